@@ -1,0 +1,102 @@
+"""The engine boundary shared by every game's search.
+
+Workers, the CLI and the benchmarks talk to the Othello and Gomoku engines only
+through these types. Numba kernels stay behind this boundary: they take and return
+plain integers and arrays; the dataclasses here live on the Python side.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+NodeKind = Literal["max", "min", "leaf"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """When a search must stop. ``None`` means unlimited; at least one should be set.
+
+    ``depth`` counts plies searched from the root (depth 1 looks at each move and
+    evaluates the position after it).
+    """
+
+    depth: int | None = None
+    nodes: int | None = None
+    time_ms: int | None = None
+
+
+class StopFlag:
+    """A stop request that another thread or a deadline can raise.
+
+    The flag is a one-element int64 array so numba kernels can poll it cheaply;
+    ``deadline_ns`` (``time.monotonic_ns`` based) is checked by the kernels too.
+    """
+
+    def __init__(self) -> None:
+        self.array: npt.NDArray[np.int64] = np.zeros(1, dtype=np.int64)
+        self._event = threading.Event()
+
+    def set(self) -> None:
+        self.array[0] = 1
+        self._event.set()
+
+    def is_set(self) -> bool:
+        return bool(self.array[0])
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._event.wait(timeout)
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    """One node of a captured search tree (KReversi's minimax viewer, served by the API).
+
+    ``kind`` is from the root player's point of view: ``max`` where the root player
+    moves, ``min`` where the opponent moves, ``leaf`` where the search evaluated
+    statically. ``parent`` is -1 for the root; ``move`` is the move leading here
+    (-1 for the root).
+    """
+
+    id: int
+    parent: int
+    move: int
+    depth: int
+    alpha: int
+    beta: int
+    score: int
+    kind: NodeKind
+    cutoff: bool
+    pv: bool
+
+
+@dataclass
+class SearchResult:
+    """What a search returns: the move to play and how it was found."""
+
+    move: int
+    score: int
+    depth: int
+    nodes: int
+    elapsed_ms: float
+    pv: list[int] = field(default_factory=list)
+    tree: list[TreeNode] | None = None
+    exact: bool = False  # True when the score is a proven game-theoretic value
+
+    @property
+    def nps(self) -> int:
+        seconds = self.elapsed_ms / 1000.0
+        return int(self.nodes / seconds) if seconds > 0 else 0
+
+
+def deadline_ns(limits: Limits, started_ns: int | None = None) -> int:
+    """The monotonic-clock instant at which a time-limited search must stop (0: none)."""
+    if limits.time_ms is None:
+        return 0
+    start = time.monotonic_ns() if started_ns is None else started_ns
+    return start + limits.time_ms * 1_000_000

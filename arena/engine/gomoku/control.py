@@ -1,0 +1,48 @@
+"""Search control shared by the kernels: a context array of counters and limits.
+
+Kernels take one ``int64`` context array instead of many scalars; its slots are named
+here. ``poll_stop`` is called once per node and does the expensive checks (clock,
+stop flag) only every 1024 nodes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit
+
+from arena.engine.gomoku.clock import monotonic_ns
+
+Context = npt.NDArray[np.int64]
+StopArray = npt.NDArray[np.int64]
+
+CTX_NODES = 0
+CTX_NODE_LIMIT = 1  # 0: none
+CTX_DEADLINE = 2  # monotonic ns, 0: none
+CTX_ABORTED = 3
+CTX_TREE_COUNT = 4
+CTX_TREE_BUDGET = 5
+CTX_SLOTS = 6
+
+
+def new_context(node_limit: int, deadline: int, tree_budget: int) -> Context:
+    ctx = np.zeros(CTX_SLOTS, dtype=np.int64)
+    ctx[CTX_NODE_LIMIT] = node_limit
+    ctx[CTX_DEADLINE] = deadline
+    ctx[CTX_TREE_BUDGET] = tree_budget
+    return ctx
+
+
+@njit(cache=True)
+def poll_stop(ctx: Context, stop: StopArray) -> bool:
+    """Count a node; True (and latched in the context) once the search must stop."""
+    ctx[CTX_NODES] += 1
+    if ctx[CTX_ABORTED] != 0:
+        return True
+    nodes = ctx[CTX_NODES]
+    if ctx[CTX_NODE_LIMIT] > 0 and nodes >= ctx[CTX_NODE_LIMIT]:
+        ctx[CTX_ABORTED] = 1
+    elif (nodes & 1023) == 0:
+        if stop[0] != 0 or (ctx[CTX_DEADLINE] > 0 and monotonic_ns() >= ctx[CTX_DEADLINE]):
+            ctx[CTX_ABORTED] = 1
+    return ctx[CTX_ABORTED] != 0

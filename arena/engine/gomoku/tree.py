@@ -1,0 +1,85 @@
+"""Search-tree capture: kernels write nodes into a fixed int64 buffer, Python reads it.
+
+Each row of the buffer is one node: parent, move, ply, alpha, beta, score, kind,
+cut-off. Scores and bounds are written from the root player's point of view, so the
+viewer shows plain minimax values. Nodes beyond the buffer are not recorded (the
+search itself is unaffected).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit
+
+from arena.engine.api import NodeKind, TreeNode
+from arena.engine.gomoku.control import CTX_TREE_BUDGET, CTX_TREE_COUNT, Context
+
+TreeBuffer = npt.NDArray[np.int64]
+KIND_MAX = 0
+KIND_MIN = 1
+KIND_LEAF = 2
+_KIND_NAMES: tuple[NodeKind, NodeKind, NodeKind] = ("max", "min", "leaf")
+
+_COLUMNS = 8
+
+
+def new_tree(budget: int) -> TreeBuffer:
+    """A buffer for ``budget`` nodes (at least one row so kernels see one array type)."""
+    return np.zeros((max(budget, 1), _COLUMNS), dtype=np.int64)
+
+
+@njit(cache=True)
+def tree_open(
+    tree: TreeBuffer, ctx: Context, parent: int, move: int, ply: int,
+    alpha: int, beta: int,
+) -> int:
+    """Record a node on entry; returns its id, or -1 once the budget is spent."""
+    node = ctx[CTX_TREE_COUNT]
+    if node >= ctx[CTX_TREE_BUDGET]:
+        return -1
+    ctx[CTX_TREE_COUNT] = node + 1
+    tree[node, 0] = parent
+    tree[node, 1] = move
+    tree[node, 2] = ply
+    tree[node, 3] = alpha
+    tree[node, 4] = beta
+    tree[node, 5] = 0
+    tree[node, 6] = KIND_LEAF
+    tree[node, 7] = 0
+    return node
+
+
+@njit(cache=True)
+def tree_close(tree: TreeBuffer, node: int, score: int, kind: int, cutoff: bool) -> None:
+    if node >= 0:
+        tree[node, 5] = score
+        tree[node, 6] = kind
+        tree[node, 7] = 1 if cutoff else 0
+
+
+def read_tree(tree: TreeBuffer, count: int, pv: list[int]) -> list[TreeNode]:
+    """Turn the first ``count`` rows into nodes, flagging the principal variation.
+
+    The PV path starts at the root and follows, at each level, the last child played
+    with the PV move (a re-search records the same move twice; the last one counts).
+    """
+    rows = tree[:count].tolist()
+    on_pv: set[int] = set()
+    if rows:
+        on_pv.add(0)
+        current = 0
+        for move in pv:
+            children = [i for i, row in enumerate(rows) if row[0] == current and row[1] == move]
+            if not children:
+                break
+            current = children[-1]
+            on_pv.add(current)
+    return [
+        TreeNode(
+            id=i, parent=int(row[0]), move=int(row[1]), depth=int(row[2]),
+            alpha=int(row[3]), beta=int(row[4]), score=int(row[5]),
+            kind=_KIND_NAMES[int(row[6])], cutoff=bool(row[7]), pv=i in on_pv,
+        )
+        for i, row in enumerate(rows)
+    ]

@@ -1,0 +1,63 @@
+"""Numba plumbing shared by the Othello kernels.
+
+``kernel`` is ``numba.njit(cache=True, nogil=True)`` with a type that mypy understands, so
+decorated functions keep their Python signatures for the type checker. ``nogil`` lets a
+watchdog thread raise the stop flag while a search runs.
+
+Every bitboard is a ``uint64``. Numba turns ``uint64 op int64`` into ``int64`` or ``float64``,
+so all bit arithmetic goes through the typed constants below, never bare integer literals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def kernel(fn: F) -> F:
+    """Compile ``fn`` lazily with numba, caching the machine code on disk."""
+    return cast(F, numba.njit(cache=True, nogil=True)(fn))
+
+
+U0 = np.uint64(0)
+U1 = np.uint64(1)
+FULL = np.uint64(0xFFFFFFFFFFFFFFFF)
+# Columns b..g: a disc that a horizontal or diagonal line flips is never on the a or h file.
+INNER = np.uint64(0x7E7E7E7E7E7E7E7E)
+CORNERS = np.uint64(0x8100000000000081)
+S1 = np.uint64(1)
+S7 = np.uint64(7)
+S8 = np.uint64(8)
+S9 = np.uint64(9)
+
+
+@intrinsic  # type: ignore[misc]
+def popcount(typingctx: Any, x: Any) -> Any:
+    """Number of set bits of a uint64, as int64 (LLVM ``ctpop``, one instruction)."""
+    sig = types.int64(types.uint64)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        fn = builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)])
+        return builder.call(fn, args)
+
+    return sig, codegen
+
+
+@intrinsic  # type: ignore[misc]
+def lowest_square(typingctx: Any, x: Any) -> Any:
+    """Index of the lowest set bit of a non-zero uint64 (LLVM ``cttz``)."""
+    sig = types.int64(types.uint64)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        fn = builder.module.declare_intrinsic("llvm.cttz", [ir.IntType(64), ir.IntType(1)])
+        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])
+
+    return sig, codegen

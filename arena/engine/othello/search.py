@@ -1,0 +1,365 @@
+"""Midgame search kernel: principal-variation alpha-beta (negamax) with a transposition table.
+
+One recursive kernel serves every evaluator. Flags in the ``st`` state vector switch off the
+parts a seed program did not have (the Reversi lab searches plain minimax in row-major order):
+
+* ``ST_PRUNE`` 0 -> every child gets the full window, nothing is cut (plain minimax);
+* ``ST_ORDER`` 0 -> moves are tried in row-major order (a1, b1, ..., h8);
+* ``ST_USE_TT`` 0 -> no transposition table.
+
+A pass does not consume depth (as in both seed programs); a finished game is scored by the
+evaluator. The kernel polls two stop arrays (the caller's flag and the deadline watchdog's)
+every 1024 nodes, and stops at the node limit; an aborted search returns 0 all the way up.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from arena.engine.othello._jit import U0, U1, kernel, lowest_square, popcount
+from arena.engine.othello.bitboard import PASS, flips, get_moves, pair_key
+from arena.engine.othello.evaluate import evaluate
+
+INF = 100_000_000
+MAX_PLY = 128
+MAX_MOVES = 40
+
+ST_NODES = 0
+ST_NODE_LIMIT = 1
+ST_ABORTED = 2
+ST_TREE_N = 3
+ST_PRUNE = 4
+ST_ORDER = 5
+ST_USE_TT = 6
+ST_ROOT_COLOR = 7
+ST_ROOT_FIRST = 8  # move to try first at the root (-1: none)
+ST_ROOT_FULL = 9  # 1: every root move gets the full window (exact value of each)
+ST_ROOT_BEST = 10  # best root move so far in this iteration
+ST_ROOT_DONE = 11  # root moves finished in this iteration
+ST_ROOT_SCORES = 16  # st[16 + sq]: value of root move sq (bound unless ST_ROOT_FULL)
+ST_SIZE = 16 + 65
+
+TREE_PARENT = 0
+TREE_MOVE = 1
+TREE_DEPTH = 2
+TREE_ALPHA = 3
+TREE_BETA = 4
+TREE_SCORE = 5
+TREE_KIND = 6  # 0 max, 1 min, 2 leaf (from the root player's view)
+TREE_CUTOFF = 7
+TREE_FLIP = 8  # 1 when the side to move is the root player's opponent (negamax sign)
+TREE_COLS = 9
+
+BOUND_EXACT = 0
+BOUND_LOWER = 1
+BOUND_UPPER = 2
+
+_SCORE_OFFSET = 1 << 31
+_MASK32 = np.uint64(0xFFFFFFFF)
+_MASK8 = np.uint64(0xFF)
+_MASK2 = np.uint64(0x3)
+_MASK7 = np.uint64(0x7F)
+_SH32 = np.uint64(32)
+_SH40 = np.uint64(40)
+_SH42 = np.uint64(42)
+
+# Static order of squares: corners first, X- and C-squares last.
+_ORDER_VALUE = np.array(
+    [
+        [20, -5, 6, 4, 4, 6, -5, 20],
+        [-5, -10, 0, 0, 0, 0, -10, -5],
+        [6, 0, 2, 1, 1, 2, 0, 6],
+        [4, 0, 1, 0, 0, 1, 0, 4],
+        [4, 0, 1, 0, 0, 1, 0, 4],
+        [6, 0, 2, 1, 1, 2, 0, 6],
+        [-5, -10, 0, 0, 0, 0, -10, -5],
+        [20, -5, 6, 4, 4, 6, -5, 20],
+    ],
+    dtype=np.int64,
+).reshape(64)
+
+
+@kernel
+def tt_probe(tt: npt.NDArray[np.uint64], key: np.uint64) -> tuple[bool, int, int, int, int]:
+    """(hit, depth, bound, score, move) of the entry for ``key``."""
+    slot = np.int64(key & np.uint64(tt.shape[0] // 2 - 1)) * 2
+    if tt[slot] != key:
+        return False, 0, 0, 0, -1
+    data = tt[slot + 1]
+    score = np.int64(data & _MASK32) - _SCORE_OFFSET
+    depth = np.int64((data >> _SH32) & _MASK8)
+    bound = np.int64((data >> _SH40) & _MASK2)
+    move = np.int64((data >> _SH42) & _MASK7) - 1
+    return True, depth, bound, score, move
+
+
+@kernel
+def tt_store(
+    tt: npt.NDArray[np.uint64], key: np.uint64, depth: int, bound: int, score: int, move: int
+) -> None:
+    slot = np.int64(key & np.uint64(tt.shape[0] // 2 - 1)) * 2
+    data = np.uint64(score + _SCORE_OFFSET) | (np.uint64(min(depth, 255)) << _SH32)
+    data |= np.uint64(bound) << _SH40
+    data |= np.uint64(move + 1) << _SH42
+    tt[slot] = key
+    tt[slot + 1] = data
+
+
+@kernel
+def order_moves(
+    p: np.uint64,
+    o: np.uint64,
+    moves: np.uint64,
+    depth: int,
+    first: int,
+    hist: npt.NDArray[np.int64],
+    out: npt.NDArray[np.int64],
+    keys: npt.NDArray[np.int64],
+    ordered: bool,
+) -> int:
+    """Write the moves into ``out`` (best first) and return how many there are."""
+    n = 0
+    while moves != U0:
+        sq = lowest_square(moves)
+        moves &= moves - U1
+        if not ordered:
+            out[n] = sq
+            n += 1
+            continue
+        if sq == first:
+            key = 1 << 40
+        else:
+            key = _ORDER_VALUE[sq] * 1000 + hist[sq]
+            if depth >= 3:
+                f = flips(p, o, sq)
+                m = U1 << sq
+                # Fastest first: fewer replies for the opponent is usually better.
+                key -= 20000 * popcount(get_moves(o ^ f, p ^ f ^ m))
+        # Insertion sort, descending by key.
+        j = n
+        while j > 0 and keys[j - 1] < key:
+            out[j] = out[j - 1]
+            keys[j] = keys[j - 1]
+            j -= 1
+        out[j] = sq
+        keys[j] = key
+        n += 1
+    return n
+
+
+@kernel
+def _open_node(
+    tree: npt.NDArray[np.int64],
+    st: npt.NDArray[np.int64],
+    parent: int,
+    move: int,
+    depth: int,
+    alpha: int,
+    beta: int,
+    color: int,
+) -> int:
+    """Record a node on entry if the tree budget allows; return its id or -2."""
+    if parent == -2 or st[ST_TREE_N] >= tree.shape[0]:
+        return -2
+    node = st[ST_TREE_N]
+    st[ST_TREE_N] = node + 1
+    tree[node, TREE_PARENT] = parent
+    tree[node, TREE_MOVE] = move
+    tree[node, TREE_DEPTH] = depth
+    tree[node, TREE_ALPHA] = alpha
+    tree[node, TREE_BETA] = beta
+    tree[node, TREE_SCORE] = 0
+    tree[node, TREE_FLIP] = 0 if color == st[ST_ROOT_COLOR] else 1
+    tree[node, TREE_KIND] = tree[node, TREE_FLIP]
+    tree[node, TREE_CUTOFF] = 0
+    return node
+
+
+@kernel
+def _close_node(
+    tree: npt.NDArray[np.int64], node: int, score: int, leaf: bool, cutoff: bool
+) -> None:
+    if node < 0:
+        return
+    tree[node, TREE_SCORE] = score
+    if leaf:
+        tree[node, TREE_KIND] = 2
+    tree[node, TREE_CUTOFF] = 1 if cutoff else 0
+
+
+@kernel
+def _should_stop(
+    st: npt.NDArray[np.int64], stop_ext: npt.NDArray[np.int64], stop_time: npt.NDArray[np.int64]
+) -> bool:
+    st[ST_NODES] += 1
+    if st[ST_ABORTED] != 0:
+        return True
+    if (st[ST_NODES] & 1023) == 0 and (stop_ext[0] != 0 or stop_time[0] != 0):
+        st[ST_ABORTED] = 1
+    elif st[ST_NODE_LIMIT] > 0 and st[ST_NODES] > st[ST_NODE_LIMIT]:
+        st[ST_ABORTED] = 1
+    return st[ST_ABORTED] != 0
+
+
+@kernel
+def negamax(
+    p: np.uint64,
+    o: np.uint64,
+    color: int,
+    depth: int,
+    ply: int,
+    alpha: int,
+    beta: int,
+    parent: int,
+    move_in: int,
+    params: npt.NDArray[np.int64],
+    tt: npt.NDArray[np.uint64],
+    hist: npt.NDArray[np.int64],
+    buf: npt.NDArray[np.int64],
+    keys: npt.NDArray[np.int64],
+    pv: npt.NDArray[np.int64],
+    pv_len: npt.NDArray[np.int64],
+    tree: npt.NDArray[np.int64],
+    st: npt.NDArray[np.int64],
+    stop_ext: npt.NDArray[np.int64],
+    stop_time: npt.NDArray[np.int64],
+) -> int:
+    """Score of (p, o) for the side to move, searched ``depth`` plies; fail-soft."""
+    if _should_stop(st, stop_ext, stop_time):
+        return 0
+    node = _open_node(tree, st, parent, move_in, depth, alpha, beta, color)
+    pv_len[ply] = 0
+    moves = get_moves(p, o)
+    if depth <= 0 or ply >= MAX_PLY - 1 or (moves == U0 and get_moves(o, p) == U0):
+        value = evaluate(p, o, color, params)
+        _close_node(tree, node, value, True, False)
+        return value
+    if moves == U0:
+        value = -negamax(o, p, 1 - color, depth, ply + 1, -beta, -alpha, node, PASS, params,
+                         tt, hist, buf, keys, pv, pv_len, tree, st, stop_ext, stop_time)
+        pv[ply, 0] = PASS
+        for i in range(pv_len[ply + 1]):
+            pv[ply, i + 1] = pv[ply + 1, i]
+        pv_len[ply] = pv_len[ply + 1] + 1
+        _close_node(tree, node, value, False, False)
+        return value
+    prune = st[ST_PRUNE] != 0
+    ordered = st[ST_ORDER] != 0
+    first = -1
+    key = pair_key(p, o)
+    if st[ST_USE_TT] != 0:
+        hit, t_depth, t_bound, t_score, t_move = tt_probe(tt, key)
+        if hit:
+            first = t_move
+            # Cut only at null-window nodes, so the principal variation stays whole.
+            if ply > 0 and t_depth >= depth and beta - alpha == 1:
+                if (
+                    t_bound == BOUND_EXACT
+                    or (t_bound == BOUND_LOWER and t_score >= beta)
+                    or (t_bound == BOUND_UPPER and t_score <= alpha)
+                ):
+                    _close_node(tree, node, t_score, False, True)
+                    return t_score
+    if ply == 0 and st[ST_ROOT_FIRST] >= 0:
+        first = st[ST_ROOT_FIRST]
+    n = order_moves(p, o, moves, depth, first, hist, buf[ply], keys[ply], ordered)
+    full_root = ply == 0 and st[ST_ROOT_FULL] != 0
+    best = -INF - 1
+    best_move = buf[ply, 0]
+    a = alpha
+    cut = False
+    for i in range(n):
+        sq = buf[ply, i]
+        m = U1 << sq
+        f = flips(p, o, sq)
+        cp = o ^ f
+        co = p ^ f ^ m
+        if not prune or full_root:
+            value = -negamax(cp, co, 1 - color, depth - 1, ply + 1, -INF, INF, node, sq,
+                             params, tt, hist, buf, keys, pv, pv_len, tree, st, stop_ext,
+                             stop_time)
+        elif i == 0:
+            value = -negamax(cp, co, 1 - color, depth - 1, ply + 1, -beta, -a, node, sq,
+                             params, tt, hist, buf, keys, pv, pv_len, tree, st, stop_ext,
+                             stop_time)
+        else:
+            value = -negamax(cp, co, 1 - color, depth - 1, ply + 1, -a - 1, -a, node, sq,
+                             params, tt, hist, buf, keys, pv, pv_len, tree, st, stop_ext,
+                             stop_time)
+            if a < value < beta and st[ST_ABORTED] == 0:
+                value = -negamax(cp, co, 1 - color, depth - 1, ply + 1, -beta, -value, node,
+                                 sq, params, tt, hist, buf, keys, pv, pv_len, tree, st,
+                                 stop_ext, stop_time)
+        if st[ST_ABORTED] != 0:
+            return 0
+        if ply == 0:
+            st[ST_ROOT_SCORES + sq] = value
+        if value > best:
+            best = value
+            best_move = sq
+            if ply == 0:
+                st[ST_ROOT_BEST] = sq
+            if value > a or full_root:
+                a = max(a, value)
+                pv[ply, 0] = sq
+                for k in range(pv_len[ply + 1]):
+                    pv[ply, k + 1] = pv[ply + 1, k]
+                pv_len[ply] = pv_len[ply + 1] + 1
+            if prune and a >= beta:
+                hist[sq] += depth * depth
+                cut = True
+                break
+        if ply == 0:
+            st[ST_ROOT_DONE] = i + 1
+    if st[ST_USE_TT] != 0:
+        bound = BOUND_UPPER if best <= alpha else BOUND_LOWER if best >= beta else BOUND_EXACT
+        tt_store(tt, key, depth, bound, best, best_move)
+    _close_node(tree, node, best, False, cut)
+    return best
+
+
+def new_state() -> npt.NDArray[np.int64]:
+    st = np.zeros(ST_SIZE, dtype=np.int64)
+    st[ST_PRUNE] = st[ST_ORDER] = st[ST_USE_TT] = 1
+    st[ST_ROOT_FIRST] = -1
+    st[ST_ROOT_BEST] = -1
+    return st
+
+
+def _u64(x: int) -> np.uint64:
+    return np.uint64(x)
+
+
+class SearchBuffers:
+    """Per-search scratch arrays (allocated once, reused by every iteration)."""
+
+    def __init__(self, tt_bits: int = 19, tree_budget: int = 0) -> None:
+        self.tt = np.zeros(2 << tt_bits, dtype=np.uint64)
+        self.hist = np.zeros(64, dtype=np.int64)
+        self.buf = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int64)
+        self.keys = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int64)
+        self.pv = np.zeros((MAX_PLY, MAX_PLY), dtype=np.int64)
+        self.pv_len = np.zeros(MAX_PLY, dtype=np.int64)
+        self.tree = np.zeros((tree_budget, TREE_COLS), dtype=np.int64)
+
+    def run(
+        self,
+        p: int,
+        o: int,
+        color: int,
+        depth: int,
+        params: npt.NDArray[np.int64],
+        st: npt.NDArray[np.int64],
+        stop_ext: npt.NDArray[np.int64],
+        stop_time: npt.NDArray[np.int64],
+    ) -> int:
+        """One full-window iteration at ``depth`` plies from the root."""
+        return int(
+            negamax(_u64(p), _u64(o), color, depth, 0, -INF, INF, -1, -1, params, self.tt,
+                    self.hist, self.buf, self.keys, self.pv, self.pv_len, self.tree, st,
+                    stop_ext, stop_time)
+        )
+
+    def principal_variation(self) -> list[int]:
+        return [int(m) for m in self.pv[0, : int(self.pv_len[0])]]

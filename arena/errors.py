@@ -1,0 +1,63 @@
+"""Domain errors. Services map each of these to one gRPC status code in one place
+(``arena.services.common.errors``); the core raises them and never imports gRPC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FieldViolation:
+    """One bad field of a request: ``field`` is a dotted path (``engine.depth_begin``)."""
+
+    field: str
+    description: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.description}"
+
+
+class ArenaError(Exception):
+    """Base of the errors a service may turn into a status code."""
+
+
+class InvalidArgumentError(ArenaError, ValueError):
+    """Bad input; carries the violations field by field."""
+
+    def __init__(self, message: str, violations: list[FieldViolation] | None = None) -> None:
+        self.violations = list(violations or [])
+        detail = "; ".join(str(v) for v in self.violations)
+        super().__init__(f"{message}: {detail}" if detail else message)
+
+    @classmethod
+    def for_fields(cls, violations: list[FieldViolation]) -> InvalidArgumentError:
+        return cls("invalid request", violations)
+
+
+class NotFoundError(ArenaError, LookupError):
+    """An id that names nothing."""
+
+
+class AlreadyExistsError(ArenaError):
+    """A create that collides with something that exists."""
+
+
+class FailedPreconditionError(ArenaError):
+    """The request is fine but the thing is in the wrong state for it."""
+
+
+class UnauthenticatedError(ArenaError):
+    """No credentials, or credentials nobody issued."""
+
+
+class PermissionDeniedError(ArenaError):
+    """Known caller, not allowed to do this."""
+
+
+class UnavailableError(ArenaError):
+    """A dependency (Redis, an external bot) cannot be reached right now."""
+
+
+class DeadlineExceededError(ArenaError):
+    """The operation ran out of time."""

@@ -1,0 +1,1 @@
+"""Generated from proto/arena/v1 by tools/protogen.py; never edit by hand."""

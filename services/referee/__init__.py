@@ -1,0 +1,1 @@
+"""The Arena referee service."""

@@ -1,0 +1,61 @@
+"""`arena up` as a real process: everything answers health, SIGTERM leaves nothing behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from arena.services.common.server import check_health
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "zombie" not in status.read_text()
+
+
+def _wait_for_manifest(path: Path, process: subprocess.Popen[bytes]) -> dict[str, object]:
+    deadline = time.monotonic() + 120
+    while not path.exists():
+        assert process.poll() is None, "arena up exited early"
+        assert time.monotonic() < deadline, "arena up did not come up in 120 s"
+        time.sleep(0.1)
+    return dict(json.loads(path.read_text()))
+
+
+def test_arena_up_serves_health_and_sigterm_leaves_no_process(tmp_path: Path) -> None:
+    env = dict(os.environ, ARENA_HOME=str(tmp_path))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena.clients", "up", "--workers", "2"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    try:
+        manifest = _wait_for_manifest(tmp_path / "stack.json", process)
+        services = manifest["services"]
+        assert isinstance(services, dict)
+        assert set(services) == {"registry", "referee", "ladder", "worker-1", "worker-2"}
+        for target in services.values():
+            assert check_health(target)
+        pids = manifest["pids"]
+        assert isinstance(pids, dict) and len(pids) == 7
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, out.decode()
+    assert b"stopped." in out
+    deadline = time.monotonic() + 10
+    while any(_alive(int(pid)) for pid in pids.values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [name for name, pid in pids.items() if _alive(int(pid))] == []
+    assert not (tmp_path / "stack.json").exists()
+    assert (tmp_path / "admin.token").stat().st_mode & 0o077 == 0
