@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from arena.games.base import (
     Color,
+    EmptyMoveStackError,
     GameError,
     IllegalMoveError,
     InvalidMoveError,
@@ -36,6 +37,7 @@ __all__ = [
     "OTHELLO_VARIANTS",
     "PASS",
     "Color",
+    "EmptyMoveStackError",
     "GameError",
     "GomokuBoard",
     "IllegalMoveError",

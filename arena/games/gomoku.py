@@ -122,7 +122,10 @@ class GomokuBoard:
             raise InvalidPositionError(
                 f"Gomoku text form must be '<size> <rule> <rows> <X|O>', got {text!r}"
             )
-        board = cls(int(tokens[0]), tokens[1])
+        try:
+            board = cls(int(tokens[0]), tokens[1])
+        except UnknownGameError as error:
+            raise InvalidPositionError(f"{error} in {text!r}") from None
         rows = tokens[2].split("/")
         if len(rows) != board._size or any(len(row) != board._size for row in rows):
             raise InvalidPositionError(

@@ -153,18 +153,14 @@ def test_exact_five_stone_can_win_along_another_line() -> None:
 
 
 def test_draw_on_a_full_board() -> None:
-    # Two-column stripes shifted every row pair: no five anywhere on 9x9.
-    rows = []
-    for y in range(9):
-        shift = (y // 2) % 2 * 2
-        rows.append("".join("XO"[((x + shift) // 2) % 2] for x in range(9)))
-    cells = list("".join(rows))
-    assert naive_winner(cells, 9, exact=False) is None
+    # Pairs of columns alternating colour, shifted by one pair each row: no five
+    # anywhere on 9x9, and 41 black to 40 white stones as after black's last move.
+    cells = ["XO"[(x // 2 + y) % 2] for y in range(9) for x in range(9)]
+    assert naive_winner(cells, 9, exact=False) is None and cells.count("X") == 41
     last = cells.index("X")
     cells[last] = "-"
-    board = GomokuBoard.from_text(
-        f"9 freestyle {'/'.join(''.join(cells[i : i + 9]) for i in range(0, 81, 9))} X"
-    )
+    rows = ["".join(cells[y * 9 : (y + 1) * 9]) for y in range(9)]
+    board = board_from_rows(rows, "X")
     board.push(last)
     assert board.outcome() == Outcome(None, Termination.FULL_BOARD, 0, 0)
     assert board.is_game_over() and board.legal_moves() == []
@@ -197,7 +193,8 @@ def test_random_games_agree_with_naive_winner() -> None:
             expected = naive_winner(cells, 9, rule == "exact-five")
             outcome = board.outcome()
             assert outcome is not None
-            assert (outcome.winner.symbol if outcome.winner else None) == expected
+            winner = outcome.winner
+            assert (None if winner is None else winner.symbol) == expected
 
 
 # --- text form and validation --------------------------------------------------------------------
