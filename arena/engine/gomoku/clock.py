@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llvmlite import ir
+from llvmlite import ir  # type: ignore[import-untyped]
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -26,11 +26,12 @@ def _clock_monotonic_ns(typingctx: Any) -> Any:
         i64 = ir.IntType(64)
         timespec = ir.LiteralStructType([i64, i64])
         fnty = ir.FunctionType(ir.IntType(32), [ir.IntType(32), timespec.as_pointer()])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "clock_gettime")
-        slot = cgutils.alloca_once(builder, timespec)
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "clock_gettime")  # type: ignore[no-untyped-call]
+        slot = cgutils.alloca_once(builder, timespec)  # type: ignore[no-untyped-call]
         builder.call(fn, [ir.Constant(ir.IntType(32), CLOCK_MONOTONIC), slot])
-        seconds = builder.load(cgutils.gep_inbounds(builder, slot, 0, 0))
-        nanos = builder.load(cgutils.gep_inbounds(builder, slot, 0, 1))
+        gep = cgutils.gep_inbounds
+        seconds = builder.load(gep(builder, slot, 0, 0))  # type: ignore[no-untyped-call]
+        nanos = builder.load(gep(builder, slot, 0, 1))  # type: ignore[no-untyped-call]
         return builder.add(builder.mul(seconds, ir.Constant(i64, 1_000_000_000)), nanos)
 
     return sig, codegen
@@ -39,4 +40,4 @@ def _clock_monotonic_ns(typingctx: Any) -> Any:
 @njit(cache=True)
 def monotonic_ns() -> int:
     """``time.monotonic_ns()`` inside a kernel."""
-    return _clock_monotonic_ns()  # type: ignore[no-any-return]
+    return int(_clock_monotonic_ns())  # type: ignore[call-arg]

@@ -40,9 +40,8 @@ def poll_stop(ctx: Context, stop: StopArray) -> bool:
     if ctx[CTX_ABORTED] != 0:
         return True
     nodes = ctx[CTX_NODES]
-    if ctx[CTX_NODE_LIMIT] > 0 and nodes >= ctx[CTX_NODE_LIMIT]:
+    if (ctx[CTX_NODE_LIMIT] > 0 and nodes >= ctx[CTX_NODE_LIMIT]) or ((nodes & 1023) == 0 and (
+        stop[0] != 0 or (ctx[CTX_DEADLINE] > 0 and monotonic_ns() >= ctx[CTX_DEADLINE])
+    )):
         ctx[CTX_ABORTED] = 1
-    elif (nodes & 1023) == 0:
-        if stop[0] != 0 or (ctx[CTX_DEADLINE] > 0 and monotonic_ns() >= ctx[CTX_DEADLINE]):
-            ctx[CTX_ABORTED] = 1
-    return ctx[CTX_ABORTED] != 0
+    return bool(ctx[CTX_ABORTED] != 0)

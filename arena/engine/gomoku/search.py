@@ -57,7 +57,7 @@ PvTable = npt.NDArray[np.int64]
 @njit(cache=True)
 def evaluate(stats: Stats, me: int) -> int:
     """Pattern sums, the side to move's counted 20% higher (it moves first)."""
-    return (stats[me, VALUE] * 12 - stats[3 - me, VALUE] * 10) // 10
+    return int((stats[me, VALUE] * 12 - stats[3 - me, VALUE] * 10) // 10)
 
 
 @njit(cache=True)
@@ -156,7 +156,9 @@ def negamax(
     table: Table, size: int, me: int, depth: int, ply: int, alpha: int, beta: int,
     last: int, parent: int, width: int, tt_keys: TtKeys, tt_data: TtData, pv: PvTable,
     move_buf: Moves, key_buf: Moves, ctx: Context, stop: StopArray, tree: TreeBuffer,
+    root_moves: Moves,
 ) -> int:
+    """Score of the position for ``me`` to move; ``root_moves`` (if any) limit ply 0."""
     if ply % 2 == 0:
         node = tree_open(tree, ctx, parent, last, ply, alpha, beta)
     else:
@@ -189,14 +191,20 @@ def negamax(
         tree_close(tree, node, _root_view(ply, leaf_score), KIND_LEAF, False)
         return leaf_score
     hit, tt_score, tt_depth, tt_flag, tt_move = _tt_probe(tt_keys, tt_data, key[0], ply)
-    if hit and ply > 0 and tt_depth >= depth and not forced:
-        if tt_flag == EXACT or (tt_flag == LOWER and tt_score >= beta) or (
-            tt_flag == UPPER and tt_score <= alpha
-        ):
-            tree_close(tree, node, _root_view(ply, tt_score), KIND_LEAF, tt_flag != EXACT)
-            return tt_score
+    usable = hit and ply > 0 and tt_depth >= depth and not forced
+    if usable and (
+        tt_flag == EXACT
+        or (tt_flag == LOWER and tt_score >= beta)
+        or (tt_flag == UPPER and tt_score <= alpha)
+    ):
+        tree_close(tree, node, _root_view(ply, tt_score), KIND_LEAF, tt_flag != EXACT)
+        return tt_score
     if forced:
         count = 1
+    elif ply == 0 and root_moves.shape[0] > 0:
+        count = root_moves.shape[0]
+        moves[:count] = root_moves
+        _move_to_front(moves, count, tt_move)
     else:
         count = generate(cells, near2, pat, stats, me, width, moves, keys)
         _move_to_front(moves, count, tt_move)
@@ -212,19 +220,19 @@ def negamax(
             score = -negamax(
                 cells, near1, near2, pat, stats, key, table, size, op, child_depth, ply + 1,
                 -beta, -alpha, move, node, width, tt_keys, tt_data, pv, move_buf, key_buf,
-                ctx, stop, tree,
+                ctx, stop, tree, root_moves,
             )
         else:
             score = -negamax(
                 cells, near1, near2, pat, stats, key, table, size, op, child_depth, ply + 1,
                 -alpha - 1, -alpha, move, node, width, tt_keys, tt_data, pv, move_buf,
-                key_buf, ctx, stop, tree,
+                key_buf, ctx, stop, tree, root_moves,
             )
             if alpha < score < beta and ctx[CTX_ABORTED] == 0:
                 score = -negamax(
                     cells, near1, near2, pat, stats, key, table, size, op, child_depth,
                     ply + 1, -beta, -alpha, move, node, width, tt_keys, tt_data, pv,
-                    move_buf, key_buf, ctx, stop, tree,
+                    move_buf, key_buf, ctx, stop, tree, root_moves,
                 )
         unplay(cells, near1, near2, pat, stats, key, table, size, move)
         if ctx[CTX_ABORTED] != 0:

@@ -162,7 +162,7 @@ def line_class(window: Window, length: int) -> int:
                     matched = False
                     break
             if matched:
-                return _PATTERN_CLASS[p]
+                return int(_PATTERN_CLASS[p])
     return -1
 
 
@@ -184,7 +184,7 @@ def score_by_pattern(counts: ClassCounts) -> int:
     wins, open4, open3 = counts[WIN], counts[OPEN4], counts[OPEN3]
     blocked4, blocked3, open2 = counts[BLOCKED4], counts[BLOCKED3], counts[OPEN2]
     if wins > 0:
-        return WIN_SCORE * wins
+        return int(WIN_SCORE * wins)
     if open4 > 0:
         return 100_000_000
     if blocked4 > 1:
@@ -310,9 +310,7 @@ def alpha_beta(
             best_score, best_move = score, move
             break
         # ">=" / "<=": among equal scores the later move is kept, as in the source.
-        if is_max and score >= best_score:
-            best_score, best_move = score, move
-        elif not is_max and score <= best_score:
+        if (is_max and score >= best_score) or (not is_max and score <= best_score):
             best_score, best_move = score, move
         if is_max:
             alpha = max(alpha, score)
@@ -325,7 +323,6 @@ def alpha_beta(
     return best_score, best_move
 
 
-@njit(cache=True)
 def choose(
     cells: Cells, near1: Counts, near2: Counts, size: int, colour: int, depth: int,
     ctx: Context, stop: StopArray, tree: TreeBuffer,
@@ -333,20 +330,19 @@ def choose(
     """SharpMoku's move choice on a non-empty board: (move, score, how).
 
     ``how`` is 1 for the root win check, 2 for the must-block check, 3 for the search.
+    This stays in Python: numba's cache crashes on loading a kernel that calls the
+    recursive ``alpha_beta``, while calling it from Python is fine.
     """
     move, score = best_single_move(cells, near1, size, colour)
     if score >= ROOT_WIN_THRESHOLD:
-        return move, score, 1
-    block, threat = best_single_move(cells, near1, size, other(colour))
+        return int(move), int(score), 1
+    block, threat = best_single_move(cells, near1, size, 3 - colour)
     if threat >= ROOT_BLOCK_THRESHOLD:
-        return block, threat, 2
+        return int(block), int(threat), 2
     buffer = np.empty((depth + 1, cells.shape[0]), dtype=np.int64)
-    stones = 0
-    for cell in range(cells.shape[0]):
-        if cells[cell] != EMPTY:
-            stones += 1
+    stones = int(np.count_nonzero(cells))
     score, move = alpha_beta(
         cells, near1, near2, size, colour, depth, 0, True, ALPHA0, BETA0, -1, stones,
         buffer, ctx, stop, tree, -1,
     )
-    return move, score, 3
+    return int(move), int(score), 3

@@ -4,7 +4,8 @@ A VCF is a sequence of own fours, each answered by the single forced block, that
 in a five or in a double threat (open four, or two fives at once). Every attacking
 move must be a four, so the defender never has a choice: the search is narrow and a
 15-ply VCF is usually found in milliseconds. Failed positions are remembered in a small
-hash table keyed by the Zobrist key and the attacker.
+hash table keyed by the Zobrist key and the attacker. The solver is one self-recursive
+kernel called from Python: numba's cache crashes when loading mutually recursive kernels.
 """
 
 from __future__ import annotations
@@ -118,45 +119,32 @@ def vcf(
         count = 1
     else:
         count = four_moves(pat, cells, near2, attacker, buf)
+    fives = np.empty(40, dtype=np.int64)
     for i in range(count):
-        found = _try_four(
-            cells, near1, near2, pat, stats, key, table, size, attacker, plies, ply, seq,
-            vtable, ctx, stop, buf[i],
-        )
+        move = buf[i]
+        play(cells, near1, near2, pat, stats, key, table, size, move, attacker)
+        threats = five_cells_through(pat, size, attacker, move, fives)
+        found = 0
+        if threats >= 2:
+            seq[ply] = move
+            seq[ply + 1] = fives[0]
+            seq[ply + 2] = fives[1]  # cells on different lines through move are distinct
+            found = 3
+        elif threats == 1:
+            block = fives[0]
+            play(cells, near1, near2, pat, stats, key, table, size, block, defender)
+            rest = vcf(
+                cells, near1, near2, pat, stats, key, table, size, attacker, plies - 2,
+                ply + 2, seq, vtable, ctx, stop,
+            )
+            unplay(cells, near1, near2, pat, stats, key, table, size, block)
+            if rest > 0:
+                seq[ply] = move
+                seq[ply + 1] = block
+                found = rest + 2
+        unplay(cells, near1, near2, pat, stats, key, table, size, move)
         if found > 0:
             return found
     vtable[slot, 0] = lookup
     vtable[slot, 1] = np.uint64(plies)
     return 0
-
-
-@njit(cache=True)
-def _try_four(
-    cells: Cells, near1: Counts, near2: Counts, pat: Patterns, stats: Stats, key: Keys,
-    table: Table, size: int, attacker: int, plies: int, ply: int, seq: Moves,
-    vtable: VcfTable, ctx: Context, stop: StopArray, move: int,
-) -> int:
-    defender = 3 - attacker
-    fives = np.empty(40, dtype=np.int64)
-    play(cells, near1, near2, pat, stats, key, table, size, move, attacker)
-    threats = five_cells_through(pat, size, attacker, move, fives)
-    found = 0
-    if threats >= 2:
-        seq[ply] = move
-        seq[ply + 1] = fives[0]
-        seq[ply + 2] = fives[1]  # cells on different lines through move are distinct
-        found = 3
-    elif threats == 1:
-        block = fives[0]
-        play(cells, near1, near2, pat, stats, key, table, size, block, defender)
-        rest = vcf(
-            cells, near1, near2, pat, stats, key, table, size, attacker, plies - 2,
-            ply + 2, seq, vtable, ctx, stop,
-        )
-        unplay(cells, near1, near2, pat, stats, key, table, size, block)
-        if rest > 0:
-            seq[ply] = move
-            seq[ply + 1] = block
-            found = rest + 2
-    unplay(cells, near1, near2, pat, stats, key, table, size, move)
-    return found

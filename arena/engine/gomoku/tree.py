@@ -47,7 +47,7 @@ def tree_open(
     tree[node, 5] = 0
     tree[node, 6] = KIND_LEAF
     tree[node, 7] = 0
-    return node
+    return int(node)
 
 
 @njit(cache=True)

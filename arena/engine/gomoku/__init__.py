@@ -1,0 +1,69 @@
+"""The Gomoku engine: SharpMoku's bots and arena-gomoku behind one entry point.
+
+``choose_move`` takes the game as plain data (board size, rule name, the move list
+from the empty board, Black first) so callers need no board class. Squares are
+``y * size + x``.
+"""
+
+from __future__ import annotations
+
+from arena.engine.api import Limits, SearchResult, StopFlag
+from arena.engine.gomoku.bots import run_arena, run_sharpmoku
+from arena.engine.gomoku.config import (
+    ARENA_GOMOKU,
+    PRESETS,
+    SHARPMOKU,
+    evaluator_hash,
+    resolved,
+    validate_config,
+)
+from arena.engine.gomoku.position import GomokuPositionError, position_from_moves
+from arena.errors import InvalidArgumentError
+
+__all__ = [
+    "PRESETS",
+    "GomokuPositionError",
+    "choose_move",
+    "evaluator_hash",
+    "validate_config",
+    "warm_up",
+]
+
+
+def choose_move(
+    size: int,
+    rule: str,
+    moves: list[int],
+    config: dict[str, object],
+    limits: Limits,
+    stop: StopFlag | None = None,
+    tree_budget: int = 0,
+    seed: int = 0,
+) -> SearchResult:
+    """The move the configured bot plays after ``moves``, with how it was found.
+
+    Raises ``InvalidArgumentError`` for a bad config or budget and
+    ``GomokuPositionError`` (a ``ValueError``) for a move list that is not a game in
+    progress. ``tree_budget`` > 0 captures up to that many search-tree nodes.
+    ``seed`` only picks SharpMoku's random first move.
+    """
+    violations = validate_config(config)
+    if violations:
+        raise InvalidArgumentError.for_fields(violations)
+    if isinstance(tree_budget, bool) or not isinstance(tree_budget, int) or tree_budget < 0:
+        raise InvalidArgumentError(f"tree_budget must be a non-negative integer: {tree_budget!r}")
+    pos = position_from_moves(size, rule, moves)
+    params = resolved(config)
+    flag = stop if stop is not None else StopFlag()
+    if config["evaluator"] == SHARPMOKU:
+        return run_sharpmoku(pos, params["depth"], limits, flag, tree_budget, seed)
+    assert config["evaluator"] == ARENA_GOMOKU
+    return run_arena(pos, params, limits, flag, tree_budget)
+
+
+def warm_up() -> None:
+    """Compile (or load from the numba cache) every kernel on both rules and sizes."""
+    opening = [112, 113, 127, 98, 142]
+    for rule in ("freestyle", "exact-five"):
+        for name in ("sharpmoku-normal", "arena-gomoku"):
+            choose_move(15, rule, opening, PRESETS[name], Limits(depth=2), tree_budget=8)
