@@ -1,0 +1,172 @@
+"""Piskvork PSQ records and Arena's JSON replay."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from arena.formats import (
+    REPLAY_VERSION,
+    FormatError,
+    PsqGame,
+    PsqMove,
+    Replay,
+    ReplayMove,
+    parse_psq,
+    parse_replay,
+    psq_from_moves,
+    write_psq,
+    write_replay,
+)
+from arena.games import Color, GomokuBoard, OthelloBoard, Outcome, Termination
+
+# As Piskvork writes a tournament game: 1-based x,y,time lines, engine names, error code.
+PISKVORK_RECORD = """Piskvorky 15x15, 0:0, 1
+8,8,0
+9,9,1250
+9,8,312
+10,8,4021
+7,8,15
+6,8,900
+11,8,77
+pbrain-alpha.exe
+pbrain-beta.exe
+-1
+"""
+
+
+def test_psq_as_written_by_piskvork_parses() -> None:
+    game = parse_psq(PISKVORK_RECORD)
+    assert game.size == 15 and game.flag == 1 and game.levels == (0, 0)
+    assert game.moves[0] == PsqMove(7, 7, 0)
+    assert game.moves[1] == PsqMove(8, 8, 1250)
+    assert game.trailer == ("pbrain-alpha.exe", "pbrain-beta.exe", "-1")
+    board = game.final_board()
+    assert board.move_to_str(game.move_indices()[0]) == "h8"
+    assert write_psq(game) == PISKVORK_RECORD
+    assert parse_psq(write_psq(game)) == game
+
+
+def test_psq_records_a_won_game() -> None:
+    board = GomokuBoard(15)
+    for text in ["h8", "a1", "i8", "a2", "j8", "a3", "k8", "a4", "l8"]:
+        board.push_str(text)
+    assert board.outcome() is not None
+    game = psq_from_moves(15, board.move_stack, times_ms=list(range(9)), names=("x", "y"))
+    again = parse_psq(write_psq(game))
+    assert again == game and again.final_board() == board
+    rule_game = parse_psq(write_psq(game), rule="exact-five")
+    assert rule_game.rule == "exact-five"
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("", 1),
+        ("Piskvorky 15x16, 0:0, 0\n", 1),
+        ("Piskvorky 99x99, 0:0, 0\n", 1),
+        ("Piskvorky 15x15, 0:0, 0\n16,1,0\n", 2),
+        ("Piskvorky 15x15, 0:0, 0\n1,1,0\n1,1,0\n", 3),  # occupied
+        ("hello", 1),
+    ],
+)
+def test_psq_errors_name_the_line(text: str, line: int) -> None:
+    with pytest.raises(FormatError) as error:
+        parse_psq(text)
+    assert error.value.line == line
+
+
+def test_psq_writer_refuses_ambiguous_trailer() -> None:
+    with pytest.raises(FormatError):
+        write_psq(PsqGame(15, (), trailer=("3,4,5",)))
+
+
+# --- replay --------------------------------------------------------------------------------
+
+
+def finished_othello_replay() -> Replay:
+    board = OthelloBoard()
+    replay = Replay.new(board, "alpha@3", "beta@1")
+    step = 0
+    while not board.is_game_over():
+        move = board.legal_moves()[step % len(board.legal_moves())]
+        replay.moves.append(
+            ReplayMove(
+                move,
+                10 + step,
+                score=step - 5,
+                depth=step % 7,
+                nodes=step * 100,
+                pv=[move],
+                worker=f"w{step % 2}",
+                exact=step > 50,
+            )
+        )
+        board.push(move)
+        step += 1
+    replay.outcome = board.outcome()
+    replay.metadata = {"match_id": "m-1", "ladder": "spring"}
+    return replay
+
+
+def test_replay_round_trips_losslessly() -> None:
+    replay = finished_othello_replay()
+    text = write_replay(replay)
+    assert json.loads(text)["version"] == REPLAY_VERSION
+    assert text.count("\n") > len(replay.moves)  # one move per line
+    again = parse_replay(text)
+    assert again == replay
+    assert again.final_position().outcome() == replay.outcome
+
+
+def test_replay_of_a_forfeit_and_of_gomoku() -> None:
+    board = GomokuBoard(9, "exact-five")
+    replay = Replay.new(board, "a", "b")
+    replay.moves.append(ReplayMove(40, 5))
+    replay.outcome = Outcome(Color.WHITE, Termination.TIMEOUT, 0, 1)
+    replay.forfeit = "black exceeded 5000 ms (took 5123 ms)"
+    assert parse_replay(write_replay(replay)) == replay
+    empty = Replay.new(OthelloBoard.international(), "a", "b")
+    assert parse_replay(write_replay(empty)) == empty
+
+
+def edit(replay: Replay, path: list[str | int], value: object) -> str:
+    data = json.loads(write_replay(replay))
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "fragment"),
+    [
+        (["version"], 2, "version"),
+        (["format"], "pgn", "format"),
+        (["moves", 3, "time_ms"], "12", "moves[3].time_ms"),
+        (["moves", 3, "score"], True, "moves[3].score"),
+        (["moves", 0, "move"], 0, "moves[0]"),  # illegal: a1 at the start
+        (["moves", 2, "pv"], [1, "x"], "moves[2].pv"),
+        (["outcome", "winner"], "red", "outcome.winner"),
+        (["outcome", "black_score"], 0, "does not match"),
+        (["game"], "gomoku", "start"),
+        (["variant"], "international", "start position is"),
+        (["metadata", "x"], 3, "metadata.x"),
+        (["forfeit"], "timeout", "forfeit"),
+    ],
+)
+def test_replay_errors_name_the_field(path: list[str | int], value: object, fragment: str) -> None:
+    with pytest.raises(FormatError, match=fragment.replace("[", r"\[").replace("]", r"\]")):
+        parse_replay(edit(finished_othello_replay(), path, value))
+
+
+def test_replay_json_syntax_errors_name_line_and_column() -> None:
+    text = write_replay(finished_othello_replay())
+    broken = text.replace('"black":', '"black" ', 1)
+    with pytest.raises(FormatError) as error:
+        parse_replay(broken)
+    assert error.value.line == 8 and error.value.column is not None
+    with pytest.raises(FormatError):
+        parse_replay("[" * 100000)
