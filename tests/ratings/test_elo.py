@@ -1,0 +1,152 @@
+"""The Elo fit against independent computations: closed forms and a brute-force search."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import numpy as np
+import pytest
+
+from arena.ratings import (
+    Game,
+    RatingError,
+    compute_standings,
+    elo_from_score,
+    expected_score,
+    fit_elo,
+    los_from_wins,
+)
+
+
+def _games(a: int, b: int, wins: int, draws: int, losses: int) -> list[Game]:
+    return [Game(a, b, 1.0)] * wins + [Game(a, b, 0.5)] * draws + [Game(b, a, 1.0)] * losses
+
+
+def _brute_loglik(elo: tuple[float, ...], games: list[Game], prior: float) -> float:
+    """The log-likelihood written out game by game, sharing no code with the fit."""
+    total = 0.0
+    met: set[tuple[int, int]] = set()
+    for game in games:
+        p = 1.0 / (1.0 + 10.0 ** ((elo[game.b] - elo[game.a]) / 400.0))
+        total += game.score * math.log(p) + (1.0 - game.score) * math.log(1.0 - p)
+        met.add((min(game.a, game.b), max(game.a, game.b)))
+    for a, b in met:  # the virtual draws
+        p = 1.0 / (1.0 + 10.0 ** ((elo[b] - elo[a]) / 400.0))
+        total += prior * (0.5 * math.log(p) + 0.5 * math.log(1.0 - p))
+    return total
+
+
+def _grid_maximum(games: list[Game], prior: float) -> tuple[float, float, float]:
+    """Ratings of three players (mean 0) by a coarse-to-fine grid search of the likelihood."""
+    best = (0.0, 0.0)
+    span = 800.0
+    for _ in range(14):
+        step = span / 10
+        grid = (
+            [best[0] + step * k for k in range(-10, 11)],
+            [best[1] + step * k for k in range(-10, 11)],
+        )
+        best = max(
+            itertools.product(*grid),
+            key=lambda r: _brute_loglik((r[0], r[1], -r[0] - r[1]), games, prior),
+        )
+        span /= 4
+    return best[0], best[1], -best[0] - best[1]
+
+
+@pytest.mark.parametrize(("wins", "draws", "losses"), [(7, 2, 3), (3, 10, 1), (1, 0, 9), (5, 5, 5)])
+def test_two_players_match_the_closed_form(wins: int, draws: int, losses: int) -> None:
+    fit = fit_elo(2, _games(0, 1, wins, draws, losses), prior_draws=0)
+    score = (wins + draws / 2) / (wins + draws + losses)
+    assert fit.elo[0] - fit.elo[1] == pytest.approx(400 * math.log10(score / (1 - score)), abs=1e-6)
+    assert fit.elo[0] + fit.elo[1] == pytest.approx(0.0, abs=1e-9)  # anchored at mean 0
+
+
+def test_two_players_with_virtual_draws_and_a_perfect_score() -> None:
+    prior = 2.0
+    fit = fit_elo(2, _games(0, 1, 10, 0, 0), prior_draws=prior)
+    shrunk = (10 + prior / 2) / (10 + prior)
+    assert fit.elo[0] - fit.elo[1] == pytest.approx(elo_from_score(shrunk), abs=1e-6)
+    with pytest.raises(RatingError, match="did not converge"):
+        fit_elo(2, _games(0, 1, 10, 0, 0), prior_draws=0)
+
+
+def test_two_player_interval_is_the_inverse_fisher_information() -> None:
+    wins, draws, losses = 30, 20, 10
+    fit = fit_elo(2, _games(0, 1, wins, draws, losses), prior_draws=0)
+    n = wins + draws + losses
+    p = expected_score(float(fit.elo[0] - fit.elo[1]))
+    # Var(theta_diff) = 1 / (n p (1 - p)) in natural units; each rating carries a quarter.
+    nat = math.log(10) / 400
+    sd_diff = 1 / math.sqrt(n * p * (1 - p)) / nat
+    assert fit.difference_stddev(0, 1) == pytest.approx(sd_diff, rel=1e-6)
+    low, high = fit.interval(0)
+    assert (high - low) / 2 == pytest.approx(1.959964 * sd_diff / 2, rel=1e-5)
+    assert fit.los(0, 1) == pytest.approx(
+        0.5 * (1 + math.erf((fit.elo[0] - fit.elo[1]) / sd_diff / math.sqrt(2))), rel=1e-9
+    )
+
+
+@pytest.mark.parametrize("prior", [0.0, 1.0])
+def test_three_players_match_a_brute_force_grid_search(prior: float) -> None:
+    games = _games(0, 1, 6, 3, 3) + _games(1, 2, 4, 4, 2) + _games(0, 2, 5, 1, 2)
+    fit = fit_elo(3, games, prior_draws=prior)
+    expected = _grid_maximum(games, prior)
+    assert fit.elo == pytest.approx(np.array(expected), abs=0.05)
+    # And the maximum is a maximum: nudging any rating lowers the likelihood.
+    at_best = _brute_loglik(tuple(fit.elo), games, prior)
+    for i in range(3):
+        nudged = list(fit.elo)
+        nudged[i] += 1.0
+        assert _brute_loglik(tuple(nudged), games, prior) < at_best
+
+
+def test_fit_recovers_known_ratings_from_many_simulated_games() -> None:
+    truth = [150.0, 0.0, -50.0, -100.0]
+    rng = random.Random(7)
+    games = []
+    for a, b in itertools.combinations(range(4), 2):
+        p = expected_score(truth[a] - truth[b])
+        games += [Game(a, b, 1.0 if rng.random() < p else 0.0) for _ in range(800)]
+    fit = fit_elo(4, games, prior_draws=0)
+    centred = np.array(truth) - np.mean(truth)
+    for i in range(4):
+        low, high = fit.interval(i)
+        assert low < centred[i] < high
+    assert list(np.argsort(-fit.elo)) == [0, 1, 2, 3]
+
+
+def test_los_from_wins_and_standings_table() -> None:
+    assert los_from_wins(0, 0) == 0.5
+    assert los_from_wins(10, 10) == pytest.approx(0.5)
+    assert los_from_wins(15, 5) == pytest.approx(
+        0.5 * (1 + math.erf(10 / math.sqrt(40) / math.sqrt(2)))
+    )
+    games = _games(0, 1, 1, 2, 3) + _games(2, 0, 4, 0, 0) + _games(2, 1, 3, 1, 0)
+    table = compute_standings(4, games)  # player 3 never played
+    assert [row.player for row in table.rows] == [2, 1, 0, 3]
+    by_player = {row.player: row for row in table.rows}
+    assert (by_player[0].record.wins, by_player[0].record.draws, by_player[0].record.losses) == (
+        1,
+        2,
+        7,
+    )
+    assert by_player[0].record.score_pct == pytest.approx(20.0)
+    assert by_player[3].record.games == 0 and by_player[3].elo_low == float("-inf")
+    assert [row.rank for row in table.rows] == [1, 2, 3, 4]
+    lines = {(h.player, h.opponent): h for h in table.head_to_head}
+    assert len(lines) == 12
+    assert lines[(2, 0)].record.wins == 4 and lines[(0, 2)].record.losses == 4
+    for (i, j), line in lines.items():
+        assert line.los + lines[(j, i)].los == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    "game", [Game(0, 0, 1.0), Game(0, 5, 1.0), Game(0, 1, 0.7), Game(-1, 1, 0.0)]
+)
+def test_bad_games_raise_rating_errors(game: Game) -> None:
+    with pytest.raises(RatingError):
+        fit_elo(2, [game])
+    assert issubclass(RatingError, ValueError)
