@@ -1,0 +1,56 @@
+"""Perft speed of the reference Othello rules (arena.games.othello), pure Python.
+
+Prints the leaf count, the median wall time of several runs and leaves per second
+for each depth, and checks the counts against ../shared/data/othello/perft.txt when
+it is there. Usage: python bench/perft_rules.py [max_depth] [runs]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from arena.games.othello import OthelloBoard, perft
+
+
+def expected_counts() -> dict[int, int]:
+    root = Path(__file__).resolve().parents[1]
+    path = root.parent / "shared" / "data" / "othello" / "perft.txt"
+    if not path.exists() and os.environ.get("ARENA_SHARED_DATA"):
+        path = Path(os.environ["ARENA_SHARED_DATA"]) / "othello" / "perft.txt"
+    if not path.exists():
+        return {}
+    counts = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            depth, leaves = line.split()
+            counts[int(depth)] = int(leaves)
+    return counts
+
+
+def main() -> None:
+    max_depth = int(sys.argv[1]) if len(sys.argv) > 1 else 9
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    expected = expected_counts()
+    print(f"{'variant':<14}{'depth':>6}{'leaves':>14}{'median s':>11}{'leaves/s':>13}  check")
+    for variant in ("standard", "international"):
+        board = OthelloBoard(variant)
+        for depth in range(1, max_depth + 1):
+            times = []
+            for _ in range(runs if depth >= 6 else 1):
+                started = time.perf_counter()
+                leaves = perft(board, depth)
+                times.append(time.perf_counter() - started)
+            median = statistics.median(times)
+            check = ""
+            if variant == "standard" and depth in expected:
+                check = "ok" if expected[depth] == leaves else f"MISMATCH {expected[depth]}"
+            rate = leaves / median if median > 0 else 0.0
+            print(f"{variant:<14}{depth:>6}{leaves:>14}{median:>11.3f}{rate:>13,.0f}  {check}")
+
+
+if __name__ == "__main__":
+    main()
