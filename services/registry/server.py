@@ -1,18 +1,28 @@
-"""gRPC wiring of the registry service (being built: see the open issue)."""
+"""gRPC wiring of the registry service: a BotStore on the durable Redis behind the servicer."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import grpc
+import redis
 from arena.services.common.config import Settings
 from arena.services.common.server import Registration
+from arena.services.registry.servicer import BotRegistryServicer
+from arena.services.registry.store import BotStore
 
 from arena.v1 import registry_pb2, registry_pb2_grpc
+
+SERVICE_NAME = registry_pb2.DESCRIPTOR.services_by_name["BotRegistry"].full_name
 
 
 def create_service(
     settings: Settings,
 ) -> tuple[list[Registration], list[str], list[Callable[[], None]]]:
-    servicer = registry_pb2_grpc.BotRegistryServicer()
-    name = registry_pb2.DESCRIPTOR.services_by_name["BotRegistry"].full_name
-    return [lambda s: registry_pb2_grpc.add_BotRegistryServicer_to_server(servicer, s)], [name], []
+    client = redis.Redis.from_url(settings.redis_url, socket_timeout=10)
+    servicer = BotRegistryServicer(BotStore(client))
+
+    def register(server: grpc.Server) -> None:
+        registry_pb2_grpc.add_BotRegistryServicer_to_server(servicer, server)
+
+    return [register], [SERVICE_NAME], [client.close]

@@ -1,0 +1,36 @@
+"""Bot specs: validation, presets, content hashes and the TOML bot file (no I/O).
+
+The registry service stores what this package accepts; the referee and the workers read
+engine configs back with :func:`builtin_config`.
+"""
+
+from arena.bots.engines import EVALUATOR_GAMES, GAME_NAMES, game_from_name, game_name
+from arena.bots.presets import apply_preset, list_presets, merge_config, preset_configs
+from arena.bots.spec import (
+    builtin_config,
+    config_from_struct,
+    config_to_struct,
+    content_hash,
+    evaluator_hash,
+    new_version,
+)
+from arena.bots.validation import check_spec, validate_spec
+
+__all__ = [
+    "EVALUATOR_GAMES",
+    "GAME_NAMES",
+    "apply_preset",
+    "builtin_config",
+    "check_spec",
+    "config_from_struct",
+    "config_to_struct",
+    "content_hash",
+    "evaluator_hash",
+    "game_from_name",
+    "game_name",
+    "list_presets",
+    "merge_config",
+    "new_version",
+    "preset_configs",
+    "validate_spec",
+]

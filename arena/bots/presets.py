@@ -1,0 +1,130 @@
+"""The presets shipped with the engines, and registering a bot "from a preset".
+
+Presets live in the engine modules (``PRESETS``: name -> config). Registering from a
+preset deep-merges the caller's overrides into the preset's config, so
+``--from-preset terra --depth-end 8`` changes one number and keeps the rest.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+
+from arena.bots.engines import GAME_NAMES, GameKind, engine_for, game_name
+from arena.bots.spec import builtin_config, config_to_struct
+from arena.errors import FieldViolation, InvalidArgumentError
+from arena.v1 import bots_pb2, common_pb2
+
+# What each shipped preset is; presets the engines add later get a generic description.
+DESCRIPTIONS: dict[str, str] = {
+    "kreversi-default": "KReversi's CreateBot() bot: class default tables, depth 2/2/2",
+    "lucy": "KReversi's Lucy: disc-count tables, depth 6/6/7, force pass 1500",
+    "madoka": "KReversi's Madoka: strong stable-disc weight (60), depth 5/5/6",
+    "ryo": "KReversi's Ryo: the class default tables, depth 5/5/6",
+    "terra": "KReversi's Terra: sharp X-square penalties, depth 6/6/7",
+    "lab-beginner": "Reversi lab EvaluateTest, Beginner (look-ahead 0)",
+    "lab-intermediate": "Reversi lab EvaluateTest, Intermediate (look-ahead 1)",
+    "lab-advanced": "Reversi lab EvaluateTest, Advanced (look-ahead 3)",
+    "arena-fast": "Arena's Othello evaluator: tapered weights, depth 6, exact endgame at 14",
+    "arena-strong": "Arena's Othello evaluator with deeper search, exact endgame at 20",
+    "sharpmoku-normal": "SharpMoku's Normal level (depth 2)",
+    "sharpmoku-hard": "SharpMoku's Hard level (depth 4)",
+    "arena-gomoku": "Arena's Gomoku bot: threat search, VCF and a tapered pattern evaluator",
+}
+
+
+def plain(value: object) -> object:
+    """A config value as JSON-like Python: tuples and arrays become lists, numpy ints int."""
+    if isinstance(value, Mapping):
+        return {str(key): plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return plain(value.tolist())
+    if isinstance(value, bool | str | None):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise ValueError(f"unsupported config value {value!r}")
+
+
+PresetConfigs = dict[str, tuple[GameKind, dict[str, object]]]
+
+
+def _games(game: GameKind) -> list[GameKind]:
+    unspecified = common_pb2.GAME_KIND_UNSPECIFIED
+    return [kind for kind in GAME_NAMES.values() if game in (unspecified, kind)]
+
+
+def preset_configs(game: GameKind = common_pb2.GAME_KIND_UNSPECIFIED) -> PresetConfigs:
+    """Preset name -> (game, config) for one game, or every game."""
+    found: PresetConfigs = {}
+    for kind in _games(game):
+        for name, config in engine_for(kind).PRESETS.items():
+            as_dict = plain(config)
+            assert isinstance(as_dict, dict)
+            found[name] = (kind, as_dict)
+    return dict(sorted(found.items()))
+
+
+def list_presets(game: GameKind = common_pb2.GAME_KIND_UNSPECIFIED) -> list[bots_pb2.Preset]:
+    """The shipped presets, with their full seed parameters, sorted by name."""
+    presets = []
+    for name, (kind, config) in preset_configs(game).items():
+        evaluator = config.get("evaluator", "?")
+        presets.append(bots_pb2.Preset(
+            name=name, game=kind,
+            description=DESCRIPTIONS.get(name, f"{evaluator} preset for {game_name(kind)}"),
+            engine=bots_pb2.BuiltinEngine(config=config_to_struct(config)),
+        ))
+    return presets
+
+
+def preset_problem(name: str, game: GameKind) -> str | None:
+    """Why ``name`` cannot label a bot of ``game``, or None."""
+    configs = preset_configs()
+    if name not in configs:
+        return f"unknown preset {name!r} (known: {', '.join(configs)})"
+    kind = configs[name][0]
+    if game in GAME_NAMES.values() and kind != game:
+        return f"preset {name!r} is for {game_name(kind)}, not {game_name(game)}"
+    return None
+
+
+def merge_config(base: Mapping[str, object], overrides: Mapping[str, object]) -> dict[str, object]:
+    """``base`` with ``overrides`` on top; nested tables merge key by key, lists replace."""
+    merged = dict(base)
+    for key, value in overrides.items():
+        current = merged.get(key)
+        if isinstance(current, Mapping) and isinstance(value, Mapping):
+            merged[key] = merge_config(current, value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def apply_preset(spec: bots_pb2.BotSpec, preset: str) -> bots_pb2.BotSpec:
+    """A copy of ``spec`` whose engine is ``preset`` with ``spec.builtin.config`` as overrides.
+
+    The game comes from the preset when the spec leaves it unset. Raises
+    InvalidArgumentError (``from_preset``, ``spec.game``, ``spec.external``).
+    """
+    configs = preset_configs()
+    if preset not in configs:
+        raise InvalidArgumentError.for_fields([FieldViolation(
+            "from_preset", f"unknown preset {preset!r} (known: {', '.join(configs)})")])
+    kind, config = configs[preset]
+    if spec.WhichOneof("engine") == "external":
+        raise InvalidArgumentError.for_fields([FieldViolation(
+            "spec.external", "a preset gives a built-in engine; drop the external engine")])
+    if spec.game != common_pb2.GAME_KIND_UNSPECIFIED and spec.game != kind:
+        raise InvalidArgumentError.for_fields([FieldViolation(
+            "spec.game", f"preset {preset!r} is for {game_name(kind)}")])
+    merged = bots_pb2.BotSpec()
+    merged.CopyFrom(spec)
+    merged.game = kind
+    merged.preset = preset
+    merged.builtin.config.CopyFrom(config_to_struct(merge_config(config, builtin_config(spec))))
+    return merged

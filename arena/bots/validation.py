@@ -1,0 +1,204 @@
+"""Validation of a whole bot spec, field by field.
+
+Everything a spec can get wrong is reported at once, each problem under the dotted path
+of the field a client sent (``spec.name``, ``spec.builtin.config.depth.end``). The engine
+modules own their parameter schemas; this module adds what is about the bot as a whole:
+names, avatars, external addresses, and which evaluator may play which game.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import struct
+import zlib
+
+from arena.bots.engines import EVALUATOR_GAMES, GAME_NAMES, GameKind, engine_for, game_name
+from arena.bots.presets import preset_problem
+from arena.bots.spec import builtin_config
+from arena.errors import FieldViolation, InvalidArgumentError
+from arena.v1 import bots_pb2
+
+NAME_MAX_CHARS = 64
+DESCRIPTION_MAX_CHARS = 10_000
+AVATAR_MAX_BYTES = 256 * 1024
+MOVE_DEADLINE_MAX_MS = 600_000
+CONFIG_PREFIX = "spec.builtin.config"
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# Allowed bit depths per PNG colour type (PNG spec, table 11.1).
+_PNG_BIT_DEPTHS = {0: {1, 2, 4, 8, 16}, 2: {8, 16}, 3: {1, 2, 4, 8}, 4: {8, 16}, 6: {8, 16}}
+_HOST_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
+
+
+def validate_name(name: str, field: str = "spec.name") -> list[FieldViolation]:
+    """1 to 64 printable characters, not all blank (KReversi refuses a blank name)."""
+    if not name:
+        return [FieldViolation(field, "must not be empty")]
+    if len(name) > NAME_MAX_CHARS:
+        return [FieldViolation(field, f"must be at most {NAME_MAX_CHARS} characters, "
+                                      f"got {len(name)}")]
+    unprintable = next((ch for ch in name if not ch.isprintable()), None)
+    if unprintable is not None:
+        return [FieldViolation(field, f"must contain printable characters only, found "
+                                      f"U+{ord(unprintable):04X}")]
+    if not name.strip():
+        return [FieldViolation(field, "must not be blank")]
+    return []
+
+
+def png_problem(data: bytes) -> str | None:
+    """Why ``data`` is not a well-formed PNG file, or None if it is one.
+
+    Checks the signature, every chunk's length and CRC, a valid IHDR first, at least one
+    IDAT and IEND last. The image data is not decompressed (a small file can inflate
+    enormously); the CRCs already catch truncation and corruption.
+    """
+    if not data.startswith(PNG_SIGNATURE):
+        return "is not a PNG file (bad signature)"
+    offset, chunk_types = len(PNG_SIGNATURE), list[bytes]()
+    while offset < len(data):
+        if offset + 12 > len(data):
+            return f"is truncated at byte {offset}"
+        length, kind = struct.unpack(">I4s", data[offset:offset + 8])
+        end = offset + 12 + length
+        if end > len(data):
+            return f"chunk {kind!r} at byte {offset} runs past the end of the file"
+        body = data[offset + 8:end - 4]
+        (crc,) = struct.unpack(">I", data[end - 4:end])
+        if zlib.crc32(kind + body) != crc:
+            return f"chunk {kind!r} at byte {offset} has a bad CRC"
+        if not chunk_types and (problem := _ihdr_problem(kind, body)):
+            return problem
+        chunk_types.append(kind)
+        offset = end
+        if kind == b"IEND":
+            break
+    if offset != len(data):
+        return "has data after the IEND chunk"
+    if not chunk_types or chunk_types[-1] != b"IEND":
+        return "has no IEND chunk"
+    if b"IDAT" not in chunk_types:
+        return "has no image data (IDAT)"
+    return None
+
+
+def _ihdr_problem(kind: bytes, body: bytes) -> str | None:
+    if kind != b"IHDR" or len(body) != 13:
+        return "does not start with a valid IHDR chunk"
+    width, height, depth, colour, compression, filtering, interlace = struct.unpack(
+        ">IIBBBBB", body
+    )
+    if not (0 < width < 2**31 and 0 < height < 2**31):
+        return f"has an invalid size {width}x{height}"
+    if depth not in _PNG_BIT_DEPTHS.get(colour, set()):
+        return f"has an invalid colour type {colour} / bit depth {depth}"
+    if compression != 0 or filtering != 0 or interlace not in (0, 1):
+        return "has an invalid compression, filter or interlace method"
+    return None
+
+
+def validate_avatar(data: bytes, field: str = "spec.avatar_png") -> list[FieldViolation]:
+    """Empty (no picture) or a well-formed PNG of at most 256 KiB."""
+    if not data:
+        return []
+    if len(data) > AVATAR_MAX_BYTES:
+        return [FieldViolation(field, f"must be at most {AVATAR_MAX_BYTES} bytes, "
+                                      f"got {len(data)}")]
+    problem = png_problem(data)
+    return [FieldViolation(field, problem)] if problem else []
+
+
+def address_problem(address: str) -> str | None:
+    """Why ``address`` is not ``host:port`` (hostname, IPv4 or [IPv6]), or None."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not host:
+        return f"must be host:port, got {address!r}"
+    if not port.isascii() or not port.isdigit() or not 1 <= int(port) <= 65535:
+        return f"port must be a number in 1..65535, got {port!r}"
+    if host.startswith("["):
+        if not host.endswith("]"):
+            return f"bad IPv6 host {host!r}"
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            return f"bad IPv6 host {host!r}"
+        return None
+    labels = host.split(".")
+    if all(label.isascii() and label.isdigit() for label in labels):
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            return f"bad IPv4 host {host!r}"
+        return None
+    if len(host) > 253 or not all(_HOST_LABEL.match(label) for label in labels):
+        return f"bad host name {host!r}"
+    return None
+
+
+def validate_external(engine: bots_pb2.ExternalEngine) -> list[FieldViolation]:
+    found = []
+    problem = address_problem(engine.address)
+    if problem:
+        found.append(FieldViolation("spec.external.address", problem))
+    if not 0 <= engine.move_deadline_ms <= MOVE_DEADLINE_MAX_MS:
+        found.append(FieldViolation(
+            "spec.external.move_deadline_ms",
+            f"must be in 0..{MOVE_DEADLINE_MAX_MS} (0 = the match's limit), "
+            f"got {engine.move_deadline_ms}"))
+    return found
+
+
+def _prefixed(violation: FieldViolation) -> FieldViolation:
+    """An engine's violation (``depth.end``) under the request path of the config."""
+    field = violation.field
+    if field in ("", "config"):
+        return FieldViolation(CONFIG_PREFIX, violation.description)
+    if field.startswith("config."):
+        field = field[len("config."):]
+    separator = "" if field.startswith("[") else "."
+    return FieldViolation(f"{CONFIG_PREFIX}{separator}{field}", violation.description)
+
+
+def validate_builtin(game: GameKind, config: dict[str, object]) -> list[FieldViolation]:
+    """The evaluator must exist and play ``game``; its engine validates the rest."""
+    evaluator = config.get("evaluator")
+    field = f"{CONFIG_PREFIX}.evaluator"
+    if not isinstance(evaluator, str) or evaluator not in EVALUATOR_GAMES:
+        known = ", ".join(sorted(EVALUATOR_GAMES))
+        return [FieldViolation(field, f"unknown evaluator {evaluator!r} (known: {known})")]
+    plays = EVALUATOR_GAMES[evaluator]
+    if game in GAME_NAMES.values() and plays != game:
+        return [FieldViolation(field, f"evaluator {evaluator!r} plays {game_name(plays)}, "
+                                      f"not {game_name(game)}")]
+    return [_prefixed(v) for v in engine_for(plays).validate_config(config)]
+
+
+def validate_spec(spec: bots_pb2.BotSpec) -> list[FieldViolation]:
+    """Every problem with ``spec``; an empty list means it may be stored."""
+    found = validate_name(spec.name)
+    if spec.game not in GAME_NAMES.values():
+        found.append(FieldViolation("spec.game", f"must be one of {', '.join(GAME_NAMES)}"))
+    if len(spec.description) > DESCRIPTION_MAX_CHARS:
+        found.append(FieldViolation("spec.description", f"must be at most "
+                                    f"{DESCRIPTION_MAX_CHARS} characters"))
+    found += validate_avatar(spec.avatar_png)
+    engine = spec.WhichOneof("engine")
+    if engine == "builtin":
+        found += validate_builtin(spec.game, builtin_config(spec))
+    elif engine == "external":
+        found += validate_external(spec.external)
+    else:
+        found.append(FieldViolation("spec.engine", "one of builtin or external is required"))
+    if spec.preset:
+        problem = preset_problem(spec.preset, spec.game)
+        if problem:
+            found.append(FieldViolation("spec.preset", problem))
+    return found
+
+
+def check_spec(spec: bots_pb2.BotSpec) -> None:
+    """Raise InvalidArgumentError listing every bad field, or return if the spec is valid."""
+    violations = validate_spec(spec)
+    if violations:
+        raise InvalidArgumentError.for_fields(violations)

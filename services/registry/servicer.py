@@ -1,0 +1,102 @@
+"""The BotRegistry RPCs: authorize, validate with ``arena.bots``, store with BotStore.
+
+Order of checks in every mutating RPC: authenticated (the interceptor), the bot exists
+(NOT_FOUND), the caller may touch it (PERMISSION_DENIED), then the spec is valid
+(INVALID_ARGUMENT), so a stranger learns nothing from validation messages.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import grpc
+from arena.services.common.auth import current_principal
+from arena.services.registry.store import BotFilter, BotStore
+
+from arena.bots import apply_preset, check_spec, list_presets, new_version
+from arena.bots.validation import validate_name
+from arena.errors import FieldViolation, InvalidArgumentError
+from arena.v1 import bots_pb2, registry_pb2, registry_pb2_grpc
+
+
+def _require_name(name: str, field: str) -> None:
+    violations = validate_name(name, field)
+    if violations:
+        raise InvalidArgumentError.for_fields(violations)
+
+
+class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
+    """Thin adapter: each method checks, calls the core and the store, returns protobufs."""
+
+    def __init__(self, store: BotStore) -> None:
+        self._store = store
+
+    def RegisterBot(
+        self, request: registry_pb2.RegisterBotRequest, context: grpc.ServicerContext
+    ) -> bots_pb2.BotVersion:
+        owner = current_principal().name
+        spec = request.spec
+        if request.from_preset:
+            spec = apply_preset(spec, request.from_preset)
+        check_spec(spec)
+        return self._store.create(new_version(spec, 1, owner, datetime.now(UTC)))
+
+    def GetBot(
+        self, request: registry_pb2.GetBotRequest, context: grpc.ServicerContext
+    ) -> bots_pb2.BotVersion:
+        current_principal()
+        _require_name(request.bot.name, "bot.name")
+        return self._store.get(request.bot.name, request.bot.version)
+
+    def ListBots(
+        self, request: registry_pb2.ListBotsRequest, context: grpc.ServicerContext
+    ) -> registry_pb2.ListBotsResponse:
+        current_principal()
+        where = BotFilter(request.game, request.owner, request.name_prefix,
+                          request.include_retired)
+        bots, next_token = self._store.list(where, request.page.page_size,
+                                            request.page.page_token)
+        for bot in bots:  # pictures stay out of lists (GetBot has them): pages stay small
+            bot.spec.avatar_png = b""
+        return registry_pb2.ListBotsResponse(bots=bots, next_page_token=next_token)
+
+    def UpdateBot(
+        self, request: registry_pb2.UpdateBotRequest, context: grpc.ServicerContext
+    ) -> bots_pb2.BotVersion:
+        principal = current_principal()
+        _require_name(request.name, "name")
+        spec = bots_pb2.BotSpec()
+        spec.CopyFrom(request.spec)
+        spec.name = spec.name or request.name
+
+        def build(latest: bots_pb2.BotVersion) -> bots_pb2.BotVersion:
+            principal.require_owner_or_admin(latest.owner, f"bot {request.name!r}")
+            violations = []
+            if spec.name != request.name:
+                violations.append(FieldViolation("spec.name", "a bot cannot be renamed: "
+                                                 f"must be {request.name!r} or empty"))
+            if spec.game and spec.game != latest.spec.game:
+                violations.append(FieldViolation("spec.game", "a bot cannot change its game"))
+            if violations:
+                raise InvalidArgumentError.for_fields(violations)
+            spec.game = latest.spec.game
+            check_spec(spec)
+            # The owner stays the bot's creator, also when an admin makes the change.
+            return new_version(spec, latest.version + 1, latest.owner, datetime.now(UTC))
+
+        return self._store.append(request.name, build)
+
+    def RetireBot(
+        self, request: registry_pb2.RetireBotRequest, context: grpc.ServicerContext
+    ) -> bots_pb2.BotVersion:
+        principal = current_principal()
+        _require_name(request.name, "name")
+        latest = self._store.get(request.name)
+        principal.require_owner_or_admin(latest.owner, f"bot {request.name!r}")
+        return self._store.retire(request.name)
+
+    def ListPresets(
+        self, request: registry_pb2.ListPresetsRequest, context: grpc.ServicerContext
+    ) -> registry_pb2.ListPresetsResponse:
+        current_principal()
+        return registry_pb2.ListPresetsResponse(presets=list_presets(request.game))

@@ -1,0 +1,257 @@
+"""Bot versions in the durable Redis: immutable, atomically created and appended.
+
+Layout (all under ``arena:``):
+
+* ``arena:bot:{name}:v:{version}``: serialized ``BotVersion`` bytes, written once.
+* ``arena:bot:{name}:latest``: the latest version number.
+* ``arena:bot:{name}:retired``: ``"1"`` once the bot is retired.
+* ``arena:bots``: sorted set of every name (all scores 0, so it sorts by name).
+
+Creating and appending are Lua scripts, so a check and its writes are one atomic step:
+of N concurrent registrations of one name exactly one finds the name free.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
+
+import redis
+
+from arena.errors import (
+    AlreadyExistsError,
+    FailedPreconditionError,
+    FieldViolation,
+    InvalidArgumentError,
+    NotFoundError,
+    UnavailableError,
+)
+from arena.v1 import bots_pb2, common_pb2
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+NAMES_KEY = "arena:bots"
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+
+# KEYS: latest, version 1, names. ARGV: payload, name.
+_CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('SET', KEYS[2], ARGV[1])
+redis.call('SET', KEYS[1], 1)
+redis.call('ZADD', KEYS[3], 0, ARGV[2])
+return 1
+"""
+
+# KEYS: latest, new version, retired. ARGV: the version the caller built on, payload.
+# Returns 1 done, 0 someone else appended first, -1 no such bot, -2 retired.
+_APPEND = """
+local latest = redis.call('GET', KEYS[1])
+if not latest then return -1 end
+if redis.call('EXISTS', KEYS[3]) == 1 then return -2 end
+if tonumber(latest) ~= tonumber(ARGV[1]) then return 0 end
+if redis.call('SETNX', KEYS[2], ARGV[2]) == 0 then return 0 end
+redis.call('SET', KEYS[1], tonumber(ARGV[1]) + 1)
+return 1
+"""
+
+# KEYS: latest, retired. Returns 1, or -1 if there is no such bot.
+_RETIRE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+redis.call('SET', KEYS[2], '1')
+return 1
+"""
+
+
+def _redis_down_is_unavailable(method: Callable[P, T]) -> Callable[P, T]:
+    """Redis outages reach clients as UNAVAILABLE (retryable), not INTERNAL."""
+
+    @functools.wraps(method)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(*args, **kwargs)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise UnavailableError(f"bot storage is unreachable: {exc}") from exc
+
+    return call
+
+
+def version_key(name: str, version: int) -> str:
+    return f"arena:bot:{name}:v:{version}"
+
+
+def latest_key(name: str) -> str:
+    return f"arena:bot:{name}:latest"
+
+
+def retired_key(name: str) -> str:
+    return f"arena:bot:{name}:retired"
+
+
+@dataclass(frozen=True)
+class BotFilter:
+    """What ListBots selects: zero values select everything."""
+
+    game: common_pb2.GameKind.ValueType = common_pb2.GAME_KIND_UNSPECIFIED
+    owner: str = ""
+    name_prefix: str = ""
+    include_retired: bool = False
+
+    def accepts(self, bot: bots_pb2.BotVersion) -> bool:
+        return (
+            (not self.game or bot.spec.game == self.game)
+            and (not self.owner or bot.owner == self.owner)
+            and (self.include_retired or not bot.retired)
+        )
+
+
+def encode_page_token(last_name: str) -> str:
+    return base64.urlsafe_b64encode(b"n:" + last_name.encode()).decode()
+
+
+def decode_page_token(token: str) -> str:
+    """The name a page token continues after; InvalidArgumentError if it is not ours."""
+    try:
+        raw = base64.urlsafe_b64decode(token.encode())
+        if raw.startswith(b"n:"):
+            return raw[2:].decode()
+    except (binascii.Error, UnicodeError, ValueError):
+        pass
+    raise InvalidArgumentError.for_fields(
+        [FieldViolation("page.page_token", "is not a token this server issued")])
+
+
+class BotStore:
+    """Reads and writes bot versions; every method is safe to call concurrently."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self._redis = _binary(client)
+        client = self._redis
+        self._create = client.register_script(_CREATE)
+        self._append = client.register_script(_APPEND)
+        self._retire = client.register_script(_RETIRE)
+
+    @_redis_down_is_unavailable
+    def get(self, name: str, version: int = 0) -> bots_pb2.BotVersion:
+        """One version (0 = the latest), with ``retired`` telling the bot's current state."""
+        if version < 0:
+            raise InvalidArgumentError.for_fields(
+                [FieldViolation("bot.version", f"must be 0 (latest) or positive, got {version}")])
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.get(latest_key(name))
+        pipe.exists(retired_key(name))
+        latest, retired = pipe.execute()
+        if latest is None:
+            raise NotFoundError(f"no bot named {name!r}")
+        wanted = version or int(latest)
+        payload = self._redis.get(version_key(name, wanted))
+        if not isinstance(payload, bytes):
+            raise NotFoundError(f"bot {name!r} has no version {wanted} (latest is {int(latest)})")
+        return _parse(payload, bool(retired))
+
+    @_redis_down_is_unavailable
+    def create(self, bot: bots_pb2.BotVersion) -> bots_pb2.BotVersion:
+        """Store version 1 of a new bot; AlreadyExistsError if the name is taken."""
+        name = bot.spec.name
+        keys = [latest_key(name), version_key(name, 1), NAMES_KEY]
+        if not self._create(keys=keys, args=[bot.SerializeToString(), name]):
+            raise AlreadyExistsError(f"a bot named {name!r} already exists")
+        return bot
+
+    @_redis_down_is_unavailable
+    def append(
+        self, name: str, build: Callable[[bots_pb2.BotVersion], bots_pb2.BotVersion]
+    ) -> bots_pb2.BotVersion:
+        """Add the version ``build(latest)`` returns, atomically after ``latest``.
+
+        ``build`` may raise (permission, validation) and is called again if another
+        update landed in between, so each new version is built on the one it follows.
+        """
+        while True:
+            latest = self.get(name)
+            if latest.retired:
+                raise FailedPreconditionError(f"bot {name!r} is retired")
+            new = build(latest)
+            new.version = latest.version + 1
+            keys = [latest_key(name), version_key(name, new.version), retired_key(name)]
+            outcome = int(self._append(keys=keys, args=[latest.version, new.SerializeToString()]))
+            if outcome == 1:
+                return new
+            if outcome == -1:
+                raise NotFoundError(f"no bot named {name!r}")
+            if outcome == -2:
+                raise FailedPreconditionError(f"bot {name!r} is retired")
+
+    @_redis_down_is_unavailable
+    def retire(self, name: str) -> bots_pb2.BotVersion:
+        """Mark the bot retired (idempotent); its versions stay readable."""
+        if int(self._retire(keys=[latest_key(name), retired_key(name)])) == -1:
+            raise NotFoundError(f"no bot named {name!r}")
+        return self.get(name)
+
+    @_redis_down_is_unavailable
+    def list(
+        self, where: BotFilter, page_size: int = 0, page_token: str = ""
+    ) -> tuple[list[bots_pb2.BotVersion], str]:
+        """Latest versions in name order, and the token of the next page ("" at the end)."""
+        size = _page_size(page_size)
+        after = decode_page_token(page_token) if page_token else ""
+        found: list[bots_pb2.BotVersion] = []
+        for name in self._names(where.name_prefix, after):
+            bot = self._latest_or_none(name)
+            if bot is not None and where.accepts(bot):
+                found.append(bot)
+                if len(found) > size:
+                    return found[:size], encode_page_token(found[size - 1].spec.name)
+        return found, ""
+
+    def _names(self, prefix: str, after: str, batch: int = 256) -> Iterator[str]:
+        """Names in byte order, with ``prefix``, strictly after ``after``, fetched in batches."""
+        low = prefix.encode()
+        # 0xFF never occurs in UTF-8, so every name with the prefix sorts below this bound.
+        stop = b"[" + low + b"\xff" if prefix else b"+"
+        cursor = after.encode()
+        while True:
+            start = b"(" + cursor if cursor and cursor >= low else b"[" + low
+            names = self._redis.zrangebylex(NAMES_KEY, start, stop, start=0, num=batch)
+            if not names:
+                return
+            for raw in names:
+                yield raw.decode() if isinstance(raw, bytes) else raw
+            last = names[-1]
+            cursor = last if isinstance(last, bytes) else last.encode()
+
+    def _latest_or_none(self, name: str) -> bots_pb2.BotVersion | None:
+        try:
+            return self.get(name)
+        except NotFoundError:
+            return None
+
+
+def _binary(client: redis.Redis) -> redis.Redis:
+    """``client``, or a twin on the same server if it decodes replies (payloads are bytes)."""
+    pool = client.connection_pool
+    if not pool.connection_kwargs.get("decode_responses"):
+        return client
+    kwargs = {**pool.connection_kwargs, "decode_responses": False}
+    return redis.Redis(connection_pool=redis.ConnectionPool(
+        connection_class=pool.connection_class, **kwargs))
+
+
+def _page_size(requested: int) -> int:
+    if requested < 0:
+        raise InvalidArgumentError.for_fields(
+            [FieldViolation("page.page_size", f"must not be negative, got {requested}")])
+    return min(requested or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+
+
+def _parse(payload: bytes, retired: bool) -> bots_pb2.BotVersion:
+    bot = bots_pb2.BotVersion()
+    bot.ParseFromString(payload)
+    bot.retired = retired
+    return bot

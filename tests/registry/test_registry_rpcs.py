@@ -1,0 +1,241 @@
+"""Each BotRegistry RPC's happy path against a real server and Redis."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+import redis
+
+from arena.bots import builtin_config
+from arena.engine import gomoku, othello
+from arena.v1 import bots_pb2, common_pb2, registry_pb2
+from tests.registry.conftest import (
+    TOOL_PNG,
+    Registry,
+    external_spec,
+    gomoku_spec,
+    othello_spec,
+    png_bytes,
+)
+
+
+def _get(registry: Registry, name: str, version: int = 0) -> bots_pb2.BotVersion:
+    reply = registry.call("GetBot", registry_pb2.GetBotRequest(
+        bot=common_pb2.BotRef(name=name, version=version)))
+    assert isinstance(reply, bots_pb2.BotVersion)
+    return reply
+
+
+def _update(registry: Registry, spec: bots_pb2.BotSpec, token: str = "alice-token"
+            ) -> bots_pb2.BotVersion:
+    reply = registry.call("UpdateBot", registry_pb2.UpdateBotRequest(name=spec.name, spec=spec),
+                          token)
+    assert isinstance(reply, bots_pb2.BotVersion)
+    return reply
+
+
+def _list(registry: Registry, **fields: object) -> registry_pb2.ListBotsResponse:
+    reply = registry.call("ListBots", registry_pb2.ListBotsRequest(**fields))  # type: ignore[arg-type]
+    assert isinstance(reply, registry_pb2.ListBotsResponse)
+    return reply
+
+
+def test_register_returns_version_one_owned_by_the_caller(registry: Registry) -> None:
+    spec = othello_spec("lucy-2")
+    spec.avatar_png = TOOL_PNG
+    bot = registry.register(spec)
+    assert bot.version == 1
+    assert bot.owner == "alice"
+    assert bot.spec == spec
+    assert len(bot.content_hash) == 64 and len(bot.evaluator_hash) == 64
+    assert bot.evaluator_hash == othello.evaluator_hash(builtin_config(spec))
+    assert bot.created_at.seconds > 0
+    assert not bot.retired
+
+
+def test_struct_numbers_come_back_as_integers(registry: Registry) -> None:
+    registry.register(othello_spec("ints", stable_disc_score=20))
+    config = builtin_config(_get(registry, "ints").spec)
+    assert config["stable_disc_score"] == 20 and isinstance(config["stable_disc_score"], int)
+    assert config["depth"] == {"begin": 3, "middle": 3, "end": 4}
+
+
+def test_register_gomoku_and_external_bots(registry: Registry) -> None:
+    moku = registry.register(gomoku_spec("moku", depth=4))
+    assert moku.evaluator_hash == gomoku.evaluator_hash({"evaluator": "sharpmoku", "depth": 4})
+    remote = registry.register(external_spec("remote", "bots.example.org:7000"))
+    assert remote.spec.external.address == "bots.example.org:7000"
+    assert remote.spec.external.move_deadline_ms == 2000
+
+
+def test_register_from_preset_merges_overrides(registry: Registry) -> None:
+    spec = bots_pb2.BotSpec(name="terra-deep")
+    spec.builtin.config.update({"depth": {"end": 8}})
+    bot = registry.register(spec, from_preset="terra")
+    config = builtin_config(bot.spec)
+    expected = dict(othello.PRESETS["terra"])
+    expected["depth"] = {"begin": 6, "middle": 6, "end": 8}
+    assert config == expected
+    assert bot.spec.game == common_pb2.GAME_KIND_OTHELLO
+    assert bot.spec.preset == "terra"
+
+
+def test_register_from_preset_without_overrides_is_the_preset(registry: Registry) -> None:
+    bot = registry.register(bots_pb2.BotSpec(name="normal"), from_preset="sharpmoku-normal")
+    assert builtin_config(bot.spec) == gomoku.PRESETS["sharpmoku-normal"]
+    assert bot.spec.game == common_pb2.GAME_KIND_GOMOKU
+
+
+def test_get_latest_and_each_version(registry: Registry) -> None:
+    first = registry.register(othello_spec("evolving"))
+    second = _update(registry, othello_spec("evolving", stable_disc_score=30))
+    assert second.version == 2 and second.owner == "alice"
+    assert _get(registry, "evolving") == second
+    assert _get(registry, "evolving", 1) == first
+    assert _get(registry, "evolving", 2) == second
+
+
+def test_get_unknown_bot_or_version_is_not_found(registry: Registry) -> None:
+    registry.register(othello_spec("known"))
+    for name, version in (("unknown", 0), ("known", 2)):
+        with pytest.raises(grpc.RpcError) as caught:
+            _get(registry, name, version)
+        assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_versions_are_immutable(registry: Registry, redis_client: redis.Redis) -> None:
+    registry.register(othello_spec("fixed"))
+    stored_v1 = redis_client.get("arena:bot:fixed:v:1")
+    v1 = _get(registry, "fixed", 1)
+    for depth in (5, 6, 7):
+        _update(registry, othello_spec("fixed", depth={"begin": depth, "middle": 3, "end": 4}))
+    assert redis_client.get("arena:bot:fixed:v:1") == stored_v1
+    assert _get(registry, "fixed", 1) == v1
+    assert _get(registry, "fixed").version == 4
+    hashes = {_get(registry, "fixed", v).content_hash for v in range(1, 5)}
+    assert len(hashes) == 4
+
+
+def test_same_content_hashes_alike_and_evaluator_hash_ignores_cosmetics(
+    registry: Registry,
+) -> None:
+    first = registry.register(othello_spec("twin"))
+    again = _update(registry, othello_spec("twin"))
+    assert again.content_hash == first.content_hash
+    cosmetic = othello_spec("twin")
+    cosmetic.description = "new words"
+    cosmetic.avatar_png = png_bytes()
+    changed = _update(registry, cosmetic)
+    assert changed.content_hash != first.content_hash
+    assert changed.evaluator_hash == first.evaluator_hash
+
+
+def test_update_may_omit_the_name_and_game(registry: Registry) -> None:
+    registry.register(gomoku_spec("moku"))
+    spec = gomoku_spec("", depth=3)
+    spec.game = common_pb2.GAME_KIND_UNSPECIFIED
+    reply = registry.call("UpdateBot", registry_pb2.UpdateBotRequest(name="moku", spec=spec))
+    assert isinstance(reply, bots_pb2.BotVersion)
+    assert reply.spec.name == "moku" and reply.spec.game == common_pb2.GAME_KIND_GOMOKU
+    assert builtin_config(reply.spec)["depth"] == 3
+
+
+def test_retire_keeps_history_and_stops_updates(registry: Registry) -> None:
+    registry.register(othello_spec("old"))
+    _update(registry, othello_spec("old", stable_disc_score=0))
+    retired = registry.call("RetireBot", registry_pb2.RetireBotRequest(name="old"))
+    assert isinstance(retired, bots_pb2.BotVersion)
+    assert retired.retired and retired.version == 2
+    assert _get(registry, "old", 1).retired and _get(registry, "old", 1).version == 1
+    with pytest.raises(grpc.RpcError) as caught:
+        _update(registry, othello_spec("old"))
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    again = registry.call("RetireBot", registry_pb2.RetireBotRequest(name="old"))
+    assert isinstance(again, bots_pb2.BotVersion) and again.retired
+
+
+def test_retired_name_stays_taken(registry: Registry) -> None:
+    registry.register(othello_spec("gone"))
+    registry.call("RetireBot", registry_pb2.RetireBotRequest(name="gone"))
+    with pytest.raises(grpc.RpcError) as caught:
+        registry.register(othello_spec("gone"))
+    assert caught.value.code() == grpc.StatusCode.ALREADY_EXISTS
+
+
+def test_list_filters_by_game_owner_prefix_and_retired(registry: Registry) -> None:
+    registry.register(othello_spec("a-othello"))
+    registry.register(gomoku_spec("a-gomoku"))
+    registry.register(othello_spec("b-othello"), token="bob-token")
+    registry.register(othello_spec("a-retired"))
+    registry.call("RetireBot", registry_pb2.RetireBotRequest(name="a-retired"))
+
+    def names(**fields: object) -> list[str]:
+        return [bot.spec.name for bot in _list(registry, **fields).bots]
+
+    assert names() == ["a-gomoku", "a-othello", "b-othello"]
+    assert names(include_retired=True) == ["a-gomoku", "a-othello", "a-retired", "b-othello"]
+    assert names(game=common_pb2.GAME_KIND_OTHELLO) == ["a-othello", "b-othello"]
+    assert names(owner="bob") == ["b-othello"]
+    assert names(name_prefix="a-") == ["a-gomoku", "a-othello"]
+    assert names(name_prefix="a-o", owner="alice") == ["a-othello"]
+    assert names(name_prefix="zzz") == []
+
+
+def test_list_returns_latest_versions_without_pictures(registry: Registry) -> None:
+    spec = othello_spec("pictured")
+    spec.avatar_png = png_bytes()
+    registry.register(spec)
+    _update(registry, spec)
+    (listed,) = _list(registry).bots
+    assert listed.version == 2 and listed.spec.avatar_png == b""
+    assert _get(registry, "pictured").spec.avatar_png == spec.avatar_png
+
+
+def test_list_paginates_with_opaque_tokens(registry: Registry) -> None:
+    names = [f"bot-{i:02d}" for i in range(23)]
+    for name in names:
+        registry.register(gomoku_spec(name))
+    registry.register(othello_spec("bot-othello"))
+    seen: list[str] = []
+    token = ""
+    pages = 0
+    while True:
+        reply = _list(registry, game=common_pb2.GAME_KIND_GOMOKU,
+                      page=common_pb2.PageRequest(page_size=5, page_token=token))
+        seen += [bot.spec.name for bot in reply.bots]
+        pages += 1
+        token = reply.next_page_token
+        if not token:
+            break
+        assert "bot-" not in token  # opaque: not the raw name
+    assert seen == names
+    assert pages == 5
+
+
+def test_list_rejects_a_forged_page_token(registry: Registry) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        _list(registry, page=common_pb2.PageRequest(page_token="not-a-token!"))
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_list_presets_with_their_seed_parameters(registry: Registry) -> None:
+    reply = registry.call("ListPresets", registry_pb2.ListPresetsRequest())
+    assert isinstance(reply, registry_pb2.ListPresetsResponse)
+    by_name = {preset.name: preset for preset in reply.presets}
+    assert set(by_name) == set(othello.PRESETS) | set(gomoku.PRESETS)
+    for name, preset in by_name.items():
+        seed = othello.PRESETS.get(name) or gomoku.PRESETS[name]
+        assert builtin_config(bots_pb2.BotSpec(builtin=preset.engine)) == seed
+        assert preset.description
+    lucy = builtin_config(bots_pb2.BotSpec(builtin=by_name["lucy"].engine))
+    assert lucy["force_pass_score"] == 1500
+    assert lucy["depth"] == {"begin": 6, "middle": 6, "end": 7}
+    assert by_name["sharpmoku-hard"].game == common_pb2.GAME_KIND_GOMOKU
+
+
+def test_list_presets_for_one_game(registry: Registry) -> None:
+    reply = registry.call("ListPresets", registry_pb2.ListPresetsRequest(
+        game=common_pb2.GAME_KIND_GOMOKU))
+    assert isinstance(reply, registry_pb2.ListPresetsResponse)
+    assert {p.name for p in reply.presets} == set(gomoku.PRESETS)
+    assert all(p.game == common_pb2.GAME_KIND_GOMOKU for p in reply.presets)
