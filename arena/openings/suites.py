@@ -1,0 +1,137 @@
+"""Opening suites by name, and the seeded choice of which openings a ladder plays.
+
+Names:
+
+- ``none`` (or empty): one empty opening; games start from the variant's own start.
+- ``international``: Othello from the empty board of international Reversi (the bots
+  place the four centre discs); the games use the ``international`` variant.
+- ``othello-balanced``: every distinct position 4 plies from the standard start, one per
+  class of the 8 board symmetries (60 openings); ``othello-balanced-<k>`` for k plies
+  (1..6: 1, 3, 14, 60, 322 or 1773 openings).
+- ``gomoku-balanced15``: the 12 balanced 15x15 openings (freestyle, or exact-five).
+
+A ladder plays ``games_per_pairing / 2`` openings per pairing, each twice with colours
+swapped; ``select_openings`` picks them from the suite with a seeded shuffle, cycling
+through the suite again when more are asked for than it holds.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from arena.games import OthelloBoard, new_position
+from arena.openings.gomoku import SIZE as GOMOKU_BALANCED_SIZE
+from arena.openings.gomoku import balanced_openings
+from arena.openings.othello import MAX_PLIES, distinct_openings
+
+SUITE_NAMES = ("none", "international", "othello-balanced", "gomoku-balanced15")
+DEFAULT_OTHELLO_PLIES = 4
+_BALANCED_RE = re.compile(r"othello-balanced(?:-([0-9]+))?")
+
+
+class UnknownSuiteError(ValueError):
+    """A suite name nobody defined, or a suite that does not fit the game asked for."""
+
+
+@dataclass(frozen=True)
+class Opening:
+    """Moves played from the start before the bots take over, and where they lead."""
+
+    name: str
+    moves: tuple[int, ...]
+    position: str  # text form after the moves (informative: the moves are authoritative)
+
+
+@dataclass(frozen=True)
+class OpeningSuite:
+    name: str
+    game: str | None  # None: any game
+    variant: str | None  # the variant (Othello) or rule (Gomoku) it needs; None: any
+    size: int | None  # the board size it needs; None: any
+    openings: tuple[Opening, ...]
+
+    def resolve(self, game: str, variant: str, size: int) -> tuple[str, int]:
+        """The variant and size to play with this suite; empty/0 mean "the default".
+
+        Raises ``UnknownSuiteError`` when the suite does not fit the game.
+        """
+        if self.game is not None and game != self.game:
+            raise UnknownSuiteError(f"opening suite {self.name!r} is for {self.game}, not {game}")
+        if self.variant is not None:
+            if variant and variant != self.variant and not self._rule_free(game):
+                raise UnknownSuiteError(
+                    f"opening suite {self.name!r} needs the {self.variant!r} variant, "
+                    f"not {variant!r}"
+                )
+            variant = variant or self.variant
+        if self.size is not None:
+            if size and size != self.size:
+                raise UnknownSuiteError(
+                    f"opening suite {self.name!r} needs a {self.size}x{self.size} board, "
+                    f"not {size}x{size}"
+                )
+            size = self.size
+        return variant, size
+
+    def _rule_free(self, game: str) -> bool:
+        # The Gomoku openings stay legal under either rule: only the winning line differs.
+        return game == "gomoku"
+
+
+def load_suite(name: str) -> OpeningSuite:
+    """The suite called ``name`` (see the module docstring)."""
+    name = name.strip() or "none"
+    if name == "none":
+        return OpeningSuite("none", None, None, None, (Opening("start", (), ""),))
+    if name == "international":
+        start = OthelloBoard("international").to_text()
+        return OpeningSuite(
+            "international", "othello", "international", 8, (Opening("empty board", (), start),)
+        )
+    if name == "gomoku-balanced15":
+        return _gomoku_balanced()
+    match = _BALANCED_RE.fullmatch(name)
+    if match:
+        plies = int(match.group(1)) if match.group(1) else DEFAULT_OTHELLO_PLIES
+        if not 1 <= plies <= MAX_PLIES:
+            raise UnknownSuiteError(
+                f"othello-balanced-<plies> takes 1..{MAX_PLIES} plies: {name!r}"
+            )
+        return _othello_balanced(plies)
+    raise UnknownSuiteError(
+        f"unknown opening suite {name!r}; known: {list(SUITE_NAMES)} "
+        f"(and othello-balanced-<1..{MAX_PLIES}>)"
+    )
+
+
+@cache
+def _othello_balanced(plies: int) -> OpeningSuite:
+    openings = tuple(Opening(o.name, o.moves, o.position) for o in distinct_openings(plies))
+    name = "othello-balanced" if plies == DEFAULT_OTHELLO_PLIES else f"othello-balanced-{plies}"
+    return OpeningSuite(name, "othello", "standard", 8, openings)
+
+
+@cache
+def _gomoku_balanced() -> OpeningSuite:
+    openings = tuple(Opening(o.name, o.moves, o.position) for o in balanced_openings())
+    return OpeningSuite("gomoku-balanced15", "gomoku", "freestyle", GOMOKU_BALANCED_SIZE, openings)
+
+
+def select_openings(suite: OpeningSuite, count: int, seed: int) -> list[Opening]:
+    """``count`` openings of ``suite`` in a seeded order, the whole suite before a repeat."""
+    if count < 0:
+        raise ValueError(f"opening count must be >= 0, got {count!r}")
+    order = list(suite.openings)
+    random.Random(seed).shuffle(order)
+    return [order[i % len(order)] for i in range(count)]
+
+
+def start_position_after(game: str, variant: str, size: int, opening: Opening) -> str:
+    """The text form after playing ``opening`` from the start (checks every move)."""
+    board = new_position(game, variant, size if game == "gomoku" else None)
+    for move in opening.moves:
+        board.push(move)
+    return board.to_text()
