@@ -56,7 +56,7 @@ def test_transcript_passes_omitted_or_explicit() -> None:
     assert "pass" not in omitted and len(omitted) == 2 * (len(moves) - moves.count(PASS))
     assert parse_transcript(omitted) == moves
     for style in ("pass", "PA"):
-        explicit = write_transcript(moves, passes=style)  # type: ignore[arg-type]
+        explicit = write_transcript(moves, passes=style)
         assert explicit.count(style) == moves.count(PASS)
         assert parse_transcript(explicit) == moves
 
