@@ -1,0 +1,161 @@
+"""arena-gomoku: smoke positions, VCF, limits, tree capture, configs."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import pytest
+
+from arena.engine.api import Limits, StopFlag
+from arena.engine.gomoku import PRESETS, choose_move, evaluator_hash, validate_config
+from arena.errors import InvalidArgumentError
+from arena.games.gomoku import GomokuBoard
+
+from .positions import SHARED, staircase_vcf, xy
+
+SMOKE_FILE = SHARED / "protocol-smoke-positions.txt"
+
+
+def smoke_positions() -> list[tuple[str, list[int], set[int]]]:
+    """(name, moves in played order, expected answers) from the Gomocup BOARD file."""
+    cases = []
+    expected: set[int] = set()
+    name = ""
+    moves: list[int] = []
+    for line in SMOKE_FILE.read_text().splitlines():
+        found = re.match(r"#\s*([A-Z])\).*expect (.*)$", line)
+        if found:
+            name = found.group(1)
+            expected = {xy(int(a), int(b)) for a, b in re.findall(r"(\d+),(\d+)", found.group(2))}
+        elif line == "BOARD":
+            moves = []
+        elif re.fullmatch(r"\d+,\d+,\d", line):
+            x, y, _field = (int(v) for v in line.split(","))
+            moves.append(xy(x, y))
+        elif line == "DONE":
+            cases.append((name, moves, expected))
+    return cases
+
+
+@pytest.mark.skipif(not SMOKE_FILE.exists(), reason="shared data folder not beside the repo")
+@pytest.mark.parametrize("preset", ["arena-gomoku", "sharpmoku-normal", "sharpmoku-hard"])
+def test_smoke_positions(preset: str) -> None:
+    cases = smoke_positions()
+    assert len(cases) == 3
+    for name, moves, expected in cases:
+        result = choose_move(15, "freestyle", moves, PRESETS[preset], Limits(time_ms=1000))
+        assert result.move in expected, (preset, name, result)
+
+
+@pytest.mark.parametrize("steps", [2, 4, 6])
+def test_vcf_line_is_a_real_win(steps: int) -> None:
+    moves = staircase_vcf(steps)
+    result = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(time_ms=2000))
+    assert result.exact and result.score > 0
+    line = result.pv
+    assert line[0] == result.move and len(line) % 2 == 1
+    for ply in range(0, len(line) - 1, 2):
+        # Each attacking move threatens five; the reply is a square that stops it.
+        threats = _five_points(moves + line[: ply + 1])
+        assert threats and line[ply + 1] in threats
+        if ply < len(line) - 3:
+            assert threats == {line[ply + 1]}
+    board = GomokuBoard(15)
+    for move in moves + line:
+        board.push(move)
+    outcome = board.outcome()
+    assert outcome is not None and outcome.winner == board.turn.other
+
+
+def _five_points(moves: list[int]) -> set[int]:
+    """Squares where the side that made the last move would make five, per the rules."""
+    occupied = set(moves)
+    spare = next(m for m in (224, 210, 14, 0, 196) if m not in occupied)  # a pass stand-in
+    found = set()
+    for square in range(225):
+        if square in occupied or square == spare:
+            continue
+        board = GomokuBoard(15)
+        for move in [*moves, spare, square]:
+            board.push(move)
+        outcome = board.outcome()
+        if outcome is not None and outcome.winner is not None:
+            found.add(square)
+    return found
+
+
+def test_vcf_blocks_are_not_needed_to_defend_a_lost_position() -> None:
+    # The defender (White) to move, facing Black's VCF: the result says it is lost
+    # or finds a move that breaks it; either way the search reports a bounded score.
+    moves = staircase_vcf(4)[:-1]
+    result = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(time_ms=500))
+    assert 0 <= result.move < 225 and result.move not in moves
+
+
+def test_stop_flag_and_node_limit_end_the_search() -> None:
+    moves = [112, 113, 127, 98, 142, 97]
+    stop = StopFlag()
+    timer = threading.Timer(0.2, stop.set)
+    timer.start()
+    result = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(), stop)
+    timer.cancel()
+    assert result.elapsed_ms < 5000 and 0 <= result.move < 225
+    limited = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(nodes=3000))
+    assert limited.nodes <= 3000 + 50
+
+
+def test_time_limit_is_kept() -> None:
+    moves = [112, 113, 127, 98]
+    result = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(time_ms=300))
+    assert result.elapsed_ms < 1500  # hard limit 300 ms plus set-up; generous for CI load
+    assert result.depth >= 1 and result.pv and result.pv[0] == result.move
+
+
+def test_tree_capture_marks_root_and_pv() -> None:
+    moves = [112, 113, 127, 98]
+    result = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(depth=3),
+                         tree_budget=200)
+    assert result.tree is not None and 0 < len(result.tree) <= 200
+    root = result.tree[0]
+    assert root.parent == -1 and root.move == -1 and root.kind == "max" and root.pv
+    assert root.score == result.score
+    pv_nodes = [n for n in result.tree if n.pv]
+    assert [n.move for n in pv_nodes[1:]] == result.pv[: len(pv_nodes) - 1]
+    for node in result.tree[1:]:
+        parent = result.tree[node.parent]
+        assert node.depth == parent.depth + 1
+        if node.kind != "leaf":
+            assert node.kind == ("max" if node.depth % 2 == 0 else "min")
+
+
+def test_exact_five_rule_is_respected() -> None:
+    # Black X X X _ X X on row 7: filling the gap makes six, no win under exact-five.
+    black = [xy(x, 7) for x in (2, 3, 4, 6, 7)]
+    white = [xy(0, 0), xy(0, 2), xy(0, 4), xy(0, 6), xy(0, 8)]
+    moves = [m for pair in zip(black, white, strict=True) for m in pair]
+    free = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(time_ms=300))
+    assert free.move == xy(5, 7) and free.exact
+    exact = choose_move(15, "exact-five", moves, PRESETS["arena-gomoku"], Limits(time_ms=300))
+    assert exact.move != xy(5, 7)
+
+
+def test_config_validation_field_by_field() -> None:
+    assert validate_config(PRESETS["arena-gomoku"]) == []
+    assert validate_config({"evaluator": "sharpmoku", "depth": 6}) == []
+    bad = validate_config({"evaluator": "sharpmoku", "depth": 7, "width": 3})
+    assert {v.field for v in bad} == {"depth", "width"}
+    assert [v.field for v in validate_config({"evaluator": "nope"})] == ["evaluator"]
+    assert [v.field for v in validate_config({"evaluator": "arena-gomoku", "width": True})] == [
+        "width"
+    ]
+    with pytest.raises(InvalidArgumentError):
+        choose_move(15, "freestyle", [], {"evaluator": "sharpmoku", "depth": 0}, Limits())
+
+
+def test_evaluator_hash_is_stable_and_fills_defaults() -> None:
+    a = evaluator_hash({"evaluator": "sharpmoku"})
+    assert a == evaluator_hash({"evaluator": "sharpmoku", "depth": 2})
+    assert a != evaluator_hash(PRESETS["sharpmoku-hard"])
+    assert len({evaluator_hash(c) for c in PRESETS.values()}) == 3
+    assert re.fullmatch(r"[0-9a-f]{64}", a)
