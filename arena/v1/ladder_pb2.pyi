@@ -147,11 +147,16 @@ class LadderInfo(_message.Message):
     MATCH_IDS_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     OWNER_FIELD_NUMBER: _builtins.int
+    GAMES_VOID_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     status: Global___LadderStatus.ValueType
     games_total: _builtins.int
     games_done: _builtins.int
     owner: _builtins.str
+    games_void: _builtins.int
+    """Games that ended without a result (cancelled, or lost to an infrastructure failure);
+    they count in games_done but not in the standings.
+    """
     @_builtins.property
     def config(self) -> Global___LadderConfig: ...
     @_builtins.property
@@ -169,10 +174,11 @@ class LadderInfo(_message.Message):
         match_ids: _abc.Iterable[_builtins.str] | None = ...,
         created_at: _timestamp_pb2.Timestamp | None = ...,
         owner: _builtins.str = ...,
+        games_void: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "created_at", b"created_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "created_at", b"created_at", "games_done", b"games_done", "games_total", b"games_total", "id", b"id", "match_ids", b"match_ids", "owner", b"owner", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "created_at", b"created_at", "games_done", b"games_done", "games_total", b"games_total", "games_void", b"games_void", "id", b"id", "match_ids", b"match_ids", "owner", b"owner", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -261,6 +267,8 @@ class HeadToHead(_message.Message):
     DRAWS_FIELD_NUMBER: _builtins.int
     LOSSES_FIELD_NUMBER: _builtins.int
     LOS_FIELD_NUMBER: _builtins.int
+    BOT_REF_FIELD_NUMBER: _builtins.int
+    OPPONENT_REF_FIELD_NUMBER: _builtins.int
     bot: _builtins.str
     opponent: _builtins.str
     wins: _builtins.int
@@ -268,6 +276,12 @@ class HeadToHead(_message.Message):
     losses: _builtins.int
     los: _builtins.float
     """Likelihood that `bot` is stronger than `opponent`."""
+    @_builtins.property
+    def bot_ref(self) -> _common_pb2.BotRef:
+        """The exact versions behind `bot` and `opponent` (labels are "name@vN")."""
+
+    @_builtins.property
+    def opponent_ref(self) -> _common_pb2.BotRef: ...
     def __init__(
         self,
         *,
@@ -277,10 +291,12 @@ class HeadToHead(_message.Message):
         draws: _builtins.int = ...,
         losses: _builtins.int = ...,
         los: _builtins.float = ...,
+        bot_ref: _common_pb2.BotRef | None = ...,
+        opponent_ref: _common_pb2.BotRef | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bot_ref", b"bot_ref", "opponent_ref", b"opponent_ref"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "draws", b"draws", "los", b"los", "losses", b"losses", "opponent", b"opponent", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "bot_ref", b"bot_ref", "draws", b"draws", "los", b"los", "losses", b"losses", "opponent", b"opponent", "opponent_ref", b"opponent_ref", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
