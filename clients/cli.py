@@ -1,38 +1,156 @@
-"""The `arena` command. Each command group lives in its own module and mounts itself here."""
+"""The `arena` command. Each command group lives in its own module and mounts itself here.
+
+Errors never reach the user as tracebacks: an ``arena.errors`` exception, a bad value
+(``ValueError``) or an OS error prints one line, ``arena: error: ...``, and exits 1.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from arena.errors import ArenaError
+
+EXIT_ERROR = 1
+EXIT_INTERRUPTED = 130
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
     from arena.services.common.stack import run_up
 
-    return run_up(args.workers, args.home)
+    return run_up(args.workers, args.up_home or args.home)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="arena", description="Arena: a bot arena for Othello/Reversi and Gomoku."
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+def _cmd_worker(args: argparse.Namespace) -> int:
+    worker = importlib.import_module("arena.services.worker")
+    main: Callable[[list[str]], int] | None = getattr(worker, "main", None)
+    if main is not None:
+        return int(main(list(args.worker_args)))
+    from arena.services.common.runner import run_service
+    from arena.services.worker.server import create_service
+
+    return run_service("worker", create_service, list(args.worker_args))
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from arena.clients.demo import run_demo
+
+    return run_demo(args)
+
+
+def _add_up(sub: Subparsers) -> None:
     up = sub.add_parser("up", help="start Redis, every service and N workers locally",
                         description="Start the embedded stack and stop it on Ctrl-C/SIGTERM.")
     up.add_argument("--workers", type=int, default=2, help="engine worker processes")
-    up.add_argument("--home", type=Path, default=None, help="state folder (default .arena)")
+    up.add_argument("--home", dest="up_home", type=Path, default=None,
+                    help="state folder (default .arena)")
     up.set_defaults(func=_cmd_up)
+
+
+def _add_worker(sub: Subparsers) -> None:
+    worker = sub.add_parser(
+        "worker", help="run one engine worker (arguments go to the worker)",
+        description="Run an engine worker process that consumes move jobs and serves "
+                    "Analyze; `arena worker -- --help` lists its options.",
+        add_help=True)
+    worker.add_argument("worker_args", nargs=argparse.REMAINDER,
+                        help="worker options, e.g. --listen 127.0.0.1:0 --redis-url URL")
+    worker.set_defaults(func=_cmd_worker)
+
+
+def _add_demo(sub: Subparsers) -> None:
+    from arena.clients.demo import add_demo_arguments
+
+    demo = sub.add_parser(
+        "demo", help="the main job: start the stack, run a ladder of the preset bots",
+        description="Start the embedded stack (Redis, services, workers), register the "
+                    "preset bots, play a colour-swapped round robin of KReversi's Lucy, "
+                    "Madoka, Ryo and Terra, the lab's Advanced level and arena-strong, "
+                    "print the standings and stop everything.")
+    add_demo_arguments(demo)
+    demo.set_defaults(func=_cmd_demo)
+
+
+def _mount_optional(sub: Subparsers, module: str, function: str) -> None:
+    """Mount a command group another module provides (`arena bot`, `arena engine`)."""
+    try:
+        mounted = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:  # the module exists but something it imports is broken
+            raise
+        return
+    getattr(mounted, function)(sub)
+
+
+def _add_global_options(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_argument_group(
+        "where the services are (default: $ARENA_HOME/stack.json, written by `arena up`)")
+    where.add_argument("--home", type=Path, default=None, help="state folder (default .arena)")
+    for role in ("registry", "referee", "ladder", "engine"):
+        where.add_argument(f"--{role}", default=None, metavar="HOST:PORT",
+                           help=f"{role} address (env ARENA_{role.upper()})")
+    where.add_argument("--token", default=None, help="bearer token (env ARENA_TOKEN)")
+    where.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                       help="deadline of each call (default 10)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from arena.clients.ladder_commands import add_analyze_command, add_ladder_commands
+    from arena.clients.match_commands import add_match_commands
+    from arena.clients.play import add_play_command
+
+    parser = argparse.ArgumentParser(
+        prog="arena", description="Arena: a bot arena for Othello/Reversi and Gomoku.",
+        epilog="Every command has --help; read commands take --json.",
+    )
+    _add_global_options(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_up(sub)
+    _add_demo(sub)
+    _mount_optional(sub, "arena.clients.bot_commands", "add_bot_commands")
+    add_match_commands(sub)
+    add_ladder_commands(sub)
+    add_analyze_command(sub)
+    add_play_command(sub)
+    _add_worker(sub)
+    _mount_optional(sub, "arena.engine.othello.cli", "add_engine_commands")
     return parser
+
+
+def _export_global_options(args: argparse.Namespace) -> None:
+    """Mounted command groups build their own ``ArenaClient()``; the environment is how
+    the global options reach them."""
+    for role in ("registry", "referee", "ladder", "engine", "token"):
+        value = getattr(args, role, None)
+        if value:
+            os.environ[f"ARENA_{role.upper()}"] = str(value)
+    if getattr(args, "home", None):
+        os.environ["ARENA_HOME"] = str(args.home)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _export_global_options(args)
+    handler: Callable[[argparse.Namespace], Any] = args.func
     try:
-        return int(args.func(args))
+        return int(handler(args) or 0)
     except KeyboardInterrupt:
-        return 130
+        print(file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader went away (`arena match list | head`)
+        return EXIT_ERROR
+    except (ArenaError, ValueError, OSError) as exc:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"arena: error: {message}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

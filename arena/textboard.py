@@ -1,0 +1,190 @@
+"""Text rendering for terminals: boards, search trees, standings and progress bars.
+
+Pure functions from values to strings (no I/O), shared by ``arena play``, ``arena match``
+and ``arena ladder``. Boards use ``X`` for black, ``O`` for white, ``.`` for an empty
+point and ``*`` for a legal move; the last move is framed by parentheses, which
+survives copy-paste and needs no colour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from arena.engine.api import TreeNode
+from arena.games import Color, Outcome, Position
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+_PIECES = {Color.BLACK: "X", Color.WHITE: "O", None: "."}
+BOLD, REVERSE, DIM, RESET = "\x1b[1m", "\x1b[7m", "\x1b[2m", "\x1b[0m"
+
+
+def render_board(
+    position: Position,
+    last_move: int | None = None,
+    marks: Iterable[int] = (),
+    mark: str = "*",
+) -> str:
+    """The board with column letters and row numbers (row 1 on top, as in the move
+    names), ``last_move`` framed as ``(X)`` and every square of ``marks`` shown as
+    ``mark`` (legal moves, usually)."""
+    size = position.size
+    marked = set(marks)
+    width = len(str(size))
+    header = " " * (width + 1) + " ".join(_LETTERS[:size])
+    lines = [header]
+    for row in range(size):
+        text = f"{row + 1:>{width}}"
+        for col in range(size + 1):
+            square = row * size + col
+            if col < size and square == last_move:
+                text += "("
+            elif col > 0 and square - 1 == last_move:
+                text += ")"
+            else:
+                text += " "
+            if col < size:
+                piece = _PIECES[_piece_at(position, square)]
+                text += mark if piece == "." and square in marked else piece
+        lines.append(f"{text}{row + 1}")
+    lines.append(header)
+    return "\n".join(lines)
+
+
+def _piece_at(position: Position, square: int) -> Color | None:
+    piece_at: Callable[[int], Color | None] = getattr(position, "piece_at")  # noqa: B009
+    return piece_at(square)
+
+
+def _count(position: Position, color: Color) -> int:
+    count: Callable[[Color], int] = getattr(position, "count")  # noqa: B009
+    return count(color)
+
+
+def board_summary(position: Position) -> str:
+    """Disc/stone counts and the side to move (or the result)."""
+    black = _count(position, Color.BLACK)
+    white = _count(position, Color.WHITE)
+    counts = f"black X {black}  white O {white}"
+    outcome = position.outcome()
+    if outcome is not None:
+        return f"{counts}  -  {describe_outcome(outcome)}"
+    return f"{counts}  -  {position.turn.name.lower()} to move"
+
+
+def describe_outcome(outcome: Outcome) -> str:
+    if outcome.winner is None:
+        return f"draw ({outcome.black_score}-{outcome.white_score})"
+    return (
+        f"{outcome.winner.name.lower()} wins {outcome.black_score}-{outcome.white_score}"
+        f" ({outcome.result})"
+    )
+
+
+# -- search trees (KReversi's minimax viewer, as text) ------------------------------------
+
+
+def render_tree(
+    nodes: Sequence[TreeNode],
+    move_name: Callable[[int], str],
+    max_depth: int | None = None,
+    color: bool = False,
+    truncated: bool = False,
+) -> str:
+    """An indented tree, one node per line: ``score [move] Max|Min|Leaf``, with
+    ``cut`` on nodes where a cut-off happened and the principal variation marked
+    ``<= PV`` (and bold when ``color``)."""
+    children: dict[int, list[TreeNode]] = {}
+    roots: list[TreeNode] = []
+    for node in nodes:
+        if node.parent < 0:
+            roots.append(node)
+        else:
+            children.setdefault(node.parent, []).append(node)
+    title = f"{len(nodes)} nodes" + (" (node budget reached: tree truncated)" if truncated else "")
+    lines = [title]
+
+    def walk(node: TreeNode, prefix: str, last: bool, is_root: bool) -> None:
+        branch = "" if is_root else ("`-- " if last else "|-- ")
+        lines.append(prefix + branch + _tree_label(node, move_name, color))
+        kids = children.get(node.id, [])
+        if max_depth is not None and node.depth >= max_depth and kids:
+            more = "    " if last or is_root else "|   "
+            lines.append(prefix + ("" if is_root else more) + f"... {len(kids)} more below")
+            return
+        inner = prefix + ("" if is_root else ("    " if last else "|   "))
+        for index, kid in enumerate(kids):
+            walk(kid, inner, index == len(kids) - 1, False)
+
+    for root in roots:
+        walk(root, "", True, True)
+    return "\n".join(lines)
+
+
+def _tree_label(node: TreeNode, move_name: Callable[[int], str], color: bool) -> str:
+    kind = {"max": "Max", "min": "Min", "leaf": "Leaf"}[node.kind]
+    move = "root" if node.move < 0 else move_name(node.move)
+    label = f"{node.score:>7} [{move}] {kind}"
+    if node.cutoff:
+        label += " cut"
+    label += f"  (a={node.alpha}, b={node.beta})" if node.kind != "leaf" else ""
+    if node.pv:
+        label = f"{BOLD}{label} <= PV{RESET}" if color else f"{label} <= PV"
+    return label
+
+
+# -- ladders ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StandingLine:
+    """One row of a standings table."""
+
+    rank: int
+    name: str
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    score_pct: float
+    elo: float
+    elo_low: float
+    elo_high: float
+
+
+def render_standings(lines: Sequence[StandingLine]) -> str:
+    """A fixed-width table: rank, bot, Elo with its 95% interval, W/D/L, score %."""
+    name_width = max([len("bot"), *(len(line.name) for line in lines)])
+    header = (
+        f"{'#':>3}  {'bot':<{name_width}}  {'Elo':>6}  {'95% interval':>15}  "
+        f"{'games':>5}  {'W':>4} {'D':>4} {'L':>4}  {'score':>6}"
+    )
+    rows = [header, "-" * len(header)]
+    for line in lines:
+        interval = f"[{line.elo_low:+.0f}, {line.elo_high:+.0f}]"
+        rows.append(
+            f"{line.rank:>3}  {line.name:<{name_width}}  {line.elo:>+6.0f}  {interval:>15}  "
+            f"{line.games:>5}  {line.wins:>4} {line.draws:>4} {line.losses:>4}  "
+            f"{line.score_pct:>5.1f}%"
+        )
+    return "\n".join(rows)
+
+
+def format_duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    minutes, secs = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def progress_bar(done: int, total: int, elapsed_s: float, width: int = 30) -> str:
+    """``[#######-----]  12/60  20%  elapsed 0:42  ETA 2:48`` (ETA from the mean pace)."""
+    total = max(total, 0)
+    fraction = done / total if total else 1.0
+    filled = round(width * min(fraction, 1.0))
+    bar = "#" * filled + "-" * (width - filled)
+    eta = "?" if done == 0 or done > total else format_duration(elapsed_s / done * (total - done))
+    return (
+        f"[{bar}] {done:>{len(str(total))}}/{total} {fraction * 100:3.0f}%  "
+        f"elapsed {format_duration(elapsed_s)}  ETA {eta}"
+    )

@@ -1,0 +1,137 @@
+"""What every `arena` command shares: the client from the global options, JSON output,
+argument parsers for bot references and games, and proto-to-text helpers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from arena.clients.sdk import ArenaClient
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from arena.errors import InvalidArgumentError
+from arena.games import Position, position_from_text
+from arena.textboard import StandingLine
+from arena.v1 import common_pb2, ladder_pb2, match_pb2
+
+Handler = Callable[[argparse.Namespace], int]
+
+GAME_KINDS = {"othello": common_pb2.GAME_KIND_OTHELLO, "gomoku": common_pb2.GAME_KIND_GOMOKU}
+GAME_NAMES = {value: key for key, value in GAME_KINDS.items()}
+COLOR_NAMES = {common_pb2.COLOR_BLACK: "black", common_pb2.COLOR_WHITE: "white"}
+
+
+def client_from_args(args: argparse.Namespace) -> ArenaClient:
+    """An ``ArenaClient`` honouring the global ``--home``/``--registry``/... options."""
+    return ArenaClient(
+        registry=getattr(args, "registry", None),
+        referee=getattr(args, "referee", None),
+        ladder=getattr(args, "ladder", None),
+        engine=getattr(args, "engine", None),
+        token=getattr(args, "token", None),
+        home=getattr(args, "home", None),
+        timeout_s=getattr(args, "timeout", None) or 10.0,
+    )
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+def to_dict(message: Message) -> dict[str, Any]:
+    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+
+
+def print_json(value: Message | dict[str, Any] | list[Any]) -> None:
+    data = to_dict(value) if isinstance(value, Message) else value
+    print(json.dumps(data, indent=2, sort_keys=False))
+
+
+def print_json_line(value: Message | dict[str, Any]) -> None:
+    data = to_dict(value) if isinstance(value, Message) else value
+    print(json.dumps(data), flush=True)
+
+
+def parse_bot_ref(text: str) -> common_pb2.BotRef:
+    """``name`` (latest version) or ``name@3``."""
+    name, _, version = text.partition("@")
+    if not name or (version and not version.isdigit()):
+        raise InvalidArgumentError(f"bad bot reference {text!r}: expected NAME or NAME@VERSION")
+    return common_pb2.BotRef(name=name, version=int(version or 0))
+
+
+def bot_ref_text(ref: common_pb2.BotRef) -> str:
+    return f"{ref.name}@{ref.version}" if ref.version else ref.name
+
+
+def add_game_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--game", choices=sorted(GAME_KINDS), default="othello",
+                        help="game (default othello)")
+    parser.add_argument("--variant", default=None,
+                        help="Othello: standard|international; Gomoku: freestyle|exact-five")
+    parser.add_argument("--size", type=int, default=None, help="Gomoku board size (9, 15, 19)")
+
+
+def game_spec(args: argparse.Namespace) -> common_pb2.GameSpec:
+    othello = args.game == "othello"
+    variant = args.variant or ("standard" if othello else "freestyle")
+    size = 8 if othello else (args.size or 15)
+    return common_pb2.GameSpec(kind=GAME_KINDS[args.game], variant=variant, board_size=size)
+
+
+def read_text_file(path: Path, what: str) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        raise InvalidArgumentError(f"no such {what} file: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidArgumentError(f"cannot read {what} file {path}: {exc}") from None
+
+
+def position_of(game: common_pb2.GameSpec, text: str) -> Position:
+    return position_from_text(GAME_NAMES.get(game.kind, "othello"), text)
+
+
+def enum_name(value: int, prefix: str, enum: Any) -> str:
+    """``MATCH_STATUS_RUNNING`` -> ``running``."""
+    name: str = enum.Name(value)
+    return name.removeprefix(prefix).lower().replace("_", "-")
+
+
+def match_status(match: match_pb2.Match) -> str:
+    return enum_name(match.status, "MATCH_STATUS_", match_pb2.MatchStatus)
+
+
+def match_result_text(match: match_pb2.Match) -> str:
+    """``1-0 (normal, 40-24)``, ``1/2-1/2``, or the status while unfinished."""
+    if match.status != match_pb2.MATCH_STATUS_FINISHED:
+        return match_status(match)
+    result = match.result
+    score = {common_pb2.COLOR_BLACK: "1-0", common_pb2.COLOR_WHITE: "0-1"}.get(
+        result.winner, "1/2-1/2"
+    )
+    why = enum_name(result.termination, "TERMINATION_", match_pb2.Termination)
+    detail = f"{why}, {result.black_count}-{result.white_count}"
+    if result.detail:
+        detail += f": {result.detail}"
+    return f"{score} ({detail})"
+
+
+def standing_lines(standings: ladder_pb2.Standings) -> list[StandingLine]:
+    return [
+        StandingLine(
+            rank=row.rank, name=bot_ref_text(row.bot), games=row.games, wins=row.wins,
+            draws=row.draws, losses=row.losses, score_pct=row.score_pct, elo=row.elo,
+            elo_low=row.elo_low, elo_high=row.elo_high,
+        )
+        for row in standings.rows
+    ]
+
+
+def eprint(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)

@@ -1,0 +1,123 @@
+"""`arena demo` (what `make demo` runs): the whole arena, end to end, in one command.
+
+It starts the embedded stack (two Redis servers, registry, referee, ladder, workers),
+registers the preset bots through the registry, runs a colour-swapped round robin of
+KReversi's Lucy, Madoka, Ryo and Terra, the Reversi lab's Advanced level and
+arena-strong over a few openings through the ladder service, shows a progress bar,
+prints the standings, saves every game as a replay file and stops everything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from arena.clients.ladder_commands import print_standings, watch_ladder
+from arena.clients.sdk import ArenaClient
+
+from arena.errors import AlreadyExistsError
+from arena.textboard import format_duration
+from arena.v1 import bots_pb2, common_pb2, ladder_pb2, referee_pb2
+
+DEMO_BOTS = ("lucy", "madoka", "ryo", "terra", "lab-advanced", "arena-strong")
+# Measured on 2 cores with 2 workers (bench/demo_game_time.py): mean wall time of one
+# game between these bots, used only to print the expected duration.
+SECONDS_PER_GAME_PER_WORKER = 9.0
+
+
+def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workers", type=int, default=2, help="engine workers (default 2)")
+    parser.add_argument("--bots", default=",".join(DEMO_BOTS),
+                        help="comma-separated presets to play (default: the six demo bots)")
+    parser.add_argument("--openings", type=int, default=2,
+                        help="openings per pairing, each played with both colours (default 2)")
+    parser.add_argument("--opening-suite", default="othello-balanced",
+                        help="where the openings come from (default othello-balanced)")
+    parser.add_argument("--move-time-ms", type=int, default=1000,
+                        help="hard limit per move; the presets' own depths rule (default 1000)")
+    parser.add_argument("--demo-home", type=Path, default=None,
+                        help="state folder of the demo stack (default $ARENA_HOME/demo)")
+
+
+def _demo_home(args: argparse.Namespace) -> Path:
+    if args.demo_home is not None:
+        return Path(args.demo_home).resolve()
+    base = Path(args.home or os.environ.get("ARENA_HOME") or ".arena")
+    return (base / "demo").resolve()
+
+
+def register_presets(client: ArenaClient, names: list[str]) -> list[common_pb2.BotRef]:
+    """Register each preset as a bot of the same name (reusing one registered before)."""
+    refs = []
+    for name in names:
+        spec = bots_pb2.BotSpec(
+            name=name, game=common_pb2.GAME_KIND_OTHELLO, preset=name,
+            description=f"the {name} preset", builtin=bots_pb2.BuiltinEngine(),
+        )
+        try:
+            bot = client.register_bot(spec, from_preset=name)
+            print(f"  registered {name} v{bot.version}", flush=True)
+        except AlreadyExistsError:
+            bot = client.get_bot(name)
+            print(f"  {name} v{bot.version} already registered", flush=True)
+        refs.append(common_pb2.BotRef(name=name, version=bot.version))
+    return refs
+
+
+def save_replays(client: ArenaClient, ladder_id: str, folder: Path) -> int:
+    """Every finished game of the ladder as a native replay file; returns the count."""
+    folder.mkdir(parents=True, exist_ok=True)
+    saved = 0
+    for match in client.iter_matches(ladder_id=ladder_id, summary_only=True):
+        replay = client.get_replay(match.id, referee_pb2.REPLAY_FORMAT_NATIVE)
+        (folder / f"{match.id}.json").write_text(replay.content)
+        saved += 1
+    return saved
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from arena.services.common.stack import Stack
+
+    bots = [name.strip() for name in args.bots.split(",") if name.strip()]
+    home = _demo_home(args)
+    started = time.monotonic()
+    print(f"Starting the embedded stack in {home} "
+          f"(2 Redis servers, registry, referee, ladder, {args.workers} workers)...", flush=True)
+    with Stack(home=home, workers=args.workers) as stack:
+        print(stack.describe(), flush=True)
+        with ArenaClient(
+            registry=stack.target("registry"), referee=stack.target("referee"),
+            ladder=stack.target("ladder"), engine=stack.target("worker"),
+            token=stack.admin_token, home=home,
+        ) as client:
+            print("Registering the preset bots...", flush=True)
+            refs = register_presets(client, bots)
+            ladder = client.create_ladder(ladder_pb2.LadderConfig(
+                name="demo round robin",
+                game=common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO,
+                                         variant="standard", board_size=8),
+                bots=refs, format=ladder_pb2.LADDER_FORMAT_ROUND_ROBIN,
+                games_per_pairing=2 * args.openings, opening_suite=args.opening_suite,
+                time_control=common_pb2.TimeControl(move_time_ms=args.move_time_ms),
+                seed=1,
+            ))
+            expected = ladder.games_total * SECONDS_PER_GAME_PER_WORKER / max(1, args.workers)
+            print(f"Ladder {ladder.id}: round robin of {len(refs)} bots, {args.openings} "
+                  f"openings x 2 colours per pairing = {ladder.games_total} games; "
+                  f"expect about {format_duration(expected)} on 2 cores.", flush=True)
+            watch_ladder(client, ladder.id)
+            print()
+            print_standings(client.get_standings(ladder.id))
+            folder = home / "replays"
+            saved = save_replays(client, ladder.id, folder)
+        print(f"\nSaved {saved} replays in {folder}. View one with:\n"
+              f"  arena match replay {folder}/<match id>.json\n"
+              f"The games stay in the demo's durable Redis; to browse them there:\n"
+              f"  arena up --home {home}      (then, in another terminal)\n"
+              f"  arena --home {home} match list --ladder {ladder.id}\n"
+              f"  arena --home {home} match replay <match id>", flush=True)
+        print("Stopping everything...", flush=True)
+    print(f"Done in {format_duration(time.monotonic() - started)}.", flush=True)
+    return 0

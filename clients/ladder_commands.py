@@ -1,0 +1,271 @@
+"""`arena ladder ...` (create, watch, standings, list, cancel) and `arena analyze`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from arena.clients.common import (
+    add_game_options,
+    add_json_flag,
+    bot_ref_text,
+    client_from_args,
+    enum_name,
+    game_spec,
+    parse_bot_ref,
+    position_of,
+    print_json,
+    read_text_file,
+    standing_lines,
+    to_dict,
+)
+from arena.clients.match_commands import print_tree
+from arena.clients.sdk import ArenaClient
+
+from arena.errors import InvalidArgumentError, NotFoundError
+from arena.games import new_position
+from arena.textboard import progress_bar, render_board, render_standings
+from arena.v1 import common_pb2, ladder_pb2
+
+LADDER_FORMATS = {
+    "round-robin": ladder_pb2.LADDER_FORMAT_ROUND_ROBIN,
+    "gauntlet": ladder_pb2.LADDER_FORMAT_GAUNTLET,
+}
+
+
+def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    group = sub.add_parser("ladder", help="bot-vs-bot tournaments with ratings",
+                           description="Run round robins and gauntlets; read standings.")
+    cmds = group.add_subparsers(dest="ladder_command", metavar="COMMAND", required=True)
+
+    create = cmds.add_parser("create", help="schedule a ladder between registered bots")
+    create.add_argument("bots", nargs="+",
+                        help="bots: NAME[@VERSION] (gauntlet: first = challenger)")
+    create.add_argument("--name", default="", help="a label for the ladder")
+    create.add_argument("--format", choices=sorted(LADDER_FORMATS), default="round-robin")
+    add_game_options(create)
+    create.add_argument("--games-per-pairing", type=int, default=2,
+                        help="games per pair of bots, in colour-swapped pairs (default 2)")
+    create.add_argument("--openings", default="othello-balanced",
+                        help="opening suite (othello-balanced, international, "
+                             "gomoku-balanced15, none)")
+    create.add_argument("--move-time-ms", type=int, default=1000, help="hard limit per move")
+    create.add_argument("--game-time-ms", type=int, default=0, help="budget per side (0: none)")
+    create.add_argument("--trees", action="store_true", help="store every move's search tree")
+    create.add_argument("--seed", type=int, default=0)
+    create.add_argument("--watch", action="store_true",
+                        help="show progress, then the standings, once created")
+    add_json_flag(create)
+    create.set_defaults(func=cmd_create)
+
+    watch = cmds.add_parser("watch", help="a progress bar until the ladder ends, then standings")
+    watch.add_argument("ladder_id")
+    watch.set_defaults(func=cmd_watch)
+
+    standings = cmds.add_parser("standings", help="ratings with intervals, W/D/L, score %%")
+    standings.add_argument("ladder_id")
+    add_json_flag(standings)
+    standings.set_defaults(func=cmd_standings)
+
+    listing = cmds.add_parser("list", help="ladders, newest first")
+    listing.add_argument("--limit", type=int, default=20, help="at most this many (0: all)")
+    add_json_flag(listing)
+    listing.set_defaults(func=cmd_list)
+
+    cancel = cmds.add_parser("cancel", help="cancel the games not yet played")
+    cancel.add_argument("ladder_id")
+    cancel.set_defaults(func=cmd_cancel)
+
+
+def ladder_config(args: argparse.Namespace) -> ladder_pb2.LadderConfig:
+    return ladder_pb2.LadderConfig(
+        name=args.name, game=game_spec(args), bots=[parse_bot_ref(b) for b in args.bots],
+        format=LADDER_FORMATS[args.format], games_per_pairing=args.games_per_pairing,
+        opening_suite=args.openings,
+        time_control=common_pb2.TimeControl(
+            move_time_ms=args.move_time_ms, game_time_ms=args.game_time_ms
+        ),
+        seed=args.seed, capture_trees=args.trees,
+    )
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    config = ladder_config(args)
+    with client_from_args(args) as client:
+        ladder = client.create_ladder(config)
+        if args.json and not args.watch:
+            print_json(ladder)
+            return 0
+        print(f"ladder {ladder.id}: {len(config.bots)} bots, {ladder.games_total} games")
+        if args.watch:
+            watch_ladder(client, ladder.id)
+            print_standings(client.get_standings(ladder.id))
+    return 0
+
+
+def watch_ladder(client: ArenaClient, ladder_id: str, out: TextIO = sys.stdout) -> None:
+    """A progress bar (games done/total, ETA) until the ladder ends. On a terminal the
+    bar redraws in place; otherwise every finished game prints one line."""
+    started = time.monotonic()
+    live = out.isatty()
+    last = ""
+    for progress in client.watch_ladder(ladder_id):
+        info = progress.ladder
+        bar = progress_bar(info.games_done, info.games_total, time.monotonic() - started)
+        if bar == last:
+            continue
+        last = bar
+        print(("\r" + bar) if live else bar, end="" if live else "\n", file=out, flush=True)
+    if live:
+        print(file=out)
+
+
+def print_standings(standings: ladder_pb2.Standings) -> None:
+    ladder = standings.ladder
+    status = enum_name(ladder.status, "LADDER_STATUS_", ladder_pb2.LadderStatus)
+    print(f"ladder {ladder.id} {ladder.config.name}: {status}, "
+          f"{ladder.games_done}/{ladder.games_total} games")
+    print(render_standings(standing_lines(standings)))
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    with client_from_args(args) as client:
+        watch_ladder(client, args.ladder_id)
+        print_standings(client.get_standings(args.ladder_id))
+    return 0
+
+
+def cmd_standings(args: argparse.Namespace) -> int:
+    with client_from_args(args) as client:
+        standings = client.get_standings(args.ladder_id)
+    if args.json:
+        print_json(standings)
+    else:
+        print_standings(standings)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with client_from_args(args) as client:
+        ladders = list(client.iter_ladders(limit=args.limit))
+    if args.json:
+        print_json([to_dict(ladder) for ladder in ladders])
+        return 0
+    if not ladders:
+        print("no ladders")
+    for ladder in ladders:
+        status = enum_name(ladder.status, "LADDER_STATUS_", ladder_pb2.LadderStatus)
+        bots = ", ".join(bot_ref_text(b) for b in ladder.config.bots)
+        print(f"{ladder.id}  {status:<9} {ladder.games_done:>4}/{ladder.games_total:<4} "
+              f"{ladder.config.name or '-'}: {bots}")
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    with client_from_args(args) as client:
+        ladder = client.cancel_ladder(args.ladder_id)
+    status = enum_name(ladder.status, "LADDER_STATUS_", ladder_pb2.LadderStatus)
+    print(f"ladder {ladder.id}: {status}, {ladder.games_done}/{ladder.games_total} games played")
+    return 0
+
+
+# -- arena analyze --------------------------------------------------------------------------
+
+
+def add_analyze_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    analyze = sub.add_parser(
+        "analyze", help="ask a bot for its move and search on any position (a hint)",
+        description="Search a position on an engine worker with a registered bot, a preset "
+                    "or an inline configuration, and print the move, score, PV and "
+                    "optionally the search tree.")
+    who = analyze.add_mutually_exclusive_group(required=True)
+    who.add_argument("--bot", help="registered bot: NAME[@VERSION]")
+    who.add_argument("--preset", help="a preset shipped with Arena (see `arena bot presets`)")
+    who.add_argument("--config", type=Path, help="JSON file with an engine configuration")
+    add_game_options(analyze)
+    where = analyze.add_mutually_exclusive_group()
+    where.add_argument("--position", default="", help="position in text form")
+    where.add_argument("--moves", default="", help="moves from the start, e.g. 'f5 d6 c3'")
+    analyze.add_argument("--depth", type=int, default=0, help="search depth limit (plies)")
+    analyze.add_argument("--time-ms", type=int, default=0, help="search time limit")
+    analyze.add_argument("--nodes", type=int, default=0, help="search node limit")
+    analyze.add_argument("--tree", type=int, default=0, metavar="NODES",
+                         help="also capture and print the search tree within NODES nodes")
+    analyze.add_argument("--tree-depth", type=int, default=None, help="print the tree to here")
+    analyze.add_argument("--seed", type=int, default=0)
+    add_json_flag(analyze)
+    analyze.set_defaults(func=cmd_analyze)
+
+
+def _analyze_target(args: argparse.Namespace) -> tuple[Any, list[int]]:
+    game = game_spec(args)
+    if args.position:
+        return position_of(game, args.position), []
+    position = new_position(args.game, game.variant, game.board_size)
+    history: list[int] = []
+    for word in args.moves.replace(",", " ").split():
+        move = position.parse_move(word)
+        position.push(move)
+        history.append(move)
+    return position, history
+
+
+def _engine_config(client: ArenaClient, args: argparse.Namespace) -> dict[str, Any] | None:
+    if args.config is not None:
+        try:
+            config = json.loads(read_text_file(args.config, "engine configuration"))
+        except ValueError as exc:
+            raise InvalidArgumentError(f"{args.config} is not JSON: {exc}") from None
+        if not isinstance(config, dict):
+            raise InvalidArgumentError(f"{args.config} must hold a JSON object")
+        return config
+    if args.preset:
+        presets = client.list_presets(game_spec(args).kind)
+        for preset in presets:
+            if preset.name == args.preset:
+                return dict(to_dict(preset.engine).get("config", {}))
+        known = ", ".join(p.name for p in presets)
+        raise NotFoundError(f"no preset {args.preset!r}; known: {known}")
+    return None
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    position, history = _analyze_target(args)
+    game = game_spec(args)
+    limits = common_pb2.SearchLimits(depth=args.depth, nodes=args.nodes, time_ms=args.time_ms)
+    with client_from_args(args) as client:
+        config = _engine_config(client, args)
+        reply = client.analyze(
+            common_pb2.Position(game=game, text=position.to_text()),
+            bot=parse_bot_ref(args.bot) if args.bot else None, engine_config=config,
+            limits=limits, history=history, tree_node_budget=args.tree, seed=args.seed,
+        )
+    if args.json:
+        print_json(reply)
+        return 0
+    search = reply.search
+    move = reply.move.text or position.move_to_str(reply.move.square)
+    pv = " ".join(_names(position, list(search.pv)))
+    print(render_board(position, marks=[reply.move.square], mark="!"))
+    print(f"best move {move}  score {search.score:+d}{' (exact)' if search.exact else ''}  "
+          f"depth {search.depth}  nodes {search.nodes}  nps {search.nps}  "
+          f"time {search.time_ms:.0f} ms")
+    print(f"pv {pv or move}")
+    if reply.tree.nodes:
+        print_tree(reply.tree, args.tree_depth, color=False)
+    return 0
+
+
+def _names(position: Any, moves: list[int]) -> list[str]:
+    board = position.copy()
+    names = []
+    for move in moves:
+        if not board.is_legal(move):
+            break
+        names.append(board.move_to_str(move))
+        board.push(move)
+    return names

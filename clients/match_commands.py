@@ -1,0 +1,356 @@
+"""`arena match ...`: create, watch, show, replay, tree, export, delete, list."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from arena.clients.common import (
+    COLOR_NAMES,
+    GAME_KINDS,
+    add_game_options,
+    add_json_flag,
+    bot_ref_text,
+    client_from_args,
+    game_spec,
+    match_result_text,
+    match_status,
+    parse_bot_ref,
+    position_of,
+    print_json,
+    print_json_line,
+    read_text_file,
+    to_dict,
+)
+from arena.clients.navigator import Navigator
+
+from arena.engine.api import TreeNode
+from arena.errors import InvalidArgumentError
+from arena.formats import Replay, parse_replay
+from arena.games import new_position
+from arena.textboard import render_board, render_tree
+from arena.v1 import common_pb2, match_pb2, referee_pb2
+
+FORMATS = {
+    "native": referee_pb2.REPLAY_FORMAT_NATIVE,
+    "ggf": referee_pb2.REPLAY_FORMAT_GGF,
+    "transcript": referee_pb2.REPLAY_FORMAT_TRANSCRIPT,
+    "psq": referee_pb2.REPLAY_FORMAT_PSQ,
+}
+STATUSES = {
+    name: getattr(match_pb2, f"MATCH_STATUS_{name.upper()}")
+    for name in ("pending", "running", "finished", "cancelled")
+}
+NODE_KINDS: dict[int, Any] = {
+    common_pb2.NODE_KIND_MAX: "max", common_pb2.NODE_KIND_MIN: "min",
+    common_pb2.NODE_KIND_LEAF: "leaf",
+}
+
+
+def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    group = sub.add_parser("match", help="create, watch and study matches",
+                           description="Create, watch and study bot-vs-bot matches.")
+    cmds = group.add_subparsers(dest="match_command", metavar="COMMAND", required=True)
+
+    create = cmds.add_parser("create", help="queue a match between two registered bots")
+    create.add_argument("--black", required=True, help="bot playing black: NAME[@VERSION]")
+    create.add_argument("--white", required=True, help="bot playing white: NAME[@VERSION]")
+    add_game_options(create)
+    create.add_argument("--start", default="", help="custom start position (text form)")
+    create.add_argument("--start-file", type=Path, help="file holding the start position")
+    create.add_argument("--opening", default="", help="moves played first, e.g. 'f5 d6 c3'")
+    create.add_argument("--move-time-ms", type=int, default=1000, help="hard limit per move")
+    create.add_argument("--game-time-ms", type=int, default=0, help="budget per side (0: none)")
+    create.add_argument("--trees", action="store_true", help="store every move's search tree")
+    create.add_argument("--tree-budget", type=int, default=0, help="nodes per stored tree")
+    create.add_argument("--seed", type=int, default=0)
+    create.add_argument("--watch", action="store_true", help="watch the match once created")
+    add_json_flag(create)
+    create.set_defaults(func=cmd_create)
+
+    watch = cmds.add_parser("watch", help="follow a match move by move until it ends")
+    watch.add_argument("match_id")
+    watch.add_argument("--no-board", action="store_true", help="moves only, no boards")
+    add_json_flag(watch)
+    watch.set_defaults(func=cmd_watch)
+
+    show = cmds.add_parser("show", help="a match's players, result, moves and final board")
+    show.add_argument("match_id")
+    add_json_flag(show)
+    show.set_defaults(func=cmd_show)
+
+    replay = cmds.add_parser(
+        "replay", help="step through a match or a replay file (n/p/f/l/q or a ply)",
+        description="Step through a game: a match id (fetched from the referee) or a native "
+                    "replay file (as saved by `arena play`). Interactive on stdin unless "
+                    "--ply or --all is given.")
+    replay.add_argument("source", help="match id or replay file")
+    replay.add_argument("--ply", type=int, help="print the board at this ply and exit")
+    replay.add_argument("--all", action="store_true", help="print every ply and exit")
+    add_json_flag(replay)
+    replay.set_defaults(func=cmd_replay)
+
+    tree = cmds.add_parser("tree", help="the search tree behind one move (if it was stored)")
+    tree.add_argument("match_id")
+    tree.add_argument("--ply", type=int, required=True, help="ply of the move (1 = first)")
+    tree.add_argument("--depth", type=int, default=None, help="show nodes down to this depth")
+    tree.add_argument("--color", action="store_true", help="highlight the PV in bold")
+    add_json_flag(tree)
+    tree.set_defaults(func=cmd_tree)
+
+    export = cmds.add_parser("export", help="write a match record (native, ggf, transcript, psq)")
+    export.add_argument("match_id")
+    export.add_argument("--format", choices=sorted(FORMATS), default="native")
+    export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    export.set_defaults(func=cmd_export)
+
+    delete = cmds.add_parser("delete", help="delete a finished match")
+    delete.add_argument("match_id")
+    delete.set_defaults(func=cmd_delete)
+
+    listing = cmds.add_parser("list", help="match history, newest first")
+    listing.add_argument("--bot", default="", help="only matches of this bot")
+    listing.add_argument("--ladder", default="", help="only matches of this ladder")
+    listing.add_argument("--status", choices=sorted(STATUSES), help="only this status")
+    listing.add_argument("--game", choices=sorted(GAME_KINDS))
+    listing.add_argument("--limit", type=int, default=20, help="at most this many (0: all)")
+    add_json_flag(listing)
+    listing.set_defaults(func=cmd_list)
+
+
+# -- create / watch ------------------------------------------------------------------------
+
+
+def _match_config(args: argparse.Namespace) -> match_pb2.MatchConfig:
+    game = game_spec(args)
+    start = args.start
+    if args.start_file is not None:
+        start = read_text_file(args.start_file, "start position").strip()
+    position = position_of(game, start) if start else new_position(
+        args.game, game.variant, game.board_size
+    )
+    opening: list[int] = []
+    for word in args.opening.replace(",", " ").split():
+        move = position.parse_move(word)
+        position.push(move)
+        opening.append(move)
+    return match_pb2.MatchConfig(
+        game=game, black=parse_bot_ref(args.black), white=parse_bot_ref(args.white),
+        start_position=start, opening=opening,
+        time_control=common_pb2.TimeControl(
+            move_time_ms=args.move_time_ms, game_time_ms=args.game_time_ms
+        ),
+        capture_trees=args.trees, tree_node_budget=args.tree_budget, seed=args.seed,
+    )
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    config = _match_config(args)
+    with client_from_args(args) as client:
+        match = client.create_match(config)
+        if args.json and not args.watch:
+            print_json(match)
+        else:
+            print(f"match {match.id}: {bot_ref_text(match.black)} (black) vs "
+                  f"{bot_ref_text(match.white)} (white), {match_status(match)}")
+        if args.watch:
+            return _watch(client, match.id, args.json, board=True)
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    with client_from_args(args) as client:
+        return _watch(client, args.match_id, args.json, board=not args.no_board)
+
+
+def _watch(client: Any, match_id: str, as_json: bool, board: bool) -> int:
+    position = None
+    for event in client.watch_match(match_id):
+        if as_json:
+            print_json_line(event)
+            continue
+        kind = event.WhichOneof("event")
+        if kind == "started":
+            match = event.started.match
+            print(f"match {match.id}: {bot_ref_text(match.black)} (black) vs "
+                  f"{bot_ref_text(match.white)} (white)", flush=True)
+            if match.start_position:
+                position = position_of(match.config.game, match.start_position)
+        elif kind == "move":
+            record = event.move
+            info = f"{record.time_ms} ms"
+            if record.search.depth:
+                info += f", score {record.search.score:+d}, depth {record.search.depth}"
+            print(f"{record.ply:>3}. {COLOR_NAMES.get(record.color, '?')} "
+                  f"{record.move.text or record.move.square} ({info})", flush=True)
+            if board and record.position_after and position is not None:
+                position = position_of_like(position, record.position_after)
+                print(render_board(position, last_move=record.move.square), flush=True)
+        elif kind == "pass":
+            passed = getattr(event, "pass")  # `pass` is a Python keyword
+            print(f"{passed.ply:>3}. {COLOR_NAMES.get(passed.color, '?')} has no move "
+                  "and passes", flush=True)
+        elif kind == "ended":
+            match = client.get_match(match_id)
+            print(f"result: {match_result_text(match)}", flush=True)
+    return 0
+
+
+def position_of_like(previous: Any, text: str) -> Any:
+    """Parse ``text`` as a position of the same game as ``previous``."""
+    return type(previous).from_text(text)
+
+
+# -- show / list / delete -------------------------------------------------------------------
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    with client_from_args(args) as client:
+        match = client.get_match(args.match_id)
+    if args.json:
+        print_json(match)
+        return 0
+    game = match.config.game
+    print(f"match    {match.id}")
+    print(f"game     {game_label(game)}")
+    print(f"black    {bot_ref_text(match.black)}")
+    print(f"white    {bot_ref_text(match.white)}")
+    print(f"status   {match_result_text(match)}")
+    if match.config.ladder_id:
+        print(f"ladder   {match.config.ladder_id}")
+    print(f"moves    {' '.join(m.move.text or str(m.move.square) for m in match.moves) or '-'}")
+    if match.moves and match.moves[-1].position_after:
+        final = position_of(game, match.moves[-1].position_after)
+        print(render_board(final, last_move=match.moves[-1].move.square))
+    return 0
+
+
+def game_label(game: common_pb2.GameSpec) -> str:
+    name = {common_pb2.GAME_KIND_OTHELLO: "othello", common_pb2.GAME_KIND_GOMOKU: "gomoku"}
+    return f"{name.get(game.kind, '?')} {game.variant} {game.board_size}x{game.board_size}"
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    filters: dict[str, Any] = {"bot_name": args.bot, "ladder_id": args.ladder,
+                               "summary_only": True}
+    if args.status:
+        filters["status"] = STATUSES[args.status]
+    if args.game:
+        filters["game"] = GAME_KINDS[args.game]
+    with client_from_args(args) as client:
+        matches = list(client.iter_matches(limit=args.limit, **filters))
+    if args.json:
+        print_json([to_dict(m) for m in matches])
+        return 0
+    if not matches:
+        print("no matches")
+        return 0
+    rows = [(m.id, bot_ref_text(m.black), bot_ref_text(m.white), match_result_text(m))
+            for m in matches]
+    widths = [max(len(str(r[i])) for r in rows) for i in range(3)]
+    print(f"{'id':<{widths[0]}}  {'black':<{widths[1]}}  {'white':<{widths[2]}}  result")
+    for row in rows:
+        print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:<{widths[2]}}  {row[3]}")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    with client_from_args(args) as client:
+        client.delete_match(args.match_id)
+    print(f"deleted match {args.match_id}")
+    return 0
+
+
+# -- replay / export / tree -----------------------------------------------------------------
+
+
+def load_replay(args: argparse.Namespace, source: str) -> Replay:
+    """A replay file if ``source`` names one, otherwise a match fetched from the referee."""
+    path = Path(source)
+    if path.is_file() or source.endswith(".json"):
+        return parse_replay(read_text_file(path, "replay"))
+    with client_from_args(args) as client:
+        replay = client.get_replay(source, referee_pb2.REPLAY_FORMAT_NATIVE)
+    return parse_replay(replay.content)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    navigator = Navigator.of(load_replay(args, args.source))
+    if args.json:
+        print_json(replay_json(navigator))
+        return 0
+    if args.all:
+        print(navigator.header())
+        for frame in navigator.frames():
+            print(frame + "\n")
+        return 0
+    if args.ply is not None:
+        if not 0 <= args.ply <= navigator.last_ply:
+            raise InvalidArgumentError(
+                f"ply {args.ply} is outside this game (0..{navigator.last_ply})"
+            )
+        navigator.go(args.ply)
+        print(navigator.header())
+        print(navigator.frame())
+        return 0
+    navigator.interact()
+    return 0
+
+
+def replay_json(navigator: Navigator) -> dict[str, Any]:
+    replay = navigator.replay
+    plies = []
+    for ply, position in enumerate(navigator.positions):
+        entry: dict[str, Any] = {"ply": ply, "position": position.to_text()}
+        if ply:
+            record = replay.moves[ply - 1]
+            entry |= {"move": record.move,
+                      "move_text": navigator.positions[ply - 1].move_to_str(record.move),
+                      "time_ms": record.time_ms, "score": record.score, "depth": record.depth}
+        plies.append(entry)
+    outcome = navigator.positions[-1].outcome()
+    return {"game": replay.game, "variant": replay.variant, "size": replay.size,
+            "black": replay.black, "white": replay.white, "forfeit": replay.forfeit,
+            "result": None if outcome is None else outcome.result, "plies": plies}
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    with client_from_args(args) as client:
+        replay = client.get_replay(args.match_id, FORMATS[args.format])
+    if args.output is None:
+        print(replay.content, end="" if replay.content.endswith("\n") else "\n")
+        return 0
+    try:
+        args.output.write_text(replay.content)
+    except OSError as exc:
+        raise InvalidArgumentError(f"cannot write {args.output}: {exc}") from None
+    print(f"wrote {args.output} ({args.format})")
+    return 0
+
+
+def tree_nodes(tree: common_pb2.SearchTree) -> list[TreeNode]:
+    return [
+        TreeNode(id=n.id, parent=n.parent, move=n.move, depth=n.depth, alpha=n.alpha,
+                 beta=n.beta, score=n.score, kind=NODE_KINDS.get(n.kind, "leaf"),
+                 cutoff=n.cutoff, pv=n.pv)
+        for n in tree.nodes
+    ]
+
+
+def print_tree(tree: common_pb2.SearchTree, depth: int | None, color: bool) -> None:
+    root = position_of(tree.root.game, tree.root.text)
+    print(render_board(root, marks=root.legal_moves()))
+    print(render_tree(tree_nodes(tree), root.move_to_str, max_depth=depth, color=color,
+                      truncated=tree.truncated))
+
+
+def cmd_tree(args: argparse.Namespace) -> int:
+    with client_from_args(args) as client:
+        tree = client.get_search_tree(args.match_id, args.ply)
+    if args.json:
+        print_json(tree)
+        return 0
+    print(f"search tree of match {args.match_id}, ply {args.ply}")
+    print_tree(tree, args.depth, args.color)
+    return 0

@@ -1,0 +1,120 @@
+"""Stepping through a finished game: first / previous / next / last / a given ply.
+
+The same navigator serves replay files (``arena match replay game.json``), matches
+fetched from the referee (``arena match replay MATCH_ID``) and the end of ``arena play``.
+It is interactive on stdin (keys ``f p n l q`` or a ply number; Enter = next) and has a
+non-interactive form for scripts (``--ply N``, ``--all``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TextIO
+
+from arena.formats import Replay
+from arena.games import Color, Position
+from arena.textboard import board_summary, render_board
+
+HELP = "keys: n next, p previous, f first, l last, <number> go to ply, q quit"
+
+
+@dataclass
+class Navigator:
+    replay: Replay
+    positions: list[Position]
+    ply: int = 0
+
+    @classmethod
+    def of(cls, replay: Replay) -> Navigator:
+        """Every position of the game, from the start (ply 0) to the end."""
+        position = replay.start_position()
+        positions = [position.copy()]
+        for record in replay.moves:
+            position.push(record.move)
+            positions.append(position.copy())
+        return cls(replay, positions)
+
+    @property
+    def last_ply(self) -> int:
+        return len(self.positions) - 1
+
+    def go(self, ply: int) -> None:
+        self.ply = max(0, min(ply, self.last_ply))
+
+    def command(self, key: str) -> bool:
+        """Apply one key; False means quit."""
+        key = key.strip().lower()
+        moves = {"": self.ply + 1, "n": self.ply + 1, "p": self.ply - 1, "f": 0,
+                 "l": self.last_ply}
+        if key in ("q", "quit", "exit"):
+            return False
+        if key in moves:
+            self.go(moves[key])
+        elif key.isdigit():
+            self.go(int(key))
+        return True
+
+    def header(self) -> str:
+        replay = self.replay
+        return (f"{replay.game} ({replay.variant}, {replay.size}x{replay.size}): "
+                f"black {replay.black} vs white {replay.white}, {len(replay.moves)} moves")
+
+    def frame(self) -> str:
+        """The board at the current ply with the move that led there and its search."""
+        position = self.positions[self.ply]
+        lines = [f"ply {self.ply}/{self.last_ply}: " + self._move_line()]
+        last = self.replay.moves[self.ply - 1].move if self.ply else None
+        marks = [] if position.is_game_over() else position.legal_moves()
+        lines.append(render_board(position, last_move=last, marks=marks))
+        lines.append(board_summary(position))
+        if self.ply == self.last_ply and self.replay.forfeit:
+            lines.append(f"forfeit: {self.replay.forfeit}")
+        return "\n".join(lines)
+
+    def _move_line(self) -> str:
+        if self.ply == 0:
+            return "start position"
+        before = self.positions[self.ply - 1]
+        record = self.replay.moves[self.ply - 1]
+        mover = "black" if before.turn is Color.BLACK else "white"
+        name = before.move_to_str(record.move)
+        text = f"{mover} {'passes' if name == 'pass' else name}"
+        details = [f"{record.time_ms} ms"]
+        if record.score is not None:
+            details.append(f"score {record.score:+d}")
+        if record.depth is not None:
+            details.append(f"depth {record.depth}")
+        if record.pv:
+            details.append("pv " + " ".join(_pv_names(before, record.pv)))
+        return f"{text} ({', '.join(details)})"
+
+    def frames(self) -> Iterator[str]:
+        for ply in range(self.last_ply + 1):
+            self.go(ply)
+            yield self.frame()
+
+    def interact(self, keys: TextIO = sys.stdin, out: TextIO = sys.stdout) -> None:
+        print(self.header(), file=out)
+        print(HELP, file=out)
+        print(self.frame(), file=out, flush=True)
+        while True:
+            print("> ", end="", file=out, flush=True)
+            line = keys.readline()
+            if not line or not self.command(line):  # EOF or q
+                print(file=out)
+                return
+            print(self.frame(), file=out, flush=True)
+
+
+def _pv_names(position: Position, pv: list[int]) -> list[str]:
+    """Names of the PV's moves, played out on a copy (stops at the first bad one)."""
+    board = position.copy()
+    names: list[str] = []
+    for move in pv:
+        if not board.is_legal(move):
+            break
+        names.append(board.move_to_str(move))
+        board.push(move)
+    return names

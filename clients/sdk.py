@@ -1,0 +1,479 @@
+"""The typed Python SDK: one ``ArenaClient`` over every Arena gRPC service.
+
+    >>> from arena.clients.sdk import ArenaClient
+    >>> with ArenaClient() as arena:                  # reads .arena/stack.json
+    ...     for bot in arena.iter_bots():
+    ...         print(bot.spec.name, bot.version)
+
+Where things are comes from, first match wins: constructor arguments, the environment
+(``ARENA_REGISTRY``, ``ARENA_REFEREE``, ``ARENA_LADDER``, ``ARENA_ENGINE``,
+``ARENA_TOKEN``), then ``stack.json`` in ``$ARENA_HOME`` (default ``./.arena``), which
+``arena up`` writes together with the admin token file.
+
+Every call carries a deadline. Idempotent reads are retried on UNAVAILABLE by gRPC
+itself, as declared in the channel's service config; nothing here loops by hand. A
+failed call raises the matching ``arena.errors`` exception with a one-line message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, TypeVar
+
+import grpc
+from google.protobuf import json_format, struct_pb2
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+from arena import errors
+from arena.v1 import (
+    bots_pb2,
+    common_pb2,
+    engine_pb2,
+    engine_pb2_grpc,
+    ladder_pb2,
+    ladder_pb2_grpc,
+    match_pb2,
+    referee_pb2,
+    referee_pb2_grpc,
+    registry_pb2,
+    registry_pb2_grpc,
+)
+
+ROLES: Final = ("registry", "referee", "ladder", "engine")
+DEFAULT_TIMEOUT_S: Final = 10.0
+WATCH_TIMEOUT_S: Final = 24 * 3600.0
+ANALYZE_MARGIN_S: Final = 30.0
+
+# Reads and analysis are safe to repeat, so gRPC may retry them when the server is
+# briefly unreachable (a worker restarting, a port not yet accepting).
+_RETRIED_METHODS: Final = {
+    "arena.v1.BotRegistry": ("GetBot", "ListBots", "ListPresets"),
+    "arena.v1.Referee": ("GetMatch", "ListMatches", "GetReplay", "GetSearchTree"),
+    "arena.v1.Ladder": ("GetStandings", "ListLadders"),
+    "arena.v1.Engine": ("Analyze",),
+}
+SERVICE_CONFIG: Final = json.dumps({
+    "methodConfig": [
+        {
+            "name": [
+                {"service": service, "method": method}
+                for service, methods in _RETRIED_METHODS.items()
+                for method in methods
+            ],
+            "retryPolicy": {
+                "maxAttempts": 4,
+                "initialBackoff": "0.1s",
+                "maxBackoff": "1s",
+                "backoffMultiplier": 2,
+                "retryableStatusCodes": ["UNAVAILABLE"],
+            },
+        }
+    ]
+})
+_CHANNEL_OPTIONS: Final = [
+    ("grpc.service_config", SERVICE_CONFIG),
+    ("grpc.enable_retries", 1),
+    ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+]
+
+
+class ServerError(errors.ArenaError):
+    """The server failed in a way no domain error describes (INTERNAL, UNKNOWN, ...)."""
+
+
+_ERRORS: Final[dict[grpc.StatusCode, type[errors.ArenaError]]] = {
+    grpc.StatusCode.INVALID_ARGUMENT: errors.InvalidArgumentError,
+    grpc.StatusCode.OUT_OF_RANGE: errors.InvalidArgumentError,
+    grpc.StatusCode.NOT_FOUND: errors.NotFoundError,
+    grpc.StatusCode.ALREADY_EXISTS: errors.AlreadyExistsError,
+    grpc.StatusCode.FAILED_PRECONDITION: errors.FailedPreconditionError,
+    grpc.StatusCode.UNAUTHENTICATED: errors.UnauthenticatedError,
+    grpc.StatusCode.PERMISSION_DENIED: errors.PermissionDeniedError,
+    grpc.StatusCode.UNAVAILABLE: errors.UnavailableError,
+    grpc.StatusCode.DEADLINE_EXCEEDED: errors.DeadlineExceededError,
+}
+
+
+def _violations(error: grpc.RpcError) -> list[errors.FieldViolation]:
+    try:
+        status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    except (ValueError, AttributeError):
+        return []
+    found: list[errors.FieldViolation] = []
+    for detail in status.details if status else []:
+        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            detail.Unpack(bad)
+            found += [errors.FieldViolation(v.field, v.description) for v in bad.field_violations]
+    return found
+
+
+def to_arena_error(error: grpc.RpcError, role: str, target: str) -> errors.ArenaError:
+    """One readable exception for a failed call to the ``role`` service at ``target``."""
+    code = error.code() if isinstance(error, grpc.Call) else grpc.StatusCode.UNKNOWN
+    details = (error.details() if isinstance(error, grpc.Call) else "") or ""
+    if code is grpc.StatusCode.UNAVAILABLE:
+        reason = details.splitlines()[0] if details else "no answer"
+        return errors.UnavailableError(
+            f"{role} unreachable at {target} ({reason}); is the stack running (`arena up`)?"
+        )
+    if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+        return errors.DeadlineExceededError(f"{role} at {target} did not answer in time")
+    if code is grpc.StatusCode.INVALID_ARGUMENT:
+        violations = _violations(error)
+        if violations:
+            message = details.split(":", 1)[0] if details else "invalid request"
+            return errors.InvalidArgumentError(message, violations)
+    kind = _ERRORS.get(code, ServerError)
+    text = details or code.name.lower().replace("_", " ")
+    if kind is ServerError:
+        text = f"{role} failed ({code.name}): {text}"
+    return kind(text)
+
+
+@dataclass(frozen=True)
+class StackAddresses:
+    """Where the services listen and which token to send (see the module docstring)."""
+
+    registry: str = ""
+    referee: str = ""
+    ladder: str = ""
+    engine: str = ""
+    token: str = ""
+    home: Path = field(default_factory=lambda: Path(".arena"))
+
+    @classmethod
+    def discover(
+        cls,
+        home: Path | str | None = None,
+        env: Mapping[str, str] | None = None,
+        **given: str | None,
+    ) -> StackAddresses:
+        env = os.environ if env is None else env
+        state = Path(home or env.get("ARENA_HOME") or ".arena")
+        manifest = _read_manifest(state / "stack.json")
+        services = manifest.get("services", {})
+        services = services if isinstance(services, dict) else {}
+        workers = sorted(name for name in services if str(name).startswith("worker"))
+        from_stack = {role: str(services.get(role, "")) for role in ROLES}
+        if workers:
+            from_stack["engine"] = str(services[workers[0]])
+        found: dict[str, str] = {}
+        for role in ROLES:
+            found[role] = (
+                given.get(role) or env.get(f"ARENA_{role.upper()}") or from_stack[role]
+            )
+        token = given.get("token") or env.get("ARENA_TOKEN") or _read_token(manifest, state)
+        return cls(home=state, token=token, **found)
+
+    def target(self, role: str) -> str:
+        address: str = getattr(self, role)
+        if not address:
+            raise errors.UnavailableError(
+                f"no {role} address: start the stack with `arena up`, or set "
+                f"ARENA_{role.upper()} (looked in {self.home / 'stack.json'})"
+            )
+        return address
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise errors.InvalidArgumentError(f"unreadable stack file {path}: {exc}") from None
+    return data if isinstance(data, dict) else {}
+
+
+def _read_token(manifest: Mapping[str, Any], state: Path) -> str:
+    path = Path(str(manifest.get("token_file") or state / "admin.token"))
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return ""
+
+
+Response = TypeVar("Response")
+
+
+class ArenaClient:
+    """Typed calls to the registry, referee, ladder and engine services.
+
+    Channels open lazily, one per address; use the client as a context manager (or
+    call ``close()``) to release them.
+    """
+
+    def __init__(
+        self,
+        registry: str | None = None,
+        referee: str | None = None,
+        ladder: str | None = None,
+        engine: str | None = None,
+        token: str | None = None,
+        home: Path | str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self.addresses = StackAddresses.discover(
+            home, registry=registry, referee=referee, ladder=ladder, engine=engine, token=token
+        )
+        self.timeout_s = timeout_s
+        self._channels: dict[str, grpc.Channel] = {}
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    def __enter__(self) -> ArenaClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for channel in self._channels.values():
+            channel.close()
+        self._channels.clear()
+
+    def _channel(self, role: str) -> grpc.Channel:
+        target = self.addresses.target(role)
+        if target not in self._channels:
+            self._channels[target] = grpc.insecure_channel(target, options=_CHANNEL_OPTIONS)
+        return self._channels[target]
+
+    def _metadata(self) -> tuple[tuple[str, str], ...]:
+        token = self.addresses.token
+        return (("authorization", f"Bearer {token}"),) if token else ()
+
+    def _call(
+        self,
+        role: str,
+        method: Callable[..., Response],
+        request: object,
+        timeout_s: float | None = None,
+    ) -> Response:
+        try:
+            return method(
+                request, timeout=timeout_s or self.timeout_s, metadata=self._metadata()
+            )
+        except grpc.RpcError as exc:
+            raise to_arena_error(exc, role, self.addresses.target(role)) from None
+
+    def _stream(
+        self, role: str, method: Callable[..., Any], request: object,
+        timeout_s: float,
+    ) -> Iterator[Response]:
+        target = self.addresses.target(role)
+        call = method(request, timeout=timeout_s, metadata=self._metadata())
+        try:
+            yield from call
+        except grpc.RpcError as exc:
+            raise to_arena_error(exc, role, target) from None
+        finally:
+            call.cancel()  # stops the stream if the caller abandons it
+
+    def _registry(self) -> registry_pb2_grpc.BotRegistryStub:
+        return registry_pb2_grpc.BotRegistryStub(self._channel("registry"))
+
+    def _referee(self) -> referee_pb2_grpc.RefereeStub:
+        return referee_pb2_grpc.RefereeStub(self._channel("referee"))
+
+    def _ladder(self) -> ladder_pb2_grpc.LadderStub:
+        return ladder_pb2_grpc.LadderStub(self._channel("ladder"))
+
+    def _engine(self) -> engine_pb2_grpc.EngineStub:
+        return engine_pb2_grpc.EngineStub(self._channel("engine"))
+
+    # -- registry ----------------------------------------------------------------------
+
+    def register_bot(self, spec: bots_pb2.BotSpec, from_preset: str = "") -> bots_pb2.BotVersion:
+        request = registry_pb2.RegisterBotRequest(spec=spec, from_preset=from_preset)
+        return self._call("registry", self._registry().RegisterBot, request)
+
+    def get_bot(self, name: str, version: int = 0) -> bots_pb2.BotVersion:
+        request = registry_pb2.GetBotRequest(bot=common_pb2.BotRef(name=name, version=version))
+        return self._call("registry", self._registry().GetBot, request)
+
+    def list_bots(
+        self,
+        game: common_pb2.GameKind.ValueType = common_pb2.GAME_KIND_UNSPECIFIED,
+        owner: str = "",
+        name_prefix: str = "",
+        include_retired: bool = False,
+        page_size: int = 0,
+        page_token: str = "",
+    ) -> registry_pb2.ListBotsResponse:
+        request = registry_pb2.ListBotsRequest(
+            game=game, owner=owner, name_prefix=name_prefix, include_retired=include_retired,
+            page=common_pb2.PageRequest(page_size=page_size, page_token=page_token),
+        )
+        return self._call("registry", self._registry().ListBots, request)
+
+    def iter_bots(self, **filters: Any) -> Iterator[bots_pb2.BotVersion]:
+        """Every bot matching ``filters`` (the ``list_bots`` keywords), page by page."""
+        token = ""
+        while True:
+            page = self.list_bots(page_token=token, **filters)
+            yield from page.bots
+            token = page.next_page_token
+            if not token:
+                return
+
+    def update_bot(self, name: str, spec: bots_pb2.BotSpec) -> bots_pb2.BotVersion:
+        request = registry_pb2.UpdateBotRequest(name=name, spec=spec)
+        return self._call("registry", self._registry().UpdateBot, request)
+
+    def retire_bot(self, name: str) -> bots_pb2.BotVersion:
+        request = registry_pb2.RetireBotRequest(name=name)
+        return self._call("registry", self._registry().RetireBot, request)
+
+    def list_presets(
+        self, game: common_pb2.GameKind.ValueType = common_pb2.GAME_KIND_UNSPECIFIED
+    ) -> list[bots_pb2.Preset]:
+        request = registry_pb2.ListPresetsRequest(game=game)
+        return list(self._call("registry", self._registry().ListPresets, request).presets)
+
+    # -- referee -----------------------------------------------------------------------
+
+    def create_match(self, config: match_pb2.MatchConfig) -> match_pb2.Match:
+        request = referee_pb2.CreateMatchRequest(config=config)
+        return self._call("referee", self._referee().CreateMatch, request)
+
+    def get_match(self, match_id: str) -> match_pb2.Match:
+        request = referee_pb2.GetMatchRequest(match_id=match_id)
+        return self._call("referee", self._referee().GetMatch, request)
+
+    def list_matches(
+        self,
+        bot_name: str = "",
+        status: match_pb2.MatchStatus.ValueType = match_pb2.MATCH_STATUS_UNSPECIFIED,
+        ladder_id: str = "",
+        game: common_pb2.GameKind.ValueType = common_pb2.GAME_KIND_UNSPECIFIED,
+        summary_only: bool = False,
+        page_size: int = 0,
+        page_token: str = "",
+    ) -> referee_pb2.ListMatchesResponse:
+        request = referee_pb2.ListMatchesRequest(
+            bot_name=bot_name, status=status, ladder_id=ladder_id, game=game,
+            summary_only=summary_only,
+            page=common_pb2.PageRequest(page_size=page_size, page_token=page_token),
+        )
+        return self._call("referee", self._referee().ListMatches, request)
+
+    def iter_matches(self, limit: int = 0, **filters: Any) -> Iterator[match_pb2.Match]:
+        """Matches matching ``filters`` (the ``list_matches`` keywords), newest first;
+        at most ``limit`` of them (0: all)."""
+        token, seen = "", 0
+        while True:
+            page = self.list_matches(page_token=token, **filters)
+            for match in page.matches:
+                yield match
+                seen += 1
+                if limit and seen >= limit:
+                    return
+            token = page.next_page_token
+            if not token:
+                return
+
+    def watch_match(
+        self, match_id: str, timeout_s: float = WATCH_TIMEOUT_S
+    ) -> Iterator[match_pb2.MatchEvent]:
+        request = referee_pb2.WatchMatchRequest(match_id=match_id)
+        return self._stream("referee", self._referee().WatchMatch, request, timeout_s)
+
+    def get_replay(
+        self,
+        match_id: str,
+        replay_format: referee_pb2.ReplayFormat.ValueType = referee_pb2.REPLAY_FORMAT_NATIVE,
+    ) -> referee_pb2.Replay:
+        request = referee_pb2.GetReplayRequest(match_id=match_id, format=replay_format)
+        return self._call("referee", self._referee().GetReplay, request)
+
+    def get_search_tree(self, match_id: str, ply: int) -> common_pb2.SearchTree:
+        request = referee_pb2.GetSearchTreeRequest(match_id=match_id, ply=ply)
+        return self._call("referee", self._referee().GetSearchTree, request)
+
+    def delete_match(self, match_id: str) -> None:
+        request = referee_pb2.DeleteMatchRequest(match_id=match_id)
+        self._call("referee", self._referee().DeleteMatch, request)
+
+    # -- ladder ------------------------------------------------------------------------
+
+    def create_ladder(self, config: ladder_pb2.LadderConfig) -> ladder_pb2.LadderInfo:
+        request = ladder_pb2.CreateLadderRequest(config=config)
+        return self._call("ladder", self._ladder().CreateLadder, request)
+
+    def get_standings(self, ladder_id: str) -> ladder_pb2.Standings:
+        request = ladder_pb2.GetStandingsRequest(ladder_id=ladder_id)
+        return self._call("ladder", self._ladder().GetStandings, request)
+
+    def watch_ladder(
+        self, ladder_id: str, timeout_s: float = WATCH_TIMEOUT_S
+    ) -> Iterator[ladder_pb2.LadderProgress]:
+        request = ladder_pb2.WatchLadderRequest(ladder_id=ladder_id)
+        return self._stream("ladder", self._ladder().WatchLadder, request, timeout_s)
+
+    def list_ladders(
+        self, page_size: int = 0, page_token: str = ""
+    ) -> ladder_pb2.ListLaddersResponse:
+        request = ladder_pb2.ListLaddersRequest(
+            page=common_pb2.PageRequest(page_size=page_size, page_token=page_token)
+        )
+        return self._call("ladder", self._ladder().ListLadders, request)
+
+    def iter_ladders(self, limit: int = 0) -> Iterator[ladder_pb2.LadderInfo]:
+        token, seen = "", 0
+        while True:
+            page = self.list_ladders(page_token=token)
+            for ladder in page.ladders:
+                yield ladder
+                seen += 1
+                if limit and seen >= limit:
+                    return
+            token = page.next_page_token
+            if not token:
+                return
+
+    def cancel_ladder(self, ladder_id: str) -> ladder_pb2.LadderInfo:
+        request = ladder_pb2.CancelLadderRequest(ladder_id=ladder_id)
+        return self._call("ladder", self._ladder().CancelLadder, request)
+
+    # -- engine ------------------------------------------------------------------------
+
+    def analyze(
+        self,
+        position: common_pb2.Position,
+        bot: common_pb2.BotRef | None = None,
+        engine_config: Mapping[str, Any] | None = None,
+        limits: common_pb2.SearchLimits | None = None,
+        history: list[int] | None = None,
+        tree_node_budget: int = 0,
+        seed: int = 0,
+    ) -> engine_pb2.AnalyzeResponse:
+        """The move and search of a registered ``bot`` (or an inline ``engine_config``)
+        on ``position``: the hint a game program gives. The deadline grows with the
+        search's own time limit."""
+        request = engine_pb2.AnalyzeRequest(
+            position=position, history=history or [], limits=limits,
+            tree_node_budget=tree_node_budget, seed=seed,
+        )
+        if bot is not None:
+            request.bot_ref.CopyFrom(bot)
+        elif engine_config is not None:
+            config = struct_pb2.Struct()
+            json_format.ParseDict(dict(engine_config), config)
+            request.engine.config.CopyFrom(config)
+        else:
+            raise errors.InvalidArgumentError("analyze needs a bot or an engine configuration")
+        time_ms = limits.time_ms if limits is not None else 0
+        timeout = max(self.timeout_s, time_ms / 1000.0) + ANALYZE_MARGIN_S
+        return self._call("engine", self._engine().Analyze, request, timeout)
