@@ -15,7 +15,7 @@ from typing import Any, TypeVar, cast
 
 import numba
 import numpy as np
-from llvmlite import ir
+from llvmlite import ir  # type: ignore[import-untyped]
 from numba import types
 from numba.extending import intrinsic
 
@@ -39,8 +39,7 @@ S8 = np.uint64(8)
 S9 = np.uint64(9)
 
 
-@intrinsic  # type: ignore[misc]
-def popcount(typingctx: Any, x: Any) -> Any:
+def _popcount_intrinsic(typingctx: Any, x: Any) -> Any:
     """Number of set bits of a uint64, as int64 (LLVM ``ctpop``, one instruction)."""
     sig = types.int64(types.uint64)
 
@@ -51,8 +50,7 @@ def popcount(typingctx: Any, x: Any) -> Any:
     return sig, codegen
 
 
-@intrinsic  # type: ignore[misc]
-def lowest_square(typingctx: Any, x: Any) -> Any:
+def _lowest_square_intrinsic(typingctx: Any, x: Any) -> Any:
     """Index of the lowest set bit of a non-zero uint64 (LLVM ``cttz``)."""
     sig = types.int64(types.uint64)
 
@@ -61,3 +59,8 @@ def lowest_square(typingctx: Any, x: Any) -> Any:
         return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])
 
     return sig, codegen
+
+
+# Typed handles for mypy; numba sees the intrinsic objects themselves.
+popcount = cast(Callable[[np.uint64], int], intrinsic(_popcount_intrinsic))
+lowest_square = cast(Callable[[np.uint64], int], intrinsic(_lowest_square_intrinsic))

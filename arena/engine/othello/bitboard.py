@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from arena.engine.othello._jit import (
-    FULL,
     INNER,
     S1,
     S7,

@@ -160,8 +160,9 @@ def solve_deep(
             return final_score(p, o)
         if ply == 0:
             st[ST_ROOT_BEST] = PASS
-        return -solve_deep(o, p, -beta, -alpha, empties, ply + 1, tt, buf, keys, st,
-                           stop_ext, stop_time)
+        return -solve_deep(
+            o, p, -beta, -alpha, empties, ply + 1, tt, buf, keys, st, stop_ext, stop_time
+        )
     key = pair_key(p, o)
     hit, _depth, t_bound, t_score, first = tt_probe(tt, key)
     if hit and ply > 0:
@@ -182,14 +183,28 @@ def solve_deep(
         cp = o ^ f
         co = p ^ f ^ m
         if i == 0:
-            value = -solve_deep(cp, co, -beta, -a, empties - 1, ply + 1, tt, buf, keys, st,
-                                stop_ext, stop_time)
+            value = -solve_deep(
+                cp, co, -beta, -a, empties - 1, ply + 1, tt, buf, keys, st, stop_ext, stop_time
+            )
         else:
-            value = -solve_deep(cp, co, -a - 1, -a, empties - 1, ply + 1, tt, buf, keys, st,
-                                stop_ext, stop_time)
+            value = -solve_deep(
+                cp, co, -a - 1, -a, empties - 1, ply + 1, tt, buf, keys, st, stop_ext, stop_time
+            )
             if a < value < beta and st[ST_ABORTED] == 0:
-                value = -solve_deep(cp, co, -beta, -value, empties - 1, ply + 1, tt, buf, keys,
-                                    st, stop_ext, stop_time)
+                value = -solve_deep(
+                    cp,
+                    co,
+                    -beta,
+                    -value,
+                    empties - 1,
+                    ply + 1,
+                    tt,
+                    buf,
+                    keys,
+                    st,
+                    stop_ext,
+                    stop_time,
+                )
         if st[ST_ABORTED] != 0:
             return 0
         if ply == 0:
@@ -234,8 +249,20 @@ class EndgameSolver:
         st = new_state()
         st[1] = node_limit
         empties = 64 - bin(p | o).count("1")
-        score = solve_deep(np.uint64(p), np.uint64(o), alpha, beta, empties, 0, self.tt,
-                           self.buf, self.keys, st, stop_ext, stop_time)
+        score = solve_deep(
+            np.uint64(p),
+            np.uint64(o),
+            alpha,
+            beta,
+            empties,
+            0,
+            self.tt,
+            self.buf,
+            self.keys,
+            st,
+            stop_ext,
+            stop_time,
+        )
         return int(score), st
 
     def principal_variation(self, p: int, o: int, limit: int = 60) -> list[int]:
@@ -250,7 +277,7 @@ class EndgameSolver:
                 line.append(PASS)
                 p, o = o, p
                 continue
-            hit, _d, _b, _s, move = tt_probe(self.tt, pair_key(up, uo))
+            hit, _d, _b, _s, move = tt_probe(self.tt, np.uint64(pair_key(up, uo)))
             if not hit or move < 0 or not moves >> int(move) & 1:
                 break
             f = int(flips(up, uo, int(move)))

@@ -201,8 +201,8 @@ def _potential_mobility(own: np.uint64, empty: np.uint64) -> int:
 
 @kernel
 def _taper(params: npt.NDArray[np.int64], term: int, discs: int) -> int:
-    begin = params[1 + 2 * term]
-    end = params[2 + 2 * term]
+    begin = int(params[1 + 2 * term])
+    end = int(params[2 + 2 * term])
     return (begin * (64 - discs) + end * (discs - 4)) // 60
 
 
@@ -216,12 +216,12 @@ def _square_pattern(p: np.uint64, o: np.uint64, empty: np.uint64) -> tuple[int, 
     for i in range(4):
         if (empty >> np.uint64(_CORNER_OF_X[i])) & U1:
             sq = np.uint64(_X_SQUARES[i])
-            xs += np.int64((p >> sq) & U1) - np.int64((o >> sq) & U1)
+            xs += int((p >> sq) & U1) - int((o >> sq) & U1)
     cs = 0
     for i in range(8):
         if (empty >> np.uint64(_CORNER_OF_C[i])) & U1:
             sq = np.uint64(_C_SQUARES[i])
-            cs += np.int64((p >> sq) & U1) - np.int64((o >> sq) & U1)
+            cs += int((p >> sq) & U1) - int((o >> sq) & U1)
     return corners, xs, cs
 
 

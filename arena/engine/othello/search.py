@@ -87,10 +87,10 @@ def tt_probe(tt: npt.NDArray[np.uint64], key: np.uint64) -> tuple[bool, int, int
     if tt[slot] != key:
         return False, 0, 0, 0, -1
     data = tt[slot + 1]
-    score = np.int64(data & _MASK32) - _SCORE_OFFSET
-    depth = np.int64((data >> _SH32) & _MASK8)
-    bound = np.int64((data >> _SH40) & _MASK2)
-    move = np.int64((data >> _SH42) & _MASK7) - 1
+    score = int(data & _MASK32) - _SCORE_OFFSET
+    depth = int((data >> _SH32) & _MASK8)
+    bound = int((data >> _SH40) & _MASK2)
+    move = int((data >> _SH42) & _MASK7) - 1
     return True, depth, bound, score, move
 
 
@@ -173,7 +173,7 @@ def _open_node(
     tree[node, TREE_FLIP] = 0 if color == st[ST_ROOT_COLOR] else 1
     tree[node, TREE_KIND] = tree[node, TREE_FLIP]
     tree[node, TREE_CUTOFF] = 0
-    return node
+    return int(node)
 
 
 @kernel
@@ -195,11 +195,10 @@ def _should_stop(
     st[ST_NODES] += 1
     if st[ST_ABORTED] != 0:
         return True
-    if (st[ST_NODES] & 1023) == 0 and (stop_ext[0] != 0 or stop_time[0] != 0):
+    polled = (st[ST_NODES] & 1023) == 0 and (stop_ext[0] != 0 or stop_time[0] != 0)
+    if polled or (st[ST_NODE_LIMIT] > 0 and st[ST_NODES] > st[ST_NODE_LIMIT]):
         st[ST_ABORTED] = 1
-    elif st[ST_NODE_LIMIT] > 0 and st[ST_NODES] > st[ST_NODE_LIMIT]:
-        st[ST_ABORTED] = 1
-    return st[ST_ABORTED] != 0
+    return bool(st[ST_ABORTED] != 0)
 
 
 @kernel
@@ -235,9 +234,33 @@ def negamax(
         value = evaluate(p, o, color, params)
         _close_node(tree, node, value, True, False)
         return value
+    # Constants passed to the recursive call must not be numba literals: a literal argument
+    # creates a second specialisation, which doubles compile time and breaks the disk cache.
+    inf = INF + 0 * depth
     if moves == U0:
-        value = -negamax(o, p, 1 - color, depth, ply + 1, -beta, -alpha, node, PASS, params,
-                         tt, hist, buf, keys, pv, pv_len, tree, st, stop_ext, stop_time)
+        pass_move = PASS + 0 * depth
+        value = -negamax(
+            o,
+            p,
+            1 - color,
+            depth,
+            ply + 1,
+            -beta,
+            -alpha,
+            node,
+            pass_move,
+            params,
+            tt,
+            hist,
+            buf,
+            keys,
+            pv,
+            pv_len,
+            tree,
+            st,
+            stop_ext,
+            stop_time,
+        )
         pv[ply, 0] = PASS
         for i in range(pv_len[ply + 1]):
             pv[ply, i + 1] = pv[ply + 1, i]
@@ -253,19 +276,23 @@ def negamax(
         if hit:
             first = t_move
             # Cut only at null-window nodes, so the principal variation stays whole.
-            if ply > 0 and t_depth >= depth and beta - alpha == 1:
-                if (
+            if (
+                ply > 0
+                and t_depth >= depth
+                and beta - alpha == 1
+                and (
                     t_bound == BOUND_EXACT
                     or (t_bound == BOUND_LOWER and t_score >= beta)
                     or (t_bound == BOUND_UPPER and t_score <= alpha)
-                ):
-                    _close_node(tree, node, t_score, False, True)
-                    return t_score
+                )
+            ):
+                _close_node(tree, node, t_score, False, True)
+                return t_score
     if ply == 0 and st[ST_ROOT_FIRST] >= 0:
         first = st[ST_ROOT_FIRST]
     n = order_moves(p, o, moves, depth, first, hist, buf[ply], keys[ply], ordered)
     full_root = ply == 0 and st[ST_ROOT_FULL] != 0
-    best = -INF - 1
+    best = -inf - 1
     best_move = buf[ply, 0]
     a = alpha
     cut = False
@@ -276,21 +303,97 @@ def negamax(
         cp = o ^ f
         co = p ^ f ^ m
         if not prune or full_root:
-            value = -negamax(cp, co, 1 - color, depth - 1, ply + 1, -INF, INF, node, sq,
-                             params, tt, hist, buf, keys, pv, pv_len, tree, st, stop_ext,
-                             stop_time)
+            value = -negamax(
+                cp,
+                co,
+                1 - color,
+                depth - 1,
+                ply + 1,
+                -inf,
+                inf,
+                node,
+                sq,
+                params,
+                tt,
+                hist,
+                buf,
+                keys,
+                pv,
+                pv_len,
+                tree,
+                st,
+                stop_ext,
+                stop_time,
+            )
         elif i == 0:
-            value = -negamax(cp, co, 1 - color, depth - 1, ply + 1, -beta, -a, node, sq,
-                             params, tt, hist, buf, keys, pv, pv_len, tree, st, stop_ext,
-                             stop_time)
+            value = -negamax(
+                cp,
+                co,
+                1 - color,
+                depth - 1,
+                ply + 1,
+                -beta,
+                -a,
+                node,
+                sq,
+                params,
+                tt,
+                hist,
+                buf,
+                keys,
+                pv,
+                pv_len,
+                tree,
+                st,
+                stop_ext,
+                stop_time,
+            )
         else:
-            value = -negamax(cp, co, 1 - color, depth - 1, ply + 1, -a - 1, -a, node, sq,
-                             params, tt, hist, buf, keys, pv, pv_len, tree, st, stop_ext,
-                             stop_time)
+            value = -negamax(
+                cp,
+                co,
+                1 - color,
+                depth - 1,
+                ply + 1,
+                -a - 1,
+                -a,
+                node,
+                sq,
+                params,
+                tt,
+                hist,
+                buf,
+                keys,
+                pv,
+                pv_len,
+                tree,
+                st,
+                stop_ext,
+                stop_time,
+            )
             if a < value < beta and st[ST_ABORTED] == 0:
-                value = -negamax(cp, co, 1 - color, depth - 1, ply + 1, -beta, -value, node,
-                                 sq, params, tt, hist, buf, keys, pv, pv_len, tree, st,
-                                 stop_ext, stop_time)
+                value = -negamax(
+                    cp,
+                    co,
+                    1 - color,
+                    depth - 1,
+                    ply + 1,
+                    -beta,
+                    -value,
+                    node,
+                    sq,
+                    params,
+                    tt,
+                    hist,
+                    buf,
+                    keys,
+                    pv,
+                    pv_len,
+                    tree,
+                    st,
+                    stop_ext,
+                    stop_time,
+                )
         if st[ST_ABORTED] != 0:
             return 0
         if ply == 0:
@@ -356,9 +459,28 @@ class SearchBuffers:
     ) -> int:
         """One full-window iteration at ``depth`` plies from the root."""
         return int(
-            negamax(_u64(p), _u64(o), color, depth, 0, -INF, INF, -1, -1, params, self.tt,
-                    self.hist, self.buf, self.keys, self.pv, self.pv_len, self.tree, st,
-                    stop_ext, stop_time)
+            negamax(
+                _u64(p),
+                _u64(o),
+                color,
+                depth,
+                0,
+                -INF,
+                INF,
+                -1,
+                -1,
+                params,
+                self.tt,
+                self.hist,
+                self.buf,
+                self.keys,
+                self.pv,
+                self.pv_len,
+                self.tree,
+                st,
+                stop_ext,
+                stop_time,
+            )
         )
 
     def principal_variation(self) -> list[int]:

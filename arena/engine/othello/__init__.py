@@ -1,0 +1,42 @@
+"""Arena's Othello engine: bitboards, PVS alpha-beta, exact endgame solver, seed bots.
+
+Public entry points (square index = row * 8 + col, a1 = 0, h8 = 63, PASS = 64; positions are
+64 characters a1..h8 of ``X``/``O``/``-``, a space and ``X`` or ``O`` for the side to move):
+
+* ``choose_move(position_text, config, limits, stop=None, tree_budget=0, seed=0)`` runs the
+  bot described by ``config`` and returns a ``SearchResult``. ``limits`` and the bot's own
+  depth/time combine as "the stricter wins". ``Limits.depth`` counts plies searched.
+* ``PRESETS``: the seed bots and Arena's own (``kreversi-default``, ``lucy``, ``madoka``,
+  ``ryo``, ``terra``, ``lab-beginner``, ``lab-intermediate``, ``lab-advanced``,
+  ``arena-fast``, ``arena-strong``).
+* ``validate_config(config)`` -> list of ``FieldViolation``; ``evaluator_hash(config)``.
+* ``perft(position_text, depth)``, ``solve(position_text, wld=False, limits=None, stop=None)``.
+* ``warm_up()`` compiles or loads every kernel.
+"""
+
+from arena.engine.othello.bitboard import PASS, START_TEXT, perft, position_key
+from arena.engine.othello.config import evaluator_hash, normalize_config, validate_config
+from arena.engine.othello.engine import (
+    GameOverError,
+    choose_move,
+    evaluate_position,
+    solve,
+    warm_up,
+)
+from arena.engine.othello.presets import PRESETS
+
+__all__ = [
+    "PASS",
+    "PRESETS",
+    "START_TEXT",
+    "GameOverError",
+    "choose_move",
+    "evaluate_position",
+    "evaluator_hash",
+    "normalize_config",
+    "perft",
+    "position_key",
+    "solve",
+    "validate_config",
+    "warm_up",
+]

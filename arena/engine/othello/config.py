@@ -1,0 +1,273 @@
+"""Bot configuration: validation, defaults, content hash, and compilation to kernel data.
+
+A config is a JSON-able dict whose ``"evaluator"`` key is ``kreversi``, ``lab`` or ``arena``.
+Missing keys take defaults (KReversi: its ``CreateBot()`` bot; arena: ``arena-fast``).
+
+Depth conventions, converted here to *plies searched* (``BotSpec.plies``):
+
+* kreversi ``depth`` d (per phase, 1..10) searches d-1 plies, as the original does (its root is
+  at depth d-1). Depth 1 would search 0 plies, which crashes the original; we search 1 ply.
+* lab ``look_ahead`` d (0, 1, 3) searches d+1 plies.
+* arena ``depth`` is already in plies.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from arena.engine.othello.evaluate import (
+    ARENA,
+    ARENA_SIZE,
+    ARENA_TERMS,
+    KR_FORCE_PASS,
+    KR_MOBILITY,
+    KR_MOBILITY_FLIPS,
+    KR_SIZE,
+    KR_STABLE,
+    KR_TABLES,
+    KR_USE_TABLE,
+    KREVERSI,
+    LAB,
+    LAB_SIZE,
+)
+from arena.engine.othello.presets import ARENA_DEFAULT_WEIGHTS, KREVERSI_DEFAULT, PRESETS
+from arena.errors import FieldViolation, InvalidArgumentError
+
+PHASES = ("begin", "middle", "end")
+LOOK_AHEADS = (0, 1, 3)
+_KREVERSI_KEYS = frozenset(KREVERSI_DEFAULT) | {"evaluator"}
+_LAB_KEYS = frozenset({"evaluator", "look_ahead"})
+_ARENA_KEYS = frozenset(PRESETS["arena-fast"]) | {"evaluator"}
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A validated config turned into what the search needs."""
+
+    kind: int
+    params: npt.NDArray[np.int64]
+    plies: tuple[int, int, int]  # by KReversi phase of the root board (begin, middle, end)
+    time_ms: int | None
+    prune: bool
+    ordered: bool
+    use_tt: bool
+    random_ties: bool
+    endgame_empties: int  # solve exactly at or below this many empties (-1: never)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_int(out: list[FieldViolation], path: str, value: object, low: int, high: int) -> None:
+    if not _is_int(value):
+        out.append(FieldViolation(path, f"must be an integer, got {value!r}"))
+    elif not low <= value <= high:  # type: ignore[operator]
+        out.append(FieldViolation(path, f"must be in {low}..{high}, got {value}"))
+
+
+def _check_bool(out: list[FieldViolation], path: str, value: object) -> None:
+    if not isinstance(value, bool):
+        out.append(FieldViolation(path, f"must be true or false, got {value!r}"))
+
+
+def _check_keys(
+    out: list[FieldViolation], path: str, value: object, keys: tuple[str, ...]
+) -> dict[str, object] | None:
+    """A dict with exactly ``keys``; returns it when the shape is right."""
+    if not isinstance(value, dict):
+        out.append(FieldViolation(path, f"must be an object with keys {', '.join(keys)}"))
+        return None
+    for key in value:
+        if key not in keys:
+            out.append(FieldViolation(f"{path}.{key}", "unknown key"))
+    for key in keys:
+        if key not in value:
+            out.append(FieldViolation(f"{path}.{key}", "missing"))
+    return value
+
+
+def _check_table(out: list[FieldViolation], path: str, table: object) -> None:
+    if not isinstance(table, list) or len(table) != 8:
+        out.append(FieldViolation(path, "must be 8 rows of 8 integers"))
+        return
+    for r, row in enumerate(table):
+        if not isinstance(row, list) or len(row) != 8:
+            out.append(FieldViolation(f"{path}[{r}]", "must be a row of 8 integers"))
+            continue
+        for c, cell in enumerate(row):
+            _check_int(out, f"{path}[{r}][{c}]", cell, -350, 350)
+
+
+def _validate_kreversi(config: dict[str, object], out: list[FieldViolation]) -> None:
+    for key, value in config.items():
+        if key == "position_tables":
+            tables = _check_keys(out, key, value, PHASES)
+            for phase in PHASES if tables else ():
+                if tables is not None and phase in tables:
+                    _check_table(out, f"{key}.{phase}", tables[phase])
+        elif key in ("mobility", "depth"):
+            values = _check_keys(out, key, value, PHASES)
+            low, high = (-70, 70) if key == "mobility" else (1, 10)
+            for phase in PHASES if values else ():
+                if values is not None and phase in values:
+                    _check_int(out, f"{key}.{phase}", values[phase], low, high)
+        elif key in ("use_position_table", "random_tied_root_moves", "mobility_counts_flips"):
+            _check_bool(out, key, value)
+        elif key == "stable_disc_score":
+            _check_int(out, key, value, -60, 60)
+        elif key == "force_pass_score":
+            _check_int(out, key, value, -2000, 2000)
+        elif key == "time_limit_s":
+            _check_int(out, key, value, 1, 60)
+        elif key not in _KREVERSI_KEYS:
+            out.append(FieldViolation(key, "unknown key for the kreversi evaluator"))
+
+
+def _validate_arena(config: dict[str, object], out: list[FieldViolation]) -> None:
+    for key, value in config.items():
+        if key == "weights":
+            weights = _check_keys(out, key, value, ARENA_TERMS)
+            for term in ARENA_TERMS if weights else ():
+                pair = weights.get(term) if weights is not None else None
+                if term not in (weights or {}):
+                    continue
+                if not isinstance(pair, list) or len(pair) != 2:
+                    out.append(FieldViolation(f"weights.{term}", "must be [begin, end]"))
+                    continue
+                for i, w in enumerate(pair):
+                    _check_int(out, f"weights.{term}[{i}]", w, -10_000, 10_000)
+        elif key == "depth":
+            _check_int(out, key, value, 1, 60)
+        elif key == "time_ms":
+            _check_int(out, key, value, 1, 600_000)
+        elif key == "endgame_empties":
+            _check_int(out, key, value, 0, 30)
+        elif key not in _ARENA_KEYS:
+            out.append(FieldViolation(key, "unknown key for the arena evaluator"))
+
+
+def validate_config(config: object) -> list[FieldViolation]:
+    """Every problem with ``config``, each with its field path; empty when valid."""
+    out: list[FieldViolation] = []
+    if not isinstance(config, dict):
+        return [FieldViolation("config", "must be an object")]
+    kind = config.get("evaluator")
+    if kind == "kreversi":
+        _validate_kreversi(config, out)
+    elif kind == "lab":
+        for key in config:
+            if key not in _LAB_KEYS:
+                out.append(FieldViolation(key, "unknown key for the lab evaluator"))
+        look = config.get("look_ahead", 1)
+        if not _is_int(look) or look not in LOOK_AHEADS:
+            out.append(FieldViolation("look_ahead", f"must be one of 0, 1, 3, got {look!r}"))
+    elif kind == "arena":
+        _validate_arena(config, out)
+    else:
+        out.append(FieldViolation("evaluator", f"must be kreversi, lab or arena, got {kind!r}"))
+    return out
+
+
+def normalize_config(config: dict[str, object]) -> dict[str, object]:
+    """The config with every default filled in; raises ``InvalidArgumentError`` if invalid."""
+    violations = validate_config(config)
+    if violations:
+        raise InvalidArgumentError.for_fields(violations)
+    kind = config["evaluator"]
+    if kind == "kreversi":
+        base = copy.deepcopy(KREVERSI_DEFAULT)
+    elif kind == "lab":
+        base = {"evaluator": "lab", "look_ahead": 1}
+    else:
+        base = copy.deepcopy(PRESETS["arena-fast"])
+    base.update(copy.deepcopy(config))
+    return base
+
+
+def evaluator_hash(config: dict[str, object]) -> str:
+    """Stable SHA-256 of the normalized config: equal hashes search identically."""
+    canonical = json.dumps(normalize_config(config), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _kreversi_spec(config: dict[str, object]) -> BotSpec:
+    params = np.zeros(KR_SIZE, dtype=np.int64)
+    params[0] = KREVERSI
+    tables = config["position_tables"]
+    mobility = config["mobility"]
+    depth = config["depth"]
+    assert isinstance(tables, dict) and isinstance(mobility, dict) and isinstance(depth, dict)
+    for i, phase in enumerate(PHASES):
+        flat = [cell for row in tables[phase] for cell in row]
+        params[KR_TABLES + 64 * i : KR_TABLES + 64 * (i + 1)] = flat
+        params[KR_MOBILITY + i] = mobility[phase]
+    params[KR_USE_TABLE] = int(bool(config["use_position_table"]))
+    params[KR_STABLE] = int(config["stable_disc_score"])  # type: ignore[call-overload]
+    params[KR_FORCE_PASS] = int(config["force_pass_score"])  # type: ignore[call-overload]
+    params[KR_MOBILITY_FLIPS] = int(bool(config["mobility_counts_flips"]))
+    b, m, e = (max(1, int(depth[phase]) - 1) for phase in PHASES)
+    return BotSpec(
+        kind=KREVERSI,
+        params=params,
+        plies=(b, m, e),
+        time_ms=1000 * int(config["time_limit_s"]),  # type: ignore[call-overload]
+        prune=True,
+        ordered=True,
+        use_tt=True,
+        random_ties=bool(config["random_tied_root_moves"]),
+        endgame_empties=-1,
+    )
+
+
+def _arena_spec(config: dict[str, object]) -> BotSpec:
+    params = np.zeros(ARENA_SIZE, dtype=np.int64)
+    params[0] = ARENA
+    weights = config["weights"]
+    assert isinstance(weights, dict)
+    for i, term in enumerate(ARENA_TERMS):
+        begin, end = weights.get(term, ARENA_DEFAULT_WEIGHTS[term])
+        params[1 + 2 * i] = begin
+        params[2 + 2 * i] = end
+    plies = int(config["depth"])  # type: ignore[call-overload]
+    return BotSpec(
+        kind=ARENA,
+        params=params,
+        plies=(plies, plies, plies),
+        time_ms=int(config["time_ms"]),  # type: ignore[call-overload]
+        prune=True,
+        ordered=True,
+        use_tt=True,
+        random_ties=False,
+        endgame_empties=int(config["endgame_empties"]),  # type: ignore[call-overload]
+    )
+
+
+def compile_config(config: dict[str, object]) -> BotSpec:
+    """Validate, fill defaults and build the kernel parameters of a bot."""
+    full = normalize_config(config)
+    if full["evaluator"] == "kreversi":
+        return _kreversi_spec(full)
+    if full["evaluator"] == "arena":
+        return _arena_spec(full)
+    params = np.zeros(LAB_SIZE, dtype=np.int64)
+    params[0] = LAB
+    plies = int(full["look_ahead"]) + 1  # type: ignore[call-overload]
+    # The lab's example player: plain minimax, row-major order, first best move kept.
+    return BotSpec(
+        kind=LAB,
+        params=params,
+        plies=(plies, plies, plies),
+        time_ms=None,
+        prune=False,
+        ordered=False,
+        use_tt=False,
+        random_ties=False,
+        endgame_empties=-1,
+    )

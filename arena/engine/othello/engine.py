@@ -1,0 +1,317 @@
+"""The Python side of the Othello engine: iterative deepening, limits, tree capture, solving.
+
+Limits combine as "the stricter wins": the bot's own depth and time (from its config) and the
+caller's ``Limits``. The time limit is hard: a watchdog thread raises a stop array that the
+kernels poll every 1024 nodes, and the best move of the last finished iteration (or a better
+root move already proven in the unfinished one) is returned.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+import numpy.typing as npt
+
+from arena.engine.api import Limits, NodeKind, SearchResult, StopFlag, TreeNode
+from arena.engine.othello.bitboard import PASS, Position, legal_moves, parse_position
+from arena.engine.othello.config import BotSpec, compile_config
+from arena.engine.othello.endgame import EndgameSolver
+from arena.engine.othello.evaluate import kreversi_phase
+from arena.engine.othello.search import (
+    INF,
+    ST_ABORTED,
+    ST_NODE_LIMIT,
+    ST_NODES,
+    ST_ORDER,
+    ST_PRUNE,
+    ST_ROOT_BEST,
+    ST_ROOT_COLOR,
+    ST_ROOT_DONE,
+    ST_ROOT_FIRST,
+    ST_ROOT_FULL,
+    ST_ROOT_SCORES,
+    ST_TREE_N,
+    ST_USE_TT,
+    TREE_ALPHA,
+    TREE_BETA,
+    TREE_CUTOFF,
+    TREE_DEPTH,
+    TREE_FLIP,
+    TREE_KIND,
+    TREE_MOVE,
+    TREE_PARENT,
+    TREE_SCORE,
+    SearchBuffers,
+    new_state,
+)
+
+RANDOM_TIE_MAX_DISCS = 14  # KReversi randomises tied root moves while discs <= 14
+# FForum position 1 (14 empties): exercises every endgame kernel in about 10 ms.
+_WARM_UP_ENDGAME = "--XXXXX--OOOXX-O-OOOXXOX-OXOXOXXOXXXOXXX--XOXOXX-XXXOOO--OOOOO-- X"
+
+
+class GameOverError(ValueError):
+    """The position has no move for either side: there is nothing to search."""
+
+
+@contextmanager
+def deadline_watchdog(time_ms: int | None) -> Iterator[npt.NDArray[np.int64]]:
+    """A stop array that a timer thread raises ``time_ms`` from now (never if None)."""
+    flag = np.zeros(1, dtype=np.int64)
+    timer: threading.Timer | None = None
+    if time_ms is not None:
+        timer = threading.Timer(time_ms / 1000.0, flag.__setitem__, args=(0, 1))
+        timer.daemon = True
+        timer.start()
+    try:
+        yield flag
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+def _stricter(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
+
+
+def convert_tree(rows: npt.NDArray[np.int64], pv: list[int]) -> list[TreeNode]:
+    """Kernel tree rows -> TreeNodes, values turned to the root player's point of view."""
+    nodes: list[TreeNode] = []
+    children: dict[int, list[int]] = {}
+    for i, row in enumerate(rows.tolist()):
+        flip = row[TREE_FLIP] == 1
+        alpha, beta, score = row[TREE_ALPHA], row[TREE_BETA], row[TREE_SCORE]
+        if flip:
+            alpha, beta, score = -beta, -alpha, -score
+        kind: NodeKind = "leaf" if row[TREE_KIND] == 2 else "min" if flip else "max"
+        nodes.append(
+            TreeNode(
+                id=i,
+                parent=row[TREE_PARENT],
+                move=row[TREE_MOVE],
+                depth=row[TREE_DEPTH],
+                alpha=max(-INF, min(INF, alpha)),
+                beta=max(-INF, min(INF, beta)),
+                score=score,
+                kind=kind,
+                cutoff=row[TREE_CUTOFF] == 1,
+                pv=False,
+            )
+        )
+        children.setdefault(row[TREE_PARENT], []).append(i)
+    on_pv: set[int] = {0} if nodes else set()
+    node = 0
+    for move in pv:
+        # A PVS re-search visits a move twice; the later visit holds the true value.
+        matches = [c for c in children.get(node, []) if nodes[c].move == move]
+        if not matches:
+            break
+        node = matches[-1]
+        on_pv.add(node)
+    return [TreeNode(**{**n.__dict__, "pv": True}) if n.id in on_pv else n for n in nodes]
+
+
+def _elapsed_ms(started_ns: int) -> float:
+    return (time.monotonic_ns() - started_ns) / 1e6
+
+
+def _search_state(
+    spec: BotSpec, pos: Position, first: int, node_limit: int
+) -> npt.NDArray[np.int64]:
+    st = new_state()
+    st[ST_PRUNE] = int(spec.prune)
+    st[ST_ORDER] = int(spec.ordered)
+    st[ST_USE_TT] = int(spec.use_tt)
+    st[ST_ROOT_COLOR] = pos.turn
+    st[ST_ROOT_FIRST] = first if spec.ordered else -1
+    st[ST_NODE_LIMIT] = node_limit
+    discs = 64 - pos.empties()
+    st[ST_ROOT_FULL] = int(spec.random_ties and discs <= RANDOM_TIE_MAX_DISCS)
+    return st
+
+
+def iterative_deepening(
+    spec: BotSpec,
+    pos: Position,
+    max_plies: int,
+    node_limit: int | None,
+    time_ms: int | None,
+    stop_ext: npt.NDArray[np.int64],
+    tree_budget: int,
+    seed: int,
+) -> SearchResult:
+    started = time.monotonic_ns()
+    buffers = SearchBuffers(tt_bits=18 if max_plies <= 8 else 20, tree_budget=tree_budget)
+    legal = legal_moves(pos)
+    result = SearchResult(move=legal[0], score=0, depth=0, nodes=0, elapsed_ms=0.0, pv=[])
+    tree_rows: npt.NDArray[np.int64] | None = None
+    nodes = 0
+    with deadline_watchdog(time_ms) as stop_time:
+        for depth in range(1, max_plies + 1):
+            budget = 0 if node_limit is None else max(1, node_limit - nodes)
+            st = _search_state(spec, pos, result.move, budget)
+            buffers.hist //= 2
+            score = buffers.run(
+                pos.player, pos.opponent, pos.turn, depth, spec.params, st, stop_ext, stop_time
+            )
+            nodes += int(st[ST_NODES])
+            if st[ST_ABORTED]:
+                if st[ST_ROOT_DONE] >= 1 and spec.ordered:
+                    result.move = int(st[ST_ROOT_BEST])  # proven at least as good
+                break
+            result.move, result.score, result.depth = int(st[ST_ROOT_BEST]), score, depth
+            result.pv = buffers.principal_variation()
+            if st[ST_ROOT_FULL]:
+                ties = sorted(sq for sq in legal if st[ST_ROOT_SCORES + sq] == score)
+                result.move = random.Random(seed).choice(ties)
+            if tree_budget > 0:
+                tree_rows = buffers.tree[: int(st[ST_TREE_N])].copy()
+            if depth >= pos.empties() or (node_limit is not None and nodes >= node_limit):
+                break  # searched to the end of the game, or out of nodes
+            if time_ms is not None and _elapsed_ms(started) > 0.45 * time_ms:
+                break  # the next iteration would most likely not finish
+    result.nodes = nodes
+    result.elapsed_ms = _elapsed_ms(started)
+    if tree_budget > 0:
+        result.tree = convert_tree(tree_rows, result.pv) if tree_rows is not None else []
+    return result
+
+
+def _solve(
+    pos: Position,
+    wld: bool,
+    node_limit: int | None,
+    time_ms: int | None,
+    stop_ext: npt.NDArray[np.int64],
+) -> SearchResult | None:
+    """Exact (or win/loss/draw) solve; None when a limit stopped it."""
+    started = time.monotonic_ns()
+    solver = _endgame_solver()
+    solver.clear()
+    alpha, beta = (-1, 1) if wld else (-64, 64)
+    with deadline_watchdog(time_ms) as stop_time:
+        score, st = solver.solve(
+            pos.player, pos.opponent, alpha, beta, node_limit or 0, stop_ext, stop_time
+        )
+    if st[ST_ABORTED]:
+        return None
+    legal = legal_moves(pos)
+    move = int(st[ST_ROOT_BEST]) if st[ST_ROOT_BEST] >= 0 else (legal[0] if legal else PASS)
+    pv = solver.principal_variation(pos.player, pos.opponent)
+    return SearchResult(
+        move=move,
+        score=score,
+        depth=pos.empties(),
+        nodes=int(st[ST_NODES]),
+        elapsed_ms=_elapsed_ms(started),
+        pv=pv,
+        exact=not wld,
+    )
+
+
+_SOLVER: list[EndgameSolver] = []
+_SOLVER_LOCK = threading.Lock()
+
+
+def _endgame_solver() -> EndgameSolver:
+    """One solver (a 16 MiB table) per process, created on first use."""
+    with _SOLVER_LOCK:
+        if not _SOLVER:
+            _SOLVER.append(EndgameSolver())
+        return _SOLVER[0]
+
+
+def choose_move(
+    position_text: str,
+    config: dict[str, object],
+    limits: Limits,
+    stop: StopFlag | None = None,
+    tree_budget: int = 0,
+    seed: int = 0,
+) -> SearchResult:
+    """Run the bot described by ``config`` on the position; see the package docstring."""
+    spec = compile_config(config)
+    pos = parse_position(position_text)
+    legal = legal_moves(pos)
+    if not legal:
+        raise GameOverError(f"game over, no move to choose in {position_text!r}")
+    if tree_budget < 0:
+        raise ValueError(f"tree_budget must be >= 0, got {tree_budget}")
+    started = time.monotonic_ns()
+    if legal == [PASS]:
+        return SearchResult(
+            move=PASS,
+            score=0,
+            depth=0,
+            nodes=0,
+            elapsed_ms=_elapsed_ms(started),
+            pv=[PASS],
+            tree=[] if tree_budget else None,
+        )
+    stop_ext = stop.array if stop is not None else np.zeros(1, dtype=np.int64)
+    time_ms = _stricter(spec.time_ms, limits.time_ms)
+    plies = _stricter(spec.plies[kreversi_phase(64 - pos.empties())], limits.depth)
+    assert plies is not None
+    if 0 <= pos.empties() <= spec.endgame_empties and tree_budget == 0:
+        solved = _solve(pos, False, limits.nodes, time_ms, stop_ext)
+        if solved is not None:
+            return solved
+    remaining = None if time_ms is None else max(1, time_ms - int(_elapsed_ms(started)))
+    result = iterative_deepening(
+        spec, pos, max(1, plies), limits.nodes, remaining, stop_ext, tree_budget, seed
+    )
+    result.elapsed_ms = _elapsed_ms(started)
+    return result
+
+
+def solve(
+    position_text: str,
+    *,
+    wld: bool = False,
+    limits: Limits | None = None,
+    stop: StopFlag | None = None,
+) -> SearchResult:
+    """Exact endgame solve (OBF score: final disc difference for the side to move).
+
+    ``wld=True`` only proves win (score > 0), draw (0) or loss (< 0). Raises
+    ``TimeoutError`` when a limit or the stop flag ends the solve first.
+    """
+    pos = parse_position(position_text)
+    limits = limits or Limits()
+    stop_ext = stop.array if stop is not None else np.zeros(1, dtype=np.int64)
+    result = _solve(pos, wld, limits.nodes, limits.time_ms, stop_ext)
+    if result is None:
+        raise TimeoutError(f"solve of {position_text!r} stopped before it finished")
+    return result
+
+
+def warm_up() -> float:
+    """Compile (or load from the on-disk cache) every kernel; returns the seconds it took."""
+    from arena.engine.othello.bitboard import START_TEXT, perft
+    from arena.engine.othello.presets import PRESETS
+
+    started = time.monotonic()
+    perft(START_TEXT, 3)
+    for name in ("kreversi-default", "lab-beginner", "arena-fast"):
+        choose_move(START_TEXT, PRESETS[name], Limits(depth=2), tree_budget=50)
+        choose_move(START_TEXT, PRESETS[name], Limits(depth=2))
+    solve(_WARM_UP_ENDGAME)
+    return time.monotonic() - started
+
+
+def evaluate_position(position_text: str, config: dict[str, object]) -> int:
+    """The bot's static evaluation of the position, for the side to move."""
+    from arena.engine.othello.evaluate import evaluate
+
+    spec = compile_config(config)
+    pos = parse_position(position_text)
+    return int(evaluate(np.uint64(pos.player), np.uint64(pos.opponent), pos.turn, spec.params))
