@@ -118,7 +118,7 @@ def run_arena(
     if quick is not None:
         move, score, line = quick
         return SearchResult(move, score, len(line), int(ctx[CTX_NODES]), _elapsed_ms(started),
-                            line, [] if tree_budget else None, exact=True)
+                            line, [] if tree_budget else None, exact=abs(score) >= WIN_BOUND)
     root = _safe_root_moves(state, ctx, stop)
     ctx[CTX_ABORTED] = 0
     return _iterate(state, params, limits, stop, tree_budget, root, started, ctx)
@@ -127,15 +127,19 @@ def run_arena(
 def _threat_answer(
     state: _ArenaState, params: dict[str, int], ctx: np.ndarray, stop: StopFlag
 ) -> tuple[int, int, list[int]] | None:
-    """A five to play, a five to block, or an own VCF: (move, score, line) or None."""
+    """A five to play, a five to block, or an own VCF: (move, score, line) or None.
+
+    A forced block is answered at once with score 0 (not a proven value).
+    """
     me, op = state.me, 3 - state.me
     own = state.five_points(me)
     if own:
         return own[0], WIN - 1, [own[0]]
     threats = state.five_points(op)
+    if len(threats) == 1:  # the only move; no search needed to find it
+        return threats[0], 0, [threats[0]]
     if threats:
-        score = -(WIN - 2) if len(threats) > 1 else 0
-        return (threats[0], score, [threats[0]]) if len(threats) > 1 else None
+        return threats[0], -(WIN - 2), [threats[0]]
     if params["vcf_plies"] >= 3:
         line = state.vcf_for(me, params["vcf_plies"], ctx, stop)
         if line:

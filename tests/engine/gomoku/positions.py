@@ -23,14 +23,13 @@ def interleave(black: list[int], white: list[int]) -> list[int]:
 
 
 def staircase_vcf(steps: int) -> list[int]:
-    """Black to move wins by a chain of ``steps`` fours ending in a double four.
+    """Black to move with a VCF: a zigzag of broken fours ending in a double four.
 
-    The chain zigzags: right, down, left, down, ... Each segment runs from a corner
-    to the corner four cells on, with Black stones 1 and 3 cells from its start. Black
-    plays the corners in order (each is empty until then); once both corners of a
-    segment are Black it is a broken four whose only five point is its middle. The last
-    corner also completes a four down its column or along its row: a double
-    four. ``steps`` 1..6.
+    Each segment runs from a corner to the corner four cells on, with Black stones 1
+    and 3 cells from its start and a White cap before it. Playing the corners in order
+    is a VCF of ``2 * steps + 1`` plies; the zigzag also lines stones up on diagonals,
+    so shorter VCFs exist too (the tests only use these as winning positions).
+    ``steps`` 1..6.
     """
     black: list[int] = []
     caps: list[int] = []
@@ -51,3 +50,11 @@ def staircase_vcf(steps: int) -> list[int]:
     white = caps + [f for f in filler if f not in black][: len(black) - len(caps)]
     assert len(white) == len(black) and not set(white) & set(black)
     return interleave(black, white)
+
+
+# Black to move; the shortest VCF is 15 plies (13 for the second). Found by searching
+# random middlegames with the solver, checked in the tests by the rules library.
+VCF_15 = [130, 172, 67, 155, 142, 68, 110, 101, 153, 70, 86, 125, 112, 55, 123, 128, 108, 168,
+          63, 78, 171, 145, 51, 174]
+VCF_13 = [153, 156, 131, 69, 128, 139, 65, 173, 176, 138, 141, 84, 82, 146, 49, 53, 86, 144,
+          124, 169, 85, 108, 140, 114, 110, 158, 98, 67]

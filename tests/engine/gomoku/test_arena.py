@@ -12,7 +12,7 @@ from arena.engine.gomoku import PRESETS, choose_move, evaluator_hash, validate_c
 from arena.errors import InvalidArgumentError
 from arena.games.gomoku import GomokuBoard
 
-from .positions import SHARED, staircase_vcf, xy
+from .positions import SHARED, VCF_13, VCF_15, staircase_vcf, xy
 
 SMOKE_FILE = SHARED / "protocol-smoke-positions.txt"
 
@@ -48,9 +48,17 @@ def test_smoke_positions(preset: str) -> None:
         assert result.move in expected, (preset, name, result)
 
 
-@pytest.mark.parametrize("steps", [2, 4, 6])
-def test_vcf_line_is_a_real_win(steps: int) -> None:
-    moves = staircase_vcf(steps)
+@pytest.mark.parametrize(("moves", "plies"), [(VCF_15, 15), (VCF_13, 13)])
+def test_long_vcf_is_found_only_with_enough_plies(moves: list[int], plies: int) -> None:
+    config: dict[str, object] = {"evaluator": "arena-gomoku", "max_depth": 1}
+    found = choose_move(15, "freestyle", moves, {**config, "vcf_plies": plies}, Limits())
+    assert found.exact and len(found.pv) == plies and found.score == 1_000_000 - plies
+    short = choose_move(15, "freestyle", moves, {**config, "vcf_plies": plies - 2}, Limits())
+    assert not short.exact
+
+
+@pytest.mark.parametrize("moves", [VCF_15, VCF_13, staircase_vcf(2), staircase_vcf(6)])
+def test_vcf_line_is_a_real_win(moves: list[int]) -> None:
     result = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(time_ms=2000))
     assert result.exact and result.score > 0
     line = result.pv
