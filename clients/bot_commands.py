@@ -1,0 +1,445 @@
+"""`arena bot ...`: register, list, show, update, retire, import, export, presets.
+
+Engine parameters are options generated from the presets' keys, so every evaluator's
+numbers can be given directly (``arena bot register --name t --from-preset terra
+--depth-end 8``); ``--set path=value`` reaches anything else (``--set
+weights.mobility=[100,60]``). Every command takes ``--json``. Errors are raised as
+``arena.errors`` / ``ValueError`` and printed as one line by ``arena.clients.cli``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tomllib
+from datetime import UTC
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from arena.clients.common import (
+    add_json_flag,
+    client_from_args,
+    parse_bot_ref,
+    print_json,
+    read_text_file,
+    to_dict,
+)
+from arena.clients.sdk import ArenaClient
+
+from arena.bots import (
+    EVALUATOR_GAMES,
+    apply_preset,
+    builtin_config,
+    config_to_struct,
+    game_from_name,
+    game_name,
+    merge_config,
+    preset_configs,
+)
+from arena.bots.botfile import parse_bot_file, spec_to_toml, toml_table
+from arena.errors import AlreadyExistsError, InvalidArgumentError
+from arena.v1 import bots_pb2, common_pb2
+
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+PARAM_PREFIX = "param:"
+# Options of our own; engine parameters with these names are reached through --set.
+_RESERVED = {"name", "game", "description", "avatar", "no-avatar", "json", "config", "set",
+             "external", "deadline-ms", "evaluator", "from-preset", "registry", "token",
+             "help", "home", "timeout", "update", "output", "force"}
+
+
+# -- engine parameters as options --------------------------------------------------------
+
+def _leaf_paths(config: dict[str, object], prefix: str = "") -> dict[str, type]:
+    """Dotted path -> int or bool for every scalar parameter (tables go through --set)."""
+    found: dict[str, type] = {}
+    for key, value in config.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            found.update(_leaf_paths(value, f"{path}."))
+        elif isinstance(value, bool) or (isinstance(value, int) and key != "evaluator"):
+            found[path] = type(value)
+    return found
+
+
+def parameter_options() -> dict[str, tuple[str, type]]:
+    """``--depth-end`` -> (``depth.end``, int) for every scalar parameter of every preset."""
+    options: dict[str, tuple[str, type]] = {}
+    for _game, config in preset_configs().values():
+        for path, kind in _leaf_paths(config).items():
+            flag = path.replace(".", "-").replace("_", "-")
+            if flag not in _RESERVED:
+                options.setdefault(flag, (path, kind))
+    return dict(sorted(options.items()))
+
+
+def _add_engine_options(parser: argparse.ArgumentParser, updating: bool) -> None:
+    engine = parser.add_argument_group("engine")
+    engine.add_argument("--from-preset", metavar="PRESET",
+                        help="start from a preset (see `arena bot presets`)")
+    engine.add_argument("--evaluator", help="built-in evaluator: " + ", ".join(EVALUATOR_GAMES))
+    engine.add_argument("--config", type=Path, metavar="FILE",
+                        help="engine config from a TOML or JSON file"
+                             + (" (replaces the current one)" if updating else ""))
+    engine.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                        help="set one engine parameter, e.g. depth.end=8 or "
+                             "weights.mobility=[100,60] (repeatable)")
+    engine.add_argument("--external", metavar="HOST:PORT",
+                        help="an external bot: the address of its BotService")
+    engine.add_argument("--deadline-ms", type=int, metavar="MS",
+                        help="external bot's own per-move deadline (0 = the match's)")
+    params = parser.add_argument_group("engine parameters (overrides; see docs/bots.md)")
+    for flag, (path, kind) in parameter_options().items():
+        dest = PARAM_PREFIX + path
+        if kind is bool:
+            params.add_argument(f"--{flag}", dest=dest, default=argparse.SUPPRESS,
+                                action=argparse.BooleanOptionalAction, help=path)
+        else:
+            params.add_argument(f"--{flag}", dest=dest, default=argparse.SUPPRESS, type=int,
+                                metavar="N", help=path)
+
+
+def _parse_value(text: str) -> object:
+    """A TOML literal (8, true, [1, 2], "x"), or the text itself."""
+    try:
+        return tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _put(config: dict[str, object], path: str, value: object) -> None:
+    *parents, last = path.split(".")
+    node = config
+    for part in parents:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise InvalidArgumentError(f"cannot set {path}: {part} is not a table")
+        node = child
+    node[last] = value
+
+
+def parameter_overrides(args: argparse.Namespace) -> dict[str, object]:
+    """The engine parameters given on the command line, as a nested config."""
+    overrides: dict[str, object] = {}
+    for key, value in sorted(vars(args).items()):
+        if key.startswith(PARAM_PREFIX):
+            _put(overrides, key[len(PARAM_PREFIX):], value)
+    for item in args.set:
+        path, sep, text = item.partition("=")
+        if not sep or not path.strip():
+            raise InvalidArgumentError(f"--set needs PATH=VALUE, got {item!r}")
+        _put(overrides, path.strip(), _parse_value(text.strip()))
+    if args.evaluator:
+        overrides["evaluator"] = args.evaluator
+    return overrides
+
+
+def _config_file(path: Path) -> dict[str, object]:
+    text = read_text_file(path, "config")
+    try:
+        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidArgumentError(f"bad config file {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise InvalidArgumentError(f"config file {path} must hold a table/object")
+    table = data.get("builtin", data)  # a whole bot file works too
+    return dict(table) if isinstance(table, dict) else {}
+
+
+def _read_avatar(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InvalidArgumentError(f"cannot read avatar {path}: {exc.strerror}") from None
+
+
+# -- building specs ----------------------------------------------------------------------
+
+def _apply_fields(spec: bots_pb2.BotSpec, args: argparse.Namespace) -> None:
+    if getattr(args, "game", None):
+        spec.game = game_from_name(args.game)
+    if args.description is not None:
+        spec.description = args.description
+    if args.avatar is not None:
+        spec.avatar_png = _read_avatar(args.avatar)
+    if getattr(args, "no_avatar", False):
+        spec.avatar_png = b""
+
+
+def _apply_engine(spec: bots_pb2.BotSpec, args: argparse.Namespace, updating: bool) -> str:
+    """Put the engine the options describe into ``spec``; returns the preset to send."""
+    overrides = parameter_overrides(args)
+    if args.external is not None or (args.deadline_ms is not None and not overrides
+                                     and spec.WhichOneof("engine") != "builtin"):
+        if overrides or args.from_preset or args.config:
+            raise InvalidArgumentError("an external bot takes no engine parameters")
+        if args.external is not None:
+            spec.external.address = args.external
+        if args.deadline_ms is not None:
+            spec.external.move_deadline_ms = args.deadline_ms
+        spec.preset = ""
+        return ""
+    if args.deadline_ms is not None:
+        raise InvalidArgumentError("--deadline-ms is for external bots")
+    if args.from_preset:
+        spec.builtin.config.CopyFrom(config_to_struct(overrides))
+        if not updating:
+            return str(args.from_preset)  # the registry merges: one source of truth
+        spec.CopyFrom(apply_preset(spec, args.from_preset))
+        return ""
+    base = builtin_config(spec) if updating else {}
+    if args.config is not None:
+        base = _config_file(args.config)
+    if base or overrides or not updating:
+        spec.builtin.config.CopyFrom(config_to_struct(merge_config(base, overrides)))
+    evaluator = overrides.get("evaluator")
+    if not spec.game and isinstance(evaluator, str) and evaluator in EVALUATOR_GAMES:
+        spec.game = EVALUATOR_GAMES[evaluator]
+    return ""
+
+
+# -- output ------------------------------------------------------------------------------
+
+def _engine_text(bot: bots_pb2.BotVersion) -> str:
+    spec = bot.spec
+    if spec.WhichOneof("engine") == "external":
+        deadline = spec.external.move_deadline_ms
+        return f"external {spec.external.address}" + (f", {deadline} ms/move" if deadline
+                                                      else "")
+    evaluator = str(builtin_config(spec).get("evaluator", "?"))
+    return f"{evaluator}" + (f" (preset {spec.preset})" if spec.preset else "")
+
+
+def bot_summary(bot: bots_pb2.BotVersion) -> str:
+    spec = bot.spec
+    created = bot.created_at.ToDatetime(tzinfo=UTC).isoformat(timespec="seconds")
+    rows = [
+        ("name", spec.name), ("version", str(bot.version)),
+        ("game", game_name(spec.game) if spec.game else "?"), ("owner", bot.owner),
+        ("engine", _engine_text(bot)), ("description", spec.description or "-"),
+        ("avatar", f"{len(spec.avatar_png)}-byte PNG" if spec.avatar_png else "-"),
+        ("retired", "yes" if bot.retired else "no"), ("created", created),
+        ("content hash", bot.content_hash), ("evaluator hash", bot.evaluator_hash),
+    ]
+    text = "\n".join(f"{key:<15} {value}" for key, value in rows)
+    if spec.WhichOneof("engine") == "builtin":
+        text += "\n\n" + toml_table("builtin", builtin_config(spec)).rstrip()
+    return text
+
+
+def _print_bot(bot: bots_pb2.BotVersion, args: argparse.Namespace) -> None:
+    if args.json:
+        print_json(bot)
+    else:
+        print(bot_summary(bot))
+
+
+def _table(bots: list[bots_pb2.BotVersion]) -> str:
+    header = ("NAME", "VER", "GAME", "OWNER", "ENGINE", "RETIRED")
+    rows = [header] + [(b.spec.name, str(b.version), game_name(b.spec.game), b.owner,
+                        _engine_text(b), "yes" if b.retired else "") for b in bots]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
+                     .rstrip() for row in rows)
+
+
+# -- commands ----------------------------------------------------------------------------
+
+def _client(args: argparse.Namespace) -> ArenaClient:
+    return client_from_args(args)
+
+
+def cmd_register(args: argparse.Namespace) -> int:
+    spec = bots_pb2.BotSpec(name=args.name)
+    _apply_fields(spec, args)
+    from_preset = _apply_engine(spec, args, updating=False)
+    if not spec.game and not from_preset:
+        raise InvalidArgumentError("--game is required (or --from-preset / --evaluator)")
+    with _client(args) as client:
+        _print_bot(client.register_bot(spec, from_preset), args)
+    return 0
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        latest = client.get_bot(args.name)
+        spec = bots_pb2.BotSpec()
+        spec.CopyFrom(latest.spec)
+        _apply_fields(spec, args)
+        _apply_engine(spec, args, updating=True)
+        _print_bot(client.update_bot(args.name, spec), args)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    ref = parse_bot_ref(args.bot)
+    with _client(args) as client:
+        _print_bot(client.get_bot(ref.name, ref.version), args)
+    return 0
+
+
+def cmd_retire(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        bot = client.retire_bot(args.name)
+    if args.json:
+        print_json(bot)
+    else:
+        print(f"retired {bot.spec.name} (latest version {bot.version}); its history stays")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    filters: dict[str, Any] = {
+        "game": game_from_name(args.game) if args.game else common_pb2.GAME_KIND_UNSPECIFIED,
+        "owner": args.owner or "", "name_prefix": args.prefix or "",
+        "include_retired": args.all,
+    }
+    with _client(args) as client:
+        if args.page_size or args.page_token:
+            page = client.list_bots(page_size=args.page_size or 0,
+                                    page_token=args.page_token or "", **filters)
+            bots, next_token = list(page.bots), page.next_page_token
+        else:
+            bots, next_token = list(client.iter_bots(**filters)), ""
+    if args.json:
+        print_json({"bots": [to_dict(b) for b in bots], "next_page_token": next_token})
+        return 0
+    print(_table(bots) if bots else "no bots")
+    if next_token:
+        print(f"more: --page-token {next_token}")
+    return 0
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    game = game_from_name(args.game) if args.game else common_pb2.GAME_KIND_UNSPECIFIED
+    with _client(args) as client:
+        presets = client.list_presets(game)
+    if args.json:
+        print_json({"presets": [to_dict(p) for p in presets]})
+        return 0
+    width = max((len(p.name) for p in presets), default=0)
+    for preset in presets:
+        print(f"{preset.name:<{width}}  {game_name(preset.game):<7}  {preset.description}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    ref = parse_bot_ref(args.bot)
+    with _client(args) as client:
+        bot = client.get_bot(ref.name, ref.version)
+    created = bot.created_at.ToDatetime(tzinfo=UTC).isoformat(timespec="seconds")
+    text = spec_to_toml(bot.spec, comment=(
+        f"Arena bot file: {bot.spec.name} version {bot.version} by {bot.owner}, {created}\n"
+        f"content hash {bot.content_hash}\n"
+        "Register it with `arena bot import FILE`."))
+    if args.output is None:
+        print(json.dumps({"toml": text}) if args.json else text, end="" if not args.json
+              else "\n")
+        return 0
+    if args.output.exists() and not args.force:
+        raise InvalidArgumentError(f"{args.output} exists (use --force to overwrite)")
+    args.output.write_text(text)
+    if args.json:
+        print_json({"file": str(args.output), "name": bot.spec.name, "version": bot.version,
+                    "content_hash": bot.content_hash})
+    else:
+        print(f"wrote {bot.spec.name} version {bot.version} to {args.output}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    parsed = parse_bot_file(read_text_file(args.file, "bot"))
+    spec = parsed.spec
+    if args.name:
+        spec.name = args.name
+    with _client(args) as client:
+        try:
+            bot = client.register_bot(spec, parsed.from_preset)
+        except AlreadyExistsError:
+            if not args.update:
+                raise AlreadyExistsError(f"a bot named {spec.name!r} already exists "
+                                         "(use --update to add a version)") from None
+            if parsed.from_preset:
+                spec = apply_preset(spec, parsed.from_preset)
+            bot = client.update_bot(spec.name, spec)
+    _print_bot(bot, args)
+    return 0
+
+
+# -- mounting ----------------------------------------------------------------------------
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    add_json_flag(parser)
+    # SUPPRESS: given here they win, absent they leave the global option's value alone.
+    parser.add_argument("--registry", default=argparse.SUPPRESS, metavar="HOST:PORT",
+                        help="registry address (env ARENA_REGISTRY, else stack.json)")
+    parser.add_argument("--token", default=argparse.SUPPRESS,
+                        help="bearer token (env ARENA_TOKEN, else the stack's token file)")
+
+
+def _add_spec_fields(parser: argparse.ArgumentParser, updating: bool) -> None:
+    if not updating:
+        parser.add_argument("--game", choices=["othello", "gomoku"],
+                            help="the game (implied by --from-preset or --evaluator)")
+    parser.add_argument("--description", help="free text")
+    parser.add_argument("--avatar", type=Path, metavar="PNG", help="picture, PNG <= 256 KiB")
+    if updating:
+        parser.add_argument("--no-avatar", action="store_true", help="remove the picture")
+
+
+def add_bot_commands(subparsers: Subparsers) -> None:
+    """Mount `arena bot ...` on the `arena` command's subparsers."""
+    bot = subparsers.add_parser("bot", help="register, inspect and share bots",
+                                description="Manage bots in the registry.")
+    sub = bot.add_subparsers(dest="bot_command", metavar="BOT_COMMAND", required=True)
+
+    register = sub.add_parser("register", help="register a new bot (version 1)")
+    register.add_argument("--name", required=True)
+    _add_spec_fields(register, updating=False)
+    _add_engine_options(register, updating=False)
+    register.set_defaults(func=cmd_register)
+
+    update = sub.add_parser("update", help="add a new version of a bot you own")
+    update.add_argument("name")
+    _add_spec_fields(update, updating=True)
+    _add_engine_options(update, updating=True)
+    update.set_defaults(func=cmd_update)
+
+    show = sub.add_parser("show", help="one bot: NAME (latest) or NAME@VERSION")
+    show.add_argument("bot", metavar="NAME[@VERSION]")
+    show.set_defaults(func=cmd_show)
+
+    listing = sub.add_parser("list", help="bots, newest versions, by name")
+    listing.add_argument("--game", choices=["othello", "gomoku"])
+    listing.add_argument("--owner")
+    listing.add_argument("--prefix", help="names starting with this")
+    listing.add_argument("--all", action="store_true", help="include retired bots")
+    listing.add_argument("--page-size", type=int, help="one page of this size")
+    listing.add_argument("--page-token", help="the page after a previous one")
+    listing.set_defaults(func=cmd_list)
+
+    retire = sub.add_parser("retire", help="stop a bot entering new matches")
+    retire.add_argument("name")
+    retire.set_defaults(func=cmd_retire)
+
+    presets = sub.add_parser("presets", help="the presets shipped with Arena")
+    presets.add_argument("--game", choices=["othello", "gomoku"])
+    presets.set_defaults(func=cmd_presets)
+
+    export = sub.add_parser("export", help="write a bot as a TOML bot file")
+    export.add_argument("bot", metavar="NAME[@VERSION]")
+    export.add_argument("-o", "--output", type=Path, help="file to write (default stdout)")
+    export.add_argument("--force", action="store_true", help="overwrite the file")
+    export.set_defaults(func=cmd_export)
+
+    imported = sub.add_parser("import", help="register a bot from a TOML bot file")
+    imported.add_argument("file", type=Path)
+    imported.add_argument("--name", help="register under this name instead")
+    imported.add_argument("--update", action="store_true",
+                          help="if the name exists, add a version instead of failing")
+    imported.set_defaults(func=cmd_import)
+
+    for parser in (register, update, show, listing, retire, presets, export, imported):
+        _add_common(parser)
