@@ -1,18 +1,93 @@
-"""gRPC wiring of the ladder service (being built: see the open issue)."""
+"""gRPC wiring of the ladder service: validate, call the ladder logic, stream progress."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
+import grpc
+import redis
+from arena.services.common.auth import current_principal
 from arena.services.common.config import Settings
 from arena.services.common.server import Registration
+from arena.services.ladder import ladders
+from arena.services.ladder.follower import FollowerConfig, ResultFollower
+from arena.services.ladder.store import RUNNING, LadderStore, progress_key
 
 from arena.v1 import ladder_pb2, ladder_pb2_grpc
+
+WATCH_BLOCK_MS = 1000
+
+
+class LadderServicer(ladder_pb2_grpc.LadderServicer):
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+        self.store = LadderStore(client)
+
+    def CreateLadder(
+        self, request: ladder_pb2.CreateLadderRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.LadderInfo:
+        return ladders.create_ladder(self.client, request.config, current_principal().name)
+
+    def GetStandings(
+        self, request: ladder_pb2.GetStandingsRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.Standings:
+        current_principal()
+        return ladders.standings(self.store, request.ladder_id)
+
+    def ListLadders(
+        self, request: ladder_pb2.ListLaddersRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.ListLaddersResponse:
+        current_principal()
+        return ladders.list_ladders(self.store, request.page)
+
+    def CancelLadder(
+        self, request: ladder_pb2.CancelLadderRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.LadderInfo:
+        caller = current_principal()
+        return ladders.cancel_ladder(self.store, request.ladder_id, caller.name, caller.is_admin)
+
+    def WatchLadder(
+        self, request: ladder_pb2.WatchLadderRequest, context: grpc.ServicerContext
+    ) -> Iterator[ladder_pb2.LadderProgress]:
+        """The ladder now, then one message per counted result, then the final state."""
+        current_principal()
+        ladder_id = request.ladder_id
+        key = progress_key(ladder_id)
+        newest = self.client.xrevrange(key, count=1)
+        last: Any = newest[0][0] if newest else "0-0"  # read the snapshot after this id
+        info = self.store.get(ladder_id)
+        yield ladder_pb2.LadderProgress(ladder=info)
+        while info.status == RUNNING and context.is_active():
+            reply: Any = self.client.xread({key: last}, count=100, block=WATCH_BLOCK_MS)
+            for _stream, entries in reply or []:
+                for entry_id, fields in entries:
+                    last = entry_id
+                    match_id = fields.get(b"match_id")
+                    if match_id is not None:
+                        info = self.store.get(ladder_id)
+                        yield ladder_pb2.LadderProgress(
+                            ladder=info, finished_match_id=match_id.decode()
+                        )
+            if self.store.status(ladder_id) != RUNNING:
+                info = self.store.get(ladder_id)
+                yield ladder_pb2.LadderProgress(ladder=info)
 
 
 def create_service(
     settings: Settings,
+    follower_config: FollowerConfig | None = None,
 ) -> tuple[list[Registration], list[str], list[Callable[[], None]]]:
-    servicer = ladder_pb2_grpc.LadderServicer()
+    client = redis.Redis.from_url(settings.redis_url)
+    servicer = LadderServicer(client)
+    config = follower_config or FollowerConfig()
+    if settings.worker_id:
+        config.consumer = settings.worker_id
+    follower = ResultFollower(client, config).start()
     name = ladder_pb2.DESCRIPTOR.services_by_name["Ladder"].full_name
-    return [lambda s: ladder_pb2_grpc.add_LadderServicer_to_server(servicer, s)], [name], []
+
+    def stop() -> None:
+        follower.stop()
+        client.close()
+
+    return [lambda s: ladder_pb2_grpc.add_LadderServicer_to_server(servicer, s)], [name], [stop]

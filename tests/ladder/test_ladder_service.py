@@ -1,0 +1,340 @@
+"""The ladder service over real gRPC and Redis, with the referee's own create and ledger."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
+
+import grpc
+import pytest
+import redis
+from arena.services.common.embedded_redis import EmbeddedRedis
+from arena.services.common.errors import field_violations
+from arena.services.ladder.follower import FINISHED_STREAM, LADDER_GROUP, ResultFollower
+from arena.services.referee.matches import MatchStore
+
+from arena.v1 import common_pb2, ladder_pb2, match_pb2
+from tests.ladder.conftest import (
+    BLACK,
+    DRAW,
+    WHITE,
+    LadderServer,
+    fast_follower,
+    finish_match,
+    metadata,
+    register_bots,
+    start_ladder_server,
+)
+
+OTHELLO = common_pb2.GAME_KIND_OTHELLO
+
+
+def _config(*bots: str, **fields: object) -> ladder_pb2.LadderConfig:
+    config = ladder_pb2.LadderConfig(
+        name="test", game=common_pb2.GameSpec(kind=OTHELLO),
+        bots=[common_pb2.BotRef(name=b) for b in bots],
+        time_control=common_pb2.TimeControl(move_time_ms=50), seed=7,
+    )
+    for key, value in fields.items():
+        if isinstance(value, common_pb2.TimeControl):
+            config.time_control.CopyFrom(value)
+        else:
+            setattr(config, key, value)
+    return config
+
+
+def _create(server: LadderServer, config: ladder_pb2.LadderConfig,
+            token: str = "alice-token") -> ladder_pb2.LadderInfo:
+    request = ladder_pb2.CreateLadderRequest(config=config)
+    reply: ladder_pb2.LadderInfo = server.stub.CreateLadder(
+        request, timeout=30, metadata=metadata(token))
+    return reply
+
+
+def _standings(server: LadderServer, ladder_id: str) -> ladder_pb2.Standings:
+    reply: ladder_pb2.Standings = server.stub.GetStandings(
+        ladder_pb2.GetStandingsRequest(ladder_id=ladder_id), timeout=10, metadata=metadata())
+    return reply
+
+
+def _wait_for(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.02)
+
+
+def test_create_ladder_queues_colour_swapped_matches_with_openings(
+    ladder_server: LadderServer, redis_client: redis.Redis
+) -> None:
+    register_bots(redis_client, OTHELLO, "ann", "ben", "cat")
+    info = _create(ladder_server, _config("ann", "ben", "cat", games_per_pairing=4,
+                                          opening_suite="othello-balanced-2"))
+    assert info.status == ladder_pb2.LADDER_STATUS_RUNNING and info.owner == "alice"
+    assert info.games_total == len(info.match_ids) == 3 * 4
+    assert [b.version for b in info.config.bots] == [1, 1, 1]  # resolved to exact versions
+    matches = [MatchStore(redis_client).header(m) for m in info.match_ids]
+    assert all(m.config.ladder_id == info.id for m in matches)
+    assert {len(m.config.opening) for m in matches} == {2}
+    games = {(m.black.name, m.white.name, tuple(m.config.opening)) for m in matches}
+    assert len(games) == 12  # each (colours, opening) once
+    for black, white, opening in games:
+        assert (white, black, opening) in games  # ... and its colour-swapped twin
+    assert redis_client.xlen("arena:stream:matches") == 12
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        (_config("ann"), "config.bots"),
+        (_config("ann", "nobody"), "config.bots[1]"),
+        (_config("ann", "ann"), "config.bots[1]"),
+        (_config("ann", "ben", opening_suite="gomoku-balanced15"), "config.opening_suite"),
+        (_config("ann", "ben", opening_suite="nope"), "config.opening_suite"),
+        (_config("ann", "ben", games_per_pairing=-2), "config.games_per_pairing"),
+        (_config("ann", "ben", games_per_pairing=50_000), "config.games_per_pairing"),
+        (_config("ann", "ben", time_control=common_pb2.TimeControl(move_time_ms=-5)),
+         "config.time_control.move_time_ms"),
+    ],
+)
+def test_bad_ladders_are_invalid_arguments_with_fields(
+    ladder_server: LadderServer, redis_client: redis.Redis,
+    config: ladder_pb2.LadderConfig, field: str,
+) -> None:
+    register_bots(redis_client, OTHELLO, "ann", "ben")
+    with pytest.raises(grpc.RpcError) as caught:
+        _create(ladder_server, config)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert field in [v.field for v in field_violations(caught.value)]
+    assert redis_client.zcard("arena:ladders") == 0  # nothing half-created
+
+
+def test_standings_match_recorded_results_and_the_closed_form_elo(
+    ladder_server: LadderServer, redis_client: redis.Redis
+) -> None:
+    register_bots(redis_client, OTHELLO, "ann", "ben")
+    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=10))
+    outcomes = [BLACK, WHITE, DRAW, BLACK, BLACK, WHITE, BLACK, DRAW, BLACK, WHITE]
+    ann_points = 0.0
+    for match_id, winner in zip(info.match_ids, outcomes, strict=True):
+        match = finish_match(redis_client, match_id, winner)
+        ann_is_black = match.black.name == "ann"
+        points = {BLACK: float(ann_is_black), WHITE: float(not ann_is_black), DRAW: 0.5}
+        ann_points += points[winner]
+    _wait_for(lambda: _standings(ladder_server, info.id).ladder.games_done == 10)
+    table = _standings(ladder_server, info.id)
+    assert table.ladder.status == ladder_pb2.LADDER_STATUS_FINISHED
+    rows = {row.bot.name: row for row in table.rows}
+    assert rows["ann"].wins + rows["ann"].draws / 2 == ann_points
+    assert rows["ann"].draws == rows["ben"].draws == 2
+    assert rows["ann"].wins == rows["ben"].losses and rows["ann"].games == 10
+    assert rows["ann"].score_pct == pytest.approx(10 * ann_points)
+    # One virtual draw (the default prior): the MLE difference is the logit of the
+    # shrunk score, in Elo.
+    shrunk = (ann_points + 0.5) / 11
+    expected = 400 * math.log10(shrunk / (1 - shrunk))
+    assert rows["ann"].elo - rows["ben"].elo == pytest.approx(expected, abs=1e-6)
+    assert rows["ann"].elo == pytest.approx(-rows["ben"].elo)
+    assert rows["ann"].elo_low < rows["ann"].elo < rows["ann"].elo_high
+    pair = {(h.bot, h.opponent): h for h in table.head_to_head}
+    assert pair[("ann@v1", "ben@v1")].wins == rows["ann"].wins
+    assert pair[("ann@v1", "ben@v1")].bot_ref.name == "ann"
+    assert pair[("ann@v1", "ben@v1")].los + pair[("ben@v1", "ann@v1")].los == pytest.approx(1)
+
+
+def test_each_result_counts_once_however_often_it_is_delivered(
+    ladder_server: LadderServer, redis_client: redis.Redis
+) -> None:
+    register_bots(redis_client, OTHELLO, "ann", "ben")
+    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=4))
+    for match_id in info.match_ids[:2]:
+        finish_match(redis_client, match_id, BLACK)
+        for _ in range(3):  # repeated deliveries of the same finished event
+            redis_client.xadd(FINISHED_STREAM, {"match_id": match_id, "ladder_id": info.id})
+    # A bogus event for a match the ladder does not own changes nothing either.
+    redis_client.xadd(FINISHED_STREAM, {"match_id": "nope", "ladder_id": info.id})
+    _wait_for(lambda: redis_client.xpending(FINISHED_STREAM, LADDER_GROUP)["pending"] == 0
+              and _standings(ladder_server, info.id).ladder.games_done == 2)
+    time.sleep(0.2)
+    table = _standings(ladder_server, info.id)
+    assert table.ladder.games_done == 2
+    assert sum(row.games for row in table.rows) == 4  # two games, seen from both sides
+
+
+def test_concurrent_followers_count_each_result_once(
+    redis_server: EmbeddedRedis, ladder_server: LadderServer, redis_client: redis.Redis
+) -> None:
+    register_bots(redis_client, OTHELLO, "ann", "ben", "cat")
+    info = _create(ladder_server, _config("ann", "ben", "cat", games_per_pairing=2))
+    followers = [
+        ResultFollower(redis_server.client(), fast_follower(f"extra-{i}")) for i in range(4)
+    ]
+    for follower in followers:
+        follower.start()
+    try:
+        for match_id in info.match_ids:
+            finish_match(redis_client, match_id, WHITE)
+            redis_client.xadd(FINISHED_STREAM, {"match_id": match_id, "ladder_id": info.id})
+        # Every follower also reconciles at once: racing the stream readers.
+        threads = [threading.Thread(target=f.reconcile_running) for f in followers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        _wait_for(lambda: _standings(ladder_server, info.id).ladder.status
+                  == ladder_pb2.LADDER_STATUS_FINISHED)
+    finally:
+        for follower in followers:
+            follower.stop()
+    table = _standings(ladder_server, info.id)
+    assert table.ladder.games_done == 6
+    assert sum(row.losses for row in table.rows) == 6
+
+
+def test_a_restarted_service_resumes_and_counts_each_result_once(
+    redis_server: EmbeddedRedis, redis_client: redis.Redis
+) -> None:
+    register_bots(redis_client, OTHELLO, "ann", "ben")
+    first = start_ladder_server(redis_server.url, fast_follower("ladder-a"))
+    info = _create(first, _config("ann", "ben", games_per_pairing=6))
+    for match_id in info.match_ids[:2]:
+        finish_match(redis_client, match_id, BLACK)
+    _wait_for(lambda: _standings(first, info.id).ladder.games_done == 2)
+    first.stop()
+    # While no ladder service runs, two more games end; then a consumer named like the
+    # stopped service takes two entries and dies before acknowledging them.
+    for match_id in info.match_ids[2:4]:
+        finish_match(redis_client, match_id, WHITE)
+    taken = redis_client.xreadgroup(LADDER_GROUP, "ladder-a", {FINISHED_STREAM: ">"}, count=2)
+    assert len(taken[0][1]) == 2
+    second = start_ladder_server(redis_server.url, fast_follower("ladder-a"))
+    try:
+        _wait_for(lambda: _standings(second, info.id).ladder.games_done == 4)
+        for match_id in info.match_ids[4:]:
+            finish_match(redis_client, match_id, DRAW)
+        _wait_for(lambda: _standings(second, info.id).ladder.status
+                  == ladder_pb2.LADDER_STATUS_FINISHED)
+        table = _standings(second, info.id)
+        assert table.ladder.games_done == 6
+        assert sorted((r.wins, r.draws, r.losses) for r in table.rows) == [(2, 2, 2), (2, 2, 2)]
+        assert redis_client.xpending(FINISHED_STREAM, LADDER_GROUP)["pending"] == 0
+    finally:
+        second.stop()
+
+
+def test_stale_entries_of_a_vanished_consumer_are_reclaimed(
+    redis_server: EmbeddedRedis, ladder_server: LadderServer, redis_client: redis.Redis
+) -> None:
+    register_bots(redis_client, OTHELLO, "ann", "ben")
+    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=2))
+    ladder_server.stop()  # the shared fixture's service, out of the way
+    ResultFollower(redis_client, fast_follower()).ensure_group()
+    for match_id in info.match_ids:
+        finish_match(redis_client, match_id, BLACK)
+    redis_client.xreadgroup(LADDER_GROUP, "gone-for-good", {FINISHED_STREAM: ">"}, count=10)
+    config = fast_follower("survivor")
+    config.reclaim_idle_ms = 100
+    survivor = ResultFollower(redis_server.client(), config)
+    time.sleep(0.15)
+    assert survivor.poll_once() == 2
+    assert survivor.store.get(info.id).status == ladder_pb2.LADDER_STATUS_FINISHED
+
+
+def test_reconcile_counts_results_whose_events_were_lost(
+    ladder_server: LadderServer, redis_client: redis.Redis
+) -> None:
+    register_bots(redis_client, OTHELLO, "ann", "ben")
+    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=2))
+    ladder_server.stop()
+    for match_id in info.match_ids:
+        finish_match(redis_client, match_id, BLACK)
+    redis_client.delete(FINISHED_STREAM)  # the events are gone
+    follower = ResultFollower(redis_client, fast_follower())
+    assert follower.reconcile_running() == 2
+    assert follower.reconcile_running() == 0
+    assert follower.store.get(info.id).games_done == 2
+
+
+def test_watch_streams_progress_until_the_ladder_ends(
+    ladder_server: LadderServer, redis_client: redis.Redis
+) -> None:
+    register_bots(redis_client, OTHELLO, "ann", "ben")
+    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=4))
+    seen: list[ladder_pb2.LadderProgress] = []
+    stream = ladder_server.stub.WatchLadder(
+        ladder_pb2.WatchLadderRequest(ladder_id=info.id), timeout=30, metadata=metadata())
+    reader = threading.Thread(target=lambda: seen.extend(stream))
+    reader.start()
+    _wait_for(lambda: len(seen) >= 1)
+    for match_id in info.match_ids:
+        finish_match(redis_client, match_id, WHITE)
+    reader.join(20)
+    assert not reader.is_alive()
+    assert seen[0].ladder.games_done == 0 and not seen[0].finished_match_id
+    finished = [p.finished_match_id for p in seen if p.finished_match_id]
+    assert sorted(finished) == sorted(info.match_ids)
+    assert seen[-1].ladder.status == ladder_pb2.LADDER_STATUS_FINISHED
+    assert seen[-1].ladder.games_done == 4
+
+
+def test_cancel_list_and_permissions(
+    ladder_server: LadderServer, redis_client: redis.Redis
+) -> None:
+    register_bots(redis_client, OTHELLO, "ann", "ben")
+    older = _create(ladder_server, _config("ann", "ben", games_per_pairing=2))
+    newer = _create(ladder_server, _config("ann", "ben", games_per_pairing=2), "bob-token")
+    stub = ladder_server.stub
+    listing = stub.ListLadders(ladder_pb2.ListLaddersRequest(
+        page=common_pb2.PageRequest(page_size=1)), timeout=10, metadata=metadata())
+    assert [found.id for found in listing.ladders] == [newer.id] and listing.next_page_token
+    rest = stub.ListLadders(ladder_pb2.ListLaddersRequest(page=common_pb2.PageRequest(
+        page_size=1, page_token=listing.next_page_token)), timeout=10, metadata=metadata())
+    assert [found.id for found in rest.ladders] == [older.id] and not rest.next_page_token
+
+    cancel = ladder_pb2.CancelLadderRequest(ladder_id=newer.id)
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.CancelLadder(cancel, timeout=10, metadata=metadata("alice-token"))
+    assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    cancelled = stub.CancelLadder(cancel, timeout=10, metadata=metadata("bob-token"))
+    assert cancelled.status == ladder_pb2.LADDER_STATUS_CANCELLED
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.CancelLadder(cancel, timeout=10, metadata=metadata("admin-token"))
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    watch = list(stub.WatchLadder(ladder_pb2.WatchLadderRequest(ladder_id=newer.id),
+                                  timeout=10, metadata=metadata()))
+    assert [p.ladder.status for p in watch] == [ladder_pb2.LADDER_STATUS_CANCELLED]
+    # A game that still ends after the cancel is recorded; the ladder stays cancelled.
+    finish_match(redis_client, newer.match_ids[0], BLACK)
+    _wait_for(lambda: _standings(ladder_server, newer.id).ladder.games_done == 1)
+    assert _standings(ladder_server, newer.id).ladder.status == ladder_pb2.LADDER_STATUS_CANCELLED
+    for missing in ("GetStandings", "CancelLadder"):
+        request_type = {"GetStandings": ladder_pb2.GetStandingsRequest,
+                        "CancelLadder": ladder_pb2.CancelLadderRequest}[missing]
+        with pytest.raises(grpc.RpcError) as caught:
+            getattr(stub, missing)(request_type(ladder_id="L0-none"), timeout=10,
+                                   metadata=metadata())
+        assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.ListLadders(ladder_pb2.ListLaddersRequest(), timeout=10)
+    assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_void_games_finish_the_ladder_but_stay_out_of_the_standings(
+    ladder_server: LadderServer, redis_client: redis.Redis
+) -> None:
+    register_bots(redis_client, OTHELLO, "ann", "ben")
+    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=2))
+    finish_match(redis_client, info.match_ids[0], BLACK)
+    ledger_match = MatchStore(redis_client).header(info.match_ids[1])
+    from arena.services.referee.ledger import Ledger
+
+    ledger_match.status = match_pb2.MATCH_STATUS_CANCELLED
+    ledger_match.result.termination = match_pb2.TERMINATION_CANCELLED
+    assert Ledger(redis_client).finish(ledger_match, 0)
+    _wait_for(lambda: _standings(ladder_server, info.id).ladder.status
+              == ladder_pb2.LADDER_STATUS_FINISHED)
+    table = _standings(ladder_server, info.id)
+    assert table.ladder.games_void == 1 and table.ladder.games_done == 2
+    assert sum(row.games for row in table.rows) == 2
