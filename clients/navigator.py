@@ -102,6 +102,8 @@ class Navigator:
         while True:
             print("> ", end="", file=out, flush=True)
             line = keys.readline()
+            if line and not keys.isatty():  # echo piped keys so the transcript reads well
+                print(line.strip(), file=out)
             if not line or not self.command(line):  # EOF or q
                 print(file=out)
                 return
