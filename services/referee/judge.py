@@ -1,0 +1,129 @@
+"""Where a bot's answer is judged: on time, well-formed, legal. Also how games end.
+
+The referee trusts nothing a worker says except the move itself: legality comes from the
+rules library, and the time used is measured from the Redis timestamps of the worker's
+``started`` and ``result`` entries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from arena.games import PASS, Color, Position, Termination
+from arena.v1 import common_pb2, engine_pb2, match_pb2
+
+_ERROR_TERMINATIONS = {
+    engine_pb2.MOVE_ERROR_MALFORMED_ANSWER: match_pb2.TERMINATION_MALFORMED_ANSWER,
+    engine_pb2.MOVE_ERROR_BOT_CRASHED: match_pb2.TERMINATION_BOT_CRASHED,
+    engine_pb2.MOVE_ERROR_BOT_UNREACHABLE: match_pb2.TERMINATION_BOT_UNREACHABLE,
+    engine_pb2.MOVE_ERROR_TIMEOUT: match_pb2.TERMINATION_TIME_FORFEIT,
+    # The job could not be run with this bot (a spec the engine rejects): the bot's fault.
+    engine_pb2.MOVE_ERROR_INVALID_JOB: match_pb2.TERMINATION_BOT_CRASHED,
+}
+# The score of a forfeited Othello game: the whole board to the winner (as GGF records it).
+FORFEIT_MARGIN = 64
+
+
+def proto_color(color: Color) -> common_pb2.Color.ValueType:
+    return common_pb2.COLOR_BLACK if color is Color.BLACK else common_pb2.COLOR_WHITE
+
+
+@dataclass(frozen=True)
+class Forfeit:
+    termination: match_pb2.Termination.ValueType
+    detail: str
+
+
+def num_moves(position: Position) -> int:
+    """Move numbers run 0..size*size-1, plus PASS in Othello."""
+    squares = position.size * position.size
+    return squares + 1 if position.game == "othello" else squares
+
+
+def judge_answer(
+    position: Position, result: engine_pb2.MoveResult, time_ms: int, limit_ms: int,
+    grace_ms: int,
+) -> Forfeit | None:
+    """None if the answer may be played; otherwise why the side to move forfeits."""
+    if result.error != engine_pb2.MOVE_ERROR_UNSPECIFIED:
+        termination = _ERROR_TERMINATIONS.get(result.error, match_pb2.TERMINATION_BOT_CRASHED)
+        name = engine_pb2.MoveError.Name(result.error)
+        return Forfeit(termination, f"{name}: {result.error_detail}".strip(": "))
+    if time_ms > limit_ms + grace_ms:
+        return Forfeit(match_pb2.TERMINATION_TIME_FORFEIT,
+                       f"took {time_ms} ms; limit {limit_ms} ms + {grace_ms} ms grace")
+    if not result.HasField("move"):
+        return Forfeit(match_pb2.TERMINATION_MALFORMED_ANSWER, "the answer holds no move")
+    square = result.move.square
+    if not 0 <= square < num_moves(position):
+        return Forfeit(match_pb2.TERMINATION_MALFORMED_ANSWER,
+                       f"move {square} is not a square of this board")
+    if not position.is_legal(square):
+        return Forfeit(match_pb2.TERMINATION_ILLEGAL_MOVE,
+                       f"{position.move_to_str(square)} ({square}) is illegal in "
+                       f"{position.to_text()!r}")
+    return None
+
+
+def move_record(
+    position: Position, ply: int, result: engine_pb2.MoveResult, time_ms: int
+) -> match_pb2.MoveRecord:
+    """The record of a judged move; ``position`` is before the move and is left as it was."""
+    square = result.move.square
+    after = position.copy()
+    after.push(square)
+    return match_pb2.MoveRecord(
+        ply=ply, color=proto_color(position.turn),
+        move=common_pb2.Move(square=square, text=position.move_to_str(square)),
+        time_ms=time_ms, search=result.search, worker_id=result.worker_id,
+        has_tree=result.tree_stored, position_after=after.to_text(),
+    )
+
+
+def pass_record(position: Position, ply: int) -> match_pb2.MoveRecord:
+    """An Othello pass, played by the referee for a side that has no move."""
+    after = position.copy()
+    after.push(PASS)
+    return match_pb2.MoveRecord(
+        ply=ply, color=proto_color(position.turn),
+        move=common_pb2.Move(square=PASS, text="pass"), position_after=after.to_text(),
+    )
+
+
+def _counts(position: Position, result: match_pb2.MatchResult) -> None:
+    count = getattr(position, "count", None)
+    if count is not None:
+        result.black_count = int(count(Color.BLACK))
+        result.white_count = int(count(Color.WHITE))
+
+
+def natural_result(position: Position) -> match_pb2.MatchResult:
+    """The result of a game the rules ended (raises if the game is not over)."""
+    outcome = position.outcome()
+    if outcome is None:
+        raise ValueError(f"the game is not over in {position.to_text()!r}")
+    termination = (match_pb2.TERMINATION_BOARD_FULL
+                   if outcome.termination is Termination.FULL_BOARD
+                   else match_pb2.TERMINATION_NORMAL)
+    result = match_pb2.MatchResult(
+        winner=common_pb2.COLOR_UNSPECIFIED if outcome.winner is None
+        else proto_color(outcome.winner),
+        termination=termination,
+    )
+    _counts(position, result)
+    if position.game == "othello":
+        result.score = outcome.wof_diff
+    return result
+
+
+def forfeit_result(position: Position, forfeit: Forfeit) -> match_pb2.MatchResult:
+    """The side to move loses for ``forfeit``."""
+    loser = position.turn
+    result = match_pb2.MatchResult(
+        winner=proto_color(loser.other), termination=forfeit.termination,
+        detail=forfeit.detail, forfeited=proto_color(loser),
+    )
+    _counts(position, result)
+    if position.game == "othello":
+        result.score = FORFEIT_MARGIN if loser is Color.WHITE else -FORFEIT_MARGIN
+    return result

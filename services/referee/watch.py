@@ -1,0 +1,61 @@
+"""WatchMatch: the events recorded so far, then every new one until the match ends.
+
+Each match has a stream of ``MatchEvent`` bytes (started, moves, passes, ended) written in
+the same atomic steps as the records themselves, so a watcher that joins mid-game reads the
+history with the same cursor it then blocks on: nothing is missed or seen twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import redis
+from arena.services.referee.matches import FINISHED_STATES, MatchStore, events_key
+
+from arena.games import PASS
+from arena.v1 import common_pb2, match_pb2
+
+MAX_WATCH_S = 24 * 3600
+
+
+def watch_match(
+    client: redis.Redis, match_id: str, is_active: Callable[[], bool], block_ms: int = 1000
+) -> Iterator[match_pb2.MatchEvent]:
+    store = MatchStore(client)
+    store.header(match_id)  # NOT_FOUND before the stream starts
+    cursor = "0"
+    give_up = time.monotonic() + MAX_WATCH_S
+    while is_active() and time.monotonic() < give_up:
+        reply: Any = client.xread({events_key(match_id): cursor}, count=200, block=block_ms)
+        if not reply:
+            if cursor == "0" and store.header(match_id).status in FINISHED_STATES:
+                yield from _synthesized(store.get(match_id))  # events expired or were lost
+                return
+            continue
+        for _stream, entries in reply:
+            for entry_id, fields in entries:
+                cursor = entry_id.decode()
+                event = match_pb2.MatchEvent.FromString(fields[b"pb"])
+                yield event
+                if event.WhichOneof("event") == "ended":
+                    return
+
+
+def _synthesized(match: match_pb2.Match) -> Iterator[match_pb2.MatchEvent]:
+    header = match_pb2.Match()
+    header.CopyFrom(match)
+    del header.moves[:]
+    yield match_pb2.MatchEvent(match_id=match.id, started=match_pb2.MatchStarted(match=header))
+    othello = match.config.game.kind == common_pb2.GAME_KIND_OTHELLO
+    for record in match.moves:
+        is_pass = othello and record.move.square == PASS
+        if not is_pass:
+            yield match_pb2.MatchEvent(match_id=match.id, move=record)
+        else:
+            event = match_pb2.MatchEvent(match_id=match.id)
+            getattr(event, "pass").CopyFrom(match_pb2.PassEvent(ply=record.ply,
+                                                               color=record.color))
+            yield event
+    yield match_pb2.MatchEvent(match_id=match.id, ended=match_pb2.MatchEnded(result=match.result))

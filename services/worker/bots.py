@@ -1,0 +1,158 @@
+"""Running the bot of a move job: a built-in engine search, or a call to an external bot.
+
+Either way the answer is a ``MoveResult``; failures become a ``MoveError`` the referee turns
+into a forfeit. The worker does not judge legality (the referee does, with the rules
+library); it only reports what the bot said, when it said it, or why it said nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+import grpc
+from arena.services.referee.matches import game_name
+from arena.services.worker.tcache import CacheKey, SharedSearchCache
+
+from arena.bots.spec import builtin_config
+from arena.engine import dispatch
+from arena.engine.api import Limits, SearchResult, StopFlag, TreeNode
+from arena.errors import InvalidArgumentError
+from arena.games import Color, GameError, position_from_text
+from arena.v1 import bot_service_pb2, bot_service_pb2_grpc, common_pb2, engine_pb2
+
+# How long past the bot's limit the worker waits for an external bot before giving up.
+EXTERNAL_SLACK_MS = 50
+_GRPC_ERRORS = {
+    grpc.StatusCode.DEADLINE_EXCEEDED: engine_pb2.MOVE_ERROR_TIMEOUT,
+    grpc.StatusCode.UNAVAILABLE: engine_pb2.MOVE_ERROR_BOT_UNREACHABLE,
+    grpc.StatusCode.UNIMPLEMENTED: engine_pb2.MOVE_ERROR_BOT_UNREACHABLE,
+}
+
+
+@dataclass
+class BotAnswer:
+    result: engine_pb2.MoveResult
+    tree: list[TreeNode] | None = None
+
+
+def _error(code: engine_pb2.MoveError.ValueType, detail: str) -> BotAnswer:
+    return BotAnswer(engine_pb2.MoveResult(error=code, error_detail=detail[:500]))
+
+
+def search_info(result: SearchResult, cache_hit: bool = False) -> common_pb2.SearchInfo:
+    return common_pb2.SearchInfo(
+        score=result.score, depth=result.depth, nodes=result.nodes, nps=result.nps,
+        pv=result.pv, time_ms=result.elapsed_ms, exact=result.exact, cache_hit=cache_hit)
+
+
+@dataclass
+class BotRunner:
+    """Runs jobs' bots; one per worker process (holds the external bots' channels)."""
+
+    cache: SharedSearchCache = field(default_factory=lambda: SharedSearchCache(None))
+    grace_ms: int = 200
+    _channels: dict[str, grpc.Channel] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def run(self, job: engine_pb2.MoveJob, stop: StopFlag) -> BotAnswer:
+        engine = job.bot.spec.WhichOneof("engine")
+        if engine == "external":
+            return self.run_external(job)
+        if engine == "builtin":
+            return self.run_builtin(job, stop)
+        return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, "the bot has no engine")
+
+    # -- built-in engines ------------------------------------------------------------------
+
+    def run_builtin(self, job: engine_pb2.MoveJob, stop: StopFlag) -> BotAnswer:
+        try:
+            game = game_name(job.game)
+            config = builtin_config(job.bot.spec)
+            key = self._cache_key(job, game, config)
+        except (InvalidArgumentError, GameError, ValueError) as exc:
+            return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
+        limit = job.time_budget_ms or None
+        if key is not None:
+            cached = self.cache.probe(key, limit)
+            if cached is not None:
+                move = common_pb2.Move(square=cached.move)
+                info = search_info(cached, cache_hit=True)
+                return BotAnswer(engine_pb2.MoveResult(move=move, search=info))
+        started = time.monotonic()
+        try:
+            result = dispatch.choose_move(
+                game, job.position.text, list(job.history), config, Limits(time_ms=limit), stop,
+                job.tree_node_budget, job.seed)
+        except InvalidArgumentError as exc:
+            return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
+        except Exception as exc:  # an engine bug must cost this bot the game, not the worker
+            return _error(engine_pb2.MOVE_ERROR_BOT_CRASHED, f"{type(exc).__name__}: {exc}")
+        wall_ms = (time.monotonic() - started) * 1000
+        if key is not None and (limit is None or wall_ms < limit) and not stop.is_set():
+            self.cache.store(key, result)
+        answer = engine_pb2.MoveResult(move=common_pb2.Move(square=result.move),
+                                       search=search_info(result))
+        return BotAnswer(answer, result.tree)
+
+    def _cache_key(self, job: engine_pb2.MoveJob, game: str,
+                   config: dict[str, object]) -> CacheKey | None:
+        if not self.cache.enabled or job.tree_node_budget > 0:
+            return None  # a tree is only captured by running the search
+        evaluator = job.bot.evaluator_hash or dispatch.evaluator_hash(game, config)
+        seeded = dispatch.seed_matters(game, config, job.position.text)
+        return CacheKey(game, evaluator, job.position.text,
+                        seed=job.seed if seeded else None)
+
+    # -- external bots ---------------------------------------------------------------------
+
+    def _stub(self, address: str) -> bot_service_pb2_grpc.BotServiceStub:
+        with self._lock:
+            channel = self._channels.get(address)
+            if channel is None:
+                channel = grpc.insecure_channel(address)
+                self._channels[address] = channel
+        return bot_service_pb2_grpc.BotServiceStub(channel)
+
+    def run_external(self, job: engine_pb2.MoveJob) -> BotAnswer:
+        external = job.bot.spec.external
+        limit = job.time_budget_ms
+        if external.move_deadline_ms:
+            limit = min(limit, external.move_deadline_ms)
+        try:
+            game = game_name(job.game)
+            turn = position_from_text(game, job.position.text).turn
+        except (GameError, ValueError) as exc:
+            return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
+        request = bot_service_pb2.GetMoveRequest(
+            match_id=job.match_id, ply=job.ply, position=job.position,
+            color=common_pb2.COLOR_BLACK if turn is Color.BLACK else common_pb2.COLOR_WHITE,
+            history=job.history, move_time_ms=limit)
+        timeout_s = (limit + self.grace_ms + EXTERNAL_SLACK_MS) / 1000
+        started = time.monotonic()
+        try:
+            reply = self._stub(external.address).GetMove(request, timeout=timeout_s)
+        except grpc.RpcError as exc:
+            return _external_failure(exc)
+        if not reply.HasField("move"):
+            return _error(engine_pb2.MOVE_ERROR_MALFORMED_ANSWER, "the bot answered no move")
+        info = common_pb2.SearchInfo()
+        info.CopyFrom(reply.search)
+        info.time_ms = (time.monotonic() - started) * 1000
+        return BotAnswer(engine_pb2.MoveResult(move=reply.move, search=info))
+
+    def close(self) -> None:
+        with self._lock:
+            channels, self._channels = list(self._channels.values()), {}
+        for channel in channels:
+            channel.close()
+
+
+def _external_failure(exc: grpc.RpcError) -> BotAnswer:
+    code = exc.code() if isinstance(exc, grpc.Call) else grpc.StatusCode.UNKNOWN
+    details = (exc.details() if isinstance(exc, grpc.Call) else "") or ""
+    if code is grpc.StatusCode.INTERNAL and "deserializ" in details.lower():
+        return _error(engine_pb2.MOVE_ERROR_MALFORMED_ANSWER, f"unreadable answer: {details}")
+    error = _GRPC_ERRORS.get(code, engine_pb2.MOVE_ERROR_BOT_CRASHED)
+    return _error(error, f"{code.name}: {details}")
