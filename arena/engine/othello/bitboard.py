@@ -247,6 +247,8 @@ class Position:
 
 def parse_position(text: str) -> Position:
     """Parse ``64 chars (X, O, -) + space + X|O``; also accepts OBF lines (rest ignored)."""
+    if not isinstance(text, str):
+        raise PositionTextError(f"position text must be a string, got {text!r}")
     stripped = text.strip()
     if len(stripped) < 66 or stripped[64] != " " or stripped[65] not in "XO":
         raise PositionTextError(f"bad position text {text!r}: want 64 squares, space, X or O")

@@ -28,6 +28,7 @@ from arena.engine.othello.search import (
     ST_ROOT_BEST,
     ST_ROOT_DONE,
     ST_ROOT_SCORES,
+    ST_SALT,
     _should_stop,
     new_state,
     tt_probe,
@@ -163,7 +164,7 @@ def solve_deep(
         return -solve_deep(
             o, p, -beta, -alpha, empties, ply + 1, tt, buf, keys, st, stop_ext, stop_time
         )
-    key = pair_key(p, o)
+    key = pair_key(p, o) ^ np.uint64(st[ST_SALT])
     hit, _depth, t_bound, t_score, first = tt_probe(tt, key)
     if hit and ply > 0:
         if t_bound == BOUND_EXACT:
@@ -231,6 +232,7 @@ class EndgameSolver:
         self.tt = np.zeros(2 << tt_bits, dtype=np.uint64)
         self.buf = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int64)
         self.keys = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int64)
+        self.salt = 0
 
     def clear(self) -> None:
         self.tt.fill(0)
@@ -263,6 +265,7 @@ class EndgameSolver:
             stop_ext,
             stop_time,
         )
+        self.salt = int(st[ST_SALT])
         return int(score), st
 
     def principal_variation(self, p: int, o: int, limit: int = 60) -> list[int]:
@@ -277,7 +280,9 @@ class EndgameSolver:
                 line.append(PASS)
                 p, o = o, p
                 continue
-            hit, _d, _b, _s, move = tt_probe(self.tt, np.uint64(pair_key(up, uo)))
+            hit, _d, _b, _s, move = tt_probe(
+                self.tt, np.uint64(pair_key(up, uo)) ^ np.uint64(self.salt)
+            )
             if not hit or move < 0 or not moves >> int(move) & 1:
                 break
             f = int(flips(up, uo, int(move)))

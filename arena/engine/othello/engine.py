@@ -46,8 +46,8 @@ from arena.engine.othello.search import (
     TREE_MOVE,
     TREE_PARENT,
     TREE_SCORE,
-    SearchBuffers,
     new_state,
+    thread_buffers,
 )
 
 RANDOM_TIE_MAX_DISCS = 14  # KReversi randomises tied root moves while discs <= 14
@@ -150,7 +150,7 @@ def iterative_deepening(
     seed: int,
 ) -> SearchResult:
     started = time.monotonic_ns()
-    buffers = SearchBuffers(tt_bits=18 if max_plies <= 8 else 20, tree_budget=tree_budget)
+    buffers = thread_buffers(tree_budget)
     legal = legal_moves(pos)
     result = SearchResult(move=legal[0], score=0, depth=0, nodes=0, elapsed_ms=0.0, pv=[])
     tree_rows: npt.NDArray[np.int64] | None = None
@@ -173,6 +173,8 @@ def iterative_deepening(
             if st[ST_ROOT_FULL]:
                 ties = sorted(sq for sq in legal if st[ST_ROOT_SCORES + sq] == score)
                 result.move = random.Random(seed).choice(ties)
+                if result.pv[:1] != [result.move]:
+                    result.pv = [result.move]
             if tree_budget > 0:
                 tree_rows = buffers.tree[: int(st[ST_TREE_N])].copy()
             if depth >= pos.empties() or (node_limit is not None and nodes >= node_limit):
@@ -196,7 +198,6 @@ def _solve(
     """Exact (or win/loss/draw) solve; None when a limit stopped it."""
     started = time.monotonic_ns()
     solver = _endgame_solver()
-    solver.clear()
     alpha, beta = (-1, 1) if wld else (-64, 64)
     with deadline_watchdog(time_ms) as stop_time:
         score, st = solver.solve(
@@ -218,16 +219,17 @@ def _solve(
     )
 
 
-_SOLVER: list[EndgameSolver] = []
-_SOLVER_LOCK = threading.Lock()
+_LOCAL = threading.local()
 
 
 def _endgame_solver() -> EndgameSolver:
-    """One solver (a 16 MiB table) per process, created on first use."""
-    with _SOLVER_LOCK:
-        if not _SOLVER:
-            _SOLVER.append(EndgameSolver())
-        return _SOLVER[0]
+    """This thread's solver (a 16 MiB table, touched once), created on first use."""
+    solver: EndgameSolver | None = getattr(_LOCAL, "solver", None)
+    if solver is None:
+        solver = EndgameSolver()
+        solver.tt.fill(0)
+        _LOCAL.solver = solver
+    return solver
 
 
 def choose_move(
@@ -262,7 +264,9 @@ def choose_move(
     plies = _stricter(spec.plies[kreversi_phase(64 - pos.empties())], limits.depth)
     assert plies is not None
     if 0 <= pos.empties() <= spec.endgame_empties and tree_budget == 0:
-        solved = _solve(pos, False, limits.nodes, time_ms, stop_ext)
+        # The solver gets 60% of the time; if it cannot finish, the midgame search gets the rest.
+        solve_ms = None if time_ms is None else max(1, time_ms * 6 // 10)
+        solved = _solve(pos, False, limits.nodes, solve_ms, stop_ext)
         if solved is not None:
             return solved
     remaining = None if time_ms is None else max(1, time_ms - int(_elapsed_ms(started)))

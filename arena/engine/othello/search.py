@@ -14,11 +14,14 @@ every 1024 nodes, and stops at the node limit; an aborted search returns 0 all t
 
 from __future__ import annotations
 
+import itertools
+import threading
+
 import numpy as np
 import numpy.typing as npt
 
 from arena.engine.othello._jit import U0, U1, kernel, lowest_square, popcount
-from arena.engine.othello.bitboard import PASS, flips, get_moves, pair_key
+from arena.engine.othello.bitboard import PASS, flips, get_moves, mix64, pair_key
 from arena.engine.othello.evaluate import evaluate
 
 INF = 100_000_000
@@ -37,6 +40,7 @@ ST_ROOT_FIRST = 8  # move to try first at the root (-1: none)
 ST_ROOT_FULL = 9  # 1: every root move gets the full window (exact value of each)
 ST_ROOT_BEST = 10  # best root move so far in this iteration
 ST_ROOT_DONE = 11  # root moves finished in this iteration
+ST_SALT = 12  # xor-ed into every table key: entries of earlier searches never match
 ST_ROOT_SCORES = 16  # st[16 + sq]: value of root move sq (bound unless ST_ROOT_FULL)
 ST_SIZE = 16 + 65
 
@@ -270,7 +274,7 @@ def negamax(
     prune = st[ST_PRUNE] != 0
     ordered = st[ST_ORDER] != 0
     first = -1
-    key = pair_key(p, o)
+    key = pair_key(p, o) ^ np.uint64(st[ST_SALT])
     if st[ST_USE_TT] != 0:
         hit, t_depth, t_bound, t_score, t_move = tt_probe(tt, key)
         if hit:
@@ -422,8 +426,13 @@ def negamax(
     return best
 
 
+_SALTS = itertools.count(1)
+
+
 def new_state() -> npt.NDArray[np.int64]:
+    """A state vector with a fresh table salt, so reused tables need no clearing."""
     st = np.zeros(ST_SIZE, dtype=np.int64)
+    st[ST_SALT] = int(mix64(np.uint64(next(_SALTS)))) >> 2
     st[ST_PRUNE] = st[ST_ORDER] = st[ST_USE_TT] = 1
     st[ST_ROOT_FIRST] = -1
     st[ST_ROOT_BEST] = -1
@@ -435,9 +444,9 @@ def _u64(x: int) -> np.uint64:
 
 
 class SearchBuffers:
-    """Per-search scratch arrays (allocated once, reused by every iteration)."""
+    """Scratch arrays of a search: allocated once per thread, reused by every search."""
 
-    def __init__(self, tt_bits: int = 19, tree_budget: int = 0) -> None:
+    def __init__(self, tt_bits: int = 20, tree_budget: int = 0) -> None:
         self.tt = np.zeros(2 << tt_bits, dtype=np.uint64)
         self.hist = np.zeros(64, dtype=np.int64)
         self.buf = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int64)
@@ -485,3 +494,23 @@ class SearchBuffers:
 
     def principal_variation(self) -> list[int]:
         return [int(m) for m in self.pv[0, : int(self.pv_len[0])]]
+
+
+_LOCAL = threading.local()
+
+
+def thread_buffers(tree_budget: int) -> SearchBuffers:
+    """This thread's buffers (a 16 MiB table) with a tree array of ``tree_budget`` rows.
+
+    Fresh multi-megabyte arrays cost page faults inside the timed search, so the table is
+    allocated and touched once per thread and then reused; salts keep searches apart.
+    """
+    buffers: SearchBuffers | None = getattr(_LOCAL, "buffers", None)
+    if buffers is None:
+        buffers = SearchBuffers()
+        buffers.tt.fill(0)
+        _LOCAL.buffers = buffers
+    buffers.hist.fill(0)
+    if buffers.tree.shape[0] != tree_budget:
+        buffers.tree = np.zeros((tree_budget, TREE_COLS), dtype=np.int64)
+    return buffers

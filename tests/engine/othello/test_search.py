@@ -1,0 +1,113 @@
+"""Search: PVS + table + ordering agree with plain minimax; limits; passes; stop flag."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from arena.engine.api import Limits, StopFlag
+from arena.engine.othello import PASS, PRESETS, START_TEXT, choose_move
+from arena.engine.othello.bitboard import parse_position
+from arena.engine.othello.config import compile_config
+from arena.engine.othello.engine import GameOverError, iterative_deepening
+from tests.engine.othello.conftest import random_boards
+
+ARENA_NO_SOLVER = {**PRESETS["arena-fast"], "endgame_empties": 0, "depth": 60}
+
+
+def _score(config: dict[str, object], text: str, depth: int, *, plain: bool) -> int:
+    spec = compile_config(config)
+    if plain:
+        spec = dataclasses.replace(spec, prune=False, ordered=False, use_tt=False)
+    pos = parse_position(text)
+    stop = np.zeros(1, dtype=np.int64)
+    return iterative_deepening(spec, pos, depth, None, None, stop, 0, 0).score
+
+
+@pytest.mark.parametrize("preset", ["arena-fast", "ryo", "lucy"])
+def test_pvs_with_table_equals_plain_minimax(preset: str) -> None:
+    config = (
+        {**PRESETS[preset], "random_tied_root_moves": False}
+        if preset != "arena-fast"
+        else (ARENA_NO_SOLVER)
+    )
+    positions = [b.to_text() for b in random_boards(400, seed=11) if b.legal_moves() != [PASS]]
+    for text in positions[::10]:
+        for depth in (1, 2, 3):
+            assert _score(config, text, depth, plain=False) == _score(
+                config, text, depth, plain=True
+            ), (text, depth)
+
+
+def test_depth_limit_counts_plies() -> None:
+    result = choose_move(START_TEXT, ARENA_NO_SOLVER, Limits(depth=3))
+    assert result.depth == 3
+    assert len(result.pv) == 3
+    assert result.nodes > 0 and result.nps >= 0
+
+
+@pytest.mark.parametrize("time_ms", [20, 60, 150])
+def test_hard_time_limit_over_many_positions(time_ms: int) -> None:
+    config = {**ARENA_NO_SOLVER, "time_ms": 600_000}
+    overshoots = []
+    for board in random_boards(80, seed=time_ms)[::4]:
+        if board.legal_moves() == [PASS]:
+            continue
+        started = time.monotonic()
+        result = choose_move(board.to_text(), config, Limits(time_ms=time_ms))
+        wall_ms = (time.monotonic() - started) * 1000
+        assert result.move in board.legal_moves()
+        overshoots.append(wall_ms - time_ms * 1.05)
+    # The machine is shared: a descheduled process can overshoot any limit, so allow one
+    # position in ten a larger (still bounded) miss.
+    overshoots.sort()
+    assert overshoots[int(len(overshoots) * 0.9) - 1] <= 10.0, overshoots
+    assert overshoots[-1] <= 50.0, overshoots
+
+
+def test_time_limit_with_the_endgame_solver_in_play() -> None:
+    board = next(b for b in random_boards(4000, seed=5) if 22 <= b.empties <= 24)
+    started = time.monotonic()
+    result = choose_move(board.to_text(), PRESETS["arena-strong"], Limits(time_ms=100))
+    assert (time.monotonic() - started) * 1000 <= 115
+    assert result.move in board.legal_moves()
+
+
+def test_stop_flag_from_another_thread() -> None:
+    config = {**ARENA_NO_SOLVER, "time_ms": 600_000}
+    stop = StopFlag()
+    threading.Timer(0.1, stop.set).start()
+    started = time.monotonic()
+    result = choose_move(START_TEXT, config, Limits(), stop=stop)
+    assert (time.monotonic() - started) <= 0.2
+    assert result.move in (19, 26, 37, 44) and result.depth >= 1
+
+
+def test_node_limit() -> None:
+    result = choose_move(START_TEXT, ARENA_NO_SOLVER, Limits(nodes=5000))
+    assert result.nodes <= 5001
+    assert result.move in (19, 26, 37, 44)
+
+
+def test_forced_pass_returns_pass_and_game_over_raises() -> None:
+    forced = next(b for b in random_boards(20000, seed=3) if b.legal_moves() == [PASS])
+    for preset in ("arena-fast", "ryo", "lab-advanced"):
+        assert choose_move(forced.to_text(), PRESETS[preset], Limits(depth=3)).move == PASS
+    with pytest.raises(GameOverError):
+        choose_move("X" * 64 + " O", PRESETS["arena-fast"], Limits(depth=2))
+
+
+def test_search_through_passes_reaches_the_exact_end() -> None:
+    # Few empties: a full-depth search must agree with the exact solver's sign.
+    from arena.engine.othello import solve
+
+    for board in random_boards(3000, seed=9):
+        if board.empties > 6 or board.legal_moves() == [PASS] or not board.legal_moves():
+            continue
+        result = choose_move(board.to_text(), ARENA_NO_SOLVER, Limits(depth=10))
+        exact = solve(board.to_text()).score
+        assert (result.score > 0) == (exact > 0) and (result.score < 0) == (exact < 0)
