@@ -18,6 +18,7 @@ from arena.errors import ArenaError
 
 EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
+_ROLES = ("registry", "referee", "ladder", "engine")
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
@@ -93,7 +94,7 @@ def _add_global_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_argument_group(
         "where the services are (default: $ARENA_HOME/stack.json, written by `arena up`)")
     where.add_argument("--home", type=Path, default=None, help="state folder (default .arena)")
-    for role in ("registry", "referee", "ladder", "engine"):
+    for role in _ROLES:
         where.add_argument(f"--{role}", default=None, metavar="HOST:PORT",
                            help=f"{role} address (env ARENA_{role.upper()})")
     where.add_argument("--token", default=None, help="bearer token (env ARENA_TOKEN)")
@@ -124,20 +125,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _export_global_options(args: argparse.Namespace) -> None:
-    """Mounted command groups build their own ``ArenaClient()``; the environment is how
-    the global options reach them."""
-    for role in ("registry", "referee", "ladder", "engine", "token"):
-        value = getattr(args, role, None)
-        if value:
-            os.environ[f"ARENA_{role.upper()}"] = str(value)
-    if getattr(args, "home", None):
+def _apply_global_options(args: argparse.Namespace, argv: Sequence[str] | None) -> None:
+    """Make the global options reach every command.
+
+    A mounted group may define an option of the same name (``arena bot list
+    --registry``), whose default would hide the global one, so the global options are
+    parsed again on their own. Mounted groups build their own ``ArenaClient()``; the
+    environment is how the options reach them.
+    """
+    only_globals = argparse.ArgumentParser(add_help=False)
+    _add_global_options(only_globals)
+    given, _ = only_globals.parse_known_args(argv)
+    for name in ("home", "timeout", *_ROLES, "token"):
+        if getattr(args, name, None) is None:
+            setattr(args, name, getattr(given, name))
+    for name in (*_ROLES, "token"):
+        if getattr(args, name):
+            os.environ[f"ARENA_{name.upper()}"] = str(getattr(args, name))
+    if args.home:
         os.environ["ARENA_HOME"] = str(args.home)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    _export_global_options(args)
+    _apply_global_options(args, argv)
     handler: Callable[[argparse.Namespace], Any] = args.func
     try:
         return int(handler(args) or 0)
