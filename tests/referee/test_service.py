@@ -1,0 +1,183 @@
+"""The Referee gRPC service on a real server: create, get, list, watch, replay, trees, delete."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+import pytest
+import redis
+from arena.services.common.auth import Principal, TokenStore
+from arena.services.common.embedded_redis import EmbeddedRedis
+from arena.services.common.server import build_server
+from arena.services.referee.server import RefereeServicer
+
+from arena.formats import parse_ggf, parse_psq, parse_replay, parse_transcript
+from arena.games import PASS
+from arena.v1 import (
+    bot_service_pb2,
+    common_pb2,
+    match_pb2,
+    referee_pb2,
+    referee_pb2_grpc,
+)
+from tests.referee.support import (
+    GOMOKU,
+    bot_server,
+    builtin_bot,
+    external_bot,
+    first_legal,
+    last_legal,
+    match_config,
+    replay_moves,
+    wait_finished,
+)
+
+TOKENS = {"alice-t": Principal("alice", "user"), "bob-t": Principal("bob", "user"),
+          "root-t": Principal("root", "admin")}
+
+
+@pytest.fixture
+def referee(redis_client: redis.Redis, cache_server: EmbeddedRedis,
+            cache_client: redis.Redis) -> Iterator[Callable[[str], referee_pb2_grpc.RefereeStub]]:
+    handle = build_server(
+        [lambda s: referee_pb2_grpc.add_RefereeServicer_to_server(
+            RefereeServicer(redis_client, cache_server.client()), s)],
+        ["arena.v1.Referee"], tokens=TokenStore(TOKENS)).start()
+    channel = grpc.insecure_channel(f"127.0.0.1:{handle.port}")
+
+    def stub(token: str) -> Any:
+        class Authed:
+            def __getattr__(self, name: str) -> Any:
+                method = getattr(referee_pb2_grpc.RefereeStub(channel), name)
+                return lambda request, **kw: method(
+                    request, metadata=[("authorization", f"Bearer {token}")], timeout=30, **kw)
+        return Authed()
+
+    yield stub
+    channel.close()
+    handle.stop(0)
+
+
+def slow_first_legal(request: bot_service_pb2.GetMoveRequest) -> Any:
+    time.sleep(0.02)
+    return first_legal(request)
+
+
+def test_create_watch_replay_list_delete(
+    redis_client: redis.Redis, loops: Callable[..., Any], referee: Callable[[str], Any]
+) -> None:
+    loops(referees=1, workers=2)
+    alice, bob, root = referee("alice-t"), referee("bob-t"), referee("root-t")
+    with bot_server(slow_first_legal) as slow, bot_server(last_legal) as last:
+        external_bot(redis_client, "slow", slow)
+        external_bot(redis_client, "last", last)
+        created = alice.CreateMatch(referee_pb2.CreateMatchRequest(
+            config=match_config("slow", "last", opening=[19, 18], seed=7)))
+        with pytest.raises(grpc.RpcError) as running:
+            alice.DeleteMatch(referee_pb2.DeleteMatchRequest(match_id=created.id))
+        time.sleep(0.4)  # join mid-game
+        events = list(alice.WatchMatch(referee_pb2.WatchMatchRequest(match_id=created.id)))
+        match = wait_finished(redis_client, created.id)
+    assert running.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert 0 < match.moves[0].time_ms < 1000
+    kinds = [e.WhichOneof("event") for e in events]
+    assert kinds[0] == "started" and kinds[-1] == "ended" and "started" not in kinds[1:]
+    plies = [e.move.ply if e.WhichOneof("event") == "move" else getattr(e, "pass").ply
+             for e in events[1:-1]]
+    assert plies == list(range(len(match.moves)))
+    assert [e.move.move.square for e in events if e.WhichOneof("event") == "move"] == [
+        r.move.square for r in match.moves if r.move.square != PASS]
+    assert events[-1].ended.result == match.result
+    replay_moves(match)
+    got = alice.GetMatch(referee_pb2.GetMatchRequest(match_id=created.id))
+    assert got == match and got.owner == "alice"
+
+    native = alice.GetReplay(referee_pb2.GetReplayRequest(match_id=match.id))
+    replay = parse_replay(native.content)
+    moves = [19, 18, *(r.move.square for r in match.moves)]
+    assert [m.move for m in replay.moves] == moves
+    assert replay.final_position().to_text() == match.moves[-1].position_after
+    ggf = alice.GetReplay(referee_pb2.GetReplayRequest(
+        match_id=match.id, format=referee_pb2.REPLAY_FORMAT_GGF))
+    game = parse_ggf(ggf.content)
+    assert [m.move for m in game.moves] == moves
+    assert game.black == "slow v1" and game.white == "last v1"
+    transcript = alice.GetReplay(referee_pb2.GetReplayRequest(
+        match_id=match.id, format=referee_pb2.REPLAY_FORMAT_TRANSCRIPT))
+    assert parse_transcript(transcript.content.strip()) == moves
+    with pytest.raises(grpc.RpcError) as psq:
+        alice.GetReplay(referee_pb2.GetReplayRequest(
+            match_id=match.id, format=referee_pb2.REPLAY_FORMAT_PSQ))
+    assert psq.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+    listed = alice.ListMatches(referee_pb2.ListMatchesRequest(
+        bot_name="slow", status=match_pb2.MATCH_STATUS_FINISHED))
+    assert [m.id for m in listed.matches] == [match.id]
+    with pytest.raises(grpc.RpcError) as denied:
+        bob.DeleteMatch(referee_pb2.DeleteMatchRequest(match_id=match.id))
+    assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    root.DeleteMatch(referee_pb2.DeleteMatchRequest(match_id=match.id))
+    with pytest.raises(grpc.RpcError) as gone:
+        alice.GetMatch(referee_pb2.GetMatchRequest(match_id=match.id))
+    assert gone.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_list_pages_newest_first_and_bad_requests(
+    redis_client: redis.Redis, referee: Callable[[str], Any]
+) -> None:
+    alice = referee("alice-t")
+    external_bot(redis_client, "x", "127.0.0.1:9")
+    ids = [alice.CreateMatch(referee_pb2.CreateMatchRequest(config=match_config("x", "x"))).id
+           for _ in range(5)]
+    seen: list[str] = []
+    token = ""
+    for _ in range(5):
+        page = alice.ListMatches(referee_pb2.ListMatchesRequest(
+            summary_only=True, page=common_pb2.PageRequest(page_size=2, page_token=token)))
+        seen += [m.id for m in page.matches]
+        token = page.next_page_token
+        if not token:
+            break
+    assert seen == sorted(ids, reverse=True)
+    bad = [
+        match_config("x", "nobody"),
+        match_config("x", "x", opening=[0]),
+        match_config("x", "x", move_time_ms=-5),
+        match_config("x", "x", game=GOMOKU),
+        match_config("x", "x", start_position="not a board"),
+    ]
+    for config in bad:
+        with pytest.raises(grpc.RpcError) as error:
+            alice.CreateMatch(referee_pb2.CreateMatchRequest(config=config))
+        assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT, config
+
+
+def test_gomoku_engine_match_with_trees_and_psq(
+    redis_client: redis.Redis, loops: Callable[..., Any], referee: Callable[[str], Any]
+) -> None:
+    loops(referees=1, workers=2)
+    alice = referee("alice-t")
+    builtin_bot(redis_client, "sharp", {"evaluator": "sharpmoku", "depth": 1}, GOMOKU)
+    config = match_config("sharp", "sharp", game=GOMOKU, capture_trees=True,
+                          tree_node_budget=50, opening=[112, 113, 98])
+    config.game.board_size = 9
+    config.opening[:] = [40, 41, 31]
+    created = alice.CreateMatch(referee_pb2.CreateMatchRequest(config=config))
+    match = wait_finished(redis_client, created.id, timeout_s=120)
+    assert match.result.termination in (match_pb2.TERMINATION_NORMAL,
+                                        match_pb2.TERMINATION_BOARD_FULL)
+    replay_moves(match)
+    assert all(r.has_tree for r in match.moves)
+    tree = alice.GetSearchTree(referee_pb2.GetSearchTreeRequest(match_id=match.id, ply=0))
+    assert tree.root.text == match.start_position
+    assert 0 < len(tree.nodes) <= 50 and tree.nodes[0].parent == -1
+    psq = alice.GetReplay(referee_pb2.GetReplayRequest(
+        match_id=match.id, format=referee_pb2.REPLAY_FORMAT_PSQ))
+    assert parse_psq(psq.content).move_indices() == [40, 41, 31, *(r.move.square
+                                                                   for r in match.moves)]
+    with pytest.raises(grpc.RpcError) as missing:
+        alice.GetSearchTree(referee_pb2.GetSearchTreeRequest(match_id=match.id, ply=999))
+    assert missing.value.code() == grpc.StatusCode.NOT_FOUND
