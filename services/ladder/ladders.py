@@ -13,6 +13,7 @@ import logging
 import redis
 from arena.services.ladder.schedule import MAX_BOTS, MAX_GAMES, PlannedGame, even_games, plan_games
 from arena.services.ladder.store import RUNNING, LadderStore, ResultRecord, new_ladder_id, now_ms
+from arena.services.referee.ledger import Ledger
 from arena.services.referee.matches import FINISHED_STATES, MatchStore, create_match
 from arena.services.registry.store import BotStore
 from google.protobuf import timestamp_pb2
@@ -290,9 +291,10 @@ def standings(store: LadderStore, ladder_id: str) -> ladder_pb2.Standings:
 def cancel_ladder(
     store: LadderStore, ladder_id: str, caller: str, is_admin: bool
 ) -> ladder_pb2.LadderInfo:
-    """Stop a running ladder. Matches already queued still reach the referees (the referee
-    offers no cancellation yet); their results are still recorded, but the ladder stays
-    CANCELLED and WatchLadder ends."""
+    """Stop a running ladder: its matches that no referee has started yet are ended as
+    cancelled through the referee's ledger (a referee that picks one up later finds it
+    over and skips it); matches already running play on and their results still count.
+    The ladder stays CANCELLED and WatchLadder ends."""
     info = store.get(ladder_id)
     if not is_admin and caller != info.owner:
         raise PermissionDeniedError(
@@ -300,6 +302,25 @@ def cancel_ladder(
         )
     if not store.cancel(ladder_id):
         raise FailedPreconditionError(f"ladder {ladder_id} is not running")
+    matches = MatchStore(store.client)
+    ledger = Ledger(store.client)
+    for match_id in store.uncounted(ladder_id):
+        try:
+            match = matches.header(match_id)
+        except NotFoundError:
+            continue
+        if match.status != match_pb2.MATCH_STATUS_PENDING:
+            continue
+        match.status = match_pb2.MATCH_STATUS_CANCELLED
+        match.result.CopyFrom(
+            match_pb2.MatchResult(
+                termination=match_pb2.TERMINATION_CANCELLED, detail=f"ladder {ladder_id} cancelled"
+            )
+        )
+        match.finished_at.FromMilliseconds(now_ms())
+        # Zero plies: only a match nobody has played a move of can be ended this way.
+        if ledger.finish(match, 0):
+            count_match(store, info.config, match)
     return store.get(ladder_id)
 
 

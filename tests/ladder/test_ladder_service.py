@@ -13,6 +13,7 @@ import redis
 from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.errors import field_violations
 from arena.services.ladder.follower import FINISHED_STREAM, LADDER_GROUP, ResultFollower
+from arena.services.referee.ledger import Ledger
 from arena.services.referee.matches import MatchStore
 
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
@@ -293,21 +294,33 @@ def test_cancel_list_and_permissions(
         page_size=1, page_token=listing.next_page_token)), timeout=10, metadata=metadata())
     assert [found.id for found in rest.ladders] == [older.id] and not rest.next_page_token
 
+    # A referee has started the first game; the second has not begun.
+    running = MatchStore(redis_client).header(newer.match_ids[0])
+    running.status = match_pb2.MATCH_STATUS_RUNNING
+    assert Ledger(redis_client).start(running)
     cancel = ladder_pb2.CancelLadderRequest(ladder_id=newer.id)
     with pytest.raises(grpc.RpcError) as caught:
         stub.CancelLadder(cancel, timeout=10, metadata=metadata("alice-token"))
     assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
     cancelled = stub.CancelLadder(cancel, timeout=10, metadata=metadata("bob-token"))
     assert cancelled.status == ladder_pb2.LADDER_STATUS_CANCELLED
+    assert (cancelled.games_done, cancelled.games_void) == (1, 1)
+    unplayed = MatchStore(redis_client).header(newer.match_ids[1])
+    assert unplayed.status == match_pb2.MATCH_STATUS_CANCELLED
+    assert not Ledger(redis_client).start(unplayed)  # a referee would now skip it
     with pytest.raises(grpc.RpcError) as caught:
         stub.CancelLadder(cancel, timeout=10, metadata=metadata("admin-token"))
     assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     watch = list(stub.WatchLadder(ladder_pb2.WatchLadderRequest(ladder_id=newer.id),
                                   timeout=10, metadata=metadata()))
     assert [p.ladder.status for p in watch] == [ladder_pb2.LADDER_STATUS_CANCELLED]
-    # A game that still ends after the cancel is recorded; the ladder stays cancelled.
-    finish_match(redis_client, newer.match_ids[0], BLACK)
-    _wait_for(lambda: _standings(ladder_server, newer.id).ladder.games_done == 1)
+    # The game that was running ends after the cancel: recorded; the ladder stays cancelled.
+    running.status = match_pb2.MATCH_STATUS_FINISHED
+    running.result.CopyFrom(match_pb2.MatchResult(
+        winner=BLACK, termination=match_pb2.TERMINATION_NORMAL))
+    assert Ledger(redis_client).finish(running, 0)
+    _wait_for(lambda: _standings(ladder_server, newer.id).ladder.games_done == 2)
+    assert sum(row.games for row in _standings(ladder_server, newer.id).rows) == 2
     assert _standings(ladder_server, newer.id).ladder.status == ladder_pb2.LADDER_STATUS_CANCELLED
     for missing in ("GetStandings", "CancelLadder"):
         request_type = {"GetStandings": ladder_pb2.GetStandingsRequest,
@@ -328,8 +341,6 @@ def test_void_games_finish_the_ladder_but_stay_out_of_the_standings(
     info = _create(ladder_server, _config("ann", "ben", games_per_pairing=2))
     finish_match(redis_client, info.match_ids[0], BLACK)
     ledger_match = MatchStore(redis_client).header(info.match_ids[1])
-    from arena.services.referee.ledger import Ledger
-
     ledger_match.status = match_pb2.MATCH_STATUS_CANCELLED
     ledger_match.result.termination = match_pb2.TERMINATION_CANCELLED
     assert Ledger(redis_client).finish(ledger_match, 0)
