@@ -1,0 +1,59 @@
+"""Search tree capture: shape, values from the root player's view, budget, PV path."""
+
+from __future__ import annotations
+
+from arena.engine.api import Limits, TreeNode
+from arena.engine.othello import PRESETS, START_TEXT, choose_move, evaluate_position
+from arena.engine.othello.bitboard import parse_position
+
+
+def _position_of(tree: list[TreeNode], node: TreeNode) -> str:
+    moves = []
+    while node.parent != -1:
+        moves.append(node.move)
+        node = tree[node.parent]
+    pos = parse_position(START_TEXT)
+    for move in reversed(moves):
+        pos = pos.play(move)
+    return pos.to_text()
+
+
+def test_plain_minimax_tree_is_complete_and_consistent() -> None:
+    # Lab advanced: 4 plies, no pruning: 1 + 4 + 12 + 56 + 244 nodes from the start.
+    result = choose_move(START_TEXT, PRESETS["lab-advanced"], Limits(), tree_budget=10_000)
+    tree = result.tree
+    assert tree is not None and len(tree) == 1 + 4 + 12 + 56 + 244
+    root = tree[0]
+    assert root.parent == -1 and root.kind == "max" and root.score == result.score
+    for node in tree[1:]:
+        parent = tree[node.parent]
+        assert node.parent < node.id and node.depth == parent.depth - 1
+        if node.kind == "leaf":
+            # Leaf values are static evaluations, shown from the root player's (Black's) view.
+            assert node.score == evaluate_position(
+                _position_of(tree, node).replace(" O", " X"), PRESETS["lab-advanced"]
+            )
+        else:
+            assert node.kind == ("min" if parent.kind == "max" else "max")
+        assert not node.cutoff
+    # Max nodes take the max of their children, min nodes the min.
+    for node in tree:
+        kids = [c.score for c in tree if c.parent == node.id]
+        if kids:
+            assert node.score == (max(kids) if node.kind == "max" else min(kids))
+    pv_nodes = [n for n in tree if n.pv]
+    assert [n.move for n in pv_nodes[1:]] == result.pv
+    assert all(n.score == result.score for n in pv_nodes)
+
+
+def test_alpha_beta_tree_records_cutoffs_within_budget() -> None:
+    result = choose_move(START_TEXT, PRESETS["ryo"], Limits(depth=4), tree_budget=5000)
+    tree = result.tree
+    assert tree is not None and 0 < len(tree) <= 5000
+    assert any(n.cutoff for n in tree)
+    assert all(n.alpha <= n.beta for n in tree)
+    assert tree[0].score == result.score
+    small = choose_move(START_TEXT, PRESETS["ryo"], Limits(depth=4), tree_budget=20)
+    assert small.tree is not None and len(small.tree) == 20
+    assert small.move == result.move
+    assert choose_move(START_TEXT, PRESETS["ryo"], Limits(depth=2)).tree is None
