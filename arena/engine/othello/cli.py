@@ -1,0 +1,212 @@
+"""Engine tools on the command line, in-process (no services): perft, solve, analyze.
+
+Mounted by the main CLI as ``arena engine ...`` through ``add_engine_commands``; also runs
+alone: ``python -m arena.engine.othello.cli perft --depth 6``. Every command takes --json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from arena.engine.api import Limits, SearchResult
+from arena.engine.othello import PRESETS, START_TEXT, choose_move, perft, solve
+from arena.engine.othello.bitboard import parse_position, square_name
+
+
+def _emit(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
+    print(json.dumps(payload) if args.json else text)
+
+
+def _cmd_perft(args: argparse.Namespace) -> int:
+    position = START_TEXT if args.position == "start" else args.position
+    perft(position, 1)  # load the compiled kernel before the clock starts
+    started = time.perf_counter()
+    leaves = perft(position, args.depth)
+    seconds = time.perf_counter() - started
+    rate = leaves / seconds if seconds > 0 else 0.0
+    payload = {"depth": args.depth, "leaves": leaves, "seconds": seconds, "leaves_per_s": rate}
+    _emit(
+        args,
+        payload,
+        f"perft {args.depth}: {leaves} leaves in {seconds:.3f} s ({rate / 1e6:.1f} M leaves/s)",
+    )
+    return 0
+
+
+def _read_obf(path: Path) -> list[tuple[str, dict[str, int]]]:
+    entries = []
+    for number, raw in enumerate(path.read_text().splitlines(), start=1):
+        line = raw.split("%")[0].strip()
+        if not line:
+            continue
+        text, _, rest = line.partition(";")
+        parse_position(text)  # raises with the bad text
+        scores: dict[str, int] = {}
+        for item in rest.split(";"):
+            if ":" in item:
+                move, score = item.split(":", 1)
+                try:
+                    scores[move.strip().lower()] = int(score)
+                except ValueError as exc:
+                    raise ValueError(f"{path}:{number}: bad score {item!r}") from exc
+        entries.append((text.strip(), scores))
+    return entries
+
+
+def _cmd_solve(args: argparse.Namespace) -> int:
+    rows: list[dict[str, Any]] = []
+    limits = Limits(time_ms=args.time_ms)
+    for index, (text, scores) in enumerate(_read_obf(Path(args.file)), start=1):
+        result = solve(text, wld=args.wld, limits=limits)
+        expected = max(scores.values()) if scores else None
+        if expected is None:
+            matches = None
+        elif args.wld:
+            matches = (result.score > 0) - (result.score < 0) == (expected > 0) - (expected < 0)
+        else:
+            matches = result.score == expected
+        rows.append(
+            {
+                "index": index,
+                "empties": parse_position(text).empties(),
+                "score": result.score,
+                "move": square_name(result.move),
+                "expected": expected,
+                "matches": matches,
+                "nodes": result.nodes,
+                "ms": round(result.elapsed_ms, 2),
+                "pv": [square_name(m) for m in result.pv],
+            }
+        )
+    total_ms = sum(r["ms"] for r in rows)
+    total_nodes = sum(r["nodes"] for r in rows)
+    all_match = all(r["matches"] is not False for r in rows)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "positions": rows,
+                    "total_ms": total_ms,
+                    "total_nodes": total_nodes,
+                    "all_match": all_match,
+                }
+            )
+        )
+    else:
+        print(
+            f"{'#':>3} {'empt':>4} {'score':>5} {'move':>4} {'want':>5} {'ok':>3} "
+            f"{'nodes':>12} {'ms':>10}"
+        )
+        for r in rows:
+            ok = "-" if r["matches"] is None else "yes" if r["matches"] else "NO"
+            want = "" if r["expected"] is None else f"{r['expected']:+d}"
+            print(
+                f"{r['index']:>3} {r['empties']:>4} {r['score']:>+5d} {r['move']:>4} "
+                f"{want:>5} {ok:>3} {r['nodes']:>12} {r['ms']:>10.1f}"
+            )
+        print(
+            f"total: {total_nodes} nodes, {total_ms / 1000:.2f} s, "
+            f"{'all scores match' if all_match else 'SOME SCORES DIFFER'}"
+        )
+    return 0 if all_match else 1
+
+
+def _bot_config(args: argparse.Namespace) -> dict[str, object]:
+    if args.config:
+        loaded = json.loads(
+            Path(args.config[1:]).read_text() if args.config.startswith("@") else args.config
+        )
+        if not isinstance(loaded, dict):
+            raise ValueError("--config must be a JSON object")
+        return loaded
+    if args.preset not in PRESETS:
+        raise ValueError(f"unknown preset {args.preset!r}; one of {', '.join(PRESETS)}")
+    return PRESETS[args.preset]
+
+
+def _result_payload(result: SearchResult) -> dict[str, Any]:
+    return {
+        "move": square_name(result.move),
+        "score": result.score,
+        "depth": result.depth,
+        "nodes": result.nodes,
+        "nps": result.nps,
+        "ms": round(result.elapsed_ms, 2),
+        "exact": result.exact,
+        "pv": [square_name(m) for m in result.pv],
+    }
+
+
+def _cmd_analyze(args: argparse.Namespace) -> int:
+    position = START_TEXT if args.position == "start" else args.position
+    limits = Limits(depth=args.depth, nodes=args.nodes, time_ms=args.time_ms)
+    result = choose_move(position, _bot_config(args), limits, seed=args.seed)
+    payload = _result_payload(result)
+    kind = "exact" if result.exact else f"depth {result.depth}"
+    _emit(
+        args,
+        payload,
+        f"move {payload['move']} score {result.score:+d} ({kind}), "
+        f"{result.nodes} nodes in {payload['ms']} ms ({result.nps} nodes/s)\n"
+        f"pv {' '.join(payload['pv'])}",
+    )
+    return 0
+
+
+def _add_tool_commands(sub: Any) -> None:
+    perft_p = sub.add_parser("perft", help="count leaves N plies ahead (passes are moves)")
+    perft_p.add_argument("--depth", type=int, required=True, help="plies")
+    perft_p.add_argument("--position", default="start", help="position text or 'start'")
+    perft_p.add_argument("--json", action="store_true", help="print JSON")
+    perft_p.set_defaults(func=_cmd_perft)
+
+    solve_p = sub.add_parser("solve", help="exactly solve every position of an OBF file")
+    solve_p.add_argument("file", help="OBF file: position, then MOVE:score; pairs")
+    solve_p.add_argument("--wld", action="store_true", help="only win/loss/draw")
+    solve_p.add_argument("--time-ms", type=int, default=None, help="limit per position")
+    solve_p.add_argument("--json", action="store_true", help="print JSON")
+    solve_p.set_defaults(func=_cmd_solve)
+
+    analyze_p = sub.add_parser("analyze", help="search a position with a bot and limits")
+    analyze_p.add_argument("position", help="position text (quote it) or 'start'")
+    analyze_p.add_argument("--preset", default="arena-strong", help="bot preset name")
+    analyze_p.add_argument("--config", default=None, help="bot config JSON, or @file.json")
+    analyze_p.add_argument("--depth", type=int, default=None, help="plies")
+    analyze_p.add_argument("--time-ms", type=int, default=None)
+    analyze_p.add_argument("--nodes", type=int, default=None)
+    analyze_p.add_argument("--seed", type=int, default=0)
+    analyze_p.add_argument("--json", action="store_true", help="print JSON")
+    analyze_p.set_defaults(func=_cmd_analyze)
+
+
+def add_engine_commands(subparsers: Any) -> None:
+    """Mount ``engine perft|solve|analyze`` on a parent CLI's subparsers."""
+    engine = subparsers.add_parser(
+        "engine", help="Othello engine tools (in-process)", description=__doc__
+    )
+    _add_tool_commands(engine.add_subparsers(dest="engine_command", required=True))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="arena engine", description=__doc__)
+    _add_tool_commands(parser.add_subparsers(dest="engine_command", required=True))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ValueError, OSError, TimeoutError) as exc:
+        print(f"arena engine: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

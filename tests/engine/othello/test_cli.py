@@ -1,0 +1,65 @@
+"""The engine tools, run in-process through ``main``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from arena.engine.othello.cli import add_engine_commands, main
+from tests.engine.othello.conftest import DATA
+
+
+def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    out = capsys.readouterr().out
+    loaded = json.loads(out)
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def test_perft(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["perft", "--depth", "6", "--json"]) == 0
+    payload = _json(capsys)
+    assert payload["leaves"] == 8200 and payload["depth"] == 6
+    assert main(["perft", "--depth", "4"]) == 0
+    assert "244 leaves" in capsys.readouterr().out
+
+
+def test_solve_obf_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    lines = (DATA / "fforum-1-19.obf").read_text().splitlines()[:3]
+    file = tmp_path / "three.obf"
+    file.write_text("\n".join(lines) + "\n")
+    assert main(["solve", str(file), "--json"]) == 0
+    payload = _json(capsys)
+    assert payload["all_match"] is True
+    positions = payload["positions"]
+    assert isinstance(positions, list) and [p["score"] for p in positions] == [18, 10, 2]
+    wrong = tmp_path / "wrong.obf"
+    wrong.write_text(lines[0].replace("G8:+18", "G8:+20") + "\n")
+    assert main(["solve", str(wrong)]) == 1
+    assert "SOME SCORES DIFFER" in capsys.readouterr().out
+
+
+def test_analyze(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", "start", "--preset", "lab-advanced", "--json"]) == 0
+    payload = _json(capsys)
+    assert payload["move"] == "d3" and payload["depth"] == 4
+    config = json.dumps({"evaluator": "arena", "depth": 3, "endgame_empties": 0})
+    assert main(["analyze", "start", "--config", config]) == 0
+    assert "depth 3" in capsys.readouterr().out
+
+
+def test_bad_input_is_a_clean_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", "nonsense"]) == 2
+    assert "error" in capsys.readouterr().err
+    assert main(["analyze", "start", "--preset", "nobody"]) == 2
+    assert main(["perft", "--depth", "-1"]) == 2
+
+
+def test_mounts_under_a_parent_parser() -> None:
+    parser = argparse.ArgumentParser(prog="arena")
+    add_engine_commands(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["engine", "perft", "--depth", "3", "--json"])
+    assert args.func(args) == 0
