@@ -1,0 +1,61 @@
+"""Midgame search speed: nodes/s of each evaluator on random midgame positions.
+
+.venv/bin/python bench/othello_midgame.py --positions 20 --time-ms 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+
+from arena.engine.api import Limits
+from arena.engine.othello import PRESETS, START_TEXT, choose_move, warm_up
+from arena.engine.othello.bitboard import legal_moves, parse_position
+
+
+def midgame_positions(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        pos = parse_position(START_TEXT)
+        for _ in range(rng.randrange(16, 30)):
+            moves = legal_moves(pos)
+            if not moves:
+                break
+            pos = pos.play(rng.choice(moves))
+        if legal_moves(pos) and legal_moves(pos) != [64]:
+            out.append(pos.to_text())
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--positions", type=int, default=20)
+    parser.add_argument("--time-ms", type=int, default=500)
+    parser.add_argument("--presets", nargs="+", default=["arena-strong", "terra", "lucy"])
+    args = parser.parse_args()
+    warm_up()
+    positions = midgame_positions(args.positions, seed=1)
+    print(f"{'preset':>14} {'median nodes/s':>15} {'median depth':>13}")
+    for name in args.presets:
+        config = (
+            {**PRESETS[name], "depth": 60}
+            if name.startswith("arena")
+            else {
+                **PRESETS[name],
+                "depth": {"begin": 10, "middle": 10, "end": 10},
+                "time_limit_s": 60,
+                "random_tied_root_moves": False,
+            }
+        )
+        rates, depths = [], []
+        for text in positions:
+            result = choose_move(text, config, Limits(time_ms=args.time_ms))
+            rates.append(result.nps)
+            depths.append(result.depth)
+        print(f"{name:>14} {statistics.median(rates):>15,.0f} {statistics.median(depths):>13}")
+
+
+if __name__ == "__main__":
+    main()
