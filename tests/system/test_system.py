@@ -1,0 +1,115 @@
+"""System tests: real referee and worker processes, kill -9 included.
+
+Each test checks the record of every match it plays: plies 0..n-1 exactly once each, every
+move legal when re-played through the rules library.
+"""
+
+from __future__ import annotations
+
+import time
+
+import grpc
+import pytest
+import redis
+from arena.services.referee.matches import MatchStore, create_match
+
+from arena.engine.othello import PRESETS
+from arena.formats import parse_ggf, write_ggf
+from arena.v1 import match_pb2, referee_pb2, referee_pb2_grpc
+from tests.referee.support import builtin_bot, match_config, replay_moves, wait_finished
+from tests.system.conftest import ADMIN_TOKEN, Services
+
+AUTH = [("authorization", f"Bearer {ADMIN_TOKEN}")]
+
+
+def _presets(client: redis.Redis, *names: str) -> None:
+    for name in names:
+        builtin_bot(client, name, dict(PRESETS[name]))
+
+
+def _checked(client: redis.Redis, match_ids: list[str], timeout_s: float) -> list[
+    match_pb2.Match
+]:
+    matches = [wait_finished(client, match_id, timeout_s) for match_id in match_ids]
+    for match in matches:
+        replay_moves(match)  # plies contiguous, each legal, positions as recorded
+    return matches
+
+
+def test_preset_match_watch_and_ggf_roundtrip(redis_client: redis.Redis,
+                                              services: Services) -> None:
+    _presets(redis_client, "lab-intermediate", "arena-fast")
+    referee = services.spawn("referee", "referee-1")
+    services.spawn("worker", "worker-1")
+    services.spawn("worker", "worker-2")
+    with grpc.insecure_channel(referee.target) as channel:
+        stub = referee_pb2_grpc.RefereeStub(channel)
+        created = stub.CreateMatch(referee_pb2.CreateMatchRequest(
+            config=match_config("lab-intermediate", "arena-fast", move_time_ms=2000, seed=3)),
+            metadata=AUTH, timeout=10)
+        events = list(stub.WatchMatch(referee_pb2.WatchMatchRequest(match_id=created.id),
+                                      metadata=AUTH, timeout=120))
+        (match,) = _checked(redis_client, [created.id], 60)
+        ggf = stub.GetReplay(referee_pb2.GetReplayRequest(
+            match_id=match.id, format=referee_pb2.REPLAY_FORMAT_GGF), metadata=AUTH,
+            timeout=10).content
+    assert match.result.termination == match_pb2.TERMINATION_NORMAL
+    watched = [e for e in events if e.WhichOneof("event") in ("move", "pass")]
+    assert [e.move.ply if e.HasField("move") else getattr(e, "pass").ply for e in watched] == [
+        r.ply for r in match.moves]
+    assert events[-1].ended.result == match.result
+    game = parse_ggf(ggf)
+    assert write_ggf(game) == ggf.strip()
+    assert [m.move for m in game.moves] == [r.move.square for r in match.moves]
+
+
+@pytest.mark.slow
+def test_kill9_workers_mid_search_many_times(redis_client: redis.Redis,
+                                             services: Services) -> None:
+    _presets(redis_client, "arena-strong")
+    services.spawn("referee", "referee-1")
+    workers = [services.spawn("worker", f"worker-{i}") for i in range(3)]
+    config = match_config("arena-strong", "arena-strong", move_time_ms=250)
+    config.time_control.grace_ms = 1500  # two loaded cores: lateness is not under test here
+    ids = [create_match(redis_client, config, "me").id for _ in range(4)]
+    store = MatchStore(redis_client)
+    kills = 0
+    next_name = 3
+    deadline = time.monotonic() + 150
+    while kills < 8 and time.monotonic() < deadline:
+        time.sleep(1.5)
+        if all(store.header(i).status == match_pb2.MATCH_STATUS_FINISHED for i in ids):
+            break
+        victim = workers.pop(0)
+        services.kill9(victim)  # whatever it was searching is left pending
+        kills += 1
+        workers.append(services.spawn("worker", f"worker-{next_name}", wait=False))
+        next_name += 1
+    matches = _checked(redis_client, ids, 180)
+    assert kills >= 4
+    for match in matches:
+        assert match.result.termination in (match_pb2.TERMINATION_NORMAL,), match.result
+    logs = "".join(p.log.read_text() for p in services.procs)
+    assert "took over move job" in logs  # some kills did hit a search in progress
+
+
+@pytest.mark.slow
+def test_kill9_referee_mid_match_another_finishes(redis_client: redis.Redis,
+                                                  services: Services) -> None:
+    _presets(redis_client, "lab-advanced", "arena-fast")
+    first = services.spawn("referee", "referee-1")
+    services.spawn("worker", "worker-1")
+    services.spawn("worker", "worker-2")
+    ids = [create_match(redis_client, match_config("lab-advanced", "arena-fast"), "me").id
+           for _ in range(3)]
+    store = MatchStore(redis_client)
+    deadline = time.monotonic() + 30
+    while min(len(store.records(i)) for i in ids) < 6 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    services.kill9(first)
+    plies_at_kill = {i: len(store.records(i)) for i in ids}
+    services.spawn("referee", "referee-2")
+    matches = _checked(redis_client, ids, 120)
+    for match in matches:
+        assert match.result.termination == match_pb2.TERMINATION_NORMAL
+        assert len(match.moves) > plies_at_kill[match.id]
