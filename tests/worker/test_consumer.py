@@ -1,0 +1,95 @@
+"""Move-job delivery: a dead worker's job is taken over; a job delivered too often is
+dead-lettered and the game adjudicated; a garbage job never blocks the stream."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import redis
+from arena.services.common.embedded_redis import EmbeddedRedis
+from arena.services.referee.delivery import (
+    DEAD_STREAM,
+    MOVE_STREAM,
+    WORKER_GROUP,
+    ensure_group,
+    results_key,
+)
+from arena.services.referee.matches import create_match
+from arena.services.referee.runner import MatchRunner
+from arena.services.worker.consumer import WorkerLoop
+
+from arena.v1 import common_pb2, match_pb2
+from tests.referee.conftest import FAST
+from tests.referee.support import bot_server, external_bot, first_legal, match_config, wait_finished
+
+
+def _take_and_die(client: redis.Redis, consumer: str) -> str:
+    """A worker that reads a job and dies without answering."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        reply: Any = client.xreadgroup(WORKER_GROUP, consumer, {MOVE_STREAM: ">"}, count=1,
+                                       block=200)
+        if reply:
+            return str(reply[0][1][0][0].decode())
+    raise TimeoutError("no move job was published")
+
+
+def _runner(client: redis.Redis, match_id: str) -> tuple[threading.Event, threading.Thread]:
+    stop = threading.Event()
+    thread = threading.Thread(target=MatchRunner(client, FAST, stop).run, args=(match_id,),
+                              daemon=True)
+    thread.start()
+    return stop, thread
+
+
+def test_dead_workers_job_is_taken_over(redis_client: redis.Redis,
+                                        redis_server: EmbeddedRedis) -> None:
+    ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
+    with bot_server(first_legal) as address:
+        external_bot(redis_client, "a", address)
+        match = create_match(redis_client, match_config("a", "a", move_time_ms=200), "me")
+        stop, thread = _runner(redis_client, match.id)
+        entry = _take_and_die(redis_client, "doomed")
+        loop = WorkerLoop(redis_server.client(), None, "rescuer", FAST).start()
+        try:
+            done = wait_finished(redis_client, match.id, 30)
+        finally:
+            loop.stop(5)
+            stop.set()
+            thread.join(5)
+    assert done.result.termination == match_pb2.TERMINATION_NORMAL
+    assert done.moves[0].worker_id == "rescuer"
+    pending: Any = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
+    assert pending["pending"] == 0
+    started = [f for _, f in redis_client.xrange(results_key(match.id))
+               if f[b"kind"] == b"started" and f[b"ply"] == b"0"]
+    assert len(started) == 1 and entry
+
+
+def test_job_delivered_too_often_is_dead_lettered_and_adjudicated(
+    redis_client: redis.Redis, redis_server: EmbeddedRedis
+) -> None:
+    ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
+    external_bot(redis_client, "a", "127.0.0.1:9")
+    match = create_match(redis_client, match_config("a", "a", move_time_ms=100), "me")
+    stop, thread = _runner(redis_client, match.id)
+    entry = _take_and_die(redis_client, "doomed-0")
+    for index in range(1, FAST.max_deliveries):  # each claim is one more delivery
+        redis_client.xclaim(MOVE_STREAM, WORKER_GROUP, f"doomed-{index}", 0, [entry])
+    redis_client.xadd(MOVE_STREAM, {"pb": b"\x08garbage"})  # unreadable: dead-lettered too
+    loop = WorkerLoop(redis_server.client(), None, "last", FAST).start()
+    try:
+        done = wait_finished(redis_client, match.id, 30)
+    finally:
+        loop.stop(5)
+        stop.set()
+        thread.join(5)
+    assert done.result.termination == match_pb2.TERMINATION_DEAD_LETTERED
+    assert done.result.forfeited == common_pb2.COLOR_BLACK
+    assert "delivered" in done.result.detail
+    reasons = sorted(f[b"reason"] for _, f in redis_client.xrange(DEAD_STREAM))
+    assert len(reasons) == 2 and b"unreadable move job" in reasons
+    pending: Any = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
+    assert pending["pending"] == 0

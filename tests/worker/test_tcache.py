@@ -1,0 +1,62 @@
+"""The shared transposition cache changes speed only: fixed-depth games are identical."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import redis
+from arena.services.referee.matches import create_match
+from arena.services.worker.tcache import STATS_KEY, CacheKey, SharedSearchCache
+
+from arena.engine.api import SearchResult
+from tests.referee.support import builtin_bot, match_config, replay_moves, wait_finished
+
+LAB = {"evaluator": "lab", "look_ahead": 1}
+KREVERSI = {"evaluator": "kreversi", "depth": {"begin": 3, "middle": 3, "end": 3},
+            "random_tied_root_moves": True}
+
+
+def _play(client: redis.Redis, seeds: list[int]) -> list[list[int]]:
+    ids = [create_match(client, match_config("lab", "kr", move_time_ms=5000, seed=seed),
+                        "me").id for seed in seeds]
+    games = []
+    for match_id in ids:
+        match = wait_finished(client, match_id, 120)
+        replay_moves(match)
+        games.append([r.move.square for r in match.moves])
+    return games
+
+
+def test_games_identical_with_and_without_the_cache(
+    redis_client: redis.Redis, cache_client: redis.Redis, loops: Callable[..., Any]
+) -> None:
+    builtin_bot(redis_client, "lab", LAB)
+    builtin_bot(redis_client, "kr", KREVERSI)
+    seeds = [1, 2, 1]
+    refs, works = loops(referees=1, workers=2, shared_cache=False)
+    without = _play(redis_client, seeds)
+    for loop in [*refs, *works]:
+        loop.stop(5)
+    assert cache_client.hgetall(STATS_KEY) == {}
+    loops(referees=1, workers=2, shared_cache=True)
+    cold = _play(redis_client, seeds)
+    warm = _play(redis_client, seeds)
+    assert without == cold == warm
+    assert without[0] == without[2]  # same seed, same game
+    stats = SharedSearchCache(cache_client).stats()
+    assert stats["hits"] >= len(without[0]) and stats["saved_ms"] > 0
+
+
+def test_cache_entry_rules(cache_client: redis.Redis) -> None:
+    cache = SharedSearchCache(cache_client)
+    key = CacheKey("othello", "abc", "pos X", seed=None)
+    result = SearchResult(move=19, score=4, depth=6, nodes=900, elapsed_ms=40.0, pv=[19, 18])
+    assert cache.probe(key, 1000) is None
+    cache.store(key, result)
+    hit = cache.probe(key, 1000)
+    assert hit is not None and (hit.move, hit.score, hit.depth, hit.pv) == (19, 4, 6, [19, 18])
+    assert cache.probe(key, 30) is None  # would not have completed under a 30 ms limit
+    assert cache.probe(CacheKey("othello", "abc", "pos X", seed=5), 1000) is None
+    assert cache.probe(CacheKey("othello", "abd", "pos X"), 1000) is None
+    assert SharedSearchCache(None).probe(key, 1000) is None
