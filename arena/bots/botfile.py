@@ -36,7 +36,7 @@ from arena.bots.engines import game_from_name, game_name
 from arena.bots.spec import builtin_config, config_to_struct
 from arena.v1 import bots_pb2
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f",
             "\r": "\\r"}
 _TOP_KEYS = ("name", "game", "description", "preset", "from_preset", "avatar_png", "builtin",
@@ -73,7 +73,7 @@ def toml_string(text: str) -> str:
 
 
 def toml_key(key: str) -> str:
-    return key if _BARE_KEY.match(key) else toml_string(key)
+    return key if _BARE_KEY.fullmatch(key) else toml_string(key)
 
 
 def toml_value(value: object) -> str:

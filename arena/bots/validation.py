@@ -28,7 +28,7 @@ CONFIG_PREFIX = "spec.builtin.config"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # Allowed bit depths per PNG colour type (PNG spec, table 11.1).
 _PNG_BIT_DEPTHS = {0: {1, 2, 4, 8, 16}, 2: {8, 16}, 3: {1, 2, 4, 8}, 4: {8, 16}, 6: {8, 16}}
-_HOST_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
 
 
 def validate_name(name: str, field: str = "spec.name") -> list[FieldViolation]:
@@ -131,7 +131,7 @@ def address_problem(address: str) -> str | None:
         except ValueError:
             return f"bad IPv4 host {host!r}"
         return None
-    if len(host) > 253 or not all(_HOST_LABEL.match(label) for label in labels):
+    if len(host) > 253 or not all(_HOST_LABEL.fullmatch(label) for label in labels):
         return f"bad host name {host!r}"
     return None
 

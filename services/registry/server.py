@@ -11,6 +11,7 @@ from arena.services.common.server import Registration
 from arena.services.registry.servicer import BotRegistryServicer
 from arena.services.registry.store import BotStore
 
+from arena.bots import preset_configs
 from arena.v1 import registry_pb2, registry_pb2_grpc
 
 SERVICE_NAME = registry_pb2.DESCRIPTOR.services_by_name["BotRegistry"].full_name
@@ -19,6 +20,7 @@ SERVICE_NAME = registry_pb2.DESCRIPTOR.services_by_name["BotRegistry"].full_name
 def create_service(
     settings: Settings,
 ) -> tuple[list[Registration], list[str], list[Callable[[], None]]]:
+    preset_configs()  # import both engines now: a broken engine fails startup, not a request
     client = redis.Redis.from_url(settings.redis_url, socket_timeout=10)
     servicer = BotRegistryServicer(BotStore(client))
 

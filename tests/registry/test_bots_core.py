@@ -42,7 +42,7 @@ def test_png_checks() -> None:
 @pytest.mark.parametrize(("address", "ok"), [
     ("localhost:50051", True), ("[2001:db8::1]:443", True), ("1.2.3.4:1", True),
     ("xn--bcher-kva.example:80", True), ("1.2.3:80", False), ("host:080x", False),
-    ("host:٣", False), ("a..b:80", False), ("x" * 64 + ".com:80", False),
+    ("host:٣", False), ("bot\n:80", False), ("a..b:80", False), ("x" * 64 + ".com:80", False),
 ])
 def test_address_problem(address: str, ok: bool) -> None:
     assert (address_problem(address) is None) == ok
