@@ -93,7 +93,7 @@ def render_tree(
 ) -> str:
     """An indented tree, one node per line: ``score [move] Max|Min|Leaf``, with
     ``cut`` on nodes where a cut-off happened and the principal variation marked
-    ``<= PV`` (and bold when ``color``)."""
+    ``<= PV`` (and bold when ``color``). ``max_depth`` counts levels below the root."""
     children: dict[int, list[TreeNode]] = {}
     roots: list[TreeNode] = []
     for node in nodes:
@@ -104,20 +104,19 @@ def render_tree(
     title = f"{len(nodes)} nodes" + (" (node budget reached: tree truncated)" if truncated else "")
     lines = [title]
 
-    def walk(node: TreeNode, prefix: str, last: bool, is_root: bool) -> None:
+    def walk(node: TreeNode, level: int, prefix: str, last: bool, is_root: bool) -> None:
         branch = "" if is_root else ("`-- " if last else "|-- ")
         lines.append(prefix + branch + _tree_label(node, move_name, color))
         kids = children.get(node.id, [])
-        if max_depth is not None and node.depth >= max_depth and kids:
-            more = "    " if last or is_root else "|   "
-            lines.append(prefix + ("" if is_root else more) + f"... {len(kids)} more below")
-            return
         inner = prefix + ("" if is_root else ("    " if last else "|   "))
+        if max_depth is not None and level >= max_depth and kids:
+            lines.append(inner + f"... {len(kids)} more below")
+            return
         for index, kid in enumerate(kids):
-            walk(kid, inner, index == len(kids) - 1, False)
+            walk(kid, level + 1, inner, index == len(kids) - 1, False)
 
     for root in roots:
-        walk(root, "", True, True)
+        walk(root, 0, "", True, True)
     return "\n".join(lines)
 
 

@@ -30,14 +30,10 @@ def _cmd_up(args: argparse.Namespace) -> int:
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:
-    worker = importlib.import_module("arena.services.worker")
-    main: Callable[[list[str]], int] | None = getattr(worker, "main", None)
-    if main is not None:
-        return int(main(list(args.worker_args)))
-    from arena.services.common.runner import run_service
-    from arena.services.worker.server import create_service
-
-    return run_service("worker", create_service, list(args.worker_args))
+    worker = importlib.import_module("arena.services.worker.__main__")
+    main: Callable[[list[str]], int] = worker.main
+    argv = list(args.worker_args)
+    return int(main(argv[1:] if argv[:1] == ["--"] else argv))
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -59,11 +55,10 @@ def _add_worker(sub: Subparsers) -> None:
     worker = sub.add_parser(
         "worker", help="run one engine worker (arguments go to the worker)",
         description="Run an engine worker process that consumes move jobs and serves "
-                    "Analyze; `arena worker -- --help` lists its options.",
-        add_help=True)
-    worker.add_argument("worker_args", nargs=argparse.REMAINDER,
-                        help="worker options, e.g. --listen 127.0.0.1:0 --redis-url URL")
-    worker.set_defaults(func=_cmd_worker)
+                    "Analyze; `arena worker -- --help` lists its options, e.g. --listen "
+                    "127.0.0.1:0 --redis-url URL --cache-url URL --worker-id NAME.")
+    # The worker's own options pass through untouched (see main: parse_known_args).
+    worker.set_defaults(func=_cmd_worker, worker_args=[])
 
 
 def _add_demo(sub: Subparsers) -> None:
@@ -147,7 +142,11 @@ def _apply_global_options(args: argparse.Namespace, argv: Sequence[str] | None) 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and args.command != "worker":
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args.worker_args = unknown
     _apply_global_options(args, argv)
     handler: Callable[[argparse.Namespace], Any] = args.func
     try:

@@ -22,9 +22,10 @@ from arena.textboard import format_duration
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, referee_pb2
 
 DEMO_BOTS = ("lucy", "madoka", "ryo", "terra", "lab-advanced", "arena-strong")
-# Measured on 2 cores with 2 workers (bench/demo_game_time.py): mean wall time of one
-# game between these bots, used only to print the expected duration.
-SECONDS_PER_GAME_PER_WORKER = 9.0
+# Wall time of one game between these bots on one worker, used only to print the
+# expected duration. Measured on 2 cores with 2 workers: a 30-game round robin of the
+# six demo bots (move limit 1 s) took 82 s, i.e. about 5.5 s per game per worker.
+SECONDS_PER_GAME_PER_WORKER = 5.5
 
 
 def add_demo_arguments(parser: argparse.ArgumentParser) -> None:

@@ -127,7 +127,8 @@ def watch_ladder(client: ArenaClient, ladder_id: str, out: TextIO = sys.stdout) 
 def print_standings(standings: ladder_pb2.Standings) -> None:
     ladder = standings.ladder
     status = enum_name(ladder.status, "LADDER_STATUS_", ladder_pb2.LadderStatus)
-    print(f"ladder {ladder.id} {ladder.config.name}: {status}, "
+    label = f" ({ladder.config.name})" if ladder.config.name else ""
+    print(f"ladder {ladder.id}{label}: {status}, "
           f"{ladder.games_done}/{ladder.games_total} games")
     print(render_standings(standing_lines(standings)))
 
@@ -256,7 +257,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
           f"time {search.time_ms:.0f} ms")
     print(f"pv {pv or move}")
     if reply.tree.nodes:
-        print_tree(reply.tree, args.tree_depth, color=False)
+        print_tree(reply.tree, args.tree_depth, color=False, board=False)
     return 0
 
 

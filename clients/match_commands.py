@@ -93,7 +93,8 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
     tree = cmds.add_parser("tree", help="the search tree behind one move (if it was stored)")
     tree.add_argument("match_id")
-    tree.add_argument("--ply", type=int, required=True, help="ply of the move (1 = first)")
+    tree.add_argument("--ply", type=int, required=True,
+                      help="the move's number (1 = the first move), as in `match replay`")
     tree.add_argument("--depth", type=int, default=None, help="show nodes down to this depth")
     tree.add_argument("--color", action="store_true", help="highlight the PV in bold")
     add_json_flag(tree)
@@ -182,14 +183,14 @@ def _watch(client: Any, match_id: str, as_json: bool, board: bool) -> int:
             info = f"{record.time_ms} ms"
             if record.search.depth:
                 info += f", score {record.search.score:+d}, depth {record.search.depth}"
-            print(f"{record.ply:>3}. {COLOR_NAMES.get(record.color, '?')} "
+            print(f"{record.ply + 1:>3}. {COLOR_NAMES.get(record.color, '?')} "
                   f"{record.move.text or record.move.square} ({info})", flush=True)
             if board and record.position_after and position is not None:
                 position = position_of_like(position, record.position_after)
                 print(render_board(position, last_move=record.move.square), flush=True)
         elif kind == "pass":
             passed = getattr(event, "pass")  # `pass` is a Python keyword
-            print(f"{passed.ply:>3}. {COLOR_NAMES.get(passed.color, '?')} has no move "
+            print(f"{passed.ply + 1:>3}. {COLOR_NAMES.get(passed.color, '?')} has no move "
                   "and passes", flush=True)
         elif kind == "ended":
             match = client.get_match(match_id)
@@ -338,19 +339,23 @@ def tree_nodes(tree: common_pb2.SearchTree) -> list[TreeNode]:
     ]
 
 
-def print_tree(tree: common_pb2.SearchTree, depth: int | None, color: bool) -> None:
+def print_tree(tree: common_pb2.SearchTree, depth: int | None, color: bool,
+               board: bool = True) -> None:
     root = position_of(tree.root.game, tree.root.text)
-    print(render_board(root, marks=root.legal_moves()))
+    if board:
+        print(render_board(root, marks=root.legal_moves()))
     print(render_tree(tree_nodes(tree), root.move_to_str, max_depth=depth, color=color,
                       truncated=tree.truncated))
 
 
 def cmd_tree(args: argparse.Namespace) -> int:
     with client_from_args(args) as client:
-        tree = client.get_search_tree(args.match_id, args.ply)
+        if args.ply < 1:
+            raise InvalidArgumentError(f"--ply counts moves from 1, got {args.ply}")
+        tree = client.get_search_tree(args.match_id, args.ply - 1)  # the API counts from 0
     if args.json:
         print_json(tree)
         return 0
-    print(f"search tree of match {args.match_id}, ply {args.ply}")
+    print(f"search tree of match {args.match_id}, move {args.ply}")
     print_tree(tree, args.depth, args.color)
     return 0
