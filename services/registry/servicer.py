@@ -54,7 +54,7 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
         current_principal()
         where = BotFilter(request.game, request.owner, request.name_prefix,
                           request.include_retired)
-        bots, next_token = self._store.list(where, request.page.page_size,
+        bots, next_token = self._store.list_bots(where, request.page.page_size,
                                             request.page.page_token)
         for bot in bots:  # pictures stay out of lists (GetBot has them): pages stay small
             bot.spec.avatar_png = b""

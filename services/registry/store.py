@@ -195,42 +195,51 @@ class BotStore:
         return self.get(name)
 
     @_redis_down_is_unavailable
-    def list(
+    def list_bots(
         self, where: BotFilter, page_size: int = 0, page_token: str = ""
     ) -> tuple[list[bots_pb2.BotVersion], str]:
         """Latest versions in name order, and the token of the next page ("" at the end)."""
         size = _page_size(page_size)
         after = decode_page_token(page_token) if page_token else ""
         found: list[bots_pb2.BotVersion] = []
-        for name in self._names(where.name_prefix, after):
-            bot = self._latest_or_none(name)
-            if bot is not None and where.accepts(bot):
-                found.append(bot)
-                if len(found) > size:
-                    return found[:size], encode_page_token(found[size - 1].spec.name)
+        for names in self._name_batches(where.name_prefix, after, max(size + 1, 32)):
+            for bot in self._latest_many(names):
+                if where.accepts(bot):
+                    found.append(bot)
+                    if len(found) > size:
+                        return found[:size], encode_page_token(found[size - 1].spec.name)
         return found, ""
 
-    def _names(self, prefix: str, after: str, batch: int = 256) -> Iterator[str]:
-        """Names in byte order, with ``prefix``, strictly after ``after``, fetched in batches."""
+    def _name_batches(self, prefix: str, after: str, batch: int) -> Iterator[list[str]]:
+        """Names in byte order, with ``prefix``, strictly after ``after``, a batch at a time."""
         low = prefix.encode()
         # 0xFF never occurs in UTF-8, so every name with the prefix sorts below this bound.
         stop = b"[" + low + b"\xff" if prefix else b"+"
         cursor = after.encode()
         while True:
             start = b"(" + cursor if cursor and cursor >= low else b"[" + low
-            names = self._redis.zrangebylex(NAMES_KEY, start, stop, start=0, num=batch)
-            if not names:
+            raw = self._redis.zrangebylex(NAMES_KEY, start, stop, start=0, num=batch)
+            if not raw:
                 return
-            for raw in names:
-                yield raw.decode() if isinstance(raw, bytes) else raw
-            last = names[-1]
-            cursor = last if isinstance(last, bytes) else last.encode()
+            names = [item.decode() if isinstance(item, bytes) else item for item in raw]
+            yield names
+            cursor = names[-1].encode()
 
-    def _latest_or_none(self, name: str) -> bots_pb2.BotVersion | None:
-        try:
-            return self.get(name)
-        except NotFoundError:
-            return None
+    def _latest_many(self, names: list[str]) -> list[bots_pb2.BotVersion]:
+        """The latest versions of ``names`` in two round trips (missing names skipped)."""
+        pipe = self._redis.pipeline(transaction=False)
+        for name in names:
+            pipe.get(latest_key(name))
+            pipe.exists(retired_key(name))
+        replies = pipe.execute()
+        states = [(name, replies[2 * i], bool(replies[2 * i + 1]))
+                  for i, name in enumerate(names) if replies[2 * i] is not None]
+        for name, latest, _retired in states:
+            pipe.get(version_key(name, int(latest)))
+        payloads = pipe.execute()
+        return [_parse(payload, retired)
+                for (_name, _latest, retired), payload in zip(states, payloads, strict=True)
+                if isinstance(payload, bytes)]
 
 
 def _binary(client: redis.Redis) -> redis.Redis:
