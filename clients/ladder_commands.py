@@ -19,6 +19,7 @@ from arena.clients.common import (
     parse_bot_ref,
     position_of,
     print_json,
+    print_json_line,
     read_text_file,
     standing_lines,
     to_dict,
@@ -64,6 +65,7 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 
     watch = cmds.add_parser("watch", help="a progress bar until the ladder ends, then standings")
     watch.add_argument("ladder_id")
+    add_json_flag(watch)
     watch.set_defaults(func=cmd_watch)
 
     standings = cmds.add_parser("standings", help="ratings with intervals, W/D/L, score %%")
@@ -135,6 +137,11 @@ def print_standings(standings: ladder_pb2.Standings) -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     with client_from_args(args) as client:
+        if args.json:  # one JSON line per progress event, then the standings
+            for progress in client.watch_ladder(args.ladder_id):
+                print_json_line(progress)
+            print_json_line(client.get_standings(args.ladder_id))
+            return 0
         watch_ladder(client, args.ladder_id)
         print_standings(client.get_standings(args.ladder_id))
     return 0

@@ -156,6 +156,9 @@ def test_ladder_lifecycle(arena: RunArena, bots: list[str]) -> None:
     assert sum(row["games"] for row in standings["rows"]) == 12
     assert "Elo" in _ok(arena("ladder", "standings", ladder_id))
     assert "/6 100%" in _ok(arena("ladder", "watch", ladder_id))
+    events = [json.loads(line)
+              for line in _ok(arena("ladder", "watch", ladder_id, "--json")).splitlines()]
+    assert events[-1]["ladder"]["id"] == ladder_id and "rows" in events[-1]
     assert ladder_id in _ok(arena("ladder", "list"))
     listed = json.loads(_ok(arena("ladder", "list", "--json")))
     assert ladder_id in [ladder["id"] for ladder in listed]
