@@ -2,7 +2,7 @@
 
 Kernels take one ``int64`` context array instead of many scalars; its slots are named
 here. ``poll_stop`` is called once per node and does the expensive checks (clock,
-stop flag) only every 1024 nodes.
+stop flag) only every 256 nodes.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def poll_stop(ctx: Context, stop: StopArray) -> bool:
     if ctx[CTX_ABORTED] != 0:
         return True
     nodes = ctx[CTX_NODES]
-    if (ctx[CTX_NODE_LIMIT] > 0 and nodes >= ctx[CTX_NODE_LIMIT]) or ((nodes & 1023) == 0 and (
+    if (ctx[CTX_NODE_LIMIT] > 0 and nodes >= ctx[CTX_NODE_LIMIT]) or ((nodes & 255) == 0 and (
         stop[0] != 0 or (ctx[CTX_DEADLINE] > 0 and monotonic_ns() >= ctx[CTX_DEADLINE])
     )):
         ctx[CTX_ABORTED] = 1
