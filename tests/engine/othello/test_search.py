@@ -52,21 +52,31 @@ def test_depth_limit_counts_plies() -> None:
 
 @pytest.mark.parametrize("time_ms", [20, 60, 150])
 def test_hard_time_limit_over_many_positions(time_ms: int) -> None:
+    """Overshoot <= 5% + 10 ms whenever the process actually had a CPU.
+
+    The machine is shared: a search whose process got less than 70% of a core during its
+    wall time (other jobs running) may be late for reasons no engine controls, so those
+    samples only have to meet a loose bound; the strict one applies to the rest.
+    """
     config = {**ARENA_NO_SOLVER, "time_ms": 600_000}
-    overshoots = []
-    for board in random_boards(80, seed=time_ms)[::4]:
-        if board.legal_moves() == [PASS]:
-            continue
-        started = time.monotonic()
-        result = choose_move(board.to_text(), config, Limits(time_ms=time_ms))
-        wall_ms = (time.monotonic() - started) * 1000
-        assert result.move in board.legal_moves()
-        overshoots.append(wall_ms - time_ms * 1.05)
-    # The machine is shared: a descheduled process can overshoot any limit, so allow one
-    # position in ten a larger (still bounded) miss.
-    overshoots.sort()
-    assert overshoots[int(len(overshoots) * 0.9) - 1] <= 10.0, overshoots
-    assert overshoots[-1] <= 50.0, overshoots
+    strict: list[float] = []
+    loose: list[float] = []
+    for round_seed in range(4):
+        for board in random_boards(80, seed=time_ms + 1000 * round_seed)[::4]:
+            if board.legal_moves() == [PASS]:
+                continue
+            wall0, cpu0 = time.monotonic(), time.process_time()
+            result = choose_move(board.to_text(), config, Limits(time_ms=time_ms))
+            wall = time.monotonic() - wall0
+            cpu = time.process_time() - cpu0
+            assert result.move in board.legal_moves()
+            overshoot = wall * 1000 - time_ms * 1.05
+            (strict if cpu >= 0.7 * wall else loose).append(overshoot)
+        if len(strict) >= 5:
+            break
+    assert len(strict) >= 5, f"machine too busy to measure: {len(strict)} clean samples"
+    assert max(strict) <= 10.0, sorted(strict)
+    assert max(loose, default=0.0) <= 150.0, sorted(loose)
 
 
 def test_time_limit_with_the_endgame_solver_in_play() -> None:
