@@ -11,11 +11,11 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 import redis
-
-from arena.bots.spec import config_to_struct, new_version
 from arena.services.common.stack import Stack
 from arena.services.referee.matches import FINISHED_STATES, MatchStore, create_match
 from arena.services.registry.store import BotStore
+
+from arena.bots.spec import config_to_struct, new_version
 from arena.v1 import bots_pb2, common_pb2, match_pb2
 
 # Fixed-depth bots (no clock decides a move), so every run plays the very same games.

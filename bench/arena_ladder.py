@@ -17,12 +17,12 @@ from __future__ import annotations
 import argparse
 import time
 
+from arena.services.worker.tcache import SharedSearchCache
 from arena_common import LADDER_BOTS, config, ladder_plan, register, run_matches, stack
 
 from arena.engine import dispatch
 from arena.engine.api import Limits
 from arena.games import PASS, new_position
-from arena.services.worker.tcache import SharedSearchCache
 from arena.v1 import match_pb2
 
 

@@ -11,12 +11,13 @@ judging and recording it. Figures are from Redis server timestamps (ms resolutio
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 from typing import Any
 
+from arena.services.referee.matches import events_key
 from arena_common import config, register, run_matches, stack
 
-from arena.services.referee.matches import events_key
 from arena.v1 import match_pb2
 
 
@@ -26,7 +27,7 @@ def overheads(client: Any, match: match_pb2.Match) -> list[float]:
         event = match_pb2.MatchEvent.FromString(fields[b"pb"])
         if event.WhichOneof("event") == "move":
             stamps.append((int(entry_id.split(b"-")[0]), event.move.search.time_ms))
-    return [(b - a) - search for (a, _), (b, search) in zip(stamps, stamps[1:], strict=False)]
+    return [(b - a) - search for (a, _), (b, search) in itertools.pairwise(stamps)]
 
 
 def main() -> None:
