@@ -28,7 +28,7 @@ fi
 
 # Stage pip's trust and index settings from this host (pip's own view of its config).
 extras="$here/build-extras"
-rm -f "$extras/ca-bundle.crt" "$extras/pip.conf"
+trap 'rm -f "$extras/ca-bundle.crt" "$extras/pip.conf"' EXIT
 pip_cmd=(python3 -m pip)
 [[ -x "$repo/.venv/bin/python" ]] && pip_cmd=("$repo/.venv/bin/python" -m pip)
 pip_value() {  # the last value pip reports for a key such as global.cert or :env:.index-url
@@ -36,19 +36,18 @@ pip_value() {  # the last value pip reports for a key such as global.cert or :en
 }
 cert="${PIP_CERT:-$(pip_value cert)}"
 cert="${cert:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}}"
-[[ -f "$cert" ]] && cp "$cert" "$extras/ca-bundle.crt"
+if [[ -f "$cert" ]]; then cp "$cert" "$extras/ca-bundle.crt"; fi
 http_only() { tr ' ' '\n' | grep -E '^https?://' | tr '\n' ' ' || true; }
 index="$(pip_value index-url | http_only)"
 extra="$(pip_value extra-index-url | http_only)"
 if [[ -n "${index// }${extra// }" ]]; then
-    {
-        echo "[global]"
-        [[ -n "${index// }" ]] && echo "index-url = ${index%% *}"
-        [[ -n "${extra// }" ]] && echo "extra-index-url = ${extra% }"
-    } > "$extras/pip.conf"
+    echo "[global]" > "$extras/pip.conf"
+    if [[ -n "${index// }" ]]; then echo "index-url = ${index%% *}" >> "$extras/pip.conf"; fi
+    if [[ -n "${extra// }" ]]; then echo "extra-index-url = ${extra% }" >> "$extras/pip.conf"; fi
 fi
 
 echo "building $tag from $base"
 DOCKER_BUILDKIT=0 docker build --network host --build-arg "BASE_IMAGE=$base" \
     -f "$here/Dockerfile" -t "$tag" "$repo"
-rm -f "$extras/ca-bundle.crt" "$extras/pip.conf"
+# Older builds of this image that lost their tag would pile up in the engine's store.
+docker image prune --force --filter "label=org.opencontainers.image.title=arena" >/dev/null

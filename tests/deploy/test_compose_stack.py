@@ -8,6 +8,7 @@ One stack serves the module (session fixture); the test that kills a worker runs
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from collections.abc import Callable
 
@@ -120,6 +121,28 @@ def test_arena_cli_on_the_host_drives_the_stack(compose_stack: ComposeStack) -> 
     assert listed.returncode == 0
 
 
+def test_scale_adds_workers_and_removes_them_again(compose_stack: ComposeStack) -> None:
+    def healthy_workers() -> int:
+        return sum(c["Service"] == "worker" and c["Health"] == "healthy"
+                   for c in containers(compose_stack))
+
+    compose_stack.compose("up", "-d", "--wait", "--no-recreate", "--scale",
+                          f"worker={WORKERS + 1}", timeout_s=300)
+    assert healthy_workers() == WORKERS + 1
+    compose_stack.compose("up", "-d", "--wait", "--no-recreate", "--scale",
+                          f"worker={WORKERS}", timeout_s=300)
+    assert healthy_workers() == WORKERS
+
+
+def test_unreadable_token_file_stops_the_service_with_a_reason(
+        arena_image: str, docker_engine: Engine) -> None:
+    result = subprocess.run(
+        ["docker", "run", "--rm", "--network", "none", "-e",
+         "ARENA_ADMIN_TOKEN_FILE=/run/secrets/missing", arena_image, "registry"],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 64
+    assert "cannot read ARENA_ADMIN_TOKEN_FILE=/run/secrets/missing" in result.stderr
+
 # -- the ladder (runs last: it kills a worker) ------------------------------------------
 
 OTHELLO = common_pb2.GAME_KIND_OTHELLO
@@ -211,7 +234,9 @@ def test_ladder_through_the_sdk_survives_a_killed_worker(
 
         wait_for(lambda: arena.get_standings(info.id).ladder.status
                  == ladder_pb2.LADDER_STATUS_FINISHED, 900, "the ladder to finish")
-        print(f"ladder finished in {time.monotonic() - started:.0f} s")
+        logs = compose_stack.compose("logs", "--no-color", "worker").stdout
+        print(f"ladder finished in {time.monotonic() - started:.0f} s; surviving workers took "
+              f"over {logs.count('took over move job')} pending move job(s)")
         standings = arena.get_standings(info.id)
         matches = [arena.get_match(match_id) for match_id in standings.ladder.match_ids]
 
