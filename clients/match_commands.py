@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +97,8 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     tree.add_argument("--ply", type=int, required=True,
                       help="the move's number (1 = the first move), as in `match replay`")
     tree.add_argument("--depth", type=int, default=None, help="show nodes down to this depth")
-    tree.add_argument("--color", action="store_true", help="highlight the PV in bold")
+    tree.add_argument("--color", action="store_true",
+                      help="highlight the PV in bold (the default on a terminal)")
     add_json_flag(tree)
     tree.set_defaults(func=cmd_tree)
 
@@ -357,5 +359,5 @@ def cmd_tree(args: argparse.Namespace) -> int:
         print_json(tree)
         return 0
     print(f"search tree of match {args.match_id}, move {args.ply}")
-    print_tree(tree, args.depth, args.color)
+    print_tree(tree, args.depth, args.color or sys.stdout.isatty())
     return 0
