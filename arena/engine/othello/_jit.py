@@ -24,7 +24,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def kernel(fn: F) -> F:
     """Compile ``fn`` lazily with numba, caching the machine code on disk."""
-    return cast(F, numba.njit(cache=True, nogil=True)(fn))
+    return cast(F, numba.njit(cache=True, nogil=True, boundscheck=False)(fn))
 
 
 U0 = np.uint64(0)
@@ -61,6 +61,18 @@ def _lowest_square_intrinsic(typingctx: Any, x: Any) -> Any:
     return sig, codegen
 
 
+def _leading_zeros_intrinsic(typingctx: Any, x: Any) -> Any:
+    """Number of leading zero bits of a uint64, 64 for zero (LLVM ``ctlz``)."""
+    sig = types.int64(types.uint64)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        fn = builder.module.declare_intrinsic("llvm.ctlz", [ir.IntType(64), ir.IntType(1)])
+        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])
+
+    return sig, codegen
+
+
 # Typed handles for mypy; numba sees the intrinsic objects themselves.
 popcount = cast(Callable[[np.uint64], int], intrinsic(_popcount_intrinsic))
 lowest_square = cast(Callable[[np.uint64], int], intrinsic(_lowest_square_intrinsic))
+leading_zeros = cast(Callable[[np.uint64], int], intrinsic(_leading_zeros_intrinsic))

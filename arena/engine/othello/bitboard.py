@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from arena.engine.othello._jit import (
     INNER,
@@ -20,6 +21,7 @@ from arena.engine.othello._jit import (
     U0,
     U1,
     kernel,
+    leading_zeros,
     lowest_square,
     popcount,
 )
@@ -33,6 +35,12 @@ _MIX2 = np.uint64(0xC4CEB9FE1A85EC53)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _SIDE = np.uint64(0x5BD1E9955BD1E995)
 _S33 = np.uint64(33)
+S2 = np.uint64(2)
+S14 = np.uint64(14)
+S16 = np.uint64(16)
+S18 = np.uint64(18)
+S63 = np.uint64(63)
+HIGH_BIT = np.uint64(1 << 63)
 
 
 class PositionTextError(ValueError):
@@ -41,105 +49,115 @@ class PositionTextError(ValueError):
 
 @kernel
 def get_moves(p: np.uint64, o: np.uint64) -> np.uint64:
-    """Bitboard of the legal moves of the side owning ``p``."""
-    empty = ~(p | o)
+    """Bitboard of the legal moves of the side owning ``p``.
+
+    For each line direction, runs of opponent discs adjacent to own discs are grown both
+    ways at once; after two single steps, ``pre`` (opponent discs whose neighbour is also an
+    opponent disc) lets each further step jump two squares, so six squares take four steps.
+    """
     oh = o & INNER
-    moves = U0
-    # For each direction grow runs of opponent discs from own discs, then step onto an empty.
-    x = oh & (p << S1)
-    x |= oh & (x << S1)
-    x |= oh & (x << S1)
-    x |= oh & (x << S1)
-    x |= oh & (x << S1)
-    x |= oh & (x << S1)
-    moves |= x << S1
-    x = oh & (p >> S1)
-    x |= oh & (x >> S1)
-    x |= oh & (x >> S1)
-    x |= oh & (x >> S1)
-    x |= oh & (x >> S1)
-    x |= oh & (x >> S1)
-    moves |= x >> S1
-    x = o & (p << S8)
-    x |= o & (x << S8)
-    x |= o & (x << S8)
-    x |= o & (x << S8)
-    x |= o & (x << S8)
-    x |= o & (x << S8)
-    moves |= x << S8
-    x = o & (p >> S8)
-    x |= o & (x >> S8)
-    x |= o & (x >> S8)
-    x |= o & (x >> S8)
-    x |= o & (x >> S8)
-    x |= o & (x >> S8)
-    moves |= x >> S8
-    x = oh & (p << S7)
-    x |= oh & (x << S7)
-    x |= oh & (x << S7)
-    x |= oh & (x << S7)
-    x |= oh & (x << S7)
-    x |= oh & (x << S7)
-    moves |= x << S7
-    x = oh & (p >> S7)
-    x |= oh & (x >> S7)
-    x |= oh & (x >> S7)
-    x |= oh & (x >> S7)
-    x |= oh & (x >> S7)
-    x |= oh & (x >> S7)
-    moves |= x >> S7
-    x = oh & (p << S9)
-    x |= oh & (x << S9)
-    x |= oh & (x << S9)
-    x |= oh & (x << S9)
-    x |= oh & (x << S9)
-    x |= oh & (x << S9)
-    moves |= x << S9
-    x = oh & (p >> S9)
-    x |= oh & (x >> S9)
-    x |= oh & (x >> S9)
-    x |= oh & (x >> S9)
-    x |= oh & (x >> S9)
-    x |= oh & (x >> S9)
-    moves |= x >> S9
-    return moves & empty
+    # East / west.
+    fl = oh & (p << S1)
+    fr = oh & (p >> S1)
+    fl |= oh & (fl << S1)
+    fr |= oh & (fr >> S1)
+    pre_l = oh & (oh << S1)
+    pre_r = pre_l >> S1
+    fl |= pre_l & (fl << S2)
+    fr |= pre_r & (fr >> S2)
+    fl |= pre_l & (fl << S2)
+    fr |= pre_r & (fr >> S2)
+    moves = (fl << S1) | (fr >> S1)
+    # North / south: no file wraps, so the full opponent set is used.
+    fl = o & (p << S8)
+    fr = o & (p >> S8)
+    fl |= o & (fl << S8)
+    fr |= o & (fr >> S8)
+    pre_l = o & (o << S8)
+    pre_r = pre_l >> S8
+    fl |= pre_l & (fl << S16)
+    fr |= pre_r & (fr >> S16)
+    fl |= pre_l & (fl << S16)
+    fr |= pre_r & (fr >> S16)
+    moves |= (fl << S8) | (fr >> S8)
+    # Anti-diagonal (step 7).
+    fl = oh & (p << S7)
+    fr = oh & (p >> S7)
+    fl |= oh & (fl << S7)
+    fr |= oh & (fr >> S7)
+    pre_l = oh & (oh << S7)
+    pre_r = pre_l >> S7
+    fl |= pre_l & (fl << S14)
+    fr |= pre_r & (fr >> S14)
+    fl |= pre_l & (fl << S14)
+    fr |= pre_r & (fr >> S14)
+    moves |= (fl << S7) | (fr >> S7)
+    # Diagonal (step 9).
+    fl = oh & (p << S9)
+    fr = oh & (p >> S9)
+    fl |= oh & (fl << S9)
+    fr |= oh & (fr >> S9)
+    pre_l = oh & (oh << S9)
+    pre_r = pre_l >> S9
+    fl |= pre_l & (fl << S18)
+    fr |= pre_r & (fr >> S18)
+    fl |= pre_l & (fl << S18)
+    fr |= pre_r & (fr >> S18)
+    moves |= (fl << S9) | (fr >> S9)
+    return moves & ~(p | o)
+
+
+def _ray_masks() -> npt.NDArray[np.uint64]:
+    """RAYS[sq, d]: the squares beyond ``sq`` in direction ``d``, up to the board's edge.
+
+    Directions 0-3 go towards higher squares (+1, +8, +7, +9), 4-7 towards lower ones.
+    """
+    steps = [(0, 1), (1, 0), (1, -1), (1, 1), (0, -1), (-1, 0), (-1, 1), (-1, -1)]
+    rays = np.zeros((64, 8), dtype=np.uint64)
+    for sq in range(64):
+        row, col = divmod(sq, 8)
+        for d, (dr, dc) in enumerate(steps):
+            mask = 0
+            r, c = row + dr, col + dc
+            while 0 <= r < 8 and 0 <= c < 8:
+                mask |= 1 << (r * 8 + c)
+                r, c = r + dr, c + dc
+            rays[sq, d] = mask
+    return rays
+
+
+RAYS = _ray_masks()
 
 
 @kernel
-def _ray_up(p: np.uint64, om: np.uint64, m: np.uint64, s: np.uint64) -> np.uint64:
-    x = (m << s) & om
-    acc = x
-    while x != U0:
-        nxt = x << s
-        if nxt & p:
-            return acc
-        x = nxt & om
-        acc |= x
-    return U0
+def _flips_up(p: np.uint64, o: np.uint64, m: np.uint64, mask: np.uint64) -> np.uint64:
+    # Adding the move bit to "opponent or off the ray" carries through the run of opponent
+    # discs and stops on the first other ray square: the outflank if it is ours.
+    out = ((o | ~mask) + m) & p & mask
+    nonzero = (out | (U0 - out)) >> S63
+    return (out - nonzero) & mask
 
 
 @kernel
-def _ray_down(p: np.uint64, om: np.uint64, m: np.uint64, s: np.uint64) -> np.uint64:
-    x = (m >> s) & om
-    acc = x
-    while x != U0:
-        nxt = x >> s
-        if nxt & p:
-            return acc
-        x = nxt & om
-        acc |= x
-    return U0
+def _flips_down(p: np.uint64, o: np.uint64, mask: np.uint64) -> np.uint64:
+    # The highest ray square that is not an opponent disc is the outflank if it is ours
+    # (``| U1`` keeps ctlz defined; bit 0 is then dropped by ``& mask`` unless on the ray).
+    out = (HIGH_BIT >> np.uint64(leading_zeros((~o & mask) | U1))) & p & mask
+    return (U0 - out - out) & mask
 
 
 @kernel
 def flips(p: np.uint64, o: np.uint64, sq: int) -> np.uint64:
     """Discs flipped when the side owning ``p`` plays on the empty square ``sq``."""
     m = U1 << sq
-    oh = o & INNER
-    f = _ray_up(p, oh, m, S1) | _ray_down(p, oh, m, S1)
-    f |= _ray_up(p, o, m, S8) | _ray_down(p, o, m, S8)
-    f |= _ray_up(p, oh, m, S7) | _ray_down(p, oh, m, S7)
-    f |= _ray_up(p, oh, m, S9) | _ray_down(p, oh, m, S9)
+    f = _flips_up(p, o, m, RAYS[sq, 0])
+    f |= _flips_up(p, o, m, RAYS[sq, 1])
+    f |= _flips_up(p, o, m, RAYS[sq, 2])
+    f |= _flips_up(p, o, m, RAYS[sq, 3])
+    f |= _flips_down(p, o, RAYS[sq, 4])
+    f |= _flips_down(p, o, RAYS[sq, 5])
+    f |= _flips_down(p, o, RAYS[sq, 6])
+    f |= _flips_down(p, o, RAYS[sq, 7])
     return f
 
 
@@ -180,6 +198,16 @@ def perft_kernel(p: np.uint64, o: np.uint64, depth: int) -> int:
     if depth == 1:
         return popcount(moves)
     total = 0
+    if depth == 2:
+        # Bulk count: a child without moves has one leaf below it (a pass or a finished game).
+        while moves != U0:
+            sq = lowest_square(moves)
+            m = U1 << sq
+            moves ^= m
+            f = flips(p, o, sq)
+            replies = popcount(get_moves(o ^ f, p ^ f ^ m))
+            total += replies if replies > 0 else 1
+        return total
     while moves != U0:
         sq = lowest_square(moves)
         m = U1 << sq

@@ -106,3 +106,33 @@ def test_play_rejects_illegal_moves() -> None:
     board = OthelloBoard.from_text(START_TEXT)
     board.push(19)
     assert pos.play(19).to_text() == board.to_text()
+
+
+def _walk_flips(p: int, o: int, sq: int) -> int:
+    """Flips by walking the eight lines square by square (any empty square, legal or not)."""
+    row, col = divmod(sq, 8)
+    total = 0
+    for dr in (-1, 0, 1):
+        for dc in (-1, 0, 1):
+            run = 0
+            r, c = row + dr, col + dc
+            while (dr or dc) and 0 <= r < 8 and 0 <= c < 8 and o >> (r * 8 + c) & 1:
+                run |= 1 << (r * 8 + c)
+                r, c = r + dr, c + dc
+            if (dr or dc) and 0 <= r < 8 and 0 <= c < 8 and p >> (r * 8 + c) & 1:
+                total |= run
+    return total
+
+
+def test_flips_on_every_empty_square_of_arbitrary_bitboards() -> None:
+    # Random disc sets (not reachable by play) reach edge cases games rarely do: full lines,
+    # runs to the board's edge, discs on bit 0 and bit 63.
+    rng = np.random.default_rng(5)
+    for _ in range(1500):
+        occupied = int(rng.integers(0, 2**63)) << 1 | int(rng.integers(0, 2))
+        occupied |= int(rng.integers(0, 2**63)) << 1 if rng.random() < 0.5 else 0
+        p = occupied & (int(rng.integers(0, 2**63)) << 1 | int(rng.integers(0, 2)))
+        o = occupied & ~p
+        for sq in range(64):
+            if not occupied >> sq & 1:
+                assert int(flips(np.uint64(p), np.uint64(o), sq)) == _walk_flips(p, o, sq)
