@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, UnavailableError
 
 EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
@@ -26,7 +26,10 @@ if TYPE_CHECKING:
 def _cmd_up(args: argparse.Namespace) -> int:
     from arena.services.common.stack import run_up
 
-    return run_up(args.workers, args.up_home or args.home)
+    try:
+        return run_up(args.workers, args.up_home or args.home)
+    except RuntimeError as exc:  # a service died while starting; its log is named
+        raise UnavailableError(f"the stack did not start: {exc}") from None
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:
@@ -39,7 +42,10 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from arena.clients.demo import run_demo
 
-    return run_demo(args)
+    try:
+        return run_demo(args)
+    except RuntimeError as exc:  # a service died while starting; its log is named
+        raise UnavailableError(f"the demo stack did not start: {exc}") from None
 
 
 def _add_up(sub: Subparsers) -> None:

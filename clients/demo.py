@@ -67,14 +67,15 @@ def register_presets(client: ArenaClient, names: list[str]) -> list[common_pb2.B
     return refs
 
 
-def save_replays(client: ArenaClient, ladder_id: str, folder: Path) -> int:
-    """Every finished game of the ladder as a native replay file; returns the count."""
+def save_replays(client: ArenaClient, ladder_id: str, folder: Path) -> list[Path]:
+    """Every finished game of the ladder as a native replay file."""
     folder.mkdir(parents=True, exist_ok=True)
-    saved = 0
+    saved = []
     for match in client.iter_matches(ladder_id=ladder_id, summary_only=True):
         replay = client.get_replay(match.id, referee_pb2.REPLAY_FORMAT_NATIVE)
-        (folder / f"{match.id}.json").write_text(replay.content)
-        saved += 1
+        path = folder / f"{match.id}.json"
+        path.write_text(replay.content)
+        saved.append(path)
     return saved
 
 
@@ -86,7 +87,10 @@ def run_demo(args: argparse.Namespace) -> int:
     started = time.monotonic()
     print(f"Starting the embedded stack in {home} "
           f"(2 Redis servers, registry, referee, ladder, {args.workers} workers)...", flush=True)
-    with Stack(home=home, workers=args.workers) as stack:
+    # A few matches in flight keep every worker busy, and games then finish one after
+    # another (an honest progress bar and ETA) instead of all together at the end.
+    in_flight = {"ARENA_MAX_MATCHES": str(2 * max(1, args.workers))}
+    with Stack(home=home, workers=args.workers, extra_env=in_flight) as stack:
         print(stack.describe(), flush=True)
         with ArenaClient(
             registry=stack.target("registry"), referee=stack.target("referee"),
@@ -113,8 +117,9 @@ def run_demo(args: argparse.Namespace) -> int:
             print_standings(client.get_standings(ladder.id))
             folder = home / "replays"
             saved = save_replays(client, ladder.id, folder)
-        print(f"\nSaved {saved} replays in {folder}. View one with:\n"
-              f"  arena match replay {folder}/<match id>.json\n"
+        example = saved[0].name if saved else "<match id>.json"
+        print(f"\nSaved {len(saved)} replays in {folder}. Step through one with:\n"
+              f"  arena match replay {folder / example}\n"
               f"The games stay in the demo's durable Redis; to browse them there:\n"
               f"  arena up --home {home}      (then, in another terminal)\n"
               f"  arena --home {home} match list --ladder {ladder.id}\n"
