@@ -118,6 +118,19 @@ def arena_image(docker_engine: Engine) -> str:
     return IMAGE
 
 
+PROJECT_PREFIX = "arena-deploy-test-"
+
+
+def remove_leftover_projects(engine: Engine) -> None:
+    """Take down stacks that an interrupted earlier run left behind: their containers would
+    otherwise come back with the engine (restart: unless-stopped) and eat CPU."""
+    listed = engine.docker("ps", "-a", "--format", '{{.Label "com.docker.compose.project"}}')
+    for project in sorted(set(listed.stdout.split())):
+        if project.startswith(PROJECT_PREFIX):
+            run(["docker", "compose", "-p", project, "down", "--volumes", "--remove-orphans"],
+                180, f"removing the leftover compose project {project}")
+
+
 @dataclass
 class ComposeStack:
     """A running Compose project and how to reach it from the host."""
@@ -147,7 +160,9 @@ def write_env_file(path: Path, image: str, secrets_dir: Path) -> None:
     ]) + "\n")
 
 
-@pytest.fixture(scope="session")
+# Module scope: the stack (nine containers with health checks) goes down as soon as the
+# module that uses it is done, not at the end of the whole test session.
+@pytest.fixture(scope="module")
 def compose_stack(arena_image: str, docker_engine: Engine,
                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[ComposeStack]:
     """docker-compose.yml up with 3 workers (testcontainers), torn down with its volumes."""
@@ -162,7 +177,8 @@ def compose_stack(arena_image: str, docker_engine: Engine,
     token_file.chmod(0o644)  # the services run as uid 10001 and read it through a bind mount
     env_file = work / "compose.env"
     write_env_file(env_file, arena_image, secrets_dir)
-    project = f"arena-deploy-test-{os.getpid()}"
+    remove_leftover_projects(docker_engine)
+    project = f"{PROJECT_PREFIX}{os.getpid()}"
     saved_project = os.environ.get("COMPOSE_PROJECT_NAME")
     os.environ["COMPOSE_PROJECT_NAME"] = project
     stack = ComposeStack(project, env_file, token, work / "home")
