@@ -3,9 +3,11 @@
 Scores follow the OBF convention (empty squares go to the winner). The solver is a
 principal-variation alpha-beta over the disc difference:
 
-* many empties: transposition table and fastest-first ordering (fewest opponent replies);
-* ``SHALLOW`` empties or fewer: no table, moves in odd-parity quadrants first;
-* the last empty square is scored without generating moves.
+* above ``SHALLOW`` empties: a table of (lower, upper) bounds in two-entry buckets, the
+  table move first, then fastest-first order (fewest opponent replies, corners counting
+  double), enhanced transposition cutoffs (a child's stored bound that already refutes the
+  parent), and a stability cutoff (the opponent's stable discs bound our best result);
+* ``SHALLOW`` empties or fewer: ``endgame_small`` (no table, no move generation).
 
 A win/loss/draw solve is the same search with the window (-1, 1).
 """
@@ -15,13 +17,25 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from arena.engine.othello._jit import U0, U1, kernel, lowest_square, popcount
+from arena.engine.othello._jit import (
+    CORNERS,
+    U0,
+    U1,
+    kernel,
+    leading_zeros,
+    lowest_square,
+    popcount,
+)
 from arena.engine.othello.bitboard import PASS, final_score, flips, get_moves, pair_key
+from arena.engine.othello.endgame_small import (
+    EG_INF,
+    last_move_score,
+    odd_quadrants,
+    solve_small,
+    solve_two,
+)
 from arena.engine.othello.search import (
     _ORDER_VALUE,
-    BOUND_EXACT,
-    BOUND_LOWER,
-    BOUND_UPPER,
     MAX_MOVES,
     MAX_PLY,
     ST_ABORTED,
@@ -31,77 +45,87 @@ from arena.engine.othello.search import (
     ST_SALT,
     _should_stop,
     new_state,
-    tt_probe,
-    tt_store,
 )
+from arena.engine.othello.stability import stable_discs
 
 SHALLOW = 6
-_QUAD0 = np.uint64(0x000000000F0F0F0F)
-_QUAD1 = np.uint64(0x00000000F0F0F0F0)
-_QUAD2 = np.uint64(0x0F0F0F0F00000000)
-_QUAD3 = np.uint64(0xF0F0F0F000000000)
-_EG_INF = 100
+ETC_MIN_EMPTIES = 12  # below this, probing every child costs more than the cutoffs save
+STABILITY_MIN_ALPHA = 8  # the cutoff needs 64 - 2 * stable <= alpha: only high alphas cut
+
+_M8 = np.uint64(0xFF)
+_M16 = np.uint64(0xFFFF)
+_SH8 = np.uint64(8)
+_SH16 = np.uint64(16)
+_SH24 = np.uint64(24)
+_SH32 = np.uint64(32)
 
 
 @kernel
-def last_move_score(p: np.uint64, o: np.uint64, sq: int) -> int:
-    """Exact score when only ``sq`` is empty."""
-    count = popcount(p)
-    f = flips(p, o, sq)
-    if f != U0:
-        return 2 * (count + popcount(f) + 1) - 64
-    f = flips(o, p, sq)
-    if f != U0:
-        return 2 * (count - popcount(f)) - 64
-    diff = 2 * count - 63  # neither side can play: the empty square goes to the winner
-    return diff + 1 if diff > 0 else diff - 1
+def _unpack(data: np.uint64) -> tuple[int, int, int]:
+    lower = int(data & _M8) - 64
+    upper = int((data >> _SH8) & _M8) - 64
+    move = int((data >> _SH24) & _M8) - 1
+    return lower, upper, move
 
 
 @kernel
-def _odd_quadrants(empty: np.uint64) -> np.uint64:
-    mask = U0
-    for quad in (_QUAD0, _QUAD1, _QUAD2, _QUAD3):
-        if popcount(empty & quad) & 1:
-            mask |= quad
-    return mask
+def eg_probe(tt: npt.NDArray[np.uint64], key: np.uint64) -> tuple[bool, int, int, int]:
+    """(hit, lower bound, upper bound, best move) stored for ``key``."""
+    b = np.int64(key & np.uint64(tt.shape[0] // 4 - 1)) * 4
+    if tt[b] == key:
+        lower, upper, move = _unpack(tt[b + 1])
+        return True, lower, upper, move
+    if tt[b + 2] == key:
+        lower, upper, move = _unpack(tt[b + 3])
+        return True, lower, upper, move
+    return False, -EG_INF, EG_INF, -1
 
 
 @kernel
-def solve_shallow(
-    p: np.uint64, o: np.uint64, alpha: int, beta: int, empties: int, st: npt.NDArray[np.int64]
-) -> int:
-    """Alpha-beta without a table for few empties (>= 2), odd quadrants first."""
-    st[0] += 1
-    moves = get_moves(p, o)
-    if moves == U0:
-        if get_moves(o, p) == U0:
-            return final_score(p, o)
-        return -solve_shallow(o, p, -beta, -alpha, empties, st)
-    empty = ~(p | o)
-    odd = _odd_quadrants(empty)
-    best = -_EG_INF
-    for parity_pass in range(2):
-        mm = moves & odd if parity_pass == 0 else moves & ~odd
-        while mm != U0:
-            sq = lowest_square(mm)
-            m = U1 << sq
-            mm ^= m
-            f = flips(p, o, sq)
-            if empties == 2:
-                value = -last_move_score(o ^ f, p ^ f ^ m, lowest_square(empty ^ m))
-            else:
-                value = -solve_shallow(o ^ f, p ^ f ^ m, -beta, -alpha, empties - 1, st)
-            if value > best:
-                best = value
-                if value > alpha:
-                    alpha = value
-                    if alpha >= beta:
-                        return best
-    return best
+def eg_store(
+    tt: npt.NDArray[np.uint64],
+    key: np.uint64,
+    gen: np.uint64,
+    empties: int,
+    alpha: int,
+    beta: int,
+    score: int,
+    move: int,
+) -> None:
+    """Record ``score`` searched with (alpha, beta) as bounds, merged with what is there."""
+    b = np.int64(key & np.uint64(tt.shape[0] // 4 - 1)) * 4
+    lower, upper = -64, 64
+    if tt[b] == key:
+        slot = b
+    elif tt[b + 2] == key:
+        slot = b + 2
+    else:
+        # Replace an entry of an earlier search, else the one with fewer empties below it.
+        d0, d1 = tt[b + 1], tt[b + 3]
+        if (d1 >> _SH32) & _M16 != gen:
+            slot = b + 2
+        elif (d0 >> _SH32) & _M16 != gen or (d0 >> _SH16) & _M8 < (d1 >> _SH16) & _M8:
+            slot = b
+        else:
+            slot = b + 2
+    if tt[slot] == key:
+        lower, upper, _ = _unpack(tt[slot + 1])
+    if score <= alpha:
+        upper = min(upper, score)
+    elif score >= beta:
+        lower = max(lower, score)
+    else:
+        lower = upper = score
+    if lower > upper:  # a key collision left foreign bounds: keep only the new result
+        lower, upper = (-64, score) if score <= alpha else (score, 64)
+    data = np.uint64(lower + 64) | (np.uint64(upper + 64) << _SH8)
+    data |= (np.uint64(empties) << _SH16) | (np.uint64(move + 1) << _SH24) | (gen << _SH32)
+    tt[slot] = key
+    tt[slot + 1] = data
 
 
 @kernel
-def _order_endgame(
+def _order(
     p: np.uint64,
     o: np.uint64,
     moves: np.uint64,
@@ -109,16 +133,20 @@ def _order_endgame(
     out: npt.NDArray[np.int64],
     keys: npt.NDArray[np.int64],
 ) -> int:
+    """Moves into ``out``: the table move, then fewest opponent replies (corners count 2)."""
+    odd = odd_quadrants(~(p | o))
     n = 0
     while moves != U0:
         sq = lowest_square(moves)
-        moves &= moves - U1
+        m = U1 << sq
+        moves ^= m
         if sq == first:
             key = 1 << 40
         else:
             f = flips(p, o, sq)
-            m = U1 << sq
-            key = _ORDER_VALUE[sq] * 8 - 256 * popcount(get_moves(o ^ f, p ^ f ^ m))
+            replies = get_moves(o ^ f, p ^ f ^ m)
+            key = -1024 * (popcount(replies) + popcount(replies & CORNERS))
+            key += _ORDER_VALUE[sq] * 8 + (16 if odd & m else 0)
         j = n
         while j > 0 and keys[j - 1] < key:
             out[j] = out[j - 1]
@@ -128,6 +156,43 @@ def _order_endgame(
         keys[j] = key
         n += 1
     return n
+
+
+@kernel
+def _etc_cut(
+    p: np.uint64,
+    o: np.uint64,
+    moves: np.uint64,
+    beta: int,
+    tt: npt.NDArray[np.uint64],
+    salt: np.uint64,
+) -> int:
+    """A value >= beta proven by a child's stored upper bound, else -EG_INF."""
+    while moves != U0:
+        sq = lowest_square(moves)
+        m = U1 << sq
+        moves ^= m
+        f = flips(p, o, sq)
+        cp, co = o ^ f, p ^ f ^ m
+        hit, _lower, upper, _move = eg_probe(tt, pair_key(cp, co) ^ salt)
+        if hit and -upper >= beta:
+            return -upper
+    return -EG_INF
+
+
+@kernel
+def _solve_tail(
+    p: np.uint64, o: np.uint64, alpha: int, beta: int, empties: int, st: npt.NDArray[np.int64]
+) -> int:
+    if empties == 0:
+        return final_score(p, o)
+    empty = ~(p | o)
+    if empties == 1:
+        st[0] += 1
+        return last_move_score(p, o, lowest_square(empty))
+    if empties == 2:
+        return solve_two(p, o, alpha, beta, lowest_square(empty), 63 - leading_zeros(empty), st)
+    return solve_small(p, o, alpha, beta, empties, st)
 
 
 @kernel
@@ -147,12 +212,7 @@ def solve_deep(
 ) -> int:
     """Exact (fail-soft) score within (alpha, beta); returns 0 when aborted."""
     if ply > 0 and empties <= SHALLOW:
-        if empties == 0:
-            return final_score(p, o)
-        if empties == 1:
-            st[0] += 1
-            return last_move_score(p, o, lowest_square(~(p | o)))
-        return solve_shallow(p, o, alpha, beta, empties, st)
+        return _solve_tail(p, o, alpha, beta, empties, st)
     if _should_stop(st, stop_ext, stop_time):
         return 0
     moves = get_moves(p, o)
@@ -164,17 +224,27 @@ def solve_deep(
         return -solve_deep(
             o, p, -beta, -alpha, empties, ply + 1, tt, buf, keys, st, stop_ext, stop_time
         )
-    key = pair_key(p, o) ^ np.uint64(st[ST_SALT])
-    hit, _depth, t_bound, t_score, first = tt_probe(tt, key)
+    if ply > 0 and alpha >= STABILITY_MIN_ALPHA:
+        ceiling = 64 - 2 * popcount(stable_discs(o, p))
+        if ceiling <= alpha:
+            return ceiling
+    salt = np.uint64(st[ST_SALT])
+    gen = salt & _M16
+    key = pair_key(p, o) ^ salt
+    hit, lower, upper, first = eg_probe(tt, key)
     if hit and ply > 0:
-        if t_bound == BOUND_EXACT:
-            return t_score
-        if t_bound == BOUND_LOWER and t_score >= beta:
-            return t_score
-        if t_bound == BOUND_UPPER and t_score <= alpha:
-            return t_score
-    n = _order_endgame(p, o, moves, first, buf[ply], keys[ply])
-    best = -_EG_INF
+        if lower >= beta:
+            return lower
+        if upper <= alpha or lower == upper:
+            return upper
+        alpha = max(alpha, lower)
+        beta = min(beta, upper)
+    if ply > 0 and empties >= ETC_MIN_EMPTIES:
+        cut = _etc_cut(p, o, moves, beta, tt, salt)
+        if cut >= beta:
+            return cut
+    n = _order(p, o, moves, first, buf[ply], keys[ply])
+    best = -EG_INF
     best_move = buf[ply, 0]
     a = alpha
     for i in range(n):
@@ -220,8 +290,7 @@ def solve_deep(
                 a = value
                 if a >= beta:
                     break
-    bound = BOUND_UPPER if best <= alpha else BOUND_LOWER if best >= beta else BOUND_EXACT
-    tt_store(tt, key, empties, bound, best, best_move)
+    eg_store(tt, key, gen, empties, alpha, beta, best, best_move)
     return best
 
 
@@ -229,7 +298,7 @@ class EndgameSolver:
     """Scratch arrays for exact solves; the table is reused across positions."""
 
     def __init__(self, tt_bits: int = 20) -> None:
-        self.tt = np.zeros(2 << tt_bits, dtype=np.uint64)
+        self.tt = np.zeros(2 << tt_bits, dtype=np.uint64)  # 2^tt_bits entries, 2 per bucket
         self.buf = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int64)
         self.keys = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int64)
         self.salt = 0
@@ -280,7 +349,7 @@ class EndgameSolver:
                 line.append(PASS)
                 p, o = o, p
                 continue
-            hit, _d, _b, _s, move = tt_probe(
+            hit, _lower, _upper, move = eg_probe(
                 self.tt, np.uint64(pair_key(up, uo)) ^ np.uint64(self.salt)
             )
             if not hit or move < 0 or not moves >> int(move) & 1:
