@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
                 health_pb2.HealthCheckRequest(service=args.service), timeout=args.timeout
             )
     except grpc.RpcError as exc:
-        print(f"{args.target}: {exc.code().name}", file=sys.stderr)  # type: ignore[attr-defined]
+        print(f"{args.target}: {exc.code().name}", file=sys.stderr)
         return 1
     status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
     print(f"{args.target}: {status}")

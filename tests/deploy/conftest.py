@@ -46,8 +46,11 @@ def run(command: list[str], timeout_s: float, what: str,
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s,
                                 cwd=REPO, env=env, check=False)
     except subprocess.TimeoutExpired as exc:
+        # The partial output of a timed-out run is bytes even with text=True.
+        output = b"".join(part if isinstance(part, bytes) else part.encode()
+                          for part in (exc.stdout, exc.stderr) if part)
         pytest.fail(f"{what}: `{' '.join(command)}` took more than {timeout_s:.0f} s\n"
-                    f"{exc.stdout or ''}{exc.stderr or ''}")
+                    f"{output.decode(errors='replace')[-6000:]}")
     if result.returncode != 0:
         pytest.fail(f"{what}: `{' '.join(command)}` exited {result.returncode}\n"
                     f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
