@@ -1,11 +1,19 @@
 """Move round trip overhead (referee -> worker -> referee) with a trivial bot.
 
-Plays games of a one-ply bot through a real embedded stack (1 referee, 1 worker) and
-reports, per move, the time between consecutive recorded moves minus the engine's own
-search time: publishing the job, the worker taking it, posting the answer, the referee
-judging and recording it. Figures are from Redis server timestamps (ms resolution).
+Plays games of a one-ply bot through a real embedded stack (1 referee, 1 worker), one game
+at a time, and reports per move the time between consecutive recorded moves minus the
+engine's own search time: the referee publishing the job, the worker taking it, posting
+``started`` and the answer, the referee waking, judging and recording it. Figures come from
+Redis server timestamps (ms resolution; the means of the three legs are still exact on
+average over hundreds of moves):
 
-    .venv/bin/python bench/arena_roundtrip.py [--games 6]
+* to ``started``: from the previous move's record to the worker's ``started`` entry
+  (referee: next position, job, XADD; worker: XREADGROUP wake-up, parse, ply check);
+* worker: ``started`` to ``result`` minus the engine's search time (bot preparation,
+  cache probe, result posting);
+* referee: ``result`` to the move's record (wake-up, judging, the ledger script).
+
+    .venv/bin/python bench/arena_roundtrip.py [--games 6] [--runs 3] [--bot lab-beginner]
 """
 
 from __future__ import annotations
@@ -15,38 +23,71 @@ import itertools
 import statistics
 from typing import Any
 
+from arena.services.referee.delivery import results_key
 from arena.services.referee.matches import events_key
 from arena_common import config, register, run_matches, stack
 
+from arena.engine.othello import PRESETS
 from arena.v1 import match_pb2
 
 
-def overheads(client: Any, match: match_pb2.Match) -> list[float]:
-    stamps: list[tuple[int, float]] = []
+def _ms(entry_id: bytes) -> int:
+    return int(entry_id.split(b"-")[0])
+
+
+def legs(client: Any, match: match_pb2.Match) -> list[tuple[float, float, float, float]]:
+    """Per move after the first: (total overhead, to started, worker, referee) in ms."""
+    recorded: dict[int, tuple[int, float]] = {}
     for entry_id, fields in client.xrange(events_key(match.id)):
         event = match_pb2.MatchEvent.FromString(fields[b"pb"])
         if event.WhichOneof("event") == "move":
-            stamps.append((int(entry_id.split(b"-")[0]), event.move.search.time_ms))
-    return [(b - a) - search for (a, _), (b, search) in itertools.pairwise(stamps)]
+            recorded[event.move.ply] = (_ms(entry_id), event.move.search.time_ms)
+    started: dict[int, int] = {}
+    answered: dict[int, int] = {}
+    for entry_id, fields in client.xrange(results_key(match.id)):
+        ply = int(fields[b"ply"])
+        target = started if fields[b"kind"] == b"started" else answered
+        target.setdefault(ply, _ms(entry_id))
+    out = []
+    for before, ply in itertools.pairwise(sorted(recorded)):
+        if ply != before + 1 or ply not in started or ply not in answered:
+            continue  # a pass in between: the referee played it without a worker
+        at, search = recorded[ply]
+        total = at - recorded[before][0] - search
+        out.append((total, started[ply] - recorded[before][0],
+                    answered[ply] - started[ply] - search, at - answered[ply]))
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--games", type=int, default=6)
+    parser.add_argument("--games", type=int, default=6, help="games per run")
+    parser.add_argument("--runs", type=int, default=3, help="fresh stacks; medians reported")
+    parser.add_argument("--bot", default="lab-beginner", help="an Othello preset")
     args = parser.parse_args()
-    with stack(workers=1) as running:
-        assert running.durable is not None
-        client = running.durable.client()
-        register(client, "trivial", {"evaluator": "lab", "look_ahead": 0})
-        configs = [config("trivial", "trivial", []) for _ in range(args.games)]
-        run_matches(client, configs[:1])  # warm the processes
-        matches = [run_matches(client, [c])[1][0] for c in configs[1:] or configs]
-        samples = sorted(x for m in matches for x in overheads(client, m))
-    p99 = samples[min(len(samples) - 1, int(len(samples) * 0.99))]
-    print(f"move round trip overhead over {len(samples)} moves (1 referee, 1 worker, "
-          f"one game at a time):")
-    print(f"  p50 {statistics.median(samples):.2f} ms   p99 {p99:.2f} ms   "
-          f"mean {statistics.fmean(samples):.2f} ms")
+    runs: list[list[tuple[float, float, float, float]]] = []
+    for _ in range(args.runs):
+        with stack(workers=1) as running:
+            assert running.durable is not None
+            client = running.durable.client()
+            register(client, "bot", dict(PRESETS[args.bot]))
+            configs = [config("bot", "bot", []) for _ in range(args.games + 1)]
+            run_matches(client, configs[:1])  # warm the processes
+            matches = [run_matches(client, [c])[1][0] for c in configs[1:]]
+            runs.append([leg for m in matches for leg in legs(client, m)])
+    print(f"move round trip overhead, bot {args.bot}, 1 referee + 1 worker, one game at a "
+          f"time; {args.runs} runs of {args.games} games, median of the runs' figures:")
+    names = ("total", "to started", "worker", "referee")
+    for index, name in enumerate(names):
+        figures = []
+        for samples in runs:
+            values = sorted(s[index] for s in samples)
+            p99 = values[min(len(values) - 1, int(len(values) * 0.99))]
+            figures.append((statistics.median(values), p99, statistics.fmean(values)))
+        p50, p99, mean = (statistics.median(f[i] for f in figures) for i in range(3))
+        print(f"  {name:<11} p50 {p50:6.2f} ms   p99 {p99:6.2f} ms   mean {mean:6.2f} ms"
+              f"   ({sum(len(s) for s in runs)} moves)" if index == 0 else
+              f"  {name:<11} mean {mean:6.2f} ms")
 
 
 if __name__ == "__main__":

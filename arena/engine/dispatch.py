@@ -63,25 +63,35 @@ def presets(game: str) -> Mapping[str, dict[str, object]]:
     return gomoku.PRESETS
 
 
-def seed_matters(game: str, config: dict[str, object], position_text: str) -> bool:
-    """True when ``seed`` may change the move chosen in this position with this config.
-
-    Only then must a cached search result be keyed on the seed too.
-    """
+def seed_sensitive(game: str, config: dict[str, object]) -> bool:
+    """True when ``config`` draws on the seed somewhere in a game (a random tie rule or
+    a random first move); such a bot's results are keyed on the seed where it matters."""
     _check_game(game)
     if game == "othello":
         from arena.engine import othello
 
-        full = othello.normalize_config(config)
-        if not full.get("random_tied_root_moves", False):
-            return False
+        return bool(othello.normalize_config(config).get("random_tied_root_moves", False))
+    return config.get("evaluator") == "sharpmoku"
+
+
+def seed_phase(game: str, position_text: str) -> bool:
+    """True in the positions where a seed-sensitive bot's seed may change its move."""
+    _check_game(game)
+    if game == "othello":
         squares = position_text.split()[0] if position_text.split() else ""
         discs = sum(1 for ch in squares if ch in "XO")
         return discs <= _OTHELLO_RANDOM_TIE_MAX_DISCS
     # SharpMoku opens at a random point; every later move is deterministic.
     board = GomokuBoard.from_text(position_text)
-    empty = board.count(Color.BLACK) + board.count(Color.WHITE) == 0
-    return config.get("evaluator") == "sharpmoku" and empty
+    return board.count(Color.BLACK) + board.count(Color.WHITE) == 0
+
+
+def seed_matters(game: str, config: dict[str, object], position_text: str) -> bool:
+    """True when ``seed`` may change the move chosen in this position with this config.
+
+    Only then must a cached search result be keyed on the seed too.
+    """
+    return seed_sensitive(game, config) and seed_phase(game, position_text)
 
 
 def gomoku_moves(position_text: str, history: Sequence[int]) -> list[int]:
@@ -129,15 +139,18 @@ def choose_move(
     stop: StopFlag | None = None,
     tree_budget: int = 0,
     seed: int = 0,
+    *,
+    validated: bool = False,
 ) -> SearchResult:
     """The move the configured built-in bot plays in ``position_text``.
 
     ``history`` is the list of moves that led to the position (only Gomoku uses it; it
     may be empty or a suffix). Raises ``InvalidArgumentError`` for a bad config and a
-    ``ValueError`` subclass for a bad position.
+    ``ValueError`` subclass for a bad position. ``validated=True`` skips re-checking a
+    config the caller has already validated (workers run the same bot many times).
     """
     _check_game(game)
-    violations = validate_config(game, config)
+    violations = [] if validated else validate_config(game, config)
     if violations:
         raise InvalidArgumentError.for_fields(violations)
     if game == "othello":

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import redis
-from arena.services.referee.delivery import FINISHED_STREAM
+from arena.services.referee.delivery import FINISHED_STREAM, MOVE_STREAM, move_job_fields
 from arena.services.referee.matches import events_key, final_key, match_key, moves_key
 
-from arena.v1 import match_pb2
+from arena.v1 import engine_pb2, match_pb2
 
 # KEYS: match, final, events. ARGV: running match bytes, started event bytes.
 _START = """
@@ -25,12 +25,16 @@ if redis.call('XLEN', KEYS[3]) == 0 then redis.call('XADD', KEYS[3], '*', 'pb', 
 return 1
 """
 
-# KEYS: moves, events, final. ARGV: ply, record bytes, event bytes.
+# KEYS: moves, events, final, move-job stream. ARGV: ply, record bytes, event bytes, then
+# the next ply's move-job entry fields (none: no job). Publishing the next job in the same
+# script saves a round trip per move, and a job is never published for a ply whose record
+# lost a race.
 _APPEND = """
 if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 if redis.call('LLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return 0 end
 redis.call('RPUSH', KEYS[1], ARGV[2])
 redis.call('XADD', KEYS[2], '*', 'pb', ARGV[3])
+if #ARGV > 3 then redis.call('XADD', KEYS[4], '*', unpack(ARGV, 4)) end
 return 1
 """
 
@@ -66,17 +70,24 @@ class Ledger:
         )
         return int(done) == 1
 
-    def append(self, match_id: str, record: match_pb2.MoveRecord, is_pass: bool) -> bool:
-        """Record ply ``record.ply``; False if that ply is already recorded or the game over."""
+    def append(self, match_id: str, record: match_pb2.MoveRecord, is_pass: bool,
+               next_job: engine_pb2.MoveJob | None = None) -> bool:
+        """Record ply ``record.ply``; False if that ply is already recorded or the game over.
+
+        ``next_job`` is published on the move-job stream only if the record was written.
+        """
         if is_pass:
             event = match_pb2.MatchEvent(match_id=match_id)
             getattr(event, "pass").CopyFrom(match_pb2.PassEvent(ply=record.ply,
                                                                color=record.color))
         else:
             event = match_pb2.MatchEvent(match_id=match_id, move=record)
+        job_fields = [] if next_job is None else [
+            part for pair in move_job_fields(next_job).items() for part in pair]
         done = self._append(
-            keys=[moves_key(match_id), events_key(match_id), final_key(match_id)],
-            args=[record.ply, record.SerializeToString(), event.SerializeToString()],
+            keys=[moves_key(match_id), events_key(match_id), final_key(match_id), MOVE_STREAM],
+            args=[record.ply, record.SerializeToString(), event.SerializeToString(),
+                  *job_fields],
         )
         return int(done) == 1
 

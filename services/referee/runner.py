@@ -91,17 +91,18 @@ class MatchRunner:
         if not self.ledger.start(state.match):
             return True
         cursor = "0"  # results may already wait for us if a referee died mid-move
+        published = -1  # the ply whose move job went out with the previous record
         squares = state.position.size * state.position.size
         for _ in range(2 * squares + 8):  # every ply fills a square or passes
             if self.stop.is_set():
                 return False
             if state.position.is_game_over():
                 return self._finish(state, judge.natural_result(state.position))
-            if state.position.legal_moves() == [PASS]:
+            is_pass = state.position.legal_moves() == [PASS]
+            if is_pass:
                 record = judge.pass_record(state.position, state.ply)
-                written = self.ledger.append(match_id, record, is_pass=True)
             else:
-                cursor, answer = self._ask(state, cursor)
+                cursor, answer = self._ask(state, cursor, published == state.ply)
                 if answer is None:
                     return False
                 if answer.forfeit is not None:
@@ -109,15 +110,37 @@ class MatchRunner:
                                                                     answer.forfeit))
                 assert answer.record is not None
                 record = answer.record
-                written = self.ledger.append(match_id, record, is_pass=False)
+            following = self._following_job(state, record)
+            written = self.ledger.append(match_id, record, is_pass, following)
             if written:
                 state.position.push(record.move.square)
                 state.records.append(record)
+                published = state.ply if following is not None else -1
             else:
                 state = self.load(match_id)  # another referee recorded this ply first
+                published = -1
                 if state.match.status in FINISHED_STATES:
                     return True
         raise RuntimeError(f"match {match_id} did not end within the board's plies")
+
+    def _following_job(
+        self, state: GameState, record: match_pb2.MoveRecord
+    ) -> engine_pb2.MoveJob | None:
+        """The job for the ply after ``record``, if a bot will be asked for it; the ledger
+        publishes it together with the record (one round trip less per move)."""
+        position = state.position.copy()
+        position.push(record.move.square)
+        if position.is_game_over() or position.legal_moves() == [PASS]:
+            return None
+        after = GameState(state.match, [*state.records, record], position)
+        budget = self._budget_ms(after)
+        if budget <= 0:
+            return None  # a time forfeit: judged when the ply comes up
+        return self._job(after, self.bots.get(self._side_to_move(after)), budget)
+
+    @staticmethod
+    def _side_to_move(state: GameState) -> common_pb2.BotRef:
+        return state.match.black if state.position.turn is Color.BLACK else state.match.white
 
     def _finish(self, state: GameState, result: match_pb2.MatchResult) -> bool:
         finished = match_pb2.Match()
@@ -159,17 +182,19 @@ class MatchRunner:
             seed=seed_for_ply(match.config.seed, state.ply),
         )
 
-    def _ask(self, state: GameState, cursor: str) -> tuple[str, Answer | None]:
-        """Publish the move job and wait for the first answer for this ply."""
+    def _ask(self, state: GameState, cursor: str,
+             published: bool = False) -> tuple[str, Answer | None]:
+        """Publish the move job (unless ``published``) and wait for the first answer for
+        this ply."""
         match = state.match
         grace = match.config.time_control.grace_ms or self.config.grace_ms
         budget = self._budget_ms(state)
         if budget <= 0:
             return cursor, Answer(forfeit=judge.Forfeit(
                 match_pb2.TERMINATION_TIME_FORFEIT, "no game time left"))
-        ref = match.black if state.position.turn is Color.BLACK else match.white
-        bot = self.bots.get(ref)
-        publish_move_job(self.client, self._job(state, bot, budget))
+        if not published:
+            bot = self.bots.get(self._side_to_move(state))
+            publish_move_job(self.client, self._job(state, bot, budget))
         started: dict[str, int] = {}
         give_up = time.monotonic() + self.config.stall_timeout_ms / 1000
         while time.monotonic() < give_up:

@@ -22,16 +22,15 @@ import redis
 from arena.services.referee.delivery import (
     MOVE_STREAM,
     WORKER_GROUP,
+    Answerer,
     DeliveryConfig,
     Heartbeat,
+    JobStarter,
     dead_letter,
     ensure_group,
-    post_result,
-    post_started,
     reclaim_idle_ms,
 )
 from arena.services.referee.loop import default_consumer_name
-from arena.services.referee.matches import final_key, moves_key
 from arena.services.worker.bots import BotRunner
 from arena.services.worker.trees import store_tree, tree_to_proto
 
@@ -49,6 +48,7 @@ class Delivery:
     entry_id: str
     fields: dict[bytes, bytes]
     deliveries: int
+    started_as: str = ""  # the delivery tag when ``started`` is already posted
 
 
 class WorkerLoop:
@@ -64,6 +64,8 @@ class WorkerLoop:
         self.stopping = threading.Event()
         self.jobs_done = 0
         self._heartbeat = Heartbeat(client, MOVE_STREAM, WORKER_GROUP, self.worker_id)
+        self._starter = JobStarter(client)
+        self._answerer = Answerer(client, self.worker_id)
         self._current: str | None = None
         self._search_stop: StopFlag | None = None
         self._abandon = threading.Event()
@@ -96,21 +98,28 @@ class WorkerLoop:
 
     def _consume(self) -> None:
         next_reclaim = 0.0
+        taken: Delivery | None = None  # a job taken with the previous answer
         while not self.stopping.is_set():
             try:
-                delivery = None
-                if time.monotonic() >= next_reclaim:
+                delivery, taken = taken, None
+                if delivery is None and time.monotonic() >= next_reclaim:
                     delivery = self._reclaim_one()
                     next_reclaim = time.monotonic() + _RECLAIM_EVERY_S
                 if delivery is None:
+                    self.runner.flush()  # queued cache stores go out before we wait
                     delivery = self._read_new()
                 if delivery is not None and not self.stopping.is_set():
-                    self._handle(delivery)
+                    # Take the next job with this answer unless a reclaim scan is due.
+                    taking = time.monotonic() < next_reclaim
+                    taken = self._handle(delivery, taking)
                 elif delivery is not None:
                     self._heartbeat.release(delivery.entry_id)
             except redis.ConnectionError as exc:
                 log.warning("redis unavailable while taking move jobs: %s", exc)
                 self.stopping.wait(1.0)
+        if taken is not None:
+            self._heartbeat.release(taken.entry_id)
+        self.runner.flush()
 
     def _read_new(self) -> Delivery | None:
         reply: Any = self.client.xreadgroup(
@@ -149,47 +158,43 @@ class WorkerLoop:
 
     # -- running a job ---------------------------------------------------------------------
 
-    def _handle(self, delivery: Delivery) -> None:
+    def _handle(self, delivery: Delivery, take_next: bool = False) -> Delivery | None:
+        """Run one job; returns the next job if it was taken along with the answer."""
         job = _parse_job(delivery.fields)
         if job is None:
             dead_letter(self.client, delivery.entry_id, delivery.fields, None,
                         "unreadable move job", delivery.deliveries)
-            return
+            return None
         if delivery.deliveries > self.config.max_deliveries:
             dead_letter(self.client, delivery.entry_id, delivery.fields, job,
                         f"job delivered {delivery.deliveries} times without an answer",
                         delivery.deliveries)
-            return
-        if self._no_longer_needed(job):
+            return None
+        delivery_tag = delivery.started_as or secrets.token_hex(4)
+        stale = job.deadline_unix_ms and time.time() * 1000 > job.deadline_unix_ms
+        # One round trip: is the ply still wanted? If so, post ``started`` right away.
+        if stale or not (delivery.started_as
+                         or self._starter.start(job, delivery_tag, self.worker_id)):
             self.client.xack(MOVE_STREAM, WORKER_GROUP, delivery.entry_id)
-            return
+            return None
         self._idle.clear()
         self._current = delivery.entry_id
         try:
-            self._run(delivery.entry_id, job)
+            return self._run(delivery.entry_id, job, delivery_tag, take_next)
         finally:
             self._current = None
             self._search_stop = None
             self._idle.set()
 
-    def _no_longer_needed(self, job: engine_pb2.MoveJob) -> bool:
-        with self.client.pipeline(transaction=False) as pipe:
-            pipe.llen(moves_key(job.match_id))
-            pipe.exists(final_key(job.match_id))
-            recorded, finished = pipe.execute()
-        stale = job.deadline_unix_ms and time.time() * 1000 > job.deadline_unix_ms
-        return bool(finished) or int(recorded) > job.ply or bool(stale)
-
-    def _run(self, entry_id: str, job: engine_pb2.MoveJob) -> None:
-        delivery = secrets.token_hex(4)
-        post_started(self.client, job, delivery, self.worker_id)
+    def _run(self, entry_id: str, job: engine_pb2.MoveJob, delivery: str,
+             take_next: bool) -> Delivery | None:
         stop = StopFlag()
         self._search_stop = stop
         began = time.monotonic()
         answer = self.runner.run(job, stop)
         if self._abandon.is_set():
             self._heartbeat.release(entry_id)
-            return
+            return None
         result = answer.result
         result.job_id, result.match_id, result.ply = job.job_id, job.match_id, job.ply
         result.worker_id = self.worker_id
@@ -202,8 +207,15 @@ class WorkerLoop:
             except redis.RedisError as exc:
                 log.warning("could not store the tree of %s: %s", job.job_id, exc)
         result.worker_time_ms = int((time.monotonic() - began) * 1000)
-        post_result(self.client, entry_id, job, delivery, result)
+        # One round trip answers, acknowledges and (if one waits) takes and starts the next.
+        taken = self._answerer.answer(entry_id, job, delivery, result,
+                                      take_next and not self.stopping.is_set())
         self.jobs_done += 1
+        self.runner.store(answer)  # queued after answering: the cache never delays a move
+        if taken is None or taken.started < 0:
+            return None
+        return Delivery(taken.entry_id, taken.fields, 1,
+                        taken.delivery if taken.started > 0 else "")
 
     def _beat(self) -> None:
         interval = self.config.heartbeat_ms / 1000

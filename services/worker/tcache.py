@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,11 +73,37 @@ def _from_entry(payload: bytes) -> SearchResult:
                         exact=info.exact)
 
 
+# One round trip per probe: read the entry, apply the time-limit rule and count the outcome.
+# KEYS: entry, stats. ARGV: the request's time limit in ms (0: none).
+# An entry is a hash: ``pb`` (AnalyzeResponse bytes) and ``ms`` (engine time it took).
+_PROBE = """
+local found = redis.call('HMGET', KEYS[1], 'pb', 'ms')
+local spent = tonumber(found[2])
+local limit = tonumber(ARGV[1])
+if found[1] and spent and (limit == 0 or spent < limit) then
+  redis.call('HINCRBY', KEYS[2], 'hits', 1)
+  redis.call('HINCRBYFLOAT', KEYS[2], 'saved_ms', found[2])
+  return found[1]
+end
+redis.call('HINCRBY', KEYS[2], 'misses', 1)
+return false
+"""
+
+
 class SharedSearchCache:
-    """Probe and store whole-search results; counts hits, misses and engine time saved."""
+    """Probe and store whole-search results; counts hits, misses and engine time saved.
+
+    Round trips are what a worker pays for on a busy machine (each one is a wake-up), so:
+    a probe is one script call, and stores are deferred (the worker answers its move first)
+    and sent in the same pipeline as the next probe, or by :meth:`flush` before the worker
+    waits for work.
+    """
 
     def __init__(self, client: redis.Redis | None) -> None:
         self.client = client
+        self._probe_sha = ""
+        self._pending: list[tuple[str, bytes, float]] = []
+        self._lock = threading.Lock()
 
     @property
     def enabled(self) -> bool:
@@ -87,39 +114,62 @@ class SharedSearchCache:
         if self.client is None:
             return None
         try:
-            payload: Any = self.client.get(key.redis_key())
+            payload = self._send(key.redis_key(), time_limit_ms or 0)
         except redis.RedisError as exc:  # the cache is an optimisation: never fail a move
             log.warning("transposition cache probe failed: %s", exc)
             return None
-        found = _from_entry(payload) if payload is not None else None
-        if found is not None and time_limit_ms and found.elapsed_ms >= time_limit_ms:
-            found = None
-        self._count(found)
-        return found
+        return _from_entry(payload) if payload else None
 
     def store(self, key: CacheKey, result: SearchResult) -> None:
-        """Store a completed search and its engine time, in one pipelined round trip."""
+        """Store a completed search now (one pipelined round trip with any deferred ones)."""
+        self.defer(key, result)
+        self.flush()
+
+    def defer(self, key: CacheKey, result: SearchResult) -> None:
+        """Store a completed search with the next probe or flush."""
         if self.client is None:
             return
+        with self._lock:
+            self._pending.append((key.redis_key(), _to_entry(result), result.elapsed_ms))
+
+    def flush(self) -> None:
+        """Send the deferred stores."""
+        if self.client is None or not self._pending:
+            return
         try:
-            with self.client.pipeline(transaction=False) as pipe:
-                pipe.set(key.redis_key(), _to_entry(result), ex=ENTRY_TTL_S)
-                pipe.hincrby(STATS_KEY, "stores", 1)
-                pipe.hincrbyfloat(STATS_KEY, "spent_ms", result.elapsed_ms)
-                pipe.execute()
+            self._send("", 0)
         except redis.RedisError as exc:
             log.warning("transposition cache store failed: %s", exc)
 
-    def _count(self, found: SearchResult | None) -> None:
+    def _send(self, probe_key: str, time_limit_ms: int) -> Any:
+        """Deferred stores, then the probe of ``probe_key`` (if any), in one round trip."""
         assert self.client is not None
-        try:
-            with self.client.pipeline(transaction=False) as pipe:
-                pipe.hincrby(STATS_KEY, "hits" if found is not None else "misses", 1)
-                if found is not None:
-                    pipe.hincrbyfloat(STATS_KEY, "saved_ms", found.elapsed_ms)
-                pipe.execute()
-        except redis.RedisError as exc:
-            log.warning("transposition cache stats failed: %s", exc)
+        with self._lock:
+            pending, self._pending = self._pending, []
+        if not self._probe_sha and probe_key:
+            self._probe_sha = str(self.client.script_load(_PROBE))
+        with self.client.pipeline(transaction=False) as pipe:
+            for redis_key, entry, spent_ms in pending:
+                pipe.hset(redis_key, mapping={"pb": entry, "ms": repr(float(spent_ms))})
+                pipe.expire(redis_key, ENTRY_TTL_S)
+                pipe.hincrby(STATS_KEY, "stores", 1)
+                pipe.hincrbyfloat(STATS_KEY, "spent_ms", spent_ms)
+            if probe_key:
+                pipe.evalsha(self._probe_sha, 2, probe_key, STATS_KEY, time_limit_ms)
+            replies = pipe.execute(raise_on_error=False)
+        failed = [r for r in replies[: len(replies) - bool(probe_key)]
+                  if isinstance(r, Exception)]
+        if failed:
+            log.warning("transposition cache store failed: %s", failed[0])
+        if not probe_key:
+            return None
+        found = replies[-1]
+        if isinstance(found, redis.exceptions.NoScriptError):  # the cache Redis restarted
+            self._probe_sha = str(self.client.script_load(_PROBE))
+            return self.client.evalsha(self._probe_sha, 2, probe_key, STATS_KEY, time_limit_ms)
+        if isinstance(found, Exception):
+            raise found
+        return found
 
     def stats(self) -> dict[str, float]:
         """hits, misses, stores, spent_ms (engine time of stored searches), saved_ms."""
