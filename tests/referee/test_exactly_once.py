@@ -83,8 +83,10 @@ def test_five_concurrent_writes_of_one_ply_apply_once(redis_client: redis.Redis)
 
     def write(square: int) -> None:
         record = match_pb2.MoveRecord(ply=0, move=common_pb2.Move(square=square))
+        # Each writer would publish the next ply's job with its record: only the winner may.
+        job = engine_pb2.MoveJob(job_id=f"{match.id}/1/{square}", match_id=match.id, ply=1)
         barrier.wait()
-        outcomes.append(ledger.append(match.id, record, is_pass=False))
+        outcomes.append(ledger.append(match.id, record, is_pass=False, next_job=job))
 
     threads = [threading.Thread(target=write, args=(sq,)) for sq in (19, 26, 37, 44, 19)]
     for thread in threads:
@@ -92,7 +94,9 @@ def test_five_concurrent_writes_of_one_ply_apply_once(redis_client: redis.Redis)
     for thread in threads:
         thread.join()
     assert sorted(outcomes) == [False, False, False, False, True]
-    assert len(MatchStore(redis_client).records(match.id)) == 1
+    (record,) = MatchStore(redis_client).records(match.id)
+    jobs = redis_client.xrange(MOVE_STREAM)
+    assert [f[b"job"] for _, f in jobs] == [f"{match.id}/1/{record.move.square}".encode()]
     finished = match_pb2.Match()
     finished.CopyFrom(match)
     assert not ledger.finish(finished, plies=0)  # judged on 0 plies, but 1 is recorded

@@ -1,5 +1,6 @@
 """Move-job delivery: a dead worker's job is taken over; a job delivered too often is
-dead-lettered and the game adjudicated; a garbage job never blocks the stream."""
+dead-lettered and the game adjudicated; a garbage job never blocks the stream; an answer
+takes and starts the next job in the same round trip."""
 
 from __future__ import annotations
 
@@ -13,14 +14,17 @@ from arena.services.referee.delivery import (
     DEAD_STREAM,
     MOVE_STREAM,
     WORKER_GROUP,
+    Answerer,
     ensure_group,
+    publish_move_job,
     results_key,
 )
+from arena.services.referee.ledger import Ledger
 from arena.services.referee.matches import create_match
 from arena.services.referee.runner import MatchRunner
 from arena.services.worker.consumer import WorkerLoop
 
-from arena.v1 import common_pb2, match_pb2
+from arena.v1 import common_pb2, engine_pb2, match_pb2
 from tests.referee.conftest import FAST
 from tests.referee.support import bot_server, external_bot, first_legal, match_config, wait_finished
 
@@ -93,3 +97,35 @@ def test_job_delivered_too_often_is_dead_lettered_and_adjudicated(
     assert len(reasons) == 2 and b"unreadable move job" in reasons
     pending: Any = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
     assert pending["pending"] == 0
+
+
+def test_answer_takes_and_starts_the_next_job_or_drops_a_recorded_one(
+    redis_client: redis.Redis,
+) -> None:
+    ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
+    external_bot(redis_client, "a", "127.0.0.1:9")
+    first, second = (create_match(redis_client, match_config("a", "a"), "me") for _ in "12")
+    jobs = [engine_pb2.MoveJob(job_id=f"{m.id}/0/x", match_id=m.id, ply=0)
+            for m in (first, second)]
+    for job in jobs:
+        publish_move_job(redis_client, job)
+    reply: Any = redis_client.xreadgroup(WORKER_GROUP, "w", {MOVE_STREAM: ">"}, count=1)
+    entry = reply[0][1][0][0].decode()
+    answerer = Answerer(redis_client, "w")
+    result = engine_pb2.MoveResult(move=common_pb2.Move(square=19), worker_id="w")
+    taken = answerer.answer(entry, jobs[0], "d0", result, take_next=True)
+    assert taken is not None and taken.started == 1
+    assert engine_pb2.MoveJob.FromString(taken.fields[b"pb"]) == jobs[1]
+    kinds = [(f[b"kind"], f[b"delivery"]) for _, f in redis_client.xrange(
+        results_key(second.id))]
+    assert kinds == [(b"started", taken.delivery.encode())]  # started in the same script
+    assert [f[b"kind"] for _, f in redis_client.xrange(results_key(first.id))] == [b"result"]
+    # A job whose ply got recorded meanwhile is acknowledged, never started or run.
+    Ledger(redis_client).append(first.id, match_pb2.MoveRecord(ply=0), is_pass=False)
+    publish_move_job(redis_client, jobs[0])
+    gone = answerer.answer(taken.entry_id, jobs[1], taken.delivery, result, take_next=True)
+    assert gone is not None and gone.started == -1
+    assert [f[b"kind"] for _, f in redis_client.xrange(results_key(first.id))] == [b"result"]
+    pending: Any = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
+    assert pending["pending"] == 0
+    assert answerer.answer(gone.entry_id, jobs[0], "d2", result, take_next=True) is None

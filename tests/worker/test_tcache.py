@@ -60,3 +60,20 @@ def test_cache_entry_rules(cache_client: redis.Redis) -> None:
     assert cache.probe(CacheKey("othello", "abc", "pos X", seed=5), 1000) is None
     assert cache.probe(CacheKey("othello", "abd", "pos X"), 1000) is None
     assert SharedSearchCache(None).probe(key, 1000) is None
+
+
+def test_deferred_stores_go_out_with_the_next_probe(cache_client: redis.Redis) -> None:
+    cache = SharedSearchCache(cache_client)
+    first, second = CacheKey("othello", "abc", "pos A"), CacheKey("othello", "abc", "pos B")
+    result = SearchResult(move=26, score=-2, depth=5, nodes=300, elapsed_ms=12.5, pv=[26])
+    cache.defer(first, result)
+    cache.defer(second, result)
+    assert cache_client.keys("arena:tt:othello:*") == []  # nothing sent yet
+    hit = cache.probe(first, None)  # the stores precede the probe in its pipeline
+    assert hit is not None and (hit.move, hit.pv, hit.elapsed_ms) == (26, [26], 12.5)
+    assert len(cache_client.keys("arena:tt:othello:*")) == 2
+    cache.defer(CacheKey("othello", "abc", "pos C"), result)
+    cache.flush()
+    assert cache.probe(CacheKey("othello", "abc", "pos C"), 13) is not None
+    stats = cache.stats()
+    assert (stats["hits"], stats["stores"], stats["saved_ms"]) == (2, 3, 25.0)
