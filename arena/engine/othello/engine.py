@@ -1,8 +1,9 @@
 """The Python side of the Othello engine: iterative deepening, limits, tree capture, solving.
 
 Limits combine as "the stricter wins": the bot's own depth and time (from its config) and the
-caller's ``Limits``. The time limit is hard: a watchdog thread raises a stop array that the
-kernels poll every 1024 nodes, and the best move of the last finished iteration (or a better
+caller's ``Limits``. The time limit is hard: the kernels read the monotonic clock every
+``POLL_NODES`` (1024) nodes and unwind once the deadline has passed (no helper thread whose
+scheduling could be late), and the best move of the last finished iteration (or a better
 root move already proven in the unfinished one) is returned.
 """
 
@@ -11,8 +12,6 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import numpy as np
 import numpy.typing as npt
@@ -59,20 +58,10 @@ class GameOverError(ValueError):
     """The position has no move for either side: there is nothing to search."""
 
 
-@contextmanager
-def deadline_watchdog(time_ms: int | None) -> Iterator[npt.NDArray[np.int64]]:
-    """A stop array that a timer thread raises ``time_ms`` from now (never if None)."""
-    flag = np.zeros(1, dtype=np.int64)
-    timer: threading.Timer | None = None
-    if time_ms is not None:
-        timer = threading.Timer(time_ms / 1000.0, flag.__setitem__, args=(0, 1))
-        timer.daemon = True
-        timer.start()
-    try:
-        yield flag
-    finally:
-        if timer is not None:
-            timer.cancel()
+def deadline_array(time_ms: int | None, started_ns: int) -> npt.NDArray[np.int64]:
+    """The kernels' deadline: ``[started + time_ms]`` on the monotonic clock in ns, 0: none."""
+    deadline = 0 if time_ms is None else started_ns + time_ms * 1_000_000
+    return np.array([deadline], dtype=np.int64)
 
 
 def _stricter(a: int | None, b: int | None) -> int | None:
@@ -155,32 +144,32 @@ def iterative_deepening(
     result = SearchResult(move=legal[0], score=0, depth=0, nodes=0, elapsed_ms=0.0, pv=[])
     tree_rows: npt.NDArray[np.int64] | None = None
     nodes = 0
-    with deadline_watchdog(time_ms) as stop_time:
-        for depth in range(1, max_plies + 1):
-            budget = 0 if node_limit is None else max(1, node_limit - nodes)
-            st = _search_state(spec, pos, result.move, budget)
-            buffers.hist //= 2
-            score = buffers.run(
-                pos.player, pos.opponent, pos.turn, depth, spec.params, st, stop_ext, stop_time
-            )
-            nodes += int(st[ST_NODES])
-            if st[ST_ABORTED]:
-                if st[ST_ROOT_DONE] >= 1 and spec.ordered:
-                    result.move = int(st[ST_ROOT_BEST])  # proven at least as good
-                break
-            result.move, result.score, result.depth = int(st[ST_ROOT_BEST]), score, depth
-            result.pv = buffers.principal_variation()
-            if st[ST_ROOT_FULL]:
-                ties = sorted(sq for sq in legal if st[ST_ROOT_SCORES + sq] == score)
-                result.move = random.Random(seed).choice(ties)
-                if result.pv[:1] != [result.move]:
-                    result.pv = [result.move]
-            if tree_budget > 0:
-                tree_rows = buffers.tree[: int(st[ST_TREE_N])].copy()
-            if depth >= pos.empties() or (node_limit is not None and nodes >= node_limit):
-                break  # searched to the end of the game, or out of nodes
-            if time_ms is not None and _elapsed_ms(started) > 0.45 * time_ms:
-                break  # the next iteration would most likely not finish
+    stop_time = deadline_array(time_ms, started)
+    for depth in range(1, max_plies + 1):
+        budget = 0 if node_limit is None else max(1, node_limit - nodes)
+        st = _search_state(spec, pos, result.move, budget)
+        buffers.hist //= 2
+        score = buffers.run(
+            pos.player, pos.opponent, pos.turn, depth, spec.params, st, stop_ext, stop_time
+        )
+        nodes += int(st[ST_NODES])
+        if st[ST_ABORTED]:
+            if st[ST_ROOT_DONE] >= 1 and spec.ordered:
+                result.move = int(st[ST_ROOT_BEST])  # proven at least as good
+            break
+        result.move, result.score, result.depth = int(st[ST_ROOT_BEST]), score, depth
+        result.pv = buffers.principal_variation()
+        if st[ST_ROOT_FULL]:
+            ties = sorted(sq for sq in legal if st[ST_ROOT_SCORES + sq] == score)
+            result.move = random.Random(seed).choice(ties)
+            if result.pv[:1] != [result.move]:
+                result.pv = [result.move]
+        if tree_budget > 0:
+            tree_rows = buffers.tree[: int(st[ST_TREE_N])].copy()
+        if depth >= pos.empties() or (node_limit is not None and nodes >= node_limit):
+            break  # searched to the end of the game, or out of nodes
+        if time_ms is not None and _elapsed_ms(started) > 0.45 * time_ms:
+            break  # the next iteration would most likely not finish
     result.nodes = nodes
     result.elapsed_ms = _elapsed_ms(started)
     if tree_budget > 0:
@@ -199,10 +188,10 @@ def _solve(
     started = time.monotonic_ns()
     solver = _endgame_solver()
     alpha, beta = (-1, 1) if wld else (-64, 64)
-    with deadline_watchdog(time_ms) as stop_time:
-        score, st = solver.solve(
-            pos.player, pos.opponent, alpha, beta, node_limit or 0, stop_ext, stop_time
-        )
+    stop_time = deadline_array(time_ms, started)
+    score, st = solver.solve(
+        pos.player, pos.opponent, alpha, beta, node_limit or 0, stop_ext, stop_time
+    )
     if st[ST_ABORTED]:
         return None
     legal = legal_moves(pos)

@@ -8,8 +8,9 @@ parts a seed program did not have (the Reversi lab searches plain minimax in row
 * ``ST_USE_TT`` 0 -> no transposition table.
 
 A pass does not consume depth (as in both seed programs); a finished game is scored by the
-evaluator. The kernel polls two stop arrays (the caller's flag and the deadline watchdog's)
-every 1024 nodes, and stops at the node limit; an aborted search returns 0 all the way up.
+evaluator. Every ``POLL_NODES`` nodes the kernel checks the caller's stop flag and reads the
+clock against the deadline, and it stops at the node limit; an aborted search returns 0 all
+the way up.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import threading
 import numpy as np
 import numpy.typing as npt
 
-from arena.engine.othello._jit import U0, U1, kernel, lowest_square, popcount
+from arena.engine.othello._jit import U0, U1, kernel, lowest_square, monotonic_ns, popcount
 from arena.engine.othello.bitboard import PASS, flips, get_moves, mix64, pair_key
 from arena.engine.othello.evaluate import evaluate
 
 INF = 100_000_000
+POLL_NODES = 1024  # nodes between two checks of the stop flag and the deadline
 MAX_PLY = 128
 MAX_MOVES = 40
 
@@ -41,6 +43,8 @@ ST_ROOT_FULL = 9  # 1: every root move gets the full window (exact value of each
 ST_ROOT_BEST = 10  # best root move so far in this iteration
 ST_ROOT_DONE = 11  # root moves finished in this iteration
 ST_SALT = 12  # xor-ed into every table key: entries of earlier searches never match
+ST_NEXT_POLL = 13  # node count at which the stop flag and the clock are checked next
+ST_POLLS = 14  # how many times they were checked (tests bound the nodes between checks)
 ST_ROOT_SCORES = 16  # st[16 + sq]: value of root move sq (bound unless ST_ROOT_FULL)
 ST_SIZE = 16 + 65
 
@@ -196,11 +200,22 @@ def _close_node(
 def _should_stop(
     st: npt.NDArray[np.int64], stop_ext: npt.NDArray[np.int64], stop_time: npt.NDArray[np.int64]
 ) -> bool:
+    """Count a node; every ``POLL_NODES`` nodes check the caller's flag and the deadline.
+
+    ``stop_time[0]`` is the deadline on the monotonic clock in ns (0: none). The kernel reads
+    the clock itself, so a late-scheduled helper thread cannot delay the stop. Nodes counted
+    elsewhere (the endgame's small solvers) also move ``st[ST_NODES]``, hence a next-poll mark
+    rather than a test on the counter's low bits.
+    """
     st[ST_NODES] += 1
     if st[ST_ABORTED] != 0:
         return True
-    polled = (st[ST_NODES] & 1023) == 0 and (stop_ext[0] != 0 or stop_time[0] != 0)
-    if polled or (st[ST_NODE_LIMIT] > 0 and st[ST_NODES] > st[ST_NODE_LIMIT]):
+    if st[ST_NODES] >= st[ST_NEXT_POLL]:
+        st[ST_NEXT_POLL] = st[ST_NODES] + POLL_NODES
+        st[ST_POLLS] += 1
+        if stop_ext[0] != 0 or (stop_time[0] > 0 and monotonic_ns() >= stop_time[0]):
+            st[ST_ABORTED] = 1
+    if st[ST_NODE_LIMIT] > 0 and st[ST_NODES] > st[ST_NODE_LIMIT]:
         st[ST_ABORTED] = 1
     return bool(st[ST_ABORTED] != 0)
 

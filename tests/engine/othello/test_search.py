@@ -5,16 +5,18 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from functools import partial
 
 import numpy as np
 import pytest
 
 from arena.engine.api import Limits, StopFlag
-from arena.engine.othello import PASS, PRESETS, START_TEXT, choose_move
+from arena.engine.othello import PASS, PRESETS, START_TEXT, choose_move, warm_up
 from arena.engine.othello.bitboard import parse_position
 from arena.engine.othello.config import compile_config
 from arena.engine.othello.engine import GameOverError, iterative_deepening
 from tests.engine.othello.conftest import random_boards
+from tests.engine.othello.timing import Overshoots
 
 ARENA_NO_SOLVER = {**PRESETS["arena-fast"], "endgame_empties": 0, "depth": 60}
 
@@ -52,39 +54,39 @@ def test_depth_limit_counts_plies() -> None:
 
 @pytest.mark.parametrize("time_ms", [20, 60, 150])
 def test_hard_time_limit_over_many_positions(time_ms: int) -> None:
-    """Overshoot <= 5% + 10 ms whenever the process actually had a CPU.
+    """Overshoot <= 5% + 10 ms, measured so that other processes cannot fail it (timing.py).
 
-    The machine is shared: a search whose process got less than 70% of a core during its
-    wall time (other jobs running) may be late for reasons no engine controls, so those
-    samples only have to meet a loose bound; the strict one applies to the rest.
+    Many searches stop early (no new iteration after 45% of the budget); positions are
+    searched until 6 were cut by the deadline. test_stop_polling.py checks searches that
+    can only end there.
     """
+    warm_up()  # loading the compiled kernels is not part of a move's time
     config = {**ARENA_NO_SOLVER, "time_ms": 600_000}
-    strict: list[float] = []
-    loose: list[float] = []
-    for round_seed in range(4):
-        for board in random_boards(80, seed=time_ms + 1000 * round_seed)[::4]:
-            if board.legal_moves() == [PASS]:
-                continue
-            wall0, cpu0 = time.monotonic(), time.process_time()
-            result = choose_move(board.to_text(), config, Limits(time_ms=time_ms))
-            wall = time.monotonic() - wall0
-            cpu = time.process_time() - cpu0
-            assert result.move in board.legal_moves()
-            overshoot = wall * 1000 - time_ms * 1.05
-            (strict if cpu >= 0.7 * wall else loose).append(overshoot)
-        if len(strict) >= 5:
+    overshoots = Overshoots(time_ms)
+    for board in random_boards(400, seed=time_ms)[::4]:
+        if board.legal_moves() == [PASS]:
+            continue
+        text = board.to_text()
+        result = overshoots.measure(partial(choose_move, text, config, Limits(time_ms=time_ms)))
+        assert result.move in board.legal_moves()
+        if len(overshoots.deadline_bound()) >= 6 and len(overshoots.wall) >= 12:
             break
-    assert len(strict) >= 5, f"machine too busy to measure: {len(strict)} clean samples"
-    assert max(strict) <= 10.0, sorted(strict)
-    assert max(loose, default=0.0) <= 150.0, sorted(loose)
+    overshoots.check(min_bound=6)
 
 
 def test_time_limit_with_the_endgame_solver_in_play() -> None:
-    board = next(b for b in random_boards(4000, seed=5) if 22 <= b.empties <= 24)
-    started = time.monotonic()
-    result = choose_move(board.to_text(), PRESETS["arena-strong"], Limits(time_ms=100))
-    assert (time.monotonic() - started) * 1000 <= 115
-    assert result.move in board.legal_moves()
+    # 18-20 empties (arena-strong solves from 20): the solver gets 60% of the time and rarely
+    # finishes in it; the midgame search then uses the rest.
+    warm_up()
+    boards = [b for b in random_boards(4000, seed=5) if 18 <= b.empties <= 20][:6]
+    overshoots = Overshoots(100)
+    for board in boards:
+        text = board.to_text()
+        result = overshoots.measure(
+            partial(choose_move, text, PRESETS["arena-strong"], Limits(time_ms=100))
+        )
+        assert result.move in board.legal_moves()
+    overshoots.check(min_bound=3)
 
 
 def test_stop_flag_from_another_thread() -> None:
