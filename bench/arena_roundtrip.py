@@ -23,7 +23,7 @@ import itertools
 import statistics
 from typing import Any
 
-from arena.services.referee.delivery import results_key
+from arena.services.referee.delivery import results_key, started_key
 from arena.services.referee.matches import events_key
 from arena_common import config, register, run_matches, stack
 
@@ -44,10 +44,9 @@ def legs(client: Any, match: match_pb2.Match) -> list[tuple[float, float, float,
             recorded[event.move.ply] = (_ms(entry_id), event.move.search.time_ms)
     started: dict[int, int] = {}
     answered: dict[int, int] = {}
-    for entry_id, fields in client.xrange(results_key(match.id)):
-        ply = int(fields[b"ply"])
-        target = started if fields[b"kind"] == b"started" else answered
-        target.setdefault(ply, _ms(entry_id))
+    for key, target in ((started_key(match.id), started), (results_key(match.id), answered)):
+        for entry_id, fields in client.xrange(key):
+            target.setdefault(int(fields[b"ply"]), _ms(entry_id))
     out = []
     for before, ply in itertools.pairwise(sorted(recorded)):
         if ply != before + 1 or ply not in started or ply not in answered:

@@ -6,12 +6,13 @@ A job may be delivered more than once: every step here is safe to repeat.
   consumer group ``referees``. A referee keeps its matches' entries fresh while it runs
   them; entries idle for longer than ``match_idle_ms`` belong to a dead referee and are
   taken over with XAUTOCLAIM.
-* Move jobs (``MoveJob`` bytes) go to ``arena:stream:moves``, group ``workers``. Answers go
-  to the match's own result stream ``arena:match:{id}:results``: first a ``started`` entry
-  when a worker picks the job up, then one ``result`` entry (a ``MoveResult``), or a
-  ``dead`` entry when the job was dead-lettered. The referee computes the time a bot used
-  from the two entries' IDs (Redis server timestamps), so the figure does not depend on
-  which referee reads it or when.
+* Move jobs (``MoveJob`` bytes) go to ``arena:stream:moves``, group ``workers``. A worker
+  that picks a job up posts a ``started`` entry to ``arena:match:{id}:started``; its answer
+  goes to the match's result stream ``arena:match:{id}:results``: one ``result`` entry (a
+  ``MoveResult``, naming its ``started`` entry), or a ``dead`` entry when the job was
+  dead-lettered. The referee computes the time a bot used from the two entries' IDs (Redis
+  server timestamps), so the figure does not depend on which referee reads it or when;
+  and it is woken once per move (``started`` entries live in their own stream).
 * A job whose worker went quiet for longer than :func:`reclaim_idle_ms` (tied to the move's
   time budget) is claimed by another worker; after ``max_deliveries`` deliveries it goes to
   ``arena:stream:moves:dead`` instead and the referee adjudicates the game.
@@ -83,6 +84,10 @@ def reclaim_idle_ms(time_budget_ms: int, config: DeliveryConfig) -> int:
 
 def results_key(match_id: str) -> str:
     return f"arena:match:{match_id}:results"
+
+
+def started_key(match_id: str) -> str:
+    return f"arena:match:{match_id}:started"
 
 
 def ensure_group(client: redis.Redis, stream: str, group: str) -> None:
@@ -162,11 +167,17 @@ class ResultEvent:
     worker_id: str
     result: engine_pb2.MoveResult | None = None
     detail: str = ""
+    started_id: str = ""  # a result's ``started`` entry (in the match's started stream)
 
     @property
     def at_ms(self) -> int:
         """Server time of the entry (the ms part of its stream ID)."""
-        return int(self.entry_id.split("-", 1)[0])
+        return entry_ms(self.entry_id)
+
+
+def entry_ms(entry_id: str) -> int:
+    """Server time of a stream entry: the ms part of its ID."""
+    return int(entry_id.split("-", 1)[0])
 
 
 def _text(value: Any) -> str:
@@ -178,14 +189,15 @@ def _job_fields(kind: str, job: engine_pb2.MoveJob, delivery: str, worker_id: st
             "worker": worker_id}
 
 
-# KEYS: the match's moves, final flag and result stream. ARGV: ply, ttl, started fields.
-# Checks that the ply is still wanted and posts ``started`` in one round trip.
+# KEYS: the match's moves, final flag and started stream. ARGV: ply, ttl, started fields.
+# Checks that the ply is still wanted and posts ``started`` in one round trip; returns the
+# started entry's ID, or false.
 _START_IF_NEEDED = """
-if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-if redis.call('LLEN', KEYS[1]) > tonumber(ARGV[1]) then return 0 end
-redis.call('XADD', KEYS[3], '*', unpack(ARGV, 3))
+if redis.call('EXISTS', KEYS[2]) == 1 then return false end
+if redis.call('LLEN', KEYS[1]) > tonumber(ARGV[1]) then return false end
+local id = redis.call('XADD', KEYS[3], '*', unpack(ARGV, 3))
 redis.call('EXPIRE', KEYS[3], ARGV[2])
-return 1
+return id
 """
 
 
@@ -195,36 +207,47 @@ class JobStarter:
     def __init__(self, client: redis.Redis) -> None:
         self._script = client.register_script(_START_IF_NEEDED)
 
-    def start(self, job: engine_pb2.MoveJob, delivery: str, worker_id: str) -> bool:
+    def start(self, job: engine_pb2.MoveJob, delivery: str, worker_id: str) -> str:
+        """The ``started`` entry's ID; "" when the job is no longer needed."""
         # matches.py imports this module; its key helpers are imported here, not at the top.
         from arena.services.referee.matches import final_key, moves_key
 
         fields = _job_fields("started", job, delivery, worker_id)
         flat = [part for pair in fields.items() for part in pair]
-        done = self._script(
-            keys=[moves_key(job.match_id), final_key(job.match_id), results_key(job.match_id)],
+        started = self._script(
+            keys=[moves_key(job.match_id), final_key(job.match_id), started_key(job.match_id)],
             args=[job.ply, RESULTS_TTL_S, *flat])
-        return int(done) == 1
+        return _text(started) if started else ""
 
 
 def post_started(
     client: redis.Redis, job: engine_pb2.MoveJob, delivery: str, worker_id: str
-) -> None:
-    key = results_key(job.match_id)
+) -> str:
+    """Post ``started`` unconditionally; returns its entry ID."""
+    key = started_key(job.match_id)
     with client.pipeline(transaction=False) as pipe:
         pipe.xadd(key, _job_fields("started", job, delivery, worker_id))
         pipe.expire(key, RESULTS_TTL_S)
-        pipe.execute()
+        started, _ = pipe.execute()
+    return _text(started)
+
+
+def _result_fields(job: engine_pb2.MoveJob, delivery: str, result: engine_pb2.MoveResult,
+                   started_id: str) -> Any:
+    fields = _job_fields("result", job, delivery, result.worker_id)
+    fields["pb"] = result.SerializeToString()
+    if started_id:
+        fields["started"] = started_id
+    return fields
 
 
 def post_result(
     client: redis.Redis, entry_id: str, job: engine_pb2.MoveJob, delivery: str,
-    result: engine_pb2.MoveResult,
+    result: engine_pb2.MoveResult, started_id: str = "",
 ) -> None:
     """Answer and acknowledge in one transaction: an answered job is never re-run."""
     key = results_key(job.match_id)
-    fields = _job_fields("result", job, delivery, result.worker_id)
-    fields["pb"] = result.SerializeToString()
+    fields = _result_fields(job, delivery, result, started_id)
     with client.pipeline(transaction=True) as pipe:
         pipe.xadd(key, fields)
         pipe.expire(key, RESULTS_TTL_S)
@@ -238,8 +261,9 @@ def post_result(
 # _START_IF_NEEDED. The next job's keys come from its entry's plain fields, so they are
 # not declared: fine on one Redis server (the arena's), not on a cluster.
 # KEYS: result stream, move-job stream. ARGV: group, consumer, entry to ack, ttl, the next
-# job's delivery tag, key prefix, moves suffix, final suffix, results suffix, the result
-# entry's fields. Returns false, or {entry id, fields, 1 started | 0 not checked | -1 gone}.
+# job's delivery tag, key prefix, moves suffix, final suffix, started suffix, the result
+# entry's fields. Returns false, or {entry id, fields, 1 started | 0 not checked | -1 gone,
+# started entry ID}.
 _ANSWER_AND_TAKE = """
 redis.call('XADD', KEYS[1], '*', unpack(ARGV, 10))
 redis.call('EXPIRE', KEYS[1], ARGV[4])
@@ -251,18 +275,18 @@ local entry = got[1][2][1]
 local f = {}
 for i = 1, #entry[2], 2 do f[entry[2][i]] = entry[2][i + 1] end
 if not (f['match'] and f['ply'] and f['job'] and tonumber(f['ply'])) then
-  return {entry[1], entry[2], 0}
+  return {entry[1], entry[2], 0, ''}
 end
 local base = ARGV[6] .. f['match']
 if redis.call('EXISTS', base .. ARGV[8]) == 1
     or redis.call('LLEN', base .. ARGV[7]) > tonumber(f['ply']) then
   redis.call('XACK', KEYS[2], ARGV[1], entry[1])
-  return {entry[1], entry[2], -1}
+  return {entry[1], entry[2], -1, ''}
 end
-redis.call('XADD', base .. ARGV[9], '*', 'kind', 'started', 'ply', f['ply'], 'job', f['job'],
-           'delivery', ARGV[5], 'worker', ARGV[2])
+local started = redis.call('XADD', base .. ARGV[9], '*', 'kind', 'started', 'ply', f['ply'],
+                           'job', f['job'], 'delivery', ARGV[5], 'worker', ARGV[2])
 redis.call('EXPIRE', base .. ARGV[9], ARGV[4])
-return {entry[1], entry[2], 1}
+return {entry[1], entry[2], 1, started}
 """
 
 
@@ -275,6 +299,7 @@ class TakenJob:
     fields: dict[bytes, bytes]
     started: int
     delivery: str
+    started_id: str
 
 
 class Answerer:
@@ -289,17 +314,17 @@ class Answerer:
         self._script = client.register_script(_ANSWER_AND_TAKE)
         prefix, moves = moves_key("\0").split("\0")
         final_prefix, final = final_key("\0").split("\0")
-        results_prefix, results = results_key("\0").split("\0")
-        assert prefix == final_prefix == results_prefix, "match keys share one prefix"
-        self._layout = [prefix, moves, final, results]
+        started_prefix, started = started_key("\0").split("\0")
+        assert prefix == final_prefix == started_prefix, "match keys share one prefix"
+        self._layout = [prefix, moves, final, started]
 
     def answer(self, entry_id: str, job: engine_pb2.MoveJob, delivery: str,
-               result: engine_pb2.MoveResult, take_next: bool) -> TakenJob | None:
+               result: engine_pb2.MoveResult, take_next: bool,
+               started_id: str = "") -> TakenJob | None:
         if not take_next:
-            post_result(self._client, entry_id, job, delivery, result)
+            post_result(self._client, entry_id, job, delivery, result, started_id)
             return None
-        fields = _job_fields("result", job, delivery, result.worker_id)
-        fields["pb"] = result.SerializeToString()
+        fields = _result_fields(job, delivery, result, started_id)
         flat = [part for pair in fields.items() for part in pair]
         tag = secrets.token_hex(4)
         reply: Any = self._script(
@@ -310,7 +335,7 @@ class Answerer:
             return None
         raw = reply[1]
         entry_fields = {raw[i]: raw[i + 1] for i in range(0, len(raw), 2)}
-        return TakenJob(_text(reply[0]), entry_fields, int(reply[2]), tag)
+        return TakenJob(_text(reply[0]), entry_fields, int(reply[2]), tag, _text(reply[3]))
 
 
 def dead_letter(
@@ -349,6 +374,7 @@ def parse_result_entry(entry_id: Any, fields: Mapping[bytes, bytes]) -> ResultEv
             delivery=fields.get(b"delivery", b"").decode(),
             worker_id=fields.get(b"worker", b"").decode(), result=result,
             detail=fields.get(b"detail", b"").decode(errors="replace"),
+            started_id=fields.get(b"started", b"").decode(),
         )
     except (KeyError, ValueError, UnicodeDecodeError) as exc:
         log.warning("skipping malformed result entry %s: %s", _text(entry_id), exc)

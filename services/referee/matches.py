@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
-from arena.services.referee.delivery import publish_match_job, results_key
+from arena.services.referee.delivery import publish_match_job, results_key, started_key
 from google.protobuf import timestamp_pb2
 
 from arena.errors import (
@@ -288,7 +288,7 @@ class MatchStore:
             for key in index_keys(match):
                 pipe.zrem(key, match_id)
             pipe.delete(match_key(match_id), moves_key(match_id), events_key(match_id),
-                        final_key(match_id), results_key(match_id))
+                        final_key(match_id), results_key(match_id), started_key(match_id))
             pipe.execute()
         trees = [tree_key(match_id, record.ply) for record in records if record.has_tree]
         if cache is not None and trees:

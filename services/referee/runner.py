@@ -15,7 +15,12 @@ from dataclasses import dataclass
 
 import redis
 from arena.services.referee import judge
-from arena.services.referee.delivery import DeliveryConfig, publish_move_job, read_results
+from arena.services.referee.delivery import (
+    DeliveryConfig,
+    entry_ms,
+    publish_move_job,
+    read_results,
+)
 from arena.services.referee.ledger import Ledger
 from arena.services.referee.matches import FINISHED_STATES, MatchStore, start_position
 from google.protobuf import timestamp_pb2
@@ -195,7 +200,6 @@ class MatchRunner:
         if not published:
             bot = self.bots.get(self._side_to_move(state))
             publish_move_job(self.client, self._job(state, bot, budget))
-        started: dict[str, int] = {}
         give_up = time.monotonic() + self.config.stall_timeout_ms / 1000
         while time.monotonic() < give_up:
             if self.stop.is_set():
@@ -204,21 +208,20 @@ class MatchRunner:
             for event in events:
                 if event.ply != state.ply:
                     continue  # a late or duplicate answer to an earlier ply
-                if event.kind == "started":
-                    started.setdefault(event.delivery, event.at_ms)
-                elif event.kind == "dead":
+                if event.kind == "dead":
                     return cursor, Answer(forfeit=judge.Forfeit(
                         match_pb2.TERMINATION_DEAD_LETTERED, event.detail or "dead-lettered"))
-                elif event.result is not None:
-                    return cursor, self._judge(state, event.result, event.at_ms,
-                                               started.get(event.delivery), budget, grace)
+                if event.result is not None:
+                    started = entry_ms(event.started_id) if event.started_id else None
+                    return cursor, self._judge(state, event.result, event.at_ms, started,
+                                               budget, grace)
         return cursor, Answer(forfeit=judge.Forfeit(
             match_pb2.TERMINATION_DEAD_LETTERED,
             f"no worker answered within {self.config.stall_timeout_ms} ms"))
 
     def _judge(self, state: GameState, result: engine_pb2.MoveResult, answered_ms: int,
                started_ms: int | None, budget: int, grace: int) -> Answer:
-        if started_ms is None:  # no started entry seen: trust the worker's own clock
+        if started_ms is None:  # the answer names no started entry: the worker's clock
             started_ms = answered_ms - result.worker_time_ms
         time_ms = max(0, answered_ms - started_ms)
         forfeit = judge.judge_answer(state.position, result, time_ms, budget, grace)

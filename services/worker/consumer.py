@@ -48,7 +48,8 @@ class Delivery:
     entry_id: str
     fields: dict[bytes, bytes]
     deliveries: int
-    started_as: str = ""  # the delivery tag when ``started`` is already posted
+    started_as: str = ""  # the delivery tag when ``started`` is already posted ...
+    started_id: str = ""  # ... and that started entry's ID
 
 
 class WorkerLoop:
@@ -172,21 +173,23 @@ class WorkerLoop:
             return None
         delivery_tag = delivery.started_as or secrets.token_hex(4)
         stale = job.deadline_unix_ms and time.time() * 1000 > job.deadline_unix_ms
-        # One round trip: is the ply still wanted? If so, post ``started`` right away.
-        if stale or not (delivery.started_as
-                         or self._starter.start(job, delivery_tag, self.worker_id)):
+        started_id = delivery.started_id
+        if not stale and not started_id:
+            # One round trip: is the ply still wanted? If so, post ``started`` right away.
+            started_id = self._starter.start(job, delivery_tag, self.worker_id)
+        if stale or not started_id:
             self.client.xack(MOVE_STREAM, WORKER_GROUP, delivery.entry_id)
             return None
         self._idle.clear()
         self._current = delivery.entry_id
         try:
-            return self._run(delivery.entry_id, job, delivery_tag, take_next)
+            return self._run(delivery.entry_id, job, delivery_tag, started_id, take_next)
         finally:
             self._current = None
             self._search_stop = None
             self._idle.set()
 
-    def _run(self, entry_id: str, job: engine_pb2.MoveJob, delivery: str,
+    def _run(self, entry_id: str, job: engine_pb2.MoveJob, delivery: str, started_id: str,
              take_next: bool) -> Delivery | None:
         stop = StopFlag()
         self._search_stop = stop
@@ -209,13 +212,14 @@ class WorkerLoop:
         result.worker_time_ms = int((time.monotonic() - began) * 1000)
         # One round trip answers, acknowledges and (if one waits) takes and starts the next.
         taken = self._answerer.answer(entry_id, job, delivery, result,
-                                      take_next and not self.stopping.is_set())
+                                      take_next and not self.stopping.is_set(), started_id)
         self.jobs_done += 1
         self.runner.store(answer)  # queued after answering: the cache never delays a move
         if taken is None or taken.started < 0:
             return None
-        return Delivery(taken.entry_id, taken.fields, 1,
-                        taken.delivery if taken.started > 0 else "")
+        if taken.started == 0:  # not checked by the script: the usual path
+            return Delivery(taken.entry_id, taken.fields, 1)
+        return Delivery(taken.entry_id, taken.fields, 1, taken.delivery, taken.started_id)
 
     def _beat(self) -> None:
         interval = self.config.heartbeat_ms / 1000

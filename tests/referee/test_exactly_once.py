@@ -37,10 +37,10 @@ def _answer(client: redis.Redis, entry: str, job: engine_pb2.MoveJob, move: int,
     sent.CopyFrom(job)
     if ply is not None:
         sent.ply = ply
-    post_started(client, sent, "d", "by-hand")
+    started = post_started(client, sent, "d", "by-hand")
     result = engine_pb2.MoveResult(job_id=sent.job_id, match_id=sent.match_id, ply=sent.ply,
                                    move=common_pb2.Move(square=move), worker_id="by-hand")
-    post_result(client, entry, sent, "d", result)
+    post_result(client, entry, sent, "d", result, started)
 
 
 def test_duplicate_late_and_early_results_change_nothing(redis_client: redis.Redis) -> None:

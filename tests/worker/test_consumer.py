@@ -18,6 +18,7 @@ from arena.services.referee.delivery import (
     ensure_group,
     publish_move_job,
     results_key,
+    started_key,
 )
 from arena.services.referee.ledger import Ledger
 from arena.services.referee.matches import create_match
@@ -67,7 +68,7 @@ def test_dead_workers_job_is_taken_over(redis_client: redis.Redis,
     assert done.moves[0].worker_id == "rescuer"
     pending: Any = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
     assert pending["pending"] == 0
-    started = [f for _, f in redis_client.xrange(results_key(match.id))
+    started = [f for _, f in redis_client.xrange(started_key(match.id))
                if f[b"kind"] == b"started" and f[b"ply"] == b"0"]
     assert len(started) == 1 and entry
 
@@ -116,16 +117,20 @@ def test_answer_takes_and_starts_the_next_job_or_drops_a_recorded_one(
     taken = answerer.answer(entry, jobs[0], "d0", result, take_next=True)
     assert taken is not None and taken.started == 1
     assert engine_pb2.MoveJob.FromString(taken.fields[b"pb"]) == jobs[1]
-    kinds = [(f[b"kind"], f[b"delivery"]) for _, f in redis_client.xrange(
-        results_key(second.id))]
-    assert kinds == [(b"started", taken.delivery.encode())]  # started in the same script
+    kinds = [(i, f[b"kind"], f[b"delivery"]) for i, f in redis_client.xrange(
+        started_key(second.id))]
+    assert kinds == [(taken.started_id.encode(), b"started", taken.delivery.encode())]
+    assert redis_client.xrange(results_key(second.id)) == []  # no wake-up for the referee
     assert [f[b"kind"] for _, f in redis_client.xrange(results_key(first.id))] == [b"result"]
     # A job whose ply got recorded meanwhile is acknowledged, never started or run.
     Ledger(redis_client).append(first.id, match_pb2.MoveRecord(ply=0), is_pass=False)
     publish_move_job(redis_client, jobs[0])
-    gone = answerer.answer(taken.entry_id, jobs[1], taken.delivery, result, take_next=True)
+    gone = answerer.answer(taken.entry_id, jobs[1], taken.delivery, result, take_next=True,
+                           started_id=taken.started_id)
     assert gone is not None and gone.started == -1
-    assert [f[b"kind"] for _, f in redis_client.xrange(results_key(first.id))] == [b"result"]
+    assert redis_client.xrange(started_key(first.id)) == []
+    (answered,) = [f for _, f in redis_client.xrange(results_key(second.id))]
+    assert answered[b"started"] == taken.started_id.encode()  # the referee times from it
     pending: Any = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
     assert pending["pending"] == 0
     assert answerer.answer(gone.entry_id, jobs[0], "d2", result, take_next=True) is None
