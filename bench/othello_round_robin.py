@@ -1,20 +1,28 @@
 """In-process round robin of Othello presets, colour-swapped, with a results table.
 
-    .venv/bin/python bench/othello_round_robin.py --openings 2 --time-ms 300
+    .venv/bin/python bench/othello_round_robin.py --openings 4 --time-ms 300
+    .venv/bin/python bench/othello_round_robin.py --focus arena-strong --openings 6 \\
+        --bots arena-strong lucy madoka ryo terra kreversi-default --time-ms 250
 
-Each pairing plays every opening (random 4-ply starts) twice, colours swapped. Bots keep
-their own depth and time; ``--time-ms`` caps every move (the stricter limit wins).
+Each pairing plays every opening twice, colours swapped. Openings come from the
+``othello-balanced`` suite (distinct 4-ply starts, ``arena.openings``), in a seeded order.
+Bots keep their own depth and time; ``--time-ms`` caps every move (the stricter limit wins),
+which only shortens the time-limited bots (the KReversi presets search to a fixed depth in a
+few milliseconds). ``--focus BOT`` plays only the pairings of that bot.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
-import random
+import time
+from dataclasses import dataclass, field
 
 from arena.engine.api import Limits
-from arena.engine.othello import PASS, PRESETS, START_TEXT, choose_move, warm_up
+from arena.engine.othello import PASS, PRESETS, choose_move, warm_up
 from arena.engine.othello.bitboard import Position, legal_moves, parse_position
+from arena.openings import load_suite, select_openings
+from arena.openings.suites import start_position_after
 
 DEFAULT_BOTS = [
     "arena-strong",
@@ -28,64 +36,106 @@ DEFAULT_BOTS = [
 ]
 
 
-def opening(seed: int, plies: int = 4) -> Position:
-    rng = random.Random(seed)
-    pos = parse_position(START_TEXT)
-    for _ in range(plies):
-        pos = pos.play(rng.choice(legal_moves(pos)))
-    return pos
+@dataclass
+class Record:
+    """One bot's results against one opponent."""
+
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    discs: int = 0  # sum of final disc differences from this bot's side
+    seconds: list[float] = field(default_factory=list)  # its thinking time per game
+
+    @property
+    def points(self) -> float:
+        return self.wins + 0.5 * self.draws
+
+    def add(self, diff: int, seconds: float) -> None:
+        self.wins += diff > 0
+        self.draws += diff == 0
+        self.losses += diff < 0
+        self.discs += diff
+        self.seconds.append(seconds)
 
 
-def play(black: str, white: str, start: Position, time_ms: int, seed: int) -> int:
-    """Final disc difference for Black."""
+def play(black: str, white: str, start: Position, time_ms: int | None, seed: int) -> tuple:
+    """(final disc difference for Black, Black's thinking s, White's thinking s)."""
     pos = start
     bots = (PRESETS[black], PRESETS[white])
+    thinking = [0.0, 0.0]
     ply = 0
     while legal_moves(pos):
         if legal_moves(pos) == [PASS]:
             pos = pos.play(PASS)
             continue
+        started = time.monotonic()
         result = choose_move(
             pos.to_text(), bots[pos.turn], Limits(time_ms=time_ms), seed=seed * 1000 + ply
         )
+        thinking[pos.turn] += time.monotonic() - started
         pos = pos.play(result.move)
         ply += 1
-    return bin(pos.black).count("1") - bin(pos.white).count("1")
+    diff = bin(pos.black).count("1") - bin(pos.white).count("1")
+    return diff, thinking[0], thinking[1]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bots", nargs="+", default=DEFAULT_BOTS)
+    parser.add_argument("--focus", default=None, help="play only this bot's pairings")
     parser.add_argument("--openings", type=int, default=2)
-    parser.add_argument("--time-ms", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--time-ms", type=int, default=300, help="cap per move; 0: none")
     args = parser.parse_args()
+    time_ms = args.time_ms or None
     warm_up()
-    points = {b: 0.0 for b in args.bots}
-    games = {b: 0 for b in args.bots}
-    pair_scores: dict[tuple[str, str], float] = {}
-    for a, b in itertools.combinations(args.bots, 2):
-        score_a = 0.0
-        for n in range(args.openings):
-            start = opening(seed=n)
+    suite = load_suite("othello-balanced")
+    openings = select_openings(suite, args.openings, args.seed)
+    starts = [parse_position(start_position_after("othello", "standard", 8, o)) for o in openings]
+    records: dict[tuple[str, str], Record] = {}
+    pairs = [
+        (a, b)
+        for a, b in itertools.combinations(args.bots, 2)
+        if args.focus is None or args.focus in (a, b)
+    ]
+    for a, b in pairs:
+        ra, rb = Record(), Record()
+        for n, start in enumerate(starts):
             for black, white in ((a, b), (b, a)):
-                diff = play(black, white, start, args.time_ms, seed=n)
-                result_a = 0.5 if diff == 0 else float((diff > 0) == (black == a))
-                score_a += result_a
-                points[a] += result_a
-                points[b] += 1 - result_a
-                games[a] += 1
-                games[b] += 1
-        pair_scores[(a, b)] = score_a
-        pair_scores[(b, a)] = 2 * args.openings - score_a
-        print(f"{a} vs {b}: {score_a}-{2 * args.openings - score_a}", flush=True)
-    print()
-    width = max(len(b) for b in args.bots)
-    print(" " * width + " " + " ".join(f"{b[:6]:>6}" for b in args.bots) + "   total")
-    for a in sorted(args.bots, key=lambda x: -points[x]):
-        cells = " ".join(
-            f"{'--':>6}" if a == b else f"{pair_scores[(a, b)]:>6.1f}" for b in args.bots
+                diff, black_s, white_s = play(black, white, start, time_ms, seed=n)
+                a_diff = diff if black == a else -diff
+                ra.add(a_diff, black_s if black == a else white_s)
+                rb.add(-a_diff, white_s if black == a else black_s)
+        records[(a, b)], records[(b, a)] = ra, rb
+        print(
+            f"{a} vs {b}: {ra.points}-{rb.points} (W{ra.wins} D{ra.draws} L{ra.losses}, "
+            f"discs {ra.discs:+d}, {sum(ra.seconds) / len(ra.seconds):.1f} s/game "
+            f"vs {sum(rb.seconds) / len(rb.seconds):.1f})",
+            flush=True,
         )
-        print(f"{a:>{width}} {cells} {points[a]:>5.1f}/{games[a]}")
+    print_table(args.bots, records)
+
+
+def print_table(bots: list[str], records: dict[tuple[str, str], Record]) -> None:
+    """Points of the row bot against the column bot, then totals."""
+    played = [b for b in bots if any(k[0] == b for k in records)]
+    totals = {
+        b: (
+            sum(r.points for k, r in records.items() if k[0] == b),
+            sum(r.wins + r.draws + r.losses for k, r in records.items() if k[0] == b),
+        )
+        for b in played
+    }
+    width = max(len(b) for b in played)
+    print()
+    print(" " * width + " " + " ".join(f"{b[:8]:>8}" for b in played) + "     total")
+    for a in sorted(played, key=lambda x: -totals[x][0]):
+        cells = []
+        for b in played:
+            record = records.get((a, b))
+            cells.append(f"{'--' if record is None else f'{record.points:g}':>8}")
+        points, games = totals[a]
+        print(f"{a:>{width}} {' '.join(cells)} {points:>5g}/{games}")
 
 
 if __name__ == "__main__":
