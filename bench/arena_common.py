@@ -2,30 +2,49 @@
 
 from __future__ import annotations
 
-import itertools
+import copy
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
 import redis
 from arena.services.common.stack import Stack
+from arena.services.ladder.schedule import even_games, pairings, plan_games
 from arena.services.referee.matches import FINISHED_STATES, MatchStore, create_match
 from arena.services.registry.store import BotStore
 
 from arena.bots.spec import config_to_struct, new_version
-from arena.v1 import bots_pb2, common_pb2, match_pb2
+from arena.engine.othello import PRESETS
+from arena.openings import load_suite, select_openings
+from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
 
-# Fixed-depth bots (no clock decides a move), so every run plays the very same games.
+
+def _kreversi(preset: str, depth: int) -> dict[str, object]:
+    """A KReversi preset searching ``depth`` - 1 plies in every phase, with no clock."""
+    bot = copy.deepcopy(PRESETS[preset])
+    bot["depth"] = {"begin": depth, "middle": depth, "end": depth}
+    bot["time_limit_s"] = 60  # the most KReversi allows; moves take < 0.5 s
+    return bot
+
+
+# Ladder-strength bots at fixed depths (no clock ever decides a move, so every run plays the
+# very same games): 10-30 ms per move on one core, except the weak lab-advanced (~3 ms),
+# as a ladder has its weaker entrants. The KReversi ones keep their random tie rule: their
+# first plies depend on each game's seed, as in a real ladder.
 LADDER_BOTS: dict[str, dict[str, object]] = {
-    "arena-d6": {"evaluator": "arena", "depth": 6, "time_ms": 60_000, "endgame_empties": 12},
-    "arena-d5": {"evaluator": "arena", "depth": 5, "time_ms": 60_000, "endgame_empties": 10},
-    "kreversi-d5": {"evaluator": "kreversi", "depth": {"begin": 5, "middle": 5, "end": 5}},
-    "lab-advanced": {"evaluator": "lab", "look_ahead": 3},
+    "arena-d8": {**copy.deepcopy(PRESETS["arena-fast"]), "depth": 8, "time_ms": 600_000,
+                 "endgame_empties": 14},
+    "madoka-d9": _kreversi("madoka", 9),
+    "terra-d9": _kreversi("terra", 9),
+    "ryo-d9": _kreversi("ryo", 9),
+    "lab-advanced": dict(PRESETS["lab-advanced"]),
 }
-OPENINGS = [[19, 18], [19, 20], [19, 34], [37, 45], [26, 20]]  # d3c3, d3e3, d3c5, f5f6, c4e3
+MOVE_TIME_MS = 600_000
+LADDER_SEED = 20240601
 
 
 def register(client: redis.Redis, name: str, config: dict[str, object]) -> None:
@@ -34,14 +53,29 @@ def register(client: redis.Redis, name: str, config: dict[str, object]) -> None:
     BotStore(client).create(new_version(spec, 1, "bench", datetime.now(UTC)))
 
 
-def ladder_plan(games: int) -> list[tuple[str, str, list[int]]]:
-    """Round robin with both colours over repeated openings, cycled up to ``games``."""
-    pairs = [(a, b) for a, b in itertools.permutations(LADDER_BOTS, 2)]
-    schedule = [(a, b, opening) for opening in OPENINGS for a, b in pairs]
-    return list(itertools.islice(itertools.cycle(schedule), games))
+@dataclass(frozen=True)
+class Game:
+    black: str
+    white: str
+    opening: list[int]
+    seed: int
 
 
-def config(black: str, white: str, opening: list[int], move_time_ms: int = 60_000,
+def ladder_plan(games: int, seed: int = LADDER_SEED) -> list[Game]:
+    """A round robin of LADDER_BOTS planned exactly as the ladder service plans one: each
+    opening of the ``othello-balanced`` suite twice per pairing with colours swapped, one
+    seed per game; just enough openings for ``games`` games (the last round cut short)."""
+    names = list(LADDER_BOTS)
+    pairs = len(pairings(len(names), ladder_pb2.LADDER_FORMAT_ROUND_ROBIN))
+    per_pairing = even_games(-(-games // pairs), 0)
+    openings = select_openings(load_suite("othello-balanced"), per_pairing // 2, seed)
+    planned = plan_games(len(names), ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, per_pairing,
+                         openings, seed)
+    return [Game(names[g.black], names[g.white], list(g.opening.moves), g.seed)
+            for g in planned[:games]]
+
+
+def config(black: str, white: str, opening: list[int], move_time_ms: int = MOVE_TIME_MS,
            seed: int = 1) -> match_pb2.MatchConfig:
     return match_pb2.MatchConfig(
         game=common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO),

@@ -1,95 +1,212 @@
-"""A ladder-like workload through the services vs. the same games in one process.
+"""A ladder through the services vs. the same games in one process; the shared cache.
 
-Round robin of fixed-depth Othello bots, both colours, over a few repeated openings (the
-shape of a ladder). Prints:
+The ladder is planned as the ladder service plans one (``bench/arena_common.ladder_plan``):
+a round robin of five fixed-depth bots of ladder strength (KReversi presets at depth 9,
+arena-fast at depth 8, lab-advanced; 3-30 ms per move), each opening of the
+``othello-balanced`` suite twice per pairing with colours swapped, one seed per game.
+Prints, each a median over ``--repeat`` interleaved repetitions:
 
-* in-process time: the same games played with the engines and rules library directly;
-* service time with 1 and 2 workers (no shared cache): the arena overhead ratio
-  (1 worker / in-process; target <= 1.10) and the scaling ratio (1 worker / 2 workers);
-* with the shared transposition cache (2 workers): hit rate and engine time saved
-  (target >= 30 % less engine time), and a check that every game is move-for-move the same.
+* in one process: the same games with the engines and the rules library called directly
+  (configs validated once, as a worker does), and the engine time they took;
+* services (embedded Redis, 1 referee) with 1 and 2 workers, shared cache off: the arena
+  overhead ratio (1 worker / in process; target <= 1.10) and the scaling ratio
+  (1 worker / 2 workers);
+* services with 2 workers and the shared transposition cache, the ladder played
+  ``--rounds`` times on one cache (a rerun of the same ladder: same bots, openings and
+  seeds): hit rate and engine time with vs. without the cache, per round and overall
+  (target >= 30 % less engine time with repeated openings);
+* whether every game was move-for-move identical in every run (it must be).
 
-    .venv/bin/python bench/arena_ladder.py [--games 100]
+    .venv/bin/python bench/arena_ladder.py [--games 100] [--repeat 1] [--rounds 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import time
+from pathlib import Path
+from typing import NamedTuple
 
+from arena.services.common.stack import Stack
+from arena.services.referee.runner import seed_for_ply
 from arena.services.worker.tcache import SharedSearchCache
-from arena_common import LADDER_BOTS, config, ladder_plan, register, run_matches, stack
+from arena_common import (
+    LADDER_BOTS,
+    MOVE_TIME_MS,
+    Game,
+    config,
+    ladder_plan,
+    register,
+    run_matches,
+    stack,
+)
 
 from arena.engine import dispatch
 from arena.engine.api import Limits
-from arena.games import PASS, new_position
+from arena.games import PASS, Color, new_position
 from arena.v1 import match_pb2
 
+Moves = list[list[int]]
 
-def in_process(plan: list[tuple[str, str, list[int]]]) -> tuple[float, list[list[int]]]:
+
+def in_process(plan: list[Game]) -> tuple[float, Moves, float, float]:
+    """Wall seconds, the games' moves, the engine time (ms) and the CPU seconds."""
     dispatch.warm_up(["othello"])
-    started = time.monotonic()
-    games = []
-    for black, white, opening in plan:
+    started, cpu = time.monotonic(), time.process_time()
+    games, engine_ms = [], 0.0
+    for game in plan:
         position = new_position("othello")
-        for move in opening:
+        for move in game.opening:
             position.push(move)
-        moves = []
+        moves: list[int] = []
         while not position.is_game_over():
-            legal = position.legal_moves()
-            if legal == [PASS]:
+            if position.legal_moves() == [PASS]:
                 move = PASS
             else:
-                bot = LADDER_BOTS[black if position.turn.name == "BLACK" else white]
-                move = dispatch.choose_move("othello", position.to_text(), [], bot,
-                                            Limits(time_ms=60_000)).move
+                bot = LADDER_BOTS[game.black if position.turn is Color.BLACK else game.white]
+                result = dispatch.choose_move(
+                    "othello", position.to_text(), [*game.opening, *moves], bot,
+                    Limits(time_ms=MOVE_TIME_MS), seed=seed_for_ply(game.seed, len(moves)),
+                    validated=True)
+                move, engine_ms = result.move, engine_ms + result.elapsed_ms
             position.push(move)
             moves.append(move)
         games.append(moves)
-    return time.monotonic() - started, games
+    return time.monotonic() - started, games, engine_ms, time.process_time() - cpu
 
 
-def moves_of(matches: list[match_pb2.Match]) -> list[list[int]]:
+def moves_of(matches: list[match_pb2.Match]) -> Moves:
     return [[r.move.square for r in m.moves] for m in matches]
 
 
-def engine_ms(matches: list[match_pb2.Match]) -> float:
-    return sum(r.search.time_ms for m in matches for r in m.moves if not r.search.cache_hit)
+def engine_ms(matches: list[match_pb2.Match], hits: bool) -> float:
+    """Engine time of the searches run (hits=False) or answered from the cache (True);
+    a hit's time is the time its original search took."""
+    return sum(r.search.time_ms for m in matches for r in m.moves
+               if r.search.cache_hit == hits and r.move.square != PASS)
 
 
-def through_services(plan: list[tuple[str, str, list[int]]], workers: int,
-                     shared_cache: bool) -> tuple[float, list[match_pb2.Match], dict[str, float]]:
+def searches(matches: list[match_pb2.Match], hits: bool) -> int:
+    return sum(1 for m in matches for r in m.moves
+               if r.search.cache_hit == hits and r.move.square != PASS)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _stack_cpu(running: Stack) -> dict[str, float]:
+    """CPU seconds of every process of the stack: services, workers, both Redis servers."""
+    pids = {child.name: child.process.pid for child in running.children}
+    for name, server in (("redis", running.durable), ("redis-cache", running.cache)):
+        process = getattr(server, "_process", None)
+        if process is not None:
+            pids[name] = process.pid
+    return {name: _cpu_seconds(pid) for name, pid in pids.items()}
+
+
+class Round(NamedTuple):
+    wall_s: float
+    matches: list[match_pb2.Match]
+    cpu: dict[str, float]  # CPU seconds per process of the stack during the round
+
+
+def through_services(plan: list[Game], workers: int, shared_cache: bool, rounds: int = 1
+                     ) -> list[Round]:
+    """Plays the ladder ``rounds`` times on one stack."""
     env = {"ARENA_SHARED_CACHE": "1" if shared_cache else "0"}
+    out = []
     with stack(workers, env) as running:
         assert running.durable is not None and running.cache is not None
         client = running.durable.client()
         for name, bot in LADDER_BOTS.items():
             register(client, name, bot)
-        wall, matches = run_matches(client, [config(b, w, o) for b, w, o in plan])
+        for _ in range(rounds):
+            before = _stack_cpu(running)
+            wall_s, matches = run_matches(
+                client, [config(g.black, g.white, g.opening, seed=g.seed) for g in plan])
+            after = _stack_cpu(running)
+            out.append(Round(wall_s, matches, {k: after[k] - before[k] for k in after}))
         stats = SharedSearchCache(running.cache.client()).stats()
-    return wall, matches, stats
+    if shared_cache:
+        print(f"    cache counters: {stats}")
+    return out
+
+
+def _cache_line(label: str, matches: list[match_pb2.Match], wall_s: float) -> None:
+    hit, miss = searches(matches, True), searches(matches, False)
+    run_ms, saved_ms = engine_ms(matches, False), engine_ms(matches, True)
+    needed_ms = run_ms + saved_ms
+    print(f"  {label}: {wall_s:6.1f} s; hit rate {hit / max(1, hit + miss):6.1%} "
+          f"({hit}/{hit + miss}); engine time {needed_ms / 1000:6.1f} s without the cache "
+          f"-> {run_ms / 1000:6.1f} s with it ({saved_ms / max(1e-9, needed_ms):.1%} less)")
+
+
+def _differing(games: Moves, reference: Moves) -> int:
+    return sum(1 for a, b in zip(games, reference, strict=True) if a != b)
+
+
+def _cpu_line(label: str, cpu: dict[str, float], local_cpu: float) -> None:
+    total = sum(cpu.values())
+    parts = ", ".join(f"{name} {seconds:.1f}" for name, seconds in sorted(cpu.items())
+                      if seconds >= 0.05)
+    print(f"  CPU, {label}: {total:6.1f} s ({parts}); {total / local_cpu:.3f}x the "
+          f"in-process CPU")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=1, help="repetitions (medians)")
+    parser.add_argument("--rounds", type=int, default=2, help="ladder rounds on one cache")
     args = parser.parse_args()
     plan = ladder_plan(args.games)
-    local_s, local_games = in_process(plan)
-    print(f"{len(plan)} games, in one process: {local_s:.1f} s")
-    one_s, one, _ = through_services(plan, 1, False)
-    print(f"services, 1 worker:  {one_s:.1f} s  (arena overhead ratio {one_s / local_s:.2f}x)")
-    two_s, two, _ = through_services(plan, 2, False)
-    print(f"services, 2 workers: {two_s:.1f} s  (scaling ratio {one_s / two_s:.2f}x)")
-    cached_s, cached, stats = through_services(plan, 2, True)
-    hits, misses = stats.get("hits", 0.0), stats.get("misses", 0.0)
-    saved = 1 - engine_ms(cached) / max(1e-9, engine_ms(two))
-    print(f"services, 2 workers, shared cache: {cached_s:.1f} s; hit rate "
-          f"{hits / max(1.0, hits + misses):.1%} ({hits:.0f}/{hits + misses:.0f}); engine time "
-          f"{engine_ms(two) / 1000:.1f} s -> {engine_ms(cached) / 1000:.1f} s "
-          f"({saved:.1%} less)")
-    same = moves_of(one) == moves_of(two) == moves_of(cached) == local_games
-    print(f"every game move-for-move identical across all four runs: {same}")
+    openings = len({tuple(g.opening) for g in plan})
+    print(f"{len(plan)} games: {len(LADDER_BOTS)} bots round robin, {openings} openings, each "
+          f"twice per pairing; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    local, one, two, local_cpu = [], [], [], []
+    reference: Moves = []
+    differing: dict[str, int] = {}
+    for _ in range(args.repeat):  # interleaved, so a change in machine load hits all three
+        local_s, local_games, local_engine, cpu_s = in_process(plan)
+        one_run = through_services(plan, 1, False)[0]
+        two_run = through_services(plan, 2, False)[0]
+        local.append(local_s)
+        local_cpu.append(cpu_s)
+        one.append(one_run)
+        two.append(two_run)
+        reference = reference or local_games
+        for name, games in (("in process", local_games), ("1 worker", moves_of(one_run.matches)),
+                            ("2 workers", moves_of(two_run.matches))):
+            differing[name] = differing.get(name, 0) + _differing(games, reference)
+        print(f"  run: in process {local_s:.1f} s (engine {local_engine / 1000:.1f} s, CPU "
+              f"{cpu_s:.1f} s), 1 worker {one_run.wall_s:.1f} s, 2 workers {two_run.wall_s:.1f} "
+              f"s; load {os.getloadavg()[0]:.1f}", flush=True)
+    local_s, cpu_s = statistics.median(local), statistics.median(local_cpu)
+    one_s = statistics.median(r.wall_s for r in one)
+    two_s = statistics.median(r.wall_s for r in two)
+    moves = sum(len(g) for g in reference)
+    print(f"in one process:      {local_s:6.1f} s  ({1000 * local_s / max(1, moves):.1f} ms "
+          f"per ply over {moves} plies)")
+    print(f"services, 1 worker:  {one_s:6.1f} s  (arena overhead ratio {one_s / local_s:.3f}x)")
+    print(f"services, 2 workers: {two_s:6.1f} s  (scaling ratio {one_s / two_s:.2f}x)")
+    _cpu_line("1 worker", one[len(one) // 2].cpu, cpu_s)
+    _cpu_line("2 workers", two[len(two) // 2].cpu, cpu_s)
+    print(f"shared cache, 2 workers, the same ladder {args.rounds} times on one cache:")
+    rounds = through_services(plan, 2, True, args.rounds)
+    for index, played in enumerate(rounds, start=1):
+        _cache_line(f"round {index}", played.matches, played.wall_s)
+        differing[f"cache round {index}"] = _differing(moves_of(played.matches), reference)
+    _cache_line("overall", [m for r in rounds for m in r.matches], sum(r.wall_s for r in rounds))
+    print("games that differ from the first in-process run (must all be 0): "
+          + ", ".join(f"{name} {count}" for name, count in differing.items()))
 
 
 if __name__ == "__main__":

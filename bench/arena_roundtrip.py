@@ -47,7 +47,7 @@ def legs(client: Any, match: match_pb2.Match) -> list[tuple[float, float, float,
     for key, target in ((started_key(match.id), started), (results_key(match.id), answered)):
         for entry_id, fields in client.xrange(key):
             target.setdefault(int(fields[b"ply"]), _ms(entry_id))
-    out = []
+    out: list[tuple[float, float, float, float]] = []
     for before, ply in itertools.pairwise(sorted(recorded)):
         if ply != before + 1 or ply not in started or ply not in answered:
             continue  # a pass in between: the referee played it without a worker
