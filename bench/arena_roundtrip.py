@@ -44,8 +44,10 @@ def legs(client: Any, match: match_pb2.Match) -> list[tuple[float, float, float,
             recorded[event.move.ply] = (_ms(entry_id), event.move.search.time_ms)
     started: dict[int, int] = {}
     answered: dict[int, int] = {}
-    for key, target in ((started_key(match.id), started), (results_key(match.id), answered)):
+    # (Before started entries had their own stream they were in the result stream.)
+    for key in (started_key(match.id), results_key(match.id)):
         for entry_id, fields in client.xrange(key):
+            target = started if fields[b"kind"] == b"started" else answered
             target.setdefault(int(fields[b"ply"]), _ms(entry_id))
     out: list[tuple[float, float, float, float]] = []
     for before, ply in itertools.pairwise(sorted(recorded)):
