@@ -40,6 +40,9 @@ from arena.engine.othello.search import (
     MAX_MOVES,
     MAX_PLY,
     ST_ABORTED,
+    ST_DEADLINE,
+    ST_NODE_LIMIT,
+    ST_NODES,
     ST_ROOT_BEST,
     ST_ROOT_DONE,
     ST_ROOT_SCORES,
@@ -154,11 +157,12 @@ def _order(
     o: np.uint64,
     moves: np.uint64,
     first: int,
-    out: npt.NDArray[np.int64],
-    keys: npt.NDArray[np.int64],
+    work: npt.NDArray[np.int64],
+    ply: int,
 ) -> int:
-    """Moves into ``out``: the table move, then fewest opponent replies (corners count 2),
-    fewest empty squares next to our discs, best static square, odd quadrant."""
+    """Moves into ``work[ply, 0]``, keys in ``work[ply, 1]``: the table move, then fewest
+    opponent replies (corners count 2), fewest empty squares next to our discs, best static
+    square, odd quadrant."""
     odd = odd_quadrants(~(p | o))
     n = 0
     while moves != U0:
@@ -175,12 +179,12 @@ def _order(
             key -= FRONTIER_WEIGHT * popcount(_adjacent(mine) & ~(mine | o))
             key += _ORDER_VALUE[sq] * SQUARE_WEIGHT + (PARITY_WEIGHT if odd & m else 0)
         j = n
-        while j > 0 and keys[j - 1] < key:
-            out[j] = out[j - 1]
-            keys[j] = keys[j - 1]
+        while j > 0 and work[ply, 1, j - 1] < key:
+            work[ply, 0, j] = work[ply, 0, j - 1]
+            work[ply, 1, j] = work[ply, 1, j - 1]
             j -= 1
-        out[j] = sq
-        keys[j] = key
+        work[ply, 0, j] = sq
+        work[ply, 1, j] = key
         n += 1
     return n
 
@@ -208,18 +212,16 @@ def _etc_cut(
 
 
 @kernel
-def _solve_tail(
-    p: np.uint64, o: np.uint64, alpha: int, beta: int, empties: int, st: npt.NDArray[np.int64]
-) -> int:
+def _solve_tail(p: np.uint64, o: np.uint64, alpha: int, beta: int, empties: int) -> tuple[int, int]:
+    """(score, nodes) of a position with ``SHALLOW`` empties or fewer."""
     if empties == 0:
-        return final_score(p, o)
+        return final_score(p, o), 0
     empty = ~(p | o)
     if empties == 1:
-        st[0] += 1
-        return last_move_score(p, o, lowest_square(empty))
+        return last_move_score(p, o, lowest_square(empty)), 1
     if empties == 2:
-        return solve_two(p, o, alpha, beta, lowest_square(empty), 63 - leading_zeros(empty), st)
-    return solve_small(p, o, alpha, beta, empties, st)
+        return solve_two(p, o, alpha, beta, lowest_square(empty), 63 - leading_zeros(empty))
+    return solve_small(p, o, alpha, beta, empties)
 
 
 @kernel
@@ -231,16 +233,16 @@ def solve_deep(
     empties: int,
     ply: int,
     tt: npt.NDArray[np.uint64],
-    buf: npt.NDArray[np.int64],
-    keys: npt.NDArray[np.int64],
+    work: npt.NDArray[np.int64],
     st: npt.NDArray[np.int64],
     stop_ext: npt.NDArray[np.int64],
-    stop_time: npt.NDArray[np.int64],
 ) -> int:
     """Exact (fail-soft) score within (alpha, beta); returns 0 when aborted."""
     if ply > 0 and empties <= SHALLOW:
-        return _solve_tail(p, o, alpha, beta, empties, st)
-    if _should_stop(st, stop_ext, stop_time):
+        value, nodes = _solve_tail(p, o, alpha, beta, empties)
+        st[ST_NODES] += nodes
+        return value
+    if _should_stop(st, stop_ext):
         return 0
     moves = get_moves(p, o)
     if moves == U0:
@@ -248,9 +250,7 @@ def solve_deep(
             return final_score(p, o)
         if ply == 0:
             st[ST_ROOT_BEST] = PASS
-        return -solve_deep(
-            o, p, -beta, -alpha, empties, ply + 1, tt, buf, keys, st, stop_ext, stop_time
-        )
+        return -solve_deep(o, p, -beta, -alpha, empties, ply + 1, tt, work, st, stop_ext)
     if ply > 0 and alpha >= STABILITY_MIN_ALPHA:
         ceiling = 64 - 2 * popcount(stable_discs(o, p))
         if ceiling <= alpha:
@@ -270,24 +270,20 @@ def solve_deep(
         cut = _etc_cut(p, o, moves, beta, tt, salt)
         if cut >= beta:
             return cut
-    n = _order(p, o, moves, first, buf[ply], keys[ply])
+    n = _order(p, o, moves, first, work, ply)
     best = -EG_INF
-    best_move = buf[ply, 0]
+    best_move = work[ply, 0, 0]
     a = alpha
     for i in range(n):
-        sq = buf[ply, i]
+        sq = work[ply, 0, i]
         m = U1 << sq
         f = flips(p, o, sq)
         cp = o ^ f
         co = p ^ f ^ m
         if i == 0:
-            value = -solve_deep(
-                cp, co, -beta, -a, empties - 1, ply + 1, tt, buf, keys, st, stop_ext, stop_time
-            )
+            value = -solve_deep(cp, co, -beta, -a, empties - 1, ply + 1, tt, work, st, stop_ext)
         else:
-            value = -solve_deep(
-                cp, co, -a - 1, -a, empties - 1, ply + 1, tt, buf, keys, st, stop_ext, stop_time
-            )
+            value = -solve_deep(cp, co, -a - 1, -a, empties - 1, ply + 1, tt, work, st, stop_ext)
             if a < value < beta and st[ST_ABORTED] == 0:
                 value = -solve_deep(
                     cp,
@@ -297,11 +293,9 @@ def solve_deep(
                     empties - 1,
                     ply + 1,
                     tt,
-                    buf,
-                    keys,
+                    work,
                     st,
                     stop_ext,
-                    stop_time,
                 )
         if st[ST_ABORTED] != 0:
             return 0
@@ -326,8 +320,8 @@ class EndgameSolver:
 
     def __init__(self, tt_bits: int = 20) -> None:
         self.tt = np.zeros(2 << tt_bits, dtype=np.uint64)  # 2^tt_bits entries, 2 per bucket
-        self.buf = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int64)
-        self.keys = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int64)
+        # Per ply: the ordered moves and their keys (one array: fewer kernel arguments).
+        self.work = np.zeros((MAX_PLY, 2, MAX_MOVES), dtype=np.int64)
         self.salt = 0
 
     def clear(self) -> None:
@@ -345,7 +339,8 @@ class EndgameSolver:
     ) -> tuple[int, npt.NDArray[np.int64]]:
         """(score, state vector) of the position; the state holds nodes, best move, abort."""
         st = new_state()
-        st[1] = node_limit
+        st[ST_NODE_LIMIT] = node_limit
+        st[ST_DEADLINE] = stop_time[0]
         empties = 64 - bin(p | o).count("1")
         score = solve_deep(
             np.uint64(p),
@@ -355,11 +350,9 @@ class EndgameSolver:
             empties,
             0,
             self.tt,
-            self.buf,
-            self.keys,
+            self.work,
             st,
             stop_ext,
-            stop_time,
         )
         self.salt = int(st[ST_SALT])
         return int(score), st

@@ -5,8 +5,8 @@ a square next to no opponent disc is skipped at once, any other is tried by comp
 flips (none: not a legal move). Squares in quadrants holding an odd number of empties come
 first (parity: the side that plays last in a region usually gains there).
 
-Scores are OBF disc differences for the side to move (empties go to the winner); every
-function is fail-soft alpha-beta and adds its nodes to ``st[0]``.
+Scores are OBF disc differences for the side to move (empties go to the winner); the
+solvers are fail-soft alpha-beta and return (score, nodes searched).
 """
 
 from __future__ import annotations
@@ -90,52 +90,47 @@ def last_move_score(p: np.uint64, o: np.uint64, sq: int) -> int:
 
 @kernel
 def solve_two(
-    p: np.uint64, o: np.uint64, alpha: int, beta: int, x1: int, x2: int, st: npt.NDArray[np.int64]
-) -> int:
-    """Exact score with exactly the two empty squares ``x1`` and ``x2``."""
-    st[0] += 1
+    p: np.uint64, o: np.uint64, alpha: int, beta: int, x1: int, x2: int
+) -> tuple[int, int]:
+    """(exact score, nodes) with exactly the two empty squares ``x1`` and ``x2``."""
     best = -EG_INF
     f = _try_flips(p, o, x1)
     if f != U0:
         best = -last_move_score(o ^ f, p ^ f ^ (U1 << x1), x2)
         if best >= beta:
-            return best
+            return best, 1
     f = _try_flips(p, o, x2)
     if f != U0:
         value = -last_move_score(o ^ f, p ^ f ^ (U1 << x2), x1)
         if value > best:
             best = value
     if best > -EG_INF:
-        return best
+        return best, 1
     # No move: the opponent plays (scores stay from our side, so it minimises).
-    st[0] += 1
     worst = EG_INF
     f = _try_flips(o, p, x1)
     if f != U0:
         worst = last_move_score(p ^ f, o ^ f ^ (U1 << x1), x2)
         if worst <= alpha:
-            return worst
+            return worst, 2
     f = _try_flips(o, p, x2)
     if f != U0:
         value = last_move_score(p ^ f, o ^ f ^ (U1 << x2), x1)
         if value < worst:
             worst = value
     if worst < EG_INF:
-        return worst
-    return final_score(p, o)
+        return worst, 2
+    return final_score(p, o), 2
 
 
 @kernel
-def solve_small(
-    p: np.uint64,
-    o: np.uint64,
-    alpha: int,
-    beta: int,
-    empties: int,
-    st: npt.NDArray[np.int64],
-) -> int:
-    """Exact score with 3 or more empties."""
-    st[0] += 1
+def solve_small(p: np.uint64, o: np.uint64, alpha: int, beta: int, empties: int) -> tuple[int, int]:
+    """(exact score, nodes) with 3 or more empties.
+
+    Nodes come back as a value, not through a counter array: every call that passes an
+    array atomically updates its reference count, which cost a third of the solver's time.
+    """
+    nodes = 1
     empty = ~(p | o)
     odd = odd_quadrants(empty)
     best = -EG_INF
@@ -150,25 +145,22 @@ def solve_small(
             m = U1 << sq
             if empties == 3:
                 rest = empty ^ m
-                value = -solve_two(
-                    o ^ f,
-                    p ^ f ^ m,
-                    -beta,
-                    -alpha,
-                    lowest_square(rest),
-                    63 - leading_zeros(rest),
-                    st,
+                value, below = solve_two(
+                    o ^ f, p ^ f ^ m, -beta, -alpha, lowest_square(rest), 63 - leading_zeros(rest)
                 )
             else:
-                value = -solve_small(o ^ f, p ^ f ^ m, -beta, -alpha, empties - 1, st)
+                value, below = solve_small(o ^ f, p ^ f ^ m, -beta, -alpha, empties - 1)
+            value = -value
+            nodes += below
             if value > best:
                 best = value
                 if value > alpha:
                     alpha = value
                     if value >= beta:
-                        return value
+                        return value, nodes
     if best > -EG_INF:
-        return best
+        return best, nodes
     if not _can_move(o, p, empty):
-        return final_score(p, o)
-    return -solve_small(o, p, -beta, -alpha, empties, st)
+        return final_score(p, o), nodes
+    value, below = solve_small(o, p, -beta, -alpha, empties)
+    return -value, nodes + below

@@ -45,6 +45,8 @@ ST_ROOT_DONE = 11  # root moves finished in this iteration
 ST_SALT = 12  # xor-ed into every table key: entries of earlier searches never match
 ST_NEXT_POLL = 13  # node count at which the stop flag and the clock are checked next
 ST_POLLS = 14  # how many times they were checked (tests bound the nodes between checks)
+ST_DEADLINE = 15  # monotonic-clock ns at which to stop (0: none); kept here, not in an array
+# argument of its own: each array passed to a recursive kernel costs atomic reference counts
 ST_ROOT_SCORES = 16  # st[16 + sq]: value of root move sq (bound unless ST_ROOT_FULL)
 ST_SIZE = 16 + 65
 
@@ -197,15 +199,13 @@ def _close_node(
 
 
 @kernel
-def _should_stop(
-    st: npt.NDArray[np.int64], stop_ext: npt.NDArray[np.int64], stop_time: npt.NDArray[np.int64]
-) -> bool:
+def _should_stop(st: npt.NDArray[np.int64], stop_ext: npt.NDArray[np.int64]) -> bool:
     """Count a node; every ``POLL_NODES`` nodes check the caller's flag and the deadline.
 
-    ``stop_time[0]`` is the deadline on the monotonic clock in ns (0: none). The kernel reads
-    the clock itself, so a late-scheduled helper thread cannot delay the stop. Nodes counted
-    elsewhere (the endgame's small solvers) also move ``st[ST_NODES]``, hence a next-poll mark
-    rather than a test on the counter's low bits.
+    ``st[ST_DEADLINE]`` is the deadline on the monotonic clock in ns (0: none). The kernel
+    reads the clock itself, so a late-scheduled helper thread cannot delay the stop. Nodes
+    counted elsewhere (the endgame's small solvers) also move ``st[ST_NODES]``, hence a
+    next-poll mark rather than a test on the counter's low bits.
     """
     st[ST_NODES] += 1
     if st[ST_ABORTED] != 0:
@@ -213,7 +213,8 @@ def _should_stop(
     if st[ST_NODES] >= st[ST_NEXT_POLL]:
         st[ST_NEXT_POLL] = st[ST_NODES] + POLL_NODES
         st[ST_POLLS] += 1
-        if stop_ext[0] != 0 or (stop_time[0] > 0 and monotonic_ns() >= stop_time[0]):
+        deadline = st[ST_DEADLINE]
+        if stop_ext[0] != 0 or (deadline > 0 and monotonic_ns() >= deadline):
             st[ST_ABORTED] = 1
     if st[ST_NODE_LIMIT] > 0 and st[ST_NODES] > st[ST_NODE_LIMIT]:
         st[ST_ABORTED] = 1
@@ -241,10 +242,9 @@ def negamax(
     tree: npt.NDArray[np.int64],
     st: npt.NDArray[np.int64],
     stop_ext: npt.NDArray[np.int64],
-    stop_time: npt.NDArray[np.int64],
 ) -> int:
     """Score of (p, o) for the side to move, searched ``depth`` plies; fail-soft."""
-    if _should_stop(st, stop_ext, stop_time):
+    if _should_stop(st, stop_ext):
         return 0
     node = _open_node(tree, st, parent, move_in, depth, alpha, beta, color)
     pv_len[ply] = 0
@@ -278,7 +278,6 @@ def negamax(
             tree,
             st,
             stop_ext,
-            stop_time,
         )
         pv[ply, 0] = PASS
         for i in range(pv_len[ply + 1]):
@@ -342,7 +341,6 @@ def negamax(
                 tree,
                 st,
                 stop_ext,
-                stop_time,
             )
         elif i == 0:
             value = -negamax(
@@ -365,7 +363,6 @@ def negamax(
                 tree,
                 st,
                 stop_ext,
-                stop_time,
             )
         else:
             value = -negamax(
@@ -388,7 +385,6 @@ def negamax(
                 tree,
                 st,
                 stop_ext,
-                stop_time,
             )
             if a < value < beta and st[ST_ABORTED] == 0:
                 value = -negamax(
@@ -411,7 +407,6 @@ def negamax(
                     tree,
                     st,
                     stop_ext,
-                    stop_time,
                 )
         if st[ST_ABORTED] != 0:
             return 0
@@ -481,7 +476,11 @@ class SearchBuffers:
         stop_ext: npt.NDArray[np.int64],
         stop_time: npt.NDArray[np.int64],
     ) -> int:
-        """One full-window iteration at ``depth`` plies from the root."""
+        """One full-window iteration at ``depth`` plies from the root.
+
+        ``stop_time[0]``: the deadline on the monotonic clock in ns (0: none).
+        """
+        st[ST_DEADLINE] = stop_time[0]
         return int(
             negamax(
                 _u64(p),
@@ -503,7 +502,6 @@ class SearchBuffers:
                 self.tree,
                 st,
                 stop_ext,
-                stop_time,
             )
         )
 
