@@ -124,17 +124,18 @@ def order_moves(
     depth: int,
     first: int,
     hist: npt.NDArray[np.int64],
-    out: npt.NDArray[np.int64],
-    keys: npt.NDArray[np.int64],
+    work: npt.NDArray[np.int64],
+    ply: int,
     ordered: bool,
 ) -> int:
-    """Write the moves into ``out`` (best first) and return how many there are."""
+    """Write the moves into ``work[ply, 0]`` (best first; keys in ``work[ply, 1]``) and
+    return how many there are."""
     n = 0
     while moves != U0:
         sq = lowest_square(moves)
         moves &= moves - U1
         if not ordered:
-            out[n] = sq
+            work[ply, 0, n] = sq
             n += 1
             continue
         if sq == first:
@@ -148,12 +149,12 @@ def order_moves(
                 key -= 20000 * popcount(get_moves(o ^ f, p ^ f ^ m))
         # Insertion sort, descending by key.
         j = n
-        while j > 0 and keys[j - 1] < key:
-            out[j] = out[j - 1]
-            keys[j] = keys[j - 1]
+        while j > 0 and work[ply, 1, j - 1] < key:
+            work[ply, 0, j] = work[ply, 0, j - 1]
+            work[ply, 1, j] = work[ply, 1, j - 1]
             j -= 1
-        out[j] = sq
-        keys[j] = key
+        work[ply, 0, j] = sq
+        work[ply, 1, j] = key
         n += 1
     return n
 
@@ -235,8 +236,7 @@ def negamax(
     params: npt.NDArray[np.int64],
     tt: npt.NDArray[np.uint64],
     hist: npt.NDArray[np.int64],
-    buf: npt.NDArray[np.int64],
-    keys: npt.NDArray[np.int64],
+    work: npt.NDArray[np.int64],
     pv: npt.NDArray[np.int64],
     pv_len: npt.NDArray[np.int64],
     tree: npt.NDArray[np.int64],
@@ -271,8 +271,7 @@ def negamax(
             params,
             tt,
             hist,
-            buf,
-            keys,
+            work,
             pv,
             pv_len,
             tree,
@@ -308,14 +307,14 @@ def negamax(
                 return t_score
     if ply == 0 and st[ST_ROOT_FIRST] >= 0:
         first = st[ST_ROOT_FIRST]
-    n = order_moves(p, o, moves, depth, first, hist, buf[ply], keys[ply], ordered)
+    n = order_moves(p, o, moves, depth, first, hist, work, ply, ordered)
     full_root = ply == 0 and st[ST_ROOT_FULL] != 0
     best = -inf - 1
-    best_move = buf[ply, 0]
+    best_move = work[ply, 0, 0]
     a = alpha
     cut = False
     for i in range(n):
-        sq = buf[ply, i]
+        sq = work[ply, 0, i]
         m = U1 << sq
         f = flips(p, o, sq)
         cp = o ^ f
@@ -334,8 +333,7 @@ def negamax(
                 params,
                 tt,
                 hist,
-                buf,
-                keys,
+                work,
                 pv,
                 pv_len,
                 tree,
@@ -356,8 +354,7 @@ def negamax(
                 params,
                 tt,
                 hist,
-                buf,
-                keys,
+                work,
                 pv,
                 pv_len,
                 tree,
@@ -378,8 +375,7 @@ def negamax(
                 params,
                 tt,
                 hist,
-                buf,
-                keys,
+                work,
                 pv,
                 pv_len,
                 tree,
@@ -400,8 +396,7 @@ def negamax(
                     params,
                     tt,
                     hist,
-                    buf,
-                    keys,
+                    work,
                     pv,
                     pv_len,
                     tree,
@@ -459,8 +454,7 @@ class SearchBuffers:
     def __init__(self, tt_bits: int = 20, tree_budget: int = 0) -> None:
         self.tt = np.zeros(2 << tt_bits, dtype=np.uint64)
         self.hist = np.zeros(64, dtype=np.int64)
-        self.buf = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int64)
-        self.keys = np.zeros((MAX_PLY, MAX_MOVES), dtype=np.int64)
+        self.work = np.zeros((MAX_PLY, 2, MAX_MOVES), dtype=np.int64)  # moves, keys per ply
         self.pv = np.zeros((MAX_PLY, MAX_PLY), dtype=np.int64)
         self.pv_len = np.zeros(MAX_PLY, dtype=np.int64)
         self.tree = np.zeros((tree_budget, TREE_COLS), dtype=np.int64)
@@ -495,8 +489,7 @@ class SearchBuffers:
                 params,
                 self.tt,
                 self.hist,
-                self.buf,
-                self.keys,
+                self.work,
                 self.pv,
                 self.pv_len,
                 self.tree,
