@@ -1,8 +1,8 @@
 """Numba plumbing shared by the Othello kernels.
 
-``kernel`` is ``numba.njit(cache=True, nogil=True)`` with a type that mypy understands, so
-decorated functions keep their Python signatures for the type checker. ``nogil`` lets a
-watchdog thread raise the stop flag while a search runs.
+``kernel`` is ``numba.njit(cache=True, nogil=True, boundscheck=False)`` with a type that mypy
+understands, so decorated functions keep their Python signatures for the type checker.
+``nogil`` lets another thread (a worker's cancel) raise the stop flag while a search runs.
 
 Every bitboard is a ``uint64``. Numba turns ``uint64 op int64`` into ``int64`` or ``float64``,
 so all bit arithmetic goes through the typed constants below, never bare integer literals.
