@@ -2,8 +2,11 @@
 because the referee applies only the first answer for a (match, ply).
 
 For each job: skip it if the match no longer needs it; dead-letter it if it was delivered
-too often; otherwise post ``started``, run the bot, store the search tree if asked, post the
-result and acknowledge (one transaction). While a job runs a heartbeat keeps it claimed. Jobs
+too often; otherwise post ``started`` (one script with the check), run the bot, store the
+search tree if asked, post the result and acknowledge. The answering script also takes the
+next waiting job and starts it, so a busy worker spends one round trip per move (each round
+trip is a wake-up that a loaded machine makes slow). While a job runs a heartbeat keeps it
+claimed. Jobs
 of dead workers are taken over once they are idle past a timeout tied to their budget.
 On stop, the current job gets ``finish_timeout_s`` to finish; past that its search is
 stopped and the job is released for another worker instead of being answered.

@@ -5,8 +5,8 @@ speed) under ``arena:tt:{game}:{evaluator hash}:{digest}``. The digest covers ev
 that decides a search's result: the game, the bot version's evaluator hash (the evaluator
 and every parameter, depth included), the exact position text (side to move included), the
 request's depth and node limits, and the seed when the engine says the seed can matter
-here. An entry holds the move, score, depth, bound (exact or not), nodes, PV and the engine
-time the search took.
+here. An entry is a hash: ``pb`` (move, score, depth, bound (exact or not), nodes, PV) and
+``ms``, the engine time the search took.
 
 Why whole searches and not a node-level table: a Redis round trip costs ~100 µs, a search
 node ~1 µs; probing per node would make every search slower. Every ply of every game is the
