@@ -15,6 +15,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,13 @@ from typing import Literal
 import redis
 
 Flavour = Literal["durable", "cache"]
+
+# Exec redis-server with PR_SET_PDEATHSIG set, so it gets SIGTERM if its parent is killed.
+_EXEC_TIED_TO_PARENT = (
+    "import ctypes, os, signal, sys; "
+    "ctypes.CDLL('libc.so.6').prctl(1, signal.SIGTERM); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
 
 
 class EmbeddedRedisError(RuntimeError):
@@ -63,6 +71,7 @@ class EmbeddedRedis:
     host: str = "127.0.0.1"
     port: int = 0
     maxmemory: str = "256mb"
+    tied_to_parent: bool = False  # die with the process that started it (Linux)
     _process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -89,8 +98,11 @@ class EmbeddedRedis:
         for _ in range(attempts):
             if not fixed_port:
                 self.port = free_port(self.host)
+            command = [binary, *self._config_args()]
+            if self.tied_to_parent:
+                command = [sys.executable, "-c", _EXEC_TIED_TO_PARENT, *command]
             self._process = subprocess.Popen(
-                [binary, *self._config_args()],
+                command,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
             )
             if self._wait_ready(timeout_s):

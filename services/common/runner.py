@@ -9,6 +9,7 @@ from collections.abc import Callable
 from arena.services.common.auth import TokenStore
 from arena.services.common.config import Settings
 from arena.services.common.server import Registration, ServerHandle, build_server, serve
+from arena.services.common.stack import die_with_parent
 
 # A service factory: given the settings, the servicer registrations, their full service
 # names, and callbacks to run on shutdown (stop background loops, close connections).
@@ -17,6 +18,7 @@ ServiceFactory = Callable[[Settings], ServiceParts]
 
 
 def run_service(prog: str, factory: ServiceFactory, argv: list[str] | None = None) -> int:
+    die_with_parent()
     settings = Settings.from_args(prog, argv)
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr,

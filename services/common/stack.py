@@ -30,13 +30,26 @@ def state_dir() -> Path:
     return Path(os.environ.get(STATE_ENV, ".arena")).resolve()
 
 
-def _die_with_parent() -> None:
-    """Runs in the child before exec: get SIGTERM when the parent dies (Linux)."""
+PARENT_ENV = "ARENA_PARENT_PID"
+
+
+def die_with_parent() -> None:
+    """Called first thing by a child of the stack: get SIGTERM when the parent dies (Linux).
+
+    The child does this itself rather than through ``preexec_fn``: running Python between
+    fork and exec in a process with gRPC threads can crash the child (gRPC's fork handlers
+    restart its poller, and Popen then closes the poller's descriptors).
+    """
+    parent = os.environ.get(PARENT_ENV)
+    if not parent:
+        return
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except OSError:
-        pass
+        return
+    if os.getppid() != int(parent):  # the parent died before prctl took effect
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 @dataclass
@@ -70,8 +83,12 @@ class Stack:
         (self.home / "logs").mkdir(exist_ok=True)
         (self.home / "run").mkdir(exist_ok=True)
         try:
-            self.durable = EmbeddedRedis(self.home / "redis-durable", "durable").start()
-            self.cache = EmbeddedRedis(self.home / "redis-cache", "cache").start()
+            self.durable = EmbeddedRedis(
+                self.home / "redis-durable", "durable", tied_to_parent=True
+            ).start()
+            self.cache = EmbeddedRedis(
+                self.home / "redis-cache", "cache", tied_to_parent=True
+            ).start()
             self.admin_token = self._admin_token()
             for name in SERVICES:
                 self.spawn(name)
@@ -99,6 +116,7 @@ class Stack:
             ARENA_CACHE_URL=self.cache.url,
             ARENA_ADMIN_TOKEN=self.admin_token,
             PYTHONUNBUFFERED="1",
+            **{PARENT_ENV: str(os.getpid())},
         )
         env.update(self.extra_env)
         return env
@@ -114,8 +132,7 @@ class Stack:
             args += ["--worker-id", name]
         log = open(self.home / "logs" / f"{name}.log", "ab")  # noqa: SIM115 - child owns it
         process = subprocess.Popen(
-            args, stdout=log, stderr=subprocess.STDOUT, env=self.env(),
-            preexec_fn=_die_with_parent,
+            args, stdout=log, stderr=subprocess.STDOUT, env=self.env()
         )
         log.close()
         child = Child(name, process, ready)

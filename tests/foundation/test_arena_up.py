@@ -31,12 +31,23 @@ def _wait_for_manifest(path: Path, process: subprocess.Popen[bytes]) -> dict[str
     return dict(json.loads(path.read_text()))
 
 
-def test_arena_up_serves_health_and_sigterm_leaves_no_process(tmp_path: Path) -> None:
-    env = dict(os.environ, ARENA_HOME=str(tmp_path))
-    process = subprocess.Popen(
+def _start_up(home: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
         [sys.executable, "-m", "arena.clients", "up", "--workers", "2"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        env=dict(os.environ, ARENA_HOME=str(home)),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
     )
+
+
+def _wait_all_gone(pids: dict[str, int]) -> list[str]:
+    deadline = time.monotonic() + 10
+    while any(_alive(int(pid)) for pid in pids.values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [name for name, pid in pids.items() if _alive(int(pid))]
+
+
+def test_arena_up_serves_health_and_sigterm_leaves_no_process(tmp_path: Path) -> None:
+    process = _start_up(tmp_path)
     try:
         manifest = _wait_for_manifest(tmp_path / "stack.json", process)
         services = manifest["services"]
@@ -53,9 +64,21 @@ def test_arena_up_serves_health_and_sigterm_leaves_no_process(tmp_path: Path) ->
             process.kill()
     assert process.returncode == 0, out.decode()
     assert b"stopped." in out
-    deadline = time.monotonic() + 10
-    while any(_alive(int(pid)) for pid in pids.values()) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert [name for name, pid in pids.items() if _alive(int(pid))] == []
+    assert _wait_all_gone(pids) == []
     assert not (tmp_path / "stack.json").exists()
     assert (tmp_path / "admin.token").stat().st_mode & 0o077 == 0
+
+
+def test_a_killed_arena_up_takes_its_children_with_it(tmp_path: Path) -> None:
+    process = _start_up(tmp_path)
+    try:
+        pids = _wait_for_manifest(tmp_path / "stack.json", process)["pids"]
+        assert isinstance(pids, dict)
+        process.kill()  # no chance to clean up: the children must notice on their own
+        process.wait(timeout=10)
+        leftovers = _wait_all_gone(pids)
+    finally:
+        for pid in (pids if "pids" in locals() else {}).values():
+            if _alive(int(pid)):
+                os.kill(int(pid), signal.SIGKILL)
+    assert leftovers == []
