@@ -18,6 +18,7 @@ import argparse
 import re
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,7 +27,10 @@ from arena.engine.othello import solve, warm_up
 from arena.engine.othello.bitboard import parse_position, square_name
 from arena.engine.othello.cli import _read_obf
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "othello"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.data import shared_data_dir
+
+DATA = shared_data_dir() / "othello"
 _EDAX_ROW = re.compile(r"^\s*(\d+)\|\s*(\d+)\s+([+-]\d+)\s+([\d:.]+)\s+(\d+)")
 _EDAX_CPU = re.compile(r"\(cpu =\s*([\d:.]+)\)")
 

@@ -1,13 +1,12 @@
 """Perft speed of the reference Othello rules (arena.games.othello), pure Python.
 
 Prints the leaf count, the median wall time of several runs and leaves per second
-for each depth, and checks the counts against ../shared/data/othello/perft.txt when
-it is there. Usage: python bench/perft_rules.py [max_depth] [runs]
+for each depth, and checks the counts against ../shared/data/othello/perft.txt.
+Usage: python bench/perft_rules.py [max_depth] [runs]
 """
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import time
@@ -15,14 +14,12 @@ from pathlib import Path
 
 from arena.games.othello import OthelloBoard, perft
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.data import shared_data_dir
+
 
 def expected_counts() -> dict[int, int]:
-    root = Path(__file__).resolve().parents[1]
-    path = root.parent / "shared" / "data" / "othello" / "perft.txt"
-    if not path.exists() and os.environ.get("ARENA_SHARED_DATA"):
-        path = Path(os.environ["ARENA_SHARED_DATA"]) / "othello" / "perft.txt"
-    if not path.exists():
-        return {}
+    path = shared_data_dir() / "othello" / "perft.txt"
     counts = {}
     for line in path.read_text().splitlines():
         if line.strip() and not line.startswith("#"):

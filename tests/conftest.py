@@ -13,6 +13,8 @@ import pytest
 import redis
 from arena.services.common.embedded_redis import EmbeddedRedis
 
+from tests.data import shared_data_dir
+
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
@@ -45,10 +47,4 @@ def cache_client(cache_server: EmbeddedRedis) -> Iterator[redis.Redis]:
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The reference data folder (../shared/data beside the repository)."""
-    import os
-
-    explicit = os.environ.get("ARENA_SHARED_DATA")
-    path = Path(explicit) if explicit else Path(__file__).resolve().parents[2] / "shared" / "data"
-    if not path.is_dir():
-        pytest.fail(f"reference data not found at {path}; set ARENA_SHARED_DATA")
-    return path
+    return shared_data_dir()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from tests.data import shared_data_dir
 
-SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "gomoku"
+SHARED = shared_data_dir() / "gomoku"
 
 
 def xy(x: int, y: int, size: int = 15) -> int:

@@ -38,7 +38,6 @@ def smoke_positions() -> list[tuple[str, list[int], set[int]]]:
     return cases
 
 
-@pytest.mark.skipif(not SMOKE_FILE.exists(), reason="shared data folder not beside the repo")
 @pytest.mark.parametrize("preset", ["arena-gomoku", "sharpmoku-normal", "sharpmoku-hard"])
 def test_smoke_positions(preset: str) -> None:
     cases = smoke_positions()

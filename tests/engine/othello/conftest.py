@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 
 from arena.games.othello import OthelloBoard
+from tests.data import shared_data_dir
 
-DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "othello"
+DATA = shared_data_dir() / "othello"
 
 
 def random_boards(count: int, seed: int) -> list[OthelloBoard]:
