@@ -26,9 +26,8 @@ from types import TracebackType
 from typing import Any, Final, TypeVar
 
 import grpc
+from arena.services.common.errors import error_class_for, field_violations
 from google.protobuf import json_format, struct_pb2
-from google.rpc import error_details_pb2
-from grpc_status import rpc_status
 
 from arena import errors
 from arena.v1 import (
@@ -87,33 +86,6 @@ class ServerError(errors.ArenaError):
     """The server failed in a way no domain error describes (INTERNAL, UNKNOWN, ...)."""
 
 
-_ERRORS: Final[dict[grpc.StatusCode, type[errors.ArenaError]]] = {
-    grpc.StatusCode.INVALID_ARGUMENT: errors.InvalidArgumentError,
-    grpc.StatusCode.OUT_OF_RANGE: errors.InvalidArgumentError,
-    grpc.StatusCode.NOT_FOUND: errors.NotFoundError,
-    grpc.StatusCode.ALREADY_EXISTS: errors.AlreadyExistsError,
-    grpc.StatusCode.FAILED_PRECONDITION: errors.FailedPreconditionError,
-    grpc.StatusCode.UNAUTHENTICATED: errors.UnauthenticatedError,
-    grpc.StatusCode.PERMISSION_DENIED: errors.PermissionDeniedError,
-    grpc.StatusCode.UNAVAILABLE: errors.UnavailableError,
-    grpc.StatusCode.DEADLINE_EXCEEDED: errors.DeadlineExceededError,
-}
-
-
-def _violations(error: grpc.RpcError) -> list[errors.FieldViolation]:
-    try:
-        status = rpc_status.from_call(error)  # type: ignore[arg-type]
-    except (ValueError, AttributeError):
-        return []
-    found: list[errors.FieldViolation] = []
-    for detail in status.details if status else []:
-        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
-            bad = error_details_pb2.BadRequest()
-            detail.Unpack(bad)
-            found += [errors.FieldViolation(v.field, v.description) for v in bad.field_violations]
-    return found
-
-
 def to_arena_error(error: grpc.RpcError, role: str, target: str) -> errors.ArenaError:
     """One readable exception for a failed call to the ``role`` service at ``target``."""
     code = error.code() if isinstance(error, grpc.Call) else grpc.StatusCode.UNKNOWN
@@ -126,11 +98,11 @@ def to_arena_error(error: grpc.RpcError, role: str, target: str) -> errors.Arena
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:
         return errors.DeadlineExceededError(f"{role} at {target} did not answer in time")
     if code is grpc.StatusCode.INVALID_ARGUMENT:
-        violations = _violations(error)
+        violations = field_violations(error)
         if violations:
             message = details.split(":", 1)[0] if details else "invalid request"
             return errors.InvalidArgumentError(message, violations)
-    kind = _ERRORS.get(code, ServerError)
+    kind = error_class_for(code) or ServerError
     text = details or code.name.lower().replace("_", " ")
     if kind is ServerError:
         text = f"{role} failed ({code.name}): {text}"

@@ -35,6 +35,16 @@ _CODES: list[tuple[type[BaseException], grpc.StatusCode]] = [
 ]
 
 
+def error_class_for(code: grpc.StatusCode) -> type[errors.ArenaError] | None:
+    """The domain error a client should raise for a status code (the mapping reversed)."""
+    if code is grpc.StatusCode.OUT_OF_RANGE:
+        return errors.InvalidArgumentError
+    for kind, mapped in _CODES:
+        if mapped is code and issubclass(kind, errors.ArenaError):
+            return kind
+    return None
+
+
 def status_code_for(exc: BaseException) -> grpc.StatusCode:
     for kind, code in _CODES:
         if isinstance(exc, kind):
@@ -63,7 +73,10 @@ def to_status(exc: BaseException) -> grpc.Status:
 
 def field_violations(error: grpc.RpcError) -> list[errors.FieldViolation]:
     """Field violations carried by a client-side error (empty if none)."""
-    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    try:
+        status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    except (ValueError, AttributeError):  # not a call, or a status that does not parse
+        return []
     found: list[errors.FieldViolation] = []
     for detail in status.details if status else []:
         if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
