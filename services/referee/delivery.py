@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,8 @@ DEAD_STREAM = "arena:stream:moves:dead"
 FINISHED_STREAM = "arena:stream:finished"
 # Result streams outlive their match by this long, then expire (late duplicates included).
 RESULTS_TTL_S = 7 * 24 * 3600
+# Move jobs are kept this long past their deadline, then trimmed from the stream.
+MOVE_JOB_RETENTION_MS = 3600 * 1000
 # Idle time given to a job released on purpose: large enough to be reclaimed at once.
 RELEASED_IDLE_MS = 365 * 24 * 3600 * 1000
 
@@ -111,8 +114,17 @@ def move_job_fields(job: engine_pb2.MoveJob) -> dict[str, str | bytes]:
             "job": job.job_id}
 
 
-def publish_move_job(client: redis.Redis, job: engine_pb2.MoveJob) -> str:
-    entry = client.xadd(MOVE_STREAM, move_job_fields(job))  # type: ignore[arg-type]
+def move_stream_minid(stall_timeout_ms: int, now_ms: int | None = None) -> str:
+    """The oldest move-job entry ID worth keeping: the stream is trimmed to it (roughly) on
+    every publish, so it does not grow forever in the durable Redis. Older jobs are past
+    their deadline (workers drop them unrun), with an hour's margin."""
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    return f"{max(0, now_ms - stall_timeout_ms - MOVE_JOB_RETENTION_MS)}-0"
+
+
+def publish_move_job(client: redis.Redis, job: engine_pb2.MoveJob, minid: str = "") -> str:
+    entry = client.xadd(MOVE_STREAM, move_job_fields(job),  # type: ignore[arg-type]
+                        minid=minid or None, approximate=True)
     return _text(entry)
 
 

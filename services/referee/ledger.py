@@ -26,15 +26,17 @@ return 1
 """
 
 # KEYS: moves, events, final, move-job stream. ARGV: ply, record bytes, event bytes, then
-# the next ply's move-job entry fields (none: no job). Publishing the next job in the same
-# script saves a round trip per move, and a job is never published for a ply whose record
-# lost a race.
+# the move-job stream's trim point and the next ply's move-job entry fields (none: no job).
+# Publishing the next job in the same script saves a round trip per move, and a job is never
+# published for a ply whose record lost a race.
 _APPEND = """
 if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 if redis.call('LLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return 0 end
 redis.call('RPUSH', KEYS[1], ARGV[2])
 redis.call('XADD', KEYS[2], '*', 'pb', ARGV[3])
-if #ARGV > 3 then redis.call('XADD', KEYS[4], '*', unpack(ARGV, 4)) end
+if #ARGV > 4 then
+  redis.call('XADD', KEYS[4], 'MINID', '~', ARGV[4], '*', unpack(ARGV, 5))
+end
 return 1
 """
 
@@ -71,10 +73,11 @@ class Ledger:
         return int(done) == 1
 
     def append(self, match_id: str, record: match_pb2.MoveRecord, is_pass: bool,
-               next_job: engine_pb2.MoveJob | None = None) -> bool:
+               next_job: engine_pb2.MoveJob | None = None, minid: str = "0-0") -> bool:
         """Record ply ``record.ply``; False if that ply is already recorded or the game over.
 
-        ``next_job`` is published on the move-job stream only if the record was written.
+        ``next_job`` is published on the move-job stream only if the record was written,
+        trimming the stream's entries older than ``minid`` (roughly).
         """
         if is_pass:
             event = match_pb2.MatchEvent(match_id=match_id)
@@ -83,7 +86,7 @@ class Ledger:
         else:
             event = match_pb2.MatchEvent(match_id=match_id, move=record)
         job_fields = [] if next_job is None else [
-            part for pair in move_job_fields(next_job).items() for part in pair]
+            minid, *(part for pair in move_job_fields(next_job).items() for part in pair)]
         done = self._append(
             keys=[moves_key(match_id), events_key(match_id), final_key(match_id), MOVE_STREAM],
             args=[record.ply, record.SerializeToString(), event.SerializeToString(),

@@ -18,6 +18,7 @@ from arena.services.referee import judge
 from arena.services.referee.delivery import (
     DeliveryConfig,
     entry_ms,
+    move_stream_minid,
     publish_move_job,
     read_results,
 )
@@ -30,7 +31,9 @@ from arena.v1 import bots_pb2, common_pb2, engine_pb2, match_pb2
 
 log = logging.getLogger(__name__)
 
-_READ_BLOCK_MS = 500
+# How long a match thread blocks on its result stream before it checks for a stop. Each
+# timeout is a wasted round trip; with many matches waiting on few workers they add up.
+_READ_BLOCK_MS = 2000
 
 
 def seed_for_ply(seed: int, ply: int) -> int:
@@ -116,7 +119,8 @@ class MatchRunner:
                 assert answer.record is not None
                 record = answer.record
             following = self._following_job(state, record)
-            written = self.ledger.append(match_id, record, is_pass, following)
+            written = self.ledger.append(match_id, record, is_pass, following,
+                                         move_stream_minid(self.config.stall_timeout_ms))
             if written:
                 state.position.push(record.move.square)
                 state.records.append(record)
@@ -199,7 +203,8 @@ class MatchRunner:
                 match_pb2.TERMINATION_TIME_FORFEIT, "no game time left"))
         if not published:
             bot = self.bots.get(self._side_to_move(state))
-            publish_move_job(self.client, self._job(state, bot, budget))
+            publish_move_job(self.client, self._job(state, bot, budget),
+                             move_stream_minid(self.config.stall_timeout_ms))
         give_up = time.monotonic() + self.config.stall_timeout_ms / 1000
         while time.monotonic() < give_up:
             if self.stop.is_set():

@@ -12,10 +12,12 @@ import redis
 from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.referee.delivery import (
     DEAD_STREAM,
+    MOVE_JOB_RETENTION_MS,
     MOVE_STREAM,
     WORKER_GROUP,
     Answerer,
     ensure_group,
+    move_stream_minid,
     publish_move_job,
     results_key,
     started_key,
@@ -134,3 +136,16 @@ def test_answer_takes_and_starts_the_next_job_or_drops_a_recorded_one(
     pending: Any = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
     assert pending["pending"] == 0
     assert answerer.answer(gone.entry_id, jobs[0], "d2", result, take_next=True) is None
+
+
+def test_move_stream_is_trimmed_past_the_jobs_retention(redis_client: redis.Redis) -> None:
+    for ms in range(1, 251):  # jobs published long ago (IDs are server times in ms)
+        redis_client.xadd(MOVE_STREAM, {"pb": b""}, id=f"{ms}-0")
+    job = engine_pb2.MoveJob(job_id="m/0/x", match_id="m", ply=0)
+    now_ms = FAST.stall_timeout_ms + MOVE_JOB_RETENTION_MS + 200
+    assert move_stream_minid(FAST.stall_timeout_ms, now_ms) == "200-0"
+    publish_move_job(redis_client, job, move_stream_minid(FAST.stall_timeout_ms, now_ms))
+    kept = [int(entry_id.split(b"-")[0]) for entry_id, _ in redis_client.xrange(MOVE_STREAM)]
+    # Trimming is approximate (whole stream nodes go): some old entries may stay, but none
+    # at or after the trim point is lost and the stream no longer holds every old job.
+    assert len(kept) < 251 and set(range(200, 251)) <= set(kept)
