@@ -50,28 +50,39 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
     def WatchLadder(
         self, request: ladder_pb2.WatchLadderRequest, context: grpc.ServicerContext
     ) -> Iterator[ladder_pb2.LadderProgress]:
-        """The ladder now, then one message per counted result, then the final state."""
+        """The ladder now, then one message per counted result, then the final state.
+
+        The watch ends on the progress stream's own ``status`` entry, never on the ladder's
+        status field: the last count sets that field and appends its ``match_id`` entry in
+        one step, so a watcher that stopped on the field could leave that entry unread.
+        """
         current_principal()
         ladder_id = request.ladder_id
         key = progress_key(ladder_id)
-        newest = self.client.xrevrange(key, count=1)
-        last: Any = newest[0][0] if newest else "0-0"  # read the snapshot after this id
-        info = self.store.get(ladder_id)
+        info, last = self.store.snapshot(ladder_id)
         yield ladder_pb2.LadderProgress(ladder=info)
-        while info.status == RUNNING and context.is_active():
+        if info.status != RUNNING:
+            return
+        ended = False
+        while not ended and context.is_active():
             reply: Any = self.client.xread({key: last}, count=100, block=WATCH_BLOCK_MS)
+            if not reply:
+                self.store.status(ladder_id)  # NOT_FOUND if the ladder was deleted
             for _stream, entries in reply or []:
                 for entry_id, fields in entries:
                     last = entry_id
                     match_id = fields.get(b"match_id")
                     if match_id is not None:
-                        info = self.store.get(ladder_id)
                         yield ladder_pb2.LadderProgress(
-                            ladder=info, finished_match_id=match_id.decode()
+                            ladder=self.store.get(ladder_id), finished_match_id=match_id.decode()
                         )
-            if self.store.status(ladder_id) != RUNNING:
-                info = self.store.get(ladder_id)
-                yield ladder_pb2.LadderProgress(ladder=info)
+                    elif b"status" in fields:  # the ladder's last entry: finished or cancelled
+                        ended = True
+                        break
+                if ended:
+                    break
+        if ended:
+            yield ladder_pb2.LadderProgress(ladder=self.store.get(ladder_id))
 
 
 def create_service(

@@ -156,14 +156,20 @@ class LadderStore:
             pipe.hgetall(ladder_key(ladder_id))
             pipe.lrange(matches_key(ladder_id), 0, -1)
             fields, match_ids = pipe.execute()
-        if not fields:
-            raise NotFoundError(f"no ladder {ladder_id!r}")
-        info = ladder_pb2.LadderInfo.FromString(fields[b"info"])
-        info.status = int(fields[b"status"])  # type: ignore[assignment]
-        info.games_done = int(fields[b"games_done"])
-        info.games_void = int(fields.get(b"games_void", 0))
-        info.match_ids.extend(raw.decode() for raw in match_ids)
-        return info
+        return _decode_info(ladder_id, fields, match_ids)
+
+    def snapshot(self, ladder_id: str) -> tuple[ladder_pb2.LadderInfo, bytes]:
+        """The ladder and the id of the newest progress entry its state includes, read in
+        one transaction: following the progress stream after that id then neither repeats
+        a counted result nor misses one (a count writes the state and its entry atomically).
+        """
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.hgetall(ladder_key(ladder_id))
+            pipe.lrange(matches_key(ladder_id), 0, -1)
+            pipe.xrevrange(progress_key(ladder_id), count=1)
+            fields, match_ids, newest = pipe.execute()
+        last: bytes = newest[0][0] if newest else b"0-0"
+        return _decode_info(ladder_id, fields, match_ids), last
 
     def status(self, ladder_id: str) -> int:
         raw = self.client.hget(ladder_key(ladder_id), "status")
@@ -207,6 +213,17 @@ class LadderStore:
         """Ladder ids newest first from ``offset``; the flag says whether more follow."""
         decoded = _texts(self.client.zrevrange(ALL_LADDERS, offset, offset + size))
         return decoded[:size], len(decoded) > size
+
+
+def _decode_info(ladder_id: str, fields: Any, match_ids: Any) -> ladder_pb2.LadderInfo:
+    if not fields:
+        raise NotFoundError(f"no ladder {ladder_id!r}")
+    info = ladder_pb2.LadderInfo.FromString(fields[b"info"])
+    info.status = int(fields[b"status"])  # type: ignore[assignment]
+    info.games_done = int(fields[b"games_done"])
+    info.games_void = int(fields.get(b"games_void", 0))
+    info.match_ids.extend(raw.decode() for raw in match_ids)
+    return info
 
 
 def _texts(replies: Any) -> list[str]:
