@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import grpc
 from arena.services.referee.matches import game_name
-from arena.services.worker.tcache import CacheKey, SharedSearchCache
+from arena.services.worker.tcache import CacheKey, SharedSearchCache, clock_free_ms
 
 from arena.bots.spec import builtin_config
 from arena.engine import dispatch
@@ -134,7 +134,10 @@ class BotRunner:
         except Exception as exc:  # an engine bug must cost this bot the game, not the worker
             return _error(engine_pb2.MOVE_ERROR_BOT_CRASHED, f"{type(exc).__name__}: {exc}")
         wall_ms = (time.monotonic() - started) * 1000
-        complete = key is not None and (limit is None or wall_ms < limit) and not stop.is_set()
+        # Stored only if no clock rule can have cut it short (a shallower depth, a solve
+        # given up): such a result depends on the machine's load, not on the request.
+        free_ms = clock_free_ms(limit)
+        complete = key is not None and (free_ms is None or wall_ms < free_ms) and not stop.is_set()
         answer = engine_pb2.MoveResult(move=common_pb2.Move(square=result.move),
                                        search=search_info(result))
         return BotAnswer(answer, result.tree,

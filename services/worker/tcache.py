@@ -13,10 +13,13 @@ node ~1 µs; probing per node would make every search slower. Every ply of every
 root of some job, so a ladder that repeats openings hits the cache at the start of each game
 and keeps hitting until the games diverge.
 
-Determinism: only a search that ran to completion is stored (no tree capture, no stop by the
-clock: its wall time stayed under its time limit), and an entry is only reused for an
-identical request whose time limit would have let the original search complete. At a fixed
-depth a hit therefore returns exactly what the search would have returned.
+Determinism: only a search the clock cannot have shaped is stored (no tree capture, and its
+wall time stayed under ``CLOCK_FREE_SHARE`` of its limit), and an entry is only reused for an
+identical request under whose limit the same holds. The share is the earliest point at which
+an engine lets the clock change a search: past 40-45% of the limit iterative deepening starts
+no new iteration, and the Othello solver gives up at 60%. Both return a shallower result well
+before the limit, so "finished under the limit" alone would let a cut-short search stand for
+a complete one. At a fixed depth a hit therefore returns exactly what the search returns.
 """
 
 from __future__ import annotations
@@ -30,12 +33,21 @@ from typing import Any
 import redis
 
 from arena.engine.api import SearchResult
+from arena.engine.gomoku.bots import SOFT_TIME_SHARE as GOMOKU_SOFT_SHARE
+from arena.engine.othello.engine import SOFT_TIME_SHARE as OTHELLO_SOFT_SHARE
 from arena.v1 import common_pb2, engine_pb2
 
 log = logging.getLogger(__name__)
 
 STATS_KEY = "arena:tt:stats"
 ENTRY_TTL_S = 14 * 24 * 3600
+OTHELLO_SOLVER_SHARE = 0.6  # the solver's share of the limit (othello.engine.choose_move)
+CLOCK_FREE_SHARE = min(GOMOKU_SOFT_SHARE, OTHELLO_SOFT_SHARE, OTHELLO_SOLVER_SHARE)
+
+
+def clock_free_ms(time_limit_ms: float | None) -> float | None:
+    """How long a search may take under ``time_limit_ms`` with no clock rule shaping it."""
+    return None if time_limit_ms is None else CLOCK_FREE_SHARE * time_limit_ms
 
 
 @dataclass(frozen=True)
@@ -74,7 +86,7 @@ def _from_entry(payload: bytes) -> SearchResult:
 
 
 # One round trip per probe: read the entry, apply the time-limit rule and count the outcome.
-# KEYS: entry, stats. ARGV: the request's time limit in ms (0: none).
+# KEYS: entry, stats. ARGV: the request's clock-free time in ms (``clock_free_ms``; 0: none).
 # An entry is a hash: ``pb`` (AnalyzeResponse bytes) and ``ms`` (engine time it took).
 _PROBE = """
 local found = redis.call('HMGET', KEYS[1], 'pb', 'ms')
@@ -110,11 +122,12 @@ class SharedSearchCache:
         return self.client is not None
 
     def probe(self, key: CacheKey, time_limit_ms: int | None) -> SearchResult | None:
-        """The stored result for ``key`` if it would have completed under ``time_limit_ms``."""
+        """The stored result for ``key`` if the clock could not have shaped it under
+        ``time_limit_ms`` (see ``clock_free_ms``)."""
         if self.client is None:
             return None
         try:
-            payload = self._send(key.redis_key(), time_limit_ms or 0)
+            payload = self._send(key.redis_key(), clock_free_ms(time_limit_ms or None) or 0)
         except redis.RedisError as exc:  # the cache is an optimisation: never fail a move
             log.warning("transposition cache probe failed: %s", exc)
             return None
@@ -141,7 +154,7 @@ class SharedSearchCache:
         except redis.RedisError as exc:
             log.warning("transposition cache store failed: %s", exc)
 
-    def _send(self, probe_key: str, time_limit_ms: int) -> Any:
+    def _send(self, probe_key: str, free_ms: float) -> Any:
         """Deferred stores, then the probe of ``probe_key`` (if any), in one round trip."""
         assert self.client is not None
         with self._lock:
@@ -155,7 +168,7 @@ class SharedSearchCache:
                 pipe.hincrby(STATS_KEY, "stores", 1)
                 pipe.hincrbyfloat(STATS_KEY, "spent_ms", spent_ms)
             if probe_key:
-                pipe.evalsha(self._probe_sha, 2, probe_key, STATS_KEY, time_limit_ms)
+                pipe.evalsha(self._probe_sha, 2, probe_key, STATS_KEY, free_ms)
             replies = pipe.execute(raise_on_error=False)
         failed = [r for r in replies[: len(replies) - bool(probe_key)]
                   if isinstance(r, Exception)]
@@ -166,7 +179,7 @@ class SharedSearchCache:
         found = replies[-1]
         if isinstance(found, redis.exceptions.NoScriptError):  # the cache Redis restarted
             self._probe_sha = str(self.client.script_load(_PROBE))
-            return self.client.evalsha(self._probe_sha, 2, probe_key, STATS_KEY, time_limit_ms)
+            return self.client.evalsha(self._probe_sha, 2, probe_key, STATS_KEY, free_ms)
         if isinstance(found, Exception):
             raise found
         return found

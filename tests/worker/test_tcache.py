@@ -10,20 +10,49 @@ from arena.services.referee.matches import create_match
 from arena.services.worker.tcache import STATS_KEY, CacheKey, SharedSearchCache
 
 from arena.engine.api import SearchResult
+from arena.games.othello import PASS
+from arena.v1 import common_pb2, match_pb2
 from tests.referee.support import builtin_bot, match_config, replay_moves, wait_finished
 
 LAB = {"evaluator": "lab", "look_ahead": 1}
+# KReversi's own clock (time_limit_s, 3 s by default) would bound it below the move time.
 KREVERSI = {"evaluator": "kreversi", "depth": {"begin": 3, "middle": 3, "end": 3},
-            "random_tied_root_moves": True}
+            "random_tied_root_moves": True, "time_limit_s": 60}
+
+
+# Plies each bot searches: lab look_ahead 1 -> 2, kreversi depth 3 -> 2. A search stops short
+# of them only at the end of the game (depth = empty squares) or by the clock.
+PLANNED_DEPTH = {common_pb2.COLOR_BLACK: 2, common_pb2.COLOR_WHITE: 2}
+# Generous: the clock must not shape any search, even on a loaded machine (it would make the
+# games differ for reasons that have nothing to do with the cache).
+MOVE_TIME_MS = 30_000
+
+
+def _empties(position_text: str) -> int:
+    squares = position_text.split()[0]
+    return sum(1 for ch in squares if ch not in "XO")
+
+
+def _assert_clock_free(match: match_pb2.Match) -> None:
+    """The game ended normally and every search reached its fixed depth."""
+    assert match.result.termination == match_pb2.TERMINATION_NORMAL, match.result
+    before = match.start_position
+    for record in match.moves:
+        if record.move.square != PASS:
+            reached = record.search.depth
+            expected = min(PLANNED_DEPTH[record.color], _empties(before))
+            assert reached == expected or record.search.exact, (record.ply, reached, expected)
+        before = record.position_after
 
 
 def _play(client: redis.Redis, seeds: list[int]) -> list[list[int]]:
-    ids = [create_match(client, match_config("lab", "kr", move_time_ms=5000, seed=seed),
+    ids = [create_match(client, match_config("lab", "kr", move_time_ms=MOVE_TIME_MS, seed=seed),
                         "me").id for seed in seeds]
     games = []
     for match_id in ids:
-        match = wait_finished(client, match_id, 120)
+        match = wait_finished(client, match_id, 180)
         replay_moves(match)
+        _assert_clock_free(match)
         games.append([r.move.square for r in match.moves])
     return games
 
@@ -57,6 +86,9 @@ def test_cache_entry_rules(cache_client: redis.Redis) -> None:
     hit = cache.probe(key, 1000)
     assert hit is not None and (hit.move, hit.score, hit.depth, hit.pv) == (19, 4, 6, [19, 18])
     assert cache.probe(key, 30) is None  # would not have completed under a 30 ms limit
+    # It would have, under 80 ms, but past the share of the limit where the engines' clock
+    # rules may cut a search short: not reused, and not stored (see ``clock_free_ms``).
+    assert cache.probe(key, 80) is None
     assert cache.probe(CacheKey("othello", "abc", "pos X", seed=5), 1000) is None
     assert cache.probe(CacheKey("othello", "abd", "pos X"), 1000) is None
     assert SharedSearchCache(None).probe(key, 1000) is None
@@ -74,6 +106,6 @@ def test_deferred_stores_go_out_with_the_next_probe(cache_client: redis.Redis) -
     assert len(cache_client.keys("arena:tt:othello:*")) == 2
     cache.defer(CacheKey("othello", "abc", "pos C"), result)
     cache.flush()
-    assert cache.probe(CacheKey("othello", "abc", "pos C"), 13) is not None
+    assert cache.probe(CacheKey("othello", "abc", "pos C"), 100) is not None
     stats = cache.stats()
     assert (stats["hits"], stats["stores"], stats["saved_ms"]) == (2, 3, 25.0)

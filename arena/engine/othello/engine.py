@@ -50,6 +50,8 @@ from arena.engine.othello.search import (
 )
 
 RANDOM_TIE_MAX_DISCS = 14  # KReversi randomises tied root moves while discs <= 14
+# Past this share of its time limit, iterative deepening starts no new iteration.
+SOFT_TIME_SHARE = 0.45
 # FForum position 1 (14 empties): exercises every endgame kernel in about 10 ms.
 _WARM_UP_ENDGAME = "--XXXXX--OOOXX-O-OOOXXOX-OXOXOXXOXXXOXXX--XOXOXX-XXXOOO--OOOOO-- X"
 
@@ -168,7 +170,7 @@ def iterative_deepening(
             tree_rows = buffers.tree[: int(st[ST_TREE_N])].copy()
         if depth >= pos.empties() or (node_limit is not None and nodes >= node_limit):
             break  # searched to the end of the game, or out of nodes
-        if time_ms is not None and _elapsed_ms(started) > 0.45 * time_ms:
+        if time_ms is not None and _elapsed_ms(started) > SOFT_TIME_SHARE * time_ms:
             break  # the next iteration would most likely not finish
     result.nodes = nodes
     result.elapsed_ms = _elapsed_ms(started)
