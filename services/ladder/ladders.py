@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 
 import redis
+from arena.services.common import paging
 from arena.services.ladder.schedule import MAX_BOTS, MAX_GAMES, PlannedGame, even_games, plan_games
 from arena.services.ladder.store import RUNNING, LadderStore, ResultRecord, new_ladder_id, now_ms
 from arena.services.referee.ledger import Ledger
@@ -35,8 +36,6 @@ log = logging.getLogger(__name__)
 GAME_NAMES = {common_pb2.GAME_KIND_OTHELLO: "othello", common_pb2.GAME_KIND_GOMOKU: "gomoku"}
 DEFAULT_VARIANT = {"othello": "standard", "gomoku": "freestyle"}
 DEFAULT_SIZE = {"othello": 8, "gomoku": 15}
-MAX_PAGE_SIZE = 200
-DEFAULT_PAGE_SIZE = 50
 
 
 def bot_label(ref: common_pb2.BotRef) -> str:
@@ -327,23 +326,13 @@ def cancel_ladder(
 def list_ladders(
     store: LadderStore, page: common_pb2.PageRequest
 ) -> ladder_pb2.ListLaddersResponse:
-    size = page.page_size or DEFAULT_PAGE_SIZE
-    if not 1 <= size <= MAX_PAGE_SIZE:
+    size = paging.page_size(page.page_size)
+    cursor = paging.decode_page_token(page.page_token) or "0"
+    if not cursor.isdigit():
         raise InvalidArgumentError.for_fields(
-            [FieldViolation("page.page_size", f"must be in 1..{MAX_PAGE_SIZE}, got {size}")]
+            [FieldViolation("page.page_token", f"is not a token this server issued: {cursor!r}")]
         )
-    try:
-        offset = int(page.page_token or "0")
-    except ValueError:
-        offset = -1
-    if offset < 0:
-        raise InvalidArgumentError.for_fields(
-            [
-                FieldViolation(
-                    "page.page_token", f"not a token this service issued: {page.page_token!r}"
-                )
-            ]
-        )
+    offset = int(cursor)
     ids, more = store.page(offset, size)
     ladders = []
     for ladder_id in ids:
@@ -351,6 +340,5 @@ def list_ladders(
             ladders.append(store.get(ladder_id))
         except NotFoundError:
             continue
-    return ladder_pb2.ListLaddersResponse(
-        ladders=ladders, next_page_token=str(offset + size) if more else ""
-    )
+    token = paging.encode_page_token(str(offset + size)) if more else ""
+    return ladder_pb2.ListLaddersResponse(ladders=ladders, next_page_token=token)

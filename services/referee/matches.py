@@ -13,7 +13,6 @@ Layout (all under ``arena:``):
 
 from __future__ import annotations
 
-import base64
 import secrets
 import time
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
+from arena.services.common import paging
 from arena.services.referee.delivery import publish_match_job, results_key, started_key
 from google.protobuf import timestamp_pb2
 
@@ -42,8 +42,6 @@ MAX_MOVE_TIME_MS = 600_000
 MAX_GRACE_MS = 10_000
 DEFAULT_TREE_NODES = 2000
 MAX_TREE_NODES = 200_000
-MAX_PAGE_SIZE = 200
-DEFAULT_PAGE_SIZE = 50
 FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
 
 
@@ -244,11 +242,8 @@ class MatchStore:
         return match
 
     def list(self, request: referee_pb2.ListMatchesRequest) -> referee_pb2.ListMatchesResponse:
-        size = request.page.page_size or DEFAULT_PAGE_SIZE
-        if not 1 <= size <= MAX_PAGE_SIZE:
-            raise InvalidArgumentError.for_fields([FieldViolation(
-                "page.page_size", f"must be in 1..{MAX_PAGE_SIZE}, got {size}")])
-        after = _decode_token(request.page.page_token)
+        size = paging.page_size(request.page.page_size)
+        after = paging.decode_page_token(request.page.page_token)
         found: list[match_pb2.Match] = []
         last = ""
         for match_id in self._ids(_index_for(request), after):
@@ -262,7 +257,7 @@ class MatchStore:
                 if len(found) == size:
                     break
         more = len(found) == size and last != ""
-        token = base64.urlsafe_b64encode(last.encode()).decode() if more else ""
+        token = paging.encode_page_token(last) if more else ""
         return referee_pb2.ListMatchesResponse(matches=found, next_page_token=token)
 
     def _ids(self, key: str, after: str, batch: int = 200) -> Iterator[str]:
@@ -319,11 +314,3 @@ def _accepts(request: referee_pb2.ListMatchesRequest, match: match_pb2.Match) ->
     return not request.bot_name or request.bot_name in (match.black.name, match.white.name)
 
 
-def _decode_token(token: str) -> str:
-    if not token:
-        return ""
-    try:
-        return base64.urlsafe_b64decode(token.encode()).decode()
-    except (ValueError, UnicodeDecodeError):
-        raise InvalidArgumentError.for_fields(
-            [FieldViolation("page.page_token", "is not a token this server issued")]) from None

@@ -13,14 +13,13 @@ of N concurrent registrations of one name exactly one finds the name free.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
 
 import redis
+from arena.services.common import paging
 
 from arena.errors import (
     AlreadyExistsError,
@@ -36,8 +35,6 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 NAMES_KEY = "arena:bots"
-DEFAULT_PAGE_SIZE = 50
-MAX_PAGE_SIZE = 200
 
 # KEYS: latest, version 1, names. ARGV: payload, name.
 _CREATE = """
@@ -108,22 +105,6 @@ class BotFilter:
             and (not self.owner or bot.owner == self.owner)
             and (self.include_retired or not bot.retired)
         )
-
-
-def encode_page_token(last_name: str) -> str:
-    return base64.urlsafe_b64encode(b"n:" + last_name.encode()).decode()
-
-
-def decode_page_token(token: str) -> str:
-    """The name a page token continues after; InvalidArgumentError if it is not ours."""
-    try:
-        raw = base64.urlsafe_b64decode(token.encode())
-        if raw.startswith(b"n:"):
-            return raw[2:].decode()
-    except (binascii.Error, UnicodeError, ValueError):
-        pass
-    raise InvalidArgumentError.for_fields(
-        [FieldViolation("page.page_token", "is not a token this server issued")])
 
 
 class BotStore:
@@ -199,15 +180,15 @@ class BotStore:
         self, where: BotFilter, page_size: int = 0, page_token: str = ""
     ) -> tuple[list[bots_pb2.BotVersion], str]:
         """Latest versions in name order, and the token of the next page ("" at the end)."""
-        size = _page_size(page_size)
-        after = decode_page_token(page_token) if page_token else ""
+        size = paging.page_size(page_size)
+        after = paging.decode_page_token(page_token)
         found: list[bots_pb2.BotVersion] = []
         for names in self._name_batches(where.name_prefix, after, max(size + 1, 32)):
             for bot in self._latest_many(names):
                 if where.accepts(bot):
                     found.append(bot)
                     if len(found) > size:
-                        return found[:size], encode_page_token(found[size - 1].spec.name)
+                        return found[:size], paging.encode_page_token(found[size - 1].spec.name)
         return found, ""
 
     def _name_batches(self, prefix: str, after: str, batch: int) -> Iterator[list[str]]:
@@ -250,13 +231,6 @@ def _binary(client: redis.Redis) -> redis.Redis:
     kwargs = {**pool.connection_kwargs, "decode_responses": False}
     return redis.Redis(connection_pool=redis.ConnectionPool(
         connection_class=pool.connection_class, **kwargs))
-
-
-def _page_size(requested: int) -> int:
-    if requested < 0:
-        raise InvalidArgumentError.for_fields(
-            [FieldViolation("page.page_size", f"must not be negative, got {requested}")])
-    return min(requested or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
 
 
 def _parse(payload: bytes, retired: bool) -> bots_pb2.BotVersion:
