@@ -13,6 +13,8 @@ from arena.services.worker.bots import BotRunner
 from arena.services.worker.consumer import WorkerLoop
 from arena.services.worker.tcache import SharedSearchCache
 
+from arena.engine import dispatch
+
 FAST = DeliveryConfig(max_deliveries=3, min_reclaim_idle_ms=600, reclaim_margin_ms=300,
                       heartbeat_ms=100, match_idle_ms=1500, grace_ms=200,
                       stall_timeout_ms=30_000)
@@ -23,7 +25,12 @@ def loops(
     redis_client: redis.Redis, cache_client: redis.Redis, redis_server: EmbeddedRedis,
     cache_server: EmbeddedRedis,
 ) -> Iterator[Callable[..., tuple[list[RefereeLoop], list[WorkerLoop]]]]:
-    """Start referees and workers as threads of the test process; stopped at teardown."""
+    """Start referees and workers as threads of the test process; stopped at teardown.
+
+    Like a real worker, the engines are compiled before any job is taken: a cold compile
+    inside a move would cost the bot its time and forfeit the game.
+    """
+    dispatch.warm_up(["othello", "gomoku"])
     started: list[RefereeLoop | WorkerLoop] = []
 
     def start(referees: int = 1, workers: int = 2, shared_cache: bool = True,
