@@ -87,6 +87,13 @@ class SearchResult:
     pv: list[int] = field(default_factory=list)
     tree: list[TreeNode] | None = None
     exact: bool = False  # True when the score is a proven game-theoretic value
+    # The root moves tied for the best score when the bot draws its move among them with
+    # the seed (KReversi's random tie rule); ``move`` is one of them. Empty otherwise.
+    ties: list[int] = field(default_factory=list)
+    # True when a limit (time, nodes, a stop request) ended the search before it reached
+    # its depth or finished its solve: then the result depends on the machine, not only
+    # on the request.
+    cut_short: bool = False
 
     @property
     def nps(self) -> int:

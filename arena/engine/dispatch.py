@@ -86,12 +86,19 @@ def seed_phase(game: str, position_text: str) -> bool:
     return board.count(Color.BLACK) + board.count(Color.WHITE) == 0
 
 
-def seed_matters(game: str, config: dict[str, object], position_text: str) -> bool:
-    """True when ``seed`` may change the move chosen in this position with this config.
+def redraw(game: str, result: SearchResult, seed: int) -> SearchResult:
+    """``result`` as its search would have ended under ``seed``.
 
-    Only then must a cached search result be keyed on the seed too.
+    A search never depends on the seed; only a final draw among equally good root moves
+    does (``result.ties``, KReversi's random tie rule), so a result found under one seed is
+    reused under another by drawing again. Without ties the result is returned as it is.
     """
-    return seed_sensitive(game, config) and seed_phase(game, position_text)
+    _check_game(game)
+    if game == "othello" and result.ties:
+        from arena.engine.othello.engine import pick_tied
+
+        return pick_tied(result, seed)
+    return result
 
 
 def gomoku_moves(position_text: str, history: Sequence[int]) -> list[int]:

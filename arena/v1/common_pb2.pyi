@@ -229,6 +229,7 @@ class SearchInfo(_message.Message):
     TIME_MS_FIELD_NUMBER: _builtins.int
     EXACT_FIELD_NUMBER: _builtins.int
     CACHE_HIT_FIELD_NUMBER: _builtins.int
+    TIED_MOVES_FIELD_NUMBER: _builtins.int
     score: _builtins.int
     """Score from the mover's point of view, in the evaluator's units."""
     depth: _builtins.int
@@ -244,6 +245,13 @@ class SearchInfo(_message.Message):
     def pv(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Principal variation as square indices, starting with the chosen move."""
 
+    @_builtins.property
+    def tied_moves(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """When the bot drew its move at random among root moves of equal score (KReversi's
+        rule in the opening), those moves, in square order; the match's seed chose among
+        them. Empty otherwise.
+        """
+
     def __init__(
         self,
         *,
@@ -255,10 +263,11 @@ class SearchInfo(_message.Message):
         time_ms: _builtins.float = ...,
         exact: _builtins.bool = ...,
         cache_hit: _builtins.bool = ...,
+        tied_moves: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_hit", b"cache_hit", "depth", b"depth", "exact", b"exact", "nodes", b"nodes", "nps", b"nps", "pv", b"pv", "score", b"score", "time_ms", b"time_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_hit", b"cache_hit", "depth", b"depth", "exact", b"exact", "nodes", b"nodes", "nps", b"nps", "pv", b"pv", "score", b"score", "tied_moves", b"tied_moves", "time_ms", b"time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

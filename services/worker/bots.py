@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import grpc
 from arena.services.referee.matches import game_name
-from arena.services.worker.tcache import CacheKey, SharedSearchCache, clock_free_ms
+from arena.services.worker.tcache import CacheKey, SharedSearchCache
 
 from arena.bots.spec import builtin_config
 from arena.engine import dispatch
@@ -63,7 +63,8 @@ def _error(code: engine_pb2.MoveError.ValueType, detail: str) -> BotAnswer:
 def search_info(result: SearchResult, cache_hit: bool = False) -> common_pb2.SearchInfo:
     return common_pb2.SearchInfo(
         score=result.score, depth=result.depth, nodes=result.nodes, nps=result.nps,
-        pv=result.pv, time_ms=result.elapsed_ms, exact=result.exact, cache_hit=cache_hit)
+        pv=result.pv, time_ms=result.elapsed_ms, exact=result.exact, cache_hit=cache_hit,
+        tied_moves=result.ties)
 
 
 @dataclass
@@ -121,10 +122,10 @@ class BotRunner:
         else:
             cached = self.cache.probe(key, limit)
             if cached is not None:
+                cached = dispatch.redraw(bot.game, cached, job.seed)
                 move = common_pb2.Move(square=cached.move)
                 info = search_info(cached, cache_hit=True)
                 return BotAnswer(engine_pb2.MoveResult(move=move, search=info))
-        started = time.monotonic()
         try:
             result = dispatch.choose_move(
                 bot.game, job.position.text, list(job.history), bot.config,
@@ -133,15 +134,16 @@ class BotRunner:
             return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
         except Exception as exc:  # an engine bug must cost this bot the game, not the worker
             return _error(engine_pb2.MOVE_ERROR_BOT_CRASHED, f"{type(exc).__name__}: {exc}")
-        wall_ms = (time.monotonic() - started) * 1000
-        # Stored only if no clock rule can have cut it short (a shallower depth, a solve
-        # given up): such a result depends on the machine's load, not on the request.
-        free_ms = clock_free_ms(limit)
-        complete = key is not None and (free_ms is None or wall_ms < free_ms) and not stop.is_set()
+        # Stored only if no limit cut it short (a shallower depth, a solve given up): such
+        # a result depends on the machine's load, not on the request. Nor is a move the
+        # seed drew other than among tied root moves (SharpMoku's random opening): a
+        # later job with another seed could not draw it again.
+        seeded = bot.seed_sensitive and dispatch.seed_phase(bot.game, job.position.text)
+        reusable = not result.cut_short and not stop.is_set() and (result.ties or not seeded)
         answer = engine_pb2.MoveResult(move=common_pb2.Move(square=result.move),
                                        search=search_info(result))
         return BotAnswer(answer, result.tree,
-                         (key, result) if complete and key is not None else None)
+                         (key, result) if reusable and key is not None else None)
 
     def store(self, answer: BotAnswer) -> None:
         """Queue a completed search for the shared cache (called once the move is answered;
@@ -156,9 +158,7 @@ class BotRunner:
     def _cache_key(self, job: engine_pb2.MoveJob, bot: PreparedBot) -> CacheKey | None:
         if not self.cache.enabled or job.tree_node_budget > 0:
             return None  # a tree is only captured by running the search
-        seeded = bot.seed_sensitive and dispatch.seed_phase(bot.game, job.position.text)
-        return CacheKey(bot.game, bot.evaluator_hash, job.position.text,
-                        seed=job.seed if seeded else None)
+        return CacheKey(bot.game, bot.evaluator_hash, job.position.text)
 
     # -- external bots ---------------------------------------------------------------------
 

@@ -3,23 +3,28 @@
 Entries live in the cache Redis (never the durable one, so LRU eviction can only cost
 speed) under ``arena:tt:{game}:{evaluator hash}:{digest}``. The digest covers everything
 that decides a search's result: the game, the bot version's evaluator hash (the evaluator
-and every parameter, depth included), the exact position text (side to move included), the
-request's depth and node limits, and the seed when the engine says the seed can matter
-here. An entry is a hash: ``pb`` (move, score, depth, bound (exact or not), nodes, PV) and
-``ms``, the engine time the search took.
+and every parameter, depth included), the exact position text (side to move included) and
+the request's depth and node limits. An entry is a hash: ``pb`` (move, score, depth, bound
+(exact or not), nodes, PV, the tied root moves) and ``ms``, the engine time the search took.
+
+The seed is not in the key: a search never depends on it, only a bot's final draw among
+root moves of equal score does (KReversi's random tie rule), and the entry keeps those
+tied moves so that a job with another seed draws again (``dispatch.redraw``). So every
+game that reaches a position shares its search, whatever its seed. A move the seed drew
+otherwise (SharpMoku's random opening) is never stored.
 
 Why whole searches and not a node-level table: a Redis round trip costs ~100 µs, a search
 node ~1 µs; probing per node would make every search slower. Every ply of every game is the
 root of some job, so a ladder that repeats openings hits the cache at the start of each game
 and keeps hitting until the games diverge.
 
-Determinism: only a search the clock cannot have shaped is stored (no tree capture, and its
-wall time stayed under ``CLOCK_FREE_SHARE`` of its limit), and an entry is only reused for an
-identical request under whose limit the same holds. The share is the earliest point at which
-an engine lets the clock change a search: past 40-45% of the limit iterative deepening starts
-no new iteration, and the Othello solver gives up at 60%. Both return a shallower result well
-before the limit, so "finished under the limit" alone would let a cut-short search stand for
-a complete one. At a fixed depth a hit therefore returns exactly what the search returns.
+Determinism: only a search that no limit cut short is stored (the engines report it in
+``SearchResult.cut_short``; no tree capture either), and an entry is only reused for an
+identical request under whose time limit the search would not have been cut short either:
+its engine time must stay under ``CLOCK_FREE_SHARE`` of that limit, the earliest point at
+which an engine lets the clock change a search (past 40% of the limit iterative deepening
+starts no new iteration; the Othello solver gives up at 60%). At a fixed depth a hit
+therefore returns the move, score and depth the search returns.
 """
 
 from __future__ import annotations
@@ -59,11 +64,10 @@ class CacheKey:
     position_text: str
     depth: int = 0
     nodes: int = 0
-    seed: int | None = None
 
     def redis_key(self) -> str:
         material = "|".join([self.game, self.evaluator_hash, self.position_text,
-                             f"d{self.depth}", f"n{self.nodes}", f"s{self.seed}"])
+                             f"d{self.depth}", f"n{self.nodes}"])
         digest = hashlib.blake2b(material.encode(), digest_size=16).hexdigest()
         return f"arena:tt:{self.game}:{self.evaluator_hash[:16]}:{digest}"
 
@@ -73,7 +77,8 @@ def _to_entry(result: SearchResult) -> bytes:
         move=common_pb2.Move(square=result.move),
         search=common_pb2.SearchInfo(
             score=result.score, depth=result.depth, nodes=result.nodes, nps=result.nps,
-            pv=result.pv, time_ms=result.elapsed_ms, exact=result.exact),
+            pv=result.pv, time_ms=result.elapsed_ms, exact=result.exact,
+            tied_moves=result.ties),
     ).SerializeToString()
 
 
@@ -82,7 +87,7 @@ def _from_entry(payload: bytes) -> SearchResult:
     info = entry.search
     return SearchResult(move=entry.move.square, score=info.score, depth=info.depth,
                         nodes=info.nodes, elapsed_ms=info.time_ms, pv=list(info.pv),
-                        exact=info.exact)
+                        exact=info.exact, ties=list(info.tied_moves))
 
 
 # One round trip per probe: read the entry, apply the time-limit rule and count the outcome.

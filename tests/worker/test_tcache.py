@@ -45,16 +45,20 @@ def _assert_clock_free(match: match_pb2.Match) -> None:
         before = record.position_after
 
 
-def _play(client: redis.Redis, seeds: list[int]) -> list[list[int]]:
-    ids = [create_match(client, match_config("lab", "kr", move_time_ms=MOVE_TIME_MS, seed=seed),
-                        "me").id for seed in seeds]
-    games = []
-    for match_id in ids:
-        match = wait_finished(client, match_id, 180)
+def _play(client: redis.Redis, seeds: list[int]) -> list[match_pb2.Match]:
+    """The games, played one after the other (so each can hit what the previous stored)."""
+    matches = []
+    for seed in seeds:
+        config = match_config("kr", "lab", move_time_ms=MOVE_TIME_MS, seed=seed)
+        match = wait_finished(client, create_match(client, config, "me").id, 180)
         replay_moves(match)
         _assert_clock_free(match)
-        games.append([r.move.square for r in match.moves])
-    return games
+        matches.append(match)
+    return matches
+
+
+def _moves(matches: list[match_pb2.Match]) -> list[list[int]]:
+    return [[r.move.square for r in m.moves] for m in matches]
 
 
 def test_games_identical_with_and_without_the_cache(
@@ -62,34 +66,45 @@ def test_games_identical_with_and_without_the_cache(
 ) -> None:
     builtin_bot(redis_client, "lab", LAB)
     builtin_bot(redis_client, "kr", KREVERSI)
-    seeds = [1, 2, 1]
+    seeds = [1, 3, 1]  # seeds 1 and 3 play the same first 10 plies, then KReversi's draw differs
     refs, works = loops(referees=1, workers=2, shared_cache=False)
-    without = _play(redis_client, seeds)
+    without = _moves(_play(redis_client, seeds))
     for loop in [*refs, *works]:
         loop.stop(5)
     assert cache_client.hgetall(STATS_KEY) == {}
     loops(referees=1, workers=2, shared_cache=True)
     cold = _play(redis_client, seeds)
     warm = _play(redis_client, seeds)
-    assert without == cold == warm
-    assert without[0] == without[2]  # same seed, same game
+    assert without == _moves(cold) == _moves(warm)
+    assert without[0] == without[2] and without[0] != without[1]  # the seed decides ties
     stats = SharedSearchCache(cache_client).stats()
     assert stats["hits"] >= len(without[0]) and stats["saved_ms"] > 0
+    # The seed is not part of the key: seed 3's game reuses seed 1's KReversi searches of
+    # the positions both games reach, drawing among their tied moves again, and at ply 10
+    # that draw picks another move than seed 1's game played.
+    first = cold[1].moves[0]
+    assert first.search.cache_hit and first.search.tied_moves == [19, 26, 37, 44]
+    redrawn = [r for r in cold[1].moves if r.search.cache_hit and len(r.search.tied_moves) > 1
+               and r.move.square != cold[0].moves[r.ply].move.square]
+    assert redrawn and all(r.move.square in r.search.tied_moves for r in redrawn)
+    assert all(r.search.cache_hit for r in warm[1].moves if r.move.square != PASS)
 
 
 def test_cache_entry_rules(cache_client: redis.Redis) -> None:
     cache = SharedSearchCache(cache_client)
-    key = CacheKey("othello", "abc", "pos X", seed=None)
-    result = SearchResult(move=19, score=4, depth=6, nodes=900, elapsed_ms=40.0, pv=[19, 18])
+    key = CacheKey("othello", "abc", "pos X")
+    result = SearchResult(move=19, score=4, depth=6, nodes=900, elapsed_ms=40.0, pv=[19, 18],
+                          ties=[19, 26])
     assert cache.probe(key, 1000) is None
     cache.store(key, result)
     hit = cache.probe(key, 1000)
-    assert hit is not None and (hit.move, hit.score, hit.depth, hit.pv) == (19, 4, 6, [19, 18])
+    assert hit is not None
+    assert (hit.move, hit.score, hit.depth, hit.pv, hit.ties) == (19, 4, 6, [19, 18], [19, 26])
     assert cache.probe(key, 30) is None  # would not have completed under a 30 ms limit
     # It would have, under 80 ms, but past the share of the limit where the engines' clock
-    # rules may cut a search short: not reused, and not stored (see ``clock_free_ms``).
+    # rules may cut a search short: not reused (see ``clock_free_ms``).
     assert cache.probe(key, 80) is None
-    assert cache.probe(CacheKey("othello", "abc", "pos X", seed=5), 1000) is None
+    assert cache.probe(CacheKey("othello", "abc", "pos X", depth=5), 1000) is None
     assert cache.probe(CacheKey("othello", "abd", "pos X"), 1000) is None
     assert SharedSearchCache(None).probe(key, 1000) is None
 

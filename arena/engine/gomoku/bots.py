@@ -60,7 +60,8 @@ def run_sharpmoku(
     nodes = int(ctx[CTX_NODES])
     nodes_tree = read_tree(tree, int(ctx[CTX_TREE_COUNT]), [int(move)]) if tree_budget else None
     return SearchResult(
-        int(move), int(score), depth, nodes, _elapsed_ms(started), [int(move)], nodes_tree
+        int(move), int(score), depth, nodes, _elapsed_ms(started), [int(move)], nodes_tree,
+        cut_short=bool(ctx[CTX_ABORTED]),
     )
 
 
@@ -118,10 +119,15 @@ def run_arena(
     if quick is not None:
         move, score, line = quick
         return SearchResult(move, score, len(line), int(ctx[CTX_NODES]), _elapsed_ms(started),
-                            line, [] if tree_budget else None, exact=abs(score) >= WIN_BOUND)
+                            line, [] if tree_budget else None, exact=abs(score) >= WIN_BOUND,
+                            cut_short=bool(ctx[CTX_ABORTED]))
+    vcf_cut = bool(ctx[CTX_ABORTED])  # the VCF search found nothing before a limit
     root = _safe_root_moves(state, ctx, stop)
+    vcf_cut = vcf_cut or bool(ctx[CTX_ABORTED])
     ctx[CTX_ABORTED] = 0
-    return _iterate(state, params, limits, stop, tree_budget, root, started, ctx)
+    result = _iterate(state, params, limits, stop, tree_budget, root, started, ctx)
+    result.cut_short = result.cut_short or vcf_cut
+    return result
 
 
 def _threat_answer(
@@ -176,6 +182,7 @@ def _iterate(
     tree = new_tree(tree_budget)
     ctx[CTX_TREE_BUDGET] = tree_budget
     best: tuple[int, int, int, list[int]] | None = None  # move, score, depth, pv
+    cut_short = False
     kept_tree: list[TreeNode] | None = [] if tree_budget else None
     for depth in range(1, max_depth + 1):
         ctx[CTX_TREE_COUNT] = 0
@@ -185,6 +192,7 @@ def _iterate(
             stop.array, tree, root,
         )
         if ctx[CTX_ABORTED] and best is not None:
+            cut_short = True
             break
         length = int(state.pv[0, 0])
         pv = [int(m) for m in state.pv[0, 1 : 1 + length]]
@@ -193,15 +201,19 @@ def _iterate(
             if tree_budget:
                 kept_tree = read_tree(tree, int(ctx[CTX_TREE_COUNT]), pv)
         if ctx[CTX_ABORTED] or abs(score) >= WIN_BOUND:
+            cut_short = bool(ctx[CTX_ABORTED])
             break
-        if limits.time_ms is not None and _elapsed_ms(started) > SOFT_TIME_SHARE * limits.time_ms:
+        if depth < max_depth and limits.time_ms is not None and (
+                _elapsed_ms(started) > SOFT_TIME_SHARE * limits.time_ms):
+            cut_short = True
             break
     if best is None:  # stopped before depth 1 finished: the first candidate
         fallback = int(root[0]) if root.shape[0] else _first_candidate(state)
         best = (fallback, 0, 0, [fallback])
+        cut_short = True
     move, score, depth, pv = best
     return SearchResult(move, score, depth, int(ctx[CTX_NODES]), _elapsed_ms(started), pv,
-                        kept_tree, exact=abs(score) >= WIN_BOUND)
+                        kept_tree, exact=abs(score) >= WIN_BOUND, cut_short=cut_short)
 
 
 def _first_candidate(state: _ArenaState) -> int:

@@ -156,22 +156,29 @@ def iterative_deepening(
         )
         nodes += int(st[ST_NODES])
         if st[ST_ABORTED]:
+            result.cut_short = True
             if st[ST_ROOT_DONE] >= 1 and spec.ordered:
                 result.move = int(st[ST_ROOT_BEST])  # proven at least as good
+                if result.move not in result.ties:
+                    result.ties = []
             break
         result.move, result.score, result.depth = int(st[ST_ROOT_BEST]), score, depth
         result.pv = buffers.principal_variation()
+        result.ties = []
         if st[ST_ROOT_FULL]:
-            ties = sorted(sq for sq in legal if st[ST_ROOT_SCORES + sq] == score)
-            result.move = random.Random(seed).choice(ties)
-            if result.pv[:1] != [result.move]:
-                result.pv = [result.move]
+            result.ties = sorted(sq for sq in legal if st[ST_ROOT_SCORES + sq] == score)
+            pick_tied(result, seed)
         if tree_budget > 0:
             tree_rows = buffers.tree[: int(st[ST_TREE_N])].copy()
-        if depth >= pos.empties() or (node_limit is not None and nodes >= node_limit):
-            break  # searched to the end of the game, or out of nodes
-        if time_ms is not None and _elapsed_ms(started) > SOFT_TIME_SHARE * time_ms:
-            break  # the next iteration would most likely not finish
+        if depth >= pos.empties():
+            break  # searched to the end of the game
+        if depth < max_plies and node_limit is not None and nodes >= node_limit:
+            result.cut_short = True  # out of nodes
+            break
+        if depth < max_plies and time_ms is not None and (
+                _elapsed_ms(started) > SOFT_TIME_SHARE * time_ms):
+            result.cut_short = True  # the next iteration would most likely not finish
+            break
     result.nodes = nodes
     result.elapsed_ms = _elapsed_ms(started)
     if tree_budget > 0:
@@ -254,17 +261,31 @@ def choose_move(
     time_ms = _stricter(spec.time_ms, limits.time_ms)
     plies = _stricter(spec.plies[kreversi_phase(64 - pos.empties())], limits.depth)
     assert plies is not None
+    gave_up = False  # a solve that a limit stopped
     if 0 <= pos.empties() <= spec.endgame_empties and tree_budget == 0:
         # The solver gets 60% of the time; if it cannot finish, the midgame search gets the rest.
         solve_ms = None if time_ms is None else max(1, time_ms * 6 // 10)
         solved = _solve(pos, False, limits.nodes, solve_ms, stop_ext)
         if solved is not None:
             return solved
+        gave_up = True
     remaining = None if time_ms is None else max(1, time_ms - int(_elapsed_ms(started)))
     result = iterative_deepening(
         spec, pos, max(1, plies), limits.nodes, remaining, stop_ext, tree_budget, seed
     )
     result.elapsed_ms = _elapsed_ms(started)
+    result.cut_short = result.cut_short or gave_up
+    return result
+
+
+def pick_tied(result: SearchResult, seed: int) -> SearchResult:
+    """Draw ``result.move`` among ``result.ties`` with ``seed`` (KReversi's random tie
+    rule; a no-op without ties). The draw depends only on the tied moves and the seed, so
+    a search's result can be reused under another seed by drawing again."""
+    if result.ties:
+        result.move = random.Random(seed).choice(result.ties)
+        if result.pv[:1] != [result.move]:
+            result.pv = [result.move]
     return result
 
 

@@ -110,6 +110,14 @@ def test_stop_flag_and_node_limit_end_the_search() -> None:
     assert result.elapsed_ms < 5000 and 0 <= result.move < 225
     limited = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(nodes=3000))
     assert limited.nodes <= 3000 + 50
+    assert result.cut_short and limited.cut_short  # the shared cache must not keep them
+
+
+@pytest.mark.parametrize("preset", ["arena-gomoku", "sharpmoku-normal"])
+def test_a_search_that_reaches_its_depth_is_not_cut_short(preset: str) -> None:
+    moves = [112, 113, 127, 98]
+    assert not choose_move(15, "freestyle", moves, PRESETS[preset], Limits(depth=2)).cut_short
+    assert choose_move(15, "freestyle", moves, PRESETS[preset], Limits(nodes=20)).cut_short
 
 
 def test_time_limit_is_kept() -> None:

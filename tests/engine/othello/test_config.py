@@ -6,8 +6,10 @@ import copy
 
 import pytest
 
+from arena.engine import dispatch
 from arena.engine.api import Limits
 from arena.engine.othello import (
+    PASS,
     PRESETS,
     START_TEXT,
     choose_move,
@@ -16,6 +18,7 @@ from arena.engine.othello import (
 )
 from arena.engine.othello.config import compile_config
 from arena.errors import InvalidArgumentError
+from tests.engine.othello.conftest import random_boards
 
 NAMES = {
     "kreversi-default",
@@ -132,3 +135,24 @@ def test_random_tied_root_moves_follow_the_seed() -> None:
     )
     fixed = {**config, "random_tied_root_moves": False}
     assert len({choose_move(START_TEXT, fixed, Limits(), seed=s).move for s in range(6)}) == 1
+    assert choose_move(START_TEXT, fixed, Limits()).ties == []
+
+
+@pytest.mark.parametrize("preset", ["kreversi-default", "lucy", "terra"])
+def test_a_search_under_one_seed_redrawn_equals_the_search_under_another(preset: str) -> None:
+    """What lets the shared cache ignore the seed: the search itself never depends on it,
+    only the draw among the tied root moves it reports does."""
+    config = {**PRESETS[preset], "depth": {"begin": 4, "middle": 4, "end": 4}}
+    boards = [START_TEXT, *(b.to_text() for b in random_boards(300, seed=4)
+                            if 64 - b.empties <= 14 and b.legal_moves() != [PASS])]
+    tied = 0
+    for text in boards[:20]:
+        first = choose_move(text, config, Limits(), seed=0)
+        assert first.move in first.ties and first.ties == sorted(first.ties)
+        tied += len(first.ties) > 1
+        for seed in range(1, 6):
+            fresh = choose_move(text, config, Limits(), seed=seed)
+            again = dispatch.redraw("othello", copy.deepcopy(first), seed)
+            assert (again.move, again.score, again.depth, again.ties) == (
+                fresh.move, fresh.score, fresh.depth, fresh.ties), (text, seed)
+    assert tied >= 2  # the draw was exercised, not only single best moves

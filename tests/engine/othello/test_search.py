@@ -105,6 +105,27 @@ def test_node_limit() -> None:
     result = choose_move(START_TEXT, ARENA_NO_SOLVER, Limits(nodes=5000))
     assert result.nodes <= 5001
     assert result.move in (19, 26, 37, 44)
+    assert result.cut_short
+
+
+def test_cut_short_says_whether_a_limit_ended_the_search() -> None:
+    """The shared cache stores only searches no limit cut short."""
+    warm_up()
+    assert not choose_move(START_TEXT, ARENA_NO_SOLVER, Limits(depth=4)).cut_short
+    assert not choose_move(START_TEXT, ARENA_NO_SOLVER, Limits(depth=4, time_ms=60_000)).cut_short
+    # The bot's own clock counts too, not only the move's limit.
+    own_clock = {**ARENA_NO_SOLVER, "time_ms": 30}
+    assert choose_move(START_TEXT, own_clock, Limits(time_ms=60_000)).cut_short
+    assert choose_move(START_TEXT, ARENA_NO_SOLVER, Limits(time_ms=30)).cut_short
+    stop = StopFlag()
+    stop.set()
+    assert choose_move(START_TEXT, ARENA_NO_SOLVER, Limits(depth=6), stop=stop).cut_short
+    # An endgame solve that finishes is complete; one a limit stops leaves a cut-short result.
+    near_end = next(b for b in random_boards(3000, seed=9)
+                    if b.empties == 12 and b.legal_moves() != [PASS])
+    solver = {**PRESETS["arena-fast"], "endgame_empties": 14}
+    assert not choose_move(near_end.to_text(), solver, Limits()).cut_short
+    assert choose_move(near_end.to_text(), solver, Limits(nodes=50)).cut_short
 
 
 def test_forced_pass_returns_pass_and_game_over_raises() -> None:
