@@ -128,9 +128,8 @@ def validate_config(
     suite = load_suite(config.opening_suite)
     config.games_per_pairing = even_games(config.games_per_pairing, len(suite.openings))
     openings = select_openings(suite, config.games_per_pairing // 2, config.seed)
-    games = plan_games(
-        len(config.bots), config.format, config.games_per_pairing, openings, config.seed
-    )
+    games = plan_games([f"{bot.name}@{bot.version}" for bot in config.bots], config.format,
+                       config.games_per_pairing, openings, config.seed)
     if len(games) > MAX_GAMES:
         raise InvalidArgumentError.for_fields(
             [

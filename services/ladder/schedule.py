@@ -4,11 +4,18 @@ Every pairing plays the same openings, each twice with colours swapped, so that 
 the opening nor the first move favours anyone. Round robin pairs every two bots; a gauntlet
 pairs the first bot (the challenger) with each of the others. Games are ordered opening by
 opening, pairing by pairing, so partial standings stay balanced while a ladder runs.
+
+A game's seed depends on the ladder's seed, the opening's place in the plan and the two
+bot versions by colour, not on the game's index: a ladder re-run with one more bot (or one
+bot replaced) plays every game between the others exactly as before, so their results
+stay comparable and the shared search cache answers those games' moves.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arena.openings import Opening
@@ -16,10 +23,7 @@ from arena.v1 import ladder_pb2
 
 MAX_BOTS = 32
 MAX_GAMES = 20_000
-# Distinct from the opening shuffle's seed use, so two ladders that differ only in seed
-# differ in both openings and per-game seeds.
-_SEED_STRIDE = 1_000_003
-_SEED_MASK = (1 << 62) - 1
+_SEED_BITS = 62
 
 
 @dataclass(frozen=True)
@@ -47,20 +51,31 @@ def even_games(requested: int, suite_size: int) -> int:
     return requested + requested % 2
 
 
+def game_seed(seed: int, opening_index: int, black: str, white: str) -> int:
+    """The seed of the game ``black`` vs ``white`` (bot versions) on the ladder's
+    ``opening_index``-th opening."""
+    material = f"{seed}|{opening_index}|{black}|{white}".encode()
+    digest = hashlib.blake2b(material, digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> (64 - _SEED_BITS)
+
+
 def plan_games(
-    bots: int, ladder_format: int, games_per_pairing: int, openings: list[Opening], seed: int
+    bots: Sequence[str], ladder_format: int, games_per_pairing: int, openings: list[Opening],
+    seed: int,
 ) -> list[PlannedGame]:
-    """Every game of the ladder; ``openings`` holds games_per_pairing / 2 openings."""
+    """Every game of the ladder; ``bots`` names each bot version (``name@version``) and
+    ``openings`` holds games_per_pairing / 2 openings."""
     if games_per_pairing % 2 or len(openings) != games_per_pairing // 2:
         raise ValueError(
             f"need games_per_pairing / 2 openings: {games_per_pairing} games, "
             f"{len(openings)} openings"
         )
+    if len(set(bots)) != len(bots):
+        raise ValueError(f"a bot version is listed twice: {list(bots)}")
     games: list[PlannedGame] = []
-    for opening in openings:
-        for first, second in pairings(bots, ladder_format):
+    for opening_index, opening in enumerate(openings):
+        for first, second in pairings(len(bots), ladder_format):
             for black, white in ((first, second), (second, first)):
-                index = len(games)
-                game_seed = (seed * _SEED_STRIDE + index) & _SEED_MASK
-                games.append(PlannedGame(index, black, white, opening, game_seed))
+                games.append(PlannedGame(len(games), black, white, opening, game_seed(
+                    seed, opening_index, bots[black], bots[white])))
     return games
