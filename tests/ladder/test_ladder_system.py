@@ -19,6 +19,7 @@ import grpc
 import pytest
 from arena.services.common.stack import Stack
 
+from arena.games import PASS
 from arena.v1 import (
     bots_pb2,
     common_pb2,
@@ -85,24 +86,92 @@ def _counted(stack: Stack, ladder_id: str) -> int:
         client.close()
 
 
-def test_small_ladder_survives_a_ladder_restart(stack: Stack) -> None:
-    auth = (("authorization", f"Bearer {stack.admin_token}"),)
+def _auth(stack: Stack) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {stack.admin_token}"),)
+
+
+def _register(stack: Stack, bots: dict[str, str]) -> None:
     with grpc.insecure_channel(stack.target("registry")) as channel:
         registry = registry_pb2_grpc.BotRegistryStub(channel)
-        for name, preset in BOTS.items():
+        for name, preset in bots.items():
             spec = bots_pb2.BotSpec(name=name, game=OTHELLO)
             registry.RegisterBot(registry_pb2.RegisterBotRequest(spec=spec, from_preset=preset),
-                                 timeout=30, metadata=auth)
+                                 timeout=30, metadata=_auth(stack))
+
+
+def _create_ladder(stack: Stack, bots: list[str], games_per_pairing: int, move_time_ms: int
+                   ) -> ladder_pb2.LadderInfo:
     config = ladder_pb2.LadderConfig(
         name="system", game=common_pb2.GameSpec(kind=OTHELLO),
-        bots=[common_pb2.BotRef(name=name) for name in BOTS],
-        format=ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, games_per_pairing=4,
+        bots=[common_pb2.BotRef(name=name) for name in bots],
+        format=ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, games_per_pairing=games_per_pairing,
         opening_suite="othello-balanced", seed=11,
-        time_control=common_pb2.TimeControl(move_time_ms=500),
+        time_control=common_pb2.TimeControl(move_time_ms=move_time_ms),
     )
     with grpc.insecure_channel(stack.target("ladder")) as channel:
-        info = ladder_pb2_grpc.LadderStub(channel).CreateLadder(
-            ladder_pb2.CreateLadderRequest(config=config), timeout=30, metadata=auth)
+        info: ladder_pb2.LadderInfo = ladder_pb2_grpc.LadderStub(channel).CreateLadder(
+            ladder_pb2.CreateLadderRequest(config=config), timeout=30, metadata=_auth(stack))
+    return info
+
+
+def _finished_matches(stack: Stack, ladder_id: str, timeout_s: float) -> list[match_pb2.Match]:
+    """The ladder's matches once it has finished."""
+    with grpc.insecure_channel(stack.target("ladder")) as channel:
+        ladders = ladder_pb2_grpc.LadderStub(channel)
+
+        def table() -> ladder_pb2.Standings:
+            reply: ladder_pb2.Standings = ladders.GetStandings(
+                ladder_pb2.GetStandingsRequest(ladder_id=ladder_id), timeout=30,
+                metadata=_auth(stack))
+            return reply
+
+        _wait_for(lambda: table().ladder.status == ladder_pb2.LADDER_STATUS_FINISHED,
+                  timeout_s, "the ladder to finish")
+        match_ids = list(table().ladder.match_ids)
+    with grpc.insecure_channel(stack.target("referee")) as channel:
+        referee = referee_pb2_grpc.RefereeStub(channel)
+        return [referee.GetMatch(referee_pb2.GetMatchRequest(match_id=m), timeout=30,
+                                 metadata=_auth(stack)) for m in match_ids]
+
+
+def test_a_ladder_rerun_with_a_new_bot_replays_the_old_games_from_the_cache(
+        stack: Stack) -> None:
+    """A bot joins and the ladder is re-run: the games between the others are played again
+    move for move (same seeds, KReversi's random ties included), every move of them answered
+    by the shared cache, while the newcomer's games are searched."""
+    bots = {"rookie": "lab-beginner", "kay": "kreversi-default", "cadet": "lab-intermediate"}
+    _register(stack, bots)
+    # A clock that never decides a move: every search reaches its depth.
+    first = _finished_matches(stack, _create_ladder(stack, ["rookie", "kay"], 2, 30_000).id,
+                              180)
+    # The newcomer comes first, so every old game has another index in the new ladder.
+    rerun = _finished_matches(stack, _create_ladder(stack, ["cadet", "rookie", "kay"], 2,
+                                                    30_000).id, 180)
+
+    def key(match: match_pb2.Match) -> tuple[str, str, tuple[int, ...]]:
+        return match.black.name, match.white.name, tuple(match.config.opening)
+
+    def moves(match: match_pb2.Match) -> list[int]:
+        return [r.move.square for r in match.moves]
+
+    again = {key(m): m for m in rerun}
+    assert len(first) == 2 and len(rerun) == 6
+    for old in first:
+        new = again[key(old)]
+        assert new.config.seed == old.config.seed and moves(new) == moves(old)
+        missed = [r.ply for r in new.moves if r.move.square != PASS and not r.search.cache_hit]
+        assert not missed, (key(old), missed)
+    # The newcomer was never seen: its moves are searched (but for positions it met in an
+    # earlier game of this ladder, as the same opening with the same colour).
+    newcomer = [r.search.cache_hit for m in rerun for r in m.moves if r.move.square != PASS
+                and (m.black.name, m.white.name)[r.color - common_pb2.COLOR_BLACK] == "cadet"]
+    assert newcomer.count(False) > len(newcomer) // 2
+
+
+def test_small_ladder_survives_a_ladder_restart(stack: Stack) -> None:
+    auth = _auth(stack)
+    _register(stack, BOTS)
+    info = _create_ladder(stack, list(BOTS), 4, 500)
     assert info.games_total == 12
 
     def standings() -> ladder_pb2.Standings:
