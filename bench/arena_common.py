@@ -61,18 +61,24 @@ class Game:
     seed: int
 
 
-def ladder_plan(games: int, seed: int = LADDER_SEED) -> list[Game]:
-    """A round robin of LADDER_BOTS planned exactly as the ladder service plans one: each
-    opening of the ``othello-balanced`` suite twice per pairing with colours swapped, one
-    seed per game; just enough openings for ``games`` games (the last round cut short)."""
-    names = list(LADDER_BOTS)
-    pairs = len(pairings(len(names), ladder_pb2.LADDER_FORMAT_ROUND_ROBIN))
-    per_pairing = even_games(-(-games // pairs), 0)
+def ladder_plan(names: list[str], games_per_pairing: int, seed: int = LADDER_SEED
+                ) -> list[Game]:
+    """A round robin of ``names`` (bots of LADDER_BOTS, registered as version 1) planned
+    exactly as the ladder service plans one: ``games_per_pairing`` / 2 openings of the
+    ``othello-balanced`` suite, each twice per pairing with colours swapped, and each
+    game's seed from the ladder seed, the opening and the two bot versions."""
+    per_pairing = even_games(games_per_pairing, 0)
     openings = select_openings(load_suite("othello-balanced"), per_pairing // 2, seed)
-    planned = plan_games(len(names), ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, per_pairing,
-                         openings, seed)
+    planned = plan_games([f"{name}@1" for name in names],
+                         ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, per_pairing, openings, seed)
     return [Game(names[g.black], names[g.white], list(g.opening.moves), g.seed)
-            for g in planned[:games]]
+            for g in planned]
+
+
+def games_per_pairing(games: int, bots: int) -> int:
+    """Games per pairing for a round robin of ``bots`` to play at least ``games`` games."""
+    pairs = len(pairings(bots, ladder_pb2.LADDER_FORMAT_ROUND_ROBIN))
+    return even_games(-(-games // pairs), 0)
 
 
 def config(black: str, white: str, opening: list[int], move_time_ms: int = MOVE_TIME_MS,
@@ -86,17 +92,21 @@ def config(black: str, white: str, opening: list[int], move_time_ms: int = MOVE_
 
 def run_matches(client: redis.Redis, configs: list[match_pb2.MatchConfig],
                 timeout_s: float = 3600) -> tuple[float, list[match_pb2.Match]]:
-    """Create every match at once and wait for all; returns wall seconds and the matches."""
+    """Create every match at once and wait for all; returns wall seconds and the matches.
+
+    Waits on one match at a time, in creation order (they finish roughly in that order):
+    one status read per 20 ms. Polling every pending match would load the machine that
+    plays them (100 reads per poll, on the Redis and the cores the services use).
+    """
     started = time.monotonic()
     ids = [create_match(client, c, "bench").id for c in configs]
     store = MatchStore(client)
     deadline = started + timeout_s
-    pending = set(ids)
-    while pending and time.monotonic() < deadline:
-        pending = {i for i in pending if store.header(i).status not in FINISHED_STATES}
-        time.sleep(0.05)
-    if pending:
-        raise TimeoutError(f"{len(pending)} matches did not finish")
+    for match_id in ids:
+        while store.header(match_id).status not in FINISHED_STATES:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"match {match_id} and later ones did not finish")
+            time.sleep(0.02)
     return time.monotonic() - started, [store.get(i) for i in ids]
 
 

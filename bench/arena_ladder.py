@@ -3,21 +3,23 @@
 The ladder is planned as the ladder service plans one (``bench/arena_common.ladder_plan``):
 a round robin of five fixed-depth bots of ladder strength (KReversi presets at depth 9,
 arena-fast at depth 8, lab-advanced; 3-30 ms per move), each opening of the
-``othello-balanced`` suite twice per pairing with colours swapped, one seed per game.
-Prints, each a median over ``--repeat`` interleaved repetitions:
+``othello-balanced`` suite twice per pairing with colours swapped, each game's seed drawn
+from the ladder seed, the opening and the two bots. Prints, each a median over ``--repeat``
+interleaved repetitions:
 
 * in one process: the same games with the engines and the rules library called directly
   (configs validated once, as a worker does), and the engine time they took;
 * services (embedded Redis, 1 referee) with 1 and 2 workers, shared cache off: the arena
   overhead ratio (1 worker / in process; target <= 1.10) and the scaling ratio
   (1 worker / 2 workers);
-* services with 2 workers and the shared transposition cache, the ladder played
-  ``--rounds`` times on one cache (a rerun of the same ladder: same bots, openings and
-  seeds): hit rate and engine time with vs. without the cache, per round and overall
-  (target >= 30 % less engine time with repeated openings);
+* services with 2 workers and the shared transposition cache, the way a ladder is used:
+  a ladder of four of the bots on a cold cache, then ``--newcomer`` joins and the ladder is
+  re-run with all five on the same openings and seed (the pairings of the first four replay
+  their games, now from the cache): hit rate and engine time with vs. without the cache for
+  each ladder and overall (target >= 30 % less engine time with repeated openings);
 * whether every game was move-for-move identical in every run (it must be).
 
-    .venv/bin/python bench/arena_ladder.py [--games 100] [--repeat 1] [--rounds 2]
+    .venv/bin/python bench/arena_ladder.py [--games 100] [--repeat 1] [--newcomer ryo-d9]
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from arena_common import (
     MOVE_TIME_MS,
     Game,
     config,
+    games_per_pairing,
     ladder_plan,
     register,
     run_matches,
@@ -118,9 +121,9 @@ class Round(NamedTuple):
     cpu: dict[str, float]  # CPU seconds per process of the stack during the round
 
 
-def through_services(plan: list[Game], workers: int, shared_cache: bool, rounds: int = 1
+def through_services(plans: list[list[Game]], workers: int, shared_cache: bool
                      ) -> list[Round]:
-    """Plays the ladder ``rounds`` times on one stack."""
+    """Plays the ladders one after the other on one stack (one cache)."""
     env = {"ARENA_SHARED_CACHE": "1" if shared_cache else "0"}
     out = []
     with stack(workers, env) as running:
@@ -128,7 +131,7 @@ def through_services(plan: list[Game], workers: int, shared_cache: bool, rounds:
         client = running.durable.client()
         for name, bot in LADDER_BOTS.items():
             register(client, name, bot)
-        for _ in range(rounds):
+        for plan in plans:
             before = _stack_cpu(running)
             wall_s, matches = run_matches(
                 client, [config(g.black, g.white, g.opening, seed=g.seed) for g in plan])
@@ -153,6 +156,22 @@ def _differing(games: Moves, reference: Moves) -> int:
     return sum(1 for a, b in zip(games, reference, strict=True) if a != b)
 
 
+def _key(game: Game) -> tuple[str, str, tuple[int, ...]]:
+    return game.black, game.white, tuple(game.opening)
+
+
+def _reference_for(plan: list[Game], full: list[Game], reference: Moves) -> Moves:
+    """The reference games of ``plan``, a sub-ladder of ``full``: the ladder service plans
+    each game of the sub-ladder exactly as the same game of the full one (same seed)."""
+    by_key = {_key(g): (g.seed, moves) for g, moves in zip(full, reference, strict=True)}
+    out = []
+    for game in plan:
+        seed, moves = by_key[_key(game)]
+        assert seed == game.seed, f"{_key(game)} has another seed in the larger ladder"
+        out.append(moves)
+    return out
+
+
 def _cpu_line(label: str, cpu: dict[str, float], local_cpu: float) -> None:
     total = sum(cpu.values())
     parts = ", ".join(f"{name} {seconds:.1f}" for name, seconds in sorted(cpu.items())
@@ -163,11 +182,15 @@ def _cpu_line(label: str, cpu: dict[str, float], local_cpu: float) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--games", type=int, default=100, help="at least this many games")
     parser.add_argument("--repeat", type=int, default=1, help="repetitions (medians)")
-    parser.add_argument("--rounds", type=int, default=2, help="ladder rounds on one cache")
+    parser.add_argument("--newcomer", default="ryo-d9", choices=list(LADDER_BOTS),
+                        help="the bot that joins the ladder for its re-run")
     args = parser.parse_args()
-    plan = ladder_plan(args.games)
+    names = list(LADDER_BOTS)
+    per_pairing = games_per_pairing(args.games, len(names))
+    plan = ladder_plan(names, per_pairing)
+    before = ladder_plan([n for n in names if n != args.newcomer], per_pairing)
     openings = len({tuple(g.opening) for g in plan})
     print(f"{len(plan)} games: {len(LADDER_BOTS)} bots round robin, {openings} openings, each "
           f"twice per pairing; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
@@ -176,8 +199,8 @@ def main() -> None:
     differing: dict[str, int] = {}
     for _ in range(args.repeat):  # interleaved, so a change in machine load hits all three
         local_s, local_games, local_engine, cpu_s = in_process(plan)
-        one_run = through_services(plan, 1, False)[0]
-        two_run = through_services(plan, 2, False)[0]
+        one_run = through_services([plan], 1, False)[0]
+        two_run = through_services([plan], 2, False)[0]
         local.append(local_s)
         local_cpu.append(cpu_s)
         one.append(one_run)
@@ -199,12 +222,16 @@ def main() -> None:
     print(f"services, 2 workers: {two_s:6.1f} s  (scaling ratio {one_s / two_s:.2f}x)")
     _cpu_line("1 worker", one[len(one) // 2].cpu, cpu_s)
     _cpu_line("2 workers", two[len(two) // 2].cpu, cpu_s)
-    print(f"shared cache, 2 workers, the same ladder {args.rounds} times on one cache:")
-    rounds = through_services(plan, 2, True, args.rounds)
-    for index, played in enumerate(rounds, start=1):
-        _cache_line(f"round {index}", played.matches, played.wall_s)
-        differing[f"cache round {index}"] = _differing(moves_of(played.matches), reference)
-    _cache_line("overall", [m for r in rounds for m in r.matches], sum(r.wall_s for r in rounds))
+    print(f"shared cache, 2 workers: a ladder of {len(names) - 1} bots ({len(before)} games), "
+          f"then {args.newcomer} joins and it is re-run ({len(plan)} games), on one cache:")
+    first, rerun = through_services([before, plan], 2, True)
+    _cache_line("ladder, cold cache    ", first.matches, first.wall_s)
+    _cache_line(f"re-run with {args.newcomer}", rerun.matches, rerun.wall_s)
+    _cache_line("both                  ", [*first.matches, *rerun.matches],
+                first.wall_s + rerun.wall_s)
+    differing["cache, ladder"] = _differing(moves_of(first.matches),
+                                            _reference_for(before, plan, reference))
+    differing["cache, re-run"] = _differing(moves_of(rerun.matches), reference)
     print("games that differ from the first in-process run (must all be 0): "
           + ", ".join(f"{name} {count}" for name, count in differing.items()))
 
