@@ -263,6 +263,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
           f"depth {search.depth}  nodes {search.nodes}  nps {search.nps}  "
           f"time {search.time_ms:.0f} ms")
     print(f"pv {pv or move}")
+    if len(search.tied_moves) > 1:
+        tied = " ".join(position.move_to_str(square) for square in search.tied_moves)
+        print(f"drawn at random (seed {args.seed}) among the tied moves {tied}")
     if reply.tree.nodes:
         print_tree(reply.tree, args.tree_depth, color=False, board=False)
     return 0

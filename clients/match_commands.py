@@ -185,6 +185,10 @@ def _watch(client: Any, match_id: str, as_json: bool, board: bool) -> int:
             info = f"{record.time_ms} ms"
             if record.search.depth:
                 info += f", score {record.search.score:+d}, depth {record.search.depth}"
+            if len(record.search.tied_moves) > 1:
+                info += f", drawn among {len(record.search.tied_moves)} tied moves"
+            if record.search.cache_hit:
+                info += ", from the shared cache"
             print(f"{record.ply + 1:>3}. {COLOR_NAMES.get(record.color, '?')} "
                   f"{record.move.text or record.move.square} ({info})", flush=True)
             if board and record.position_after and position is not None:

@@ -77,6 +77,10 @@ def test_match_create_and_watch(arena: RunArena, bots: list[str]) -> None:
     assert "  3. black" in out  # the bots start after the two opening moves
     assert "result: " in out
     assert "(" in out and ")" in out  # boards with the last move marked
+    # The same deterministic game again: its moves now come from the shared cache.
+    again = _ok(arena("match", "create", "--black", "tiny-b", "--white", "tiny-a",
+                      "--opening", "f5 d6", "--move-time-ms", "500", "--watch"))
+    assert "depth 2, from the shared cache)" in again
 
 
 def test_match_watch_json_lines(arena: RunArena, finished_match: str) -> None:
@@ -180,6 +184,9 @@ def test_analyze(arena: RunArena, bots: list[str]) -> None:
     assert data["move"]["square"] in (19, 26, 37, 44)
     start = "---------------------------OX------XO--------------------------- X"
     assert "best move" in _ok(arena("analyze", "--bot", "tiny-a", "--position", start))
+    # KReversi's random tie rule: the four opening moves tie, the seed draws one.
+    out = _ok(arena("analyze", "--preset", "kreversi-default", "--seed", "3"))
+    assert "drawn at random (seed 3) among the tied moves d3 c4 f5 e6" in out
 
 
 def test_worker_command(stack: Stack, tmp_path: Path) -> None:
