@@ -209,9 +209,12 @@ def main() -> None:
         for name, games in (("in process", local_games), ("1 worker", moves_of(one_run.matches)),
                             ("2 workers", moves_of(two_run.matches))):
             differing[name] = differing.get(name, 0) + _differing(games, reference)
+        # The engine time the worker reported tells a slower search (machine noise, caches
+        # shared with the referee and Redis) from time spent outside the engine.
         print(f"  run: in process {local_s:.1f} s (engine {local_engine / 1000:.1f} s, CPU "
-              f"{cpu_s:.1f} s), 1 worker {one_run.wall_s:.1f} s, 2 workers {two_run.wall_s:.1f} "
-              f"s; load {os.getloadavg()[0]:.1f}", flush=True)
+              f"{cpu_s:.1f} s), 1 worker {one_run.wall_s:.1f} s (engine "
+              f"{engine_ms(one_run.matches, False) / 1000:.1f} s), 2 workers "
+              f"{two_run.wall_s:.1f} s; load {os.getloadavg()[0]:.1f}", flush=True)
     local_s, cpu_s = statistics.median(local), statistics.median(local_cpu)
     one_s = statistics.median(r.wall_s for r in one)
     two_s = statistics.median(r.wall_s for r in two)
