@@ -114,20 +114,19 @@ def _create_ladder(stack: Stack, bots: list[str], games_per_pairing: int, move_t
     return info
 
 
+def _standings(stack: Stack, ladder_id: str) -> ladder_pb2.Standings:
+    with grpc.insecure_channel(stack.target("ladder")) as channel:
+        reply: ladder_pb2.Standings = ladder_pb2_grpc.LadderStub(channel).GetStandings(
+            ladder_pb2.GetStandingsRequest(ladder_id=ladder_id), timeout=30,
+            metadata=_auth(stack))
+        return reply
+
+
 def _finished_matches(stack: Stack, ladder_id: str, timeout_s: float) -> list[match_pb2.Match]:
     """The ladder's matches once it has finished."""
-    with grpc.insecure_channel(stack.target("ladder")) as channel:
-        ladders = ladder_pb2_grpc.LadderStub(channel)
-
-        def table() -> ladder_pb2.Standings:
-            reply: ladder_pb2.Standings = ladders.GetStandings(
-                ladder_pb2.GetStandingsRequest(ladder_id=ladder_id), timeout=30,
-                metadata=_auth(stack))
-            return reply
-
-        _wait_for(lambda: table().ladder.status == ladder_pb2.LADDER_STATUS_FINISHED,
-                  timeout_s, "the ladder to finish")
-        match_ids = list(table().ladder.match_ids)
+    _wait_for(lambda: _standings(stack, ladder_id).ladder.status
+              == ladder_pb2.LADDER_STATUS_FINISHED, timeout_s, "the ladder to finish")
+    match_ids = list(_standings(stack, ladder_id).ladder.match_ids)
     with grpc.insecure_channel(stack.target("referee")) as channel:
         referee = referee_pb2_grpc.RefereeStub(channel)
         return [referee.GetMatch(referee_pb2.GetMatchRequest(match_id=m), timeout=30,
@@ -169,19 +168,12 @@ def test_a_ladder_rerun_with_a_new_bot_replays_the_old_games_from_the_cache(
 
 
 def test_small_ladder_survives_a_ladder_restart(stack: Stack) -> None:
-    auth = _auth(stack)
     _register(stack, BOTS)
     info = _create_ladder(stack, list(BOTS), 4, 500)
     assert info.games_total == 12
 
-    def standings() -> ladder_pb2.Standings:
-        with grpc.insecure_channel(stack.target("ladder")) as channel:
-            reply: ladder_pb2.Standings = ladder_pb2_grpc.LadderStub(channel).GetStandings(
-                ladder_pb2.GetStandingsRequest(ladder_id=info.id), timeout=30, metadata=auth)
-            return reply
-
     # Kill the ladder service hard once the first result is in, then start a new one.
-    _wait_for(lambda: standings().ladder.games_done >= 1, 120, "a first result")
+    _wait_for(lambda: _standings(stack, info.id).ladder.games_done >= 1, 120, "a first result")
     old = stack.find("ladder")
     assert old is not None
     old.process.send_signal(signal.SIGKILL)
@@ -192,17 +184,9 @@ def test_small_ladder_survives_a_ladder_restart(stack: Stack) -> None:
     stack.children.remove(old)
     stack.spawn("ladder")
     stack.wait_ready(60)
-    _wait_for(lambda: standings().ladder.status == ladder_pb2.LADDER_STATUS_FINISHED, 180,
-              "the ladder to finish")
-
-    table = standings()
+    matches = _finished_matches(stack, info.id, 180)
+    table = _standings(stack, info.id)
     assert table.ladder.games_done == 12 and table.ladder.games_void == 0
-    with grpc.insecure_channel(stack.target("referee")) as channel:
-        referee = referee_pb2_grpc.RefereeStub(channel)
-        matches = [
-            referee.GetMatch(referee_pb2.GetMatchRequest(match_id=m), timeout=30, metadata=auth)
-            for m in table.ladder.match_ids
-        ]
     assert all(m.status == match_pb2.MATCH_STATUS_FINISHED for m in matches)
     names = list(BOTS)
     record = {name: [0, 0, 0] for name in names}  # wins, draws, losses from the referee
