@@ -10,7 +10,8 @@ interleaved repetitions:
 * in one process: the same games with the engines and the rules library called directly
   (configs validated once, as a worker does), and the engine time they took;
 * services (embedded Redis, 1 referee) with 1 and 2 workers, shared cache off: the arena
-  overhead ratio (1 worker / in process; target <= 1.10) and the scaling ratio
+  overhead ratio (1 worker / in process, the median of each repetition's pair; target
+  <= 1.10) and the scaling ratio
   (1 worker / 2 workers);
 * services with 2 workers and the shared transposition cache, the way a ladder is used:
   a ladder of four of the bots on a cold cache, then ``--newcomer`` joins and the ladder is
@@ -221,7 +222,11 @@ def main() -> None:
     moves = sum(len(g) for g in reference)
     print(f"in one process:      {local_s:6.1f} s  ({1000 * local_s / max(1, moves):.1f} ms "
           f"per ply over {moves} plies)")
-    print(f"services, 1 worker:  {one_s:6.1f} s  (arena overhead ratio {one_s / local_s:.3f}x)")
+    # Each repetition's services run is timed right after its in-process run: the median
+    # of those paired ratios is what machine drift between repetitions affects least.
+    paired = statistics.median(r.wall_s / s for r, s in zip(one, local, strict=True))
+    print(f"services, 1 worker:  {one_s:6.1f} s  (arena overhead ratio {paired:.3f}x: median "
+          f"of the {len(one)} paired runs; {one_s / local_s:.3f}x of the medians)")
     print(f"services, 2 workers: {two_s:6.1f} s  (scaling ratio {one_s / two_s:.2f}x)")
     _cpu_line("1 worker", one[len(one) // 2].cpu, cpu_s)
     _cpu_line("2 workers", two[len(two) // 2].cpu, cpu_s)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -58,6 +57,9 @@ class DeliveryConfig:
     heartbeat_ms: int = 500
     match_idle_ms: int = 10_000
     grace_ms: int = 200
+    # How long a worker holds a job it took ahead of its current search before putting it
+    # back in the queue for a free worker (0: never take one ahead).
+    reserve_hold_ms: int = 100
     # A move that nobody answers for this long is adjudicated (no worker at all).
     stall_timeout_ms: int = 600_000
 
@@ -201,35 +203,65 @@ def _job_fields(kind: str, job: engine_pb2.MoveJob, delivery: str, worker_id: st
             "worker": worker_id}
 
 
-# KEYS: the match's moves, final flag and started stream. ARGV: ply, ttl, started fields.
-# Checks that the ply is still wanted and posts ``started`` in one round trip; returns the
-# started entry's ID, or false.
-_START_IF_NEEDED = """
-if redis.call('EXISTS', KEYS[2]) == 1 then return false end
-if redis.call('LLEN', KEYS[1]) > tonumber(ARGV[1]) then return false end
-local id = redis.call('XADD', KEYS[3], '*', unpack(ARGV, 3))
-redis.call('EXPIRE', KEYS[3], ARGV[2])
-return id
+# KEYS: the match's moves, final flag and started stream; the move-job stream.
+# ARGV: ply, ttl, group, consumer, the job's entry, reserve (1/0), started fields.
+# Checks that the ply is still wanted and posts ``started``, or acknowledges the job (no
+# one needs it any more); then, if asked, takes the next waiting job ahead without
+# starting it. One round trip; returns {started entry ID or false, {entry ID, fields} or
+# false}.
+_START_AND_RESERVE = """
+local id = false
+if redis.call('EXISTS', KEYS[2]) == 0 and redis.call('LLEN', KEYS[1]) <= tonumber(ARGV[1]) then
+  id = redis.call('XADD', KEYS[3], '*', unpack(ARGV, 7))
+  redis.call('EXPIRE', KEYS[3], ARGV[2])
+else
+  redis.call('XACK', KEYS[4], ARGV[3], ARGV[5])
+end
+local ahead = false
+if ARGV[6] == '1' then
+  local got = redis.call('XREADGROUP', 'GROUP', ARGV[3], ARGV[4], 'COUNT', 1,
+                         'STREAMS', KEYS[4], '>')
+  if got then ahead = got[1][2][1] end
+end
+return {id, ahead}
 """
 
 
+@dataclass(frozen=True)
+class Started:
+    """What :meth:`JobStarter.start` did: the ``started`` entry's ID ("" if the job was no
+    longer needed and got acknowledged), and the job taken ahead, if any."""
+
+    started_id: str
+    ahead: tuple[str, dict[bytes, bytes]] | None
+
+
 class JobStarter:
-    """Posts ``started`` for a job unless its match is over or its ply already recorded."""
+    """Starts a worker's job: posts ``started`` unless its match is over or its ply already
+    recorded (then acknowledges it), and optionally takes the next job ahead."""
 
-    def __init__(self, client: redis.Redis) -> None:
-        self._script = client.register_script(_START_IF_NEEDED)
+    def __init__(self, client: redis.Redis, worker_id: str) -> None:
+        self._script = client.register_script(_START_AND_RESERVE)
+        self._worker_id = worker_id
 
-    def start(self, job: engine_pb2.MoveJob, delivery: str, worker_id: str) -> str:
-        """The ``started`` entry's ID; "" when the job is no longer needed."""
+    def start(self, entry_id: str, job: engine_pb2.MoveJob, delivery: str,
+              reserve: bool = False) -> Started:
         # matches.py imports this module; its key helpers are imported here, not at the top.
         from arena.services.referee.matches import final_key, moves_key
 
-        fields = _job_fields("started", job, delivery, worker_id)
+        fields = _job_fields("started", job, delivery, self._worker_id)
         flat = [part for pair in fields.items() for part in pair]
-        started = self._script(
-            keys=[moves_key(job.match_id), final_key(job.match_id), started_key(job.match_id)],
-            args=[job.ply, RESULTS_TTL_S, *flat])
-        return _text(started) if started else ""
+        reply: Any = self._script(
+            keys=[moves_key(job.match_id), final_key(job.match_id), started_key(job.match_id),
+                  MOVE_STREAM],
+            args=[job.ply, RESULTS_TTL_S, WORKER_GROUP, self._worker_id, entry_id,
+                  int(reserve), *flat])
+        started, ahead = reply
+        taken = None
+        if ahead:
+            raw = ahead[1]
+            taken = (_text(ahead[0]), {raw[i]: raw[i + 1] for i in range(0, len(raw), 2)})
+        return Started(_text(started) if started else "", taken)
 
 
 def post_started(
@@ -267,87 +299,13 @@ def post_result(
         pipe.execute()
 
 
-# Answer a job and take the next one in one round trip (each round trip is a wake-up of
-# the worker, which a busy machine makes expensive). Atomic like post_result; then a
-# non-blocking XREADGROUP, and for the job read, the same check and ``started`` entry as
-# _START_IF_NEEDED. The next job's keys come from its entry's plain fields, so they are
-# not declared: fine on one Redis server (the arena's), not on a cluster.
-# KEYS: result stream, move-job stream. ARGV: group, consumer, entry to ack, ttl, the next
-# job's delivery tag, key prefix, moves suffix, final suffix, started suffix, the result
-# entry's fields. Returns false, or {entry id, fields, 1 started | 0 not checked | -1 gone,
-# started entry ID}.
-_ANSWER_AND_TAKE = """
-redis.call('XADD', KEYS[1], '*', unpack(ARGV, 10))
-redis.call('EXPIRE', KEYS[1], ARGV[4])
-redis.call('XACK', KEYS[2], ARGV[1], ARGV[3])
-local got = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', 1,
-                       'STREAMS', KEYS[2], '>')
-if not got then return false end
-local entry = got[1][2][1]
-local f = {}
-for i = 1, #entry[2], 2 do f[entry[2][i]] = entry[2][i + 1] end
-if not (f['match'] and f['ply'] and f['job'] and tonumber(f['ply'])) then
-  return {entry[1], entry[2], 0, ''}
-end
-local base = ARGV[6] .. f['match']
-if redis.call('EXISTS', base .. ARGV[8]) == 1
-    or redis.call('LLEN', base .. ARGV[7]) > tonumber(f['ply']) then
-  redis.call('XACK', KEYS[2], ARGV[1], entry[1])
-  return {entry[1], entry[2], -1, ''}
-end
-local started = redis.call('XADD', base .. ARGV[9], '*', 'kind', 'started', 'ply', f['ply'],
-                           'job', f['job'], 'delivery', ARGV[5], 'worker', ARGV[2])
-redis.call('EXPIRE', base .. ARGV[9], ARGV[4])
-return {entry[1], entry[2], 1, started}
-"""
-
-
-@dataclass(frozen=True)
-class TakenJob:
-    """A job taken along with an answer: its entry, and whether it is already started
-    (1, under ``delivery``), was not checked (0) or is no longer needed (-1, acked)."""
-
-    entry_id: str
-    fields: dict[bytes, bytes]
-    started: int
-    delivery: str
-    started_id: str
-
-
-class Answerer:
-    """Posts a worker's answers; optionally takes (and starts) the next job in the same
-    round trip."""
-
-    def __init__(self, client: redis.Redis, worker_id: str) -> None:
-        from arena.services.referee.matches import final_key, moves_key
-
-        self._client = client
-        self._worker_id = worker_id
-        self._script = client.register_script(_ANSWER_AND_TAKE)
-        prefix, moves = moves_key("\0").split("\0")
-        final_prefix, final = final_key("\0").split("\0")
-        started_prefix, started = started_key("\0").split("\0")
-        assert prefix == final_prefix == started_prefix, "match keys share one prefix"
-        self._layout = [prefix, moves, final, started]
-
-    def answer(self, entry_id: str, job: engine_pb2.MoveJob, delivery: str,
-               result: engine_pb2.MoveResult, take_next: bool,
-               started_id: str = "") -> TakenJob | None:
-        if not take_next:
-            post_result(self._client, entry_id, job, delivery, result, started_id)
-            return None
-        fields = _result_fields(job, delivery, result, started_id)
-        flat = [part for pair in fields.items() for part in pair]
-        tag = secrets.token_hex(4)
-        reply: Any = self._script(
-            keys=[results_key(job.match_id), MOVE_STREAM],
-            args=[WORKER_GROUP, self._worker_id, entry_id, RESULTS_TTL_S, tag,
-                  *self._layout, *flat])
-        if not reply:
-            return None
-        raw = reply[1]
-        entry_fields = {raw[i]: raw[i + 1] for i in range(0, len(raw), 2)}
-        return TakenJob(_text(reply[0]), entry_fields, int(reply[2]), tag, _text(reply[3]))
+def requeue_move_job(client: redis.Redis, entry_id: str, fields: Mapping[bytes, bytes]) -> None:
+    """Put a job this worker took but did not start back at the end of the queue, where a
+    free worker gets it at once (a released entry waits for someone's reclaim scan)."""
+    with client.pipeline(transaction=True) as pipe:
+        pipe.xack(MOVE_STREAM, WORKER_GROUP, entry_id)
+        pipe.xadd(MOVE_STREAM, dict(fields))  # type: ignore[arg-type]
+        pipe.execute()
 
 
 def dead_letter(

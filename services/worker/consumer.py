@@ -1,40 +1,49 @@
 """An engine worker's job loop. A move job may be delivered more than once: that is safe,
 because the referee applies only the first answer for a (match, ply).
 
-For each job: skip it if the match no longer needs it; dead-letter it if it was delivered
-too often; otherwise post ``started`` (one script with the check), run the bot, store the
-search tree if asked, post the result and acknowledge. The answering script also takes the
-next waiting job and starts it, so a busy worker spends one round trip per move (each round
-trip is a wake-up that a loaded machine makes slow). While a job runs a heartbeat keeps it
-claimed. Jobs
-of dead workers are taken over once they are idle past a timeout tied to their budget.
-On stop, the current job gets ``finish_timeout_s`` to finish; past that its search is
-stopped and the job is released for another worker instead of being answered.
+Two threads share the work so that no Redis round trip sits between two searches:
+
+* the engine thread takes a job (one taken ahead, a reclaimed one, or a blocking read),
+  dead-letters it if it was delivered too often, and runs the bot at once;
+* the poster thread, meanwhile, posts ``started`` for it (or, if the match no longer needs
+  the ply, acknowledges it and stops the search) and takes the next waiting job ahead in
+  the same round trip; when the search ends it stores the search tree if asked and posts
+  the result with the acknowledgement.
+
+A job taken ahead is held for at most ``reserve_hold_ms``: if the current search is still
+running then, it goes back to the queue, where a free worker gets it at once. A heartbeat
+keeps the current job and the one taken ahead claimed. Jobs of dead workers are taken over
+once they are idle past a timeout tied to their budget. On stop, the current job gets
+``finish_timeout_s`` to finish; past that its search is stopped and the job is released for
+another worker instead of being answered.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import secrets
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
 from arena.services.referee.delivery import (
     MOVE_STREAM,
     WORKER_GROUP,
-    Answerer,
     DeliveryConfig,
     Heartbeat,
     JobStarter,
     dead_letter,
     ensure_group,
+    post_result,
     reclaim_idle_ms,
+    requeue_move_job,
 )
 from arena.services.referee.loop import default_consumer_name
-from arena.services.worker.bots import BotRunner
+from arena.services.worker.bots import BotAnswer, BotRunner
 from arena.services.worker.trees import store_tree, tree_to_proto
 
 from arena.engine.api import StopFlag
@@ -44,6 +53,7 @@ log = logging.getLogger(__name__)
 
 _RECLAIM_EVERY_S = 0.5
 _PENDING_SCAN = 50
+_SETTLE_WAIT_S = 1.0  # how long the engine thread waits for the poster to start a job
 
 
 @dataclass
@@ -51,8 +61,20 @@ class Delivery:
     entry_id: str
     fields: dict[bytes, bytes]
     deliveries: int
-    started_as: str = ""  # the delivery tag when ``started`` is already posted ...
-    started_id: str = ""  # ... and that started entry's ID
+    taken_at: float = 0.0  # monotonic time it was taken ahead (0: taken to run)
+
+
+@dataclass
+class Running:
+    """A job the engine thread runs; the poster fills in how its start went."""
+
+    delivery: Delivery
+    job: engine_pb2.MoveJob
+    tag: str  # the delivery tag of its ``started`` and ``result`` entries
+    stop: StopFlag = field(default_factory=StopFlag)
+    settled: threading.Event = field(default_factory=threading.Event)
+    started_id: str = ""
+    unwanted: bool = False  # its ply is recorded or its match over: acknowledged, unanswered
 
 
 class WorkerLoop:
@@ -68,10 +90,11 @@ class WorkerLoop:
         self.stopping = threading.Event()
         self.jobs_done = 0
         self._heartbeat = Heartbeat(client, MOVE_STREAM, WORKER_GROUP, self.worker_id)
-        self._starter = JobStarter(client)
-        self._answerer = Answerer(client, self.worker_id)
-        self._current: str | None = None
-        self._search_stop: StopFlag | None = None
+        self._starter = JobStarter(client, self.worker_id)
+        self._tasks: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self._lock = threading.Lock()
+        self._ahead: Delivery | None = None  # a job taken ahead, not started
+        self._current: Running | None = None
         self._abandon = threading.Event()
         self._idle = threading.Event()
         self._idle.set()
@@ -79,7 +102,8 @@ class WorkerLoop:
 
     def start(self) -> WorkerLoop:
         ensure_group(self.client, MOVE_STREAM, WORKER_GROUP)
-        for target, name in ((self._consume, "move-consumer"), (self._beat, "move-heartbeat")):
+        for target, name in ((self._consume, "move-consumer"), (self._post, "move-poster"),
+                             (self._beat, "move-heartbeat")):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -89,41 +113,55 @@ class WorkerLoop:
         """Take no new job; let the current one finish, or stop and release it."""
         self.stopping.set()
         if not self._idle.wait(finish_timeout_s):
-            log.warning("stopping mid-job: releasing %s for another worker", self._current)
+            current = self._current
+            log.warning("stopping mid-job: releasing %s for another worker",
+                        current.delivery.entry_id if current else None)
             self._abandon.set()
-            if self._search_stop is not None:
-                self._search_stop.set()
+            if current is not None:
+                current.stop.set()
             self._idle.wait(5.0)
         for thread in self._threads:
             thread.join(2.0)
         self.runner.close()
 
-    # -- taking jobs -----------------------------------------------------------------------
+    # -- the engine thread: taking and running jobs ------------------------------------------
 
     def _consume(self) -> None:
         next_reclaim = 0.0
-        taken: Delivery | None = None  # a job taken with the previous answer
+        last: Running | None = None  # the job run last (its start may take a job ahead)
         while not self.stopping.is_set():
             try:
-                delivery, taken = taken, None
-                if delivery is None and time.monotonic() >= next_reclaim:
+                delivery = None
+                if time.monotonic() >= next_reclaim:
                     delivery = self._reclaim_one()
                     next_reclaim = time.monotonic() + _RECLAIM_EVERY_S
                 if delivery is None:
+                    delivery = self._take_ahead(last)
+                if delivery is None:
                     self.runner.flush()  # queued cache stores go out before we wait
                     delivery = self._read_new()
-                if delivery is not None and not self.stopping.is_set():
-                    # Take the next job with this answer unless a reclaim scan is due.
-                    taking = time.monotonic() < next_reclaim
-                    taken = self._handle(delivery, taking)
-                elif delivery is not None:
-                    self._heartbeat.release(delivery.entry_id)
+                if delivery is None:
+                    continue
+                if self.stopping.is_set():
+                    if delivery.taken_at:
+                        requeue_move_job(self.client, delivery.entry_id, delivery.fields)
+                    else:
+                        self._heartbeat.release(delivery.entry_id)
+                    break
+                last = self._handle(delivery) or last
             except redis.ConnectionError as exc:
                 log.warning("redis unavailable while taking move jobs: %s", exc)
                 self.stopping.wait(1.0)
-        if taken is not None:
-            self._heartbeat.release(taken.entry_id)
+        self._tasks.put(self._give_back_ahead)
+        self._tasks.put(None)  # the poster ends once everything before is posted
         self.runner.flush()
+
+    def _take_ahead(self, last: Running | None) -> Delivery | None:
+        if last is not None:
+            last.settled.wait(_SETTLE_WAIT_S)  # its start may still be taking one ahead
+        with self._lock:
+            ahead, self._ahead = self._ahead, None
+        return ahead
 
     def _read_new(self) -> Delivery | None:
         reply: Any = self.client.xreadgroup(
@@ -160,10 +198,8 @@ class WorkerLoop:
             return Delivery(entry_id, fields, int(item["times_delivered"]) + 1)
         return None
 
-    # -- running a job ---------------------------------------------------------------------
-
-    def _handle(self, delivery: Delivery, take_next: bool = False) -> Delivery | None:
-        """Run one job; returns the next job if it was taken along with the answer."""
+    def _handle(self, delivery: Delivery) -> Running | None:
+        """Run one job and hand its answer to the poster; returns it if it ran."""
         job = _parse_job(delivery.fields)
         if job is None:
             dead_letter(self.client, delivery.entry_id, delivery.fields, None,
@@ -174,34 +210,77 @@ class WorkerLoop:
                         f"job delivered {delivery.deliveries} times without an answer",
                         delivery.deliveries)
             return None
-        delivery_tag = delivery.started_as or secrets.token_hex(4)
-        stale = job.deadline_unix_ms and time.time() * 1000 > job.deadline_unix_ms
-        started_id = delivery.started_id
-        if not stale and not started_id:
-            # One round trip: is the ply still wanted? If so, post ``started`` right away.
-            started_id = self._starter.start(job, delivery_tag, self.worker_id)
-        if stale or not started_id:
+        if job.deadline_unix_ms and time.time() * 1000 > job.deadline_unix_ms:
             self.client.xack(MOVE_STREAM, WORKER_GROUP, delivery.entry_id)
             return None
+        running = Running(delivery, job, secrets.token_hex(4))
         self._idle.clear()
-        self._current = delivery.entry_id
+        self._current = running
         try:
-            return self._run(delivery.entry_id, job, delivery_tag, started_id, take_next)
+            # The search starts now; ``started`` (or the news that the ply is no longer
+            # wanted, which stops the search) follows one round trip later.
+            reserve = self.config.reserve_hold_ms > 0 and not self.stopping.is_set()
+            self._tasks.put(lambda: self._start(running, reserve))
+            began = time.monotonic()
+            answer = self.runner.run(job, running.stop)
+            if self._abandon.is_set():
+                self._heartbeat.release(delivery.entry_id)
+                return running
+            answer.result.worker_time_ms = int((time.monotonic() - began) * 1000)
+            self._tasks.put(lambda: self._answer(running, answer))
+            self.runner.store(answer)  # queued after answering: the cache never delays a move
+            return running
         finally:
             self._current = None
-            self._search_stop = None
             self._idle.set()
 
-    def _run(self, entry_id: str, job: engine_pb2.MoveJob, delivery: str, started_id: str,
-             take_next: bool) -> Delivery | None:
-        stop = StopFlag()
-        self._search_stop = stop
-        began = time.monotonic()
-        answer = self.runner.run(job, stop)
-        if self._abandon.is_set():
-            self._heartbeat.release(entry_id)
-            return None
-        result = answer.result
+    # -- the poster thread -------------------------------------------------------------------
+
+    def _post(self) -> None:
+        hold_s = self.config.reserve_hold_ms / 1000
+        while True:
+            with self._lock:
+                ahead = self._ahead
+            timeout = None if ahead is None else max(0.0, ahead.taken_at + hold_s
+                                                     - time.monotonic())
+            try:
+                task = self._tasks.get(timeout=timeout)
+            except queue.Empty:
+                self._give_back_ahead()
+                continue
+            if task is None:
+                return
+            try:
+                task()
+            except redis.RedisError as exc:
+                log.warning("could not post to redis: %s", exc)
+            except Exception:  # a bug here must not stop the worker from answering others
+                log.exception("posting failed")
+
+    def _start(self, running: Running, reserve: bool) -> None:
+        try:
+            with self._lock:
+                reserve = reserve and self._ahead is None
+            started = self._starter.start(running.delivery.entry_id, running.job, running.tag,
+                                          reserve)
+            running.started_id = started.started_id
+            if not started.started_id:
+                running.unwanted = True
+                running.stop.set()
+            if started.ahead is not None:
+                entry_id, fields = started.ahead
+                with self._lock:
+                    self._ahead = Delivery(entry_id, fields, 1, time.monotonic())
+        finally:
+            running.settled.set()
+
+    def _answer(self, running: Running, answer: BotAnswer) -> None:
+        """Store the tree if asked, then answer and acknowledge (unless no longer wanted;
+        a job whose start failed is still answered: the referee then times it by the
+        worker's clock)."""
+        if running.unwanted:
+            return
+        job, result = running.job, answer.result
         result.job_id, result.match_id, result.ply = job.job_id, job.match_id, job.ply
         result.worker_id = self.worker_id
         if answer.tree is not None and job.tree_node_budget > 0 and self.cache is not None:
@@ -212,27 +291,26 @@ class WorkerLoop:
                 result.tree_stored = True
             except redis.RedisError as exc:
                 log.warning("could not store the tree of %s: %s", job.job_id, exc)
-        result.worker_time_ms = int((time.monotonic() - began) * 1000)
-        # One round trip answers, acknowledges and (if one waits) takes and starts the next.
-        taken = self._answerer.answer(entry_id, job, delivery, result,
-                                      take_next and not self.stopping.is_set(), started_id)
+        post_result(self.client, running.delivery.entry_id, job, running.tag, result,
+                    running.started_id)
         self.jobs_done += 1
-        self.runner.store(answer)  # queued after answering: the cache never delays a move
-        if taken is None or taken.started < 0:
-            return None
-        if taken.started == 0:  # not checked by the script: the usual path
-            return Delivery(taken.entry_id, taken.fields, 1)
-        return Delivery(taken.entry_id, taken.fields, 1, taken.delivery, taken.started_id)
+
+    def _give_back_ahead(self) -> None:
+        """The job taken ahead goes back to the queue (held too long, or stopping)."""
+        with self._lock:
+            ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            requeue_move_job(self.client, ahead.entry_id, ahead.fields)
 
     def _beat(self) -> None:
         interval = self.config.heartbeat_ms / 1000
         while not (self.stopping.is_set() and self._idle.is_set()):
             time.sleep(interval)
-            current = self._current
-            if current is None:
-                continue
+            current, ahead = self._current, self._ahead
+            owned = [r.delivery.entry_id for r in (current,) if r is not None]
+            owned += [a.entry_id for a in (ahead,) if a is not None]
             try:
-                self._heartbeat.touch([current])
+                self._heartbeat.touch(owned)
             except redis.RedisError as exc:
                 log.warning("move heartbeat failed: %s", exc)
 

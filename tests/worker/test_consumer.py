@@ -1,11 +1,13 @@
 """Move-job delivery: a dead worker's job is taken over; a job delivered too often is
 dead-lettered and the game adjudicated; a garbage job never blocks the stream; an answer
-takes and starts the next job in the same round trip."""
+starts the search at once,
+while ``started`` and a job taken ahead follow in one round trip."""
 
 from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 import redis
@@ -15,7 +17,7 @@ from arena.services.referee.delivery import (
     MOVE_JOB_RETENTION_MS,
     MOVE_STREAM,
     WORKER_GROUP,
-    Answerer,
+    JobStarter,
     ensure_group,
     move_stream_minid,
     publish_move_job,
@@ -24,12 +26,20 @@ from arena.services.referee.delivery import (
 )
 from arena.services.referee.ledger import Ledger
 from arena.services.referee.matches import create_match
-from arena.services.referee.runner import MatchRunner
+from arena.services.referee.runner import BotLookup, MatchRunner
 from arena.services.worker.consumer import WorkerLoop
 
-from arena.v1 import common_pb2, engine_pb2, match_pb2
+from arena.games import new_position
+from arena.v1 import bot_service_pb2, common_pb2, engine_pb2, match_pb2
 from tests.referee.conftest import FAST
-from tests.referee.support import bot_server, external_bot, first_legal, match_config, wait_finished
+from tests.referee.support import (
+    OTHELLO,
+    bot_server,
+    external_bot,
+    first_legal,
+    match_config,
+    wait_finished,
+)
 
 
 def _take_and_die(client: redis.Redis, consumer: str) -> str:
@@ -102,40 +112,111 @@ def test_job_delivered_too_often_is_dead_lettered_and_adjudicated(
     assert pending["pending"] == 0
 
 
-def test_answer_takes_and_starts_the_next_job_or_drops_a_recorded_one(
+def _publish_first_jobs(client: redis.Redis, bot: str, count: int
+                        ) -> list[tuple[match_pb2.Match, engine_pb2.MoveJob]]:
+    """``count`` matches of ``bot`` with the job of their first ply published (no referee)."""
+    out = []
+    for _ in range(count):
+        match = create_match(client, match_config(bot, bot), "me")
+        bot_version = BotLookup(client).get(common_pb2.BotRef(name=bot, version=1))
+        job = engine_pb2.MoveJob(
+            job_id=f"{match.id}/0/x", match_id=match.id, ply=0, game=OTHELLO, bot=bot_version,
+            position=common_pb2.Position(game=common_pb2.GameSpec(kind=OTHELLO),
+                                         text=new_position("othello").to_text()),
+            time_budget_ms=5000)
+        publish_move_job(client, job)
+        out.append((match, job))
+    return out
+
+
+def _results(client: redis.Redis, match_id: str) -> list[dict[bytes, bytes]]:
+    return [f for _, f in client.xrange(results_key(match_id))]
+
+
+def test_start_posts_started_and_takes_the_next_job_ahead_unstarted(
     redis_client: redis.Redis,
 ) -> None:
     ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
     external_bot(redis_client, "a", "127.0.0.1:9")
-    first, second = (create_match(redis_client, match_config("a", "a"), "me") for _ in "12")
-    jobs = [engine_pb2.MoveJob(job_id=f"{m.id}/0/x", match_id=m.id, ply=0)
-            for m in (first, second)]
-    for job in jobs:
-        publish_move_job(redis_client, job)
+    (first, job1), (second, job2) = _publish_first_jobs(redis_client, "a", 2)
     reply: Any = redis_client.xreadgroup(WORKER_GROUP, "w", {MOVE_STREAM: ">"}, count=1)
     entry = reply[0][1][0][0].decode()
-    answerer = Answerer(redis_client, "w")
-    result = engine_pb2.MoveResult(move=common_pb2.Move(square=19), worker_id="w")
-    taken = answerer.answer(entry, jobs[0], "d0", result, take_next=True)
-    assert taken is not None and taken.started == 1
-    assert engine_pb2.MoveJob.FromString(taken.fields[b"pb"]) == jobs[1]
-    kinds = [(i, f[b"kind"], f[b"delivery"]) for i, f in redis_client.xrange(
-        started_key(second.id))]
-    assert kinds == [(taken.started_id.encode(), b"started", taken.delivery.encode())]
-    assert redis_client.xrange(results_key(second.id)) == []  # no wake-up for the referee
-    assert [f[b"kind"] for _, f in redis_client.xrange(results_key(first.id))] == [b"result"]
-    # A job whose ply got recorded meanwhile is acknowledged, never started or run.
-    Ledger(redis_client).append(first.id, match_pb2.MoveRecord(ply=0), is_pass=False)
-    publish_move_job(redis_client, jobs[0])
-    gone = answerer.answer(taken.entry_id, jobs[1], taken.delivery, result, take_next=True,
-                           started_id=taken.started_id)
-    assert gone is not None and gone.started == -1
-    assert redis_client.xrange(started_key(first.id)) == []
-    (answered,) = [f for _, f in redis_client.xrange(results_key(second.id))]
-    assert answered[b"started"] == taken.started_id.encode()  # the referee times from it
+    starter = JobStarter(redis_client, "w")
+    started = starter.start(entry, job1, "d1", reserve=True)
+    assert started.started_id and started.ahead is not None
+    assert engine_pb2.MoveJob.FromString(started.ahead[1][b"pb"]) == job2
+    (posted,) = redis_client.xrange(started_key(first.id))
+    assert posted[0].decode() == started.started_id and posted[1][b"worker"] == b"w"
+    assert redis_client.xrange(started_key(second.id)) == []  # taken ahead, not started
+    pending: Any = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
+    assert pending["pending"] == 2
+    # Without a job waiting nothing is taken ahead; a job whose ply got recorded meanwhile
+    # is acknowledged and never started.
+    Ledger(redis_client).append(second.id, match_pb2.MoveRecord(ply=0), is_pass=False)
+    gone = starter.start(started.ahead[0], job2, "d2", reserve=True)
+    assert gone.started_id == "" and gone.ahead is None
+    assert redis_client.xrange(started_key(second.id)) == []
+    pending = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
+    assert pending["pending"] == 1  # only the first job, until it is answered
+
+
+def test_a_job_no_longer_needed_is_stopped_and_never_answered(
+    redis_client: redis.Redis, redis_server: EmbeddedRedis,
+) -> None:
+    ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
+    with bot_server(first_legal) as address:
+        external_bot(redis_client, "a", address)
+        ((match, _job),) = _publish_first_jobs(redis_client, "a", 1)
+        Ledger(redis_client).append(match.id, match_pb2.MoveRecord(ply=0), is_pass=False)
+        loop = WorkerLoop(redis_server.client(), None, "w", FAST).start()
+        try:
+            deadline = time.monotonic() + 10
+            while redis_client.xpending(MOVE_STREAM, WORKER_GROUP)["pending"] or \
+                    redis_client.xinfo_groups(MOVE_STREAM)[0]["last-delivered-id"] == b"0-0":
+                assert time.monotonic() < deadline, "the job was never acknowledged"
+                time.sleep(0.02)
+            time.sleep(0.2)  # an answer would be posted by now
+        finally:
+            loop.stop(5)
+    assert _results(redis_client, match.id) == []
+    assert redis_client.xrange(started_key(match.id)) == []
+    assert loop.jobs_done == 0
+
+
+def test_a_job_taken_ahead_goes_back_to_a_free_worker_when_the_search_runs_long(
+    redis_client: redis.Redis, redis_server: EmbeddedRedis,
+) -> None:
+    """One worker takes two jobs (one ahead) of a bot that thinks for 1.5 s; a second
+    worker, started after both were taken, must get the second job once it was held for
+    ``reserve_hold_ms``, and finish it before the first worker is done with the first."""
+    def slow(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
+        time.sleep(1.5)
+        return first_legal(request)
+
+    ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
+    config = replace(FAST, reserve_hold_ms=200, min_reclaim_idle_ms=60_000)
+    with bot_server(slow) as address:
+        external_bot(redis_client, "slow", address)
+        (first, _), (second, _) = _publish_first_jobs(redis_client, "slow", 2)
+        loops = [WorkerLoop(redis_server.client(), None, "busy", config).start()]
+        try:
+            deadline = time.monotonic() + 10
+            while redis_client.xpending(MOVE_STREAM, WORKER_GROUP)["pending"] < 2:
+                assert time.monotonic() < deadline, "the busy worker never took a job ahead"
+                time.sleep(0.01)
+            loops.append(WorkerLoop(redis_server.client(), None, "free", config).start())
+            while len(_results(redis_client, first.id)) + len(
+                    _results(redis_client, second.id)) < 2:
+                assert time.monotonic() < deadline, "the jobs were not answered"
+                time.sleep(0.02)
+        finally:
+            for loop in loops:
+                loop.stop(5)
+    (one,) = _results(redis_client, first.id)
+    (two,) = _results(redis_client, second.id)
+    assert one[b"worker"] == b"busy" and two[b"worker"] == b"free"
     pending: Any = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
     assert pending["pending"] == 0
-    assert answerer.answer(gone.entry_id, jobs[0], "d2", result, take_next=True) is None
 
 
 def test_move_stream_is_trimmed_past_the_jobs_retention(redis_client: redis.Redis) -> None:
