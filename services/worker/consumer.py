@@ -127,6 +127,14 @@ class WorkerLoop:
     # -- the engine thread: taking and running jobs ------------------------------------------
 
     def _consume(self) -> None:
+        try:
+            self._take_and_run()
+        finally:  # even if this thread fails: the poster ends once everything is posted
+            self._tasks.put(self._give_back_ahead)
+            self._tasks.put(None)
+            self.runner.flush()
+
+    def _take_and_run(self) -> None:
         next_reclaim = 0.0
         last: Running | None = None  # the job run last (its start may take a job ahead)
         while not self.stopping.is_set():
@@ -147,14 +155,11 @@ class WorkerLoop:
                         requeue_move_job(self.client, delivery.entry_id, delivery.fields)
                     else:
                         self._heartbeat.release(delivery.entry_id)
-                    break
+                    return
                 last = self._handle(delivery) or last
             except redis.ConnectionError as exc:
                 log.warning("redis unavailable while taking move jobs: %s", exc)
                 self.stopping.wait(1.0)
-        self._tasks.put(self._give_back_ahead)
-        self._tasks.put(None)  # the poster ends once everything before is posted
-        self.runner.flush()
 
     def _take_ahead(self, last: Running | None) -> Delivery | None:
         if last is not None:

@@ -6,7 +6,8 @@ Environment (beyond the common settings):
   (default ``othello,gomoku``; empty to skip, e.g. for workers that only call external bots).
 * ``ARENA_SHARED_CACHE``: ``0`` turns the shared transposition cache off (default on).
 * ``ARENA_MAX_DELIVERIES``, ``ARENA_HEARTBEAT_MS``, ``ARENA_MIN_RECLAIM_IDLE_MS``,
-  ``ARENA_GRACE_MS``: see ``arena.services.referee.delivery.DeliveryConfig``.
+  ``ARENA_GRACE_MS``, ``ARENA_RESERVE_HOLD_MS``: see
+  ``arena.services.referee.delivery.DeliveryConfig``.
 """
 
 from __future__ import annotations
