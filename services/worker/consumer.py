@@ -151,8 +151,9 @@ class WorkerLoop:
                 if delivery is None:
                     continue
                 if self.stopping.is_set():
-                    if delivery.taken_at:
-                        requeue_move_job(self.client, delivery.entry_id, delivery.fields)
+                    if delivery.taken_at:  # back to the slot: given back with the rest
+                        with self._lock:
+                            self._ahead = delivery
                     else:
                         self._heartbeat.release(delivery.entry_id)
                     return
@@ -312,8 +313,11 @@ class WorkerLoop:
         while not (self.stopping.is_set() and self._idle.is_set()):
             time.sleep(interval)
             current, ahead = self._current, self._ahead
-            owned = [r.delivery.entry_id for r in (current,) if r is not None]
-            owned += [a.entry_id for a in (ahead,) if a is not None]
+            owned = []
+            if current is not None:
+                owned.append(current.delivery.entry_id)
+            if ahead is not None:
+                owned.append(ahead.entry_id)
             try:
                 self._heartbeat.touch(owned)
             except redis.RedisError as exc:
