@@ -5,13 +5,12 @@ a round robin of five fixed-depth bots of ladder strength (KReversi presets at d
 arena-fast at depth 8, lab-advanced; 3-30 ms per move), each opening of the
 ``othello-balanced`` suite twice per pairing with colours swapped, each game's seed drawn
 from the ladder seed, the opening and the two bots. Prints, each a median over ``--repeat``
-interleaved repetitions:
+repetitions:
 
 * in one process: the same games with the engines and the rules library called directly
   (configs validated once, as a worker does), and the engine time they took;
 * services (embedded Redis, 1 referee) with 1 and 2 workers, shared cache off: the arena
-  overhead ratio (1 worker / in process, the median of each repetition's pair; target
-  <= 1.10) and the scaling ratio
+  overhead ratio (1 worker / in process; target <= 1.10) and the scaling ratio
   (1 worker / 2 workers);
 * services with 2 workers and the shared transposition cache, the way a ladder is used:
   a ladder of four of the bots on a cold cache, then ``--newcomer`` joins and the ladder is
@@ -20,7 +19,16 @@ interleaved repetitions:
   each ladder and overall (target >= 30 % less engine time with repeated openings);
 * whether every game was move-for-move identical in every run (it must be).
 
-    .venv/bin/python bench/arena_ladder.py [--games 100] [--repeat 1] [--newcomer ryo-d9]
+The speed of this machine drifts by 10-20 % over minutes (the same searches in one process,
+run back to back, took 22.9 and 27.9 s), more than the overhead being measured. So the
+three ways of playing take turns on slices of ``--chunk`` games (in one process, 1 worker,
+2 workers, then the reverse order for the next slice), with both stacks kept up
+throughout, and each repetition's ratios compare the sums over the same slices. The run
+also prints what the ratio would be if the worker's searches had run exactly as fast as
+the in-process ones (its time outside the searches added to the in-process wall time).
+
+    .venv/bin/python bench/arena_ladder.py [--games 100] [--repeat 1] [--chunk 20]
+                                           [--newcomer ryo-d9]
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import argparse
 import os
 import statistics
 import time
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -55,11 +64,33 @@ from arena.v1 import match_pb2
 Moves = list[list[int]]
 
 
-def in_process(plan: list[Game]) -> tuple[float, Moves, float, float]:
-    """Wall seconds, the games' moves, the engine time (ms) and the CPU seconds."""
-    dispatch.warm_up(["othello"])
+class Round(NamedTuple):
+    """Some games played one way: wall time, the games' moves, engine time, CPU by process."""
+
+    wall_s: float
+    games: Moves
+    engine_s: float
+    cpu: dict[str, float]
+    matches: list[match_pb2.Match]  # through the services (empty in one process)
+
+    @property
+    def plies(self) -> int:
+        return sum(len(g) for g in self.games)
+
+
+def _sum(rounds: list[Round]) -> Round:
+    cpu: dict[str, float] = {}
+    for r in rounds:
+        for name, seconds in r.cpu.items():
+            cpu[name] = cpu.get(name, 0.0) + seconds
+    return Round(sum(r.wall_s for r in rounds), [g for r in rounds for g in r.games],
+                 sum(r.engine_s for r in rounds), cpu, [m for r in rounds for m in r.matches])
+
+
+def in_process(plan: list[Game]) -> Round:
+    """The games played by calling the engines and the rules library directly."""
     started, cpu = time.monotonic(), time.process_time()
-    games, engine_ms = [], 0.0
+    games, engine = [], 0.0
     for game in plan:
         position = new_position("othello")
         for move in game.opening:
@@ -74,11 +105,12 @@ def in_process(plan: list[Game]) -> tuple[float, Moves, float, float]:
                     "othello", position.to_text(), [*game.opening, *moves], bot,
                     Limits(time_ms=MOVE_TIME_MS), seed=seed_for_ply(game.seed, len(moves)),
                     validated=True)
-                move, engine_ms = result.move, engine_ms + result.elapsed_ms
+                move, engine = result.move, engine + result.elapsed_ms / 1000
             position.push(move)
             moves.append(move)
         games.append(moves)
-    return time.monotonic() - started, games, engine_ms, time.process_time() - cpu
+    wall = time.monotonic() - started
+    return Round(wall, games, engine, {"bench": time.process_time() - cpu}, [])
 
 
 def moves_of(matches: list[match_pb2.Match]) -> Moves:
@@ -116,32 +148,55 @@ def _stack_cpu(running: Stack) -> dict[str, float]:
     return {name: _cpu_seconds(pid) for name, pid in pids.items()}
 
 
-class Round(NamedTuple):
-    wall_s: float
-    matches: list[match_pb2.Match]
-    cpu: dict[str, float]  # CPU seconds per process of the stack during the round
+class Services:
+    """A running stack with the ladder's bots registered; plays slices of a plan on it."""
 
-
-def through_services(plans: list[list[Game]], workers: int, shared_cache: bool
-                     ) -> list[Round]:
-    """Plays the ladders one after the other on one stack (one cache)."""
-    env = {"ARENA_SHARED_CACHE": "1" if shared_cache else "0"}
-    out = []
-    with stack(workers, env) as running:
+    def __init__(self, running: Stack) -> None:
         assert running.durable is not None and running.cache is not None
-        client = running.durable.client()
+        self.running = running
+        self.client = running.durable.client()
         for name, bot in LADDER_BOTS.items():
-            register(client, name, bot)
-        for plan in plans:
-            before = _stack_cpu(running)
-            wall_s, matches = run_matches(
-                client, [config(g.black, g.white, g.opening, seed=g.seed) for g in plan])
-            after = _stack_cpu(running)
-            out.append(Round(wall_s, matches, {k: after[k] - before[k] for k in after}))
-        stats = SharedSearchCache(running.cache.client()).stats()
-    if shared_cache:
-        print(f"    cache counters: {stats}")
-    return out
+            register(self.client, name, bot)
+
+    def cpu(self) -> dict[str, float]:
+        return _stack_cpu(self.running)
+
+    def play(self, plan: list[Game]) -> Round:
+        before = self.cpu()
+        wall_s, matches = run_matches(
+            self.client, [config(g.black, g.white, g.opening, seed=g.seed) for g in plan])
+        after = self.cpu()
+        return Round(wall_s, moves_of(matches), engine_ms(matches, False) / 1000,
+                     {k: after[k] - before[k] for k in after}, matches)
+
+
+def _services(workers: int, shared_cache: bool) -> AbstractContextManager[Stack]:
+    return stack(workers, {"ARENA_SHARED_CACHE": "1" if shared_cache else "0"})
+
+
+class Repetition(NamedTuple):
+    local: Round
+    one: Round
+    two: Round
+    idle_cpu: float  # CPU the two idle stacks used while the in-process slices ran
+
+
+def interleaved(plan: list[Game], chunk: int, one: Services, two: Services) -> Repetition:
+    """The plan played in one process, with 1 and with 2 workers, slice by slice, taking
+    turns (ABC, then CBA) so that the machine's drift hits all three alike."""
+    played: dict[str, list[Round]] = {"local": [], "one": [], "two": []}
+    idle = 0.0
+    for index, start in enumerate(range(0, len(plan), chunk)):
+        part = plan[start:start + chunk]
+        order = ["local", "one", "two"]
+        for way in order if index % 2 == 0 else order[::-1]:
+            if way == "local":
+                before = sum(one.cpu().values()) + sum(two.cpu().values())
+                played[way].append(in_process(part))
+                idle += sum(one.cpu().values()) + sum(two.cpu().values()) - before
+            else:
+                played[way].append((one if way == "one" else two).play(part))
+    return Repetition(_sum(played["local"]), _sum(played["one"]), _sum(played["two"]), idle)
 
 
 def _cache_line(label: str, matches: list[match_pb2.Match], wall_s: float) -> None:
@@ -181,10 +236,17 @@ def _cpu_line(label: str, cpu: dict[str, float], local_cpu: float) -> None:
           f"in-process CPU")
 
 
+def _outside_ms(played: Round) -> float:
+    """Wall time outside the searches, per ply (ms)."""
+    return 1000 * (played.wall_s - played.engine_s) / max(1, played.plies)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", type=int, default=100, help="at least this many games")
     parser.add_argument("--repeat", type=int, default=1, help="repetitions (medians)")
+    parser.add_argument("--chunk", type=int, default=20,
+                        help="games per slice; the three ways take turns slice by slice")
     parser.add_argument("--newcomer", default="ryo-d9", choices=list(LADDER_BOTS),
                         help="the bot that joins the ladder for its re-run")
     args = parser.parse_args()
@@ -194,52 +256,60 @@ def main() -> None:
     before = ladder_plan([n for n in names if n != args.newcomer], per_pairing)
     openings = len({tuple(g.opening) for g in plan})
     print(f"{len(plan)} games: {len(LADDER_BOTS)} bots round robin, {openings} openings, each "
-          f"twice per pairing; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    local, one, two, local_cpu = [], [], [], []
+          f"twice per pairing, in slices of {args.chunk}; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    dispatch.warm_up(["othello"])
+    reps: list[Repetition] = []
     reference: Moves = []
     differing: dict[str, int] = {}
-    for _ in range(args.repeat):  # interleaved, so a change in machine load hits all three
-        local_s, local_games, local_engine, cpu_s = in_process(plan)
-        one_run = through_services([plan], 1, False)[0]
-        two_run = through_services([plan], 2, False)[0]
-        local.append(local_s)
-        local_cpu.append(cpu_s)
-        one.append(one_run)
-        two.append(two_run)
-        reference = reference or local_games
-        for name, games in (("in process", local_games), ("1 worker", moves_of(one_run.matches)),
-                            ("2 workers", moves_of(two_run.matches))):
-            differing[name] = differing.get(name, 0) + _differing(games, reference)
-        # The engine time the worker reported tells a slower search (machine noise, caches
-        # shared with the referee and Redis) from time spent outside the engine.
-        print(f"  run: in process {local_s:.1f} s (engine {local_engine / 1000:.1f} s, CPU "
-              f"{cpu_s:.1f} s), 1 worker {one_run.wall_s:.1f} s (engine "
-              f"{engine_ms(one_run.matches, False) / 1000:.1f} s), 2 workers "
-              f"{two_run.wall_s:.1f} s; load {os.getloadavg()[0]:.1f}", flush=True)
-    local_s, cpu_s = statistics.median(local), statistics.median(local_cpu)
-    one_s = statistics.median(r.wall_s for r in one)
-    two_s = statistics.median(r.wall_s for r in two)
-    moves = sum(len(g) for g in reference)
+    with _services(1, False) as one_stack, _services(2, False) as two_stack:
+        one, two = Services(one_stack), Services(two_stack)
+        for _ in range(args.repeat):
+            rep = interleaved(plan, args.chunk, one, two)
+            reps.append(rep)
+            reference = reference or rep.local.games
+            for name, played in (("in process", rep.local), ("1 worker", rep.one),
+                                 ("2 workers", rep.two)):
+                differing[name] = differing.get(name, 0) + _differing(played.games, reference)
+            # The engine time the worker reported tells a slower search (machine noise,
+            # caches shared with the referee and Redis) from time spent outside the engine.
+            print(f"  run: in process {rep.local.wall_s:.1f} s (engine {rep.local.engine_s:.1f}"
+                  f" s), 1 worker {rep.one.wall_s:.1f} s (engine {rep.one.engine_s:.1f} s), "
+                  f"2 workers {rep.two.wall_s:.1f} s: overhead "
+                  f"{rep.one.wall_s / rep.local.wall_s:.3f}x; outside the searches "
+                  f"{_outside_ms(rep.local):.2f} vs {_outside_ms(rep.one):.2f} ms per ply; idle "
+                  f"stacks {rep.idle_cpu:.1f} s CPU; load {os.getloadavg()[0]:.1f}", flush=True)
+    local_s = statistics.median(r.local.wall_s for r in reps)
+    one_s = statistics.median(r.one.wall_s for r in reps)
+    two_s = statistics.median(r.two.wall_s for r in reps)
+    overhead = statistics.median(r.one.wall_s / r.local.wall_s for r in reps)
+    # Had the worker's searches run exactly as fast as the in-process ones: what the
+    # services themselves add, free of the machine's drift between the two runs.
+    same_search = statistics.median(
+        (r.local.wall_s + (r.one.wall_s - r.one.engine_s) - (r.local.wall_s - r.local.engine_s))
+        / r.local.wall_s for r in reps)
+    scaling = statistics.median(r.one.wall_s / r.two.wall_s for r in reps)
+    moves = len(reference) and sum(len(g) for g in reference)
     print(f"in one process:      {local_s:6.1f} s  ({1000 * local_s / max(1, moves):.1f} ms "
           f"per ply over {moves} plies)")
-    # Each repetition's services run is timed right after its in-process run: the median
-    # of those paired ratios is what machine drift between repetitions affects least.
-    paired = statistics.median(r.wall_s / s for r, s in zip(one, local, strict=True))
-    print(f"services, 1 worker:  {one_s:6.1f} s  (arena overhead ratio {paired:.3f}x: median "
-          f"of the {len(one)} paired runs; {one_s / local_s:.3f}x of the medians)")
-    print(f"services, 2 workers: {two_s:6.1f} s  (scaling ratio {one_s / two_s:.2f}x)")
-    _cpu_line("1 worker", one[len(one) // 2].cpu, cpu_s)
-    _cpu_line("2 workers", two[len(two) // 2].cpu, cpu_s)
+    print(f"services, 1 worker:  {one_s:6.1f} s  (arena overhead ratio {overhead:.3f}x, median "
+          f"over {len(reps)} repetitions; {same_search:.3f}x with the in-process search times)")
+    print(f"services, 2 workers: {two_s:6.1f} s  (scaling ratio {scaling:.2f}x)")
+    middle = sorted(reps, key=lambda r: r.one.wall_s / r.local.wall_s)[len(reps) // 2]
+    _cpu_line("1 worker", middle.one.cpu, middle.local.cpu["bench"])
+    _cpu_line("2 workers", middle.two.cpu, middle.local.cpu["bench"])
     print(f"shared cache, 2 workers: a ladder of {len(names) - 1} bots ({len(before)} games), "
           f"then {args.newcomer} joins and it is re-run ({len(plan)} games), on one cache:")
-    first, rerun = through_services([before, plan], 2, True)
+    with _services(2, True) as cache_stack:
+        cached = Services(cache_stack)
+        first, rerun = cached.play(before), cached.play(plan)
+        print(f"    cache counters: {SharedSearchCache(cache_stack.cache.client()).stats()}")
     _cache_line("ladder, cold cache    ", first.matches, first.wall_s)
     _cache_line(f"re-run with {args.newcomer}", rerun.matches, rerun.wall_s)
     _cache_line("both                  ", [*first.matches, *rerun.matches],
                 first.wall_s + rerun.wall_s)
-    differing["cache, ladder"] = _differing(moves_of(first.matches),
-                                            _reference_for(before, plan, reference))
-    differing["cache, re-run"] = _differing(moves_of(rerun.matches), reference)
+    differing["cache, ladder"] = _differing(first.games, _reference_for(before, plan, reference))
+    differing["cache, re-run"] = _differing(rerun.games, reference)
     print("games that differ from the first in-process run (must all be 0): "
           + ", ".join(f"{name} {count}" for name, count in differing.items()))
 

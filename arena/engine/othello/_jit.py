@@ -1,8 +1,11 @@
 """Numba plumbing shared by the Othello kernels.
 
-``kernel`` is ``numba.njit(cache=True, nogil=True, boundscheck=False)`` with a type that mypy
-understands, so decorated functions keep their Python signatures for the type checker.
-``nogil`` lets another thread (a worker's cancel) raise the stop flag while a search runs.
+``kernel`` is ``numba.njit(cache=True, boundscheck=False)`` with a type that mypy understands,
+so decorated functions keep their Python signatures for the type checker. ``search_kernel``
+adds ``nogil`` for the entry points that run long (a search, a solve, a perft): another
+thread (a worker's cancel, its poster) runs while they do. The short helpers keep the GIL:
+they run for microseconds, and each release is a chance for another thread to take the GIL
+and make the search thread wait (and lose its caches) to get it back.
 
 Every bitboard is a ``uint64``. Numba turns ``uint64 op int64`` into ``int64`` or ``float64``,
 so all bit arithmetic goes through the typed constants below, never bare integer literals.
@@ -25,6 +28,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def kernel(fn: F) -> F:
     """Compile ``fn`` lazily with numba, caching the machine code on disk."""
+    return cast(F, numba.njit(cache=True, boundscheck=False)(fn))
+
+
+def search_kernel(fn: F) -> F:
+    """A long-running entry point: as ``kernel``, and it releases the GIL while it runs."""
     return cast(F, numba.njit(cache=True, nogil=True, boundscheck=False)(fn))
 
 

@@ -24,6 +24,7 @@ from arena.engine.othello._jit import (
     leading_zeros,
     lowest_square,
     popcount,
+    search_kernel,
 )
 
 PASS = 64
@@ -185,7 +186,7 @@ def position_key_kernel(black: np.uint64, white: np.uint64, turn: int) -> np.uin
     return pair_key(white, black) ^ _SIDE
 
 
-@kernel
+@search_kernel
 def perft_kernel(p: np.uint64, o: np.uint64, depth: int) -> int:
     """Leaves at ``depth`` plies; a pass is a move, a finished game is a leaf."""
     if depth == 0:

@@ -26,6 +26,7 @@ from arena.engine.othello._jit import (
     leading_zeros,
     lowest_square,
     popcount,
+    search_kernel,
 )
 from arena.engine.othello.bitboard import PASS, final_score, flips, get_moves, pair_key
 from arena.engine.othello.endgame_small import (
@@ -224,7 +225,7 @@ def _solve_tail(p: np.uint64, o: np.uint64, alpha: int, beta: int, empties: int)
     return solve_small(p, o, alpha, beta, empties)
 
 
-@kernel
+@search_kernel
 def solve_deep(
     p: np.uint64,
     o: np.uint64,

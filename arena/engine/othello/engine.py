@@ -22,19 +22,29 @@ from arena.engine.othello.config import BotSpec, compile_config
 from arena.engine.othello.endgame import EndgameSolver
 from arena.engine.othello.evaluate import kreversi_phase
 from arena.engine.othello.search import (
+    DEEPEN_ABORTED,
+    DEEPEN_OUT_OF_NODES,
+    DEEPEN_OUT_OF_TIME,
+    DEEPEN_STEP,
+    DP_ABORT_MOVE,
+    DP_DEPTH,
+    DP_MOVE,
+    DP_NODES,
+    DP_PV,
+    DP_PV_LEN,
+    DP_ROOT_SCORES,
+    DP_SCORE,
+    DP_TREE_N,
     INF,
     ST_ABORTED,
-    ST_NODE_LIMIT,
+    ST_DEADLINE,
     ST_NODES,
     ST_ORDER,
     ST_PRUNE,
     ST_ROOT_BEST,
     ST_ROOT_COLOR,
-    ST_ROOT_DONE,
-    ST_ROOT_FIRST,
     ST_ROOT_FULL,
-    ST_ROOT_SCORES,
-    ST_TREE_N,
+    ST_SIZE,
     ST_USE_TT,
     TREE_ALPHA,
     TREE_BETA,
@@ -45,7 +55,6 @@ from arena.engine.othello.search import (
     TREE_MOVE,
     TREE_PARENT,
     TREE_SCORE,
-    new_state,
     thread_buffers,
 )
 
@@ -115,16 +124,15 @@ def _elapsed_ms(started_ns: int) -> float:
     return (time.monotonic_ns() - started_ns) / 1e6
 
 
-def _search_state(
-    spec: BotSpec, pos: Position, first: int, node_limit: int
-) -> npt.NDArray[np.int64]:
-    st = new_state()
+def search_template(spec: BotSpec, pos: Position, deadline_ns: int) -> npt.NDArray[np.int64]:
+    """What every iteration's state vector starts from (``deepen`` adds salt, first move and
+    node budget)."""
+    st = np.zeros(ST_SIZE, dtype=np.int64)
     st[ST_PRUNE] = int(spec.prune)
     st[ST_ORDER] = int(spec.ordered)
     st[ST_USE_TT] = int(spec.use_tt)
     st[ST_ROOT_COLOR] = pos.turn
-    st[ST_ROOT_FIRST] = first if spec.ordered else -1
-    st[ST_NODE_LIMIT] = node_limit
+    st[ST_DEADLINE] = deadline_ns
     discs = 64 - pos.empties()
     st[ST_ROOT_FULL] = int(spec.random_ties and discs <= RANDOM_TIE_MAX_DISCS)
     return st
@@ -146,39 +154,40 @@ def iterative_deepening(
     result = SearchResult(move=legal[0], score=0, depth=0, nodes=0, elapsed_ms=0.0, pv=[])
     tree_rows: npt.NDArray[np.int64] | None = None
     nodes = 0
-    stop_time = deadline_array(time_ms, started)
-    for depth in range(1, max_plies + 1):
+    template = search_template(spec, pos, int(deadline_array(time_ms, started)[0]))
+    soft_deadline = 0 if time_ms is None else started + int(SOFT_TIME_SHARE * time_ms * 1e6)
+    # The kernel deepens on its own, unless an iteration's outcome needs Python: a draw
+    # among tied root moves (which also decides the next iteration's first move) or a tree.
+    ties = bool(template[ST_ROOT_FULL])
+    out = buffers.out
+    status = DEEPEN_STEP
+    while status == DEEPEN_STEP:
         budget = 0 if node_limit is None else max(1, node_limit - nodes)
-        st = _search_state(spec, pos, result.move, budget)
-        buffers.hist //= 2
-        score = buffers.run(
-            pos.player, pos.opponent, pos.turn, depth, spec.params, st, stop_ext, stop_time
+        status = buffers.deepen(
+            pos.player, pos.opponent, pos.turn, (result.depth + 1, max_plies), pos.empties(),
+            result.move, budget, soft_deadline, ties or tree_budget > 0, spec.params,
+            template, stop_ext,
         )
-        nodes += int(st[ST_NODES])
-        if st[ST_ABORTED]:
-            result.cut_short = True
-            if st[ST_ROOT_DONE] >= 1 and spec.ordered:
-                result.move = int(st[ST_ROOT_BEST])  # proven at least as good
-                if result.move not in result.ties:
-                    result.ties = []
-            break
-        result.move, result.score, result.depth = int(st[ST_ROOT_BEST]), score, depth
-        result.pv = buffers.principal_variation()
-        result.ties = []
-        if st[ST_ROOT_FULL]:
-            result.ties = sorted(sq for sq in legal if st[ST_ROOT_SCORES + sq] == score)
-            pick_tied(result, seed)
-        if tree_budget > 0:
-            tree_rows = buffers.tree[: int(st[ST_TREE_N])].copy()
-        if depth >= pos.empties():
-            break  # searched to the end of the game
-        if depth < max_plies and node_limit is not None and nodes >= node_limit:
-            result.cut_short = True  # out of nodes
-            break
-        if depth < max_plies and time_ms is not None and (
-                _elapsed_ms(started) > SOFT_TIME_SHARE * time_ms):
-            result.cut_short = True  # the next iteration would most likely not finish
-            break
+        nodes += int(out[DP_NODES])
+        if out[DP_DEPTH] > 0:  # an iteration finished
+            result.move, result.score = int(out[DP_MOVE]), int(out[DP_SCORE])
+            result.depth = int(out[DP_DEPTH])
+            result.pv = out[DP_PV : DP_PV + int(out[DP_PV_LEN])].tolist()
+            result.ties = []
+            if ties:
+                scores = out[DP_ROOT_SCORES : DP_ROOT_SCORES + 64]
+                result.ties = sorted(sq for sq in legal if scores[sq] == result.score)
+                pick_tied(result, seed)
+            if tree_budget > 0:
+                tree_rows = buffers.tree[: int(out[DP_TREE_N])].copy()
+    if status == DEEPEN_ABORTED:
+        result.cut_short = True
+        if out[DP_ABORT_MOVE] >= 0:
+            result.move = int(out[DP_ABORT_MOVE])  # proven at least as good
+            if result.move not in result.ties:
+                result.ties = []
+    elif status in (DEEPEN_OUT_OF_NODES, DEEPEN_OUT_OF_TIME):
+        result.cut_short = True
     result.nodes = nodes
     result.elapsed_ms = _elapsed_ms(started)
     if tree_budget > 0:

@@ -21,7 +21,15 @@ import threading
 import numpy as np
 import numpy.typing as npt
 
-from arena.engine.othello._jit import U0, U1, kernel, lowest_square, monotonic_ns, popcount
+from arena.engine.othello._jit import (
+    U0,
+    U1,
+    kernel,
+    lowest_square,
+    monotonic_ns,
+    popcount,
+    search_kernel,
+)
 from arena.engine.othello.bitboard import PASS, flips, get_moves, mix64, pair_key
 from arena.engine.othello.evaluate import evaluate
 
@@ -444,6 +452,117 @@ def new_state() -> npt.NDArray[np.int64]:
     return st
 
 
+def salt_base() -> int:
+    """Fresh salts for one iterative deepening: iteration ``d`` salts with ``base + d``."""
+    return next(_SALTS) << 8
+
+
+# What ``deepen`` reports, in ``out``:
+DP_DEPTH = 0  # the deepest iteration finished in this call (0: none)
+DP_SCORE = 1  # its score,
+DP_MOVE = 2  # best root move,
+DP_TREE_N = 3  # tree rows
+DP_PV_LEN = 4  # and principal variation (``out[DP_PV : DP_PV + out[DP_PV_LEN]]``)
+DP_NODES = 5  # nodes of every iteration of this call, the unfinished one included
+DP_ABORT_MOVE = 6  # after an abort: a better root move proven by then (-1: none)
+DP_PV = 8
+DP_ROOT_SCORES = DP_PV + MAX_PLY  # out[DP_ROOT_SCORES + sq]: root move sq's value
+DP_SIZE = DP_ROOT_SCORES + 64
+
+# Why ``deepen`` returned:
+DEEPEN_MAX_DEPTH = 0  # the last iteration asked for finished
+DEEPEN_GAME_END = 1  # an iteration searched to the end of the game
+DEEPEN_ABORTED = 2  # the stop flag, the deadline or the node limit ended an iteration
+DEEPEN_OUT_OF_NODES = 3  # the node limit was reached between two iterations
+DEEPEN_OUT_OF_TIME = 4  # past the soft deadline: the next iteration would most likely not end
+DEEPEN_STEP = 5  # one iteration finished, as asked; the caller goes on from the next
+
+
+@search_kernel
+def deepen(
+    p: np.uint64,
+    o: np.uint64,
+    color: int,
+    first_depth: int,
+    max_depth: int,
+    empties: int,
+    first_move: int,
+    node_limit: int,
+    soft_deadline: int,
+    step: bool,
+    salts: int,
+    params: npt.NDArray[np.int64],
+    tt: npt.NDArray[np.uint64],
+    hist: npt.NDArray[np.int64],
+    work: npt.NDArray[np.int64],
+    pv: npt.NDArray[np.int64],
+    pv_len: npt.NDArray[np.int64],
+    tree: npt.NDArray[np.int64],
+    template: npt.NDArray[np.int64],
+    st: npt.NDArray[np.int64],
+    stop_ext: npt.NDArray[np.int64],
+    out: npt.NDArray[np.int64],
+) -> int:
+    """Iterative deepening from ``first_depth`` to ``max_depth`` plies in one call, so a
+    search leaves and re-enters Python (and takes the GIL) once, not once per iteration.
+
+    Each iteration starts from ``template`` (flags, colour, deadline) with a fresh salt and
+    the previous iteration's best move tried first at the root (``first_move`` for the
+    first). ``node_limit`` counts this call's nodes (0: none); past ``soft_deadline``
+    (monotonic ns, 0: none) no new iteration starts. With ``step`` it returns after each
+    finished iteration (the caller draws among tied root moves or keeps the tree).
+    """
+    zero = 0 * first_depth  # not a literal: see negamax
+    out[DP_DEPTH] = zero
+    out[DP_ABORT_MOVE] = -1
+    nodes = zero
+    status = DEEPEN_MAX_DEPTH
+    first = first_move
+    for depth in range(first_depth, max_depth + 1):
+        st[:] = template
+        st[ST_SALT] = np.int64(mix64(np.uint64(salts + depth)) >> np.uint64(2))
+        st[ST_ROOT_FIRST] = first if st[ST_ORDER] != 0 else -1
+        st[ST_ROOT_BEST] = -1
+        st[ST_NODE_LIMIT] = max(1, node_limit - nodes) if node_limit > 0 else 0
+        for sq in range(64):
+            hist[sq] //= 2
+        score = negamax(
+            p, o, color, depth, zero, zero - INF, zero + INF, zero - 1, zero - 1,
+            params, tt, hist, work, pv, pv_len, tree, st, stop_ext,
+        )
+        nodes += st[ST_NODES]
+        if st[ST_ABORTED] != 0:
+            if st[ST_ROOT_DONE] >= 1 and st[ST_ORDER] != 0:
+                out[DP_ABORT_MOVE] = st[ST_ROOT_BEST]  # proven at least as good
+            status = DEEPEN_ABORTED
+            break
+        first = st[ST_ROOT_BEST]
+        out[DP_DEPTH] = depth
+        out[DP_SCORE] = score
+        out[DP_MOVE] = first
+        out[DP_TREE_N] = st[ST_TREE_N]
+        out[DP_PV_LEN] = pv_len[0]
+        for k in range(pv_len[0]):
+            out[DP_PV + k] = pv[0, k]
+        for sq in range(64):
+            out[DP_ROOT_SCORES + sq] = st[ST_ROOT_SCORES + sq]
+        if depth >= empties:
+            status = DEEPEN_GAME_END
+            break
+        if depth < max_depth:
+            if node_limit > 0 and nodes >= node_limit:
+                status = DEEPEN_OUT_OF_NODES
+                break
+            if soft_deadline > 0 and monotonic_ns() > soft_deadline:
+                status = DEEPEN_OUT_OF_TIME
+                break
+            if step:
+                status = DEEPEN_STEP
+                break
+    out[DP_NODES] = nodes
+    return status
+
+
 def _u64(x: int) -> np.uint64:
     return np.uint64(x)
 
@@ -458,48 +577,34 @@ class SearchBuffers:
         self.pv = np.zeros((MAX_PLY, MAX_PLY), dtype=np.int64)
         self.pv_len = np.zeros(MAX_PLY, dtype=np.int64)
         self.tree = np.zeros((tree_budget, TREE_COLS), dtype=np.int64)
+        self.st = np.zeros(ST_SIZE, dtype=np.int64)
+        self.out = np.zeros(DP_SIZE, dtype=np.int64)
 
-    def run(
+    def deepen(
         self,
         p: int,
         o: int,
         color: int,
-        depth: int,
+        depths: tuple[int, int],
+        empties: int,
+        first_move: int,
+        node_limit: int,
+        soft_deadline: int,
+        step: bool,
         params: npt.NDArray[np.int64],
-        st: npt.NDArray[np.int64],
+        template: npt.NDArray[np.int64],
         stop_ext: npt.NDArray[np.int64],
-        stop_time: npt.NDArray[np.int64],
     ) -> int:
-        """One full-window iteration at ``depth`` plies from the root.
-
-        ``stop_time[0]``: the deadline on the monotonic clock in ns (0: none).
-        """
-        st[ST_DEADLINE] = stop_time[0]
+        """Iterations ``depths[0]`` to ``depths[1]`` (see the ``deepen`` kernel): returns why
+        it stopped; the report is in ``self.out``, the last iteration's state in ``self.st``."""
         return int(
-            negamax(
-                _u64(p),
-                _u64(o),
-                color,
-                depth,
-                0,
-                -INF,
-                INF,
-                -1,
-                -1,
-                params,
-                self.tt,
-                self.hist,
-                self.work,
-                self.pv,
-                self.pv_len,
-                self.tree,
-                st,
-                stop_ext,
+            deepen(
+                _u64(p), _u64(o), color, depths[0], depths[1], empties, first_move,
+                node_limit, soft_deadline, step, salt_base(), params, self.tt, self.hist,
+                self.work, self.pv, self.pv_len, self.tree, template, self.st, stop_ext,
+                self.out,
             )
         )
-
-    def principal_variation(self) -> list[int]:
-        return [int(m) for m in self.pv[0, : int(self.pv_len[0])]]
 
 
 _LOCAL = threading.local()

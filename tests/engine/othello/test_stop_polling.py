@@ -11,15 +11,16 @@ import numpy as np
 import pytest
 
 from arena.engine.othello import PRESETS, warm_up
+from arena.engine.othello.bitboard import parse_position
 from arena.engine.othello.config import compile_config
 from arena.engine.othello.endgame import EndgameSolver
+from arena.engine.othello.engine import search_template
 from arena.engine.othello.search import (
     POLL_NODES,
     ST_ABORTED,
     ST_NODES,
     ST_POLLS,
     SearchBuffers,
-    new_state,
 )
 from tests.engine.othello.conftest import random_boards, read_obf
 from tests.engine.othello.timing import Overshoots
@@ -36,17 +37,15 @@ def _no_stop() -> np.ndarray:
 
 
 def _midgame(text_index: int, depth: int, stop_ext: np.ndarray, deadline: int) -> np.ndarray:
-    board = MIDGAME[text_index]
-    st = new_state()
-    p, o = board.player_bits, board.opponent_bits
-    stop_time = np.array([deadline], dtype=np.int64)
-    _BUFFERS.run(p, o, board.turn.value, depth, ARENA.params, st, stop_ext, stop_time)
-    return st
+    """The state after one iteration at ``depth`` plies (nodes, polls, aborted)."""
+    pos = parse_position(MIDGAME[text_index].to_text())
+    template = search_template(ARENA, pos, deadline)
+    _BUFFERS.deepen(pos.player, pos.opponent, pos.turn, (depth, depth), pos.empties(), -1, 0,
+                    0, False, ARENA.params, template, stop_ext)
+    return _BUFFERS.st.copy()
 
 
 def _endgame(text: str, stop_ext: np.ndarray, deadline: int, node_limit: int = 0) -> np.ndarray:
-    from arena.engine.othello.bitboard import parse_position
-
     pos = parse_position(text)
     stop_time = np.array([deadline], dtype=np.int64)
     _, st = _SOLVER.solve(pos.player, pos.opponent, -64, 64, node_limit, stop_ext, stop_time)
