@@ -289,7 +289,7 @@ def main() -> None:
         (r.local.wall_s + (r.one.wall_s - r.one.engine_s) - (r.local.wall_s - r.local.engine_s))
         / r.local.wall_s for r in reps)
     scaling = statistics.median(r.one.wall_s / r.two.wall_s for r in reps)
-    moves = len(reference) and sum(len(g) for g in reference)
+    moves = sum(len(g) for g in reference)
     print(f"in one process:      {local_s:6.1f} s  ({1000 * local_s / max(1, moves):.1f} ms "
           f"per ply over {moves} plies)")
     print(f"services, 1 worker:  {one_s:6.1f} s  (arena overhead ratio {overhead:.3f}x, median "

@@ -69,10 +69,9 @@ class GameOverError(ValueError):
     """The position has no move for either side: there is nothing to search."""
 
 
-def deadline_array(time_ms: int | None, started_ns: int) -> npt.NDArray[np.int64]:
-    """The kernels' deadline: ``[started + time_ms]`` on the monotonic clock in ns, 0: none."""
-    deadline = 0 if time_ms is None else started_ns + time_ms * 1_000_000
-    return np.array([deadline], dtype=np.int64)
+def deadline_ns(time_ms: int | None, started_ns: int) -> int:
+    """The kernels' deadline: ``started + time_ms`` on the monotonic clock in ns, 0: none."""
+    return 0 if time_ms is None else started_ns + time_ms * 1_000_000
 
 
 def _stricter(a: int | None, b: int | None) -> int | None:
@@ -154,7 +153,7 @@ def iterative_deepening(
     result = SearchResult(move=legal[0], score=0, depth=0, nodes=0, elapsed_ms=0.0, pv=[])
     tree_rows: npt.NDArray[np.int64] | None = None
     nodes = 0
-    template = search_template(spec, pos, int(deadline_array(time_ms, started)[0]))
+    template = search_template(spec, pos, deadline_ns(time_ms, started))
     soft_deadline = 0 if time_ms is None else started + int(SOFT_TIME_SHARE * time_ms * 1e6)
     # The kernel deepens on its own, unless an iteration's outcome needs Python: a draw
     # among tied root moves (which also decides the next iteration's first move) or a tree.
@@ -206,7 +205,7 @@ def _solve(
     started = time.monotonic_ns()
     solver = _endgame_solver()
     alpha, beta = (-1, 1) if wld else (-64, 64)
-    stop_time = deadline_array(time_ms, started)
+    stop_time = np.array([deadline_ns(time_ms, started)], dtype=np.int64)
     score, st = solver.solve(
         pos.player, pos.opponent, alpha, beta, node_limit or 0, stop_ext, stop_time
     )
