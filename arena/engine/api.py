@@ -16,6 +16,9 @@ import numpy as np
 import numpy.typing as npt
 
 NodeKind = Literal["max", "min", "leaf"]
+# What a time limit measures: wall time, or the CPU time of the thread that searches (so
+# that other processes on a busy machine cannot make a search shallower or late).
+Clock = Literal["wall", "cpu"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,7 @@ class Limits:
     depth: int | None = None
     nodes: int | None = None
     time_ms: int | None = None
+    clock: Clock = "wall"
 
 
 class StopFlag:
@@ -94,6 +98,8 @@ class SearchResult:
     # its depth or finished its solve: then the result depends on the machine, not only
     # on the request.
     cut_short: bool = False
+    # CPU time the searching thread spent on this search (0 where not measured).
+    cpu_ms: float = 0.0
 
     @property
     def nps(self) -> int:
@@ -101,9 +107,14 @@ class SearchResult:
         return int(self.nodes / seconds) if seconds > 0 else 0
 
 
+def now_ns(clock: Clock = "wall") -> int:
+    """The current reading of ``clock``: ``time.monotonic_ns`` or this thread's CPU time."""
+    return time.monotonic_ns() if clock == "wall" else time.thread_time_ns()
+
+
 def deadline_ns(limits: Limits, started_ns: int | None = None) -> int:
-    """The monotonic-clock instant at which a time-limited search must stop (0: none)."""
+    """The instant, on ``limits.clock``, at which a time-limited search must stop (0: none)."""
     if limits.time_ms is None:
         return 0
-    start = time.monotonic_ns() if started_ns is None else started_ns
+    start = now_ns(limits.clock) if started_ns is None else started_ns
     return start + limits.time_ms * 1_000_000
