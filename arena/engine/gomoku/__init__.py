@@ -3,6 +3,11 @@
 ``choose_move`` takes the game as plain data (board size, rule name, the move list
 from the empty board, Black first) so callers need no board class. Squares are
 ``y * size + x``.
+
+A search enters the numba kernels once (``root.search_root`` for arena-gomoku,
+``sharpmoku.choose`` for SharpMoku) and they release the interpreter lock while they
+run, so searches in several threads of one process run side by side and other Python
+threads keep running. Only the set-up and the packaging of the result hold the lock.
 """
 
 from __future__ import annotations

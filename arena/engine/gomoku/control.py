@@ -3,10 +3,19 @@
 Kernels take one ``int64`` context array instead of many scalars; its slots are named
 here. ``poll_stop`` is called once per node and does the expensive checks (clock,
 stop flag) only every 256 nodes.
+
+``search_kernel`` marks the entry points that run for a whole search: they release the
+interpreter lock, so other Python threads (a worker's poster, another match's search)
+run meanwhile. A search enters one of them once. The short helpers keep the lock: each
+release and re-take is a chance for another thread to hold it while the search waits.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numba
 import numpy as np
 import numpy.typing as npt
 from numba import njit
@@ -23,6 +32,13 @@ CTX_ABORTED = 3
 CTX_TREE_COUNT = 4
 CTX_TREE_BUDGET = 5
 CTX_SLOTS = 6
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def search_kernel(fn: F) -> F:
+    """A long-running entry point: compiled and disk-cached, and it releases the GIL."""
+    return cast(F, numba.njit(cache=True, nogil=True)(fn))
 
 
 def new_context(node_limit: int, deadline: int, tree_budget: int) -> Context:

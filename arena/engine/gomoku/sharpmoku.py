@@ -39,7 +39,13 @@ from arena.engine.gomoku.board import (
     place,
     remove,
 )
-from arena.engine.gomoku.control import CTX_ABORTED, Context, StopArray, poll_stop
+from arena.engine.gomoku.control import (
+    CTX_ABORTED,
+    Context,
+    StopArray,
+    poll_stop,
+    search_kernel,
+)
 from arena.engine.gomoku.tree import (
     KIND_LEAF,
     KIND_MAX,
@@ -323,6 +329,7 @@ def alpha_beta(
     return best_score, best_move
 
 
+@search_kernel
 def choose(
     cells: Cells, near1: Counts, near2: Counts, size: int, colour: int, depth: int,
     ctx: Context, stop: StopArray, tree: TreeBuffer,
@@ -330,19 +337,24 @@ def choose(
     """SharpMoku's move choice on a non-empty board: (move, score, how).
 
     ``how`` is 1 for the root win check, 2 for the must-block check, 3 for the search.
-    This stays in Python: numba's cache crashes on loading a kernel that calls the
-    recursive ``alpha_beta``, while calling it from Python is fine.
+    The whole choice is one kernel that releases the interpreter lock.
     """
     move, score = best_single_move(cells, near1, size, colour)
     if score >= ROOT_WIN_THRESHOLD:
-        return int(move), int(score), 1
+        return move, score, 1
     block, threat = best_single_move(cells, near1, size, 3 - colour)
     if threat >= ROOT_BLOCK_THRESHOLD:
-        return int(block), int(threat), 2
+        return block, threat, 2
     buffer = np.empty((depth + 1, cells.shape[0]), dtype=np.int64)
-    stones = int(np.count_nonzero(cells))
+    stones = 0
+    for cell in range(cells.shape[0]):
+        if cells[cell] != EMPTY:
+            stones += 1
+    # Not literals: a literal argument to the recursive kernel would compile (and cache)
+    # a second specialisation of it.
+    zero = depth * 0
     score, move = alpha_beta(
-        cells, near1, near2, size, colour, depth, 0, True, ALPHA0, BETA0, -1, stones,
-        buffer, ctx, stop, tree, -1,
+        cells, near1, near2, size, colour, depth, zero, zero == 0, zero + ALPHA0,
+        zero + BETA0, zero - 1, stones, buffer, ctx, stop, tree, zero - 1,
     )
-    return int(move), int(score), 3
+    return move, score, 3

@@ -5,7 +5,9 @@ in a five or in a double threat (open four, or two fives at once). Every attacki
 move must be a four, so the defender never has a choice: the search is narrow and a
 15-ply VCF is usually found in milliseconds. Failed positions are remembered in a small
 hash table keyed by the Zobrist key and the attacker. The solver is one self-recursive
-kernel called from Python: numba's cache crashes when loading mutually recursive kernels.
+kernel; no two kernels call each other (numba's cache cannot load mutually recursive
+kernels), and callers pass it no literal constants (each literal would compile and
+cache a second specialisation of it).
 """
 
 from __future__ import annotations
