@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from arena.engine.api import Limits, SearchResult, StopFlag
 from arena.engine.gomoku.bots import run_arena, run_sharpmoku
+from arena.engine.gomoku.budget import Budget
 from arena.engine.gomoku.config import (
     ARENA_GOMOKU,
     PRESETS,
@@ -50,8 +51,11 @@ def choose_move(
     Raises ``InvalidArgumentError`` for a bad config or budget and
     ``GomokuPositionError`` (a ``ValueError``) for a move list that is not a game in
     progress. ``tree_budget`` > 0 captures up to that many search-tree nodes.
-    ``seed`` only picks SharpMoku's random first move.
+    ``seed`` only picks SharpMoku's random first move. ``limits.time_ms`` counts from
+    this call on ``limits.clock``; the search stops with a margin so that the call
+    returns within it (see ``budget.py``). ``cpu_ms`` is this thread's CPU time in it.
     """
+    budget = Budget.start(limits)
     violations = validate_config(config)
     if violations:
         raise InvalidArgumentError.for_fields(violations)
@@ -61,9 +65,9 @@ def choose_move(
     params = resolved(config)
     flag = stop if stop is not None else StopFlag()
     if config["evaluator"] == SHARPMOKU:
-        return run_sharpmoku(pos, params["depth"], limits, flag, tree_budget, seed)
+        return run_sharpmoku(pos, params["depth"], budget, flag, tree_budget, seed)
     assert config["evaluator"] == ARENA_GOMOKU
-    return run_arena(pos, params, limits, flag, tree_budget)
+    return run_arena(pos, params, budget, flag, tree_budget)
 
 
 def warm_up() -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import random
-import time
 
 import numpy as np
 
-from arena.engine.api import Limits, SearchResult, StopFlag, TreeNode, deadline_ns
+from arena.engine.api import SearchResult, StopFlag, TreeNode
 from arena.engine.gomoku import sharpmoku
 from arena.engine.gomoku.board import ZOBRIST, position_key
+from arena.engine.gomoku.budget import Budget
 from arena.engine.gomoku.control import CTX_ABORTED, CTX_NODES, CTX_TREE_COUNT, new_context
 from arena.engine.gomoku.patterns import new_pattern_state, refresh_all, table_for
 from arena.engine.gomoku.position import Position
@@ -30,26 +30,32 @@ from arena.engine.gomoku.root import (
 from arena.engine.gomoku.search import MAX_PLY, WIN_BOUND
 from arena.engine.gomoku.tree import new_tree, read_tree
 
-# Do not start another iteration after this share of the time is gone.
+# Do not start another iteration after this share of the time is gone (on the clock of
+# the limits: wall or the searching thread's CPU time).
 SOFT_TIME_SHARE = 0.4
 
 
-def _elapsed_ms(started: int) -> float:
-    return (time.monotonic_ns() - started) / 1e6
+def _context(budget: Budget, tree_budget: int) -> np.ndarray:
+    return new_context(budget.limits.nodes or 0, budget.deadline(tree_budget), tree_budget,
+                       budget.clock_id)
+
+
+def _opening(move: int, budget: Budget) -> SearchResult:
+    """The move played on the empty board, without a search."""
+    return SearchResult(move, 0, 0, 0, budget.elapsed_ms(), [move], cpu_ms=budget.cpu_ms())
 
 
 def run_sharpmoku(
-    pos: Position, depth: int, limits: Limits, stop: StopFlag, tree_budget: int, seed: int
+    pos: Position, depth: int, budget: Budget, stop: StopFlag, tree_budget: int, seed: int
 ) -> SearchResult:
-    started = time.monotonic_ns()
     if not pos.moves:
         # SharpMoku opens at random, never on the last row or column.
         rng = random.Random(seed)
-        move = rng.randrange(pos.size - 1) + pos.size * rng.randrange(pos.size - 1)
-        return SearchResult(move, 0, 0, 0, _elapsed_ms(started), [move])
-    if limits.depth is not None:
-        depth = max(1, min(depth, limits.depth))
-    ctx = new_context(limits.nodes or 0, deadline_ns(limits, started), tree_budget)
+        return _opening(rng.randrange(pos.size - 1) + pos.size * rng.randrange(pos.size - 1),
+                        budget)
+    if budget.limits.depth is not None:
+        depth = max(1, min(depth, budget.limits.depth))
+    ctx = _context(budget, tree_budget)
     tree = new_tree(tree_budget)
     move, score, _how = sharpmoku.choose(
         pos.cells.copy(), pos.near1.copy(), pos.near2.copy(), pos.size, pos.to_move, depth,
@@ -58,8 +64,8 @@ def run_sharpmoku(
     nodes = int(ctx[CTX_NODES])
     nodes_tree = read_tree(tree, int(ctx[CTX_TREE_COUNT]), [int(move)]) if tree_budget else None
     return SearchResult(
-        int(move), int(score), depth, nodes, _elapsed_ms(started), [int(move)], nodes_tree,
-        cut_short=bool(ctx[CTX_ABORTED]),
+        int(move), int(score), depth, nodes, budget.elapsed_ms(), [int(move)], nodes_tree,
+        cut_short=bool(ctx[CTX_ABORTED]), cpu_ms=budget.cpu_ms(),
     )
 
 
@@ -99,22 +105,18 @@ class _ArenaState:
 
 
 def run_arena(
-    pos: Position, params: dict[str, int], limits: Limits, stop: StopFlag, tree_budget: int
+    pos: Position, params: dict[str, int], budget: Budget, stop: StopFlag, tree_budget: int
 ) -> SearchResult:
-    started = time.monotonic_ns()
     if not pos.moves:
-        centre = (pos.size // 2) * (pos.size + 1)
-        return SearchResult(centre, 0, 0, 0, _elapsed_ms(started), [centre])
+        return _opening((pos.size // 2) * (pos.size + 1), budget)
     state = _ArenaState(pos, params["tt_bits"], tree_budget)
-    ctx = new_context(limits.nodes or 0, deadline_ns(limits, started), tree_budget)
-    max_depth = min(params["max_depth"], limits.depth or params["max_depth"])
+    ctx = _context(budget, tree_budget)
+    max_depth = min(params["max_depth"], budget.limits.depth or params["max_depth"])
     kernel_params = np.zeros(3, dtype=np.int64)
     kernel_params[PARAM_MAX_DEPTH] = max_depth
     kernel_params[PARAM_WIDTH] = params["width"]
     kernel_params[PARAM_VCF_PLIES] = params["vcf_plies"]
-    soft = 0 if limits.time_ms is None else started + int(
-        SOFT_TIME_SHARE * limits.time_ms * 1_000_000)
-    how = state.search(kernel_params, soft, ctx, stop)
+    how = state.search(kernel_params, budget.soft_deadline(SOFT_TIME_SHARE), ctx, stop)
     out = state.out
     pv = [int(m) for m in out[OUT_PV : OUT_PV + out[OUT_PV_LEN]]]
     score = int(out[OUT_SCORE])
@@ -123,5 +125,5 @@ def run_arena(
         tree = [] if how != HOW_SEARCH else read_tree(state.kept_tree, int(out[OUT_TREE_COUNT]),
                                                       pv)
     return SearchResult(int(out[OUT_MOVE]), score, int(out[OUT_DEPTH]), int(ctx[CTX_NODES]),
-                        _elapsed_ms(started), pv, tree, exact=abs(score) >= WIN_BOUND,
-                        cut_short=bool(out[OUT_CUT_SHORT]))
+                        budget.elapsed_ms(), pv, tree, exact=abs(score) >= WIN_BOUND,
+                        cut_short=bool(out[OUT_CUT_SHORT]), cpu_ms=budget.cpu_ms())

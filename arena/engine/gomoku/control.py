@@ -2,7 +2,8 @@
 
 Kernels take one ``int64`` context array instead of many scalars; its slots are named
 here. ``poll_stop`` is called once per node and does the expensive checks (clock,
-stop flag) only every 256 nodes.
+stop flag) only every ``POLL_NODES`` nodes, on the clock the caller chose (wall or the
+thread's CPU time, ``CTX_CLOCK``).
 
 ``search_kernel`` marks the entry points that run for a whole search: they release the
 interpreter lock, so other Python threads (a worker's poster, another match's search)
@@ -20,18 +21,22 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from arena.engine.gomoku.clock import monotonic_ns
+from arena.engine.gomoku.clock import CLOCK_MONOTONIC, clock_ns
 
 Context = npt.NDArray[np.int64]
 StopArray = npt.NDArray[np.int64]
 
 CTX_NODES = 0
 CTX_NODE_LIMIT = 1  # 0: none
-CTX_DEADLINE = 2  # monotonic ns, 0: none
+CTX_DEADLINE = 2  # ns on CTX_CLOCK, 0: none
 CTX_ABORTED = 3
 CTX_TREE_COUNT = 4
 CTX_TREE_BUDGET = 5
-CTX_SLOTS = 6
+CTX_CLOCK = 6  # the clock_gettime id of the deadline's clock
+CTX_SLOTS = 7
+# Clock and stop flag are read every POLL_NODES nodes (a power of two): about half a
+# millisecond of search, the largest part of a deadline's overshoot.
+POLL_NODES = 64
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,11 +46,14 @@ def search_kernel(fn: F) -> F:
     return cast(F, numba.njit(cache=True, nogil=True)(fn))
 
 
-def new_context(node_limit: int, deadline: int, tree_budget: int) -> Context:
+def new_context(
+    node_limit: int, deadline: int, tree_budget: int, clock_id: int = CLOCK_MONOTONIC
+) -> Context:
     ctx = np.zeros(CTX_SLOTS, dtype=np.int64)
     ctx[CTX_NODE_LIMIT] = node_limit
     ctx[CTX_DEADLINE] = deadline
     ctx[CTX_TREE_BUDGET] = tree_budget
+    ctx[CTX_CLOCK] = clock_id
     return ctx
 
 
@@ -56,8 +64,13 @@ def poll_stop(ctx: Context, stop: StopArray) -> bool:
     if ctx[CTX_ABORTED] != 0:
         return True
     nodes = ctx[CTX_NODES]
-    if (ctx[CTX_NODE_LIMIT] > 0 and nodes >= ctx[CTX_NODE_LIMIT]) or ((nodes & 255) == 0 and (
-        stop[0] != 0 or (ctx[CTX_DEADLINE] > 0 and monotonic_ns() >= ctx[CTX_DEADLINE])
-    )):
+    if (ctx[CTX_NODE_LIMIT] > 0 and nodes >= ctx[CTX_NODE_LIMIT]) or (
+        (nodes & (POLL_NODES - 1)) == 0 and (stop[0] != 0 or past_deadline(ctx))
+    ):
         ctx[CTX_ABORTED] = 1
     return bool(ctx[CTX_ABORTED] != 0)
+
+
+@njit(cache=True)
+def past_deadline(ctx: Context) -> bool:
+    return bool(ctx[CTX_DEADLINE] > 0 and clock_ns(ctx[CTX_CLOCK]) >= ctx[CTX_DEADLINE])

@@ -8,7 +8,8 @@ the interpreter lock while it does (see ``control.search_kernel``):
 2. a VCF (victory by continuous fours) of at most ``vcf_plies`` plies wins;
 3. when the opponent has a VCF, the root moves are those after which it has none;
 4. iterative deepening with ``negamax`` from depth 1 to ``max_depth``: no iteration
-   starts after ``soft_deadline``; an iteration cut short by a limit is dropped.
+   starts after ``soft_deadline`` (on the deadline's clock); an iteration cut short by a
+   limit is dropped.
 
 The report goes into ``out`` (slots ``OUT_*``); the captured tree of the last finished
 iteration into ``kept_tree``.
@@ -21,9 +22,10 @@ import numpy.typing as npt
 from numba import njit
 
 from arena.engine.gomoku.board import EMPTY, Cells, Counts, Keys
-from arena.engine.gomoku.clock import monotonic_ns
+from arena.engine.gomoku.clock import clock_ns
 from arena.engine.gomoku.control import (
     CTX_ABORTED,
+    CTX_CLOCK,
     CTX_TREE_COUNT,
     Context,
     StopArray,
@@ -203,7 +205,7 @@ def _deepen(
         if ctx[CTX_ABORTED] != 0 or abs(score) >= WIN_BOUND:
             cut_short = ctx[CTX_ABORTED]
             break
-        if depth < max_depth and soft_deadline > 0 and monotonic_ns() > soft_deadline:
+        if depth < max_depth and soft_deadline > 0 and clock_ns(ctx[CTX_CLOCK]) > soft_deadline:
             cut_short = 1
             break
     if not found:  # stopped before depth 1 finished: the first candidate

@@ -64,22 +64,22 @@ def read_tree(tree: TreeBuffer, count: int, pv: list[int]) -> list[TreeNode]:
     The PV path starts at the root and follows, at each level, the last child played
     with the PV move (a re-search records the same move twice; the last one counts).
     """
-    rows = tree[:count].tolist()
+    rows = tree[:count]
     on_pv: set[int] = set()
-    if rows:
+    if count:
         on_pv.add(0)
         current = 0
         for move in pv:
-            children = [i for i, row in enumerate(rows) if row[0] == current and row[1] == move]
-            if not children:
+            children = np.flatnonzero((rows[:, 0] == current) & (rows[:, 1] == move))
+            if children.shape[0] == 0:
                 break
-            current = children[-1]
+            current = int(children[-1])
             on_pv.add(current)
     return [
         TreeNode(
-            id=i, parent=int(row[0]), move=int(row[1]), depth=int(row[2]),
-            alpha=int(row[3]), beta=int(row[4]), score=int(row[5]),
-            kind=_KIND_NAMES[int(row[6])], cutoff=bool(row[7]), pv=i in on_pv,
+            id=i, parent=parent, move=move, depth=depth, alpha=alpha, beta=beta, score=score,
+            kind=_KIND_NAMES[kind], cutoff=bool(cutoff), pv=i in on_pv,
         )
-        for i, row in enumerate(rows)
+        for i, (parent, move, depth, alpha, beta, score, kind, cutoff) in enumerate(
+            rows.tolist())
     ]
