@@ -17,6 +17,7 @@ from arena.engine.gomoku.bots import run_arena, run_sharpmoku
 from arena.engine.gomoku.budget import Budget
 from arena.engine.gomoku.config import (
     ARENA_GOMOKU,
+    PRESET_DESCRIPTIONS,
     PRESETS,
     SHARPMOKU,
     evaluator_hash,
@@ -28,6 +29,7 @@ from arena.errors import InvalidArgumentError
 
 __all__ = [
     "PRESETS",
+    "PRESET_DESCRIPTIONS",
     "GomokuPositionError",
     "choose_move",
     "evaluator_hash",
@@ -65,7 +67,7 @@ def choose_move(
     params = resolved(config)
     flag = stop if stop is not None else StopFlag()
     if config["evaluator"] == SHARPMOKU:
-        return run_sharpmoku(pos, params["depth"], budget, flag, tree_budget, seed)
+        return run_sharpmoku(pos, params, budget, flag, tree_budget, seed)
     assert config["evaluator"] == ARENA_GOMOKU
     return run_arena(pos, params, budget, flag, tree_budget)
 

@@ -46,20 +46,22 @@ def _opening(move: int, budget: Budget) -> SearchResult:
 
 
 def run_sharpmoku(
-    pos: Position, depth: int, budget: Budget, stop: StopFlag, tree_budget: int, seed: int
+    pos: Position, params: dict[str, int], budget: Budget, stop: StopFlag, tree_budget: int,
+    seed: int,
 ) -> SearchResult:
     if not pos.moves:
         # SharpMoku opens at random, never on the last row or column.
         rng = random.Random(seed)
         return _opening(rng.randrange(pos.size - 1) + pos.size * rng.randrange(pos.size - 1),
                         budget)
+    depth = params["depth"]
     if budget.limits.depth is not None:
         depth = max(1, min(depth, budget.limits.depth))
     ctx = _context(budget, tree_budget)
     tree = new_tree(tree_budget)
     move, score, _how = sharpmoku.choose(
         pos.cells.copy(), pos.near1.copy(), pos.near2.copy(), pos.size, pos.to_move, depth,
-        ctx, stop.array, tree,
+        params["centre_ties"] == 1, ctx, stop.array, tree,
     )
     nodes = int(ctx[CTX_NODES])
     nodes_tree = read_tree(tree, int(ctx[CTX_TREE_COUNT]), [int(move)]) if tree_budget else None

@@ -8,11 +8,11 @@ from collections.abc import Mapping
 
 from arena.errors import FieldViolation
 
-# Bump when a change to the kernels changes what a configuration plays.
-ENGINE_VERSION = "gomoku-1"
-
 SHARPMOKU = "sharpmoku"
 ARENA_GOMOKU = "arena-gomoku"
+
+# Per evaluator: bump when a change to the kernels changes what its configurations play.
+ENGINE_VERSIONS = {SHARPMOKU: "gomoku-1", ARENA_GOMOKU: "gomoku-1"}
 
 # Per evaluator: key -> (default, minimum, maximum). All parameters are integers.
 PARAMETERS: dict[str, dict[str, tuple[int, int, int]]] = {
@@ -25,10 +25,35 @@ PARAMETERS: dict[str, dict[str, tuple[int, int, int]]] = {
     },
 }
 
+# Per evaluator: boolean key -> default.
+SWITCHES: dict[str, dict[str, bool]] = {
+    # SharpMoku keeps the first of equally scored moves in board order (top left first),
+    # so when nothing scores, it fills the board from the edge: its two levels draw each
+    # other in 225 moves. True breaks such ties toward the centre of the board instead.
+    SHARPMOKU: {"centre_ties": False},
+    ARENA_GOMOKU: {},
+}
+
 PRESETS: dict[str, dict[str, object]] = {
     "sharpmoku-normal": {"evaluator": SHARPMOKU, "depth": 2},
     "sharpmoku-hard": {"evaluator": SHARPMOKU, "depth": 4},
+    "sharpmoku-normal-centre": {"evaluator": SHARPMOKU, "depth": 2, "centre_ties": True},
+    "sharpmoku-hard-centre": {"evaluator": SHARPMOKU, "depth": 4, "centre_ties": True},
     "arena-gomoku": {"evaluator": ARENA_GOMOKU},
+}
+
+# What ``arena bot presets`` says of each preset.
+_FAITHFUL_TIES = ("; like the original, it keeps the first of equal moves in board order, "
+                  "so against the other level it often fills the board from the edge to a "
+                  "225-move draw (the -centre presets break ties toward the centre)")
+PRESET_DESCRIPTIONS: dict[str, str] = {
+    "sharpmoku-normal": "SharpMoku's Normal level (depth 2)" + _FAITHFUL_TIES,
+    "sharpmoku-hard": "SharpMoku's Hard level (depth 4)" + _FAITHFUL_TIES,
+    "sharpmoku-normal-centre": "SharpMoku's Normal level (depth 2), ties broken toward the "
+                               "centre (centre_ties = true)",
+    "sharpmoku-hard-centre": "SharpMoku's Hard level (depth 4), ties broken toward the centre "
+                             "(centre_ties = true)",
+    "arena-gomoku": "Arena's Gomoku bot: threat search, VCF and a tapered pattern evaluator",
 }
 
 
@@ -42,12 +67,18 @@ def validate_config(config: object) -> list[FieldViolation]:
                                f"{evaluator!r}")]
     violations: list[FieldViolation] = []
     allowed = PARAMETERS[str(evaluator)]
+    switches = SWITCHES[str(evaluator)]
     for name, value in config.items():
         if name == "evaluator":
             continue
+        if name in switches:
+            if not isinstance(value, bool):
+                violations.append(FieldViolation(name, f"must be true or false, got {value!r}"))
+            continue
         if name not in allowed:
+            known = sorted([*allowed, *switches])
             violations.append(FieldViolation(
-                str(name), f"unknown for evaluator {evaluator!r} (known: {sorted(allowed)})"))
+                str(name), f"unknown for evaluator {evaluator!r} (known: {known})"))
             continue
         _default, low, high = allowed[name]
         if isinstance(value, bool) or not isinstance(value, int):
@@ -58,12 +89,14 @@ def validate_config(config: object) -> list[FieldViolation]:
 
 
 def resolved(config: Mapping[str, object]) -> dict[str, int]:
-    """The integer parameters of a valid config, defaults filled in."""
-    allowed = PARAMETERS[str(config["evaluator"])]
+    """The parameters of a valid config, defaults filled in (switches as 0 or 1)."""
+    evaluator = str(config["evaluator"])
     values: dict[str, int] = {}
-    for name, (default, _low, _high) in allowed.items():
+    for name, (default, _low, _high) in PARAMETERS[evaluator].items():
         value = config.get(name, default)
         values[name] = value if isinstance(value, int) else default
+    for name, on in SWITCHES[evaluator].items():
+        values[name] = int(config.get(name, on) is True)
     return values
 
 
@@ -71,13 +104,19 @@ def evaluator_hash(config: Mapping[str, object]) -> str:
     """A hex digest that changes exactly when what the config plays may change.
 
     Defaults are filled in first, so ``{"evaluator": "sharpmoku"}`` and the same with
-    ``"depth": 2`` hash alike.
+    ``"depth": 2`` hash alike. A switch at its default is left out, so adding a switch
+    does not change the hashes of the configurations that play as before.
     """
     from arena.errors import InvalidArgumentError
 
     violations = validate_config(config)
     if violations:
         raise InvalidArgumentError.for_fields(violations)
-    canonical = {"engine": ENGINE_VERSION, "evaluator": config["evaluator"], **resolved(config)}
+    evaluator = str(config["evaluator"])
+    values = resolved(config)
+    for name, on in SWITCHES[evaluator].items():
+        if values[name] == int(on):
+            del values[name]
+    canonical = {"engine": ENGINE_VERSIONS[evaluator], "evaluator": evaluator, **values}
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

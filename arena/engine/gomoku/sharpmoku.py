@@ -21,6 +21,14 @@ What we keep: the leaf value is the last stone's score for whoever played it, wi
 sign flip; the root checks (own score >= 1e7 plays, opponent score >= 10,000 blocks);
 radius 2 at the root (radius 1 above 30 candidates) and radius 1 below; no win test
 inside the tree.
+
+Ties: the root checks keep the first of equal scores in board order, the search the
+last. When nothing on the board scores (quiet play, scores +0), that choice walks to the
+board's edge, and Normal against Hard fills the board to a 225-move draw. The option
+``centre_ties`` (off by default) tries the root's moves from the centre outwards and keeps
+the first of equal scores, in the root checks and in the search: the move played is then
+the most central of the best. Below the root nothing changes (a node's value does not
+depend on which of its equal moves it records).
 """
 
 from __future__ import annotations
@@ -250,13 +258,33 @@ def get_score(cells: Cells, size: int, move: int) -> int:
 
 
 @njit(cache=True)
-def best_single_move(cells: Cells, near1: Counts, size: int, colour: int) -> tuple[int, int]:
+def order_from_centre(moves: npt.NDArray[np.int64], count: int, size: int) -> None:
+    """Sort ``moves[:count]`` by distance from the board's centre, stable (board order)."""
+    centre = size // 2
+    for i in range(1, count):
+        move = moves[i]
+        key = (move % size - centre) ** 2 + (move // size - centre) ** 2
+        j = i
+        while j > 0 and (moves[j - 1] % size - centre) ** 2 + (
+                moves[j - 1] // size - centre) ** 2 > key:
+            moves[j] = moves[j - 1]
+            j -= 1
+        moves[j] = move
+
+
+@njit(cache=True)
+def best_single_move(
+    cells: Cells, near1: Counts, size: int, colour: int, centre_ties: bool
+) -> tuple[int, int]:
     """Over the radius-1 candidates, the highest ``get_score`` for a ``colour`` stone.
 
-    Returns (move, score); the first of equal scores is kept. (-1, -1) with no candidate.
+    Returns (move, score); the first of equal scores is kept, in board order or, with
+    ``centre_ties``, from the centre out. (-1, -1) with no candidate.
     """
     moves = np.empty(cells.shape[0], dtype=np.int64)
     count = candidates(cells, near1, moves)
+    if centre_ties:
+        order_from_centre(moves, count, size)
     best_move, best_score = -1, -1
     for i in range(count):
         cells[moves[i]] = colour
@@ -281,16 +309,23 @@ def alpha_beta(
     cells: Cells, near1: Counts, near2: Counts, size: int, colour: int, depth: int,
     ply: int, is_max: bool, alpha: int, beta: int, last: int, stones: int,
     buffer: npt.NDArray[np.int64], ctx: Context, stop: StopArray, tree: TreeBuffer,
-    parent: int,
+    parent: int, centre_ties: bool,
 ) -> tuple[int, int]:
-    """Minimax with alpha-beta; returns (score, move). ``colour`` moves at this node."""
+    """Minimax with alpha-beta; returns (score, move). ``colour`` moves at this node.
+
+    With ``centre_ties`` the root tries its moves from the centre out and keeps the first
+    of equal scores (later ones come back as bounds no better than it).
+    """
     node = tree_open(tree, ctx, parent, last, ply, alpha, beta)
     poll_stop(ctx, stop)
     moves = buffer[ply]
     count = 0
+    first_of_ties = centre_ties and ply == 0
     if depth > 0:
         if ply == 0:
             count = root_moves(cells, near1, near2, moves)
+            if first_of_ties:
+                order_from_centre(moves, count, size)
         else:
             count = candidates(cells, near1, moves)
     if count == 0:
@@ -305,7 +340,7 @@ def alpha_beta(
         place(cells, near1, near2, size, move, colour)
         score, _ = alpha_beta(
             cells, near1, near2, size, other(colour), depth - 1, ply + 1, not is_max,
-            alpha, beta, move, stones + 1, buffer, ctx, stop, tree, node,
+            alpha, beta, move, stones + 1, buffer, ctx, stop, tree, node, centre_ties,
         )
         remove(cells, near1, near2, size, move)
         if ctx[CTX_ABORTED] != 0:
@@ -316,7 +351,10 @@ def alpha_beta(
             best_score, best_move = score, move
             break
         # ">=" / "<=": among equal scores the later move is kept, as in the source.
-        if (is_max and score >= best_score) or (not is_max and score <= best_score):
+        if first_of_ties:
+            if score > best_score:
+                best_score, best_move = score, move
+        elif (is_max and score >= best_score) or (not is_max and score <= best_score):
             best_score, best_move = score, move
         if is_max:
             alpha = max(alpha, score)
@@ -332,29 +370,26 @@ def alpha_beta(
 @search_kernel
 def choose(
     cells: Cells, near1: Counts, near2: Counts, size: int, colour: int, depth: int,
-    ctx: Context, stop: StopArray, tree: TreeBuffer,
+    centre_ties: bool, ctx: Context, stop: StopArray, tree: TreeBuffer,
 ) -> tuple[int, int, int]:
     """SharpMoku's move choice on a non-empty board: (move, score, how).
 
     ``how`` is 1 for the root win check, 2 for the must-block check, 3 for the search.
     The whole choice is one kernel that releases the interpreter lock.
     """
-    move, score = best_single_move(cells, near1, size, colour)
+    move, score = best_single_move(cells, near1, size, colour, centre_ties)
     if score >= ROOT_WIN_THRESHOLD:
         return move, score, 1
-    block, threat = best_single_move(cells, near1, size, 3 - colour)
+    block, threat = best_single_move(cells, near1, size, 3 - colour, centre_ties)
     if threat >= ROOT_BLOCK_THRESHOLD:
         return block, threat, 2
     buffer = np.empty((depth + 1, cells.shape[0]), dtype=np.int64)
-    stones = 0
-    for cell in range(cells.shape[0]):
-        if cells[cell] != EMPTY:
-            stones += 1
     # Not literals: a literal argument to the recursive kernel would compile (and cache)
     # a second specialisation of it.
     zero = depth * 0
+    stones = zero + int(np.count_nonzero(cells))
     score, move = alpha_beta(
         cells, near1, near2, size, colour, depth, zero, zero == 0, zero + ALPHA0,
-        zero + BETA0, zero - 1, stones, buffer, ctx, stop, tree, zero - 1,
+        zero + BETA0, zero - 1, stones, buffer, ctx, stop, tree, zero - 1, centre_ties,
     )
     return move, score, 3

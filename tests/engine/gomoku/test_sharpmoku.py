@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pytest
 
 from arena.engine.api import Limits
-from arena.engine.gomoku import PRESETS, choose_move
+from arena.engine.gomoku import (
+    PRESET_DESCRIPTIONS,
+    PRESETS,
+    choose_move,
+    evaluator_hash,
+    validate_config,
+)
 from arena.engine.gomoku import sharpmoku as sm
 from arena.engine.gomoku.position import position_from_moves
 
@@ -173,3 +181,64 @@ def test_tree_capture_for_sharpmoku() -> None:
     root = result.tree[0]
     assert root.parent == -1 and root.kind == "max" and root.pv
     assert all(node.kind in ("min", "leaf") for node in result.tree if node.parent == 0)
+
+
+def root_values(moves: list[int]) -> dict[int, int]:
+    """Each root move's minimax value at SharpMoku Normal's depth (2)."""
+    pos = position_from_moves(15, "freestyle", moves)
+    cells, near1, near2 = pos.cells.copy(), pos.near1.copy(), pos.near2.copy()
+    roots = np.zeros(225, dtype=np.int64)
+    values = {}
+    for move in roots[: sm.root_moves(cells, near1, near2, roots)].tolist():
+        sm.place(cells, near1, near2, 15, move, pos.to_move)
+        values[move] = minimax(cells, near1, near2, 15, 3 - pos.to_move, 1, 1, move)
+        sm.remove(cells, near1, near2, 15, move)
+    return values
+
+
+def from_centre(move: int) -> tuple[int, int]:
+    return (move % 15 - 7) ** 2 + (move // 15 - 7) ** 2, move
+
+
+@pytest.mark.parametrize("moves", [[112], [112, 113], [112, 113, 96], [112, 128, 113, 97]])
+def test_equal_moves_faithfully_in_board_order_or_toward_the_centre(moves: list[int]) -> None:
+    values = root_values(moves)
+    best = max(values.values())
+    ties = sorted(move for move, value in values.items() if value == best)
+    assert len(ties) > 1
+    faithful = choose_move(15, "freestyle", moves, PRESETS["sharpmoku-normal"], Limits())
+    assert faithful.score == best and faithful.move == ties[-1]  # the source's last of ties
+    centred = choose_move(15, "freestyle", moves, PRESETS["sharpmoku-normal-centre"], Limits())
+    assert centred.score == best and centred.move == min(ties, key=from_centre)
+
+
+def test_root_block_check_breaks_ties_toward_the_centre_on_request() -> None:
+    # Black's open three near the top left corner: either end blocks it.
+    moves = interleave([xy(2, 3), xy(3, 3), xy(4, 3)], [xy(10, 10), xy(10, 12)])
+    for preset, block in (("sharpmoku-hard", xy(1, 3)), ("sharpmoku-hard-centre", xy(5, 3))):
+        assert choose_move(15, "freestyle", moves, PRESETS[preset], Limits()).move == block
+
+
+def test_centre_ties_is_a_validated_switch_in_the_hash() -> None:
+    base: dict[str, object] = {"evaluator": "sharpmoku", "depth": 4}
+    assert validate_config({**base, "centre_ties": True}) == []
+    for bad in (1, "yes", None):
+        assert [v.field for v in validate_config({**base, "centre_ties": bad})] == [
+            "centre_ties"]
+    assert [v.field for v in validate_config({"evaluator": "arena-gomoku",
+                                              "centre_ties": True})] == ["centre_ties"]
+    faithful = evaluator_hash(base)
+    assert evaluator_hash({**base, "centre_ties": False}) == faithful
+    assert evaluator_hash({**base, "centre_ties": True}) != faithful
+    # The faithful configurations keep the hash they had before the switch existed.
+    assert faithful == hashlib.sha256(
+        b'{"depth":4,"engine":"gomoku-1","evaluator":"sharpmoku"}').hexdigest()
+
+
+def test_presets_say_how_they_break_ties() -> None:
+    for name in ("sharpmoku-normal", "sharpmoku-hard"):
+        assert "board order" in PRESET_DESCRIPTIONS[name]
+        assert "draw" in PRESET_DESCRIPTIONS[name]
+        assert PRESETS[f"{name}-centre"] == {**PRESETS[name], "centre_ties": True}
+        assert "centre" in PRESET_DESCRIPTIONS[f"{name}-centre"]
+    assert set(PRESET_DESCRIPTIONS) == set(PRESETS)
