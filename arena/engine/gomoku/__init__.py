@@ -8,8 +8,23 @@ A search enters the numba kernels once (``root.search_root`` for arena-gomoku,
 ``sharpmoku.choose`` for SharpMoku) and they release the interpreter lock while they
 run, so searches in several threads of one process run side by side and other Python
 threads keep running. Only the set-up and the packaging of the result hold the lock.
-"""
+Time limits are kept on the clock ``Limits.clock`` names (``budget.py``).
 
+| module | what it holds |
+|---|---|
+| ``board.py`` | cells, neighbour counts, win detection, Zobrist keys (both bots) |
+| ``position.py`` | a validated move list as kernel arrays |
+| ``sharpmoku.py`` | SharpMoku's evaluator, root checks and alpha-beta |
+| ``patterns.py`` | arena-gomoku's position: line classes, stats and candidates per stone |
+| ``threats.py`` | VCF and VCT |
+| ``search.py`` | arena-gomoku's alpha-beta (PVS, table, threat ordering, extensions) |
+| ``root.py`` | arena-gomoku's whole search in one kernel |
+| ``work.py`` | the scratch array the arena-gomoku kernels share |
+| ``control.py``, ``clock.py``, ``budget.py`` | node counts, stop flag, clocks, deadlines |
+| ``tree.py`` | search-tree capture |
+| ``bots.py`` | the Python side of both bots |
+| ``config.py`` | parameters, presets, validation, evaluator hashes |
+"""
 from __future__ import annotations
 
 from arena.engine.api import Limits, SearchResult, StopFlag

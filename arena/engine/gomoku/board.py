@@ -28,13 +28,16 @@ DIRECTIONS = np.array([[1, 0], [0, 1], [1, 1], [1, -1]], dtype=np.int64)
 
 Cells = npt.NDArray[np.int8]
 Counts = npt.NDArray[np.int16]
-Keys = npt.NDArray[np.uint64]
+Keys = npt.NDArray[np.int64]
 
 
 def zobrist_table() -> Keys:
-    """Random keys per (colour, cell); a fixed seed keeps keys stable across processes."""
+    """Random keys per (colour, cell); a fixed seed keeps keys stable across processes.
+
+    Non-negative int64 (63 random bits), so keys live in the kernels' int64 arrays.
+    """
     rng = np.random.default_rng(0x6F6D6F6B75)
-    keys = rng.integers(0, 2**63, size=(3, MAX_CELLS), dtype=np.int64).astype(np.uint64)
+    keys = rng.integers(0, 2**63, size=(3, MAX_CELLS), dtype=np.int64)
     keys[EMPTY, :] = 0
     return keys
 
@@ -118,9 +121,9 @@ def candidates(cells: Cells, near: Counts, out: npt.NDArray[np.int64]) -> int:
 
 
 @njit(cache=True)
-def position_key(cells: Cells, keys: Keys) -> np.uint64:
+def position_key(cells: Cells, keys: Keys) -> int:
     """Zobrist key of the stones (the side to move follows from the stone count)."""
-    key = np.uint64(0)
+    key = 0
     for cell in range(cells.shape[0]):
         if cells[cell] != EMPTY:
             key ^= keys[cells[cell], cell]

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import random
+import threading
 
 import numpy as np
 
-from arena.engine.api import SearchResult, StopFlag, TreeNode
+from arena.engine.api import Limits, SearchResult, StopFlag, TreeNode
 from arena.engine.gomoku import sharpmoku
-from arena.engine.gomoku.board import ZOBRIST, position_key
 from arena.engine.gomoku.budget import Budget
 from arena.engine.gomoku.control import CTX_ABORTED, CTX_NODES, CTX_TREE_COUNT, new_context
-from arena.engine.gomoku.patterns import new_pattern_state, refresh_all, table_for
+from arena.engine.gomoku.patterns import setup
 from arena.engine.gomoku.position import Position
 from arena.engine.gomoku.root import (
     HOW_SEARCH,
     OUT_CUT_SHORT,
     OUT_DEPTH,
+    OUT_LENGTH,
     OUT_MOVE,
     OUT_PV,
     OUT_PV_LEN,
@@ -24,20 +25,26 @@ from arena.engine.gomoku.root import (
     OUT_TREE_COUNT,
     PARAM_MAX_DEPTH,
     PARAM_VCF_PLIES,
+    PARAM_VCT_NODES,
+    PARAM_VCT_PLIES,
     PARAM_WIDTH,
+    PARAMS,
     search_root,
+    search_threats,
 )
-from arena.engine.gomoku.search import MAX_PLY, WIN_BOUND
+from arena.engine.gomoku.search import WIN_BOUND, new_tt
+from arena.engine.gomoku.threats import new_memo
 from arena.engine.gomoku.tree import new_tree, read_tree
+from arena.engine.gomoku.work import W_LINE, new_work
 
 # Do not start another iteration after this share of the time is gone (on the clock of
 # the limits: wall or the searching thread's CPU time).
 SOFT_TIME_SHARE = 0.4
 
 
-def _context(budget: Budget, tree_budget: int) -> np.ndarray:
+def _context(budget: Budget, tree_budget: int, salt: int = 0) -> np.ndarray:
     return new_context(budget.limits.nodes or 0, budget.deadline(tree_budget), tree_budget,
-                       budget.clock_id)
+                       budget.clock_id, salt)
 
 
 def _opening(move: int, budget: Budget) -> SearchResult:
@@ -71,39 +78,65 @@ def run_sharpmoku(
     )
 
 
+class _Tables:
+    """A thread's transposition table, threat memo and scratch array, kept between its
+    searches: allocating (and page-faulting) 16 MiB per search cost more than a
+    shallow search. Each search salts its table tags (``CTX_SALT``), so results never
+    depend on earlier searches."""
+
+    def __init__(self, tt_bits: int) -> None:
+        self.tt_bits = tt_bits
+        self.tt = new_tt(tt_bits)
+        self.memo = new_memo()
+        self.work = new_work()
+        self.searches = 0
+
+    def next_salt(self) -> int:
+        self.searches += 1
+        return (self.searches * 0x9E3779B97F4A7C15) & ((1 << 63) - 1)
+
+
+_LOCAL = threading.local()
+
+
+def _tables(tt_bits: int) -> _Tables:
+    tables: _Tables | None = getattr(_LOCAL, "tables", None)
+    if tables is None or tables.tt_bits != tt_bits:
+        tables = _Tables(tt_bits)
+        _LOCAL.tables = tables
+    return tables
+
+
 class _ArenaState:
     """Kernel arrays for one arena-gomoku search."""
 
     def __init__(self, pos: Position, tt_bits: int, tree_budget: int) -> None:
-        self.size = pos.size
         self.me = pos.to_move
-        self.cells = pos.cells.copy()
-        self.near1 = pos.near1.copy()
-        self.near2 = pos.near2.copy()
-        self.table = table_for(pos.rule)
-        self.pat, self.stats = new_pattern_state(pos.size)
-        refresh_all(self.cells, self.pat, self.stats, self.table, pos.size)
-        self.key = np.array([position_key(self.cells, ZOBRIST)], dtype=np.uint64)
-        self.tt_keys = np.zeros(1 << tt_bits, dtype=np.uint64)
-        self.tt_data = np.zeros(1 << tt_bits, dtype=np.int64)
-        self.vtable = np.zeros((1 << 16, 2), dtype=np.uint64)
-        n = pos.size * pos.size
-        self.pv = np.zeros((MAX_PLY + 1, MAX_PLY + 2), dtype=np.int64)
-        self.move_buf = np.zeros(MAX_PLY * n, dtype=np.int64)
-        self.key_buf = np.zeros(MAX_PLY * n, dtype=np.int64)
+        self.cells, self.pat, self.st, self.table = setup(pos.size, pos.rule, pos.moves)
+        self.tables = _tables(tt_bits)
+        self.salt = self.tables.next_salt()
         self.tree = new_tree(tree_budget)
         self.kept_tree = new_tree(tree_budget)
-        self.out = np.zeros(OUT_PV + MAX_PLY + 2, dtype=np.int64)
+        self.out = np.zeros(OUT_LENGTH, dtype=np.int64)
 
     def search(self, params: np.ndarray, soft_deadline: int, ctx: np.ndarray,
                stop: StopFlag) -> int:
         """Run ``search_root``; returns how the move was found, the report in ``out``."""
         return int(search_root(
-            self.cells, self.near1, self.near2, self.pat, self.stats, self.key, self.table,
-            self.size, self.me, params, soft_deadline, self.tt_keys, self.tt_data,
-            self.vtable, self.pv, self.move_buf, self.key_buf, ctx, stop.array, self.tree,
+            self.cells, self.pat, self.st, self.table, self.me, params, soft_deadline,
+            self.tables.tt, self.tables.memo, self.tables.work, ctx, stop.array, self.tree,
             self.kept_tree, self.out,
         ))
+
+
+def _kernel_params(params: dict[str, int], limits: Limits) -> np.ndarray:
+    values = np.zeros(PARAMS, dtype=np.int64)
+    values[PARAM_MAX_DEPTH] = min(params["max_depth"], limits.depth or params["max_depth"])
+    values[PARAM_WIDTH] = params["width"]
+    values[PARAM_VCF_PLIES] = params["vcf_plies"]
+    values[PARAM_VCT_PLIES] = params["vct_plies"]
+    values[PARAM_VCT_NODES] = params["vct_nodes"]
+    return values
 
 
 def run_arena(
@@ -112,13 +145,9 @@ def run_arena(
     if not pos.moves:
         return _opening((pos.size // 2) * (pos.size + 1), budget)
     state = _ArenaState(pos, params["tt_bits"], tree_budget)
-    ctx = _context(budget, tree_budget)
-    max_depth = min(params["max_depth"], budget.limits.depth or params["max_depth"])
-    kernel_params = np.zeros(3, dtype=np.int64)
-    kernel_params[PARAM_MAX_DEPTH] = max_depth
-    kernel_params[PARAM_WIDTH] = params["width"]
-    kernel_params[PARAM_VCF_PLIES] = params["vcf_plies"]
-    how = state.search(kernel_params, budget.soft_deadline(SOFT_TIME_SHARE), ctx, stop)
+    ctx = _context(budget, tree_budget, state.salt)
+    how = state.search(_kernel_params(params, budget.limits),
+                       budget.soft_deadline(SOFT_TIME_SHARE), ctx, stop)
     out = state.out
     pv = [int(m) for m in out[OUT_PV : OUT_PV + out[OUT_PV_LEN]]]
     score = int(out[OUT_SCORE])
@@ -129,3 +158,18 @@ def run_arena(
     return SearchResult(int(out[OUT_MOVE]), score, int(out[OUT_DEPTH]), int(ctx[CTX_NODES]),
                         budget.elapsed_ms(), pv, tree, exact=abs(score) >= WIN_BOUND,
                         cut_short=bool(out[OUT_CUT_SHORT]), cpu_ms=budget.cpu_ms())
+
+
+def threat_line(
+    pos: Position, plies: int, fours_only: bool, nodes: int = 0
+) -> list[int]:
+    """The side to move's VCF (``fours_only``) or VCT of at most ``plies`` plies, found
+    within ``nodes`` nodes (0: no cap), as a line of moves; empty if none was found.
+    The threat search alone, for tests and benchmarks."""
+    cells, pat, st, table = setup(pos.size, pos.rule, pos.moves)
+    tables = _tables(20)
+    ctx = new_context(0, 0, 0, salt=tables.next_salt())
+    stop = StopFlag()
+    length = int(search_threats(cells, pat, st, table, pos.to_move, plies, nodes, fours_only,
+                                tables.memo, tables.work, ctx, stop.array))
+    return [int(m) for m in tables.work[W_LINE : W_LINE + length]]

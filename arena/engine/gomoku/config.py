@@ -12,7 +12,7 @@ SHARPMOKU = "sharpmoku"
 ARENA_GOMOKU = "arena-gomoku"
 
 # Per evaluator: bump when a change to the kernels changes what its configurations play.
-ENGINE_VERSIONS = {SHARPMOKU: "gomoku-1", ARENA_GOMOKU: "gomoku-1"}
+ENGINE_VERSIONS = {SHARPMOKU: "gomoku-1", ARENA_GOMOKU: "gomoku-2"}
 
 # Per evaluator: key -> (default, minimum, maximum). All parameters are integers.
 PARAMETERS: dict[str, dict[str, tuple[int, int, int]]] = {
@@ -21,6 +21,8 @@ PARAMETERS: dict[str, dict[str, tuple[int, int, int]]] = {
         "max_depth": (20, 1, 40),  # iterative deepening stops here at the latest
         "width": (16, 2, 64),  # candidates searched per node (threat-ordered)
         "vcf_plies": (21, 0, 41),  # longest VCF looked for at the root, in plies
+        "vct_plies": (15, 0, 41),  # longest VCT (fours and threes) looked for at the root
+        "vct_nodes": (20_000, 0, 10_000_000),  # nodes a root VCT may take (0: no cap)
         "tt_bits": (20, 10, 24),  # transposition table of 2**tt_bits entries
     },
 }

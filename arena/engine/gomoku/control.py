@@ -33,7 +33,11 @@ CTX_ABORTED = 3
 CTX_TREE_COUNT = 4
 CTX_TREE_BUDGET = 5
 CTX_CLOCK = 6  # the clock_gettime id of the deadline's clock
-CTX_SLOTS = 7
+CTX_THREAT_CAP = 7  # a threat search stops when CTX_NODES reaches this (0: no cap)
+# Xored into the tags of table entries (not their slots): a thread's tables serve many
+# searches without clearing, and an entry of an earlier search never matches.
+CTX_SALT = 8
+CTX_SLOTS = 9
 # Clock and stop flag are read every POLL_NODES nodes (a power of two): about half a
 # millisecond of search, the largest part of a deadline's overshoot.
 POLL_NODES = 64
@@ -47,9 +51,11 @@ def search_kernel(fn: F) -> F:
 
 
 def new_context(
-    node_limit: int, deadline: int, tree_budget: int, clock_id: int = CLOCK_MONOTONIC
+    node_limit: int, deadline: int, tree_budget: int, clock_id: int = CLOCK_MONOTONIC,
+    salt: int = 0,
 ) -> Context:
     ctx = np.zeros(CTX_SLOTS, dtype=np.int64)
+    ctx[CTX_SALT] = salt
     ctx[CTX_NODE_LIMIT] = node_limit
     ctx[CTX_DEADLINE] = deadline
     ctx[CTX_TREE_BUDGET] = tree_budget

@@ -1,15 +1,27 @@
-"""Line patterns for arena-gomoku, kept up to date incrementally.
+"""arena-gomoku's position: line patterns and candidate moves, kept up to date per stone.
 
-For every empty cell, colour and direction we store the class of the line that a stone
-of that colour would make there: five, open four (two ways to five), four (one way),
-open three (one move from an open four), three (one move from a four), open two, two,
-none. Classes come from a table indexed by the ten neighbours along the line (5 each
-way, coded empty / own / blocked), so overlines are seen and exact-five works. The
-table is built once by a kernel, from the strongest classes down.
+For every empty cell, colour and direction we keep the class of the line a stone of that
+colour would make there: five, open four (two ways to five), four (one way), open three
+(one move from an open four), three (one move from a four), open two, two, none. A class
+is read from a table (``build_table``, one per rule) indexed by the ten neighbours along
+the line (5 each way, coded empty 0 / own 1 / blocked 2, base 3), so overlines are seen
+and exact-five works. Those indexes are themselves kept: a stone changes one digit of the
+index of each of the 40 cells on its four lines, so placing it costs 40 additions and
+table lookups, with no cell read twice.
 
-``stats[colour, class]`` counts (cell, direction) pairs per class, and
-``stats[colour, VALUE]`` sums a weight per pair: the static evaluation reads them in
-O(1), and "does the opponent threaten five?" is one lookup.
+The position lives in three arrays:
+
+- ``cells`` (int8, one per cell): ``EMPTY``, ``BLACK`` or ``WHITE``;
+- ``pat`` (int8, ``[colour, direction, cell]``): the classes (``NONE`` on stones);
+- ``st`` (int64): everything else at fixed offsets (``ST_*``; blocks of ``MAX_CELLS``):
+  ``stats[colour, class]`` counts (cell, direction) pairs per class and sums a weight
+  per pair at ``VALUE`` (the static evaluation reads it in O(1)); the Zobrist key; the
+  number of stones within Chebyshev distance 2 of each cell; the candidate moves (empty
+  cells with such a stone) as a list with each cell's place in it; the line indexes; and
+  per colour and cell a threat summary (``THREAT_*``) for move ordering.
+
+One state array instead of a dozen keeps the recursive kernels' calls cheap: numba
+updates a reference count for each array argument of each call.
 """
 
 from __future__ import annotations
@@ -23,26 +35,51 @@ from arena.engine.gomoku.board import (
     EMPTY,
     EXACT_FIVE,
     FREESTYLE,
+    MAX_CELLS,
     ZOBRIST,
     Cells,
-    Counts,
-    Keys,
-    place,
-    remove,
 )
 
 NONE, TWO, OPEN_TWO, THREE, OPEN_THREE, FOUR, OPEN_FOUR, FIVE = range(8)
 VALUE = 8
+CLASSES = 9  # the classes and VALUE: one row of stats
 HALF = 5  # neighbours read each way
 TABLE_SIZE = 3**10
 _CENTRE = HALF
 
 # Evaluation weight of one (cell, direction) pattern.
 EVAL_WEIGHT = np.array([0, 2, 6, 8, 30, 30, 120, 400], dtype=np.int64)
+# Move ordering: per class, its weight (the low 16 bits of a cell's threat summary) and
+# the counters it adds to the summary (8 bits each above): directions with a five, an
+# open four, a four or better, an open three, a three.
+ORDER_WEIGHT = np.array([0, 2, 5, 6, 30, 25, 100, 0], dtype=np.int64)
+WEIGHT_MASK = 0xFFFF
+THREAT_FIVES, THREAT_OPEN_FOURS, THREAT_FOURS, THREAT_OPEN_THREES, THREAT_THREES = (
+    16, 24, 32, 40, 48)
+THREAT_STEP = np.array(
+    [ORDER_WEIGHT[c] + ((c == FIVE) << THREAT_FIVES) + ((c == OPEN_FOUR) << THREAT_OPEN_FOURS)
+     + ((c >= FOUR) << THREAT_FOURS) + ((c == OPEN_THREE) << THREAT_OPEN_THREES)
+     + ((c == THREE) << THREAT_THREES) for c in range(8)], dtype=np.int64)
+# A summary with any of these counters: a stone there makes a three or better.
+THREE_OR_BETTER = sum(0xFF << f for f in (THREAT_FIVES, THREAT_FOURS, THREAT_OPEN_THREES,
+                                          THREAT_THREES))
+
+# Offsets into the state array.
+ST_STATS = 0  # [colour * CLASSES + class], colours 1 and 2
+ST_KEY = 3 * CLASSES
+ST_SIZE = ST_KEY + 1
+ST_CANDIDATES = ST_KEY + 2  # how many
+ST_NEAR = 32
+ST_LIST = ST_NEAR + MAX_CELLS  # the candidate cells, in no particular order
+ST_PLACE = ST_LIST + MAX_CELLS  # a cell's index in the list, -1 if not a candidate
+ST_INDEX = ST_PLACE + MAX_CELLS  # [((colour - 1) * 4 + direction) * MAX_CELLS + cell]
+ST_THREAT = ST_INDEX + 8 * MAX_CELLS  # [(colour - 1) * MAX_CELLS + cell]
+ST_LENGTH = ST_THREAT + 2 * MAX_CELLS
 
 Patterns = npt.NDArray[np.int8]
-Stats = npt.NDArray[np.int64]
+State = npt.NDArray[np.int64]
 Table = npt.NDArray[np.int8]
+POWERS = np.array([3**i for i in range(2 * HALF)], dtype=np.int64)
 
 
 @njit(cache=True)
@@ -120,99 +157,164 @@ def table_for(rule: int) -> Table:
 
 
 @njit(cache=True)
-def _line_indexes(cells: Cells, size: int, cell: int, dx: int, dy: int) -> tuple[int, int]:
-    """Table indexes of the line through ``cell`` for black and for white."""
-    x0 = cell % size
-    y0 = cell // size
-    black = 0
-    white = 0
-    power = 1
-    for i in range(2 * HALF):
-        k = i - HALF if i < HALF else i - HALF + 1
-        x = x0 + k * dx
-        y = y0 + k * dy
-        if 0 <= x < size and 0 <= y < size:
-            value = cells[y * size + x]
-            if value == 1:
-                black += power
-                white += 2 * power
-            elif value == 2:
-                black += 2 * power
-                white += power
-        else:
-            black += 2 * power
-            white += 2 * power
-        power *= 3
-    return black, white
+def stat(st: State, colour: int, cls: int) -> int:
+    """``stats[colour, cls]``: (cell, direction) pairs of that class, or the VALUE sum."""
+    return int(st[ST_STATS + colour * CLASSES + cls])
 
 
 @njit(cache=True)
-def _set_pattern(pat: Patterns, stats: Stats, colour: int, d: int, cell: int, cls: int) -> None:
+def _set_class(
+    pat: Patterns, st: State, colour: int, d: int, cell: int, cls: int
+) -> None:
     old = pat[colour, d, cell]
     if old != cls:
-        stats[colour, old] -= 1
-        stats[colour, VALUE] -= EVAL_WEIGHT[old]
-        stats[colour, cls] += 1
-        stats[colour, VALUE] += EVAL_WEIGHT[cls]
+        row = ST_STATS + colour * CLASSES
+        st[row + old] -= 1
+        st[row + VALUE] -= EVAL_WEIGHT[old]
+        st[row + cls] += 1
+        st[row + VALUE] += EVAL_WEIGHT[cls]
+        st[ST_THREAT + (colour - 1) * MAX_CELLS + cell] += THREAT_STEP[cls] - THREAT_STEP[old]
         pat[colour, d, cell] = cls
 
 
 @njit(cache=True)
-def _refresh_cell(
-    cells: Cells, pat: Patterns, stats: Stats, table: Table, size: int, cell: int, d: int
-) -> None:
-    if cells[cell] != EMPTY:
-        _set_pattern(pat, stats, 1, d, cell, NONE)
-        _set_pattern(pat, stats, 2, d, cell, NONE)
-        return
-    black, white = _line_indexes(cells, size, cell, DIRECTIONS[d, 0], DIRECTIONS[d, 1])
-    _set_pattern(pat, stats, 1, d, cell, table[black])
-    _set_pattern(pat, stats, 2, d, cell, table[white])
-
-
-@njit(cache=True)
-def _refresh_around(
-    cells: Cells, pat: Patterns, stats: Stats, table: Table, size: int, move: int
-) -> None:
-    x0 = move % size
-    y0 = move // size
-    for d in range(4):
-        dx = DIRECTIONS[d, 0]
-        dy = DIRECTIONS[d, 1]
-        for k in range(-HALF, HALF + 1):
-            x = x0 + k * dx
-            y = y0 + k * dy
-            if 0 <= x < size and 0 <= y < size:
-                _refresh_cell(cells, pat, stats, table, size, y * size + x, d)
-
-
-@njit(cache=True)
-def play(
-    cells: Cells, near1: Counts, near2: Counts, pat: Patterns, stats: Stats,
-    key: Keys, table: Table, size: int, move: int, colour: int,
-) -> None:
-    """Place a stone and bring neighbour counts, patterns, stats and key up to date."""
-    place(cells, near1, near2, size, move, colour)
-    key[0] ^= ZOBRIST[colour, move]
-    _refresh_around(cells, pat, stats, table, size, move)
-
-
-@njit(cache=True)
-def unplay(
-    cells: Cells, near1: Counts, near2: Counts, pat: Patterns, stats: Stats,
-    key: Keys, table: Table, size: int, move: int,
-) -> None:
-    key[0] ^= ZOBRIST[cells[move], move]
-    remove(cells, near1, near2, size, move)
-    _refresh_around(cells, pat, stats, table, size, move)
-
-
-@njit(cache=True)
-def refresh_all(cells: Cells, pat: Patterns, stats: Stats, table: Table, size: int) -> None:
-    """Compute every pattern from scratch (after setting up a position)."""
-    for cell in range(size * size):
+def new_state(size: int) -> tuple[Cells, Patterns, State]:
+    """The empty board: off-board neighbours count as blocked in every line index."""
+    n = size * size
+    cells = np.zeros(n, dtype=np.int8)
+    pat = np.zeros((3, 4, n), dtype=np.int8)
+    st = np.zeros(ST_LENGTH, dtype=np.int64)
+    st[ST_SIZE] = size
+    for colour in (1, 2):
+        st[ST_STATS + colour * CLASSES + NONE] = 4 * n
+    st[ST_PLACE : ST_PLACE + MAX_CELLS] = -1
+    for cell in range(n):
+        x0, y0 = cell % size, cell // size
         for d in range(4):
-            _refresh_cell(cells, pat, stats, table, size, cell, d)
+            index = 0
+            for i in range(2 * HALF):
+                k = i - HALF if i < HALF else i - HALF + 1
+                x, y = x0 + k * DIRECTIONS[d, 0], y0 + k * DIRECTIONS[d, 1]
+                if not (0 <= x < size and 0 <= y < size):
+                    index += 2 * POWERS[i]
+            st[ST_INDEX + d * MAX_CELLS + cell] = index
+            st[ST_INDEX + (4 + d) * MAX_CELLS + cell] = index
+    return cells, pat, st
+
+
+@njit(cache=True)
+def refresh_classes(cells: Cells, pat: Patterns, st: State, table: Table) -> None:
+    """Read every empty cell's classes from its line indexes (after ``new_state``)."""
+    for cell in range(cells.shape[0]):
+        if cells[cell] == EMPTY:
+            for d in range(4):
+                for colour in (1, 2):
+                    index = st[ST_INDEX + ((colour - 1) * 4 + d) * MAX_CELLS + cell]
+                    _set_class(pat, st, colour, d, cell, table[index])
+
+
+@njit(cache=True)
+def _update_lines(
+    cells: Cells, pat: Patterns, st: State, table: Table, move: int, colour: int, sign: int
+) -> None:
+    """Add (``sign`` 1) or take away (-1) the stone ``colour`` on ``move`` in every line
+    index that sees it, and re-read the classes of the empty cells among them."""
+    size = st[ST_SIZE]
+    x0, y0 = move % size, move // size
+    for d in range(4):
+        dx, dy = DIRECTIONS[d, 0], DIRECTIONS[d, 1]
+        own = ST_INDEX + ((colour - 1) * 4 + d) * MAX_CELLS
+        other = ST_INDEX + ((2 - colour) * 4 + d) * MAX_CELLS
+        for k in range(-HALF, HALF + 1):
+            if k == 0:
+                continue
+            x, y = x0 - k * dx, y0 - k * dy  # the cell that sees ``move`` at offset k
+            if not (0 <= x < size and 0 <= y < size):
+                continue
+            cell = y * size + x
+            power = POWERS[k + HALF if k < 0 else k + HALF - 1]
+            st[own + cell] += sign * power
+            st[other + cell] += sign * 2 * power
+            if cells[cell] == EMPTY:
+                _set_class(pat, st, 1, d, cell, table[st[ST_INDEX + d * MAX_CELLS + cell]])
+                _set_class(pat, st, 2, d, cell,
+                           table[st[ST_INDEX + (4 + d) * MAX_CELLS + cell]])
+
+
+@njit(cache=True)
+def _update_near(cells: Cells, st: State, move: int, delta: int) -> None:
+    """Count the stone on ``move`` in the neighbourhoods within distance 2 and keep the
+    candidate list: empty cells with a stone that near."""
+    size = st[ST_SIZE]
+    x0, y0 = move % size, move // size
+    for y in range(max(0, y0 - 2), min(size, y0 + 3)):
+        for x in range(max(0, x0 - 2), min(size, x0 + 3)):
+            cell = y * size + x
+            st[ST_NEAR + cell] += delta
+            near = st[ST_NEAR + cell]
+            if delta > 0 and near == 1 and cells[cell] == EMPTY:
+                _add_candidate(st, cell)
+            elif delta < 0 and near == 0 and st[ST_PLACE + cell] >= 0:
+                _drop_candidate(st, cell)
+
+
+@njit(cache=True)
+def _add_candidate(st: State, cell: int) -> None:
+    count = st[ST_CANDIDATES]
+    st[ST_LIST + count] = cell
+    st[ST_PLACE + cell] = count
+    st[ST_CANDIDATES] = count + 1
+
+
+@njit(cache=True)
+def _drop_candidate(st: State, cell: int) -> None:
+    place = st[ST_PLACE + cell]
+    last = st[ST_CANDIDATES] - 1
+    moved = st[ST_LIST + last]
+    st[ST_LIST + place] = moved
+    st[ST_PLACE + moved] = place
+    st[ST_PLACE + cell] = -1
+    st[ST_CANDIDATES] = last
+
+
+@njit(cache=True)
+def play(cells: Cells, pat: Patterns, st: State, table: Table, move: int, colour: int) -> None:
+    """Place a stone and bring classes, stats, candidates and key up to date."""
+    cells[move] = colour
+    st[ST_KEY] ^= ZOBRIST[colour, move]
+    for d in range(4):
+        _set_class(pat, st, 1, d, move, NONE)
+        _set_class(pat, st, 2, d, move, NONE)
+    if st[ST_PLACE + move] >= 0:
+        _drop_candidate(st, move)
+    _update_near(cells, st, move, 1)
+    _update_lines(cells, pat, st, table, move, colour, 1)
+
+
+@njit(cache=True)
+def unplay(cells: Cells, pat: Patterns, st: State, table: Table, move: int) -> None:
+    """Take the stone off ``move``: the exact inverse of ``play``."""
+    colour = cells[move]
+    cells[move] = EMPTY
+    st[ST_KEY] ^= ZOBRIST[colour, move]
+    _update_lines(cells, pat, st, table, move, colour, -1)
+    _update_near(cells, st, move, -1)
+    if st[ST_NEAR + move] > 0:
+        _add_candidate(st, move)
+    for d in range(4):
+        _set_class(pat, st, 1, d, move, table[st[ST_INDEX + d * MAX_CELLS + move]])
+        _set_class(pat, st, 2, d, move, table[st[ST_INDEX + (4 + d) * MAX_CELLS + move]])
+
+
+@njit(cache=True)
+def threat_summary(st: State, colour: int, cell: int) -> int:
+    """The packed ``THREAT_*`` counters and ordering weight of ``cell`` for ``colour``."""
+    return int(st[ST_THREAT + (colour - 1) * MAX_CELLS + cell])
+
+
+@njit(cache=True)
+def threat_count(summary: int, field: int) -> int:
+    return (summary >> field) & 0xFF
 
 
 @njit(cache=True)
@@ -223,21 +325,14 @@ def best_class(pat: Patterns, colour: int, cell: int) -> int:
     return best
 
 
-@njit(cache=True)
-def count_class(pat: Patterns, colour: int, cell: int, cls: int) -> int:
-    """How many of the four directions at ``cell`` reach at least ``cls``."""
-    n = 0
-    for d in range(4):
-        if pat[colour, d, cell] >= cls:
-            n += 1
-    return n
-
-
-def new_pattern_state(size: int) -> tuple[Patterns, Stats]:
-    pat = np.zeros((3, 4, size * size), dtype=np.int8)
-    stats = np.zeros((3, VALUE + 1), dtype=np.int64)
-    stats[1, NONE] = stats[2, NONE] = 4 * size * size
-    return pat, stats
+def setup(size: int, rule: int, moves: list[int]) -> tuple[Cells, Patterns, State, Table]:
+    """The kernels' arrays for the position after ``moves`` (Black first)."""
+    table = table_for(rule)
+    cells, pat, st = new_state(size)
+    refresh_classes(cells, pat, st, table)
+    for ply, move in enumerate(moves):
+        play(cells, pat, st, table, move, 1 + ply % 2)
+    return cells, pat, st, table
 
 
 RULE_IDS = (FREESTYLE, EXACT_FIVE)

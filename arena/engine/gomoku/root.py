@@ -1,18 +1,23 @@
-"""arena-gomoku's whole search in one kernel: root threats, VCF, safe moves, deepening.
+"""arena-gomoku's whole search in one kernel: root threats, VCF, VCT, safe moves, deepening.
 
 ``search_root`` runs every step of a search without coming back to Python, and releases
 the interpreter lock while it does (see ``control.search_kernel``):
 
 1. a five for the side to move wins; one five point of the opponent is the only move
    (answered at once, score 0); two or more mean the game is lost;
-2. a VCF (victory by continuous fours) of at most ``vcf_plies`` plies wins;
-3. when the opponent has a VCF, the root moves are those after which it has none;
+2. a VCF (victory by continuous fours) of at most ``vcf_plies`` plies wins; then a VCT
+   (fours and open threes) of at most ``vct_plies`` plies, searched within ``vct_nodes``
+   nodes;
+3. when the opponent has a VCF, the root moves are those after which it has none; when
+   it has a VCT, the best candidates after which it has none (each checked within a
+   share of ``vct_nodes``) are tried first;
 4. iterative deepening with ``negamax`` from depth 1 to ``max_depth``: no iteration
    starts after ``soft_deadline`` (on the deadline's clock); an iteration cut short by a
    limit is dropped.
 
-The report goes into ``out`` (slots ``OUT_*``); the captured tree of the last finished
-iteration into ``kept_tree``.
+Threat searches are bounded by node counts, never by time, so a search without a time
+limit is deterministic. The report goes into ``out`` (slots ``OUT_*``); the captured
+tree of the last finished iteration into ``kept_tree``.
 """
 
 from __future__ import annotations
@@ -21,39 +26,48 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from arena.engine.gomoku.board import EMPTY, Cells, Counts, Keys
+from arena.engine.gomoku.board import EMPTY, MAX_CELLS, Cells
 from arena.engine.gomoku.clock import clock_ns
 from arena.engine.gomoku.control import (
     CTX_ABORTED,
     CTX_CLOCK,
+    CTX_NODES,
+    CTX_THREAT_CAP,
     CTX_TREE_COUNT,
     Context,
     StopArray,
     search_kernel,
 )
-from arena.engine.gomoku.patterns import Patterns, Stats, Table, play, unplay
-from arena.engine.gomoku.search import (
-    WIN,
-    WIN_BOUND,
-    Moves,
-    PvTable,
-    TtData,
-    TtKeys,
-    generate,
-    negamax,
-)
-from arena.engine.gomoku.threats import VcfTable, five_cells, vcf
+from arena.engine.gomoku.patterns import Patterns, State, Table, play, unplay
+from arena.engine.gomoku.search import WIN, WIN_BOUND, Tt, generate, negamax
+from arena.engine.gomoku.threats import Memo, five_points, threat_search
 from arena.engine.gomoku.tree import TreeBuffer
+from arena.engine.gomoku.work import (
+    MAX_PLY,
+    W_HISTORY,
+    W_KEYS,
+    W_LINE,
+    W_MOVES,
+    W_PV,
+    W_ROOT,
+    Work,
+)
 
 # How the move was found.
-HOW_SEARCH, HOW_FIVE, HOW_BLOCK, HOW_LOST, HOW_VCF = range(5)
+HOW_SEARCH, HOW_FIVE, HOW_BLOCK, HOW_LOST, HOW_VCF, HOW_VCT = range(6)
 # Slots of the report array.
 OUT_MOVE, OUT_SCORE, OUT_DEPTH, OUT_HOW, OUT_CUT_SHORT, OUT_TREE_COUNT, OUT_PV_LEN = range(7)
 OUT_PV = 8
+OUT_LENGTH = OUT_PV + MAX_PLY + 2
 # Parameters, in this order, in the ``params`` array.
-PARAM_MAX_DEPTH, PARAM_WIDTH, PARAM_VCF_PLIES = range(3)
+PARAM_MAX_DEPTH, PARAM_WIDTH, PARAM_VCF_PLIES, PARAM_VCT_PLIES, PARAM_VCT_NODES = range(5)
+PARAMS = 5
 # The longest opponent VCF looked for when choosing safe root moves.
 DEFENCE_VCF_PLIES = 31
+# Against an opponent's VCT: how many candidates are checked, each within this share
+# of ``vct_nodes``.
+DEFENCE_VCT_MOVES = 12
+DEFENCE_VCT_SHARE = 8
 
 Params = npt.NDArray[np.int64]
 Report = npt.NDArray[np.int64]
@@ -61,124 +75,164 @@ Report = npt.NDArray[np.int64]
 
 @search_kernel
 def search_root(
-    cells: Cells, near1: Counts, near2: Counts, pat: Patterns, stats: Stats, key: Keys,
-    table: Table, size: int, me: int, params: Params, soft_deadline: int, tt_keys: TtKeys,
-    tt_data: TtData, vtable: VcfTable, pv: PvTable, move_buf: Moves, key_buf: Moves,
-    ctx: Context, stop: StopArray, tree: TreeBuffer, kept_tree: TreeBuffer, out: Report,
+    cells: Cells, pat: Patterns, st: State, table: Table, me: int, params: Params,
+    soft_deadline: int, tt: Tt, memo: Memo, work: Work, ctx: Context, stop: StopArray,
+    tree: TreeBuffer, kept_tree: TreeBuffer, out: Report,
 ) -> int:
     """One arena-gomoku search; returns how the move was found (``HOW_*``)."""
     out[:] = 0
-    how = _threat_answer(cells, near1, near2, pat, stats, key, table, size, me, params,
-                         vtable, ctx, stop, out)
+    work[W_HISTORY : W_HISTORY + 2 * MAX_CELLS] = 0
+    how = _threat_answer(cells, pat, st, table, me, params, memo, work, ctx, stop, out)
     if how != HOW_SEARCH:
         out[OUT_HOW] = how
         out[OUT_CUT_SHORT] = ctx[CTX_ABORTED]
         return how
-    vcf_cut = ctx[CTX_ABORTED]  # the VCF search found nothing before a limit
-    n = size * size
-    root = np.zeros(n, dtype=np.int64)
-    count = _safe_root_moves(cells, near1, near2, pat, stats, key, table, size, me, vtable,
-                             ctx, stop, root)
-    vcf_cut = vcf_cut | ctx[CTX_ABORTED]
+    threats_cut = ctx[CTX_ABORTED]  # the threat searches found nothing before a limit
+    _choose_root_moves(cells, pat, st, table, me, params, memo, work, ctx, stop)
+    threats_cut |= ctx[CTX_ABORTED]
     ctx[CTX_ABORTED] = 0
-    _deepen(cells, near1, near2, pat, stats, key, table, size, me, params, soft_deadline,
-            tt_keys, tt_data, pv, move_buf, key_buf, ctx, stop, tree, kept_tree, root[:count],
-            out)
-    out[OUT_CUT_SHORT] |= vcf_cut
+    _deepen(cells, pat, st, table, me, params, soft_deadline, tt, work, ctx, stop, tree,
+            kept_tree, out)
+    out[OUT_CUT_SHORT] |= threats_cut
     return HOW_SEARCH
 
 
+@search_kernel
+def search_threats(
+    cells: Cells, pat: Patterns, st: State, table: Table, attacker: int, plies: int,
+    nodes: int, fours_only: bool, memo: Memo, work: Work, ctx: Context, stop: StopArray,
+) -> int:
+    """Only the threat search: a VCF (``fours_only``) or VCT of ``attacker``, to move, of
+    at most ``plies`` plies within ``nodes`` nodes; its length (0: none), the line in
+    ``work[W_LINE:]``."""
+    return _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, attacker,
+                                    plies, nodes, fours_only)
+
+
 @njit(cache=True)
-def _report(out: Report, move: int, score: int, depth: int, line: Moves, length: int) -> None:
+def _report(out: Report, move: int, score: int, depth: int, work: Work, line: int,
+            length: int) -> None:
+    """Write the result; the line is ``work[line:line + length]``."""
     out[OUT_MOVE] = move
     out[OUT_SCORE] = score
     out[OUT_DEPTH] = depth
     out[OUT_PV_LEN] = length
     for i in range(length):
-        out[OUT_PV + i] = line[i]
+        out[OUT_PV + i] = work[line + i]
+
+
+@njit(cache=True)
+def _threat_search_from_root(
+    cells: Cells, pat: Patterns, st: State, table: Table, memo: Memo, work: Work,
+    ctx: Context, stop: StopArray, attacker: int, plies: int, nodes: int, fours_only: bool,
+) -> int:
+    """A VCF or VCT of ``attacker`` (to move) within ``nodes`` nodes (0: no cap).
+
+    A VCT deepens two plies at a time from 5: short wins are found before the cap is
+    spent on long three sequences, and the failures it remembers prune the next pass."""
+    zero = attacker * 0  # not a literal: a literal argument compiles a second version
+    ctx[CTX_THREAT_CAP] = ctx[CTX_NODES] + nodes if nodes > 0 else 0
+    length = zero
+    first = plies if fours_only else min(plies, 5)
+    for limit in range(first, plies + 1, 2):
+        length = threat_search(cells, pat, st, table, memo, work, ctx, stop, attacker,
+                               zero + limit, zero, zero == 0, fours_only)
+        if length > 0 or ctx[CTX_ABORTED] != 0 or (
+                ctx[CTX_THREAT_CAP] > 0 and ctx[CTX_NODES] >= ctx[CTX_THREAT_CAP]):
+            break
+    ctx[CTX_THREAT_CAP] = 0
+    return length
 
 
 @njit(cache=True)
 def _threat_answer(
-    cells: Cells, near1: Counts, near2: Counts, pat: Patterns, stats: Stats, key: Keys,
-    table: Table, size: int, me: int, params: Params, vtable: VcfTable, ctx: Context,
-    stop: StopArray, out: Report,
+    cells: Cells, pat: Patterns, st: State, table: Table, me: int, params: Params,
+    memo: Memo, work: Work, ctx: Context, stop: StopArray, out: Report,
 ) -> int:
-    """A five to play, a five to block, a lost position or an own VCF (else HOW_SEARCH)."""
-    zero = me * 0  # not a literal: a literal argument would make a second specialisation
+    """A five to play, a five to block, a lost position or an own VCF or VCT (else
+    HOW_SEARCH)."""
     op = 3 - me
-    points = np.zeros(size * size, dtype=np.int64)
-    if five_cells(pat, me, points) > 0:
-        _report(out, points[0], WIN - 1, 1, points, 1)
+    if five_points(st, me, work, W_LINE, W_KEYS) > 0:
+        _report(out, work[W_LINE], WIN - 1, 1, work, W_LINE, 1)
         return HOW_FIVE
-    threats = five_cells(pat, op, points)
+    threats = five_points(st, op, work, W_LINE, W_KEYS)
     if threats == 1:  # the only move; no search needed to find it
-        _report(out, points[0], 0, 1, points, 1)
+        _report(out, work[W_LINE], 0, 1, work, W_LINE, 1)
         return HOW_BLOCK
     if threats > 1:
-        _report(out, points[0], -(WIN - 2), 1, points, 1)
+        _report(out, work[W_LINE], -(WIN - 2), 1, work, W_LINE, 1)
         return HOW_LOST
     plies = params[PARAM_VCF_PLIES]
     if plies >= 3:
-        line = np.zeros(plies + 4, dtype=np.int64)
-        length = vcf(cells, near1, near2, pat, stats, key, table, size, me, plies, zero, line,
-                     vtable, ctx, stop)
+        length = _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, me,
+                                          plies, 0, True)
         if length > 0:
-            _report(out, line[0], WIN - length, length, line, length)
+            _report(out, work[W_LINE], WIN - length, length, work, W_LINE, length)
             return HOW_VCF
+    plies = params[PARAM_VCT_PLIES]
+    if plies >= 5 and ctx[CTX_ABORTED] == 0:
+        length = _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, me,
+                                          plies, params[PARAM_VCT_NODES], False)
+        if length > 0:
+            _report(out, work[W_LINE], WIN - length, length, work, W_LINE, length)
+            return HOW_VCT
     return HOW_SEARCH
 
 
 @njit(cache=True)
-def _opponent_vcf(
-    cells: Cells, near1: Counts, near2: Counts, pat: Patterns, stats: Stats, key: Keys,
-    table: Table, size: int, me: int, vtable: VcfTable, ctx: Context, stop: StopArray,
-) -> bool:
-    zero = me * 0
-    line = np.zeros(DEFENCE_VCF_PLIES + 4, dtype=np.int64)
-    return vcf(cells, near1, near2, pat, stats, key, table, size, 3 - me,
-               zero + DEFENCE_VCF_PLIES, zero, line, vtable, ctx, stop) > 0
+def _choose_root_moves(
+    cells: Cells, pat: Patterns, st: State, table: Table, me: int, params: Params,
+    memo: Memo, work: Work, ctx: Context, stop: StopArray,
+) -> None:
+    """The root moves into ``work[W_ROOT]`` (count, then moves; a count of 0 allows all):
+    those that refute the opponent's VCF, or else its VCT, if it has one."""
+    work[W_ROOT] = 0
+    op = 3 - me
+    if _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, op,
+                                DEFENCE_VCF_PLIES, 0, True) > 0:
+        _keep_refutations(cells, pat, st, table, me, params, memo, work, ctx, stop, True)
+        return
+    plies = params[PARAM_VCT_PLIES]
+    nodes = params[PARAM_VCT_NODES]
+    if plies >= 5 and ctx[CTX_ABORTED] == 0 and _threat_search_from_root(
+            cells, pat, st, table, memo, work, ctx, stop, op, plies, nodes, False) > 0:
+        _keep_refutations(cells, pat, st, table, me, params, memo, work, ctx, stop, False)
 
 
 @njit(cache=True)
-def _safe_root_moves(
-    cells: Cells, near1: Counts, near2: Counts, pat: Patterns, stats: Stats, key: Keys,
-    table: Table, size: int, me: int, vtable: VcfTable, ctx: Context, stop: StopArray,
-    root: Moves,
-) -> int:
-    """When the opponent has a VCF, write the moves that refute it into ``root``.
-
-    Returns their count; 0 means every move is allowed (no VCF, none refutes it, or a
-    limit stopped the check).
-    """
-    if not _opponent_vcf(cells, near1, near2, pat, stats, key, table, size, me, vtable, ctx,
-                         stop) or ctx[CTX_ABORTED] != 0:
-        return 0
-    n = size * size
-    moves = np.zeros(n, dtype=np.int64)
-    keys = np.zeros(n, dtype=np.int64)
-    count = generate(cells, near2, pat, stats, me, n, moves, keys)
+def _keep_refutations(
+    cells: Cells, pat: Patterns, st: State, table: Table, me: int, params: Params,
+    memo: Memo, work: Work, ctx: Context, stop: StopArray, fours_only: bool,
+) -> None:
+    """Keep the candidates after which the opponent's VCF (or VCT) is gone. Against a VCF
+    every candidate is checked; against a VCT the best ``DEFENCE_VCT_MOVES``. If none
+    refutes it, or a limit stops the check, every move stays allowed."""
+    op = 3 - me
+    n = cells.shape[0]
+    count = generate(cells, pat, st, work, me, n if fours_only else DEFENCE_VCT_MOVES, 0)
+    plies = DEFENCE_VCF_PLIES if fours_only else params[PARAM_VCT_PLIES]
+    nodes = 0 if fours_only else max(1, params[PARAM_VCT_NODES] // DEFENCE_VCT_SHARE)
     safe = 0
     for i in range(count):
-        move = moves[i]
-        play(cells, near1, near2, pat, stats, key, table, size, move, me)
-        refuted = _opponent_vcf(cells, near1, near2, pat, stats, key, table, size, me, vtable,
-                                ctx, stop)
-        unplay(cells, near1, near2, pat, stats, key, table, size, move)
+        move = work[W_MOVES + i]
+        play(cells, pat, st, table, move, me)
+        refuted = _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, op,
+                                           plies, nodes, fours_only) == 0
+        unplay(cells, pat, st, table, move)
         if ctx[CTX_ABORTED] != 0:
-            return 0
-        if not refuted:
-            root[safe] = move
+            work[W_ROOT] = 0
+            return
+        if refuted:
             safe += 1
-    return safe
+            work[W_ROOT + safe] = move
+    work[W_ROOT] = safe
 
 
 @njit(cache=True)
 def _deepen(
-    cells: Cells, near1: Counts, near2: Counts, pat: Patterns, stats: Stats, key: Keys,
-    table: Table, size: int, me: int, params: Params, soft_deadline: int, tt_keys: TtKeys,
-    tt_data: TtData, pv: PvTable, move_buf: Moves, key_buf: Moves, ctx: Context,
-    stop: StopArray, tree: TreeBuffer, kept_tree: TreeBuffer, root: Moves, out: Report,
+    cells: Cells, pat: Patterns, st: State, table: Table, me: int, params: Params,
+    soft_deadline: int, tt: Tt, work: Work, ctx: Context, stop: StopArray,
+    tree: TreeBuffer, kept_tree: TreeBuffer, out: Report,
 ) -> None:
     """Iterative deepening; the last finished iteration's result goes into ``out``."""
     zero = me * 0
@@ -187,18 +241,15 @@ def _deepen(
     max_depth = params[PARAM_MAX_DEPTH]
     for depth in range(1, max_depth + 1):
         ctx[CTX_TREE_COUNT] = 0
-        score = negamax(
-            cells, near1, near2, pat, stats, key, table, size, me, depth, zero, zero - WIN - 1,
-            zero + WIN + 1, zero - 1, zero - 1, params[PARAM_WIDTH], tt_keys, tt_data, pv,
-            move_buf, key_buf, ctx, stop, tree, root,
-        )
+        score = negamax(cells, pat, st, table, tt, work, ctx, stop, tree, me, depth, zero,
+                        zero - WIN - 1, zero + WIN + 1, zero - 1, zero - 1, params[PARAM_WIDTH])
         if ctx[CTX_ABORTED] != 0 and found:
             cut_short = 1
             break
-        length = pv[0, 0]
+        length = work[W_PV]
         if length > 0:
             found = True
-            _report(out, pv[0, 1], score, depth, pv[0, 1:], length)
+            _report(out, work[W_PV + 1], score, depth, work, W_PV + 1, length)
             trees = ctx[CTX_TREE_COUNT]
             kept_tree[:trees] = tree[:trees]
             out[OUT_TREE_COUNT] = trees
@@ -209,21 +260,20 @@ def _deepen(
             cut_short = 1
             break
     if not found:  # stopped before depth 1 finished: the first candidate
-        move = root[0] if root.shape[0] > 0 else _first_candidate(cells, near2, pat, stats, me)
-        line = np.full(1, move, dtype=np.int64)
-        _report(out, move, 0, 0, line, 1)
+        move = work[W_ROOT + 1] if work[W_ROOT] > 0 else _first_candidate(cells, pat, st, work,
+                                                                          me)
+        work[W_LINE] = move
+        _report(out, move, 0, 0, work, W_LINE, 1)
         cut_short = 1
     out[OUT_CUT_SHORT] = cut_short
 
 
 @njit(cache=True)
-def _first_candidate(cells: Cells, near2: Counts, pat: Patterns, stats: Stats, me: int) -> int:
-    n = cells.shape[0]
-    moves = np.zeros(n, dtype=np.int64)
-    keys = np.zeros(n, dtype=np.int64)
-    if generate(cells, near2, pat, stats, me, 1, moves, keys) > 0:
-        return int(moves[0])
-    for cell in range(n):
+def _first_candidate(cells: Cells, pat: Patterns, st: State, work: Work, me: int) -> int:
+    if generate(cells, pat, st, work, me, 1, 0) > 0:
+        return int(work[W_MOVES])
+    for cell in range(cells.shape[0]):
         if cells[cell] == EMPTY:
             return cell
     return -1
+

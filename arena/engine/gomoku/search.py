@@ -4,11 +4,16 @@ At every node, before any move list: a five point for the side to move wins; two
 five points for the opponent lose; one must be blocked (the only move, searched
 without using up depth); an open four while the opponent cannot even make a four wins
 in three plies. When the opponent has an open three (it can make an open four), only
-blocks and our own fours are searched. Otherwise the candidates near the stones are
-ordered by their threats for both sides (fives, fours, open threes first) and the
+the key points of its lines and our own fours are searched. (Searching such nodes past
+the nominal depth instead of evaluating them lost 35-40% of games against the previous
+version where the same engine without it scored 62-69%: ``bench/gomoku_match.py``.)
+Otherwise the candidates near the stones are ordered by their threats for both sides
+(fives, fours, open threes first), then by a history of the moves that cut off, and the
 best ``width`` are searched. Leaves read the incrementally kept pattern sums.
 
-Scores are from the side to move; wins are ``WIN - plies``.
+Scores are from the side to move; wins are ``WIN - plies``. Ties between moves of equal
+order are broken by cell index, so a search depends on the position only, never on the
+order in which its stones were played (the shared search cache relies on this).
 """
 
 from __future__ import annotations
@@ -17,22 +22,32 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from arena.engine.gomoku.board import EMPTY, Cells, Counts, Keys
-from arena.engine.gomoku.control import CTX_ABORTED, Context, StopArray, poll_stop
+from arena.engine.gomoku.board import DIRECTIONS, EMPTY, MAX_CELLS, Cells
+from arena.engine.gomoku.control import CTX_ABORTED, CTX_SALT, Context, StopArray, poll_stop
 from arena.engine.gomoku.patterns import (
     FIVE,
     FOUR,
     OPEN_FOUR,
-    OPEN_THREE,
+    ST_CANDIDATES,
+    ST_KEY,
+    ST_LIST,
+    ST_SIZE,
+    THREAT_FIVES,
+    THREAT_FOURS,
+    THREAT_OPEN_FOURS,
+    THREAT_OPEN_THREES,
     VALUE,
+    WEIGHT_MASK,
     Patterns,
-    Stats,
+    State,
     Table,
-    count_class,
     play,
+    stat,
+    threat_count,
+    threat_summary,
     unplay,
 )
-from arena.engine.gomoku.threats import five_cells
+from arena.engine.gomoku.threats import five_points, sort_by_keys
 from arena.engine.gomoku.tree import (
     KIND_LEAF,
     KIND_MAX,
@@ -41,72 +56,106 @@ from arena.engine.gomoku.tree import (
     tree_close,
     tree_open,
 )
+from arena.engine.gomoku.work import (
+    MAX_PLY,
+    PV_STRIDE,
+    W_HISTORY,
+    W_KEYS,
+    W_MOVES,
+    W_PV,
+    W_ROOT,
+    Work,
+)
 
 WIN = 1_000_000
 WIN_BOUND = WIN - 1_000
-MAX_PLY = 96
 EXACT, LOWER, UPPER = 1, 2, 3
-ORDER_WEIGHT = np.array([0, 2, 5, 6, 30, 25, 100, 0], dtype=np.int64)
+HISTORY_CAP = (1 << 13) - 1
 
-Moves = npt.NDArray[np.int64]
-TtKeys = npt.NDArray[np.uint64]
-TtData = npt.NDArray[np.int64]
-PvTable = npt.NDArray[np.int64]
+Tt = npt.NDArray[np.int64]
+
+
+def new_tt(bits: int) -> Tt:
+    """``2**bits`` entries of (key, packed score/depth/flag/move)."""
+    return np.zeros(2 << bits, dtype=np.int64)
 
 
 @njit(cache=True)
-def evaluate(stats: Stats, me: int) -> int:
+def evaluate(st: State, me: int) -> int:
     """Pattern sums, the side to move's counted 20% higher (it moves first)."""
-    return int((stats[me, VALUE] * 12 - stats[3 - me, VALUE] * 10) // 10)
+    return (stat(st, me, VALUE) * 12 - stat(st, 3 - me, VALUE) * 10) // 10
 
 
 @njit(cache=True)
-def move_priority(pat: Patterns, me: int, cell: int) -> int:
-    """Threat-first ordering key of ``cell`` for the side ``me`` to move."""
-    op = 3 - me
-    score = 0
-    for d in range(4):
-        score += ORDER_WEIGHT[pat[me, d, cell]] + ORDER_WEIGHT[pat[op, d, cell]]
-    for side, scale in ((me, 2), (op, 1)):
-        fours = count_class(pat, side, cell, FOUR)
-        threes = count_class(pat, side, cell, OPEN_THREE) - fours
-        if count_class(pat, side, cell, FIVE) > 0:
-            score += 1_000_000 * scale
-        elif count_class(pat, side, cell, OPEN_FOUR) > 0 or fours >= 2:
-            score += 50_000 * scale
-        elif fours == 1 and threes >= 1:
-            score += 10_000 * scale
-        elif threes >= 2:
-            score += 2_000 * scale
-    return score
+def _bonus(summary: int, scale: int) -> int:
+    fours = threat_count(summary, THREAT_FOURS)
+    threes = threat_count(summary, THREAT_OPEN_THREES)
+    if threat_count(summary, THREAT_FIVES) > 0:
+        return 1_000_000 * scale
+    if threat_count(summary, THREAT_OPEN_FOURS) > 0 or fours >= 2:
+        return 50_000 * scale
+    if fours == 1 and threes >= 1:
+        return 10_000 * scale
+    if threes >= 2:
+        return 2_000 * scale
+    return 0
+
+
+@njit(cache=True)
+def move_priority(st: State, me: int, cell: int) -> int:
+    """Threat-first ordering key of ``cell`` for ``me`` to move: both sides' pattern
+    weights, and the combinations (five, open or double four, four-three, two threes),
+    ours counted double."""
+    mine = threat_summary(st, me, cell)
+    theirs = threat_summary(st, 3 - me, cell)
+    return int((mine & WEIGHT_MASK) + (theirs & WEIGHT_MASK) + _bonus(mine, 2)
+               + _bonus(theirs, 1))
+
+
+@njit(cache=True)
+def _order_key(st: State, work: Work, me: int, cell: int) -> int:
+    history = min(int(work[W_HISTORY + (me - 1) * MAX_CELLS + cell]), HISTORY_CAP)
+    return (move_priority(st, me, cell) << 24) | (history << 10) | (1023 - cell)
 
 
 @njit(cache=True)
 def generate(
-    cells: Cells, near2: Counts, pat: Patterns, stats: Stats, me: int, width: int,
-    moves: Moves, keys: Moves,
+    cells: Cells, pat: Patterns, st: State, work: Work, me: int, width: int, ply: int
 ) -> int:
-    """Candidate moves sorted by priority, at most ``width`` unless defending a three."""
+    """The moves of ``ply`` into its block of ``work``, best first; at most ``width``
+    unless the opponent has an open three (then all its key points and our fours)."""
+    moves = W_MOVES + ply * MAX_CELLS
+    keys = W_KEYS + ply * MAX_CELLS
     op = 3 - me
-    defending = stats[op, OPEN_FOUR] > 0
+    defending = stat(st, op, OPEN_FOUR) > 0
     count = 0
-    for cell in range(cells.shape[0]):
-        if cells[cell] != EMPTY or near2[cell] == 0:
+    for i in range(st[ST_CANDIDATES]):
+        cell = st[ST_LIST + i]
+        if defending and threat_count(threat_summary(st, me, cell), THREAT_FOURS) == 0 and (
+                not _key_point(cells, pat, st, op, cell)):
             continue
-        if defending and count_class(pat, me, cell, FOUR) == 0 and count_class(
-            pat, op, cell, FOUR
-        ) == 0:
-            continue
-        priority = move_priority(pat, me, cell)
-        i = count
-        while i > 0 and keys[i - 1] < priority:
-            keys[i] = keys[i - 1]
-            moves[i] = moves[i - 1]
-            i -= 1
-        keys[i] = priority
-        moves[i] = cell
+        work[moves + count] = cell
+        work[keys + count] = _order_key(st, work, me, cell)
         count += 1
+    sort_by_keys(work, moves, keys, count)
     return count if defending else min(count, width)
+
+
+@njit(cache=True)
+def _key_point(cells: Cells, pat: Patterns, st: State, attacker: int, cell: int) -> bool:
+    """Whether ``cell`` is where ``attacker`` makes a four on a line through one of its
+    open-four points (so that a stone there may stop the open four)."""
+    size = st[ST_SIZE]
+    x0, y0 = cell % size, cell // size
+    for d in range(4):
+        if pat[attacker, d, cell] < FOUR:
+            continue
+        for k in range(-5, 6):
+            x, y = x0 + k * DIRECTIONS[d, 0], y0 + k * DIRECTIONS[d, 1]
+            if 0 <= x < size and 0 <= y < size and pat[attacker, d, y * size + x] == OPEN_FOUR \
+                    and cells[y * size + x] == EMPTY:
+                return True
+    return False
 
 
 @njit(cache=True)
@@ -116,27 +165,26 @@ def _tt_pack(score: int, depth: int, flag: int, move: int) -> int:
 
 @njit(cache=True)
 def _tt_store(
-    tt_keys: TtKeys, tt_data: TtData, key: np.uint64, score: int, depth: int, flag: int,
-    move: int, ply: int,
+    tt: Tt, key: int, salt: int, score: int, depth: int, flag: int, move: int, ply: int
 ) -> None:
+    """Always replace: with the slot chosen by the unsalted key, what a probe finds never
+    depends on earlier searches (their entries carry other salts and never match)."""
     if score > WIN_BOUND:
         score += ply
     elif score < -WIN_BOUND:
         score -= ply
-    slot = np.int64(key & np.uint64(tt_keys.shape[0] - 1))
-    tt_keys[slot] = key
-    tt_data[slot] = _tt_pack(score, depth, flag, move)
+    slot = 2 * (key & (tt.shape[0] // 2 - 1))
+    tt[slot] = key ^ salt
+    tt[slot + 1] = _tt_pack(score, depth, flag, move)
 
 
 @njit(cache=True)
-def _tt_probe(tt_keys: TtKeys, tt_data: TtData, key: np.uint64, ply: int) -> tuple[
-    bool, int, int, int, int
-]:
+def _tt_probe(tt: Tt, key: int, salt: int, ply: int) -> tuple[bool, int, int, int, int]:
     """(hit, score, depth, flag, move) for ``key``."""
-    slot = np.int64(key & np.uint64(tt_keys.shape[0] - 1))
-    if tt_keys[slot] != key:
+    slot = 2 * (key & (tt.shape[0] // 2 - 1))
+    if tt[slot] != key ^ salt:
         return False, 0, -1, 0, -1
-    data = tt_data[slot]
+    data = tt[slot + 1]
     score = (data >> 32) - (1 << 30)
     if score > WIN_BOUND:
         score -= ply
@@ -151,90 +199,72 @@ def _root_view(ply: int, value: int) -> int:
 
 
 @njit(cache=True)
+def _leaf_score(st: State, work: Work, me: int, depth: int, ply: int) -> tuple[int, int]:
+    """(score, forced move) before any move list: a decided position or a leaf gives its
+    score and -1; the opponent's single five point gives (0, that point); else (0, -2)."""
+    op = 3 - me
+    if stat(st, me, FIVE) > 0:
+        return WIN - ply, -1
+    if stat(st, op, FIVE) > 0:
+        moves = W_MOVES + ply * MAX_CELLS
+        if five_points(st, op, work, moves, W_KEYS + ply * MAX_CELLS) > 1:
+            return -(WIN - ply - 1), -1
+        return 0, work[moves]
+    if stat(st, me, OPEN_FOUR) > 0 and stat(st, op, FOUR) == 0 and stat(st, op, OPEN_FOUR) == 0:
+        return WIN - ply - 2, -1
+    if depth <= 0 or ply >= MAX_PLY - 2:
+        return evaluate(st, me), -1
+    return 0, -2
+
+
+@njit(cache=True)
 def negamax(
-    cells: Cells, near1: Counts, near2: Counts, pat: Patterns, stats: Stats, key: Keys,
-    table: Table, size: int, me: int, depth: int, ply: int, alpha: int, beta: int,
-    last: int, parent: int, width: int, tt_keys: TtKeys, tt_data: TtData, pv: PvTable,
-    move_buf: Moves, key_buf: Moves, ctx: Context, stop: StopArray, tree: TreeBuffer,
-    root_moves: Moves,
+    cells: Cells, pat: Patterns, st: State, table: Table, tt: Tt, work: Work, ctx: Context,
+    stop: StopArray, tree: TreeBuffer, me: int, depth: int, ply: int, alpha: int, beta: int,
+    last: int, parent: int, width: int,
 ) -> int:
-    """Score of the position for ``me`` to move; ``root_moves`` (if any) limit ply 0."""
+    """Score of the position for ``me`` to move; the allowed root moves are in ``work``."""
     if ply % 2 == 0:
         node = tree_open(tree, ctx, parent, last, ply, alpha, beta)
     else:
         node = tree_open(tree, ctx, parent, last, ply, -beta, -alpha)
-    pv[ply, 0] = 0
+    pv = W_PV + ply * PV_STRIDE
+    work[pv] = 0
     if poll_stop(ctx, stop):
         return 0
-    op = 3 - me
-    n = cells.shape[0]
-    moves = move_buf[ply * n : (ply + 1) * n]
-    keys = key_buf[ply * n : (ply + 1) * n]
-    forced = False
-    leaf_score = 0
-    is_leaf = True
-    if stats[me, FIVE] > 0:
-        leaf_score = WIN - ply
-    elif stats[op, FIVE] > 0:
-        if five_cells(pat, op, moves) > 1:
-            leaf_score = -(WIN - ply - 1)
-        else:
-            forced = True
-            is_leaf = False
-    elif stats[me, OPEN_FOUR] > 0 and stats[op, FOUR] == 0 and stats[op, OPEN_FOUR] == 0:
-        leaf_score = WIN - ply - 2
-    elif depth <= 0 or ply >= MAX_PLY - 2:
-        leaf_score = evaluate(stats, me)
-    else:
-        is_leaf = False
-    if is_leaf:
-        tree_close(tree, node, _root_view(ply, leaf_score), KIND_LEAF, False)
-        return leaf_score
-    hit, tt_score, tt_depth, tt_flag, tt_move = _tt_probe(tt_keys, tt_data, key[0], ply)
-    usable = hit and ply > 0 and tt_depth >= depth and not forced
-    if usable and (
+    leaf, forced = _leaf_score(st, work, me, depth, ply)
+    if forced == -1:
+        tree_close(tree, node, _root_view(ply, leaf), KIND_LEAF, False)
+        return leaf
+    key = st[ST_KEY]
+    hit, tt_score, tt_depth, tt_flag, tt_move = _tt_probe(tt, key, ctx[CTX_SALT], ply)
+    if hit and ply > 0 and tt_depth >= depth and forced < 0 and (
         tt_flag == EXACT
         or (tt_flag == LOWER and tt_score >= beta)
         or (tt_flag == UPPER and tt_score <= alpha)
     ):
         tree_close(tree, node, _root_view(ply, tt_score), KIND_LEAF, tt_flag != EXACT)
         return tt_score
-    if forced:
-        count = 1
-    elif ply == 0 and root_moves.shape[0] > 0:
-        count = root_moves.shape[0]
-        moves[:count] = root_moves
-        _move_to_front(moves, count, tt_move)
-    else:
-        count = generate(cells, near2, pat, stats, me, width, moves, keys)
-        _move_to_front(moves, count, tt_move)
-    child_depth = depth if forced else depth - 1
+    moves = W_MOVES + ply * MAX_CELLS
+    count = _move_list(cells, pat, st, work, me, width, ply, forced, tt_move)
+    child_depth = depth if forced >= 0 else depth - 1
     alpha0 = alpha
     best = -WIN - 1
-    best_move = moves[0]
+    best_move = work[moves]
     cut = False
     for i in range(count):
-        move = moves[i]
-        play(cells, near1, near2, pat, stats, key, table, size, move, me)
+        move = work[moves + i]
+        play(cells, pat, st, table, move, me)
         if i == 0:
-            score = -negamax(
-                cells, near1, near2, pat, stats, key, table, size, op, child_depth, ply + 1,
-                -beta, -alpha, move, node, width, tt_keys, tt_data, pv, move_buf, key_buf,
-                ctx, stop, tree, root_moves,
-            )
+            score = -negamax(cells, pat, st, table, tt, work, ctx, stop, tree, 3 - me,
+                             child_depth, ply + 1, -beta, -alpha, move, node, width)
         else:
-            score = -negamax(
-                cells, near1, near2, pat, stats, key, table, size, op, child_depth, ply + 1,
-                -alpha - 1, -alpha, move, node, width, tt_keys, tt_data, pv, move_buf,
-                key_buf, ctx, stop, tree, root_moves,
-            )
+            score = -negamax(cells, pat, st, table, tt, work, ctx, stop, tree, 3 - me,
+                             child_depth, ply + 1, -alpha - 1, -alpha, move, node, width)
             if alpha < score < beta and ctx[CTX_ABORTED] == 0:
-                score = -negamax(
-                    cells, near1, near2, pat, stats, key, table, size, op, child_depth,
-                    ply + 1, -beta, -alpha, move, node, width, tt_keys, tt_data, pv,
-                    move_buf, key_buf, ctx, stop, tree, root_moves,
-                )
-        unplay(cells, near1, near2, pat, stats, key, table, size, move)
+                score = -negamax(cells, pat, st, table, tt, work, ctx, stop, tree, 3 - me,
+                                 child_depth, ply + 1, -beta, -alpha, move, node, width)
+        unplay(cells, pat, st, table, move)
         if ctx[CTX_ABORTED] != 0:
             break
         if score > best:
@@ -242,33 +272,64 @@ def negamax(
             best_move = move
             if score > alpha:
                 alpha = score
-                _update_pv(pv, ply, move)
+                _update_pv(work, ply, move)
                 if alpha >= beta:
                     cut = True
+                    _reward(work, me, move, depth)
                     break
     if ctx[CTX_ABORTED] != 0:
         return best if best > -WIN - 1 else 0
     flag = LOWER if cut else (EXACT if best > alpha0 else UPPER)
-    _tt_store(tt_keys, tt_data, key[0], best, depth, flag, best_move, ply)
+    _tt_store(tt, key, ctx[CTX_SALT], best, depth, flag, best_move, ply)
     tree_close(tree, node, _root_view(ply, best), KIND_MAX if ply % 2 == 0 else KIND_MIN, cut)
     return best
 
 
 @njit(cache=True)
-def _move_to_front(moves: Moves, count: int, move: int) -> None:
+def _move_list(
+    cells: Cells, pat: Patterns, st: State, work: Work, me: int, width: int, ply: int,
+    forced: int, tt_move: int,
+) -> int:
+    """Fill the ply's move list: the forced block, the allowed root moves, or the
+    generated moves; the table's move first."""
+    moves = W_MOVES + ply * MAX_CELLS
+    if forced >= 0:
+        work[moves] = forced
+        return 1
+    if ply == 0 and work[W_ROOT] > 0:
+        count = work[W_ROOT]
+        work[moves : moves + count] = work[W_ROOT + 1 : W_ROOT + 1 + count]
+    else:
+        count = generate(cells, pat, st, work, me, width, ply)
+    _move_to_front(work, moves, count, tt_move)
+    return int(count)
+
+
+@njit(cache=True)
+def _reward(work: Work, me: int, move: int, depth: int) -> None:
+    if depth <= 0:
+        return
+    slot = W_HISTORY + (me - 1) * MAX_CELLS + move
+    work[slot] = min(work[slot] + depth * depth, HISTORY_CAP)
+
+
+@njit(cache=True)
+def _move_to_front(work: Work, moves: int, count: int, move: int) -> None:
     for i in range(count):
-        if moves[i] == move:
+        if work[moves + i] == move:
             for j in range(i, 0, -1):
-                moves[j] = moves[j - 1]
-            moves[0] = move
+                work[moves + j] = work[moves + j - 1]
+            work[moves] = move
             return
 
 
 @njit(cache=True)
-def _update_pv(pv: PvTable, ply: int, move: int) -> None:
-    """Row ``ply`` holds its length in column 0, then the moves."""
-    child = pv[ply + 1, 0]
-    pv[ply, 1] = move
-    for i in range(child):
-        pv[ply, 2 + i] = pv[ply + 1, 1 + i]
-    pv[ply, 0] = child + 1
+def _update_pv(work: Work, ply: int, move: int) -> None:
+    """Row ``ply`` holds its length, then the moves."""
+    row = W_PV + ply * PV_STRIDE
+    child = row + PV_STRIDE
+    length = work[child]
+    work[row + 1] = move
+    for i in range(length):
+        work[row + 2 + i] = work[child + 1 + i]
+    work[row] = length + 1

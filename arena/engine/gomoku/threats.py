@@ -1,13 +1,28 @@
-"""Threat helpers and the VCF solver (victory by continuous fours) for arena-gomoku.
+"""Threat searches for arena-gomoku: VCF (continuous fours) and VCT (fours and threes).
 
-A VCF is a sequence of own fours, each answered by the single forced block, that ends
-in a five or in a double threat (open four, or two fives at once). Every attacking
-move must be a four, so the defender never has a choice: the search is narrow and a
-15-ply VCF is usually found in milliseconds. Failed positions are remembered in a small
-hash table keyed by the Zobrist key and the attacker. The solver is one self-recursive
-kernel; no two kernels call each other (numba's cache cannot load mutually recursive
-kernels), and callers pass it no literal constants (each literal would compile and
-cache a second specialisation of it).
+``threat_search`` proves a forced win for the attacker made of threats the defender must
+answer. With ``fours_only`` it is a VCF: every attacking move makes a four, so the
+defender's only answer is the block, and a 15-ply VCF takes milliseconds. Without, it is
+a VCT: the attacker may also make open threes (one move from an open four). Then the
+defender may answer with any move on the threatened lines that stops a four there (the
+"key points": cells where the attacker would make a four on a line that holds an open-four
+point), or a counter: a move with which the defender makes a four, or a three that could
+become one (so that a counter-VCF it prepares is tried too). Two five points against
+none win: the defender can block only one.
+
+What the VCT does not try: a defence that prepares a counter-VCF needing two or more
+further stones on one line (we have not met one). Apart from that gap, a search that
+is unsure answers "no win": it misses wins built from other threats (a four-three made
+in one move without an open three first, say) rather than claim false ones.
+
+Failed searches are remembered in a small table keyed by the Zobrist key, the attacker,
+the side to move and the kind of search, with the plies searched (always replacing, its
+slot chosen by the Zobrist key alone and its tag salted per search, like the
+transposition table). The search stops at
+the node cap in the context (``CTX_THREAT_CAP``, a deterministic budget) and at the
+search's limits; then it reports no win and remembers nothing. It is one self-recursive
+kernel with its loop inside: numba's cache cannot load mutually recursive kernels (a
+process that loads them from the cache crashes).
 """
 
 from __future__ import annotations
@@ -16,137 +31,261 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from arena.engine.gomoku.board import DIRECTIONS, EMPTY, Cells, Counts, Keys
-from arena.engine.gomoku.control import Context, StopArray, poll_stop
+from arena.engine.gomoku.board import DIRECTIONS, EMPTY, MAX_CELLS, Cells
+from arena.engine.gomoku.control import (
+    CTX_ABORTED,
+    CTX_NODES,
+    CTX_SALT,
+    CTX_THREAT_CAP,
+    Context,
+    StopArray,
+    poll_stop,
+)
 from arena.engine.gomoku.patterns import (
     FIVE,
     FOUR,
     OPEN_FOUR,
+    ST_CANDIDATES,
+    ST_KEY,
+    ST_LIST,
+    ST_SIZE,
+    THREAT_FIVES,
+    THREAT_FOURS,
+    THREAT_OPEN_FOURS,
+    THREAT_OPEN_THREES,
+    THREE_OR_BETTER,
+    WEIGHT_MASK,
     Patterns,
-    Stats,
+    State,
     Table,
-    best_class,
     play,
+    stat,
+    threat_count,
+    threat_summary,
     unplay,
 )
+from arena.engine.gomoku.work import (
+    MAX_THREAT_PLY,
+    W_LINE,
+    W_THREAT_KEYS,
+    W_THREAT_MOVES,
+    Work,
+)
 
-Moves = npt.NDArray[np.int64]
-VcfTable = npt.NDArray[np.uint64]
-WHITE_ATTACKS = np.uint64(0x9E3779B97F4A7C15)
+Memo = npt.NDArray[np.int64]
+MEMO_BITS = 16
+# Salts of the memo's keys: who attacks, who moves, which search.
+_SALT_WHITE = 0x1E3779B97F4A7C15
+_SALT_DEFENDING = 0x2545F4914F6CDD1D
+_SALT_VCT = 0x3C6EF372FE94F82B
+
+
+def new_memo() -> Memo:
+    return np.zeros((1 << MEMO_BITS, 2), dtype=np.int64)
 
 
 @njit(cache=True)
-def five_cells(pat: Patterns, colour: int, out: Moves) -> int:
-    """Every empty cell where ``colour`` would make five (full scan)."""
+def sort_by_keys(work: Work, moves: int, keys: int, count: int) -> None:
+    """Sort ``work[moves:moves+count]`` by descending ``work[keys:...]`` (keys unique)."""
+    for i in range(1, count):
+        move, key = work[moves + i], work[keys + i]
+        j = i
+        while j > 0 and work[keys + j - 1] < key:
+            work[moves + j] = work[moves + j - 1]
+            work[keys + j] = work[keys + j - 1]
+            j -= 1
+        work[moves + j] = move
+        work[keys + j] = key
+
+
+@njit(cache=True)
+def five_points(st: State, colour: int, work: Work, moves: int, keys: int) -> int:
+    """The cells where ``colour`` makes five, ascending, into ``work[moves:]``."""
     count = 0
-    for cell in range(pat.shape[2]):
-        if best_class(pat, colour, cell) == FIVE:
-            out[count] = cell
+    for i in range(st[ST_CANDIDATES]):
+        cell = st[ST_LIST + i]
+        if threat_count(threat_summary(st, colour, cell), THREAT_FIVES) > 0:
+            work[moves + count] = cell
+            work[keys + count] = -cell
             count += 1
+    sort_by_keys(work, moves, keys, count)
     return count
 
 
 @njit(cache=True)
-def five_cells_through(pat: Patterns, size: int, colour: int, move: int, out: Moves) -> int:
-    """Five points of ``colour`` on the lines through ``move`` made by those lines."""
-    count = 0
-    x0 = move % size
-    y0 = move // size
-    for d in range(4):
-        for k in range(-4, 5):
-            x = x0 + k * DIRECTIONS[d, 0]
-            y = y0 + k * DIRECTIONS[d, 1]
-            if k != 0 and 0 <= x < size and 0 <= y < size:
-                cell = y * size + x
-                if pat[colour, d, cell] == FIVE:
-                    out[count] = cell
-                    count += 1
-    return count
+def threat_rank(summary: int) -> int:
+    """How hard a move with this threat summary hits: 5 wins (open or double four), 4 a
+    four with an open three, 3 a four, 2 two open threes, 1 an open three, 0 nothing.
+    Fours come before threes: the defender has one answer to a four."""
+    fours = threat_count(summary, THREAT_FOURS)
+    threes = threat_count(summary, THREAT_OPEN_THREES)
+    if threat_count(summary, THREAT_OPEN_FOURS) > 0 or fours >= 2:
+        return 5
+    if fours == 1:
+        return 4 if threes >= 1 else 3
+    if threes >= 2:
+        return 2
+    return threes
 
 
 @njit(cache=True)
-def four_moves(pat: Patterns, cells: Cells, near2: Counts, colour: int, out: Moves) -> int:
-    """Cells where ``colour`` makes a four; open fours and double fours first."""
-    strong = 0
-    count = 0
-    for cell in range(cells.shape[0]):
-        if cells[cell] != EMPTY or near2[cell] == 0:
-            continue
-        fours = 0
-        opened = False
-        for d in range(4):
-            cls = pat[colour, d, cell]
-            if cls >= FOUR:
-                fours += 1
-                opened = opened or cls >= OPEN_FOUR
-        if fours == 0:
-            continue
-        out[count] = cell
-        if opened or fours >= 2:
-            out[count], out[strong] = out[strong], out[count]
-            strong += 1
-        count += 1
-    return count
-
-
-@njit(cache=True)
-def vcf(
-    cells: Cells, near1: Counts, near2: Counts, pat: Patterns, stats: Stats, key: Keys,
-    table: Table, size: int, attacker: int, plies: int, ply: int, seq: Moves,
-    vtable: VcfTable, ctx: Context, stop: StopArray,
+def attacking_moves(
+    st: State, attacker: int, fours_only: bool, work: Work, moves: int, keys: int
 ) -> int:
-    """Length of a VCF for ``attacker`` (to move) within ``plies`` plies, else 0.
+    """The attacker's fours (and open threes unless ``fours_only``), strongest first."""
+    count = 0
+    for i in range(st[ST_CANDIDATES]):
+        cell = st[ST_LIST + i]
+        summary = threat_summary(st, attacker, cell)
+        rank = threat_rank(summary)
+        if rank == 0 or (fours_only and rank < 3):
+            continue
+        work[moves + count] = cell
+        work[keys + count] = (rank << 40) | ((summary & WEIGHT_MASK) << 10) | (1023 - cell)
+        count += 1
+    sort_by_keys(work, moves, keys, count)
+    return count
 
-    The sequence is written to ``seq[ply:]``: attacker's four, forced block, ...,
-    ending with the attacker's winning move.
+
+@njit(cache=True)
+def _add_once(work: Work, moves: int, keys: int, count: int, cell: int, key: int) -> int:
+    for i in range(count):
+        if work[moves + i] == cell:
+            return count
+    work[moves + count] = cell
+    work[keys + count] = key
+    return count + 1
+
+
+@njit(cache=True)
+def defences(
+    cells: Cells, pat: Patterns, st: State, attacker: int, work: Work, moves: int, keys: int
+) -> int:
+    """The defender's answers to the attacker's open-four points (see the module doc):
+    key points on their lines first, then the defender's own fours and threes."""
+    size = st[ST_SIZE]
+    defender = 3 - attacker
+    count = 0
+    for i in range(st[ST_CANDIDATES]):
+        point = st[ST_LIST + i]
+        if threat_count(threat_summary(st, attacker, point), THREAT_OPEN_FOURS) == 0:
+            continue
+        x0, y0 = point % size, point // size
+        for d in range(4):
+            if pat[attacker, d, point] != OPEN_FOUR:
+                continue
+            for k in range(-5, 6):
+                x, y = x0 + k * DIRECTIONS[d, 0], y0 + k * DIRECTIONS[d, 1]
+                if 0 <= x < size and 0 <= y < size:
+                    cell = y * size + x
+                    if cells[cell] == EMPTY and pat[attacker, d, cell] >= FOUR:
+                        count = _add_once(work, moves, keys, count, cell, (1 << 20) - cell)
+    for i in range(st[ST_CANDIDATES]):
+        cell = st[ST_LIST + i]
+        if threat_summary(st, defender, cell) & THREE_OR_BETTER:
+            count = _add_once(work, moves, keys, count, cell, (1 << 10) - cell)
+    sort_by_keys(work, moves, keys, count)
+    return count
+
+
+@njit(cache=True)
+def _memo_key(
+    st: State, salt: int, attacker: int, attacking: bool, fours_only: bool
+) -> int:
+    key = int(st[ST_KEY]) ^ salt
+    if attacker == 2:
+        key ^= _SALT_WHITE
+    if not attacking:
+        key ^= _SALT_DEFENDING
+    if not fours_only:
+        key ^= _SALT_VCT
+    return key
+
+
+@njit(cache=True)
+def _stopped(ctx: Context, stop: StopArray) -> bool:
+    cap = ctx[CTX_THREAT_CAP]
+    return poll_stop(ctx, stop) or (cap > 0 and ctx[CTX_NODES] >= cap)
+
+
+@njit(cache=True)
+def threat_search(
+    cells: Cells, pat: Patterns, st: State, table: Table, memo: Memo, work: Work,
+    ctx: Context, stop: StopArray, attacker: int, plies: int, ply: int, attacking: bool,
+    fours_only: bool,
+) -> int:
+    """Length of a forced win of ``attacker`` within ``plies`` plies, else 0.
+
+    ``attacking``: the attacker is to move (else the defender). The line (attacker's
+    threat, defender's answer, ..., the attacker's five) goes to ``work[W_LINE + ply:]``.
     """
-    if poll_stop(ctx, stop):
+    if _stopped(ctx, stop) or ply >= MAX_THREAT_PLY - 2:
         return 0
     defender = 3 - attacker
-    buf = np.empty(cells.shape[0], dtype=np.int64)
-    if stats[attacker, FIVE] > 0:
-        five_cells(pat, attacker, buf)
-        seq[ply] = buf[0]
+    mover = attacker if attacking else defender
+    moves = W_THREAT_MOVES + ply * MAX_CELLS
+    keys = W_THREAT_KEYS + ply * MAX_CELLS
+    if stat(st, mover, FIVE) > 0:  # the side to move makes five
+        if not attacking:
+            return 0
+        five_points(st, attacker, work, moves, keys)
+        work[W_LINE + ply] = work[moves]
         return 1
+    fives = five_points(st, 3 - mover, work, moves, keys) if stat(st, 3 - mover, FIVE) else 0
+    if fives == 1:  # the only move: block
+        block = work[moves]
+        play(cells, pat, st, table, block, mover)
+        rest = threat_search(cells, pat, st, table, memo, work, ctx, stop, attacker,
+                             plies - 1, ply + 1, not attacking, fours_only)
+        unplay(cells, pat, st, table, block)
+        work[W_LINE + ply] = block
+        return rest + 1 if rest > 0 else 0
+    if fives >= 2:  # two fives against none: whoever is to move cannot stop both
+        if attacking or plies < 2:
+            return 0
+        work[W_LINE + ply + 1] = work[moves + 1]  # the defender blocks one, and the
+        work[W_LINE + ply] = work[moves]  # attacker plays the other
+        return 2
     if plies < 3:
         return 0
-    slot = np.int64(key[0] & np.uint64(vtable.shape[0] - 1))
-    lookup = key[0] ^ (WHITE_ATTACKS if attacker == 2 else np.uint64(0))
-    if vtable[slot, 0] == lookup and np.int64(vtable[slot, 1]) >= plies:
+    slot = np.int64(st[ST_KEY] & ((1 << MEMO_BITS) - 1))
+    lookup = _memo_key(st, ctx[CTX_SALT], attacker, attacking, fours_only)
+    if memo[slot, 0] == lookup and memo[slot, 1] >= plies:
         return 0
-    if stats[defender, FIVE] > 0:
-        # The defender threatens five: only a block that is itself a four keeps the VCF.
-        if five_cells(pat, defender, buf) > 1 or best_class(pat, attacker, buf[0]) < FOUR:
-            return 0
-        count = 1
+    if attacking:
+        # An open three wins in 5 plies at the earliest: three, answer, open four, block,
+        # five.
+        count = attacking_moves(st, attacker, fours_only or plies < 5, work, moves, keys)
+    elif fours_only or stat(st, attacker, OPEN_FOUR) == 0:
+        return 0  # the attacker's last move threatened no five (nor, in a VCT, an open four)
     else:
-        count = four_moves(pat, cells, near2, attacker, buf)
-    fives = np.empty(40, dtype=np.int64)
+        count = defences(cells, pat, st, attacker, work, moves, keys)
+    found = 0
     for i in range(count):
-        move = buf[i]
-        play(cells, near1, near2, pat, stats, key, table, size, move, attacker)
-        threats = five_cells_through(pat, size, attacker, move, fives)
-        found = 0
-        if threats >= 2:
-            seq[ply] = move
-            seq[ply + 1] = fives[0]
-            seq[ply + 2] = fives[1]  # cells on different lines through move are distinct
-            found = 3
-        elif threats == 1:
-            block = fives[0]
-            play(cells, near1, near2, pat, stats, key, table, size, block, defender)
-            rest = vcf(
-                cells, near1, near2, pat, stats, key, table, size, attacker, plies - 2,
-                ply + 2, seq, vtable, ctx, stop,
-            )
-            unplay(cells, near1, near2, pat, stats, key, table, size, block)
-            if rest > 0:
-                seq[ply] = move
-                seq[ply + 1] = block
-                found = rest + 2
-        unplay(cells, near1, near2, pat, stats, key, table, size, move)
-        if found > 0:
-            return found
-    vtable[slot, 0] = lookup
-    vtable[slot, 1] = np.uint64(plies)
-    return 0
+        move = work[moves + i]
+        play(cells, pat, st, table, move, mover)
+        rest = threat_search(cells, pat, st, table, memo, work, ctx, stop, attacker,
+                             plies - 1, ply + 1, not attacking, fours_only)
+        unplay(cells, pat, st, table, move)
+        if attacking and rest > 0:  # one threat that wins is enough
+            work[W_LINE + ply] = move
+            found = rest + 1
+            break
+        if not attacking:  # every answer must lose; the line follows the longest defence
+            if rest == 0:
+                found = 0
+                break
+            if rest + 1 > found:
+                found = rest + 1
+                work[keys] = move  # the move list's sort keys are free once sorted
+                work[keys + 1 : keys + 1 + rest] = work[W_LINE + ply + 1 : W_LINE + ply + 1 + rest]
+        if ctx[CTX_ABORTED] != 0:
+            found = 0
+            break
+    if found > 0 and not attacking:
+        work[W_LINE + ply : W_LINE + ply + found] = work[keys : keys + found]
+    if found == 0 and ctx[CTX_ABORTED] == 0 and not (
+            ctx[CTX_THREAT_CAP] > 0 and ctx[CTX_NODES] >= ctx[CTX_THREAT_CAP]):
+        memo[slot, 0] = lookup
+        memo[slot, 1] = plies
+    return found

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from tests.data import shared_data_dir
 
 SHARED = shared_data_dir() / "gomoku"
@@ -58,3 +60,21 @@ VCF_15 = [130, 172, 67, 155, 142, 68, 110, 101, 153, 70, 86, 125, 112, 55, 123, 
           63, 78, 171, 145, 51, 174]
 VCF_13 = [153, 156, 131, 69, 128, 139, 65, 173, 176, 138, 141, 84, 82, 146, 49, 53, 86, 144,
           124, 169, 85, 108, 140, 114, 110, 158, 98, 67]
+
+
+@dataclass(frozen=True)
+class Tactic:
+    """A position where the side to move has a forced win of ``plies`` plies."""
+
+    name: str
+    moves: list[int]
+    plies: int
+    rule: str = "freestyle"
+    kind: str = "vcf"  # "vcf": fours only; "vct": fours and threes
+
+
+TACTICS = [
+    Tactic("vcf-13", VCF_13, 13),
+    Tactic("vcf-15", VCF_15, 15),
+    Tactic("vct-9", VCF_15, 9, kind="vct"),  # the VCF-15 position has a shorter VCT
+]

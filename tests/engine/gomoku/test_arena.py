@@ -15,6 +15,7 @@ from arena.games.gomoku import GomokuBoard
 from .positions import SHARED, VCF_13, VCF_15, staircase_vcf, xy
 
 SMOKE_FILE = SHARED / "protocol-smoke-positions.txt"
+VCF_ONLY: dict[str, object] = {**PRESETS["arena-gomoku"], "vct_plies": 0}
 
 
 def smoke_positions() -> list[tuple[str, list[int], set[int]]]:
@@ -49,7 +50,7 @@ def test_smoke_positions(preset: str) -> None:
 
 @pytest.mark.parametrize(("moves", "plies"), [(VCF_15, 15), (VCF_13, 13)])
 def test_long_vcf_is_found_only_with_enough_plies(moves: list[int], plies: int) -> None:
-    config: dict[str, object] = {"evaluator": "arena-gomoku", "max_depth": 1}
+    config: dict[str, object] = {"evaluator": "arena-gomoku", "max_depth": 1, "vct_plies": 0}
     found = choose_move(15, "freestyle", moves, {**config, "vcf_plies": plies}, Limits())
     assert found.exact and len(found.pv) == plies and found.score == 1_000_000 - plies
     short = choose_move(15, "freestyle", moves, {**config, "vcf_plies": plies - 2}, Limits())
@@ -58,7 +59,7 @@ def test_long_vcf_is_found_only_with_enough_plies(moves: list[int], plies: int) 
 
 @pytest.mark.parametrize("moves", [VCF_15, VCF_13, staircase_vcf(2), staircase_vcf(6)])
 def test_vcf_line_is_a_real_win(moves: list[int]) -> None:
-    result = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(time_ms=2000))
+    result = choose_move(15, "freestyle", moves, VCF_ONLY, Limits(time_ms=2000))
     assert result.exact and result.score > 0
     line = result.pv
     assert line[0] == result.move and len(line) % 2 == 1

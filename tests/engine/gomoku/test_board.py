@@ -42,12 +42,20 @@ def random_game(size: int, rule: str, rng: random.Random) -> list[int]:
     """Moves mostly next to earlier stones so that lines and wins happen."""
     board = GomokuBoard(size, rule)
     moves: list[int] = []
+    close: set[int] = set()  # empty cells next to a stone
     while not board.is_game_over():
-        legal = board.legal_moves()
-        close = near_cells(board, 1) if moves and rng.random() < 0.9 else legal
-        move = rng.choice(close)
+        if close and rng.random() < 0.9:
+            move = rng.choice(sorted(close))
+        else:
+            move = rng.choice(board.legal_moves())
         board.push(move)
         moves.append(move)
+        close.discard(move)
+        y0, x0 = divmod(move, size)
+        for y in range(max(0, y0 - 1), min(size, y0 + 2)):
+            for x in range(max(0, x0 - 1), min(size, x0 + 2)):
+                if y * size + x not in moves:
+                    close.add(y * size + x)
     return moves
 
 

@@ -1,0 +1,103 @@
+"""VCF and VCT: the tactics positions, random positions under both rules, soundness.
+
+Every line a threat search returns is replayed by an independent checker
+(``threatcheck``) and by the rules library. For the tactics positions the win must also
+hold against every legal answer to its first move, not only the answers the search tries.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from arena.engine.api import Limits
+from arena.engine.gomoku import PRESETS, choose_move
+from arena.engine.gomoku.bots import threat_line
+from arena.engine.gomoku.position import GomokuPositionError, position_from_moves
+from arena.games.gomoku import GomokuBoard
+
+from .positions import TACTICS, VCF_15, Tactic, xy
+from .test_board import random_game
+from .threatcheck import check_threat_line
+
+
+def line_of(moves: list[int], plies: int, threes: bool, rule: str = "freestyle",
+            nodes: int = 0) -> list[int]:
+    return threat_line(position_from_moves(15, rule, moves), plies, not threes, nodes)
+
+
+def assert_wins_by_the_rules(moves: list[int], line: list[int], rule: str) -> None:
+    board = GomokuBoard(15, rule)
+    for move in moves + line:
+        board.push(move)
+    outcome = board.outcome()
+    assert outcome is not None and outcome.winner == board.turn.other
+
+
+@pytest.mark.parametrize("tactic", TACTICS, ids=lambda t: t.name)
+def test_tactics_positions_are_solved_at_their_length(tactic: Tactic) -> None:
+    threes = tactic.kind == "vct"
+    line = line_of(tactic.moves, tactic.plies, threes, tactic.rule)
+    assert 1 < len(line) <= tactic.plies
+    check_threat_line(15, tactic.rule, tactic.moves, line, threes)
+    assert_wins_by_the_rules(tactic.moves, line, tactic.rule)
+    if tactic.plies > 3:  # nothing shorter: the length is the shortest win of that kind
+        assert line_of(tactic.moves, tactic.plies - 2, threes, tactic.rule) == []
+
+
+@pytest.mark.parametrize("tactic", [t for t in TACTICS if t.plies >= 9], ids=lambda t: t.name)
+def test_tactics_hold_against_every_answer(tactic: Tactic) -> None:
+    threes = tactic.kind == "vct"
+    first = line_of(tactic.moves, tactic.plies, threes, tactic.rule)[0]
+    after = [*tactic.moves, first]
+    for answer in range(225):
+        if answer in after:
+            continue
+        try:
+            position_from_moves(15, tactic.rule, [*after, answer])
+        except GomokuPositionError:
+            pytest.fail(f"answer {answer} ends the game")
+        assert line_of([*after, answer], tactic.plies, threes, tactic.rule), answer
+
+
+@pytest.mark.parametrize("tactic", TACTICS, ids=lambda t: t.name)
+def test_the_bot_plays_the_win(tactic: Tactic) -> None:
+    result = choose_move(15, tactic.rule, tactic.moves, PRESETS["arena-gomoku"],
+                         Limits(depth=4))
+    assert result.exact and result.score > 0
+    assert_wins_by_the_rules(tactic.moves, result.pv, tactic.rule)
+
+
+def test_a_vct_is_shorter_than_any_vcf() -> None:
+    assert line_of(VCF_15, 13, threes=False) == []
+    line = line_of(VCF_15, 9, threes=True)
+    assert len(line) == 9
+    check_threat_line(15, "freestyle", VCF_15, line, threes=True)
+    assert_wins_by_the_rules(VCF_15, line, "freestyle")
+
+
+@pytest.mark.parametrize("rule", ["freestyle", "exact-five"])
+def test_every_line_found_in_random_positions_is_a_real_win(rule: str) -> None:
+    rng = random.Random(len(rule))
+    checked = {False: 0, True: 0}
+    for _game in range(4):
+        moves = random_game(15, rule, rng)
+        for cut in range(8, len(moves) - 1, 4):
+            position = moves[:cut]
+            for threes in (False, True):
+                line = line_of(position, 15, threes, rule, nodes=20_000)
+                if len(line) > 1:
+                    check_threat_line(15, rule, position, line, threes)
+                    assert_wins_by_the_rules(position, line, rule)
+                    checked[threes] += 1
+    assert checked[False] >= 5 and checked[True] >= 5, checked
+
+
+def test_exact_five_threats_ignore_overlines() -> None:
+    # Black X X X X _ X from the edge: the gap makes six, a win only in freestyle.
+    black = [xy(x, 7) for x in (0, 1, 2, 3, 5)]
+    white = [xy(9, 0), xy(9, 2), xy(9, 4), xy(9, 6), xy(9, 9)]
+    moves = [m for pair in zip(black, white, strict=True) for m in pair]
+    assert line_of(moves, 3, threes=False, rule="freestyle") == [xy(4, 7)]
+    assert line_of(moves, 9, threes=True, rule="exact-five") == []
