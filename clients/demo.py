@@ -10,7 +10,6 @@ prints the standings, saves every game as a replay file and stops everything.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from arena.clients.ladder_commands import print_standings, watch_ladder
 from arena.clients.sdk import ArenaClient
 
 from arena.errors import AlreadyExistsError
+from arena.home import arena_home
 from arena.textboard import format_duration
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, referee_pb2
 
@@ -45,8 +45,7 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
 def _demo_home(args: argparse.Namespace) -> Path:
     if args.demo_home is not None:
         return Path(args.demo_home).resolve()
-    base = Path(args.home or os.environ.get("ARENA_HOME") or ".arena")
-    return (base / "demo").resolve()
+    return arena_home(args.home) / "demo"
 
 
 def register_presets(client: ArenaClient, names: list[str]) -> list[common_pb2.BotRef]:
@@ -80,17 +79,17 @@ def save_replays(client: ArenaClient, ladder_id: str, folder: Path) -> list[Path
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from arena.services.common.stack import Stack
+    from arena.services.common.launcher import Launcher
 
     bots = [name.strip() for name in args.bots.split(",") if name.strip()]
     home = _demo_home(args)
     started = time.monotonic()
     print(f"Starting the embedded stack in {home} "
           f"(2 Redis servers, registry, referee, ladder, {args.workers} workers)...", flush=True)
-    # A few matches in flight keep every worker busy, and games then finish one after
+    # A few games in flight keep every worker busy, and games then finish one after
     # another (an honest progress bar and ETA) instead of all together at the end.
-    in_flight = {"ARENA_MAX_MATCHES": str(2 * max(1, args.workers))}
-    with Stack(home=home, workers=args.workers, extra_env=in_flight) as stack:
+    in_flight = {"ARENA_LADDER_IN_FLIGHT": str(2 * max(1, args.workers))}
+    with Launcher(home=home, workers=args.workers, env=in_flight) as stack:
         print(stack.describe(), flush=True)
         with ArenaClient(
             registry=stack.target("registry"), referee=stack.target("referee"),
