@@ -106,12 +106,9 @@ class StackAddresses:
         env = os.environ if env is None else env
         state = arena_home(home, env)
         manifest = _read_manifest(state / STACK_FILE)
-        services = manifest.get("services", {})
-        services = services if isinstance(services, dict) else {}
-        workers = sorted(name for name in services if str(name).startswith("worker"))
-        from_stack = {role: str(services.get(role, "")) for role in ROLES}
-        if workers:
-            from_stack["engine"] = str(services[workers[0]])
+        roles = manifest.get("roles", {})
+        roles = roles if isinstance(roles, dict) else {}
+        from_stack = {role: str(roles.get(role, "")) for role in ROLES}
         found: dict[str, str] = {}
         for role in ROLES:
             found[role] = (
