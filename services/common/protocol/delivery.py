@@ -226,15 +226,6 @@ def post_result(
         pipe.execute()
 
 
-def requeue_move_job(client: redis.Redis, entry_id: str, fields: Mapping[bytes, bytes]) -> None:
-    """Put a job this worker took but did not start back at the end of the queue, where a
-    free worker gets it at once (a released entry waits for someone's reclaim scan)."""
-    with client.pipeline(transaction=True) as pipe:
-        pipe.xack(MOVE_STREAM, WORKER_GROUP, entry_id)
-        pipe.xadd(MOVE_STREAM, dict(fields))  # type: ignore[arg-type]
-        pipe.execute()
-
-
 def dead_letter(
     client: redis.Redis, entry_id: str, raw: Mapping[bytes, bytes],
     job: engine_pb2.MoveJob | None, reason: str, deliveries: int,
