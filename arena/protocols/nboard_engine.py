@@ -1,0 +1,93 @@
+"""An Arena Othello bot as an NBoard engine: reads commands on stdin, answers on stdout
+(``arena-nboard --preset arena-fast``, or ``arena engine nboard``).
+
+``set game`` and ``move`` set the position; ``go`` searches it with
+``dispatch.choose_move`` and answers ``=== move/eval/time`` after a ``search`` and a
+``nodestats`` line; ``hint`` sends the ``search`` line and an empty ``status``. ``set
+depth N`` caps the search at N plies (as the bot's own ``depth`` does); NBoard has no
+clock, so time comes from the bot's config and its ``time_ms``. Evals are the engine's
+scores: disc differences for solved positions, evaluator units otherwise.
+
+Lines the engine cannot use are ignored, as the protocol asks, with a note on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import TextIO
+
+from arena.engine import dispatch
+from arena.engine.api import Limits, SearchResult
+from arena.games import PASS, GameError, OthelloBoard
+from arena.protocols import nboard
+from arena.protocols.bot import LineWriter, ServedBot, complain
+from arena.protocols.errors import ProtocolError
+
+
+class NboardEngine:
+    """The protocol state of one engine process; ``handle`` returns False on ``quit``."""
+
+    def __init__(self, bot: ServedBot, say: LineWriter) -> None:
+        self.bot = bot
+        self.say = say
+        self.board = OthelloBoard()
+        self.depth: int | None = None
+
+    def handle(self, command: nboard.Command) -> bool:
+        match command:
+            case nboard.Quit():
+                return False
+            case nboard.SetDepth(depth):
+                self.depth = max(1, depth)
+                self.say(nboard.format_reply(nboard.MyName(self.bot.name)))
+            case nboard.SetGame(ggf):
+                self.board = nboard.board_of_game(ggf)
+            case nboard.PlayedMove(move):
+                self.board.push(move)
+            case nboard.Ping(number):
+                self.say(nboard.format_reply(nboard.Pong(number)))
+            case nboard.Learn():
+                self.say(nboard.format_reply(nboard.Learned()))
+            case nboard.Go():
+                self._go()
+            case nboard.Hint():
+                self._search_lines(self._search())
+                self.say(nboard.format_reply(nboard.Status()))
+        return True  # nboard N and set contempt need nothing
+
+    def _search(self) -> SearchResult:
+        if self.board.is_game_over():
+            raise ProtocolError("the game is over: no move to search")
+        depths = [d for d in (self.depth, self.bot.depth) if d is not None]
+        limits = Limits(depth=min(depths) if depths else None, time_ms=self.bot.time_ms)
+        return dispatch.choose_move("othello", self.board.to_text(), [], self.bot.config,
+                                    limits, seed=self.bot.seed, validated=True)
+
+    def _search_lines(self, result: SearchResult) -> None:
+        pv = tuple(result.pv) or (result.move,)
+        if result.move != PASS:
+            self.say(nboard.format_reply(
+                nboard.SearchLine(pv, float(result.score), result.depth)))
+            self.say(nboard.format_reply(
+                nboard.NodeStats(result.nodes, result.elapsed_ms / 1000)))
+
+    def _go(self) -> None:
+        result = self._search()
+        self._search_lines(result)
+        self.say(nboard.format_reply(
+            nboard.BestMove(result.move, float(result.score), result.elapsed_ms / 1000)))
+
+
+def serve(bot: ServedBot, lines: Iterable[str] = sys.stdin, out: TextIO = sys.stdout) -> int:
+    """Answer commands until ``quit`` or the end of input."""
+    engine = NboardEngine(bot, LineWriter(out))
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            if not engine.handle(nboard.parse_command(line)):
+                break
+        except (ProtocolError, GameError, ValueError) as exc:
+            complain(f"ignored {line.strip()[:200]!r}: {exc}")
+    return 0

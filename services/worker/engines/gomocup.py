@@ -1,0 +1,150 @@
+"""A Gomocup brain (``pbrain-*``) as a worker plays it.
+
+Each move sends the whole position as ``BOARD`` in played order (``BEGIN`` on the empty
+board), so one warm process can serve moves of many games in any order. ``START`` is sent
+when the board size changes, and ``INFO`` lines only when their value changes:
+``timeout_turn`` (the move's limit), ``timeout_match``/``time_left`` (the side's clock, or
+0 and a large value without one), ``max_memory`` (the sandbox's cap), ``rule``,
+``game_type 1`` (a brain opponent) and the engine's own options.
+
+The brain's ``MESSAGE`` lines are read for search information; ``ERROR``/``UNKNOWN``
+where a move was due is a refusal; anything else that is not a move is garbage.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from arena.services.worker.engines.catalog import EngineSpec
+from arena.services.worker.engines.client import (
+    QUICK_ANSWER_MS,
+    EngineAnswer,
+    PlayLimits,
+    ProtocolClient,
+)
+from arena.services.worker.engines.failures import FailureReason
+from arena.services.worker.engines.process import EngineProcess
+
+from arena.engine.dispatch import gomoku_moves
+from arena.games import GomokuBoard
+from arena.protocols import gomocup
+from arena.protocols.errors import ProtocolError
+from arena.protocols.report import SearchReport
+
+NO_CLOCK_MS = 2_147_483_647  # time_left when the game has no clock
+
+
+@dataclass(frozen=True)
+class GomocupRequest:
+    board: GomokuBoard
+    moves: list[int]
+
+
+class GomocupClient(ProtocolClient[GomocupRequest]):
+    goodbye = "END"
+
+    def __init__(self, spec: EngineSpec, process: EngineProcess) -> None:
+        super().__init__(spec, process)
+        self._size: int | None = None  # the board size of the last START
+        self._info_sent: dict[str, str] = {}
+        self._startup_deadline: float | None = None
+
+    def _handshake(self, deadline: float) -> None:
+        """A brain says nothing until ``START``; that comes with its first move, under the
+        startup deadline. Here: only that the process is running."""
+        self._startup_deadline = deadline
+        if not self.process.alive:
+            raise self.failure(FailureReason.CRASH, "exited at once")
+
+    def _prepare(self, position_text: str, history: Sequence[int]) -> GomocupRequest:
+        board = GomokuBoard.from_text(position_text)
+        if board.is_game_over():
+            raise ValueError(f"no move to play: the game is over in {position_text!r}")
+        return GomocupRequest(board, gomoku_moves(position_text, history))
+
+    def _play(self, request: GomocupRequest, limits: PlayLimits) -> EngineAnswer:
+        size = request.board.size
+        if self._size != size:
+            self._start(size)
+        lines = self._info_lines(request.board, limits)
+        moves = request.moves
+        command = gomocup.Begin() if not moves else gomocup.board_for(moves, size)
+        lines.append(gomocup.format_command(command))
+        deadline = self.deadline(limits)
+        self.send(lines, deadline)
+        sent = time.monotonic()
+        return self._read_move(request.board, deadline, sent)
+
+    def _start(self, size: int) -> None:
+        deadline = self._startup_deadline or time.monotonic() + QUICK_ANSWER_MS / 1000
+        self._startup_deadline = None
+        self.send([gomocup.format_command(gomocup.Start(size))], deadline)
+        while True:
+            reply = self._reply(self.read(deadline, f"answer to START {size}"))
+            if isinstance(reply, gomocup.Ok):
+                break
+            if isinstance(reply, gomocup.Error | gomocup.Unknown):
+                raise self.failure(FailureReason.REFUSED, f"START {size}: {reply.text}")
+            if not isinstance(reply, gomocup.Message | gomocup.Debug):
+                raise self.failure(FailureReason.GARBAGE,
+                                   f"answered START with {gomocup.format_reply(reply)!r}")
+        self._size, self._info_sent = size, {}
+
+    def _info_lines(self, board: GomokuBoard, limits: PlayLimits) -> list[str]:
+        wanted = {key: str(value) for key, value in self.spec.options}
+        wanted.update({
+            "max_memory": str(self.spec.limits.memory_mb << 20),
+            "game_type": "1",
+            "rule": str(gomocup.rule_code(board.rule)),
+            "timeout_turn": str(limits.move_time_ms),
+            "timeout_match": str(limits.game_time_ms or 0),
+            "time_left": str(limits.time_left_ms if limits.time_left_ms is not None
+                             else NO_CLOCK_MS),
+        })
+        lines = []
+        for key, value in wanted.items():
+            if self._info_sent.get(key) != value:
+                lines.append(gomocup.format_command(gomocup.Info(key, value)))
+                self._info_sent[key] = value
+        return lines
+
+    def _read_move(self, board: GomokuBoard, deadline: float, sent: float) -> EngineAnswer:
+        report = SearchReport()
+        notes: list[str] = []
+        while True:
+            line = self.read(deadline, "move")
+            reply = self._reply(line)
+            match reply:
+                case gomocup.MoveReply(x, y):
+                    move = self._legal(board, x, y)
+                    elapsed = (time.monotonic() - sent) * 1000
+                    return EngineAnswer(move, report, elapsed, self.notes(notes))
+                case gomocup.Message(text):
+                    found = gomocup.parse_search_message(text, board.size)
+                    report = report if found is None else report.updated(found)
+                    notes.append(line)
+                case gomocup.Debug() | gomocup.Suggest():
+                    notes.append(line)
+                case gomocup.Error() | gomocup.Unknown():
+                    raise self.failure(FailureReason.REFUSED, f"answered {line.strip()!r}")
+                case _:
+                    raise self.failure(FailureReason.GARBAGE,
+                                       f"answered {line.strip()[:200]!r} where a move was due")
+
+    def _reply(self, line: str) -> gomocup.Reply:
+        try:
+            return gomocup.parse_reply(line)
+        except ProtocolError:
+            raise self.failure(FailureReason.GARBAGE,
+                               f"printed {line.strip()[:200]!r}, not a Gomocup reply") from None
+
+    def _legal(self, board: GomokuBoard, x: int, y: int) -> int:
+        if not (0 <= x < board.size and 0 <= y < board.size):
+            raise self.failure(FailureReason.ILLEGAL_MOVE,
+                               f"played {x},{y}, off the {board.size}x{board.size} board")
+        move = y * board.size + x
+        if not board.is_legal(move):
+            raise self.failure(FailureReason.ILLEGAL_MOVE, f"played {x},{y}, an occupied point")
+        return move
