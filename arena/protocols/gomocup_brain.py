@@ -90,13 +90,14 @@ class GomocupBrain:
                 self._take_back(gomocup.point(command.x, command.y, self.size))
                 self.say("OK")
                 return
+            moves = self.moves
             if isinstance(command, gomocup.Board):
-                self.moves = gomocup.moves_from_board(command, self.size)
+                moves = gomocup.moves_from_board(command, self.size)
             elif isinstance(command, gomocup.Turn):
-                self.moves.append(gomocup.point(command.x, command.y, self.size))
+                moves = [*self.moves, gomocup.point(command.x, command.y, self.size)]
             elif isinstance(command, gomocup.Begin) and self.moves:
                 raise ProtocolError("BEGIN on a board that has stones")
-            self._play()
+            self._play(moves)
         except (ProtocolError, GameError, ValueError) as exc:
             self.say(f"ERROR {exc}")
 
@@ -105,18 +106,19 @@ class GomocupBrain:
             raise ProtocolError(f"TAKEBACK of an empty point {move}")
         self.moves.remove(move)
 
-    def _play(self) -> None:
+    def _play(self, moves: list[int]) -> None:
+        """Answer a move after ``moves``; the game changes only if they are a game."""
         assert self.size is not None
         board = GomokuBoard(self.size, self.rule)
-        for move in self.moves:
+        for move in moves:
             board.push(move)  # refuses occupied points and moves after a win
         if board.is_game_over():
             raise ProtocolError("the game is over")
         result = dispatch.choose_move(
-            "gomoku", board.to_text(), self.moves, self.bot.config, self._limits(),
+            "gomoku", board.to_text(), moves, self.bot.config, self._limits(),
             seed=self.bot.seed, validated=True)
         self.say("MESSAGE " + gomocup.format_search_message(_report(result), self.size))
-        self.moves.append(result.move)
+        self.moves = [*moves, result.move]
         y, x = divmod(result.move, self.size)
         self.say(f"{x},{y}")
 
@@ -124,14 +126,15 @@ class GomocupBrain:
         budgets = [self.bot.time_ms] if self.bot.time_ms else []
         turn = _int(self.info.get("timeout_turn"))
         if turn is not None:
-            budgets.append(QUICK_MOVE_MS if turn == 0 else _less_margin(turn))
+            budgets.append(QUICK_MOVE_MS if turn == 0 else turn_budget_ms(turn))
         left = _int(self.info.get("time_left"))
         if left is not None and left > 0 and _int(self.info.get("timeout_match")) != 0:
-            budgets.append(_less_margin(int(left * MATCH_TIME_SHARE)))
+            budgets.append(turn_budget_ms(int(left * MATCH_TIME_SHARE)))
         return Limits(depth=self.bot.depth, time_ms=min(budgets) if budgets else None)
 
 
-def _less_margin(ms: int) -> int:
+def turn_budget_ms(ms: int) -> int:
+    """The search time a brain takes from ``ms`` it may use: the rest carries the answer."""
     return max(1, ms - max(SAFETY_MARGIN_MS, int(ms * SAFETY_FRACTION)))
 
 

@@ -95,9 +95,7 @@ class ProtocolClient(ABC, Generic[Request]):
         ``ValueError`` before the engine is disturbed."""
         request = self._prepare(position_text, history)
         try:
-            self.process.resume()
-            self.process.start_answer()
-            self._skip_stale()
+            self._wake()
             answer = self._play(request, limits)
         except EngineFailure as failure:
             if not failure.process_survives:
@@ -128,8 +126,11 @@ class ProtocolClient(ABC, Generic[Request]):
     def notes(lines: list[str]) -> tuple[str, ...]:
         return tuple(lines[-_NOTES_KEPT:])
 
-    def _skip_stale(self) -> None:
-        """Late output of an earlier answer must not be read as this one's."""
+    def _wake(self) -> None:
+        """Resume the engine and drop late output of an earlier answer (it must not be
+        read as this one's)."""
+        self.process.resume()
+        self.process.start_answer()
         self.process.stale_lines()
 
     @abstractmethod
