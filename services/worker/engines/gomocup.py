@@ -4,7 +4,7 @@ Each move sends the whole position as ``BOARD`` in played order (``BEGIN`` on th
 board), so one warm process can serve moves of many games in any order. ``START`` is sent
 when the board size changes, and ``INFO`` lines only when their value changes:
 ``timeout_turn`` (the move's limit), ``timeout_match``/``time_left`` (the side's clock, or
-0 and a large value without one), ``max_memory`` (the sandbox's cap), ``rule``,
+0 and a large value without one), ``max_memory`` (3/4 of the sandbox's cap), ``rule``,
 ``game_type 1`` (a brain opponent) and the engine's own options.
 
 The brain's ``MESSAGE`` lines are read for search information; ``ERROR``/``UNKNOWN``
@@ -34,6 +34,9 @@ from arena.protocols.errors import ProtocolError
 from arena.protocols.report import SearchReport
 
 NO_CLOCK_MS = 2_147_483_647  # time_left when the game has no clock
+# Brains size their hash to max_memory and run a little over it (Rapfi 0.43: ~12 MiB), so
+# they are told 3/4 of the sandbox's cap: the cap is the kill line, not the target.
+TOLD_MEMORY_FRACTION = 0.75
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,7 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
     def _info_lines(self, board: GomokuBoard, limits: PlayLimits) -> list[str]:
         wanted = {key: str(value) for key, value in self.spec.options}
         wanted.update({
-            "max_memory": str(self.spec.limits.memory_mb << 20),
+            "max_memory": str(int((self.spec.limits.memory_mb << 20) * TOLD_MEMORY_FRACTION)),
             "game_type": "1",
             "rule": str(gomocup.rule_code(board.rule)),
             "timeout_turn": str(limits.move_time_ms),
