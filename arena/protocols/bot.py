@@ -44,13 +44,14 @@ class ServedBot:
 
 
 class LineWriter:
-    """Writes whole lines and flushes each one: a manager waits for complete lines."""
+    """Writes whole lines and flushes them at once: a manager waits for complete lines,
+    and an answer's lines sent together wake it once."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
 
-    def __call__(self, line: str) -> None:
-        self._stream.write(line + "\n")
+    def __call__(self, *lines: str) -> None:
+        self._stream.write("".join(line + "\n" for line in lines))
         self._stream.flush()
 
 

@@ -117,10 +117,10 @@ class GomocupBrain:
         result = dispatch.choose_move(
             "gomoku", board.to_text(), moves, self.bot.config, self._limits(),
             seed=self.bot.seed, validated=True)
-        self.say("MESSAGE " + gomocup.format_search_message(_report(result), self.size))
         self.moves = [*moves, result.move]
         y, x = divmod(result.move, self.size)
-        self.say(f"{x},{y}")
+        self.say("MESSAGE " + gomocup.format_search_message(_report(result), self.size),
+                 f"{x},{y}")
 
     def _limits(self) -> Limits:
         budgets = [self.bot.time_ms] if self.bot.time_ms else []

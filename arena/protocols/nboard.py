@@ -376,23 +376,11 @@ def search_report(replies: Iterable[Reply]) -> SearchReport:
 # --- games -------------------------------------------------------------------------------
 
 
-def game_for(position_text: str, history: Sequence[int]) -> str:
-    """The GGF game to send with ``set game`` so that the engine plays ``position_text``.
-
-    If ``history`` leads from the variant's start to the position, the game carries those
-    moves (an engine may use them); otherwise it starts at the position itself.
-    """
+def game_for(position_text: str) -> str:
+    """The GGF game to send with ``set game`` so that the engine plays ``position_text``:
+    a game that starts at the position itself. (Sending the moves that led there would
+    cost a replay on both sides of every move, and engines look at the position.)"""
     board = OthelloBoard.from_text(position_text)
-    start = OthelloBoard(board.variant)
-    replayed = start.copy()
-    try:
-        for move in history:
-            replayed.push(move)
-        reaches = bool(history) and replayed.to_text() == board.to_text()
-    except GameError:
-        reaches = False
-    if reaches:
-        return write_ggf(ggf_from_moves(start, list(history), place="Arena"))
     return write_ggf(ggf_from_moves(board, [], place="Arena"))
 
 

@@ -52,8 +52,7 @@ class NboardEngine:
             case nboard.Go():
                 self._go()
             case nboard.Hint():
-                self._search_lines(self._search())
-                self.say(nboard.format_reply(nboard.Status()))
+                self.say(*self._search_lines(self._search()), "status")
         return True  # nboard N and set contempt need nothing
 
     def _search(self) -> SearchResult:
@@ -64,19 +63,18 @@ class NboardEngine:
         return dispatch.choose_move("othello", self.board.to_text(), [], self.bot.config,
                                     limits, seed=self.bot.seed, validated=True)
 
-    def _search_lines(self, result: SearchResult) -> None:
+    @staticmethod
+    def _search_lines(result: SearchResult) -> list[str]:
+        if result.move == PASS:
+            return []
         pv = tuple(result.pv) or (result.move,)
-        if result.move != PASS:
-            self.say(nboard.format_reply(
-                nboard.SearchLine(pv, float(result.score), result.depth)))
-            self.say(nboard.format_reply(
-                nboard.NodeStats(result.nodes, result.elapsed_ms / 1000)))
+        return [nboard.format_reply(nboard.SearchLine(pv, float(result.score), result.depth)),
+                nboard.format_reply(nboard.NodeStats(result.nodes, result.elapsed_ms / 1000))]
 
     def _go(self) -> None:
         result = self._search()
-        self._search_lines(result)
-        self.say(nboard.format_reply(
-            nboard.BestMove(result.move, float(result.score), result.elapsed_ms / 1000)))
+        best = nboard.BestMove(result.move, float(result.score), result.elapsed_ms / 1000)
+        self.say(*self._search_lines(result), nboard.format_reply(best))
 
 
 def serve(bot: ServedBot, lines: Iterable[str] = sys.stdin, out: TextIO = sys.stdout) -> int:

@@ -128,7 +128,7 @@ def engine_session(lines: list[str], preset: str = "arena-fast", **limits: int) 
 
 
 def test_an_nboard_session_plays_the_in_process_move_at_the_set_depth() -> None:
-    game = nboard.game_for(OTHELLO_START, [])
+    game = nboard.game_for(OTHELLO_START)
     output = engine_session(["nboard 2", "set depth 3", f"set game {game}", "ping 1",
                              "move F5", "go"])
     assert output[:2] == ["set myname arena-fast", "pong 1"]
@@ -153,22 +153,21 @@ def test_hint_learn_and_ignored_lines(capsys: pytest.CaptureFixture[str]) -> Non
     assert "bad GGF" in notes
 
 
-def forced_pass() -> tuple[OthelloBoard, list[int]]:
+def forced_pass() -> OthelloBoard:
     """A position of a random game where the side to move must pass."""
     for seed in range(1000):
         rng = random.Random(seed)
-        board, moves = OthelloBoard(), []
+        board = OthelloBoard()
         while not board.is_game_over():
             if board.legal_moves() == [PASS]:
-                return board, moves
-            moves.append(rng.choice(board.legal_moves()))
-            board.push(moves[-1])
+                return board
+            board.push(rng.choice(board.legal_moves()))
     raise AssertionError("no forced pass in 1000 random games")
 
 
 def test_a_forced_pass_is_answered_pa() -> None:
-    board, moves = forced_pass()
-    game = nboard.game_for(board.to_text(), moves)
+    board = forced_pass()
+    game = nboard.game_for(board.to_text())
     output = engine_session(["nboard 2", f"set game {game}", "go"])
     assert output[-1].startswith("=== PA")
 

@@ -93,10 +93,13 @@ class ProtocolClient(ABC, Generic[Request]):
         """The engine's move in ``position_text`` (``history``: the moves that led there,
         possibly a suffix). Raises ``EngineFailure``; a bad request raises the rules'
         ``ValueError`` before the engine is disturbed."""
-        request = self._prepare(position_text, history)
+        self.process.resume()  # it wakes up while the request is prepared
         try:
-            self._wake()
-            answer = self._play(request, limits)
+            request = self._prepare(position_text, history)
+            answer = self._answer_without_engine(request)
+            if answer is None:
+                self._drop_stale()
+                answer = self._play(request, limits)
         except EngineFailure as failure:
             if not failure.process_survives:
                 self.close()
@@ -126,10 +129,8 @@ class ProtocolClient(ABC, Generic[Request]):
     def notes(lines: list[str]) -> tuple[str, ...]:
         return tuple(lines[-_NOTES_KEPT:])
 
-    def _wake(self) -> None:
-        """Resume the engine and drop late output of an earlier answer (it must not be
-        read as this one's)."""
-        self.process.resume()
+    def _drop_stale(self) -> None:
+        """Late output of an earlier answer must not be read as this one's."""
         self.process.start_answer()
         self.process.stale_lines()
 
@@ -139,6 +140,10 @@ class ProtocolClient(ABC, Generic[Request]):
     @abstractmethod
     def _prepare(self, position_text: str, history: Sequence[int]) -> Request:
         """The request checked and put in the protocol's terms (raises ``ValueError``)."""
+
+    def _answer_without_engine(self, request: Request) -> EngineAnswer | None:
+        """The answer when there is nothing to ask (a forced pass), else ``None``."""
+        return None
 
     @abstractmethod
     def _play(self, request: Request, limits: PlayLimits) -> EngineAnswer: ...

@@ -1,12 +1,14 @@
 """An NBoard Othello engine as a worker plays it.
 
 Handshake: ``nboard <version>`` (option ``version``, default 2; Edax wants 1), ``set
-depth``/``set contempt`` from the options, then ``ping 0`` until ``pong 0``. Each move
-sends ``set game`` with the position as GGF, ``ping n`` and ``go`` in one write; whatever
-comes before ``pong n`` is late output of an earlier request and is dropped. Then
-``search``, ``book``, ``nodestats`` and ``status`` lines are read for the search
-information until ``=== move``. NBoard has no clock: an engine's speed is set by its depth
-(the option, or the move's depth limit); the worker's deadline is the outer guard.
+depth``/``set contempt`` from the options, then ``ping 0`` until ``pong 0`` (an engine
+may greet with a banner before). Each move sends ``set game`` (a GGF game starting at the
+position) and ``go`` in one write, then reads ``search``, ``book``, ``nodestats`` and
+``status`` lines for the search information until ``=== move``. No ``ping`` is needed per
+move: the previous answer was read up to its ``===`` (or the process was killed), so
+anything late is a status or search line, never a move. NBoard has no clock: an engine's
+speed is set by its depth (the option, or the move's depth limit); the worker's deadline
+is the outer guard.
 
 A position where the only move is a pass is answered without asking the engine.
 """
@@ -41,7 +43,6 @@ class NboardClient(ProtocolClient[NboardRequest]):
         super().__init__(spec, process)
         self.name = spec.name  # what the engine calls itself (set myname), once it says
         self._depth: int | None = None  # the depth last set
-        self._pings = 0
 
     def _handshake(self, deadline: float) -> None:
         version = self.spec.option("version") or nboard.VERSION
@@ -52,7 +53,7 @@ class NboardClient(ProtocolClient[NboardRequest]):
         lines += self._depth_lines(None)
         lines.append(nboard.format_command(nboard.Ping(0)))
         self.send(lines, deadline)
-        self._sync(0, deadline, strict=False)  # an engine may greet with a banner
+        self._sync(0, deadline)
 
     def _depth_lines(self, depth_limit: int | None) -> list[str]:
         option = self.spec.option("depth")
@@ -66,41 +67,30 @@ class NboardClient(ProtocolClient[NboardRequest]):
         board = OthelloBoard.from_text(position_text)
         if board.is_game_over():
             raise ValueError(f"no move to play: the game is over in {position_text!r}")
-        return NboardRequest(board, nboard.game_for(position_text, history))
+        return NboardRequest(board, nboard.game_for(position_text))
 
-    def play(self, position_text: str, history: Sequence[int], limits: PlayLimits
-             ) -> EngineAnswer:
-        board = OthelloBoard.from_text(position_text)
-        if board.legal_moves() == [PASS]:  # nothing to think about
-            self.moves_played += 1
+    def _answer_without_engine(self, request: NboardRequest) -> EngineAnswer | None:
+        if request.board.legal_moves() == [PASS]:  # nothing to think about
             return EngineAnswer(PASS, SearchReport(), 0.0)
-        return super().play(position_text, history, limits)
+        return None
 
     def _play(self, request: NboardRequest, limits: PlayLimits) -> EngineAnswer:
-        self._pings += 1
         lines = [
             *self._depth_lines(limits.depth),
             nboard.format_command(nboard.SetGame(request.ggf)),
-            nboard.format_command(nboard.Ping(self._pings)),
             nboard.format_command(nboard.Go()),
         ]
         deadline = self.deadline(limits)
         self.send(lines, deadline)
-        sent = time.monotonic()
-        self._sync(self._pings, deadline)
-        return self._read_move(request.board, deadline, sent)
+        return self._read_move(request.board, deadline, time.monotonic())
 
-    def _sync(self, number: int, deadline: float, strict: bool = True) -> None:
-        """Read up to ``pong number``; lines before it belong to earlier requests, but
-        they must still be NBoard lines (``strict``)."""
+    def _sync(self, number: int, deadline: float) -> None:
+        """Read up to ``pong number``, skipping a greeting banner."""
         while True:
             line = self.read(deadline, f"pong {number}")
             try:
                 reply = nboard.parse_reply(line)
-            except ProtocolError as exc:
-                if strict:
-                    raise self.failure(FailureReason.GARBAGE,
-                                       f"printed {line.strip()[:200]!r}: {exc}") from None
+            except ProtocolError:
                 continue
             if isinstance(reply, nboard.MyName):
                 self.name = reply.name

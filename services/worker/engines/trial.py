@@ -88,8 +88,8 @@ def gomocup_smoke_positions(text: str, size: int = 15) -> list[SmokePosition]:
         heading = re.match(r"#\s*([A-Za-z0-9]+)\).*expect ([\d,]+(?: or [\d,]+)*)", line)
         if heading:
             name = heading.group(1)
-            right = frozenset(gomocup.point(*map(int, xy.split(",")), size)
-                              for xy in heading.group(2).split(" or "))
+            answers = [xy.split(",") for xy in heading.group(2).split(" or ")]
+            right = frozenset(gomocup.point(int(x), int(y), size) for x, y in answers)
         command = None if line.startswith("#") else parser.feed(line)
         if isinstance(command, gomocup.Board):
             moves = gomocup.moves_from_board(command, size)
