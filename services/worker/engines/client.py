@@ -22,8 +22,6 @@ from arena.services.worker.engines.sandbox import Sandbox
 
 from arena.protocols.report import SearchReport
 
-# Time a well-behaved engine needs for an answer that involves no search (START, pong).
-QUICK_ANSWER_MS = 2_000
 _NOTES_KEPT = 20
 Request = TypeVar("Request")
 

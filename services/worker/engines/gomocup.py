@@ -1,11 +1,12 @@
 """A Gomocup brain (``pbrain-*``) as a worker plays it.
 
 Each move sends the whole position as ``BOARD`` in played order (``BEGIN`` on the empty
-board), so one warm process can serve moves of many games in any order. ``START`` is sent
-when the board size changes, and ``INFO`` lines only when their value changes:
-``timeout_turn`` (the move's limit), ``timeout_match``/``time_left`` (the side's clock, or
-0 and a large value without one), ``max_memory`` (3/4 of the sandbox's cap), ``rule``,
-``game_type 1`` (a brain opponent) and the engine's own options.
+board), so one warm process can serve moves of many games in any order. When the board
+size or rule changes (and before the first move) the brain is set up: ``START``, then
+``INFO`` for its memory (3/4 of the sandbox's cap), ``game_type 1`` (a brain opponent),
+the rule and the engine's own options, then ``ABOUT`` to know it has digested them. Each
+move then sends the ``INFO`` clock lines that changed: ``timeout_turn`` (the move's
+limit), ``timeout_match``/``time_left`` (the side's clock, or 0 and 2147483647 without one).
 
 The brain's ``MESSAGE`` lines are read for search information; ``ERROR``/``UNKNOWN``
 where a move was due is a refusal; anything else that is not a move is garbage.
@@ -18,12 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arena.services.worker.engines.catalog import EngineSpec
-from arena.services.worker.engines.client import (
-    QUICK_ANSWER_MS,
-    EngineAnswer,
-    PlayLimits,
-    ProtocolClient,
-)
+from arena.services.worker.engines.client import EngineAnswer, PlayLimits, ProtocolClient
 from arena.services.worker.engines.failures import FailureReason
 from arena.services.worker.engines.process import EngineProcess
 
@@ -50,14 +46,13 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
 
     def __init__(self, spec: EngineSpec, process: EngineProcess) -> None:
         super().__init__(spec, process)
-        self._size: int | None = None  # the board size of the last START
-        self._info_sent: dict[str, str] = {}
-        self._startup_deadline: float | None = None
+        self.about: gomocup.AboutReply | None = None  # what the brain says it is
+        self._game: tuple[int, str] | None = None  # the (size, rule) it was set up for
+        self._clock_sent: dict[str, str] = {}
 
     def _handshake(self, deadline: float) -> None:
-        """A brain says nothing until ``START``; that comes with its first move, under the
-        startup deadline. Here: only that the process is running."""
-        self._startup_deadline = deadline
+        """A brain says nothing until ``START``, which comes with its first move (under
+        the startup deadline). Here: only that the process is running."""
         if not self.process.alive:
             raise self.failure(FailureReason.CRASH, "exited at once")
 
@@ -68,49 +63,66 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
         return GomocupRequest(board, gomoku_moves(position_text, history))
 
     def _play(self, request: GomocupRequest, limits: PlayLimits) -> EngineAnswer:
-        size = request.board.size
-        if self._size != size:
-            self._start(size)
-        lines = self._info_lines(request.board, limits)
-        moves = request.moves
-        command = gomocup.Begin() if not moves else gomocup.board_for(moves, size)
+        board = request.board
+        if self._game != (board.size, board.rule):
+            self._set_up(board.size, board.rule)
+        lines = self._clock_lines(limits)
+        command = gomocup.Begin() if not request.moves else gomocup.board_for(request.moves,
+                                                                             board.size)
         lines.append(gomocup.format_command(command))
         deadline = self.deadline(limits)
         self.send(lines, deadline)
-        sent = time.monotonic()
-        return self._read_move(request.board, deadline, sent)
+        return self._read_move(board, deadline, time.monotonic())
 
-    def _start(self, size: int) -> None:
-        deadline = self._startup_deadline or time.monotonic() + QUICK_ANSWER_MS / 1000
-        self._startup_deadline = None
+    def _set_up(self, size: int, rule: str) -> None:
+        """``START``, then the settings that may make a brain allocate (its memory cap,
+        its options, the rule), then ``ABOUT``: its answer says that all of them are
+        done, so their cost (Rapfi: ~1 s to size its hash) never counts against a move.
+        Within the startup deadline."""
+        deadline = time.monotonic() + self.spec.limits.startup_ms / 1000
         self.send([gomocup.format_command(gomocup.Start(size))], deadline)
-        while True:
-            reply = self._reply(self.read(deadline, f"answer to START {size}"))
-            if isinstance(reply, gomocup.Ok):
-                break
-            if isinstance(reply, gomocup.Error | gomocup.Unknown):
-                raise self.failure(FailureReason.REFUSED, f"START {size}: {reply.text}")
-            if not isinstance(reply, gomocup.Message | gomocup.Debug):
-                raise self.failure(FailureReason.GARBAGE,
-                                   f"answered START with {gomocup.format_reply(reply)!r}")
-        self._size, self._info_sent = size, {}
-
-    def _info_lines(self, board: GomokuBoard, limits: PlayLimits) -> list[str]:
-        wanted = {key: str(value) for key, value in self.spec.options}
-        wanted.update({
+        reply = self._next_answer(deadline, f"answer to START {size}")
+        if isinstance(reply, gomocup.Error | gomocup.Unknown):
+            raise self.failure(FailureReason.REFUSED, f"START {size}: {reply.text}")
+        if not isinstance(reply, gomocup.Ok):
+            raise self.failure(FailureReason.GARBAGE,
+                               f"answered START with {gomocup.format_reply(reply)!r}")
+        settings = {key: str(value) for key, value in self.spec.options}
+        settings.update({
             "max_memory": str(int((self.spec.limits.memory_mb << 20) * TOLD_MEMORY_FRACTION)),
             "game_type": "1",
-            "rule": str(gomocup.rule_code(board.rule)),
+            "rule": str(gomocup.rule_code(rule)),
+        })
+        lines = [gomocup.format_command(gomocup.Info(k, v)) for k, v in settings.items()]
+        self.send([*lines, gomocup.format_command(gomocup.About())], deadline)
+        reply = self._next_answer(deadline, "answer to ABOUT")
+        if isinstance(reply, gomocup.AboutReply):
+            self.about = reply
+        elif not isinstance(reply, gomocup.Unknown | gomocup.Error):  # no ABOUT: still synced
+            raise self.failure(FailureReason.GARBAGE,
+                               f"answered ABOUT with {gomocup.format_reply(reply)!r}")
+        self._game, self._clock_sent = (size, rule), {}
+
+    def _next_answer(self, deadline: float, waiting_for: str) -> gomocup.Reply:
+        """The next reply that is not a MESSAGE or DEBUG line."""
+        while True:
+            reply = self._reply(self.read(deadline, waiting_for))
+            if not isinstance(reply, gomocup.Message | gomocup.Debug):
+                return reply
+
+    def _clock_lines(self, limits: PlayLimits) -> list[str]:
+        """INFO lines for the move's time limits that changed since they were last sent."""
+        wanted = {
             "timeout_turn": str(limits.move_time_ms),
             "timeout_match": str(limits.game_time_ms or 0),
             "time_left": str(limits.time_left_ms if limits.time_left_ms is not None
                              else NO_CLOCK_MS),
-        })
+        }
         lines = []
         for key, value in wanted.items():
-            if self._info_sent.get(key) != value:
+            if self._clock_sent.get(key) != value:
                 lines.append(gomocup.format_command(gomocup.Info(key, value)))
-                self._info_sent[key] = value
+                self._clock_sent[key] = value
         return lines
 
     def _read_move(self, board: GomokuBoard, deadline: float, sent: float) -> EngineAnswer:

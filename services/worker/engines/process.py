@@ -27,6 +27,9 @@ _EXIT_WAIT_S = 2.0
 # What an engine's runtime says when an allocation fails under RLIMIT_AS.
 _OUT_OF_MEMORY_WORDS = ("memoryerror", "bad_alloc", "cannot allocate memory", "out of memory")
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# How long a suspension waits for an engine that just answered to go idle (a pondering
+# engine never does: it is stopped after this anyway).
+SETTLE_S = 0.05
 
 
 class EngineProcess:
@@ -179,10 +182,35 @@ class EngineProcess:
     # -- lifetime ---------------------------------------------------------------------------
 
     def suspend(self) -> None:
-        """Stop the whole group (SIGSTOP): it must not think on the opponent's time."""
-        if not self.suspended:
-            self.sandboxed.signal_group(signal.SIGSTOP)
-            self.suspended = True
+        """Stop the whole group (SIGSTOP): it must not think on the opponent's time.
+
+        An engine may still have bookkeeping to do after it printed its move (Rapfi clears
+        its "thinking" flag after, and ignores a command that arrives before): stopped in
+        the middle of it, it would miss the next command. So the stop waits, at most
+        ``SETTLE_S``, until none of the engine's threads is running.
+        """
+        if self.suspended:
+            return
+        deadline = time.monotonic() + SETTLE_S
+        while self._running() and time.monotonic() < deadline:
+            time.sleep(0.0002)
+        self.sandboxed.signal_group(signal.SIGSTOP)
+        self.suspended = True
+
+    def _running(self) -> bool:
+        """True if a thread of the engine process is running or waiting to run."""
+        try:
+            tasks = os.listdir(f"/proc/{self.pid}/task")
+        except OSError:
+            return False
+        for task in tasks:
+            try:
+                with open(f"/proc/{self.pid}/task/{task}/stat") as stat:
+                    if stat.read().rsplit(")", 1)[1].split()[0] == "R":
+                        return True
+            except (OSError, IndexError):
+                continue
+        return False
 
     def resume(self) -> None:
         if self.suspended:
