@@ -14,6 +14,7 @@ move request does what MODE says:
   stderr and exits with code 4;
 - ``flood``: prints ARG KiB of MESSAGE/status lines before its move;
 - ``refuse``: answers ERROR (Gomocup START) / never pongs the handshake (NBoard);
+- ``mute``: never answers ABOUT (Gomocup);
 - ``escape``: starts a child in its own session that sleeps, prints its pid on stderr,
   then plays;
 - ``ponder``: a thread counts 10 ms ticks all the time; each answer reports the count;
@@ -98,6 +99,8 @@ def serve_gomocup(mode: str, arg: str) -> None:
             say("ERROR this fake engine refuses" if mode == "refuse" else "OK")
         elif isinstance(command, gomocup.Info) and command.key == "rule":
             rule = gomocup.rule_name(int(command.value))
+        elif isinstance(command, gomocup.About) and mode != "mute":
+            say('name="fake", version="1"')
         elif isinstance(command, gomocup.End):
             return
         elif isinstance(command, gomocup.Board | gomocup.Begin):

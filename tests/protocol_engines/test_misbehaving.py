@@ -140,6 +140,13 @@ def test_a_brain_that_refuses_the_board(sandbox: Sandbox, fake_spec: FakeSpec) -
     assert "refuses" in failure.detail
 
 
+def test_a_brain_that_never_answers_about_fails_its_set_up_in_time(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    failure = fail(sandbox, fake_spec, "gomocup", "mute", startup_ms=500)
+    assert failure.reason is FailureReason.TIMEOUT
+    assert "ABOUT" in failure.detail
+
+
 def test_an_nboard_engine_that_never_finishes_its_handshake(
         sandbox: Sandbox, fake_spec: FakeSpec) -> None:
     failure = fail(sandbox, fake_spec, "nboard", "refuse", startup_ms=500)
