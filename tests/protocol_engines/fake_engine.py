@@ -15,6 +15,8 @@ move request does what MODE says:
 - ``flood``: prints ARG KiB of MESSAGE/status lines before its move;
 - ``refuse``: answers ERROR (Gomocup START) / never pongs the handshake (NBoard);
 - ``mute``: never answers ABOUT (Gomocup);
+- ``spin``: computes forever (uses up its CPU seconds);
+- ``bigfile``: writes a file of ARG KiB in its working folder, then plays;
 - ``escape``: starts a child in its own session that sleeps, prints its pid on stderr,
   then plays;
 - ``ponder``: a thread counts 10 ms ticks all the time; each answer reports the count;
@@ -64,6 +66,12 @@ def misbehave(mode: str, arg: str) -> None:
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"],
                                  start_new_session=True)
         print(f"escaped child {child.pid}", file=sys.stderr, flush=True)
+    if mode == "spin":
+        while True:
+            pass
+    if mode == "bigfile":
+        with open("scratch.bin", "wb") as scratch:
+            scratch.write(b"\0" * (int(arg) << 10))
     if mode == "closeout":
         sys.stdout.close()
         os.close(1)

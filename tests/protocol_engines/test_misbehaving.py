@@ -127,6 +127,18 @@ def test_an_engine_cannot_reach_the_network(sandbox: Sandbox, fake_spec: FakeSpe
         listener.close()
 
 
+def test_computing_past_the_cpu_seconds(sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    failure = fail(sandbox, fake_spec, "nboard", "spin", move_time_ms=12_000, cpu_s=1)
+    assert failure.reason is FailureReason.CPU_LIMIT
+    assert "1 CPU seconds" in failure.detail
+
+
+def test_writing_a_file_past_the_size_limit(sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    failure = fail(sandbox, fake_spec, "gomocup", "bigfile", "512", output_kb=64)
+    assert failure.reason is FailureReason.OUTPUT_LIMIT
+    assert "wrote a file past 64 KiB" in failure.detail
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_flooding_output_hits_the_output_limit(sandbox: Sandbox, fake_spec: FakeSpec,
                                                protocol: str) -> None:

@@ -24,8 +24,10 @@ STDERR_TAIL_LINES = 20
 _TAIL_LINE_CHARS = 300
 _READ_CHUNK = 1 << 16
 _EXIT_WAIT_S = 2.0
-# What an engine's runtime says when an allocation fails under RLIMIT_AS.
+# What an engine's runtime says when an allocation fails under RLIMIT_AS, or a write
+# past RLIMIT_FSIZE fails (where SIGXFSZ is ignored, as Python does).
 _OUT_OF_MEMORY_WORDS = ("memoryerror", "bad_alloc", "cannot allocate memory", "out of memory")
+_FILE_TOO_LARGE_WORDS = ("file too large",)
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # How long a suspension waits for an engine that just answered to go idle (a pondering
 # engine never does: it is stopped after this anyway).
@@ -166,10 +168,12 @@ class EngineProcess:
         if code == -signal.SIGXCPU:
             return self.failure(FailureReason.CPU_LIMIT,
                                 f"used up its {limits.cpu_s} CPU seconds")
-        if code == -signal.SIGXFSZ:
+        failed = code is not None and code != 0
+        too_large = failed and any(w in said for w in _FILE_TOO_LARGE_WORDS)
+        if code == -signal.SIGXFSZ or too_large:
             return self.failure(FailureReason.OUTPUT_LIMIT,
                                 f"wrote a file past {limits.output_kb} KiB")
-        if code is not None and code != 0 and any(w in said for w in _OUT_OF_MEMORY_WORDS):
+        if failed and any(w in said for w in _OUT_OF_MEMORY_WORDS):
             return self.failure(FailureReason.MEMORY_LIMIT,
                                 f"ran out of memory under its {limits.memory_mb} MiB limit")
         if code is None:
