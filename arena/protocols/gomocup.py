@@ -33,12 +33,6 @@ from arena.protocols.report import SearchReport
 
 OWN, OPPONENT, WINNING_LINE = 1, 2, 3
 MAX_COORDINATE = 999
-# INFO keys a manager sets (the protocol's list). Brains must ignore keys they do not know,
-# so engines' own settings (Rapfi's thread_num, for one) travel as INFO too.
-INFO_KEYS = (
-    "timeout_turn", "timeout_match", "time_left", "max_memory", "game_type", "rule",
-    "evaluate", "folder",
-)
 # INFO rule is a bit set: 1 exactly five, 2 continuous game, 4 renju, 8 caro.
 RULE_EXACT_FIVE_BIT, RULE_CONTINUOUS_BIT, RULE_RENJU_BIT, RULE_CARO_BIT = 1, 2, 4, 8
 _RULE_CODES = {"freestyle": 0, "exact-five": RULE_EXACT_FIVE_BIT}

@@ -62,7 +62,6 @@ class ProtocolClient(ABC, Generic[Request]):
     def __init__(self, spec: EngineSpec, process: EngineProcess) -> None:
         self.spec = spec
         self.process = process
-        self.moves_played = 0
 
     @classmethod
     def start(cls, spec: EngineSpec, sandbox: Sandbox) -> Self:
@@ -105,7 +104,6 @@ class ProtocolClient(ABC, Generic[Request]):
         finally:
             if self.process.alive:
                 self.process.suspend()
-        self.moves_played += 1
         return answer
 
     def close(self) -> None:
