@@ -6,9 +6,10 @@ on stdin/stdout, run in a sandbox and kept warm between moves.
 - ``process``: line I/O with deadlines; how a process ended, as a typed failure.
 - ``client`` (+ ``nboard``, ``gomocup``): ``play(position, history, limits) -> EngineAnswer``.
 - ``pool``: one warm process per engine spec, least recently used stopped past a cap.
-- ``failures``: ``EngineFailure`` and its ``FailureReason``.
-- ``__main__``: ``python -m arena.services.worker.engines check|match`` for operators and
-  engine authors.
+- ``failures``: ``EngineFailure`` and its ``FailureReason``; ``results``: both as a
+  worker's ``MoveResult``.
+- ``trial`` and ``__main__``: ``python -m arena.services.worker.engines check|smoke|match``
+  for operators and engine authors.
 """
 
 from arena.services.worker.engines.catalog import (

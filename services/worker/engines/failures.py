@@ -27,10 +27,11 @@ class EngineFailure(Exception):
     on stderr, for the bot's owner."""
 
     def __init__(self, reason: FailureReason, detail: str, stderr_tail: Sequence[str] = (),
-                 ) -> None:
+                 move: int | None = None) -> None:
         self.reason = reason
         self.detail = detail
         self.stderr_tail = tuple(stderr_tail)
+        self.move = move  # the square of an illegal move, when it names one
         super().__init__(f"{reason.value}: {detail}")
 
     @property

@@ -161,5 +161,7 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
                                f"played {x},{y}, off the {board.size}x{board.size} board")
         move = y * board.size + x
         if not board.is_legal(move):
-            raise self.failure(FailureReason.ILLEGAL_MOVE, f"played {x},{y}, an occupied point")
+            failure = self.failure(FailureReason.ILLEGAL_MOVE, f"played {x},{y}, an occupied point")
+            failure.move = move
+            raise failure
         return move

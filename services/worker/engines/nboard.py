@@ -110,9 +110,11 @@ class NboardClient(ProtocolClient[NboardRequest]):
             replies.append(reply)
             if isinstance(reply, nboard.BestMove):
                 if not board.is_legal(reply.move):
-                    raise self.failure(FailureReason.ILLEGAL_MOVE,
-                                       f"played {nboard.move_text(reply.move)}, illegal in "
-                                       f"{board.to_text()!r}")
+                    failure = self.failure(FailureReason.ILLEGAL_MOVE,
+                                           f"played {nboard.move_text(reply.move)}, illegal in "
+                                           f"{board.to_text()!r}")
+                    failure.move = reply.move
+                    raise failure
                 elapsed = (time.monotonic() - sent) * 1000
                 report = nboard.search_report(replies)
                 return EngineAnswer(reply.move, report, elapsed, self.notes(notes))

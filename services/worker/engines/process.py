@@ -23,7 +23,7 @@ from arena.services.worker.engines.sandbox import SandboxedProcess
 STDERR_TAIL_LINES = 20
 _TAIL_LINE_CHARS = 300
 _READ_CHUNK = 1 << 16
-_EXIT_WAIT_S = 2.0
+_EXIT_WAIT_S = 0.5
 # What an engine's runtime says when an allocation fails under RLIMIT_AS, or a write
 # past RLIMIT_FSIZE fails (where SIGXFSZ is ignored, as Python does).
 _OUT_OF_MEMORY_WORDS = ("memoryerror", "bad_alloc", "cannot allocate memory", "out of memory")
