@@ -18,6 +18,7 @@ from arena.errors import ArenaError
 
 _DEFAULT_PRESET = {"othello": "arena-fast", "gomoku": "arena-gomoku"}
 _PROTOCOL_GAME = {"nboard": "othello", "gomocup": "gomoku"}
+_NAMES = {"nboard": ("an Othello", "NBoard"), "gomocup": ("a Gomoku", "Gomocup")}
 
 
 def _add_server_arguments(parser: argparse.ArgumentParser, game: str) -> None:
@@ -36,9 +37,10 @@ def add_protocol_commands(subparsers: Any) -> None:
     """Mount ``nboard`` and ``gomocup`` on the ``arena engine`` subcommands."""
     for protocol, game in _PROTOCOL_GAME.items():
         manager = "NBoard" if protocol == "nboard" else "a Gomocup manager (Piskvork)"
+        names = _NAMES[protocol]
         sub = subparsers.add_parser(
-            protocol, help=f"serve a {game} bot over the {protocol} protocol on stdin/stdout",
-            description=f"Play an Arena {game} bot as an engine for {manager}, reading "
+            protocol, help=f"serve {names[0]} bot over the {names[1]} protocol on stdin/stdout",
+            description=f"Play {names[0]} bot of Arena's as an engine for {manager}, reading "
                         "commands on stdin and answering on stdout until the input ends.")
         _add_server_arguments(sub, game)
         sub.set_defaults(func=lambda args, p=protocol: _serve(p, args))
