@@ -20,6 +20,7 @@ import json
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -74,6 +75,7 @@ class Process:
     log_file: Path
     popen: subprocess.Popen[bytes] | None = None
     port: int = 0
+    metrics_port: int = 0  # its /metrics port, if the launcher gave it one (kept on restart)
     failures: list[float] = field(default_factory=list)  # monotonic times of deaths
     restart_at: float = 0.0  # when a dead process is due to start again (0: not dead)
 
@@ -101,13 +103,16 @@ class Launcher:
 
     ``redis_urls`` (durable, cache) uses Redis servers someone else runs (the tests);
     otherwise two embedded servers are started under ``home``. ``env`` adds environment
-    variables for every service (settings: ``docs/configuration.md``).
+    variables for every service (settings: ``docs/configuration.md``). ``metrics`` gives
+    each process a free loopback port for its Prometheus endpoint (``stack.json`` lists
+    them under ``metrics``). Services log text lines (``ARENA_LOG_FORMAT``) to their files.
     """
 
     home: Path = field(default_factory=arena_home)
     workers: int = 2
     referees: int = 1
     web: bool = False
+    metrics: bool = False
     env: dict[str, str] = field(default_factory=dict)
     redis_urls: tuple[str, str] | None = None
     durable: EmbeddedRedis | None = None
@@ -209,10 +214,16 @@ class Launcher:
         listen = f"127.0.0.1:{process.port}"  # a restart keeps its port: others know it
         command = [sys.executable, "-m", f"arena.services.{process.role}", "--listen", listen,
                    "--ready-file", str(process.ready_file), "--instance", process.name,
-                   *process.args]
+                   *self._metrics_args(process), *process.args]
         with open(process.log_file, "ab") as log:
             process.popen = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                              env=self.env_for(process.role))
+
+    def _metrics_args(self, process: Process) -> list[str]:
+        if not self.metrics:
+            return []
+        process.metrics_port = process.metrics_port or free_port()
+        return ["--metrics-listen", f"127.0.0.1:{process.metrics_port}"]
 
     def env_for(self, role: str) -> dict[str, str]:
         """The environment of a service process: where Redis and the other services are."""
@@ -220,6 +231,7 @@ class Launcher:
         env.update(ARENA_REDIS_URL=self.redis_url, ARENA_CACHE_URL=self.cache_url,
                    ARENA_ADMIN_TOKEN=self.admin_token, PYTHONUNBUFFERED="1",
                    **{PARENT_ENV: str(os.getpid())})
+        env.setdefault("ARENA_LOG_FORMAT", "text")  # the log files are read by people
         peers = {"registry": self.names("registry"), "referee": self.names("referee"),
                  "ladder": self.names("ladder"), "engine": self.names("worker")[:1]}
         for peer, names in peers.items():
@@ -376,6 +388,9 @@ class Launcher:
             pids.update({"redis-durable": self.durable.pid, "redis-cache": self.cache.pid})
         for name in self.names("web"):
             found["web"] = f"http://{self.processes[name].target}"
+        if self.metrics:
+            found["metrics"] = {name: f"127.0.0.1:{p.metrics_port}"
+                                for name, p in self.processes.items() if p.metrics_port}
         return found
 
     def write_manifest(self) -> None:
@@ -389,9 +404,19 @@ class Launcher:
                  f"  {'redis (cache, LRU)':<22} {self.cache_url}"]
         for name, process in self.processes.items():
             where = f"http://{process.target}" if process.role == "web" else process.target
+            if process.metrics_port:
+                where += f"  (metrics http://127.0.0.1:{process.metrics_port}/metrics)"
             lines.append(f"  {name:<22} {where}")
         lines.append(f"  {'admin token':<22} {self.home / ADMIN_TOKEN_FILE}")
         return "\n".join(lines)
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody listens on now (the process told to use it binds it a
+    moment later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def balanced_target(targets: list[str]) -> str:
@@ -423,11 +448,13 @@ def _signals_stop() -> Iterator[list[bool]]:
             signal.signal(sig, handler)
 
 
-def run_up(workers: int, home: Path | None = None, web: bool = False) -> int:
+def run_up(workers: int, home: Path | None = None, web: bool = False,
+           metrics: bool = False) -> int:
     """`arena up`: start everything, print where it listens, supervise until Ctrl-C or
     SIGTERM; `arena workers scale N` changes the number of workers meanwhile."""
     with _signals_stop() as stop:
-        launcher = Launcher(home=home or arena_home(), workers=workers, web=web)
+        launcher = Launcher(home=home or arena_home(), workers=workers, web=web,
+                            metrics=metrics)
         (launcher.home / "run").mkdir(parents=True, exist_ok=True)
         (launcher.home / "run" / CONTROL_FILE).unlink(missing_ok=True)
         launcher.start()

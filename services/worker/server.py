@@ -12,6 +12,7 @@ from arena.services.common.protocol.tcache import SharedSearchCache
 from arena.services.common.runner import ServiceParts
 from arena.services.worker.bots import BotRunner, search_info
 from arena.services.worker.consumer import WorkerLoop
+from arena.services.worker.telemetry import Presence
 from arena.services.worker.trees import tree_to_proto
 
 from arena.bots.spec import builtin_config, config_from_struct
@@ -79,11 +80,13 @@ def create_service(config: Config) -> ServiceParts:
     runner = BotRunner(cache=SharedSearchCache(cache if config.shared_cache else None),
                        grace_ms=config.grace_ms)
     loop = WorkerLoop(client, cache, config.instance, config.delivery, runner).start()
+    presence = Presence(client, loop.worker_id, lambda: loop.current_job,
+                        lambda: loop.jobs_done, games).start()
     peers = peer_client(config)
     servicer = EngineServicer(BotVersions(peers))
     name = engine_pb2.DESCRIPTOR.services_by_name["Engine"].full_name
     return (
         [lambda s: engine_pb2_grpc.add_EngineServicer_to_server(servicer, s)],
         [name],
-        [loop.stop, peers.close],
+        [loop.stop, presence.stop, peers.close],
     )

@@ -86,6 +86,21 @@ def request(kind: Literal["match", "ladder", "bot"], owner: str, request_id: str
     return f"arena:{kind}-request:{owner}:{request_id}"
 
 
+# --- worker presence (durable Redis) ---------------------------------------------------------
+
+WORKERS = "arena:workers"  # sorted set: worker id scored by when its heartbeat expires (ms)
+
+
+def worker(worker_id: str) -> str:
+    """A live worker's ``WorkerInfo``, refreshed every second; expires when it stops."""
+    return f"arena:worker:{worker_id}"
+
+
+# --- operations (durable Redis) ----------------------------------------------------------------
+
+# The referee that exports the queue figures to Prometheus holds this lease (its instance name).
+QUEUE_EXPORTER_LEASE = "arena:lease:queue-exporter"
+
 # --- worker (cache Redis) -------------------------------------------------------------------
 
 TT_STATS = "arena:tt:stats"  # *cache*: hits, misses, stores, spent_ms, saved_ms
