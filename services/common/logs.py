@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from arena.v1 import engine_pb2
+from arena.v1 import bots_pb2, common_pb2, engine_pb2
 
 # The ids a line may carry, in the order the text form prints them.
 FIELDS = ("match_id", "ply", "job_id", "ladder_id", "bot", "worker", "entry")
@@ -51,9 +51,10 @@ def bind(**fields: Any) -> None:
     _context.set({**_context.get(), **fields})
 
 
-def bot_name(version: Any) -> str:
-    """``name@version`` of a ``BotVersion``."""
-    return f"{version.spec.name}@{version.version}"
+def bot_name(bot: bots_pb2.BotVersion | common_pb2.BotRef) -> str:
+    """``name@version`` of a ``BotVersion`` or an exact ``BotRef``."""
+    name = bot.spec.name if isinstance(bot, bots_pb2.BotVersion) else bot.name
+    return f"{name}@{bot.version}"
 
 
 def move_fields(job: engine_pb2.MoveJob, **more: Any) -> dict[str, Any]:

@@ -89,7 +89,8 @@ def answered(job: engine_pb2.MoveJob, answer: Answer, span: Any) -> None:
     """The answer is posted: counters, histograms, the log line, the end of the span."""
     result: engine_pb2.MoveResult = answer.result
     name = game(job.game).name
-    error = engine_pb2.MoveError.Name(result.error).removeprefix("MOVE_ERROR_").lower()
+    error = (engine_pb2.MoveError.Name(result.error).removeprefix("MOVE_ERROR_").lower()
+             if result.error else "none")
     metrics.JOBS_ANSWERED.labels(name, error).inc()
     hit = result.search.cache_hit
     if answer.probed:
