@@ -16,11 +16,12 @@ from contextlib import contextmanager
 from arena.services.common import metrics, tracing
 from arena.services.common.logs import bind, bot_name, move_fields
 
-from arena.games import game
+from arena.games import GAMES, game
 from arena.v1 import engine_pb2, match_pb2
 
 log = logging.getLogger(__name__)
 
+_GAME_NAMES: dict[int, str] = {int(each.kind): each.name for each in GAMES}
 _published: OrderedDict[str, float] = OrderedDict()  # job id -> when it was published
 _PUBLISHED_MAX = 10_000
 _lock = threading.Lock()
@@ -74,7 +75,8 @@ def recording(job: engine_pb2.MoveJob | None) -> Iterator[None]:
 
 
 def _judged(job: engine_pb2.MoveJob, verdict: str) -> None:
-    metrics.MOVES_JUDGED.labels(game(job.game).name, verdict).inc()
+    metrics.child(metrics.MOVES_JUDGED, _GAME_NAMES.get(job.game) or game(job.game).name,
+                  verdict).inc()
     with _lock:
         since = _published.pop(job.job_id, None)
     if since is not None:
@@ -101,6 +103,6 @@ def forfeited(job: engine_pb2.MoveJob | None, termination: int, detail: str) -> 
 def match_finished(result: match_pb2.MatchResult) -> None:
     """The result is written (once per match, whichever referee wrote it)."""
     termination = match_pb2.Termination.Name(result.termination).removeprefix("TERMINATION_")
-    metrics.MATCHES_FINISHED.labels(termination.lower()).inc()
+    metrics.child(metrics.MATCHES_FINISHED, termination.lower()).inc()
     if result.forfeited:
-        metrics.FORFEITS.labels(termination.lower()).inc()
+        metrics.child(metrics.FORFEITS, termination.lower()).inc()

@@ -23,31 +23,36 @@ from arena.services.common.logs import move_fields
 from arena.services.common.protocol import workers
 from arena.services.common.protocol.streams import entry_ms
 
-from arena.games import GAME_NAMES, game
+from arena.games import GAME_NAMES, GAMES, game
 from arena.v1 import engine_pb2, status_pb2
 
 log = logging.getLogger(__name__)
 
 # A job's answer as the engine thread hands it over (``bots.BotAnswer``).
 Answer = Any
+_GAME_NAMES: dict[int, str] = {int(each.kind): each.name for each in GAMES}
+
+
+def _game_name(kind: int) -> str:
+    return _GAME_NAMES.get(kind) or game(kind).name  # (the latter raises for unknown kinds)
 
 
 def taken(job: engine_pb2.MoveJob, deliveries: int, ahead: bool) -> Any:
     """A job is about to run; returns its trace span (None when not traced)."""
     how = "reclaimed" if deliveries > 1 else "ahead" if ahead else "new"
-    metrics.JOBS_TAKEN.labels(how).inc()
+    metrics.child(metrics.JOBS_TAKEN, how).inc()
     if how == "reclaimed":
         metrics.JOBS_RECLAIMED.inc()
     return tracing.start_job(job)
 
 
 def dead_lettered(reason: str) -> None:
-    metrics.JOBS_DEAD.labels(reason).inc()
+    metrics.child(metrics.JOBS_DEAD, reason).inc()
 
 
 def dropped(reason: str, span: Any = None) -> None:
     """A job acknowledged unanswered: ``expired`` or ``unwanted``."""
-    metrics.JOBS_DROPPED.labels(reason).inc()
+    metrics.child(metrics.JOBS_DROPPED, reason).inc()
     tracing.end_span(span, outcome=reason)
 
 
@@ -62,7 +67,7 @@ def searching(span: Any, job: engine_pb2.MoveJob) -> Iterator[None]:
     """Around the bot's run: busy time, and the ``arena.engine.search`` span."""
     began = time.perf_counter()
     try:
-        with tracing.child_span(span, "arena.engine.search", game=game(job.game).name):
+        with tracing.child_span(span, "arena.engine.search", game=_game_name(job.game)):
             yield
     finally:
         metrics.WORKER_BUSY.inc(time.perf_counter() - began)
@@ -88,10 +93,10 @@ def posting(span: Any) -> Iterator[None]:
 def answered(job: engine_pb2.MoveJob, answer: Answer, span: Any) -> None:
     """The answer is posted: counters, histograms, the log line, the end of the span."""
     result: engine_pb2.MoveResult = answer.result
-    name = game(job.game).name
+    name = _game_name(job.game)
     error = (engine_pb2.MoveError.Name(result.error).removeprefix("MOVE_ERROR_").lower()
              if result.error else "none")
-    metrics.JOBS_ANSWERED.labels(name, error).inc()
+    metrics.child(metrics.JOBS_ANSWERED, name, error).inc()
     hit = result.search.cache_hit
     if answer.probed:
         metrics.CACHE_PROBES.inc()
@@ -99,7 +104,7 @@ def answered(job: engine_pb2.MoveJob, answer: Answer, span: Any) -> None:
         metrics.CACHE_HITS.inc()
         metrics.CACHE_SAVED.inc(result.search.time_ms / 1000)
     elif not result.error:
-        metrics.ENGINE_SECONDS.labels(name).observe(result.search.time_ms / 1000)
+        metrics.child(metrics.ENGINE_SECONDS, name).observe(result.search.time_ms / 1000)
     log.info("answered move %s", result.move.square if not result.error else error,
              extra=move_fields(job, worker=result.worker_id))
     tracing.end_span(span, outcome=error, cache_hit=hit)

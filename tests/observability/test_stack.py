@@ -146,7 +146,8 @@ def check_counters(before: dict[str, Samples], after: dict[str, Samples],
     assert total(after, "arena_stream_group_lag", group="workers") == 0
     handled = delta(before, after, "grpc_server_handled_total",
                     grpc_service="arena.v1.Referee", grpc_method="CreateMatch", grpc_code="OK")
-    assert handled == len(matches)  # the ladder service created each game once
+    # Each game created through the referee (a retried create returns the same match).
+    assert handled >= len(matches)
 
 
 def check_status(status: object, matches: list[match_pb2.Match]) -> None:
