@@ -81,6 +81,16 @@ SETTINGS: tuple[Setting, ...] = (
             ("registry", "referee", "worker", "ladder")),
     Setting("quotas_file", "ARENA_QUOTAS_FILE", "", "the same JSON, in a file",
             ("registry", "referee", "worker", "ladder")),
+    Setting("log_format", "ARENA_LOG_FORMAT", "auto",
+            "json (one object per line), text, or auto: text on a terminal, else json"),
+    Setting("metrics_listen", "ARENA_METRICS_LISTEN", "",
+            "host:port of the Prometheus /metrics endpoint (empty: none)",
+            flag="--metrics-listen"),
+    Setting("otlp_endpoint", "ARENA_OTLP_ENDPOINT", "",
+            "OTLP/gRPC collector for traces, e.g. http://otel-collector:4317 (empty: no "
+            "tracing)"),
+    Setting("trace_sample_ratio", "ARENA_TRACE_SAMPLE_RATIO", 1.0,
+            "share of moves traced when tracing is on (the referee decides per move)"),
     Setting("max_matches", "ARENA_MAX_MATCHES", 64, "matches one referee runs at once",
             ("referee",)),
     _delivery("max_deliveries", "deliveries of a move job before it is dead-lettered",
@@ -150,6 +160,10 @@ class Config:
     log_level: str = "INFO"
     quotas: str = ""
     quotas_file: str = ""
+    log_format: str = "auto"
+    metrics_listen: str = ""
+    otlp_endpoint: str = ""
+    trace_sample_ratio: float = 1.0
     max_matches: int = 64
     max_deliveries: int = DeliveryConfig.max_deliveries
     min_reclaim_idle_ms: int = DeliveryConfig.min_reclaim_idle_ms
