@@ -1,4 +1,5 @@
-"""The embedded stack behind `arena up`: two Redis servers, every service, N workers.
+"""The embedded stack behind `arena up`: two Redis servers, every service, N workers,
+and the web gateway (HTTP, started last: it needs the others' addresses).
 
 Everything runs as local processes under one state folder (``.arena/`` by default):
 ``redis-durable/`` (AOF), ``redis-cache/`` (LRU), ``logs/``, ``admin.token`` and
@@ -16,6 +17,8 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +26,7 @@ from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.server import check_health
 
 SERVICES = ("registry", "referee", "ladder")
+WEB = "web"
 STATE_ENV = "ARENA_HOME"
 
 
@@ -63,6 +67,10 @@ class Child:
     def target(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    def healthy(self) -> bool:
+        """gRPC health for the services, GET /healthz for the web gateway."""
+        return check_http_health(self.target) if self.name == WEB else check_health(self.target)
+
 
 @dataclass
 class Stack:
@@ -75,6 +83,7 @@ class Stack:
     children: list[Child] = field(default_factory=list)
     admin_token: str = ""
     extra_env: dict[str, str] = field(default_factory=dict)
+    web: bool = True
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -95,6 +104,8 @@ class Stack:
             for index in range(self.workers):
                 self.spawn("worker", f"worker-{index + 1}")
             self.wait_ready(timeout_s)
+            if self.web:
+                self.start_web(timeout_s)
             self._write_manifest()
         except BaseException:
             self.stop()
@@ -121,7 +132,8 @@ class Stack:
         env.update(self.extra_env)
         return env
 
-    def spawn(self, role: str, name: str | None = None) -> Child:
+    def spawn(self, role: str, name: str | None = None,
+              env: dict[str, str] | None = None) -> Child:
         """Start one service process (also used by tests to add or replace processes)."""
         name = name or role
         ready = self.home / "run" / f"{name}.port"
@@ -132,7 +144,7 @@ class Stack:
             args += ["--worker-id", name]
         log = open(self.home / "logs" / f"{name}.log", "ab")  # noqa: SIM115 - child owns it
         process = subprocess.Popen(
-            args, stdout=log, stderr=subprocess.STDOUT, env=self.env()
+            args, stdout=log, stderr=subprocess.STDOUT, env=self.env() | (env or {})
         )
         log.close()
         child = Child(name, process, ready)
@@ -154,10 +166,25 @@ class Stack:
                     raise TimeoutError(f"{child.name} did not become ready in {timeout_s:.0f} s")
                 else:
                     time.sleep(0.05)
-            while not check_health(child.target):
+            while not child.healthy():
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"{child.name} is not SERVING at {child.target}")
                 time.sleep(0.05)
+
+    def start_web(self, timeout_s: float) -> Child:
+        """The web gateway, pointed at the services through their gRPC addresses."""
+        addresses = {f"ARENA_{role.upper()}": self.target(role) for role in SERVICES}
+        if self.workers:
+            addresses["ARENA_ENGINE"] = self.target("worker")
+        child = self.spawn(WEB, env=addresses)
+        self.wait_ready(timeout_s)
+        return child
+
+    @property
+    def web_url(self) -> str:
+        """The web gateway's address, or "" when it is not running."""
+        child = self.find(WEB)
+        return f"http://{child.target}" if child is not None and child.port else ""
 
     def stop(self, grace_s: float = 10.0) -> None:
         """SIGTERM every child, wait for the grace period, SIGKILL what is left, stop Redis."""
@@ -198,7 +225,8 @@ class Stack:
             "redis": self.durable.url,
             "cache": self.cache.url,
             "token_file": str(self.home / "admin.token"),
-            "services": {c.name: c.target for c in self.children},
+            "services": {c.name: c.target for c in self.children if c.name != WEB},
+            "web": self.web_url,
             "pids": {c.name: c.process.pid for c in self.children}
             | {"redis-durable": self.durable.pid, "redis-cache": self.cache.pid},
         }
@@ -211,9 +239,20 @@ class Stack:
         assert self.durable is not None and self.cache is not None
         lines = [f"  {'redis (durable, AOF)':<22} {self.durable.url}",
                  f"  {'redis (cache, LRU)':<22} {self.cache.url}"]
-        lines += [f"  {c.name:<22} {c.target}" for c in self.children]
+        lines += [f"  {c.name:<22} {c.target}" for c in self.children if c.name != WEB]
+        if self.web_url:
+            lines.append(f"  {'web (browser)':<22} {self.web_url}")
         lines.append(f"  {'admin token':<22} {self.home / 'admin.token'}")
         return "\n".join(lines)
+
+
+def check_http_health(target: str, timeout_s: float = 2.0) -> bool:
+    """True if the web gateway at ``target`` answers GET /healthz with 200."""
+    try:
+        with urllib.request.urlopen(f"http://{target}/healthz", timeout=timeout_s) as reply:
+            return bool(reply.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
 
 
 def run_up(workers: int, home: Path | None = None) -> int:
