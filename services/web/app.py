@@ -21,6 +21,7 @@ from typing import Any
 
 from arena.clients.sdk import ArenaClient
 from arena.services.web import forms, live
+from arena.services.web.errors import http_status
 from arena.services.web.gateway import (
     Gateway,
     bot_list,
@@ -69,16 +70,6 @@ SECURITY_HEADERS = [
     (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
 ]
 
-HTTP_STATUS: list[tuple[type[errors.ArenaError], int, str]] = [
-    (errors.InvalidArgumentError, 400, "invalid-argument"),
-    (errors.UnauthenticatedError, 401, "unauthenticated"),
-    (errors.PermissionDeniedError, 403, "permission-denied"),
-    (errors.NotFoundError, 404, "not-found"),
-    (errors.AlreadyExistsError, 409, "already-exists"),
-    (errors.FailedPreconditionError, 409, "failed-precondition"),
-    (errors.UnavailableError, 503, "unavailable"),
-    (errors.DeadlineExceededError, 504, "deadline-exceeded"),
-]
 
 PAGES = ["/", "/ladders", "/ladders/{ladder_id}", "/bots", "/bots/{name:path}", "/matches",
          "/matches/{match_id}", "/matches/{match_id}/tree/{ply:int}"]
@@ -126,11 +117,7 @@ def query_int(request: Request, name: str, default: int, low: int, high: int) ->
 
 
 def error_response(exc: errors.ArenaError) -> JSONResponse:
-    status, code = 502, "upstream-error"  # a service failed in a way no domain error names
-    for kind, http_status, name in HTTP_STATUS:
-        if isinstance(exc, kind):
-            status, code = http_status, name
-            break
+    status, code = http_status(exc)
     body: dict[str, Any] = {"status": code, "message": str(exc)}
     if isinstance(exc, errors.InvalidArgumentError) and exc.violations:
         body["fields"] = [{"field": v.field, "description": v.description}

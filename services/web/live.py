@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 from arena.clients.sdk import ArenaClient
+from arena.services.web.errors import http_status
 from arena.services.web.views import GameTrack, Json, match_summary_json, progress_json, result_json
 
 from arena.errors import ArenaError
@@ -94,7 +95,9 @@ async def relay(client: ArenaClient, open_stream: Callable[[ArenaClient], Iterab
                 yield sse("end", {})
                 return
             elif isinstance(item, BaseException):
-                yield sse("error", {"message": str(item) or type(item).__name__})
+                status, code = http_status(item)
+                yield sse("error", {"status": code, "http_status": status,
+                                    "message": str(item) if status != 500 else "internal error"})
                 return
             else:
                 for name, data in to_events(item):

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from google.protobuf import json_format, timestamp_pb2
-from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
 from arena.games import PASS, Color, GameError, Position, new_position, position_from_text
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
@@ -28,7 +27,7 @@ NODE_KINDS = {common_pb2.NODE_KIND_MAX: "max", common_pb2.NODE_KIND_MIN: "min",
 _SAFE_INTEGER = 2**53 - 1
 
 
-def word(value: int, prefix: str, enum: EnumTypeWrapper) -> str:
+def word(value: int, prefix: str, enum: Any) -> str:
     """``MATCH_STATUS_RUNNING`` -> ``running``; ``TERMINATION_TIME_FORFEIT`` -> ``time-forfeit``."""
     name: str = enum.Name(value)
     return name.removeprefix(prefix).lower().replace("_", "-")
@@ -263,13 +262,19 @@ def ply_view(position: Position, ply: int, before: Position | None = None, move:
     if before is None:
         return view
     view |= {"move": before.move_to_str(move), "color": before.turn.name.lower(),
-             "last": None if move == PASS else move, "five": winning_line(position, move)}
+             "last": None if is_pass(before, move) else move,
+             "five": winning_line(position, move)}
     if record is not None:
         view |= {"record_ply": record.ply, "time_ms": record.time_ms,
                  "worker": record.worker_id, "has_tree": record.has_tree,
                  "search": search_json(record.search, before) if record.HasField("search")
                  else None}
     return view
+
+
+def is_pass(position: Position, move: int) -> bool:
+    """Only Othello passes; in Gomoku the same number is a square of larger boards."""
+    return position.game == "othello" and move == PASS
 
 
 def search_json(search: common_pb2.SearchInfo, before: Position) -> Json:

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from arena.services.common.server import check_health
+from arena.services.common.stack import check_http_health
 
 
 def _alive(pid: int) -> bool:
@@ -55,8 +56,11 @@ def test_arena_up_serves_health_and_sigterm_leaves_no_process(tmp_path: Path) ->
         assert set(services) == {"registry", "referee", "ladder", "worker-1", "worker-2"}
         for target in services.values():
             assert check_health(target)
+        web = manifest["web"]  # the web gateway, for browsers
+        assert isinstance(web, str) and web.startswith("http://127.0.0.1:")
+        assert check_http_health(web.removeprefix("http://"))
         pids = manifest["pids"]
-        assert isinstance(pids, dict) and len(pids) == 7
+        assert isinstance(pids, dict) and len(pids) == 8
         process.send_signal(signal.SIGTERM)
         out, _ = process.communicate(timeout=60)
     finally:

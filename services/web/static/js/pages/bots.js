@@ -125,7 +125,7 @@ function kreversi(config) {
   const perPhase = (key) => PHASES.map(([phase]) => h("td", { class: "num" }, String(config[key]?.[phase] ?? "\u2014")));
   const use = config.use_position_table !== false;
   return h("div", { class: "stack" },
-    h("div", { class: "table-wrap" }, h("table", {},
+    h("div", { class: "table-wrap" }, h("table", { class: "phases" },
       h("thead", {}, h("tr", {}, h("th", {}, ""), PHASES.map(([, label]) => h("th", { class: "num" }, label.split(" (")[0])))),
       h("tbody", {},
         h("tr", {}, h("th", {}, "Depth"), perPhase("depth")),

@@ -133,9 +133,13 @@ class TreeView {
     }
     const kids = this.loaded.get(id)?.kids || [];
     const scores = {};
+    // A move searched twice (a re-search after a failed null window) keeps its last score.
     for (const kid of kids) if (kid.square >= 0) scores[kid.square] = kid.score;
-    replace(this.el.caption, node ? `Node ${node.move} (${node.kind}, depth ${node.depth}): children's scores on their squares` : "");
+    const pass = kids.find((kid) => kid.move === "pass");
+    replace(this.el.caption, node ? `Node ${node.move} (${node.kind}, depth ${node.depth}): children's scores on their squares` : "",
+      pass ? `; pass: ${pass.score}` : "");
     replace(this.el.board, renderBoard(board, this.match.game, { scores: kids.length ? scores : null, best: node?.kind === "min" ? "min" : "max" }));
+    this.el.board.closest(".board-side").dataset.node = String(id);
   }
 
   findNode(id) {
