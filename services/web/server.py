@@ -70,7 +70,10 @@ def write_ready_file(path: Path | None, port: int) -> None:
 def bind(listen: str) -> socket.socket:
     host, port = split_listen(listen)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP, not 0: asyncio turns Nagle off (TCP_NODELAY) only on sockets that
+    # say they are TCP, and with Nagle on, a kept-alive connection waits 40 ms for the
+    # client's delayed ACK between a response's header and body.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(2048)

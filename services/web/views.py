@@ -250,13 +250,17 @@ def configured_start(config: match_pb2.MatchConfig) -> Position:
 def ply_view(position: Position, ply: int, before: Position | None = None, move: int = -1,
              record: match_pb2.MoveRecord | None = None, opening: bool = False) -> Json:
     """Everything a page shows for one ply: the board, who moved what, the search."""
-    over = position.is_game_over()
+    # Othello's legal moves are empty exactly when the game is over: one generation
+    # answers both. Gomoku marks no legal moves (every empty point is one).
+    othello = position.game == "othello"
+    legal = position.legal_moves() if othello else []
+    over = not legal if othello else position.is_game_over()
     black, white = (_count(position, color) for color in (Color.BLACK, Color.WHITE))
+    text = position.to_text()
     view: Json = {
-        "ply": ply, "board": board_cells(position), "position": position.to_text(),
+        "ply": ply, "board": cells_of_text(position.game, text), "position": text,
         "turn": position.turn.name.lower(), "black": black, "white": white,
-        "over": over, "legal": [] if over or position.game != "othello"
-        else [m for m in position.legal_moves() if m != PASS],
+        "over": over, "legal": [m for m in legal if m != PASS],
         "move": None, "last": None, "five": [], "opening": opening,
     }
     if before is None:
@@ -304,11 +308,13 @@ def _on_board(position: Position, move: int) -> bool:
         position.game == "othello" and move == PASS)
 
 
-def board_cells(position: Position) -> str:
-    """``X``/``O``/``-`` per square, row 1 first."""
-    symbols = {Color.BLACK: "X", Color.WHITE: "O", None: "-"}
-    return "".join(symbols[_piece(position, square)]
-                   for square in range(position.size * position.size))
+def cells_of_text(game: str, text: str) -> str:
+    """``X``/``O``/``-`` per square, row 1 first, read off the position's text form
+    (Othello: ``<64 squares> <side>``; Gomoku: ``<size> <rule> <rows, / between> <side>``),
+    which already has one character per square."""
+    if game == "othello":
+        return text.split()[0]
+    return text.split()[2].replace("/", "")
 
 
 def _piece(position: Position, square: int) -> Color | None:

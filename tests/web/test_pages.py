@@ -102,9 +102,9 @@ def test_a_live_match_page_shows_moves_as_they_are_applied(web: WebStack, page: 
         time_control=common_pb2.TimeControl(move_time_ms=2000)))
     open_page(page, f"{web.url}/matches/{match.id}")
     page.evaluate("window.__notReloaded = true")  # gone if the page reloads
-    first = page.evaluate("document.querySelectorAll('.moves button').length")
+    first = int(page.get_attribute(".board-holder", "data-ply"))
     assert page.text_content("h1 .badge") in ("pending", "live")
-    page.wait_for_function("n => document.querySelectorAll('.moves button').length >= n",
+    page.wait_for_function("n => Number(document.querySelector('.board-holder').dataset.ply) >= n",
                            arg=first + 3, timeout=90_000)
     assert page.evaluate("window.__notReloaded === true")
     # The board follows the newest move, and shows what the referee recorded.

@@ -6,14 +6,14 @@ import { s, signed } from "./dom.js";
 const LETTERS = "abcdefgh";
 
 /** Elo points with interval bars, one row per bot, best first. */
-export function eloChart(rows) {
-  const labelWidth = 150, right = 24, rowHeight = 30, top = 10, axisHeight = 26;
-  const width = 640;
+export function eloChart(rows, width = 640) {
+  const labelWidth = Math.min(150, Math.round(width * 0.36)), right = 24, rowHeight = 30, top = 10, axisHeight = 26;
+  const labelChars = Math.max(8, Math.floor(labelWidth / 7.5));
   const height = top + rows.length * rowHeight + axisHeight;
   const lows = rows.map((r) => r.elo_low), highs = rows.map((r) => r.elo_high);
   let min = Math.min(0, ...lows), max = Math.max(0, ...highs);
   if (max - min < 100) { const mid = (max + min) / 2; min = mid - 50; max = mid + 50; }
-  const step = niceStep((max - min) / 6);
+  const step = niceStep((max - min) / (width < 480 ? 4 : 6));
   min = Math.floor(min / step) * step;
   max = Math.ceil(max / step) * step;
   const x = (v) => labelWidth + ((v - min) / (max - min)) * (width - labelWidth - right);
@@ -26,7 +26,7 @@ export function eloChart(rows) {
   }
   rows.forEach((row, i) => {
     const y = top + i * rowHeight + rowHeight / 2;
-    svg.append(s("text", { class: "label", x: labelWidth - 10, y: y + 4, "text-anchor": "end" }, clip(row.bot, 20)));
+    svg.append(s("text", { class: "label", x: labelWidth - 10, y: y + 4, "text-anchor": "end" }, clip(row.bot, labelChars)));
     svg.append(s("line", { class: "interval", x1: x(row.elo_low), x2: x(row.elo_high), y1: y, y2: y }));
     const point = s("circle", { class: "point", cx: x(row.elo), cy: y, r: 5 });
     point.append(s("title", {}, `${row.bot}: ${signed(row.elo)} [${signed(row.elo_low)}, ${signed(row.elo_high)}]`));

@@ -190,11 +190,11 @@ function recent(bot) {
   const rows = bot.recent.map((m) => {
     const black = m.black.replace(/@\d+$/, "") === bot.name;
     const opponent = black ? m.white : m.black;
-    return h("tr", {}, h("td", {}, matchLink(m.id)), h("td", {}, black ? "black" : "white"),
+    return h("tr", {}, h("td", { class: "hide-narrow" }, matchLink(m.id)), h("td", {}, black ? "black" : "white"),
       h("td", { class: "name" }, botLink(opponent)), outcome(m, black ? "black" : "white"), resultCell(m),
       h("td", { class: "hide-narrow nowrap" }, timeCell(m.created_at)));
   });
-  return table(["Match", "Colour", "Opponent", "Outcome", "Result", { text: "When", attrs: { class: "hide-narrow" } }], rows);
+  return table([{ text: "Match", attrs: { class: "hide-narrow" } }, "Colour", "Opponent", "Outcome", "Result", { text: "When", attrs: { class: "hide-narrow" } }], rows);
 }
 
 function outcome(match, side) {

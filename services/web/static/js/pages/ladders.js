@@ -197,18 +197,20 @@ class LadderView {
       h("td", { class: "rank num" }, String(row.rank)),
       h("td", { class: "name" }, botLink(row.bot)),
       h("td", { class: "num", "data-field": "elo" }, signed(row.elo)),
-      h("td", { class: "num", "data-field": "interval" }, `[${signed(row.elo_low)}, ${signed(row.elo_high)}]`),
+      h("td", { class: "num hide-narrow", "data-field": "interval" }, `[${signed(row.elo_low)}, ${signed(row.elo_high)}]`),
       h("td", { class: "num", "data-field": "games" }, String(row.games)),
       h("td", { class: "num win", "data-field": "wins" }, String(row.wins)),
       h("td", { class: "num draw", "data-field": "draws" }, String(row.draws)),
       h("td", { class: "num loss", "data-field": "losses" }, String(row.losses)),
       h("td", { class: "num", "data-field": "score" }, pct(row.score_pct))));
     replace(this.parts.standings, h("h2", {}, "Standings"),
-      table(["#", "Bot", { text: "Elo", attrs: { class: "num" } }, { text: "95% interval", attrs: { class: "num" } },
+      table(["#", "Bot", { text: "Elo", attrs: { class: "num" } }, { text: "95% interval", attrs: { class: "num hide-narrow" } },
         { text: "Games", attrs: { class: "num" } }, { text: "W", attrs: { class: "num" } },
         { text: "D", attrs: { class: "num" } }, { text: "L", attrs: { class: "num" } },
         { text: "Score", attrs: { class: "num" } }], lines, { class: "standings" }));
-    replace(this.parts.chart, h("h2", {}, "Elo with 95% intervals"), eloChart(rows));
+    // Drawn at the card's own width, so its text stays readable on a phone.
+    const width = Math.max(300, this.parts.chart.clientWidth - 36);
+    replace(this.parts.chart, h("h2", {}, "Elo with 95% intervals"), eloChart(rows, width));
     replace(this.parts.matrix, h("h2", {}, "Head to head"), matrix(rows, pairs),
       h("p", { class: "muted small" }, "Row bot's wins-draws-losses against the column bot."));
   }
@@ -216,11 +218,11 @@ class LadderView {
   async loadGames() {
     const data = await getJSON(`/api/matches?ladder=${encodeURIComponent(this.id)}&limit=200`);
     const rows = data.matches.map((m) => h("tr", {},
-      h("td", {}, matchLink(m.id)), h("td", { class: "name" }, botLink(m.black)),
+      h("td", { class: "hide-narrow" }, matchLink(m.id)), h("td", { class: "name" }, botLink(m.black)),
       h("td", { class: "name" }, botLink(m.white)), resultCell(m),
       h("td", { class: "hide-narrow nowrap" }, timeCell(m.finished_at || m.created_at))));
     replace(this.parts.games, h("h2", {}, `Games (${data.matches.length}${data.next_page_token ? "+" : ""})`),
-      rows.length ? table(["Match", "Black", "White", "Result", { text: "When", attrs: { class: "hide-narrow" } }], rows)
+      rows.length ? table([{ text: "Match", attrs: { class: "hide-narrow" } }, "Black", "White", "Result", { text: "When", attrs: { class: "hide-narrow" } }], rows)
         : h("p", { class: "empty" }, "No games yet."));
   }
 

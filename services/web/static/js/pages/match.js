@@ -204,7 +204,7 @@ class MatchView {
     const follow = this.following;
     this.plies.push(view);
     this.el.moves.append(this.moveButton(view));
-    if (follow) this.go(this.lastPly);
+    if (follow) this.drawSoon();
     else {
       this.el.slider.max = String(this.lastPly);
       this.el.label.textContent = `Ply ${this.ply} / ${this.lastPly}`;
@@ -212,6 +212,16 @@ class MatchView {
       this.main.querySelector('[data-action="last"]').disabled = false;
     }
     this.main.dataset.plies = String(this.plies.length);
+  }
+
+  /** Draw the newest ply at the next frame: a burst of moves (an endgame solved in a
+   *  blink, a reconnect's history) is drawn once, not once per move. */
+  drawSoon() {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = null;
+      if (this.following) this.go(this.lastPly);
+    });
   }
 
   follow() {

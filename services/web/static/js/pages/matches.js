@@ -13,8 +13,10 @@ export function resultCell(match) {
   if (!result) return h("td", {}, badge(match.status, match.status === "running" ? "live" : ""));
   const score = result.score === "1/2-1/2" ? "\u00bd-\u00bd" : result.score;
   const how = result.termination === "normal" ? "" : ` ${result.termination}`;
+  // The result links to the game too: on a phone the id column is hidden.
   return h("td", { class: "nowrap", title: result.detail || "" },
-    h("strong", {}, score), h("span", { class: "muted small" }, ` ${result.black_count}-${result.white_count}${how}`));
+    h("a", { href: `/matches/${encodeURIComponent(match.id)}` }, h("strong", {}, score)),
+    h("span", { class: "muted small" }, ` ${result.black_count}-${result.white_count}${how}`));
 }
 
 export async function matchList(main) {
@@ -68,7 +70,7 @@ async function load(container, query, fresh, token = "") {
     return;
   }
   const rows = data.matches.map((m) => h("tr", { "data-match": m.id },
-    h("td", {}, matchLink(m.id)),
+    h("td", { class: "hide-narrow" }, matchLink(m.id)),
     h("td", { class: "hide-narrow" }, m.game.kind === "othello" ? "Othello" : `Gomoku ${m.game.size}`),
     h("td", { class: "name" }, botLink(m.black)), h("td", { class: "name" }, botLink(m.white)),
     resultCell(m),
@@ -76,7 +78,7 @@ async function load(container, query, fresh, token = "") {
     h("td", { class: "hide-narrow nowrap" }, timeCell(m.created_at))));
   if (fresh) {
     replace(container, rows.length
-      ? table(["Match", { text: "Game", attrs: { class: "hide-narrow" } }, "Black", "White", "Result",
+      ? table([{ text: "Match", attrs: { class: "hide-narrow" } }, { text: "Game", attrs: { class: "hide-narrow" } }, "Black", "White", "Result",
         { text: "Ladder", attrs: { class: "hide-narrow" } }, { text: "Created", attrs: { class: "hide-narrow" } }], rows)
       : h("p", { class: "empty" }, "No matches found."));
   } else {
