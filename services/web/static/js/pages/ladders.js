@@ -198,14 +198,14 @@ class LadderView {
       h("td", { class: "name" }, botLink(row.bot)),
       h("td", { class: "num", "data-field": "elo" }, signed(row.elo)),
       h("td", { class: "num hide-narrow", "data-field": "interval" }, `[${signed(row.elo_low)}, ${signed(row.elo_high)}]`),
-      h("td", { class: "num", "data-field": "games" }, String(row.games)),
+      h("td", { class: "num hide-narrow", "data-field": "games" }, String(row.games)),
       h("td", { class: "num win", "data-field": "wins" }, String(row.wins)),
       h("td", { class: "num draw", "data-field": "draws" }, String(row.draws)),
       h("td", { class: "num loss", "data-field": "losses" }, String(row.losses)),
       h("td", { class: "num", "data-field": "score" }, pct(row.score_pct))));
     replace(this.parts.standings, h("h2", {}, "Standings"),
       table(["#", "Bot", { text: "Elo", attrs: { class: "num" } }, { text: "95% interval", attrs: { class: "num hide-narrow" } },
-        { text: "Games", attrs: { class: "num" } }, { text: "W", attrs: { class: "num" } },
+        { text: "Games", attrs: { class: "num hide-narrow" } }, { text: "W", attrs: { class: "num" } },
         { text: "D", attrs: { class: "num" } }, { text: "L", attrs: { class: "num" } },
         { text: "Score", attrs: { class: "num" } }], lines, { class: "standings" }));
     // Drawn at the card's own width, so its text stays readable on a phone.

@@ -89,7 +89,10 @@ class MatchView {
     if (r) {
       const who = r.winner ? `${r.winner === "black" ? m.black : m.white} (${r.winner}) wins` : "Draw";
       const how = r.termination === "normal" ? "" : `, ${r.termination}${r.detail ? `: ${r.detail}` : ""}`;
-      text = `${r.score} \u00b7 ${who}, ${r.black_count}-${r.white_count}${how}`;
+      const gomoku = m.game.kind === "gomoku";
+      const score = gomoku ? (r.termination === "normal" && r.winner ? " with five in a row" : "")
+        : `, ${r.black_count}-${r.white_count}`;
+      text = `${r.score} \u00b7 ${who}${score}${how}`;
     } else {
       text = m.status === "pending" ? "Waiting for a referee\u2026" : m.status === "running" ? "Playing\u2026" : m.status;
     }

@@ -16,7 +16,8 @@ export function resultCell(match) {
   // The result links to the game too: on a phone the id column is hidden.
   return h("td", { class: "nowrap", title: result.detail || "" },
     h("a", { href: `/matches/${encodeURIComponent(match.id)}` }, h("strong", {}, score)),
-    h("span", { class: "muted small" }, ` ${result.black_count}-${result.white_count}${how}`));
+    h("span", { class: "muted small" }, match.game.kind === "othello"
+      ? ` ${result.black_count}-${result.white_count}${how}` : how));
 }
 
 export async function matchList(main) {
