@@ -329,13 +329,16 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
     def post(path: str, handler: Handler, method: str = "POST") -> Route:
         return Route(path, api(handler), methods=[method])
 
+    def live_stream(path: str, handler: Handler) -> Route:
+        return Route(path, api(handler), methods=["GET"])  # no HEAD: it would open a stream
+
     routes = [
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
         get("/api/config", handlers.config),
         get("/api/ladders", handlers.ladders),
         post("/api/ladders", handlers.create_ladder),
         get("/api/ladders/{id}", handlers.ladder),
-        get("/api/ladders/{id}/events", handlers.ladder_events),
+        live_stream("/api/ladders/{id}/events", handlers.ladder_events),
         post("/api/ladders/{id}/cancel", handlers.cancel_ladder),
         get("/api/bots", handlers.bots),
         get("/api/bots/{name:path}", handlers.bot),
@@ -344,7 +347,7 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
         post("/api/matches", handlers.create_match),
         get("/api/matches/{id}", handlers.match),
         post("/api/matches/{id}", handlers.delete_match, method="DELETE"),
-        get("/api/matches/{id}/events", handlers.match_events),
+        live_stream("/api/matches/{id}/events", handlers.match_events),
         get("/api/matches/{id}/export/{format}", handlers.export),
         get("/api/matches/{id}/trees/{ply:int}", handlers.tree),
         Mount("/api", app=api_not_found),

@@ -8,6 +8,7 @@ rules library (``arena.games``), so a page shows exactly what the referee decide
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,11 @@ def when(stamp: timestamp_pb2.Timestamp) -> str | None:
     if not stamp.seconds and not stamp.nanos:
         return None
     return str(stamp.ToJsonString())
+
+
+def finite(value: float) -> float | None:
+    """A rating with no games behind it is infinite; JSON has no infinity: null."""
+    return value if math.isfinite(value) else None
 
 
 def number(value: int) -> int | str:
@@ -81,15 +87,15 @@ def standings_json(standings: ladder_pb2.Standings) -> Json:
     rows = [{
         "rank": row.rank, "bot": ref_text(row.bot), "name": row.bot.name,
         "version": row.bot.version, "games": row.games, "wins": row.wins, "draws": row.draws,
-        "losses": row.losses, "score_pct": row.score_pct, "elo": row.elo,
-        "elo_low": row.elo_low, "elo_high": row.elo_high,
+        "losses": row.losses, "score_pct": finite(row.score_pct), "elo": finite(row.elo),
+        "elo_low": finite(row.elo_low), "elo_high": finite(row.elo_high),
     } for row in standings.rows]
     # Labelled like the rows ("name@3"), so a page can match pairs to rows.
     pairs = [{
         "bot": ref_text(pair.bot_ref) if pair.bot_ref.name else pair.bot,
         "opponent": ref_text(pair.opponent_ref) if pair.opponent_ref.name else pair.opponent,
         "wins": pair.wins, "draws": pair.draws,
-        "losses": pair.losses, "los": pair.los,
+        "losses": pair.losses, "los": finite(pair.los),
     } for pair in standings.head_to_head]
     return {"ladder": ladder_json(standings.ladder), "rows": rows, "head_to_head": pairs}
 

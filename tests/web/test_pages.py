@@ -17,10 +17,12 @@ from google.protobuf import json_format
 
 from arena.formats import parse_replay
 from arena.games import Color, OthelloBoard, Position
-from arena.v1 import common_pb2, match_pb2, referee_pb2
+from arena.v1 import common_pb2, ladder_pb2, match_pb2, referee_pb2
 from tests.web.conftest import HOSTILE_DESCRIPTION, HOSTILE_NAME, REPO, WebStack, open_page
 
 pytestmark = pytest.mark.browser
+OTHELLO = common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO, variant="standard",
+                              board_size=8)
 
 # Page scripts are functions: the pages' CSP forbids evaluating strings (no 'unsafe-eval'),
 # and these tests run under it.
@@ -122,6 +124,30 @@ def test_a_live_match_page_shows_moves_as_they_are_applied(web: WebStack, page: 
     shown = page.evaluate(BOARD_JS)
     assert shown["ply"] == len(final.moves)
     assert shown["cells"] == cells_of(OthelloBoard.from_text(final.moves[-1].position_after))
+    assert page.evaluate("window.__notReloaded === true")
+
+
+def test_a_running_ladder_s_page_follows_its_progress(web: WebStack, page: Any) -> None:
+    ladder = web.client.create_ladder(ladder_pb2.LadderConfig(
+        name="live ladder", game=OTHELLO, bots=[common_pb2.BotRef(name="web-live-a"),
+                                                common_pb2.BotRef(name="web-live-b")],
+        format=ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, games_per_pairing=2,
+        opening_suite="othello-balanced", time_control=common_pb2.TimeControl(
+            move_time_ms=2000)))
+    open_page(page, f"{web.url}/ladders/{ladder.id}")
+    page.evaluate("window.__notReloaded = true")
+    assert page.text_content("[data-testid='games-done']") in ("0/2", "1/2")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"games-done\"]').textContent === '2/2'",
+        timeout=120_000)
+    # The standings and the games list follow, and the ladder is over: all without a reload.
+    page.wait_for_function("() => document.querySelectorAll('table.standings tbody tr')"
+                           ".length === 2 && document.querySelector('h1 .badge')"
+                           ".textContent === 'finished'", timeout=30_000)
+    standings = web.client.get_standings(ladder.id)
+    shown = page.eval_on_selector_all("table.standings tbody tr", "rows => rows.map(r => "
+                                      "r.querySelector('[data-field=wins]').textContent)")
+    assert shown == [str(row.wins) for row in standings.rows]
     assert page.evaluate("window.__notReloaded === true")
 
 

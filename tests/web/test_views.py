@@ -4,6 +4,7 @@ rules library, passes, the winning line, tree slices) and action bodies to proto
 from __future__ import annotations
 
 import json
+import math
 import random
 from typing import Any
 
@@ -15,13 +16,14 @@ from arena.services.web.views import (
     TreeIndex,
     match_json,
     ply_view,
+    standings_json,
     winning_line,
     with_defaults,
 )
 
 from arena.errors import InvalidArgumentError
 from arena.games import PASS, Color, new_position
-from arena.v1 import common_pb2, match_pb2
+from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
 OTHELLO = common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO, variant="standard",
                               board_size=8)
@@ -192,3 +194,19 @@ def test_bot_references_keep_names_that_hold_at_signs() -> None:
     assert len(config.opening) == 2
     gomoku = forms.ladder_config({"bots": ["a", "b"], "game": "gomoku", "size": 19})
     assert gomoku.game.board_size == 19 and gomoku.opening_suite == "none"
+
+
+def test_standings_without_games_are_still_json() -> None:
+    """A ladder's first minutes: every rating is infinite, and JSON has no infinity."""
+    standings = ladder_pb2.Standings(
+        ladder=ladder_pb2.LadderInfo(id="L1"),
+        rows=[ladder_pb2.StandingRow(bot=common_pb2.BotRef(name="a", version=1),
+                                     elo=math.nan, elo_low=-math.inf, elo_high=math.inf)],
+        head_to_head=[ladder_pb2.HeadToHead(bot="a@v1", opponent="b@v1", los=math.nan,
+                                            bot_ref=common_pb2.BotRef(name="a", version=1),
+                                            opponent_ref=common_pb2.BotRef(name="b",
+                                                                           version=1))])
+    data = standings_json(standings)
+    text = json.dumps(data, allow_nan=False)  # what the API's responses require
+    assert data["rows"][0]["elo_low"] is None and data["head_to_head"][0]["bot"] == "a@1"
+    assert "null" in text

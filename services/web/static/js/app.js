@@ -46,7 +46,9 @@ function showThemeStatus() {
   const follow = h("button", { type: "button", onclick: () => applyTheme(null) }, "follow the system");
   replace(status, stored ? [`${stored} theme (remembered) \u00b7 `, follow]
     : `${currentTheme()} theme (following the system)`);
-  document.getElementById("theme-toggle").setAttribute("aria-pressed", String(currentTheme() === "dark"));
+  const toggle = document.getElementById("theme-toggle");
+  toggle.setAttribute("aria-pressed", String(currentTheme() === "dark"));
+  toggle.querySelector(".theme-icon").textContent = currentTheme() === "dark" ? "\u2600" : "\u263e";
 }
 
 function setupTheme() {

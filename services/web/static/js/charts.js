@@ -6,7 +6,9 @@ import { s, signed } from "./dom.js";
 const LETTERS = "abcdefgh";
 
 /** Elo points with interval bars, one row per bot, best first. */
-export function eloChart(rows, width = 640) {
+export function eloChart(allRows, width = 640) {
+  // A bot without games has no rating yet (null): it waits for its first result.
+  const rows = allRows.filter((r) => [r.elo, r.elo_low, r.elo_high].every(Number.isFinite));
   const labelWidth = Math.min(150, Math.round(width * 0.36)), right = 24, rowHeight = 30, top = 10, axisHeight = 26;
   const labelChars = Math.max(8, Math.floor(labelWidth / 7.5));
   const height = top + rows.length * rowHeight + axisHeight;
@@ -58,11 +60,10 @@ export function heatMap(table, scale, caption) {
       const x = margin + c * cell, y = margin + r * cell;
       svg.append(s("rect", { class: "cell-bg", x, y, width: cell - 1, height: cell - 1, rx: 2 }));
       const strength = Math.min(1, Math.abs(value) / (scale || 1));
-      const colour = value >= 0 ? "var(--heat-pos)" : "var(--heat-neg)";
       const tint = s("rect", { x, y, width: cell - 1, height: cell - 1, rx: 2,
-        fill: value >= 0 ? "rgb(26,127,75)" : "rgb(194,55,47)", "fill-opacity": (0.08 + 0.72 * strength).toFixed(3),
-        "data-value": value });
-      tint.style.fill = `rgb(${colour})`;  // the theme's colour (CSSOM, allowed by the CSP)
+        "fill-opacity": (0.08 + 0.72 * strength).toFixed(3), "data-value": value });
+      // The theme's colour, through CSSOM (the CSP allows it; a style attribute it would not).
+      tint.style.fill = value >= 0 ? "var(--heat-pos)" : "var(--heat-neg)";
       tint.append(s("title", {}, `${LETTERS[c]}${r + 1}: ${value}`));
       svg.append(tint);
       svg.append(s("text", { class: "cell-text", x: x + (cell - 1) / 2, y: y + cell / 2 + 3.5, "text-anchor": "middle" }, String(value)));

@@ -53,12 +53,14 @@ export function int(n) {
 }
 
 export function signed(n, digits = 0) {
+  if (n === null || n === undefined || !Number.isFinite(n)) return "\u2014";  // no games yet
   const text = Math.abs(n).toFixed(digits);
   if (Number(text) === 0) return (0).toFixed(digits);
   return (n < 0 ? "\u2212" : "+") + text;
 }
 
 export function pct(n) {
+  if (n === null || n === undefined) return "\u2014";
   return `${n.toFixed(1)}%`;
 }
 

@@ -282,10 +282,11 @@ function matrix(rows, pairs) {
       if (!pair) return h("td", { class: "self" }, "");
       const games = pair.wins + pair.draws + pair.losses;
       const score = games ? (pair.wins + pair.draws / 2) / games : 0.5;
-      const cell = h("td", { title: `${bot} vs ${opponent}: ${pair.wins}-${pair.draws}-${pair.losses}, LOS ${(pair.los * 100).toFixed(0)}%` },
+      const los = pair.los === null ? "" : `, LOS ${(pair.los * 100).toFixed(0)}%`;
+      const cell = h("td", { title: `${bot} vs ${opponent}: ${pair.wins}-${pair.draws}-${pair.losses}${los}` },
         `${pair.wins}-${pair.draws}-${pair.losses}`);
       const colour = score >= 0.5 ? "var(--heat-pos)" : "var(--heat-neg)";
-      cell.style.background = `rgba(${colour}, ${(Math.abs(score - 0.5) * 0.9).toFixed(2)})`;
+      cell.style.background = `color-mix(in srgb, ${colour} ${Math.round(Math.abs(score - 0.5) * 90)}%, transparent)`;
       return cell;
     })));
   return h("div", { class: "table-wrap" }, h("table", { class: "matrix" }, h("thead", {}, head), h("tbody", {}, body)));
