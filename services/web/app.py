@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 
 STATIC = Path(str(resources.files("arena.services.web") / "static"))
 MAX_BODY_BYTES = 64 * 1024
+INT32_MAX = 2**31 - 1
 EXPORTS = {"native": referee_pb2.REPLAY_FORMAT_NATIVE, "ggf": referee_pb2.REPLAY_FORMAT_GGF,
            "transcript": referee_pb2.REPLAY_FORMAT_TRANSCRIPT,
            "psq": referee_pb2.REPLAY_FORMAT_PSQ}
@@ -107,7 +108,12 @@ def bearer(request: Request) -> str | None:
 
 
 def query_int(request: Request, name: str, default: int, low: int, high: int) -> int:
-    text = request.query_params.get(name)
+    return checked_int(name, request.query_params.get(name), default, low, high)
+
+
+def checked_int(name: str, text: str | None, default: int, low: int, high: int) -> int:
+    """An integer from an address, within [low, high] (protobuf's int32 fields and our
+    own limits), or INVALID_ARGUMENT naming the part of the address."""
     if text is None or text == "":
         return default
     if not text.lstrip("-").isdigit() or not low <= int(text) <= high:
@@ -209,13 +215,13 @@ class Api:
                                                    token, limit))
 
     async def bot(self, request: Request) -> Response:
-        version = query_int(request, "version", 0, 0, 2**31 - 1)
+        version = query_int(request, "version", 0, 0, INT32_MAX)
         data = await self.gateway.run(bot_page, self.reader(request),
                                       request.path_params["name"], version)
         return JSONResponse(data)
 
     async def avatar(self, request: Request) -> Response:
-        version = query_int(request, "version", 0, 0, 2**31 - 1)
+        version = query_int(request, "version", 0, 0, INT32_MAX)
         client = self.reader(request)
         bot = await self.gateway.run(client.get_bot, request.path_params["name"], version)
         if not bot.spec.avatar_png:
@@ -268,12 +274,13 @@ class Api:
     async def tree(self, request: Request) -> Response:
         """A slice of a stored search tree: ``node`` (default the root) and its
         descendants ``levels`` deep, the node's board, and the tree's PV path."""
-        node = query_int(request, "node", -1, -1, 2**31 - 1)
+        node = query_int(request, "node", -1, -1, INT32_MAX)
         levels = query_int(request, "levels", 1, 0, 4)
         credential = self.gateway.read_credential(bearer(request))
         client = self.reader(request)
+        ply = checked_int("ply", request.path_params["ply"], 0, 0, INT32_MAX)
         index = await self.gateway.run(self.gateway.tree, client, credential,
-                                       request.path_params["id"], request.path_params["ply"])
+                                       request.path_params["id"], ply)
         if node < 0:
             node = index.roots[0] if index.roots else -1
         if node not in index.nodes:
@@ -349,7 +356,7 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
         post("/api/matches/{id}", handlers.delete_match, method="DELETE"),
         live_stream("/api/matches/{id}/events", handlers.match_events),
         get("/api/matches/{id}/export/{format}", handlers.export),
-        get("/api/matches/{id}/trees/{ply:int}", handlers.tree),
+        get("/api/matches/{id}/trees/{ply}", handlers.tree),
         Mount("/api", app=api_not_found),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
         *(Route(path, page_shell, methods=["GET", "HEAD"]) for path in PAGES),

@@ -79,7 +79,7 @@ def game_spec(body: Body) -> common_pb2.GameSpec:
         game = "othello"
     othello = game == "othello"
     variant = body.get("variant", str, "") or ("standard" if othello else "freestyle")
-    size = body.get("size", int, 0) or (8 if othello else 15)
+    size = body.get("size", int, 0, _between(0, 64)) or (8 if othello else 15)
     return common_pb2.GameSpec(kind=GAMES[game], variant=variant, board_size=size)
 
 

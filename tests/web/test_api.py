@@ -90,6 +90,11 @@ def test_bad_queries_are_400_with_the_field(web: WebStack) -> None:
         status, _, body = web.http.request("GET", path)
         assert status == 400, path
         assert error_of(body)["fields"][0]["field"] == field
+    for path in ("/api/matches/x/trees/99999999999", "/api/matches/x/trees/-1",
+                 "/api/matches/x/trees/two"):
+        status, _, body = web.http.request("GET", path)
+        assert status == 400, path
+        assert error_of(body)["fields"][0]["field"] == "ply"
     for path in ("/api/matches?status=exploded", "/api/matches?result=win",
                  "/api/matches?game=chess", "/api/bots?game=chess"):
         status, _, body = web.http.request("GET", path)
@@ -151,11 +156,13 @@ def test_actions_need_the_person_s_own_token(web: WebStack) -> None:
 def test_bad_action_bodies_list_every_bad_field(web: WebStack) -> None:
     status, _, reply = web.http.request(
         "POST", "/api/ladders", {"bots": ["only-one"], "games_per_pairing": True,
-                                 "format": "swiss", "move_time_ms": -5, "game": "chess"},
+                                 "format": "swiss", "move_time_ms": -5, "game": "chess",
+                                 "size": 10**30, "seed": 2**70},
         token=USER_TOKEN)
     assert status == 400
     fields = {f["field"] for f in error_of(reply)["fields"]}
-    assert fields == {"bots", "games_per_pairing", "format", "move_time_ms", "game"}
+    assert fields == {"bots", "games_per_pairing", "format", "move_time_ms", "game", "size",
+                      "seed"}
     for raw, content_type in ((b"{not json", "application/json"), (b"{}", "text/plain"),
                               (b"[1, 2]", "application/json")):
         status, _, reply = web.http.request("POST", "/api/matches", raw, token=USER_TOKEN,
