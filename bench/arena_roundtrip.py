@@ -23,8 +23,9 @@ import itertools
 import statistics
 from typing import Any
 
-from arena.services.referee.delivery import results_key, started_key
-from arena.services.referee.matches import events_key
+from arena.services.common.protocol.keys import match_events as events_key
+from arena.services.common.protocol.keys import match_results as results_key
+from arena.services.common.protocol.keys import match_started as started_key
 from arena_common import config, register, run_matches, stack
 
 from arena.engine.othello import PRESETS
@@ -68,14 +69,12 @@ def main() -> None:
     args = parser.parse_args()
     runs: list[list[tuple[float, float, float, float]]] = []
     for _ in range(args.runs):
-        with stack(workers=1) as running:
-            assert running.durable is not None
-            client = running.durable.client()
-            register(client, "bot", dict(PRESETS[args.bot]))
+        with stack(workers=1) as bench:
+            register(bench, "bot", dict(PRESETS[args.bot]))
             configs = [config("bot", "bot", []) for _ in range(args.games + 1)]
-            run_matches(client, configs[:1])  # warm the processes
-            matches = [run_matches(client, [c])[1][0] for c in configs[1:]]
-            runs.append([leg for m in matches for leg in legs(client, m)])
+            run_matches(bench, configs[:1])  # warm the processes
+            matches = [run_matches(bench, [c])[1][0] for c in configs[1:]]
+            runs.append([leg for m in matches for leg in legs(bench.client, m)])
     print(f"move round trip overhead, bot {args.bot}, 1 referee + 1 worker, one game at a "
           f"time; {args.runs} runs of {args.games} games, median of the runs' figures:")
     names = ("total", "to started", "worker", "referee")

@@ -31,9 +31,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import redis
 from arena.clients.sdk import ArenaClient
-from arena.services.common.stack import Stack
-from arena.services.referee.matches import events_key
+from arena.services.common.launcher import Launcher
+from arena.services.common.protocol.keys import match_events as events_key
 from google.protobuf import json_format, struct_pb2
 
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2, referee_pb2
@@ -117,13 +118,12 @@ def added_latency(client: ArenaClient, url: str, ladder_id: str, match_id: str,
         print(line("added (paired)", added))
 
 
-def move_to_page(client: ArenaClient, stack: Stack, url: str, games: int) -> None:
+def move_to_page(client: ArenaClient, stack: Launcher, url: str, games: int) -> None:
     from playwright.sync_api import sync_playwright
 
     chromium = subprocess.run([str(REPO / "tools" / "install-chromium.sh")], check=True,
                               capture_output=True, text=True).stdout.split()[-1]
-    durable = stack.durable.client() if stack.durable is not None else None
-    assert durable is not None
+    durable = redis.Redis.from_url(stack.redis_url)
     page_delays: list[float] = []
     grpc_delays: list[float] = []
     with sync_playwright() as playwright:
@@ -189,7 +189,7 @@ def applied_at(durable: Any, match_id: str) -> dict[int, float]:
     return applied
 
 
-def run(stack: Stack, requests: int, games: int) -> None:
+def run(stack: Launcher, requests: int, games: int) -> None:
     with ArenaClient(registry=stack.target("registry"), referee=stack.target("referee"),
                      ladder=stack.target("ladder"), engine=stack.target("worker"),
                      token=stack.admin_token, home=stack.home) as client:
@@ -206,8 +206,9 @@ def run(stack: Stack, requests: int, games: int) -> None:
         for _ in client.watch_ladder(ladder.id):
             pass
         match_id = next(iter(client.iter_matches(ladder_id=ladder.id))).id
-        added_latency(client, stack.web_url, ladder.id, match_id, requests)
-        move_to_page(client, stack, stack.web_url, games)
+        url = f"http://{stack.target('web')}"
+        added_latency(client, url, ladder.id, match_id, requests)
+        move_to_page(client, stack, url, games)
 
 
 def main() -> int:
@@ -216,8 +217,8 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=2)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="arena-web-bench-") as home, \
-            Stack(home=Path(home), workers=2,
-                  extra_env={"ARENA_WARM_GAMES": "othello"}) as stack:
+            Launcher(home=Path(home), workers=2, web=True,
+                     env={"ARENA_WARM_GAMES": "othello"}) as stack:
         run(stack, args.requests, args.games)
     return 0
 

@@ -27,17 +27,17 @@ from arena.clients.common import (
 from arena.clients.sdk import ArenaClient
 
 from arena.bots import (
-    EVALUATOR_GAMES,
     apply_preset,
     builtin_config,
     config_to_struct,
-    game_from_name,
-    game_name,
+    evaluator_game,
+    known_evaluators,
     merge_config,
     preset_configs,
 )
 from arena.bots.botfile import parse_bot_file, spec_to_toml, toml_table
 from arena.errors import AlreadyExistsError, InvalidArgumentError
+from arena.games import GAME_NAMES, game
 from arena.v1 import bots_pb2, common_pb2
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def _add_engine_options(parser: argparse.ArgumentParser, updating: bool) -> None
     engine = parser.add_argument_group("engine")
     engine.add_argument("--from-preset", metavar="PRESET",
                         help="start from a preset (see `arena bot presets`)")
-    engine.add_argument("--evaluator", help="built-in evaluator: " + ", ".join(EVALUATOR_GAMES))
+    engine.add_argument("--evaluator", help="built-in evaluator: " + ", ".join(known_evaluators()))
     engine.add_argument("--config", type=Path, metavar="FILE",
                         help="engine config from a TOML or JSON file"
                              + (" (replaces the current one)" if updating else ""))
@@ -159,7 +159,7 @@ def _read_avatar(path: Path) -> bytes:
 
 def _apply_fields(spec: bots_pb2.BotSpec, args: argparse.Namespace) -> None:
     if getattr(args, "game", None):
-        spec.game = game_from_name(args.game)
+        spec.game = game(args.game).kind
     if args.description is not None:
         spec.description = args.description
     if args.avatar is not None:
@@ -194,9 +194,9 @@ def _apply_engine(spec: bots_pb2.BotSpec, args: argparse.Namespace, updating: bo
         base = _config_file(args.config)
     if base or overrides or not updating:
         spec.builtin.config.CopyFrom(config_to_struct(merge_config(base, overrides)))
-    evaluator = overrides.get("evaluator")
-    if not spec.game and isinstance(evaluator, str) and evaluator in EVALUATOR_GAMES:
-        spec.game = EVALUATOR_GAMES[evaluator]
+    plays = evaluator_game(overrides.get("evaluator"))
+    if not spec.game and plays is not None:
+        spec.game = plays.kind
     return ""
 
 
@@ -217,7 +217,7 @@ def bot_summary(bot: bots_pb2.BotVersion) -> str:
     created = bot.created_at.ToDatetime(tzinfo=UTC).isoformat(timespec="seconds")
     rows = [
         ("name", spec.name), ("version", str(bot.version)),
-        ("game", game_name(spec.game) if spec.game else "?"), ("owner", bot.owner),
+        ("game", game(spec.game).name if spec.game else "?"), ("owner", bot.owner),
         ("engine", _engine_text(bot)), ("description", spec.description or "-"),
         ("avatar", f"{len(spec.avatar_png)}-byte PNG" if spec.avatar_png else "-"),
         ("retired", "yes" if bot.retired else "no"), ("created", created),
@@ -238,7 +238,7 @@ def _print_bot(bot: bots_pb2.BotVersion, args: argparse.Namespace) -> None:
 
 def _table(bots: list[bots_pb2.BotVersion]) -> str:
     header = ("NAME", "VER", "GAME", "OWNER", "ENGINE", "RETIRED")
-    rows = [header] + [(b.spec.name, str(b.version), game_name(b.spec.game), b.owner,
+    rows = [header] + [(b.spec.name, str(b.version), game(b.spec.game).name, b.owner,
                         _engine_text(b), "yes" if b.retired else "") for b in bots]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
@@ -292,7 +292,7 @@ def cmd_retire(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     filters: dict[str, Any] = {
-        "game": game_from_name(args.game) if args.game else common_pb2.GAME_KIND_UNSPECIFIED,
+        "game": game(args.game).kind if args.game else common_pb2.GAME_KIND_UNSPECIFIED,
         "owner": args.owner or "", "name_prefix": args.prefix or "",
         "include_retired": args.all,
     }
@@ -313,15 +313,15 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
-    game = game_from_name(args.game) if args.game else common_pb2.GAME_KIND_UNSPECIFIED
+    kind = game(args.game).kind if args.game else common_pb2.GAME_KIND_UNSPECIFIED
     with _client(args) as client:
-        presets = client.list_presets(game)
+        presets = client.list_presets(kind)
     if args.json:
         print_json({"presets": [to_dict(p) for p in presets]})
         return 0
     width = max((len(p.name) for p in presets), default=0)
     for preset in presets:
-        print(f"{preset.name:<{width}}  {game_name(preset.game):<7}  {preset.description}")
+        print(f"{preset.name:<{width}}  {game(preset.game).name:<7}  {preset.description}")
     return 0
 
 
@@ -381,7 +381,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 
 def _add_spec_fields(parser: argparse.ArgumentParser, updating: bool) -> None:
     if not updating:
-        parser.add_argument("--game", choices=["othello", "gomoku"],
+        parser.add_argument("--game", choices=GAME_NAMES,
                             help="the game (implied by --from-preset or --evaluator)")
     parser.add_argument("--description", help="free text")
     parser.add_argument("--avatar", type=Path, metavar="PNG", help="picture, PNG <= 256 KiB")
@@ -412,7 +412,7 @@ def add_bot_commands(subparsers: Subparsers) -> None:
     show.set_defaults(func=cmd_show)
 
     listing = sub.add_parser("list", help="bots, newest versions, by name")
-    listing.add_argument("--game", choices=["othello", "gomoku"])
+    listing.add_argument("--game", choices=GAME_NAMES)
     listing.add_argument("--owner")
     listing.add_argument("--prefix", help="names starting with this")
     listing.add_argument("--all", action="store_true", help="include retired bots")
@@ -425,7 +425,7 @@ def add_bot_commands(subparsers: Subparsers) -> None:
     retire.set_defaults(func=cmd_retire)
 
     presets = sub.add_parser("presets", help="the presets shipped with Arena")
-    presets.add_argument("--game", choices=["othello", "gomoku"])
+    presets.add_argument("--game", choices=GAME_NAMES)
     presets.set_defaults(func=cmd_presets)
 
     export = sub.add_parser("export", help="write a bot as a TOML bot file")

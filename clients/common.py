@@ -15,14 +15,12 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from arena.errors import InvalidArgumentError
-from arena.games import Position, position_from_text
+from arena.games import GAME_NAMES, GAMES, Position, game
 from arena.textboard import StandingLine
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
 Handler = Callable[[argparse.Namespace], int]
 
-GAME_KINDS = {"othello": common_pb2.GAME_KIND_OTHELLO, "gomoku": common_pb2.GAME_KIND_GOMOKU}
-GAME_NAMES = {value: key for key, value in GAME_KINDS.items()}
 COLOR_NAMES = {common_pb2.COLOR_BLACK: "black", common_pb2.COLOR_WHITE: "white"}
 
 
@@ -70,18 +68,26 @@ def bot_ref_text(ref: common_pb2.BotRef) -> str:
 
 
 def add_game_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--game", choices=sorted(GAME_KINDS), default="othello",
-                        help="game (default othello)")
+    variants = "; ".join(f"{g.name}: {'|'.join(g.variants)}" for g in GAMES)
+    sizes = "; ".join(f"{g.name}: {', '.join(map(str, g.sizes))}" for g in GAMES)
+    parser.add_argument("--game", choices=GAME_NAMES, default=GAME_NAMES[0],
+                        help=f"game (default {GAME_NAMES[0]})")
     parser.add_argument("--variant", default=None,
-                        help="Othello: standard|international; Gomoku: freestyle|exact-five")
-    parser.add_argument("--size", type=int, default=None, help="Gomoku board size (9, 15, 19)")
+                        help=f"variant, the game's first by default ({variants})")
+    parser.add_argument("--size", type=int, default=None,
+                        help=f"board size, the game's usual by default ({sizes})")
 
 
 def game_spec(args: argparse.Namespace) -> common_pb2.GameSpec:
-    othello = args.game == "othello"
-    variant = args.variant or ("standard" if othello else "freestyle")
-    size = 8 if othello else (args.size or 15)
-    return common_pb2.GameSpec(kind=GAME_KINDS[args.game], variant=variant, board_size=size)
+    """The game the options name, defaults filled in (for positions made here)."""
+    return game(args.game).spec(args.variant, args.size)
+
+
+def game_request(args: argparse.Namespace) -> common_pb2.GameSpec:
+    """The game as the options give it, for a service to complete: what the user left
+    out follows from the rest (an opening suite's variant, the game's defaults)."""
+    return common_pb2.GameSpec(kind=game(args.game).kind, variant=args.variant or "",
+                               board_size=args.size or 0)
 
 
 def read_text_file(path: Path, what: str) -> str:
@@ -93,8 +99,8 @@ def read_text_file(path: Path, what: str) -> str:
         raise InvalidArgumentError(f"cannot read {what} file {path}: {exc}") from None
 
 
-def position_of(game: common_pb2.GameSpec, text: str) -> Position:
-    return position_from_text(GAME_NAMES.get(game.kind, "othello"), text)
+def position_of(spec: common_pb2.GameSpec, text: str) -> Position:
+    return game(spec.kind).position_from_text(text)
 
 
 def enum_name(value: int, prefix: str, enum: Any) -> str:

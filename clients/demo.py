@@ -12,7 +12,6 @@ gateway runs beside the services: the demo prints its ladder page's address, and
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import threading
 import time
@@ -22,6 +21,7 @@ from arena.clients.ladder_commands import print_standings, watch_ladder
 from arena.clients.sdk import ArenaClient
 
 from arena.errors import AlreadyExistsError
+from arena.home import arena_home
 from arena.textboard import format_duration
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, referee_pb2
 
@@ -52,8 +52,7 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
 def _demo_home(args: argparse.Namespace) -> Path:
     if args.demo_home is not None:
         return Path(args.demo_home).resolve()
-    base = Path(args.home or os.environ.get("ARENA_HOME") or ".arena")
-    return (base / "demo").resolve()
+    return arena_home(args.home) / "demo"
 
 
 def register_presets(client: ArenaClient, names: list[str]) -> list[common_pb2.BotRef]:
@@ -87,7 +86,7 @@ def save_replays(client: ArenaClient, ladder_id: str, folder: Path) -> list[Path
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from arena.services.common.stack import Stack
+    from arena.services.common.launcher import Launcher
 
     bots = [name.strip() for name in args.bots.split(",") if name.strip()]
     home = _demo_home(args)
@@ -95,10 +94,10 @@ def run_demo(args: argparse.Namespace) -> int:
     print(f"Starting the embedded stack in {home} "
           f"(2 Redis servers, registry, referee, ladder, {args.workers} workers, web "
           "gateway)...", flush=True)
-    # A few matches in flight keep every worker busy, and games then finish one after
+    # A few games in flight keep every worker busy, and games then finish one after
     # another (an honest progress bar and ETA) instead of all together at the end.
-    in_flight = {"ARENA_MAX_MATCHES": str(2 * max(1, args.workers))}
-    with Stack(home=home, workers=args.workers, extra_env=in_flight) as stack:
+    in_flight = {"ARENA_LADDER_IN_FLIGHT": str(2 * max(1, args.workers))}
+    with Launcher(home=home, workers=args.workers, env=in_flight, web=True) as stack:
         print(stack.describe(), flush=True)
         with ArenaClient(
             registry=stack.target("registry"), referee=stack.target("referee"),
@@ -120,9 +119,8 @@ def run_demo(args: argparse.Namespace) -> int:
             print(f"Ladder {ladder.id}: round robin of {len(refs)} bots, {args.openings} "
                   f"openings x 2 colours per pairing = {ladder.games_total} games; "
                   f"expect about {format_duration(expected)} on 2 cores.", flush=True)
-            page = f"{stack.web_url}/ladders/{ladder.id}" if stack.web_url else ""
-            if page:
-                print(f"Watch it in a browser: {page}", flush=True)
+            page = f"http://{stack.target('web')}/ladders/{ladder.id}"
+            print(f"Watch it in a browser: {page}", flush=True)
             watch_ladder(client, ladder.id)
             print()
             print_standings(client.get_standings(ladder.id))
@@ -132,10 +130,10 @@ def run_demo(args: argparse.Namespace) -> int:
         print(f"\nSaved {len(saved)} replays in {folder}. Step through one with:\n"
               f"  arena match replay {folder / example}\n"
               f"The games stay in the demo's durable Redis; to browse them there:\n"
-              f"  arena up --home {home}      (then, in another terminal)\n"
+              f"  arena up --web --home {home}      (then, in another terminal)\n"
               f"  arena --home {home} match list --ladder {ladder.id}\n"
               f"  arena --home {home} match replay <match id>", flush=True)
-        if args.serve and page:
+        if args.serve:
             serve_until_stopped(page)
         print("Stopping everything...", flush=True)
     print(f"Done in {format_duration(time.monotonic() - started)}.", flush=True)

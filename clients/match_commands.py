@@ -9,7 +9,6 @@ from typing import Any
 
 from arena.clients.common import (
     COLOR_NAMES,
-    GAME_KINDS,
     add_game_options,
     add_json_flag,
     bot_ref_text,
@@ -29,7 +28,8 @@ from arena.clients.navigator import Navigator
 from arena.engine.api import TreeNode
 from arena.errors import InvalidArgumentError
 from arena.formats import Replay, parse_replay
-from arena.games import new_position
+from arena.games import GAME_NAMES, Position, game
+from arena.records import native_replay
 from arena.textboard import render_board, render_tree
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
@@ -116,7 +116,7 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     listing.add_argument("--bot", default="", help="only matches of this bot")
     listing.add_argument("--ladder", default="", help="only matches of this ladder")
     listing.add_argument("--status", choices=sorted(STATUSES), help="only this status")
-    listing.add_argument("--game", choices=sorted(GAME_KINDS))
+    listing.add_argument("--game", choices=GAME_NAMES)
     listing.add_argument("--limit", type=int, default=20, help="at most this many (0: all)")
     add_json_flag(listing)
     listing.set_defaults(func=cmd_list)
@@ -125,21 +125,34 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 # -- create / watch ------------------------------------------------------------------------
 
 
+def start_of(args: argparse.Namespace, start: str) -> tuple[common_pb2.GameSpec, Position]:
+    """The game and start position the options give: a ``--start`` position says its own
+    variant and size, and options that contradict it are refused."""
+    if not start:
+        spec = game_spec(args)
+        return spec, game(spec.kind).new_position(spec.variant, spec.board_size)
+    position = game(args.game).position_from_text(start)
+    for option, given, actual in (("--variant", args.variant, position.variant),
+                                  ("--size", args.size, position.size)):
+        if given is not None and given != actual:
+            raise InvalidArgumentError(
+                f"{option} {given} contradicts the start position ({actual}); "
+                f"leave {option} out or use a {given} position")
+    return game(args.game).spec(position.variant, position.size), position
+
+
 def _match_config(args: argparse.Namespace) -> match_pb2.MatchConfig:
-    game = game_spec(args)
     start = args.start
     if args.start_file is not None:
         start = read_text_file(args.start_file, "start position").strip()
-    position = position_of(game, start) if start else new_position(
-        args.game, game.variant, game.board_size
-    )
+    spec, position = start_of(args, start)
     opening: list[int] = []
     for word in args.opening.replace(",", " ").split():
         move = position.parse_move(word)
         position.push(move)
         opening.append(move)
     return match_pb2.MatchConfig(
-        game=game, black=parse_bot_ref(args.black), white=parse_bot_ref(args.white),
+        game=spec, black=parse_bot_ref(args.black), white=parse_bot_ref(args.white),
         start_position=start, opening=opening,
         time_control=common_pb2.TimeControl(
             move_time_ms=args.move_time_ms, game_time_ms=args.game_time_ms
@@ -218,9 +231,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         print_json(match)
         return 0
-    game = match.config.game
+    spec = match.config.game
     print(f"match    {match.id}")
-    print(f"game     {game_label(game)}")
+    print(f"game     {game_label(spec)}")
     print(f"black    {bot_ref_text(match.black)}")
     print(f"white    {bot_ref_text(match.white)}")
     print(f"status   {match_result_text(match)}")
@@ -228,14 +241,13 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"ladder   {match.config.ladder_id}")
     print(f"moves    {' '.join(m.move.text or str(m.move.square) for m in match.moves) or '-'}")
     if match.moves and match.moves[-1].position_after:
-        final = position_of(game, match.moves[-1].position_after)
+        final = position_of(spec, match.moves[-1].position_after)
         print(render_board(final, last_move=match.moves[-1].move.square))
     return 0
 
 
-def game_label(game: common_pb2.GameSpec) -> str:
-    name = {common_pb2.GAME_KIND_OTHELLO: "othello", common_pb2.GAME_KIND_GOMOKU: "gomoku"}
-    return f"{name.get(game.kind, '?')} {game.variant} {game.board_size}x{game.board_size}"
+def game_label(spec: common_pb2.GameSpec) -> str:
+    return f"{game(spec.kind).name} {spec.variant} {spec.board_size}x{spec.board_size}"
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -244,7 +256,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.status:
         filters["status"] = STATUSES[args.status]
     if args.game:
-        filters["game"] = GAME_KINDS[args.game]
+        filters["game"] = game(args.game).kind
     with client_from_args(args) as client:
         matches = list(client.iter_matches(limit=args.limit, **filters))
     if args.json:
@@ -278,8 +290,7 @@ def load_replay(args: argparse.Namespace, source: str) -> Replay:
     if path.is_file() or source.endswith(".json"):
         return parse_replay(read_text_file(path, "replay"))
     with client_from_args(args) as client:
-        replay = client.get_replay(source, referee_pb2.REPLAY_FORMAT_NATIVE)
-    return parse_replay(replay.content)
+        return native_replay(client.get_match(source))
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

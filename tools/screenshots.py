@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.clients.sdk import ArenaClient
-from arena.services.common.stack import Stack
+from arena.services.common.launcher import Launcher
 from google.protobuf import json_format, struct_pb2
 
 from arena.errors import AlreadyExistsError
@@ -161,13 +161,14 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="arena-screens-") as home, \
-            Stack(home=Path(home), workers=2) as stack:
-        print(f"stack up at {stack.web_url}; playing the games to show...", flush=True)
+            Launcher(home=Path(home), workers=2, web=True) as stack:
+        url = f"http://{stack.target('web')}"
+        print(f"stack up at {url}; playing the games to show...", flush=True)
         with ArenaClient(registry=stack.target("registry"), referee=stack.target("referee"),
                          ladder=stack.target("ladder"), engine=stack.target("worker"),
                          token=stack.admin_token, home=stack.home) as client:
             ids = play(client)
-            saved = shoot(stack.web_url, ids, client, args.out)
+            saved = shoot(url, ids, client, args.out)
     for path in saved:
         print(path.relative_to(REPO) if path.is_relative_to(REPO) else path)
     print(f"{len(saved)} screenshots in {time.monotonic() - started:.0f} s", flush=True)

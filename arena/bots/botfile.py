@@ -32,8 +32,8 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from arena.bots.engines import game_from_name, game_name
 from arena.bots.spec import builtin_config, config_to_struct
+from arena.games import game
 from arena.v1 import bots_pb2
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -139,7 +139,7 @@ def spec_to_toml(spec: bots_pb2.BotSpec, comment: str = "") -> str:
     head = "".join(f"# {line}".rstrip() + "\n" for line in comment.splitlines())
     lines = [f"name = {toml_string(spec.name)}"]
     if spec.game:
-        lines.append(f"game = {toml_string(game_name(spec.game))}")
+        lines.append(f"game = {toml_string(game(spec.game).name)}")
     if spec.description:
         lines.append(f"description = {toml_string(spec.description)}")
     if spec.preset:
@@ -213,7 +213,7 @@ def parse_bot_file(text: str) -> BotFile:
                 setattr(spec, key, value)
     if "game" in data:
         try:
-            spec.game = game_from_name(str(_expect(data, "game", str, "a string")))
+            spec.game = game(str(_expect(data, "game", str, "a string"))).kind
         except BotFileError:
             raise
         except ValueError as exc:

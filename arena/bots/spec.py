@@ -15,7 +15,7 @@ from datetime import datetime
 
 from google.protobuf import struct_pb2, timestamp_pb2
 
-from arena.bots.engines import engine_for, game_name
+from arena.games import game
 from arena.v1 import bots_pb2
 
 # Doubles represent every integer up to 2**53 exactly; beyond that "integral" means little.
@@ -82,7 +82,7 @@ def content_hash(spec: bots_pb2.BotSpec) -> str:
     """Hex sha256 of everything in the spec, independent of protobuf encoding details."""
     document = {
         "name": spec.name,
-        "game": game_name(spec.game),
+        "game": game(spec.game).name,
         "description": spec.description,
         "avatar_sha256": hashlib.sha256(spec.avatar_png).hexdigest() if spec.avatar_png else "",
         "engine": _engine_document(spec),
@@ -99,7 +99,7 @@ def evaluator_hash(spec: bots_pb2.BotSpec) -> str:
     the arena does not search for them, the hash only tells versions apart.
     """
     if spec.WhichOneof("engine") == "builtin":
-        return engine_for(spec.game).evaluator_hash(builtin_config(spec))
+        return game(spec.game).engine().evaluator_hash(builtin_config(spec))
     return hashlib.sha256(_canonical(_engine_document(spec))).hexdigest()
 
 

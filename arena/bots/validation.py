@@ -13,10 +13,10 @@ import re
 import struct
 import zlib
 
-from arena.bots.engines import EVALUATOR_GAMES, GAME_NAMES, GameKind, engine_for, game_name
 from arena.bots.presets import preset_problem
 from arena.bots.spec import builtin_config
 from arena.errors import FieldViolation, InvalidArgumentError
+from arena.games import GAMES, Game, GameKind, UnknownGameError, game
 from arena.v1 import bots_pb2
 
 NAME_MAX_CHARS = 64
@@ -160,25 +160,37 @@ def _prefixed(violation: FieldViolation) -> FieldViolation:
     return FieldViolation(f"{CONFIG_PREFIX}{separator}{field}", violation.description)
 
 
-def validate_builtin(game: GameKind, config: dict[str, object]) -> list[FieldViolation]:
-    """The evaluator must exist and play ``game``; its engine validates the rest."""
+def evaluator_game(evaluator: object) -> Game | None:
+    """The game whose engine offers ``evaluator`` (None: no engine does)."""
+    return next((g for g in GAMES if evaluator in g.engine().evaluators), None)
+
+
+def known_evaluators() -> list[str]:
+    return sorted(name for g in GAMES for name in g.engine().evaluators)
+
+
+def validate_builtin(kind: GameKind, config: dict[str, object]) -> list[FieldViolation]:
+    """The evaluator must exist and play game ``kind``; its engine validates the rest."""
     evaluator = config.get("evaluator")
     field = f"{CONFIG_PREFIX}.evaluator"
-    if not isinstance(evaluator, str) or evaluator not in EVALUATOR_GAMES:
-        known = ", ".join(sorted(EVALUATOR_GAMES))
+    plays = evaluator_game(evaluator)
+    if plays is None:
+        known = ", ".join(known_evaluators())
         return [FieldViolation(field, f"unknown evaluator {evaluator!r} (known: {known})")]
-    plays = EVALUATOR_GAMES[evaluator]
-    if game in GAME_NAMES.values() and plays != game:
-        return [FieldViolation(field, f"evaluator {evaluator!r} plays {game_name(plays)}, "
-                                      f"not {game_name(game)}")]
-    return [_prefixed(v) for v in engine_for(plays).validate_config(config)]
+    if kind in (g.kind for g in GAMES) and plays.kind != kind:
+        return [FieldViolation(field, f"evaluator {evaluator!r} plays {plays.name}, "
+                                      f"not {game(kind).name}")]
+    return [_prefixed(v) for v in plays.engine().validate_config(config)]
 
 
 def validate_spec(spec: bots_pb2.BotSpec) -> list[FieldViolation]:
     """Every problem with ``spec``; an empty list means it may be stored."""
     found = validate_name(spec.name)
-    if spec.game not in GAME_NAMES.values():
-        found.append(FieldViolation("spec.game", f"must be one of {', '.join(GAME_NAMES)}"))
+    try:
+        game(spec.game)
+    except UnknownGameError:
+        names = ", ".join(g.name for g in GAMES)
+        found.append(FieldViolation("spec.game", f"must be one of {names}"))
     if len(spec.description) > DESCRIPTION_MAX_CHARS:
         found.append(FieldViolation("spec.description", f"must be at most "
                                     f"{DESCRIPTION_MAX_CHARS} characters"))

@@ -118,16 +118,22 @@ class CreateLadderRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     CONFIG_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """Idempotency key: a retried request with the same key (same owner, within a day)
+    returns the ladder the first one created.
+    """
     @_builtins.property
     def config(self) -> Global___LadderConfig: ...
     def __init__(
         self,
         *,
         config: Global___LadderConfig | None = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "request_id", b"request_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -92,6 +92,7 @@ class MatchResult(_message.Message):
     WHITE_COUNT_FIELD_NUMBER: _builtins.int
     SCORE_FIELD_NUMBER: _builtins.int
     FORFEITED_FIELD_NUMBER: _builtins.int
+    VOID_FIELD_NUMBER: _builtins.int
     winner: _common_pb2.Color.ValueType
     """COLOR_UNSPECIFIED for a draw."""
     termination: Global___Termination.ValueType
@@ -104,6 +105,10 @@ class MatchResult(_message.Message):
     """Othello: final disc difference black-white with empties to the winner (WOF)."""
     forfeited: _common_pb2.Color.ValueType
     """The side that forfeited, if any."""
+    void: _builtins.bool
+    """True when the infrastructure ended the game (cancelled, dead-lettered, stalled):
+    no result, not counted in ratings; `detail` says why.
+    """
     def __init__(
         self,
         *,
@@ -114,10 +119,11 @@ class MatchResult(_message.Message):
         white_count: _builtins.int = ...,
         score: _builtins.int = ...,
         forfeited: _common_pb2.Color.ValueType = ...,
+        void: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["black_count", b"black_count", "detail", b"detail", "forfeited", b"forfeited", "score", b"score", "termination", b"termination", "white_count", b"white_count", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["black_count", b"black_count", "detail", b"detail", "forfeited", b"forfeited", "score", b"score", "termination", b"termination", "void", b"void", "white_count", b"white_count", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -28,8 +28,13 @@ class RegisterBotRequest(_message.Message):
 
     SPEC_FIELD_NUMBER: _builtins.int
     FROM_PRESET_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     from_preset: _builtins.str
     """Optional: start from a preset; `spec.builtin.config` then holds overrides only."""
+    request_id: _builtins.str
+    """Idempotency key: a retried request with the same key (same owner, within a day)
+    returns the version the first one registered.
+    """
     @_builtins.property
     def spec(self) -> _bots_pb2.BotSpec: ...
     def __init__(
@@ -37,10 +42,11 @@ class RegisterBotRequest(_message.Message):
         *,
         spec: _bots_pb2.BotSpec | None = ...,
         from_preset: _builtins.str = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["spec", b"spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_preset", b"from_preset", "spec", b"spec"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_preset", b"from_preset", "request_id", b"request_id", "spec", b"spec"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

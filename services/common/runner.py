@@ -1,32 +1,39 @@
-"""The `__main__` of every service: settings, logging, build, serve until a signal."""
+"""The `__main__` of every service: configuration, logging, build, serve until a signal."""
 
 from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from arena.services.common.auth import TokenStore
-from arena.services.common.config import Settings
+from arena.services.common.config import Config
+from arena.services.common.launcher import die_with_parent
 from arena.services.common.server import Registration, ServerHandle, build_server, serve
-from arena.services.common.stack import die_with_parent
 
-# A service factory: given the settings, the servicer registrations, their full service
-# names, and callbacks to run on shutdown (stop background loops, close connections).
+log = logging.getLogger(__name__)
+
+# A service factory: given the configuration, the servicer registrations, their full
+# service names, and callbacks to run on shutdown (stop background loops, close connections).
 ServiceParts = tuple[list[Registration], list[str], list[Callable[[], None]]]
-ServiceFactory = Callable[[Settings], ServiceParts]
+ServiceFactory = Callable[[Config], ServiceParts]
 
 
-def run_service(prog: str, factory: ServiceFactory, argv: list[str] | None = None) -> int:
+def run_service(role: str, factory: ServiceFactory, argv: Sequence[str] | None = None) -> int:
     die_with_parent()
-    settings = Settings.from_args(prog, argv)
+    try:
+        config = Config.load(role, argv)
+    except ValueError as exc:  # a bad environment value: one line, not a traceback
+        print(f"arena-{role}: configuration error: {exc}", file=sys.stderr)
+        return 2
     logging.basicConfig(
-        level=logging.INFO, stream=sys.stderr,
-        format=f"%(asctime)s {prog} %(levelname)s %(name)s: %(message)s",
+        level=config.log_level.upper(), stream=sys.stderr,
+        format=f"%(asctime)s {role} %(levelname)s %(name)s: %(message)s",
     )
-    registrations, names, on_stop = factory(settings)
-    tokens = TokenStore.from_env() if settings.auth else None
-    handle: ServerHandle = build_server(registrations, names, settings.listen, tokens)
+    log.info("configuration:\n  %s", "\n  ".join(config.describe()))
+    registrations, names, on_stop = factory(config)
+    tokens = TokenStore.from_config(config) if config.auth else None
+    handle: ServerHandle = build_server(registrations, names, config.listen, tokens)
     handle.on_stop.extend(on_stop)
-    serve(handle, settings.ready_file)
+    serve(handle, config.ready_file)
     return 0

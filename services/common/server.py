@@ -69,10 +69,10 @@ def build_server(
     tokens: TokenStore | None = None,
     max_workers: int = 32,
 ) -> ServerHandle:
-    """Build a server for the given servicers; ``tokens=None`` disables auth (tests only)."""
-    interceptors: list[grpc.ServerInterceptor[Any, Any]] = [ErrorMappingInterceptor()]
-    if tokens is not None:
-        interceptors.append(AuthInterceptor(tokens))
+    """Build a server for the given servicers; ``tokens=None`` turns authentication off
+    (every caller is the anonymous admin)."""
+    interceptors: list[grpc.ServerInterceptor[Any, Any]] = [
+        ErrorMappingInterceptor(), AuthInterceptor(tokens)]
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="grpc"),
         interceptors=interceptors,

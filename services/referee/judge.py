@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arena.games import PASS, Color, Position, Termination
+from arena.games import PASS, Color, Position, Termination, game_of
 from arena.v1 import common_pb2, engine_pb2, match_pb2
 
 _ERROR_TERMINATIONS = {
@@ -34,12 +34,6 @@ class Forfeit:
     detail: str
 
 
-def num_moves(position: Position) -> int:
-    """Move numbers run 0..size*size-1, plus PASS in Othello."""
-    squares = position.size * position.size
-    return squares + 1 if position.game == "othello" else squares
-
-
 def judge_answer(
     position: Position, result: engine_pb2.MoveResult, time_ms: int, limit_ms: int,
     grace_ms: int,
@@ -55,7 +49,7 @@ def judge_answer(
     if not result.HasField("move"):
         return Forfeit(match_pb2.TERMINATION_MALFORMED_ANSWER, "the answer holds no move")
     square = result.move.square
-    if not 0 <= square < num_moves(position):
+    if not 0 <= square < game_of(position).num_moves(position.size):
         return Forfeit(match_pb2.TERMINATION_MALFORMED_ANSWER,
                        f"move {square} is not a square of this board")
     if not position.is_legal(square):
@@ -111,7 +105,7 @@ def natural_result(position: Position) -> match_pb2.MatchResult:
         termination=termination,
     )
     _counts(position, result)
-    if position.game == "othello":
+    if game_of(position).counts_discs:
         result.score = outcome.wof_diff
     return result
 
@@ -124,6 +118,6 @@ def forfeit_result(position: Position, forfeit: Forfeit) -> match_pb2.MatchResul
         detail=forfeit.detail, forfeited=proto_color(loser),
     )
     _counts(position, result)
-    if position.game == "othello":
+    if game_of(position).counts_discs:
         result.score = FORFEIT_MARGIN if loser is Color.WHITE else -FORFEIT_MARGIN
     return result

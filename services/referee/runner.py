@@ -14,20 +14,21 @@ import time
 from dataclasses import dataclass
 
 import redis
-from arena.services.referee import judge
-from arena.services.referee.delivery import (
+from arena.services.common.peers import BotVersions
+from arena.services.common.protocol.delivery import (
     DeliveryConfig,
-    entry_ms,
     move_stream_minid,
-    publish_move_job,
     read_results,
 )
-from arena.services.referee.ledger import Ledger
-from arena.services.referee.matches import FINISHED_STATES, MatchStore, start_position
+from arena.services.common.protocol.ledger import Ledger
+from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore
+from arena.services.common.protocol.streams import entry_ms
+from arena.services.referee import judge
+from arena.services.referee.matches import start_position
 from google.protobuf import timestamp_pb2
 
 from arena.games import PASS, Color, Position
-from arena.v1 import bots_pb2, common_pb2, engine_pb2, match_pb2
+from arena.v1 import common_pb2, engine_pb2, match_pb2
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ class Answer:
 
     record: match_pb2.MoveRecord | None = None
     forfeit: judge.Forfeit | None = None
+    cancelled: bool = False  # the match was cancelled meanwhile (it is over, not judged)
 
 
 @dataclass
@@ -68,18 +70,24 @@ class GameState:
         """Moves from the configured start: the opening, then every recorded move."""
         return [*self.match.config.opening, *(r.move.square for r in self.records)]
 
+    def after(self, record: match_pb2.MoveRecord) -> GameState:
+        """The state one recorded move later (this one is left as it is)."""
+        position = self.position.copy()
+        position.push(record.move.square)
+        return GameState(self.match, [*self.records, record], position)
+
 
 class MatchRunner:
     """Plays matches; one instance serves every match thread of a referee."""
 
     def __init__(self, client: redis.Redis, config: DeliveryConfig, stop: threading.Event,
-                 bot_lookup: BotLookup | None = None) -> None:
+                 bots: BotVersions) -> None:
         self.client = client
         self.config = config
         self.stop = stop
         self.store = MatchStore(client)
         self.ledger = Ledger(client)
-        self.bots = bot_lookup or BotLookup(client)
+        self.bots = bots
 
     def load(self, match_id: str) -> GameState:
         match = self.store.header(match_id)
@@ -99,7 +107,7 @@ class MatchRunner:
         if not self.ledger.start(state.match):
             return True
         cursor = "0"  # results may already wait for us if a referee died mid-move
-        published = -1  # the ply whose move job went out with the previous record
+        asked: engine_pb2.MoveJob | None = None  # the job published for the next ply
         squares = state.position.size * state.position.size
         for _ in range(2 * squares + 8):  # every ply fills a square or passes
             if self.stop.is_set():
@@ -110,46 +118,61 @@ class MatchRunner:
             if is_pass:
                 record = judge.pass_record(state.position, state.ply)
             else:
-                cursor, answer = self._ask(state, cursor, published == state.ply)
+                if asked is None or asked.ply != state.ply:
+                    asked = self._job(state)
+                    if asked is None:
+                        return self._finish(state, judge.forfeit_result(
+                            state.position, judge.Forfeit(match_pb2.TERMINATION_TIME_FORFEIT,
+                                                          "no game time left")))
+                    if not self.ledger.ask(asked, self._minid()):
+                        state, asked = self.load(match_id), None  # recorded or ended meanwhile
+                        if state.match.status in FINISHED_STATES:
+                            return True
+                        continue
+                cursor, answer = self._await(state, asked, cursor)
                 if answer is None:
                     return False
+                if answer.cancelled:
+                    return True
                 if answer.forfeit is not None:
                     return self._finish(state, judge.forfeit_result(state.position,
                                                                     answer.forfeit))
                 assert answer.record is not None
                 record = answer.record
-            following = self._following_job(state, record)
-            written = self.ledger.append(match_id, record, is_pass, following,
-                                         move_stream_minid(self.config.stall_timeout_ms))
-            if written:
+            following = self._job(state.after(record))
+            if self.ledger.append(match_id, record, is_pass, following, self._minid()):
                 state.position.push(record.move.square)
                 state.records.append(record)
-                published = state.ply if following is not None else -1
+                asked = following
             else:
-                state = self.load(match_id)  # another referee recorded this ply first
-                published = -1
+                state, asked = self.load(match_id), None  # another referee recorded it
                 if state.match.status in FINISHED_STATES:
                     return True
         raise RuntimeError(f"match {match_id} did not end within the board's plies")
 
-    def _following_job(
-        self, state: GameState, record: match_pb2.MoveRecord
-    ) -> engine_pb2.MoveJob | None:
-        """The job for the ply after ``record``, if a bot will be asked for it; the ledger
-        publishes it together with the record (one round trip less per move)."""
-        position = state.position.copy()
-        position.push(record.move.square)
+    def _minid(self) -> str:
+        return move_stream_minid(self.config.stall_timeout_ms)
+
+    def _job(self, state: GameState) -> engine_pb2.MoveJob | None:
+        """The move job for the ply ``state`` is at: None when no bot is asked there (the
+        game is over, the side to move must pass) or its time is used up (a forfeit)."""
+        position = state.position
         if position.is_game_over() or position.legal_moves() == [PASS]:
             return None
-        after = GameState(state.match, [*state.records, record], position)
-        budget = self._budget_ms(after)
+        budget = self._budget_ms(state)
         if budget <= 0:
-            return None  # a time forfeit: judged when the ply comes up
-        return self._job(after, self.bots.get(self._side_to_move(after)), budget)
-
-    @staticmethod
-    def _side_to_move(state: GameState) -> common_pb2.BotRef:
-        return state.match.black if state.position.turn is Color.BLACK else state.match.white
+            return None
+        match = state.match
+        side = match.black if position.turn is Color.BLACK else match.white
+        return engine_pb2.MoveJob(
+            job_id=f"{match.id}/{state.ply}/{secrets.token_hex(4)}", match_id=match.id,
+            ply=state.ply, game=match.config.game.kind,
+            position=common_pb2.Position(game=match.config.game, text=position.to_text()),
+            history=state.history(), bot=self.bots.get(side), time_budget_ms=budget,
+            deadline_unix_ms=int(time.time() * 1000) + self.config.stall_timeout_ms,
+            tree_node_budget=match.config.tree_node_budget if match.config.capture_trees else 0,
+            seed=seed_for_ply(match.config.seed, state.ply),
+        )
 
     def _finish(self, state: GameState, result: match_pb2.MatchResult) -> bool:
         finished = match_pb2.Match()
@@ -176,41 +199,19 @@ class MatchRunner:
             budget = min(budget, max(0, int(left)))
         return budget
 
-    def _job(
-        self, state: GameState, bot: bots_pb2.BotVersion, budget_ms: int
-    ) -> engine_pb2.MoveJob:
-        match = state.match
-        return engine_pb2.MoveJob(
-            job_id=f"{match.id}/{state.ply}/{secrets.token_hex(4)}", match_id=match.id,
-            ply=state.ply, game=match.config.game.kind,
-            position=common_pb2.Position(game=match.config.game,
-                                         text=state.position.to_text()),
-            history=state.history(), bot=bot, time_budget_ms=budget_ms,
-            deadline_unix_ms=int(time.time() * 1000) + self.config.stall_timeout_ms,
-            tree_node_budget=match.config.tree_node_budget if match.config.capture_trees else 0,
-            seed=seed_for_ply(match.config.seed, state.ply),
-        )
-
-    def _ask(self, state: GameState, cursor: str,
-             published: bool = False) -> tuple[str, Answer | None]:
-        """Publish the move job (unless ``published``) and wait for the first answer for
-        this ply."""
+    def _await(self, state: GameState, job: engine_pb2.MoveJob,
+               cursor: str) -> tuple[str, Answer | None]:
+        """Wait for the first answer for the ply ``job`` asked about."""
         match = state.match
         grace = match.config.time_control.grace_ms or self.config.grace_ms
-        budget = self._budget_ms(state)
-        if budget <= 0:
-            return cursor, Answer(forfeit=judge.Forfeit(
-                match_pb2.TERMINATION_TIME_FORFEIT, "no game time left"))
-        if not published:
-            bot = self.bots.get(self._side_to_move(state))
-            publish_move_job(self.client, self._job(state, bot, budget),
-                             move_stream_minid(self.config.stall_timeout_ms))
         give_up = time.monotonic() + self.config.stall_timeout_ms / 1000
         while time.monotonic() < give_up:
             if self.stop.is_set():
                 return cursor, None
             cursor, events = read_results(self.client, match.id, cursor, _READ_BLOCK_MS)
             for event in events:
+                if event.kind == "cancelled":
+                    return cursor, Answer(cancelled=True)
                 if event.ply != state.ply:
                     continue  # a late or duplicate answer to an earlier ply
                 if event.kind == "dead":
@@ -219,7 +220,7 @@ class MatchRunner:
                 if event.result is not None:
                     started = entry_ms(event.started_id) if event.started_id else None
                     return cursor, self._judge(state, event.result, event.at_ms, started,
-                                               budget, grace)
+                                               job.time_budget_ms, grace)
         return cursor, Answer(forfeit=judge.Forfeit(
             match_pb2.TERMINATION_DEAD_LETTERED,
             f"no worker answered within {self.config.stall_timeout_ms} ms"))
@@ -233,24 +234,3 @@ class MatchRunner:
         if forfeit is not None:
             return Answer(forfeit=forfeit)
         return Answer(record=judge.move_record(state.position, state.ply, result, time_ms))
-
-
-class BotLookup:
-    """Bot versions by exact reference (immutable, so cached for the process's life)."""
-
-    def __init__(self, client: redis.Redis) -> None:
-        from arena.services.registry.store import BotStore
-
-        self._store = BotStore(client)
-        self._cache: dict[tuple[str, int], bots_pb2.BotVersion] = {}
-        self._lock = threading.Lock()
-
-    def get(self, ref: common_pb2.BotRef) -> bots_pb2.BotVersion:
-        key = (ref.name, ref.version)
-        with self._lock:
-            found = self._cache.get(key)
-        if found is None:
-            found = self._store.get(ref.name, ref.version)
-            with self._lock:
-                self._cache[key] = found
-        return found

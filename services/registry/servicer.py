@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import grpc
 from arena.services.common.auth import current_principal
-from arena.services.registry.store import BotFilter, BotStore
+from arena.services.common.protocol.bots import BotFilter, BotStore
 
 from arena.bots import apply_preset, check_spec, list_presets, new_version
 from arena.bots.validation import validate_name

@@ -95,7 +95,7 @@ class Gateway:
         s = self.settings
         return ArenaClient(registry=s.registry or None, referee=s.referee or None,
                            ladder=s.ladder or None, engine=s.engine or None,
-                           token=token or None, home=s.home)
+                           token=token or None)
 
     def _cached_client(self, token: str) -> ArenaClient:
         """One client (and so one set of channels) per token, the most recent 64 kept."""

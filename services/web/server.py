@@ -14,11 +14,13 @@ import signal
 import socket
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from types import FrameType
 
 import uvicorn
-from arena.services.common.stack import die_with_parent
+from arena.services.common.launcher import die_with_parent
 from arena.services.web.app import Lifecycle, create_app
 from arena.services.web.settings import WebSettings, split_listen
 
@@ -83,9 +85,14 @@ def bind(listen: str) -> socket.socket:
 
 def main(argv: list[str] | None = None) -> int:
     die_with_parent()
-    settings = WebSettings.from_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+    try:
+        config, settings = WebSettings.load(argv)
+    except ValueError as exc:  # a bad environment value: one line, not a traceback
+        print(f"arena-web: configuration error: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s web %(levelname)s %(name)s: %(message)s")
+    log.info("configuration:\n  %s", "\n  ".join(config.describe()))
     try:
         sock = bind(settings.listen)
     except (OSError, ValueError) as exc:
@@ -93,12 +100,21 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     port = sock.getsockname()[1]
     lifecycle = Lifecycle()
-    config = uvicorn.Config(
+    serving = uvicorn.Config(
         create_app(settings, lifecycle), log_config=None, access_log=False, lifespan="on",
         timeout_graceful_shutdown=GRACE_S, proxy_headers=False, server_header=False,
     )
-    server = WebServer(config, lifecycle, settings.drain_s, settings.ready_file, port)
+    server = WebServer(serving, lifecycle, settings.drain_s, settings.ready_file, port)
     log.info("web gateway on http://%s:%d (reading %s)", settings.listen.rpartition(":")[0],
              port, settings.read_access)
     asyncio.run(server.serve(sockets=[sock]))
     return 0
+
+
+def check_http_health(target: str, timeout_s: float = 2.0) -> bool:
+    """True if the web gateway at ``target`` (host:port) answers GET /healthz with 200."""
+    try:
+        with urllib.request.urlopen(f"http://{target}/healthz", timeout=timeout_s) as reply:
+            return bool(reply.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False

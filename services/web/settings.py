@@ -1,20 +1,20 @@
-"""The web gateway's settings: the environment (12-factor), with command-line overrides.
+"""The web gateway's view of the shared configuration (``services/common/config.py``,
+``docs/configuration.md``): where the services are, which token reads go out with, who
+may read, and how it stops.
 
-Where the other services are comes from ``ARENA_REGISTRY``, ``ARENA_REFEREE``,
-``ARENA_LADDER`` and ``ARENA_ENGINE`` (then ``stack.json`` in ``$ARENA_HOME``, as for the
-SDK). Reads go out with the gateway's own token: ``ARENA_WEB_TOKEN`` (best a ``user``
-token), else ``ARENA_ADMIN_TOKEN``. ``ARENA_WEB_READ=token`` restricts reading to people
-who enter a token in the page; actions always need one.
+Reads go out with the service token (``ARENA_SERVICE_TOKEN``, best a ``user`` token made
+for the gateway; else the admin token) while reading is open; ``ARENA_WEB_READ=token``
+restricts reading to people who enter a token in the page. Actions always need one.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from arena.services.common.config import Config
 
 ReadAccess = Literal["open", "token"]
 READ_ACCESS: tuple[ReadAccess, ...] = ("open", "token")
@@ -31,7 +31,6 @@ class WebSettings:
     referee: str = ""
     ladder: str = ""
     engine: str = ""
-    home: Path | None = None
     # Seconds between /healthz turning 503 and the server closing on SIGTERM, so that a
     # load balancer stops sending first (Kubernetes: a few seconds; locally 0).
     drain_s: float = 0.0
@@ -39,39 +38,23 @@ class WebSettings:
     max_streams: int = 200
 
     @classmethod
-    def from_args(cls, argv: list[str] | None = None,
-                  env: Mapping[str, str] | None = None) -> WebSettings:
-        env = os.environ if env is None else env
-        parser = argparse.ArgumentParser(
-            prog="arena.services.web", description="Run the Arena web gateway (HTTP).")
-        parser.add_argument("--listen", default=env.get("ARENA_LISTEN", cls.listen),
-                            help="host:port to bind (port 0 picks a free one)")
-        parser.add_argument("--ready-file", type=Path, default=None,
-                            help="write the bound port here once serving")
-        parser.add_argument("--read-access", choices=READ_ACCESS,
-                            default=env.get("ARENA_WEB_READ", "open"),
-                            help="open: anyone may read; token: readers need a token too")
-        for role in ("registry", "referee", "ladder", "engine"):
-            parser.add_argument(f"--{role}", default=env.get(f"ARENA_{role.upper()}", ""),
-                                help=f"{role} address (host:port)")
-        parser.add_argument("--drain-s", type=float,
-                            default=float(env.get("ARENA_WEB_DRAIN_S", "0")),
-                            help="seconds /healthz reports draining before the server stops")
-        parser.add_argument("--max-streams", type=int,
-                            default=int(env.get("ARENA_WEB_MAX_STREAMS", "200")),
-                            help="live streams served at once")
-        args = parser.parse_args(argv)
-        if args.read_access not in READ_ACCESS:
-            parser.error(f"ARENA_WEB_READ must be one of {', '.join(READ_ACCESS)}, "
-                         f"got {args.read_access!r}")
-        home = env.get("ARENA_HOME")
+    def from_config(cls, config: Config) -> WebSettings:
+        if config.web_read not in READ_ACCESS:
+            raise ValueError(f"ARENA_WEB_READ={config.web_read!r}: expected one of "
+                             f"{', '.join(READ_ACCESS)}")
         return cls(
-            listen=args.listen, ready_file=args.ready_file, read_access=args.read_access,
-            service_token=env.get("ARENA_WEB_TOKEN") or env.get("ARENA_ADMIN_TOKEN", ""),
-            registry=args.registry, referee=args.referee, ladder=args.ladder,
-            engine=args.engine, home=Path(home) if home else None,
-            drain_s=max(0.0, args.drain_s), max_streams=max(1, args.max_streams),
+            listen=config.listen, ready_file=config.ready_file,
+            read_access=config.web_read, service_token=config.peer_token,
+            registry=config.registry, referee=config.referee, ladder=config.ladder,
+            engine=config.engine, drain_s=max(0.0, config.web_drain_s),
+            max_streams=max(1, config.web_max_streams),
         )
+
+    @classmethod
+    def load(cls, argv: Sequence[str] | None = None,
+             env: Mapping[str, str] | None = None) -> tuple[Config, WebSettings]:
+        config = Config.load("web", argv, env)
+        return config, cls.from_config(config)
 
 
 def split_listen(listen: str) -> tuple[str, int]:

@@ -12,14 +12,13 @@ import time
 from dataclasses import dataclass, field
 
 import grpc
-from arena.services.referee.matches import game_name
-from arena.services.worker.tcache import CacheKey, SharedSearchCache
+from arena.services.common.protocol.tcache import CacheKey, SharedSearchCache
 
 from arena.bots.spec import builtin_config
-from arena.engine import dispatch
+from arena.engine.adapters import PreparedBot
 from arena.engine.api import Limits, SearchResult, StopFlag, TreeNode
 from arena.errors import InvalidArgumentError
-from arena.games import Color, GameError, position_from_text
+from arena.games import Color, GameError, game
 from arena.v1 import bot_service_pb2, bot_service_pb2_grpc, common_pb2, engine_pb2
 
 # How long past the bot's limit the worker waits for an external bot before giving up.
@@ -42,18 +41,6 @@ class BotAnswer:
     tree: list[TreeNode] | None = None
     # A completed search the worker stores in the shared cache after answering.
     to_cache: tuple[CacheKey, SearchResult] | None = None
-
-
-@dataclass(frozen=True)
-class PreparedBot:
-    """What a built-in bot's spec decodes to, computed once per bot version and worker:
-    turning the spec's Struct into a config, validating it and hashing it costs far more
-    than a shallow search (~1 ms for a KReversi spec with its tables)."""
-
-    game: str
-    config: dict[str, object]
-    evaluator_hash: str
-    seed_sensitive: bool
 
 
 def _error(code: engine_pb2.MoveError.ValueType, detail: str) -> BotAnswer:
@@ -88,7 +75,9 @@ class BotRunner:
     # -- built-in engines ------------------------------------------------------------------
 
     def prepare(self, job: engine_pb2.MoveJob) -> PreparedBot:
-        """The job's bot, decoded and validated (cached by the exact spec bytes).
+        """The job's bot, decoded, validated and hashed once per bot version (cached by
+        the exact spec bytes): that costs far more than a shallow search (~1 ms for a
+        KReversi spec with its tables).
 
         Raises ``InvalidArgumentError`` or ``GameError`` for a spec that cannot run.
         """
@@ -97,13 +86,7 @@ class BotRunner:
         found = self._prepared.get(identity)
         if found is not None:
             return found
-        game = game_name(job.game)
-        config = builtin_config(job.bot.spec)
-        violations = dispatch.validate_config(game, config)
-        if violations:
-            raise InvalidArgumentError.for_fields(violations)
-        prepared = PreparedBot(game, config, dispatch.evaluator_hash(game, config),
-                               dispatch.seed_sensitive(game, config))
+        prepared = game(job.game).engine().prepare(builtin_config(job.bot.spec))
         with self._lock:
             if len(self._prepared) >= _PREPARED_MAX:
                 self._prepared.clear()
@@ -117,19 +100,20 @@ class BotRunner:
         except (InvalidArgumentError, GameError, ValueError) as exc:
             return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
         limit = job.time_budget_ms or None
+        engine = game(bot.game).engine()
         if key is None:
             self.flush()  # no probe to carry the queued stores
         else:
             cached = self.cache.probe(key, limit)
             if cached is not None:
-                cached = dispatch.redraw(bot.game, cached, job.seed)
+                cached = engine.redraw(cached, job.seed)
                 move = common_pb2.Move(square=cached.move)
                 info = search_info(cached, cache_hit=True)
                 return BotAnswer(engine_pb2.MoveResult(move=move, search=info))
         try:
-            result = dispatch.choose_move(
-                bot.game, job.position.text, list(job.history), bot.config,
-                Limits(time_ms=limit), stop, job.tree_node_budget, job.seed, validated=True)
+            result = engine.choose_move(bot, job.position.text, list(job.history),
+                                        Limits(time_ms=limit), stop, job.tree_node_budget,
+                                        job.seed)
         except InvalidArgumentError as exc:
             return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
         except Exception as exc:  # an engine bug must cost this bot the game, not the worker
@@ -138,7 +122,7 @@ class BotRunner:
         # a result depends on the machine's load, not on the request. Nor is a move the
         # seed drew other than among tied root moves (SharpMoku's random opening): a
         # later job with another seed could not draw it again.
-        seeded = bot.seed_sensitive and dispatch.seed_phase(bot.game, job.position.text)
+        seeded = bot.seed_sensitive and engine.seed_phase(job.position.text)
         reusable = not result.cut_short and not stop.is_set() and (result.ties or not seeded)
         answer = engine_pb2.MoveResult(move=common_pb2.Move(square=result.move),
                                        search=search_info(result))
@@ -177,8 +161,7 @@ class BotRunner:
         if external.move_deadline_ms:
             limit = min(limit, external.move_deadline_ms)
         try:
-            game = game_name(job.game)
-            turn = position_from_text(game, job.position.text).turn
+            turn = game(job.game).position_from_text(job.position.text).turn
         except (GameError, ValueError) as exc:
             return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
         request = bot_service_pb2.GetMoveRequest(

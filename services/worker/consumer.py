@@ -27,24 +27,23 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import redis
-from arena.services.referee.delivery import (
-    MOVE_STREAM,
-    WORKER_GROUP,
+from arena.services.common.protocol.delivery import (
     DeliveryConfig,
-    Heartbeat,
     JobStarter,
+    ask_still_wanted,
     dead_letter,
-    ensure_group,
     post_result,
     reclaim_idle_ms,
     requeue_move_job,
+    still_wanted,
 )
-from arena.services.referee.loop import default_consumer_name
+from arena.services.common.protocol.keys import MOVE_STREAM, WORKER_GROUP
+from arena.services.common.protocol.streams import Entry, StreamConsumer, consumer_name
+from arena.services.common.protocol.trees import store_tree
 from arena.services.worker.bots import BotAnswer, BotRunner
-from arena.services.worker.trees import store_tree, tree_to_proto
+from arena.services.worker.trees import tree_to_proto
 
 from arena.engine.api import StopFlag
 from arena.v1 import engine_pb2
@@ -84,12 +83,12 @@ class WorkerLoop:
                  config: DeliveryConfig | None = None, runner: BotRunner | None = None) -> None:
         self.client = client
         self.cache = cache
-        self.worker_id = worker_id or default_consumer_name("worker")
-        self.config = config or DeliveryConfig.from_env()
+        self.worker_id = consumer_name("worker", worker_id)
+        self.config = config or DeliveryConfig()
         self.runner = runner or BotRunner(grace_ms=self.config.grace_ms)
         self.stopping = threading.Event()
         self.jobs_done = 0
-        self._heartbeat = Heartbeat(client, MOVE_STREAM, WORKER_GROUP, self.worker_id)
+        self.jobs = StreamConsumer(client, MOVE_STREAM, WORKER_GROUP, self.worker_id)
         self._starter = JobStarter(client, self.worker_id)
         self._tasks: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self._lock = threading.Lock()
@@ -101,7 +100,7 @@ class WorkerLoop:
         self._threads: list[threading.Thread] = []
 
     def start(self) -> WorkerLoop:
-        ensure_group(self.client, MOVE_STREAM, WORKER_GROUP)
+        self.jobs.ensure_group()
         for target, name in ((self._consume, "move-consumer"), (self._post, "move-poster"),
                              (self._beat, "move-heartbeat")):
             thread = threading.Thread(target=target, name=name, daemon=True)
@@ -155,7 +154,7 @@ class WorkerLoop:
                         with self._lock:
                             self._ahead = delivery
                     else:
-                        self._heartbeat.release(delivery.entry_id)
+                        self.jobs.release(delivery.entry_id)
                     return
                 last = self._handle(delivery) or last
             except redis.ConnectionError as exc:
@@ -170,39 +169,22 @@ class WorkerLoop:
         return ahead
 
     def _read_new(self) -> Delivery | None:
-        reply: Any = self.client.xreadgroup(
-            WORKER_GROUP, self.worker_id, {MOVE_STREAM: ">"}, count=1, block=250)
-        for _stream, entries in reply or []:
-            for entry_id, fields in entries:
-                return Delivery(entry_id.decode(), fields, 1)
+        for entry in self.jobs.read(1, block_ms=250):
+            return Delivery(entry.entry_id, entry.fields, 1)
         return None
 
     def _reclaim_one(self) -> Delivery | None:
         """Claim one job whose worker went quiet for longer than the job's own timeout."""
-        pending: Any = self.client.xpending_range(
-            MOVE_STREAM, WORKER_GROUP, min="-", max="+", count=_PENDING_SCAN,
-            idle=self.config.min_reclaim_idle_ms)
-        for item in pending:
-            entry_id = item["message_id"].decode()
-            entries: Any = self.client.xrange(MOVE_STREAM, entry_id, entry_id)
-            budget = 0
-            if entries:
-                budget = _budget_of(entries[0][1])
-            timeout = reclaim_idle_ms(budget, self.config)
-            if int(item["time_since_delivered"]) < timeout:
-                continue
-            claimed: Any = self.client.xclaim(MOVE_STREAM, WORKER_GROUP, self.worker_id, timeout,
-                                         [entry_id])
-            if not claimed:
-                continue  # someone else was faster, or the job got fresh again
-            claimed_id, fields = claimed[0]
-            if not fields:  # trimmed from the stream: nothing to run
-                self.client.xack(MOVE_STREAM, WORKER_GROUP, claimed_id)
-                continue
-            log.info("took over move job %s (idle %s ms, delivery %d)", entry_id,
-                     item["time_since_delivered"], int(item["times_delivered"]) + 1)
-            return Delivery(entry_id, fields, int(item["times_delivered"]) + 1)
-        return None
+        entry: Entry | None = self.jobs.reclaim_each(
+            self.config.min_reclaim_idle_ms,
+            lambda fields: reclaim_idle_ms(_budget_of(fields), self.config), _PENDING_SCAN)
+        if entry is None:
+            return None
+        if not entry.fields:  # trimmed from the stream: nothing to run
+            self.jobs.ack(entry.entry_id)
+            return None
+        log.info("took over move job %s (delivery %d)", entry.entry_id, entry.deliveries)
+        return Delivery(entry.entry_id, entry.fields, entry.deliveries)
 
     def _handle(self, delivery: Delivery) -> Running | None:
         """Run one job and hand its answer to the poster; returns it if it ran."""
@@ -217,7 +199,7 @@ class WorkerLoop:
                         delivery.deliveries)
             return None
         if job.deadline_unix_ms and time.time() * 1000 > job.deadline_unix_ms:
-            self.client.xack(MOVE_STREAM, WORKER_GROUP, delivery.entry_id)
+            self.jobs.ack(delivery.entry_id)
             return None
         running = Running(delivery, job, secrets.token_hex(4))
         self._idle.clear()
@@ -230,7 +212,7 @@ class WorkerLoop:
             began = time.monotonic()
             answer = self.runner.run(job, running.stop)
             if self._abandon.is_set():
-                self._heartbeat.release(delivery.entry_id)
+                self.jobs.release(delivery.entry_id)
                 return running
             answer.result.worker_time_ms = int((time.monotonic() - began) * 1000)
             self._tasks.put(lambda: self._answer(running, answer))
@@ -309,19 +291,36 @@ class WorkerLoop:
             requeue_move_job(self.client, ahead.entry_id, ahead.fields)
 
     def _beat(self) -> None:
+        """Keep the current job and the one taken ahead claimed; stop the search of a job
+        whose ply is no longer wanted (recorded elsewhere, or its match cancelled)."""
         interval = self.config.heartbeat_ms / 1000
         while not (self.stopping.is_set() and self._idle.is_set()):
             time.sleep(interval)
             current, ahead = self._current, self._ahead
-            owned = []
-            if current is not None:
-                owned.append(current.delivery.entry_id)
-            if ahead is not None:
-                owned.append(ahead.entry_id)
+            owned = [d.entry_id for d in (current.delivery if current else None, ahead) if d]
             try:
-                self._heartbeat.touch(owned)
+                with self.client.pipeline(transaction=False) as pipe:
+                    self.jobs.touch(owned, pipe)
+                    if current is not None:
+                        ask_still_wanted(pipe, current.job)
+                    replies = pipe.execute()
             except redis.RedisError as exc:
                 log.warning("move heartbeat failed: %s", exc)
+                continue
+            if current is not None and not still_wanted(current.job, *replies[-2:]):
+                self._drop(current)
+
+    def _drop(self, running: Running) -> None:
+        """Stop a search nobody needs any more; its job is acknowledged, not answered."""
+        if running.unwanted:
+            return
+        log.info("stopping the search of %s: its ply is no longer wanted", running.job.job_id)
+        running.unwanted = True
+        running.stop.set()
+        try:
+            self.jobs.ack(running.delivery.entry_id)
+        except redis.RedisError as exc:
+            log.warning("could not acknowledge %s: %s", running.job.job_id, exc)
 
 
 def _parse_job(fields: dict[bytes, bytes]) -> engine_pb2.MoveJob | None:

@@ -1,36 +1,23 @@
-"""gRPC wiring of an engine worker: the move-job loop in the background, Engine.Analyze.
-
-Environment (beyond the common settings):
-
-* ``ARENA_WARM_GAMES``: games whose engines are compiled before the worker takes jobs
-  (default ``othello,gomoku``; empty to skip, e.g. for workers that only call external bots).
-* ``ARENA_SHARED_CACHE``: ``0`` turns the shared transposition cache off (default on).
-* ``ARENA_MAX_DELIVERIES``, ``ARENA_HEARTBEAT_MS``, ``ARENA_MIN_RECLAIM_IDLE_MS``,
-  ``ARENA_GRACE_MS``, ``ARENA_RESERVE_HOLD_MS``: see
-  ``arena.services.referee.delivery.DeliveryConfig``.
-"""
+"""gRPC wiring of an engine worker: the move-job loop in the background, Engine.Analyze."""
 
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Callable
 from typing import Any
 
 import redis
-from arena.services.common.config import Settings
-from arena.services.common.server import Registration
-from arena.services.referee.delivery import DeliveryConfig
-from arena.services.referee.matches import game_name
+from arena.services.common.config import Config
+from arena.services.common.peers import BotVersions, peer_client
+from arena.services.common.protocol.tcache import SharedSearchCache
+from arena.services.common.runner import ServiceParts
 from arena.services.worker.bots import BotRunner, search_info
 from arena.services.worker.consumer import WorkerLoop
-from arena.services.worker.tcache import SharedSearchCache
 from arena.services.worker.trees import tree_to_proto
 
 from arena.bots.spec import builtin_config, config_from_struct
-from arena.engine import dispatch
 from arena.engine.api import Limits, StopFlag
 from arena.errors import FailedPreconditionError, InvalidArgumentError
+from arena.games import game
 from arena.v1 import common_pb2, engine_pb2, engine_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -41,17 +28,15 @@ MAX_ANALYZE_MS = 60_000
 class EngineServicer(engine_pb2_grpc.EngineServicer):
     """Direct analysis of a position with a registered bot or an inline configuration."""
 
-    def __init__(self, client: redis.Redis) -> None:
-        self.client = client
+    def __init__(self, bots: BotVersions) -> None:
+        self.bots = bots
 
     def _config(self, request: engine_pb2.AnalyzeRequest) -> dict[str, object]:
         which = request.WhichOneof("bot")
         if which == "engine":
             return config_from_struct(request.engine.config)
         if which == "bot_ref":
-            from arena.services.registry.store import BotStore
-
-            bot = BotStore(self.client).get(request.bot_ref.name, request.bot_ref.version)
+            bot = self.bots.get(request.bot_ref)
             if bot.spec.WhichOneof("engine") != "builtin":
                 raise FailedPreconditionError(
                     f"bot {bot.spec.name!r} is external: analyze runs built-in engines only")
@@ -60,14 +45,14 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
 
     def Analyze(self, request: engine_pb2.AnalyzeRequest,
                 context: Any) -> engine_pb2.AnalyzeResponse:
-        game = game_name(request.position.game.kind)
-        config = self._config(request)
+        engine = game(request.position.game.kind).engine()
+        bot = engine.prepare(self._config(request))
         limits = request.limits
         time_ms = min(limits.time_ms or MAX_ANALYZE_MS, MAX_ANALYZE_MS)
         stop = StopFlag()
         context.add_callback(stop.set)  # a cancelled call stops the search
-        result = dispatch.choose_move(
-            game, request.position.text, list(request.history), config,
+        result = engine.choose_move(
+            bot, request.position.text, list(request.history),
             Limits(depth=limits.depth or None, nodes=limits.nodes or None, time_ms=time_ms),
             stop, request.tree_node_budget, request.seed)
         response = engine_pb2.AnalyzeResponse(
@@ -79,29 +64,26 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         return response
 
 
-def warm_games() -> list[str]:
-    raw = os.environ.get("ARENA_WARM_GAMES", "othello,gomoku")
-    return [game.strip() for game in raw.split(",") if game.strip()]
+def warm_games(config: Config) -> list[str]:
+    return [name.strip() for name in config.warm_games.split(",") if name.strip()]
 
 
-def create_service(
-    settings: Settings,
-) -> tuple[list[Registration], list[str], list[Callable[[], None]]]:
-    client = redis.Redis.from_url(settings.redis_url)
-    cache = redis.Redis.from_url(settings.cache_url)
-    games = warm_games()
+def create_service(config: Config) -> ServiceParts:
+    client = redis.Redis.from_url(config.redis_url)
+    cache = redis.Redis.from_url(config.cache_url)
+    games = warm_games(config)
     if games:
         log.info("warming up the %s engines", ", ".join(games))
-        dispatch.warm_up(games)  # before taking jobs: a cold compile would cost a bot its time
-    config = DeliveryConfig.from_env()
-    shared = os.environ.get("ARENA_SHARED_CACHE", "1") != "0"
-    runner = BotRunner(cache=SharedSearchCache(cache if shared else None),
+        for name in games:  # before taking jobs: a cold compile would cost a bot its time
+            game(name).engine().warm_up()
+    runner = BotRunner(cache=SharedSearchCache(cache if config.shared_cache else None),
                        grace_ms=config.grace_ms)
-    loop = WorkerLoop(client, cache, settings.worker_id, config, runner).start()
-    servicer = EngineServicer(client)
+    loop = WorkerLoop(client, cache, config.instance, config.delivery, runner).start()
+    peers = peer_client(config)
+    servicer = EngineServicer(BotVersions(peers))
     name = engine_pb2.DESCRIPTOR.services_by_name["Engine"].full_name
     return (
         [lambda s: engine_pb2_grpc.add_EngineServicer_to_server(servicer, s)],
         [name],
-        [loop.stop],
+        [loop.stop, peers.close],
     )

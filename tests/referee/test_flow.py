@@ -6,11 +6,12 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
-from arena.services.referee.delivery import FINISHED_STREAM
-from arena.services.referee.matches import create_match
+from arena.clients.sdk import ArenaClient
+from arena.services.common.protocol.keys import FINISHED_STREAM
 
 from arena.v1 import match_pb2
-from tests.referee.support import (
+from tests.conftest import NewMatch
+from tests.support.bots import (
     bot_server,
     external_bot,
     first_legal,
@@ -22,13 +23,13 @@ from tests.referee.support import (
 
 
 def test_match_between_external_bots_completes(
-    redis_client: redis.Redis, loops: Callable[..., Any]
+    redis_client: redis.Redis, loops: Callable[..., Any], peers: ArenaClient, new_match: NewMatch
 ) -> None:
     loops(referees=1, workers=2)
     with bot_server(first_legal) as first, bot_server(last_legal) as last:
-        external_bot(redis_client, "first", first)
-        external_bot(redis_client, "last", last)
-        match = create_match(redis_client, match_config("first", "last", ladder_id="L1"), "me")
+        external_bot(peers, "first", first)
+        external_bot(peers, "last", last)
+        match = new_match(match_config("first", "last", ladder_id="L1"))
         assert match.status == match_pb2.MATCH_STATUS_PENDING
         assert match.black.version == 1
         done = wait_finished(redis_client, match.id)

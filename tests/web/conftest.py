@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from arena.clients.sdk import ArenaClient
-from arena.services.common.stack import Stack
+from arena.services.common.launcher import Launcher
 
 from arena.errors import AlreadyExistsError
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2
@@ -84,15 +84,14 @@ class Http:
 
 @dataclass
 class WebStack:
-    stack: Stack
+    stack: Launcher
     client: ArenaClient
     http: Http
     ladder_id: str
-    match_ids: list[str] = field(default_factory=list)
 
     @property
     def url(self) -> str:
-        return self.stack.web_url
+        return f"http://{self.stack.target('web')}"
 
 
 def register(client: ArenaClient, bots: dict[str, tuple[str, dict[str, Any]]],
@@ -121,8 +120,8 @@ def wait_for_ladder(client: ArenaClient, ladder_id: str, timeout_s: float = 300)
 def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebStack]:
     env = {"ARENA_WARM_GAMES": "othello",
            "ARENA_TOKENS": json.dumps({USER_TOKEN: {"name": "webuser", "role": "user"}})}
-    with Stack(home=tmp_path_factory.mktemp("web-stack"), workers=2, extra_env=env) as stack:
-        assert stack.web_url, "the stack started no web gateway"
+    with Launcher(home=tmp_path_factory.mktemp("web-stack"), workers=2, env=env,
+                  web=True) as stack:
         client = ArenaClient(registry=stack.target("registry"), referee=stack.target("referee"),
                              ladder=stack.target("ladder"), engine=stack.target("worker"),
                              token=stack.admin_token, home=stack.home)
@@ -138,7 +137,8 @@ def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebStack]:
             time_control=common_pb2.TimeControl(move_time_ms=3000),
         ))
         wait_for_ladder(client, ladder.id)
-        yield WebStack(stack, client, Http(stack.web_url), ladder.id, list(ladder.match_ids))
+        web = f"http://{stack.target('web')}"
+        yield WebStack(stack, client, Http(web), ladder.id)
         client.close()
 
 

@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from arena.services.common.stack import check_http_health
+from arena.services.web.server import check_http_health
 
 from tests.web.conftest import USER_TOKEN, Http, WebStack
 
@@ -204,11 +204,11 @@ def test_restricted_reading_needs_a_token(web: WebStack, tmp_path: Path) -> None
     stack = web.stack
     env = dict(os.environ, ARENA_WEB_READ="token", ARENA_ADMIN_TOKEN=stack.admin_token,
                ARENA_REGISTRY=stack.target("registry"), ARENA_REFEREE=stack.target("referee"),
-               ARENA_LADDER=stack.target("ladder"))
+               ARENA_LADDER=stack.target("ladder"), ARENA_WEB_DRAIN_S="0.5")
     ready = tmp_path / "web.port"
     process = subprocess.Popen(
         [sys.executable, "-m", "arena.services.web", "--listen", "127.0.0.1:0",
-         "--ready-file", str(ready), "--drain-s", "0.5"],
+         "--ready-file", str(ready)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 30
@@ -223,7 +223,8 @@ def test_restricted_reading_needs_a_token(web: WebStack, tmp_path: Path) -> None
         assert status == 401 and error_of(body)["status"] == "unauthenticated"
         assert http.request("GET", "/api/ladders", token="made-up")[0] == 401
         assert web.ladder_id in str(http.json("/api/ladders", token=USER_TOKEN))
-        assert http.request("GET", f"/api/matches/{web.match_ids[0]}/events")[0] == 401
+        match_id = next(iter(web.client.iter_matches(ladder_id=web.ladder_id))).id
+        assert http.request("GET", f"/api/matches/{match_id}/events")[0] == 401
         # SIGTERM: /healthz turns 503 while draining, then a clean exit.
         target = f"127.0.0.1:{ready.read_text()}"
         assert check_http_health(target)

@@ -11,28 +11,26 @@ from dataclasses import replace
 from typing import Any
 
 import redis
+from arena.clients.sdk import ArenaClient
 from arena.services.common.embedded_redis import EmbeddedRedis
-from arena.services.referee.delivery import (
-    DEAD_STREAM,
+from arena.services.common.peers import BotVersions
+from arena.services.common.protocol.delivery import (
     MOVE_JOB_RETENTION_MS,
-    MOVE_STREAM,
-    WORKER_GROUP,
     JobStarter,
-    ensure_group,
     move_stream_minid,
-    publish_move_job,
-    results_key,
-    started_key,
 )
-from arena.services.referee.ledger import Ledger
-from arena.services.referee.matches import create_match
-from arena.services.referee.runner import BotLookup, MatchRunner
+from arena.services.common.protocol.keys import DEAD_STREAM, MOVE_STREAM, WORKER_GROUP
+from arena.services.common.protocol.keys import match_results as results_key
+from arena.services.common.protocol.keys import match_started as started_key
+from arena.services.common.protocol.ledger import Ledger
+from arena.services.common.protocol.streams import ensure_group
+from arena.services.referee.runner import MatchRunner
 from arena.services.worker.consumer import WorkerLoop
 
 from arena.games import new_position
 from arena.v1 import bot_service_pb2, common_pb2, engine_pb2, match_pb2
-from tests.referee.conftest import FAST
-from tests.referee.support import (
+from tests.conftest import FAST, NewMatch
+from tests.support.bots import (
     OTHELLO,
     bot_server,
     external_bot,
@@ -53,21 +51,23 @@ def _take_and_die(client: redis.Redis, consumer: str) -> str:
     raise TimeoutError("no move job was published")
 
 
-def _runner(client: redis.Redis, match_id: str) -> tuple[threading.Event, threading.Thread]:
+def _runner(client: redis.Redis, bots: BotVersions,
+            match_id: str) -> tuple[threading.Event, threading.Thread]:
     stop = threading.Event()
-    thread = threading.Thread(target=MatchRunner(client, FAST, stop).run, args=(match_id,),
-                              daemon=True)
+    thread = threading.Thread(target=MatchRunner(client, FAST, stop, bots).run,
+                              args=(match_id,), daemon=True)
     thread.start()
     return stop, thread
 
 
-def test_dead_workers_job_is_taken_over(redis_client: redis.Redis,
-                                        redis_server: EmbeddedRedis) -> None:
+def test_dead_workers_job_is_taken_over(redis_client: redis.Redis, redis_server: EmbeddedRedis,
+                                        peers: ArenaClient, bots: BotVersions,
+                                        new_match: NewMatch) -> None:
     ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
     with bot_server(first_legal) as address:
-        external_bot(redis_client, "a", address)
-        match = create_match(redis_client, match_config("a", "a", move_time_ms=200), "me")
-        stop, thread = _runner(redis_client, match.id)
+        external_bot(peers, "a", address)
+        match = new_match(match_config("a", "a", move_time_ms=200), "me")
+        stop, thread = _runner(redis_client, bots, match.id)
         entry = _take_and_die(redis_client, "doomed")
         loop = WorkerLoop(redis_server.client(), None, "rescuer", FAST).start()
         try:
@@ -86,12 +86,13 @@ def test_dead_workers_job_is_taken_over(redis_client: redis.Redis,
 
 
 def test_job_delivered_too_often_is_dead_lettered_and_adjudicated(
-    redis_client: redis.Redis, redis_server: EmbeddedRedis
+    redis_client: redis.Redis, redis_server: EmbeddedRedis, peers: ArenaClient,
+    bots: BotVersions, new_match: NewMatch,
 ) -> None:
     ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
-    external_bot(redis_client, "a", "127.0.0.1:9")
-    match = create_match(redis_client, match_config("a", "a", move_time_ms=100), "me")
-    stop, thread = _runner(redis_client, match.id)
+    external_bot(peers, "a", "127.0.0.1:9")
+    match = new_match(match_config("a", "a", move_time_ms=100), "me")
+    stop, thread = _runner(redis_client, bots, match.id)
     entry = _take_and_die(redis_client, "doomed-0")
     for index in range(1, FAST.max_deliveries):  # each claim is one more delivery
         redis_client.xclaim(MOVE_STREAM, WORKER_GROUP, f"doomed-{index}", 0, [entry])
@@ -112,19 +113,19 @@ def test_job_delivered_too_often_is_dead_lettered_and_adjudicated(
     assert pending["pending"] == 0
 
 
-def _publish_first_jobs(client: redis.Redis, bot: str, count: int
-                        ) -> list[tuple[match_pb2.Match, engine_pb2.MoveJob]]:
+def _publish_first_jobs(client: redis.Redis, bots: BotVersions, new_match: NewMatch, bot: str,
+                        count: int) -> list[tuple[match_pb2.Match, engine_pb2.MoveJob]]:
     """``count`` matches of ``bot`` with the job of their first ply published (no referee)."""
     out = []
     for _ in range(count):
-        match = create_match(client, match_config(bot, bot), "me")
-        bot_version = BotLookup(client).get(common_pb2.BotRef(name=bot, version=1))
+        match = new_match(match_config(bot, bot))
+        bot_version = bots.get(common_pb2.BotRef(name=bot, version=1))
         job = engine_pb2.MoveJob(
             job_id=f"{match.id}/0/x", match_id=match.id, ply=0, game=OTHELLO, bot=bot_version,
             position=common_pb2.Position(game=common_pb2.GameSpec(kind=OTHELLO),
                                          text=new_position("othello").to_text()),
             time_budget_ms=5000)
-        publish_move_job(client, job)
+        assert Ledger(client).ask(job)
         out.append((match, job))
     return out
 
@@ -134,11 +135,11 @@ def _results(client: redis.Redis, match_id: str) -> list[dict[bytes, bytes]]:
 
 
 def test_start_posts_started_and_takes_the_next_job_ahead_unstarted(
-    redis_client: redis.Redis,
+    redis_client: redis.Redis, peers: ArenaClient, bots: BotVersions, new_match: NewMatch,
 ) -> None:
     ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
-    external_bot(redis_client, "a", "127.0.0.1:9")
-    (first, job1), (second, job2) = _publish_first_jobs(redis_client, "a", 2)
+    external_bot(peers, "a", "127.0.0.1:9")
+    (first, job1), (second, job2) = _publish_first_jobs(redis_client, bots, new_match, "a", 2)
     reply: Any = redis_client.xreadgroup(WORKER_GROUP, "w", {MOVE_STREAM: ">"}, count=1)
     entry = reply[0][1][0][0].decode()
     starter = JobStarter(redis_client, "w")
@@ -161,12 +162,13 @@ def test_start_posts_started_and_takes_the_next_job_ahead_unstarted(
 
 
 def test_a_job_no_longer_needed_is_stopped_and_never_answered(
-    redis_client: redis.Redis, redis_server: EmbeddedRedis,
+    redis_client: redis.Redis, redis_server: EmbeddedRedis, peers: ArenaClient,
+    bots: BotVersions, new_match: NewMatch,
 ) -> None:
     ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
     with bot_server(first_legal) as address:
-        external_bot(redis_client, "a", address)
-        ((match, _job),) = _publish_first_jobs(redis_client, "a", 1)
+        external_bot(peers, "a", address)
+        ((match, _job),) = _publish_first_jobs(redis_client, bots, new_match, "a", 1)
         Ledger(redis_client).append(match.id, match_pb2.MoveRecord(ply=0), is_pass=False)
         loop = WorkerLoop(redis_server.client(), None, "w", FAST).start()
         try:
@@ -184,7 +186,8 @@ def test_a_job_no_longer_needed_is_stopped_and_never_answered(
 
 
 def test_a_job_taken_ahead_goes_back_to_a_free_worker_when_the_search_runs_long(
-    redis_client: redis.Redis, redis_server: EmbeddedRedis,
+    redis_client: redis.Redis, redis_server: EmbeddedRedis, peers: ArenaClient,
+    bots: BotVersions, new_match: NewMatch,
 ) -> None:
     """One worker takes two jobs (one ahead) of a bot that thinks for 1.5 s; a second
     worker, started after both were taken, must get the second job once it was held for
@@ -196,8 +199,8 @@ def test_a_job_taken_ahead_goes_back_to_a_free_worker_when_the_search_runs_long(
     ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
     config = replace(FAST, reserve_hold_ms=200, min_reclaim_idle_ms=60_000)
     with bot_server(slow) as address:
-        external_bot(redis_client, "slow", address)
-        (first, _), (second, _) = _publish_first_jobs(redis_client, "slow", 2)
+        external_bot(peers, "slow", address)
+        (first, _), (second, _) = _publish_first_jobs(redis_client, bots, new_match, "slow", 2)
         loops = [WorkerLoop(redis_server.client(), None, "busy", config).start()]
         try:
             deadline = time.monotonic() + 10
@@ -225,7 +228,7 @@ def test_move_stream_is_trimmed_past_the_jobs_retention(redis_client: redis.Redi
     job = engine_pb2.MoveJob(job_id="m/0/x", match_id="m", ply=0)
     now_ms = FAST.stall_timeout_ms + MOVE_JOB_RETENTION_MS + 200
     assert move_stream_minid(FAST.stall_timeout_ms, now_ms) == "200-0"
-    publish_move_job(redis_client, job, move_stream_minid(FAST.stall_timeout_ms, now_ms))
+    assert Ledger(redis_client).ask(job, move_stream_minid(FAST.stall_timeout_ms, now_ms))
     kept = [int(entry_id.split(b"-")[0]) for entry_id, _ in redis_client.xrange(MOVE_STREAM)]
     # Trimming is approximate (whole stream nodes go): some old entries may stay, but none
     # at or after the trim point is lost and the stream no longer holds every old job.

@@ -12,23 +12,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from arena.services.common.launcher import Launcher
 from arena.services.common.server import check_health
-from arena.services.common.stack import Stack
 
 from arena.formats import parse_replay
-from tests.cli.conftest import REPO, RunArena, assert_one_line_error
+from tests.clients.conftest import REPO, RunArena, assert_one_line_error
 
 TINY = {"tiny-a": "lab-beginner", "tiny-b": "lab-intermediate", "tiny-c": "lab-advanced"}
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    with Stack(home=tmp_path_factory.mktemp("stack"), workers=1) as running:
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launcher]:
+    with Launcher(home=tmp_path_factory.mktemp("stack"), workers=1) as running:
         yield running
 
 
 @pytest.fixture
-def arena(run_arena: RunArena, stack: Stack) -> RunArena:
+def arena(run_arena: RunArena, stack: Launcher) -> RunArena:
     """`arena` pointed at the module's stack (through its stack.json)."""
 
     def run(*args: str, stdin: str = "", env: dict[str, str] | None = None,
@@ -46,7 +46,7 @@ def _ok(result: subprocess.CompletedProcess[str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def bots(stack: Stack) -> list[str]:
+def bots(stack: Launcher) -> list[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env |= {"ARENA_HOME": str(stack.home), "PYTHONPATH": str(REPO)}
     for name, preset in TINY.items():
@@ -57,7 +57,7 @@ def bots(stack: Stack) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def finished_match(stack: Stack, bots: list[str]) -> str:
+def finished_match(stack: Launcher, bots: list[str]) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env |= {"ARENA_HOME": str(stack.home), "PYTHONPATH": str(REPO)}
     out = subprocess.run(
@@ -189,15 +189,14 @@ def test_analyze(arena: RunArena, bots: list[str]) -> None:
     assert "drawn at random (seed 3) among the tied moves d3 c4 f5 e6" in out
 
 
-def test_worker_command(stack: Stack, tmp_path: Path) -> None:
-    assert stack.durable is not None and stack.cache is not None
+def test_worker_command(stack: Launcher, tmp_path: Path) -> None:
     ready = tmp_path / "worker.port"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env |= {"PYTHONPATH": str(REPO), "ARENA_ADMIN_TOKEN": stack.admin_token}
     process = subprocess.Popen(
         [sys.executable, "-m", "arena.clients", "worker", "--listen", "127.0.0.1:0",
-         "--ready-file", str(ready), "--redis-url", stack.durable.url,
-         "--cache-url", stack.cache.url, "--worker-id", "cli-test"],
+         "--ready-file", str(ready), "--redis-url", stack.redis_url,
+         "--cache-url", stack.cache_url, "--worker-id", "cli-test"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 90

@@ -1,6 +1,9 @@
-"""The delivery protocol between referees and engine workers, over Redis Streams.
+"""The delivery contract between referees and engine workers, over Redis Streams.
 
 A job may be delivered more than once: every step here is safe to repeat.
+
+Stream and key names are in ``keys``; how a consumer reads, reclaims and keeps entries
+fresh is ``streams.StreamConsumer``.
 
 * Match jobs (``MatchJob`` bytes under ``pb``) go to ``arena:stream:matches``, read by the
   consumer group ``referees``. A referee keeps its matches' entries fresh while it runs
@@ -21,30 +24,34 @@ A job may be delivered more than once: every step here is safe to repeat.
 from __future__ import annotations
 
 import logging
-import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import redis
+from arena.services.common.protocol import keys
+from arena.services.common.protocol.keys import (
+    DEAD_STREAM,
+    MOVE_STREAM,
+    WORKER_GROUP,
+    match_results,
+    match_started,
+)
+from arena.services.common.protocol.streams import entry_ms, flat, text
+from redis.client import Pipeline
 
 from arena.v1 import engine_pb2
 
 log = logging.getLogger(__name__)
 
-MATCH_STREAM = "arena:stream:matches"
-REFEREE_GROUP = "referees"
-MOVE_STREAM = "arena:stream:moves"
-WORKER_GROUP = "workers"
-DEAD_STREAM = "arena:stream:moves:dead"
-FINISHED_STREAM = "arena:stream:finished"
+OWNER = "referee"  # publishes the jobs and reads the answers
+SHARED_WITH = ("worker",)  # takes the jobs and posts the answers
+
 # Result streams outlive their match by this long, then expire (late duplicates included).
 RESULTS_TTL_S = 7 * 24 * 3600
 # Move jobs are kept this long past their deadline, then trimmed from the stream.
 MOVE_JOB_RETENTION_MS = 3600 * 1000
-# Idle time given to a job released on purpose: large enough to be reclaimed at once.
-RELEASED_IDLE_MS = 365 * 24 * 3600 * 1000
 
 
 @dataclass(frozen=True)
@@ -63,19 +70,6 @@ class DeliveryConfig:
     # A move that nobody answers for this long is adjudicated (no worker at all).
     stall_timeout_ms: int = 600_000
 
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> DeliveryConfig:
-        env = os.environ if env is None else env
-        values: dict[str, int] = {}
-        for name in cls.__dataclass_fields__:
-            raw = env.get(f"ARENA_{name.upper()}")
-            if raw:
-                try:
-                    values[name] = int(raw)
-                except ValueError as exc:
-                    raise ValueError(f"ARENA_{name.upper()} must be an integer: {raw!r}") from exc
-        return cls(**values)
-
 
 def reclaim_idle_ms(time_budget_ms: int, config: DeliveryConfig) -> int:
     """How long a move job may sit silent before another worker takes it over.
@@ -87,26 +81,17 @@ def reclaim_idle_ms(time_budget_ms: int, config: DeliveryConfig) -> int:
     return max(config.min_reclaim_idle_ms, time_budget_ms + config.reclaim_margin_ms)
 
 
-def results_key(match_id: str) -> str:
-    return f"arena:match:{match_id}:results"
+def ask_still_wanted(pipe: Pipeline, job: engine_pb2.MoveJob) -> None:
+    """Queue the two reads that tell whether ``job``'s ply still needs an answer (see
+    ``still_wanted``) on ``pipe``."""
+    pipe.exists(keys.match_final(job.match_id))
+    pipe.llen(keys.match_moves(job.match_id))
 
 
-def started_key(match_id: str) -> str:
-    return f"arena:match:{match_id}:started"
-
-
-def ensure_group(client: redis.Redis, stream: str, group: str) -> None:
-    """Create the consumer group (and the stream) if it does not exist yet."""
-    try:
-        client.xgroup_create(stream, group, id="0", mkstream=True)
-    except redis.ResponseError as exc:
-        if "BUSYGROUP" not in str(exc):
-            raise
-
-
-def publish_match_job(client: redis.Redis, match_id: str) -> None:
-    job = engine_pb2.MatchJob(match_id=match_id)
-    client.xadd(MATCH_STREAM, {"pb": job.SerializeToString()})
+def still_wanted(job: engine_pb2.MoveJob, final: int, recorded: int) -> bool:
+    """False once the match is over (finished or cancelled) or the ply is recorded: the
+    worker then stops its search and answers nothing."""
+    return not final and recorded <= job.ply
 
 
 def move_job_fields(job: engine_pb2.MoveJob) -> dict[str, str | bytes]:
@@ -124,57 +109,12 @@ def move_stream_minid(stall_timeout_ms: int, now_ms: int | None = None) -> str:
     return f"{max(0, now_ms - stall_timeout_ms - MOVE_JOB_RETENTION_MS)}-0"
 
 
-def publish_move_job(client: redis.Redis, job: engine_pb2.MoveJob, minid: str = "") -> str:
-    entry = client.xadd(MOVE_STREAM, move_job_fields(job),  # type: ignore[arg-type]
-                        minid=minid or None, approximate=True)
-    return _text(entry)
-
-
-# Refresh only the entries this consumer still owns: a job taken over by another worker
-# must not be pulled back by the heartbeat of a worker that was presumed dead.
-_TOUCH_OWNED = """
-local touched = 0
-for i = 3, #ARGV do
-  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
-  if p[1] and p[1][2] == ARGV[2] then
-    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
-    touched = touched + 1
-  end
-end
-return touched
-"""
-
-
-class Heartbeat:
-    """Keeps a consumer's pending entries fresh so they are not reclaimed."""
-
-    def __init__(self, client: redis.Redis, stream: str, group: str, consumer: str) -> None:
-        self._client = client
-        self._script = client.register_script(_TOUCH_OWNED)
-        self._stream, self._group, self._consumer = stream, group, consumer
-
-    def touch(self, entry_ids: Sequence[str]) -> int:
-        if not entry_ids:
-            return 0
-        touched = self._script(
-            keys=[self._stream], args=[self._group, self._consumer, *entry_ids]
-        )
-        return int(touched)
-
-    def release(self, entry_id: str) -> None:
-        """Give a job back: mark it idle for ages so the next reclaim takes it at once."""
-        self._client.execute_command(  # type: ignore[no-untyped-call]
-            "XCLAIM", self._stream, self._group, self._consumer, 0, entry_id,
-            "IDLE", RELEASED_IDLE_MS, "JUSTID",
-        )
-
-
 @dataclass(frozen=True)
 class ResultEvent:
     """One entry of a match's result stream."""
 
     entry_id: str
-    kind: str  # "started", "result" or "dead"
+    kind: str  # "started", "result", "dead" or "cancelled" (the match, by CancelMatch)
     ply: int
     job_id: str
     delivery: str
@@ -187,15 +127,6 @@ class ResultEvent:
     def at_ms(self) -> int:
         """Server time of the entry (the ms part of its stream ID)."""
         return entry_ms(self.entry_id)
-
-
-def entry_ms(entry_id: str) -> int:
-    """Server time of a stream entry: the ms part of its ID."""
-    return int(entry_id.split("-", 1)[0])
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _job_fields(kind: str, job: engine_pb2.MoveJob, delivery: str, worker_id: str) -> Any:
@@ -246,34 +177,30 @@ class JobStarter:
 
     def start(self, entry_id: str, job: engine_pb2.MoveJob, delivery: str,
               reserve: bool = False) -> Started:
-        # matches.py imports this module; its key helpers are imported here, not at the top.
-        from arena.services.referee.matches import final_key, moves_key
-
         fields = _job_fields("started", job, delivery, self._worker_id)
-        flat = [part for pair in fields.items() for part in pair]
         reply: Any = self._script(
-            keys=[moves_key(job.match_id), final_key(job.match_id), started_key(job.match_id),
-                  MOVE_STREAM],
+            keys=[keys.match_moves(job.match_id), keys.match_final(job.match_id),
+                  match_started(job.match_id), MOVE_STREAM],
             args=[job.ply, RESULTS_TTL_S, WORKER_GROUP, self._worker_id, entry_id,
-                  int(reserve), *flat])
+                  int(reserve), *flat(fields)])
         started, ahead = reply
         taken = None
         if ahead:
             raw = ahead[1]
-            taken = (_text(ahead[0]), {raw[i]: raw[i + 1] for i in range(0, len(raw), 2)})
-        return Started(_text(started) if started else "", taken)
+            taken = (text(ahead[0]), {raw[i]: raw[i + 1] for i in range(0, len(raw), 2)})
+        return Started(text(started) if started else "", taken)
 
 
 def post_started(
     client: redis.Redis, job: engine_pb2.MoveJob, delivery: str, worker_id: str
 ) -> str:
     """Post ``started`` unconditionally; returns its entry ID."""
-    key = started_key(job.match_id)
+    key = match_started(job.match_id)
     with client.pipeline(transaction=False) as pipe:
         pipe.xadd(key, _job_fields("started", job, delivery, worker_id))
         pipe.expire(key, RESULTS_TTL_S)
         started, _ = pipe.execute()
-    return _text(started)
+    return text(started)
 
 
 def _result_fields(job: engine_pb2.MoveJob, delivery: str, result: engine_pb2.MoveResult,
@@ -290,7 +217,7 @@ def post_result(
     result: engine_pb2.MoveResult, started_id: str = "",
 ) -> None:
     """Answer and acknowledge in one transaction: an answered job is never re-run."""
-    key = results_key(job.match_id)
+    key = match_results(job.match_id)
     fields = _result_fields(job, delivery, result, started_id)
     with client.pipeline(transaction=True) as pipe:
         pipe.xadd(key, fields)
@@ -320,7 +247,7 @@ def dead_letter(
         })
         pipe.xack(MOVE_STREAM, WORKER_GROUP, entry_id)
         if job is not None and job.match_id:
-            key = results_key(job.match_id)
+            key = match_results(job.match_id)
             fields = _job_fields("dead", job, "", "")
             fields["detail"] = reason
             pipe.xadd(key, fields)
@@ -336,10 +263,10 @@ def parse_result_entry(entry_id: Any, fields: Mapping[bytes, bytes]) -> ResultEv
         result = None
         if kind == "result":
             result = engine_pb2.MoveResult.FromString(fields[b"pb"])
-        elif kind not in ("started", "dead"):
+        elif kind not in ("started", "dead", "cancelled"):
             raise ValueError(f"unknown kind {kind!r}")
         return ResultEvent(
-            entry_id=_text(entry_id), kind=kind, ply=int(fields[b"ply"]),
+            entry_id=text(entry_id), kind=kind, ply=int(fields[b"ply"]),
             job_id=fields.get(b"job", b"").decode(),
             delivery=fields.get(b"delivery", b"").decode(),
             worker_id=fields.get(b"worker", b"").decode(), result=result,
@@ -347,7 +274,7 @@ def parse_result_entry(entry_id: Any, fields: Mapping[bytes, bytes]) -> ResultEv
             started_id=fields.get(b"started", b"").decode(),
         )
     except (KeyError, ValueError, UnicodeDecodeError) as exc:
-        log.warning("skipping malformed result entry %s: %s", _text(entry_id), exc)
+        log.warning("skipping malformed result entry %s: %s", text(entry_id), exc)
         return None
 
 
@@ -355,12 +282,12 @@ def read_results(
     client: redis.Redis, match_id: str, after: str, block_ms: int
 ) -> tuple[str, list[ResultEvent]]:
     """Entries after ``after`` (waiting up to ``block_ms``); returns the new cursor too."""
-    reply: Any = client.xread({results_key(match_id): after}, count=100, block=max(1, block_ms))
+    reply: Any = client.xread({match_results(match_id): after}, count=100, block=max(1, block_ms))
     events: list[ResultEvent] = []
     cursor = after
     for _stream, entries in reply or []:
         for entry_id, fields in entries:
-            cursor = _text(entry_id)
+            cursor = text(entry_id)
             event = parse_result_entry(entry_id, fields)
             if event is not None:
                 events.append(event)

@@ -1,4 +1,7 @@
-"""Match records in the formats people use, all written by the rules library's writers.
+"""A match record (the ``Match`` protobuf) in the formats people use, and as a replay.
+
+The referee serves these (GetReplay); the CLI and the web pages build their replay
+navigators from the ``Match`` itself (``native_replay``), with no text round trip.
 
 * native: Arena's JSON replay (``arena.formats.replay``), with the opening moves, every move's
   search info and worker, the outcome and the forfeit reason, and the full ``Match``
@@ -11,9 +14,6 @@ from __future__ import annotations
 import base64
 from datetime import UTC, datetime
 
-from arena.services.referee.matches import FINISHED_STATES, game_name
-
-from arena.engine.dispatch import gomoku_moves
 from arena.errors import FailedPreconditionError
 from arena.formats import (
     Replay,
@@ -25,9 +25,11 @@ from arena.formats import (
     write_replay,
     write_transcript,
 )
-from arena.games import Color, OthelloBoard, Outcome, Position, Termination, new_position
-from arena.games import position_from_text as parse_position
+from arena.games import Color, GomokuBoard, OthelloBoard, Outcome, Position, Termination, game
+from arena.games.gomoku import moves_from_empty
 from arena.v1 import common_pb2, match_pb2, referee_pb2
+
+FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
 
 _TERMINATIONS = {
     match_pb2.TERMINATION_NORMAL: Termination.NORMAL,
@@ -50,11 +52,11 @@ _EXTENSIONS = {
 
 def configured_start(match: match_pb2.Match) -> Position:
     """The position before the opening moves."""
-    game = game_name(match.config.game.kind)
+    played = game(match.config.game.kind)
     if match.config.start_position:
-        return parse_position(game, match.config.start_position)
+        return played.position_from_text(match.config.start_position)
     spec = match.config.game
-    return new_position(game, spec.variant, spec.board_size)
+    return played.new_position(spec.variant, spec.board_size)
 
 
 def all_moves(match: match_pb2.Match) -> list[int]:
@@ -80,7 +82,9 @@ def match_outcome(match: match_pb2.Match, final: Position) -> Outcome | None:
     result = match.result
     if result.termination in (match_pb2.TERMINATION_NORMAL, match_pb2.TERMINATION_BOARD_FULL):
         return final.outcome()
-    empties = 64 - result.black_count - result.white_count if final.game == "othello" else 0
+    empties = 0
+    if game(final.game).counts_discs:
+        empties = final.size * final.size - result.black_count - result.white_count
     return Outcome(_color(result.winner), _TERMINATIONS.get(result.termination,
                                                            Termination.ADJUDICATION),
                    result.black_count, result.white_count, empties)
@@ -116,43 +120,64 @@ def native_replay(match: match_pb2.Match) -> Replay:
     return replay
 
 
+FORMAT_NAMES = {
+    referee_pb2.REPLAY_FORMAT_NATIVE: "native",
+    referee_pb2.REPLAY_FORMAT_GGF: "ggf",
+    referee_pb2.REPLAY_FORMAT_TRANSCRIPT: "transcript",
+    referee_pb2.REPLAY_FORMAT_PSQ: "psq",
+}
+
+
 def export(match: match_pb2.Match, fmt: referee_pb2.ReplayFormat.ValueType) -> referee_pb2.Replay:
     """The match record as text in ``fmt`` (native when unspecified)."""
     fmt = fmt or referee_pb2.REPLAY_FORMAT_NATIVE
-    game = game_name(match.config.game.kind)
-    moves = all_moves(match)
-    if fmt == referee_pb2.REPLAY_FORMAT_NATIVE:
-        content = write_replay(native_replay(match))
-    elif fmt in (referee_pb2.REPLAY_FORMAT_GGF, referee_pb2.REPLAY_FORMAT_TRANSCRIPT):
-        if game != "othello":
-            raise FailedPreconditionError("GGF and transcripts record Othello games only")
-        if fmt == referee_pb2.REPLAY_FORMAT_TRANSCRIPT:
-            content = write_transcript(moves, passes="pass") + "\n"
-        else:
-            start = configured_start(match)
-            assert isinstance(start, OthelloBoard)
-            times = [None] * len(match.config.opening) + [r.time_ms / 1000 for r in match.moves]
-            record = ggf_from_moves(
-                start, moves, black=_player(match.black), white=_player(match.white),
-                outcome=match_outcome(match, replay_final(match)), times=times,
-                date=datetime.fromtimestamp(match.created_at.seconds, UTC).strftime(
-                    "%Y.%m.%d_%H:%M:%S.UTC"))
-            content = write_ggf(record) + "\n"
-    elif fmt == referee_pb2.REPLAY_FORMAT_PSQ:
-        if game != "gomoku":
-            raise FailedPreconditionError("PSQ records Gomoku games only")
-        spec = match.config.game
-        # PSQ starts from the empty board: a custom start's stones come first.
-        moves = gomoku_moves(replay_final(match).to_text(), moves)
-        bot_times = [r.time_ms for r in match.moves]
-        psq_times = [0] * (len(moves) - len(bot_times)) + bot_times
-        content = write_psq(psq_from_moves(
-            spec.board_size, moves, rule=spec.variant, times_ms=psq_times,
-            names=(_player(match.black), _player(match.white))))
-    else:
+    name = FORMAT_NAMES.get(fmt)
+    if name is None:
         raise ValueError(f"unknown replay format {fmt}")
+    played = game(match.config.game.kind)
+    if name != "native" and name not in played.record_formats:
+        known = ", ".join(("native", *played.record_formats))
+        raise FailedPreconditionError(f"{name} records do not hold {played.title} games; "
+                                      f"{played.title} exports as {known}")
+    content = _WRITERS[name](match)
     return referee_pb2.Replay(format=fmt, content=content,
                               filename=f"{match.id}.{_EXTENSIONS[fmt]}")
+
+
+def _native(match: match_pb2.Match) -> str:
+    return write_replay(native_replay(match))
+
+
+def _transcript(match: match_pb2.Match) -> str:
+    return write_transcript(all_moves(match), passes="pass") + "\n"
+
+
+def _ggf(match: match_pb2.Match) -> str:
+    start = configured_start(match)
+    assert isinstance(start, OthelloBoard)
+    times = [None] * len(match.config.opening) + [r.time_ms / 1000 for r in match.moves]
+    record = ggf_from_moves(
+        start, all_moves(match), black=_player(match.black), white=_player(match.white),
+        outcome=match_outcome(match, replay_final(match)), times=times,
+        date=datetime.fromtimestamp(match.created_at.seconds, UTC).strftime(
+            "%Y.%m.%d_%H:%M:%S.UTC"))
+    return write_ggf(record) + "\n"
+
+
+def _psq(match: match_pb2.Match) -> str:
+    spec = match.config.game
+    final = replay_final(match)
+    assert isinstance(final, GomokuBoard)
+    # PSQ starts from the empty board: a custom start's stones come first.
+    moves = moves_from_empty(final, all_moves(match))
+    bot_times = [r.time_ms for r in match.moves]
+    psq_times = [0] * (len(moves) - len(bot_times)) + bot_times
+    return write_psq(psq_from_moves(
+        spec.board_size, moves, rule=spec.variant, times_ms=psq_times,
+        names=(_player(match.black), _player(match.white))))
+
+
+_WRITERS = {"native": _native, "transcript": _transcript, "ggf": _ggf, "psq": _psq}
 
 
 def replay_final(match: match_pb2.Match) -> Position:

@@ -7,7 +7,7 @@ import argparse
 import pytest
 from arena.clients.cli import build_parser
 
-from tests.cli.conftest import RunArena
+from tests.clients.conftest import RunArena
 
 
 def _command_paths(

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from arena.services.common.server import check_health
-from arena.services.common.stack import check_http_health
+from arena.services.web.server import check_http_health
 
 
 def _alive(pid: int) -> bool:

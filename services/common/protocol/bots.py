@@ -1,11 +1,8 @@
 """Bot versions in the durable Redis: immutable, atomically created and appended.
 
-Layout (all under ``arena:``):
-
-* ``arena:bot:{name}:v:{version}``: serialized ``BotVersion`` bytes, written once.
-* ``arena:bot:{name}:latest``: the latest version number.
-* ``arena:bot:{name}:retired``: ``"1"`` once the bot is retired.
-* ``arena:bots``: sorted set of every name (all scores 0, so it sorts by name).
+Key layout: ``keys.bot_version`` (``BotVersion`` bytes, written once), ``keys.bot_latest``,
+``keys.bot_retired`` and ``keys.BOT_NAMES``. Only the registry reads or writes them; every
+other service asks the registry (GetBot).
 
 Creating and appending are Lua scripts, so a check and its writes are one atomic step:
 of N concurrent registrations of one name exactly one finds the name free.
@@ -13,13 +10,15 @@ of N concurrent registrations of one name exactly one finds the name free.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import ParamSpec, TypeVar
 
 import redis
 from arena.services.common import paging
+from arena.services.common.protocol.keys import BOT_NAMES as NAMES_KEY
+from arena.services.common.protocol.keys import bot_latest as latest_key
+from arena.services.common.protocol.keys import bot_retired as retired_key
+from arena.services.common.protocol.keys import bot_version as version_key
 
 from arena.errors import (
     AlreadyExistsError,
@@ -27,14 +26,10 @@ from arena.errors import (
     FieldViolation,
     InvalidArgumentError,
     NotFoundError,
-    UnavailableError,
 )
 from arena.v1 import bots_pb2, common_pb2
 
-P = ParamSpec("P")
-T = TypeVar("T")
-
-NAMES_KEY = "arena:bots"
+OWNER = "registry"
 
 # KEYS: latest, version 1, names. ARGV: payload, name.
 _CREATE = """
@@ -65,31 +60,6 @@ return 1
 """
 
 
-def _redis_down_is_unavailable(method: Callable[P, T]) -> Callable[P, T]:
-    """Redis outages reach clients as UNAVAILABLE (retryable), not INTERNAL."""
-
-    @functools.wraps(method)
-    def call(*args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            return method(*args, **kwargs)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise UnavailableError(f"bot storage is unreachable: {exc}") from exc
-
-    return call
-
-
-def version_key(name: str, version: int) -> str:
-    return f"arena:bot:{name}:v:{version}"
-
-
-def latest_key(name: str) -> str:
-    return f"arena:bot:{name}:latest"
-
-
-def retired_key(name: str) -> str:
-    return f"arena:bot:{name}:retired"
-
-
 @dataclass(frozen=True)
 class BotFilter:
     """What ListBots selects: zero values select everything."""
@@ -117,7 +87,6 @@ class BotStore:
         self._append = client.register_script(_APPEND)
         self._retire = client.register_script(_RETIRE)
 
-    @_redis_down_is_unavailable
     def get(self, name: str, version: int = 0) -> bots_pb2.BotVersion:
         """One version (0 = the latest), with ``retired`` telling the bot's current state."""
         if version < 0:
@@ -135,7 +104,6 @@ class BotStore:
             raise NotFoundError(f"bot {name!r} has no version {wanted} (latest is {int(latest)})")
         return _parse(payload, bool(retired))
 
-    @_redis_down_is_unavailable
     def create(self, bot: bots_pb2.BotVersion) -> bots_pb2.BotVersion:
         """Store version 1 of a new bot; AlreadyExistsError if the name is taken."""
         name = bot.spec.name
@@ -144,7 +112,6 @@ class BotStore:
             raise AlreadyExistsError(f"a bot named {name!r} already exists")
         return bot
 
-    @_redis_down_is_unavailable
     def append(
         self, name: str, build: Callable[[bots_pb2.BotVersion], bots_pb2.BotVersion]
     ) -> bots_pb2.BotVersion:
@@ -168,14 +135,12 @@ class BotStore:
             if outcome == -2:
                 raise FailedPreconditionError(f"bot {name!r} is retired")
 
-    @_redis_down_is_unavailable
     def retire(self, name: str) -> bots_pb2.BotVersion:
         """Mark the bot retired (idempotent); its versions stay readable."""
         if int(self._retire(keys=[latest_key(name), retired_key(name)])) == -1:
             raise NotFoundError(f"no bot named {name!r}")
         return self.get(name)
 
-    @_redis_down_is_unavailable
     def list_bots(
         self, where: BotFilter, page_size: int = 0, page_token: str = ""
     ) -> tuple[list[bots_pb2.BotVersion], str]:

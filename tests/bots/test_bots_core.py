@@ -7,7 +7,7 @@ from google.protobuf import struct_pb2
 
 from arena.bots import config_from_struct, config_to_struct, merge_config
 from arena.bots.validation import address_problem, png_problem, validate_name
-from tests.registry.conftest import TOOL_PNG, png_bytes
+from tests.support.specs import TOOL_PNG, png_bytes
 
 
 def test_struct_numbers_become_ints_only_when_integral() -> None:

@@ -11,23 +11,24 @@ from arena.clients.cli import main
 
 from arena.bots.botfile import parse_bot_file
 from arena.engine import othello
-from tests.registry.conftest import Registry, png_bytes
+from tests.support.servers import Server
+from tests.support.specs import png_bytes
 
 ENV = ("ARENA_HOME", "ARENA_REGISTRY", "ARENA_REFEREE", "ARENA_LADDER", "ARENA_ENGINE",
        "ARENA_TOKEN")
 
 
 @pytest.fixture
-def arena(registry: Registry, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-          ) -> Iterator[Registry]:
+def arena(registry_server: Server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+          ) -> Iterator[Server]:
     """The registry, reached through the environment (the CLI writes it, so undo it)."""
     for name in ENV:
         monkeypatch.setenv(name, "unset")
         monkeypatch.delenv(name)
     monkeypatch.setenv("ARENA_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("ARENA_REGISTRY", registry.target)
+    monkeypatch.setenv("ARENA_REGISTRY", registry_server.target)
     monkeypatch.setenv("ARENA_TOKEN", "alice-token")
-    yield registry
+    yield registry_server
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -53,7 +54,7 @@ def fails(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 
 
 def test_register_from_preset_with_a_parameter_option(
-        arena: Registry, capsys: pytest.CaptureFixture[str]) -> None:
+        arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
     bot = run_json(capsys, "register", "--name", "terra-deep", "--from-preset", "terra",
                    "--depth-end", "8", "--no-random-tied-root-moves")
     assert bot["version"] == 1 and bot["owner"] == "alice"
@@ -63,7 +64,7 @@ def test_register_from_preset_with_a_parameter_option(
     assert config["position_tables"] == othello.PRESETS["terra"]["position_tables"]
 
 
-def test_register_builtin_external_and_set(arena: Registry, capsys: pytest.CaptureFixture[str],
+def test_register_builtin_external_and_set(arena: Server, capsys: pytest.CaptureFixture[str],
                                            tmp_path: Path) -> None:
     moku = run_json(capsys, "register", "--name", "moku", "--evaluator", "sharpmoku",
                     "--depth", "4", "--description", "hard")
@@ -81,7 +82,7 @@ def test_register_builtin_external_and_set(arena: Registry, capsys: pytest.Captu
 
 
 def test_invalid_registration_is_one_line_naming_the_field(
-        arena: Registry, capsys: pytest.CaptureFixture[str]) -> None:
+        arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
     err = fails(capsys, "register", "--name", "bad", "--from-preset", "terra",
                 "--depth-end", "11")
     assert "spec.builtin.config.depth.end" in err
@@ -92,7 +93,7 @@ def test_invalid_registration_is_one_line_naming_the_field(
                                  "--set", "nothing")
 
 
-def test_show_list_update_retire(arena: Registry, capsys: pytest.CaptureFixture[str]) -> None:
+def test_show_list_update_retire(arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
     run_json(capsys, "register", "--name", "ryo-1", "--from-preset", "ryo")
     run_json(capsys, "register", "--name", "moku", "--from-preset", "sharpmoku-hard")
     updated = run_json(capsys, "update", "ryo-1", "--stable-disc-score", "20",
@@ -124,7 +125,7 @@ def test_show_list_update_retire(arena: Registry, capsys: pytest.CaptureFixture[
 
 
 def test_update_switches_to_a_preset_and_back_to_parameters(
-        arena: Registry, capsys: pytest.CaptureFixture[str]) -> None:
+        arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
     run_json(capsys, "register", "--name", "shifty", "--from-preset", "lucy")
     madoka = run_json(capsys, "update", "shifty", "--from-preset", "madoka",
                       "--time-limit-s", "2")
@@ -134,7 +135,7 @@ def test_update_switches_to_a_preset_and_back_to_parameters(
 
 
 def test_export_then_import_reproduces_the_bot(
-        arena: Registry, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        arena: Server, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     run_json(capsys, "register", "--name", "terra-x", "--from-preset", "terra",
              "--depth-end", "9", "--description", "exported")
     path = tmp_path / "terra-x.toml"
@@ -154,7 +155,7 @@ def test_export_then_import_reproduces_the_bot(
     assert again["version"] == 2 and again["content_hash"] == original["content_hash"]
 
 
-def test_export_to_stdout_is_a_bot_file(arena: Registry,
+def test_export_to_stdout_is_a_bot_file(arena: Server,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     run_json(capsys, "register", "--name", "labby", "--from-preset", "lab-advanced")
     code, out, _ = run(capsys, "export", "labby")
@@ -165,7 +166,7 @@ def test_export_to_stdout_is_a_bot_file(arena: Registry,
 
 
 def test_import_a_hand_written_file_with_overrides(
-        arena: Registry, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        arena: Server, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = tmp_path / "mine.toml"
     path.write_text('name = "mine"\nfrom_preset = "madoka"\n\n[builtin.depth]\nend = 7\n')
     bot = run_json(capsys, "import", str(path))
@@ -175,7 +176,7 @@ def test_import_a_hand_written_file_with_overrides(
     assert "no such bot file" in fails(capsys, "import", str(tmp_path / "missing.toml"))
 
 
-def test_presets_listed(arena: Registry, capsys: pytest.CaptureFixture[str]) -> None:
+def test_presets_listed(arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
     presets = run_json(capsys, "presets", "--game", "othello")["presets"]
     names = {p["name"] for p in presets}  # type: ignore[attr-defined]
     assert names == set(othello.PRESETS)
@@ -183,7 +184,7 @@ def test_presets_listed(arena: Registry, capsys: pytest.CaptureFixture[str]) -> 
     assert code == 0 and "sharpmoku-hard" in out and "lucy" in out
 
 
-def test_auth_errors_are_one_line(arena: Registry, capsys: pytest.CaptureFixture[str]) -> None:
+def test_auth_errors_are_one_line(arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
     run_json(capsys, "register", "--name", "alices", "--from-preset", "lucy")
     err = fails(capsys, "retire", "alices", "--token", "bob-token")
     assert "bob may not change" in err
@@ -191,14 +192,14 @@ def test_auth_errors_are_one_line(arena: Registry, capsys: pytest.CaptureFixture
     assert "unknown token" in err
 
 
-def test_unreachable_registry_is_one_line(arena: Registry,
+def test_unreachable_registry_is_one_line(arena: Server,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     err = fails(capsys, "list", "--registry", "127.0.0.1:1")
     assert "unreachable" in err
 
 
 def test_addresses_and_token_come_from_stack_json(
-        arena: Registry, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        arena: Server, capsys: pytest.CaptureFixture[str], tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "stack-home"
     home.mkdir()

@@ -12,7 +12,7 @@ from arena.bots import apply_preset, builtin_config, preset_configs
 from arena.bots.botfile import BotFileError, parse_bot_file, spec_to_toml
 from arena.bots.spec import config_to_struct
 from arena.v1 import bots_pb2
-from tests.registry.conftest import TOOL_PNG, external_spec
+from tests.support.specs import TOOL_PNG, external_spec
 
 TEXT = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=20)
 # -0.0 is integral, so it reads back as the integer 0: equal as a number, not bit for bit.

@@ -9,7 +9,7 @@ the request's depth and node limits. An entry is a hash: ``pb`` (move, score, de
 
 The seed is not in the key: a search never depends on it, only a bot's final draw among
 root moves of equal score does (KReversi's random tie rule), and the entry keeps those
-tied moves so that a job with another seed draws again (``dispatch.redraw``). So every
+tied moves so that a job with another seed draws again (``GameEngine.redraw``). So every
 game that reaches a position shares its search, whatever its seed. A move the seed drew
 otherwise (SharpMoku's random opening) is never stored.
 
@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
+from arena.services.common.protocol.keys import TT_STATS, tt_entry
 
 from arena.engine.api import SearchResult
 from arena.engine.gomoku.bots import SOFT_TIME_SHARE as GOMOKU_SOFT_SHARE
@@ -44,7 +45,9 @@ from arena.v1 import common_pb2, engine_pb2
 
 log = logging.getLogger(__name__)
 
-STATS_KEY = "arena:tt:stats"
+OWNER = "worker"
+
+STATS_KEY = TT_STATS
 ENTRY_TTL_S = 14 * 24 * 3600
 OTHELLO_SOLVER_SHARE = 0.6  # the solver's share of the limit (othello.engine.choose_move)
 CLOCK_FREE_SHARE = min(GOMOKU_SOFT_SHARE, OTHELLO_SOFT_SHARE, OTHELLO_SOLVER_SHARE)
@@ -69,7 +72,7 @@ class CacheKey:
         material = "|".join([self.game, self.evaluator_hash, self.position_text,
                              f"d{self.depth}", f"n{self.nodes}"])
         digest = hashlib.blake2b(material.encode(), digest_size=16).hexdigest()
-        return f"arena:tt:{self.game}:{self.evaluator_hash[:16]}:{digest}"
+        return tt_entry(self.game, self.evaluator_hash, digest)
 
 
 def _to_entry(result: SearchResult) -> bytes:

@@ -10,12 +10,13 @@ from typing import Any
 import grpc
 import pytest
 from arena.services.common.auth import Principal, TokenStore, current_principal
-from arena.services.common.errors import field_violations
+from arena.services.common.config import Config
 from arena.services.common.server import ServerHandle, build_server
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from arena import errors
+from arena.rpc import field_violations
 from arena.v1 import (
     bots_pb2,
     common_pb2,
@@ -190,10 +191,11 @@ def test_auth_missing_unknown_and_valid_tokens() -> None:
 def test_token_store_reads_env_and_rejects_bad_files(tmp_path: Any) -> None:
     path = tmp_path / "tokens.json"
     path.write_text('{"t1": {"name": "bob", "role": "user"}}')
-    store = TokenStore.from_env({"ARENA_TOKENS_FILE": str(path), "ARENA_ADMIN_TOKEN": "root"})
+    env = {"ARENA_TOKENS_FILE": str(path), "ARENA_ADMIN_TOKEN": "root"}
+    store = TokenStore.from_config(Config.load("registry", [], env))
     assert store.lookup("t1") == Principal("bob", "user")
     assert store.lookup("root") == Principal("admin", "admin")
     assert store.lookup("nobody") is None
     path.write_text('{"t1": {"name": "bob", "role": "emperor"}}')
     with pytest.raises(ValueError, match="emperor"):
-        TokenStore.from_env({"ARENA_TOKENS_FILE": str(path)})
+        TokenStore.from_config(Config.load("registry", [], {"ARENA_TOKENS_FILE": str(path)}))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import RunArena, assert_one_line_error
+from tests.clients.conftest import RunArena, assert_one_line_error
 
 
 def _closed_port() -> int:

@@ -1,8 +1,7 @@
-"""Test helpers shared by the referee, worker and system tests.
-
-Bots are written straight into Redis under the registry's documented keys, and external bots
-are small real gRPC servers whose behaviour is scripted: they play the first legal move, or
-answer an illegal move, garbage bytes, too late, or crash.
+"""Bots for the tests: registered through the registry's API, and external bots that are
+small real gRPC servers whose behaviour is scripted: they play the first legal move, or
+answer an illegal move, garbage bytes, too late, or crash. Also the match helpers the
+referee, worker and system tests share.
 """
 
 from __future__ import annotations
@@ -15,45 +14,30 @@ from typing import Any
 
 import grpc
 import redis
-from arena.services.referee.matches import FINISHED_STATES, MatchStore
+from arena.clients.sdk import ArenaClient
+from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore
 
 from arena.bots.spec import config_to_struct
-from arena.engine import dispatch
-from arena.games import position_from_text
+from arena.games import game
 from arena.v1 import bot_service_pb2, bot_service_pb2_grpc, bots_pb2, common_pb2, match_pb2
 
 OTHELLO = common_pb2.GAME_KIND_OTHELLO
 GOMOKU = common_pb2.GAME_KIND_GOMOKU
-GAMES = {OTHELLO: "othello", GOMOKU: "gomoku"}
 
 
-def store_bot(client: redis.Redis, spec: bots_pb2.BotSpec, version: int = 1) -> bots_pb2.BotVersion:
-    """Register ``spec`` as ``version`` under the registry's keys."""
-    evaluator = ""
-    if spec.WhichOneof("engine") == "builtin":
-        from arena.bots.spec import builtin_config
-
-        evaluator = dispatch.evaluator_hash(GAMES[spec.game], builtin_config(spec))
-    bot = bots_pb2.BotVersion(spec=spec, version=version, owner="tester",
-                              evaluator_hash=evaluator, content_hash=f"{spec.name}-{version}")
-    client.set(f"arena:bot:{spec.name}:v:{version}", bot.SerializeToString())
-    client.set(f"arena:bot:{spec.name}:latest", version)
-    client.zadd("arena:bots", {spec.name: 0})
-    return bot
-
-
-def external_bot(client: redis.Redis, name: str, address: str,
-                 game: common_pb2.GameKind.ValueType = OTHELLO) -> bots_pb2.BotVersion:
-    spec = bots_pb2.BotSpec(name=name, game=game,
+def external_bot(peers: ArenaClient, name: str, address: str,
+                 kind: common_pb2.GameKind.ValueType = OTHELLO) -> bots_pb2.BotVersion:
+    """Register an external bot (through the registry, as its owner ``root``)."""
+    spec = bots_pb2.BotSpec(name=name, game=kind,
                             external=bots_pb2.ExternalEngine(address=address))
-    return store_bot(client, spec)
+    return peers.register_bot(spec)
 
 
-def builtin_bot(client: redis.Redis, name: str, config: dict[str, object],
-                game: common_pb2.GameKind.ValueType = OTHELLO) -> bots_pb2.BotVersion:
-    spec = bots_pb2.BotSpec(name=name, game=game,
+def builtin_bot(peers: ArenaClient, name: str, config: dict[str, object],
+                kind: common_pb2.GameKind.ValueType = OTHELLO) -> bots_pb2.BotVersion:
+    spec = bots_pb2.BotSpec(name=name, game=kind,
                             builtin=bots_pb2.BuiltinEngine(config=config_to_struct(config)))
-    return store_bot(client, spec)
+    return peers.register_bot(spec)
 
 
 # --- scripted external bots --------------------------------------------------------------
@@ -62,8 +46,8 @@ Behaviour = Callable[[bot_service_pb2.GetMoveRequest], bot_service_pb2.GetMoveRe
 
 
 def legal_moves(request: bot_service_pb2.GetMoveRequest) -> list[int]:
-    game = GAMES[request.position.game.kind]
-    return position_from_text(game, request.position.text).legal_moves()
+    return game(request.position.game.kind).position_from_text(
+        request.position.text).legal_moves()
 
 
 def first_legal(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
@@ -77,8 +61,7 @@ def last_legal(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMo
 
 
 def illegal(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
-    game = GAMES[request.position.game.kind]
-    position = position_from_text(game, request.position.text)
+    position = game(request.position.game.kind).position_from_text(request.position.text)
     size = position.size * position.size
     move = next(sq for sq in range(size) if not position.is_legal(sq))
     return bot_service_pb2.GetMoveResponse(move=common_pb2.Move(square=move))
@@ -144,10 +127,10 @@ def bot_server(behaviour: Behaviour | str) -> Iterator[str]:
 # --- matches ---------------------------------------------------------------------------------
 
 
-def match_config(black: str, white: str, game: common_pb2.GameKind.ValueType = OTHELLO,
+def match_config(black: str, white: str, kind: common_pb2.GameKind.ValueType = OTHELLO,
                  move_time_ms: int = 1000, **extra: Any) -> match_pb2.MatchConfig:
     config = match_pb2.MatchConfig(
-        game=common_pb2.GameSpec(kind=game), black=common_pb2.BotRef(name=black),
+        game=common_pb2.GameSpec(kind=kind), black=common_pb2.BotRef(name=black),
         white=common_pb2.BotRef(name=white),
         time_control=common_pb2.TimeControl(move_time_ms=move_time_ms), **extra)
     return config
@@ -167,8 +150,7 @@ def wait_finished(client: redis.Redis, match_id: str, timeout_s: float = 60.0) -
 
 def replay_moves(match: match_pb2.Match) -> None:
     """Re-play the record through the rules library; raises on any illegal move."""
-    game = GAMES[match.config.game.kind]
-    position = position_from_text(game, match.start_position)
+    position = game(match.config.game.kind).position_from_text(match.start_position)
     for ply, record in enumerate(match.moves):
         assert record.ply == ply, f"ply {record.ply} recorded at index {ply}"
         position.push(record.move.square)

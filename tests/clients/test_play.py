@@ -8,7 +8,7 @@ from pathlib import Path
 
 from arena.formats import parse_replay
 from arena.games import PASS, OthelloBoard, new_position
-from tests.cli.conftest import RunArena, assert_one_line_error
+from tests.clients.conftest import RunArena, assert_one_line_error
 
 
 def _random_game_with_a_pass() -> tuple[list[int], OthelloBoard]:

@@ -1,0 +1,152 @@
+"""The only writes of game state, each one atomic and each one safe to repeat.
+
+Two referees may run the same match for a while (a slow one presumed dead and its
+replacement). Every write therefore says which ply it expects to write: a move record is
+appended only if exactly ``ply`` records exist, and the result only once and only after
+exactly the moves it was judged on. A write that loses the race returns False and the
+caller re-reads the recorded moves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import redis
+from arena.services.common.protocol.delivery import RESULTS_TTL_S, move_job_fields
+from arena.services.common.protocol.keys import (
+    FINISHED_STREAM,
+    MOVE_STREAM,
+    match_events,
+    match_final,
+    match_moves,
+    match_results,
+)
+from arena.services.common.protocol.keys import match as match_key
+from arena.services.common.protocol.streams import flat
+
+from arena.v1 import engine_pb2, match_pb2
+
+OWNER = "referee"
+
+# KEYS: match, final, events. ARGV: running match bytes, started event bytes.
+_START = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+if redis.call('XLEN', KEYS[3]) == 0 then redis.call('XADD', KEYS[3], '*', 'pb', ARGV[2]) end
+return 1
+"""
+
+# KEYS: moves, events, final, move-job stream.
+# ARGV: the number of records expected before this write, 1 to record a move (0: none),
+# the record and its event, the move-job stream's trim point, then the fields of the job
+# to publish (none: no job). Every move job is published by this script, in the same step as
+# the record before it when there is one: a job is never published for a ply that is
+# already recorded or a match that is over, and recording a move and asking for the next
+# costs one round trip.
+_WRITE_PLY = """
+if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
+if redis.call('LLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return 0 end
+if ARGV[2] == '1' then
+  redis.call('RPUSH', KEYS[1], ARGV[3])
+  redis.call('XADD', KEYS[2], '*', 'pb', ARGV[4])
+end
+if #ARGV > 5 then
+  redis.call('XADD', KEYS[4], 'MINID', '~', ARGV[5], '*', unpack(ARGV, 6))
+end
+return 1
+"""
+
+# KEYS: match, final, moves, events, finished stream, results stream.
+# ARGV: plies judged (-1: any, for a cancellation), finished match bytes, ended event
+# bytes, match id, ladder id. A cancellation also wakes the referee that runs the match,
+# which waits on the results stream.
+_FINISH = """
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+if ARGV[1] ~= '-1' and redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[1]) then return -1 end
+redis.call('SET', KEYS[2], '1')
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('XADD', KEYS[4], '*', 'pb', ARGV[3])
+redis.call('XADD', KEYS[5], '*', 'match_id', ARGV[4], 'ladder_id', ARGV[5], 'pb', ARGV[2])
+if ARGV[1] == '-1' then
+  redis.call('XADD', KEYS[6], '*', 'kind', 'cancelled', 'ply', redis.call('LLEN', KEYS[3]))
+  redis.call('EXPIRE', KEYS[6], ARGV[6])
+end
+return 1
+"""
+
+
+def move_event(match_id: str, record: match_pb2.MoveRecord, is_pass: bool) -> match_pb2.MatchEvent:
+    """The event a recorded move adds to the match's event stream."""
+    if not is_pass:
+        return match_pb2.MatchEvent(match_id=match_id, move=record)
+    event = match_pb2.MatchEvent(match_id=match_id)
+    getattr(event, "pass").CopyFrom(match_pb2.PassEvent(ply=record.ply, color=record.color))
+    return event
+
+
+@dataclass
+class Ledger:
+    """The referee's writes of game state (see the module docstring)."""
+
+    client: redis.Redis
+
+    def __post_init__(self) -> None:
+        self._start = self.client.register_script(_START)
+        self._write_ply = self.client.register_script(_WRITE_PLY)
+        self._finish = self.client.register_script(_FINISH)
+
+    def start(self, running: match_pb2.Match) -> bool:
+        """Store the RUNNING header and the started event (once); False if finished."""
+        event = match_pb2.MatchEvent(
+            match_id=running.id, started=match_pb2.MatchStarted(match=running))
+        done = self._start(
+            keys=[match_key(running.id), match_final(running.id), match_events(running.id)],
+            args=[running.SerializeToString(), event.SerializeToString()],
+        )
+        return int(done) == 1
+
+    def append(self, match_id: str, record: match_pb2.MoveRecord, is_pass: bool,
+               next_job: engine_pb2.MoveJob | None = None, minid: str = "0-0") -> bool:
+        """Record ply ``record.ply``; False if that ply is already recorded or the game over.
+
+        ``next_job`` is published only if the record was written, trimming the move-job
+        stream's entries older than ``minid`` (roughly).
+        """
+        event = move_event(match_id, record, is_pass)
+        return self._write(match_id, record.ply, (record.SerializeToString(),
+                                                  event.SerializeToString()), next_job, minid)
+
+    def ask(self, job: engine_pb2.MoveJob, minid: str = "0-0") -> bool:
+        """Publish the job for ply ``job.ply`` if that ply is the next one to record and the
+        match is not over (a match's first move, or one resumed by another referee)."""
+        return self._write(job.match_id, job.ply, None, job, minid)
+
+    def _write(self, match_id: str, expected: int, record: tuple[bytes, bytes] | None,
+               job: engine_pb2.MoveJob | None, minid: str) -> bool:
+        written: list[bytes | int] = [1, *record] if record is not None else [0, b"", b""]
+        job_fields = [] if job is None else [minid, *flat(move_job_fields(job))]
+        done = self._write_ply(
+            keys=[match_moves(match_id), match_events(match_id), match_final(match_id),
+                  MOVE_STREAM],
+            args=[expected, *written, *job_fields],
+        )
+        return int(done) == 1
+
+    def finish(self, finished: match_pb2.Match, plies: int | None) -> bool:
+        """Write the result after exactly ``plies`` records (None: whatever is recorded, a
+        cancellation); False if another write won. The finished header also goes to the
+        finished-matches stream, which the ladder service follows, and a cancellation to
+        the match's results stream, which wakes its referee and stops its workers."""
+        event = match_pb2.MatchEvent(
+            match_id=finished.id, ended=match_pb2.MatchEnded(result=finished.result))
+        header = match_pb2.Match()
+        header.CopyFrom(finished)
+        del header.moves[:]
+        done = self._finish(
+            keys=[match_key(finished.id), match_final(finished.id), match_moves(finished.id),
+                  match_events(finished.id), FINISHED_STREAM, match_results(finished.id)],
+            args=[-1 if plies is None else plies, header.SerializeToString(),
+                  event.SerializeToString(), finished.id, finished.config.ladder_id,
+                  RESULTS_TTL_S],
+        )
+        return int(done) == 1

@@ -1,0 +1,129 @@
+"""Matches in the durable Redis: stored at creation, read by id, listed by index, deleted.
+
+Key layout: ``keys.match``, ``keys.match_moves``, ``keys.match_events``,
+``keys.match_final`` and the indexes ``keys.match_index`` (by bot, ladder, game and owner:
+sorted sets of ids, all scores 0, so they sort by id; ids start with the creation time in
+milliseconds, so reverse lexical order is newest first and page tokens are plain ids).
+Game state changes only through ``ledger``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from arena.services.common.protocol import keys
+from arena.services.common.protocol.keys import MATCH_STREAM
+from arena.services.common.protocol.trees import delete_trees
+
+from arena.errors import NotFoundError
+from arena.v1 import engine_pb2, match_pb2
+
+OWNER = "referee"
+
+FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
+REQUEST_TTL_S = 24 * 3600  # how long a create request's idempotency key is remembered
+
+
+def new_match_id(now_ms: int | None = None) -> str:
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    return f"{now_ms:013d}-{secrets.token_hex(4)}"
+
+
+def index_keys(match: match_pb2.Match) -> list[str]:
+    found = [keys.ALL_MATCHES, keys.match_index("bot", match.black.name),
+             keys.match_index("bot", match.white.name),
+             keys.match_index("game", match.config.game.kind),
+             keys.match_index("owner", match.owner)]
+    if match.config.ladder_id:
+        found.append(keys.match_index("ladder", match.config.ladder_id))
+    return list(dict.fromkeys(found))
+
+
+# KEYS: match, request key, match stream, indexes... ARGV: match bytes, match id, job bytes,
+# request ttl. Stores a new match and queues it, once per idempotency key: a request key
+# that already names a match returns that match's id instead.
+_CREATE = """
+if KEYS[2] ~= '' then
+  local made = redis.call('GET', KEYS[2])
+  if made then return made end
+  redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[4])
+end
+redis.call('SET', KEYS[1], ARGV[1])
+for i = 4, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[2]) end
+redis.call('XADD', KEYS[3], '*', 'pb', ARGV[3])
+return ARGV[2]
+"""
+
+
+@dataclass
+class MatchStore:
+    """Creation, reading and deletion of matches (the ledger writes game state)."""
+
+    client: redis.Redis
+
+    def __post_init__(self) -> None:
+        self._create = self.client.register_script(_CREATE)
+
+    def create(self, match: match_pb2.Match, request_id: str = "") -> str:
+        """Store ``match`` and queue it for a referee; returns its id, or the id of the
+        match an earlier call with the same ``request_id`` (per owner) created."""
+        request = keys.match_request(match.owner, request_id) if request_id else ""
+        job = engine_pb2.MatchJob(match_id=match.id).SerializeToString()
+        made = self._create(
+            keys=[keys.match(match.id), request, MATCH_STREAM, *index_keys(match)],
+            args=[match.SerializeToString(), match.id, job, REQUEST_TTL_S])
+        return made.decode() if isinstance(made, bytes) else str(made)
+
+    def made_for(self, owner: str, request_id: str) -> str:
+        """The id of the match a create request with this key made ("" if none)."""
+        made: Any = self.client.get(keys.match_request(owner, request_id))
+        return made.decode() if made else ""
+
+    def header(self, match_id: str) -> match_pb2.Match:
+        payload: Any = self.client.get(keys.match(match_id))
+        if payload is None:
+            raise NotFoundError(f"no match {match_id!r}")
+        return match_pb2.Match.FromString(payload)
+
+    def records(self, match_id: str) -> list[match_pb2.MoveRecord]:
+        raw: Any = self.client.lrange(keys.match_moves(match_id), 0, -1)
+        return [match_pb2.MoveRecord.FromString(item) for item in raw]
+
+    def get(self, match_id: str) -> match_pb2.Match:
+        """The match with its moves so far."""
+        # Read the moves first: a header that says FINISHED then always has every move.
+        records = self.records(match_id)
+        match = self.header(match_id)
+        if match.status in FINISHED_STATES:
+            records = self.records(match_id)
+        match.moves.extend(records)
+        return match
+
+    def ids(self, index: str, after: str = "", batch: int = 200) -> Iterator[str]:
+        """Match ids of an index, newest first, strictly older than ``after``."""
+        upper = f"({after}" if after else "+"
+        while True:
+            found: Any = self.client.zrevrangebylex(index, upper, "-", start=0, num=batch)
+            for raw in found:
+                yield raw.decode()
+            if len(found) < batch:
+                return
+            upper = f"({found[-1].decode()}"
+
+    def delete(self, match: match_pb2.Match, cache: redis.Redis | None) -> None:
+        """Forget a finished match: header, moves, events, streams, indexes and trees."""
+        plies = [record.ply for record in self.records(match.id) if record.has_tree]
+        with self.client.pipeline(transaction=True) as pipe:
+            for key in index_keys(match):
+                pipe.zrem(key, match.id)
+            pipe.delete(keys.match(match.id), keys.match_moves(match.id),
+                        keys.match_events(match.id), keys.match_final(match.id),
+                        keys.match_results(match.id), keys.match_started(match.id))
+            pipe.execute()
+        if cache is not None:
+            delete_trees(cache, match.id, plies)
