@@ -195,10 +195,11 @@ class Api:
                             live.ladder_events)
 
     async def create_ladder(self, request: Request) -> Response:
-        config = forms.ladder_config(await json_body(request))
+        body = await json_body(request)
+        config, key = forms.ladder_config(body), forms.request_id(body)
         client = self.gateway.actor(bearer(request))
-        return JSONResponse(ladder_json(await self.gateway.run(client.create_ladder, config)),
-                            status_code=201)
+        info = await self.gateway.run(client.create_ladder, config, key)
+        return JSONResponse(ladder_json(info), status_code=201)
 
     async def cancel_ladder(self, request: Request) -> Response:
         client = self.gateway.actor(bearer(request))
@@ -249,10 +250,17 @@ class Api:
                             live.MatchEvents())
 
     async def create_match(self, request: Request) -> Response:
-        config = forms.match_config(await json_body(request))
+        body = await json_body(request)
+        config, key = forms.match_config(body), forms.request_id(body)
         client = self.gateway.actor(bearer(request))
-        match = await self.gateway.run(client.create_match, config)
+        match = await self.gateway.run(client.create_match, config, key)
         return JSONResponse(match_summary_json(match), status_code=201)
+
+    async def cancel_match(self, request: Request) -> Response:
+        client = self.gateway.actor(bearer(request))
+        match = await self.gateway.run(client.cancel_match, request.path_params["id"],
+                                       "cancelled from the web page")
+        return JSONResponse(match_summary_json(match))
 
     async def delete_match(self, request: Request) -> Response:
         client = self.gateway.actor(bearer(request))
@@ -355,6 +363,7 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
         get("/api/matches/{id}", handlers.match),
         post("/api/matches/{id}", handlers.delete_match, method="DELETE"),
         live_stream("/api/matches/{id}/events", handlers.match_events),
+        post("/api/matches/{id}/cancel", handlers.cancel_match),
         get("/api/matches/{id}/export/{format}", handlers.export),
         get("/api/matches/{id}/trees/{ply}", handlers.tree),
         Mount("/api", app=api_not_found),

@@ -112,6 +112,15 @@ def default_suite(game: common_pb2.GameSpec) -> str:
     return "othello-balanced" if game.kind == common_pb2.GAME_KIND_OTHELLO else "none"
 
 
+def request_id(data: object) -> str:
+    """The page's idempotency key for a create (a resubmitted form creates nothing new)."""
+    body = Body(data)
+    key = body.get("request_id", str, "", lambda v: "" if len(v) <= 128 else "at most 128 "
+                                                                               "characters")
+    body.done()
+    return key
+
+
 def match_config(data: object) -> match_pb2.MatchConfig:
     body = Body(data)
     game = game_spec(body)

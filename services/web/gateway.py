@@ -199,7 +199,7 @@ def result_filter(result: str, bot: str) -> Callable[[match_pb2.Match], bool] | 
 
     def keep(match: match_pb2.Match) -> bool:
         outcome = result_json(match)
-        if outcome is None:
+        if outcome is None or outcome["void"]:
             return False
         if result == "forfeit":
             return outcome["forfeited"] is not None
@@ -245,8 +245,8 @@ def bot_record(client: ArenaClient, name: str) -> Json:
     by_opponent: dict[str, dict[str, int]] = {}
     for match in matches:
         outcome = result_json(match)
-        if outcome is None:
-            continue
+        if outcome is None or outcome["void"]:
+            continue  # a void game has no result to count
         side, other = ("black", match.white) if match.black.name == name else ("white",
                                                                               match.black)
         line = by_opponent.setdefault(other.name, {"wins": 0, "draws": 0, "losses": 0})

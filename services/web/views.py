@@ -163,7 +163,9 @@ def bot_json(bot: bots_pb2.BotVersion) -> Json:
 
 
 def result_json(match: match_pb2.Match) -> Json | None:
-    if match.status != match_pb2.MATCH_STATUS_FINISHED:
+    """The result of a finished or cancelled match (a cancelled one is void: no result,
+    not counted); None while it is pending or running."""
+    if match.status not in (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED):
         return None
     result = match.result
     winner = COLORS.get(result.winner)
@@ -172,7 +174,7 @@ def result_json(match: match_pb2.Match) -> Json | None:
     return {
         "winner": winner, "score": score, "termination": termination, "detail": result.detail,
         "black_count": result.black_count, "white_count": result.white_count,
-        "forfeited": COLORS.get(result.forfeited),
+        "forfeited": COLORS.get(result.forfeited), "void": result.void,
     }
 
 

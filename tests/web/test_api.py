@@ -236,3 +236,23 @@ def test_restricted_reading_needs_a_token(web: WebStack, tmp_path: Path) -> None
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_creates_are_idempotent_and_a_running_match_can_be_cancelled(web: WebStack) -> None:
+    body = {"black": "web-live-a", "white": "web-live-b", "move_time_ms": 2000,
+            "request_id": "page-form-1"}
+    first = web.http.request("POST", "/api/matches", body, token=USER_TOKEN)
+    again = web.http.request("POST", "/api/matches", body, token=USER_TOKEN)
+    assert first[0] == again[0] == 201
+    match_id = json.loads(first[2])["id"]
+    assert json.loads(again[2])["id"] == match_id  # the form sent twice made one match
+    assert web.http.request("POST", f"/api/matches/{match_id}/cancel", {})[0] == 401
+    status, _, reply = web.http.request("POST", f"/api/matches/{match_id}/cancel", {},
+                                        token=USER_TOKEN)
+    assert status == 200, reply
+    match = web.http.json(f"/api/matches/{match_id}")
+    assert match["status"] == "cancelled" and match["result"]["void"] is True
+    # A void game is no result: it is in no result filter.
+    for result in ("black", "white", "draw", "forfeit"):
+        listed = web.http.json(f"/api/matches?bot=web-live-a&result={result}&limit=200")
+        assert match_id not in [m["id"] for m in listed["matches"]]

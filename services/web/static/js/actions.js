@@ -24,3 +24,10 @@ export async function act(action) {
     return action();
   }
 }
+
+/** A key that makes a create idempotent: a form sent twice (a double click, a retry after
+ *  a lost answer) creates one thing. getRandomValues works on plain-http pages too. */
+export function newRequestId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -199,6 +199,7 @@ function recent(bot) {
 
 function outcome(match, side) {
   if (!match.result) return h("td", { class: "muted" }, match.status);
+  if (match.result.void) return h("td", { class: "muted" }, "void");
   if (!match.result.winner) return h("td", { class: "draw" }, "draw");
   return match.result.winner === side ? h("td", { class: "win" }, "win") : h("td", { class: "loss" }, "loss");
 }

@@ -1,7 +1,7 @@
 // Ladders: the list (with a form for a new one) and one ladder's page: standings, the
 // Elo chart, the head-to-head matrix, its games, and live progress while it runs.
 
-import { act } from "../actions.js";
+import { act, newRequestId } from "../actions.js";
 import { getJSON, send, stream } from "../api.js";
 import { eloChart } from "../charts.js";
 import {
@@ -65,6 +65,7 @@ export function gameText(game) {
 async function toggleForm(container) {
   if (container.firstChild) { replace(container); return; }
   const picks = h("div", { class: "bot-picks" }, h("span", { class: "muted" }, "Loading bots\u2026"));
+  const requestId = newRequestId();
   const message = h("div");
   const field = (label, input) => h("label", {}, label, input);
   const inputs = {
@@ -93,7 +94,7 @@ async function toggleForm(container) {
       name: inputs.name.value, game: inputs.game.value, size: othello ? 8 : Number(inputs.size.value),
       bots, format: inputs.format.value, games_per_pairing: Number(inputs.games.value),
       opening_suite: inputs.suite.value, move_time_ms: Number(inputs.time.value),
-      seed: Number(inputs.seed.value), capture_trees: inputs.trees.checked,
+      seed: Number(inputs.seed.value), capture_trees: inputs.trees.checked, request_id: requestId,
     };
     try {
       const ladder = await act(() => send("POST", "/api/ladders", body));

@@ -70,8 +70,9 @@ class MatchView {
     const m = this.match;
     setTitle(`${m.black} vs ${m.white}`);
     const status = m.status === "running" ? badge("live", "live") : badge(m.status);
-    const del = m.status === "finished" || m.status === "cancelled"
-      ? h("button", { class: "danger", onclick: () => this.remove() }, "Delete") : null;
+    const over = m.status === "finished" || m.status === "cancelled";
+    const del = over ? h("button", { class: "danger", onclick: () => this.remove() }, "Delete")
+      : h("button", { class: "danger", onclick: () => this.cancel() }, "Cancel match");
     replace(this.el.head, h("div", { class: "page-head" },
       h("div", {},
         h("h1", {}, botLink(m.black), h("span", { class: "muted" }, " vs "), botLink(m.white), " ", status),
@@ -86,7 +87,9 @@ class MatchView {
   renderResult() {
     const m = this.match, r = m.result;
     let text;
-    if (r) {
+    if (r?.void) {
+      text = `Void: no result${r.detail ? ` (${r.detail})` : ""}`;
+    } else if (r) {
       const who = r.winner ? `${r.winner === "black" ? m.black : m.white} (${r.winner}) wins` : "Draw";
       const how = r.termination === "normal" ? "" : `, ${r.termination}${r.detail ? `: ${r.detail}` : ""}`;
       const gomoku = m.game.kind === "gomoku";
@@ -252,6 +255,16 @@ class MatchView {
     this.renderHead();
     this.renderMoves();
     this.go(follow ? this.lastPly : this.ply);
+  }
+
+  async cancel() {
+    if (!confirm("Stop this match now? It ends without a result.")) return;
+    try {
+      await act(() => send("POST", `/api/matches/${encodeURIComponent(this.match.id)}/cancel`, {}));
+      await this.reload();
+    } catch (error) {
+      replace(this.el.message, notice(error.describe ? error.describe() : String(error), "error"));
+    }
   }
 
   async remove() {

@@ -1,7 +1,7 @@
 // The match history with filters (ladder, bot, status, result, game), and a form for a
 // new match. Filters live in the address's query, so a filtered list can be shared.
 
-import { act } from "../actions.js";
+import { act, newRequestId } from "../actions.js";
 import { getJSON, send } from "../api.js";
 import { badge, botLink, h, ladderLink, matchLink, notice, replace, setTitle, table, timeCell } from "../dom.js";
 
@@ -11,6 +11,7 @@ const FILTERS = ["ladder", "bot", "status", "result", "game"];
 export function resultCell(match) {
   const result = match.result;
   if (!result) return h("td", {}, badge(match.status, match.status === "running" ? "live" : ""));
+  if (result.void) return h("td", { title: result.detail || "" }, h("a", { href: `/matches/${encodeURIComponent(match.id)}` }, "void"));
   const score = result.score === "1/2-1/2" ? "\u00bd-\u00bd" : result.score;
   const how = result.termination === "normal" ? "" : ` ${result.termination}`;
   // The result links to the game too: on a phone the id column is hidden.
@@ -96,6 +97,7 @@ async function load(container, query, fresh, token = "") {
 async function toggleForm(container) {
   if (container.firstChild) { replace(container); return; }
   const message = h("div");
+  const requestId = newRequestId();
   const bots = await getJSON("/api/bots?limit=200");
   const options = h("datalist", { id: "bot-names" }, bots.bots.map((b) => h("option", { value: b.name })));
   const inputs = {
@@ -113,7 +115,8 @@ async function toggleForm(container) {
     const othello = inputs.game.value === "othello";
     const body = { black: inputs.black.value.trim(), white: inputs.white.value.trim(), game: inputs.game.value,
       size: othello ? 8 : Number(inputs.size.value), move_time_ms: Number(inputs.time.value),
-      opening: inputs.opening.value, seed: Number(inputs.seed.value), capture_trees: inputs.trees.checked };
+      opening: inputs.opening.value, seed: Number(inputs.seed.value), capture_trees: inputs.trees.checked,
+      request_id: requestId };
     try {
       const match = await act(() => send("POST", "/api/matches", body));
       if (match) location.href = `/matches/${encodeURIComponent(match.id)}`;
