@@ -23,9 +23,7 @@ import itertools
 import statistics
 from typing import Any
 
-from arena.services.common.protocol.keys import match_events as events_key
-from arena.services.common.protocol.keys import match_results as results_key
-from arena.services.common.protocol.keys import match_started as started_key
+from arena.services.common.protocol import keys
 from arena_common import config, register, run_matches, stack
 
 from arena.engine.othello import PRESETS
@@ -39,14 +37,14 @@ def _ms(entry_id: bytes) -> int:
 def legs(client: Any, match: match_pb2.Match) -> list[tuple[float, float, float, float]]:
     """Per move after the first: (total overhead, to started, worker, referee) in ms."""
     recorded: dict[int, tuple[int, float]] = {}
-    for entry_id, fields in client.xrange(events_key(match.id)):
+    for entry_id, fields in client.xrange(keys.match(match.id, "events")):
         event = match_pb2.MatchEvent.FromString(fields[b"pb"])
         if event.WhichOneof("event") == "move":
             recorded[event.move.ply] = (_ms(entry_id), event.move.search.time_ms)
     started: dict[int, int] = {}
     answered: dict[int, int] = {}
     # (Before started entries had their own stream they were in the result stream.)
-    for key in (started_key(match.id), results_key(match.id)):
+    for key in (keys.match(match.id, "started"), keys.match(match.id, "results")):
         for entry_id, fields in client.xrange(key):
             target = started if fields[b"kind"] == b"started" else answered
             target.setdefault(int(fields[b"ply"]), _ms(entry_id))

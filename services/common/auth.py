@@ -13,14 +13,14 @@ from __future__ import annotations
 import contextvars
 import hmac
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import grpc
 from arena.services.common.config import Config
-from arena.services.common.errors import Behavior, rewrap
+from arena.services.common.errors import Behavior, Wrap
 
 from arena.errors import PermissionDeniedError, UnauthenticatedError
 
@@ -112,30 +112,24 @@ def bearer_token(metadata: tuple[tuple[str, str | bytes], ...] | None) -> str | 
 ANONYMOUS = Principal("anonymous", "admin")
 
 
-class AuthInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
-    """Authenticates every Arena RPC; handlers read the caller with current_principal().
-
-    ``store=None`` turns authentication off: every caller is :data:`ANONYMOUS`.
-    """
+class Authenticator:
+    """The authentication layer of every server (``server.ServiceInterceptor``): handlers
+    read the caller with current_principal(). ``store=None`` turns authentication off:
+    every caller is :data:`ANONYMOUS`."""
 
     def __init__(self, store: TokenStore | None) -> None:
         self._store = store
 
-    def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler[Any, Any] | None],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any] | None:
-        handler = continuation(handler_call_details)
-        if handler is None or handler_call_details.method.startswith(OPEN_SERVICES):
-            return handler
-        token = bearer_token(handler_call_details.invocation_metadata)
+    def __call__(self, details: grpc.HandlerCallDetails) -> Wrap | None:
+        if details.method.startswith(OPEN_SERVICES):
+            return None
+        token = bearer_token(details.invocation_metadata)
         if self._store is None:
             principal: Principal | None = ANONYMOUS
         else:
             principal = self._store.lookup(token) if token else None
 
-        def wrap(behavior: Behavior, streaming: bool) -> Behavior:
+        def wrap(behavior: Behavior) -> Behavior:
             def authenticated(request: Any, context: grpc.ServicerContext) -> Any:
                 if principal is None:
                     missing = "missing" if token is None else "unknown"
@@ -143,12 +137,6 @@ class AuthInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
                 _current.set(principal)
                 return behavior(request, context)
 
-            if not streaming:
-                return authenticated
+            return authenticated
 
-            def stream(request: Any, context: grpc.ServicerContext) -> Any:
-                yield from authenticated(request, context)
-
-            return stream
-
-        return rewrap(handler, wrap)
+        return wrap

@@ -1,6 +1,7 @@
 """Every servicer's errors become gRPC statuses here, by the table in ``arena.rpc``.
 
-Every servicer is wrapped by :class:`ErrorMappingInterceptor`; a handler raises the
+Every handler is wrapped by :func:`map_errors` (the outermost layer of the server's one
+interceptor, ``server.ServiceInterceptor``); a handler raises the
 errors of ``arena.errors`` (or a rules-library ``ValueError``) and the client sees the
 matching standard code, with field violations as a ``google.rpc.BadRequest`` detail.
 Anything unexpected becomes INTERNAL with the exception logged: never UNKNOWN.
@@ -9,7 +10,7 @@ Anything unexpected becomes INTERNAL with the exception logged: never UNKNOWN.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import grpc
@@ -21,49 +22,60 @@ from arena.rpc import status_code_for, to_status
 log = logging.getLogger(__name__)
 
 Behavior = Callable[[Any, grpc.ServicerContext], Any]
+# A layer's wrapper of one handler's behaviour. It sees a streaming handler as a function
+# that returns an iterator (``rewrap`` makes it a generator again), so one wrapper serves
+# both kinds of handler; errors raised while a stream is consumed reach map_errors, which
+# wraps the stream itself.
+Wrap = Callable[[Behavior], Behavior]
 
 
-def rewrap(
-    handler: grpc.RpcMethodHandler[Any, Any], wrap: Callable[[Behavior, bool], Behavior]
-) -> grpc.RpcMethodHandler[Any, Any]:
-    """Rebuild a unary-unary or unary-stream handler with its behaviour wrapped.
-
-    ``wrap(behavior, streaming)`` returns the new behaviour. Interceptors use this so the
-    wrapping code runs in the handler's own thread (where context variables stick).
-    """
+def rewrap(handler: grpc.RpcMethodHandler[Any, Any],
+           wrap: Wrap) -> grpc.RpcMethodHandler[Any, Any]:
+    """Rebuild a unary-unary or unary-stream handler with its behaviour wrapped, so the
+    wrapping code runs in the handler's own thread (where context variables stick)."""
     if handler.unary_unary is not None:
         return grpc.unary_unary_rpc_method_handler(
-            wrap(handler.unary_unary, False),
+            wrap(handler.unary_unary),
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
     if handler.unary_stream is not None:
+        wrapped = wrap(handler.unary_stream)
+
+        def stream(request: Any, context: grpc.ServicerContext) -> Any:
+            yield from wrapped(request, context)
+
         return grpc.unary_stream_rpc_method_handler(
-            wrap(handler.unary_stream, True),
+            stream,
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
     return handler
 
 
-def _map_errors(behavior: Behavior, streaming: bool) -> Behavior:
-    if streaming:
+def map_errors(details: grpc.HandlerCallDetails) -> Wrap:
+    """The error layer: domain errors become their status codes, anything else INTERNAL."""
+    return _map_errors
 
-        def stream(request: Any, context: grpc.ServicerContext) -> Any:
-            try:
-                yield from behavior(request, context)
-            except Exception as exc:
-                _abort(exc, context)
 
-        return stream
-
-    def unary(request: Any, context: grpc.ServicerContext) -> Any:
+def _map_errors(behavior: Behavior) -> Behavior:
+    def mapped(request: Any, context: grpc.ServicerContext) -> Any:
         try:
-            return behavior(request, context)
+            result = behavior(request, context)
         except Exception as exc:
             _abort(exc, context)
+        if not isinstance(result, Iterator):
+            return result
+        return _mapped_stream(result, context)
 
-    return unary
+    return mapped
+
+
+def _mapped_stream(items: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+    try:
+        yield from items
+    except Exception as exc:
+        _abort(exc, context)
 
 
 # Redis errors that mean "not reachable right now": the client should retry later.
@@ -81,13 +93,4 @@ def _abort(exc: Exception, context: grpc.ServicerContext) -> None:
     context.abort_with_status(to_status(exc))
 
 
-class ErrorMappingInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
-    """Wraps every handler so domain errors map to status codes (outermost interceptor)."""
 
-    def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler[Any, Any] | None],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any] | None:
-        handler = continuation(handler_call_details)
-        return None if handler is None else rewrap(handler, _map_errors)

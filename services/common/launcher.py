@@ -155,17 +155,17 @@ class Launcher:
 
     @property
     def redis_url(self) -> str:
-        if self.redis_urls is not None:
-            return self.redis_urls[0]
-        assert self.durable is not None, "Redis is not started"
-        return self.durable.url
+        return self._urls()[0]
 
     @property
     def cache_url(self) -> str:
+        return self._urls()[1]
+
+    def _urls(self) -> tuple[str, str]:
         if self.redis_urls is not None:
-            return self.redis_urls[1]
-        assert self.cache is not None, "Redis is not started"
-        return self.cache.url
+            return self.redis_urls
+        assert self.durable is not None and self.cache is not None, "Redis is not started"
+        return self.durable.url, self.cache.url
 
     def stop(self, grace_s: float = 15.0) -> None:
         """SIGTERM every process (and hand-started workers), wait, SIGKILL what is left,

@@ -18,12 +18,38 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from arena.services.common.auth import AuthInterceptor, TokenStore
-from arena.services.common.errors import ErrorMappingInterceptor
+from arena.services.common.auth import Authenticator, TokenStore
+from arena.services.common.errors import Wrap, map_errors, rewrap
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 log = logging.getLogger(__name__)
+
+# A layer of the server's interceptor: given a call, a wrapper of its handler (or None).
+Layer = Callable[[grpc.HandlerCallDetails], Wrap | None]
+
+
+class ServiceInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
+    """The one interceptor of every Arena server: each layer may wrap each handler; the
+    first layer is the outermost (errors, then authentication, then the handler)."""
+
+    def __init__(self, layers: Sequence[Layer]) -> None:
+        self._layers = list(layers)
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler[Any, Any] | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        handler = continuation(handler_call_details)
+        if handler is None:
+            return None
+        for layer in reversed(self._layers):
+            wrap = layer(handler_call_details)
+            if wrap is not None:
+                handler = rewrap(handler, wrap)
+        return handler
+
 
 # A function that adds one servicer to the server, e.g.
 # ``lambda s: registry_pb2_grpc.add_BotRegistryServicer_to_server(servicer, s)``.
@@ -71,11 +97,10 @@ def build_server(
 ) -> ServerHandle:
     """Build a server for the given servicers; ``tokens=None`` turns authentication off
     (every caller is the anonymous admin)."""
-    interceptors: list[grpc.ServerInterceptor[Any, Any]] = [
-        ErrorMappingInterceptor(), AuthInterceptor(tokens)]
+    interceptor = ServiceInterceptor([map_errors, Authenticator(tokens)])
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="grpc"),
-        interceptors=interceptors,
+        interceptors=[interceptor],
         options=[("grpc.so_reuseport", 0)],
     )
     for register in registrations:

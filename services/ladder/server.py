@@ -10,7 +10,7 @@ import redis
 from arena.services.common.auth import current_principal
 from arena.services.common.config import Config
 from arena.services.common.peers import BotVersions, peer_client
-from arena.services.common.protocol.keys import ladder_progress
+from arena.services.common.protocol import keys
 from arena.services.common.protocol.ladders import RUNNING, LadderStore
 from arena.services.common.runner import ServiceParts
 from arena.services.ladder.follower import FollowerConfig, ResultFollower
@@ -58,7 +58,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         one step, so a watcher that stopped on the field could leave that entry unread.
         """
         ladder_id = request.ladder_id
-        key = ladder_progress(ladder_id)
+        key = keys.ladder(ladder_id, "progress")
         info, last = self.store.snapshot(ladder_id)
         yield ladder_pb2.LadderProgress(ladder=info)
         if info.status != RUNNING:

@@ -17,7 +17,12 @@ import redis
 from arena.services.common.peers import BotVersions
 from arena.services.common.protocol.delivery import DeliveryConfig
 from arena.services.common.protocol.keys import MATCH_STREAM, REFEREE_GROUP
-from arena.services.common.protocol.streams import Entry, StreamConsumer, consumer_name
+from arena.services.common.protocol.streams import (
+    Entry,
+    StreamConsumer,
+    consumer_name,
+    start_threads,
+)
 from arena.services.referee.runner import MatchRunner
 
 from arena.v1 import engine_pb2
@@ -46,10 +51,8 @@ class RefereeLoop:
 
     def start(self) -> RefereeLoop:
         self.jobs.ensure_group()
-        for target, name in ((self._consume, "match-consumer"), (self._beat, "match-heartbeat")):
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-            self._threads.append(thread)
+        self._threads = start_threads((self._consume, "match-consumer"),
+                                      (self._beat, "match-heartbeat"))
         return self
 
     def stop(self, timeout_s: float = 10.0) -> None:

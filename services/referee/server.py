@@ -27,11 +27,8 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
 
     def __init__(self, client: redis.Redis, cache: redis.Redis | None,
                  bots: BotVersions) -> None:
-        self.client = client
-        self.cache = cache
-        self.bots = bots
-        self.store = MatchStore(client)
-        self.ledger = Ledger(client)
+        self.store, self.ledger = MatchStore(client), Ledger(client)
+        self.cache, self.bots = cache, bots
 
     def CreateMatch(self, request: referee_pb2.CreateMatchRequest,
                     context: Any) -> match_pb2.Match:
@@ -48,7 +45,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
 
     def WatchMatch(self, request: referee_pb2.WatchMatchRequest,
                    context: Any) -> Iterator[match_pb2.MatchEvent]:
-        yield from watch_match(self.client, request.match_id, context.is_active)
+        yield from watch_match(self.store.client, request.match_id, context.is_active)
 
     def GetReplay(self, request: referee_pb2.GetReplayRequest,
                   context: Any) -> referee_pb2.Replay:

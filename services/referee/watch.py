@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import redis
-from arena.services.common.protocol.keys import match_events
+from arena.services.common.protocol import keys
 from arena.services.common.protocol.ledger import move_event
 from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore
 
@@ -30,7 +30,8 @@ def watch_match(
     cursor = "0"
     give_up = time.monotonic() + MAX_WATCH_S
     while is_active() and time.monotonic() < give_up:
-        reply: Any = client.xread({match_events(match_id): cursor}, count=200, block=block_ms)
+        stream = keys.match(match_id, "events")
+        reply: Any = client.xread({stream: cursor}, count=200, block=block_ms)
         if not reply:
             if cursor == "0" and store.header(match_id).status in FINISHED_STATES:
                 yield from _synthesized(store.get(match_id))  # events expired or were lost

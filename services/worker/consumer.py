@@ -40,7 +40,12 @@ from arena.services.common.protocol.delivery import (
     still_wanted,
 )
 from arena.services.common.protocol.keys import MOVE_STREAM, WORKER_GROUP
-from arena.services.common.protocol.streams import Entry, StreamConsumer, consumer_name
+from arena.services.common.protocol.streams import (
+    Entry,
+    StreamConsumer,
+    consumer_name,
+    start_threads,
+)
 from arena.services.common.protocol.trees import store_tree
 from arena.services.worker.bots import BotAnswer, BotRunner
 from arena.services.worker.trees import tree_to_proto
@@ -101,11 +106,8 @@ class WorkerLoop:
 
     def start(self) -> WorkerLoop:
         self.jobs.ensure_group()
-        for target, name in ((self._consume, "move-consumer"), (self._post, "move-poster"),
-                             (self._beat, "move-heartbeat")):
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-            self._threads.append(thread)
+        self._threads = start_threads((self._consume, "move-consumer"),
+                                      (self._post, "move-poster"), (self._beat, "move-heartbeat"))
         return self
 
     def stop(self, finish_timeout_s: float = 10.0) -> None:

@@ -14,14 +14,13 @@ import redis
 from arena.clients.sdk import ArenaClient
 from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.peers import BotVersions
+from arena.services.common.protocol import keys
 from arena.services.common.protocol.delivery import (
     MOVE_JOB_RETENTION_MS,
     JobStarter,
     move_stream_minid,
 )
 from arena.services.common.protocol.keys import DEAD_STREAM, MOVE_STREAM, WORKER_GROUP
-from arena.services.common.protocol.keys import match_results as results_key
-from arena.services.common.protocol.keys import match_started as started_key
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.streams import ensure_group
 from arena.services.referee.runner import MatchRunner
@@ -80,7 +79,7 @@ def test_dead_workers_job_is_taken_over(redis_client: redis.Redis, redis_server:
     assert done.moves[0].worker_id == "rescuer"
     pending: Any = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
     assert pending["pending"] == 0
-    started = [f for _, f in redis_client.xrange(started_key(match.id))
+    started = [f for _, f in redis_client.xrange(keys.match(match.id, "started"))
                if f[b"kind"] == b"started" and f[b"ply"] == b"0"]
     assert len(started) == 1 and entry
 
@@ -131,7 +130,7 @@ def _publish_first_jobs(client: redis.Redis, bots: BotVersions, new_match: NewMa
 
 
 def _results(client: redis.Redis, match_id: str) -> list[dict[bytes, bytes]]:
-    return [f for _, f in client.xrange(results_key(match_id))]
+    return [f for _, f in client.xrange(keys.match(match_id, "results"))]
 
 
 def test_start_posts_started_and_takes_the_next_job_ahead_unstarted(
@@ -146,9 +145,9 @@ def test_start_posts_started_and_takes_the_next_job_ahead_unstarted(
     started = starter.start(entry, job1, "d1", reserve=True)
     assert started.started_id and started.ahead is not None
     assert engine_pb2.MoveJob.FromString(started.ahead[1][b"pb"]) == job2
-    (posted,) = redis_client.xrange(started_key(first.id))
+    (posted,) = redis_client.xrange(keys.match(first.id, "started"))
     assert posted[0].decode() == started.started_id and posted[1][b"worker"] == b"w"
-    assert redis_client.xrange(started_key(second.id)) == []  # taken ahead, not started
+    assert redis_client.xrange(keys.match(second.id, "started")) == []  # taken ahead, not started
     pending: Any = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
     assert pending["pending"] == 2
     # Without a job waiting nothing is taken ahead; a job whose ply got recorded meanwhile
@@ -156,7 +155,7 @@ def test_start_posts_started_and_takes_the_next_job_ahead_unstarted(
     Ledger(redis_client).append(second.id, match_pb2.MoveRecord(ply=0), is_pass=False)
     gone = starter.start(started.ahead[0], job2, "d2", reserve=True)
     assert gone.started_id == "" and gone.ahead is None
-    assert redis_client.xrange(started_key(second.id)) == []
+    assert redis_client.xrange(keys.match(second.id, "started")) == []
     pending = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
     assert pending["pending"] == 1  # only the first job, until it is answered
 
@@ -181,7 +180,7 @@ def test_a_job_no_longer_needed_is_stopped_and_never_answered(
         finally:
             loop.stop(5)
     assert _results(redis_client, match.id) == []
-    assert redis_client.xrange(started_key(match.id)) == []
+    assert redis_client.xrange(keys.match(match.id, "started")) == []
     assert loop.jobs_done == 0
 
 

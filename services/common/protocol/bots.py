@@ -1,8 +1,8 @@
 """Bot versions in the durable Redis: immutable, atomically created and appended.
 
-Key layout: ``keys.bot_version`` (``BotVersion`` bytes, written once), ``keys.bot_latest``,
-``keys.bot_retired`` and ``keys.BOT_NAMES``. Only the registry reads or writes them; every
-other service asks the registry (GetBot).
+Key layout: ``keys.bot_version`` (``BotVersion`` bytes, written once), ``keys.bot`` (the
+latest version number, the retired flag) and ``keys.BOT_NAMES``. Only the registry reads or
+writes them; every other service asks the registry (GetBot).
 
 Creating and appending are Lua scripts, so a check and its writes are one atomic step:
 of N concurrent registrations of one name exactly one finds the name free.
@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 import redis
 from arena.services.common import paging
+from arena.services.common.protocol import keys
 from arena.services.common.protocol.keys import BOT_NAMES as NAMES_KEY
-from arena.services.common.protocol.keys import bot_latest as latest_key
-from arena.services.common.protocol.keys import bot_retired as retired_key
 from arena.services.common.protocol.keys import bot_version as version_key
 
 from arena.errors import (
@@ -31,11 +30,10 @@ from arena.v1 import bots_pb2, common_pb2
 
 OWNER = "registry"
 
-# KEYS: latest, version 1, names. ARGV: payload, name.
+# KEYS: latest, version 1, names. ARGV: payload, name. Returns 0 if the name is taken.
 _CREATE = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('SETNX', KEYS[1], 1) == 0 then return 0 end
 redis.call('SET', KEYS[2], ARGV[1])
-redis.call('SET', KEYS[1], 1)
 redis.call('ZADD', KEYS[3], 0, ARGV[2])
 return 1
 """
@@ -93,8 +91,8 @@ class BotStore:
             raise InvalidArgumentError.for_fields(
                 [FieldViolation("bot.version", f"must be 0 (latest) or positive, got {version}")])
         pipe = self._redis.pipeline(transaction=False)
-        pipe.get(latest_key(name))
-        pipe.exists(retired_key(name))
+        pipe.get(keys.bot(name, "latest"))
+        pipe.exists(keys.bot(name, "retired"))
         latest, retired = pipe.execute()
         if latest is None:
             raise NotFoundError(f"no bot named {name!r}")
@@ -107,8 +105,8 @@ class BotStore:
     def create(self, bot: bots_pb2.BotVersion) -> bots_pb2.BotVersion:
         """Store version 1 of a new bot; AlreadyExistsError if the name is taken."""
         name = bot.spec.name
-        keys = [latest_key(name), version_key(name, 1), NAMES_KEY]
-        if not self._create(keys=keys, args=[bot.SerializeToString(), name]):
+        touched = [keys.bot(name, "latest"), version_key(name, 1), NAMES_KEY]
+        if not self._create(keys=touched, args=[bot.SerializeToString(), name]):
             raise AlreadyExistsError(f"a bot named {name!r} already exists")
         return bot
 
@@ -126,8 +124,10 @@ class BotStore:
                 raise FailedPreconditionError(f"bot {name!r} is retired")
             new = build(latest)
             new.version = latest.version + 1
-            keys = [latest_key(name), version_key(name, new.version), retired_key(name)]
-            outcome = int(self._append(keys=keys, args=[latest.version, new.SerializeToString()]))
+            touched = [keys.bot(name, "latest"), version_key(name, new.version),
+                       keys.bot(name, "retired")]
+            outcome = int(self._append(keys=touched,
+                                       args=[latest.version, new.SerializeToString()]))
             if outcome == 1:
                 return new
             if outcome == -1:
@@ -137,7 +137,7 @@ class BotStore:
 
     def retire(self, name: str) -> bots_pb2.BotVersion:
         """Mark the bot retired (idempotent); its versions stay readable."""
-        if int(self._retire(keys=[latest_key(name), retired_key(name)])) == -1:
+        if int(self._retire(keys=[keys.bot(name, "latest"), keys.bot(name, "retired")])) == -1:
             raise NotFoundError(f"no bot named {name!r}")
         return self.get(name)
 
@@ -175,8 +175,8 @@ class BotStore:
         """The latest versions of ``names`` in two round trips (missing names skipped)."""
         pipe = self._redis.pipeline(transaction=False)
         for name in names:
-            pipe.get(latest_key(name))
-            pipe.exists(retired_key(name))
+            pipe.get(keys.bot(name, "latest"))
+            pipe.exists(keys.bot(name, "retired"))
         replies = pipe.execute()
         states = [(name, replies[2 * i], bool(replies[2 * i + 1]))
                   for i, name in enumerate(names) if replies[2 * i] is not None]

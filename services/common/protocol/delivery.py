@@ -35,8 +35,6 @@ from arena.services.common.protocol.keys import (
     DEAD_STREAM,
     MOVE_STREAM,
     WORKER_GROUP,
-    match_results,
-    match_started,
 )
 from arena.services.common.protocol.streams import entry_ms, flat, text
 from redis.client import Pipeline
@@ -84,8 +82,8 @@ def reclaim_idle_ms(time_budget_ms: int, config: DeliveryConfig) -> int:
 def ask_still_wanted(pipe: Pipeline, job: engine_pb2.MoveJob) -> None:
     """Queue the two reads that tell whether ``job``'s ply still needs an answer (see
     ``still_wanted``) on ``pipe``."""
-    pipe.exists(keys.match_final(job.match_id))
-    pipe.llen(keys.match_moves(job.match_id))
+    pipe.exists(keys.match(job.match_id, "final"))
+    pipe.llen(keys.match(job.match_id, "moves"))
 
 
 def still_wanted(job: engine_pb2.MoveJob, final: int, recorded: int) -> bool:
@@ -179,8 +177,8 @@ class JobStarter:
               reserve: bool = False) -> Started:
         fields = _job_fields("started", job, delivery, self._worker_id)
         reply: Any = self._script(
-            keys=[keys.match_moves(job.match_id), keys.match_final(job.match_id),
-                  match_started(job.match_id), MOVE_STREAM],
+            keys=[keys.match(job.match_id, "moves"), keys.match(job.match_id, "final"),
+                  keys.match(job.match_id, "started"), MOVE_STREAM],
             args=[job.ply, RESULTS_TTL_S, WORKER_GROUP, self._worker_id, entry_id,
                   int(reserve), *flat(fields)])
         started, ahead = reply
@@ -195,7 +193,7 @@ def post_started(
     client: redis.Redis, job: engine_pb2.MoveJob, delivery: str, worker_id: str
 ) -> str:
     """Post ``started`` unconditionally; returns its entry ID."""
-    key = match_started(job.match_id)
+    key = keys.match(job.match_id, "started")
     with client.pipeline(transaction=False) as pipe:
         pipe.xadd(key, _job_fields("started", job, delivery, worker_id))
         pipe.expire(key, RESULTS_TTL_S)
@@ -217,7 +215,7 @@ def post_result(
     result: engine_pb2.MoveResult, started_id: str = "",
 ) -> None:
     """Answer and acknowledge in one transaction: an answered job is never re-run."""
-    key = match_results(job.match_id)
+    key = keys.match(job.match_id, "results")
     fields = _result_fields(job, delivery, result, started_id)
     with client.pipeline(transaction=True) as pipe:
         pipe.xadd(key, fields)
@@ -247,7 +245,7 @@ def dead_letter(
         })
         pipe.xack(MOVE_STREAM, WORKER_GROUP, entry_id)
         if job is not None and job.match_id:
-            key = match_results(job.match_id)
+            key = keys.match(job.match_id, "results")
             fields = _job_fields("dead", job, "", "")
             fields["detail"] = reason
             pipe.xadd(key, fields)
@@ -282,7 +280,8 @@ def read_results(
     client: redis.Redis, match_id: str, after: str, block_ms: int
 ) -> tuple[str, list[ResultEvent]]:
     """Entries after ``after`` (waiting up to ``block_ms``); returns the new cursor too."""
-    reply: Any = client.xread({match_results(match_id): after}, count=100, block=max(1, block_ms))
+    stream = keys.match(match_id, "results")
+    reply: Any = client.xread({stream: after}, count=100, block=max(1, block_ms))
     events: list[ResultEvent] = []
     cursor = after
     for _stream, entries in reply or []:

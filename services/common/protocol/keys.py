@@ -7,9 +7,17 @@ and who reads them. Keys live in the durable Redis unless marked *cache*.
 
 from __future__ import annotations
 
+from typing import Literal
+
 # --- registry: bot versions (immutable once written) --------------------------------------
 
 BOT_NAMES = "arena:bots"  # sorted set of every bot name, all scores 0 (sorts by name)
+BotPart = Literal["latest", "retired"]
+
+
+def bot(name: str, part: BotPart) -> str:
+    """``latest``: the bot's latest version number; ``retired``: "1" once retired."""
+    return f"arena:bot:{name}:{part}"
 
 
 def bot_version(name: str, version: int) -> str:
@@ -17,49 +25,29 @@ def bot_version(name: str, version: int) -> str:
     return f"arena:bot:{name}:v:{version}"
 
 
-def bot_latest(name: str) -> str:
-    """The latest version number of a bot."""
-    return f"arena:bot:{name}:latest"
-
-
-def bot_retired(name: str) -> str:
-    """``"1"`` once the bot is retired."""
-    return f"arena:bot:{name}:retired"
-
-
-# --- referee: match state (the referee is the only writer of game state) -------------------
+# --- referee: matches (the referee is the only writer of game state) -----------------------
 
 ALL_MATCHES = "arena:matches"  # sorted set of match ids (scores 0: ids sort by time)
+MatchPart = Literal["", "moves", "events", "final", "results", "started"]
 
 
-def match(match_id: str) -> str:
-    """The ``Match`` without its moves (config, bots, status, result)."""
-    return f"arena:match:{match_id}"
+def match(match_id: str, part: MatchPart = "") -> str:
+    """A match's keys, by ``part``:
 
-
-def match_moves(match_id: str) -> str:
-    """List of ``MoveRecord`` bytes, index = ply (Othello passes included)."""
-    return f"arena:match:{match_id}:moves"
-
-
-def match_events(match_id: str) -> str:
-    """Stream of ``MatchEvent`` bytes (what WatchMatch replays and follows)."""
-    return f"arena:match:{match_id}:events"
-
-
-def match_final(match_id: str) -> str:
-    """Set once, when the result is written: nothing about the game changes after it."""
-    return f"arena:match:{match_id}:final"
+    - ``""``: the ``Match`` without its moves (config, bots, status, result);
+    - ``moves``: list of ``MoveRecord`` bytes, index = ply (Othello passes included);
+    - ``events``: stream of ``MatchEvent`` bytes (what WatchMatch replays and follows);
+    - ``final``: set once, with the result: nothing about the game changes after it;
+    - ``results``: stream of answers, ``result``/``dead``/``cancelled`` entries (workers
+      and cancellations write, the match's referee reads; see ``delivery``);
+    - ``started``: stream of ``started`` entries, one per delivery of a move job.
+    """
+    return f"arena:match:{match_id}:{part}" if part else f"arena:match:{match_id}"
 
 
 def match_index(field: str, value: object) -> str:
     """Sorted set of the ids of matches by ``bot``, ``ladder``, ``game`` or ``owner``."""
     return f"arena:matches:{field}:{value}"
-
-
-def match_request(owner: str, request_id: str) -> str:
-    """The match id a create request with this idempotency key made (expires)."""
-    return f"arena:match-request:{owner}:{request_id}"
 
 
 # --- delivery: the streams between referees and workers ------------------------------------
@@ -69,64 +57,43 @@ REFEREE_GROUP = "referees"
 MOVE_STREAM = "arena:stream:moves"  # MoveJob under ``pb`` (+ match, ply, job); referees write
 WORKER_GROUP = "workers"
 DEAD_STREAM = "arena:stream:moves:dead"  # dead-lettered move jobs, for operators
-FINISHED_STREAM = "arena:stream:finished"  # MatchFinished under ``pb``; the ledger writes
-
-
-def match_results(match_id: str) -> str:
-    """A match's ``result`` and ``dead`` entries (workers write, its referee reads)."""
-    return f"arena:match:{match_id}:results"
-
-
-def match_started(match_id: str) -> str:
-    """A match's ``started`` entries, one per delivery of a move job (workers write)."""
-    return f"arena:match:{match_id}:started"
-
+FINISHED_STREAM = "arena:stream:finished"  # finished Match under ``pb``; the ledger writes
 
 # --- ladder ---------------------------------------------------------------------------------
 
 ALL_LADDERS = "arena:ladders"  # sorted set of ladder ids scored by creation time (ms)
 LADDER_GROUP = "ladders"  # the ladder services' group on FINISHED_STREAM
+LadderPart = Literal["", "games", "members", "results", "progress"]
 
 
-def ladder(ladder_id: str) -> str:
-    """Hash: ``info`` (LadderInfo as created), ``status``, counters."""
-    return f"arena:ladder:{ladder_id}"
+def ladder(ladder_id: str, part: LadderPart = "") -> str:
+    """A ladder's keys, by ``part``:
+
+    - ``""``: hash: ``info`` (the LadderInfo as created), ``status``, counters;
+    - ``games``: hash: game index -> match id, written once per index (its schedule);
+    - ``members``: hash: match id -> game index (which matches are the ladder's);
+    - ``results``: hash: match id -> ``black,white,score`` (counted once);
+    - ``progress``: stream: one entry per counted result and one when the ladder ends.
+    """
+    return f"arena:ladder:{ladder_id}:{part}" if part else f"arena:ladder:{ladder_id}"
 
 
-def ladder_games(ladder_id: str) -> str:
-    """Hash: game index -> match id, written once per index (the ladder's schedule)."""
-    return f"arena:ladder:{ladder_id}:games"
+# --- idempotency keys of create calls (written by the service that creates) ----------------
 
 
-def ladder_members(ladder_id: str) -> str:
-    """Hash: match id -> game index (which matches are the ladder's)."""
-    return f"arena:ladder:{ladder_id}:members"
-
-
-def ladder_results(ladder_id: str) -> str:
-    """Hash: match id -> ``black,white,score`` (counted once)."""
-    return f"arena:ladder:{ladder_id}:results"
-
-
-def ladder_progress(ladder_id: str) -> str:
-    """Stream: one entry per counted result and one when the ladder ends."""
-    return f"arena:ladder:{ladder_id}:progress"
-
-
-def ladder_request(owner: str, request_id: str) -> str:
-    """The ladder id a create request with this idempotency key made (expires)."""
-    return f"arena:ladder-request:{owner}:{request_id}"
+def request(kind: Literal["match", "ladder", "bot"], owner: str, request_id: str) -> str:
+    """The id of what a create request with this key made, per owner (expires)."""
+    return f"arena:{kind}-request:{owner}:{request_id}"
 
 
 # --- worker (cache Redis) -------------------------------------------------------------------
+
+TT_STATS = "arena:tt:stats"  # *cache*: hits, misses, stores, spent_ms, saved_ms
 
 
 def tree(match_id: str, ply: int) -> str:
     """*cache*: a ply's search tree, zlib-compressed ``SearchTree`` bytes."""
     return f"arena:tree:{match_id}:{ply}"
-
-
-TT_STATS = "arena:tt:stats"  # *cache*: hits, misses, stores, spent_ms, saved_ms
 
 
 def tt_entry(game: str, evaluator_hash: str, digest: str) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 
 import redis
 from arena.services.common.protocol import keys
+from arena.services.common.protocol.requests import create_once, idempotent
 
 from arena.errors import NotFoundError
 from arena.v1 import ladder_pb2
@@ -36,7 +37,6 @@ RUNNING = ladder_pb2.LADDER_STATUS_RUNNING
 FINISHED = ladder_pb2.LADDER_STATUS_FINISHED
 CANCELLED = ladder_pb2.LADDER_STATUS_CANCELLED
 VOID = "void"
-REQUEST_TTL_S = 24 * 3600
 
 
 def new_ladder_id(now_ms: int) -> str:
@@ -47,19 +47,12 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-# KEYS: ladder, request key, all ladders. ARGV: info bytes, id, total, created ms, ttl,
-# the running status.
-# Returns the new ladder's id, or the id an earlier request with the same key created.
+# (idempotent) KEYS: ladder, all ladders. ARGV: info bytes, games total, created ms, the
+# running status.
 _CREATE = """
-if KEYS[2] ~= '' then
-  local made = redis.call('GET', KEYS[2])
-  if made then return made end
-  redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[5])
-end
-redis.call('HSET', KEYS[1], 'info', ARGV[1], 'status', ARGV[6], 'games_total', ARGV[3],
+redis.call('HSET', KEYS[2], 'info', ARGV[3], 'status', ARGV[6], 'games_total', ARGV[4],
            'games_done', 0, 'games_void', 0, 'next_game', 0)
-redis.call('ZADD', KEYS[3], ARGV[4], ARGV[2])
-return ARGV[2]
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
 """
 
 # KEYS: ladder, games. ARGV: running, most games in flight, most to claim now.
@@ -131,7 +124,7 @@ class LadderStore:
 
     def __init__(self, client: redis.Redis) -> None:
         self.client = client
-        self._create = client.register_script(_CREATE)
+        self._create = idempotent(client, _CREATE)
         self._claim = client.register_script(_CLAIM)
         self._count = client.register_script(_COUNT)
         self._cancel = client.register_script(_CANCEL)
@@ -139,53 +132,51 @@ class LadderStore:
     def create(self, info: ladder_pb2.LadderInfo, created_ms: int, request_id: str = "") -> str:
         """Store a new running ladder with no game scheduled yet; returns its id, or the id
         an earlier call with the same ``request_id`` (per owner) created."""
-        request = keys.ladder_request(info.owner, request_id) if request_id else ""
-        made = self._create(
-            keys=[keys.ladder(info.id), request, keys.ALL_LADDERS],
-            args=[info.SerializeToString(), info.id, info.games_total, created_ms,
-                  REQUEST_TTL_S, RUNNING])
-        return made.decode() if isinstance(made, bytes) else str(made)
+        request = keys.request("ladder", info.owner, request_id) if request_id else ""
+        return create_once(self._create, request, info.id,
+                           [keys.ladder(info.id), keys.ALL_LADDERS],
+                           [info.SerializeToString(), info.games_total, created_ms, RUNNING])
 
     def delete(self, ladder_id: str) -> None:
         """Forget a ladder entirely (its creation failed half-way)."""
         with self.client.pipeline(transaction=True) as pipe:
             pipe.zrem(keys.ALL_LADDERS, ladder_id)
-            pipe.delete(keys.ladder(ladder_id), keys.ladder_games(ladder_id),
-                        keys.ladder_members(ladder_id), keys.ladder_results(ladder_id),
-                        keys.ladder_progress(ladder_id))
+            pipe.delete(keys.ladder(ladder_id), keys.ladder(ladder_id, "games"),
+                        keys.ladder(ladder_id, "members"), keys.ladder(ladder_id, "results"),
+                        keys.ladder(ladder_id, "progress"))
             pipe.execute()
 
     def claim_games(self, ladder_id: str, in_flight: int, most: int) -> list[int]:
         """The next game indices to schedule (see the module docstring)."""
-        claimed: Any = self._claim(keys=[keys.ladder(ladder_id), keys.ladder_games(ladder_id)],
+        claimed: Any = self._claim(keys=[keys.ladder(ladder_id), keys.ladder(ladder_id, "games")],
                                    args=[RUNNING, in_flight, most])
         return [int(index) for index in claimed]
 
     def record_game(self, ladder_id: str, index: int, match_id: str) -> None:
         with self.client.pipeline(transaction=True) as pipe:
-            pipe.hsetnx(keys.ladder_games(ladder_id), str(index), match_id)
-            pipe.hset(keys.ladder_members(ladder_id), match_id, str(index))
+            pipe.hsetnx(keys.ladder(ladder_id, "games"), str(index), match_id)
+            pipe.hset(keys.ladder(ladder_id, "members"), match_id, str(index))
             pipe.execute()
 
     def unrecorded(self, ladder_id: str) -> list[int]:
         """Game indices handed out whose match was never recorded (a service died)."""
         with self.client.pipeline(transaction=False) as pipe:
             pipe.hget(keys.ladder(ladder_id), "next_game")
-            pipe.hkeys(keys.ladder_games(ladder_id))
+            pipe.hkeys(keys.ladder(ladder_id, "games"))
             handed, recorded = pipe.execute()
         have = {int(index) for index in recorded}
         return [index for index in range(int(handed or 0)) if index not in have]
 
     def games(self, ladder_id: str) -> dict[int, str]:
         """Game index -> match id of the games scheduled so far."""
-        raw: Any = self.client.hgetall(keys.ladder_games(ladder_id))
+        raw: Any = self.client.hgetall(keys.ladder(ladder_id, "games"))
         return {int(index): match_id.decode() for index, match_id in raw.items()}
 
     def get(self, ladder_id: str) -> ladder_pb2.LadderInfo:
         """The ladder with its current status, counters and match ids (in game order)."""
         with self.client.pipeline(transaction=False) as pipe:
             pipe.hgetall(keys.ladder(ladder_id))
-            pipe.hgetall(keys.ladder_games(ladder_id))
+            pipe.hgetall(keys.ladder(ladder_id, "games"))
             fields, games = pipe.execute()
         return _decode_info(ladder_id, fields, games)
 
@@ -196,8 +187,8 @@ class LadderStore:
         """
         with self.client.pipeline(transaction=True) as pipe:
             pipe.hgetall(keys.ladder(ladder_id))
-            pipe.hgetall(keys.ladder_games(ladder_id))
-            pipe.xrevrange(keys.ladder_progress(ladder_id), count=1)
+            pipe.hgetall(keys.ladder(ladder_id, "games"))
+            pipe.xrevrange(keys.ladder(ladder_id, "progress"), count=1)
             fields, games, newest = pipe.execute()
         last: bytes = newest[0][0] if newest else b"0-0"
         return _decode_info(ladder_id, fields, games), last
@@ -211,23 +202,23 @@ class LadderStore:
     def count(self, ladder_id: str, match_id: str, record: ResultRecord) -> int:
         """Count one result once: 1 counted now, 0 counted before, -1 no ladder, -2 not
         one of this ladder's matches."""
-        ladder_keys = [keys.ladder(ladder_id), keys.ladder_members(ladder_id),
-                       keys.ladder_results(ladder_id), keys.ladder_progress(ladder_id)]
+        ladder_keys = [keys.ladder(ladder_id), keys.ladder(ladder_id, "members"),
+                       keys.ladder(ladder_id, "results"), keys.ladder(ladder_id, "progress")]
         args: list[str | int] = [match_id, record.encode(), RUNNING, FINISHED, PROGRESS_MAXLEN]
         return int(self._count(keys=ladder_keys, args=args))
 
     def cancel(self, ladder_id: str) -> bool:
-        ladder_keys = [keys.ladder(ladder_id), keys.ladder_progress(ladder_id)]
+        ladder_keys = [keys.ladder(ladder_id), keys.ladder(ladder_id, "progress")]
         return int(self._cancel(keys=ladder_keys,
                                 args=[RUNNING, CANCELLED, PROGRESS_MAXLEN])) == 1
 
     def results(self, ladder_id: str) -> dict[str, ResultRecord]:
-        raw: Any = self.client.hgetall(keys.ladder_results(ladder_id))
+        raw: Any = self.client.hgetall(keys.ladder(ladder_id, "results"))
         return {key.decode(): ResultRecord.decode(value.decode()) for key, value in raw.items()}
 
     def uncounted(self, ladder_id: str) -> list[str]:
         """Match ids of the ladder whose result is not counted yet, in game order."""
-        counted = set(_texts(self.client.hkeys(keys.ladder_results(ladder_id))))
+        counted = set(_texts(self.client.hkeys(keys.ladder(ladder_id, "results"))))
         games = self.games(ladder_id)
         return [games[index] for index in sorted(games) if games[index] not in counted]
 

@@ -12,21 +12,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import redis
+from arena.services.common.protocol import keys
 from arena.services.common.protocol.delivery import RESULTS_TTL_S, move_job_fields
-from arena.services.common.protocol.keys import (
-    FINISHED_STREAM,
-    MOVE_STREAM,
-    match_events,
-    match_final,
-    match_moves,
-    match_results,
-)
-from arena.services.common.protocol.keys import match as match_key
+from arena.services.common.protocol.keys import FINISHED_STREAM, MOVE_STREAM
 from arena.services.common.protocol.streams import flat
 
 from arena.v1 import engine_pb2, match_pb2
 
 OWNER = "referee"
+
+
+def match_keys(match_id: str, *parts: keys.MatchPart) -> list[str]:
+    """The keys of one match a script touches, in the order of its KEYS."""
+    return [keys.match(match_id, part) for part in parts]
 
 # KEYS: match, final, events. ARGV: running match bytes, started event bytes.
 _START = """
@@ -100,7 +98,7 @@ class Ledger:
         event = match_pb2.MatchEvent(
             match_id=running.id, started=match_pb2.MatchStarted(match=running))
         done = self._start(
-            keys=[match_key(running.id), match_final(running.id), match_events(running.id)],
+            keys=match_keys(running.id, "", "final", "events"),
             args=[running.SerializeToString(), event.SerializeToString()],
         )
         return int(done) == 1
@@ -126,8 +124,7 @@ class Ledger:
         written: list[bytes | int] = [1, *record] if record is not None else [0, b"", b""]
         job_fields = [] if job is None else [minid, *flat(move_job_fields(job))]
         done = self._write_ply(
-            keys=[match_moves(match_id), match_events(match_id), match_final(match_id),
-                  MOVE_STREAM],
+            keys=[*match_keys(match_id, "moves", "events", "final"), MOVE_STREAM],
             args=[expected, *written, *job_fields],
         )
         return int(done) == 1
@@ -143,8 +140,8 @@ class Ledger:
         header.CopyFrom(finished)
         del header.moves[:]
         done = self._finish(
-            keys=[match_key(finished.id), match_final(finished.id), match_moves(finished.id),
-                  match_events(finished.id), FINISHED_STREAM, match_results(finished.id)],
+            keys=[*match_keys(finished.id, "", "final", "moves", "events"), FINISHED_STREAM,
+                  keys.match(finished.id, "results")],
             args=[-1 if plies is None else plies, header.SerializeToString(),
                   event.SerializeToString(), finished.id, finished.config.ladder_id,
                   RESULTS_TTL_S],

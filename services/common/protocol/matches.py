@@ -18,6 +18,7 @@ from typing import Any
 import redis
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.keys import MATCH_STREAM
+from arena.services.common.protocol.requests import create_once, idempotent, made_for
 from arena.services.common.protocol.trees import delete_trees
 
 from arena.errors import NotFoundError
@@ -26,7 +27,6 @@ from arena.v1 import engine_pb2, match_pb2
 OWNER = "referee"
 
 FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
-REQUEST_TTL_S = 24 * 3600  # how long a create request's idempotency key is remembered
 
 
 def new_match_id(now_ms: int | None = None) -> str:
@@ -44,19 +44,12 @@ def index_keys(match: match_pb2.Match) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-# KEYS: match, request key, match stream, indexes... ARGV: match bytes, match id, job bytes,
-# request ttl. Stores a new match and queues it, once per idempotency key: a request key
-# that already names a match returns that match's id instead.
+# (idempotent) KEYS: match, match stream, indexes... ARGV: match bytes, match job bytes.
+# Stores a new match, indexes it and queues it for a referee.
 _CREATE = """
-if KEYS[2] ~= '' then
-  local made = redis.call('GET', KEYS[2])
-  if made then return made end
-  redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[4])
-end
-redis.call('SET', KEYS[1], ARGV[1])
-for i = 4, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[2]) end
-redis.call('XADD', KEYS[3], '*', 'pb', ARGV[3])
-return ARGV[2]
+redis.call('SET', KEYS[2], ARGV[3])
+for i = 4, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
+redis.call('XADD', KEYS[3], '*', 'pb', ARGV[4])
 """
 
 
@@ -67,22 +60,20 @@ class MatchStore:
     client: redis.Redis
 
     def __post_init__(self) -> None:
-        self._create = self.client.register_script(_CREATE)
+        self._create = idempotent(self.client, _CREATE)
 
     def create(self, match: match_pb2.Match, request_id: str = "") -> str:
         """Store ``match`` and queue it for a referee; returns its id, or the id of the
         match an earlier call with the same ``request_id`` (per owner) created."""
-        request = keys.match_request(match.owner, request_id) if request_id else ""
+        request = keys.request("match", match.owner, request_id) if request_id else ""
         job = engine_pb2.MatchJob(match_id=match.id).SerializeToString()
-        made = self._create(
-            keys=[keys.match(match.id), request, MATCH_STREAM, *index_keys(match)],
-            args=[match.SerializeToString(), match.id, job, REQUEST_TTL_S])
-        return made.decode() if isinstance(made, bytes) else str(made)
+        return create_once(self._create, request, match.id,
+                           [keys.match(match.id), MATCH_STREAM, *index_keys(match)],
+                           [match.SerializeToString(), job])
 
     def made_for(self, owner: str, request_id: str) -> str:
         """The id of the match a create request with this key made ("" if none)."""
-        made: Any = self.client.get(keys.match_request(owner, request_id))
-        return made.decode() if made else ""
+        return made_for(self.client, keys.request("match", owner, request_id))
 
     def header(self, match_id: str) -> match_pb2.Match:
         payload: Any = self.client.get(keys.match(match_id))
@@ -91,7 +82,7 @@ class MatchStore:
         return match_pb2.Match.FromString(payload)
 
     def records(self, match_id: str) -> list[match_pb2.MoveRecord]:
-        raw: Any = self.client.lrange(keys.match_moves(match_id), 0, -1)
+        raw: Any = self.client.lrange(keys.match(match_id, "moves"), 0, -1)
         return [match_pb2.MoveRecord.FromString(item) for item in raw]
 
     def get(self, match_id: str) -> match_pb2.Match:
@@ -121,9 +112,9 @@ class MatchStore:
         with self.client.pipeline(transaction=True) as pipe:
             for key in index_keys(match):
                 pipe.zrem(key, match.id)
-            pipe.delete(keys.match(match.id), keys.match_moves(match.id),
-                        keys.match_events(match.id), keys.match_final(match.id),
-                        keys.match_results(match.id), keys.match_started(match.id))
+            pipe.delete(keys.match(match.id), keys.match(match.id, "moves"),
+                        keys.match(match.id, "events"), keys.match(match.id, "final"),
+                        keys.match(match.id, "results"), keys.match(match.id, "started"))
             pipe.execute()
         if cache is not None:
             delete_trees(cache, match.id, plies)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -149,6 +150,15 @@ class StreamConsumer:
 
     def ack(self, entry_id: str) -> None:
         self.client.xack(self.stream, self.group, entry_id)
+
+
+def start_threads(*targets: tuple[Callable[[], None], str]) -> list[threading.Thread]:
+    """Start a loop's background threads (daemons: a stuck one never blocks exit)."""
+    threads = [threading.Thread(target=target, name=name, daemon=True)
+               for target, name in targets]
+    for thread in threads:
+        thread.start()
+    return threads
 
 
 def flat(fields: Mapping[str, str | bytes | int]) -> list[str | bytes | int]:
