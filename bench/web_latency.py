@@ -34,7 +34,7 @@ from typing import Any
 import redis
 from arena.clients.sdk import ArenaClient
 from arena.services.common.launcher import Launcher
-from arena.services.common.protocol.keys import match_events as events_key
+from arena.services.common.protocol import keys
 from google.protobuf import json_format, struct_pb2
 
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2, referee_pb2
@@ -182,7 +182,7 @@ def watch(client: ArenaClient, match_id: str, received: dict[int, float]) -> Non
 
 def applied_at(durable: Any, match_id: str) -> dict[int, float]:
     applied = {}
-    for entry_id, fields in durable.xrange(events_key(match_id)):
+    for entry_id, fields in durable.xrange(keys.match(match_id, "events")):
         event = match_pb2.MatchEvent.FromString(fields[b"pb"])
         if event.WhichOneof("event") == "move":
             applied[event.move.ply] = float(entry_id.split(b"-")[0])
