@@ -106,12 +106,9 @@ class StackAddresses:
         env = os.environ if env is None else env
         state = arena_home(home, env)
         manifest = _read_manifest(state / STACK_FILE)
-        services = manifest.get("services", {})
-        services = services if isinstance(services, dict) else {}
-        workers = sorted(name for name in services if str(name).startswith("worker"))
-        from_stack = {role: str(services.get(role, "")) for role in ROLES}
-        if workers:
-            from_stack["engine"] = str(services[workers[0]])
+        roles = manifest.get("roles", {})
+        roles = roles if isinstance(roles, dict) else {}
+        from_stack = {role: str(roles.get(role, "")) for role in ROLES}
         found: dict[str, str] = {}
         for role in ROLES:
             found[role] = (
@@ -289,8 +286,10 @@ class ArenaClient:
         request = registry_pb2.UpdateBotRequest(name=name, spec=spec)
         return self._call("registry", self._registry().UpdateBot, request)
 
-    def retire_bot(self, name: str) -> bots_pb2.BotVersion:
-        request = registry_pb2.RetireBotRequest(name=name)
+    def retire_bot(self, name: str, cancel_matches: bool = False) -> bots_pb2.BotVersion:
+        """Retire a bot (it enters no new match); ``cancel_matches`` also cancels its
+        pending and running matches."""
+        request = registry_pb2.RetireBotRequest(name=name, cancel_matches=cancel_matches)
         return self._call("registry", self._registry().RetireBot, request)
 
     def list_presets(

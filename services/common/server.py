@@ -19,7 +19,7 @@ from typing import Any
 
 import grpc
 from arena.services.common.auth import Authenticator, TokenStore
-from arena.services.common.errors import Wrap, map_errors, rewrap
+from arena.services.common.errors import Wrap, decoded, map_errors, rewrap, tolerant
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -44,6 +44,7 @@ class ServiceInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
         handler = continuation(handler_call_details)
         if handler is None:
             return None
+        handler = tolerant(handler)
         for layer in reversed(self._layers):
             wrap = layer(handler_call_details)
             if wrap is not None:
@@ -97,7 +98,7 @@ def build_server(
 ) -> ServerHandle:
     """Build a server for the given servicers; ``tokens=None`` turns authentication off
     (every caller is the anonymous admin)."""
-    interceptor = ServiceInterceptor([map_errors, Authenticator(tokens)])
+    interceptor = ServiceInterceptor([map_errors, Authenticator(tokens), decoded])
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="grpc"),
         interceptors=[interceptor],

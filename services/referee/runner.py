@@ -11,6 +11,7 @@ import logging
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis
@@ -48,6 +49,7 @@ class Answer:
 
     record: match_pb2.MoveRecord | None = None
     forfeit: judge.Forfeit | None = None
+    void: judge.Forfeit | None = None  # the infrastructure failed: the game ends void
     cancelled: bool = False  # the match was cancelled meanwhile (it is over, not judged)
 
 
@@ -81,13 +83,15 @@ class MatchRunner:
     """Plays matches; one instance serves every match thread of a referee."""
 
     def __init__(self, client: redis.Redis, config: DeliveryConfig, stop: threading.Event,
-                 bots: BotVersions) -> None:
+                 bots: BotVersions, running_cap: Callable[[str], int] = lambda owner: 0
+                 ) -> None:
         self.client = client
         self.config = config
         self.stop = stop
         self.store = MatchStore(client)
         self.ledger = Ledger(client)
         self.bots = bots
+        self.running_cap = running_cap  # how many matches an owner may have running (0: any)
 
     def load(self, match_id: str) -> GameState:
         match = self.store.header(match_id)
@@ -97,9 +101,16 @@ class MatchRunner:
             position.push(record.move.square)
         return GameState(match, records, position)
 
-    def run(self, match_id: str) -> bool:
-        """Play until the end (True) or until asked to stop (False: run it again later)."""
+    def run(self, match_id: str, entry_id: str = "") -> bool:
+        """Play until the end (True) or until asked to stop (False: run it again later).
+
+        With the match job's ``entry_id``, the match is first admitted under its owner's
+        running-matches quota: one that must wait is parked (True: this referee is done
+        with the job; it comes back when one of the owner's matches ends)."""
         state = self.load(match_id)
+        if entry_id and self.ledger.admit(state.match, self.running_cap(state.match.owner),
+                                          entry_id) != "run":
+            return True  # parked, or over (then its turn passes to the owner's next match)
         if state.match.status in FINISHED_STATES:
             return True
         if state.match.status == match_pb2.MATCH_STATUS_PENDING:
@@ -137,6 +148,8 @@ class MatchRunner:
                 if answer.forfeit is not None:
                     return self._finish(state, judge.forfeit_result(state.position,
                                                                     answer.forfeit))
+                if answer.void is not None:
+                    return self._finish(state, judge.void_result(state.position, answer.void))
                 assert answer.record is not None
                 record = answer.record
             following = self._job(state.after(record))
@@ -215,13 +228,16 @@ class MatchRunner:
                 if event.ply != state.ply:
                     continue  # a late or duplicate answer to an earlier ply
                 if event.kind == "dead":
-                    return cursor, Answer(forfeit=judge.Forfeit(
+                    return cursor, Answer(void=judge.Forfeit(
                         match_pb2.TERMINATION_DEAD_LETTERED, event.detail or "dead-lettered"))
                 if event.result is not None:
                     started = entry_ms(event.started_id) if event.started_id else None
-                    return cursor, self._judge(state, event.result, event.at_ms, started,
-                                               job.time_budget_ms, grace)
-        return cursor, Answer(forfeit=judge.Forfeit(
+                    answer = self._judge(state, event.result, event.at_ms, started,
+                                         job.time_budget_ms, grace)
+                    if answer.record is not None and started and event.queued_id:
+                        answer.record.wait_ms = max(0, started - entry_ms(event.queued_id))
+                    return cursor, answer
+        return cursor, Answer(void=judge.Forfeit(
             match_pb2.TERMINATION_DEAD_LETTERED,
             f"no worker answered within {self.config.stall_timeout_ms} ms"))
 

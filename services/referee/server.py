@@ -12,6 +12,7 @@ from arena.services.common.peers import BotVersions, peer_client
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
 from arena.services.common.protocol.trees import load_tree
+from arena.services.common.quotas import UNLIMITED_VALUE, Quota, Quotas
 from arena.services.common.runner import ServiceParts
 from arena.services.referee import matches
 from arena.services.referee.loop import RefereeLoop
@@ -25,16 +26,21 @@ from arena.v1 import common_pb2, match_pb2, referee_pb2, referee_pb2_grpc
 class RefereeServicer(referee_pb2_grpc.RefereeServicer):
     """Validate, call the match store or runner, let the interceptor map errors."""
 
-    def __init__(self, client: redis.Redis, cache: redis.Redis | None,
-                 bots: BotVersions) -> None:
+    def __init__(self, client: redis.Redis, cache: redis.Redis | None, bots: BotVersions,
+                 quotas: Quotas | None = None) -> None:
         self.store, self.ledger = MatchStore(client), Ledger(client)
         self.cache, self.bots = cache, bots
+        self.quotas = quotas or Quotas(client=client, service="referee")
 
     def CreateMatch(self, request: referee_pb2.CreateMatchRequest,
                     context: Any) -> match_pb2.Match:
-        return matches.create_match(self.store, self.bots, request.config,
-                                    _owner(current_principal(), request.owner),
-                                    request.request_id)
+        caller = current_principal()
+        self.quotas.spend(caller, "creates_per_minute")
+        owner = _owner(caller, request.owner)
+        quota = self.quotas.for_caller(caller) if owner == caller.name else \
+            self.quotas.of(owner)
+        return matches.create_match(self.store, self.bots, request.config, owner,
+                                    request.request_id, quota)
 
     def GetMatch(self, request: referee_pb2.GetMatchRequest, context: Any) -> match_pb2.Match:
         return self.store.get(request.match_id)
@@ -73,6 +79,11 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
                                     current_principal(), request.reason)
 
 
+def running_cap(quota: Quota) -> int:
+    """The admission cap of a quota (0: none)."""
+    return 0 if quota.running_matches >= UNLIMITED_VALUE else quota.running_matches
+
+
 def _owner(caller: Principal, on_behalf_of: str) -> str:
     """Who a new match belongs to: the caller, or the user a service creates it for."""
     if not on_behalf_of or on_behalf_of == caller.name:
@@ -87,9 +98,11 @@ def create_service(config: Config) -> ServiceParts:
     cache = redis.Redis.from_url(config.cache_url)
     peers = peer_client(config)
     bots = BotVersions(peers)
-    loop = RefereeLoop(client, bots, config.instance, config.delivery, config.max_matches)
+    quotas = Quotas.from_config(config, client)
+    loop = RefereeLoop(client, bots, config.instance, config.delivery, config.max_matches,
+                       lambda owner: running_cap(quotas.of(owner)))
     loop.start()
-    servicer = RefereeServicer(client, cache, bots)
+    servicer = RefereeServicer(client, cache, bots, quotas)
     name = referee_pb2.DESCRIPTOR.services_by_name["Referee"].full_name
     return (
         [lambda s: referee_pb2_grpc.add_RefereeServicer_to_server(servicer, s)],

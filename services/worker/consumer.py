@@ -36,7 +36,6 @@ from arena.services.common.protocol.delivery import (
     dead_letter,
     post_result,
     reclaim_idle_ms,
-    requeue_move_job,
     still_wanted,
 )
 from arena.services.common.protocol.keys import MOVE_STREAM, WORKER_GROUP
@@ -85,7 +84,8 @@ class WorkerLoop:
     """Consumes the move-job stream in the ``workers`` group; start() and stop()."""
 
     def __init__(self, client: redis.Redis, cache: redis.Redis | None, worker_id: str = "",
-                 config: DeliveryConfig | None = None, runner: BotRunner | None = None) -> None:
+                 config: DeliveryConfig | None = None, runner: BotRunner | None = None,
+                 io_slots: int = 16) -> None:
         self.client = client
         self.cache = cache
         self.worker_id = consumer_name("worker", worker_id)
@@ -98,28 +98,28 @@ class WorkerLoop:
         self._tasks: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self._lock = threading.Lock()
         self._ahead: Delivery | None = None  # a job taken ahead, not started
-        self._current: Running | None = None
+        self._running: dict[str, Running] = {}  # by entry id: the engine's job, external calls
+        self._io_slots = threading.BoundedSemaphore(max(1, io_slots))
         self._abandon = threading.Event()
         self._idle = threading.Event()
         self._idle.set()
         self._threads: list[threading.Thread] = []
 
     def start(self) -> WorkerLoop:
-        self.jobs.ensure_group()
         self._threads = start_threads((self._consume, "move-consumer"),
                                       (self._post, "move-poster"), (self._beat, "move-heartbeat"))
         return self
 
     def stop(self, finish_timeout_s: float = 10.0) -> None:
-        """Take no new job; let the current one finish, or stop and release it."""
+        """Take no new job; let the running ones finish, or stop and release them."""
         self.stopping.set()
         if not self._idle.wait(finish_timeout_s):
-            current = self._current
-            log.warning("stopping mid-job: releasing %s for another worker",
-                        current.delivery.entry_id if current else None)
+            running = self._running_now()
+            log.warning("stopping mid-job: releasing %s for other workers",
+                        ", ".join(r.delivery.entry_id for r in running))
             self._abandon.set()
-            if current is not None:
-                current.stop.set()
+            for job in running:
+                job.stop.set()
             self._idle.wait(5.0)
         for thread in self._threads:
             thread.join(2.0)
@@ -136,6 +136,8 @@ class WorkerLoop:
             self.runner.flush()
 
     def _take_and_run(self) -> None:
+        if not self.jobs.wait_for_group(self.stopping):
+            return
         next_reclaim = 0.0
         last: Running | None = None  # the job run last (its start may take a job ahead)
         while not self.stopping.is_set():
@@ -189,7 +191,9 @@ class WorkerLoop:
         return Delivery(entry.entry_id, entry.fields, entry.deliveries)
 
     def _handle(self, delivery: Delivery) -> Running | None:
-        """Run one job and hand its answer to the poster; returns it if it ran."""
+        """Run one job and hand its answer to the poster; returns it if it ran. A built-in
+        engine searches on this thread; an external bot's call waits on a thread of its own
+        (at most ``io_slots`` at once), so a slow bot far away never holds the engine."""
         job = _parse_job(delivery.fields)
         if job is None:
             dead_letter(self.client, delivery.entry_id, delivery.fields, None,
@@ -204,25 +208,47 @@ class WorkerLoop:
             self.jobs.ack(delivery.entry_id)
             return None
         running = Running(delivery, job, secrets.token_hex(4))
-        self._idle.clear()
-        self._current = running
+        with self._lock:
+            self._running[delivery.entry_id] = running
+            self._idle.clear()
+        if not self.runner.is_external(job):
+            self._run(running, reserve=True)
+            return running
+        self._io_slots.acquire()
+
+        def call() -> None:
+            try:
+                self._run(running, reserve=False)
+            finally:
+                self._io_slots.release()
+
+        threading.Thread(target=call, name=f"call-{job.job_id}", daemon=True).start()
+        return running
+
+    def _run(self, running: Running, reserve: bool) -> None:
+        """Run the job's bot; the poster posts its start and then its answer."""
         try:
             # The search starts now; ``started`` (or the news that the ply is no longer
             # wanted, which stops the search) follows one round trip later.
-            reserve = self.config.reserve_hold_ms > 0 and not self.stopping.is_set()
+            reserve = reserve and self.config.reserve_hold_ms > 0 and not self.stopping.is_set()
             self._tasks.put(lambda: self._start(running, reserve))
             began = time.monotonic()
-            answer = self.runner.run(job, running.stop)
+            answer = self.runner.run(running.job, running.stop)
             if self._abandon.is_set():
-                self.jobs.release(delivery.entry_id)
-                return running
+                self.jobs.release(running.delivery.entry_id)
+                return
             answer.result.worker_time_ms = int((time.monotonic() - began) * 1000)
             self._tasks.put(lambda: self._answer(running, answer))
             self.runner.store(answer)  # queued after answering: the cache never delays a move
-            return running
         finally:
-            self._current = None
-            self._idle.set()
+            with self._lock:
+                self._running.pop(running.delivery.entry_id, None)
+                if not self._running:
+                    self._idle.set()
+
+    def _running_now(self) -> list[Running]:
+        with self._lock:
+            return list(self._running.values())
 
     # -- the poster thread -------------------------------------------------------------------
 
@@ -290,7 +316,7 @@ class WorkerLoop:
         with self._lock:
             ahead, self._ahead = self._ahead, None
         if ahead is not None:
-            requeue_move_job(self.client, ahead.entry_id, ahead.fields)
+            self.jobs.requeue(ahead.entry_id, ahead.fields)
 
     def _beat(self) -> None:
         """Keep the current job and the one taken ahead claimed; stop the search of a job
@@ -298,19 +324,21 @@ class WorkerLoop:
         interval = self.config.heartbeat_ms / 1000
         while not (self.stopping.is_set() and self._idle.is_set()):
             time.sleep(interval)
-            current, ahead = self._current, self._ahead
-            owned = [d.entry_id for d in (current.delivery if current else None, ahead) if d]
+            running, ahead = self._running_now(), self._ahead
+            owned = [r.delivery.entry_id for r in running] + ([ahead.entry_id] if ahead else [])
             try:
                 with self.client.pipeline(transaction=False) as pipe:
                     self.jobs.touch(owned, pipe)
-                    if current is not None:
-                        ask_still_wanted(pipe, current.job)
+                    for job in running:
+                        ask_still_wanted(pipe, job.job)
                     replies = pipe.execute()
             except redis.RedisError as exc:
                 log.warning("move heartbeat failed: %s", exc)
                 continue
-            if current is not None and not still_wanted(current.job, *replies[-2:]):
-                self._drop(current)
+            answers = replies[1:] if owned else replies
+            for index, job in enumerate(running):
+                if not still_wanted(job.job, *answers[2 * index: 2 * index + 2]):
+                    self._drop(job)
 
     def _drop(self, running: Running) -> None:
         """Stop a search nobody needs any more; its job is acknowledged, not answered."""
