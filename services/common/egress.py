@@ -3,11 +3,12 @@
 An external bot's address is resolved and every address it resolves to is checked, at
 registration (the registry; a host name the operator allowed is taken as it is there) and
 again at every connection (the worker, which then connects to the checked address itself,
-so a name that resolves elsewhere a moment later changes nothing). By default only public addresses are allowed: loopback, link-local,
-private, shared, multicast, reserved and unspecified addresses are refused, which covers
-the metadata services of clouds and the arena's own services. Operators allow more with
-``external_allow``: CIDRs (``10.1.0.0/16``, ``127.0.0.1/32``) and host patterns
-(``bots.example.org``, ``*.lab.internal``), comma-separated.
+so a name that resolves elsewhere a moment later changes nothing). By default only public
+addresses are allowed: loopback, link-local, private, shared, multicast, reserved and
+unspecified addresses are refused, which covers the metadata services of clouds and the
+arena's own services. Operators allow more with ``external_allow``: CIDRs
+(``10.1.0.0/16``, ``127.0.0.1/32``) and host patterns (``bots.example.org``,
+``*.lab.internal``), comma-separated.
 
 What a bot's owner learns when a move fails is only "unreachable" or "protocol error";
 the precise reason goes to the operator's log.
