@@ -208,13 +208,15 @@ def _command(value: object, base_dir: Path, where: str, problems: list[FieldViol
 
 def resolve_executable(word: str, base_dir: Path) -> Path | None:
     """``word`` as an executable file: a path (relative to ``base_dir``), or a name on
-    ``PATH`` or beside the running Python (a virtualenv's console scripts)."""
+    ``PATH`` or beside the running Python (a virtualenv's console scripts). Symbolic links
+    are kept: a virtualenv's ``python`` is a link whose place decides its packages (the
+    checksum is of the file it points to)."""
     if "/" in word:
         path = Path(word) if Path(word).is_absolute() else base_dir / word
-        return path.resolve() if path.is_file() and os.access(path, os.X_OK) else None
+        return path.absolute() if path.is_file() and os.access(path, os.X_OK) else None
     search = os.pathsep.join([os.environ.get("PATH", os.defpath), str(_beside_python())])
     found = shutil.which(word, path=search)
-    return Path(found).resolve() if found else None
+    return Path(found).absolute() if found else None
 
 
 def _beside_python() -> Path:
