@@ -34,6 +34,7 @@ from arena.engine.api import Limits
 from arena.games import game
 from arena.protocols.gomocup_brain import turn_budget_ms
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
+from tests.observability.test_stack import scrape_all, total
 from tests.protocol_engines.conftest import FAKE_ENGINE
 from tests.support.bots import (
     GOMOKU,
@@ -113,6 +114,7 @@ def stack(services: Launcher, catalog: Path) -> Launcher:
     """Registry (from ``services``), a referee, the ladder service and two workers that
     offer the catalog's engines."""
     services.engines = catalog
+    services.metrics = True
     services.spawn("referee", "referee-1")
     services.spawn("ladder", "ladder-1")
     for name in ("worker-1", "worker-2"):
@@ -203,6 +205,16 @@ def test_mixed_ladders_play_like_the_bots_in_process(redis_client: redis.Redis,
     midgame = [r for r in moves_of(othello, "nboard-bot") if r.position_after.count("-") > 8]
     assert midgame and {r.search.depth for r in midgame} == {3}
     assert all(r.search.depth >= 1 for r in moves_of(gomoku, "pbrain-bot"))
+
+    # Each worker counts its engine moves and starts: every protocol move was counted, and
+    # all but the first move of each process (at most one per worker and engine) were
+    # answered by a process already running.
+    samples = scrape_all(stack)
+    played = len(moves_of(othello, "nboard-bot")) + len(moves_of(gomoku, "pbrain-bot"))
+    assert total(samples, "arena_protocol_engine_moves_total") == played
+    starts = total(samples, "arena_protocol_engine_starts_total")
+    assert 2 <= starts <= 4
+    assert total(samples, "arena_protocol_engine_moves_total", warm="yes") == played - starts
 
 
 def test_misbehaving_engines_forfeit_with_their_reason(redis_client: redis.Redis,

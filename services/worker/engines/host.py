@@ -15,6 +15,7 @@ import logging
 import threading
 from pathlib import Path
 
+from arena.services.common import metrics
 from arena.services.common.protocol import keys
 from arena.services.worker.engines.catalog import Catalog, EngineSpec, load_catalog
 from arena.services.worker.engines.client import PlayLimits
@@ -74,12 +75,15 @@ class EngineHost:
             spec = self._spec(job)
         except ArenaError as exc:
             return _invalid(str(exc))
+        starts = self.pool.stats.starts
         try:
             self.pool.ready(spec)
         except EngineFailure as failure:
             log.info("engine %s did not start for job %s: %s", spec.name, job.job_id,
                      failure.report())
             return failure_result(failure)
+        finally:
+            metrics.ENGINE_STARTS.labels(spec.name).inc(self.pool.stats.starts - starts)
         return None
 
     def play(self, job: engine_pb2.MoveJob) -> engine_pb2.MoveResult:
@@ -92,6 +96,7 @@ class EngineHost:
         if game_name not in spec.games:
             return _invalid(f"engine {spec.name!r} does not play {game_name}")
         limits = PlayLimits(max(1, job.time_budget_ms))
+        starts, reused = self.pool.stats.starts, self.pool.stats.reused
         try:
             answer = self.pool.play(spec, job.position.text, list(job.history), limits)
         except EngineFailure as failure:
@@ -99,6 +104,10 @@ class EngineHost:
             return failure_result(failure)
         except ValueError as exc:  # a position the engine cannot be asked about
             return _invalid(str(exc))
+        finally:  # one engine thread per worker: the pool's counts moved for this move only
+            metrics.ENGINE_STARTS.labels(spec.name).inc(self.pool.stats.starts - starts)
+            warm = "yes" if self.pool.stats.reused > reused else "no"
+            metrics.ENGINE_MOVES.labels(spec.name, warm).inc()
         return answer_result(answer)
 
     def _spec(self, job: engine_pb2.MoveJob) -> EngineSpec:
