@@ -114,13 +114,14 @@ def match_status(match: match_pb2.Match) -> str:
 
 
 def match_result_text(match: match_pb2.Match) -> str:
-    """``1-0 (normal, 40-24)``, ``1/2-1/2``, or the status while unfinished."""
+    """``1-0 (normal, 40-24)``, ``1/2-1/2``, ``no result (...)`` for a void game, or the
+    status while unfinished."""
     if match.status != match_pb2.MATCH_STATUS_FINISHED:
         return match_status(match)
     result = match.result
-    score = {common_pb2.COLOR_BLACK: "1-0", common_pb2.COLOR_WHITE: "0-1"}.get(
-        result.winner, "1/2-1/2"
-    )
+    score = "no result" if result.void else {
+        common_pb2.COLOR_BLACK: "1-0", common_pb2.COLOR_WHITE: "0-1"}.get(result.winner,
+                                                                          "1/2-1/2")
     why = enum_name(result.termination, "TERMINATION_", match_pb2.Termination)
     detail = f"{why}, {result.black_count}-{result.white_count}"
     if result.detail:

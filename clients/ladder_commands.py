@@ -29,7 +29,7 @@ from arena.clients.sdk import ArenaClient
 
 from arena.errors import InvalidArgumentError, NotFoundError
 from arena.games import new_position
-from arena.textboard import progress_bar, render_board, render_standings
+from arena.textboard import move_names, progress_bar, render_board, render_standings
 from arena.v1 import common_pb2, ladder_pb2
 
 LADDER_FORMATS = {
@@ -257,7 +257,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         return 0
     search = reply.search
     move = reply.move.text or position.move_to_str(reply.move.square)
-    pv = " ".join(_names(position, list(search.pv)))
+    pv = " ".join(move_names(position, list(search.pv)))
     print(render_board(position, marks=[reply.move.square], mark="!"))
     print(f"best move {move}  score {search.score:+d}{' (exact)' if search.exact else ''}  "
           f"depth {search.depth}  nodes {search.nodes}  nps {search.nps}  "
@@ -270,13 +270,3 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         print_tree(reply.tree, args.tree_depth, color=False, board=False)
     return 0
 
-
-def _names(position: Any, moves: list[int]) -> list[str]:
-    board = position.copy()
-    names = []
-    for move in moves:
-        if not board.is_legal(move):
-            break
-        names.append(board.move_to_str(move))
-        board.push(move)
-    return names

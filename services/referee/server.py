@@ -72,6 +72,10 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         return matches.cancel_match(self.store, self.ledger, self.bots, request.match_id,
                                     current_principal(), request.reason)
 
+    def ImportMatch(self, request: referee_pb2.ImportMatchRequest,
+                    context: Any) -> match_pb2.Match:
+        return matches.import_match(self.store, request, current_principal().name)
+
 
 def _owner(caller: Principal, on_behalf_of: str) -> str:
     """Who a new match belongs to: the caller, or the user a service creates it for."""
