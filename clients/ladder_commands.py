@@ -20,6 +20,8 @@ from arena.clients.common import (
     print_json,
     print_json_line,
     read_text_file,
+    sprt_line,
+    sprt_verdict,
     standing_lines,
     to_dict,
 )
@@ -36,7 +38,7 @@ DEFAULT_GAMES_PER_PAIRING = 2
 LADDER_FORMATS = {
     "round-robin": ladder_pb2.LADDER_FORMAT_ROUND_ROBIN,
     "gauntlet": ladder_pb2.LADDER_FORMAT_GAUNTLET,
-}
+}  # SPRT ladders are made by `arena test`
 
 
 def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -140,19 +142,24 @@ def cmd_create(args: argparse.Namespace) -> int:
     return 0
 
 
-def watch_ladder(client: ArenaClient, ladder_id: str, out: TextIO = sys.stdout) -> None:
-    """A progress bar (games done/total, ETA) until the ladder ends. On a terminal the
-    bar redraws in place; otherwise every finished game prints one line."""
+def watch_ladder(client: ArenaClient, ladder_id: str, out: TextIO | None = None) -> None:
+    """A progress bar (games done/total, ETA) until the ladder ends; for an SPRT ladder,
+    where its test stands (pairs, LLR, pentanomial). On a terminal the line redraws in
+    place; otherwise every change prints one line."""
+    out = out or sys.stdout  # looked up now: the stream may have been replaced since import
     started = time.monotonic()
     live = out.isatty()
     last = ""
     for progress in client.watch_ladder(ladder_id):
         info = progress.ladder
-        bar = progress_bar(info.games_done, info.games_total, time.monotonic() - started)
-        if bar == last:
+        if info.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
+            line = sprt_line(info)
+        else:
+            line = progress_bar(info.games_done, info.games_total, time.monotonic() - started)
+        if line == last:
             continue
-        last = bar
-        print(("\r" + bar) if live else bar, end="" if live else "\n", file=out, flush=True)
+        last = line
+        print(("\r" + line) if live else line, end="" if live else "\n", file=out, flush=True)
     if live:
         print(file=out)
 
@@ -163,6 +170,9 @@ def print_standings(standings: ladder_pb2.Standings) -> None:
     label = f" ({ladder.config.name})" if ladder.config.name else ""
     print(f"ladder {ladder.id}{label}: {status}, "
           f"{ladder.games_done}/{ladder.games_total} games")
+    if ladder.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
+        print(f"SPRT {sprt_line(ladder)}")
+        print(f"verdict: {sprt_verdict(ladder)}")
     print(render_standings(standing_lines(standings)))
 
 
@@ -199,6 +209,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     for ladder in ladders:
         status = enum_name(ladder.status, "LADDER_STATUS_", ladder_pb2.LadderStatus)
         bots = ", ".join(bot_ref_text(b) for b in ladder.config.bots)
+        if ladder.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
+            verdict = ladder_pb2.SprtVerdict.Name(ladder.sprt.verdict)
+            bots += f" (SPRT: {verdict.removeprefix('SPRT_VERDICT_').lower().replace('_', ' ')})"
         print(f"{ladder.id}  {status:<9} {ladder.games_done:>4}/{ladder.games_total:<4} "
               f"{ladder.config.name or '-'}: {bots}")
     return 0

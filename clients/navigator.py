@@ -94,7 +94,8 @@ class Navigator:
             self.go(ply)
             yield self.frame()
 
-    def interact(self, keys: TextIO = sys.stdin, out: TextIO = sys.stdout) -> None:
+    def interact(self, keys: TextIO | None = None, out: TextIO | None = None) -> None:
+        keys, out = keys or sys.stdin, out or sys.stdout  # as they are now, not at import
         print(self.header(), file=out)
         print(HELP, file=out)
         print(self.frame(), file=out, flush=True)

@@ -2,7 +2,8 @@
 
 Key layout (see ``keys``): ``ladder`` (hash: ``info``, the ``LadderInfo`` as created, with
 the bots resolved to exact versions; ``status``; counters ``games_done``, ``games_void``,
-``games_total``, ``next_game``), ``ladder_games`` (game index -> match id),
+``games_total``, ``next_game``; ``sprt``, the final ``SprtState`` of an SPRT ladder that
+reached a verdict), ``ladder_games`` (game index -> match id),
 ``ladder_members`` (match id -> game index), ``ladder_results`` (match id -> ``black,white,
 score``, ``void`` for a game that produced no result), ``ladder_progress`` (stream) and
 ``ALL_LADDERS``.
@@ -91,6 +92,15 @@ end
 return 1
 """
 
+# KEYS: ladder, progress. ARGV: running, finished, progress max length, final SPRT state.
+# Returns 1 when the ladder was running and is now finished with that state, 0 otherwise.
+_CONCLUDE = """
+if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[2], 'sprt', ARGV[4])
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'status', ARGV[2])
+return 1
+"""
+
 # KEYS: ladder, progress. ARGV: running, cancelled, progress max length.
 # Returns 1 when the ladder was running and is now cancelled, 0 otherwise.
 _CANCEL = """
@@ -128,6 +138,7 @@ class LadderStore:
         self._claim = client.register_script(_CLAIM)
         self._count = client.register_script(_COUNT)
         self._cancel = client.register_script(_CANCEL)
+        self._conclude = client.register_script(_CONCLUDE)
 
     def create(self, info: ladder_pb2.LadderInfo, created_ms: int, request_id: str = "") -> str:
         """Store a new running ladder with no game scheduled yet; returns its id, or the id
@@ -212,6 +223,18 @@ class LadderStore:
         return int(self._cancel(keys=ladder_keys,
                                 args=[RUNNING, CANCELLED, PROGRESS_MAXLEN])) == 1
 
+    def conclude(self, ladder_id: str, final: ladder_pb2.SprtState) -> bool:
+        """Finish a running SPRT ladder with its verdict (once: False if it was not
+        running); its games still in flight are the caller's to cancel."""
+        ladder_keys = [keys.ladder(ladder_id), keys.ladder(ladder_id, "progress")]
+        return int(self._conclude(keys=ladder_keys, args=[
+            RUNNING, FINISHED, PROGRESS_MAXLEN, final.SerializeToString()])) == 1
+
+    def members(self, ladder_id: str) -> dict[str, int]:
+        """Match id -> game index of the games scheduled so far."""
+        raw: Any = self.client.hgetall(keys.ladder(ladder_id, "members"))
+        return {match_id.decode(): int(index) for match_id, index in raw.items()}
+
     def results(self, ladder_id: str) -> dict[str, ResultRecord]:
         raw: Any = self.client.hgetall(keys.ladder(ladder_id, "results"))
         return {key.decode(): ResultRecord.decode(value.decode()) for key, value in raw.items()}
@@ -244,6 +267,8 @@ def _decode_info(ladder_id: str, fields: Any, games: Any) -> ladder_pb2.LadderIn
     info.status = int(fields[b"status"])  # type: ignore[assignment]
     info.games_done = int(fields[b"games_done"])
     info.games_void = int(fields.get(b"games_void", 0))
+    if b"sprt" in fields:
+        info.sprt.ParseFromString(fields[b"sprt"])
     ordered = sorted((int(index), match_id.decode()) for index, match_id in games.items())
     info.match_ids.extend(match_id for _index, match_id in ordered)
     return info
