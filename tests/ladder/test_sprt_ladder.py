@@ -4,9 +4,6 @@ running. The tests end each game through the referee's own ledger."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
 import grpc
 import pytest
 import redis
@@ -23,9 +20,12 @@ from tests.ladder.conftest import (
     DRAW,
     WHITE,
     LadderServer,
+    create_ladder,
     finish_match,
     metadata,
     register_bots,
+    standings,
+    wait_for,
 )
 
 OTHELLO = common_pb2.GAME_KIND_OTHELLO
@@ -40,25 +40,6 @@ def _test(*bots: str, **sprt_fields: float) -> ladder_pb2.LadderConfig:
         sprt=ladder_pb2.SprtConfig(**sprt_fields))  # type: ignore[arg-type]
 
 
-def _create(server: LadderServer, config: ladder_pb2.LadderConfig) -> ladder_pb2.LadderInfo:
-    info: ladder_pb2.LadderInfo = server.stub.CreateLadder(
-        ladder_pb2.CreateLadderRequest(config=config), timeout=30, metadata=metadata())
-    return info
-
-
-def _standings(server: LadderServer, ladder_id: str) -> ladder_pb2.Standings:
-    reply: ladder_pb2.Standings = server.stub.GetStandings(
-        ladder_pb2.GetStandingsRequest(ladder_id=ladder_id), timeout=10, metadata=metadata())
-    return reply
-
-
-def _wait_for(condition: Callable[[], bool], timeout_s: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
-
-
 def _first_bot_scores(client: redis.Redis, match_id: str, index: int, score: float) -> None:
     """End game ``index`` with the first bot scoring ``score`` (it is black in even games)."""
     first_is_black = index % 2 == 0
@@ -66,26 +47,43 @@ def _first_bot_scores(client: redis.Redis, match_id: str, index: int, score: flo
     finish_match(client, match_id, winner)
 
 
-def _wait_counted(server: LadderServer, ladder_id: str, games: int) -> None:
-    _wait_for(lambda: _standings(server, ladder_id).ladder.games_done >= games)
+def _counted_pairs(server: LadderServer, ladder_id: str, pairs: int) -> ladder_pb2.SprtState:
+    """The test once it counts ``pairs`` pairs."""
+    wait_for(lambda: standings(server, ladder_id).ladder.sprt.pairs >= pairs, 15.0)
+    return standings(server, ladder_id).ladder.sprt
+
+
+def _play_pairs_until_decided(server: LadderServer, client: redis.Redis,
+                              info: ladder_pb2.LadderInfo,
+                              pair_scores: tuple[float, float]) -> ladder_pb2.LadderInfo:
+    """End the games pair by pair (the first bot scoring ``pair_scores``), each pair once
+    the test has counted the one before, until the test decides; then wait for the ladder
+    to finish. Returns it as it finished."""
+    pairs = 0
+    verdict = ladder_pb2.SPRT_VERDICT_CONTINUE
+    while verdict == ladder_pb2.SPRT_VERDICT_CONTINUE:
+        assert 2 * pairs < info.games_total, "the test did not decide"
+        for index, score in zip((2 * pairs, 2 * pairs + 1), pair_scores, strict=True):
+            _first_bot_scores(client, info.match_ids[index], index, score)
+        pairs += 1
+        verdict = _counted_pairs(server, info.id, pairs).verdict
+    wait_for(lambda: standings(server, info.id).ladder.status
+             == ladder_pb2.LADDER_STATUS_FINISHED)
+    final = standings(server, info.id).ladder
+    assert final.sprt.pairs == pairs  # decided on the pair just played, nothing later
+    return final
 
 
 def test_a_clearly_stronger_bot_is_accepted_and_the_rest_cancelled(
     peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
 ) -> None:
     register_bots(peers, OTHELLO, "new", "old")
-    info = _create(ladder_server, _test("new", "old", elo0=0, elo1=200, max_games=40))
+    info = create_ladder(ladder_server, _test("new", "old", elo0=0, elo1=200, max_games=40))
     assert info.games_total == 40 and info.config.games_per_pairing == 40
     assert info.config.sprt.alpha == 0.05 and info.config.sprt.beta == 0.05  # defaults
     assert info.sprt.verdict == ladder_pb2.SPRT_VERDICT_CONTINUE and info.sprt.pairs == 0
-    played = 0
-    while _standings(ladder_server, info.id).ladder.status == ladder_pb2.LADDER_STATUS_RUNNING:
-        assert played < 40
-        _first_bot_scores(redis_client, info.match_ids[played], played, 1.0)
-        played += 1
-        if played % 2 == 0:
-            _wait_counted(ladder_server, info.id, played)
-    final = _standings(ladder_server, info.id).ladder
+    final = _play_pairs_until_decided(ladder_server, redis_client, info, (1.0, 1.0))
+    played = 2 * final.sprt.pairs
     expected = sprt(pentanomial([2.0] * (played // 2)), 0, 200)
     assert final.sprt.verdict == H1 and final.sprt.pairs == played // 2
     assert final.sprt.llr == pytest.approx(expected.llr) and final.sprt.llr >= expected.upper_bound
@@ -98,26 +96,20 @@ def test_a_clearly_stronger_bot_is_accepted_and_the_rest_cancelled(
         return [store.header(match_id).status for match_id in final.match_ids]
 
     # The ladder finishes first, then its service cancels the games still in flight.
-    _wait_for(lambda: set(statuses()[played:]) == {match_pb2.MATCH_STATUS_CANCELLED})
+    wait_for(lambda: set(statuses()[played:]) == {match_pb2.MATCH_STATUS_CANCELLED})
     assert statuses()[:played] == [match_pb2.MATCH_STATUS_FINISHED] * played
     # The cancelled games are counted (void) and change nothing: the verdict stays stored.
-    _wait_for(lambda: _standings(ladder_server, info.id).ladder.games_done == 40)
-    again = _standings(ladder_server, info.id).ladder
+    wait_for(lambda: standings(ladder_server, info.id).ladder.games_done == 40)
+    again = standings(ladder_server, info.id).ladder
     assert again.sprt == final.sprt and again.status == ladder_pb2.LADDER_STATUS_FINISHED
 
 
 def test_a_weaker_bot_is_rejected(peers: ArenaClient, ladder_server: LadderServer,
                                   redis_client: redis.Redis) -> None:
     register_bots(peers, OTHELLO, "new", "old")
-    info = _create(ladder_server, _test("new", "old", elo0=-100, elo1=100, max_games=60))
-    index = 0
-    while _standings(ladder_server, info.id).ladder.status == ladder_pb2.LADDER_STATUS_RUNNING:
-        # Each pair: the new bot loses one and draws the other (0.5 of 2 points).
-        for score in (0.0, 0.5):
-            _first_bot_scores(redis_client, info.match_ids[index], index, score)
-            index += 1
-        _wait_counted(ladder_server, info.id, index)
-    final = _standings(ladder_server, info.id).ladder
+    info = create_ladder(ladder_server, _test("new", "old", elo0=-100, elo1=100, max_games=60))
+    # Each pair: the new bot loses one game and draws the other (0.5 of 2 points).
+    final = _play_pairs_until_decided(ladder_server, redis_client, info, (0.0, 0.5))
     assert final.sprt.verdict == H0 and list(final.sprt.pentanomial)[1] == final.sprt.pairs
     assert final.sprt.llr <= final.sprt.lower_bound
 
@@ -126,13 +118,13 @@ def test_the_maximum_ends_a_test_without_a_verdict(
     peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
 ) -> None:
     register_bots(peers, OTHELLO, "new", "old")
-    info = _create(ladder_server, _test("new", "old", max_games=3))  # rounded up to 4
+    info = create_ladder(ladder_server, _test("new", "old", max_games=3))  # rounded up to 4
     assert info.games_total == 4
     for index, match_id in enumerate(info.match_ids):
         _first_bot_scores(redis_client, match_id, index, 0.5)
-    _wait_for(lambda: _standings(ladder_server, info.id).ladder.status
+    wait_for(lambda: standings(ladder_server, info.id).ladder.status
               == ladder_pb2.LADDER_STATUS_FINISHED)
-    final = _standings(ladder_server, info.id).ladder
+    final = standings(ladder_server, info.id).ladder
     assert final.sprt.verdict == ladder_pb2.SPRT_VERDICT_CONTINUE
     assert final.sprt.pairs == 2 and list(final.sprt.pentanomial) == [0, 0, 2, 0, 0]
 
@@ -140,7 +132,7 @@ def test_the_maximum_ends_a_test_without_a_verdict(
 def test_watch_and_list_show_the_test(peers: ArenaClient, ladder_server: LadderServer,
                                       redis_client: redis.Redis) -> None:
     register_bots(peers, OTHELLO, "new", "old")
-    info = _create(ladder_server, _test("new", "old", elo0=0, elo1=300, max_games=20))
+    info = create_ladder(ladder_server, _test("new", "old", elo0=0, elo1=300, max_games=20))
     stream = ladder_server.stub.WatchLadder(ladder_pb2.WatchLadderRequest(ladder_id=info.id),
                                             timeout=30, metadata=metadata())
     for index, match_id in enumerate(info.match_ids[:12]):
@@ -166,7 +158,7 @@ def test_tests_that_cannot_run_are_refused_by_field(
 ) -> None:
     register_bots(peers, OTHELLO, "new", "old", "other")
     with pytest.raises(grpc.RpcError) as refused:
-        _create(ladder_server, _test(*bots, **fields))
+        create_ladder(ladder_server, _test(*bots, **fields))
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert field in [violation.field for violation in field_violations(refused.value)]
 
@@ -177,7 +169,7 @@ def test_an_sprt_config_on_a_round_robin_is_refused(peers: ArenaClient,
     config = _test("new", "old", elo1=10)
     config.format = ladder_pb2.LADDER_FORMAT_ROUND_ROBIN
     with pytest.raises(grpc.RpcError) as refused:
-        _create(ladder_server, config)
+        create_ladder(ladder_server, config)
     assert "config.sprt" in [v.field for v in field_violations(refused.value)]
 
 
