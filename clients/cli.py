@@ -28,7 +28,8 @@ def _cmd_up(args: argparse.Namespace) -> int:
     if args.workers < 0:
         raise InvalidArgumentError(f"--workers must be 0 or more, got {args.workers}")
     try:
-        return run_up(args.workers, args.up_home or args.home, web=args.web)
+        return run_up(args.workers, args.up_home or args.home, web=args.web,
+                      metrics=args.metrics)
     except (RuntimeError, TimeoutError) as exc:  # a service died while starting
         raise UnavailableError(f"the stack did not start: {exc}") from None
 
@@ -55,6 +56,9 @@ def _add_up(sub: Subparsers) -> None:
                                     "and stop everything on Ctrl-C/SIGTERM.")
     up.add_argument("--workers", type=int, default=2, help="engine worker processes")
     up.add_argument("--web", action="store_true", help="also start the web gateway")
+    up.add_argument("--metrics", action="store_true",
+                    help="serve Prometheus /metrics from every process (free loopback ports, "
+                         "listed in stack.json)")
     up.add_argument("--home", dest="up_home", type=Path, default=None,
                     help="state folder (default .arena)")
     up.set_defaults(func=_cmd_up)
@@ -125,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     from arena.clients.match_commands import add_match_commands
     from arena.clients.play import add_play_command
     from arena.clients.sprt_commands import add_test_command
+    from arena.clients.status_commands import add_status_command
 
     parser = argparse.ArgumentParser(
         prog="arena", description="Arena: a bot arena for Othello/Reversi and Gomoku.",
@@ -140,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_analyze_command(sub)
     add_test_command(sub)
     add_play_command(sub)
+    add_status_command(sub)
     _add_worker(sub)
     _mount_optional(sub, "arena.engine.othello.cli", "add_engine_commands")
     return parser
@@ -179,6 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ArenaError, ValueError, OSError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"arena: error: {message}", file=sys.stderr)
+        return EXIT_ERROR
+    except RecursionError:  # input nested beyond reason (a JSON or TOML file)
+        print("arena: error: the input is nested too deeply", file=sys.stderr)
         return EXIT_ERROR
 
 

@@ -16,6 +16,7 @@ from arena.clients.common import (
     client_from_args,
     enum_name,
     game_request,
+    non_negative,
     parse_bot_ref,
     print_json,
     print_json_line,
@@ -92,8 +93,10 @@ def add_ladder_game_options(parser: argparse.ArgumentParser) -> None:
                              "gomoku-balanced15 or none (default: the game's, e.g. "
                              "othello-balanced, gomoku-balanced15 on 15x15); a suite implies "
                              "its variant and size")
-    parser.add_argument("--move-time-ms", type=int, default=1000, help="hard limit per move")
-    parser.add_argument("--game-time-ms", type=int, default=0, help="budget per side (0: none)")
+    parser.add_argument("--move-time-ms", type=non_negative, default=1000,
+                        help="hard limit per move")
+    parser.add_argument("--game-time-ms", type=non_negative, default=0,
+                        help="budget per side (0: none)")
     parser.add_argument("--seed", type=int, default=0)
 
 
@@ -248,10 +251,11 @@ def add_analyze_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     analyze.add_argument("--ply", type=int, default=None,
                          help="with --match: after this many moves, as in `match replay` "
                               "(default: the last position with a move to play)")
-    analyze.add_argument("--depth", type=int, default=0, help="search depth limit (plies)")
-    analyze.add_argument("--time-ms", type=int, default=0, help="search time limit")
-    analyze.add_argument("--nodes", type=int, default=0, help="search node limit")
-    analyze.add_argument("--tree", type=int, default=0, metavar="NODES",
+    analyze.add_argument("--depth", type=non_negative, default=0,
+                         help="search depth limit (plies)")
+    analyze.add_argument("--time-ms", type=non_negative, default=0, help="search time limit")
+    analyze.add_argument("--nodes", type=non_negative, default=0, help="search node limit")
+    analyze.add_argument("--tree", type=non_negative, default=0, metavar="NODES",
                          help="also capture and print the search tree within NODES nodes")
     analyze.add_argument("--tree-depth", type=int, default=None, help="print the tree to here")
     analyze.add_argument("--seed", type=int, default=0)

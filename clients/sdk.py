@@ -43,6 +43,8 @@ from arena.v1 import (
     referee_pb2_grpc,
     registry_pb2,
     registry_pb2_grpc,
+    status_pb2,
+    status_pb2_grpc,
 )
 
 ROLES: Final = ("registry", "referee", "ladder", "engine")
@@ -57,6 +59,7 @@ _RETRIED_METHODS: Final = {
     "arena.v1.Referee": ("GetMatch", "ListMatches", "GetReplay", "GetSearchTree"),
     "arena.v1.Ladder": ("GetStandings", "ListLadders"),
     "arena.v1.Engine": ("Analyze",),
+    "arena.v1.Status": ("GetStatus",),
 }
 SERVICE_CONFIG: Final = json.dumps({
     # A target naming several servers of a role ("ipv4:a,b") spreads calls over them.
@@ -106,12 +109,9 @@ class StackAddresses:
         env = os.environ if env is None else env
         state = arena_home(home, env)
         manifest = _read_manifest(state / STACK_FILE)
-        services = manifest.get("services", {})
-        services = services if isinstance(services, dict) else {}
-        workers = sorted(name for name in services if str(name).startswith("worker"))
-        from_stack = {role: str(services.get(role, "")) for role in ROLES}
-        if workers:
-            from_stack["engine"] = str(services[workers[0]])
+        roles = manifest.get("roles", {})
+        roles = roles if isinstance(roles, dict) else {}
+        from_stack = {role: str(roles.get(role, "")) for role in ROLES}
         found: dict[str, str] = {}
         for role in ROLES:
             found[role] = (
@@ -289,8 +289,10 @@ class ArenaClient:
         request = registry_pb2.UpdateBotRequest(name=name, spec=spec)
         return self._call("registry", self._registry().UpdateBot, request)
 
-    def retire_bot(self, name: str) -> bots_pb2.BotVersion:
-        request = registry_pb2.RetireBotRequest(name=name)
+    def retire_bot(self, name: str, cancel_matches: bool = False) -> bots_pb2.BotVersion:
+        """Retire a bot (it enters no new match); ``cancel_matches`` also cancels its
+        pending and running matches."""
+        request = registry_pb2.RetireBotRequest(name=name, cancel_matches=cancel_matches)
         return self._call("registry", self._registry().RetireBot, request)
 
     def list_presets(
@@ -428,6 +430,27 @@ class ArenaClient:
     def cancel_ladder(self, ladder_id: str) -> ladder_pb2.LadderInfo:
         request = ladder_pb2.CancelLadderRequest(ladder_id=ladder_id)
         return self._call("ladder", self._ladder().CancelLadder, request)
+
+    # -- status ------------------------------------------------------------------------
+
+    def get_status(self, forfeits: int = 0) -> status_pb2.ArenaStatus:
+        """The live picture a referee sees: workers (with their engines and current job),
+        the move and match queues, running matches, the cache's recent hit rate and the
+        latest forfeits (``forfeits``: how many; 0: 10)."""
+        request = status_pb2.GetStatusRequest(forfeits=forfeits)
+        stub = status_pb2_grpc.StatusStub(self._channel("referee"))
+        return self._call("referee", stub.GetStatus, request)
+
+    def check_health(self, role: str) -> bool:
+        """True if the ``role``'s server answers gRPC health SERVING (no token needed)."""
+        from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+        stub = health_pb2_grpc.HealthStub(self._channel(role))
+        try:
+            reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=min(self.timeout_s, 2.0))
+        except grpc.RpcError:
+            return False
+        return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
 
     # -- engine ------------------------------------------------------------------------
 

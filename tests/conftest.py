@@ -14,6 +14,7 @@ import pytest
 import redis
 from arena.clients.sdk import ArenaClient
 from arena.services.common.config import Config
+from arena.services.common.egress import EgressPolicy
 from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.peers import BotVersions
 from arena.services.common.protocol.delivery import DeliveryConfig
@@ -34,6 +35,14 @@ FAST = DeliveryConfig(max_deliveries=3, min_reclaim_idle_ms=600, reclaim_margin_
                       heartbeat_ms=100, match_idle_ms=1500, grace_ms=200,
                       stall_timeout_ms=30_000)
 Loops = Callable[..., tuple[list[RefereeLoop], list[WorkerLoop]]]
+# The tests' external bots listen on loopback, which the arena refuses by default.
+TEST_BOTS = "127.0.0.0/8"
+
+
+def loopback_runner(config: DeliveryConfig, cache: SharedSearchCache | None = None) -> BotRunner:
+    """A worker's bot runner that may dial the tests' loopback bots."""
+    return BotRunner(cache=cache or SharedSearchCache(None), grace_ms=config.grace_ms,
+                     egress=EgressPolicy.parse(TEST_BOTS))
 
 
 @pytest.fixture(scope="session")
@@ -73,7 +82,7 @@ def shared_data() -> Path:
 @pytest.fixture
 def registry_server(redis_server: EmbeddedRedis, redis_client: redis.Redis) -> Iterator[Server]:
     """A real registry (in this process, on the session's durable Redis, emptied first)."""
-    server = serve("registry", Config(redis_url=redis_server.url))
+    server = serve("registry", Config(redis_url=redis_server.url, external_allow=TEST_BOTS))
     yield server
     server.stop()
 
@@ -109,7 +118,7 @@ def loops(bots: BotVersions, redis_server: EmbeddedRedis,
         cache = cache_server.client()
         runner_cache = SharedSearchCache(cache if shared_cache else None)
         works = [WorkerLoop(redis_server.client(), cache, f"worker-{i}", config,
-                            BotRunner(cache=runner_cache, grace_ms=config.grace_ms)).start()
+                            loopback_runner(config, runner_cache)).start()
                  for i in range(workers)]
         started.extend(refs)
         started.extend(works)

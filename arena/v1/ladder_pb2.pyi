@@ -200,6 +200,7 @@ class LadderConfig(_message.Message):
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     CAPTURE_TREES_FIELD_NUMBER: _builtins.int
+    REPLAY_VOID_FIELD_NUMBER: _builtins.int
     SPRT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     format: Global___LadderFormat.ValueType
@@ -213,6 +214,10 @@ class LadderConfig(_message.Message):
     """
     seed: _builtins.int
     capture_trees: _builtins.bool
+    replay_void: _builtins.bool
+    """Play a game again (at most twice) when the infrastructure ended it void (a dead-lettered
+    move, no worker, a cancelled match), so that the standings hold every planned game.
+    """
     @_builtins.property
     def game(self) -> _common_pb2.GameSpec: ...
     @_builtins.property
@@ -235,11 +240,12 @@ class LadderConfig(_message.Message):
         time_control: _common_pb2.TimeControl | None = ...,
         seed: _builtins.int = ...,
         capture_trees: _builtins.bool = ...,
+        replay_void: _builtins.bool = ...,
         sprt: Global___SprtConfig | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "sprt", b"sprt", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "capture_trees", b"capture_trees", "format", b"format", "game", b"game", "games_per_pairing", b"games_per_pairing", "name", b"name", "opening_suite", b"opening_suite", "seed", b"seed", "sprt", b"sprt", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "capture_trees", b"capture_trees", "format", b"format", "game", b"game", "games_per_pairing", b"games_per_pairing", "name", b"name", "opening_suite", b"opening_suite", "replay_void", b"replay_void", "seed", b"seed", "sprt", b"sprt", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

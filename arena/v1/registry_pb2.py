@@ -26,7 +26,7 @@ from arena.v1 import bots_pb2 as arena_dot_v1_dot_bots__pb2
 from arena.v1 import common_pb2 as arena_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61rena/v1/registry.proto\x12\x08\x61rena.v1\x1a\x13\x61rena/v1/bots.proto\x1a\x15\x61rena/v1/common.proto\"^\n\x12RegisterBotRequest\x12\x1f\n\x04spec\x18\x01 \x01(\x0b\x32\x11.arena.v1.BotSpec\x12\x13\n\x0b\x66rom_preset\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\".\n\rGetBotRequest\x12\x1d\n\x03\x62ot\x18\x01 \x01(\x0b\x32\x10.arena.v1.BotRef\"\x95\x01\n\x0fListBotsRequest\x12 \n\x04game\x18\x01 \x01(\x0e\x32\x12.arena.v1.GameKind\x12\r\n\x05owner\x18\x02 \x01(\t\x12\x13\n\x0bname_prefix\x18\x03 \x01(\t\x12\x17\n\x0finclude_retired\x18\x04 \x01(\x08\x12#\n\x04page\x18\x05 \x01(\x0b\x32\x15.arena.v1.PageRequest\"O\n\x10ListBotsResponse\x12\"\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x14.arena.v1.BotVersion\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"A\n\x10UpdateBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1f\n\x04spec\x18\x02 \x01(\x0b\x32\x11.arena.v1.BotSpec\" \n\x10RetireBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"6\n\x12ListPresetsRequest\x12 \n\x04game\x18\x01 \x01(\x0e\x32\x12.arena.v1.GameKind\"8\n\x13ListPresetsResponse\x12!\n\x07presets\x18\x01 \x03(\x0b\x32\x10.arena.v1.Preset2\x96\x03\n\x0b\x42otRegistry\x12\x41\n\x0bRegisterBot\x12\x1c.arena.v1.RegisterBotRequest\x1a\x14.arena.v1.BotVersion\x12\x37\n\x06GetBot\x12\x17.arena.v1.GetBotRequest\x1a\x14.arena.v1.BotVersion\x12\x41\n\x08ListBots\x12\x19.arena.v1.ListBotsRequest\x1a\x1a.arena.v1.ListBotsResponse\x12=\n\tUpdateBot\x12\x1a.arena.v1.UpdateBotRequest\x1a\x14.arena.v1.BotVersion\x12=\n\tRetireBot\x12\x1a.arena.v1.RetireBotRequest\x1a\x14.arena.v1.BotVersion\x12J\n\x0bListPresets\x12\x1c.arena.v1.ListPresetsRequest\x1a\x1d.arena.v1.ListPresetsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61rena/v1/registry.proto\x12\x08\x61rena.v1\x1a\x13\x61rena/v1/bots.proto\x1a\x15\x61rena/v1/common.proto\"^\n\x12RegisterBotRequest\x12\x1f\n\x04spec\x18\x01 \x01(\x0b\x32\x11.arena.v1.BotSpec\x12\x13\n\x0b\x66rom_preset\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\".\n\rGetBotRequest\x12\x1d\n\x03\x62ot\x18\x01 \x01(\x0b\x32\x10.arena.v1.BotRef\"\x95\x01\n\x0fListBotsRequest\x12 \n\x04game\x18\x01 \x01(\x0e\x32\x12.arena.v1.GameKind\x12\r\n\x05owner\x18\x02 \x01(\t\x12\x13\n\x0bname_prefix\x18\x03 \x01(\t\x12\x17\n\x0finclude_retired\x18\x04 \x01(\x08\x12#\n\x04page\x18\x05 \x01(\x0b\x32\x15.arena.v1.PageRequest\"O\n\x10ListBotsResponse\x12\"\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x14.arena.v1.BotVersion\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"A\n\x10UpdateBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1f\n\x04spec\x18\x02 \x01(\x0b\x32\x11.arena.v1.BotSpec\"8\n\x10RetireBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\x0e\x63\x61ncel_matches\x18\x02 \x01(\x08\"6\n\x12ListPresetsRequest\x12 \n\x04game\x18\x01 \x01(\x0e\x32\x12.arena.v1.GameKind\"8\n\x13ListPresetsResponse\x12!\n\x07presets\x18\x01 \x03(\x0b\x32\x10.arena.v1.Preset2\x96\x03\n\x0b\x42otRegistry\x12\x41\n\x0bRegisterBot\x12\x1c.arena.v1.RegisterBotRequest\x1a\x14.arena.v1.BotVersion\x12\x37\n\x06GetBot\x12\x17.arena.v1.GetBotRequest\x1a\x14.arena.v1.BotVersion\x12\x41\n\x08ListBots\x12\x19.arena.v1.ListBotsRequest\x1a\x1a.arena.v1.ListBotsResponse\x12=\n\tUpdateBot\x12\x1a.arena.v1.UpdateBotRequest\x1a\x14.arena.v1.BotVersion\x12=\n\tRetireBot\x12\x1a.arena.v1.RetireBotRequest\x1a\x14.arena.v1.BotVersion\x12J\n\x0bListPresets\x12\x1c.arena.v1.ListPresetsRequest\x1a\x1d.arena.v1.ListPresetsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -44,11 +44,11 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_UPDATEBOTREQUEST']._serialized_start=458
   _globals['_UPDATEBOTREQUEST']._serialized_end=523
   _globals['_RETIREBOTREQUEST']._serialized_start=525
-  _globals['_RETIREBOTREQUEST']._serialized_end=557
-  _globals['_LISTPRESETSREQUEST']._serialized_start=559
-  _globals['_LISTPRESETSREQUEST']._serialized_end=613
-  _globals['_LISTPRESETSRESPONSE']._serialized_start=615
-  _globals['_LISTPRESETSRESPONSE']._serialized_end=671
-  _globals['_BOTREGISTRY']._serialized_start=674
-  _globals['_BOTREGISTRY']._serialized_end=1080
+  _globals['_RETIREBOTREQUEST']._serialized_end=581
+  _globals['_LISTPRESETSREQUEST']._serialized_start=583
+  _globals['_LISTPRESETSREQUEST']._serialized_end=637
+  _globals['_LISTPRESETSRESPONSE']._serialized_start=639
+  _globals['_LISTPRESETSRESPONSE']._serialized_end=695
+  _globals['_BOTREGISTRY']._serialized_start=698
+  _globals['_BOTREGISTRY']._serialized_end=1104
 # @@protoc_insertion_point(module_scope)

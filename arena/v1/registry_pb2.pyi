@@ -165,15 +165,19 @@ class RetireBotRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     NAME_FIELD_NUMBER: _builtins.int
+    CANCEL_MATCHES_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    cancel_matches: _builtins.bool
+    """Also cancel the bot's matches that are pending or running (they end void)."""
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
+        cancel_matches: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_matches", b"cancel_matches", "name", b"name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

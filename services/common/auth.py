@@ -61,6 +61,9 @@ class TokenStore:
     def __init__(self, tokens: Mapping[str, Principal]) -> None:
         self._tokens = dict(tokens)
 
+    def principals(self) -> list[Principal]:
+        return list(self._tokens.values())
+
     def lookup(self, token: str) -> Principal | None:
         found = None
         for known, principal in self._tokens.items():

@@ -54,7 +54,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("registry", "ARENA_REGISTRY", "", "address of the registry (host:port)",
             ("referee", "worker", "ladder", "web"), flag="--registry"),
     Setting("referee", "ARENA_REFEREE", "", "address of a referee (host:port)",
-            ("ladder", "web"), flag="--referee"),
+            ("registry", "ladder", "web"), flag="--referee"),
     Setting("ladder", "ARENA_LADDER", "", "address of the ladder service (host:port)",
             ("web",), flag="--ladder"),
     Setting("engine", "ARENA_ENGINE", "", "address of an analysis worker (host:port)",
@@ -75,6 +75,22 @@ SETTINGS: tuple[Setting, ...] = (
             "the token this service sends when it calls another (default: the admin "
             "token)", ("referee", "worker", "ladder", "web"), secret=True),
     Setting("log_level", "ARENA_LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING or ERROR"),
+    Setting("quotas", "ARENA_QUOTAS", "",
+            'what each user may ask, JSON: {"user": {...}, "users": {"alice": {...}}} '
+            "(services/common/quotas.py lists the limits and their defaults)",
+            ("registry", "referee", "worker", "ladder")),
+    Setting("quotas_file", "ARENA_QUOTAS_FILE", "", "the same JSON, in a file",
+            ("registry", "referee", "worker", "ladder")),
+    Setting("log_format", "ARENA_LOG_FORMAT", "auto",
+            "json (one object per line), text, or auto: text on a terminal, else json"),
+    Setting("metrics_listen", "ARENA_METRICS_LISTEN", "",
+            "host:port of the Prometheus /metrics endpoint (empty: none)",
+            flag="--metrics-listen"),
+    Setting("otlp_endpoint", "ARENA_OTLP_ENDPOINT", "",
+            "OTLP/gRPC collector for traces, e.g. http://otel-collector:4317 (empty: no "
+            "tracing)"),
+    Setting("trace_sample_ratio", "ARENA_TRACE_SAMPLE_RATIO", 1.0,
+            "share of moves traced when tracing is on (the referee decides per move)"),
     Setting("max_matches", "ARENA_MAX_MATCHES", 64, "matches one referee runs at once",
             ("referee",)),
     _delivery("max_deliveries", "deliveries of a move job before it is dead-lettered",
@@ -93,6 +109,21 @@ SETTINGS: tuple[Setting, ...] = (
               ("worker",)),
     _delivery("stall_timeout_ms", "a move nobody answers for this long ends the game void",
               ("referee", "worker")),
+    Setting("worker_pool", "ARENA_WORKER_POOL", "match",
+            "match: play move jobs; analysis: serve Engine.Analyze only (the two pools "
+            "never share capacity)", ("worker",), flag="--pool"),
+    Setting("analysis_slots", "ARENA_ANALYSIS_SLOTS", 1,
+            "searches an analysis worker runs at once (more calls wait, then are refused)",
+            ("worker",)),
+    Setting("analysis_wait_ms", "ARENA_ANALYSIS_WAIT_MS", 2000,
+            "how long an Analyze call waits for a free slot before RESOURCE_EXHAUSTED",
+            ("worker",)),
+    Setting("external_allow", "ARENA_EXTERNAL_ALLOW", "",
+            "private or loopback places external bots may be at: CIDRs and host patterns, "
+            "comma-separated (by default only public addresses)", ("registry", "worker")),
+    Setting("io_slots", "ARENA_IO_SLOTS", 16,
+            "external bots' moves a match worker waits for at once (beside its search)",
+            ("worker",)),
     Setting("warm_games", "ARENA_WARM_GAMES", "othello,gomoku",
             "engines compiled before a worker takes jobs (empty: none)", ("worker",)),
     Setting("shared_cache", "ARENA_SHARED_CACHE", True,
@@ -127,6 +158,12 @@ class Config:
     admin_token_file: str = ""
     service_token: str = ""
     log_level: str = "INFO"
+    quotas: str = ""
+    quotas_file: str = ""
+    log_format: str = "auto"
+    metrics_listen: str = ""
+    otlp_endpoint: str = ""
+    trace_sample_ratio: float = 1.0
     max_matches: int = 64
     max_deliveries: int = DeliveryConfig.max_deliveries
     min_reclaim_idle_ms: int = DeliveryConfig.min_reclaim_idle_ms
@@ -136,6 +173,11 @@ class Config:
     grace_ms: int = DeliveryConfig.grace_ms
     reserve_hold_ms: int = DeliveryConfig.reserve_hold_ms
     stall_timeout_ms: int = DeliveryConfig.stall_timeout_ms
+    worker_pool: str = "match"
+    analysis_slots: int = 1
+    analysis_wait_ms: int = 2000
+    external_allow: str = ""
+    io_slots: int = 16
     warm_games: str = "othello,gomoku"
     shared_cache: bool = True
     ladder_in_flight: int = 16

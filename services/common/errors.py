@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
 import redis
 
-from arena.errors import UnavailableError
-from arena.rpc import status_code_for, to_status
+from arena.errors import InvalidArgumentError, UnavailableError
+from arena.rpc import bounded, status_code_for, to_status
 
 log = logging.getLogger(__name__)
 
@@ -29,14 +30,16 @@ Behavior = Callable[[Any, grpc.ServicerContext], Any]
 Wrap = Callable[[Behavior], Behavior]
 
 
-def rewrap(handler: grpc.RpcMethodHandler[Any, Any],
-           wrap: Wrap) -> grpc.RpcMethodHandler[Any, Any]:
+def rewrap(handler: grpc.RpcMethodHandler[Any, Any], wrap: Wrap,
+           deserializer: Callable[[bytes], Any] | None = None) -> grpc.RpcMethodHandler[Any, Any]:
     """Rebuild a unary-unary or unary-stream handler with its behaviour wrapped, so the
-    wrapping code runs in the handler's own thread (where context variables stick)."""
+    wrapping code runs in the handler's own thread (where context variables stick), and
+    optionally with another request deserializer."""
+    decode = deserializer or handler.request_deserializer
     if handler.unary_unary is not None:
         return grpc.unary_unary_rpc_method_handler(
             wrap(handler.unary_unary),
-            request_deserializer=handler.request_deserializer,
+            request_deserializer=decode,
             response_serializer=handler.response_serializer,
         )
     if handler.unary_stream is not None:
@@ -47,10 +50,50 @@ def rewrap(handler: grpc.RpcMethodHandler[Any, Any],
 
         return grpc.unary_stream_rpc_method_handler(
             stream,
-            request_deserializer=handler.request_deserializer,
+            request_deserializer=decode,
             response_serializer=handler.response_serializer,
         )
     return handler
+
+
+@dataclass(frozen=True)
+class Undecodable:
+    """A request whose bytes are not the message the method takes (see ``decoded``)."""
+
+    reason: str
+
+
+def tolerant(handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler[Any, Any]:
+    """The handler with a deserializer that never raises: gRPC itself would answer a
+    request it cannot decode with INTERNAL, before any layer could authenticate the caller
+    or say what is wrong. Bad bytes arrive as :class:`Undecodable` instead."""
+    original = handler.request_deserializer
+    if original is None:
+        return handler
+
+    def deserialize(raw: bytes) -> Any:
+        try:
+            return original(raw)
+        except Exception as exc:  # protobuf raises DecodeError, but anything is possible
+            return Undecodable(bounded(str(exc) or type(exc).__name__, 200))
+
+    return rewrap(handler, lambda behavior: behavior, deserialize)
+
+
+def decoded(details: grpc.HandlerCallDetails) -> Wrap:
+    """The innermost layer: an undecodable request is INVALID_ARGUMENT (after the caller
+    was authenticated, so a stranger learns nothing about the API from it)."""
+    def wrap(behavior: Behavior) -> Behavior:
+        def checked(request: Any, context: grpc.ServicerContext) -> Any:
+            if isinstance(request, Undecodable):
+                raise InvalidArgumentError(
+                    f"the request is not a valid message for {details.method}: "
+                    f"{request.reason}")
+            return behavior(request, context)
+
+        return checked
+
+    return wrap
 
 
 def map_errors(details: grpc.HandlerCallDetails) -> Wrap:

@@ -2,8 +2,9 @@
 
 A :class:`Launcher` starts the two Redis servers (or uses given ones), then the services
 in the order their addresses are needed (the registry, the referees, then the ladder
-service, the workers and the web gateway), each a ``python -m arena.services.<role>``
-process with its log under ``<home>/logs``. It can kill, restart and add single processes
+service, the match workers, the analysis workers and the web gateway), each a
+``python -m arena.services.<role>`` process with its log under ``<home>/logs`` (an
+``analyst`` is a worker of the analysis pool). It can kill, restart and add single processes
 (the system tests do), scale the workers, and supervise: a process that dies is started
 again, on the same port, after a growing pause; one that keeps dying stops the stack.
 
@@ -27,12 +28,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arena.services.common.embedded_redis import EmbeddedRedis
+from arena.services.common.embedded_redis import EmbeddedRedis, free_port
 from arena.services.common.server import check_health
 
 from arena.home import ADMIN_TOKEN_FILE, STACK_FILE, arena_home
 
 PARENT_ENV = "ARENA_PARENT_PID"
+# The client roles (the SDK's addresses) and the processes that serve them.
+ROLE_PROCESSES = {"registry": "registry", "referee": "referee", "ladder": "ladder",
+                  "engine": "analyst"}
 # `arena workers scale N` writes the wanted worker count to run/control.json; workers
 # started by hand (`arena worker`) leave their pid files in run/extra/ (arena.clients.workers).
 CONTROL_FILE = "control.json"
@@ -74,6 +78,7 @@ class Process:
     log_file: Path
     popen: subprocess.Popen[bytes] | None = None
     port: int = 0
+    metrics_port: int = 0  # its /metrics port, if the launcher gave it one (kept on restart)
     failures: list[float] = field(default_factory=list)  # monotonic times of deaths
     restart_at: float = 0.0  # when a dead process is due to start again (0: not dead)
 
@@ -101,13 +106,17 @@ class Launcher:
 
     ``redis_urls`` (durable, cache) uses Redis servers someone else runs (the tests);
     otherwise two embedded servers are started under ``home``. ``env`` adds environment
-    variables for every service (settings: ``docs/configuration.md``).
+    variables for every service (settings: ``docs/configuration.md``). ``metrics`` gives
+    each process a free loopback port for its Prometheus endpoint (``stack.json`` lists
+    them under ``metrics``). Services log text lines (``ARENA_LOG_FORMAT``) to their files.
     """
 
     home: Path = field(default_factory=arena_home)
     workers: int = 2
+    analysts: int = 1
     referees: int = 1
     web: bool = False
+    metrics: bool = False
     env: dict[str, str] = field(default_factory=dict)
     redis_urls: tuple[str, str] | None = None
     durable: EmbeddedRedis | None = None
@@ -126,19 +135,20 @@ class Launcher:
         return self
 
     def start(self, timeout_s: float = 120.0) -> Launcher:
+        """Start everything at once: every process gets its port first, so each one knows
+        where all the others listen (the registry and the referee call each other)."""
         try:
             self.prepare()
-            self.spawn("registry", wait=False)
-            self.wait_ready(["registry"], timeout_s)
-            for index in range(self.referees):
-                self.spawn("referee", self._numbered("referee", index), wait=False)
-            self.wait_ready(self.names("referee"), timeout_s)
-            self.spawn("ladder", wait=False)
-            for index in range(self.workers):
-                self.spawn("worker", f"worker-{index + 1}", wait=False)
+            planned = [self.add("registry"), self.add("ladder")]
+            planned += [self.add("referee", self._numbered("referee", i))
+                        for i in range(self.referees)]
+            planned += [self.add("worker", f"worker-{i + 1}") for i in range(self.workers)]
+            planned += [self.add("analyst", f"analyst-{i + 1}") for i in range(self.analysts)]
             if self.web:
-                self.spawn("web", wait=False)
-            self.wait_ready(list(self.processes), timeout_s)
+                planned.append(self.add("web"))
+            for process in planned:
+                self._launch(process)
+            self.wait_ready([p.name for p in planned], timeout_s)
             self.write_manifest()
         except BaseException:
             self.stop()
@@ -192,27 +202,40 @@ class Launcher:
 
     # -- single processes ------------------------------------------------------------------
 
+    def add(self, role: str, name: str | None = None, args: list[str] | None = None) -> Process:
+        """Plan one process of ``role`` on a free port (``spawn`` also starts it)."""
+        name = name or role
+        process = Process(name, role, list(args or []), self.home / "run" / f"{name}.port",
+                          self.home / "logs" / f"{name}.log", port=free_port())
+        self.processes[name] = process
+        return process
+
     def spawn(self, role: str, name: str | None = None, wait: bool = True,
               args: list[str] | None = None, timeout_s: float = 120.0) -> Process:
         """Start one process of ``role`` (also to add a process to a running stack)."""
-        name = name or role
-        process = Process(name, role, list(args or []), self.home / "run" / f"{name}.port",
-                          self.home / "logs" / f"{name}.log")
-        self.processes[name] = process
+        process = self.add(role, name, args)
         self._launch(process)
         if wait:
-            self.wait_ready([name], timeout_s)
+            self.wait_ready([process.name], timeout_s)
         return process
 
     def _launch(self, process: Process) -> None:
         process.ready_file.unlink(missing_ok=True)
         listen = f"127.0.0.1:{process.port}"  # a restart keeps its port: others know it
-        command = [sys.executable, "-m", f"arena.services.{process.role}", "--listen", listen,
+        module, pool = ("worker", ["--pool", "analysis"]) if process.role == "analyst" else (
+            process.role, [])
+        command = [sys.executable, "-m", f"arena.services.{module}", "--listen", listen,
                    "--ready-file", str(process.ready_file), "--instance", process.name,
-                   *process.args]
+                   *pool, *self._metrics_args(process), *process.args]
         with open(process.log_file, "ab") as log:
             process.popen = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                              env=self.env_for(process.role))
+
+    def _metrics_args(self, process: Process) -> list[str]:
+        if not self.metrics:
+            return []
+        process.metrics_port = process.metrics_port or free_port()
+        return ["--metrics-listen", f"127.0.0.1:{process.metrics_port}"]
 
     def env_for(self, role: str) -> dict[str, str]:
         """The environment of a service process: where Redis and the other services are."""
@@ -220,30 +243,34 @@ class Launcher:
         env.update(ARENA_REDIS_URL=self.redis_url, ARENA_CACHE_URL=self.cache_url,
                    ARENA_ADMIN_TOKEN=self.admin_token, PYTHONUNBUFFERED="1",
                    **{PARENT_ENV: str(os.getpid())})
-        peers = {"registry": self.names("registry"), "referee": self.names("referee"),
-                 "ladder": self.names("ladder"), "engine": self.names("worker")[:1]}
-        for peer, names in peers.items():
-            targets = [self.processes[n].target for n in names if self.processes[n].port]
-            if targets:
-                env[f"ARENA_{peer.upper()}"] = balanced_target(targets)
+        env.setdefault("ARENA_LOG_FORMAT", "text")  # the log files are read by people
+        for peer, target in self.roles().items():
+            env[f"ARENA_{peer.upper()}"] = target
         env.update(self.env)
         return env
+
+    def roles(self) -> dict[str, str]:
+        """Where clients reach each service role (several servers of a role balanced)."""
+        found = {}
+        for peer, role in ROLE_PROCESSES.items():
+            targets = [self.processes[n].target for n in self.names(role)
+                       if self.processes[n].port]
+            if targets:
+                found[peer] = balanced_target(targets)
+        return found
 
     def wait_ready(self, names: list[str], timeout_s: float = 120.0) -> None:
         deadline = time.monotonic() + timeout_s
         for name in names:
             process = self.processes[name]
-            while not process.port:
+            while not (process.ready_file.exists() and process.ready_file.read_text().strip()):
                 if not process.alive():
                     raise RuntimeError(f"{name} exited with {self._code(process)}; see "
                                        f"{process.log_file}:\n{process.log_tail()}")
-                if process.ready_file.exists() and process.ready_file.read_text().strip():
-                    process.port = int(process.ready_file.read_text())
-                elif time.monotonic() > deadline:
+                if time.monotonic() > deadline:
                     raise TimeoutError(f"{name} did not become ready in {timeout_s:.0f} s; "
                                        f"see {process.log_file}")
-                else:
-                    time.sleep(0.05)
+                time.sleep(0.05)
             while process.role != "web" and not check_health(process.target):
                 if not process.alive() or time.monotonic() > deadline:
                     raise RuntimeError(f"{name} is not SERVING at {process.target}:\n"
@@ -318,6 +345,8 @@ class Launcher:
                 self._launch(process)
                 events.append(f"{process.name} restarted (pid {process.pid})")
         events += self._supervise_redis()
+        if any("restarted" in event for event in events):
+            self.write_manifest()  # new pids
         return events
 
     def _supervise_redis(self) -> list[str]:
@@ -366,7 +395,8 @@ class Launcher:
         services = {name: p.target for name, p in self.processes.items() if p.role != "web"}
         found: dict[str, object] = {
             "redis": self.redis_url, "cache": self.cache_url,
-            "token_file": str(self.home / ADMIN_TOKEN_FILE), "services": services,
+            "token_file": str(self.home / ADMIN_TOKEN_FILE), "roles": self.roles(),
+            "services": services,
             "pids": {name: p.pid for name, p in self.processes.items()},
             "launcher_pid": os.getpid(),
         }
@@ -376,6 +406,9 @@ class Launcher:
             pids.update({"redis-durable": self.durable.pid, "redis-cache": self.cache.pid})
         for name in self.names("web"):
             found["web"] = f"http://{self.processes[name].target}"
+        if self.metrics:
+            found["metrics"] = {name: f"127.0.0.1:{p.metrics_port}"
+                                for name, p in self.processes.items() if p.metrics_port}
         return found
 
     def write_manifest(self) -> None:
@@ -389,6 +422,8 @@ class Launcher:
                  f"  {'redis (cache, LRU)':<22} {self.cache_url}"]
         for name, process in self.processes.items():
             where = f"http://{process.target}" if process.role == "web" else process.target
+            if process.metrics_port:
+                where += f"  (metrics http://127.0.0.1:{process.metrics_port}/metrics)"
             lines.append(f"  {name:<22} {where}")
         lines.append(f"  {'admin token':<22} {self.home / ADMIN_TOKEN_FILE}")
         return "\n".join(lines)
@@ -423,11 +458,13 @@ def _signals_stop() -> Iterator[list[bool]]:
             signal.signal(sig, handler)
 
 
-def run_up(workers: int, home: Path | None = None, web: bool = False) -> int:
+def run_up(workers: int, home: Path | None = None, web: bool = False,
+           analysts: int = 1, metrics: bool = False) -> int:
     """`arena up`: start everything, print where it listens, supervise until Ctrl-C or
     SIGTERM; `arena workers scale N` changes the number of workers meanwhile."""
     with _signals_stop() as stop:
-        launcher = Launcher(home=home or arena_home(), workers=workers, web=web)
+        launcher = Launcher(home=home or arena_home(), workers=workers, analysts=analysts,
+                            web=web, metrics=metrics)
         (launcher.home / "run").mkdir(parents=True, exist_ok=True)
         (launcher.home / "run" / CONTROL_FILE).unlink(missing_ok=True)
         launcher.start()

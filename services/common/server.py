@@ -19,7 +19,8 @@ from typing import Any
 
 import grpc
 from arena.services.common.auth import Authenticator, TokenStore
-from arena.services.common.errors import Wrap, map_errors, rewrap
+from arena.services.common.errors import Wrap, decoded, map_errors, rewrap, tolerant
+from arena.services.common.metrics import rpc_layer
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -31,7 +32,8 @@ Layer = Callable[[grpc.HandlerCallDetails], Wrap | None]
 
 class ServiceInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
     """The one interceptor of every Arena server: each layer may wrap each handler; the
-    first layer is the outermost (errors, then authentication, then the handler)."""
+    first layer is the outermost (metrics, errors, then authentication, then the
+    handler)."""
 
     def __init__(self, layers: Sequence[Layer]) -> None:
         self._layers = list(layers)
@@ -44,6 +46,7 @@ class ServiceInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
         handler = continuation(handler_call_details)
         if handler is None:
             return None
+        handler = tolerant(handler)
         for layer in reversed(self._layers):
             wrap = layer(handler_call_details)
             if wrap is not None:
@@ -97,7 +100,7 @@ def build_server(
 ) -> ServerHandle:
     """Build a server for the given servicers; ``tokens=None`` turns authentication off
     (every caller is the anonymous admin)."""
-    interceptor = ServiceInterceptor([map_errors, Authenticator(tokens)])
+    interceptor = ServiceInterceptor([rpc_layer, map_errors, Authenticator(tokens), decoded])
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="grpc"),
         interceptors=[interceptor],

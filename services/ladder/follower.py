@@ -63,7 +63,6 @@ class ResultFollower:
         self._thread: threading.Thread | None = None
 
     def start(self) -> ResultFollower:
-        self.finished.ensure_group()
         self._thread = threading.Thread(target=self._run, name="ladder-follower", daemon=True)
         self._thread.start()
         return self
@@ -74,6 +73,8 @@ class ResultFollower:
             self._thread.join(timeout_s)
 
     def _run(self) -> None:
+        if not self.finished.wait_for_group(self._stop):
+            return
         last_reconcile = 0.0
         while not self._stop.is_set():
             try:

@@ -20,6 +20,7 @@ from functools import cached_property
 
 from arena.clients.sdk import ArenaClient
 from arena.services.common import paging
+from arena.services.common.metrics import LADDER_GAMES
 from arena.services.common.peers import BotVersions
 from arena.services.common.protocol.ladders import (
     RUNNING,
@@ -28,17 +29,21 @@ from arena.services.common.protocol.ladders import (
     new_ladder_id,
     now_ms,
 )
+from arena.services.common.quotas import UNLIMITED, Quota
 from arena.services.ladder import sprt
 from arena.services.ladder.schedule import MAX_BOTS, MAX_GAMES, even_games, game_at, games_total
 from google.protobuf import timestamp_pb2
 
 from arena.errors import (
     ArenaError,
+    DeadlineExceededError,
     FailedPreconditionError,
     FieldViolation,
     InvalidArgumentError,
     NotFoundError,
     PermissionDeniedError,
+    ResourceExhaustedError,
+    UnavailableError,
 )
 from arena.games import GameError, UnknownGameError, game
 from arena.openings import Opening, UnknownSuiteError, load_suite, select_openings
@@ -72,10 +77,16 @@ class Plan:
     def bots(self) -> list[str]:
         return [f"{bot.name}@{bot.version}" for bot in self.config.bots]
 
-    def match_config(self, index: int) -> match_pb2.MatchConfig:
+    @cached_property
+    def planned(self) -> int:
+        return games_total(len(self.config.bots), self.config.format,
+                           self.config.games_per_pairing)
+
+    def match_config(self, original: int) -> match_pb2.MatchConfig:
+        """The match of planned game ``original`` (a replayed game plays it again)."""
         config = self.config
         planned = game_at(self.bots, config.format, config.games_per_pairing, self.openings,
-                          config.seed, index)
+                          config.seed, original)
         return match_pb2.MatchConfig(
             game=config.game, black=config.bots[planned.black],
             white=config.bots[planned.white], opening=list(planned.opening.moves),
@@ -142,8 +153,8 @@ def _resolve_bots(bots: BotVersions, config: ladder_pb2.LadderConfig,
         ref.version = bot.version
 
 
-def validate_config(bots: BotVersions,
-                    config: ladder_pb2.LadderConfig) -> ladder_pb2.LadderConfig:
+def validate_config(bots: BotVersions, config: ladder_pb2.LadderConfig,
+                    quota: Quota = UNLIMITED) -> ladder_pb2.LadderConfig:
     """A normalised copy of ``config``; raises ``InvalidArgumentError``. Its size is checked
     before anything is planned or any bot looked up."""
     config = ladder_pb2.LadderConfig.FromString(config.SerializeToString())
@@ -164,6 +175,9 @@ def validate_config(bots: BotVersions,
         raise InvalidArgumentError.for_fields([FieldViolation(
             "config.games_per_pairing",
             f"the ladder would play {total} games; the limit is {MAX_GAMES}")])
+    quota.check("ladder_games", total)
+    quota.check("move_time_ms", config.time_control.move_time_ms)
+    quota.check("game_time_ms", config.time_control.game_time_ms)
     _resolve_bots(bots, config, violations)
     if violations:
         raise InvalidArgumentError.for_fields(violations)
@@ -222,11 +236,12 @@ class Ladders:
 
     # -- creation and scheduling ---------------------------------------------------------
 
-    def create(self, config: ladder_pb2.LadderConfig, owner: str,
-               request_id: str = "") -> ladder_pb2.LadderInfo:
+    def create(self, config: ladder_pb2.LadderConfig, owner: str, request_id: str = "",
+               quota: Quota = UNLIMITED) -> ladder_pb2.LadderInfo:
         """Validate and store the ladder and create its first game (the referee checks the
-        time control and the rest of a match's config); the others follow as it plays."""
-        config = validate_config(self.bots, config)
+        time control and the rest of a match's config); the others follow as it plays.
+        ``quota`` is the owner's: its size is checked before anything is planned."""
+        config = validate_config(self.bots, config, quota)
         created_ms = now_ms()
         created = timestamp_pb2.Timestamp()
         created.FromMilliseconds(created_ms)
@@ -238,26 +253,37 @@ class Ladders:
         if made != info.id:
             return self.info(made)  # a retried request: the ladder it made
         try:
-            self.schedule(info.id, most=1)
-        except InvalidArgumentError:
+            self.schedule(info.id, most=1, strict=True)
+        except (InvalidArgumentError, ResourceExhaustedError):
             self.store.delete(info.id)
             raise
         self.schedule(info.id)
         return self.info(info.id)
 
-    def schedule(self, ladder_id: str, most: int | None = None) -> int:
-        """Create the ladder's games that may start now; returns how many."""
+    def schedule(self, ladder_id: str, most: int | None = None, strict: bool = False) -> int:
+        """Create the ladder's games that may start now; returns how many. A game the
+        referee cannot take now (the owner's quota is full, no referee answers) waits for
+        the next round, unless ``strict`` (the ladder's creation: its first game)."""
         plan = self.plan(ladder_id)
         indices = self.store.unrecorded(ladder_id)
         indices += self.store.claim_games(ladder_id, self.in_flight, most or self.in_flight)
+        created = 0
         for index in indices:
-            match = self.referee.create_match(plan.match_config(index),
-                                              request_id=plan.request_id(index),
-                                              owner=plan.owner)
+            original = self.store.original_index(ladder_id, index, plan.planned)
+            try:
+                match = self.referee.create_match(plan.match_config(original),
+                                                  request_id=plan.request_id(index),
+                                                  owner=plan.owner)
+            except (ResourceExhaustedError, UnavailableError, DeadlineExceededError) as exc:
+                if strict:
+                    raise
+                log.info("ladder %s: game %d waits: %s", ladder_id, index, exc)
+                break  # claimed but unrecorded: the next round creates it
             self.store.record_game(ladder_id, index, match.id)
+            created += 1
             if match.status in FINISHED_STATES:  # cancelled before we recorded it
                 self.count(match)
-        return len(indices)
+        return created
 
     def schedule_running(self) -> int:
         scheduled = 0
@@ -281,9 +307,12 @@ class Ladders:
         record = result_record(plan.config, match)
         if record is None:
             return -2
-        counted = self.store.count(match.config.ladder_id, match.id, record)
-        if counted == 1 and plan.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
-            self.judge_sprt(plan)
+        counted = self.store.count(match.config.ladder_id, match.id, record,
+                                   plan.config.replay_void)
+        if counted == 1:
+            LADDER_GAMES.inc()
+            if plan.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
+                self.judge_sprt(plan)
         return counted
 
     # -- SPRT ladders ------------------------------------------------------------------------
@@ -295,7 +324,7 @@ class Ladders:
         ladder_id = plan.ladder_id
         if self.store.status(ladder_id) != RUNNING:
             return False
-        state = sprt.sprt_state(plan.config, self.store.members(ladder_id),
+        state = sprt.sprt_state(plan.config, self.store.planned_games(ladder_id),
                                 self.store.results(ladder_id))
         if not sprt.decided(state) or not self.store.conclude(ladder_id, state):
             return False
@@ -313,7 +342,7 @@ class Ladders:
         """``info`` with its SPRT test: the stored verdict once decided, else the test on
         the results counted so far (other formats are returned as they are)."""
         if info.config.format == ladder_pb2.LADDER_FORMAT_SPRT and not info.HasField("sprt"):
-            info.sprt.CopyFrom(sprt.sprt_state(info.config, self.store.members(info.id),
+            info.sprt.CopyFrom(sprt.sprt_state(info.config, self.store.planned_games(info.id),
                                                self.store.results(info.id)))
         return info
 
@@ -383,11 +412,14 @@ class Ladders:
                 [FieldViolation("page.page_token", "is not a token this server issued")])
         offset = int(cursor)
         ids, more = self.store.page(offset, size)
-        ladders = []
-        for ladder_id in ids:
+        filled: paging.Page[ladder_pb2.LadderInfo] = paging.Page(size)
+        for taken, ladder_id in enumerate(ids, 1):
             try:
-                ladders.append(self.info(ladder_id))
+                full = filled.add(self.info(ladder_id))
             except NotFoundError:
                 continue
+            if full and taken < len(ids):
+                offset, more = offset + taken - size, True  # stopped by bytes: resume here
+                break
         token = paging.encode_page_token(str(offset + size)) if more else ""
-        return ladder_pb2.ListLaddersResponse(ladders=ladders, next_page_token=token)
+        return ladder_pb2.ListLaddersResponse(ladders=filled.items, next_page_token=token)

@@ -12,6 +12,7 @@ from arena.services.common.config import Config
 from arena.services.common.peers import BotVersions, peer_client
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.ladders import RUNNING, LadderStore
+from arena.services.common.quotas import Quotas
 from arena.services.common.runner import ServiceParts
 from arena.services.ladder.follower import FollowerConfig, ResultFollower
 from arena.services.ladder.ladders import Ladders
@@ -22,15 +23,19 @@ WATCH_BLOCK_MS = 1000
 
 
 class LadderServicer(ladder_pb2_grpc.LadderServicer):
-    def __init__(self, client: redis.Redis, ladders: Ladders) -> None:
+    def __init__(self, client: redis.Redis, ladders: Ladders, quotas: Quotas) -> None:
         self.client = client
         self.ladders = ladders
         self.store = ladders.store
+        self.quotas = quotas
 
     def CreateLadder(
         self, request: ladder_pb2.CreateLadderRequest, context: grpc.ServicerContext
     ) -> ladder_pb2.LadderInfo:
-        return self.ladders.create(request.config, current_principal().name, request.request_id)
+        caller = current_principal()
+        self.quotas.spend(caller, "creates_per_minute")
+        return self.ladders.create(request.config, caller.name, request.request_id,
+                                   self.quotas.for_caller(caller))
 
     def GetStandings(
         self, request: ladder_pb2.GetStandingsRequest, context: grpc.ServicerContext
@@ -91,7 +96,7 @@ def create_service(config: Config, follower: FollowerConfig | None = None) -> Se
     follower = follower or FollowerConfig(reconcile_every_s=config.ladder_reconcile_s)
     follower.consumer = follower.consumer or config.instance
     results = ResultFollower(client, ladders, follower).start()
-    servicer = LadderServicer(client, ladders)
+    servicer = LadderServicer(client, ladders, Quotas.from_config(config, client))
     name = ladder_pb2.DESCRIPTOR.services_by_name["Ladder"].full_name
 
     def stop() -> None:

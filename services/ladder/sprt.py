@@ -4,7 +4,8 @@ An SPRT ladder is a two-bot ladder whose ``games_per_pairing`` is the test's max
 the schedule plays games 2k and 2k+1 on the same opening with the colours swapped, so
 they form pair k. After each counted result the test is run again on the pairs both of
 whose games have a result (a pair with a void game counts for nothing), from the first
-bot's points in each pair (0, 0.5, ..., 2: the pentanomial). When the log-likelihood
+bot's points in each pair (0, 0.5, ..., 2: the pentanomial); a void game that the ladder
+plays again (``replay_void``) counts with its replay's result. When the log-likelihood
 ratio leaves Wald's bounds the ladder is concluded: it finishes with the verdict stored,
 and the games still running are cancelled. A test that reaches its maximum first ends
 like any ladder, without a verdict.
@@ -62,7 +63,8 @@ def check_config(config: ladder_pb2.LadderConfig, out: list[FieldViolation]) -> 
 
 def sprt_state(config: ladder_pb2.LadderConfig, members: Mapping[str, int],
                results: Mapping[str, ResultRecord]) -> ladder_pb2.SprtState:
-    """The test on the counted results (``members``: match id -> game index)."""
+    """The test on the counted results (``members``: match id -> the planned game it
+    plays; the replay of a void game, when the ladder replays them, completes its pair)."""
     scores: dict[int, dict[int, float]] = {}  # pair -> game index -> the first bot's score
     for match_id, record in results.items():
         index = members.get(match_id)

@@ -110,6 +110,15 @@ def natural_result(position: Position) -> match_pb2.MatchResult:
     return result
 
 
+def void_result(position: Position, failure: Forfeit) -> match_pb2.MatchResult:
+    """A game the infrastructure ended (a move job dead-lettered, no worker at all): no
+    winner, no result for the ratings, and why."""
+    result = match_pb2.MatchResult(termination=failure.termination, detail=failure.detail,
+                                   void=True)
+    _counts(position, result)
+    return result
+
+
 def forfeit_result(position: Position, forfeit: Forfeit) -> match_pb2.MatchResult:
     """The side to move loses for ``forfeit``."""
     loser = position.turn

@@ -4,7 +4,8 @@ Match jobs come from the ``referees`` consumer group: new ones with XREADGROUP, 
 dead referee left behind with XAUTOCLAIM once they have been idle for ``match_idle_ms``.
 Each match runs in its own thread (a match mostly waits for workers). A heartbeat keeps the
 entries of running matches fresh so that no other referee takes them over; on shutdown the
-entries of unfinished matches are released for another referee to resume at once.
+jobs of unfinished matches go back to the end of the stream, where another referee takes
+them at once and resumes them from what is recorded.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 import redis
 from arena.services.common.peers import BotVersions
@@ -34,13 +36,14 @@ class RefereeLoop:
     """Runs up to ``max_matches`` matches at once; start() and stop()."""
 
     def __init__(self, client: redis.Redis, bots: BotVersions, referee_id: str = "",
-                 config: DeliveryConfig | None = None, max_matches: int = 64) -> None:
+                 config: DeliveryConfig | None = None, max_matches: int = 64,
+                 running_cap: Callable[[str], int] = lambda owner: 0) -> None:
         self.client = client
         self.referee_id = consumer_name("referee", referee_id)
         self.config = config or DeliveryConfig()
         self.max_matches = max_matches
         self.stopping = threading.Event()
-        self.runner = MatchRunner(client, self.config, self.stopping, bots)
+        self.runner = MatchRunner(client, self.config, self.stopping, bots, running_cap)
         self.jobs = StreamConsumer(client, MATCH_STREAM, REFEREE_GROUP, self.referee_id)
         self._active: dict[str, str] = {}  # entry id -> match id
         self._lock = threading.Lock()
@@ -50,7 +53,6 @@ class RefereeLoop:
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> RefereeLoop:
-        self.jobs.ensure_group()
         self._threads = start_threads((self._consume, "match-consumer"),
                                       (self._beat, "match-heartbeat"))
         return self
@@ -76,6 +78,8 @@ class RefereeLoop:
             return self.max_matches - len(self._active)
 
     def _consume(self) -> None:
+        if not self.jobs.wait_for_group(self.stopping):
+            return
         next_reclaim = 0.0
         while not self.stopping.is_set():
             try:
@@ -118,7 +122,7 @@ class RefereeLoop:
     def _run(self, entry_id: str, match_id: str) -> None:
         finished = failed = False
         try:
-            finished = self.runner.run(match_id)
+            finished = self.runner.run(match_id, entry_id)
         except Exception:
             # Left pending without heartbeat: retried after match_idle_ms, not in a hot loop.
             log.exception("match %s failed in this referee", match_id)
@@ -127,8 +131,9 @@ class RefereeLoop:
             try:
                 if finished:
                     self.jobs.ack(entry_id)
-                elif not failed:
-                    self.jobs.release(entry_id)
+                elif not failed:  # stopping: another referee resumes it at once
+                    job = engine_pb2.MatchJob(match_id=match_id).SerializeToString()
+                    self.jobs.requeue(entry_id, {b"pb": job})
             except redis.RedisError as exc:
                 log.warning("could not settle match job %s: %s", entry_id, exc)
             with self._lock:

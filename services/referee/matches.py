@@ -17,6 +17,7 @@ from arena.services.common.peers import BotVersions
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore, new_match_id
+from arena.services.common.quotas import UNLIMITED, Quota
 from google.protobuf import timestamp_pb2
 
 from arena.errors import (
@@ -120,11 +121,11 @@ def _resolve_bot(bots: BotVersions, field: str, ref: common_pb2.BotRef, kind: in
 
 
 def create_match(store: MatchStore, bots: BotVersions, config: match_pb2.MatchConfig,
-                 owner: str, request_id: str = "") -> match_pb2.Match:
+                 owner: str, request_id: str = "", quota: Quota = UNLIMITED) -> match_pb2.Match:
     """Validate ``config``, resolve the bot versions, store the match and queue it.
 
     A ``request_id`` that already made a match returns that match instead (a client's
-    retry after a timeout creates nothing new).
+    retry after a timeout creates nothing new). ``quota`` is the owner's.
     """
     if request_id:
         _check_request_id(request_id)
@@ -145,6 +146,7 @@ def create_match(store: MatchStore, bots: BotVersions, config: match_pb2.MatchCo
     white = _resolve_bot(bots, "config.white", config.white, config.game.kind, violations)
     if violations or position is None or black is None or white is None:
         raise InvalidArgumentError.for_fields(violations)
+    _check_quota(store, owner, config, quota)
     now_ms = int(time.time() * 1000)
     created = timestamp_pb2.Timestamp()
     created.FromMilliseconds(now_ms)
@@ -155,6 +157,15 @@ def create_match(store: MatchStore, bots: BotVersions, config: match_pb2.MatchCo
     )
     made = store.create(match, request_id)
     return match if made == match.id else store.get(made)
+
+
+def _check_quota(store: MatchStore, owner: str, config: match_pb2.MatchConfig,
+                 quota: Quota) -> None:
+    tc = config.time_control
+    quota.check("move_time_ms", tc.move_time_ms)
+    quota.check("game_time_ms", tc.game_time_ms)
+    quota.check("tree_nodes", config.tree_node_budget if config.capture_trees else 0)
+    quota.check("queued_matches", store.unfinished(owner) + 1)
 
 
 # --- importing ----------------------------------------------------------------------------
@@ -209,23 +220,20 @@ def _check_request_id(request_id: str) -> None:
 
 def list_matches(store: MatchStore,
                  request: referee_pb2.ListMatchesRequest) -> referee_pb2.ListMatchesResponse:
-    size = paging.page_size(request.page.page_size)
+    page: paging.Page[match_pb2.Match] = paging.Page(paging.page_size(request.page.page_size))
     after = paging.decode_page_token(request.page.page_token)
-    found: list[match_pb2.Match] = []
-    last = ""
+    full, last = False, ""
     for match_id in store.ids(_index_for(request), after):
         last = match_id
         try:
             match = store.header(match_id) if request.summary_only else store.get(match_id)
         except NotFoundError:
             continue  # deleted while we listed
-        if _accepts(request, match):
-            found.append(match)
-            if len(found) == size:
-                break
-    more = len(found) == size and last != ""
-    token = paging.encode_page_token(last) if more else ""
-    return referee_pb2.ListMatchesResponse(matches=found, next_page_token=token)
+        if _accepts(request, match) and page.add(match):
+            full = True
+            break
+    token = paging.encode_page_token(last) if full else ""
+    return referee_pb2.ListMatchesResponse(matches=page.items, next_page_token=token)
 
 
 def _index_for(request: referee_pb2.ListMatchesRequest) -> str:

@@ -11,6 +11,7 @@ import logging
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis
@@ -23,7 +24,7 @@ from arena.services.common.protocol.delivery import (
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore
 from arena.services.common.protocol.streams import entry_ms
-from arena.services.referee import judge
+from arena.services.referee import judge, telemetry
 from arena.services.referee.matches import start_position
 from google.protobuf import timestamp_pb2
 
@@ -48,6 +49,7 @@ class Answer:
 
     record: match_pb2.MoveRecord | None = None
     forfeit: judge.Forfeit | None = None
+    void: judge.Forfeit | None = None  # the infrastructure failed: the game ends void
     cancelled: bool = False  # the match was cancelled meanwhile (it is over, not judged)
 
 
@@ -81,13 +83,15 @@ class MatchRunner:
     """Plays matches; one instance serves every match thread of a referee."""
 
     def __init__(self, client: redis.Redis, config: DeliveryConfig, stop: threading.Event,
-                 bots: BotVersions) -> None:
+                 bots: BotVersions, running_cap: Callable[[str], int] = lambda owner: 0
+                 ) -> None:
         self.client = client
         self.config = config
         self.stop = stop
         self.store = MatchStore(client)
         self.ledger = Ledger(client)
         self.bots = bots
+        self.running_cap = running_cap  # how many matches an owner may have running (0: any)
 
     def load(self, match_id: str) -> GameState:
         match = self.store.header(match_id)
@@ -97,15 +101,24 @@ class MatchRunner:
             position.push(record.move.square)
         return GameState(match, records, position)
 
-    def run(self, match_id: str) -> bool:
-        """Play until the end (True) or until asked to stop (False: run it again later)."""
+    def run(self, match_id: str, entry_id: str = "") -> bool:
+        """Play until the end (True) or until asked to stop (False: run it again later).
+
+        With the match job's ``entry_id``, the match is first admitted under its owner's
+        running-matches quota: one that must wait is parked (True: this referee is done
+        with the job; it comes back when one of the owner's matches ends)."""
         state = self.load(match_id)
+        if entry_id and self.ledger.admit(state.match, self.running_cap(state.match.owner),
+                                          entry_id) != "run":
+            return True  # parked, or over (then its turn passes to the owner's next match)
         if state.match.status in FINISHED_STATES:
             return True
-        if state.match.status == match_pb2.MATCH_STATUS_PENDING:
+        fresh = state.match.status == match_pb2.MATCH_STATUS_PENDING
+        if fresh:
             state.match.status = match_pb2.MATCH_STATUS_RUNNING
         if not self.ledger.start(state.match):
             return True
+        telemetry.match_started(state.match, fresh)
         cursor = "0"  # results may already wait for us if a referee died mid-move
         asked: engine_pb2.MoveJob | None = None  # the job published for the next ply
         squares = state.position.size * state.position.size
@@ -125,26 +138,39 @@ class MatchRunner:
                             state.position, judge.Forfeit(match_pb2.TERMINATION_TIME_FORFEIT,
                                                           "no game time left")))
                     if not self.ledger.ask(asked, self._minid()):
+                        telemetry.not_published(asked)
                         state, asked = self.load(match_id), None  # recorded or ended meanwhile
                         if state.match.status in FINISHED_STATES:
                             return True
                         continue
+                    telemetry.published(asked)
                 cursor, answer = self._await(state, asked, cursor)
                 if answer is None:
                     return False
                 if answer.cancelled:
                     return True
                 if answer.forfeit is not None:
+                    telemetry.forfeited(asked, answer.forfeit.termination, answer.forfeit.detail)
                     return self._finish(state, judge.forfeit_result(state.position,
                                                                     answer.forfeit))
+                if answer.void is not None:
+                    return self._finish(state, judge.void_result(state.position, answer.void))
                 assert answer.record is not None
                 record = answer.record
             following = self._job(state.after(record))
-            if self.ledger.append(match_id, record, is_pass, following, self._minid()):
+            with telemetry.recording(None if is_pass else asked):
+                appended = self.ledger.append(match_id, record, is_pass, following,
+                                              self._minid())
+            if appended:
+                if not is_pass and asked is not None:
+                    telemetry.recorded(asked, record)
+                telemetry.published(following)
                 state.position.push(record.move.square)
                 state.records.append(record)
                 asked = following
             else:
+                telemetry.not_published(following)
+                telemetry.not_published(None if is_pass else asked)
                 state, asked = self.load(match_id), None  # another referee recorded it
                 if state.match.status in FINISHED_STATES:
                     return True
@@ -164,7 +190,7 @@ class MatchRunner:
             return None
         match = state.match
         side = match.black if position.turn is Color.BLACK else match.white
-        return engine_pb2.MoveJob(
+        return telemetry.job_built(engine_pb2.MoveJob(
             job_id=f"{match.id}/{state.ply}/{secrets.token_hex(4)}", match_id=match.id,
             ply=state.ply, game=match.config.game.kind,
             position=common_pb2.Position(game=match.config.game, text=position.to_text()),
@@ -173,7 +199,7 @@ class MatchRunner:
             tree_node_budget=match.config.tree_node_budget if match.config.capture_trees else 0,
             seed=seed_for_ply(match.config.seed, state.ply),
             game_time_left_ms=self._game_time_left_ms(state),
-        )
+        ))
 
     def _finish(self, state: GameState, result: match_pb2.MatchResult) -> bool:
         finished = match_pb2.Match()
@@ -185,6 +211,7 @@ class MatchRunner:
         finished.finished_at.CopyFrom(stamp)
         del finished.moves[:]
         if self.ledger.finish(finished, state.ply):
+            telemetry.match_finished(result)
             log.info("match %s finished: %s %s", state.match.id,
                      match_pb2.Termination.Name(result.termination), result.detail)
             return True
@@ -222,13 +249,17 @@ class MatchRunner:
                 if event.ply != state.ply:
                     continue  # a late or duplicate answer to an earlier ply
                 if event.kind == "dead":
-                    return cursor, Answer(forfeit=judge.Forfeit(
+                    return cursor, Answer(void=judge.Forfeit(
                         match_pb2.TERMINATION_DEAD_LETTERED, event.detail or "dead-lettered"))
                 if event.result is not None:
                     started = entry_ms(event.started_id) if event.started_id else None
-                    return cursor, self._judge(state, event.result, event.at_ms, started,
-                                               job.time_budget_ms, grace)
-        return cursor, Answer(forfeit=judge.Forfeit(
+                    with telemetry.judging(job):
+                        answer = self._judge(state, event.result, event.at_ms, started,
+                                             job.time_budget_ms, grace)
+                    if answer.record is not None and started and event.queued_id:
+                        answer.record.wait_ms = max(0, started - entry_ms(event.queued_id))
+                    return cursor, answer
+        return cursor, Answer(void=judge.Forfeit(
             match_pb2.TERMINATION_DEAD_LETTERED,
             f"no worker answered within {self.config.stall_timeout_ms} ms"))
 

@@ -8,33 +8,49 @@ from typing import Any
 import redis
 from arena.services.common.auth import Principal, current_principal
 from arena.services.common.config import Config
+from arena.services.common.metrics import MATCHES_RUNNING
 from arena.services.common.peers import BotVersions, peer_client
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
 from arena.services.common.protocol.trees import load_tree
+from arena.services.common.quotas import UNLIMITED_VALUE, Quota, Quotas
 from arena.services.common.runner import ServiceParts
 from arena.services.referee import matches
 from arena.services.referee.loop import RefereeLoop
+from arena.services.referee.status import QueueCollector, StatusServicer
 from arena.services.referee.watch import watch_match
+from prometheus_client import REGISTRY
 
 from arena.errors import NotFoundError, PermissionDeniedError
 from arena.records import export
-from arena.v1 import common_pb2, match_pb2, referee_pb2, referee_pb2_grpc
+from arena.v1 import (
+    common_pb2,
+    match_pb2,
+    referee_pb2,
+    referee_pb2_grpc,
+    status_pb2,
+    status_pb2_grpc,
+)
 
 
 class RefereeServicer(referee_pb2_grpc.RefereeServicer):
     """Validate, call the match store or runner, let the interceptor map errors."""
 
-    def __init__(self, client: redis.Redis, cache: redis.Redis | None,
-                 bots: BotVersions) -> None:
+    def __init__(self, client: redis.Redis, cache: redis.Redis | None, bots: BotVersions,
+                 quotas: Quotas | None = None) -> None:
         self.store, self.ledger = MatchStore(client), Ledger(client)
         self.cache, self.bots = cache, bots
+        self.quotas = quotas or Quotas(client=client, service="referee")
 
     def CreateMatch(self, request: referee_pb2.CreateMatchRequest,
                     context: Any) -> match_pb2.Match:
-        return matches.create_match(self.store, self.bots, request.config,
-                                    _owner(current_principal(), request.owner),
-                                    request.request_id)
+        caller = current_principal()
+        self.quotas.spend(caller, "creates_per_minute")
+        owner = _owner(caller, request.owner)
+        quota = self.quotas.for_caller(caller) if owner == caller.name else \
+            self.quotas.of(owner)
+        return matches.create_match(self.store, self.bots, request.config, owner,
+                                    request.request_id, quota)
 
     def GetMatch(self, request: referee_pb2.GetMatchRequest, context: Any) -> match_pb2.Match:
         return self.store.get(request.match_id)
@@ -74,7 +90,14 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
 
     def ImportMatch(self, request: referee_pb2.ImportMatchRequest,
                     context: Any) -> match_pb2.Match:
-        return matches.import_match(self.store, request, current_principal().name)
+        caller = current_principal()
+        self.quotas.spend(caller, "creates_per_minute")  # an import is a create too
+        return matches.import_match(self.store, request, caller.name)
+
+
+def running_cap(quota: Quota) -> int:
+    """The admission cap of a quota (0: none)."""
+    return 0 if quota.running_matches >= UNLIMITED_VALUE else quota.running_matches
 
 
 def _owner(caller: Principal, on_behalf_of: str) -> str:
@@ -91,12 +114,20 @@ def create_service(config: Config) -> ServiceParts:
     cache = redis.Redis.from_url(config.cache_url)
     peers = peer_client(config)
     bots = BotVersions(peers)
-    loop = RefereeLoop(client, bots, config.instance, config.delivery, config.max_matches)
+    quotas = Quotas.from_config(config, client)
+    loop = RefereeLoop(client, bots, config.instance, config.delivery, config.max_matches,
+                       lambda owner: running_cap(quotas.of(owner)))
     loop.start()
-    servicer = RefereeServicer(client, cache, bots)
-    name = referee_pb2.DESCRIPTOR.services_by_name["Referee"].full_name
+    servicer = RefereeServicer(client, cache, bots, quotas)
+    status = StatusServicer(client, loop.referee_id, config.registry, config.match_idle_ms)
+    MATCHES_RUNNING.set_function(lambda: len(loop.active_matches))
+    queue_figures = QueueCollector(client, cache, loop.referee_id)
+    REGISTRY.register(queue_figures)
+    names = [referee_pb2.DESCRIPTOR.services_by_name["Referee"].full_name,
+             status_pb2.DESCRIPTOR.services_by_name["Status"].full_name]
     return (
-        [lambda s: referee_pb2_grpc.add_RefereeServicer_to_server(servicer, s)],
-        [name],
-        [loop.stop, peers.close],
+        [lambda s: referee_pb2_grpc.add_RefereeServicer_to_server(servicer, s),
+         lambda s: status_pb2_grpc.add_StatusServicer_to_server(status, s)],
+        names,
+        [loop.stop, peers.close, lambda: REGISTRY.unregister(queue_figures)],
     )

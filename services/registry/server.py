@@ -5,7 +5,10 @@ from __future__ import annotations
 import grpc
 import redis
 from arena.services.common.config import Config
+from arena.services.common.egress import EgressPolicy
+from arena.services.common.peers import peer_client
 from arena.services.common.protocol.bots import BotStore
+from arena.services.common.quotas import Quotas
 from arena.services.common.runner import ServiceParts
 from arena.services.registry.servicer import BotRegistryServicer
 
@@ -18,9 +21,16 @@ SERVICE_NAME = registry_pb2.DESCRIPTOR.services_by_name["BotRegistry"].full_name
 def create_service(config: Config) -> ServiceParts:
     preset_configs()  # import both engines now: a broken engine fails startup, not a request
     client = redis.Redis.from_url(config.redis_url, socket_timeout=10)
-    servicer = BotRegistryServicer(BotStore(client))
+    referee = peer_client(config) if config.referee else None
+    servicer = BotRegistryServicer(BotStore(client), Quotas.from_config(config, client),
+                                   referee, EgressPolicy.parse(config.external_allow))
 
     def register(server: grpc.Server) -> None:
         registry_pb2_grpc.add_BotRegistryServicer_to_server(servicer, server)
 
-    return [register], [SERVICE_NAME], [client.close]
+    def stop() -> None:
+        client.close()
+        if referee is not None:
+            referee.close()
+
+    return [register], [SERVICE_NAME], [stop]

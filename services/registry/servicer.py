@@ -11,16 +11,25 @@ the same `arena bot update` twice, never makes versions that differ only in numb
 
 from __future__ import annotations
 
+import contextlib
 from datetime import UTC, datetime
 
 import grpc
+from arena.clients.sdk import ArenaClient
 from arena.services.common.auth import current_principal
+from arena.services.common.egress import EgressPolicy, EgressRefused, split_address
 from arena.services.common.protocol.bots import BotFilter, BotStore
+from arena.services.common.quotas import Quotas
 
 from arena.bots import apply_preset, check_spec, content_hash, list_presets, new_version
 from arena.bots.validation import validate_name
-from arena.errors import FieldViolation, InvalidArgumentError
-from arena.v1 import bots_pb2, registry_pb2, registry_pb2_grpc
+from arena.errors import (
+    FailedPreconditionError,
+    FieldViolation,
+    InvalidArgumentError,
+    NotFoundError,
+)
+from arena.v1 import bots_pb2, match_pb2, registry_pb2, registry_pb2_grpc
 
 
 class _Unchanged(Exception):  # a signal out of BotStore.append, not an error
@@ -40,17 +49,24 @@ def _require_name(name: str, field: str) -> None:
 class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
     """Thin adapter: each method checks, calls the core and the store, returns protobufs."""
 
-    def __init__(self, store: BotStore) -> None:
+    def __init__(self, store: BotStore, quotas: Quotas | None = None,
+                 referee: ArenaClient | None = None, egress: EgressPolicy | None = None) -> None:
         self._store = store
+        self._egress = egress or EgressPolicy()
+        self._quotas = quotas or Quotas()
+        self._referee = referee  # to cancel a retired bot's matches
 
     def RegisterBot(
         self, request: registry_pb2.RegisterBotRequest, context: grpc.ServicerContext
     ) -> bots_pb2.BotVersion:
-        owner = current_principal().name
+        caller = current_principal()
+        self._quotas.spend(caller, "creates_per_minute")
+        owner = caller.name
         spec = request.spec
         if request.from_preset:
             spec = apply_preset(spec, request.from_preset)
         check_spec(spec)
+        self._check_egress(spec)
         return self._store.create(new_version(spec, 1, owner, datetime.now(UTC)))
 
     def GetBot(
@@ -76,6 +92,7 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
         self, request: registry_pb2.UpdateBotRequest, context: grpc.ServicerContext
     ) -> bots_pb2.BotVersion:
         principal = current_principal()
+        self._quotas.spend(principal, "creates_per_minute")
         _require_name(request.name, "name")
         spec = bots_pb2.BotSpec()
         spec.CopyFrom(request.spec)
@@ -93,6 +110,7 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
                 raise InvalidArgumentError.for_fields(violations)
             spec.game = latest.spec.game
             check_spec(spec)
+            self._check_egress(spec)
             if content_hash(spec) == latest.content_hash:
                 raise _Unchanged(latest)
             # The owner stays the bot's creator, also when an admin makes the change.
@@ -110,7 +128,31 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
         _require_name(request.name, "name")
         latest = self._store.get(request.name)
         principal.require_owner_or_admin(latest.owner, f"bot {request.name!r}")
-        return self._store.retire(request.name)
+        retired = self._store.retire(request.name)
+        if request.cancel_matches:
+            self._cancel_matches(request.name)
+        return retired
+
+    def _check_egress(self, spec: bots_pb2.BotSpec) -> None:
+        """An external bot must be somewhere the arena may dial (``egress``)."""
+        if spec.WhichOneof("engine") != "external":
+            return
+        try:
+            self._egress.resolve(*split_address(spec.external.address))
+        except (EgressRefused, ValueError) as exc:
+            raise InvalidArgumentError.for_fields(
+                [FieldViolation("spec.external.address", str(exc))]) from None
+
+    def _cancel_matches(self, name: str) -> None:
+        """Cancel the bot's pending and running matches through the referee."""
+        if self._referee is None:
+            raise FailedPreconditionError("this registry knows no referee (ARENA_REFEREE) to "
+                                          "cancel matches with")
+        for status in (match_pb2.MATCH_STATUS_RUNNING, match_pb2.MATCH_STATUS_PENDING):
+            for match in list(self._referee.iter_matches(bot_name=name, status=status,
+                                                         summary_only=True)):
+                with contextlib.suppress(FailedPreconditionError, NotFoundError):
+                    self._referee.cancel_match(match.id, f"bot {name} retired")
 
     def ListPresets(
         self, request: registry_pb2.ListPresetsRequest, context: grpc.ServicerContext

@@ -7,11 +7,13 @@ library); it only reports what the bot said, when it said it, or why it said not
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
 
 import grpc
+from arena.services.common.egress import EgressPolicy, EgressRefused, dial_target, split_address
 from arena.services.common.protocol.tcache import CacheKey, SharedSearchCache
 
 from arena.bots.spec import builtin_config
@@ -23,11 +25,7 @@ from arena.v1 import bot_service_pb2, bot_service_pb2_grpc, common_pb2, engine_p
 
 # How long past the bot's limit the worker waits for an external bot before giving up.
 EXTERNAL_SLACK_MS = 50
-_GRPC_ERRORS = {
-    grpc.StatusCode.DEADLINE_EXCEEDED: engine_pb2.MOVE_ERROR_TIMEOUT,
-    grpc.StatusCode.UNAVAILABLE: engine_pb2.MOVE_ERROR_BOT_UNREACHABLE,
-    grpc.StatusCode.UNIMPLEMENTED: engine_pb2.MOVE_ERROR_BOT_UNREACHABLE,
-}
+log = logging.getLogger(__name__)
 
 
 # Prepared bots kept per worker; a ladder uses a handful, so this bound is never reached
@@ -41,6 +39,7 @@ class BotAnswer:
     tree: list[TreeNode] | None = None
     # A completed search the worker stores in the shared cache after answering.
     to_cache: tuple[CacheKey, SearchResult] | None = None
+    probed: bool = False  # the shared cache was asked first (hit or miss)
 
 
 def _error(code: engine_pb2.MoveError.ValueType, detail: str) -> BotAnswer:
@@ -60,9 +59,15 @@ class BotRunner:
 
     cache: SharedSearchCache = field(default_factory=lambda: SharedSearchCache(None))
     grace_ms: int = 200
-    _channels: dict[str, grpc.Channel] = field(default_factory=dict)
+    egress: EgressPolicy = field(default_factory=EgressPolicy)
+    _channels: dict[tuple[str, str], grpc.Channel] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _prepared: dict[bytes, PreparedBot] = field(default_factory=dict)
+
+    @staticmethod
+    def is_external(job: engine_pb2.MoveJob) -> bool:
+        """The job's bot is a service somewhere: its answer is waited for, not computed."""
+        return job.bot.spec.WhichOneof("engine") == "external"
 
     def run(self, job: engine_pb2.MoveJob, stop: StopFlag) -> BotAnswer:
         engine = job.bot.spec.WhichOneof("engine")
@@ -109,7 +114,7 @@ class BotRunner:
                 cached = engine.redraw(cached, job.seed)
                 move = common_pb2.Move(square=cached.move)
                 info = search_info(cached, cache_hit=True)
-                return BotAnswer(engine_pb2.MoveResult(move=move, search=info))
+                return BotAnswer(engine_pb2.MoveResult(move=move, search=info), probed=True)
         try:
             result = engine.choose_move(bot, job.position.text, list(job.history),
                                         Limits(time_ms=limit), stop, job.tree_node_budget,
@@ -127,7 +132,8 @@ class BotRunner:
         answer = engine_pb2.MoveResult(move=common_pb2.Move(square=result.move),
                                        search=search_info(result))
         return BotAnswer(answer, result.tree,
-                         (key, result) if reusable and key is not None else None)
+                         (key, result) if reusable and key is not None else None,
+                         probed=key is not None)
 
     def store(self, answer: BotAnswer) -> None:
         """Queue a completed search for the shared cache (called once the move is answered;
@@ -147,11 +153,16 @@ class BotRunner:
     # -- external bots ---------------------------------------------------------------------
 
     def _stub(self, address: str) -> bot_service_pb2_grpc.BotServiceStub:
+        """A stub dialling the address the egress policy checked, not whatever the name
+        resolves to when gRPC next looks (raises ``EgressRefused``)."""
+        host, port = split_address(address)
+        target = dial_target(self.egress.resolve(host, port)[0], port)
         with self._lock:
-            channel = self._channels.get(address)
+            channel = self._channels.get((address, target))
             if channel is None:
-                channel = grpc.insecure_channel(address)
-                self._channels[address] = channel
+                channel = grpc.insecure_channel(
+                    target, options=[("grpc.default_authority", address)])
+                self._channels[(address, target)] = channel
         return bot_service_pb2_grpc.BotServiceStub(channel)
 
     def run_external(self, job: engine_pb2.MoveJob) -> BotAnswer:
@@ -172,8 +183,8 @@ class BotRunner:
         started = time.monotonic()
         try:
             reply = self._stub(external.address).GetMove(request, timeout=timeout_s)
-        except grpc.RpcError as exc:
-            return _external_failure(exc)
+        except (grpc.RpcError, EgressRefused, ValueError) as exc:
+            return _external_failure(exc, job, limit)
         if not reply.HasField("move"):
             return _error(engine_pb2.MOVE_ERROR_MALFORMED_ANSWER, "the bot answered no move")
         info = common_pb2.SearchInfo()
@@ -188,10 +199,17 @@ class BotRunner:
             channel.close()
 
 
-def _external_failure(exc: grpc.RpcError) -> BotAnswer:
-    code = exc.code() if isinstance(exc, grpc.Call) else grpc.StatusCode.UNKNOWN
-    details = (exc.details() if isinstance(exc, grpc.Call) else "") or ""
+def _external_failure(exc: Exception, job: engine_pb2.MoveJob, limit_ms: int) -> BotAnswer:
+    """Why an external bot's move failed, told to its owner in the fewest words (the arena
+    must not tell anyone what listens where); the whole reason goes to the operator's log."""
+    code = exc.code() if isinstance(exc, grpc.Call) else grpc.StatusCode.UNAVAILABLE
+    details = (exc.details() if isinstance(exc, grpc.Call) else str(exc)) or ""
+    log.info("external bot %s of job %s failed: %s %s", job.bot.spec.external.address,
+             job.job_id, code.name, details)
+    if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+        return _error(engine_pb2.MOVE_ERROR_TIMEOUT, f"no answer within {limit_ms} ms")
+    if code is grpc.StatusCode.UNAVAILABLE:
+        return _error(engine_pb2.MOVE_ERROR_BOT_UNREACHABLE, "unreachable")
     if code is grpc.StatusCode.INTERNAL and "deserializ" in details.lower():
-        return _error(engine_pb2.MOVE_ERROR_MALFORMED_ANSWER, f"unreadable answer: {details}")
-    error = _GRPC_ERRORS.get(code, engine_pb2.MOVE_ERROR_BOT_CRASHED)
-    return _error(error, f"{code.name}: {details}")
+        return _error(engine_pb2.MOVE_ERROR_MALFORMED_ANSWER, "protocol error")
+    return _error(engine_pb2.MOVE_ERROR_BOT_CRASHED, "protocol error")

@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import redis
 from arena.services.common.protocol.delivery import (
@@ -36,7 +37,6 @@ from arena.services.common.protocol.delivery import (
     dead_letter,
     post_result,
     reclaim_idle_ms,
-    requeue_move_job,
     still_wanted,
 )
 from arena.services.common.protocol.keys import MOVE_STREAM, WORKER_GROUP
@@ -47,6 +47,7 @@ from arena.services.common.protocol.streams import (
     start_threads,
 )
 from arena.services.common.protocol.trees import store_tree
+from arena.services.worker import telemetry
 from arena.services.worker.bots import BotAnswer, BotRunner
 from arena.services.worker.trees import tree_to_proto
 
@@ -79,13 +80,16 @@ class Running:
     settled: threading.Event = field(default_factory=threading.Event)
     started_id: str = ""
     unwanted: bool = False  # its ply is recorded or its match over: acknowledged, unanswered
+    span: Any = None  # its trace span (telemetry), when the move is traced
+    since: float = field(default_factory=time.time)
 
 
 class WorkerLoop:
     """Consumes the move-job stream in the ``workers`` group; start() and stop()."""
 
     def __init__(self, client: redis.Redis, cache: redis.Redis | None, worker_id: str = "",
-                 config: DeliveryConfig | None = None, runner: BotRunner | None = None) -> None:
+                 config: DeliveryConfig | None = None, runner: BotRunner | None = None,
+                 io_slots: int = 16) -> None:
         self.client = client
         self.cache = cache
         self.worker_id = consumer_name("worker", worker_id)
@@ -98,28 +102,34 @@ class WorkerLoop:
         self._tasks: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self._lock = threading.Lock()
         self._ahead: Delivery | None = None  # a job taken ahead, not started
-        self._current: Running | None = None
+        self._running: dict[str, Running] = {}  # by entry id: the engine's job, external calls
+        self._io_slots = threading.BoundedSemaphore(max(1, io_slots))
         self._abandon = threading.Event()
         self._idle = threading.Event()
         self._idle.set()
         self._threads: list[threading.Thread] = []
 
+    @property
+    def current_job(self) -> tuple[engine_pb2.MoveJob, float] | None:
+        """The oldest job running now and when it was taken (unix time), if any."""
+        running = min(self._running_now(), key=lambda r: r.since, default=None)
+        return (running.job, running.since) if running is not None else None
+
     def start(self) -> WorkerLoop:
-        self.jobs.ensure_group()
         self._threads = start_threads((self._consume, "move-consumer"),
                                       (self._post, "move-poster"), (self._beat, "move-heartbeat"))
         return self
 
     def stop(self, finish_timeout_s: float = 10.0) -> None:
-        """Take no new job; let the current one finish, or stop and release it."""
+        """Take no new job; let the running ones finish, or stop and release them."""
         self.stopping.set()
         if not self._idle.wait(finish_timeout_s):
-            current = self._current
-            log.warning("stopping mid-job: releasing %s for another worker",
-                        current.delivery.entry_id if current else None)
+            running = self._running_now()
+            log.warning("stopping mid-job: releasing %s for other workers",
+                        ", ".join(r.delivery.entry_id for r in running))
             self._abandon.set()
-            if current is not None:
-                current.stop.set()
+            for job in running:
+                job.stop.set()
             self._idle.wait(5.0)
         for thread in self._threads:
             thread.join(2.0)
@@ -136,6 +146,8 @@ class WorkerLoop:
             self.runner.flush()
 
     def _take_and_run(self) -> None:
+        if not self.jobs.wait_for_group(self.stopping):
+            return
         next_reclaim = 0.0
         last: Running | None = None  # the job run last (its start may take a job ahead)
         while not self.stopping.is_set():
@@ -189,40 +201,70 @@ class WorkerLoop:
         return Delivery(entry.entry_id, entry.fields, entry.deliveries)
 
     def _handle(self, delivery: Delivery) -> Running | None:
-        """Run one job and hand its answer to the poster; returns it if it ran."""
+        """Run one job and hand its answer to the poster; returns it if it ran. A built-in
+        engine searches on this thread; an external bot's call waits on a thread of its own
+        (at most ``io_slots`` at once), so a slow bot far away never holds the engine."""
         job = _parse_job(delivery.fields)
         if job is None:
             dead_letter(self.client, delivery.entry_id, delivery.fields, None,
                         "unreadable move job", delivery.deliveries)
+            telemetry.dead_lettered("unreadable")
             return None
         if delivery.deliveries > self.config.max_deliveries:
             dead_letter(self.client, delivery.entry_id, delivery.fields, job,
                         f"job delivered {delivery.deliveries} times without an answer",
                         delivery.deliveries)
+            telemetry.dead_lettered("too_many_deliveries")
             return None
         if job.deadline_unix_ms and time.time() * 1000 > job.deadline_unix_ms:
             self.jobs.ack(delivery.entry_id)
+            telemetry.dropped("expired")
             return None
-        running = Running(delivery, job, secrets.token_hex(4))
-        self._idle.clear()
-        self._current = running
+        running = Running(delivery, job, secrets.token_hex(4),
+                          span=telemetry.taken(job, delivery.deliveries, bool(delivery.taken_at)))
+        with self._lock:
+            self._running[delivery.entry_id] = running
+            self._idle.clear()
+        if not self.runner.is_external(job):
+            self._run(running, reserve=True)
+            return running
+        self._io_slots.acquire()
+
+        def call() -> None:
+            try:
+                self._run(running, reserve=False)
+            finally:
+                self._io_slots.release()
+
+        threading.Thread(target=call, name=f"call-{job.job_id}", daemon=True).start()
+        return running
+
+    def _run(self, running: Running, reserve: bool) -> None:
+        """Run the job's bot; the poster posts its start and then its answer."""
         try:
             # The search starts now; ``started`` (or the news that the ply is no longer
             # wanted, which stops the search) follows one round trip later.
-            reserve = self.config.reserve_hold_ms > 0 and not self.stopping.is_set()
+            reserve = reserve and self.config.reserve_hold_ms > 0 and not self.stopping.is_set()
             self._tasks.put(lambda: self._start(running, reserve))
             began = time.monotonic()
-            answer = self.runner.run(job, running.stop)
+            with telemetry.searching(running.span, running.job):
+                answer = self.runner.run(running.job, running.stop)
             if self._abandon.is_set():
-                self.jobs.release(delivery.entry_id)
-                return running
+                self.jobs.release(running.delivery.entry_id)
+                telemetry.released(running.span)
+                return
             answer.result.worker_time_ms = int((time.monotonic() - began) * 1000)
             self._tasks.put(lambda: self._answer(running, answer))
             self.runner.store(answer)  # queued after answering: the cache never delays a move
-            return running
         finally:
-            self._current = None
-            self._idle.set()
+            with self._lock:
+                self._running.pop(running.delivery.entry_id, None)
+                if not self._running:
+                    self._idle.set()
+
+    def _running_now(self) -> list[Running]:
+        with self._lock:
+            return list(self._running.values())
 
     # -- the poster thread -------------------------------------------------------------------
 
@@ -251,8 +293,11 @@ class WorkerLoop:
         try:
             with self._lock:
                 reserve = reserve and self._ahead is None
+            began = time.perf_counter()
             started = self._starter.start(running.delivery.entry_id, running.job, running.tag,
                                           reserve)
+            telemetry.started(running.delivery.entry_id, started.started_id,
+                              time.perf_counter() - began)
             running.started_id = started.started_id
             if not started.started_id:
                 running.unwanted = True
@@ -269,6 +314,7 @@ class WorkerLoop:
         a job whose start failed is still answered: the referee then times it by the
         worker's clock)."""
         if running.unwanted:
+            telemetry.dropped("unwanted", running.span)
             return
         job, result = running.job, answer.result
         result.job_id, result.match_id, result.ply = job.job_id, job.match_id, job.ply
@@ -281,16 +327,18 @@ class WorkerLoop:
                 result.tree_stored = True
             except redis.RedisError as exc:
                 log.warning("could not store the tree of %s: %s", job.job_id, exc)
-        post_result(self.client, running.delivery.entry_id, job, running.tag, result,
-                    running.started_id)
+        with telemetry.posting(running.span):
+            post_result(self.client, running.delivery.entry_id, job, running.tag, result,
+                        running.started_id)
         self.jobs_done += 1
+        telemetry.answered(job, answer, running.span)
 
     def _give_back_ahead(self) -> None:
         """The job taken ahead goes back to the queue (held too long, or stopping)."""
         with self._lock:
             ahead, self._ahead = self._ahead, None
         if ahead is not None:
-            requeue_move_job(self.client, ahead.entry_id, ahead.fields)
+            self.jobs.requeue(ahead.entry_id, ahead.fields)
 
     def _beat(self) -> None:
         """Keep the current job and the one taken ahead claimed; stop the search of a job
@@ -298,19 +346,21 @@ class WorkerLoop:
         interval = self.config.heartbeat_ms / 1000
         while not (self.stopping.is_set() and self._idle.is_set()):
             time.sleep(interval)
-            current, ahead = self._current, self._ahead
-            owned = [d.entry_id for d in (current.delivery if current else None, ahead) if d]
+            running, ahead = self._running_now(), self._ahead
+            owned = [r.delivery.entry_id for r in running] + ([ahead.entry_id] if ahead else [])
             try:
                 with self.client.pipeline(transaction=False) as pipe:
                     self.jobs.touch(owned, pipe)
-                    if current is not None:
-                        ask_still_wanted(pipe, current.job)
+                    for job in running:
+                        ask_still_wanted(pipe, job.job)
                     replies = pipe.execute()
             except redis.RedisError as exc:
                 log.warning("move heartbeat failed: %s", exc)
                 continue
-            if current is not None and not still_wanted(current.job, *replies[-2:]):
-                self._drop(current)
+            answers = replies[1:] if owned else replies
+            for index, job in enumerate(running):
+                if not still_wanted(job.job, *answers[2 * index: 2 * index + 2]):
+                    self._drop(job)
 
     def _drop(self, running: Running) -> None:
         """Stop a search nobody needs any more; its job is acknowledged, not answered."""

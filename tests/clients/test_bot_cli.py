@@ -206,7 +206,7 @@ def test_addresses_and_token_come_from_stack_json(
     home.mkdir()
     (home / "admin.token").write_text("admin-token\n")
     (home / "stack.json").write_text(json.dumps({
-        "services": {"registry": arena.target}, "token_file": str(home / "admin.token")}))
+        "roles": {"registry": arena.target}, "token_file": str(home / "admin.token")}))
     monkeypatch.setenv("ARENA_HOME", str(home))
     monkeypatch.delenv("ARENA_REGISTRY")
     monkeypatch.delenv("ARENA_TOKEN")

@@ -136,8 +136,8 @@ def test_unreachable_and_unconfigured(tmp_path: Path) -> None:
 def test_discovery_order(tmp_path: Path) -> None:
     (tmp_path / "admin.token").write_text("file-token\n")
     (tmp_path / "stack.json").write_text(json.dumps({
-        "services": {"registry": "h:1", "referee": "h:2", "ladder": "h:3",
-                     "worker-2": "h:5", "worker-1": "h:4"},
+        "roles": {"registry": "h:1", "referee": "h:2", "ladder": "h:3", "engine": "h:4"},
+        "services": {"worker-1": "h:8"},
         "token_file": str(tmp_path / "admin.token"),
     }))
     found = StackAddresses.discover(tmp_path, env={})

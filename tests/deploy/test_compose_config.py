@@ -46,10 +46,11 @@ def test_a_broken_compose_file_is_rejected(tmp_path: Path) -> None:
 
 def test_services_and_start_order(tmp_path: Path) -> None:
     services = render(tmp_path)["services"]
-    assert set(services) == {"redis", "cache", "registry", "ladder", "referee", "worker"}
-    for name in ("registry", "ladder", "referee", "worker"):
+    assert set(services) == {"redis", "cache", "registry", "ladder", "referee", "worker",
+                             "analyst"}
+    for name in ("registry", "ladder", "referee", "worker", "analyst"):
         service = services[name]
-        assert service["command"] == [name]
+        assert service["command"][0] == ("worker" if name == "analyst" else name)
         assert service["healthcheck"]["test"] == ["CMD", "arena-healthcheck"]
         needs = service["depends_on"]
         assert needs["redis"]["condition"] == needs["cache"]["condition"] == "service_healthy"
@@ -60,6 +61,7 @@ def test_services_and_start_order(tmp_path: Path) -> None:
         assert [s["source"] for s in service["secrets"]] == ["arena_admin_token"]
     assert services["ladder"]["depends_on"]["registry"]["condition"] == "service_healthy"
     assert services["referee"]["deploy"]["replicas"] == 2
+    assert services["analyst"]["command"] == ["worker", "--pool", "analysis"]
     for name in ("redis", "cache"):
         assert services[name]["healthcheck"]["test"][:2] == ["CMD", "redis-cli"]
 

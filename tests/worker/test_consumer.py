@@ -26,12 +26,14 @@ from arena.services.common.protocol.streams import ensure_group
 from arena.services.referee.runner import MatchRunner
 from arena.services.worker.consumer import WorkerLoop
 
+from arena.engine.othello import PRESETS
 from arena.games import new_position
 from arena.v1 import bot_service_pb2, common_pb2, engine_pb2, match_pb2
-from tests.conftest import FAST, NewMatch
+from tests.conftest import FAST, NewMatch, loopback_runner
 from tests.support.bots import (
     OTHELLO,
     bot_server,
+    builtin_bot,
     external_bot,
     first_legal,
     match_config,
@@ -68,7 +70,8 @@ def test_dead_workers_job_is_taken_over(redis_client: redis.Redis, redis_server:
         match = new_match(match_config("a", "a", move_time_ms=200), "me")
         stop, thread = _runner(redis_client, bots, match.id)
         entry = _take_and_die(redis_client, "doomed")
-        loop = WorkerLoop(redis_server.client(), None, "rescuer", FAST).start()
+        loop = WorkerLoop(redis_server.client(), None, "rescuer", FAST,
+                          loopback_runner(FAST)).start()
         try:
             done = wait_finished(redis_client, match.id, 30)
         finally:
@@ -96,7 +99,7 @@ def test_job_delivered_too_often_is_dead_lettered_and_adjudicated(
     for index in range(1, FAST.max_deliveries):  # each claim is one more delivery
         redis_client.xclaim(MOVE_STREAM, WORKER_GROUP, f"doomed-{index}", 0, [entry])
     redis_client.xadd(MOVE_STREAM, {"pb": b"\x08garbage"})  # unreadable: dead-lettered too
-    loop = WorkerLoop(redis_server.client(), None, "last", FAST).start()
+    loop = WorkerLoop(redis_server.client(), None, "last", FAST, loopback_runner(FAST)).start()
     try:
         done = wait_finished(redis_client, match.id, 30)
     finally:
@@ -104,7 +107,8 @@ def test_job_delivered_too_often_is_dead_lettered_and_adjudicated(
         stop.set()
         thread.join(5)
     assert done.result.termination == match_pb2.TERMINATION_DEAD_LETTERED
-    assert done.result.forfeited == common_pb2.COLOR_BLACK
+    assert done.result.void and done.result.winner == common_pb2.COLOR_UNSPECIFIED
+    assert done.result.forfeited == common_pb2.COLOR_UNSPECIFIED  # nobody's fault
     assert "delivered" in done.result.detail
     reasons = sorted(f[b"reason"] for _, f in redis_client.xrange(DEAD_STREAM))
     assert len(reasons) == 2 and b"unreadable move job" in reasons
@@ -169,7 +173,7 @@ def test_a_job_no_longer_needed_is_stopped_and_never_answered(
         external_bot(peers, "a", address)
         ((match, _job),) = _publish_first_jobs(redis_client, bots, new_match, "a", 1)
         Ledger(redis_client).append(match.id, match_pb2.MoveRecord(ply=0), is_pass=False)
-        loop = WorkerLoop(redis_server.client(), None, "w", FAST).start()
+        loop = WorkerLoop(redis_server.client(), None, "w", FAST, loopback_runner(FAST)).start()
         try:
             deadline = time.monotonic() + 10
             while redis_client.xpending(MOVE_STREAM, WORKER_GROUP)["pending"] or \
@@ -188,37 +192,66 @@ def test_a_job_taken_ahead_goes_back_to_a_free_worker_when_the_search_runs_long(
     redis_client: redis.Redis, redis_server: EmbeddedRedis, peers: ArenaClient,
     bots: BotVersions, new_match: NewMatch,
 ) -> None:
-    """One worker takes two jobs (one ahead) of a bot that thinks for 1.5 s; a second
+    """One worker takes two jobs (one ahead) of a bot whose search takes 1.2 s; a second
     worker, started after both were taken, must get the second job once it was held for
-    ``reserve_hold_ms``, and finish it before the first worker is done with the first."""
-    def slow(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
-        time.sleep(1.5)
-        return first_legal(request)
-
+    ``reserve_hold_ms``, and answer it while the first worker is still searching."""
+    thinker = {**PRESETS["arena-strong"], "time_ms": 1200}  # deep: the clock ends it
     ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
     config = replace(FAST, reserve_hold_ms=200, min_reclaim_idle_ms=60_000)
-    with bot_server(slow) as address:
-        external_bot(peers, "slow", address)
-        (first, _), (second, _) = _publish_first_jobs(redis_client, bots, new_match, "slow", 2)
-        loops = [WorkerLoop(redis_server.client(), None, "busy", config).start()]
-        try:
-            deadline = time.monotonic() + 10
-            while redis_client.xpending(MOVE_STREAM, WORKER_GROUP)["pending"] < 2:
-                assert time.monotonic() < deadline, "the busy worker never took a job ahead"
-                time.sleep(0.01)
-            loops.append(WorkerLoop(redis_server.client(), None, "free", config).start())
-            while len(_results(redis_client, first.id)) + len(
-                    _results(redis_client, second.id)) < 2:
-                assert time.monotonic() < deadline, "the jobs were not answered"
-                time.sleep(0.02)
-        finally:
-            for loop in loops:
-                loop.stop(5)
+    builtin_bot(peers, "thinker", thinker)
+    (first, _), (second, _) = _publish_first_jobs(redis_client, bots, new_match, "thinker", 2)
+    loops = [WorkerLoop(redis_server.client(), None, "busy", config,
+                        loopback_runner(config)).start()]
+    try:
+        deadline = time.monotonic() + 20
+        while redis_client.xpending(MOVE_STREAM, WORKER_GROUP)["pending"] < 2:
+            assert time.monotonic() < deadline, "the busy worker never took a job ahead"
+            time.sleep(0.01)
+        loops.append(WorkerLoop(redis_server.client(), None, "free", config,
+                                loopback_runner(config)).start())
+        while len(_results(redis_client, first.id)) + len(
+                _results(redis_client, second.id)) < 2:
+            assert time.monotonic() < deadline, "the jobs were not answered"
+            time.sleep(0.02)
+    finally:
+        for loop in loops:
+            loop.stop(5)
     (one,) = _results(redis_client, first.id)
     (two,) = _results(redis_client, second.id)
     assert one[b"worker"] == b"busy" and two[b"worker"] == b"free"
     pending: Any = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
     assert pending["pending"] == 0
+
+
+def test_slow_external_bots_never_hold_the_engine(
+    redis_client: redis.Redis, redis_server: EmbeddedRedis, peers: ArenaClient,
+    bots: BotVersions, new_match: NewMatch,
+) -> None:
+    """Three external bots that think for seconds, then a built-in bot's job: one worker
+    answers the built-in move at once, while the three calls still wait."""
+    def sleepy(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
+        time.sleep(3)
+        return first_legal(request)
+
+    ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
+    builtin_bot(peers, "quick", {"evaluator": "lab", "look_ahead": 0})
+    with bot_server(sleepy) as address:
+        external_bot(peers, "sleepy", address)
+        slow = _publish_first_jobs(redis_client, bots, new_match, "sleepy", 3)
+        ((quick, _),) = _publish_first_jobs(redis_client, bots, new_match, "quick", 1)
+        loop = WorkerLoop(redis_server.client(), None, "w", FAST, loopback_runner(FAST)).start()
+        try:
+            deadline = time.monotonic() + 2.5
+            while not _results(redis_client, quick.id):
+                assert time.monotonic() < deadline, "the built-in move waited for the calls"
+                time.sleep(0.02)
+            assert all(not _results(redis_client, match.id) for match, _ in slow)
+            deadline = time.monotonic() + 10
+            while not all(_results(redis_client, match.id) for match, _ in slow):
+                assert time.monotonic() < deadline, "the external calls were not answered"
+                time.sleep(0.05)
+        finally:
+            loop.stop(5)
 
 
 def test_move_stream_is_trimmed_past_the_jobs_retention(redis_client: redis.Redis) -> None:

@@ -45,6 +45,16 @@ def match(match_id: str, part: MatchPart = "") -> str:
     return f"arena:match:{match_id}:{part}" if part else f"arena:match:{match_id}"
 
 
+UserPart = Literal["active", "running", "parked"]
+
+
+def user(owner: str, part: UserPart) -> str:
+    """A user's matches, for the quotas: ``active`` (set of unfinished match ids),
+    ``running`` (set of the ids a referee admitted), ``parked`` (list of ``MatchJob``
+    bytes waiting for one of the user's running matches to end)."""
+    return f"arena:user:{owner}:{part}"
+
+
 def match_index(field: str, value: object) -> str:
     """Sorted set of the ids of matches by ``bot``, ``ladder``, ``game`` or ``owner``."""
     return f"arena:matches:{field}:{value}"
@@ -63,7 +73,7 @@ FINISHED_STREAM = "arena:stream:finished"  # finished Match under ``pb``; the le
 
 ALL_LADDERS = "arena:ladders"  # sorted set of ladder ids scored by creation time (ms)
 LADDER_GROUP = "ladders"  # the ladder services' group on FINISHED_STREAM
-LadderPart = Literal["", "games", "members", "results", "progress"]
+LadderPart = Literal["", "games", "members", "results", "progress", "replays"]
 
 
 def ladder(ladder_id: str, part: LadderPart = "") -> str:
@@ -73,7 +83,9 @@ def ladder(ladder_id: str, part: LadderPart = "") -> str:
     - ``games``: hash: game index -> match id, written once per index (its schedule);
     - ``members``: hash: match id -> game index (which matches are the ladder's);
     - ``results``: hash: match id -> ``black,white,score`` (counted once);
-    - ``progress``: stream: one entry per counted result and one when the ladder ends.
+    - ``progress``: stream: one entry per counted result and one when the ladder ends;
+    - ``replays``: list of the game indices played again (the game index ``planned + k``
+      replays the k-th entry).
     """
     return f"arena:ladder:{ladder_id}:{part}" if part else f"arena:ladder:{ladder_id}"
 
@@ -86,6 +98,26 @@ def request(kind: Literal["match", "match-import", "ladder", "bot"], owner: str,
     """The id of what a create request with this key made, per owner (expires)."""
     return f"arena:{kind}-request:{owner}:{request_id}"
 
+
+def rate(service: str, user: str, limit: str, window: int) -> str:
+    """A user's calls to a service counted against a per-minute limit (expires)."""
+    return f"arena:rate:{service}:{user}:{limit}:{window}"
+
+
+# --- worker presence (durable Redis) ---------------------------------------------------------
+
+WORKERS = "arena:workers"  # sorted set: worker id scored by when its heartbeat expires (ms)
+
+
+def worker(worker_id: str) -> str:
+    """A live worker's ``WorkerInfo``, refreshed every second; expires when it stops."""
+    return f"arena:worker:{worker_id}"
+
+
+# --- operations (durable Redis) ----------------------------------------------------------------
+
+# The referee that exports the queue figures to Prometheus holds this lease (its instance name).
+QUEUE_EXPORTER_LEASE = "arena:lease:queue-exporter"
 
 # --- worker (cache Redis) -------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ RUNNING = ladder_pb2.LADDER_STATUS_RUNNING
 FINISHED = ladder_pb2.LADDER_STATUS_FINISHED
 CANCELLED = ladder_pb2.LADDER_STATUS_CANCELLED
 VOID = "void"
+MAX_REPLAYS = 2  # a void game is played again at most this many times
 
 
 def new_ladder_id(now_ms: int) -> str:
@@ -52,7 +53,7 @@ def now_ms() -> int:
 # running status.
 _CREATE = """
 redis.call('HSET', KEYS[2], 'info', ARGV[3], 'status', ARGV[6], 'games_total', ARGV[4],
-           'games_done', 0, 'games_void', 0, 'next_game', 0)
+           'games_planned', ARGV[4], 'games_done', 0, 'games_void', 0, 'next_game', 0)
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
 """
 
@@ -73,15 +74,29 @@ redis.call('HSET', KEYS[1], 'next_game', nxt)
 return claimed
 """
 
-# KEYS: ladder, members, results, progress. ARGV: match id, result record, running,
-# finished, progress max length.
+# KEYS: ladder, members, results, progress, replays. ARGV: match id, result record, running,
+# finished, progress max length, 1 to replay a void game, the most replays of one game.
 # Returns 1 when counted, 0 when already counted, -1 for no such ladder, -2 for a match
 # that is not one of the ladder's.
 _COUNT = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then return -2 end
+local index = redis.call('HGET', KEYS[2], ARGV[1])
+if not index then return -2 end
 if redis.call('HSETNX', KEYS[3], ARGV[1], ARGV[2]) == 0 then return 0 end
-if string.sub(ARGV[2], -4) == 'void' then redis.call('HINCRBY', KEYS[1], 'games_void', 1) end
+if string.sub(ARGV[2], -4) == 'void' then
+  redis.call('HINCRBY', KEYS[1], 'games_void', 1)
+  local planned = tonumber(redis.call('HGET', KEYS[1], 'games_planned'))
+  local original = tonumber(index)
+  if original >= planned then
+    original = tonumber(redis.call('LINDEX', KEYS[5], original - planned))
+  end
+  local replays = redis.call('HINCRBY', KEYS[1], 'replays:' .. original, 1)
+  if ARGV[6] == '1' and replays <= tonumber(ARGV[7])
+      and redis.call('HGET', KEYS[1], 'status') == ARGV[3] then  -- no replays once it ended
+    redis.call('RPUSH', KEYS[5], original)
+    redis.call('HINCRBY', KEYS[1], 'games_total', 1)
+  end
+end
 local done = redis.call('HINCRBY', KEYS[1], 'games_done', 1)
 redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'match_id', ARGV[1])
 local total = tonumber(redis.call('HGET', KEYS[1], 'games_total'))
@@ -152,9 +167,8 @@ class LadderStore:
         """Forget a ladder entirely (its creation failed half-way)."""
         with self.client.pipeline(transaction=True) as pipe:
             pipe.zrem(keys.ALL_LADDERS, ladder_id)
-            pipe.delete(keys.ladder(ladder_id), keys.ladder(ladder_id, "games"),
-                        keys.ladder(ladder_id, "members"), keys.ladder(ladder_id, "results"),
-                        keys.ladder(ladder_id, "progress"))
+            pipe.delete(*(keys.ladder(ladder_id, part) for part in
+                          ("", "games", "members", "results", "progress", "replays")))
             pipe.execute()
 
     def claim_games(self, ladder_id: str, in_flight: int, most: int) -> list[int]:
@@ -210,13 +224,24 @@ class LadderStore:
             raise NotFoundError(f"no ladder {ladder_id!r}")
         return int(raw)
 
-    def count(self, ladder_id: str, match_id: str, record: ResultRecord) -> int:
+    def count(self, ladder_id: str, match_id: str, record: ResultRecord,
+              replay_void: bool = False) -> int:
         """Count one result once: 1 counted now, 0 counted before, -1 no ladder, -2 not
         one of this ladder's matches."""
-        ladder_keys = [keys.ladder(ladder_id), keys.ladder(ladder_id, "members"),
-                       keys.ladder(ladder_id, "results"), keys.ladder(ladder_id, "progress")]
-        args: list[str | int] = [match_id, record.encode(), RUNNING, FINISHED, PROGRESS_MAXLEN]
+        ladder_keys = [keys.ladder(ladder_id, part)
+                       for part in ("", "members", "results", "progress", "replays")]
+        args: list[str | int] = [match_id, record.encode(), RUNNING, FINISHED, PROGRESS_MAXLEN,
+                                 int(replay_void), MAX_REPLAYS]
         return int(self._count(keys=ladder_keys, args=args))
+
+    def original_index(self, ladder_id: str, index: int, planned: int) -> int:
+        """The planned game a game index plays (itself, or the game it replays)."""
+        if index < planned:
+            return index
+        original = self.client.lindex(keys.ladder(ladder_id, "replays"), index - planned)
+        if original is None:
+            raise NotFoundError(f"ladder {ladder_id} has no game {index}")
+        return int(original)
 
     def cancel(self, ladder_id: str) -> bool:
         ladder_keys = [keys.ladder(ladder_id), keys.ladder(ladder_id, "progress")]
@@ -230,10 +255,21 @@ class LadderStore:
         return int(self._conclude(keys=ladder_keys, args=[
             RUNNING, FINISHED, PROGRESS_MAXLEN, final.SerializeToString()])) == 1
 
-    def members(self, ladder_id: str) -> dict[str, int]:
-        """Match id -> game index of the games scheduled so far."""
-        raw: Any = self.client.hgetall(keys.ladder(ladder_id, "members"))
-        return {match_id.decode(): int(index) for match_id, index in raw.items()}
+    def planned_games(self, ladder_id: str) -> dict[str, int]:
+        """Match id -> the planned game it plays, for the games scheduled so far (a replay
+        of a void game plays the game it replays)."""
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.hgetall(keys.ladder(ladder_id, "members"))
+            pipe.hget(keys.ladder(ladder_id), "games_planned")
+            pipe.lrange(keys.ladder(ladder_id, "replays"), 0, -1)
+            members, planned, replays = pipe.execute()
+        originals = [int(original) for original in replays]
+
+        def planned_game(index: int) -> int:
+            return index if planned is None or index < int(planned) else \
+                originals[index - int(planned)]
+
+        return {match_id.decode(): planned_game(int(index)) for match_id, index in members.items()}
 
     def results(self, ladder_id: str) -> dict[str, ResultRecord]:
         raw: Any = self.client.hgetall(keys.ladder(ladder_id, "results"))
@@ -267,6 +303,7 @@ def _decode_info(ladder_id: str, fields: Any, games: Any) -> ladder_pb2.LadderIn
     info.status = int(fields[b"status"])  # type: ignore[assignment]
     info.games_done = int(fields[b"games_done"])
     info.games_void = int(fields.get(b"games_void", 0))
+    info.games_total = int(fields[b"games_total"])  # grows when void games are replayed
     if b"sprt" in fields:
         info.sprt.ParseFromString(fields[b"sprt"])
     ordered = sorted((int(index), match_id.decode()) for index, match_id in games.items())

@@ -14,7 +14,12 @@ from dataclasses import dataclass
 import redis
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.delivery import RESULTS_TTL_S, move_job_fields
-from arena.services.common.protocol.keys import FINISHED_STREAM, MOVE_STREAM
+from arena.services.common.protocol.keys import (
+    FINISHED_STREAM,
+    MATCH_STREAM,
+    MOVE_STREAM,
+    REFEREE_GROUP,
+)
 from arena.services.common.protocol.streams import flat
 
 from arena.v1 import engine_pb2, match_pb2
@@ -54,11 +59,21 @@ end
 return 1
 """
 
-# KEYS: match, final, moves, events, finished stream, results stream.
+# Hands the owner's slot on: the oldest parked match job of the owner goes back to the
+# match stream. KEYS[n]: the owner's parked list, KEYS[n+1]: the match stream.
+_HAND_ON = """
+local function hand_on(parked, stream)
+  local job = redis.call('LPOP', parked)
+  if job then redis.call('XADD', stream, '*', 'pb', job) end
+end
+"""
+
+# KEYS: match, final, moves, events, finished stream, results stream, the owner's active
+# set, running set and parked list, the match stream.
 # ARGV: plies judged (-1: any, for a cancellation), finished match bytes, ended event
-# bytes, match id, ladder id. A cancellation also wakes the referee that runs the match,
-# which waits on the results stream.
-_FINISH = """
+# bytes, match id, ladder id, results ttl. A cancellation also wakes the referee that runs
+# the match, which waits on the results stream. The owner's next parked match may start.
+_FINISH = _HAND_ON + """
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 if ARGV[1] ~= '-1' and redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[1]) then return -1 end
 redis.call('SET', KEYS[2], '1')
@@ -69,7 +84,30 @@ if ARGV[1] == '-1' then
   redis.call('XADD', KEYS[6], '*', 'kind', 'cancelled', 'ply', redis.call('LLEN', KEYS[3]))
   redis.call('EXPIRE', KEYS[6], ARGV[6])
 end
+redis.call('SREM', KEYS[7], ARGV[4])
+if redis.call('SREM', KEYS[8], ARGV[4]) == 1 then hand_on(KEYS[9], KEYS[10]) end
 return 1
+"""
+
+# KEYS: the match's final flag, the owner's running set and parked list, the match stream.
+# ARGV: match id, the owner's running cap (0: none), the referees' group, the job's entry,
+# the job's bytes.
+# Returns 'run' (play it), 'over' (finished: drop it, and hand the slot on) or 'parked'
+# (the owner has cap matches running: the job waits in the parked list, acknowledged).
+_ADMIT = _HAND_ON + """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  hand_on(KEYS[3], KEYS[4])  -- it may have been parked: its turn passes to the next
+  return 'over'
+end
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 'run' end
+local cap = tonumber(ARGV[2])
+if cap == 0 or redis.call('SCARD', KEYS[2]) < cap then
+  redis.call('SADD', KEYS[2], ARGV[1])
+  return 'run'
+end
+redis.call('RPUSH', KEYS[3], ARGV[5])
+redis.call('XACK', KEYS[4], ARGV[3], ARGV[4])
+return 'parked'
 """
 
 
@@ -92,6 +130,17 @@ class Ledger:
         self._start = self.client.register_script(_START)
         self._write_ply = self.client.register_script(_WRITE_PLY)
         self._finish = self.client.register_script(_FINISH)
+        self._admit = self.client.register_script(_ADMIT)
+
+    def admit(self, match: match_pb2.Match, cap: int, entry_id: str) -> str:
+        """May a referee start (or resume) ``match`` now? ``run``, ``over`` or ``parked``
+        (see ``_ADMIT``; ``cap`` is the owner's running-matches quota, 0 for none)."""
+        job = engine_pb2.MatchJob(match_id=match.id).SerializeToString()
+        decision = self._admit(
+            keys=[keys.match(match.id, "final"), keys.user(match.owner, "running"),
+                  keys.user(match.owner, "parked"), MATCH_STREAM],
+            args=[match.id, cap, REFEREE_GROUP, entry_id, job])
+        return decision.decode() if isinstance(decision, bytes) else str(decision)
 
     def start(self, running: match_pb2.Match) -> bool:
         """Store the RUNNING header and the started event (once); False if finished."""
@@ -141,7 +190,9 @@ class Ledger:
         del header.moves[:]
         done = self._finish(
             keys=[*match_keys(finished.id, "", "final", "moves", "events"), FINISHED_STREAM,
-                  keys.match(finished.id, "results")],
+                  keys.match(finished.id, "results"), keys.user(finished.owner, "active"),
+                  keys.user(finished.owner, "running"), keys.user(finished.owner, "parked"),
+                  MATCH_STREAM],
             args=[-1 if plies is None else plies, header.SerializeToString(),
                   event.SerializeToString(), finished.id, finished.config.ladder_id,
                   RESULTS_TTL_S],

@@ -44,11 +44,13 @@ def index_keys(match: match_pb2.Match) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-# (idempotent) KEYS: match, match stream, indexes... ARGV: match bytes, match job bytes.
-# Stores a new match, indexes it and queues it for a referee.
+# (idempotent) KEYS: match, match stream, the owner's active set, indexes...
+# ARGV: match bytes, match job bytes. Stores a new match, indexes it, counts it among its
+# owner's unfinished matches and queues it for a referee.
 _CREATE = """
 redis.call('SET', KEYS[2], ARGV[3])
-for i = 4, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
+redis.call('SADD', KEYS[4], ARGV[1])
+for i = 5, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
 redis.call('XADD', KEYS[3], '*', 'pb', ARGV[4])
 """
 
@@ -79,8 +81,13 @@ class MatchStore:
         request = keys.request("match", match.owner, request_id) if request_id else ""
         job = engine_pb2.MatchJob(match_id=match.id).SerializeToString()
         return create_once(self._create, request, match.id,
-                           [keys.match(match.id), MATCH_STREAM, *index_keys(match)],
+                           [keys.match(match.id), MATCH_STREAM, keys.user(match.owner, "active"),
+                            *index_keys(match)],
                            [match.SerializeToString(), job])
+
+    def unfinished(self, owner: str) -> int:
+        """How many of ``owner``'s matches are pending, parked or running."""
+        return int(self.client.scard(keys.user(owner, "active")))
 
     def store_finished(self, match: match_pb2.Match, request_id: str = "") -> str:
         """Store a finished ``match`` with its moves (an imported record); returns its id,

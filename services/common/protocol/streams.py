@@ -8,6 +8,7 @@ whoever handles an entry must make that safe.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -18,6 +19,8 @@ from typing import Any
 
 import redis
 from redis.client import Pipeline
+
+log = logging.getLogger(__name__)
 
 # Idle time given to an entry released on purpose: large enough to be reclaimed at once.
 RELEASED_IDLE_MS = 365 * 24 * 3600 * 1000
@@ -99,6 +102,21 @@ class StreamConsumer:
     def ensure_group(self) -> None:
         ensure_group(self.client, self.stream, self.group)
 
+    def wait_for_group(self, stop: threading.Event, max_pause_s: float = 5.0) -> bool:
+        """Create the group, retrying while Redis is unreachable (a service started during
+        an outage waits for Redis instead of exiting); False if ``stop`` was set first."""
+        pause = 0.1
+        while not stop.is_set():
+            try:
+                self.ensure_group()
+                return True
+            except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError) as exc:
+                log.warning("redis unavailable for %s (%s); retrying in %.1f s",
+                            self.stream, exc, pause)
+                stop.wait(pause)
+                pause = min(max_pause_s, pause * 2)
+        return False
+
     def read(self, count: int, block_ms: int | None = None, pending: bool = False) -> list[Entry]:
         """New entries (waiting up to ``block_ms``), or with ``pending`` the entries this
         consumer was given before and has not acknowledged (after a restart)."""
@@ -150,6 +168,14 @@ class StreamConsumer:
 
     def ack(self, entry_id: str) -> None:
         self.client.xack(self.stream, self.group, entry_id)
+
+    def requeue(self, entry_id: str, fields: Mapping[bytes, bytes]) -> None:
+        """Hand an entry back at the end of the stream, where any idle consumer gets it at
+        once (a released entry waits for someone's reclaim scan)."""
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.xack(self.stream, self.group, entry_id)
+            pipe.xadd(self.stream, dict(fields))  # type: ignore[arg-type]
+            pipe.execute()
 
 
 def start_threads(*targets: tuple[Callable[[], None], str]) -> list[threading.Thread]:
