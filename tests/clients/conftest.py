@@ -17,6 +17,7 @@ from arena.services.common.config import Config
 from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.ladder.follower import FollowerConfig
 
+from tests.conftest import TEST_BOTS
 from tests.support.servers import ADMIN_TOKEN, Server, client, serve
 
 REPO = Path(__file__).resolve().parents[2]
@@ -69,14 +70,16 @@ RunCli = Callable[..., CliResult]
 
 @dataclass
 class InProcessStack:
-    """Registry, referee, ladder service and one worker on real gRPC servers in this
-    process, on the session's Redis servers; ``run`` is the `arena` command aimed at them."""
+    """Registry, referee, ladder service, a match worker and an analysis worker on real
+    gRPC servers in this process, on the session's Redis servers; ``run`` is the `arena`
+    command aimed at them."""
 
     servers: dict[str, Server]
     run: RunCli
 
     def client(self) -> ArenaClient:
-        return client(**{role: server.target for role, server in self.servers.items()})
+        return client(**{role: server.target for role, server in self.servers.items()
+                         if role != "worker"})
 
 
 @pytest.fixture
@@ -87,10 +90,12 @@ def cli_stack(registry_server: Server, redis_server: EmbeddedRedis, cache_server
     stack of real services started here; each ``run`` returns the exit code and output."""
     config = Config(redis_url=redis_server.url, cache_url=cache_server.url,
                     registry=registry_server.target, service_token=ADMIN_TOKEN,
-                    ladder_reconcile_s=1.0, heartbeat_ms=100, match_idle_ms=1500)
+                    ladder_reconcile_s=1.0, heartbeat_ms=100, match_idle_ms=1500,
+                    external_allow=TEST_BOTS)
     servers = {"registry": registry_server}
     try:
-        servers["engine"] = serve("worker", config)
+        servers["worker"] = serve("worker", config)
+        servers["engine"] = serve("worker", config.replace(worker_pool="analysis"))
         servers["referee"] = serve("referee", config)
         servers["ladder"] = serve("ladder", config.replace(referee=servers["referee"].target),
                                   follower=FollowerConfig(block_ms=100))
@@ -98,7 +103,8 @@ def cli_stack(registry_server: Server, redis_server: EmbeddedRedis, cache_server
         for name in [n for n in os.environ if n.startswith("ARENA_")]:
             monkeypatch.delenv(name)
         monkeypatch.setenv("ARENA_HOME", str(tmp_path / ".arena"))
-        where = [f"--{role}={server.target}" for role, server in servers.items()]
+        where = [f"--{role}={server.target}" for role, server in servers.items()
+                 if role != "worker"]
 
         def run(*args: str, stdin: str = "") -> CliResult:
             from arena.clients.cli import main
