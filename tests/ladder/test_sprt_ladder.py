@@ -9,6 +9,7 @@ import pytest
 import redis
 from arena.clients.sdk import ArenaClient
 from arena.services.common.protocol.ladders import ResultRecord
+from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
 from arena.services.ladder.sprt import sprt_state
 
@@ -187,3 +188,29 @@ def test_pairs_with_a_void_game_do_not_count() -> None:
     assert state.pairs == 2 and list(state.pentanomial) == [1, 0, 0, 1, 0]
     assert (state.wins, state.draws, state.losses) == (1, 1, 2)
     assert state.llr == pytest.approx(sprt(pentanomial([1.5, 0.0]), 0, 5).llr)
+
+
+def test_a_replayed_void_game_completes_its_pair(
+    peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
+) -> None:
+    register_bots(peers, OTHELLO, "new", "old")
+    config = _test("new", "old", max_games=4)
+    config.replay_void = True
+    info = create_ladder(ladder_server, config)
+    _void(redis_client, info.match_ids[0])  # the infrastructure ended game 0: it is replayed
+    wait_for(lambda: len(standings(ladder_server, info.id).ladder.match_ids) == 5)
+    replay = standings(ladder_server, info.id).ladder.match_ids[4]
+    assert MatchStore(redis_client).header(replay).config.black.name == "new"  # game 0 again
+    _first_bot_scores(redis_client, info.match_ids[1], 1, 1.0)
+    assert _counted_pairs(ladder_server, info.id, 0).pairs == 0  # game 0 has no result yet
+    _first_bot_scores(redis_client, replay, 0, 0.5)
+    state = _counted_pairs(ladder_server, info.id, 1)
+    assert list(state.pentanomial) == [0, 0, 0, 1, 0]  # 0.5 (the replay) + 1 (game 1)
+
+
+def _void(client: redis.Redis, match_id: str) -> None:
+    match = MatchStore(client).header(match_id)
+    match.status = match_pb2.MATCH_STATUS_CANCELLED
+    match.result.CopyFrom(match_pb2.MatchResult(termination=match_pb2.TERMINATION_CANCELLED,
+                                                void=True))
+    assert Ledger(client).finish(match, 0)
