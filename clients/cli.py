@@ -55,7 +55,8 @@ def _add_up(sub: Subparsers) -> None:
                         description="Start the embedded stack, restart any part that dies, "
                                     "and stop everything on Ctrl-C/SIGTERM.")
     up.add_argument("--workers", type=int, default=2, help="engine worker processes")
-    up.add_argument("--web", action="store_true", help="also start the web gateway")
+    up.add_argument("--web", action=argparse.BooleanOptionalAction, default=True,
+                    help="start the web gateway too (its pages: docs/web.md)")
     up.add_argument("--metrics", action="store_true",
                     help="serve Prometheus /metrics from every process (free loopback ports, "
                          "listed in stack.json)")

@@ -133,6 +133,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ladder_reconcile_s", "ARENA_LADDER_RECONCILE_S", 30.0,
             "how often the ladder service checks its running ladders against the referee",
             ("ladder",)),
+    Setting("web_read", "ARENA_WEB_READ", "open",
+            "open: anyone may read what the web pages show; token: readers need a token too",
+            ("web",), flag="--read-access"),
+    Setting("web_drain_s", "ARENA_WEB_DRAIN_S", 0.0,
+            "on SIGTERM, seconds /healthz answers 503 before the web gateway stops",
+            ("web",)),
+    Setting("web_max_streams", "ARENA_WEB_MAX_STREAMS", 200,
+            "live pages (server-sent-event streams) one web gateway serves at once",
+            ("web",)),
 )
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 
@@ -182,6 +191,9 @@ class Config:
     shared_cache: bool = True
     ladder_in_flight: int = 16
     ladder_reconcile_s: float = 30.0
+    web_read: str = "open"
+    web_drain_s: float = 0.0
+    web_max_streams: int = 200
 
     @classmethod
     def load(cls, role: str, argv: Sequence[str] | None = None,
