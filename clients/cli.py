@@ -17,9 +17,22 @@ from arena.errors import ArenaError, InvalidArgumentError, UnavailableError
 
 EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
-_ROLES = ("registry", "referee", "ladder", "engine")
+# Global address options: flag -> the SDK's role (the analysis pool is the "engine" role,
+# env ARENA_ENGINE; `--engine NAME` is a protocol engine in `arena bot register`).
+_ROLES = {"registry": "registry", "referee": "referee", "ladder": "ladder",
+          "analysis": "engine"}
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+
+def _catalog(path: Path | None) -> Path | None:
+    """The engine catalog, checked before anything starts (a bad file: every problem)."""
+    if path is None:
+        return None
+    from arena.services.worker.engines.catalog import load_catalog
+
+    load_catalog(path)
+    return path
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
@@ -29,7 +42,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
         raise InvalidArgumentError(f"--workers must be 0 or more, got {args.workers}")
     try:
         return run_up(args.workers, args.up_home or args.home, web=args.web,
-                      metrics=args.metrics)
+                      metrics=args.metrics, engines=_catalog(args.engines))
     except (RuntimeError, TimeoutError) as exc:  # a service died while starting
         raise UnavailableError(f"the stack did not start: {exc}") from None
 
@@ -57,6 +70,10 @@ def _add_up(sub: Subparsers) -> None:
     up.add_argument("--workers", type=int, default=2, help="engine worker processes")
     up.add_argument("--web", action=argparse.BooleanOptionalAction, default=True,
                     help="start the web gateway too (its pages: docs/web.md)")
+    up.add_argument("--engines", type=Path, metavar="CATALOG",
+                    help="the workers' engine catalog: protocol engines they offer "
+                         "(docs/engines.md; Arena's own: "
+                         "arena/services/worker/engines/arena-engines.toml)")
     up.add_argument("--metrics", action="store_true",
                     help="serve Prometheus /metrics from every process (free loopback ports, "
                          "listed in stack.json)")
@@ -117,15 +134,16 @@ def _add_global_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_argument_group(
         "where the services are (default: $ARENA_HOME/stack.json, written by `arena up`)")
     where.add_argument("--home", type=Path, default=None, help="state folder (default .arena)")
-    for role in _ROLES:
-        where.add_argument(f"--{role}", default=None, metavar="HOST:PORT",
-                           help=f"{role} address (env ARENA_{role.upper()})")
+    for flag, role in _ROLES.items():
+        where.add_argument(f"--{flag}", default=None, metavar="HOST:PORT",
+                           help=f"{flag} address (env ARENA_{role.upper()})")
     where.add_argument("--token", default=None, help="bearer token (env ARENA_TOKEN)")
     where.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                        help="deadline of each call (default 10)")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from arena.clients.engine_commands import add_engine_commands
     from arena.clients.ladder_commands import add_analyze_command, add_ladder_commands
     from arena.clients.match_commands import add_match_commands
     from arena.clients.play import add_play_command
@@ -148,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_play_command(sub)
     add_status_command(sub)
     _add_worker(sub)
-    _mount_optional(sub, "arena.engine.othello.cli", "add_engine_commands")
+    add_engine_commands(sub)
     return parser
 
 

@@ -30,7 +30,7 @@ def client_from_args(args: argparse.Namespace) -> ArenaClient:
         registry=getattr(args, "registry", None),
         referee=getattr(args, "referee", None),
         ladder=getattr(args, "ladder", None),
-        engine=getattr(args, "engine", None),
+        engine=getattr(args, "analysis", None),
         token=getattr(args, "token", None),
         home=getattr(args, "home", None),
         timeout_s=getattr(args, "timeout", None) or 10.0,

@@ -55,7 +55,7 @@ ANALYZE_MARGIN_S: Final = 30.0
 # Reads and analysis are safe to repeat, so gRPC may retry them when the server is
 # briefly unreachable (a worker restarting, a port not yet accepting).
 _RETRIED_METHODS: Final = {
-    "arena.v1.BotRegistry": ("GetBot", "ListBots", "ListPresets"),
+    "arena.v1.BotRegistry": ("GetBot", "ListBots", "ListPresets", "ListEngines"),
     "arena.v1.Referee": ("GetMatch", "ListMatches", "GetReplay", "GetSearchTree"),
     "arena.v1.Ladder": ("GetStandings", "ListLadders"),
     "arena.v1.Engine": ("Analyze",),
@@ -300,6 +300,14 @@ class ArenaClient:
     ) -> list[bots_pb2.Preset]:
         request = registry_pb2.ListPresetsRequest(game=game)
         return list(self._call("registry", self._registry().ListPresets, request).presets)
+
+    def list_engines(
+        self, game: common_pb2.GameKind.ValueType = common_pb2.GAME_KIND_UNSPECIFIED
+    ) -> list[engine_pb2.EngineOffer]:
+        """The protocol engines live match workers offer (name, protocol, games, checksum,
+        how many workers), for ``game`` or every game."""
+        request = registry_pb2.ListEnginesRequest(game=game)
+        return list(self._call("registry", self._registry().ListEngines, request).engines)
 
     # -- referee -----------------------------------------------------------------------
 

@@ -55,6 +55,8 @@ def worker_environment(home: Path, argv: list[str]) -> dict[str, str]:
            "ARENA_CACHE_URL": str(stack.get("cache", ""))}
     if "registry" in services:
         env["ARENA_REGISTRY"] = str(services["registry"])
+    if stack.get("engines") and not _given(argv, "--engines"):
+        env["ARENA_ENGINES_CATALOG"] = str(stack["engines"])
     token_file = Path(str(stack.get("token_file") or home / ADMIN_TOKEN_FILE))
     if token_file.is_file():
         env["ARENA_ADMIN_TOKEN"] = token_file.read_text().strip()

@@ -46,6 +46,45 @@ MOVE_ERROR_INVALID_JOB: MoveError.ValueType  # 5
 Global___MoveError: _TypeAlias = MoveError  # noqa: Y015
 
 @_typing.final
+class EngineOffer(_message.Message):
+    """A protocol engine a worker can run (from its engine catalog)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    PROTOCOL_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    CHECKSUM_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    WORKERS_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    protocol: _builtins.str
+    """"nboard" or "gomocup"."""
+    checksum: _builtins.str
+    description: _builtins.str
+    workers: _builtins.int
+    """How many live workers offer it (ListEngines)."""
+    @_builtins.property
+    def games(self) -> _containers.RepeatedScalarFieldContainer[_common_pb2.GameKind.ValueType]: ...
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        protocol: _builtins.str = ...,
+        games: _abc.Iterable[_common_pb2.GameKind.ValueType] | None = ...,
+        checksum: _builtins.str = ...,
+        description: _builtins.str = ...,
+        workers: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checksum", b"checksum", "description", b"description", "games", b"games", "name", b"name", "protocol", b"protocol", "workers", b"workers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EngineOffer: _TypeAlias = EngineOffer  # noqa: Y015
+
+@_typing.final
 class MatchJob(_message.Message):
     """A match waiting for a referee, on the match-job stream."""
 

@@ -124,6 +124,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("io_slots", "ARENA_IO_SLOTS", 16,
             "external bots' moves a match worker waits for at once (beside its search)",
             ("worker",)),
+    Setting("engines_catalog", "ARENA_ENGINES_CATALOG", "",
+            "the worker's engine catalog: protocol engines (NBoard, Gomocup) it offers, a "
+            "TOML file (docs/engines.md; empty: none)", ("worker",), flag="--engines"),
+    Setting("engine_processes", "ARENA_ENGINE_PROCESSES", 4,
+            "warm protocol-engine processes one worker keeps (least recently used stopped)",
+            ("worker",)),
     Setting("warm_games", "ARENA_WARM_GAMES", "othello,gomoku",
             "engines compiled before a worker takes jobs (empty: none)", ("worker",)),
     Setting("shared_cache", "ARENA_SHARED_CACHE", True,
@@ -187,6 +193,8 @@ class Config:
     analysis_wait_ms: int = 2000
     external_allow: str = ""
     io_slots: int = 16
+    engines_catalog: str = ""
+    engine_processes: int = 4
     warm_games: str = "othello,gomoku"
     shared_cache: bool = True
     ladder_in_flight: int = 16

@@ -63,8 +63,9 @@ def test_struct_numbers_come_back_as_integers(registry: Registry) -> None:
 def test_register_gomoku_and_external_bots(registry: Registry) -> None:
     moku = registry.register(gomoku_spec("moku", depth=4))
     assert moku.evaluator_hash == gomoku.evaluator_hash({"evaluator": "sharpmoku", "depth": 4})
-    remote = registry.register(external_spec("remote", "bots.example.org:7000"))
-    assert remote.spec.external.address == "bots.example.org:7000"
+    # A public address (a name would need DNS, which the tests do not rely on).
+    remote = registry.register(external_spec("remote", "192.0.43.10:7000"))
+    assert remote.spec.external.address == "192.0.43.10:7000"
     assert remote.spec.external.move_deadline_ms == 2000
 
 
