@@ -78,8 +78,9 @@ class InProcessStack:
     run: RunCli
 
     def client(self) -> ArenaClient:
-        return client(**{role: server.target for role, server in self.servers.items()
-                         if role != "worker"})
+        # The SDK calls the analysis pool its "engine" address (the CLI: --analysis).
+        return client(**{"engine" if role == "analysis" else role: server.target
+                         for role, server in self.servers.items() if role != "worker"})
 
 
 @pytest.fixture
@@ -95,7 +96,7 @@ def cli_stack(registry_server: Server, redis_server: EmbeddedRedis, cache_server
     servers = {"registry": registry_server}
     try:
         servers["worker"] = serve("worker", config)
-        servers["engine"] = serve("worker", config.replace(worker_pool="analysis"))
+        servers["analysis"] = serve("worker", config.replace(worker_pool="analysis"))
         servers["referee"] = serve("referee", config)
         servers["ladder"] = serve("ladder", config.replace(referee=servers["referee"].target),
                                   follower=FollowerConfig(block_ms=100))
