@@ -291,7 +291,15 @@ def _client(args: argparse.Namespace) -> ArenaClient:
     return client_from_args(args)
 
 
+def _check_evaluator(args: argparse.Namespace) -> None:
+    """An unknown ``--evaluator`` is named as such (not as a missing ``--game``)."""
+    if args.evaluator and evaluator_game(args.evaluator) is None:
+        raise InvalidArgumentError(f"unknown evaluator {args.evaluator!r}; known: "
+                                   f"{', '.join(known_evaluators())}")
+
+
 def cmd_register(args: argparse.Namespace) -> int:
+    _check_evaluator(args)
     spec = bots_pb2.BotSpec(name=args.name)
     _apply_fields(spec, args)
     from_preset = _apply_engine(spec, args, updating=False)
@@ -303,13 +311,18 @@ def cmd_register(args: argparse.Namespace) -> int:
 
 
 def cmd_update(args: argparse.Namespace) -> int:
+    _check_evaluator(args)
     with _client(args) as client:
         latest = client.get_bot(args.name)
         spec = bots_pb2.BotSpec()
         spec.CopyFrom(latest.spec)
         _apply_fields(spec, args)
         _apply_engine(spec, args, updating=True)
-        _print_bot(client.update_bot(args.name, spec), args)
+        updated = client.update_bot(args.name, spec)
+    if updated.version == latest.version and not args.json:
+        print(f"nothing changed: {updated.spec.name} stays at version {updated.version}")
+        return 0
+    _print_bot(updated, args)
     return 0
 
 

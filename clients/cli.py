@@ -147,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     from arena.clients.ladder_commands import add_analyze_command, add_ladder_commands
     from arena.clients.match_commands import add_match_commands
     from arena.clients.play import add_play_command
+    from arena.clients.sprt_commands import add_test_command
     from arena.clients.status_commands import add_status_command
 
     parser = argparse.ArgumentParser(
@@ -161,6 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_match_commands(sub)
     add_ladder_commands(sub)
     add_analyze_command(sub)
+    add_test_command(sub)
     add_play_command(sub)
     add_status_command(sub)
     _add_worker(sub)

@@ -378,6 +378,21 @@ class ArenaClient:
         request = referee_pb2.GetSearchTreeRequest(match_id=match_id, ply=ply)
         return self._call("referee", self._referee().GetSearchTree, request)
 
+    def import_match(
+        self,
+        content: str,
+        replay_format: referee_pb2.ReplayFormat.ValueType = referee_pb2.REPLAY_FORMAT_UNSPECIFIED,
+        variant: str = "",
+        request_id: str = "",
+    ) -> match_pb2.Match:
+        """Store a game record (native replay, GGF, transcript, PSQ; the format is
+        recognised when unspecified) as a finished match of the caller. ``variant`` is
+        for records that cannot say it (transcripts, PSQ). A retry with the same
+        ``request_id`` returns the match the first call stored."""
+        request = referee_pb2.ImportMatchRequest(content=content, format=replay_format,
+                                                 variant=variant, request_id=request_id)
+        return self._call("referee", self._referee().ImportMatch, request)
+
     def delete_match(self, match_id: str) -> None:
         request = referee_pb2.DeleteMatchRequest(match_id=match_id)
         self._call("referee", self._referee().DeleteMatch, request)

@@ -61,6 +61,12 @@ class _TerminationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Terminati
     TERMINATION_BOT_UNREACHABLE: _Termination.ValueType  # 7
     TERMINATION_DEAD_LETTERED: _Termination.ValueType  # 8
     TERMINATION_CANCELLED: _Termination.ValueType  # 9
+    TERMINATION_RESIGNATION: _Termination.ValueType  # 10
+    """The side to move resigned (a game played in `arena play`, or an imported record)."""
+    TERMINATION_UNFINISHED: _Termination.ValueType  # 11
+    """An imported record stops before the game ends and states no result: void."""
+    TERMINATION_ADJUDICATED: _Termination.ValueType  # 12
+    """An imported record states a result the moves do not reach (an adjudication)."""
 
 class Termination(_Termination, metaclass=_TerminationEnumTypeWrapper):
     """Why a game ended."""
@@ -77,6 +83,12 @@ TERMINATION_BOT_CRASHED: Termination.ValueType  # 6
 TERMINATION_BOT_UNREACHABLE: Termination.ValueType  # 7
 TERMINATION_DEAD_LETTERED: Termination.ValueType  # 8
 TERMINATION_CANCELLED: Termination.ValueType  # 9
+TERMINATION_RESIGNATION: Termination.ValueType  # 10
+"""The side to move resigned (a game played in `arena play`, or an imported record)."""
+TERMINATION_UNFINISHED: Termination.ValueType  # 11
+"""An imported record stops before the game ends and states no result: void."""
+TERMINATION_ADJUDICATED: Termination.ValueType  # 12
+"""An imported record states a result the moves do not reach (an adjudication)."""
 Global___Termination: _TypeAlias = Termination  # noqa: Y015
 
 @_typing.final
@@ -257,11 +269,17 @@ class Match(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     FINISHED_AT_FIELD_NUMBER: _builtins.int
     START_POSITION_FIELD_NUMBER: _builtins.int
+    IMPORTED_FROM_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     status: Global___MatchStatus.ValueType
     owner: _builtins.str
     start_position: _builtins.str
     """Position the bots started from (after the opening)."""
+    imported_from: _builtins.str
+    """Empty for a match played here. For a match imported from a game record (ImportMatch),
+    the record's format ("native", "ggf", "transcript", "psq"): its players then name no
+    registered bot (their BotRefs have version 0 and the record's player names).
+    """
     @_builtins.property
     def config(self) -> Global___MatchConfig: ...
     @_builtins.property
@@ -292,10 +310,11 @@ class Match(_message.Message):
         created_at: _timestamp_pb2.Timestamp | None = ...,
         finished_at: _timestamp_pb2.Timestamp | None = ...,
         start_position: _builtins.str = ...,
+        imported_from: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["black", b"black", "config", b"config", "created_at", b"created_at", "finished_at", b"finished_at", "result", b"result", "white", b"white"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["black", b"black", "config", b"config", "created_at", b"created_at", "finished_at", b"finished_at", "id", b"id", "moves", b"moves", "owner", b"owner", "result", b"result", "start_position", b"start_position", "status", b"status", "white", b"white"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["black", b"black", "config", b"config", "created_at", b"created_at", "finished_at", b"finished_at", "id", b"id", "imported_from", b"imported_from", "moves", b"moves", "owner", b"owner", "result", b"result", "start_position", b"start_position", "status", b"status", "white", b"white"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -198,6 +198,7 @@ class MatchRunner:
             deadline_unix_ms=int(time.time() * 1000) + self.config.stall_timeout_ms,
             tree_node_budget=match.config.tree_node_budget if match.config.capture_trees else 0,
             seed=seed_for_ply(match.config.seed, state.ply),
+            game_time_left_ms=self._game_time_left_ms(state),
         ))
 
     def _finish(self, state: GameState, result: match_pb2.MatchResult) -> bool:
@@ -218,13 +219,19 @@ class MatchRunner:
         return self.run(state.match.id)
 
     def _budget_ms(self, state: GameState) -> int:
-        tc = state.match.config.time_control
-        budget = tc.move_time_ms
-        if tc.game_time_ms > 0:
-            color = judge.proto_color(state.position.turn)
-            left = tc.game_time_ms - state.time_used_ms(color)
-            budget = min(budget, max(0, int(left)))
+        budget = state.match.config.time_control.move_time_ms
+        if state.match.config.time_control.game_time_ms > 0:
+            budget = min(budget, self._game_time_left_ms(state))
         return budget
+
+    @staticmethod
+    def _game_time_left_ms(state: GameState) -> int:
+        """The side to move's game budget left (0 when the match has none)."""
+        game_time = state.match.config.time_control.game_time_ms
+        if game_time <= 0:
+            return 0
+        used = state.time_used_ms(judge.proto_color(state.position.turn))
+        return max(0, int(game_time - used))
 
     def _await(self, state: GameState, job: engine_pb2.MoveJob,
                cursor: str) -> tuple[str, Answer | None]:

@@ -3,6 +3,10 @@
 Order of checks in every mutating RPC: authenticated (the interceptor), the bot exists
 (NOT_FOUND), the caller may touch it (PERMISSION_DENIED), then the spec is valid
 (INVALID_ARGUMENT), so a stranger learns nothing from validation messages.
+
+An update whose spec equals the latest version's (same content hash) changes nothing and
+stores nothing: it returns the latest version as it is, so retrying an update, or running
+the same `arena bot update` twice, never makes versions that differ only in number.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from arena.services.common.egress import EgressPolicy, EgressRefused, split_addr
 from arena.services.common.protocol.bots import BotFilter, BotStore
 from arena.services.common.quotas import Quotas
 
-from arena.bots import apply_preset, check_spec, list_presets, new_version
+from arena.bots import apply_preset, check_spec, content_hash, list_presets, new_version
 from arena.bots.validation import validate_name
 from arena.errors import (
     FailedPreconditionError,
@@ -30,6 +34,14 @@ from arena.games import game
 from arena.v1 import bots_pb2, engine_pb2, match_pb2, registry_pb2, registry_pb2_grpc
 
 Offers = Callable[[], list[engine_pb2.EngineOffer]]
+
+
+class _Unchanged(Exception):  # a signal out of BotStore.append, not an error
+    """An update that would store the latest version's spec again."""
+
+    def __init__(self, latest: bots_pb2.BotVersion) -> None:
+        super().__init__(latest.spec.name)
+        self.latest = latest
 
 
 def _require_name(name: str, field: str) -> None:
@@ -104,11 +116,16 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
                 raise InvalidArgumentError.for_fields(violations)
             spec.game = latest.spec.game
             check_spec(spec)
+            checked = self._reachable(spec)
+            if content_hash(checked) == latest.content_hash:
+                raise _Unchanged(latest)
             # The owner stays the bot's creator, also when an admin makes the change.
-            return new_version(self._reachable(spec), latest.version + 1, latest.owner,
-                               datetime.now(UTC))
+            return new_version(checked, latest.version + 1, latest.owner, datetime.now(UTC))
 
-        return self._store.append(request.name, build)
+        try:
+            return self._store.append(request.name, build)
+        except _Unchanged as unchanged:
+            return unchanged.latest
 
     def RetireBot(
         self, request: registry_pb2.RetireBotRequest, context: grpc.ServicerContext

@@ -202,7 +202,7 @@ class BotRunner:
         request = bot_service_pb2.GetMoveRequest(
             match_id=job.match_id, ply=job.ply, position=job.position,
             color=common_pb2.COLOR_BLACK if turn is Color.BLACK else common_pb2.COLOR_WHITE,
-            history=job.history, move_time_ms=limit)
+            history=job.history, move_time_ms=limit, time_left_ms=job.game_time_left_ms)
         timeout_s = (limit + self.grace_ms + EXTERNAL_SLACK_MS) / 1000
         started = time.monotonic()
         try:

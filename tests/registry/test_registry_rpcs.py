@@ -186,6 +186,7 @@ def test_list_returns_latest_versions_without_pictures(registry: Registry) -> No
     spec = othello_spec("pictured")
     spec.avatar_png = png_bytes()
     registry.register(spec)
+    spec.description = "version 2"
     _update(registry, spec)
     (listed,) = _list(registry).bots
     assert listed.version == 2 and listed.spec.avatar_png == b""
@@ -240,3 +241,14 @@ def test_list_presets_for_one_game(registry: Registry) -> None:
     assert isinstance(reply, registry_pb2.ListPresetsResponse)
     assert {p.name for p in reply.presets} == set(gomoku.PRESETS)
     assert all(p.game == common_pb2.GAME_KIND_GOMOKU for p in reply.presets)
+
+
+def test_an_update_that_changes_nothing_stores_no_version(registry: Registry) -> None:
+    spec = othello_spec("steady")
+    registry.register(spec)
+    same = _update(registry, spec)
+    assert same.version == 1 and same.content_hash == _get(registry, "steady").content_hash
+    spec.description = "now different"
+    assert _update(registry, spec).version == 2
+    assert _update(registry, spec).version == 2  # repeated: still nothing new
+    assert _get(registry, "steady").version == 2

@@ -101,7 +101,8 @@ def ladder(ladder_id: str, part: LadderPart = "") -> str:
 # --- idempotency keys of create calls (written by the service that creates) ----------------
 
 
-def request(kind: Literal["match", "ladder", "bot"], owner: str, request_id: str) -> str:
+def request(kind: Literal["match", "match-import", "ladder", "bot"], owner: str,
+            request_id: str) -> str:
     """The id of what a create request with this key made, per owner (expires)."""
     return f"arena:{kind}-request:{owner}:{request_id}"
 
