@@ -156,6 +156,7 @@ class MoveRecord(_message.Message):
     HAS_TREE_FIELD_NUMBER: _builtins.int
     POSITION_AFTER_FIELD_NUMBER: _builtins.int
     WAIT_MS_FIELD_NUMBER: _builtins.int
+    CHARGED_MS_FIELD_NUMBER: _builtins.int
     ply: _builtins.int
     color: _common_pb2.Color.ValueType
     time_ms: _builtins.int
@@ -168,6 +169,11 @@ class MoveRecord(_message.Message):
     wait_ms: _builtins.int
     """How long the move's job waited in the queue before a worker started it, in
     milliseconds (from when it last entered the queue: a job handed back counts anew).
+    """
+    charged_ms: _builtins.int
+    """The time charged to the bot for this move, milliseconds: time_ms, or for a built-in
+    bot timed on CPU (MoveJob.cpu_clock) the CPU time of its search. Game time budgets
+    are spent by it. 0 in records written before it existed (time_ms is charged).
     """
     @_builtins.property
     def move(self) -> _common_pb2.Move: ...
@@ -185,10 +191,11 @@ class MoveRecord(_message.Message):
         has_tree: _builtins.bool = ...,
         position_after: _builtins.str = ...,
         wait_ms: _builtins.int = ...,
+        charged_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["move", b"move", "search", b"search"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["color", b"color", "has_tree", b"has_tree", "move", b"move", "ply", b"ply", "position_after", b"position_after", "search", b"search", "time_ms", b"time_ms", "wait_ms", b"wait_ms", "worker_id", b"worker_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["charged_ms", b"charged_ms", "color", b"color", "has_tree", b"has_tree", "move", b"move", "ply", b"ply", "position_after", b"position_after", "search", b"search", "time_ms", b"time_ms", "wait_ms", b"wait_ms", "worker_id", b"worker_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

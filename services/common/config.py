@@ -91,6 +91,12 @@ SETTINGS: tuple[Setting, ...] = (
             "tracing)"),
     Setting("trace_sample_ratio", "ARENA_TRACE_SAMPLE_RATIO", 1.0,
             "share of moves traced when tracing is on (the referee decides per move)"),
+    _delivery("cpu_clock", "count a built-in bot's move time as the CPU time of its "
+              "search (false: the wall clock, like external and protocol bots)",
+              ("referee",)),
+    _delivery("cpu_wall_factor", "a built-in bot timed on CPU also forfeits a move that "
+              "takes more than this many times its limit (plus grace) on the wall clock",
+              ("referee",)),
     Setting("max_matches", "ARENA_MAX_MATCHES", 64, "matches one referee runs at once",
             ("referee",)),
     _delivery("max_deliveries", "deliveries of a move job before it is dead-lettered",
@@ -179,6 +185,8 @@ class Config:
     metrics_listen: str = ""
     otlp_endpoint: str = ""
     trace_sample_ratio: float = 1.0
+    cpu_clock: bool = DeliveryConfig.cpu_clock
+    cpu_wall_factor: float = DeliveryConfig.cpu_wall_factor
     max_matches: int = 64
     max_deliveries: int = DeliveryConfig.max_deliveries
     min_reclaim_idle_ms: int = DeliveryConfig.min_reclaim_idle_ms

@@ -77,7 +77,11 @@ class BotRunner:
         if engine == "external":
             return self.run_external(job)
         if engine == "builtin":
-            return self.run_builtin(job, stop)
+            started = time.thread_time_ns()
+            answer = self.run_builtin(job, stop)
+            if job.cpu_clock:  # all on this thread: the probe, then the search
+                answer.result.cpu_ms = (time.thread_time_ns() - started) // 1_000_000
+            return answer
         if engine == "protocol":
             return self.run_protocol(job)
         return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, "the bot has no engine")
@@ -122,7 +126,9 @@ class BotRunner:
                 return BotAnswer(engine_pb2.MoveResult(move=move, search=info), probed=True)
         try:
             result = engine.choose_move(bot, job.position.text, list(job.history),
-                                        Limits(time_ms=limit), stop, job.tree_node_budget,
+                                        Limits(time_ms=limit,
+                                               clock="cpu" if job.cpu_clock else "wall"),
+                                        stop, job.tree_node_budget,
                                         job.seed)
         except InvalidArgumentError as exc:
             return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))

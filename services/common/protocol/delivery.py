@@ -67,6 +67,10 @@ class DeliveryConfig:
     reserve_hold_ms: int = 100
     # A move that nobody answers for this long is adjudicated (no worker at all).
     stall_timeout_ms: int = 600_000
+    # Built-in bots' moves are timed by the CPU time of their search, the wall clock
+    # allowing this many times the limit (referee.judge.MoveClock).
+    cpu_clock: bool = True
+    cpu_wall_factor: float = 4.0
 
 
 def reclaim_idle_ms(time_budget_ms: int, config: DeliveryConfig) -> int:
