@@ -26,8 +26,6 @@ import pytest
 import redis
 from arena.clients.sdk import ArenaClient
 from arena.services.common.launcher import Launcher
-from arena.services.worker.engines.cgroups import PREFIX
-from arena.services.worker.engines.sandbox import MARKER
 
 from arena.bots.spec import config_to_struct
 from arena.engine.api import Limits
@@ -35,7 +33,7 @@ from arena.games import game
 from arena.protocols.gomocup_brain import turn_budget_ms
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
 from tests.observability.test_stack import scrape_all, total
-from tests.protocol_engines.conftest import FAKE_ENGINE
+from tests.protocol_engines.conftest import FAKE_ENGINE, sandboxed_pids
 from tests.support.bots import (
     GOMOKU,
     OTHELLO,
@@ -251,23 +249,6 @@ def test_misbehaving_engines_forfeit_with_their_reason(redis_client: redis.Redis
     check_against_in_process(after)
 
 
-def engine_processes(worker_pid: int) -> list[int]:
-    """Live engine processes a worker (by its pid) started."""
-    prefix = f"{MARKER}={PREFIX}{worker_pid}-".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z" and any(v.startswith(prefix) for v in environ.split(b"\0")):
-            found.append(int(entry.name))
-    return found
-
-
 def test_a_worker_killed_while_its_engine_thinks(redis_client: redis.Redis,
                                                  stack: Launcher) -> None:
     with stack_client(stack) as sdk:
@@ -285,12 +266,12 @@ def test_a_worker_killed_while_its_engine_thinks(redis_client: redis.Redis,
                     victim = worker.worker_id
             time.sleep(0.05)
         pid = stack.processes[victim].pid
-        assert pid is not None and engine_processes(pid), "its engine runs"
+        assert pid is not None and sandboxed_pids(pid), "its engine runs"
         time.sleep(0.3)  # the engine is thinking now
         stack.kill(victim)  # kill -9
         orphans_deadline = time.monotonic() + 10
-        while engine_processes(pid):
-            assert time.monotonic() < orphans_deadline, engine_processes(pid)
+        while sandboxed_pids(pid):
+            assert time.monotonic() < orphans_deadline, sandboxed_pids(pid)
             time.sleep(0.1)
         match = wait_finished(redis_client, match_id, 600)
     assert match.status == match_pb2.MATCH_STATUS_FINISHED, match.result
