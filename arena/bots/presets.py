@@ -15,6 +15,9 @@ from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import GAMES, GameKind, game
 from arena.v1 import bots_pb2, common_pb2
 
+_FAITHFUL_TIES = ("; like the original, it keeps the first of equal moves in board order, "
+                  "so against the other level it often fills the board from the edge to a "
+                  "225-move draw (the -centre presets break ties toward the centre)")
 # What each shipped preset is; presets the engines add later get a generic description.
 DESCRIPTIONS: dict[str, str] = {
     "kreversi-default": "KReversi's CreateBot() bot: class default tables, depth 2/2/2",
@@ -27,9 +30,14 @@ DESCRIPTIONS: dict[str, str] = {
     "lab-advanced": "Reversi lab EvaluateTest, Advanced (look-ahead 3)",
     "arena-fast": "Arena's Othello evaluator: tapered weights, depth 6, exact endgame at 14",
     "arena-strong": "Arena's Othello evaluator with deeper search, exact endgame at 20",
-    "sharpmoku-normal": "SharpMoku's Normal level (depth 2)",
-    "sharpmoku-hard": "SharpMoku's Hard level (depth 4)",
-    "arena-gomoku": "Arena's Gomoku bot: threat search, VCF and a tapered pattern evaluator",
+    "sharpmoku-normal": "SharpMoku's Normal level (depth 2)" + _FAITHFUL_TIES,
+    "sharpmoku-hard": "SharpMoku's Hard level (depth 4)" + _FAITHFUL_TIES,
+    "sharpmoku-normal-centre": "SharpMoku's Normal level (depth 2), ties broken toward the "
+                               "centre (centre_ties = true)",
+    "sharpmoku-hard-centre": "SharpMoku's Hard level (depth 4), ties broken toward the centre "
+                             "(centre_ties = true)",
+    "arena-gomoku": "Arena's Gomoku bot: alpha-beta over incremental threat patterns, with "
+                    "VCF and VCT (threat-sequence) searches at the root",
 }
 
 

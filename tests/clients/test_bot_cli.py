@@ -10,7 +10,7 @@ import pytest
 from arena.clients.cli import main
 
 from arena.bots.botfile import parse_bot_file
-from arena.engine import othello
+from arena.engine import gomoku, othello
 from tests.support.servers import Server
 from tests.support.specs import png_bytes
 
@@ -183,6 +183,31 @@ def test_presets_listed(arena: Server, capsys: pytest.CaptureFixture[str]) -> No
     assert names == set(othello.PRESETS)
     code, out, _ = run(capsys, "presets")
     assert code == 0 and "sharpmoku-hard" in out and "lucy" in out
+
+
+def test_sharpmoku_tie_rule_is_listed_and_settable(
+        arena: Server, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    presets = run_json(capsys, "presets", "--game", "gomoku")["presets"]
+    described = {p["name"]: p["description"] for p in presets}  # type: ignore[attr-defined]
+    assert set(described) == set(gomoku.PRESETS)
+    for name in ("sharpmoku-normal", "sharpmoku-hard"):
+        assert "board order" in described[name] and "draw" in described[name]
+        assert "centre_ties = true" in described[f"{name}-centre"]
+    centred = run_json(capsys, "register", "--name", "moku-c", "--from-preset",
+                       "sharpmoku-hard", "--centre-ties")
+    assert centred["spec"]["builtin"]["config"] == {  # type: ignore[index]
+        "evaluator": "sharpmoku", "depth": 4, "centre_ties": True}
+    faithful = run_json(capsys, "update", "moku-c", "--no-centre-ties")
+    assert faithful["spec"]["builtin"]["config"]["centre_ties"] is False  # type: ignore[index]
+    path = tmp_path / "moku.toml"
+    path.write_text('name = "moku-f"\nfrom_preset = "sharpmoku-normal-centre"\n')
+    imported = run_json(capsys, "import", str(path))
+    assert imported["spec"]["builtin"]["config"]["centre_ties"] is True  # type: ignore[index]
+    path.write_text('name = "moku-y"\nfrom_preset = "sharpmoku-normal"\n\n[builtin]\n'
+                    'centre_ties = "yes"\n')
+    assert "centre_ties" in fails(capsys, "import", str(path))
+    assert "centre_ties" in fails(capsys, "register", "--name", "ag", "--from-preset",
+                                  "arena-gomoku", "--centre-ties")
 
 
 def test_auth_errors_are_one_line(arena: Server, capsys: pytest.CaptureFixture[str]) -> None:

@@ -32,7 +32,6 @@ from arena.engine.gomoku.bots import run_arena, run_sharpmoku
 from arena.engine.gomoku.budget import Budget
 from arena.engine.gomoku.config import (
     ARENA_GOMOKU,
-    PRESET_DESCRIPTIONS,
     PRESETS,
     SHARPMOKU,
     evaluator_hash,
@@ -44,7 +43,6 @@ from arena.errors import InvalidArgumentError
 
 __all__ = [
     "PRESETS",
-    "PRESET_DESCRIPTIONS",
     "GomokuPositionError",
     "choose_move",
     "evaluator_hash",

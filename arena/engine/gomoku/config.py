@@ -44,20 +44,6 @@ PRESETS: dict[str, dict[str, object]] = {
     "arena-gomoku": {"evaluator": ARENA_GOMOKU},
 }
 
-# What ``arena bot presets`` says of each preset.
-_FAITHFUL_TIES = ("; like the original, it keeps the first of equal moves in board order, "
-                  "so against the other level it often fills the board from the edge to a "
-                  "225-move draw (the -centre presets break ties toward the centre)")
-PRESET_DESCRIPTIONS: dict[str, str] = {
-    "sharpmoku-normal": "SharpMoku's Normal level (depth 2)" + _FAITHFUL_TIES,
-    "sharpmoku-hard": "SharpMoku's Hard level (depth 4)" + _FAITHFUL_TIES,
-    "sharpmoku-normal-centre": "SharpMoku's Normal level (depth 2), ties broken toward the "
-                               "centre (centre_ties = true)",
-    "sharpmoku-hard-centre": "SharpMoku's Hard level (depth 4), ties broken toward the centre "
-                             "(centre_ties = true)",
-    "arena-gomoku": "Arena's Gomoku bot: threat search, VCF and a tapered pattern evaluator",
-}
-
 
 def validate_config(config: object) -> list[FieldViolation]:
     """Every problem with ``config``; an empty list means it can be used."""
