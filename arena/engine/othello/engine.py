@@ -17,7 +17,13 @@ import numpy as np
 import numpy.typing as npt
 
 from arena.engine.api import Limits, NodeKind, SearchResult, StopFlag, TreeNode
-from arena.engine.othello.bitboard import PASS, Position, legal_moves, parse_position
+from arena.engine.othello.bitboard import (
+    PASS,
+    Position,
+    legal_moves,
+    opening_placements,
+    parse_position,
+)
 from arena.engine.othello.config import BotSpec, compile_config
 from arena.engine.othello.endgame import EndgameSolver
 from arena.engine.othello.evaluate import kreversi_phase
@@ -255,6 +261,8 @@ def choose_move(
     if tree_budget < 0:
         raise ValueError(f"tree_budget must be >= 0, got {tree_budget}")
     started = time.monotonic_ns()
+    if pos.in_opening():
+        return _opening_placement(pos, tree_budget, seed)
     if legal == [PASS]:
         return SearchResult(
             move=PASS,
@@ -286,12 +294,34 @@ def choose_move(
     return result
 
 
+def _opening_placement(pos: Position, tree_budget: int, seed: int) -> SearchResult:
+    """A move of International Reversi's opening: drawn with the seed among the empty
+    centre squares, for every evaluator.
+
+    The console program that has this rule places its opening discs at random on the empty
+    centre squares; a placement captures nothing and no evaluator here can tell the
+    arrangements apart without searching the whole game, so every placement is a tie. They
+    are reported in ``ties`` and drawn by ``pick_tied``: the same seed gives the same game,
+    and a cached result is redrawn under another seed.
+    """
+    placements = opening_placements(pos)
+    result = SearchResult(
+        move=placements[0], score=0, depth=0, nodes=0, elapsed_ms=0.0, pv=[placements[0]],
+        tree=[] if tree_budget else None, ties=placements,
+    )  # fmt: skip
+    return pick_tied(result, seed)
+
+
 def pick_tied(result: SearchResult, seed: int) -> SearchResult:
     """Draw ``result.move`` among ``result.ties`` with ``seed`` (KReversi's random tie
     rule; a no-op without ties). The draw depends only on the tied moves and the seed, so
-    a search's result can be reused under another seed by drawing again."""
+    a search's result can be reused under another seed by drawing again. The tied moves
+    are part of the generator's seed: a game's successive draws under one seed (the four
+    opening placements of International Reversi) are then independent, so every
+    arrangement can occur."""
     if result.ties:
-        result.move = random.Random(seed).choice(result.ties)
+        draw = random.Random(f"{seed}:{','.join(map(str, result.ties))}")
+        result.move = draw.choice(result.ties)
         if result.pv[:1] != [result.move]:
             result.pv = [result.move]
     return result
@@ -310,6 +340,8 @@ def solve(
     ``TimeoutError`` when a limit or the stop flag ends the solve first.
     """
     pos = parse_position(position_text)
+    if pos.in_opening():
+        raise ValueError(f"no exact solve in International Reversi's opening: {position_text!r}")
     limits = limits or Limits()
     stop_ext = stop.array if stop is not None else np.zeros(1, dtype=np.int64)
     result = _solve(pos, wld, limits.nodes, limits.time_ms, stop_ext)
