@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from arena.engine.othello._jit import (
+    CLOCK_MONOTONIC,
     CORNERS,
     U0,
     U1,
@@ -41,6 +42,7 @@ from arena.engine.othello.search import (
     MAX_MOVES,
     MAX_PLY,
     ST_ABORTED,
+    ST_CLOCK,
     ST_DEADLINE,
     ST_NODE_LIMIT,
     ST_NODES,
@@ -336,12 +338,16 @@ class EndgameSolver:
         beta: int,
         node_limit: int,
         stop_ext: npt.NDArray[np.int64],
-        stop_time: npt.NDArray[np.int64],
+        deadline: int = 0,
+        clock_id: int = CLOCK_MONOTONIC,
     ) -> tuple[int, npt.NDArray[np.int64]]:
-        """(score, state vector) of the position; the state holds nodes, best move, abort."""
+        """(score, state vector) of the position; the state holds nodes, best move, abort.
+
+        ``deadline`` is in ns on the clock ``clock_id`` (0: none)."""
         st = new_state()
         st[ST_NODE_LIMIT] = node_limit
-        st[ST_DEADLINE] = stop_time[0]
+        st[ST_DEADLINE] = deadline
+        st[ST_CLOCK] = clock_id
         empties = 64 - bin(p | o).count("1")
         score = solve_deep(
             np.uint64(p),
