@@ -31,6 +31,16 @@ def kernel(fn: F) -> F:
     return cast(F, numba.njit(cache=True, boundscheck=False)(fn))
 
 
+def inline_kernel(fn: F) -> F:
+    """A small hot helper: as ``kernel``, and inlined into its callers by numba.
+
+    Numba compiles every function into a module of its own and calls across modules; LLVM
+    cannot inline such calls. A flip or a last-square count costs a few dozen instructions,
+    so the call itself and the values it cannot keep in registers cost as much again.
+    """
+    return cast(F, numba.njit(cache=True, boundscheck=False, inline="always")(fn))
+
+
 def search_kernel(fn: F) -> F:
     """A long-running entry point: as ``kernel``, and it releases the GIL while it runs."""
     return cast(F, numba.njit(cache=True, nogil=True, boundscheck=False)(fn))
@@ -111,8 +121,26 @@ def _clock_ns_intrinsic(typingctx: Any, clock_id: Any) -> Any:
     return sig, codegen
 
 
+def _prefetch_intrinsic(typingctx: Any, address: Any) -> Any:
+    """Start loading the cache line at ``address`` (an int) before it is read (LLVM
+    ``prefetch``): a table probe that would wait for memory overlaps other work instead."""
+    sig = types.void(types.int64)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = builder.module.declare_intrinsic("llvm.prefetch", [i8p], fnty)
+        pointer = builder.inttoptr(args[0], i8p)
+        builder.call(fn, [pointer, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 # Typed handles for mypy; numba sees the intrinsic objects themselves.
 popcount = cast(Callable[[np.uint64], int], intrinsic(_popcount_intrinsic))
 lowest_square = cast(Callable[[np.uint64], int], intrinsic(_lowest_square_intrinsic))
 leading_zeros = cast(Callable[[np.uint64], int], intrinsic(_leading_zeros_intrinsic))
+prefetch = cast(Callable[[int], None], intrinsic(_prefetch_intrinsic))
 clock_ns = cast(Callable[[int], int], intrinsic(_clock_ns_intrinsic))

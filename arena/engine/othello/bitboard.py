@@ -25,6 +25,7 @@ from arena.engine.othello._jit import (
     S9,
     U0,
     U1,
+    inline_kernel,
     kernel,
     leading_zeros,
     lowest_square,
@@ -56,7 +57,7 @@ class PositionTextError(ValueError):
     """A position string that is not 64 board characters, a space and a side to move."""
 
 
-@kernel
+@inline_kernel
 def get_moves(p: np.uint64, o: np.uint64) -> np.uint64:
     """Bitboard of the legal moves of the side owning ``p``.
 
@@ -138,7 +139,7 @@ def _ray_masks() -> npt.NDArray[np.uint64]:
 RAYS = _ray_masks()
 
 
-@kernel
+@inline_kernel
 def _flips_up(p: np.uint64, o: np.uint64, m: np.uint64, mask: np.uint64) -> np.uint64:
     # Adding the move bit to "opponent or off the ray" carries through the run of opponent
     # discs and stops on the first other ray square: the outflank if it is ours.
@@ -147,7 +148,7 @@ def _flips_up(p: np.uint64, o: np.uint64, m: np.uint64, mask: np.uint64) -> np.u
     return (out - nonzero) & mask
 
 
-@kernel
+@inline_kernel
 def _flips_down(p: np.uint64, o: np.uint64, mask: np.uint64) -> np.uint64:
     # The highest ray square that is not an opponent disc is the outflank if it is ours
     # (``| U1`` keeps ctlz defined; bit 0 is then dropped by ``& mask`` unless on the ray).
@@ -155,7 +156,7 @@ def _flips_down(p: np.uint64, o: np.uint64, mask: np.uint64) -> np.uint64:
     return (U0 - out - out) & mask
 
 
-@kernel
+@inline_kernel
 def flips(p: np.uint64, o: np.uint64, sq: int) -> np.uint64:
     """Discs flipped when the side owning ``p`` plays on the empty square ``sq``."""
     m = U1 << sq
@@ -170,7 +171,7 @@ def flips(p: np.uint64, o: np.uint64, sq: int) -> np.uint64:
     return f
 
 
-@kernel
+@inline_kernel
 def mix64(k: np.uint64) -> np.uint64:
     """MurmurHash3's 64-bit finaliser: a bijection that spreads every input bit."""
     k ^= k >> _S33
@@ -181,7 +182,7 @@ def mix64(k: np.uint64) -> np.uint64:
     return k
 
 
-@kernel
+@inline_kernel
 def pair_key(p: np.uint64, o: np.uint64) -> np.uint64:
     """Transposition key of (side to move, opponent); colour-swapped twins share it."""
     return mix64(p * _GOLDEN ^ mix64(o ^ _MIX2))
