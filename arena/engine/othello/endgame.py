@@ -81,7 +81,7 @@ def _unpack(data: np.uint64) -> tuple[int, int, int]:
 @inline_kernel
 def _bucket(tt: npt.NDArray[np.uint64], key: np.uint64) -> int:
     """Index in ``tt`` of the two-entry bucket of ``key`` (32 bytes: one cache line)."""
-    return np.int64(key & np.uint64(tt.shape[0] // 4 - 1)) * 4
+    return int(np.int64(key & np.uint64(tt.shape[0] // 4 - 1))) * 4
 
 
 @inline_kernel
