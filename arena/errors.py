@@ -1,5 +1,5 @@
-"""Domain errors. Services map each of these to one gRPC status code in one place
-(``arena.services.common.errors``); the core raises them and never imports gRPC.
+"""Domain errors. Each maps to one gRPC status code in one place, ``arena.rpc``, which
+servers and the SDK share; the rest of the core raises them and never imports gRPC.
 """
 
 from __future__ import annotations
@@ -53,6 +53,10 @@ class UnauthenticatedError(ArenaError):
 
 class PermissionDeniedError(ArenaError):
     """Known caller, not allowed to do this."""
+
+
+class ResourceExhaustedError(ArenaError):
+    """A quota or rate limit is used up; the message names the limit."""
 
 
 class UnavailableError(ArenaError):

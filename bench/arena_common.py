@@ -7,17 +7,16 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
 import redis
-from arena.services.common.stack import Stack
+from arena.clients.sdk import ArenaClient
+from arena.services.common.launcher import Launcher
+from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore
 from arena.services.ladder.schedule import even_games, pairings, plan_games
-from arena.services.referee.matches import FINISHED_STATES, MatchStore, create_match
-from arena.services.registry.store import BotStore
 
-from arena.bots.spec import config_to_struct, new_version
+from arena.bots.spec import config_to_struct
 from arena.engine.othello import PRESETS
 from arena.openings import load_suite, select_openings
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
@@ -47,10 +46,20 @@ MOVE_TIME_MS = 600_000
 LADDER_SEED = 20240601
 
 
-def register(client: redis.Redis, name: str, config: dict[str, object]) -> None:
+@dataclass
+class Bench:
+    """A running stack, reached as a client would (the SDK) plus its durable Redis (to
+    watch matches end without loading the services)."""
+
+    running: Launcher
+    sdk: ArenaClient
+    client: redis.Redis
+
+
+def register(bench: Bench, name: str, config: dict[str, object]) -> None:
     spec = bots_pb2.BotSpec(name=name, game=common_pb2.GAME_KIND_OTHELLO,
                             builtin=bots_pb2.BuiltinEngine(config=config_to_struct(config)))
-    BotStore(client).create(new_version(spec, 1, "bench", datetime.now(UTC)))
+    bench.sdk.register_bot(spec)
 
 
 @dataclass(frozen=True)
@@ -90,7 +99,7 @@ def config(black: str, white: str, opening: list[int], move_time_ms: int = MOVE_
         time_control=common_pb2.TimeControl(move_time_ms=move_time_ms))
 
 
-def run_matches(client: redis.Redis, configs: list[match_pb2.MatchConfig],
+def run_matches(bench: Bench, configs: list[match_pb2.MatchConfig],
                 timeout_s: float = 3600) -> tuple[float, list[match_pb2.Match]]:
     """Create every match at once and wait for all; returns wall seconds and the matches.
 
@@ -99,8 +108,8 @@ def run_matches(client: redis.Redis, configs: list[match_pb2.MatchConfig],
     plays them (100 reads per poll, on the Redis and the cores the services use).
     """
     started = time.monotonic()
-    ids = [create_match(client, c, "bench").id for c in configs]
-    store = MatchStore(client)
+    ids = [bench.sdk.create_match(c).id for c in configs]
+    store = MatchStore(bench.client)
     deadline = started + timeout_s
     for match_id in ids:
         while store.header(match_id).status not in FINISHED_STATES:
@@ -111,9 +120,15 @@ def run_matches(client: redis.Redis, configs: list[match_pb2.MatchConfig],
 
 
 @contextmanager
-def stack(workers: int, env: dict[str, str] | None = None) -> Iterator[Stack]:
+def stack(workers: int, env: dict[str, str] | None = None) -> Iterator[Bench]:
     with TemporaryDirectory(prefix="arena-bench-") as home:
-        running = Stack(home=Path(home), workers=workers,
-                        extra_env={"ARENA_WARM_GAMES": "othello", **(env or {})})
-        with running:
-            yield running
+        running = Launcher(home=Path(home), workers=workers,
+                           env={"ARENA_WARM_GAMES": "othello", **(env or {})})
+        with running, ArenaClient(registry=running.target("registry"),
+                                  referee=running.target("referee"),
+                                  token=running.admin_token) as sdk:
+            client = redis.Redis.from_url(running.redis_url)
+            try:
+                yield Bench(running, sdk, client)
+            finally:
+                client.close()

@@ -41,12 +41,13 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import NamedTuple
 
-from arena.services.common.stack import Stack
+from arena.services.common.launcher import Launcher
+from arena.services.common.protocol.tcache import SharedSearchCache
 from arena.services.referee.runner import seed_for_ply
-from arena.services.worker.tcache import SharedSearchCache
 from arena_common import (
     LADDER_BOTS,
     MOVE_TIME_MS,
+    Bench,
     Game,
     config,
     games_per_pairing,
@@ -56,9 +57,8 @@ from arena_common import (
     stack,
 )
 
-from arena.engine import dispatch
 from arena.engine.api import Limits
-from arena.games import PASS, Color, new_position
+from arena.games import OTHELLO, PASS, Color, new_position
 from arena.v1 import match_pb2
 
 Moves = list[list[int]]
@@ -91,6 +91,8 @@ def in_process(plan: list[Game]) -> Round:
     """The games played by calling the engines and the rules library directly."""
     started, cpu = time.monotonic(), time.process_time()
     games, engine = [], 0.0
+    othello = OTHELLO.engine()
+    bots = {name: othello.prepare(config) for name, config in LADDER_BOTS.items()}
     for game in plan:
         position = new_position("othello")
         for move in game.opening:
@@ -100,11 +102,10 @@ def in_process(plan: list[Game]) -> Round:
             if position.legal_moves() == [PASS]:
                 move = PASS
             else:
-                bot = LADDER_BOTS[game.black if position.turn is Color.BLACK else game.white]
-                result = dispatch.choose_move(
-                    "othello", position.to_text(), [*game.opening, *moves], bot,
-                    Limits(time_ms=MOVE_TIME_MS), seed=seed_for_ply(game.seed, len(moves)),
-                    validated=True)
+                bot = bots[game.black if position.turn is Color.BLACK else game.white]
+                result = othello.choose_move(
+                    bot, position.to_text(), [*game.opening, *moves],
+                    Limits(time_ms=MOVE_TIME_MS), seed=seed_for_ply(game.seed, len(moves)))
                 move, engine = result.move, engine + result.elapsed_ms / 1000
             position.push(move)
             moves.append(move)
@@ -138,39 +139,37 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _stack_cpu(running: Stack) -> dict[str, float]:
+def _stack_cpu(running: Launcher) -> dict[str, float]:
     """CPU seconds of every process of the stack: services, workers, both Redis servers."""
-    pids = {child.name: child.process.pid for child in running.children}
+    pids = {name: process.pid for name, process in running.processes.items()}
     for name, server in (("redis", running.durable), ("redis-cache", running.cache)):
-        process = getattr(server, "_process", None)
-        if process is not None:
-            pids[name] = process.pid
-    return {name: _cpu_seconds(pid) for name, pid in pids.items()}
+        if server is not None and server.pid is not None:
+            pids[name] = server.pid
+    return {name: _cpu_seconds(pid) for name, pid in pids.items() if pid is not None}
 
 
 class Services:
     """A running stack with the ladder's bots registered; plays slices of a plan on it."""
 
-    def __init__(self, running: Stack) -> None:
-        assert running.durable is not None and running.cache is not None
-        self.running = running
-        self.client = running.durable.client()
+    def __init__(self, bench: Bench) -> None:
+        self.bench = bench
+        self.client = bench.client
         for name, bot in LADDER_BOTS.items():
-            register(self.client, name, bot)
+            register(bench, name, bot)
 
     def cpu(self) -> dict[str, float]:
-        return _stack_cpu(self.running)
+        return _stack_cpu(self.bench.running)
 
     def play(self, plan: list[Game]) -> Round:
         before = self.cpu()
         wall_s, matches = run_matches(
-            self.client, [config(g.black, g.white, g.opening, seed=g.seed) for g in plan])
+            self.bench, [config(g.black, g.white, g.opening, seed=g.seed) for g in plan])
         after = self.cpu()
         return Round(wall_s, moves_of(matches), engine_ms(matches, False) / 1000,
                      {k: after[k] - before[k] for k in after}, matches)
 
 
-def _services(workers: int, shared_cache: bool) -> AbstractContextManager[Stack]:
+def _services(workers: int, shared_cache: bool) -> AbstractContextManager[Bench]:
     return stack(workers, {"ARENA_SHARED_CACHE": "1" if shared_cache else "0"})
 
 
@@ -258,7 +257,7 @@ def main() -> None:
     print(f"{len(plan)} games: {len(LADDER_BOTS)} bots round robin, {openings} openings, each "
           f"twice per pairing, in slices of {args.chunk}; load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    dispatch.warm_up(["othello"])
+    OTHELLO.engine().warm_up()
     reps: list[Repetition] = []
     reference: Moves = []
     differing: dict[str, int] = {}

@@ -23,8 +23,7 @@ import itertools
 import statistics
 from typing import Any
 
-from arena.services.referee.delivery import results_key, started_key
-from arena.services.referee.matches import events_key
+from arena.services.common.protocol import keys
 from arena_common import config, register, run_matches, stack
 
 from arena.engine.othello import PRESETS
@@ -38,14 +37,14 @@ def _ms(entry_id: bytes) -> int:
 def legs(client: Any, match: match_pb2.Match) -> list[tuple[float, float, float, float]]:
     """Per move after the first: (total overhead, to started, worker, referee) in ms."""
     recorded: dict[int, tuple[int, float]] = {}
-    for entry_id, fields in client.xrange(events_key(match.id)):
+    for entry_id, fields in client.xrange(keys.match(match.id, "events")):
         event = match_pb2.MatchEvent.FromString(fields[b"pb"])
         if event.WhichOneof("event") == "move":
             recorded[event.move.ply] = (_ms(entry_id), event.move.search.time_ms)
     started: dict[int, int] = {}
     answered: dict[int, int] = {}
     # (Before started entries had their own stream they were in the result stream.)
-    for key in (started_key(match.id), results_key(match.id)):
+    for key in (keys.match(match.id, "started"), keys.match(match.id, "results")):
         for entry_id, fields in client.xrange(key):
             target = started if fields[b"kind"] == b"started" else answered
             target.setdefault(int(fields[b"ply"]), _ms(entry_id))
@@ -68,14 +67,12 @@ def main() -> None:
     args = parser.parse_args()
     runs: list[list[tuple[float, float, float, float]]] = []
     for _ in range(args.runs):
-        with stack(workers=1) as running:
-            assert running.durable is not None
-            client = running.durable.client()
-            register(client, "bot", dict(PRESETS[args.bot]))
+        with stack(workers=1) as bench:
+            register(bench, "bot", dict(PRESETS[args.bot]))
             configs = [config("bot", "bot", []) for _ in range(args.games + 1)]
-            run_matches(client, configs[:1])  # warm the processes
-            matches = [run_matches(client, [c])[1][0] for c in configs[1:]]
-            runs.append([leg for m in matches for leg in legs(client, m)])
+            run_matches(bench, configs[:1])  # warm the processes
+            matches = [run_matches(bench, [c])[1][0] for c in configs[1:]]
+            runs.append([leg for m in matches for leg in legs(bench.client, m)])
     print(f"move round trip overhead, bot {args.bot}, 1 referee + 1 worker, one game at a "
           f"time; {args.runs} runs of {args.games} games, median of the runs' figures:")
     names = ("total", "to started", "worker", "referee")

@@ -14,7 +14,7 @@ from tempfile import TemporaryDirectory
 
 import grpc
 from arena.services.common.auth import Principal, TokenStore
-from arena.services.common.config import Settings
+from arena.services.common.config import Config
 from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.server import build_server
 from arena.services.registry.server import create_service
@@ -43,7 +43,7 @@ def _report(name: str, times: list[float]) -> None:
 
 def run(bots: int) -> None:
     with TemporaryDirectory() as folder, EmbeddedRedis(Path(folder), "durable") as server:
-        parts, names, on_stop = create_service(Settings(redis_url=server.url))
+        parts, names, on_stop = create_service(Config(redis_url=server.url))
         handle = build_server(parts, names, "127.0.0.1:0",
                               TokenStore({"bench": Principal("bench", "admin")})).start()
         handle.on_stop.extend(on_stop)

@@ -27,17 +27,18 @@ from arena.clients.common import (
 from arena.clients.sdk import ArenaClient
 
 from arena.bots import (
-    EVALUATOR_GAMES,
     apply_preset,
     builtin_config,
+    config_from_struct,
     config_to_struct,
-    game_from_name,
-    game_name,
+    evaluator_game,
+    known_evaluators,
     merge_config,
     preset_configs,
 )
 from arena.bots.botfile import parse_bot_file, spec_to_toml, toml_table
 from arena.errors import AlreadyExistsError, InvalidArgumentError
+from arena.games import GAME_NAMES, game
 from arena.v1 import bots_pb2, common_pb2
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ def _add_engine_options(parser: argparse.ArgumentParser, updating: bool) -> None
     engine = parser.add_argument_group("engine")
     engine.add_argument("--from-preset", metavar="PRESET",
                         help="start from a preset (see `arena bot presets`)")
-    engine.add_argument("--evaluator", help="built-in evaluator: " + ", ".join(EVALUATOR_GAMES))
+    engine.add_argument("--evaluator", help="built-in evaluator: " + ", ".join(known_evaluators()))
     engine.add_argument("--config", type=Path, metavar="FILE",
                         help="engine config from a TOML or JSON file"
                              + (" (replaces the current one)" if updating else ""))
@@ -90,6 +91,12 @@ def _add_engine_options(parser: argparse.ArgumentParser, updating: bool) -> None
                         help="an external bot: the address of its BotService")
     engine.add_argument("--deadline-ms", type=int, metavar="MS",
                         help="external bot's own per-move deadline (0 = the match's)")
+    engine.add_argument("--engine", metavar="NAME",
+                        help="a protocol engine (NBoard, Gomocup) the workers offer: "
+                             "see `arena engine list`")
+    engine.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a protocol engine's setting, e.g. depth=10 (NBoard) or an INFO "
+                             "key (Gomocup) (repeatable)")
     params = parser.add_argument_group("engine parameters (overrides; see docs/bots.md)")
     for flag, (path, kind) in parameter_options().items():
         dest = PARAM_PREFIX + path
@@ -159,7 +166,7 @@ def _read_avatar(path: Path) -> bytes:
 
 def _apply_fields(spec: bots_pb2.BotSpec, args: argparse.Namespace) -> None:
     if getattr(args, "game", None):
-        spec.game = game_from_name(args.game)
+        spec.game = game(args.game).kind
     if args.description is not None:
         spec.description = args.description
     if args.avatar is not None:
@@ -171,6 +178,15 @@ def _apply_fields(spec: bots_pb2.BotSpec, args: argparse.Namespace) -> None:
 def _apply_engine(spec: bots_pb2.BotSpec, args: argparse.Namespace, updating: bool) -> str:
     """Put the engine the options describe into ``spec``; returns the preset to send."""
     overrides = parameter_overrides(args)
+    if args.engine is not None or (args.option and spec.WhichOneof("engine") == "protocol"):
+        if (overrides or args.from_preset or args.config or args.external is not None
+                or args.deadline_ms is not None):
+            raise InvalidArgumentError("a protocol engine takes --option KEY=VALUE, not engine "
+                                       "parameters, presets, configs or an address")
+        _apply_protocol(spec, args.engine, args.option)
+        return ""
+    if args.option:
+        raise InvalidArgumentError("--option is for protocol engines (--engine NAME)")
     if args.external is not None or (args.deadline_ms is not None and not overrides
                                      and spec.WhichOneof("engine") != "builtin"):
         if overrides or args.from_preset or args.config:
@@ -194,10 +210,27 @@ def _apply_engine(spec: bots_pb2.BotSpec, args: argparse.Namespace, updating: bo
         base = _config_file(args.config)
     if base or overrides or not updating:
         spec.builtin.config.CopyFrom(config_to_struct(merge_config(base, overrides)))
-    evaluator = overrides.get("evaluator")
-    if not spec.game and isinstance(evaluator, str) and evaluator in EVALUATOR_GAMES:
-        spec.game = EVALUATOR_GAMES[evaluator]
+    plays = evaluator_game(overrides.get("evaluator"))
+    if not spec.game and plays is not None:
+        spec.game = plays.kind
     return ""
+
+
+def _apply_protocol(spec: bots_pb2.BotSpec, engine: str | None, items: list[str]) -> None:
+    """A protocol engine in ``spec``: the same engine keeps its options (``items`` go on top),
+    another starts from none. The checksum is left for the registry to pin again: a version
+    registered now runs the engine the workers offer now."""
+    same = spec.WhichOneof("engine") == "protocol" and engine in (None, spec.protocol.engine)
+    options = config_from_struct(spec.protocol.options) if same else {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidArgumentError(f"--option needs KEY=VALUE, got {item!r}")
+        options[key.strip()] = _parse_value(text.strip())
+    name = engine if engine is not None else spec.protocol.engine
+    spec.protocol.CopyFrom(bots_pb2.ProtocolEngine(engine=name,
+                                                   options=config_to_struct(options)))
+    spec.preset = ""
 
 
 # -- output ------------------------------------------------------------------------------
@@ -208,6 +241,11 @@ def _engine_text(bot: bots_pb2.BotVersion) -> str:
         deadline = spec.external.move_deadline_ms
         return f"external {spec.external.address}" + (f", {deadline} ms/move" if deadline
                                                       else "")
+    if spec.WhichOneof("engine") == "protocol":
+        options = " ".join(f"{k}={v}" for k, v in
+                           sorted(config_from_struct(spec.protocol.options).items()))
+        return (f"protocol {spec.protocol.engine} ({spec.protocol.checksum[:12] or 'unpinned'})"
+                + (f" {options}" if options else ""))
     evaluator = str(builtin_config(spec).get("evaluator", "?"))
     return f"{evaluator}" + (f" (preset {spec.preset})" if spec.preset else "")
 
@@ -217,7 +255,7 @@ def bot_summary(bot: bots_pb2.BotVersion) -> str:
     created = bot.created_at.ToDatetime(tzinfo=UTC).isoformat(timespec="seconds")
     rows = [
         ("name", spec.name), ("version", str(bot.version)),
-        ("game", game_name(spec.game) if spec.game else "?"), ("owner", bot.owner),
+        ("game", game(spec.game).name if spec.game else "?"), ("owner", bot.owner),
         ("engine", _engine_text(bot)), ("description", spec.description or "-"),
         ("avatar", f"{len(spec.avatar_png)}-byte PNG" if spec.avatar_png else "-"),
         ("retired", "yes" if bot.retired else "no"), ("created", created),
@@ -226,6 +264,8 @@ def bot_summary(bot: bots_pb2.BotVersion) -> str:
     text = "\n".join(f"{key:<15} {value}" for key, value in rows)
     if spec.WhichOneof("engine") == "builtin":
         text += "\n\n" + toml_table("builtin", builtin_config(spec)).rstrip()
+    if spec.WhichOneof("engine") == "protocol":
+        text += f"\n{'checksum':<15} {spec.protocol.checksum}"
     return text
 
 
@@ -238,7 +278,7 @@ def _print_bot(bot: bots_pb2.BotVersion, args: argparse.Namespace) -> None:
 
 def _table(bots: list[bots_pb2.BotVersion]) -> str:
     header = ("NAME", "VER", "GAME", "OWNER", "ENGINE", "RETIRED")
-    rows = [header] + [(b.spec.name, str(b.version), game_name(b.spec.game), b.owner,
+    rows = [header] + [(b.spec.name, str(b.version), game(b.spec.game).name, b.owner,
                         _engine_text(b), "yes" if b.retired else "") for b in bots]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
@@ -251,7 +291,15 @@ def _client(args: argparse.Namespace) -> ArenaClient:
     return client_from_args(args)
 
 
+def _check_evaluator(args: argparse.Namespace) -> None:
+    """An unknown ``--evaluator`` is named as such (not as a missing ``--game``)."""
+    if args.evaluator and evaluator_game(args.evaluator) is None:
+        raise InvalidArgumentError(f"unknown evaluator {args.evaluator!r}; known: "
+                                   f"{', '.join(known_evaluators())}")
+
+
 def cmd_register(args: argparse.Namespace) -> int:
+    _check_evaluator(args)
     spec = bots_pb2.BotSpec(name=args.name)
     _apply_fields(spec, args)
     from_preset = _apply_engine(spec, args, updating=False)
@@ -263,13 +311,18 @@ def cmd_register(args: argparse.Namespace) -> int:
 
 
 def cmd_update(args: argparse.Namespace) -> int:
+    _check_evaluator(args)
     with _client(args) as client:
         latest = client.get_bot(args.name)
         spec = bots_pb2.BotSpec()
         spec.CopyFrom(latest.spec)
         _apply_fields(spec, args)
         _apply_engine(spec, args, updating=True)
-        _print_bot(client.update_bot(args.name, spec), args)
+        updated = client.update_bot(args.name, spec)
+    if updated.version == latest.version and not args.json:
+        print(f"nothing changed: {updated.spec.name} stays at version {updated.version}")
+        return 0
+    _print_bot(updated, args)
     return 0
 
 
@@ -292,7 +345,7 @@ def cmd_retire(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     filters: dict[str, Any] = {
-        "game": game_from_name(args.game) if args.game else common_pb2.GAME_KIND_UNSPECIFIED,
+        "game": game(args.game).kind if args.game else common_pb2.GAME_KIND_UNSPECIFIED,
         "owner": args.owner or "", "name_prefix": args.prefix or "",
         "include_retired": args.all,
     }
@@ -313,15 +366,15 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
-    game = game_from_name(args.game) if args.game else common_pb2.GAME_KIND_UNSPECIFIED
+    kind = game(args.game).kind if args.game else common_pb2.GAME_KIND_UNSPECIFIED
     with _client(args) as client:
-        presets = client.list_presets(game)
+        presets = client.list_presets(kind)
     if args.json:
         print_json({"presets": [to_dict(p) for p in presets]})
         return 0
     width = max((len(p.name) for p in presets), default=0)
     for preset in presets:
-        print(f"{preset.name:<{width}}  {game_name(preset.game):<7}  {preset.description}")
+        print(f"{preset.name:<{width}}  {game(preset.game).name:<7}  {preset.description}")
     return 0
 
 
@@ -381,7 +434,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 
 def _add_spec_fields(parser: argparse.ArgumentParser, updating: bool) -> None:
     if not updating:
-        parser.add_argument("--game", choices=["othello", "gomoku"],
+        parser.add_argument("--game", choices=GAME_NAMES,
                             help="the game (implied by --from-preset or --evaluator)")
     parser.add_argument("--description", help="free text")
     parser.add_argument("--avatar", type=Path, metavar="PNG", help="picture, PNG <= 256 KiB")
@@ -412,7 +465,7 @@ def add_bot_commands(subparsers: Subparsers) -> None:
     show.set_defaults(func=cmd_show)
 
     listing = sub.add_parser("list", help="bots, newest versions, by name")
-    listing.add_argument("--game", choices=["othello", "gomoku"])
+    listing.add_argument("--game", choices=GAME_NAMES)
     listing.add_argument("--owner")
     listing.add_argument("--prefix", help="names starting with this")
     listing.add_argument("--all", action="store_true", help="include retired bots")
@@ -425,7 +478,7 @@ def add_bot_commands(subparsers: Subparsers) -> None:
     retire.set_defaults(func=cmd_retire)
 
     presets = sub.add_parser("presets", help="the presets shipped with Arena")
-    presets.add_argument("--game", choices=["othello", "gomoku"])
+    presets.add_argument("--game", choices=GAME_NAMES)
     presets.set_defaults(func=cmd_presets)
 
     export = sub.add_parser("export", help="write a bot as a TOML bot file")

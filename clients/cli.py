@@ -8,35 +8,50 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.errors import ArenaError, UnavailableError
+from arena.errors import ArenaError, InvalidArgumentError, UnavailableError
 
 EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
-_ROLES = ("registry", "referee", "ladder", "engine")
+# Global address options: flag -> the SDK's role (the analysis pool is the "engine" role,
+# env ARENA_ENGINE; `--engine NAME` is a protocol engine in `arena bot register`).
+_ROLES = {"registry": "registry", "referee": "referee", "ladder": "ladder",
+          "analysis": "engine"}
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
-def _cmd_up(args: argparse.Namespace) -> int:
-    from arena.services.common.stack import run_up
+def _catalog(path: Path | None) -> Path | None:
+    """The engine catalog, checked before anything starts (a bad file: every problem)."""
+    if path is None:
+        return None
+    from arena.services.worker.engines.catalog import load_catalog
 
+    load_catalog(path)
+    return path
+
+
+def _cmd_up(args: argparse.Namespace) -> int:
+    from arena.services.common.launcher import run_up
+
+    if args.workers < 0:
+        raise InvalidArgumentError(f"--workers must be 0 or more, got {args.workers}")
     try:
-        return run_up(args.workers, args.up_home or args.home)
-    except RuntimeError as exc:  # a service died while starting; its log is named
+        return run_up(args.workers, args.up_home or args.home, web=args.web,
+                      metrics=args.metrics, engines=_catalog(args.engines))
+    except (RuntimeError, TimeoutError) as exc:  # a service died while starting
         raise UnavailableError(f"the stack did not start: {exc}") from None
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:
-    worker = importlib.import_module("arena.services.worker.__main__")
-    main: Callable[[list[str]], int] = worker.main
+    from arena.clients.workers import run_worker
+
     argv = list(args.worker_args)
-    return int(main(argv[1:] if argv[:1] == ["--"] else argv))
+    return run_worker(args.home, argv[1:] if argv[:1] == ["--"] else argv)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -50,8 +65,18 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def _add_up(sub: Subparsers) -> None:
     up = sub.add_parser("up", help="start Redis, every service and N workers locally",
-                        description="Start the embedded stack and stop it on Ctrl-C/SIGTERM.")
+                        description="Start the embedded stack, restart any part that dies, "
+                                    "and stop everything on Ctrl-C/SIGTERM.")
     up.add_argument("--workers", type=int, default=2, help="engine worker processes")
+    up.add_argument("--web", action=argparse.BooleanOptionalAction, default=True,
+                    help="start the web gateway too (its pages: docs/web.md)")
+    up.add_argument("--engines", type=Path, metavar="CATALOG",
+                    help="the workers' engine catalog: protocol engines they offer "
+                         "(docs/engines.md; Arena's own: "
+                         "arena/services/worker/engines/arena-engines.toml)")
+    up.add_argument("--metrics", action="store_true",
+                    help="serve Prometheus /metrics from every process (free loopback ports, "
+                         "listed in stack.json)")
     up.add_argument("--home", dest="up_home", type=Path, default=None,
                     help="state folder (default .arena)")
     up.set_defaults(func=_cmd_up)
@@ -59,12 +84,26 @@ def _add_up(sub: Subparsers) -> None:
 
 def _add_worker(sub: Subparsers) -> None:
     worker = sub.add_parser(
-        "worker", help="run one engine worker (arguments go to the worker)",
-        description="Run an engine worker process that consumes move jobs and serves "
-                    "Analyze; `arena worker -- --help` lists its options, e.g. --listen "
-                    "127.0.0.1:0 --redis-url URL --cache-url URL --worker-id NAME.")
+        "worker", help="run one more engine worker on the running stack (in this terminal)",
+        description="Run an engine worker process that consumes move jobs, found through "
+                    "the stack file like every command (`arena up` stops it with the stack). "
+                    "Worker options go after `--`: `arena worker -- --help`.")
     # The worker's own options pass through untouched (see main: parse_known_args).
     worker.set_defaults(func=_cmd_worker, worker_args=[])
+    workers = sub.add_parser("workers", help="change the running stack's worker pool",
+                             description="Manage the workers `arena up` runs.")
+    verbs = workers.add_subparsers(dest="workers_command", metavar="COMMAND", required=True)
+    scale = verbs.add_parser("scale", help="run N workers (start or stop some)")
+    scale.add_argument("count", type=int, help="how many workers to run")
+    scale.add_argument("--wait", type=float, default=120.0, metavar="SECONDS",
+                       help="how long to wait for the change (default 120)")
+    scale.set_defaults(func=_cmd_workers_scale)
+
+
+def _cmd_workers_scale(args: argparse.Namespace) -> int:
+    from arena.clients.workers import scale_workers
+
+    return scale_workers(args.home, args.count, args.wait)
 
 
 def _add_demo(sub: Subparsers) -> None:
@@ -95,18 +134,21 @@ def _add_global_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_argument_group(
         "where the services are (default: $ARENA_HOME/stack.json, written by `arena up`)")
     where.add_argument("--home", type=Path, default=None, help="state folder (default .arena)")
-    for role in _ROLES:
-        where.add_argument(f"--{role}", default=None, metavar="HOST:PORT",
-                           help=f"{role} address (env ARENA_{role.upper()})")
+    for flag, role in _ROLES.items():
+        where.add_argument(f"--{flag}", default=None, metavar="HOST:PORT",
+                           help=f"{flag} address (env ARENA_{role.upper()})")
     where.add_argument("--token", default=None, help="bearer token (env ARENA_TOKEN)")
     where.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                        help="deadline of each call (default 10)")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from arena.clients.engine_commands import add_engine_commands
     from arena.clients.ladder_commands import add_analyze_command, add_ladder_commands
     from arena.clients.match_commands import add_match_commands
     from arena.clients.play import add_play_command
+    from arena.clients.sprt_commands import add_test_command
+    from arena.clients.status_commands import add_status_command
 
     parser = argparse.ArgumentParser(
         prog="arena", description="Arena: a bot arena for Othello/Reversi and Gomoku.",
@@ -120,19 +162,20 @@ def build_parser() -> argparse.ArgumentParser:
     add_match_commands(sub)
     add_ladder_commands(sub)
     add_analyze_command(sub)
+    add_test_command(sub)
     add_play_command(sub)
+    add_status_command(sub)
     _add_worker(sub)
-    _mount_optional(sub, "arena.engine.othello.cli", "add_engine_commands")
+    add_engine_commands(sub)
     return parser
 
 
 def _apply_global_options(args: argparse.Namespace, argv: Sequence[str] | None) -> None:
-    """Make the global options reach every command.
+    """Make the global options reach every command (through ``args``).
 
     A mounted group may define an option of the same name (``arena bot list
     --registry``), whose default would hide the global one, so the global options are
-    parsed again on their own. Mounted groups build their own ``ArenaClient()``; the
-    environment is how the options reach them.
+    parsed again on their own.
     """
     only_globals = argparse.ArgumentParser(add_help=False)
     _add_global_options(only_globals)
@@ -140,11 +183,6 @@ def _apply_global_options(args: argparse.Namespace, argv: Sequence[str] | None) 
     for name in ("home", "timeout", *_ROLES, "token"):
         if getattr(args, name, None) is None:
             setattr(args, name, getattr(given, name))
-    for name in (*_ROLES, "token"):
-        if getattr(args, name):
-            os.environ[f"ARENA_{name.upper()}"] = str(getattr(args, name))
-    if args.home:
-        os.environ["ARENA_HOME"] = str(args.home)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -166,6 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ArenaError, ValueError, OSError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"arena: error: {message}", file=sys.stderr)
+        return EXIT_ERROR
+    except RecursionError:  # input nested beyond reason (a JSON or TOML file)
+        print("arena: error: the input is nested too deeply", file=sys.stderr)
         return EXIT_ERROR
 
 

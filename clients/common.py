@@ -15,14 +15,12 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from arena.errors import InvalidArgumentError
-from arena.games import Position, position_from_text
+from arena.games import GAME_NAMES, GAMES, Position, game
 from arena.textboard import StandingLine
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
 Handler = Callable[[argparse.Namespace], int]
 
-GAME_KINDS = {"othello": common_pb2.GAME_KIND_OTHELLO, "gomoku": common_pb2.GAME_KIND_GOMOKU}
-GAME_NAMES = {value: key for key, value in GAME_KINDS.items()}
 COLOR_NAMES = {common_pb2.COLOR_BLACK: "black", common_pb2.COLOR_WHITE: "white"}
 
 
@@ -32,11 +30,22 @@ def client_from_args(args: argparse.Namespace) -> ArenaClient:
         registry=getattr(args, "registry", None),
         referee=getattr(args, "referee", None),
         ladder=getattr(args, "ladder", None),
-        engine=getattr(args, "engine", None),
+        engine=getattr(args, "analysis", None),
         token=getattr(args, "token", None),
         home=getattr(args, "home", None),
         timeout_s=getattr(args, "timeout", None) or 10.0,
     )
+
+
+def non_negative(text: str) -> int:
+    """An argparse type: an integer that is 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
@@ -70,18 +79,26 @@ def bot_ref_text(ref: common_pb2.BotRef) -> str:
 
 
 def add_game_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--game", choices=sorted(GAME_KINDS), default="othello",
-                        help="game (default othello)")
+    variants = "; ".join(f"{g.name}: {'|'.join(g.variants)}" for g in GAMES)
+    sizes = "; ".join(f"{g.name}: {', '.join(map(str, g.sizes))}" for g in GAMES)
+    parser.add_argument("--game", choices=GAME_NAMES, default=GAME_NAMES[0],
+                        help=f"game (default {GAME_NAMES[0]})")
     parser.add_argument("--variant", default=None,
-                        help="Othello: standard|international; Gomoku: freestyle|exact-five")
-    parser.add_argument("--size", type=int, default=None, help="Gomoku board size (9, 15, 19)")
+                        help=f"variant, the game's first by default ({variants})")
+    parser.add_argument("--size", type=int, default=None,
+                        help=f"board size, the game's usual by default ({sizes})")
 
 
 def game_spec(args: argparse.Namespace) -> common_pb2.GameSpec:
-    othello = args.game == "othello"
-    variant = args.variant or ("standard" if othello else "freestyle")
-    size = 8 if othello else (args.size or 15)
-    return common_pb2.GameSpec(kind=GAME_KINDS[args.game], variant=variant, board_size=size)
+    """The game the options name, defaults filled in (for positions made here)."""
+    return game(args.game).spec(args.variant, args.size)
+
+
+def game_request(args: argparse.Namespace) -> common_pb2.GameSpec:
+    """The game as the options give it, for a service to complete: what the user left
+    out follows from the rest (an opening suite's variant, the game's defaults)."""
+    return common_pb2.GameSpec(kind=game(args.game).kind, variant=args.variant or "",
+                               board_size=args.size or 0)
 
 
 def read_text_file(path: Path, what: str) -> str:
@@ -93,8 +110,8 @@ def read_text_file(path: Path, what: str) -> str:
         raise InvalidArgumentError(f"cannot read {what} file {path}: {exc}") from None
 
 
-def position_of(game: common_pb2.GameSpec, text: str) -> Position:
-    return position_from_text(GAME_NAMES.get(game.kind, "othello"), text)
+def position_of(spec: common_pb2.GameSpec, text: str) -> Position:
+    return game(spec.kind).position_from_text(text)
 
 
 def enum_name(value: int, prefix: str, enum: Any) -> str:
@@ -109,9 +126,12 @@ def match_status(match: match_pb2.Match) -> str:
 
 def match_result_text(match: match_pb2.Match) -> str:
     """``1-0 (normal, 40-24)``, ``1/2-1/2``, or the status while unfinished."""
+    result = match.result
+    if result.void:
+        why = enum_name(result.termination, "TERMINATION_", match_pb2.Termination)
+        return f"void ({why}: {result.detail})" if result.detail else f"void ({why})"
     if match.status != match_pb2.MATCH_STATUS_FINISHED:
         return match_status(match)
-    result = match.result
     score = {common_pb2.COLOR_BLACK: "1-0", common_pb2.COLOR_WHITE: "0-1"}.get(
         result.winner, "1/2-1/2"
     )
@@ -131,6 +151,34 @@ def standing_lines(standings: ladder_pb2.Standings) -> list[StandingLine]:
         )
         for row in standings.rows
     ]
+
+
+def sprt_line(info: ladder_pb2.LadderInfo) -> str:
+    """``pairs 12  LLR +1.84 in [-2.94, +2.94]  pentanomial 0 1 4 5 2  W-D-L 15-3-6``."""
+    state = info.sprt
+    counts = " ".join(str(n) for n in state.pentanomial) or "0 0 0 0 0"
+    return (f"pairs {state.pairs:>3}  LLR {state.llr:+.2f} in [{state.lower_bound:+.2f}, "
+            f"{state.upper_bound:+.2f}]  pentanomial {counts}  "
+            f"W-D-L {state.wins}-{state.draws}-{state.losses}")
+
+
+def sprt_verdict(info: ladder_pb2.LadderInfo) -> str:
+    """The test's outcome in words (or where it stands while it runs)."""
+    test, state = info.config.sprt, info.sprt
+    new, old = (bot_ref_text(bot) for bot in info.config.bots)
+    scored = info.games_done - info.games_void
+    played = f"LLR {state.llr:+.2f} after {state.pairs} pairs, {scored} games with a result"
+    if state.verdict == ladder_pb2.SPRT_VERDICT_ACCEPT_H1:
+        return (f"H1 accepted: {new} is at least {test.elo1:g} Elo stronger than {old} "
+                f"({played})")
+    if state.verdict == ladder_pb2.SPRT_VERDICT_ACCEPT_H0:
+        return (f"H0 accepted: {new} is not {test.elo1:g} Elo stronger than {old} "
+                f"(at most {test.elo0:g}; {played})")
+    if info.status == ladder_pb2.LADDER_STATUS_RUNNING:
+        return f"no verdict yet ({played})"
+    if info.status == ladder_pb2.LADDER_STATUS_CANCELLED:
+        return f"no verdict: cancelled before the test decided ({played})"
+    return f"no verdict within {test.max_games} games ({played})"
 
 
 def eprint(text: str) -> None:

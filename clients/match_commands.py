@@ -1,4 +1,4 @@
-"""`arena match ...`: create, watch, show, replay, tree, export, delete, list."""
+"""`arena match ...`: create, watch, show, replay, tree, export, import, delete, list."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Any
 
 from arena.clients.common import (
     COLOR_NAMES,
-    GAME_KINDS,
     add_game_options,
     add_json_flag,
     bot_ref_text,
@@ -17,6 +16,7 @@ from arena.clients.common import (
     game_spec,
     match_result_text,
     match_status,
+    non_negative,
     parse_bot_ref,
     position_of,
     print_json,
@@ -27,10 +27,11 @@ from arena.clients.common import (
 from arena.clients.navigator import Navigator
 
 from arena.engine.api import TreeNode
-from arena.errors import InvalidArgumentError
-from arena.formats import Replay, parse_replay
-from arena.games import new_position
-from arena.textboard import render_board, render_tree
+from arena.errors import InvalidArgumentError, NotFoundError
+from arena.formats import Replay
+from arena.games import GAME_NAMES, Position, game
+from arena.records import native_replay, read_record
+from arena.textboard import legal_marks, move_names, render_board, render_tree
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
 FORMATS = {
@@ -43,6 +44,7 @@ STATUSES = {
     name: getattr(match_pb2, f"MATCH_STATUS_{name.upper()}")
     for name in ("pending", "running", "finished", "cancelled")
 }
+RECORD_SUFFIXES = (".json", ".ggf", ".txt", ".psq")  # what `match export` names its files
 NODE_KINDS: dict[int, Any] = {
     common_pb2.NODE_KIND_MAX: "max", common_pb2.NODE_KIND_MIN: "min",
     common_pb2.NODE_KIND_LEAF: "leaf",
@@ -61,10 +63,13 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     create.add_argument("--start", default="", help="custom start position (text form)")
     create.add_argument("--start-file", type=Path, help="file holding the start position")
     create.add_argument("--opening", default="", help="moves played first, e.g. 'f5 d6 c3'")
-    create.add_argument("--move-time-ms", type=int, default=1000, help="hard limit per move")
-    create.add_argument("--game-time-ms", type=int, default=0, help="budget per side (0: none)")
+    create.add_argument("--move-time-ms", type=non_negative, default=1000,
+                        help="hard limit per move")
+    create.add_argument("--game-time-ms", type=non_negative, default=0,
+                        help="budget per side (0: none)")
     create.add_argument("--trees", action="store_true", help="store every move's search tree")
-    create.add_argument("--tree-budget", type=int, default=0, help="nodes per stored tree")
+    create.add_argument("--tree-budget", type=non_negative, default=0,
+                        help="nodes per stored tree")
     create.add_argument("--seed", type=int, default=0)
     create.add_argument("--watch", action="store_true", help="watch the match once created")
     add_json_flag(create)
@@ -82,15 +87,28 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     show.set_defaults(func=cmd_show)
 
     replay = cmds.add_parser(
-        "replay", help="step through a match or a replay file (n/p/f/l/q or a ply)",
-        description="Step through a game: a match id (fetched from the referee) or a native "
-                    "replay file (as saved by `arena play`). Interactive on stdin unless "
-                    "--ply or --all is given.")
-    replay.add_argument("source", help="match id or replay file")
+        "replay", help="step through a match or a game record (n/p/f/l/q or a ply)",
+        description="Step through a game: a match id (fetched from the referee) or a game "
+                    "record file of any format Arena exports (a native replay as saved by "
+                    "`arena play` or `match export`, GGF, a transcript, PSQ). Interactive "
+                    "on stdin unless --ply or --all is given.")
+    replay.add_argument("source", help="match id or game record file")
+    _add_record_options(replay)
     replay.add_argument("--ply", type=int, help="print the board at this ply and exit")
     replay.add_argument("--all", action="store_true", help="print every ply and exit")
     add_json_flag(replay)
     replay.set_defaults(func=cmd_replay)
+
+    imported = cmds.add_parser(
+        "import", help="store a game record as a finished match (native, ggf, transcript, psq)",
+        description="Store a game record as a finished match of yours, to browse, analyse "
+                    "and export like any other. The referee replays every move through the "
+                    "rules first. Its players name no registered bot: they keep the "
+                    "record's names, with no version.")
+    imported.add_argument("file", type=Path, help="the record ('-': standard input)")
+    _add_record_options(imported)
+    add_json_flag(imported)
+    imported.set_defaults(func=cmd_import)
 
     tree = cmds.add_parser("tree", help="the search tree behind one move (if it was stored)")
     tree.add_argument("match_id")
@@ -116,7 +134,7 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     listing.add_argument("--bot", default="", help="only matches of this bot")
     listing.add_argument("--ladder", default="", help="only matches of this ladder")
     listing.add_argument("--status", choices=sorted(STATUSES), help="only this status")
-    listing.add_argument("--game", choices=sorted(GAME_KINDS))
+    listing.add_argument("--game", choices=GAME_NAMES)
     listing.add_argument("--limit", type=int, default=20, help="at most this many (0: all)")
     add_json_flag(listing)
     listing.set_defaults(func=cmd_list)
@@ -125,21 +143,34 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 # -- create / watch ------------------------------------------------------------------------
 
 
+def start_of(args: argparse.Namespace, start: str) -> tuple[common_pb2.GameSpec, Position]:
+    """The game and start position the options give: a ``--start`` position says its own
+    variant and size, and options that contradict it are refused."""
+    if not start:
+        spec = game_spec(args)
+        return spec, game(spec.kind).new_position(spec.variant, spec.board_size)
+    position = game(args.game).position_from_text(start)
+    for option, given, actual in (("--variant", args.variant, position.variant),
+                                  ("--size", args.size, position.size)):
+        if given is not None and given != actual:
+            raise InvalidArgumentError(
+                f"{option} {given} contradicts the start position ({actual}); "
+                f"leave {option} out or use a {given} position")
+    return game(args.game).spec(position.variant, position.size), position
+
+
 def _match_config(args: argparse.Namespace) -> match_pb2.MatchConfig:
-    game = game_spec(args)
     start = args.start
     if args.start_file is not None:
         start = read_text_file(args.start_file, "start position").strip()
-    position = position_of(game, start) if start else new_position(
-        args.game, game.variant, game.board_size
-    )
+    spec, position = start_of(args, start)
     opening: list[int] = []
     for word in args.opening.replace(",", " ").split():
         move = position.parse_move(word)
         position.push(move)
         opening.append(move)
     return match_pb2.MatchConfig(
-        game=game, black=parse_bot_ref(args.black), white=parse_bot_ref(args.white),
+        game=spec, black=parse_bot_ref(args.black), white=parse_bot_ref(args.white),
         start_position=start, opening=opening,
         time_control=common_pb2.TimeControl(
             move_time_ms=args.move_time_ms, game_time_ms=args.game_time_ms
@@ -168,7 +199,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def _watch(client: Any, match_id: str, as_json: bool, board: bool) -> int:
-    position = None
+    position = None  # before the move being printed: it names the PV's moves
     for event in client.watch_match(match_id):
         if as_json:
             print_json_line(event)
@@ -182,18 +213,13 @@ def _watch(client: Any, match_id: str, as_json: bool, board: bool) -> int:
                 position = position_of(match.config.game, match.start_position)
         elif kind == "move":
             record = event.move
-            info = f"{record.time_ms} ms"
-            if record.search.depth:
-                info += f", score {record.search.score:+d}, depth {record.search.depth}"
-            if len(record.search.tied_moves) > 1:
-                info += f", drawn among {len(record.search.tied_moves)} tied moves"
-            if record.search.cache_hit:
-                info += ", from the shared cache"
             print(f"{record.ply + 1:>3}. {COLOR_NAMES.get(record.color, '?')} "
-                  f"{record.move.text or record.move.square} ({info})", flush=True)
-            if board and record.position_after and position is not None:
+                  f"{record.move.text or record.move.square} "
+                  f"({_search_text(record, position)})", flush=True)
+            if record.position_after and position is not None:
                 position = position_of_like(position, record.position_after)
-                print(render_board(position, last_move=record.move.square), flush=True)
+                if board:
+                    print(render_board(position, last_move=record.move.square), flush=True)
         elif kind == "pass":
             passed = getattr(event, "pass")  # `pass` is a Python keyword
             print(f"{passed.ply + 1:>3}. {COLOR_NAMES.get(passed.color, '?')} has no move "
@@ -202,6 +228,26 @@ def _watch(client: Any, match_id: str, as_json: bool, board: bool) -> int:
             match = client.get_match(match_id)
             print(f"result: {match_result_text(match)}", flush=True)
     return 0
+
+
+def _search_text(record: match_pb2.MoveRecord, before: Position | None) -> str:
+    """``312 ms, score +4, depth 6, nodes 18234, pv f5 d6 c3``: what the bot's search
+    reported (the PV by name when the position before the move is known)."""
+    search = record.search
+    info = f"{record.time_ms} ms"
+    if search.depth:
+        info += f", score {search.score:+d}, depth {search.depth}"
+    if search.nodes:
+        info += f", nodes {search.nodes}"
+    if search.pv:
+        names = move_names(before, list(search.pv)) if before is not None else []
+        info += ", pv " + " ".join(names or [str(square) for square in search.pv])
+    if len(search.tied_moves) > 1:
+        info += f", drawn among {len(search.tied_moves)} tied moves"
+    if search.cache_hit:
+        info += ", from the shared cache"
+    return info
+
 
 
 def position_of_like(previous: Any, text: str) -> Any:
@@ -218,24 +264,25 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         print_json(match)
         return 0
-    game = match.config.game
+    spec = match.config.game
     print(f"match    {match.id}")
-    print(f"game     {game_label(game)}")
+    print(f"game     {game_label(spec)}")
     print(f"black    {bot_ref_text(match.black)}")
     print(f"white    {bot_ref_text(match.white)}")
     print(f"status   {match_result_text(match)}")
+    if match.imported_from:
+        print(f"imported from a {match.imported_from} record (its players name no bot)")
     if match.config.ladder_id:
         print(f"ladder   {match.config.ladder_id}")
     print(f"moves    {' '.join(m.move.text or str(m.move.square) for m in match.moves) or '-'}")
     if match.moves and match.moves[-1].position_after:
-        final = position_of(game, match.moves[-1].position_after)
+        final = position_of(spec, match.moves[-1].position_after)
         print(render_board(final, last_move=match.moves[-1].move.square))
     return 0
 
 
-def game_label(game: common_pb2.GameSpec) -> str:
-    name = {common_pb2.GAME_KIND_OTHELLO: "othello", common_pb2.GAME_KIND_GOMOKU: "gomoku"}
-    return f"{name.get(game.kind, '?')} {game.variant} {game.board_size}x{game.board_size}"
+def game_label(spec: common_pb2.GameSpec) -> str:
+    return f"{game(spec.kind).name} {spec.variant} {spec.board_size}x{spec.board_size}"
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -244,7 +291,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.status:
         filters["status"] = STATUSES[args.status]
     if args.game:
-        filters["game"] = GAME_KINDS[args.game]
+        filters["game"] = game(args.game).kind
     with client_from_args(args) as client:
         matches = list(client.iter_matches(limit=args.limit, **filters))
     if args.json:
@@ -269,17 +316,43 @@ def cmd_delete(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- replay / export / tree -----------------------------------------------------------------
+# -- replay / export / import / tree --------------------------------------------------------
+
+
+def _add_record_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=sorted(FORMATS), default=None,
+                        help="the record's format (default: recognised from its text)")
+    parser.add_argument("--variant", default="",
+                        help="Othello variant or Gomoku rule, for records that cannot say it "
+                             "(transcripts, PSQ; default: the game's first)")
+
+
+def _record_file(path: Path) -> str:
+    return sys.stdin.read() if str(path) == "-" else read_text_file(path, "game record")
 
 
 def load_replay(args: argparse.Namespace, source: str) -> Replay:
-    """A replay file if ``source`` names one, otherwise a match fetched from the referee."""
+    """A game record if ``source`` names a file, otherwise a match fetched from the
+    referee."""
     path = Path(source)
-    if path.is_file() or source.endswith(".json"):
-        return parse_replay(read_text_file(path, "replay"))
+    if path.is_file() or path.suffix in RECORD_SUFFIXES:
+        return read_record(_record_file(path), args.format or "", args.variant)[1]
     with client_from_args(args) as client:
-        replay = client.get_replay(source, referee_pb2.REPLAY_FORMAT_NATIVE)
-    return parse_replay(replay.content)
+        return native_replay(client.get_match(source))
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    content = _record_file(args.file)
+    fmt = FORMATS[args.format] if args.format else referee_pb2.REPLAY_FORMAT_UNSPECIFIED
+    with client_from_args(args) as client:
+        match = client.import_match(content, fmt, args.variant)
+    if args.json:
+        print_json(match)
+        return 0
+    print(f"imported match {match.id} ({match.imported_from}, {game_label(match.config.game)}, "
+          f"{len(match.moves)} moves): {bot_ref_text(match.black)} (black) vs "
+          f"{bot_ref_text(match.white)} (white), {match_result_text(match)}")
+    return 0
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -349,16 +422,32 @@ def print_tree(tree: common_pb2.SearchTree, depth: int | None, color: bool,
                board: bool = True) -> None:
     root = position_of(tree.root.game, tree.root.text)
     if board:
-        print(render_board(root, marks=root.legal_moves()))
+        print(render_board(root, marks=legal_marks(root)))
     print(render_tree(tree_nodes(tree), root.move_to_str, max_depth=depth, color=color,
                       truncated=tree.truncated))
 
 
+def _no_tree(match: match_pb2.Match, move: int) -> str:
+    """Why move ``move`` (counted from 1, as --ply is) of ``match`` has no tree."""
+    played = len(match.moves)
+    if move > played:
+        return f"match {match.id} has {played} moves: --ply takes 1..{played}"
+    if not match.config.capture_trees:
+        return (f"match {match.id} stored no search trees (a match stores them when created "
+                "with --trees)")
+    return (f"match {match.id} has no search tree for move {move} (a pass, an answer from "
+            "the shared cache or an external bot's move has none)")
+
+
 def cmd_tree(args: argparse.Namespace) -> int:
+    if args.ply < 1:
+        raise InvalidArgumentError(f"--ply counts moves from 1, got {args.ply}")
     with client_from_args(args) as client:
-        if args.ply < 1:
-            raise InvalidArgumentError(f"--ply counts moves from 1, got {args.ply}")
-        tree = client.get_search_tree(args.match_id, args.ply - 1)  # the API counts from 0
+        try:
+            tree = client.get_search_tree(args.match_id, args.ply - 1)  # the API counts from 0
+        except NotFoundError:
+            match = client.get_match(args.match_id)  # NOT_FOUND itself for an unknown match
+            raise NotFoundError(_no_tree(match, args.ply)) from None
     if args.json:
         print_json(tree)
         return 0

@@ -26,10 +26,11 @@ from types import TracebackType
 from typing import Any, Final, TypeVar
 
 import grpc
-from arena.services.common.errors import error_class_for, field_violations
 from google.protobuf import json_format, struct_pb2
 
 from arena import errors
+from arena.home import ADMIN_TOKEN_FILE, STACK_FILE, arena_home
+from arena.rpc import ServerError, to_arena_error
 from arena.v1 import (
     bots_pb2,
     common_pb2,
@@ -42,6 +43,8 @@ from arena.v1 import (
     referee_pb2_grpc,
     registry_pb2,
     registry_pb2_grpc,
+    status_pb2,
+    status_pb2_grpc,
 )
 
 ROLES: Final = ("registry", "referee", "ladder", "engine")
@@ -52,12 +55,15 @@ ANALYZE_MARGIN_S: Final = 30.0
 # Reads and analysis are safe to repeat, so gRPC may retry them when the server is
 # briefly unreachable (a worker restarting, a port not yet accepting).
 _RETRIED_METHODS: Final = {
-    "arena.v1.BotRegistry": ("GetBot", "ListBots", "ListPresets"),
+    "arena.v1.BotRegistry": ("GetBot", "ListBots", "ListPresets", "ListEngines"),
     "arena.v1.Referee": ("GetMatch", "ListMatches", "GetReplay", "GetSearchTree"),
     "arena.v1.Ladder": ("GetStandings", "ListLadders"),
     "arena.v1.Engine": ("Analyze",),
+    "arena.v1.Status": ("GetStatus",),
 }
 SERVICE_CONFIG: Final = json.dumps({
+    # A target naming several servers of a role ("ipv4:a,b") spreads calls over them.
+    "loadBalancingConfig": [{"round_robin": {}}],
     "methodConfig": [
         {
             "name": [
@@ -82,33 +88,6 @@ _CHANNEL_OPTIONS: Final = [
 ]
 
 
-class ServerError(errors.ArenaError):
-    """The server failed in a way no domain error describes (INTERNAL, UNKNOWN, ...)."""
-
-
-def to_arena_error(error: grpc.RpcError, role: str, target: str) -> errors.ArenaError:
-    """One readable exception for a failed call to the ``role`` service at ``target``."""
-    code = error.code() if isinstance(error, grpc.Call) else grpc.StatusCode.UNKNOWN
-    details = (error.details() if isinstance(error, grpc.Call) else "") or ""
-    if code is grpc.StatusCode.UNAVAILABLE:
-        reason = details.splitlines()[0] if details else "no answer"
-        return errors.UnavailableError(
-            f"{role} unreachable at {target} ({reason}); is the stack running (`arena up`)?"
-        )
-    if code is grpc.StatusCode.DEADLINE_EXCEEDED:
-        return errors.DeadlineExceededError(f"{role} at {target} did not answer in time")
-    if code is grpc.StatusCode.INVALID_ARGUMENT:
-        violations = field_violations(error)
-        if violations:
-            message = details.split(":", 1)[0] if details else "invalid request"
-            return errors.InvalidArgumentError(message, violations)
-    kind = error_class_for(code) or ServerError
-    text = details or code.name.lower().replace("_", " ")
-    if kind is ServerError:
-        text = f"{role} failed ({code.name}): {text}"
-    return kind(text)
-
-
 @dataclass(frozen=True)
 class StackAddresses:
     """Where the services listen and which token to send (see the module docstring)."""
@@ -118,7 +97,7 @@ class StackAddresses:
     ladder: str = ""
     engine: str = ""
     token: str = ""
-    home: Path = field(default_factory=lambda: Path(".arena"))
+    home: Path = field(default_factory=arena_home)
 
     @classmethod
     def discover(
@@ -128,14 +107,11 @@ class StackAddresses:
         **given: str | None,
     ) -> StackAddresses:
         env = os.environ if env is None else env
-        state = Path(home or env.get("ARENA_HOME") or ".arena")
-        manifest = _read_manifest(state / "stack.json")
-        services = manifest.get("services", {})
-        services = services if isinstance(services, dict) else {}
-        workers = sorted(name for name in services if str(name).startswith("worker"))
-        from_stack = {role: str(services.get(role, "")) for role in ROLES}
-        if workers:
-            from_stack["engine"] = str(services[workers[0]])
+        state = arena_home(home, env)
+        manifest = _read_manifest(state / STACK_FILE)
+        roles = manifest.get("roles", {})
+        roles = roles if isinstance(roles, dict) else {}
+        from_stack = {role: str(roles.get(role, "")) for role in ROLES}
         found: dict[str, str] = {}
         for role in ROLES:
             found[role] = (
@@ -149,7 +125,7 @@ class StackAddresses:
         if not address:
             raise errors.UnavailableError(
                 f"no {role} address: start the stack with `arena up`, or set "
-                f"ARENA_{role.upper()} (looked in {self.home / 'stack.json'})"
+                f"ARENA_{role.upper()} (looked in {self.home / STACK_FILE})"
             )
         return address
 
@@ -165,7 +141,7 @@ def _read_manifest(path: Path) -> dict[str, Any]:
 
 
 def _read_token(manifest: Mapping[str, Any], state: Path) -> str:
-    path = Path(str(manifest.get("token_file") or state / "admin.token"))
+    path = Path(str(manifest.get("token_file") or state / ADMIN_TOKEN_FILE))
     try:
         return path.read_text().strip()
     except OSError:
@@ -173,6 +149,8 @@ def _read_token(manifest: Mapping[str, Any], state: Path) -> str:
 
 
 Response = TypeVar("Response")
+
+__all__ = ["ArenaClient", "ServerError", "StackAddresses"]
 
 
 class ArenaClient:
@@ -191,8 +169,11 @@ class ArenaClient:
         token: str | None = None,
         home: Path | str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        addresses: StackAddresses | None = None,
     ) -> None:
-        self.addresses = StackAddresses.discover(
+        """Addresses and token: ``addresses`` exactly as given (services calling each
+        other), else discovered (see the module docstring)."""
+        self.addresses = addresses or StackAddresses.discover(
             home, registry=registry, referee=referee, ladder=ladder, engine=engine, token=token
         )
         self.timeout_s = timeout_s
@@ -267,8 +248,12 @@ class ArenaClient:
 
     # -- registry ----------------------------------------------------------------------
 
-    def register_bot(self, spec: bots_pb2.BotSpec, from_preset: str = "") -> bots_pb2.BotVersion:
-        request = registry_pb2.RegisterBotRequest(spec=spec, from_preset=from_preset)
+    def register_bot(self, spec: bots_pb2.BotSpec, from_preset: str = "",
+                     request_id: str = "") -> bots_pb2.BotVersion:
+        """Register version 1 of a new bot; a retry with the same ``request_id`` returns the
+        version the first call registered."""
+        request = registry_pb2.RegisterBotRequest(spec=spec, from_preset=from_preset,
+                                                  request_id=request_id)
         return self._call("registry", self._registry().RegisterBot, request)
 
     def get_bot(self, name: str, version: int = 0) -> bots_pb2.BotVersion:
@@ -304,8 +289,10 @@ class ArenaClient:
         request = registry_pb2.UpdateBotRequest(name=name, spec=spec)
         return self._call("registry", self._registry().UpdateBot, request)
 
-    def retire_bot(self, name: str) -> bots_pb2.BotVersion:
-        request = registry_pb2.RetireBotRequest(name=name)
+    def retire_bot(self, name: str, cancel_matches: bool = False) -> bots_pb2.BotVersion:
+        """Retire a bot (it enters no new match); ``cancel_matches`` also cancels its
+        pending and running matches."""
+        request = registry_pb2.RetireBotRequest(name=name, cancel_matches=cancel_matches)
         return self._call("registry", self._registry().RetireBot, request)
 
     def list_presets(
@@ -314,11 +301,28 @@ class ArenaClient:
         request = registry_pb2.ListPresetsRequest(game=game)
         return list(self._call("registry", self._registry().ListPresets, request).presets)
 
+    def list_engines(
+        self, game: common_pb2.GameKind.ValueType = common_pb2.GAME_KIND_UNSPECIFIED
+    ) -> list[engine_pb2.EngineOffer]:
+        """The protocol engines live match workers offer (name, protocol, games, checksum,
+        how many workers), for ``game`` or every game."""
+        request = registry_pb2.ListEnginesRequest(game=game)
+        return list(self._call("registry", self._registry().ListEngines, request).engines)
+
     # -- referee -----------------------------------------------------------------------
 
-    def create_match(self, config: match_pb2.MatchConfig) -> match_pb2.Match:
-        request = referee_pb2.CreateMatchRequest(config=config)
+    def create_match(self, config: match_pb2.MatchConfig, request_id: str = "",
+                     owner: str = "") -> match_pb2.Match:
+        """Queue a match; a retry with the same ``request_id`` returns the match the first
+        call created. ``owner`` creates it for another user (services and admins only)."""
+        request = referee_pb2.CreateMatchRequest(config=config, request_id=request_id,
+                                                 owner=owner)
         return self._call("referee", self._referee().CreateMatch, request)
+
+    def cancel_match(self, match_id: str, reason: str = "") -> match_pb2.Match:
+        """Stop a pending or running match at once; it ends cancelled (void)."""
+        request = referee_pb2.CancelMatchRequest(match_id=match_id, reason=reason)
+        return self._call("referee", self._referee().CancelMatch, request)
 
     def get_match(self, match_id: str) -> match_pb2.Match:
         request = referee_pb2.GetMatchRequest(match_id=match_id)
@@ -374,14 +378,30 @@ class ArenaClient:
         request = referee_pb2.GetSearchTreeRequest(match_id=match_id, ply=ply)
         return self._call("referee", self._referee().GetSearchTree, request)
 
+    def import_match(
+        self,
+        content: str,
+        replay_format: referee_pb2.ReplayFormat.ValueType = referee_pb2.REPLAY_FORMAT_UNSPECIFIED,
+        variant: str = "",
+        request_id: str = "",
+    ) -> match_pb2.Match:
+        """Store a game record (native replay, GGF, transcript, PSQ; the format is
+        recognised when unspecified) as a finished match of the caller. ``variant`` is
+        for records that cannot say it (transcripts, PSQ). A retry with the same
+        ``request_id`` returns the match the first call stored."""
+        request = referee_pb2.ImportMatchRequest(content=content, format=replay_format,
+                                                 variant=variant, request_id=request_id)
+        return self._call("referee", self._referee().ImportMatch, request)
+
     def delete_match(self, match_id: str) -> None:
         request = referee_pb2.DeleteMatchRequest(match_id=match_id)
         self._call("referee", self._referee().DeleteMatch, request)
 
     # -- ladder ------------------------------------------------------------------------
 
-    def create_ladder(self, config: ladder_pb2.LadderConfig) -> ladder_pb2.LadderInfo:
-        request = ladder_pb2.CreateLadderRequest(config=config)
+    def create_ladder(self, config: ladder_pb2.LadderConfig,
+                      request_id: str = "") -> ladder_pb2.LadderInfo:
+        request = ladder_pb2.CreateLadderRequest(config=config, request_id=request_id)
         return self._call("ladder", self._ladder().CreateLadder, request)
 
     def get_standings(self, ladder_id: str) -> ladder_pb2.Standings:
@@ -418,6 +438,27 @@ class ArenaClient:
     def cancel_ladder(self, ladder_id: str) -> ladder_pb2.LadderInfo:
         request = ladder_pb2.CancelLadderRequest(ladder_id=ladder_id)
         return self._call("ladder", self._ladder().CancelLadder, request)
+
+    # -- status ------------------------------------------------------------------------
+
+    def get_status(self, forfeits: int = 0) -> status_pb2.ArenaStatus:
+        """The live picture a referee sees: workers (with their engines and current job),
+        the move and match queues, running matches, the cache's recent hit rate and the
+        latest forfeits (``forfeits``: how many; 0: 10)."""
+        request = status_pb2.GetStatusRequest(forfeits=forfeits)
+        stub = status_pb2_grpc.StatusStub(self._channel("referee"))
+        return self._call("referee", stub.GetStatus, request)
+
+    def check_health(self, role: str) -> bool:
+        """True if the ``role``'s server answers gRPC health SERVING (no token needed)."""
+        from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+        stub = health_pb2_grpc.HealthStub(self._channel(role))
+        try:
+            reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=min(self.timeout_s, 2.0))
+        except grpc.RpcError:
+            return False
+        return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
 
     # -- engine ------------------------------------------------------------------------
 

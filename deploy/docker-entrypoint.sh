@@ -1,6 +1,6 @@
 #!/bin/sh
 # Entry point of the Arena image: the first argument picks the role.
-#   registry | referee | ladder | worker [service flags...]  -> python -m arena.services.<role>
+#   registry | referee | ladder | worker | web [flags...]   -> python -m arena.services.<role>
 #   anything else (redis-server, redis-cli, python3, sh ...)  -> run as given
 # Secrets may come as files (Docker/Compose secrets, Kubernetes volumes): ARENA_ADMIN_TOKEN_FILE
 # names a file holding the admin token, exported as ARENA_ADMIN_TOKEN for the service.
@@ -19,7 +19,7 @@ fi
 
 role="${1:-registry}"
 case "$role" in
-    registry|referee|ladder|worker)
+    registry|referee|ladder|worker|web)
         [ $# -gt 0 ] && shift
         exec python3 -m "arena.services.$role" --listen "${ARENA_LISTEN:-0.0.0.0:50051}" "$@"
         ;;

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROLES = ("registry", "ladder", "referee", "worker")
+ROLES = ("registry", "ladder", "referee", "analyst", "worker")
 SERVICE_PORT = 50051
 
 
@@ -92,7 +92,10 @@ def write_manifest(home: Path, services: dict[str, str], token_file: Path,
                    project: str | None) -> Path:
     home.mkdir(parents=True, exist_ok=True)
     path = home / "stack.json"
-    manifest = {"services": services, "token_file": str(token_file.resolve()),
+    roles = {role: services[role] for role in ("registry", "referee", "ladder")}
+    if "analyst" in services:
+        roles["engine"] = services["analyst"]
+    manifest = {"roles": roles, "services": services, "token_file": str(token_file.resolve()),
                 "compose_project": project or ""}
     path.write_text(json.dumps(manifest, indent=2) + "\n")
     return path

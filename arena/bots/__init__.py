@@ -4,7 +4,6 @@ The registry service stores what this package accepts; the referee and the worke
 engine configs back with :func:`builtin_config`.
 """
 
-from arena.bots.engines import EVALUATOR_GAMES, GAME_NAMES, game_from_name, game_name
 from arena.bots.presets import apply_preset, list_presets, merge_config, preset_configs
 from arena.bots.spec import (
     builtin_config,
@@ -14,20 +13,18 @@ from arena.bots.spec import (
     evaluator_hash,
     new_version,
 )
-from arena.bots.validation import check_spec, validate_spec
+from arena.bots.validation import check_spec, evaluator_game, known_evaluators, validate_spec
 
 __all__ = [
-    "EVALUATOR_GAMES",
-    "GAME_NAMES",
     "apply_preset",
     "builtin_config",
     "check_spec",
     "config_from_struct",
     "config_to_struct",
     "content_hash",
+    "evaluator_game",
     "evaluator_hash",
-    "game_from_name",
-    "game_name",
+    "known_evaluators",
     "list_presets",
     "merge_config",
     "new_version",

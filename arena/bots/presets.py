@@ -10,9 +10,9 @@ from __future__ import annotations
 import numbers
 from collections.abc import Mapping
 
-from arena.bots.engines import GAME_NAMES, GameKind, engine_for, game_name
 from arena.bots.spec import builtin_config, config_to_struct
 from arena.errors import FieldViolation, InvalidArgumentError
+from arena.games import GAMES, GameKind, game
 from arena.v1 import bots_pb2, common_pb2
 
 # What each shipped preset is; presets the engines add later get a generic description.
@@ -53,43 +53,41 @@ def plain(value: object) -> object:
 PresetConfigs = dict[str, tuple[GameKind, dict[str, object]]]
 
 
-def _games(game: GameKind) -> list[GameKind]:
-    unspecified = common_pb2.GAME_KIND_UNSPECIFIED
-    return [kind for kind in GAME_NAMES.values() if game in (unspecified, kind)]
-
-
-def preset_configs(game: GameKind = common_pb2.GAME_KIND_UNSPECIFIED) -> PresetConfigs:
-    """Preset name -> (game, config) for one game, or every game."""
+def preset_configs(kind: GameKind = common_pb2.GAME_KIND_UNSPECIFIED) -> PresetConfigs:
+    """Preset name -> (game kind, config) for one game, or every game."""
     found: PresetConfigs = {}
-    for kind in _games(game):
-        for name, config in engine_for(kind).PRESETS.items():
+    for each in GAMES:
+        if kind not in (common_pb2.GAME_KIND_UNSPECIFIED, each.kind):
+            continue
+        for name, config in each.engine().presets.items():
             as_dict = plain(config)
             assert isinstance(as_dict, dict)
-            found[name] = (kind, as_dict)
+            found[name] = (each.kind, as_dict)
     return dict(sorted(found.items()))
 
 
-def list_presets(game: GameKind = common_pb2.GAME_KIND_UNSPECIFIED) -> list[bots_pb2.Preset]:
+def list_presets(kind: GameKind = common_pb2.GAME_KIND_UNSPECIFIED) -> list[bots_pb2.Preset]:
     """The shipped presets, with their full seed parameters, sorted by name."""
     presets = []
-    for name, (kind, config) in preset_configs(game).items():
+    for name, (preset_kind, config) in preset_configs(kind).items():
         evaluator = config.get("evaluator", "?")
+        title = game(preset_kind).name
         presets.append(bots_pb2.Preset(
-            name=name, game=kind,
-            description=DESCRIPTIONS.get(name, f"{evaluator} preset for {game_name(kind)}"),
+            name=name, game=preset_kind,
+            description=DESCRIPTIONS.get(name, f"{evaluator} preset for {title}"),
             engine=bots_pb2.BuiltinEngine(config=config_to_struct(config)),
         ))
     return presets
 
 
-def preset_problem(name: str, game: GameKind) -> str | None:
-    """Why ``name`` cannot label a bot of ``game``, or None."""
+def preset_problem(name: str, kind: GameKind) -> str | None:
+    """Why ``name`` cannot label a bot of game ``kind``, or None."""
     configs = preset_configs()
     if name not in configs:
         return f"unknown preset {name!r} (known: {', '.join(configs)})"
-    kind = configs[name][0]
-    if game in GAME_NAMES.values() and kind != game:
-        return f"preset {name!r} is for {game_name(kind)}, not {game_name(game)}"
+    preset_kind = configs[name][0]
+    if kind in (g.kind for g in GAMES) and preset_kind != kind:
+        return f"preset {name!r} is for {game(preset_kind).name}, not {game(kind).name}"
     return None
 
 
@@ -121,7 +119,7 @@ def apply_preset(spec: bots_pb2.BotSpec, preset: str) -> bots_pb2.BotSpec:
             "spec.external", "a preset gives a built-in engine; drop the external engine")])
     if spec.game != common_pb2.GAME_KIND_UNSPECIFIED and spec.game != kind:
         raise InvalidArgumentError.for_fields([FieldViolation(
-            "spec.game", f"preset {preset!r} is for {game_name(kind)}")])
+            "spec.game", f"preset {preset!r} is for {game(kind).name}")])
     merged = bots_pb2.BotSpec()
     merged.CopyFrom(spec)
     merged.game = kind

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from google.protobuf import struct_pb2, timestamp_pb2
 
-from arena.bots.engines import engine_for, game_name
+from arena.games import game
 from arena.v1 import bots_pb2
 
 # Doubles represent every integer up to 2**53 exactly; beyond that "integral" means little.
@@ -75,6 +75,9 @@ def _engine_document(spec: bots_pb2.BotSpec) -> dict[str, object]:
                              "move_deadline_ms": spec.external.move_deadline_ms}}
     if spec.WhichOneof("engine") == "builtin":
         return {"builtin": builtin_config(spec)}
+    if spec.WhichOneof("engine") == "protocol":
+        return {"protocol": {"engine": spec.protocol.engine, "checksum": spec.protocol.checksum,
+                             "options": config_from_struct(spec.protocol.options)}}
     return {}
 
 
@@ -82,7 +85,7 @@ def content_hash(spec: bots_pb2.BotSpec) -> str:
     """Hex sha256 of everything in the spec, independent of protobuf encoding details."""
     document = {
         "name": spec.name,
-        "game": game_name(spec.game),
+        "game": game(spec.game).name,
         "description": spec.description,
         "avatar_sha256": hashlib.sha256(spec.avatar_png).hexdigest() if spec.avatar_png else "",
         "engine": _engine_document(spec),
@@ -95,11 +98,11 @@ def evaluator_hash(spec: bots_pb2.BotSpec) -> str:
     """Hex hash of what determines the bot's search results.
 
     Built-in bots ask their engine (which fills in defaults, so equivalent configs hash
-    alike); the shared transposition cache keys on this. External bots hash their address:
-    the arena does not search for them, the hash only tells versions apart.
+    alike); the shared transposition cache keys on this. External bots hash their address
+    and protocol bots their engine, options and checksum: the hash tells versions apart.
     """
     if spec.WhichOneof("engine") == "builtin":
-        return engine_for(spec.game).evaluator_hash(builtin_config(spec))
+        return game(spec.game).engine().evaluator_hash(builtin_config(spec))
     return hashlib.sha256(_canonical(_engine_document(spec))).hexdigest()
 
 

@@ -13,10 +13,11 @@ import re
 import struct
 import zlib
 
-from arena.bots.engines import EVALUATOR_GAMES, GAME_NAMES, GameKind, engine_for, game_name
 from arena.bots.presets import preset_problem
-from arena.bots.spec import builtin_config
+from arena.bots.spec import builtin_config, config_from_struct
 from arena.errors import FieldViolation, InvalidArgumentError
+from arena.games import GAMES, Game, GameKind, UnknownGameError, game
+from arena.protocols.options import ENGINE_NAME_RE, GAMES_OF_PROTOCOL, validate_options
 from arena.v1 import bots_pb2
 
 NAME_MAX_CHARS = 64
@@ -29,6 +30,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # Allowed bit depths per PNG colour type (PNG spec, table 11.1).
 _PNG_BIT_DEPTHS = {0: {1, 2, 4, 8, 16}, 2: {8, 16}, 3: {1, 2, 4, 8}, 4: {8, 16}, 6: {8, 16}}
 _HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
+_CHECKSUM = re.compile(r"[0-9a-f]{64}")
 
 
 def validate_name(name: str, field: str = "spec.name") -> list[FieldViolation]:
@@ -149,6 +151,29 @@ def validate_external(engine: bots_pb2.ExternalEngine) -> list[FieldViolation]:
     return found
 
 
+def protocol_of(kind: int) -> str:
+    """The protocol engines of the game ``kind`` speak (NBoard for Othello, Gomocup for
+    Gomoku); "" for no game."""
+    name = next((g.name for g in GAMES if g.kind == kind), "")
+    return next((p for p, games in GAMES_OF_PROTOCOL.items() if name in games), "")
+
+
+def validate_protocol(kind: int, engine: bots_pb2.ProtocolEngine) -> list[FieldViolation]:
+    """The shape of a protocol engine reference (the registry checks that live workers
+    offer the engine)."""
+    found = []
+    if not ENGINE_NAME_RE.fullmatch(engine.engine):
+        found.append(FieldViolation("spec.protocol.engine",
+                                    f"must name an engine of the catalog, got {engine.engine!r}"))
+    if engine.checksum and not _CHECKSUM.fullmatch(engine.checksum):
+        found.append(FieldViolation("spec.protocol.checksum", "must be 64 hex digits"))
+    protocol = protocol_of(kind)
+    if protocol:
+        found += validate_options(protocol, config_from_struct(engine.options),
+                                  "spec.protocol.options")
+    return found
+
+
 def _prefixed(violation: FieldViolation) -> FieldViolation:
     """An engine's violation (``depth.end``) under the request path of the config."""
     field = violation.field
@@ -160,25 +185,37 @@ def _prefixed(violation: FieldViolation) -> FieldViolation:
     return FieldViolation(f"{CONFIG_PREFIX}{separator}{field}", violation.description)
 
 
-def validate_builtin(game: GameKind, config: dict[str, object]) -> list[FieldViolation]:
-    """The evaluator must exist and play ``game``; its engine validates the rest."""
+def evaluator_game(evaluator: object) -> Game | None:
+    """The game whose engine offers ``evaluator`` (None: no engine does)."""
+    return next((g for g in GAMES if evaluator in g.engine().evaluators), None)
+
+
+def known_evaluators() -> list[str]:
+    return sorted(name for g in GAMES for name in g.engine().evaluators)
+
+
+def validate_builtin(kind: GameKind, config: dict[str, object]) -> list[FieldViolation]:
+    """The evaluator must exist and play game ``kind``; its engine validates the rest."""
     evaluator = config.get("evaluator")
     field = f"{CONFIG_PREFIX}.evaluator"
-    if not isinstance(evaluator, str) or evaluator not in EVALUATOR_GAMES:
-        known = ", ".join(sorted(EVALUATOR_GAMES))
+    plays = evaluator_game(evaluator)
+    if plays is None:
+        known = ", ".join(known_evaluators())
         return [FieldViolation(field, f"unknown evaluator {evaluator!r} (known: {known})")]
-    plays = EVALUATOR_GAMES[evaluator]
-    if game in GAME_NAMES.values() and plays != game:
-        return [FieldViolation(field, f"evaluator {evaluator!r} plays {game_name(plays)}, "
-                                      f"not {game_name(game)}")]
-    return [_prefixed(v) for v in engine_for(plays).validate_config(config)]
+    if kind in (g.kind for g in GAMES) and plays.kind != kind:
+        return [FieldViolation(field, f"evaluator {evaluator!r} plays {plays.name}, "
+                                      f"not {game(kind).name}")]
+    return [_prefixed(v) for v in plays.engine().validate_config(config)]
 
 
 def validate_spec(spec: bots_pb2.BotSpec) -> list[FieldViolation]:
     """Every problem with ``spec``; an empty list means it may be stored."""
     found = validate_name(spec.name)
-    if spec.game not in GAME_NAMES.values():
-        found.append(FieldViolation("spec.game", f"must be one of {', '.join(GAME_NAMES)}"))
+    try:
+        game(spec.game)
+    except UnknownGameError:
+        names = ", ".join(g.name for g in GAMES)
+        found.append(FieldViolation("spec.game", f"must be one of {names}"))
     if len(spec.description) > DESCRIPTION_MAX_CHARS:
         found.append(FieldViolation("spec.description", f"must be at most "
                                     f"{DESCRIPTION_MAX_CHARS} characters"))
@@ -188,8 +225,11 @@ def validate_spec(spec: bots_pb2.BotSpec) -> list[FieldViolation]:
         found += validate_builtin(spec.game, builtin_config(spec))
     elif engine == "external":
         found += validate_external(spec.external)
+    elif engine == "protocol":
+        found += validate_protocol(spec.game, spec.protocol)
     else:
-        found.append(FieldViolation("spec.engine", "one of builtin or external is required"))
+        found.append(FieldViolation("spec.engine",
+                                    "one of builtin, external or protocol is required"))
     if spec.preset:
         problem = preset_problem(spec.preset, spec.game)
         if problem:

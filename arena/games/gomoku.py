@@ -23,6 +23,7 @@ is ``9 freestyle ---------/---------/.../--------- X`` (nine rows).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Self
 
 from arena.games.base import (
@@ -370,3 +371,35 @@ class GomokuBoard:
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def moves_from_empty(board: GomokuBoard, history: Sequence[int]) -> list[int]:
+    """A move list from the empty board that reaches ``board``, ending with ``history``.
+
+    ``history`` holds the last moves played (a suffix of the game, possibly empty).
+    Stones that ``history`` does not explain (a custom start position) come first,
+    alternating black and white, which reaches the same board: Gomoku positions depend
+    only on the stones. Raises ``InvalidPositionError`` if ``history`` cannot end here.
+    """
+    recent = list(history)
+    text = board.to_text()
+    if len(set(recent)) != len(recent):
+        raise InvalidPositionError(f"history {recent} repeats a point")
+    color = board.turn.other  # walk the history backwards from the side that moved last
+    for move in reversed(recent):
+        if not _is_int(move) or not 0 <= move < board.num_squares or \
+                board.piece_at(move) is not color:
+            raise InvalidPositionError(
+                f"history move {move!r} is not a {color.name.lower()} stone in {text!r}")
+        color = color.other
+    played = set(recent)
+    early_black = [s for s in board.stones(Color.BLACK) if s not in played]
+    early_white = [s for s in board.stones(Color.WHITE) if s not in played]
+    if len(early_black) - len(early_white) not in (0, 1):
+        raise InvalidPositionError(f"history {recent} does not end the game in {text!r}")
+    prefix: list[int] = []
+    for index, stone in enumerate(early_black):
+        prefix.append(stone)
+        if index < len(early_white):
+            prefix.append(early_white[index])
+    return prefix + recent

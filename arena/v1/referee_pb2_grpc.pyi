@@ -49,6 +49,12 @@ class RefereeStub:
     """Returns the search tree stored for one ply."""
     DeleteMatch: _grpc.UnaryUnaryMultiCallable[_referee_pb2.DeleteMatchRequest, _referee_pb2.DeleteMatchResponse]
     """Deletes a finished match (owner or admin)."""
+    CancelMatch: _grpc.UnaryUnaryMultiCallable[_referee_pb2.CancelMatchRequest, _match_pb2.Match]
+    """Stops a pending or running match at once; it ends cancelled, not as a result."""
+    ImportMatch: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ImportMatchRequest, _match_pb2.Match]
+    """Stores a game record (native replay, GGF, transcript, PSQ) as a finished match of the
+    caller, every move replayed through the rules first.
+    """
 
 @_typing.type_check_only
 class RefereeAsyncStub(RefereeStub):
@@ -69,6 +75,12 @@ class RefereeAsyncStub(RefereeStub):
     """Returns the search tree stored for one ply."""
     DeleteMatch: _aio.UnaryUnaryMultiCallable[_referee_pb2.DeleteMatchRequest, _referee_pb2.DeleteMatchResponse]  # type: ignore[assignment]
     """Deletes a finished match (owner or admin)."""
+    CancelMatch: _aio.UnaryUnaryMultiCallable[_referee_pb2.CancelMatchRequest, _match_pb2.Match]  # type: ignore[assignment]
+    """Stops a pending or running match at once; it ends cancelled, not as a result."""
+    ImportMatch: _aio.UnaryUnaryMultiCallable[_referee_pb2.ImportMatchRequest, _match_pb2.Match]  # type: ignore[assignment]
+    """Stores a game record (native replay, GGF, transcript, PSQ) as a finished match of the
+    caller, every move replayed through the rules first.
+    """
 
 class RefereeServicer(metaclass=_abc_1.ABCMeta):
     """Creates, runs, streams and serves matches."""
@@ -128,5 +140,23 @@ class RefereeServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_referee_pb2.DeleteMatchResponse, _abc.Awaitable[_referee_pb2.DeleteMatchResponse]]:
         """Deletes a finished match (owner or admin)."""
+
+    @_abc_1.abstractmethod
+    def CancelMatch(
+        self,
+        request: _referee_pb2.CancelMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_match_pb2.Match, _abc.Awaitable[_match_pb2.Match]]:
+        """Stops a pending or running match at once; it ends cancelled, not as a result."""
+
+    @_abc_1.abstractmethod
+    def ImportMatch(
+        self,
+        request: _referee_pb2.ImportMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_match_pb2.Match, _abc.Awaitable[_match_pb2.Match]]:
+        """Stores a game record (native replay, GGF, transcript, PSQ) as a finished match of the
+        caller, every move replayed through the rules first.
+        """
 
 def add_RefereeServicer_to_server(servicer: RefereeServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

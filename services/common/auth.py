@@ -1,9 +1,11 @@
 """Token authentication: one server interceptor, principals with roles.
 
 Callers send ``authorization: Bearer <token>``. Tokens map to principals from a tokens
-file (JSON: ``{"<token>": {"name": "alice", "role": "user"}}``) and/or the environment
-(``ARENA_TOKENS`` holding the same JSON, ``ARENA_ADMIN_TOKEN`` for one admin). Health
-checking and reflection stay open so probes and ``grpcurl list`` work without a token.
+file (JSON: ``{"<token>": {"name": "alice", "role": "user"}}``), the same JSON inline, and
+one admin token (settings ``tokens_file``, ``tokens``, ``admin_token``,
+``admin_token_file``). Health checking and reflection stay open so probes and ``grpcurl
+list`` work without a token. With authentication off (``--no-auth``), every caller is the
+anonymous admin: handlers always have a principal.
 """
 
 from __future__ import annotations
@@ -11,14 +13,14 @@ from __future__ import annotations
 import contextvars
 import hmac
 import json
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import grpc
-from arena.services.common.errors import Behavior, rewrap
+from arena.services.common.config import Config
+from arena.services.common.errors import Behavior, Wrap
 
 from arena.errors import PermissionDeniedError, UnauthenticatedError
 
@@ -59,6 +61,9 @@ class TokenStore:
     def __init__(self, tokens: Mapping[str, Principal]) -> None:
         self._tokens = dict(tokens)
 
+    def principals(self) -> list[Principal]:
+        return list(self._tokens.values())
+
     def lookup(self, token: str) -> Principal | None:
         found = None
         for known, principal in self._tokens.items():
@@ -78,14 +83,16 @@ class TokenStore:
             raise ValueError(f"bad tokens in {origin}: {exc}") from exc
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> TokenStore:
-        env = os.environ if env is None else env
+    def from_config(cls, config: Config) -> TokenStore:
         tokens: dict[str, Principal] = {}
-        if path := env.get("ARENA_TOKENS_FILE"):
-            tokens.update(cls.parse(Path(path).read_text(), path))
-        if text := env.get("ARENA_TOKENS"):
-            tokens.update(cls.parse(text, "ARENA_TOKENS"))
-        if admin := env.get("ARENA_ADMIN_TOKEN"):
+        if config.tokens_file:
+            tokens.update(cls.parse(Path(config.tokens_file).read_text(), config.tokens_file))
+        if config.tokens:
+            tokens.update(cls.parse(config.tokens, "ARENA_TOKENS"))
+        admin = config.admin_token
+        if not admin and config.admin_token_file:
+            admin = Path(config.admin_token_file).read_text().strip()
+        if admin:
             tokens[admin] = Principal("admin", "admin")
         return cls(tokens)
 
@@ -105,24 +112,27 @@ def bearer_token(metadata: tuple[tuple[str, str | bytes], ...] | None) -> str | 
     return None
 
 
-class AuthInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
-    """Authenticates every Arena RPC; handlers read the caller with current_principal()."""
+ANONYMOUS = Principal("anonymous", "admin")
 
-    def __init__(self, store: TokenStore) -> None:
+
+class Authenticator:
+    """The authentication layer of every server (``server.ServiceInterceptor``): handlers
+    read the caller with current_principal(). ``store=None`` turns authentication off:
+    every caller is :data:`ANONYMOUS`."""
+
+    def __init__(self, store: TokenStore | None) -> None:
         self._store = store
 
-    def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler[Any, Any] | None],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any] | None:
-        handler = continuation(handler_call_details)
-        if handler is None or handler_call_details.method.startswith(OPEN_SERVICES):
-            return handler
-        token = bearer_token(handler_call_details.invocation_metadata)
-        principal = self._store.lookup(token) if token else None
+    def __call__(self, details: grpc.HandlerCallDetails) -> Wrap | None:
+        if details.method.startswith(OPEN_SERVICES):
+            return None
+        token = bearer_token(details.invocation_metadata)
+        if self._store is None:
+            principal: Principal | None = ANONYMOUS
+        else:
+            principal = self._store.lookup(token) if token else None
 
-        def wrap(behavior: Behavior, streaming: bool) -> Behavior:
+        def wrap(behavior: Behavior) -> Behavior:
             def authenticated(request: Any, context: grpc.ServicerContext) -> Any:
                 if principal is None:
                     missing = "missing" if token is None else "unknown"
@@ -130,12 +140,6 @@ class AuthInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
                 _current.set(principal)
                 return behavior(request, context)
 
-            if not streaming:
-                return authenticated
+            return authenticated
 
-            def stream(request: Any, context: grpc.ServicerContext) -> Any:
-                yield from authenticated(request, context)
-
-            return stream
-
-        return rewrap(handler, wrap)
+        return wrap

@@ -1,47 +1,310 @@
-"""Service settings from the environment (12-factor), with command-line overrides."""
+"""One configuration object per service process: command-line flags over the environment
+over defaults, every setting declared once in :data:`SETTINGS`.
+
+Each setting has a name (the attribute of :class:`Config`), an ``ARENA_*`` environment
+variable, a default, the services that read it and a one-line meaning; the settings that
+services also take as flags name the flag. ``docs/configuration.md`` lists the same table
+(a test keeps them equal), and a service logs its effective configuration at start with
+secrets masked.
+
+Precedence: a flag given on the command line wins, then the environment, then the default.
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
+
+from arena.services.common.protocol.delivery import DeliveryConfig
+
+ALL = ("registry", "referee", "worker", "ladder", "web")
 
 
 @dataclass(frozen=True)
-class Settings:
-    """Where a service listens and what it talks to."""
+class Setting:
+    """One configurable value (see the module docstring)."""
 
-    listen: str = "127.0.0.1:0"
-    redis_url: str = "redis://127.0.0.1:6379/0"
-    cache_url: str = "redis://127.0.0.1:6380/0"
-    ready_file: Path | None = None
-    registry_target: str = ""
-    worker_id: str = ""
+    name: str
+    env: str
+    default: Any
+    meaning: str
+    readers: tuple[str, ...] = ALL
+    flag: str = ""  # a command-line flag too ("--listen")
+    secret: bool = False
+
+
+def _delivery(name: str, meaning: str, readers: tuple[str, ...]) -> Setting:
+    default = getattr(DeliveryConfig(), name)
+    return Setting(name, f"ARENA_{name.upper()}", default, meaning, readers)
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("listen", "ARENA_LISTEN", "127.0.0.1:0",
+            "host:port to serve on (port 0 picks a free one)", flag="--listen"),
+    Setting("redis_url", "ARENA_REDIS_URL", "redis://127.0.0.1:6379/0",
+            "durable Redis: bots, matches, ladders, job streams", flag="--redis-url"),
+    Setting("cache_url", "ARENA_CACHE_URL", "redis://127.0.0.1:6380/0",
+            "cache Redis: shared transposition table, search trees",
+            ("referee", "worker"), flag="--cache-url"),
+    Setting("registry", "ARENA_REGISTRY", "", "address of the registry (host:port)",
+            ("referee", "worker", "ladder", "web"), flag="--registry"),
+    Setting("referee", "ARENA_REFEREE", "", "address of a referee (host:port)",
+            ("registry", "ladder", "web"), flag="--referee"),
+    Setting("ladder", "ARENA_LADDER", "", "address of the ladder service (host:port)",
+            ("web",), flag="--ladder"),
+    Setting("engine", "ARENA_ENGINE", "", "address of an analysis worker (host:port)",
+            ("web",), flag="--engine"),
+    Setting("instance", "ARENA_INSTANCE", "",
+            "this process's name in the job streams' consumer groups and in logs "
+            "(default: role-host-pid)", flag="--instance"),
+    Setting("auth", "ARENA_AUTH", True,
+            "require bearer tokens (false: every caller is an anonymous admin; local "
+            "experiments only)"),
+    Setting("tokens_file", "ARENA_TOKENS_FILE", "",
+            'JSON file of tokens: {"<token>": {"name": "alice", "role": "user"}}'),
+    Setting("tokens", "ARENA_TOKENS", "", "the same JSON, inline", secret=True),
+    Setting("admin_token", "ARENA_ADMIN_TOKEN", "", "one admin token", secret=True),
+    Setting("admin_token_file", "ARENA_ADMIN_TOKEN_FILE", "",
+            "a file holding one admin token (containers: a mounted secret)"),
+    Setting("service_token", "ARENA_SERVICE_TOKEN", "",
+            "the token this service sends when it calls another (default: the admin "
+            "token)", ("referee", "worker", "ladder", "web"), secret=True),
+    Setting("log_level", "ARENA_LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING or ERROR"),
+    Setting("quotas", "ARENA_QUOTAS", "",
+            'what each user may ask, JSON: {"user": {...}, "users": {"alice": {...}}} '
+            "(services/common/quotas.py lists the limits and their defaults)",
+            ("registry", "referee", "worker", "ladder")),
+    Setting("quotas_file", "ARENA_QUOTAS_FILE", "", "the same JSON, in a file",
+            ("registry", "referee", "worker", "ladder")),
+    Setting("log_format", "ARENA_LOG_FORMAT", "auto",
+            "json (one object per line), text, or auto: text on a terminal, else json"),
+    Setting("metrics_listen", "ARENA_METRICS_LISTEN", "",
+            "host:port of the Prometheus /metrics endpoint (empty: none)",
+            flag="--metrics-listen"),
+    Setting("otlp_endpoint", "ARENA_OTLP_ENDPOINT", "",
+            "OTLP/gRPC collector for traces, e.g. http://otel-collector:4317 (empty: no "
+            "tracing)"),
+    Setting("trace_sample_ratio", "ARENA_TRACE_SAMPLE_RATIO", 1.0,
+            "share of moves traced when tracing is on (the referee decides per move)"),
+    _delivery("cpu_clock", "count a built-in bot's move time as the CPU time of its "
+              "search (false: the wall clock, like external and protocol bots)",
+              ("referee",)),
+    _delivery("cpu_wall_factor", "a built-in bot timed on CPU also forfeits a move that "
+              "takes more than this many times its limit (plus grace) on the wall clock",
+              ("referee",)),
+    Setting("max_matches", "ARENA_MAX_MATCHES", 64, "matches one referee runs at once",
+            ("referee",)),
+    _delivery("max_deliveries", "deliveries of a move job before it is dead-lettered",
+              ("worker",)),
+    _delivery("min_reclaim_idle_ms", "a silent move job is reclaimed after at least this",
+              ("worker",)),
+    _delivery("reclaim_margin_ms", "added to a job's budget before it may be reclaimed",
+              ("worker",)),
+    _delivery("heartbeat_ms", "how often workers and referees refresh their jobs",
+              ("referee", "worker")),
+    _delivery("match_idle_ms", "a match job idle this long is resumed by another referee",
+              ("referee",)),
+    _delivery("grace_ms", "time allowed past a move's limit before it is late",
+              ("referee", "worker")),
+    _delivery("reserve_hold_ms", "how long a worker holds a job taken ahead (0: never)",
+              ("worker",)),
+    _delivery("stall_timeout_ms", "a move nobody answers for this long ends the game void",
+              ("referee", "worker")),
+    Setting("worker_pool", "ARENA_WORKER_POOL", "match",
+            "match: play move jobs; analysis: serve Engine.Analyze only (the two pools "
+            "never share capacity)", ("worker",), flag="--pool"),
+    Setting("analysis_slots", "ARENA_ANALYSIS_SLOTS", 1,
+            "searches an analysis worker runs at once (more calls wait, then are refused)",
+            ("worker",)),
+    Setting("analysis_wait_ms", "ARENA_ANALYSIS_WAIT_MS", 2000,
+            "how long an Analyze call waits for a free slot before RESOURCE_EXHAUSTED",
+            ("worker",)),
+    Setting("external_allow", "ARENA_EXTERNAL_ALLOW", "",
+            "private or loopback places external bots may be at: CIDRs and host patterns, "
+            "comma-separated (by default only public addresses)", ("registry", "worker")),
+    Setting("io_slots", "ARENA_IO_SLOTS", 16,
+            "external bots' moves a match worker waits for at once (beside its search)",
+            ("worker",)),
+    Setting("engines_catalog", "ARENA_ENGINES_CATALOG", "",
+            "the worker's engine catalog: protocol engines (NBoard, Gomocup) it offers, a "
+            "TOML file (docs/engines.md; empty: none)", ("worker",), flag="--engines"),
+    Setting("engine_processes", "ARENA_ENGINE_PROCESSES", 4,
+            "warm protocol-engine processes one worker keeps (least recently used stopped)",
+            ("worker",)),
+    Setting("warm_games", "ARENA_WARM_GAMES", "othello,gomoku",
+            "engines compiled before a worker takes jobs (empty: none)", ("worker",)),
+    Setting("shared_cache", "ARENA_SHARED_CACHE", True,
+            "use the shared transposition cache", ("worker",)),
+    Setting("ladder_in_flight", "ARENA_LADDER_IN_FLIGHT", 16,
+            "games of one ladder scheduled at once", ("ladder",)),
+    Setting("ladder_reconcile_s", "ARENA_LADDER_RECONCILE_S", 30.0,
+            "how often the ladder service checks its running ladders against the referee",
+            ("ladder",)),
+    Setting("web_read", "ARENA_WEB_READ", "open",
+            "open: anyone may read what the web pages show; token: readers need a token too",
+            ("web",), flag="--read-access"),
+    Setting("web_drain_s", "ARENA_WEB_DRAIN_S", 0.0,
+            "on SIGTERM, seconds /healthz answers 503 before the web gateway stops",
+            ("web",)),
+    Setting("web_max_streams", "ARENA_WEB_MAX_STREAMS", 200,
+            "live pages (server-sent-event streams) one web gateway serves at once",
+            ("web",)),
+)
+BY_NAME = {setting.name: setting for setting in SETTINGS}
+
+
+@dataclass(frozen=True)
+class Config:
+    """The effective configuration of one service process."""
+
+    role: str = ""
+    ready_file: Path | None = None  # flag only: where to write the bound port
+    listen: str = BY_NAME["listen"].default
+    redis_url: str = BY_NAME["redis_url"].default
+    cache_url: str = BY_NAME["cache_url"].default
+    registry: str = ""
+    referee: str = ""
+    ladder: str = ""
+    engine: str = ""
+    instance: str = ""
     auth: bool = True
+    tokens_file: str = ""
+    tokens: str = ""
+    admin_token: str = ""
+    admin_token_file: str = ""
+    service_token: str = ""
+    log_level: str = "INFO"
+    quotas: str = ""
+    quotas_file: str = ""
+    log_format: str = "auto"
+    metrics_listen: str = ""
+    otlp_endpoint: str = ""
+    trace_sample_ratio: float = 1.0
+    cpu_clock: bool = DeliveryConfig.cpu_clock
+    cpu_wall_factor: float = DeliveryConfig.cpu_wall_factor
+    max_matches: int = 64
+    max_deliveries: int = DeliveryConfig.max_deliveries
+    min_reclaim_idle_ms: int = DeliveryConfig.min_reclaim_idle_ms
+    reclaim_margin_ms: int = DeliveryConfig.reclaim_margin_ms
+    heartbeat_ms: int = DeliveryConfig.heartbeat_ms
+    match_idle_ms: int = DeliveryConfig.match_idle_ms
+    grace_ms: int = DeliveryConfig.grace_ms
+    reserve_hold_ms: int = DeliveryConfig.reserve_hold_ms
+    stall_timeout_ms: int = DeliveryConfig.stall_timeout_ms
+    worker_pool: str = "match"
+    analysis_slots: int = 1
+    analysis_wait_ms: int = 2000
+    external_allow: str = ""
+    io_slots: int = 16
+    engines_catalog: str = ""
+    engine_processes: int = 4
+    warm_games: str = "othello,gomoku"
+    shared_cache: bool = True
+    ladder_in_flight: int = 16
+    ladder_reconcile_s: float = 30.0
+    web_read: str = "open"
+    web_drain_s: float = 0.0
+    web_max_streams: int = 200
 
     @classmethod
-    def from_args(cls, prog: str, argv: list[str] | None = None) -> Settings:
-        env = os.environ
-        parser = argparse.ArgumentParser(prog=prog, description=f"Run the Arena {prog} service.")
-        parser.add_argument("--listen", default=env.get("ARENA_LISTEN", cls.listen),
-                            help="host:port to bind (port 0 picks a free one)")
-        parser.add_argument("--redis-url", default=env.get("ARENA_REDIS_URL", cls.redis_url),
-                            help="durable Redis (bots, matches, ladders, job streams)")
-        parser.add_argument("--cache-url", default=env.get("ARENA_CACHE_URL", cls.cache_url),
-                            help="cache Redis (transposition table, search trees)")
-        parser.add_argument("--ready-file", type=Path, default=None,
-                            help="write the bound port here once serving")
-        parser.add_argument("--registry", default=env.get("ARENA_REGISTRY", ""),
-                            help="registry address (host:port) for services that need it")
-        parser.add_argument("--worker-id", default=env.get("ARENA_WORKER_ID", ""),
-                            help="consumer name in the job streams (default: host-pid)")
-        parser.add_argument("--no-auth", action="store_true",
-                            default=env.get("ARENA_NO_AUTH", "") == "1",
-                            help="accept calls without tokens (local experiments only)")
-        args = parser.parse_args(argv)
-        return cls(
-            listen=args.listen, redis_url=args.redis_url, cache_url=args.cache_url,
-            ready_file=args.ready_file, registry_target=args.registry,
-            worker_id=args.worker_id, auth=not args.no_auth,
-        )
+    def load(cls, role: str, argv: Sequence[str] | None = None,
+             env: Mapping[str, str] | None = None) -> Config:
+        """Flags over ``env`` (default: the process environment) over defaults."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {"role": role}
+        for setting in SETTINGS:
+            raw = env.get(setting.env)
+            if raw is not None and raw != "":
+                values[setting.name] = parse_value(setting, raw)
+        values.update(_flags(role, argv))
+        return cls(**values)
+
+    @property
+    def delivery(self) -> DeliveryConfig:
+        return DeliveryConfig(**{f.name: getattr(self, f.name)
+                                 for f in fields(DeliveryConfig)})
+
+    @property
+    def peer_token(self) -> str:
+        """The token this service sends to the others."""
+        return self.service_token or self.admin_token or _read_secret(self.admin_token_file)
+
+    def replace(self, **changes: Any) -> Config:
+        return dataclasses.replace(self, **changes)
+
+    def describe(self) -> list[str]:
+        """``name = value`` lines of the settings this role reads, secrets masked."""
+        lines = [f"role = {self.role}"]
+        for setting in SETTINGS:
+            if self.role in setting.readers:
+                value = getattr(self, setting.name)
+                shown = "***" if setting.secret and value else repr(value)
+                lines.append(f"{setting.name} = {shown}  ({setting.env})")
+        return lines
+
+
+def settings_table() -> str:
+    """The settings as the Markdown table ``docs/configuration.md`` shows."""
+    lines = ["| variable (flag) | default | read by | meaning |", "|---|---|---|---|"]
+    for s in SETTINGS:
+        readers = "every service" if s.readers == ALL else ", ".join(s.readers)
+        flag = f" (`{s.flag}`)" if s.flag else ""
+        shown = str(s.default).lower() if isinstance(s.default, bool) else s.default
+        default = "(empty)" if s.default == "" else f"`{shown}`"
+        lines.append(f"| `{s.env}`{flag} | {default} | {readers} | {s.meaning} |")
+    return "\n".join(lines)
+
+
+def parse_value(setting: Setting, raw: str) -> Any:
+    """An environment value as the setting's type; ``ValueError`` names the variable."""
+    kind = type(setting.default)
+    try:
+        if kind is bool:
+            lowered = raw.strip().lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off"):
+                return False
+            raise ValueError("expected true or false")
+        return kind(raw)
+    except ValueError as exc:
+        raise ValueError(f"{setting.env}={raw!r}: {exc}") from None
+
+
+def _flags(role: str, argv: Sequence[str] | None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(prog=f"arena-{role}",
+                                     description=f"Run the Arena {role} service. Every "
+                                                 "setting is also read from the environment "
+                                                 "(docs/configuration.md).")
+    for setting in SETTINGS:
+        if setting.flag and role in setting.readers:
+            parser.add_argument(setting.flag, dest=setting.name, default=None,
+                                help=f"{setting.meaning} (env {setting.env})")
+    parser.add_argument("--ready-file", type=Path, default=None,
+                        help="write the bound port here once serving")
+    parser.add_argument("--worker-id", dest="instance_alias", default=None,
+                        help=argparse.SUPPRESS)  # the former name of --instance
+    parser.add_argument("--no-auth", action="store_true",
+                        help="accept calls without tokens (local experiments only)")
+    args = parser.parse_args(argv)
+    given: dict[str, Any] = {k: v for k, v in vars(args).items()
+                             if v is not None and k not in ("no_auth", "instance_alias")}
+    if args.instance_alias and "instance" not in given:
+        given["instance"] = args.instance_alias
+    if args.no_auth:
+        given["auth"] = False
+    return given
+
+
+def _read_secret(path: str) -> str:
+    if not path:
+        return ""
+    try:
+        return Path(path).read_text().strip()
+    except OSError as exc:
+        raise ValueError(f"cannot read the secret file {path}: {exc}") from None

@@ -142,6 +142,9 @@ class EmbeddedRedis:
             process.kill()
             process.wait()
 
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
     @property
     def pid(self) -> int | None:
         return self._process.pid if self._process else None

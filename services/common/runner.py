@@ -1,32 +1,57 @@
-"""The `__main__` of every service: settings, logging, build, serve until a signal."""
+"""The `__main__` of every service: configuration, logging, build, serve until a signal."""
 
 from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from arena.services.common.auth import TokenStore
-from arena.services.common.config import Settings
+from arena.services.common.config import Config
+from arena.services.common.launcher import die_with_parent
+from arena.services.common.logs import setup_logging
+from arena.services.common.metrics import serve_metrics
+from arena.services.common.protocol.streams import consumer_name
 from arena.services.common.server import Registration, ServerHandle, build_server, serve
-from arena.services.common.stack import die_with_parent
+from arena.services.common.tracing import setup_tracing, shutdown_tracing
 
-# A service factory: given the settings, the servicer registrations, their full service
-# names, and callbacks to run on shutdown (stop background loops, close connections).
+from arena.errors import ArenaError
+
+log = logging.getLogger(__name__)
+
+# A service factory: given the configuration, the servicer registrations, their full
+# service names, and callbacks to run on shutdown (stop background loops, close connections).
 ServiceParts = tuple[list[Registration], list[str], list[Callable[[], None]]]
-ServiceFactory = Callable[[Settings], ServiceParts]
+ServiceFactory = Callable[[Config], ServiceParts]
 
 
-def run_service(prog: str, factory: ServiceFactory, argv: list[str] | None = None) -> int:
+def run_service(role: str, factory: ServiceFactory, argv: Sequence[str] | None = None) -> int:
     die_with_parent()
-    settings = Settings.from_args(prog, argv)
-    logging.basicConfig(
-        level=logging.INFO, stream=sys.stderr,
-        format=f"%(asctime)s {prog} %(levelname)s %(name)s: %(message)s",
-    )
-    registrations, names, on_stop = factory(settings)
-    tokens = TokenStore.from_env() if settings.auth else None
-    handle: ServerHandle = build_server(registrations, names, settings.listen, tokens)
+    try:
+        config = Config.load(role, argv)
+        instance = consumer_name(role, config.instance)
+        setup_logging(role, instance, config.log_level, config.log_format)
+    except ValueError as exc:  # a bad environment value: one line, not a traceback
+        print(f"arena-{role}: configuration error: {exc}", file=sys.stderr)
+        return 2
+    log.info("configuration:\n  %s", "\n  ".join(config.describe()))
+    try:
+        metrics = serve_metrics(config.metrics_listen)
+    except (OSError, ValueError) as exc:
+        print(f"arena-{role}: cannot serve metrics on {config.metrics_listen}: {exc}",
+              file=sys.stderr)
+        return 2
+    setup_tracing(role, instance, config.otlp_endpoint, config.trace_sample_ratio)
+    try:
+        registrations, names, on_stop = factory(config)
+    except ArenaError as exc:  # a bad file the configuration names (an engine catalog)
+        print(f"arena-{role}: configuration error: {exc}", file=sys.stderr)
+        return 2
+    tokens = TokenStore.from_config(config) if config.auth else None
+    handle: ServerHandle = build_server(registrations, names, config.listen, tokens)
     handle.on_stop.extend(on_stop)
-    serve(handle, settings.ready_file)
+    handle.on_stop.append(shutdown_tracing)  # after the loops: their last spans go out
+    if metrics is not None:
+        handle.on_stop.append(metrics.stop)
+    serve(handle, config.ready_file)
     return 0

@@ -18,12 +18,41 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from arena.services.common.auth import AuthInterceptor, TokenStore
-from arena.services.common.errors import ErrorMappingInterceptor
+from arena.services.common.auth import Authenticator, TokenStore
+from arena.services.common.errors import Wrap, decoded, map_errors, rewrap, tolerant
+from arena.services.common.metrics import rpc_layer
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 log = logging.getLogger(__name__)
+
+# A layer of the server's interceptor: given a call, a wrapper of its handler (or None).
+Layer = Callable[[grpc.HandlerCallDetails], Wrap | None]
+
+
+class ServiceInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
+    """The one interceptor of every Arena server: each layer may wrap each handler; the
+    first layer is the outermost (metrics, errors, then authentication, then the
+    handler)."""
+
+    def __init__(self, layers: Sequence[Layer]) -> None:
+        self._layers = list(layers)
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler[Any, Any] | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        handler = continuation(handler_call_details)
+        if handler is None:
+            return None
+        handler = tolerant(handler)
+        for layer in reversed(self._layers):
+            wrap = layer(handler_call_details)
+            if wrap is not None:
+                handler = rewrap(handler, wrap)
+        return handler
+
 
 # A function that adds one servicer to the server, e.g.
 # ``lambda s: registry_pb2_grpc.add_BotRegistryServicer_to_server(servicer, s)``.
@@ -69,13 +98,12 @@ def build_server(
     tokens: TokenStore | None = None,
     max_workers: int = 32,
 ) -> ServerHandle:
-    """Build a server for the given servicers; ``tokens=None`` disables auth (tests only)."""
-    interceptors: list[grpc.ServerInterceptor[Any, Any]] = [ErrorMappingInterceptor()]
-    if tokens is not None:
-        interceptors.append(AuthInterceptor(tokens))
+    """Build a server for the given servicers; ``tokens=None`` turns authentication off
+    (every caller is the anonymous admin)."""
+    interceptor = ServiceInterceptor([rpc_layer, map_errors, Authenticator(tokens), decoded])
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="grpc"),
-        interceptors=interceptors,
+        interceptors=[interceptor],
         options=[("grpc.so_reuseport", 0)],
     )
     for register in registrations:

@@ -1,75 +1,131 @@
-"""Ladder domain logic: validate and create, count results, standings, cancel, list.
+"""Ladder domain logic: validate and create, schedule games, count results, standings,
+cancel, list.
 
-A ladder's bots are resolved to exact versions at creation, so every game of the ladder
-plays the same versions even if someone registers a new version while it runs. All of a
-ladder's matches are created (and queued to the referees) at creation; results come back
-through ``count_match``, which is safe to call any number of times for the same match.
+A ladder's bots are resolved to exact versions at creation (by asking the registry), so
+every game plays the same versions even if someone registers a new version meanwhile.
+Creating a ladder costs the same whatever its size: its games are planned one at a time
+(``schedule.game_at``) and created through the referee a few at a time, as earlier ones
+finish, each with an idempotency key (the ladder and the game index), so a ladder service
+that restarts never creates a game twice. Results come back through ``count``, which is
+safe to call any number of times for the same match. An SPRT ladder (``sprt``) is judged
+after every counted result and concluded as soon as its test decides.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from dataclasses import dataclass
+from functools import cached_property
 
-import redis
+from arena.clients.sdk import ArenaClient
 from arena.services.common import paging
-from arena.services.ladder.schedule import MAX_BOTS, MAX_GAMES, PlannedGame, even_games, plan_games
-from arena.services.ladder.store import RUNNING, LadderStore, ResultRecord, new_ladder_id, now_ms
-from arena.services.referee.ledger import Ledger
-from arena.services.referee.matches import FINISHED_STATES, MatchStore, create_match
-from arena.services.registry.store import BotStore
+from arena.services.common.metrics import LADDER_GAMES
+from arena.services.common.peers import BotVersions
+from arena.services.common.protocol.ladders import (
+    RUNNING,
+    LadderStore,
+    ResultRecord,
+    new_ladder_id,
+    now_ms,
+)
+from arena.services.common.quotas import UNLIMITED, Quota
+from arena.services.ladder import sprt
+from arena.services.ladder.schedule import MAX_BOTS, MAX_GAMES, even_games, game_at, games_total
 from google.protobuf import timestamp_pb2
 
 from arena.errors import (
+    ArenaError,
+    DeadlineExceededError,
     FailedPreconditionError,
     FieldViolation,
     InvalidArgumentError,
     NotFoundError,
     PermissionDeniedError,
+    ResourceExhaustedError,
+    UnavailableError,
 )
-from arena.games import GameError, new_position
-from arena.openings import UnknownSuiteError, load_suite, select_openings
+from arena.games import GameError, UnknownGameError, game
+from arena.openings import Opening, UnknownSuiteError, load_suite, select_openings
 from arena.ratings import Game, compute_standings
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
 log = logging.getLogger(__name__)
 
-GAME_NAMES = {common_pb2.GAME_KIND_OTHELLO: "othello", common_pb2.GAME_KIND_GOMOKU: "gomoku"}
-DEFAULT_VARIANT = {"othello": "standard", "gomoku": "freestyle"}
-DEFAULT_SIZE = {"othello": 8, "gomoku": 15}
+FORMATS = (ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, ladder_pb2.LADDER_FORMAT_GAUNTLET,
+           ladder_pb2.LADDER_FORMAT_SPRT)
 
 
 def bot_label(ref: common_pb2.BotRef) -> str:
     return f"{ref.name}@v{ref.version}"
 
 
-# --- creation -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Plan:
+    """What a ladder's games are made of; computed once per ladder (its config is fixed)."""
+
+    ladder_id: str
+    owner: str
+    config: ladder_pb2.LadderConfig
+
+    @cached_property
+    def openings(self) -> list[Opening]:
+        suite = load_suite(self.config.opening_suite)
+        return select_openings(suite, len(suite.openings), self.config.seed)
+
+    @cached_property
+    def bots(self) -> list[str]:
+        return [f"{bot.name}@{bot.version}" for bot in self.config.bots]
+
+    @cached_property
+    def planned(self) -> int:
+        return games_total(len(self.config.bots), self.config.format,
+                           self.config.games_per_pairing)
+
+    def match_config(self, original: int) -> match_pb2.MatchConfig:
+        """The match of planned game ``original`` (a replayed game plays it again)."""
+        config = self.config
+        planned = game_at(self.bots, config.format, config.games_per_pairing, self.openings,
+                          config.seed, original)
+        return match_pb2.MatchConfig(
+            game=config.game, black=config.bots[planned.black],
+            white=config.bots[planned.white], opening=list(planned.opening.moves),
+            time_control=config.time_control, capture_trees=config.capture_trees,
+            seed=planned.seed, ladder_id=self.ladder_id,
+        )
+
+    def request_id(self, index: int) -> str:
+        return f"ladder:{self.ladder_id}:{index}"
 
 
-def _check_game(config: ladder_pb2.LadderConfig, out: list[FieldViolation]) -> str | None:
-    """Fix the variant and size the suite needs (or the defaults); return the game name."""
-    game = GAME_NAMES.get(config.game.kind)
-    if game is None:
-        out.append(FieldViolation("config.game.kind", "must be othello or gomoku"))
-        return None
+# --- validation ---------------------------------------------------------------------------
+
+
+def _check_game(config: ladder_pb2.LadderConfig, out: list[FieldViolation]) -> bool:
+    """Fill in the variant, size and opening suite the game and each other imply."""
     try:
-        suite = load_suite(config.opening_suite)
-        variant, size = suite.resolve(game, config.game.variant, config.game.board_size)
+        played = game(config.game.kind)
+    except UnknownGameError as exc:
+        out.append(FieldViolation("config.game.kind", str(exc)))
+        return False
+    try:
+        name = config.opening_suite or played.default_suite(config.game.variant or None,
+                                                             config.game.board_size or None)
+        suite = load_suite(name)
+        variant, size = suite.resolve(played.name, config.game.variant, config.game.board_size)
         config.opening_suite = suite.name
-        config.game.variant = variant or DEFAULT_VARIANT[game]
-        config.game.board_size = size or DEFAULT_SIZE[game]
-        new_position(game, config.game.variant, config.game.board_size)
+        config.game.CopyFrom(played.spec(variant or None, size or None))
     except UnknownSuiteError as exc:
         out.append(FieldViolation("config.opening_suite", str(exc)))
-        return None
+        return False
     except GameError as exc:
         out.append(FieldViolation("config.game", str(exc)))
-        return None
-    return str(game)
+        return False
+    return True
 
 
-def _resolve_bots(
-    client: redis.Redis, config: ladder_pb2.LadderConfig, out: list[FieldViolation]
-) -> None:
+def _resolve_bots(bots: BotVersions, config: ladder_pb2.LadderConfig,
+                  out: list[FieldViolation]) -> None:
     """Replace every bot reference by its exact version; flag unknown and repeated bots."""
     if not 2 <= len(config.bots) <= MAX_BOTS:
         out.append(
@@ -77,119 +133,66 @@ def _resolve_bots(
         )
         return
     seen: dict[tuple[str, int], int] = {}
-    store = BotStore(client)
     for index, ref in enumerate(config.bots):
         field = f"config.bots[{index}]"
         if not ref.name:
             out.append(FieldViolation(field, "must name a bot"))
             continue
         try:
-            bot = store.get(ref.name, ref.version)
-        except NotFoundError as exc:
+            bot = bots.resolve(ref)
+        except (NotFoundError, FailedPreconditionError) as exc:
             out.append(FieldViolation(field, str(exc)))
             continue
         if bot.spec.game != config.game.kind:
             out.append(FieldViolation(field, f"bot {ref.name!r} does not play this game"))
-        elif bot.retired and ref.version == 0:
-            out.append(FieldViolation(field, f"bot {ref.name!r} is retired"))
         key = (ref.name, bot.version)
         if key in seen:
-            out.append(
-                FieldViolation(field, f"{bot_label(bot_ref(key))} is already bots[{seen[key]}]")
-            )
+            label = bot_label(common_pb2.BotRef(name=key[0], version=key[1]))
+            out.append(FieldViolation(field, f"{label} is already bots[{seen[key]}]"))
         seen[key] = index
         ref.version = bot.version
 
 
-def bot_ref(key: tuple[str, int]) -> common_pb2.BotRef:
-    return common_pb2.BotRef(name=key[0], version=key[1])
-
-
-def validate_config(
-    client: redis.Redis, config: ladder_pb2.LadderConfig
-) -> tuple[ladder_pb2.LadderConfig, list[PlannedGame]]:
-    """A normalised copy of ``config`` and its games; raises ``InvalidArgumentError``."""
+def validate_config(bots: BotVersions, config: ladder_pb2.LadderConfig,
+                    quota: Quota = UNLIMITED) -> ladder_pb2.LadderConfig:
+    """A normalised copy of ``config``; raises ``InvalidArgumentError``. Its size is checked
+    before anything is planned or any bot looked up."""
     config = ladder_pb2.LadderConfig.FromString(config.SerializeToString())
     violations: list[FieldViolation] = []
     if config.format == ladder_pb2.LADDER_FORMAT_UNSPECIFIED:
         config.format = ladder_pb2.LADDER_FORMAT_ROUND_ROBIN
-    if config.format not in (
-        ladder_pb2.LADDER_FORMAT_ROUND_ROBIN,
-        ladder_pb2.LADDER_FORMAT_GAUNTLET,
-    ):
+    if config.format not in FORMATS:
         violations.append(FieldViolation("config.format", f"unknown format {config.format}"))
     if config.games_per_pairing < 0:
         violations.append(FieldViolation("config.games_per_pairing", "must not be negative"))
-    game = _check_game(config, violations)
-    if game is not None:
-        _resolve_bots(client, config, violations)
-    if violations:
+    sprt.check_config(config, violations)
+    if violations or not _check_game(config, violations):
         raise InvalidArgumentError.for_fields(violations)
     suite = load_suite(config.opening_suite)
     config.games_per_pairing = even_games(config.games_per_pairing, len(suite.openings))
-    openings = select_openings(suite, config.games_per_pairing // 2, config.seed)
-    games = plan_games([f"{bot.name}@{bot.version}" for bot in config.bots], config.format,
-                       config.games_per_pairing, openings, config.seed)
-    if len(games) > MAX_GAMES:
-        raise InvalidArgumentError.for_fields(
-            [
-                FieldViolation(
-                    "config.games_per_pairing",
-                    f"the ladder would play {len(games)} games; the limit is {MAX_GAMES}",
-                )
-            ]
-        )
-    return config, games
-
-
-def match_config(
-    ladder_id: str, config: ladder_pb2.LadderConfig, game: PlannedGame
-) -> match_pb2.MatchConfig:
-    return match_pb2.MatchConfig(
-        game=config.game,
-        black=config.bots[game.black],
-        white=config.bots[game.white],
-        opening=list(game.opening.moves),
-        time_control=config.time_control,
-        capture_trees=config.capture_trees,
-        seed=game.seed,
-        ladder_id=ladder_id,
-    )
-
-
-def create_ladder(
-    client: redis.Redis, config: ladder_pb2.LadderConfig, owner: str
-) -> ladder_pb2.LadderInfo:
-    """Validate, store the ladder and create (queue) all of its matches."""
-    config, games = validate_config(client, config)
-    created_ms = now_ms()
-    created = timestamp_pb2.Timestamp()
-    created.FromMilliseconds(created_ms)
-    info = ladder_pb2.LadderInfo(
-        id=new_ladder_id(created_ms),
-        config=config,
-        status=RUNNING,
-        games_total=len(games),
-        owner=owner,
-        created_at=created,
-    )
-    store = LadderStore(client)
-    store.create(info, created_ms)
-    # The first match goes through the referee's validation (time control and the rest);
-    # every other match differs only in colours, opening and seed, all checked already.
-    try:
-        first = create_match(client, match_config(info.id, config, games[0]), owner)
-    except Exception:
-        store.delete(info.id)
-        raise
-    store.add_match(info.id, first.id)
-    for game in games[1:]:
-        match = create_match(client, match_config(info.id, config, game), owner)
-        store.add_match(info.id, match.id)
-    return store.get(info.id)
+    total = games_total(len(config.bots), config.format, config.games_per_pairing)
+    if total > MAX_GAMES:
+        raise InvalidArgumentError.for_fields([FieldViolation(
+            "config.games_per_pairing",
+            f"the ladder would play {total} games; the limit is {MAX_GAMES}")])
+    quota.check("ladder_games", total)
+    quota.check("move_time_ms", config.time_control.move_time_ms)
+    quota.check("game_time_ms", config.time_control.game_time_ms)
+    _resolve_bots(bots, config, violations)
+    if violations:
+        raise InvalidArgumentError.for_fields(violations)
+    return config
 
 
 # --- results --------------------------------------------------------------------------------
+
+
+def is_void(match: match_pb2.Match) -> bool:
+    """A game the infrastructure ended (cancelled, dead-lettered, stalled): no result."""
+    result = match.result
+    return (match.status == match_pb2.MATCH_STATUS_CANCELLED or result.void
+            or result.termination in (match_pb2.TERMINATION_CANCELLED,
+                                      match_pb2.TERMINATION_UNSPECIFIED))
 
 
 def result_record(config: ladder_pb2.LadderConfig, match: match_pb2.Match) -> ResultRecord | None:
@@ -199,145 +202,224 @@ def result_record(config: ladder_pb2.LadderConfig, match: match_pb2.Match) -> Re
     white = index.get((match.white.name, match.white.version))
     if black is None or white is None:
         return None
-    result = match.result
-    void = (
-        match.status == match_pb2.MATCH_STATUS_CANCELLED
-        or result.termination
-        in (
-            match_pb2.TERMINATION_CANCELLED,
-            match_pb2.TERMINATION_UNSPECIFIED,
-        )
-        or (
-            result.termination == match_pb2.TERMINATION_DEAD_LETTERED
-            and result.winner == common_pb2.COLOR_UNSPECIFIED
-        )
-    )
-    if void:
+    if is_void(match):
         return ResultRecord(black, white, None)
-    score = {common_pb2.COLOR_BLACK: 1.0, common_pb2.COLOR_WHITE: 0.0}.get(result.winner, 0.5)
+    score = {common_pb2.COLOR_BLACK: 1.0, common_pb2.COLOR_WHITE: 0.0}.get(
+        match.result.winner, 0.5)
     return ResultRecord(black, white, score)
 
 
-def count_match(store: LadderStore, config: ladder_pb2.LadderConfig, match: match_pb2.Match) -> int:
-    """Count a finished match of the ladder ``config`` belongs to (see ``LadderStore.count``)."""
-    if match.status not in FINISHED_STATES:
-        return 0
-    record = result_record(config, match)
-    if record is None:
-        return -2
-    return store.count(match.config.ladder_id, match.id, record)
+FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
 
 
-def reconcile(store: LadderStore, ladder_id: str) -> int:
-    """Count every finished match of a ladder that is not counted yet (a safety net for
-    results whose stream entry was lost); returns how many were counted now."""
-    info = store.get(ladder_id)
-    matches = MatchStore(store.client)
-    counted = 0
-    for match_id in store.uncounted(ladder_id):
+class Ladders:
+    """A ladder service's work: every method is safe to run in several services at once."""
+
+    def __init__(self, store: LadderStore, referee: ArenaClient, bots: BotVersions,
+                 in_flight: int = 16) -> None:
+        self.store = store
+        self.referee = referee
+        self.bots = bots
+        self.in_flight = max(1, in_flight)
+        self._plans: dict[str, Plan] = {}
+        self._lock = threading.Lock()
+
+    def plan(self, ladder_id: str) -> Plan:
+        with self._lock:
+            found = self._plans.get(ladder_id)
+        if found is None:
+            info = self.store.get(ladder_id)
+            found = Plan(ladder_id, info.owner, info.config)
+            with self._lock:
+                self._plans[ladder_id] = found
+        return found
+
+    # -- creation and scheduling ---------------------------------------------------------
+
+    def create(self, config: ladder_pb2.LadderConfig, owner: str, request_id: str = "",
+               quota: Quota = UNLIMITED) -> ladder_pb2.LadderInfo:
+        """Validate and store the ladder and create its first game (the referee checks the
+        time control and the rest of a match's config); the others follow as it plays.
+        ``quota`` is the owner's: its size is checked before anything is planned."""
+        config = validate_config(self.bots, config, quota)
+        created_ms = now_ms()
+        created = timestamp_pb2.Timestamp()
+        created.FromMilliseconds(created_ms)
+        total = games_total(len(config.bots), config.format, config.games_per_pairing)
+        info = ladder_pb2.LadderInfo(id=new_ladder_id(created_ms), config=config,
+                                     status=RUNNING, games_total=total, owner=owner,
+                                     created_at=created)
+        made = self.store.create(info, created_ms, request_id)
+        if made != info.id:
+            return self.info(made)  # a retried request: the ladder it made
         try:
-            match = matches.header(match_id)
-        except NotFoundError:
-            continue  # deleted by its owner: it will never produce a result
-        counted += count_match(store, info.config, match) == 1
-    return counted
+            self.schedule(info.id, most=1, strict=True)
+        except (InvalidArgumentError, ResourceExhaustedError):
+            self.store.delete(info.id)
+            raise
+        self.schedule(info.id)
+        return self.info(info.id)
 
+    def schedule(self, ladder_id: str, most: int | None = None, strict: bool = False) -> int:
+        """Create the ladder's games that may start now; returns how many. A game the
+        referee cannot take now (the owner's quota is full, no referee answers) waits for
+        the next round, unless ``strict`` (the ladder's creation: its first game)."""
+        plan = self.plan(ladder_id)
+        indices = self.store.unrecorded(ladder_id)
+        indices += self.store.claim_games(ladder_id, self.in_flight, most or self.in_flight)
+        created = 0
+        for index in indices:
+            original = self.store.original_index(ladder_id, index, plan.planned)
+            try:
+                match = self.referee.create_match(plan.match_config(original),
+                                                  request_id=plan.request_id(index),
+                                                  owner=plan.owner)
+            except (ResourceExhaustedError, UnavailableError, DeadlineExceededError) as exc:
+                if strict:
+                    raise
+                log.info("ladder %s: game %d waits: %s", ladder_id, index, exc)
+                break  # claimed but unrecorded: the next round creates it
+            self.store.record_game(ladder_id, index, match.id)
+            created += 1
+            if match.status in FINISHED_STATES:  # cancelled before we recorded it
+                self.count(match)
+        return created
 
-# --- reading and cancelling ---------------------------------------------------------------
+    def schedule_running(self) -> int:
+        scheduled = 0
+        for ladder_id in self.store.running_ids():
+            try:
+                scheduled += self.schedule(ladder_id)
+            except ArenaError as exc:  # one ladder's trouble must not stop the others
+                log.warning("could not schedule games of ladder %s: %s", ladder_id, exc)
+        return scheduled
 
+    # -- results ---------------------------------------------------------------------------
 
-def standings(store: LadderStore, ladder_id: str) -> ladder_pb2.Standings:
-    info = store.get(ladder_id)
-    bots = list(info.config.bots)
-    games = [
-        Game(r.black, r.white, r.score)
-        for r in store.results(ladder_id).values()
-        if r.score is not None
-    ]
-    table = compute_standings(len(bots), games)
-    rows = [
-        ladder_pb2.StandingRow(
-            bot=bots[row.player],
-            games=row.record.games,
-            wins=row.record.wins,
-            draws=row.record.draws,
-            losses=row.record.losses,
-            score_pct=row.record.score_pct,
-            elo=row.elo,
-            elo_low=row.elo_low,
-            elo_high=row.elo_high,
-            rank=row.rank,
-        )
-        for row in table.rows
-    ]
-    pairs = [
-        ladder_pb2.HeadToHead(
-            bot=bot_label(bots[line.player]),
-            opponent=bot_label(bots[line.opponent]),
-            wins=line.record.wins,
-            draws=line.record.draws,
-            losses=line.record.losses,
-            los=line.los,
-            bot_ref=bots[line.player],
-            opponent_ref=bots[line.opponent],
-        )
-        for line in table.head_to_head
-    ]
-    return ladder_pb2.Standings(ladder=info, rows=rows, head_to_head=pairs)
-
-
-def cancel_ladder(
-    store: LadderStore, ladder_id: str, caller: str, is_admin: bool
-) -> ladder_pb2.LadderInfo:
-    """Stop a running ladder: its matches that no referee has started yet are ended as
-    cancelled through the referee's ledger (a referee that picks one up later finds it
-    over and skips it); matches already running play on and their results still count.
-    The ladder stays CANCELLED and WatchLadder ends."""
-    info = store.get(ladder_id)
-    if not is_admin and caller != info.owner:
-        raise PermissionDeniedError(
-            f"{caller} may not cancel ladder {ladder_id} owned by {info.owner}"
-        )
-    if not store.cancel(ladder_id):
-        raise FailedPreconditionError(f"ladder {ladder_id} is not running")
-    matches = MatchStore(store.client)
-    ledger = Ledger(store.client)
-    for match_id in store.uncounted(ladder_id):
+    def count(self, match: match_pb2.Match) -> int:
+        """Count a finished match of a ladder (see ``LadderStore.count``)."""
+        if match.status not in FINISHED_STATES or not match.config.ladder_id:
+            return 0
         try:
-            match = matches.header(match_id)
+            plan = self.plan(match.config.ladder_id)
         except NotFoundError:
-            continue
-        if match.status != match_pb2.MATCH_STATUS_PENDING:
-            continue
-        match.status = match_pb2.MATCH_STATUS_CANCELLED
-        match.result.CopyFrom(
-            match_pb2.MatchResult(
-                termination=match_pb2.TERMINATION_CANCELLED, detail=f"ladder {ladder_id} cancelled"
-            )
-        )
-        match.finished_at.FromMilliseconds(now_ms())
-        # Zero plies: only a match nobody has played a move of can be ended this way.
-        if ledger.finish(match, 0):
-            count_match(store, info.config, match)
-    return store.get(ladder_id)
+            return -1  # the ladder is gone
+        record = result_record(plan.config, match)
+        if record is None:
+            return -2
+        counted = self.store.count(match.config.ladder_id, match.id, record,
+                                   plan.config.replay_void)
+        if counted == 1:
+            LADDER_GAMES.inc()
+            if plan.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
+                self.judge_sprt(plan)
+        return counted
 
+    # -- SPRT ladders ------------------------------------------------------------------------
 
-def list_ladders(
-    store: LadderStore, page: common_pb2.PageRequest
-) -> ladder_pb2.ListLaddersResponse:
-    size = paging.page_size(page.page_size)
-    cursor = paging.decode_page_token(page.page_token) or "0"
-    if not cursor.isdigit():
-        raise InvalidArgumentError.for_fields(
-            [FieldViolation("page.page_token", f"is not a token this server issued: {cursor!r}")]
-        )
-    offset = int(cursor)
-    ids, more = store.page(offset, size)
-    ladders = []
-    for ladder_id in ids:
-        try:
-            ladders.append(store.get(ladder_id))
-        except NotFoundError:
-            continue
-    token = paging.encode_page_token(str(offset + size)) if more else ""
-    return ladder_pb2.ListLaddersResponse(ladders=ladders, next_page_token=token)
+    def judge_sprt(self, plan: Plan) -> bool:
+        """Run a running SPRT ladder's test on its counted results; when it decides, finish
+        the ladder with the verdict and cancel its games still in flight. True if this call
+        concluded it."""
+        ladder_id = plan.ladder_id
+        if self.store.status(ladder_id) != RUNNING:
+            return False
+        state = sprt.sprt_state(plan.config, self.store.planned_games(ladder_id),
+                                self.store.results(ladder_id))
+        if not sprt.decided(state) or not self.store.conclude(ladder_id, state):
+            return False
+        log.info("SPRT ladder %s decided after %d pairs: %s", ladder_id, state.pairs,
+                 ladder_pb2.SprtVerdict.Name(state.verdict))
+        for match_id in self.store.uncounted(ladder_id):
+            try:
+                match = self.referee.cancel_match(match_id, f"SPRT ladder {ladder_id} decided")
+            except (NotFoundError, FailedPreconditionError):
+                continue  # gone, or just finished: its result is counted (and not used)
+            self.count(match)
+        return True
+
+    def with_sprt(self, info: ladder_pb2.LadderInfo) -> ladder_pb2.LadderInfo:
+        """``info`` with its SPRT test: the stored verdict once decided, else the test on
+        the results counted so far (other formats are returned as they are)."""
+        if info.config.format == ladder_pb2.LADDER_FORMAT_SPRT and not info.HasField("sprt"):
+            info.sprt.CopyFrom(sprt.sprt_state(info.config, self.store.planned_games(info.id),
+                                               self.store.results(info.id)))
+        return info
+
+    def info(self, ladder_id: str) -> ladder_pb2.LadderInfo:
+        return self.with_sprt(self.store.get(ladder_id))
+
+    def reconcile(self, ladder_id: str) -> int:
+        """Count every finished match of a ladder that is not counted yet (a safety net for
+        results whose stream entry was lost); returns how many were counted now."""
+        counted = 0
+        for match_id in self.store.uncounted(ladder_id):
+            try:
+                match = self.referee.get_match(match_id)
+            except NotFoundError:
+                continue  # deleted by its owner: it will never produce a result
+            counted += self.count(match) == 1
+        return counted
+
+    # -- reading and cancelling ------------------------------------------------------------
+
+    def standings(self, ladder_id: str) -> ladder_pb2.Standings:
+        info = self.info(ladder_id)
+        bots = list(info.config.bots)
+        games = [Game(r.black, r.white, r.score)
+                 for r in self.store.results(ladder_id).values() if r.score is not None]
+        table = compute_standings(len(bots), games)
+        rows = [
+            ladder_pb2.StandingRow(
+                bot=bots[row.player], games=row.record.games, wins=row.record.wins,
+                draws=row.record.draws, losses=row.record.losses,
+                score_pct=row.record.score_pct, elo=row.elo, elo_low=row.elo_low,
+                elo_high=row.elo_high, rank=row.rank)
+            for row in table.rows
+        ]
+        pairs = [
+            ladder_pb2.HeadToHead(
+                bot=bot_label(bots[line.player]), opponent=bot_label(bots[line.opponent]),
+                wins=line.record.wins, draws=line.record.draws, losses=line.record.losses,
+                los=line.los, bot_ref=bots[line.player], opponent_ref=bots[line.opponent])
+            for line in table.head_to_head
+        ]
+        return ladder_pb2.Standings(ladder=info, rows=rows, head_to_head=pairs)
+
+    def cancel(self, ladder_id: str, caller: str, is_admin: bool) -> ladder_pb2.LadderInfo:
+        """Stop a running ladder: no game starts any more, and the games scheduled and not
+        over are cancelled through the referee (they count as void). The ladder stays
+        CANCELLED and WatchLadder ends."""
+        info = self.store.get(ladder_id)
+        if not is_admin and caller != info.owner:
+            raise PermissionDeniedError(
+                f"{caller} may not cancel ladder {ladder_id} owned by {info.owner}")
+        if not self.store.cancel(ladder_id):
+            raise FailedPreconditionError(f"ladder {ladder_id} is not running")
+        for match_id in self.store.uncounted(ladder_id):
+            try:
+                match = self.referee.cancel_match(match_id, f"ladder {ladder_id} cancelled")
+            except (NotFoundError, FailedPreconditionError):
+                continue  # deleted, or finished just now: its result still counts
+            self.count(match)
+        return self.info(ladder_id)
+
+    def list(self, page: common_pb2.PageRequest) -> ladder_pb2.ListLaddersResponse:
+        size = paging.page_size(page.page_size)
+        cursor = paging.decode_page_token(page.page_token) or "0"
+        if not cursor.isdigit() or len(cursor) > 9:
+            raise InvalidArgumentError.for_fields(
+                [FieldViolation("page.page_token", "is not a token this server issued")])
+        offset = int(cursor)
+        ids, more = self.store.page(offset, size)
+        filled: paging.Page[ladder_pb2.LadderInfo] = paging.Page(size)
+        for taken, ladder_id in enumerate(ids, 1):
+            try:
+                full = filled.add(self.info(ladder_id))
+            except NotFoundError:
+                continue
+            if full and taken < len(ids):
+                offset, more = offset + taken - size, True  # stopped by bytes: resume here
+                break
+        token = paging.encode_page_token(str(offset + size)) if more else ""
+        return ladder_pb2.ListLaddersResponse(ladders=filled.items, next_page_token=token)

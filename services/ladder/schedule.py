@@ -59,6 +59,29 @@ def game_seed(seed: int, opening_index: int, black: str, white: str) -> int:
     return int.from_bytes(digest, "big") >> (64 - _SEED_BITS)
 
 
+def games_total(bots: int, ladder_format: int, games_per_pairing: int) -> int:
+    """How many games a ladder plays, computed before anything is planned."""
+    return len(pairings(bots, ladder_format)) * games_per_pairing
+
+
+def game_at(
+    bots: Sequence[str], ladder_format: int, games_per_pairing: int, openings: Sequence[Opening],
+    seed: int, index: int,
+) -> PlannedGame:
+    """The ``index``-th game of the plan, without planning the others (a ladder schedules
+    its games a few at a time). ``openings`` is the suite in the ladder's seeded order
+    (``select_openings``); the plan takes the first games_per_pairing / 2 of it, cycling."""
+    pairs = pairings(len(bots), ladder_format)
+    if not 0 <= index < len(pairs) * games_per_pairing:
+        raise IndexError(f"game {index} of a {len(pairs) * games_per_pairing}-game ladder")
+    opening_index, rest = divmod(index, 2 * len(pairs))
+    first, second = pairs[rest // 2]
+    black, white = (first, second) if rest % 2 == 0 else (second, first)
+    opening = openings[opening_index % len(openings)]
+    return PlannedGame(index, black, white, opening,
+                       game_seed(seed, opening_index, bots[black], bots[white]))
+
+
 def plan_games(
     bots: Sequence[str], ladder_format: int, games_per_pairing: int, openings: list[Opening],
     seed: int,
@@ -72,10 +95,6 @@ def plan_games(
         )
     if len(set(bots)) != len(bots):
         raise ValueError(f"a bot version is listed twice: {list(bots)}")
-    games: list[PlannedGame] = []
-    for opening_index, opening in enumerate(openings):
-        for first, second in pairings(len(bots), ladder_format):
-            for black, white in ((first, second), (second, first)):
-                games.append(PlannedGame(len(games), black, white, opening, game_seed(
-                    seed, opening_index, bots[black], bots[white])))
-    return games
+    total = games_total(len(bots), ladder_format, games_per_pairing)
+    return [game_at(bots, ladder_format, games_per_pairing, openings, seed, index)
+            for index in range(total)]

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import grpc
 import redis
 from arena.services.common.auth import current_principal
-from arena.services.common.config import Settings
-from arena.services.common.server import Registration
-from arena.services.ladder import ladders
+from arena.services.common.config import Config
+from arena.services.common.peers import BotVersions, peer_client
+from arena.services.common.protocol import keys
+from arena.services.common.protocol.ladders import RUNNING, LadderStore
+from arena.services.common.quotas import Quotas
+from arena.services.common.runner import ServiceParts
 from arena.services.ladder.follower import FollowerConfig, ResultFollower
-from arena.services.ladder.store import RUNNING, LadderStore, progress_key
+from arena.services.ladder.ladders import Ladders
 
 from arena.v1 import ladder_pb2, ladder_pb2_grpc
 
@@ -20,32 +23,35 @@ WATCH_BLOCK_MS = 1000
 
 
 class LadderServicer(ladder_pb2_grpc.LadderServicer):
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, ladders: Ladders, quotas: Quotas) -> None:
         self.client = client
-        self.store = LadderStore(client)
+        self.ladders = ladders
+        self.store = ladders.store
+        self.quotas = quotas
 
     def CreateLadder(
         self, request: ladder_pb2.CreateLadderRequest, context: grpc.ServicerContext
     ) -> ladder_pb2.LadderInfo:
-        return ladders.create_ladder(self.client, request.config, current_principal().name)
+        caller = current_principal()
+        self.quotas.spend(caller, "creates_per_minute")
+        return self.ladders.create(request.config, caller.name, request.request_id,
+                                   self.quotas.for_caller(caller))
 
     def GetStandings(
         self, request: ladder_pb2.GetStandingsRequest, context: grpc.ServicerContext
     ) -> ladder_pb2.Standings:
-        current_principal()
-        return ladders.standings(self.store, request.ladder_id)
+        return self.ladders.standings(request.ladder_id)
 
     def ListLadders(
         self, request: ladder_pb2.ListLaddersRequest, context: grpc.ServicerContext
     ) -> ladder_pb2.ListLaddersResponse:
-        current_principal()
-        return ladders.list_ladders(self.store, request.page)
+        return self.ladders.list(request.page)
 
     def CancelLadder(
         self, request: ladder_pb2.CancelLadderRequest, context: grpc.ServicerContext
     ) -> ladder_pb2.LadderInfo:
         caller = current_principal()
-        return ladders.cancel_ladder(self.store, request.ladder_id, caller.name, caller.is_admin)
+        return self.ladders.cancel(request.ladder_id, caller.name, caller.is_admin)
 
     def WatchLadder(
         self, request: ladder_pb2.WatchLadderRequest, context: grpc.ServicerContext
@@ -56,11 +62,10 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         status field: the last count sets that field and appends its ``match_id`` entry in
         one step, so a watcher that stopped on the field could leave that entry unread.
         """
-        current_principal()
         ladder_id = request.ladder_id
-        key = progress_key(ladder_id)
+        key = keys.ladder(ladder_id, "progress")
         info, last = self.store.snapshot(ladder_id)
-        yield ladder_pb2.LadderProgress(ladder=info)
+        yield ladder_pb2.LadderProgress(ladder=self.ladders.with_sprt(info))
         if info.status != RUNNING:
             return
         ended = False
@@ -73,32 +78,30 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
                     last = entry_id
                     match_id = fields.get(b"match_id")
                     if match_id is not None:
-                        yield ladder_pb2.LadderProgress(
-                            ladder=self.store.get(ladder_id), finished_match_id=match_id.decode()
-                        )
+                        yield ladder_pb2.LadderProgress(ladder=self.ladders.info(ladder_id),
+                                                        finished_match_id=match_id.decode())
                     elif b"status" in fields:  # the ladder's last entry: finished or cancelled
                         ended = True
                         break
                 if ended:
                     break
         if ended:
-            yield ladder_pb2.LadderProgress(ladder=self.store.get(ladder_id))
+            yield ladder_pb2.LadderProgress(ladder=self.ladders.info(ladder_id))
 
 
-def create_service(
-    settings: Settings,
-    follower_config: FollowerConfig | None = None,
-) -> tuple[list[Registration], list[str], list[Callable[[], None]]]:
-    client = redis.Redis.from_url(settings.redis_url)
-    servicer = LadderServicer(client)
-    config = follower_config or FollowerConfig()
-    if settings.worker_id:
-        config.consumer = settings.worker_id
-    follower = ResultFollower(client, config).start()
+def create_service(config: Config, follower: FollowerConfig | None = None) -> ServiceParts:
+    client = redis.Redis.from_url(config.redis_url)
+    peers = peer_client(config)
+    ladders = Ladders(LadderStore(client), peers, BotVersions(peers), config.ladder_in_flight)
+    follower = follower or FollowerConfig(reconcile_every_s=config.ladder_reconcile_s)
+    follower.consumer = follower.consumer or config.instance
+    results = ResultFollower(client, ladders, follower).start()
+    servicer = LadderServicer(client, ladders, Quotas.from_config(config, client))
     name = ladder_pb2.DESCRIPTOR.services_by_name["Ladder"].full_name
 
     def stop() -> None:
-        follower.stop()
+        results.stop()
+        peers.close()
         client.close()
 
     return [lambda s: ladder_pb2_grpc.add_LadderServicer_to_server(servicer, s)], [name], [stop]

@@ -4,49 +4,47 @@ Match jobs come from the ``referees`` consumer group: new ones with XREADGROUP, 
 dead referee left behind with XAUTOCLAIM once they have been idle for ``match_idle_ms``.
 Each match runs in its own thread (a match mostly waits for workers). A heartbeat keeps the
 entries of running matches fresh so that no other referee takes them over; on shutdown the
-entries of unfinished matches are released for another referee to resume at once.
+jobs of unfinished matches go back to the end of the stream, where another referee takes
+them at once and resumes them from what is recorded.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
 
 import redis
-from arena.services.referee.delivery import (
-    MATCH_STREAM,
-    REFEREE_GROUP,
-    DeliveryConfig,
-    Heartbeat,
-    ensure_group,
+from arena.services.common.peers import BotVersions
+from arena.services.common.protocol.delivery import DeliveryConfig
+from arena.services.common.protocol.keys import MATCH_STREAM, REFEREE_GROUP
+from arena.services.common.protocol.streams import (
+    Entry,
+    StreamConsumer,
+    consumer_name,
+    start_threads,
 )
-from arena.services.referee.runner import BotLookup, MatchRunner
+from arena.services.referee.runner import MatchRunner
 
 from arena.v1 import engine_pb2
 
 log = logging.getLogger(__name__)
 
 
-def default_consumer_name(role: str) -> str:
-    return f"{role}-{socket.gethostname()}-{os.getpid()}"
-
-
 class RefereeLoop:
     """Runs up to ``max_matches`` matches at once; start() and stop()."""
 
-    def __init__(self, client: redis.Redis, referee_id: str = "",
-                 config: DeliveryConfig | None = None, max_matches: int = 64) -> None:
+    def __init__(self, client: redis.Redis, bots: BotVersions, referee_id: str = "",
+                 config: DeliveryConfig | None = None, max_matches: int = 64,
+                 running_cap: Callable[[str], int] = lambda owner: 0) -> None:
         self.client = client
-        self.referee_id = referee_id or default_consumer_name("referee")
-        self.config = config or DeliveryConfig.from_env()
+        self.referee_id = consumer_name("referee", referee_id)
+        self.config = config or DeliveryConfig()
         self.max_matches = max_matches
         self.stopping = threading.Event()
-        self.runner = MatchRunner(client, self.config, self.stopping, BotLookup(client))
-        self._heartbeat = Heartbeat(client, MATCH_STREAM, REFEREE_GROUP, self.referee_id)
+        self.runner = MatchRunner(client, self.config, self.stopping, bots, running_cap)
+        self.jobs = StreamConsumer(client, MATCH_STREAM, REFEREE_GROUP, self.referee_id)
         self._active: dict[str, str] = {}  # entry id -> match id
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
@@ -55,11 +53,8 @@ class RefereeLoop:
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> RefereeLoop:
-        ensure_group(self.client, MATCH_STREAM, REFEREE_GROUP)
-        for target, name in ((self._consume, "match-consumer"), (self._beat, "match-heartbeat")):
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-            self._threads.append(thread)
+        self._threads = start_threads((self._consume, "match-consumer"),
+                                      (self._beat, "match-heartbeat"))
         return self
 
     def stop(self, timeout_s: float = 10.0) -> None:
@@ -83,6 +78,8 @@ class RefereeLoop:
             return self.max_matches - len(self._active)
 
     def _consume(self) -> None:
+        if not self.jobs.wait_for_group(self.stopping):
+            return
         next_reclaim = 0.0
         while not self.stopping.is_set():
             try:
@@ -91,45 +88,33 @@ class RefereeLoop:
                     self.stopping.wait(0.05)
                     continue
                 if time.monotonic() >= next_reclaim:
-                    self._reclaim(free)
+                    for entry in self.jobs.reclaim(self.config.match_idle_ms, free):
+                        log.info("took over match job %s from an idle referee", entry.entry_id)
+                        self._launch(entry)
                     next_reclaim = time.monotonic() + self.config.match_idle_ms / 4000
                     free = self._free_slots()
                     if free <= 0:
                         continue
-                reply: Any = self.client.xreadgroup(
-                    REFEREE_GROUP, self.referee_id, {MATCH_STREAM: ">"}, count=free, block=500)
-                for _stream, entries in reply or []:
-                    for entry_id, fields in entries:
-                        self._launch(entry_id.decode(), fields)
+                for entry in self.jobs.read(free, block_ms=500):
+                    self._launch(entry)
             except redis.ConnectionError as exc:
                 log.warning("redis unavailable while taking match jobs: %s", exc)
                 self.stopping.wait(1.0)
 
-    def _reclaim(self, count: int) -> None:
-        reply: Any = self.client.xautoclaim(
-            MATCH_STREAM, REFEREE_GROUP, self.referee_id, self.config.match_idle_ms,
-            start_id="0-0", count=count)
-        for entry_id, fields in reply[1]:
-            if fields:  # an entry deleted from the stream comes back without fields
-                log.info("took over match job %s from an idle referee", entry_id.decode())
-                self._launch(entry_id.decode(), fields)
-            else:
-                self.client.xack(MATCH_STREAM, REFEREE_GROUP, entry_id)
-
-    def _launch(self, entry_id: str, fields: dict[bytes, bytes]) -> None:
+    def _launch(self, entry: Entry) -> None:
         try:
-            match_id = engine_pb2.MatchJob.FromString(fields.get(b"pb", b"")).match_id
+            match_id = engine_pb2.MatchJob.FromString(entry.fields.get(b"pb", b"")).match_id
         except Exception:  # protobuf raises DecodeError, but anything unreadable is garbage
             match_id = ""
-        if not match_id:
-            log.warning("dropping unreadable match job %s", entry_id)
-            self.client.xack(MATCH_STREAM, REFEREE_GROUP, entry_id)
+        if not match_id:  # garbage, or an entry trimmed from the stream
+            log.warning("dropping unreadable match job %s", entry.entry_id)
+            self.jobs.ack(entry.entry_id)
             return
         with self._lock:
-            if entry_id in self._active or match_id in self._active.values():
+            if entry.entry_id in self._active or match_id in self._active.values():
                 return  # already running here (a reclaim raced our own heartbeat)
-            self._active[entry_id] = match_id
-            thread = threading.Thread(target=self._run, args=(entry_id, match_id),
+            self._active[entry.entry_id] = match_id
+            thread = threading.Thread(target=self._run, args=(entry.entry_id, match_id),
                                       name=f"match-{match_id}", daemon=True)
             self._match_threads.add(thread)
         thread.start()
@@ -137,7 +122,7 @@ class RefereeLoop:
     def _run(self, entry_id: str, match_id: str) -> None:
         finished = failed = False
         try:
-            finished = self.runner.run(match_id)
+            finished = self.runner.run(match_id, entry_id)
         except Exception:
             # Left pending without heartbeat: retried after match_idle_ms, not in a hot loop.
             log.exception("match %s failed in this referee", match_id)
@@ -145,9 +130,10 @@ class RefereeLoop:
         finally:
             try:
                 if finished:
-                    self.client.xack(MATCH_STREAM, REFEREE_GROUP, entry_id)
-                elif not failed:
-                    self._heartbeat.release(entry_id)
+                    self.jobs.ack(entry_id)
+                elif not failed:  # stopping: another referee resumes it at once
+                    job = engine_pb2.MatchJob(match_id=match_id).SerializeToString()
+                    self.jobs.requeue(entry_id, {b"pb": job})
             except redis.RedisError as exc:
                 log.warning("could not settle match job %s: %s", entry_id, exc)
             with self._lock:
@@ -160,6 +146,6 @@ class RefereeLoop:
             with self._lock:
                 entries = list(self._active)
             try:
-                self._heartbeat.touch(entries)
+                self.jobs.touch(entries)
             except redis.RedisError as exc:
                 log.warning("match heartbeat failed: %s", exc)

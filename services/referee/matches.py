@@ -1,27 +1,23 @@
-"""Matches in the durable Redis: creation (validated), reading, listing, deleting.
+"""Creating matches (validated), importing game records, listing them, and the rules a
+match's config must obey.
 
-Layout (all under ``arena:``):
-
-* ``arena:match:{id}``: the ``Match`` without its moves (config, bots, status, result).
-* ``arena:match:{id}:moves``: list of ``MoveRecord`` bytes, index = ply (passes included).
-* ``arena:match:{id}:events``: stream of ``MatchEvent`` bytes (what WatchMatch replays).
-* ``arena:match:{id}:final``: set once, when the result is written (see ``ledger``).
-* ``arena:matches`` and ``arena:matches:{bot|ladder|game}:{value}``: sorted sets of ids,
-  all scores 0, so they sort by id; ids start with the creation time in milliseconds,
-  so reverse lexical order is newest first and page tokens are plain ids.
+The referee stores matches through ``protocol.matches.MatchStore`` and writes game state
+only through ``protocol.ledger``; bots are resolved to exact versions by asking the
+registry. An imported record is stored whole, already finished (``MatchStore.store_finished``).
 """
 
 from __future__ import annotations
 
-import secrets
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 import redis
 from arena.services.common import paging
-from arena.services.referee.delivery import publish_match_job, results_key, started_key
+from arena.services.common.auth import Principal
+from arena.services.common.peers import BotVersions
+from arena.services.common.protocol import keys
+from arena.services.common.protocol.ledger import Ledger
+from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore, new_match_id
+from arena.services.common.quotas import UNLIMITED, Quota
 from google.protobuf import timestamp_pb2
 
 from arena.errors import (
@@ -31,88 +27,40 @@ from arena.errors import (
     NotFoundError,
     PermissionDeniedError,
 )
-from arena.games import GameError, Position, new_position, position_from_text
+from arena.games import Game, GameError, Position, UnknownGameError, game
+from arena.records import FORMAT_NAMES, imported_match, read_record
+from arena.rpc import bounded
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
-GAME_NAMES = {common_pb2.GAME_KIND_OTHELLO: "othello", common_pb2.GAME_KIND_GOMOKU: "gomoku"}
-DEFAULT_VARIANT = {"othello": "standard", "gomoku": "freestyle"}
-DEFAULT_SIZE = {"othello": 8, "gomoku": 15}
 DEFAULT_MOVE_TIME_MS = 1000
 MAX_MOVE_TIME_MS = 600_000
 MAX_GRACE_MS = 10_000
 DEFAULT_TREE_NODES = 2000
 MAX_TREE_NODES = 200_000
-FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
-
-
-def match_key(match_id: str) -> str:
-    return f"arena:match:{match_id}"
-
-
-def moves_key(match_id: str) -> str:
-    return f"arena:match:{match_id}:moves"
-
-
-def events_key(match_id: str) -> str:
-    return f"arena:match:{match_id}:events"
-
-
-def final_key(match_id: str) -> str:
-    return f"arena:match:{match_id}:final"
-
-
-ALL_MATCHES = "arena:matches"
-
-
-def index_keys(match: match_pb2.Match) -> list[str]:
-    keys = [ALL_MATCHES, f"arena:matches:bot:{match.black.name}",
-            f"arena:matches:game:{match.config.game.kind}"]
-    if match.white.name != match.black.name:
-        keys.append(f"arena:matches:bot:{match.white.name}")
-    if match.config.ladder_id:
-        keys.append(f"arena:matches:ladder:{match.config.ladder_id}")
-    return keys
-
-
-def tree_key(match_id: str, ply: int) -> str:
-    """Where a ply's search tree lives in the cache Redis."""
-    return f"arena:tree:{match_id}:{ply}"
-
-
-def game_name(kind: common_pb2.GameKind.ValueType) -> str:
-    name = GAME_NAMES.get(kind)
-    if name is None:
-        raise InvalidArgumentError.for_fields(
-            [FieldViolation("config.game.kind", "must be GAME_KIND_OTHELLO or GAME_KIND_GOMOKU")])
-    return str(name)
+MAX_REQUEST_ID_CHARS = 128
+MAX_RECORD_CHARS = 1_000_000  # a 19x19 Gomoku replay with full search info is ~100 kB
 
 
 def start_position(match: match_pb2.Match) -> Position:
     """The position the bots start from (after the opening)."""
-    return position_from_text(game_name(match.config.game.kind), match.start_position)
-
-
-def new_match_id(now_ms: int | None = None) -> str:
-    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-    return f"{now_ms:013d}-{secrets.token_hex(4)}"
+    return game(match.config.game.kind).position_from_text(match.start_position)
 
 
 # --- creation ---------------------------------------------------------------------------
 
 
-def _normalized_game(spec: common_pb2.GameSpec, out: list[FieldViolation]) -> str | None:
-    name = GAME_NAMES.get(spec.kind)
-    if name is None:
-        out.append(FieldViolation("config.game.kind", "must be othello or gomoku"))
-        return None
-    spec.variant = spec.variant or DEFAULT_VARIANT[name]
-    spec.board_size = spec.board_size or DEFAULT_SIZE[name]
+def _normalized_game(spec: common_pb2.GameSpec, out: list[FieldViolation]) -> Game | None:
     try:
-        new_position(name, spec.variant, spec.board_size)
+        played = game(spec.kind)
+    except UnknownGameError as exc:
+        out.append(FieldViolation("config.game.kind", str(exc)))
+        return None
+    try:
+        spec.CopyFrom(played.spec(spec.variant, spec.board_size))
     except GameError as exc:
         out.append(FieldViolation("config.game", str(exc)))
         return None
-    return str(name)
+    return played
 
 
 def _check_time_control(tc: common_pb2.TimeControl, out: list[FieldViolation]) -> None:
@@ -128,19 +76,19 @@ def _check_time_control(tc: common_pb2.TimeControl, out: list[FieldViolation]) -
 
 
 def _start_after_opening(
-    config: match_pb2.MatchConfig, game: str, out: list[FieldViolation]
+    config: match_pb2.MatchConfig, played: Game, out: list[FieldViolation]
 ) -> Position | None:
     spec = config.game
     try:
         if config.start_position:
-            position = position_from_text(game, config.start_position)
+            position = played.position_from_text(config.start_position)
             if position.variant != spec.variant or position.size != spec.board_size:
                 out.append(FieldViolation("config.start_position",
                                           f"is not a {spec.variant} {spec.board_size}x"
                                           f"{spec.board_size} position"))
                 return None
         else:
-            position = new_position(game, spec.variant, spec.board_size)
+            position = played.new_position(spec.variant, spec.board_size)
     except GameError as exc:
         out.append(FieldViolation("config.start_position", str(exc)))
         return None
@@ -156,31 +104,34 @@ def _start_after_opening(
     return position
 
 
-def _resolve_bot(
-    client: redis.Redis, field: str, ref: common_pb2.BotRef, kind: int, out: list[FieldViolation]
-) -> common_pb2.BotRef | None:
-    from arena.services.registry.store import BotStore
-
+def _resolve_bot(bots: BotVersions, field: str, ref: common_pb2.BotRef, kind: int,
+                 out: list[FieldViolation]) -> common_pb2.BotRef | None:
     if not ref.name:
         out.append(FieldViolation(field, "must name a bot"))
         return None
     try:
-        bot = BotStore(client).get(ref.name, ref.version)
+        bot = bots.resolve(ref)
     except NotFoundError as exc:
         out.append(FieldViolation(field, str(exc)))
         return None
     if bot.spec.game != kind:
         out.append(FieldViolation(field, f"bot {ref.name!r} does not play this game"))
         return None
-    if bot.retired and ref.version == 0:
-        raise FailedPreconditionError(f"bot {ref.name!r} is retired")
     return common_pb2.BotRef(name=ref.name, version=bot.version)
 
 
-def create_match(
-    client: redis.Redis, config: match_pb2.MatchConfig, owner: str
-) -> match_pb2.Match:
-    """Validate ``config``, resolve the bot versions, store the match and queue it."""
+def create_match(store: MatchStore, bots: BotVersions, config: match_pb2.MatchConfig,
+                 owner: str, request_id: str = "", quota: Quota = UNLIMITED) -> match_pb2.Match:
+    """Validate ``config``, resolve the bot versions, store the match and queue it.
+
+    A ``request_id`` that already made a match returns that match instead (a client's
+    retry after a timeout creates nothing new). ``quota`` is the owner's.
+    """
+    if request_id:
+        _check_request_id(request_id)
+        made = store.made_for(owner, request_id)
+        if made:
+            return store.get(made)
     config = match_pb2.MatchConfig.FromString(config.SerializeToString())  # caller's stays put
     violations: list[FieldViolation] = []
     game = _normalized_game(config.game, violations)
@@ -191,10 +142,11 @@ def create_match(
     if config.capture_trees and config.tree_node_budget == 0:
         config.tree_node_budget = DEFAULT_TREE_NODES
     position = _start_after_opening(config, game, violations) if game else None
-    black = _resolve_bot(client, "config.black", config.black, config.game.kind, violations)
-    white = _resolve_bot(client, "config.white", config.white, config.game.kind, violations)
+    black = _resolve_bot(bots, "config.black", config.black, config.game.kind, violations)
+    white = _resolve_bot(bots, "config.white", config.white, config.game.kind, violations)
     if violations or position is None or black is None or white is None:
         raise InvalidArgumentError.for_fields(violations)
+    _check_quota(store, owner, config, quota)
     now_ms = int(time.time() * 1000)
     created = timestamp_pb2.Timestamp()
     created.FromMilliseconds(now_ms)
@@ -203,105 +155,95 @@ def create_match(
         status=match_pb2.MATCH_STATUS_PENDING, owner=owner, created_at=created,
         start_position=position.to_text(),
     )
-    with client.pipeline(transaction=True) as pipe:
-        pipe.set(match_key(match.id), match.SerializeToString())
-        for key in index_keys(match):
-            pipe.zadd(key, {match.id: 0})
-        pipe.execute()
-    publish_match_job(client, match.id)
-    return match
+    made = store.create(match, request_id)
+    return match if made == match.id else store.get(made)
 
 
-# --- reading ------------------------------------------------------------------------------
+def _check_quota(store: MatchStore, owner: str, config: match_pb2.MatchConfig,
+                 quota: Quota) -> None:
+    tc = config.time_control
+    quota.check("move_time_ms", tc.move_time_ms)
+    quota.check("game_time_ms", tc.game_time_ms)
+    quota.check("tree_nodes", config.tree_node_budget if config.capture_trees else 0)
+    quota.check("queued_matches", store.unfinished(owner) + 1)
 
 
-@dataclass
-class MatchStore:
-    """Read side of the matches (the referee's runner is the only writer of game state)."""
-
-    client: redis.Redis
-
-    def header(self, match_id: str) -> match_pb2.Match:
-        payload: Any = self.client.get(match_key(match_id))
-        if payload is None:
-            raise NotFoundError(f"no match {match_id!r}")
-        return match_pb2.Match.FromString(payload)
-
-    def records(self, match_id: str) -> list[match_pb2.MoveRecord]:
-        return [match_pb2.MoveRecord.FromString(raw)
-                for raw in _list(self.client.lrange(moves_key(match_id), 0, -1))]
-
-    def get(self, match_id: str) -> match_pb2.Match:
-        """The match with its moves so far."""
-        # Read the moves first: a header that says FINISHED then always has every move.
-        records = self.records(match_id)
-        match = self.header(match_id)
-        if match.status in FINISHED_STATES:
-            records = self.records(match_id)
-        match.moves.extend(records)
-        return match
-
-    def list(self, request: referee_pb2.ListMatchesRequest) -> referee_pb2.ListMatchesResponse:
-        size = paging.page_size(request.page.page_size)
-        after = paging.decode_page_token(request.page.page_token)
-        found: list[match_pb2.Match] = []
-        last = ""
-        for match_id in self._ids(_index_for(request), after):
-            last = match_id
-            try:
-                match = self.header(match_id) if request.summary_only else self.get(match_id)
-            except NotFoundError:
-                continue  # deleted while we listed
-            if _accepts(request, match):
-                found.append(match)
-                if len(found) == size:
-                    break
-        more = len(found) == size and last != ""
-        token = paging.encode_page_token(last) if more else ""
-        return referee_pb2.ListMatchesResponse(matches=found, next_page_token=token)
-
-    def _ids(self, key: str, after: str, batch: int = 200) -> Iterator[str]:
-        upper = f"({after}" if after else "+"
-        while True:
-            ids: Any = self.client.zrevrangebylex(key, upper, "-", start=0, num=batch)
-            for raw in ids:
-                yield raw.decode()
-            if len(ids) < batch:
-                return
-            upper = f"({ids[-1].decode()}"
-
-    def delete(self, match_id: str, principal_name: str, is_admin: bool,
-               cache: redis.Redis | None) -> None:
-        match = self.header(match_id)
-        if not is_admin and principal_name != match.owner:
-            raise PermissionDeniedError(f"{principal_name} may not delete match {match_id} "
-                                        f"owned by {match.owner}")
-        if match.status not in FINISHED_STATES:
-            raise FailedPreconditionError(f"match {match_id} is still running")
-        records = self.records(match_id)
-        with self.client.pipeline(transaction=True) as pipe:
-            for key in index_keys(match):
-                pipe.zrem(key, match_id)
-            pipe.delete(match_key(match_id), moves_key(match_id), events_key(match_id),
-                        final_key(match_id), results_key(match_id), started_key(match_id))
-            pipe.execute()
-        trees = [tree_key(match_id, record.ply) for record in records if record.has_tree]
-        if cache is not None and trees:
-            cache.delete(*trees)
+# --- importing ----------------------------------------------------------------------------
 
 
-def _list(reply: Any) -> list[bytes]:
-    return list(reply)
+def import_match(store: MatchStore, request: referee_pb2.ImportMatchRequest,
+                 owner: str) -> match_pb2.Match:
+    """Read a game record (every move replayed through the rules) and store it as a
+    finished match of ``owner`` (see ``arena.records.imported_match``). A ``request_id``
+    that already stored a match returns that match."""
+    if request.request_id:
+        _check_request_id(request.request_id)
+        made = store.made_for(owner, request.request_id, "match-import")
+        if made:
+            return store.get(made)
+    fmt = _record_format(request.format)
+    if not request.content.strip():
+        raise InvalidArgumentError.for_fields([FieldViolation("content", "is empty")])
+    if len(request.content) > MAX_RECORD_CHARS:
+        raise InvalidArgumentError.for_fields([FieldViolation(
+            "content", f"is {len(request.content)} characters; the limit is {MAX_RECORD_CHARS}")])
+    try:
+        fmt, replay = read_record(request.content, fmt, request.variant)
+    except InvalidArgumentError as exc:  # FormatError: the message names the line or move
+        raise InvalidArgumentError.for_fields([FieldViolation("content", str(exc))]) from None
+    except GameError as exc:
+        raise InvalidArgumentError.for_fields([FieldViolation("variant", str(exc))]) from None
+    now_ms = int(time.time() * 1000)
+    stamp = timestamp_pb2.Timestamp()
+    stamp.FromMilliseconds(now_ms)
+    match = imported_match(replay, fmt, new_match_id(now_ms), owner, stamp)
+    made = store.store_finished(match, request.request_id)
+    return match if made == match.id else store.get(made)
+
+
+def _record_format(fmt: referee_pb2.ReplayFormat.ValueType) -> str:
+    if fmt == referee_pb2.REPLAY_FORMAT_UNSPECIFIED:
+        return ""
+    if fmt not in FORMAT_NAMES:
+        raise InvalidArgumentError.for_fields([FieldViolation("format", f"unknown format {fmt}")])
+    return FORMAT_NAMES[fmt]
+
+
+def _check_request_id(request_id: str) -> None:
+    if len(request_id) > MAX_REQUEST_ID_CHARS:
+        raise InvalidArgumentError.for_fields([FieldViolation(
+            "request_id", f"must be at most {MAX_REQUEST_ID_CHARS} characters")])
+
+
+# --- listing ------------------------------------------------------------------------------
+
+
+def list_matches(store: MatchStore,
+                 request: referee_pb2.ListMatchesRequest) -> referee_pb2.ListMatchesResponse:
+    page: paging.Page[match_pb2.Match] = paging.Page(paging.page_size(request.page.page_size))
+    after = paging.decode_page_token(request.page.page_token)
+    full, last = False, ""
+    for match_id in store.ids(_index_for(request), after):
+        last = match_id
+        try:
+            match = store.header(match_id) if request.summary_only else store.get(match_id)
+        except NotFoundError:
+            continue  # deleted while we listed
+        if _accepts(request, match) and page.add(match):
+            full = True
+            break
+    token = paging.encode_page_token(last) if full else ""
+    return referee_pb2.ListMatchesResponse(matches=page.items, next_page_token=token)
 
 
 def _index_for(request: referee_pb2.ListMatchesRequest) -> str:
     if request.ladder_id:
-        return f"arena:matches:ladder:{request.ladder_id}"
+        return keys.match_index("ladder", request.ladder_id)
     if request.bot_name:
-        return f"arena:matches:bot:{request.bot_name}"
+        return keys.match_index("bot", request.bot_name)
     if request.game:
-        return f"arena:matches:game:{request.game}"
-    return ALL_MATCHES
+        return keys.match_index("game", request.game)
+    return keys.ALL_MATCHES
 
 
 def _accepts(request: referee_pb2.ListMatchesRequest, match: match_pb2.Match) -> bool:
@@ -314,3 +256,49 @@ def _accepts(request: referee_pb2.ListMatchesRequest, match: match_pb2.Match) ->
     return not request.bot_name or request.bot_name in (match.black.name, match.white.name)
 
 
+# --- cancelling and deleting -------------------------------------------------------------
+
+
+def may_change(principal: Principal, match: match_pb2.Match, bots: BotVersions) -> bool:
+    """The match's creator, the owner of either bot, or an admin. The players of an
+    imported record name no bot (version 0): nobody owns them."""
+    if principal.is_admin or principal.name == match.owner:
+        return True
+    return any(bots.get(ref).owner == principal.name for ref in (match.black, match.white)
+               if ref.version)
+
+
+def cancel_match(store: MatchStore, ledger: Ledger, bots: BotVersions, match_id: str,
+                 principal: Principal, reason: str = "") -> match_pb2.Match:
+    """End a pending or running match as cancelled (void, no result); its referee stops at
+    once and the worker thinking on its move stops its search. Cancelling a cancelled
+    match again returns it; a finished one cannot be cancelled."""
+    match = store.header(match_id)
+    if not may_change(principal, match, bots):
+        raise PermissionDeniedError(f"{principal.name} may not cancel match {match_id}")
+    if match.status == match_pb2.MATCH_STATUS_CANCELLED:
+        return store.get(match_id)
+    if match.status == match_pb2.MATCH_STATUS_FINISHED:
+        raise FailedPreconditionError(f"match {match_id} is already finished")
+    detail = bounded(reason.strip() or f"cancelled by {principal.name}", 500)
+    match.status = match_pb2.MATCH_STATUS_CANCELLED
+    match.result.CopyFrom(match_pb2.MatchResult(
+        termination=match_pb2.TERMINATION_CANCELLED, detail=detail, void=True))
+    match.finished_at.GetCurrentTime()
+    if not ledger.finish(match, None):  # it ended meanwhile: report how
+        current = store.get(match_id)
+        if current.status == match_pb2.MATCH_STATUS_FINISHED:
+            raise FailedPreconditionError(f"match {match_id} finished before the cancellation")
+        return current
+    return store.get(match_id)
+
+
+def delete_match(store: MatchStore, bots: BotVersions, match_id: str, principal: Principal,
+                 cache: redis.Redis | None) -> None:
+    match = store.header(match_id)
+    if not principal.is_admin and principal.name != match.owner:
+        raise PermissionDeniedError(f"{principal.name} may not delete match {match_id} "
+                                    f"owned by {match.owner}")
+    if match.status not in FINISHED_STATES:
+        raise FailedPreconditionError(f"match {match_id} is still running: cancel it first")
+    store.delete(match, cache)

@@ -11,23 +11,25 @@ import logging
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis
-from arena.services.referee import judge
-from arena.services.referee.delivery import (
+from arena.services.common.peers import BotVersions
+from arena.services.common.protocol.delivery import (
     DeliveryConfig,
-    entry_ms,
     move_stream_minid,
-    publish_move_job,
     read_results,
 )
-from arena.services.referee.ledger import Ledger
-from arena.services.referee.matches import FINISHED_STATES, MatchStore, start_position
+from arena.services.common.protocol.ledger import Ledger
+from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore
+from arena.services.common.protocol.streams import entry_ms
+from arena.services.referee import judge, telemetry
+from arena.services.referee.matches import start_position
 from google.protobuf import timestamp_pb2
 
 from arena.games import PASS, Color, Position
-from arena.v1 import bots_pb2, common_pb2, engine_pb2, match_pb2
+from arena.v1 import common_pb2, engine_pb2, match_pb2
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,8 @@ class Answer:
 
     record: match_pb2.MoveRecord | None = None
     forfeit: judge.Forfeit | None = None
+    void: judge.Forfeit | None = None  # the infrastructure failed: the game ends void
+    cancelled: bool = False  # the match was cancelled meanwhile (it is over, not judged)
 
 
 @dataclass
@@ -62,24 +66,32 @@ class GameState:
         return len(self.records)
 
     def time_used_ms(self, color: common_pb2.Color.ValueType) -> int:
-        return sum(r.time_ms for r in self.records if r.color == color)
+        return sum(r.charged_ms or r.time_ms for r in self.records if r.color == color)
 
     def history(self) -> list[int]:
         """Moves from the configured start: the opening, then every recorded move."""
         return [*self.match.config.opening, *(r.move.square for r in self.records)]
+
+    def after(self, record: match_pb2.MoveRecord) -> GameState:
+        """The state one recorded move later (this one is left as it is)."""
+        position = self.position.copy()
+        position.push(record.move.square)
+        return GameState(self.match, [*self.records, record], position)
 
 
 class MatchRunner:
     """Plays matches; one instance serves every match thread of a referee."""
 
     def __init__(self, client: redis.Redis, config: DeliveryConfig, stop: threading.Event,
-                 bot_lookup: BotLookup | None = None) -> None:
+                 bots: BotVersions, running_cap: Callable[[str], int] = lambda owner: 0
+                 ) -> None:
         self.client = client
         self.config = config
         self.stop = stop
         self.store = MatchStore(client)
         self.ledger = Ledger(client)
-        self.bots = bot_lookup or BotLookup(client)
+        self.bots = bots
+        self.running_cap = running_cap  # how many matches an owner may have running (0: any)
 
     def load(self, match_id: str) -> GameState:
         match = self.store.header(match_id)
@@ -89,17 +101,26 @@ class MatchRunner:
             position.push(record.move.square)
         return GameState(match, records, position)
 
-    def run(self, match_id: str) -> bool:
-        """Play until the end (True) or until asked to stop (False: run it again later)."""
+    def run(self, match_id: str, entry_id: str = "") -> bool:
+        """Play until the end (True) or until asked to stop (False: run it again later).
+
+        With the match job's ``entry_id``, the match is first admitted under its owner's
+        running-matches quota: one that must wait is parked (True: this referee is done
+        with the job; it comes back when one of the owner's matches ends)."""
         state = self.load(match_id)
+        if entry_id and self.ledger.admit(state.match, self.running_cap(state.match.owner),
+                                          entry_id) != "run":
+            return True  # parked, or over (then its turn passes to the owner's next match)
         if state.match.status in FINISHED_STATES:
             return True
-        if state.match.status == match_pb2.MATCH_STATUS_PENDING:
+        fresh = state.match.status == match_pb2.MATCH_STATUS_PENDING
+        if fresh:
             state.match.status = match_pb2.MATCH_STATUS_RUNNING
         if not self.ledger.start(state.match):
             return True
+        telemetry.match_started(state.match, fresh)
         cursor = "0"  # results may already wait for us if a referee died mid-move
-        published = -1  # the ply whose move job went out with the previous record
+        asked: engine_pb2.MoveJob | None = None  # the job published for the next ply
         squares = state.position.size * state.position.size
         for _ in range(2 * squares + 8):  # every ply fills a square or passes
             if self.stop.is_set():
@@ -110,46 +131,76 @@ class MatchRunner:
             if is_pass:
                 record = judge.pass_record(state.position, state.ply)
             else:
-                cursor, answer = self._ask(state, cursor, published == state.ply)
+                if asked is None or asked.ply != state.ply:
+                    asked = self._job(state)
+                    if asked is None:
+                        return self._finish(state, judge.forfeit_result(
+                            state.position, judge.Forfeit(match_pb2.TERMINATION_TIME_FORFEIT,
+                                                          "no game time left")))
+                    if not self.ledger.ask(asked, self._minid()):
+                        telemetry.not_published(asked)
+                        state, asked = self.load(match_id), None  # recorded or ended meanwhile
+                        if state.match.status in FINISHED_STATES:
+                            return True
+                        continue
+                    telemetry.published(asked)
+                cursor, answer = self._await(state, asked, cursor)
                 if answer is None:
                     return False
+                if answer.cancelled:
+                    return True
                 if answer.forfeit is not None:
+                    telemetry.forfeited(asked, answer.forfeit.termination, answer.forfeit.detail)
                     return self._finish(state, judge.forfeit_result(state.position,
                                                                     answer.forfeit))
+                if answer.void is not None:
+                    return self._finish(state, judge.void_result(state.position, answer.void))
                 assert answer.record is not None
                 record = answer.record
-            following = self._following_job(state, record)
-            written = self.ledger.append(match_id, record, is_pass, following,
-                                         move_stream_minid(self.config.stall_timeout_ms))
-            if written:
+            following = self._job(state.after(record))
+            with telemetry.recording(None if is_pass else asked):
+                appended = self.ledger.append(match_id, record, is_pass, following,
+                                              self._minid())
+            if appended:
+                if not is_pass and asked is not None:
+                    telemetry.recorded(asked, record)
+                telemetry.published(following)
                 state.position.push(record.move.square)
                 state.records.append(record)
-                published = state.ply if following is not None else -1
+                asked = following
             else:
-                state = self.load(match_id)  # another referee recorded this ply first
-                published = -1
+                telemetry.not_published(following)
+                telemetry.not_published(None if is_pass else asked)
+                state, asked = self.load(match_id), None  # another referee recorded it
                 if state.match.status in FINISHED_STATES:
                     return True
         raise RuntimeError(f"match {match_id} did not end within the board's plies")
 
-    def _following_job(
-        self, state: GameState, record: match_pb2.MoveRecord
-    ) -> engine_pb2.MoveJob | None:
-        """The job for the ply after ``record``, if a bot will be asked for it; the ledger
-        publishes it together with the record (one round trip less per move)."""
-        position = state.position.copy()
-        position.push(record.move.square)
+    def _minid(self) -> str:
+        return move_stream_minid(self.config.stall_timeout_ms)
+
+    def _job(self, state: GameState) -> engine_pb2.MoveJob | None:
+        """The move job for the ply ``state`` is at: None when no bot is asked there (the
+        game is over, the side to move must pass) or its time is used up (a forfeit)."""
+        position = state.position
         if position.is_game_over() or position.legal_moves() == [PASS]:
             return None
-        after = GameState(state.match, [*state.records, record], position)
-        budget = self._budget_ms(after)
+        budget = self._budget_ms(state)
         if budget <= 0:
-            return None  # a time forfeit: judged when the ply comes up
-        return self._job(after, self.bots.get(self._side_to_move(after)), budget)
-
-    @staticmethod
-    def _side_to_move(state: GameState) -> common_pb2.BotRef:
-        return state.match.black if state.position.turn is Color.BLACK else state.match.white
+            return None
+        match = state.match
+        side = match.black if position.turn is Color.BLACK else match.white
+        return telemetry.job_built(engine_pb2.MoveJob(
+            job_id=f"{match.id}/{state.ply}/{secrets.token_hex(4)}", match_id=match.id,
+            ply=state.ply, game=match.config.game.kind,
+            position=common_pb2.Position(game=match.config.game, text=position.to_text()),
+            history=state.history(), bot=self.bots.get(side), time_budget_ms=budget,
+            deadline_unix_ms=int(time.time() * 1000) + self.config.stall_timeout_ms,
+            tree_node_budget=match.config.tree_node_budget if match.config.capture_trees else 0,
+            seed=seed_for_ply(match.config.seed, state.ply),
+            game_time_left_ms=self._game_time_left_ms(state),
+            cpu_clock=self.config.cpu_clock and self.bots.get(side).spec.HasField("builtin"),
+        ))
 
     def _finish(self, state: GameState, result: match_pb2.MatchResult) -> bool:
         finished = match_pb2.Match()
@@ -161,6 +212,7 @@ class MatchRunner:
         finished.finished_at.CopyFrom(stamp)
         del finished.moves[:]
         if self.ledger.finish(finished, state.ply):
+            telemetry.match_finished(result)
             log.info("match %s finished: %s %s", state.match.id,
                      match_pb2.Termination.Name(result.termination), result.detail)
             return True
@@ -168,89 +220,59 @@ class MatchRunner:
         return self.run(state.match.id)
 
     def _budget_ms(self, state: GameState) -> int:
-        tc = state.match.config.time_control
-        budget = tc.move_time_ms
-        if tc.game_time_ms > 0:
-            color = judge.proto_color(state.position.turn)
-            left = tc.game_time_ms - state.time_used_ms(color)
-            budget = min(budget, max(0, int(left)))
+        budget = state.match.config.time_control.move_time_ms
+        if state.match.config.time_control.game_time_ms > 0:
+            budget = min(budget, self._game_time_left_ms(state))
         return budget
 
-    def _job(
-        self, state: GameState, bot: bots_pb2.BotVersion, budget_ms: int
-    ) -> engine_pb2.MoveJob:
-        match = state.match
-        return engine_pb2.MoveJob(
-            job_id=f"{match.id}/{state.ply}/{secrets.token_hex(4)}", match_id=match.id,
-            ply=state.ply, game=match.config.game.kind,
-            position=common_pb2.Position(game=match.config.game,
-                                         text=state.position.to_text()),
-            history=state.history(), bot=bot, time_budget_ms=budget_ms,
-            deadline_unix_ms=int(time.time() * 1000) + self.config.stall_timeout_ms,
-            tree_node_budget=match.config.tree_node_budget if match.config.capture_trees else 0,
-            seed=seed_for_ply(match.config.seed, state.ply),
-        )
+    @staticmethod
+    def _game_time_left_ms(state: GameState) -> int:
+        """The side to move's game budget left (0 when the match has none)."""
+        game_time = state.match.config.time_control.game_time_ms
+        if game_time <= 0:
+            return 0
+        used = state.time_used_ms(judge.proto_color(state.position.turn))
+        return max(0, int(game_time - used))
 
-    def _ask(self, state: GameState, cursor: str,
-             published: bool = False) -> tuple[str, Answer | None]:
-        """Publish the move job (unless ``published``) and wait for the first answer for
-        this ply."""
+    def _await(self, state: GameState, job: engine_pb2.MoveJob,
+               cursor: str) -> tuple[str, Answer | None]:
+        """Wait for the first answer for the ply ``job`` asked about."""
         match = state.match
-        grace = match.config.time_control.grace_ms or self.config.grace_ms
-        budget = self._budget_ms(state)
-        if budget <= 0:
-            return cursor, Answer(forfeit=judge.Forfeit(
-                match_pb2.TERMINATION_TIME_FORFEIT, "no game time left"))
-        if not published:
-            bot = self.bots.get(self._side_to_move(state))
-            publish_move_job(self.client, self._job(state, bot, budget),
-                             move_stream_minid(self.config.stall_timeout_ms))
+        clock = judge.MoveClock(job.time_budget_ms,
+                                match.config.time_control.grace_ms or self.config.grace_ms,
+                                job.cpu_clock, self.config.cpu_wall_factor)
         give_up = time.monotonic() + self.config.stall_timeout_ms / 1000
         while time.monotonic() < give_up:
             if self.stop.is_set():
                 return cursor, None
             cursor, events = read_results(self.client, match.id, cursor, _READ_BLOCK_MS)
             for event in events:
+                if event.kind == "cancelled":
+                    return cursor, Answer(cancelled=True)
                 if event.ply != state.ply:
                     continue  # a late or duplicate answer to an earlier ply
                 if event.kind == "dead":
-                    return cursor, Answer(forfeit=judge.Forfeit(
+                    return cursor, Answer(void=judge.Forfeit(
                         match_pb2.TERMINATION_DEAD_LETTERED, event.detail or "dead-lettered"))
                 if event.result is not None:
                     started = entry_ms(event.started_id) if event.started_id else None
-                    return cursor, self._judge(state, event.result, event.at_ms, started,
-                                               budget, grace)
-        return cursor, Answer(forfeit=judge.Forfeit(
+                    with telemetry.judging(job):
+                        answer = self._judge(state, event.result, event.at_ms, started,
+                                             clock)
+                    if answer.record is not None and started and event.queued_id:
+                        answer.record.wait_ms = max(0, started - entry_ms(event.queued_id))
+                    return cursor, answer
+        return cursor, Answer(void=judge.Forfeit(
             match_pb2.TERMINATION_DEAD_LETTERED,
             f"no worker answered within {self.config.stall_timeout_ms} ms"))
 
     def _judge(self, state: GameState, result: engine_pb2.MoveResult, answered_ms: int,
-               started_ms: int | None, budget: int, grace: int) -> Answer:
+               started_ms: int | None, clock: judge.MoveClock) -> Answer:
         if started_ms is None:  # the answer names no started entry: the worker's clock
             started_ms = answered_ms - result.worker_time_ms
         time_ms = max(0, answered_ms - started_ms)
-        forfeit = judge.judge_answer(state.position, result, time_ms, budget, grace)
+        forfeit = judge.judge_answer(state.position, result, time_ms, clock)
         if forfeit is not None:
             return Answer(forfeit=forfeit)
-        return Answer(record=judge.move_record(state.position, state.ply, result, time_ms))
-
-
-class BotLookup:
-    """Bot versions by exact reference (immutable, so cached for the process's life)."""
-
-    def __init__(self, client: redis.Redis) -> None:
-        from arena.services.registry.store import BotStore
-
-        self._store = BotStore(client)
-        self._cache: dict[tuple[str, int], bots_pb2.BotVersion] = {}
-        self._lock = threading.Lock()
-
-    def get(self, ref: common_pb2.BotRef) -> bots_pb2.BotVersion:
-        key = (ref.name, ref.version)
-        with self._lock:
-            found = self._cache.get(key)
-        if found is None:
-            found = self._store.get(ref.name, ref.version)
-            with self._lock:
-                self._cache[key] = found
-        return found
+        return Answer(record=judge.move_record(state.position, state.ply, result, time_ms,
+                                               clock.charged_ms(time_ms, result)))

@@ -1,53 +1,67 @@
-"""gRPC wiring of the referee: the Referee service, and the match loop in the background.
-
-Environment (beyond the common settings): ``ARENA_MAX_MATCHES`` (matches one referee runs
-at once, default 64), ``ARENA_MATCH_IDLE_MS``, ``ARENA_GRACE_MS``, ``ARENA_STALL_TIMEOUT_MS``
-(see ``arena.services.referee.delivery.DeliveryConfig``).
-"""
+"""gRPC wiring of the referee: the Referee service, and the match loop in the background."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import redis
-from arena.services.common.auth import current_principal
-from arena.services.common.config import Settings
-from arena.services.common.server import Registration
-from arena.services.referee.delivery import DeliveryConfig
+from arena.services.common.auth import Principal, current_principal
+from arena.services.common.config import Config
+from arena.services.common.metrics import MATCHES_RUNNING
+from arena.services.common.peers import BotVersions, peer_client
+from arena.services.common.protocol.ledger import Ledger
+from arena.services.common.protocol.matches import MatchStore
+from arena.services.common.protocol.trees import load_tree
+from arena.services.common.quotas import UNLIMITED_VALUE, Quota, Quotas
+from arena.services.common.runner import ServiceParts
+from arena.services.referee import matches
 from arena.services.referee.loop import RefereeLoop
-from arena.services.referee.matches import MatchStore, create_match
-from arena.services.referee.replay import export
+from arena.services.referee.status import QueueCollector, StatusServicer
 from arena.services.referee.watch import watch_match
-from arena.services.worker.trees import load_tree
+from prometheus_client import REGISTRY
 
-from arena.errors import NotFoundError
-from arena.v1 import common_pb2, match_pb2, referee_pb2, referee_pb2_grpc
+from arena.errors import NotFoundError, PermissionDeniedError
+from arena.records import export
+from arena.v1 import (
+    common_pb2,
+    match_pb2,
+    referee_pb2,
+    referee_pb2_grpc,
+    status_pb2,
+    status_pb2_grpc,
+)
 
 
 class RefereeServicer(referee_pb2_grpc.RefereeServicer):
     """Validate, call the match store or runner, let the interceptor map errors."""
 
-    def __init__(self, client: redis.Redis, cache: redis.Redis | None) -> None:
-        self.client = client
-        self.cache = cache
-        self.store = MatchStore(client)
+    def __init__(self, client: redis.Redis, cache: redis.Redis | None, bots: BotVersions,
+                 quotas: Quotas | None = None) -> None:
+        self.store, self.ledger = MatchStore(client), Ledger(client)
+        self.cache, self.bots = cache, bots
+        self.quotas = quotas or Quotas(client=client, service="referee")
 
     def CreateMatch(self, request: referee_pb2.CreateMatchRequest,
                     context: Any) -> match_pb2.Match:
-        return create_match(self.client, request.config, current_principal().name)
+        caller = current_principal()
+        self.quotas.spend(caller, "creates_per_minute")
+        owner = _owner(caller, request.owner)
+        quota = self.quotas.for_caller(caller) if owner == caller.name else \
+            self.quotas.of(owner)
+        return matches.create_match(self.store, self.bots, request.config, owner,
+                                    request.request_id, quota)
 
     def GetMatch(self, request: referee_pb2.GetMatchRequest, context: Any) -> match_pb2.Match:
         return self.store.get(request.match_id)
 
     def ListMatches(self, request: referee_pb2.ListMatchesRequest,
                     context: Any) -> referee_pb2.ListMatchesResponse:
-        return self.store.list(request)
+        return matches.list_matches(self.store, request)
 
     def WatchMatch(self, request: referee_pb2.WatchMatchRequest,
                    context: Any) -> Iterator[match_pb2.MatchEvent]:
-        yield from watch_match(self.client, request.match_id, context.is_active)
+        yield from watch_match(self.store.client, request.match_id, context.is_active)
 
     def GetReplay(self, request: referee_pb2.GetReplayRequest,
                   context: Any) -> referee_pb2.Replay:
@@ -65,23 +79,55 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
 
     def DeleteMatch(self, request: referee_pb2.DeleteMatchRequest,
                     context: Any) -> referee_pb2.DeleteMatchResponse:
-        principal = current_principal()
-        self.store.delete(request.match_id, principal.name, principal.is_admin, self.cache)
+        matches.delete_match(self.store, self.bots, request.match_id, current_principal(),
+                             self.cache)
         return referee_pb2.DeleteMatchResponse()
 
+    def CancelMatch(self, request: referee_pb2.CancelMatchRequest,
+                    context: Any) -> match_pb2.Match:
+        return matches.cancel_match(self.store, self.ledger, self.bots, request.match_id,
+                                    current_principal(), request.reason)
 
-def create_service(
-    settings: Settings,
-) -> tuple[list[Registration], list[str], list[Callable[[], None]]]:
-    client = redis.Redis.from_url(settings.redis_url)
-    cache = redis.Redis.from_url(settings.cache_url)
-    max_matches = int(os.environ.get("ARENA_MAX_MATCHES", "64"))
-    loop = RefereeLoop(client, settings.worker_id, DeliveryConfig.from_env(), max_matches)
+    def ImportMatch(self, request: referee_pb2.ImportMatchRequest,
+                    context: Any) -> match_pb2.Match:
+        caller = current_principal()
+        self.quotas.spend(caller, "creates_per_minute")  # an import is a create too
+        return matches.import_match(self.store, request, caller.name)
+
+
+def running_cap(quota: Quota) -> int:
+    """The admission cap of a quota (0: none)."""
+    return 0 if quota.running_matches >= UNLIMITED_VALUE else quota.running_matches
+
+
+def _owner(caller: Principal, on_behalf_of: str) -> str:
+    """Who a new match belongs to: the caller, or the user a service creates it for."""
+    if not on_behalf_of or on_behalf_of == caller.name:
+        return caller.name
+    if not caller.is_admin:
+        raise PermissionDeniedError(f"{caller.name} may not create matches for {on_behalf_of}")
+    return on_behalf_of
+
+
+def create_service(config: Config) -> ServiceParts:
+    client = redis.Redis.from_url(config.redis_url)
+    cache = redis.Redis.from_url(config.cache_url)
+    peers = peer_client(config)
+    bots = BotVersions(peers)
+    quotas = Quotas.from_config(config, client)
+    loop = RefereeLoop(client, bots, config.instance, config.delivery, config.max_matches,
+                       lambda owner: running_cap(quotas.of(owner)))
     loop.start()
-    servicer = RefereeServicer(client, cache)
-    name = referee_pb2.DESCRIPTOR.services_by_name["Referee"].full_name
+    servicer = RefereeServicer(client, cache, bots, quotas)
+    status = StatusServicer(client, loop.referee_id, config.registry, config.match_idle_ms)
+    MATCHES_RUNNING.set_function(lambda: len(loop.active_matches))
+    queue_figures = QueueCollector(client, cache, loop.referee_id)
+    REGISTRY.register(queue_figures)
+    names = [referee_pb2.DESCRIPTOR.services_by_name["Referee"].full_name,
+             status_pb2.DESCRIPTOR.services_by_name["Status"].full_name]
     return (
-        [lambda s: referee_pb2_grpc.add_RefereeServicer_to_server(servicer, s)],
-        [name],
-        [loop.stop],
+        [lambda s: referee_pb2_grpc.add_RefereeServicer_to_server(servicer, s),
+         lambda s: status_pb2_grpc.add_StatusServicer_to_server(status, s)],
+        names,
+        [loop.stop, peers.close, lambda: REGISTRY.unregister(queue_figures)],
     )

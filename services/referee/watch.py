@@ -12,10 +12,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import redis
-from arena.services.referee.matches import FINISHED_STATES, MatchStore, events_key
+from arena.services.common.protocol import keys
+from arena.services.common.protocol.ledger import move_event
+from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore
 
-from arena.games import PASS
-from arena.v1 import common_pb2, match_pb2
+from arena.games import game
+from arena.v1 import match_pb2
 
 MAX_WATCH_S = 24 * 3600
 
@@ -28,7 +30,8 @@ def watch_match(
     cursor = "0"
     give_up = time.monotonic() + MAX_WATCH_S
     while is_active() and time.monotonic() < give_up:
-        reply: Any = client.xread({events_key(match_id): cursor}, count=200, block=block_ms)
+        stream = keys.match(match_id, "events")
+        reply: Any = client.xread({stream: cursor}, count=200, block=block_ms)
         if not reply:
             if cursor == "0" and store.header(match_id).status in FINISHED_STATES:
                 yield from _synthesized(store.get(match_id))  # events expired or were lost
@@ -48,14 +51,7 @@ def _synthesized(match: match_pb2.Match) -> Iterator[match_pb2.MatchEvent]:
     header.CopyFrom(match)
     del header.moves[:]
     yield match_pb2.MatchEvent(match_id=match.id, started=match_pb2.MatchStarted(match=header))
-    othello = match.config.game.kind == common_pb2.GAME_KIND_OTHELLO
+    played = game(match.config.game.kind)
     for record in match.moves:
-        is_pass = othello and record.move.square == PASS
-        if not is_pass:
-            yield match_pb2.MatchEvent(match_id=match.id, move=record)
-        else:
-            event = match_pb2.MatchEvent(match_id=match.id)
-            getattr(event, "pass").CopyFrom(match_pb2.PassEvent(ply=record.ply,
-                                                               color=record.color))
-            yield event
+        yield move_event(match.id, record, played.is_pass(record.move.square))
     yield match_pb2.MatchEvent(match_id=match.id, ended=match_pb2.MatchEnded(result=match.result))

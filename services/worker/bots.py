@@ -1,4 +1,5 @@
-"""Running the bot of a move job: a built-in engine search, or a call to an external bot.
+"""Running the bot of a move job: a built-in engine search, a move from a protocol engine
+the worker runs (``engines.host``), or a call to an external bot.
 
 Either way the answer is a ``MoveResult``; failures become a ``MoveError`` the referee turns
 into a forfeit. The worker does not judge legality (the referee does, with the rules
@@ -7,28 +8,26 @@ library); it only reports what the bot said, when it said it, or why it said not
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
 
 import grpc
-from arena.services.referee.matches import game_name
-from arena.services.worker.tcache import CacheKey, SharedSearchCache
+from arena.services.common.egress import EgressPolicy, EgressRefused, dial_target, split_address
+from arena.services.common.protocol.tcache import CacheKey, SharedSearchCache
+from arena.services.worker.engines.host import EngineHost
 
 from arena.bots.spec import builtin_config
-from arena.engine import dispatch
+from arena.engine.adapters import PreparedBot
 from arena.engine.api import Limits, SearchResult, StopFlag, TreeNode
 from arena.errors import InvalidArgumentError
-from arena.games import Color, GameError, position_from_text
+from arena.games import Color, GameError, game
 from arena.v1 import bot_service_pb2, bot_service_pb2_grpc, common_pb2, engine_pb2
 
 # How long past the bot's limit the worker waits for an external bot before giving up.
 EXTERNAL_SLACK_MS = 50
-_GRPC_ERRORS = {
-    grpc.StatusCode.DEADLINE_EXCEEDED: engine_pb2.MOVE_ERROR_TIMEOUT,
-    grpc.StatusCode.UNAVAILABLE: engine_pb2.MOVE_ERROR_BOT_UNREACHABLE,
-    grpc.StatusCode.UNIMPLEMENTED: engine_pb2.MOVE_ERROR_BOT_UNREACHABLE,
-}
+log = logging.getLogger(__name__)
 
 
 # Prepared bots kept per worker; a ladder uses a handful, so this bound is never reached
@@ -42,18 +41,7 @@ class BotAnswer:
     tree: list[TreeNode] | None = None
     # A completed search the worker stores in the shared cache after answering.
     to_cache: tuple[CacheKey, SearchResult] | None = None
-
-
-@dataclass(frozen=True)
-class PreparedBot:
-    """What a built-in bot's spec decodes to, computed once per bot version and worker:
-    turning the spec's Struct into a config, validating it and hashing it costs far more
-    than a shallow search (~1 ms for a KReversi spec with its tables)."""
-
-    game: str
-    config: dict[str, object]
-    evaluator_hash: str
-    seed_sensitive: bool
+    probed: bool = False  # the shared cache was asked first (hit or miss)
 
 
 def _error(code: engine_pb2.MoveError.ValueType, detail: str) -> BotAnswer:
@@ -73,22 +61,37 @@ class BotRunner:
 
     cache: SharedSearchCache = field(default_factory=lambda: SharedSearchCache(None))
     grace_ms: int = 200
-    _channels: dict[str, grpc.Channel] = field(default_factory=dict)
+    egress: EgressPolicy = field(default_factory=EgressPolicy)
+    engines: EngineHost | None = None  # the protocol engines this worker offers
+    _channels: dict[tuple[str, str], grpc.Channel] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _prepared: dict[bytes, PreparedBot] = field(default_factory=dict)
+
+    @staticmethod
+    def is_external(job: engine_pb2.MoveJob) -> bool:
+        """The job's bot is a service somewhere: its answer is waited for, not computed."""
+        return job.bot.spec.WhichOneof("engine") == "external"
 
     def run(self, job: engine_pb2.MoveJob, stop: StopFlag) -> BotAnswer:
         engine = job.bot.spec.WhichOneof("engine")
         if engine == "external":
             return self.run_external(job)
         if engine == "builtin":
-            return self.run_builtin(job, stop)
+            started = time.thread_time_ns()
+            answer = self.run_builtin(job, stop)
+            if job.cpu_clock:  # all on this thread: the probe, then the search
+                answer.result.cpu_ms = (time.thread_time_ns() - started) // 1_000_000
+            return answer
+        if engine == "protocol":
+            return self.run_protocol(job)
         return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, "the bot has no engine")
 
     # -- built-in engines ------------------------------------------------------------------
 
     def prepare(self, job: engine_pb2.MoveJob) -> PreparedBot:
-        """The job's bot, decoded and validated (cached by the exact spec bytes).
+        """The job's bot, decoded, validated and hashed once per bot version (cached by
+        the exact spec bytes): that costs far more than a shallow search (~1 ms for a
+        KReversi spec with its tables).
 
         Raises ``InvalidArgumentError`` or ``GameError`` for a spec that cannot run.
         """
@@ -97,13 +100,7 @@ class BotRunner:
         found = self._prepared.get(identity)
         if found is not None:
             return found
-        game = game_name(job.game)
-        config = builtin_config(job.bot.spec)
-        violations = dispatch.validate_config(game, config)
-        if violations:
-            raise InvalidArgumentError.for_fields(violations)
-        prepared = PreparedBot(game, config, dispatch.evaluator_hash(game, config),
-                               dispatch.seed_sensitive(game, config))
+        prepared = game(job.game).engine().prepare(builtin_config(job.bot.spec))
         with self._lock:
             if len(self._prepared) >= _PREPARED_MAX:
                 self._prepared.clear()
@@ -117,19 +114,22 @@ class BotRunner:
         except (InvalidArgumentError, GameError, ValueError) as exc:
             return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
         limit = job.time_budget_ms or None
+        engine = game(bot.game).engine()
         if key is None:
             self.flush()  # no probe to carry the queued stores
         else:
             cached = self.cache.probe(key, limit)
             if cached is not None:
-                cached = dispatch.redraw(bot.game, cached, job.seed)
+                cached = engine.redraw(cached, job.seed)
                 move = common_pb2.Move(square=cached.move)
                 info = search_info(cached, cache_hit=True)
-                return BotAnswer(engine_pb2.MoveResult(move=move, search=info))
+                return BotAnswer(engine_pb2.MoveResult(move=move, search=info), probed=True)
         try:
-            result = dispatch.choose_move(
-                bot.game, job.position.text, list(job.history), bot.config,
-                Limits(time_ms=limit), stop, job.tree_node_budget, job.seed, validated=True)
+            result = engine.choose_move(bot, job.position.text, list(job.history),
+                                        Limits(time_ms=limit,
+                                               clock="cpu" if job.cpu_clock else "wall"),
+                                        stop, job.tree_node_budget,
+                                        job.seed)
         except InvalidArgumentError as exc:
             return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
         except Exception as exc:  # an engine bug must cost this bot the game, not the worker
@@ -138,12 +138,13 @@ class BotRunner:
         # a result depends on the machine's load, not on the request. Nor is a move the
         # seed drew other than among tied root moves (SharpMoku's random opening): a
         # later job with another seed could not draw it again.
-        seeded = bot.seed_sensitive and dispatch.seed_phase(bot.game, job.position.text)
+        seeded = bot.seed_sensitive and engine.seed_phase(job.position.text)
         reusable = not result.cut_short and not stop.is_set() and (result.ties or not seeded)
         answer = engine_pb2.MoveResult(move=common_pb2.Move(square=result.move),
                                        search=search_info(result))
         return BotAnswer(answer, result.tree,
-                         (key, result) if reusable and key is not None else None)
+                         (key, result) if reusable and key is not None else None,
+                         probed=key is not None)
 
     def store(self, answer: BotAnswer) -> None:
         """Queue a completed search for the shared cache (called once the move is answered;
@@ -160,14 +161,38 @@ class BotRunner:
             return None  # a tree is only captured by running the search
         return CacheKey(bot.game, bot.evaluator_hash, job.position.text)
 
+    # -- protocol engines ------------------------------------------------------------------
+
+    def ready(self, job: engine_pb2.MoveJob) -> BotAnswer | None:
+        """What must happen before the bot's clock starts: a protocol engine's process is
+        started if none is waiting warm. The failure to answer with, if that fails."""
+        if job.bot.spec.WhichOneof("engine") != "protocol" or self.engines is None:
+            return None
+        failed = self.engines.ready(job)
+        return None if failed is None else BotAnswer(failed)
+
+    def run_protocol(self, job: engine_pb2.MoveJob) -> BotAnswer:
+        """The move of a protocol engine, on this thread (an engine process thinks on a core
+        like a built-in search). It cannot be stopped early; its limit bounds it."""
+        self.flush()  # no probe to carry the queued stores
+        if self.engines is None:
+            return _error(engine_pb2.MOVE_ERROR_INVALID_JOB,
+                          "this worker offers no protocol engines")
+        return BotAnswer(self.engines.play(job))
+
     # -- external bots ---------------------------------------------------------------------
 
     def _stub(self, address: str) -> bot_service_pb2_grpc.BotServiceStub:
+        """A stub dialling the address the egress policy checked, not whatever the name
+        resolves to when gRPC next looks (raises ``EgressRefused``)."""
+        host, port = split_address(address)
+        target = dial_target(self.egress.resolve(host, port)[0], port)
         with self._lock:
-            channel = self._channels.get(address)
+            channel = self._channels.get((address, target))
             if channel is None:
-                channel = grpc.insecure_channel(address)
-                self._channels[address] = channel
+                channel = grpc.insecure_channel(
+                    target, options=[("grpc.default_authority", address)])
+                self._channels[(address, target)] = channel
         return bot_service_pb2_grpc.BotServiceStub(channel)
 
     def run_external(self, job: engine_pb2.MoveJob) -> BotAnswer:
@@ -177,20 +202,19 @@ class BotRunner:
         if external.move_deadline_ms:
             limit = min(limit, external.move_deadline_ms)
         try:
-            game = game_name(job.game)
-            turn = position_from_text(game, job.position.text).turn
+            turn = game(job.game).position_from_text(job.position.text).turn
         except (GameError, ValueError) as exc:
             return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
         request = bot_service_pb2.GetMoveRequest(
             match_id=job.match_id, ply=job.ply, position=job.position,
             color=common_pb2.COLOR_BLACK if turn is Color.BLACK else common_pb2.COLOR_WHITE,
-            history=job.history, move_time_ms=limit)
+            history=job.history, move_time_ms=limit, time_left_ms=job.game_time_left_ms)
         timeout_s = (limit + self.grace_ms + EXTERNAL_SLACK_MS) / 1000
         started = time.monotonic()
         try:
             reply = self._stub(external.address).GetMove(request, timeout=timeout_s)
-        except grpc.RpcError as exc:
-            return _external_failure(exc)
+        except (grpc.RpcError, EgressRefused, ValueError) as exc:
+            return _external_failure(exc, job, limit)
         if not reply.HasField("move"):
             return _error(engine_pb2.MOVE_ERROR_MALFORMED_ANSWER, "the bot answered no move")
         info = common_pb2.SearchInfo()
@@ -203,12 +227,21 @@ class BotRunner:
             channels, self._channels = list(self._channels.values()), {}
         for channel in channels:
             channel.close()
+        if self.engines is not None:
+            self.engines.close()
 
 
-def _external_failure(exc: grpc.RpcError) -> BotAnswer:
-    code = exc.code() if isinstance(exc, grpc.Call) else grpc.StatusCode.UNKNOWN
-    details = (exc.details() if isinstance(exc, grpc.Call) else "") or ""
+def _external_failure(exc: Exception, job: engine_pb2.MoveJob, limit_ms: int) -> BotAnswer:
+    """Why an external bot's move failed, told to its owner in the fewest words (the arena
+    must not tell anyone what listens where); the whole reason goes to the operator's log."""
+    code = exc.code() if isinstance(exc, grpc.Call) else grpc.StatusCode.UNAVAILABLE
+    details = (exc.details() if isinstance(exc, grpc.Call) else str(exc)) or ""
+    log.info("external bot %s of job %s failed: %s %s", job.bot.spec.external.address,
+             job.job_id, code.name, details)
+    if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+        return _error(engine_pb2.MOVE_ERROR_TIMEOUT, f"no answer within {limit_ms} ms")
+    if code is grpc.StatusCode.UNAVAILABLE:
+        return _error(engine_pb2.MOVE_ERROR_BOT_UNREACHABLE, "unreachable")
     if code is grpc.StatusCode.INTERNAL and "deserializ" in details.lower():
-        return _error(engine_pb2.MOVE_ERROR_MALFORMED_ANSWER, f"unreadable answer: {details}")
-    error = _GRPC_ERRORS.get(code, engine_pb2.MOVE_ERROR_BOT_CRASHED)
-    return _error(error, f"{code.name}: {details}")
+        return _error(engine_pb2.MOVE_ERROR_MALFORMED_ANSWER, "protocol error")
+    return _error(engine_pb2.MOVE_ERROR_BOT_CRASHED, "protocol error")

@@ -25,26 +25,31 @@ import queue
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import redis
-from arena.services.referee.delivery import (
-    MOVE_STREAM,
-    WORKER_GROUP,
+from arena.services.common.protocol.delivery import (
     DeliveryConfig,
-    Heartbeat,
     JobStarter,
+    ask_still_wanted,
     dead_letter,
-    ensure_group,
     post_result,
     reclaim_idle_ms,
-    requeue_move_job,
+    still_wanted,
 )
-from arena.services.referee.loop import default_consumer_name
+from arena.services.common.protocol.keys import MOVE_STREAM, WORKER_GROUP
+from arena.services.common.protocol.streams import (
+    StreamConsumer,
+    StreamSet,
+    consumer_name,
+    start_threads,
+)
+from arena.services.common.protocol.trees import store_tree
+from arena.services.worker import telemetry
 from arena.services.worker.bots import BotAnswer, BotRunner
-from arena.services.worker.trees import store_tree, tree_to_proto
+from arena.services.worker.trees import tree_to_proto
 
 from arena.engine.api import StopFlag
 from arena.v1 import engine_pb2
@@ -62,6 +67,7 @@ class Delivery:
     fields: dict[bytes, bytes]
     deliveries: int
     taken_at: float = 0.0  # monotonic time it was taken ahead (0: taken to run)
+    stream: str = MOVE_STREAM  # where it came from: the common stream or an engine's
 
 
 @dataclass
@@ -75,50 +81,58 @@ class Running:
     settled: threading.Event = field(default_factory=threading.Event)
     started_id: str = ""
     unwanted: bool = False  # its ply is recorded or its match over: acknowledged, unanswered
+    span: Any = None  # its trace span (telemetry), when the move is traced
+    since: float = field(default_factory=time.time)
 
 
 class WorkerLoop:
-    """Consumes the move-job stream in the ``workers`` group; start() and stop()."""
+    """Consumes the move-job stream, and the streams of the protocol engines it offers
+    (``engine_streams``), in the ``workers`` group; start() and stop()."""
 
     def __init__(self, client: redis.Redis, cache: redis.Redis | None, worker_id: str = "",
-                 config: DeliveryConfig | None = None, runner: BotRunner | None = None) -> None:
+                 config: DeliveryConfig | None = None, runner: BotRunner | None = None,
+                 io_slots: int = 16, engine_streams: Sequence[str] = ()) -> None:
         self.client = client
         self.cache = cache
-        self.worker_id = worker_id or default_consumer_name("worker")
-        self.config = config or DeliveryConfig.from_env()
+        self.worker_id = consumer_name("worker", worker_id)
+        self.config = config or DeliveryConfig()
         self.runner = runner or BotRunner(grace_ms=self.config.grace_ms)
         self.stopping = threading.Event()
         self.jobs_done = 0
-        self._heartbeat = Heartbeat(client, MOVE_STREAM, WORKER_GROUP, self.worker_id)
+        self.jobs = StreamSet(client, [MOVE_STREAM, *engine_streams], WORKER_GROUP,
+                              self.worker_id)
         self._starter = JobStarter(client, self.worker_id)
         self._tasks: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self._lock = threading.Lock()
         self._ahead: Delivery | None = None  # a job taken ahead, not started
-        self._current: Running | None = None
+        self._running: dict[str, Running] = {}  # by entry id: the engine's job, external calls
+        self._io_slots = threading.BoundedSemaphore(max(1, io_slots))
         self._abandon = threading.Event()
         self._idle = threading.Event()
         self._idle.set()
         self._threads: list[threading.Thread] = []
 
+    @property
+    def current_job(self) -> tuple[engine_pb2.MoveJob, float] | None:
+        """The oldest job running now and when it was taken (unix time), if any."""
+        running = min(self._running_now(), key=lambda r: r.since, default=None)
+        return (running.job, running.since) if running is not None else None
+
     def start(self) -> WorkerLoop:
-        ensure_group(self.client, MOVE_STREAM, WORKER_GROUP)
-        for target, name in ((self._consume, "move-consumer"), (self._post, "move-poster"),
-                             (self._beat, "move-heartbeat")):
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-            self._threads.append(thread)
+        self._threads = start_threads((self._consume, "move-consumer"),
+                                      (self._post, "move-poster"), (self._beat, "move-heartbeat"))
         return self
 
     def stop(self, finish_timeout_s: float = 10.0) -> None:
-        """Take no new job; let the current one finish, or stop and release it."""
+        """Take no new job; let the running ones finish, or stop and release them."""
         self.stopping.set()
         if not self._idle.wait(finish_timeout_s):
-            current = self._current
-            log.warning("stopping mid-job: releasing %s for another worker",
-                        current.delivery.entry_id if current else None)
+            running = self._running_now()
+            log.warning("stopping mid-job: releasing %s for other workers",
+                        ", ".join(r.delivery.entry_id for r in running))
             self._abandon.set()
-            if current is not None:
-                current.stop.set()
+            for job in running:
+                job.stop.set()
             self._idle.wait(5.0)
         for thread in self._threads:
             thread.join(2.0)
@@ -135,6 +149,8 @@ class WorkerLoop:
             self.runner.flush()
 
     def _take_and_run(self) -> None:
+        if not self.jobs.wait_for_groups(self.stopping):
+            return
         next_reclaim = 0.0
         last: Running | None = None  # the job run last (its start may take a job ahead)
         while not self.stopping.is_set():
@@ -155,7 +171,7 @@ class WorkerLoop:
                         with self._lock:
                             self._ahead = delivery
                     else:
-                        self._heartbeat.release(delivery.entry_id)
+                        self._queue(delivery).release(delivery.entry_id)
                     return
                 last = self._handle(delivery) or last
             except redis.ConnectionError as exc:
@@ -169,76 +185,100 @@ class WorkerLoop:
             ahead, self._ahead = self._ahead, None
         return ahead
 
+    def _queue(self, delivery: Delivery) -> StreamConsumer:
+        return self.jobs[delivery.stream]
+
     def _read_new(self) -> Delivery | None:
-        reply: Any = self.client.xreadgroup(
-            WORKER_GROUP, self.worker_id, {MOVE_STREAM: ">"}, count=1, block=250)
-        for _stream, entries in reply or []:
-            for entry_id, fields in entries:
-                return Delivery(entry_id.decode(), fields, 1)
-        return None
+        found = self.jobs.read_one(block_ms=250)
+        if found is None:
+            return None
+        stream, entry = found
+        return Delivery(entry.entry_id, entry.fields, 1, stream=stream)
 
     def _reclaim_one(self) -> Delivery | None:
         """Claim one job whose worker went quiet for longer than the job's own timeout."""
-        pending: Any = self.client.xpending_range(
-            MOVE_STREAM, WORKER_GROUP, min="-", max="+", count=_PENDING_SCAN,
-            idle=self.config.min_reclaim_idle_ms)
-        for item in pending:
-            entry_id = item["message_id"].decode()
-            entries: Any = self.client.xrange(MOVE_STREAM, entry_id, entry_id)
-            budget = 0
-            if entries:
-                budget = _budget_of(entries[0][1])
-            timeout = reclaim_idle_ms(budget, self.config)
-            if int(item["time_since_delivered"]) < timeout:
-                continue
-            claimed: Any = self.client.xclaim(MOVE_STREAM, WORKER_GROUP, self.worker_id, timeout,
-                                         [entry_id])
-            if not claimed:
-                continue  # someone else was faster, or the job got fresh again
-            claimed_id, fields = claimed[0]
-            if not fields:  # trimmed from the stream: nothing to run
-                self.client.xack(MOVE_STREAM, WORKER_GROUP, claimed_id)
-                continue
-            log.info("took over move job %s (idle %s ms, delivery %d)", entry_id,
-                     item["time_since_delivered"], int(item["times_delivered"]) + 1)
-            return Delivery(entry_id, fields, int(item["times_delivered"]) + 1)
-        return None
+        found = self.jobs.reclaim_each(
+            self.config.min_reclaim_idle_ms,
+            lambda fields: reclaim_idle_ms(_budget_of(fields), self.config), _PENDING_SCAN)
+        if found is None:
+            return None
+        stream, entry = found
+        if not entry.fields:  # trimmed from the stream: nothing to run
+            self.jobs[stream].ack(entry.entry_id)
+            return None
+        log.info("took over move job %s (delivery %d)", entry.entry_id, entry.deliveries)
+        return Delivery(entry.entry_id, entry.fields, entry.deliveries, stream=stream)
 
     def _handle(self, delivery: Delivery) -> Running | None:
-        """Run one job and hand its answer to the poster; returns it if it ran."""
+        """Run one job and hand its answer to the poster; returns it if it ran. A built-in
+        engine searches on this thread; an external bot's call waits on a thread of its own
+        (at most ``io_slots`` at once), so a slow bot far away never holds the engine."""
         job = _parse_job(delivery.fields)
         if job is None:
             dead_letter(self.client, delivery.entry_id, delivery.fields, None,
-                        "unreadable move job", delivery.deliveries)
+                        "unreadable move job", delivery.deliveries, delivery.stream)
+            telemetry.dead_lettered("unreadable")
             return None
         if delivery.deliveries > self.config.max_deliveries:
             dead_letter(self.client, delivery.entry_id, delivery.fields, job,
                         f"job delivered {delivery.deliveries} times without an answer",
-                        delivery.deliveries)
+                        delivery.deliveries, delivery.stream)
+            telemetry.dead_lettered("too_many_deliveries")
             return None
         if job.deadline_unix_ms and time.time() * 1000 > job.deadline_unix_ms:
-            self.client.xack(MOVE_STREAM, WORKER_GROUP, delivery.entry_id)
+            self._queue(delivery).ack(delivery.entry_id)
+            telemetry.dropped("expired")
             return None
-        running = Running(delivery, job, secrets.token_hex(4))
-        self._idle.clear()
-        self._current = running
+        running = Running(delivery, job, secrets.token_hex(4),
+                          span=telemetry.taken(job, delivery.deliveries, bool(delivery.taken_at)))
+        with self._lock:
+            self._running[delivery.entry_id] = running
+            self._idle.clear()
+        if not self.runner.is_external(job):
+            self._run(running, reserve=True)
+            return running
+        self._io_slots.acquire()
+
+        def call() -> None:
+            try:
+                self._run(running, reserve=False)
+            finally:
+                self._io_slots.release()
+
+        threading.Thread(target=call, name=f"call-{job.job_id}", daemon=True).start()
+        return running
+
+    def _run(self, running: Running, reserve: bool) -> None:
+        """Run the job's bot; the poster posts its start and then its answer."""
         try:
+            failed = self.runner.ready(running.job)  # a protocol engine starting up
+            if failed is not None:  # it could not: answered as is, never started
+                running.settled.set()
+                self._tasks.put(lambda: self._answer(running, failed))
+                return
             # The search starts now; ``started`` (or the news that the ply is no longer
             # wanted, which stops the search) follows one round trip later.
-            reserve = self.config.reserve_hold_ms > 0 and not self.stopping.is_set()
+            reserve = reserve and self.config.reserve_hold_ms > 0 and not self.stopping.is_set()
             self._tasks.put(lambda: self._start(running, reserve))
             began = time.monotonic()
-            answer = self.runner.run(job, running.stop)
+            with telemetry.searching(running.span, running.job):
+                answer = self.runner.run(running.job, running.stop)
             if self._abandon.is_set():
-                self._heartbeat.release(delivery.entry_id)
-                return running
+                self._queue(running.delivery).release(running.delivery.entry_id)
+                telemetry.released(running.span)
+                return
             answer.result.worker_time_ms = int((time.monotonic() - began) * 1000)
             self._tasks.put(lambda: self._answer(running, answer))
             self.runner.store(answer)  # queued after answering: the cache never delays a move
-            return running
         finally:
-            self._current = None
-            self._idle.set()
+            with self._lock:
+                self._running.pop(running.delivery.entry_id, None)
+                if not self._running:
+                    self._idle.set()
+
+    def _running_now(self) -> list[Running]:
+        with self._lock:
+            return list(self._running.values())
 
     # -- the poster thread -------------------------------------------------------------------
 
@@ -267,8 +307,12 @@ class WorkerLoop:
         try:
             with self._lock:
                 reserve = reserve and self._ahead is None
+            began = time.perf_counter()
+            stream = running.delivery.stream
             started = self._starter.start(running.delivery.entry_id, running.job, running.tag,
-                                          reserve)
+                                          reserve, stream)
+            telemetry.started(running.delivery.entry_id, started.started_id,
+                              time.perf_counter() - began)
             running.started_id = started.started_id
             if not started.started_id:
                 running.unwanted = True
@@ -276,7 +320,7 @@ class WorkerLoop:
             if started.ahead is not None:
                 entry_id, fields = started.ahead
                 with self._lock:
-                    self._ahead = Delivery(entry_id, fields, 1, time.monotonic())
+                    self._ahead = Delivery(entry_id, fields, 1, time.monotonic(), stream)
         finally:
             running.settled.set()
 
@@ -285,6 +329,7 @@ class WorkerLoop:
         a job whose start failed is still answered: the referee then times it by the
         worker's clock)."""
         if running.unwanted:
+            telemetry.dropped("unwanted", running.span)
             return
         job, result = running.job, answer.result
         result.job_id, result.match_id, result.ply = job.job_id, job.match_id, job.ply
@@ -297,31 +342,55 @@ class WorkerLoop:
                 result.tree_stored = True
             except redis.RedisError as exc:
                 log.warning("could not store the tree of %s: %s", job.job_id, exc)
-        post_result(self.client, running.delivery.entry_id, job, running.tag, result,
-                    running.started_id)
+        with telemetry.posting(running.span):
+            post_result(self.client, running.delivery.entry_id, job, running.tag, result,
+                        running.started_id, running.delivery.stream)
         self.jobs_done += 1
+        telemetry.answered(job, answer, running.span)
 
     def _give_back_ahead(self) -> None:
         """The job taken ahead goes back to the queue (held too long, or stopping)."""
         with self._lock:
             ahead, self._ahead = self._ahead, None
         if ahead is not None:
-            requeue_move_job(self.client, ahead.entry_id, ahead.fields)
+            self._queue(ahead).requeue(ahead.entry_id, ahead.fields)
 
     def _beat(self) -> None:
+        """Keep the current job and the one taken ahead claimed; stop the search of a job
+        whose ply is no longer wanted (recorded elsewhere, or its match cancelled)."""
         interval = self.config.heartbeat_ms / 1000
         while not (self.stopping.is_set() and self._idle.is_set()):
             time.sleep(interval)
-            current, ahead = self._current, self._ahead
-            owned = []
-            if current is not None:
-                owned.append(current.delivery.entry_id)
-            if ahead is not None:
-                owned.append(ahead.entry_id)
+            running, ahead = self._running_now(), self._ahead
+            owned: dict[str, list[str]] = {}
+            for delivery in [r.delivery for r in running] + ([ahead] if ahead else []):
+                owned.setdefault(delivery.stream, []).append(delivery.entry_id)
             try:
-                self._heartbeat.touch(owned)
+                with self.client.pipeline(transaction=False) as pipe:
+                    for stream, entry_ids in owned.items():
+                        self.jobs[stream].touch(entry_ids, pipe)
+                    for job in running:
+                        ask_still_wanted(pipe, job.job)
+                    replies = pipe.execute()
             except redis.RedisError as exc:
                 log.warning("move heartbeat failed: %s", exc)
+                continue
+            answers = replies[len(owned):]
+            for index, job in enumerate(running):
+                if not still_wanted(job.job, *answers[2 * index: 2 * index + 2]):
+                    self._drop(job)
+
+    def _drop(self, running: Running) -> None:
+        """Stop a search nobody needs any more; its job is acknowledged, not answered."""
+        if running.unwanted:
+            return
+        log.info("stopping the search of %s: its ply is no longer wanted", running.job.job_id)
+        running.unwanted = True
+        running.stop.set()
+        try:
+            self._queue(running.delivery).ack(running.delivery.entry_id)
+        except redis.RedisError as exc:
+            log.warning("could not acknowledge %s: %s", running.job.job_id, exc)
 
 
 def _parse_job(fields: dict[bytes, bytes]) -> engine_pb2.MoveJob | None:

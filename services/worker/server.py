@@ -1,75 +1,105 @@
-"""gRPC wiring of an engine worker: the move-job loop in the background, Engine.Analyze.
+"""gRPC wiring of an engine worker, in one of two pools that never share capacity:
 
-Environment (beyond the common settings):
-
-* ``ARENA_WARM_GAMES``: games whose engines are compiled before the worker takes jobs
-  (default ``othello,gomoku``; empty to skip, e.g. for workers that only call external bots).
-* ``ARENA_SHARED_CACHE``: ``0`` turns the shared transposition cache off (default on).
-* ``ARENA_MAX_DELIVERIES``, ``ARENA_HEARTBEAT_MS``, ``ARENA_MIN_RECLAIM_IDLE_MS``,
-  ``ARENA_GRACE_MS``, ``ARENA_RESERVE_HOLD_MS``: see
-  ``arena.services.referee.delivery.DeliveryConfig``.
+* ``match`` (the default): the move-job loop in the background; its Engine service refuses
+  Analyze (interactive searches must never delay a match's moves).
+* ``analysis``: no move jobs; Engine.Analyze with ``analysis_slots`` searches at once,
+  further calls waiting ``analysis_wait_ms`` for a slot before RESOURCE_EXHAUSTED.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import os
-from collections.abc import Callable
+import threading
 from typing import Any
 
 import redis
-from arena.services.common.config import Settings
-from arena.services.common.server import Registration
-from arena.services.referee.delivery import DeliveryConfig
-from arena.services.referee.matches import game_name
+from arena.services.common.auth import current_principal
+from arena.services.common.config import Config
+from arena.services.common.egress import EgressPolicy
+from arena.services.common.peers import BotVersions, peer_client
+from arena.services.common.protocol.streams import consumer_name
+from arena.services.common.protocol.tcache import SharedSearchCache
+from arena.services.common.quotas import Quotas
+from arena.services.common.runner import ServiceParts
 from arena.services.worker.bots import BotRunner, search_info
 from arena.services.worker.consumer import WorkerLoop
-from arena.services.worker.tcache import SharedSearchCache
+from arena.services.worker.engines.host import EngineHost
+from arena.services.worker.telemetry import Presence
 from arena.services.worker.trees import tree_to_proto
 
 from arena.bots.spec import builtin_config, config_from_struct
-from arena.engine import dispatch
 from arena.engine.api import Limits, StopFlag
-from arena.errors import FailedPreconditionError, InvalidArgumentError
+from arena.errors import (
+    FailedPreconditionError,
+    FieldViolation,
+    InvalidArgumentError,
+    ResourceExhaustedError,
+)
+from arena.games import game
 from arena.v1 import common_pb2, engine_pb2, engine_pb2_grpc
 
 log = logging.getLogger(__name__)
 
 MAX_ANALYZE_MS = 60_000
+MAX_ANALYZE_DEPTH = 64
+MAX_ANALYZE_TREE_NODES = 200_000
+POOLS = ("match", "analysis")
 
 
 class EngineServicer(engine_pb2_grpc.EngineServicer):
     """Direct analysis of a position with a registered bot or an inline configuration."""
 
-    def __init__(self, client: redis.Redis) -> None:
-        self.client = client
+    def __init__(self, bots: BotVersions, pool: str, slots: int, wait_ms: int,
+                 quotas: Quotas | None = None) -> None:
+        self.bots = bots
+        self.quotas = quotas or Quotas()
+        self.pool = pool
+        self.slots = threading.BoundedSemaphore(max(1, slots))
+        self.capacity = max(1, slots)
+        self.wait_s = wait_ms / 1000
 
     def _config(self, request: engine_pb2.AnalyzeRequest) -> dict[str, object]:
         which = request.WhichOneof("bot")
         if which == "engine":
             return config_from_struct(request.engine.config)
         if which == "bot_ref":
-            from arena.services.registry.store import BotStore
-
-            bot = BotStore(self.client).get(request.bot_ref.name, request.bot_ref.version)
+            bot = self.bots.get(request.bot_ref)
             if bot.spec.WhichOneof("engine") != "builtin":
                 raise FailedPreconditionError(
-                    f"bot {bot.spec.name!r} is external: analyze runs built-in engines only")
+                    f"bot {bot.spec.name!r} runs a {bot.spec.WhichOneof('engine')} engine: "
+                    "analyze runs built-in engines only")
             return builtin_config(bot.spec)
         raise InvalidArgumentError("name a bot (bot_ref) or give an engine configuration")
 
     def Analyze(self, request: engine_pb2.AnalyzeRequest,
                 context: Any) -> engine_pb2.AnalyzeResponse:
-        game = game_name(request.position.game.kind)
-        config = self._config(request)
-        limits = request.limits
-        time_ms = min(limits.time_ms or MAX_ANALYZE_MS, MAX_ANALYZE_MS)
-        stop = StopFlag()
-        context.add_callback(stop.set)  # a cancelled call stops the search
-        result = dispatch.choose_move(
-            game, request.position.text, list(request.history), config,
-            Limits(depth=limits.depth or None, nodes=limits.nodes or None, time_ms=time_ms),
-            stop, request.tree_node_budget, request.seed)
+        if self.pool != "analysis":
+            raise FailedPreconditionError(
+                "this worker plays matches; Analyze runs on the analysis pool (ARENA_ENGINE, "
+                "`arena up` starts one)")
+        limits = _checked_limits(request)
+        caller = current_principal()
+        quota = self.quotas.for_caller(caller)
+        # Never unbounded: no time limit asked means the most the caller may use.
+        limits = dataclasses.replace(
+            limits, time_ms=limits.time_ms or min(MAX_ANALYZE_MS, quota.analyze_time_ms))
+        quota.check("analyze_time_ms", limits.time_ms or 0)
+        quota.check("tree_nodes", request.tree_node_budget)
+        self.quotas.spend(caller, "analyses_per_minute")
+        engine = game(request.position.game.kind).engine()
+        bot = engine.prepare(self._config(request))
+        if not self.slots.acquire(timeout=self.wait_s):
+            raise ResourceExhaustedError(
+                f"the analysis pool is busy ({self.capacity} searches at once per worker); "
+                "retry in a few seconds")
+        try:
+            stop = StopFlag()
+            context.add_callback(stop.set)  # a cancelled call stops the search
+            result = engine.choose_move(bot, request.position.text, list(request.history),
+                                        limits, stop, request.tree_node_budget, request.seed)
+        finally:
+            self.slots.release()
         response = engine_pb2.AnalyzeResponse(
             move=common_pb2.Move(square=result.move), search=search_info(result))
         if result.tree is not None and request.tree_node_budget > 0:
@@ -79,29 +109,67 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         return response
 
 
-def warm_games() -> list[str]:
-    raw = os.environ.get("ARENA_WARM_GAMES", "othello,gomoku")
-    return [game.strip() for game in raw.split(",") if game.strip()]
+def _checked_limits(request: engine_pb2.AnalyzeRequest) -> Limits:
+    """The search limits, bounded: no unbounded search or tree on a shared worker."""
+    limits, bad = request.limits, []
+    if not 0 <= limits.depth <= MAX_ANALYZE_DEPTH:
+        bad.append(FieldViolation("limits.depth", f"must be in 0..{MAX_ANALYZE_DEPTH}"))
+    if limits.nodes < 0:
+        bad.append(FieldViolation("limits.nodes", "must not be negative"))
+    if not 0 <= limits.time_ms <= MAX_ANALYZE_MS:
+        bad.append(FieldViolation("limits.time_ms", f"must be in 0..{MAX_ANALYZE_MS}"))
+    if not 0 <= request.tree_node_budget <= MAX_ANALYZE_TREE_NODES:
+        bad.append(FieldViolation("tree_node_budget",
+                                  f"must be in 0..{MAX_ANALYZE_TREE_NODES}"))
+    if bad:
+        raise InvalidArgumentError.for_fields(bad)
+    return Limits(depth=limits.depth or None, nodes=limits.nodes or None,
+                  time_ms=limits.time_ms or None)
 
 
-def create_service(
-    settings: Settings,
-) -> tuple[list[Registration], list[str], list[Callable[[], None]]]:
-    client = redis.Redis.from_url(settings.redis_url)
-    cache = redis.Redis.from_url(settings.cache_url)
-    games = warm_games()
+def warm_games(config: Config) -> list[str]:
+    return [name.strip() for name in config.warm_games.split(",") if name.strip()]
+
+
+def create_service(config: Config) -> ServiceParts:
+    if config.worker_pool not in POOLS:
+        raise ValueError(f"ARENA_WORKER_POOL must be one of {', '.join(POOLS)}, "
+                         f"got {config.worker_pool!r}")
+    games = warm_games(config)
     if games:
         log.info("warming up the %s engines", ", ".join(games))
-        dispatch.warm_up(games)  # before taking jobs: a cold compile would cost a bot its time
-    config = DeliveryConfig.from_env()
-    shared = os.environ.get("ARENA_SHARED_CACHE", "1") != "0"
-    runner = BotRunner(cache=SharedSearchCache(cache if shared else None),
-                       grace_ms=config.grace_ms)
-    loop = WorkerLoop(client, cache, settings.worker_id, config, runner).start()
-    servicer = EngineServicer(client)
+        for name in games:  # before taking jobs: a cold compile would cost a bot its time
+            game(name).engine().warm_up()
+    peers = peer_client(config)
+    quotas = Quotas.from_config(config, redis.Redis.from_url(config.redis_url))
+    servicer = EngineServicer(BotVersions(peers), config.worker_pool, config.analysis_slots,
+                              config.analysis_wait_ms, quotas)
+    on_stop = [peers.close]
+    if config.worker_pool == "match":
+        engines = (EngineHost.load(config.engines_catalog, config.engine_processes)
+                   if config.engines_catalog else None)
+        client = redis.Redis.from_url(config.redis_url)
+        cache = redis.Redis.from_url(config.cache_url)
+        runner = BotRunner(cache=SharedSearchCache(cache if config.shared_cache else None),
+                           grace_ms=config.grace_ms,
+                           egress=EgressPolicy.parse(config.external_allow), engines=engines)
+        loop = WorkerLoop(client, cache, config.instance, config.delivery, runner,
+                          config.io_slots, engines.streams() if engines else ()).start()
+        presence = Presence(client, loop.worker_id, lambda: loop.current_job,
+                            lambda: loop.jobs_done, games,
+                            offers=engines.offers() if engines else ()).start()
+        on_stop[:0] = [loop.stop, presence.stop]
+    else:
+        if config.engines_catalog:
+            log.warning("ARENA_ENGINES_CATALOG is ignored: analysis workers run built-in "
+                        "engines only")
+        client = redis.Redis.from_url(config.redis_url)
+        presence = Presence(client, consumer_name("analyst", config.instance),
+                            lambda: None, lambda: 0, games, pool="analysis").start()
+        on_stop.insert(0, presence.stop)
     name = engine_pb2.DESCRIPTOR.services_by_name["Engine"].full_name
     return (
         [lambda s: engine_pb2_grpc.add_EngineServicer_to_server(servicer, s)],
         [name],
-        [loop.stop],
+        on_stop,
     )

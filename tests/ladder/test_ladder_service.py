@@ -1,32 +1,37 @@
-"""The ladder service over real gRPC and Redis, with the referee's own create and ledger."""
+"""The ladder service over real gRPC and Redis, creating its games through a real referee;
+the tests end the games through the referee's own ledger."""
 
 from __future__ import annotations
 
 import math
 import threading
 import time
-from collections.abc import Callable
 
 import grpc
 import pytest
 import redis
+from arena.clients.sdk import ArenaClient
 from arena.services.common.embedded_redis import EmbeddedRedis
-from arena.services.common.errors import field_violations
-from arena.services.ladder.follower import FINISHED_STREAM, LADDER_GROUP, ResultFollower
-from arena.services.referee.ledger import Ledger
-from arena.services.referee.matches import MatchStore
+from arena.services.common.protocol.keys import FINISHED_STREAM, LADDER_GROUP
+from arena.services.common.protocol.ledger import Ledger
+from arena.services.common.protocol.matches import MatchStore
 
+from arena.rpc import field_violations
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 from tests.ladder.conftest import (
     BLACK,
     DRAW,
     WHITE,
     LadderServer,
+    Peers,
+    create_ladder,
     fast_follower,
     finish_match,
     metadata,
     register_bots,
+    standings,
     start_ladder_server,
+    wait_for,
 )
 
 OTHELLO = common_pb2.GAME_KIND_OTHELLO
@@ -46,32 +51,11 @@ def _config(*bots: str, **fields: object) -> ladder_pb2.LadderConfig:
     return config
 
 
-def _create(server: LadderServer, config: ladder_pb2.LadderConfig,
-            token: str = "alice-token") -> ladder_pb2.LadderInfo:
-    request = ladder_pb2.CreateLadderRequest(config=config)
-    reply: ladder_pb2.LadderInfo = server.stub.CreateLadder(
-        request, timeout=30, metadata=metadata(token))
-    return reply
-
-
-def _standings(server: LadderServer, ladder_id: str) -> ladder_pb2.Standings:
-    reply: ladder_pb2.Standings = server.stub.GetStandings(
-        ladder_pb2.GetStandingsRequest(ladder_id=ladder_id), timeout=10, metadata=metadata())
-    return reply
-
-
-def _wait_for(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
-
-
 def test_create_ladder_queues_colour_swapped_matches_with_openings(
-    ladder_server: LadderServer, redis_client: redis.Redis
+    peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
 ) -> None:
-    register_bots(redis_client, OTHELLO, "ann", "ben", "cat")
-    info = _create(ladder_server, _config("ann", "ben", "cat", games_per_pairing=4,
+    register_bots(peers, OTHELLO, "ann", "ben", "cat")
+    info = create_ladder(ladder_server, _config("ann", "ben", "cat", games_per_pairing=4,
                                           opening_suite="othello-balanced-2"))
     assert info.status == ladder_pb2.LADDER_STATUS_RUNNING and info.owner == "alice"
     assert info.games_total == len(info.match_ids) == 3 * 4
@@ -101,22 +85,22 @@ def test_create_ladder_queues_colour_swapped_matches_with_openings(
     ],
 )
 def test_bad_ladders_are_invalid_arguments_with_fields(
-    ladder_server: LadderServer, redis_client: redis.Redis,
+    peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis,
     config: ladder_pb2.LadderConfig, field: str,
 ) -> None:
-    register_bots(redis_client, OTHELLO, "ann", "ben")
+    register_bots(peers, OTHELLO, "ann", "ben")
     with pytest.raises(grpc.RpcError) as caught:
-        _create(ladder_server, config)
+        create_ladder(ladder_server, config)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert field in [v.field for v in field_violations(caught.value)]
     assert redis_client.zcard("arena:ladders") == 0  # nothing half-created
 
 
 def test_standings_match_recorded_results_and_the_closed_form_elo(
-    ladder_server: LadderServer, redis_client: redis.Redis
+    peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
 ) -> None:
-    register_bots(redis_client, OTHELLO, "ann", "ben")
-    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=10))
+    register_bots(peers, OTHELLO, "ann", "ben")
+    info = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=10))
     outcomes = [BLACK, WHITE, DRAW, BLACK, BLACK, WHITE, BLACK, DRAW, BLACK, WHITE]
     ann_points = 0.0
     for match_id, winner in zip(info.match_ids, outcomes, strict=True):
@@ -124,8 +108,8 @@ def test_standings_match_recorded_results_and_the_closed_form_elo(
         ann_is_black = match.black.name == "ann"
         points = {BLACK: float(ann_is_black), WHITE: float(not ann_is_black), DRAW: 0.5}
         ann_points += points[winner]
-    _wait_for(lambda: _standings(ladder_server, info.id).ladder.games_done == 10)
-    table = _standings(ladder_server, info.id)
+    wait_for(lambda: standings(ladder_server, info.id).ladder.games_done == 10)
+    table = standings(ladder_server, info.id)
     assert table.ladder.status == ladder_pb2.LADDER_STATUS_FINISHED
     rows = {row.bot.name: row for row in table.rows}
     assert rows["ann"].wins + rows["ann"].draws / 2 == ann_points
@@ -146,32 +130,31 @@ def test_standings_match_recorded_results_and_the_closed_form_elo(
 
 
 def test_each_result_counts_once_however_often_it_is_delivered(
-    ladder_server: LadderServer, redis_client: redis.Redis
+    peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
 ) -> None:
-    register_bots(redis_client, OTHELLO, "ann", "ben")
-    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=4))
+    register_bots(peers, OTHELLO, "ann", "ben")
+    info = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=4))
     for match_id in info.match_ids[:2]:
         finish_match(redis_client, match_id, BLACK)
         for _ in range(3):  # repeated deliveries of the same finished event
             redis_client.xadd(FINISHED_STREAM, {"match_id": match_id, "ladder_id": info.id})
     # A bogus event for a match the ladder does not own changes nothing either.
     redis_client.xadd(FINISHED_STREAM, {"match_id": "nope", "ladder_id": info.id})
-    _wait_for(lambda: redis_client.xpending(FINISHED_STREAM, LADDER_GROUP)["pending"] == 0
-              and _standings(ladder_server, info.id).ladder.games_done == 2)
+    wait_for(lambda: redis_client.xpending(FINISHED_STREAM, LADDER_GROUP)["pending"] == 0
+              and standings(ladder_server, info.id).ladder.games_done == 2)
     time.sleep(0.2)
-    table = _standings(ladder_server, info.id)
+    table = standings(ladder_server, info.id)
     assert table.ladder.games_done == 2
     assert sum(row.games for row in table.rows) == 4  # two games, seen from both sides
 
 
 def test_concurrent_followers_count_each_result_once(
-    redis_server: EmbeddedRedis, ladder_server: LadderServer, redis_client: redis.Redis
+    peers: ArenaClient, redis_server: EmbeddedRedis, ladder_server: LadderServer,
+    redis_client: redis.Redis, ladder_peers: Peers,
 ) -> None:
-    register_bots(redis_client, OTHELLO, "ann", "ben", "cat")
-    info = _create(ladder_server, _config("ann", "ben", "cat", games_per_pairing=2))
-    followers = [
-        ResultFollower(redis_server.client(), fast_follower(f"extra-{i}")) for i in range(4)
-    ]
+    register_bots(peers, OTHELLO, "ann", "ben", "cat")
+    info = create_ladder(ladder_server, _config("ann", "ben", "cat", games_per_pairing=2))
+    followers = [ladder_peers.follower(redis_server.client(), f"extra-{i}") for i in range(4)]
     for follower in followers:
         follower.start()
     try:
@@ -184,25 +167,25 @@ def test_concurrent_followers_count_each_result_once(
             thread.start()
         for thread in threads:
             thread.join()
-        _wait_for(lambda: _standings(ladder_server, info.id).ladder.status
+        wait_for(lambda: standings(ladder_server, info.id).ladder.status
                   == ladder_pb2.LADDER_STATUS_FINISHED)
     finally:
         for follower in followers:
             follower.stop()
-    table = _standings(ladder_server, info.id)
+    table = standings(ladder_server, info.id)
     assert table.ladder.games_done == 6
     assert sum(row.losses for row in table.rows) == 6
 
 
 def test_a_restarted_service_resumes_and_counts_each_result_once(
-    redis_server: EmbeddedRedis, redis_client: redis.Redis
+    peers: ArenaClient, redis_client: redis.Redis, ladder_peers: Peers,
 ) -> None:
-    register_bots(redis_client, OTHELLO, "ann", "ben")
-    first = start_ladder_server(redis_server.url, fast_follower("ladder-a"))
-    info = _create(first, _config("ann", "ben", games_per_pairing=6))
+    register_bots(peers, OTHELLO, "ann", "ben")
+    first = start_ladder_server(ladder_peers, fast_follower("ladder-a"))
+    info = create_ladder(first, _config("ann", "ben", games_per_pairing=6))
     for match_id in info.match_ids[:2]:
         finish_match(redis_client, match_id, BLACK)
-    _wait_for(lambda: _standings(first, info.id).ladder.games_done == 2)
+    wait_for(lambda: standings(first, info.id).ladder.games_done == 2)
     first.stop()
     # While no ladder service runs, two more games end; then a consumer named like the
     # stopped service takes two entries and dies before acknowledging them.
@@ -210,14 +193,14 @@ def test_a_restarted_service_resumes_and_counts_each_result_once(
         finish_match(redis_client, match_id, WHITE)
     taken = redis_client.xreadgroup(LADDER_GROUP, "ladder-a", {FINISHED_STREAM: ">"}, count=2)
     assert len(taken[0][1]) == 2
-    second = start_ladder_server(redis_server.url, fast_follower("ladder-a"))
+    second = start_ladder_server(ladder_peers, fast_follower("ladder-a"))
     try:
-        _wait_for(lambda: _standings(second, info.id).ladder.games_done == 4)
+        wait_for(lambda: standings(second, info.id).ladder.games_done == 4)
         for match_id in info.match_ids[4:]:
             finish_match(redis_client, match_id, DRAW)
-        _wait_for(lambda: _standings(second, info.id).ladder.status
+        wait_for(lambda: standings(second, info.id).ladder.status
                   == ladder_pb2.LADDER_STATUS_FINISHED)
-        table = _standings(second, info.id)
+        table = standings(second, info.id)
         assert table.ladder.games_done == 6
         assert sorted((r.wins, r.draws, r.losses) for r in table.rows) == [(2, 2, 2), (2, 2, 2)]
         assert redis_client.xpending(FINISHED_STREAM, LADDER_GROUP)["pending"] == 0
@@ -226,49 +209,50 @@ def test_a_restarted_service_resumes_and_counts_each_result_once(
 
 
 def test_stale_entries_of_a_vanished_consumer_are_reclaimed(
-    redis_server: EmbeddedRedis, ladder_server: LadderServer, redis_client: redis.Redis
+    peers: ArenaClient, redis_server: EmbeddedRedis, ladder_server: LadderServer,
+    redis_client: redis.Redis, ladder_peers: Peers,
 ) -> None:
-    register_bots(redis_client, OTHELLO, "ann", "ben")
-    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=2))
+    register_bots(peers, OTHELLO, "ann", "ben")
+    info = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=2))
     ladder_server.stop()  # the shared fixture's service, out of the way
-    ResultFollower(redis_client, fast_follower()).ensure_group()
     for match_id in info.match_ids:
         finish_match(redis_client, match_id, BLACK)
     redis_client.xreadgroup(LADDER_GROUP, "gone-for-good", {FINISHED_STREAM: ">"}, count=10)
     config = fast_follower("survivor")
     config.reclaim_idle_ms = 100
-    survivor = ResultFollower(redis_server.client(), config)
+    survivor = ladder_peers.follower(redis_server.client(), config=config)
     time.sleep(0.15)
     assert survivor.poll_once() == 2
-    assert survivor.store.get(info.id).status == ladder_pb2.LADDER_STATUS_FINISHED
+    assert survivor.ladders.store.get(info.id).status == ladder_pb2.LADDER_STATUS_FINISHED
 
 
 def test_reconcile_counts_results_whose_events_were_lost(
-    ladder_server: LadderServer, redis_client: redis.Redis
+    peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis,
+    ladder_peers: Peers,
 ) -> None:
-    register_bots(redis_client, OTHELLO, "ann", "ben")
-    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=2))
+    register_bots(peers, OTHELLO, "ann", "ben")
+    info = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=2))
     ladder_server.stop()
     for match_id in info.match_ids:
         finish_match(redis_client, match_id, BLACK)
     redis_client.delete(FINISHED_STREAM)  # the events are gone
-    follower = ResultFollower(redis_client, fast_follower())
+    follower = ladder_peers.follower(redis_client)
     assert follower.reconcile_running() == 2
     assert follower.reconcile_running() == 0
-    assert follower.store.get(info.id).games_done == 2
+    assert follower.ladders.store.get(info.id).games_done == 2
 
 
 def test_watch_streams_progress_until_the_ladder_ends(
-    ladder_server: LadderServer, redis_client: redis.Redis
+    peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
 ) -> None:
-    register_bots(redis_client, OTHELLO, "ann", "ben")
-    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=4))
+    register_bots(peers, OTHELLO, "ann", "ben")
+    info = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=4))
     seen: list[ladder_pb2.LadderProgress] = []
     stream = ladder_server.stub.WatchLadder(
         ladder_pb2.WatchLadderRequest(ladder_id=info.id), timeout=30, metadata=metadata())
     reader = threading.Thread(target=lambda: seen.extend(stream))
     reader.start()
-    _wait_for(lambda: len(seen) >= 1)
+    wait_for(lambda: len(seen) >= 1)
     for match_id in info.match_ids:
         finish_match(redis_client, match_id, WHITE)
     reader.join(20)
@@ -281,11 +265,11 @@ def test_watch_streams_progress_until_the_ladder_ends(
 
 
 def test_cancel_list_and_permissions(
-    ladder_server: LadderServer, redis_client: redis.Redis
+    peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
 ) -> None:
-    register_bots(redis_client, OTHELLO, "ann", "ben")
-    older = _create(ladder_server, _config("ann", "ben", games_per_pairing=2))
-    newer = _create(ladder_server, _config("ann", "ben", games_per_pairing=2), "bob-token")
+    register_bots(peers, OTHELLO, "ann", "ben")
+    older = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=2))
+    newer = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=2), "bob-token")
     stub = ladder_server.stub
     listing = stub.ListLadders(ladder_pb2.ListLaddersRequest(
         page=common_pb2.PageRequest(page_size=1)), timeout=10, metadata=metadata())
@@ -304,24 +288,26 @@ def test_cancel_list_and_permissions(
     assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
     cancelled = stub.CancelLadder(cancel, timeout=10, metadata=metadata("bob-token"))
     assert cancelled.status == ladder_pb2.LADDER_STATUS_CANCELLED
-    assert (cancelled.games_done, cancelled.games_void) == (1, 1)
-    unplayed = MatchStore(redis_client).header(newer.match_ids[1])
-    assert unplayed.status == match_pb2.MATCH_STATUS_CANCELLED
-    assert not Ledger(redis_client).start(unplayed)  # a referee would now skip it
+    # Both games end cancelled, the running one too: void, out of the standings.
+    assert (cancelled.games_done, cancelled.games_void) == (2, 2)
+    for match_id in newer.match_ids:
+        ended = MatchStore(redis_client).header(match_id)
+        assert ended.status == match_pb2.MATCH_STATUS_CANCELLED and ended.result.void
+        assert f"ladder {newer.id} cancelled" in ended.result.detail
+        assert not Ledger(redis_client).start(ended)  # a referee would now skip it
     with pytest.raises(grpc.RpcError) as caught:
         stub.CancelLadder(cancel, timeout=10, metadata=metadata("admin-token"))
     assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     watch = list(stub.WatchLadder(ladder_pb2.WatchLadderRequest(ladder_id=newer.id),
                                   timeout=10, metadata=metadata()))
     assert [p.ladder.status for p in watch] == [ladder_pb2.LADDER_STATUS_CANCELLED]
-    # The game that was running ends after the cancel: recorded; the ladder stays cancelled.
+    # The referee that ran the first game can no longer end it with a result.
     running.status = match_pb2.MATCH_STATUS_FINISHED
     running.result.CopyFrom(match_pb2.MatchResult(
         winner=BLACK, termination=match_pb2.TERMINATION_NORMAL))
-    assert Ledger(redis_client).finish(running, 0)
-    _wait_for(lambda: _standings(ladder_server, newer.id).ladder.games_done == 2)
-    assert sum(row.games for row in _standings(ladder_server, newer.id).rows) == 2
-    assert _standings(ladder_server, newer.id).ladder.status == ladder_pb2.LADDER_STATUS_CANCELLED
+    assert not Ledger(redis_client).finish(running, 0)
+    assert sum(row.games for row in standings(ladder_server, newer.id).rows) == 0
+    assert standings(ladder_server, newer.id).ladder.status == ladder_pb2.LADDER_STATUS_CANCELLED
     for missing in ("GetStandings", "CancelLadder"):
         request_type = {"GetStandings": ladder_pb2.GetStandingsRequest,
                         "CancelLadder": ladder_pb2.CancelLadderRequest}[missing]
@@ -335,17 +321,17 @@ def test_cancel_list_and_permissions(
 
 
 def test_void_games_finish_the_ladder_but_stay_out_of_the_standings(
-    ladder_server: LadderServer, redis_client: redis.Redis
+    peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
 ) -> None:
-    register_bots(redis_client, OTHELLO, "ann", "ben")
-    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=2))
+    register_bots(peers, OTHELLO, "ann", "ben")
+    info = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=2))
     finish_match(redis_client, info.match_ids[0], BLACK)
     ledger_match = MatchStore(redis_client).header(info.match_ids[1])
     ledger_match.status = match_pb2.MATCH_STATUS_CANCELLED
     ledger_match.result.termination = match_pb2.TERMINATION_CANCELLED
     assert Ledger(redis_client).finish(ledger_match, 0)
-    _wait_for(lambda: _standings(ladder_server, info.id).ladder.status
+    wait_for(lambda: standings(ladder_server, info.id).ladder.status
               == ladder_pb2.LADDER_STATUS_FINISHED)
-    table = _standings(ladder_server, info.id)
+    table = standings(ladder_server, info.id)
     assert table.ladder.games_void == 1 and table.ladder.games_done == 2
     assert sum(row.games for row in table.rows) == 2

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import itertools
 import math
-import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import grpc
 import pytest
-from arena.services.common.stack import Stack
+import redis
+from arena.services.common.launcher import Launcher
 
 from arena.games import PASS
 from arena.v1 import (
@@ -38,8 +38,8 @@ BOTS = {"rookie": "lab-beginner", "cadet": "lab-intermediate", "kay": "kreversi-
 
 
 @pytest.fixture
-def stack(tmp_path: Path) -> Iterator[Stack]:
-    with Stack(home=tmp_path / "arena", workers=2) as running:
+def stack(tmp_path: Path) -> Iterator[Launcher]:
+    with Launcher(home=tmp_path / "arena", workers=2) as running:
         yield running
 
 
@@ -76,21 +76,20 @@ def _brute_force_elo(players: int, games: list[tuple[int, int, float]]) -> list[
     return [r - mean for r in ratings]
 
 
-def _counted(stack: Stack, ladder_id: str) -> int:
+def _counted(stack: Launcher, ladder_id: str) -> int:
     """Results counted so far, read straight from Redis (no ladder service is running)."""
-    assert stack.durable is not None
-    client = stack.durable.client()
+    client = redis.Redis.from_url(stack.redis_url)
     try:
         return int(client.hget(f"arena:ladder:{ladder_id}", "games_done") or 0)
     finally:
         client.close()
 
 
-def _auth(stack: Stack) -> tuple[tuple[str, str], ...]:
+def _auth(stack: Launcher) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {stack.admin_token}"),)
 
 
-def _register(stack: Stack, bots: dict[str, str]) -> None:
+def _register(stack: Launcher, bots: dict[str, str]) -> None:
     with grpc.insecure_channel(stack.target("registry")) as channel:
         registry = registry_pb2_grpc.BotRegistryStub(channel)
         for name, preset in bots.items():
@@ -99,7 +98,7 @@ def _register(stack: Stack, bots: dict[str, str]) -> None:
                                  timeout=30, metadata=_auth(stack))
 
 
-def _create_ladder(stack: Stack, bots: list[str], games_per_pairing: int, move_time_ms: int
+def _create_ladder(stack: Launcher, bots: list[str], games_per_pairing: int, move_time_ms: int
                    ) -> ladder_pb2.LadderInfo:
     config = ladder_pb2.LadderConfig(
         name="system", game=common_pb2.GameSpec(kind=OTHELLO),
@@ -114,7 +113,7 @@ def _create_ladder(stack: Stack, bots: list[str], games_per_pairing: int, move_t
     return info
 
 
-def _standings(stack: Stack, ladder_id: str) -> ladder_pb2.Standings:
+def _standings(stack: Launcher, ladder_id: str) -> ladder_pb2.Standings:
     with grpc.insecure_channel(stack.target("ladder")) as channel:
         reply: ladder_pb2.Standings = ladder_pb2_grpc.LadderStub(channel).GetStandings(
             ladder_pb2.GetStandingsRequest(ladder_id=ladder_id), timeout=30,
@@ -122,7 +121,7 @@ def _standings(stack: Stack, ladder_id: str) -> ladder_pb2.Standings:
         return reply
 
 
-def _finished_matches(stack: Stack, ladder_id: str, timeout_s: float) -> list[match_pb2.Match]:
+def _finished_matches(stack: Launcher, ladder_id: str, timeout_s: float) -> list[match_pb2.Match]:
     """The ladder's matches once it has finished."""
     _wait_for(lambda: _standings(stack, ladder_id).ladder.status
               == ladder_pb2.LADDER_STATUS_FINISHED, timeout_s, "the ladder to finish")
@@ -134,7 +133,7 @@ def _finished_matches(stack: Stack, ladder_id: str, timeout_s: float) -> list[ma
 
 
 def test_a_ladder_rerun_with_a_new_bot_replays_the_old_games_from_the_cache(
-        stack: Stack) -> None:
+        stack: Launcher) -> None:
     """A bot joins and the ladder is re-run: the games between the others are played again
     move for move (same seeds, KReversi's random ties included), every move of them answered
     by the shared cache, while the newcomer's games are searched."""
@@ -167,23 +166,18 @@ def test_a_ladder_rerun_with_a_new_bot_replays_the_old_games_from_the_cache(
     assert newcomer.count(False) > len(newcomer) // 2
 
 
-def test_small_ladder_survives_a_ladder_restart(stack: Stack) -> None:
+def test_small_ladder_survives_a_ladder_restart(stack: Launcher) -> None:
     _register(stack, BOTS)
     info = _create_ladder(stack, list(BOTS), 4, 500)
     assert info.games_total == 12
 
     # Kill the ladder service hard once the first result is in, then start a new one.
     _wait_for(lambda: _standings(stack, info.id).ladder.games_done >= 1, 120, "a first result")
-    old = stack.find("ladder")
-    assert old is not None
-    old.process.send_signal(signal.SIGKILL)
-    old.process.wait()
+    stack.kill("ladder")
     done_at_kill = _counted(stack, info.id)
     print(f"ladder service killed with {done_at_kill} of 12 results counted")
     assert done_at_kill < 12  # the kill really happened mid-ladder
-    stack.children.remove(old)
-    stack.spawn("ladder")
-    stack.wait_ready(60)
+    stack.restart("ladder")
     matches = _finished_matches(stack, info.id, 180)
     table = _standings(stack, info.id)
     assert table.ladder.games_done == 12 and table.ladder.games_void == 0

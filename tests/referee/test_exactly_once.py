@@ -6,21 +6,19 @@ import threading
 from typing import Any
 
 import redis
-from arena.services.referee.delivery import (
-    MOVE_STREAM,
-    WORKER_GROUP,
-    ensure_group,
-    post_result,
-    post_started,
-)
-from arena.services.referee.ledger import Ledger
-from arena.services.referee.matches import MatchStore, create_match
+from arena.clients.sdk import ArenaClient
+from arena.services.common.peers import BotVersions
+from arena.services.common.protocol.delivery import post_result, post_started
+from arena.services.common.protocol.keys import MOVE_STREAM, WORKER_GROUP
+from arena.services.common.protocol.ledger import Ledger
+from arena.services.common.protocol.matches import MatchStore
+from arena.services.common.protocol.streams import ensure_group
 from arena.services.referee.runner import MatchRunner
 
 from arena.games import PASS, position_from_text
 from arena.v1 import common_pb2, engine_pb2, match_pb2
-from tests.referee.conftest import FAST
-from tests.referee.support import external_bot, match_config
+from tests.conftest import FAST, NewMatch
+from tests.support.bots import external_bot, match_config
 
 
 def _next_job(client: redis.Redis) -> tuple[str, engine_pb2.MoveJob]:
@@ -43,13 +41,15 @@ def _answer(client: redis.Redis, entry: str, job: engine_pb2.MoveJob, move: int,
     post_result(client, entry, sent, "d", result, started)
 
 
-def test_duplicate_late_and_early_results_change_nothing(redis_client: redis.Redis) -> None:
+def test_duplicate_late_and_early_results_change_nothing(
+        redis_client: redis.Redis, peers: ArenaClient, bots: BotVersions,
+        new_match: NewMatch) -> None:
     ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
-    external_bot(redis_client, "a", "127.0.0.1:9")
-    external_bot(redis_client, "b", "127.0.0.1:9")
-    match = create_match(redis_client, match_config("a", "b"), "me")
+    external_bot(peers, "a", "127.0.0.1:9")
+    external_bot(peers, "b", "127.0.0.1:9")
+    match = new_match(match_config("a", "b"), "me")
     stop = threading.Event()
-    runner = MatchRunner(redis_client, FAST, stop)
+    runner = MatchRunner(redis_client, FAST, stop, bots)
     thread = threading.Thread(target=runner.run, args=(match.id,), daemon=True)
     thread.start()
     chosen: list[int] = []
@@ -74,9 +74,10 @@ def test_duplicate_late_and_early_results_change_nothing(redis_client: redis.Red
     assert [r.move.square for r in records if r.move.square != PASS] == chosen
 
 
-def test_five_concurrent_writes_of_one_ply_apply_once(redis_client: redis.Redis) -> None:
-    external_bot(redis_client, "a", "127.0.0.1:9")
-    match = create_match(redis_client, match_config("a", "a"), "me")
+def test_five_concurrent_writes_of_one_ply_apply_once(
+        redis_client: redis.Redis, peers: ArenaClient, new_match: NewMatch) -> None:
+    external_bot(peers, "a", "127.0.0.1:9")
+    match = new_match(match_config("a", "a"), "me")
     ledger = Ledger(redis_client)
     outcomes: list[bool] = []
     barrier = threading.Barrier(5)

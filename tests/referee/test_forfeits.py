@@ -7,13 +7,14 @@ from contextlib import ExitStack
 from typing import Any
 
 import redis
+from arena.clients.sdk import ArenaClient
 from arena.services.common.embedded_redis import free_port
-from arena.services.referee.matches import create_match
-from arena.services.referee.replay import export
 
 from arena.formats import parse_replay
+from arena.records import export
 from arena.v1 import common_pb2, match_pb2, referee_pb2
-from tests.referee.support import (
+from tests.conftest import NewMatch
+from tests.support.bots import (
     bot_server,
     crash,
     external_bot,
@@ -37,20 +38,20 @@ EXPECTED = {
 
 
 def test_each_bad_bot_forfeits_with_its_reason_and_good_matches_finish(
-    redis_client: redis.Redis, loops: Callable[..., Any]
+    redis_client: redis.Redis, loops: Callable[..., Any], peers: ArenaClient, new_match: NewMatch
 ) -> None:
     loops(referees=2, workers=3)
     behaviours: dict[str, Any] = {"illegal": illegal_after(4), "garbage": "garbage",
                                   "empty": no_move, "late": late, "crash": crash}
     with ExitStack() as stack:
         good = stack.enter_context(bot_server(first_legal))
-        external_bot(redis_client, "good", good)
+        external_bot(peers, "good", good)
         for name, behaviour in behaviours.items():
-            external_bot(redis_client, name, stack.enter_context(bot_server(behaviour)))
-        external_bot(redis_client, "gone", f"127.0.0.1:{free_port()}")
-        bad = {name: create_match(redis_client, match_config("good", name, move_time_ms=300),
+            external_bot(peers, name, stack.enter_context(bot_server(behaviour)))
+        external_bot(peers, "gone", f"127.0.0.1:{free_port()}")
+        bad = {name: new_match(match_config("good", name, move_time_ms=300),
                                   "me").id for name in EXPECTED}
-        fine = [create_match(redis_client, match_config("good", "good"), "me").id
+        fine = [new_match(match_config("good", "good"), "me").id
                 for _ in range(2)]
         results = {name: wait_finished(redis_client, match_id) for name, match_id in bad.items()}
         normal = [wait_finished(redis_client, match_id) for match_id in fine]

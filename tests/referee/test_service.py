@@ -9,8 +9,10 @@ from typing import Any
 import grpc
 import pytest
 import redis
+from arena.clients.sdk import ArenaClient
 from arena.services.common.auth import Principal, TokenStore
 from arena.services.common.embedded_redis import EmbeddedRedis
+from arena.services.common.peers import BotVersions
 from arena.services.common.server import build_server
 from arena.services.referee.server import RefereeServicer
 
@@ -23,7 +25,7 @@ from arena.v1 import (
     referee_pb2,
     referee_pb2_grpc,
 )
-from tests.referee.support import (
+from tests.support.bots import (
     GOMOKU,
     bot_server,
     builtin_bot,
@@ -40,11 +42,11 @@ TOKENS = {"alice-t": Principal("alice", "user"), "bob-t": Principal("bob", "user
 
 
 @pytest.fixture
-def referee(redis_client: redis.Redis, cache_server: EmbeddedRedis,
-            cache_client: redis.Redis) -> Iterator[Callable[[str], referee_pb2_grpc.RefereeStub]]:
+def referee(redis_client: redis.Redis, cache_server: EmbeddedRedis, cache_client: redis.Redis,
+            bots: BotVersions) -> Iterator[Callable[[str], referee_pb2_grpc.RefereeStub]]:
     handle = build_server(
         [lambda s: referee_pb2_grpc.add_RefereeServicer_to_server(
-            RefereeServicer(redis_client, cache_server.client()), s)],
+            RefereeServicer(redis_client, cache_server.client(), bots), s)],
         ["arena.v1.Referee"], tokens=TokenStore(TOKENS)).start()
     channel = grpc.insecure_channel(f"127.0.0.1:{handle.port}")
 
@@ -67,13 +69,14 @@ def slow_first_legal(request: bot_service_pb2.GetMoveRequest) -> Any:
 
 
 def test_create_watch_replay_list_delete(
-    redis_client: redis.Redis, loops: Callable[..., Any], referee: Callable[[str], Any]
+    redis_client: redis.Redis, loops: Callable[..., Any], referee: Callable[[str], Any],
+    peers: ArenaClient,
 ) -> None:
     loops(referees=1, workers=2)
     alice, bob, root = referee("alice-t"), referee("bob-t"), referee("root-t")
     with bot_server(slow_first_legal) as slow, bot_server(last_legal) as last:
-        external_bot(redis_client, "slow", slow)
-        external_bot(redis_client, "last", last)
+        external_bot(peers, "slow", slow)
+        external_bot(peers, "last", last)
         created = alice.CreateMatch(referee_pb2.CreateMatchRequest(
             config=match_config("slow", "last", opening=[19, 18], seed=7)))
         with pytest.raises(grpc.RpcError) as running:
@@ -126,10 +129,10 @@ def test_create_watch_replay_list_delete(
 
 
 def test_list_pages_newest_first_and_bad_requests(
-    redis_client: redis.Redis, referee: Callable[[str], Any]
+    redis_client: redis.Redis, referee: Callable[[str], Any], peers: ArenaClient
 ) -> None:
     alice = referee("alice-t")
-    external_bot(redis_client, "x", "127.0.0.1:9")
+    external_bot(peers, "x", "127.0.0.1:9")
     ids = [alice.CreateMatch(referee_pb2.CreateMatchRequest(config=match_config("x", "x"))).id
            for _ in range(5)]
     seen: list[str] = []
@@ -146,7 +149,7 @@ def test_list_pages_newest_first_and_bad_requests(
         match_config("x", "nobody"),
         match_config("x", "x", opening=[0]),
         match_config("x", "x", move_time_ms=-5),
-        match_config("x", "x", game=GOMOKU),
+        match_config("x", "x", kind=GOMOKU),
         match_config("x", "x", start_position="not a board"),
     ]
     for config in bad:
@@ -156,12 +159,13 @@ def test_list_pages_newest_first_and_bad_requests(
 
 
 def test_gomoku_engine_match_with_trees_and_psq(
-    redis_client: redis.Redis, loops: Callable[..., Any], referee: Callable[[str], Any]
+    redis_client: redis.Redis, loops: Callable[..., Any], referee: Callable[[str], Any],
+    peers: ArenaClient,
 ) -> None:
     loops(referees=1, workers=2)
     alice = referee("alice-t")
-    builtin_bot(redis_client, "sharp", {"evaluator": "sharpmoku", "depth": 1}, GOMOKU)
-    config = match_config("sharp", "sharp", game=GOMOKU, capture_trees=True,
+    builtin_bot(peers, "sharp", {"evaluator": "sharpmoku", "depth": 1}, GOMOKU)
+    config = match_config("sharp", "sharp", kind=GOMOKU, capture_trees=True,
                           tree_node_budget=50, opening=[112, 113, 98])
     config.game.board_size = 9
     config.opening[:] = [40, 41, 31]

@@ -2,32 +2,21 @@
 
 from __future__ import annotations
 
-import base64
-import struct
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import grpc
 import pytest
 import redis
-from arena.services.common.auth import Principal, TokenStore
-from arena.services.common.config import Settings
+from arena.services.common.config import Config
 from arena.services.common.embedded_redis import EmbeddedRedis
-from arena.services.common.server import ServerHandle, build_server
-from arena.services.registry.server import create_service
+from arena.services.common.server import ServerHandle
 
 from arena.v1 import bots_pb2, registry_pb2, registry_pb2_grpc
+from tests.support.servers import TOKENS, metadata, serve
+from tests.support.specs import TOOL_PNG, external_spec, gomoku_spec, othello_spec, png_bytes
 
-TOKENS = {
-    "admin-token": Principal("root", "admin"),
-    "alice-token": Principal("alice", "user"),
-    "bob-token": Principal("bob", "user"),
-}
-
-
-def metadata(token: str | None) -> tuple[tuple[str, str], ...]:
-    return () if token is None else (("authorization", f"Bearer {token}"),)
+__all__ = ["TOKENS", "TOOL_PNG", "external_spec", "gomoku_spec", "othello_spec", "png_bytes"]
 
 
 @dataclass
@@ -56,53 +45,14 @@ class Registry:
 
 @pytest.fixture
 def registry(redis_server: EmbeddedRedis, redis_client: redis.Redis) -> Iterator[Registry]:
-    settings = Settings(redis_url=redis_server.url)
-    registrations, names, on_stop = create_service(settings)
-    handle = build_server(registrations, names, "127.0.0.1:0", TokenStore(TOKENS)).start()
-    handle.on_stop.extend(on_stop)
-    channel = grpc.insecure_channel(f"127.0.0.1:{handle.port}")
+    # The address tests name loopback, private and made-up hosts: allowed here.
+    allow = "127.0.0.0/8,10.0.0.0/8,::1/128,*.example.org"
+    server = serve("registry", Config(redis_url=redis_server.url, external_allow=allow))
+    channel = grpc.insecure_channel(server.target)
     try:
-        yield Registry(handle, channel, registry_pb2_grpc.BotRegistryStub(channel))
+        yield Registry(server.handle, channel, registry_pb2_grpc.BotRegistryStub(channel))
     finally:
         channel.close()
-        handle.stop(0)
+        server.stop()
 
 
-def png_bytes(width: int = 2, height: int = 2) -> bytes:
-    """A real, tiny greyscale PNG."""
-
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return (struct.pack(">I", len(body)) + kind + body
-                + struct.pack(">I", zlib.crc32(kind + body)))
-
-    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
-    return (b"\x89PNG\r\n\x1a\n"
-            + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
-
-
-# A 1x1 PNG as produced by common tools (not by the helper above).
-TOOL_PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-)
-
-
-def othello_spec(name: str = "lucy-2", **config: object) -> bots_pb2.BotSpec:
-    """A KReversi-style bot, with ``config`` merged over a small valid config."""
-    spec = bots_pb2.BotSpec(name=name, game=1, description="test bot")
-    base: dict[str, object] = {"evaluator": "kreversi", "depth": {"begin": 3, "middle": 3,
-                                                                  "end": 4}}
-    base.update(config)
-    spec.builtin.config.update(base)
-    return spec
-
-
-def gomoku_spec(name: str = "moku", depth: int = 2) -> bots_pb2.BotSpec:
-    spec = bots_pb2.BotSpec(name=name, game=2)
-    spec.builtin.config.update({"evaluator": "sharpmoku", "depth": depth})
-    return spec
-
-
-def external_spec(name: str = "remote", address: str = "127.0.0.1:50051") -> bots_pb2.BotSpec:
-    return bots_pb2.BotSpec(name=name, game=1, external=bots_pb2.ExternalEngine(
-        address=address, move_deadline_ms=2000))

@@ -14,15 +14,14 @@ from pathlib import Path
 import grpc
 import pytest
 import redis
+from arena.services.common.config import Config
 from arena.services.common.embedded_redis import EmbeddedRedis, free_port
-from arena.services.registry.store import BotStore
-from redis.backoff import NoBackoff
-from redis.retry import Retry
+from arena.services.common.protocol.bots import BotStore
 
 from arena.bots import new_version
-from arena.errors import UnavailableError
-from arena.v1 import registry_pb2, registry_pb2_grpc
+from arena.v1 import common_pb2, registry_pb2, registry_pb2_grpc
 from tests.registry.conftest import metadata, othello_spec
+from tests.support.servers import serve
 
 
 def test_registry_process_serves_with_tokens_from_the_environment(
@@ -60,12 +59,18 @@ def test_registry_process_serves_with_tokens_from_the_environment(
             process.wait()
 
 
-def test_store_reports_redis_outage_as_unavailable() -> None:
-    no_retries = Retry(NoBackoff(), 0)
-    store = BotStore(redis.Redis(host="127.0.0.1", port=free_port(), socket_timeout=1,
-                                 retry=no_retries))
-    with pytest.raises(UnavailableError):
-        store.get("anything")
+def test_a_redis_outage_is_unavailable_with_retry_advice() -> None:
+    server = serve("registry", Config(redis_url=f"redis://127.0.0.1:{free_port()}/0"))
+    try:
+        with grpc.insecure_channel(server.target) as channel:
+            stub = registry_pb2_grpc.BotRegistryStub(channel)
+            with pytest.raises(grpc.RpcError) as caught:
+                stub.GetBot(registry_pb2.GetBotRequest(bot=common_pb2.BotRef(name="any")),
+                            timeout=30, metadata=metadata("admin-token"))
+    finally:
+        server.stop()
+    assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert "retry" in (caught.value.details() or "")
 
 
 def test_store_works_with_a_decoding_client(redis_server: EmbeddedRedis,

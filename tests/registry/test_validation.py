@@ -11,10 +11,10 @@ import zlib
 
 import grpc
 import pytest
-from arena.services.common.errors import field_violations
 
 from arena.bots.validation import AVATAR_MAX_BYTES
 from arena.engine import othello
+from arena.rpc import field_violations
 from arena.v1 import bots_pb2, common_pb2, registry_pb2
 from tests.registry.conftest import Registry, external_spec, gomoku_spec, othello_spec, png_bytes
 

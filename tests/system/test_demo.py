@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from arena.services.common.stack import Stack
+from arena.services.common.launcher import Launcher
 
 REPO = Path(__file__).resolve().parents[2]
 LADDER_BOTS = {"sys-beginner": "lab-beginner", "sys-intermediate": "lab-intermediate",
@@ -30,8 +30,8 @@ def _arena(home: Path, *args: str, timeout: float = 600) -> str:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    with Stack(home=tmp_path_factory.mktemp("system"), workers=2) as running:
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launcher]:
+    with Launcher(home=tmp_path_factory.mktemp("system"), workers=2) as running:
         yield running
 
 
@@ -72,7 +72,7 @@ def _score(match: dict[str, Any]) -> float:
     return {"COLOR_BLACK": 1.0, "COLOR_WHITE": 0.0}.get(winner, 0.5)
 
 
-def test_small_ladder_through_the_cli(stack: Stack) -> None:
+def test_small_ladder_through_the_cli(stack: Launcher) -> None:
     home = stack.home
     for name, preset in LADDER_BOTS.items():
         _arena(home, "bot", "register", "--name", name, "--from-preset", preset)

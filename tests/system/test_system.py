@@ -6,25 +6,34 @@ move legal when re-played through the rules library.
 
 from __future__ import annotations
 
+import signal
 import time
 
 import grpc
 import pytest
 import redis
-from arena.services.referee.matches import MatchStore, create_match
+from arena.services.common.launcher import Launcher
+from arena.services.common.protocol.matches import MatchStore
 
 from arena.engine.othello import PRESETS
 from arena.formats import parse_ggf, write_ggf
 from arena.v1 import match_pb2, referee_pb2, referee_pb2_grpc
-from tests.referee.support import builtin_bot, match_config, replay_moves, wait_finished
-from tests.system.conftest import ADMIN_TOKEN, Services
+from tests.support.bots import builtin_bot, match_config, replay_moves, wait_finished
+from tests.support.servers import ADMIN_TOKEN
+from tests.system.conftest import stack_client
 
 AUTH = [("authorization", f"Bearer {ADMIN_TOKEN}")]
 
 
-def _presets(client: redis.Redis, *names: str) -> None:
-    for name in names:
-        builtin_bot(client, name, dict(PRESETS[name]))
+def _presets(services: Launcher, *names: str) -> None:
+    with stack_client(services) as sdk:
+        for name in names:
+            builtin_bot(sdk, name, dict(PRESETS[name]))
+
+
+def _create(services: Launcher, config: match_pb2.MatchConfig, count: int) -> list[str]:
+    with stack_client(services) as sdk:
+        return [sdk.create_match(config).id for _ in range(count)]
 
 
 def _checked(client: redis.Redis, match_ids: list[str], timeout_s: float) -> list[
@@ -37,8 +46,8 @@ def _checked(client: redis.Redis, match_ids: list[str], timeout_s: float) -> lis
 
 
 def test_preset_match_watch_and_ggf_roundtrip(redis_client: redis.Redis,
-                                              services: Services) -> None:
-    _presets(redis_client, "lab-intermediate", "arena-fast")
+                                              services: Launcher) -> None:
+    _presets(services, "lab-intermediate", "arena-fast")
     referee = services.spawn("referee", "referee-1")
     services.spawn("worker", "worker-1")
     services.spawn("worker", "worker-2")
@@ -65,13 +74,13 @@ def test_preset_match_watch_and_ggf_roundtrip(redis_client: redis.Redis,
 
 @pytest.mark.slow
 def test_kill9_workers_mid_search_many_times(redis_client: redis.Redis,
-                                             services: Services) -> None:
-    _presets(redis_client, "arena-strong")
+                                             services: Launcher) -> None:
+    _presets(services, "arena-strong")
     services.spawn("referee", "referee-1")
-    workers = [services.spawn("worker", f"worker-{i}") for i in range(3)]
+    workers = [services.spawn("worker", f"worker-{i}").name for i in range(3)]
     config = match_config("arena-strong", "arena-strong", move_time_ms=250)
     config.time_control.grace_ms = 1500  # two loaded cores: lateness is not under test here
-    ids = [create_match(redis_client, config, "me").id for _ in range(4)]
+    ids = _create(services, config, 4)
     store = MatchStore(redis_client)
     kills = 0
     next_name = 3
@@ -81,35 +90,63 @@ def test_kill9_workers_mid_search_many_times(redis_client: redis.Redis,
         if all(store.header(i).status == match_pb2.MATCH_STATUS_FINISHED for i in ids):
             break
         victim = workers.pop(0)
-        services.kill9(victim)  # whatever it was searching is left pending
+        services.kill(victim)  # kill -9: whatever it was searching is left pending
         kills += 1
-        workers.append(services.spawn("worker", f"worker-{next_name}", wait=False))
+        workers.append(services.spawn("worker", f"worker-{next_name}", wait=False).name)
         next_name += 1
     matches = _checked(redis_client, ids, 180)
     assert kills >= 4
     for match in matches:
         assert match.result.termination in (match_pb2.TERMINATION_NORMAL,), match.result
-    logs = "".join(p.log.read_text() for p in services.procs)
+    logs = "".join(p.log_file.read_text() for p in services.processes.values())
     assert "took over move job" in logs  # some kills did hit a search in progress
 
 
 @pytest.mark.slow
 def test_kill9_referee_mid_match_another_finishes(redis_client: redis.Redis,
-                                                  services: Services) -> None:
-    _presets(redis_client, "lab-advanced", "arena-fast")
-    first = services.spawn("referee", "referee-1")
+                                                  services: Launcher) -> None:
+    _presets(services, "lab-advanced", "arena-fast")
+    services.spawn("referee", "referee-1")
     services.spawn("worker", "worker-1")
     services.spawn("worker", "worker-2")
-    ids = [create_match(redis_client, match_config("lab-advanced", "arena-fast"), "me").id
-           for _ in range(3)]
+    ids = _create(services, match_config("lab-advanced", "arena-fast"), 3)
     store = MatchStore(redis_client)
     deadline = time.monotonic() + 30
     while min(len(store.records(i)) for i in ids) < 6 and time.monotonic() < deadline:
         time.sleep(0.05)
-    services.kill9(first)
+    services.kill("referee-1")
     plies_at_kill = {i: len(store.records(i)) for i in ids}
     services.spawn("referee", "referee-2")
     matches = _checked(redis_client, ids, 120)
     for match in matches:
         assert match.result.termination == match_pb2.TERMINATION_NORMAL
         assert len(match.moves) > plies_at_kill[match.id]
+
+
+@pytest.mark.slow
+def test_a_stopped_referee_hands_its_matches_back_at_once(redis_client: redis.Redis,
+                                                         services: Launcher) -> None:
+    """SIGTERM: the referee hands its unfinished matches back, and another one resumes
+    them long before the idle take-over (set to a minute here) would."""
+    services.env["ARENA_MATCH_IDLE_MS"] = "60000"
+    _presets(services, "lab-advanced", "arena-fast")
+    services.spawn("referee", "referee-1")
+    services.spawn("worker", "worker-1")
+    ids = _create(services, match_config("lab-advanced", "arena-fast"), 2)
+    store = MatchStore(redis_client)
+    deadline = time.monotonic() + 60
+    while min(len(store.records(i)) for i in ids) < 4:
+        assert time.monotonic() < deadline, "the matches did not start"
+        time.sleep(0.05)
+    services.spawn("referee", "referee-2")
+    services.kill("referee-1", signal.SIGTERM)
+    stopped_at = time.monotonic()
+    plies = {i: len(store.records(i)) for i in ids}
+    while any(len(store.records(i)) <= plies[i] for i in ids
+              if store.header(i).status == match_pb2.MATCH_STATUS_RUNNING):
+        assert time.monotonic() - stopped_at < 30, "no referee resumed the matches"
+        time.sleep(0.05)
+    log = services.processes["referee-1"].log_file.read_text()
+    assert "Traceback" not in log and "could not settle" not in log, log[-3000:]
+    for match in _checked(redis_client, ids, 120):
+        assert match.result.termination == match_pb2.TERMINATION_NORMAL

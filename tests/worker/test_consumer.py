@@ -11,30 +11,29 @@ from dataclasses import replace
 from typing import Any
 
 import redis
+from arena.clients.sdk import ArenaClient
 from arena.services.common.embedded_redis import EmbeddedRedis
-from arena.services.referee.delivery import (
-    DEAD_STREAM,
+from arena.services.common.peers import BotVersions
+from arena.services.common.protocol import keys
+from arena.services.common.protocol.delivery import (
     MOVE_JOB_RETENTION_MS,
-    MOVE_STREAM,
-    WORKER_GROUP,
     JobStarter,
-    ensure_group,
     move_stream_minid,
-    publish_move_job,
-    results_key,
-    started_key,
 )
-from arena.services.referee.ledger import Ledger
-from arena.services.referee.matches import create_match
-from arena.services.referee.runner import BotLookup, MatchRunner
+from arena.services.common.protocol.keys import DEAD_STREAM, MOVE_STREAM, WORKER_GROUP
+from arena.services.common.protocol.ledger import Ledger
+from arena.services.common.protocol.streams import ensure_group
+from arena.services.referee.runner import MatchRunner
 from arena.services.worker.consumer import WorkerLoop
 
+from arena.engine.othello import PRESETS
 from arena.games import new_position
 from arena.v1 import bot_service_pb2, common_pb2, engine_pb2, match_pb2
-from tests.referee.conftest import FAST
-from tests.referee.support import (
+from tests.conftest import FAST, NewMatch, loopback_runner
+from tests.support.bots import (
     OTHELLO,
     bot_server,
+    builtin_bot,
     external_bot,
     first_legal,
     match_config,
@@ -53,23 +52,26 @@ def _take_and_die(client: redis.Redis, consumer: str) -> str:
     raise TimeoutError("no move job was published")
 
 
-def _runner(client: redis.Redis, match_id: str) -> tuple[threading.Event, threading.Thread]:
+def _runner(client: redis.Redis, bots: BotVersions,
+            match_id: str) -> tuple[threading.Event, threading.Thread]:
     stop = threading.Event()
-    thread = threading.Thread(target=MatchRunner(client, FAST, stop).run, args=(match_id,),
-                              daemon=True)
+    thread = threading.Thread(target=MatchRunner(client, FAST, stop, bots).run,
+                              args=(match_id,), daemon=True)
     thread.start()
     return stop, thread
 
 
-def test_dead_workers_job_is_taken_over(redis_client: redis.Redis,
-                                        redis_server: EmbeddedRedis) -> None:
+def test_dead_workers_job_is_taken_over(redis_client: redis.Redis, redis_server: EmbeddedRedis,
+                                        peers: ArenaClient, bots: BotVersions,
+                                        new_match: NewMatch) -> None:
     ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
     with bot_server(first_legal) as address:
-        external_bot(redis_client, "a", address)
-        match = create_match(redis_client, match_config("a", "a", move_time_ms=200), "me")
-        stop, thread = _runner(redis_client, match.id)
+        external_bot(peers, "a", address)
+        match = new_match(match_config("a", "a", move_time_ms=200), "me")
+        stop, thread = _runner(redis_client, bots, match.id)
         entry = _take_and_die(redis_client, "doomed")
-        loop = WorkerLoop(redis_server.client(), None, "rescuer", FAST).start()
+        loop = WorkerLoop(redis_server.client(), None, "rescuer", FAST,
+                          loopback_runner(FAST)).start()
         try:
             done = wait_finished(redis_client, match.id, 30)
         finally:
@@ -80,23 +82,24 @@ def test_dead_workers_job_is_taken_over(redis_client: redis.Redis,
     assert done.moves[0].worker_id == "rescuer"
     pending: Any = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
     assert pending["pending"] == 0
-    started = [f for _, f in redis_client.xrange(started_key(match.id))
+    started = [f for _, f in redis_client.xrange(keys.match(match.id, "started"))
                if f[b"kind"] == b"started" and f[b"ply"] == b"0"]
     assert len(started) == 1 and entry
 
 
 def test_job_delivered_too_often_is_dead_lettered_and_adjudicated(
-    redis_client: redis.Redis, redis_server: EmbeddedRedis
+    redis_client: redis.Redis, redis_server: EmbeddedRedis, peers: ArenaClient,
+    bots: BotVersions, new_match: NewMatch,
 ) -> None:
     ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
-    external_bot(redis_client, "a", "127.0.0.1:9")
-    match = create_match(redis_client, match_config("a", "a", move_time_ms=100), "me")
-    stop, thread = _runner(redis_client, match.id)
+    external_bot(peers, "a", "127.0.0.1:9")
+    match = new_match(match_config("a", "a", move_time_ms=100), "me")
+    stop, thread = _runner(redis_client, bots, match.id)
     entry = _take_and_die(redis_client, "doomed-0")
     for index in range(1, FAST.max_deliveries):  # each claim is one more delivery
         redis_client.xclaim(MOVE_STREAM, WORKER_GROUP, f"doomed-{index}", 0, [entry])
     redis_client.xadd(MOVE_STREAM, {"pb": b"\x08garbage"})  # unreadable: dead-lettered too
-    loop = WorkerLoop(redis_server.client(), None, "last", FAST).start()
+    loop = WorkerLoop(redis_server.client(), None, "last", FAST, loopback_runner(FAST)).start()
     try:
         done = wait_finished(redis_client, match.id, 30)
     finally:
@@ -104,7 +107,8 @@ def test_job_delivered_too_often_is_dead_lettered_and_adjudicated(
         stop.set()
         thread.join(5)
     assert done.result.termination == match_pb2.TERMINATION_DEAD_LETTERED
-    assert done.result.forfeited == common_pb2.COLOR_BLACK
+    assert done.result.void and done.result.winner == common_pb2.COLOR_UNSPECIFIED
+    assert done.result.forfeited == common_pb2.COLOR_UNSPECIFIED  # nobody's fault
     assert "delivered" in done.result.detail
     reasons = sorted(f[b"reason"] for _, f in redis_client.xrange(DEAD_STREAM))
     assert len(reasons) == 2 and b"unreadable move job" in reasons
@@ -112,42 +116,42 @@ def test_job_delivered_too_often_is_dead_lettered_and_adjudicated(
     assert pending["pending"] == 0
 
 
-def _publish_first_jobs(client: redis.Redis, bot: str, count: int
-                        ) -> list[tuple[match_pb2.Match, engine_pb2.MoveJob]]:
+def _publish_first_jobs(client: redis.Redis, bots: BotVersions, new_match: NewMatch, bot: str,
+                        count: int) -> list[tuple[match_pb2.Match, engine_pb2.MoveJob]]:
     """``count`` matches of ``bot`` with the job of their first ply published (no referee)."""
     out = []
     for _ in range(count):
-        match = create_match(client, match_config(bot, bot), "me")
-        bot_version = BotLookup(client).get(common_pb2.BotRef(name=bot, version=1))
+        match = new_match(match_config(bot, bot))
+        bot_version = bots.get(common_pb2.BotRef(name=bot, version=1))
         job = engine_pb2.MoveJob(
             job_id=f"{match.id}/0/x", match_id=match.id, ply=0, game=OTHELLO, bot=bot_version,
             position=common_pb2.Position(game=common_pb2.GameSpec(kind=OTHELLO),
                                          text=new_position("othello").to_text()),
             time_budget_ms=5000)
-        publish_move_job(client, job)
+        assert Ledger(client).ask(job)
         out.append((match, job))
     return out
 
 
 def _results(client: redis.Redis, match_id: str) -> list[dict[bytes, bytes]]:
-    return [f for _, f in client.xrange(results_key(match_id))]
+    return [f for _, f in client.xrange(keys.match(match_id, "results"))]
 
 
 def test_start_posts_started_and_takes_the_next_job_ahead_unstarted(
-    redis_client: redis.Redis,
+    redis_client: redis.Redis, peers: ArenaClient, bots: BotVersions, new_match: NewMatch,
 ) -> None:
     ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
-    external_bot(redis_client, "a", "127.0.0.1:9")
-    (first, job1), (second, job2) = _publish_first_jobs(redis_client, "a", 2)
+    external_bot(peers, "a", "127.0.0.1:9")
+    (first, job1), (second, job2) = _publish_first_jobs(redis_client, bots, new_match, "a", 2)
     reply: Any = redis_client.xreadgroup(WORKER_GROUP, "w", {MOVE_STREAM: ">"}, count=1)
     entry = reply[0][1][0][0].decode()
     starter = JobStarter(redis_client, "w")
     started = starter.start(entry, job1, "d1", reserve=True)
     assert started.started_id and started.ahead is not None
     assert engine_pb2.MoveJob.FromString(started.ahead[1][b"pb"]) == job2
-    (posted,) = redis_client.xrange(started_key(first.id))
+    (posted,) = redis_client.xrange(keys.match(first.id, "started"))
     assert posted[0].decode() == started.started_id and posted[1][b"worker"] == b"w"
-    assert redis_client.xrange(started_key(second.id)) == []  # taken ahead, not started
+    assert redis_client.xrange(keys.match(second.id, "started")) == []  # taken ahead, not started
     pending: Any = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
     assert pending["pending"] == 2
     # Without a job waiting nothing is taken ahead; a job whose ply got recorded meanwhile
@@ -155,20 +159,21 @@ def test_start_posts_started_and_takes_the_next_job_ahead_unstarted(
     Ledger(redis_client).append(second.id, match_pb2.MoveRecord(ply=0), is_pass=False)
     gone = starter.start(started.ahead[0], job2, "d2", reserve=True)
     assert gone.started_id == "" and gone.ahead is None
-    assert redis_client.xrange(started_key(second.id)) == []
+    assert redis_client.xrange(keys.match(second.id, "started")) == []
     pending = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
     assert pending["pending"] == 1  # only the first job, until it is answered
 
 
 def test_a_job_no_longer_needed_is_stopped_and_never_answered(
-    redis_client: redis.Redis, redis_server: EmbeddedRedis,
+    redis_client: redis.Redis, redis_server: EmbeddedRedis, peers: ArenaClient,
+    bots: BotVersions, new_match: NewMatch,
 ) -> None:
     ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
     with bot_server(first_legal) as address:
-        external_bot(redis_client, "a", address)
-        ((match, _job),) = _publish_first_jobs(redis_client, "a", 1)
+        external_bot(peers, "a", address)
+        ((match, _job),) = _publish_first_jobs(redis_client, bots, new_match, "a", 1)
         Ledger(redis_client).append(match.id, match_pb2.MoveRecord(ply=0), is_pass=False)
-        loop = WorkerLoop(redis_server.client(), None, "w", FAST).start()
+        loop = WorkerLoop(redis_server.client(), None, "w", FAST, loopback_runner(FAST)).start()
         try:
             deadline = time.monotonic() + 10
             while redis_client.xpending(MOVE_STREAM, WORKER_GROUP)["pending"] or \
@@ -179,44 +184,74 @@ def test_a_job_no_longer_needed_is_stopped_and_never_answered(
         finally:
             loop.stop(5)
     assert _results(redis_client, match.id) == []
-    assert redis_client.xrange(started_key(match.id)) == []
+    assert redis_client.xrange(keys.match(match.id, "started")) == []
     assert loop.jobs_done == 0
 
 
 def test_a_job_taken_ahead_goes_back_to_a_free_worker_when_the_search_runs_long(
-    redis_client: redis.Redis, redis_server: EmbeddedRedis,
+    redis_client: redis.Redis, redis_server: EmbeddedRedis, peers: ArenaClient,
+    bots: BotVersions, new_match: NewMatch,
 ) -> None:
-    """One worker takes two jobs (one ahead) of a bot that thinks for 1.5 s; a second
+    """One worker takes two jobs (one ahead) of a bot whose search takes 1.2 s; a second
     worker, started after both were taken, must get the second job once it was held for
-    ``reserve_hold_ms``, and finish it before the first worker is done with the first."""
-    def slow(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
-        time.sleep(1.5)
-        return first_legal(request)
-
+    ``reserve_hold_ms``, and answer it while the first worker is still searching."""
+    thinker = {**PRESETS["arena-strong"], "time_ms": 1200}  # deep: the clock ends it
     ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
     config = replace(FAST, reserve_hold_ms=200, min_reclaim_idle_ms=60_000)
-    with bot_server(slow) as address:
-        external_bot(redis_client, "slow", address)
-        (first, _), (second, _) = _publish_first_jobs(redis_client, "slow", 2)
-        loops = [WorkerLoop(redis_server.client(), None, "busy", config).start()]
-        try:
-            deadline = time.monotonic() + 10
-            while redis_client.xpending(MOVE_STREAM, WORKER_GROUP)["pending"] < 2:
-                assert time.monotonic() < deadline, "the busy worker never took a job ahead"
-                time.sleep(0.01)
-            loops.append(WorkerLoop(redis_server.client(), None, "free", config).start())
-            while len(_results(redis_client, first.id)) + len(
-                    _results(redis_client, second.id)) < 2:
-                assert time.monotonic() < deadline, "the jobs were not answered"
-                time.sleep(0.02)
-        finally:
-            for loop in loops:
-                loop.stop(5)
+    builtin_bot(peers, "thinker", thinker)
+    (first, _), (second, _) = _publish_first_jobs(redis_client, bots, new_match, "thinker", 2)
+    loops = [WorkerLoop(redis_server.client(), None, "busy", config,
+                        loopback_runner(config)).start()]
+    try:
+        deadline = time.monotonic() + 20
+        while redis_client.xpending(MOVE_STREAM, WORKER_GROUP)["pending"] < 2:
+            assert time.monotonic() < deadline, "the busy worker never took a job ahead"
+            time.sleep(0.01)
+        loops.append(WorkerLoop(redis_server.client(), None, "free", config,
+                                loopback_runner(config)).start())
+        while len(_results(redis_client, first.id)) + len(
+                _results(redis_client, second.id)) < 2:
+            assert time.monotonic() < deadline, "the jobs were not answered"
+            time.sleep(0.02)
+    finally:
+        for loop in loops:
+            loop.stop(5)
     (one,) = _results(redis_client, first.id)
     (two,) = _results(redis_client, second.id)
     assert one[b"worker"] == b"busy" and two[b"worker"] == b"free"
     pending: Any = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
     assert pending["pending"] == 0
+
+
+def test_slow_external_bots_never_hold_the_engine(
+    redis_client: redis.Redis, redis_server: EmbeddedRedis, peers: ArenaClient,
+    bots: BotVersions, new_match: NewMatch,
+) -> None:
+    """Three external bots that think for seconds, then a built-in bot's job: one worker
+    answers the built-in move at once, while the three calls still wait."""
+    def sleepy(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
+        time.sleep(3)
+        return first_legal(request)
+
+    ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
+    builtin_bot(peers, "quick", {"evaluator": "lab", "look_ahead": 0})
+    with bot_server(sleepy) as address:
+        external_bot(peers, "sleepy", address)
+        slow = _publish_first_jobs(redis_client, bots, new_match, "sleepy", 3)
+        ((quick, _),) = _publish_first_jobs(redis_client, bots, new_match, "quick", 1)
+        loop = WorkerLoop(redis_server.client(), None, "w", FAST, loopback_runner(FAST)).start()
+        try:
+            deadline = time.monotonic() + 2.5
+            while not _results(redis_client, quick.id):
+                assert time.monotonic() < deadline, "the built-in move waited for the calls"
+                time.sleep(0.02)
+            assert all(not _results(redis_client, match.id) for match, _ in slow)
+            deadline = time.monotonic() + 10
+            while not all(_results(redis_client, match.id) for match, _ in slow):
+                assert time.monotonic() < deadline, "the external calls were not answered"
+                time.sleep(0.05)
+        finally:
+            loop.stop(5)
 
 
 def test_move_stream_is_trimmed_past_the_jobs_retention(redis_client: redis.Redis) -> None:
@@ -225,7 +260,7 @@ def test_move_stream_is_trimmed_past_the_jobs_retention(redis_client: redis.Redi
     job = engine_pb2.MoveJob(job_id="m/0/x", match_id="m", ply=0)
     now_ms = FAST.stall_timeout_ms + MOVE_JOB_RETENTION_MS + 200
     assert move_stream_minid(FAST.stall_timeout_ms, now_ms) == "200-0"
-    publish_move_job(redis_client, job, move_stream_minid(FAST.stall_timeout_ms, now_ms))
+    assert Ledger(redis_client).ask(job, move_stream_minid(FAST.stall_timeout_ms, now_ms))
     kept = [int(entry_id.split(b"-")[0]) for entry_id, _ in redis_client.xrange(MOVE_STREAM)]
     # Trimming is approximate (whole stream nodes go): some old entries may stay, but none
     # at or after the trim point is lost and the stream no longer holds every old job.

@@ -6,13 +6,14 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
-from arena.services.referee.matches import create_match
-from arena.services.worker.tcache import STATS_KEY, CacheKey, SharedSearchCache
+from arena.clients.sdk import ArenaClient
+from arena.services.common.protocol.tcache import STATS_KEY, CacheKey, SharedSearchCache
 
 from arena.engine.api import SearchResult
 from arena.games.othello import PASS
 from arena.v1 import common_pb2, match_pb2
-from tests.referee.support import builtin_bot, match_config, replay_moves, wait_finished
+from tests.conftest import NewMatch
+from tests.support.bots import builtin_bot, match_config, replay_moves, wait_finished
 
 LAB = {"evaluator": "lab", "look_ahead": 1}
 # KReversi's own clock (time_limit_s, 3 s by default) would bound it below the move time.
@@ -45,12 +46,12 @@ def _assert_clock_free(match: match_pb2.Match) -> None:
         before = record.position_after
 
 
-def _play(client: redis.Redis, seeds: list[int]) -> list[match_pb2.Match]:
+def _play(client: redis.Redis, new_match: NewMatch, seeds: list[int]) -> list[match_pb2.Match]:
     """The games, played one after the other (so each can hit what the previous stored)."""
     matches = []
     for seed in seeds:
         config = match_config("kr", "lab", move_time_ms=MOVE_TIME_MS, seed=seed)
-        match = wait_finished(client, create_match(client, config, "me").id, 180)
+        match = wait_finished(client, new_match(config).id, 180)
         replay_moves(match)
         _assert_clock_free(match)
         matches.append(match)
@@ -62,19 +63,20 @@ def _moves(matches: list[match_pb2.Match]) -> list[list[int]]:
 
 
 def test_games_identical_with_and_without_the_cache(
-    redis_client: redis.Redis, cache_client: redis.Redis, loops: Callable[..., Any]
+    redis_client: redis.Redis, cache_client: redis.Redis, loops: Callable[..., Any],
+    peers: ArenaClient, new_match: NewMatch,
 ) -> None:
-    builtin_bot(redis_client, "lab", LAB)
-    builtin_bot(redis_client, "kr", KREVERSI)
+    builtin_bot(peers, "lab", LAB)
+    builtin_bot(peers, "kr", KREVERSI)
     seeds = [1, 3, 1]  # seeds 1 and 3 play the same first 10 plies, then KReversi's draw differs
     refs, works = loops(referees=1, workers=2, shared_cache=False)
-    without = _moves(_play(redis_client, seeds))
+    without = _moves(_play(redis_client, new_match, seeds))
     for loop in [*refs, *works]:
         loop.stop(5)
     assert cache_client.hgetall(STATS_KEY) == {}
     loops(referees=1, workers=2, shared_cache=True)
-    cold = _play(redis_client, seeds)
-    warm = _play(redis_client, seeds)
+    cold = _play(redis_client, new_match, seeds)
+    warm = _play(redis_client, new_match, seeds)
     assert without == _moves(cold) == _moves(warm)
     assert without[0] == without[2] and without[0] != without[1]  # the seed decides ties
     stats = SharedSearchCache(cache_client).stats()

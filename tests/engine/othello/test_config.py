@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from arena.engine import dispatch
+from arena.engine.adapters import OTHELLO
 from arena.engine.api import Limits
 from arena.engine.othello import (
     PASS,
@@ -152,7 +152,7 @@ def test_a_search_under_one_seed_redrawn_equals_the_search_under_another(preset:
         tied += len(first.ties) > 1
         for seed in range(1, 6):
             fresh = choose_move(text, config, Limits(), seed=seed)
-            again = dispatch.redraw("othello", copy.deepcopy(first), seed)
+            again = OTHELLO.redraw(copy.deepcopy(first), seed)
             assert (again.move, again.score, again.depth, again.ties) == (
                 fresh.move, fresh.score, fresh.depth, fresh.ties), (text, seed)
     assert tied >= 2  # the draw was exercised, not only single best moves

@@ -1,0 +1,389 @@
+"""A match record (the ``Match`` protobuf) in the formats people use, as a replay, and back.
+
+The referee serves these (GetReplay); the CLI and the web pages build their replay
+navigators from the ``Match`` itself (``native_replay``), with no text round trip. The
+other way, ``read_record`` reads a record of any of these formats into a replay (``arena
+match replay FILE``) and ``imported_match`` makes it a finished match (ImportMatch).
+
+* native: Arena's JSON replay (``arena.formats.replay``), with the opening moves, every move's
+  search info and worker, the outcome and the forfeit reason, and the full ``Match``
+  protobuf (base64) in the metadata, so nothing recorded is lost.
+* GGF and transcript (Othello), PSQ (Gomoku).
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+from datetime import UTC, datetime
+
+from google.protobuf import timestamp_pb2
+
+from arena.errors import FailedPreconditionError
+from arena.formats import (
+    FormatError,
+    GgfGame,
+    Replay,
+    ReplayMove,
+    ggf_from_moves,
+    parse_ggf,
+    parse_psq,
+    parse_replay,
+    parse_transcript,
+    psq_from_moves,
+    write_ggf,
+    write_psq,
+    write_replay,
+    write_transcript,
+)
+from arena.games import Color, GomokuBoard, OthelloBoard, Outcome, Position, Termination, game
+from arena.games.gomoku import moves_from_empty
+from arena.v1 import common_pb2, match_pb2, referee_pb2
+
+FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
+
+_TERMINATIONS = {
+    match_pb2.TERMINATION_NORMAL: Termination.NORMAL,
+    match_pb2.TERMINATION_BOARD_FULL: Termination.FULL_BOARD,
+    match_pb2.TERMINATION_ILLEGAL_MOVE: Termination.ILLEGAL_MOVE,
+    match_pb2.TERMINATION_MALFORMED_ANSWER: Termination.CRASH,
+    match_pb2.TERMINATION_TIME_FORFEIT: Termination.TIMEOUT,
+    match_pb2.TERMINATION_BOT_CRASHED: Termination.CRASH,
+    match_pb2.TERMINATION_BOT_UNREACHABLE: Termination.CRASH,
+    match_pb2.TERMINATION_DEAD_LETTERED: Termination.ADJUDICATION,
+    match_pb2.TERMINATION_CANCELLED: Termination.ABORTED,
+    match_pb2.TERMINATION_RESIGNATION: Termination.RESIGNATION,
+    match_pb2.TERMINATION_ADJUDICATED: Termination.ADJUDICATION,
+}
+_EXTENSIONS = {
+    referee_pb2.REPLAY_FORMAT_NATIVE: "json",
+    referee_pb2.REPLAY_FORMAT_GGF: "ggf",
+    referee_pb2.REPLAY_FORMAT_TRANSCRIPT: "txt",
+    referee_pb2.REPLAY_FORMAT_PSQ: "psq",
+}
+
+
+def configured_start(match: match_pb2.Match) -> Position:
+    """The position before the opening moves."""
+    played = game(match.config.game.kind)
+    if match.config.start_position:
+        return played.position_from_text(match.config.start_position)
+    spec = match.config.game
+    return played.new_position(spec.variant, spec.board_size)
+
+
+def all_moves(match: match_pb2.Match) -> list[int]:
+    return [*match.config.opening, *(record.move.square for record in match.moves)]
+
+
+def _player(ref: common_pb2.BotRef) -> str:
+    """``terra v3``; an imported record's player (version 0, no bot) by name alone."""
+    return f"{ref.name} v{ref.version}" if ref.version else ref.name
+
+
+def _color(color: common_pb2.Color.ValueType) -> Color | None:
+    if color == common_pb2.COLOR_BLACK:
+        return Color.BLACK
+    if color == common_pb2.COLOR_WHITE:
+        return Color.WHITE
+    return None
+
+
+def match_outcome(match: match_pb2.Match, final: Position) -> Outcome | None:
+    """The outcome in the rules library's terms (None while the match runs)."""
+    if match.status not in FINISHED_STATES or \
+            match.result.termination == match_pb2.TERMINATION_UNFINISHED:
+        return None
+    result = match.result
+    if result.termination in (match_pb2.TERMINATION_NORMAL, match_pb2.TERMINATION_BOARD_FULL):
+        return final.outcome()
+    empties = 0
+    if game(final.game).counts_discs:
+        empties = final.size * final.size - result.black_count - result.white_count
+    return Outcome(_color(result.winner), _TERMINATIONS.get(result.termination,
+                                                           Termination.ADJUDICATION),
+                   result.black_count, result.white_count, empties)
+
+
+def native_replay(match: match_pb2.Match) -> Replay:
+    start = configured_start(match)
+    replay = Replay.new(start, _player(match.black), _player(match.white))
+    replay.moves = [ReplayMove(move=move, time_ms=0, worker="opening")
+                    for move in match.config.opening]
+    for record in match.moves:
+        search = record.search if record.HasField("search") else None
+        replay.moves.append(ReplayMove(
+            move=record.move.square, time_ms=record.time_ms,
+            score=search.score if search else None, depth=search.depth if search else None,
+            nodes=search.nodes if search else None, pv=list(search.pv) if search else [],
+            worker=record.worker_id or None, exact=search.exact if search else False))
+    replay.outcome = match_outcome(match, replay.final_position())
+    if match.result.forfeited != common_pb2.COLOR_UNSPECIFIED:
+        loser = "black" if match.result.forfeited == common_pb2.COLOR_BLACK else "white"
+        reason = match_pb2.Termination.Name(match.result.termination)
+        replay.forfeit = f"{loser} forfeited ({reason}): {match.result.detail}"
+    replay.metadata = {
+        "match_id": match.id,
+        "status": match_pb2.MatchStatus.Name(match.status),
+        "termination": match_pb2.Termination.Name(match.result.termination),
+        "detail": match.result.detail,
+        "opening_plies": str(len(match.config.opening)),
+        "seed": str(match.config.seed),
+        "ladder_id": match.config.ladder_id,
+        "match_pb": base64.b64encode(match.SerializeToString()).decode(),
+    }
+    return replay
+
+
+FORMAT_NAMES = {
+    referee_pb2.REPLAY_FORMAT_NATIVE: "native",
+    referee_pb2.REPLAY_FORMAT_GGF: "ggf",
+    referee_pb2.REPLAY_FORMAT_TRANSCRIPT: "transcript",
+    referee_pb2.REPLAY_FORMAT_PSQ: "psq",
+}
+
+
+def export(match: match_pb2.Match, fmt: referee_pb2.ReplayFormat.ValueType) -> referee_pb2.Replay:
+    """The match record as text in ``fmt`` (native when unspecified)."""
+    fmt = fmt or referee_pb2.REPLAY_FORMAT_NATIVE
+    name = FORMAT_NAMES.get(fmt)
+    if name is None:
+        raise ValueError(f"unknown replay format {fmt}")
+    played = game(match.config.game.kind)
+    if name != "native" and name not in played.record_formats:
+        known = ", ".join(("native", *played.record_formats))
+        raise FailedPreconditionError(f"{name} records do not hold {played.title} games; "
+                                      f"{played.title} exports as {known}")
+    content = _WRITERS[name](match)
+    return referee_pb2.Replay(format=fmt, content=content,
+                              filename=f"{match.id}.{_EXTENSIONS[fmt]}")
+
+
+def _native(match: match_pb2.Match) -> str:
+    return write_replay(native_replay(match))
+
+
+def _transcript(match: match_pb2.Match) -> str:
+    return write_transcript(all_moves(match), passes="pass") + "\n"
+
+
+def _ggf(match: match_pb2.Match) -> str:
+    start = configured_start(match)
+    assert isinstance(start, OthelloBoard)
+    times = [None] * len(match.config.opening) + [r.time_ms / 1000 for r in match.moves]
+    record = ggf_from_moves(
+        start, all_moves(match), black=_player(match.black), white=_player(match.white),
+        outcome=match_outcome(match, replay_final(match)), times=times,
+        date=datetime.fromtimestamp(match.created_at.seconds, UTC).strftime(
+            "%Y.%m.%d_%H:%M:%S.UTC"))
+    return write_ggf(record) + "\n"
+
+
+def _psq(match: match_pb2.Match) -> str:
+    spec = match.config.game
+    final = replay_final(match)
+    assert isinstance(final, GomokuBoard)
+    # PSQ starts from the empty board: a custom start's stones come first.
+    moves = moves_from_empty(final, all_moves(match))
+    bot_times = [r.time_ms for r in match.moves]
+    psq_times = [0] * (len(moves) - len(bot_times)) + bot_times
+    return write_psq(psq_from_moves(
+        spec.board_size, moves, rule=spec.variant, times_ms=psq_times,
+        names=(_player(match.black), _player(match.white))))
+
+
+_WRITERS = {"native": _native, "transcript": _transcript, "ggf": _ggf, "psq": _psq}
+
+
+def replay_final(match: match_pb2.Match) -> Position:
+    position = configured_start(match)
+    for move in all_moves(match):
+        position.push(move)
+    return position
+
+
+# --- reading: any record Arena exports, back into a replay and a match ----------------------
+
+RECORD_FORMATS = ("native", "ggf", "transcript", "psq")
+_GGF_FORFEITS = {":t": Termination.TIMEOUT, ":r": Termination.RESIGNATION}
+_IMPORTED_TERMINATIONS = {
+    Termination.NORMAL: match_pb2.TERMINATION_NORMAL,
+    Termination.FULL_BOARD: match_pb2.TERMINATION_BOARD_FULL,
+    Termination.TIMEOUT: match_pb2.TERMINATION_TIME_FORFEIT,
+    Termination.ILLEGAL_MOVE: match_pb2.TERMINATION_ILLEGAL_MOVE,
+    Termination.CRASH: match_pb2.TERMINATION_BOT_CRASHED,
+    Termination.RESIGNATION: match_pb2.TERMINATION_RESIGNATION,
+    Termination.ADJUDICATION: match_pb2.TERMINATION_ADJUDICATED,
+    Termination.ABORTED: match_pb2.TERMINATION_CANCELLED,
+}
+_RULES_DECIDED = (Termination.NORMAL, Termination.FULL_BOARD)
+
+
+def record_format(text: str) -> str:
+    """The format of a record, from its first characters (see ``read_record``)."""
+    head = text.lstrip()
+    if head.startswith("{"):
+        return "native"
+    if head.startswith("(;"):
+        return "ggf"
+    if head.startswith("Piskvorky"):
+        return "psq"
+    return "transcript"
+
+
+def read_record(text: str, fmt: str = "", variant: str = "") -> tuple[str, Replay]:
+    """A game record of any format Arena exports, as a replay; returns the format too.
+
+    ``fmt`` empty: recognised from the text (a JSON object is a native replay, ``(;``
+    starts GGF, ``Piskvorky`` starts PSQ, anything else is read as an Othello transcript).
+    ``variant`` (the Othello variant or Gomoku rule) is for the records that cannot say
+    it (transcripts, PSQ) and must agree with those that do. Every move is replayed
+    through the rules; a bad record raises ``FormatError`` naming the line or the move.
+    """
+    guessed = not fmt
+    fmt = fmt or record_format(text)
+    if fmt not in RECORD_FORMATS:
+        raise FormatError(f"unknown record format {fmt!r}; known: {list(RECORD_FORMATS)}")
+    try:
+        replay = _READERS[fmt](text, variant)
+    except FormatError as exc:
+        if guessed and fmt == "transcript" and exc.reason.startswith("expected a square"):
+            raise FormatError(f"not a native replay, GGF or PSQ record, nor an Othello "
+                              f"transcript ({exc})") from None
+        raise
+    if variant and replay.variant != variant:
+        raise FormatError(f"the record is a {replay.variant} game, not {variant}: leave the "
+                          "variant out")
+    return fmt, replay
+
+
+def _native_record(text: str, variant: str) -> Replay:
+    return parse_replay(text)
+
+
+def _ggf_record(text: str, variant: str) -> Replay:
+    record = parse_ggf(text)
+    replay = Replay.new(record.start, record.black, record.white)
+    replay.moves = [ReplayMove(move=m.move, time_ms=round((m.time or 0.0) * 1000))
+                    for m in record.moves]
+    final = record.final_board()
+    replay.outcome = final.outcome() if final.is_game_over() else _ggf_outcome(record, final)
+    if replay.outcome is not None and replay.outcome.termination not in _RULES_DECIDED:
+        replay.forfeit = f"the record's result: RE[{record.result}]"
+    return replay
+
+
+def _ggf_outcome(record: GgfGame, final: OthelloBoard) -> Outcome | None:
+    """What ``RE`` says of a game its moves do not finish (a forfeit or an adjudication)."""
+    margin = record.result_score()
+    if margin is None:
+        return None
+    suffix = (record.result or "").strip()[-2:].lower()
+    termination = _GGF_FORFEITS.get(suffix, Termination.ADJUDICATION)
+    winner = Color.BLACK if margin > 0 else Color.WHITE if margin < 0 else None
+    black, white = final.count(Color.BLACK), final.count(Color.WHITE)
+    return Outcome(winner, termination, black, white, 64 - black - white)
+
+
+def _transcript_record(text: str, variant: str) -> Replay:
+    start = OthelloBoard(variant or game("othello").default_variant)
+    replay = Replay.new(start, "black", "white")
+    replay.moves = [ReplayMove(move=move, time_ms=0) for move in parse_transcript(text, start)]
+    replay.outcome = replay.final_position().outcome()
+    return replay
+
+
+def _psq_record(text: str, variant: str) -> Replay:
+    record = parse_psq(text, variant or game("gomoku").default_variant)
+    names = [line.strip() for line in record.trailer
+             if line.strip() and not line.strip().lstrip("-").isdigit()]
+    black, white = names[:2] if len(names) >= 2 else ["black", "white"]
+    replay = Replay.new(GomokuBoard(record.size, record.rule), black, white)
+    replay.moves = [ReplayMove(move=m.y * record.size + m.x, time_ms=m.time_ms)
+                    for m in record.moves]
+    replay.outcome = record.final_board().outcome()
+    return replay
+
+
+_READERS = {"native": _native_record, "ggf": _ggf_record, "transcript": _transcript_record,
+            "psq": _psq_record}
+
+
+def imported_match(replay: Replay, fmt: str, match_id: str, owner: str,
+                   at: timestamp_pb2.Timestamp) -> match_pb2.Match:
+    """A replay as a finished match of ``owner``: every move a record (a native replay's
+    opening moves stay the match's opening), the players named as in the record with
+    version 0 (they name no registered bot), the result from the record's outcome (none:
+    void, ``TERMINATION_UNFINISHED``)."""
+    played = game(replay.game)
+    opening = [m.move for m in itertools.takewhile(lambda m: m.worker == "opening",
+                                                   replay.moves)]
+    start = replay.start_position()
+    spec = played.spec(start.variant, start.size)
+    fresh = played.new_position(start.variant, start.size).to_text()
+    config = match_pb2.MatchConfig(game=spec, black=_imported(replay.black, "black"),
+                                   white=_imported(replay.white, "white"), opening=opening,
+                                   start_position="" if replay.start == fresh else replay.start)
+    position = start
+    for square in opening:
+        position.push(square)
+    match = match_pb2.Match(
+        id=match_id, config=config, black=config.black, white=config.white,
+        status=match_pb2.MATCH_STATUS_FINISHED, owner=owner, created_at=at, finished_at=at,
+        start_position=position.to_text(), imported_from=fmt)
+    for ply, played_move in enumerate(replay.moves[len(opening):]):
+        match.moves.append(_imported_record(position, ply, played_move))
+    match.result.CopyFrom(_imported_result(replay, position))
+    return match
+
+
+def _imported(name: str, side: str) -> common_pb2.BotRef:
+    name = " ".join(name.split())[:100]  # one line, bounded: it names index keys
+    return common_pb2.BotRef(name=name or side, version=0)
+
+
+def _imported_record(position: Position, ply: int, move: ReplayMove) -> match_pb2.MoveRecord:
+    """The record of ``move`` (played on ``position``, which it advances)."""
+    color = common_pb2.COLOR_BLACK if position.turn is Color.BLACK else common_pb2.COLOR_WHITE
+    text = position.move_to_str(move.move)
+    position.push(move.move)
+    record = match_pb2.MoveRecord(ply=ply, color=color,
+                                  move=common_pb2.Move(square=move.move, text=text),
+                                  time_ms=move.time_ms, worker_id=move.worker or "",
+                                  position_after=position.to_text())
+    if move.depth is not None or move.score is not None or move.pv:
+        record.search.CopyFrom(common_pb2.SearchInfo(
+            score=move.score or 0, depth=move.depth or 0, nodes=move.nodes or 0, pv=move.pv,
+            exact=move.exact))
+    return record
+
+
+def _imported_result(replay: Replay, final: Position) -> match_pb2.MatchResult:
+    outcome = replay.outcome
+    count = getattr(final, "count")  # noqa: B009 - both games count their pieces
+    result = match_pb2.MatchResult(black_count=count(Color.BLACK),
+                                   white_count=count(Color.WHITE))
+    if outcome is None:
+        result.termination = match_pb2.TERMINATION_UNFINISHED
+        result.void = True
+        result.detail = "the record ends before the game does and states no result"
+        return result
+    result.termination = _IMPORTED_TERMINATIONS[outcome.termination]
+    result.winner = _proto_color(outcome.winner)
+    result.detail = replay.forfeit or ""
+    result.void = outcome.termination is Termination.ABORTED
+    decided_by_discs = game(final.game).counts_discs
+    if outcome.termination in _RULES_DECIDED:
+        result.score = outcome.wof_diff if decided_by_discs else 0
+    elif outcome.winner is not None and outcome.termination is not Termination.ADJUDICATION:
+        result.forfeited = _proto_color(outcome.winner.other)
+        if decided_by_discs:  # the whole board to the winner, as GGF records a forfeit
+            squares = final.size * final.size
+            result.score = squares if outcome.winner is Color.BLACK else -squares
+    return result
+
+
+def _proto_color(color: Color | None) -> common_pb2.Color.ValueType:
+    if color is None:
+        return common_pb2.COLOR_UNSPECIFIED
+    return common_pb2.COLOR_BLACK if color is Color.BLACK else common_pb2.COLOR_WHITE

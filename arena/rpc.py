@@ -1,0 +1,113 @@
+"""Errors across the API boundary: the one table between ``arena.errors`` and gRPC codes.
+
+Servers turn a domain error into a status (``to_status``, with field violations as a
+``google.rpc.BadRequest`` detail); clients turn a failed call back into the same domain
+error (``to_arena_error``). This is the only module of the core that knows gRPC.
+"""
+
+from __future__ import annotations
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from arena import errors
+
+_CODES: list[tuple[type[BaseException], grpc.StatusCode]] = [
+    (errors.InvalidArgumentError, grpc.StatusCode.INVALID_ARGUMENT),
+    (errors.NotFoundError, grpc.StatusCode.NOT_FOUND),
+    (errors.AlreadyExistsError, grpc.StatusCode.ALREADY_EXISTS),
+    (errors.FailedPreconditionError, grpc.StatusCode.FAILED_PRECONDITION),
+    (errors.UnauthenticatedError, grpc.StatusCode.UNAUTHENTICATED),
+    (errors.PermissionDeniedError, grpc.StatusCode.PERMISSION_DENIED),
+    (errors.ResourceExhaustedError, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (errors.UnavailableError, grpc.StatusCode.UNAVAILABLE),
+    (errors.DeadlineExceededError, grpc.StatusCode.DEADLINE_EXCEEDED),
+    # The rules library and parsers raise ValueError subclasses on bad input.
+    (ValueError, grpc.StatusCode.INVALID_ARGUMENT),
+]
+# Error messages are bounded: a detail never echoes megabytes of someone's input back.
+MAX_MESSAGE_CHARS = 1000
+
+
+class ServerError(errors.ArenaError):
+    """The server failed in a way no domain error describes (INTERNAL, UNKNOWN, ...)."""
+
+
+def error_class_for(code: grpc.StatusCode) -> type[errors.ArenaError] | None:
+    """The domain error a client should raise for a status code (the mapping reversed)."""
+    if code is grpc.StatusCode.OUT_OF_RANGE:
+        return errors.InvalidArgumentError
+    for kind, mapped in _CODES:
+        if mapped is code and issubclass(kind, errors.ArenaError):
+            return kind
+    return None
+
+
+def status_code_for(exc: BaseException) -> grpc.StatusCode:
+    for kind, code in _CODES:
+        if isinstance(exc, kind):
+            return code
+    return grpc.StatusCode.INTERNAL
+
+
+def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def to_status(exc: BaseException) -> grpc.Status:
+    code = status_code_for(exc)
+    message = bounded(str(exc)) if code is not grpc.StatusCode.INTERNAL else "internal error"
+    status = status_pb2.Status(code=getattr(code_pb2, code.name), message=message)
+    if isinstance(exc, errors.InvalidArgumentError) and exc.violations:
+        detail = error_details_pb2.BadRequest(
+            field_violations=[
+                error_details_pb2.BadRequest.FieldViolation(
+                    field=bounded(v.field, 200), description=bounded(v.description)
+                )
+                for v in exc.violations[:50]
+            ]
+        )
+        packed = any_pb2.Any()
+        packed.Pack(detail)
+        status.details.append(packed)
+    return rpc_status.to_status(status)
+
+
+def field_violations(error: grpc.RpcError) -> list[errors.FieldViolation]:
+    """Field violations carried by a client-side error (empty if none)."""
+    try:
+        status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    except (ValueError, AttributeError):  # not a call, or a status that does not parse
+        return []
+    found: list[errors.FieldViolation] = []
+    for detail in status.details if status else []:
+        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            detail.Unpack(bad)
+            found += [errors.FieldViolation(v.field, v.description) for v in bad.field_violations]
+    return found
+
+
+def to_arena_error(error: grpc.RpcError, role: str, target: str) -> errors.ArenaError:
+    """One readable exception for a failed call to the ``role`` service at ``target``."""
+    code = error.code() if isinstance(error, grpc.Call) else grpc.StatusCode.UNKNOWN
+    details = (error.details() if isinstance(error, grpc.Call) else "") or ""
+    if code is grpc.StatusCode.UNAVAILABLE:
+        reason = details.splitlines()[0] if details else "no answer"
+        return errors.UnavailableError(
+            f"{role} unreachable at {target} ({reason}); is the stack running (`arena up`)?"
+        )
+    if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+        return errors.DeadlineExceededError(f"{role} at {target} did not answer in time")
+    if code is grpc.StatusCode.INVALID_ARGUMENT:
+        violations = field_violations(error)
+        if violations:
+            message = details.split(":", 1)[0] if details else "invalid request"
+            return errors.InvalidArgumentError(message, violations)
+    kind = error_class_for(code) or ServerError
+    text = details or code.name.lower().replace("_", " ")
+    if kind is ServerError:
+        text = f"{role} failed ({code.name}): {text}"
+    return kind(text)

@@ -1,0 +1,109 @@
+"""Where external bots may live: the arena must not become anyone's port scanner.
+
+An external bot's address is resolved and every address it resolves to is checked, at
+registration (the registry; a host name the operator allowed is taken as it is there) and
+again at every connection (the worker, which then connects to the checked address itself,
+so a name that resolves elsewhere a moment later changes nothing). By default only public
+addresses are allowed: loopback, link-local, private, shared, multicast, reserved and
+unspecified addresses are refused, which covers the metadata services of clouds and the
+arena's own services. Operators allow more with ``external_allow``: CIDRs
+(``10.1.0.0/16``, ``127.0.0.1/32``) and host patterns (``bots.example.org``,
+``*.lab.internal``), comma-separated.
+
+What a bot's owner learns when a move fails is only "unreachable" or "protocol error";
+the precise reason goes to the operator's log.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import ipaddress
+import socket
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+Resolver = Callable[[str, int], Sequence[str]]
+
+
+class EgressRefused(ValueError):
+    """The address may not be dialled (the message is for operators)."""
+
+
+def system_resolver(host: str, port: int) -> list[str]:
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return sorted({str(info[4][0]) for info in infos})
+
+
+def _public(address: IPAddress) -> bool:
+    return address.is_global and not address.is_multicast
+
+
+@dataclass(frozen=True)
+class EgressPolicy:
+    """Which external addresses the arena dials (see the module docstring)."""
+
+    networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+    hosts: tuple[str, ...] = ()
+    resolver: Resolver = system_resolver
+
+    @classmethod
+    def parse(cls, allow: str, resolver: Resolver = system_resolver) -> EgressPolicy:
+        networks, hosts = [], []
+        for item in (part.strip() for part in allow.split(",")):
+            if not item:
+                continue
+            try:
+                networks.append(ipaddress.ip_network(item, strict=False))
+            except ValueError:
+                hosts.append(item.lower())
+        return cls(tuple(networks), tuple(hosts), resolver)
+
+    def allowed_ip(self, address: IPAddress) -> bool:
+        return _public(address) or any(address in net for net in self.networks)
+
+    def check(self, host: str, port: int) -> None:
+        """At registration: a name the operator allowed is accepted as it is (it is
+        resolved when dialled); anything else must resolve to allowed addresses only."""
+        bare = host[1:-1] if host.startswith("[") else host
+        if not any(fnmatch.fnmatchcase(bare.lower(), pattern) for pattern in self.hosts):
+            self.resolve(host, port)
+
+    def resolve(self, host: str, port: int) -> list[str]:
+        """The addresses to dial for ``host:port``; ``EgressRefused`` if any is refused
+        (a name that also points somewhere private is refused as a whole)."""
+        bare = host[1:-1] if host.startswith("[") else host
+        allowed_name = any(fnmatch.fnmatchcase(bare.lower(), pattern) for pattern in self.hosts)
+        try:
+            found = [bare] if _is_ip(bare) else list(self.resolver(bare, port))
+        except OSError as exc:
+            raise EgressRefused(f"{host} does not resolve: {exc}") from None
+        if not found:
+            raise EgressRefused(f"{host} resolves to nothing")
+        refused = [ip for ip in found
+                   if not allowed_name and not self.allowed_ip(ipaddress.ip_address(ip))]
+        if refused:
+            raise EgressRefused(f"{host} resolves to {', '.join(refused)}, a private, loopback "
+                                "or reserved address not in ARENA_EXTERNAL_ALLOW")
+        return found
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """``host:port`` (a bracketed IPv6 host too) into its parts; ValueError if not one."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ValueError(f"not host:port: {address!r}")
+    return host, int(port)
+
+
+def dial_target(ip: str, port: int) -> str:
+    """The gRPC target that dials exactly ``ip:port``."""
+    return f"ipv6:[{ip}]:{port}" if ":" in ip else f"ipv4:{ip}:{port}"

@@ -1,0 +1,495 @@
+"""The one launcher of Arena's processes: `arena up`, the demo and the system tests.
+
+A :class:`Launcher` starts the two Redis servers (or uses given ones), then the services
+in the order their addresses are needed (the registry, the referees, then the ladder
+service, the match workers, the analysis workers and the web gateway), each a
+``python -m arena.services.<role>`` process with its log under ``<home>/logs`` (an
+``analyst`` is a worker of the analysis pool). It can kill, restart and add single processes
+(the system tests do), scale the workers, and supervise: a process that dies is started
+again, on the same port, after a growing pause; one that keeps dying stops the stack.
+
+``<home>/stack.json`` says where everything listens (the CLI and the SDK read it), and
+``<home>/admin.token`` holds the local admin token. Children get ``PR_SET_PDEATHSIG``, so
+even a SIGKILLed launcher leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.services.common.embedded_redis import EmbeddedRedis, free_port
+from arena.services.common.server import check_health
+
+from arena.home import ADMIN_TOKEN_FILE, STACK_FILE, arena_home
+
+PARENT_ENV = "ARENA_PARENT_PID"
+# The client roles (the SDK's addresses) and the processes that serve them.
+ROLE_PROCESSES = {"registry": "registry", "referee": "referee", "ladder": "ladder",
+                  "engine": "analyst"}
+# `arena workers scale N` writes the wanted worker count to run/control.json; workers
+# started by hand (`arena worker`) leave their pid files in run/extra/ (arena.clients.workers).
+CONTROL_FILE = "control.json"
+EXTRA_DIR = "extra"
+# Restart pauses grow 0.5 s, 1 s, 2 s ... up to this; a process that died this many times
+# within FAILURE_WINDOW_S makes the supervisor give up and stop the stack.
+MAX_BACKOFF_S = 30.0
+MAX_FAILURES = 5
+FAILURE_WINDOW_S = 60.0
+
+
+def die_with_parent() -> None:
+    """Called first thing by a child of the launcher: get SIGTERM when the parent dies.
+
+    The child does this itself rather than through ``preexec_fn``: running Python between
+    fork and exec in a process with gRPC threads can crash the child (gRPC's fork handlers
+    restart its poller, and Popen then closes the poller's descriptors).
+    """
+    parent = os.environ.get(PARENT_ENV)
+    if not parent:
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        return
+    if os.getppid() != int(parent):  # the parent died before prctl took effect
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+@dataclass
+class Process:
+    """One service process the launcher runs (and restarts under the same name)."""
+
+    name: str  # "registry", "referee-2", "worker-1", ...
+    role: str
+    args: list[str]
+    ready_file: Path
+    log_file: Path
+    popen: subprocess.Popen[bytes] | None = None
+    port: int = 0
+    metrics_port: int = 0  # its /metrics port, if the launcher gave it one (kept on restart)
+    failures: list[float] = field(default_factory=list)  # monotonic times of deaths
+    restart_at: float = 0.0  # when a dead process is due to start again (0: not dead)
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self.popen.pid if self.popen else None
+
+    def alive(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
+    def log_tail(self, chars: int = 3000) -> str:
+        try:
+            return self.log_file.read_text(errors="replace")[-chars:]
+        except OSError:
+            return "(no log)"
+
+
+@dataclass
+class Launcher:
+    """A local Arena: Redis, services, workers. Use as a context manager or start()/stop().
+
+    ``redis_urls`` (durable, cache) uses Redis servers someone else runs (the tests);
+    otherwise two embedded servers are started under ``home``. ``env`` adds environment
+    variables for every service (settings: ``docs/configuration.md``). ``metrics`` gives
+    each process a free loopback port for its Prometheus endpoint (``stack.json`` lists
+    them under ``metrics``). ``engines`` is the match workers' engine catalog (protocol
+    engines). Services log text lines (``ARENA_LOG_FORMAT``) to their files.
+    """
+
+    home: Path = field(default_factory=arena_home)
+    workers: int = 2
+    analysts: int = 1
+    referees: int = 1
+    web: bool = False
+    metrics: bool = False
+    engines: Path | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    redis_urls: tuple[str, str] | None = None
+    durable: EmbeddedRedis | None = None
+    cache: EmbeddedRedis | None = None
+    processes: dict[str, Process] = field(default_factory=dict)
+    admin_token: str = ""
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def prepare(self) -> Launcher:
+        """Folders, Redis and the admin token: what every process needs before it starts."""
+        for folder in (self.home, self.home / "logs", self.home / "run"):
+            folder.mkdir(parents=True, exist_ok=True)
+        self.start_redis()
+        self.admin_token = self.admin_token or self._admin_token()
+        return self
+
+    def start(self, timeout_s: float = 120.0) -> Launcher:
+        """Start everything at once: every process gets its port first, so each one knows
+        where all the others listen (the registry and the referee call each other)."""
+        try:
+            self.prepare()
+            planned = [self.add("registry"), self.add("ladder")]
+            planned += [self.add("referee", self._numbered("referee", i))
+                        for i in range(self.referees)]
+            planned += [self.add("worker", f"worker-{i + 1}") for i in range(self.workers)]
+            planned += [self.add("analyst", f"analyst-{i + 1}") for i in range(self.analysts)]
+            if self.web:
+                planned.append(self.add("web"))
+            for process in planned:
+                self._launch(process)
+            self.wait_ready([p.name for p in planned], timeout_s)
+            self.write_manifest()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def start_redis(self) -> None:
+        if self.redis_urls is not None:
+            return
+        self.durable = EmbeddedRedis(self.home / "redis-durable", "durable",
+                                     tied_to_parent=True).start()
+        self.cache = EmbeddedRedis(self.home / "redis-cache", "cache",
+                                   tied_to_parent=True).start()
+
+    @property
+    def redis_url(self) -> str:
+        return self._urls()[0]
+
+    @property
+    def cache_url(self) -> str:
+        return self._urls()[1]
+
+    def _urls(self) -> tuple[str, str]:
+        if self.redis_urls is not None:
+            return self.redis_urls
+        assert self.durable is not None and self.cache is not None, "Redis is not started"
+        return self.durable.url, self.cache.url
+
+    def stop(self, grace_s: float = 15.0) -> None:
+        """SIGTERM every process (and hand-started workers), wait, SIGKILL what is left,
+        stop Redis, remove the stack file."""
+        self._stop_extra_workers()
+        running = [p for p in self.processes.values() if p.alive()]
+        for process in running:
+            assert process.popen is not None
+            process.popen.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        for process in running:
+            self._reap(process, max(0.1, deadline - time.monotonic()))
+        self.processes.clear()
+        for server in (self.cache, self.durable):
+            if server is not None:
+                server.stop()
+        (self.home / STACK_FILE).unlink(missing_ok=True)
+
+    def __enter__(self) -> Launcher:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- single processes ------------------------------------------------------------------
+
+    def add(self, role: str, name: str | None = None, args: list[str] | None = None) -> Process:
+        """Plan one process of ``role`` on a free port (``spawn`` also starts it)."""
+        name = name or role
+        process = Process(name, role, list(args or []), self.home / "run" / f"{name}.port",
+                          self.home / "logs" / f"{name}.log", port=free_port())
+        self.processes[name] = process
+        return process
+
+    def spawn(self, role: str, name: str | None = None, wait: bool = True,
+              args: list[str] | None = None, timeout_s: float = 120.0) -> Process:
+        """Start one process of ``role`` (also to add a process to a running stack)."""
+        process = self.add(role, name, args)
+        self._launch(process)
+        if wait:
+            self.wait_ready([process.name], timeout_s)
+        return process
+
+    def _launch(self, process: Process) -> None:
+        process.ready_file.unlink(missing_ok=True)
+        listen = f"127.0.0.1:{process.port}"  # a restart keeps its port: others know it
+        module, pool = ("worker", ["--pool", "analysis"]) if process.role == "analyst" else (
+            process.role, [])
+        command = [sys.executable, "-m", f"arena.services.{module}", "--listen", listen,
+                   "--ready-file", str(process.ready_file), "--instance", process.name,
+                   *pool, *self._metrics_args(process), *process.args]
+        with open(process.log_file, "ab") as log:
+            process.popen = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                             env=self.env_for(process.role))
+
+    def _metrics_args(self, process: Process) -> list[str]:
+        if not self.metrics:
+            return []
+        process.metrics_port = process.metrics_port or free_port()
+        return ["--metrics-listen", f"127.0.0.1:{process.metrics_port}"]
+
+    def env_for(self, role: str) -> dict[str, str]:
+        """The environment of a service process: where Redis and the other services are."""
+        env = dict(os.environ)
+        env.update(ARENA_REDIS_URL=self.redis_url, ARENA_CACHE_URL=self.cache_url,
+                   ARENA_ADMIN_TOKEN=self.admin_token, PYTHONUNBUFFERED="1",
+                   **{PARENT_ENV: str(os.getpid())})
+        env.setdefault("ARENA_LOG_FORMAT", "text")  # the log files are read by people
+        for peer, target in self.roles().items():
+            env[f"ARENA_{peer.upper()}"] = target
+        if role == "worker" and self.engines is not None:
+            env["ARENA_ENGINES_CATALOG"] = str(self.engines.resolve())
+        env.update(self.env)
+        return env
+
+    def roles(self) -> dict[str, str]:
+        """Where clients reach each service role (several servers of a role balanced)."""
+        found = {}
+        for peer, role in ROLE_PROCESSES.items():
+            targets = [self.processes[n].target for n in self.names(role)
+                       if self.processes[n].port]
+            if targets:
+                found[peer] = balanced_target(targets)
+        return found
+
+    def wait_ready(self, names: list[str], timeout_s: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        for name in names:
+            process = self.processes[name]
+            while not (process.ready_file.exists() and process.ready_file.read_text().strip()):
+                if not process.alive():
+                    raise RuntimeError(f"{name} exited with {self._code(process)}; see "
+                                       f"{process.log_file}:\n{process.log_tail()}")
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{name} did not become ready in {timeout_s:.0f} s; "
+                                       f"see {process.log_file}")
+                time.sleep(0.05)
+            while process.role != "web" and not check_health(process.target):
+                if not process.alive() or time.monotonic() > deadline:
+                    raise RuntimeError(f"{name} is not SERVING at {process.target}:\n"
+                                       f"{process.log_tail()}")
+                time.sleep(0.05)
+
+    def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
+        """Send ``sig`` to one process and wait for it (the tests' kill -9)."""
+        process = self.processes[name]
+        if process.alive():
+            assert process.popen is not None
+            process.popen.send_signal(sig)
+            self._reap(process, 15.0)
+
+    def restart(self, name: str, wait: bool = True) -> Process:
+        """Start a process again under its name and on its port (stopping it first)."""
+        process = self.processes[name]
+        self.kill(name, signal.SIGTERM)
+        self._launch(process)
+        if wait:
+            self.wait_ready([name])
+        return process
+
+    def names(self, role: str) -> list[str]:
+        return [n for n, p in self.processes.items() if p.role == role]
+
+    def target(self, role: str) -> str:
+        """The address of the first process of ``role``."""
+        return self.processes[self.names(role)[0]].target
+
+    @staticmethod
+    def _numbered(role: str, index: int) -> str:
+        return role if index == 0 else f"{role}-{index + 1}"
+
+    @staticmethod
+    def _code(process: Process) -> int | None:
+        return process.popen.returncode if process.popen else None
+
+    @staticmethod
+    def _reap(process: Process, timeout_s: float) -> None:
+        assert process.popen is not None
+        try:
+            process.popen.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            process.popen.kill()
+            process.popen.wait()
+
+    # -- supervision and scaling -----------------------------------------------------------
+
+    def supervise_once(self) -> list[str]:
+        """Restart dead processes whose pause is over; returns what happened, one line
+        each. Raises ``RuntimeError`` when a process keeps dying."""
+        events: list[str] = []
+        now = time.monotonic()
+        for process in list(self.processes.values()):
+            if process.alive():
+                continue
+            if not process.restart_at:
+                process.failures = [t for t in process.failures if now - t < FAILURE_WINDOW_S]
+                process.failures.append(now)
+                if len(process.failures) >= MAX_FAILURES:
+                    raise RuntimeError(
+                        f"{process.name} died {len(process.failures)} times within "
+                        f"{FAILURE_WINDOW_S:.0f} s (exit {self._code(process)}); last log:\n"
+                        f"{process.log_tail(1500)}")
+                pause = min(MAX_BACKOFF_S, 0.5 * 2 ** (len(process.failures) - 1))
+                process.restart_at = now + pause
+                events.append(f"{process.name} exited with {self._code(process)}; "
+                              f"restarting in {pause:.1f} s")
+            elif now >= process.restart_at:
+                process.restart_at = 0.0
+                self._launch(process)
+                events.append(f"{process.name} restarted (pid {process.pid})")
+        events += self._supervise_redis()
+        if any("restarted" in event for event in events):
+            self.write_manifest()  # new pids
+        return events
+
+    def _supervise_redis(self) -> list[str]:
+        events = []
+        for server in (self.durable, self.cache):
+            if server is not None and not server.alive():
+                server.start()  # same port and data folder: the durable one reloads its AOF
+                events.append(f"redis ({server.flavour}) restarted on port {server.port}")
+        return events
+
+    def scale(self, workers: int, timeout_s: float = 120.0) -> list[str]:
+        """Add or remove workers until ``workers`` run; returns what changed."""
+        current = sorted(self.names("worker"), key=lambda n: int(n.rsplit("-", 1)[1]))
+        events = []
+        if workers > len(current):
+            taken = {int(n.rsplit("-", 1)[1]) for n in current}
+            numbers = (i for i in range(1, workers + len(current) + 1) if i not in taken)
+            added = [self.spawn("worker", f"worker-{next(numbers)}", wait=False).name
+                     for _ in range(workers - len(current))]
+            self.wait_ready(added, timeout_s)
+            events += [f"{name} started" for name in added]
+        for name in reversed(current[max(0, workers):]):
+            self.kill(name, signal.SIGTERM)  # a worker hands back or finishes its job
+            del self.processes[name]
+            events.append(f"{name} stopped")
+        if events:
+            self.write_manifest()
+        return events
+
+    def _stop_extra_workers(self) -> None:
+        for pid_file in (self.home / "run" / EXTRA_DIR).glob("*.pid"):
+            with contextlib.suppress(ValueError, ProcessLookupError, PermissionError):
+                os.kill(int(pid_file.read_text()), signal.SIGTERM)
+            pid_file.unlink(missing_ok=True)
+
+    # -- what is where ---------------------------------------------------------------------
+
+    def _admin_token(self) -> str:
+        path = self.home / ADMIN_TOKEN_FILE
+        if not path.exists():
+            path.write_text(secrets.token_urlsafe(24) + "\n")
+            path.chmod(0o600)
+        return path.read_text().strip()
+
+    def manifest(self) -> dict[str, object]:
+        services = {name: p.target for name, p in self.processes.items() if p.role != "web"}
+        found: dict[str, object] = {
+            "redis": self.redis_url, "cache": self.cache_url,
+            "token_file": str(self.home / ADMIN_TOKEN_FILE), "roles": self.roles(),
+            "services": services,
+            "pids": {name: p.pid for name, p in self.processes.items()},
+            "launcher_pid": os.getpid(),
+        }
+        if self.durable is not None and self.cache is not None:
+            pids = found["pids"]
+            assert isinstance(pids, dict)
+            pids.update({"redis-durable": self.durable.pid, "redis-cache": self.cache.pid})
+        for name in self.names("web"):
+            found["web"] = f"http://{self.processes[name].target}"
+        if self.engines is not None:
+            found["engines"] = str(self.engines.resolve())
+        if self.metrics:
+            found["metrics"] = {name: f"127.0.0.1:{p.metrics_port}"
+                                for name, p in self.processes.items() if p.metrics_port}
+        return found
+
+    def write_manifest(self) -> None:
+        path = self.home / STACK_FILE
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.manifest(), indent=2) + "\n")
+        tmp.replace(path)
+
+    def describe(self) -> str:
+        lines = [f"  {'redis (durable, AOF)':<22} {self.redis_url}",
+                 f"  {'redis (cache, LRU)':<22} {self.cache_url}"]
+        for name, process in self.processes.items():
+            where = f"http://{process.target}" if process.role == "web" else process.target
+            if process.metrics_port:
+                where += f"  (metrics http://127.0.0.1:{process.metrics_port}/metrics)"
+            lines.append(f"  {name:<22} {where}")
+        lines.append(f"  {'admin token':<22} {self.home / ADMIN_TOKEN_FILE}")
+        return "\n".join(lines)
+
+
+def balanced_target(targets: list[str]) -> str:
+    """One gRPC target for several servers of a role (``ipv4:a,b``; clients balance
+    calls between them round robin), or the address itself for one."""
+    return targets[0] if len(targets) == 1 else "ipv4:" + ",".join(targets)
+
+
+def read_control(home: Path) -> Mapping[str, object]:
+    try:
+        data = json.loads((home / "run" / CONTROL_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+@contextlib.contextmanager
+def _signals_stop() -> Iterator[list[bool]]:
+    flag = [False]
+
+    def on_signal(_signum: int, _frame: object) -> None:
+        flag[0] = True
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield flag
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def run_up(workers: int, home: Path | None = None, web: bool = False,
+           analysts: int = 1, metrics: bool = False, engines: Path | None = None) -> int:
+    """`arena up`: start everything, print where it listens, supervise until Ctrl-C or
+    SIGTERM; `arena workers scale N` changes the number of workers meanwhile."""
+    with _signals_stop() as stop:
+        launcher = Launcher(home=home or arena_home(), workers=workers, analysts=analysts,
+                            web=web, metrics=metrics, engines=engines)
+        (launcher.home / "run").mkdir(parents=True, exist_ok=True)
+        (launcher.home / "run" / CONTROL_FILE).unlink(missing_ok=True)
+        launcher.start()
+        try:
+            print("Arena is up:\n" + launcher.describe(), flush=True)
+            print("Press Ctrl-C to stop.", flush=True)
+            while not stop[0]:
+                for event in launcher.supervise_once():
+                    print(event, file=sys.stderr, flush=True)
+                wanted = read_control(launcher.home).get("workers")
+                if isinstance(wanted, int) and wanted != len(launcher.names("worker")):
+                    for event in launcher.scale(wanted):
+                        print(event, flush=True)
+                time.sleep(0.2)
+        except RuntimeError as exc:
+            print(f"giving up: {exc}", file=sys.stderr, flush=True)
+            return 1
+        finally:
+            print("stopping Arena...", flush=True)
+            launcher.stop()
+            print("stopped.", flush=True)
+    return 0

@@ -1,0 +1,205 @@
+"""Bot versions in the durable Redis: immutable, atomically created and appended.
+
+Key layout: ``keys.bot_version`` (``BotVersion`` bytes, written once), ``keys.bot`` (the
+latest version number, the retired flag) and ``keys.BOT_NAMES``. Only the registry reads or
+writes them; every other service asks the registry (GetBot).
+
+Creating and appending are Lua scripts, so a check and its writes are one atomic step:
+of N concurrent registrations of one name exactly one finds the name free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import redis
+from arena.services.common import paging
+from arena.services.common.protocol import keys
+from arena.services.common.protocol.keys import BOT_NAMES as NAMES_KEY
+from arena.services.common.protocol.keys import bot_version as version_key
+
+from arena.errors import (
+    AlreadyExistsError,
+    FailedPreconditionError,
+    FieldViolation,
+    InvalidArgumentError,
+    NotFoundError,
+)
+from arena.v1 import bots_pb2, common_pb2
+
+OWNER = "registry"
+
+# KEYS: latest, version 1, names. ARGV: payload, name. Returns 0 if the name is taken.
+_CREATE = """
+if redis.call('SETNX', KEYS[1], 1) == 0 then return 0 end
+redis.call('SET', KEYS[2], ARGV[1])
+redis.call('ZADD', KEYS[3], 0, ARGV[2])
+return 1
+"""
+
+# KEYS: latest, new version, retired. ARGV: the version the caller built on, payload.
+# Returns 1 done, 0 someone else appended first, -1 no such bot, -2 retired.
+_APPEND = """
+local latest = redis.call('GET', KEYS[1])
+if not latest then return -1 end
+if redis.call('EXISTS', KEYS[3]) == 1 then return -2 end
+if tonumber(latest) ~= tonumber(ARGV[1]) then return 0 end
+if redis.call('SETNX', KEYS[2], ARGV[2]) == 0 then return 0 end
+redis.call('SET', KEYS[1], tonumber(ARGV[1]) + 1)
+return 1
+"""
+
+# KEYS: latest, retired. Returns 1, or -1 if there is no such bot.
+_RETIRE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+redis.call('SET', KEYS[2], '1')
+return 1
+"""
+
+
+@dataclass(frozen=True)
+class BotFilter:
+    """What ListBots selects: zero values select everything."""
+
+    game: common_pb2.GameKind.ValueType = common_pb2.GAME_KIND_UNSPECIFIED
+    owner: str = ""
+    name_prefix: str = ""
+    include_retired: bool = False
+
+    def accepts(self, bot: bots_pb2.BotVersion) -> bool:
+        return (
+            (not self.game or bot.spec.game == self.game)
+            and (not self.owner or bot.owner == self.owner)
+            and (self.include_retired or not bot.retired)
+        )
+
+
+class BotStore:
+    """Reads and writes bot versions; every method is safe to call concurrently."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self._redis = _binary(client)
+        client = self._redis
+        self._create = client.register_script(_CREATE)
+        self._append = client.register_script(_APPEND)
+        self._retire = client.register_script(_RETIRE)
+
+    def get(self, name: str, version: int = 0) -> bots_pb2.BotVersion:
+        """One version (0 = the latest), with ``retired`` telling the bot's current state."""
+        if version < 0:
+            raise InvalidArgumentError.for_fields(
+                [FieldViolation("bot.version", f"must be 0 (latest) or positive, got {version}")])
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.get(keys.bot(name, "latest"))
+        pipe.exists(keys.bot(name, "retired"))
+        latest, retired = pipe.execute()
+        if latest is None:
+            raise NotFoundError(f"no bot named {name!r}")
+        wanted = version or int(latest)
+        payload = self._redis.get(version_key(name, wanted))
+        if not isinstance(payload, bytes):
+            raise NotFoundError(f"bot {name!r} has no version {wanted} (latest is {int(latest)})")
+        return _parse(payload, bool(retired))
+
+    def create(self, bot: bots_pb2.BotVersion) -> bots_pb2.BotVersion:
+        """Store version 1 of a new bot; AlreadyExistsError if the name is taken."""
+        name = bot.spec.name
+        touched = [keys.bot(name, "latest"), version_key(name, 1), NAMES_KEY]
+        if not self._create(keys=touched, args=[bot.SerializeToString(), name]):
+            raise AlreadyExistsError(f"a bot named {name!r} already exists")
+        return bot
+
+    def append(
+        self, name: str, build: Callable[[bots_pb2.BotVersion], bots_pb2.BotVersion]
+    ) -> bots_pb2.BotVersion:
+        """Add the version ``build(latest)`` returns, atomically after ``latest``.
+
+        ``build`` may raise (permission, validation) and is called again if another
+        update landed in between, so each new version is built on the one it follows.
+        """
+        while True:
+            latest = self.get(name)
+            if latest.retired:
+                raise FailedPreconditionError(f"bot {name!r} is retired")
+            new = build(latest)
+            new.version = latest.version + 1
+            touched = [keys.bot(name, "latest"), version_key(name, new.version),
+                       keys.bot(name, "retired")]
+            outcome = int(self._append(keys=touched,
+                                       args=[latest.version, new.SerializeToString()]))
+            if outcome == 1:
+                return new
+            if outcome == -1:
+                raise NotFoundError(f"no bot named {name!r}")
+            if outcome == -2:
+                raise FailedPreconditionError(f"bot {name!r} is retired")
+
+    def retire(self, name: str) -> bots_pb2.BotVersion:
+        """Mark the bot retired (idempotent); its versions stay readable."""
+        if int(self._retire(keys=[keys.bot(name, "latest"), keys.bot(name, "retired")])) == -1:
+            raise NotFoundError(f"no bot named {name!r}")
+        return self.get(name)
+
+    def list_bots(
+        self, where: BotFilter, page_size: int = 0, page_token: str = ""
+    ) -> tuple[list[bots_pb2.BotVersion], str]:
+        """Latest versions in name order, and the token of the next page ("" at the end)."""
+        size = paging.page_size(page_size)
+        after = paging.decode_page_token(page_token)
+        found: list[bots_pb2.BotVersion] = []
+        for names in self._name_batches(where.name_prefix, after, max(size + 1, 32)):
+            for bot in self._latest_many(names):
+                if where.accepts(bot):
+                    found.append(bot)
+                    if len(found) > size:
+                        return found[:size], paging.encode_page_token(found[size - 1].spec.name)
+        return found, ""
+
+    def _name_batches(self, prefix: str, after: str, batch: int) -> Iterator[list[str]]:
+        """Names in byte order, with ``prefix``, strictly after ``after``, a batch at a time."""
+        low = prefix.encode()
+        # 0xFF never occurs in UTF-8, so every name with the prefix sorts below this bound.
+        stop = b"[" + low + b"\xff" if prefix else b"+"
+        cursor = after.encode()
+        while True:
+            start = b"(" + cursor if cursor and cursor >= low else b"[" + low
+            raw = self._redis.zrangebylex(NAMES_KEY, start, stop, start=0, num=batch)
+            if not raw:
+                return
+            names = [item.decode() if isinstance(item, bytes) else item for item in raw]
+            yield names
+            cursor = names[-1].encode()
+
+    def _latest_many(self, names: list[str]) -> list[bots_pb2.BotVersion]:
+        """The latest versions of ``names`` in two round trips (missing names skipped)."""
+        pipe = self._redis.pipeline(transaction=False)
+        for name in names:
+            pipe.get(keys.bot(name, "latest"))
+            pipe.exists(keys.bot(name, "retired"))
+        replies = pipe.execute()
+        states = [(name, replies[2 * i], bool(replies[2 * i + 1]))
+                  for i, name in enumerate(names) if replies[2 * i] is not None]
+        for name, latest, _retired in states:
+            pipe.get(version_key(name, int(latest)))
+        payloads = pipe.execute()
+        return [_parse(payload, retired)
+                for (_name, _latest, retired), payload in zip(states, payloads, strict=True)
+                if isinstance(payload, bytes)]
+
+
+def _binary(client: redis.Redis) -> redis.Redis:
+    """``client``, or a twin on the same server if it decodes replies (payloads are bytes)."""
+    pool = client.connection_pool
+    if not pool.connection_kwargs.get("decode_responses"):
+        return client
+    kwargs = {**pool.connection_kwargs, "decode_responses": False}
+    return redis.Redis(connection_pool=redis.ConnectionPool(
+        connection_class=pool.connection_class, **kwargs))
+
+
+def _parse(payload: bytes, retired: bool) -> bots_pb2.BotVersion:
+    bot = bots_pb2.BotVersion()
+    bot.ParseFromString(payload)
+    bot.retired = retired
+    return bot

@@ -1,0 +1,142 @@
+"""Every Redis key, stream and consumer group Arena uses, each named once, by owner.
+
+The owner is the only service that writes a key (``docs/architecture.md`` has the map);
+the delivery streams are the contract between referees and workers and say who writes
+and who reads them. Keys live in the durable Redis unless marked *cache*.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+# --- registry: bot versions (immutable once written) --------------------------------------
+
+BOT_NAMES = "arena:bots"  # sorted set of every bot name, all scores 0 (sorts by name)
+BotPart = Literal["latest", "retired"]
+
+
+def bot(name: str, part: BotPart) -> str:
+    """``latest``: the bot's latest version number; ``retired``: "1" once retired."""
+    return f"arena:bot:{name}:{part}"
+
+
+def bot_version(name: str, version: int) -> str:
+    """A ``BotVersion``, written once."""
+    return f"arena:bot:{name}:v:{version}"
+
+
+# --- referee: matches (the referee is the only writer of game state) -----------------------
+
+ALL_MATCHES = "arena:matches"  # sorted set of match ids (scores 0: ids sort by time)
+MatchPart = Literal["", "moves", "events", "final", "results", "started"]
+
+
+def match(match_id: str, part: MatchPart = "") -> str:
+    """A match's keys, by ``part``:
+
+    - ``""``: the ``Match`` without its moves (config, bots, status, result);
+    - ``moves``: list of ``MoveRecord`` bytes, index = ply (Othello passes included);
+    - ``events``: stream of ``MatchEvent`` bytes (what WatchMatch replays and follows);
+    - ``final``: set once, with the result: nothing about the game changes after it;
+    - ``results``: stream of answers, ``result``/``dead``/``cancelled`` entries (workers
+      and cancellations write, the match's referee reads; see ``delivery``);
+    - ``started``: stream of ``started`` entries, one per delivery of a move job.
+    """
+    return f"arena:match:{match_id}:{part}" if part else f"arena:match:{match_id}"
+
+
+UserPart = Literal["active", "running", "parked"]
+
+
+def user(owner: str, part: UserPart) -> str:
+    """A user's matches, for the quotas: ``active`` (set of unfinished match ids),
+    ``running`` (set of the ids a referee admitted), ``parked`` (list of ``MatchJob``
+    bytes waiting for one of the user's running matches to end)."""
+    return f"arena:user:{owner}:{part}"
+
+
+def match_index(field: str, value: object) -> str:
+    """Sorted set of the ids of matches by ``bot``, ``ladder``, ``game`` or ``owner``."""
+    return f"arena:matches:{field}:{value}"
+
+
+# --- delivery: the streams between referees and workers ------------------------------------
+
+MATCH_STREAM = "arena:stream:matches"  # MatchJob under ``pb``; written by CreateMatch
+REFEREE_GROUP = "referees"
+MOVE_STREAM = "arena:stream:moves"  # MoveJob under ``pb`` (+ match, ply, job); referees write
+WORKER_GROUP = "workers"
+DEAD_STREAM = "arena:stream:moves:dead"  # dead-lettered move jobs, for operators
+
+
+def engine_stream(engine: str, checksum: str) -> str:
+    """The move jobs of bots of one protocol engine (name and pinned checksum): only the
+    workers that offer exactly that engine read it (group ``WORKER_GROUP``)."""
+    return f"arena:stream:moves:engine:{engine}:{checksum[:16]}"
+
+
+FINISHED_STREAM = "arena:stream:finished"  # finished Match under ``pb``; the ledger writes
+
+# --- ladder ---------------------------------------------------------------------------------
+
+ALL_LADDERS = "arena:ladders"  # sorted set of ladder ids scored by creation time (ms)
+LADDER_GROUP = "ladders"  # the ladder services' group on FINISHED_STREAM
+LadderPart = Literal["", "games", "members", "results", "progress", "replays"]
+
+
+def ladder(ladder_id: str, part: LadderPart = "") -> str:
+    """A ladder's keys, by ``part``:
+
+    - ``""``: hash: ``info`` (the LadderInfo as created), ``status``, counters;
+    - ``games``: hash: game index -> match id, written once per index (its schedule);
+    - ``members``: hash: match id -> game index (which matches are the ladder's);
+    - ``results``: hash: match id -> ``black,white,score`` (counted once);
+    - ``progress``: stream: one entry per counted result and one when the ladder ends;
+    - ``replays``: list of the game indices played again (the game index ``planned + k``
+      replays the k-th entry).
+    """
+    return f"arena:ladder:{ladder_id}:{part}" if part else f"arena:ladder:{ladder_id}"
+
+
+# --- idempotency keys of create calls (written by the service that creates) ----------------
+
+
+def request(kind: Literal["match", "match-import", "ladder", "bot"], owner: str,
+            request_id: str) -> str:
+    """The id of what a create request with this key made, per owner (expires)."""
+    return f"arena:{kind}-request:{owner}:{request_id}"
+
+
+def rate(service: str, user: str, limit: str, window: int) -> str:
+    """A user's calls to a service counted against a per-minute limit (expires)."""
+    return f"arena:rate:{service}:{user}:{limit}:{window}"
+
+
+# --- worker presence (durable Redis) ---------------------------------------------------------
+
+WORKERS = "arena:workers"  # sorted set: worker id scored by when its heartbeat expires (ms)
+
+
+def worker(worker_id: str) -> str:
+    """A live worker's ``WorkerInfo``, refreshed every second; expires when it stops."""
+    return f"arena:worker:{worker_id}"
+
+
+# --- operations (durable Redis) ----------------------------------------------------------------
+
+# The referee that exports the queue figures to Prometheus holds this lease (its instance name).
+QUEUE_EXPORTER_LEASE = "arena:lease:queue-exporter"
+
+# --- worker (cache Redis) -------------------------------------------------------------------
+
+TT_STATS = "arena:tt:stats"  # *cache*: hits, misses, stores, spent_ms, saved_ms
+
+
+def tree(match_id: str, ply: int) -> str:
+    """*cache*: a ply's search tree, zlib-compressed ``SearchTree`` bytes."""
+    return f"arena:tree:{match_id}:{ply}"
+
+
+def tt_entry(game: str, evaluator_hash: str, digest: str) -> str:
+    """*cache*: one whole-search result of the shared transposition cache."""
+    return f"arena:tt:{game}:{evaluator_hash[:16]}:{digest}"

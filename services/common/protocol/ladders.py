@@ -1,0 +1,316 @@
+"""Ladders in the durable Redis, and the atomic writes that schedule games and count results.
+
+Key layout (see ``keys``): ``ladder`` (hash: ``info``, the ``LadderInfo`` as created, with
+the bots resolved to exact versions; ``status``; counters ``games_done``, ``games_void``,
+``games_total``, ``next_game``; ``sprt``, the final ``SprtState`` of an SPRT ladder that
+reached a verdict), ``ladder_games`` (game index -> match id),
+``ladder_members`` (match id -> game index), ``ladder_results`` (match id -> ``black,white,
+score``, ``void`` for a game that produced no result), ``ladder_progress`` (stream) and
+``ALL_LADDERS``.
+
+A ladder plays its games a few at a time: ``claim_games`` hands out the next game indices
+while fewer than a bound are in flight; the ladder service creates each one's match through
+the referee with an idempotency key made of the ladder and the index, then records it
+(``record_game``). A service that dies between the two finds the index claimed but not
+recorded (``unrecorded``) and creates it again: the key makes the referee return the same
+match. A match id enters the results hash once, which makes counting exactly-once whatever
+the number of deliveries or services.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from arena.services.common.protocol import keys
+from arena.services.common.protocol.requests import create_once, idempotent
+
+from arena.errors import NotFoundError
+from arena.v1 import ladder_pb2
+
+OWNER = "ladder"
+
+PROGRESS_MAXLEN = 100_000
+RUNNING = ladder_pb2.LADDER_STATUS_RUNNING
+FINISHED = ladder_pb2.LADDER_STATUS_FINISHED
+CANCELLED = ladder_pb2.LADDER_STATUS_CANCELLED
+VOID = "void"
+MAX_REPLAYS = 2  # a void game is played again at most this many times
+
+
+def new_ladder_id(now_ms: int) -> str:
+    return f"L{now_ms:013d}-{secrets.token_hex(4)}"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+# (idempotent) KEYS: ladder, all ladders. ARGV: info bytes, games total, created ms, the
+# running status.
+_CREATE = """
+redis.call('HSET', KEYS[2], 'info', ARGV[3], 'status', ARGV[6], 'games_total', ARGV[4],
+           'games_planned', ARGV[4], 'games_done', 0, 'games_void', 0, 'next_game', 0)
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
+"""
+
+# KEYS: ladder, games. ARGV: running, most games in flight, most to claim now.
+# Hands out the next game indices while the ladder runs and fewer than ARGV[2] of its
+# games are scheduled and not counted.
+_CLAIM = """
+if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return {} end
+local total = tonumber(redis.call('HGET', KEYS[1], 'games_total'))
+local nxt = tonumber(redis.call('HGET', KEYS[1], 'next_game'))
+local done = tonumber(redis.call('HGET', KEYS[1], 'games_done'))
+local claimed = {}
+while nxt < total and nxt - done < tonumber(ARGV[2]) and #claimed < tonumber(ARGV[3]) do
+  table.insert(claimed, nxt)
+  nxt = nxt + 1
+end
+redis.call('HSET', KEYS[1], 'next_game', nxt)
+return claimed
+"""
+
+# KEYS: ladder, members, results, progress, replays. ARGV: match id, result record, running,
+# finished, progress max length, 1 to replay a void game, the most replays of one game.
+# Returns 1 when counted, 0 when already counted, -1 for no such ladder, -2 for a match
+# that is not one of the ladder's.
+_COUNT = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local index = redis.call('HGET', KEYS[2], ARGV[1])
+if not index then return -2 end
+if redis.call('HSETNX', KEYS[3], ARGV[1], ARGV[2]) == 0 then return 0 end
+if string.sub(ARGV[2], -4) == 'void' then
+  redis.call('HINCRBY', KEYS[1], 'games_void', 1)
+  local planned = tonumber(redis.call('HGET', KEYS[1], 'games_planned'))
+  local original = tonumber(index)
+  if original >= planned then
+    original = tonumber(redis.call('LINDEX', KEYS[5], original - planned))
+  end
+  local replays = redis.call('HINCRBY', KEYS[1], 'replays:' .. original, 1)
+  if ARGV[6] == '1' and replays <= tonumber(ARGV[7])
+      and redis.call('HGET', KEYS[1], 'status') == ARGV[3] then  -- no replays once it ended
+    redis.call('RPUSH', KEYS[5], original)
+    redis.call('HINCRBY', KEYS[1], 'games_total', 1)
+  end
+end
+local done = redis.call('HINCRBY', KEYS[1], 'games_done', 1)
+redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'match_id', ARGV[1])
+local total = tonumber(redis.call('HGET', KEYS[1], 'games_total'))
+if done >= total and redis.call('HGET', KEYS[1], 'status') == ARGV[3] then
+  redis.call('HSET', KEYS[1], 'status', ARGV[4])
+  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'status', ARGV[4])
+end
+return 1
+"""
+
+# KEYS: ladder, progress. ARGV: running, finished, progress max length, final SPRT state.
+# Returns 1 when the ladder was running and is now finished with that state, 0 otherwise.
+_CONCLUDE = """
+if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[2], 'sprt', ARGV[4])
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'status', ARGV[2])
+return 1
+"""
+
+# KEYS: ladder, progress. ARGV: running, cancelled, progress max length.
+# Returns 1 when the ladder was running and is now cancelled, 0 otherwise.
+_CANCEL = """
+if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[2])
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'status', ARGV[2])
+return 1
+"""
+
+
+@dataclass(frozen=True)
+class ResultRecord:
+    """A counted game: bot indices and black's score (None for a void game)."""
+
+    black: int
+    white: int
+    score: float | None
+
+    def encode(self) -> str:
+        score = VOID if self.score is None else f"{self.score:g}"
+        return f"{self.black},{self.white},{score}"
+
+    @classmethod
+    def decode(cls, text: str) -> ResultRecord:
+        black, white, score = text.split(",")
+        return cls(int(black), int(white), None if score == VOID else float(score))
+
+
+class LadderStore:
+    """Reads and writes ladders; every write that several services may race on is atomic."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+        self._create = idempotent(client, _CREATE)
+        self._claim = client.register_script(_CLAIM)
+        self._count = client.register_script(_COUNT)
+        self._cancel = client.register_script(_CANCEL)
+        self._conclude = client.register_script(_CONCLUDE)
+
+    def create(self, info: ladder_pb2.LadderInfo, created_ms: int, request_id: str = "") -> str:
+        """Store a new running ladder with no game scheduled yet; returns its id, or the id
+        an earlier call with the same ``request_id`` (per owner) created."""
+        request = keys.request("ladder", info.owner, request_id) if request_id else ""
+        return create_once(self._create, request, info.id,
+                           [keys.ladder(info.id), keys.ALL_LADDERS],
+                           [info.SerializeToString(), info.games_total, created_ms, RUNNING])
+
+    def delete(self, ladder_id: str) -> None:
+        """Forget a ladder entirely (its creation failed half-way)."""
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.zrem(keys.ALL_LADDERS, ladder_id)
+            pipe.delete(*(keys.ladder(ladder_id, part) for part in
+                          ("", "games", "members", "results", "progress", "replays")))
+            pipe.execute()
+
+    def claim_games(self, ladder_id: str, in_flight: int, most: int) -> list[int]:
+        """The next game indices to schedule (see the module docstring)."""
+        claimed: Any = self._claim(keys=[keys.ladder(ladder_id), keys.ladder(ladder_id, "games")],
+                                   args=[RUNNING, in_flight, most])
+        return [int(index) for index in claimed]
+
+    def record_game(self, ladder_id: str, index: int, match_id: str) -> None:
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.hsetnx(keys.ladder(ladder_id, "games"), str(index), match_id)
+            pipe.hset(keys.ladder(ladder_id, "members"), match_id, str(index))
+            pipe.execute()
+
+    def unrecorded(self, ladder_id: str) -> list[int]:
+        """Game indices handed out whose match was never recorded (a service died)."""
+        with self.client.pipeline(transaction=False) as pipe:
+            pipe.hget(keys.ladder(ladder_id), "next_game")
+            pipe.hkeys(keys.ladder(ladder_id, "games"))
+            handed, recorded = pipe.execute()
+        have = {int(index) for index in recorded}
+        return [index for index in range(int(handed or 0)) if index not in have]
+
+    def games(self, ladder_id: str) -> dict[int, str]:
+        """Game index -> match id of the games scheduled so far."""
+        raw: Any = self.client.hgetall(keys.ladder(ladder_id, "games"))
+        return {int(index): match_id.decode() for index, match_id in raw.items()}
+
+    def get(self, ladder_id: str) -> ladder_pb2.LadderInfo:
+        """The ladder with its current status, counters and match ids (in game order)."""
+        with self.client.pipeline(transaction=False) as pipe:
+            pipe.hgetall(keys.ladder(ladder_id))
+            pipe.hgetall(keys.ladder(ladder_id, "games"))
+            fields, games = pipe.execute()
+        return _decode_info(ladder_id, fields, games)
+
+    def snapshot(self, ladder_id: str) -> tuple[ladder_pb2.LadderInfo, bytes]:
+        """The ladder and the id of the newest progress entry its state includes, read in
+        one transaction: following the progress stream after that id then neither repeats
+        a counted result nor misses one (a count writes the state and its entry atomically).
+        """
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.hgetall(keys.ladder(ladder_id))
+            pipe.hgetall(keys.ladder(ladder_id, "games"))
+            pipe.xrevrange(keys.ladder(ladder_id, "progress"), count=1)
+            fields, games, newest = pipe.execute()
+        last: bytes = newest[0][0] if newest else b"0-0"
+        return _decode_info(ladder_id, fields, games), last
+
+    def status(self, ladder_id: str) -> int:
+        raw = self.client.hget(keys.ladder(ladder_id), "status")
+        if raw is None:
+            raise NotFoundError(f"no ladder {ladder_id!r}")
+        return int(raw)
+
+    def count(self, ladder_id: str, match_id: str, record: ResultRecord,
+              replay_void: bool = False) -> int:
+        """Count one result once: 1 counted now, 0 counted before, -1 no ladder, -2 not
+        one of this ladder's matches."""
+        ladder_keys = [keys.ladder(ladder_id, part)
+                       for part in ("", "members", "results", "progress", "replays")]
+        args: list[str | int] = [match_id, record.encode(), RUNNING, FINISHED, PROGRESS_MAXLEN,
+                                 int(replay_void), MAX_REPLAYS]
+        return int(self._count(keys=ladder_keys, args=args))
+
+    def original_index(self, ladder_id: str, index: int, planned: int) -> int:
+        """The planned game a game index plays (itself, or the game it replays)."""
+        if index < planned:
+            return index
+        original = self.client.lindex(keys.ladder(ladder_id, "replays"), index - planned)
+        if original is None:
+            raise NotFoundError(f"ladder {ladder_id} has no game {index}")
+        return int(original)
+
+    def cancel(self, ladder_id: str) -> bool:
+        ladder_keys = [keys.ladder(ladder_id), keys.ladder(ladder_id, "progress")]
+        return int(self._cancel(keys=ladder_keys,
+                                args=[RUNNING, CANCELLED, PROGRESS_MAXLEN])) == 1
+
+    def conclude(self, ladder_id: str, final: ladder_pb2.SprtState) -> bool:
+        """Finish a running SPRT ladder with its verdict (once: False if it was not
+        running); its games still in flight are the caller's to cancel."""
+        ladder_keys = [keys.ladder(ladder_id), keys.ladder(ladder_id, "progress")]
+        return int(self._conclude(keys=ladder_keys, args=[
+            RUNNING, FINISHED, PROGRESS_MAXLEN, final.SerializeToString()])) == 1
+
+    def planned_games(self, ladder_id: str) -> dict[str, int]:
+        """Match id -> the planned game it plays, for the games scheduled so far (a replay
+        of a void game plays the game it replays)."""
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.hgetall(keys.ladder(ladder_id, "members"))
+            pipe.hget(keys.ladder(ladder_id), "games_planned")
+            pipe.lrange(keys.ladder(ladder_id, "replays"), 0, -1)
+            members, planned, replays = pipe.execute()
+        originals = [int(original) for original in replays]
+
+        def planned_game(index: int) -> int:
+            return index if planned is None or index < int(planned) else \
+                originals[index - int(planned)]
+
+        return {match_id.decode(): planned_game(int(index)) for match_id, index in members.items()}
+
+    def results(self, ladder_id: str) -> dict[str, ResultRecord]:
+        raw: Any = self.client.hgetall(keys.ladder(ladder_id, "results"))
+        return {key.decode(): ResultRecord.decode(value.decode()) for key, value in raw.items()}
+
+    def uncounted(self, ladder_id: str) -> list[str]:
+        """Match ids of the ladder whose result is not counted yet, in game order."""
+        counted = set(_texts(self.client.hkeys(keys.ladder(ladder_id, "results"))))
+        games = self.games(ladder_id)
+        return [games[index] for index in sorted(games) if games[index] not in counted]
+
+    def running_ids(self) -> list[str]:
+        ids = _texts(self.client.zrange(keys.ALL_LADDERS, 0, -1))
+        with self.client.pipeline(transaction=False) as pipe:
+            for ladder_id in ids:
+                pipe.hget(keys.ladder(ladder_id), "status")
+            statuses = pipe.execute()
+        return [i for i, status in zip(ids, statuses, strict=True)
+                if status == str(RUNNING).encode()]
+
+    def page(self, offset: int, size: int) -> tuple[list[str], bool]:
+        """Ladder ids newest first from ``offset``; the flag says whether more follow."""
+        decoded = _texts(self.client.zrevrange(keys.ALL_LADDERS, offset, offset + size))
+        return decoded[:size], len(decoded) > size
+
+
+def _decode_info(ladder_id: str, fields: Any, games: Any) -> ladder_pb2.LadderInfo:
+    if not fields:
+        raise NotFoundError(f"no ladder {ladder_id!r}")
+    info = ladder_pb2.LadderInfo.FromString(fields[b"info"])
+    info.status = int(fields[b"status"])  # type: ignore[assignment]
+    info.games_done = int(fields[b"games_done"])
+    info.games_void = int(fields.get(b"games_void", 0))
+    info.games_total = int(fields[b"games_total"])  # grows when void games are replayed
+    if b"sprt" in fields:
+        info.sprt.ParseFromString(fields[b"sprt"])
+    ordered = sorted((int(index), match_id.decode()) for index, match_id in games.items())
+    info.match_ids.extend(match_id for _index, match_id in ordered)
+    return info
+
+
+def _texts(replies: Any) -> list[str]:
+    """Decode a list reply (this client returns bytes)."""
+    return [raw.decode() for raw in replies]

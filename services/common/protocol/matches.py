@@ -1,0 +1,153 @@
+"""Matches in the durable Redis: stored at creation, read by id, listed by index, deleted.
+
+Key layout: ``keys.match``, ``keys.match_moves``, ``keys.match_events``,
+``keys.match_final`` and the indexes ``keys.match_index`` (by bot, ladder, game and owner:
+sorted sets of ids, all scores 0, so they sort by id; ids start with the creation time in
+milliseconds, so reverse lexical order is newest first and page tokens are plain ids).
+Game state changes only through ``ledger``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import redis
+from arena.services.common.protocol import keys
+from arena.services.common.protocol.keys import MATCH_STREAM
+from arena.services.common.protocol.requests import create_once, idempotent, made_for
+from arena.services.common.protocol.trees import delete_trees
+
+from arena.errors import NotFoundError
+from arena.v1 import engine_pb2, match_pb2
+
+OWNER = "referee"
+
+FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
+
+
+def new_match_id(now_ms: int | None = None) -> str:
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    return f"{now_ms:013d}-{secrets.token_hex(4)}"
+
+
+def index_keys(match: match_pb2.Match) -> list[str]:
+    found = [keys.ALL_MATCHES, keys.match_index("bot", match.black.name),
+             keys.match_index("bot", match.white.name),
+             keys.match_index("game", match.config.game.kind),
+             keys.match_index("owner", match.owner)]
+    if match.config.ladder_id:
+        found.append(keys.match_index("ladder", match.config.ladder_id))
+    return list(dict.fromkeys(found))
+
+
+# (idempotent) KEYS: match, match stream, the owner's active set, indexes...
+# ARGV: match bytes, match job bytes. Stores a new match, indexes it, counts it among its
+# owner's unfinished matches and queues it for a referee.
+_CREATE = """
+redis.call('SET', KEYS[2], ARGV[3])
+redis.call('SADD', KEYS[4], ARGV[1])
+for i = 5, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
+redis.call('XADD', KEYS[3], '*', 'pb', ARGV[4])
+"""
+
+# (idempotent) KEYS: match, final, moves, indexes... ARGV: match bytes, move records...
+# Stores a match that is already over (an imported record): header, moves and the final
+# mark at once, indexed; no job is queued and nothing about it changes afterwards.
+_STORE_FINISHED = """
+redis.call('SET', KEYS[2], ARGV[3])
+redis.call('SET', KEYS[3], '1')
+for i = 4, #ARGV do redis.call('RPUSH', KEYS[4], ARGV[i]) end
+for i = 5, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
+"""
+
+
+@dataclass
+class MatchStore:
+    """Creation, reading and deletion of matches (the ledger writes game state)."""
+
+    client: redis.Redis
+
+    def __post_init__(self) -> None:
+        self._create = idempotent(self.client, _CREATE)
+        self._store_finished = idempotent(self.client, _STORE_FINISHED)
+
+    def create(self, match: match_pb2.Match, request_id: str = "") -> str:
+        """Store ``match`` and queue it for a referee; returns its id, or the id of the
+        match an earlier call with the same ``request_id`` (per owner) created."""
+        request = keys.request("match", match.owner, request_id) if request_id else ""
+        job = engine_pb2.MatchJob(match_id=match.id).SerializeToString()
+        return create_once(self._create, request, match.id,
+                           [keys.match(match.id), MATCH_STREAM, keys.user(match.owner, "active"),
+                            *index_keys(match)],
+                           [match.SerializeToString(), job])
+
+    def unfinished(self, owner: str) -> int:
+        """How many of ``owner``'s matches are pending, parked or running."""
+        return int(self.client.scard(keys.user(owner, "active")))
+
+    def store_finished(self, match: match_pb2.Match, request_id: str = "") -> str:
+        """Store a finished ``match`` with its moves (an imported record); returns its id,
+        or the id an earlier call with the same ``request_id`` (per owner) stored."""
+        request = keys.request("match-import", match.owner, request_id) if request_id else ""
+        header = match_pb2.Match()
+        header.CopyFrom(match)
+        del header.moves[:]
+        return create_once(self._store_finished, request, match.id,
+                           [keys.match(match.id), keys.match(match.id, "final"),
+                            keys.match(match.id, "moves"), *index_keys(match)],
+                           [header.SerializeToString(),
+                            *(record.SerializeToString() for record in match.moves)])
+
+    def made_for(self, owner: str, request_id: str,
+                 kind: Literal["match", "match-import"] = "match") -> str:
+        """The id of the match a create (or import) request with this key made ("" if
+        none)."""
+        return made_for(self.client, keys.request(kind, owner, request_id))
+
+    def header(self, match_id: str) -> match_pb2.Match:
+        payload: Any = self.client.get(keys.match(match_id))
+        if payload is None:
+            raise NotFoundError(f"no match {match_id!r}")
+        return match_pb2.Match.FromString(payload)
+
+    def records(self, match_id: str) -> list[match_pb2.MoveRecord]:
+        raw: Any = self.client.lrange(keys.match(match_id, "moves"), 0, -1)
+        return [match_pb2.MoveRecord.FromString(item) for item in raw]
+
+    def get(self, match_id: str) -> match_pb2.Match:
+        """The match with its moves so far."""
+        # Read the moves first: a header that says FINISHED then always has every move.
+        records = self.records(match_id)
+        match = self.header(match_id)
+        if match.status in FINISHED_STATES:
+            records = self.records(match_id)
+        match.moves.extend(records)
+        return match
+
+    def ids(self, index: str, after: str = "", batch: int = 200) -> Iterator[str]:
+        """Match ids of an index, newest first, strictly older than ``after``."""
+        upper = f"({after}" if after else "+"
+        while True:
+            found: Any = self.client.zrevrangebylex(index, upper, "-", start=0, num=batch)
+            for raw in found:
+                yield raw.decode()
+            if len(found) < batch:
+                return
+            upper = f"({found[-1].decode()}"
+
+    def delete(self, match: match_pb2.Match, cache: redis.Redis | None) -> None:
+        """Forget a finished match: header, moves, events, streams, indexes and trees."""
+        plies = [record.ply for record in self.records(match.id) if record.has_tree]
+        with self.client.pipeline(transaction=True) as pipe:
+            for key in index_keys(match):
+                pipe.zrem(key, match.id)
+            pipe.delete(keys.match(match.id), keys.match(match.id, "moves"),
+                        keys.match(match.id, "events"), keys.match(match.id, "final"),
+                        keys.match(match.id, "results"), keys.match(match.id, "started"))
+            pipe.execute()
+        if cache is not None:
+            delete_trees(cache, match.id, plies)

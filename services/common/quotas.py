@@ -1,0 +1,120 @@
+"""What one user may ask of a shared arena: the quotas, per role and per user.
+
+Every limit is refused as RESOURCE_EXHAUSTED naming the limit and its value, checked
+before any work is done. Admins have no limits. The configuration (``quotas``, JSON, or
+``quotas_file``) overrides the defaults below for every user and for named users::
+
+    {"user": {"running_matches": 2}, "users": {"alice": {"move_time_ms": 120000}}}
+
+How the limits are kept:
+
+* ``running_matches``: a referee admits a user's match only while fewer of that user's
+  matches run; the others wait, parked, in the order they came (``ledger.Admission``), so
+  one user's flood cannot hold every worker while another user waits. A running match has
+  at most one move in flight, so this also bounds the user's share of the workers.
+* ``queued_matches``: unfinished matches (pending, parked or running) per user.
+* ``ladder_games``, ``move_time_ms``, ``game_time_ms``, ``tree_nodes``, ``analyze_time_ms``:
+  checked on the request.
+* ``creates_per_minute`` (CreateMatch, CreateLadder, RegisterBot, UpdateBot, ImportMatch)
+  and ``analyses_per_minute`` (Analyze): per user and service, a fixed one-minute window.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import redis
+from arena.services.common.auth import Principal, TokenStore
+from arena.services.common.config import Config
+from arena.services.common.protocol.limits import RateLimiter
+
+from arena.errors import ResourceExhaustedError
+
+UNLIMITED_VALUE = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Quota:
+    """One user's limits (see the module docstring)."""
+
+    running_matches: int = 4
+    queued_matches: int = 200
+    ladder_games: int = 5000
+    move_time_ms: int = 60_000
+    game_time_ms: int = 3_600_000
+    tree_nodes: int = 50_000
+    analyze_time_ms: int = 15_000
+    creates_per_minute: int = 600
+    analyses_per_minute: int = 60
+
+    def check(self, name: str, asked: int) -> None:
+        """Refuse ``asked`` over the limit ``name``."""
+        limit = int(getattr(self, name))
+        if asked > limit:
+            raise ResourceExhaustedError(f"quota {name} is {limit}; the request asks for "
+                                         f"{asked}")
+
+
+UNLIMITED = Quota(**{f.name: UNLIMITED_VALUE for f in dataclasses.fields(Quota)})
+
+
+class Quotas:
+    """The quotas of every user, and the rate limits kept in Redis."""
+
+    def __init__(self, user: Quota | None = None, overrides: Mapping[str, Quota] | None = None,
+                 admins: frozenset[str] = frozenset(), client: redis.Redis | None = None,
+                 service: str = "") -> None:
+        self.user, self.overrides, self.admins = user or Quota(), dict(overrides or {}), admins
+        self._rates = RateLimiter(client, service) if client is not None else None
+
+    @classmethod
+    def from_config(cls, config: Config, client: redis.Redis | None = None) -> Quotas:
+        raw = config.quotas or (Path(config.quotas_file).read_text() if config.quotas_file
+                                else "{}")
+        try:
+            data = json.loads(raw)
+            user = _quota(Quota(), data.get("user", {}))
+            overrides = {str(name): _quota(user, values)
+                         for name, values in data.get("users", {}).items()}
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise ValueError(f"bad quotas (ARENA_QUOTAS / ARENA_QUOTAS_FILE): {exc}") from None
+        admins = frozenset(p.name for p in TokenStore.from_config(config).principals()
+                           if p.is_admin) if config.auth else frozenset({"anonymous"})
+        return cls(user, overrides, admins, client, config.role)
+
+    def of(self, name: str) -> Quota:
+        """The quota of the user called ``name`` (an owner of matches or ladders)."""
+        if name in self.admins:
+            return UNLIMITED
+        return self.overrides.get(name, self.user)
+
+    def for_caller(self, principal: Principal) -> Quota:
+        return UNLIMITED if principal.is_admin else self.of(principal.name)
+
+    def spend(self, principal: Principal, rate: str) -> None:
+        """Count one call against the caller's per-minute ``rate`` (refused past it)."""
+        limit = int(getattr(self.for_caller(principal), rate))
+        if self._rates is None or limit >= UNLIMITED_VALUE:
+            return
+        used = self._rates.hit(principal.name, rate)
+        if used > limit:
+            raise ResourceExhaustedError(
+                f"quota {rate} is {limit}; retry in {self._rates.retry_after_s()} s")
+
+
+def _quota(base: Quota, values: Any) -> Quota:
+    if not isinstance(values, dict):
+        raise TypeError(f"a quota must be an object, got {values!r}")
+    known = {f.name for f in dataclasses.fields(Quota)}
+    unknown = set(values) - known
+    if unknown:
+        raise ValueError(f"unknown quota {sorted(unknown)[0]!r}; known: {sorted(known)}")
+    for key, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"quota {key} must be a non-negative integer, got {value!r}")
+    return dataclasses.replace(base, **values)

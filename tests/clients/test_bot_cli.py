@@ -1,0 +1,214 @@
+"""`arena bot ...` against a real registry: every command, --json, one-line errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from arena.clients.cli import main
+
+from arena.bots.botfile import parse_bot_file
+from arena.engine import othello
+from tests.support.servers import Server
+from tests.support.specs import png_bytes
+
+ENV = ("ARENA_HOME", "ARENA_REGISTRY", "ARENA_REFEREE", "ARENA_LADDER", "ARENA_ENGINE",
+       "ARENA_TOKEN")
+
+
+@pytest.fixture
+def arena(registry_server: Server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+          ) -> Iterator[Server]:
+    """The registry, reached through the environment (the CLI writes it, so undo it)."""
+    for name in ENV:
+        monkeypatch.setenv(name, "unset")
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("ARENA_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ARENA_REGISTRY", registry_server.target)
+    monkeypatch.setenv("ARENA_TOKEN", "alice-token")
+    yield registry_server
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["bot", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert isinstance(data, dict)
+    return data
+
+
+def fails(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    code, _out, err = run(capsys, *argv)
+    assert code != 0
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    return err
+
+
+def test_register_from_preset_with_a_parameter_option(
+        arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    bot = run_json(capsys, "register", "--name", "terra-deep", "--from-preset", "terra",
+                   "--depth-end", "8", "--no-random-tied-root-moves")
+    assert bot["version"] == 1 and bot["owner"] == "alice"
+    config = bot["spec"]["builtin"]["config"]  # type: ignore[index]
+    assert config["depth"] == {"begin": 6, "middle": 6, "end": 8}
+    assert config["random_tied_root_moves"] is False
+    assert config["position_tables"] == othello.PRESETS["terra"]["position_tables"]
+
+
+def test_register_builtin_external_and_set(arena: Server, capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    moku = run_json(capsys, "register", "--name", "moku", "--evaluator", "sharpmoku",
+                    "--depth", "4", "--description", "hard")
+    assert moku["spec"]["game"] == "GAME_KIND_GOMOKU"  # type: ignore[index]
+    avatar = tmp_path / "face.png"
+    avatar.write_bytes(png_bytes())
+    code, out, err = run(capsys, "register", "--name", "fast", "--from-preset", "arena-fast",
+                         "--set", "weights.mobility=[100, 60]", "--avatar", str(avatar))
+    assert code == 0, err
+    assert "arena (preset arena-fast)" in out and "avatar          " in out
+    remote = run_json(capsys, "register", "--name", "remote", "--game", "othello",
+                      "--external", "localhost:7000", "--deadline-ms", "1500")
+    assert remote["spec"]["external"] == {  # type: ignore[index]
+        "address": "localhost:7000", "move_deadline_ms": 1500}
+
+
+def test_invalid_registration_is_one_line_naming_the_field(
+        arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    err = fails(capsys, "register", "--name", "bad", "--from-preset", "terra",
+                "--depth-end", "11")
+    assert "spec.builtin.config.depth.end" in err
+    assert "--game is required" in fails(capsys, "register", "--name", "x")
+    assert "cannot read avatar" in fails(capsys, "register", "--name", "x", "--from-preset",
+                                         "lucy", "--avatar", "/nonexistent.png")
+    assert "PATH=VALUE" in fails(capsys, "register", "--name", "x", "--from-preset", "lucy",
+                                 "--set", "nothing")
+
+
+def test_show_list_update_retire(arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    run_json(capsys, "register", "--name", "ryo-1", "--from-preset", "ryo")
+    run_json(capsys, "register", "--name", "moku", "--from-preset", "sharpmoku-hard")
+    updated = run_json(capsys, "update", "ryo-1", "--stable-disc-score", "20",
+                       "--description", "calmer")
+    assert updated["version"] == 2
+    config = updated["spec"]["builtin"]["config"]  # type: ignore[index]
+    assert config["stable_disc_score"] == 20 and config["depth"]["end"] == 6
+    first = run_json(capsys, "show", "ryo-1@1")
+    assert first["version"] == 1
+    assert first["spec"]["builtin"]["config"]["stable_disc_score"] == 40  # type: ignore[index]
+    code, out, _ = run(capsys, "show", "ryo-1")
+    assert code == 0 and "version         2" in out and "[builtin.depth]" in out
+
+    code, out, _ = run(capsys, "list")
+    assert code == 0
+    assert out.splitlines()[0].split() == ["NAME", "VER", "GAME", "OWNER", "ENGINE", "RETIRED"]
+    assert [line.split()[0] for line in out.splitlines()[1:]] == ["moku", "ryo-1"]
+    listed = run_json(capsys, "list", "--game", "gomoku")
+    assert [b["spec"]["name"] for b in listed["bots"]] == ["moku"]  # type: ignore[attr-defined]
+    paged = run_json(capsys, "list", "--page-size", "1")
+    assert len(paged["bots"]) == 1 and paged["next_page_token"]  # type: ignore[arg-type]
+
+    retired = run_json(capsys, "retire", "moku")
+    assert retired["retired"] is True
+    assert [b["spec"]["name"] for b in run_json(capsys, "list")["bots"]] == [  # type: ignore[attr-defined]
+        "ryo-1"]
+    everything = run_json(capsys, "list", "--all")["bots"]
+    assert [b["spec"]["name"] for b in everything] == ["moku", "ryo-1"]  # type: ignore[attr-defined]
+
+
+def test_update_switches_to_a_preset_and_back_to_parameters(
+        arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    run_json(capsys, "register", "--name", "shifty", "--from-preset", "lucy")
+    madoka = run_json(capsys, "update", "shifty", "--from-preset", "madoka",
+                      "--time-limit-s", "2")
+    config = madoka["spec"]["builtin"]["config"]  # type: ignore[index]
+    assert madoka["spec"]["preset"] == "madoka"  # type: ignore[index]
+    assert config["stable_disc_score"] == 60 and config["time_limit_s"] == 2
+
+
+def test_export_then_import_reproduces_the_bot(
+        arena: Server, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    run_json(capsys, "register", "--name", "terra-x", "--from-preset", "terra",
+             "--depth-end", "9", "--description", "exported")
+    path = tmp_path / "terra-x.toml"
+    written = run_json(capsys, "export", "terra-x", "-o", str(path))
+    assert written["version"] == 1 and path.exists()
+    assert "Arena bot file: terra-x version 1 by alice" in path.read_text()
+    assert "exists" in fails(capsys, "export", "terra-x", "-o", str(path))
+
+    copy = run_json(capsys, "import", str(path), "--name", "terra-y")
+    original = run_json(capsys, "show", "terra-x")
+    assert copy["spec"]["builtin"] == original["spec"]["builtin"]  # type: ignore[index]
+    assert copy["evaluator_hash"] == original["evaluator_hash"]
+    assert copy["spec"]["description"] == "exported"  # type: ignore[index]
+
+    assert "--update" in fails(capsys, "import", str(path))
+    # The file holds the bot as it is: updating from it changes nothing, so no new version.
+    again = run_json(capsys, "import", str(path), "--update")
+    assert again["version"] == 1 and again["content_hash"] == original["content_hash"]
+
+
+def test_export_to_stdout_is_a_bot_file(arena: Server,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    run_json(capsys, "register", "--name", "labby", "--from-preset", "lab-advanced")
+    code, out, _ = run(capsys, "export", "labby")
+    assert code == 0
+    parsed = parse_bot_file(out)
+    assert parsed.spec.name == "labby" and parsed.spec.preset == "lab-advanced"
+    assert json.loads(run(capsys, "export", "labby", "--json")[1])["toml"] == out
+
+
+def test_import_a_hand_written_file_with_overrides(
+        arena: Server, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "mine.toml"
+    path.write_text('name = "mine"\nfrom_preset = "madoka"\n\n[builtin.depth]\nend = 7\n')
+    bot = run_json(capsys, "import", str(path))
+    assert bot["spec"]["builtin"]["config"]["depth"]["end"] == 7  # type: ignore[index]
+    path.write_text("name = [")
+    assert "not a valid bot file" in fails(capsys, "import", str(path))
+    assert "no such bot file" in fails(capsys, "import", str(tmp_path / "missing.toml"))
+
+
+def test_presets_listed(arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    presets = run_json(capsys, "presets", "--game", "othello")["presets"]
+    names = {p["name"] for p in presets}  # type: ignore[attr-defined]
+    assert names == set(othello.PRESETS)
+    code, out, _ = run(capsys, "presets")
+    assert code == 0 and "sharpmoku-hard" in out and "lucy" in out
+
+
+def test_auth_errors_are_one_line(arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    run_json(capsys, "register", "--name", "alices", "--from-preset", "lucy")
+    err = fails(capsys, "retire", "alices", "--token", "bob-token")
+    assert "bob may not change" in err
+    err = fails(capsys, "list", "--token", "nobody")
+    assert "unknown token" in err
+
+
+def test_unreachable_registry_is_one_line(arena: Server,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    err = fails(capsys, "list", "--registry", "127.0.0.1:1")
+    assert "unreachable" in err
+
+
+def test_addresses_and_token_come_from_stack_json(
+        arena: Server, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "stack-home"
+    home.mkdir()
+    (home / "admin.token").write_text("admin-token\n")
+    (home / "stack.json").write_text(json.dumps({
+        "roles": {"registry": arena.target}, "token_file": str(home / "admin.token")}))
+    monkeypatch.setenv("ARENA_HOME", str(home))
+    monkeypatch.delenv("ARENA_REGISTRY")
+    monkeypatch.delenv("ARENA_TOKEN")
+    bot = run_json(capsys, "register", "--name", "by-admin", "--from-preset", "lucy")
+    assert bot["owner"] == "root"

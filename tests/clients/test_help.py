@@ -1,0 +1,48 @@
+"""`arena --help` works on every level: the root, each group and each subcommand."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+from arena.clients.cli import build_parser
+
+from tests.clients.conftest import RunArena
+
+
+def _command_paths(
+    parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()
+) -> list[tuple[str, ...]]:
+    paths = [prefix]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                paths += _command_paths(child, (*prefix, name))
+    return paths
+
+
+PATHS = _command_paths(build_parser())
+
+
+def test_the_issue_commands_are_all_there() -> None:
+    expected = {
+        ("up",), ("demo",), ("play",), ("analyze",), ("worker",),
+        *[("match", c) for c in ("create", "watch", "show", "replay", "tree", "export",
+                                 "delete", "list")],
+        *[("ladder", c) for c in ("create", "watch", "standings", "list", "cancel")],
+    }
+    assert expected <= set(PATHS)
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: " ".join(p) or "arena")
+def test_help_on_every_level(run_arena: RunArena, path: tuple[str, ...]) -> None:
+    result = run_arena(*path, "--help")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: arena"), result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_no_command_is_a_usage_error(run_arena: RunArena) -> None:
+    result = run_arena()
+    assert result.returncode == 2
+    assert "usage: arena" in result.stderr

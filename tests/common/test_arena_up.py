@@ -1,0 +1,170 @@
+"""`arena up` as a real process: everything answers health, SIGTERM leaves nothing behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from arena.services.common.server import check_health
+from arena.services.web.server import check_http_health
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "zombie" not in status.read_text()
+
+
+def _wait_for_manifest(path: Path, process: subprocess.Popen[bytes]) -> dict[str, object]:
+    deadline = time.monotonic() + 120
+    while not path.exists():
+        assert process.poll() is None, "arena up exited early"
+        assert time.monotonic() < deadline, "arena up did not come up in 120 s"
+        time.sleep(0.1)
+    return dict(json.loads(path.read_text()))
+
+
+def _start_up(home: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena.clients", "up", "--workers", "2"],
+        env=dict(os.environ, ARENA_HOME=str(home)),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+
+
+def _wait_all_gone(pids: dict[str, int]) -> list[str]:
+    deadline = time.monotonic() + 10
+    while any(_alive(int(pid)) for pid in pids.values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [name for name, pid in pids.items() if _alive(int(pid))]
+
+
+def test_arena_up_serves_health_and_sigterm_leaves_no_process(tmp_path: Path) -> None:
+    process = _start_up(tmp_path)
+    try:
+        manifest = _wait_for_manifest(tmp_path / "stack.json", process)
+        services = manifest["services"]
+        assert isinstance(services, dict)
+        assert set(services) == {"registry", "referee", "ladder", "worker-1", "worker-2",
+                                 "analyst-1"}
+        for target in services.values():
+            assert check_health(target)
+        assert manifest["roles"] == {"registry": services["registry"],  # type: ignore[index]
+                                     "referee": services["referee"],
+                                     "ladder": services["ladder"],
+                                     "engine": services["analyst-1"]}
+        web = manifest["web"]  # the web gateway, for browsers
+        assert isinstance(web, str) and web.startswith("http://127.0.0.1:")
+        assert check_http_health(web.removeprefix("http://"))
+        pids = manifest["pids"]
+        assert isinstance(pids, dict) and len(pids) == 9  # 6 services, web, 2 Redis
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, out.decode()
+    assert b"stopped." in out
+    assert _wait_all_gone(pids) == []
+    assert not (tmp_path / "stack.json").exists()
+    assert (tmp_path / "admin.token").stat().st_mode & 0o077 == 0
+
+
+def test_a_killed_arena_up_takes_its_children_with_it(tmp_path: Path) -> None:
+    process = _start_up(tmp_path)
+    try:
+        pids = _wait_for_manifest(tmp_path / "stack.json", process)["pids"]
+        assert isinstance(pids, dict)
+        process.kill()  # no chance to clean up: the children must notice on their own
+        process.wait(timeout=10)
+        leftovers = _wait_all_gone(pids)
+    finally:
+        for pid in (pids if "pids" in locals() else {}).values():
+            if _alive(int(pid)):
+                os.kill(int(pid), signal.SIGKILL)
+    assert leftovers == []
+
+
+def _arena(home: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena.clients", *args], text=True,
+                          capture_output=True, timeout=timeout,
+                          env=dict(os.environ, ARENA_HOME=str(home)))
+
+
+def _wait(condition: Callable[[], bool], what: str, timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def test_arena_up_restarts_what_dies_scales_workers_and_stops_hand_started_ones(
+        tmp_path: Path) -> None:
+    """A kill -9 of a worker does not stop the stack: the worker comes back on its port.
+    `arena workers scale N` adds and removes workers; `arena worker` finds the stack by
+    itself and is stopped with it."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena.clients", "up", "--workers", "1"],
+        env=dict(os.environ, ARENA_HOME=str(tmp_path), ARENA_WARM_GAMES=""),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    extra: subprocess.Popen[bytes] | None = None
+    try:
+        manifest = _wait_for_manifest(tmp_path / "stack.json", process)
+        pids = manifest["pids"]
+        assert isinstance(pids, dict)
+        victim = int(pids["worker-1"])
+        os.kill(victim, signal.SIGKILL)
+        target = manifest["services"]["worker-1"]  # type: ignore[index]
+        _wait(lambda: check_health(target) and _alive(int(_manifest(tmp_path)["pids"]
+                                                          ["worker-1"])), "the restart")
+        assert process.poll() is None  # the stack lives on
+        assert _alive(int(pids["registry"])) and _alive(int(pids["redis-durable"]))
+
+        scaled = _arena(tmp_path, "workers", "scale", "3")
+        assert scaled.returncode == 0, scaled.stderr
+        assert "3 workers: worker-1, worker-2, worker-3" in scaled.stdout
+        for name in ("worker-2", "worker-3"):
+            assert check_health(_manifest(tmp_path)["services"][name])
+        down = _arena(tmp_path, "workers", "scale", "1")
+        assert down.returncode == 0, down.stderr
+        assert set(_manifest(tmp_path)["services"]) >= {"worker-1"}
+        assert "worker-3" not in _manifest(tmp_path)["services"]
+
+        extra = subprocess.Popen(  # no address given: it reads the stack file
+            [sys.executable, "-m", "arena.clients", "worker", "--", "--ready-file",
+             str(tmp_path / "hand.port")],
+            env=dict(os.environ, ARENA_HOME=str(tmp_path), ARENA_WARM_GAMES=""),
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _wait(lambda: (tmp_path / "hand.port").exists(), "the hand-started worker")
+        assert check_health(f"127.0.0.1:{(tmp_path / 'hand.port').read_text()}")
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=60)
+        assert extra.wait(timeout=30) == 0  # stopped with the stack, gracefully
+    finally:
+        for child in (process, extra):
+            if child is not None and child.poll() is None:
+                child.kill()
+    text = out.decode()
+    assert "worker-1 exited with -9; restarting" in text and "worker-1 restarted" in text
+    assert "worker-3 stopped" in text
+
+
+def test_arena_worker_without_a_stack_says_what_to_do(tmp_path: Path) -> None:
+    result = _arena(tmp_path, "worker", timeout=60)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "no running stack" in result.stderr and "arena up" in result.stderr
+
+
+def _manifest(home: Path) -> dict[str, Any]:
+    return dict(json.loads((home / "stack.json").read_text()))

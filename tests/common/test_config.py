@@ -1,0 +1,50 @@
+"""One configuration object per process: precedence, types, errors, masking, the doc table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from arena.services.common.config import SETTINGS, Config, settings_table
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+
+
+def test_flags_beat_the_environment_which_beats_the_defaults() -> None:
+    env = {"ARENA_LISTEN": "0.0.0.0:7000", "ARENA_MAX_MATCHES": "3",
+           "ARENA_SHARED_CACHE": "false", "ARENA_GRACE_MS": "50"}
+    config = Config.load("referee", ["--listen", "127.0.0.1:9"], env)
+    assert config.listen == "127.0.0.1:9"
+    assert config.max_matches == 3 and config.shared_cache is False
+    assert config.delivery.grace_ms == 50
+    assert Config.load("referee", [], {}).max_matches == 64
+
+
+def test_a_bad_value_names_its_variable() -> None:
+    with pytest.raises(ValueError, match="ARENA_MAX_MATCHES='lots'"):
+        Config.load("referee", [], {"ARENA_MAX_MATCHES": "lots"})
+    with pytest.raises(ValueError, match="ARENA_AUTH"):
+        Config.load("referee", [], {"ARENA_AUTH": "perhaps"})
+
+
+def test_no_auth_and_the_former_worker_id_flag() -> None:
+    config = Config.load("worker", ["--no-auth", "--worker-id", "w7"], {})
+    assert config.auth is False and config.instance == "w7"
+
+
+def test_the_effective_configuration_masks_secrets() -> None:
+    config = Config.load("ladder", [], {"ARENA_ADMIN_TOKEN": "s3cret", "ARENA_REFEREE": "r:1"})
+    text = "\n".join(config.describe())
+    assert "s3cret" not in text and "admin_token = ***" in text
+    assert "referee = 'r:1'" in text
+    assert "max_matches" not in text  # the ladder does not read it
+    assert config.peer_token == "s3cret"
+
+
+def test_every_setting_is_a_config_field_and_documented() -> None:
+    fields = set(Config.__dataclass_fields__)
+    assert {s.name for s in SETTINGS} <= fields
+    doc = DOC.read_text()
+    start = doc.index("<!-- settings table")
+    section = doc[doc.index("\n", doc.index("-->", start)) + 1: doc.index("<!-- end of settings")]
+    assert section.strip() == settings_table().strip()

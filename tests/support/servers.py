@@ -1,0 +1,55 @@
+"""Real services inside the test process: each on a real gRPC server bound to port 0.
+
+``serve(role, config)`` builds the role's service the way its ``__main__`` does (the same
+``create_service`` factory), with the test tokens below. Tests that need whole processes
+use the launcher instead (``tests/conftest.py``: the ``launcher`` fixture).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from arena.clients.sdk import ArenaClient, StackAddresses
+from arena.services.common.auth import Principal, TokenStore
+from arena.services.common.config import Config
+from arena.services.common.server import ServerHandle, build_server
+
+ADMIN_TOKEN = "admin-token"
+TOKENS = {
+    ADMIN_TOKEN: Principal("root", "admin"),
+    "alice-token": Principal("alice", "user"),
+    "bob-token": Principal("bob", "user"),
+}
+
+
+@dataclass
+class Server:
+    """One in-process service."""
+
+    handle: ServerHandle
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.handle.port}"
+
+    def stop(self) -> None:
+        self.handle.stop(0)
+
+
+def serve(role: str, config: Config, **factory_args: Any) -> Server:
+    factory = importlib.import_module(f"arena.services.{role}.server").create_service
+    registrations, names, on_stop = factory(config.replace(role=role), **factory_args)
+    handle = build_server(registrations, names, "127.0.0.1:0", TokenStore(TOKENS)).start()
+    handle.on_stop.extend(on_stop)
+    return Server(handle)
+
+
+def client(token: str = ADMIN_TOKEN, **targets: str) -> ArenaClient:
+    """An SDK client for the given services (``registry=...``, ``referee=...``)."""
+    return ArenaClient(addresses=StackAddresses(token=token, **targets))
+
+
+def metadata(token: str | None = "alice-token") -> tuple[tuple[str, str], ...]:
+    return () if token is None else (("authorization", f"Bearer {token}"),)
