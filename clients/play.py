@@ -242,12 +242,6 @@ class TerminalGame:
         self._apply(result.move, spent, result)
 
     def _choose(self, bot: PreparedBot) -> SearchResult:
-        # Until the Othello engine plays the international opening's centre placements
-        # (issue 15 item 1, on the othello branch), they are drawn here: they capture
-        # nothing, so there is nothing to search. Remove with that merge.
-        if getattr(self.position, "in_opening", lambda: False)():
-            move = self.rng.choice(self.position.legal_moves())
-            return SearchResult(move, 0, 0, 0, 0.0, [move])
         return self.rules.engine().choose_move(
             bot, self.position.to_text(), list(self.history), Limits(time_ms=self.bot_time_ms),
             seed=self.rng.randrange(1 << 30))

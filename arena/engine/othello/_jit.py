@@ -31,6 +31,16 @@ def kernel(fn: F) -> F:
     return cast(F, numba.njit(cache=True, boundscheck=False)(fn))
 
 
+def inline_kernel(fn: F) -> F:
+    """A small hot helper: as ``kernel``, and inlined into its callers by numba.
+
+    Numba compiles every function into a module of its own and calls across modules; LLVM
+    cannot inline such calls. A flip or a last-square count costs a few dozen instructions,
+    so the call itself and the values it cannot keep in registers cost as much again.
+    """
+    return cast(F, numba.njit(cache=True, boundscheck=False, inline="always")(fn))
+
+
 def search_kernel(fn: F) -> F:
     """A long-running entry point: as ``kernel``, and it releases the GIL while it runs."""
     return cast(F, numba.njit(cache=True, nogil=True, boundscheck=False)(fn))
@@ -82,17 +92,20 @@ def _leading_zeros_intrinsic(typingctx: Any, x: Any) -> Any:
 
 
 cgutils: Any = _cgutils  # untyped module
-_CLOCK_MONOTONIC = 1  # Linux's id of the clock behind time.monotonic_ns
+# Linux's clock ids: what time.monotonic_ns and time.thread_time_ns read.
+CLOCK_MONOTONIC = 1
+CLOCK_THREAD_CPUTIME_ID = 3
 
 
-def _monotonic_ns_intrinsic(typingctx: Any) -> Any:
-    """``time.monotonic_ns()`` for kernels: libc ``clock_gettime``, linked by name.
+def _clock_ns_intrinsic(typingctx: Any, clock_id: Any) -> Any:
+    """``clock_gettime(clock_id)`` in ns for kernels: libc's function, linked by name.
 
     Linking by symbol name (not a ctypes address) keeps the machine code valid in another
-    process, so kernels that read the clock stay in numba's disk cache. On Linux the call is
-    served by the vDSO (tens of nanoseconds, no system call).
+    process, so kernels that read a clock stay in numba's disk cache. The monotonic clock is
+    served by the vDSO (tens of nanoseconds); the thread's CPU clock takes a system call
+    (well under a microsecond), read once per ``POLL_NODES`` nodes.
     """
-    sig = types.int64()
+    sig = types.int64(types.int64)
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         i32, i64 = ir.IntType(32), ir.IntType(64)
@@ -100,10 +113,27 @@ def _monotonic_ns_intrinsic(typingctx: Any) -> Any:
         fnty = ir.FunctionType(i32, [i32, timespec.as_pointer()])
         clock_gettime = cgutils.get_or_insert_function(builder.module, fnty, "clock_gettime")
         out = cgutils.alloca_once(builder, timespec)
-        builder.call(clock_gettime, [ir.Constant(i32, _CLOCK_MONOTONIC), out])
+        builder.call(clock_gettime, [builder.trunc(args[0], i32), out])
         sec = builder.load(cgutils.gep_inbounds(builder, out, 0, 0))
         nsec = builder.load(cgutils.gep_inbounds(builder, out, 0, 1))
         return builder.add(builder.mul(sec, ir.Constant(i64, 1_000_000_000)), nsec)
+
+    return sig, codegen
+
+
+def _prefetch_intrinsic(typingctx: Any, address: Any) -> Any:
+    """Start loading the cache line at ``address`` (an int) before it is read (LLVM
+    ``prefetch``): a table probe that would wait for memory overlaps other work instead."""
+    sig = types.void(types.int64)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = builder.module.declare_intrinsic("llvm.prefetch", [i8p], fnty)
+        pointer = builder.inttoptr(args[0], i8p)
+        builder.call(fn, [pointer, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
 
     return sig, codegen
 
@@ -112,4 +142,5 @@ def _monotonic_ns_intrinsic(typingctx: Any) -> Any:
 popcount = cast(Callable[[np.uint64], int], intrinsic(_popcount_intrinsic))
 lowest_square = cast(Callable[[np.uint64], int], intrinsic(_lowest_square_intrinsic))
 leading_zeros = cast(Callable[[np.uint64], int], intrinsic(_leading_zeros_intrinsic))
-monotonic_ns = cast(Callable[[], int], intrinsic(_monotonic_ns_intrinsic))
+prefetch = cast(Callable[[int], None], intrinsic(_prefetch_intrinsic))
+clock_ns = cast(Callable[[int], int], intrinsic(_clock_ns_intrinsic))

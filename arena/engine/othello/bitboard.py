@@ -3,6 +3,11 @@
 Square ``i`` is bit ``i``, with ``i = row * 8 + col``, a1 = 0, h1 = 7, a2 = 8, h8 = 63. The
 kernels work on the pair (P, O): the discs of the side to move and of its opponent. A left
 shift by 1 moves one file east (towards h), by 8 one row down (towards row 8).
+
+International Reversi starts from an empty board: its first four moves are placements on the
+empty centre squares that capture nothing (``Position.in_opening``). The kernels never see
+those positions; the Python side (``legal_moves``, ``Position.play``, ``perft``) plays them,
+and from the fifth move on the game is plain Othello.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from arena.engine.othello._jit import (
     S9,
     U0,
     U1,
+    inline_kernel,
     kernel,
     leading_zeros,
     lowest_square,
@@ -42,13 +48,16 @@ S16 = np.uint64(16)
 S18 = np.uint64(18)
 S63 = np.uint64(63)
 HIGH_BIT = np.uint64(1 << 63)
+CENTRE = (27, 28, 35, 36)  # d4, e4, d5, e5: where the international opening places discs
+_CENTRE_BITS = sum(1 << sq for sq in CENTRE)
+INTERNATIONAL = "international"
 
 
 class PositionTextError(ValueError):
     """A position string that is not 64 board characters, a space and a side to move."""
 
 
-@kernel
+@inline_kernel
 def get_moves(p: np.uint64, o: np.uint64) -> np.uint64:
     """Bitboard of the legal moves of the side owning ``p``.
 
@@ -130,7 +139,7 @@ def _ray_masks() -> npt.NDArray[np.uint64]:
 RAYS = _ray_masks()
 
 
-@kernel
+@inline_kernel
 def _flips_up(p: np.uint64, o: np.uint64, m: np.uint64, mask: np.uint64) -> np.uint64:
     # Adding the move bit to "opponent or off the ray" carries through the run of opponent
     # discs and stops on the first other ray square: the outflank if it is ours.
@@ -139,7 +148,7 @@ def _flips_up(p: np.uint64, o: np.uint64, m: np.uint64, mask: np.uint64) -> np.u
     return (out - nonzero) & mask
 
 
-@kernel
+@inline_kernel
 def _flips_down(p: np.uint64, o: np.uint64, mask: np.uint64) -> np.uint64:
     # The highest ray square that is not an opponent disc is the outflank if it is ours
     # (``| U1`` keeps ctlz defined; bit 0 is then dropped by ``& mask`` unless on the ray).
@@ -147,7 +156,7 @@ def _flips_down(p: np.uint64, o: np.uint64, mask: np.uint64) -> np.uint64:
     return (U0 - out - out) & mask
 
 
-@kernel
+@inline_kernel
 def flips(p: np.uint64, o: np.uint64, sq: int) -> np.uint64:
     """Discs flipped when the side owning ``p`` plays on the empty square ``sq``."""
     m = U1 << sq
@@ -162,7 +171,7 @@ def flips(p: np.uint64, o: np.uint64, sq: int) -> np.uint64:
     return f
 
 
-@kernel
+@inline_kernel
 def mix64(k: np.uint64) -> np.uint64:
     """MurmurHash3's 64-bit finaliser: a bijection that spreads every input bit."""
     k ^= k >> _S33
@@ -173,7 +182,7 @@ def mix64(k: np.uint64) -> np.uint64:
     return k
 
 
-@kernel
+@inline_kernel
 def pair_key(p: np.uint64, o: np.uint64) -> np.uint64:
     """Transposition key of (side to move, opponent); colour-swapped twins share it."""
     return mix64(p * _GOLDEN ^ mix64(o ^ _MIX2))
@@ -233,11 +242,13 @@ def final_score(p: np.uint64, o: np.uint64) -> int:
 
 @dataclass(frozen=True)
 class Position:
-    """A parsed position: black and white bitboards and the colour to move (0 black)."""
+    """A parsed position: black and white bitboards, the colour to move (0 black), and
+    whether the game is International Reversi (which only matters in its opening)."""
 
     black: int
     white: int
     turn: int
+    international: bool = False
 
     @property
     def player(self) -> int:
@@ -250,32 +261,51 @@ class Position:
     def empties(self) -> int:
         return 64 - bin(self.black | self.white).count("1")
 
+    def in_opening(self) -> bool:
+        """True during International Reversi's four placements on the centre squares."""
+        return self.international and self.empties() > 60
+
     def to_text(self) -> str:
         cells = []
         for sq in range(64):
             bit = 1 << sq
             cells.append("X" if self.black & bit else "O" if self.white & bit else "-")
-        return "".join(cells) + " " + ("X" if self.turn == BLACK else "O")
+        text = "".join(cells) + " " + ("X" if self.turn == BLACK else "O")
+        return f"{text} {INTERNATIONAL}" if self.international else text
 
     def play(self, move: int) -> Position:
         """The position after ``move`` (PASS allowed only when forced). Raises on illegal."""
+        if self.in_opening():
+            if move not in opening_placements(self):
+                raise ValueError(f"illegal opening placement {move} in {self.to_text()}")
+            return self._after(self.player | 1 << move, self.opponent)
         p, o = self.player, self.opponent
         legal = int(get_moves(np.uint64(p), np.uint64(o)))
         if move == PASS:
             if legal != 0 or int(get_moves(np.uint64(o), np.uint64(p))) == 0:
                 raise ValueError(f"pass is not legal in {self.to_text()}")
-            return Position(self.black, self.white, 1 - self.turn)
+            return self._after(p, o)
         if not 0 <= move < 64 or not legal >> move & 1:
             raise ValueError(f"illegal move {move} in {self.to_text()}")
         f = int(flips(np.uint64(p), np.uint64(o), move))
-        p2, o2 = p | f | (1 << move), o & ~f
+        return self._after(p | f | (1 << move), o & ~f)
+
+    def _after(self, mover: int, other: int) -> Position:
+        """The position with the mover's discs ``mover``, the other side's ``other``, and
+        the other side to move."""
         if self.turn == BLACK:
-            return Position(p2, o2, WHITE)
-        return Position(o2, p2, BLACK)
+            return Position(mover, other, WHITE, self.international)
+        return Position(other, mover, BLACK, self.international)
+
+
+def opening_placements(pos: Position) -> list[int]:
+    """The empty centre squares: the legal moves of International Reversi's opening."""
+    return [sq for sq in CENTRE if not (pos.black | pos.white) >> sq & 1]
 
 
 def parse_position(text: str) -> Position:
-    """Parse ``64 chars (X, O, -) + space + X|O``; also accepts OBF lines (rest ignored)."""
+    """Parse ``64 chars (X, O, -) + space + X|O``, optionally followed by ``international``;
+    also accepts OBF lines (what follows the side to move is ignored)."""
     if not isinstance(text, str):
         raise PositionTextError(f"position text must be a string, got {text!r}")
     stripped = text.strip()
@@ -291,7 +321,21 @@ def parse_position(text: str) -> Position:
             raise PositionTextError(f"bad square {ch!r} at {sq} in position text {text!r}")
     if len(stripped) > 66 and stripped[66] not in " ;":
         raise PositionTextError(f"bad position text {text!r}: junk after the side to move")
-    return Position(black, white, BLACK if stripped[65] == "X" else WHITE)
+    international = stripped[66:].split(";")[0].split() == [INTERNATIONAL]
+    pos = Position(black, white, BLACK if stripped[65] == "X" else WHITE, international)
+    if pos.in_opening():
+        _check_opening(pos, text)
+    return pos
+
+
+def _check_opening(pos: Position, text: str) -> None:
+    """An International Reversi position with fewer than four discs must be reachable:
+    centre discs only, black placed first, colours alternating."""
+    placed = 64 - pos.empties()
+    if (pos.black | pos.white) & ~_CENTRE_BITS:
+        raise PositionTextError(f"international opening with discs off the centre: {text!r}")
+    if bin(pos.black).count("1") != (placed + 1) // 2 or pos.turn != placed % 2:
+        raise PositionTextError(f"unreachable international opening position {text!r}")
 
 
 START_TEXT = "-" * 27 + "OX" + "-" * 6 + "XO" + "-" * 27 + " X"
@@ -299,6 +343,8 @@ START_TEXT = "-" * 27 + "OX" + "-" * 6 + "XO" + "-" * 27 + " X"
 
 def legal_moves(pos: Position) -> list[int]:
     """Sorted legal moves, ``[PASS]`` for a forced pass, ``[]`` when the game is over."""
+    if pos.in_opening():
+        return opening_placements(pos)
     p, o = np.uint64(pos.player), np.uint64(pos.opponent)
     bits = int(get_moves(p, o))
     if bits:
@@ -330,5 +376,10 @@ def perft(position_text: str, depth: int) -> int:
     """Leaf count ``depth`` plies below the position (passes are moves)."""
     if depth < 0:
         raise ValueError(f"perft depth must be >= 0, got {depth}")
-    pos = parse_position(position_text)
+    return _perft(parse_position(position_text), depth)
+
+
+def _perft(pos: Position, depth: int) -> int:
+    if depth > 0 and pos.in_opening():
+        return sum(_perft(pos.play(sq), depth - 1) for sq in opening_placements(pos))
     return int(perft_kernel(np.uint64(pos.player), np.uint64(pos.opponent), depth))

@@ -19,13 +19,16 @@ import numpy as np
 import numpy.typing as npt
 
 from arena.engine.othello._jit import (
+    CLOCK_MONOTONIC,
     CORNERS,
     U0,
     U1,
+    inline_kernel,
     kernel,
     leading_zeros,
     lowest_square,
     popcount,
+    prefetch,
     search_kernel,
 )
 from arena.engine.othello.bitboard import PASS, final_score, flips, get_moves, pair_key
@@ -34,6 +37,7 @@ from arena.engine.othello.endgame_small import (
     last_move_score,
     odd_quadrants,
     solve_small,
+    solve_three,
     solve_two,
 )
 from arena.engine.othello.search import (
@@ -41,6 +45,7 @@ from arena.engine.othello.search import (
     MAX_MOVES,
     MAX_PLY,
     ST_ABORTED,
+    ST_CLOCK,
     ST_DEADLINE,
     ST_NODE_LIMIT,
     ST_NODES,
@@ -65,7 +70,7 @@ _SH24 = np.uint64(24)
 _SH32 = np.uint64(32)
 
 
-@kernel
+@inline_kernel
 def _unpack(data: np.uint64) -> tuple[int, int, int]:
     lower = int(data & _M8) - 64
     upper = int((data >> _SH8) & _M8) - 64
@@ -73,10 +78,16 @@ def _unpack(data: np.uint64) -> tuple[int, int, int]:
     return lower, upper, move
 
 
-@kernel
+@inline_kernel
+def _bucket(tt: npt.NDArray[np.uint64], key: np.uint64) -> int:
+    """Index in ``tt`` of the two-entry bucket of ``key`` (32 bytes: one cache line)."""
+    return int(np.int64(key & np.uint64(tt.shape[0] // 4 - 1))) * 4
+
+
+@inline_kernel
 def eg_probe(tt: npt.NDArray[np.uint64], key: np.uint64) -> tuple[bool, int, int, int]:
     """(hit, lower bound, upper bound, best move) stored for ``key``."""
-    b = np.int64(key & np.uint64(tt.shape[0] // 4 - 1)) * 4
+    b = _bucket(tt, key)
     if tt[b] == key:
         lower, upper, move = _unpack(tt[b + 1])
         return True, lower, upper, move
@@ -98,7 +109,7 @@ def eg_store(
     move: int,
 ) -> None:
     """Record ``score`` searched with (alpha, beta) as bounds, merged with what is there."""
-    b = np.int64(key & np.uint64(tt.shape[0] // 4 - 1)) * 4
+    b = _bucket(tt, key)
     lower, upper = -64, 64
     if tt[b] == key:
         slot = b
@@ -144,7 +155,7 @@ SQUARE_WEIGHT = 8
 PARITY_WEIGHT = 16
 
 
-@kernel
+@inline_kernel
 def _adjacent(b: np.uint64) -> np.uint64:
     """Squares next to a disc of ``b`` (in any of the 8 directions)."""
     side = ((b << _S1) | (b << _S9) | (b >> _S7)) & _NOT_A
@@ -219,9 +230,11 @@ def _solve_tail(p: np.uint64, o: np.uint64, alpha: int, beta: int, empties: int)
         return final_score(p, o), 0
     empty = ~(p | o)
     if empties == 1:
-        return last_move_score(p, o, lowest_square(empty)), 1
+        return last_move_score(p, lowest_square(empty), alpha), 1
     if empties == 2:
         return solve_two(p, o, alpha, beta, lowest_square(empty), 63 - leading_zeros(empty))
+    if empties == 3:
+        return solve_three(p, o, alpha, beta, empty)
     return solve_small(p, o, alpha, beta, empties)
 
 
@@ -245,6 +258,9 @@ def solve_deep(
         return value
     if _should_stop(st, stop_ext):
         return 0
+    salt = np.uint64(st[ST_SALT])
+    key = pair_key(p, o) ^ salt
+    prefetch(tt.ctypes.data + 8 * _bucket(tt, key))  # read below, after the cheap tests
     moves = get_moves(p, o)
     if moves == U0:
         if get_moves(o, p) == U0:
@@ -256,9 +272,7 @@ def solve_deep(
         ceiling = 64 - 2 * popcount(stable_discs(o, p))
         if ceiling <= alpha:
             return ceiling
-    salt = np.uint64(st[ST_SALT])
     gen = salt & _M16
-    key = pair_key(p, o) ^ salt
     hit, lower, upper, first = eg_probe(tt, key)
     if hit and ply > 0:
         if lower >= beta:
@@ -281,22 +295,19 @@ def solve_deep(
         f = flips(p, o, sq)
         cp = o ^ f
         co = p ^ f ^ m
-        if i == 0:
+        if empties - 1 <= SHALLOW:
+            # The small solvers take no arrays: calling them here, not through a
+            # recursive call that passes four, saves most of a call at the commonest level.
+            value, below = _solve_tail(cp, co, -beta, -a, empties - 1)
+            st[ST_NODES] += below
+            value = -value
+        elif i == 0:
             value = -solve_deep(cp, co, -beta, -a, empties - 1, ply + 1, tt, work, st, stop_ext)
         else:
             value = -solve_deep(cp, co, -a - 1, -a, empties - 1, ply + 1, tt, work, st, stop_ext)
             if a < value < beta and st[ST_ABORTED] == 0:
                 value = -solve_deep(
-                    cp,
-                    co,
-                    -beta,
-                    -value,
-                    empties - 1,
-                    ply + 1,
-                    tt,
-                    work,
-                    st,
-                    stop_ext,
+                    cp, co, -beta, -value, empties - 1, ply + 1, tt, work, st, stop_ext
                 )
         if st[ST_ABORTED] != 0:
             return 0
@@ -336,12 +347,16 @@ class EndgameSolver:
         beta: int,
         node_limit: int,
         stop_ext: npt.NDArray[np.int64],
-        stop_time: npt.NDArray[np.int64],
+        deadline: int = 0,
+        clock_id: int = CLOCK_MONOTONIC,
     ) -> tuple[int, npt.NDArray[np.int64]]:
-        """(score, state vector) of the position; the state holds nodes, best move, abort."""
+        """(score, state vector) of the position; the state holds nodes, best move, abort.
+
+        ``deadline`` is in ns on the clock ``clock_id`` (0: none)."""
         st = new_state()
         st[ST_NODE_LIMIT] = node_limit
-        st[ST_DEADLINE] = stop_time[0]
+        st[ST_DEADLINE] = deadline
+        st[ST_CLOCK] = clock_id
         empties = 64 - bin(p | o).count("1")
         score = solve_deep(
             np.uint64(p),

@@ -1,7 +1,8 @@
 """The Python side of the Othello engine: iterative deepening, limits, tree capture, solving.
 
 Limits combine as "the stricter wins": the bot's own depth and time (from its config) and the
-caller's ``Limits``. The time limit is hard: the kernels read the monotonic clock every
+caller's ``Limits``. The time limit is hard, on the clock ``Limits.clock`` names (wall, or the
+searching thread's CPU time; see ``budget.py``): the kernels read that clock every
 ``POLL_NODES`` (1024) nodes and unwind once the deadline has passed (no helper thread whose
 scheduling could be late), and the best move of the last finished iteration (or a better
 root move already proven in the unfinished one) is returned.
@@ -17,7 +18,15 @@ import numpy as np
 import numpy.typing as npt
 
 from arena.engine.api import Limits, NodeKind, SearchResult, StopFlag, TreeNode
-from arena.engine.othello.bitboard import PASS, Position, legal_moves, parse_position
+from arena.engine.othello.bitboard import (
+    PASS,
+    Position,
+    legal_moves,
+    opening_placements,
+    parse_position,
+)
+from arena.engine.othello.budget import SOFT_TIME_SHARE as SOFT_TIME_SHARE  # for the worker
+from arena.engine.othello.budget import SOLVER_TIME_SHARE, TimeBudget
 from arena.engine.othello.config import BotSpec, compile_config
 from arena.engine.othello.endgame import EndgameSolver
 from arena.engine.othello.evaluate import kreversi_phase
@@ -37,6 +46,7 @@ from arena.engine.othello.search import (
     DP_TREE_N,
     INF,
     ST_ABORTED,
+    ST_CLOCK,
     ST_DEADLINE,
     ST_NODES,
     ST_ORDER,
@@ -59,19 +69,12 @@ from arena.engine.othello.search import (
 )
 
 RANDOM_TIE_MAX_DISCS = 14  # KReversi randomises tied root moves while discs <= 14
-# Past this share of its time limit, iterative deepening starts no new iteration.
-SOFT_TIME_SHARE = 0.45
 # FForum position 1 (14 empties): exercises every endgame kernel in about 10 ms.
 _WARM_UP_ENDGAME = "--XXXXX--OOOXX-O-OOOXXOX-OXOXOXXOXXXOXXX--XOXOXX-XXXOOO--OOOOO-- X"
 
 
 class GameOverError(ValueError):
     """The position has no move for either side: there is nothing to search."""
-
-
-def deadline_ns(time_ms: int | None, started_ns: int) -> int:
-    """The kernels' deadline: ``started + time_ms`` on the monotonic clock in ns, 0: none."""
-    return 0 if time_ms is None else started_ns + time_ms * 1_000_000
 
 
 def _stricter(a: int | None, b: int | None) -> int | None:
@@ -123,7 +126,9 @@ def _elapsed_ms(started_ns: int) -> float:
     return (time.monotonic_ns() - started_ns) / 1e6
 
 
-def search_template(spec: BotSpec, pos: Position, deadline_ns: int) -> npt.NDArray[np.int64]:
+def search_template(
+    spec: BotSpec, pos: Position, budget: TimeBudget
+) -> npt.NDArray[np.int64]:
     """What every iteration's state vector starts from (``deepen`` adds salt, first move and
     node budget)."""
     st = np.zeros(ST_SIZE, dtype=np.int64)
@@ -131,7 +136,8 @@ def search_template(spec: BotSpec, pos: Position, deadline_ns: int) -> npt.NDArr
     st[ST_ORDER] = int(spec.ordered)
     st[ST_USE_TT] = int(spec.use_tt)
     st[ST_ROOT_COLOR] = pos.turn
-    st[ST_DEADLINE] = deadline_ns
+    st[ST_DEADLINE] = budget.hard_ns
+    st[ST_CLOCK] = budget.clock_id
     discs = 64 - pos.empties()
     st[ST_ROOT_FULL] = int(spec.random_ties and discs <= RANDOM_TIE_MAX_DISCS)
     return st
@@ -142,7 +148,7 @@ def iterative_deepening(
     pos: Position,
     max_plies: int,
     node_limit: int | None,
-    time_ms: int | None,
+    budget: TimeBudget,
     stop_ext: npt.NDArray[np.int64],
     tree_budget: int,
     seed: int,
@@ -153,18 +159,17 @@ def iterative_deepening(
     result = SearchResult(move=legal[0], score=0, depth=0, nodes=0, elapsed_ms=0.0, pv=[])
     tree_rows: npt.NDArray[np.int64] | None = None
     nodes = 0
-    template = search_template(spec, pos, deadline_ns(time_ms, started))
-    soft_deadline = 0 if time_ms is None else started + int(SOFT_TIME_SHARE * time_ms * 1e6)
+    template = search_template(spec, pos, budget)
     # The kernel deepens on its own, unless an iteration's outcome needs Python: a draw
     # among tied root moves (which also decides the next iteration's first move) or a tree.
     ties = bool(template[ST_ROOT_FULL])
     out = buffers.out
     status = DEEPEN_STEP
     while status == DEEPEN_STEP:
-        budget = 0 if node_limit is None else max(1, node_limit - nodes)
+        nodes_left = 0 if node_limit is None else max(1, node_limit - nodes)
         status = buffers.deepen(
             pos.player, pos.opponent, pos.turn, (result.depth + 1, max_plies), pos.empties(),
-            result.move, budget, soft_deadline, ties or tree_budget > 0, spec.params,
+            result.move, nodes_left, budget.soft_ns, ties or tree_budget > 0, spec.params,
             template, stop_ext,
         )
         nodes += int(out[DP_NODES])
@@ -198,16 +203,16 @@ def _solve(
     pos: Position,
     wld: bool,
     node_limit: int | None,
-    time_ms: int | None,
+    budget: TimeBudget,
     stop_ext: npt.NDArray[np.int64],
 ) -> SearchResult | None:
     """Exact (or win/loss/draw) solve; None when a limit stopped it."""
     started = time.monotonic_ns()
     solver = _endgame_solver()
     alpha, beta = (-1, 1) if wld else (-64, 64)
-    stop_time = np.array([deadline_ns(time_ms, started)], dtype=np.int64)
     score, st = solver.solve(
-        pos.player, pos.opponent, alpha, beta, node_limit or 0, stop_ext, stop_time
+        pos.player, pos.opponent, alpha, beta, node_limit or 0, stop_ext, budget.hard_ns,
+        budget.clock_id,
     )
     if st[ST_ABORTED]:
         return None
@@ -247,51 +252,83 @@ def choose_move(
     seed: int = 0,
 ) -> SearchResult:
     """Run the bot described by ``config`` on the position; see the package docstring."""
+    cpu_started = time.thread_time_ns()
+    wall_started = time.monotonic_ns()
+    result = _choose_move(position_text, config, limits, stop, tree_budget, seed)
+    result.elapsed_ms = _elapsed_ms(wall_started)
+    result.cpu_ms = (time.thread_time_ns() - cpu_started) / 1e6
+    return result
+
+
+def _choose_move(
+    position_text: str,
+    config: dict[str, object],
+    limits: Limits,
+    stop: StopFlag | None,
+    tree_budget: int,
+    seed: int,
+) -> SearchResult:
     spec = compile_config(config)
+    budget = TimeBudget.start(limits.clock, _stricter(spec.time_ms, limits.time_ms))
     pos = parse_position(position_text)
     legal = legal_moves(pos)
     if not legal:
         raise GameOverError(f"game over, no move to choose in {position_text!r}")
     if tree_budget < 0:
         raise ValueError(f"tree_budget must be >= 0, got {tree_budget}")
-    started = time.monotonic_ns()
+    if pos.in_opening():
+        return _opening_placement(pos, tree_budget, seed)
     if legal == [PASS]:
         return SearchResult(
-            move=PASS,
-            score=0,
-            depth=0,
-            nodes=0,
-            elapsed_ms=_elapsed_ms(started),
-            pv=[PASS],
+            move=PASS, score=0, depth=0, nodes=0, elapsed_ms=0.0, pv=[PASS],
             tree=[] if tree_budget else None,
-        )
+        )  # fmt: skip
     stop_ext = stop.array if stop is not None else np.zeros(1, dtype=np.int64)
-    time_ms = _stricter(spec.time_ms, limits.time_ms)
     plies = _stricter(spec.plies[kreversi_phase(64 - pos.empties())], limits.depth)
     assert plies is not None
     gave_up = False  # a solve that a limit stopped
     if 0 <= pos.empties() <= spec.endgame_empties and tree_budget == 0:
-        # The solver gets 60% of the time; if it cannot finish, the midgame search gets the rest.
-        solve_ms = None if time_ms is None else max(1, time_ms * 6 // 10)
-        solved = _solve(pos, False, limits.nodes, solve_ms, stop_ext)
+        # The solver gets its share of the time; if it cannot finish, the midgame search
+        # gets the rest.
+        solved = _solve(pos, False, limits.nodes, budget.share(SOLVER_TIME_SHARE), stop_ext)
         if solved is not None:
             return solved
         gave_up = True
-    remaining = None if time_ms is None else max(1, time_ms - int(_elapsed_ms(started)))
     result = iterative_deepening(
-        spec, pos, max(1, plies), limits.nodes, remaining, stop_ext, tree_budget, seed
+        spec, pos, max(1, plies), limits.nodes, budget.rest(), stop_ext, tree_budget, seed
     )
-    result.elapsed_ms = _elapsed_ms(started)
     result.cut_short = result.cut_short or gave_up
     return result
+
+
+def _opening_placement(pos: Position, tree_budget: int, seed: int) -> SearchResult:
+    """A move of International Reversi's opening: drawn with the seed among the empty
+    centre squares, for every evaluator.
+
+    The console program that has this rule places its opening discs at random on the empty
+    centre squares; a placement captures nothing and no evaluator here can tell the
+    arrangements apart without searching the whole game, so every placement is a tie. They
+    are reported in ``ties`` and drawn by ``pick_tied``: the same seed gives the same game,
+    and a cached result is redrawn under another seed.
+    """
+    placements = opening_placements(pos)
+    result = SearchResult(
+        move=placements[0], score=0, depth=0, nodes=0, elapsed_ms=0.0, pv=[placements[0]],
+        tree=[] if tree_budget else None, ties=placements,
+    )  # fmt: skip
+    return pick_tied(result, seed)
 
 
 def pick_tied(result: SearchResult, seed: int) -> SearchResult:
     """Draw ``result.move`` among ``result.ties`` with ``seed`` (KReversi's random tie
     rule; a no-op without ties). The draw depends only on the tied moves and the seed, so
-    a search's result can be reused under another seed by drawing again."""
+    a search's result can be reused under another seed by drawing again. The tied moves
+    are part of the generator's seed: a game's successive draws under one seed (the four
+    opening placements of International Reversi) are then independent, so every
+    arrangement can occur."""
     if result.ties:
-        result.move = random.Random(seed).choice(result.ties)
+        draw = random.Random(f"{seed}:{','.join(map(str, result.ties))}")
+        result.move = draw.choice(result.ties)
         if result.pv[:1] != [result.move]:
             result.pv = [result.move]
     return result
@@ -310,11 +347,16 @@ def solve(
     ``TimeoutError`` when a limit or the stop flag ends the solve first.
     """
     pos = parse_position(position_text)
+    if pos.in_opening():
+        raise ValueError(f"no exact solve in International Reversi's opening: {position_text!r}")
     limits = limits or Limits()
+    cpu_started = time.thread_time_ns()
+    budget = TimeBudget.start(limits.clock, limits.time_ms)
     stop_ext = stop.array if stop is not None else np.zeros(1, dtype=np.int64)
-    result = _solve(pos, wld, limits.nodes, limits.time_ms, stop_ext)
+    result = _solve(pos, wld, limits.nodes, budget, stop_ext)
     if result is None:
         raise TimeoutError(f"solve of {position_text!r} stopped before it finished")
+    result.cpu_ms = (time.thread_time_ns() - cpu_started) / 1e6
     return result
 
 

@@ -22,11 +22,12 @@ import numpy as np
 import numpy.typing as npt
 
 from arena.engine.othello._jit import (
+    CLOCK_MONOTONIC,
     U0,
     U1,
+    clock_ns,
     kernel,
     lowest_square,
-    monotonic_ns,
     popcount,
     search_kernel,
 )
@@ -53,10 +54,11 @@ ST_ROOT_DONE = 11  # root moves finished in this iteration
 ST_SALT = 12  # xor-ed into every table key: entries of earlier searches never match
 ST_NEXT_POLL = 13  # node count at which the stop flag and the clock are checked next
 ST_POLLS = 14  # how many times they were checked (tests bound the nodes between checks)
-ST_DEADLINE = 15  # monotonic-clock ns at which to stop (0: none); kept here, not in an array
-# argument of its own: each array passed to a recursive kernel costs atomic reference counts
-ST_ROOT_SCORES = 16  # st[16 + sq]: value of root move sq (bound unless ST_ROOT_FULL)
-ST_SIZE = 16 + 65
+ST_DEADLINE = 15  # ns on the ST_CLOCK clock at which to stop (0: none); kept here, not in an
+# array argument of its own: each array passed to a recursive kernel costs atomic reference counts
+ST_CLOCK = 16  # the clock the deadlines are on: CLOCK_MONOTONIC or CLOCK_THREAD_CPUTIME_ID
+ST_ROOT_SCORES = 17  # st[17 + sq]: value of root move sq (bound unless ST_ROOT_FULL)
+ST_SIZE = ST_ROOT_SCORES + 65
 
 TREE_PARENT = 0
 TREE_MOVE = 1
@@ -211,8 +213,9 @@ def _close_node(
 def _should_stop(st: npt.NDArray[np.int64], stop_ext: npt.NDArray[np.int64]) -> bool:
     """Count a node; every ``POLL_NODES`` nodes check the caller's flag and the deadline.
 
-    ``st[ST_DEADLINE]`` is the deadline on the monotonic clock in ns (0: none). The kernel
-    reads the clock itself, so a late-scheduled helper thread cannot delay the stop. Nodes
+    ``st[ST_DEADLINE]`` is the deadline in ns (0: none) on the clock ``st[ST_CLOCK]`` (the
+    monotonic clock, or the CPU time of the searching thread). The kernel reads the clock
+    itself, so a late-scheduled helper thread cannot delay the stop. Nodes
     counted elsewhere (the endgame's small solvers) also move ``st[ST_NODES]``, hence a
     next-poll mark rather than a test on the counter's low bits.
     """
@@ -223,7 +226,7 @@ def _should_stop(st: npt.NDArray[np.int64], stop_ext: npt.NDArray[np.int64]) -> 
         st[ST_NEXT_POLL] = st[ST_NODES] + POLL_NODES
         st[ST_POLLS] += 1
         deadline = st[ST_DEADLINE]
-        if stop_ext[0] != 0 or (deadline > 0 and monotonic_ns() >= deadline):
+        if stop_ext[0] != 0 or (deadline > 0 and clock_ns(st[ST_CLOCK]) >= deadline):
             st[ST_ABORTED] = 1
     if st[ST_NODE_LIMIT] > 0 and st[ST_NODES] > st[ST_NODE_LIMIT]:
         st[ST_ABORTED] = 1
@@ -447,6 +450,7 @@ def new_state() -> npt.NDArray[np.int64]:
     st = np.zeros(ST_SIZE, dtype=np.int64)
     st[ST_SALT] = int(mix64(np.uint64(next(_SALTS)))) >> 2
     st[ST_PRUNE] = st[ST_ORDER] = st[ST_USE_TT] = 1
+    st[ST_CLOCK] = CLOCK_MONOTONIC
     st[ST_ROOT_FIRST] = -1
     st[ST_ROOT_BEST] = -1
     return st
@@ -508,9 +512,9 @@ def deepen(
 
     Each iteration starts from ``template`` (flags, colour, deadline) with a fresh salt and
     the previous iteration's best move tried first at the root (``first_move`` for the
-    first). ``node_limit`` counts this call's nodes (0: none); past ``soft_deadline``
-    (monotonic ns, 0: none) no new iteration starts. With ``step`` it returns after each
-    finished iteration (the caller draws among tied root moves or keeps the tree).
+    first). ``node_limit`` counts this call's nodes (0: none); past ``soft_deadline`` (ns on
+    the template's clock, 0: none) no new iteration starts. With ``step`` it returns after
+    each finished iteration (the caller draws among tied root moves or keeps the tree).
     """
     zero = 0 * first_depth  # not a literal: see negamax
     out[DP_DEPTH] = zero
@@ -553,7 +557,7 @@ def deepen(
             if node_limit > 0 and nodes >= node_limit:
                 status = DEEPEN_OUT_OF_NODES
                 break
-            if soft_deadline > 0 and monotonic_ns() > soft_deadline:
+            if soft_deadline > 0 and clock_ns(template[ST_CLOCK]) > soft_deadline:
                 status = DEEPEN_OUT_OF_TIME
                 break
             if step:

@@ -9,6 +9,7 @@ import numpy as np
 
 from arena.engine.othello import PRESETS
 from arena.engine.othello.bitboard import Position, parse_position
+from arena.engine.othello.budget import TimeBudget
 from arena.engine.othello.config import compile_config
 from arena.engine.othello.engine import search_template
 from arena.engine.othello.search import (
@@ -42,7 +43,7 @@ def _deepen(pos: Position, depths: tuple[int, int], first: int = -1, node_limit:
         _BUFFERS.hist.fill(0)
     status = _BUFFERS.deepen(
         pos.player, pos.opponent, pos.turn, depths, pos.empties(), first, node_limit,
-        soft_deadline, step, SPEC.params, search_template(SPEC, pos, 0),
+        soft_deadline, step, SPEC.params, search_template(SPEC, pos, TimeBudget("wall", 0)),
         np.full(1, stop, dtype=np.int64))
     out = _BUFFERS.out
     report = {"depth": int(out[DP_DEPTH]), "score": int(out[DP_SCORE]),

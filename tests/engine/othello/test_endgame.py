@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from arena.engine.api import Limits, StopFlag
 from arena.engine.othello import solve
-from arena.engine.othello.bitboard import parse_square
+from arena.engine.othello.bitboard import parse_position, parse_square
+from arena.engine.othello.endgame import _solve_tail
 from arena.games.othello import OthelloBoard
 from tests.engine.othello.conftest import random_boards, read_obf
 
 FFO_1_19 = read_obf("fforum-1-19.obf")
+FFO_20_29 = read_obf("fforum-20-39.obf")[:10]  # 6-20 empties, about 3 s in all
 
 
 def brute_force(board: OthelloBoard) -> int:
@@ -39,6 +42,37 @@ def test_ffo_1_19_solved_exactly(text: str, scores: dict[str, int]) -> None:
     # The chosen move is one of the moves the file scores as best.
     assert scores[f"{'abcdefgh'[result.move % 8]}{result.move // 8 + 1}"] == best
     assert result.pv and result.pv[0] == result.move
+
+
+@pytest.mark.parametrize(("text", "scores"), FFO_20_29, ids=[f"ffo{i + 20}" for i in range(10)])
+def test_ffo_20_29_solved_exactly(text: str, scores: dict[str, int]) -> None:
+    assert solve(text).score == max(scores.values())
+
+
+def test_small_solvers_are_fail_soft_in_every_window() -> None:
+    """The last-empties solvers (1 to 6 empties, passes included) against brute force: a
+    result inside the window is exact, one at or below alpha an upper bound, one at or
+    above beta a lower bound (the lazy last-move count returns such bounds)."""
+    checked = 0
+    for board in random_boards(6000, seed=31):
+        if board.empties > 6 or not board.legal_moves():
+            continue
+        exact = brute_force(board.copy())
+        pos = parse_position(board.to_text())
+        p, o = np.uint64(pos.player), np.uint64(pos.opponent)
+        for alpha, beta in ((-64, 64), (exact - 1, exact + 1), (exact, exact + 1),
+                            (exact - 3, exact - 2), (exact + 2, exact + 3), (-1, 0)):
+            value, _ = _solve_tail(p, o, alpha, beta, board.empties)
+            if alpha < value < beta:
+                assert value == exact, (board.to_text(), alpha, beta, value)
+            elif value <= alpha:
+                assert exact <= value, (board.to_text(), alpha, beta, value)
+            else:
+                assert exact >= value, (board.to_text(), alpha, beta, value)
+        checked += 1
+        if checked == 100:
+            break
+    assert checked == 100
 
 
 def test_small_endgames_match_brute_force() -> None:

@@ -13,6 +13,7 @@ import pytest
 from arena.engine.api import Limits, StopFlag
 from arena.engine.othello import PASS, PRESETS, START_TEXT, choose_move, warm_up
 from arena.engine.othello.bitboard import parse_position
+from arena.engine.othello.budget import TimeBudget
 from arena.engine.othello.config import compile_config
 from arena.engine.othello.engine import GameOverError, iterative_deepening
 from tests.engine.othello.conftest import random_boards
@@ -27,7 +28,7 @@ def _score(config: dict[str, object], text: str, depth: int, *, plain: bool) -> 
         spec = dataclasses.replace(spec, prune=False, ordered=False, use_tt=False)
     pos = parse_position(text)
     stop = np.zeros(1, dtype=np.int64)
-    return iterative_deepening(spec, pos, depth, None, None, stop, 0, 0).score
+    return iterative_deepening(spec, pos, depth, None, TimeBudget("wall", 0), stop, 0, 0).score
 
 
 @pytest.mark.parametrize("preset", ["arena-fast", "ryo", "lucy"])

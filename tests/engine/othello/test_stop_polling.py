@@ -12,12 +12,14 @@ import pytest
 
 from arena.engine.othello import PRESETS, warm_up
 from arena.engine.othello.bitboard import parse_position
+from arena.engine.othello.budget import TimeBudget
 from arena.engine.othello.config import compile_config
 from arena.engine.othello.endgame import EndgameSolver
 from arena.engine.othello.engine import search_template
 from arena.engine.othello.search import (
     POLL_NODES,
     ST_ABORTED,
+    ST_DEADLINE,
     ST_NODES,
     ST_POLLS,
     SearchBuffers,
@@ -39,7 +41,8 @@ def _no_stop() -> np.ndarray:
 def _midgame(text_index: int, depth: int, stop_ext: np.ndarray, deadline: int) -> np.ndarray:
     """The state after one iteration at ``depth`` plies (nodes, polls, aborted)."""
     pos = parse_position(MIDGAME[text_index].to_text())
-    template = search_template(ARENA, pos, deadline)
+    template = search_template(ARENA, pos, TimeBudget("wall", 0))
+    template[ST_DEADLINE] = deadline
     _BUFFERS.deepen(pos.player, pos.opponent, pos.turn, (depth, depth), pos.empties(), -1, 0,
                     0, False, ARENA.params, template, stop_ext)
     return _BUFFERS.st.copy()
@@ -47,8 +50,7 @@ def _midgame(text_index: int, depth: int, stop_ext: np.ndarray, deadline: int) -
 
 def _endgame(text: str, stop_ext: np.ndarray, deadline: int, node_limit: int = 0) -> np.ndarray:
     pos = parse_position(text)
-    stop_time = np.array([deadline], dtype=np.int64)
-    _, st = _SOLVER.solve(pos.player, pos.opponent, -64, 64, node_limit, stop_ext, stop_time)
+    _, st = _SOLVER.solve(pos.player, pos.opponent, -64, 64, node_limit, stop_ext, deadline)
     return st
 
 

@@ -21,7 +21,7 @@ from typing import TypeVar
 
 import numba
 
-from arena.engine.othello._jit import monotonic_ns
+from arena.engine.othello._jit import CLOCK_MONOTONIC, clock_ns
 
 TOLERANCE_MS = 10.0
 T = TypeVar("T")
@@ -31,7 +31,7 @@ T = TypeVar("T")
 def spin_until(deadline_ns: int) -> int:
     """Busy-wait on the kernels' clock until ``deadline_ns``."""
     spins = 0
-    while monotonic_ns() < deadline_ns:
+    while clock_ns(CLOCK_MONOTONIC) < deadline_ns:
         spins += 1
     return spins
 
