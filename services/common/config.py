@@ -95,7 +95,8 @@ SETTINGS: tuple[Setting, ...] = (
               "search (false: the wall clock, like external and protocol bots)",
               ("referee",)),
     _delivery("cpu_wall_factor", "a built-in bot timed on CPU also forfeits a move that "
-              "takes more than this many times its limit (plus grace) on the wall clock",
+              "takes more than this many times its limit (plus grace and 2 s) on the wall "
+              "clock",
               ("referee",)),
     Setting("max_matches", "ARENA_MAX_MATCHES", 64, "matches one referee runs at once",
             ("referee",)),

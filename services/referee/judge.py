@@ -36,13 +36,18 @@ class Forfeit:
     detail: str
 
 
+# Added to the wall-clock guard of a move timed on CPU (see MoveClock).
+WALL_SLACK_MS = 2000
+
+
 @dataclass(frozen=True)
 class MoveClock:
     """How a move's time is counted against ``limit_ms`` + ``grace_ms``: on the wall clock
     (the interval between the worker's ``started`` and ``result`` entries), or, with
     ``cpu``, by the CPU time the worker's searching thread spent on it, while the wall
-    clock may reach ``wall_factor`` times the limit (plus grace) before the move is late
-    anyway (a worker that is stuck, or starved for minutes, still loses the move)."""
+    clock may reach ``wall_factor`` times the limit, plus grace, plus ``WALL_SLACK_MS``
+    (scheduling stalls of an overloaded machine last up to seconds, whatever the limit)
+    before the move is late anyway: a worker that is stuck still loses the move."""
 
     limit_ms: int
     grace_ms: int
@@ -62,7 +67,7 @@ class MoveClock:
         if result.cpu_ms > allowed:
             return (f"searched {result.cpu_ms} ms of CPU time; limit {self.limit_ms} ms + "
                     f"{self.grace_ms} ms grace")
-        guard = int(max(1.0, self.wall_factor) * self.limit_ms) + self.grace_ms
+        guard = int(max(1.0, self.wall_factor) * self.limit_ms) + self.grace_ms + WALL_SLACK_MS
         if wall_ms > guard:
             return (f"took {wall_ms} ms on the wall clock ({result.cpu_ms} ms of CPU time); "
                     f"a move timed on CPU may take {guard} ms")

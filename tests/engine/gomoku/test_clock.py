@@ -7,7 +7,6 @@ must still stop at the wall deadline, and fixed-depth searches must not change a
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -17,8 +16,8 @@ from arena.engine.api import Limits, SearchResult
 from arena.engine.gomoku import PRESETS, choose_move, warm_up
 from arena.engine.gomoku.bots import SOFT_TIME_SHARE
 from arena.engine.gomoku.budget import STOP_MARGIN_MS, stop_margin_ns
+from tests.support.load import cpu_hog
 
-from .hog import cpu_hog
 from .test_concurrency import opening
 from .threadtime import Span
 
@@ -65,8 +64,7 @@ def idle_fixed_results() -> list[tuple[int, int, int, int, list[int]]]:
 @pytest.fixture(scope="module")
 def loaded(idle_fixed_results: object) -> Iterator[None]:
     """Both cores busy for the tests of this module (the idle results are taken first)."""
-    with cpu_hog():
-        time.sleep(0.2)  # let the hogs start spinning
+    with cpu_hog(seconds=60.0):
         yield
 
 

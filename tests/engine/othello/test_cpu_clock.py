@@ -9,13 +9,8 @@ machine.
 
 from __future__ import annotations
 
-import os
 import statistics
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 
@@ -23,28 +18,12 @@ from arena.engine.api import Limits
 from arena.engine.othello import PASS, PRESETS, choose_move, solve, warm_up
 from arena.engine.othello.budget import TimeBudget, stop_margin_ns
 from tests.engine.othello.conftest import random_boards, read_obf
+from tests.support.load import cpu_hog
 
 _BOARDS = [b for b in random_boards(3000, seed=41) if b.legal_moves() != [PASS]]
 MIDGAME = [b.to_text() for b in _BOARDS if 24 <= b.empties <= 48][:10]
 ENDGAME = [b.to_text() for b in _BOARDS if 19 <= b.empties <= 22][:6]
 UNLIMITED = {**PRESETS["arena-strong"], "time_ms": 600_000}
-_HOG = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass\n"
-
-
-@contextmanager
-def cpu_hog(seconds: float = 20.0) -> Iterator[None]:
-    """Busy-loop one process per core while the block runs (and never past ``seconds``)."""
-    code = _HOG.format(seconds=seconds)
-    hogs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(os.cpu_count() or 2)]
-    try:
-        time.sleep(0.2)  # let them start spinning
-        yield
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
-
-
 def test_the_stop_margin_is_small_and_never_eats_the_limit() -> None:
     assert stop_margin_ns(1_000_000) == 500_000
     assert 2_000_000 <= stop_margin_ns(100_000_000) <= 4_000_000
@@ -68,7 +47,7 @@ def test_cpu_clocked_searches_stay_within_their_budget_under_load() -> None:
     warm_up()
     limit_ms = 60
     used: list[float] = []
-    with cpu_hog():
+    with cpu_hog(seconds=20.0):
         for text in MIDGAME + ENDGAME:
             started = time.thread_time()
             result = choose_move(text, UNLIMITED, Limits(time_ms=limit_ms, clock="cpu"))
@@ -86,7 +65,7 @@ def test_wall_clocked_searches_still_stop_at_the_wall_deadline_under_load() -> N
     limit_ms = 60
     config = {**UNLIMITED, "endgame_empties": 0}
     late: list[float] = []  # of the searches that ran into the deadline
-    with cpu_hog():
+    with cpu_hog(seconds=20.0):
         for board in _BOARDS[::10]:
             result = choose_move(board.to_text(), config, Limits(time_ms=limit_ms))
             assert result.elapsed_ms <= 5 * limit_ms
@@ -116,6 +95,6 @@ def test_fixed_depth_results_do_not_depend_on_load() -> None:
         return out
 
     idle = run()
-    with cpu_hog():
+    with cpu_hog(seconds=20.0):
         loaded = run()
     assert loaded == idle
