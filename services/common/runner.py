@@ -10,6 +10,7 @@ from arena.services.common.auth import TokenStore
 from arena.services.common.config import Config
 from arena.services.common.launcher import die_with_parent
 from arena.services.common.server import Registration, ServerHandle, build_server, serve
+from arena.services.common.tls import server_credentials
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +24,8 @@ def run_service(role: str, factory: ServiceFactory, argv: Sequence[str] | None =
     die_with_parent()
     try:
         config = Config.load(role, argv)
-    except ValueError as exc:  # a bad environment value: one line, not a traceback
+        credentials = server_credentials(config)
+    except ValueError as exc:  # a bad value or an unreadable file: one line, no traceback
         print(f"arena-{role}: configuration error: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(
@@ -33,7 +35,8 @@ def run_service(role: str, factory: ServiceFactory, argv: Sequence[str] | None =
     log.info("configuration:\n  %s", "\n  ".join(config.describe()))
     registrations, names, on_stop = factory(config)
     tokens = TokenStore.from_config(config) if config.auth else None
-    handle: ServerHandle = build_server(registrations, names, config.listen, tokens)
+    handle: ServerHandle = build_server(registrations, names, config.listen, tokens,
+                                        credentials=credentials)
     handle.on_stop.extend(on_stop)
     serve(handle, config.ready_file)
     return 0
