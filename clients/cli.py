@@ -194,6 +194,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"arena: error: {message}", file=sys.stderr)
         return EXIT_ERROR
+    except RecursionError:  # input nested beyond reason (a JSON or TOML file)
+        print("arena: error: the input is nested too deeply", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

@@ -40,6 +40,17 @@ def client_from_args(args: argparse.Namespace) -> ArenaClient:
     )
 
 
+def non_negative(text: str) -> int:
+    """An argparse type: an integer that is 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
 
@@ -118,9 +129,12 @@ def match_status(match: match_pb2.Match) -> str:
 
 def match_result_text(match: match_pb2.Match) -> str:
     """``1-0 (normal, 40-24)``, ``1/2-1/2``, or the status while unfinished."""
+    result = match.result
+    if result.void:
+        why = enum_name(result.termination, "TERMINATION_", match_pb2.Termination)
+        return f"void ({why}: {result.detail})" if result.detail else f"void ({why})"
     if match.status != match_pb2.MATCH_STATUS_FINISHED:
         return match_status(match)
-    result = match.result
     score = {common_pb2.COLOR_BLACK: "1-0", common_pb2.COLOR_WHITE: "0-1"}.get(
         result.winner, "1/2-1/2"
     )

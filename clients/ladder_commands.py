@@ -16,6 +16,7 @@ from arena.clients.common import (
     client_from_args,
     enum_name,
     game_spec,
+    non_negative,
     parse_bot_ref,
     position_of,
     print_json,
@@ -54,8 +55,10 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     create.add_argument("--openings", default="othello-balanced",
                         help="opening suite (othello-balanced, international, "
                              "gomoku-balanced15, none)")
-    create.add_argument("--move-time-ms", type=int, default=1000, help="hard limit per move")
-    create.add_argument("--game-time-ms", type=int, default=0, help="budget per side (0: none)")
+    create.add_argument("--move-time-ms", type=non_negative, default=1000,
+                        help="hard limit per move")
+    create.add_argument("--game-time-ms", type=non_negative, default=0,
+                        help="budget per side (0: none)")
     create.add_argument("--trees", action="store_true", help="store every move's search tree")
     create.add_argument("--seed", type=int, default=0)
     create.add_argument("--watch", action="store_true",
@@ -198,10 +201,11 @@ def add_analyze_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     where = analyze.add_mutually_exclusive_group()
     where.add_argument("--position", default="", help="position in text form")
     where.add_argument("--moves", default="", help="moves from the start, e.g. 'f5 d6 c3'")
-    analyze.add_argument("--depth", type=int, default=0, help="search depth limit (plies)")
-    analyze.add_argument("--time-ms", type=int, default=0, help="search time limit")
-    analyze.add_argument("--nodes", type=int, default=0, help="search node limit")
-    analyze.add_argument("--tree", type=int, default=0, metavar="NODES",
+    analyze.add_argument("--depth", type=non_negative, default=0,
+                         help="search depth limit (plies)")
+    analyze.add_argument("--time-ms", type=non_negative, default=0, help="search time limit")
+    analyze.add_argument("--nodes", type=non_negative, default=0, help="search node limit")
+    analyze.add_argument("--tree", type=non_negative, default=0, metavar="NODES",
                          help="also capture and print the search tree within NODES nodes")
     analyze.add_argument("--tree-depth", type=int, default=None, help="print the tree to here")
     analyze.add_argument("--seed", type=int, default=0)

@@ -16,6 +16,7 @@ from arena.clients.common import (
     game_spec,
     match_result_text,
     match_status,
+    non_negative,
     parse_bot_ref,
     position_of,
     print_json,
@@ -61,10 +62,13 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     create.add_argument("--start", default="", help="custom start position (text form)")
     create.add_argument("--start-file", type=Path, help="file holding the start position")
     create.add_argument("--opening", default="", help="moves played first, e.g. 'f5 d6 c3'")
-    create.add_argument("--move-time-ms", type=int, default=1000, help="hard limit per move")
-    create.add_argument("--game-time-ms", type=int, default=0, help="budget per side (0: none)")
+    create.add_argument("--move-time-ms", type=non_negative, default=1000,
+                        help="hard limit per move")
+    create.add_argument("--game-time-ms", type=non_negative, default=0,
+                        help="budget per side (0: none)")
     create.add_argument("--trees", action="store_true", help="store every move's search tree")
-    create.add_argument("--tree-budget", type=int, default=0, help="nodes per stored tree")
+    create.add_argument("--tree-budget", type=non_negative, default=0,
+                        help="nodes per stored tree")
     create.add_argument("--seed", type=int, default=0)
     create.add_argument("--watch", action="store_true", help="watch the match once created")
     add_json_flag(create)

@@ -360,8 +360,10 @@ class ArenaClient:
         request = registry_pb2.UpdateBotRequest(name=name, spec=spec)
         return self._call("registry", self._registry().UpdateBot, request)
 
-    def retire_bot(self, name: str) -> bots_pb2.BotVersion:
-        request = registry_pb2.RetireBotRequest(name=name)
+    def retire_bot(self, name: str, cancel_matches: bool = False) -> bots_pb2.BotVersion:
+        """Retire a bot (it enters no new match); ``cancel_matches`` also cancels its
+        pending and running matches."""
+        request = registry_pb2.RetireBotRequest(name=name, cancel_matches=cancel_matches)
         return self._call("registry", self._registry().RetireBot, request)
 
     def list_presets(

@@ -114,7 +114,7 @@ def test_each_protocol_module_is_owned_and_used_only_by_its_services(module: str
     owner = getattr(loaded, "OWNER", None)
     shared = tuple(getattr(loaded, "SHARED_WITH", ()))
     if owner is None:  # names, the stream consumer, create-once: shared mechanisms
-        assert module.rsplit(".", 1)[1] in ("keys", "streams", "requests")
+        assert module.rsplit(".", 1)[1] in ("keys", "streams", "requests", "limits")
         return
     assert owner in SERVICES and set(shared) <= set(SERVICES)
     users = {_service_of(name) for name, path in _modules("services").items()

@@ -197,6 +197,8 @@ def parse_bot_file(text: str) -> BotFile:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BotFileError(f"not a valid bot file: {exc}") from None
+    except RecursionError:
+        raise BotFileError("not a valid bot file: nested too deeply") from None
     unknown = sorted(set(data) - set(_TOP_KEYS))
     if unknown:
         raise BotFileError(f"unknown key {unknown[0]!r} (known: {', '.join(_TOP_KEYS)})")

@@ -143,6 +143,7 @@ class MoveRecord(_message.Message):
     WORKER_ID_FIELD_NUMBER: _builtins.int
     HAS_TREE_FIELD_NUMBER: _builtins.int
     POSITION_AFTER_FIELD_NUMBER: _builtins.int
+    WAIT_MS_FIELD_NUMBER: _builtins.int
     ply: _builtins.int
     color: _common_pb2.Color.ValueType
     time_ms: _builtins.int
@@ -152,6 +153,10 @@ class MoveRecord(_message.Message):
     """True when a search tree was stored for this ply."""
     position_after: _builtins.str
     """Position after the move, in text form."""
+    wait_ms: _builtins.int
+    """How long the move's job waited in the queue before a worker started it, in
+    milliseconds (from when it last entered the queue: a job handed back counts anew).
+    """
     @_builtins.property
     def move(self) -> _common_pb2.Move: ...
     @_builtins.property
@@ -167,10 +172,11 @@ class MoveRecord(_message.Message):
         worker_id: _builtins.str = ...,
         has_tree: _builtins.bool = ...,
         position_after: _builtins.str = ...,
+        wait_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["move", b"move", "search", b"search"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["color", b"color", "has_tree", b"has_tree", "move", b"move", "ply", b"ply", "position_after", b"position_after", "search", b"search", "time_ms", b"time_ms", "worker_id", b"worker_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["color", b"color", "has_tree", b"has_tree", "move", b"move", "ply", b"ply", "position_after", b"position_after", "search", b"search", "time_ms", b"time_ms", "wait_ms", b"wait_ms", "worker_id", b"worker_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -4,7 +4,8 @@ Match jobs come from the ``referees`` consumer group: new ones with XREADGROUP, 
 dead referee left behind with XAUTOCLAIM once they have been idle for ``match_idle_ms``.
 Each match runs in its own thread (a match mostly waits for workers). A heartbeat keeps the
 entries of running matches fresh so that no other referee takes them over; on shutdown the
-entries of unfinished matches are released for another referee to resume at once.
+jobs of unfinished matches go back to the end of the stream, where another referee takes
+them at once and resumes them from what is recorded.
 """
 
 from __future__ import annotations
@@ -130,8 +131,9 @@ class RefereeLoop:
             try:
                 if finished:
                     self.jobs.ack(entry_id)
-                elif not failed:
-                    self.jobs.release(entry_id)
+                elif not failed:  # stopping: another referee resumes it at once
+                    job = engine_pb2.MatchJob(match_id=match_id).SerializeToString()
+                    self.jobs.requeue(entry_id, {b"pb": job})
             except redis.RedisError as exc:
                 log.warning("could not settle match job %s: %s", entry_id, exc)
             with self._lock:

@@ -108,10 +108,10 @@ class MatchRunner:
         running-matches quota: one that must wait is parked (True: this referee is done
         with the job; it comes back when one of the owner's matches ends)."""
         state = self.load(match_id)
-        if state.match.status in FINISHED_STATES:
-            return True
         if entry_id and self.ledger.admit(state.match, self.running_cap(state.match.owner),
                                           entry_id) != "run":
+            return True  # parked, or over (then its turn passes to the owner's next match)
+        if state.match.status in FINISHED_STATES:
             return True
         if state.match.status == match_pb2.MATCH_STATUS_PENDING:
             state.match.status = match_pb2.MATCH_STATUS_RUNNING
@@ -232,8 +232,11 @@ class MatchRunner:
                         match_pb2.TERMINATION_DEAD_LETTERED, event.detail or "dead-lettered"))
                 if event.result is not None:
                     started = entry_ms(event.started_id) if event.started_id else None
-                    return cursor, self._judge(state, event.result, event.at_ms, started,
-                                               job.time_budget_ms, grace)
+                    answer = self._judge(state, event.result, event.at_ms, started,
+                                         job.time_budget_ms, grace)
+                    if answer.record is not None and started and event.queued_id:
+                        answer.record.wait_ms = max(0, started - entry_ms(event.queued_id))
+                    return cursor, answer
         return cursor, Answer(void=judge.Forfeit(
             match_pb2.TERMINATION_DEAD_LETTERED,
             f"no worker answered within {self.config.stall_timeout_ms} ms"))

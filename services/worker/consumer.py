@@ -36,7 +36,6 @@ from arena.services.common.protocol.delivery import (
     dead_letter,
     post_result,
     reclaim_idle_ms,
-    requeue_move_job,
     still_wanted,
 )
 from arena.services.common.protocol.keys import MOVE_STREAM, WORKER_GROUP
@@ -317,7 +316,7 @@ class WorkerLoop:
         with self._lock:
             ahead, self._ahead = self._ahead, None
         if ahead is not None:
-            requeue_move_job(self.client, ahead.entry_id, ahead.fields)
+            self.jobs.requeue(ahead.entry_id, ahead.fields)
 
     def _beat(self) -> None:
         """Keep the current job and the one taken ahead claimed; stop the search of a job

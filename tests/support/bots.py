@@ -127,11 +127,16 @@ def bot_server(behaviour: Behaviour | str) -> Iterator[str]:
 # --- matches ---------------------------------------------------------------------------------
 
 
+def bot_ref(text: str) -> common_pb2.BotRef:
+    """``name`` or ``name@version``."""
+    name, _, version = text.partition("@")
+    return common_pb2.BotRef(name=name, version=int(version or 0))
+
+
 def match_config(black: str, white: str, kind: common_pb2.GameKind.ValueType = OTHELLO,
                  move_time_ms: int = 1000, **extra: Any) -> match_pb2.MatchConfig:
     config = match_pb2.MatchConfig(
-        game=common_pb2.GameSpec(kind=kind), black=common_pb2.BotRef(name=black),
-        white=common_pb2.BotRef(name=white),
+        game=common_pb2.GameSpec(kind=kind), black=bot_ref(black), white=bot_ref(white),
         time_control=common_pb2.TimeControl(move_time_ms=move_time_ms), **extra)
     return config
 

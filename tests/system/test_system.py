@@ -6,6 +6,7 @@ move legal when re-played through the rules library.
 
 from __future__ import annotations
 
+import signal
 import time
 
 import grpc
@@ -120,3 +121,32 @@ def test_kill9_referee_mid_match_another_finishes(redis_client: redis.Redis,
     for match in matches:
         assert match.result.termination == match_pb2.TERMINATION_NORMAL
         assert len(match.moves) > plies_at_kill[match.id]
+
+
+@pytest.mark.slow
+def test_a_stopped_referee_hands_its_matches_back_at_once(redis_client: redis.Redis,
+                                                         services: Launcher) -> None:
+    """SIGTERM: the referee hands its unfinished matches back, and another one resumes
+    them long before the idle take-over (set to a minute here) would."""
+    services.env["ARENA_MATCH_IDLE_MS"] = "60000"
+    _presets(services, "lab-advanced", "arena-fast")
+    services.spawn("referee", "referee-1")
+    services.spawn("worker", "worker-1")
+    ids = _create(services, match_config("lab-advanced", "arena-fast"), 2)
+    store = MatchStore(redis_client)
+    deadline = time.monotonic() + 60
+    while min(len(store.records(i)) for i in ids) < 4:
+        assert time.monotonic() < deadline, "the matches did not start"
+        time.sleep(0.05)
+    services.spawn("referee", "referee-2")
+    services.kill("referee-1", signal.SIGTERM)
+    stopped_at = time.monotonic()
+    plies = {i: len(store.records(i)) for i in ids}
+    while any(len(store.records(i)) <= plies[i] for i in ids
+              if store.header(i).status == match_pb2.MATCH_STATUS_RUNNING):
+        assert time.monotonic() - stopped_at < 30, "no referee resumed the matches"
+        time.sleep(0.05)
+    log = services.processes["referee-1"].log_file.read_text()
+    assert "Traceback" not in log and "could not settle" not in log, log[-3000:]
+    for match in _checked(redis_client, ids, 120):
+        assert match.result.termination == match_pb2.TERMINATION_NORMAL

@@ -120,6 +120,7 @@ class ResultEvent:
     result: engine_pb2.MoveResult | None = None
     detail: str = ""
     started_id: str = ""  # a result's ``started`` entry (in the match's started stream)
+    queued_id: str = ""  # a result's job entry in the move-job stream
 
     @property
     def at_ms(self) -> int:
@@ -202,9 +203,10 @@ def post_started(
 
 
 def _result_fields(job: engine_pb2.MoveJob, delivery: str, result: engine_pb2.MoveResult,
-                   started_id: str) -> Any:
+                   started_id: str, queued_id: str) -> Any:
     fields = _job_fields("result", job, delivery, result.worker_id)
     fields["pb"] = result.SerializeToString()
+    fields["queued"] = queued_id  # the job's entry: when it (last) entered the queue
     if started_id:
         fields["started"] = started_id
     return fields
@@ -216,20 +218,11 @@ def post_result(
 ) -> None:
     """Answer and acknowledge in one transaction: an answered job is never re-run."""
     key = keys.match(job.match_id, "results")
-    fields = _result_fields(job, delivery, result, started_id)
+    fields = _result_fields(job, delivery, result, started_id, entry_id)
     with client.pipeline(transaction=True) as pipe:
         pipe.xadd(key, fields)
         pipe.expire(key, RESULTS_TTL_S)
         pipe.xack(MOVE_STREAM, WORKER_GROUP, entry_id)
-        pipe.execute()
-
-
-def requeue_move_job(client: redis.Redis, entry_id: str, fields: Mapping[bytes, bytes]) -> None:
-    """Put a job this worker took but did not start back at the end of the queue, where a
-    free worker gets it at once (a released entry waits for someone's reclaim scan)."""
-    with client.pipeline(transaction=True) as pipe:
-        pipe.xack(MOVE_STREAM, WORKER_GROUP, entry_id)
-        pipe.xadd(MOVE_STREAM, dict(fields))  # type: ignore[arg-type]
         pipe.execute()
 
 
@@ -270,6 +263,7 @@ def parse_result_entry(entry_id: Any, fields: Mapping[bytes, bytes]) -> ResultEv
             worker_id=fields.get(b"worker", b"").decode(), result=result,
             detail=fields.get(b"detail", b"").decode(errors="replace"),
             started_id=fields.get(b"started", b"").decode(),
+            queued_id=fields.get(b"queued", b"").decode(),
         )
     except (KeyError, ValueError, UnicodeDecodeError) as exc:
         log.warning("skipping malformed result entry %s: %s", text(entry_id), exc)

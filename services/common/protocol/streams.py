@@ -169,6 +169,14 @@ class StreamConsumer:
     def ack(self, entry_id: str) -> None:
         self.client.xack(self.stream, self.group, entry_id)
 
+    def requeue(self, entry_id: str, fields: Mapping[bytes, bytes]) -> None:
+        """Hand an entry back at the end of the stream, where any idle consumer gets it at
+        once (a released entry waits for someone's reclaim scan)."""
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.xack(self.stream, self.group, entry_id)
+            pipe.xadd(self.stream, dict(fields))  # type: ignore[arg-type]
+            pipe.execute()
+
 
 def start_threads(*targets: tuple[Callable[[], None], str]) -> list[threading.Thread]:
     """Start a loop's background threads (daemons: a stuck one never blocks exit)."""

@@ -1,0 +1,323 @@
+"""The engine catalog: the protocol engines an operator installed where a worker runs.
+
+A TOML file, one table per engine under ``engines``:
+
+    [engines.edax]
+    description = "Edax 4.6, level 10, one thread"
+    games = ["othello"]
+    protocol = "nboard"                    # or "gomocup"
+    command = ["/opt/edax/lEdax", "-nboard", "-n", "1", "-eval-file", "/opt/edax/eval.dat"]
+    files = ["/opt/edax/eval.dat"]         # hashed with the executable into the checksum
+    options = { depth = 10 }               # protocol settings (see OPTIONS)
+    limits = { memory_mb = 512, startup_ms = 10000 }
+    env = { EXAMPLE = "1" }                # added to the sandbox's small environment
+
+A relative path (in ``command[0]`` or ``files``) is read from the catalog's folder; a bare
+name is looked up on ``PATH`` and beside the worker's Python. Every problem is reported at
+once, field by field (``engines.edax.limits.memory_mb: ...``). Each engine's checksum is a
+SHA-256 of its executable and its ``files``: a changed binary is a different engine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import sys
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+from arena.services.worker.engines.sandbox import SandboxLimits
+
+from arena.errors import FieldViolation, InvalidArgumentError, NotFoundError
+
+GAMES_OF_PROTOCOL = {"nboard": ("othello",), "gomocup": ("gomoku",)}
+OptionValue = str | int | float | bool
+_NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+_INFO_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,40}")
+_ENV_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ENGINE_KEYS = ("description", "games", "protocol", "command", "files", "options", "limits",
+                "env")
+# INFO keys the worker sets itself for every move; an engine's options may not.
+MANAGED_INFO = frozenset({"timeout_turn", "timeout_match", "time_left", "max_memory", "rule",
+                          "game_type"})
+_NBOARD_OPTIONS: dict[str, tuple[type, float, float]] = {
+    "depth": (int, 1, 60), "contempt": (float, -64, 64), "version": (int, 1, 2)}
+
+
+class CatalogError(InvalidArgumentError):
+    """A catalog (or a bot's engine options) that cannot be used, field by field."""
+
+
+@dataclass(frozen=True)
+class EngineLimits:
+    """The sandbox's limits plus two deadlines: ``startup_ms`` for the process to start
+    and finish its handshake, ``grace_ms`` added to each move's time limit."""
+
+    memory_mb: int = 1024
+    cpu_s: int = 3600
+    open_files: int = 64
+    processes: int = 32
+    output_kb: int = 1024
+    startup_ms: int = 30_000
+    grace_ms: int = 500
+
+    def sandbox(self) -> SandboxLimits:
+        return SandboxLimits(self.memory_mb, self.cpu_s, self.open_files, self.processes,
+                             self.output_kb)
+
+
+_LIMIT_RANGES = {
+    "memory_mb": (16, 1 << 20), "cpu_s": (1, 30 * 86400), "open_files": (8, 1 << 20),
+    "processes": (1, 1 << 16), "output_kb": (1, 1 << 20), "startup_ms": (10, 3_600_000),
+    "grace_ms": (0, 600_000),
+}
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """One engine as a worker runs it: the catalog entry with its options. Equal specs
+    share a warm process; a bot's own options make a different spec."""
+
+    name: str
+    protocol: str
+    games: tuple[str, ...]
+    command: tuple[str, ...]
+    checksum: str
+    options: tuple[tuple[str, OptionValue], ...] = ()
+    limits: EngineLimits = field(default_factory=EngineLimits)
+    env: tuple[tuple[str, str], ...] = ()
+    description: str = ""
+
+    def option(self, key: str) -> OptionValue | None:
+        return dict(self.options).get(key)
+
+    def with_options(self, overrides: Mapping[str, object]) -> EngineSpec:
+        """This engine with ``overrides`` on top of its catalog options (validated)."""
+        violations = validate_options(self.protocol, overrides, "options")
+        if violations:
+            raise CatalogError(f"bad options for engine {self.name!r}", violations)
+        return replace(self, options=_option_items(dict(self.options) | dict(overrides)))
+
+
+@dataclass(frozen=True)
+class Catalog:
+    engines: Mapping[str, EngineSpec]
+    source: str = ""
+
+    def get(self, name: str) -> EngineSpec:
+        if name not in self.engines:
+            known = ", ".join(sorted(self.engines)) or "none"
+            raise NotFoundError(f"no engine {name!r} in the catalog {self.source} (has: {known})")
+        return self.engines[name]
+
+    def for_game(self, game: str) -> list[EngineSpec]:
+        return [spec for spec in self.engines.values() if game in spec.games]
+
+
+def load_catalog(path: Path | str) -> Catalog:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise CatalogError(f"cannot read the engine catalog {path}: {exc.strerror}") from None
+    return parse_catalog(text, path.resolve().parent, str(path))
+
+
+def parse_catalog(text: str, base_dir: Path, source: str = "<catalog>") -> Catalog:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError(f"{source} is not TOML: {exc}") from None
+    violations = [FieldViolation(key, "unknown top-level key (expected 'engines')")
+                  for key in data if key != "engines"]
+    table = data.get("engines", {})
+    if not isinstance(table, dict):
+        violations.append(FieldViolation("engines", "must be a table of engines"))
+        table = {}
+    engines = {}
+    for name, entry in table.items():
+        spec, problems = _parse_engine(name, entry, base_dir)
+        violations += problems
+        if spec is not None:
+            engines[name] = spec
+    if violations:
+        raise CatalogError(f"bad engine catalog {source}", violations)
+    return Catalog(engines, source)
+
+
+def _parse_engine(name: str, entry: object, base_dir: Path
+                  ) -> tuple[EngineSpec | None, list[FieldViolation]]:
+    where = f"engines.{name}"
+    if not _NAME_RE.fullmatch(name):
+        return None, [FieldViolation(where, "name must be 1-64 of a-z 0-9 . _ - (lower case)")]
+    if not isinstance(entry, dict):
+        return None, [FieldViolation(where, "must be a table")]
+    problems = [FieldViolation(f"{where}.{key}", f"unknown key (known: {', '.join(_ENGINE_KEYS)})")
+                for key in entry if key not in _ENGINE_KEYS]
+    protocol = entry.get("protocol")
+    if protocol not in GAMES_OF_PROTOCOL:
+        problems.append(FieldViolation(f"{where}.protocol",
+                                       f"must be one of {sorted(GAMES_OF_PROTOCOL)}"))
+    games = _games(entry.get("games"), protocol, f"{where}.games", problems)
+    command = _command(entry.get("command"), base_dir, f"{where}.command", problems)
+    files = _files(entry.get("files", []), base_dir, f"{where}.files", problems)
+    options = _table(entry.get("options", {}), f"{where}.options", problems)
+    if isinstance(protocol, str) and protocol in GAMES_OF_PROTOCOL:
+        problems += validate_options(protocol, options, f"{where}.options")
+    limits = _limits(entry.get("limits", {}), f"{where}.limits", problems)
+    env = _env(entry.get("env", {}), f"{where}.env", problems)
+    description = entry.get("description", "")
+    if not isinstance(description, str):
+        problems.append(FieldViolation(f"{where}.description", "must be a string"))
+    if problems or command is None:
+        return None, problems
+    return EngineSpec(name, str(protocol), games, command, checksum(command[0], files),
+                      _option_items(options), limits, tuple(sorted(env.items())),
+                      str(description)), []
+
+
+def _games(value: object, protocol: object, where: str, problems: list[FieldViolation]
+           ) -> tuple[str, ...]:
+    allowed = GAMES_OF_PROTOCOL.get(protocol, ()) if isinstance(protocol, str) else ()
+    if not isinstance(value, list) or not value or not all(isinstance(g, str) for g in value):
+        problems.append(FieldViolation(where, "must be a non-empty list of game names"))
+        return ()
+    for game in value:
+        if allowed and game not in allowed:
+            problems.append(FieldViolation(where, f"{protocol} engines play {list(allowed)}, "
+                                                  f"not {game!r}"))
+    return tuple(value)
+
+
+def _command(value: object, base_dir: Path, where: str, problems: list[FieldViolation]
+             ) -> tuple[str, ...] | None:
+    words = shlex.split(value) if isinstance(value, str) else value
+    if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
+        problems.append(FieldViolation(where, "must be a non-empty list of strings"))
+        return None
+    executable = resolve_executable(words[0], base_dir)
+    if executable is None:
+        problems.append(FieldViolation(where, f"no executable {words[0]!r} (looked in "
+                                              f"{base_dir}, PATH and {_beside_python()})"))
+        return None
+    return (str(executable), *words[1:])
+
+
+def resolve_executable(word: str, base_dir: Path) -> Path | None:
+    """``word`` as an executable file: a path (relative to ``base_dir``), or a name on
+    ``PATH`` or beside the running Python (a virtualenv's console scripts)."""
+    if "/" in word:
+        path = Path(word) if Path(word).is_absolute() else base_dir / word
+        return path.resolve() if path.is_file() and os.access(path, os.X_OK) else None
+    search = os.pathsep.join([os.environ.get("PATH", os.defpath), str(_beside_python())])
+    found = shutil.which(word, path=search)
+    return Path(found).resolve() if found else None
+
+
+def _beside_python() -> Path:
+    return Path(sys.executable).parent
+
+
+def _files(value: object, base_dir: Path, where: str, problems: list[FieldViolation]
+           ) -> list[Path]:
+    if not isinstance(value, list) or not all(isinstance(f, str) for f in value):
+        problems.append(FieldViolation(where, "must be a list of file paths"))
+        return []
+    paths = [Path(f) if Path(f).is_absolute() else base_dir / f for f in value]
+    for path in paths:
+        if not path.is_file():
+            problems.append(FieldViolation(where, f"no file {str(path)!r}"))
+    return paths
+
+
+def _table(value: object, where: str, problems: list[FieldViolation]) -> dict[str, object]:
+    if not isinstance(value, dict):
+        problems.append(FieldViolation(where, "must be a table"))
+        return {}
+    return dict(value)
+
+
+def validate_options(protocol: str, options: Mapping[str, object], where: str
+                     ) -> list[FieldViolation]:
+    """Problems with an engine's protocol options (see the module docstring)."""
+    if protocol == "nboard":
+        return _nboard_options(options, where)
+    problems = []
+    for key, value in options.items():
+        if not _INFO_KEY_RE.fullmatch(key) or key in MANAGED_INFO:
+            problems.append(FieldViolation(
+                f"{where}.{key}", "not an INFO key an engine may set (lower case; the worker "
+                                  f"sets {', '.join(sorted(MANAGED_INFO))} itself)"))
+        elif not isinstance(value, str | int | float) or (
+                isinstance(value, str) and any(c in value for c in "\r\n")):
+            problems.append(FieldViolation(f"{where}.{key}", "must be one line of text or "
+                                                             "a number"))
+    return problems
+
+
+def _option_items(options: Mapping[str, object]) -> tuple[tuple[str, OptionValue], ...]:
+    """Validated options as the spec keeps them: sorted, hashable."""
+    return tuple(sorted((key, value) for key, value in options.items()
+                        if isinstance(value, str | int | float)))
+
+
+def _nboard_options(options: Mapping[str, object], where: str) -> list[FieldViolation]:
+    problems = []
+    for key, value in options.items():
+        if key not in _NBOARD_OPTIONS:
+            problems.append(FieldViolation(f"{where}.{key}", "unknown NBoard option (known: "
+                                                             f"{', '.join(_NBOARD_OPTIONS)})"))
+            continue
+        kind, low, high = _NBOARD_OPTIONS[key]
+        is_number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not is_number or (kind is int and not isinstance(value, int)) or not (
+                low <= value <= high):  # type: ignore[operator]
+            problems.append(FieldViolation(f"{where}.{key}",
+                                           f"must be {kind.__name__} in {low:g}..{high:g}"))
+    return problems
+
+
+def _limits(value: object, where: str, problems: list[FieldViolation]) -> EngineLimits:
+    table = _table(value, where, problems)
+    known = {f.name for f in fields(EngineLimits)}
+    given: dict[str, int] = {}
+    for key, number in table.items():
+        if key not in known:
+            problems.append(FieldViolation(f"{where}.{key}", f"unknown limit (known: "
+                                                             f"{', '.join(sorted(known))})"))
+            continue
+        low, high = _LIMIT_RANGES[key]
+        if isinstance(number, bool) or not isinstance(number, int) or not low <= number <= high:
+            problems.append(FieldViolation(f"{where}.{key}", f"must be an integer in "
+                                                             f"{low}..{high}"))
+            continue
+        given[key] = number
+    return EngineLimits(**given)
+
+
+def _env(value: object, where: str, problems: list[FieldViolation]) -> dict[str, str]:
+    table = _table(value, where, problems)
+    for key, text in table.items():
+        if not _ENV_KEY_RE.fullmatch(key) or not isinstance(text, str) or "\0" in text:
+            problems.append(FieldViolation(f"{where}.{key}", "must be NAME = \"text\""))
+    return {k: v for k, v in table.items() if isinstance(v, str)}
+
+
+def checksum(executable: str | Path, files: list[Path] | tuple[Path, ...] = ()) -> str:
+    """SHA-256 (hex) of the executable's bytes and then each file's, in order."""
+    digest = hashlib.sha256()
+    for path in (Path(executable), *files):
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def sample_catalog_path() -> Path:
+    """The catalog shipped with Arena: its own bots as protocol engines."""
+    return Path(__file__).with_name("arena-engines.toml")

@@ -1,0 +1,252 @@
+"""One control group per engine process, where the machine lets the worker make them.
+
+A group gives what resource limits cannot: a memory cap on resident memory that the kernel
+enforces and reports when it kills for it (``oom_kill``), a cap on processes that holds
+even for root, and the list of every process the engine started, so that stopping it kills
+the ones that left its process group too.
+
+Both cgroup versions are read; each controller (``memory``, ``pids``) is used from
+whichever hierarchy the worker can create groups in. Groups are named
+``arena-engine-<worker pid>-<n>``; a worker removes the groups of dead workers when it
+starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+CONTROLLERS = ("memory", "pids")
+PREFIX = "arena-engine-"
+_GROUP_RE = re.compile(re.escape(PREFIX) + r"(\d+)-\w+")
+_KILL_ROUNDS = 20
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """Where groups for one controller are made: ``parent`` is the worker's own group."""
+
+    controller: str
+    version: int
+    parent: Path
+
+
+def find_hierarchies(
+    proc_self: Path = Path("/proc/self"),
+) -> tuple[dict[str, Hierarchy], str]:
+    """The usable hierarchy of each controller, and a note on any that is missing."""
+    found: dict[str, Hierarchy] = {}
+    for candidate in _candidates(proc_self):
+        if candidate.controller not in found and _try_group(candidate):
+            found[candidate.controller] = candidate
+    missing = [c for c in CONTROLLERS if c not in found]
+    note = "" if not missing else (
+        f"no writable cgroup for {', '.join(missing)} (needs a cgroup the worker may create "
+        "groups in: root, or a delegated cgroup v2 subtree)")
+    return found, note
+
+
+def _candidates(proc_self: Path) -> list[Hierarchy]:
+    try:
+        memberships = (proc_self / "cgroup").read_text().splitlines()
+        mounts = (proc_self / "mountinfo").read_text().splitlines()
+    except OSError:
+        return []
+    v1_paths: dict[str, str] = {}
+    v2_path = None
+    for line in memberships:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        if parts[0] == "0" and parts[1] == "":
+            v2_path = parts[2]
+        for controller in parts[1].split(","):
+            v1_paths[controller] = parts[2]
+    found = []
+    for mount_root, mount_point, fstype, options in _cgroup_mounts(mounts):
+        if fstype == "cgroup":
+            for controller in CONTROLLERS:
+                if controller in options.split(",") and controller in v1_paths:
+                    where = _inside(mount_point, mount_root, v1_paths[controller])
+                    if where is not None:
+                        found.append(Hierarchy(controller, 1, where))
+        elif fstype == "cgroup2" and v2_path is not None:
+            where = _inside(mount_point, mount_root, v2_path)
+            if where is not None:
+                found += [Hierarchy(c, 2, where) for c in _v2_controllers(where)]
+    return sorted(found, key=lambda h: h.version)  # v1 first where both offer a controller
+
+
+def _cgroup_mounts(mounts: list[str]) -> list[tuple[str, str, str, str]]:
+    result = []
+    for line in mounts:
+        left, sep, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if sep and len(fields) >= 5 and len(tail) >= 3 and tail[0] in ("cgroup", "cgroup2"):
+            result.append((fields[3], fields[4], tail[0], tail[2]))
+    return result
+
+
+def _inside(mount_point: str, mount_root: str, group_path: str) -> Path | None:
+    """The folder of ``group_path`` under a mount of the hierarchy's ``mount_root``."""
+    root = mount_root.rstrip("/")
+    if root and not (group_path == root or group_path.startswith(root + "/")):
+        return None
+    relative = group_path[len(root):].lstrip("/")
+    return Path(mount_point) / relative if relative else Path(mount_point)
+
+
+def _v2_controllers(where: Path) -> list[str]:
+    try:
+        available = (where / "cgroup.controllers").read_text().split()
+    except OSError:
+        return []
+    return [c for c in CONTROLLERS if c in available]
+
+
+def _try_group(hierarchy: Hierarchy) -> bool:
+    """Make, limit and remove a probe group: exactly what an engine's group will need."""
+    probe = hierarchy.parent / f"{PREFIX}{os.getpid()}-probe"
+    try:
+        if hierarchy.version == 2:
+            _write(hierarchy.parent / "cgroup.subtree_control", f"+{hierarchy.controller}")
+        probe.mkdir(exist_ok=True)
+        try:
+            _set_limit(hierarchy, probe, 1 << 30 if hierarchy.controller == "memory" else 64)
+        finally:
+            probe.rmdir()
+    except OSError:
+        return False
+    return True
+
+
+def _write(path: Path, value: str) -> None:
+    with open(path, "w") as handle:
+        handle.write(value)
+
+
+def _set_limit(hierarchy: Hierarchy, group: Path, value: int) -> None:
+    if hierarchy.controller == "pids":
+        _write(group / "pids.max", str(value))
+    elif hierarchy.version == 1:
+        _write(group / "memory.limit_in_bytes", str(value))
+        # No swapping past the cap either, where swap accounting is on.
+        with contextlib.suppress(OSError):
+            _write(group / "memory.memsw.limit_in_bytes", str(value))
+    else:
+        _write(group / "memory.max", str(value))
+        with contextlib.suppress(OSError):
+            _write(group / "memory.swap.max", "0")
+
+
+class EngineCgroup:
+    """The groups (one per controller) holding one engine process and its children."""
+
+    def __init__(self, groups: dict[str, tuple[Hierarchy, Path]]) -> None:
+        self.groups = groups
+
+    @classmethod
+    def create(cls, hierarchies: dict[str, Hierarchy], name: str, memory_bytes: int,
+               max_pids: int) -> EngineCgroup:
+        made = cls({})
+        try:
+            for controller, hierarchy in hierarchies.items():
+                group = hierarchy.parent / name
+                group.mkdir()
+                made.groups[controller] = (hierarchy, group)
+                _set_limit(hierarchy, group, memory_bytes if controller == "memory" else max_pids)
+        except OSError:
+            made.remove()
+            raise
+        return made
+
+    def procs_files(self) -> tuple[bytes, ...]:
+        """The files the child writes ``0`` into to join its groups before it execs."""
+        folders = {group for _, group in self.groups.values()}
+        return tuple(bytes(folder / "cgroup.procs") for folder in sorted(folders))
+
+    def oom_kills(self) -> int:
+        """How many processes the kernel killed for the memory cap."""
+        if "memory" not in self.groups:
+            return 0
+        hierarchy, group = self.groups["memory"]
+        source = "memory.oom_control" if hierarchy.version == 1 else "memory.events"
+        try:
+            for line in (group / source).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        except (OSError, ValueError):
+            pass
+        return 0
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for _, group in self.groups.values():
+            try:
+                found.update(int(p) for p in (group / "cgroup.procs").read_text().split())
+            except (OSError, ValueError):
+                continue
+        return found
+
+    def kill(self) -> None:
+        """SIGKILL every process in the groups, until none is left (a fork between the
+        listing and the kill is caught by the next round)."""
+        for _ in range(_KILL_ROUNDS):
+            pids = self.pids()
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.005)
+
+    def remove(self) -> None:
+        for _, group in self.groups.values():
+            _remove_group(group)
+        self.groups = {}
+
+
+def _remove_group(group: Path) -> None:
+    for _ in range(50):  # a killed process leaves its group a moment after it dies
+        try:
+            group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.01)
+
+
+def sweep_stale(hierarchies: dict[str, Hierarchy]) -> int:
+    """Kill and remove the engine groups whose worker is gone; returns how many."""
+    removed = 0
+    for hierarchy in hierarchies.values():
+        try:
+            children = list(hierarchy.parent.iterdir())
+        except OSError:
+            continue
+        for group in children:
+            match = _GROUP_RE.fullmatch(group.name)
+            if match is None or not group.is_dir() or _alive(int(match.group(1))):
+                continue
+            stale = EngineCgroup({hierarchy.controller: (hierarchy, group)})
+            stale.kill()
+            stale.remove()
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

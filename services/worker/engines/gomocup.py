@@ -1,0 +1,168 @@
+"""A Gomocup brain (``pbrain-*``) as a worker plays it.
+
+Each move sends the whole position as ``BOARD`` in played order (``BEGIN`` on the empty
+board), so one warm process can serve moves of many games in any order. When the board
+size or rule changes (and before the first move) the brain is set up: ``START``, then
+``INFO`` for its memory (3/4 of the sandbox's cap), ``game_type 1`` (a brain opponent),
+the rule and the engine's own options, then ``ABOUT`` to know it has digested them. Each
+move then sends the ``INFO`` clock lines that changed: ``timeout_turn`` (the move's
+limit), ``timeout_match``/``time_left`` (the side's clock, or 0 and 2147483647 without one).
+
+The brain's ``MESSAGE`` lines are read for search information; ``ERROR``/``UNKNOWN``
+where a move was due is a refusal; anything else that is not a move is garbage.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from arena.services.worker.engines.catalog import EngineSpec
+from arena.services.worker.engines.client import EngineAnswer, PlayLimits, ProtocolClient
+from arena.services.worker.engines.failures import FailureReason
+from arena.services.worker.engines.process import EngineProcess
+
+from arena.games import GomokuBoard
+from arena.games.gomoku import moves_from_empty
+from arena.protocols import gomocup
+from arena.protocols.errors import ProtocolError
+from arena.protocols.report import SearchReport
+
+NO_CLOCK_MS = 2_147_483_647  # time_left when the game has no clock
+# Brains size their hash to max_memory and run a little over it (Rapfi 0.43: ~12 MiB), so
+# they are told 3/4 of the sandbox's cap: the cap is the kill line, not the target.
+TOLD_MEMORY_FRACTION = 0.75
+
+
+@dataclass(frozen=True)
+class GomocupRequest:
+    board: GomokuBoard
+    moves: list[int]
+
+
+class GomocupClient(ProtocolClient[GomocupRequest]):
+    goodbye = "END"
+
+    def __init__(self, spec: EngineSpec, process: EngineProcess) -> None:
+        super().__init__(spec, process)
+        self.about: gomocup.AboutReply | None = None  # what the brain says it is
+        self._game: tuple[int, str] | None = None  # the (size, rule) it was set up for
+        self._clock_sent: dict[str, str] = {}
+
+    def _handshake(self, deadline: float) -> None:
+        """A brain says nothing until ``START``, which comes with its first move (under
+        the startup deadline). Here: only that the process is running."""
+        if not self.process.alive:
+            raise self.failure(FailureReason.CRASH, "exited at once")
+
+    def _prepare(self, position_text: str, history: Sequence[int]) -> GomocupRequest:
+        board = GomokuBoard.from_text(position_text)
+        if board.is_game_over():
+            raise ValueError(f"no move to play: the game is over in {position_text!r}")
+        return GomocupRequest(board, moves_from_empty(GomokuBoard.from_text(position_text),
+                                                      history))
+
+    def _play(self, request: GomocupRequest, limits: PlayLimits) -> EngineAnswer:
+        board = request.board
+        if self._game != (board.size, board.rule):
+            self._set_up(board.size, board.rule)
+        lines = self._clock_lines(limits)
+        command = gomocup.Begin() if not request.moves else gomocup.board_for(request.moves,
+                                                                             board.size)
+        lines.append(gomocup.format_command(command))
+        deadline = self.deadline(limits)
+        self.send(lines, deadline)
+        return self._read_move(board, deadline, time.monotonic())
+
+    def _set_up(self, size: int, rule: str) -> None:
+        """``START``, then the settings that may make a brain allocate (its memory cap,
+        its options, the rule), then ``ABOUT``: its answer says that all of them are
+        done, so their cost (Rapfi: ~1 s to size its hash) never counts against a move.
+        Within the startup deadline."""
+        deadline = time.monotonic() + self.spec.limits.startup_ms / 1000
+        self.send([gomocup.format_command(gomocup.Start(size))], deadline)
+        reply = self._next_answer(deadline, f"answer to START {size}")
+        if isinstance(reply, gomocup.Error | gomocup.Unknown):
+            raise self.failure(FailureReason.REFUSED, f"START {size}: {reply.text}")
+        if not isinstance(reply, gomocup.Ok):
+            raise self.failure(FailureReason.GARBAGE,
+                               f"answered START with {gomocup.format_reply(reply)!r}")
+        settings = {key: str(value) for key, value in self.spec.options}
+        settings.update({
+            "max_memory": str(int((self.spec.limits.memory_mb << 20) * TOLD_MEMORY_FRACTION)),
+            "game_type": "1",
+            "rule": str(gomocup.rule_code(rule)),
+        })
+        lines = [gomocup.format_command(gomocup.Info(k, v)) for k, v in settings.items()]
+        self.send([*lines, gomocup.format_command(gomocup.About())], deadline)
+        reply = self._next_answer(deadline, "answer to ABOUT")
+        if isinstance(reply, gomocup.AboutReply):
+            self.about = reply
+        elif not isinstance(reply, gomocup.Unknown | gomocup.Error):  # no ABOUT: still synced
+            raise self.failure(FailureReason.GARBAGE,
+                               f"answered ABOUT with {gomocup.format_reply(reply)!r}")
+        self._game, self._clock_sent = (size, rule), {}
+
+    def _next_answer(self, deadline: float, waiting_for: str) -> gomocup.Reply:
+        """The next reply that is not a MESSAGE or DEBUG line."""
+        while True:
+            reply = self._reply(self.read(deadline, waiting_for))
+            if not isinstance(reply, gomocup.Message | gomocup.Debug):
+                return reply
+
+    def _clock_lines(self, limits: PlayLimits) -> list[str]:
+        """INFO lines for the move's time limits that changed since they were last sent."""
+        wanted = {
+            "timeout_turn": str(limits.move_time_ms),
+            "timeout_match": str(limits.game_time_ms or 0),
+            "time_left": str(limits.time_left_ms if limits.time_left_ms is not None
+                             else NO_CLOCK_MS),
+        }
+        lines = []
+        for key, value in wanted.items():
+            if self._clock_sent.get(key) != value:
+                lines.append(gomocup.format_command(gomocup.Info(key, value)))
+                self._clock_sent[key] = value
+        return lines
+
+    def _read_move(self, board: GomokuBoard, deadline: float, sent: float) -> EngineAnswer:
+        report = SearchReport()
+        notes: list[str] = []
+        while True:
+            line = self.read(deadline, "move")
+            reply = self._reply(line)
+            match reply:
+                case gomocup.MoveReply(x, y):
+                    move = self._legal(board, x, y)
+                    elapsed = (time.monotonic() - sent) * 1000
+                    return EngineAnswer(move, report, elapsed, self.notes(notes))
+                case gomocup.Message(text):
+                    found = gomocup.parse_search_message(text, board.size)
+                    report = report if found is None else report.updated(found)
+                    notes.append(line)
+                case gomocup.Debug() | gomocup.Suggest():
+                    notes.append(line)
+                case gomocup.Error() | gomocup.Unknown():
+                    raise self.failure(FailureReason.REFUSED, f"answered {line.strip()!r}")
+                case _:
+                    raise self.failure(FailureReason.GARBAGE,
+                                       f"answered {line.strip()[:200]!r} where a move was due")
+
+    def _reply(self, line: str) -> gomocup.Reply:
+        try:
+            return gomocup.parse_reply(line)
+        except ProtocolError:
+            raise self.failure(FailureReason.GARBAGE,
+                               f"printed {line.strip()[:200]!r}, not a Gomocup reply") from None
+
+    def _legal(self, board: GomokuBoard, x: int, y: int) -> int:
+        if not (0 <= x < board.size and 0 <= y < board.size):
+            raise self.failure(FailureReason.ILLEGAL_MOVE,
+                               f"played {x},{y}, off the {board.size}x{board.size} board")
+        move = y * board.size + x
+        if not board.is_legal(move):
+            failure = self.failure(FailureReason.ILLEGAL_MOVE, f"played {x},{y}, an occupied point")
+            failure.move = move
+            raise failure
+        return move

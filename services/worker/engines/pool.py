@@ -1,0 +1,138 @@
+"""A worker's warm engine processes: one per engine spec (an engine with its options), kept
+across moves and games, the least recently used stopped when the pool is full.
+
+A process is started on first use and replaced when a failure killed it (timeout, crash,
+garbage, a limit), when it died between moves, or when it has used most of its lifetime
+CPU seconds (so that the limit never lands in the middle of a move).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.services.worker.engines.catalog import EngineSpec
+from arena.services.worker.engines.client import EngineAnswer, PlayLimits, ProtocolClient
+from arena.services.worker.engines.gomocup import GomocupClient
+from arena.services.worker.engines.nboard import NboardClient
+from arena.services.worker.engines.sandbox import Sandbox
+
+CLIENTS: dict[str, type[ProtocolClient[Any]]] = {"nboard": NboardClient,
+                                                 "gomocup": GomocupClient}
+DEFAULT_CAPACITY = 4
+# A process past this share of its CPU seconds is replaced before its next move.
+RECYCLE_CPU_SHARE = 0.9
+
+
+@dataclass
+class PoolStats:
+    moves: int = 0  # moves asked for
+    reused: int = 0  # moves a process that was already running answered
+    starts: int = 0  # processes started
+    restarts: int = 0  # of those, replacing one that failed or died
+    evictions: int = 0  # stopped to make room
+    recycled: int = 0  # replaced near their CPU-seconds limit
+
+    @property
+    def reuse_rate(self) -> float:
+        return self.reused / self.moves if self.moves else 0.0
+
+
+@dataclass
+class _Slot:
+    spec: EngineSpec
+    client: ProtocolClient[Any] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class EnginePool:
+    """Plays moves with warm engine processes; ``close`` stops them all."""
+
+    def __init__(self, sandbox: Sandbox | None = None, capacity: int = DEFAULT_CAPACITY
+                 ) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, got {capacity}")
+        self.sandbox = sandbox if sandbox is not None else Sandbox()
+        self.capacity = capacity
+        self.stats = PoolStats()
+        self._slots: OrderedDict[EngineSpec, _Slot] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def play(self, spec: EngineSpec, position_text: str, history: Sequence[int],
+             limits: PlayLimits) -> EngineAnswer:
+        """The engine's move (see ``ProtocolClient.play``): raises ``EngineFailure``, or
+        ``ValueError`` for a position the engine cannot be asked about."""
+        slot = self._slot(spec)
+        with slot.lock:
+            with self._lock:
+                self.stats.moves += 1
+            client = self._ready_client(slot)
+            return client.play(position_text, history, limits)
+
+    def _ready_client(self, slot: _Slot) -> ProtocolClient[Any]:
+        client = slot.client
+        if client is not None and client.alive and not self._worn_out(client):
+            with self._lock:
+                self.stats.reused += 1
+            return client
+        if client is not None:
+            worn_out = client.alive  # alive here means: past its CPU share
+            client.close()
+            with self._lock:
+                if worn_out:
+                    self.stats.recycled += 1
+                else:
+                    self.stats.restarts += 1
+        slot.client = None
+        slot.client = CLIENTS[slot.spec.protocol].start(slot.spec, self.sandbox)
+        with self._lock:
+            self.stats.starts += 1
+        return slot.client
+
+    @staticmethod
+    def _worn_out(client: ProtocolClient[Any]) -> bool:
+        used = client.process.cpu_seconds()
+        return used >= RECYCLE_CPU_SHARE * client.spec.limits.cpu_s
+
+    def _slot(self, spec: EngineSpec) -> _Slot:
+        with self._lock:
+            slot = self._slots.get(spec)
+            if slot is not None:
+                self._slots.move_to_end(spec)
+                return slot
+            self._make_room()
+            slot = self._slots[spec] = _Slot(spec)
+            return slot
+
+    def _make_room(self) -> None:
+        """Stop least recently used processes that are not busy (under the pool lock)."""
+        for spec, slot in list(self._slots.items()):
+            if len(self._slots) < self.capacity:
+                return
+            if not slot.lock.acquire(blocking=False):
+                continue
+            try:
+                if slot.client is not None:
+                    slot.client.close()
+                    self.stats.evictions += 1
+                del self._slots[spec]
+            finally:
+                slot.lock.release()
+
+    def running(self) -> list[int]:
+        """The pids of the engine processes alive now."""
+        with self._lock:
+            clients = [slot.client for slot in self._slots.values()]
+        return [c.process.pid for c in clients if c is not None and c.alive]
+
+    def close(self) -> None:
+        with self._lock:
+            slots, self._slots = list(self._slots.values()), OrderedDict()
+        for slot in slots:
+            with slot.lock:
+                if slot.client is not None:
+                    slot.client.close()
+                    slot.client = None

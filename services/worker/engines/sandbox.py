@@ -1,0 +1,348 @@
+"""Starting engine processes inside the protections the machine allows.
+
+Every engine process gets, whatever the machine:
+
+- its own session and process group (stopping it kills the whole group), and the
+  parent-death signal (SIGKILL if the worker dies);
+- resource limits: CPU seconds, open files, the size of files it writes, no core dumps;
+- a private working directory (``HOME`` and ``TMPDIR`` too), removed when it stops;
+- a small environment: ``PATH``, the sandbox marker, one thread for numeric libraries.
+
+And where the machine lets the worker (root, or unprivileged user namespaces; writable
+cgroups), also:
+
+- no network: a new, empty network namespace (not even loopback is up);
+- a control group per engine: a memory cap on resident memory (the kernel kills past it
+  and says so), a process cap, and a kill that reaches processes that left the group.
+  Without cgroups, memory is capped by ``RLIMIT_AS`` (virtual memory: give margin) and
+  processes by ``RLIMIT_NPROC`` (per user; root ignores it).
+
+``Protections.describe()`` says which of these are active; a worker logs it at start.
+Processes are started from one long-lived thread because the parent-death signal fires
+when the thread that forked a child ends, not the process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import itertools
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from queue import Queue
+from typing import TypeVar
+
+from arena.services.worker.engines.cgroups import (
+    PREFIX,
+    EngineCgroup,
+    Hierarchy,
+    find_hierarchies,
+    sweep_stale,
+)
+
+MARKER = "ARENA_ENGINE_SANDBOX"
+_CLONE_NEWNET = 0x40000000
+_CLONE_NEWUSER = 0x10000000
+_PR_SET_PDEATHSIG = 1
+_PASSED_ENV = ("PATH", "LD_LIBRARY_PATH", "NUMBA_CACHE_DIR", "TZ")
+_ONE_THREAD_ENV = {name: "1" for name in (
+    "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")}
+_LIBC = ctypes.CDLL(None, use_errno=True)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """What one engine process may use. ``cpu_s`` counts over the process's whole life
+    (a warm engine plays many moves); ``output_kb`` caps both what it prints for one
+    answer and the size of any file it writes."""
+
+    memory_mb: int = 1024
+    cpu_s: int = 3600
+    open_files: int = 64
+    processes: int = 32
+    output_kb: int = 1024
+
+
+@dataclass(frozen=True)
+class Protections:
+    """What this machine lets the sandbox do (see the module docstring)."""
+
+    network_flags: int = 0  # the namespaces each engine is unshared into (0: none)
+    network_note: str = ""
+    cgroups: Mapping[str, Hierarchy] = field(default_factory=dict)
+    cgroup_note: str = ""
+    root: bool = False
+
+    @property
+    def network_isolated(self) -> bool:
+        return self.network_flags != 0
+
+    def describe(self) -> list[str]:
+        network = ("isolated: each engine in a new, empty network namespace"
+                   + (" (inside a user namespace)" if self.network_flags & _CLONE_NEWUSER
+                      else "")
+                   if self.network_isolated else f"NOT isolated ({self.network_note})")
+        memory = self.cgroups.get("memory")
+        pids = self.cgroups.get("pids")
+        if pids:
+            processes = f"cgroup v{pids.version} pids.max"
+        elif self.root:
+            processes = "NOT limited (root ignores RLIMIT_NPROC and there is no pids cgroup)"
+        else:
+            processes = "RLIMIT_NPROC (counted over all of the user's processes)"
+        return [
+            "process group: own session; stop kills the group; SIGKILL if the worker dies",
+            f"network: {network}",
+            "memory: " + (f"cgroup v{memory.version} limit on resident memory, kills reported"
+                          if memory else "RLIMIT_AS on virtual memory (no memory cgroup)"),
+            f"processes: {processes}",
+            "escaped processes: " + ("killed through the cgroup" if self.cgroups else
+                                     "found by their sandbox marker (best effort)"),
+            "CPU time, open files, file size, core dumps: rlimits",
+            "working directory: private, removed on stop",
+        ] + ([f"note: {self.cgroup_note}"] if self.cgroup_note else [])
+
+
+def probe_protections(*, network: bool = True, cgroups: bool = True) -> Protections:
+    """Find out what the machine allows by trying it once."""
+    flags, network_note = _probe_network() if network else (0, "turned off by the operator")
+    found: dict[str, Hierarchy] = {}
+    cgroup_note = "cgroups turned off by the operator"
+    if cgroups:
+        found, cgroup_note = find_hierarchies()
+    return Protections(flags, network_note, found, cgroup_note, os.geteuid() == 0)
+
+
+def _probe_network() -> tuple[int, str]:
+    true = shutil.which("true") or "/bin/true"
+    tried = []
+    for flags in (_CLONE_NEWNET, _CLONE_NEWUSER | _CLONE_NEWNET):
+        try:
+            subprocess.run([true], preexec_fn=_unshare_or_fail(flags), check=True,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=10)
+            return flags, ""
+        except (OSError, subprocess.SubprocessError) as exc:
+            tried.append(str(exc).strip() or type(exc).__name__)
+    return 0, "cannot create a network namespace: " + "; ".join(tried)
+
+
+def _unshare_or_fail(flags: int) -> Callable[[], None]:
+    def unshare() -> None:
+        if _LIBC.unshare(flags) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, f"unshare: {os.strerror(error)}")
+    return unshare
+
+
+@dataclass(frozen=True)
+class _ChildPlan:
+    """Everything the child does between fork and exec, computed before the fork so
+    that the child only makes system calls (no imports, no allocation-heavy work)."""
+
+    cgroup_procs: tuple[bytes, ...]
+    unshare_flags: int
+    rlimits: tuple[tuple[int, tuple[int, int]], ...]
+    parent_pid: int
+
+    def __call__(self) -> None:
+        for path in self.cgroup_procs:
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.write(fd, b"0")  # 0 is "the writing process"
+            finally:
+                os.close(fd)
+        if self.unshare_flags and _LIBC.unshare(self.unshare_flags) != 0:
+            raise OSError(ctypes.get_errno(), "unshare failed")
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != self.parent_pid:  # the worker died before the signal was set
+            os._exit(1)
+        for kind, value in self.rlimits:
+            resource.setrlimit(kind, value)
+
+
+@dataclass
+class SandboxedProcess:
+    """A started engine process and what it holds: its group, folder and cgroup."""
+
+    popen: subprocess.Popen[bytes]
+    sandbox_id: str
+    workdir: Path
+    cgroup: EngineCgroup | None
+    limits: SandboxLimits
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def signal_group(self, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.popen.pid, signum)
+
+    def kill_all(self) -> None:
+        """SIGKILL the process group, then anything that left it."""
+        self.signal_group(signal.SIGCONT)
+        self.signal_group(signal.SIGKILL)
+        if self.cgroup is not None:
+            self.cgroup.kill()
+        else:
+            kill_marked(self.sandbox_id)
+
+    def release(self) -> None:
+        """Reap the process and remove its cgroup and folder (after ``kill_all``)."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=5)
+        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        if self.cgroup is not None:
+            self.cgroup.remove()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def kill_marked(sandbox_id: str) -> int:
+    """SIGKILL every process whose environment carries this sandbox's marker."""
+    marker = f"{MARKER}={sandbox_id}".encode()
+    killed = 0
+    for pid in marked_pids(marker):
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+        except (ProcessLookupError, PermissionError):
+            pass
+    return killed
+
+
+def marked_pids(marker: bytes) -> list[int]:
+    """Processes whose initial environment holds ``marker`` (``NAME=value`` bytes)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if marker in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+class _Spawner:
+    """A long-lived thread that starts every engine (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._jobs: Queue[tuple[Callable[[], object], Future[object]]] = Queue()
+        threading.Thread(target=self._run, name="engine-spawner", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            job, future = self._jobs.get()
+            try:
+                future.set_result(job())
+            except BaseException as exc:  # handed to the caller, whatever it is
+                future.set_exception(exc)
+
+    def call(self, job: Callable[[], T]) -> T:
+        future: Future[object] = Future()
+        self._jobs.put((job, future))
+        return future.result()  # type: ignore[return-value]
+
+
+_SPAWNER: _Spawner | None = None
+_SPAWNER_LOCK = threading.Lock()
+
+
+def _spawner() -> _Spawner:
+    global _SPAWNER
+    with _SPAWNER_LOCK:
+        if _SPAWNER is None:
+            _SPAWNER = _Spawner()
+        return _SPAWNER
+
+
+class Sandbox:
+    """Starts engine processes under ``protections`` (probed if not given), each with a
+    folder under ``root`` (the system's temporary folder by default)."""
+
+    def __init__(self, protections: Protections | None = None, root: Path | None = None
+                 ) -> None:
+        self.protections = protections if protections is not None else probe_protections()
+        self.root = Path(root) if root is not None else Path(tempfile.gettempdir())
+        self._names = itertools.count(1)
+        self.stale_groups_removed = sweep_stale(dict(self.protections.cgroups))
+
+    def start(self, command: Sequence[str], limits: SandboxLimits,
+              env: Mapping[str, str] | None = None) -> SandboxedProcess:
+        """Start ``command`` (its first word an executable path) with pipes on its
+        stdin, stdout and stderr. Raises ``OSError`` if it cannot be started."""
+        name = f"{PREFIX}{os.getpid()}-{next(self._names)}"
+        workdir = Path(tempfile.mkdtemp(prefix=name + "-", dir=self.root))
+        cgroup = None
+        try:
+            if self.protections.cgroups:
+                cgroup = EngineCgroup.create(dict(self.protections.cgroups), name,
+                                             limits.memory_mb << 20, limits.processes)
+            plan = self._plan(limits, cgroup)
+            popen = _spawner().call(lambda: subprocess.Popen(
+                list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, cwd=workdir, env=self._env(workdir, env),
+                start_new_session=True, preexec_fn=plan, bufsize=0))
+        except BaseException:
+            if cgroup is not None:
+                cgroup.remove()
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise
+        return SandboxedProcess(popen, workdir.name, workdir, cgroup, limits)
+
+    def _plan(self, limits: SandboxLimits, cgroup: EngineCgroup | None) -> _ChildPlan:
+        rlimits = [
+            (resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1)),  # SIGXCPU, then KILL
+            (resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files)),
+            (resource.RLIMIT_FSIZE, (limits.output_kb << 10, limits.output_kb << 10)),
+            (resource.RLIMIT_CORE, (0, 0)),
+        ]
+        if "memory" not in self.protections.cgroups:
+            rlimits.append((resource.RLIMIT_AS, (limits.memory_mb << 20,) * 2))
+        if "pids" not in self.protections.cgroups and not self.protections.root:
+            allowed = _user_tasks() + limits.processes
+            rlimits.append((resource.RLIMIT_NPROC, (allowed, allowed)))
+        procs = cgroup.procs_files() if cgroup is not None else ()
+        return _ChildPlan(procs, self.protections.network_flags, tuple(rlimits), os.getpid())
+
+    def _env(self, workdir: Path, extra: Mapping[str, str] | None) -> dict[str, str]:
+        env = {key: os.environ[key] for key in _PASSED_ENV if key in os.environ}
+        env.setdefault("PATH", os.defpath)
+        # The worker's own interpreter folder, so that console scripts beside it resolve.
+        env["PATH"] = f"{env['PATH']}{os.pathsep}{Path(sys.executable).parent}"
+        env.update(_ONE_THREAD_ENV)
+        env.update({"HOME": str(workdir), "TMPDIR": str(workdir), "LANG": "C.UTF-8"})
+        env.update(extra or {})
+        env[MARKER] = workdir.name  # last: the catalog cannot hide a process from the sweep
+        return env
+
+
+def _user_tasks() -> int:
+    """Threads the real user runs now: RLIMIT_NPROC counts all of them together."""
+    uid = os.getuid()
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    count += len(os.listdir(entry / "task"))
+            except OSError:
+                continue
+    return count

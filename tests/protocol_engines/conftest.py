@@ -1,0 +1,76 @@
+"""Real engine processes for the worker's protocol engine tests: a shared sandbox, specs of
+the misbehaving fake engine, and a check that a test leaves no engine process behind."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from arena.services.worker.engines.catalog import EngineLimits, EngineSpec, checksum
+from arena.services.worker.engines.cgroups import PREFIX
+from arena.services.worker.engines.sandbox import MARKER, Protections, Sandbox
+
+FAKE_ENGINE = Path(__file__).with_name("fake_engine.py")
+OTHELLO_START = "---------------------------OX------XO--------------------------- X"
+FakeSpec = Callable[..., EngineSpec]
+
+
+def empty_gomoku(size: int = 15, rule: str = "freestyle") -> str:
+    return f"{size} {rule} {'/'.join(['-' * size] * size)} X"
+
+
+def sandboxed_pids() -> list[int]:
+    """Processes started by this test process's sandboxes that are still there."""
+    prefix = f"{MARKER}={PREFIX}{os.getpid()}-".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and any(v.startswith(prefix) for v in environ.split(b"\0")):
+            found.append(int(entry.name))
+    return found
+
+
+def leftover_groups(protections: Protections) -> list[Path]:
+    mine = f"{PREFIX}{os.getpid()}-"
+    return [group for hierarchy in protections.cgroups.values()
+            for group in hierarchy.parent.iterdir() if group.name.startswith(mine)]
+
+
+@pytest.fixture(scope="session")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Sandbox:
+    box = Sandbox(root=tmp_path_factory.mktemp("engines"))
+    print("\n".join(["sandbox protections:", *box.protections.describe()]))
+    return box
+
+
+@pytest.fixture
+def no_orphans(sandbox: Sandbox) -> Iterator[None]:
+    """The test must leave no engine process, cgroup or working folder behind."""
+    yield
+    assert sandboxed_pids() == []
+    assert leftover_groups(sandbox.protections) == []
+    assert [p for p in sandbox.root.iterdir() if p.name.startswith(PREFIX)] == []
+
+
+@pytest.fixture
+def fake_spec() -> FakeSpec:
+    """``fake_spec(protocol, mode, arg="", **limits)``: the fake engine as a catalog entry."""
+
+    def make(protocol: str, mode: str, arg: str = "", **limits: int) -> EngineSpec:
+        games = ("othello",) if protocol == "nboard" else ("gomoku",)
+        base = EngineLimits(memory_mb=256, startup_ms=20_000, grace_ms=300)
+        command = (sys.executable, str(FAKE_ENGINE), protocol, mode, *([arg] if arg else []))
+        return EngineSpec(f"fake-{protocol}-{mode}", protocol, games, command,
+                          checksum(sys.executable), limits=replace(base, **limits))
+
+    return make

@@ -1,0 +1,170 @@
+"""A small protocol engine that misbehaves on purpose: ``fake_engine.py PROTOCOL MODE [ARG]``.
+
+PROTOCOL is ``gomocup`` or ``nboard``. It answers its handshake properly, then on each
+move request does what MODE says:
+
+- ``play``: the first legal point/square (a well-behaved engine);
+- ``crash``: writes a note on stderr and exits with code 3;
+- ``hang``: never answers;
+- ``garbage``: prints a line that is no protocol reply;
+- ``illegal``: an occupied point (Gomocup) or an illegal square (NBoard);
+- ``offboard``: a point off the board (Gomocup);
+- ``memory``: allocates 16 MiB blocks (and touches them) until stopped;
+- ``network``: connects to 127.0.0.1:ARG; plays only if that works, else says why on
+  stderr and exits with code 4;
+- ``flood``: prints ARG KiB of MESSAGE/status lines before its move;
+- ``refuse``: answers ERROR (Gomocup START) / never pongs the handshake (NBoard);
+- ``mute``: never answers ABOUT (Gomocup);
+- ``spin``: computes forever (uses up its CPU seconds);
+- ``bigfile``: writes a file of ARG KiB in its working folder, then plays;
+- ``escape``: starts a child in its own session that sleeps, prints its pid on stderr,
+  then plays;
+- ``ponder``: a thread counts 10 ms ticks all the time; each answer reports the count;
+- ``closeout``: closes its stdout and keeps running.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from arena.games import GomokuBoard, OthelloBoard
+from arena.protocols import gomocup, nboard
+
+TICKS = [0]
+
+
+def say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def misbehave(mode: str, arg: str) -> None:
+    """The modes that do not depend on the protocol; returns if the engine should play."""
+    if mode == "crash":
+        print("fake engine: crashing on purpose", file=sys.stderr, flush=True)
+        sys.exit(3)
+    if mode == "hang":
+        time.sleep(3600)
+    if mode == "memory":
+        blocks = []
+        while True:
+            blocks.append(bytearray(16 << 20))
+            for offset in range(0, 16 << 20, 4096):
+                blocks[-1][offset] = 1
+    if mode == "network":
+        try:
+            socket.create_connection(("127.0.0.1", int(arg)), timeout=2).close()
+        except OSError as exc:
+            print(f"fake engine: no network: {exc}", file=sys.stderr, flush=True)
+            sys.exit(4)
+    if mode == "escape":
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"],
+                                 start_new_session=True)
+        print(f"escaped child {child.pid}", file=sys.stderr, flush=True)
+    if mode == "spin":
+        while True:
+            pass
+    if mode == "bigfile":
+        with open("scratch.bin", "wb") as scratch:
+            scratch.write(b"\0" * (int(arg) << 10))
+    if mode == "closeout":
+        sys.stdout.close()
+        os.close(1)
+        time.sleep(3600)
+
+
+def gomocup_move(board: GomokuBoard, mode: str, arg: str) -> str:
+    if mode == "garbage":
+        return "I think, therefore I am"
+    if mode == "illegal":
+        occupied = [p for p in range(board.num_squares) if board.piece_at(p) is not None]
+        if occupied:
+            return gomocup.format_reply(gomocup.MoveReply(occupied[0] % board.size,
+                                                          occupied[0] // board.size))
+    if mode == "offboard":
+        return f"{board.size},0"
+    if mode == "flood":
+        for _ in range(int(arg) * 1024 // 64):
+            say("MESSAGE " + "x" * 56)
+    if mode == "ponder":
+        say(f"MESSAGE ticks {TICKS[0]}")
+    move = board.legal_moves()[0]
+    return gomocup.format_reply(gomocup.MoveReply(move % board.size, move // board.size))
+
+
+def serve_gomocup(mode: str, arg: str) -> None:
+    parser = gomocup.CommandParser()
+    size, rule = 15, "freestyle"
+    for line in sys.stdin:
+        command = parser.feed(line)
+        if isinstance(command, gomocup.Start):
+            size = command.size
+            say("ERROR this fake engine refuses" if mode == "refuse" else "OK")
+        elif isinstance(command, gomocup.Info) and command.key == "rule":
+            rule = gomocup.rule_name(int(command.value))
+        elif isinstance(command, gomocup.About) and mode != "mute":
+            say('name="fake", version="1"')
+        elif isinstance(command, gomocup.End):
+            return
+        elif isinstance(command, gomocup.Board | gomocup.Begin):
+            board = GomokuBoard(size, rule)
+            if isinstance(command, gomocup.Board):
+                for move in gomocup.moves_from_board(command, size):
+                    board.push(move)
+            misbehave(mode, arg)
+            say(gomocup_move(board, mode, arg))
+
+
+def nboard_move(board: OthelloBoard, mode: str, arg: str) -> str:
+    if mode == "garbage":
+        return "=== nowhere"
+    if mode == "illegal":
+        illegal = next(s for s in range(64) if not board.is_legal(s))
+        return nboard.format_reply(nboard.BestMove(illegal))
+    if mode == "flood":
+        for _ in range(int(arg) * 1024 // 64):
+            say("status " + "x" * 57)
+    if mode == "ponder":
+        say(f"status ticks {TICKS[0]}")
+    return nboard.format_reply(nboard.BestMove(board.legal_moves()[0], 0.0, 0.0))
+
+
+def serve_nboard(mode: str, arg: str) -> None:
+    board = OthelloBoard()
+    for line in sys.stdin:
+        command = nboard.parse_command(line)
+        if isinstance(command, nboard.Ping) and not (mode == "refuse" and command.number == 0):
+            say(nboard.format_reply(nboard.Pong(command.number)))
+        elif isinstance(command, nboard.SetGame):
+            board = nboard.board_of_game(command.ggf)
+        elif isinstance(command, nboard.Quit):
+            return
+        elif isinstance(command, nboard.Go):
+            misbehave(mode, arg)
+            say(nboard_move(board, mode, arg))
+
+
+def tick() -> None:
+    while True:
+        time.sleep(0.01)
+        TICKS[0] += 1
+
+
+def main() -> None:
+    protocol, mode = sys.argv[1], sys.argv[2]
+    arg = sys.argv[3] if len(sys.argv) > 3 else ""
+    if mode == "ponder":
+        threading.Thread(target=tick, daemon=True).start()
+    if protocol == "gomocup":
+        serve_gomocup(mode, arg)
+    else:
+        serve_nboard(mode, arg)
+
+
+if __name__ == "__main__":
+    main()

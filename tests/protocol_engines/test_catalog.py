@@ -1,0 +1,165 @@
+"""The engine catalog: a valid file gives checksummed specs; every problem of a bad one is
+reported at once, field by field."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from arena.services.worker.engines.catalog import (
+    CatalogError,
+    EngineLimits,
+    load_catalog,
+    parse_catalog,
+)
+
+from arena.errors import NotFoundError
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    engine = tmp_path / "bin" / "pbrain-test"
+    engine.parent.mkdir()
+    engine.write_text("#!/bin/sh\nexit 0\n")
+    engine.chmod(0o755)
+    (tmp_path / "weights.bin").write_bytes(b"\x00" * 100)
+    return tmp_path
+
+
+GOOD = """
+[engines.tester]
+description = "a test brain"
+games = ["gomoku"]
+protocol = "gomocup"
+command = ["bin/pbrain-test", "--fast"]
+files = ["weights.bin"]
+options = { thread_num = 1, hash_size = 64 }
+limits = { memory_mb = 256, grace_ms = 100 }
+env = { TESTER = "yes" }
+
+[engines.edaxish]
+games = ["othello"]
+protocol = "nboard"
+command = "bin/pbrain-test -nboard"
+options = { depth = 8, version = 1 }
+"""
+
+
+def test_a_good_catalog(folder: Path) -> None:
+    catalog = parse_catalog(GOOD, folder)
+    tester = catalog.get("tester")
+    assert tester.command == (str(folder / "bin" / "pbrain-test"), "--fast")
+    assert tester.games == ("gomoku",) and tester.protocol == "gomocup"
+    assert tester.options == (("hash_size", 64), ("thread_num", 1))
+    assert tester.limits == EngineLimits(memory_mb=256, grace_ms=100)
+    assert tester.env == (("TESTER", "yes"),)
+    content = (folder / "bin" / "pbrain-test").read_bytes() + (folder / "weights.bin").read_bytes()
+    assert tester.checksum == hashlib.sha256(content).hexdigest()
+    edax = catalog.get("edaxish")
+    assert edax.command[1:] == ("-nboard",) and edax.option("depth") == 8
+    assert [s.name for s in catalog.for_game("othello")] == ["edaxish"]
+
+
+def test_a_changed_file_is_a_different_engine(folder: Path) -> None:
+    before = parse_catalog(GOOD, folder).get("tester")
+    (folder / "weights.bin").write_bytes(b"\x01" * 100)
+    after = parse_catalog(GOOD, folder).get("tester")
+    assert before.checksum != after.checksum and before != after
+
+
+def test_bare_names_are_found_on_path_and_beside_python(folder: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(folder / "bin"))
+    text = """
+        [engines.on-path]
+        games = ["gomoku"]
+        protocol = "gomocup"
+        command = ["pbrain-test"]
+
+        [engines.beside-python]
+        games = ["gomoku"]
+        protocol = "gomocup"
+        command = ["pbrain-arena"]
+    """
+    catalog = parse_catalog(text, Path("/"))
+    assert catalog.get("on-path").command[0] == str(folder / "bin" / "pbrain-test")
+    assert catalog.get("beside-python").command[0] == str(
+        (Path(sys.executable).parent / "pbrain-arena").resolve())
+
+
+def test_every_problem_is_reported_at_once(folder: Path) -> None:
+    text = """
+        colour = "red"
+
+        [engines.Bad_Name]
+        games = ["gomoku"]
+
+        [engines.wrong]
+        games = ["othello", "chess"]
+        protocol = "gomocup"
+        command = ["bin/nothing"]
+        files = ["missing.bin"]
+        options = { timeout_turn = 5, "Bad Key" = 1 }
+        limits = { memory_mb = 0, cpu_s = "lots", speed = 3 }
+        env = { "1X" = "y" }
+        extra = true
+
+        [engines.nboard-options]
+        games = ["othello"]
+        protocol = "nboard"
+        command = ["bin/pbrain-test"]
+        options = { depth = 0, contempt = "high", colour = 1, version = 3 }
+
+        [engines.no-protocol]
+        games = []
+        command = []
+    """
+    with pytest.raises(CatalogError) as caught:
+        parse_catalog(text, folder, "engines.toml")
+    fields = {v.field for v in caught.value.violations}
+    assert fields == {
+        "colour", "engines.Bad_Name",
+        "engines.wrong.games", "engines.wrong.command", "engines.wrong.files",
+        "engines.wrong.options.timeout_turn", "engines.wrong.options.Bad Key",
+        "engines.wrong.limits.memory_mb", "engines.wrong.limits.cpu_s",
+        "engines.wrong.limits.speed", "engines.wrong.env.1X", "engines.wrong.extra",
+        "engines.nboard-options.options.depth", "engines.nboard-options.options.contempt",
+        "engines.nboard-options.options.colour", "engines.nboard-options.options.version",
+        "engines.no-protocol.protocol", "engines.no-protocol.games",
+        "engines.no-protocol.command",
+    }
+    message = str(caught.value)
+    assert message.startswith("bad engine catalog engines.toml")
+    assert "gomocup engines play ['gomoku'], not 'othello'" in message
+    assert "no executable 'bin/nothing'" in message
+
+
+def test_unreadable_catalogs(tmp_path: Path) -> None:
+    with pytest.raises(CatalogError, match="cannot read the engine catalog"):
+        load_catalog(tmp_path / "absent.toml")
+    (tmp_path / "broken.toml").write_text("[engines\n")
+    with pytest.raises(CatalogError, match="is not TOML"):
+        load_catalog(tmp_path / "broken.toml")
+
+
+def test_a_script_without_execute_permission_is_not_an_engine(folder: Path) -> None:
+    os.chmod(folder / "bin" / "pbrain-test", 0o644)
+    with pytest.raises(CatalogError, match="no executable"):
+        parse_catalog(GOOD, folder)
+
+
+def test_unknown_engines_and_bot_options(folder: Path) -> None:
+    catalog = parse_catalog(GOOD, folder, "engines.toml")
+    with pytest.raises(NotFoundError, match=r"no engine 'edax' .*has: edaxish, tester"):
+        catalog.get("edax")
+    edax = catalog.get("edaxish")
+    deeper = edax.with_options({"depth": 12})
+    assert deeper.option("depth") == 12 and deeper.option("version") == 1 and deeper != edax
+    assert edax.with_options({"depth": 8}) == edax
+    with pytest.raises(CatalogError, match=r"options\.depth: must be int in 1\.\.60"):
+        edax.with_options({"depth": 61})
+    with pytest.raises(CatalogError, match="the worker sets"):
+        catalog.get("tester").with_options({"max_memory": 1})

@@ -1,0 +1,228 @@
+"""Engines that misbehave fail with the right typed reason, quickly, and leave nothing
+behind: real processes in the real sandbox, for both protocols."""
+
+from __future__ import annotations
+
+import socket
+import time
+from dataclasses import replace
+
+import pytest
+from arena.services.worker.engines.client import PlayLimits
+from arena.services.worker.engines.failures import EngineFailure, FailureReason
+from arena.services.worker.engines.pool import EnginePool
+from arena.services.worker.engines.sandbox import Sandbox
+
+from tests.protocol_engines.conftest import OTHELLO_START, FakeSpec, empty_gomoku
+
+pytestmark = pytest.mark.usefixtures("no_orphans")
+# A move on this board: Black has played the centre, White to move.
+GOMOKU_AFTER_ONE = "15 freestyle " + "/".join(
+    "-" * 15 if y != 7 else "-" * 7 + "X" + "-" * 7 for y in range(15)) + " O"
+POSITIONS = {"gomocup": GOMOKU_AFTER_ONE, "nboard": OTHELLO_START}
+PROTOCOLS = ("gomocup", "nboard")
+# Far above any honest wait in these tests: only a hang would reach it.
+NEVER_S = 60.0
+
+
+def fail(sandbox: Sandbox, spec_maker: FakeSpec, protocol: str, mode: str, arg: str = "",
+         move_time_ms: int = 2000, **limits: int) -> EngineFailure:
+    spec = spec_maker(protocol, mode, arg, **limits)
+    pool = EnginePool(sandbox)
+    started = time.monotonic()
+    try:
+        with pytest.raises(EngineFailure) as caught:
+            pool.play(spec, POSITIONS[protocol], [112] if protocol == "gomocup" else [],
+                      PlayLimits(move_time_ms))
+        assert time.monotonic() - started < NEVER_S
+        return caught.value
+    finally:
+        pool.close()
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_crash_is_reported_with_the_engines_last_words(
+        sandbox: Sandbox, fake_spec: FakeSpec, protocol: str) -> None:
+    failure = fail(sandbox, fake_spec, protocol, "crash")
+    assert failure.reason is FailureReason.CRASH
+    assert "exited with code 3" in failure.detail
+    assert failure.stderr_tail[-1] == "fake engine: crashing on purpose"
+    assert "crashing on purpose" in failure.report()
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_silent_engine_times_out_after_its_limit_and_grace(
+        sandbox: Sandbox, fake_spec: FakeSpec, protocol: str) -> None:
+    started = time.monotonic()
+    failure = fail(sandbox, fake_spec, protocol, "hang", move_time_ms=300, grace_ms=200)
+    assert failure.reason is FailureReason.TIMEOUT
+    assert time.monotonic() - started >= 0.5  # it was given its limit and grace
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_garbage_instead_of_a_move(sandbox: Sandbox, fake_spec: FakeSpec, protocol: str
+                                   ) -> None:
+    failure = fail(sandbox, fake_spec, protocol, "garbage")
+    assert failure.reason is FailureReason.GARBAGE
+    assert ("I think" if protocol == "gomocup" else "nowhere") in failure.detail
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_an_illegal_move_keeps_the_process(sandbox: Sandbox, fake_spec: FakeSpec,
+                                           protocol: str) -> None:
+    spec = fake_spec(protocol, "illegal")
+    pool = EnginePool(sandbox)
+    try:
+        for _ in range(2):
+            with pytest.raises(EngineFailure) as caught:
+                pool.play(spec, POSITIONS[protocol], [112] if protocol == "gomocup" else [],
+                          PlayLimits(2000))
+            assert caught.value.reason is FailureReason.ILLEGAL_MOVE
+            assert caught.value.process_survives
+        assert pool.stats.starts == 1 and pool.stats.reused == 1
+    finally:
+        pool.close()
+
+
+def test_a_point_off_the_board_is_illegal(sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    failure = fail(sandbox, fake_spec, "gomocup", "offboard")
+    assert failure.reason is FailureReason.ILLEGAL_MOVE
+    assert "off the 15x15 board" in failure.detail
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_allocating_past_the_memory_limit(sandbox: Sandbox, fake_spec: FakeSpec,
+                                          protocol: str) -> None:
+    failure = fail(sandbox, fake_spec, protocol, "memory", move_time_ms=10_000, memory_mb=128)
+    assert failure.reason is FailureReason.MEMORY_LIMIT
+    assert "128 MiB" in failure.detail
+
+
+def test_an_engine_cannot_reach_the_network(sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    """A listener on the worker's loopback: an isolated engine cannot connect to it (it
+    crashes, saying why). Where the machine allows no isolation, the protections report
+    must say so, and the engine does connect: the report tells the truth either way."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    listener.settimeout(0.5)
+    port = str(listener.getsockname()[1])
+    try:
+        if sandbox.protections.network_isolated:
+            failure = fail(sandbox, fake_spec, "gomocup", "network", port)
+            assert failure.reason is FailureReason.CRASH
+            assert "no network" in failure.stderr_tail[-1]
+            with pytest.raises(TimeoutError):
+                listener.accept()
+        else:
+            assert "network: NOT isolated" in "\n".join(sandbox.protections.describe())
+            pool = EnginePool(sandbox)
+            try:
+                pool.play(fake_spec("gomocup", "network", port), GOMOKU_AFTER_ONE, [112],
+                          PlayLimits(5000))
+            finally:
+                pool.close()
+            listener.accept()[0].close()
+    finally:
+        listener.close()
+
+
+def test_computing_past_the_cpu_seconds(sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    failure = fail(sandbox, fake_spec, "nboard", "spin", move_time_ms=40_000, cpu_s=1)
+    assert failure.reason is FailureReason.CPU_LIMIT
+    assert "1 CPU seconds" in failure.detail
+
+
+def test_writing_a_file_past_the_size_limit(sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    failure = fail(sandbox, fake_spec, "gomocup", "bigfile", "512", output_kb=64)
+    assert failure.reason is FailureReason.OUTPUT_LIMIT
+    assert "wrote a file past 64 KiB" in failure.detail
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_flooding_output_hits_the_output_limit(sandbox: Sandbox, fake_spec: FakeSpec,
+                                               protocol: str) -> None:
+    failure = fail(sandbox, fake_spec, protocol, "flood", "256", output_kb=64)
+    assert failure.reason is FailureReason.OUTPUT_LIMIT
+
+
+def test_a_brain_that_refuses_the_board(sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    failure = fail(sandbox, fake_spec, "gomocup", "refuse")
+    assert failure.reason is FailureReason.REFUSED
+    assert "refuses" in failure.detail
+
+
+def test_a_brain_that_never_answers_about_fails_its_set_up_in_time(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    failure = fail(sandbox, fake_spec, "gomocup", "mute", startup_ms=500)
+    assert failure.reason is FailureReason.TIMEOUT
+    assert "ABOUT" in failure.detail
+
+
+def test_an_nboard_engine_that_never_finishes_its_handshake(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    failure = fail(sandbox, fake_spec, "nboard", "refuse", startup_ms=500)
+    assert failure.reason is FailureReason.START_FAILED
+    assert "pong 0" in failure.detail
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_closing_its_output_is_a_crash(sandbox: Sandbox, fake_spec: FakeSpec, protocol: str
+                                       ) -> None:
+    failure = fail(sandbox, fake_spec, protocol, "closeout")
+    assert failure.reason is FailureReason.CRASH
+    assert failure.detail == "closed its output"
+
+
+def test_a_missing_executable_fails_to_start(sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    spec = fake_spec("gomocup", "play")
+    broken = replace(spec, command=("/nonexistent/pbrain-nothing",))
+    pool = EnginePool(sandbox)
+    try:
+        with pytest.raises(EngineFailure) as caught:
+            pool.play(broken, GOMOKU_AFTER_ONE, [112], PlayLimits(1000))
+        assert caught.value.reason is FailureReason.START_FAILED
+    finally:
+        pool.close()
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_child_that_left_the_process_group_is_killed_too(
+        sandbox: Sandbox, fake_spec: FakeSpec, protocol: str) -> None:
+    pool = EnginePool(sandbox)
+    try:
+        answer = pool.play(fake_spec(protocol, "escape"), POSITIONS[protocol],
+                           [112] if protocol == "gomocup" else [], PlayLimits(5000))
+        assert answer.move >= 0
+    finally:
+        pool.close()  # no_orphans then checks the escaped child is gone
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_the_engine_does_not_think_on_the_opponents_time(
+        sandbox: Sandbox, fake_spec: FakeSpec, protocol: str) -> None:
+    """A thread in the engine counts 10 ms ticks; between moves the engine is stopped."""
+    pool = EnginePool(sandbox)
+    spec = fake_spec(protocol, "ponder")
+    history = [112] if protocol == "gomocup" else []
+    try:
+        counts = []
+        for _ in range(2):
+            answer = pool.play(spec, POSITIONS[protocol], history, PlayLimits(5000))
+            counts.append(int(answer.notes[-1].split()[-1]))
+            time.sleep(1.0)  # ~100 ticks if it were running
+        assert counts[1] - counts[0] < 50
+    finally:
+        pool.close()
+
+
+def test_empty_and_finished_positions_are_refused_before_the_engine(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    pool = EnginePool(sandbox)
+    try:
+        with pytest.raises(ValueError):
+            pool.play(fake_spec("gomocup", "play"), "not a board", [], PlayLimits(1000))
+        answer = pool.play(fake_spec("gomocup", "play"), empty_gomoku(), [], PlayLimits(1000))
+        assert answer.move == 0
+    finally:
+        pool.close()

@@ -1,0 +1,159 @@
+"""The pool of warm engine processes: reused across moves and games, restarted after a
+death or a failure that killed them, the least recently used stopped past the cap."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from dataclasses import replace
+
+import pytest
+from arena.services.worker.engines import pool as pool_module
+from arena.services.worker.engines.client import PlayLimits
+from arena.services.worker.engines.failures import EngineFailure, FailureReason
+from arena.services.worker.engines.pool import EnginePool
+from arena.services.worker.engines.sandbox import Sandbox
+
+from arena.games import GomokuBoard
+from tests.protocol_engines.conftest import OTHELLO_START, FakeSpec, empty_gomoku
+
+pytestmark = pytest.mark.usefixtures("no_orphans")
+LIMITS = PlayLimits(5000)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def play_game(pool: EnginePool, spec_maker: FakeSpec, plies: int) -> None:
+    board = GomokuBoard(15, "freestyle")
+    spec = spec_maker("gomocup", "play")
+    for _ in range(plies):
+        answer = pool.play(spec, board.to_text(), board.move_stack, LIMITS)
+        board.push(answer.move)
+
+
+def test_one_process_serves_moves_of_many_games(sandbox: Sandbox, fake_spec: FakeSpec
+                                                ) -> None:
+    pool = EnginePool(sandbox)
+    try:
+        for _ in range(3):
+            play_game(pool, fake_spec, 6)
+        [pid] = pool.running()
+        assert pool.stats.starts == 1 and pool.stats.moves == 18
+        assert pool.stats.reuse_rate == pytest.approx(17 / 18)
+        assert alive(pid)
+    finally:
+        pool.close()
+    assert not alive(pid)
+
+
+def test_a_dead_process_is_replaced_on_the_next_move(sandbox: Sandbox, fake_spec: FakeSpec
+                                                     ) -> None:
+    pool = EnginePool(sandbox)
+    spec = fake_spec("nboard", "play")
+    try:
+        pool.play(spec, OTHELLO_START, [], LIMITS)
+        [first] = pool.running()
+        os.kill(first, signal.SIGKILL)  # dies while suspended between moves
+        deadline = time.monotonic() + 10
+        while alive(first) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        pool.play(spec, OTHELLO_START, [], LIMITS)
+        [second] = pool.running()
+        assert second != first and pool.stats.restarts == 1 and pool.stats.starts == 2
+    finally:
+        pool.close()
+
+
+def test_a_timeout_kills_the_process_and_the_next_move_gets_a_new_one(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    pool = EnginePool(sandbox)
+    hang = fake_spec("gomocup", "hang", grace_ms=100)
+    try:
+        with pytest.raises(EngineFailure) as caught:
+            pool.play(hang, empty_gomoku(), [], PlayLimits(200))
+        assert caught.value.reason is FailureReason.TIMEOUT
+        assert pool.running() == []
+        with pytest.raises(EngineFailure):
+            pool.play(hang, empty_gomoku(), [], PlayLimits(200))
+        assert pool.stats.starts == 2 and pool.stats.restarts == 1
+    finally:
+        pool.close()
+
+
+def test_the_least_recently_used_engine_is_stopped_past_the_cap(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    pool = EnginePool(sandbox, capacity=2)
+    specs = [replace(fake_spec("gomocup", "play"), name=f"brain-{n}") for n in range(3)]
+    try:
+        pids = []
+        for spec in specs[:2]:
+            pool.play(spec, empty_gomoku(), [], LIMITS)
+            pids.append(pool.running()[-1])
+        pool.play(specs[0], empty_gomoku(), [], LIMITS)  # brain-1 is now the oldest
+        pool.play(specs[2], empty_gomoku(), [], LIMITS)
+        assert pool.stats.evictions == 1 and len(pool.running()) == 2
+        assert alive(pids[0]) and not alive(pids[1])
+    finally:
+        pool.close()
+
+
+def test_equal_specs_share_a_process(sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    pool = EnginePool(sandbox)
+    try:
+        pool.play(fake_spec("nboard", "play"), OTHELLO_START, [], LIMITS)
+        pool.play(fake_spec("nboard", "play").with_options({}), OTHELLO_START, [], LIMITS)
+        pool.play(fake_spec("nboard", "play").with_options({"depth": 5}), OTHELLO_START, [],
+                  LIMITS)
+        assert pool.stats.starts == 2 and len(pool.running()) == 2
+    finally:
+        pool.close()
+
+
+def test_a_process_near_its_cpu_seconds_is_replaced_between_moves(
+        sandbox: Sandbox, fake_spec: FakeSpec, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pool_module, "RECYCLE_CPU_SHARE", 0.0)  # every process is worn out
+    pool = EnginePool(sandbox)
+    try:
+        for _ in range(3):
+            pool.play(fake_spec("gomocup", "play"), empty_gomoku(), [], LIMITS)
+        assert pool.stats.recycled == 2 and pool.stats.restarts == 0
+    finally:
+        pool.close()
+
+
+def test_moves_of_different_engines_from_several_threads(sandbox: Sandbox,
+                                                        fake_spec: FakeSpec) -> None:
+    pool = EnginePool(sandbox)
+    errors: list[BaseException] = []
+
+    def play(protocol: str) -> None:
+        position = OTHELLO_START if protocol == "nboard" else empty_gomoku()
+        try:
+            for _ in range(5):
+                pool.play(fake_spec(protocol, "play"), position, [], LIMITS)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=play, args=(p,)) for p in ("nboard", "gomocup") * 2]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert errors == [] and pool.stats.moves == 20 and pool.stats.starts == 2
+    finally:
+        pool.close()
+
+
+def test_a_pool_needs_room_for_one(sandbox: Sandbox) -> None:
+    with pytest.raises(ValueError, match="capacity"):
+        EnginePool(sandbox, capacity=0)

@@ -1,0 +1,206 @@
+"""Arena's bots behind the protocols: the Gomocup brain and the NBoard engine answer every
+command as the protocols ask, play what the in-process engine plays, and the command line
+starts them (``arena engine gomocup|nboard``, ``pbrain-arena``, ``arena-nboard``)."""
+
+from __future__ import annotations
+
+import io
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.engine.api import Limits
+from arena.games import PASS, OthelloBoard
+from arena.protocols import gomocup, gomocup_brain, nboard, nboard_engine
+from arena.protocols.bot import LineWriter, ServedBot
+from arena.protocols.errors import ProtocolError
+from tests.support.engines import choose, presets
+
+BIN = Path(sys.executable).parent
+OTHELLO_START = "---------------------------OX------XO--------------------------- X"
+
+
+def brain_session(lines: list[str], preset: str = "sharpmoku-normal", **limits: int) -> list[str]:
+    out = io.StringIO()
+    bot = ServedBot.from_preset("gomoku", preset, **limits)
+    gomocup_brain.serve(bot, [line + "\n" for line in lines], out)
+    return out.getvalue().splitlines()
+
+
+def moves_of(output: list[str]) -> list[str]:
+    return [line for line in output if isinstance(gomocup.parse_reply(line), gomocup.MoveReply)]
+
+
+def test_start_accepts_arenas_sizes_only() -> None:
+    assert brain_session(["START 15", "START 9", "START 19", "RECTSTART 15,15"]) == ["OK"] * 4
+    for refused in ("START 20", "RECTSTART 20,15"):
+        [answer] = brain_session([refused])
+        assert answer.startswith("ERROR unsupported board")
+
+
+def test_a_game_from_begin_and_turn_plays_the_in_process_moves() -> None:
+    output = brain_session(["START 15", "INFO timeout_turn 60000", "BEGIN", "TURN 0,0",
+                            "TURN 0,14"])
+    played = [gomocup.parse_reply(m) for m in moves_of(output)]
+    assert len(played) == 3
+    moves: list[int] = []
+    config = presets("gomoku")["sharpmoku-normal"]
+    limits = Limits(time_ms=gomocup_brain.turn_budget_ms(60_000))
+    for reply, theirs in zip(played, [None, 0, 14 * 15], strict=True):
+        if theirs is not None:
+            moves.append(theirs)
+        board_text = board_after(moves)
+        expected = choose("gomoku", board_text, moves, config, limits)
+        assert isinstance(reply, gomocup.MoveReply)
+        assert reply.y * 15 + reply.x == expected.move
+        moves.append(expected.move)
+
+
+def board_after(moves: list[int], rule: str = "freestyle") -> str:
+    from arena.games import GomokuBoard
+
+    board = GomokuBoard(15, rule)
+    for move in moves:
+        board.push(move)
+    return board.to_text()
+
+
+def test_each_move_is_preceded_by_its_search_message() -> None:
+    output = brain_session(["START 15", "BOARD", "7,7,1", "7,8,2", "8,7,1", "8,8,2", "9,7,1",
+                            "9,8,2", "DONE"], preset="arena-gomoku")
+    message, move = output[-2:]
+    reply = gomocup.parse_reply(message)
+    assert isinstance(reply, gomocup.Message)
+    report = gomocup.parse_search_message(reply.text, 15)
+    assert report is not None and report.depth is not None
+    played = gomocup.parse_reply(move)
+    assert isinstance(played, gomocup.MoveReply)
+    assert report.pv[0] == played.y * 15 + played.x
+    assert (played.x, played.y) in {(6, 7), (10, 7)}  # the open four
+
+
+def test_rules_info_and_bookkeeping_commands() -> None:
+    out = io.StringIO()
+    brain = gomocup_brain.GomocupBrain(ServedBot.from_preset("gomoku", "sharpmoku-normal"),
+                                       LineWriter(out))
+    for command in (gomocup.Start(15), gomocup.Info("rule", "1"),
+                    gomocup.Info("timeout_turn", "0"), gomocup.Turn(7, 7),
+                    gomocup.Takeback(7, 7), gomocup.Info("rule", "4"), gomocup.Restart(),
+                    gomocup.About()):
+        assert brain.handle(command)
+    assert brain.rule == "exact-five"
+    assert brain._limits().time_ms == gomocup_brain.QUICK_MOVE_MS
+    answers = out.getvalue().splitlines()
+    assert answers[0] == "OK" and answers[1].startswith("MESSAGE ")
+    assert isinstance(gomocup.parse_reply(answers[2]), gomocup.MoveReply)
+    assert answers[3] == "OK"  # the take-back
+    assert answers[4].startswith("ERROR INFO rule 4")
+    assert answers[5] == "OK" and brain.moves == []  # the restart
+    about = gomocup.parse_reply(answers[6])
+    assert isinstance(about, gomocup.AboutReply) and about.get("name") == "sharpmoku-normal"
+    assert not brain.handle(gomocup.End())
+
+
+@pytest.mark.parametrize(("lines", "answer"), [
+    (["BEGIN"], "ERROR no START yet"),
+    (["START 15", "TURN 7,7", "TURN 7,7"], "ERROR"),  # the brain's own point, or taken
+    (["START 15", "TURN 15,0"], "ERROR 15,0 is off the 15x15 board"),
+    (["START 15", "PLAY 3,3"], "UNKNOWN not a Gomocup command: 'PLAY 3,3'"),
+    (["START 15", "BOARD", "7,7,1", "8,8,1", "DONE"], "ERROR BOARD has 2 own and 0 opponent"),
+    (["START 15", "TAKEBACK 3,3"], "ERROR TAKEBACK of an empty point 48"),
+])
+def test_bad_requests_get_error_or_unknown(lines: list[str], answer: str) -> None:
+    assert brain_session(lines)[-1].startswith(answer)
+
+
+def test_end_stops_the_brain() -> None:
+    assert brain_session(["START 15", "END", "START 15"]) == ["OK"]
+
+
+def engine_session(lines: list[str], preset: str = "arena-fast", **limits: int) -> list[str]:
+    out = io.StringIO()
+    bot = ServedBot.from_preset("othello", preset, **limits)
+    nboard_engine.serve(bot, [line + "\n" for line in lines], out)
+    return out.getvalue().splitlines()
+
+
+def test_an_nboard_session_plays_the_in_process_move_at_the_set_depth() -> None:
+    game = nboard.game_for(OTHELLO_START)
+    output = engine_session(["nboard 2", "set depth 3", f"set game {game}", "ping 1",
+                             "move F5", "go"])
+    assert output[:2] == ["set myname arena-fast", "pong 1"]
+    replies = [nboard.parse_reply(line) for line in output[2:]]
+    best = replies[-1]
+    assert isinstance(best, nboard.BestMove)
+    after_f5 = OthelloBoard()
+    after_f5.push_str("f5")
+    config = presets("othello")["arena-fast"]
+    expected = choose("othello", after_f5.to_text(), [], config, Limits(depth=3))
+    assert best.move == expected.move
+    assert nboard.search_report(replies).pv[0] == expected.move
+
+
+def test_hint_learn_and_ignored_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    output = engine_session(["nboard 2", "set depth 2", "hint 2", "learn", "analyze",
+                             "move A1", "set game (;GM[Chess];)", "set contempt 2"])
+    assert isinstance(nboard.parse_reply(output[1]), nboard.SearchLine)
+    assert output[-2:] == ["status", "learned"]
+    notes = capsys.readouterr().err
+    assert "ignored 'analyze'" in notes and "ignored 'move A1'" in notes
+    assert "bad GGF" in notes
+
+
+def forced_pass() -> OthelloBoard:
+    """A position of a random game where the side to move must pass."""
+    for seed in range(1000):
+        rng = random.Random(seed)
+        board = OthelloBoard()
+        while not board.is_game_over():
+            if board.legal_moves() == [PASS]:
+                return board
+            board.push(rng.choice(board.legal_moves()))
+    raise AssertionError("no forced pass in 1000 random games")
+
+
+def test_a_forced_pass_is_answered_pa() -> None:
+    board = forced_pass()
+    game = nboard.game_for(board.to_text())
+    output = engine_session(["nboard 2", f"set game {game}", "go"])
+    assert output[-1].startswith("=== PA")
+
+
+def test_served_bots_refuse_bad_settings() -> None:
+    with pytest.raises(ValueError, match="unknown gomoku preset 'nope'"):
+        ServedBot.from_preset("gomoku", "nope")
+    with pytest.raises(ValueError, match="depth must be at least 1"):
+        ServedBot.from_preset("othello", "arena-fast", depth=0)
+    with pytest.raises(ValueError):
+        ServedBot.from_config("othello", "x", {"evaluator": "nonsense"})
+    with pytest.raises(ProtocolError):
+        nboard.parse_command("set depth deep")
+
+
+def run(command: list[str], text: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, input=text, capture_output=True, text=True, timeout=300)
+
+
+def test_arena_engine_gomocup_on_the_command_line() -> None:
+    done = run([str(BIN / "arena"), "engine", "gomocup", "--preset", "sharpmoku-normal",
+                "--seed", "3"], "START 15\nBEGIN\nABOUT\nEND\n")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "OK" and isinstance(gomocup.parse_reply(lines[2]), gomocup.MoveReply)
+
+
+@pytest.mark.parametrize(("command", "code", "message"), [
+    (["pbrain-arena", "--preset", "nope"], 2, "pbrain-arena: error: unknown gomoku preset"),
+    (["arena-nboard", "--config", "[1]"], 2, "arena-nboard: error: --config must be a JSON"),
+    (["arena", "engine", "nboard", "--preset", "nope"], 1, "arena: error: unknown othello"),
+])
+def test_bad_command_lines_fail_cleanly(command: list[str], code: int, message: str) -> None:
+    done = run([str(BIN / command[0]), *command[1:]], "")
+    assert done.returncode == code
+    assert done.stderr.startswith(message) and "Traceback" not in done.stderr

@@ -1,0 +1,285 @@
+"""Control of a shared arena: cancelling running matches, quotas, admission in turn.
+
+Each test reproduces a finding of a probe against a shared stack: nobody could stop a
+running match, one user could queue without limit and hold every worker.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+import redis
+from arena.clients.sdk import ArenaClient
+from arena.services.common.config import Config
+from arena.services.common.embedded_redis import EmbeddedRedis
+from arena.services.common.peers import BotVersions
+from arena.services.common.protocol import keys
+from arena.services.common.protocol.matches import MatchStore
+from arena.services.referee.loop import RefereeLoop
+from arena.services.worker.bots import BotRunner
+from arena.services.worker.consumer import WorkerLoop
+
+from arena import errors
+from arena.engine.othello import PRESETS
+from arena.v1 import bot_service_pb2, match_pb2
+from tests.conftest import FAST, TEST_BOTS, Loops
+from tests.support.bots import (
+    bot_server,
+    builtin_bot,
+    external_bot,
+    first_legal,
+    match_config,
+    wait_finished,
+)
+from tests.support.servers import Server, client, serve
+
+THINKER = {**PRESETS["arena-strong"], "time_ms": 20_000}  # one move takes the clock's whole
+
+
+@pytest.fixture
+def referee(redis_server: EmbeddedRedis, cache_server: EmbeddedRedis,
+            registry_server: Server) -> Iterator[Callable[..., Server]]:
+    """Referee servers (no match loop: max_matches 0) with the given quotas."""
+    started: list[Server] = []
+
+    def start(quotas: str = "") -> Server:
+        server = serve("referee", Config(
+            redis_url=redis_server.url, cache_url=cache_server.url,
+            registry=registry_server.target, service_token="admin-token", max_matches=0,
+            quotas=quotas))
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def _sdk(server: Server, registry: Server, token: str) -> ArenaClient:
+    return client(token=token, referee=server.target, registry=registry.target)
+
+
+def _statuses(store: MatchStore, ids: list[str]) -> list[int]:
+    return [store.header(i).status for i in ids]
+
+
+def test_a_running_match_is_cancelled_at_once_and_its_search_stopped(
+        redis_client: redis.Redis, loops: Loops, peers: ArenaClient,
+        registry_server: Server, referee: Callable[..., Server]) -> None:
+    loops(referees=1, workers=1)
+    builtin_bot(peers, "thinker", THINKER)
+    alice = _sdk(referee(), registry_server, "alice-token")
+    bob = _sdk(referee(), registry_server, "bob-token")
+    match = alice.create_match(match_config("thinker", "thinker", move_time_ms=20_000))
+    store = MatchStore(redis_client)
+    deadline = time.monotonic() + 30
+    while not redis_client.xlen(keys.match(match.id, "started")):
+        assert time.monotonic() < deadline, "the first search never started"
+        time.sleep(0.05)
+    with pytest.raises(errors.PermissionDeniedError):
+        bob.cancel_match(match.id)  # neither the creator nor a bot's owner
+    began = time.monotonic()
+    cancelled = alice.cancel_match(match.id, "changed my mind")
+    assert cancelled.status == match_pb2.MATCH_STATUS_CANCELLED
+    assert cancelled.result.void and cancelled.result.detail == "changed my mind"
+    assert cancelled.result.termination == match_pb2.TERMINATION_CANCELLED
+    # The worker notices within a heartbeat and stops searching: it answers nothing, the
+    # job is acknowledged, and the worker is free long before the move's 20 s were up.
+    while redis_client.xpending(keys.MOVE_STREAM, keys.WORKER_GROUP)["pending"]:
+        assert time.monotonic() - began < 10, "the search was not stopped"
+        time.sleep(0.05)
+    assert not [f for _, f in redis_client.xrange(keys.match(match.id, "results"))
+                if f[b"kind"] == b"result"]
+    assert store.header(match.id).status == match_pb2.MATCH_STATUS_CANCELLED
+    assert alice.cancel_match(match.id).status == match_pb2.MATCH_STATUS_CANCELLED  # again
+    quick = alice.create_match(match_config("thinker", "thinker", move_time_ms=200))
+    assert wait_finished(redis_client, quick.id, 60).status == match_pb2.MATCH_STATUS_FINISHED
+    with pytest.raises(errors.FailedPreconditionError):
+        alice.cancel_match(quick.id)
+
+
+def test_retiring_a_bot_can_cancel_its_matches(
+        redis_client: redis.Redis, redis_server: EmbeddedRedis, cache_server: EmbeddedRedis,
+        peers: ArenaClient, registry_server: Server, referee: Callable[..., Server]) -> None:
+    ref = referee()
+    registry = serve("registry", Config(redis_url=redis_server.url, referee=ref.target,
+                                        service_token="admin-token"))
+    try:
+        alice = _sdk(ref, registry, "alice-token")
+        for name in ("keep", "drop"):  # alice's bots and matches; no referee loop runs
+            builtin_bot(client(token="alice-token", registry=registry.target), name,
+                        {"evaluator": "lab", "look_ahead": 0})
+        kept = alice.create_match(match_config("keep", "keep"))
+        dropped = [alice.create_match(match_config("drop", "keep")) for _ in range(2)]
+        alice.retire_bot("drop", cancel_matches=True)
+        with pytest.raises(errors.FailedPreconditionError, match="retired"):
+            alice.create_match(match_config("drop@1", "keep"))  # pinned: still refused
+    finally:
+        registry.stop()
+    store = MatchStore(redis_client)
+    assert _statuses(store, [m.id for m in dropped]) == [match_pb2.MATCH_STATUS_CANCELLED] * 2
+    assert store.header(kept.id).status == match_pb2.MATCH_STATUS_PENDING
+
+
+def test_a_user_gets_quota_errors_that_name_the_limit(
+        peers: ArenaClient, registry_server: Server, referee: Callable[..., Server]) -> None:
+    builtin_bot(peers, "lab", {"evaluator": "lab", "look_ahead": 0})
+    quotas = ('{"user": {"queued_matches": 2, "move_time_ms": 5000, "creates_per_minute": 4},'
+              ' "users": {"bob": {"queued_matches": 10}}}')
+    server = referee(quotas)
+    alice = _sdk(server, registry_server, "alice-token")
+    with pytest.raises(errors.ResourceExhaustedError, match="move_time_ms is 5000"):
+        alice.create_match(match_config("lab", "lab", move_time_ms=60_000))
+    alice.create_match(match_config("lab", "lab"))
+    alice.create_match(match_config("lab", "lab"))
+    with pytest.raises(errors.ResourceExhaustedError, match="queued_matches is 2"):
+        alice.create_match(match_config("lab", "lab"))
+    with pytest.raises(errors.ResourceExhaustedError, match="creates_per_minute is 4"):
+        alice.create_match(match_config("lab", "lab"))  # the fifth call this minute
+    bob = _sdk(server, registry_server, "bob-token")
+    assert bob.create_match(match_config("lab", "lab")).owner == "bob"
+    root = _sdk(server, registry_server, "admin-token")
+    for _ in range(6):  # admins have no quota
+        root.create_match(match_config("lab", "lab", move_time_ms=600_000))
+
+
+def test_a_retried_create_with_the_same_key_makes_one_match(
+        peers: ArenaClient, registry_server: Server, referee: Callable[..., Server],
+        redis_client: redis.Redis) -> None:
+    builtin_bot(peers, "lab", {"evaluator": "lab", "look_ahead": 0})
+    alice = _sdk(referee(), registry_server, "alice-token")
+    first = alice.create_match(match_config("lab", "lab"), request_id="attempt-1")
+    again = alice.create_match(match_config("lab", "lab"), request_id="attempt-1")
+    other = alice.create_match(match_config("lab", "lab"), request_id="attempt-2")
+    assert first.id == again.id != other.id
+    assert redis_client.xlen(keys.MATCH_STREAM) == 2
+
+
+def test_one_users_flood_runs_in_turn_while_another_users_match_starts_at_once(
+        redis_client: redis.Redis, redis_server: EmbeddedRedis, bots: BotVersions,
+        peers: ArenaClient, loops: Loops, new_match: Callable[..., match_pb2.Match]) -> None:
+    """alice may run one match at a time: her four matches play one after another, in the
+    order she made them, and bob's match does not wait behind them."""
+    loops(referees=0, workers=2)
+    referee = RefereeLoop(redis_server.client(), bots, "capped", FAST,
+                          running_cap=lambda owner: 1 if owner == "alice" else 0).start()
+    seen: dict[str, set[int]] = {}
+    stop = threading.Event()
+
+    def slow(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
+        time.sleep(0.05)
+        return first_legal(request)
+
+    try:
+        with bot_server(slow) as address:
+            external_bot(peers, "slow", address)
+            store = MatchStore(redis_client)
+            flood = [new_match(match_config("slow", "slow", move_time_ms=2000), "alice").id
+                     for _ in range(4)]
+            watcher = threading.Thread(target=_watch, args=(store, flood, seen, stop))
+            watcher.start()
+            bob = new_match(match_config("slow", "slow", move_time_ms=2000), "bob").id
+            deadline = time.monotonic() + 15
+            while store.header(bob).status == match_pb2.MATCH_STATUS_PENDING:
+                assert time.monotonic() < deadline, "bob's match waited behind alice's"
+                time.sleep(0.05)
+            assert sum(s == match_pb2.MATCH_STATUS_FINISHED for s in _statuses(store, flood)) < 4
+            done = [wait_finished(redis_client, match_id, 120) for match_id in flood]
+            stop.set()
+            watcher.join(5)
+    finally:
+        stop.set()
+        referee.stop(5)
+    assert max(len(running) for running in seen.values()) == 1  # never two of alice's
+    finished = sorted(done, key=lambda m: m.finished_at.ToNanoseconds())
+    assert [m.id for m in finished] == flood  # in the order she made them
+    assert redis_client.scard(keys.user("alice", "running")) == 0
+    assert redis_client.llen(keys.user("alice", "parked")) == 0
+
+
+def _watch(store: MatchStore, ids: list[str], seen: dict[str, set[int]],
+           stop: threading.Event) -> None:
+    """Sample which of ``ids`` run at once, every 20 ms, until ``stop``."""
+    index = 0
+    while not stop.is_set():
+        running = {i for i, match_id in enumerate(ids)
+                   if store.header(match_id).status == match_pb2.MATCH_STATUS_RUNNING}
+        seen[str(index)] = running
+        index += 1
+        time.sleep(0.02)
+
+
+def test_cancelled_parked_matches_pass_their_turn_on(
+        redis_client: redis.Redis, redis_server: EmbeddedRedis, bots: BotVersions,
+        peers: ArenaClient, loops: Loops, new_match: Callable[..., match_pb2.Match],
+        registry_server: Server, referee: Callable[..., Server]) -> None:
+    loops(referees=0, workers=1)
+    capped = RefereeLoop(redis_server.client(), bots, "capped", FAST,
+                         running_cap=lambda owner: 1).start()
+    try:
+        builtin_bot(peers, "lab", {"evaluator": "lab", "look_ahead": 0})
+        with bot_server(_sleepy) as address:
+            external_bot(peers, "sleepy", address)
+            first = new_match(match_config("sleepy", "sleepy", move_time_ms=5000), "alice")
+            parked = [new_match(match_config("lab", "lab"), "alice") for _ in range(3)]
+            store = MatchStore(redis_client)
+            deadline = time.monotonic() + 20
+            while redis_client.llen(keys.user("alice", "parked")) < 3:
+                assert time.monotonic() < deadline, "the matches were not parked"
+                time.sleep(0.05)
+            root = _sdk(referee(), registry_server, "admin-token")
+            root.cancel_match(parked[0].id)
+            root.cancel_match(first.id)  # its slot passes over the cancelled one
+            for match in parked[1:]:
+                assert wait_finished(redis_client, match.id, 60).result.termination == \
+                    match_pb2.TERMINATION_NORMAL
+    finally:
+        capped.stop(5)
+    assert store.header(parked[0].id).status == match_pb2.MATCH_STATUS_CANCELLED
+
+
+def _sleepy(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
+    time.sleep(1.0)
+    return first_legal(request)
+
+
+def test_the_worker_never_dials_a_private_address_it_was_not_allowed(
+        redis_client: redis.Redis, redis_server: EmbeddedRedis, cache_server: EmbeddedRedis,
+        peers: ArenaClient, registry_server: Server, loops: Loops,
+        new_match: Callable[..., match_pb2.Match]) -> None:
+    """The registry refuses a loopback bot by default; one registered under a looser policy
+    is refused again by a worker at connect time, which never dials it and tells the owner
+    only that it was unreachable."""
+    strict = serve("registry", Config(redis_url=redis_server.url))
+    calls: list[int] = []
+
+    def counted(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
+        calls.append(1)
+        return first_legal(request)
+
+    try:
+        with bot_server(counted) as address:
+            with pytest.raises(errors.InvalidArgumentError, match="ARENA_EXTERNAL_ALLOW"):
+                external_bot(client(registry=strict.target), "sneaky", address)
+            for hostile in ("169.254.169.254:80", "10.0.0.1:6379", "[::1]:22"):
+                with pytest.raises(errors.InvalidArgumentError, match=r"private|loopback"):
+                    external_bot(client(registry=strict.target), "sneaky", hostile)
+            external_bot(peers, "sneaky", address)  # the tests' registry allows loopback
+            builtin_bot(peers, "lab", {"evaluator": "lab", "look_ahead": 0})
+            worker = WorkerLoop(redis_server.client(), None, "strict", FAST,
+                                BotRunner(grace_ms=FAST.grace_ms)).start()
+            try:
+                loops(referees=1, workers=0)
+                match = wait_finished(
+                    redis_client, new_match(match_config("sneaky", "lab")).id, 60)
+            finally:
+                worker.stop(5)
+    finally:
+        strict.stop()
+    assert match.result.termination == match_pb2.TERMINATION_BOT_UNREACHABLE
+    assert match.result.detail == "MOVE_ERROR_BOT_UNREACHABLE: unreachable"
+    assert calls == []
+    assert TEST_BOTS.startswith("127.")  # the looser policy the other tests use
