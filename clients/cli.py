@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -175,6 +176,9 @@ def _apply_global_options(args: argparse.Namespace, argv: Sequence[str] | None) 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # gRPC's own log lines (a failed TLS handshake, ...) would come before the one-line
+    # error that says the same; it reads this when it loads, i.e. in build_parser.
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown and args.command != "worker":

@@ -1,16 +1,17 @@
 """Redis ACL users: one per service, each with a password and only what it needs.
 
 Each service has its own user and password, exists only on the servers it uses (the
-registry and the ladder service never see the cache), and may run the data commands it
-uses (reads, writes, streams, scripts, transactions) on Arena's keys (``arena:*``), never
-administrative or dangerous ones (``CONFIG``, ``FLUSHALL``, ``KEYS``, ``DEBUG``,
-``SHUTDOWN`` ...). A caller that logs in as nobody may only ``PING`` (health checks).
-``admin`` is the operator's user.
+registry and the ladder service never see the cache), and may run only the data commands
+it uses (reads, writes, streams, scripts, transactions), never administrative or dangerous
+ones (``CONFIG``, ``FLUSHALL``, ``KEYS``, ``DEBUG``, ``SHUTDOWN``, ``ACL`` ...). A caller
+that logs in as nobody may only ``PING`` (health checks). ``admin`` is the operator's user.
 
-Why not the registry on its own keys only: a create script without an idempotency key
-passes the empty string as its first key (``protocol/requests.py``), and no ACL key
-pattern but ``*`` admits the empty key. Passing a placeholder key of the registry's own
-namespace there would let :data:`SERVICE_KEYS` name ``arena:bot*`` for the registry.
+Why every key (``~*``) rather than each service's own: a create script without an
+idempotency key passes the empty string as its first key (``protocol/requests.py``), and
+no ACL key pattern but ``*`` admits the empty key, so a narrower pattern refuses every
+such call. With a placeholder key there instead, :data:`SERVICE_KEYS` could name
+``arena:*`` for every service and ``arena:bot*`` for the registry. The servers are
+Arena's own, so nothing else lives in them meanwhile.
 
 The ACL file holds SHA-256 digests of the passwords, never the passwords. It is written at
 the Redis server's start from the password files: by the launcher for `arena up`, and by
@@ -38,7 +39,7 @@ SERVICE_USERS: Mapping[str, tuple[Server, ...]] = {
     "ladder": ("durable",),
     "worker": ("durable", "cache"),
 }
-SERVICE_KEYS = ("arena:*",)
+SERVICE_KEYS = ("*",)
 COMMANDS = ("-@all", "+@read", "+@write", "+@scripting", "+@transaction", "+@connection",
             "-@dangerous")
 PROBE = "user default on nopass resetkeys resetchannels -@all +ping"
