@@ -38,11 +38,10 @@ from arena.v1 import (
 from tests.security.conftest import USERS
 from tests.support import rpc
 from tests.support.bots import match_config
-from tests.support.stacks import stack_channel, stack_client
+from tests.support.stacks import cancel_everything, stack_channel, stack_client
 
 Code = grpc.StatusCode
 CALLERS = ("none", "bad", "other", "owner", "admin")
-UNFINISHED = (match_pb2.MATCH_STATUS_PENDING, match_pb2.MATCH_STATUS_RUNNING)
 
 
 @dataclass
@@ -92,16 +91,6 @@ def _wait_finished(sdk: ArenaClient, match_id: str, timeout_s: float = 300.0) ->
         time.sleep(0.2)
 
 
-def _cancel_everything(admin: ArenaClient) -> None:
-    """What the rows started must not keep the stack's one worker busy."""
-    for ladder in admin.iter_ladders():
-        if ladder.status == ladder_pb2.LADDER_STATUS_RUNNING:
-            admin.cancel_ladder(ladder.id)
-    for status in UNFINISHED:
-        for match in list(admin.iter_matches(status=status, summary_only=True)):
-            admin.cancel_match(match.id)
-
-
 @pytest.fixture(scope="module")
 def kit(secure_stack: Launcher) -> Iterator[Kit]:
     with stack_client(secure_stack, USERS["alice"]) as alice, \
@@ -115,7 +104,7 @@ def kit(secure_stack: Launcher) -> Iterator[Kit]:
         made.cancelled_ladder = made.ladder()
         alice.cancel_ladder(made.cancelled_ladder)
         yield made
-        _cancel_everything(admin)
+    cancel_everything(secure_stack)
 
 
 # -- the rows --------------------------------------------------------------------------------
