@@ -43,6 +43,7 @@ SERVICE_KEYS = ("*",)
 COMMANDS = ("-@all", "+@read", "+@write", "+@scripting", "+@transaction", "+@connection",
             "-@dangerous")
 PROBE = "user default on nopass resetkeys resetchannels -@all +ping"
+MIN_PASSWORD = 16
 
 
 def secret_name(user: str) -> str:
@@ -94,6 +95,11 @@ def read_passwords(files: Mapping[str, Path]) -> dict[str, str]:
     return {user: path.read_text().strip() for user, path in files.items()}
 
 
+def weak(password: str) -> bool:
+    """Too short to stand a guessing attack, or a manifest's placeholder left in place."""
+    return len(password) < MIN_PASSWORD or password.startswith("replace-me")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m arena.services.common.redis_acl",
@@ -110,7 +116,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"redis-acl: no service password in {args.secrets} "
               f"(expected files like {secret_name('registry')})", file=sys.stderr)
         return 64
-    write_private(args.output, acl_text(args.server, read_passwords(present)))
+    passwords = read_passwords(present)
+    for user, password in passwords.items():
+        if weak(password):
+            print(f"redis-acl: the password in {present[user]} is a placeholder or shorter "
+                  f"than {MIN_PASSWORD} characters", file=sys.stderr)
+            return 64
+    write_private(args.output, acl_text(args.server, passwords))
     return 0
 
 

@@ -68,13 +68,17 @@ def test_the_acl_file_of_a_container_comes_from_its_secret_files(tmp_path: Path)
     secrets.mkdir()
     assert main(["cache", str(secrets), str(tmp_path / "none.acl")]) == 64
     for user in ("referee", "worker", "ladder"):
-        (secrets / secret_name(user)).write_text(f"pw-{user}\n")
+        (secrets / secret_name(user)).write_text(f"a-long-password-of-{user}\n")
     assert main(["cache", str(secrets), str(tmp_path / "cache.acl")]) == 0
     acl = (tmp_path / "cache.acl").read_text()
     assert (tmp_path / "cache.acl").stat().st_mode & 0o777 == 0o600
     users = sorted(line.split()[1] for line in acl.splitlines())
     assert users == ["default", "referee", "worker"]  # the ladder never sees the cache
-    assert "pw-" not in acl
+    assert "a-long-password" not in acl
+    for weak in ("short", "replace-me-with-a-long-random-password"):
+        (secrets / secret_name("worker")).write_text(weak)
+        assert main(["cache", str(secrets), str(tmp_path / "weak.acl")]) == 64
+    assert not (tmp_path / "weak.acl").exists()
 
 
 def test_redis_credentials_join_the_urls_and_are_masked(tmp_path: Path) -> None:
