@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup demo up test lint typecheck check-protos protos pytest bench clean
+.PHONY: setup demo up test lint typecheck check-protos protos pytest bench screenshots clean
 
 setup: $(STAMP)
 
@@ -46,6 +46,10 @@ protos: $(STAMP)
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# Every web page in light and dark mode, laptop and phone width, into screenshots/.
+screenshots: $(STAMP)
+	$(BIN)/python tools/screenshots.py --out screenshots
 
 bench: $(STAMP)
 	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

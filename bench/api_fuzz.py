@@ -29,7 +29,8 @@ from tests.support.fuzz import Fuzzer, payloads, tokens, vocabulary
 from tests.support.stacks import USERS, cancel_everything, launcher, security_env
 
 # As in tests/security/test_fuzz.py: the registry last (its cases retire bots).
-SERVICES = ("arena.v1.Engine", "arena.v1.Ladder", "arena.v1.Referee", "arena.v1.BotRegistry")
+SERVICES = ("arena.v1.Engine", "arena.v1.Ladder", "arena.v1.Referee", "arena.v1.Status",
+            "arena.v1.BotRegistry")
 
 
 def fuzz_service(fuzzer: Fuzzer, service: str, cases: int) -> None:

@@ -37,7 +37,8 @@ def _cmd_up(args: argparse.Namespace) -> int:
         raise InvalidArgumentError(f"--workers must be 0 or more, got {args.workers}")
     try:
         return run_up(args.workers, args.up_home or args.home, web=args.web,
-                      tls=args.tls or args.mutual_tls, mutual_tls=args.mutual_tls)
+                      metrics=args.metrics, tls=args.tls or args.mutual_tls,
+                      mutual_tls=args.mutual_tls)
     except (RuntimeError, TimeoutError) as exc:  # a service died while starting
         raise UnavailableError(f"the stack did not start: {exc}") from None
 
@@ -63,7 +64,11 @@ def _add_up(sub: Subparsers) -> None:
                         description="Start the embedded stack, restart any part that dies, "
                                     "and stop everything on Ctrl-C/SIGTERM.")
     up.add_argument("--workers", type=int, default=2, help="engine worker processes")
-    up.add_argument("--web", action="store_true", help="also start the web gateway")
+    up.add_argument("--web", action=argparse.BooleanOptionalAction, default=True,
+                    help="start the web gateway too (its pages: docs/web.md)")
+    up.add_argument("--metrics", action="store_true",
+                    help="serve Prometheus /metrics from every process (free loopback ports, "
+                         "listed in stack.json)")
     up.add_argument("--home", dest="up_home", type=Path, default=None,
                     help="state folder (default .arena)")
     up.add_argument("--tls", action="store_true",
@@ -141,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     from arena.clients.ladder_commands import add_analyze_command, add_ladder_commands
     from arena.clients.match_commands import add_match_commands
     from arena.clients.play import add_play_command
+    from arena.clients.status_commands import add_status_command
 
     parser = argparse.ArgumentParser(
         prog="arena", description="Arena: a bot arena for Othello/Reversi and Gomoku.",
@@ -155,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_ladder_commands(sub)
     add_analyze_command(sub)
     add_play_command(sub)
+    add_status_command(sub)
     _add_worker(sub)
     _mount_optional(sub, "arena.engine.othello.cli", "add_engine_commands")
     return parser

@@ -4,12 +4,16 @@ It starts the embedded stack (two Redis servers, registry, referee, ladder, work
 registers the preset bots through the registry, runs a colour-swapped round robin of
 KReversi's Lucy, Madoka, Ryo and Terra, the Reversi lab's Advanced level and
 arena-strong over a few openings through the ladder service, shows a progress bar,
-prints the standings, saves every game as a replay file and stops everything.
+prints the standings, saves every game as a replay file and stops everything. The web
+gateway runs beside the services: the demo prints its ladder page's address, and with
+``--serve`` keeps the stack up after the ladder, for the pages, until Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
 import time
 from pathlib import Path
 
@@ -40,6 +44,9 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
                         help="hard limit per move; the presets' own depths rule (default 1000)")
     parser.add_argument("--demo-home", type=Path, default=None,
                         help="state folder of the demo stack (default $ARENA_HOME/demo)")
+    parser.add_argument("--serve", action="store_true",
+                        help="keep the stack and its web pages up after the ladder, "
+                             "until Ctrl-C")
 
 
 def _demo_home(args: argparse.Namespace) -> Path:
@@ -85,11 +92,12 @@ def run_demo(args: argparse.Namespace) -> int:
     home = _demo_home(args)
     started = time.monotonic()
     print(f"Starting the embedded stack in {home} "
-          f"(2 Redis servers, registry, referee, ladder, {args.workers} workers)...", flush=True)
+          f"(2 Redis servers, registry, referee, ladder, {args.workers} workers, web "
+          "gateway)...", flush=True)
     # A few games in flight keep every worker busy, and games then finish one after
     # another (an honest progress bar and ETA) instead of all together at the end.
     in_flight = {"ARENA_LADDER_IN_FLIGHT": str(2 * max(1, args.workers))}
-    with Launcher(home=home, workers=args.workers, env=in_flight) as stack:
+    with Launcher(home=home, workers=args.workers, env=in_flight, web=True) as stack:
         print(stack.describe(), flush=True)
         with ArenaClient(
             registry=stack.target("registry"), referee=stack.target("referee"),
@@ -111,6 +119,8 @@ def run_demo(args: argparse.Namespace) -> int:
             print(f"Ladder {ladder.id}: round robin of {len(refs)} bots, {args.openings} "
                   f"openings x 2 colours per pairing = {ladder.games_total} games; "
                   f"expect about {format_duration(expected)} on 2 cores.", flush=True)
+            page = f"http://{stack.target('web')}/ladders/{ladder.id}"
+            print(f"Watch it in a browser: {page}", flush=True)
             watch_ladder(client, ladder.id)
             print()
             print_standings(client.get_standings(ladder.id))
@@ -120,9 +130,21 @@ def run_demo(args: argparse.Namespace) -> int:
         print(f"\nSaved {len(saved)} replays in {folder}. Step through one with:\n"
               f"  arena match replay {folder / example}\n"
               f"The games stay in the demo's durable Redis; to browse them there:\n"
-              f"  arena up --home {home}      (then, in another terminal)\n"
+              f"  arena up --web --home {home}      (then, in another terminal)\n"
               f"  arena --home {home} match list --ladder {ladder.id}\n"
               f"  arena --home {home} match replay <match id>", flush=True)
+        if args.serve:
+            serve_until_stopped(page)
         print("Stopping everything...", flush=True)
     print(f"Done in {format_duration(time.monotonic() - started)}.", flush=True)
     return 0
+
+
+def serve_until_stopped(page: str) -> None:
+    """Keep the stack up (for its web pages) until Ctrl-C or SIGTERM."""
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda _signum, _frame: stop.set())
+    print(f"\nThe ladder's page: {page}\nServing until Ctrl-C.", flush=True)
+    while not stop.wait(0.5):
+        pass

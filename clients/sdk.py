@@ -49,6 +49,8 @@ from arena.v1 import (
     referee_pb2_grpc,
     registry_pb2,
     registry_pb2_grpc,
+    status_pb2,
+    status_pb2_grpc,
 )
 
 ROLES: Final = ("registry", "referee", "ladder", "engine")
@@ -63,6 +65,7 @@ _RETRIED_METHODS: Final = {
     "arena.v1.Referee": ("GetMatch", "ListMatches", "GetReplay", "GetSearchTree"),
     "arena.v1.Ladder": ("GetStandings", "ListLadders"),
     "arena.v1.Engine": ("Analyze",),
+    "arena.v1.Status": ("GetStatus",),
 }
 SERVICE_CONFIG: Final = json.dumps({
     # A target naming several servers of a role ("ipv4:a,b") spreads calls over them.
@@ -486,6 +489,27 @@ class ArenaClient:
     def cancel_ladder(self, ladder_id: str) -> ladder_pb2.LadderInfo:
         request = ladder_pb2.CancelLadderRequest(ladder_id=ladder_id)
         return self._call("ladder", self._ladder().CancelLadder, request)
+
+    # -- status ------------------------------------------------------------------------
+
+    def get_status(self, forfeits: int = 0) -> status_pb2.ArenaStatus:
+        """The live picture a referee sees: workers (with their engines and current job),
+        the move and match queues, running matches, the cache's recent hit rate and the
+        latest forfeits (``forfeits``: how many; 0: 10)."""
+        request = status_pb2.GetStatusRequest(forfeits=forfeits)
+        stub = status_pb2_grpc.StatusStub(self.channel("referee"))
+        return self._call("referee", stub.GetStatus, request)
+
+    def check_health(self, role: str) -> bool:
+        """True if the ``role``'s server answers gRPC health SERVING (no token needed)."""
+        from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+        stub = health_pb2_grpc.HealthStub(self.channel(role))
+        try:
+            reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=min(self.timeout_s, 2.0))
+        except grpc.RpcError:
+            return False
+        return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
 
     # -- engine ------------------------------------------------------------------------
 

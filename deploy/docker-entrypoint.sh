@@ -1,6 +1,6 @@
 #!/bin/sh
 # Entry point of the Arena image: the first argument picks the role.
-#   registry | referee | ladder | worker [service flags...]  -> python -m arena.services.<role>
+#   registry | referee | ladder | worker | web [flags...]   -> python -m arena.services.<role>
 #   redis durable|cache [redis-server flags...]  -> redis-server with Arena's ACL users, from
 #       the password files in $ARENA_REDIS_SECRETS (default /run/secrets; redis_acl.py)
 #   anything else (redis-server, redis-cli, python3, sh ...)  -> run as given
@@ -21,7 +21,7 @@ fi
 
 role="${1:-registry}"
 case "$role" in
-    registry|referee|ladder|worker)
+    registry|referee|ladder|worker|web)
         [ $# -gt 0 ] && shift
         exec python3 -m "arena.services.$role" --listen "${ARENA_LISTEN:-0.0.0.0:50051}" "$@"
         ;;

@@ -1,8 +1,9 @@
 #!/opt/arena/bin/python3
-"""Container health probe: exit 0 if the local gRPC server answers SERVING (grpc.health.v1).
+"""Container health probe: exit 0 if the local gRPC server answers SERVING (grpc.health.v1),
+or with --http, if the web gateway answers GET /healthz with 200.
 
-Usage: arena-healthcheck [HOST:PORT] [--service NAME]. The default target is the port of
-$ARENA_LISTEN on 127.0.0.1. Imports only grpc and the health stubs, to stay cheap.
+Usage: arena-healthcheck [HOST:PORT] [--service NAME] [--http]. The default target is the
+port of $ARENA_LISTEN on 127.0.0.1. Imports only grpc and the health stubs, to stay cheap.
 
 A service that serves TLS (``ARENA_TLS_CERT_FILE``) is checked over TLS: its certificate
 is verified with ``ARENA_TLS_CA_FILE`` (else ``ARENA_TLS_CLIENT_CA_FILE``) against the
@@ -14,6 +15,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import urllib.error
+import urllib.request
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -57,7 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("target", nargs="?", default=default_target())
     parser.add_argument("--service", default="", help="service name ('' = the whole server)")
     parser.add_argument("--timeout", type=float, default=3.0)
+    parser.add_argument("--http", action="store_true",
+                        help="probe the web gateway's GET /healthz instead of gRPC health")
     args = parser.parse_args(argv)
+    if args.http:
+        return check_http(args.target, args.timeout)
     try:
         with open_channel(args.target, dict(os.environ)) as channel:
             reply = health_pb2_grpc.HealthStub(channel).Check(
@@ -72,6 +79,19 @@ def main(argv: list[str] | None = None) -> int:
     status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
     print(f"{args.target}: {status}")
     return 0 if reply.status == health_pb2.HealthCheckResponse.SERVING else 1
+
+
+def check_http(target: str, timeout: float) -> int:
+    try:
+        with urllib.request.urlopen(f"http://{target}/healthz", timeout=timeout) as reply:
+            status = reply.status
+    except urllib.error.HTTPError as exc:  # 503 while draining
+        status = exc.code
+    except (urllib.error.URLError, OSError) as exc:
+        print(f"{target}: {exc}", file=sys.stderr)
+        return 1
+    print(f"{target}: HTTP {status}")
+    return 0 if status == 200 else 1
 
 
 if __name__ == "__main__":

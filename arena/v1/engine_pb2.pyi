@@ -83,6 +83,7 @@ class MoveJob(_message.Message):
     DEADLINE_UNIX_MS_FIELD_NUMBER: _builtins.int
     TREE_NODE_BUDGET_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
+    TRACEPARENT_FIELD_NUMBER: _builtins.int
     job_id: _builtins.str
     match_id: _builtins.str
     ply: _builtins.int
@@ -94,6 +95,10 @@ class MoveJob(_message.Message):
     tree_node_budget: _builtins.int
     """Capture the search tree within this many nodes (0 = no tree)."""
     seed: _builtins.int
+    traceparent: _builtins.str
+    """W3C trace context of the referee's span for this move ("" when the move is not traced):
+    a worker's spans join the referee's trace through it.
+    """
     @_builtins.property
     def position(self) -> _common_pb2.Position: ...
     @_builtins.property
@@ -118,10 +123,11 @@ class MoveJob(_message.Message):
         deadline_unix_ms: _builtins.int = ...,
         tree_node_budget: _builtins.int = ...,
         seed: _builtins.int = ...,
+        traceparent: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "position", b"position"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "deadline_unix_ms", b"deadline_unix_ms", "game", b"game", "history", b"history", "job_id", b"job_id", "match_id", b"match_id", "ply", b"ply", "position", b"position", "seed", b"seed", "time_budget_ms", b"time_budget_ms", "tree_node_budget", b"tree_node_budget"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "deadline_unix_ms", b"deadline_unix_ms", "game", b"game", "history", b"history", "job_id", b"job_id", "match_id", b"match_id", "ply", b"ply", "position", b"position", "seed", b"seed", "time_budget_ms", b"time_budget_ms", "traceparent", b"traceparent", "tree_node_budget", b"tree_node_budget"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

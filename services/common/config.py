@@ -102,6 +102,16 @@ SETTINGS: tuple[Setting, ...] = (
             ("registry", "referee", "worker", "ladder")),
     Setting("quotas_file", "ARENA_QUOTAS_FILE", "", "the same JSON, in a file",
             ("registry", "referee", "worker", "ladder")),
+    Setting("log_format", "ARENA_LOG_FORMAT", "auto",
+            "json (one object per line), text, or auto: text on a terminal, else json"),
+    Setting("metrics_listen", "ARENA_METRICS_LISTEN", "",
+            "host:port of the Prometheus /metrics endpoint (empty: none)",
+            flag="--metrics-listen"),
+    Setting("otlp_endpoint", "ARENA_OTLP_ENDPOINT", "",
+            "OTLP/gRPC collector for traces, e.g. http://otel-collector:4317 (empty: no "
+            "tracing)"),
+    Setting("trace_sample_ratio", "ARENA_TRACE_SAMPLE_RATIO", 1.0,
+            "share of moves traced when tracing is on (the referee decides per move)"),
     Setting("max_matches", "ARENA_MAX_MATCHES", 64, "matches one referee runs at once",
             ("referee",)),
     _delivery("max_deliveries", "deliveries of a move job before it is dead-lettered",
@@ -144,6 +154,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ladder_reconcile_s", "ARENA_LADDER_RECONCILE_S", 30.0,
             "how often the ladder service checks its running ladders against the referee",
             ("ladder",)),
+    Setting("web_read", "ARENA_WEB_READ", "open",
+            "open: anyone may read what the web pages show; token: readers need a token too",
+            ("web",), flag="--read-access"),
+    Setting("web_drain_s", "ARENA_WEB_DRAIN_S", 0.0,
+            "on SIGTERM, seconds /healthz answers 503 before the web gateway stops",
+            ("web",)),
+    Setting("web_max_streams", "ARENA_WEB_MAX_STREAMS", 200,
+            "live pages (server-sent-event streams) one web gateway serves at once",
+            ("web",)),
 )
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 
@@ -178,6 +197,10 @@ class Config:
     log_level: str = "INFO"
     quotas: str = ""
     quotas_file: str = ""
+    log_format: str = "auto"
+    metrics_listen: str = ""
+    otlp_endpoint: str = ""
+    trace_sample_ratio: float = 1.0
     max_matches: int = 64
     max_deliveries: int = DeliveryConfig.max_deliveries
     min_reclaim_idle_ms: int = DeliveryConfig.min_reclaim_idle_ms
@@ -196,6 +219,9 @@ class Config:
     shared_cache: bool = True
     ladder_in_flight: int = 16
     ladder_reconcile_s: float = 30.0
+    web_read: str = "open"
+    web_drain_s: float = 0.0
+    web_max_streams: int = 200
 
     @classmethod
     def load(cls, role: str, argv: Sequence[str] | None = None,

@@ -99,6 +99,7 @@ class Process:
     log_file: Path
     popen: subprocess.Popen[bytes] | None = None
     port: int = 0
+    metrics_port: int = 0  # its /metrics port, if the launcher gave it one (kept on restart)
     failures: list[float] = field(default_factory=list)  # monotonic times of deaths
     restart_at: float = 0.0  # when a dead process is due to start again (0: not dead)
 
@@ -126,7 +127,9 @@ class Launcher:
 
     ``redis_urls`` (durable, cache) uses Redis servers someone else runs (the tests);
     otherwise two embedded servers are started under ``home``. ``env`` adds environment
-    variables for every service (settings: ``docs/configuration.md``).
+    variables for every service (settings: ``docs/configuration.md``). ``metrics`` gives
+    each process a free loopback port for its Prometheus endpoint (``stack.json`` lists
+    them under ``metrics``). Services log text lines (``ARENA_LOG_FORMAT``) to their files.
     """
 
     home: Path = field(default_factory=arena_home)
@@ -134,6 +137,7 @@ class Launcher:
     analysts: int = 1
     referees: int = 1
     web: bool = False
+    metrics: bool = False
     env: dict[str, str] = field(default_factory=dict)
     redis_urls: tuple[str, str] | None = None
     durable: EmbeddedRedis | None = None
@@ -261,10 +265,16 @@ class Launcher:
             process.role, [])
         command = [sys.executable, "-m", f"arena.services.{module}", "--listen", listen,
                    "--ready-file", str(process.ready_file), "--instance", process.name,
-                   *pool, *process.args]
+                   *pool, *self._metrics_args(process), *process.args]
         with open(process.log_file, "ab") as log:
             process.popen = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                              env=self.env_for(process.role))
+
+    def _metrics_args(self, process: Process) -> list[str]:
+        if not self.metrics:
+            return []
+        process.metrics_port = process.metrics_port or free_port()
+        return ["--metrics-listen", f"127.0.0.1:{process.metrics_port}"]
 
     def env_for(self, role: str) -> dict[str, str]:
         """The environment of a service process: where Redis and the other services are,
@@ -275,6 +285,7 @@ class Launcher:
                    ARENA_ADMIN_TOKEN=self.admin_token, PYTHONUNBUFFERED="1",
                    **{PARENT_ENV: str(os.getpid())})
         env.update(self.access_env(role))
+        env.setdefault("ARENA_LOG_FORMAT", "text")  # the log files are read by people
         for peer, target in self.roles().items():
             env[f"ARENA_{peer.upper()}"] = target
         env.update(self.env)
@@ -467,6 +478,9 @@ class Launcher:
             pids.update({"redis-durable": self.durable.pid, "redis-cache": self.cache.pid})
         for name in self.names("web"):
             found["web"] = f"http://{self.processes[name].target}"
+        if self.metrics:
+            found["metrics"] = {name: f"127.0.0.1:{p.metrics_port}"
+                                for name, p in self.processes.items() if p.metrics_port}
         return found
 
     def write_manifest(self) -> None:
@@ -484,6 +498,8 @@ class Launcher:
             lines.append(f"  {mode:<22} CA {self.pki.ca_file}")
         for name, process in self.processes.items():
             where = f"http://{process.target}" if process.role == "web" else process.target
+            if process.metrics_port:
+                where += f"  (metrics http://127.0.0.1:{process.metrics_port}/metrics)"
             lines.append(f"  {name:<22} {where}")
         lines.append(f"  {'admin token':<22} {self.home / ADMIN_TOKEN_FILE}")
         return "\n".join(lines)
@@ -519,12 +535,13 @@ def _signals_stop() -> Iterator[list[bool]]:
 
 
 def run_up(workers: int, home: Path | None = None, web: bool = False,
-           analysts: int = 1, tls: bool = False, mutual_tls: bool = False) -> int:
+           analysts: int = 1, metrics: bool = False, tls: bool = False,
+           mutual_tls: bool = False) -> int:
     """`arena up`: start everything, print where it listens, supervise until Ctrl-C or
     SIGTERM; `arena workers scale N` changes the number of workers meanwhile."""
     with _signals_stop() as stop:
         launcher = Launcher(home=home or arena_home(), workers=workers, analysts=analysts,
-                            web=web, tls=tls, mutual_tls=mutual_tls)
+                            web=web, metrics=metrics, tls=tls, mutual_tls=mutual_tls)
         (launcher.home / "run").mkdir(parents=True, exist_ok=True)
         (launcher.home / "run" / CONTROL_FILE).unlink(missing_ok=True)
         launcher.start()

@@ -9,8 +9,12 @@ from collections.abc import Callable, Sequence
 from arena.services.common.auth import TokenStore
 from arena.services.common.config import Config
 from arena.services.common.launcher import die_with_parent
+from arena.services.common.logs import setup_logging
+from arena.services.common.metrics import serve_metrics
+from arena.services.common.protocol.streams import consumer_name
 from arena.services.common.server import Registration, ServerHandle, build_server, serve
 from arena.services.common.tls import server_credentials
+from arena.services.common.tracing import setup_tracing, shutdown_tracing
 
 log = logging.getLogger(__name__)
 
@@ -25,18 +29,26 @@ def run_service(role: str, factory: ServiceFactory, argv: Sequence[str] | None =
     try:
         config = Config.load(role, argv)
         credentials = server_credentials(config)
+        instance = consumer_name(role, config.instance)
+        setup_logging(role, instance, config.log_level, config.log_format)
     except ValueError as exc:  # a bad value or an unreadable file: one line, no traceback
         print(f"arena-{role}: configuration error: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(
-        level=config.log_level.upper(), stream=sys.stderr,
-        format=f"%(asctime)s {role} %(levelname)s %(name)s: %(message)s",
-    )
     log.info("configuration:\n  %s", "\n  ".join(config.describe()))
+    try:
+        metrics = serve_metrics(config.metrics_listen)
+    except (OSError, ValueError) as exc:
+        print(f"arena-{role}: cannot serve metrics on {config.metrics_listen}: {exc}",
+              file=sys.stderr)
+        return 2
+    setup_tracing(role, instance, config.otlp_endpoint, config.trace_sample_ratio)
     registrations, names, on_stop = factory(config)
     tokens = TokenStore.from_config(config) if config.auth else None
     handle: ServerHandle = build_server(registrations, names, config.listen, tokens,
                                         credentials=credentials)
     handle.on_stop.extend(on_stop)
+    handle.on_stop.append(shutdown_tracing)  # after the loops: their last spans go out
+    if metrics is not None:
+        handle.on_stop.append(metrics.stop)
     serve(handle, config.ready_file)
     return 0

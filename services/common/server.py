@@ -21,6 +21,7 @@ import grpc
 from arena.clients.sdk import open_channel
 from arena.services.common.auth import Authenticator, TokenStore
 from arena.services.common.errors import Wrap, decoded, map_errors, rewrap, tolerant
+from arena.services.common.metrics import rpc_layer
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -32,7 +33,8 @@ Layer = Callable[[grpc.HandlerCallDetails], Wrap | None]
 
 class ServiceInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
     """The one interceptor of every Arena server: each layer may wrap each handler; the
-    first layer is the outermost (errors, then authentication, then the handler)."""
+    first layer is the outermost (metrics, errors, then authentication, then the
+    handler)."""
 
     def __init__(self, layers: Sequence[Layer]) -> None:
         self._layers = list(layers)
@@ -101,7 +103,7 @@ def build_server(
     """Build a server for the given servicers; ``tokens=None`` turns authentication off
     (every caller is the anonymous admin); ``credentials`` (``tls.server_credentials``)
     make it serve TLS only."""
-    interceptor = ServiceInterceptor([map_errors, Authenticator(tokens), decoded])
+    interceptor = ServiceInterceptor([rpc_layer, map_errors, Authenticator(tokens), decoded])
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="grpc"),
         interceptors=[interceptor],

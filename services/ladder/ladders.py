@@ -19,6 +19,7 @@ from functools import cached_property
 
 from arena.clients.sdk import ArenaClient
 from arena.services.common import paging
+from arena.services.common.metrics import LADDER_GAMES
 from arena.services.common.peers import BotVersions
 from arena.services.common.protocol.ladders import (
     RUNNING,
@@ -302,8 +303,11 @@ class Ladders:
         record = result_record(plan.config, match)
         if record is None:
             return -2
-        return self.store.count(match.config.ladder_id, match.id, record,
-                                plan.config.replay_void)
+        counted = self.store.count(match.config.ladder_id, match.id, record,
+                                   plan.config.replay_void)
+        if counted == 1:
+            LADDER_GAMES.inc()
+        return counted
 
     def reconcile(self, ladder_id: str) -> int:
         """Count every finished match of a ladder that is not counted yet (a safety net for

@@ -24,7 +24,7 @@ from arena.services.common.protocol.delivery import (
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore
 from arena.services.common.protocol.streams import entry_ms
-from arena.services.referee import judge
+from arena.services.referee import judge, telemetry
 from arena.services.referee.matches import start_position
 from google.protobuf import timestamp_pb2
 
@@ -113,10 +113,12 @@ class MatchRunner:
             return True  # parked, or over (then its turn passes to the owner's next match)
         if state.match.status in FINISHED_STATES:
             return True
-        if state.match.status == match_pb2.MATCH_STATUS_PENDING:
+        fresh = state.match.status == match_pb2.MATCH_STATUS_PENDING
+        if fresh:
             state.match.status = match_pb2.MATCH_STATUS_RUNNING
         if not self.ledger.start(state.match):
             return True
+        telemetry.match_started(state.match, fresh)
         cursor = "0"  # results may already wait for us if a referee died mid-move
         asked: engine_pb2.MoveJob | None = None  # the job published for the next ply
         squares = state.position.size * state.position.size
@@ -136,16 +138,19 @@ class MatchRunner:
                             state.position, judge.Forfeit(match_pb2.TERMINATION_TIME_FORFEIT,
                                                           "no game time left")))
                     if not self.ledger.ask(asked, self._minid()):
+                        telemetry.not_published(asked)
                         state, asked = self.load(match_id), None  # recorded or ended meanwhile
                         if state.match.status in FINISHED_STATES:
                             return True
                         continue
+                    telemetry.published(asked)
                 cursor, answer = self._await(state, asked, cursor)
                 if answer is None:
                     return False
                 if answer.cancelled:
                     return True
                 if answer.forfeit is not None:
+                    telemetry.forfeited(asked, answer.forfeit.termination, answer.forfeit.detail)
                     return self._finish(state, judge.forfeit_result(state.position,
                                                                     answer.forfeit))
                 if answer.void is not None:
@@ -153,11 +158,19 @@ class MatchRunner:
                 assert answer.record is not None
                 record = answer.record
             following = self._job(state.after(record))
-            if self.ledger.append(match_id, record, is_pass, following, self._minid()):
+            with telemetry.recording(None if is_pass else asked):
+                appended = self.ledger.append(match_id, record, is_pass, following,
+                                              self._minid())
+            if appended:
+                if not is_pass and asked is not None:
+                    telemetry.recorded(asked, record)
+                telemetry.published(following)
                 state.position.push(record.move.square)
                 state.records.append(record)
                 asked = following
             else:
+                telemetry.not_published(following)
+                telemetry.not_published(None if is_pass else asked)
                 state, asked = self.load(match_id), None  # another referee recorded it
                 if state.match.status in FINISHED_STATES:
                     return True
@@ -177,7 +190,7 @@ class MatchRunner:
             return None
         match = state.match
         side = match.black if position.turn is Color.BLACK else match.white
-        return engine_pb2.MoveJob(
+        return telemetry.job_built(engine_pb2.MoveJob(
             job_id=f"{match.id}/{state.ply}/{secrets.token_hex(4)}", match_id=match.id,
             ply=state.ply, game=match.config.game.kind,
             position=common_pb2.Position(game=match.config.game, text=position.to_text()),
@@ -185,7 +198,7 @@ class MatchRunner:
             deadline_unix_ms=int(time.time() * 1000) + self.config.stall_timeout_ms,
             tree_node_budget=match.config.tree_node_budget if match.config.capture_trees else 0,
             seed=seed_for_ply(match.config.seed, state.ply),
-        )
+        ))
 
     def _finish(self, state: GameState, result: match_pb2.MatchResult) -> bool:
         finished = match_pb2.Match()
@@ -197,6 +210,7 @@ class MatchRunner:
         finished.finished_at.CopyFrom(stamp)
         del finished.moves[:]
         if self.ledger.finish(finished, state.ply):
+            telemetry.match_finished(result)
             log.info("match %s finished: %s %s", state.match.id,
                      match_pb2.Termination.Name(result.termination), result.detail)
             return True
@@ -232,8 +246,9 @@ class MatchRunner:
                         match_pb2.TERMINATION_DEAD_LETTERED, event.detail or "dead-lettered"))
                 if event.result is not None:
                     started = entry_ms(event.started_id) if event.started_id else None
-                    answer = self._judge(state, event.result, event.at_ms, started,
-                                         job.time_budget_ms, grace)
+                    with telemetry.judging(job):
+                        answer = self._judge(state, event.result, event.at_ms, started,
+                                             job.time_budget_ms, grace)
                     if answer.record is not None and started and event.queued_id:
                         answer.record.wait_ms = max(0, started - entry_ms(event.queued_id))
                     return cursor, answer

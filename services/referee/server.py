@@ -8,6 +8,7 @@ from typing import Any
 import redis
 from arena.services.common.auth import Principal, current_principal
 from arena.services.common.config import Config
+from arena.services.common.metrics import MATCHES_RUNNING
 from arena.services.common.peers import BotVersions, peer_client
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
@@ -16,11 +17,20 @@ from arena.services.common.quotas import UNLIMITED_VALUE, Quota, Quotas
 from arena.services.common.runner import ServiceParts
 from arena.services.referee import matches
 from arena.services.referee.loop import RefereeLoop
+from arena.services.referee.status import QueueCollector, StatusServicer
 from arena.services.referee.watch import watch_match
+from prometheus_client import REGISTRY
 
 from arena.errors import NotFoundError, PermissionDeniedError
 from arena.records import export
-from arena.v1 import common_pb2, match_pb2, referee_pb2, referee_pb2_grpc
+from arena.v1 import (
+    common_pb2,
+    match_pb2,
+    referee_pb2,
+    referee_pb2_grpc,
+    status_pb2,
+    status_pb2_grpc,
+)
 
 
 class RefereeServicer(referee_pb2_grpc.RefereeServicer):
@@ -103,9 +113,16 @@ def create_service(config: Config) -> ServiceParts:
                        lambda owner: running_cap(quotas.of(owner)))
     loop.start()
     servicer = RefereeServicer(client, cache, bots, quotas)
-    name = referee_pb2.DESCRIPTOR.services_by_name["Referee"].full_name
+    status = StatusServicer(client, loop.referee_id, config.registry, config.match_idle_ms,
+                            peers.addresses.credentials())
+    MATCHES_RUNNING.set_function(lambda: len(loop.active_matches))
+    queue_figures = QueueCollector(client, cache, loop.referee_id)
+    REGISTRY.register(queue_figures)
+    names = [referee_pb2.DESCRIPTOR.services_by_name["Referee"].full_name,
+             status_pb2.DESCRIPTOR.services_by_name["Status"].full_name]
     return (
-        [lambda s: referee_pb2_grpc.add_RefereeServicer_to_server(servicer, s)],
-        [name],
-        [loop.stop, peers.close],
+        [lambda s: referee_pb2_grpc.add_RefereeServicer_to_server(servicer, s),
+         lambda s: status_pb2_grpc.add_StatusServicer_to_server(status, s)],
+        names,
+        [loop.stop, peers.close, lambda: REGISTRY.unregister(queue_figures)],
     )

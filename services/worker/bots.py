@@ -39,6 +39,7 @@ class BotAnswer:
     tree: list[TreeNode] | None = None
     # A completed search the worker stores in the shared cache after answering.
     to_cache: tuple[CacheKey, SearchResult] | None = None
+    probed: bool = False  # the shared cache was asked first (hit or miss)
 
 
 def _error(code: engine_pb2.MoveError.ValueType, detail: str) -> BotAnswer:
@@ -113,7 +114,7 @@ class BotRunner:
                 cached = engine.redraw(cached, job.seed)
                 move = common_pb2.Move(square=cached.move)
                 info = search_info(cached, cache_hit=True)
-                return BotAnswer(engine_pb2.MoveResult(move=move, search=info))
+                return BotAnswer(engine_pb2.MoveResult(move=move, search=info), probed=True)
         try:
             result = engine.choose_move(bot, job.position.text, list(job.history),
                                         Limits(time_ms=limit), stop, job.tree_node_budget,
@@ -131,7 +132,8 @@ class BotRunner:
         answer = engine_pb2.MoveResult(move=common_pb2.Move(square=result.move),
                                        search=search_info(result))
         return BotAnswer(answer, result.tree,
-                         (key, result) if reusable and key is not None else None)
+                         (key, result) if reusable and key is not None else None,
+                         probed=key is not None)
 
     def store(self, answer: BotAnswer) -> None:
         """Queue a completed search for the shared cache (called once the move is answered;

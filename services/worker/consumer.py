@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import redis
 from arena.services.common.protocol.delivery import (
@@ -46,6 +47,7 @@ from arena.services.common.protocol.streams import (
     start_threads,
 )
 from arena.services.common.protocol.trees import store_tree
+from arena.services.worker import telemetry
 from arena.services.worker.bots import BotAnswer, BotRunner
 from arena.services.worker.trees import tree_to_proto
 
@@ -78,6 +80,8 @@ class Running:
     settled: threading.Event = field(default_factory=threading.Event)
     started_id: str = ""
     unwanted: bool = False  # its ply is recorded or its match over: acknowledged, unanswered
+    span: Any = None  # its trace span (telemetry), when the move is traced
+    since: float = field(default_factory=time.time)
 
 
 class WorkerLoop:
@@ -104,6 +108,12 @@ class WorkerLoop:
         self._idle = threading.Event()
         self._idle.set()
         self._threads: list[threading.Thread] = []
+
+    @property
+    def current_job(self) -> tuple[engine_pb2.MoveJob, float] | None:
+        """The oldest job running now and when it was taken (unix time), if any."""
+        running = min(self._running_now(), key=lambda r: r.since, default=None)
+        return (running.job, running.since) if running is not None else None
 
     def start(self) -> WorkerLoop:
         self._threads = start_threads((self._consume, "move-consumer"),
@@ -198,16 +208,20 @@ class WorkerLoop:
         if job is None:
             dead_letter(self.client, delivery.entry_id, delivery.fields, None,
                         "unreadable move job", delivery.deliveries)
+            telemetry.dead_lettered("unreadable")
             return None
         if delivery.deliveries > self.config.max_deliveries:
             dead_letter(self.client, delivery.entry_id, delivery.fields, job,
                         f"job delivered {delivery.deliveries} times without an answer",
                         delivery.deliveries)
+            telemetry.dead_lettered("too_many_deliveries")
             return None
         if job.deadline_unix_ms and time.time() * 1000 > job.deadline_unix_ms:
             self.jobs.ack(delivery.entry_id)
+            telemetry.dropped("expired")
             return None
-        running = Running(delivery, job, secrets.token_hex(4))
+        running = Running(delivery, job, secrets.token_hex(4),
+                          span=telemetry.taken(job, delivery.deliveries, bool(delivery.taken_at)))
         with self._lock:
             self._running[delivery.entry_id] = running
             self._idle.clear()
@@ -233,9 +247,11 @@ class WorkerLoop:
             reserve = reserve and self.config.reserve_hold_ms > 0 and not self.stopping.is_set()
             self._tasks.put(lambda: self._start(running, reserve))
             began = time.monotonic()
-            answer = self.runner.run(running.job, running.stop)
+            with telemetry.searching(running.span, running.job):
+                answer = self.runner.run(running.job, running.stop)
             if self._abandon.is_set():
                 self.jobs.release(running.delivery.entry_id)
+                telemetry.released(running.span)
                 return
             answer.result.worker_time_ms = int((time.monotonic() - began) * 1000)
             self._tasks.put(lambda: self._answer(running, answer))
@@ -277,8 +293,11 @@ class WorkerLoop:
         try:
             with self._lock:
                 reserve = reserve and self._ahead is None
+            began = time.perf_counter()
             started = self._starter.start(running.delivery.entry_id, running.job, running.tag,
                                           reserve)
+            telemetry.started(running.delivery.entry_id, started.started_id,
+                              time.perf_counter() - began)
             running.started_id = started.started_id
             if not started.started_id:
                 running.unwanted = True
@@ -295,6 +314,7 @@ class WorkerLoop:
         a job whose start failed is still answered: the referee then times it by the
         worker's clock)."""
         if running.unwanted:
+            telemetry.dropped("unwanted", running.span)
             return
         job, result = running.job, answer.result
         result.job_id, result.match_id, result.ply = job.job_id, job.match_id, job.ply
@@ -307,9 +327,11 @@ class WorkerLoop:
                 result.tree_stored = True
             except redis.RedisError as exc:
                 log.warning("could not store the tree of %s: %s", job.job_id, exc)
-        post_result(self.client, running.delivery.entry_id, job, running.tag, result,
-                    running.started_id)
+        with telemetry.posting(running.span):
+            post_result(self.client, running.delivery.entry_id, job, running.tag, result,
+                        running.started_id)
         self.jobs_done += 1
+        telemetry.answered(job, answer, running.span)
 
     def _give_back_ahead(self) -> None:
         """The job taken ahead goes back to the queue (held too long, or stopping)."""

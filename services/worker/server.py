@@ -18,11 +18,13 @@ from arena.services.common.auth import current_principal
 from arena.services.common.config import Config
 from arena.services.common.egress import EgressPolicy
 from arena.services.common.peers import BotVersions, peer_client
+from arena.services.common.protocol.streams import consumer_name
 from arena.services.common.protocol.tcache import SharedSearchCache
 from arena.services.common.quotas import Quotas
 from arena.services.common.runner import ServiceParts
 from arena.services.worker.bots import BotRunner, search_info
 from arena.services.worker.consumer import WorkerLoop
+from arena.services.worker.telemetry import Presence
 from arena.services.worker.trees import tree_to_proto
 
 from arena.bots.spec import builtin_config, config_from_struct
@@ -149,7 +151,14 @@ def create_service(config: Config) -> ServiceParts:
                            egress=EgressPolicy.parse(config.external_allow))
         loop = WorkerLoop(client, cache, config.instance, config.delivery, runner,
                           config.io_slots).start()
-        on_stop.insert(0, loop.stop)
+        presence = Presence(client, loop.worker_id, lambda: loop.current_job,
+                            lambda: loop.jobs_done, games).start()
+        on_stop[:0] = [loop.stop, presence.stop]
+    else:
+        client = redis.Redis.from_url(config.redis_url)
+        presence = Presence(client, consumer_name("analyst", config.instance),
+                            lambda: None, lambda: 0, games, pool="analysis").start()
+        on_stop.insert(0, presence.stop)
     name = engine_pb2.DESCRIPTOR.services_by_name["Engine"].full_name
     return (
         [lambda s: engine_pb2_grpc.add_EngineServicer_to_server(servicer, s)],

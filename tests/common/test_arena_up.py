@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.services.common.server import check_health
+from arena.services.web.server import check_http_health
 
 
 def _alive(pid: int) -> bool:
@@ -62,8 +63,11 @@ def test_arena_up_serves_health_and_sigterm_leaves_no_process(tmp_path: Path) ->
                                      "referee": services["referee"],
                                      "ladder": services["ladder"],
                                      "engine": services["analyst-1"]}
+        web = manifest["web"]  # the web gateway, for browsers
+        assert isinstance(web, str) and web.startswith("http://127.0.0.1:")
+        assert check_http_health(web.removeprefix("http://"))
         pids = manifest["pids"]
-        assert isinstance(pids, dict) and len(pids) == 8
+        assert isinstance(pids, dict) and len(pids) == 9  # 6 services, web, 2 Redis
         process.send_signal(signal.SIGTERM)
         out, _ = process.communicate(timeout=60)
     finally:

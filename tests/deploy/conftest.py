@@ -161,6 +161,7 @@ def write_env_file(path: Path, image: str, secrets_dir: Path) -> None:
         "ARENA_REGISTRY_PORT=",
         "ARENA_LADDER_PORT=",
         "ARENA_REFEREE_PORTS=",
+        "ARENA_WEB_PORT=",
         "ARENA_HEALTH_INTERVAL=3s",
         "ARENA_CACHE_MAXMEMORY=64mb",
     ]) + "\n")

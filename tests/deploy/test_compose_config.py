@@ -49,7 +49,7 @@ def test_a_broken_compose_file_is_rejected(tmp_path: Path) -> None:
 def test_services_and_start_order(tmp_path: Path) -> None:
     services = render(tmp_path)["services"]
     assert set(services) == {"redis", "cache", "registry", "ladder", "referee", "worker",
-                             "analyst"}
+                             "analyst", "web"}
     for name in ("registry", "ladder", "referee", "worker", "analyst"):
         service = services[name]
         assert service["command"][0] == ("worker" if name == "analyst" else name)
@@ -94,6 +94,22 @@ def test_configuration_comes_from_the_environment(tmp_path: Path) -> None:
     defaults = render(tmp_path)["services"]
     assert defaults["worker"]["deploy"]["replicas"] == 2
     assert defaults["registry"]["ports"][0]["published"] == "7100"
+
+
+def test_the_web_gateway_serves_http_after_the_services(tmp_path: Path) -> None:
+    model = render(tmp_path, ARENA_WEB_READ="token")
+    web = model["services"]["web"]
+    assert web["command"] == ["web"]
+    assert web["healthcheck"]["test"] == ["CMD", "arena-healthcheck", "--http"]
+    env = web["environment"]
+    assert env["ARENA_LISTEN"] == "0.0.0.0:8080" and env["ARENA_WEB_READ"] == "token"
+    for role in ("registry", "referee", "ladder"):
+        assert env[f"ARENA_{role.upper()}"] == f"{role}:50051"
+        assert web["depends_on"][role]["condition"] == "service_healthy"
+    assert env["ARENA_ENGINE"] == "analyst:50051"  # analysis runs on its own pool
+    assert "ARENA_REDIS_URL" not in env  # the gateway is given no Redis to read
+    assert web["ports"][0]["target"] == 8080
+    assert render(tmp_path)["services"]["web"]["ports"][0]["published"] == "8080"
 
 
 # -- Redis users and TLS ---------------------------------------------------------------------

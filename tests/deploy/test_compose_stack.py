@@ -28,6 +28,7 @@ SERVICE_NAMES = {
     "ladder": "arena.v1.Ladder",
     "referee": "arena.v1.Referee",
     "worker": "arena.v1.Engine",
+    "analyst": "arena.v1.Engine",
 }
 
 
@@ -52,9 +53,10 @@ def wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> None
 def test_every_service_runs_healthy_with_three_workers(compose_stack: ComposeStack) -> None:
     found = containers(compose_stack)
     count = {service: sum(c["Service"] == service for c in found)
-             for service in ("redis", "cache", "registry", "ladder", "referee", "worker")}
+             for service in ("redis", "cache", "registry", "ladder", "referee", "worker", "analyst",
+                             "web")}
     assert count == {"redis": 1, "cache": 1, "registry": 1, "ladder": 1, "referee": 2,
-                     "worker": WORKERS}
+                     "worker": WORKERS, "analyst": 1, "web": 1}
     unhealthy = [c["Name"] for c in found if c["State"] != "running" or c["Health"] != "healthy"]
     assert not unhealthy
 
@@ -62,7 +64,8 @@ def test_every_service_runs_healthy_with_three_workers(compose_stack: ComposeSta
 def test_each_role_answers_grpc_health_from_the_host(compose_stack: ComposeStack) -> None:
     services = manifest(compose_stack)
     assert sorted(services) == sorted(
-        ["registry", "ladder", "referee", *(f"worker-{i}" for i in range(1, WORKERS + 1))])
+        ["registry", "ladder", "referee", "analyst",
+         *(f"worker-{i}" for i in range(1, WORKERS + 1))])
     for name, target in services.items():
         role = name.split("-")[0]
         assert check_health(target), f"{name} at {target} is not SERVING"
@@ -70,9 +73,23 @@ def test_each_role_answers_grpc_health_from_the_host(compose_stack: ComposeStack
 
 
 def test_services_run_unprivileged(compose_stack: ComposeStack) -> None:
-    for service in ("redis", "cache", "registry", "ladder", "referee", "worker"):
+    for service in ("redis", "cache", "registry", "ladder", "referee", "worker", "web"):
         uid = compose_stack.compose("exec", "-T", service, "id", "-u").stdout.strip()
         assert uid == "10001", f"{service} runs as uid {uid}"
+
+
+def test_the_web_pages_and_their_api_answer_from_the_host(compose_stack: ComposeStack) -> None:
+    """The web gateway reaches the services through their gRPC APIs inside the network."""
+    import urllib.request
+
+    published = compose_stack.compose("port", "web", "8080").stdout.strip()
+    base = "http://" + published.replace("0.0.0.0", "127.0.0.1")
+    with urllib.request.urlopen(f"{base}/healthz", timeout=10) as reply:
+        assert json.loads(reply.read()) == {"status": "serving"}
+    with urllib.request.urlopen(f"{base}/api/bots", timeout=10) as reply:
+        assert "bots" in json.loads(reply.read())  # read through the registry's gRPC API
+    with urllib.request.urlopen(f"{base}/ladders", timeout=10) as reply:
+        assert reply.headers["x-frame-options"] == "DENY" and b"app.js" in reply.read()
 
 
 def redis_cli(stack: ComposeStack, service: str, *command: str, admin: bool = True) -> str:

@@ -132,6 +132,28 @@ def test_workers_scale_with_a_horizontal_pod_autoscaler() -> None:
     assert "cpu" in container["resources"]["requests"]  # utilisation needs a request
 
 
+def test_the_web_gateway_has_http_probes_and_the_services_addresses() -> None:
+    deployment, service = find("Deployment", "web"), find("Service", "web")
+    pod = deployment["spec"]["template"]
+    assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
+    (container,) = pod["spec"]["containers"]
+    assert container["args"] == ["web"]
+    (port,) = container["ports"]
+    assert service["spec"]["ports"][0]["targetPort"] == port["name"] == "http"
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"] == {"path": "/healthz", "port": "http"}, probe
+    env = {e["name"]: e for e in container["env"]}
+    assert env["ARENA_LISTEN"]["value"].endswith(f":{port['containerPort']}")
+    for role in ("referee", "ladder"):
+        address = env[f"ARENA_{role.upper()}"]["value"]
+        assert address == f"{find('Service', role)['metadata']['name']}:50051"
+    config = find("ConfigMap", container["envFrom"][0]["configMapRef"]["name"])["data"]
+    assert config["ARENA_REGISTRY"] == "registry:50051"
+    assert env["ARENA_ADMIN_TOKEN"]["valueFrom"]["secretKeyRef"]["name"] == "arena-admin-token"
+    assert float(env["ARENA_WEB_DRAIN_S"]["value"]) < pod["spec"]["terminationGracePeriodSeconds"]
+    assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
+
+
 # -- Redis users, and the TLS overlays (rendered by kustomize) ---------------------------------
 
 OVERLAYS = DEPLOY / "k8s-overlays"

@@ -34,6 +34,7 @@ from arena.v1 import (
     match_pb2,
     referee_pb2,
     registry_pb2,
+    status_pb2,
 )
 from tests.security.conftest import USERS
 from tests.support import rpc
@@ -187,6 +188,8 @@ ROWS: dict[str, Row] = {
         ladder_id=k.ladder())),
     # -- engine: any registered caller may ask for a hint (within their quota)
     "/arena.v1.Engine/Analyze": Row(_analyze),
+    # -- status (served by the referees): what the arena is doing, for anyone registered
+    "/arena.v1.Status/GetStatus": Row(lambda k: status_pb2.GetStatusRequest(forfeits=3)),
 }
 
 

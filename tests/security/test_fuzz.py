@@ -23,7 +23,8 @@ from tests.support.stacks import cancel_everything
 
 CASES_PER_SERVICE = int(os.environ.get("ARENA_FUZZ_CASES", "2000"))
 # The registry last: its cases retire and change the bots the others' requests name.
-SERVICES = ("arena.v1.Engine", "arena.v1.Ladder", "arena.v1.Referee", "arena.v1.BotRegistry")
+SERVICES = ("arena.v1.Engine", "arena.v1.Ladder", "arena.v1.Referee", "arena.v1.Status",
+            "arena.v1.BotRegistry")
 
 
 @pytest.fixture(scope="module")

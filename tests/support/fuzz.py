@@ -42,6 +42,7 @@ from arena.v1 import (
     match_pb2,
     referee_pb2,
     registry_pb2,
+    status_pb2,
 )
 from tests.support import rpc
 from tests.support.bots import match_config
@@ -337,6 +338,7 @@ def _seeds(sdk: ArenaClient, black: str, white: str, match_id: str, ladder_id: s
         "/arena.v1.Ladder/WatchLadder": [ladder_pb2.WatchLadderRequest(ladder_id=ladder_id)],
         "/arena.v1.Ladder/ListLadders": [ladder_pb2.ListLaddersRequest(page=page)],
         "/arena.v1.Ladder/CancelLadder": [ladder_pb2.CancelLadderRequest(ladder_id=ladder_id)],
+        "/arena.v1.Status/GetStatus": [status_pb2.GetStatusRequest(forfeits=5)],
         "/arena.v1.Engine/Analyze": [
             engine_pb2.AnalyzeRequest(position=othello, bot_ref=bot, limits=quick),
             engine_pb2.AnalyzeRequest(position=othello, engine=spec.builtin, limits=quick,

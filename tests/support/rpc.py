@@ -25,6 +25,7 @@ SERVED_BY = {
     "arena.v1.Referee": "referee",
     "arena.v1.Ladder": "ladder",
     "arena.v1.Engine": "engine",
+    "arena.v1.Status": "referee",
 }
 # Services in the protos that no Arena process serves, and why.
 NOT_SERVED = {

@@ -103,6 +103,21 @@ def rate(service: str, user: str, limit: str, window: int) -> str:
     return f"arena:rate:{service}:{user}:{limit}:{window}"
 
 
+# --- worker presence (durable Redis) ---------------------------------------------------------
+
+WORKERS = "arena:workers"  # sorted set: worker id scored by when its heartbeat expires (ms)
+
+
+def worker(worker_id: str) -> str:
+    """A live worker's ``WorkerInfo``, refreshed every second; expires when it stops."""
+    return f"arena:worker:{worker_id}"
+
+
+# --- operations (durable Redis) ----------------------------------------------------------------
+
+# The referee that exports the queue figures to Prometheus holds this lease (its instance name).
+QUEUE_EXPORTER_LEASE = "arena:lease:queue-exporter"
+
 # --- worker (cache Redis) -------------------------------------------------------------------
 
 TT_STATS = "arena:tt:stats"  # *cache*: hits, misses, stores, spent_ms, saved_ms

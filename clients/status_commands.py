@@ -1,0 +1,123 @@
+"""`arena status`: the live picture of a running arena in one screen (or JSON).
+
+It asks a referee (``Status.GetStatus``: workers, queues, matches, cache, forfeits), the
+ladder service (running ladders, for their progress and ETA) and every known service's
+gRPC health.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from arena.clients.common import add_json_flag, client_from_args, print_json, to_dict
+from arena.clients.sdk import ROLES, ArenaClient
+
+from arena.errors import ArenaError
+from arena.v1 import ladder_pb2, match_pb2, status_pb2
+
+
+@dataclass(frozen=True)
+class LadderEta:
+    """A running ladder's progress and, once a game is done, when it should end."""
+
+    ladder: ladder_pb2.LadderInfo
+    eta_s: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.ladder.id, "name": self.ladder.config.name,
+                "games_done": self.ladder.games_done, "games_total": self.ladder.games_total,
+                "eta_s": None if self.eta_s is None else round(self.eta_s, 1)}
+
+
+def ladder_eta(ladder: ladder_pb2.LadderInfo, now_s: float) -> LadderEta:
+    """The remaining games at the ladder's average pace so far (None before its first)."""
+    elapsed = now_s - ladder.created_at.ToMilliseconds() / 1000
+    done, total = ladder.games_done, ladder.games_total
+    if done <= 0 or elapsed <= 0:
+        return LadderEta(ladder, None)
+    return LadderEta(ladder, max(0.0, (total - done) * elapsed / done))
+
+
+def running_ladders(client: ArenaClient, now_s: float, most: int = 200) -> list[LadderEta]:
+    return [ladder_eta(info, now_s) for info in client.iter_ladders(limit=most)
+            if info.status == ladder_pb2.LADDER_STATUS_RUNNING]
+
+
+def add_status_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    status = sub.add_parser(
+        "status", help="the live picture: services, workers, queues, matches, ladders",
+        description="Services up, workers alive with their engines and current job, the move "
+                    "queue and its oldest waiting job, matches running, ladders in progress "
+                    "with an ETA, the shared cache's recent hit rate and the latest forfeits.")
+    status.add_argument("--forfeits", type=int, default=10, help="forfeits to list (default 10)")
+    add_json_flag(status)
+    status.set_defaults(func=cmd_status)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    with client_from_args(args) as client:
+        services = {role: client.check_health(role) for role in ROLES
+                    if getattr(client.addresses, role)}
+        arena = client.get_status(max(0, args.forfeits))
+        try:
+            ladders = running_ladders(client, time.time()) if client.addresses.ladder else []
+        except ArenaError:  # the ladder service is down: the rest is still worth showing
+            ladders = []
+    if args.json:
+        print_json({"services": services, "arena": to_dict(arena),
+                    "ladders": [ladder.as_dict() for ladder in ladders]})
+    else:
+        print(render(arena, services, ladders, time.time()))
+    return 0
+
+
+def _age(ms: float) -> str:
+    seconds = ms / 1000
+    if seconds < 90:
+        return f"{seconds:.1f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def render(arena: status_pb2.ArenaStatus, services: dict[str, bool],
+           ladders: list[LadderEta], now_s: float) -> str:
+    lines = ["services: " + "  ".join(f"{role} {'up' if up else 'DOWN'}"
+                                      for role, up in services.items())]
+    referees = "  ".join(f"{r.name} {'up' if r.up else 'silent'} ({_age(r.idle_ms)} idle)"
+                         for r in arena.referees)
+    lines.append(f"referees that took matches: {referees or 'none'}")
+    lines += _workers(arena, now_s)
+    moves = arena.moves
+    oldest = f", oldest waiting {_age(moves.oldest_waiting_ms)}" if moves.lag else ""
+    lines.append(f"move queue: {moves.lag} waiting, {moves.pending} running{oldest}; "
+                 f"{arena.dead_letters} dead letters")
+    lines.append(f"matches: {arena.matches_running} running, {arena.matches.lag} queued; "
+                 f"{arena.matches_finished} finished in the last {arena.window_s // 60} min "
+                 f"({arena.forfeits_in_window} by forfeit)")
+    rate = (f"{100 * arena.cache_hits / arena.cache_probes:.1f}% of {arena.cache_probes} "
+            "probes" if arena.cache_probes else "no probes")
+    lines.append(f"shared cache (last minutes): {rate}")
+    lines.append(f"ladders running: {len(ladders)}")
+    for item in ladders:
+        eta = "ETA unknown" if item.eta_s is None else f"ETA {_age(item.eta_s * 1000)}"
+        lines.append(f"  {item.ladder.id} {item.ladder.config.name or ''} "
+                     f"{item.ladder.games_done}/{item.ladder.games_total} games, {eta}")
+    lines.append(f"recent forfeits: {len(arena.recent_forfeits) or 'none'}")
+    for forfeit in arena.recent_forfeits:
+        name = match_pb2.Termination.Name(forfeit.termination).removeprefix("TERMINATION_")
+        lines.append(f"  {forfeit.match_id} {forfeit.bot} {name}: {forfeit.detail}")
+    return "\n".join(lines)
+
+
+def _workers(arena: status_pb2.ArenaStatus, now_s: float) -> list[str]:
+    lines = [f"workers alive: {len(arena.workers)}"]
+    for worker in arena.workers:
+        doing = "idle"
+        if worker.job_id:
+            since = _age(now_s * 1000 - worker.job_since_unix_ms)
+            doing = f"{worker.bot} on {worker.match_id} ply {worker.ply} for {since}"
+        lines.append(f"  {worker.worker_id} ({worker.pool}) [{','.join(worker.games)}] "
+                     f"busy {100 * worker.busy_ratio:.0f}%, {worker.jobs_done} jobs; {doing}")
+    return lines

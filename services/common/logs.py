@@ -1,0 +1,131 @@
+"""Structured logs: one line per event, carrying the ids that let one move be followed
+across the referee's and the workers' logs with a single grep (its job id).
+
+Every line has the time, level, ``service`` (the role), ``instance`` (the process's name
+in the consumer groups), the logger and the message, plus whichever of :data:`FIELDS`
+apply: set for a whole thread or block with :func:`log_context` / :func:`bind` (a match
+thread binds its match id), or given with one call (``log.info("answered", extra=
+move_fields(job))``).
+
+Two forms (``ARENA_LOG_FORMAT``): ``json``, one object per line (containers, log
+shippers); ``text``, ``time role LEVEL logger: message key=value ...`` for people (a
+terminal, ``arena up``'s files under ``.arena/logs/``). ``auto`` picks text on a terminal
+and JSON otherwise. Levels come from ``ARENA_LOG_LEVEL``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+import logging
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+from arena.v1 import bots_pb2, common_pb2, engine_pb2
+
+# The ids a line may carry, in the order the text form prints them.
+FIELDS = ("match_id", "ply", "job_id", "ladder_id", "bot", "worker", "entry")
+FORMATS = ("auto", "json", "text")
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+_context: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar(
+    "arena_log_context", default={})  # noqa: B039  (never mutated: replaced whole)
+
+
+@contextlib.contextmanager
+def log_context(**fields: Any) -> Iterator[None]:
+    """Add ``fields`` to every line logged in this block (this thread or task)."""
+    token = _context.set({**_context.get(), **fields})
+    try:
+        yield
+    finally:
+        _context.reset(token)
+
+
+def bind(**fields: Any) -> None:
+    """Add ``fields`` to every later line of this thread (a thread that lives for one
+    match binds its match id once)."""
+    _context.set({**_context.get(), **fields})
+
+
+def bot_name(bot: bots_pb2.BotVersion | common_pb2.BotRef) -> str:
+    """``name@version`` of a ``BotVersion`` or an exact ``BotRef``."""
+    name = bot.spec.name if isinstance(bot, bots_pb2.BotVersion) else bot.name
+    return f"{name}@{bot.version}"
+
+
+def move_fields(job: engine_pb2.MoveJob, **more: Any) -> dict[str, Any]:
+    """The ids of a move job, for ``extra=``."""
+    fields = {"match_id": job.match_id, "ply": job.ply, "job_id": job.job_id,
+              "bot": bot_name(job.bot)}
+    fields.update(more)
+    return fields
+
+
+def _fields(record: logging.LogRecord) -> dict[str, Any]:
+    found = dict(_context.get())
+    for name in FIELDS:
+        value = record.__dict__.get(name)
+        if value is not None:
+            found[name] = value
+    return found
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line."""
+
+    def __init__(self, service: str, instance: str) -> None:
+        super().__init__()
+        self.service, self.instance = service, instance
+
+    def format(self, record: logging.LogRecord) -> str:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+        line: dict[str, Any] = {
+            "ts": f"{stamp}.{int(record.msecs):03d}Z", "level": record.levelname,
+            "service": self.service, "instance": self.instance, "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        line.update(_fields(record))
+        if record.exc_info:
+            line["exc"] = self.formatException(record.exc_info)
+        return json.dumps(line, default=str, ensure_ascii=False)
+
+
+class TextFormatter(logging.Formatter):
+    """``time role LEVEL logger: message key=value ...`` (the ids after the message)."""
+
+    def __init__(self, service: str) -> None:
+        super().__init__(f"%(asctime)s {service} %(levelname)s %(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        fields = _fields(record)
+        if not fields:
+            return text
+        head, newline, rest = text.partition("\n")  # keep a traceback below the ids
+        ids = " ".join(f"{key}={value}" for key, value in fields.items())
+        return f"{head} {ids}{newline}{rest}"
+
+
+def setup_logging(service: str, instance: str, level: str = "INFO", form: str = "auto",
+                  stream: TextIO | None = None) -> None:
+    """Configure the root logger of a service process (``ValueError`` for a bad level or
+    format, naming the setting)."""
+    if level.upper() not in LEVELS:
+        raise ValueError(f"ARENA_LOG_LEVEL={level!r}: expected one of {', '.join(LEVELS)}")
+    if form not in FORMATS:
+        raise ValueError(f"ARENA_LOG_FORMAT={form!r}: expected one of {', '.join(FORMATS)}")
+    stream = stream or sys.stderr
+    if form == "auto":
+        form = "text" if stream.isatty() else "json"
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter(service, instance) if form == "json"
+                         else TextFormatter(service))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())

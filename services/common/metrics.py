@@ -1,0 +1,216 @@
+"""Prometheus metrics of every Arena service: every metric declared here, once.
+
+A service serves them on ``metrics_listen`` (``ARENA_METRICS_LISTEN``; empty: no endpoint,
+the metrics are still counted in memory, which costs well under a microsecond each). The
+names follow Prometheus conventions (``_total`` counters, ``_seconds`` histograms) and the
+gRPC ecosystem's (``grpc_server_handled_total{grpc_service, grpc_method, grpc_code}``), so
+the usual dashboards and alerts apply; ``deploy/monitoring/`` has Arena's own.
+
+* Every RPC: counted and timed by :func:`rpc_layer`, a layer of the server's one
+  interceptor (outermost: it sees the status the error layer chose).
+* The delivery of moves: jobs published (referee), taken, answered, dead-lettered, dropped
+  (worker); the time a job waits in the queue and the engine's time (histograms); the
+  workers' busy time; the shared cache's probes, hits and the engine time it saved; Redis
+  round trips on the move path.
+* Matches and ladders: started, finished by termination, forfeits by termination, games
+  counted.
+* Queue depths, consumer-group lag, live workers and Redis memory come from one component
+  only (a referee holding a lease, see ``queue_collector``): every referee could read them,
+  but one answer per figure keeps sums and alerts simple.
+
+No label takes unbounded values (ids, free text): ids go in logs and traces.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+import grpc
+from arena.services.common.errors import Behavior, Wrap
+from prometheus_client import (
+    REGISTRY,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    make_wsgi_app,
+)
+from prometheus_client.exposition import ThreadingWSGIServer
+
+log = logging.getLogger(__name__)
+
+disable_created_metrics()  # type: ignore[no-untyped-call]  # no ``_created`` series: half the scrape
+
+# Latency buckets: gRPC calls and Redis round trips are sub-millisecond to seconds; engine
+# searches and queue waits run from a millisecond to minutes.
+_FAST = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+         1.0, 2.5, 5.0)
+_SLOW = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+         300.0)
+
+# -- every RPC ------------------------------------------------------------------------------
+
+RPC_HANDLED = Counter("grpc_server_handled_total", "RPCs completed, by status code",
+                      ["grpc_service", "grpc_method", "grpc_type", "grpc_code"])
+RPC_SECONDS = Histogram("grpc_server_handling_seconds", "time to complete an RPC",
+                        ["grpc_service", "grpc_method", "grpc_type"], buckets=_FAST)
+
+# -- the delivery of moves ------------------------------------------------------------------
+
+JOBS_PUBLISHED = Counter("arena_move_jobs_published_total",
+                         "move jobs published on the move stream (referee)")
+JOBS_TAKEN = Counter("arena_move_jobs_taken_total",
+                     "move jobs a worker took to run: new, taken ahead, or reclaimed", ["how"])
+JOBS_RECLAIMED = Counter("arena_move_jobs_reclaimed_total",
+                         "move jobs taken over from a worker that went quiet")
+JOBS_ANSWERED = Counter("arena_move_jobs_answered_total",
+                        "move jobs answered (result posted), by game and bot error",
+                        ["game", "error"])
+JOBS_DEAD = Counter("arena_move_jobs_dead_lettered_total",
+                    "move jobs moved to the dead-letter stream", ["reason"])
+JOBS_DROPPED = Counter("arena_move_jobs_dropped_total",
+                       "move jobs acknowledged without an answer: past their deadline, or "
+                       "their ply no longer wanted", ["reason"])
+JOBS_RELEASED = Counter("arena_move_jobs_released_total",
+                        "move jobs a stopping worker gave back unanswered")
+MOVE_WAIT = Histogram("arena_move_wait_seconds",
+                      "time from a job's publication to its start on a worker (Redis clock)",
+                      buckets=_SLOW)
+ENGINE_SECONDS = Histogram("arena_engine_seconds", "engine search time of answered jobs "
+                           "(cache answers excluded)", ["game"], buckets=_SLOW)
+WORKER_BUSY = Counter("arena_worker_busy_seconds_total",
+                      "time the worker's engine thread spent on jobs (busy ratio: its rate)")
+CACHE_PROBES = Counter("arena_cache_probes_total", "shared transposition cache probes")
+CACHE_HITS = Counter("arena_cache_hits_total", "shared transposition cache hits")
+CACHE_SAVED = Counter("arena_cache_saved_seconds_total",
+                      "engine time the cache's answers had cost when first searched")
+REDIS_SECONDS = Histogram("arena_redis_roundtrip_seconds",
+                          "Redis round trips on the move path, by operation", ["op"],
+                          buckets=_FAST)
+
+# -- matches and ladders --------------------------------------------------------------------
+
+MOVES_JUDGED = Counter("arena_moves_judged_total",
+                       "answers judged by a referee: recorded, or a forfeit",
+                       ["game", "verdict"])
+MOVE_LATENCY = Histogram("arena_move_latency_seconds",
+                         "from a job's publication to its judgement (referee clock)",
+                         buckets=_SLOW)
+MATCHES_STARTED = Counter("arena_matches_started_total", "matches a referee started")
+MATCHES_FINISHED = Counter("arena_matches_finished_total", "matches finished, by termination",
+                           ["termination"])
+FORFEITS = Counter("arena_forfeits_total", "games lost by forfeit, by termination",
+                   ["termination"])
+MATCHES_RUNNING = Gauge("arena_matches_running", "matches this referee runs now")
+LADDER_GAMES = Counter("arena_ladder_games_counted_total",
+                       "finished ladder games counted in their standings")
+
+
+@functools.lru_cache(maxsize=4096)
+def child(metric: Any, *values: str) -> Any:
+    """``metric.labels(*values)``, looked up once: ``labels`` takes a lock and checks its
+    arguments at every call, several times the cost of the increment itself."""
+    return metric.labels(*values)
+
+
+def observe_redis(op: str, seconds: float) -> None:
+    child(REDIS_SECONDS, op).observe(seconds)
+
+
+# -- the RPC layer --------------------------------------------------------------------------
+
+
+def rpc_layer(details: grpc.HandlerCallDetails) -> Wrap:
+    """The metrics layer of ``server.ServiceInterceptor``: counts and times each call,
+    labelled by the status code it ended with."""
+    service, _, method = details.method.lstrip("/").rpartition("/")
+    return lambda behavior: _measured(behavior, service or "unknown", method)
+
+
+def _measured(behavior: Behavior, service: str, method: str) -> Behavior:
+    def measured(request: Any, context: grpc.ServicerContext) -> Any:
+        began = time.perf_counter()
+        try:
+            result = behavior(request, context)
+        except BaseException:
+            _handled(service, method, "unary", context, began, failed=True)
+            raise
+        if isinstance(result, Iterator):
+            return _measured_stream(result, service, method, context, began)
+        _handled(service, method, "unary", context, began, failed=False)
+        return result
+
+    return measured
+
+
+def _measured_stream(items: Iterator[Any], service: str, method: str,
+                     context: grpc.ServicerContext, began: float) -> Iterator[Any]:
+    failed = True
+    try:
+        yield from items
+        failed = False
+    finally:  # also when the client goes away (the generator is closed)
+        _handled(service, method, "server_stream", context, began, failed)
+
+
+def _handled(service: str, method: str, kind: str, context: grpc.ServicerContext,
+             began: float, failed: bool) -> None:
+    code = context.code()  # type: ignore[attr-defined]  # set by an abort or set_code
+    name = code.name if isinstance(code, grpc.StatusCode) else ("UNKNOWN" if failed else "OK")
+    child(RPC_HANDLED, service, method, kind, name).inc()
+    child(RPC_SECONDS, service, method, kind).observe(time.perf_counter() - began)
+
+
+# -- the /metrics endpoint ------------------------------------------------------------------
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """No access log on stderr, and a client that sends nothing for a while is dropped
+    (one slow or stuck client must not hold a thread forever)."""
+
+    timeout = 10
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+class MetricsServer:
+    """``/metrics`` over HTTP in daemon threads (one per connection)."""
+
+    def __init__(self, listen: str) -> None:
+        host, _, port = listen.rpartition(":")
+        host = host.strip("[]") or "0.0.0.0"
+
+        class Server(ThreadingWSGIServer):
+            address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            request_queue_size = 64
+
+        self._httpd = make_server(host, int(port), make_wsgi_app(REGISTRY), Server,
+                                  handler_class=_QuietHandler)
+        self.port = int(self._httpd.server_port)
+        self._thread = threading.Thread(target=self._httpd.serve_forever,
+                                        name="metrics-http", daemon=True)
+
+    def start(self) -> MetricsServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def serve_metrics(listen: str) -> MetricsServer | None:
+    """Start the endpoint if ``listen`` names an address (``host:port``, port 0: any)."""
+    if not listen:
+        return None
+    server = MetricsServer(listen).start()
+    log.info("metrics on http://%s:%d/metrics", listen.rpartition(":")[0], server.port)
+    return server

@@ -1,0 +1,1 @@
+"""The Redis protocol: every key, stream, group and script, by owner (see keys.py)."""

@@ -1,0 +1,164 @@
+"""The live picture of the arena (``Status.GetStatus``), and the queue figures one referee
+exports to Prometheus.
+
+Both read the same things from Redis: the move and match streams' consumer groups (depth,
+lag, the oldest waiting job, running matches), the dead letters, the workers' presence
+keys (``protocol/workers``) and the finished-matches stream (throughput, recent
+forfeits). Every referee answers GetStatus; only the referee that holds the exporter lease
+exports the queue figures (``QueueCollector``), so that each figure has one source.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import grpc
+import redis
+from arena.services.common.logs import bot_name
+from arena.services.common.protocol import queues, workers
+from arena.services.common.protocol.keys import (
+    DEAD_STREAM,
+    FINISHED_STREAM,
+    MATCH_STREAM,
+    MOVE_STREAM,
+    REFEREE_GROUP,
+    WORKER_GROUP,
+)
+from arena.services.common.server import check_health
+from google.protobuf import timestamp_pb2
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from arena.v1 import common_pb2, status_pb2, status_pb2_grpc
+
+log = logging.getLogger(__name__)
+
+WINDOW_S = 300  # throughput and forfeits "in the last minutes"
+FORFEITS_SHOWN = 10
+FORFEIT_SCAN = 500  # recent finished matches searched for forfeits
+LEASE_TTL_MS = 30_000  # a silent exporter (not scraped, or dead) is replaced after this
+
+
+def _queue(figures: queues.GroupFigures) -> status_pb2.QueueStatus:
+    return status_pb2.QueueStatus(
+        stream=figures.stream, group=figures.group, length=figures.length,
+        pending=figures.pending, lag=figures.lag, oldest_waiting_ms=figures.oldest_waiting_ms,
+        consumers=figures.consumers)
+
+
+def _forfeit(finished: queues.Finished) -> status_pb2.ForfeitSummary:
+    match, result = finished.match, finished.match.result
+    loser = match.black if result.forfeited == common_pb2.COLOR_BLACK else match.white
+    stamp = timestamp_pb2.Timestamp()
+    stamp.FromMilliseconds(finished.at_ms)
+    return status_pb2.ForfeitSummary(
+        match_id=match.id, ladder_id=match.config.ladder_id, termination=result.termination,
+        detail=result.detail, bot=bot_name(loser), finished_at=stamp)
+
+
+class StatusServicer(status_pb2_grpc.StatusServicer):
+    """GetStatus: what this referee sees of the whole arena (reads only)."""
+
+    def __init__(self, client: redis.Redis, referee_id: str, registry: str = "",
+                 match_idle_ms: int = 10_000,
+                 credentials: grpc.ChannelCredentials | None = None) -> None:
+        self.client, self.referee_id = client, referee_id
+        self.registry, self.match_idle_ms = registry, match_idle_ms
+        self.credentials = credentials  # TLS to the registry, as the referee calls it
+
+    def GetStatus(self, request: status_pb2.GetStatusRequest,
+                  context: Any) -> status_pb2.ArenaStatus:
+        now_ms = int(time.time() * 1000)
+        status = status_pb2.ArenaStatus(referee=self.referee_id, window_s=WINDOW_S)
+        status.at.FromMilliseconds(now_ms)
+        moves = queues.group_figures(self.client, MOVE_STREAM, WORKER_GROUP, now_ms)
+        matches = queues.group_figures(self.client, MATCH_STREAM, REFEREE_GROUP, now_ms)
+        status.moves.CopyFrom(_queue(moves))
+        status.matches.CopyFrom(_queue(matches))
+        status.matches_running = matches.pending
+        status.dead_letters = queues.stream_length(self.client, DEAD_STREAM)
+        for name, idle in sorted((matches.idle_ms or {}).items()):
+            status.referees.add(name=name, idle_ms=idle, up=idle < self.match_idle_ms)
+        status.workers.extend(workers.alive(self.client, now_ms))
+        status.cache_probes = sum(w.cache_probes for w in status.workers)
+        status.cache_hits = sum(w.cache_hits for w in status.workers)
+        self._finished(status, now_ms, request.forfeits or FORFEITS_SHOWN)
+        if self.registry:
+            status.services.add(name="registry", address=self.registry,
+                                up=check_health(self.registry, timeout_s=1.0,
+                                                credentials=self.credentials))
+        return status
+
+    def _finished(self, status: status_pb2.ArenaStatus, now_ms: int, shown: int) -> None:
+        recent = queues.recent_finished(self.client, 0, FORFEIT_SCAN)
+        window = [f for f in recent if f.at_ms >= now_ms - WINDOW_S * 1000]
+        status.matches_finished = len(window)
+        status.forfeits_in_window = sum(1 for f in window if f.match.result.forfeited)
+        forfeits = [f for f in recent if f.match.result.forfeited]
+        status.recent_forfeits.extend(_forfeit(f) for f in forfeits[:shown])
+
+
+class QueueCollector(Collector):
+    """Queue depths, lag, the oldest waiting job, dead letters, live workers and Redis
+    memory, exported by whichever referee holds the exporter lease (taken or renewed at
+    each scrape; another referee takes over once it lapses)."""
+
+    def __init__(self, client: redis.Redis, cache: redis.Redis | None, holder: str) -> None:
+        self.client, self.cache, self.holder = client, cache, holder
+
+    def describe(self) -> Iterable[Metric]:
+        return []  # collected at scrape time only, never when registered
+
+    def collect(self) -> Iterator[Metric]:
+        held = GaugeMetricFamily("arena_queue_exporter", "1 on the referee exporting the "
+                                 "queue figures (it holds the lease)")
+        try:
+            holding = queues.hold_lease(self.client, self.holder, LEASE_TTL_MS)
+            figures = list(self._figures()) if holding else []
+        except redis.RedisError as exc:
+            log.warning("queue figures unavailable: %s", exc)
+            holding, figures = False, []
+        held.add_metric([], 1.0 if holding else 0.0)
+        yield held
+        yield from figures
+
+    def _figures(self) -> Iterator[Metric]:
+        now_ms = int(time.time() * 1000)
+        depth = GaugeMetricFamily("arena_stream_length", "entries in a job stream",
+                                  labels=["stream"])
+        lag = GaugeMetricFamily("arena_stream_group_lag", "entries not yet delivered to the "
+                                "consumer group", labels=["stream", "group"])
+        pending = GaugeMetricFamily("arena_stream_group_pending", "entries delivered and not "
+                                    "yet acknowledged", labels=["stream", "group"])
+        oldest = GaugeMetricFamily("arena_stream_oldest_waiting_seconds", "age of the oldest "
+                                   "entry waiting for a consumer", labels=["stream", "group"])
+        for stream, group in ((MOVE_STREAM, WORKER_GROUP), (MATCH_STREAM, REFEREE_GROUP)):
+            found = queues.group_figures(self.client, stream, group, now_ms)
+            depth.add_metric([stream], found.length)
+            lag.add_metric([stream, group], found.lag)
+            pending.add_metric([stream, group], found.pending)
+            oldest.add_metric([stream, group], found.oldest_waiting_ms / 1000)
+        for stream in (DEAD_STREAM, FINISHED_STREAM):
+            depth.add_metric([stream], queues.stream_length(self.client, stream))
+        yield from (depth, lag, pending, oldest)
+        alive = GaugeMetricFamily("arena_workers_alive",
+                                  "match workers (not analysts) whose presence key is live")
+        alive.add_metric([], sum(1 for w in workers.alive(self.client, now_ms)
+                                 if w.pool != "analysis"))
+        yield alive
+        yield from self._memory()
+
+    def _memory(self) -> Iterator[Metric]:
+        used = GaugeMetricFamily("arena_redis_memory_used_bytes", "Redis memory in use",
+                                 labels=["redis"])
+        limit = GaugeMetricFamily("arena_redis_memory_max_bytes", "Redis maxmemory (0: no "
+                                  "limit)", labels=["redis"])
+        for name, client in (("durable", self.client), ("cache", self.cache)):
+            if client is not None:
+                in_use, most = queues.memory(client)
+                used.add_metric([name], in_use)
+                limit.add_metric([name], most)
+        yield from (used, limit)

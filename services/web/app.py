@@ -1,0 +1,387 @@
+"""The ASGI app: page routes, the JSON + server-sent-events API, headers and errors.
+
+Pages are one HTML shell (``static/index.html``) served at every page address; its
+modules draw the page from the API. The API is read-only except for the actions
+(create a match or a ladder, cancel a ladder, delete a match), which need the
+person's own token in ``Authorization: Bearer ...``, never in an address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from arena.clients.sdk import ArenaClient
+from arena.services.web import forms, live
+from arena.services.web.errors import http_status
+from arena.services.web.gateway import (
+    Gateway,
+    bot_list,
+    bot_page,
+    ladder_list,
+    list_matches,
+)
+from arena.services.web.settings import WebSettings
+from arena.services.web.views import (
+    ladder_json,
+    match_json,
+    match_summary_json,
+    standings_json,
+)
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from arena import errors
+from arena.v1 import referee_pb2
+
+log = logging.getLogger(__name__)
+
+STATIC = Path(str(resources.files("arena.services.web") / "static"))
+MAX_BODY_BYTES = 64 * 1024
+INT32_MAX = 2**31 - 1
+EXPORTS = {"native": referee_pb2.REPLAY_FORMAT_NATIVE, "ggf": referee_pb2.REPLAY_FORMAT_GGF,
+           "transcript": referee_pb2.REPLAY_FORMAT_TRANSCRIPT,
+           "psq": referee_pb2.REPLAY_FORMAT_PSQ}
+
+# Scripts, styles and everything else only from this origin; no inline script, no
+# framing, no plugins. Images may be blobs (avatars fetched with a token).
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob:; "
+       "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+       "form-action 'self'; frame-ancestors 'none'")
+SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+    (b"permissions-policy", b"camera=(), microphone=(), geolocation=()"),
+]
+
+
+PAGES = ["/", "/ladders", "/ladders/{ladder_id}", "/bots", "/bots/{name:path}", "/matches",
+         "/matches/{match_id}", "/matches/{match_id}/tree/{ply:int}"]
+
+
+class SecurityHeaders:
+    """Adds the security headers to every response, and ``no-store`` to the API's."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        api = scope["path"].startswith("/api/")
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers += SECURITY_HEADERS
+                if api and not any(name == b"cache-control" for name, _ in headers):
+                    headers.append((b"cache-control", b"no-store"))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def bearer(request: Request) -> str | None:
+    """The caller's token from ``Authorization: Bearer ...`` (the only place we look)."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+def query_int(request: Request, name: str, default: int, low: int, high: int) -> int:
+    return checked_int(name, request.query_params.get(name), default, low, high)
+
+
+def checked_int(name: str, text: str | None, default: int, low: int, high: int) -> int:
+    """An integer from an address, within [low, high] (protobuf's int32 fields and our
+    own limits), or INVALID_ARGUMENT naming the part of the address."""
+    if text is None or text == "":
+        return default
+    if not text.lstrip("-").isdigit() or not low <= int(text) <= high:
+        raise errors.InvalidArgumentError(
+            "bad query", [errors.FieldViolation(name, f"expected an integer {low}..{high}")])
+    return int(text)
+
+
+def error_response(exc: errors.ArenaError) -> JSONResponse:
+    status, code = http_status(exc)
+    body: dict[str, Any] = {"status": code, "message": str(exc)}
+    if isinstance(exc, errors.InvalidArgumentError) and exc.violations:
+        body["fields"] = [{"field": v.field, "description": v.description}
+                          for v in exc.violations]
+    headers = {"www-authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse({"error": body}, status_code=status, headers=headers)
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def api(handler: Handler) -> Handler:
+    """Domain errors become JSON with the matching HTTP status; anything else is a bug,
+    logged, and a plain 500 without details."""
+    async def wrapped(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except errors.ArenaError as exc:
+            return error_response(exc)
+        except Exception:
+            log.exception("%s %s failed", request.method, request.url.path)
+            return JSONResponse({"error": {"status": "internal", "message": "internal error"}},
+                                status_code=500)
+    return wrapped
+
+
+async def json_body(request: Request) -> object:
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise errors.InvalidArgumentError("send the body as application/json")
+    body = await request.body()
+    if len(body) > MAX_BODY_BYTES:
+        raise errors.InvalidArgumentError(f"body larger than {MAX_BODY_BYTES} bytes")
+    try:
+        return json.loads(body)
+    except ValueError as exc:
+        raise errors.InvalidArgumentError(f"body is not JSON: {exc}") from None
+
+
+class Api:
+    """The handlers, bound to one gateway."""
+
+    def __init__(self, gateway: Gateway, stopping: asyncio.Event) -> None:
+        self.gateway = gateway
+        self.stopping = stopping
+        self.slots = live.StreamSlots(gateway.settings.max_streams)
+
+    def reader(self, request: Request) -> ArenaClient:
+        return self.gateway.reader(bearer(request))
+
+    async def config(self, request: Request) -> Response:
+        return JSONResponse({"read_access": self.gateway.settings.read_access,
+                             "formats": list(EXPORTS)})
+
+    # -- ladders ---------------------------------------------------------------------
+
+    async def ladders(self, request: Request) -> Response:
+        limit = query_int(request, "limit", 50, 1, 200)
+        token = request.query_params.get("page_token", "")
+        return JSONResponse(await self.gateway.run(ladder_list, self.reader(request), token,
+                                                   limit))
+
+    async def ladder(self, request: Request) -> Response:
+        client = self.reader(request)
+        standings = await self.gateway.run(client.get_standings, request.path_params["id"])
+        return JSONResponse(standings_json(standings))
+
+    async def ladder_events(self, request: Request) -> Response:
+        return self._stream(request, live.watch_ladder(request.path_params["id"]),
+                            live.ladder_events)
+
+    async def create_ladder(self, request: Request) -> Response:
+        body = await json_body(request)
+        config, key = forms.ladder_config(body), forms.request_id(body)
+        client = self.gateway.actor(bearer(request))
+        info = await self.gateway.run(client.create_ladder, config, key)
+        return JSONResponse(ladder_json(info), status_code=201)
+
+    async def cancel_ladder(self, request: Request) -> Response:
+        client = self.gateway.actor(bearer(request))
+        info = await self.gateway.run(client.cancel_ladder, request.path_params["id"])
+        return JSONResponse(ladder_json(info))
+
+    # -- bots ------------------------------------------------------------------------
+
+    async def bots(self, request: Request) -> Response:
+        limit = query_int(request, "limit", 100, 1, 200)
+        filters = {k: request.query_params.get(k, "") for k in ("game", "prefix", "retired")}
+        token = request.query_params.get("page_token", "")
+        return JSONResponse(await self.gateway.run(bot_list, self.reader(request), filters,
+                                                   token, limit))
+
+    async def bot(self, request: Request) -> Response:
+        version = query_int(request, "version", 0, 0, INT32_MAX)
+        data = await self.gateway.run(bot_page, self.reader(request),
+                                      request.path_params["name"], version)
+        return JSONResponse(data)
+
+    async def avatar(self, request: Request) -> Response:
+        version = query_int(request, "version", 0, 0, INT32_MAX)
+        client = self.reader(request)
+        bot = await self.gateway.run(client.get_bot, request.path_params["name"], version)
+        if not bot.spec.avatar_png:
+            raise errors.NotFoundError(f"{bot.spec.name} has no avatar")
+        return Response(bot.spec.avatar_png, media_type="image/png",
+                        headers={"cache-control": "private, max-age=60"})
+
+    # -- matches ---------------------------------------------------------------------
+
+    async def matches(self, request: Request) -> Response:
+        limit = query_int(request, "limit", 50, 1, 200)
+        filters = {k: request.query_params.get(k, "").strip()
+                   for k in ("ladder", "bot", "status", "result", "game")}
+        token = request.query_params.get("page_token", "")
+        return JSONResponse(await self.gateway.run(list_matches, self.reader(request),
+                                                   filters, token, limit))
+
+    async def match(self, request: Request) -> Response:
+        client = self.reader(request)
+        match = await self.gateway.run(client.get_match, request.path_params["id"])
+        return JSONResponse(await self.gateway.run(match_json, match))
+
+    async def match_events(self, request: Request) -> Response:
+        return self._stream(request, live.watch_match(request.path_params["id"]),
+                            live.MatchEvents())
+
+    async def create_match(self, request: Request) -> Response:
+        body = await json_body(request)
+        config, key = forms.match_config(body), forms.request_id(body)
+        client = self.gateway.actor(bearer(request))
+        match = await self.gateway.run(client.create_match, config, key)
+        return JSONResponse(match_summary_json(match), status_code=201)
+
+    async def cancel_match(self, request: Request) -> Response:
+        client = self.gateway.actor(bearer(request))
+        match = await self.gateway.run(client.cancel_match, request.path_params["id"],
+                                       "cancelled from the web page")
+        return JSONResponse(match_summary_json(match))
+
+    async def delete_match(self, request: Request) -> Response:
+        client = self.gateway.actor(bearer(request))
+        await self.gateway.run(client.delete_match, request.path_params["id"])
+        return Response(status_code=204)
+
+    async def export(self, request: Request) -> Response:
+        name = request.path_params["format"]
+        if name not in EXPORTS:
+            raise errors.NotFoundError(f"no export format {name!r}; known: {', '.join(EXPORTS)}")
+        client = self.reader(request)
+        replay = await self.gateway.run(client.get_replay, request.path_params["id"],
+                                        EXPORTS[name])
+        filename = re.sub(r"[^A-Za-z0-9._-]", "_", replay.filename) or f"match.{name}"
+        media = "application/json" if name == "native" else "text/plain"
+        return Response(replay.content, media_type=f"{media}; charset=utf-8",
+                        headers={"content-disposition": f'attachment; filename="{filename}"'})
+
+    async def tree(self, request: Request) -> Response:
+        """A slice of a stored search tree: ``node`` (default the root) and its
+        descendants ``levels`` deep, the node's board, and the tree's PV path."""
+        node = query_int(request, "node", -1, -1, INT32_MAX)
+        levels = query_int(request, "levels", 1, 0, 4)
+        credential = self.gateway.read_credential(bearer(request))
+        client = self.reader(request)
+        ply = checked_int("ply", request.path_params["ply"], 0, 0, INT32_MAX)
+        index = await self.gateway.run(self.gateway.tree, client, credential,
+                                       request.path_params["id"], ply)
+        if node < 0:
+            node = index.roots[0] if index.roots else -1
+        if node not in index.nodes:
+            raise errors.NotFoundError(f"no node {node} in this tree")
+        return JSONResponse(index.summary() | {
+            "node": index.subtree(node, levels, budget=2000), "board": index.board_json(node)})
+
+    # -- live ------------------------------------------------------------------------
+
+    def _stream(self, request: Request, open_stream: Callable[[ArenaClient], Any],
+                to_events: Callable[[Any], list[live.Event]]) -> Response:
+        client = self.gateway.stream_client(bearer(request))
+        if not self.slots.take():
+            client.close()
+            raise errors.UnavailableError("too many live pages open: try again shortly")
+        body = live.relay(client, open_stream, to_events, self.stopping, self.slots.give_back)
+        return StreamingResponse(body, media_type="text/event-stream",
+                                 headers={"cache-control": "no-store",
+                                          "x-accel-buffering": "no"})
+
+
+def page_shell(request: Request) -> Response:
+    return FileResponse(STATIC / "index.html", headers={"cache-control": "no-cache"})
+
+
+@dataclass
+class Lifecycle:
+    """Shutdown in two steps: ``draining`` turns /healthz to 503 (load balancers stop
+    sending), then ``stopping`` ends the live streams so the server can close."""
+
+    draining: bool = False
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASGIApp:
+    gateway = Gateway(settings)
+    lifecycle = lifecycle or Lifecycle()
+    handlers = Api(gateway, lifecycle.stopping)
+
+    async def healthz(request: Request) -> Response:
+        if lifecycle.draining:
+            return JSONResponse({"status": "draining"}, status_code=503)
+        return JSONResponse({"status": "serving"})
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        gateway.close()
+
+    def get(path: str, handler: Handler) -> Route:
+        return Route(path, api(handler), methods=["GET", "HEAD"])
+
+    def post(path: str, handler: Handler, method: str = "POST") -> Route:
+        return Route(path, api(handler), methods=[method])
+
+    def live_stream(path: str, handler: Handler) -> Route:
+        return Route(path, api(handler), methods=["GET"])  # no HEAD: it would open a stream
+
+    routes = [
+        Route("/healthz", healthz, methods=["GET", "HEAD"]),
+        get("/api/config", handlers.config),
+        get("/api/ladders", handlers.ladders),
+        post("/api/ladders", handlers.create_ladder),
+        get("/api/ladders/{id}", handlers.ladder),
+        live_stream("/api/ladders/{id}/events", handlers.ladder_events),
+        post("/api/ladders/{id}/cancel", handlers.cancel_ladder),
+        get("/api/bots", handlers.bots),
+        get("/api/bots/{name:path}", handlers.bot),
+        get("/api/avatars/{name:path}", handlers.avatar),
+        get("/api/matches", handlers.matches),
+        post("/api/matches", handlers.create_match),
+        get("/api/matches/{id}", handlers.match),
+        post("/api/matches/{id}", handlers.delete_match, method="DELETE"),
+        live_stream("/api/matches/{id}/events", handlers.match_events),
+        post("/api/matches/{id}/cancel", handlers.cancel_match),
+        get("/api/matches/{id}/export/{format}", handlers.export),
+        get("/api/matches/{id}/trees/{ply}", handlers.tree),
+        Mount("/api", app=api_not_found),
+        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+        *(Route(path, page_shell, methods=["GET", "HEAD"]) for path in PAGES),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan, max_body_size=MAX_BODY_BYTES,
+                    exception_handlers={HTTPException: http_error})
+    return SecurityHeaders(app)
+
+
+async def api_not_found(scope: Scope, receive: Receive, send: Send) -> None:
+    response = JSONResponse({"error": {"status": "not-found", "message": "no such API"}},
+                            status_code=404)
+    await response(scope, receive, send)
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
+    return Response(f"{status} {detail}\n", status_code=status, media_type="text/plain")

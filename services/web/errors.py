@@ -1,0 +1,27 @@
+"""Domain errors as HTTP statuses: the one mapping the API and the live streams share."""
+
+from __future__ import annotations
+
+from arena import errors
+
+HTTP_STATUS: list[tuple[type[errors.ArenaError], int, str]] = [
+    (errors.InvalidArgumentError, 400, "invalid-argument"),
+    (errors.UnauthenticatedError, 401, "unauthenticated"),
+    (errors.PermissionDeniedError, 403, "permission-denied"),
+    (errors.NotFoundError, 404, "not-found"),
+    (errors.AlreadyExistsError, 409, "already-exists"),
+    (errors.FailedPreconditionError, 409, "failed-precondition"),
+    (errors.UnavailableError, 503, "unavailable"),
+    (errors.DeadlineExceededError, 504, "deadline-exceeded"),
+]
+
+
+def http_status(exc: BaseException) -> tuple[int, str]:
+    """(status, code) for an error; a service failing in a way no domain error names
+    (the SDK's ServerError) is a bad gateway, anything else ours (500)."""
+    for kind, status, code in HTTP_STATUS:
+        if isinstance(exc, kind):
+            return status, code
+    if isinstance(exc, errors.ArenaError):
+        return 502, "upstream-error"
+    return 500, "internal"

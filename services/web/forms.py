@@ -1,0 +1,165 @@
+"""Request bodies of the pages' actions (JSON) to the services' protobufs.
+
+Only the shape is checked here (types, required fields, move syntax), with every bad
+field reported at once; what a good request means (bots exist, sizes fit the game,
+suites are known) is the services' to decide, and their answers pass through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from arena.errors import FieldViolation, InvalidArgumentError
+from arena.games import GameError, new_position
+from arena.v1 import common_pb2, ladder_pb2, match_pb2
+
+T = TypeVar("T")
+
+GAMES = {"othello": common_pb2.GAME_KIND_OTHELLO, "gomoku": common_pb2.GAME_KIND_GOMOKU}
+FORMATS = {"round-robin": ladder_pb2.LADDER_FORMAT_ROUND_ROBIN,
+           "gauntlet": ladder_pb2.LADDER_FORMAT_GAUNTLET}
+MAX_BOTS = 64
+
+
+class Body:
+    """A JSON object read field by field, collecting violations instead of stopping."""
+
+    def __init__(self, data: object) -> None:
+        self.violations: list[FieldViolation] = []
+        if not isinstance(data, dict):
+            self.data: dict[str, Any] = {}
+            self.bad("body", "expected a JSON object")
+        else:
+            self.data = data
+
+    def bad(self, name: str, description: str) -> None:
+        self.violations.append(FieldViolation(name, description))
+
+    def get(self, name: str, kind: type[T], default: T, check: Callable[[T], str] | None = None,
+            ) -> T:
+        value = self.data.get(name, default)
+        if value is None:
+            return default
+        # bool is an int in Python; a JSON true is no number of games.
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            self.bad(name, f"expected {_KIND_NAMES.get(kind, kind.__name__)}, got "
+                           f"{type(value).__name__}")
+            return default
+        problem = check(value) if check else ""
+        if problem:
+            self.bad(name, problem)
+            return default
+        return value
+
+    def done(self) -> None:
+        if self.violations:
+            raise InvalidArgumentError("invalid request", self.violations)
+
+
+_KIND_NAMES = {str: "a string", int: "an integer", bool: "true or false", list: "a list"}
+
+
+def _between(low: int, high: int) -> Callable[[int], str]:
+    return lambda value: "" if low <= value <= high else f"must be {low}..{high}"
+
+
+def bot_ref(text: str) -> common_pb2.BotRef:
+    """``name`` (latest version) or ``name@3``; a name may itself hold ``@``."""
+    name, sep, version = text.rpartition("@")
+    if sep and version.isdigit() and name:
+        return common_pb2.BotRef(name=name, version=int(version))
+    return common_pb2.BotRef(name=text)
+
+
+def game_spec(body: Body) -> common_pb2.GameSpec:
+    game = body.get("game", str, "othello")
+    if game not in GAMES:
+        body.bad("game", f"unknown game {game!r}; known: {', '.join(GAMES)}")
+        game = "othello"
+    othello = game == "othello"
+    variant = body.get("variant", str, "") or ("standard" if othello else "freestyle")
+    size = body.get("size", int, 0, _between(0, 64)) or (8 if othello else 15)
+    return common_pb2.GameSpec(kind=GAMES[game], variant=variant, board_size=size)
+
+
+def time_control(body: Body) -> common_pb2.TimeControl:
+    return common_pb2.TimeControl(
+        move_time_ms=body.get("move_time_ms", int, 1000, _between(1, 600_000)))
+
+
+def opening_moves(body: Body, game: common_pb2.GameSpec) -> list[int]:
+    """Opening moves by name ('f5 d6 c3'), checked against the rules from the start."""
+    text = body.get("opening", str, "")
+    if not text.strip():
+        return []
+    name = "othello" if game.kind == common_pb2.GAME_KIND_OTHELLO else "gomoku"
+    try:
+        position = new_position(name, game.variant, game.board_size)
+        moves = []
+        for word in text.replace(",", " ").split():
+            move = position.parse_move(word)
+            position.push(move)
+            moves.append(move)
+    except GameError as exc:
+        body.bad("opening", str(exc))
+        return []
+    return moves
+
+
+def default_suite(game: common_pb2.GameSpec) -> str:
+    """The arena's usual openings: a balanced Othello suite; none for Gomoku."""
+    return "othello-balanced" if game.kind == common_pb2.GAME_KIND_OTHELLO else "none"
+
+
+def request_id(data: object) -> str:
+    """The page's idempotency key for a create (a resubmitted form creates nothing new)."""
+    body = Body(data)
+    key = body.get("request_id", str, "", lambda v: "" if len(v) <= 128 else "at most 128 "
+                                                                               "characters")
+    body.done()
+    return key
+
+
+def match_config(data: object) -> match_pb2.MatchConfig:
+    body = Body(data)
+    game = game_spec(body)
+    refs = {}
+    for side in ("black", "white"):
+        name = body.get(side, str, "")
+        if not name.strip():
+            body.bad(side, "name the bot (NAME or NAME@VERSION)")
+        refs[side] = bot_ref(name)
+    config = match_pb2.MatchConfig(
+        game=game, black=refs["black"], white=refs["white"],
+        opening=opening_moves(body, game), time_control=time_control(body),
+        capture_trees=body.get("capture_trees", bool, False),
+        seed=body.get("seed", int, 0, _between(0, 2**62)),
+    )
+    body.done()
+    return config
+
+
+def ladder_config(data: object) -> ladder_pb2.LadderConfig:
+    body = Body(data)
+    game = game_spec(body)
+    names = body.get("bots", list, [])
+    if not 2 <= len(names) <= MAX_BOTS:
+        body.bad("bots", f"a ladder needs 2..{MAX_BOTS} bots, got {len(names)}")
+    if not all(isinstance(name, str) and name.strip() for name in names):
+        body.bad("bots", "every bot is a name (NAME or NAME@VERSION)")
+        names = []
+    ladder_format = body.get("format", str, "round-robin")
+    if ladder_format not in FORMATS:
+        body.bad("format", f"unknown format {ladder_format!r}; known: {', '.join(FORMATS)}")
+        ladder_format = "round-robin"
+    config = ladder_pb2.LadderConfig(
+        name=body.get("name", str, ""), game=game, bots=[bot_ref(n) for n in names],
+        format=FORMATS[ladder_format],
+        games_per_pairing=body.get("games_per_pairing", int, 2, _between(1, 1000)),
+        opening_suite=body.get("opening_suite", str, default_suite(game)),
+        time_control=time_control(body), seed=body.get("seed", int, 0, _between(0, 2**62)),
+        capture_trees=body.get("capture_trees", bool, False),
+    )
+    body.done()
+    return config

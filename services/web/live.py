@@ -1,0 +1,184 @@
+"""Live streams as server-sent events: a ladder's progress (``WatchLadder``) and a match's
+moves (``WatchMatch``), each relayed from one gRPC stream to one page.
+
+The SDK's streams block, so each live page gets a thread that reads its gRPC stream and
+hands every message to the event loop. The stream's client belongs to that page alone:
+when the page goes away (or the server stops) the client is closed, which cancels the
+gRPC call and ends the thread. Events are small JSON objects::
+
+    event: ply
+    data: {"ply": 12, "board": "...", ...}
+
+A comment line every ``KEEPALIVE_S`` keeps proxies from closing a quiet stream, and
+``end`` tells the page the stream is over (so it does not reconnect).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from typing import Any
+
+from arena.clients.sdk import ArenaClient
+from arena.services.web.errors import http_status
+from arena.services.web.views import GameTrack, Json, match_summary_json, progress_json, result_json
+
+from arena.errors import ArenaError
+from arena.v1 import ladder_pb2, match_pb2
+
+log = logging.getLogger(__name__)
+
+KEEPALIVE_S = 15.0
+RETRY_MS = 2000
+_END = object()
+
+Event = tuple[str, Json]
+
+
+def sse(name: str, data: Json) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+class StreamSlots:
+    """Counts the live streams open at once against the configured ceiling."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.open = limit, 0
+
+    def take(self) -> bool:
+        if self.open >= self.limit:
+            return False
+        self.open += 1
+        return True
+
+    def give_back(self) -> None:
+        self.open -= 1
+
+
+async def relay(client: ArenaClient, open_stream: Callable[[ArenaClient], Iterable[Any]],
+                to_events: Callable[[Any], list[Event]], stopping: asyncio.Event,
+                on_close: Callable[[], None]) -> AsyncIterator[bytes]:
+    """Server-sent events from a blocking gRPC stream read in a thread of its own."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    closed = threading.Event()
+
+    def post(item: Any) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is gone: the server stopped
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+    def read() -> None:
+        try:
+            for message in open_stream(client):
+                post(message)
+            post(_END)
+        except Exception as exc:
+            if closed.is_set():
+                return  # we cancelled it: the page is gone
+            if not isinstance(exc, ArenaError):
+                log.exception("live stream failed")  # not a service's answer: a bug
+            post(exc)
+
+    thread = threading.Thread(target=read, name="live-stream", daemon=True)
+    thread.start()
+    try:
+        yield f"retry: {RETRY_MS}\n\n".encode()
+        async for item in _items(queue, stopping):
+            if item is None:
+                yield b": keepalive\n\n"
+            elif item is _END:
+                yield sse("end", {})
+                return
+            elif isinstance(item, BaseException):
+                status, code = http_status(item)
+                yield sse("error", {"status": code, "http_status": status,
+                                    "message": str(item) if status != 500 else "internal error"})
+                return
+            else:
+                for name, data in to_events(item):
+                    yield sse(name, data)
+        yield sse("bye", {"reason": "the server is stopping"})
+    finally:
+        closed.set()
+        client.close()  # cancels the gRPC call; the reading thread then ends
+        on_close()
+
+
+async def _items(queue: asyncio.Queue[Any], stopping: asyncio.Event) -> AsyncIterator[Any]:
+    """Queued items as they come, None after every quiet ``KEEPALIVE_S``; stops when
+    the server is stopping."""
+    quiet_since = time.monotonic()
+    while not stopping.is_set():
+        try:
+            item = await asyncio.wait_for(queue.get(), timeout=0.5)
+        except TimeoutError:
+            if time.monotonic() - quiet_since >= KEEPALIVE_S:
+                quiet_since = time.monotonic()
+                yield None
+            continue
+        quiet_since = time.monotonic()
+        yield item
+
+
+# -- what each stream turns into ------------------------------------------------------------
+
+
+def ladder_events(progress: ladder_pb2.LadderProgress) -> list[Event]:
+    return [("progress", progress_json(progress))]
+
+
+class MatchEvents:
+    """A match's gRPC events as page events: ``match`` once (the header and the plies
+    before the bots' first move), ``ply`` per move or pass, ``ended`` with the result."""
+
+    def __init__(self) -> None:
+        self.track: GameTrack | None = None
+        self.header: match_pb2.Match | None = None
+
+    def __call__(self, event: match_pb2.MatchEvent) -> list[Event]:
+        kind = event.WhichOneof("event")
+        if kind == "started":
+            return self._started(event.started.match)
+        if self.track is None:
+            return []  # a move before the header cannot be placed; the stream starts with one
+        if kind == "move":
+            return _ply(self.track.add_record(event.move))
+        if kind == "pass":
+            return _ply(self.track.add_pass(getattr(event, "pass")))  # `pass` is a keyword
+        if kind == "ended" and self.header is not None:
+            self.header.status = match_pb2.MATCH_STATUS_FINISHED
+            self.header.result.CopyFrom(event.ended.result)
+            return [("ended", {"result": result_json(self.header),
+                               "status": "finished"})]
+        return []
+
+    def _started(self, match: match_pb2.Match) -> list[Event]:
+        if self.track is not None:
+            return []  # the same match again, after a reconnect upstream
+        self.header = match_pb2.Match()
+        self.header.CopyFrom(match)
+        del self.header.moves[:]
+        self.track = GameTrack.of(self.header)
+        for record in match.moves:
+            self.track.add_record(record)
+        data = match_summary_json(self.header)
+        data |= {"plies": self.track.plies, "opening_plies": self.track.opening_plies}
+        return [("match", data)]
+
+
+def _ply(view: Json | None) -> list[Event]:
+    return [] if view is None else [("ply", view)]
+
+
+def watch_match(match_id: str) -> Callable[[ArenaClient], Iterator[match_pb2.MatchEvent]]:
+    return lambda client: client.watch_match(match_id)
+
+
+def watch_ladder(ladder_id: str) -> Callable[[ArenaClient],
+                                             Iterator[ladder_pb2.LadderProgress]]:
+    return lambda client: client.watch_ladder(ladder_id)

@@ -1,0 +1,65 @@
+"""The web gateway's view of the shared configuration (``services/common/config.py``,
+``docs/configuration.md``): where the services are, which token reads go out with, who
+may read, and how it stops.
+
+Reads go out with the service token (``ARENA_SERVICE_TOKEN``, best a ``user`` token made
+for the gateway; else the admin token) while reading is open; ``ARENA_WEB_READ=token``
+restricts reading to people who enter a token in the page. Actions always need one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from arena.services.common.config import Config
+
+ReadAccess = Literal["open", "token"]
+READ_ACCESS: tuple[ReadAccess, ...] = ("open", "token")
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    listen: str = "127.0.0.1:0"
+    ready_file: Path | None = None
+    read_access: ReadAccess = "open"
+    # The token the gateway reads with when reading is open; never used for actions.
+    service_token: str = ""
+    registry: str = ""
+    referee: str = ""
+    ladder: str = ""
+    engine: str = ""
+    # Seconds between /healthz turning 503 and the server closing on SIGTERM, so that a
+    # load balancer stops sending first (Kubernetes: a few seconds; locally 0).
+    drain_s: float = 0.0
+    # Live streams (server-sent events) open at once; each holds one gRPC stream.
+    max_streams: int = 200
+
+    @classmethod
+    def from_config(cls, config: Config) -> WebSettings:
+        if config.web_read not in READ_ACCESS:
+            raise ValueError(f"ARENA_WEB_READ={config.web_read!r}: expected one of "
+                             f"{', '.join(READ_ACCESS)}")
+        return cls(
+            listen=config.listen, ready_file=config.ready_file,
+            read_access=config.web_read, service_token=config.peer_token,
+            registry=config.registry, referee=config.referee, ladder=config.ladder,
+            engine=config.engine, drain_s=max(0.0, config.web_drain_s),
+            max_streams=max(1, config.web_max_streams),
+        )
+
+    @classmethod
+    def load(cls, argv: Sequence[str] | None = None,
+             env: Mapping[str, str] | None = None) -> tuple[Config, WebSettings]:
+        config = Config.load("web", argv, env)
+        return config, cls.from_config(config)
+
+
+def split_listen(listen: str) -> tuple[str, int]:
+    """``127.0.0.1:8080`` / ``[::1]:0`` / ``0.0.0.0:8080`` -> (host, port)."""
+    host, sep, port = listen.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"--listen must be HOST:PORT, got {listen!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)

@@ -1,0 +1,294 @@
+// Ladders: the list (with a form for a new one) and one ladder's page: standings, the
+// Elo chart, the head-to-head matrix, its games, and live progress while it runs.
+
+import { act, newRequestId } from "../actions.js";
+import { getJSON, send, stream } from "../api.js";
+import { eloChart } from "../charts.js";
+import {
+  ago, badge, botLink, duration, h, int, ladderLink, matchLink, notice, pct, progressBar,
+  replace, setTitle, shortId, signed, table, timeCell,
+} from "../dom.js";
+import { resultCell } from "./matches.js";
+
+const SUITES = ["othello-balanced", "international", "gomoku-balanced15", "none"];
+
+export async function ladderList(main) {
+  setTitle("Ladders");
+  const list = h("div", { class: "card" }, h("p", { class: "muted" }, "Loading ladders\u2026"));
+  const live = h("div");
+  const form = h("div");
+  replace(main,
+    h("div", { class: "page-head" },
+      h("div", {}, h("h1", {}, "Ladders"), h("div", { class: "meta" }, "Round robins and gauntlets between bots, with Elo ratings.")),
+      h("button", { class: "primary", onclick: () => toggleForm(form) }, "New ladder")),
+    form, live, list);
+  await Promise.all([refreshList(list), showLiveMatches(live)]);
+}
+
+async function refreshList(container) {
+  const data = await getJSON("/api/ladders?limit=100");
+  if (!data.ladders.length) {
+    replace(container, h("p", { class: "empty" }, "No ladders yet. Start one with ", h("code", {}, "arena ladder create"), " or the button above."));
+    return;
+  }
+  const rows = data.ladders.map((ladder) => h("tr", { "data-ladder": ladder.id },
+    h("td", { class: "name" }, ladderLink(ladder.id, ladder.name || `ladder ${shortId(ladder.id)}`)),
+    h("td", {}, badge(ladder.status, ladder.status === "running" ? "live" : "")),
+    h("td", { class: "hide-narrow" }, gameText(ladder.game)),
+    h("td", { class: "hide-narrow" }, `${ladder.bots.length} bots`),
+    h("td", {}, h("div", { class: "progress-line" }, progressBar(ladder.games_done, ladder.games_total),
+      h("span", { class: "num small" }, `${ladder.games_done}/${ladder.games_total}`))),
+    h("td", { class: "hide-narrow nowrap" }, timeCell(ladder.created_at))));
+  replace(container, h("h2", {}, "All ladders"),
+    table(["Ladder", "Status", { text: "Game", attrs: { class: "hide-narrow" } },
+      { text: "Bots", attrs: { class: "hide-narrow" } }, "Games", { text: "Created", attrs: { class: "hide-narrow" } }], rows));
+  if (data.ladders.some((l) => l.status === "running")) {
+    setTimeout(() => refreshList(container).catch(() => {}), 5000);  // a light poll while any runs
+  }
+}
+
+async function showLiveMatches(container) {
+  const data = await getJSON("/api/matches?status=running&limit=8");
+  if (!data.matches.length) return;
+  replace(container, h("div", { class: "card" }, h("h2", {}, "Playing now"),
+    h("div", { class: "row" }, data.matches.map((m) => h("a", { class: "button", href: `/matches/${encodeURIComponent(m.id)}` },
+      badge("live", "live"), " ", `${m.black} vs ${m.white}`)))));
+}
+
+export function gameText(game) {
+  if (game.kind === "othello") return game.variant === "international" ? "Othello (international)" : "Othello";
+  return `Gomoku ${game.size}\u00d7${game.size}${game.variant === "exact-five" ? " (exact five)" : ""}`;
+}
+
+// -- a new ladder --------------------------------------------------------------------------
+
+async function toggleForm(container) {
+  if (container.firstChild) { replace(container); return; }
+  const picks = h("div", { class: "bot-picks" }, h("span", { class: "muted" }, "Loading bots\u2026"));
+  const requestId = newRequestId();
+  const message = h("div");
+  const field = (label, input) => h("label", {}, label, input);
+  const inputs = {
+    name: h("input", { name: "name", placeholder: "optional" }),
+    game: h("select", { name: "game", onchange: () => loadPicks() }, h("option", { value: "othello" }, "Othello"), h("option", { value: "gomoku" }, "Gomoku")),
+    size: h("select", { name: "size" }, [15, 9, 19].map((n) => h("option", { value: n }, `${n}\u00d7${n} (Gomoku)`))),
+    format: h("select", { name: "format" }, h("option", { value: "round-robin" }, "Round robin"), h("option", { value: "gauntlet" }, "Gauntlet (first bot vs the field)")),
+    games: h("input", { name: "games_per_pairing", type: "number", min: 1, max: 1000, value: 2 }),
+    suite: h("select", { name: "opening_suite" }, SUITES.map((n) => h("option", { value: n }, n))),
+    time: h("input", { name: "move_time_ms", type: "number", min: 1, value: 1000 }),
+    seed: h("input", { name: "seed", type: "number", min: 0, value: 0 }),
+    trees: h("input", { name: "capture_trees", type: "checkbox" }),
+  };
+  async function loadPicks() {
+    const data = await getJSON(`/api/bots?game=${inputs.game.value}&limit=200`);
+    replace(picks, data.bots.length ? data.bots.map((bot) => h("label", { class: "check" },
+      h("input", { type: "checkbox", value: bot.name }), `${bot.name}@${bot.version}`))
+      : h("span", { class: "muted" }, "No bots of this game yet."));
+    inputs.suite.value = inputs.game.value === "othello" ? "othello-balanced" : "none";
+  }
+  async function submit(event) {
+    event.preventDefault();
+    const bots = [...picks.querySelectorAll("input:checked")].map((box) => box.value);
+    const othello = inputs.game.value === "othello";
+    const body = {
+      name: inputs.name.value, game: inputs.game.value, size: othello ? 8 : Number(inputs.size.value),
+      bots, format: inputs.format.value, games_per_pairing: Number(inputs.games.value),
+      opening_suite: inputs.suite.value, move_time_ms: Number(inputs.time.value),
+      seed: Number(inputs.seed.value), capture_trees: inputs.trees.checked, request_id: requestId,
+    };
+    try {
+      const ladder = await act(() => send("POST", "/api/ladders", body));
+      if (ladder) location.href = `/ladders/${encodeURIComponent(ladder.id)}`;
+    } catch (error) {
+      replace(message, notice(error.describe ? error.describe() : String(error), "error"));
+    }
+  }
+  replace(container, h("form", { class: "card", onsubmit: submit },
+    h("h2", {}, "New ladder"),
+    h("div", { class: "form-grid" },
+      field("Name", inputs.name), field("Game", inputs.game), field("Board", inputs.size),
+      field("Format", inputs.format), field("Games per pairing", inputs.games),
+      field("Openings", inputs.suite), field("Move time (ms)", inputs.time), field("Seed", inputs.seed),
+      h("label", { class: "check" }, inputs.trees, "Store search trees"),
+      h("div", { class: "wide" }, h("h3", {}, "Bots"), picks)),
+    message,
+    h("div", { class: "row" }, h("button", { class: "primary", type: "submit" }, "Create ladder"),
+      h("span", { class: "muted small" }, "Created as you, with your token."))));
+  await loadPicks();
+}
+
+// -- one ladder ------------------------------------------------------------------------------
+
+export async function ladderPage(main, ladderId) {
+  const data = await getJSON(`/api/ladders/${encodeURIComponent(ladderId)}`);
+  const view = new LadderView(main, ladderId, data);
+  view.render();
+  await view.loadGames();
+  if (data.ladder.status === "running") view.follow();
+}
+
+class LadderView {
+  constructor(main, id, standings) {
+    this.main = main;
+    this.id = id;
+    this.standings = standings;
+    this.startedAt = Date.now();
+    this.doneAtStart = standings.ladder.games_done;
+    this.parts = { head: h("div"), progress: h("div", { class: "card" }), standings: h("div", { class: "card" }),
+      chart: h("div", { class: "card" }), matrix: h("div", { class: "card" }), games: h("div", { class: "card" }),
+      message: h("div") };
+  }
+
+  render() {
+    const p = this.parts;
+    replace(this.main, p.head, p.message, p.progress, p.standings,
+      h("div", { class: "grid-2" }, p.chart, p.matrix), h("div", { class: "stack" }, p.games));
+    this.renderHead();
+    this.renderProgress();
+    this.renderStandings();
+  }
+
+  renderHead() {
+    const ladder = this.standings.ladder;
+    const title = ladder.name || `Ladder ${shortId(ladder.id)}`;
+    setTitle(title);
+    const cancel = ladder.status === "running"
+      ? h("button", { class: "danger", onclick: () => this.cancel() }, "Cancel ladder") : null;
+    replace(this.parts.head, h("div", { class: "page-head" },
+      h("div", {},
+        h("h1", {}, title, " ", badge(ladder.status, ladder.status === "running" ? "live" : "")),
+        h("div", { class: "meta" },
+          h("span", {}, gameText(ladder.game)),
+          h("span", {}, ladder.format === "gauntlet" ? "gauntlet" : "round robin"),
+          h("span", {}, `${ladder.games_per_pairing} games per pairing`),
+          h("span", {}, `openings: ${ladder.opening_suite || "none"}`),
+          h("span", {}, `${int(ladder.move_time_ms)} ms per move`),
+          ladder.capture_trees ? h("span", {}, "search trees stored") : null,
+          h("span", { class: "mono" }, ladder.id),
+          ladder.owner ? h("span", {}, `by ${ladder.owner}`) : null,
+          h("span", {}, ago(ladder.created_at)))),
+      cancel));
+  }
+
+  renderProgress() {
+    const ladder = this.standings.ladder;
+    const done = ladder.games_done, total = ladder.games_total;
+    let eta = "";
+    const played = done - this.doneAtStart;
+    if (ladder.status === "running" && played > 0) {
+      const perGame = (Date.now() - this.startedAt) / 1000 / played;
+      eta = ` \u00b7 about ${duration(perGame * (total - done))} left`;
+    }
+    const void_ = ladder.games_void ? ` (${ladder.games_void} void)` : "";
+    replace(this.parts.progress,
+      h("div", { class: "progress-line" }, progressBar(done, total),
+        h("strong", { class: "num", "data-testid": "games-done" }, `${done}/${total}`)),
+      h("div", { class: "muted small" }, `games played${void_}${eta}`));
+  }
+
+  renderStandings() {
+    const { rows, head_to_head: pairs } = this.standings;
+    if (!rows.length) {
+      replace(this.parts.standings, h("h2", {}, "Standings"), h("p", { class: "empty" }, "No finished games yet."));
+      replace(this.parts.chart);
+      replace(this.parts.matrix);
+      return;
+    }
+    const lines = rows.map((row) => h("tr", { "data-bot": row.bot },
+      h("td", { class: "rank num" }, String(row.rank)),
+      h("td", { class: "name" }, botLink(row.bot)),
+      h("td", { class: "num", "data-field": "elo" }, signed(row.elo)),
+      h("td", { class: "num hide-narrow", "data-field": "interval" }, `[${signed(row.elo_low)}, ${signed(row.elo_high)}]`),
+      h("td", { class: "num hide-narrow", "data-field": "games" }, String(row.games)),
+      h("td", { class: "num win", "data-field": "wins" }, String(row.wins)),
+      h("td", { class: "num draw", "data-field": "draws" }, String(row.draws)),
+      h("td", { class: "num loss", "data-field": "losses" }, String(row.losses)),
+      h("td", { class: "num", "data-field": "score" }, pct(row.score_pct))));
+    replace(this.parts.standings, h("h2", {}, "Standings"),
+      table(["#", "Bot", { text: "Elo", attrs: { class: "num" } }, { text: "95% interval", attrs: { class: "num hide-narrow" } },
+        { text: "Games", attrs: { class: "num hide-narrow" } }, { text: "W", attrs: { class: "num" } },
+        { text: "D", attrs: { class: "num" } }, { text: "L", attrs: { class: "num" } },
+        { text: "Score", attrs: { class: "num" } }], lines, { class: "standings" }));
+    // Drawn at the card's own width, so its text stays readable on a phone.
+    const width = Math.max(300, this.parts.chart.clientWidth - 36);
+    replace(this.parts.chart, h("h2", {}, "Elo with 95% intervals"), eloChart(rows, width));
+    replace(this.parts.matrix, h("h2", {}, "Head to head"), matrix(rows, pairs),
+      h("p", { class: "muted small" }, "Row bot's wins-draws-losses against the column bot."));
+  }
+
+  async loadGames() {
+    const data = await getJSON(`/api/matches?ladder=${encodeURIComponent(this.id)}&limit=200`);
+    const rows = data.matches.map((m) => h("tr", {},
+      h("td", { class: "hide-narrow" }, matchLink(m.id)), h("td", { class: "name" }, botLink(m.black)),
+      h("td", { class: "name" }, botLink(m.white)), resultCell(m),
+      h("td", { class: "hide-narrow nowrap" }, timeCell(m.finished_at || m.created_at))));
+    replace(this.parts.games, h("h2", {}, `Games (${data.matches.length}${data.next_page_token ? "+" : ""})`),
+      rows.length ? table([{ text: "Match", attrs: { class: "hide-narrow" } }, "Black", "White", "Result", { text: "When", attrs: { class: "hide-narrow" } }], rows)
+        : h("p", { class: "empty" }, "No games yet."));
+  }
+
+  follow() {
+    let refresh = null;
+    stream(`/api/ladders/${encodeURIComponent(this.id)}/events`, {
+      progress: (event) => {
+        this.standings.ladder = event.ladder;
+        this.renderProgress();
+        if (event.finished_match_id && !refresh) {
+          // Standings change with each finished game; fetch at most twice a second.
+          refresh = setTimeout(() => { refresh = null; this.reload(); }, 500);
+        }
+      },
+      end: () => this.reload(),
+    }, { onState: (state, error) => this.showState(state, error) });
+  }
+
+  async reload() {
+    try {
+      this.standings = await getJSON(`/api/ladders/${encodeURIComponent(this.id)}`);
+      this.renderHead();
+      this.renderProgress();
+      this.renderStandings();
+      await this.loadGames();
+    } catch (error) {
+      this.showState("error", error);
+    }
+  }
+
+  showState(state, error) {
+    const text = state === "error" ? `Live updates stopped: ${error.describe ? error.describe() : error}`
+      : state === "reconnecting" ? "Connection lost; reconnecting\u2026" : "";
+    replace(this.parts.message, text ? notice(text, state === "error" ? "error" : "") : null);
+  }
+
+  async cancel() {
+    if (!confirm("Cancel the games of this ladder not yet played?")) return;
+    try {
+      await act(() => send("POST", `/api/ladders/${encodeURIComponent(this.id)}/cancel`, {}));
+      await this.reload();
+    } catch (error) {
+      replace(this.parts.message, notice(error.describe ? error.describe() : String(error), "error"));
+    }
+  }
+}
+
+function matrix(rows, pairs) {
+  const byPair = new Map(pairs.map((p) => [`${p.bot}\u0000${p.opponent}`, p]));
+  const labels = rows.map((r) => r.bot);
+  const head = h("tr", {}, h("th", {}, ""), labels.map((label, i) => h("th", { title: label }, `#${i + 1}`)));
+  const body = labels.map((bot, i) => h("tr", {},
+    h("th", { class: "rowhead", title: bot }, `#${i + 1} `, botLink(bot)),
+    labels.map((opponent) => {
+      if (opponent === bot) return h("td", { class: "self" }, "\u2014");
+      const pair = byPair.get(`${bot}\u0000${opponent}`);
+      if (!pair) return h("td", { class: "self" }, "");
+      const games = pair.wins + pair.draws + pair.losses;
+      const score = games ? (pair.wins + pair.draws / 2) / games : 0.5;
+      const los = pair.los === null ? "" : `, LOS ${(pair.los * 100).toFixed(0)}%`;
+      const cell = h("td", { title: `${bot} vs ${opponent}: ${pair.wins}-${pair.draws}-${pair.losses}${los}` },
+        `${pair.wins}-${pair.draws}-${pair.losses}`);
+      const colour = score >= 0.5 ? "var(--heat-pos)" : "var(--heat-neg)";
+      cell.style.background = `color-mix(in srgb, ${colour} ${Math.round(Math.abs(score - 0.5) * 90)}%, transparent)`;
+      return cell;
+    })));
+  return h("div", { class: "table-wrap" }, h("table", { class: "matrix" }, h("thead", {}, head), h("tbody", {}, body)));
+}

@@ -1,0 +1,135 @@
+// The match history with filters (ladder, bot, status, result, game), and a form for a
+// new match. Filters live in the address's query, so a filtered list can be shared.
+
+import { act, newRequestId } from "../actions.js";
+import { getJSON, send } from "../api.js";
+import { badge, botLink, h, ladderLink, matchLink, notice, replace, setTitle, table, timeCell } from "../dom.js";
+
+const FILTERS = ["ladder", "bot", "status", "result", "game"];
+
+/** The result of a match as a table cell: 1-0 / 0-1 / ½-½ with the way it ended. */
+export function resultCell(match) {
+  const result = match.result;
+  if (!result) return h("td", {}, badge(match.status, match.status === "running" ? "live" : ""));
+  if (result.void) return h("td", { title: result.detail || "" }, h("a", { href: `/matches/${encodeURIComponent(match.id)}` }, "void"));
+  const score = result.score === "1/2-1/2" ? "\u00bd-\u00bd" : result.score;
+  const how = result.termination === "normal" ? "" : ` ${result.termination}`;
+  // The result links to the game too: on a phone the id column is hidden.
+  return h("td", { class: "nowrap", title: result.detail || "" },
+    h("a", { href: `/matches/${encodeURIComponent(match.id)}` }, h("strong", {}, score)),
+    h("span", { class: "muted small" }, match.game.kind === "othello"
+      ? ` ${result.black_count}-${result.white_count}${how}` : how));
+}
+
+export async function matchList(main) {
+  setTitle("Matches");
+  const params = new URLSearchParams(location.search);
+  const inputs = {
+    ladder: h("input", { name: "ladder", placeholder: "ladder id", value: params.get("ladder") || "" }),
+    bot: h("input", { name: "bot", placeholder: "bot name", value: params.get("bot") || "" }),
+    status: select("status", ["", "pending", "running", "finished", "cancelled"], params.get("status")),
+    result: select("result", ["", "black", "white", "draw", "forfeit", "win", "loss"], params.get("result")),
+    game: select("game", ["", "othello", "gomoku"], params.get("game")),
+  };
+  const list = h("div", { class: "card" });
+  const form = h("div");
+  const filterForm = h("form", { class: "card", onsubmit: (event) => {
+    event.preventDefault();
+    const query = new URLSearchParams();
+    for (const key of FILTERS) if (inputs[key].value.trim()) query.set(key, inputs[key].value.trim());
+    history.replaceState(null, "", `/matches${query.toString() ? `?${query}` : ""}`);
+    load(list, query, true);
+  } },
+  h("div", { class: "form-grid" },
+    h("label", {}, "Ladder", inputs.ladder), h("label", {}, "Bot", inputs.bot),
+    h("label", {}, "Status", inputs.status),
+    h("label", { title: "win and loss are the named bot's" }, "Result", inputs.result),
+    h("label", {}, "Game", inputs.game),
+    h("button", { type: "submit", class: "primary" }, "Filter")));
+  replace(main,
+    h("div", { class: "page-head" }, h("div", {}, h("h1", {}, "Matches"), h("div", { class: "meta" }, "Every game played, newest first.")),
+      h("button", { class: "primary", onclick: () => toggleForm(form) }, "New match")),
+    form, filterForm, list);
+  const query = new URLSearchParams();
+  for (const key of FILTERS) if (params.get(key)) query.set(key, params.get(key));
+  await load(list, query, true);
+}
+
+function select(name, values, current) {
+  return h("select", { name }, values.map((value) =>
+    h("option", { value, selected: value === (current || "") }, value || "any")));
+}
+
+async function load(container, query, fresh, token = "") {
+  const page = new URLSearchParams(query);
+  page.set("limit", "50");
+  if (token) page.set("page_token", token);
+  let data;
+  try {
+    data = await getJSON(`/api/matches?${page}`);
+  } catch (error) {
+    replace(container, notice(error.describe ? error.describe() : String(error), "error"));
+    return;
+  }
+  const rows = data.matches.map((m) => h("tr", { "data-match": m.id },
+    h("td", { class: "hide-narrow" }, matchLink(m.id)),
+    h("td", { class: "hide-narrow" }, m.game.kind === "othello" ? "Othello" : `Gomoku ${m.game.size}`),
+    h("td", { class: "name" }, botLink(m.black)), h("td", { class: "name" }, botLink(m.white)),
+    resultCell(m),
+    h("td", { class: "hide-narrow" }, m.ladder_id ? ladderLink(m.ladder_id) : ""),
+    h("td", { class: "hide-narrow nowrap" }, timeCell(m.created_at))));
+  if (fresh) {
+    replace(container, rows.length
+      ? table([{ text: "Match", attrs: { class: "hide-narrow" } }, { text: "Game", attrs: { class: "hide-narrow" } }, "Black", "White", "Result",
+        { text: "Ladder", attrs: { class: "hide-narrow" } }, { text: "Created", attrs: { class: "hide-narrow" } }], rows)
+      : h("p", { class: "empty" }, "No matches found."));
+  } else {
+    container.querySelector("tbody")?.append(...rows);
+  }
+  container.querySelector(".more-button")?.remove();
+  if (data.next_page_token) {
+    container.append(h("div", { class: "row more-button" }, h("button", {
+      onclick: () => load(container, query, false, data.next_page_token),
+    }, "Load more"), h("span", { class: "muted small" }, `${data.scanned} matches read for this page`)));
+  }
+}
+
+async function toggleForm(container) {
+  if (container.firstChild) { replace(container); return; }
+  const message = h("div");
+  const requestId = newRequestId();
+  const bots = await getJSON("/api/bots?limit=200");
+  const options = h("datalist", { id: "bot-names" }, bots.bots.map((b) => h("option", { value: b.name })));
+  const inputs = {
+    black: h("input", { name: "black", list: "bot-names", required: true }),
+    white: h("input", { name: "white", list: "bot-names", required: true }),
+    game: select("game", ["othello", "gomoku"], "othello"),
+    size: h("select", { name: "size" }, [15, 9, 19].map((n) => h("option", { value: n }, `${n}\u00d7${n}`))),
+    time: h("input", { name: "move_time_ms", type: "number", min: 1, value: 1000 }),
+    opening: h("input", { name: "opening", placeholder: "e.g. f5 d6" }),
+    seed: h("input", { name: "seed", type: "number", min: 0, value: 0 }),
+    trees: h("input", { name: "capture_trees", type: "checkbox" }),
+  };
+  async function submit(event) {
+    event.preventDefault();
+    const othello = inputs.game.value === "othello";
+    const body = { black: inputs.black.value.trim(), white: inputs.white.value.trim(), game: inputs.game.value,
+      size: othello ? 8 : Number(inputs.size.value), move_time_ms: Number(inputs.time.value),
+      opening: inputs.opening.value, seed: Number(inputs.seed.value), capture_trees: inputs.trees.checked,
+      request_id: requestId };
+    try {
+      const match = await act(() => send("POST", "/api/matches", body));
+      if (match) location.href = `/matches/${encodeURIComponent(match.id)}`;
+    } catch (error) {
+      replace(message, notice(error.describe ? error.describe() : String(error), "error"));
+    }
+  }
+  replace(container, h("form", { class: "card", onsubmit: submit }, h("h2", {}, "New match"), options,
+    h("div", { class: "form-grid" },
+      h("label", {}, "Black (bot)", inputs.black), h("label", {}, "White (bot)", inputs.white),
+      h("label", {}, "Game", inputs.game), h("label", {}, "Gomoku board", inputs.size),
+      h("label", {}, "Move time (ms)", inputs.time), h("label", {}, "Opening moves", inputs.opening),
+      h("label", {}, "Seed", inputs.seed), h("label", { class: "check" }, inputs.trees, "Store search trees")),
+    message, h("div", { class: "row" }, h("button", { class: "primary", type: "submit" }, "Start match"),
+      h("span", { class: "muted small" }, "Created as you, with your token."))));
+}

@@ -1,0 +1,258 @@
+"""The gateway's HTTP API as an outsider sees it: plain HTTP against the real stack, with
+bad input, missing and wrong tokens, live streams, restricted reading and a clean stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from arena.services.web.server import check_http_health
+
+from tests.web.conftest import USER_TOKEN, Http, WebStack
+
+
+def error_of(body: bytes) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(body)["error"]
+    return data
+
+
+def sse_events(http: Http, path: str, timeout_s: float = 60, token: str | None = None,
+               ) -> list[tuple[str, Any]]:
+    """Every event of a stream until it ends (`end`)."""
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    request = urllib.request.Request(http.base + path, headers=headers)
+    events: list[tuple[str, Any]] = []
+    with urllib.request.urlopen(request, timeout=timeout_s) as reply:
+        assert reply.headers["content-type"].startswith("text/event-stream")
+        name, data = "message", ""
+        for raw in reply:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                data = line[6:]
+            elif not line and data:
+                events.append((name, json.loads(data)))
+                if name in ("end", "error"):
+                    return events
+                name, data = "message", ""
+    return events
+
+
+def test_every_response_carries_the_security_headers(web: WebStack) -> None:
+    for path in ("/", "/ladders", "/static/js/app.js", "/api/ladders", "/api/nope", "/healthz"):
+        status, headers, _ = web.http.request("GET", path)
+        assert status in (200, 404), path
+        csp = headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+        assert "unsafe-inline" not in csp
+        assert headers["x-frame-options"] == "DENY"
+        assert headers["x-content-type-options"] == "nosniff"
+    _, headers, _ = web.http.request("GET", "/api/ladders")
+    assert headers["cache-control"] == "no-store"
+
+
+def test_pages_are_one_shell_with_no_inline_script(web: WebStack) -> None:
+    status, headers, body = web.http.request("GET", f"/ladders/{web.ladder_id}")
+    assert status == 200 and headers["content-type"].startswith("text/html")
+    html = body.decode()
+    assert "<script>" not in html  # every script has a src: the CSP forbids inline ones
+    assert html.count("<script") == 2
+    for asset in ("/static/arena.css", "/static/theme.js", "/static/js/app.js"):
+        assert asset in html
+        assert web.http.request("GET", asset)[0] == 200
+    assert web.http.request("GET", "/no/such/page")[0] == 404
+
+
+def test_reads_return_json_and_unknown_things_say_not_found(web: WebStack) -> None:
+    ladders = web.http.json("/api/ladders")["ladders"]
+    assert web.ladder_id in [ladder["id"] for ladder in ladders]
+    standings = web.http.json(f"/api/ladders/{web.ladder_id}")
+    assert standings["ladder"]["status"] == "finished" and len(standings["rows"]) == 4
+    for path in ("/api/ladders/L-nope", "/api/matches/nope", "/api/bots/nobody-at-all",
+                 "/api/avatars/web-beginner", "/api/matches/nope/trees/3"):
+        status, _, body = web.http.request("GET", path)
+        assert status == 404, path
+        assert error_of(body)["status"] == "not-found"
+
+
+def test_bad_queries_are_400_with_the_field(web: WebStack) -> None:
+    for path, field in (("/api/matches?limit=0", "limit"), ("/api/matches?limit=abc", "limit"),
+                        ("/api/ladders?limit=100000", "limit"), ("/api/bots/x?version=-1",
+                                                                 "version")):
+        status, _, body = web.http.request("GET", path)
+        assert status == 400, path
+        assert error_of(body)["fields"][0]["field"] == field
+    for path in ("/api/matches/x/trees/99999999999", "/api/matches/x/trees/-1",
+                 "/api/matches/x/trees/two"):
+        status, _, body = web.http.request("GET", path)
+        assert status == 400, path
+        assert error_of(body)["fields"][0]["field"] == "ply"
+    for path in ("/api/matches?status=exploded", "/api/matches?result=win",
+                 "/api/matches?game=chess", "/api/bots?game=chess"):
+        status, _, body = web.http.request("GET", path)
+        assert status == 400, path
+        assert error_of(body)["message"]
+
+
+def test_match_filters(web: WebStack) -> None:
+    ladder = web.http.json(f"/api/matches?ladder={web.ladder_id}&limit=200")["matches"]
+    assert len(ladder) == 12
+    wins = web.http.json(f"/api/matches?ladder={web.ladder_id}&bot=web-intermediate"
+                         "&result=win&limit=200")["matches"]
+    losses = web.http.json(f"/api/matches?ladder={web.ladder_id}&bot=web-intermediate"
+                           "&result=loss&limit=200")["matches"]
+    played = [m for m in ladder if "web-intermediate@1" in (m["black"], m["white"])]
+    draws = [m for m in played if m["result"]["winner"] is None]
+    assert len(wins) + len(losses) + len(draws) == len(played) == 6
+    for match in wins:
+        side = "black" if match["black"] == "web-intermediate@1" else "white"
+        assert match["result"]["winner"] == side
+    black = web.http.json(f"/api/matches?ladder={web.ladder_id}&result=black&limit=200")
+    assert all(m["result"]["winner"] == "black" for m in black["matches"])
+
+
+def test_a_match_has_every_ply_and_its_search(web: WebStack) -> None:
+    summary = web.http.json(f"/api/matches?ladder={web.ladder_id}&limit=1")["matches"][0]
+    match = web.http.json(f"/api/matches/{summary['id']}")
+    recorded = web.client.get_match(summary["id"])
+    plies = match["plies"]
+    assert len(plies) == 1 + match["opening_plies"] + len(recorded.moves)
+    for view, record in zip(plies[1 + match["opening_plies"]:], recorded.moves, strict=True):
+        assert view["position"] == record.position_after
+        assert view["record_ply"] == record.ply
+        if record.search.depth:
+            assert view["search"]["depth"] == record.search.depth
+    assert match["formats"] == ["native", "ggf", "transcript"]
+    status, headers, body = web.http.request("GET", f"/api/matches/{summary['id']}/export/ggf")
+    assert status == 200 and "attachment" in headers["content-disposition"]
+    assert body.decode().startswith("(;")
+    assert web.http.request("GET", f"/api/matches/{summary['id']}/export/pdf")[0] == 404
+
+
+def test_actions_need_the_person_s_own_token(web: WebStack) -> None:
+    body = {"black": "web-beginner", "white": "web-intermediate", "move_time_ms": 2000}
+    status, headers, reply = web.http.request("POST", "/api/matches", body)
+    assert status == 401 and headers["www-authenticate"] == "Bearer"
+    assert error_of(reply)["status"] == "unauthenticated"
+    status, _, reply = web.http.request("POST", "/api/matches", body, token="made-up")
+    assert status == 401  # the services judged the token: the gateway's own is never used
+    status, _, reply = web.http.request("POST", "/api/matches", body, token=USER_TOKEN)
+    assert status == 201, reply
+    created = json.loads(reply)
+    assert created["owner"] == "webuser" and created["black"] == "web-beginner@1"
+    # A token in the address is not a token.
+    status, _, _ = web.http.request("POST", f"/api/matches?token={USER_TOKEN}", body)
+    assert status == 401
+
+
+def test_bad_action_bodies_list_every_bad_field(web: WebStack) -> None:
+    status, _, reply = web.http.request(
+        "POST", "/api/ladders", {"bots": ["only-one"], "games_per_pairing": True,
+                                 "format": "swiss", "move_time_ms": -5, "game": "chess",
+                                 "size": 10**30, "seed": 2**70},
+        token=USER_TOKEN)
+    assert status == 400
+    fields = {f["field"] for f in error_of(reply)["fields"]}
+    assert fields == {"bots", "games_per_pairing", "format", "move_time_ms", "game", "size",
+                      "seed"}
+    for raw, content_type in ((b"{not json", "application/json"), (b"{}", "text/plain"),
+                              (b"[1, 2]", "application/json")):
+        status, _, reply = web.http.request("POST", "/api/matches", raw, token=USER_TOKEN,
+                                            headers={"content-type": content_type})
+        assert status == 400, raw
+    status, _, reply = web.http.request("POST", "/api/matches",
+                                        {"black": "web-beginner", "white": "ghost-bot"},
+                                        token=USER_TOKEN)
+    # The referee judges the bots: an unknown one is a bad field of the request.
+    assert status == 400 and "ghost-bot" in reply.decode(), reply
+    status, _, _ = web.http.request("POST", "/api/matches", b"x" * 200_000, token=USER_TOKEN)
+    assert status in (400, 413)
+
+
+def test_a_user_cannot_cancel_someone_else_s_ladder(web: WebStack) -> None:
+    status, _, reply = web.http.request("POST", f"/api/ladders/{web.ladder_id}/cancel", {},
+                                        token=USER_TOKEN)
+    assert status in (403, 409), reply  # not theirs (or already over): never done
+
+
+def test_live_streams_replay_a_finished_match_and_ladder(web: WebStack) -> None:
+    match_id = web.http.json(f"/api/matches?ladder={web.ladder_id}&limit=1")["matches"][0]["id"]
+    events = sse_events(web.http, f"/api/matches/{match_id}/events")
+    names = [name for name, _ in events]
+    assert names[0] == "match" and names[-2:] == ["ended", "end"]
+    full = web.http.json(f"/api/matches/{match_id}")
+    streamed = events[0][1]["plies"] + [data for name, data in events if name == "ply"]
+    assert [p["position"] for p in streamed] == [p["position"] for p in full["plies"]]
+    assert events[-2][1]["result"] == full["result"]
+    progress = sse_events(web.http, f"/api/ladders/{web.ladder_id}/events")
+    assert progress[-1][0] == "end"
+    assert progress[-2][1]["ladder"]["games_done"] == 12
+    status, _, body = web.http.request("GET", "/api/matches/nope/events")
+    assert status == 200  # a stream starts before the referee answers: the error is an event
+    assert b"event: error" in body and b'"status":"not-found"' in body
+
+
+def test_restricted_reading_needs_a_token(web: WebStack, tmp_path: Path) -> None:
+    stack = web.stack
+    env = dict(os.environ, ARENA_WEB_READ="token", ARENA_ADMIN_TOKEN=stack.admin_token,
+               ARENA_REGISTRY=stack.target("registry"), ARENA_REFEREE=stack.target("referee"),
+               ARENA_LADDER=stack.target("ladder"), ARENA_WEB_DRAIN_S="0.5")
+    ready = tmp_path / "web.port"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena.services.web", "--listen", "127.0.0.1:0",
+         "--ready-file", str(ready)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists():
+            assert process.poll() is None, process.stdout.read() if process.stdout else ""
+            assert time.monotonic() < deadline, "the web gateway did not start"
+            time.sleep(0.05)
+        http = Http(f"http://127.0.0.1:{ready.read_text()}")
+        assert http.json("/api/config")["read_access"] == "token"
+        assert http.request("GET", "/ladders")[0] == 200  # the page itself: no data in it
+        status, _, body = http.request("GET", "/api/ladders")
+        assert status == 401 and error_of(body)["status"] == "unauthenticated"
+        assert http.request("GET", "/api/ladders", token="made-up")[0] == 401
+        assert web.ladder_id in str(http.json("/api/ladders", token=USER_TOKEN))
+        match_id = next(iter(web.client.iter_matches(ladder_id=web.ladder_id))).id
+        assert http.request("GET", f"/api/matches/{match_id}/events")[0] == 401
+        # SIGTERM: /healthz turns 503 while draining, then a clean exit.
+        target = f"127.0.0.1:{ready.read_text()}"
+        assert check_http_health(target)
+        process.send_signal(signal.SIGTERM)
+        time.sleep(0.2)
+        assert not check_http_health(target)
+        assert process.wait(timeout=15) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_creates_are_idempotent_and_a_running_match_can_be_cancelled(web: WebStack) -> None:
+    body = {"black": "web-live-a", "white": "web-live-b", "move_time_ms": 2000,
+            "request_id": "page-form-1"}
+    first = web.http.request("POST", "/api/matches", body, token=USER_TOKEN)
+    again = web.http.request("POST", "/api/matches", body, token=USER_TOKEN)
+    assert first[0] == again[0] == 201
+    match_id = json.loads(first[2])["id"]
+    assert json.loads(again[2])["id"] == match_id  # the form sent twice made one match
+    assert web.http.request("POST", f"/api/matches/{match_id}/cancel", {})[0] == 401
+    status, _, reply = web.http.request("POST", f"/api/matches/{match_id}/cancel", {},
+                                        token=USER_TOKEN)
+    assert status == 200, reply
+    match = web.http.json(f"/api/matches/{match_id}")
+    assert match["status"] == "cancelled" and match["result"]["void"] is True
+    # A void game is no result: it is in no result filter.
+    for result in ("black", "white", "draw", "forfeit"):
+        listed = web.http.json(f"/api/matches?bot=web-live-a&result={result}&limit=200")
+        assert match_id not in [m["id"] for m in listed["matches"]]

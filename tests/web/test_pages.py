@@ -1,0 +1,355 @@
+"""The pages in a real browser (headless Chromium) against the real stack: what a person
+sees must be what the services and the rules library say."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from arena.clients.navigator import Navigator
+from arena.services.web.views import ply_view
+from google.protobuf import json_format
+
+from arena.formats import parse_replay
+from arena.games import Color, OthelloBoard, Position
+from arena.v1 import common_pb2, ladder_pb2, match_pb2, referee_pb2
+from tests.web.conftest import HOSTILE_DESCRIPTION, HOSTILE_NAME, REPO, WebStack, open_page
+
+pytestmark = pytest.mark.browser
+OTHELLO = common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO, variant="standard",
+                              board_size=8)
+
+# Page scripts are functions: the pages' CSP forbids evaluating strings (no 'unsafe-eval'),
+# and these tests run under it.
+BOARD_JS = """() => {
+  const svg = document.querySelector('.board-holder svg.board');
+  const cells = [...svg.querySelectorAll('g[data-square]')]
+    .sort((a, b) => a.dataset.square - b.dataset.square).map((g) => g.dataset.stone).join('');
+  return {ply: Number(svg.dataset.ply), cells,
+          label: document.querySelector('.ply-label').textContent};
+}"""
+
+
+def cells_of(position: Position) -> str:
+    piece_at = getattr(position, "piece_at")  # noqa: B009 - both games have it
+    symbols = {Color.BLACK: "X", Color.WHITE: "O", None: "-"}
+    return "".join(symbols[piece_at(square)] for square in range(position.size ** 2))
+
+
+def finished_ladder_match(web: WebStack, with_tree: bool = False) -> match_pb2.Match:
+    for match in web.client.iter_matches(ladder_id=web.ladder_id):
+        if match.status == match_pb2.MATCH_STATUS_FINISHED and len(match.moves) > 20 and (
+                not with_tree or any(m.has_tree and m.search.depth >= 2 for m in match.moves)):
+            return match
+    raise AssertionError("the test ladder has no finished match of the kind asked for")
+
+
+# -- standings ------------------------------------------------------------------------------
+
+
+def test_standings_page_shows_the_numbers_of_the_cli(web: WebStack, page: Any) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "arena.clients", "--home", str(web.stack.home), "ladder",
+         "standings", web.ladder_id, "--json"],
+        capture_output=True, text=True, timeout=60, env=env | {"PYTHONPATH": str(REPO)},
+        check=True)
+    cli = json.loads(result.stdout)
+    open_page(page, f"{web.url}/ladders/{web.ladder_id}")
+    page.wait_for_selector("table.standings tbody tr")
+    shown = page.eval_on_selector_all("table.standings tbody tr", """rows => rows.map(r => ({
+        bot: r.dataset.bot, rank: r.cells[0].textContent,
+        fields: Object.fromEntries([...r.querySelectorAll('[data-field]')]
+            .map(c => [c.dataset.field, c.textContent]))}))""")
+    assert len(shown) == len(cli["rows"]) == 4
+    for row, line in zip(cli["rows"], shown, strict=True):
+        label = f"{row['bot']['name']}@{row['bot']['version']}"
+        assert line["bot"] == label
+        assert line["rank"] == str(row["rank"])
+        fields = line["fields"]
+        assert fields["games"] == str(row["games"])
+        assert fields["wins"] == str(row.get("wins", 0))
+        assert fields["draws"] == str(row.get("draws", 0))
+        assert fields["losses"] == str(row.get("losses", 0))
+        assert fields["score"] == f"{row.get('score_pct', 0.0):.1f}%"
+        assert fields["elo"] == signed(row.get("elo", 0.0))
+        assert fields["interval"] == f"[{signed(row['elo_low'])}, {signed(row['elo_high'])}]"
+    games = page.text_content("[data-testid='games-done']")
+    assert games == f"{cli['ladder']['games_done']}/{cli['ladder']['games_total']}"
+    # The head-to-head matrix holds every ordered pair of the standings.
+    cells = page.eval_on_selector_all("table.matrix tbody td:not(.self)", "c => c.length")
+    assert cells == 4 * 3
+
+
+def signed(value: float) -> str:
+    text = f"{abs(value):.0f}"
+    if text == "0":
+        return "0"
+    return ("\u2212" if value < 0 else "+") + text
+
+
+# -- live --------------------------------------------------------------------------------------
+
+
+def test_a_live_match_page_shows_moves_as_they_are_applied(web: WebStack, page: Any) -> None:
+    match = web.client.create_match(match_pb2.MatchConfig(
+        game=common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO, variant="standard",
+                                 board_size=8),
+        black=common_pb2.BotRef(name="web-live-a"), white=common_pb2.BotRef(name="web-live-b"),
+        time_control=common_pb2.TimeControl(move_time_ms=2000)))
+    open_page(page, f"{web.url}/matches/{match.id}")
+    page.evaluate("window.__notReloaded = true")  # gone if the page reloads
+    first = int(page.get_attribute(".board-holder", "data-ply"))
+    assert page.text_content("h1 .badge") in ("pending", "live")
+    page.wait_for_function("n => Number(document.querySelector('.board-holder').dataset.ply) >= n",
+                           arg=first + 3, timeout=90_000)
+    assert page.evaluate("window.__notReloaded === true")
+    # The board follows the newest move, and shows what the referee recorded.
+    shown = page.evaluate(BOARD_JS)
+    recorded = web.client.get_match(match.id)
+    assert 3 <= shown["ply"] <= len(recorded.moves)
+    applied = OthelloBoard.from_text(recorded.moves[shown["ply"] - 1].position_after)
+    assert shown["cells"] == cells_of(applied)
+    # The end arrives the same way: the result, and the last position, without a reload.
+    page.wait_for_function(
+        "() => /wins|Draw/.test(document.querySelector('.result-line').textContent)",
+        timeout=120_000)
+    final = web.client.get_match(match.id)
+    assert page.text_content("h1 .badge") == "finished"
+    shown = page.evaluate(BOARD_JS)
+    assert shown["ply"] == len(final.moves)
+    assert shown["cells"] == cells_of(OthelloBoard.from_text(final.moves[-1].position_after))
+    assert page.evaluate("window.__notReloaded === true")
+
+
+def test_a_running_ladder_s_page_follows_its_progress(web: WebStack, page: Any) -> None:
+    ladder = web.client.create_ladder(ladder_pb2.LadderConfig(
+        name="live ladder", game=OTHELLO, bots=[common_pb2.BotRef(name="web-live-a"),
+                                                common_pb2.BotRef(name="web-live-b")],
+        format=ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, games_per_pairing=2,
+        opening_suite="othello-balanced", time_control=common_pb2.TimeControl(
+            move_time_ms=2000)))
+    open_page(page, f"{web.url}/ladders/{ladder.id}")
+    page.evaluate("window.__notReloaded = true")
+    assert page.text_content("[data-testid='games-done']") in ("0/2", "1/2")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"games-done\"]').textContent === '2/2'",
+        timeout=120_000)
+    # The standings and the games list follow, and the ladder is over: all without a reload.
+    page.wait_for_function("() => document.querySelectorAll('table.standings tbody tr')"
+                           ".length === 2 && document.querySelector('h1 .badge')"
+                           ".textContent === 'finished'", timeout=30_000)
+    standings = web.client.get_standings(ladder.id)
+    shown = page.eval_on_selector_all("table.standings tbody tr", "rows => rows.map(r => "
+                                      "r.querySelector('[data-field=wins]').textContent)")
+    assert shown == [str(row.wins) for row in standings.rows]
+    assert page.evaluate("window.__notReloaded === true")
+
+
+# -- replay ------------------------------------------------------------------------------------
+
+
+def test_replay_controls_step_through_the_rules_positions(web: WebStack, page: Any) -> None:
+    match = finished_ladder_match(web)
+    replay = parse_replay(web.client.get_replay(match.id,
+                                                referee_pb2.REPLAY_FORMAT_NATIVE).content)
+    positions = Navigator.of(replay).positions
+    last = len(positions) - 1
+    open_page(page, f"{web.url}/matches/{match.id}")
+
+    def expect(ply: int) -> None:
+        shown = page.evaluate(BOARD_JS)
+        assert shown["ply"] == ply and shown["label"] == f"Ply {ply} / {last}"
+        assert shown["cells"] == cells_of(positions[ply]), f"board differs at ply {ply}"
+
+    expect(last)  # a finished game opens at its end
+    page.click("[data-action='first']")
+    expect(0)
+    for ply in range(1, last + 1):  # every position, one arrow key at a time
+        page.keyboard.press("ArrowRight")
+        expect(ply)
+    page.keyboard.press("ArrowRight")  # past the end: stays
+    expect(last)
+    for ply in (last - 1, last - 2):
+        page.keyboard.press("ArrowLeft")
+        expect(ply)
+    page.click("[data-action='previous']")
+    expect(last - 3)
+    page.click("[data-action='next']")
+    expect(last - 2)
+    page.keyboard.press("Home")
+    expect(0)
+    page.keyboard.press("End")
+    expect(last)
+    page.click(".moves button[data-ply='7']")
+    expect(7)
+    page.fill("input.slider", "23")
+    expect(23)
+    page.click("[data-action='last']")
+    expect(last)
+    # Legal moves are marked on the board: exactly the rules' (when the game goes on).
+    page.click(".moves button[data-ply='10']")
+    marked = page.eval_on_selector_all(
+        "svg.board g[data-legal='1']", "gs => gs.map(g => Number(g.dataset.square))")
+    assert sorted(marked) == sorted(m for m in positions[10].legal_moves() if m < 64)
+
+
+def test_downloads_offer_every_export_format(web: WebStack, page: Any) -> None:
+    match = finished_ladder_match(web)
+    open_page(page, f"{web.url}/matches/{match.id}")
+    formats = page.eval_on_selector_all(".downloads button", "bs => bs.map(b => b.dataset.format)")
+    assert formats == ["native", "ggf", "transcript"]
+    for name, kind in (("ggf", referee_pb2.REPLAY_FORMAT_GGF),
+                       ("transcript", referee_pb2.REPLAY_FORMAT_TRANSCRIPT)):
+        with page.expect_download() as caught:
+            page.click(f".downloads button[data-format='{name}']")
+        download = caught.value
+        with open(download.path()) as saved:
+            assert saved.read() == web.client.get_replay(match.id, kind).content
+
+
+# -- search tree -----------------------------------------------------------------------------
+
+
+def test_the_tree_view_expands_lazily_and_marks_the_pv(web: WebStack, page: Any) -> None:
+    match = finished_ladder_match(web, with_tree=True)
+    record = next(m for m in match.moves if m.has_tree and m.search.depth >= 2)
+    tree = web.client.get_search_tree(match.id, record.ply)
+    open_page(page, f"{web.url}/matches/{match.id}/tree/{record.ply}")
+    count = page.text_content("[data-testid='node-count']")
+    assert count == f"{len(tree.nodes):,} nodes"
+    root = next(n for n in tree.nodes if n.parent < 0)
+    children = [n for n in tree.nodes if n.parent == root.id]
+    assert page.eval_on_selector_all("ul.tree.root > li > ul > li", "l => l.length") == len(
+        children)
+    assert page.locator(".node.pv").count() >= 2  # the root and its PV child
+    # Open a child that has children of its own: they are fetched now, not before.
+    parent = next(n for n in children if any(k.parent == n.id for k in tree.nodes))
+    kids = [n for n in tree.nodes if n.parent == parent.id]
+    item = page.locator(f"li[data-node='{parent.id}']")
+    with page.expect_request(lambda r: f"node={parent.id}" in r.url):
+        item.locator(":scope > .node > .toggle").click()
+    page.wait_for_selector(f"li[data-node='{parent.id}'] > ul > li")
+    assert item.locator(":scope > ul > li").count() == len(kids)
+    shown = item.locator(":scope > ul > li .score").all_text_contents()
+    assert shown == [str(k.score) for k in kids]
+    # Selecting a node shows its board with the children's scores on their squares.
+    item.locator(":scope > .node > .label").click()
+    page.wait_for_selector(f".board-side[data-node='{parent.id}'] .score-text")
+    scores = page.eval_on_selector_all(".board-side .score-text", "t => t.map(x => x.textContent)")
+    # One score per square (a pass has none): a move searched twice (a re-search after a
+    # failed null window) shows its last, final score.
+    final = {k.move: k.score for k in kids if 0 <= k.move < 64}
+    assert sorted(scores) == sorted(str(score) for score in final.values())
+    # The PV opens in one click, down to its leaf.
+    page.click("text=Open the principal variation")
+    pv_nodes = [n for n in tree.nodes if n.pv]
+    page.wait_for_function("n => document.querySelectorAll('.node.pv').length >= n",
+                           arg=len(pv_nodes))
+
+
+# -- theme ---------------------------------------------------------------------------------------
+
+
+BACKGROUND = "getComputedStyle(document.body).backgroundColor"
+
+
+def test_dark_mode_toggles_and_is_remembered(web: WebStack, page: Any, browser: Any) -> None:
+    open_page(page, f"{web.url}/ladders")
+    light = page.evaluate(BACKGROUND)
+    page.click("#theme-toggle")
+    dark = page.evaluate(BACKGROUND)
+    assert dark != light and page.get_attribute("html", "data-theme") == "dark"
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.evaluate(BACKGROUND) == dark  # remembered across loads
+    open_page(page, f"{web.url}/bots")
+    assert page.evaluate(BACKGROUND) == dark  # and across pages
+    page.click("#theme-toggle")
+    assert page.evaluate(BACKGROUND) == light
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.evaluate(BACKGROUND) == light
+    # A fresh browser profile whose system prefers dark gets dark without asking.
+    context = browser.new_context(color_scheme="dark")
+    try:
+        other = context.new_page()
+        open_page(other, f"{web.url}/ladders")
+        assert other.evaluate(BACKGROUND) == dark
+        assert other.get_attribute("html", "data-theme") is None
+    finally:
+        context.close()
+
+
+# -- hostile input ---------------------------------------------------------------------------------
+
+
+def test_a_bot_named_like_markup_is_shown_as_text(web: WebStack, page: Any) -> None:
+    pages = [f"{web.url}/bots", f"{web.url}/bots/{quote(HOSTILE_NAME, safe='')}",
+             f"{web.url}/ladders/{web.ladder_id}"]
+    for url in pages:
+        open_page(page, url)
+        page.wait_for_selector("main .card")
+        assert HOSTILE_NAME in page.inner_text("main"), f"{url} does not show the name as text"
+        assert page.evaluate("document.scripts.length") == 2  # theme.js and app.js only
+        assert page.evaluate("document.querySelectorAll('img[src=\"x\"], b').length") == 0
+    open_page(page, f"{web.url}/bots/{quote(HOSTILE_NAME, safe='')}")
+    assert page.text_content("h1").startswith(HOSTILE_NAME)
+    assert page.text_content("p.description") == HOSTILE_DESCRIPTION
+
+
+def test_a_bot_page_shows_kreversi_phase_tables_as_heat_maps(web: WebStack, page: Any) -> None:
+    bot = web.client.get_bot("web-kreversi")
+    config = json_format.MessageToDict(bot.spec.builtin.config)
+    open_page(page, f"{web.url}/bots/web-kreversi")
+    for phase in ("begin", "middle", "end"):
+        values = page.eval_on_selector_all(f"figure[data-phase='{phase}'] rect[data-value]",
+                                           "rs => rs.map(r => Number(r.dataset.value))")
+        table = config["position_tables"][phase]
+        assert values == [int(v) for row in table for v in row]
+    depths = page.eval_on_selector_all("table.phases tbody tr:first-child td",
+                                       "t => t.map(c => c.textContent)")
+    assert depths == ["4", "4", "4"]
+
+
+def test_gomoku_boards_mark_the_last_move_and_the_winning_five(web: WebStack, page: Any) -> None:
+    """The board module draws what the gateway's views say, on every Gomoku size."""
+    from arena.games import new_position
+
+    open_page(page, f"{web.url}/ladders")
+    for size in (9, 15, 19):
+        position = new_position("gomoku", "freestyle", size)
+        before = None
+        line = [size * 2 + x for x in range(2, 7)]  # row 3, c..g
+        for black, white in zip(line, [size * 5 + x for x in range(2, 7)], strict=True):
+            before = position.copy()
+            position.push(black)
+            if position.is_game_over():
+                break
+            position.push(white)
+        assert before is not None
+        view = ply_view(position, position.ply, before, line[-1])
+        assert view["five"] == line
+        drawn = page.evaluate("""async ([view, size]) => {
+            const { renderBoard } = await import('/static/js/board.js');
+            const svg = renderBoard(view, {kind: 'gomoku', size});
+            document.body.append(svg);
+            const squaresOf = (selector) => [...svg.querySelectorAll(selector)]
+              .map(c => Number(c.parentNode.dataset.square));
+            const result = {
+              squares: svg.querySelectorAll('g[data-square]').length,
+              five: squaresOf('circle.five'), last: squaresOf('circle.last'),
+              stones: [...svg.querySelectorAll('g[data-square]')]
+                .map(g => g.dataset.stone).join(''),
+              line: svg.querySelectorAll('line.five-line').length};
+            svg.remove();
+            return result;
+        }""", [view, size])
+        assert drawn["squares"] == size * size
+        assert drawn["five"] == line and drawn["last"] == [line[-1]] and drawn["line"] == 1
+        assert drawn["stones"] == cells_of(position)

@@ -1,0 +1,212 @@
+"""The gateway's pure parts, without a stack: protobufs to page JSON (positions from the
+rules library, passes, the winning line, tree slices) and action bodies to protobufs."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from typing import Any
+
+import pytest
+from arena.services.web import forms
+from arena.services.web.live import MatchEvents
+from arena.services.web.views import (
+    GameTrack,
+    TreeIndex,
+    match_json,
+    ply_view,
+    standings_json,
+    winning_line,
+    with_defaults,
+)
+
+from arena.errors import InvalidArgumentError
+from arena.games import PASS, Color, new_position
+from arena.v1 import common_pb2, ladder_pb2, match_pb2
+
+OTHELLO = common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO, variant="standard",
+                              board_size=8)
+
+
+def played(position: Any, moves: list[int]) -> list[match_pb2.MoveRecord]:
+    records = []
+    for ply, move in enumerate(moves):
+        position.push(move)
+        records.append(match_pb2.MoveRecord(ply=ply, move=common_pb2.Move(square=move),
+                                            position_after=position.to_text()))
+    return records
+
+
+def game_with_a_pass(seed: int = 1) -> list[int]:
+    """Moves of a random Othello game up to and including its first pass."""
+    chooser = random.Random(seed)
+    while True:
+        board, moves = new_position("othello"), []
+        while not board.is_game_over():
+            legal = board.legal_moves()
+            move = chooser.choice(legal)
+            board.push(move)
+            moves.append(move)
+            if move == PASS:
+                return moves
+        seed += 1
+
+
+def test_a_match_view_has_the_rules_position_at_every_ply_with_passes() -> None:
+    moves = game_with_a_pass()
+    match = match_pb2.Match(id="m", config=match_pb2.MatchConfig(game=OTHELLO),
+                            status=match_pb2.MATCH_STATUS_RUNNING)
+    match.moves.extend(played(new_position("othello"), moves))
+    data = match_json(match)
+    board = new_position("othello")
+    assert data["plies"][0]["position"] == board.to_text()
+    for view, move in zip(data["plies"][1:], moves, strict=True):
+        before = board.copy()
+        board.push(move)
+        assert view["position"] == board.to_text()
+        assert view["legal"] == [m for m in board.legal_moves() if m != PASS]
+        assert (view["black"], view["white"]) == (board.count(Color.BLACK),
+                                                  board.count(Color.WHITE))
+        assert view["move"] == before.move_to_str(move)
+    passed = data["plies"][-1]
+    assert passed["move"] == "pass" and passed["last"] is None
+    assert data["plies"][-2]["legal"] == []  # the side to move had nothing but a pass
+    assert json.loads(json.dumps(data)) == data  # plain JSON all the way
+
+
+def test_the_opening_moves_come_first_and_count_as_plies() -> None:
+    board = new_position("othello")
+    opening = board.legal_moves()[:1]
+    match = match_pb2.Match(config=match_pb2.MatchConfig(game=OTHELLO, opening=opening))
+    track = GameTrack.of(match)
+    assert track.opening_plies == 1 and track.plies[1]["opening"] is True
+    after = board.copy()
+    after.push(opening[0])
+    reply = after.legal_moves()[0]
+    view = track.add_record(match_pb2.MoveRecord(ply=0, move=common_pb2.Move(square=reply)))
+    assert view is not None and view["ply"] == 2 and view["record_ply"] == 0
+    # The same record again (a reconnecting watcher) adds nothing.
+    assert track.add_record(match_pb2.MoveRecord(ply=0, move=common_pb2.Move(square=reply))) \
+        is None
+
+
+def test_live_events_become_page_events_once_each() -> None:
+    events = MatchEvents()
+    header = match_pb2.Match(id="m", config=match_pb2.MatchConfig(game=OTHELLO),
+                             status=match_pb2.MATCH_STATUS_RUNNING)
+    first = events(match_pb2.MatchEvent(started=match_pb2.MatchStarted(match=header)))
+    assert [name for name, _ in first] == ["match"]
+    board = new_position("othello")
+    move = board.legal_moves()[0]
+    record = match_pb2.MoveRecord(ply=0, move=common_pb2.Move(square=move))
+    assert [name for name, _ in events(match_pb2.MatchEvent(move=record))] == ["ply"]
+    assert events(match_pb2.MatchEvent(move=record)) == []
+    assert events(match_pb2.MatchEvent(started=match_pb2.MatchStarted(match=header))) == []
+    ended = events(match_pb2.MatchEvent(ended=match_pb2.MatchEnded(
+        result=match_pb2.MatchResult(winner=common_pb2.COLOR_WHITE))))
+    assert ended[0][1]["result"]["winner"] == "white"
+
+
+@pytest.mark.parametrize("size", [9, 15, 19])
+def test_the_winning_five_is_marked_and_an_overline_only_in_freestyle(size: int) -> None:
+    for rule, wins_with_six in (("freestyle", True), ("exact-five", False)):
+        board = new_position("gomoku", rule, size)
+        black = [size * 4 + x for x in (0, 1, 2, 3, 5, 6)]  # row 5: a gap at x=4
+        white = [size * 8 + x for x in (0, 2, 4, 6, 8)] + [size * 7 + 1]  # no line at all
+        for b, w in zip(black, white, strict=True):
+            board.push(b)
+            board.push(w)
+        before = board.copy()
+        board.push(size * 4 + 4)  # black fills the gap: seven in a row, x = 0..6
+        line = winning_line(board, size * 4 + 4)
+        assert line == (list(range(size * 4, size * 4 + 7)) if wins_with_six else [])
+        view = ply_view(board, board.ply, before, size * 4 + 4)
+        assert view["five"] == line and view["last"] == size * 4 + 4
+
+
+def test_no_line_is_marked_without_a_win() -> None:
+    board = new_position("gomoku", "freestyle", 15)
+    board.push(0)
+    assert winning_line(board, 0) == []
+
+
+def tree() -> common_pb2.SearchTree:
+    root = new_position("othello")
+    a, b = root.legal_moves()[:2]
+    nodes = [common_pb2.SearchTreeNode(id=0, parent=-1, move=-1, kind=common_pb2.NODE_KIND_MAX,
+                                       pv=True, score=3, alpha=-(10**18), beta=10**18)]
+    nodes += [common_pb2.SearchTreeNode(id=1, parent=0, move=a, pv=True, score=3,
+                                        kind=common_pb2.NODE_KIND_MIN),
+              common_pb2.SearchTreeNode(id=2, parent=0, move=b, score=1, cutoff=True,
+                                        kind=common_pb2.NODE_KIND_MIN)]
+    after = root.copy()
+    after.push(a)
+    nodes += [common_pb2.SearchTreeNode(id=3 + i, parent=1, move=m, score=i,
+                                        kind=common_pb2.NODE_KIND_LEAF, pv=i == 0)
+              for i, m in enumerate(after.legal_moves())]
+    return common_pb2.SearchTree(root=common_pb2.Position(game=OTHELLO, text=root.to_text()),
+                                 nodes=nodes)
+
+
+def test_tree_slices_are_lazy_and_bounded() -> None:
+    index = TreeIndex(tree())
+    assert index.pv_path() == [0, 1, 3]
+    top = index.subtree(0, levels=1, budget=100)
+    assert [kid["id"] for kid in top["kids"]] == [1, 2]
+    assert "kids" not in top["kids"][0] and top["kids"][0]["children"] == 3
+    assert top["alpha"] == str(-(10**18))  # beyond a JavaScript number: a string
+    deeper = index.subtree(0, levels=2, budget=3)  # the second level would exceed the budget
+    assert "kids" not in deeper["kids"][0]
+    board = index.board_json(1)
+    assert board is not None and board["ply"] == 0
+    assert sorted(int(s) for s in board["scores"]) == [n.move for n in tree().nodes
+                                                        if n.parent == 1]
+
+
+def test_defaults_fill_missing_keys_and_merge_tables() -> None:
+    merged, defaulted = with_defaults({"depth": {"end": 7}, "evaluator": "kreversi"},
+                                      {"depth": {"begin": 2, "end": 2}, "stable": 10,
+                                       "evaluator": "kreversi"})
+    assert merged == {"depth": {"begin": 2, "end": 7}, "stable": 10, "evaluator": "kreversi"}
+    assert defaulted == ["stable"]
+
+
+def test_action_bodies_report_every_bad_field() -> None:
+    with pytest.raises(InvalidArgumentError) as caught:
+        forms.ladder_config({"bots": "a,b", "seed": -1, "capture_trees": "yes",
+                             "move_time_ms": 1.5})
+    assert {v.field for v in caught.value.violations} == {
+        "bots", "seed", "capture_trees", "move_time_ms"}
+    with pytest.raises(InvalidArgumentError) as caught:
+        forms.match_config({"black": "", "opening": "z9 zz"})
+    assert {v.field for v in caught.value.violations} == {"black", "white", "opening"}
+    with pytest.raises(InvalidArgumentError):
+        forms.match_config(["not", "an", "object"])
+
+
+def test_bot_references_keep_names_that_hold_at_signs() -> None:
+    assert forms.bot_ref("a@b") == common_pb2.BotRef(name="a@b")
+    assert forms.bot_ref("a@b@3") == common_pb2.BotRef(name="a@b", version=3)
+    config = forms.match_config({"black": "x@2", "white": "<script>", "opening": "f5 d6",
+                                 "game": "othello"})
+    assert config.black.version == 2 and config.white.name == "<script>"
+    assert len(config.opening) == 2
+    gomoku = forms.ladder_config({"bots": ["a", "b"], "game": "gomoku", "size": 19})
+    assert gomoku.game.board_size == 19 and gomoku.opening_suite == "none"
+
+
+def test_standings_without_games_are_still_json() -> None:
+    """A ladder's first minutes: every rating is infinite, and JSON has no infinity."""
+    standings = ladder_pb2.Standings(
+        ladder=ladder_pb2.LadderInfo(id="L1"),
+        rows=[ladder_pb2.StandingRow(bot=common_pb2.BotRef(name="a", version=1),
+                                     elo=math.nan, elo_low=-math.inf, elo_high=math.inf)],
+        head_to_head=[ladder_pb2.HeadToHead(bot="a@v1", opponent="b@v1", los=math.nan,
+                                            bot_ref=common_pb2.BotRef(name="a", version=1),
+                                            opponent_ref=common_pb2.BotRef(name="b",
+                                                                           version=1))])
+    data = standings_json(standings)
+    text = json.dumps(data, allow_nan=False)  # what the API's responses require
+    assert data["rows"][0]["elo_low"] is None and data["head_to_head"][0]["bot"] == "a@1"
+    assert "null" in text
