@@ -260,5 +260,9 @@ def test_the_tls_overlays_serve_tls_everywhere_with_probes_that_speak_it(mutual:
             assert "grpc" not in container[probe]  # kubelet's gRPC probes cannot do TLS
             assert container[probe]["exec"]["command"] == ["arena-healthcheck"]
     assert ("ARENA_TLS_CLIENT_CA_FILE" in config) is mutual
+    web = rendered(docs, "Deployment", "web")  # a client of the services: the files too
+    assert {"name": "tls", "mountPath": "/run/secrets/tls", "readOnly": True} in _container(
+        web)["volumeMounts"]
+    assert web["spec"]["template"]["spec"]["securityContext"]["fsGroup"] == 10001
     redis = rendered(docs, "StatefulSet", "redis-durable")
     assert "arena-tls" not in str(redis)  # the bundled Redis has no TLS
