@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -200,8 +201,8 @@ def tokens(admin: str, user: str) -> st.SearchStrategy[str | None]:
     """Who calls: mostly the fuzzing user, also nobody, strangers and the admin."""
     random_token = st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7E),
                            min_size=1, max_size=40)
-    return st.one_of(*[st.just(user)] * 5, st.just(admin), st.just(admin), st.none(),
-                     st.just("not-a-token"), random_token)
+    known: list[str | None] = [user] * 7 + [admin] * 2 + [None, "not-a-token"]
+    return st.one_of(*[st.sampled_from(known)] * 5, random_token)
 
 
 @dataclass
@@ -266,22 +267,35 @@ def cases_per_method(total: int, methods: Sequence[MethodDescriptor]) -> int:
 
 
 def vocabulary(stack: Launcher, user_token: str) -> Vocabulary:
-    """Register bots, play and cancel matches, create and cancel a ladder (as the fuzzing
-    user), and collect their names and ids with realistic requests for every method."""
+    """Register bots, play a match (with search trees) and cancel another, create and
+    cancel a ladder (as the fuzzing user), and collect their names and ids with realistic
+    requests for every method. The played match is only read by the seeds; the cancelled
+    one is what the seeds of DeleteMatch and CancelMatch name."""
     with stack_client(stack, user_token) as sdk:
         black, white = "fz-black", "fz-white"
         for name in (black, white):
             sdk.register_bot(bots_pb2.BotSpec(name=name), from_preset="lab-beginner")
-        config = match_config(black, white, move_time_ms=300)
-        match = sdk.create_match(config)
+        config = match_config(black, white, move_time_ms=300, capture_trees=True)
+        played = sdk.create_match(config).id
+        victim = sdk.create_match(config).id
+        sdk.cancel_match(victim)
         ladder = sdk.create_ladder(_ladder_config(black, white))
         sdk.cancel_ladder(ladder.id)
+        _wait_finished(sdk, played)
         page = sdk.list_matches(page_size=1).next_page_token
-        words = Vocabulary([black, white, match.id, ladder.id, page, "alice", "mallory",
-                            "lab-beginner", "arena-fast", _start("othello"),
+        words = Vocabulary([black, white, played, victim, ladder.id, page, "alice",
+                            "mallory", "lab-beginner", "arena-fast", _start("othello"),
                             _start("gomoku")])
-        words.seeds = _seeds(sdk, black, white, match.id, ladder.id, config)
+        words.seeds = _seeds(sdk, black, white, (played, victim), ladder.id, config)
     return words
+
+
+def _wait_finished(sdk: ArenaClient, match_id: str, timeout_s: float = 300.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while sdk.get_match(match_id).status != match_pb2.MATCH_STATUS_FINISHED:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the fuzzer's match {match_id} did not finish")
+        time.sleep(0.2)
 
 
 def _start(name: str) -> str:
@@ -296,8 +310,9 @@ def _ladder_config(black: str, white: str) -> ladder_pb2.LadderConfig:
         time_control=common_pb2.TimeControl(move_time_ms=300))
 
 
-def _seeds(sdk: ArenaClient, black: str, white: str, match_id: str, ladder_id: str,
-           config: match_pb2.MatchConfig) -> dict[str, list[Message]]:
+def _seeds(sdk: ArenaClient, black: str, white: str, matches: tuple[str, str],
+           ladder_id: str, config: match_pb2.MatchConfig) -> dict[str, list[Message]]:
+    match_id, victim = matches
     spec = sdk.get_bot(black).spec
     bot = common_pb2.BotRef(name=black)
     othello = common_pb2.Position(game=game("othello").spec(), text=_start("othello"))
@@ -329,9 +344,9 @@ def _seeds(sdk: ArenaClient, black: str, white: str, match_id: str, ladder_id: s
             match_id=match_id, format=fmt) for fmt in referee_pb2.ReplayFormat.values()],
         "/arena.v1.Referee/GetSearchTree": [referee_pb2.GetSearchTreeRequest(
             match_id=match_id, ply=0)],
-        "/arena.v1.Referee/DeleteMatch": [referee_pb2.DeleteMatchRequest(match_id=match_id)],
+        "/arena.v1.Referee/DeleteMatch": [referee_pb2.DeleteMatchRequest(match_id=victim)],
         "/arena.v1.Referee/CancelMatch": [referee_pb2.CancelMatchRequest(
-            match_id=match_id, reason="fuzz")],
+            match_id=victim, reason="fuzz")],
         "/arena.v1.Ladder/CreateLadder": [ladder_pb2.CreateLadderRequest(
             config=_ladder_config(black, white), request_id="l1")],
         "/arena.v1.Ladder/GetStandings": [ladder_pb2.GetStandingsRequest(ladder_id=ladder_id)],
