@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -226,3 +228,31 @@ def test_the_stack_file_names_the_ca_and_keeps_secrets_private(secure_stack: Lau
     for secret in [*passwords, *USERS.values()]:
         assert secret not in logs and secret not in acls
     assert "redis_url = 'redis://registry:***@127.0.0.1:" in logs
+
+
+def test_arena_up_mutual_tls_from_the_command_line(tmp_path: Path) -> None:
+    """`arena up --mutual-tls`: the flag reaches the launcher, the stack file names the
+    files, and a command in another shell connects with nothing but the stack file."""
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    env |= {"ARENA_HOME": str(home), "ARENA_WARM_GAMES": "othello", "PYTHONPATH": str(REPO)}
+    up = subprocess.Popen([sys.executable, "-m", "arena.clients", "up", "--mutual-tls",
+                           "--workers", "0", "--no-web"], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 180
+        while not (home / "stack.json").exists():
+            assert up.poll() is None, up.stdout.read().decode() if up.stdout else ""
+            assert time.monotonic() < deadline, "arena up --mutual-tls did not come up"
+            time.sleep(0.2)
+        manifest = json.loads((home / "stack.json").read_text())
+        assert manifest["tls"]["mutual"] is True
+        presets = _arena(home, "bot", "presets").stdout
+        assert "lab-beginner" in presets
+        for target in manifest["services"].values():
+            assert not check_health(target)  # plaintext refused everywhere
+    finally:
+        up.send_signal(signal.SIGTERM)
+        output = up.communicate(timeout=60)[0].decode()
+    assert up.returncode == 0, output
+    assert "mutual TLS" in output and str(home / "tls" / "ca.pem") in output
