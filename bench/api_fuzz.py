@@ -21,31 +21,9 @@ from tempfile import TemporaryDirectory
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' fuzzer
 
 from arena.services.common.server import check_health
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from tests.support import rpc
-from tests.support.fuzz import Fuzzer, payloads, tokens, vocabulary
+from tests.support.fuzz import SERVICES, Fuzzer, fuzz_service, vocabulary
 from tests.support.stacks import USERS, cancel_everything, launcher, security_env
-
-# As in tests/security/test_fuzz.py: the registry last (its cases retire bots).
-SERVICES = ("arena.v1.Engine", "arena.v1.Ladder", "arena.v1.Referee", "arena.v1.Status",
-            "arena.v1.BotRegistry")
-
-
-def fuzz_service(fuzzer: Fuzzer, service: str, cases: int) -> None:
-    methods = rpc.served_methods(service)
-    requests = {rpc.path(m): payloads(m, fuzzer.words) for m in methods}
-    callers = tokens(fuzzer.stack.admin_token, fuzzer.user_token)
-
-    @settings(max_examples=cases, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(st.data())
-    def case(data: st.DataObject) -> None:
-        method = data.draw(st.sampled_from(methods))
-        fuzzer.case(method, data.draw(requests[rpc.path(method)]), data.draw(callers))
-
-    case()
 
 
 def healthy(fuzzer: Fuzzer) -> list[str]:
@@ -71,7 +49,7 @@ def main() -> int:
         started = time.monotonic()
         for service in SERVICES:
             began = time.monotonic()
-            fuzz_service(fuzzer, service, per_service)
+            fuzz_service(fuzzer, service, per_service, stop_at_bug=False)
             print(f"{service}: {per_service} cases in {time.monotonic() - began:.0f} s",
                   flush=True)
         elapsed = time.monotonic() - started

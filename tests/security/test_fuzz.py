@@ -12,19 +12,13 @@ from collections.abc import Iterator
 import pytest
 from arena.services.common.launcher import Launcher
 from arena.services.common.server import check_health
-from google.protobuf.descriptor import MethodDescriptor
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from tests.security.conftest import USERS
 from tests.support import rpc
-from tests.support.fuzz import BUGS, Fuzzer, payloads, tokens, vocabulary
+from tests.support.fuzz import SERVICES, Fuzzer, fuzz_service, vocabulary
 from tests.support.stacks import cancel_everything
 
 CASES_PER_SERVICE = int(os.environ.get("ARENA_FUZZ_CASES", "2000"))
-# The registry last: its cases retire and change the bots the others' requests name.
-SERVICES = ("arena.v1.Engine", "arena.v1.Ladder", "arena.v1.Referee", "arena.v1.Status",
-            "arena.v1.BotRegistry")
 
 
 @pytest.fixture(scope="module")
@@ -43,25 +37,10 @@ def test_every_served_service_is_fuzzed() -> None:
 
 @pytest.mark.parametrize("service", SERVICES)
 def test_fuzz(fuzzer: Fuzzer, service: str) -> None:
-    methods = rpc.served_methods(service)
-    requests = {rpc.path(m): payloads(m, fuzzer.words) for m in methods}
-    callers = tokens(fuzzer.stack.admin_token, fuzzer.user_token)
-
-    @settings(max_examples=CASES_PER_SERVICE, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(st.data())
-    def case(data: st.DataObject) -> None:
-        method: MethodDescriptor = data.draw(st.sampled_from(methods), label="method")
-        payload = data.draw(requests[rpc.path(method)], label="payload")
-        token = data.draw(callers, label="token")
-        outcome = fuzzer.case(method, payload, token)
-        assert outcome.code not in BUGS, (
-            f"{rpc.path(method)} answered {outcome.code.name}: {outcome.details}")
-
-    case()
-    for method in methods:  # hypothesis drew every method
-        assert any(fuzzer.table[(rpc.path(method), code)] for code in
-                   {c for _, c in fuzzer.table}), rpc.path(method)
+    fuzz_service(fuzzer, service, CASES_PER_SERVICE, stop_at_bug=True)
+    called = {method for method, _code in fuzzer.table}
+    for method in rpc.served_methods(service):  # hypothesis drew every method
+        assert rpc.path(method) in called, rpc.path(method)
 
 
 def test_the_stack_is_still_healthy(fuzzer: Fuzzer) -> None:

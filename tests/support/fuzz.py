@@ -20,7 +20,6 @@ Requests are drawn by hypothesis, in three kinds:
 from __future__ import annotations
 
 import collections
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from arena.services.common.launcher import Launcher
 from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, MethodDescriptor
 from google.protobuf.message import Message
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena.games import game
@@ -50,6 +50,10 @@ from tests.support.bots import match_config
 from tests.support.stacks import stack_channel, stack_client
 
 BUGS = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
+# Every served service, the registry last: its cases retire and change the bots that the
+# others' requests name.
+SERVICES = ("arena.v1.Engine", "arena.v1.Ladder", "arena.v1.Referee", "arena.v1.Status",
+            "arena.v1.BotRegistry")
 MAX_DEPTH = 3
 CALL_TIMEOUT_S = 5.0
 STREAM_REPLIES = 3
@@ -259,8 +263,25 @@ class Fuzzer:
         return "\n".join(lines)
 
 
-def cases_per_method(total: int, methods: Sequence[MethodDescriptor]) -> int:
-    return max(1, math.ceil(total / max(1, len(methods))))
+def fuzz_service(fuzzer: Fuzzer, service: str, cases: int, stop_at_bug: bool) -> None:
+    """``cases`` cases spread over the methods of ``service``, drawn by hypothesis; the
+    first INTERNAL or UNKNOWN fails at once if ``stop_at_bug`` (then hypothesis looks for
+    the smallest request that does it), else every finding is only recorded."""
+    methods = rpc.served_methods(service)
+    requests = {rpc.path(m): payloads(m, fuzzer.words) for m in methods}
+    callers = tokens(fuzzer.stack.admin_token, fuzzer.user_token)
+
+    @settings(max_examples=cases, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def case(data: st.DataObject) -> None:
+        method: MethodDescriptor = data.draw(st.sampled_from(methods), label="method")
+        payload = data.draw(requests[rpc.path(method)], label="payload")
+        outcome = fuzzer.case(method, payload, data.draw(callers, label="token"))
+        assert not stop_at_bug or outcome.code not in BUGS, (
+            f"{rpc.path(method)} answered {outcome.code.name}: {outcome.details}")
+
+    case()
 
 
 # -- the stack's vocabulary -----------------------------------------------------------------
