@@ -1,7 +1,9 @@
-"""A match record (the ``Match`` protobuf) in the formats people use, and as a replay.
+"""A match record (the ``Match`` protobuf) in the formats people use, as a replay, and back.
 
 The referee serves these (GetReplay); the CLI and the web pages build their replay
-navigators from the ``Match`` itself (``native_replay``), with no text round trip.
+navigators from the ``Match`` itself (``native_replay``), with no text round trip. The
+other way, ``read_record`` reads a record of any of these formats into a replay (``arena
+match replay FILE``) and ``imported_match`` makes it a finished match (ImportMatch).
 
 * native: Arena's JSON replay (``arena.formats.replay``), with the opening moves, every move's
   search info and worker, the outcome and the forfeit reason, and the full ``Match``
@@ -12,13 +14,22 @@ navigators from the ``Match`` itself (``native_replay``), with no text round tri
 from __future__ import annotations
 
 import base64
+import itertools
 from datetime import UTC, datetime
+
+from google.protobuf import timestamp_pb2
 
 from arena.errors import FailedPreconditionError
 from arena.formats import (
+    FormatError,
+    GgfGame,
     Replay,
     ReplayMove,
     ggf_from_moves,
+    parse_ggf,
+    parse_psq,
+    parse_replay,
+    parse_transcript,
     psq_from_moves,
     write_ggf,
     write_psq,
@@ -41,6 +52,8 @@ _TERMINATIONS = {
     match_pb2.TERMINATION_BOT_UNREACHABLE: Termination.CRASH,
     match_pb2.TERMINATION_DEAD_LETTERED: Termination.ADJUDICATION,
     match_pb2.TERMINATION_CANCELLED: Termination.ABORTED,
+    match_pb2.TERMINATION_RESIGNATION: Termination.RESIGNATION,
+    match_pb2.TERMINATION_ADJUDICATED: Termination.ADJUDICATION,
 }
 _EXTENSIONS = {
     referee_pb2.REPLAY_FORMAT_NATIVE: "json",
@@ -64,7 +77,8 @@ def all_moves(match: match_pb2.Match) -> list[int]:
 
 
 def _player(ref: common_pb2.BotRef) -> str:
-    return f"{ref.name} v{ref.version}"
+    """``terra v3``; an imported record's player (version 0, no bot) by name alone."""
+    return f"{ref.name} v{ref.version}" if ref.version else ref.name
 
 
 def _color(color: common_pb2.Color.ValueType) -> Color | None:
@@ -77,7 +91,8 @@ def _color(color: common_pb2.Color.ValueType) -> Color | None:
 
 def match_outcome(match: match_pb2.Match, final: Position) -> Outcome | None:
     """The outcome in the rules library's terms (None while the match runs)."""
-    if match.status not in FINISHED_STATES:
+    if match.status not in FINISHED_STATES or \
+            match.result.termination == match_pb2.TERMINATION_UNFINISHED:
         return None
     result = match.result
     if result.termination in (match_pb2.TERMINATION_NORMAL, match_pb2.TERMINATION_BOARD_FULL):
@@ -185,3 +200,190 @@ def replay_final(match: match_pb2.Match) -> Position:
     for move in all_moves(match):
         position.push(move)
     return position
+
+
+# --- reading: any record Arena exports, back into a replay and a match ----------------------
+
+RECORD_FORMATS = ("native", "ggf", "transcript", "psq")
+_GGF_FORFEITS = {":t": Termination.TIMEOUT, ":r": Termination.RESIGNATION}
+_IMPORTED_TERMINATIONS = {
+    Termination.NORMAL: match_pb2.TERMINATION_NORMAL,
+    Termination.FULL_BOARD: match_pb2.TERMINATION_BOARD_FULL,
+    Termination.TIMEOUT: match_pb2.TERMINATION_TIME_FORFEIT,
+    Termination.ILLEGAL_MOVE: match_pb2.TERMINATION_ILLEGAL_MOVE,
+    Termination.CRASH: match_pb2.TERMINATION_BOT_CRASHED,
+    Termination.RESIGNATION: match_pb2.TERMINATION_RESIGNATION,
+    Termination.ADJUDICATION: match_pb2.TERMINATION_ADJUDICATED,
+    Termination.ABORTED: match_pb2.TERMINATION_CANCELLED,
+}
+_RULES_DECIDED = (Termination.NORMAL, Termination.FULL_BOARD)
+
+
+def record_format(text: str) -> str:
+    """The format of a record, from its first characters (see ``read_record``)."""
+    head = text.lstrip()
+    if head.startswith("{"):
+        return "native"
+    if head.startswith("(;"):
+        return "ggf"
+    if head.startswith("Piskvorky"):
+        return "psq"
+    return "transcript"
+
+
+def read_record(text: str, fmt: str = "", variant: str = "") -> tuple[str, Replay]:
+    """A game record of any format Arena exports, as a replay; returns the format too.
+
+    ``fmt`` empty: recognised from the text (a JSON object is a native replay, ``(;``
+    starts GGF, ``Piskvorky`` starts PSQ, anything else is read as an Othello transcript).
+    ``variant`` (the Othello variant or Gomoku rule) is for the records that cannot say
+    it (transcripts, PSQ) and must agree with those that do. Every move is replayed
+    through the rules; a bad record raises ``FormatError`` naming the line or the move.
+    """
+    guessed = not fmt
+    fmt = fmt or record_format(text)
+    if fmt not in RECORD_FORMATS:
+        raise FormatError(f"unknown record format {fmt!r}; known: {list(RECORD_FORMATS)}")
+    try:
+        replay = _READERS[fmt](text, variant)
+    except FormatError as exc:
+        if guessed and fmt == "transcript" and exc.reason.startswith("expected a square"):
+            raise FormatError(f"not a native replay, GGF or PSQ record, nor an Othello "
+                              f"transcript ({exc})") from None
+        raise
+    if variant and replay.variant != variant:
+        raise FormatError(f"the record is a {replay.variant} game, not {variant}: leave the "
+                          "variant out")
+    return fmt, replay
+
+
+def _native_record(text: str, variant: str) -> Replay:
+    return parse_replay(text)
+
+
+def _ggf_record(text: str, variant: str) -> Replay:
+    record = parse_ggf(text)
+    replay = Replay.new(record.start, record.black, record.white)
+    replay.moves = [ReplayMove(move=m.move, time_ms=round((m.time or 0.0) * 1000))
+                    for m in record.moves]
+    final = record.final_board()
+    replay.outcome = final.outcome() if final.is_game_over() else _ggf_outcome(record, final)
+    if replay.outcome is not None and replay.outcome.termination not in _RULES_DECIDED:
+        replay.forfeit = f"the record's result: RE[{record.result}]"
+    return replay
+
+
+def _ggf_outcome(record: GgfGame, final: OthelloBoard) -> Outcome | None:
+    """What ``RE`` says of a game its moves do not finish (a forfeit or an adjudication)."""
+    margin = record.result_score()
+    if margin is None:
+        return None
+    suffix = (record.result or "").strip()[-2:].lower()
+    termination = _GGF_FORFEITS.get(suffix, Termination.ADJUDICATION)
+    winner = Color.BLACK if margin > 0 else Color.WHITE if margin < 0 else None
+    black, white = final.count(Color.BLACK), final.count(Color.WHITE)
+    return Outcome(winner, termination, black, white, 64 - black - white)
+
+
+def _transcript_record(text: str, variant: str) -> Replay:
+    start = OthelloBoard(variant or game("othello").default_variant)
+    replay = Replay.new(start, "black", "white")
+    replay.moves = [ReplayMove(move=move, time_ms=0) for move in parse_transcript(text, start)]
+    replay.outcome = replay.final_position().outcome()
+    return replay
+
+
+def _psq_record(text: str, variant: str) -> Replay:
+    record = parse_psq(text, variant or game("gomoku").default_variant)
+    names = [line.strip() for line in record.trailer
+             if line.strip() and not line.strip().lstrip("-").isdigit()]
+    black, white = names[:2] if len(names) >= 2 else ["black", "white"]
+    replay = Replay.new(GomokuBoard(record.size, record.rule), black, white)
+    replay.moves = [ReplayMove(move=m.y * record.size + m.x, time_ms=m.time_ms)
+                    for m in record.moves]
+    replay.outcome = record.final_board().outcome()
+    return replay
+
+
+_READERS = {"native": _native_record, "ggf": _ggf_record, "transcript": _transcript_record,
+            "psq": _psq_record}
+
+
+def imported_match(replay: Replay, fmt: str, match_id: str, owner: str,
+                   at: timestamp_pb2.Timestamp) -> match_pb2.Match:
+    """A replay as a finished match of ``owner``: every move a record (a native replay's
+    opening moves stay the match's opening), the players named as in the record with
+    version 0 (they name no registered bot), the result from the record's outcome (none:
+    void, ``TERMINATION_UNFINISHED``)."""
+    played = game(replay.game)
+    opening = [m.move for m in itertools.takewhile(lambda m: m.worker == "opening",
+                                                   replay.moves)]
+    start = replay.start_position()
+    spec = played.spec(start.variant, start.size)
+    fresh = played.new_position(start.variant, start.size).to_text()
+    config = match_pb2.MatchConfig(game=spec, black=_imported(replay.black, "black"),
+                                   white=_imported(replay.white, "white"), opening=opening,
+                                   start_position="" if replay.start == fresh else replay.start)
+    position = start
+    for square in opening:
+        position.push(square)
+    match = match_pb2.Match(
+        id=match_id, config=config, black=config.black, white=config.white,
+        status=match_pb2.MATCH_STATUS_FINISHED, owner=owner, created_at=at, finished_at=at,
+        start_position=position.to_text(), imported_from=fmt)
+    for ply, played_move in enumerate(replay.moves[len(opening):]):
+        match.moves.append(_imported_record(position, ply, played_move))
+    match.result.CopyFrom(_imported_result(replay, position))
+    return match
+
+
+def _imported(name: str, side: str) -> common_pb2.BotRef:
+    name = " ".join(name.split())[:100]  # one line, bounded: it names index keys
+    return common_pb2.BotRef(name=name or side, version=0)
+
+
+def _imported_record(position: Position, ply: int, move: ReplayMove) -> match_pb2.MoveRecord:
+    """The record of ``move`` (played on ``position``, which it advances)."""
+    color = common_pb2.COLOR_BLACK if position.turn is Color.BLACK else common_pb2.COLOR_WHITE
+    text = position.move_to_str(move.move)
+    position.push(move.move)
+    record = match_pb2.MoveRecord(ply=ply, color=color,
+                                  move=common_pb2.Move(square=move.move, text=text),
+                                  time_ms=move.time_ms, worker_id=move.worker or "",
+                                  position_after=position.to_text())
+    if move.depth is not None or move.score is not None or move.pv:
+        record.search.CopyFrom(common_pb2.SearchInfo(
+            score=move.score or 0, depth=move.depth or 0, nodes=move.nodes or 0, pv=move.pv,
+            exact=move.exact))
+    return record
+
+
+def _imported_result(replay: Replay, final: Position) -> match_pb2.MatchResult:
+    outcome = replay.outcome
+    count = getattr(final, "count")  # noqa: B009 - both games count their pieces
+    result = match_pb2.MatchResult(black_count=count(Color.BLACK),
+                                   white_count=count(Color.WHITE))
+    if outcome is None:
+        result.termination = match_pb2.TERMINATION_UNFINISHED
+        result.void = True
+        result.detail = "the record ends before the game does and states no result"
+        return result
+    result.termination = _IMPORTED_TERMINATIONS[outcome.termination]
+    result.winner = _proto_color(outcome.winner)
+    result.detail = replay.forfeit or ""
+    result.void = outcome.termination is Termination.ABORTED
+    decided_by_discs = game(final.game).counts_discs
+    if outcome.termination in _RULES_DECIDED:
+        result.score = outcome.wof_diff if decided_by_discs else 0
+    elif outcome.winner is not None and outcome.termination is not Termination.ADJUDICATION:
+        result.forfeited = _proto_color(outcome.winner.other)
+        if decided_by_discs:  # the whole board to the winner, as GGF records a forfeit
+            squares = final.size * final.size
+            result.score = squares if outcome.winner is Color.BLACK else -squares
+    return result
+
+
+def _proto_color(color: Color | None) -> common_pb2.Color.ValueType:
+    if color is None:
+        return common_pb2.COLOR_UNSPECIFIED
+    return common_pb2.COLOR_BLACK if color is Color.BLACK else common_pb2.COLOR_WHITE

@@ -2,17 +2,19 @@
 
 Pure functions from values to strings (no I/O), shared by ``arena play``, ``arena match``
 and ``arena ladder``. Boards use ``X`` for black, ``O`` for white, ``.`` for an empty
-point and ``*`` for a legal move; the last move is framed by parentheses, which
+point and ``*`` for a legal move (in the games whose description asks for it: not in
+Gomoku, where every empty point is one); the last move is framed by parentheses, which
 survives copy-paste and needs no colour.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from arena.engine.api import TreeNode
-from arena.games import Color, Outcome, Position
+from arena.games import Color, Outcome, Position, game_of
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _PIECES = {Color.BLACK: "X", Color.WHITE: "O", None: "."}
@@ -49,6 +51,26 @@ def render_board(
         lines.append(f"{text}{row + 1}")
     lines.append(header)
     return "\n".join(lines)
+
+
+def legal_marks(position: Position) -> list[int]:
+    """The squares a board of ``position`` marks as legal moves (see the module docstring)."""
+    if position.is_game_over() or not game_of(position).shows_legal_moves:
+        return []
+    return position.legal_moves()
+
+
+def move_names(position: Position, moves: Sequence[int]) -> list[str]:
+    """The names of ``moves`` played in turn from ``position``, up to the first that is not
+    legal there (a principal variation may run past what the position allows)."""
+    board = position.copy()
+    names = []
+    for move in moves:
+        if not board.is_legal(move):
+            break
+        names.append(board.move_to_str(move))
+        board.push(move)
+    return names
 
 
 def _piece_at(position: Position, square: int) -> Color | None:
@@ -152,7 +174,9 @@ class StandingLine:
 
 
 def render_standings(lines: Sequence[StandingLine]) -> str:
-    """A fixed-width table: rank, bot, Elo with its 95% interval, W/D/L, score %."""
+    """A fixed-width table: rank, bot, Elo with its 95% interval, W/D/L, score %. A bot
+    without a counted game has no rating yet: its Elo and interval read ``-`` and
+    ``no games yet`` (its interval is infinite)."""
     name_width = max([len("bot"), *(len(line.name) for line in lines)])
     header = (
         f"{'#':>3}  {'bot':<{name_width}}  {'Elo':>6}  {'95% interval':>15}  "
@@ -160,9 +184,11 @@ def render_standings(lines: Sequence[StandingLine]) -> str:
     )
     rows = [header, "-" * len(header)]
     for line in lines:
-        interval = f"[{line.elo_low:+.0f}, {line.elo_high:+.0f}]"
+        rated = line.games > 0 and math.isfinite(line.elo_low) and math.isfinite(line.elo_high)
+        interval = f"[{line.elo_low:+.0f}, {line.elo_high:+.0f}]" if rated else "no games yet"
+        elo = f"{line.elo:>+6.0f}" if rated else f"{'-':>6}"
         rows.append(
-            f"{line.rank:>3}  {line.name:<{name_width}}  {line.elo:>+6.0f}  {interval:>15}  "
+            f"{line.rank:>3}  {line.name:<{name_width}}  {elo}  {interval:>15}  "
             f"{line.games:>5}  {line.wins:>4} {line.draws:>4} {line.losses:>4}  "
             f"{line.score_pct:>5.1f}%"
         )

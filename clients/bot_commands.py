@@ -29,6 +29,7 @@ from arena.clients.sdk import ArenaClient
 from arena.bots import (
     apply_preset,
     builtin_config,
+    config_from_struct,
     config_to_struct,
     evaluator_game,
     known_evaluators,
@@ -90,6 +91,12 @@ def _add_engine_options(parser: argparse.ArgumentParser, updating: bool) -> None
                         help="an external bot: the address of its BotService")
     engine.add_argument("--deadline-ms", type=int, metavar="MS",
                         help="external bot's own per-move deadline (0 = the match's)")
+    engine.add_argument("--engine", metavar="NAME",
+                        help="a protocol engine (NBoard, Gomocup) the workers offer: "
+                             "see `arena engine list`")
+    engine.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a protocol engine's setting, e.g. depth=10 (NBoard) or an INFO "
+                             "key (Gomocup) (repeatable)")
     params = parser.add_argument_group("engine parameters (overrides; see docs/bots.md)")
     for flag, (path, kind) in parameter_options().items():
         dest = PARAM_PREFIX + path
@@ -171,6 +178,15 @@ def _apply_fields(spec: bots_pb2.BotSpec, args: argparse.Namespace) -> None:
 def _apply_engine(spec: bots_pb2.BotSpec, args: argparse.Namespace, updating: bool) -> str:
     """Put the engine the options describe into ``spec``; returns the preset to send."""
     overrides = parameter_overrides(args)
+    if args.engine is not None or (args.option and spec.WhichOneof("engine") == "protocol"):
+        if (overrides or args.from_preset or args.config or args.external is not None
+                or args.deadline_ms is not None):
+            raise InvalidArgumentError("a protocol engine takes --option KEY=VALUE, not engine "
+                                       "parameters, presets, configs or an address")
+        _apply_protocol(spec, args.engine, args.option)
+        return ""
+    if args.option:
+        raise InvalidArgumentError("--option is for protocol engines (--engine NAME)")
     if args.external is not None or (args.deadline_ms is not None and not overrides
                                      and spec.WhichOneof("engine") != "builtin"):
         if overrides or args.from_preset or args.config:
@@ -200,6 +216,23 @@ def _apply_engine(spec: bots_pb2.BotSpec, args: argparse.Namespace, updating: bo
     return ""
 
 
+def _apply_protocol(spec: bots_pb2.BotSpec, engine: str | None, items: list[str]) -> None:
+    """A protocol engine in ``spec``: the same engine keeps its options (``items`` go on top),
+    another starts from none. The checksum is left for the registry to pin again: a version
+    registered now runs the engine the workers offer now."""
+    same = spec.WhichOneof("engine") == "protocol" and engine in (None, spec.protocol.engine)
+    options = config_from_struct(spec.protocol.options) if same else {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidArgumentError(f"--option needs KEY=VALUE, got {item!r}")
+        options[key.strip()] = _parse_value(text.strip())
+    name = engine if engine is not None else spec.protocol.engine
+    spec.protocol.CopyFrom(bots_pb2.ProtocolEngine(engine=name,
+                                                   options=config_to_struct(options)))
+    spec.preset = ""
+
+
 # -- output ------------------------------------------------------------------------------
 
 def _engine_text(bot: bots_pb2.BotVersion) -> str:
@@ -208,6 +241,11 @@ def _engine_text(bot: bots_pb2.BotVersion) -> str:
         deadline = spec.external.move_deadline_ms
         return f"external {spec.external.address}" + (f", {deadline} ms/move" if deadline
                                                       else "")
+    if spec.WhichOneof("engine") == "protocol":
+        options = " ".join(f"{k}={v}" for k, v in
+                           sorted(config_from_struct(spec.protocol.options).items()))
+        return (f"protocol {spec.protocol.engine} ({spec.protocol.checksum[:12] or 'unpinned'})"
+                + (f" {options}" if options else ""))
     evaluator = str(builtin_config(spec).get("evaluator", "?"))
     return f"{evaluator}" + (f" (preset {spec.preset})" if spec.preset else "")
 
@@ -226,6 +264,8 @@ def bot_summary(bot: bots_pb2.BotVersion) -> str:
     text = "\n".join(f"{key:<15} {value}" for key, value in rows)
     if spec.WhichOneof("engine") == "builtin":
         text += "\n\n" + toml_table("builtin", builtin_config(spec)).rstrip()
+    if spec.WhichOneof("engine") == "protocol":
+        text += f"\n{'checksum':<15} {spec.protocol.checksum}"
     return text
 
 
@@ -251,7 +291,15 @@ def _client(args: argparse.Namespace) -> ArenaClient:
     return client_from_args(args)
 
 
+def _check_evaluator(args: argparse.Namespace) -> None:
+    """An unknown ``--evaluator`` is named as such (not as a missing ``--game``)."""
+    if args.evaluator and evaluator_game(args.evaluator) is None:
+        raise InvalidArgumentError(f"unknown evaluator {args.evaluator!r}; known: "
+                                   f"{', '.join(known_evaluators())}")
+
+
 def cmd_register(args: argparse.Namespace) -> int:
+    _check_evaluator(args)
     spec = bots_pb2.BotSpec(name=args.name)
     _apply_fields(spec, args)
     from_preset = _apply_engine(spec, args, updating=False)
@@ -263,13 +311,18 @@ def cmd_register(args: argparse.Namespace) -> int:
 
 
 def cmd_update(args: argparse.Namespace) -> int:
+    _check_evaluator(args)
     with _client(args) as client:
         latest = client.get_bot(args.name)
         spec = bots_pb2.BotSpec()
         spec.CopyFrom(latest.spec)
         _apply_fields(spec, args)
         _apply_engine(spec, args, updating=True)
-        _print_bot(client.update_bot(args.name, spec), args)
+        updated = client.update_bot(args.name, spec)
+    if updated.version == latest.version and not args.json:
+        print(f"nothing changed: {updated.spec.name} stays at version {updated.version}")
+        return 0
+    _print_bot(updated, args)
     return 0
 
 

@@ -18,7 +18,10 @@ from arena.errors import ArenaError, InvalidArgumentError, UnavailableError
 
 EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
-_ROLES = ("registry", "referee", "ladder", "engine")
+# Global address options: flag -> the SDK's role (the analysis pool is the "engine" role,
+# env ARENA_ENGINE; `--engine NAME` is a protocol engine in `arena bot register`).
+_ROLES = {"registry": "registry", "referee": "referee", "ladder": "ladder",
+          "analysis": "engine"}
 # TLS files (default: stack.json's, which `arena up --tls` writes).
 _TLS_OPTIONS = {
     "tls_ca": ("PEM CA file to verify the services with; turns TLS on", "ARENA_TLS_CA_FILE"),
@@ -30,6 +33,16 @@ if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
+def _catalog(path: Path | None) -> Path | None:
+    """The engine catalog, checked before anything starts (a bad file: every problem)."""
+    if path is None:
+        return None
+    from arena.services.worker.engines.catalog import load_catalog
+
+    load_catalog(path)
+    return path
+
+
 def _cmd_up(args: argparse.Namespace) -> int:
     from arena.services.common.launcher import run_up
 
@@ -37,8 +50,8 @@ def _cmd_up(args: argparse.Namespace) -> int:
         raise InvalidArgumentError(f"--workers must be 0 or more, got {args.workers}")
     try:
         return run_up(args.workers, args.up_home or args.home, web=args.web,
-                      metrics=args.metrics, tls=args.tls or args.mutual_tls,
-                      mutual_tls=args.mutual_tls)
+                      metrics=args.metrics, engines=_catalog(args.engines),
+                      tls=args.tls or args.mutual_tls, mutual_tls=args.mutual_tls)
     except (RuntimeError, TimeoutError) as exc:  # a service died while starting
         raise UnavailableError(f"the stack did not start: {exc}") from None
 
@@ -66,6 +79,10 @@ def _add_up(sub: Subparsers) -> None:
     up.add_argument("--workers", type=int, default=2, help="engine worker processes")
     up.add_argument("--web", action=argparse.BooleanOptionalAction, default=True,
                     help="start the web gateway too (its pages: docs/web.md)")
+    up.add_argument("--engines", type=Path, metavar="CATALOG",
+                    help="the workers' engine catalog: protocol engines they offer "
+                         "(docs/engines.md; Arena's own: "
+                         "arena/services/worker/engines/arena-engines.toml)")
     up.add_argument("--metrics", action="store_true",
                     help="serve Prometheus /metrics from every process (free loopback ports, "
                          "listed in stack.json)")
@@ -131,9 +148,9 @@ def _add_global_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_argument_group(
         "where the services are (default: $ARENA_HOME/stack.json, written by `arena up`)")
     where.add_argument("--home", type=Path, default=None, help="state folder (default .arena)")
-    for role in _ROLES:
-        where.add_argument(f"--{role}", default=None, metavar="HOST:PORT",
-                           help=f"{role} address (env ARENA_{role.upper()})")
+    for flag, role in _ROLES.items():
+        where.add_argument(f"--{flag}", default=None, metavar="HOST:PORT",
+                           help=f"{flag} address (env ARENA_{role.upper()})")
     where.add_argument("--token", default=None, help="bearer token (env ARENA_TOKEN)")
     for option, (what, variable) in _TLS_OPTIONS.items():
         where.add_argument(f"--{option.replace('_', '-')}", dest=option, default=None,
@@ -143,9 +160,11 @@ def _add_global_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from arena.clients.engine_commands import add_engine_commands
     from arena.clients.ladder_commands import add_analyze_command, add_ladder_commands
     from arena.clients.match_commands import add_match_commands
     from arena.clients.play import add_play_command
+    from arena.clients.sprt_commands import add_test_command
     from arena.clients.status_commands import add_status_command
 
     parser = argparse.ArgumentParser(
@@ -160,10 +179,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_match_commands(sub)
     add_ladder_commands(sub)
     add_analyze_command(sub)
+    add_test_command(sub)
     add_play_command(sub)
     add_status_command(sub)
     _add_worker(sub)
-    _mount_optional(sub, "arena.engine.othello.cli", "add_engine_commands")
+    add_engine_commands(sub)
     return parser
 
 

@@ -30,7 +30,7 @@ def client_from_args(args: argparse.Namespace) -> ArenaClient:
         registry=getattr(args, "registry", None),
         referee=getattr(args, "referee", None),
         ladder=getattr(args, "ladder", None),
-        engine=getattr(args, "engine", None),
+        engine=getattr(args, "analysis", None),
         token=getattr(args, "token", None),
         home=getattr(args, "home", None),
         timeout_s=getattr(args, "timeout", None) or 10.0,
@@ -154,6 +154,34 @@ def standing_lines(standings: ladder_pb2.Standings) -> list[StandingLine]:
         )
         for row in standings.rows
     ]
+
+
+def sprt_line(info: ladder_pb2.LadderInfo) -> str:
+    """``pairs 12  LLR +1.84 in [-2.94, +2.94]  pentanomial 0 1 4 5 2  W-D-L 15-3-6``."""
+    state = info.sprt
+    counts = " ".join(str(n) for n in state.pentanomial) or "0 0 0 0 0"
+    return (f"pairs {state.pairs:>3}  LLR {state.llr:+.2f} in [{state.lower_bound:+.2f}, "
+            f"{state.upper_bound:+.2f}]  pentanomial {counts}  "
+            f"W-D-L {state.wins}-{state.draws}-{state.losses}")
+
+
+def sprt_verdict(info: ladder_pb2.LadderInfo) -> str:
+    """The test's outcome in words (or where it stands while it runs)."""
+    test, state = info.config.sprt, info.sprt
+    new, old = (bot_ref_text(bot) for bot in info.config.bots)
+    scored = info.games_done - info.games_void
+    played = f"LLR {state.llr:+.2f} after {state.pairs} pairs, {scored} games with a result"
+    if state.verdict == ladder_pb2.SPRT_VERDICT_ACCEPT_H1:
+        return (f"H1 accepted: {new} is at least {test.elo1:g} Elo stronger than {old} "
+                f"({played})")
+    if state.verdict == ladder_pb2.SPRT_VERDICT_ACCEPT_H0:
+        return (f"H0 accepted: {new} is not {test.elo1:g} Elo stronger than {old} "
+                f"(at most {test.elo0:g}; {played})")
+    if info.status == ladder_pb2.LADDER_STATUS_RUNNING:
+        return f"no verdict yet ({played})"
+    if info.status == ladder_pb2.LADDER_STATUS_CANCELLED:
+        return f"no verdict: cancelled before the test decided ({played})"
+    return f"no verdict within {test.max_games} games ({played})"
 
 
 def eprint(text: str) -> None:

@@ -15,28 +15,31 @@ from arena.clients.common import (
     bot_ref_text,
     client_from_args,
     enum_name,
-    game_spec,
+    game_request,
     non_negative,
     parse_bot_ref,
-    position_of,
     print_json,
     print_json_line,
     read_text_file,
+    sprt_line,
+    sprt_verdict,
     standing_lines,
     to_dict,
 )
-from arena.clients.match_commands import print_tree
+from arena.clients.match_commands import print_tree, start_of
 from arena.clients.sdk import ArenaClient
 
 from arena.errors import InvalidArgumentError, NotFoundError
-from arena.games import new_position
-from arena.textboard import progress_bar, render_board, render_standings
+from arena.games import Position, game
+from arena.records import native_replay
+from arena.textboard import move_names, progress_bar, render_board, render_standings
 from arena.v1 import common_pb2, ladder_pb2
 
+DEFAULT_GAMES_PER_PAIRING = 2
 LADDER_FORMATS = {
     "round-robin": ladder_pb2.LADDER_FORMAT_ROUND_ROBIN,
     "gauntlet": ladder_pb2.LADDER_FORMAT_GAUNTLET,
-}
+}  # SPRT ladders are made by `arena test`
 
 
 def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -49,18 +52,13 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                         help="bots: NAME[@VERSION] (gauntlet: first = challenger)")
     create.add_argument("--name", default="", help="a label for the ladder")
     create.add_argument("--format", choices=sorted(LADDER_FORMATS), default="round-robin")
-    add_game_options(create)
-    create.add_argument("--games-per-pairing", type=int, default=2,
-                        help="games per pair of bots, in colour-swapped pairs (default 2)")
-    create.add_argument("--openings", default="othello-balanced",
-                        help="opening suite (othello-balanced, international, "
-                             "gomoku-balanced15, none)")
-    create.add_argument("--move-time-ms", type=non_negative, default=1000,
-                        help="hard limit per move")
-    create.add_argument("--game-time-ms", type=non_negative, default=0,
-                        help="budget per side (0: none)")
+    add_ladder_game_options(create)
+    create.add_argument("--games-per-pairing", type=int, default=None,
+                        help=f"games per pair of bots, in colour-swapped pairs (default "
+                             f"{DEFAULT_GAMES_PER_PAIRING})")
+    create.add_argument("--all-openings", action="store_true",
+                        help="play every opening of the suite twice per pair of bots")
     create.add_argument("--trees", action="store_true", help="store every move's search tree")
-    create.add_argument("--seed", type=int, default=0)
     create.add_argument("--watch", action="store_true",
                         help="show progress, then the standings, once created")
     add_json_flag(create)
@@ -86,16 +84,51 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     cancel.set_defaults(func=cmd_cancel)
 
 
+def add_ladder_game_options(parser: argparse.ArgumentParser) -> None:
+    """The game, openings and clock of a ladder: what is left out follows from the game
+    (the ladder service fills it in from the game's description)."""
+    add_game_options(parser)
+    parser.add_argument("--openings", default="",
+                        help="opening suite: othello-balanced[-1..6], international, "
+                             "gomoku-balanced15 or none (default: the game's, e.g. "
+                             "othello-balanced, gomoku-balanced15 on 15x15); a suite implies "
+                             "its variant and size")
+    parser.add_argument("--move-time-ms", type=non_negative, default=1000,
+                        help="hard limit per move")
+    parser.add_argument("--game-time-ms", type=non_negative, default=0,
+                        help="budget per side (0: none)")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def games_per_pairing(args: argparse.Namespace) -> int:
+    """What to ask for: a positive count, or 0 (the API's "every opening twice") only when
+    --all-openings says so."""
+    if args.all_openings:
+        if args.games_per_pairing is not None:
+            raise InvalidArgumentError("--all-openings plays every opening of the suite twice: "
+                                       "leave out --games-per-pairing")
+        return 0
+    if args.games_per_pairing is None:
+        return DEFAULT_GAMES_PER_PAIRING
+    if args.games_per_pairing < 1:
+        raise InvalidArgumentError(
+            f"--games-per-pairing must be 1 or more, got {args.games_per_pairing}; to play "
+            "every opening of the suite twice, use --all-openings")
+    return int(args.games_per_pairing)
+
+
 def ladder_config(args: argparse.Namespace) -> ladder_pb2.LadderConfig:
     return ladder_pb2.LadderConfig(
-        name=args.name, game=game_spec(args), bots=[parse_bot_ref(b) for b in args.bots],
-        format=LADDER_FORMATS[args.format], games_per_pairing=args.games_per_pairing,
-        opening_suite=args.openings,
-        time_control=common_pb2.TimeControl(
-            move_time_ms=args.move_time_ms, game_time_ms=args.game_time_ms
-        ),
-        seed=args.seed, capture_trees=args.trees,
+        name=args.name, game=game_request(args), bots=[parse_bot_ref(b) for b in args.bots],
+        format=LADDER_FORMATS[args.format], games_per_pairing=games_per_pairing(args),
+        opening_suite=args.openings, time_control=time_control(args), seed=args.seed,
+        capture_trees=args.trees,
     )
+
+
+def time_control(args: argparse.Namespace) -> common_pb2.TimeControl:
+    return common_pb2.TimeControl(move_time_ms=args.move_time_ms,
+                                  game_time_ms=args.game_time_ms)
 
 
 def cmd_create(args: argparse.Namespace) -> int:
@@ -112,19 +145,24 @@ def cmd_create(args: argparse.Namespace) -> int:
     return 0
 
 
-def watch_ladder(client: ArenaClient, ladder_id: str, out: TextIO = sys.stdout) -> None:
-    """A progress bar (games done/total, ETA) until the ladder ends. On a terminal the
-    bar redraws in place; otherwise every finished game prints one line."""
+def watch_ladder(client: ArenaClient, ladder_id: str, out: TextIO | None = None) -> None:
+    """A progress bar (games done/total, ETA) until the ladder ends; for an SPRT ladder,
+    where its test stands (pairs, LLR, pentanomial). On a terminal the line redraws in
+    place; otherwise every change prints one line."""
+    out = out or sys.stdout  # looked up now: the stream may have been replaced since import
     started = time.monotonic()
     live = out.isatty()
     last = ""
     for progress in client.watch_ladder(ladder_id):
         info = progress.ladder
-        bar = progress_bar(info.games_done, info.games_total, time.monotonic() - started)
-        if bar == last:
+        if info.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
+            line = sprt_line(info)
+        else:
+            line = progress_bar(info.games_done, info.games_total, time.monotonic() - started)
+        if line == last:
             continue
-        last = bar
-        print(("\r" + bar) if live else bar, end="" if live else "\n", file=out, flush=True)
+        last = line
+        print(("\r" + line) if live else line, end="" if live else "\n", file=out, flush=True)
     if live:
         print(file=out)
 
@@ -135,6 +173,9 @@ def print_standings(standings: ladder_pb2.Standings) -> None:
     label = f" ({ladder.config.name})" if ladder.config.name else ""
     print(f"ladder {ladder.id}{label}: {status}, "
           f"{ladder.games_done}/{ladder.games_total} games")
+    if ladder.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
+        print(f"SPRT {sprt_line(ladder)}")
+        print(f"verdict: {sprt_verdict(ladder)}")
     print(render_standings(standing_lines(standings)))
 
 
@@ -171,6 +212,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     for ladder in ladders:
         status = enum_name(ladder.status, "LADDER_STATUS_", ladder_pb2.LadderStatus)
         bots = ", ".join(bot_ref_text(b) for b in ladder.config.bots)
+        if ladder.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
+            verdict = ladder_pb2.SprtVerdict.Name(ladder.sprt.verdict)
+            bots += f" (SPRT: {verdict.removeprefix('SPRT_VERDICT_').lower().replace('_', ' ')})"
         print(f"{ladder.id}  {status:<9} {ladder.games_done:>4}/{ladder.games_total:<4} "
               f"{ladder.config.name or '-'}: {bots}")
     return 0
@@ -199,8 +243,14 @@ def add_analyze_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     who.add_argument("--config", type=Path, help="JSON file with an engine configuration")
     add_game_options(analyze)
     where = analyze.add_mutually_exclusive_group()
-    where.add_argument("--position", default="", help="position in text form")
+    where.add_argument("--position", default="",
+                       help="position in text form (it says its own variant and size)")
     where.add_argument("--moves", default="", help="moves from the start, e.g. 'f5 d6 c3'")
+    where.add_argument("--match", default="", metavar="MATCH_ID",
+                       help="a match's position (played or imported), after --ply moves")
+    analyze.add_argument("--ply", type=int, default=None,
+                         help="with --match: after this many moves, as in `match replay` "
+                              "(default: the last position with a move to play)")
     analyze.add_argument("--depth", type=non_negative, default=0,
                          help="search depth limit (plies)")
     analyze.add_argument("--time-ms", type=non_negative, default=0, help="search time limit")
@@ -213,20 +263,41 @@ def add_analyze_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     analyze.set_defaults(func=cmd_analyze)
 
 
-def _analyze_target(args: argparse.Namespace) -> tuple[Any, list[int]]:
-    game = game_spec(args)
-    if args.position:
-        return position_of(game, args.position), []
-    position = new_position(args.game, game.variant, game.board_size)
+def _analyze_target(client: ArenaClient,
+                    args: argparse.Namespace) -> tuple[common_pb2.GameSpec, Position, list[int]]:
+    """The game, position and moves from the start that the options name."""
+    if args.match:
+        return _match_target(client, args.match, args.ply)
+    if args.ply is not None:
+        raise InvalidArgumentError("--ply goes with --match")
+    spec, position = start_of(args, args.position)
     history: list[int] = []
     for word in args.moves.replace(",", " ").split():
         move = position.parse_move(word)
         position.push(move)
         history.append(move)
-    return position, history
+    return spec, position, history
 
 
-def _engine_config(client: ArenaClient, args: argparse.Namespace) -> dict[str, Any] | None:
+def _match_target(client: ArenaClient, match_id: str,
+                  ply: int | None) -> tuple[common_pb2.GameSpec, Position, list[int]]:
+    replay = native_replay(client.get_match(match_id))
+    moves = [record.move for record in replay.moves]
+    if ply is None:  # the last position with a move to play
+        ply = len(moves) - 1 if replay.final_position().is_game_over() else len(moves)
+    if not 0 <= ply <= len(moves):
+        raise InvalidArgumentError(f"match {match_id} has {len(moves)} moves: --ply takes "
+                                   f"0..{len(moves)}")
+    position = replay.start_position()
+    for move in moves[:ply]:
+        position.push(move)
+    if position.is_game_over():
+        raise InvalidArgumentError(f"the game is over after move {ply}: choose an earlier --ply")
+    return game(replay.game).spec(replay.variant, replay.size), position, moves[:ply]
+
+
+def _engine_config(client: ArenaClient, args: argparse.Namespace,
+                   spec: common_pb2.GameSpec) -> dict[str, Any] | None:
     if args.config is not None:
         try:
             config = json.loads(read_text_file(args.config, "engine configuration"))
@@ -236,7 +307,7 @@ def _engine_config(client: ArenaClient, args: argparse.Namespace) -> dict[str, A
             raise InvalidArgumentError(f"{args.config} must hold a JSON object")
         return config
     if args.preset:
-        presets = client.list_presets(game_spec(args).kind)
+        presets = client.list_presets(spec.kind)
         for preset in presets:
             if preset.name == args.preset:
                 return dict(to_dict(preset.engine).get("config", {}))
@@ -246,13 +317,12 @@ def _engine_config(client: ArenaClient, args: argparse.Namespace) -> dict[str, A
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    position, history = _analyze_target(args)
-    game = game_spec(args)
     limits = common_pb2.SearchLimits(depth=args.depth, nodes=args.nodes, time_ms=args.time_ms)
     with client_from_args(args) as client:
-        config = _engine_config(client, args)
+        spec, position, history = _analyze_target(client, args)
+        config = _engine_config(client, args, spec)
         reply = client.analyze(
-            common_pb2.Position(game=game, text=position.to_text()),
+            common_pb2.Position(game=spec, text=position.to_text()),
             bot=parse_bot_ref(args.bot) if args.bot else None, engine_config=config,
             limits=limits, history=history, tree_node_budget=args.tree, seed=args.seed,
         )
@@ -261,7 +331,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         return 0
     search = reply.search
     move = reply.move.text or position.move_to_str(reply.move.square)
-    pv = " ".join(_names(position, list(search.pv)))
+    pv = " ".join(move_names(position, list(search.pv)))
     print(render_board(position, marks=[reply.move.square], mark="!"))
     print(f"best move {move}  score {search.score:+d}{' (exact)' if search.exact else ''}  "
           f"depth {search.depth}  nodes {search.nodes}  nps {search.nps}  "
@@ -274,13 +344,3 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         print_tree(reply.tree, args.tree_depth, color=False, board=False)
     return 0
 
-
-def _names(position: Any, moves: list[int]) -> list[str]:
-    board = position.copy()
-    names = []
-    for move in moves:
-        if not board.is_legal(move):
-            break
-        names.append(board.move_to_str(move))
-        board.push(move)
-    return names

@@ -1,4 +1,4 @@
-"""`arena match ...`: create, watch, show, replay, tree, export, delete, list."""
+"""`arena match ...`: create, watch, show, replay, tree, export, import, delete, list."""
 
 from __future__ import annotations
 
@@ -27,11 +27,11 @@ from arena.clients.common import (
 from arena.clients.navigator import Navigator
 
 from arena.engine.api import TreeNode
-from arena.errors import InvalidArgumentError
-from arena.formats import Replay, parse_replay
+from arena.errors import InvalidArgumentError, NotFoundError
+from arena.formats import Replay
 from arena.games import GAME_NAMES, Position, game
-from arena.records import native_replay
-from arena.textboard import render_board, render_tree
+from arena.records import native_replay, read_record
+from arena.textboard import legal_marks, move_names, render_board, render_tree
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
 FORMATS = {
@@ -44,6 +44,7 @@ STATUSES = {
     name: getattr(match_pb2, f"MATCH_STATUS_{name.upper()}")
     for name in ("pending", "running", "finished", "cancelled")
 }
+RECORD_SUFFIXES = (".json", ".ggf", ".txt", ".psq")  # what `match export` names its files
 NODE_KINDS: dict[int, Any] = {
     common_pb2.NODE_KIND_MAX: "max", common_pb2.NODE_KIND_MIN: "min",
     common_pb2.NODE_KIND_LEAF: "leaf",
@@ -86,15 +87,28 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     show.set_defaults(func=cmd_show)
 
     replay = cmds.add_parser(
-        "replay", help="step through a match or a replay file (n/p/f/l/q or a ply)",
-        description="Step through a game: a match id (fetched from the referee) or a native "
-                    "replay file (as saved by `arena play`). Interactive on stdin unless "
-                    "--ply or --all is given.")
-    replay.add_argument("source", help="match id or replay file")
+        "replay", help="step through a match or a game record (n/p/f/l/q or a ply)",
+        description="Step through a game: a match id (fetched from the referee) or a game "
+                    "record file of any format Arena exports (a native replay as saved by "
+                    "`arena play` or `match export`, GGF, a transcript, PSQ). Interactive "
+                    "on stdin unless --ply or --all is given.")
+    replay.add_argument("source", help="match id or game record file")
+    _add_record_options(replay)
     replay.add_argument("--ply", type=int, help="print the board at this ply and exit")
     replay.add_argument("--all", action="store_true", help="print every ply and exit")
     add_json_flag(replay)
     replay.set_defaults(func=cmd_replay)
+
+    imported = cmds.add_parser(
+        "import", help="store a game record as a finished match (native, ggf, transcript, psq)",
+        description="Store a game record as a finished match of yours, to browse, analyse "
+                    "and export like any other. The referee replays every move through the "
+                    "rules first. Its players name no registered bot: they keep the "
+                    "record's names, with no version.")
+    imported.add_argument("file", type=Path, help="the record ('-': standard input)")
+    _add_record_options(imported)
+    add_json_flag(imported)
+    imported.set_defaults(func=cmd_import)
 
     tree = cmds.add_parser("tree", help="the search tree behind one move (if it was stored)")
     tree.add_argument("match_id")
@@ -185,7 +199,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def _watch(client: Any, match_id: str, as_json: bool, board: bool) -> int:
-    position = None
+    position = None  # before the move being printed: it names the PV's moves
     for event in client.watch_match(match_id):
         if as_json:
             print_json_line(event)
@@ -199,18 +213,13 @@ def _watch(client: Any, match_id: str, as_json: bool, board: bool) -> int:
                 position = position_of(match.config.game, match.start_position)
         elif kind == "move":
             record = event.move
-            info = f"{record.time_ms} ms"
-            if record.search.depth:
-                info += f", score {record.search.score:+d}, depth {record.search.depth}"
-            if len(record.search.tied_moves) > 1:
-                info += f", drawn among {len(record.search.tied_moves)} tied moves"
-            if record.search.cache_hit:
-                info += ", from the shared cache"
             print(f"{record.ply + 1:>3}. {COLOR_NAMES.get(record.color, '?')} "
-                  f"{record.move.text or record.move.square} ({info})", flush=True)
-            if board and record.position_after and position is not None:
+                  f"{record.move.text or record.move.square} "
+                  f"({_search_text(record, position)})", flush=True)
+            if record.position_after and position is not None:
                 position = position_of_like(position, record.position_after)
-                print(render_board(position, last_move=record.move.square), flush=True)
+                if board:
+                    print(render_board(position, last_move=record.move.square), flush=True)
         elif kind == "pass":
             passed = getattr(event, "pass")  # `pass` is a Python keyword
             print(f"{passed.ply + 1:>3}. {COLOR_NAMES.get(passed.color, '?')} has no move "
@@ -219,6 +228,26 @@ def _watch(client: Any, match_id: str, as_json: bool, board: bool) -> int:
             match = client.get_match(match_id)
             print(f"result: {match_result_text(match)}", flush=True)
     return 0
+
+
+def _search_text(record: match_pb2.MoveRecord, before: Position | None) -> str:
+    """``312 ms, score +4, depth 6, nodes 18234, pv f5 d6 c3``: what the bot's search
+    reported (the PV by name when the position before the move is known)."""
+    search = record.search
+    info = f"{record.time_ms} ms"
+    if search.depth:
+        info += f", score {search.score:+d}, depth {search.depth}"
+    if search.nodes:
+        info += f", nodes {search.nodes}"
+    if search.pv:
+        names = move_names(before, list(search.pv)) if before is not None else []
+        info += ", pv " + " ".join(names or [str(square) for square in search.pv])
+    if len(search.tied_moves) > 1:
+        info += f", drawn among {len(search.tied_moves)} tied moves"
+    if search.cache_hit:
+        info += ", from the shared cache"
+    return info
+
 
 
 def position_of_like(previous: Any, text: str) -> Any:
@@ -241,6 +270,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"black    {bot_ref_text(match.black)}")
     print(f"white    {bot_ref_text(match.white)}")
     print(f"status   {match_result_text(match)}")
+    if match.imported_from:
+        print(f"imported from a {match.imported_from} record (its players name no bot)")
     if match.config.ladder_id:
         print(f"ladder   {match.config.ladder_id}")
     print(f"moves    {' '.join(m.move.text or str(m.move.square) for m in match.moves) or '-'}")
@@ -285,16 +316,43 @@ def cmd_delete(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- replay / export / tree -----------------------------------------------------------------
+# -- replay / export / import / tree --------------------------------------------------------
+
+
+def _add_record_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=sorted(FORMATS), default=None,
+                        help="the record's format (default: recognised from its text)")
+    parser.add_argument("--variant", default="",
+                        help="Othello variant or Gomoku rule, for records that cannot say it "
+                             "(transcripts, PSQ; default: the game's first)")
+
+
+def _record_file(path: Path) -> str:
+    return sys.stdin.read() if str(path) == "-" else read_text_file(path, "game record")
 
 
 def load_replay(args: argparse.Namespace, source: str) -> Replay:
-    """A replay file if ``source`` names one, otherwise a match fetched from the referee."""
+    """A game record if ``source`` names a file, otherwise a match fetched from the
+    referee."""
     path = Path(source)
-    if path.is_file() or source.endswith(".json"):
-        return parse_replay(read_text_file(path, "replay"))
+    if path.is_file() or path.suffix in RECORD_SUFFIXES:
+        return read_record(_record_file(path), args.format or "", args.variant)[1]
     with client_from_args(args) as client:
         return native_replay(client.get_match(source))
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    content = _record_file(args.file)
+    fmt = FORMATS[args.format] if args.format else referee_pb2.REPLAY_FORMAT_UNSPECIFIED
+    with client_from_args(args) as client:
+        match = client.import_match(content, fmt, args.variant)
+    if args.json:
+        print_json(match)
+        return 0
+    print(f"imported match {match.id} ({match.imported_from}, {game_label(match.config.game)}, "
+          f"{len(match.moves)} moves): {bot_ref_text(match.black)} (black) vs "
+          f"{bot_ref_text(match.white)} (white), {match_result_text(match)}")
+    return 0
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -364,16 +422,32 @@ def print_tree(tree: common_pb2.SearchTree, depth: int | None, color: bool,
                board: bool = True) -> None:
     root = position_of(tree.root.game, tree.root.text)
     if board:
-        print(render_board(root, marks=root.legal_moves()))
+        print(render_board(root, marks=legal_marks(root)))
     print(render_tree(tree_nodes(tree), root.move_to_str, max_depth=depth, color=color,
                       truncated=tree.truncated))
 
 
+def _no_tree(match: match_pb2.Match, move: int) -> str:
+    """Why move ``move`` (counted from 1, as --ply is) of ``match`` has no tree."""
+    played = len(match.moves)
+    if move > played:
+        return f"match {match.id} has {played} moves: --ply takes 1..{played}"
+    if not match.config.capture_trees:
+        return (f"match {match.id} stored no search trees (a match stores them when created "
+                "with --trees)")
+    return (f"match {match.id} has no search tree for move {move} (a pass, an answer from "
+            "the shared cache or an external bot's move has none)")
+
+
 def cmd_tree(args: argparse.Namespace) -> int:
+    if args.ply < 1:
+        raise InvalidArgumentError(f"--ply counts moves from 1, got {args.ply}")
     with client_from_args(args) as client:
-        if args.ply < 1:
-            raise InvalidArgumentError(f"--ply counts moves from 1, got {args.ply}")
-        tree = client.get_search_tree(args.match_id, args.ply - 1)  # the API counts from 0
+        try:
+            tree = client.get_search_tree(args.match_id, args.ply - 1)  # the API counts from 0
+        except NotFoundError:
+            match = client.get_match(args.match_id)  # NOT_FOUND itself for an unknown match
+            raise NotFoundError(_no_tree(match, args.ply)) from None
     if args.json:
         print_json(tree)
         return 0

@@ -15,7 +15,7 @@ from typing import TextIO
 
 from arena.formats import Replay
 from arena.games import Color, Position
-from arena.textboard import board_summary, render_board
+from arena.textboard import board_summary, legal_marks, move_names, render_board
 
 HELP = "keys: n next, p previous, f first, l last, <number> go to ply, q quit"
 
@@ -66,8 +66,7 @@ class Navigator:
         position = self.positions[self.ply]
         lines = [f"ply {self.ply}/{self.last_ply}: " + self._move_line()]
         last = self.replay.moves[self.ply - 1].move if self.ply else None
-        marks = [] if position.is_game_over() else position.legal_moves()
-        lines.append(render_board(position, last_move=last, marks=marks))
+        lines.append(render_board(position, last_move=last, marks=legal_marks(position)))
         lines.append(board_summary(position))
         if self.ply == self.last_ply and self.replay.forfeit:
             lines.append(f"forfeit: {self.replay.forfeit}")
@@ -87,7 +86,7 @@ class Navigator:
         if record.depth is not None:
             details.append(f"depth {record.depth}")
         if record.pv:
-            details.append("pv " + " ".join(_pv_names(before, record.pv)))
+            details.append("pv " + " ".join(move_names(before, record.pv)))
         return f"{text} ({', '.join(details)})"
 
     def frames(self) -> Iterator[str]:
@@ -95,7 +94,8 @@ class Navigator:
             self.go(ply)
             yield self.frame()
 
-    def interact(self, keys: TextIO = sys.stdin, out: TextIO = sys.stdout) -> None:
+    def interact(self, keys: TextIO | None = None, out: TextIO | None = None) -> None:
+        keys, out = keys or sys.stdin, out or sys.stdout  # as they are now, not at import
         print(self.header(), file=out)
         print(HELP, file=out)
         print(self.frame(), file=out, flush=True)
@@ -109,14 +109,3 @@ class Navigator:
                 return
             print(self.frame(), file=out, flush=True)
 
-
-def _pv_names(position: Position, pv: list[int]) -> list[str]:
-    """Names of the PV's moves, played out on a copy (stops at the first bad one)."""
-    board = position.copy()
-    names: list[str] = []
-    for move in pv:
-        if not board.is_legal(move):
-            break
-        names.append(board.move_to_str(move))
-        board.push(move)
-    return names

@@ -61,7 +61,7 @@ ANALYZE_MARGIN_S: Final = 30.0
 # Reads and analysis are safe to repeat, so gRPC may retry them when the server is
 # briefly unreachable (a worker restarting, a port not yet accepting).
 _RETRIED_METHODS: Final = {
-    "arena.v1.BotRegistry": ("GetBot", "ListBots", "ListPresets"),
+    "arena.v1.BotRegistry": ("GetBot", "ListBots", "ListPresets", "ListEngines"),
     "arena.v1.Referee": ("GetMatch", "ListMatches", "GetReplay", "GetSearchTree"),
     "arena.v1.Ladder": ("GetStandings", "ListLadders"),
     "arena.v1.Engine": ("Analyze",),
@@ -375,6 +375,14 @@ class ArenaClient:
         request = registry_pb2.ListPresetsRequest(game=game)
         return list(self._call("registry", self._registry().ListPresets, request).presets)
 
+    def list_engines(
+        self, game: common_pb2.GameKind.ValueType = common_pb2.GAME_KIND_UNSPECIFIED
+    ) -> list[engine_pb2.EngineOffer]:
+        """The protocol engines live match workers offer (name, protocol, games, checksum,
+        how many workers), for ``game`` or every game."""
+        request = registry_pb2.ListEnginesRequest(game=game)
+        return list(self._call("registry", self._registry().ListEngines, request).engines)
+
     # -- referee -----------------------------------------------------------------------
 
     def create_match(self, config: match_pb2.MatchConfig, request_id: str = "",
@@ -443,6 +451,21 @@ class ArenaClient:
     def get_search_tree(self, match_id: str, ply: int) -> common_pb2.SearchTree:
         request = referee_pb2.GetSearchTreeRequest(match_id=match_id, ply=ply)
         return self._call("referee", self._referee().GetSearchTree, request)
+
+    def import_match(
+        self,
+        content: str,
+        replay_format: referee_pb2.ReplayFormat.ValueType = referee_pb2.REPLAY_FORMAT_UNSPECIFIED,
+        variant: str = "",
+        request_id: str = "",
+    ) -> match_pb2.Match:
+        """Store a game record (native replay, GGF, transcript, PSQ; the format is
+        recognised when unspecified) as a finished match of the caller. ``variant`` is
+        for records that cannot say it (transcripts, PSQ). A retry with the same
+        ``request_id`` returns the match the first call stored."""
+        request = referee_pb2.ImportMatchRequest(content=content, format=replay_format,
+                                                 variant=variant, request_id=request_id)
+        return self._call("referee", self._referee().ImportMatch, request)
 
     def delete_match(self, match_id: str) -> None:
         request = referee_pb2.DeleteMatchRequest(match_id=match_id)

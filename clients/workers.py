@@ -58,6 +58,8 @@ def worker_environment(home: Path, argv: list[str]) -> dict[str, str]:
     access = stack.get("service_env")  # the stack's TLS files and the workers' Redis user
     if isinstance(access, dict):
         env.update({str(k): str(v) for k, v in access.items()})
+    if stack.get("engines") and not _given(argv, "--engines"):
+        env["ARENA_ENGINES_CATALOG"] = str(stack["engines"])
     token_file = Path(str(stack.get("token_file") or home / ADMIN_TOKEN_FILE))
     if token_file.is_file():
         env["ARENA_ADMIN_TOKEN"] = token_file.read_text().strip()

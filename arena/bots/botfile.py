@@ -16,7 +16,10 @@ A file holds one spec::
     middle = 6
     end = 8
 
-or an ``[external]`` table (``address``, ``move_deadline_ms``) instead of ``[builtin]``.
+or an ``[external]`` table (``address``, ``move_deadline_ms``) instead of ``[builtin]``,
+or a ``[protocol]`` table: an engine of the workers' catalog (``engine``, ``checksum`` as
+pinned by the registry; left out, the registry pins the one live workers offer) with its
+protocol settings in ``[protocol.options]``.
 The picture, if any, is ``avatar_png``: base64 in a multi-line string. A hand-written file
 may say ``from_preset = "terra"`` and give only overrides in ``[builtin]``. Reading and
 writing are pure functions over strings; the CLI does the file I/O.
@@ -32,16 +35,18 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from arena.bots.spec import builtin_config, config_to_struct
+from arena.bots.spec import builtin_config, config_from_struct, config_to_struct
 from arena.games import game
 from arena.v1 import bots_pb2
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f",
             "\r": "\\r"}
-_TOP_KEYS = ("name", "game", "description", "preset", "from_preset", "avatar_png", "builtin",
-             "external")
+_ENGINE_KEYS = ("builtin", "external", "protocol")
+_TOP_KEYS = ("name", "game", "description", "preset", "from_preset", "avatar_png",
+             *_ENGINE_KEYS)
 _EXTERNAL_KEYS = ("address", "move_deadline_ms")
+_PROTOCOL_KEYS = ("engine", "checksum", "options")
 _BASE64_LINE = 76
 
 
@@ -155,6 +160,14 @@ def spec_to_toml(spec: bots_pb2.BotSpec, comment: str = "") -> str:
             "address": spec.external.address,
             "move_deadline_ms": spec.external.move_deadline_ms,
         })
+    elif engine == "protocol":
+        table: dict[str, object] = {"engine": spec.protocol.engine}
+        if spec.protocol.checksum:
+            table["checksum"] = spec.protocol.checksum
+        options = config_from_struct(spec.protocol.options)
+        if options:
+            table["options"] = options
+        text += "\n" + toml_table("protocol", table)
     return text
 
 
@@ -191,6 +204,27 @@ def _read_external(table: Mapping[str, object]) -> bots_pb2.ExternalEngine:
     return engine
 
 
+def _read_protocol(table: Mapping[str, object]) -> bots_pb2.ProtocolEngine:
+    unknown = sorted(set(table) - set(_PROTOCOL_KEYS))
+    if unknown:
+        raise BotFileError(f"unknown key protocol.{unknown[0]} (known: "
+                           f"{', '.join(_PROTOCOL_KEYS)})")
+    engine = bots_pb2.ProtocolEngine()
+    engine.options.SetInParent()  # no options: an empty table, as the CLI sends
+    if "engine" in table:
+        engine.engine = str(_expect(table, "engine", str, "an engine name (`arena engine list`)"))
+    if "checksum" in table:
+        engine.checksum = str(_expect(table, "checksum", str, "64 hex digits"))
+    if "options" in table:
+        options = _expect(table, "options", dict, "a table")
+        assert isinstance(options, dict)
+        try:
+            engine.options.CopyFrom(config_to_struct(options))
+        except ValueError as exc:
+            raise BotFileError(f"protocol.options: {exc}") from None
+    return engine
+
+
 def parse_bot_file(text: str) -> BotFile:
     """The spec a bot file describes. Raises BotFileError; the registry validates the rest."""
     try:
@@ -202,8 +236,10 @@ def parse_bot_file(text: str) -> BotFile:
     unknown = sorted(set(data) - set(_TOP_KEYS))
     if unknown:
         raise BotFileError(f"unknown key {unknown[0]!r} (known: {', '.join(_TOP_KEYS)})")
-    if "builtin" in data and "external" in data:
-        raise BotFileError("a bot has either a [builtin] or an [external] engine, not both")
+    engines = [key for key in _ENGINE_KEYS if key in data]
+    if len(engines) > 1:
+        raise BotFileError("a bot has one engine: [builtin], [external] or [protocol], not "
+                           + " and ".join(f"[{key}]" for key in engines))
     result = BotFile()
     spec = result.spec
     for key in ("name", "description", "preset", "from_preset"):
@@ -233,4 +269,8 @@ def parse_bot_file(text: str) -> BotFile:
         table = _expect(data, "external", dict, "a table")
         assert isinstance(table, dict)
         spec.external.CopyFrom(_read_external(table))
+    if "protocol" in data:
+        table = _expect(data, "protocol", dict, "a table")
+        assert isinstance(table, dict)
+        spec.protocol.CopyFrom(_read_protocol(table))
     return result

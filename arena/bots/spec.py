@@ -75,6 +75,9 @@ def _engine_document(spec: bots_pb2.BotSpec) -> dict[str, object]:
                              "move_deadline_ms": spec.external.move_deadline_ms}}
     if spec.WhichOneof("engine") == "builtin":
         return {"builtin": builtin_config(spec)}
+    if spec.WhichOneof("engine") == "protocol":
+        return {"protocol": {"engine": spec.protocol.engine, "checksum": spec.protocol.checksum,
+                             "options": config_from_struct(spec.protocol.options)}}
     return {}
 
 
@@ -95,8 +98,8 @@ def evaluator_hash(spec: bots_pb2.BotSpec) -> str:
     """Hex hash of what determines the bot's search results.
 
     Built-in bots ask their engine (which fills in defaults, so equivalent configs hash
-    alike); the shared transposition cache keys on this. External bots hash their address:
-    the arena does not search for them, the hash only tells versions apart.
+    alike); the shared transposition cache keys on this. External bots hash their address
+    and protocol bots their engine, options and checksum: the hash tells versions apart.
     """
     if spec.WhichOneof("engine") == "builtin":
         return game(spec.game).engine().evaluator_hash(builtin_config(spec))

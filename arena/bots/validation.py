@@ -14,9 +14,10 @@ import struct
 import zlib
 
 from arena.bots.presets import preset_problem
-from arena.bots.spec import builtin_config
+from arena.bots.spec import builtin_config, config_from_struct
 from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import GAMES, Game, GameKind, UnknownGameError, game
+from arena.protocols.options import ENGINE_NAME_RE, GAMES_OF_PROTOCOL, validate_options
 from arena.v1 import bots_pb2
 
 NAME_MAX_CHARS = 64
@@ -29,6 +30,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # Allowed bit depths per PNG colour type (PNG spec, table 11.1).
 _PNG_BIT_DEPTHS = {0: {1, 2, 4, 8, 16}, 2: {8, 16}, 3: {1, 2, 4, 8}, 4: {8, 16}, 6: {8, 16}}
 _HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
+_CHECKSUM = re.compile(r"[0-9a-f]{64}")
 
 
 def validate_name(name: str, field: str = "spec.name") -> list[FieldViolation]:
@@ -149,6 +151,29 @@ def validate_external(engine: bots_pb2.ExternalEngine) -> list[FieldViolation]:
     return found
 
 
+def protocol_of(kind: int) -> str:
+    """The protocol engines of the game ``kind`` speak (NBoard for Othello, Gomocup for
+    Gomoku); "" for no game."""
+    name = next((g.name for g in GAMES if g.kind == kind), "")
+    return next((p for p, games in GAMES_OF_PROTOCOL.items() if name in games), "")
+
+
+def validate_protocol(kind: int, engine: bots_pb2.ProtocolEngine) -> list[FieldViolation]:
+    """The shape of a protocol engine reference (the registry checks that live workers
+    offer the engine)."""
+    found = []
+    if not ENGINE_NAME_RE.fullmatch(engine.engine):
+        found.append(FieldViolation("spec.protocol.engine",
+                                    f"must name an engine of the catalog, got {engine.engine!r}"))
+    if engine.checksum and not _CHECKSUM.fullmatch(engine.checksum):
+        found.append(FieldViolation("spec.protocol.checksum", "must be 64 hex digits"))
+    protocol = protocol_of(kind)
+    if protocol:
+        found += validate_options(protocol, config_from_struct(engine.options),
+                                  "spec.protocol.options")
+    return found
+
+
 def _prefixed(violation: FieldViolation) -> FieldViolation:
     """An engine's violation (``depth.end``) under the request path of the config."""
     field = violation.field
@@ -200,8 +225,11 @@ def validate_spec(spec: bots_pb2.BotSpec) -> list[FieldViolation]:
         found += validate_builtin(spec.game, builtin_config(spec))
     elif engine == "external":
         found += validate_external(spec.external)
+    elif engine == "protocol":
+        found += validate_protocol(spec.game, spec.protocol)
     else:
-        found.append(FieldViolation("spec.engine", "one of builtin or external is required"))
+        found.append(FieldViolation("spec.engine",
+                                    "one of builtin, external or protocol is required"))
     if spec.preset:
         problem = preset_problem(spec.preset, spec.game)
         if problem:

@@ -3,7 +3,8 @@
 A :class:`Game` says what the game is called (its text name and its protobuf kind), which
 variants and board sizes it has and which are the defaults, whether it has a pass move,
 which record formats can hold its games, which opening suite a ladder plays by default,
-which bot ``arena play`` offers, and where its engine lives. Code that needs any of these
+which bot ``arena play`` offers, whether terminals show its legal moves, and where
+its engine lives. Code that needs any of these
 asks ``game("othello")`` or ``game(GAME_KIND_OTHELLO)``; nothing else maps names to kinds.
 
     >>> othello = game("othello")
@@ -20,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias, cast
 
-from arena.games.base import Position, UnknownGameError
+from arena.games.base import Color, Outcome, Position, Termination, UnknownGameError
 from arena.games.gomoku import STANDARD_SIZES, GomokuBoard
 from arena.games.othello import PASS, OthelloBoard
 from arena.v1 import common_pb2
@@ -46,6 +47,9 @@ class Game:
     counts_discs: bool  # decided by counting discs: results carry a disc score (WOF)
     record_formats: tuple[str, ...]  # export formats beside Arena's native replay
     default_bot: str  # the preset `arena play` offers
+    # Whether terminals mark and list the legal moves: a handful of squares in Othello
+    # help; every empty point of a Gomoku board would only hide the stones.
+    shows_legal_moves: bool
     engine_ref: str  # "module:attribute" of its engine, imported on first use (numba)
     _new: Callable[[str, int], Position]
     _parse: Callable[[str], Position]
@@ -91,6 +95,18 @@ class Game:
         """The opening suite a ladder of this variant and size plays unless told."""
         return self._suite(*self.check(variant, size))
 
+    def forfeit_outcome(self, position: Position, termination: Termination) -> Outcome:
+        """The side to move in ``position`` loses by ``termination`` (a resignation, say):
+        the discs as they stand in a game decided by discs, 1-0 game points otherwise."""
+        winner = position.turn.other
+        if not self.counts_discs:
+            black, white = (1, 0) if winner is Color.BLACK else (0, 1)
+            return Outcome(winner, termination, black, white)
+        count: Callable[[Color], int] = getattr(position, "count")  # noqa: B009
+        black, white = count(Color.BLACK), count(Color.WHITE)
+        empties = position.size * position.size - black - white
+        return Outcome(winner, termination, black, white, empties)
+
     def engine(self) -> GameEngine:
         """The game's built-in engine (see ``arena.engine.adapters``)."""
         module, _, attribute = self.engine_ref.partition(":")
@@ -109,7 +125,7 @@ OTHELLO = Game(
     name="othello", kind=common_pb2.GAME_KIND_OTHELLO, title="Othello",
     variants=("standard", "international"), sizes=(8,), default_size=8, has_pass=True,
     counts_discs=True,
-    record_formats=("ggf", "transcript"), default_bot="lab-advanced",
+    record_formats=("ggf", "transcript"), default_bot="lab-advanced", shows_legal_moves=True,
     engine_ref="arena.engine.adapters:OTHELLO",
     _new=lambda variant, size: OthelloBoard(variant), _parse=OthelloBoard.from_text,
     _suite=_othello_suite,
@@ -118,6 +134,7 @@ GOMOKU = Game(
     name="gomoku", kind=common_pb2.GAME_KIND_GOMOKU, title="Gomoku",
     variants=("freestyle", "exact-five"), sizes=STANDARD_SIZES, default_size=15,
     has_pass=False, counts_discs=False, record_formats=("psq",), default_bot="sharpmoku-normal",
+    shows_legal_moves=False,
     engine_ref="arena.engine.adapters:GOMOKU",
     _new=lambda variant, size: GomokuBoard(size, variant), _parse=GomokuBoard.from_text,
     _suite=_gomoku_suite,

@@ -56,23 +56,26 @@ class OpeningSuite:
     def resolve(self, game: str, variant: str, size: int) -> tuple[str, int]:
         """The variant and size to play with this suite; empty/0 mean "the default".
 
-        Raises ``UnknownSuiteError`` when the suite does not fit the game.
+        Raises ``UnknownSuiteError`` when the suite does not fit the game; the message says
+        what would.
         """
         if self.game is not None and game != self.game:
-            raise UnknownSuiteError(f"opening suite {self.name!r} is for {self.game}, not {game}")
+            raise UnknownSuiteError(
+                f"opening suite {self.name!r} is for {self.game}, not {game}: leave the suite "
+                f"out for {game}'s own or choose one of {game}'s")
         if self.variant is not None:
             if variant and variant != self.variant and not self._rule_free(game):
                 raise UnknownSuiteError(
-                    f"opening suite {self.name!r} needs the {self.variant!r} variant, "
-                    f"not {variant!r}"
-                )
+                    f"opening suite {self.name!r} plays the {self.variant!r} variant, not "
+                    f"{variant!r}: leave the variant out (the suite implies it) or choose "
+                    f"another suite")
             variant = variant or self.variant
         if self.size is not None:
             if size and size != self.size:
                 raise UnknownSuiteError(
-                    f"opening suite {self.name!r} needs a {self.size}x{self.size} board, "
-                    f"not {size}x{size}"
-                )
+                    f"opening suite {self.name!r} plays on {self.size}x{self.size}, not "
+                    f"{size}x{size}: leave the size out (the suite implies it) or choose "
+                    f"another suite")
             size = self.size
         return variant, size
 

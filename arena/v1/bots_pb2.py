@@ -27,7 +27,7 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13\x61rena/v1/bots.proto\x12\x08\x61rena.v1\x1a\x15\x61rena/v1/common.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"8\n\rBuiltinEngine\x12\'\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x17.google.protobuf.Struct\";\n\x0e\x45xternalEngine\x12\x0f\n\x07\x61\x64\x64ress\x18\x01 \x01(\t\x12\x18\n\x10move_deadline_ms\x18\x02 \x01(\x05\"\xd6\x01\n\x07\x42otSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x04game\x18\x02 \x01(\x0e\x32\x12.arena.v1.GameKind\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\x12\n\navatar_png\x18\x04 \x01(\x0c\x12*\n\x07\x62uiltin\x18\x05 \x01(\x0b\x32\x17.arena.v1.BuiltinEngineH\x00\x12,\n\x08\x65xternal\x18\x06 \x01(\x0b\x32\x18.arena.v1.ExternalEngineH\x00\x12\x0e\n\x06preset\x18\x07 \x01(\tB\x08\n\x06\x65ngine\"\xbc\x01\n\nBotVersion\x12\x1f\n\x04spec\x18\x01 \x01(\x0b\x32\x11.arena.v1.BotSpec\x12\x0f\n\x07version\x18\x02 \x01(\x05\x12\r\n\x05owner\x18\x03 \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x04 \x01(\t\x12\x16\n\x0e\x65valuator_hash\x18\x05 \x01(\t\x12.\n\ncreated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07retired\x18\x07 \x01(\x08\"v\n\x06Preset\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x04game\x18\x02 \x01(\x0e\x32\x12.arena.v1.GameKind\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\'\n\x06\x65ngine\x18\x04 \x01(\x0b\x32\x17.arena.v1.BuiltinEngineb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13\x61rena/v1/bots.proto\x12\x08\x61rena.v1\x1a\x15\x61rena/v1/common.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"8\n\rBuiltinEngine\x12\'\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x17.google.protobuf.Struct\";\n\x0e\x45xternalEngine\x12\x0f\n\x07\x61\x64\x64ress\x18\x01 \x01(\t\x12\x18\n\x10move_deadline_ms\x18\x02 \x01(\x05\"\\\n\x0eProtocolEngine\x12\x0e\n\x06\x65ngine\x18\x01 \x01(\t\x12(\n\x07options\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x10\n\x08\x63hecksum\x18\x03 \x01(\t\"\x84\x02\n\x07\x42otSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x04game\x18\x02 \x01(\x0e\x32\x12.arena.v1.GameKind\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\x12\n\navatar_png\x18\x04 \x01(\x0c\x12*\n\x07\x62uiltin\x18\x05 \x01(\x0b\x32\x17.arena.v1.BuiltinEngineH\x00\x12,\n\x08\x65xternal\x18\x06 \x01(\x0b\x32\x18.arena.v1.ExternalEngineH\x00\x12,\n\x08protocol\x18\x08 \x01(\x0b\x32\x18.arena.v1.ProtocolEngineH\x00\x12\x0e\n\x06preset\x18\x07 \x01(\tB\x08\n\x06\x65ngine\"\xbc\x01\n\nBotVersion\x12\x1f\n\x04spec\x18\x01 \x01(\x0b\x32\x11.arena.v1.BotSpec\x12\x0f\n\x07version\x18\x02 \x01(\x05\x12\r\n\x05owner\x18\x03 \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x04 \x01(\t\x12\x16\n\x0e\x65valuator_hash\x18\x05 \x01(\t\x12.\n\ncreated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07retired\x18\x07 \x01(\x08\"v\n\x06Preset\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x04game\x18\x02 \x01(\x0e\x32\x12.arena.v1.GameKind\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\'\n\x06\x65ngine\x18\x04 \x01(\x0b\x32\x17.arena.v1.BuiltinEngineb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,10 +38,12 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_BUILTINENGINE']._serialized_end=175
   _globals['_EXTERNALENGINE']._serialized_start=177
   _globals['_EXTERNALENGINE']._serialized_end=236
-  _globals['_BOTSPEC']._serialized_start=239
-  _globals['_BOTSPEC']._serialized_end=453
-  _globals['_BOTVERSION']._serialized_start=456
-  _globals['_BOTVERSION']._serialized_end=644
-  _globals['_PRESET']._serialized_start=646
-  _globals['_PRESET']._serialized_end=764
+  _globals['_PROTOCOLENGINE']._serialized_start=238
+  _globals['_PROTOCOLENGINE']._serialized_end=330
+  _globals['_BOTSPEC']._serialized_start=333
+  _globals['_BOTSPEC']._serialized_end=593
+  _globals['_BOTVERSION']._serialized_start=596
+  _globals['_BOTVERSION']._serialized_end=784
+  _globals['_PRESET']._serialized_start=786
+  _globals['_PRESET']._serialized_end=904
 # @@protoc_insertion_point(module_scope)

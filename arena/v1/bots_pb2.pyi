@@ -71,6 +71,42 @@ class ExternalEngine(_message.Message):
 Global___ExternalEngine: _TypeAlias = ExternalEngine  # noqa: Y015
 
 @_typing.final
+class ProtocolEngine(_message.Message):
+    """An engine program from the workers' engine catalog, speaking NBoard (Othello) or the
+    Gomocup protocol (Gomoku), run in a sandbox on the workers that offer it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENGINE_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    CHECKSUM_FIELD_NUMBER: _builtins.int
+    engine: _builtins.str
+    """The catalog's name of the engine (`arena engine list`)."""
+    checksum: _builtins.str
+    """SHA-256 of the engine's executable and files, pinned by the registry when the version
+    is registered: a changed binary is a new bot version, never a silent change.
+    """
+    @_builtins.property
+    def options(self) -> _struct_pb2.Struct:
+        """Protocol settings over the catalog's own (NBoard: depth, contempt; Gomocup: INFO keys)."""
+
+    def __init__(
+        self,
+        *,
+        engine: _builtins.str = ...,
+        options: _struct_pb2.Struct | None = ...,
+        checksum: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checksum", b"checksum", "engine", b"engine", "options", b"options"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ProtocolEngine: _TypeAlias = ProtocolEngine  # noqa: Y015
+
+@_typing.final
 class BotSpec(_message.Message):
     """Everything a user says about a bot."""
 
@@ -82,6 +118,7 @@ class BotSpec(_message.Message):
     AVATAR_PNG_FIELD_NUMBER: _builtins.int
     BUILTIN_FIELD_NUMBER: _builtins.int
     EXTERNAL_FIELD_NUMBER: _builtins.int
+    PROTOCOL_FIELD_NUMBER: _builtins.int
     PRESET_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     game: _common_pb2.GameKind.ValueType
@@ -94,6 +131,8 @@ class BotSpec(_message.Message):
     def builtin(self) -> Global___BuiltinEngine: ...
     @_builtins.property
     def external(self) -> Global___ExternalEngine: ...
+    @_builtins.property
+    def protocol(self) -> Global___ProtocolEngine: ...
     def __init__(
         self,
         *,
@@ -103,13 +142,14 @@ class BotSpec(_message.Message):
         avatar_png: _builtins.bytes = ...,
         builtin: Global___BuiltinEngine | None = ...,
         external: Global___ExternalEngine | None = ...,
+        protocol: Global___ProtocolEngine | None = ...,
         preset: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["builtin", b"builtin", "engine", b"engine", "external", b"external"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["builtin", b"builtin", "engine", b"engine", "external", b"external", "protocol", b"protocol"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["avatar_png", b"avatar_png", "builtin", b"builtin", "description", b"description", "engine", b"engine", "external", b"external", "game", b"game", "name", b"name", "preset", b"preset"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["avatar_png", b"avatar_png", "builtin", b"builtin", "description", b"description", "engine", b"engine", "external", b"external", "game", b"game", "name", b"name", "preset", b"preset", "protocol", b"protocol"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_engine: _TypeAlias = _typing.Literal["builtin", "external"]  # noqa: Y015
+    _WhichOneofReturnType_engine: _TypeAlias = _typing.Literal["builtin", "external", "protocol"]  # noqa: Y015
     _WhichOneofArgType_engine: _TypeAlias = _typing.Literal["engine", b"engine"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_engine) -> _WhichOneofReturnType_engine | None: ...
 

@@ -26,25 +26,27 @@ from arena.v1 import bots_pb2 as arena_dot_v1_dot_bots__pb2
 from arena.v1 import common_pb2 as arena_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x61rena/v1/engine.proto\x12\x08\x61rena.v1\x1a\x13\x61rena/v1/bots.proto\x1a\x15\x61rena/v1/common.proto\"\x1c\n\x08MatchJob\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\xa3\x02\n\x07MoveJob\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0b\n\x03ply\x18\x03 \x01(\x05\x12 \n\x04game\x18\x04 \x01(\x0e\x32\x12.arena.v1.GameKind\x12$\n\x08position\x18\x05 \x01(\x0b\x32\x12.arena.v1.Position\x12\x0f\n\x07history\x18\x06 \x03(\x05\x12!\n\x03\x62ot\x18\x07 \x01(\x0b\x32\x14.arena.v1.BotVersion\x12\x16\n\x0etime_budget_ms\x18\x08 \x01(\x05\x12\x18\n\x10\x64\x65\x61\x64line_unix_ms\x18\t \x01(\x03\x12\x18\n\x10tree_node_budget\x18\n \x01(\x05\x12\x0c\n\x04seed\x18\x0b \x01(\x03\x12\x13\n\x0btraceparent\x18\x0c \x01(\t\"\xf9\x01\n\nMoveResult\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0b\n\x03ply\x18\x03 \x01(\x05\x12\x1c\n\x04move\x18\x04 \x01(\x0b\x32\x0e.arena.v1.Move\x12$\n\x06search\x18\x05 \x01(\x0b\x32\x14.arena.v1.SearchInfo\x12\x11\n\tworker_id\x18\x06 \x01(\t\x12\"\n\x05\x65rror\x18\x07 \x01(\x0e\x32\x13.arena.v1.MoveError\x12\x14\n\x0c\x65rror_detail\x18\x08 \x01(\t\x12\x13\n\x0btree_stored\x18\t \x01(\x08\x12\x16\n\x0eworker_time_ms\x18\n \x01(\x05\"\xee\x01\n\x0e\x41nalyzeRequest\x12$\n\x08position\x18\x01 \x01(\x0b\x32\x12.arena.v1.Position\x12\x0f\n\x07history\x18\x02 \x03(\x05\x12#\n\x07\x62ot_ref\x18\x03 \x01(\x0b\x32\x10.arena.v1.BotRefH\x00\x12)\n\x06\x65ngine\x18\x04 \x01(\x0b\x32\x17.arena.v1.BuiltinEngineH\x00\x12&\n\x06limits\x18\x05 \x01(\x0b\x32\x16.arena.v1.SearchLimits\x12\x18\n\x10tree_node_budget\x18\x06 \x01(\x05\x12\x0c\n\x04seed\x18\x07 \x01(\x03\x42\x05\n\x03\x62ot\"y\n\x0f\x41nalyzeResponse\x12\x1c\n\x04move\x18\x01 \x01(\x0b\x32\x0e.arena.v1.Move\x12$\n\x06search\x18\x02 \x01(\x0b\x32\x14.arena.v1.SearchInfo\x12\"\n\x04tree\x18\x03 \x01(\x0b\x32\x14.arena.v1.SearchTree*\xb8\x01\n\tMoveError\x12\x1a\n\x16MOVE_ERROR_UNSPECIFIED\x10\x00\x12\x1f\n\x1bMOVE_ERROR_MALFORMED_ANSWER\x10\x01\x12\x1a\n\x16MOVE_ERROR_BOT_CRASHED\x10\x02\x12\x1e\n\x1aMOVE_ERROR_BOT_UNREACHABLE\x10\x03\x12\x16\n\x12MOVE_ERROR_TIMEOUT\x10\x04\x12\x1a\n\x16MOVE_ERROR_INVALID_JOB\x10\x05\x32H\n\x06\x45ngine\x12>\n\x07\x41nalyze\x12\x18.arena.v1.AnalyzeRequest\x1a\x19.arena.v1.AnalyzeResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x61rena/v1/engine.proto\x12\x08\x61rena.v1\x1a\x13\x61rena/v1/bots.proto\x1a\x15\x61rena/v1/common.proto\"\x88\x01\n\x0b\x45ngineOffer\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08protocol\x18\x02 \x01(\t\x12!\n\x05games\x18\x03 \x03(\x0e\x32\x12.arena.v1.GameKind\x12\x10\n\x08\x63hecksum\x18\x04 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x05 \x01(\t\x12\x0f\n\x07workers\x18\x06 \x01(\x05\"\x1c\n\x08MatchJob\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\xd1\x02\n\x07MoveJob\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0b\n\x03ply\x18\x03 \x01(\x05\x12 \n\x04game\x18\x04 \x01(\x0e\x32\x12.arena.v1.GameKind\x12$\n\x08position\x18\x05 \x01(\x0b\x32\x12.arena.v1.Position\x12\x0f\n\x07history\x18\x06 \x03(\x05\x12!\n\x03\x62ot\x18\x07 \x01(\x0b\x32\x14.arena.v1.BotVersion\x12\x16\n\x0etime_budget_ms\x18\x08 \x01(\x05\x12\x18\n\x10\x64\x65\x61\x64line_unix_ms\x18\t \x01(\x03\x12\x18\n\x10tree_node_budget\x18\n \x01(\x05\x12\x0c\n\x04seed\x18\x0b \x01(\x03\x12\x13\n\x0btraceparent\x18\x0c \x01(\t\x12\x11\n\tcpu_clock\x18\r \x01(\x08\x12\x19\n\x11game_time_left_ms\x18\x14 \x01(\x03\"\x89\x02\n\nMoveResult\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0b\n\x03ply\x18\x03 \x01(\x05\x12\x1c\n\x04move\x18\x04 \x01(\x0b\x32\x0e.arena.v1.Move\x12$\n\x06search\x18\x05 \x01(\x0b\x32\x14.arena.v1.SearchInfo\x12\x11\n\tworker_id\x18\x06 \x01(\t\x12\"\n\x05\x65rror\x18\x07 \x01(\x0e\x32\x13.arena.v1.MoveError\x12\x14\n\x0c\x65rror_detail\x18\x08 \x01(\t\x12\x13\n\x0btree_stored\x18\t \x01(\x08\x12\x16\n\x0eworker_time_ms\x18\n \x01(\x05\x12\x0e\n\x06\x63pu_ms\x18\x0b \x01(\x05\"\xee\x01\n\x0e\x41nalyzeRequest\x12$\n\x08position\x18\x01 \x01(\x0b\x32\x12.arena.v1.Position\x12\x0f\n\x07history\x18\x02 \x03(\x05\x12#\n\x07\x62ot_ref\x18\x03 \x01(\x0b\x32\x10.arena.v1.BotRefH\x00\x12)\n\x06\x65ngine\x18\x04 \x01(\x0b\x32\x17.arena.v1.BuiltinEngineH\x00\x12&\n\x06limits\x18\x05 \x01(\x0b\x32\x16.arena.v1.SearchLimits\x12\x18\n\x10tree_node_budget\x18\x06 \x01(\x05\x12\x0c\n\x04seed\x18\x07 \x01(\x03\x42\x05\n\x03\x62ot\"y\n\x0f\x41nalyzeResponse\x12\x1c\n\x04move\x18\x01 \x01(\x0b\x32\x0e.arena.v1.Move\x12$\n\x06search\x18\x02 \x01(\x0b\x32\x14.arena.v1.SearchInfo\x12\"\n\x04tree\x18\x03 \x01(\x0b\x32\x14.arena.v1.SearchTree*\xb8\x01\n\tMoveError\x12\x1a\n\x16MOVE_ERROR_UNSPECIFIED\x10\x00\x12\x1f\n\x1bMOVE_ERROR_MALFORMED_ANSWER\x10\x01\x12\x1a\n\x16MOVE_ERROR_BOT_CRASHED\x10\x02\x12\x1e\n\x1aMOVE_ERROR_BOT_UNREACHABLE\x10\x03\x12\x16\n\x12MOVE_ERROR_TIMEOUT\x10\x04\x12\x1a\n\x16MOVE_ERROR_INVALID_JOB\x10\x05\x32H\n\x06\x45ngine\x12>\n\x07\x41nalyze\x12\x18.arena.v1.AnalyzeRequest\x1a\x19.arena.v1.AnalyzeResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arena.v1.engine_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MOVEERROR']._serialized_start=1020
-  _globals['_MOVEERROR']._serialized_end=1204
-  _globals['_MATCHJOB']._serialized_start=79
-  _globals['_MATCHJOB']._serialized_end=107
-  _globals['_MOVEJOB']._serialized_start=110
-  _globals['_MOVEJOB']._serialized_end=401
-  _globals['_MOVERESULT']._serialized_start=404
-  _globals['_MOVERESULT']._serialized_end=653
-  _globals['_ANALYZEREQUEST']._serialized_start=656
-  _globals['_ANALYZEREQUEST']._serialized_end=894
-  _globals['_ANALYZERESPONSE']._serialized_start=896
-  _globals['_ANALYZERESPONSE']._serialized_end=1017
-  _globals['_ENGINE']._serialized_start=1206
-  _globals['_ENGINE']._serialized_end=1278
+  _globals['_MOVEERROR']._serialized_start=1221
+  _globals['_MOVEERROR']._serialized_end=1405
+  _globals['_ENGINEOFFER']._serialized_start=80
+  _globals['_ENGINEOFFER']._serialized_end=216
+  _globals['_MATCHJOB']._serialized_start=218
+  _globals['_MATCHJOB']._serialized_end=246
+  _globals['_MOVEJOB']._serialized_start=249
+  _globals['_MOVEJOB']._serialized_end=586
+  _globals['_MOVERESULT']._serialized_start=589
+  _globals['_MOVERESULT']._serialized_end=854
+  _globals['_ANALYZEREQUEST']._serialized_start=857
+  _globals['_ANALYZEREQUEST']._serialized_end=1095
+  _globals['_ANALYZERESPONSE']._serialized_start=1097
+  _globals['_ANALYZERESPONSE']._serialized_end=1218
+  _globals['_ENGINE']._serialized_start=1407
+  _globals['_ENGINE']._serialized_end=1479
 # @@protoc_insertion_point(module_scope)

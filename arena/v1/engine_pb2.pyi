@@ -46,6 +46,45 @@ MOVE_ERROR_INVALID_JOB: MoveError.ValueType  # 5
 Global___MoveError: _TypeAlias = MoveError  # noqa: Y015
 
 @_typing.final
+class EngineOffer(_message.Message):
+    """A protocol engine a worker can run (from its engine catalog)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    PROTOCOL_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    CHECKSUM_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    WORKERS_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    protocol: _builtins.str
+    """"nboard" or "gomocup"."""
+    checksum: _builtins.str
+    description: _builtins.str
+    workers: _builtins.int
+    """How many live workers offer it (ListEngines)."""
+    @_builtins.property
+    def games(self) -> _containers.RepeatedScalarFieldContainer[_common_pb2.GameKind.ValueType]: ...
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        protocol: _builtins.str = ...,
+        games: _abc.Iterable[_common_pb2.GameKind.ValueType] | None = ...,
+        checksum: _builtins.str = ...,
+        description: _builtins.str = ...,
+        workers: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checksum", b"checksum", "description", b"description", "games", b"games", "name", b"name", "protocol", b"protocol", "workers", b"workers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EngineOffer: _TypeAlias = EngineOffer  # noqa: Y015
+
+@_typing.final
 class MatchJob(_message.Message):
     """A match waiting for a referee, on the match-job stream."""
 
@@ -84,6 +123,8 @@ class MoveJob(_message.Message):
     TREE_NODE_BUDGET_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     TRACEPARENT_FIELD_NUMBER: _builtins.int
+    CPU_CLOCK_FIELD_NUMBER: _builtins.int
+    GAME_TIME_LEFT_MS_FIELD_NUMBER: _builtins.int
     job_id: _builtins.str
     match_id: _builtins.str
     ply: _builtins.int
@@ -98,6 +139,17 @@ class MoveJob(_message.Message):
     traceparent: _builtins.str
     """W3C trace context of the referee's span for this move ("" when the move is not traced):
     a worker's spans join the referee's trace through it.
+    """
+    cpu_clock: _builtins.bool
+    """Count a built-in bot's time by the CPU time of its search on the worker's thread
+    instead of the wall clock (the referee's choice, ARENA_CPU_CLOCK): its result then
+    reports cpu_ms, and a busy machine does not make the bot lose on time. External and
+    protocol bots are always timed on the wall clock.
+    """
+    game_time_left_ms: _builtins.int
+    """What is left of the side to move's game budget before this move, milliseconds (0: the
+    match has no game budget). External bots receive it as GetMoveRequest.time_left_ms.
+    (Numbered 20 so that other fields can be added below it without a collision.)
     """
     @_builtins.property
     def position(self) -> _common_pb2.Position: ...
@@ -124,10 +176,12 @@ class MoveJob(_message.Message):
         tree_node_budget: _builtins.int = ...,
         seed: _builtins.int = ...,
         traceparent: _builtins.str = ...,
+        cpu_clock: _builtins.bool = ...,
+        game_time_left_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "position", b"position"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "deadline_unix_ms", b"deadline_unix_ms", "game", b"game", "history", b"history", "job_id", b"job_id", "match_id", b"match_id", "ply", b"ply", "position", b"position", "seed", b"seed", "time_budget_ms", b"time_budget_ms", "traceparent", b"traceparent", "tree_node_budget", b"tree_node_budget"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "cpu_clock", b"cpu_clock", "deadline_unix_ms", b"deadline_unix_ms", "game", b"game", "game_time_left_ms", b"game_time_left_ms", "history", b"history", "job_id", b"job_id", "match_id", b"match_id", "ply", b"ply", "position", b"position", "seed", b"seed", "time_budget_ms", b"time_budget_ms", "traceparent", b"traceparent", "tree_node_budget", b"tree_node_budget"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -149,6 +203,7 @@ class MoveResult(_message.Message):
     ERROR_DETAIL_FIELD_NUMBER: _builtins.int
     TREE_STORED_FIELD_NUMBER: _builtins.int
     WORKER_TIME_MS_FIELD_NUMBER: _builtins.int
+    CPU_MS_FIELD_NUMBER: _builtins.int
     job_id: _builtins.str
     match_id: _builtins.str
     ply: _builtins.int
@@ -159,6 +214,10 @@ class MoveResult(_message.Message):
     """True when the worker stored the search tree for (match, ply)."""
     worker_time_ms: _builtins.int
     """Time the worker spent on the job, milliseconds."""
+    cpu_ms: _builtins.int
+    """CPU time of the thread that ran a built-in bot's job (its search, and the cache
+    probe before it), milliseconds; set when the job asked for cpu_clock.
+    """
     @_builtins.property
     def move(self) -> _common_pb2.Move: ...
     @_builtins.property
@@ -176,10 +235,11 @@ class MoveResult(_message.Message):
         error_detail: _builtins.str = ...,
         tree_stored: _builtins.bool = ...,
         worker_time_ms: _builtins.int = ...,
+        cpu_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["move", b"move", "search", b"search"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "error_detail", b"error_detail", "job_id", b"job_id", "match_id", b"match_id", "move", b"move", "ply", b"ply", "search", b"search", "tree_stored", b"tree_stored", "worker_id", b"worker_id", "worker_time_ms", b"worker_time_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cpu_ms", b"cpu_ms", "error", b"error", "error_detail", b"error_detail", "job_id", b"job_id", "match_id", b"match_id", "move", b"move", "ply", b"ply", "search", b"search", "tree_stored", b"tree_stored", "worker_id", b"worker_id", "worker_time_ms", b"worker_time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -31,6 +31,10 @@ class _LadderFormatEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_LadderFo
     LADDER_FORMAT_ROUND_ROBIN: _LadderFormat.ValueType  # 1
     LADDER_FORMAT_GAUNTLET: _LadderFormat.ValueType  # 2
     """One challenger (the first bot) against the field."""
+    LADDER_FORMAT_SPRT: _LadderFormat.ValueType  # 3
+    """A version test of two bots, the new one first: colour-swapped game pairs until a
+    sequential probability ratio test (fishtest's) decides, or `sprt.max_games` are played.
+    """
 
 class LadderFormat(_LadderFormat, metaclass=_LadderFormatEnumTypeWrapper):
     """Ladder formats."""
@@ -39,7 +43,37 @@ LADDER_FORMAT_UNSPECIFIED: LadderFormat.ValueType  # 0
 LADDER_FORMAT_ROUND_ROBIN: LadderFormat.ValueType  # 1
 LADDER_FORMAT_GAUNTLET: LadderFormat.ValueType  # 2
 """One challenger (the first bot) against the field."""
+LADDER_FORMAT_SPRT: LadderFormat.ValueType  # 3
+"""A version test of two bots, the new one first: colour-swapped game pairs until a
+sequential probability ratio test (fishtest's) decides, or `sprt.max_games` are played.
+"""
 Global___LadderFormat: _TypeAlias = LadderFormat  # noqa: Y015
+
+class _SprtVerdict:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SprtVerdictEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SprtVerdict.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SPRT_VERDICT_UNSPECIFIED: _SprtVerdict.ValueType  # 0
+    SPRT_VERDICT_CONTINUE: _SprtVerdict.ValueType  # 1
+    """No decision yet (or none within max_games once the ladder has finished)."""
+    SPRT_VERDICT_ACCEPT_H1: _SprtVerdict.ValueType  # 2
+    """H1: the first bot is at least elo1 stronger."""
+    SPRT_VERDICT_ACCEPT_H0: _SprtVerdict.ValueType  # 3
+    """H0: it is not (at most elo0 stronger)."""
+
+class SprtVerdict(_SprtVerdict, metaclass=_SprtVerdictEnumTypeWrapper):
+    """An SPRT verdict."""
+
+SPRT_VERDICT_UNSPECIFIED: SprtVerdict.ValueType  # 0
+SPRT_VERDICT_CONTINUE: SprtVerdict.ValueType  # 1
+"""No decision yet (or none within max_games once the ladder has finished)."""
+SPRT_VERDICT_ACCEPT_H1: SprtVerdict.ValueType  # 2
+"""H1: the first bot is at least elo1 stronger."""
+SPRT_VERDICT_ACCEPT_H0: SprtVerdict.ValueType  # 3
+"""H0: it is not (at most elo0 stronger)."""
+Global___SprtVerdict: _TypeAlias = SprtVerdict  # noqa: Y015
 
 class _LadderStatus:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -62,6 +96,96 @@ LADDER_STATUS_CANCELLED: LadderStatus.ValueType  # 3
 Global___LadderStatus: _TypeAlias = LadderStatus  # noqa: Y015
 
 @_typing.final
+class SprtConfig(_message.Message):
+    """What an SPRT ladder tests: H0 "the first bot is elo0 stronger than the second" against
+    H1 "it is elo1 stronger" (logistic Elo), with error rates alpha (accepting H1 when H0
+    holds) and beta (accepting H0 when H1 holds).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ELO0_FIELD_NUMBER: _builtins.int
+    ELO1_FIELD_NUMBER: _builtins.int
+    ALPHA_FIELD_NUMBER: _builtins.int
+    BETA_FIELD_NUMBER: _builtins.int
+    MAX_GAMES_FIELD_NUMBER: _builtins.int
+    elo0: _builtins.float
+    """Defaults: 0 and 5 Elo, alpha = beta = 0.05, at most 1000 games."""
+    elo1: _builtins.float
+    alpha: _builtins.float
+    beta: _builtins.float
+    max_games: _builtins.int
+    """The most games to play (rounded up to even); the test is inconclusive if it gets there."""
+    def __init__(
+        self,
+        *,
+        elo0: _builtins.float = ...,
+        elo1: _builtins.float = ...,
+        alpha: _builtins.float = ...,
+        beta: _builtins.float = ...,
+        max_games: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["alpha", b"alpha", "beta", b"beta", "elo0", b"elo0", "elo1", b"elo1", "max_games", b"max_games"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SprtConfig: _TypeAlias = SprtConfig  # noqa: Y015
+
+@_typing.final
+class SprtState(_message.Message):
+    """Where an SPRT ladder's test stands, from the colour-swapped pairs both of whose games
+    have a result (a pair with a void game does not count).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LLR_FIELD_NUMBER: _builtins.int
+    LOWER_BOUND_FIELD_NUMBER: _builtins.int
+    UPPER_BOUND_FIELD_NUMBER: _builtins.int
+    VERDICT_FIELD_NUMBER: _builtins.int
+    PENTANOMIAL_FIELD_NUMBER: _builtins.int
+    PAIRS_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    DRAWS_FIELD_NUMBER: _builtins.int
+    LOSSES_FIELD_NUMBER: _builtins.int
+    llr: _builtins.float
+    """The log-likelihood ratio of H1 against H0 and Wald's bounds."""
+    lower_bound: _builtins.float
+    upper_bound: _builtins.float
+    verdict: Global___SprtVerdict.ValueType
+    pairs: _builtins.int
+    wins: _builtins.int
+    """The first bot's single-game record in the counted pairs."""
+    draws: _builtins.int
+    losses: _builtins.int
+    @_builtins.property
+    def pentanomial(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Pairs by the first bot's points in them: 0, 0.5, 1, 1.5 and 2 (the pentanomial)."""
+
+    def __init__(
+        self,
+        *,
+        llr: _builtins.float = ...,
+        lower_bound: _builtins.float = ...,
+        upper_bound: _builtins.float = ...,
+        verdict: Global___SprtVerdict.ValueType = ...,
+        pentanomial: _abc.Iterable[_builtins.int] | None = ...,
+        pairs: _builtins.int = ...,
+        wins: _builtins.int = ...,
+        draws: _builtins.int = ...,
+        losses: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["draws", b"draws", "llr", b"llr", "losses", b"losses", "lower_bound", b"lower_bound", "pairs", b"pairs", "pentanomial", b"pentanomial", "upper_bound", b"upper_bound", "verdict", b"verdict", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SprtState: _TypeAlias = SprtState  # noqa: Y015
+
+@_typing.final
 class LadderConfig(_message.Message):
     """What a ladder is asked to be."""
 
@@ -77,12 +201,17 @@ class LadderConfig(_message.Message):
     SEED_FIELD_NUMBER: _builtins.int
     CAPTURE_TREES_FIELD_NUMBER: _builtins.int
     REPLAY_VOID_FIELD_NUMBER: _builtins.int
+    SPRT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     format: Global___LadderFormat.ValueType
     games_per_pairing: _builtins.int
-    """Games per pairing, played in colour-swapped pairs (rounded up to even)."""
+    """Games per pairing, played in colour-swapped pairs (rounded up to even); 0: every
+    opening of the suite twice. An SPRT ladder sets it to sprt.max_games.
+    """
     opening_suite: _builtins.str
-    """Opening suite name ("othello-balanced", "international", "gomoku-balanced15", "none")."""
+    """Opening suite name ("othello-balanced", "international", "gomoku-balanced15", "none");
+    empty: the game's default suite for its variant and size.
+    """
     seed: _builtins.int
     capture_trees: _builtins.bool
     replay_void: _builtins.bool
@@ -95,6 +224,10 @@ class LadderConfig(_message.Message):
     def bots(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.BotRef]: ...
     @_builtins.property
     def time_control(self) -> _common_pb2.TimeControl: ...
+    @_builtins.property
+    def sprt(self) -> Global___SprtConfig:
+        """The test of an SPRT ladder (format LADDER_FORMAT_SPRT only)."""
+
     def __init__(
         self,
         *,
@@ -108,10 +241,11 @@ class LadderConfig(_message.Message):
         seed: _builtins.int = ...,
         capture_trees: _builtins.bool = ...,
         replay_void: _builtins.bool = ...,
+        sprt: Global___SprtConfig | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "time_control", b"time_control"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "sprt", b"sprt", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "capture_trees", b"capture_trees", "format", b"format", "game", b"game", "games_per_pairing", b"games_per_pairing", "name", b"name", "opening_suite", b"opening_suite", "replay_void", b"replay_void", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "capture_trees", b"capture_trees", "format", b"format", "game", b"game", "games_per_pairing", b"games_per_pairing", "name", b"name", "opening_suite", b"opening_suite", "replay_void", b"replay_void", "seed", b"seed", "sprt", b"sprt", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -160,6 +294,7 @@ class LadderInfo(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     OWNER_FIELD_NUMBER: _builtins.int
     GAMES_VOID_FIELD_NUMBER: _builtins.int
+    SPRT_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     status: Global___LadderStatus.ValueType
     games_total: _builtins.int
@@ -175,6 +310,10 @@ class LadderInfo(_message.Message):
     def match_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def created_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def sprt(self) -> Global___SprtState:
+        """An SPRT ladder's test (live while it runs; final once it has finished)."""
+
     def __init__(
         self,
         *,
@@ -187,10 +326,11 @@ class LadderInfo(_message.Message):
         created_at: _timestamp_pb2.Timestamp | None = ...,
         owner: _builtins.str = ...,
         games_void: _builtins.int = ...,
+        sprt: Global___SprtState | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "created_at", b"created_at"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "created_at", b"created_at", "sprt", b"sprt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "created_at", b"created_at", "games_done", b"games_done", "games_total", b"games_total", "games_void", b"games_void", "id", b"id", "match_ids", b"match_ids", "owner", b"owner", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "created_at", b"created_at", "games_done", b"games_done", "games_total", b"games_total", "games_void", b"games_void", "id", b"id", "match_ids", b"match_ids", "owner", b"owner", "sprt", b"sprt", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

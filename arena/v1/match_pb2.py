@@ -26,31 +26,31 @@ from arena.v1 import common_pb2 as arena_dot_v1_dot_common__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x61rena/v1/match.proto\x12\x08\x61rena.v1\x1a\x15\x61rena/v1/common.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd5\x01\n\x0bMatchResult\x12\x1f\n\x06winner\x18\x01 \x01(\x0e\x32\x0f.arena.v1.Color\x12*\n\x0btermination\x18\x02 \x01(\x0e\x32\x15.arena.v1.Termination\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\x12\x13\n\x0b\x62lack_count\x18\x04 \x01(\x05\x12\x13\n\x0bwhite_count\x18\x05 \x01(\x05\x12\r\n\x05score\x18\x06 \x01(\x05\x12\"\n\tforfeited\x18\x07 \x01(\x0e\x32\x0f.arena.v1.Color\x12\x0c\n\x04void\x18\x08 \x01(\x08\"\xdc\x01\n\nMoveRecord\x12\x0b\n\x03ply\x18\x01 \x01(\x05\x12\x1e\n\x05\x63olor\x18\x02 \x01(\x0e\x32\x0f.arena.v1.Color\x12\x1c\n\x04move\x18\x03 \x01(\x0b\x32\x0e.arena.v1.Move\x12\x0f\n\x07time_ms\x18\x04 \x01(\x05\x12$\n\x06search\x18\x05 \x01(\x0b\x32\x14.arena.v1.SearchInfo\x12\x11\n\tworker_id\x18\x06 \x01(\t\x12\x10\n\x08has_tree\x18\x07 \x01(\x08\x12\x16\n\x0eposition_after\x18\x08 \x01(\t\x12\x0f\n\x07wait_ms\x18\t \x01(\x05\"\x99\x02\n\x0bMatchConfig\x12 \n\x04game\x18\x01 \x01(\x0b\x32\x12.arena.v1.GameSpec\x12\x1f\n\x05\x62lack\x18\x02 \x01(\x0b\x32\x10.arena.v1.BotRef\x12\x1f\n\x05white\x18\x03 \x01(\x0b\x32\x10.arena.v1.BotRef\x12\x16\n\x0estart_position\x18\x04 \x01(\t\x12\x0f\n\x07opening\x18\x05 \x03(\x05\x12+\n\x0ctime_control\x18\x06 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12\x15\n\rcapture_trees\x18\x07 \x01(\x08\x12\x18\n\x10tree_node_budget\x18\x08 \x01(\x05\x12\x0c\n\x04seed\x18\t \x01(\x03\x12\x11\n\tladder_id\x18\n \x01(\t\"\xf7\x02\n\x05Match\x12\n\n\x02id\x18\x01 \x01(\t\x12%\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x15.arena.v1.MatchConfig\x12\x1f\n\x05\x62lack\x18\x03 \x01(\x0b\x32\x10.arena.v1.BotRef\x12\x1f\n\x05white\x18\x04 \x01(\x0b\x32\x10.arena.v1.BotRef\x12%\n\x06status\x18\x05 \x01(\x0e\x32\x15.arena.v1.MatchStatus\x12%\n\x06result\x18\x06 \x01(\x0b\x32\x15.arena.v1.MatchResult\x12#\n\x05moves\x18\x07 \x03(\x0b\x32\x14.arena.v1.MoveRecord\x12\r\n\x05owner\x18\x08 \x01(\t\x12.\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x66inished_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x16\n\x0estart_position\x18\x0b \x01(\t\".\n\x0cMatchStarted\x12\x1e\n\x05match\x18\x01 \x01(\x0b\x32\x0f.arena.v1.Match\"8\n\tPassEvent\x12\x0b\n\x03ply\x18\x01 \x01(\x05\x12\x1e\n\x05\x63olor\x18\x02 \x01(\x0e\x32\x0f.arena.v1.Color\"3\n\nMatchEnded\x12%\n\x06result\x18\x01 \x01(\x0b\x32\x15.arena.v1.MatchResult\"\xc4\x01\n\nMatchEvent\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12)\n\x07started\x18\x02 \x01(\x0b\x32\x16.arena.v1.MatchStartedH\x00\x12$\n\x04move\x18\x03 \x01(\x0b\x32\x14.arena.v1.MoveRecordH\x00\x12#\n\x04pass\x18\x04 \x01(\x0b\x32\x13.arena.v1.PassEventH\x00\x12%\n\x05\x65nded\x18\x05 \x01(\x0b\x32\x14.arena.v1.MatchEndedH\x00\x42\x07\n\x05\x65vent*\x96\x01\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_PENDING\x10\x01\x12\x18\n\x14MATCH_STATUS_RUNNING\x10\x02\x12\x19\n\x15MATCH_STATUS_FINISHED\x10\x03\x12\x1a\n\x16MATCH_STATUS_CANCELLED\x10\x04*\xb4\x02\n\x0bTermination\x12\x1b\n\x17TERMINATION_UNSPECIFIED\x10\x00\x12\x16\n\x12TERMINATION_NORMAL\x10\x01\x12\x1a\n\x16TERMINATION_BOARD_FULL\x10\x02\x12\x1c\n\x18TERMINATION_ILLEGAL_MOVE\x10\x03\x12 \n\x1cTERMINATION_MALFORMED_ANSWER\x10\x04\x12\x1c\n\x18TERMINATION_TIME_FORFEIT\x10\x05\x12\x1b\n\x17TERMINATION_BOT_CRASHED\x10\x06\x12\x1f\n\x1bTERMINATION_BOT_UNREACHABLE\x10\x07\x12\x1d\n\x19TERMINATION_DEAD_LETTERED\x10\x08\x12\x19\n\x15TERMINATION_CANCELLED\x10\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x61rena/v1/match.proto\x12\x08\x61rena.v1\x1a\x15\x61rena/v1/common.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd5\x01\n\x0bMatchResult\x12\x1f\n\x06winner\x18\x01 \x01(\x0e\x32\x0f.arena.v1.Color\x12*\n\x0btermination\x18\x02 \x01(\x0e\x32\x15.arena.v1.Termination\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\x12\x13\n\x0b\x62lack_count\x18\x04 \x01(\x05\x12\x13\n\x0bwhite_count\x18\x05 \x01(\x05\x12\r\n\x05score\x18\x06 \x01(\x05\x12\"\n\tforfeited\x18\x07 \x01(\x0e\x32\x0f.arena.v1.Color\x12\x0c\n\x04void\x18\x08 \x01(\x08\"\xf0\x01\n\nMoveRecord\x12\x0b\n\x03ply\x18\x01 \x01(\x05\x12\x1e\n\x05\x63olor\x18\x02 \x01(\x0e\x32\x0f.arena.v1.Color\x12\x1c\n\x04move\x18\x03 \x01(\x0b\x32\x0e.arena.v1.Move\x12\x0f\n\x07time_ms\x18\x04 \x01(\x05\x12$\n\x06search\x18\x05 \x01(\x0b\x32\x14.arena.v1.SearchInfo\x12\x11\n\tworker_id\x18\x06 \x01(\t\x12\x10\n\x08has_tree\x18\x07 \x01(\x08\x12\x16\n\x0eposition_after\x18\x08 \x01(\t\x12\x0f\n\x07wait_ms\x18\t \x01(\x05\x12\x12\n\ncharged_ms\x18\n \x01(\x05\"\x99\x02\n\x0bMatchConfig\x12 \n\x04game\x18\x01 \x01(\x0b\x32\x12.arena.v1.GameSpec\x12\x1f\n\x05\x62lack\x18\x02 \x01(\x0b\x32\x10.arena.v1.BotRef\x12\x1f\n\x05white\x18\x03 \x01(\x0b\x32\x10.arena.v1.BotRef\x12\x16\n\x0estart_position\x18\x04 \x01(\t\x12\x0f\n\x07opening\x18\x05 \x03(\x05\x12+\n\x0ctime_control\x18\x06 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12\x15\n\rcapture_trees\x18\x07 \x01(\x08\x12\x18\n\x10tree_node_budget\x18\x08 \x01(\x05\x12\x0c\n\x04seed\x18\t \x01(\x03\x12\x11\n\tladder_id\x18\n \x01(\t\"\x8e\x03\n\x05Match\x12\n\n\x02id\x18\x01 \x01(\t\x12%\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x15.arena.v1.MatchConfig\x12\x1f\n\x05\x62lack\x18\x03 \x01(\x0b\x32\x10.arena.v1.BotRef\x12\x1f\n\x05white\x18\x04 \x01(\x0b\x32\x10.arena.v1.BotRef\x12%\n\x06status\x18\x05 \x01(\x0e\x32\x15.arena.v1.MatchStatus\x12%\n\x06result\x18\x06 \x01(\x0b\x32\x15.arena.v1.MatchResult\x12#\n\x05moves\x18\x07 \x03(\x0b\x32\x14.arena.v1.MoveRecord\x12\r\n\x05owner\x18\x08 \x01(\t\x12.\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x66inished_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x16\n\x0estart_position\x18\x0b \x01(\t\x12\x15\n\rimported_from\x18\x0c \x01(\t\".\n\x0cMatchStarted\x12\x1e\n\x05match\x18\x01 \x01(\x0b\x32\x0f.arena.v1.Match\"8\n\tPassEvent\x12\x0b\n\x03ply\x18\x01 \x01(\x05\x12\x1e\n\x05\x63olor\x18\x02 \x01(\x0e\x32\x0f.arena.v1.Color\"3\n\nMatchEnded\x12%\n\x06result\x18\x01 \x01(\x0b\x32\x15.arena.v1.MatchResult\"\xc4\x01\n\nMatchEvent\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12)\n\x07started\x18\x02 \x01(\x0b\x32\x16.arena.v1.MatchStartedH\x00\x12$\n\x04move\x18\x03 \x01(\x0b\x32\x14.arena.v1.MoveRecordH\x00\x12#\n\x04pass\x18\x04 \x01(\x0b\x32\x13.arena.v1.PassEventH\x00\x12%\n\x05\x65nded\x18\x05 \x01(\x0b\x32\x14.arena.v1.MatchEndedH\x00\x42\x07\n\x05\x65vent*\x96\x01\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_PENDING\x10\x01\x12\x18\n\x14MATCH_STATUS_RUNNING\x10\x02\x12\x19\n\x15MATCH_STATUS_FINISHED\x10\x03\x12\x1a\n\x16MATCH_STATUS_CANCELLED\x10\x04*\x8a\x03\n\x0bTermination\x12\x1b\n\x17TERMINATION_UNSPECIFIED\x10\x00\x12\x16\n\x12TERMINATION_NORMAL\x10\x01\x12\x1a\n\x16TERMINATION_BOARD_FULL\x10\x02\x12\x1c\n\x18TERMINATION_ILLEGAL_MOVE\x10\x03\x12 \n\x1cTERMINATION_MALFORMED_ANSWER\x10\x04\x12\x1c\n\x18TERMINATION_TIME_FORFEIT\x10\x05\x12\x1b\n\x17TERMINATION_BOT_CRASHED\x10\x06\x12\x1f\n\x1bTERMINATION_BOT_UNREACHABLE\x10\x07\x12\x1d\n\x19TERMINATION_DEAD_LETTERED\x10\x08\x12\x19\n\x15TERMINATION_CANCELLED\x10\t\x12\x1b\n\x17TERMINATION_RESIGNATION\x10\n\x12\x1a\n\x16TERMINATION_UNFINISHED\x10\x0b\x12\x1b\n\x17TERMINATION_ADJUDICATED\x10\x0c\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arena.v1.match_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MATCHSTATUS']._serialized_start=1550
-  _globals['_MATCHSTATUS']._serialized_end=1700
-  _globals['_TERMINATION']._serialized_start=1703
-  _globals['_TERMINATION']._serialized_end=2011
+  _globals['_MATCHSTATUS']._serialized_start=1593
+  _globals['_MATCHSTATUS']._serialized_end=1743
+  _globals['_TERMINATION']._serialized_start=1746
+  _globals['_TERMINATION']._serialized_end=2140
   _globals['_MATCHRESULT']._serialized_start=91
   _globals['_MATCHRESULT']._serialized_end=304
   _globals['_MOVERECORD']._serialized_start=307
-  _globals['_MOVERECORD']._serialized_end=527
-  _globals['_MATCHCONFIG']._serialized_start=530
-  _globals['_MATCHCONFIG']._serialized_end=811
-  _globals['_MATCH']._serialized_start=814
-  _globals['_MATCH']._serialized_end=1189
-  _globals['_MATCHSTARTED']._serialized_start=1191
-  _globals['_MATCHSTARTED']._serialized_end=1237
-  _globals['_PASSEVENT']._serialized_start=1239
-  _globals['_PASSEVENT']._serialized_end=1295
-  _globals['_MATCHENDED']._serialized_start=1297
-  _globals['_MATCHENDED']._serialized_end=1348
-  _globals['_MATCHEVENT']._serialized_start=1351
-  _globals['_MATCHEVENT']._serialized_end=1547
+  _globals['_MOVERECORD']._serialized_end=547
+  _globals['_MATCHCONFIG']._serialized_start=550
+  _globals['_MATCHCONFIG']._serialized_end=831
+  _globals['_MATCH']._serialized_start=834
+  _globals['_MATCH']._serialized_end=1232
+  _globals['_MATCHSTARTED']._serialized_start=1234
+  _globals['_MATCHSTARTED']._serialized_end=1280
+  _globals['_PASSEVENT']._serialized_start=1282
+  _globals['_PASSEVENT']._serialized_end=1338
+  _globals['_MATCHENDED']._serialized_start=1340
+  _globals['_MATCHENDED']._serialized_end=1391
+  _globals['_MATCHEVENT']._serialized_start=1394
+  _globals['_MATCHEVENT']._serialized_end=1590
 # @@protoc_insertion_point(module_scope)

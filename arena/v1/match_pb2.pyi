@@ -61,6 +61,12 @@ class _TerminationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Terminati
     TERMINATION_BOT_UNREACHABLE: _Termination.ValueType  # 7
     TERMINATION_DEAD_LETTERED: _Termination.ValueType  # 8
     TERMINATION_CANCELLED: _Termination.ValueType  # 9
+    TERMINATION_RESIGNATION: _Termination.ValueType  # 10
+    """The side to move resigned (a game played in `arena play`, or an imported record)."""
+    TERMINATION_UNFINISHED: _Termination.ValueType  # 11
+    """An imported record stops before the game ends and states no result: void."""
+    TERMINATION_ADJUDICATED: _Termination.ValueType  # 12
+    """An imported record states a result the moves do not reach (an adjudication)."""
 
 class Termination(_Termination, metaclass=_TerminationEnumTypeWrapper):
     """Why a game ended."""
@@ -77,6 +83,12 @@ TERMINATION_BOT_CRASHED: Termination.ValueType  # 6
 TERMINATION_BOT_UNREACHABLE: Termination.ValueType  # 7
 TERMINATION_DEAD_LETTERED: Termination.ValueType  # 8
 TERMINATION_CANCELLED: Termination.ValueType  # 9
+TERMINATION_RESIGNATION: Termination.ValueType  # 10
+"""The side to move resigned (a game played in `arena play`, or an imported record)."""
+TERMINATION_UNFINISHED: Termination.ValueType  # 11
+"""An imported record stops before the game ends and states no result: void."""
+TERMINATION_ADJUDICATED: Termination.ValueType  # 12
+"""An imported record states a result the moves do not reach (an adjudication)."""
 Global___Termination: _TypeAlias = Termination  # noqa: Y015
 
 @_typing.final
@@ -144,6 +156,7 @@ class MoveRecord(_message.Message):
     HAS_TREE_FIELD_NUMBER: _builtins.int
     POSITION_AFTER_FIELD_NUMBER: _builtins.int
     WAIT_MS_FIELD_NUMBER: _builtins.int
+    CHARGED_MS_FIELD_NUMBER: _builtins.int
     ply: _builtins.int
     color: _common_pb2.Color.ValueType
     time_ms: _builtins.int
@@ -156,6 +169,11 @@ class MoveRecord(_message.Message):
     wait_ms: _builtins.int
     """How long the move's job waited in the queue before a worker started it, in
     milliseconds (from when it last entered the queue: a job handed back counts anew).
+    """
+    charged_ms: _builtins.int
+    """The time charged to the bot for this move, milliseconds: time_ms, or for a built-in
+    bot timed on CPU (MoveJob.cpu_clock) the CPU time of its search. Game time budgets
+    are spent by it. 0 in records written before it existed (time_ms is charged).
     """
     @_builtins.property
     def move(self) -> _common_pb2.Move: ...
@@ -173,10 +191,11 @@ class MoveRecord(_message.Message):
         has_tree: _builtins.bool = ...,
         position_after: _builtins.str = ...,
         wait_ms: _builtins.int = ...,
+        charged_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["move", b"move", "search", b"search"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["color", b"color", "has_tree", b"has_tree", "move", b"move", "ply", b"ply", "position_after", b"position_after", "search", b"search", "time_ms", b"time_ms", "wait_ms", b"wait_ms", "worker_id", b"worker_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["charged_ms", b"charged_ms", "color", b"color", "has_tree", b"has_tree", "move", b"move", "ply", b"ply", "position_after", b"position_after", "search", b"search", "time_ms", b"time_ms", "wait_ms", b"wait_ms", "worker_id", b"worker_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -257,11 +276,17 @@ class Match(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     FINISHED_AT_FIELD_NUMBER: _builtins.int
     START_POSITION_FIELD_NUMBER: _builtins.int
+    IMPORTED_FROM_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     status: Global___MatchStatus.ValueType
     owner: _builtins.str
     start_position: _builtins.str
     """Position the bots started from (after the opening)."""
+    imported_from: _builtins.str
+    """Empty for a match played here. For a match imported from a game record (ImportMatch),
+    the record's format ("native", "ggf", "transcript", "psq"): its players then name no
+    registered bot (their BotRefs have version 0 and the record's player names).
+    """
     @_builtins.property
     def config(self) -> Global___MatchConfig: ...
     @_builtins.property
@@ -292,10 +317,11 @@ class Match(_message.Message):
         created_at: _timestamp_pb2.Timestamp | None = ...,
         finished_at: _timestamp_pb2.Timestamp | None = ...,
         start_position: _builtins.str = ...,
+        imported_from: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["black", b"black", "config", b"config", "created_at", b"created_at", "finished_at", b"finished_at", "result", b"result", "white", b"white"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["black", b"black", "config", b"config", "created_at", b"created_at", "finished_at", b"finished_at", "id", b"id", "moves", b"moves", "owner", b"owner", "result", b"result", "start_position", b"start_position", "status", b"status", "white", b"white"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["black", b"black", "config", b"config", "created_at", b"created_at", "finished_at", b"finished_at", "id", b"id", "imported_from", b"imported_from", "moves", b"moves", "owner", b"owner", "result", b"result", "start_position", b"start_position", "status", b"status", "white", b"white"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -46,6 +46,47 @@ REPLAY_FORMAT_PSQ: ReplayFormat.ValueType  # 4
 Global___ReplayFormat: _TypeAlias = ReplayFormat  # noqa: Y015
 
 @_typing.final
+class ImportMatchRequest(_message.Message):
+    """ImportMatch input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTENT_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    VARIANT_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    content: _builtins.str
+    """The record's text."""
+    format: Global___ReplayFormat.ValueType
+    """Its format; unspecified: recognised from the content (a JSON object is a native
+    replay, "(;" starts GGF, "Piskvorky" starts PSQ, anything else is read as an Othello
+    transcript).
+    """
+    variant: _builtins.str
+    """The Othello variant or Gomoku rule, for the records that cannot say it (transcripts,
+    PSQ); empty: the game's default. Must agree with a record that says it.
+    """
+    request_id: _builtins.str
+    """Idempotency key: a retried request with the same key (same owner, within a day)
+    returns the match the first one stored.
+    """
+    def __init__(
+        self,
+        *,
+        content: _builtins.str = ...,
+        format: Global___ReplayFormat.ValueType = ...,
+        variant: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "format", b"format", "request_id", b"request_id", "variant", b"variant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImportMatchRequest: _TypeAlias = ImportMatchRequest  # noqa: Y015
+
+@_typing.final
 class CreateMatchRequest(_message.Message):
     """CreateMatch input."""
 

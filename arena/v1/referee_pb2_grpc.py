@@ -77,6 +77,11 @@ class RefereeStub:
                 request_serializer=arena_dot_v1_dot_referee__pb2.CancelMatchRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_match__pb2.Match.FromString,
                 _registered_method=True)
+        self.ImportMatch = channel.unary_unary(
+                '/arena.v1.Referee/ImportMatch',
+                request_serializer=arena_dot_v1_dot_referee__pb2.ImportMatchRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_match__pb2.Match.FromString,
+                _registered_method=True)
 
 
 class RefereeServicer:
@@ -139,6 +144,14 @@ class RefereeServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ImportMatch(self, request, context):
+        """Stores a game record (native replay, GGF, transcript, PSQ) as a finished match of the
+        caller, every move replayed through the rules first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RefereeServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -180,6 +193,11 @@ def add_RefereeServicer_to_server(servicer, server):
             'CancelMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.CancelMatch,
                     request_deserializer=arena_dot_v1_dot_referee__pb2.CancelMatchRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_match__pb2.Match.SerializeToString,
+            ),
+            'ImportMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.ImportMatch,
+                    request_deserializer=arena_dot_v1_dot_referee__pb2.ImportMatchRequest.FromString,
                     response_serializer=arena_dot_v1_dot_match__pb2.Match.SerializeToString,
             ),
     }
@@ -399,6 +417,33 @@ class Referee:
             target,
             '/arena.v1.Referee/CancelMatch',
             arena_dot_v1_dot_referee__pb2.CancelMatchRequest.SerializeToString,
+            arena_dot_v1_dot_match__pb2.Match.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ImportMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Referee/ImportMatch',
+            arena_dot_v1_dot_referee__pb2.ImportMatchRequest.SerializeToString,
             arena_dot_v1_dot_match__pb2.Match.FromString,
             options,
             channel_credentials,

@@ -51,6 +51,10 @@ class RefereeStub:
     """Deletes a finished match (owner or admin)."""
     CancelMatch: _grpc.UnaryUnaryMultiCallable[_referee_pb2.CancelMatchRequest, _match_pb2.Match]
     """Stops a pending or running match at once; it ends cancelled, not as a result."""
+    ImportMatch: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ImportMatchRequest, _match_pb2.Match]
+    """Stores a game record (native replay, GGF, transcript, PSQ) as a finished match of the
+    caller, every move replayed through the rules first.
+    """
 
 @_typing.type_check_only
 class RefereeAsyncStub(RefereeStub):
@@ -73,6 +77,10 @@ class RefereeAsyncStub(RefereeStub):
     """Deletes a finished match (owner or admin)."""
     CancelMatch: _aio.UnaryUnaryMultiCallable[_referee_pb2.CancelMatchRequest, _match_pb2.Match]  # type: ignore[assignment]
     """Stops a pending or running match at once; it ends cancelled, not as a result."""
+    ImportMatch: _aio.UnaryUnaryMultiCallable[_referee_pb2.ImportMatchRequest, _match_pb2.Match]  # type: ignore[assignment]
+    """Stores a game record (native replay, GGF, transcript, PSQ) as a finished match of the
+    caller, every move replayed through the rules first.
+    """
 
 class RefereeServicer(metaclass=_abc_1.ABCMeta):
     """Creates, runs, streams and serves matches."""
@@ -140,5 +148,15 @@ class RefereeServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_match_pb2.Match, _abc.Awaitable[_match_pb2.Match]]:
         """Stops a pending or running match at once; it ends cancelled, not as a result."""
+
+    @_abc_1.abstractmethod
+    def ImportMatch(
+        self,
+        request: _referee_pb2.ImportMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_match_pb2.Match, _abc.Awaitable[_match_pb2.Match]]:
+        """Stores a game record (native replay, GGF, transcript, PSQ) as a finished match of the
+        caller, every move replayed through the rules first.
+        """
 
 def add_RefereeServicer_to_server(servicer: RefereeServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

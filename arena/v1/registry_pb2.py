@@ -24,31 +24,36 @@ _sym_db = _symbol_database.Default()
 
 from arena.v1 import bots_pb2 as arena_dot_v1_dot_bots__pb2
 from arena.v1 import common_pb2 as arena_dot_v1_dot_common__pb2
+from arena.v1 import engine_pb2 as arena_dot_v1_dot_engine__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61rena/v1/registry.proto\x12\x08\x61rena.v1\x1a\x13\x61rena/v1/bots.proto\x1a\x15\x61rena/v1/common.proto\"^\n\x12RegisterBotRequest\x12\x1f\n\x04spec\x18\x01 \x01(\x0b\x32\x11.arena.v1.BotSpec\x12\x13\n\x0b\x66rom_preset\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\".\n\rGetBotRequest\x12\x1d\n\x03\x62ot\x18\x01 \x01(\x0b\x32\x10.arena.v1.BotRef\"\x95\x01\n\x0fListBotsRequest\x12 \n\x04game\x18\x01 \x01(\x0e\x32\x12.arena.v1.GameKind\x12\r\n\x05owner\x18\x02 \x01(\t\x12\x13\n\x0bname_prefix\x18\x03 \x01(\t\x12\x17\n\x0finclude_retired\x18\x04 \x01(\x08\x12#\n\x04page\x18\x05 \x01(\x0b\x32\x15.arena.v1.PageRequest\"O\n\x10ListBotsResponse\x12\"\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x14.arena.v1.BotVersion\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"A\n\x10UpdateBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1f\n\x04spec\x18\x02 \x01(\x0b\x32\x11.arena.v1.BotSpec\"8\n\x10RetireBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\x0e\x63\x61ncel_matches\x18\x02 \x01(\x08\"6\n\x12ListPresetsRequest\x12 \n\x04game\x18\x01 \x01(\x0e\x32\x12.arena.v1.GameKind\"8\n\x13ListPresetsResponse\x12!\n\x07presets\x18\x01 \x03(\x0b\x32\x10.arena.v1.Preset2\x96\x03\n\x0b\x42otRegistry\x12\x41\n\x0bRegisterBot\x12\x1c.arena.v1.RegisterBotRequest\x1a\x14.arena.v1.BotVersion\x12\x37\n\x06GetBot\x12\x17.arena.v1.GetBotRequest\x1a\x14.arena.v1.BotVersion\x12\x41\n\x08ListBots\x12\x19.arena.v1.ListBotsRequest\x1a\x1a.arena.v1.ListBotsResponse\x12=\n\tUpdateBot\x12\x1a.arena.v1.UpdateBotRequest\x1a\x14.arena.v1.BotVersion\x12=\n\tRetireBot\x12\x1a.arena.v1.RetireBotRequest\x1a\x14.arena.v1.BotVersion\x12J\n\x0bListPresets\x12\x1c.arena.v1.ListPresetsRequest\x1a\x1d.arena.v1.ListPresetsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61rena/v1/registry.proto\x12\x08\x61rena.v1\x1a\x13\x61rena/v1/bots.proto\x1a\x15\x61rena/v1/common.proto\x1a\x15\x61rena/v1/engine.proto\"^\n\x12RegisterBotRequest\x12\x1f\n\x04spec\x18\x01 \x01(\x0b\x32\x11.arena.v1.BotSpec\x12\x13\n\x0b\x66rom_preset\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\".\n\rGetBotRequest\x12\x1d\n\x03\x62ot\x18\x01 \x01(\x0b\x32\x10.arena.v1.BotRef\"\x95\x01\n\x0fListBotsRequest\x12 \n\x04game\x18\x01 \x01(\x0e\x32\x12.arena.v1.GameKind\x12\r\n\x05owner\x18\x02 \x01(\t\x12\x13\n\x0bname_prefix\x18\x03 \x01(\t\x12\x17\n\x0finclude_retired\x18\x04 \x01(\x08\x12#\n\x04page\x18\x05 \x01(\x0b\x32\x15.arena.v1.PageRequest\"O\n\x10ListBotsResponse\x12\"\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x14.arena.v1.BotVersion\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"A\n\x10UpdateBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1f\n\x04spec\x18\x02 \x01(\x0b\x32\x11.arena.v1.BotSpec\"8\n\x10RetireBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\x0e\x63\x61ncel_matches\x18\x02 \x01(\x08\"6\n\x12ListPresetsRequest\x12 \n\x04game\x18\x01 \x01(\x0e\x32\x12.arena.v1.GameKind\"8\n\x13ListPresetsResponse\x12!\n\x07presets\x18\x01 \x03(\x0b\x32\x10.arena.v1.Preset\"6\n\x12ListEnginesRequest\x12 \n\x04game\x18\x01 \x01(\x0e\x32\x12.arena.v1.GameKind\"=\n\x13ListEnginesResponse\x12&\n\x07\x65ngines\x18\x01 \x03(\x0b\x32\x15.arena.v1.EngineOffer2\xe2\x03\n\x0b\x42otRegistry\x12\x41\n\x0bRegisterBot\x12\x1c.arena.v1.RegisterBotRequest\x1a\x14.arena.v1.BotVersion\x12\x37\n\x06GetBot\x12\x17.arena.v1.GetBotRequest\x1a\x14.arena.v1.BotVersion\x12\x41\n\x08ListBots\x12\x19.arena.v1.ListBotsRequest\x1a\x1a.arena.v1.ListBotsResponse\x12=\n\tUpdateBot\x12\x1a.arena.v1.UpdateBotRequest\x1a\x14.arena.v1.BotVersion\x12=\n\tRetireBot\x12\x1a.arena.v1.RetireBotRequest\x1a\x14.arena.v1.BotVersion\x12J\n\x0bListPresets\x12\x1c.arena.v1.ListPresetsRequest\x1a\x1d.arena.v1.ListPresetsResponse\x12J\n\x0bListEngines\x12\x1c.arena.v1.ListEnginesRequest\x1a\x1d.arena.v1.ListEnginesResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arena.v1.registry_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_REGISTERBOTREQUEST']._serialized_start=81
-  _globals['_REGISTERBOTREQUEST']._serialized_end=175
-  _globals['_GETBOTREQUEST']._serialized_start=177
-  _globals['_GETBOTREQUEST']._serialized_end=223
-  _globals['_LISTBOTSREQUEST']._serialized_start=226
-  _globals['_LISTBOTSREQUEST']._serialized_end=375
-  _globals['_LISTBOTSRESPONSE']._serialized_start=377
-  _globals['_LISTBOTSRESPONSE']._serialized_end=456
-  _globals['_UPDATEBOTREQUEST']._serialized_start=458
-  _globals['_UPDATEBOTREQUEST']._serialized_end=523
-  _globals['_RETIREBOTREQUEST']._serialized_start=525
-  _globals['_RETIREBOTREQUEST']._serialized_end=581
-  _globals['_LISTPRESETSREQUEST']._serialized_start=583
-  _globals['_LISTPRESETSREQUEST']._serialized_end=637
-  _globals['_LISTPRESETSRESPONSE']._serialized_start=639
-  _globals['_LISTPRESETSRESPONSE']._serialized_end=695
-  _globals['_BOTREGISTRY']._serialized_start=698
-  _globals['_BOTREGISTRY']._serialized_end=1104
+  _globals['_REGISTERBOTREQUEST']._serialized_start=104
+  _globals['_REGISTERBOTREQUEST']._serialized_end=198
+  _globals['_GETBOTREQUEST']._serialized_start=200
+  _globals['_GETBOTREQUEST']._serialized_end=246
+  _globals['_LISTBOTSREQUEST']._serialized_start=249
+  _globals['_LISTBOTSREQUEST']._serialized_end=398
+  _globals['_LISTBOTSRESPONSE']._serialized_start=400
+  _globals['_LISTBOTSRESPONSE']._serialized_end=479
+  _globals['_UPDATEBOTREQUEST']._serialized_start=481
+  _globals['_UPDATEBOTREQUEST']._serialized_end=546
+  _globals['_RETIREBOTREQUEST']._serialized_start=548
+  _globals['_RETIREBOTREQUEST']._serialized_end=604
+  _globals['_LISTPRESETSREQUEST']._serialized_start=606
+  _globals['_LISTPRESETSREQUEST']._serialized_end=660
+  _globals['_LISTPRESETSRESPONSE']._serialized_start=662
+  _globals['_LISTPRESETSRESPONSE']._serialized_end=718
+  _globals['_LISTENGINESREQUEST']._serialized_start=720
+  _globals['_LISTENGINESREQUEST']._serialized_end=774
+  _globals['_LISTENGINESRESPONSE']._serialized_start=776
+  _globals['_LISTENGINESRESPONSE']._serialized_end=837
+  _globals['_BOTREGISTRY']._serialized_start=840
+  _globals['_BOTREGISTRY']._serialized_end=1322
 # @@protoc_insertion_point(module_scope)

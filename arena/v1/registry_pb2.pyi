@@ -5,6 +5,7 @@ The bot registry: registers, validates, versions and retires bots."""
 
 from arena.v1 import bots_pb2 as _bots_pb2
 from arena.v1 import common_pb2 as _common_pb2
+from arena.v1 import engine_pb2 as _engine_pb2
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -225,3 +226,46 @@ class ListPresetsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListPresetsResponse: _TypeAlias = ListPresetsResponse  # noqa: Y015
+
+@_typing.final
+class ListEnginesRequest(_message.Message):
+    """ListEngines input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    game: _common_pb2.GameKind.ValueType
+    def __init__(
+        self,
+        *,
+        game: _common_pb2.GameKind.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListEnginesRequest: _TypeAlias = ListEnginesRequest  # noqa: Y015
+
+@_typing.final
+class ListEnginesResponse(_message.Message):
+    """ListEngines output: one entry per engine and checksum offered."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENGINES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def engines(self) -> _containers.RepeatedCompositeFieldContainer[_engine_pb2.EngineOffer]: ...
+    def __init__(
+        self,
+        *,
+        engines: _abc.Iterable[_engine_pb2.EngineOffer] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["engines", b"engines"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListEnginesResponse: _TypeAlias = ListEnginesResponse  # noqa: Y015

@@ -66,6 +66,11 @@ class BotRegistryStub:
                 request_serializer=arena_dot_v1_dot_registry__pb2.ListPresetsRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_registry__pb2.ListPresetsResponse.FromString,
                 _registered_method=True)
+        self.ListEngines = channel.unary_unary(
+                '/arena.v1.BotRegistry/ListEngines',
+                request_serializer=arena_dot_v1_dot_registry__pb2.ListEnginesRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_registry__pb2.ListEnginesResponse.FromString,
+                _registered_method=True)
 
 
 class BotRegistryServicer:
@@ -114,6 +119,13 @@ class BotRegistryServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListEngines(self, request, context):
+        """Lists the protocol engines the live workers offer (the engine catalog).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BotRegistryServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -146,6 +158,11 @@ def add_BotRegistryServicer_to_server(servicer, server):
                     servicer.ListPresets,
                     request_deserializer=arena_dot_v1_dot_registry__pb2.ListPresetsRequest.FromString,
                     response_serializer=arena_dot_v1_dot_registry__pb2.ListPresetsResponse.SerializeToString,
+            ),
+            'ListEngines': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListEngines,
+                    request_deserializer=arena_dot_v1_dot_registry__pb2.ListEnginesRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_registry__pb2.ListEnginesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -311,6 +328,33 @@ class BotRegistry:
             '/arena.v1.BotRegistry/ListPresets',
             arena_dot_v1_dot_registry__pb2.ListPresetsRequest.SerializeToString,
             arena_dot_v1_dot_registry__pb2.ListPresetsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListEngines(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.BotRegistry/ListEngines',
+            arena_dot_v1_dot_registry__pb2.ListEnginesRequest.SerializeToString,
+            arena_dot_v1_dot_registry__pb2.ListEnginesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -46,6 +46,8 @@ class BotRegistryStub:
     """Stops a bot from entering new matches; its history stays."""
     ListPresets: _grpc.UnaryUnaryMultiCallable[_registry_pb2.ListPresetsRequest, _registry_pb2.ListPresetsResponse]
     """Lists the presets shipped with Arena."""
+    ListEngines: _grpc.UnaryUnaryMultiCallable[_registry_pb2.ListEnginesRequest, _registry_pb2.ListEnginesResponse]
+    """Lists the protocol engines the live workers offer (the engine catalog)."""
 
 @_typing.type_check_only
 class BotRegistryAsyncStub(BotRegistryStub):
@@ -64,6 +66,8 @@ class BotRegistryAsyncStub(BotRegistryStub):
     """Stops a bot from entering new matches; its history stays."""
     ListPresets: _aio.UnaryUnaryMultiCallable[_registry_pb2.ListPresetsRequest, _registry_pb2.ListPresetsResponse]  # type: ignore[assignment]
     """Lists the presets shipped with Arena."""
+    ListEngines: _aio.UnaryUnaryMultiCallable[_registry_pb2.ListEnginesRequest, _registry_pb2.ListEnginesResponse]  # type: ignore[assignment]
+    """Lists the protocol engines the live workers offer (the engine catalog)."""
 
 class BotRegistryServicer(metaclass=_abc_1.ABCMeta):
     """Registers, validates, versions and retires bot configurations."""
@@ -115,5 +119,13 @@ class BotRegistryServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_registry_pb2.ListPresetsResponse, _abc.Awaitable[_registry_pb2.ListPresetsResponse]]:
         """Lists the presets shipped with Arena."""
+
+    @_abc_1.abstractmethod
+    def ListEngines(
+        self,
+        request: _registry_pb2.ListEnginesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_registry_pb2.ListEnginesResponse, _abc.Awaitable[_registry_pb2.ListEnginesResponse]]:
+        """Lists the protocol engines the live workers offer (the engine catalog)."""
 
 def add_BotRegistryServicer_to_server(servicer: BotRegistryServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

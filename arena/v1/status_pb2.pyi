@@ -3,6 +3,7 @@
 isort:skip_file
 The live picture of an arena: workers, queues, matches, cache, forfeits."""
 
+from arena.v1 import engine_pb2 as _engine_pb2
 from arena.v1 import match_pb2 as _match_pb2
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
@@ -45,6 +46,7 @@ class WorkerInfo(_message.Message):
     SEEN_UNIX_MS_FIELD_NUMBER: _builtins.int
     STARTED_UNIX_MS_FIELD_NUMBER: _builtins.int
     POOL_FIELD_NUMBER: _builtins.int
+    PROTOCOL_ENGINES_FIELD_NUMBER: _builtins.int
     worker_id: _builtins.str
     host: _builtins.str
     pid: _builtins.int
@@ -75,6 +77,10 @@ class WorkerInfo(_message.Message):
     def engines(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The kinds of bot it runs: "builtin", "external"."""
 
+    @_builtins.property
+    def protocol_engines(self) -> _containers.RepeatedCompositeFieldContainer[_engine_pb2.EngineOffer]:
+        """The protocol engines of its engine catalog (name, protocol, games, checksum)."""
+
     def __init__(
         self,
         *,
@@ -95,10 +101,11 @@ class WorkerInfo(_message.Message):
         seen_unix_ms: _builtins.int = ...,
         started_unix_ms: _builtins.int = ...,
         pool: _builtins.str = ...,
+        protocol_engines: _abc.Iterable[_engine_pb2.EngineOffer] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "busy_ratio", b"busy_ratio", "cache_hits", b"cache_hits", "cache_probes", b"cache_probes", "engines", b"engines", "games", b"games", "host", b"host", "job_id", b"job_id", "job_since_unix_ms", b"job_since_unix_ms", "jobs_done", b"jobs_done", "match_id", b"match_id", "pid", b"pid", "ply", b"ply", "pool", b"pool", "seen_unix_ms", b"seen_unix_ms", "started_unix_ms", b"started_unix_ms", "worker_id", b"worker_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "busy_ratio", b"busy_ratio", "cache_hits", b"cache_hits", "cache_probes", b"cache_probes", "engines", b"engines", "games", b"games", "host", b"host", "job_id", b"job_id", "job_since_unix_ms", b"job_since_unix_ms", "jobs_done", b"jobs_done", "match_id", b"match_id", "pid", b"pid", "ply", b"ply", "pool", b"pool", "protocol_engines", b"protocol_engines", "seen_unix_ms", b"seen_unix_ms", "started_unix_ms", b"started_unix_ms", "worker_id", b"worker_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

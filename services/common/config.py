@@ -112,6 +112,12 @@ SETTINGS: tuple[Setting, ...] = (
             "tracing)"),
     Setting("trace_sample_ratio", "ARENA_TRACE_SAMPLE_RATIO", 1.0,
             "share of moves traced when tracing is on (the referee decides per move)"),
+    _delivery("cpu_clock", "count a built-in bot's move time as the CPU time of its "
+              "search (false: the wall clock, like external and protocol bots)",
+              ("referee",)),
+    _delivery("cpu_wall_factor", "a built-in bot timed on CPU also forfeits a move that "
+              "takes more than this many times its limit (plus grace) on the wall clock",
+              ("referee",)),
     Setting("max_matches", "ARENA_MAX_MATCHES", 64, "matches one referee runs at once",
             ("referee",)),
     _delivery("max_deliveries", "deliveries of a move job before it is dead-lettered",
@@ -144,6 +150,12 @@ SETTINGS: tuple[Setting, ...] = (
             "comma-separated (by default only public addresses)", ("registry", "worker")),
     Setting("io_slots", "ARENA_IO_SLOTS", 16,
             "external bots' moves a match worker waits for at once (beside its search)",
+            ("worker",)),
+    Setting("engines_catalog", "ARENA_ENGINES_CATALOG", "",
+            "the worker's engine catalog: protocol engines (NBoard, Gomocup) it offers, a "
+            "TOML file (docs/engines.md; empty: none)", ("worker",), flag="--engines"),
+    Setting("engine_processes", "ARENA_ENGINE_PROCESSES", 4,
+            "warm protocol-engine processes one worker keeps (least recently used stopped)",
             ("worker",)),
     Setting("warm_games", "ARENA_WARM_GAMES", "othello,gomoku",
             "engines compiled before a worker takes jobs (empty: none)", ("worker",)),
@@ -201,6 +213,8 @@ class Config:
     metrics_listen: str = ""
     otlp_endpoint: str = ""
     trace_sample_ratio: float = 1.0
+    cpu_clock: bool = DeliveryConfig.cpu_clock
+    cpu_wall_factor: float = DeliveryConfig.cpu_wall_factor
     max_matches: int = 64
     max_deliveries: int = DeliveryConfig.max_deliveries
     min_reclaim_idle_ms: int = DeliveryConfig.min_reclaim_idle_ms
@@ -215,6 +229,8 @@ class Config:
     analysis_wait_ms: int = 2000
     external_allow: str = ""
     io_slots: int = 16
+    engines_catalog: str = ""
+    engine_processes: int = 4
     warm_games: str = "othello,gomoku"
     shared_cache: bool = True
     ladder_in_flight: int = 16

@@ -1,13 +1,14 @@
 """Where external bots may live: the arena must not become anyone's port scanner.
 
 An external bot's address is resolved and every address it resolves to is checked, at
-registration (the registry) and again at every connection (the worker, which then
-connects to the checked address itself, so a name that resolves elsewhere a moment later
-changes nothing). By default only public addresses are allowed: loopback, link-local,
-private, shared, multicast, reserved and unspecified addresses are refused, which covers
-the metadata services of clouds and the arena's own services. Operators allow more with
-``external_allow``: CIDRs (``10.1.0.0/16``, ``127.0.0.1/32``) and host patterns
-(``bots.example.org``, ``*.lab.internal``), comma-separated.
+registration (the registry; a host name the operator allowed is taken as it is there) and
+again at every connection (the worker, which then connects to the checked address itself,
+so a name that resolves elsewhere a moment later changes nothing). By default only public
+addresses are allowed: loopback, link-local, private, shared, multicast, reserved and
+unspecified addresses are refused, which covers the metadata services of clouds and the
+arena's own services. Operators allow more with ``external_allow``: CIDRs
+(``10.1.0.0/16``, ``127.0.0.1/32``) and host patterns (``bots.example.org``,
+``*.lab.internal``), comma-separated.
 
 What a bot's owner learns when a move fails is only "unreachable" or "protocol error";
 the precise reason goes to the operator's log.
@@ -60,6 +61,13 @@ class EgressPolicy:
 
     def allowed_ip(self, address: IPAddress) -> bool:
         return _public(address) or any(address in net for net in self.networks)
+
+    def check(self, host: str, port: int) -> None:
+        """At registration: a name the operator allowed is accepted as it is (it is
+        resolved when dialled); anything else must resolve to allowed addresses only."""
+        bare = host[1:-1] if host.startswith("[") else host
+        if not any(fnmatch.fnmatchcase(bare.lower(), pattern) for pattern in self.hosts):
+            self.resolve(host, port)
 
     def resolve(self, host: str, port: int) -> list[str]:
         """The addresses to dial for ``host:port``; ``EgressRefused`` if any is refused

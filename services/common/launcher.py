@@ -129,7 +129,8 @@ class Launcher:
     otherwise two embedded servers are started under ``home``. ``env`` adds environment
     variables for every service (settings: ``docs/configuration.md``). ``metrics`` gives
     each process a free loopback port for its Prometheus endpoint (``stack.json`` lists
-    them under ``metrics``). Services log text lines (``ARENA_LOG_FORMAT``) to their files.
+    them under ``metrics``). ``engines`` is the match workers' engine catalog (protocol
+    engines). Services log text lines (``ARENA_LOG_FORMAT``) to their files.
     """
 
     home: Path = field(default_factory=arena_home)
@@ -138,6 +139,7 @@ class Launcher:
     referees: int = 1
     web: bool = False
     metrics: bool = False
+    engines: Path | None = None
     env: dict[str, str] = field(default_factory=dict)
     redis_urls: tuple[str, str] | None = None
     durable: EmbeddedRedis | None = None
@@ -288,6 +290,8 @@ class Launcher:
         env.setdefault("ARENA_LOG_FORMAT", "text")  # the log files are read by people
         for peer, target in self.roles().items():
             env[f"ARENA_{peer.upper()}"] = target
+        if role == "worker" and self.engines is not None:
+            env["ARENA_ENGINES_CATALOG"] = str(self.engines.resolve())
         env.update(self.env)
         return env
 
@@ -478,6 +482,8 @@ class Launcher:
             pids.update({"redis-durable": self.durable.pid, "redis-cache": self.cache.pid})
         for name in self.names("web"):
             found["web"] = f"http://{self.processes[name].target}"
+        if self.engines is not None:
+            found["engines"] = str(self.engines.resolve())
         if self.metrics:
             found["metrics"] = {name: f"127.0.0.1:{p.metrics_port}"
                                 for name, p in self.processes.items() if p.metrics_port}
@@ -535,13 +541,14 @@ def _signals_stop() -> Iterator[list[bool]]:
 
 
 def run_up(workers: int, home: Path | None = None, web: bool = False,
-           analysts: int = 1, metrics: bool = False, tls: bool = False,
-           mutual_tls: bool = False) -> int:
+           analysts: int = 1, metrics: bool = False, engines: Path | None = None,
+           tls: bool = False, mutual_tls: bool = False) -> int:
     """`arena up`: start everything, print where it listens, supervise until Ctrl-C or
     SIGTERM; `arena workers scale N` changes the number of workers meanwhile."""
     with _signals_stop() as stop:
         launcher = Launcher(home=home or arena_home(), workers=workers, analysts=analysts,
-                            web=web, metrics=metrics, tls=tls, mutual_tls=mutual_tls)
+                            web=web, metrics=metrics, engines=engines, tls=tls,
+                            mutual_tls=mutual_tls)
         (launcher.home / "run").mkdir(parents=True, exist_ok=True)
         (launcher.home / "run" / CONTROL_FILE).unlink(missing_ok=True)
         launcher.start()

@@ -91,6 +91,12 @@ CACHE_PROBES = Counter("arena_cache_probes_total", "shared transposition cache p
 CACHE_HITS = Counter("arena_cache_hits_total", "shared transposition cache hits")
 CACHE_SAVED = Counter("arena_cache_saved_seconds_total",
                       "engine time the cache's answers had cost when first searched")
+ENGINE_STARTS = Counter("arena_protocol_engine_starts_total",
+                        "protocol engine processes a worker started: first use, after a "
+                        "failure, or replaced near their CPU-seconds limit", ["engine"])
+ENGINE_MOVES = Counter("arena_protocol_engine_moves_total",
+                       "protocol engine moves, by whether a process already running and "
+                       "warm answered (warm=yes) or one started for this move", ["engine", "warm"])
 REDIS_SECONDS = Histogram("arena_redis_roundtrip_seconds",
                           "Redis round trips on the move path, by operation", ["op"],
                           buckets=_FAST)

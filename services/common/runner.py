@@ -16,6 +16,8 @@ from arena.services.common.server import Registration, ServerHandle, build_serve
 from arena.services.common.tls import server_credentials
 from arena.services.common.tracing import setup_tracing, shutdown_tracing
 
+from arena.errors import ArenaError
+
 log = logging.getLogger(__name__)
 
 # A service factory: given the configuration, the servicer registrations, their full
@@ -42,7 +44,11 @@ def run_service(role: str, factory: ServiceFactory, argv: Sequence[str] | None =
               file=sys.stderr)
         return 2
     setup_tracing(role, instance, config.otlp_endpoint, config.trace_sample_ratio)
-    registrations, names, on_stop = factory(config)
+    try:
+        registrations, names, on_stop = factory(config)
+    except ArenaError as exc:  # a bad file the configuration names (an engine catalog)
+        print(f"arena-{role}: configuration error: {exc}", file=sys.stderr)
+        return 2
     tokens = TokenStore.from_config(config) if config.auth else None
     handle: ServerHandle = build_server(registrations, names, config.listen, tokens,
                                         credentials=credentials)

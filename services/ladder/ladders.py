@@ -7,7 +7,8 @@ Creating a ladder costs the same whatever its size: its games are planned one at
 (``schedule.game_at``) and created through the referee a few at a time, as earlier ones
 finish, each with an idempotency key (the ladder and the game index), so a ladder service
 that restarts never creates a game twice. Results come back through ``count``, which is
-safe to call any number of times for the same match.
+safe to call any number of times for the same match. An SPRT ladder (``sprt``) is judged
+after every counted result and concluded as soon as its test decides.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from arena.services.common.protocol.ladders import (
     now_ms,
 )
 from arena.services.common.quotas import UNLIMITED, Quota
+from arena.services.ladder import sprt
 from arena.services.ladder.schedule import MAX_BOTS, MAX_GAMES, even_games, game_at, games_total
 from google.protobuf import timestamp_pb2
 
@@ -50,7 +52,8 @@ from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
 log = logging.getLogger(__name__)
 
-FORMATS = (ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, ladder_pb2.LADDER_FORMAT_GAUNTLET)
+FORMATS = (ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, ladder_pb2.LADDER_FORMAT_GAUNTLET,
+           ladder_pb2.LADDER_FORMAT_SPRT)
 
 
 def bot_label(ref: common_pb2.BotRef) -> str:
@@ -162,6 +165,7 @@ def validate_config(bots: BotVersions, config: ladder_pb2.LadderConfig,
         violations.append(FieldViolation("config.format", f"unknown format {config.format}"))
     if config.games_per_pairing < 0:
         violations.append(FieldViolation("config.games_per_pairing", "must not be negative"))
+    sprt.check_config(config, violations)
     if violations or not _check_game(config, violations):
         raise InvalidArgumentError.for_fields(violations)
     suite = load_suite(config.opening_suite)
@@ -247,14 +251,14 @@ class Ladders:
                                      created_at=created)
         made = self.store.create(info, created_ms, request_id)
         if made != info.id:
-            return self.store.get(made)  # a retried request: the ladder it made
+            return self.info(made)  # a retried request: the ladder it made
         try:
             self.schedule(info.id, most=1, strict=True)
         except (InvalidArgumentError, ResourceExhaustedError):
             self.store.delete(info.id)
             raise
         self.schedule(info.id)
-        return self.store.get(info.id)
+        return self.info(info.id)
 
     def schedule(self, ladder_id: str, most: int | None = None, strict: bool = False) -> int:
         """Create the ladder's games that may start now; returns how many. A game the
@@ -307,7 +311,43 @@ class Ladders:
                                    plan.config.replay_void)
         if counted == 1:
             LADDER_GAMES.inc()
+            if plan.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
+                self.judge_sprt(plan)
         return counted
+
+    # -- SPRT ladders ------------------------------------------------------------------------
+
+    def judge_sprt(self, plan: Plan) -> bool:
+        """Run a running SPRT ladder's test on its counted results; when it decides, finish
+        the ladder with the verdict and cancel its games still in flight. True if this call
+        concluded it."""
+        ladder_id = plan.ladder_id
+        if self.store.status(ladder_id) != RUNNING:
+            return False
+        state = sprt.sprt_state(plan.config, self.store.planned_games(ladder_id),
+                                self.store.results(ladder_id))
+        if not sprt.decided(state) or not self.store.conclude(ladder_id, state):
+            return False
+        log.info("SPRT ladder %s decided after %d pairs: %s", ladder_id, state.pairs,
+                 ladder_pb2.SprtVerdict.Name(state.verdict))
+        for match_id in self.store.uncounted(ladder_id):
+            try:
+                match = self.referee.cancel_match(match_id, f"SPRT ladder {ladder_id} decided")
+            except (NotFoundError, FailedPreconditionError):
+                continue  # gone, or just finished: its result is counted (and not used)
+            self.count(match)
+        return True
+
+    def with_sprt(self, info: ladder_pb2.LadderInfo) -> ladder_pb2.LadderInfo:
+        """``info`` with its SPRT test: the stored verdict once decided, else the test on
+        the results counted so far (other formats are returned as they are)."""
+        if info.config.format == ladder_pb2.LADDER_FORMAT_SPRT and not info.HasField("sprt"):
+            info.sprt.CopyFrom(sprt.sprt_state(info.config, self.store.planned_games(info.id),
+                                               self.store.results(info.id)))
+        return info
+
+    def info(self, ladder_id: str) -> ladder_pb2.LadderInfo:
+        return self.with_sprt(self.store.get(ladder_id))
 
     def reconcile(self, ladder_id: str) -> int:
         """Count every finished match of a ladder that is not counted yet (a safety net for
@@ -324,7 +364,7 @@ class Ladders:
     # -- reading and cancelling ------------------------------------------------------------
 
     def standings(self, ladder_id: str) -> ladder_pb2.Standings:
-        info = self.store.get(ladder_id)
+        info = self.info(ladder_id)
         bots = list(info.config.bots)
         games = [Game(r.black, r.white, r.score)
                  for r in self.store.results(ladder_id).values() if r.score is not None]
@@ -362,7 +402,7 @@ class Ladders:
             except (NotFoundError, FailedPreconditionError):
                 continue  # deleted, or finished just now: its result still counts
             self.count(match)
-        return self.store.get(ladder_id)
+        return self.info(ladder_id)
 
     def list(self, page: common_pb2.PageRequest) -> ladder_pb2.ListLaddersResponse:
         size = paging.page_size(page.page_size)
@@ -375,7 +415,7 @@ class Ladders:
         filled: paging.Page[ladder_pb2.LadderInfo] = paging.Page(size)
         for taken, ladder_id in enumerate(ids, 1):
             try:
-                full = filled.add(self.store.get(ladder_id))
+                full = filled.add(self.info(ladder_id))
             except NotFoundError:
                 continue
             if full and taken < len(ids):

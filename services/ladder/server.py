@@ -65,7 +65,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         ladder_id = request.ladder_id
         key = keys.ladder(ladder_id, "progress")
         info, last = self.store.snapshot(ladder_id)
-        yield ladder_pb2.LadderProgress(ladder=info)
+        yield ladder_pb2.LadderProgress(ladder=self.ladders.with_sprt(info))
         if info.status != RUNNING:
             return
         ended = False
@@ -78,16 +78,15 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
                     last = entry_id
                     match_id = fields.get(b"match_id")
                     if match_id is not None:
-                        yield ladder_pb2.LadderProgress(
-                            ladder=self.store.get(ladder_id), finished_match_id=match_id.decode()
-                        )
+                        yield ladder_pb2.LadderProgress(ladder=self.ladders.info(ladder_id),
+                                                        finished_match_id=match_id.decode())
                     elif b"status" in fields:  # the ladder's last entry: finished or cancelled
                         ended = True
                         break
                 if ended:
                     break
         if ended:
-            yield ladder_pb2.LadderProgress(ladder=self.store.get(ladder_id))
+            yield ladder_pb2.LadderProgress(ladder=self.ladders.info(ladder_id))
 
 
 def create_service(config: Config, follower: FollowerConfig | None = None) -> ServiceParts:

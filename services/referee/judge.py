@@ -2,7 +2,9 @@
 
 The referee trusts nothing a worker says except the move itself: legality comes from the
 rules library, and the time used is measured from the Redis timestamps of the worker's
-``started`` and ``result`` entries.
+``started`` and ``result`` entries. The one exception is a built-in bot timed on CPU (see
+``MoveClock``): Arena's own engine on Arena's own worker reports the CPU time of its
+search, which a busy machine does not inflate; the wall clock stays the outer guard.
 """
 
 from __future__ import annotations
@@ -34,18 +36,50 @@ class Forfeit:
     detail: str
 
 
+@dataclass(frozen=True)
+class MoveClock:
+    """How a move's time is counted against ``limit_ms`` + ``grace_ms``: on the wall clock
+    (the interval between the worker's ``started`` and ``result`` entries), or, with
+    ``cpu``, by the CPU time the worker's searching thread spent on it, while the wall
+    clock may reach ``wall_factor`` times the limit (plus grace) before the move is late
+    anyway (a worker that is stuck, or starved for minutes, still loses the move)."""
+
+    limit_ms: int
+    grace_ms: int
+    cpu: bool = False
+    wall_factor: float = 4.0
+
+    def charged_ms(self, wall_ms: int, result: engine_pb2.MoveResult) -> int:
+        """The time the move costs the bot (its game budget is spent by it)."""
+        return result.cpu_ms if self.cpu else wall_ms
+
+    def late(self, wall_ms: int, result: engine_pb2.MoveResult) -> str | None:
+        """Why the move is too late, or None."""
+        allowed = self.limit_ms + self.grace_ms
+        if not self.cpu:
+            return (f"took {wall_ms} ms; limit {self.limit_ms} ms + {self.grace_ms} ms grace"
+                    if wall_ms > allowed else None)
+        if result.cpu_ms > allowed:
+            return (f"searched {result.cpu_ms} ms of CPU time; limit {self.limit_ms} ms + "
+                    f"{self.grace_ms} ms grace")
+        guard = int(max(1.0, self.wall_factor) * self.limit_ms) + self.grace_ms
+        if wall_ms > guard:
+            return (f"took {wall_ms} ms on the wall clock ({result.cpu_ms} ms of CPU time); "
+                    f"a move timed on CPU may take {guard} ms")
+        return None
+
+
 def judge_answer(
-    position: Position, result: engine_pb2.MoveResult, time_ms: int, limit_ms: int,
-    grace_ms: int,
+    position: Position, result: engine_pb2.MoveResult, time_ms: int, clock: MoveClock,
 ) -> Forfeit | None:
     """None if the answer may be played; otherwise why the side to move forfeits."""
     if result.error != engine_pb2.MOVE_ERROR_UNSPECIFIED:
         termination = _ERROR_TERMINATIONS.get(result.error, match_pb2.TERMINATION_BOT_CRASHED)
         name = engine_pb2.MoveError.Name(result.error)
         return Forfeit(termination, f"{name}: {result.error_detail}".strip(": "))
-    if time_ms > limit_ms + grace_ms:
-        return Forfeit(match_pb2.TERMINATION_TIME_FORFEIT,
-                       f"took {time_ms} ms; limit {limit_ms} ms + {grace_ms} ms grace")
+    late = clock.late(time_ms, result)
+    if late is not None:
+        return Forfeit(match_pb2.TERMINATION_TIME_FORFEIT, late)
     if not result.HasField("move"):
         return Forfeit(match_pb2.TERMINATION_MALFORMED_ANSWER, "the answer holds no move")
     square = result.move.square
@@ -60,7 +94,8 @@ def judge_answer(
 
 
 def move_record(
-    position: Position, ply: int, result: engine_pb2.MoveResult, time_ms: int
+    position: Position, ply: int, result: engine_pb2.MoveResult, time_ms: int,
+    charged_ms: int,
 ) -> match_pb2.MoveRecord:
     """The record of a judged move; ``position`` is before the move and is left as it was."""
     square = result.move.square
@@ -69,7 +104,8 @@ def move_record(
     return match_pb2.MoveRecord(
         ply=ply, color=proto_color(position.turn),
         move=common_pb2.Move(square=square, text=position.move_to_str(square)),
-        time_ms=time_ms, search=result.search, worker_id=result.worker_id,
+        time_ms=time_ms, charged_ms=charged_ms, search=result.search,
+        worker_id=result.worker_id,
         has_tree=result.tree_stored, position_after=after.to_text(),
     )
 

@@ -1,8 +1,9 @@
-"""Creating matches (validated), listing them, and the rules a match's config must obey.
+"""Creating matches (validated), importing game records, listing them, and the rules a
+match's config must obey.
 
 The referee stores matches through ``protocol.matches.MatchStore`` and writes game state
 only through ``protocol.ledger``; bots are resolved to exact versions by asking the
-registry.
+registry. An imported record is stored whole, already finished (``MatchStore.store_finished``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from arena.errors import (
     PermissionDeniedError,
 )
 from arena.games import Game, GameError, Position, UnknownGameError, game
+from arena.records import FORMAT_NAMES, imported_match, read_record
 from arena.rpc import bounded
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
@@ -36,6 +38,7 @@ MAX_GRACE_MS = 10_000
 DEFAULT_TREE_NODES = 2000
 MAX_TREE_NODES = 200_000
 MAX_REQUEST_ID_CHARS = 128
+MAX_RECORD_CHARS = 1_000_000  # a 19x19 Gomoku replay with full search info is ~100 kB
 
 
 def start_position(match: match_pb2.Match) -> Position:
@@ -165,6 +168,47 @@ def _check_quota(store: MatchStore, owner: str, config: match_pb2.MatchConfig,
     quota.check("queued_matches", store.unfinished(owner) + 1)
 
 
+# --- importing ----------------------------------------------------------------------------
+
+
+def import_match(store: MatchStore, request: referee_pb2.ImportMatchRequest,
+                 owner: str) -> match_pb2.Match:
+    """Read a game record (every move replayed through the rules) and store it as a
+    finished match of ``owner`` (see ``arena.records.imported_match``). A ``request_id``
+    that already stored a match returns that match."""
+    if request.request_id:
+        _check_request_id(request.request_id)
+        made = store.made_for(owner, request.request_id, "match-import")
+        if made:
+            return store.get(made)
+    fmt = _record_format(request.format)
+    if not request.content.strip():
+        raise InvalidArgumentError.for_fields([FieldViolation("content", "is empty")])
+    if len(request.content) > MAX_RECORD_CHARS:
+        raise InvalidArgumentError.for_fields([FieldViolation(
+            "content", f"is {len(request.content)} characters; the limit is {MAX_RECORD_CHARS}")])
+    try:
+        fmt, replay = read_record(request.content, fmt, request.variant)
+    except InvalidArgumentError as exc:  # FormatError: the message names the line or move
+        raise InvalidArgumentError.for_fields([FieldViolation("content", str(exc))]) from None
+    except GameError as exc:
+        raise InvalidArgumentError.for_fields([FieldViolation("variant", str(exc))]) from None
+    now_ms = int(time.time() * 1000)
+    stamp = timestamp_pb2.Timestamp()
+    stamp.FromMilliseconds(now_ms)
+    match = imported_match(replay, fmt, new_match_id(now_ms), owner, stamp)
+    made = store.store_finished(match, request.request_id)
+    return match if made == match.id else store.get(made)
+
+
+def _record_format(fmt: referee_pb2.ReplayFormat.ValueType) -> str:
+    if fmt == referee_pb2.REPLAY_FORMAT_UNSPECIFIED:
+        return ""
+    if fmt not in FORMAT_NAMES:
+        raise InvalidArgumentError.for_fields([FieldViolation("format", f"unknown format {fmt}")])
+    return FORMAT_NAMES[fmt]
+
+
 def _check_request_id(request_id: str) -> None:
     if len(request_id) > MAX_REQUEST_ID_CHARS:
         raise InvalidArgumentError.for_fields([FieldViolation(
@@ -216,10 +260,12 @@ def _accepts(request: referee_pb2.ListMatchesRequest, match: match_pb2.Match) ->
 
 
 def may_change(principal: Principal, match: match_pb2.Match, bots: BotVersions) -> bool:
-    """The match's creator, the owner of either bot, or an admin."""
+    """The match's creator, the owner of either bot, or an admin. The players of an
+    imported record name no bot (version 0): nobody owns them."""
     if principal.is_admin or principal.name == match.owner:
         return True
-    return any(bots.get(ref).owner == principal.name for ref in (match.black, match.white))
+    return any(bots.get(ref).owner == principal.name for ref in (match.black, match.white)
+               if ref.version)
 
 
 def cancel_match(store: MatchStore, ledger: Ledger, bots: BotVersions, match_id: str,

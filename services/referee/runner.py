@@ -66,7 +66,7 @@ class GameState:
         return len(self.records)
 
     def time_used_ms(self, color: common_pb2.Color.ValueType) -> int:
-        return sum(r.time_ms for r in self.records if r.color == color)
+        return sum(r.charged_ms or r.time_ms for r in self.records if r.color == color)
 
     def history(self) -> list[int]:
         """Moves from the configured start: the opening, then every recorded move."""
@@ -198,6 +198,8 @@ class MatchRunner:
             deadline_unix_ms=int(time.time() * 1000) + self.config.stall_timeout_ms,
             tree_node_budget=match.config.tree_node_budget if match.config.capture_trees else 0,
             seed=seed_for_ply(match.config.seed, state.ply),
+            game_time_left_ms=self._game_time_left_ms(state),
+            cpu_clock=self.config.cpu_clock and self.bots.get(side).spec.HasField("builtin"),
         ))
 
     def _finish(self, state: GameState, result: match_pb2.MatchResult) -> bool:
@@ -218,19 +220,27 @@ class MatchRunner:
         return self.run(state.match.id)
 
     def _budget_ms(self, state: GameState) -> int:
-        tc = state.match.config.time_control
-        budget = tc.move_time_ms
-        if tc.game_time_ms > 0:
-            color = judge.proto_color(state.position.turn)
-            left = tc.game_time_ms - state.time_used_ms(color)
-            budget = min(budget, max(0, int(left)))
+        budget = state.match.config.time_control.move_time_ms
+        if state.match.config.time_control.game_time_ms > 0:
+            budget = min(budget, self._game_time_left_ms(state))
         return budget
+
+    @staticmethod
+    def _game_time_left_ms(state: GameState) -> int:
+        """The side to move's game budget left (0 when the match has none)."""
+        game_time = state.match.config.time_control.game_time_ms
+        if game_time <= 0:
+            return 0
+        used = state.time_used_ms(judge.proto_color(state.position.turn))
+        return max(0, int(game_time - used))
 
     def _await(self, state: GameState, job: engine_pb2.MoveJob,
                cursor: str) -> tuple[str, Answer | None]:
         """Wait for the first answer for the ply ``job`` asked about."""
         match = state.match
-        grace = match.config.time_control.grace_ms or self.config.grace_ms
+        clock = judge.MoveClock(job.time_budget_ms,
+                                match.config.time_control.grace_ms or self.config.grace_ms,
+                                job.cpu_clock, self.config.cpu_wall_factor)
         give_up = time.monotonic() + self.config.stall_timeout_ms / 1000
         while time.monotonic() < give_up:
             if self.stop.is_set():
@@ -248,7 +258,7 @@ class MatchRunner:
                     started = entry_ms(event.started_id) if event.started_id else None
                     with telemetry.judging(job):
                         answer = self._judge(state, event.result, event.at_ms, started,
-                                             job.time_budget_ms, grace)
+                                             clock)
                     if answer.record is not None and started and event.queued_id:
                         answer.record.wait_ms = max(0, started - entry_ms(event.queued_id))
                     return cursor, answer
@@ -257,11 +267,12 @@ class MatchRunner:
             f"no worker answered within {self.config.stall_timeout_ms} ms"))
 
     def _judge(self, state: GameState, result: engine_pb2.MoveResult, answered_ms: int,
-               started_ms: int | None, budget: int, grace: int) -> Answer:
+               started_ms: int | None, clock: judge.MoveClock) -> Answer:
         if started_ms is None:  # the answer names no started entry: the worker's clock
             started_ms = answered_ms - result.worker_time_ms
         time_ms = max(0, answered_ms - started_ms)
-        forfeit = judge.judge_answer(state.position, result, time_ms, budget, grace)
+        forfeit = judge.judge_answer(state.position, result, time_ms, clock)
         if forfeit is not None:
             return Answer(forfeit=forfeit)
-        return Answer(record=judge.move_record(state.position, state.ply, result, time_ms))
+        return Answer(record=judge.move_record(state.position, state.ply, result, time_ms,
+                                               clock.charged_ms(time_ms, result)))

@@ -88,6 +88,12 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         return matches.cancel_match(self.store, self.ledger, self.bots, request.match_id,
                                     current_principal(), request.reason)
 
+    def ImportMatch(self, request: referee_pb2.ImportMatchRequest,
+                    context: Any) -> match_pb2.Match:
+        caller = current_principal()
+        self.quotas.spend(caller, "creates_per_minute")  # an import is a create too
+        return matches.import_match(self.store, request, caller.name)
+
 
 def running_cap(quota: Quota) -> int:
     """The admission cap of a quota (0: none)."""

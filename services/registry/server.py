@@ -7,6 +7,7 @@ import redis
 from arena.services.common.config import Config
 from arena.services.common.egress import EgressPolicy
 from arena.services.common.peers import peer_client
+from arena.services.common.protocol import workers
 from arena.services.common.protocol.bots import BotStore
 from arena.services.common.quotas import Quotas
 from arena.services.common.runner import ServiceParts
@@ -23,7 +24,8 @@ def create_service(config: Config) -> ServiceParts:
     client = redis.Redis.from_url(config.redis_url, socket_timeout=10)
     referee = peer_client(config) if config.referee else None
     servicer = BotRegistryServicer(BotStore(client), Quotas.from_config(config, client),
-                                   referee, EgressPolicy.parse(config.external_allow))
+                                   referee, EgressPolicy.parse(config.external_allow),
+                                   lambda: workers.offers(workers.alive(client)))
 
     def register(server: grpc.Server) -> None:
         registry_pb2_grpc.add_BotRegistryServicer_to_server(servicer, server)

@@ -3,11 +3,16 @@
 Order of checks in every mutating RPC: authenticated (the interceptor), the bot exists
 (NOT_FOUND), the caller may touch it (PERMISSION_DENIED), then the spec is valid
 (INVALID_ARGUMENT), so a stranger learns nothing from validation messages.
+
+An update whose spec equals the latest version's (same content hash) changes nothing and
+stores nothing: it returns the latest version as it is, so retrying an update, or running
+the same `arena bot update` twice, never makes versions that differ only in number.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import grpc
@@ -17,7 +22,7 @@ from arena.services.common.egress import EgressPolicy, EgressRefused, split_addr
 from arena.services.common.protocol.bots import BotFilter, BotStore
 from arena.services.common.quotas import Quotas
 
-from arena.bots import apply_preset, check_spec, list_presets, new_version
+from arena.bots import apply_preset, check_spec, content_hash, list_presets, new_version
 from arena.bots.validation import validate_name
 from arena.errors import (
     FailedPreconditionError,
@@ -25,7 +30,18 @@ from arena.errors import (
     InvalidArgumentError,
     NotFoundError,
 )
-from arena.v1 import bots_pb2, match_pb2, registry_pb2, registry_pb2_grpc
+from arena.games import game
+from arena.v1 import bots_pb2, engine_pb2, match_pb2, registry_pb2, registry_pb2_grpc
+
+Offers = Callable[[], list[engine_pb2.EngineOffer]]
+
+
+class _Unchanged(Exception):  # a signal out of BotStore.append, not an error
+    """An update that would store the latest version's spec again."""
+
+    def __init__(self, latest: bots_pb2.BotVersion) -> None:
+        super().__init__(latest.spec.name)
+        self.latest = latest
 
 
 def _require_name(name: str, field: str) -> None:
@@ -38,8 +54,10 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
     """Thin adapter: each method checks, calls the core and the store, returns protobufs."""
 
     def __init__(self, store: BotStore, quotas: Quotas | None = None,
-                 referee: ArenaClient | None = None, egress: EgressPolicy | None = None) -> None:
+                 referee: ArenaClient | None = None, egress: EgressPolicy | None = None,
+                 offers: Offers = list) -> None:
         self._store = store
+        self._offers = offers  # the protocol engines live workers offer now
         self._egress = egress or EgressPolicy()
         self._quotas = quotas or Quotas()
         self._referee = referee  # to cancel a retired bot's matches
@@ -54,7 +72,7 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
         if request.from_preset:
             spec = apply_preset(spec, request.from_preset)
         check_spec(spec)
-        self._check_egress(spec)
+        spec = self._reachable(spec)
         return self._store.create(new_version(spec, 1, owner, datetime.now(UTC)))
 
     def GetBot(
@@ -98,11 +116,16 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
                 raise InvalidArgumentError.for_fields(violations)
             spec.game = latest.spec.game
             check_spec(spec)
-            self._check_egress(spec)
+            checked = self._reachable(spec)
+            if content_hash(checked) == latest.content_hash:
+                raise _Unchanged(latest)
             # The owner stays the bot's creator, also when an admin makes the change.
-            return new_version(spec, latest.version + 1, latest.owner, datetime.now(UTC))
+            return new_version(checked, latest.version + 1, latest.owner, datetime.now(UTC))
 
-        return self._store.append(request.name, build)
+        try:
+            return self._store.append(request.name, build)
+        except _Unchanged as unchanged:
+            return unchanged.latest
 
     def RetireBot(
         self, request: registry_pb2.RetireBotRequest, context: grpc.ServicerContext
@@ -116,15 +139,51 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
             self._cancel_matches(request.name)
         return retired
 
-    def _check_egress(self, spec: bots_pb2.BotSpec) -> None:
-        """An external bot must be somewhere the arena may dial (``egress``)."""
-        if spec.WhichOneof("engine") != "external":
-            return
-        try:
-            self._egress.resolve(*split_address(spec.external.address))
-        except (EgressRefused, ValueError) as exc:
-            raise InvalidArgumentError.for_fields(
-                [FieldViolation("spec.external.address", str(exc))]) from None
+    def _reachable(self, spec: bots_pb2.BotSpec) -> bots_pb2.BotSpec:
+        """The spec as stored, once the arena can run it: an external bot must be somewhere
+        the arena may dial (``egress``); a protocol engine must be offered by live workers,
+        and its checksum is pinned (the one asked for, or the only one offered)."""
+        engine = spec.WhichOneof("engine")
+        if engine == "external":
+            try:
+                self._egress.check(*split_address(spec.external.address))
+            except (EgressRefused, ValueError) as exc:
+                raise InvalidArgumentError.for_fields(
+                    [FieldViolation("spec.external.address", str(exc))]) from None
+        if engine != "protocol":
+            return spec
+        pinned = bots_pb2.BotSpec()
+        pinned.CopyFrom(spec)
+        pinned.protocol.checksum = self._checksum(spec.game, spec.protocol)
+        return pinned
+
+    def _checksum(self, kind: int, wanted: bots_pb2.ProtocolEngine) -> str:
+        offered = self._offers()
+        builds = [o for o in offered if o.name == wanted.engine]
+        if not builds:
+            names = sorted({o.name for o in offered if kind in o.games})
+            raise InvalidArgumentError.for_fields([FieldViolation(
+                "spec.protocol.engine",
+                f"no live worker offers engine {wanted.engine!r} (offered for "
+                f"{game(kind).name}: {', '.join(names) or 'none'}; `arena engine list`)")])
+        if kind not in builds[0].games:
+            plays = ", ".join(game(g).name for g in builds[0].games)
+            raise InvalidArgumentError.for_fields([FieldViolation(
+                "spec.protocol.engine",
+                f"engine {wanted.engine!r} plays {plays}, not {game(kind).name}")])
+        if wanted.checksum:
+            if any(o.checksum == wanted.checksum for o in builds):
+                return wanted.checksum
+            raise InvalidArgumentError.for_fields([FieldViolation(
+                "spec.protocol.checksum",
+                f"no live worker offers engine {wanted.engine!r} with this checksum "
+                f"(offered: {_builds(builds)})")])
+        if len(builds) > 1:
+            raise InvalidArgumentError.for_fields([FieldViolation(
+                "spec.protocol.checksum",
+                f"live workers offer {len(builds)} builds of engine {wanted.engine!r} "
+                f"({_builds(builds)}): name one")])
+        return builds[0].checksum
 
     def _cancel_matches(self, name: str) -> None:
         """Cancel the bot's pending and running matches through the referee."""
@@ -137,8 +196,22 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
                 with contextlib.suppress(FailedPreconditionError, NotFoundError):
                     self._referee.cancel_match(match.id, f"bot {name} retired")
 
+    def ListEngines(
+        self, request: registry_pb2.ListEnginesRequest, context: grpc.ServicerContext
+    ) -> registry_pb2.ListEnginesResponse:
+        current_principal()
+        if request.game:
+            game(request.game)  # an unknown game is INVALID_ARGUMENT
+        return registry_pb2.ListEnginesResponse(
+            engines=[o for o in self._offers() if not request.game or request.game in o.games])
+
     def ListPresets(
         self, request: registry_pb2.ListPresetsRequest, context: grpc.ServicerContext
     ) -> registry_pb2.ListPresetsResponse:
         current_principal()
         return registry_pb2.ListPresetsResponse(presets=list_presets(request.game))
+
+
+def _builds(builds: list[engine_pb2.EngineOffer]) -> str:
+    return ", ".join(f"{o.checksum} on {o.workers} worker{'s' if o.workers != 1 else ''}"
+                     for o in builds)

@@ -1,4 +1,5 @@
-"""Running the bot of a move job: a built-in engine search, or a call to an external bot.
+"""Running the bot of a move job: a built-in engine search, a move from a protocol engine
+the worker runs (``engines.host``), or a call to an external bot.
 
 Either way the answer is a ``MoveResult``; failures become a ``MoveError`` the referee turns
 into a forfeit. The worker does not judge legality (the referee does, with the rules
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 import grpc
 from arena.services.common.egress import EgressPolicy, EgressRefused, dial_target, split_address
 from arena.services.common.protocol.tcache import CacheKey, SharedSearchCache
+from arena.services.worker.engines.host import EngineHost
 
 from arena.bots.spec import builtin_config
 from arena.engine.adapters import PreparedBot
@@ -60,6 +62,7 @@ class BotRunner:
     cache: SharedSearchCache = field(default_factory=lambda: SharedSearchCache(None))
     grace_ms: int = 200
     egress: EgressPolicy = field(default_factory=EgressPolicy)
+    engines: EngineHost | None = None  # the protocol engines this worker offers
     _channels: dict[tuple[str, str], grpc.Channel] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _prepared: dict[bytes, PreparedBot] = field(default_factory=dict)
@@ -74,7 +77,13 @@ class BotRunner:
         if engine == "external":
             return self.run_external(job)
         if engine == "builtin":
-            return self.run_builtin(job, stop)
+            started = time.thread_time_ns()
+            answer = self.run_builtin(job, stop)
+            if job.cpu_clock:  # all on this thread: the probe, then the search
+                answer.result.cpu_ms = (time.thread_time_ns() - started) // 1_000_000
+            return answer
+        if engine == "protocol":
+            return self.run_protocol(job)
         return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, "the bot has no engine")
 
     # -- built-in engines ------------------------------------------------------------------
@@ -117,7 +126,9 @@ class BotRunner:
                 return BotAnswer(engine_pb2.MoveResult(move=move, search=info), probed=True)
         try:
             result = engine.choose_move(bot, job.position.text, list(job.history),
-                                        Limits(time_ms=limit), stop, job.tree_node_budget,
+                                        Limits(time_ms=limit,
+                                               clock="cpu" if job.cpu_clock else "wall"),
+                                        stop, job.tree_node_budget,
                                         job.seed)
         except InvalidArgumentError as exc:
             return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
@@ -150,6 +161,25 @@ class BotRunner:
             return None  # a tree is only captured by running the search
         return CacheKey(bot.game, bot.evaluator_hash, job.position.text)
 
+    # -- protocol engines ------------------------------------------------------------------
+
+    def ready(self, job: engine_pb2.MoveJob) -> BotAnswer | None:
+        """What must happen before the bot's clock starts: a protocol engine's process is
+        started if none is waiting warm. The failure to answer with, if that fails."""
+        if job.bot.spec.WhichOneof("engine") != "protocol" or self.engines is None:
+            return None
+        failed = self.engines.ready(job)
+        return None if failed is None else BotAnswer(failed)
+
+    def run_protocol(self, job: engine_pb2.MoveJob) -> BotAnswer:
+        """The move of a protocol engine, on this thread (an engine process thinks on a core
+        like a built-in search). It cannot be stopped early; its limit bounds it."""
+        self.flush()  # no probe to carry the queued stores
+        if self.engines is None:
+            return _error(engine_pb2.MOVE_ERROR_INVALID_JOB,
+                          "this worker offers no protocol engines")
+        return BotAnswer(self.engines.play(job))
+
     # -- external bots ---------------------------------------------------------------------
 
     def _stub(self, address: str) -> bot_service_pb2_grpc.BotServiceStub:
@@ -178,7 +208,7 @@ class BotRunner:
         request = bot_service_pb2.GetMoveRequest(
             match_id=job.match_id, ply=job.ply, position=job.position,
             color=common_pb2.COLOR_BLACK if turn is Color.BLACK else common_pb2.COLOR_WHITE,
-            history=job.history, move_time_ms=limit)
+            history=job.history, move_time_ms=limit, time_left_ms=job.game_time_left_ms)
         timeout_s = (limit + self.grace_ms + EXTERNAL_SLACK_MS) / 1000
         started = time.monotonic()
         try:
@@ -197,6 +227,8 @@ class BotRunner:
             channels, self._channels = list(self._channels.values()), {}
         for channel in channels:
             channel.close()
+        if self.engines is not None:
+            self.engines.close()
 
 
 def _external_failure(exc: Exception, job: engine_pb2.MoveJob, limit_ms: int) -> BotAnswer:

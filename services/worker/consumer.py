@@ -25,7 +25,7 @@ import queue
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,8 +41,8 @@ from arena.services.common.protocol.delivery import (
 )
 from arena.services.common.protocol.keys import MOVE_STREAM, WORKER_GROUP
 from arena.services.common.protocol.streams import (
-    Entry,
     StreamConsumer,
+    StreamSet,
     consumer_name,
     start_threads,
 )
@@ -67,6 +67,7 @@ class Delivery:
     fields: dict[bytes, bytes]
     deliveries: int
     taken_at: float = 0.0  # monotonic time it was taken ahead (0: taken to run)
+    stream: str = MOVE_STREAM  # where it came from: the common stream or an engine's
 
 
 @dataclass
@@ -85,11 +86,12 @@ class Running:
 
 
 class WorkerLoop:
-    """Consumes the move-job stream in the ``workers`` group; start() and stop()."""
+    """Consumes the move-job stream, and the streams of the protocol engines it offers
+    (``engine_streams``), in the ``workers`` group; start() and stop()."""
 
     def __init__(self, client: redis.Redis, cache: redis.Redis | None, worker_id: str = "",
                  config: DeliveryConfig | None = None, runner: BotRunner | None = None,
-                 io_slots: int = 16) -> None:
+                 io_slots: int = 16, engine_streams: Sequence[str] = ()) -> None:
         self.client = client
         self.cache = cache
         self.worker_id = consumer_name("worker", worker_id)
@@ -97,7 +99,8 @@ class WorkerLoop:
         self.runner = runner or BotRunner(grace_ms=self.config.grace_ms)
         self.stopping = threading.Event()
         self.jobs_done = 0
-        self.jobs = StreamConsumer(client, MOVE_STREAM, WORKER_GROUP, self.worker_id)
+        self.jobs = StreamSet(client, [MOVE_STREAM, *engine_streams], WORKER_GROUP,
+                              self.worker_id)
         self._starter = JobStarter(client, self.worker_id)
         self._tasks: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self._lock = threading.Lock()
@@ -146,7 +149,7 @@ class WorkerLoop:
             self.runner.flush()
 
     def _take_and_run(self) -> None:
-        if not self.jobs.wait_for_group(self.stopping):
+        if not self.jobs.wait_for_groups(self.stopping):
             return
         next_reclaim = 0.0
         last: Running | None = None  # the job run last (its start may take a job ahead)
@@ -168,7 +171,7 @@ class WorkerLoop:
                         with self._lock:
                             self._ahead = delivery
                     else:
-                        self.jobs.release(delivery.entry_id)
+                        self._queue(delivery).release(delivery.entry_id)
                     return
                 last = self._handle(delivery) or last
             except redis.ConnectionError as exc:
@@ -182,23 +185,29 @@ class WorkerLoop:
             ahead, self._ahead = self._ahead, None
         return ahead
 
+    def _queue(self, delivery: Delivery) -> StreamConsumer:
+        return self.jobs[delivery.stream]
+
     def _read_new(self) -> Delivery | None:
-        for entry in self.jobs.read(1, block_ms=250):
-            return Delivery(entry.entry_id, entry.fields, 1)
-        return None
+        found = self.jobs.read_one(block_ms=250)
+        if found is None:
+            return None
+        stream, entry = found
+        return Delivery(entry.entry_id, entry.fields, 1, stream=stream)
 
     def _reclaim_one(self) -> Delivery | None:
         """Claim one job whose worker went quiet for longer than the job's own timeout."""
-        entry: Entry | None = self.jobs.reclaim_each(
+        found = self.jobs.reclaim_each(
             self.config.min_reclaim_idle_ms,
             lambda fields: reclaim_idle_ms(_budget_of(fields), self.config), _PENDING_SCAN)
-        if entry is None:
+        if found is None:
             return None
+        stream, entry = found
         if not entry.fields:  # trimmed from the stream: nothing to run
-            self.jobs.ack(entry.entry_id)
+            self.jobs[stream].ack(entry.entry_id)
             return None
         log.info("took over move job %s (delivery %d)", entry.entry_id, entry.deliveries)
-        return Delivery(entry.entry_id, entry.fields, entry.deliveries)
+        return Delivery(entry.entry_id, entry.fields, entry.deliveries, stream=stream)
 
     def _handle(self, delivery: Delivery) -> Running | None:
         """Run one job and hand its answer to the poster; returns it if it ran. A built-in
@@ -207,17 +216,17 @@ class WorkerLoop:
         job = _parse_job(delivery.fields)
         if job is None:
             dead_letter(self.client, delivery.entry_id, delivery.fields, None,
-                        "unreadable move job", delivery.deliveries)
+                        "unreadable move job", delivery.deliveries, delivery.stream)
             telemetry.dead_lettered("unreadable")
             return None
         if delivery.deliveries > self.config.max_deliveries:
             dead_letter(self.client, delivery.entry_id, delivery.fields, job,
                         f"job delivered {delivery.deliveries} times without an answer",
-                        delivery.deliveries)
+                        delivery.deliveries, delivery.stream)
             telemetry.dead_lettered("too_many_deliveries")
             return None
         if job.deadline_unix_ms and time.time() * 1000 > job.deadline_unix_ms:
-            self.jobs.ack(delivery.entry_id)
+            self._queue(delivery).ack(delivery.entry_id)
             telemetry.dropped("expired")
             return None
         running = Running(delivery, job, secrets.token_hex(4),
@@ -242,6 +251,11 @@ class WorkerLoop:
     def _run(self, running: Running, reserve: bool) -> None:
         """Run the job's bot; the poster posts its start and then its answer."""
         try:
+            failed = self.runner.ready(running.job)  # a protocol engine starting up
+            if failed is not None:  # it could not: answered as is, never started
+                running.settled.set()
+                self._tasks.put(lambda: self._answer(running, failed))
+                return
             # The search starts now; ``started`` (or the news that the ply is no longer
             # wanted, which stops the search) follows one round trip later.
             reserve = reserve and self.config.reserve_hold_ms > 0 and not self.stopping.is_set()
@@ -250,7 +264,7 @@ class WorkerLoop:
             with telemetry.searching(running.span, running.job):
                 answer = self.runner.run(running.job, running.stop)
             if self._abandon.is_set():
-                self.jobs.release(running.delivery.entry_id)
+                self._queue(running.delivery).release(running.delivery.entry_id)
                 telemetry.released(running.span)
                 return
             answer.result.worker_time_ms = int((time.monotonic() - began) * 1000)
@@ -294,8 +308,9 @@ class WorkerLoop:
             with self._lock:
                 reserve = reserve and self._ahead is None
             began = time.perf_counter()
+            stream = running.delivery.stream
             started = self._starter.start(running.delivery.entry_id, running.job, running.tag,
-                                          reserve)
+                                          reserve, stream)
             telemetry.started(running.delivery.entry_id, started.started_id,
                               time.perf_counter() - began)
             running.started_id = started.started_id
@@ -305,7 +320,7 @@ class WorkerLoop:
             if started.ahead is not None:
                 entry_id, fields = started.ahead
                 with self._lock:
-                    self._ahead = Delivery(entry_id, fields, 1, time.monotonic())
+                    self._ahead = Delivery(entry_id, fields, 1, time.monotonic(), stream)
         finally:
             running.settled.set()
 
@@ -329,7 +344,7 @@ class WorkerLoop:
                 log.warning("could not store the tree of %s: %s", job.job_id, exc)
         with telemetry.posting(running.span):
             post_result(self.client, running.delivery.entry_id, job, running.tag, result,
-                        running.started_id)
+                        running.started_id, running.delivery.stream)
         self.jobs_done += 1
         telemetry.answered(job, answer, running.span)
 
@@ -338,7 +353,7 @@ class WorkerLoop:
         with self._lock:
             ahead, self._ahead = self._ahead, None
         if ahead is not None:
-            self.jobs.requeue(ahead.entry_id, ahead.fields)
+            self._queue(ahead).requeue(ahead.entry_id, ahead.fields)
 
     def _beat(self) -> None:
         """Keep the current job and the one taken ahead claimed; stop the search of a job
@@ -347,17 +362,20 @@ class WorkerLoop:
         while not (self.stopping.is_set() and self._idle.is_set()):
             time.sleep(interval)
             running, ahead = self._running_now(), self._ahead
-            owned = [r.delivery.entry_id for r in running] + ([ahead.entry_id] if ahead else [])
+            owned: dict[str, list[str]] = {}
+            for delivery in [r.delivery for r in running] + ([ahead] if ahead else []):
+                owned.setdefault(delivery.stream, []).append(delivery.entry_id)
             try:
                 with self.client.pipeline(transaction=False) as pipe:
-                    self.jobs.touch(owned, pipe)
+                    for stream, entry_ids in owned.items():
+                        self.jobs[stream].touch(entry_ids, pipe)
                     for job in running:
                         ask_still_wanted(pipe, job.job)
                     replies = pipe.execute()
             except redis.RedisError as exc:
                 log.warning("move heartbeat failed: %s", exc)
                 continue
-            answers = replies[1:] if owned else replies
+            answers = replies[len(owned):]
             for index, job in enumerate(running):
                 if not still_wanted(job.job, *answers[2 * index: 2 * index + 2]):
                     self._drop(job)
@@ -370,7 +388,7 @@ class WorkerLoop:
         running.unwanted = True
         running.stop.set()
         try:
-            self.jobs.ack(running.delivery.entry_id)
+            self._queue(running.delivery).ack(running.delivery.entry_id)
         except redis.RedisError as exc:
             log.warning("could not acknowledge %s: %s", running.job.job_id, exc)
 

@@ -24,6 +24,7 @@ from arena.services.common.quotas import Quotas
 from arena.services.common.runner import ServiceParts
 from arena.services.worker.bots import BotRunner, search_info
 from arena.services.worker.consumer import WorkerLoop
+from arena.services.worker.engines.host import EngineHost
 from arena.services.worker.telemetry import Presence
 from arena.services.worker.trees import tree_to_proto
 
@@ -66,7 +67,8 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
             bot = self.bots.get(request.bot_ref)
             if bot.spec.WhichOneof("engine") != "builtin":
                 raise FailedPreconditionError(
-                    f"bot {bot.spec.name!r} is external: analyze runs built-in engines only")
+                    f"bot {bot.spec.name!r} runs a {bot.spec.WhichOneof('engine')} engine: "
+                    "analyze runs built-in engines only")
             return builtin_config(bot.spec)
         raise InvalidArgumentError("name a bot (bot_ref) or give an engine configuration")
 
@@ -144,17 +146,23 @@ def create_service(config: Config) -> ServiceParts:
                               config.analysis_wait_ms, quotas)
     on_stop = [peers.close]
     if config.worker_pool == "match":
+        engines = (EngineHost.load(config.engines_catalog, config.engine_processes)
+                   if config.engines_catalog else None)
         client = redis.Redis.from_url(config.redis_url)
         cache = redis.Redis.from_url(config.cache_url)
         runner = BotRunner(cache=SharedSearchCache(cache if config.shared_cache else None),
                            grace_ms=config.grace_ms,
-                           egress=EgressPolicy.parse(config.external_allow))
+                           egress=EgressPolicy.parse(config.external_allow), engines=engines)
         loop = WorkerLoop(client, cache, config.instance, config.delivery, runner,
-                          config.io_slots).start()
+                          config.io_slots, engines.streams() if engines else ()).start()
         presence = Presence(client, loop.worker_id, lambda: loop.current_job,
-                            lambda: loop.jobs_done, games).start()
+                            lambda: loop.jobs_done, games,
+                            offers=engines.offers() if engines else ()).start()
         on_stop[:0] = [loop.stop, presence.stop]
     else:
+        if config.engines_catalog:
+            log.warning("ARENA_ENGINES_CATALOG is ignored: analysis workers run built-in "
+                        "engines only")
         client = redis.Redis.from_url(config.redis_url)
         presence = Presence(client, consumer_name("analyst", config.instance),
                             lambda: None, lambda: 0, games, pool="analysis").start()

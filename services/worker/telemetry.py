@@ -14,7 +14,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import redis
@@ -121,13 +121,16 @@ class Presence:
 
     def __init__(self, client: redis.Redis, worker_id: str,
                  current: Callable[[], tuple[engine_pb2.MoveJob, float] | None],
-                 jobs_done: Callable[[], int], warm: list[str], pool: str = "match") -> None:
+                 jobs_done: Callable[[], int], warm: list[str], pool: str = "match",
+                 offers: Iterable[engine_pb2.EngineOffer] = ()) -> None:
         self.client, self.worker_id = client, worker_id
         self._current, self._jobs_done = current, jobs_done
+        offers = list(offers)
         self._info = status_pb2.WorkerInfo(
             worker_id=worker_id, host=socket.gethostname(), pid=os.getpid(),
-            games=list(warm or GAME_NAMES), engines=["builtin", "external"],
-            started_unix_ms=int(time.time() * 1000), pool=pool)
+            games=list(warm or GAME_NAMES),
+            engines=["builtin", "external", *(["protocol"] if offers else [])],
+            started_unix_ms=int(time.time() * 1000), pool=pool, protocol_engines=offers)
         self._samples: collections.deque[tuple[float, float, float, float]] = (
             collections.deque())
         self._stop = threading.Event()

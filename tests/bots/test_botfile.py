@@ -28,11 +28,16 @@ def specs(draw: st.DrawFn) -> bots_pb2.BotSpec:
     spec = bots_pb2.BotSpec(name=draw(TEXT), game=draw(st.sampled_from([1, 2])),
                             description=draw(TEXT), preset=draw(TEXT),
                             avatar_png=draw(st.binary(max_size=300)))
-    if draw(st.booleans()):
+    engine = draw(st.sampled_from(["builtin", "external", "protocol"]))
+    if engine == "builtin":
         spec.builtin.config.CopyFrom(config_to_struct(draw(CONFIGS)))
-    else:
+    elif engine == "external":
         spec.external.address = draw(TEXT)
         spec.external.move_deadline_ms = draw(st.integers(-(2**31), 2**31 - 1))
+    else:
+        spec.protocol.engine = draw(TEXT)
+        spec.protocol.checksum = draw(TEXT)
+        spec.protocol.options.CopyFrom(config_to_struct(draw(CONFIGS)))
     return spec
 
 
@@ -84,7 +89,10 @@ def test_hand_written_file_with_preset_overrides() -> None:
     ('avatar_png = "@@@"\n', "avatar_png is not valid base64"),
     ("builtin = 3\n", "builtin must be a table"),
     ('[builtin]\nwhen = 1979-05-27\n', "builtin: config cannot be stored"),
-    ('[builtin]\nevaluator = "lab"\n[external]\naddress = "h:1"\n', "not both"),
+    ('[builtin]\nevaluator = "lab"\n[external]\naddress = "h:1"\n',
+     r"not \[builtin\] and \[external\]"),
+    ('[protocol]\nengine = "edax"\nflavour = 1\n', "unknown key protocol.flavour"),
+    ('[protocol]\nengine = "edax"\noptions = 3\n', "options must be a table"),
     ('[external]\nport = 1\n', "unknown key external.port"),
     ('[external]\nmove_deadline_ms = "soon"\n', "move_deadline_ms must be an integer"),
     ('[external]\nmove_deadline_ms = 9999999999\n', "out of range"),

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import redis
+from arena.clients.sdk import ArenaClient
+from arena.services.common.config import Config
+from arena.services.common.embedded_redis import EmbeddedRedis
+from arena.services.ladder.follower import FollowerConfig
+
+from tests.conftest import TEST_BOTS
+from tests.support.servers import ADMIN_TOKEN, Server, client, serve
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -43,3 +53,87 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], *needles: st
     assert lines[0].startswith("arena: error: "), lines[0]
     for needle in needles:
         assert needle in lines[0], lines[0]
+
+
+# --- the `arena` command against services running in this process -----------------------
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+RunCli = Callable[..., CliResult]
+
+
+@dataclass
+class InProcessStack:
+    """Registry, referee, ladder service, a match worker and an analysis worker on real
+    gRPC servers in this process, on the session's Redis servers; ``run`` is the `arena`
+    command aimed at them."""
+
+    servers: dict[str, Server]
+    run: RunCli
+
+    def client(self) -> ArenaClient:
+        # The SDK calls the analysis pool its "engine" address (the CLI: --analysis).
+        return client(**{"engine" if role == "analysis" else role: server.target
+                         for role, server in self.servers.items() if role != "worker"})
+
+
+@pytest.fixture
+def cli_stack(registry_server: Server, redis_server: EmbeddedRedis, cache_server: EmbeddedRedis,
+              cache_client: redis.Redis, capsys: pytest.CaptureFixture[str],
+              tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[InProcessStack]:
+    """The `arena` command (``arena.clients.cli.main``, in this process) against a whole
+    stack of real services started here; each ``run`` returns the exit code and output."""
+    config = Config(redis_url=redis_server.url, cache_url=cache_server.url,
+                    registry=registry_server.target, service_token=ADMIN_TOKEN,
+                    ladder_reconcile_s=1.0, heartbeat_ms=100, match_idle_ms=1500,
+                    external_allow=TEST_BOTS)
+    servers = {"registry": registry_server}
+    try:
+        servers["worker"] = serve("worker", config)
+        servers["analysis"] = serve("worker", config.replace(worker_pool="analysis"))
+        servers["referee"] = serve("referee", config)
+        servers["ladder"] = serve("ladder", config.replace(referee=servers["referee"].target),
+                                  follower=FollowerConfig(block_ms=100))
+        monkeypatch.chdir(tmp_path)
+        for name in [n for n in os.environ if n.startswith("ARENA_")]:
+            monkeypatch.delenv(name)
+        monkeypatch.setenv("ARENA_HOME", str(tmp_path / ".arena"))
+        where = [f"--{role}={server.target}" for role, server in servers.items()
+                 if role != "worker"]
+
+        def run(*args: str, stdin: str = "") -> CliResult:
+            from arena.clients.cli import main
+
+            capsys.readouterr()
+            monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+            code = main([*where, "--token", ADMIN_TOKEN, "--timeout", "30", *args])
+            captured = capsys.readouterr()
+            return CliResult(code, captured.out, captured.err)
+
+        yield InProcessStack(servers, run)
+    finally:
+        for role, server in servers.items():
+            if role != "registry":
+                server.stop()
+
+
+def ok(result: CliResult) -> str:
+    """The output of a command that must succeed."""
+    assert result.code == 0, result.err + result.out
+    return result.out
+
+
+def one_line_error(result: CliResult, *needles: str) -> str:
+    """The message of a command that must fail with one line and no traceback."""
+    assert result.code != 0, result.out
+    lines = [line for line in result.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("arena: error: "), result.err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]

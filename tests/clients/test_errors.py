@@ -64,7 +64,7 @@ def test_corrupt_stack_file(run_arena: RunArena, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (("match", "replay", "missing.json"), "no such replay file"),
+        (("match", "replay", "missing.json"), "no such game record file"),
         (("match", "create", "--black", "@x", "--white", "ryo"), "bad bot reference"),
         (("match", "create", "--black", "a", "--white", "b", "--opening", "zz"),
          "invalid Othello move"),

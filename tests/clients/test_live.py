@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -81,7 +82,7 @@ def test_match_create_and_watch(arena: RunArena, bots: list[str]) -> None:
     # The same deterministic game again: its moves now come from the shared cache.
     again = _ok(arena("match", "create", "--black", "tiny-b", "--white", "tiny-a",
                       "--opening", "f5 d6", "--move-time-ms", "500", "--watch"))
-    assert "depth 2, from the shared cache)" in again
+    assert re.search(r"depth 2, nodes \d+, pv [a-h1-8 ]+, from the shared cache\)", again)
 
 
 def test_match_watch_json_lines(arena: RunArena, finished_match: str) -> None:

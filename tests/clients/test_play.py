@@ -6,9 +6,15 @@ import json
 import random
 from pathlib import Path
 
+from arena.clients.sdk import ArenaClient
+
+from arena.bots import apply_preset
+from arena.bots.botfile import spec_to_toml
 from arena.formats import parse_replay
-from arena.games import PASS, OthelloBoard, new_position
+from arena.games import PASS, Color, OthelloBoard, Outcome, Termination, new_position
+from arena.v1 import bots_pb2
 from tests.clients.conftest import RunArena, assert_one_line_error
+from tests.support.servers import ADMIN_TOKEN, Server
 
 
 def _random_game_with_a_pass() -> tuple[list[int], OthelloBoard]:
@@ -76,7 +82,7 @@ def test_illegal_input_is_refused_and_end_of_input_stops(run_arena: RunArena,
     result = run_arena("play", "--mode", "human-human", "--save", "g.json",
                        stdin="a1\nxyz\nhelp\nd3\n")
     assert result.returncode == 0, result.stderr
-    assert "'a1' is not a legal move here; legal: d3 c4 f5 e6" in result.stdout
+    assert "'a1' is not a legal move here: legal moves: d3 c4 f5 e6" in result.stdout
     assert "legal moves: d3 c4 f5 e6" in result.stdout
     assert "game stopped after 1 moves" in result.stdout
     assert [m.move for m in parse_replay((tmp_path / "g.json").read_text()).moves] == [19]
@@ -112,12 +118,12 @@ def test_bot_vs_bot_plays_to_the_end(run_arena: RunArena, tmp_path: Path) -> Non
 def test_international_variant(run_arena: RunArena, tmp_path: Path) -> None:
     result = run_arena("play", "--variant", "international", "--mode", "human-bot",
                        "--bot", "lab-beginner", "--save", "intl.json",
-                       stdin="d4\nd5\nquit\n")
+                       stdin="d4\nd5\ne4\ne5\nquit\n")  # words the bot took are refused
     assert result.returncode == 0, result.stderr
     replay = parse_replay((tmp_path / "intl.json").read_text())
     assert replay.variant == "international"
     played = [m.move for m in replay.moves]
-    assert played[0] == 27 and played[2] == 35
+    assert played[0] == 27 and len(played) == 4
     assert set(played) == {27, 28, 35, 36}  # the four centre squares first
 
     both_bots = run_arena("play", "--variant", "international", "--mode", "bot-bot",
@@ -157,3 +163,94 @@ def test_default_save_location(run_arena: RunArena, tmp_path: Path) -> None:
     saved = list((tmp_path / ".arena" / "games").glob("play-*.json"))
     assert len(saved) == 1
     assert f"arena match replay {saved[0]}" in result.stdout
+
+
+def _lab_spec(name: str) -> bots_pb2.BotSpec:
+    spec = apply_preset(bots_pb2.BotSpec(name=name), "lab-beginner")
+    spec.description = "a bot file made for the test"
+    return spec
+
+
+def test_play_an_exported_bot_file(run_arena: RunArena, tmp_path: Path) -> None:
+    (tmp_path / "my-lab.toml").write_text(spec_to_toml(_lab_spec("my-lab")))
+    result = run_arena("play", "--mode", "bot-human", "--bot", "my-lab.toml",
+                       "--save", "f.json", stdin="quit\n")
+    assert result.returncode == 0, result.stderr
+    assert "black (my-lab) plays" in result.stdout
+    replay = parse_replay((tmp_path / "f.json").read_text())
+    assert replay.black == "my-lab" and replay.moves[0].depth is not None
+    # A bot file of the other game says which --game to add; a broken one says why.
+    gomoku = apply_preset(bots_pb2.BotSpec(name="moku"), "sharpmoku-normal")
+    (tmp_path / "moku.toml").write_text(spec_to_toml(gomoku))
+    assert_one_line_error(run_arena("play", "--bot", "moku.toml", stdin="quit\n"),
+                          "plays gomoku: add --game gomoku")
+    (tmp_path / "bad.toml").write_text("name = [\n")
+    assert_one_line_error(run_arena("play", "--bot", "bad.toml"), "bad.toml")
+
+
+def test_play_a_registered_bot(run_arena: RunArena, tmp_path: Path, peers: ArenaClient,
+                               registry_server: Server) -> None:
+    peers.register_bot(_lab_spec("my-terra"))
+    peers.register_bot(bots_pb2.BotSpec(name="far", game=1, external=bots_pb2.ExternalEngine(
+        address="127.0.0.1:9")))
+    env = {"ARENA_REGISTRY": registry_server.target, "ARENA_TOKEN": ADMIN_TOKEN}
+    result = run_arena("play", "--mode", "human-bot", "--bot", "my-terra", "--save", "r.json",
+                       stdin="f5\nquit\n", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "white (my-terra@1) plays" in result.stdout
+    replay = parse_replay((tmp_path / "r.json").read_text())
+    assert replay.white == "my-terra@1" and len(replay.moves) == 2
+    assert_one_line_error(run_arena("play", "--bot", "far", env=env), "external")
+    assert_one_line_error(run_arena("play", "--bot", "nobody", env=env),
+                          "unknown bot 'nobody'", "lab-beginner", "registry")
+    # No stack at all: the message still lists what would have worked.
+    assert_one_line_error(run_arena("play", "--bot", "my-terra"), "no registry", "lab-beginner")
+
+
+def test_gomoku_takes_gomocup_xy_and_resign_records_a_result(run_arena: RunArena,
+                                                              tmp_path: Path) -> None:
+    result = run_arena("play", "--game", "gomoku", "--mode", "human-human", "--save", "g.json",
+                       stdin="7,7\nh9\nz99\n7,7\nhelp\nresign\n")
+    assert result.returncode == 0, result.stderr
+    assert "*" not in result.stdout  # no board marks every empty point as a legal move
+    refused = [line for line in result.stdout.splitlines() if "is not a legal move" in line]
+    assert len(refused) == 2 and all(len(line) < 120 for line in refused), refused
+    assert "Gomocup x,y from 0,0 to 14,14" in refused[0]
+    assert "black resigns" in result.stdout and "game over: white wins" in result.stdout
+    replay = parse_replay((tmp_path / "g.json").read_text())
+    assert [m.move for m in replay.moves] == [7 * 15 + 7, 8 * 15 + 7]  # h8 (x,y 7,7), h9
+    assert replay.outcome is not None
+    assert replay.outcome.termination is Termination.RESIGNATION
+    assert replay.outcome.winner is Color.WHITE and replay.metadata["status"] == "finished"
+    shown = run_arena("match", "replay", "g.json", "--ply", "2")
+    assert shown.returncode == 0 and "resign" in shown.stdout, shown.stderr + shown.stdout
+
+
+def test_othello_resign_keeps_the_discs(run_arena: RunArena, tmp_path: Path) -> None:
+    result = run_arena("play", "--mode", "human-human", "--save", "o.json",
+                       stdin="f5\nresign\n")
+    assert result.returncode == 0, result.stderr
+    replay = parse_replay((tmp_path / "o.json").read_text())
+    assert replay.outcome == Outcome(Color.BLACK, Termination.RESIGNATION, 4, 1, 59)
+
+
+def test_gomoku_bots_play_from_a_custom_start(run_arena: RunArena, tmp_path: Path) -> None:
+    board = new_position("gomoku")
+    for move in ("h8", "i8"):
+        board.push(board.parse_move(move))
+    result = run_arena("play", "--game", "gomoku", "--start", board.to_text(), "--mode",
+                       "bot-human", "--bot", "sharpmoku-normal", "--bot-time-ms", "300",
+                       "--save", "s.json", stdin="quit\n")
+    assert result.returncode == 0, result.stderr
+    replay = parse_replay((tmp_path / "s.json").read_text())
+    assert replay.start == board.to_text() and len(replay.moves) == 1
+
+
+def test_an_international_start_implies_its_variant(run_arena: RunArena, tmp_path: Path) -> None:
+    start = new_position("othello", "international").to_text()
+    result = run_arena("play", "--start", start, "--mode", "human-human", "--save", "i.json",
+                       stdin="d4\nquit\n")
+    assert result.returncode == 0, result.stderr
+    assert parse_replay((tmp_path / "i.json").read_text()).variant == "international"
+    assert_one_line_error(run_arena("play", "--start", start, "--variant", "standard"),
+                          "leave --variant out")

@@ -4,7 +4,8 @@ game ends, finishing matches through the referee's own ledger."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import grpc
@@ -20,7 +21,7 @@ from arena.services.common.protocol.matches import MatchStore
 from arena.services.ladder.follower import FollowerConfig, ResultFollower
 from arena.services.ladder.ladders import Ladders
 
-from arena.v1 import common_pb2, ladder_pb2_grpc, match_pb2
+from arena.v1 import common_pb2, ladder_pb2, ladder_pb2_grpc, match_pb2
 from tests.support.bots import builtin_bot
 from tests.support.servers import ADMIN_TOKEN, Server, client, metadata, serve
 
@@ -121,3 +122,24 @@ def finish_match(client: redis.Redis, match_id: str, winner: int) -> match_pb2.M
 
 
 BLACK, WHITE, DRAW = common_pb2.COLOR_BLACK, common_pb2.COLOR_WHITE, common_pb2.COLOR_UNSPECIFIED
+
+
+def create_ladder(server: LadderServer, config: ladder_pb2.LadderConfig,
+                  token: str = "alice-token") -> ladder_pb2.LadderInfo:
+    request = ladder_pb2.CreateLadderRequest(config=config)
+    reply: ladder_pb2.LadderInfo = server.stub.CreateLadder(
+        request, timeout=30, metadata=metadata(token))
+    return reply
+
+
+def standings(server: LadderServer, ladder_id: str) -> ladder_pb2.Standings:
+    reply: ladder_pb2.Standings = server.stub.GetStandings(
+        ladder_pb2.GetStandingsRequest(ladder_id=ladder_id), timeout=10, metadata=metadata())
+    return reply
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.02)

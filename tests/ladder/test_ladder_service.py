@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
 
 import grpc
 import pytest
@@ -25,11 +24,14 @@ from tests.ladder.conftest import (
     WHITE,
     LadderServer,
     Peers,
+    create_ladder,
     fast_follower,
     finish_match,
     metadata,
     register_bots,
+    standings,
     start_ladder_server,
+    wait_for,
 )
 
 OTHELLO = common_pb2.GAME_KIND_OTHELLO
@@ -49,32 +51,11 @@ def _config(*bots: str, **fields: object) -> ladder_pb2.LadderConfig:
     return config
 
 
-def _create(server: LadderServer, config: ladder_pb2.LadderConfig,
-            token: str = "alice-token") -> ladder_pb2.LadderInfo:
-    request = ladder_pb2.CreateLadderRequest(config=config)
-    reply: ladder_pb2.LadderInfo = server.stub.CreateLadder(
-        request, timeout=30, metadata=metadata(token))
-    return reply
-
-
-def _standings(server: LadderServer, ladder_id: str) -> ladder_pb2.Standings:
-    reply: ladder_pb2.Standings = server.stub.GetStandings(
-        ladder_pb2.GetStandingsRequest(ladder_id=ladder_id), timeout=10, metadata=metadata())
-    return reply
-
-
-def _wait_for(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
-
-
 def test_create_ladder_queues_colour_swapped_matches_with_openings(
     peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
 ) -> None:
     register_bots(peers, OTHELLO, "ann", "ben", "cat")
-    info = _create(ladder_server, _config("ann", "ben", "cat", games_per_pairing=4,
+    info = create_ladder(ladder_server, _config("ann", "ben", "cat", games_per_pairing=4,
                                           opening_suite="othello-balanced-2"))
     assert info.status == ladder_pb2.LADDER_STATUS_RUNNING and info.owner == "alice"
     assert info.games_total == len(info.match_ids) == 3 * 4
@@ -109,7 +90,7 @@ def test_bad_ladders_are_invalid_arguments_with_fields(
 ) -> None:
     register_bots(peers, OTHELLO, "ann", "ben")
     with pytest.raises(grpc.RpcError) as caught:
-        _create(ladder_server, config)
+        create_ladder(ladder_server, config)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert field in [v.field for v in field_violations(caught.value)]
     assert redis_client.zcard("arena:ladders") == 0  # nothing half-created
@@ -119,7 +100,7 @@ def test_standings_match_recorded_results_and_the_closed_form_elo(
     peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
 ) -> None:
     register_bots(peers, OTHELLO, "ann", "ben")
-    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=10))
+    info = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=10))
     outcomes = [BLACK, WHITE, DRAW, BLACK, BLACK, WHITE, BLACK, DRAW, BLACK, WHITE]
     ann_points = 0.0
     for match_id, winner in zip(info.match_ids, outcomes, strict=True):
@@ -127,8 +108,8 @@ def test_standings_match_recorded_results_and_the_closed_form_elo(
         ann_is_black = match.black.name == "ann"
         points = {BLACK: float(ann_is_black), WHITE: float(not ann_is_black), DRAW: 0.5}
         ann_points += points[winner]
-    _wait_for(lambda: _standings(ladder_server, info.id).ladder.games_done == 10)
-    table = _standings(ladder_server, info.id)
+    wait_for(lambda: standings(ladder_server, info.id).ladder.games_done == 10)
+    table = standings(ladder_server, info.id)
     assert table.ladder.status == ladder_pb2.LADDER_STATUS_FINISHED
     rows = {row.bot.name: row for row in table.rows}
     assert rows["ann"].wins + rows["ann"].draws / 2 == ann_points
@@ -152,17 +133,17 @@ def test_each_result_counts_once_however_often_it_is_delivered(
     peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
 ) -> None:
     register_bots(peers, OTHELLO, "ann", "ben")
-    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=4))
+    info = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=4))
     for match_id in info.match_ids[:2]:
         finish_match(redis_client, match_id, BLACK)
         for _ in range(3):  # repeated deliveries of the same finished event
             redis_client.xadd(FINISHED_STREAM, {"match_id": match_id, "ladder_id": info.id})
     # A bogus event for a match the ladder does not own changes nothing either.
     redis_client.xadd(FINISHED_STREAM, {"match_id": "nope", "ladder_id": info.id})
-    _wait_for(lambda: redis_client.xpending(FINISHED_STREAM, LADDER_GROUP)["pending"] == 0
-              and _standings(ladder_server, info.id).ladder.games_done == 2)
+    wait_for(lambda: redis_client.xpending(FINISHED_STREAM, LADDER_GROUP)["pending"] == 0
+              and standings(ladder_server, info.id).ladder.games_done == 2)
     time.sleep(0.2)
-    table = _standings(ladder_server, info.id)
+    table = standings(ladder_server, info.id)
     assert table.ladder.games_done == 2
     assert sum(row.games for row in table.rows) == 4  # two games, seen from both sides
 
@@ -172,7 +153,7 @@ def test_concurrent_followers_count_each_result_once(
     redis_client: redis.Redis, ladder_peers: Peers,
 ) -> None:
     register_bots(peers, OTHELLO, "ann", "ben", "cat")
-    info = _create(ladder_server, _config("ann", "ben", "cat", games_per_pairing=2))
+    info = create_ladder(ladder_server, _config("ann", "ben", "cat", games_per_pairing=2))
     followers = [ladder_peers.follower(redis_server.client(), f"extra-{i}") for i in range(4)]
     for follower in followers:
         follower.start()
@@ -186,12 +167,12 @@ def test_concurrent_followers_count_each_result_once(
             thread.start()
         for thread in threads:
             thread.join()
-        _wait_for(lambda: _standings(ladder_server, info.id).ladder.status
+        wait_for(lambda: standings(ladder_server, info.id).ladder.status
                   == ladder_pb2.LADDER_STATUS_FINISHED)
     finally:
         for follower in followers:
             follower.stop()
-    table = _standings(ladder_server, info.id)
+    table = standings(ladder_server, info.id)
     assert table.ladder.games_done == 6
     assert sum(row.losses for row in table.rows) == 6
 
@@ -201,10 +182,10 @@ def test_a_restarted_service_resumes_and_counts_each_result_once(
 ) -> None:
     register_bots(peers, OTHELLO, "ann", "ben")
     first = start_ladder_server(ladder_peers, fast_follower("ladder-a"))
-    info = _create(first, _config("ann", "ben", games_per_pairing=6))
+    info = create_ladder(first, _config("ann", "ben", games_per_pairing=6))
     for match_id in info.match_ids[:2]:
         finish_match(redis_client, match_id, BLACK)
-    _wait_for(lambda: _standings(first, info.id).ladder.games_done == 2)
+    wait_for(lambda: standings(first, info.id).ladder.games_done == 2)
     first.stop()
     # While no ladder service runs, two more games end; then a consumer named like the
     # stopped service takes two entries and dies before acknowledging them.
@@ -214,12 +195,12 @@ def test_a_restarted_service_resumes_and_counts_each_result_once(
     assert len(taken[0][1]) == 2
     second = start_ladder_server(ladder_peers, fast_follower("ladder-a"))
     try:
-        _wait_for(lambda: _standings(second, info.id).ladder.games_done == 4)
+        wait_for(lambda: standings(second, info.id).ladder.games_done == 4)
         for match_id in info.match_ids[4:]:
             finish_match(redis_client, match_id, DRAW)
-        _wait_for(lambda: _standings(second, info.id).ladder.status
+        wait_for(lambda: standings(second, info.id).ladder.status
                   == ladder_pb2.LADDER_STATUS_FINISHED)
-        table = _standings(second, info.id)
+        table = standings(second, info.id)
         assert table.ladder.games_done == 6
         assert sorted((r.wins, r.draws, r.losses) for r in table.rows) == [(2, 2, 2), (2, 2, 2)]
         assert redis_client.xpending(FINISHED_STREAM, LADDER_GROUP)["pending"] == 0
@@ -232,7 +213,7 @@ def test_stale_entries_of_a_vanished_consumer_are_reclaimed(
     redis_client: redis.Redis, ladder_peers: Peers,
 ) -> None:
     register_bots(peers, OTHELLO, "ann", "ben")
-    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=2))
+    info = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=2))
     ladder_server.stop()  # the shared fixture's service, out of the way
     for match_id in info.match_ids:
         finish_match(redis_client, match_id, BLACK)
@@ -250,7 +231,7 @@ def test_reconcile_counts_results_whose_events_were_lost(
     ladder_peers: Peers,
 ) -> None:
     register_bots(peers, OTHELLO, "ann", "ben")
-    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=2))
+    info = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=2))
     ladder_server.stop()
     for match_id in info.match_ids:
         finish_match(redis_client, match_id, BLACK)
@@ -265,13 +246,13 @@ def test_watch_streams_progress_until_the_ladder_ends(
     peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
 ) -> None:
     register_bots(peers, OTHELLO, "ann", "ben")
-    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=4))
+    info = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=4))
     seen: list[ladder_pb2.LadderProgress] = []
     stream = ladder_server.stub.WatchLadder(
         ladder_pb2.WatchLadderRequest(ladder_id=info.id), timeout=30, metadata=metadata())
     reader = threading.Thread(target=lambda: seen.extend(stream))
     reader.start()
-    _wait_for(lambda: len(seen) >= 1)
+    wait_for(lambda: len(seen) >= 1)
     for match_id in info.match_ids:
         finish_match(redis_client, match_id, WHITE)
     reader.join(20)
@@ -287,8 +268,8 @@ def test_cancel_list_and_permissions(
     peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
 ) -> None:
     register_bots(peers, OTHELLO, "ann", "ben")
-    older = _create(ladder_server, _config("ann", "ben", games_per_pairing=2))
-    newer = _create(ladder_server, _config("ann", "ben", games_per_pairing=2), "bob-token")
+    older = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=2))
+    newer = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=2), "bob-token")
     stub = ladder_server.stub
     listing = stub.ListLadders(ladder_pb2.ListLaddersRequest(
         page=common_pb2.PageRequest(page_size=1)), timeout=10, metadata=metadata())
@@ -325,8 +306,8 @@ def test_cancel_list_and_permissions(
     running.result.CopyFrom(match_pb2.MatchResult(
         winner=BLACK, termination=match_pb2.TERMINATION_NORMAL))
     assert not Ledger(redis_client).finish(running, 0)
-    assert sum(row.games for row in _standings(ladder_server, newer.id).rows) == 0
-    assert _standings(ladder_server, newer.id).ladder.status == ladder_pb2.LADDER_STATUS_CANCELLED
+    assert sum(row.games for row in standings(ladder_server, newer.id).rows) == 0
+    assert standings(ladder_server, newer.id).ladder.status == ladder_pb2.LADDER_STATUS_CANCELLED
     for missing in ("GetStandings", "CancelLadder"):
         request_type = {"GetStandings": ladder_pb2.GetStandingsRequest,
                         "CancelLadder": ladder_pb2.CancelLadderRequest}[missing]
@@ -343,14 +324,14 @@ def test_void_games_finish_the_ladder_but_stay_out_of_the_standings(
     peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
 ) -> None:
     register_bots(peers, OTHELLO, "ann", "ben")
-    info = _create(ladder_server, _config("ann", "ben", games_per_pairing=2))
+    info = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=2))
     finish_match(redis_client, info.match_ids[0], BLACK)
     ledger_match = MatchStore(redis_client).header(info.match_ids[1])
     ledger_match.status = match_pb2.MATCH_STATUS_CANCELLED
     ledger_match.result.termination = match_pb2.TERMINATION_CANCELLED
     assert Ledger(redis_client).finish(ledger_match, 0)
-    _wait_for(lambda: _standings(ladder_server, info.id).ladder.status
+    wait_for(lambda: standings(ladder_server, info.id).ladder.status
               == ladder_pb2.LADDER_STATUS_FINISHED)
-    table = _standings(ladder_server, info.id)
+    table = standings(ladder_server, info.id)
     assert table.ladder.games_void == 1 and table.ladder.games_done == 2
     assert sum(row.games for row in table.rows) == 2

@@ -21,7 +21,6 @@ from arena.services.common.launcher import Launcher
 from prometheus_client.parser import text_string_to_metric_families
 
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
-from tests.conftest import TEST_BOTS
 from tests.support.bots import builtin_bot, external_bot
 from tests.support.servers import ADMIN_TOKEN, client
 from tests.system.conftest import FAST_ENV
@@ -80,7 +79,7 @@ def run_ladder(sdk: ArenaClient) -> ladder_pb2.LadderInfo:
 def test_metrics_logs_and_status_of_a_ladder(
         redis_server: EmbeddedRedis, cache_server: EmbeddedRedis, redis_client: redis.Redis,
         cache_client: redis.Redis, tmp_path: Path) -> None:
-    env = {**FAST_ENV, "ARENA_LOG_FORMAT": "json", "ARENA_EXTERNAL_ALLOW": TEST_BOTS}
+    env = {**FAST_ENV, "ARENA_LOG_FORMAT": "json"}
     with Launcher(home=tmp_path, workers=2, env=env, metrics=True, admin_token=ADMIN_TOKEN,
                   redis_urls=(redis_server.url, cache_server.url)) as stack, \
             client(registry=stack.target("registry"), referee=stack.target("referee"),

@@ -23,9 +23,9 @@ def empty_gomoku(size: int = 15, rule: str = "freestyle") -> str:
     return f"{size} {rule} {'/'.join(['-' * size] * size)} X"
 
 
-def sandboxed_pids() -> list[int]:
-    """Processes started by this test process's sandboxes that are still there."""
-    prefix = f"{MARKER}={PREFIX}{os.getpid()}-".encode()
+def sandboxed_pids(worker_pid: int | None = None) -> list[int]:
+    """Live processes started by the sandboxes of a process (by default this one)."""
+    prefix = f"{MARKER}={PREFIX}{worker_pid or os.getpid()}-".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():

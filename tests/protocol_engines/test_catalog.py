@@ -12,6 +12,7 @@ import pytest
 from arena.services.worker.engines.catalog import (
     CatalogError,
     EngineLimits,
+    checksum,
     load_catalog,
     parse_catalog,
 )
@@ -87,7 +88,23 @@ def test_bare_names_are_found_on_path_and_beside_python(folder: Path,
     catalog = parse_catalog(text, Path("/"))
     assert catalog.get("on-path").command[0] == str(folder / "bin" / "pbrain-test")
     assert catalog.get("beside-python").command[0] == str(
-        (Path(sys.executable).parent / "pbrain-arena").resolve())
+        Path(sys.executable).parent / "pbrain-arena")
+
+
+def test_a_linked_interpreter_runs_where_it_is_linked(folder: Path) -> None:
+    """A virtualenv's python is a link: run through the target, it would not find the
+    virtualenv's packages. The checksum is of the target's bytes."""
+    link = folder / "venv-python"
+    link.symlink_to(Path(sys.executable).resolve())
+    text = f"""
+        [engines.linked]
+        games = ["othello"]
+        protocol = "nboard"
+        command = ["{link}", "engine.py"]
+    """
+    engine = parse_catalog(text, folder).get("linked")
+    assert engine.command[0] == str(link)
+    assert engine.checksum == checksum(Path(sys.executable).resolve())
 
 
 def test_every_problem_is_reported_at_once(folder: Path) -> None:

@@ -86,3 +86,50 @@ def test_pentanomial_counts_pairs_and_prefers_h1_for_a_winning_record() -> None:
 def test_bad_parameters_raise(kwargs: dict[str, float], message: str) -> None:
     with pytest.raises(RatingError, match=message):
         sprt(trinomial(1, 1, 1), **kwargs)
+
+
+def _dual_best(counts: dict[float, float], mean: float) -> float:
+    """max over lam of sum n_x log(1 + lam (x - mean)), by golden-section search: the dual
+    of the mean-constrained maximum likelihood (its value is the primal's, negated, plus a
+    constant that cancels in the ratio)."""
+    values = sorted(counts)
+    low, high = -1.0 / (values[-1] - mean) + 1e-12, 1.0 / (mean - values[0]) - 1e-12
+
+    def g(lam: float) -> float:
+        return sum(n * math.log(1.0 + lam * (x - mean)) for x, n in counts.items())
+
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(300):
+        a, b = high - ratio * (high - low), low + ratio * (high - low)
+        if g(a) < g(b):
+            low = a
+        else:
+            high = b
+    return g((low + high) / 2)
+
+
+@pytest.mark.parametrize("pairs", [
+    [2, 1.5, 1, 1, 0.5, 1.5, 2, 1] * 5,
+    [1, 1, 1, 0.5, 1.5, 0, 2, 1, 1, 1],
+    [0.5, 1, 0.5, 0, 1, 1, 0.5, 1.5],
+])
+def test_pentanomial_llr_matches_the_dual_problem(pairs: list[float]) -> None:
+    elo0, elo1 = -3.0, 12.0
+    counts = pentanomial(pairs)
+    regular = {x: n + EPSILON for x, n in counts.items()}
+    dual = (_dual_best(regular, expected_score(elo0)) - _dual_best(regular, expected_score(elo1)))
+    # The library sums the log-ratio over observed outcomes only; the epsilon pseudo-counts'
+    # share of the dual is below 1e-3 here.
+    assert log_likelihood_ratio(counts, elo0, elo1) == pytest.approx(dual, abs=2e-3)
+
+
+@pytest.mark.parametrize(("pairs", "elo1"), [(8, 200.0), (12, 100.0), (23, 50.0)])
+def test_perfect_pairs_against_the_two_point_closed_form(pairs: int, elo1: float) -> None:
+    """Every pair won 2-0: the best distributions put all mass on 0 and 2 points, so the LLR
+    is pairs * log(p1 / p0) with p the hypothesis' expected score (up to the pseudo-counts),
+    and these are the first pair counts at which the test accepts H1 (alpha = beta = 0.05)."""
+    closed = pairs * math.log(expected_score(elo1) / expected_score(0.0))
+    result = sprt(pentanomial([2.0] * pairs), 0.0, elo1)
+    assert result.llr == pytest.approx(closed, abs=0.01)
+    assert result.decision is SprtDecision.ACCEPT_H1
+    assert sprt(pentanomial([2.0] * (pairs - 1)), 0.0, elo1).decision is SprtDecision.CONTINUE

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -9,7 +10,7 @@ import redis
 from arena.clients.sdk import ArenaClient
 from arena.services.common.protocol.keys import FINISHED_STREAM
 
-from arena.v1 import match_pb2
+from arena.v1 import bot_service_pb2, common_pb2, match_pb2
 from tests.conftest import NewMatch
 from tests.support.bots import (
     bot_server,
@@ -40,3 +41,30 @@ def test_match_between_external_bots_completes(
     finished = redis_client.xrange(FINISHED_STREAM)
     assert [(f[b"match_id"], f[b"ladder_id"]) for _, f in finished] == [
         (match.id.encode(), b"L1")]
+
+
+def test_external_bots_are_told_their_game_time_left(
+    redis_client: redis.Redis, loops: Callable[..., Any], peers: ArenaClient, new_match: NewMatch
+) -> None:
+    """Each GetMove carries what is left of the side's game budget: the budget less the
+    time the referee measured for that side's earlier moves."""
+    asked: list[bot_service_pb2.GetMoveRequest] = []
+
+    def slow_first(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
+        asked.append(request)
+        time.sleep(0.02)
+        return first_legal(request)
+
+    loops(referees=1, workers=1)
+    with bot_server(slow_first) as address:
+        external_bot(peers, "clocked", address)
+        config = match_config("clocked", "clocked", move_time_ms=1000)
+        config.time_control.game_time_ms = 60_000
+        done = wait_finished(redis_client, new_match(config).id)
+    assert done.result.termination == match_pb2.TERMINATION_NORMAL
+    for request in asked:
+        color = request.color
+        used = sum(r.time_ms for r in done.moves if r.color == color and r.ply < request.ply)
+        assert request.time_left_ms == 60_000 - used
+    black = [r.time_left_ms for r in asked if r.color == common_pb2.COLOR_BLACK]
+    assert black[0] == 60_000 and black[-1] < black[0] - 10 * 20  # it really counts down

@@ -45,7 +45,9 @@ class Registry:
 
 @pytest.fixture
 def registry(redis_server: EmbeddedRedis, redis_client: redis.Redis) -> Iterator[Registry]:
-    server = serve("registry", Config(redis_url=redis_server.url))
+    # The address tests name loopback, private and made-up hosts: allowed here.
+    allow = "127.0.0.0/8,10.0.0.0/8,::1/128,*.example.org"
+    server = serve("registry", Config(redis_url=redis_server.url, external_allow=allow))
     channel = grpc.insecure_channel(server.target)
     try:
         yield Registry(server.handle, channel, registry_pb2_grpc.BotRegistryStub(channel))

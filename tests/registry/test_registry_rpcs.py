@@ -63,8 +63,9 @@ def test_struct_numbers_come_back_as_integers(registry: Registry) -> None:
 def test_register_gomoku_and_external_bots(registry: Registry) -> None:
     moku = registry.register(gomoku_spec("moku", depth=4))
     assert moku.evaluator_hash == gomoku.evaluator_hash({"evaluator": "sharpmoku", "depth": 4})
-    remote = registry.register(external_spec("remote", "bots.example.org:7000"))
-    assert remote.spec.external.address == "bots.example.org:7000"
+    # A public address (a name would need DNS, which the tests do not rely on).
+    remote = registry.register(external_spec("remote", "192.0.43.10:7000"))
+    assert remote.spec.external.address == "192.0.43.10:7000"
     assert remote.spec.external.move_deadline_ms == 2000
 
 
@@ -185,6 +186,7 @@ def test_list_returns_latest_versions_without_pictures(registry: Registry) -> No
     spec = othello_spec("pictured")
     spec.avatar_png = png_bytes()
     registry.register(spec)
+    spec.description = "version 2"
     _update(registry, spec)
     (listed,) = _list(registry).bots
     assert listed.version == 2 and listed.spec.avatar_png == b""
@@ -239,3 +241,14 @@ def test_list_presets_for_one_game(registry: Registry) -> None:
     assert isinstance(reply, registry_pb2.ListPresetsResponse)
     assert {p.name for p in reply.presets} == set(gomoku.PRESETS)
     assert all(p.game == common_pb2.GAME_KIND_GOMOKU for p in reply.presets)
+
+
+def test_an_update_that_changes_nothing_stores_no_version(registry: Registry) -> None:
+    spec = othello_spec("steady")
+    registry.register(spec)
+    same = _update(registry, spec)
+    assert same.version == 1 and same.content_hash == _get(registry, "steady").content_hash
+    spec.description = "now different"
+    assert _update(registry, spec).version == 2
+    assert _update(registry, spec).version == 2  # repeated: still nothing new
+    assert _get(registry, "steady").version == 2

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 from arena.services.common.launcher import Launcher
+from arena.services.worker.engines.catalog import sample_catalog_path
 
 from tests.support.stacks import USERS, launcher, security_env
 
@@ -15,7 +16,8 @@ __all__ = ["USERS", "secure_stack"]
 
 @pytest.fixture(scope="session")
 def secure_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launcher]:
-    """`arena up --mutual-tls` with one match worker and one analysis worker."""
+    """`arena up --mutual-tls --engines` (Arena's own catalog) with one match worker and one
+    analysis worker."""
     with launcher(tls=True, home=tmp_path_factory.mktemp("secure"), workers=1, analysts=1,
-                  env=security_env()) as stack:
+                  engines=sample_catalog_path(), env=security_env()) as stack:
         yield stack

@@ -157,6 +157,8 @@ ROWS: dict[str, Row] = {
     "/arena.v1.BotRegistry/RetireBot": _owner_only(lambda k: registry_pb2.RetireBotRequest(
         name=k.bot())),
     "/arena.v1.BotRegistry/ListPresets": Row(lambda k: registry_pb2.ListPresetsRequest()),
+    "/arena.v1.BotRegistry/ListEngines": Row(lambda k: registry_pb2.ListEnginesRequest(
+        game=common_pb2.GAME_KIND_OTHELLO)),
     # -- referee: matches are public to read; creating one for alice is alice's (or an
     # admin's) business; only her (or an admin) may cancel or delete hers
     "/arena.v1.Referee/CreateMatch": Row(lambda k: referee_pb2.CreateMatchRequest(
@@ -176,6 +178,9 @@ ROWS: dict[str, Row] = {
         match_id=k.cancelled())),
     "/arena.v1.Referee/CancelMatch": _owner_only(lambda k: referee_pb2.CancelMatchRequest(
         match_id=k.match())),
+    # an imported record belongs to whoever imports it
+    "/arena.v1.Referee/ImportMatch": Row(lambda k: referee_pb2.ImportMatchRequest(
+        content="f5d6c3d3c4\n")),
     # -- ladder: public to read, anyone may create, only the owner (or an admin) cancels
     "/arena.v1.Ladder/CreateLadder": Row(lambda k: ladder_pb2.CreateLadderRequest(
         config=k.ladder_config())),

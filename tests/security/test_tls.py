@@ -23,6 +23,7 @@ from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.launcher import Launcher
 from arena.services.common.server import ServerHandle, build_server, check_health
 from arena.services.common.tls import LocalPKI, TLSError, ensure_local_pki, server_credentials
+from arena.services.worker.engines.catalog import sample_catalog_path
 from cryptography import x509
 
 from arena.errors import InvalidArgumentError, UnavailableError
@@ -186,10 +187,14 @@ def _arena(home: Path, *args: str, ok: bool = True) -> subprocess.CompletedProce
 
 
 def test_a_ladder_on_a_mutual_tls_stack_through_the_cli(secure_stack: Launcher) -> None:
+    """A built-in bot against a protocol engine's bot: the worker reaches the registry with
+    its certificate and offers the catalog `arena up --engines` gave it."""
     home = secure_stack.home
-    for name, preset in (("tls-rookie", "lab-beginner"), ("tls-cadet", "lab-intermediate")):
-        _arena(home, "bot", "register", "--name", name, "--from-preset", preset)
-    out = _arena(home, "ladder", "create", "tls-rookie", "tls-cadet", "--games-per-pairing",
+    assert "arena-nboard-fast" in _arena(home, "engine", "list", "--game", "othello").stdout
+    _arena(home, "bot", "register", "--name", "tls-rookie", "--from-preset", "lab-beginner")
+    _arena(home, "bot", "register", "--name", "tls-nboard", "--game", "othello", "--engine",
+           "arena-nboard-fast", "--option", "depth=2")
+    out = _arena(home, "ladder", "create", "tls-rookie", "tls-nboard", "--games-per-pairing",
                  "2", "--move-time-ms", "500", "--watch").stdout
     ladder_id = out.split()[1].rstrip(":")
     assert "2/2 100%" in out
@@ -197,6 +202,8 @@ def test_a_ladder_on_a_mutual_tls_stack_through_the_cli(secure_stack: Launcher) 
     assert sorted(row["games"] for row in standings["rows"]) == [2, 2]
     matches = json.loads(_arena(home, "match", "list", "--ladder", ladder_id, "--json").stdout)
     assert [m["status"] for m in matches] == ["MATCH_STATUS_FINISHED"] * 2
+    assert [m["result"]["termination"] for m in matches] == ["TERMINATION_NORMAL"] * 2, (
+        [m["result"] for m in matches])
 
 
 def test_every_server_of_the_stack_refuses_plaintext(secure_stack: Launcher) -> None:
@@ -231,13 +238,15 @@ def test_the_stack_file_names_the_ca_and_keeps_secrets_private(secure_stack: Lau
 
 
 def test_arena_up_mutual_tls_from_the_command_line(tmp_path: Path) -> None:
-    """`arena up --mutual-tls`: the flag reaches the launcher, the stack file names the
-    files, and a command in another shell connects with nothing but the stack file."""
+    """`arena up --mutual-tls --engines`: the flags reach the launcher, the stack file names
+    the files, a command in another shell connects with nothing but the stack file, and the
+    worker (with the stack's certificate and Redis user) offers the catalog's engines."""
     home = tmp_path / "home"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env |= {"ARENA_HOME": str(home), "ARENA_WARM_GAMES": "othello", "PYTHONPATH": str(REPO)}
     up = subprocess.Popen([sys.executable, "-m", "arena.clients", "up", "--mutual-tls",
-                           "--workers", "0", "--no-web"], env=env,
+                           "--workers", "1", "--engines", str(sample_catalog_path()),
+                           "--no-web"], env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 180
@@ -249,6 +258,9 @@ def test_arena_up_mutual_tls_from_the_command_line(tmp_path: Path) -> None:
         assert manifest["tls"]["mutual"] is True
         presets = _arena(home, "bot", "presets").stdout
         assert "lab-beginner" in presets
+        while "arena-nboard-fast" not in _arena(home, "engine", "list").stdout:
+            assert time.monotonic() < deadline, "the worker never offered its engines"
+            time.sleep(0.5)
         for target in manifest["services"].values():
             assert not check_health(target)  # plaintext refused everywhere
     finally:

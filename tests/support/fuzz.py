@@ -353,6 +353,8 @@ def _seeds(sdk: ArenaClient, black: str, white: str, matches: tuple[str, str],
         "/arena.v1.BotRegistry/RetireBot": [registry_pb2.RetireBotRequest(name="fz-new")],
         "/arena.v1.BotRegistry/ListPresets": [registry_pb2.ListPresetsRequest(
             game=common_pb2.GAME_KIND_GOMOKU)],
+        "/arena.v1.BotRegistry/ListEngines": [registry_pb2.ListEnginesRequest(
+            game=common_pb2.GAME_KIND_OTHELLO)],
         "/arena.v1.Referee/CreateMatch": [
             referee_pb2.CreateMatchRequest(config=config, request_id="m1"),
             referee_pb2.CreateMatchRequest(config=match_config(
@@ -368,6 +370,10 @@ def _seeds(sdk: ArenaClient, black: str, white: str, matches: tuple[str, str],
         "/arena.v1.Referee/DeleteMatch": [referee_pb2.DeleteMatchRequest(match_id=victim)],
         "/arena.v1.Referee/CancelMatch": [referee_pb2.CancelMatchRequest(
             match_id=victim, reason="fuzz")],
+        "/arena.v1.Referee/ImportMatch": [
+            referee_pb2.ImportMatchRequest(content="f5d6c3d3c4\n", request_id="i1"),
+            referee_pb2.ImportMatchRequest(content=sdk.get_replay(
+                match_id, referee_pb2.REPLAY_FORMAT_GGF).content)],
         "/arena.v1.Ladder/CreateLadder": [ladder_pb2.CreateLadderRequest(
             config=_ladder_config(black, white), request_id="l1")],
         "/arena.v1.Ladder/GetStandings": [ladder_pb2.GetStandingsRequest(ladder_id=ladder_id)],

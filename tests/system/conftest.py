@@ -24,6 +24,7 @@ FAST_ENV = {
     "ARENA_HEARTBEAT_MS": "100",
     "ARENA_MAX_DELIVERIES": "10",
     "ARENA_WARM_GAMES": "othello",
+    "ARENA_EXTERNAL_ALLOW": "127.0.0.0/8",  # the tests' external bots listen on loopback
 }
 
 

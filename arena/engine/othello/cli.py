@@ -159,7 +159,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_tool_commands(sub: Any) -> None:
+def add_tool_commands(sub: Any) -> None:
     perft_p = sub.add_parser("perft", help="count leaves N plies ahead (passes are moves)")
     perft_p.add_argument("--depth", type=int, required=True, help="plies")
     perft_p.add_argument("--position", default="start", help="position text or 'start'")
@@ -193,12 +193,12 @@ def add_engine_commands(subparsers: Any) -> None:
     engine = subparsers.add_parser(
         "engine", help="Othello engine tools (in-process)", description=__doc__
     )
-    _add_tool_commands(engine.add_subparsers(dest="engine_command", required=True))
+    add_tool_commands(engine.add_subparsers(dest="engine_command", required=True))
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="arena engine", description=__doc__)
-    _add_tool_commands(parser.add_subparsers(dest="engine_command", required=True))
+    add_tool_commands(parser.add_subparsers(dest="engine_command", required=True))
     return parser
 
 

@@ -67,6 +67,10 @@ class DeliveryConfig:
     reserve_hold_ms: int = 100
     # A move that nobody answers for this long is adjudicated (no worker at all).
     stall_timeout_ms: int = 600_000
+    # Built-in bots' moves are timed by the CPU time of their search, the wall clock
+    # allowing this many times the limit (referee.judge.MoveClock).
+    cpu_clock: bool = True
+    cpu_wall_factor: float = 4.0
 
 
 def reclaim_idle_ms(time_budget_ms: int, config: DeliveryConfig) -> int:
@@ -90,6 +94,15 @@ def still_wanted(job: engine_pb2.MoveJob, final: int, recorded: int) -> bool:
     """False once the match is over (finished or cancelled) or the ply is recorded: the
     worker then stops its search and answers nothing."""
     return not final and recorded <= job.ply
+
+
+def move_stream(job: engine_pb2.MoveJob) -> str:
+    """The stream a move job goes to: its protocol engine's (read only by the workers that
+    offer exactly that engine), or the one every match worker reads."""
+    spec = job.bot.spec
+    if spec.WhichOneof("engine") == "protocol":
+        return keys.engine_stream(spec.protocol.engine, spec.protocol.checksum)
+    return MOVE_STREAM
 
 
 def move_job_fields(job: engine_pb2.MoveJob) -> dict[str, str | bytes]:
@@ -175,11 +188,12 @@ class JobStarter:
         self._worker_id = worker_id
 
     def start(self, entry_id: str, job: engine_pb2.MoveJob, delivery: str,
-              reserve: bool = False) -> Started:
+              reserve: bool = False, stream: str = MOVE_STREAM) -> Started:
+        """``stream``: the job's (a job taken ahead comes from the same one)."""
         fields = _job_fields("started", job, delivery, self._worker_id)
         reply: Any = self._script(
             keys=[keys.match(job.match_id, "moves"), keys.match(job.match_id, "final"),
-                  keys.match(job.match_id, "started"), MOVE_STREAM],
+                  keys.match(job.match_id, "started"), stream],
             args=[job.ply, RESULTS_TTL_S, WORKER_GROUP, self._worker_id, entry_id,
                   int(reserve), *flat(fields)])
         started, ahead = reply
@@ -214,29 +228,30 @@ def _result_fields(job: engine_pb2.MoveJob, delivery: str, result: engine_pb2.Mo
 
 def post_result(
     client: redis.Redis, entry_id: str, job: engine_pb2.MoveJob, delivery: str,
-    result: engine_pb2.MoveResult, started_id: str = "",
+    result: engine_pb2.MoveResult, started_id: str = "", stream: str = MOVE_STREAM,
 ) -> None:
-    """Answer and acknowledge in one transaction: an answered job is never re-run."""
+    """Answer and acknowledge (on the job's ``stream``) in one transaction: an answered job
+    is never re-run."""
     key = keys.match(job.match_id, "results")
     fields = _result_fields(job, delivery, result, started_id, entry_id)
     with client.pipeline(transaction=True) as pipe:
         pipe.xadd(key, fields)
         pipe.expire(key, RESULTS_TTL_S)
-        pipe.xack(MOVE_STREAM, WORKER_GROUP, entry_id)
+        pipe.xack(stream, WORKER_GROUP, entry_id)
         pipe.execute()
 
 
 def dead_letter(
     client: redis.Redis, entry_id: str, raw: Mapping[bytes, bytes],
-    job: engine_pb2.MoveJob | None, reason: str, deliveries: int,
+    job: engine_pb2.MoveJob | None, reason: str, deliveries: int, stream: str = MOVE_STREAM,
 ) -> None:
     """Move a job to the dead-letter stream and tell its referee (if the job names one)."""
     with client.pipeline(transaction=True) as pipe:
         pipe.xadd(DEAD_STREAM, {
             "pb": raw.get(b"pb", b""), "entry": entry_id, "reason": reason,
-            "deliveries": str(deliveries),
+            "deliveries": str(deliveries), "stream": stream,
         })
-        pipe.xack(MOVE_STREAM, WORKER_GROUP, entry_id)
+        pipe.xack(stream, WORKER_GROUP, entry_id)
         if job is not None and job.match_id:
             key = keys.match(job.match_id, "results")
             fields = _job_fields("dead", job, "", "")

@@ -67,6 +67,14 @@ REFEREE_GROUP = "referees"
 MOVE_STREAM = "arena:stream:moves"  # MoveJob under ``pb`` (+ match, ply, job); referees write
 WORKER_GROUP = "workers"
 DEAD_STREAM = "arena:stream:moves:dead"  # dead-lettered move jobs, for operators
+
+
+def engine_stream(engine: str, checksum: str) -> str:
+    """The move jobs of bots of one protocol engine (name and pinned checksum): only the
+    workers that offer exactly that engine read it (group ``WORKER_GROUP``)."""
+    return f"arena:stream:moves:engine:{engine}:{checksum[:16]}"
+
+
 FINISHED_STREAM = "arena:stream:finished"  # finished Match under ``pb``; the ledger writes
 
 # --- ladder ---------------------------------------------------------------------------------
@@ -93,7 +101,8 @@ def ladder(ladder_id: str, part: LadderPart = "") -> str:
 # --- idempotency keys of create calls (written by the service that creates) ----------------
 
 
-def request(kind: Literal["match", "ladder", "bot"], owner: str, request_id: str) -> str:
+def request(kind: Literal["match", "match-import", "ladder", "bot"], owner: str,
+            request_id: str) -> str:
     """The id of what a create request with this key made, per owner (expires)."""
     return f"arena:{kind}-request:{owner}:{request_id}"
 

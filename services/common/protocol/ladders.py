@@ -2,7 +2,8 @@
 
 Key layout (see ``keys``): ``ladder`` (hash: ``info``, the ``LadderInfo`` as created, with
 the bots resolved to exact versions; ``status``; counters ``games_done``, ``games_void``,
-``games_total``, ``next_game``), ``ladder_games`` (game index -> match id),
+``games_total``, ``next_game``; ``sprt``, the final ``SprtState`` of an SPRT ladder that
+reached a verdict), ``ladder_games`` (game index -> match id),
 ``ladder_members`` (match id -> game index), ``ladder_results`` (match id -> ``black,white,
 score``, ``void`` for a game that produced no result), ``ladder_progress`` (stream) and
 ``ALL_LADDERS``.
@@ -90,7 +91,8 @@ if string.sub(ARGV[2], -4) == 'void' then
     original = tonumber(redis.call('LINDEX', KEYS[5], original - planned))
   end
   local replays = redis.call('HINCRBY', KEYS[1], 'replays:' .. original, 1)
-  if ARGV[6] == '1' and replays <= tonumber(ARGV[7]) then
+  if ARGV[6] == '1' and replays <= tonumber(ARGV[7])
+      and redis.call('HGET', KEYS[1], 'status') == ARGV[3] then  -- no replays once it ended
     redis.call('RPUSH', KEYS[5], original)
     redis.call('HINCRBY', KEYS[1], 'games_total', 1)
   end
@@ -102,6 +104,15 @@ if done >= total and redis.call('HGET', KEYS[1], 'status') == ARGV[3] then
   redis.call('HSET', KEYS[1], 'status', ARGV[4])
   redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'status', ARGV[4])
 end
+return 1
+"""
+
+# KEYS: ladder, progress. ARGV: running, finished, progress max length, final SPRT state.
+# Returns 1 when the ladder was running and is now finished with that state, 0 otherwise.
+_CONCLUDE = """
+if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[2], 'sprt', ARGV[4])
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'status', ARGV[2])
 return 1
 """
 
@@ -142,6 +153,7 @@ class LadderStore:
         self._claim = client.register_script(_CLAIM)
         self._count = client.register_script(_COUNT)
         self._cancel = client.register_script(_CANCEL)
+        self._conclude = client.register_script(_CONCLUDE)
 
     def create(self, info: ladder_pb2.LadderInfo, created_ms: int, request_id: str = "") -> str:
         """Store a new running ladder with no game scheduled yet; returns its id, or the id
@@ -236,6 +248,29 @@ class LadderStore:
         return int(self._cancel(keys=ladder_keys,
                                 args=[RUNNING, CANCELLED, PROGRESS_MAXLEN])) == 1
 
+    def conclude(self, ladder_id: str, final: ladder_pb2.SprtState) -> bool:
+        """Finish a running SPRT ladder with its verdict (once: False if it was not
+        running); its games still in flight are the caller's to cancel."""
+        ladder_keys = [keys.ladder(ladder_id), keys.ladder(ladder_id, "progress")]
+        return int(self._conclude(keys=ladder_keys, args=[
+            RUNNING, FINISHED, PROGRESS_MAXLEN, final.SerializeToString()])) == 1
+
+    def planned_games(self, ladder_id: str) -> dict[str, int]:
+        """Match id -> the planned game it plays, for the games scheduled so far (a replay
+        of a void game plays the game it replays)."""
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.hgetall(keys.ladder(ladder_id, "members"))
+            pipe.hget(keys.ladder(ladder_id), "games_planned")
+            pipe.lrange(keys.ladder(ladder_id, "replays"), 0, -1)
+            members, planned, replays = pipe.execute()
+        originals = [int(original) for original in replays]
+
+        def planned_game(index: int) -> int:
+            return index if planned is None or index < int(planned) else \
+                originals[index - int(planned)]
+
+        return {match_id.decode(): planned_game(int(index)) for match_id, index in members.items()}
+
     def results(self, ladder_id: str) -> dict[str, ResultRecord]:
         raw: Any = self.client.hgetall(keys.ladder(ladder_id, "results"))
         return {key.decode(): ResultRecord.decode(value.decode()) for key, value in raw.items()}
@@ -269,6 +304,8 @@ def _decode_info(ladder_id: str, fields: Any, games: Any) -> ladder_pb2.LadderIn
     info.games_done = int(fields[b"games_done"])
     info.games_void = int(fields.get(b"games_void", 0))
     info.games_total = int(fields[b"games_total"])  # grows when void games are replayed
+    if b"sprt" in fields:
+        info.sprt.ParseFromString(fields[b"sprt"])
     ordered = sorted((int(index), match_id.decode()) for index, match_id in games.items())
     info.match_ids.extend(match_id for _index, match_id in ordered)
     return info

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import redis
 from arena.services.common.protocol import keys
-from arena.services.common.protocol.delivery import RESULTS_TTL_S, move_job_fields
+from arena.services.common.protocol.delivery import RESULTS_TTL_S, move_job_fields, move_stream
 from arena.services.common.protocol.keys import (
     FINISHED_STREAM,
     MATCH_STREAM,
@@ -173,7 +173,8 @@ class Ledger:
         written: list[bytes | int] = [1, *record] if record is not None else [0, b"", b""]
         job_fields = [] if job is None else [minid, *flat(move_job_fields(job))]
         done = self._write_ply(
-            keys=[*match_keys(match_id, "moves", "events", "final"), MOVE_STREAM],
+            keys=[*match_keys(match_id, "moves", "events", "final"),
+                  MOVE_STREAM if job is None else move_stream(job)],
             args=[expected, *written, *job_fields],
         )
         return int(done) == 1

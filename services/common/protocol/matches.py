@@ -13,7 +13,7 @@ import secrets
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import redis
 from arena.services.common.protocol import keys
@@ -54,6 +54,16 @@ for i = 5, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
 redis.call('XADD', KEYS[3], '*', 'pb', ARGV[4])
 """
 
+# (idempotent) KEYS: match, final, moves, indexes... ARGV: match bytes, move records...
+# Stores a match that is already over (an imported record): header, moves and the final
+# mark at once, indexed; no job is queued and nothing about it changes afterwards.
+_STORE_FINISHED = """
+redis.call('SET', KEYS[2], ARGV[3])
+redis.call('SET', KEYS[3], '1')
+for i = 4, #ARGV do redis.call('RPUSH', KEYS[4], ARGV[i]) end
+for i = 5, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
+"""
+
 
 @dataclass
 class MatchStore:
@@ -63,6 +73,7 @@ class MatchStore:
 
     def __post_init__(self) -> None:
         self._create = idempotent(self.client, _CREATE)
+        self._store_finished = idempotent(self.client, _STORE_FINISHED)
 
     def create(self, match: match_pb2.Match, request_id: str = "") -> str:
         """Store ``match`` and queue it for a referee; returns its id, or the id of the
@@ -78,9 +89,24 @@ class MatchStore:
         """How many of ``owner``'s matches are pending, parked or running."""
         return int(self.client.scard(keys.user(owner, "active")))
 
-    def made_for(self, owner: str, request_id: str) -> str:
-        """The id of the match a create request with this key made ("" if none)."""
-        return made_for(self.client, keys.request("match", owner, request_id))
+    def store_finished(self, match: match_pb2.Match, request_id: str = "") -> str:
+        """Store a finished ``match`` with its moves (an imported record); returns its id,
+        or the id an earlier call with the same ``request_id`` (per owner) stored."""
+        request = keys.request("match-import", match.owner, request_id) if request_id else ""
+        header = match_pb2.Match()
+        header.CopyFrom(match)
+        del header.moves[:]
+        return create_once(self._store_finished, request, match.id,
+                           [keys.match(match.id), keys.match(match.id, "final"),
+                            keys.match(match.id, "moves"), *index_keys(match)],
+                           [header.SerializeToString(),
+                            *(record.SerializeToString() for record in match.moves)])
+
+    def made_for(self, owner: str, request_id: str,
+                 kind: Literal["match", "match-import"] = "match") -> str:
+        """The id of the match a create (or import) request with this key made ("" if
+        none)."""
+        return made_for(self.client, keys.request(kind, owner, request_id))
 
     def header(self, match_id: str) -> match_pb2.Match:
         payload: Any = self.client.get(keys.match(match_id))

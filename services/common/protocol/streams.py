@@ -13,7 +13,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,6 +176,78 @@ class StreamConsumer:
             pipe.xack(self.stream, self.group, entry_id)
             pipe.xadd(self.stream, dict(fields))  # type: ignore[arg-type]
             pipe.execute()
+
+
+# The first new entry of several streams, trying them in the order given (one round trip).
+# KEYS: the streams. ARGV: group, consumer.
+_READ_FIRST = """
+for i = 1, #KEYS do
+  local got = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', 1,
+                         'STREAMS', KEYS[i], '>')
+  if got then return {i, got[1][2][1][1], got[1][2][1][2]} end
+end
+return false
+"""
+
+
+class StreamSet:
+    """One consumer of the same group on several streams (a worker reads the common move
+    stream and one stream per protocol engine it offers). Reads take one entry at a time,
+    the streams in turn, so that a busy stream never starves another."""
+
+    def __init__(self, client: redis.Redis, streams: Sequence[str], group: str,
+                 consumer: str) -> None:
+        if not streams:
+            raise ValueError("a stream set needs at least one stream")
+        self.client = client
+        self.consumers = {stream: StreamConsumer(client, stream, group, consumer)
+                          for stream in streams}
+        self.group, self.consumer = group, consumer
+        self._order = list(self.consumers)
+        self._first = client.register_script(_READ_FIRST)
+
+    def __getitem__(self, stream: str) -> StreamConsumer:
+        return self.consumers[stream]
+
+    def __iter__(self) -> Iterator[StreamConsumer]:
+        return iter(list(self.consumers.values()))
+
+    def wait_for_groups(self, stop: threading.Event) -> bool:
+        return all(consumer.wait_for_group(stop) for consumer in self)
+
+    def _turn(self) -> list[str]:
+        """The streams, starting one further than last time."""
+        self._order.append(self._order.pop(0))
+        return list(self._order)
+
+    def read_one(self, block_ms: int) -> tuple[str, Entry] | None:
+        """One new entry and its stream, waiting up to ``block_ms`` for one."""
+        order = self._turn()
+        if len(order) > 1:
+            found: Any = self._first(keys=order, args=[self.group, self.consumer])
+            if found:
+                return order[int(found[0]) - 1], Entry(text(found[1]), _fields(found[2]))
+        reply: Any = self.client.xreadgroup(self.group, self.consumer,
+                                            {stream: ">" for stream in order}, count=1,
+                                            block=block_ms)
+        taken = [(text(stream), Entry(text(entry_id), fields or {}))
+                 for stream, items in reply or [] for entry_id, fields in items]
+        for stream, entry in taken[1:]:  # several streams woke at once: rare; keep one
+            self.consumers[stream].requeue(entry.entry_id, entry.fields)
+        return taken[0] if taken else None
+
+    def reclaim_each(self, min_idle_ms: int, timeout_of: Callable[[Fields], int],
+                     scan: int) -> tuple[str, Entry] | None:
+        """One entry taken over (see :meth:`StreamConsumer.reclaim_each`), streams in turn."""
+        for stream in self._turn():
+            entry = self.consumers[stream].reclaim_each(min_idle_ms, timeout_of, scan)
+            if entry is not None:
+                return stream, entry
+        return None
+
+
+def _fields(raw: Sequence[bytes]) -> Fields:
+    return {raw[i]: raw[i + 1] for i in range(0, len(raw), 2)}
 
 
 def start_threads(*targets: tuple[Callable[[], None], str]) -> list[threading.Thread]:

@@ -9,6 +9,7 @@ workers is one sorted-set range and one MGET, whatever else the database holds (
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import redis
@@ -16,10 +17,12 @@ from arena.services.common.protocol import keys
 from google.protobuf.message import DecodeError
 from redis.client import Pipeline
 
-from arena.v1 import status_pb2
+from arena.v1 import engine_pb2, status_pb2
 
 OWNER = "worker"  # writes its own presence
-SHARED_WITH = ("referee",)  # reads it for Status.GetStatus and the workers-alive metric
+# The referee reads it for Status.GetStatus and the workers-alive metric; the registry for
+# the protocol engines live workers offer (ListEngines, and a protocol bot's registration).
+SHARED_WITH = ("referee", "registry")
 
 ADVERTISE_EVERY_S = 1.0
 TTL_MS = 5000  # five missed refreshes and a worker counts as gone
@@ -60,3 +63,18 @@ def alive(client: redis.Redis, now_ms: int | None = None) -> list[status_pb2.Wor
         except DecodeError:  # garbage under our key: not a worker
             continue
     return sorted(workers, key=lambda w: w.worker_id)
+
+
+def offers(workers: Iterable[status_pb2.WorkerInfo]) -> list[engine_pb2.EngineOffer]:
+    """Every protocol engine (name and checksum) the workers offer, with how many offer it;
+    by name, the most offered checksum of a name first."""
+    found: dict[tuple[str, str], engine_pb2.EngineOffer] = {}
+    for info in workers:
+        for offer in info.protocol_engines:
+            key = (offer.name, offer.checksum)
+            if key not in found:
+                found[key] = engine_pb2.EngineOffer()
+                found[key].CopyFrom(offer)
+                found[key].workers = 0
+            found[key].workers += 1
+    return sorted(found.values(), key=lambda o: (o.name, -o.workers, o.checksum))

@@ -34,19 +34,17 @@ from pathlib import Path
 from arena.services.worker.engines.sandbox import SandboxLimits
 
 from arena.errors import FieldViolation, InvalidArgumentError, NotFoundError
+from arena.protocols.options import (
+    ENGINE_NAME_RE,
+    GAMES_OF_PROTOCOL,
+    OptionValue,
+    option_items,
+    validate_options,
+)
 
-GAMES_OF_PROTOCOL = {"nboard": ("othello",), "gomocup": ("gomoku",)}
-OptionValue = str | int | float | bool
-_NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
-_INFO_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,40}")
 _ENV_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ENGINE_KEYS = ("description", "games", "protocol", "command", "files", "options", "limits",
                 "env")
-# INFO keys the worker sets itself for every move; an engine's options may not.
-MANAGED_INFO = frozenset({"timeout_turn", "timeout_match", "time_left", "max_memory", "rule",
-                          "game_type"})
-_NBOARD_OPTIONS: dict[str, tuple[type, float, float]] = {
-    "depth": (int, 1, 60), "contempt": (float, -64, 64), "version": (int, 1, 2)}
 
 
 class CatalogError(InvalidArgumentError):
@@ -101,7 +99,7 @@ class EngineSpec:
         violations = validate_options(self.protocol, overrides, "options")
         if violations:
             raise CatalogError(f"bad options for engine {self.name!r}", violations)
-        return replace(self, options=_option_items(dict(self.options) | dict(overrides)))
+        return replace(self, options=option_items(dict(self.options) | dict(overrides)))
 
 
 @dataclass(frozen=True)
@@ -153,7 +151,7 @@ def parse_catalog(text: str, base_dir: Path, source: str = "<catalog>") -> Catal
 def _parse_engine(name: str, entry: object, base_dir: Path
                   ) -> tuple[EngineSpec | None, list[FieldViolation]]:
     where = f"engines.{name}"
-    if not _NAME_RE.fullmatch(name):
+    if not ENGINE_NAME_RE.fullmatch(name):
         return None, [FieldViolation(where, "name must be 1-64 of a-z 0-9 . _ - (lower case)")]
     if not isinstance(entry, dict):
         return None, [FieldViolation(where, "must be a table")]
@@ -177,7 +175,7 @@ def _parse_engine(name: str, entry: object, base_dir: Path
     if problems or command is None:
         return None, problems
     return EngineSpec(name, str(protocol), games, command, checksum(command[0], files),
-                      _option_items(options), limits, tuple(sorted(env.items())),
+                      option_items(options), limits, tuple(sorted(env.items())),
                       str(description)), []
 
 
@@ -210,13 +208,15 @@ def _command(value: object, base_dir: Path, where: str, problems: list[FieldViol
 
 def resolve_executable(word: str, base_dir: Path) -> Path | None:
     """``word`` as an executable file: a path (relative to ``base_dir``), or a name on
-    ``PATH`` or beside the running Python (a virtualenv's console scripts)."""
+    ``PATH`` or beside the running Python (a virtualenv's console scripts). Symbolic links
+    are kept: a virtualenv's ``python`` is a link whose place decides its packages (the
+    checksum is of the file it points to)."""
     if "/" in word:
         path = Path(word) if Path(word).is_absolute() else base_dir / word
-        return path.resolve() if path.is_file() and os.access(path, os.X_OK) else None
+        return path.absolute() if path.is_file() and os.access(path, os.X_OK) else None
     search = os.pathsep.join([os.environ.get("PATH", os.defpath), str(_beside_python())])
     found = shutil.which(word, path=search)
-    return Path(found).resolve() if found else None
+    return Path(found).absolute() if found else None
 
 
 def _beside_python() -> Path:
@@ -240,46 +240,6 @@ def _table(value: object, where: str, problems: list[FieldViolation]) -> dict[st
         problems.append(FieldViolation(where, "must be a table"))
         return {}
     return dict(value)
-
-
-def validate_options(protocol: str, options: Mapping[str, object], where: str
-                     ) -> list[FieldViolation]:
-    """Problems with an engine's protocol options (see the module docstring)."""
-    if protocol == "nboard":
-        return _nboard_options(options, where)
-    problems = []
-    for key, value in options.items():
-        if not _INFO_KEY_RE.fullmatch(key) or key in MANAGED_INFO:
-            problems.append(FieldViolation(
-                f"{where}.{key}", "not an INFO key an engine may set (lower case; the worker "
-                                  f"sets {', '.join(sorted(MANAGED_INFO))} itself)"))
-        elif not isinstance(value, str | int | float) or (
-                isinstance(value, str) and any(c in value for c in "\r\n")):
-            problems.append(FieldViolation(f"{where}.{key}", "must be one line of text or "
-                                                             "a number"))
-    return problems
-
-
-def _option_items(options: Mapping[str, object]) -> tuple[tuple[str, OptionValue], ...]:
-    """Validated options as the spec keeps them: sorted, hashable."""
-    return tuple(sorted((key, value) for key, value in options.items()
-                        if isinstance(value, str | int | float)))
-
-
-def _nboard_options(options: Mapping[str, object], where: str) -> list[FieldViolation]:
-    problems = []
-    for key, value in options.items():
-        if key not in _NBOARD_OPTIONS:
-            problems.append(FieldViolation(f"{where}.{key}", "unknown NBoard option (known: "
-                                                             f"{', '.join(_NBOARD_OPTIONS)})"))
-            continue
-        kind, low, high = _NBOARD_OPTIONS[key]
-        is_number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not is_number or (kind is int and not isinstance(value, int)) or not (
-                low <= value <= high):  # type: ignore[operator]
-            problems.append(FieldViolation(f"{where}.{key}",
-                                           f"must be {kind.__name__} in {low:g}..{high:g}"))
-    return problems
 
 
 def _limits(value: object, where: str, problems: list[FieldViolation]) -> EngineLimits:

@@ -46,6 +46,7 @@ class _Slot:
     spec: EngineSpec
     client: ProtocolClient[Any] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    fresh: bool = False  # started by ``ready`` for the next move: not a reuse
 
 
 class EnginePool:
@@ -60,6 +61,17 @@ class EnginePool:
         self.stats = PoolStats()
         self._slots: OrderedDict[EngineSpec, _Slot] = OrderedDict()
         self._lock = threading.Lock()
+
+    def ready(self, spec: EngineSpec) -> None:
+        """Start the engine now if no sound process is waiting (raises ``EngineFailure``):
+        a worker calls this before a move's clock starts, so that starting an engine (and
+        its handshake) is never counted as the bot's thinking time."""
+        slot = self._slot(spec)
+        with slot.lock:
+            client = slot.client
+            if client is None or not client.alive or self._worn_out(client):
+                self._ready_client(slot)
+                slot.fresh = True
 
     def play(self, spec: EngineSpec, position_text: str, history: Sequence[int],
              limits: PlayLimits) -> EngineAnswer:
@@ -76,7 +88,8 @@ class EnginePool:
         client = slot.client
         if client is not None and client.alive and not self._worn_out(client):
             with self._lock:
-                self.stats.reused += 1
+                self.stats.reused += 0 if slot.fresh else 1
+            slot.fresh = False
             return client
         if client is not None:
             worn_out = client.alive  # alive here means: past its CPU share

@@ -1,0 +1,63 @@
+"""A protocol engine's options, as a bot or a catalog gives them: which may be set, and how.
+
+NBoard engines take ``depth`` (1..60), ``contempt`` (-64..64) and ``version`` (1..2); Gomocup
+brains take any ``INFO`` key in lower case except those the manager sets for every move
+(``MANAGED_INFO``), each one line of text or a number.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from arena.errors import FieldViolation
+
+GAMES_OF_PROTOCOL = {"nboard": ("othello",), "gomocup": ("gomoku",)}
+OptionValue = str | int | float | bool
+# INFO keys the worker sets itself for every move; an engine's options may not.
+MANAGED_INFO = frozenset({"timeout_turn", "timeout_match", "time_left", "max_memory", "rule",
+                          "game_type"})
+_NBOARD_OPTIONS: dict[str, tuple[type, float, float]] = {
+    "depth": (int, 1, 60), "contempt": (float, -64, 64), "version": (int, 1, 2)}
+_INFO_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,40}")
+ENGINE_NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # an engine's name in a catalog
+
+
+def validate_options(protocol: str, options: Mapping[str, object], where: str
+                     ) -> list[FieldViolation]:
+    """Problems with an engine's protocol options (see the module docstring)."""
+    if protocol == "nboard":
+        return _nboard_options(options, where)
+    problems = []
+    for key, value in options.items():
+        if not _INFO_KEY_RE.fullmatch(key) or key in MANAGED_INFO:
+            problems.append(FieldViolation(
+                f"{where}.{key}", "not an INFO key an engine may set (lower case; the worker "
+                                  f"sets {', '.join(sorted(MANAGED_INFO))} itself)"))
+        elif not isinstance(value, str | int | float) or (
+                isinstance(value, str) and any(c in value for c in "\r\n")):
+            problems.append(FieldViolation(f"{where}.{key}", "must be one line of text or "
+                                                             "a number"))
+    return problems
+
+
+def option_items(options: Mapping[str, object]) -> tuple[tuple[str, OptionValue], ...]:
+    """Validated options as the spec keeps them: sorted, hashable."""
+    return tuple(sorted((key, value) for key, value in options.items()
+                        if isinstance(value, str | int | float)))
+
+
+def _nboard_options(options: Mapping[str, object], where: str) -> list[FieldViolation]:
+    problems = []
+    for key, value in options.items():
+        if key not in _NBOARD_OPTIONS:
+            problems.append(FieldViolation(f"{where}.{key}", "unknown NBoard option (known: "
+                                                             f"{', '.join(_NBOARD_OPTIONS)})"))
+            continue
+        kind, low, high = _NBOARD_OPTIONS[key]
+        is_number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not is_number or (kind is int and not isinstance(value, int)) or not (
+                low <= value <= high):  # type: ignore[operator]
+            problems.append(FieldViolation(f"{where}.{key}",
+                                           f"must be {kind.__name__} in {low:g}..{high:g}"))
+    return problems

@@ -1,0 +1,96 @@
+"""Command-line defaults follow the game (issue 15, item 5): what a user leaves out comes
+from the game's description (the ladder service fills it in), what they give that
+contradicts it is refused with a message that says what to type."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from arena.games import new_position
+from arena.v1 import ladder_pb2
+from tests.clients.conftest import InProcessStack, ok, one_line_error
+
+INTERNATIONAL_AFTER_CENTRE = new_position("othello", "international")
+for _square in ("d4", "e4", "e5", "d5"):
+    INTERNATIONAL_AFTER_CENTRE.push(INTERNATIONAL_AFTER_CENTRE.parse_move(_square))
+
+
+def _register(stack: InProcessStack, preset: str, *names: str) -> None:
+    for name in names:
+        ok(stack.run("bot", "register", "--name", name, "--from-preset", preset))
+
+
+def _ladder(stack: InProcessStack, *args: str) -> dict[str, Any]:
+    """Create a ladder and cancel it at once (unless it has ended already): its
+    configuration is what is checked."""
+    created: dict[str, Any] = json.loads(ok(stack.run("ladder", "create", *args, "--json")))
+    cancelled = stack.run("ladder", "cancel", created["id"])
+    assert cancelled.code == 0 or "is not running" in cancelled.err, cancelled.err
+    return created
+
+
+def test_a_gomoku_ladder_needs_no_suite(cli_stack: InProcessStack) -> None:
+    _register(cli_stack, "sharpmoku-normal", "moku-a", "moku-b")
+    config = _ladder(cli_stack, "moku-a", "moku-b", "--game", "gomoku")["config"]
+    assert config["opening_suite"] == "gomoku-balanced15"
+    assert config["game"] == {"kind": "GAME_KIND_GOMOKU", "variant": "freestyle",
+                              "board_size": 15}
+    small = _ladder(cli_stack, "moku-a", "moku-b", "--game", "gomoku", "--size", "9")["config"]
+    assert small["opening_suite"] == "none" and small["game"]["board_size"] == 9
+    one_line_error(cli_stack.run("ladder", "create", "moku-a", "moku-b", "--game", "gomoku",
+                                 "--openings", "othello-balanced"),
+                   "is for othello, not gomoku", "leave the suite out")
+
+
+def test_an_international_suite_implies_its_variant(cli_stack: InProcessStack) -> None:
+    _register(cli_stack, "lab-beginner", "lab-a", "lab-b")
+    config = _ladder(cli_stack, "lab-a", "lab-b", "--openings", "international")["config"]
+    assert config["game"]["variant"] == "international"
+    assert _ladder(cli_stack, "lab-a", "lab-b", "--variant", "international"
+                   )["config"]["opening_suite"] == "international"
+    assert _ladder(cli_stack, "lab-a", "lab-b")["config"]["opening_suite"] == "othello-balanced"
+    one_line_error(cli_stack.run("ladder", "create", "lab-a", "lab-b", "--openings",
+                                 "international", "--variant", "standard"),
+                   "plays the 'international' variant", "leave the variant out")
+
+
+def test_games_per_pairing_zero_is_refused_and_all_openings_says_it(
+    cli_stack: InProcessStack
+) -> None:
+    _register(cli_stack, "lab-beginner", "lab-a", "lab-b")
+    one_line_error(cli_stack.run("ladder", "create", "lab-a", "lab-b", "--games-per-pairing",
+                                 "0"), "must be 1 or more", "--all-openings")
+    one_line_error(cli_stack.run("ladder", "create", "lab-a", "lab-b", "--games-per-pairing",
+                                 "-4"), "--all-openings")
+    every = _ladder(cli_stack, "lab-a", "lab-b", "--all-openings", "--openings",
+                    "othello-balanced-3")
+    assert every["games_total"] == 2 * 14  # the suite's 14 openings, each twice
+    one_line_error(cli_stack.run("ladder", "create", "lab-a", "lab-b", "--all-openings",
+                                 "--games-per-pairing", "4"), "leave out --games-per-pairing")
+    assert _ladder(cli_stack, "lab-a", "lab-b")["games_total"] == 2
+    assert ladder_pb2.LadderConfig.DESCRIPTOR.fields_by_name["games_per_pairing"]
+
+
+def test_analyze_takes_the_variant_from_the_position(cli_stack: InProcessStack) -> None:
+    text = INTERNATIONAL_AFTER_CENTRE.to_text()
+    out = ok(cli_stack.run("analyze", "--preset", "lab-beginner", "--position", text))
+    assert "best move" in out
+    one_line_error(cli_stack.run("analyze", "--preset", "lab-beginner", "--position", text,
+                                 "--variant", "standard"),
+                   "contradicts the start position", "leave --variant out")
+    one_line_error(cli_stack.run("analyze", "--preset", "lab-beginner", "--ply", "3"),
+                   "--ply goes with --match")
+
+
+def test_analyze_a_position_of_an_imported_match(cli_stack: InProcessStack) -> None:
+    match_id = ok(cli_stack.run("match", "import", "-", stdin="f5d6c3d3c4\n")).split()[2]
+    out = ok(cli_stack.run("analyze", "--preset", "lab-beginner", "--match", match_id,
+                           "--ply", "2", "--json"))
+    after_two = new_position("othello")
+    for square in ("f5", "d6"):
+        after_two.push(after_two.parse_move(square))
+    assert json.loads(out)["move"]["square"] in after_two.legal_moves()
+    ok(cli_stack.run("analyze", "--preset", "lab-beginner", "--match", match_id))
+    one_line_error(cli_stack.run("analyze", "--preset", "lab-beginner", "--match", match_id,
+                                 "--ply", "9"), "has 5 moves: --ply takes 0..5")

@@ -1,0 +1,77 @@
+"""`arena match replay FILE` opens every export format, and `arena match import FILE` stores
+a record as a finished match that shows, replays and exports like a played one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from arena.formats import psq_from_moves, write_psq
+from tests.clients.conftest import (
+    InProcessStack,
+    RunArena,
+    assert_one_line_error,
+    ok,
+    one_line_error,
+)
+
+SUFFIXES = {"native": "json", "ggf": "ggf", "transcript": "txt"}
+
+
+def _board(frame: str) -> list[str]:
+    """The board rows of a replay frame (the move line above them differs by format)."""
+    return [line for line in frame.splitlines() if line[:1].isdigit()]
+
+
+def _played_match(stack: InProcessStack) -> str:
+    run = stack.run
+    ok(run("bot", "register", "--name", "lab-a", "--from-preset", "lab-beginner"))
+    ok(run("bot", "register", "--name", "lab-b", "--from-preset", "lab-intermediate"))
+    created = json.loads(ok(run("match", "create", "--black", "lab-a", "--white", "lab-b",
+                                "--opening", "f5 d6", "--move-time-ms", "500", "--json")))
+    ok(run("match", "watch", created["id"], "--no-board"))
+    return str(created["id"])
+
+
+def test_every_export_replays_and_imports_back(cli_stack: InProcessStack,
+                                               tmp_path: Path) -> None:
+    run = cli_stack.run
+    match_id = _played_match(cli_stack)
+    shown = json.loads(ok(run("match", "show", match_id, "--json")))
+    plies = 2 + len(shown["moves"])  # the opening's two moves come first in a replay
+    played = _board(ok(run("match", "replay", match_id, "--ply", str(plies))))
+    transcript = ok(run("match", "export", match_id, "--format", "transcript"))
+    for fmt, suffix in SUFFIXES.items():
+        path = f"m.{suffix}"
+        ok(run("match", "export", match_id, "--format", fmt, "-o", path))
+        assert _board(ok(run("match", "replay", path, "--ply", str(plies)))) == played, fmt
+        imported = ok(run("match", "import", path))
+        assert imported.startswith("imported match ") and f"({fmt}, othello" in imported
+        new_id = imported.split()[2]
+        assert _board(ok(run("match", "replay", new_id, "--ply", str(plies)))) == played
+        assert ok(run("match", "export", new_id, "--format", "transcript")) == transcript
+        assert f"imported from a {fmt} record" in ok(run("match", "show", new_id))
+        assert new_id in ok(run("match", "list", "--limit", "0"))
+    ok(run("match", "delete", new_id))
+
+
+def test_import_refuses_a_bad_record_in_one_line(cli_stack: InProcessStack,
+                                                 tmp_path: Path) -> None:
+    (tmp_path / "bad.txt").write_text("f5d6c3\nf5\n")
+    one_line_error(cli_stack.run("match", "import", "bad.txt"), "line 2", "illegal move 'f5'")
+    one_line_error(cli_stack.run("match", "import", "missing.ggf"), "no such game record file")
+
+
+def test_replay_opens_psq_and_transcripts_without_services(run_arena: RunArena,
+                                                          tmp_path: Path) -> None:
+    moves = [112, 113, 97, 98, 82]  # h8 i8 h7 i7 h6
+    (tmp_path / "g.psq").write_text(write_psq(psq_from_moves(15, moves, names=("x", "y"))))
+    shown = run_arena("match", "replay", "g.psq", "--ply", "5")
+    assert shown.returncode == 0, shown.stderr
+    assert "black x vs white y" in shown.stdout and "ply 5/5" in shown.stdout
+    exact = run_arena("match", "replay", "g.psq", "--variant", "exact-five", "--json")
+    assert json.loads(exact.stdout)["variant"] == "exact-five"
+    (tmp_path / "t.txt").write_text("f5d6c3d3c4\n")
+    assert "ply 5/5" in run_arena("match", "replay", "t.txt", "--ply", "5").stdout
+    (tmp_path / "bad.ggf").write_text("(;GM[Othello]B[Z9];)")
+    assert_one_line_error(run_arena("match", "replay", "bad.ggf"), "line 1", "Z9")

@@ -1,0 +1,94 @@
+"""The smaller rough edges a new user hit (issue 15, item 10), through the `arena` command
+against real services."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from arena.v1 import bot_service_pb2
+from tests.clients.conftest import InProcessStack, RunArena, ok, one_line_error
+from tests.support.bots import bot_server, external_bot, first_legal
+
+
+def _register(stack: InProcessStack, *names: str, preset: str = "lab-beginner") -> None:
+    for name in names:
+        ok(stack.run("bot", "register", "--name", name, "--from-preset", preset))
+
+
+def _finished_match(stack: InProcessStack, *options: str) -> str:
+    created = json.loads(ok(stack.run("match", "create", "--black", "ann", "--white", "ben",
+                                      "--move-time-ms", "500", "--json", *options)))
+    ok(stack.run("match", "watch", created["id"], "--no-board"))
+    return str(created["id"])
+
+
+def test_watch_shows_nodes_and_the_pv_by_name(cli_stack: InProcessStack) -> None:
+    _register(cli_stack, "ann", "ben", preset="lab-intermediate")
+    match_id = _finished_match(cli_stack)
+    lines = ok(cli_stack.run("match", "watch", match_id, "--no-board")).splitlines()
+    moves = [line for line in lines if " black " in line or " white " in line]
+    searched = [line for line in moves if "depth" in line]
+    assert searched and all(", nodes " in line and ", pv " in line for line in searched)
+    first = next(line for line in moves if line.lstrip().startswith("1."))
+    played = first.split()[2]
+    assert f"pv {played}" in first  # the PV starts with the move, named as moves are
+
+
+def test_tree_errors_count_moves_from_one(cli_stack: InProcessStack) -> None:
+    _register(cli_stack, "ann", "ben")
+    with_trees = _finished_match(cli_stack, "--trees")
+    moves = len(json.loads(ok(cli_stack.run("match", "show", with_trees, "--json")))["moves"])
+    one_line_error(cli_stack.run("match", "tree", with_trees, "--ply", str(moves + 1)),
+                   f"has {moves} moves: --ply takes 1..{moves}")
+    assert "move 1" in ok(cli_stack.run("match", "tree", with_trees, "--ply", "1"))
+    without = _finished_match(cli_stack)
+    one_line_error(cli_stack.run("match", "tree", without, "--ply", "1"),
+                   "stored no search trees", "--trees")
+    one_line_error(cli_stack.run("match", "tree", "no-such-match", "--ply", "1"), "no match")
+
+
+def test_standings_of_bots_without_games(cli_stack: InProcessStack) -> None:
+    def slow(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
+        time.sleep(2.0)
+        return first_legal(request)
+
+    with bot_server(slow) as address, cli_stack.client() as sdk:
+        for name in ("slow-a", "slow-b", "slow-c"):
+            external_bot(sdk, name, address)
+        created = json.loads(ok(cli_stack.run("ladder", "create", "slow-a", "slow-b", "slow-c",
+                                              "--move-time-ms", "5000", "--json")))
+        ok(cli_stack.run("ladder", "cancel", created["id"]))
+    table = ok(cli_stack.run("ladder", "standings", created["id"]))
+    rows = [line for line in table.splitlines() if "slow-" in line]
+    assert len(rows) == 3 and all("no games yet" in row for row in rows), table
+    assert "inf" not in table
+
+
+def test_an_update_that_changes_nothing_keeps_the_version(cli_stack: InProcessStack) -> None:
+    _register(cli_stack, "steady")
+    same = ok(cli_stack.run("bot", "update", "steady", "--look-ahead", "1"))
+    assert "version         2" in same
+    again = ok(cli_stack.run("bot", "update", "steady", "--look-ahead", "1"))
+    assert again.strip() == "nothing changed: steady stays at version 2"
+    assert "version         2" in ok(cli_stack.run("bot", "show", "steady"))
+
+
+def test_an_unknown_evaluator_is_named(run_arena: RunArena) -> None:
+    for command in (("bot", "register", "--name", "x", "--evaluator", "nope"),
+                    ("bot", "update", "x", "--evaluator", "nope")):
+        result = run_arena(*command)
+        assert result.returncode != 0 and "--game is required" not in result.stderr
+        assert "unknown evaluator 'nope'; known:" in result.stderr
+        assert "kreversi" in result.stderr and "sharpmoku" in result.stderr
+
+
+def test_gomoku_boards_mark_no_legal_points(run_arena: RunArena, tmp_path: Path) -> None:
+    result = run_arena("play", "--game", "gomoku", "--mode", "human-human", "--save", "g.json",
+                       stdin="h8\ni9\n")
+    assert result.returncode == 0 and "*" not in result.stdout, result.stdout
+    replayed = run_arena("match", "replay", "g.json", "--all")
+    assert replayed.returncode == 0 and "*" not in replayed.stdout
+    othello = run_arena("play", "--mode", "human-human", "--save", "o.json", stdin="f5\n")
+    assert othello.stdout.count("*") >= 4  # Othello still marks its few legal moves

@@ -1,0 +1,223 @@
+"""Referee.ImportMatch over real gRPC: every export format comes back as a finished match
+that lists, watches, exports (and imports again) and deletes like a played one; bad
+records are refused with the line or move named."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+import pytest
+import redis
+from arena.clients.sdk import ArenaClient
+from arena.services.common.config import Config
+from arena.services.common.embedded_redis import EmbeddedRedis
+
+from arena.errors import (
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+    PermissionDeniedError,
+)
+from arena.formats import (
+    Replay,
+    ReplayMove,
+    ggf_from_moves,
+    psq_from_moves,
+    write_ggf,
+    write_psq,
+    write_replay,
+    write_transcript,
+)
+from arena.games import GomokuBoard, OthelloBoard, Position, Termination, game, new_position
+from arena.v1 import common_pb2, match_pb2, referee_pb2
+from tests.support.servers import Server, client, serve
+
+NATIVE, GGF = referee_pb2.REPLAY_FORMAT_NATIVE, referee_pb2.REPLAY_FORMAT_GGF
+TRANSCRIPT, PSQ = referee_pb2.REPLAY_FORMAT_TRANSCRIPT, referee_pb2.REPLAY_FORMAT_PSQ
+
+
+@pytest.fixture
+def referee(redis_server: EmbeddedRedis, cache_server: EmbeddedRedis, redis_client: redis.Redis,
+            registry_server: Server) -> Iterator[Server]:
+    """A referee that runs no matches (imports need none)."""
+    server = serve("referee", Config(redis_url=redis_server.url, cache_url=cache_server.url,
+                                     registry=registry_server.target, max_matches=0,
+                                     service_token="admin-token"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def alice(referee: Server) -> Iterator[ArenaClient]:
+    with client("alice-token", referee=referee.target) as sdk:
+        yield sdk
+
+
+@pytest.fixture
+def bob(referee: Server) -> Iterator[ArenaClient]:
+    with client("bob-token", referee=referee.target) as sdk:
+        yield sdk
+
+
+def _random_game(position: Position, seed: int, plies: int = 10_000) -> list[int]:
+    rng = random.Random(seed)
+    moves = []
+    while not position.is_game_over() and len(moves) < plies:
+        move = rng.choice(position.legal_moves())
+        position.push(move)
+        moves.append(move)
+    return moves
+
+
+def _othello_game(seed: int = 3) -> tuple[OthelloBoard, list[int]]:
+    board = OthelloBoard()
+    return board, _random_game(board, seed)
+
+
+def test_a_ggf_record_becomes_a_finished_match(alice: ArenaClient) -> None:
+    final, moves = _othello_game()
+    outcome = final.outcome()
+    times = [0.25] * len(moves)
+    text = write_ggf(ggf_from_moves(OthelloBoard(), moves, black="Edax (lvl 3)",
+                                    white="ntest", outcome=outcome, times=times))
+    match = alice.import_match(text)
+    assert match.status == match_pb2.MATCH_STATUS_FINISHED and match.owner == "alice"
+    assert match.imported_from == "ggf"
+    assert (match.black.name, match.black.version) == ("Edax (lvl 3)", 0)
+    assert (match.white.name, match.white.version) == ("ntest", 0)
+    assert [r.move.square for r in match.moves] == moves
+    assert all(r.time_ms == 250 for r in match.moves if r.move.square != 64)
+    assert match.result.termination == match_pb2.TERMINATION_NORMAL
+    assert outcome is not None and match.result.score == outcome.wof_diff
+    stored = alice.get_match(match.id)
+    assert stored == match
+    # Exported again in every format it has, and each export imports to the same game.
+    for fmt in (NATIVE, GGF, TRANSCRIPT):
+        again = alice.import_match(alice.get_replay(match.id, fmt).content)
+        assert [r.move.square for r in again.moves] == moves
+        assert again.result.winner == match.result.winner
+    assert alice.get_replay(match.id, GGF).content.count("PB[Edax (lvl 3)]") == 1
+
+
+def test_listing_watching_and_deleting_an_imported_match(alice: ArenaClient,
+                                                         bob: ArenaClient) -> None:
+    _final, moves = _othello_game(seed=5)
+    match = alice.import_match(write_transcript(moves, passes="pass"))
+    assert (match.black.name, match.white.name) == ("black", "white")
+    assert match.id in [m.id for m in alice.iter_matches(bot_name="black")]
+    assert match.id in [m.id for m in alice.iter_matches(status=match_pb2.MATCH_STATUS_FINISHED)]
+    events = list(alice.watch_match(match.id, timeout_s=30))
+    assert events[0].WhichOneof("event") == "started"
+    assert events[-1].WhichOneof("event") == "ended"
+    assert sum(e.WhichOneof("event") in ("move", "pass") for e in events) == len(moves)
+    with pytest.raises(NotFoundError):
+        alice.get_search_tree(match.id, 0)
+    with pytest.raises(PermissionDeniedError):  # not a bot lookup of player "black"
+        bob.cancel_match(match.id)
+    with pytest.raises(FailedPreconditionError):
+        alice.cancel_match(match.id)
+    with pytest.raises(PermissionDeniedError):
+        bob.delete_match(match.id)
+    alice.delete_match(match.id)
+    with pytest.raises(NotFoundError):
+        alice.get_match(match.id)
+    assert match.id not in [m.id for m in alice.iter_matches(bot_name="black")]
+
+
+def test_psq_and_native_gomoku_records(alice: ArenaClient) -> None:
+    board = GomokuBoard(15)
+    moves = _random_game(board, seed=11, plies=40)
+    psq = write_psq(psq_from_moves(15, moves, times_ms=[7] * len(moves),
+                                   names=("pbrain-a", "pbrain-b")))
+    match = alice.import_match(psq, PSQ)
+    assert (match.black.name, match.white.name) == ("pbrain-a", "pbrain-b")
+    assert [r.move.square for r in match.moves] == moves
+    assert match.result.void and match.result.termination == match_pb2.TERMINATION_UNFINISHED
+    exact = alice.import_match(psq, variant="exact-five")
+    assert exact.config.game.variant == "exact-five"
+    native = Replay.new(new_position("gomoku", size=9), "me", "you")
+    native.moves = [ReplayMove(move=m, time_ms=3, score=i, depth=2, pv=[m])
+                    for i, m in enumerate([40, 41, 31, 50, 22, 59, 13, 68, 4])]
+    native.outcome = native.final_position().outcome()
+    match = alice.import_match(write_replay(native))
+    assert match.config.game.board_size == 9 and match.imported_from == "native"
+    assert match.result.winner == common_pb2.COLOR_BLACK
+    assert [r.search.score for r in match.moves] == list(range(9))
+    assert alice.get_replay(match.id, PSQ).content.startswith("Piskvorky 9x9")
+
+
+def test_forfeits_resignations_and_openings_survive(alice: ArenaClient) -> None:
+    board = OthelloBoard()
+    for move in ("f5", "d6", "c3"):
+        board.push(board.parse_move(move))
+    resigned = Replay.new(OthelloBoard(), "human", "lab-beginner")
+    resigned.moves = [ReplayMove(move=m, time_ms=0, worker="opening") for m in (37, 43)]
+    resigned.moves.append(ReplayMove(move=18, time_ms=5))
+    resigned.outcome = game("othello").forfeit_outcome(board, Termination.RESIGNATION)
+    resigned.forfeit = "white resigned"
+    match = alice.import_match(write_replay(resigned))
+    assert list(match.config.opening) == [37, 43] and len(match.moves) == 1
+    assert match.result.termination == match_pb2.TERMINATION_RESIGNATION
+    assert match.result.forfeited == common_pb2.COLOR_WHITE and match.result.score == 64
+    back = alice.get_replay(match.id, GGF).content
+    assert "RE[+64.000:r]" in back
+    ggf_again = alice.import_match(back)
+    assert ggf_again.result.termination == match_pb2.TERMINATION_RESIGNATION
+    timed_out = alice.import_match(back.replace("+64.000:r", "-64.000:t"))
+    assert timed_out.result.termination == match_pb2.TERMINATION_TIME_FORFEIT
+    assert timed_out.result.winner == common_pb2.COLOR_WHITE
+
+
+@pytest.mark.parametrize(("content", "fmt", "needles"), [
+    ("f5d6c3f5", 0, ["content", "line 1, column 7", "illegal move 'f5'"]),
+    ("(;GM[Othello]BO[8 -------- -------- -------- ---O*--- ---*O--- -------- -------- "
+     "-------- *]B[F5]W[A1];)", GGF, ["content", "column", "illegal move W[A1]"]),
+    ("Piskvorky 15x15, 0:0, 0\n8,8,1\n8,8,1\n", PSQ, ["content", "line 3", "illegal move"]),
+    ('{"format": "arena-replay", "version": 1, "game": "othello"', NATIVE,
+     ["content", "not JSON"]),
+    ("hello world", 0, ["content", "nor an Othello transcript"]),
+    ("   ", 0, ["content", "is empty"]),
+])
+def test_bad_records_are_refused_with_the_place_named(
+    alice: ArenaClient, content: str, fmt: referee_pb2.ReplayFormat.ValueType, needles: list[str]
+) -> None:
+    with pytest.raises(InvalidArgumentError) as refused:
+        alice.import_match(content, fmt)
+    for needle in needles:
+        assert needle in str(refused.value)
+    with pytest.raises(InvalidArgumentError, match="unknown Othello variant 'giant'"):
+        alice.import_match("f5d6", variant="giant")
+
+
+def test_a_native_replay_with_an_illegal_move_names_it(alice: ArenaClient) -> None:
+    text = write_replay(Replay.new(OthelloBoard(), "a", "b"))
+    text = text.replace('"moves": []', '"moves": [{"move": 37, "time_ms": 1}, '
+                                       '{"move": 37, "time_ms": 1}]')
+    with pytest.raises(InvalidArgumentError, match=r"moves\[1\]"):
+        alice.import_match(text)
+
+
+def test_an_oversized_record_and_a_contradicting_variant(alice: ArenaClient) -> None:
+    with pytest.raises(InvalidArgumentError, match="the limit is"):
+        alice.import_match("f5" * 600_000)
+    ggf = write_ggf(ggf_from_moves(OthelloBoard(), [37]))
+    with pytest.raises(InvalidArgumentError, match="leave the variant out"):
+        alice.import_match(ggf, variant="international")
+
+
+def test_an_international_transcript_needs_its_variant_said(alice: ArenaClient) -> None:
+    board = OthelloBoard("international")
+    moves = _random_game(board, seed=2, plies=12)
+    match = alice.import_match(write_transcript(moves), variant="international")
+    assert match.config.game.variant == "international" and len(match.moves) == 12
+    with pytest.raises(InvalidArgumentError):
+        alice.import_match(write_transcript(moves))  # read as standard Othello: illegal
+
+
+def test_a_retried_import_returns_the_first_match(alice: ArenaClient, bob: ArenaClient) -> None:
+    text = write_transcript(_othello_game(seed=9)[1], passes="pass")
+    first = alice.import_match(text, request_id="import-1")
+    assert alice.import_match(text, request_id="import-1").id == first.id
+    assert alice.import_match(text, request_id="import-2").id != first.id
+    assert bob.import_match(text, request_id="import-1").id != first.id  # keys are per owner

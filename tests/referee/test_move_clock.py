@@ -1,0 +1,58 @@
+"""How a move's time is counted (``judge.MoveClock``): the wall clock for external and
+protocol bots, the search's CPU time for built-in bots with the wall clock as the outer
+guard, and what each charges to a game budget."""
+
+from __future__ import annotations
+
+from arena.services.referee.judge import MoveClock, judge_answer
+
+from arena.games import new_position
+from arena.v1 import common_pb2, engine_pb2, match_pb2
+
+START = new_position("othello")
+D3 = START.parse_move("d3")
+
+
+def answer(cpu_ms: int = 0) -> engine_pb2.MoveResult:
+    return engine_pb2.MoveResult(move=common_pb2.Move(square=D3), cpu_ms=cpu_ms)
+
+
+def test_the_wall_clock_counts_the_referees_interval() -> None:
+    clock = MoveClock(limit_ms=1000, grace_ms=200)
+    assert clock.late(1200, answer()) is None
+    assert clock.late(1201, answer(cpu_ms=5)) == "took 1201 ms; limit 1000 ms + 200 ms grace"
+    assert clock.charged_ms(1201, answer(cpu_ms=5)) == 1201
+
+
+def test_a_busy_machine_does_not_cost_a_bot_on_the_cpu_clock_its_move() -> None:
+    clock = MoveClock(limit_ms=1000, grace_ms=200, cpu=True, wall_factor=4.0)
+    # 1,275 ms on the wall for a search of 990 ms of CPU: the move stands, 990 ms charged.
+    assert clock.late(1275, answer(cpu_ms=990)) is None
+    assert clock.charged_ms(1275, answer(cpu_ms=990)) == 990
+    assert judge_answer(START, answer(cpu_ms=990), 1275, clock) is None
+
+
+def test_too_much_cpu_time_is_late_on_the_cpu_clock() -> None:
+    clock = MoveClock(limit_ms=1000, grace_ms=200, cpu=True)
+    forfeit = judge_answer(START, answer(cpu_ms=1201), 1300, clock)
+    assert forfeit is not None and forfeit.termination == match_pb2.TERMINATION_TIME_FORFEIT
+    assert forfeit.detail == "searched 1201 ms of CPU time; limit 1000 ms + 200 ms grace"
+
+
+def test_the_wall_clock_stays_the_outer_guard() -> None:
+    clock = MoveClock(limit_ms=1000, grace_ms=200, cpu=True, wall_factor=4.0)
+    assert clock.late(4200, answer(cpu_ms=10)) is None
+    assert clock.late(4201, answer(cpu_ms=10)) == (
+        "took 4201 ms on the wall clock (10 ms of CPU time); a move timed on CPU may take "
+        "4200 ms")
+    # A factor below one would make the CPU clock stricter than the wall clock: it is one.
+    strict = MoveClock(limit_ms=1000, grace_ms=200, cpu=True, wall_factor=0.1)
+    assert strict.late(1200, answer(cpu_ms=10)) is None
+    assert strict.late(1201, answer(cpu_ms=10)) is not None
+
+
+def test_an_error_is_judged_before_the_time() -> None:
+    crashed = engine_pb2.MoveResult(error=engine_pb2.MOVE_ERROR_BOT_CRASHED,
+                                    error_detail="boom", cpu_ms=99_999)
+    forfeit = judge_answer(START, crashed, 10, MoveClock(1000, 200, cpu=True))
+    assert forfeit is not None and forfeit.termination == match_pb2.TERMINATION_BOT_CRASHED

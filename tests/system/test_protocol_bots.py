@@ -1,0 +1,315 @@
+"""Protocol engines as bots on a real stack: worker processes with an engine catalog run
+Arena's own bots as NBoard and Gomocup executables, and a small engine that misbehaves on
+purpose, in their sandbox. Registered through the registry, scheduled by the ladder
+service, refereed like any bot.
+
+- Mixed ladders (built-in, external and protocol bots; both protocols) finish, and every
+  move equals what the same bot plays in this process at the same fixed depth.
+- Each way of misbehaving costs the engine's bot the game with the right reason, and the
+  workers go on with the next job.
+- A worker killed while its engine thinks: another worker that has the engine takes the
+  move over, and the killed worker's engine processes are gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from arena.clients.sdk import ArenaClient
+from arena.services.common.launcher import Launcher
+
+from arena.bots.spec import config_to_struct
+from arena.engine.api import Limits
+from arena.games import game
+from arena.protocols.gomocup_brain import turn_budget_ms
+from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
+from tests.observability.test_stack import scrape_all, total
+from tests.protocol_engines.conftest import FAKE_ENGINE, sandboxed_pids
+from tests.support.bots import (
+    GOMOKU,
+    OTHELLO,
+    bot_server,
+    builtin_bot,
+    first_legal,
+    match_config,
+    replay_moves,
+    wait_finished,
+)
+from tests.support.engines import choose, presets
+from tests.support.servers import ADMIN_TOKEN
+from tests.system.conftest import stack_client
+
+MOVE_TIME_MS = 20_000  # never binding: every search here stops at its depth
+# The NBoard engine's bot (over the protocol, depth 3) and the built-in Othello bot (depth 2).
+NBOARD_CONFIG = {**presets("othello")["arena-fast"], "time_ms": 60_000, "endgame_empties": 8}
+OTHELLO_BUILTIN = {**NBOARD_CONFIG, "depth": 2}
+GOMOKU_BUILTIN = {"evaluator": "arena-gomoku", "max_depth": 2}
+# An NBoard engine that thinks about a second a move (time-limited iterative deepening).
+SLOW_CONFIG = {**presets("othello")["arena-fast"], "time_ms": 1500, "depth": 30,
+               "endgame_empties": 0}
+MISBEHAVING = {  # fake engine mode: (termination, words in the detail)
+    "crash": (match_pb2.TERMINATION_BOT_CRASHED, "crashing on purpose"),
+    "garbage": (match_pb2.TERMINATION_MALFORMED_ANSWER, "garbage"),
+    "illegal": (match_pb2.TERMINATION_ILLEGAL_MOVE, ""),
+    "hang": (match_pb2.TERMINATION_TIME_FORFEIT, ""),
+    "memory": (match_pb2.TERMINATION_BOT_CRASHED, "memory"),
+}
+
+
+def _engine(name: str, games: str, protocol: str, command: list[str], limits: str = "",
+            options: str = "") -> str:
+    return (f"[engines.{name}]\ngames = [\"{games}\"]\nprotocol = \"{protocol}\"\n"
+            f"command = {json.dumps(command)}\n"
+            f"limits = {{ startup_ms = 300000, grace_ms = 300{limits} }}\n"
+            + (f"options = {{ {options} }}\n" if options else ""))
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    """A port on the worker's loopback an engine must not reach."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1)
+        sock.settimeout(0.5)
+        yield sock
+
+
+@pytest.fixture
+def catalog(tmp_path: Path, listener: socket.socket) -> Path:
+    (tmp_path / "nboard.json").write_text(json.dumps(NBOARD_CONFIG))
+    (tmp_path / "slow.json").write_text(json.dumps(SLOW_CONFIG))
+    fake = [sys.executable, str(FAKE_ENGINE), "nboard"]
+    entries = [
+        _engine("nboard-arena", "othello", "nboard",
+                ["arena-nboard", "--config", f"@{tmp_path / 'nboard.json'}"],
+                ", memory_mb = 1024", "depth = 3"),
+        _engine("nboard-slow", "othello", "nboard",
+                ["arena-nboard", "--config", f"@{tmp_path / 'slow.json'}"], ", memory_mb = 1024"),
+        _engine("pbrain-arena", "gomoku", "gomocup",
+                ["pbrain-arena", "--preset", "arena-gomoku", "--depth", "3"],
+                ", memory_mb = 1024"),
+        *(_engine(f"fake-{mode}", "othello", "nboard", [*fake, mode],
+                  ", memory_mb = 128" if mode == "memory" else "") for mode in MISBEHAVING),
+        _engine("fake-network", "othello", "nboard",
+                [*fake, "network", str(listener.getsockname()[1])]),
+    ]
+    path = tmp_path / "engines.toml"
+    path.write_text("\n".join(entries))
+    return path
+
+
+@pytest.fixture
+def stack(services: Launcher, catalog: Path) -> Launcher:
+    """Registry (from ``services``), a referee, the ladder service and two workers that
+    offer the catalog's engines."""
+    services.engines = catalog
+    services.metrics = True
+    services.spawn("referee", "referee-1")
+    services.spawn("ladder", "ladder-1")
+    for name in ("worker-1", "worker-2"):
+        services.spawn("worker", name, timeout_s=300)
+    with stack_client(services) as sdk:
+        deadline = time.monotonic() + 60
+        while not any(e.workers == 2 for e in sdk.list_engines()):
+            assert time.monotonic() < deadline, "the workers never advertised their engines"
+            time.sleep(0.2)
+    return services
+
+
+def protocol_bot(sdk: ArenaClient, name: str, engine: str, kind: int = OTHELLO,
+                 **options: object) -> bots_pb2.BotVersion:
+    return sdk.register_bot(bots_pb2.BotSpec(name=name, game=kind, protocol=bots_pb2.ProtocolEngine(
+        engine=engine, options=config_to_struct(dict(options)))))
+
+
+def run_ladder(sdk: ArenaClient, client: redis.Redis, name: str, kind: int, bots: list[str],
+               **extra: object) -> list[match_pb2.Match]:
+    config = ladder_pb2.LadderConfig(
+        name=name, game=common_pb2.GameSpec(kind=kind),
+        bots=[common_pb2.BotRef(name=n) for n in bots],
+        format=ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, games_per_pairing=2, seed=11,
+        time_control=common_pb2.TimeControl(move_time_ms=MOVE_TIME_MS), **extra)
+    info = sdk.create_ladder(config)
+    deadline = time.monotonic() + 600
+    while sdk.get_standings(info.id).ladder.status != ladder_pb2.LADDER_STATUS_FINISHED:
+        assert time.monotonic() < deadline, f"ladder {name} did not finish in 600 s"
+        time.sleep(0.5)
+    ladder = sdk.get_standings(info.id).ladder
+    return [wait_finished(client, match_id) for match_id in ladder.match_ids]
+
+
+def expected_move(kind: int, bot: str, text: str, history: list[int]) -> int:
+    """What ``bot`` plays in this process (the protocol engines' bots at their depth)."""
+    name = game(kind).name
+    if bot == "first-legal":
+        return game(kind).position_from_text(text).legal_moves()[0]
+    if bot == "nboard-bot":
+        return choose(name, text, [], NBOARD_CONFIG, Limits(depth=3)).move
+    if bot == "pbrain-bot":
+        limits = Limits(depth=3, time_ms=turn_budget_ms(MOVE_TIME_MS))
+        return choose(name, text, history, presets("gomoku")["arena-gomoku"], limits).move
+    config = OTHELLO_BUILTIN if kind == OTHELLO else GOMOKU_BUILTIN
+    return choose(name, text, history, config, Limits(time_ms=MOVE_TIME_MS)).move
+
+
+def check_against_in_process(match: match_pb2.Match) -> None:
+    assert match.status == match_pb2.MATCH_STATUS_FINISHED, match.result
+    assert match.result.termination in (match_pb2.TERMINATION_NORMAL,
+                                        match_pb2.TERMINATION_BOARD_FULL), match.result
+    replay_moves(match)
+    kind = match.config.game.kind
+    text, history = match.start_position, list(match.config.opening)
+    for record in match.moves:
+        side = match.black if record.color == common_pb2.COLOR_BLACK else match.white
+        if record.move.text != "pass":
+            assert record.move.square == expected_move(kind, side.name, text, history), (
+                f"{match.id} ply {record.ply}: {side.name} in {text}")
+        text = record.position_after
+        history.append(record.move.square)
+
+
+def test_mixed_ladders_play_like_the_bots_in_process(redis_client: redis.Redis,
+                                                     stack: Launcher) -> None:
+    with bot_server(first_legal) as address, stack_client(stack) as sdk:
+        protocol_bot(sdk, "nboard-bot", "nboard-arena")
+        builtin_bot(sdk, "builtin-bot", OTHELLO_BUILTIN)
+        sdk.register_bot(bots_pb2.BotSpec(name="first-legal", game=OTHELLO,
+                                          external=bots_pb2.ExternalEngine(address=address)))
+        protocol_bot(sdk, "pbrain-bot", "pbrain-arena", GOMOKU)
+        builtin_bot(sdk, "gomoku-bot", GOMOKU_BUILTIN, GOMOKU)
+        othello = run_ladder(sdk, redis_client, "mixed-othello", OTHELLO,
+                             ["nboard-bot", "builtin-bot", "first-legal"],
+                             opening_suite="othello-balanced")
+        gomoku = run_ladder(sdk, redis_client, "mixed-gomoku", GOMOKU,
+                            ["pbrain-bot", "gomoku-bot"])
+    assert len(othello) == 6 and len(gomoku) == 2
+    for match in othello + gomoku:
+        check_against_in_process(match)
+    def moves_of(matches: list[match_pb2.Match], bot: str) -> list[match_pb2.MoveRecord]:
+        return [r for m in matches for r in m.moves if r.move.text != "pass"
+                and (m.black if r.color == common_pb2.COLOR_BLACK else m.white).name == bot]
+
+    # The engines' search lines are kept as the moves' search info: depth 3 in the
+    # midgame; an Othello endgame is solved to its last empty square.
+    midgame = [r for r in moves_of(othello, "nboard-bot") if r.position_after.count("-") > 8]
+    assert midgame and {r.search.depth for r in midgame} == {3}
+    assert all(r.search.depth >= 1 for r in moves_of(gomoku, "pbrain-bot"))
+
+    # Each worker counts its engine moves and starts: every protocol move was counted, and
+    # all but the first move of each process (at most one per worker and engine) were
+    # answered by a process already running.
+    samples = scrape_all(stack)
+    played = len(moves_of(othello, "nboard-bot")) + len(moves_of(gomoku, "pbrain-bot"))
+    assert total(samples, "arena_protocol_engine_moves_total") == played
+    starts = total(samples, "arena_protocol_engine_starts_total")
+    assert 2 <= starts <= 4
+    assert total(samples, "arena_protocol_engine_moves_total", warm="yes") == played - starts
+
+
+def test_misbehaving_engines_forfeit_with_their_reason(redis_client: redis.Redis,
+                                                      stack: Launcher,
+                                                      listener: socket.socket) -> None:
+    with stack_client(stack) as sdk:
+        builtin_bot(sdk, "builtin-bot", OTHELLO_BUILTIN)
+        protocol_bot(sdk, "nboard-bot", "nboard-arena")
+        created = {}
+        for mode in [*MISBEHAVING, "network"]:
+            protocol_bot(sdk, f"bad-{mode}", f"fake-{mode}")
+            created[mode] = sdk.create_match(match_config(f"bad-{mode}", "builtin-bot",
+                                                          move_time_ms=2000)).id
+        results = {mode: wait_finished(redis_client, match_id, 120)
+                   for mode, match_id in created.items()}
+        # The workers go on: a good engine's match after all of that plays to its end.
+        after = wait_finished(redis_client, sdk.create_match(
+            match_config("nboard-bot", "builtin-bot", move_time_ms=MOVE_TIME_MS)).id, 300)
+    for mode, (termination, words) in MISBEHAVING.items():
+        result = results[mode].result
+        assert result.termination == termination, (mode, result)
+        assert result.forfeited and result.winner == common_pb2.COLOR_WHITE, (mode, result)
+        assert words in result.detail, (mode, result.detail)
+    network = results["network"].result
+    protections = "\n".join(stack.processes["worker-1"].log_file.read_text().splitlines())
+    if "network: isolated" in protections:
+        assert network.termination == match_pb2.TERMINATION_BOT_CRASHED, network
+        assert "no network" in network.detail
+        with pytest.raises(TimeoutError):
+            listener.accept()
+    else:  # the machine allows no isolation: the worker said so, and the engine got out
+        assert "network: NOT isolated" in protections
+        listener.accept()[0].close()
+    check_against_in_process(after)
+
+
+def test_a_worker_killed_while_its_engine_thinks(redis_client: redis.Redis,
+                                                 stack: Launcher) -> None:
+    with stack_client(stack) as sdk:
+        protocol_bot(sdk, "slow", "nboard-slow")
+        builtin_bot(sdk, "opponent", OTHELLO_BUILTIN)
+        match_id = sdk.create_match(match_config("slow", "opponent", move_time_ms=6000)).id
+        deadline = time.monotonic() + 120
+        victim = None
+        while victim is None:  # a worker thinking with the slow engine, a few plies in
+            assert time.monotonic() < deadline, "the slow engine never got a move"
+            for worker in sdk.get_status().workers:
+                if (worker.match_id == match_id and worker.bot.startswith("slow@")
+                        and worker.ply >= 4 and time.time() * 1000 - worker.job_since_unix_ms
+                        < 500):
+                    victim = worker.worker_id
+            time.sleep(0.05)
+        pid = stack.processes[victim].pid
+        assert pid is not None and sandboxed_pids(pid), "its engine runs"
+        time.sleep(0.3)  # the engine is thinking now
+        stack.kill(victim)  # kill -9
+        orphans_deadline = time.monotonic() + 10
+        while sandboxed_pids(pid):
+            assert time.monotonic() < orphans_deadline, sandboxed_pids(pid)
+            time.sleep(0.1)
+        match = wait_finished(redis_client, match_id, 600)
+    assert match.status == match_pb2.MATCH_STATUS_FINISHED, match.result
+    assert not match.result.forfeited, match.result
+    replay_moves(match)
+    taken_over = [r for r in match.moves if r.worker_id != victim]
+    assert taken_over, "the other worker played on"
+
+
+def test_the_engines_from_the_command_line(stack: Launcher) -> None:
+    stack.write_manifest()  # stack.json, where the command finds the stack
+    env = dict(os.environ, ARENA_HOME=str(stack.home), ARENA_TOKEN=ADMIN_TOKEN)
+
+    def arena(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "arena.clients", *argv], env=env,
+                              capture_output=True, text=True, timeout=60)
+
+    listed = arena("engine", "list", "--game", "gomoku")
+    assert listed.returncode == 0, listed.stderr
+    assert "pbrain-arena" in listed.stdout and "nboard-arena" not in listed.stdout
+    registered = arena("bot", "register", "--name", "cli-nboard", "--game", "othello",
+                       "--engine", "nboard-arena", "--option", "depth=4", "--json")
+    assert registered.returncode == 0, registered.stderr
+    spec = json.loads(registered.stdout)["spec"]
+    assert spec["protocol"]["engine"] == "nboard-arena"
+    assert spec["protocol"]["options"] == {"depth": 4}
+    assert len(spec["protocol"]["checksum"]) == 64
+    for argv, words in [
+        (["--engine", "no-such-engine"], "no live worker offers engine 'no-such-engine'"),
+        (["--engine", "pbrain-arena"], "plays gomoku, not othello"),
+        (["--engine", "nboard-arena", "--option", "depth=999"], "spec.protocol.options.depth"),
+        (["--engine", "nboard-arena", "--option", "nonsense"], "--option needs KEY=VALUE"),
+        (["--engine", "nboard-arena", "--depth", "3"], "takes --option KEY=VALUE"),
+    ]:
+        refused = arena("bot", "register", "--name", "cli-bad", "--game", "othello", *argv)
+        assert refused.returncode == 1, (argv, refused.stdout)
+        assert words in refused.stderr, (argv, refused.stderr)
+        assert "Traceback" not in refused.stderr
+    exported = arena("bot", "export", "cli-nboard")
+    assert exported.returncode == 0 and "[protocol]" in exported.stdout
+    assert "[protocol.options]\ndepth = 4" in exported.stdout
