@@ -21,6 +21,7 @@ from tempfile import TemporaryDirectory
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' fuzzer
 
 from arena.services.common.server import check_health
+from arena.services.worker.engines.catalog import sample_catalog_path
 
 from tests.support.fuzz import SERVICES, Fuzzer, fuzz_service, vocabulary
 from tests.support.stacks import USERS, cancel_everything, launcher, security_env
@@ -44,7 +45,7 @@ def main() -> int:
     per_service = -(-args.cases // len(SERVICES))
     with TemporaryDirectory() as home, launcher(
             tls=not args.plaintext, home=Path(home), workers=1, analysts=1,
-            env=security_env()) as stack:
+            engines=sample_catalog_path(), env=security_env()) as stack:
         fuzzer = Fuzzer(stack, vocabulary(stack, USERS["mallory"]), USERS["mallory"])
         started = time.monotonic()
         for service in SERVICES:
