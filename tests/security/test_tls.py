@@ -29,6 +29,7 @@ from cryptography import x509
 from arena.errors import InvalidArgumentError, UnavailableError
 from tests.security.conftest import USERS
 from tests.support.servers import ADMIN_TOKEN, TOKENS
+from tests.support.stacks import stack_client
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -204,6 +205,43 @@ def test_a_ladder_on_a_mutual_tls_stack_through_the_cli(secure_stack: Launcher) 
     assert [m["status"] for m in matches] == ["MATCH_STATUS_FINISHED"] * 2
     assert [m["result"]["termination"] for m in matches] == ["TERMINATION_NORMAL"] * 2, (
         [m["result"] for m in matches])
+
+
+def _offered_by(stack: Launcher, engine: str) -> int:
+    with stack_client(stack, stack.admin_token) as admin:
+        return sum(offer.workers for offer in admin.list_engines() if offer.name == engine)
+
+
+def test_a_worker_joining_through_the_stack_file_gets_what_the_others_have(
+        secure_stack: Launcher, tmp_path: Path) -> None:
+    """`arena worker` told nothing but ARENA_HOME joins the mutual-TLS stack: the stack file
+    gives it the certificates, its Redis user and the catalog of `arena up --engines`."""
+    assert _offered_by(secure_stack, "arena-nboard-fast") == 1
+    ready = tmp_path / "worker.port"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    env |= {"ARENA_HOME": str(secure_stack.home), "ARENA_WARM_GAMES": "othello",
+            "PYTHONPATH": str(REPO)}
+    log = tmp_path / "worker.log"
+    with log.open("w") as output:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "arena.clients", "worker", "--listen", "127.0.0.1:0",
+             "--ready-file", str(ready), "--worker-id", "tls-joiner"],
+            env=env, stdout=output, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 180
+        while not ready.exists() or _offered_by(secure_stack, "arena-nboard-fast") < 2:
+            assert worker.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "the joining worker never offered its engines"
+            time.sleep(0.2)
+        target = f"127.0.0.1:{ready.read_text()}"
+        assert not check_health(target)
+        assert check_health(target, credentials=secure_stack.client_credentials())
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=60) == 0
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
 
 
 def test_every_server_of_the_stack_refuses_plaintext(secure_stack: Launcher) -> None:
