@@ -50,9 +50,13 @@ mkdir -p "$cache/root"
 for package in ./*.deb; do
     dpkg-deb -x "$package" "$cache/root"
 done
+libs="$cache/root/usr/lib"
+for multiarch in "$cache"/root/usr/lib/*-linux-gnu; do   # x86_64-linux-gnu, aarch64-...
+    if [ -d "$multiarch" ]; then libs="$multiarch:$libs"; fi
+done
 cat > "$server" <<WRAPPER
 #!/bin/sh
-export LD_LIBRARY_PATH="$cache/root/usr/lib/x86_64-linux-gnu:$cache/root/usr/lib"
+export LD_LIBRARY_PATH="$libs"
 exec "$cache/root/usr/bin/redis-server" "\$@"
 WRAPPER
 chmod 755 "$server"
