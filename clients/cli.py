@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,6 +22,13 @@ EXIT_INTERRUPTED = 130
 # env ARENA_ENGINE; `--engine NAME` is a protocol engine in `arena bot register`).
 _ROLES = {"registry": "registry", "referee": "referee", "ladder": "ladder",
           "analysis": "engine"}
+# TLS files (default: stack.json's, which `arena up --tls` writes).
+_TLS_OPTIONS = {
+    "tls_ca": ("PEM CA file to verify the services with; turns TLS on", "ARENA_TLS_CA_FILE"),
+    "tls_cert": ("PEM client certificate, for servers that require one",
+                 "ARENA_TLS_CERT_FILE"),
+    "tls_key": ("PEM key of the client certificate", "ARENA_TLS_KEY_FILE"),
+}
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
@@ -42,7 +50,8 @@ def _cmd_up(args: argparse.Namespace) -> int:
         raise InvalidArgumentError(f"--workers must be 0 or more, got {args.workers}")
     try:
         return run_up(args.workers, args.up_home or args.home, web=args.web,
-                      metrics=args.metrics, engines=_catalog(args.engines))
+                      metrics=args.metrics, engines=_catalog(args.engines),
+                      tls=args.tls or args.mutual_tls, mutual_tls=args.mutual_tls)
     except (RuntimeError, TimeoutError) as exc:  # a service died while starting
         raise UnavailableError(f"the stack did not start: {exc}") from None
 
@@ -79,6 +88,11 @@ def _add_up(sub: Subparsers) -> None:
                          "listed in stack.json)")
     up.add_argument("--home", dest="up_home", type=Path, default=None,
                     help="state folder (default .arena)")
+    up.add_argument("--tls", action="store_true",
+                    help="serve every service over TLS with a local CA made under HOME/tls "
+                         "(commands find it through stack.json)")
+    up.add_argument("--mutual-tls", action="store_true",
+                    help="--tls, and every server also requires a client certificate")
     up.set_defaults(func=_cmd_up)
 
 
@@ -138,6 +152,9 @@ def _add_global_options(parser: argparse.ArgumentParser) -> None:
         where.add_argument(f"--{flag}", default=None, metavar="HOST:PORT",
                            help=f"{flag} address (env ARENA_{role.upper()})")
     where.add_argument("--token", default=None, help="bearer token (env ARENA_TOKEN)")
+    for option, (what, variable) in _TLS_OPTIONS.items():
+        where.add_argument(f"--{option.replace('_', '-')}", dest=option, default=None,
+                           metavar="FILE", help=f"{what} (env {variable})")
     where.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                        help="deadline of each call (default 10)")
 
@@ -180,12 +197,15 @@ def _apply_global_options(args: argparse.Namespace, argv: Sequence[str] | None) 
     only_globals = argparse.ArgumentParser(add_help=False)
     _add_global_options(only_globals)
     given, _ = only_globals.parse_known_args(argv)
-    for name in ("home", "timeout", *_ROLES, "token"):
+    for name in ("home", "timeout", *_ROLES, "token", *_TLS_OPTIONS):
         if getattr(args, name, None) is None:
             setattr(args, name, getattr(given, name))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # gRPC's own log lines (a failed TLS handshake, ...) would come before the one-line
+    # error that says the same; it reads this when it loads, i.e. in build_parser.
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown and args.command != "worker":

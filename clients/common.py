@@ -34,6 +34,9 @@ def client_from_args(args: argparse.Namespace) -> ArenaClient:
         token=getattr(args, "token", None),
         home=getattr(args, "home", None),
         timeout_s=getattr(args, "timeout", None) or 10.0,
+        ca_file=getattr(args, "tls_ca", None),
+        cert_file=getattr(args, "tls_cert", None),
+        key_file=getattr(args, "tls_key", None),
     )
 
 

@@ -10,6 +10,11 @@ Where things are comes from, first match wins: constructor arguments, the enviro
 ``ARENA_TOKEN``), then ``stack.json`` in ``$ARENA_HOME`` (default ``./.arena``), which
 ``arena up`` writes together with the admin token file.
 
+TLS the same way: a CA file (``ca_file``, ``ARENA_TLS_CA_FILE``, or the stack file's
+``tls`` section, which `arena up --tls` writes) makes every channel TLS, verifying the
+servers against that CA; a certificate and key (``ARENA_TLS_CERT_FILE``,
+``ARENA_TLS_KEY_FILE``) are presented to servers that require one (mutual TLS).
+
 Every call carries a deadline. Idempotent reads are retried on UNAVAILABLE by gRPC
 itself, as declared in the channel's service config; nothing here loops by hand. A
 failed call raises the matching ``arena.errors`` exception with a one-line message.
@@ -21,6 +26,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, TypeVar
@@ -86,6 +92,53 @@ _CHANNEL_OPTIONS: Final = [
     ("grpc.enable_retries", 1),
     ("grpc.max_receive_message_length", 64 * 1024 * 1024),
 ]
+# Where the TLS files come from: the StackAddresses field, its variable, the stack file key.
+TLS_FILES: Final = {"ca_file": "ARENA_TLS_CA_FILE", "cert_file": "ARENA_TLS_CERT_FILE",
+                    "key_file": "ARENA_TLS_KEY_FILE"}
+
+
+def channel_credentials(ca_file: str, cert_file: str = "",
+                        key_file: str = "") -> grpc.ChannelCredentials | None:
+    """TLS credentials verifying servers against ``ca_file`` and presenting the client
+    certificate if one is given; None (plaintext) without a CA file."""
+    if not ca_file:
+        if cert_file or key_file:
+            raise errors.InvalidArgumentError(
+                "a client certificate needs a CA file to verify the server with "
+                "(ARENA_TLS_CA_FILE)")
+        return None
+    if bool(cert_file) != bool(key_file):
+        raise errors.InvalidArgumentError("a client certificate needs both its file and its "
+                                          "key (ARENA_TLS_CERT_FILE, ARENA_TLS_KEY_FILE)")
+    return grpc.ssl_channel_credentials(
+        _read_pem(ca_file, "CA"),
+        _read_pem(key_file, "client key") if key_file else None,
+        _read_pem(cert_file, "client certificate") if cert_file else None)
+
+
+def _read_pem(path: str, what: str) -> bytes:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise errors.InvalidArgumentError(
+            f"cannot read the TLS {what} file {path}: {exc.strerror or exc}") from None
+    if b"-----BEGIN " not in data:
+        raise errors.InvalidArgumentError(f"the TLS {what} file {path} is not a PEM file")
+    return data
+
+
+def open_channel(target: str, credentials: grpc.ChannelCredentials | None = None,
+                 options: list[tuple[str, Any]] | None = None) -> grpc.Channel:
+    """A channel to ``target``: plaintext, or TLS with ``credentials``."""
+    options = list(_CHANNEL_OPTIONS if options is None else options)
+    if credentials is None:
+        return grpc.insecure_channel(target, options=options)
+    if target.startswith(("ipv4:", "ipv6:")):
+        # Several servers behind one target ("ipv4:a,b"): no authority to check the
+        # certificates against, so check them against the (shared) host of the first.
+        first = target.partition(":")[2].split(",")[0]
+        options.append(("grpc.ssl_target_name_override", first.rsplit(":", 1)[0].strip("[]")))
+    return grpc.secure_channel(target, credentials, options=options)
 
 
 @dataclass(frozen=True)
@@ -98,6 +151,9 @@ class StackAddresses:
     engine: str = ""
     token: str = ""
     home: Path = field(default_factory=arena_home)
+    ca_file: str = ""
+    cert_file: str = ""
+    key_file: str = ""
 
     @classmethod
     def discover(
@@ -118,7 +174,15 @@ class StackAddresses:
                 given.get(role) or env.get(f"ARENA_{role.upper()}") or from_stack[role]
             )
         token = given.get("token") or env.get("ARENA_TOKEN") or _read_token(manifest, state)
+        tls = manifest.get("tls")
+        tls = tls if isinstance(tls, dict) else {}
+        for name, variable in TLS_FILES.items():
+            found[name] = given.get(name) or env.get(variable) or str(tls.get(name) or "")
         return cls(home=state, token=token, **found)
+
+    def credentials(self) -> grpc.ChannelCredentials | None:
+        """TLS credentials for every channel, or None for plaintext (no CA file)."""
+        return channel_credentials(self.ca_file, self.cert_file, self.key_file)
 
     def target(self, role: str) -> str:
         address: str = getattr(self, role)
@@ -170,11 +234,15 @@ class ArenaClient:
         home: Path | str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         addresses: StackAddresses | None = None,
+        ca_file: str | None = None,
+        cert_file: str | None = None,
+        key_file: str | None = None,
     ) -> None:
-        """Addresses and token: ``addresses`` exactly as given (services calling each
-        other), else discovered (see the module docstring)."""
+        """Addresses, token and TLS files: ``addresses`` exactly as given (services
+        calling each other), else discovered (see the module docstring)."""
         self.addresses = addresses or StackAddresses.discover(
-            home, registry=registry, referee=referee, ladder=ladder, engine=engine, token=token
+            home, registry=registry, referee=referee, ladder=ladder, engine=engine,
+            token=token, ca_file=ca_file, cert_file=cert_file, key_file=key_file,
         )
         self.timeout_s = timeout_s
         self._channels: dict[str, grpc.Channel] = {}
@@ -197,11 +265,17 @@ class ArenaClient:
             channel.close()
         self._channels.clear()
 
-    def _channel(self, role: str) -> grpc.Channel:
+    def channel(self, role: str) -> grpc.Channel:
+        """The channel to ``role``'s address (opened once; TLS if a CA file is known)."""
         target = self.addresses.target(role)
         if target not in self._channels:
-            self._channels[target] = grpc.insecure_channel(target, options=_CHANNEL_OPTIONS)
+            self._channels[target] = open_channel(target, self._tls)
         return self._channels[target]
+
+    @cached_property
+    def _tls(self) -> grpc.ChannelCredentials | None:
+        """The channels' TLS credentials (the files are read once, when first needed)."""
+        return self.addresses.credentials()
 
     def _metadata(self) -> tuple[tuple[str, str], ...]:
         token = self.addresses.token
@@ -235,16 +309,16 @@ class ArenaClient:
             call.cancel()  # stops the stream if the caller abandons it
 
     def _registry(self) -> registry_pb2_grpc.BotRegistryStub:
-        return registry_pb2_grpc.BotRegistryStub(self._channel("registry"))
+        return registry_pb2_grpc.BotRegistryStub(self.channel("registry"))
 
     def _referee(self) -> referee_pb2_grpc.RefereeStub:
-        return referee_pb2_grpc.RefereeStub(self._channel("referee"))
+        return referee_pb2_grpc.RefereeStub(self.channel("referee"))
 
     def _ladder(self) -> ladder_pb2_grpc.LadderStub:
-        return ladder_pb2_grpc.LadderStub(self._channel("ladder"))
+        return ladder_pb2_grpc.LadderStub(self.channel("ladder"))
 
     def _engine(self) -> engine_pb2_grpc.EngineStub:
-        return engine_pb2_grpc.EngineStub(self._channel("engine"))
+        return engine_pb2_grpc.EngineStub(self.channel("engine"))
 
     # -- registry ----------------------------------------------------------------------
 
@@ -446,14 +520,14 @@ class ArenaClient:
         the move and match queues, running matches, the cache's recent hit rate and the
         latest forfeits (``forfeits``: how many; 0: 10)."""
         request = status_pb2.GetStatusRequest(forfeits=forfeits)
-        stub = status_pb2_grpc.StatusStub(self._channel("referee"))
+        stub = status_pb2_grpc.StatusStub(self.channel("referee"))
         return self._call("referee", stub.GetStatus, request)
 
     def check_health(self, role: str) -> bool:
         """True if the ``role``'s server answers gRPC health SERVING (no token needed)."""
         from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-        stub = health_pb2_grpc.HealthStub(self._channel(role))
+        stub = health_pb2_grpc.HealthStub(self.channel(role))
         try:
             reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=min(self.timeout_s, 2.0))
         except grpc.RpcError:

@@ -55,6 +55,9 @@ def worker_environment(home: Path, argv: list[str]) -> dict[str, str]:
            "ARENA_CACHE_URL": str(stack.get("cache", ""))}
     if "registry" in services:
         env["ARENA_REGISTRY"] = str(services["registry"])
+    access = stack.get("service_env")  # the stack's TLS files and the workers' Redis user
+    if isinstance(access, dict):
+        env.update({str(k): str(v) for k, v in access.items()})
     if stack.get("engines") and not _given(argv, "--engines"):
         env["ARENA_ENGINES_CATALOG"] = str(stack["engines"])
     token_file = Path(str(stack.get("token_file") or home / ADMIN_TOKEN_FILE))

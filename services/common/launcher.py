@@ -11,6 +11,13 @@ again, on the same port, after a growing pause; one that keeps dying stops the s
 ``<home>/stack.json`` says where everything listens (the CLI and the SDK read it), and
 ``<home>/admin.token`` holds the local admin token. Children get ``PR_SET_PDEATHSIG``, so
 even a SIGKILLed launcher leaves nothing behind.
+
+The embedded Redis servers admit only their ACL users (``redis_acl``): each service logs
+in as its own user with a password generated once under ``<home>/secrets``. With
+``tls`` (`arena up --tls`) every server serves TLS with a certificate of a local CA
+(``tls.ensure_local_pki``, under ``<home>/tls``), services verify each other, and the
+stack file names the CA and a client certificate, so `arena` commands connect securely
+without options; ``mutual_tls`` also makes every server require a client certificate.
 """
 
 from __future__ import annotations
@@ -28,8 +35,18 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arena.services.common.embedded_redis import EmbeddedRedis, free_port
+import grpc
+from arena.clients.sdk import channel_credentials
+from arena.services.common.embedded_redis import EmbeddedRedis, Flavour, free_port
+from arena.services.common.redis_acl import (
+    ADMIN,
+    acl_text,
+    local_passwords,
+    read_passwords,
+    write_private,
+)
 from arena.services.common.server import check_health
+from arena.services.common.tls import LocalPKI, ensure_local_pki
 
 from arena.home import ADMIN_TOKEN_FILE, STACK_FILE, arena_home
 
@@ -41,6 +58,10 @@ ROLE_PROCESSES = {"registry": "registry", "referee": "referee", "ladder": "ladde
 # started by hand (`arena worker`) leave their pid files in run/extra/ (arena.clients.workers).
 CONTROL_FILE = "control.json"
 EXTRA_DIR = "extra"
+# Settings the launcher decides for its children (an inherited value would contradict it).
+ACCESS_ENV = ("ARENA_TLS_CERT_FILE", "ARENA_TLS_KEY_FILE", "ARENA_TLS_CA_FILE",
+              "ARENA_TLS_CLIENT_CA_FILE", "ARENA_REDIS_USERNAME", "ARENA_REDIS_PASSWORD_FILE",
+              "ARENA_REDIS_CA_FILE")
 # Restart pauses grow 0.5 s, 1 s, 2 s ... up to this; a process that died this many times
 # within FAILURE_WINDOW_S makes the supervisor give up and stop the stack.
 MAX_BACKOFF_S = 30.0
@@ -125,13 +146,20 @@ class Launcher:
     cache: EmbeddedRedis | None = None
     processes: dict[str, Process] = field(default_factory=dict)
     admin_token: str = ""
+    tls: bool = False
+    mutual_tls: bool = False
+    pki: LocalPKI | None = None
+    redis_passwords: dict[str, Path] = field(default_factory=dict)  # user -> password file
 
     # -- lifecycle -----------------------------------------------------------------------
 
     def prepare(self) -> Launcher:
-        """Folders, Redis and the admin token: what every process needs before it starts."""
+        """Folders, certificates, Redis and the admin token: what every process needs
+        before it starts."""
         for folder in (self.home, self.home / "logs", self.home / "run"):
             folder.mkdir(parents=True, exist_ok=True)
+        if self.tls or self.mutual_tls:
+            self.pki = ensure_local_pki(self.home / "tls")
         self.start_redis()
         self.admin_token = self.admin_token or self._admin_token()
         return self
@@ -160,23 +188,34 @@ class Launcher:
     def start_redis(self) -> None:
         if self.redis_urls is not None:
             return
-        self.durable = EmbeddedRedis(self.home / "redis-durable", "durable",
-                                     tied_to_parent=True).start()
-        self.cache = EmbeddedRedis(self.home / "redis-cache", "cache",
-                                   tied_to_parent=True).start()
+        self.redis_passwords = local_passwords(self.home / "secrets")
+        self.durable = self._embedded_redis("durable")
+        self.cache = self._embedded_redis("cache")
+
+    def _embedded_redis(self, flavour: Flavour) -> EmbeddedRedis:
+        folder = self.home / f"redis-{flavour}"
+        folder.mkdir(parents=True, exist_ok=True)
+        passwords = read_passwords(self.redis_passwords)
+        write_private(folder / "users.acl", acl_text(flavour, passwords))
+        return EmbeddedRedis(folder, flavour, tied_to_parent=True,
+                             acl_file=folder / "users.acl",
+                             admin_password=passwords[ADMIN]).start()
 
     @property
     def redis_url(self) -> str:
-        return self._urls()[0]
+        """The durable Redis, with every right (the admin's): for tests and tools."""
+        return self._urls(admin=True)[0]
 
     @property
     def cache_url(self) -> str:
-        return self._urls()[1]
+        return self._urls(admin=True)[1]
 
-    def _urls(self) -> tuple[str, str]:
+    def _urls(self, admin: bool = False) -> tuple[str, str]:
         if self.redis_urls is not None:
             return self.redis_urls
         assert self.durable is not None and self.cache is not None, "Redis is not started"
+        if admin:
+            return self.durable.admin_url, self.cache.admin_url
         return self.durable.url, self.cache.url
 
     def stop(self, grace_s: float = 15.0) -> None:
@@ -240,11 +279,14 @@ class Launcher:
         return ["--metrics-listen", f"127.0.0.1:{process.metrics_port}"]
 
     def env_for(self, role: str) -> dict[str, str]:
-        """The environment of a service process: where Redis and the other services are."""
-        env = dict(os.environ)
-        env.update(ARENA_REDIS_URL=self.redis_url, ARENA_CACHE_URL=self.cache_url,
+        """The environment of a service process: where Redis and the other services are,
+        and how it proves who it is to them."""
+        env = {k: v for k, v in os.environ.items() if k not in ACCESS_ENV}
+        durable, cache = self._urls()
+        env.update(ARENA_REDIS_URL=durable, ARENA_CACHE_URL=cache,
                    ARENA_ADMIN_TOKEN=self.admin_token, PYTHONUNBUFFERED="1",
                    **{PARENT_ENV: str(os.getpid())})
+        env.update(self.access_env(role))
         env.setdefault("ARENA_LOG_FORMAT", "text")  # the log files are read by people
         for peer, target in self.roles().items():
             env[f"ARENA_{peer.upper()}"] = target
@@ -252,6 +294,28 @@ class Launcher:
             env["ARENA_ENGINES_CATALOG"] = str(self.engines.resolve())
         env.update(self.env)
         return env
+
+    def access_env(self, role: str) -> dict[str, str]:
+        """A service's TLS files and Redis user (settings ``tls_*``, ``redis_*``)."""
+        env: dict[str, str] = {}
+        if self.pki is not None:
+            env.update(ARENA_TLS_CERT_FILE=str(self.pki.service_cert),
+                       ARENA_TLS_KEY_FILE=str(self.pki.service_key),
+                       ARENA_TLS_CA_FILE=str(self.pki.ca_file))
+            if self.mutual_tls:
+                env["ARENA_TLS_CLIENT_CA_FILE"] = str(self.pki.ca_file)
+        user = "worker" if role == "analyst" else role
+        if user in self.redis_passwords:
+            env.update(ARENA_REDIS_USERNAME=user,
+                       ARENA_REDIS_PASSWORD_FILE=str(self.redis_passwords[user]))
+        return env
+
+    def client_credentials(self) -> grpc.ChannelCredentials | None:
+        """What a client of this stack connects with (None: plaintext)."""
+        if self.pki is None:
+            return None
+        return channel_credentials(str(self.pki.ca_file), str(self.pki.client_cert),
+                                   str(self.pki.client_key))
 
     def roles(self) -> dict[str, str]:
         """Where clients reach each service role (several servers of a role balanced)."""
@@ -265,6 +329,7 @@ class Launcher:
 
     def wait_ready(self, names: list[str], timeout_s: float = 120.0) -> None:
         deadline = time.monotonic() + timeout_s
+        credentials = self.client_credentials()
         for name in names:
             process = self.processes[name]
             while not (process.ready_file.exists() and process.ready_file.read_text().strip()):
@@ -275,7 +340,8 @@ class Launcher:
                     raise TimeoutError(f"{name} did not become ready in {timeout_s:.0f} s; "
                                        f"see {process.log_file}")
                 time.sleep(0.05)
-            while process.role != "web" and not check_health(process.target):
+            while process.role != "web" and not check_health(process.target,
+                                                             credentials=credentials):
                 if not process.alive() or time.monotonic() > deadline:
                     raise RuntimeError(f"{name} is not SERVING at {process.target}:\n"
                                        f"{process.log_tail()}")
@@ -397,13 +463,19 @@ class Launcher:
 
     def manifest(self) -> dict[str, object]:
         services = {name: p.target for name, p in self.processes.items() if p.role != "web"}
+        durable, cache = self._urls()
         found: dict[str, object] = {
-            "redis": self.redis_url, "cache": self.cache_url,
+            "redis": durable, "cache": cache,
             "token_file": str(self.home / ADMIN_TOKEN_FILE), "roles": self.roles(),
             "services": services,
             "pids": {name: p.pid for name, p in self.processes.items()},
             "launcher_pid": os.getpid(),
+            "service_env": self.access_env("worker"),  # for `arena worker`
         }
+        if self.pki is not None:
+            found["tls"] = {"ca_file": str(self.pki.ca_file),
+                            "cert_file": str(self.pki.client_cert),
+                            "key_file": str(self.pki.client_key), "mutual": self.mutual_tls}
         if self.durable is not None and self.cache is not None:
             pids = found["pids"]
             assert isinstance(pids, dict)
@@ -424,8 +496,12 @@ class Launcher:
         tmp.replace(path)
 
     def describe(self) -> str:
-        lines = [f"  {'redis (durable, AOF)':<22} {self.redis_url}",
-                 f"  {'redis (cache, LRU)':<22} {self.cache_url}"]
+        durable, cache = self._urls()
+        lines = [f"  {'redis (durable, AOF)':<22} {durable}",
+                 f"  {'redis (cache, LRU)':<22} {cache}"]
+        if self.pki is not None:
+            mode = "mutual TLS" if self.mutual_tls else "TLS"
+            lines.append(f"  {mode:<22} CA {self.pki.ca_file}")
         for name, process in self.processes.items():
             where = f"http://{process.target}" if process.role == "web" else process.target
             if process.metrics_port:
@@ -465,12 +541,14 @@ def _signals_stop() -> Iterator[list[bool]]:
 
 
 def run_up(workers: int, home: Path | None = None, web: bool = False,
-           analysts: int = 1, metrics: bool = False, engines: Path | None = None) -> int:
+           analysts: int = 1, metrics: bool = False, engines: Path | None = None,
+           tls: bool = False, mutual_tls: bool = False) -> int:
     """`arena up`: start everything, print where it listens, supervise until Ctrl-C or
     SIGTERM; `arena workers scale N` changes the number of workers meanwhile."""
     with _signals_stop() as stop:
         launcher = Launcher(home=home or arena_home(), workers=workers, analysts=analysts,
-                            web=web, metrics=metrics, engines=engines)
+                            web=web, metrics=metrics, engines=engines, tls=tls,
+                            mutual_tls=mutual_tls)
         (launcher.home / "run").mkdir(parents=True, exist_ok=True)
         (launcher.home / "run" / CONTROL_FILE).unlink(missing_ok=True)
         launcher.start()

@@ -20,9 +20,12 @@ PEER_TIMEOUT_S = 10.0
 
 
 def peer_client(config: Config, timeout_s: float = PEER_TIMEOUT_S) -> ArenaClient:
+    tls = config.tls_ca_file  # set: call the others over TLS, presenting our certificate
     addresses = StackAddresses(registry=config.registry, referee=config.referee,
                                ladder=config.ladder, engine=config.engine,
-                               token=config.peer_token)
+                               token=config.peer_token, ca_file=tls,
+                               cert_file=config.tls_cert_file if tls else "",
+                               key_file=config.tls_key_file if tls else "")
     return ArenaClient(addresses=addresses, timeout_s=timeout_s)
 
 

@@ -13,6 +13,7 @@ from arena.services.common.logs import setup_logging
 from arena.services.common.metrics import serve_metrics
 from arena.services.common.protocol.streams import consumer_name
 from arena.services.common.server import Registration, ServerHandle, build_server, serve
+from arena.services.common.tls import server_credentials
 from arena.services.common.tracing import setup_tracing, shutdown_tracing
 
 from arena.errors import ArenaError
@@ -29,9 +30,10 @@ def run_service(role: str, factory: ServiceFactory, argv: Sequence[str] | None =
     die_with_parent()
     try:
         config = Config.load(role, argv)
+        credentials = server_credentials(config)
         instance = consumer_name(role, config.instance)
         setup_logging(role, instance, config.log_level, config.log_format)
-    except ValueError as exc:  # a bad environment value: one line, not a traceback
+    except ValueError as exc:  # a bad value or an unreadable file: one line, no traceback
         print(f"arena-{role}: configuration error: {exc}", file=sys.stderr)
         return 2
     log.info("configuration:\n  %s", "\n  ".join(config.describe()))
@@ -48,7 +50,8 @@ def run_service(role: str, factory: ServiceFactory, argv: Sequence[str] | None =
         print(f"arena-{role}: configuration error: {exc}", file=sys.stderr)
         return 2
     tokens = TokenStore.from_config(config) if config.auth else None
-    handle: ServerHandle = build_server(registrations, names, config.listen, tokens)
+    handle: ServerHandle = build_server(registrations, names, config.listen, tokens,
+                                        credentials=credentials)
     handle.on_stop.extend(on_stop)
     handle.on_stop.append(shutdown_tracing)  # after the loops: their last spans go out
     if metrics is not None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from arena.clients.sdk import open_channel
 from arena.services.common.auth import Authenticator, TokenStore
 from arena.services.common.errors import Wrap, decoded, map_errors, rewrap, tolerant
 from arena.services.common.metrics import rpc_layer
@@ -97,9 +98,11 @@ def build_server(
     address: str = "127.0.0.1:0",
     tokens: TokenStore | None = None,
     max_workers: int = 32,
+    credentials: grpc.ServerCredentials | None = None,
 ) -> ServerHandle:
     """Build a server for the given servicers; ``tokens=None`` turns authentication off
-    (every caller is the anonymous admin)."""
+    (every caller is the anonymous admin); ``credentials`` (``tls.server_credentials``)
+    make it serve TLS only."""
     interceptor = ServiceInterceptor([rpc_layer, map_errors, Authenticator(tokens), decoded])
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="grpc"),
@@ -114,7 +117,10 @@ def build_server(
     reflection.enable_server_reflection(
         [*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server
     )
-    port = server.add_insecure_port(address)
+    if credentials is None:
+        port = server.add_insecure_port(address)
+    else:
+        port = server.add_secure_port(address, credentials)
     if port == 0:
         raise OSError(f"could not bind {address}")
     return ServerHandle(server, port, health_servicer, names)
@@ -144,10 +150,11 @@ def serve(handle: ServerHandle, ready_file: Path | None = None, grace_s: float =
     handle.stop(grace_s)
 
 
-def check_health(target: str, timeout_s: float = 2.0, service: str = "") -> bool:
-    """True if the server at ``target`` answers SERVING."""
+def check_health(target: str, timeout_s: float = 2.0, service: str = "",
+                 credentials: grpc.ChannelCredentials | None = None) -> bool:
+    """True if the server at ``target`` answers SERVING (over TLS with ``credentials``)."""
     try:
-        with grpc.insecure_channel(target) as channel:
+        with open_channel(target, credentials) as channel:
             stub = health_pb2_grpc.HealthStub(channel)
             reply = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout_s)
             return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)

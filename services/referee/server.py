@@ -119,7 +119,8 @@ def create_service(config: Config) -> ServiceParts:
                        lambda owner: running_cap(quotas.of(owner)))
     loop.start()
     servicer = RefereeServicer(client, cache, bots, quotas)
-    status = StatusServicer(client, loop.referee_id, config.registry, config.match_idle_ms)
+    status = StatusServicer(client, loop.referee_id, config.registry, config.match_idle_ms,
+                            peers.addresses.credentials())
     MATCHES_RUNNING.set_function(lambda: len(loop.active_matches))
     queue_figures = QueueCollector(client, cache, loop.referee_id)
     REGISTRY.register(queue_figures)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import grpc
 import redis
 from arena.services.common.logs import bot_name
 from arena.services.common.protocol import queues, workers
@@ -62,9 +63,11 @@ class StatusServicer(status_pb2_grpc.StatusServicer):
     """GetStatus: what this referee sees of the whole arena (reads only)."""
 
     def __init__(self, client: redis.Redis, referee_id: str, registry: str = "",
-                 match_idle_ms: int = 10_000) -> None:
+                 match_idle_ms: int = 10_000,
+                 credentials: grpc.ChannelCredentials | None = None) -> None:
         self.client, self.referee_id = client, referee_id
         self.registry, self.match_idle_ms = registry, match_idle_ms
+        self.credentials = credentials  # TLS to the registry, as the referee calls it
 
     def GetStatus(self, request: status_pb2.GetStatusRequest,
                   context: Any) -> status_pb2.ArenaStatus:
@@ -85,7 +88,8 @@ class StatusServicer(status_pb2_grpc.StatusServicer):
         self._finished(status, now_ms, request.forfeits or FORFEITS_SHOWN)
         if self.registry:
             status.services.add(name="registry", address=self.registry,
-                                up=check_health(self.registry, timeout_s=1.0))
+                                up=check_health(self.registry, timeout_s=1.0,
+                                                credentials=self.credentials))
         return status
 
     def _finished(self, status: status_pb2.ArenaStatus, now_ms: int, shown: int) -> None:

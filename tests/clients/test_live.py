@@ -18,13 +18,14 @@ from arena.services.common.server import check_health
 
 from arena.formats import parse_replay
 from tests.clients.conftest import REPO, RunArena, assert_one_line_error
+from tests.support.stacks import launcher
 
 TINY = {"tiny-a": "lab-beginner", "tiny-b": "lab-intermediate", "tiny-c": "lab-advanced"}
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launcher]:
-    with Launcher(home=tmp_path_factory.mktemp("stack"), workers=1) as running:
+    with launcher(home=tmp_path_factory.mktemp("stack"), workers=1) as running:
         yield running
 
 

@@ -10,7 +10,6 @@ build layers stay in the engine's store, which is what makes a second run quick.
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import subprocess
 import sys
@@ -142,6 +141,10 @@ class ComposeStack:
     env_file: Path
     token: str
     home: Path
+    secrets: Path
+
+    def redis_admin_password(self) -> str:
+        return (self.secrets / "redis_admin_password").read_text().strip()
 
     def compose(self, *args: str, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
         command = ["docker", "compose", "-f", str(REPO / "docker-compose.yml"),
@@ -173,19 +176,18 @@ def compose_stack(arena_image: str, docker_engine: Engine,
     from testcontainers.compose import DockerCompose
 
     work = tmp_path_factory.mktemp("compose")
-    secrets_dir = work / "secrets"
-    secrets_dir.mkdir()
-    token = secrets.token_urlsafe(24)
+    secrets_dir = work / "secrets"  # the admin token and the Redis users' passwords
+    run([str(DEPLOY / "make-secrets.sh")], 120, "making the stack's secrets",
+        env={**os.environ, "ARENA_SECRETS_DIR": str(secrets_dir)})
     token_file = secrets_dir / "admin_token"
-    token_file.write_text(token + "\n")
-    token_file.chmod(0o644)  # the services run as uid 10001 and read it through a bind mount
+    token = token_file.read_text().strip()
     env_file = work / "compose.env"
     write_env_file(env_file, arena_image, secrets_dir)
     remove_leftover_projects(docker_engine)
     project = f"{PROJECT_PREFIX}{os.getpid()}"
     saved_project = os.environ.get("COMPOSE_PROJECT_NAME")
     os.environ["COMPOSE_PROJECT_NAME"] = project
-    stack = ComposeStack(project, env_file, token, work / "home")
+    stack = ComposeStack(project, env_file, token, work / "home", secrets_dir)
     compose = DockerCompose(context=REPO, compose_file_name="docker-compose.yml",
                             env_file=str(env_file), wait=True, keep_volumes=False)
     started = time.monotonic()

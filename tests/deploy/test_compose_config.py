@@ -10,15 +10,17 @@ from typing import Any
 
 import pytest
 
-from tests.deploy.conftest import REPO, compose_binary, run
+from tests.deploy.conftest import DEPLOY, REPO, compose_binary, run
 
 COMPOSE_FILE = REPO / "docker-compose.yml"
 
 
-def render(tmp_path: Path, **overrides: str) -> dict[str, Any]:
-    """`compose config --format json` with a clean environment plus ``overrides``."""
+def render(tmp_path: Path, *files: Path, **overrides: str) -> dict[str, Any]:
+    """`compose config --format json` (of docker-compose.yml and the override ``files``)
+    with a clean environment plus ``overrides``."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), **overrides}
-    result = run([str(compose_binary()), "-f", str(COMPOSE_FILE), "config", "--format", "json"],
+    chosen = [arg for f in (COMPOSE_FILE, *files) for arg in ("-f", str(f))]
+    result = run([str(compose_binary()), *chosen, "config", "--format", "json"],
                  60, "docker compose config", env=env)
     model: dict[str, Any] = json.loads(result.stdout)
     return model
@@ -58,7 +60,9 @@ def test_services_and_start_order(tmp_path: Path) -> None:
         assert env["ARENA_REDIS_URL"] == "redis://redis:6379/0"
         assert env["ARENA_CACHE_URL"] == "redis://cache:6379/0"
         assert env["ARENA_ADMIN_TOKEN_FILE"] == "/run/secrets/arena_admin_token"
-        assert [s["source"] for s in service["secrets"]] == ["arena_admin_token"]
+        user = "worker" if name == "analyst" else name
+        assert [s["source"] for s in service["secrets"]] == [
+            "arena_admin_token", f"redis_{user}_password"]
     assert services["ladder"]["depends_on"]["registry"]["condition"] == "service_healthy"
     assert services["referee"]["deploy"]["replicas"] == 2
     assert services["analyst"]["command"] == ["worker", "--pool", "analysis"]
@@ -107,3 +111,64 @@ def test_the_web_gateway_serves_http_after_the_services(tmp_path: Path) -> None:
     assert web["ports"][0]["target"] == 8080
     assert render(tmp_path)["services"]["web"]["ports"][0]["published"] == "8080"
 
+
+# -- Redis users and TLS ---------------------------------------------------------------------
+
+ARENA_SERVICES = ("registry", "ladder", "referee", "worker", "analyst")
+REDIS_SECRETS = {f"redis_{user}_password"
+                 for user in ("admin", "registry", "referee", "ladder", "worker")}
+
+
+def test_each_service_logs_in_to_redis_as_its_own_user(tmp_path: Path) -> None:
+    model = render(tmp_path, ARENA_SECRETS_DIR="/srv/s")
+    services = model["services"]
+    for name in ARENA_SERVICES:
+        env = services[name]["environment"]
+        user = "worker" if name == "analyst" else name
+        assert env["ARENA_REDIS_USERNAME"] == user
+        assert env["ARENA_REDIS_PASSWORD_FILE"] == f"/run/secrets/redis_{user}_password"
+        assert "@" not in env["ARENA_REDIS_URL"] + env["ARENA_CACHE_URL"]  # no password
+    for name, server in (("redis", "durable"), ("cache", "cache")):
+        assert services[name]["command"][:2] == ["redis", server]
+        assert {s["source"] for s in services[name]["secrets"]} == REDIS_SECRETS
+    for secret in REDIS_SECRETS:
+        assert model["secrets"][secret]["file"] == f"/srv/s/{secret}"
+
+
+def test_the_tls_override_serves_tls_from_every_service(tmp_path: Path) -> None:
+    tls = DEPLOY / "compose.tls.yml"
+    for mutual in (False, True):
+        flag = {"ARENA_MUTUAL_TLS": "1"} if mutual else {}
+        model = render(tmp_path, tls, ARENA_SECRETS_DIR="/srv/s", **flag)
+        for name in ARENA_SERVICES:
+            service = model["services"][name]
+            env = service["environment"]
+            mounted = {s["source"]: s["target"] for s in service["secrets"]}
+            assert mounted["arena_tls_cert"] == env["ARENA_TLS_CERT_FILE"]
+            assert mounted["arena_tls_key"] == env["ARENA_TLS_KEY_FILE"]
+            assert mounted["arena_tls_ca"] == env["ARENA_TLS_CA_FILE"]
+            assert env["ARENA_TLS_CLIENT_CA_FILE"] == (env["ARENA_TLS_CA_FILE"] if mutual
+                                                       else "")
+            assert "arena_admin_token" in mounted  # the base file's secrets stay
+            assert service["healthcheck"]["test"] == ["CMD", "arena-healthcheck"]
+        assert model["secrets"]["arena_tls_key"]["file"] == "/srv/s/tls/service.key"
+        assert "ARENA_TLS_CERT_FILE" not in str(model["services"]["redis"])
+
+
+def test_make_secrets_writes_what_compose_mounts_once(tmp_path: Path) -> None:
+    secrets = tmp_path / "secrets"
+    env = {**os.environ, "ARENA_SECRETS_DIR": str(secrets)}
+    run([str(DEPLOY / "make-secrets.sh"), "--tls"], 120, "make-secrets.sh", env=env)
+    written = {p.name: p.read_text() for p in secrets.iterdir() if p.is_file()}
+    assert set(written) == REDIS_SECRETS | {"admin_token"}
+    assert all(len(value.strip()) >= 32 for value in written.values())
+    assert len(set(written.values())) == len(written)
+    assert secrets.stat().st_mode & 0o777 == 0o700
+    assert (secrets / "tls" / "ca.key").stat().st_mode & 0o777 == 0o600
+    for name in ("service.pem", "service.key", "ca.pem", "client.pem", "client.key"):
+        assert (secrets / "tls" / name).is_file()
+    run([str(DEPLOY / "make-secrets.sh")], 120, "make-secrets.sh again", env=env)
+    assert {p.name: p.read_text() for p in secrets.iterdir() if p.is_file()} == written
+    model = render(tmp_path, DEPLOY / "compose.tls.yml", ARENA_SECRETS_DIR=str(secrets))
+    for secret in model["secrets"].values():
+        assert Path(secret["file"]).is_file(), secret  # every mounted file exists

@@ -92,8 +92,15 @@ def test_the_web_pages_and_their_api_answer_from_the_host(compose_stack: Compose
         assert reply.headers["x-frame-options"] == "DENY" and b"app.js" in reply.read()
 
 
+def redis_cli(stack: ComposeStack, service: str, *command: str, admin: bool = True) -> str:
+    """redis-cli in the ``service`` container, as the admin user (or as nobody)."""
+    login = ["-e", f"REDISCLI_AUTH={stack.redis_admin_password()}"] if admin else []
+    user = ["--user", "admin"] if admin else []
+    return stack.compose("exec", "-T", *login, service, "redis-cli", *user, *command).stdout
+
+
 def redis_setting(stack: ComposeStack, service: str, name: str) -> str:
-    reply = stack.compose("exec", "-T", service, "redis-cli", "config", "get", name).stdout
+    reply = redis_cli(stack, service, "config", "get", name)
     lines = reply.splitlines()  # the name, then the value (possibly an empty line)
     assert lines[0] == name, reply
     return lines[1] if len(lines) > 1 else ""
@@ -117,6 +124,18 @@ def test_cache_redis_evicts_lru_and_persists_nothing(compose_stack: ComposeStack
     assert redis_setting(compose_stack, "cache", "maxmemory") == str(64 * 1024 * 1024)
     assert redis_setting(compose_stack, "cache", "appendonly") == "no"
     assert redis_setting(compose_stack, "cache", "save") == ""
+
+
+def test_redis_admits_only_its_users(compose_stack: ComposeStack) -> None:
+    """Without a user only PING; the services' data is there, written by their users."""
+    for service in ("redis", "cache"):
+        assert redis_cli(compose_stack, service, "ping", admin=False).strip() == "PONG"
+        refused = redis_cli(compose_stack, service, "get", "arena:bots", admin=False)
+        assert "NOPERM" in refused, refused
+    users = redis_cli(compose_stack, "redis", "acl", "users").split()
+    assert sorted(users) == ["admin", "default", "ladder", "referee", "registry", "worker"]
+    assert sorted(redis_cli(compose_stack, "cache", "acl", "users").split()) == [
+        "admin", "default", "referee", "worker"]
 
 
 def test_admin_token_comes_from_the_secret_file(compose_stack: ComposeStack) -> None:

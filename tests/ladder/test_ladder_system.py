@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import grpc
 import pytest
 import redis
 from arena.services.common.launcher import Launcher
@@ -31,6 +30,7 @@ from arena.v1 import (
     registry_pb2,
     registry_pb2_grpc,
 )
+from tests.support.stacks import launcher, stack_channel
 
 pytestmark = pytest.mark.slow
 OTHELLO = common_pb2.GAME_KIND_OTHELLO
@@ -39,7 +39,7 @@ BOTS = {"rookie": "lab-beginner", "cadet": "lab-intermediate", "kay": "kreversi-
 
 @pytest.fixture
 def stack(tmp_path: Path) -> Iterator[Launcher]:
-    with Launcher(home=tmp_path / "arena", workers=2) as running:
+    with launcher(home=tmp_path / "arena", workers=2) as running:
         yield running
 
 
@@ -90,7 +90,7 @@ def _auth(stack: Launcher) -> tuple[tuple[str, str], ...]:
 
 
 def _register(stack: Launcher, bots: dict[str, str]) -> None:
-    with grpc.insecure_channel(stack.target("registry")) as channel:
+    with stack_channel(stack, stack.target("registry")) as channel:
         registry = registry_pb2_grpc.BotRegistryStub(channel)
         for name, preset in bots.items():
             spec = bots_pb2.BotSpec(name=name, game=OTHELLO)
@@ -107,14 +107,14 @@ def _create_ladder(stack: Launcher, bots: list[str], games_per_pairing: int, mov
         opening_suite="othello-balanced", seed=11,
         time_control=common_pb2.TimeControl(move_time_ms=move_time_ms),
     )
-    with grpc.insecure_channel(stack.target("ladder")) as channel:
+    with stack_channel(stack, stack.target("ladder")) as channel:
         info: ladder_pb2.LadderInfo = ladder_pb2_grpc.LadderStub(channel).CreateLadder(
             ladder_pb2.CreateLadderRequest(config=config), timeout=30, metadata=_auth(stack))
     return info
 
 
 def _standings(stack: Launcher, ladder_id: str) -> ladder_pb2.Standings:
-    with grpc.insecure_channel(stack.target("ladder")) as channel:
+    with stack_channel(stack, stack.target("ladder")) as channel:
         reply: ladder_pb2.Standings = ladder_pb2_grpc.LadderStub(channel).GetStandings(
             ladder_pb2.GetStandingsRequest(ladder_id=ladder_id), timeout=30,
             metadata=_auth(stack))
@@ -126,7 +126,7 @@ def _finished_matches(stack: Launcher, ladder_id: str, timeout_s: float) -> list
     _wait_for(lambda: _standings(stack, ladder_id).ladder.status
               == ladder_pb2.LADDER_STATUS_FINISHED, timeout_s, "the ladder to finish")
     match_ids = list(_standings(stack, ladder_id).ladder.match_ids)
-    with grpc.insecure_channel(stack.target("referee")) as channel:
+    with stack_channel(stack, stack.target("referee")) as channel:
         referee = referee_pb2_grpc.RefereeStub(channel)
         return [referee.GetMatch(referee_pb2.GetMatchRequest(match_id=m), timeout=30,
                                  metadata=_auth(stack)) for m in match_ids]

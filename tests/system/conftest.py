@@ -12,7 +12,9 @@ from arena.clients.sdk import ArenaClient
 from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.launcher import Launcher
 
-from tests.support.servers import ADMIN_TOKEN, client
+from tests.support.servers import ADMIN_TOKEN
+from tests.support.stacks import launcher as stack_launcher
+from tests.support.stacks import stack_client as stack_sdk
 
 # Short timeouts so that reclaims and take-overs happen within a test's patience.
 FAST_ENV = {
@@ -31,9 +33,9 @@ def services(redis_server: EmbeddedRedis, cache_server: EmbeddedRedis,
              redis_client: redis.Redis, cache_client: redis.Redis,
              tmp_path: Path) -> Iterator[Launcher]:
     """A launcher with its registry running; tests spawn (and kill) the rest."""
-    launcher = Launcher(home=tmp_path, workers=0, env=dict(FAST_ENV),
-                        redis_urls=(redis_server.url, cache_server.url),
-                        admin_token=ADMIN_TOKEN).prepare()
+    launcher = stack_launcher(home=tmp_path, workers=0, env=dict(FAST_ENV),
+                              redis_urls=(redis_server.url, cache_server.url),
+                              admin_token=ADMIN_TOKEN).prepare()
     try:
         launcher.spawn("registry")
         yield launcher
@@ -45,4 +47,4 @@ def stack_client(launcher: Launcher) -> ArenaClient:
     """The SDK, aimed at the launcher's registry and its first referee (if any)."""
     targets = {role: launcher.target(role) for role in ("registry", "referee", "ladder")
                if launcher.names(role)}
-    return client(**targets)
+    return stack_sdk(launcher, ADMIN_TOKEN, **targets)

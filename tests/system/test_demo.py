@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from arena.services.common.launcher import Launcher
 
+from tests.support.stacks import launcher
+
 REPO = Path(__file__).resolve().parents[2]
 LADDER_BOTS = {"sys-beginner": "lab-beginner", "sys-intermediate": "lab-intermediate",
                "sys-advanced": "lab-advanced", "sys-madoka": "madoka"}
@@ -31,7 +33,7 @@ def _arena(home: Path, *args: str, timeout: float = 600) -> str:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launcher]:
-    with Launcher(home=tmp_path_factory.mktemp("system"), workers=2) as running:
+    with launcher(home=tmp_path_factory.mktemp("system"), workers=2) as running:
         yield running
 
 

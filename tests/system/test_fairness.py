@@ -23,7 +23,7 @@ from arena import errors
 from arena.engine.othello import PRESETS
 from arena.v1 import bot_service_pb2, common_pb2, ladder_pb2, match_pb2
 from tests.support.bots import bot_server, builtin_bot, external_bot, first_legal, match_config
-from tests.support.servers import client
+from tests.support.stacks import launcher, stack_client
 
 pytestmark = pytest.mark.slow
 TOKENS = {"alice-token": {"name": "alice", "role": "user"},
@@ -35,7 +35,7 @@ def stack(tmp_path: Path) -> Iterator[Launcher]:
     env = {"ARENA_TOKENS": json.dumps(TOKENS), "ARENA_EXTERNAL_ALLOW": "127.0.0.0/8",
            "ARENA_QUOTAS": json.dumps({"user": {"running_matches": 2}}),
            "ARENA_WARM_GAMES": "othello"}
-    with Launcher(home=tmp_path / "arena", workers=2, env=env) as running:
+    with launcher(home=tmp_path / "arena", workers=2, env=env) as running:
         yield running
 
 
@@ -45,7 +45,7 @@ def _sleepy(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveR
 
 
 def _analyze_forever(stack: Launcher, stop: threading.Event) -> int:
-    sdk = client(token="alice-token", engine=stack.target("analyst"))
+    sdk = stack_client(stack, "alice-token", engine=stack.target("analyst"))
     position = common_pb2.Position(game=common_pb2.GameSpec(kind=1), text=(
         "---------------------------OX------XO--------------------------- X"))
     calls = 0
@@ -61,8 +61,8 @@ def _analyze_forever(stack: Launcher, stop: threading.Event) -> int:
 
 def test_a_flood_by_one_user_does_not_starve_another(stack: Launcher) -> None:
     targets = {role: stack.target(role) for role in ("registry", "referee", "ladder")}
-    alice = client(token="alice-token", **targets)
-    bob = client(token="bob-token", **targets)
+    alice = stack_client(stack, "alice-token", **targets)
+    bob = stack_client(stack, "bob-token", **targets)
     for name, preset in (("heavy", "arena-strong"), ("b-one", "lab-beginner"),
                          ("b-two", "lab-intermediate")):
         builtin_bot(alice if name == "heavy" else bob, name, dict(PRESETS[preset]))
@@ -88,7 +88,7 @@ def test_a_flood_by_one_user_does_not_starve_another(stack: Launcher) -> None:
                      bob.get_standings(ladder.id).ladder.match_ids]
         finally:
             stop.set()
-            root = client(token=stack.admin_token, **targets)
+            root = stack_client(stack, stack.admin_token, **targets)
             for match_id in flood:  # end the flood now; nothing more to learn from it
                 with contextlib.suppress(errors.FailedPreconditionError):
                     root.cancel_match(match_id)

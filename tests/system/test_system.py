@@ -9,7 +9,6 @@ from __future__ import annotations
 import signal
 import time
 
-import grpc
 import pytest
 import redis
 from arena.services.common.launcher import Launcher
@@ -20,6 +19,7 @@ from arena.formats import parse_ggf, write_ggf
 from arena.v1 import match_pb2, referee_pb2, referee_pb2_grpc
 from tests.support.bots import builtin_bot, match_config, replay_moves, wait_finished
 from tests.support.servers import ADMIN_TOKEN
+from tests.support.stacks import stack_channel
 from tests.system.conftest import stack_client
 
 AUTH = [("authorization", f"Bearer {ADMIN_TOKEN}")]
@@ -51,7 +51,7 @@ def test_preset_match_watch_and_ggf_roundtrip(redis_client: redis.Redis,
     referee = services.spawn("referee", "referee-1")
     services.spawn("worker", "worker-1")
     services.spawn("worker", "worker-2")
-    with grpc.insecure_channel(referee.target) as channel:
+    with stack_channel(services, referee.target) as channel:
         stub = referee_pb2_grpc.RefereeStub(channel)
         created = stub.CreateMatch(referee_pb2.CreateMatchRequest(
             config=match_config("lab-intermediate", "arena-fast", move_time_ms=2000, seed=3)),
