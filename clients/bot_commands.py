@@ -335,7 +335,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_retire(args: argparse.Namespace) -> int:
     with _client(args) as client:
-        bot = client.retire_bot(args.name)
+        bot = client.retire_bot(args.name, cancel_matches=args.cancel_matches)
     if args.json:
         print_json(bot)
     else:
@@ -475,6 +475,8 @@ def add_bot_commands(subparsers: Subparsers) -> None:
 
     retire = sub.add_parser("retire", help="stop a bot entering new matches")
     retire.add_argument("name")
+    retire.add_argument("--cancel-matches", action="store_true",
+                        help="also cancel its pending and running matches (void)")
     retire.set_defaults(func=cmd_retire)
 
     presets = sub.add_parser("presets", help="the presets shipped with Arena")

@@ -126,6 +126,13 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
     export.set_defaults(func=cmd_export)
 
+    cancel = cmds.add_parser("cancel", help="stop a pending or running match at once (it "
+                             "ends cancelled: void, no result)")
+    cancel.add_argument("match_id")
+    cancel.add_argument("--reason", default="", help="said in the match's result")
+    add_json_flag(cancel)
+    cancel.set_defaults(func=cmd_cancel)
+
     delete = cmds.add_parser("delete", help="delete a finished match")
     delete.add_argument("match_id")
     delete.set_defaults(func=cmd_delete)
@@ -306,6 +313,17 @@ def cmd_list(args: argparse.Namespace) -> int:
     print(f"{'id':<{widths[0]}}  {'black':<{widths[1]}}  {'white':<{widths[2]}}  result")
     for row in rows:
         print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:<{widths[2]}}  {row[3]}")
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    with client_from_args(args) as client:
+        match = client.cancel_match(args.match_id, args.reason)
+    if args.json:
+        print_json(match)
+    else:
+        status = match_pb2.MatchStatus.Name(match.status).removeprefix("MATCH_STATUS_").lower()
+        print(f"match {match.id}: {status}")
     return 0
 
 
