@@ -1,8 +1,9 @@
 """A protocol engine's options, as a bot or a catalog gives them: which may be set, and how.
 
-NBoard engines take ``depth`` (1..60), ``contempt`` (-64..64) and ``version`` (1..2); Gomocup
-brains take any ``INFO`` key in lower case except those the manager sets for every move
-(``MANAGED_INFO``), each one line of text or a number.
+NBoard engines take ``depth`` (1..60), ``contempt`` (-64..64) and ``version`` (1..2); GTP
+engines take none (GTP has no command for a depth or a level: an engine's strength is on
+its command line); Gomocup brains take any ``INFO`` key in lower case except those the
+manager sets for every move (``MANAGED_INFO``), each one line of text or a number.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Mapping
 
 from arena.errors import FieldViolation
 
-GAMES_OF_PROTOCOL = {"nboard": ("othello",), "gomocup": ("gomoku",)}
+GAMES_OF_PROTOCOL = {"nboard": ("othello",), "gomocup": ("gomoku",), "gtp": ("othello",)}
 OptionValue = str | int | float | bool
 # INFO keys the worker sets itself for every move; an engine's options may not.
 MANAGED_INFO = frozenset({"timeout_turn", "timeout_match", "time_left", "max_memory", "rule",
@@ -28,6 +29,10 @@ def validate_options(protocol: str, options: Mapping[str, object], where: str
     """Problems with an engine's protocol options (see the module docstring)."""
     if protocol == "nboard":
         return _nboard_options(options, where)
+    if protocol == "gtp":
+        return [FieldViolation(f"{where}.{key}", "GTP engines take no options (set the "
+                                                 "engine's strength on its command line)")
+                for key in options]
     problems = []
     for key, value in options.items():
         if not _INFO_KEY_RE.fullmatch(key) or key in MANAGED_INFO:

@@ -1,0 +1,139 @@
+"""A GTP Othello engine as a worker plays it.
+
+Handshake: ``name``, ``version``, ``boardsize 8`` (``?`` here: the engine does not play
+8x8, a refusal) and ``clear_board``, each answered in turn; lines before the first answer
+are skipped (a banner). GTP cannot set up a position, so the engine's board is a replay of
+the game from the standard start: when the game goes on from what the engine last saw
+(its own move included), a move sends only the ``play`` commands of the moves since;
+otherwise ``clear_board`` and every move of the game, passes included. Then ``genmove``.
+All of it goes in one write; each command's response is read in turn within the move's
+deadline. Commands carry no ids (Edax answers some failures with a wrong one); responses
+come in the order of the commands.
+
+A position not reached from the standard start by the game's moves (a custom start,
+International Reversi, a partial history) cannot be asked: ``ValueError`` before the engine
+is disturbed, which the worker answers as an invalid job. A forced pass is answered without
+asking the engine. GTP engines are not told the time (GTP counts whole seconds; Edax told
+``time_left`` leaves its level for a time search): an engine's strength is its command line,
+and the worker's deadline is the outer guard.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from arena.services.worker.engines.catalog import EngineSpec
+from arena.services.worker.engines.client import EngineAnswer, PlayLimits, ProtocolClient
+from arena.services.worker.engines.failures import FailureReason
+from arena.services.worker.engines.process import EngineProcess
+
+from arena.games import PASS, OthelloBoard
+from arena.protocols import gtp
+from arena.protocols.errors import ProtocolError
+from arena.protocols.report import SearchReport
+
+
+@dataclass(frozen=True)
+class GtpRequest:
+    board: OthelloBoard
+    moves: list[int]  # the game from the standard start
+
+
+class GtpClient(ProtocolClient[GtpRequest]):
+    goodbye = "quit"
+
+    def __init__(self, spec: EngineSpec, process: EngineProcess) -> None:
+        super().__init__(spec, process)
+        self.name = spec.name  # what the engine calls itself, once it says
+        self.version = ""
+        # The moves on the engine's board since clear_board; None when unknown (after a
+        # failure), which makes the next move start again from clear_board.
+        self._engine_moves: list[int] | None = None
+
+    def _handshake(self, deadline: float) -> None:
+        commands: list[gtp.Command] = [gtp.Name(), gtp.Version(), gtp.BoardSize(gtp.BOARD_SIZE),
+                                       gtp.ClearBoard()]
+        self.send([gtp.format_command(c) for c in commands], deadline)
+        answers = [self._response(deadline, c, banner_allowed=index == 0)
+                   for index, c in enumerate(commands)]
+        if answers[0].ok:
+            self.name = answers[0].text
+        if answers[1].ok:
+            self.version = answers[1].text
+        for command, answer in zip(commands[2:], answers[2:], strict=True):
+            if not answer.ok:
+                raise self.failure(FailureReason.REFUSED, f"answered "
+                                   f"{gtp.format_command(command)!r} with ? {answer.text}")
+        self._engine_moves = []
+
+    def _prepare(self, position_text: str, history: Sequence[int]) -> GtpRequest:
+        board = OthelloBoard.from_text(position_text)
+        if board.is_game_over():
+            raise ValueError(f"no move to play: the game is over in {position_text!r}")
+        return GtpRequest(board, gtp.moves_from_start(position_text, history))
+
+    def _answer_without_engine(self, request: GtpRequest) -> EngineAnswer | None:
+        if request.board.legal_moves() == [PASS]:  # nothing to think about
+            return EngineAnswer(PASS, SearchReport(), 0.0)
+        return None
+
+    def _play(self, request: GtpRequest, limits: PlayLimits) -> EngineAnswer:
+        commands = [*self._catch_up(request.moves), gtp.GenMove(request.board.turn)]
+        self._engine_moves = None  # unknown until the engine has answered it all
+        deadline = self.deadline(limits)
+        self.send([gtp.format_command(c) for c in commands], deadline)
+        sent = time.monotonic()
+        for command in commands[:-1]:
+            answer = self._response(deadline, command)
+            if not answer.ok:  # it refuses a move the rules allow, or clear_board
+                raise self.failure(FailureReason.REFUSED, f"answered "
+                                   f"{gtp.format_command(command)!r} with ? {answer.text}")
+        move = self._read_move(request.board, deadline)
+        self._engine_moves = [*request.moves, move]
+        return EngineAnswer(move, SearchReport(), (time.monotonic() - sent) * 1000)
+
+    def _catch_up(self, moves: list[int]) -> list[gtp.Command]:
+        """The commands that put the game ``moves`` on the engine's board."""
+        known = self._engine_moves
+        if known is not None and moves[:len(known)] == known:
+            return gtp.replay(moves, len(known))
+        return [gtp.ClearBoard(), *gtp.replay(moves)]
+
+    def _read_move(self, board: OthelloBoard, deadline: float) -> int:
+        answer = self._response(deadline, gtp.GenMove(board.turn))
+        if not answer.ok:
+            raise self.failure(FailureReason.REFUSED, f"answered genmove with ? {answer.text}")
+        try:
+            move = gtp.parse_move_response(answer)
+        except ProtocolError as exc:
+            raise self.failure(FailureReason.GARBAGE, f"answered genmove with "
+                               f"{answer.text[:200]!r}: {exc}") from None
+        if move == gtp.RESIGN:
+            raise self.failure(FailureReason.ILLEGAL_MOVE,
+                               "resigned: an Othello game in Arena is played to its end")
+        if not board.is_legal(move):
+            failure = self.failure(FailureReason.ILLEGAL_MOVE,
+                                   f"played {gtp.vertex_text(move)}, illegal in "
+                                   f"{board.to_text()!r}")
+            failure.move = move
+            raise failure
+        return move
+
+    def _response(self, deadline: float, command: gtp.Command,
+                  banner_allowed: bool = False) -> gtp.Response:
+        """The response to ``command``: read up to its closing empty line."""
+        reader = gtp.ResponseReader()
+        waiting_for = f"answer to {gtp.format_command(command)}"
+        while True:
+            line = self.read(deadline, waiting_for)
+            try:
+                response = reader.feed(line)
+            except ProtocolError as exc:
+                if banner_allowed:
+                    continue
+                raise self.failure(FailureReason.GARBAGE,
+                                   f"printed {line.strip()[:200]!r}: {exc}") from None
+            if response is not None:
+                return response
