@@ -10,6 +10,7 @@ each move request does what MODE says:
 - ``illegal``: an occupied point (Gomocup) or an illegal square (NBoard, GTP);
 - ``resign``: resigns (GTP);
 - ``log``: plays, and appends every line it reads to the file ARG (GTP);
+- ``refuseplay``: refuses the first ``play`` command it gets, then plays, slowly (GTP);
 - ``offboard``: a point off the board (Gomocup);
 - ``memory``: allocates 16 MiB blocks (and touches them) until stopped;
 - ``network``: connects to 127.0.0.1:ARG; plays only if that works, else says why on
@@ -171,6 +172,7 @@ class FakeGtp:
     def __init__(self, mode: str, arg: str) -> None:
         self.mode, self.arg = mode, arg
         self.board = OthelloBoard()
+        self.refused = False
 
     def answer(self, command: gtp.Command) -> str:
         """The response to one command, without its closing empty line."""
@@ -179,11 +181,16 @@ class FakeGtp:
                 return "? unacceptable size\n"
             case gtp.ClearBoard():
                 self.board = OthelloBoard()
+            case gtp.Play() if self.mode == "refuseplay" and not self.refused:
+                self.refused = True
+                return "? I do not like that move\n"
             case gtp.Play(color, move):
                 if color is not self.board.turn:
                     self.board.push(PASS)
                 self.board.push(move)
             case gtp.GenMove():
+                if self.mode == "refuseplay" and self.refused:
+                    time.sleep(0.3)  # a slow answer: a manager that stopped reading finds it late
                 misbehave(self.mode, self.arg)
                 return gtp_move(self.board, self.mode, self.arg)
             case gtp.Name():

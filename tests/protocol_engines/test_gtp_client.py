@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from arena.services.worker.engines.client import PlayLimits
+from arena.services.worker.engines.failures import EngineFailure, FailureReason
 from arena.services.worker.engines.pool import EnginePool
 from arena.services.worker.engines.sandbox import Sandbox
 
@@ -113,6 +114,45 @@ def test_positions_gtp_cannot_express_are_refused_before_the_engine(
                 pool.play(spec, text, history, LIMITS)
         assert log.read_text() == before  # the engine heard nothing
         pool.play(spec, OthelloBoard().to_text(), [], LIMITS)
+        assert pool.stats.starts == 1
+    finally:
+        pool.close()
+
+
+def test_the_clock_option_tells_each_moves_time_in_whole_seconds(
+        sandbox: Sandbox, fake_spec: FakeSpec, tmp_path: Path) -> None:
+    log = tmp_path / "read.log"
+    spec = fake_spec("gtp", "log", str(log)).with_options({"clock": True})
+    board = OthelloBoard()
+    pool = EnginePool(sandbox)
+    try:
+        for limit_ms in (2500, 2999, 700):
+            board.push(pool.play(spec, board.to_text(), board.move_stack,
+                                 PlayLimits(limit_ms)).move)
+            board.push(board.legal_moves()[0])
+    finally:
+        pool.close()
+    told = [line for line in log.read_text().splitlines() if line.startswith("time")]
+    assert told == ["time_settings 0 2 1", "time_left b 2 1", "time_left b 2 1",
+                    "time_settings 0 0 1", "time_left b 0 1"]
+
+
+def test_a_refused_play_leaves_the_engine_in_step(sandbox: Sandbox, fake_spec: FakeSpec
+                                                  ) -> None:
+    """The refusal is read with every other response of that move, so the next move
+    finds no late answer: it starts again from clear_board and gets a legal move."""
+    spec = fake_spec("gtp", "refuseplay")
+    board = OthelloBoard()
+    board.push_str("f5")
+    pool = EnginePool(sandbox)
+    try:
+        with pytest.raises(EngineFailure) as caught:
+            pool.play(spec, board.to_text(), board.move_stack, LIMITS)
+        assert caught.value.reason is FailureReason.REFUSED
+        assert "'play b f5' with ? I do not like that move" in caught.value.detail
+        for _ in range(3):
+            answer = pool.play(spec, board.to_text(), board.move_stack, LIMITS)
+            assert board.is_legal(answer.move)
         assert pool.stats.starts == 1
     finally:
         pool.close()

@@ -6,16 +6,22 @@ are skipped (a banner). GTP cannot set up a position, so the engine's board is a
 the game from the standard start: when the game goes on from what the engine last saw
 (its own move included), a move sends only the ``play`` commands of the moves since;
 otherwise ``clear_board`` and every move of the game, passes included. Then ``genmove``.
-All of it goes in one write; each command's response is read in turn within the move's
-deadline. Commands carry no ids (Edax answers some failures with a wrong one); responses
-come in the order of the commands.
+All of it goes in one write; every command's response is read, in turn, within the
+move's deadline, before any is judged. Commands carry no ids (Edax 4.6 answers some
+failures with a wrong one, and once it has seen an id it repeats it in every later
+response); responses come in the order of the commands.
 
 A position not reached from the standard start by the game's moves (a custom start,
 International Reversi, a partial history) cannot be asked: ``ValueError`` before the engine
 is disturbed, which the worker answers as an invalid job. A forced pass is answered without
-asking the engine. GTP engines are not told the time (GTP counts whole seconds; Edax told
-``time_left`` leaves its level for a time search): an engine's strength is its command line,
-and the worker's deadline is the outer guard.
+asking the engine.
+
+GTP has no depth or level command: an engine's strength is its command line, and the
+worker's deadline is the outer guard. With the option ``clock = true`` the engine is also
+told each move's limit as a byo-yomi of one move (``time_settings 0 <s> 1`` when it
+changes, ``time_left <color> <s> 1`` before each ``genmove``), in whole seconds rounded
+down, so it is never told more than it has (a limit under a second is told as 0). Edax
+told its time leaves its level for a timed search.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from arena.services.worker.engines.client import EngineAnswer, PlayLimits, Proto
 from arena.services.worker.engines.failures import FailureReason
 from arena.services.worker.engines.process import EngineProcess
 
-from arena.games import PASS, OthelloBoard
+from arena.games import PASS, Color, OthelloBoard
 from arena.protocols import gtp
 from arena.protocols.errors import ProtocolError
 from arena.protocols.report import SearchReport
@@ -51,6 +57,7 @@ class GtpClient(ProtocolClient[GtpRequest]):
         # The moves on the engine's board since clear_board; None when unknown (after a
         # failure), which makes the next move start again from clear_board.
         self._engine_moves: list[int] | None = None
+        self._byo_yomi_s: int | None = None  # the byo-yomi last set with time_settings
 
     def _handshake(self, deadline: float) -> None:
         commands: list[gtp.Command] = [gtp.Name(), gtp.Version(), gtp.BoardSize(gtp.BOARD_SIZE),
@@ -80,17 +87,20 @@ class GtpClient(ProtocolClient[GtpRequest]):
         return None
 
     def _play(self, request: GtpRequest, limits: PlayLimits) -> EngineAnswer:
-        commands = [*self._catch_up(request.moves), gtp.GenMove(request.board.turn)]
+        turn = request.board.turn
+        commands = [*self._catch_up(request.moves), *self._clock(turn, limits),
+                    gtp.GenMove(turn)]
         self._engine_moves = None  # unknown until the engine has answered it all
         deadline = self.deadline(limits)
         self.send([gtp.format_command(c) for c in commands], deadline)
         sent = time.monotonic()
-        for command in commands[:-1]:
-            answer = self._response(deadline, command)
-            if not answer.ok:  # it refuses a move the rules allow, or clear_board
+        # Every response is read before any is judged: the next move must find none late.
+        answers = [self._response(deadline, command) for command in commands]
+        for command, answer in zip(commands[:-1], answers, strict=False):
+            if not answer.ok:  # it refuses a move the rules allow, or a setting
                 raise self.failure(FailureReason.REFUSED, f"answered "
                                    f"{gtp.format_command(command)!r} with ? {answer.text}")
-        move = self._read_move(request.board, deadline)
+        move = self._move(request.board, answers[-1])
         self._engine_moves = [*request.moves, move]
         return EngineAnswer(move, SearchReport(), (time.monotonic() - sent) * 1000)
 
@@ -101,8 +111,19 @@ class GtpClient(ProtocolClient[GtpRequest]):
             return gtp.replay(moves, len(known))
         return [gtp.ClearBoard(), *gtp.replay(moves)]
 
-    def _read_move(self, board: OthelloBoard, deadline: float) -> int:
-        answer = self._response(deadline, gtp.GenMove(board.turn))
+    def _clock(self, turn: Color, limits: PlayLimits) -> list[gtp.Command]:
+        """The time commands for this move, when the engine is to be told its time."""
+        if self.spec.option("clock") is not True:
+            return []
+        seconds = limits.move_time_ms // 1000
+        settings: list[gtp.Command] = []
+        if seconds != self._byo_yomi_s:
+            settings.append(gtp.TimeSettings(0, seconds, 1))
+            self._byo_yomi_s = seconds
+        return [*settings, gtp.TimeLeft(turn, seconds, 1)]
+
+    def _move(self, board: OthelloBoard, answer: gtp.Response) -> int:
+        """The move ``genmove`` answered, checked."""
         if not answer.ok:
             raise self.failure(FailureReason.REFUSED, f"answered genmove with ? {answer.text}")
         try:
