@@ -19,7 +19,8 @@ lines (``list_commands``) until the empty line. Also ``version``, ``known_comman
 <byo-yomi stones>`` and ``time_left <color> <seconds> <stones>`` (whole seconds).
 
 GTP has no way to set up a position: a manager sends ``clear_board`` and replays the game
-from the standard start (``moves_from_start`` checks that the moves reach the position).
+from the standard start (``continue_game``; ``check_reached`` checks that the moves reach
+the position).
 Colors are ``b``/``w`` (or ``black``/``white``), vertices ``a1``..``h8`` in any case (column
 letter, then row; ``a1`` is the top-left corner as in every Othello notation), and
 ``pass``. ``genmove`` may also answer ``resign``.
@@ -342,35 +343,34 @@ def parse_move_response(response: Response) -> int:
 # --- games -------------------------------------------------------------------------------
 
 
-def moves_from_start(position_text: str, history: Sequence[int]) -> list[int]:
-    """The moves to replay after ``clear_board`` so that a GTP engine plays
-    ``position_text``: ``history``, checked to lead there from the standard start
-    (passes included). Raises ``ValueError`` for any other position, which GTP cannot
-    express: a custom start, International Reversi's empty centre, a partial history."""
-    target = OthelloBoard.from_text(position_text)
-    if target.variant != "standard":
-        raise ValueError(f"a GTP engine cannot play the {target.variant} variant: GTP "
+def standard_position(position_text: str) -> OthelloBoard:
+    """The position, if GTP can reach it at all: ``ValueError`` for bad text and for
+    International Reversi (GTP starts every game from the standard start)."""
+    board = OthelloBoard.from_text(position_text)
+    if board.variant != "standard":
+        raise ValueError(f"a GTP engine cannot play the {board.variant} variant: GTP "
                          "starts every game from the standard start")
-    board = OthelloBoard()
+    return board
+
+
+def continue_game(board: OthelloBoard, moves: Sequence[int]) -> list[Command]:
+    """The ``play`` commands of ``moves`` (passes included) played on from ``board``,
+    which they advance; ``ValueError`` for a move the rules refuse there."""
+    commands: list[Command] = []
     try:
-        for move in history:
+        for move in moves:
+            commands.append(Play(board.turn, move))
             board.push(move)
     except (GameError, TypeError) as exc:
         raise ValueError(f"the game's moves are not a game from the standard start: "
                          f"{exc}") from None
+    return commands
+
+
+def check_reached(board: OthelloBoard, target: OthelloBoard, moves: int) -> None:
+    """``ValueError`` unless replaying the game's ``moves`` moves reached ``target``: the
+    position came from a custom start, or with only part of its game."""
     if board != target:
         raise ValueError("a GTP engine can only be given a position reached from the "
-                         f"standard start; the game's {len(history)} moves do not lead to "
-                         f"{position_text!r} (a custom start, or only part of the game)")
-    return list(history)
-
-
-def replay(moves: Sequence[int], start: int = 0) -> list[Command]:
-    """``play`` commands for ``moves[start:]`` of a game from the standard start."""
-    board = OthelloBoard()
-    commands: list[Command] = []
-    for index, move in enumerate(moves):
-        if index >= start:
-            commands.append(Play(board.turn, move))
-        board.push(move)
-    return commands
+                         f"standard start; the game's {moves} moves do not lead to "
+                         f"{target.to_text()!r} (a custom start, or only part of the game)")

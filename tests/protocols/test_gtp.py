@@ -157,10 +157,18 @@ def game_with_passes() -> tuple[OthelloBoard, list[int]]:
     raise AssertionError("no pass in 1000 random games")
 
 
+def moves_from_start(position_text: str, history: list[int]) -> list[gtp.Command]:
+    """What a manager sends after clear_board, checked to reach the position."""
+    target = gtp.standard_position(position_text)
+    board = OthelloBoard()
+    commands = gtp.continue_game(board, history)
+    gtp.check_reached(board, target, len(history))
+    return commands
+
+
 def test_a_game_is_replayed_from_the_standard_start_with_its_passes() -> None:
     board, moves = game_with_passes()
-    assert gtp.moves_from_start(board.to_text(), moves) == moves
-    replayed = gtp.replay(moves)
+    replayed = moves_from_start(board.to_text(), moves)
     assert [c.move for c in replayed if isinstance(c, gtp.Play)] == moves
     assert any(c == gtp.Play(c.color, PASS) for c in replayed if isinstance(c, gtp.Play))
     check = OthelloBoard()
@@ -168,24 +176,26 @@ def test_a_game_is_replayed_from_the_standard_start_with_its_passes() -> None:
         assert isinstance(command, gtp.Play) and command.color is check.turn
         check.push(command.move)
     assert check == board
-    assert gtp.replay(moves, len(moves) - 2) == replayed[-2:]
+    halfway = OthelloBoard()
+    gtp.continue_game(halfway, moves[:-2])
+    assert gtp.continue_game(halfway, moves[-2:]) == replayed[-2:] and halfway == board
 
 
 def test_positions_gtp_cannot_reach_are_refused() -> None:
     board, moves = game_with_passes()
     with pytest.raises(ValueError, match="do not lead to"):
-        gtp.moves_from_start(board.to_text(), moves[:-2])  # not the whole game
+        moves_from_start(board.to_text(), moves[:-2])  # not the whole game
     with pytest.raises(ValueError, match="not a game from the standard start"):
-        gtp.moves_from_start(board.to_text(), moves[3:])  # only its end
+        moves_from_start(board.to_text(), moves[3:])  # only its end
     with pytest.raises(ValueError, match="not a game from the standard start"):
-        gtp.moves_from_start(board.to_text(), [0, *moves])
+        moves_from_start(board.to_text(), [0, *moves])
     with pytest.raises(ValueError, match="international variant"):
-        gtp.moves_from_start(OthelloBoard("international").to_text(), [])
+        moves_from_start(OthelloBoard("international").to_text(), [])
     custom = "X" + OthelloBoard().to_text()[1:]  # a disc in a corner from the start
     with pytest.raises(ValueError, match="standard start"):
-        gtp.moves_from_start(custom, [])
+        moves_from_start(custom, [])
     with pytest.raises(ValueError):
-        gtp.moves_from_start("nonsense", [])
+        moves_from_start("nonsense", [])
 
 
 def test_a_response_cannot_carry_an_empty_line() -> None:

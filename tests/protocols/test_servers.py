@@ -207,7 +207,8 @@ def test_a_gtp_session_plays_the_in_process_move_at_its_depth() -> None:
 
 def test_gtp_passes_are_played_or_implied() -> None:
     board = forced_pass()
-    replay = [gtp.format_command(c) for c in gtp.replay(board.move_stack)]
+    replay = [gtp.format_command(c) for c in gtp.continue_game(OthelloBoard(),
+                                                                board.move_stack)]
     mover = gtp.color_text(board.turn)
     other = gtp.color_text(board.turn.other)
     explicit = gtp_session(["clear_board", *replay, f"genmove {mover}"], depth=1)
