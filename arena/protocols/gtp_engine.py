@@ -7,7 +7,8 @@ plays the move on its board and answers it. A ``play`` or ``genmove`` for the co
 not to move is taken as a pass of the side to move when that side has no move (as Edax
 does), and refused otherwise. The search is capped by the bot's own ``depth``/``time_ms``
 (command line) and by the clock the manager gave: ``time_left`` with byo-yomi stones gives
-each move its share of the period, without stones 8 % of the main time left.
+each move its share of the period, without stones 8 % of the main time left (0 seconds:
+the quickest search); ``time_settings`` clears it.
 
 Only an 8x8 board is accepted (``boardsize``); ``komi`` is ignored.
 """
@@ -107,7 +108,7 @@ class GtpEngine:
         return move
 
     def _limits(self, color: Color) -> Limits:
-        budgets = [b for b in (self.bot.time_ms, self.clock_ms.get(color)) if b]
+        budgets = [b for b in (self.bot.time_ms, self.clock_ms.get(color)) if b is not None]
         time_ms = min(budgets) if budgets else None
         return Limits(depth=self.bot.depth,
                       time_ms=None if time_ms is None else turn_budget_ms(time_ms))

@@ -240,8 +240,9 @@ def test_quit_stops_the_gtp_engine() -> None:
     assert gtp_session(["name", "", "# nothing", "quit", "name"]) == ["= Arena arena-fast", "="]
 
 
-def test_a_gtp_engine_answers_within_its_clock() -> None:
-    output = gtp_session(["time_settings 0 1 1", "time_left b 1 1", "genmove b"])
+@pytest.mark.parametrize("seconds", [0, 1])
+def test_a_gtp_engine_answers_within_its_clock(seconds: int) -> None:
+    output = gtp_session(["time_settings 0 1 1", f"time_left b {seconds} 1", "genmove b"])
     assert output[-1] in {"= d3", "= c4", "= f5", "= e6"}
 
 
