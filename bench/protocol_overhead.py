@@ -2,11 +2,15 @@
 sequence of games reuses the warm processes.
 
 For each position, the same bot (same config, same fixed depth) is asked for its move
-in-process (``dispatch.choose_move``) and through the worker's protocol path (pool ->
-sandboxed ``arena-nboard`` / ``pbrain-arena`` process -> NBoard / Gomocup -> the same
-search), in alternating order, several rounds; the added time of a move is the protocol
-wall time minus the in-process wall time of the same position in the same round. The
-searches are shallow on purpose, so the figure is the overhead, not search noise.
+in-process (the game's engine ``choose_move``) and through the worker's protocol path (pool ->
+sandboxed ``arena-nboard`` / ``arena-gtp`` / ``pbrain-arena`` process -> NBoard / GTP /
+Gomocup -> the same search), in alternating order, several rounds; the added time of a
+move is the protocol wall time minus the in-process wall time of the same position in the
+same round. The searches are shallow on purpose, so the figure is the overhead, not search
+noise. The positions are unrelated to one another, so GTP, which cannot set up a position, pays its
+worst case on every move: ``clear_board`` and a replay of the game (4-40 moves); in a game
+that goes on, a warm GTP engine is sent only the moves since its last answer, which the
+GTP row "in games" measures (the bot plays Black through GTP, random moves for White).
 
 .venv/bin/python bench/protocol_overhead.py [--rounds 5] [--positions 30] [--games 8]
 """
@@ -30,22 +34,25 @@ from arena.services.worker.engines.client import PlayLimits
 from arena.services.worker.engines.pool import EnginePool
 from arena.services.worker.engines.sandbox import Sandbox
 
-from arena.engine import dispatch
 from arena.engine.api import Limits
-from arena.games import GomokuBoard, OthelloBoard, Position
+from arena.games import PASS, Color, GomokuBoard, OthelloBoard, Position
+from arena.games import game as game_named
 from arena.protocols.gomocup_brain import turn_budget_ms
 
 MOVE_TIME_MS = 60_000  # never binding: every search stops at its depth
 GOMOKU_PLIES = 30  # a reuse game of Gomoku stops here (the bots would fill the board)
 BOTS = {
-    # game: (protocol, console script, preset, depth)
-    "othello": ("nboard", "arena-nboard", "arena-fast", 3),
-    "gomoku": ("gomocup", "pbrain-arena", "sharpmoku-normal", 2),
+    # label: (game, protocol, console script, preset, depth)
+    "othello": ("othello", "nboard", "arena-nboard", "arena-fast", 3),
+    "othello-gtp": ("othello", "gtp", "arena-gtp", "arena-fast", 3),
+    "gomoku": ("gomoku", "gomocup", "pbrain-arena", "sharpmoku-normal", 2),
 }
+REUSE_BOTS = ("othello", "gomoku")  # the interleaved games: one bot per game
+Ask = Callable[[str, list[int]], int]  # a bot's move in a position (text, moves so far)
 
 
-def spec_for(game: str) -> EngineSpec:
-    protocol, script, preset, depth = BOTS[game]
+def spec_for(label: str) -> EngineSpec:
+    game, protocol, script, preset, depth = BOTS[label]
     executable = resolve_executable(script, Path.cwd())
     if executable is None:
         raise SystemExit(f"{script} not found: run `make setup` first")
@@ -64,51 +71,89 @@ def positions(game: str, count: int, seed: int) -> list[tuple[str, list[int]]]:
             if board.is_game_over():
                 break
             board.push(rng.choice(board.legal_moves()))
-        if not board.is_game_over() and board.legal_moves() != [64]:
+        if not board.is_game_over() and board.legal_moves() != [PASS]:
             found.append((board.to_text(), board.move_stack))
     return found
 
 
-def timed(call: Callable[[str, list[int]], int], text: str, history: list[int]
+def timed(call: Ask, text: str, history: list[int]
           ) -> tuple[float, int]:
     started = time.perf_counter()
     move = call(text, history)
     return (time.perf_counter() - started) * 1000, move
 
 
-def overhead(game: str, pool: EnginePool, count: int, rounds: int) -> list[float]:
-    spec = spec_for(game)
-    _protocol, _script, preset, depth = BOTS[game]
-    config = dict(dispatch.presets(game)[preset])
+def overhead(label: str, pool: EnginePool, count: int, rounds: int) -> list[float]:
+    game = BOTS[label][0]
+    return _paired(local_and_remote(label, pool), positions(game, count, seed=7), rounds)
+
+
+def local_and_remote(label: str, pool: EnginePool) -> tuple[Ask, Ask]:
+    """The bot's move in-process, and through the protocol path."""
+    spec = spec_for(label)
+    game, _protocol, _script, preset, depth = BOTS[label]
+    engine = game_named(game).engine()
+    bot = engine.prepare(dict(engine.presets[preset]))
     limits = Limits(depth=depth)
     if game == "gomoku":  # the brain's own budget from timeout_turn
         limits = Limits(depth=depth, time_ms=turn_budget_ms(MOVE_TIME_MS))
 
     def local(text: str, history: list[int]) -> int:
-        return dispatch.choose_move(game, text, history, config, limits, validated=True).move
+        return engine.choose_move(bot, text, history, limits).move
 
     def remote(text: str, history: list[int]) -> int:
         return pool.play(spec, text, history, PlayLimits(MOVE_TIME_MS)).move
 
+    return local, remote
+
+
+def _pair(local: Ask, remote: Ask, remote_first: bool, text: str, history: list[int]
+          ) -> tuple[float, int]:
+    """Protocol minus in-process wall time for one position, and the move (both agree)."""
+    first, second = (remote, local) if remote_first else (local, remote)
+    (first_ms, first_move), (second_ms, second_move) = (
+        timed(first, text, history), timed(second, text, history))
+    if first_move != second_move:
+        raise SystemExit(f"the protocol and in-process moves differ in {text}")
+    return (first_ms - second_ms if remote_first else second_ms - first_ms), first_move
+
+
+def _paired(calls: tuple[Ask, Ask], asked: list[tuple[str, list[int]]], rounds: int
+            ) -> list[float]:
+    """The added time of each position, in alternating order, round 0 not counted."""
     added: list[float] = []
     for round_index in range(rounds + 1):  # round 0 warms both sides up
-        for index, (text, history) in enumerate(positions(game, count, seed=7)):
-            order = (local, remote) if (index + round_index) % 2 else (remote, local)
-            (first_ms, first_move), (second_ms, second_move) = (
-                timed(order[0], text, history), timed(order[1], text, history))
-            if first_move != second_move:
-                raise SystemExit(f"{game}: the protocol and in-process moves differ in {text}")
-            local_ms, remote_ms = ((first_ms, second_ms) if order[0] is local
-                                   else (second_ms, first_ms))
+        for index, (text, history) in enumerate(asked):
+            ms, _move = _pair(*calls, (index + round_index) % 2 == 0, text, history)
             if round_index:
-                added.append(remote_ms - local_ms)
+                added.append(ms)
+    return added
+
+
+def gtp_in_games(pool: EnginePool, games: int) -> list[float]:
+    """The added time per move of the GTP bot playing Black (random moves for White) in
+    games that go on: each request sends only the moves since its last answer."""
+    local, remote = local_and_remote("othello-gtp", pool)
+    rng = random.Random(11)
+    added: list[float] = []
+    for game_index in range(games + 1):  # game 0 warms both sides up
+        board = OthelloBoard()
+        while not board.is_game_over():
+            if board.turn is Color.WHITE or board.legal_moves() == [PASS]:
+                board.push(rng.choice(board.legal_moves()))
+                continue
+            ms, move = _pair(local, remote, board.ply % 4 == 0, board.to_text(),
+                             board.move_stack)
+            if game_index:
+                added.append(ms)
+            board.push(move)
     return added
 
 
 def reuse(pool: EnginePool, games: int) -> None:
     """Othello and Gomoku games interleaved move by move, as a worker serving several
     matches at once: every move goes to the warm process of its engine."""
-    specs = {game: spec_for(game) for game in BOTS}
+    specs = {BOTS[label][0]: spec_for(label) for label in REUSE_BOTS}
     rng = random.Random(3)
     boards: list[Position] = []
     for index in range(games):
@@ -130,6 +175,12 @@ def reuse(pool: EnginePool, games: int) -> None:
           f"{pool.stats.starts - before[2]} processes started, reuse rate {reused / moves:.4f}")
 
 
+def report(what: str, added: list[float]) -> None:
+    quartiles = statistics.quantiles(added, n=4)
+    print(f"{what}: added per move median {statistics.median(added):.2f} ms (quartiles "
+          f"{quartiles[0]:.2f} / {quartiles[2]:.2f} ms, {len(added)} moves)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=5)
@@ -139,12 +190,10 @@ def main() -> None:
     sandbox = Sandbox()
     pool = EnginePool(sandbox)
     try:
-        for game in BOTS:
-            added = overhead(game, pool, args.positions, args.rounds)
-            quartiles = statistics.quantiles(added, n=4)
-            print(f"{game} ({BOTS[game][0]}): added per move median "
-                  f"{statistics.median(added):.2f} ms (quartiles {quartiles[0]:.2f} / "
-                  f"{quartiles[2]:.2f} ms, {len(added)} moves)")
+        for label in BOTS:
+            report(f"{BOTS[label][0]} ({BOTS[label][1]})",
+                   overhead(label, pool, args.positions, args.rounds))
+        report("othello (gtp, in games)", gtp_in_games(pool, args.games))
         reuse(pool, args.games)
         stats = pool.stats
         print(f"whole run: {stats.moves} engine moves, {stats.starts} processes started, "

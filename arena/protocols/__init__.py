@@ -3,9 +3,11 @@ speaking them.
 
 - ``gomocup``: the Gomocup (piskvork) protocol of every ``pbrain-*`` Gomoku engine.
 - ``nboard``: the NBoard protocol of Othello engines (Edax, NTest, ...).
+- ``gtp``: the Go Text Protocol as Othello engines speak it (Edax ``-gtp``, Quarry).
 - ``report``: the search information an engine gives with its move, in Arena's terms.
-- ``gomocup_brain`` and ``nboard_engine``: Arena's own bots behind those protocols on
-  stdin/stdout (``pbrain-arena``, ``arena-nboard``, ``arena engine gomocup|nboard``).
+- ``gomocup_brain``, ``nboard_engine`` and ``gtp_engine``: Arena's own bots behind those
+  protocols on stdin/stdout (``pbrain-arena``, ``arena-nboard``, ``arena-gtp``, ``arena
+  engine gomocup|nboard|gtp``).
 
 The codecs only parse and format lines; they do no I/O. The manager side (running an
 engine process, deadlines, the sandbox) lives in the worker: ``arena.services.worker.engines``.

@@ -1,8 +1,9 @@
-"""``arena engine nboard`` and ``arena engine gomocup``: Arena's bots as protocol engines on
-stdin/stdout, for NBoard, Piskvork or any Gomocup manager (and for Arena's own workers).
+"""``arena engine nboard``, ``arena engine gtp`` and ``arena engine gomocup``: Arena's bots as
+protocol engines on stdin/stdout, for NBoard, a GTP manager (Quarry), Piskvork or any
+Gomocup manager (and for Arena's own workers).
 
-The same servers run as ``arena-nboard`` and ``pbrain-arena`` (console scripts), so a GUI
-can start them by name: ``pbrain-arena --preset arena-gomoku``.
+The same servers run as ``arena-nboard``, ``arena-gtp`` and ``pbrain-arena`` (console
+scripts), so a GUI can start them by name: ``pbrain-arena --preset arena-gomoku``.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ from typing import Any
 from arena.errors import ArenaError
 
 _DEFAULT_PRESET = {"othello": "arena-fast", "gomoku": "arena-gomoku"}
-_PROTOCOL_GAME = {"nboard": "othello", "gomocup": "gomoku"}
-_NAMES = {"nboard": ("an Othello", "NBoard"), "gomocup": ("a Gomoku", "Gomocup")}
+_PROTOCOL_GAME = {"nboard": "othello", "gtp": "othello", "gomocup": "gomoku"}
+# protocol: (what the bot plays, the protocol's name, who loads it, the console script)
+_NAMES = {"nboard": ("an Othello", "NBoard", "NBoard", "arena-nboard"),
+          "gtp": ("an Othello", "GTP", "a GTP manager (Quarry)", "arena-gtp"),
+          "gomocup": ("a Gomoku", "Gomocup", "a Gomocup manager (Piskvork)", "pbrain-arena")}
 
 
 def _add_server_arguments(parser: argparse.ArgumentParser, game: str) -> None:
@@ -34,13 +38,12 @@ def _add_server_arguments(parser: argparse.ArgumentParser, game: str) -> None:
 
 
 def add_protocol_commands(subparsers: Any) -> None:
-    """Mount ``nboard`` and ``gomocup`` on the ``arena engine`` subcommands."""
+    """Mount ``nboard``, ``gtp`` and ``gomocup`` on the ``arena engine`` subcommands."""
     for protocol, game in _PROTOCOL_GAME.items():
-        manager = "NBoard" if protocol == "nboard" else "a Gomocup manager (Piskvork)"
-        names = _NAMES[protocol]
+        plays, name, manager, _ = _NAMES[protocol]
         sub = subparsers.add_parser(
-            protocol, help=f"serve {names[0]} bot over the {names[1]} protocol on stdin/stdout",
-            description=f"Play {names[0]} bot of Arena's as an engine for {manager}, reading "
+            protocol, help=f"serve {plays} bot over the {name} protocol on stdin/stdout",
+            description=f"Play {plays} bot of Arena's as an engine for {manager}, reading "
                         "commands on stdin and answering on stdout until the input ends.")
         _add_server_arguments(sub, game)
         sub.set_defaults(func=lambda args, p=protocol: _serve(p, args))
@@ -70,6 +73,10 @@ def _serve(protocol: str, args: argparse.Namespace) -> int:
         from arena.protocols import nboard_engine
 
         return nboard_engine.serve(bot)
+    if protocol == "gtp":
+        from arena.protocols import gtp_engine
+
+        return gtp_engine.serve(bot)
     from arena.protocols import gomocup_brain
 
     return gomocup_brain.serve(bot)
@@ -77,7 +84,7 @@ def _serve(protocol: str, args: argparse.Namespace) -> int:
 
 def _main(protocol: str, argv: Sequence[str] | None) -> int:
     game = _PROTOCOL_GAME[protocol]
-    prog = "arena-nboard" if protocol == "nboard" else "pbrain-arena"
+    prog = _NAMES[protocol][3]
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     _add_server_arguments(parser, game)
     args = parser.parse_args(argv)
@@ -93,6 +100,11 @@ def _main(protocol: str, argv: Sequence[str] | None) -> int:
 def nboard_main(argv: Sequence[str] | None = None) -> int:
     """The ``arena-nboard`` console script."""
     return _main("nboard", argv)
+
+
+def gtp_main(argv: Sequence[str] | None = None) -> int:
+    """The ``arena-gtp`` console script."""
+    return _main("gtp", argv)
 
 
 def gomocup_main(argv: Sequence[str] | None = None) -> int:

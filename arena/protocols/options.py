@@ -1,7 +1,9 @@
 """A protocol engine's options, as a bot or a catalog gives them: which may be set, and how.
 
-NBoard engines take ``depth`` (1..60), ``contempt`` (-64..64) and ``version`` (1..2); Gomocup
-brains take any ``INFO`` key in lower case except those the manager sets for every move
+NBoard engines take ``depth`` (1..60), ``contempt`` (-64..64) and ``version`` (1..2); GTP
+engines take ``clock`` (true: tell the engine each move's time; GTP has no command for a
+depth or a level, so an engine's strength is otherwise on its command line); Gomocup brains
+take any ``INFO`` key in lower case except those the manager sets for every move
 (``MANAGED_INFO``), each one line of text or a number.
 """
 
@@ -12,13 +14,17 @@ from collections.abc import Mapping
 
 from arena.errors import FieldViolation
 
-GAMES_OF_PROTOCOL = {"nboard": ("othello",), "gomocup": ("gomoku",)}
+GAMES_OF_PROTOCOL = {"nboard": ("othello",), "gomocup": ("gomoku",), "gtp": ("othello",)}
 OptionValue = str | int | float | bool
 # INFO keys the worker sets itself for every move; an engine's options may not.
 MANAGED_INFO = frozenset({"timeout_turn", "timeout_match", "time_left", "max_memory", "rule",
                           "game_type"})
-_NBOARD_OPTIONS: dict[str, tuple[type, float, float]] = {
-    "depth": (int, 1, 60), "contempt": (float, -64, 64), "version": (int, 1, 2)}
+# The protocols with a fixed set of options: name -> (type, lowest, highest).
+_KNOWN_OPTIONS: dict[str, dict[str, tuple[type, float, float]]] = {
+    "nboard": {"depth": (int, 1, 60), "contempt": (float, -64, 64), "version": (int, 1, 2)},
+    "gtp": {"clock": (bool, 0, 1)},
+}
+_PROTOCOL_NAMES = {"nboard": "NBoard", "gtp": "GTP"}
 _INFO_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,40}")
 ENGINE_NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # an engine's name in a catalog
 
@@ -26,8 +32,8 @@ ENGINE_NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # an engine's name in
 def validate_options(protocol: str, options: Mapping[str, object], where: str
                      ) -> list[FieldViolation]:
     """Problems with an engine's protocol options (see the module docstring)."""
-    if protocol == "nboard":
-        return _nboard_options(options, where)
+    if protocol in _KNOWN_OPTIONS:
+        return _known_options(protocol, options, where)
     problems = []
     for key, value in options.items():
         if not _INFO_KEY_RE.fullmatch(key) or key in MANAGED_INFO:
@@ -47,14 +53,20 @@ def option_items(options: Mapping[str, object]) -> tuple[tuple[str, OptionValue]
                         if isinstance(value, str | int | float)))
 
 
-def _nboard_options(options: Mapping[str, object], where: str) -> list[FieldViolation]:
+def _known_options(protocol: str, options: Mapping[str, object], where: str
+                   ) -> list[FieldViolation]:
+    known = _KNOWN_OPTIONS[protocol]
     problems = []
     for key, value in options.items():
-        if key not in _NBOARD_OPTIONS:
-            problems.append(FieldViolation(f"{where}.{key}", "unknown NBoard option (known: "
-                                                             f"{', '.join(_NBOARD_OPTIONS)})"))
+        if key not in known:
+            problems.append(FieldViolation(f"{where}.{key}", f"unknown {_PROTOCOL_NAMES[protocol]} "
+                                                             f"option (known: {', '.join(known)})"))
             continue
-        kind, low, high = _NBOARD_OPTIONS[key]
+        kind, low, high = known[key]
+        if kind is bool:
+            if not isinstance(value, bool):
+                problems.append(FieldViolation(f"{where}.{key}", "must be true or false"))
+            continue
         is_number = isinstance(value, int | float) and not isinstance(value, bool)
         if not is_number or (kind is int and not isinstance(value, int)) or not (
                 low <= value <= high):  # type: ignore[operator]

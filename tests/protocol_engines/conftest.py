@@ -67,7 +67,7 @@ def fake_spec() -> FakeSpec:
     """``fake_spec(protocol, mode, arg="", **limits)``: the fake engine as a catalog entry."""
 
     def make(protocol: str, mode: str, arg: str = "", **limits: int) -> EngineSpec:
-        games = ("othello",) if protocol == "nboard" else ("gomoku",)
+        games = ("othello",) if protocol in ("nboard", "gtp") else ("gomoku",)
         base = EngineLimits(memory_mb=256, startup_ms=20_000, grace_ms=300)
         command = (sys.executable, str(FAKE_ENGINE), protocol, mode, *([arg] if arg else []))
         return EngineSpec(f"fake-{protocol}-{mode}", protocol, games, command,

@@ -1,19 +1,23 @@
 """A small protocol engine that misbehaves on purpose: ``fake_engine.py PROTOCOL MODE [ARG]``.
 
-PROTOCOL is ``gomocup`` or ``nboard``. It answers its handshake properly, then on each
-move request does what MODE says:
+PROTOCOL is ``gomocup``, ``nboard`` or ``gtp``. It answers its handshake properly, then on
+each move request does what MODE says:
 
 - ``play``: the first legal point/square (a well-behaved engine);
 - ``crash``: writes a note on stderr and exits with code 3;
 - ``hang``: never answers;
 - ``garbage``: prints a line that is no protocol reply;
-- ``illegal``: an occupied point (Gomocup) or an illegal square (NBoard);
+- ``illegal``: an occupied point (Gomocup) or an illegal square (NBoard, GTP);
+- ``resign``: resigns (GTP);
+- ``log``: plays, and appends every line it reads to the file ARG (GTP);
+- ``refuseplay``: refuses the first ``play`` command it gets, then plays, slowly (GTP);
 - ``offboard``: a point off the board (Gomocup);
 - ``memory``: allocates 16 MiB blocks (and touches them) until stopped;
 - ``network``: connects to 127.0.0.1:ARG; plays only if that works, else says why on
   stderr and exits with code 4;
 - ``flood``: prints ARG KiB of MESSAGE/status lines before its move;
-- ``refuse``: answers ERROR (Gomocup START) / never pongs the handshake (NBoard);
+- ``refuse``: answers ERROR (Gomocup START) / never pongs the handshake (NBoard) /
+  refuses ``boardsize 8`` (GTP);
 - ``mute``: never answers ABOUT (Gomocup);
 - ``spin``: computes forever (uses up its CPU seconds);
 - ``bigfile``: writes a file of ARG KiB in its working folder, then plays;
@@ -32,8 +36,9 @@ import sys
 import threading
 import time
 
-from arena.games import GomokuBoard, OthelloBoard
-from arena.protocols import gomocup, nboard
+from arena.games import PASS, GameError, GomokuBoard, OthelloBoard
+from arena.protocols import gomocup, gtp, nboard
+from arena.protocols.errors import ProtocolError
 
 TICKS = [0]
 
@@ -149,6 +154,70 @@ def serve_nboard(mode: str, arg: str) -> None:
             say(nboard_move(board, mode, arg))
 
 
+def gtp_move(board: OthelloBoard, mode: str, arg: str) -> str:
+    if mode == "garbage":
+        return "I think, therefore I am\n"
+    if mode == "illegal":
+        return f"= {gtp.vertex_text(next(s for s in range(64) if not board.is_legal(s)))}\n"
+    if mode == "resign":
+        return "= resign\n"
+    if mode == "flood":  # one long multi-line response
+        return "= " + "x" * 61 + "\n" + ("x" * 63 + "\n") * (int(arg) * 1024 // 64)
+    move = board.legal_moves()[0]
+    board.push(move)
+    return f"= {gtp.vertex_text(move)}\n"
+
+
+class FakeGtp:
+    def __init__(self, mode: str, arg: str) -> None:
+        self.mode, self.arg = mode, arg
+        self.board = OthelloBoard()
+        self.refused = False
+
+    def answer(self, command: gtp.Command) -> str:
+        """The response to one command, without its closing empty line."""
+        match command:
+            case gtp.BoardSize(size) if size != 8 or self.mode == "refuse":
+                return "? unacceptable size\n"
+            case gtp.ClearBoard():
+                self.board = OthelloBoard()
+            case gtp.Play() if self.mode == "refuseplay" and not self.refused:
+                self.refused = True
+                return "? I do not like that move\n"
+            case gtp.Play(color, move):
+                if color is not self.board.turn:
+                    self.board.push(PASS)
+                self.board.push(move)
+            case gtp.GenMove():
+                if self.mode == "refuseplay" and self.refused:
+                    time.sleep(0.3)  # a slow answer: a manager that stopped reading finds it late
+                misbehave(self.mode, self.arg)
+                return gtp_move(self.board, self.mode, self.arg)
+            case gtp.Name():
+                return "= fake\n"
+        return "=\n"
+
+
+def serve_gtp(mode: str, arg: str) -> None:
+    engine = FakeGtp(mode, arg)
+    for line in sys.stdin:
+        if mode == "log":
+            with open(arg, "a") as log:
+                log.write(line)
+        try:
+            _, command = gtp.parse_command(line)
+        except ProtocolError:
+            continue
+        try:
+            answer = engine.answer(command)
+        except GameError:
+            answer = "? illegal move\n"
+        sys.stdout.write(answer + "\n")
+        sys.stdout.flush()
+        if isinstance(command, gtp.Quit):
+            return
+
+
 def tick() -> None:
     while True:
         time.sleep(0.01)
@@ -162,6 +231,8 @@ def main() -> None:
         threading.Thread(target=tick, daemon=True).start()
     if protocol == "gomocup":
         serve_gomocup(mode, arg)
+    elif protocol == "gtp":
+        serve_gtp(mode, arg)
     else:
         serve_nboard(mode, arg)
 

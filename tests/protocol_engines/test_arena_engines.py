@@ -1,7 +1,7 @@
-"""Arena's own bots as protocol executables (``arena-nboard``, ``pbrain-arena``), played
-through the worker's clients in the sandbox: every move equals the in-process engine's at
-the same fixed depth, they solve the protocol smoke positions, and the pool keeps one warm
-process for a whole sequence of games."""
+"""Arena's own bots as protocol executables (``arena-nboard``, ``arena-gtp``,
+``pbrain-arena``), played through the worker's clients in the sandbox: every move equals
+the in-process engine's at the same fixed depth, they solve the protocol smoke positions,
+and the pool keeps one warm process for a whole sequence of games."""
 
 from __future__ import annotations
 
@@ -40,6 +40,12 @@ def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
         options = {{ depth = 3 }}
         limits = {{ memory_mb = 1024, startup_ms = 300000 }}
 
+        [engines.gtp-arena]
+        games = ["othello"]
+        protocol = "gtp"
+        command = ["arena-gtp", "--config", "@{folder / 'othello.json'}", "--depth", "3"]
+        limits = {{ memory_mb = 1024, startup_ms = 300000 }}
+
         [engines.nboard-arena-fast]
         games = ["othello"]
         protocol = "nboard"
@@ -61,9 +67,10 @@ def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
     return parse_catalog(text, folder, "test catalog")
 
 
-def test_an_othello_game_through_nboard_matches_the_in_process_engine(
-        sandbox: Sandbox, catalog: Catalog) -> None:
-    spec = catalog.get("nboard-arena")
+@pytest.mark.parametrize("engine", ["nboard-arena", "gtp-arena"])
+def test_an_othello_game_through_nboard_and_gtp_matches_the_in_process_engine(
+        sandbox: Sandbox, catalog: Catalog, engine: str) -> None:
+    spec = catalog.get(engine)
     pool = EnginePool(sandbox)
     board, history = OthelloBoard(), []
     try:
@@ -174,7 +181,7 @@ def test_the_shipped_catalog_lists_arenas_protocol_engines() -> None:
     from arena.services.worker.engines.catalog import load_catalog, sample_catalog_path
 
     catalog = load_catalog(sample_catalog_path())
-    assert {spec.protocol for spec in catalog.engines.values()} == {"nboard", "gomocup"}
+    assert {spec.protocol for spec in catalog.engines.values()} == {"nboard", "gtp", "gomocup"}
     for spec in catalog.engines.values():
         assert Path(spec.command[0]).is_file()
         assert len(spec.checksum) == 64

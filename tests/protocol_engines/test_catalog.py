@@ -180,3 +180,22 @@ def test_unknown_engines_and_bot_options(folder: Path) -> None:
         edax.with_options({"depth": 61})
     with pytest.raises(CatalogError, match="the worker sets"):
         catalog.get("tester").with_options({"max_memory": 1})
+
+
+def test_gtp_engines_play_othello_and_take_only_a_clock(folder: Path) -> None:
+    gtp = """
+        [engines.gtpish]
+        games = ["othello"]
+        protocol = "gtp"
+        command = "bin/pbrain-test -gtp"
+        options = { clock = true }
+    """
+    spec = parse_catalog(gtp, folder).get("gtpish")
+    assert spec.protocol == "gtp" and spec.option("clock") is True
+    assert spec.with_options({"clock": False}).option("clock") is False
+    with pytest.raises(CatalogError, match=r"options\.clock: must be true or false"):
+        spec.with_options({"clock": 1})
+    with pytest.raises(CatalogError, match=r"options\.depth: unknown GTP option \(known: clock"):
+        spec.with_options({"depth": 12})
+    with pytest.raises(CatalogError, match=r"gtp engines play \['othello'\], not 'gomoku'"):
+        parse_catalog(gtp.replace('["othello"]', '["gomoku"]'), folder)

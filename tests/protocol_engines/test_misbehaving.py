@@ -19,8 +19,8 @@ pytestmark = pytest.mark.usefixtures("no_orphans")
 # A move on this board: Black has played the centre, White to move.
 GOMOKU_AFTER_ONE = "15 freestyle " + "/".join(
     "-" * 15 if y != 7 else "-" * 7 + "X" + "-" * 7 for y in range(15)) + " O"
-POSITIONS = {"gomocup": GOMOKU_AFTER_ONE, "nboard": OTHELLO_START}
-PROTOCOLS = ("gomocup", "nboard")
+POSITIONS = {"gomocup": GOMOKU_AFTER_ONE, "nboard": OTHELLO_START, "gtp": OTHELLO_START}
+PROTOCOLS = ("gomocup", "nboard", "gtp")
 # Far above any honest wait in these tests: only a hang would reach it.
 NEVER_S = 60.0
 
@@ -64,7 +64,7 @@ def test_garbage_instead_of_a_move(sandbox: Sandbox, fake_spec: FakeSpec, protoc
                                    ) -> None:
     failure = fail(sandbox, fake_spec, protocol, "garbage")
     assert failure.reason is FailureReason.GARBAGE
-    assert ("I think" if protocol == "gomocup" else "nowhere") in failure.detail
+    assert ("nowhere" if protocol == "nboard" else "I think") in failure.detail
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -152,6 +152,19 @@ def test_a_brain_that_refuses_the_board(sandbox: Sandbox, fake_spec: FakeSpec) -
     assert "refuses" in failure.detail
 
 
+def test_a_gtp_engine_that_refuses_the_board_size_fails_to_start(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    failure = fail(sandbox, fake_spec, "gtp", "refuse")
+    assert failure.reason is FailureReason.START_FAILED
+    assert "'boardsize 8' with ? unacceptable size" in failure.detail
+
+
+def test_a_gtp_engine_that_resigns(sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    failure = fail(sandbox, fake_spec, "gtp", "resign")
+    assert failure.reason is FailureReason.ILLEGAL_MOVE and failure.move is None
+    assert "resigned" in failure.detail
+
+
 def test_a_brain_that_never_answers_about_fails_its_set_up_in_time(
         sandbox: Sandbox, fake_spec: FakeSpec) -> None:
     failure = fail(sandbox, fake_spec, "gomocup", "mute", startup_ms=500)
@@ -198,7 +211,7 @@ def test_a_child_that_left_the_process_group_is_killed_too(
         pool.close()  # no_orphans then checks the escaped child is gone
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", ("gomocup", "nboard"))  # GTP has no remarks to count in
 def test_the_engine_does_not_think_on_the_opponents_time(
         sandbox: Sandbox, fake_spec: FakeSpec, protocol: str) -> None:
     """A thread in the engine counts 10 ms ticks; between moves the engine is stopped."""

@@ -14,7 +14,7 @@ import pytest
 
 from arena.engine.api import Limits
 from arena.games import PASS, OthelloBoard
-from arena.protocols import gomocup, gomocup_brain, nboard, nboard_engine
+from arena.protocols import gomocup, gomocup_brain, gtp, gtp_engine, nboard, nboard_engine
 from arena.protocols.bot import LineWriter, ServedBot
 from arena.protocols.errors import ProtocolError
 from tests.support.engines import choose, presets
@@ -183,6 +183,69 @@ def test_served_bots_refuse_bad_settings() -> None:
         nboard.parse_command("set depth deep")
 
 
+def gtp_session(lines: list[str], preset: str = "arena-fast", **limits: int) -> list[str]:
+    out = io.StringIO()
+    bot = ServedBot.from_preset("othello", preset, **limits)
+    gtp_engine.serve(bot, [line + "\n" for line in lines], out)
+    text = out.getvalue()
+    assert text.endswith("\n\n") or not text  # every response is closed
+    return [block.strip() for block in text.split("\n\n")[:-1]]
+
+
+def test_a_gtp_session_plays_the_in_process_move_at_its_depth() -> None:
+    output = gtp_session(["protocol_version", "name", "boardsize 8", "clear_board",
+                          "play b f5", "3 genmove w", "play b c4"], depth=3)
+    assert output[:5] == ["= 2", "= Arena arena-fast", "=", "=", "="]
+    after_f5 = OthelloBoard()
+    after_f5.push_str("f5")
+    expected = choose("othello", after_f5.to_text(), [], presets("othello")["arena-fast"],
+                      Limits(depth=3))
+    assert output[5] == f"=3 {gtp.vertex_text(expected.move)}"
+    after_f5.push(expected.move)
+    assert output[6] == ("=" if after_f5.is_legal(26) else "? " + output[6][2:])
+
+
+def test_gtp_passes_are_played_or_implied() -> None:
+    board = forced_pass()
+    replay = [gtp.format_command(c) for c in gtp.continue_game(OthelloBoard(),
+                                                                board.move_stack)]
+    mover = gtp.color_text(board.turn)
+    other = gtp.color_text(board.turn.other)
+    explicit = gtp_session(["clear_board", *replay, f"genmove {mover}"], depth=1)
+    assert explicit[-1] == "= pass"
+    implied = gtp_session(["clear_board", *replay, f"genmove {other}", "undo", "undo"],
+                          depth=1)  # the pass is played for the side that must pass
+    assert implied[-3].startswith("= ") and implied[-3] != "= pass"
+    assert implied[-2:] == ["=", "="]
+
+
+@pytest.mark.parametrize(("lines", "answer"), [
+    (["boardsize 9"], "? unacceptable size"),
+    (["play b a1"], "? illegal move"),
+    (["play w f5"], "? wrong color: black is to move"),
+    (["genmove w"], "? wrong color: black is to move"),
+    (["showboard"], "? unknown command"),
+    (["12 showboard"], "?12 unknown command"),
+    (["undo"], "? cannot undo"),
+    (["play b"], "? bad GTP command 'play b'"),
+    (["known_command genmove"], "= true"),
+    (["known_command showboard"], "= false"),
+    (["time_settings 0 1 1", "time_left b 1 1", "komi 6.5"], "="),
+])
+def test_gtp_requests_and_their_answers(lines: list[str], answer: str) -> None:
+    assert gtp_session(lines)[-1].startswith(answer)
+
+
+def test_quit_stops_the_gtp_engine() -> None:
+    assert gtp_session(["name", "", "# nothing", "quit", "name"]) == ["= Arena arena-fast", "="]
+
+
+@pytest.mark.parametrize("seconds", [0, 1])
+def test_a_gtp_engine_answers_within_its_clock(seconds: int) -> None:
+    output = gtp_session(["time_settings 0 1 1", f"time_left b {seconds} 1", "genmove b"])
+    assert output[-1] in {"= d3", "= c4", "= f5", "= e6"}
+
+
 def run(command: list[str], text: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, input=text, capture_output=True, text=True, timeout=300)
 
@@ -195,7 +258,15 @@ def test_arena_engine_gomocup_on_the_command_line() -> None:
     assert lines[0] == "OK" and isinstance(gomocup.parse_reply(lines[2]), gomocup.MoveReply)
 
 
+def test_arena_engine_gtp_on_the_command_line() -> None:
+    done = run([str(BIN / "arena"), "engine", "gtp", "--preset", "arena-fast", "--depth", "2"],
+               "boardsize 8\nclear_board\ngenmove b\nquit\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n\n")[2] in {"= d3", "= c4", "= f5", "= e6"}
+
+
 @pytest.mark.parametrize(("command", "code", "message"), [
+    (["arena-gtp", "--depth", "0"], 2, "arena-gtp: error: depth must be at least 1"),
     (["pbrain-arena", "--preset", "nope"], 2, "pbrain-arena: error: unknown gomoku preset"),
     (["arena-nboard", "--config", "[1]"], 2, "arena-nboard: error: --config must be a JSON"),
     (["arena", "engine", "nboard", "--preset", "nope"], 1, "arena: error: unknown othello"),

@@ -1,12 +1,13 @@
 """Protocol engines as bots on a real stack: worker processes with an engine catalog run
-Arena's own bots as NBoard and Gomocup executables, and a small engine that misbehaves on
-purpose, in their sandbox. Registered through the registry, scheduled by the ladder
+Arena's own bots as NBoard, GTP and Gomocup executables, and a small engine that misbehaves
+on purpose, in their sandbox. Registered through the registry, scheduled by the ladder
 service, refereed like any bot.
 
-- Mixed ladders (built-in, external and protocol bots; both protocols) finish, and every
-  move equals what the same bot plays in this process at the same fixed depth.
+- Mixed ladders (built-in, external and protocol bots; all three protocols) finish, and
+  every move equals what the same bot plays in this process at the same fixed depth.
 - Each way of misbehaving costs the engine's bot the game with the right reason, and the
-  workers go on with the next job.
+  workers go on with the next job; so does a game a GTP engine cannot be given (a custom
+  start, the international variant).
 - A worker killed while its engine thinks: another worker that has the engine takes the
   move over, and the killed worker's engine processes are gone.
 """
@@ -92,6 +93,9 @@ def catalog(tmp_path: Path, listener: socket.socket) -> Path:
         _engine("nboard-arena", "othello", "nboard",
                 ["arena-nboard", "--config", f"@{tmp_path / 'nboard.json'}"],
                 ", memory_mb = 1024", "depth = 3"),
+        _engine("gtp-arena", "othello", "gtp",
+                ["arena-gtp", "--config", f"@{tmp_path / 'nboard.json'}", "--depth", "3"],
+                ", memory_mb = 1024"),
         _engine("nboard-slow", "othello", "nboard",
                 ["arena-nboard", "--config", f"@{tmp_path / 'slow.json'}"], ", memory_mb = 1024"),
         _engine("pbrain-arena", "gomoku", "gomocup",
@@ -152,7 +156,7 @@ def expected_move(kind: int, bot: str, text: str, history: list[int]) -> int:
     name = game(kind).name
     if bot == "first-legal":
         return game(kind).position_from_text(text).legal_moves()[0]
-    if bot == "nboard-bot":
+    if bot in ("nboard-bot", "gtp-bot"):  # the same config and depth behind both protocols
         return choose(name, text, [], NBOARD_CONFIG, Limits(depth=3)).move
     if bot == "pbrain-bot":
         limits = Limits(depth=3, time_ms=turn_budget_ms(MOVE_TIME_MS))
@@ -184,15 +188,18 @@ def test_mixed_ladders_play_like_the_bots_in_process(redis_client: redis.Redis,
         builtin_bot(sdk, "builtin-bot", OTHELLO_BUILTIN)
         sdk.register_bot(bots_pb2.BotSpec(name="first-legal", game=OTHELLO,
                                           external=bots_pb2.ExternalEngine(address=address)))
+        protocol_bot(sdk, "gtp-bot", "gtp-arena")
         protocol_bot(sdk, "pbrain-bot", "pbrain-arena", GOMOKU)
         builtin_bot(sdk, "gomoku-bot", GOMOKU_BUILTIN, GOMOKU)
         othello = run_ladder(sdk, redis_client, "mixed-othello", OTHELLO,
                              ["nboard-bot", "builtin-bot", "first-legal"],
                              opening_suite="othello-balanced")
+        gtp = run_ladder(sdk, redis_client, "gtp-othello", OTHELLO, ["gtp-bot", "builtin-bot"],
+                         opening_suite="othello-balanced")  # the opening is replayed over GTP
         gomoku = run_ladder(sdk, redis_client, "mixed-gomoku", GOMOKU,
                             ["pbrain-bot", "gomoku-bot"])
-    assert len(othello) == 6 and len(gomoku) == 2
-    for match in othello + gomoku:
+    assert len(othello) == 6 and len(gomoku) == 2 and len(gtp) == 2
+    for match in othello + gomoku + gtp:
         check_against_in_process(match)
     def moves_of(matches: list[match_pb2.Match], bot: str) -> list[match_pb2.MoveRecord]:
         return [r for m in matches for r in m.moves if r.move.text != "pass"
@@ -208,11 +215,30 @@ def test_mixed_ladders_play_like_the_bots_in_process(redis_client: redis.Redis,
     # all but the first move of each process (at most one per worker and engine) were
     # answered by a process already running.
     samples = scrape_all(stack)
-    played = len(moves_of(othello, "nboard-bot")) + len(moves_of(gomoku, "pbrain-bot"))
+    played = (len(moves_of(othello, "nboard-bot")) + len(moves_of(gomoku, "pbrain-bot"))
+              + len(moves_of(gtp, "gtp-bot")))
     assert total(samples, "arena_protocol_engine_moves_total") == played
     starts = total(samples, "arena_protocol_engine_starts_total")
-    assert 2 <= starts <= 4
+    assert 3 <= starts <= 6
     assert total(samples, "arena_protocol_engine_moves_total", warm="yes") == played - starts
+
+
+GTP_CANNOT = {  # games a GTP engine cannot be given: refused on the worker, a forfeit
+    "international": (match_pb2.TERMINATION_BOT_CRASHED, "cannot play the international"),
+    "custom-start": (match_pb2.TERMINATION_BOT_CRASHED, "reached from the standard start"),
+}
+
+
+def gtp_cannot_play() -> dict[str, match_pb2.MatchConfig]:
+    international = match_config("gtp-bot", "builtin-bot", move_time_ms=2000)
+    international.game.variant = "international"
+    after_f5 = game(OTHELLO).position_from_text(
+        "---------------------------OX------XO--------------------------- X")
+    after_f5.push_str("f5")
+    after_f5.push_str("f6")  # Black to move again: the GTP bot (Black) is asked
+    custom = match_config("gtp-bot", "builtin-bot", move_time_ms=2000,
+                          start_position=after_f5.to_text())
+    return {"international": international, "custom-start": custom}
 
 
 def test_misbehaving_engines_forfeit_with_their_reason(redis_client: redis.Redis,
@@ -226,12 +252,15 @@ def test_misbehaving_engines_forfeit_with_their_reason(redis_client: redis.Redis
             protocol_bot(sdk, f"bad-{mode}", f"fake-{mode}")
             created[mode] = sdk.create_match(match_config(f"bad-{mode}", "builtin-bot",
                                                           move_time_ms=2000)).id
+        protocol_bot(sdk, "gtp-bot", "gtp-arena")
+        for what, config in gtp_cannot_play().items():
+            created[what] = sdk.create_match(config).id
         results = {mode: wait_finished(redis_client, match_id, 120)
                    for mode, match_id in created.items()}
         # The workers go on: a good engine's match after all of that plays to its end.
         after = wait_finished(redis_client, sdk.create_match(
             match_config("nboard-bot", "builtin-bot", move_time_ms=MOVE_TIME_MS)).id, 300)
-    for mode, (termination, words) in MISBEHAVING.items():
+    for mode, (termination, words) in {**MISBEHAVING, **GTP_CANNOT}.items():
         result = results[mode].result
         assert result.termination == termination, (mode, result)
         assert result.forfeited and result.winner == common_pb2.COLOR_WHITE, (mode, result)

@@ -183,7 +183,7 @@ def add_tool_commands(sub: Any) -> None:
     analyze_p.add_argument("--seed", type=int, default=0)
     analyze_p.add_argument("--json", action="store_true", help="print JSON")
     analyze_p.set_defaults(func=_cmd_analyze)
-    from arena.protocols.cli import add_protocol_commands  # engine nboard|gomocup
+    from arena.protocols.cli import add_protocol_commands  # engine nboard|gtp|gomocup
 
     add_protocol_commands(sub)
 

@@ -1,10 +1,11 @@
-"""Protocol engines on a worker: programs that speak NBoard (Othello) or Gomocup (Gomoku)
-on stdin/stdout, run in a sandbox and kept warm between moves.
+"""Protocol engines on a worker: programs that speak NBoard or GTP (Othello) or Gomocup
+(Gomoku) on stdin/stdout, run in a sandbox and kept warm between moves.
 
 - ``catalog``: the operator's list of engines (``engines.toml``), validated and checksummed.
 - ``sandbox`` (+ ``cgroups``): starting a process under the protections the machine allows.
 - ``process``: line I/O with deadlines; how a process ended, as a typed failure.
-- ``client`` (+ ``nboard``, ``gomocup``): ``play(position, history, limits) -> EngineAnswer``.
+- ``client`` (+ ``nboard``, ``gtp``, ``gomocup``): ``play(position, history, limits)
+  -> EngineAnswer``.
 - ``pool``: one warm process per engine spec, least recently used stopped past a cap.
 - ``failures``: ``EngineFailure`` and its ``FailureReason``; ``results``: both as a
   worker's ``MoveResult``.

@@ -5,7 +5,7 @@ A TOML file, one table per engine under ``engines``:
     [engines.edax]
     description = "Edax 4.6, level 10, one thread"
     games = ["othello"]
-    protocol = "nboard"                    # or "gomocup"
+    protocol = "nboard"                    # or "gtp" (Othello), "gomocup" (Gomoku)
     command = ["/opt/edax/lEdax", "-nboard", "-n", "1", "-eval-file", "/opt/edax/eval.dat"]
     files = ["/opt/edax/eval.dat"]         # hashed with the executable into the checksum
     options = { depth = 10 }               # protocol settings (see OPTIONS)

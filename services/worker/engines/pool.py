@@ -17,10 +17,11 @@ from typing import Any
 from arena.services.worker.engines.catalog import EngineSpec
 from arena.services.worker.engines.client import EngineAnswer, PlayLimits, ProtocolClient
 from arena.services.worker.engines.gomocup import GomocupClient
+from arena.services.worker.engines.gtp import GtpClient
 from arena.services.worker.engines.nboard import NboardClient
 from arena.services.worker.engines.sandbox import Sandbox
 
-CLIENTS: dict[str, type[ProtocolClient[Any]]] = {"nboard": NboardClient,
+CLIENTS: dict[str, type[ProtocolClient[Any]]] = {"nboard": NboardClient, "gtp": GtpClient,
                                                  "gomocup": GomocupClient}
 DEFAULT_CAPACITY = 4
 # A process past this share of its CPU seconds is replaced before its next move.

@@ -122,6 +122,9 @@ def run_smoke(spec: EngineSpec, positions: list[SmokePosition], pool: EnginePool
         except EngineFailure as failure:
             say(f"FAIL  {smoke.name}: {failure.report()}")
             continue
+        except ValueError as exc:  # a position this engine cannot be given (GTP: no start)
+            say(f"CANNOT {smoke.name}: {exc}")
+            continue
         reported = answer.search.score
         score_ok = smoke.score is None or reported is None or reported == smoke.score
         ok = answer.move in smoke.right and score_ok
