@@ -302,7 +302,9 @@ def main() -> None:
     with _services(2, True) as cache_stack:
         cached = Services(cache_stack)
         first, rerun = cached.play(before), cached.play(plan)
-        print(f"    cache counters: {SharedSearchCache(cache_stack.cache.client()).stats()}")
+        cache_redis = cache_stack.running.cache
+        assert cache_redis is not None  # the launcher's embedded cache Redis
+        print(f"    cache counters: {SharedSearchCache(cache_redis.client()).stats()}")
     _cache_line("ladder, cold cache    ", first.matches, first.wall_s)
     _cache_line(f"re-run with {args.newcomer}", rerun.matches, rerun.wall_s)
     _cache_line("both                  ", [*first.matches, *rerun.matches],

@@ -14,10 +14,10 @@ import struct
 import zlib
 
 from arena.bots.presets import preset_problem
-from arena.bots.spec import builtin_config, config_from_struct
+from arena.bots.spec import builtin_config
 from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import GAMES, Game, GameKind, UnknownGameError, game
-from arena.protocols.options import ENGINE_NAME_RE, GAMES_OF_PROTOCOL, validate_options
+from arena.protocols.options import ENGINE_NAME_RE
 from arena.v1 import bots_pb2
 
 NAME_MAX_CHARS = 64
@@ -151,26 +151,16 @@ def validate_external(engine: bots_pb2.ExternalEngine) -> list[FieldViolation]:
     return found
 
 
-def protocol_of(kind: int) -> str:
-    """The protocol engines of the game ``kind`` speak (NBoard for Othello, Gomocup for
-    Gomoku); "" for no game."""
-    name = next((g.name for g in GAMES if g.kind == kind), "")
-    return next((p for p, games in GAMES_OF_PROTOCOL.items() if name in games), "")
-
-
 def validate_protocol(kind: int, engine: bots_pb2.ProtocolEngine) -> list[FieldViolation]:
-    """The shape of a protocol engine reference (the registry checks that live workers
-    offer the engine)."""
+    """The shape of a protocol engine reference. Its options depend on the engine's
+    protocol, which only the catalog knows: the registry checks them against the engine
+    live workers offer."""
     found = []
     if not ENGINE_NAME_RE.fullmatch(engine.engine):
         found.append(FieldViolation("spec.protocol.engine",
                                     f"must name an engine of the catalog, got {engine.engine!r}"))
     if engine.checksum and not _CHECKSUM.fullmatch(engine.checksum):
         found.append(FieldViolation("spec.protocol.checksum", "must be 64 hex digits"))
-    protocol = protocol_of(kind)
-    if protocol:
-        found += validate_options(protocol, config_from_struct(engine.options),
-                                  "spec.protocol.options")
     return found
 
 

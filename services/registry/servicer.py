@@ -23,6 +23,7 @@ from arena.services.common.protocol.bots import BotFilter, BotStore
 from arena.services.common.quotas import Quotas
 
 from arena.bots import apply_preset, check_spec, content_hash, list_presets, new_version
+from arena.bots.spec import config_from_struct
 from arena.bots.validation import validate_name
 from arena.errors import (
     FailedPreconditionError,
@@ -31,6 +32,7 @@ from arena.errors import (
     NotFoundError,
 )
 from arena.games import game
+from arena.protocols.options import validate_options
 from arena.v1 import bots_pb2, engine_pb2, match_pb2, registry_pb2, registry_pb2_grpc
 
 Offers = Callable[[], list[engine_pb2.EngineOffer]]
@@ -152,12 +154,18 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
                     [FieldViolation("spec.external.address", str(exc))]) from None
         if engine != "protocol":
             return spec
+        offer = self._offer(spec.game, spec.protocol)
+        violations = validate_options(offer.protocol, config_from_struct(spec.protocol.options),
+                                      "spec.protocol.options")
+        if violations:
+            raise InvalidArgumentError.for_fields(violations)
         pinned = bots_pb2.BotSpec()
         pinned.CopyFrom(spec)
-        pinned.protocol.checksum = self._checksum(spec.game, spec.protocol)
+        pinned.protocol.checksum = offer.checksum
         return pinned
 
-    def _checksum(self, kind: int, wanted: bots_pb2.ProtocolEngine) -> str:
+    def _offer(self, kind: int, wanted: bots_pb2.ProtocolEngine) -> engine_pb2.EngineOffer:
+        """The live workers' build of the wanted engine (raises a field error)."""
         offered = self._offers()
         builds = [o for o in offered if o.name == wanted.engine]
         if not builds:
@@ -172,8 +180,9 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
                 "spec.protocol.engine",
                 f"engine {wanted.engine!r} plays {plays}, not {game(kind).name}")])
         if wanted.checksum:
-            if any(o.checksum == wanted.checksum for o in builds):
-                return wanted.checksum
+            for offer in builds:
+                if offer.checksum == wanted.checksum:
+                    return offer
             raise InvalidArgumentError.for_fields([FieldViolation(
                 "spec.protocol.checksum",
                 f"no live worker offers engine {wanted.engine!r} with this checksum "
@@ -183,7 +192,7 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
                 "spec.protocol.checksum",
                 f"live workers offer {len(builds)} builds of engine {wanted.engine!r} "
                 f"({_builds(builds)}): name one")])
-        return builds[0].checksum
+        return builds[0]
 
     def _cancel_matches(self, name: str) -> None:
         """Cancel the bot's pending and running matches through the referee."""

@@ -136,3 +136,20 @@ def test_list_engines_refuses_an_unknown_game(registry: Registry) -> None:
         registry.call("ListEngines", registry_pb2.ListEnginesRequest(game=77))
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "77" in (caught.value.details() or "")
+
+
+def test_options_are_those_of_the_offered_engines_protocol(
+        registry: Registry, redis_client: redis.Redis) -> None:
+    """An Othello engine may speak NBoard or GTP: its options are checked against the
+    protocol the workers say it speaks, not the game's usual one."""
+    gtp = engine_pb2.EngineOffer(name="edax-gtp", protocol="gtp", games=[OTHELLO],
+                                 checksum=EDAX_2)
+    advertise(redis_client, "w1", edax(), gtp)
+    bot = registry.register(protocol_spec("g", engine="edax-gtp", clock=True))
+    assert bot.spec.protocol.checksum == EDAX_2
+    fields, message = refusal(registry, protocol_spec("g2", engine="edax-gtp", depth=10))
+    assert fields == ["spec.protocol.options.depth"], message
+    fields, message = refusal(registry, protocol_spec("n", engine="edax", clock=True))
+    assert fields == ["spec.protocol.options.clock"], message
+    fields, _ = refusal(registry, protocol_spec("n2", engine="edax", depth=999))
+    assert fields == ["spec.protocol.options.depth"]
