@@ -37,7 +37,7 @@ from tests.data import shared_data_dir
 
 DATA = shared_data_dir() / "othello"
 _EDAX_ROW = re.compile(r"^\s*(\d+)\|\s*(\d+)\s+([+-]\d+)\s+([\d:.]+)\s+(\d+)")
-_EDAX_CPU = re.compile(r"\(cpu =\s*([\d:.]+)\)")
+_EDAX_CPU = re.compile(r"\(cpu =\s*([\d:.]+)")  # Edax may leave the ")" out
 
 
 def _seconds(text: str) -> float:
