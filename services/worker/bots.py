@@ -83,7 +83,7 @@ class BotRunner:
                 answer.result.cpu_ms = (time.thread_time_ns() - started) // 1_000_000
             return answer
         if engine == "protocol":
-            return self.run_protocol(job)
+            return self.run_protocol(job, stop)
         return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, "the bot has no engine")
 
     # -- built-in engines ------------------------------------------------------------------
@@ -171,14 +171,15 @@ class BotRunner:
         failed = self.engines.ready(job)
         return None if failed is None else BotAnswer(failed)
 
-    def run_protocol(self, job: engine_pb2.MoveJob) -> BotAnswer:
+    def run_protocol(self, job: engine_pb2.MoveJob, stop: StopFlag) -> BotAnswer:
         """The move of a protocol engine, on this thread (an engine process thinks on a core
-        like a built-in search). It cannot be stopped early; its limit bounds it."""
+        like a built-in search). ``stop`` kills the engine mid-move; a new process serves
+        the next one."""
         self.flush()  # no probe to carry the queued stores
         if self.engines is None:
             return _error(engine_pb2.MOVE_ERROR_INVALID_JOB,
                           "this worker offers no protocol engines")
-        return BotAnswer(self.engines.play(job))
+        return BotAnswer(self.engines.play(job, stop))
 
     # -- external bots ---------------------------------------------------------------------
 

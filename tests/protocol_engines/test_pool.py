@@ -16,6 +16,7 @@ from arena.services.worker.engines.failures import EngineFailure, FailureReason
 from arena.services.worker.engines.pool import EnginePool
 from arena.services.worker.engines.sandbox import Sandbox
 
+from arena.engine.api import StopFlag
 from arena.games import GomokuBoard
 from tests.protocol_engines.conftest import OTHELLO_START, FakeSpec, empty_gomoku
 
@@ -85,6 +86,46 @@ def test_a_timeout_kills_the_process_and_the_next_move_gets_a_new_one(
         with pytest.raises(EngineFailure):
             pool.play(hang, empty_gomoku(), [], PlayLimits(200))
         assert pool.stats.starts == 2 and pool.stats.restarts == 1
+    finally:
+        pool.close()
+
+
+def test_a_stop_kills_the_thinking_engine_at_once_and_the_next_move_gets_a_new_one(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    """A cancelled match (or a stopping worker) must not wait for the engine's answer."""
+    pool = EnginePool(sandbox)
+    hang = fake_spec("nboard", "hang")
+    stop = StopFlag()
+    try:
+        pool.ready(hang)
+        [pid] = pool.running()
+        threading.Timer(0.3, stop.set).start()
+        started = time.monotonic()
+        with pytest.raises(EngineFailure) as caught:
+            pool.play(hang, OTHELLO_START, [], PlayLimits(60_000, stop=stop))
+        waited = time.monotonic() - started
+        assert caught.value.reason is FailureReason.STOPPED
+        assert waited < 5, f"the stop took {waited:.1f} s to end a 60 s move"
+        assert pool.running() == [] and not alive(pid)
+        with pytest.raises(EngineFailure) as again:  # a fresh process takes the next move
+            pool.play(hang, OTHELLO_START, [], PlayLimits(200))
+        assert again.value.reason is FailureReason.TIMEOUT and pool.stats.starts == 2
+    finally:
+        pool.close()
+
+
+def test_a_stop_raised_before_the_move_asks_the_engine_nothing(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    pool = EnginePool(sandbox)
+    spec = fake_spec("gomocup", "play")
+    stop = StopFlag()
+    stop.set()
+    try:
+        with pytest.raises(EngineFailure) as caught:
+            pool.play(spec, empty_gomoku(), [], PlayLimits(5000, stop=stop))
+        assert caught.value.reason is FailureReason.STOPPED
+        answer = pool.play(spec, empty_gomoku(), [], LIMITS)  # unstopped: plays as usual
+        assert answer.move >= 0
     finally:
         pool.close()
 

@@ -310,6 +310,37 @@ def test_a_worker_killed_while_its_engine_thinks(redis_client: redis.Redis,
     assert taken_over, "the other worker played on"
 
 
+def test_a_cancelled_match_kills_its_engine_mid_move(redis_client: redis.Redis,
+                                                    stack: Launcher) -> None:
+    """The hanging engine is given a minute for its move; cancelling the match must end
+    that move at once (its process killed), not when the minute is up."""
+    with stack_client(stack) as sdk:
+        protocol_bot(sdk, "stuck", "fake-hang")
+        builtin_bot(sdk, "opponent", OTHELLO_BUILTIN)
+        match_id = sdk.create_match(match_config("stuck", "opponent", move_time_ms=60_000)).id
+        deadline = time.monotonic() + 60
+        thinker = None
+        while thinker is None:
+            assert time.monotonic() < deadline, "the engine never got its move"
+            thinker = next((w.worker_id for w in sdk.get_status().workers
+                            if w.match_id == match_id and w.bot.startswith("stuck@")), None)
+            time.sleep(0.05)
+        pid = stack.processes[thinker].pid
+        assert pid is not None and sandboxed_pids(pid), "its engine runs"
+        cancelled = time.monotonic()
+        sdk.cancel_match(match_id, "taking too long")
+        while sandboxed_pids(pid):
+            assert time.monotonic() - cancelled < 10, "the engine still thinks"
+            time.sleep(0.05)
+        match = wait_finished(redis_client, match_id, 30)
+        # The worker is free again: a good engine's match plays through on it and the other.
+        protocol_bot(sdk, "nboard-bot", "nboard-arena")
+        after = wait_finished(redis_client, sdk.create_match(
+            match_config("nboard-bot", "opponent", move_time_ms=MOVE_TIME_MS)).id, 300)
+    assert match.status == match_pb2.MATCH_STATUS_CANCELLED, match.result
+    assert after.status == match_pb2.MATCH_STATUS_FINISHED, after.result
+
+
 def test_the_engines_from_the_command_line(stack: Launcher) -> None:
     stack.write_manifest()  # stack.json, where the command finds the stack
     env = dict(os.environ, ARENA_HOME=str(stack.home), ARENA_TOKEN=ADMIN_TOKEN)

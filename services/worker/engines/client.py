@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar, Generic, Self, TypeVar
 
 from arena.services.worker.engines.catalog import EngineSpec
@@ -20,6 +20,7 @@ from arena.services.worker.engines.failures import EngineFailure, FailureReason
 from arena.services.worker.engines.process import EngineProcess
 from arena.services.worker.engines.sandbox import Sandbox
 
+from arena.engine.api import StopFlag
 from arena.protocols.report import SearchReport
 
 _NOTES_KEPT = 20
@@ -37,6 +38,7 @@ class PlayLimits:
     time_left_ms: int | None = None
     game_time_ms: int | None = None
     depth: int | None = None
+    stop: StopFlag | None = field(default=None, compare=False)  # raised: answer no more
 
     def __post_init__(self) -> None:
         if self.move_time_ms < 1:
@@ -62,6 +64,7 @@ class ProtocolClient(ABC, Generic[Request]):
     def __init__(self, spec: EngineSpec, process: EngineProcess) -> None:
         self.spec = spec
         self.process = process
+        self._stop: StopFlag | None = None  # the current move's, while it is played
 
     @classmethod
     def start(cls, spec: EngineSpec, sandbox: Sandbox) -> Self:
@@ -91,6 +94,7 @@ class ProtocolClient(ABC, Generic[Request]):
         possibly a suffix). Raises ``EngineFailure``; a bad request raises the rules'
         ``ValueError`` before the engine is disturbed."""
         self.process.resume()  # it wakes up while the request is prepared
+        self._stop = limits.stop
         try:
             request = self._prepare(position_text, history)
             answer = self._answer_without_engine(request)
@@ -98,10 +102,13 @@ class ProtocolClient(ABC, Generic[Request]):
                 self._drop_stale()
                 answer = self._play(request, limits)
         except EngineFailure as failure:
-            if not failure.process_survives:
+            if failure.reason is FailureReason.STOPPED:
+                self.process.close()  # busy thinking: killed at once, not asked to quit
+            elif not failure.process_survives:
                 self.close()
             raise
         finally:
+            self._stop = None
             if self.process.alive:
                 self.process.suspend()
         return answer
@@ -113,7 +120,7 @@ class ProtocolClient(ABC, Generic[Request]):
         return time.monotonic() + (limits.move_time_ms + self.spec.limits.grace_ms) / 1000
 
     def read(self, deadline: float, waiting_for: str) -> str:
-        return self.process.read_line(deadline, waiting_for)
+        return self.process.read_line(deadline, waiting_for, self._stop)
 
     def send(self, lines: Sequence[str], deadline: float) -> None:
         self.process.send("\n".join(lines), deadline)

@@ -16,6 +16,7 @@ class FailureReason(StrEnum):
     OUTPUT_LIMIT = "output_limit"  # it printed (or wrote) more than allowed
     REFUSED = "refused"  # it answered ERROR/UNKNOWN: it cannot play this request
     START_FAILED = "start_failed"  # it could not be started or did not finish its handshake
+    STOPPED = "stopped"  # its move stopped being wanted (match cancelled, worker stopping)
 
 
 # After these the engine process is still sound and stays in the pool.

@@ -25,6 +25,7 @@ from arena.services.worker.engines.results import answer_result, failure_result
 from arena.services.worker.engines.sandbox import Sandbox
 
 from arena.bots.spec import config_from_struct
+from arena.engine.api import StopFlag
 from arena.errors import ArenaError
 from arena.games import GAMES, game
 from arena.v1 import engine_pb2
@@ -86,8 +87,10 @@ class EngineHost:
             metrics.ENGINE_STARTS.labels(spec.name).inc(self.pool.stats.starts - starts)
         return None
 
-    def play(self, job: engine_pb2.MoveJob) -> engine_pb2.MoveResult:
-        """The engine's move, or why there is none (a failure the referee forfeits)."""
+    def play(self, job: engine_pb2.MoveJob, stop: StopFlag | None = None
+             ) -> engine_pb2.MoveResult:
+        """The engine's move, or why there is none (a failure the referee forfeits).
+        Raising ``stop`` kills the engine mid-move (its answer is no longer wanted)."""
         try:
             spec = self._spec(job)
             game_name = game(job.game).name
@@ -95,7 +98,7 @@ class EngineHost:
             return _invalid(str(exc))
         if game_name not in spec.games:
             return _invalid(f"engine {spec.name!r} does not play {game_name}")
-        limits = PlayLimits(max(1, job.time_budget_ms))
+        limits = PlayLimits(max(1, job.time_budget_ms), stop=stop)
         starts, reused = self.pool.stats.starts, self.pool.stats.reused
         try:
             answer = self.pool.play(spec, job.position.text, list(job.history), limits)

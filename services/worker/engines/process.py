@@ -20,6 +20,8 @@ from collections import deque
 from arena.services.worker.engines.failures import EngineFailure, FailureReason
 from arena.services.worker.engines.sandbox import SandboxedProcess
 
+from arena.engine.api import StopFlag
+
 STDERR_TAIL_LINES = 20
 _TAIL_LINE_CHARS = 300
 _READ_CHUNK = 1 << 16
@@ -32,6 +34,8 @@ _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # How long a suspension waits for an engine that just answered to go idle (a pondering
 # engine never does: it is stopped after this anyway).
 SETTLE_S = 0.05
+# How often a read waiting for a move looks at the job's stop flag.
+STOP_POLL_S = 0.02
 
 
 class EngineProcess:
@@ -85,13 +89,19 @@ class EngineProcess:
         if remaining <= 0 or not poll.poll(_ms(remaining)):
             raise self.failure(FailureReason.TIMEOUT, "does not read its input")
 
-    def read_line(self, deadline: float, waiting_for: str) -> str:
+    def read_line(self, deadline: float, waiting_for: str, stop: StopFlag | None = None
+                  ) -> str:
         """The next line the engine prints; ``EngineFailure`` if none comes by
-        ``deadline``, the engine ends, or it prints more than its output limit."""
+        ``deadline``, the engine ends, it prints more than its output limit, or ``stop``
+        is raised meanwhile (looked at every ``STOP_POLL_S``)."""
         while not self._lines:
+            if stop is not None and stop.is_set():
+                raise self.failure(FailureReason.STOPPED, f"stopped waiting for {waiting_for}")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise self.failure(FailureReason.TIMEOUT, f"no {waiting_for} in time")
+            if stop is not None:
+                remaining = min(remaining, STOP_POLL_S)
             for fd, _mask in self._poll.poll(_ms(remaining)):
                 self._read(fd)
         return self._lines.popleft()

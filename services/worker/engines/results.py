@@ -21,6 +21,8 @@ MOVE_ERRORS = {
     FailureReason.CPU_LIMIT: engine_pb2.MOVE_ERROR_BOT_CRASHED,
     FailureReason.START_FAILED: engine_pb2.MOVE_ERROR_BOT_CRASHED,
     FailureReason.REFUSED: engine_pb2.MOVE_ERROR_INVALID_JOB,
+    # Never posted: the worker drops or releases a job whose move it stopped.
+    FailureReason.STOPPED: engine_pb2.MOVE_ERROR_TIMEOUT,
 }
 
 
