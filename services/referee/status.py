@@ -135,7 +135,9 @@ class QueueCollector(Collector):
                                     "yet acknowledged", labels=["stream", "group"])
         oldest = GaugeMetricFamily("arena_stream_oldest_waiting_seconds", "age of the oldest "
                                    "entry waiting for a consumer", labels=["stream", "group"])
-        for stream, group in ((MOVE_STREAM, WORKER_GROUP), (MATCH_STREAM, REFEREE_GROUP)):
+        engines = [(stream, WORKER_GROUP) for stream in queues.engine_streams(self.client)]
+        for stream, group in ((MOVE_STREAM, WORKER_GROUP), (MATCH_STREAM, REFEREE_GROUP),
+                              *engines):
             found = queues.group_figures(self.client, stream, group, now_ms)
             depth.add_metric([stream], found.length)
             lag.add_metric([stream, group], found.lag)

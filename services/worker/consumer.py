@@ -39,7 +39,7 @@ from arena.services.common.protocol.delivery import (
     reclaim_idle_ms,
     still_wanted,
 )
-from arena.services.common.protocol.keys import MOVE_STREAM, WORKER_GROUP
+from arena.services.common.protocol.keys import ENGINE_STREAMS, MOVE_STREAM, WORKER_GROUP
 from arena.services.common.protocol.streams import (
     StreamConsumer,
     StreamSet,
@@ -151,6 +151,7 @@ class WorkerLoop:
     def _take_and_run(self) -> None:
         if not self.jobs.wait_for_groups(self.stopping):
             return
+        self._announce_engine_streams()
         next_reclaim = 0.0
         last: Running | None = None  # the job run last (its start may take a job ahead)
         while not self.stopping.is_set():
@@ -275,6 +276,16 @@ class WorkerLoop:
                 self._running.pop(running.delivery.entry_id, None)
                 if not self._running:
                     self._idle.set()
+
+    def _announce_engine_streams(self) -> None:
+        """Name this worker's engine streams where the queue exporter looks for them."""
+        streams = [stream for stream in self.jobs.consumers if stream != MOVE_STREAM]
+        if not streams:
+            return
+        try:
+            self.client.sadd(ENGINE_STREAMS, *streams)
+        except redis.RedisError as exc:  # figures only: the moves do not depend on it
+            log.warning("could not list the engine streams for the exporter: %s", exc)
 
     def _running_now(self) -> list[Running]:
         with self._lock:

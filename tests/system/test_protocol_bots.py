@@ -198,6 +198,7 @@ def test_mixed_ladders_play_like_the_bots_in_process(redis_client: redis.Redis,
                          opening_suite="othello-balanced")  # the opening is replayed over GTP
         gomoku = run_ladder(sdk, redis_client, "mixed-gomoku", GOMOKU,
                             ["pbrain-bot", "gomoku-bot"])
+        offered = {engine.name for engine in sdk.list_engines()}
     assert len(othello) == 6 and len(gomoku) == 2 and len(gtp) == 2
     for match in othello + gomoku + gtp:
         check_against_in_process(match)
@@ -221,6 +222,13 @@ def test_mixed_ladders_play_like_the_bots_in_process(redis_client: redis.Redis,
     starts = total(samples, "arena_protocol_engine_starts_total")
     assert 3 <= starts <= 6
     assert total(samples, "arena_protocol_engine_moves_total", warm="yes") == played - starts
+    # The queue exporter shows every engine's own move stream, all drained.
+    engine_lags = {dict(labels)["stream"]: value for per_process in samples.values()
+                   for (metric, labels), value in per_process.items()
+                   if metric == "arena_stream_group_lag"
+                   and dict(labels)["stream"].startswith("arena:stream:moves:engine:")}
+    assert {name.split(":")[4] for name in engine_lags} == offered
+    assert set(engine_lags.values()) == {0}
 
 
 GTP_CANNOT = {  # games a GTP engine cannot be given: refused on the worker, a forfeit

@@ -75,6 +75,10 @@ def engine_stream(engine: str, checksum: str) -> str:
     return f"arena:stream:moves:engine:{engine}:{checksum[:16]}"
 
 
+# Set of every engine stream a worker has consumed (each worker adds its own at start), so
+# that the queue exporter finds them all, even those no live worker reads any more.
+ENGINE_STREAMS = "arena:streams:engines"
+
 FINISHED_STREAM = "arena:stream:finished"  # finished Match under ``pb``; the ledger writes
 
 # --- ladder ---------------------------------------------------------------------------------

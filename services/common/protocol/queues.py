@@ -77,6 +77,11 @@ def group_figures(client: redis.Redis, stream: str, group: str,
                         int(info["consumers"]), idle)
 
 
+def engine_streams(client: redis.Redis) -> list[str]:
+    """The protocol engines' move streams workers have consumed, sorted."""
+    return sorted(text(name) for name in client.smembers(keys.ENGINE_STREAMS))
+
+
 def stream_length(client: redis.Redis, stream: str) -> int:
     return int(client.xlen(stream))
 
