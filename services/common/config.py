@@ -112,13 +112,12 @@ SETTINGS: tuple[Setting, ...] = (
             "tracing)"),
     Setting("trace_sample_ratio", "ARENA_TRACE_SAMPLE_RATIO", 1.0,
             "share of moves traced when tracing is on (the referee decides per move)"),
-    _delivery("cpu_clock", "count a built-in bot's move time as the CPU time of its "
-              "search (false: the wall clock, like external and protocol bots)",
+    _delivery("cpu_clock", "count the move time of a bot the worker runs (built-in, protocol "
+              "engine) as the CPU time it used (false: the wall clock, like external bots)",
               ("referee",)),
-    _delivery("cpu_wall_factor", "a built-in bot timed on CPU also forfeits a move that "
-              "takes more than this many times its limit (plus grace and 2 s) on the wall "
-              "clock",
-              ("referee",)),
+    _delivery("cpu_wall_factor", "a move timed on CPU also forfeits when it takes more than "
+              "this many times its limit (plus grace and 2 s) on the wall clock",
+              ("referee", "worker")),
     Setting("max_matches", "ARENA_MAX_MATCHES", 64, "matches one referee runs at once",
             ("referee",)),
     _delivery("max_deliveries", "deliveries of a move job before it is dead-lettered",

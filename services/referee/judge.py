@@ -2,14 +2,17 @@
 
 The referee trusts nothing a worker says except the move itself: legality comes from the
 rules library, and the time used is measured from the Redis timestamps of the worker's
-``started`` and ``result`` entries. The one exception is a built-in bot timed on CPU (see
-``MoveClock``): Arena's own engine on Arena's own worker reports the CPU time of its
-search, which a busy machine does not inflate; the wall clock stays the outer guard.
+``started`` and ``result`` entries. The one exception is a move timed on CPU (see
+``MoveClock``): Arena's own worker reports the CPU time of a built-in search (its thread's)
+or of a protocol engine's move (the engine process's), which a busy machine does not
+inflate; the wall clock stays the outer guard.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from arena.services.common.protocol.delivery import cpu_wall_guard_ms
 
 from arena.games import PASS, Color, Position, Termination, game_of
 from arena.v1 import common_pb2, engine_pb2, match_pb2
@@ -36,18 +39,13 @@ class Forfeit:
     detail: str
 
 
-# Added to the wall-clock guard of a move timed on CPU (see MoveClock).
-WALL_SLACK_MS = 2000
-
-
 @dataclass(frozen=True)
 class MoveClock:
     """How a move's time is counted against ``limit_ms`` + ``grace_ms``: on the wall clock
     (the interval between the worker's ``started`` and ``result`` entries), or, with
-    ``cpu``, by the CPU time the worker's searching thread spent on it, while the wall
-    clock may reach ``wall_factor`` times the limit, plus grace, plus ``WALL_SLACK_MS``
-    (scheduling stalls of an overloaded machine last up to seconds, whatever the limit)
-    before the move is late anyway: a worker that is stuck still loses the move."""
+    ``cpu``, by the CPU time the worker measured (its searching thread's, or the protocol
+    engine process's), while the wall clock may reach ``cpu_wall_guard_ms`` before the
+    move is late anyway."""
 
     limit_ms: int
     grace_ms: int
@@ -67,7 +65,7 @@ class MoveClock:
         if result.cpu_ms > allowed:
             return (f"searched {result.cpu_ms} ms of CPU time; limit {self.limit_ms} ms + "
                     f"{self.grace_ms} ms grace")
-        guard = int(max(1.0, self.wall_factor) * self.limit_ms) + self.grace_ms + WALL_SLACK_MS
+        guard = cpu_wall_guard_ms(self.limit_ms, self.grace_ms, self.wall_factor)
         if wall_ms > guard:
             return (f"took {wall_ms} ms on the wall clock ({result.cpu_ms} ms of CPU time); "
                     f"a move timed on CPU may take {guard} ms")

@@ -29,13 +29,19 @@ from arena.services.referee.matches import start_position
 from google.protobuf import timestamp_pb2
 
 from arena.games import PASS, Color, Position
-from arena.v1 import common_pb2, engine_pb2, match_pb2
+from arena.v1 import bots_pb2, common_pb2, engine_pb2, match_pb2
 
 log = logging.getLogger(__name__)
 
 # How long a match thread blocks on its result stream before it checks for a stop. Each
 # timeout is a wasted round trip; with many matches waiting on few workers they add up.
 _READ_BLOCK_MS = 2000
+
+
+def runs_on_worker(bot: bots_pb2.BotVersion) -> bool:
+    """A bot whose moves Arena's worker computes or hosts (a built-in engine, a protocol
+    engine's process): the worker can measure their CPU time. An external bot's cannot."""
+    return bot.spec.WhichOneof("engine") in ("builtin", "protocol")
 
 
 def seed_for_ply(seed: int, ply: int) -> int:
@@ -199,7 +205,7 @@ class MatchRunner:
             tree_node_budget=match.config.tree_node_budget if match.config.capture_trees else 0,
             seed=seed_for_ply(match.config.seed, state.ply),
             game_time_left_ms=self._game_time_left_ms(state),
-            cpu_clock=self.config.cpu_clock and self.bots.get(side).spec.HasField("builtin"),
+            cpu_clock=self.config.cpu_clock and runs_on_worker(self.bots.get(side)),
         ))
 
     def _finish(self, state: GameState, result: match_pb2.MatchResult) -> bool:

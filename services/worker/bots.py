@@ -63,6 +63,7 @@ class BotRunner:
     grace_ms: int = 200
     egress: EgressPolicy = field(default_factory=EgressPolicy)
     engines: EngineHost | None = None  # the protocol engines this worker offers
+    cpu_wall_factor: float = 4.0  # a CPU-timed protocol move is waited for this long
     _channels: dict[tuple[str, str], grpc.Channel] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _prepared: dict[bytes, PreparedBot] = field(default_factory=dict)
@@ -179,7 +180,7 @@ class BotRunner:
         if self.engines is None:
             return _error(engine_pb2.MOVE_ERROR_INVALID_JOB,
                           "this worker offers no protocol engines")
-        return BotAnswer(self.engines.play(job, stop))
+        return BotAnswer(self.engines.play(job, stop, self.cpu_wall_factor))
 
     # -- external bots ---------------------------------------------------------------------
 

@@ -152,7 +152,8 @@ def create_service(config: Config) -> ServiceParts:
         cache = redis.Redis.from_url(config.cache_url)
         runner = BotRunner(cache=SharedSearchCache(cache if config.shared_cache else None),
                            grace_ms=config.grace_ms,
-                           egress=EgressPolicy.parse(config.external_allow), engines=engines)
+                           egress=EgressPolicy.parse(config.external_allow), engines=engines,
+                           cpu_wall_factor=config.delivery.cpu_wall_factor)
         loop = WorkerLoop(client, cache, config.instance, config.delivery, runner,
                           config.io_slots, engines.streams() if engines else ()).start()
         presence = Presence(client, loop.worker_id, lambda: loop.current_job,

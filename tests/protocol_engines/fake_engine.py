@@ -24,7 +24,9 @@ each move request does what MODE says:
 - ``escape``: starts a child in its own session that sleeps, prints its pid on stderr,
   then plays;
 - ``ponder``: a thread counts 10 ms ticks all the time; each answer reports the count;
-- ``closeout``: closes its stdout and keeps running.
+- ``closeout``: closes its stdout and keeps running;
+- ``sleepy``: before its first move sleeps ARG ms (using no CPU), then plays at once;
+- ``burn``: before each move computes for ARG ms of its CPU time, then plays.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from arena.protocols import gomocup, gtp, nboard
 from arena.protocols.errors import ProtocolError
 
 TICKS = [0]
+MOVES = [0]
 
 
 def say(line: str) -> None:
@@ -77,6 +80,13 @@ def misbehave(mode: str, arg: str) -> None:
     if mode == "bigfile":
         with open("scratch.bin", "wb") as scratch:
             scratch.write(b"\0" * (int(arg) << 10))
+    if mode == "sleepy" and MOVES[0] == 0:
+        time.sleep(int(arg) / 1000)
+    if mode == "burn":
+        until = time.process_time() + int(arg) / 1000
+        while time.process_time() < until:
+            pass
+    MOVES[0] += 1
     if mode == "closeout":
         sys.stdout.close()
         os.close(1)

@@ -90,6 +90,34 @@ def test_a_timeout_kills_the_process_and_the_next_move_gets_a_new_one(
         pool.close()
 
 
+def test_an_answer_carries_the_cpu_time_the_engine_used(sandbox: Sandbox,
+                                                       fake_spec: FakeSpec) -> None:
+    pool = EnginePool(sandbox)
+    burner, sleeper = fake_spec("nboard", "burn", "400"), fake_spec("nboard", "sleepy", "600")
+    try:
+        burnt = pool.play(burner, OTHELLO_START, [], LIMITS)
+        slept = pool.play(sleeper, OTHELLO_START, [], LIMITS)
+    finally:
+        pool.close()
+    assert 350 <= burnt.cpu_ms <= burnt.elapsed_ms + 20, burnt
+    assert slept.elapsed_ms >= 600 and slept.cpu_ms < 200, slept
+
+
+def test_wait_ms_waits_past_the_move_time(sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    """A move timed on CPU is waited for longer than its limit (the referee's wall guard)."""
+    pool = EnginePool(sandbox)
+    sleeper = fake_spec("nboard", "sleepy", "700", grace_ms=100)
+    try:
+        answer = pool.play(sleeper, OTHELLO_START, [], PlayLimits(300, wait_ms=5000))
+        assert answer.elapsed_ms >= 700
+        pool.close()
+        with pytest.raises(EngineFailure) as caught:  # a new process sleeps again
+            pool.play(sleeper, OTHELLO_START, [], PlayLimits(300))
+        assert caught.value.reason is FailureReason.TIMEOUT
+    finally:
+        pool.close()
+
+
 def test_a_stop_kills_the_thinking_engine_at_once_and_the_next_move_gets_a_new_one(
         sandbox: Sandbox, fake_spec: FakeSpec) -> None:
     """A cancelled match (or a stopping worker) must not wait for the engine's answer."""

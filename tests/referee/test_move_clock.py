@@ -4,7 +4,8 @@ guard, and what each charges to a game budget."""
 
 from __future__ import annotations
 
-from arena.services.referee.judge import WALL_SLACK_MS, MoveClock, judge_answer
+from arena.services.common.protocol.delivery import WALL_SLACK_MS
+from arena.services.referee.judge import MoveClock, judge_answer
 
 from arena.games import new_position
 from arena.v1 import common_pb2, engine_pb2, match_pb2

@@ -105,6 +105,8 @@ def catalog(tmp_path: Path, listener: socket.socket) -> Path:
                   ", memory_mb = 128" if mode == "memory" else "") for mode in MISBEHAVING),
         _engine("fake-network", "othello", "nboard",
                 [*fake, "network", str(listener.getsockname()[1])]),
+        _engine("fake-sleepy", "othello", "nboard", [*fake, "sleepy", "5000"]),
+        _engine("fake-burn", "othello", "nboard", [*fake, "burn", "2500"]),
     ]
     path = tmp_path / "engines.toml"
     path.write_text("\n".join(entries))
@@ -316,6 +318,28 @@ def test_a_worker_killed_while_its_engine_thinks(redis_client: redis.Redis,
     replay_moves(match)
     taken_over = [r for r in match.moves if r.worker_id != victim]
     assert taken_over, "the other worker played on"
+
+
+def test_protocol_moves_are_timed_on_the_engines_cpu(redis_client: redis.Redis,
+                                                    stack: Launcher) -> None:
+    """An engine kept off the CPU (here: asleep; on a busy machine: descheduled) is not
+    charged for the wall time; an engine that computes past its limit forfeits on CPU."""
+    with stack_client(stack) as sdk:
+        builtin_bot(sdk, "opponent", OTHELLO_BUILTIN)
+        protocol_bot(sdk, "sleepy", "fake-sleepy")
+        protocol_bot(sdk, "burner", "fake-burn")
+        sleepy = sdk.create_match(match_config("sleepy", "opponent", move_time_ms=1500)).id
+        burner = sdk.create_match(match_config("burner", "opponent", move_time_ms=1500)).id
+        slept, burnt = wait_finished(redis_client, sleepy, 300), wait_finished(redis_client,
+                                                                              burner, 300)
+    assert slept.status == match_pb2.MATCH_STATUS_FINISHED and not slept.result.forfeited, (
+        slept.result)
+    first = slept.moves[0]  # 5 s asleep on a 1.5 s limit: no forfeit, little CPU charged
+    assert first.time_ms >= 5000 and first.charged_ms < 500, first
+    assert sum(r.charged_ms for r in slept.moves if r.color == common_pb2.COLOR_BLACK) < 3000
+    assert burnt.result.termination == match_pb2.TERMINATION_TIME_FORFEIT, burnt.result
+    assert burnt.result.winner == common_pb2.COLOR_WHITE
+    assert "ms of CPU time" in burnt.result.detail, burnt.result.detail
 
 
 def test_a_cancelled_match_kills_its_engine_mid_move(redis_client: redis.Redis,

@@ -67,10 +67,22 @@ class DeliveryConfig:
     reserve_hold_ms: int = 100
     # A move that nobody answers for this long is adjudicated (no worker at all).
     stall_timeout_ms: int = 600_000
-    # Built-in bots' moves are timed by the CPU time of their search, the wall clock
-    # allowing this many times the limit (referee.judge.MoveClock).
+    # Moves of bots run on the worker (built-in and protocol engines) are timed by the CPU
+    # time they use, the wall clock allowing this many times the limit (cpu_wall_guard_ms).
     cpu_clock: bool = True
     cpu_wall_factor: float = 4.0
+
+
+# Added to the wall-clock guard of a move timed on CPU (see cpu_wall_guard_ms).
+WALL_SLACK_MS = 2000
+
+
+def cpu_wall_guard_ms(limit_ms: int, grace_ms: int, wall_factor: float) -> int:
+    """How long a move timed on CPU may take on the wall clock: ``wall_factor`` times the
+    limit, plus grace, plus ``WALL_SLACK_MS`` (scheduling stalls of an overloaded machine
+    last up to seconds, whatever the limit). Past it the move is late anyway: a stuck
+    worker or a sleeping engine still loses the move."""
+    return int(max(1.0, wall_factor) * limit_ms) + grace_ms + WALL_SLACK_MS
 
 
 def reclaim_idle_ms(time_budget_ms: int, config: DeliveryConfig) -> int:

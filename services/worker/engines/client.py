@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Generic, Self, TypeVar
 
 from arena.services.worker.engines.catalog import EngineSpec
@@ -32,12 +32,15 @@ class PlayLimits:
     """How long the engine may think on this move (python-chess's ``Limit``):
     ``move_time_ms`` is the hard limit (the engine is told it; the worker waits that plus
     the engine's grace), ``time_left_ms``/``game_time_ms`` the side's clock if the game
-    has one, ``depth`` a depth cap for protocols that take one (NBoard)."""
+    has one, ``depth`` a depth cap for protocols that take one (NBoard). ``wait_ms``, if
+    given, is how long the worker waits for the answer instead (a move timed on CPU: the
+    engine may be kept off the CPU by a busy machine); ``stop`` ends the wait early."""
 
     move_time_ms: int
     time_left_ms: int | None = None
     game_time_ms: int | None = None
     depth: int | None = None
+    wait_ms: int | None = None
     stop: StopFlag | None = field(default=None, compare=False)  # raised: answer no more
 
     def __post_init__(self) -> None:
@@ -48,12 +51,14 @@ class PlayLimits:
 @dataclass(frozen=True)
 class EngineAnswer:
     """A move the rules allow, what the engine said about its search, how long it took
-    (from the command to the answer) and its other remarks (MESSAGE, status lines)."""
+    (from the command to the answer), the CPU time its process used meanwhile (all its
+    threads; 10 ms steps) and its other remarks (MESSAGE, status lines)."""
 
     move: int
     search: SearchReport
     elapsed_ms: float
     notes: tuple[str, ...] = ()
+    cpu_ms: float = 0.0
 
 
 class ProtocolClient(ABC, Generic[Request]):
@@ -100,7 +105,10 @@ class ProtocolClient(ABC, Generic[Request]):
             answer = self._answer_without_engine(request)
             if answer is None:
                 self._drop_stale()
+                cpu_before = self.process.cpu_seconds()
                 answer = self._play(request, limits)
+                cpu_ms = (self.process.cpu_seconds() - cpu_before) * 1000
+                answer = replace(answer, cpu_ms=max(0.0, cpu_ms))
         except EngineFailure as failure:
             if failure.reason is FailureReason.STOPPED:
                 self.process.close()  # busy thinking: killed at once, not asked to quit
@@ -117,7 +125,8 @@ class ProtocolClient(ABC, Generic[Request]):
         self.process.close(self.goodbye)
 
     def deadline(self, limits: PlayLimits) -> float:
-        return time.monotonic() + (limits.move_time_ms + self.spec.limits.grace_ms) / 1000
+        wait_ms = limits.wait_ms or limits.move_time_ms + self.spec.limits.grace_ms
+        return time.monotonic() + wait_ms / 1000
 
     def read(self, deadline: float, waiting_for: str) -> str:
         return self.process.read_line(deadline, waiting_for, self._stop)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from arena.services.common import metrics
 from arena.services.common.protocol import keys
+from arena.services.common.protocol.delivery import cpu_wall_guard_ms
 from arena.services.worker.engines.catalog import Catalog, EngineSpec, load_catalog
 from arena.services.worker.engines.client import PlayLimits
 from arena.services.worker.engines.failures import EngineFailure
@@ -87,10 +88,12 @@ class EngineHost:
             metrics.ENGINE_STARTS.labels(spec.name).inc(self.pool.stats.starts - starts)
         return None
 
-    def play(self, job: engine_pb2.MoveJob, stop: StopFlag | None = None
-             ) -> engine_pb2.MoveResult:
+    def play(self, job: engine_pb2.MoveJob, stop: StopFlag | None = None,
+             cpu_wall_factor: float = 4.0) -> engine_pb2.MoveResult:
         """The engine's move, or why there is none (a failure the referee forfeits).
-        Raising ``stop`` kills the engine mid-move (its answer is no longer wanted)."""
+        Raising ``stop`` kills the engine mid-move (its answer is no longer wanted). A job
+        timed on CPU (``cpu_clock``) is answered with the engine's CPU time, and waited for
+        as long as the referee's wall-clock guard allows (``cpu_wall_factor``)."""
         try:
             spec = self._spec(job)
             game_name = game(job.game).name
@@ -98,7 +101,10 @@ class EngineHost:
             return _invalid(str(exc))
         if game_name not in spec.games:
             return _invalid(f"engine {spec.name!r} does not play {game_name}")
-        limits = PlayLimits(max(1, job.time_budget_ms), stop=stop)
+        limit = max(1, job.time_budget_ms)
+        wait_ms = (cpu_wall_guard_ms(limit, spec.limits.grace_ms, cpu_wall_factor)
+                   if job.cpu_clock else None)
+        limits = PlayLimits(limit, wait_ms=wait_ms, stop=stop)
         starts, reused = self.pool.stats.starts, self.pool.stats.reused
         try:
             answer = self.pool.play(spec, job.position.text, list(job.history), limits)
@@ -111,7 +117,10 @@ class EngineHost:
             metrics.ENGINE_STARTS.labels(spec.name).inc(self.pool.stats.starts - starts)
             warm = "yes" if self.pool.stats.reused > reused else "no"
             metrics.ENGINE_MOVES.labels(spec.name, warm).inc()
-        return answer_result(answer)
+        result = answer_result(answer)
+        if job.cpu_clock:
+            result.cpu_ms = round(answer.cpu_ms)
+        return result
 
     def _spec(self, job: engine_pb2.MoveJob) -> EngineSpec:
         """The catalog's engine with the bot's options (checked against the pinned
