@@ -9,6 +9,7 @@ import numpy as np
 
 from arena.engine.api import Limits, SearchResult, StopFlag, TreeNode
 from arena.engine.gomoku import sharpmoku
+from arena.engine.gomoku.board import EXACT_FIVE
 from arena.engine.gomoku.budget import Budget
 from arena.engine.gomoku.control import CTX_ABORTED, CTX_NODES, CTX_TREE_COUNT, new_context
 from arena.engine.gomoku.patterns import setup
@@ -68,7 +69,7 @@ def run_sharpmoku(
     tree = new_tree(tree_budget)
     move, score, _how = sharpmoku.choose(
         pos.cells.copy(), pos.near1.copy(), pos.near2.copy(), pos.size, pos.to_move, depth,
-        params["centre_ties"] == 1, ctx, stop.array, tree,
+        params["centre_ties"] == 1, pos.rule == EXACT_FIVE, ctx, stop.array, tree,
     )
     nodes = int(ctx[CTX_NODES])
     nodes_tree = read_tree(tree, int(ctx[CTX_TREE_COUNT]), [int(move)]) if tree_budget else None

@@ -17,6 +17,11 @@ Differences from the C# source, on purpose:
 - Candidates come in ascending cell order (the source uses a dictionary's insertion
   order), so among equal scores the later cell in that order wins, as in the source.
 - When a move fills the board the source returns without undoing it; we undo.
+- Exact-five (the source plays freestyle only): a shape counts as a five, a four or a
+  blocked four only if the stones it shows, once completed, would not touch another own
+  stone just past it (that would make six, which is no win). The line is read 5 cells
+  each way instead of 4, so such a stone is always in sight. Freestyle reads 4 as the
+  source does and is unchanged.
 What we keep: the leaf value is the last stone's score for whoever played it, with no
 sign flip; the root checks (own score >= 1e7 plays, opponent score >= 10,000 blocks);
 radius 2 at the root (radius 1 above 30 candidates) and radius 1 below; no win test
@@ -66,6 +71,9 @@ from arena.engine.gomoku.tree import (
 # Pattern classes in matching order (the first class whose pattern a line holds).
 WIN, OPEN4, OPEN3, BLOCKED4, BLOCKED3, OPEN2 = range(6)
 CLASS_NAMES = ("win", "open4", "open3", "blocked4", "blocked3", "open2")
+FREESTYLE_REACH = 4  # cells read each way from the stone, as the source does
+EXACT_REACH = 5  # one more: the stone that would turn a five into six
+WINDOW = 2 * EXACT_REACH + 1
 
 # Patterns from the mover's side: 1 own, -1 opponent, 0 empty.
 PATTERNS: tuple[tuple[int, tuple[int, ...]], ...] = (
@@ -119,16 +127,21 @@ ClassCounts = npt.NDArray[np.int64]
 
 
 @njit(cache=True)
-def line_window(cells: Cells, size: int, move: int, dx: int, dy: int, out: Window) -> int:
-    """The line through ``move`` from its stone's side (1 own, -1 opp, 0 empty); length."""
+def line_window(
+    cells: Cells, size: int, move: int, dx: int, dy: int, reach: int, out: Window
+) -> int:
+    """The line through ``move`` from its stone's side (1 own, -1 opp, 0 empty); length.
+
+    At most ``reach`` cells each way, stopping at the edge or just after an opponent stone.
+    """
     colour = cells[move]
     if colour == EMPTY:
         return 0
     x0 = move % size
     y0 = move // size
-    back = np.zeros(4, dtype=np.int64)
+    back = np.zeros(EXACT_REACH, dtype=np.int64)
     n_back = 0
-    for k in range(1, 5):
+    for k in range(1, reach + 1):
         x = x0 - k * dx
         y = y0 - k * dy
         if not (0 <= x < size and 0 <= y < size):
@@ -144,7 +157,7 @@ def line_window(cells: Cells, size: int, move: int, dx: int, dy: int, out: Windo
         length += 1
     out[length] = 1
     length += 1
-    for k in range(1, 5):
+    for k in range(1, reach + 1):
         x = x0 + k * dx
         y = y0 + k * dy
         if not (0 <= x < size and 0 <= y < size):
@@ -165,29 +178,48 @@ def _relative(cell: int, colour: int) -> int:
 
 
 @njit(cache=True)
-def line_class(window: Window, length: int) -> int:
-    """The first pattern class contained in the window, or -1."""
+def line_class(window: Window, length: int, exact: bool) -> int:
+    """The first pattern class contained in the window, or -1.
+
+    With ``exact`` (exact-five), a five-class shape with an own stone just past either end
+    does not count: completing it would make six.
+    """
     for p in range(_PATTERN_LENGTH.shape[0]):
         plen = _PATTERN_LENGTH[p]
+        cls = _PATTERN_CLASS[p]
         for start in range(length - plen + 1):
             matched = True
             for i in range(plen):
                 if window[start + i] != _PATTERN_CELLS[p, i]:
                     matched = False
                     break
+            if matched and exact and _overline_shape(window, length, start, plen, cls):
+                matched = False
             if matched:
-                return int(_PATTERN_CLASS[p])
+                return int(cls)
     return -1
 
 
 @njit(cache=True)
-def class_counts(cells: Cells, size: int, move: int, out: ClassCounts) -> None:
+def _overline_shape(window: Window, length: int, start: int, plen: int, cls: int) -> bool:
+    """Whether a five-class match at ``start`` touches an own stone just past an end."""
+    if cls != WIN and cls != OPEN4 and cls != BLOCKED4:
+        return False
+    before = start > 0 and window[start - 1] == 1
+    after = start + plen < length and window[start + plen] == 1
+    return before or after
+
+
+@njit(cache=True)
+def class_counts(cells: Cells, size: int, move: int, exact: bool, out: ClassCounts) -> None:
     """Per class, how many of the four lines through ``move`` fall in it."""
-    window = np.zeros(9, dtype=np.int64)
+    window = np.zeros(WINDOW, dtype=np.int64)
+    reach = EXACT_REACH if exact else FREESTYLE_REACH
     out[:] = 0
     for d in range(4):
-        length = line_window(cells, size, move, DIRECTIONS[d, 0], DIRECTIONS[d, 1], window)
-        cls = line_class(window, length)
+        length = line_window(
+            cells, size, move, DIRECTIONS[d, 0], DIRECTIONS[d, 1], reach, window)
+        cls = line_class(window, length, exact)
         if cls >= 0:
             out[cls] += 1
 
@@ -240,19 +272,19 @@ def _by_twos(open2: int, three: int, two: int, one: int, otherwise: int) -> int:
 
 
 @njit(cache=True)
-def stone_value(cells: Cells, size: int, move: int) -> int:
+def stone_value(cells: Cells, size: int, move: int, exact: bool) -> int:
     counts = np.zeros(6, dtype=np.int64)
-    class_counts(cells, size, move, counts)
+    class_counts(cells, size, move, exact, counts)
     return score_by_pattern(counts)
 
 
 @njit(cache=True)
-def get_score(cells: Cells, size: int, move: int) -> int:
+def get_score(cells: Cells, size: int, move: int, exact: bool) -> int:
     """``2 * PlayerValue + EnemyValue`` of the stone on ``move`` (the board is restored)."""
     colour = cells[move]
-    player_value = stone_value(cells, size, move)
+    player_value = stone_value(cells, size, move, exact)
     cells[move] = other(colour)
-    enemy_value = stone_value(cells, size, move)
+    enemy_value = stone_value(cells, size, move, exact)
     cells[move] = colour
     return 2 * player_value + enemy_value
 
@@ -274,7 +306,7 @@ def order_from_centre(moves: npt.NDArray[np.int64], count: int, size: int) -> No
 
 @njit(cache=True)
 def best_single_move(
-    cells: Cells, near1: Counts, size: int, colour: int, centre_ties: bool
+    cells: Cells, near1: Counts, size: int, colour: int, centre_ties: bool, exact: bool
 ) -> tuple[int, int]:
     """Over the radius-1 candidates, the highest ``get_score`` for a ``colour`` stone.
 
@@ -288,7 +320,7 @@ def best_single_move(
     best_move, best_score = -1, -1
     for i in range(count):
         cells[moves[i]] = colour
-        score = get_score(cells, size, moves[i])
+        score = get_score(cells, size, moves[i], exact)
         cells[moves[i]] = EMPTY
         if score > best_score:
             best_move, best_score = moves[i], score
@@ -309,7 +341,7 @@ def alpha_beta(
     cells: Cells, near1: Counts, near2: Counts, size: int, colour: int, depth: int,
     ply: int, is_max: bool, alpha: int, beta: int, last: int, stones: int,
     buffer: npt.NDArray[np.int64], ctx: Context, stop: StopArray, tree: TreeBuffer,
-    parent: int, centre_ties: bool,
+    parent: int, centre_ties: bool, exact: bool,
 ) -> tuple[int, int]:
     """Minimax with alpha-beta; returns (score, move). ``colour`` moves at this node.
 
@@ -329,7 +361,7 @@ def alpha_beta(
         else:
             count = candidates(cells, near1, moves)
     if count == 0:
-        score = get_score(cells, size, last)
+        score = get_score(cells, size, last, exact)
         tree_close(tree, node, score, KIND_LEAF, False)
         return score, -1
     best_score = -(2**62) if is_max else 2**62
@@ -340,7 +372,7 @@ def alpha_beta(
         place(cells, near1, near2, size, move, colour)
         score, _ = alpha_beta(
             cells, near1, near2, size, other(colour), depth - 1, ply + 1, not is_max,
-            alpha, beta, move, stones + 1, buffer, ctx, stop, tree, node, centre_ties,
+            alpha, beta, move, stones + 1, buffer, ctx, stop, tree, node, centre_ties, exact,
         )
         remove(cells, near1, near2, size, move)
         if ctx[CTX_ABORTED] != 0:
@@ -370,17 +402,17 @@ def alpha_beta(
 @search_kernel
 def choose(
     cells: Cells, near1: Counts, near2: Counts, size: int, colour: int, depth: int,
-    centre_ties: bool, ctx: Context, stop: StopArray, tree: TreeBuffer,
+    centre_ties: bool, exact: bool, ctx: Context, stop: StopArray, tree: TreeBuffer,
 ) -> tuple[int, int, int]:
     """SharpMoku's move choice on a non-empty board: (move, score, how).
 
     ``how`` is 1 for the root win check, 2 for the must-block check, 3 for the search.
     The whole choice is one kernel that releases the interpreter lock.
     """
-    move, score = best_single_move(cells, near1, size, colour, centre_ties)
+    move, score = best_single_move(cells, near1, size, colour, centre_ties, exact)
     if score >= ROOT_WIN_THRESHOLD:
         return move, score, 1
-    block, threat = best_single_move(cells, near1, size, 3 - colour, centre_ties)
+    block, threat = best_single_move(cells, near1, size, 3 - colour, centre_ties, exact)
     if threat >= ROOT_BLOCK_THRESHOLD:
         return block, threat, 2
     buffer = np.empty((depth + 1, cells.shape[0]), dtype=np.int64)
@@ -390,6 +422,6 @@ def choose(
     stones = zero + int(np.count_nonzero(cells))
     score, move = alpha_beta(
         cells, near1, near2, size, colour, depth, zero, zero == 0, zero + ALPHA0,
-        zero + BETA0, zero - 1, stones, buffer, ctx, stop, tree, zero - 1, centre_ties,
+        zero + BETA0, zero - 1, stones, buffer, ctx, stop, tree, zero - 1, centre_ties, exact,
     )
     return move, score, 3

@@ -78,11 +78,11 @@ def test_each_pattern_is_classified(cls: int, pattern: tuple[int, ...]) -> None:
     opp = [xy(3 + i, 7) for i, v in enumerate(pattern) if v == -1]
     opp += [xy(2, 7), xy(3 + len(pattern), 7)]
     cells = board_with(opp, own)  # White is "own", as the source writes its patterns
-    window = np.zeros(9, dtype=np.int64)
+    window = np.zeros(sm.WINDOW, dtype=np.int64)
     classes = set()
     for stone in own:
-        length = sm.line_window(cells, size, stone, 1, 0, window)
-        classes.add(sm.line_class(window, length))
+        length = sm.line_window(cells, size, stone, 1, 0, sm.FREESTYLE_REACH, window)
+        classes.add(sm.line_class(window, length, False))
     assert min(classes) <= cls  # some stone sees this class or an earlier-listed one
     assert cls in classes or min(classes) < cls
 
@@ -90,15 +90,15 @@ def test_each_pattern_is_classified(cls: int, pattern: tuple[int, ...]) -> None:
 def test_window_stops_after_first_opponent_and_at_edge() -> None:
     size = 15
     cells = board_with([xy(0, 0), xy(1, 0), xy(2, 0), xy(3, 0)], [xy(6, 0), xy(7, 0)])
-    window = np.zeros(9, dtype=np.int64)
-    length = sm.line_window(cells, size, xy(1, 0), 1, 0, window)
+    window = np.zeros(sm.WINDOW, dtype=np.int64)
+    length = sm.line_window(cells, size, xy(1, 0), 1, 0, sm.FREESTYLE_REACH, window)
     assert window[:length].tolist() == [1, 1, 1, 1, 0, 0]  # 1 back (edge), 4 forward
-    length = sm.line_window(cells, size, xy(3, 0), 1, 0, window)
+    length = sm.line_window(cells, size, xy(3, 0), 1, 0, sm.FREESTYLE_REACH, window)
     assert window[:length].tolist() == [1, 1, 1, 1, 0, 0, -1]  # stops after the opponent
     # A four against the edge with nothing beyond matches nothing (edge is no block).
     cells = board_with([xy(0, 5), xy(1, 5), xy(2, 5), xy(3, 5)], [xy(4, 5)])
     counts = np.zeros(6, dtype=np.int64)
-    sm.class_counts(cells, size, xy(0, 5), counts)
+    sm.class_counts(cells, size, xy(0, 5), False, counts)
     assert counts.tolist() == [0, 0, 0, 0, 0, 0]
 
 
@@ -107,11 +107,11 @@ def test_get_score_is_two_player_plus_enemy_and_restores_the_board() -> None:
     # Black open three through (7,7); white stones above would be blocked by it.
     cells = board_with([xy(5, 7), xy(6, 7), xy(7, 7)], [xy(7, 5), xy(7, 6), xy(7, 8)])
     before = cells.copy()
-    player = sm.stone_value(cells, size, xy(7, 7))
+    player = sm.stone_value(cells, size, xy(7, 7), False)
     cells[xy(7, 7)] = 2
-    enemy = sm.stone_value(cells, size, xy(7, 7))
+    enemy = sm.stone_value(cells, size, xy(7, 7), False)
     cells[xy(7, 7)] = 1
-    assert sm.get_score(cells, size, xy(7, 7)) == 2 * player + enemy
+    assert sm.get_score(cells, size, xy(7, 7), False) == 2 * player + enemy
     assert (cells == before).all()
     assert player == 3_450
 
@@ -120,7 +120,7 @@ def test_scores_are_int64_where_the_source_overflows() -> None:
     size = 15
     black = [xy(x, 7) for x in (3, 4, 5, 6)] + [xy(7, y) for y in (3, 4, 5, 6)] + [xy(7, 7)]
     cells = board_with(black, [])
-    assert sm.get_score(cells, size, xy(7, 7)) == 2 * 2_000_000_000
+    assert sm.get_score(cells, size, xy(7, 7), False) == 2 * 2_000_000_000
 
 
 def minimax(cells: np.ndarray, near1: np.ndarray, near2: np.ndarray, size: int, colour: int,
@@ -130,7 +130,7 @@ def minimax(cells: np.ndarray, near1: np.ndarray, near2: np.ndarray, size: int, 
     count = sm.root_moves(cells, near1, near2, moves) if ply == 0 else sm.candidates(
         cells, near1, moves)
     if depth == 0 or count == 0:
-        return int(sm.get_score(cells, size, last))
+        return int(sm.get_score(cells, size, last, False))
     values = []
     for move in moves[:count].tolist():
         sm.place(cells, near1, near2, size, move, colour)
@@ -237,3 +237,55 @@ def test_centre_ties_is_a_validated_switch_in_the_hash() -> None:
 def test_the_centre_presets_differ_by_the_switch_only() -> None:
     for name in ("sharpmoku-normal", "sharpmoku-hard"):
         assert PRESETS[f"{name}-centre"] == {**PRESETS[name], "centre_ties": True}
+
+
+def classes_along_row(cells: np.ndarray, stone: int, exact: bool) -> int:
+    window = np.zeros(sm.WINDOW, dtype=np.int64)
+    reach = sm.EXACT_REACH if exact else sm.FREESTYLE_REACH
+    length = sm.line_window(cells, 15, stone, 1, 0, reach, window)
+    return int(sm.line_class(window, length, exact))
+
+
+def test_exact_five_counts_only_fives_that_stay_five() -> None:
+    five = board_with([], [xy(x, 7) for x in range(3, 8)])
+    six = board_with([], [xy(x, 7) for x in range(3, 9)])
+    for exact in (False, True):
+        assert classes_along_row(five, xy(3, 7), exact) == sm.WIN
+    # Six in a row: a win in freestyle, none under exact-five, read from its far end too
+    # (the sixth stone is 5 cells away, past the source's 4-cell window).
+    assert classes_along_row(six, xy(3, 7), False) == sm.WIN
+    assert classes_along_row(six, xy(3, 7), True) != sm.WIN
+    # _ O O O O _ O: the left end makes five, the gap makes six: no longer an open four.
+    four = board_with([], [xy(x, 7) for x in (4, 5, 6, 7, 9)])
+    assert classes_along_row(four, xy(4, 7), False) == sm.OPEN4
+    assert classes_along_row(four, xy(4, 7), True) != sm.OPEN4
+    # X O O O O _ O: blocked on the left, the gap makes six: no four at all.
+    blocked = board_with([xy(3, 7)], [xy(x, 7) for x in (4, 5, 6, 7, 9)])
+    assert classes_along_row(blocked, xy(4, 7), False) == sm.BLOCKED4
+    assert classes_along_row(blocked, xy(4, 7), True) not in (sm.WIN, sm.OPEN4, sm.BLOCKED4)
+
+
+def test_exact_five_root_checks_neither_play_nor_fear_a_six() -> None:
+    # Black X X X _ X X on row 7 (White's stones far away): the gap makes six.
+    black = [xy(x, 7) for x in (2, 3, 4, 6, 7)]
+    white = [xy(12, 0), xy(12, 2), xy(12, 4), xy(12, 6), xy(12, 8)]
+    gap = xy(5, 7)
+    black_to_move = interleave(black, white)  # 5 + 5 stones: Black moves
+    free = choose_move(15, "freestyle", black_to_move, PRESETS["sharpmoku-normal"], Limits())
+    assert free.move == gap and free.score >= sm.WIN_SCORE
+    exact = choose_move(15, "exact-five", black_to_move, PRESETS["sharpmoku-normal"], Limits())
+    assert exact.move != gap and exact.score < sm.WIN_SCORE
+    # White to move facing it: freestyle must block the gap, exact-five sees no threat there.
+    pos = position_from_moves(15, "freestyle", interleave(black, white[:4]))
+    cells, near1 = pos.cells.copy(), pos.near1.copy()
+    for exact_rule, threatened in ((False, True), (True, False)):
+        move, threat = sm.best_single_move(cells, near1, 15, 1, False, exact_rule)
+        assert (move == gap and threat >= sm.ROOT_WIN_THRESHOLD) == threatened
+
+
+def test_exact_five_is_unchanged_where_no_six_is_near() -> None:
+    # With no overline in sight, both rules give SharpMoku the same moves and scores.
+    for moves in ([112, 113, 96], [112, 128, 113, 97], [60, 61, 75, 62, 90]):
+        free = choose_move(15, "freestyle", moves, PRESETS["sharpmoku-hard"], Limits())
+        exact = choose_move(15, "exact-five", moves, PRESETS["sharpmoku-hard"], Limits())
+        assert (free.move, free.score) == (exact.move, exact.score)
