@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from arena.engine.api import Limits
-from arena.engine.othello import PASS, PRESETS, choose_move, evaluator_hash
+from arena.engine.othello import PASS, PRESETS, choose_move, evaluator_hash, solve
 from arena.engine.othello import patterns as pt
-from arena.engine.othello.bitboard import get_moves, legal_moves, parse_position
+from arena.engine.othello.bitboard import Position, get_moves, legal_moves, parse_position
 from arena.engine.othello.cli import main as engine_cli
 from arena.engine.othello.config import compile_config
 from arena.engine.othello.train import GameSettings, Positions, generate, predict
@@ -96,11 +96,16 @@ def test_generation_is_reproducible_from_the_seed() -> None:
     assert np.array_equal(a.label, b.label) and np.array_equal(a.game, b.game)
     assert len(a) != len(c) or not np.array_equal(a.p, c.p)
     assert set(a.game.tolist()) == {0, 1, 2}
-    # Labels are final disc differences, from the side to move's view: within a game
-    # they only change sign, and the last position (solved exactly) agrees with its move.
+    # Labels are final disc differences, from the side to move's view: within a game they
+    # only change sign; from solve_empties on (both sides solve) they are the exact scores.
     for g in range(3):
         labels = np.abs(a.label[a.game == g])
         assert (labels == labels[0]).all()
+    late = [(p, o, label) for p, o, label in zip(a.p, a.o, a.label, strict=True)
+            if 64 - (int(p) | int(o)).bit_count() <= 8]
+    assert len(late) >= 6
+    for p, o, label in late:
+        assert solve(Position(int(p), int(o), 0).to_text()).score == label
 
 
 def test_training_run_beats_the_untrained_weights_on_held_out_games(tmp_path: Path) -> None:
