@@ -1,6 +1,11 @@
 """Midgame search speed: nodes/s of each evaluator on random midgame positions.
 
 .venv/bin/python bench/othello_midgame.py --positions 20 --time-ms 500
+nice -n 5 .venv/bin/python bench/othello_midgame.py --depth 8 --presets arena-strong arena-pattern
+
+With ``--depth`` every search goes to that fixed depth (no time limit) and the rate is nodes
+per second of the searching thread's CPU time, which other processes do not change; the
+total nodes per preset then show the tree sizes too.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--positions", type=int, default=20)
     parser.add_argument("--time-ms", type=int, default=500)
+    parser.add_argument("--depth", type=int, default=0, help="fixed depth instead of time")
     parser.add_argument("--presets", nargs="+", default=["arena-strong", "terra", "lucy"])
     args = parser.parse_args()
     warm_up()
@@ -49,12 +55,19 @@ def main() -> None:
                 "random_tied_root_moves": False,
             }
         )
-        rates, depths = [], []
+        rates, depths, nodes = [], [], 0
         for text in positions:
-            result = choose_move(text, config, Limits(time_ms=args.time_ms))
-            rates.append(result.nps)
+            if args.depth:
+                config = {**config, "time_ms": 600_000} if name.startswith("arena") else config
+                result = choose_move(text, config, Limits(depth=args.depth, clock="cpu"))
+                rates.append(result.nodes / max(result.cpu_ms, 1e-3) * 1000)
+            else:
+                result = choose_move(text, config, Limits(time_ms=args.time_ms))
+                rates.append(result.nps)
             depths.append(result.depth)
-        print(f"{name:>14} {statistics.median(rates):>15,.0f} {statistics.median(depths):>13}")
+            nodes += result.nodes
+        print(f"{name:>14} {statistics.median(rates):>15,.0f} {statistics.median(depths):>13}"
+              + (f"  total nodes {nodes:,}" if args.depth else ""))
 
 
 if __name__ == "__main__":

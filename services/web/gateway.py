@@ -52,8 +52,8 @@ RECORD_GAMES = 200
 # Missing keys of a built-in config take the engine's defaults, which are these presets'
 # configs (docs/bots.md): a bot page shows every parameter the bot plays with.
 DEFAULT_PRESETS = {"kreversi": "kreversi-default", "arena": "arena-fast",
-                   "lab": "lab-intermediate", "sharpmoku": "sharpmoku-normal",
-                   "arena-gomoku": "arena-gomoku"}
+                   "pattern": "arena-pattern", "lab": "lab-intermediate",
+                   "sharpmoku": "sharpmoku-normal", "arena-gomoku": "arena-gomoku"}
 
 
 class LruCache:

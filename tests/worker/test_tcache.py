@@ -19,6 +19,8 @@ LAB = {"evaluator": "lab", "look_ahead": 1}
 # KReversi's own clock (time_limit_s, 3 s by default) would bound it below the move time.
 KREVERSI = {"evaluator": "kreversi", "depth": {"begin": 3, "middle": 3, "end": 3},
             "random_tied_root_moves": True, "time_limit_s": 60}
+# The trained pattern evaluator (arena-pattern's weights), at a fixed depth, no solver.
+PATTERN = {"evaluator": "pattern", "depth": 2, "time_ms": 600_000, "endgame_empties": 0}
 
 
 # Plies each bot searches: lab look_ahead 1 -> 2, kreversi depth 3 -> 2. A search stops short
@@ -46,11 +48,13 @@ def _assert_clock_free(match: match_pb2.Match) -> None:
         before = record.position_after
 
 
-def _play(client: redis.Redis, new_match: NewMatch, seeds: list[int]) -> list[match_pb2.Match]:
+def _play(
+    client: redis.Redis, new_match: NewMatch, seeds: list[int], black: str = "kr"
+) -> list[match_pb2.Match]:
     """The games, played one after the other (so each can hit what the previous stored)."""
     matches = []
     for seed in seeds:
-        config = match_config("kr", "lab", move_time_ms=MOVE_TIME_MS, seed=seed)
+        config = match_config(black, "lab", move_time_ms=MOVE_TIME_MS, seed=seed)
         match = wait_finished(client, new_match(config).id, 180)
         replay_moves(match)
         _assert_clock_free(match)
@@ -90,6 +94,23 @@ def test_games_identical_with_and_without_the_cache(
                and r.move.square != cold[0].moves[r.ply].move.square]
     assert redrawn and all(r.move.square in r.search.tied_moves for r in redrawn)
     assert all(r.search.cache_hit for r in warm[1].moves if r.move.square != PASS)
+
+
+def test_pattern_games_identical_with_and_without_the_cache(
+    redis_client: redis.Redis, cache_client: redis.Redis, loops: Callable[..., Any],
+    peers: ArenaClient, new_match: NewMatch,
+) -> None:
+    builtin_bot(peers, "pat", PATTERN)
+    builtin_bot(peers, "lab", LAB)
+    refs, works = loops(referees=1, workers=2, shared_cache=False)
+    without = _moves(_play(redis_client, new_match, [1], black="pat"))
+    for loop in [*refs, *works]:
+        loop.stop(5)
+    loops(referees=1, workers=2, shared_cache=True)
+    cold = _play(redis_client, new_match, [1], black="pat")
+    warm = _play(redis_client, new_match, [1], black="pat")
+    assert without == _moves(cold) == _moves(warm)
+    assert all(r.search.cache_hit for r in warm[0].moves if r.move.square != PASS)
 
 
 def test_cache_entry_rules(cache_client: redis.Redis) -> None:

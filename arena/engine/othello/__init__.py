@@ -8,7 +8,7 @@ Public entry points (square index = row * 8 + col, a1 = 0, h8 = 63, PASS = 64; p
   depth/time combine as "the stricter wins". ``Limits.depth`` counts plies searched.
 * ``PRESETS``: the seed bots and Arena's own (``kreversi-default``, ``lucy``, ``madoka``,
   ``ryo``, ``terra``, ``lab-beginner``, ``lab-intermediate``, ``lab-advanced``,
-  ``arena-fast``, ``arena-strong``).
+  ``arena-fast``, ``arena-strong``, ``arena-pattern``).
 * ``validate_config(config)`` -> list of ``FieldViolation``; ``evaluator_hash(config)``.
 * ``perft(position_text, depth)``, ``solve(position_text, wld=False, limits=None, stop=None)``.
 * ``warm_up()`` compiles or loads every kernel.

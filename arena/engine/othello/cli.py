@@ -1,4 +1,4 @@
-"""Engine tools on the command line, in-process (no services): perft, solve, analyze.
+"""Engine tools on the command line, in-process (no services): perft, solve, analyze, train.
 
 Mounted by the main CLI as ``arena engine ...`` through ``add_engine_commands``; also runs
 alone: ``python -m arena.engine.othello.cli perft --depth 6``. Every command takes --json.
@@ -159,6 +159,41 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    from arena.engine.othello.train import GameSettings, save, train
+
+    if args.games < 2:
+        raise ValueError("--games must be at least 2 (some are held out)")
+    settings = GameSettings(args.depth, args.random_moves, args.solve_empties)
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+
+    result = train(
+        args.games, args.seed, settings, args.stages, args.ridge, args.holdout, args.jobs,
+        args.window, args.iterations, progress=None if args.json else say,
+    )
+    command = (
+        f"arena engine train othello --games {args.games} --seed {args.seed} "
+        f"--depth {args.depth} --random-moves {args.random_moves} "
+        f"--solve-empties {args.solve_empties} --stages {args.stages} --ridge {args.ridge:g} "
+        f"--window {args.window} --iterations {args.iterations} --holdout {args.holdout:g} "
+        f"--output {Path(args.output).name}"
+    )
+    path = save(Path(args.output), result, {"command": command, "seed": args.seed})
+    metrics = result.metrics
+    lines = [f"wrote {path} and {path.with_suffix('.json')}", f"command: {command}"]
+    for part in ("train", "heldout"):
+        m = metrics[part]
+        assert isinstance(m, dict)
+        lines.append(
+            f"{part:>8}: trained mse {m['trained']['mse']:.2f} mae {m['trained']['mae']:.2f}"
+            f" | untrained mse {m['untrained']['mse']:.2f} mae {m['untrained']['mae']:.2f}"
+        )
+    _emit(args, {"output": str(path), "command": command, "metrics": metrics}, "\n".join(lines))
+    return 0
+
+
 def add_tool_commands(sub: Any) -> None:
     perft_p = sub.add_parser("perft", help="count leaves N plies ahead (passes are moves)")
     perft_p.add_argument("--depth", type=int, required=True, help="plies")
@@ -183,6 +218,26 @@ def add_tool_commands(sub: Any) -> None:
     analyze_p.add_argument("--seed", type=int, default=0)
     analyze_p.add_argument("--json", action="store_true", help="print JSON")
     analyze_p.set_defaults(func=_cmd_analyze)
+    train_p = sub.add_parser(
+        "train", help="train the pattern evaluator on self-play games (bounded, seeded)"
+    )
+    train_p.add_argument("game", choices=["othello"], help="the engine to train")
+    train_p.add_argument("--games", type=int, default=200, help="self-play games")
+    train_p.add_argument("--seed", type=int, default=1, help="seed of the games")
+    train_p.add_argument("--output", required=True, help="weights file (.npz; .json beside)")
+    train_p.add_argument("--depth", type=int, default=4, help="self-play search depth (plies)")
+    train_p.add_argument("--random-moves", type=int, default=2, help="random moves per game")
+    train_p.add_argument(
+        "--solve-empties", type=int, default=14, help="self-play solves exactly from here"
+    )
+    train_p.add_argument("--stages", type=int, default=6, help="weight sets by disc count")
+    train_p.add_argument("--ridge", type=float, default=5.0, help="L2 penalty of pattern weights")
+    train_p.add_argument("--window", type=int, default=3, help="discs a stage borrows each side")
+    train_p.add_argument("--iterations", type=int, default=200, help="conjugate-gradient steps")
+    train_p.add_argument("--holdout", type=float, default=0.1, help="share of games held out")
+    train_p.add_argument("--jobs", type=int, default=1, help="processes playing the games")
+    train_p.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    train_p.set_defaults(func=_cmd_train)
     from arena.protocols.cli import add_protocol_commands  # engine nboard|gtp|gomocup
 
     add_protocol_commands(sub)

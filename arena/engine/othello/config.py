@@ -1,7 +1,10 @@
 """Bot configuration: validation, defaults, content hash, and compilation to kernel data.
 
-A config is a JSON-able dict whose ``"evaluator"`` key is ``kreversi``, ``lab`` or ``arena``.
-Missing keys take defaults (KReversi: its ``CreateBot()`` bot; arena: ``arena-fast``).
+A config is a JSON-able dict whose ``"evaluator"`` key is ``kreversi``, ``lab``, ``arena`` or
+``pattern``. Missing keys take defaults (KReversi: its ``CreateBot()`` bot; arena:
+``arena-fast``; pattern: ``arena-pattern``). A pattern config names a shipped weight set;
+its normalized form carries the SHA-256 of that file (``weights_sha256``), so the hash of
+the config, which the shared search cache keys on, changes with the weights.
 
 Depth conventions, converted here to *plies searched* (``BotSpec.plies``):
 
@@ -36,6 +39,7 @@ from arena.engine.othello.evaluate import (
     LAB,
     LAB_SIZE,
 )
+from arena.engine.othello.patterns import PATTERN, load_weight_set, weight_sets
 from arena.engine.othello.presets import ARENA_DEFAULT_WEIGHTS, KREVERSI_DEFAULT, PRESETS
 from arena.errors import FieldViolation, InvalidArgumentError
 
@@ -44,6 +48,7 @@ LOOK_AHEADS = (0, 1, 3)
 _KREVERSI_KEYS = frozenset(KREVERSI_DEFAULT) | {"evaluator"}
 _LAB_KEYS = frozenset({"evaluator", "look_ahead"})
 _ARENA_KEYS = frozenset(PRESETS["arena-fast"]) | {"evaluator"}
+_PATTERN_KEYS = frozenset(PRESETS["arena-pattern"]) | {"evaluator", "weights_sha256"}
 
 
 @dataclass(frozen=True)
@@ -153,6 +158,39 @@ def _validate_arena(config: dict[str, object], out: list[FieldViolation]) -> Non
             out.append(FieldViolation(key, "unknown key for the arena evaluator"))
 
 
+def _validate_search_limits(key: str, value: object, out: list[FieldViolation]) -> bool:
+    """Check ``depth``, ``time_ms`` or ``endgame_empties``; False for any other key."""
+    if key == "depth":
+        _check_int(out, key, value, 1, 60)
+    elif key == "time_ms":
+        _check_int(out, key, value, 1, 600_000)
+    elif key == "endgame_empties":
+        _check_int(out, key, value, 0, 30)
+    else:
+        return False
+    return True
+
+
+def _validate_pattern(config: dict[str, object], out: list[FieldViolation]) -> None:
+    for key, value in config.items():
+        if key == "weights":
+            if not isinstance(value, str) or value not in weight_sets():
+                out.append(FieldViolation(
+                    key, f"must be one of the shipped weight sets {weight_sets()}, got {value!r}"
+                ))
+        elif key == "weights_sha256":
+            if not isinstance(value, str):
+                out.append(FieldViolation(key, "must be a string"))
+        elif not _validate_search_limits(key, value, out) and key not in _PATTERN_KEYS:
+            out.append(FieldViolation(key, "unknown key for the pattern evaluator"))
+    name = config.get("weights", PRESETS["arena-pattern"]["weights"])
+    digest = config.get("weights_sha256")
+    if not out and digest is not None and digest != load_weight_set(str(name))[1]:
+        out.append(FieldViolation(
+            "weights_sha256", f"does not match the shipped weight set {name!r}"
+        ))
+
+
 def validate_config(config: object) -> list[FieldViolation]:
     """Every problem with ``config``, each with its field path; empty when valid."""
     out: list[FieldViolation] = []
@@ -170,8 +208,12 @@ def validate_config(config: object) -> list[FieldViolation]:
             out.append(FieldViolation("look_ahead", f"must be one of 0, 1, 3, got {look!r}"))
     elif kind == "arena":
         _validate_arena(config, out)
+    elif kind == "pattern":
+        _validate_pattern(config, out)
     else:
-        out.append(FieldViolation("evaluator", f"must be kreversi, lab or arena, got {kind!r}"))
+        out.append(
+            FieldViolation("evaluator", f"must be kreversi, lab, arena or pattern, got {kind!r}")
+        )
     return out
 
 
@@ -185,6 +227,11 @@ def normalize_config(config: dict[str, object]) -> dict[str, object]:
         base = copy.deepcopy(KREVERSI_DEFAULT)
     elif kind == "lab":
         base = {"evaluator": "lab", "look_ahead": 1}
+    elif kind == "pattern":
+        base = copy.deepcopy(PRESETS["arena-pattern"])
+        base.update(copy.deepcopy(config))
+        base["weights_sha256"] = load_weight_set(str(base["weights"]))[1]
+        return base
     else:
         base = copy.deepcopy(PRESETS["arena-fast"])
     base.update(copy.deepcopy(config))
@@ -249,9 +296,27 @@ def _arena_spec(config: dict[str, object]) -> BotSpec:
     )
 
 
+def _pattern_spec(config: dict[str, object]) -> BotSpec:
+    params, _ = load_weight_set(str(config["weights"]))
+    plies = int(config["depth"])  # type: ignore[call-overload]
+    return BotSpec(
+        kind=PATTERN,
+        params=params,
+        plies=(plies, plies, plies),
+        time_ms=int(config["time_ms"]),  # type: ignore[call-overload]
+        prune=True,
+        ordered=True,
+        use_tt=True,
+        random_ties=False,
+        endgame_empties=int(config["endgame_empties"]),  # type: ignore[call-overload]
+    )
+
+
 def compile_config(config: dict[str, object]) -> BotSpec:
     """Validate, fill defaults and build the kernel parameters of a bot."""
     full = normalize_config(config)
+    if full["evaluator"] == "pattern":
+        return _pattern_spec(full)
     if full["evaluator"] == "kreversi":
         return _kreversi_spec(full)
     if full["evaluator"] == "arena":

@@ -367,7 +367,7 @@ def warm_up() -> float:
 
     started = time.monotonic()
     perft(START_TEXT, 3)
-    for name in ("kreversi-default", "lab-beginner", "arena-fast"):
+    for name in ("kreversi-default", "lab-beginner", "arena-fast", "arena-pattern"):
         choose_move(START_TEXT, PRESETS[name], Limits(depth=2), tree_budget=50)
         choose_move(START_TEXT, PRESETS[name], Limits(depth=2))
     solve(_WARM_UP_ENDGAME)

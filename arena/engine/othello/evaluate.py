@@ -10,6 +10,7 @@ Parameter vector layout (``params[0]`` picks the evaluator):
   phase, stable-disc score, force-pass score, mobility-counts-flips flag.
 * LAB: nothing else.
 * ARENA: pairs (begin weight, end weight) for each term in ``ARENA_TERMS``.
+* PATTERN: stage table and trained weight blocks (``patterns.py``).
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ import numpy.typing as npt
 
 from arena.engine.othello._jit import U0, U1, kernel, lowest_square, popcount
 from arena.engine.othello.bitboard import final_score, flips, get_moves
+from arena.engine.othello.patterns import PATTERN, pattern_eval
 
 KREVERSI = 0
 LAB = 1
 ARENA = 2
+# PATTERN = 3: trained pattern tables per game stage (``patterns.py``).
 
 # KReversi layout offsets.
 KR_TABLES = 1  # begin at 1, middle at 65, end at 129
@@ -261,4 +264,6 @@ def evaluate(p: np.uint64, o: np.uint64, color: int, params: npt.NDArray[np.int6
         return kreversi_eval(p, o, params)
     if kind == LAB:
         return lab_eval(p, o, color)
+    if kind == PATTERN:
+        return pattern_eval(p, o, params)
     return arena_eval(p, o, params)

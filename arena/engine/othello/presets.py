@@ -143,4 +143,11 @@ PRESETS: dict[str, dict[str, object]] = {
         "time_ms": 2000,
         "endgame_empties": 20,
     },
+    "arena-pattern": {
+        "evaluator": "pattern",
+        "weights": "arena-pattern",
+        "depth": 60,
+        "time_ms": 2000,
+        "endgame_empties": 20,
+    },
 }

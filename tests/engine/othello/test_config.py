@@ -31,6 +31,7 @@ NAMES = {
     "lab-advanced",
     "arena-fast",
     "arena-strong",
+    "arena-pattern",
 }
 
 
