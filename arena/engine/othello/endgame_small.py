@@ -160,7 +160,7 @@ def last_move_score(p: np.uint64, sq: int, alpha: int) -> int:
     return score
 
 
-@kernel
+@inline_kernel
 def solve_two(
     p: np.uint64, o: np.uint64, alpha: int, beta: int, x1: int, x2: int
 ) -> tuple[int, int]:
@@ -259,10 +259,11 @@ def solve_three(
     x2 = lowest_square(empty)
     x3 = lowest_square(empty & (empty - U1))
     q1, q2, q3 = _quadrant(x1), _quadrant(x2), _quadrant(x3)
+    # One call site, the order chosen above: a smaller caller.
     if q1 == q2 and q2 != q3:
-        return _solve_three_in_order(p, o, alpha, beta, x3, x1, x2)
-    if q1 == q3 and q1 != q2:
-        return _solve_three_in_order(p, o, alpha, beta, x2, x1, x3)
+        x1, x2, x3 = x3, x1, x2  # x3 alone in its quadrant first
+    elif q1 == q3 and q1 != q2:
+        x1, x2 = x2, x1  # x2 alone first
     return _solve_three_in_order(p, o, alpha, beta, x1, x2, x3)
 
 
