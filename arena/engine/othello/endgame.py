@@ -34,6 +34,8 @@ from arena.engine.othello._jit import (
 from arena.engine.othello.bitboard import PASS, final_score, flips, get_moves, pair_key
 from arena.engine.othello.endgame_small import (
     EG_INF,
+    STABILITY_ALPHA_PER_EMPTY,
+    STABILITY_MIN_ALPHA,
     last_move_score,
     odd_quadrants,
     solve_small,
@@ -60,10 +62,6 @@ from arena.engine.othello.stability import stable_discs
 
 SHALLOW = 7
 ETC_MIN_EMPTIES = 12  # below this, probing every child costs more than the cutoffs save
-# The cutoff needs 64 - 2 * stable <= alpha: only high alphas cut, and with many empty
-# squares left only very high ones (few discs are stable yet).
-STABILITY_MIN_ALPHA = -2
-STABILITY_ALPHA_PER_EMPTY = 2
 
 _M8 = np.uint64(0xFF)
 _M16 = np.uint64(0xFFFF)
