@@ -172,7 +172,7 @@ def _order(
     first: int,
     work: npt.NDArray[np.int64],
     ply: int,
-    fetch: int,
+    fetch: np.int64,
     buckets: np.uint64,
     salt: np.uint64,
 ) -> int:
@@ -191,7 +191,7 @@ def _order(
         f = flips(p, o, sq)
         if fetch != 0:
             child = pair_key(o ^ f, p ^ f ^ m) ^ salt
-            prefetch(fetch + 32 * int(np.int64(child & buckets)))
+            prefetch(fetch + 32 * np.int64(child & buckets))
         if sq == first:
             key = 1 << 40
         else:
@@ -270,7 +270,9 @@ def solve_deep(
         return 0
     salt = np.uint64(st[ST_SALT])
     key = pair_key(p, o) ^ salt
-    prefetch(tt.ctypes.data + 8 * _bucket(tt, key))  # read below, after the cheap tests
+    # The address as int64: uint64 + int64 would go through a float in numba.
+    base = np.int64(tt.ctypes.data)
+    prefetch(base + 8 * _bucket(tt, key))  # read below, after the cheap tests
     moves = get_moves(p, o)
     if moves == U0:
         if get_moves(o, p) == U0:
@@ -302,7 +304,7 @@ def solve_deep(
         cut = _etc_cut(p, o, moves, beta, tt, salt)
         if cut >= beta:
             return cut
-    fetch = tt.ctypes.data if empties - 1 > SHALLOW else 0
+    fetch = base if empties - 1 > SHALLOW else np.int64(0)
     n = _order(p, o, moves, first, work, ply, fetch, np.uint64(tt.shape[0] // 4 - 1), salt)
     best = -EG_INF
     best_move = work[ply, 0, 0]
