@@ -142,5 +142,5 @@ def _prefetch_intrinsic(typingctx: Any, address: Any) -> Any:
 popcount = cast(Callable[[np.uint64], int], intrinsic(_popcount_intrinsic))
 lowest_square = cast(Callable[[np.uint64], int], intrinsic(_lowest_square_intrinsic))
 leading_zeros = cast(Callable[[np.uint64], int], intrinsic(_leading_zeros_intrinsic))
-prefetch = cast(Callable[[int], None], intrinsic(_prefetch_intrinsic))
+prefetch = cast(Callable[[int | np.int64], None], intrinsic(_prefetch_intrinsic))
 clock_ns = cast(Callable[[int], int], intrinsic(_clock_ns_intrinsic))

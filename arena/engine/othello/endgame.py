@@ -34,6 +34,8 @@ from arena.engine.othello._jit import (
 from arena.engine.othello.bitboard import PASS, final_score, flips, get_moves, pair_key
 from arena.engine.othello.endgame_small import (
     EG_INF,
+    STABILITY_ALPHA_PER_EMPTY,
+    STABILITY_MIN_ALPHA,
     last_move_score,
     odd_quadrants,
     solve_small,
@@ -60,7 +62,6 @@ from arena.engine.othello.stability import stable_discs
 
 SHALLOW = 7
 ETC_MIN_EMPTIES = 12  # below this, probing every child costs more than the cutoffs save
-STABILITY_MIN_ALPHA = 8  # the cutoff needs 64 - 2 * stable <= alpha: only high alphas cut
 
 _M8 = np.uint64(0xFF)
 _M16 = np.uint64(0xFFFF)
@@ -171,20 +172,29 @@ def _order(
     first: int,
     work: npt.NDArray[np.int64],
     ply: int,
+    fetch: np.int64,
+    buckets: np.uint64,
+    salt: np.uint64,
 ) -> int:
     """Moves into ``work[ply, 0]``, keys in ``work[ply, 1]``: the table move, then fewest
     opponent replies (corners count 2), fewest empty squares next to our discs, best static
-    square, odd quadrant."""
+    square, odd quadrant.
+
+    ``fetch`` (non-zero: the table's address, ``buckets`` its bucket count less one) starts
+    loading each child's bucket now, so that the child's probe rarely waits for memory."""
     odd = odd_quadrants(~(p | o))
     n = 0
     while moves != U0:
         sq = lowest_square(moves)
         m = U1 << sq
         moves ^= m
+        f = flips(p, o, sq)
+        if fetch != 0:
+            child = pair_key(o ^ f, p ^ f ^ m) ^ salt
+            prefetch(fetch + 32 * np.int64(child & buckets))
         if sq == first:
             key = 1 << 40
         else:
-            f = flips(p, o, sq)
             replies = get_moves(o ^ f, p ^ f ^ m)
             mine = p ^ f ^ m
             key = -REPLY_WEIGHT * (popcount(replies) + popcount(replies & CORNERS))
@@ -260,7 +270,9 @@ def solve_deep(
         return 0
     salt = np.uint64(st[ST_SALT])
     key = pair_key(p, o) ^ salt
-    prefetch(tt.ctypes.data + 8 * _bucket(tt, key))  # read below, after the cheap tests
+    # The address as int64: uint64 + int64 would go through a float in numba.
+    base = np.int64(tt.ctypes.data)
+    prefetch(base + 8 * _bucket(tt, key))  # read below, after the cheap tests
     moves = get_moves(p, o)
     if moves == U0:
         if get_moves(o, p) == U0:
@@ -268,10 +280,17 @@ def solve_deep(
         if ply == 0:
             st[ST_ROOT_BEST] = PASS
         return -solve_deep(o, p, -beta, -alpha, empties, ply + 1, tt, work, st, stop_ext)
-    if ply > 0 and alpha >= STABILITY_MIN_ALPHA:
+    if ply > 0 and alpha >= STABILITY_MIN_ALPHA + STABILITY_ALPHA_PER_EMPTY * empties:
         ceiling = 64 - 2 * popcount(stable_discs(o, p))
         if ceiling <= alpha:
             return ceiling
+    if ply > 0 and moves & (moves - U1) == U0:
+        # A single move: no order to find and rarely worth a table entry (or its cache miss).
+        sq = lowest_square(moves)
+        f = flips(p, o, sq)
+        return -solve_deep(
+            o ^ f, p ^ f ^ moves, -beta, -alpha, empties - 1, ply + 1, tt, work, st, stop_ext
+        )
     gen = salt & _M16
     hit, lower, upper, first = eg_probe(tt, key)
     if hit and ply > 0:
@@ -285,7 +304,8 @@ def solve_deep(
         cut = _etc_cut(p, o, moves, beta, tt, salt)
         if cut >= beta:
             return cut
-    n = _order(p, o, moves, first, work, ply)
+    fetch = base if empties - 1 > SHALLOW else np.int64(0)
+    n = _order(p, o, moves, first, work, ply, fetch, np.uint64(tt.shape[0] // 4 - 1), salt)
     best = -EG_INF
     best_move = work[ply, 0, 0]
     a = alpha
@@ -385,11 +405,14 @@ class EndgameSolver:
                 line.append(PASS)
                 p, o = o, p
                 continue
-            hit, _lower, _upper, move = eg_probe(
-                self.tt, np.uint64(pair_key(up, uo)) ^ np.uint64(self.salt)
-            )
-            if not hit or move < 0 or not moves >> int(move) & 1:
-                break
+            if moves & (moves - 1) == 0:  # a forced move: the solver stores none
+                move = moves.bit_length() - 1
+            else:
+                hit, _lower, _upper, move = eg_probe(
+                    self.tt, np.uint64(pair_key(up, uo)) ^ np.uint64(self.salt)
+                )
+                if not hit or move < 0 or not moves >> int(move) & 1:
+                    break
             f = int(flips(up, uo, int(move)))
             line.append(int(move))
             p, o = o ^ f, p ^ f ^ (1 << int(move))

@@ -9,9 +9,8 @@ that neighbour too). Starting from nothing, the rule is applied until the set st
 from __future__ import annotations
 
 import numpy as np
-import numpy.typing as npt
 
-from arena.engine.othello._jit import U0, kernel
+from arena.engine.othello._jit import inline_kernel, kernel
 
 _FILE_A = np.uint64(0x0101010101010101)
 _FILE_H = np.uint64(0x8080808080808080)
@@ -33,28 +32,48 @@ _S16 = np.uint64(16)
 _S32 = np.uint64(32)
 
 
-def _diagonals(step_col: int) -> npt.NDArray[np.uint64]:
-    """The 15 lines of one diagonal direction (``step_col`` +1: a1-h8 way, -1: h1-a8 way)."""
-    lines: dict[int, int] = {}
-    for sq in range(64):
-        row, col = divmod(sq, 8)
-        ident = col - row if step_col == 1 else col + row
-        lines[ident] = lines.get(ident, 0) | 1 << sq
-    return np.array(sorted(lines.values()), dtype=np.uint64)
+_S18 = np.uint64(18)
+_S14 = np.uint64(14)
+_S28 = np.uint64(28)
+_S36 = np.uint64(36)
 
 
-_DIAG9 = _diagonals(1)
-_DIAG7 = _diagonals(-1)
+@inline_kernel
+def full_diagonals(occupied: np.uint64) -> tuple[np.uint64, np.uint64]:
+    """(squares whose a1-h8-way diagonal is full, those whose h1-a8-way one is full).
 
-
-@kernel
-def _full_diagonals(occupied: np.uint64, lines: npt.NDArray[np.uint64]) -> np.uint64:
-    full = U0
-    for i in range(lines.shape[0]):
-        line = lines[i]
-        if occupied & line == line:
-            full |= line
-    return full
+    Each empty square is smeared along its diagonal both ways (shifts by 1, 2 and 4
+    steps, masked so that no step wraps around the board's side); what the smear misses
+    lies on a full diagonal."""
+    empty = ~occupied
+    # Step 9 (towards h8 and back): a step towards higher squares never lands on file a.
+    m1 = _NOT_A
+    m2 = m1 & (m1 << _S9)
+    m4 = m2 & (m2 << _S18)
+    up = empty | ((empty << _S9) & m1)
+    up |= (up << _S18) & m2
+    up |= (up << _S36) & m4
+    n1 = _NOT_H
+    n2 = n1 & (n1 >> _S9)
+    n4 = n2 & (n2 >> _S18)
+    down = empty | ((empty >> _S9) & n1)
+    down |= (down >> _S18) & n2
+    down |= (down >> _S36) & n4
+    full_9 = ~(up | down)
+    # Step 7 (towards a8 and back): a step towards higher squares never lands on file h.
+    m1 = _NOT_H
+    m2 = m1 & (m1 << _S7)
+    m4 = m2 & (m2 << _S14)
+    up = empty | ((empty << _S7) & m1)
+    up |= (up << _S14) & m2
+    up |= (up << _S28) & m4
+    n1 = _NOT_A
+    n2 = n1 & (n1 >> _S7)
+    n4 = n2 & (n2 >> _S14)
+    down = empty | ((empty >> _S7) & n1)
+    down |= (down >> _S14) & n2
+    down |= (down >> _S28) & n4
+    return full_9, ~(up | down)
 
 
 @kernel
@@ -71,8 +90,7 @@ def stable_discs(own: np.uint64, other: np.uint64) -> np.uint64:
     x &= x >> _S16
     x &= x >> _S32
     full_col = (x & _ROW_1) * _FILE_A
-    full_d9 = _full_diagonals(occupied, _DIAG9)
-    full_d7 = _full_diagonals(occupied, _DIAG7)
+    full_d9, full_d7 = full_diagonals(occupied)
     # Lines already safe whatever the neighbours: full, or leaving the board at once.
     safe_h = full_row | _SIDES
     safe_v = full_col | _TOP_BOTTOM

@@ -9,6 +9,7 @@ from arena.engine.api import Limits, StopFlag
 from arena.engine.othello import solve
 from arena.engine.othello.bitboard import parse_position, parse_square
 from arena.engine.othello.endgame import _solve_tail
+from arena.engine.othello.stability import stable_discs
 from arena.games.othello import OthelloBoard
 from tests.engine.othello.conftest import random_boards, read_obf
 
@@ -73,6 +74,34 @@ def test_small_solvers_are_fail_soft_in_every_window() -> None:
         if checked == 100:
             break
     assert checked == 100
+
+
+def test_small_solver_stability_cutoff_returns_a_sound_bound() -> None:
+    """From 4 empties on, a high alpha lets the small solver stop at once when the
+    opponent's stable discs already cap the result: that cap is an upper bound of the
+    exact score (and every other answer keeps the fail-soft contract)."""
+    cutoffs = 0
+    checked = 0
+    for board in random_boards(6000, seed=43):
+        if not 4 <= board.empties <= 6 or not board.legal_moves():
+            continue
+        exact = brute_force(board.copy())
+        pos = parse_position(board.to_text())
+        p, o = np.uint64(pos.player), np.uint64(pos.opponent)
+        cap = 64 - 2 * bin(int(stable_discs(o, p))).count("1")
+        for alpha in range(-10, 64, 2):
+            value, nodes = _solve_tail(p, o, alpha, alpha + 1, board.empties)
+            if value <= alpha:
+                assert exact <= value, (board.to_text(), alpha, value)
+            else:
+                assert exact >= value, (board.to_text(), alpha, value)
+            if nodes == 1 and value == cap and alpha >= cap:
+                cutoffs += 1
+        checked += 1
+        if checked == 80:
+            break
+    assert checked == 80
+    assert cutoffs > 20  # the cutoff did fire, on many (position, alpha) pairs
 
 
 def test_small_endgames_match_brute_force() -> None:

@@ -7,7 +7,7 @@ import random
 import numpy as np
 
 from arena.engine.othello.bitboard import parse_position
-from arena.engine.othello.stability import stable_discs
+from arena.engine.othello.stability import full_diagonals, stable_discs
 from arena.games.othello import OthelloBoard
 from tests.engine.othello.conftest import random_boards
 
@@ -48,3 +48,32 @@ def test_known_stable_sets() -> None:
     # Start position: nothing is stable.
     start = OthelloBoard.start()
     assert _stable(start.black_bits, start.white_bits) == 0
+
+
+def _full_diagonals_by_scan(occupied: int, step_col: int) -> int:
+    """Squares whose diagonal (``step_col`` 1: a1-h8 way, -1: h1-a8 way) is fully occupied."""
+    full = 0
+    for sq in range(64):
+        row, col = divmod(sq, 8)
+        line = [
+            r * 8 + c
+            for r in range(8)
+            for c in range(8)
+            if (c - col == r - row if step_col == 1 else c - col == row - r)
+        ]
+        if all(occupied >> s & 1 for s in line):
+            full |= 1 << sq
+    return full
+
+
+def test_full_diagonals_match_a_scan() -> None:
+    rng = random.Random(5)
+    boards = [0, (1 << 64) - 1, 0x8100000000000081, 0x8040201008040201, 0x0102040810204080]
+    boards += [rng.getrandbits(64) | rng.getrandbits(64) | rng.getrandbits(64) for _ in range(300)]
+    found = 0
+    for occupied in boards:
+        d9, d7 = full_diagonals(np.uint64(occupied))
+        assert int(d9) == _full_diagonals_by_scan(occupied, 1), hex(occupied)
+        assert int(d7) == _full_diagonals_by_scan(occupied, -1), hex(occupied)
+        found += bin(int(d9) | int(d7)).count("1") >= 12
+    assert found > 50  # many boards have full diagonals beyond the one-square corner ones
