@@ -42,6 +42,7 @@ from arena.services.common.launcher import Launcher
 from arena.services.worker.engines import load_catalog
 
 from arena.bots.spec import config_to_struct
+from arena.errors import InvalidArgumentError
 from arena.games import game
 from arena.ratings import ScoreElo, pentanomial, score_elo, sprt, trinomial
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
@@ -113,6 +114,17 @@ def wait_for_engine(sdk: ArenaClient, engine: str, timeout_s: float = 600) -> No
         time.sleep(0.5)
 
 
+def ladder_info(sdk: ArenaClient, ladder_id: str) -> ladder_pb2.LadderInfo:
+    """The ladder's progress. GetStandings also fits the ratings, and its fit can fail on
+    a one-sided record (INVALID_ARGUMENT, seen at 49 games of a Gomoku match): the
+    ladder list carries the same progress without a fit."""
+    try:
+        return sdk.get_standings(ladder_id).ladder
+    except InvalidArgumentError as exc:
+        print(f"  (standings refused: {exc}; reading the ladder list)", flush=True)
+        return next(info for info in sdk.iter_ladders() if info.id == ladder_id)
+
+
 def run_ladder(sdk: ArenaClient, args: argparse.Namespace, names: tuple[str, str]
                ) -> ladder_pb2.LadderInfo:
     fixed = args.fixed
@@ -137,7 +149,7 @@ def run_ladder(sdk: ArenaClient, args: argparse.Namespace, names: tuple[str, str
                   flush=True)
             sdk.cancel_ladder(info.id)
             cancel_at = math.inf
-        ladder = sdk.get_standings(info.id).ladder
+        ladder = ladder_info(sdk, info.id)
         if ladder.games_done != done:
             done = ladder.games_done
             test = ladder.sprt

@@ -194,3 +194,14 @@ def test_score_elo_at_the_edges() -> None:
         score_elo(trinomial(0, 0, 0))
     with pytest.raises(RatingError):
         score_elo({0.0: -1.0, 1.0: 2.0})
+
+
+def test_one_sided_records_converge() -> None:
+    """A sweep or near-sweep of any length has a finite fit with the prior draws (34, 36,
+    43 and 53 straight wins once failed to converge: GetStandings refused such a ladder)."""
+    for games in range(1, 81):
+        for draws in (0, 1):
+            record = [Game(0, 1, 1.0)] * games + [Game(0, 1, 0.5)] * draws
+            fit = fit_elo(2, record)
+            expected = (games + draws / 2 + 0.5) / (games + draws + 1)  # the prior's draw
+            assert expected_score(float(fit.elo[0] - fit.elo[1])) == pytest.approx(expected)
