@@ -191,7 +191,10 @@ def report(matches: list[match_pb2.Match], names: tuple[str, str],
            ladder: ladder_pb2.LadderInfo, args: argparse.Namespace) -> None:
     builtin, engine = names
     scores: dict[str, float] = {}
-    pairs: dict[tuple[int, ...], list[float]] = {}
+    # Per opening, the built-in bot's points as Black and as White, in the ladder's order:
+    # the k-th game of an opening with it as Black pairs with the k-th as White (a suite
+    # smaller than the match plays each opening in several pairs).
+    played: dict[tuple[int, ...], dict[str, list[float]]] = {}
     print("games (the built-in bot's points):")
     for index, match in enumerate(matches, 1):
         points = builtin_score(match, builtin)
@@ -204,7 +207,8 @@ def report(matches: list[match_pb2.Match], names: tuple[str, str],
               f"{len(match.moves)} moves{detail})")
         if points is not None:
             scores[match.id] = points
-            pairs.setdefault(tuple(match.config.opening), []).append(points)
+            sides = played.setdefault(tuple(match.config.opening), {"black": [], "white": []})
+            sides[side].append(points)
     values = list(scores.values())
     wins, draws, losses = values.count(1.0), values.count(0.5), values.count(0.0)
     print(f"score of {builtin} against {engine}: {len(values)} games, +{wins} ={draws} "
@@ -212,7 +216,8 @@ def report(matches: list[match_pb2.Match], names: tuple[str, str],
     if values:
         singles = score_elo(trinomial(wins, draws, losses))
         print(f"Elo difference, single games: {fmt_interval(singles)}")
-    full = [sum(p) for p in pairs.values() if len(p) == 2]
+    full = [b + w for sides in played.values()  # a game whose twin has no result: left out
+            for b, w in zip(sides["black"], sides["white"], strict=False)]
     counts = pentanomial(full)
     if full:
         print(f"Elo difference, colour-swapped pairs: {fmt_interval(score_elo(counts))}")

@@ -50,20 +50,23 @@ def check_figures(output: str, builtin: str, engine: str, move_ms: int,
                   elo0: float, elo1: float) -> list[tuple[str, float, int]]:
     """Every figure against the printed games; returns (opening, points, moves) per game."""
     games = []
-    for bot, _side, opening, points, how, moves in GAME.findall(output):
+    sides: dict[tuple[str, str], list[float]] = {}
+    for bot, side, opening, points, how, moves in GAME.findall(output):
         assert bot == builtin
         assert how in ("normal", "board_full"), output  # nobody forfeited
         games.append((opening, float(points), int(moves)))
+        sides.setdefault((opening, side), []).append(float(points))
     scores = [points for _, points, _ in games]
     wins, draws, losses = scores.count(1.0), scores.count(0.5), scores.count(0.0)
     assert (f"score of {builtin} against {engine}: {len(games)} games, +{wins} ={draws} "
             f"-{losses}, {100 * sum(scores) / len(games):.1f}%") in output
     check_elo_line(output, "single games", score_elo(trinomial(wins, draws, losses)))
-    by_opening: dict[str, list[float]] = {}
-    for opening, points, _ in games:
-        by_opening.setdefault(opening, []).append(points)
-    assert all(len(p) == 2 for p in by_opening.values()), by_opening  # colour-swapped pairs
-    pairs = [sum(p) for p in by_opening.values()]
+    openings = {opening for opening, _ in sides}
+    for opening in openings:  # every opening played with each colour equally often
+        assert len(sides[opening, "black"]) == len(sides[opening, "white"]), sides
+    pairs = [b + w for opening in openings
+             for b, w in zip(sides[opening, "black"], sides[opening, "white"], strict=True)]
+    assert len(pairs) == len(games) // 2
     counts = pentanomial(pairs)
     check_elo_line(output, "colour-swapped pairs", score_elo(counts))
     test = sprt(counts, elo0, elo1)
