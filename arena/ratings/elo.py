@@ -21,7 +21,7 @@ log-likelihood is concave; a halving line search keeps every step uphill.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,6 +101,53 @@ def los_from_wins(wins: int, losses: int) -> float:
     return normal_cdf((wins - losses) / math.sqrt(2.0 * (wins + losses)))
 
 
+@dataclass(frozen=True)
+class ScoreElo:
+    """One player's score against one opponent, as an Elo difference with its 95% interval.
+
+    ``score`` is the mean points per sample (a game, or half a colour-swapped pair);
+    ``stderr`` its standard error; ``low``/``high`` the interval's ends on the Elo scale
+    (infinite where the score interval reaches 0 or 1, as after a sweep).
+    """
+
+    samples: int
+    score: float
+    stderr: float
+    elo: float
+    low: float
+    high: float
+
+
+def score_elo(counts: Mapping[float, float]) -> ScoreElo:
+    """The Elo difference of a two-player score and its 95% interval (normal approximation).
+
+    ``counts`` maps each outcome's score (0..1) to how often it happened: single games
+    (``trinomial``: 0, 1/2, 1) or colour-swapped pairs (``pentanomial``: 0, 1/4, ..., 1, a
+    pair's points over 2). The score's standard error is the outcomes' sample deviation
+    over the square root of their number (cutechess-cli's and fishtest's interval); the
+    score interval is mapped to Elo through ``elo_from_score``. Pairs give the narrower,
+    truer interval when the openings favour one colour, since each pair cancels its bias.
+    """
+    if any(c < 0 for c in counts.values()) or any(not 0.0 <= x <= 1.0 for x in counts):
+        raise RatingError(f"need non-negative counts of outcomes in 0..1, got {dict(counts)}")
+    samples = sum(counts.values())
+    if samples <= 0:
+        raise RatingError("no results: a score needs at least one outcome")
+    score = sum(x * c for x, c in counts.items()) / samples
+    variance = max(sum(c * (x - score) ** 2 for x, c in counts.items()) / samples, 0.0)
+    stderr = math.sqrt(variance / samples)
+
+    def to_elo(value: float) -> float:
+        if value <= 0.0:
+            return -math.inf
+        if value >= 1.0:
+            return math.inf
+        return elo_from_score(value)
+
+    return ScoreElo(round(samples), score, stderr, to_elo(score),
+                    to_elo(score - Z95 * stderr), to_elo(score + Z95 * stderr))
+
+
 def pair_totals(
     players: int, games: Iterable[Game], prior_draws: float = DEFAULT_PRIOR_DRAWS
 ) -> tuple[FloatArray, FloatArray]:
@@ -147,6 +194,10 @@ def fit_elo(
     for iteration in range(1, max_iterations + 1):
         gradient, information = _derivatives(theta, counts, points)
         step = np.linalg.pinv(information, hermitian=True) @ gradient
+        # The ratings' common shift is not identified (the mean is anchored below), and the
+        # pseudo-inverse can return a rounding-error component along it, as large as 0.03
+        # in a long one-sided record: measured with it, the step never got small.
+        step -= step.mean()
         theta = _uphill(theta, step, points)
         theta -= theta.mean()
         if float(np.max(np.abs(step))) < tolerance:

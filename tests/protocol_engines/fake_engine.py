@@ -26,7 +26,9 @@ each move request does what MODE says:
 - ``ponder``: a thread counts 10 ms ticks all the time; each answer reports the count;
 - ``closeout``: closes its stdout and keeps running;
 - ``sleepy``: before its first move sleeps ARG ms (using no CPU), then plays at once;
-- ``burn``: before each move computes for ARG ms of its CPU time, then plays.
+- ``burn``: before each move computes for ARG ms of its CPU time, then plays;
+- ``slowstart``: computes for ARG ms of its CPU time on ``START`` (as a brain sizing its
+  hash does), then plays at once (Gomocup).
 """
 
 from __future__ import annotations
@@ -119,6 +121,10 @@ def serve_gomocup(mode: str, arg: str) -> None:
         command = parser.feed(line)
         if isinstance(command, gomocup.Start):
             size = command.size
+            if mode == "slowstart":
+                until = time.process_time() + int(arg) / 1000
+                while time.process_time() < until:
+                    pass
             say("ERROR this fake engine refuses" if mode == "refuse" else "OK")
         elif isinstance(command, gomocup.Info) and command.key == "rule":
             rule = gomocup.rule_name(int(command.value))

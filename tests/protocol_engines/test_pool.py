@@ -103,6 +103,18 @@ def test_an_answer_carries_the_cpu_time_the_engine_used(sandbox: Sandbox,
     assert slept.elapsed_ms >= 600 and slept.cpu_ms < 200, slept
 
 
+def test_a_gomocup_set_up_is_not_charged_to_the_move(sandbox: Sandbox,
+                                                    fake_spec: FakeSpec) -> None:
+    """A brain that computes on START (Rapfi sizes its hash there) is set up outside its
+    first move's CPU time, as outside its wall time."""
+    pool = EnginePool(sandbox)
+    try:
+        first = pool.play(fake_spec("gomocup", "slowstart", "500"), empty_gomoku(), [], LIMITS)
+    finally:
+        pool.close()
+    assert first.cpu_ms < 250, first
+
+
 def test_wait_ms_waits_past_the_move_time(sandbox: Sandbox, fake_spec: FakeSpec) -> None:
     """A move timed on CPU is waited for longer than its limit (the referee's wall guard)."""
     pool = EnginePool(sandbox)

@@ -17,6 +17,9 @@ from arena.ratings import (
     expected_score,
     fit_elo,
     los_from_wins,
+    pentanomial,
+    score_elo,
+    trinomial,
 )
 
 
@@ -150,3 +153,55 @@ def test_bad_games_raise_rating_errors(game: Game) -> None:
     with pytest.raises(RatingError):
         fit_elo(2, [game])
     assert issubclass(RatingError, ValueError)
+
+
+def test_score_elo_of_single_games_matches_the_hand_computed_interval() -> None:
+    # 6 wins, 2 draws, 2 losses: mean 0.7; mean of squares (6 + 2 * 0.25) / 10 = 0.65, so
+    # the variance is 0.65 - 0.49 = 0.16 and the standard error sqrt(0.016).
+    found = score_elo(trinomial(6, 2, 2))
+    se = math.sqrt(0.016)
+    assert found.samples == 10
+    assert found.score == pytest.approx(0.7)
+    assert found.stderr == pytest.approx(se)
+    assert found.elo == pytest.approx(400 * math.log10(0.7 / 0.3))
+    low, high = 0.7 - 1.959963984540054 * se, 0.7 + 1.959963984540054 * se
+    assert found.low == pytest.approx(400 * math.log10(low / (1 - low)))
+    assert found.high == pytest.approx(400 * math.log10(high / (1 - high)))
+    assert found.low < found.elo < found.high
+
+
+def test_score_elo_of_pairs_uses_the_pair_spread() -> None:
+    # Pairs scoring 2, 1, 1, 1 points: pair values 1, .5, .5, .5 -> mean .625, variance
+    # (.375^2 + 3 * .125^2) / 4 = 0.046875; the same games as singles (W W, W L x3, say)
+    # spread wider.
+    pairs = score_elo(pentanomial([2.0, 1.0, 1.0, 1.0]))
+    assert pairs.samples == 4
+    assert pairs.score == pytest.approx(0.625)
+    assert pairs.stderr == pytest.approx(math.sqrt(0.046875 / 4))
+    singles = score_elo(trinomial(5, 0, 3))
+    assert singles.score == pytest.approx(pairs.score)
+    assert singles.high - singles.low > pairs.high - pairs.low
+
+
+def test_score_elo_at_the_edges() -> None:
+    even = score_elo(trinomial(0, 8, 0))  # all draws: no spread, no doubt
+    assert (even.elo, even.low, even.high, even.stderr) == (0.0, 0.0, 0.0, 0.0)
+    sweep = score_elo(trinomial(4, 0, 0))
+    assert sweep.elo == math.inf and sweep.low == math.inf  # no spread either
+    lost = score_elo(trinomial(1, 0, 9))
+    assert lost.low == -math.inf and math.isfinite(lost.elo) and lost.elo < 0
+    with pytest.raises(RatingError):
+        score_elo(trinomial(0, 0, 0))
+    with pytest.raises(RatingError):
+        score_elo({0.0: -1.0, 1.0: 2.0})
+
+
+def test_one_sided_records_converge() -> None:
+    """A sweep or near-sweep of any length has a finite fit with the prior draws (34, 36,
+    43 and 53 straight wins once failed to converge: GetStandings refused such a ladder)."""
+    for games in range(1, 81):
+        for draws in (0, 1):
+            record = [Game(0, 1, 1.0)] * games + [Game(0, 1, 0.5)] * draws
+            fit = fit_elo(2, record)
+            expected = (games + draws / 2 + 0.5) / (games + draws + 1)  # the prior's draw
+            assert expected_score(float(fit.elo[0] - fit.elo[1])) == pytest.approx(expected)

@@ -105,6 +105,7 @@ class ProtocolClient(ABC, Generic[Request]):
             answer = self._answer_without_engine(request)
             if answer is None:
                 self._drop_stale()
+                self._ready(request)  # a set-up is not the move's: its CPU is not charged
                 cpu_before = self.process.cpu_seconds()
                 answer = self._play(request, limits)
                 cpu_ms = (self.process.cpu_seconds() - cpu_before) * 1000
@@ -156,6 +157,10 @@ class ProtocolClient(ABC, Generic[Request]):
     def _answer_without_engine(self, request: Request) -> EngineAnswer | None:
         """The answer when there is nothing to ask (a forced pass), else ``None``."""
         return None
+
+    def _ready(self, request: Request) -> None:
+        """What the engine must be told before this request's move starts, outside the
+        move's time (a Gomocup brain's set-up for a new size or rule); nothing by default."""
 
     @abstractmethod
     def _play(self, request: Request, limits: PlayLimits) -> EngineAnswer: ...

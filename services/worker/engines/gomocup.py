@@ -63,10 +63,13 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
         return GomocupRequest(board, moves_from_empty(GomokuBoard.from_text(position_text),
                                                       history))
 
-    def _play(self, request: GomocupRequest, limits: PlayLimits) -> EngineAnswer:
+    def _ready(self, request: GomocupRequest) -> None:
         board = request.board
         if self._game != (board.size, board.rule):
             self._set_up(board.size, board.rule)
+
+    def _play(self, request: GomocupRequest, limits: PlayLimits) -> EngineAnswer:
+        board = request.board
         lines = self._clock_lines(limits)
         command = gomocup.Begin() if not request.moves else gomocup.board_for(request.moves,
                                                                              board.size)

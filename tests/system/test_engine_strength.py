@@ -1,0 +1,109 @@
+"""``bench/engine_strength.py`` end to end: a real stack (the launcher) plays Arena's built-in
+bot against Arena's own protocol executables from the project's catalog (``arena-nboard``,
+``pbrain-arena``), and every figure the command prints is recomputed here from the games it
+printed: the score, both Elo intervals, the SPRT (and the ladder service's agrees), and the
+move counts behind the per-side times."""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.ratings import ScoreElo, pentanomial, score_elo, sprt, trinomial
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench" / "engine_strength.py"
+GAME = re.compile(r"  game \d+ \S+: (\S+) (black|white), opening (\S+): (\S+) \((\w+), "
+                  r"(\d+) moves")
+SIDE = re.compile(r"  (\S+): (\d+) moves, charged mean ([\d.]+) median ([\d.]+) max (\d+); "
+                  r"wall mean ([\d.]+) median ([\d.]+)")
+NUMBER = r"([+-]?(?:\d+(?:\.\d+)?|inf))"
+
+
+def run_bench(*args: str) -> str:
+    done = subprocess.run([sys.executable, str(BENCH), *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout
+
+
+def shown(value: float) -> str:
+    return f"{value:+.0f}" if math.isfinite(value) else ("+inf" if value > 0 else "-inf")
+
+
+def check_elo_line(output: str, label: str, expected: ScoreElo) -> None:
+    line = re.search(rf"Elo difference, {label}: {NUMBER} Elo, 95% \[{NUMBER}, {NUMBER}\] "
+                     r"\(score ([\d.]+)% \+- ([\d.]+)\)", output)
+    assert line, output
+    assert line.group(1, 2, 3) == (shown(expected.elo), shown(expected.low),
+                                   shown(expected.high))
+    assert float(line.group(4)) == pytest.approx(100 * expected.score, abs=0.05)
+    assert float(line.group(5)) == pytest.approx(100 * 1.96 * expected.stderr, abs=0.1)
+
+
+def check_figures(output: str, builtin: str, engine: str, move_ms: int,
+                  elo0: float, elo1: float) -> list[tuple[str, float, int]]:
+    """Every figure against the printed games; returns (opening, points, moves) per game."""
+    games = []
+    sides: dict[tuple[str, str], list[float]] = {}
+    for bot, side, opening, points, how, moves in GAME.findall(output):
+        assert bot == builtin
+        assert how in ("normal", "board_full"), output  # nobody forfeited
+        games.append((opening, float(points), int(moves)))
+        sides.setdefault((opening, side), []).append(float(points))
+    scores = [points for _, points, _ in games]
+    wins, draws, losses = scores.count(1.0), scores.count(0.5), scores.count(0.0)
+    assert (f"score of {builtin} against {engine}: {len(games)} games, +{wins} ={draws} "
+            f"-{losses}, {100 * sum(scores) / len(games):.1f}%") in output
+    check_elo_line(output, "single games", score_elo(trinomial(wins, draws, losses)))
+    openings = {opening for opening, _ in sides}
+    for opening in openings:  # every opening played with each colour equally often
+        assert len(sides[opening, "black"]) == len(sides[opening, "white"]), sides
+    pairs = [b + w for opening in openings
+             for b, w in zip(sides[opening, "black"], sides[opening, "white"], strict=True)]
+    assert len(pairs) == len(games) // 2
+    counts = pentanomial(pairs)
+    check_elo_line(output, "colour-swapped pairs", score_elo(counts))
+    test = sprt(counts, elo0, elo1)
+    assert (f"on {len(pairs)} pairs, pentanomial {[round(counts[v]) for v in sorted(counts)]}: "
+            f"LLR {test.llr:+.3f}, bounds [{test.lower_bound:.3f}, {test.upper_bound:.3f}], "
+            f"verdict {test.decision.value}") in output
+    sides = {m.group(1): m.groups()[1:] for m in SIDE.finditer(output)}
+    assert set(sides) == {builtin, engine}, output
+    asked = 0
+    for moves, mean, median, top, wall_mean, wall_median in sides.values():
+        assert int(moves) > 0
+        assert 0 <= float(mean) <= int(top) and 0 <= float(median) <= int(top)
+        assert float(wall_mean) >= 0 and float(wall_median) >= 0
+        assert int(top) <= move_ms + 200  # over the limit and the default grace: a forfeit
+        asked += int(moves)
+    assert asked <= sum(moves for _, _, moves in games)  # forced passes are not asked
+    return games
+
+
+def test_othello_sprt_match_against_the_nboard_executable() -> None:
+    output = run_bench("--game", "othello", "--engine", "arena-nboard-fast", "--bot",
+                       "arena-fast", "--move-ms", "100", "--games", "4", "--sprt=-10/10")
+    games = check_figures(output, "arena-fast", "arena-nboard-fast", 100, -10.0, 10.0)
+    assert 2 <= len(games) <= 4
+    bench_llr = re.search(r"verdict \w+\nladder service's SPRT: LLR ([+-][\d.]+) on (\d+) pairs",
+                          output)
+    assert bench_llr, output
+    mine = re.search(r"LLR ([+-][\d.]+), bounds", output)
+    assert mine and bench_llr.group(1) == mine.group(1)
+    assert int(bench_llr.group(2)) == len(games) // 2
+
+
+def test_gomoku_fixed_match_against_the_gomocup_executable() -> None:
+    output = run_bench("--game", "gomoku", "--engine", "pbrain-arena", "--move-ms", "100",
+                       "--games", "2", "--fixed")
+    games = check_figures(output, "arena-gomoku", "pbrain-arena", 100, 0.0, 5.0)
+    assert len(games) == 2  # a fixed match plays every game
+    moves = re.findall(r"  \S+: (\d+) moves, charged", output)
+    assert sum(map(int, moves)) == sum(m for _, _, m in games)  # Gomoku has no passes
+    assert "ladder service's SPRT" not in output
