@@ -7,6 +7,7 @@ each move request does what MODE says:
 - ``crash``: writes a note on stderr and exits with code 3;
 - ``hang``: never answers;
 - ``garbage``: prints a line that is no protocol reply;
+- ``chatter``: prints a line that is no protocol reply, then plays (NBoard);
 - ``illegal``: an occupied point (Gomocup) or an illegal square (NBoard, GTP);
 - ``resign``: resigns (GTP);
 - ``log``: plays, and appends every line it reads to the file ARG (GTP);
@@ -147,6 +148,8 @@ def nboard_move(board: OthelloBoard, mode: str, arg: str) -> str:
     if mode == "illegal":
         illegal = next(s for s in range(64) if not board.is_legal(s))
         return nboard.format_reply(nboard.BestMove(illegal))
+    if mode == "chatter":
+        say("*** SEARCH STILL RUNNING ? (0) ***")
     if mode == "flood":
         for _ in range(int(arg) * 1024 // 64):
             say("status " + "x" * 57)

@@ -13,6 +13,7 @@ from arena.services.worker.engines.failures import EngineFailure, FailureReason
 from arena.services.worker.engines.pool import EnginePool
 from arena.services.worker.engines.sandbox import Sandbox
 
+from arena.games.othello import OthelloBoard
 from tests.protocol_engines.conftest import OTHELLO_START, FakeSpec, empty_gomoku
 
 pytestmark = pytest.mark.usefixtures("no_orphans")
@@ -65,6 +66,18 @@ def test_garbage_instead_of_a_move(sandbox: Sandbox, fake_spec: FakeSpec, protoc
     failure = fail(sandbox, fake_spec, protocol, "garbage")
     assert failure.reason is FailureReason.GARBAGE
     assert ("nowhere" if protocol == "nboard" else "I think") in failure.detail
+
+
+def test_an_nboard_engines_diagnostic_line_is_a_note_not_garbage(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    # Edax prints such lines on stdout; only a malformed "===" answer is garbage.
+    pool = EnginePool(sandbox)
+    try:
+        answer = pool.play(fake_spec("nboard", "chatter"), OTHELLO_START, [], PlayLimits(2000))
+    finally:
+        pool.close()
+    assert answer.move in OthelloBoard().legal_moves()
+    assert "*** SEARCH STILL RUNNING ? (0) ***" in answer.notes
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

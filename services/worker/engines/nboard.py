@@ -105,8 +105,14 @@ class NboardClient(ProtocolClient[NboardRequest]):
             try:
                 reply = nboard.parse_reply(line)
             except ProtocolError as exc:
-                raise self.failure(FailureReason.GARBAGE,
-                                   f"printed {line.strip()[:200]!r}: {exc}") from None
+                if line.split()[:1] == ["==="]:  # a malformed answer
+                    raise self.failure(FailureReason.GARBAGE,
+                                       f"printed {line.strip()[:200]!r}: {exc}") from None
+                # NBoard has no free-text reply, so engines print their diagnostics as
+                # they are (Edax: "*** SEARCH STILL RUNNING ? ***"): kept as notes. The
+                # output flood limit bounds them.
+                notes.append(line)
+                continue
             replies.append(reply)
             if isinstance(reply, nboard.BestMove):
                 if not board.is_legal(reply.move):
