@@ -282,25 +282,20 @@ def _arena_spec(config: dict[str, object]) -> BotSpec:
         begin, end = weights.get(term, ARENA_DEFAULT_WEIGHTS[term])
         params[1 + 2 * i] = begin
         params[2 + 2 * i] = end
-    plies = int(config["depth"])  # type: ignore[call-overload]
-    return BotSpec(
-        kind=ARENA,
-        params=params,
-        plies=(plies, plies, plies),
-        time_ms=int(config["time_ms"]),  # type: ignore[call-overload]
-        prune=True,
-        ordered=True,
-        use_tt=True,
-        random_ties=False,
-        endgame_empties=int(config["endgame_empties"]),  # type: ignore[call-overload]
-    )
+    return _full_search_spec(ARENA, params, config)
 
 
 def _pattern_spec(config: dict[str, object]) -> BotSpec:
     params, _ = load_weight_set(str(config["weights"]))
+    return _full_search_spec(PATTERN, params, config)
+
+
+def _full_search_spec(kind: int, params: npt.NDArray[np.int64], config: dict[str, object]
+                      ) -> BotSpec:
+    """Arena's own searches (arena, pattern): every enhancement on, one depth throughout."""
     plies = int(config["depth"])  # type: ignore[call-overload]
     return BotSpec(
-        kind=PATTERN,
+        kind=kind,
         params=params,
         plies=(plies, plies, plies),
         time_ms=int(config["time_ms"]),  # type: ignore[call-overload]
