@@ -119,7 +119,8 @@ class ScoreElo:
 
 
 def score_elo(counts: Mapping[float, float]) -> ScoreElo:
-    """The Elo difference of a two-player score and its 95% interval (normal approximation).
+    """The Elo difference of a two-player score and its 95% interval (normal approximation;
+    exact for a sweep).
 
     ``counts`` maps each outcome's score (0..1) to how often it happened: single games
     (``trinomial``: 0, 1/2, 1) or colour-swapped pairs (``pentanomial``: 0, 1/4, ..., 1, a
@@ -144,8 +145,14 @@ def score_elo(counts: Mapping[float, float]) -> ScoreElo:
             return math.inf
         return elo_from_score(value)
 
-    return ScoreElo(round(samples), score, stderr, to_elo(score),
-                    to_elo(score - Z95 * stderr), to_elo(score + Z95 * stderr))
+    low, high = score - Z95 * stderr, score + Z95 * stderr
+    # A sweep has no spread, so the normal interval shrinks to a point; there the exact
+    # (Clopper-Pearson) bound of n straight wins (or losses) takes over: 0.025 ** (1 / n).
+    if score >= 1.0:
+        low = 0.025 ** (1.0 / samples)
+    elif score <= 0.0:
+        high = 1.0 - 0.025 ** (1.0 / samples)
+    return ScoreElo(round(samples), score, stderr, to_elo(score), to_elo(low), to_elo(high))
 
 
 def pair_totals(

@@ -186,8 +186,14 @@ def test_score_elo_of_pairs_uses_the_pair_spread() -> None:
 def test_score_elo_at_the_edges() -> None:
     even = score_elo(trinomial(0, 8, 0))  # all draws: no spread, no doubt
     assert (even.elo, even.low, even.high, even.stderr) == (0.0, 0.0, 0.0, 0.0)
-    sweep = score_elo(trinomial(4, 0, 0))
-    assert sweep.elo == math.inf and sweep.low == math.inf  # no spread either
+    # A sweep has no spread either: its lower bound is the exact one of n straight wins.
+    sweep = score_elo(trinomial(12, 0, 0))
+    assert sweep.elo == math.inf and sweep.high == math.inf
+    assert sweep.low == pytest.approx(400 * math.log10(0.025 ** (1 / 12) / (1 - 0.025 ** (1 / 12))))
+    assert 170 < sweep.low < 185 and score_elo(trinomial(40, 0, 0)).low > sweep.low
+    swept = score_elo(pentanomial([0.0] * 6))  # six lost pairs
+    assert swept.elo == -math.inf and swept.low == -math.inf
+    assert swept.high == pytest.approx(-400 * math.log10(0.025 ** (1 / 6) / (1 - 0.025 ** (1 / 6))))
     lost = score_elo(trinomial(1, 0, 9))
     assert lost.low == -math.inf and math.isfinite(lost.elo) and lost.elo < 0
     with pytest.raises(RatingError):
