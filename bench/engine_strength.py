@@ -2,7 +2,7 @@
 
 A stack (``arena up``'s launcher: Redis, registry, referee, ladder service and one match
 worker that offers the catalog's engines) plays a two-bot ladder between a built-in preset
-(``arena-strong`` for Othello, ``arena-gomoku`` for Gomoku) and a catalog engine (NBoard or
+(``arena-pattern`` for Othello, ``arena-gomoku`` for Gomoku) and a catalog engine (NBoard or
 Gomocup), both at ``--move-ms`` per move, over the game's balanced openings, each opening
 twice with the colours swapped. By default the ladder is an SPRT version test
 (``arena test``'s format: it stops when the test decides, or at ``--games``); ``--fixed``
@@ -50,7 +50,7 @@ from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CATALOG = ROOT / "services" / "worker" / "engines" / "arena-engines.toml"
 KINDS = {"othello": common_pb2.GAME_KIND_OTHELLO, "gomoku": common_pb2.GAME_KIND_GOMOKU}
-DEFAULT_BOT = {"othello": "arena-strong", "gomoku": "arena-gomoku"}
+DEFAULT_BOT = {"othello": "arena-pattern", "gomoku": "arena-gomoku"}
 DEFAULT_SUITE = {"othello": "othello-balanced", "gomoku": "gomoku-balanced15"}
 VERDICTS = {ladder_pb2.SPRT_VERDICT_CONTINUE: "continue",
             ladder_pb2.SPRT_VERDICT_ACCEPT_H1: "H1", ladder_pb2.SPRT_VERDICT_ACCEPT_H0: "H0"}
@@ -63,7 +63,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--engine", required=True, help="the catalog entry to play")
     parser.add_argument("--catalog", type=Path, default=DEFAULT_CATALOG,
                         help="engine catalog (TOML; default: Arena's own engines)")
-    parser.add_argument("--bot", default="", help="built-in preset (default: arena-strong "
+    parser.add_argument("--bot", default="", help="built-in preset (default: arena-pattern "
                                                   "for Othello, arena-gomoku for Gomoku)")
     parser.add_argument("--move-ms", type=int, default=1000, help="time per move, both sides")
     parser.add_argument("--games", type=int, default=40,
