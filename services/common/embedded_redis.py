@@ -16,6 +16,7 @@ logs in as ``admin`` with ``admin_password``. The redis-server in the ``redislit
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -61,8 +62,38 @@ def find_redis_server() -> str:
     return str(shipped)
 
 
+# Listening ports are drawn below the kernel's range for outgoing connections: a port
+# handed out by bind(0) comes from that range, and any client connection (to Redis, between
+# services) may take it before the server that was promised it binds it (seen: a worker
+# started by `arena demo` found its port in use).
+_LISTEN_LOW = 10_000
+_EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_ports = random.Random()
+_given: set[int] = set()  # never the same port twice from one process
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(_EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768  # Linux's default
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port that was free a moment ago (the server start retries on a lost race)."""
+    """A port free a moment ago, outside the range the kernel gives outgoing connections
+    (the kernel's own choice when that range leaves too little room below it)."""
+    high = _ephemeral_low()
+    for _ in range(64 if high - _LISTEN_LOW >= 1_000 else 0):
+        port = _ports.randrange(_LISTEN_LOW, high)
+        if port in _given:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+        _given.add(port)
+        return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])

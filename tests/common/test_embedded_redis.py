@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 import redis
-from arena.services.common.embedded_redis import EmbeddedRedis, find_redis_server
+from arena.services.common.embedded_redis import EmbeddedRedis, find_redis_server, free_port
 
 
 def test_binary_is_found_without_a_system_redis() -> None:
@@ -56,3 +57,14 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return Path(f"/proc/{pid}/status").read_text().find("zombie") < 0
+
+
+def test_free_ports_stay_out_of_the_range_of_outgoing_connections() -> None:
+    # A port from that range may be taken by any client connection before its server
+    # binds it; none is handed out twice by one process.
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    ports = [free_port() for _ in range(200)]
+    assert len(set(ports)) == len(ports)
+    assert all(10_000 <= port < low for port in ports)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", ports[-1]))  # free when handed out
