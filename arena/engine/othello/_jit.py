@@ -52,6 +52,8 @@ FULL = np.uint64(0xFFFFFFFFFFFFFFFF)
 # Columns b..g: a disc that a horizontal or diagonal line flips is never on the a or h file.
 INNER = np.uint64(0x7E7E7E7E7E7E7E7E)
 CORNERS = np.uint64(0x8100000000000081)
+NOT_A = np.uint64(0xFEFEFEFEFEFEFEFE)  # every file but a
+NOT_H = np.uint64(0x7F7F7F7F7F7F7F7F)  # every file but h
 S1 = np.uint64(1)
 S7 = np.uint64(7)
 S8 = np.uint64(8)

@@ -19,6 +19,8 @@ import numpy.typing as npt
 
 from arena.engine.othello._jit import (
     INNER,
+    NOT_A,
+    NOT_H,
     S1,
     S7,
     S8,
@@ -383,3 +385,12 @@ def _perft(pos: Position, depth: int) -> int:
     if depth > 0 and pos.in_opening():
         return sum(_perft(pos.play(sq), depth - 1) for sq in opening_placements(pos))
     return int(perft_kernel(np.uint64(pos.player), np.uint64(pos.opponent), depth))
+
+
+@kernel
+def potential_mobility(own: np.uint64, empty: np.uint64) -> int:
+    """Empty squares next to ``own`` discs: where the opponent may later find moves."""
+    around = (own << S8) | (own >> S8)
+    around |= ((own << S1) | (own << S9) | (own >> S7)) & NOT_A
+    around |= ((own >> S1) | (own >> S9) | (own << S7)) & NOT_H
+    return popcount(around & empty)

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from arena.engine.othello._jit import U0, U1, kernel, lowest_square, popcount
-from arena.engine.othello.bitboard import final_score, flips, get_moves
+from arena.engine.othello.bitboard import final_score, flips, get_moves, potential_mobility
 from arena.engine.othello.patterns import PATTERN, pattern_eval
 
 KREVERSI = 0
@@ -57,16 +57,10 @@ _ROW1 = np.uint64(0x00000000000000FF)
 _ROW8 = np.uint64(0xFF00000000000000)
 _FILE_A = np.uint64(0x0101010101010101)
 _FILE_H = np.uint64(0x8080808080808080)
-_NOT_A = np.uint64(0xFEFEFEFEFEFEFEFE)
-_NOT_H = np.uint64(0x7F7F7F7F7F7F7F7F)
 _X_SQUARES = (9, 14, 49, 54)  # b2, g2, b7, g7
 _CORNER_OF_X = (0, 7, 56, 63)
 _C_SQUARES = (1, 8, 6, 15, 48, 57, 55, 62)  # b1 a2, g1 h2, a7 b8, h7 g8
 _CORNER_OF_C = (0, 0, 7, 7, 56, 56, 63, 63)
-_S1 = np.uint64(1)
-_S7 = np.uint64(7)
-_S8 = np.uint64(8)
-_S9 = np.uint64(9)
 
 
 @kernel
@@ -194,15 +188,6 @@ def lab_eval(p: np.uint64, o: np.uint64, color: int) -> int:
 
 
 @kernel
-def _potential_mobility(own: np.uint64, empty: np.uint64) -> int:
-    """Empty squares next to ``own`` discs: where the opponent may later find moves."""
-    around = (own << _S8) | (own >> _S8)
-    around |= ((own << _S1) | (own << _S9) | (own >> _S7)) & _NOT_A
-    around |= ((own >> _S1) | (own >> _S9) | (own << _S7)) & _NOT_H
-    return popcount(around & empty)
-
-
-@kernel
 def _taper(params: npt.NDArray[np.int64], term: int, discs: int) -> int:
     begin = int(params[1 + 2 * term])
     end = int(params[2 + 2 * term])
@@ -241,7 +226,7 @@ def arena_eval(p: np.uint64, o: np.uint64, params: npt.NDArray[np.int64]) -> int
     empty = ~(p | o)
     score = _taper(params, 0, discs) * (popcount(mp) - popcount(mo))
     score += _taper(params, 1, discs) * (
-        _potential_mobility(o, empty) - _potential_mobility(p, empty)
+        potential_mobility(o, empty) - potential_mobility(p, empty)
     )
     corners, xs, cs = _square_pattern(p, o, empty)
     score += _taper(params, 2, discs) * corners

@@ -36,8 +36,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from arena.engine.othello._jit import U0, U1, kernel, popcount
-from arena.engine.othello.bitboard import final_score, get_moves
+from arena.engine.othello._jit import S1, S7, S8, U0, U1, kernel, popcount
+from arena.engine.othello.bitboard import final_score, get_moves, potential_mobility
 
 PATTERN = 3
 EVAL_SCALE = 100  # evaluation units per disc
@@ -46,12 +46,6 @@ HEADER = 3 + 65
 DENSE_TERMS = ("bias", "mobility", "potential_mobility", "parity")
 N_DENSE = len(DENSE_TERMS)
 
-_S1 = np.uint64(1)
-_S7 = np.uint64(7)
-_S8 = np.uint64(8)
-_S9 = np.uint64(9)
-_NOT_A = np.uint64(0xFEFEFEFEFEFEFEFE)
-_NOT_H = np.uint64(0x7F7F7F7F7F7F7F7F)
 
 
 def _sq(r: int, c: int) -> int:
@@ -152,16 +146,8 @@ def stage_table(stages: int) -> npt.NDArray[np.int64]:
 
 
 @kernel
-def _potential(own: np.uint64, empty: np.uint64) -> int:
-    around = (own << _S8) | (own >> _S8)
-    around |= ((own << _S1) | (own << _S9) | (own >> _S7)) & _NOT_A
-    around |= ((own >> _S1) | (own >> _S9) | (own << _S7)) & _NOT_H
-    return popcount(around & empty)
-
-
-@kernel
 def _mirror_columns(x: np.uint64) -> np.uint64:
-    x = ((x >> _S1) & np.uint64(0x5555555555555555)) | ((x & np.uint64(0x5555555555555555)) << _S1)
+    x = ((x >> S1) & np.uint64(0x5555555555555555)) | ((x & np.uint64(0x5555555555555555)) << S1)
     x = ((x >> np.uint64(2)) & np.uint64(0x3333333333333333)) | (
         (x & np.uint64(0x3333333333333333)) << np.uint64(2)
     )
@@ -172,7 +158,7 @@ def _mirror_columns(x: np.uint64) -> np.uint64:
 
 @kernel
 def _mirror_rows(x: np.uint64) -> np.uint64:
-    x = ((x >> _S8) & np.uint64(0x00FF00FF00FF00FF)) | ((x & np.uint64(0x00FF00FF00FF00FF)) << _S8)
+    x = ((x >> S8) & np.uint64(0x00FF00FF00FF00FF)) | ((x & np.uint64(0x00FF00FF00FF00FF)) << S8)
     x = ((x >> np.uint64(16)) & np.uint64(0x0000FFFF0000FFFF)) | (
         (x & np.uint64(0x0000FFFF0000FFFF)) << np.uint64(16)
     )
@@ -186,8 +172,8 @@ def _transpose(x: np.uint64) -> np.uint64:
     x ^= t ^ (t >> np.uint64(28))
     t = np.uint64(0x3333000033330000) & (x ^ (x << np.uint64(14)))
     x ^= t ^ (t >> np.uint64(14))
-    t = np.uint64(0x5500550055005500) & (x ^ (x << _S7))
-    x ^= t ^ (t >> _S7)
+    t = np.uint64(0x5500550055005500) & (x ^ (x << S7))
+    x ^= t ^ (t >> S7)
     return x
 
 
@@ -222,14 +208,14 @@ def family_index(p: np.uint64, o: np.uint64, f: int) -> int:
     if f == 0:  # edge_2x: b2, a1..h1, g2
         return _square(p, o, 9) * 19683 + _digits(p & _BYTE, o & _BYTE, 8) * 3 + _square(p, o, 14)
     if f == 1:  # corner_3x3: three rows of three
-        r0 = _digits(p & _S7, o & _S7, 3)
-        r1 = _digits((p >> _S8) & _S7, (o >> _S8) & _S7, 3)
-        r2 = _digits((p >> np.uint64(16)) & _S7, (o >> np.uint64(16)) & _S7, 3)
+        r0 = _digits(p & S7, o & S7, 3)
+        r1 = _digits((p >> S8) & S7, (o >> S8) & S7, 3)
+        r2 = _digits((p >> np.uint64(16)) & S7, (o >> np.uint64(16)) & S7, 3)
         return r0 * 729 + r1 * 27 + r2
     five = np.uint64(31)
     if f == 2:  # corner_2x5: two rows of five
         r0 = _digits(p & five, o & five, 5)
-        return r0 * 243 + _digits((p >> _S8) & five, (o >> _S8) & five, 5)
+        return r0 * 243 + _digits((p >> S8) & five, (o >> S8) & five, 5)
     if f <= 5:  # rows 2-4
         shift = np.uint64(8 * (f - 2))
         return _digits((p >> shift) & _BYTE, (o >> shift) & _BYTE, 8)
@@ -258,7 +244,7 @@ def dense_terms(p: np.uint64, o: np.uint64, mp: np.uint64, mo: np.uint64, k: int
         return popcount(mp) - popcount(mo)
     empty = ~(p | o)
     if k == 2:
-        return _potential(o, empty) - _potential(p, empty)
+        return potential_mobility(o, empty) - potential_mobility(p, empty)
     return 1 if popcount(empty) % 2 == 1 else -1
 
 
@@ -277,7 +263,7 @@ def pattern_eval(p: np.uint64, o: np.uint64, params: npt.NDArray[np.int64]) -> i
     empty = ~(p | o)
     score = int(weights[base])
     score += int(weights[base + 1]) * (popcount(mp) - popcount(mo))
-    score += int(weights[base + 2]) * (_potential(o, empty) - _potential(p, empty))
+    score += int(weights[base + 2]) * (potential_mobility(o, empty) - potential_mobility(p, empty))
     parity = int(weights[base + 3])
     score += parity if popcount(empty) % 2 == 1 else -parity
     for t in range(8):
