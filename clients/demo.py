@@ -93,7 +93,8 @@ def run_demo(args: argparse.Namespace) -> int:
     started = time.monotonic()
     print(f"Starting the embedded stack in {home} "
           f"(2 Redis servers, registry, referee, ladder, {args.workers} workers, web "
-          "gateway)...", flush=True)
+          "gateway; the first start on a machine compiles the engines: a few minutes)...",
+          flush=True)
     # A few games in flight keep every worker busy, and games then finish one after
     # another (an honest progress bar and ETA) instead of all together at the end.
     in_flight = {"ARENA_LADDER_IN_FLIGHT": str(2 * max(1, args.workers))}

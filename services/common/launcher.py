@@ -4,9 +4,12 @@ A :class:`Launcher` starts the two Redis servers (or uses given ones), then the 
 in the order their addresses are needed (the registry, the referees, then the ladder
 service, the match workers, the analysis workers and the web gateway), each a
 ``python -m arena.services.<role>`` process with its log under ``<home>/logs`` (an
-``analyst`` is a worker of the analysis pool). It can kill, restart and add single processes
-(the system tests do), scale the workers, and supervise: a process that dies is started
-again, on the same port, after a growing pause; one that keeps dying stops the stack.
+``analyst`` is a worker of the analysis pool). Before the first worker starts, the engines
+are compiled once, in one process (``arena.services.worker.warm``), so that workers
+starting together on a fresh machine load the kernels instead of each compiling them. It
+can kill, restart and add single processes (the system tests do), scale the workers, and
+supervise: a process that dies is started again, on the same port, after a growing pause;
+one that keeps dying stops the stack.
 
 ``<home>/stack.json`` says where everything listens (the CLI and the SDK read it), and
 ``<home>/admin.token`` holds the local admin token. Children get ``PR_SET_PDEATHSIG``, so
@@ -121,6 +124,10 @@ class Process:
             return "(no log)"
 
 
+# (NUMBA_CACHE_DIR, ARENA_WARM_GAMES) whose kernels this process had compiled.
+_COMPILED: set[tuple[str, str]] = set()
+
+
 @dataclass
 class Launcher:
     """A local Arena: Redis, services, workers. Use as a context manager or start()/stop().
@@ -176,6 +183,8 @@ class Launcher:
             planned += [self.add("analyst", f"analyst-{i + 1}") for i in range(self.analysts)]
             if self.web:
                 planned.append(self.add("web"))
+            if any(p.role in ("worker", "analyst") for p in planned):
+                self.compile_engines()
             for process in planned:
                 self._launch(process)
             self.wait_ready([p.name for p in planned], timeout_s)
@@ -184,6 +193,24 @@ class Launcher:
             self.stop()
             raise
         return self
+
+    def compile_engines(self) -> None:
+        """Compile the engines' kernels in one process before any worker starts (the
+        workers then load them from numba's cache within their ready timeout). Once per
+        launcher process and cache folder: later starts only load."""
+        env = self.env_for("worker")
+        key = (env.get("NUMBA_CACHE_DIR", ""), env.get("ARENA_WARM_GAMES", ""))
+        if key in _COMPILED:
+            return
+        log_file = self.home / "logs" / "compile.log"
+        with open(log_file, "ab") as log:
+            code = subprocess.run([sys.executable, "-m", "arena.services.worker.warm"],
+                                  stdout=log, stderr=subprocess.STDOUT, env=env).returncode
+        if code != 0:
+            tail = log_file.read_text(errors="replace").splitlines()[-20:]
+            raise RuntimeError(f"compiling the engines failed with exit code {code}; see "
+                               f"{log_file}:\n" + "\n".join(tail))
+        _COMPILED.add(key)
 
     def start_redis(self) -> None:
         if self.redis_urls is not None:
@@ -255,6 +282,8 @@ class Launcher:
               args: list[str] | None = None, timeout_s: float = 120.0) -> Process:
         """Start one process of ``role`` (also to add a process to a running stack)."""
         process = self.add(role, name, args)
+        if role in ("worker", "analyst"):
+            self.compile_engines()
         self._launch(process)
         if wait:
             self.wait_ready([process.name], timeout_s)
@@ -551,6 +580,8 @@ def run_up(workers: int, home: Path | None = None, web: bool = False,
                             mutual_tls=mutual_tls)
         (launcher.home / "run").mkdir(parents=True, exist_ok=True)
         (launcher.home / "run" / CONTROL_FILE).unlink(missing_ok=True)
+        print(f"Starting Arena in {launcher.home} (the first start on a machine compiles "
+              "the engines: a few minutes)...", flush=True)
         launcher.start()
         try:
             print("Arena is up:\n" + launcher.describe(), flush=True)

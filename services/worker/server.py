@@ -127,19 +127,21 @@ def _checked_limits(request: engine_pb2.AnalyzeRequest) -> Limits:
                   time_ms=limits.time_ms or None)
 
 
-def warm_games(config: Config) -> list[str]:
-    return [name.strip() for name in config.warm_games.split(",") if name.strip()]
+def warm_up(config: Config) -> list[str]:
+    """Compile (or load from numba's cache) the engines of ``warm_games``; their names."""
+    games = [name.strip() for name in config.warm_games.split(",") if name.strip()]
+    if games:
+        log.info("warming up the %s engines", ", ".join(games))
+    for name in games:  # before taking jobs: a cold compile would cost a bot its time
+        game(name).engine().warm_up()
+    return games
 
 
 def create_service(config: Config) -> ServiceParts:
     if config.worker_pool not in POOLS:
         raise ValueError(f"ARENA_WORKER_POOL must be one of {', '.join(POOLS)}, "
                          f"got {config.worker_pool!r}")
-    games = warm_games(config)
-    if games:
-        log.info("warming up the %s engines", ", ".join(games))
-        for name in games:  # before taking jobs: a cold compile would cost a bot its time
-            game(name).engine().warm_up()
+    games = warm_up(config)
     peers = peer_client(config)
     quotas = Quotas.from_config(config, redis.Redis.from_url(config.redis_url))
     servicer = EngineServicer(BotVersions(peers), config.worker_pool, config.analysis_slots,

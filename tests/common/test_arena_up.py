@@ -168,3 +168,23 @@ def test_arena_worker_without_a_stack_says_what_to_do(tmp_path: Path) -> None:
 
 def _manifest(home: Path) -> dict[str, Any]:
     return dict(json.loads((home / "stack.json").read_text()))
+
+
+def test_first_start_compiles_the_engines_once_and_workers_only_load_them(
+        tmp_path: Path) -> None:
+    """On a fresh machine (an empty kernel cache) the launcher compiles the engines in one
+    process before its workers start: two workers and an analyst each compiling everything
+    at once took `make demo` past the 120 s ready timeout on 2 cores. Numba's cache log
+    says who compiled (``data saved``) and who only loaded (``data loaded``)."""
+    from arena.services.common.launcher import Launcher
+
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "kernels"), "NUMBA_DEBUG_CACHE": "1",
+           "ARENA_WARM_GAMES": "gomoku"}  # one game keeps the cold compile short
+    with Launcher(home=tmp_path / "arena", workers=2, analysts=1, env=env) as stack:
+        compile_log = (stack.home / "logs" / "compile.log").read_text()
+        assert "engines ready (gomoku)" in compile_log
+        assert "[cache] data saved to" in compile_log
+        for name in ("worker-1", "worker-2", "analyst-1"):
+            log = (stack.home / "logs" / f"{name}.log").read_text()
+            assert "[cache] data loaded from" in log, name
+            assert "[cache] data saved to" not in log, f"{name} compiled a kernel itself"
