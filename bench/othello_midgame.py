@@ -2,6 +2,9 @@
 
 .venv/bin/python bench/othello_midgame.py --positions 20 --time-ms 500
 nice -n 5 .venv/bin/python bench/othello_midgame.py --depth 8 --presets arena-strong arena-pattern
+nice -n 5 .venv/bin/python bench/othello_midgame.py --presets arena-pattern arena-pattern+probcut=15
+
+A preset may change integer settings: ``PRESET+KEY=VALUE`` (``arena-pattern+probcut=15``).
 
 With ``--depth`` every search goes to that fixed depth (no time limit) and the rate is nodes
 per second of the searching thread's CPU time, which other processes do not change; the
@@ -17,6 +20,7 @@ import statistics
 from arena.engine.api import Limits
 from arena.engine.othello import PRESETS, START_TEXT, choose_move, warm_up
 from arena.engine.othello.bitboard import legal_moves, parse_position
+from arena.engine.othello.presets import named_config
 
 
 def midgame_positions(count: int, seed: int) -> list[str]:
@@ -43,10 +47,11 @@ def main() -> None:
     args = parser.parse_args()
     warm_up()
     positions = midgame_positions(args.positions, seed=1)
-    print(f"{'preset':>14} {'median nodes/s':>15} {'median depth':>13}")
+    width = max(14, *(len(name) for name in args.presets))
+    print(f"{'preset':>{width}} {'median nodes/s':>15} {'median depth':>13}")
     for name in args.presets:
         config = (
-            {**PRESETS[name], "depth": 60}
+            {**named_config(name), "depth": 60}
             if name.startswith("arena")
             else {
                 **PRESETS[name],
@@ -66,7 +71,7 @@ def main() -> None:
                 rates.append(result.nps)
             depths.append(result.depth)
             nodes += result.nodes
-        print(f"{name:>14} {statistics.median(rates):>15,.0f} {statistics.median(depths):>13}"
+        print(f"{name:>{width}} {statistics.median(rates):>15,.0f} {statistics.median(depths):>13}"
               + (f"  total nodes {nodes:,}" if args.depth else ""))
 
 
