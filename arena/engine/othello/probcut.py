@@ -143,10 +143,10 @@ def iteration_values(
     positions: list[tuple[int, int, int]], max_depth: int, weights: str
 ) -> npt.NDArray[np.int64]:
     """Each position's value after each iteration 1..max_depth (column d), ProbCut off."""
+    from arena.engine.othello.bitboard import Position
     from arena.engine.othello.budget import TimeBudget
     from arena.engine.othello.config import compile_config
     from arena.engine.othello.engine import search_template
-    from arena.engine.othello.bitboard import Position
     from arena.engine.othello.search import (
         DEEPEN_STEP,
         DP_DEPTH,

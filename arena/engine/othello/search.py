@@ -350,7 +350,7 @@ def negamax(
         and ply > 0
         and prune
         and depth >= PC_MIN_DEPTH
-        and -PC_SCORE_LIMIT < alpha
+        and alpha > -PC_SCORE_LIMIT
         and beta < PC_SCORE_LIMIT
         and depth < 64 - popcount(p | o)  # the deep search would not reach the game's end
     ):
