@@ -21,7 +21,8 @@ LAB = {"evaluator": "lab", "look_ahead": 1}
 KREVERSI = {"evaluator": "kreversi", "depth": {"begin": 3, "middle": 3, "end": 3},
             "random_tied_root_moves": True, "time_limit_s": 60}
 # The trained pattern evaluator (arena-pattern's weights), at a fixed depth, no solver.
-PATTERN = {"evaluator": "pattern", "depth": 2, "time_ms": 600_000, "endgame_empties": 0}
+PATTERN = {"evaluator": "pattern", "depth": 2, "time_ms": 600_000, "endgame_empties": 0,
+           "probcut": 0}
 # With ProbCut, which cuts from 3 plies left: its shallow searches share the table.
 PATTERN_PROBCUT = {**PATTERN, "depth": 5, "probcut": 15}
 

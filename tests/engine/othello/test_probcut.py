@@ -3,13 +3,16 @@ table holds, and the fit."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from arena.engine.api import Limits, SearchResult
-from arena.engine.othello import PRESETS, choose_move, evaluator_hash, validate_config
+from arena.engine.othello import PRESETS, choose_move, evaluator_hash, patterns, validate_config
 from arena.engine.othello import probcut as pc
 from arena.engine.othello.bitboard import legal_moves, parse_position
 from arena.engine.othello.config import compile_config, normalize_config
@@ -178,3 +181,20 @@ def test_bench_names(name: str) -> None:
     assert config["probcut"] == (15 if "+" in name else PRESETS["arena-pattern"]["probcut"])
     with pytest.raises(ValueError):
         named_config("arena-pattern+probcut")
+
+
+def test_the_hash_follows_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shipped = evaluator_hash(ON)
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    for name in ("arena-pattern.npz", "arena-pattern.probcut.json"):
+        shutil.copy(patterns.WEIGHTS_DIR / name, weights / name)
+    monkeypatch.setattr(patterns, "WEIGHTS_DIR", weights)
+    assert evaluator_hash(ON) == shipped
+    table = json.loads((weights / "arena-pattern.probcut.json").read_text())
+    table["rows"][0]["sigma"] += 1
+    (weights / "arena-pattern.probcut.json").write_text(json.dumps(table))
+    assert evaluator_hash(ON) != shipped
+    (weights / "arena-pattern.probcut.json").unlink()
+    assert [v.field for v in validate_config(ON)] == ["probcut"]
+    assert validate_config(OFF) == []
