@@ -5,6 +5,11 @@
         --bots arena-strong lucy madoka ryo terra kreversi-default --time-ms 250
     nice -n 5 .venv/bin/python bench/othello_round_robin.py --bots arena-pattern arena-strong \\
         --openings 50 --time-ms 100 --clock cpu
+    nice -n 5 .venv/bin/python bench/othello_round_robin.py --openings 50 --time-ms 100 \\
+        --clock cpu --bots arena-pattern+probcut=15 arena-pattern+probcut=0
+
+A bot is a preset's name, or a preset with integer settings changed: ``PRESET+KEY=VALUE``
+(``arena-pattern+probcut=15``).
 
 Each pairing plays every opening twice, colours swapped. Openings come from the
 ``othello-balanced`` suite (distinct 4-ply starts, ``arena.openings``), in a seeded order.
@@ -26,8 +31,9 @@ import time
 from dataclasses import dataclass, field
 
 from arena.engine.api import Clock, Limits
-from arena.engine.othello import PASS, PRESETS, choose_move, warm_up
+from arena.engine.othello import PASS, choose_move, warm_up
 from arena.engine.othello.bitboard import Position, legal_moves, parse_position
+from arena.engine.othello.presets import named_config
 from arena.openings import load_suite, select_openings
 from arena.openings.suites import start_position_after
 from arena.ratings.elo import elo_from_score
@@ -89,7 +95,7 @@ def play(
 ) -> tuple:
     """(final disc difference for Black, Black's thinking s, White's thinking s)."""
     pos = start
-    bots = (PRESETS[black], PRESETS[white])
+    bots = (named_config(black), named_config(white))
     thinking = [0.0, 0.0]
     ply = 0
     while legal_moves(pos):

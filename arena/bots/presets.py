@@ -31,7 +31,7 @@ DESCRIPTIONS: dict[str, str] = {
     "arena-fast": "Arena's Othello evaluator: tapered weights, depth 6, exact endgame at 14",
     "arena-strong": "Arena's Othello evaluator with deeper search, exact endgame at 20",
     "arena-pattern": "Arena's pattern evaluator (weights per game stage, trained by Arena on "
-                     "its own self-play games), search as arena-strong",
+                     "its own self-play games), search as arena-strong with ProbCut",
     "sharpmoku-normal": "SharpMoku's Normal level (depth 2)" + _FAITHFUL_TIES,
     "sharpmoku-hard": "SharpMoku's Hard level (depth 4)" + _FAITHFUL_TIES,
     "sharpmoku-normal-centre": "SharpMoku's Normal level (depth 2), ties broken toward the "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 import redis
 from arena.clients.sdk import ArenaClient
 from arena.services.common.protocol.tcache import STATS_KEY, CacheKey, SharedSearchCache
@@ -20,7 +21,10 @@ LAB = {"evaluator": "lab", "look_ahead": 1}
 KREVERSI = {"evaluator": "kreversi", "depth": {"begin": 3, "middle": 3, "end": 3},
             "random_tied_root_moves": True, "time_limit_s": 60}
 # The trained pattern evaluator (arena-pattern's weights), at a fixed depth, no solver.
-PATTERN = {"evaluator": "pattern", "depth": 2, "time_ms": 600_000, "endgame_empties": 0}
+PATTERN = {"evaluator": "pattern", "depth": 2, "time_ms": 600_000, "endgame_empties": 0,
+           "probcut": 0}
+# With ProbCut, which cuts from 3 plies left: its shallow searches share the table.
+PATTERN_PROBCUT = {**PATTERN, "depth": 5, "probcut": 15}
 
 
 # Plies each bot searches: lab look_ahead 1 -> 2, kreversi depth 3 -> 2. A search stops short
@@ -36,20 +40,22 @@ def _empties(position_text: str) -> int:
     return sum(1 for ch in squares if ch not in "XO")
 
 
-def _assert_clock_free(match: match_pb2.Match) -> None:
+def _assert_clock_free(match: match_pb2.Match, black_depth: int) -> None:
     """The game ended normally and every search reached its fixed depth."""
     assert match.result.termination == match_pb2.TERMINATION_NORMAL, match.result
     before = match.start_position
+    planned = {**PLANNED_DEPTH, common_pb2.COLOR_BLACK: black_depth}
     for record in match.moves:
         if record.move.square != PASS:
             reached = record.search.depth
-            expected = min(PLANNED_DEPTH[record.color], _empties(before))
+            expected = min(planned[record.color], _empties(before))
             assert reached == expected or record.search.exact, (record.ply, reached, expected)
         before = record.position_after
 
 
 def _play(
-    client: redis.Redis, new_match: NewMatch, seeds: list[int], black: str = "kr"
+    client: redis.Redis, new_match: NewMatch, seeds: list[int], black: str = "kr",
+    black_depth: int = 2,
 ) -> list[match_pb2.Match]:
     """The games, played one after the other (so each can hit what the previous stored)."""
     matches = []
@@ -57,7 +63,7 @@ def _play(
         config = match_config(black, "lab", move_time_ms=MOVE_TIME_MS, seed=seed)
         match = wait_finished(client, new_match(config).id, 180)
         replay_moves(match)
-        _assert_clock_free(match)
+        _assert_clock_free(match, black_depth)
         matches.append(match)
     return matches
 
@@ -96,19 +102,21 @@ def test_games_identical_with_and_without_the_cache(
     assert all(r.search.cache_hit for r in warm[1].moves if r.move.square != PASS)
 
 
+@pytest.mark.parametrize("config", [PATTERN, PATTERN_PROBCUT], ids=["plain", "probcut"])
 def test_pattern_games_identical_with_and_without_the_cache(
     redis_client: redis.Redis, cache_client: redis.Redis, loops: Callable[..., Any],
-    peers: ArenaClient, new_match: NewMatch,
+    peers: ArenaClient, new_match: NewMatch, config: dict[str, object],
 ) -> None:
-    builtin_bot(peers, "pat", PATTERN)
+    builtin_bot(peers, "pat", config)
     builtin_bot(peers, "lab", LAB)
+    depth = int(config["depth"])  # type: ignore[call-overload]
     refs, works = loops(referees=1, workers=2, shared_cache=False)
-    without = _moves(_play(redis_client, new_match, [1], black="pat"))
+    without = _moves(_play(redis_client, new_match, [1], black="pat", black_depth=depth))
     for loop in [*refs, *works]:
         loop.stop(5)
     loops(referees=1, workers=2, shared_cache=True)
-    cold = _play(redis_client, new_match, [1], black="pat")
-    warm = _play(redis_client, new_match, [1], black="pat")
+    cold = _play(redis_client, new_match, [1], black="pat", black_depth=depth)
+    warm = _play(redis_client, new_match, [1], black="pat", black_depth=depth)
     assert without == _moves(cold) == _moves(warm)
     assert all(r.search.cache_hit for r in warm[0].moves if r.move.square != PASS)
 

@@ -1,4 +1,5 @@
-"""Engine tools on the command line, in-process (no services): perft, solve, analyze, train.
+"""Engine tools on the command line, in-process (no services): perft, solve, analyze, train,
+probcut.
 
 Mounted by the main CLI as ``arena engine ...`` through ``add_engine_commands``; also runs
 alone: ``python -m arena.engine.othello.cli perft --depth 6``. Every command takes --json.
@@ -194,6 +195,24 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_probcut(args: argparse.Namespace) -> int:
+    from arena.engine.othello.probcut import fit, save, table_path
+
+    table = fit(args.positions, args.seed, args.max_depth, args.weights)
+    rows = table["rows"]
+    assert isinstance(rows, list)
+    lines = [f"command: {table['command']}", f"seconds: {table['seconds']}",
+             "bucket depth shallow      a        b    sigma samples"]
+    lines += [f"{r['bucket']:>6} {r['depth']:>5} {r['shallow']:>7} {r['a']:>6.3f} {r['b']:>8.1f}"
+              f" {r['sigma']:>8.1f} {r['samples']:>7}{' pooled' if r['pooled'] else ''}"
+              for r in rows]
+    if args.output is not None:
+        path = Path(args.output) if args.output != "ship" else table_path(args.weights)
+        lines.append(f"wrote {save(table, path)}")
+    _emit(args, table, "\n".join(lines))
+    return 0
+
+
 def add_tool_commands(sub: Any) -> None:
     perft_p = sub.add_parser("perft", help="count leaves N plies ahead (passes are moves)")
     perft_p.add_argument("--depth", type=int, required=True, help="plies")
@@ -238,6 +257,20 @@ def add_tool_commands(sub: Any) -> None:
     train_p.add_argument("--jobs", type=int, default=1, help="processes playing the games")
     train_p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     train_p.set_defaults(func=_cmd_train)
+    probcut_p = sub.add_parser(
+        "probcut", help="fit ProbCut's table for a pattern weight set (bounded, seeded)"
+    )
+    probcut_p.add_argument("game", choices=["othello"], help="the engine to fit")
+    probcut_p.add_argument("--positions", type=int, default=200, help="positions searched")
+    probcut_p.add_argument("--seed", type=int, default=1, help="seed of the positions")
+    probcut_p.add_argument("--max-depth", type=int, default=10, help="deepest search (plies)")
+    probcut_p.add_argument("--weights", default="arena-pattern", help="pattern weight set")
+    probcut_p.add_argument(
+        "--output", default=None,
+        help="table file (JSON), or 'ship' for the weight set's own (weights/NAME.probcut.json)",
+    )
+    probcut_p.add_argument("--json", action="store_true", help="print the table as JSON")
+    probcut_p.set_defaults(func=_cmd_probcut)
     from arena.protocols.cli import add_protocol_commands  # engine nboard|gtp|gomocup
 
     add_protocol_commands(sub)

@@ -4,7 +4,10 @@ A config is a JSON-able dict whose ``"evaluator"`` key is ``kreversi``, ``lab``,
 ``pattern``. Missing keys take defaults (KReversi: its ``CreateBot()`` bot; arena:
 ``arena-fast``; pattern: ``arena-pattern``). A pattern config names a shipped weight set;
 its normalized form carries the SHA-256 of that file (``weights_sha256``), so the hash of
-the config, which the shared search cache keys on, changes with the weights.
+the config, which the shared search cache keys on, changes with the weights. A pattern
+config's ``probcut`` (0..40, the threshold in tenths of the fitted error; 0: off) turns on
+the midgame search's ProbCut; when on, the normalized config carries the SHA-256 of the
+fitted table too (``probcut_sha256``, ``probcut.py``).
 
 Depth conventions, converted here to *plies searched* (``BotSpec.plies``):
 
@@ -17,6 +20,7 @@ Depth conventions, converted here to *plies searched* (``BotSpec.plies``):
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -41,6 +45,7 @@ from arena.engine.othello.evaluate import (
 )
 from arena.engine.othello.patterns import PATTERN, load_weight_set, weight_sets
 from arena.engine.othello.presets import ARENA_DEFAULT_WEIGHTS, KREVERSI_DEFAULT, PRESETS
+from arena.engine.othello.probcut import kernel_rows, load_table, table_problem
 from arena.errors import FieldViolation, InvalidArgumentError
 
 PHASES = ("begin", "middle", "end")
@@ -48,7 +53,10 @@ LOOK_AHEADS = (0, 1, 3)
 _KREVERSI_KEYS = frozenset(KREVERSI_DEFAULT) | {"evaluator"}
 _LAB_KEYS = frozenset({"evaluator", "look_ahead"})
 _ARENA_KEYS = frozenset(PRESETS["arena-fast"]) | {"evaluator"}
-_PATTERN_KEYS = frozenset(PRESETS["arena-pattern"]) | {"evaluator", "weights_sha256"}
+_PATTERN_KEYS = frozenset(PRESETS["arena-pattern"]) | {
+    "evaluator", "weights_sha256", "probcut_sha256"
+}
+PROBCUT_MAX = 40  # tenths of sigma
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,7 @@ class BotSpec:
     use_tt: bool
     random_ties: bool
     endgame_empties: int  # solve exactly at or below this many empties (-1: never)
+    probcut: npt.NDArray[np.int64] | None = None  # ProbCut's kernel table (None: off)
 
 
 def _is_int(value: object) -> bool:
@@ -178,9 +187,11 @@ def _validate_pattern(config: dict[str, object], out: list[FieldViolation]) -> N
                 out.append(FieldViolation(
                     key, f"must be one of the shipped weight sets {weight_sets()}, got {value!r}"
                 ))
-        elif key == "weights_sha256":
+        elif key in ("weights_sha256", "probcut_sha256"):
             if not isinstance(value, str):
                 out.append(FieldViolation(key, "must be a string"))
+        elif key == "probcut":
+            _check_int(out, key, value, 0, PROBCUT_MAX)
         elif not _validate_search_limits(key, value, out) and key not in _PATTERN_KEYS:
             out.append(FieldViolation(key, "unknown key for the pattern evaluator"))
     name = config.get("weights", PRESETS["arena-pattern"]["weights"])
@@ -189,6 +200,17 @@ def _validate_pattern(config: dict[str, object], out: list[FieldViolation]) -> N
         out.append(FieldViolation(
             "weights_sha256", f"does not match the shipped weight set {name!r}"
         ))
+    probcut = config.get("probcut", PRESETS["arena-pattern"]["probcut"])
+    if not out and probcut != 0:
+        problem = table_problem(str(name))
+        if problem is not None:
+            out.append(FieldViolation("probcut", problem))
+        elif config.get("probcut_sha256", load_table(str(name))[1]) != load_table(str(name))[1]:
+            out.append(FieldViolation(
+                "probcut_sha256", f"does not match the ProbCut table of {name!r}"
+            ))
+    elif not out and "probcut_sha256" in config:
+        out.append(FieldViolation("probcut_sha256", "only with probcut on (1..40)"))
 
 
 def validate_config(config: object) -> list[FieldViolation]:
@@ -231,6 +253,8 @@ def normalize_config(config: dict[str, object]) -> dict[str, object]:
         base = copy.deepcopy(PRESETS["arena-pattern"])
         base.update(copy.deepcopy(config))
         base["weights_sha256"] = load_weight_set(str(base["weights"]))[1]
+        if base["probcut"] != 0:
+            base["probcut_sha256"] = load_table(str(base["weights"]))[1]
         return base
     else:
         base = copy.deepcopy(PRESETS["arena-fast"])
@@ -287,7 +311,12 @@ def _arena_spec(config: dict[str, object]) -> BotSpec:
 
 def _pattern_spec(config: dict[str, object]) -> BotSpec:
     params, _ = load_weight_set(str(config["weights"]))
-    return _full_search_spec(PATTERN, params, config)
+    spec = _full_search_spec(PATTERN, params, config)
+    t_tenths = int(config["probcut"])  # type: ignore[call-overload]
+    if t_tenths == 0:
+        return spec
+    table, _ = load_table(str(config["weights"]))
+    return dataclasses.replace(spec, probcut=kernel_rows(table, t_tenths))
 
 
 def _full_search_spec(kind: int, params: npt.NDArray[np.int64], config: dict[str, object]

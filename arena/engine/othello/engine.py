@@ -50,6 +50,8 @@ from arena.engine.othello.search import (
     ST_DEADLINE,
     ST_NODES,
     ST_ORDER,
+    ST_PC_TABLE,
+    ST_PROBCUT,
     ST_PRUNE,
     ST_ROOT_BEST,
     ST_ROOT_COLOR,
@@ -140,6 +142,9 @@ def search_template(
     st[ST_CLOCK] = budget.clock_id
     discs = 64 - pos.empties()
     st[ST_ROOT_FULL] = int(spec.random_ties and discs <= RANDOM_TIE_MAX_DISCS)
+    if spec.probcut is not None:
+        st[ST_PROBCUT] = 1
+        st[ST_PC_TABLE : ST_PC_TABLE + len(spec.probcut)] = spec.probcut
     return st
 
 

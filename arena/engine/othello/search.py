@@ -7,6 +7,13 @@ parts a seed program did not have (the Reversi lab searches plain minimax in row
 * ``ST_ORDER`` 0 -> moves are tried in row-major order (a1, b1, ..., h8);
 * ``ST_USE_TT`` 0 -> no transposition table.
 
+ProbCut (Buro's selective search, ``probcut.py``) is on when ``st[ST_PROBCUT]`` is 1: at a
+node below the root with ``depth`` >= ``PC_MIN_DEPTH`` plies left, a shallow null-window
+search at ``probcut_depth(depth)`` tests whether the deep value, predicted by the fitted
+line ``a * shallow + b`` with error ``sigma``, is beyond the window by ``t * sigma``; if
+so the node returns the bound without searching deeper. The fitted figures (``a`` in
+thousandths, ``b``, ``t * sigma``) are in ``st`` per disc bucket and depth.
+
 A pass does not consume depth (as in both seed programs); a finished game is scored by the
 evaluator. Every ``POLL_NODES`` nodes the kernel checks the caller's stop flag and reads the
 clock against the deadline, and it stops at the node limit; an aborted search returns 0 all
@@ -58,7 +65,15 @@ ST_DEADLINE = 15  # ns on the ST_CLOCK clock at which to stop (0: none); kept he
 # array argument of its own: each array passed to a recursive kernel costs atomic reference counts
 ST_CLOCK = 16  # the clock the deadlines are on: CLOCK_MONOTONIC or CLOCK_THREAD_CPUTIME_ID
 ST_ROOT_SCORES = 17  # st[17 + sq]: value of root move sq (bound unless ST_ROOT_FULL)
-ST_SIZE = ST_ROOT_SCORES + 65
+ST_PROBCUT = ST_ROOT_SCORES + 65  # 1: ProbCut on (the table below filled)
+# ProbCut's table: st[ST_PC_TABLE + 3 * (bucket * PC_DEPTHS + depth) + k] with k = 0: a in
+# thousandths (0: no cut at that bucket and depth), 1: b, 2: t * sigma (evaluation units).
+ST_PC_TABLE = ST_PROBCUT + 1
+PC_BUCKETS = 7  # disc buckets: discs // 10 (60..64 discs with 50..59)
+PC_DEPTHS = 32  # remaining depths the table covers (deeper nodes read the last row)
+PC_MIN_DEPTH = 3
+PC_SCORE_LIMIT = 300_000  # no cut around won or lost scores (every evaluator's WIN is 1e6)
+ST_SIZE = ST_PC_TABLE + 3 * PC_BUCKETS * PC_DEPTHS
 
 TREE_PARENT = 0
 TREE_MOVE = 1
@@ -234,6 +249,20 @@ def _should_stop(st: npt.NDArray[np.int64], stop_ext: npt.NDArray[np.int64]) -> 
 
 
 @kernel
+def probcut_depth(depth: int) -> int:
+    """Depth of ProbCut's shallow search for a node with ``depth`` plies left: about a
+    quarter, with the parity of ``depth`` (Othello's values swing with the side that moves
+    last)."""
+    return 2 * (depth // 4) + (depth & 1)
+
+
+@kernel
+def pc_bucket(p: np.uint64, o: np.uint64) -> int:
+    """ProbCut's disc bucket of a position."""
+    return min(popcount(p | o) // 10, PC_BUCKETS - 1)
+
+
+@kernel
 def negamax(
     p: np.uint64,
     o: np.uint64,
@@ -316,6 +345,50 @@ def negamax(
             ):
                 _close_node(tree, node, t_score, False, True)
                 return t_score
+    if (
+        st[ST_PROBCUT] != 0
+        and ply > 0
+        and prune
+        and depth >= PC_MIN_DEPTH
+        and alpha > -PC_SCORE_LIMIT
+        and beta < PC_SCORE_LIMIT
+        and depth < 64 - popcount(p | o)  # the deep search would not reach the game's end
+    ):
+        row = ST_PC_TABLE + 3 * (
+            pc_bucket(p, o) * PC_DEPTHS + min(depth, PC_DEPTHS - 1)
+        )
+        slope = st[row]
+        if slope > 0:
+            shallow = probcut_depth(depth)
+            # Fail high if the shallow value reaches (beta + t sigma - b) / a, rounded up.
+            bound = -((-(beta + st[row + 2] - st[row + 1]) * 1000) // slope)
+            if bound < PC_SCORE_LIMIT:
+                value = negamax(
+                    p, o, color, shallow, ply, bound - 1, bound, -2 + 0 * depth, move_in,
+                    params, tt, hist, work, pv, pv_len, tree, st, stop_ext,
+                )
+                if st[ST_ABORTED] != 0:
+                    return 0
+                if value >= bound:
+                    _close_node(tree, node, beta, False, True)
+                    return beta
+            # Fail low if it stays at or below (alpha - t sigma - b) / a, rounded down.
+            bound = ((alpha - st[row + 2] - st[row + 1]) * 1000) // slope
+            if bound > -PC_SCORE_LIMIT:
+                value = negamax(
+                    p, o, color, shallow, ply, bound, bound + 1, -2 + 0 * depth, move_in,
+                    params, tt, hist, work, pv, pv_len, tree, st, stop_ext,
+                )
+                if st[ST_ABORTED] != 0:
+                    return 0
+                if value <= bound:
+                    _close_node(tree, node, alpha, False, True)
+                    return alpha
+            pv_len[ply] = 0
+            if st[ST_USE_TT] != 0:  # the shallow searches stored a best move: try it first
+                hit, t_depth, t_bound, t_score, t_move = tt_probe(tt, key)
+                if hit:
+                    first = t_move
     if ply == 0 and st[ST_ROOT_FIRST] >= 0:
         first = st[ST_ROOT_FIRST]
     n = order_moves(p, o, moves, depth, first, hist, work, ply, ordered)

@@ -12,7 +12,14 @@ import numpy as np
 import pytest
 
 from arena.engine.api import Limits
-from arena.engine.othello import PASS, PRESETS, choose_move, evaluator_hash, solve
+from arena.engine.othello import (
+    PASS,
+    PRESETS,
+    choose_move,
+    evaluator_hash,
+    solve,
+    validate_config,
+)
 from arena.engine.othello import patterns as pt
 from arena.engine.othello.bitboard import Position, get_moves, legal_moves, parse_position
 from arena.engine.othello.cli import main as engine_cli
@@ -133,13 +140,17 @@ def test_config_hash_follows_the_weights(tmp_path: Path, monkeypatch: pytest.Mon
     assert evaluator_hash({"evaluator": "pattern"}) == shipped
     weights = tmp_path / "weights"
     weights.mkdir()
-    shutil.copy(pt.WEIGHTS_DIR / "arena-pattern.npz", weights / "arena-pattern.npz")
+    for name in ("arena-pattern.npz", "arena-pattern.probcut.json"):
+        shutil.copy(pt.WEIGHTS_DIR / name, weights / name)
     monkeypatch.setattr(pt, "WEIGHTS_DIR", weights)
     assert evaluator_hash(config) == shipped  # same bytes, same hash
+    plain = evaluator_hash({**config, "probcut": 0})
     changed = pt.read_weights(weights / "arena-pattern.npz")
     changed[0, pt.N_DENSE] += 1
     np.savez_compressed(weights / "arena-pattern.npz", weights=changed.astype(np.int16))
-    assert evaluator_hash(config) != shipped
+    assert evaluator_hash({**config, "probcut": 0}) != plain
+    # ProbCut's table was fitted for the old weights: refused until it is refitted.
+    assert [v.field for v in validate_config(config)] == ["probcut"]
     with pytest.raises(InvalidArgumentError):
         compile_config({**config, "weights": "no-such-set"})
     with pytest.raises(InvalidArgumentError):
