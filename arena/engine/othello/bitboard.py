@@ -242,6 +242,16 @@ def final_score(p: np.uint64, o: np.uint64) -> int:
     return 0
 
 
+@inline_kernel
+def final_value(p: np.uint64, o: np.uint64, win: int) -> int:
+    """An evaluator's score of a finished game for ``p``: ``win`` plus 1000 per disc of
+    ``final_score`` when won, minus ``win`` plus that when lost, 0 for a draw."""
+    final = final_score(p, o)
+    if final == 0:
+        return 0
+    return win + 1000 * final if final > 0 else -win + 1000 * final
+
+
 @dataclass(frozen=True)
 class Position:
     """A parsed position: black and white bitboards, the colour to move (0 black), and

@@ -45,7 +45,7 @@ from arena.engine.othello.evaluate import (
 )
 from arena.engine.othello.patterns import PATTERN, load_weight_set, weight_sets
 from arena.engine.othello.presets import ARENA_DEFAULT_WEIGHTS, KREVERSI_DEFAULT, PRESETS
-from arena.engine.othello.probcut import kernel_rows, load_table, table_problem
+from arena.engine.othello.probcut import load_table, search_rows, table_problem
 from arena.errors import FieldViolation, InvalidArgumentError
 
 PHASES = ("begin", "middle", "end")
@@ -157,13 +157,7 @@ def _validate_arena(config: dict[str, object], out: list[FieldViolation]) -> Non
                     continue
                 for i, w in enumerate(pair):
                     _check_int(out, f"weights.{term}[{i}]", w, -10_000, 10_000)
-        elif key == "depth":
-            _check_int(out, key, value, 1, 60)
-        elif key == "time_ms":
-            _check_int(out, key, value, 1, 600_000)
-        elif key == "endgame_empties":
-            _check_int(out, key, value, 0, 30)
-        elif key not in _ARENA_KEYS:
+        elif not _validate_search_limits(key, value, out) and key not in _ARENA_KEYS:
             out.append(FieldViolation(key, "unknown key for the arena evaluator"))
 
 
@@ -205,7 +199,7 @@ def _validate_pattern(config: dict[str, object], out: list[FieldViolation]) -> N
         problem = table_problem(str(name))
         if problem is not None:
             out.append(FieldViolation("probcut", problem))
-        elif config.get("probcut_sha256", load_table(str(name))[1]) != load_table(str(name))[1]:
+        elif "probcut_sha256" in config and config["probcut_sha256"] != load_table(str(name))[1]:
             out.append(FieldViolation(
                 "probcut_sha256", f"does not match the ProbCut table of {name!r}"
             ))
@@ -315,8 +309,7 @@ def _pattern_spec(config: dict[str, object]) -> BotSpec:
     t_tenths = int(config["probcut"])  # type: ignore[call-overload]
     if t_tenths == 0:
         return spec
-    table, _ = load_table(str(config["weights"]))
-    return dataclasses.replace(spec, probcut=kernel_rows(table, t_tenths))
+    return dataclasses.replace(spec, probcut=search_rows(str(config["weights"]), t_tenths))
 
 
 def _full_search_spec(kind: int, params: npt.NDArray[np.int64], config: dict[str, object]

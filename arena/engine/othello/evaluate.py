@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from arena.engine.othello._jit import U0, U1, kernel, lowest_square, popcount
-from arena.engine.othello.bitboard import final_score, flips, get_moves, potential_mobility
+from arena.engine.othello.bitboard import final_value, flips, get_moves, potential_mobility
 from arena.engine.othello.patterns import PATTERN, pattern_eval
 
 KREVERSI = 0
@@ -218,10 +218,7 @@ def arena_eval(p: np.uint64, o: np.uint64, params: npt.NDArray[np.int64]) -> int
     mp = get_moves(p, o)
     mo = get_moves(o, p)
     if mp == U0 and mo == U0:
-        final = final_score(p, o)
-        if final == 0:
-            return 0
-        return ARENA_WIN + 1000 * final if final > 0 else -ARENA_WIN + 1000 * final
+        return final_value(p, o, ARENA_WIN)
     discs = popcount(p | o)
     empty = ~(p | o)
     score = _taper(params, 0, discs) * (popcount(mp) - popcount(mo))

@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from arena.engine.othello._jit import S1, S7, S8, U0, U1, kernel, popcount
-from arena.engine.othello.bitboard import final_score, get_moves, potential_mobility
+from arena.engine.othello.bitboard import final_value, get_moves, potential_mobility
 
 PATTERN = 3
 EVAL_SCALE = 100  # evaluation units per disc
@@ -253,10 +253,7 @@ def pattern_eval(p: np.uint64, o: np.uint64, params: npt.NDArray[np.int64]) -> i
     mp = get_moves(p, o)
     mo = get_moves(o, p)
     if mp == U0 and mo == U0:
-        final = final_score(p, o)
-        if final == 0:
-            return 0
-        return PATTERN_WIN + 1000 * final if final > 0 else -PATTERN_WIN + 1000 * final
+        return final_value(p, o, PATTERN_WIN)
     discs = popcount(p | o)
     weights = params.view(np.int16)  # int16 tables: a stage's block stays in the caches
     base = 4 * HEADER + params[3 + discs] * params[2]

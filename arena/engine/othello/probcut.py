@@ -99,6 +99,19 @@ def kernel_rows(table: dict[str, object], t_tenths: int) -> npt.NDArray[np.int64
     return rows.reshape(-1)
 
 
+def search_rows(weights: str, t_tenths: int) -> npt.NDArray[np.int64]:
+    """``kernel_rows`` of the weight set's table, computed once per table file and
+    threshold (a bot's spec is compiled for every move); read-only."""
+    return _search_rows(weights, load_table(weights)[1], t_tenths)
+
+
+@functools.lru_cache(maxsize=32)
+def _search_rows(weights: str, digest: str, t_tenths: int) -> npt.NDArray[np.int64]:
+    rows = kernel_rows(load_table(weights)[0], t_tenths)
+    rows.setflags(write=False)
+    return rows
+
+
 # -- fitting ---------------------------------------------------------------------------------
 
 
