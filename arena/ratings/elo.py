@@ -118,9 +118,17 @@ class ScoreElo:
     high: float
 
 
+def _wilson(score: float, samples: float, side: float) -> float:
+    """The Wilson score interval's bound (``side`` -1: low, +1: high) at 95%."""
+    z2 = Z95 * Z95
+    centre = score + z2 / (2 * samples)
+    half = Z95 * math.sqrt(score * (1 - score) / samples + z2 / (4 * samples * samples))
+    return (centre + side * half) / (1 + z2 / samples)
+
+
 def score_elo(counts: Mapping[float, float]) -> ScoreElo:
     """The Elo difference of a two-player score and its 95% interval (normal approximation;
-    exact for a sweep).
+    exact for a sweep, Wilson's where the normal one leaves 0..1).
 
     ``counts`` maps each outcome's score (0..1) to how often it happened: single games
     (``trinomial``: 0, 1/2, 1) or colour-swapped pairs (``pentanomial``: 0, 1/4, ..., 1, a
@@ -148,10 +156,17 @@ def score_elo(counts: Mapping[float, float]) -> ScoreElo:
     low, high = score - Z95 * stderr, score + Z95 * stderr
     # A sweep has no spread, so the normal interval shrinks to a point; there the exact
     # (Clopper-Pearson) bound of n straight wins (or losses) takes over: 0.025 ** (1 / n).
+    # Near a sweep the normal interval crosses 0 or 1 (1 win in 60 games: 1.7% +- 3.2%),
+    # which would read as an infinite Elo bound; there the Wilson bound takes over, which
+    # stays inside (0, 1) for any score strictly between them.
     if score >= 1.0:
         low = 0.025 ** (1.0 / samples)
     elif score <= 0.0:
         high = 1.0 - 0.025 ** (1.0 / samples)
+    if low <= 0.0 < score:
+        low = _wilson(score, samples, -1.0)
+    if high >= 1.0 > score:
+        high = _wilson(score, samples, 1.0)
     return ScoreElo(round(samples), score, stderr, to_elo(score), to_elo(low), to_elo(high))
 
 

@@ -194,8 +194,16 @@ def test_score_elo_at_the_edges() -> None:
     swept = score_elo(pentanomial([0.0] * 6))  # six lost pairs
     assert swept.elo == -math.inf and swept.low == -math.inf
     assert swept.high == pytest.approx(-400 * math.log10(0.025 ** (1 / 6) / (1 - 0.025 ** (1 / 6))))
+    # Near a sweep the normal interval leaves 0..1 on the far side; Wilson's bound keeps
+    # it finite there, below the estimate, and the near side stays the normal one.
     lost = score_elo(trinomial(1, 0, 9))
-    assert lost.low == -math.inf and math.isfinite(lost.elo) and lost.elo < 0
+    se = math.sqrt(0.09 / 10)
+    assert 0.1 - 1.959963984540054 * se < 0  # where the normal interval gives up
+    assert math.isfinite(lost.low) and lost.low < lost.elo < lost.high < 0
+    assert lost.low == pytest.approx(400 * math.log10(0.01787 / (1 - 0.01787)), abs=1.0)
+    assert lost.high == pytest.approx(elo_from_score(0.1 + 1.959963984540054 * se))
+    assert -lost.low == pytest.approx(score_elo(trinomial(9, 0, 1)).high)
+    assert score_elo(trinomial(1, 0, 59)).low < lost.low
     with pytest.raises(RatingError):
         score_elo(trinomial(0, 0, 0))
     with pytest.raises(RatingError):
