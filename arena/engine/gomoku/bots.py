@@ -39,8 +39,10 @@ from arena.engine.gomoku.tree import new_tree, read_tree
 from arena.engine.gomoku.work import W_LINE, new_work
 
 # Do not start another iteration after this share of the time is gone (on the clock of
-# the limits: wall or the searching thread's CPU time).
-SOFT_TIME_SHARE = 0.4
+# the limits: wall or the searching thread's CPU time). An iteration the limit cuts short
+# still counts for the root moves it finished (``root._deepen``), so starting one late
+# is not wasted.
+SOFT_TIME_SHARE = 0.6
 
 
 def _context(budget: Budget, tree_budget: int, salt: int = 0) -> np.ndarray:

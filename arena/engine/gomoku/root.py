@@ -12,8 +12,12 @@ the interpreter lock while it does (see ``control.search_kernel``):
    it has a VCT, the best candidates after which it has none (each checked within a
    share of ``vct_nodes``) are tried first;
 4. iterative deepening with ``negamax`` from depth 1 to ``max_depth``: no iteration
-   starts after ``soft_deadline`` (on the deadline's clock); an iteration cut short by a
-   limit is dropped.
+   starts after ``soft_deadline`` (on the deadline's clock). When a limit cuts an
+   iteration short, the best of the root moves it finished is played (at the root a
+   move's score counts only once its whole subtree is searched; the previous best, the
+   table's move, normally goes first, so a move preferred to it was compared with it at
+   the new depth);
+   if it finished none, the previous iteration's result stands.
 
 Threat searches are bounded by node counts, never by time, so a search without a time
 limit is deterministic. The report goes into ``out`` (slots ``OUT_*``); the captured
@@ -234,7 +238,8 @@ def _deepen(
     soft_deadline: int, tt: Tt, work: Work, ctx: Context, stop: StopArray,
     tree: TreeBuffer, kept_tree: TreeBuffer, out: Report,
 ) -> None:
-    """Iterative deepening; the last finished iteration's result goes into ``out``."""
+    """Iterative deepening; the result of the last iteration that finished a root move
+    goes into ``out``."""
     zero = me * 0
     found = False
     cut_short = 0
@@ -245,6 +250,8 @@ def _deepen(
                         zero - WIN - 1, zero + WIN + 1, zero - 1, zero - 1, params[PARAM_WIDTH])
         if ctx[CTX_ABORTED] != 0 and found:
             cut_short = 1
+            if work[W_PV] > 0:  # root moves it finished: the best of them is deeper news
+                _report(out, work[W_PV + 1], score, depth, work, W_PV + 1, work[W_PV])
             break
         length = work[W_PV]
         if length > 0:

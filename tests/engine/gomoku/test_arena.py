@@ -114,6 +114,25 @@ def test_stop_flag_and_node_limit_end_the_search() -> None:
     assert result.cut_short and limited.cut_short  # the shared cache must not keep them
 
 
+def test_an_iteration_cut_short_keeps_the_root_moves_it_finished() -> None:
+    # A node limit cuts depth 6 short at a fixed place, so this is deterministic.
+    moves = [112, 113, 127, 98, 142, 97]
+    config = PRESETS["arena-gomoku"]
+    five = choose_move(15, "freestyle", moves, config, Limits(depth=5))
+    six = choose_move(15, "freestyle", moves, config, Limits(depth=6))
+    assert not five.cut_short and not six.cut_short and six.nodes > five.nodes + 1000
+    # Past the first root move of depth 6 (the previous best, searched first): that
+    # iteration's result is played, marked cut short, at its depth.
+    late = choose_move(15, "freestyle", moves, config,
+                       Limits(nodes=six.nodes - (six.nodes - five.nodes) // 10))
+    assert late.cut_short and late.depth == 6, late
+    assert late.pv[0] == late.move and late.move not in moves
+    # Before depth 6 finished any root move, depth 5's result stands.
+    early = choose_move(15, "freestyle", moves, config, Limits(nodes=five.nodes + 50))
+    assert early.cut_short and (early.depth, early.move, early.score) == (
+        5, five.move, five.score), (early, five)
+
+
 @pytest.mark.parametrize("preset", ["arena-gomoku", "sharpmoku-normal"])
 def test_a_search_that_reaches_its_depth_is_not_cut_short(preset: str) -> None:
     moves = [112, 113, 127, 98]
