@@ -1,22 +1,23 @@
 """Training arena-gomoku's evaluation on positions Arena labels itself.
 
-Data: self-play games of the ``arena-gomoku`` preset with version 2's hand-set evaluation
-(``hand_eval``) at a fixed shallow depth, freestyle
-15x15, each from one of the balanced openings (``arena.openings.gomoku``) with a few
-random candidate moves on top (at random plies soon after the opening), all drawn from
+Data: self-play games of the ``arena-gomoku`` preset with version 2's hand-set
+evaluation (``hand_eval``) at a fixed shallow depth, freestyle 15x15, each from one of
+the balanced openings (``arena.openings.gomoku``) with a few random candidate moves on
+top (at random plies soon after the opening), all drawn from
 ``random.Random(f"{seed}:{game}")``: the same seed gives the same games, whatever the
 number of processes. A game ends when a search proves a win or a loss (or the board is
 full: a draw); every position searched up to then, that one included, is labelled with
 the result from the side to move's view (1 win, 0.5 draw, 0 loss). Positions where
 either side has a five point are left out: the search answers those itself, never the
-evaluation.
+evaluation. A game gives at most ``MAX_POSITIONS_PER_GAME`` positions.
 
 Features: what the kernels keep per colour anyway, the number of (empty cell, direction)
 pairs of each line class (``patterns.TWO`` .. ``patterns.OPEN_FOUR``), for the side to
 move and for the opponent, plus a constant. Fit: logistic regression (Newton's method,
 an L2 penalty on everything but the constant): the evaluation is the log-odds of a win
 for the side to move, stored in integer units of ``EVAL_SCALE`` per unit of log-odds.
-Games are split into training and held-out sets by index. The hand-set weights of
+Games are split into training and held-out sets by index, and into folds for a
+cross-validation. The hand-set weights of
 version 2 are measured on the same positions with their best single scale fitted, so the
 comparison is of the shapes of the two evaluations, not of their units.
 """
@@ -30,6 +31,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -59,6 +61,9 @@ SIZE = 15
 RANDOM_WITHIN = 8  # random moves come within this many plies after the opening
 MAX_GAME_PLIES = SIZE * SIZE
 FOLDS = 5
+# Positions kept per game at most (evenly spaced): the rare long games would otherwise
+# weigh hundreds of positions with one shared result.
+MAX_POSITIONS_PER_GAME = 24
 # The self-play bot evaluates with version 2's hand weights, so the data (and what is
 # trained on it) never depends on the weights shipped at the time.
 SELF_PLAY = {**PRESETS["arena-gomoku"], "hand_eval": True}
@@ -128,7 +133,17 @@ def play_game(seed: int, game: int, settings: GameSettings) -> list[tuple[list[i
             winner = me
             break
     return [(x, 0.5 if winner == 0 else float(colour == winner), stones)
-            for x, colour, stones in seen]
+            for x, colour, stones in spread(seen, MAX_POSITIONS_PER_GAME)]
+
+
+T = TypeVar("T")
+
+
+def spread(items: list[T], limit: int) -> list[T]:
+    """At most ``limit`` of ``items``, evenly spaced, in order."""
+    if len(items) <= limit:
+        return items
+    return [items[i * len(items) // limit] for i in range(limit)]
 
 
 Row = tuple[list[int], float, int, int]  # features, label, stones, game

@@ -44,8 +44,12 @@ def test_shipped_weights_load_and_record_their_command() -> None:
     assert weights.shape == (ev.FEATURES,) and not weights.flags.writeable
     body = json.loads(path.read_text())
     assert body["command"].startswith("arena engine train gomoku ")
-    held = body["metrics"]["heldout"]
-    assert held["trained"]["log_loss"] < held["hand"]["log_loss"]
+    metrics = body["metrics"]
+    held = metrics["heldout"]
+    assert held["trained"]["log_loss"] < held["untrained"]["log_loss"]
+    # Over the five folds of games, the trained weights predict better than the hand ones.
+    assert len(metrics["folds"]) == 5
+    assert all(f["trained"]["log_loss"] < f["hand"]["log_loss"] for f in metrics["folds"])
     assert weights[1 + ev.PER_SIDE - 1] > weights[1]  # an own open three beats a two
     assert weights[-1] < 0  # the opponent's open threes count against us
 
@@ -87,16 +91,19 @@ def test_generation_is_reproducible_from_the_seed() -> None:
 
 
 def test_training_run_beats_the_untrained_weights_on_held_out_games(tmp_path: Path) -> None:
+    # 60 quick games (depth 3): about 550 positions, half a minute. So few games are a
+    # noisy sample, so this asks for no more than beating a coin toss on unseen games.
     out = tmp_path / "small.json"
-    args = ["train", "gomoku", "--games", "60", "--seed", "4", "--depth", "2",
+    args = ["train", "gomoku", "--games", "60", "--seed", "4", "--depth", "3",
             "--holdout", "0.25", "--output", str(out), "--json"]
     assert engine_cli(args) == 0
     body = json.loads(out.read_text())
     metrics = body["metrics"]
     assert metrics["positions"]["train"] > 300 and metrics["positions"]["heldout"] > 100
     held = metrics["heldout"]
-    assert held["trained"]["log_loss"] < 0.95 * held["untrained"]["log_loss"]
-    assert held["trained"]["accuracy"] > 0.6
+    assert held["trained"]["log_loss"] < 0.9 * held["untrained"]["log_loss"]
+    folds = [f["trained"]["log_loss"] for f in metrics["folds"]]
+    assert len(folds) == 5 and float(np.mean(folds)) < held["untrained"]["log_loss"]
     assert body["command"].startswith("arena engine train gomoku --games 60 --seed 4 ")
     assert ev.read_weights(out).shape == (ev.FEATURES,)
 
