@@ -16,6 +16,9 @@ Time limits are kept on the clock ``Limits.clock`` names (``budget.py``).
 | ``position.py`` | a validated move list as kernel arrays |
 | ``sharpmoku.py`` | SharpMoku's evaluator, root checks and alpha-beta |
 | ``patterns.py`` | arena-gomoku's position: line classes, stats and candidates per stone |
+| ``evaluation.py`` | arena-gomoku's evaluation: weights per line class, the shipped set |
+| ``train.py``, ``cli.py`` | training those weights on self-play (``arena engine train gomoku``) |
+| ``weights/`` | the shipped weights with their command and metrics (``arena-gomoku.json``) |
 | ``threats.py`` | VCF and VCT |
 | ``search.py`` | arena-gomoku's alpha-beta (PVS, table, threat ordering, extensions) |
 | ``root.py`` | arena-gomoku's whole search in one kernel |

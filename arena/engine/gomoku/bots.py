@@ -12,6 +12,7 @@ from arena.engine.gomoku import sharpmoku
 from arena.engine.gomoku.board import EXACT_FIVE
 from arena.engine.gomoku.budget import Budget
 from arena.engine.gomoku.control import CTX_ABORTED, CTX_NODES, CTX_TREE_COUNT, new_context
+from arena.engine.gomoku.evaluation import HAND_WEIGHTS
 from arena.engine.gomoku.patterns import setup
 from arena.engine.gomoku.position import Position
 from arena.engine.gomoku.root import (
@@ -113,9 +114,10 @@ def _tables(tt_bits: int) -> _Tables:
 class _ArenaState:
     """Kernel arrays for one arena-gomoku search."""
 
-    def __init__(self, pos: Position, tt_bits: int, tree_budget: int) -> None:
+    def __init__(self, pos: Position, tt_bits: int, tree_budget: int, hand_eval: bool) -> None:
         self.me = pos.to_move
-        self.cells, self.pat, self.st, self.table = setup(pos.size, pos.rule, pos.moves)
+        self.cells, self.pat, self.st, self.table = setup(
+            pos.size, pos.rule, pos.moves, HAND_WEIGHTS if hand_eval else None)
         self.tables = _tables(tt_bits)
         self.salt = self.tables.next_salt()
         self.tree = new_tree(tree_budget)
@@ -147,7 +149,7 @@ def run_arena(
 ) -> SearchResult:
     if not pos.moves:
         return _opening((pos.size // 2) * (pos.size + 1), budget)
-    state = _ArenaState(pos, params["tt_bits"], tree_budget)
+    state = _ArenaState(pos, params["tt_bits"], tree_budget, params["hand_eval"] == 1)
     ctx = _context(budget, tree_budget, state.salt)
     how = state.search(_kernel_params(params, budget.limits),
                        budget.soft_deadline(SOFT_TIME_SHARE), ctx, stop)

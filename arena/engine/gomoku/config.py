@@ -33,7 +33,9 @@ SWITCHES: dict[str, dict[str, bool]] = {
     # so when nothing scores, it fills the board from the edge: its two levels draw each
     # other in 225 moves. True breaks such ties toward the centre of the board instead.
     SHARPMOKU: {"centre_ties": False},
-    ARENA_GOMOKU: {},
+    # Version 2's hand-set evaluation weights instead of the trained ones (evaluation.py);
+    # the training's self-play uses them, so that its data never depends on what it trained.
+    ARENA_GOMOKU: {"hand_eval": False},
 }
 
 PRESETS: dict[str, dict[str, object]] = {
@@ -93,7 +95,9 @@ def evaluator_hash(config: Mapping[str, object]) -> str:
 
     Defaults are filled in first, so ``{"evaluator": "sharpmoku"}`` and the same with
     ``"depth": 2`` hash alike. A switch at its default is left out, so adding a switch
-    does not change the hashes of the configurations that play as before.
+    does not change the hashes of the configurations that play as before. An
+    arena-gomoku config with the trained evaluation carries the SHA-256 of the shipped
+    weight file, so the hash follows the weights.
     """
     from arena.errors import InvalidArgumentError
 
@@ -106,5 +110,9 @@ def evaluator_hash(config: Mapping[str, object]) -> str:
         if values[name] == int(on):
             del values[name]
     canonical = {"engine": ENGINE_VERSIONS[evaluator], "evaluator": evaluator, **values}
+    if evaluator == ARENA_GOMOKU and not resolved(config)["hand_eval"]:
+        from arena.engine.gomoku.evaluation import load_weights
+
+        canonical["weights_sha256"] = load_weights()[1]
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

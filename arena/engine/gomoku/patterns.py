@@ -14,11 +14,11 @@ The position lives in three arrays:
 - ``cells`` (int8, one per cell): ``EMPTY``, ``BLACK`` or ``WHITE``;
 - ``pat`` (int8, ``[colour, direction, cell]``): the classes (``NONE`` on stones);
 - ``st`` (int64): everything else at fixed offsets (``ST_*``; blocks of ``MAX_CELLS``):
-  ``stats[colour, class]`` counts (cell, direction) pairs per class and sums a weight
-  per pair at ``VALUE`` (the static evaluation reads it in O(1)); the Zobrist key; the
-  number of stones within Chebyshev distance 2 of each cell; the candidate moves (empty
-  cells with such a stone) as a list with each cell's place in it; the line indexes; and
-  per colour and cell a threat summary (``THREAT_*``) for move ordering.
+  ``stats[colour, class]`` counts (cell, direction) pairs per class (the static
+  evaluation reads them in O(1)); the Zobrist key; the number of stones within Chebyshev
+  distance 2 of each cell; the candidate moves (empty cells with such a stone) as a list
+  with each cell's place in it; the line indexes; per colour and cell a threat summary
+  (``THREAT_*``) for move ordering; and the evaluation's weights (``evaluation.py``).
 
 One state array instead of a dozen keeps the recursive kernels' calls cheap: numba
 updates a reference count for each array argument of each call.
@@ -39,16 +39,14 @@ from arena.engine.gomoku.board import (
     ZOBRIST,
     Cells,
 )
+from arena.engine.gomoku.evaluation import FEATURES, Weights, load_weights
 
 NONE, TWO, OPEN_TWO, THREE, OPEN_THREE, FOUR, OPEN_FOUR, FIVE = range(8)
-VALUE = 8
-CLASSES = 9  # the classes and VALUE: one row of stats
+CLASSES = 8  # one row of stats
 HALF = 5  # neighbours read each way
 TABLE_SIZE = 3**10
 _CENTRE = HALF
 
-# Evaluation weight of one (cell, direction) pattern.
-EVAL_WEIGHT = np.array([0, 2, 6, 8, 30, 30, 120, 400], dtype=np.int64)
 # Move ordering: per class, its weight (the low 16 bits of a cell's threat summary) and
 # the counters it adds to the summary (8 bits each above): directions with a five, an
 # open four, a four or better, an open three, a three.
@@ -74,7 +72,8 @@ ST_LIST = ST_NEAR + MAX_CELLS  # the candidate cells, in no particular order
 ST_PLACE = ST_LIST + MAX_CELLS  # a cell's index in the list, -1 if not a candidate
 ST_INDEX = ST_PLACE + MAX_CELLS  # [((colour - 1) * 4 + direction) * MAX_CELLS + cell]
 ST_THREAT = ST_INDEX + 8 * MAX_CELLS  # [(colour - 1) * MAX_CELLS + cell]
-ST_LENGTH = ST_THREAT + 2 * MAX_CELLS
+ST_EVAL = ST_THREAT + 2 * MAX_CELLS  # the evaluation's FEATURES weights
+ST_LENGTH = ST_EVAL + FEATURES
 
 Patterns = npt.NDArray[np.int8]
 State = npt.NDArray[np.int64]
@@ -158,7 +157,7 @@ def table_for(rule: int) -> Table:
 
 @njit(cache=True)
 def stat(st: State, colour: int, cls: int) -> int:
-    """``stats[colour, cls]``: (cell, direction) pairs of that class, or the VALUE sum."""
+    """``stats[colour, cls]``: (cell, direction) pairs of that class."""
     return int(st[ST_STATS + colour * CLASSES + cls])
 
 
@@ -170,9 +169,7 @@ def _set_class(
     if old != cls:
         row = ST_STATS + colour * CLASSES
         st[row + old] -= 1
-        st[row + VALUE] -= EVAL_WEIGHT[old]
         st[row + cls] += 1
-        st[row + VALUE] += EVAL_WEIGHT[cls]
         st[ST_THREAT + (colour - 1) * MAX_CELLS + cell] += THREAT_STEP[cls] - THREAT_STEP[old]
         pat[colour, d, cell] = cls
 
@@ -325,10 +322,14 @@ def best_class(pat: Patterns, colour: int, cell: int) -> int:
     return best
 
 
-def setup(size: int, rule: int, moves: list[int]) -> tuple[Cells, Patterns, State, Table]:
-    """The kernels' arrays for the position after ``moves`` (Black first)."""
+def setup(
+    size: int, rule: int, moves: list[int], weights: Weights | None = None
+) -> tuple[Cells, Patterns, State, Table]:
+    """The kernels' arrays for the position after ``moves`` (Black first), evaluated with
+    ``weights`` (by default the shipped set, ``evaluation.load_weights``)."""
     table = table_for(rule)
     cells, pat, st = new_state(size)
+    st[ST_EVAL : ST_EVAL + FEATURES] = load_weights()[0] if weights is None else weights
     refresh_classes(cells, pat, st, table)
     for ply, move in enumerate(moves):
         play(cells, pat, st, table, move, 1 + ply % 2)

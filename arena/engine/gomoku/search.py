@@ -9,7 +9,8 @@ the nominal depth instead of evaluating them lost 35-40% of games against the pr
 version where the same engine without it scored 62-69%: ``bench/gomoku_match.py``.)
 Otherwise the candidates near the stones are ordered by their threats for both sides
 (fives, fours, open threes first), then by a history of the moves that cut off, and the
-best ``width`` are searched. Leaves read the incrementally kept pattern sums.
+best ``width`` are searched. Leaves weigh the incrementally kept class counts
+(``evaluation.py``).
 
 Scores are from the side to move; wins are ``WIN - plies``. Ties between moves of equal
 order are broken by cell index, so a search depends on the position only, never on the
@@ -24,19 +25,22 @@ from numba import njit
 
 from arena.engine.gomoku.board import DIRECTIONS, EMPTY, MAX_CELLS, Cells
 from arena.engine.gomoku.control import CTX_ABORTED, CTX_SALT, Context, StopArray, poll_stop
+from arena.engine.gomoku.evaluation import FIRST_CLASS, PER_SIDE
 from arena.engine.gomoku.patterns import (
+    CLASSES,
     FIVE,
     FOUR,
     OPEN_FOUR,
     ST_CANDIDATES,
+    ST_EVAL,
     ST_KEY,
     ST_LIST,
     ST_SIZE,
+    ST_STATS,
     THREAT_FIVES,
     THREAT_FOURS,
     THREAT_OPEN_FOURS,
     THREAT_OPEN_THREES,
-    VALUE,
     WEIGHT_MASK,
     Patterns,
     State,
@@ -69,6 +73,7 @@ from arena.engine.gomoku.work import (
 
 WIN = 1_000_000
 WIN_BOUND = WIN - 1_000
+EVAL_BOUND = WIN // 2
 EXACT, LOWER, UPPER = 1, 2, 3
 HISTORY_CAP = (1 << 13) - 1
 
@@ -82,8 +87,15 @@ def new_tt(bits: int) -> Tt:
 
 @njit(cache=True)
 def evaluate(st: State, me: int) -> int:
-    """Pattern sums, the side to move's counted 20% higher (it moves first)."""
-    return (stat(st, me, VALUE) * 12 - stat(st, 3 - me, VALUE) * 10) // 10
+    """The weighted class counts of both sides (``evaluation.py``), from ``me``'s view;
+    kept well inside the win scores whatever the weights."""
+    mine = ST_STATS + me * CLASSES
+    theirs = ST_STATS + (3 - me) * CLASSES
+    value = st[ST_EVAL]
+    for i in range(PER_SIDE):
+        value += st[ST_EVAL + 1 + i] * st[mine + FIRST_CLASS + i]
+        value += st[ST_EVAL + 1 + PER_SIDE + i] * st[theirs + FIRST_CLASS + i]
+    return int(max(-EVAL_BOUND, min(EVAL_BOUND, value)))
 
 
 @njit(cache=True)

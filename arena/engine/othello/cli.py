@@ -1,5 +1,5 @@
-"""Engine tools on the command line, in-process (no services): perft, solve, analyze, train,
-probcut.
+"""Engine tools on the command line, in-process (no services): perft, solve, analyze, train
+(Othello and Gomoku), probcut.
 
 Mounted by the main CLI as ``arena engine ...`` through ``add_engine_commands``; also runs
 alone: ``python -m arena.engine.othello.cli perft --depth 6``. Every command takes --json.
@@ -160,7 +160,31 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+_OTHELLO_TRAIN = {"solve_empties": 14, "stages": 6, "ridge": 5.0, "window": 3,
+                  "iterations": 200}
+_GOMOKU_TRAIN = {"l2"}
+
+
+def _train_options(args: argparse.Namespace) -> None:
+    """Refuse the other game's options; fill in Othello's defaults."""
+    foreign = _GOMOKU_TRAIN if args.game == "othello" else set(_OTHELLO_TRAIN)
+    for name in sorted(foreign):
+        if getattr(args, name) is not None:
+            raise ValueError(f"--{name.replace('_', '-')} does not apply to {args.game}")
+    if args.game == "othello":
+        for name, default in _OTHELLO_TRAIN.items():
+            if getattr(args, name) is None:
+                setattr(args, name, default)
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
+    _train_options(args)
+    if args.game == "gomoku":
+        from arena.engine.gomoku.cli import train_command
+
+        payload, text = train_command(args)
+        _emit(args, payload, text)
+        return 0
     from arena.engine.othello.train import GameSettings, save, train
 
     if args.games < 2:
@@ -240,19 +264,28 @@ def add_tool_commands(sub: Any) -> None:
     train_p = sub.add_parser(
         "train", help="train the pattern evaluator on self-play games (bounded, seeded)"
     )
-    train_p.add_argument("game", choices=["othello"], help="the engine to train")
+    train_p.add_argument("game", choices=["othello", "gomoku"], help="the engine to train")
     train_p.add_argument("--games", type=int, default=200, help="self-play games")
     train_p.add_argument("--seed", type=int, default=1, help="seed of the games")
-    train_p.add_argument("--output", required=True, help="weights file (.npz; .json beside)")
+    train_p.add_argument(
+        "--output", required=True, help="weights file (othello: .npz, .json beside; gomoku: .json)"
+    )
     train_p.add_argument("--depth", type=int, default=4, help="self-play search depth (plies)")
     train_p.add_argument("--random-moves", type=int, default=2, help="random moves per game")
     train_p.add_argument(
-        "--solve-empties", type=int, default=14, help="self-play solves exactly from here"
+        "--solve-empties", type=int, default=None,
+        help="othello: self-play solves exactly from here (14)",
     )
-    train_p.add_argument("--stages", type=int, default=6, help="weight sets by disc count")
-    train_p.add_argument("--ridge", type=float, default=5.0, help="L2 penalty of pattern weights")
-    train_p.add_argument("--window", type=int, default=3, help="discs a stage borrows each side")
-    train_p.add_argument("--iterations", type=int, default=200, help="conjugate-gradient steps")
+    train_p.add_argument("--stages", type=int, default=None,
+                         help="othello: weight sets by disc count (6)")
+    train_p.add_argument("--ridge", type=float, default=None,
+                         help="othello: L2 penalty of pattern weights (5)")
+    train_p.add_argument("--window", type=int, default=None,
+                         help="othello: discs a stage borrows each side (3)")
+    train_p.add_argument("--iterations", type=int, default=None,
+                         help="othello: conjugate-gradient steps (200)")
+    train_p.add_argument("--l2", type=float, default=None,
+                         help="gomoku: L2 penalty of the logistic regression (1e-4)")
     train_p.add_argument("--holdout", type=float, default=0.1, help="share of games held out")
     train_p.add_argument("--jobs", type=int, default=1, help="processes playing the games")
     train_p.add_argument("--json", action="store_true", help="print the metrics as JSON")

@@ -16,7 +16,6 @@ import pytest
 from arena.engine.gomoku.board import EXACT_FIVE, FREESTYLE
 from arena.engine.gomoku.patterns import (
     CLASSES,
-    EVAL_WEIGHT,
     FIVE,
     FOUR,
     OPEN_FOUR,
@@ -55,11 +54,10 @@ def reference_classes(cells: np.ndarray, size: int, table: np.ndarray) -> np.nda
 
 
 def reference_stats(pat: np.ndarray) -> list[int]:
-    """Per colour: (cell, direction) pairs per class, then the weight sum."""
+    """Per colour: (cell, direction) pairs per class."""
     stats = [0] * CLASSES
     for colour in (1, 2):
-        counts = np.bincount(pat[colour].ravel(), minlength=8).tolist()
-        stats += [*counts, int(EVAL_WEIGHT[pat[colour].ravel()].sum())]
+        stats += np.bincount(pat[colour].ravel(), minlength=CLASSES).tolist()
     return stats
 
 

@@ -1,0 +1,64 @@
+"""arena-gomoku's static evaluation: a weight per line class and side, trained by Arena.
+
+The evaluation of a position for the side to move is a constant plus, per line class
+from ``TWO`` to ``OPEN_FOUR``, a weight times the number of (empty cell, direction) pairs
+of that class, once for the side to move and once for the opponent: the class counts the
+kernels keep up to date stone by stone anyway (``patterns.stat``), so a leaf costs twelve
+multiplications. The weights are log-odds of a win in units of ``EVAL_SCALE``, fitted by
+``arena engine train gomoku`` (``train.py``); the shipped set is
+``weights/arena-gomoku.json``, which records its command and metrics. The kernels read
+them from the state array (``patterns.ST_EVAL``), written once per search by
+``patterns.setup``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+EVAL_SCALE = 1000  # evaluation units per unit of log-odds
+MAX_WEIGHT = 20_000  # per pair: far beyond any fitted weight
+# Feature layout: the constant, then classes TWO..OPEN_FOUR (1..6) of the side to move,
+# then the same classes of the opponent.
+FIRST_CLASS, LAST_CLASS = 1, 6
+PER_SIDE = LAST_CLASS - FIRST_CLASS + 1
+FEATURES = 1 + 2 * PER_SIDE
+# Version 2's hand-set weights in this layout: (12 * ours - 10 * theirs) / 10 of the
+# per-class weights 2, 6, 8, 30, 30, 120 (times ten; only their shape matters).
+_HAND_CLASS = np.array([2, 6, 8, 30, 30, 120], dtype=np.int64)
+HAND_WEIGHTS = np.concatenate([[0], 12 * _HAND_CLASS, -10 * _HAND_CLASS]).astype(np.int64)
+
+WEIGHTS_DIR = Path(__file__).with_name("weights")
+DEFAULT_WEIGHTS = "arena-gomoku"
+
+Weights = npt.NDArray[np.int64]
+
+
+def read_weights(path: Path) -> Weights:
+    """The weights of a file written by ``train.save``; ``ValueError`` if malformed."""
+    try:
+        body = json.loads(path.read_text())
+        weights = np.array(body["weights"], dtype=np.int64)
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: not a gomoku weight file ({exc})") from exc
+    if weights.shape != (FEATURES,):
+        raise ValueError(f"{path}: expected {FEATURES} weights, got shape {weights.shape}")
+    return weights
+
+
+@functools.lru_cache(maxsize=4)
+def _load(path: Path, mtime_ns: int) -> tuple[Weights, str]:
+    weights = read_weights(path)
+    weights.setflags(write=False)
+    return weights, hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load_weights(name: str = DEFAULT_WEIGHTS) -> tuple[Weights, str]:
+    """(weights, SHA-256 of the file) of a shipped weight set, read once."""
+    path = WEIGHTS_DIR / f"{name}.json"
+    return _load(path, path.stat().st_mtime_ns)

@@ -1,0 +1,308 @@
+"""Training arena-gomoku's evaluation on positions Arena labels itself.
+
+Data: self-play games of the ``arena-gomoku`` preset with version 2's hand-set
+evaluation (``hand_eval``) at a fixed shallow depth, freestyle 15x15, each from one of
+the balanced openings (``arena.openings.gomoku``) with a few random candidate moves on
+top (at random plies soon after the opening), all drawn from
+``random.Random(f"{seed}:{game}")``: the same seed gives the same games, whatever the
+number of processes. A game ends when a search proves a win or a loss (or the board is
+full: a draw); every position searched up to then, that one included, is labelled with
+the result from the side to move's view (1 win, 0.5 draw, 0 loss). Positions where
+either side has a five point are left out: the search answers those itself, never the
+evaluation. A game gives at most ``MAX_POSITIONS_PER_GAME`` positions.
+
+Features: what the kernels keep per colour anyway, the number of (empty cell, direction)
+pairs of each line class (``patterns.TWO`` .. ``patterns.OPEN_FOUR``), for the side to
+move and for the opponent, plus a constant. Fit: logistic regression (Newton's method,
+an L2 penalty on everything but the constant): the evaluation is the log-odds of a win
+for the side to move, stored in integer units of ``EVAL_SCALE`` per unit of log-odds.
+Games are split into training and held-out sets by index, and into folds for a
+cross-validation. The hand-set weights of
+version 2 are measured on the same positions with their best single scale fitted, so the
+comparison is of the shapes of the two evaluations, not of their units.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from arena.engine.api import Limits
+from arena.engine.gomoku.board import FREESTYLE, is_win
+from arena.engine.gomoku.config import PRESETS
+from arena.engine.gomoku.evaluation import (
+    EVAL_SCALE,
+    FEATURES,
+    FIRST_CLASS,
+    HAND_WEIGHTS,
+    LAST_CLASS,
+    MAX_WEIGHT,
+)
+from arena.engine.gomoku.patterns import (
+    FIVE,
+    ST_CANDIDATES,
+    ST_LIST,
+    State,
+    play,
+    setup,
+    stat,
+)
+
+SIZE = 15
+RANDOM_WITHIN = 8  # random moves come within this many plies after the opening
+MAX_GAME_PLIES = SIZE * SIZE
+FOLDS = 5
+# Positions kept per game at most (evenly spaced): the rare long games would otherwise
+# weigh hundreds of positions with one shared result.
+MAX_POSITIONS_PER_GAME = 24
+# The self-play bot evaluates with version 2's hand weights, so the data (and what is
+# trained on it) never depends on the weights shipped at the time.
+SELF_PLAY = {**PRESETS["arena-gomoku"], "hand_eval": True}
+# Nodes per self-play move at most: the root's VCF search has no cap of its own, and in a
+# few positions it runs for minutes (a node limit keeps the games deterministic).
+SELF_PLAY_NODES = 1_000_000
+
+
+@dataclass(frozen=True)
+class GameSettings:
+    depth: int = 4
+    random_moves: int = 2
+
+
+@dataclass
+class Positions:
+    """Feature rows (``feature_row``), labels (side to move's score), stones, games."""
+
+    x: npt.NDArray[np.float64]
+    label: npt.NDArray[np.float64]
+    stones: npt.NDArray[np.int64]
+    game: npt.NDArray[np.int64]
+
+    def __len__(self) -> int:
+        return len(self.label)
+
+    def subset(self, mask: npt.NDArray[np.bool_]) -> Positions:
+        return Positions(self.x[mask], self.label[mask], self.stones[mask], self.game[mask])
+
+
+def feature_row(st: State, me: int) -> list[int]:
+    """The evaluation's features of the position for ``me`` to move (``evaluation``)."""
+    classes = range(FIRST_CLASS, LAST_CLASS + 1)
+    return [1, *(stat(st, me, c) for c in classes), *(stat(st, 3 - me, c) for c in classes)]
+
+
+def play_game(seed: int, game: int, settings: GameSettings) -> list[tuple[list[int], float, int]]:
+    """One self-play game: (features, label, stones) of each quiet position searched."""
+    from arena.engine.gomoku import choose_move
+    from arena.openings.gomoku import balanced_openings
+
+    rng = random.Random(f"{seed}:{game}")
+    opening = list(rng.choice(balanced_openings()).moves)
+    random_plies = set(rng.sample(range(len(opening), len(opening) + RANDOM_WITHIN),
+                                  settings.random_moves))
+    cells, pat, st, table = setup(SIZE, FREESTYLE, opening, HAND_WEIGHTS)
+    moves = list(opening)
+    limits = Limits(depth=settings.depth, nodes=SELF_PLAY_NODES)
+    seen: list[tuple[list[int], int, int]] = []  # features, colour to move, stones
+    winner = 0  # 0: draw
+    while len(moves) < MAX_GAME_PLIES:
+        me = 1 + len(moves) % 2
+        if len(moves) in random_plies:
+            count = int(st[ST_CANDIDATES])
+            move = int(sorted(st[ST_LIST : ST_LIST + count].tolist())[rng.randrange(count)])
+        else:
+            result = choose_move(SIZE, "freestyle", moves, SELF_PLAY, limits)
+            if stat(st, me, FIVE) == 0 and stat(st, 3 - me, FIVE) == 0:
+                seen.append((feature_row(st, me), me, len(moves)))
+            if result.exact:  # a proven result ends the game
+                winner = me if result.score > 0 else 3 - me
+                break
+            move = result.move
+        play(cells, pat, st, table, move, me)
+        moves.append(move)
+        if is_win(cells, SIZE, move, FREESTYLE):
+            winner = me
+            break
+    return [(x, 0.5 if winner == 0 else float(colour == winner), stones)
+            for x, colour, stones in spread(seen, MAX_POSITIONS_PER_GAME)]
+
+
+T = TypeVar("T")
+
+
+def spread(items: list[T], limit: int) -> list[T]:
+    """At most ``limit`` of ``items``, evenly spaced, in order."""
+    if len(items) <= limit:
+        return items
+    return [items[i * len(items) // limit] for i in range(limit)]
+
+
+Row = tuple[list[int], float, int, int]  # features, label, stones, game
+
+
+def _play_range(args: tuple[int, int, int, GameSettings]) -> list[Row]:
+    seed, first, count, settings = args
+    return [(x, label, stones, g) for g in range(first, first + count)
+            for x, label, stones in play_game(seed, g, settings)]
+
+
+def generate(
+    games: int, seed: int, settings: GameSettings, jobs: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> Positions:
+    """The quiet positions of ``games`` self-play games (reproducible from ``seed``)."""
+    chunk = 10
+    tasks = [(seed, g, min(chunk, games - g), settings) for g in range(0, games, chunk)]
+    rows: list[Row] = []
+    if jobs <= 1:
+        for task in tasks:
+            rows += _play_range(task)
+            if progress:
+                progress(task[1] + task[2])
+    else:
+        with ProcessPoolExecutor(jobs) as pool:
+            for task, part in zip(tasks, pool.map(_play_range, tasks), strict=True):
+                rows += part
+                if progress:
+                    progress(task[1] + task[2])
+    return Positions(
+        np.array([r[0] for r in rows], dtype=np.float64).reshape(len(rows), FEATURES),
+        np.array([r[1] for r in rows], dtype=np.float64),
+        np.array([r[2] for r in rows], dtype=np.int64),
+        np.array([r[3] for r in rows], dtype=np.int64),
+    )
+
+
+def _sigmoid(z: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    return np.asarray(1.0 / (1.0 + np.exp(-np.clip(z, -40.0, 40.0))), dtype=np.float64)
+
+
+def logistic_fit(
+    x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], l2: float, iterations: int = 50
+) -> npt.NDArray[np.float64]:
+    """argmin of the mean log-loss of sigmoid(x w) against y, plus l2 |w[1:]|^2 / 2
+    (column 0 is the constant, not penalised); Newton's method from zero."""
+    n, k = x.shape
+    w = np.zeros(k)
+    penalty = np.full(k, l2)
+    penalty[0] = 0.0
+    for _ in range(iterations):
+        p = _sigmoid(x @ w)
+        gradient = x.T @ (p - y) / n + penalty * w
+        hessian = (x * (p * (1 - p))[:, None]).T @ x / n + np.diag(penalty) + 1e-9 * np.eye(k)
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if float(np.abs(step).max()) < 1e-9:
+            break
+    return w
+
+
+def metrics(data: Positions, weights: npt.NDArray[np.int64]) -> dict[str, float]:
+    """Mean log-loss and accuracy (decided games only) of integer ``weights`` on ``data``."""
+    if len(data) == 0:
+        return {"log_loss": float("nan"), "accuracy": float("nan")}
+    p = np.clip(_sigmoid(data.x @ weights.astype(np.float64) / EVAL_SCALE), 1e-12, 1 - 1e-12)
+    y = data.label
+    loss = float(np.mean(-(y * np.log(p) + (1 - y) * np.log(1 - p))))
+    decided = y != 0.5
+    accuracy = float(np.mean((p[decided] > 0.5) == (y[decided] == 1.0))) if decided.any() else (
+        float("nan"))
+    return {"log_loss": round(loss, 5), "accuracy": round(accuracy, 4)}
+
+
+def to_units(w: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
+    return np.asarray(np.clip(np.rint(w * EVAL_SCALE), -MAX_WEIGHT, MAX_WEIGHT), dtype=np.int64)
+
+
+def fit(data: Positions, l2: float) -> npt.NDArray[np.int64]:
+    """Integer weights (``evaluation.FEATURES`` of them) fitted on ``data``."""
+    return to_units(logistic_fit(data.x, data.label, l2))
+
+
+def scaled_hand_weights(data: Positions) -> npt.NDArray[np.int64]:
+    """Version 2's hand weights times the one scale (and constant) that fit ``data`` best."""
+    hand = data.x @ HAND_WEIGHTS.astype(np.float64)
+    two = np.stack([np.ones(len(data)), hand], axis=1)
+    bias, scale = logistic_fit(two, data.label, 0.0)
+    w = HAND_WEIGHTS.astype(np.float64) * scale
+    w[0] = bias
+    return to_units(w)
+
+
+@dataclass
+class TrainingResult:
+    weights: npt.NDArray[np.int64]
+    metrics: dict[str, object]
+
+
+def train(
+    games: int, seed: int, settings: GameSettings, l2: float, holdout: float = 0.2,
+    jobs: int = 1, progress: Callable[[str], None] | None = None,
+) -> TrainingResult:
+    """Generate ``games`` self-play games and fit them (``fit_and_measure``)."""
+    say = progress or (lambda _: None)
+    started = time.monotonic()
+    step = max(10, games // 10)
+
+    def report(done: int) -> None:
+        if done % step < 10 or done == games:
+            say(f"games {done}/{games}")
+
+    data = generate(games, seed, settings, jobs, report)
+    result = fit_and_measure(data, games, l2, holdout, say)
+    result.metrics["seconds"] = {"generate": round(time.monotonic() - started, 1)}
+    return result
+
+
+def fit_and_measure(
+    data: Positions, games: int, l2: float, holdout: float, say: Callable[[str], None]
+) -> TrainingResult:
+    """Split by game (the last ``holdout`` share is held out), fit, and measure the
+    trained weights against the hand weights (their best scale fitted on the training
+    set) and the untrained ones (all zero: a coin toss); then the same comparison over
+    ``FOLDS`` folds of the games (game index modulo ``FOLDS``), each fold held out once."""
+    held = data.game >= games - max(1, round(games * holdout))
+    training, heldout = data.subset(~held), data.subset(held)
+    if len(training) == 0 or len(heldout) == 0:
+        raise ValueError(f"{games} games gave {len(training)} training and {len(heldout)} "
+                         "held-out positions; play more games")
+    say(f"{len(training)} training positions, {len(heldout)} held out; fitting")
+    weights = fit(training, l2)
+    hand = scaled_hand_weights(training)
+    zero = np.zeros_like(weights)
+    folds = []
+    for k in range(FOLDS):
+        out = data.game % FOLDS == k
+        if out.all() or not out.any():
+            continue
+        part = data.subset(~out)
+        folds.append({"trained": metrics(data.subset(out), fit(part, l2)),
+                      "hand": metrics(data.subset(out), scaled_hand_weights(part))})
+    result: dict[str, object] = {
+        "games": games,
+        "positions": {"train": len(training), "heldout": len(heldout)},
+        "wins_for_side_to_move": round(float(np.mean(data.label)), 4),
+        "train": {"trained": metrics(training, weights), "hand": metrics(training, hand),
+                  "untrained": metrics(training, zero)},
+        "heldout": {"trained": metrics(heldout, weights), "hand": metrics(heldout, hand),
+                    "untrained": metrics(heldout, zero)},
+        "folds": folds,
+    }
+    return TrainingResult(weights, result)
+
+
+def save(path: Path, result: TrainingResult, metadata: dict[str, object]) -> Path:
+    """Write the weights with their metadata (command, metrics) as one JSON file."""
+    path = path.with_suffix(".json")
+    body = {**metadata, "weights": [int(w) for w in result.weights], "metrics": result.metrics}
+    path.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
+    return path

@@ -1,0 +1,130 @@
+"""arena-gomoku's trained evaluation: the kernel against the training's features, the
+shipped weight file and its hash, a small bounded training run that must beat the
+untrained weights on held-out games, reproducibility, and the command's errors."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arena.engine.api import Limits
+from arena.engine.gomoku import PRESETS, choose_move, evaluator_hash
+from arena.engine.gomoku import evaluation as ev
+from arena.engine.gomoku.board import FREESTYLE
+from arena.engine.gomoku.patterns import setup
+from arena.engine.gomoku.search import evaluate
+from arena.engine.gomoku.train import GameSettings, feature_row, generate
+from arena.engine.othello.cli import main as engine_cli
+
+from .test_board import random_game
+
+
+def test_kernel_evaluation_is_the_trained_features_weighed() -> None:
+    weights, _digest = ev.load_weights()
+    rng = random.Random(5)
+    for _ in range(20):
+        moves = random_game(15, "freestyle", rng)[: rng.randrange(4, 40)]
+        for custom in (weights, ev.HAND_WEIGHTS,
+                       np.array([rng.randrange(-900, 900) for _ in range(ev.FEATURES)])):
+            st = setup(15, FREESTYLE, moves, custom)[2]
+            for me in (1, 2):
+                assert evaluate(st, me) == int(np.dot(custom, feature_row(st, me)))
+
+
+def test_shipped_weights_load_and_record_their_command() -> None:
+    weights, digest = ev.load_weights()
+    path = ev.WEIGHTS_DIR / f"{ev.DEFAULT_WEIGHTS}.json"
+    assert digest == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert weights.shape == (ev.FEATURES,) and not weights.flags.writeable
+    body = json.loads(path.read_text())
+    assert body["command"].startswith("arena engine train gomoku ")
+    metrics = body["metrics"]
+    held = metrics["heldout"]
+    assert held["trained"]["log_loss"] < held["untrained"]["log_loss"]
+    # Over the five folds of games, the trained weights predict better than the hand ones.
+    assert len(metrics["folds"]) == 5
+    assert all(f["trained"]["log_loss"] < f["hand"]["log_loss"] for f in metrics["folds"])
+    assert weights[1 + ev.PER_SIDE - 1] > weights[1]  # an own open three beats a two
+    assert weights[-1] < 0  # the opponent's open threes count against us
+
+
+def test_config_hash_follows_the_weights(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = PRESETS["arena-gomoku"]
+    shipped = evaluator_hash(config)
+    hand = evaluator_hash({**config, "hand_eval": True})
+    assert hand != shipped
+    folder = tmp_path / "weights"
+    folder.mkdir()
+    name = f"{ev.DEFAULT_WEIGHTS}.json"
+    shutil.copy(ev.WEIGHTS_DIR / name, folder / name)
+    monkeypatch.setattr(ev, "WEIGHTS_DIR", folder)
+    assert evaluator_hash(config) == shipped  # same bytes, same hash
+    body = json.loads((folder / name).read_text())
+    body["weights"][1] += 1
+    (folder / name).write_text(json.dumps(body))
+    assert evaluator_hash(config) != shipped
+    assert evaluator_hash({**config, "hand_eval": True}) == hand  # not read
+
+
+def test_hand_and_trained_evaluations_both_play() -> None:
+    moves = [112, 113, 127, 98, 142]
+    for hand in (False, True):
+        config = {**PRESETS["arena-gomoku"], "hand_eval": hand}
+        result = choose_move(15, "freestyle", moves, config, Limits(depth=3))
+        assert result.move not in moves and result.depth == 3
+
+
+def test_generation_is_reproducible_from_the_seed() -> None:
+    settings = GameSettings(depth=1, random_moves=2)
+    first = generate(3, 11, settings)
+    again = generate(3, 11, settings, jobs=2)
+    assert len(first) > 10
+    assert np.array_equal(first.x, again.x) and np.array_equal(first.label, again.label)
+    assert set(first.label.tolist()) <= {0.0, 0.5, 1.0}
+    assert not np.array_equal(first.x, generate(3, 12, settings).x)
+
+
+def test_training_run_beats_the_untrained_weights_on_held_out_games(tmp_path: Path) -> None:
+    # 60 quick games (depth 3): about 550 positions, half a minute. So few games are a
+    # noisy sample, so this asks for no more than beating a coin toss on unseen games.
+    out = tmp_path / "small.json"
+    args = ["train", "gomoku", "--games", "60", "--seed", "4", "--depth", "3",
+            "--holdout", "0.25", "--output", str(out), "--json"]
+    assert engine_cli(args) == 0
+    body = json.loads(out.read_text())
+    metrics = body["metrics"]
+    assert metrics["positions"]["train"] > 300 and metrics["positions"]["heldout"] > 100
+    held = metrics["heldout"]
+    assert held["trained"]["log_loss"] < 0.9 * held["untrained"]["log_loss"]
+    folds = [f["trained"]["log_loss"] for f in metrics["folds"]]
+    assert len(folds) == 5 and float(np.mean(folds)) < held["untrained"]["log_loss"]
+    assert body["command"].startswith("arena engine train gomoku --games 60 --seed 4 ")
+    assert ev.read_weights(out).shape == (ev.FEATURES,)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--stages", "3"], "--stages does not apply to gomoku"),
+    (["--output", "w.npz"], ".json"),
+    (["--games", "1"], "at least 2"),
+    (["--depth", "0"], "--depth"),
+    (["--output", "no/such/folder/w.json"], "does not exist"),
+])
+def test_train_command_refuses_bad_options(
+    extra: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["train", "gomoku", "--output", "w.json", *extra]
+    assert engine_cli(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("arena engine: error:") and message in err
+    assert "Traceback" not in err
+
+
+def test_othello_training_refuses_the_gomoku_option(capsys: pytest.CaptureFixture[str]) -> None:
+    assert engine_cli(["train", "othello", "--l2", "0.1", "--output", "w.npz"]) == 2
+    assert "--l2 does not apply to othello" in capsys.readouterr().err
