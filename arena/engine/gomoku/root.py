@@ -5,10 +5,11 @@ the interpreter lock while it does (see ``control.search_kernel``):
 
 1. a five for the side to move wins; one five point of the opponent is the only move
    (answered at once, score 0); two or more mean the game is lost;
-2. a VCF (victory by continuous fours) of at most ``vcf_plies`` plies wins; then a VCT
-   (fours and open threes) of at most ``vct_plies`` plies, searched within ``vct_nodes``
-   nodes;
-3. when the opponent has a VCF, the root moves are those after which it has none; when
+2. a VCF (victory by continuous fours) of at most ``vcf_plies`` plies, found within
+   ``VCF_NODES`` nodes, wins; then a VCT (fours and open threes) of at most
+   ``vct_plies`` plies, searched within ``vct_nodes`` nodes;
+3. when the opponent has a VCF, the root moves are those after which it has none (the
+   checks together within ``DEFENCE_NODES`` nodes, else every move stays allowed); when
    it has a VCT, the best candidates after which it has none (each checked within a
    share of ``vct_nodes``) are tried first;
 4. iterative deepening with ``negamax`` from depth 1 to ``max_depth``: no iteration
@@ -16,8 +17,7 @@ the interpreter lock while it does (see ``control.search_kernel``):
    iteration short, the best of the root moves it finished is played (at the root a
    move's score counts only once its whole subtree is searched; the previous best, the
    table's move, normally goes first, so a move preferred to it was compared with it at
-   the new depth);
-   if it finished none, the previous iteration's result stands.
+   the new depth); if it finished none, the previous iteration's result stands.
 
 Threat searches are bounded by node counts, never by time, so a search without a time
 limit is deterministic. The report goes into ``out`` (slots ``OUT_*``); the captured
@@ -68,6 +68,12 @@ PARAM_MAX_DEPTH, PARAM_WIDTH, PARAM_VCF_PLIES, PARAM_VCT_PLIES, PARAM_VCT_NODES 
 PARAMS = 5
 # The longest opponent VCF looked for when choosing safe root moves.
 DEFENCE_VCF_PLIES = 31
+# Node caps of the root's VCF searches: one search (ours, the opponent's, or one check of
+# a candidate against it), and all the checks of the candidates together. A VCF takes
+# milliseconds in most positions, but on a crowded board its tree can grow for minutes
+# (50 million nodes at depth 1, 71 stones); past a cap the search reports no win.
+VCF_NODES = 200_000
+DEFENCE_NODES = 1_000_000
 # Against an opponent's VCT: how many candidates are checked, each within this share
 # of ``vct_nodes``.
 DEFENCE_VCT_MOVES = 12
@@ -169,7 +175,7 @@ def _threat_answer(
     plies = params[PARAM_VCF_PLIES]
     if plies >= 3:
         length = _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, me,
-                                          plies, 0, True)
+                                          plies, VCF_NODES, True)
         if length > 0:
             _report(out, work[W_LINE], WIN - length, length, work, W_LINE, length)
             return HOW_VCF
@@ -193,7 +199,7 @@ def _choose_root_moves(
     work[W_ROOT] = 0
     op = 3 - me
     if _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, op,
-                                DEFENCE_VCF_PLIES, 0, True) > 0:
+                                DEFENCE_VCF_PLIES, VCF_NODES, True) > 0:
         _keep_refutations(cells, pat, st, table, me, params, memo, work, ctx, stop, True)
         return
     plies = params[PARAM_VCT_PLIES]
@@ -210,14 +216,19 @@ def _keep_refutations(
 ) -> None:
     """Keep the candidates after which the opponent's VCF (or VCT) is gone. Against a VCF
     every candidate is checked; against a VCT the best ``DEFENCE_VCT_MOVES``. If none
-    refutes it, or a limit stops the check, every move stays allowed."""
+    refutes it, or a limit or ``DEFENCE_NODES`` stops the check, every move stays
+    allowed."""
     op = 3 - me
     n = cells.shape[0]
     count = generate(cells, pat, st, work, me, n if fours_only else DEFENCE_VCT_MOVES, 0)
     plies = DEFENCE_VCF_PLIES if fours_only else params[PARAM_VCT_PLIES]
-    nodes = 0 if fours_only else max(1, params[PARAM_VCT_NODES] // DEFENCE_VCT_SHARE)
+    nodes = VCF_NODES if fours_only else max(1, params[PARAM_VCT_NODES] // DEFENCE_VCT_SHARE)
+    budget = ctx[CTX_NODES] + DEFENCE_NODES
     safe = 0
     for i in range(count):
+        if ctx[CTX_NODES] >= budget:
+            work[W_ROOT] = 0
+            return
         move = work[W_MOVES + i]
         play(cells, pat, st, table, move, me)
         refuted = _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, op,

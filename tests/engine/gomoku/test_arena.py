@@ -114,6 +114,25 @@ def test_stop_flag_and_node_limit_end_the_search() -> None:
     assert result.cut_short and limited.cut_short  # the shared cache must not keep them
 
 
+# A crowded board (71 stones, Black to move) where the opponent's VCF tree is huge: the
+# root's check of the candidates against it once ran past 50 million nodes at depth 1.
+CROWDED = [57, 72, 54, 100, 69, 42, 74, 84, 85, 68, 52, 53, 98, 27, 38, 70, 56, 114, 86, 71,
+           55, 58, 97, 83, 66, 80, 81, 96, 112, 65, 110, 142, 50, 67, 34, 82, 51, 156, 128,
+           116, 132, 36, 48, 49, 62, 76, 117, 78, 77, 92, 131, 129, 144, 145, 109, 111, 147,
+           162, 161, 175, 160, 176, 174, 141, 126, 146, 124, 154, 157, 93, 123]
+
+
+def test_root_threat_searches_are_bounded_on_a_crowded_board() -> None:
+    from arena.engine.gomoku.root import DEFENCE_NODES, VCF_NODES
+
+    result = choose_move(15, "freestyle", CROWDED, PRESETS["arena-gomoku"],
+                         Limits(depth=1, nodes=20_000_000))
+    assert not result.cut_short and result.depth == 1, result
+    assert result.move not in CROWDED
+    # Own VCF, the opponent's, the candidates' checks, a VCT: within their caps.
+    assert result.nodes <= 2 * VCF_NODES + DEFENCE_NODES + VCF_NODES + 100_000, result
+
+
 def test_an_iteration_cut_short_keeps_the_root_moves_it_finished() -> None:
     # A node limit cuts depth 6 short at a fixed place, so this is deterministic.
     moves = [112, 113, 127, 98, 142, 97]
