@@ -67,8 +67,8 @@ MAX_POSITIONS_PER_GAME = 24
 # The self-play bot evaluates with version 2's hand weights, so the data (and what is
 # trained on it) never depends on the weights shipped at the time.
 SELF_PLAY = {**PRESETS["arena-gomoku"], "hand_eval": True}
-# Nodes per self-play move at most: the root's VCF search has no cap of its own, and in a
-# few positions it runs for minutes (a node limit keeps the games deterministic).
+# Nodes per self-play move at most: a bound on every game's time that, unlike a time
+# limit, keeps the games deterministic.
 SELF_PLAY_NODES = 1_000_000
 
 
