@@ -8,10 +8,10 @@ the interpreter lock while it does (see ``control.search_kernel``):
 2. a VCF (victory by continuous fours) of at most ``vcf_plies`` plies, found within
    ``VCF_NODES`` nodes, wins; then a VCT (fours and open threes) of at most
    ``vct_plies`` plies, searched within ``vct_nodes`` nodes;
-3. when the opponent has a VCF, the root moves are those after which it has none (the
-   checks together within ``DEFENCE_NODES`` nodes, else every move stays allowed); when
+3. when the opponent has a VCF, the root moves are those after which it has none; when
    it has a VCT, the best candidates after which it has none (each checked within a
-   share of ``vct_nodes``) are tried first;
+   share of ``vct_nodes``) are tried first; the checks of the candidates stop at
+   ``DEFENCE_NODES`` nodes in all, and then every move stays allowed;
 4. iterative deepening with ``negamax`` from depth 1 to ``max_depth``: no iteration
    starts after ``soft_deadline`` (on the deadline's clock). When a limit cuts an
    iteration short, the best of the root moves it finished is played (at the root a
@@ -69,7 +69,8 @@ PARAMS = 5
 # The longest opponent VCF looked for when choosing safe root moves.
 DEFENCE_VCF_PLIES = 31
 # Node caps of the root's VCF searches: one search (ours, the opponent's, or one check of
-# a candidate against it), and all the checks of the candidates together. A VCF takes
+# a candidate against it); and of all the checks of the candidates together, against a
+# VCF or a VCT (``vct_nodes`` may be set high). A VCF takes
 # milliseconds in most positions, but on a crowded board its tree can grow for minutes
 # (50 million nodes at depth 1, 71 stones); past a cap the search reports no win.
 VCF_NODES = 200_000
