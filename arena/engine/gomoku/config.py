@@ -106,11 +106,12 @@ def evaluator_hash(config: Mapping[str, object]) -> str:
         raise InvalidArgumentError.for_fields(violations)
     evaluator = str(config["evaluator"])
     values = resolved(config)
+    trained = evaluator == ARENA_GOMOKU and not values["hand_eval"]
     for name, on in SWITCHES[evaluator].items():
         if values[name] == int(on):
             del values[name]
     canonical = {"engine": ENGINE_VERSIONS[evaluator], "evaluator": evaluator, **values}
-    if evaluator == ARENA_GOMOKU and not resolved(config)["hand_eval"]:
+    if trained:
         from arena.engine.gomoku.evaluation import load_weights
 
         canonical["weights_sha256"] = load_weights()[1]

@@ -13,13 +13,13 @@ them from the state array (``patterns.ST_EVAL``), written once per search by
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+
+from arena.engine.datafiles import read_once
 
 EVAL_SCALE = 1000  # evaluation units per unit of log-odds
 MAX_WEIGHT = 20_000  # per pair: far beyond any fitted weight
@@ -39,26 +39,24 @@ DEFAULT_WEIGHTS = "arena-gomoku"
 Weights = npt.NDArray[np.int64]
 
 
-def read_weights(path: Path) -> Weights:
-    """The weights of a file written by ``train.save``; ``ValueError`` if malformed."""
+def _weights_of(raw: bytes) -> Weights:
+    """The weights of a file written by ``train.save`` (read-only); ``ValueError`` if
+    malformed."""
     try:
-        body = json.loads(path.read_text())
-        weights = np.array(body["weights"], dtype=np.int64)
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"{path}: not a gomoku weight file ({exc})") from exc
+        weights = np.array(json.loads(raw)["weights"], dtype=np.int64)
+    except (KeyError, TypeError, ValueError) as exc:  # JSONDecodeError is a ValueError
+        raise ValueError(f"not a gomoku weight file ({exc})") from exc
     if weights.shape != (FEATURES,):
-        raise ValueError(f"{path}: expected {FEATURES} weights, got shape {weights.shape}")
+        raise ValueError(f"expected {FEATURES} weights, got shape {weights.shape}")
+    weights.setflags(write=False)
     return weights
 
 
-@functools.lru_cache(maxsize=4)
-def _load(path: Path, mtime_ns: int) -> tuple[Weights, str]:
-    weights = read_weights(path)
-    weights.setflags(write=False)
-    return weights, hashlib.sha256(path.read_bytes()).hexdigest()
+def read_weights(path: Path) -> Weights:
+    """The weights of a file written by ``train.save``; ``ValueError`` if malformed."""
+    return read_once(path, _weights_of)[0]
 
 
 def load_weights(name: str = DEFAULT_WEIGHTS) -> tuple[Weights, str]:
     """(weights, SHA-256 of the file) of a shipped weight set, read once."""
-    path = WEIGHTS_DIR / f"{name}.json"
-    return _load(path, path.stat().st_mtime_ns)
+    return read_once(WEIGHTS_DIR / f"{name}.json", _weights_of)

@@ -28,7 +28,6 @@ import json
 import random
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -56,6 +55,7 @@ from arena.engine.gomoku.patterns import (
     setup,
     stat,
 )
+from arena.engine.selfplay import game_progress, play_games
 
 SIZE = 15
 RANDOM_WITHIN = 8  # random moves come within this many plies after the opening
@@ -146,34 +146,12 @@ def spread(items: list[T], limit: int) -> list[T]:
     return [items[i * len(items) // limit] for i in range(limit)]
 
 
-Row = tuple[list[int], float, int, int]  # features, label, stones, game
-
-
-def _play_range(args: tuple[int, int, int, GameSettings]) -> list[Row]:
-    seed, first, count, settings = args
-    return [(x, label, stones, g) for g in range(first, first + count)
-            for x, label, stones in play_game(seed, g, settings)]
-
-
 def generate(
     games: int, seed: int, settings: GameSettings, jobs: int = 1,
     progress: Callable[[int], None] | None = None,
 ) -> Positions:
     """The quiet positions of ``games`` self-play games (reproducible from ``seed``)."""
-    chunk = 10
-    tasks = [(seed, g, min(chunk, games - g), settings) for g in range(0, games, chunk)]
-    rows: list[Row] = []
-    if jobs <= 1:
-        for task in tasks:
-            rows += _play_range(task)
-            if progress:
-                progress(task[1] + task[2])
-    else:
-        with ProcessPoolExecutor(jobs) as pool:
-            for task, part in zip(tasks, pool.map(_play_range, tasks), strict=True):
-                rows += part
-                if progress:
-                    progress(task[1] + task[2])
+    rows = play_games(play_game, games, seed, settings, jobs, progress)
     return Positions(
         np.array([r[0] for r in rows], dtype=np.float64).reshape(len(rows), FEATURES),
         np.array([r[1] for r in rows], dtype=np.float64),
@@ -251,13 +229,7 @@ def train(
     """Generate ``games`` self-play games and fit them (``fit_and_measure``)."""
     say = progress or (lambda _: None)
     started = time.monotonic()
-    step = max(10, games // 10)
-
-    def report(done: int) -> None:
-        if done % step < 10 or done == games:
-            say(f"games {done}/{games}")
-
-    data = generate(games, seed, settings, jobs, report)
+    data = generate(games, seed, settings, jobs, game_progress(games, say))
     result = fit_and_measure(data, games, l2, holdout, say)
     result.metrics["seconds"] = {"generate": round(time.monotonic() - started, 1)}
     return result

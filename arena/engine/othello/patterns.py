@@ -29,13 +29,14 @@ per-square reading (``instance_index``) serves the training and the tests.
 
 from __future__ import annotations
 
-import functools
-import hashlib
+import io
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import numpy.typing as npt
 
+from arena.engine.datafiles import read_once
 from arena.engine.othello._jit import S1, S7, S8, U0, U1, kernel, popcount
 from arena.engine.othello.bitboard import final_value, get_moves, potential_mobility
 
@@ -341,19 +342,15 @@ def weight_sets() -> list[str]:
     return sorted(path.stem for path in WEIGHTS_DIR.glob("*.npz"))
 
 
-def read_weights(path: Path) -> npt.NDArray[np.int64]:
-    with np.load(path) as data:
+def read_weights(source: Path | BinaryIO) -> npt.NDArray[np.int64]:
+    with np.load(source) as data:
         return np.asarray(data["weights"], dtype=np.int64)
 
 
-@functools.lru_cache(maxsize=8)
-def _load(path: Path, mtime_ns: int) -> tuple[npt.NDArray[np.int64], str]:
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    params = build_params(read_weights(path))
-    return params, digest
+def _params_of(raw: bytes) -> npt.NDArray[np.int64]:
+    return build_params(read_weights(io.BytesIO(raw)))
 
 
 def load_weight_set(name: str) -> tuple[npt.NDArray[np.int64], str]:
     """(kernel parameters, SHA-256 of the file) of a shipped weight set, built once."""
-    path = WEIGHTS_DIR / f"{name}.npz"
-    return _load(path, path.stat().st_mtime_ns)
+    return read_once(WEIGHTS_DIR / f"{name}.npz", _params_of)

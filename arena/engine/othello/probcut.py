@@ -21,7 +21,6 @@ depth of the same parity.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import random
 import time
@@ -30,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from arena.engine.datafiles import read_once
 from arena.engine.othello import patterns
 from arena.engine.othello.patterns import load_weight_set
 from arena.engine.othello.search import (
@@ -55,16 +55,9 @@ def has_table(weights: str) -> bool:
     return table_path(weights).is_file()
 
 
-@functools.lru_cache(maxsize=8)
-def _read(path: Path, mtime_ns: int) -> tuple[dict[str, object], str]:
-    raw = path.read_bytes()
-    return json.loads(raw), hashlib.sha256(raw).hexdigest()
-
-
 def load_table(weights: str) -> tuple[dict[str, object], str]:
     """(the table, SHA-256 of its file) fitted for the weight set ``weights``."""
-    path = table_path(weights)
-    return _read(path, path.stat().st_mtime_ns)
+    return read_once(table_path(weights), json.loads)
 
 
 def table_problem(weights: str) -> str | None:

@@ -21,7 +21,6 @@ import json
 import random
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +40,7 @@ from arena.engine.othello.patterns import (
     stage_table,
 )
 from arena.engine.othello.presets import PRESETS
+from arena.engine.selfplay import game_progress, play_games
 from arena.openings import load_suite
 from arena.openings.suites import start_position_after
 
@@ -102,15 +102,6 @@ def play_game(seed: int, game: int, settings: GameSettings) -> list[tuple[int, i
     return [(p, o, final if turn == 0 else -final) for p, o, turn in seen]
 
 
-def _play_range(args: tuple[int, int, int, GameSettings]) -> list[tuple[int, int, int, int]]:
-    seed, first, count, settings = args
-    return [
-        (p, o, label, g)
-        for g in range(first, first + count)
-        for p, o, label in play_game(seed, g, settings)
-    ]
-
-
 def generate(
     games: int,
     seed: int,
@@ -119,20 +110,7 @@ def generate(
     progress: Callable[[int], None] | None = None,
 ) -> Positions:
     """The positions of ``games`` self-play games (reproducible from ``seed``)."""
-    chunk = 10
-    tasks = [(seed, g, min(chunk, games - g), settings) for g in range(0, games, chunk)]
-    rows: list[tuple[int, int, int, int]] = []
-    if jobs <= 1:
-        for task in tasks:
-            rows += _play_range(task)
-            if progress:
-                progress(task[1] + task[2])
-    else:
-        with ProcessPoolExecutor(jobs) as pool:
-            for task, part in zip(tasks, pool.map(_play_range, tasks), strict=True):
-                rows += part
-                if progress:
-                    progress(task[1] + task[2])
+    rows = play_games(play_game, games, seed, settings, jobs, progress)
     return Positions(
         np.array([r[0] for r in rows], dtype=np.uint64),
         np.array([r[1] for r in rows], dtype=np.uint64),
@@ -256,13 +234,7 @@ def train(
     measure the errors of the trained and the untrained (all-zero) weights."""
     say = progress or (lambda _: None)
     started = time.monotonic()
-    step = max(10, games // 10)
-
-    def report(done: int) -> None:
-        if done % step < 10 or done == games:
-            say(f"games {done}/{games}")
-
-    data = generate(games, seed, settings, jobs, report)
+    data = generate(games, seed, settings, jobs, game_progress(games, say))
     generated = time.monotonic()
     held_games = round(games * holdout)
     held = data.game >= games - held_games
