@@ -222,11 +222,35 @@ def _leaf_score(st: State, work: Work, me: int, depth: int, ply: int) -> tuple[i
         if five_points(st, op, work, moves, W_KEYS + ply * MAX_CELLS) > 1:
             return -(WIN - ply - 1), -1
         return 0, work[moves]
-    if stat(st, me, OPEN_FOUR) > 0 and stat(st, op, FOUR) == 0 and stat(st, op, OPEN_FOUR) == 0:
-        return WIN - ply - 2, -1
+    if stat(st, op, FOUR) == 0 and stat(st, op, OPEN_FOUR) == 0:
+        # The opponent cannot make a four (nor a five) anywhere, even with the stone it
+        # blocks with: an open four, a double four or a four-three wins by force.
+        if stat(st, me, OPEN_FOUR) > 0:
+            return WIN - ply - 2, -1
+        if stat(st, me, FOUR) > 0:
+            plies = _four_combination(st, me)
+            if plies > 0:
+                return WIN - ply - plies, -1
     if depth <= 0 or ply >= MAX_PLY - 2:
         return evaluate(st, me), -1
     return 0, -2
+
+
+@njit(cache=True)
+def _four_combination(st: State, me: int) -> int:
+    """Plies to the five after the best four combination of ``me`` to move, for an
+    opponent that can make no four: 2 after a double four (two five points), 4 after a
+    four-three (the block cannot touch the three's line, the three becomes an open
+    four); 0 without either."""
+    best = 0
+    for i in range(st[ST_CANDIDATES]):
+        summary = threat_summary(st, me, st[ST_LIST + i])
+        fours = threat_count(summary, THREAT_FOURS)
+        if fours >= 2:
+            return 2
+        if fours == 1 and threat_count(summary, THREAT_OPEN_THREES) > 0:
+            best = 4
+    return best
 
 
 @njit(cache=True)
