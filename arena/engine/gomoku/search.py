@@ -31,6 +31,7 @@ from arena.engine.gomoku.patterns import (
     FIVE,
     FOUR,
     OPEN_FOUR,
+    OPEN_THREE,
     ST_CANDIDATES,
     ST_EVAL,
     ST_KEY,
@@ -222,33 +223,37 @@ def _leaf_score(st: State, work: Work, me: int, depth: int, ply: int) -> tuple[i
         if five_points(st, op, work, moves, W_KEYS + ply * MAX_CELLS) > 1:
             return -(WIN - ply - 1), -1
         return 0, work[moves]
-    if stat(st, op, FOUR) == 0 and stat(st, op, OPEN_FOUR) == 0:
-        # The opponent cannot make a four (nor a five) anywhere, even with the stone it
-        # blocks with: an open four, a double four or a four-three wins by force.
+    if ply > 0 and stat(st, op, FOUR) == 0 and stat(st, op, OPEN_FOUR) == 0:
+        # The opponent cannot make a four anywhere (nor a five): a threat combination
+        # wins by force (``_combination``). Not at the root, which needs a move.
         if stat(st, me, OPEN_FOUR) > 0:
             return WIN - ply - 2, -1
-        if stat(st, me, FOUR) > 0:
-            plies = _four_combination(st, me)
-            if plies > 0:
-                return WIN - ply - plies, -1
+        plies = _combination(st, me)
+        if plies > 0:
+            return WIN - ply - plies, -1
     if depth <= 0 or ply >= MAX_PLY - 2:
         return evaluate(st, me), -1
     return 0, -2
 
 
 @njit(cache=True)
-def _four_combination(st: State, me: int) -> int:
-    """Plies to the five after the best four combination of ``me`` to move, for an
-    opponent that can make no four: 2 after a double four (two five points), 4 after a
-    four-three (the block cannot touch the three's line, the three becomes an open
-    four); 0 without either."""
+def _combination(st: State, me: int) -> int:
+    """Plies to the five after the best threat combination of ``me`` to move, against
+    an opponent that can make no four anywhere: 2 after a double four (two five points,
+    one block); 4 after a four-three or a double three (two open threes). Two lines
+    through one cell meet nowhere else, so one stone stops one of them; the other
+    becomes an open four, and the opponent has no four to answer it with: the stone it
+    blocked with was no four either, and an open four is one move from five. 0 without
+    a combination."""
+    if stat(st, me, FOUR) == 0 and stat(st, me, OPEN_THREE) < 2:
+        return 0
     best = 0
     for i in range(st[ST_CANDIDATES]):
         summary = threat_summary(st, me, st[ST_LIST + i])
         fours = threat_count(summary, THREAT_FOURS)
         if fours >= 2:
             return 2
-        if fours == 1 and threat_count(summary, THREAT_OPEN_THREES) > 0:
+        if fours + threat_count(summary, THREAT_OPEN_THREES) >= 2:
             best = 4
     return best
 

@@ -1,0 +1,47 @@
+"""arena-gomoku's leaves: forced four combinations against an opponent without fours."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.engine.gomoku.board import FREESTYLE
+from arena.engine.gomoku.patterns import setup
+from arena.engine.gomoku.search import EVAL_BOUND, WIN, _leaf_score
+from arena.engine.gomoku.work import new_work
+
+from .positions import interleave, xy
+
+CORNERS = [xy(0, 0), xy(14, 0), xy(0, 14), xy(14, 14)]
+# Black to move: (8, 7) makes a four (blocked at (4, 7)) and an open three (column 8).
+FOUR_THREE = interleave([xy(5, 7), xy(6, 7), xy(7, 7), xy(8, 5), xy(8, 6)],
+                        [xy(4, 7), *CORNERS])
+# Black to move: (8, 7) makes two fours (row 7 blocked at (4, 7), column 8 at (8, 3)).
+DOUBLE_FOUR = interleave([xy(5, 7), xy(6, 7), xy(7, 7), xy(8, 4), xy(8, 5), xy(8, 6)],
+                         [xy(4, 7), xy(8, 3), *CORNERS])
+# Black to move: (8, 7) makes two open threes (row 7 and column 8).
+DOUBLE_THREE = interleave([xy(6, 7), xy(7, 7), xy(8, 5), xy(8, 6)], CORNERS)
+# As FOUR_THREE, but White can make a four on the top row: no longer forced.
+WHITE_THREE = interleave([xy(5, 7), xy(6, 7), xy(7, 7), xy(8, 5), xy(8, 6), xy(10, 12)],
+                         [xy(4, 7), xy(1, 0), xy(2, 0), xy(3, 0), xy(14, 14), xy(0, 14)])
+
+
+def leaf(moves: list[int], ply: int = 3) -> int:
+    cells, pat, st, table = setup(15, FREESTYLE, moves)
+    score, forced = _leaf_score(st, new_work(), 1 + len(moves) % 2, 0, ply)
+    assert forced == -1
+    return int(score)
+
+
+@pytest.mark.parametrize(("moves", "plies"), [(FOUR_THREE, 4), (DOUBLE_FOUR, 2), (DOUBLE_THREE, 4)])
+def test_a_four_combination_wins_against_no_four(moves: list[int], plies: int) -> None:
+    # The five comes ``plies`` plies after the leaf's own ply.
+    assert leaf(moves, ply=3) == WIN - 3 - plies
+    assert leaf(moves, ply=6) == WIN - 6 - plies
+
+
+def test_an_opponent_that_can_make_a_four_gets_an_evaluation() -> None:
+    assert abs(leaf(WHITE_THREE)) <= EVAL_BOUND
+
+
+def test_a_single_open_three_is_no_combination() -> None:
+    assert abs(leaf(DOUBLE_THREE[:-2])) <= EVAL_BOUND  # without (8, 6) and a corner
