@@ -3,9 +3,11 @@
 The evaluation of a position for the side to move is a constant plus, per line class
 from ``TWO`` to ``OPEN_FOUR``, a weight times the number of (empty cell, direction) pairs
 of that class, once for the side to move and once for the opponent: the class counts the
-kernels keep up to date stone by stone anyway (``patterns.stat``), so a leaf costs twelve
-multiplications. The weights are log-odds of a win in units of ``EVAL_SCALE``, fitted by
-``arena engine train gomoku`` (``train.py``); the shipped set is
+kernels keep up to date stone by stone anyway (``patterns.stat``). Then, per side, a
+weight times the number of combination cells of each kind (``COMBINATIONS``): cells where
+one stone makes threats on two lines at once (``search.combination_cells``, one pass over
+the candidate moves per leaf). The weights are log-odds of a win in units of
+``EVAL_SCALE``, fitted by ``arena engine train gomoku`` (``train.py``); the shipped set is
 ``weights/arena-gomoku.json``, which records its command and metrics. The kernels read
 them from the state array (``patterns.ST_EVAL``), written once per search by
 ``patterns.setup``.
@@ -24,14 +26,19 @@ from arena.engine.datafiles import read_once
 EVAL_SCALE = 1000  # evaluation units per unit of log-odds
 MAX_WEIGHT = 20_000  # per pair: far beyond any fitted weight
 # Feature layout: the constant, then classes TWO..OPEN_FOUR (1..6) of the side to move,
-# then the same classes of the opponent.
+# then the same classes of the opponent; then the combination cells of the side to move,
+# then the opponent's: a four-three or two fours (a win against no four), two open threes,
+# two other threats (threes, fours, open threes; at least one plain three).
 FIRST_CLASS, LAST_CLASS = 1, 6
 PER_SIDE = LAST_CLASS - FIRST_CLASS + 1
-FEATURES = 1 + 2 * PER_SIDE
+COMBINATIONS = 3
+FIRST_COMBINATION = 1 + 2 * PER_SIDE
+FEATURES = FIRST_COMBINATION + 2 * COMBINATIONS
 # Version 2's hand-set weights in this layout: (12 * ours - 10 * theirs) / 10 of the
 # per-class weights 2, 6, 8, 30, 30, 120 (times ten; only their shape matters).
 _HAND_CLASS = np.array([2, 6, 8, 30, 30, 120], dtype=np.int64)
-HAND_WEIGHTS = np.concatenate([[0], 12 * _HAND_CLASS, -10 * _HAND_CLASS]).astype(np.int64)
+HAND_WEIGHTS = np.concatenate([[0], 12 * _HAND_CLASS, -10 * _HAND_CLASS,
+                               np.zeros(2 * COMBINATIONS)]).astype(np.int64)
 
 WEIGHTS_DIR = Path(__file__).with_name("weights")
 DEFAULT_WEIGHTS = "arena-gomoku"

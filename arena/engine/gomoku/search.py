@@ -25,7 +25,7 @@ from numba import njit
 
 from arena.engine.gomoku.board import DIRECTIONS, EMPTY, MAX_CELLS, Cells
 from arena.engine.gomoku.control import CTX_ABORTED, CTX_SALT, Context, StopArray, poll_stop
-from arena.engine.gomoku.evaluation import FIRST_CLASS, PER_SIDE
+from arena.engine.gomoku.evaluation import FIRST_CLASS, FIRST_COMBINATION, PER_SIDE
 from arena.engine.gomoku.patterns import (
     CLASSES,
     FIVE,
@@ -42,6 +42,7 @@ from arena.engine.gomoku.patterns import (
     THREAT_FOURS,
     THREAT_OPEN_FOURS,
     THREAT_OPEN_THREES,
+    THREAT_THREES,
     WEIGHT_MASK,
     Patterns,
     State,
@@ -88,15 +89,53 @@ def new_tt(bits: int) -> Tt:
 
 @njit(cache=True)
 def evaluate(st: State, me: int) -> int:
-    """The weighted class counts of both sides (``evaluation.py``), from ``me``'s view;
-    kept well inside the win scores whatever the weights."""
+    """The weighted class counts and combination cells of both sides
+    (``evaluation.py``), from ``me``'s view; kept well inside the win scores whatever the
+    weights."""
     mine = ST_STATS + me * CLASSES
     theirs = ST_STATS + (3 - me) * CLASSES
     value = st[ST_EVAL]
     for i in range(PER_SIDE):
         value += st[ST_EVAL + 1 + i] * st[mine + FIRST_CLASS + i]
         value += st[ST_EVAL + 1 + PER_SIDE + i] * st[theirs + FIRST_CLASS + i]
+    a0, a1, a2, b0, b1, b2 = combination_cells(st, me)
+    w = ST_EVAL + FIRST_COMBINATION
+    value += st[w] * a0 + st[w + 1] * a1 + st[w + 2] * a2
+    value += st[w + 3] * b0 + st[w + 4] * b1 + st[w + 5] * b2
     return int(max(-EVAL_BOUND, min(EVAL_BOUND, value)))
+
+
+@njit(cache=True)
+def _combination_kind(summary: int) -> int:
+    """0: a four-three or two fours, 1: two open threes, 2: two other threats (at least
+    one a plain three), 3: none."""
+    fours = threat_count(summary, THREAT_FOURS)
+    open_threes = threat_count(summary, THREAT_OPEN_THREES)
+    if fours >= 2 or (fours >= 1 and open_threes >= 1):
+        return 0
+    if open_threes >= 2:
+        return 1
+    if fours + open_threes + threat_count(summary, THREAT_THREES) >= 2:
+        return 2
+    return 3
+
+
+@njit(cache=True)
+def combination_cells(st: State, me: int) -> tuple[int, int, int, int, int, int]:
+    """Candidate cells per combination kind (``_combination_kind``), for ``me`` then
+    for the opponent."""
+    a0 = a1 = a2 = b0 = b1 = b2 = 0
+    for i in range(st[ST_CANDIDATES]):
+        cell = st[ST_LIST + i]
+        kind = _combination_kind(threat_summary(st, me, cell))
+        a0 += kind == 0
+        a1 += kind == 1
+        a2 += kind == 2
+        kind = _combination_kind(threat_summary(st, 3 - me, cell))
+        b0 += kind == 0
+        b1 += kind == 1
+        b2 += kind == 2
+    return a0, a1, a2, b0, b1, b2
 
 
 @njit(cache=True)

@@ -55,6 +55,7 @@ from arena.engine.gomoku.patterns import (
     setup,
     stat,
 )
+from arena.engine.gomoku.search import combination_cells
 from arena.engine.selfplay import game_progress, play_games
 
 SIZE = 15
@@ -97,7 +98,8 @@ class Positions:
 def feature_row(st: State, me: int) -> list[int]:
     """The evaluation's features of the position for ``me`` to move (``evaluation``)."""
     classes = range(FIRST_CLASS, LAST_CLASS + 1)
-    return [1, *(stat(st, me, c) for c in classes), *(stat(st, 3 - me, c) for c in classes)]
+    return [1, *(stat(st, me, c) for c in classes), *(stat(st, 3 - me, c) for c in classes),
+            *combination_cells(st, me)]
 
 
 def play_game(seed: int, game: int, settings: GameSettings) -> list[tuple[list[int], float, int]]:

@@ -1,4 +1,5 @@
-"""arena-gomoku's leaves: forced four combinations against an opponent without fours."""
+"""arena-gomoku's threat combinations: forced wins at the leaves against an opponent
+without fours, and the combination cells the evaluation counts."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 
 from arena.engine.gomoku.board import FREESTYLE
 from arena.engine.gomoku.patterns import setup
-from arena.engine.gomoku.search import EVAL_BOUND, WIN, _leaf_score
+from arena.engine.gomoku.search import EVAL_BOUND, WIN, _leaf_score, combination_cells
 from arena.engine.gomoku.work import new_work
 
 from .positions import interleave, xy
@@ -26,7 +27,7 @@ WHITE_THREE = interleave([xy(5, 7), xy(6, 7), xy(7, 7), xy(8, 5), xy(8, 6), xy(1
 
 
 def leaf(moves: list[int], ply: int = 3) -> int:
-    cells, pat, st, table = setup(15, FREESTYLE, moves)
+    st = setup(15, FREESTYLE, moves)[2]
     score, forced = _leaf_score(st, new_work(), 1 + len(moves) % 2, 0, ply)
     assert forced == -1
     return int(score)
@@ -45,3 +46,13 @@ def test_an_opponent_that_can_make_a_four_gets_an_evaluation() -> None:
 
 def test_a_single_open_three_is_no_combination() -> None:
     assert abs(leaf(DOUBLE_THREE[:-2])) <= EVAL_BOUND  # without (8, 6) and a corner
+
+
+@pytest.mark.parametrize(("moves", "kind"), [(FOUR_THREE, 0), (DOUBLE_FOUR, 0),
+                                             (DOUBLE_THREE, 1)])
+def test_combination_cells_are_counted_by_kind(moves: list[int], kind: int) -> None:
+    st = setup(15, FREESTYLE, moves)[2]
+    black = combination_cells(st, 1)  # Black is to move
+    assert black[kind] >= 1, black
+    assert combination_cells(st, 2) == (*black[3:], *black[:3])
+    assert black[3:] == (0, 0, 0)  # White's scattered stones make no combination
