@@ -2,15 +2,16 @@
 
 At every node, before any move list: a five point for the side to move wins; two
 five points for the opponent lose; one must be blocked (the only move, searched
-without using up depth); an open four while the opponent cannot even make a four wins
-in three plies. When the opponent has an open three (it can make an open four), only
+without using up depth). Below the root, when the opponent cannot even make a four, an
+open four or a double four wins in three plies, a four-three or a double three in five
+(``_combination``). When the opponent has an open three (it can make an open four), only
 the key points of its lines and our own fours are searched. (Searching such nodes past
 the nominal depth instead of evaluating them lost 35-40% of games against the previous
 version where the same engine without it scored 62-69%: ``bench/gomoku_match.py``.)
 Otherwise the candidates near the stones are ordered by their threats for both sides
 (fives, fours, open threes first), then by a history of the moves that cut off, and the
-best ``width`` are searched. Leaves weigh the incrementally kept class counts
-(``evaluation.py``).
+best ``width`` are searched. Leaves weigh the incrementally kept class counts and the
+combination cells of both sides (``evaluation.py``).
 
 Scores are from the side to move; wins are ``WIN - plies``. Ties between moves of equal
 order are broken by cell index, so a search depends on the position only, never on the

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from arena.engine.api import Limits
+from arena.engine.gomoku import choose_move
 from arena.engine.gomoku.board import FREESTYLE
 from arena.engine.gomoku.patterns import setup
 from arena.engine.gomoku.search import EVAL_BOUND, WIN, _leaf_score, combination_cells
@@ -56,3 +58,13 @@ def test_combination_cells_are_counted_by_kind(moves: list[int], kind: int) -> N
     assert black[kind] >= 1, black
     assert combination_cells(st, 2) == (*black[3:], *black[:3])
     assert black[3:] == (0, 0, 0)  # White's scattered stones make no combination
+
+
+def test_the_root_plays_a_forced_win_it_sees_without_threat_searches() -> None:
+    # Black to move can make an open four; no VCF or VCT search at the root. The root
+    # used to take the open-four rule as its score and report no move at depth 0.
+    moves = interleave([xy(6, 7), xy(7, 7), xy(8, 7)], CORNERS[:3])
+    config = {"evaluator": "arena-gomoku", "vcf_plies": 0, "vct_plies": 0, "max_depth": 1}
+    result = choose_move(15, "freestyle", moves, config, Limits())
+    assert result.move in {xy(5, 7), xy(9, 7)} and result.pv == [result.move]
+    assert result.exact and result.depth == 1 and not result.cut_short, result
