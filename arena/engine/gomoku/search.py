@@ -106,36 +106,43 @@ def evaluate(st: State, me: int) -> int:
     return int(max(-EVAL_BOUND, min(EVAL_BOUND, value)))
 
 
+# What a stone on a cell makes on two lines at once (``_combination_kind``).
+DOUBLE_FOUR, FOUR_THREE, DOUBLE_THREE, OTHER_PAIR, NO_PAIR = range(5)
+
+
 @njit(cache=True)
 def _combination_kind(summary: int) -> int:
-    """0: a four-three or two fours, 1: two open threes, 2: two other threats (at least
-    one a plain three), 3: none."""
+    """The combination of a cell's threat summary: two fours, a four and an open three,
+    two open threes, two other threats (at least one a plain three), or none."""
     fours = threat_count(summary, THREAT_FOURS)
     open_threes = threat_count(summary, THREAT_OPEN_THREES)
-    if fours >= 2 or (fours >= 1 and open_threes >= 1):
-        return 0
+    if fours >= 2:
+        return DOUBLE_FOUR
+    if fours == 1 and open_threes >= 1:
+        return FOUR_THREE
     if open_threes >= 2:
-        return 1
+        return DOUBLE_THREE
     if fours + open_threes + threat_count(summary, THREAT_THREES) >= 2:
-        return 2
-    return 3
+        return OTHER_PAIR
+    return NO_PAIR
 
 
 @njit(cache=True)
 def combination_cells(st: State, me: int) -> tuple[int, int, int, int, int, int]:
-    """Candidate cells per combination kind (``_combination_kind``), for ``me`` then
-    for the opponent."""
+    """The evaluation's combination counts (``evaluation.COMBINATIONS``), for ``me`` then
+    for the opponent: candidate cells with two fours or a four-three, with two open
+    threes, with another pair of threats."""
     a0 = a1 = a2 = b0 = b1 = b2 = 0
     for i in range(st[ST_CANDIDATES]):
         cell = st[ST_LIST + i]
         kind = _combination_kind(threat_summary(st, me, cell))
-        a0 += kind == 0
-        a1 += kind == 1
-        a2 += kind == 2
+        a0 += kind <= FOUR_THREE
+        a1 += kind == DOUBLE_THREE
+        a2 += kind == OTHER_PAIR
         kind = _combination_kind(threat_summary(st, 3 - me, cell))
-        b0 += kind == 0
-        b1 += kind == 1
-        b2 += kind == 2
+        b0 += kind <= FOUR_THREE
+        b1 += kind == DOUBLE_THREE
+        b2 += kind == OTHER_PAIR
     return a0, a1, a2, b0, b1, b2
 
 
@@ -289,11 +296,10 @@ def _combination(st: State, me: int) -> int:
         return 0
     best = 0
     for i in range(st[ST_CANDIDATES]):
-        summary = threat_summary(st, me, st[ST_LIST + i])
-        fours = threat_count(summary, THREAT_FOURS)
-        if fours >= 2:
+        kind = _combination_kind(threat_summary(st, me, st[ST_LIST + i]))
+        if kind == DOUBLE_FOUR:
             return 2
-        if fours + threat_count(summary, THREAT_OPEN_THREES) >= 2:
+        if kind <= DOUBLE_THREE:
             best = 4
     return best
 
