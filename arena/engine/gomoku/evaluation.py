@@ -6,11 +6,13 @@ of that class, once for the side to move and once for the opponent: the class co
 kernels keep up to date stone by stone anyway (``patterns.stat``). Then, per side, a
 weight times the number of combination cells of each kind (``COMBINATIONS``): cells where
 one stone makes threats on two lines at once (``search.combination_cells``, one pass over
-the candidate moves per leaf). The weights are log-odds of a win in units of
-``EVAL_SCALE``, fitted by ``arena engine train gomoku`` (``train.py``); the shipped set is
-``weights/arena-gomoku.json``, which records its command and metrics. The kernels read
-them from the state array (``patterns.ST_EVAL``), written once per search by
-``patterns.setup``.
+the candidate moves per leaf). Last, per side, one weight per candidate cell for the two
+best line classes a stone there makes (``PAIRS`` kinds: an open three with an open two,
+a four with a two, ...; ``search.cell_pair``, a second pass over the candidates). The
+weights are log-odds of a win in units of ``EVAL_SCALE``, fitted by ``arena engine train
+gomoku`` (``train.py``); the shipped set is ``weights/arena-gomoku.json``, which records
+its command and metrics. The kernels read them from the state array
+(``patterns.ST_EVAL``), written once per search by ``patterns.setup``.
 """
 
 from __future__ import annotations
@@ -33,12 +35,21 @@ FIRST_CLASS, LAST_CLASS = 1, 6
 PER_SIDE = LAST_CLASS - FIRST_CLASS + 1
 COMBINATIONS = 3
 FIRST_COMBINATION = 1 + 2 * PER_SIDE
-FEATURES = FIRST_COMBINATION + 2 * COMBINATIONS
+# Then, per side, the candidate cells by the two best line classes a stone there makes
+# (both from TWO to OPEN_FOUR, a five counted as an open four): PAIRS kinds per side,
+# numbered by ``PAIR_INDEX[best, second]`` (-1: the second best is below TWO).
+FIRST_PAIR = FIRST_COMBINATION + 2 * COMBINATIONS
+PAIR_INDEX = np.full((8, 8), -1, dtype=np.int64)
+for _best in range(FIRST_CLASS, LAST_CLASS + 1):
+    for _second in range(FIRST_CLASS, _best + 1):
+        PAIR_INDEX[_best, _second] = int(PAIR_INDEX.max()) + 1
+PAIRS = int(PAIR_INDEX.max()) + 1
+FEATURES = FIRST_PAIR + 2 * PAIRS
 # Version 2's hand-set weights in this layout: (12 * ours - 10 * theirs) / 10 of the
 # per-class weights 2, 6, 8, 30, 30, 120 (times ten; only their shape matters).
 _HAND_CLASS = np.array([2, 6, 8, 30, 30, 120], dtype=np.int64)
 HAND_WEIGHTS = np.concatenate([[0], 12 * _HAND_CLASS, -10 * _HAND_CLASS,
-                               np.zeros(2 * COMBINATIONS)]).astype(np.int64)
+                               np.zeros(2 * COMBINATIONS + 2 * PAIRS)]).astype(np.int64)
 
 WEIGHTS_DIR = Path(__file__).with_name("weights")
 DEFAULT_WEIGHTS = "arena-gomoku"

@@ -10,8 +10,8 @@ the nominal depth instead of evaluating them lost 35-40% of games against the pr
 version where the same engine without it scored 62-69%: ``bench/gomoku_match.py``.)
 Otherwise the candidates near the stones are ordered by their threats for both sides
 (fives, fours, open threes first), then by a history of the moves that cut off, and the
-best ``width`` are searched. Leaves weigh the incrementally kept class counts and the
-combination cells of both sides (``evaluation.py``).
+best ``width`` are searched. Leaves weigh the incrementally kept class counts, the
+combination cells and the candidates' class pairs of both sides (``evaluation.py``).
 
 Scores are from the side to move; wins are ``WIN - plies``. Ties between moves of equal
 order are broken by cell index, so a search depends on the position only, never on the
@@ -26,7 +26,14 @@ from numba import njit
 
 from arena.engine.gomoku.board import DIRECTIONS, EMPTY, MAX_CELLS, Cells
 from arena.engine.gomoku.control import CTX_ABORTED, CTX_SALT, Context, StopArray, poll_stop
-from arena.engine.gomoku.evaluation import FIRST_CLASS, FIRST_COMBINATION, PER_SIDE
+from arena.engine.gomoku.evaluation import (
+    FIRST_CLASS,
+    FIRST_COMBINATION,
+    FIRST_PAIR,
+    PAIR_INDEX,
+    PAIRS,
+    PER_SIDE,
+)
 from arena.engine.gomoku.patterns import (
     CLASSES,
     FIVE,
@@ -89,8 +96,8 @@ def new_tt(bits: int) -> Tt:
 
 
 @njit(cache=True)
-def evaluate(st: State, me: int) -> int:
-    """The weighted class counts and combination cells of both sides
+def evaluate(pat: Patterns, st: State, me: int) -> int:
+    """The weighted class counts, combination cells and class pairs of both sides
     (``evaluation.py``), from ``me``'s view; kept well inside the win scores whatever the
     weights."""
     mine = ST_STATS + me * CLASSES
@@ -103,7 +110,41 @@ def evaluate(st: State, me: int) -> int:
     w = ST_EVAL + FIRST_COMBINATION
     value += st[w] * a0 + st[w + 1] * a1 + st[w + 2] * a2
     value += st[w + 3] * b0 + st[w + 4] * b1 + st[w + 5] * b2
+    pairs = pair_cells(pat, st, me)
+    for k in range(2 * PAIRS):
+        value += st[ST_EVAL + FIRST_PAIR + k] * pairs[k]
     return int(max(-EVAL_BOUND, min(EVAL_BOUND, value)))
+
+
+@njit(cache=True)
+def cell_pair(pat: Patterns, colour: int, cell: int) -> int:
+    """The kind (``evaluation.PAIR_INDEX``) of the two best line classes a stone of
+    ``colour`` makes on ``cell``, -1 if the second best is below a two."""
+    best = second = 0
+    for d in range(4):
+        c = min(int(pat[colour, d, cell]), OPEN_FOUR)
+        if c > best:
+            second = best
+            best = c
+        elif c > second:
+            second = c
+    return int(PAIR_INDEX[best, second])
+
+
+@njit(cache=True)
+def pair_cells(pat: Patterns, st: State, me: int) -> npt.NDArray[np.int64]:
+    """The evaluation's counts of candidate cells per class pair, ``me``'s then the
+    opponent's (``evaluation.PAIRS`` each)."""
+    counts = np.zeros(2 * PAIRS, dtype=np.int64)
+    for i in range(st[ST_CANDIDATES]):
+        cell = st[ST_LIST + i]
+        kind = cell_pair(pat, me, cell)
+        if kind >= 0:
+            counts[kind] += 1
+        kind = cell_pair(pat, 3 - me, cell)
+        if kind >= 0:
+            counts[PAIRS + kind] += 1
+    return counts
 
 
 # What a stone on a cell makes on two lines at once (``_combination_kind``).
@@ -259,7 +300,9 @@ def _root_view(ply: int, value: int) -> int:
 
 
 @njit(cache=True)
-def _leaf_score(st: State, work: Work, me: int, depth: int, ply: int) -> tuple[int, int]:
+def _leaf_score(
+    pat: Patterns, st: State, work: Work, me: int, depth: int, ply: int
+) -> tuple[int, int]:
     """(score, forced move) before any move list: a decided position or a leaf gives its
     score and -1; the opponent's single five point gives (0, that point); else (0, -2)."""
     op = 3 - me
@@ -279,7 +322,7 @@ def _leaf_score(st: State, work: Work, me: int, depth: int, ply: int) -> tuple[i
         if plies > 0:
             return WIN - ply - plies, -1
     if depth <= 0 or ply >= MAX_PLY - 2:
-        return evaluate(st, me), -1
+        return evaluate(pat, st, me), -1
     return 0, -2
 
 
@@ -319,7 +362,7 @@ def negamax(
     work[pv] = 0
     if poll_stop(ctx, stop):
         return 0
-    leaf, forced = _leaf_score(st, work, me, depth, ply)
+    leaf, forced = _leaf_score(pat, st, work, me, depth, ply)
     if forced == -1:
         tree_close(tree, node, _root_view(ply, leaf), KIND_LEAF, False)
         return leaf

@@ -1,5 +1,5 @@
 """arena-gomoku's threat combinations: forced wins at the leaves against an opponent
-without fours, and the combination cells the evaluation counts."""
+without fours, and the combination cells and class pairs the evaluation counts."""
 
 from __future__ import annotations
 
@@ -8,8 +8,16 @@ import pytest
 from arena.engine.api import Limits
 from arena.engine.gomoku import choose_move
 from arena.engine.gomoku.board import FREESTYLE
-from arena.engine.gomoku.patterns import setup
-from arena.engine.gomoku.search import EVAL_BOUND, WIN, _leaf_score, combination_cells
+from arena.engine.gomoku.evaluation import PAIR_INDEX, PAIRS
+from arena.engine.gomoku.patterns import FOUR, OPEN_THREE, OPEN_TWO, THREE, setup
+from arena.engine.gomoku.search import (
+    EVAL_BOUND,
+    WIN,
+    _leaf_score,
+    cell_pair,
+    combination_cells,
+    pair_cells,
+)
 from arena.engine.gomoku.work import new_work
 
 from .positions import interleave, xy
@@ -29,8 +37,8 @@ WHITE_THREE = interleave([xy(5, 7), xy(6, 7), xy(7, 7), xy(8, 5), xy(8, 6), xy(1
 
 
 def leaf(moves: list[int], ply: int = 3) -> int:
-    st = setup(15, FREESTYLE, moves)[2]
-    score, forced = _leaf_score(st, new_work(), 1 + len(moves) % 2, 0, ply)
+    _, pat, st, _ = setup(15, FREESTYLE, moves)
+    score, forced = _leaf_score(pat, st, new_work(), 1 + len(moves) % 2, 0, ply)
     assert forced == -1
     return int(score)
 
@@ -68,3 +76,20 @@ def test_the_root_plays_a_forced_win_it_sees_without_threat_searches() -> None:
     result = choose_move(15, "freestyle", moves, config, Limits())
     assert result.move in {xy(5, 7), xy(9, 7)} and result.pv == [result.move]
     assert result.exact and result.depth == 1 and not result.cut_short, result
+
+
+@pytest.mark.parametrize(("moves", "best", "second"), [
+    (FOUR_THREE, FOUR, OPEN_THREE), (DOUBLE_FOUR, FOUR, FOUR),
+    (DOUBLE_THREE, OPEN_THREE, OPEN_THREE),
+    # Without (8, 6), column 8 holds (8, 5) alone: (8, 7) makes an open (split) two there.
+    (DOUBLE_THREE[:-2], OPEN_THREE, OPEN_TWO),
+])
+def test_class_pairs_name_the_two_best_lines_of_a_cell(
+        moves: list[int], best: int, second: int) -> None:
+    _, pat, st, _ = setup(15, FREESTYLE, moves)
+    assert cell_pair(pat, 1, xy(8, 7)) == PAIR_INDEX[best, second]
+    black = pair_cells(pat, st, 1).tolist()
+    assert black[PAIR_INDEX[best, second]] >= 1
+    assert pair_cells(pat, st, 2).tolist() == black[PAIRS:] + black[:PAIRS]
+    assert cell_pair(pat, 2, xy(8, 7)) == -1  # White's corner stones make nothing there
+    assert PAIR_INDEX[OPEN_TWO, OPEN_TWO] >= 0 and PAIR_INDEX[THREE, 0] == -1

@@ -32,9 +32,9 @@ def test_kernel_evaluation_is_the_trained_features_weighed() -> None:
         moves = random_game(15, "freestyle", rng)[: rng.randrange(4, 40)]
         for custom in (weights, ev.HAND_WEIGHTS,
                        np.array([rng.randrange(-900, 900) for _ in range(ev.FEATURES)])):
-            st = setup(15, FREESTYLE, moves, custom)[2]
+            _, pat, st, _ = setup(15, FREESTYLE, moves, custom)
             for me in (1, 2):
-                assert evaluate(st, me) == int(np.dot(custom, feature_row(st, me)))
+                assert evaluate(pat, st, me) == int(np.dot(custom, feature_row(pat, st, me)))
 
 
 def test_shipped_weights_load_and_record_their_command() -> None:
@@ -51,7 +51,8 @@ def test_shipped_weights_load_and_record_their_command() -> None:
     assert len(metrics["folds"]) == 5
     assert all(f["trained"]["log_loss"] < f["hand"]["log_loss"] for f in metrics["folds"])
     assert weights[1 + ev.PER_SIDE - 1] > weights[1]  # an own open three beats a two
-    assert weights[-1] < 0  # the opponent's open threes count against us
+    # The opponent's four-three cells count against us.
+    assert weights[ev.FIRST_COMBINATION + ev.COMBINATIONS] < 0
 
 
 def test_config_hash_follows_the_weights(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
