@@ -50,7 +50,7 @@ def test_shipped_weights_load_and_record_their_command() -> None:
     # Over the five folds of games, the trained weights predict better than the hand ones.
     assert len(metrics["folds"]) == 5
     assert all(f["trained"]["log_loss"] < f["hand"]["log_loss"] for f in metrics["folds"])
-    assert weights[1 + ev.PER_SIDE - 1] > weights[1]  # an own open three beats a two
+    assert weights[1 + ev.PER_SIDE - 1] > weights[1]  # an own open four beats a two
     # The opponent's four-three cells count against us.
     assert weights[ev.FIRST_COMBINATION + ev.COMBINATIONS] < 0
 
