@@ -5,14 +5,17 @@ from ``TWO`` to ``OPEN_FOUR``, a weight times the number of (empty cell, directi
 of that class, once for the side to move and once for the opponent: the class counts the
 kernels keep up to date stone by stone anyway (``patterns.stat``). Then, per side, a
 weight times the number of combination cells of each kind (``COMBINATIONS``): cells where
-one stone makes threats on two lines at once (``search.combination_cells``, one pass over
-the candidate moves per leaf). Last, per side, one weight per candidate cell for the two
-best line classes a stone there makes (``PAIRS`` kinds: an open three with an open two,
-a four with a two, ...; ``search.cell_pair``, a second pass over the candidates). The
-weights are log-odds of a win in units of ``EVAL_SCALE``, fitted by ``arena engine train
-gomoku`` (``train.py``); the shipped set is ``weights/arena-gomoku.json``, which records
-its command and metrics. The kernels read them from the state array
-(``patterns.ST_EVAL``), written once per search by ``patterns.setup``.
+one stone makes threats on two lines at once; and one weight per candidate cell for the
+two best line classes a stone there makes (``PAIRS`` kinds: an open three with an open
+two, a four with a two, ...). Both depend only on the cell's four classes, which the
+kernels keep packed as one code per cell and side (``patterns.cell_code``), so
+``patterns.setup`` adds the two weights up once per code and a leaf reads one number per
+candidate and side (``search.evaluate``; ``search.cell_features`` counts the same for the
+training). The weights are log-odds of a win in units of ``EVAL_SCALE``, fitted by ``arena
+engine train gomoku`` (``train.py``); the shipped set is ``weights/arena-gomoku.json``,
+which records its command and metrics. The kernels read them from the state array
+(``patterns.ST_EVAL``, ``patterns.ST_CELL_EVAL``), written once per search by
+``patterns.setup``.
 """
 
 from __future__ import annotations
@@ -39,11 +42,11 @@ FIRST_COMBINATION = 1 + 2 * PER_SIDE
 # (both from TWO to OPEN_FOUR, a five counted as an open four): PAIRS kinds per side,
 # numbered by ``PAIR_INDEX[best, second]`` (-1: the second best is below TWO).
 FIRST_PAIR = FIRST_COMBINATION + 2 * COMBINATIONS
+_PAIR_KINDS = [(best, second) for best in range(FIRST_CLASS, LAST_CLASS + 1)
+               for second in range(FIRST_CLASS, best + 1)]
+PAIRS = len(_PAIR_KINDS)
 PAIR_INDEX = np.full((8, 8), -1, dtype=np.int64)
-for _best in range(FIRST_CLASS, LAST_CLASS + 1):
-    for _second in range(FIRST_CLASS, _best + 1):
-        PAIR_INDEX[_best, _second] = int(PAIR_INDEX.max()) + 1
-PAIRS = int(PAIR_INDEX.max()) + 1
+PAIR_INDEX[tuple(np.array(_PAIR_KINDS).T)] = np.arange(PAIRS)
 FEATURES = FIRST_PAIR + 2 * PAIRS
 # Version 2's hand-set weights in this layout: (12 * ours - 10 * theirs) / 10 of the
 # per-class weights 2, 6, 8, 30, 30, 120 (times ten; only their shape matters).

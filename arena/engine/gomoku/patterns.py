@@ -18,7 +18,10 @@ The position lives in three arrays:
   evaluation reads them in O(1)); the Zobrist key; the number of stones within Chebyshev
   distance 2 of each cell; the candidate moves (empty cells with such a stone) as a list
   with each cell's place in it; the line indexes; per colour and cell a threat summary
-  (``THREAT_*``) for move ordering; and the evaluation's weights (``evaluation.py``).
+  (``THREAT_*``) for move ordering, which also holds the cell's classes on its four lines
+  as one number (``cell_code``, three bits a direction); and the evaluation's weights
+  (``evaluation.py``) with, per cell code, the weight of what a stone there makes on two
+  lines at once (``cell_kinds``), so that a leaf reads one number per candidate and side.
 
 One state array instead of a dozen keeps the recursive kernels' calls cheap: numba
 updates a reference count for each array argument of each call.
@@ -39,7 +42,16 @@ from arena.engine.gomoku.board import (
     ZOBRIST,
     Cells,
 )
-from arena.engine.gomoku.evaluation import FEATURES, Weights, load_weights
+from arena.engine.gomoku.evaluation import (
+    COMBINATIONS,
+    FEATURES,
+    FIRST_COMBINATION,
+    FIRST_PAIR,
+    PAIR_INDEX,
+    PAIRS,
+    Weights,
+    load_weights,
+)
 
 NONE, TWO, OPEN_TWO, THREE, OPEN_THREE, FOUR, OPEN_FOUR, FIVE = range(8)
 CLASSES = 8  # one row of stats
@@ -48,19 +60,28 @@ TABLE_SIZE = 3**10
 _CENTRE = HALF
 
 # Move ordering: per class, its weight (the low 16 bits of a cell's threat summary) and
-# the counters it adds to the summary (8 bits each above): directions with a five, an
-# open four, a four or better, an open three, a three.
+# the counters it adds to the summary (4 bits each above; a cell has four directions):
+# directions with a five, an open four, a four or better, an open three, a three. Above
+# those, from ``THREAT_CODE``, the cell's code: its class on each line, 3 bits a direction
+# (``cell_code``), which the evaluation weighs (``ST_CELL_EVAL``).
 ORDER_WEIGHT = np.array([0, 2, 5, 6, 30, 25, 100, 0], dtype=np.int64)
 WEIGHT_MASK = 0xFFFF
+COUNTER_MASK = 0xF
 THREAT_FIVES, THREAT_OPEN_FOURS, THREAT_FOURS, THREAT_OPEN_THREES, THREAT_THREES = (
-    16, 24, 32, 40, 48)
+    16, 20, 24, 28, 32)
 THREAT_STEP = np.array(
     [ORDER_WEIGHT[c] + ((c == FIVE) << THREAT_FIVES) + ((c == OPEN_FOUR) << THREAT_OPEN_FOURS)
      + ((c >= FOUR) << THREAT_FOURS) + ((c == OPEN_THREE) << THREAT_OPEN_THREES)
      + ((c == THREE) << THREAT_THREES) for c in range(8)], dtype=np.int64)
+THREAT_CODE = 36
+CODE_BITS = 3
+CODES = 1 << (4 * CODE_BITS)
+# What a class on direction d adds to the summary: its counters and its digit of the code.
+SUMMARY_STEP = np.array([[THREAT_STEP[c] + (c << (THREAT_CODE + CODE_BITS * d))
+                          for c in range(CLASSES)] for d in range(4)], dtype=np.int64)
 # A summary with any of these counters: a stone there makes a three or better.
-THREE_OR_BETTER = sum(0xFF << f for f in (THREAT_FIVES, THREAT_FOURS, THREAT_OPEN_THREES,
-                                          THREAT_THREES))
+THREE_OR_BETTER = sum(COUNTER_MASK << f for f in (THREAT_FIVES, THREAT_FOURS,
+                                                  THREAT_OPEN_THREES, THREAT_THREES))
 
 # Offsets into the state array.
 ST_STATS = 0  # [colour * CLASSES + class], colours 1 and 2
@@ -73,7 +94,8 @@ ST_PLACE = ST_LIST + MAX_CELLS  # a cell's index in the list, -1 if not a candid
 ST_INDEX = ST_PLACE + MAX_CELLS  # [((colour - 1) * 4 + direction) * MAX_CELLS + cell]
 ST_THREAT = ST_INDEX + 8 * MAX_CELLS  # [(colour - 1) * MAX_CELLS + cell]
 ST_EVAL = ST_THREAT + 2 * MAX_CELLS  # the evaluation's FEATURES weights
-ST_LENGTH = ST_EVAL + FEATURES
+ST_CELL_EVAL = ST_EVAL + FEATURES  # [side * CODES + code], side 0 to move, 1 the opponent
+ST_LENGTH = ST_CELL_EVAL + 2 * CODES
 
 Patterns = npt.NDArray[np.int8]
 State = npt.NDArray[np.int64]
@@ -170,7 +192,8 @@ def _set_class(
         row = ST_STATS + colour * CLASSES
         st[row + old] -= 1
         st[row + cls] += 1
-        st[ST_THREAT + (colour - 1) * MAX_CELLS + cell] += THREAT_STEP[cls] - THREAT_STEP[old]
+        st[ST_THREAT + (colour - 1) * MAX_CELLS + cell] += SUMMARY_STEP[d, cls] - (
+            SUMMARY_STEP[d, old])
         pat[colour, d, cell] = cls
 
 
@@ -311,7 +334,72 @@ def threat_summary(st: State, colour: int, cell: int) -> int:
 
 @njit(cache=True)
 def threat_count(summary: int, field: int) -> int:
-    return (summary >> field) & 0xFF
+    return (summary >> field) & COUNTER_MASK
+
+
+@njit(cache=True)
+def cell_code(st: State, colour: int, cell: int) -> int:
+    """The classes of ``cell`` for ``colour``: direction ``d``'s in bits ``3d .. 3d + 2``."""
+    return int(st[ST_THREAT + (colour - 1) * MAX_CELLS + cell] >> THREAT_CODE)
+
+
+# What a stone on a cell makes on two lines at once (``combination_kind``).
+DOUBLE_FOUR, FOUR_THREE, DOUBLE_THREE, OTHER_PAIR, NO_PAIR = range(5)
+
+
+@njit(cache=True)
+def combination_kind(summary: int) -> int:
+    """The combination of a cell's threat summary: two fours, a four and an open three,
+    two open threes, two other threats (at least one a plain three), or none."""
+    fours = threat_count(summary, THREAT_FOURS)
+    open_threes = threat_count(summary, THREAT_OPEN_THREES)
+    if fours >= 2:
+        return DOUBLE_FOUR
+    if fours == 1 and open_threes >= 1:
+        return FOUR_THREE
+    if open_threes >= 2:
+        return DOUBLE_THREE
+    if fours + open_threes + threat_count(summary, THREAT_THREES) >= 2:
+        return OTHER_PAIR
+    return NO_PAIR
+
+
+# The evaluation's combination feature (``evaluation.COMBINATIONS``) of each kind, -1: none.
+COMBINATION_FEATURE = np.array([0, 0, 1, 2, -1], dtype=np.int64)
+
+
+@njit(cache=True)
+def cell_kinds(code: int) -> tuple[int, int]:
+    """What the evaluation counts of a candidate cell with classes ``code`` for one side:
+    its combination feature (``COMBINATION_FEATURE``, -1 for none) and the kind of its two
+    best line classes (``evaluation.PAIR_INDEX``, both from a two to an open four, a five
+    counted as an open four; -1 if the second best is below a two)."""
+    summary = best = second = 0
+    for d in range(4):
+        cls = (code >> (CODE_BITS * d)) & ((1 << CODE_BITS) - 1)
+        summary += THREAT_STEP[cls]
+        cls = min(cls, OPEN_FOUR)
+        if cls > best:
+            second = best
+            best = cls
+        elif cls > second:
+            second = cls
+    return int(COMBINATION_FEATURE[combination_kind(summary)]), int(PAIR_INDEX[best, second])
+
+
+@njit(cache=True)
+def _weigh_cell_codes(st: State) -> None:
+    """Fill ``ST_CELL_EVAL`` from the feature weights: per side and code, the weights of
+    the cell's combination feature and class pair."""
+    for side in range(2):
+        for code in range(CODES):
+            combination, pair = cell_kinds(code)
+            weight = 0
+            if combination >= 0:
+                weight += st[ST_EVAL + FIRST_COMBINATION + side * COMBINATIONS + combination]
+            if pair >= 0:
+                weight += st[ST_EVAL + FIRST_PAIR + side * PAIRS + pair]
+            st[ST_CELL_EVAL + side * CODES + code] = weight
 
 
 @njit(cache=True)
@@ -330,6 +418,7 @@ def setup(
     table = table_for(rule)
     cells, pat, st = new_state(size)
     st[ST_EVAL : ST_EVAL + FEATURES] = load_weights()[0] if weights is None else weights
+    _weigh_cell_codes(st)
     refresh_classes(cells, pat, st, table)
     for ply, move in enumerate(moves):
         play(cells, pat, st, table, move, 1 + ply % 2)

@@ -10,8 +10,8 @@ the nominal depth instead of evaluating them lost 35-40% of games against the pr
 version where the same engine without it scored 62-69%: ``bench/gomoku_match.py``.)
 Otherwise the candidates near the stones are ordered by their threats for both sides
 (fives, fours, open threes first), then by a history of the moves that cut off, and the
-best ``width`` are searched. Leaves weigh the incrementally kept class counts, the
-combination cells and the candidates' class pairs of both sides (``evaluation.py``).
+best ``width`` are searched. Leaves weigh the incrementally kept class counts and, per
+candidate cell and side, the weight of its kept cell code (``evaluation.py``).
 
 Scores are from the side to move; wins are ``WIN - plies``. Ties between moves of equal
 order are broken by cell index, so a search depends on the position only, never on the
@@ -26,35 +26,36 @@ from numba import njit
 
 from arena.engine.gomoku.board import DIRECTIONS, EMPTY, MAX_CELLS, Cells
 from arena.engine.gomoku.control import CTX_ABORTED, CTX_SALT, Context, StopArray, poll_stop
-from arena.engine.gomoku.evaluation import (
-    FIRST_CLASS,
-    FIRST_COMBINATION,
-    FIRST_PAIR,
-    PAIR_INDEX,
-    PAIRS,
-    PER_SIDE,
-)
+from arena.engine.gomoku.evaluation import COMBINATIONS, FIRST_CLASS, PAIRS, PER_SIDE
 from arena.engine.gomoku.patterns import (
     CLASSES,
+    CODES,
+    DOUBLE_FOUR,
+    DOUBLE_THREE,
     FIVE,
     FOUR,
     OPEN_FOUR,
     OPEN_THREE,
     ST_CANDIDATES,
+    ST_CELL_EVAL,
     ST_EVAL,
     ST_KEY,
     ST_LIST,
     ST_SIZE,
     ST_STATS,
+    ST_THREAT,
+    THREAT_CODE,
     THREAT_FIVES,
     THREAT_FOURS,
     THREAT_OPEN_FOURS,
     THREAT_OPEN_THREES,
-    THREAT_THREES,
     WEIGHT_MASK,
     Patterns,
     State,
     Table,
+    cell_code,
+    cell_kinds,
+    combination_kind,
     play,
     stat,
     threat_count,
@@ -96,102 +97,39 @@ def new_tt(bits: int) -> Tt:
 
 
 @njit(cache=True)
-def evaluate(pat: Patterns, st: State, me: int) -> int:
-    """The weighted class counts, combination cells and class pairs of both sides
-    (``evaluation.py``), from ``me``'s view; kept well inside the win scores whatever the
-    weights."""
+def evaluate(st: State, me: int) -> int:
+    """The weighted class counts of both sides, and per candidate cell and side the weight
+    of what a stone there makes on two lines at once (``evaluation.py``), from ``me``'s
+    view; kept well inside the win scores whatever the weights."""
     mine = ST_STATS + me * CLASSES
     theirs = ST_STATS + (3 - me) * CLASSES
     value = st[ST_EVAL]
     for i in range(PER_SIDE):
         value += st[ST_EVAL + 1 + i] * st[mine + FIRST_CLASS + i]
         value += st[ST_EVAL + 1 + PER_SIDE + i] * st[theirs + FIRST_CLASS + i]
-    a0, a1, a2, b0, b1, b2 = combination_cells(st, me)
-    w = ST_EVAL + FIRST_COMBINATION
-    value += st[w] * a0 + st[w + 1] * a1 + st[w + 2] * a2
-    value += st[w + 3] * b0 + st[w + 4] * b1 + st[w + 5] * b2
-    # The class pairs, weighed cell by cell: ``pair_cells`` counts the same for the
-    # training (a test holds the two together), but an array per leaf costs 8 % of nodes/s.
+    summaries_mine = ST_THREAT + (me - 1) * MAX_CELLS
+    summaries_theirs = ST_THREAT + (2 - me) * MAX_CELLS
     for i in range(st[ST_CANDIDATES]):
         cell = st[ST_LIST + i]
-        kind = cell_pair(pat, me, cell)
-        if kind >= 0:
-            value += st[ST_EVAL + FIRST_PAIR + kind]
-        kind = cell_pair(pat, 3 - me, cell)
-        if kind >= 0:
-            value += st[ST_EVAL + FIRST_PAIR + PAIRS + kind]
+        value += st[ST_CELL_EVAL + (st[summaries_mine + cell] >> THREAT_CODE)]
+        value += st[ST_CELL_EVAL + CODES + (st[summaries_theirs + cell] >> THREAT_CODE)]
     return int(max(-EVAL_BOUND, min(EVAL_BOUND, value)))
 
 
 @njit(cache=True)
-def cell_pair(pat: Patterns, colour: int, cell: int) -> int:
-    """The kind (``evaluation.PAIR_INDEX``) of the two best line classes a stone of
-    ``colour`` makes on ``cell``, -1 if the second best is below a two."""
-    best = second = 0
-    for d in range(4):
-        c = min(int(pat[colour, d, cell]), OPEN_FOUR)
-        if c > best:
-            second = best
-            best = c
-        elif c > second:
-            second = c
-    return int(PAIR_INDEX[best, second])
-
-
-@njit(cache=True)
-def pair_cells(pat: Patterns, st: State, me: int) -> npt.NDArray[np.int64]:
-    """The evaluation's counts of candidate cells per class pair, ``me``'s then the
-    opponent's (``evaluation.PAIRS`` each)."""
-    counts = np.zeros(2 * PAIRS, dtype=np.int64)
+def cell_features(st: State, me: int) -> npt.NDArray[np.int64]:
+    """The evaluation's counts of candidate cells per combination feature, ``me``'s then
+    the opponent's, then per class pair, ``me``'s then the opponent's (``cell_kinds``)."""
+    counts = np.zeros(2 * (COMBINATIONS + PAIRS), dtype=np.int64)
     for i in range(st[ST_CANDIDATES]):
         cell = st[ST_LIST + i]
-        kind = cell_pair(pat, me, cell)
-        if kind >= 0:
-            counts[kind] += 1
-        kind = cell_pair(pat, 3 - me, cell)
-        if kind >= 0:
-            counts[PAIRS + kind] += 1
+        for side in range(2):
+            combination, pair = cell_kinds(cell_code(st, me if side == 0 else 3 - me, cell))
+            if combination >= 0:
+                counts[side * COMBINATIONS + combination] += 1
+            if pair >= 0:
+                counts[2 * COMBINATIONS + side * PAIRS + pair] += 1
     return counts
-
-
-# What a stone on a cell makes on two lines at once (``_combination_kind``).
-DOUBLE_FOUR, FOUR_THREE, DOUBLE_THREE, OTHER_PAIR, NO_PAIR = range(5)
-
-
-@njit(cache=True)
-def _combination_kind(summary: int) -> int:
-    """The combination of a cell's threat summary: two fours, a four and an open three,
-    two open threes, two other threats (at least one a plain three), or none."""
-    fours = threat_count(summary, THREAT_FOURS)
-    open_threes = threat_count(summary, THREAT_OPEN_THREES)
-    if fours >= 2:
-        return DOUBLE_FOUR
-    if fours == 1 and open_threes >= 1:
-        return FOUR_THREE
-    if open_threes >= 2:
-        return DOUBLE_THREE
-    if fours + open_threes + threat_count(summary, THREAT_THREES) >= 2:
-        return OTHER_PAIR
-    return NO_PAIR
-
-
-@njit(cache=True)
-def combination_cells(st: State, me: int) -> tuple[int, int, int, int, int, int]:
-    """The evaluation's combination counts (``evaluation.COMBINATIONS``), for ``me`` then
-    for the opponent: candidate cells with two fours or a four-three, with two open
-    threes, with another pair of threats."""
-    a0 = a1 = a2 = b0 = b1 = b2 = 0
-    for i in range(st[ST_CANDIDATES]):
-        cell = st[ST_LIST + i]
-        kind = _combination_kind(threat_summary(st, me, cell))
-        a0 += kind <= FOUR_THREE
-        a1 += kind == DOUBLE_THREE
-        a2 += kind == OTHER_PAIR
-        kind = _combination_kind(threat_summary(st, 3 - me, cell))
-        b0 += kind <= FOUR_THREE
-        b1 += kind == DOUBLE_THREE
-        b2 += kind == OTHER_PAIR
-    return a0, a1, a2, b0, b1, b2
 
 
 @njit(cache=True)
@@ -307,9 +245,7 @@ def _root_view(ply: int, value: int) -> int:
 
 
 @njit(cache=True)
-def _leaf_score(
-    pat: Patterns, st: State, work: Work, me: int, depth: int, ply: int
-) -> tuple[int, int]:
+def _leaf_score(st: State, work: Work, me: int, depth: int, ply: int) -> tuple[int, int]:
     """(score, forced move) before any move list: a decided position or a leaf gives its
     score and -1; the opponent's single five point gives (0, that point); else (0, -2)."""
     op = 3 - me
@@ -329,7 +265,7 @@ def _leaf_score(
         if plies > 0:
             return WIN - ply - plies, -1
     if depth <= 0 or ply >= MAX_PLY - 2:
-        return evaluate(pat, st, me), -1
+        return evaluate(st, me), -1
     return 0, -2
 
 
@@ -346,7 +282,7 @@ def _combination(st: State, me: int) -> int:
         return 0
     best = 0
     for i in range(st[ST_CANDIDATES]):
-        kind = _combination_kind(threat_summary(st, me, st[ST_LIST + i]))
+        kind = combination_kind(threat_summary(st, me, st[ST_LIST + i]))
         if kind == DOUBLE_FOUR:
             return 2
         if kind <= DOUBLE_THREE:
@@ -369,7 +305,7 @@ def negamax(
     work[pv] = 0
     if poll_stop(ctx, stop):
         return 0
-    leaf, forced = _leaf_score(pat, st, work, me, depth, ply)
+    leaf, forced = _leaf_score(st, work, me, depth, ply)
     if forced == -1:
         tree_close(tree, node, _root_view(ply, leaf), KIND_LEAF, False)
         return leaf

@@ -50,13 +50,12 @@ from arena.engine.gomoku.patterns import (
     FIVE,
     ST_CANDIDATES,
     ST_LIST,
-    Patterns,
     State,
     play,
     setup,
     stat,
 )
-from arena.engine.gomoku.search import combination_cells, pair_cells
+from arena.engine.gomoku.search import cell_features
 from arena.engine.selfplay import game_progress, play_games
 
 SIZE = 15
@@ -96,11 +95,11 @@ class Positions:
         return Positions(self.x[mask], self.label[mask], self.stones[mask], self.game[mask])
 
 
-def feature_row(pat: Patterns, st: State, me: int) -> list[int]:
+def feature_row(st: State, me: int) -> list[int]:
     """The evaluation's features of the position for ``me`` to move (``evaluation``)."""
     classes = range(FIRST_CLASS, LAST_CLASS + 1)
     return [1, *(stat(st, me, c) for c in classes), *(stat(st, 3 - me, c) for c in classes),
-            *combination_cells(st, me), *pair_cells(pat, st, me).tolist()]
+            *cell_features(st, me).tolist()]
 
 
 def play_game(seed: int, game: int, settings: GameSettings) -> list[tuple[list[int], float, int]]:
@@ -125,7 +124,7 @@ def play_game(seed: int, game: int, settings: GameSettings) -> list[tuple[list[i
         else:
             result = choose_move(SIZE, "freestyle", moves, SELF_PLAY, limits)
             if stat(st, me, FIVE) == 0 and stat(st, 3 - me, FIVE) == 0:
-                seen.append((feature_row(pat, st, me), me, len(moves)))
+                seen.append((feature_row(st, me), me, len(moves)))
             if result.exact:  # a proven result ends the game
                 winner = me if result.score > 0 else 3 - me
                 break

@@ -8,16 +8,17 @@ import pytest
 from arena.engine.api import Limits
 from arena.engine.gomoku import choose_move
 from arena.engine.gomoku.board import FREESTYLE
-from arena.engine.gomoku.evaluation import PAIR_INDEX, PAIRS
-from arena.engine.gomoku.patterns import FOUR, OPEN_THREE, OPEN_TWO, THREE, setup
-from arena.engine.gomoku.search import (
-    EVAL_BOUND,
-    WIN,
-    _leaf_score,
-    cell_pair,
-    combination_cells,
-    pair_cells,
+from arena.engine.gomoku.evaluation import COMBINATIONS, PAIR_INDEX, PAIRS
+from arena.engine.gomoku.patterns import (
+    FOUR,
+    OPEN_THREE,
+    OPEN_TWO,
+    THREE,
+    cell_code,
+    cell_kinds,
+    setup,
 )
+from arena.engine.gomoku.search import EVAL_BOUND, WIN, _leaf_score, cell_features
 from arena.engine.gomoku.work import new_work
 
 from .positions import interleave, xy
@@ -37,8 +38,8 @@ WHITE_THREE = interleave([xy(5, 7), xy(6, 7), xy(7, 7), xy(8, 5), xy(8, 6), xy(1
 
 
 def leaf(moves: list[int], ply: int = 3) -> int:
-    _, pat, st, _ = setup(15, FREESTYLE, moves)
-    score, forced = _leaf_score(pat, st, new_work(), 1 + len(moves) % 2, 0, ply)
+    st = setup(15, FREESTYLE, moves)[2]
+    score, forced = _leaf_score(st, new_work(), 1 + len(moves) % 2, 0, ply)
     assert forced == -1
     return int(score)
 
@@ -62,10 +63,11 @@ def test_a_single_open_three_is_no_combination() -> None:
                                              (DOUBLE_THREE, 1)])
 def test_combination_cells_are_counted_by_kind(moves: list[int], kind: int) -> None:
     st = setup(15, FREESTYLE, moves)[2]
-    black = combination_cells(st, 1)  # Black is to move
+    assert cell_kinds(cell_code(st, 1, xy(8, 7)))[0] == kind
+    black = cell_features(st, 1)[: 2 * COMBINATIONS].tolist()  # Black is to move
     assert black[kind] >= 1, black
-    assert combination_cells(st, 2) == (*black[3:], *black[:3])
-    assert black[3:] == (0, 0, 0)  # White's scattered stones make no combination
+    assert cell_features(st, 2)[: 2 * COMBINATIONS].tolist() == black[3:] + black[:3]
+    assert black[3:] == [0, 0, 0]  # White's scattered stones make no combination
 
 
 def test_the_root_plays_a_forced_win_it_sees_without_threat_searches() -> None:
@@ -86,10 +88,10 @@ def test_the_root_plays_a_forced_win_it_sees_without_threat_searches() -> None:
 ])
 def test_class_pairs_name_the_two_best_lines_of_a_cell(
         moves: list[int], best: int, second: int) -> None:
-    _, pat, st, _ = setup(15, FREESTYLE, moves)
-    assert cell_pair(pat, 1, xy(8, 7)) == PAIR_INDEX[best, second]
-    black = pair_cells(pat, st, 1).tolist()
+    st = setup(15, FREESTYLE, moves)[2]
+    assert cell_kinds(cell_code(st, 1, xy(8, 7)))[1] == PAIR_INDEX[best, second]
+    black = cell_features(st, 1)[2 * COMBINATIONS :].tolist()
     assert black[PAIR_INDEX[best, second]] >= 1
-    assert pair_cells(pat, st, 2).tolist() == black[PAIRS:] + black[:PAIRS]
-    assert cell_pair(pat, 2, xy(8, 7)) == -1  # White's corner stones make nothing there
+    assert cell_features(st, 2)[2 * COMBINATIONS :].tolist() == black[PAIRS:] + black[:PAIRS]
+    assert cell_kinds(cell_code(st, 2, xy(8, 7))) == (-1, -1)  # White's corners: nothing
     assert PAIR_INDEX[OPEN_TWO, OPEN_TWO] >= 0 and PAIR_INDEX[THREE, 0] == -1

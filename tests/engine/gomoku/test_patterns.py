@@ -1,7 +1,8 @@
 """arena-gomoku's incremental position against a fresh one and the reference rules.
 
 Random games are played stone by stone with ``play`` and taken back with ``unplay``; at
-every step the kept line classes, stats, threat summaries and candidate moves must equal
+every step the kept line classes, stats, threat summaries (with the cells' codes) and
+candidate moves must equal
 those of a position built from scratch (``setup``), and the candidates must be the empty
 cells within distance 2 of a stone, per the rules library.
 """
@@ -16,6 +17,7 @@ import pytest
 from arena.engine.gomoku.board import EXACT_FIVE, FREESTYLE
 from arena.engine.gomoku.patterns import (
     CLASSES,
+    CODE_BITS,
     FIVE,
     FOUR,
     OPEN_FOUR,
@@ -24,6 +26,7 @@ from arena.engine.gomoku.patterns import (
     ST_LIST,
     ST_STATS,
     ST_THREAT,
+    THREAT_CODE,
     THREAT_STEP,
     build_table,
     play,
@@ -95,7 +98,10 @@ def test_incremental_position_equals_a_fresh_one(size: int, rule: str) -> None:
             assert history[-1]["candidates"] == near_cells(board, 2)
             assert (pat == reference_classes(cells, size, table)).all()
             assert history[-1]["stats"] == reference_stats(pat)
-            summaries = THREAT_STEP[pat[1:].astype(np.int64)].sum(axis=1)  # over directions
+            classes = pat[1:].astype(np.int64)  # [colour - 1, direction, cell]
+            shifts = (CODE_BITS * np.arange(4))[:, None]
+            summaries = THREAT_STEP[classes].sum(axis=1) + (  # over directions
+                (classes << shifts).sum(axis=1) << THREAT_CODE)
             assert history[-1]["threats"] == summaries.tolist()
     for ply in range(len(moves) - 1, 0, -1):
         unplay(cells, pat, st, table, moves[ply])
