@@ -1,25 +1,25 @@
 """arena-gomoku's static evaluation: a weight per line class and side, trained by Arena.
 
-The evaluation of a position for the side to move is a constant plus, per line class
-from ``TWO`` to ``OPEN_FOUR``, a weight times the number of (empty cell, direction) pairs
-of that class, once for the side to move and once for the opponent: the class counts the
-kernels keep up to date stone by stone anyway (``patterns.stat``). Then, per side, a
-weight times the number of combination cells of each kind (``COMBINATIONS``): cells where
-one stone makes threats on two lines at once; and one weight per candidate cell for the
-two best line classes a stone there makes (``PAIRS`` kinds: an open three with an open
-two, a four with a two, ...). Both depend only on the cell's four classes, which the
-kernels keep packed as one code per cell and side (``patterns.cell_code``), so
-``patterns.setup`` adds the two weights up once per code and a leaf reads one number per
-candidate and side (``search.evaluate``; ``search.cell_features`` counts the same for the
-training). The weights are log-odds of a win in units of ``EVAL_SCALE``, fitted by ``arena
-engine train gomoku`` (``train.py``); the shipped set is ``weights/arena-gomoku.json``,
-which records its command and metrics. The kernels read them from the state array
-(``patterns.ST_EVAL``, ``patterns.ST_CELL_EVAL``), written once per search by
-``patterns.setup``.
+The evaluation of a position for the side to move is a constant plus, per line class from
+``TWO`` to ``OPEN_FOUR``, a weight times the number of (empty cell, direction) pairs of
+that class, once for the side to move and once for the opponent: the class counts the
+kernels keep up to date stone by stone anyway (``patterns.stat``). Then, per side, one
+weight per candidate cell for the four line classes a stone there makes, as a multiset
+(``QUADS`` kinds: a four with an open three and two nothings, two open twos with a two and
+a three, ...): what the cell is worth to that side, combinations of threats on two lines
+at once included. The kernels keep each cell's four classes packed as one code per side
+(``patterns.cell_code``), so ``patterns.setup`` looks each code's weight up once and a
+leaf reads one number per candidate and side (``search.evaluate``;
+``search.cell_features`` counts the kinds for the training). The weights are log-odds of a
+win in units of ``EVAL_SCALE``, fitted by ``arena engine train gomoku`` (``train.py``);
+the shipped set is ``weights/arena-gomoku.json``, which records its command and metrics.
+The kernels read them from the state array (``patterns.ST_EVAL``,
+``patterns.ST_CELL_EVAL``), written once per search by ``patterns.setup``.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -31,28 +31,23 @@ from arena.engine.datafiles import read_once
 EVAL_SCALE = 1000  # evaluation units per unit of log-odds
 MAX_WEIGHT = 20_000  # per pair: far beyond any fitted weight
 # Feature layout: the constant, then classes TWO..OPEN_FOUR (1..6) of the side to move,
-# then the same classes of the opponent; then the combination cells of the side to move,
-# then the opponent's: a four-three or two fours (a win against no four), two open threes,
-# two other threats (threes, fours, open threes; at least one plain three).
+# then the same classes of the opponent; then, per side (the side to move's first), the
+# candidate cells by the four line classes a stone there makes: QUADS kinds, each a
+# multiset of four classes from NONE to OPEN_FOUR (a five counted as an open four),
+# numbered by ``QUAD_INDEX`` of the classes sorted best first.
 FIRST_CLASS, LAST_CLASS = 1, 6
 PER_SIDE = LAST_CLASS - FIRST_CLASS + 1
-COMBINATIONS = 3
-FIRST_COMBINATION = 1 + 2 * PER_SIDE
-# Then, per side, the candidate cells by the two best line classes a stone there makes
-# (both from TWO to OPEN_FOUR, a five counted as an open four): PAIRS kinds per side,
-# numbered by ``PAIR_INDEX[best, second]`` (-1: the second best is below TWO).
-FIRST_PAIR = FIRST_COMBINATION + 2 * COMBINATIONS
-_PAIR_KINDS = [(best, second) for best in range(FIRST_CLASS, LAST_CLASS + 1)
-               for second in range(FIRST_CLASS, best + 1)]
-PAIRS = len(_PAIR_KINDS)
-PAIR_INDEX = np.full((8, 8), -1, dtype=np.int64)
-PAIR_INDEX[tuple(np.array(_PAIR_KINDS).T)] = np.arange(PAIRS)
-FEATURES = FIRST_PAIR + 2 * PAIRS
+FIRST_QUAD = 1 + 2 * PER_SIDE
+_QUAD_KINDS = list(itertools.combinations_with_replacement(range(LAST_CLASS, -1, -1), 4))
+QUADS = len(_QUAD_KINDS)
+QUAD_INDEX = np.full((LAST_CLASS + 1,) * 4, -1, dtype=np.int64)
+QUAD_INDEX[tuple(np.array(_QUAD_KINDS).T)] = np.arange(QUADS)
+FEATURES = FIRST_QUAD + 2 * QUADS
 # Version 2's hand-set weights in this layout: (12 * ours - 10 * theirs) / 10 of the
 # per-class weights 2, 6, 8, 30, 30, 120 (times ten; only their shape matters).
 _HAND_CLASS = np.array([2, 6, 8, 30, 30, 120], dtype=np.int64)
 HAND_WEIGHTS = np.concatenate([[0], 12 * _HAND_CLASS, -10 * _HAND_CLASS,
-                               np.zeros(2 * COMBINATIONS + 2 * PAIRS)]).astype(np.int64)
+                               np.zeros(2 * QUADS)]).astype(np.int64)
 
 WEIGHTS_DIR = Path(__file__).with_name("weights")
 DEFAULT_WEIGHTS = "arena-gomoku"

@@ -20,8 +20,8 @@ The position lives in three arrays:
   with each cell's place in it; the line indexes; per colour and cell a threat summary
   (``THREAT_*``) for move ordering, which also holds the cell's classes on its four lines
   as one number (``cell_code``, three bits a direction); and the evaluation's weights
-  (``evaluation.py``) with, per cell code, the weight of what a stone there makes on two
-  lines at once (``cell_kinds``), so that a leaf reads one number per candidate and side.
+  (``evaluation.py``) with, per cell code, the weight of the cell's kind (``cell_quad``),
+  so that a leaf reads one number per candidate and side.
 
 One state array instead of a dozen keeps the recursive kernels' calls cheap: numba
 updates a reference count for each array argument of each call.
@@ -43,12 +43,10 @@ from arena.engine.gomoku.board import (
     Cells,
 )
 from arena.engine.gomoku.evaluation import (
-    COMBINATIONS,
     FEATURES,
-    FIRST_COMBINATION,
-    FIRST_PAIR,
-    PAIR_INDEX,
-    PAIRS,
+    FIRST_QUAD,
+    QUAD_INDEX,
+    QUADS,
     Weights,
     load_weights,
 )
@@ -343,63 +341,31 @@ def cell_code(st: State, colour: int, cell: int) -> int:
     return int(st[ST_THREAT + (colour - 1) * MAX_CELLS + cell] >> THREAT_CODE)
 
 
-# What a stone on a cell makes on two lines at once (``combination_kind``).
-DOUBLE_FOUR, FOUR_THREE, DOUBLE_THREE, OTHER_PAIR, NO_PAIR = range(5)
-
-
 @njit(cache=True)
-def combination_kind(summary: int) -> int:
-    """The combination of a cell's threat summary: two fours, a four and an open three,
-    two open threes, two other threats (at least one a plain three), or none."""
-    fours = threat_count(summary, THREAT_FOURS)
-    open_threes = threat_count(summary, THREAT_OPEN_THREES)
-    if fours >= 2:
-        return DOUBLE_FOUR
-    if fours == 1 and open_threes >= 1:
-        return FOUR_THREE
-    if open_threes >= 2:
-        return DOUBLE_THREE
-    if fours + open_threes + threat_count(summary, THREAT_THREES) >= 2:
-        return OTHER_PAIR
-    return NO_PAIR
-
-
-# The evaluation's combination feature (``evaluation.COMBINATIONS``) of each kind, -1: none.
-COMBINATION_FEATURE = np.array([0, 0, 1, 2, -1], dtype=np.int64)
-
-
-@njit(cache=True)
-def cell_kinds(code: int) -> tuple[int, int]:
-    """What the evaluation counts of a candidate cell with classes ``code`` for one side:
-    its combination feature (``COMBINATION_FEATURE``, -1 for none) and the kind of its two
-    best line classes (``evaluation.PAIR_INDEX``, both from a two to an open four, a five
-    counted as an open four; -1 if the second best is below a two)."""
-    summary = best = second = 0
-    for d in range(4):
-        cls = (code >> (CODE_BITS * d)) & ((1 << CODE_BITS) - 1)
-        summary += THREAT_STEP[cls]
-        cls = min(cls, OPEN_FOUR)
-        if cls > best:
-            second = best
-            best = cls
-        elif cls > second:
-            second = cls
-    return int(COMBINATION_FEATURE[combination_kind(summary)]), int(PAIR_INDEX[best, second])
+def cell_quad(code: int) -> int:
+    """The evaluation's kind (``evaluation.QUAD_INDEX``) of a candidate cell with classes
+    ``code`` for one side: its four classes, a five counted as an open four, best first."""
+    c0 = min((code >> (3 * CODE_BITS)) & 7, OPEN_FOUR)
+    c1 = min((code >> (2 * CODE_BITS)) & 7, OPEN_FOUR)
+    c2 = min((code >> CODE_BITS) & 7, OPEN_FOUR)
+    c3 = min(code & 7, OPEN_FOUR)
+    # A sorting network for four: best first.
+    c0, c1 = max(c0, c1), min(c0, c1)
+    c2, c3 = max(c2, c3), min(c2, c3)
+    c0, c2 = max(c0, c2), min(c0, c2)
+    c1, c3 = max(c1, c3), min(c1, c3)
+    c1, c2 = max(c1, c2), min(c1, c2)
+    return int(QUAD_INDEX[c0, c1, c2, c3])
 
 
 @njit(cache=True)
 def _weigh_cell_codes(st: State) -> None:
-    """Fill ``ST_CELL_EVAL`` from the feature weights: per side and code, the weights of
-    the cell's combination feature and class pair."""
+    """Fill ``ST_CELL_EVAL`` from the feature weights: per side and code, the weight of
+    the cell's kind."""
     for side in range(2):
         for code in range(CODES):
-            combination, pair = cell_kinds(code)
-            weight = 0
-            if combination >= 0:
-                weight += st[ST_EVAL + FIRST_COMBINATION + side * COMBINATIONS + combination]
-            if pair >= 0:
-                weight += st[ST_EVAL + FIRST_PAIR + side * PAIRS + pair]
-            st[ST_CELL_EVAL + side * CODES + code] = weight
+            st[ST_CELL_EVAL + side * CODES + code] = (
+                st[ST_EVAL + FIRST_QUAD + side * QUADS + cell_quad(code)])
 
 
 @njit(cache=True)

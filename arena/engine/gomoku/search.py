@@ -26,12 +26,10 @@ from numba import njit
 
 from arena.engine.gomoku.board import DIRECTIONS, EMPTY, MAX_CELLS, Cells
 from arena.engine.gomoku.control import CTX_ABORTED, CTX_SALT, Context, StopArray, poll_stop
-from arena.engine.gomoku.evaluation import COMBINATIONS, FIRST_CLASS, PAIRS, PER_SIDE
+from arena.engine.gomoku.evaluation import FIRST_CLASS, PER_SIDE, QUADS
 from arena.engine.gomoku.patterns import (
     CLASSES,
     CODES,
-    DOUBLE_FOUR,
-    DOUBLE_THREE,
     FIVE,
     FOUR,
     OPEN_FOUR,
@@ -49,13 +47,13 @@ from arena.engine.gomoku.patterns import (
     THREAT_FOURS,
     THREAT_OPEN_FOURS,
     THREAT_OPEN_THREES,
+    THREAT_THREES,
     WEIGHT_MASK,
     Patterns,
     State,
     Table,
     cell_code,
-    cell_kinds,
-    combination_kind,
+    cell_quad,
     play,
     stat,
     threat_count,
@@ -99,8 +97,8 @@ def new_tt(bits: int) -> Tt:
 @njit(cache=True)
 def evaluate(st: State, me: int) -> int:
     """The weighted class counts of both sides, and per candidate cell and side the weight
-    of what a stone there makes on two lines at once (``evaluation.py``), from ``me``'s
-    view; kept well inside the win scores whatever the weights."""
+    of the four line classes a stone there makes (``evaluation.py``), from ``me``'s view;
+    kept well inside the win scores whatever the weights."""
     mine = ST_STATS + me * CLASSES
     theirs = ST_STATS + (3 - me) * CLASSES
     value = st[ST_EVAL]
@@ -118,18 +116,35 @@ def evaluate(st: State, me: int) -> int:
 
 @njit(cache=True)
 def cell_features(st: State, me: int) -> npt.NDArray[np.int64]:
-    """The evaluation's counts of candidate cells per combination feature, ``me``'s then
-    the opponent's, then per class pair, ``me``'s then the opponent's (``cell_kinds``)."""
-    counts = np.zeros(2 * (COMBINATIONS + PAIRS), dtype=np.int64)
+    """The evaluation's counts of candidate cells per kind (``patterns.cell_quad``),
+    ``me``'s then the opponent's (``evaluation.QUADS`` each)."""
+    counts = np.zeros(2 * QUADS, dtype=np.int64)
     for i in range(st[ST_CANDIDATES]):
         cell = st[ST_LIST + i]
-        for side in range(2):
-            combination, pair = cell_kinds(cell_code(st, me if side == 0 else 3 - me, cell))
-            if combination >= 0:
-                counts[side * COMBINATIONS + combination] += 1
-            if pair >= 0:
-                counts[2 * COMBINATIONS + side * PAIRS + pair] += 1
+        counts[cell_quad(cell_code(st, me, cell))] += 1
+        counts[QUADS + cell_quad(cell_code(st, 3 - me, cell))] += 1
     return counts
+
+
+# What a stone on a cell makes on two lines at once (``_combination_kind``).
+DOUBLE_FOUR, FOUR_THREE, DOUBLE_THREE, OTHER_PAIR, NO_PAIR = range(5)
+
+
+@njit(cache=True)
+def _combination_kind(summary: int) -> int:
+    """The combination of a cell's threat summary: two fours, a four and an open three,
+    two open threes, two other threats (at least one a plain three), or none."""
+    fours = threat_count(summary, THREAT_FOURS)
+    open_threes = threat_count(summary, THREAT_OPEN_THREES)
+    if fours >= 2:
+        return DOUBLE_FOUR
+    if fours == 1 and open_threes >= 1:
+        return FOUR_THREE
+    if open_threes >= 2:
+        return DOUBLE_THREE
+    if fours + open_threes + threat_count(summary, THREAT_THREES) >= 2:
+        return OTHER_PAIR
+    return NO_PAIR
 
 
 @njit(cache=True)
@@ -282,7 +297,7 @@ def _combination(st: State, me: int) -> int:
         return 0
     best = 0
     for i in range(st[ST_CANDIDATES]):
-        kind = combination_kind(threat_summary(st, me, st[ST_LIST + i]))
+        kind = _combination_kind(threat_summary(st, me, st[ST_LIST + i]))
         if kind == DOUBLE_FOUR:
             return 2
         if kind <= DOUBLE_THREE:

@@ -1,21 +1,28 @@
 """arena-gomoku's threat combinations: forced wins at the leaves against an opponent
-without fours, and the combination cells and class pairs the evaluation counts."""
+without fours, and the cell kinds (four line classes) the evaluation counts."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from arena.engine.api import Limits
 from arena.engine.gomoku import choose_move
 from arena.engine.gomoku.board import FREESTYLE
-from arena.engine.gomoku.evaluation import COMBINATIONS, PAIR_INDEX, PAIRS
+from arena.engine.gomoku.evaluation import QUAD_INDEX, QUADS
 from arena.engine.gomoku.patterns import (
+    FIVE,
     FOUR,
+    NONE,
+    OPEN_FOUR,
     OPEN_THREE,
     OPEN_TWO,
+    ST_CANDIDATES,
+    ST_LIST,
     THREE,
+    TWO,
     cell_code,
-    cell_kinds,
+    cell_quad,
     setup,
 )
 from arena.engine.gomoku.search import EVAL_BOUND, WIN, _leaf_score, cell_features
@@ -59,17 +66,6 @@ def test_a_single_open_three_is_no_combination() -> None:
     assert abs(leaf(DOUBLE_THREE[:-2])) <= EVAL_BOUND  # without (8, 6) and a corner
 
 
-@pytest.mark.parametrize(("moves", "kind"), [(FOUR_THREE, 0), (DOUBLE_FOUR, 0),
-                                             (DOUBLE_THREE, 1)])
-def test_combination_cells_are_counted_by_kind(moves: list[int], kind: int) -> None:
-    st = setup(15, FREESTYLE, moves)[2]
-    assert cell_kinds(cell_code(st, 1, xy(8, 7)))[0] == kind
-    black = cell_features(st, 1)[: 2 * COMBINATIONS].tolist()  # Black is to move
-    assert black[kind] >= 1, black
-    assert cell_features(st, 2)[: 2 * COMBINATIONS].tolist() == black[3:] + black[:3]
-    assert black[3:] == [0, 0, 0]  # White's scattered stones make no combination
-
-
 def test_the_root_plays_a_forced_win_it_sees_without_threat_searches() -> None:
     # Black to move can make an open four; no VCF or VCT search at the root. The root
     # used to take the open-four rule as its score and report no move at depth 0.
@@ -80,18 +76,36 @@ def test_the_root_plays_a_forced_win_it_sees_without_threat_searches() -> None:
     assert result.exact and result.depth == 1 and not result.cut_short, result
 
 
-@pytest.mark.parametrize(("moves", "best", "second"), [
-    (FOUR_THREE, FOUR, OPEN_THREE), (DOUBLE_FOUR, FOUR, FOUR),
-    (DOUBLE_THREE, OPEN_THREE, OPEN_THREE),
+@pytest.mark.parametrize(("moves", "classes"), [
+    (FOUR_THREE, (FOUR, OPEN_THREE, NONE, NONE)), (DOUBLE_FOUR, (FOUR, FOUR, NONE, NONE)),
+    (DOUBLE_THREE, (OPEN_THREE, OPEN_THREE, NONE, NONE)),
     # Without (8, 6), column 8 holds (8, 5) alone: (8, 7) makes an open (split) two there.
-    (DOUBLE_THREE[:-2], OPEN_THREE, OPEN_TWO),
+    (DOUBLE_THREE[:-2], (OPEN_THREE, OPEN_TWO, NONE, NONE)),
 ])
-def test_class_pairs_name_the_two_best_lines_of_a_cell(
-        moves: list[int], best: int, second: int) -> None:
+def test_cell_kinds_are_the_four_lines_of_a_cell(
+        moves: list[int], classes: tuple[int, int, int, int]) -> None:
     st = setup(15, FREESTYLE, moves)[2]
-    assert cell_kinds(cell_code(st, 1, xy(8, 7)))[1] == PAIR_INDEX[best, second]
-    black = cell_features(st, 1)[2 * COMBINATIONS :].tolist()
-    assert black[PAIR_INDEX[best, second]] >= 1
-    assert cell_features(st, 2)[2 * COMBINATIONS :].tolist() == black[PAIRS:] + black[:PAIRS]
-    assert cell_kinds(cell_code(st, 2, xy(8, 7))) == (-1, -1)  # White's corners: nothing
-    assert PAIR_INDEX[OPEN_TWO, OPEN_TWO] >= 0 and PAIR_INDEX[THREE, 0] == -1
+    kind = QUAD_INDEX[classes]
+    assert cell_quad(cell_code(st, 1, xy(8, 7))) == kind
+    black = cell_features(st, 1).tolist()  # Black is to move
+    assert black[kind] >= 1
+    assert sum(black[:QUADS]) == sum(black[QUADS:]) == len(candidate_cells(st))
+    assert cell_features(st, 2).tolist() == black[QUADS:] + black[:QUADS]
+    # White's corner stones make nothing there.
+    assert cell_quad(cell_code(st, 2, xy(8, 7))) == QUAD_INDEX[NONE, NONE, NONE, NONE]
+
+
+def test_cell_kinds_ignore_the_order_of_the_lines_and_count_a_five_as_an_open_four() -> None:
+    def code(*classes: int) -> int:
+        return sum(c << (3 * d) for d, c in enumerate(classes))
+
+    assert cell_quad(code(TWO, NONE, FOUR, THREE)) == QUAD_INDEX[FOUR, THREE, TWO, NONE]
+    assert cell_quad(code(NONE, FOUR, THREE, TWO)) == QUAD_INDEX[FOUR, THREE, TWO, NONE]
+    assert cell_quad(code(FIVE, OPEN_TWO, NONE, NONE)) == (
+        QUAD_INDEX[OPEN_FOUR, OPEN_TWO, NONE, NONE])
+    kinds = {cell_quad(c) for c in range(1 << 12)}
+    assert kinds == set(range(QUADS))  # every kind is some code's, and no code is left out
+
+
+def candidate_cells(st: np.ndarray) -> list[int]:
+    return st[ST_LIST : ST_LIST + st[ST_CANDIDATES]].tolist()
