@@ -1,4 +1,5 @@
-"""arena-gomoku's static evaluation: a weight per line class and side, trained by Arena.
+"""arena-gomoku's static evaluation: weights per line class and per cell kind, trained by
+Arena.
 
 The evaluation of a position for the side to move is a constant plus, per line class from
 ``TWO`` to ``OPEN_FOUR``, a weight times the number of (empty cell, direction) pairs of

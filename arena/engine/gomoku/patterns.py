@@ -72,7 +72,8 @@ THREAT_STEP = np.array(
      + ((c >= FOUR) << THREAT_FOURS) + ((c == OPEN_THREE) << THREAT_OPEN_THREES)
      + ((c == THREE) << THREAT_THREES) for c in range(8)], dtype=np.int64)
 THREAT_CODE = 36
-CODE_BITS = 3
+CODE_BITS = 3  # a class, NONE..FIVE
+CODE_MASK = (1 << CODE_BITS) - 1
 CODES = 1 << (4 * CODE_BITS)
 # What a class on direction d adds to the summary: its counters and its digit of the code.
 SUMMARY_STEP = np.array([[THREAT_STEP[c] + (c << (THREAT_CODE + CODE_BITS * d))
@@ -345,10 +346,10 @@ def cell_code(st: State, colour: int, cell: int) -> int:
 def cell_quad(code: int) -> int:
     """The evaluation's kind (``evaluation.QUAD_INDEX``) of a candidate cell with classes
     ``code`` for one side: its four classes, a five counted as an open four, best first."""
-    c0 = min((code >> (3 * CODE_BITS)) & 7, OPEN_FOUR)
-    c1 = min((code >> (2 * CODE_BITS)) & 7, OPEN_FOUR)
-    c2 = min((code >> CODE_BITS) & 7, OPEN_FOUR)
-    c3 = min(code & 7, OPEN_FOUR)
+    c0 = min((code >> (3 * CODE_BITS)) & CODE_MASK, OPEN_FOUR)
+    c1 = min((code >> (2 * CODE_BITS)) & CODE_MASK, OPEN_FOUR)
+    c2 = min((code >> CODE_BITS) & CODE_MASK, OPEN_FOUR)
+    c3 = min(code & CODE_MASK, OPEN_FOUR)
     # A sorting network for four: best first.
     c0, c1 = max(c0, c1), min(c0, c1)
     c2, c3 = max(c2, c3), min(c2, c3)

@@ -41,8 +41,6 @@ from arena.engine.gomoku.patterns import (
     ST_LIST,
     ST_SIZE,
     ST_STATS,
-    ST_THREAT,
-    THREAT_CODE,
     THREAT_FIVES,
     THREAT_FOURS,
     THREAT_OPEN_FOURS,
@@ -105,12 +103,10 @@ def evaluate(st: State, me: int) -> int:
     for i in range(PER_SIDE):
         value += st[ST_EVAL + 1 + i] * st[mine + FIRST_CLASS + i]
         value += st[ST_EVAL + 1 + PER_SIDE + i] * st[theirs + FIRST_CLASS + i]
-    summaries_mine = ST_THREAT + (me - 1) * MAX_CELLS
-    summaries_theirs = ST_THREAT + (2 - me) * MAX_CELLS
     for i in range(st[ST_CANDIDATES]):
         cell = st[ST_LIST + i]
-        value += st[ST_CELL_EVAL + (st[summaries_mine + cell] >> THREAT_CODE)]
-        value += st[ST_CELL_EVAL + CODES + (st[summaries_theirs + cell] >> THREAT_CODE)]
+        value += st[ST_CELL_EVAL + cell_code(st, me, cell)]
+        value += st[ST_CELL_EVAL + CODES + cell_code(st, 3 - me, cell)]
     return int(max(-EVAL_BOUND, min(EVAL_BOUND, value)))
 
 

@@ -2,9 +2,8 @@
 
 Random games are played stone by stone with ``play`` and taken back with ``unplay``; at
 every step the kept line classes, stats, threat summaries (with the cells' codes) and
-candidate moves must equal
-those of a position built from scratch (``setup``), and the candidates must be the empty
-cells within distance 2 of a stone, per the rules library.
+candidate moves must equal those of a position built from scratch (``setup``), and the
+candidates must be the empty cells within distance 2 of a stone, per the rules library.
 """
 
 from __future__ import annotations
