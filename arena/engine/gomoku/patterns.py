@@ -342,21 +342,24 @@ def cell_code(st: State, colour: int, cell: int) -> int:
     return int(st[ST_THREAT + (colour - 1) * MAX_CELLS + cell] >> THREAT_CODE)
 
 
+def _code_quads() -> npt.NDArray[np.int64]:
+    """Each code's kind (``evaluation.QUAD_INDEX``): its four classes, a five counted as
+    an open four, best first. The kinds do not depend on the weights: one table for all."""
+    shifts = CODE_BITS * np.arange(4)
+    classes = np.minimum((np.arange(CODES)[:, None] >> shifts) & CODE_MASK, OPEN_FOUR)
+    best_first = -np.sort(-classes, axis=1)
+    kinds: npt.NDArray[np.int64] = QUAD_INDEX[tuple(best_first.T)]
+    return kinds
+
+
+CODE_QUAD = _code_quads()
+
+
 @njit(cache=True)
 def cell_quad(code: int) -> int:
-    """The evaluation's kind (``evaluation.QUAD_INDEX``) of a candidate cell with classes
-    ``code`` for one side: its four classes, a five counted as an open four, best first."""
-    c0 = min((code >> (3 * CODE_BITS)) & CODE_MASK, OPEN_FOUR)
-    c1 = min((code >> (2 * CODE_BITS)) & CODE_MASK, OPEN_FOUR)
-    c2 = min((code >> CODE_BITS) & CODE_MASK, OPEN_FOUR)
-    c3 = min(code & CODE_MASK, OPEN_FOUR)
-    # A sorting network for four: best first.
-    c0, c1 = max(c0, c1), min(c0, c1)
-    c2, c3 = max(c2, c3), min(c2, c3)
-    c0, c2 = max(c0, c2), min(c0, c2)
-    c1, c3 = max(c1, c3), min(c1, c3)
-    c1, c2 = max(c1, c2), min(c1, c2)
-    return int(QUAD_INDEX[c0, c1, c2, c3])
+    """The evaluation's kind of a candidate cell with classes ``code`` for one side
+    (``CODE_QUAD``)."""
+    return int(CODE_QUAD[code])
 
 
 @njit(cache=True)
@@ -366,7 +369,7 @@ def _weigh_cell_codes(st: State) -> None:
     for side in range(2):
         for code in range(CODES):
             st[ST_CELL_EVAL + side * CODES + code] = (
-                st[ST_EVAL + FIRST_QUAD + side * QUADS + cell_quad(code)])
+                st[ST_EVAL + FIRST_QUAD + side * QUADS + CODE_QUAD[code]])
 
 
 @njit(cache=True)
