@@ -13,7 +13,9 @@ one that keeps dying stops the stack.
 
 ``<home>/stack.json`` says where everything listens (the CLI and the SDK read it), and
 ``<home>/admin.token`` holds the local admin token. Children get ``PR_SET_PDEATHSIG``, so
-even a SIGKILLed launcher leaves nothing behind.
+even a SIGKILLed launcher leaves nothing behind. One launcher runs per home: it holds a
+lock on ``<home>/run/launcher.lock`` while it runs (``Launcher.lock_home``), and a second
+one is refused instead of sharing the first one's Redis files.
 
 The embedded Redis servers admit only their ACL users (``redis_acl``): each service logs
 in as its own user with a password generated once under ``<home>/secrets``. With
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import json
 import os
 import secrets
@@ -37,6 +40,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import grpc
 from arena.clients.sdk import channel_credentials
@@ -51,6 +55,7 @@ from arena.services.common.redis_acl import (
 from arena.services.common.server import check_health
 from arena.services.common.tls import LocalPKI, ensure_local_pki
 
+from arena.errors import FailedPreconditionError
 from arena.home import ADMIN_TOKEN_FILE, STACK_FILE, arena_home
 
 PARENT_ENV = "ARENA_PARENT_PID"
@@ -60,6 +65,7 @@ ROLE_PROCESSES = {"registry": "registry", "referee": "referee", "ladder": "ladde
 # `arena workers scale N` writes the wanted worker count to run/control.json; workers
 # started by hand (`arena worker`) leave their pid files in run/extra/ (arena.clients.workers).
 CONTROL_FILE = "control.json"
+LOCK_FILE = "launcher.lock"  # in <home>/run; see ``Launcher.lock_home``
 EXTRA_DIR = "extra"
 # Settings the launcher decides for its children (an inherited value would contradict it).
 ACCESS_ENV = ("ARENA_TLS_CERT_FILE", "ARENA_TLS_KEY_FILE", "ARENA_TLS_CA_FILE",
@@ -157,23 +163,48 @@ class Launcher:
     mutual_tls: bool = False
     pki: LocalPKI | None = None
     redis_passwords: dict[str, Path] = field(default_factory=dict)  # user -> password file
+    home_lock: IO[str] | None = field(default=None, repr=False)  # held while running
 
     # -- lifecycle -----------------------------------------------------------------------
 
     def prepare(self) -> Launcher:
         """Folders, certificates, Redis and the admin token: what every process needs
         before it starts."""
-        for folder in (self.home, self.home / "logs", self.home / "run"):
-            folder.mkdir(parents=True, exist_ok=True)
+        self.lock_home()
         if self.tls or self.mutual_tls:
             self.pki = ensure_local_pki(self.home / "tls")
         self.start_redis()
         self.admin_token = self.admin_token or self._admin_token()
         return self
 
+    def lock_home(self) -> None:
+        """Hold ``<home>/run/launcher.lock`` from here to ``stop``: a second stack on the
+        same home would share this one's Redis files and overwrite its stack file. The
+        kernel drops the lock when the process ends, however it ends. Raises
+        ``FailedPreconditionError`` if another launcher holds it."""
+        if self.home_lock is not None:
+            return
+        for folder in (self.home, self.home / "logs", self.home / "run"):
+            folder.mkdir(parents=True, exist_ok=True)
+        handle = open(self.home / "run" / LOCK_FILE, "a+")  # noqa: SIM115 (held until stop)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            owner = handle.read().strip() or "?"
+            handle.close()
+            raise FailedPreconditionError(
+                f"Arena is already running in {self.home} (launcher pid {owner}): stop it "
+                "first (Ctrl-C where it runs), or give another --home") from None
+        handle.truncate(0)
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        self.home_lock = handle
+
     def start(self, timeout_s: float = 120.0) -> Launcher:
         """Start everything at once: every process gets its port first, so each one knows
         where all the others listen (the registry and the referee call each other)."""
+        self.lock_home()  # before the clean-up below: a refused start stops nothing
         try:
             self.prepare()
             planned = [self.add("registry"), self.add("ladder")]
@@ -261,6 +292,9 @@ class Launcher:
             if server is not None:
                 server.stop()
         (self.home / STACK_FILE).unlink(missing_ok=True)
+        if self.home_lock is not None:
+            self.home_lock.close()  # releases the lock
+            self.home_lock = None
 
     def __enter__(self) -> Launcher:
         return self.start()

@@ -68,6 +68,13 @@ def test_arena_up_serves_health_and_sigterm_leaves_no_process(tmp_path: Path) ->
         assert check_http_health(web.removeprefix("http://"))
         pids = manifest["pids"]
         assert isinstance(pids, dict) and len(pids) == 9  # 6 services, web, 2 Redis
+        # A second `arena up` on the same home is refused and disturbs nothing.
+        second = _arena(tmp_path, "up", "--workers", "0", timeout=60)
+        assert second.returncode == 1, second
+        assert "already running" in second.stderr and "Traceback" not in second.stderr
+        assert f"launcher pid {process.pid}" in second.stderr
+        assert json.loads((tmp_path / "stack.json").read_text()) == manifest
+        assert check_health(services["registry"])  # type: ignore[index]
         process.send_signal(signal.SIGTERM)
         out, _ = process.communicate(timeout=60)
     finally:
@@ -88,10 +95,19 @@ def test_a_killed_arena_up_takes_its_children_with_it(tmp_path: Path) -> None:
         process.kill()  # no chance to clean up: the children must notice on their own
         process.wait(timeout=10)
         leftovers = _wait_all_gone(pids)
+        # Its lock on the home died with it: the next `arena up` starts.
+        again = _start_up(tmp_path)
+        _wait(lambda: json.loads((tmp_path / "stack.json").read_text()).get("launcher_pid")
+              == again.pid and again.poll() is None, "the next arena up")
+        again.send_signal(signal.SIGTERM)
+        out, _ = again.communicate(timeout=60)
+        assert again.returncode == 0, out.decode()
     finally:
         for pid in (pids if "pids" in locals() else {}).values():
             if _alive(int(pid)):
                 os.kill(int(pid), signal.SIGKILL)
+        if "again" in locals() and again.poll() is None:
+            again.kill()
     assert leftovers == []
 
 
