@@ -612,7 +612,7 @@ def run_up(workers: int, home: Path | None = None, web: bool = False,
         launcher = Launcher(home=home or arena_home(), workers=workers, analysts=analysts,
                             web=web, metrics=metrics, engines=engines, tls=tls,
                             mutual_tls=mutual_tls)
-        (launcher.home / "run").mkdir(parents=True, exist_ok=True)
+        launcher.lock_home()  # refused before it says anything or touches the home
         (launcher.home / "run" / CONTROL_FILE).unlink(missing_ok=True)
         print(f"Starting Arena in {launcher.home} (the first start on a machine compiles "
               "the engines: a few minutes)...", flush=True)

@@ -73,6 +73,7 @@ def test_arena_up_serves_health_and_sigterm_leaves_no_process(tmp_path: Path) ->
         assert second.returncode == 1, second
         assert "already running" in second.stderr and "Traceback" not in second.stderr
         assert f"launcher pid {process.pid}" in second.stderr
+        assert "Starting Arena" not in second.stdout
         assert json.loads((tmp_path / "stack.json").read_text()) == manifest
         assert check_health(services["registry"])  # type: ignore[index]
         process.send_signal(signal.SIGTERM)
