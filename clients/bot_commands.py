@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from arena.clients.common import (
     add_json_flag,
     client_from_args,
+    int32,
+    non_negative,
     parse_bot_ref,
     print_json,
     read_text_file,
@@ -89,7 +91,7 @@ def _add_engine_options(parser: argparse.ArgumentParser, updating: bool) -> None
                              "weights.mobility=[100,60] (repeatable)")
     engine.add_argument("--external", metavar="HOST:PORT",
                         help="an external bot: the address of its BotService")
-    engine.add_argument("--deadline-ms", type=int, metavar="MS",
+    engine.add_argument("--deadline-ms", type=int32, metavar="MS",
                         help="external bot's own per-move deadline (0 = the match's)")
     engine.add_argument("--engine", metavar="NAME",
                         help="a protocol engine (NBoard, Gomocup) the workers offer: "
@@ -469,7 +471,7 @@ def add_bot_commands(subparsers: Subparsers) -> None:
     listing.add_argument("--owner")
     listing.add_argument("--prefix", help="names starting with this")
     listing.add_argument("--all", action="store_true", help="include retired bots")
-    listing.add_argument("--page-size", type=int, help="one page of this size")
+    listing.add_argument("--page-size", type=non_negative, help="one page of this size")
     listing.add_argument("--page-token", help="the page after a previous one")
     listing.set_defaults(func=cmd_list)
 

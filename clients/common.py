@@ -40,15 +40,33 @@ def client_from_args(args: argparse.Namespace) -> ArenaClient:
     )
 
 
-def non_negative(text: str) -> int:
-    """An argparse type: an integer that is 0 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+def int_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an integer in ``low..high``. The bounds are the range of the
+    proto field the option goes to, so an absurd value is refused naming its option
+    instead of failing in the message's encoder."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(
+                f"must be 0 or more, got {value}" if low == 0
+                else f"must be at least {low}, got {value}")
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high}, got {value}")
+        return value
+
+    return parse
+
+
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+non_negative = int_in(0, INT32_MAX)  # an int32 field that is 0 or more
+non_negative64 = int_in(0, INT64_MAX)  # the same for an int64 field
+int32 = int_in(-INT32_MAX - 1, INT32_MAX)  # checked further by the command or server
+int64 = int_in(-INT64_MAX - 1, INT64_MAX)
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
@@ -88,7 +106,7 @@ def add_game_options(parser: argparse.ArgumentParser) -> None:
                         help=f"game (default {GAME_NAMES[0]})")
     parser.add_argument("--variant", default=None,
                         help=f"variant, the game's first by default ({variants})")
-    parser.add_argument("--size", type=int, default=None,
+    parser.add_argument("--size", type=int32, default=None,
                         help=f"board size, the game's usual by default ({sizes})")
 
 

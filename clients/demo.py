@@ -17,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+from arena.clients.common import non_negative
 from arena.clients.ladder_commands import print_standings, watch_ladder
 from arena.clients.sdk import ArenaClient
 
@@ -40,7 +41,7 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
                         help="openings per pairing, each played with both colours (default 2)")
     parser.add_argument("--opening-suite", default="othello-balanced",
                         help="where the openings come from (default othello-balanced)")
-    parser.add_argument("--move-time-ms", type=int, default=1000,
+    parser.add_argument("--move-time-ms", type=non_negative, default=1000,
                         help="hard limit per move; the presets' own depths rule (default 1000)")
     parser.add_argument("--demo-home", type=Path, default=None,
                         help="state folder of the demo stack (default $ARENA_HOME/demo)")

@@ -16,7 +16,10 @@ from arena.clients.common import (
     client_from_args,
     enum_name,
     game_request,
+    int32,
+    int64,
     non_negative,
+    non_negative64,
     parse_bot_ref,
     print_json,
     print_json_line,
@@ -53,7 +56,7 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     create.add_argument("--name", default="", help="a label for the ladder")
     create.add_argument("--format", choices=sorted(LADDER_FORMATS), default="round-robin")
     add_ladder_game_options(create)
-    create.add_argument("--games-per-pairing", type=int, default=None,
+    create.add_argument("--games-per-pairing", type=int32, default=None,
                         help=f"games per pair of bots, in colour-swapped pairs (default "
                              f"{DEFAULT_GAMES_PER_PAIRING})")
     create.add_argument("--all-openings", action="store_true",
@@ -75,7 +78,8 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     standings.set_defaults(func=cmd_standings)
 
     listing = cmds.add_parser("list", help="ladders, newest first")
-    listing.add_argument("--limit", type=int, default=20, help="at most this many (0: all)")
+    listing.add_argument("--limit", type=non_negative, default=20,
+                         help="at most this many (0: all)")
     add_json_flag(listing)
     listing.set_defaults(func=cmd_list)
 
@@ -97,7 +101,7 @@ def add_ladder_game_options(parser: argparse.ArgumentParser) -> None:
                         help="hard limit per move")
     parser.add_argument("--game-time-ms", type=non_negative, default=0,
                         help="budget per side (0: none)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int64, default=0)
 
 
 def games_per_pairing(args: argparse.Namespace) -> int:
@@ -248,17 +252,17 @@ def add_analyze_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     where.add_argument("--moves", default="", help="moves from the start, e.g. 'f5 d6 c3'")
     where.add_argument("--match", default="", metavar="MATCH_ID",
                        help="a match's position (played or imported), after --ply moves")
-    analyze.add_argument("--ply", type=int, default=None,
+    analyze.add_argument("--ply", type=int32, default=None,
                          help="with --match: after this many moves, as in `match replay` "
                               "(default: the last position with a move to play)")
     analyze.add_argument("--depth", type=non_negative, default=0,
                          help="search depth limit (plies)")
     analyze.add_argument("--time-ms", type=non_negative, default=0, help="search time limit")
-    analyze.add_argument("--nodes", type=non_negative, default=0, help="search node limit")
+    analyze.add_argument("--nodes", type=non_negative64, default=0, help="search node limit")
     analyze.add_argument("--tree", type=non_negative, default=0, metavar="NODES",
                          help="also capture and print the search tree within NODES nodes")
     analyze.add_argument("--tree-depth", type=int, default=None, help="print the tree to here")
-    analyze.add_argument("--seed", type=int, default=0)
+    analyze.add_argument("--seed", type=int64, default=0)
     add_json_flag(analyze)
     analyze.set_defaults(func=cmd_analyze)
 

@@ -14,9 +14,12 @@ from arena.clients.common import (
     bot_ref_text,
     client_from_args,
     game_spec,
+    int32,
+    int64,
     match_result_text,
     match_status,
     non_negative,
+    non_negative64,
     parse_bot_ref,
     position_of,
     print_json,
@@ -65,12 +68,12 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     create.add_argument("--opening", default="", help="moves played first, e.g. 'f5 d6 c3'")
     create.add_argument("--move-time-ms", type=non_negative, default=1000,
                         help="hard limit per move")
-    create.add_argument("--game-time-ms", type=non_negative, default=0,
+    create.add_argument("--game-time-ms", type=non_negative64, default=0,
                         help="budget per side (0: none)")
     create.add_argument("--trees", action="store_true", help="store every move's search tree")
     create.add_argument("--tree-budget", type=non_negative, default=0,
                         help="nodes per stored tree")
-    create.add_argument("--seed", type=int, default=0)
+    create.add_argument("--seed", type=int64, default=0)
     create.add_argument("--watch", action="store_true", help="watch the match once created")
     add_json_flag(create)
     create.set_defaults(func=cmd_create)
@@ -112,7 +115,7 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
     tree = cmds.add_parser("tree", help="the search tree behind one move (if it was stored)")
     tree.add_argument("match_id")
-    tree.add_argument("--ply", type=int, required=True,
+    tree.add_argument("--ply", type=int32, required=True,
                       help="the move's number (1 = the first move), as in `match replay`")
     tree.add_argument("--depth", type=int, default=None, help="show nodes down to this depth")
     tree.add_argument("--color", action="store_true",
@@ -142,7 +145,8 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     listing.add_argument("--ladder", default="", help="only matches of this ladder")
     listing.add_argument("--status", choices=sorted(STATUSES), help="only this status")
     listing.add_argument("--game", choices=GAME_NAMES)
-    listing.add_argument("--limit", type=int, default=20, help="at most this many (0: all)")
+    listing.add_argument("--limit", type=non_negative, default=20,
+                         help="at most this many (0: all)")
     add_json_flag(listing)
     listing.set_defaults(func=cmd_list)
 

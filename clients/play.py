@@ -22,7 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from arena.clients.common import client_from_args, parse_bot_ref, read_text_file
+from arena.clients.common import (
+    client_from_args,
+    int32,
+    int64,
+    non_negative,
+    parse_bot_ref,
+    read_text_file,
+)
 from arena.clients.match_commands import start_of
 
 from arena.bots import apply_preset, builtin_config
@@ -60,7 +67,7 @@ def add_play_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
                       help="Othello: standard (default) or international (empty-centre "
                            "opening); Gomoku: freestyle (default) or exact-five. A --start "
                            "position says its own")
-    play.add_argument("--size", type=int, default=None, help="Gomoku board size (default 15)")
+    play.add_argument("--size", type=int32, default=None, help="Gomoku board size (default 15)")
     start = play.add_mutually_exclusive_group()
     start.add_argument("--start", default="", help="custom start position (text form)")
     start.add_argument("--board", type=Path, help="file holding a custom start position")
@@ -74,11 +81,11 @@ def add_play_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
                            + ", ".join(f"{g.name} {g.default_bot}" for g in _games()) + ")")
     play.add_argument("--black", default=None, help="black's bot (overrides --bot)")
     play.add_argument("--white", default=None, help="white's bot (overrides --bot)")
-    play.add_argument("--bot-time-ms", type=int, default=1000, help="bot time per move")
+    play.add_argument("--bot-time-ms", type=non_negative, default=1000, help="bot time per move")
     play.add_argument("--save", type=Path, default=None,
                       help="replay file to write (default $ARENA_HOME/games/play-<time>.json)")
     play.add_argument("--no-save", action="store_true", help="do not save the game")
-    play.add_argument("--seed", type=int, default=0, help="seed for random choices")
+    play.add_argument("--seed", type=int64, default=0, help="seed for random choices")
     play.set_defaults(func=cmd_play)
 
 

@@ -14,6 +14,7 @@ from arena.clients.common import (
     add_json_flag,
     client_from_args,
     game_request,
+    int32,
     parse_bot_ref,
     print_json,
 )
@@ -47,7 +48,7 @@ def add_test_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
                       help="chance of accepting H1 when H0 holds (default 0.05)")
     test.add_argument("--beta", type=float, default=0.05,
                       help="chance of accepting H0 when H1 holds (default 0.05)")
-    test.add_argument("--max-games", type=int, default=1000,
+    test.add_argument("--max-games", type=int32, default=1000,
                       help="stop without a verdict after this many games (default 1000)")
     add_ladder_game_options(test)
     test.add_argument("--name", default="", help="a label for the test")

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from arena.clients.common import add_json_flag, client_from_args, print_json, to_dict
+from arena.clients.common import add_json_flag, client_from_args, non_negative, print_json, to_dict
 from arena.clients.sdk import ROLES, ArenaClient
 
 from arena.errors import ArenaError
@@ -52,7 +52,8 @@ def add_status_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         description="Services up, workers alive with their engines and current job, the move "
                     "queue and its oldest waiting job, matches running, ladders in progress "
                     "with an ETA, the shared cache's recent hit rate and the latest forfeits.")
-    status.add_argument("--forfeits", type=int, default=10, help="forfeits to list (default 10)")
+    status.add_argument("--forfeits", type=non_negative, default=10,
+                        help="forfeits to list (default 10)")
     add_json_flag(status)
     status.set_defaults(func=cmd_status)
 

@@ -95,3 +95,38 @@ def test_bad_engine_config_file(run_arena: RunArena, tmp_path: Path) -> None:
     (tmp_path / "bot.json").write_text("[1, 2]")
     assert_one_line_error(run_arena("play", "--mode", "bot-bot", "--bot", "bot.json"),
                           "JSON object")
+
+
+HUGE = str(10**14)  # beyond an int32 field, the width of most numbers in the API
+
+
+@pytest.mark.parametrize(
+    ("args", "option", "bound"),
+    [
+        (("match", "create", "--black", "a", "--white", "b", "--move-time-ms", HUGE),
+         "--move-time-ms", 2**31 - 1),
+        (("match", "create", "--black", "a", "--white", "b", "--seed", str(10**20)),
+         "--seed", 2**63 - 1),
+        (("match", "tree", "m-1", "--ply", HUGE), "--ply", 2**31 - 1),
+        (("match", "list", "--limit", "-3"), "--limit", 0),
+        (("bot", "list", "--page-size", HUGE), "--page-size", 2**31 - 1),
+        (("analyze", "--bot", "lucy", "--time-ms", HUGE), "--time-ms", 2**31 - 1),
+        (("analyze", "--bot", "lucy", "--nodes", str(10**20)), "--nodes", 2**63 - 1),
+        (("ladder", "create", "lucy", "ryo", "--games-per-pairing", HUGE),
+         "--games-per-pairing", 2**31 - 1),
+        (("status", "--forfeits", HUGE), "--forfeits", 2**31 - 1),
+        (("status", "--forfeits", "-2"), "--forfeits", 0),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, tuple) else str(v),
+)
+def test_numbers_outside_their_field_name_the_option(
+    run_arena: RunArena, args: tuple[str, ...], option: str, bound: int
+) -> None:
+    """An absurd number is a usage error naming its option and the range, before any
+    request is built (it used to fail in the request's encoder: 'Value out of range')."""
+    result = run_arena(*args)
+    assert result.returncode == 2, result.stdout
+    assert "Traceback" not in result.stderr, result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    expected = "must be 0 or more, got -" if bound == 0 else f"must be at most {bound}, got "
+    assert f"error: argument {option}: {expected}" in last, last
