@@ -99,9 +99,11 @@ def add_ladder_game_options(parser: argparse.ArgumentParser) -> None:
                              "its variant and size")
     parser.add_argument("--move-time-ms", type=non_negative, default=1000,
                         help="hard limit per move")
-    parser.add_argument("--game-time-ms", type=non_negative, default=0,
+    parser.add_argument("--game-time-ms", type=non_negative64, default=0,
                         help="budget per side (0: none)")
-    parser.add_argument("--seed", type=int64, default=0)
+    parser.add_argument("--seed", type=int64, default=0,
+                        help="seed of the openings' order and of each game's own seed (the "
+                             "bots' random choices)")
 
 
 def games_per_pairing(args: argparse.Namespace) -> int:
@@ -262,7 +264,8 @@ def add_analyze_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     analyze.add_argument("--tree", type=non_negative, default=0, metavar="NODES",
                          help="also capture and print the search tree within NODES nodes")
     analyze.add_argument("--tree-depth", type=int, default=None, help="print the tree to here")
-    analyze.add_argument("--seed", type=int64, default=0)
+    analyze.add_argument("--seed", type=int64, default=0,
+                         help="seed of the bot's random choices (a draw among tied moves)")
     add_json_flag(analyze)
     analyze.set_defaults(func=cmd_analyze)
 

@@ -73,7 +73,9 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     create.add_argument("--trees", action="store_true", help="store every move's search tree")
     create.add_argument("--tree-budget", type=non_negative, default=0,
                         help="nodes per stored tree")
-    create.add_argument("--seed", type=int64, default=0)
+    create.add_argument("--seed", type=int64, default=0,
+                        help="seed of the bots' random choices (each move's is derived from "
+                             "it and the ply)")
     create.add_argument("--watch", action="store_true", help="watch the match once created")
     add_json_flag(create)
     create.set_defaults(func=cmd_create)

@@ -114,6 +114,8 @@ HUGE = str(10**14)  # beyond an int32 field, the width of most numbers in the AP
         (("analyze", "--bot", "lucy", "--nodes", str(10**20)), "--nodes", 2**63 - 1),
         (("ladder", "create", "lucy", "ryo", "--games-per-pairing", HUGE),
          "--games-per-pairing", 2**31 - 1),
+        (("ladder", "create", "lucy", "ryo", "--game-time-ms", str(10**20)),
+         "--game-time-ms", 2**63 - 1),
         (("status", "--forfeits", HUGE), "--forfeits", 2**31 - 1),
         (("status", "--forfeits", "-2"), "--forfeits", 0),
     ],
