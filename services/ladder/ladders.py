@@ -169,12 +169,14 @@ def validate_config(bots: BotVersions, config: ladder_pb2.LadderConfig,
     if violations or not _check_game(config, violations):
         raise InvalidArgumentError.for_fields(violations)
     suite = load_suite(config.opening_suite)
-    config.games_per_pairing = even_games(config.games_per_pairing, len(suite.openings))
-    total = games_total(len(config.bots), config.format, config.games_per_pairing)
+    # Checked before it is stored: 2**31 - 1 rounded up to even would not fit the field.
+    games = even_games(config.games_per_pairing, len(suite.openings))
+    total = games_total(len(config.bots), config.format, games)
     if total > MAX_GAMES:
         raise InvalidArgumentError.for_fields([FieldViolation(
             "config.games_per_pairing",
             f"the ladder would play {total} games; the limit is {MAX_GAMES}")])
+    config.games_per_pairing = games
     quota.check("ladder_games", total)
     quota.check("move_time_ms", config.time_control.move_time_ms)
     quota.check("game_time_ms", config.time_control.game_time_ms)

@@ -80,6 +80,7 @@ def test_create_ladder_queues_colour_swapped_matches_with_openings(
         (_config("ann", "ben", opening_suite="nope"), "config.opening_suite"),
         (_config("ann", "ben", games_per_pairing=-2), "config.games_per_pairing"),
         (_config("ann", "ben", games_per_pairing=50_000), "config.games_per_pairing"),
+        (_config("ann", "ben", games_per_pairing=2**31 - 1), "config.games_per_pairing"),
         (_config("ann", "ben", time_control=common_pb2.TimeControl(move_time_ms=-5)),
          "config.time_control.move_time_ms"),
     ],
