@@ -14,6 +14,11 @@ from grpc_status import rpc_status
 
 from arena import errors
 
+# The widest values of the API's integer fields (proto int32 and int64): what a request
+# can carry at all, before any field's own range.
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
 _CODES: list[tuple[type[BaseException], grpc.StatusCode]] = [
     (errors.InvalidArgumentError, grpc.StatusCode.INVALID_ARGUMENT),
     (errors.NotFoundError, grpc.StatusCode.NOT_FOUND),

@@ -16,6 +16,7 @@ from google.protobuf.message import Message
 
 from arena.errors import InvalidArgumentError
 from arena.games import GAME_NAMES, GAMES, Position, game
+from arena.rpc import INT32_MAX, INT64_MAX
 from arena.textboard import StandingLine
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
@@ -61,8 +62,6 @@ def int_in(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
 non_negative = int_in(0, INT32_MAX)  # an int32 field that is 0 or more
 non_negative64 = int_in(0, INT64_MAX)  # the same for an int64 field
 int32 = int_in(-INT32_MAX - 1, INT32_MAX)  # checked further by the command or server

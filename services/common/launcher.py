@@ -168,9 +168,8 @@ class Launcher:
     # -- lifecycle -----------------------------------------------------------------------
 
     def prepare(self) -> Launcher:
-        """Folders, certificates, Redis and the admin token: what every process needs
-        before it starts."""
-        self.lock_home()
+        """Certificates, Redis and the admin token: what every process needs before it
+        starts (after ``lock_home``, which makes the folders)."""
         if self.tls or self.mutual_tls:
             self.pki = ensure_local_pki(self.home / "tls")
         self.start_redis()

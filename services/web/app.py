@@ -45,13 +45,13 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena import errors
+from arena.rpc import INT32_MAX
 from arena.v1 import referee_pb2
 
 log = logging.getLogger(__name__)
 
 STATIC = Path(str(resources.files("arena.services.web") / "static"))
 MAX_BODY_BYTES = 64 * 1024
-INT32_MAX = 2**31 - 1
 EXPORTS = {"native": referee_pb2.REPLAY_FORMAT_NATIVE, "ggf": referee_pb2.REPLAY_FORMAT_GGF,
            "transcript": referee_pb2.REPLAY_FORMAT_TRANSCRIPT,
            "psq": referee_pb2.REPLAY_FORMAT_PSQ}
