@@ -168,8 +168,9 @@ class Launcher:
     # -- lifecycle -----------------------------------------------------------------------
 
     def prepare(self) -> Launcher:
-        """Certificates, Redis and the admin token: what every process needs before it
-        starts (after ``lock_home``, which makes the folders)."""
+        """Folders, certificates, Redis and the admin token: what every process needs
+        before it starts."""
+        self.lock_home()
         if self.tls or self.mutual_tls:
             self.pki = ensure_local_pki(self.home / "tls")
         self.start_redis()
