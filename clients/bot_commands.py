@@ -23,6 +23,7 @@ from arena.clients.common import (
     non_negative,
     parse_bot_ref,
     print_json,
+    read_bounded,
     read_text_file,
     to_dict,
 )
@@ -39,6 +40,7 @@ from arena.bots import (
     preset_configs,
 )
 from arena.bots.botfile import parse_bot_file, spec_to_toml, toml_table
+from arena.bots.validation import AVATAR_MAX_BYTES
 from arena.errors import AlreadyExistsError, InvalidArgumentError
 from arena.games import GAME_NAMES, game
 from arena.v1 import bots_pb2, common_pb2
@@ -159,7 +161,8 @@ def _config_file(path: Path) -> dict[str, object]:
 
 def _read_avatar(path: Path) -> bytes:
     try:
-        return path.read_bytes()
+        with open(path, "rb") as handle:
+            return read_bounded(handle, AVATAR_MAX_BYTES, f"avatar {path}")
     except OSError as exc:
         raise InvalidArgumentError(f"cannot read avatar {path}: {exc.strerror}") from None
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.errors import ArenaError, InvalidArgumentError, UnavailableError
+from arena.rpc import bounded
 
 EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
@@ -223,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except (ArenaError, ValueError, OSError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"arena: error: {message}", file=sys.stderr)
+        print(f"arena: error: {bounded(message)}", file=sys.stderr)
         return EXIT_ERROR
     except RecursionError:  # input nested beyond reason (a JSON or TOML file)
         print("arena: error: the input is nested too deeply", file=sys.stderr)

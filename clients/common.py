@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from arena.clients.sdk import ArenaClient
 from google.protobuf import json_format
@@ -121,13 +121,33 @@ def game_request(args: argparse.Namespace) -> common_pb2.GameSpec:
                                board_size=args.size or 0)
 
 
+MAX_INPUT_BYTES = 1 << 20  # a text file the CLI reads: a config, a bot, a position, a record
+
+
 def read_text_file(path: Path, what: str) -> str:
+    """The UTF-8 text of ``path`` (``-``: standard input), newlines made ``\\n``. At most
+    ``MAX_INPUT_BYTES`` are read, so ``/dev/zero`` or a huge file by mistake is an error,
+    not a hang."""
     try:
-        return path.read_text()
+        if str(path) == "-":
+            data = read_bounded(sys.stdin.buffer, MAX_INPUT_BYTES, f"the {what} on standard input")
+        else:
+            with open(path, "rb") as handle:
+                data = read_bounded(handle, MAX_INPUT_BYTES, f"{what} file {path}")
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise InvalidArgumentError(f"no such {what} file: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidArgumentError(f"cannot read {what} file {path}: {exc}") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_bounded(handle: BinaryIO, limit: int, what: str) -> bytes:
+    """At most ``limit`` bytes from ``handle``; more is an error naming ``what``."""
+    data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise InvalidArgumentError(f"{what} is over the limit of {limit:,} bytes")
+    return data
 
 
 def position_of(spec: common_pb2.GameSpec, text: str) -> Position:

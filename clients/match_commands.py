@@ -352,7 +352,7 @@ def _add_record_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _record_file(path: Path) -> str:
-    return sys.stdin.read() if str(path) == "-" else read_text_file(path, "game record")
+    return read_text_file(path, "game record")
 
 
 def load_replay(args: argparse.Namespace, source: str) -> Replay:

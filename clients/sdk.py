@@ -92,6 +92,7 @@ _CHANNEL_OPTIONS: Final = [
     ("grpc.enable_retries", 1),
     ("grpc.max_receive_message_length", 64 * 1024 * 1024),
 ]
+MAX_PEM_BYTES: Final = 1 << 20  # a CA bundle is a few hundred KiB
 # Where the TLS files come from: the StackAddresses field, its variable, the stack file key.
 TLS_FILES: Final = {"ca_file": "ARENA_TLS_CA_FILE", "cert_file": "ARENA_TLS_CERT_FILE",
                     "key_file": "ARENA_TLS_KEY_FILE"}
@@ -118,10 +119,14 @@ def channel_credentials(ca_file: str, cert_file: str = "",
 
 def _read_pem(path: str, what: str) -> bytes:
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_PEM_BYTES + 1)
     except OSError as exc:
         raise errors.InvalidArgumentError(
             f"cannot read the TLS {what} file {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_PEM_BYTES:
+        raise errors.InvalidArgumentError(
+            f"the TLS {what} file {path} is larger than {MAX_PEM_BYTES:,} bytes: not a PEM file")
     if b"-----BEGIN " not in data:
         raise errors.InvalidArgumentError(f"the TLS {what} file {path} is not a PEM file")
     return data

@@ -4,7 +4,7 @@ A position holds the stones, the side to move and the moves played since it was
 created. Moves are plain integers (a square index, plus ``PASS`` in Othello), so
 they cross process and numba boundaries untouched. Everything a caller can get
 wrong raises a ``ValueError`` subclass whose message quotes the bad input and the
-position's one-line text form.
+position's one-line text form; a quoted input longer than a line is cut (``shown``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,15 @@ from enum import IntEnum, StrEnum
 from typing import Protocol, Self, runtime_checkable
 
 from arena.errors import InvalidArgumentError
+
+SHOWN_CHARS = 500
+
+
+def shown(value: object) -> str:
+    """``repr(value)`` for an error message, cut to ``SHOWN_CHARS`` characters: what a
+    caller sent may be megabytes."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
 
 
 class Color(IntEnum):
@@ -37,7 +46,7 @@ class Color(IntEnum):
             return cls.BLACK
         if symbol == "O":
             return cls.WHITE
-        raise InvalidPositionError(f"side to move must be 'X' or 'O', got {symbol!r}")
+        raise InvalidPositionError(f"side to move must be 'X' or 'O', got {shown(symbol)}")
 
 
 class Termination(StrEnum):

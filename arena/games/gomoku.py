@@ -35,6 +35,7 @@ from arena.games.base import (
     Outcome,
     Termination,
     UnknownGameError,
+    shown,
 )
 
 RULES = ("freestyle", "exact-five")
@@ -58,13 +59,14 @@ def _stone(color: Color) -> int:
 
 def check_size(size: object) -> int:
     if not isinstance(size, int) or isinstance(size, bool) or not MIN_SIZE <= size <= MAX_SIZE:
-        raise UnknownGameError(f"Gomoku board size must be {MIN_SIZE}..{MAX_SIZE}, got {size!r}")
+        raise UnknownGameError(
+            f"Gomoku board size must be {MIN_SIZE}..{MAX_SIZE}, got {shown(size)}")
     return size
 
 
 def check_rule(rule: object) -> str:
     if rule not in RULES:
-        raise UnknownGameError(f"unknown Gomoku rule {rule!r}; known: {list(RULES)}")
+        raise UnknownGameError(f"unknown Gomoku rule {shown(rule)}; known: {list(RULES)}")
     assert isinstance(rule, str)
     return rule
 
@@ -79,10 +81,10 @@ def parse_square(text: str, size: int) -> int:
     """``f13`` (any case) -> its point index on a ``size`` board. Syntax and bounds only."""
     match = _NAME_RE.fullmatch(text.strip().lower()) if isinstance(text, str) else None
     if match is None:
-        raise InvalidMoveError(f"invalid Gomoku move {text!r}: expected a letter and a number")
+        raise InvalidMoveError(f"invalid Gomoku move {shown(text)}: expected a letter and a number")
     x, y = _LETTERS.index(match.group(1)), int(match.group(2)) - 1
     if not (0 <= x < size and 0 <= y < size):
-        raise InvalidMoveError(f"Gomoku move {text!r} is off the {size}x{size} board")
+        raise InvalidMoveError(f"Gomoku move {shown(text)} is off the {size}x{size} board")
     return y * size + x
 
 
@@ -90,10 +92,10 @@ def parse_xy(text: str, size: int) -> int:
     """Gomocup ``x,y`` (0-based) -> point index. Syntax and bounds only."""
     match = _XY_RE.fullmatch(text) if isinstance(text, str) else None
     if match is None:
-        raise InvalidMoveError(f"invalid Gomocup move {text!r}: expected 'x,y'")
+        raise InvalidMoveError(f"invalid Gomocup move {shown(text)}: expected 'x,y'")
     x, y = int(match.group(1)), int(match.group(2))
     if not (0 <= x < size and 0 <= y < size):
-        raise InvalidMoveError(f"Gomocup move {text!r} is off the {size}x{size} board")
+        raise InvalidMoveError(f"Gomocup move {shown(text)} is off the {size}x{size} board")
     return y * size + x
 
 
@@ -117,28 +119,28 @@ class GomokuBoard:
     @classmethod
     def from_text(cls, text: str) -> Self:
         if not isinstance(text, str):
-            raise InvalidPositionError(f"Gomoku text form must be a string, got {text!r}")
+            raise InvalidPositionError(f"Gomoku text form must be a string, got {shown(text)}")
         tokens = text.split()
         if len(tokens) != 4 or not tokens[0].isdigit() or len(tokens[0]) > 2:
             raise InvalidPositionError(
-                f"Gomoku text form must be '<size> <rule> <rows> <X|O>', got {text!r}"
+                f"Gomoku text form must be '<size> <rule> <rows> <X|O>', got {shown(text)}"
             )
         try:
             board = cls(int(tokens[0]), tokens[1])
         except UnknownGameError as error:
-            raise InvalidPositionError(f"{error} in {text!r}") from None
+            raise InvalidPositionError(f"{error} in {shown(text)}") from None
         rows = tokens[2].split("/")
         if len(rows) != board._size or any(len(row) != board._size for row in rows):
             raise InvalidPositionError(
                 f"Gomoku board of size {board._size} needs {board._size} rows of "
-                f"{board._size} points, got {text!r}"
+                f"{board._size} points, got {shown(text)}"
             )
         flat = "".join(rows)
         bad = sorted(set(flat) - set(_STONES))
         if bad:
-            raise InvalidPositionError(f"impossible point characters {bad} in {text!r}")
+            raise InvalidPositionError(f"impossible point characters {shown(bad)} in {shown(text)}")
         if tokens[3] not in ("X", "O"):
-            raise InvalidPositionError(f"side to move must be X or O, got {tokens[3]!r}")
+            raise InvalidPositionError(f"side to move must be X or O, got {shown(tokens[3])}")
         board._cells = bytearray(_STONES[ch] for ch in flat)
         board._turn = Color.from_symbol(tokens[3])
         board._check_reachable()
@@ -309,7 +311,7 @@ class GomokuBoard:
 
     def _checked_legal(self, move: int, text: str) -> int:
         if not self.is_legal(move):
-            raise IllegalMoveError(f"illegal move {text!r} in {self.to_text()!r}")
+            raise IllegalMoveError(f"illegal move {shown(text)} in {self.to_text()!r}")
         return move
 
     def move_to_str(self, move: int) -> str:
@@ -364,7 +366,7 @@ class GomokuBoard:
     def _check_move_syntax(self, move: int) -> None:
         if not _is_int(move) or not 0 <= move < len(self._cells):
             raise InvalidMoveError(
-                f"invalid Gomoku move {move!r} in {self.to_text()!r}: "
+                f"invalid Gomoku move {shown(move)} in {self.to_text()!r}: "
                 f"need 0..{len(self._cells) - 1}"
             )
 
@@ -384,19 +386,20 @@ def moves_from_empty(board: GomokuBoard, history: Sequence[int]) -> list[int]:
     recent = list(history)
     text = board.to_text()
     if len(set(recent)) != len(recent):
-        raise InvalidPositionError(f"history {recent} repeats a point")
+        raise InvalidPositionError(f"history {shown(recent)} repeats a point")
     color = board.turn.other  # walk the history backwards from the side that moved last
     for move in reversed(recent):
         if not _is_int(move) or not 0 <= move < board.num_squares or \
                 board.piece_at(move) is not color:
             raise InvalidPositionError(
-                f"history move {move!r} is not a {color.name.lower()} stone in {text!r}")
+                f"history move {shown(move)} is not a {color.name.lower()} stone in {shown(text)}")
         color = color.other
     played = set(recent)
     early_black = [s for s in board.stones(Color.BLACK) if s not in played]
     early_white = [s for s in board.stones(Color.WHITE) if s not in played]
     if len(early_black) - len(early_white) not in (0, 1):
-        raise InvalidPositionError(f"history {recent} does not end the game in {text!r}")
+        raise InvalidPositionError(
+            f"history {shown(recent)} does not end the game in {shown(text)}")
     prefix: list[int] = []
     for index, stone in enumerate(early_black):
         prefix.append(stone)

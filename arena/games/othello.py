@@ -36,6 +36,7 @@ from arena.games.base import (
     Outcome,
     Termination,
     UnknownGameError,
+    shown,
 )
 
 SIZE = 8
@@ -121,12 +122,12 @@ def square_name(square: int) -> str:
 def parse_square(text: str) -> int:
     """``d3`` (any case) -> 19; ``pass``/``PA``/``PS`` -> ``PASS``. Syntax only."""
     if not isinstance(text, str):
-        raise InvalidMoveError(f"invalid Othello move {text!r}: not a string")
+        raise InvalidMoveError(f"invalid Othello move {shown(text)}: not a string")
     word = text.strip().lower()
     if word in _PASS_WORDS:
         return PASS
     if not _SQUARE_RE.fullmatch(word):
-        raise InvalidMoveError(f"invalid Othello move {text!r}: expected a1..h8 or pass")
+        raise InvalidMoveError(f"invalid Othello move {shown(text)}: expected a1..h8 or pass")
     return (int(word[1]) - 1) * SIZE + "abcdefgh".index(word[0])
 
 
@@ -194,12 +195,12 @@ class OthelloBoard:
         _check_variant(variant)
         for name, bits in (("black", black), ("white", white)):
             if not isinstance(bits, int) or isinstance(bits, bool) or not 0 <= bits <= _FULL:
-                raise InvalidPositionError(f"{name} bitboard {bits!r} is not a 64-bit integer")
+                raise InvalidPositionError(f"{name} bitboard {shown(bits)} is not a 64-bit integer")
         if black & white:
             shared = [square_name(s) for s in squares_of(black & white)]
             raise InvalidPositionError(f"black and white both occupy {shared}")
         if turn not in (0, 1) or isinstance(turn, bool):
-            raise InvalidPositionError(f"side to move {turn!r} is not 0 (black) or 1 (white)")
+            raise InvalidPositionError(f"side to move {shown(turn)} is not 0 (black) or 1 (white)")
         board = cls.__new__(cls)
         board._variant = variant
         board._black, board._white = black, white
@@ -213,27 +214,30 @@ class OthelloBoard:
         """Parse the text form (see the module docstring). Structure only: a position
         whose side to move must pass is accepted, as it occurs in real games."""
         if not isinstance(text, str):
-            raise InvalidPositionError(f"Othello text form must be a string, got {text!r}")
+            raise InvalidPositionError(f"Othello text form must be a string, got {shown(text)}")
         tokens = text.split()
         if len(tokens) not in (2, 3):
             raise InvalidPositionError(
-                f"Othello text form must be '<64 squares> <X|O> [international]', got {text!r}"
+                f"Othello text form must be '<64 squares> <X|O> [international]', got {shown(text)}"
             )
         squares, side = tokens[0], tokens[1]
         variant = "standard"
         if len(tokens) == 3:
             if tokens[2] != "international":
-                raise InvalidPositionError(f"unknown Othello variant {tokens[2]!r} in {text!r}")
+                raise InvalidPositionError(
+                    f"unknown Othello variant {shown(tokens[2])} in {shown(text)}")
             variant = "international"
         if len(squares) != NUM_SQUARES:
             raise InvalidPositionError(
-                f"Othello board needs {NUM_SQUARES} squares, got {len(squares)} in {text!r}"
+                f"Othello board needs {NUM_SQUARES} squares, got {len(squares)} in {shown(text)}"
             )
         bad = sorted(set(squares) - set("XO-"))
         if bad:
-            raise InvalidPositionError(f"impossible square characters {bad} in {text!r}")
+            raise InvalidPositionError(
+                f"impossible square characters {shown(bad)} in {shown(text)}")
         if side not in ("X", "O"):
-            raise InvalidPositionError(f"side to move must be X or O, got {side!r} in {text!r}")
+            raise InvalidPositionError(
+                f"side to move must be X or O, got {shown(side)} in {shown(text)}")
         black = sum(1 << i for i, ch in enumerate(squares) if ch == "X")
         white = sum(1 << i for i, ch in enumerate(squares) if ch == "O")
         return cls.from_bits(black, white, Color.from_symbol(side), variant)
@@ -425,11 +429,11 @@ class OthelloBoard:
             move = parse_square(text)
         except InvalidMoveError:
             raise InvalidMoveError(
-                f"invalid Othello move {text!r} in {self.to_text()!r}: expected a1..h8 or pass"
+                f"invalid Othello move {shown(text)} in {self.to_text()!r}: expected a1..h8 or pass"
             ) from None
         if not self.is_legal(move):
             raise IllegalMoveError(
-                f"illegal move {text!r} for {self._turn.name.lower()} in {self.to_text()!r}"
+                f"illegal move {shown(text)} for {self._turn.name.lower()} in {self.to_text()!r}"
             )
         return move
 

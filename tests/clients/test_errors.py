@@ -132,3 +132,43 @@ def test_numbers_outside_their_field_name_the_option(
     last = result.stderr.strip().splitlines()[-1]
     expected = "must be 0 or more, got -" if bound == 0 else f"must be at most {bound}, got "
     assert f"error: argument {option}: {expected}" in last, last
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin_file", "needle"),
+    [
+        (("bot", "register", "--name", "z", "--game", "othello", "--config", "/dev/zero"), "",
+         "config file /dev/zero is over the limit of 1,048,576 bytes"),
+        (("bot", "register", "--name", "z", "--from-preset", "arena-fast", "--avatar",
+          "/dev/zero"), "", "avatar /dev/zero is over the limit of 262,144 bytes"),
+        (("bot", "import", "/dev/zero"), "", "bot file /dev/zero is over the limit"),
+        (("match", "create", "--black", "a", "--white", "b", "--start-file", "/dev/zero"), "",
+         "start position file /dev/zero is over the limit"),
+        (("match", "replay", "big.txt"), "", "game record file big.txt is over the limit"),
+        (("match", "import", "-"), "big.txt",
+         "the game record on standard input is over the limit"),
+        (("play", "--board", "/dev/zero"), "", "board file /dev/zero is over the limit"),
+        (("analyze", "--config", "/dev/zero"), "",
+         "engine configuration file /dev/zero is over the limit"),
+        (("--tls-ca", "/dev/zero", "--referee", "127.0.0.1:1", "match", "list"), "",
+         "TLS CA file /dev/zero is larger"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, tuple) else v,
+)
+def test_files_are_read_up_to_a_limit(
+    run_arena: RunArena, tmp_path: Path, args: tuple[str, ...], stdin_file: str, needle: str
+) -> None:
+    """A file the CLI reads is read up to a limit: /dev/zero (or a huge file by mistake)
+    used to hang the command while its memory grew without end."""
+    (tmp_path / "big.txt").write_bytes(b"a" * (2 << 20))
+    stdin = (tmp_path / stdin_file).read_text() if stdin_file else ""
+    assert_one_line_error(run_arena(*args, stdin=stdin, timeout=60), needle)
+
+
+@pytest.mark.parametrize("option", ["--start", "--opening"])
+def test_a_huge_bad_value_is_quoted_in_part(run_arena: RunArena, option: str) -> None:
+    """The error quotes the start of a bad value, not all of it: a 100 KB position used to
+    come back whole on one line."""
+    result = run_arena("match", "create", "--black", "a", "--white", "b", option, "z" * 100_000)
+    assert_one_line_error(result, "zzz…")
+    assert len(result.stderr) < 1_000, len(result.stderr)
