@@ -21,7 +21,7 @@ from typing import Any
 
 from arena.clients.sdk import ArenaClient
 from arena.services.web import forms, live
-from arena.services.web.errors import http_status
+from arena.services.web.errors import BodyTooLargeError, http_status
 from arena.services.web.gateway import (
     Gateway,
     bot_list,
@@ -153,9 +153,15 @@ def api(handler: Handler) -> Handler:
 async def json_body(request: Request) -> object:
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
         raise errors.InvalidArgumentError("send the body as application/json")
-    body = await request.body()
-    if len(body) > MAX_BODY_BYTES:
-        raise errors.InvalidArgumentError(f"body larger than {MAX_BODY_BYTES} bytes")
+    too_large = BodyTooLargeError(f"body larger than {MAX_BODY_BYTES} bytes")
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > MAX_BODY_BYTES:
+        raise too_large
+    body = bytearray()
+    async for chunk in request.stream():  # read no further than the limit
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise too_large
     try:
         return json.loads(body)
     except ValueError as exc:
@@ -370,7 +376,7 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
         *(Route(path, page_shell, methods=["GET", "HEAD"]) for path in PAGES),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, max_body_size=MAX_BODY_BYTES,
+    app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={HTTPException: http_error})
     return SecurityHeaders(app)
 

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from arena import errors
 
+
+class BodyTooLargeError(errors.InvalidArgumentError):
+    """A request body over the gateway's limit (413)."""
+
+
 HTTP_STATUS: list[tuple[type[errors.ArenaError], int, str]] = [
+    (BodyTooLargeError, 413, "too-large"),
     (errors.InvalidArgumentError, 400, "invalid-argument"),
     (errors.UnauthenticatedError, 401, "unauthenticated"),
     (errors.PermissionDeniedError, 403, "permission-denied"),
     (errors.NotFoundError, 404, "not-found"),
     (errors.AlreadyExistsError, 409, "already-exists"),
     (errors.FailedPreconditionError, 409, "failed-precondition"),
+    (errors.ResourceExhaustedError, 429, "resource-exhausted"),
     (errors.UnavailableError, 503, "unavailable"),
     (errors.DeadlineExceededError, 504, "deadline-exceeded"),
 ]

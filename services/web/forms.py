@@ -20,6 +20,8 @@ GAMES = {"othello": common_pb2.GAME_KIND_OTHELLO, "gomoku": common_pb2.GAME_KIND
 FORMATS = {"round-robin": ladder_pb2.LADDER_FORMAT_ROUND_ROBIN,
            "gauntlet": ladder_pb2.LADDER_FORMAT_GAUNTLET}
 MAX_BOTS = 64
+MAX_UNKNOWN_REPORTED = 10
+SHARED_FIELDS = ("request_id",)  # read by ``request_id``, beside every action's own
 
 
 class Body:
@@ -27,6 +29,7 @@ class Body:
 
     def __init__(self, data: object) -> None:
         self.violations: list[FieldViolation] = []
+        self.read: set[str] = set(SHARED_FIELDS)
         if not isinstance(data, dict):
             self.data: dict[str, Any] = {}
             self.bad("body", "expected a JSON object")
@@ -38,6 +41,7 @@ class Body:
 
     def get(self, name: str, kind: type[T], default: T, check: Callable[[T], str] | None = None,
             ) -> T:
+        self.read.add(name)
         value = self.data.get(name, default)
         if value is None:
             return default
@@ -52,7 +56,15 @@ class Body:
             return default
         return value
 
-    def done(self) -> None:
+    def done(self, whole: bool = True) -> None:
+        """Raise every violation at once; with ``whole`` (the body was read in full), a
+        field nothing read is one too: a misspelt name would otherwise be dropped and its
+        default used."""
+        if whole:
+            known = ", ".join(sorted(self.read))
+            for name in sorted(set(self.data) - self.read)[:MAX_UNKNOWN_REPORTED]:
+                self.bad(name if len(name) <= 64 else name[:63] + "…",
+                         f"unknown field; known: {known}")
         if self.violations:
             raise InvalidArgumentError("invalid request", self.violations)
 
@@ -117,7 +129,7 @@ def request_id(data: object) -> str:
     body = Body(data)
     key = body.get("request_id", str, "", lambda v: "" if len(v) <= 128 else "at most 128 "
                                                                                "characters")
-    body.done()
+    body.done(whole=False)
     return key
 
 

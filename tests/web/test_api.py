@@ -3,6 +3,7 @@ bad input, missing and wrong tokens, live streams, restricted reading and a clea
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
@@ -173,8 +174,55 @@ def test_bad_action_bodies_list_every_bad_field(web: WebStack) -> None:
                                         token=USER_TOKEN)
     # The referee judges the bots: an unknown one is a bad field of the request.
     assert status == 400 and "ghost-bot" in reply.decode(), reply
-    status, _, _ = web.http.request("POST", "/api/matches", b"x" * 200_000, token=USER_TOKEN)
-    assert status in (400, 413)
+    status, _, reply = web.http.request("POST", "/api/matches", b"x" * 200_000,
+                                        token=USER_TOKEN)
+    # Refused before it is read in full, in the API's error shape.
+    assert status == 413, reply
+    assert json.loads(reply)["error"] == {"status": "too-large",
+                                          "message": "body larger than 65536 bytes"}, reply
+
+
+def test_a_body_sent_in_chunks_is_read_up_to_the_limit(web: WebStack) -> None:
+    """Without a Content-Length the body is still read no further than the limit."""
+    host, port = web.http.base.removeprefix("http://").rsplit(":", 1)
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        chunks = (b"[" + b"1," * 10_000 for _ in range(20))  # 400 KB, never a whole JSON
+        connection.request("POST", "/api/matches", body=chunks, encode_chunked=True,
+                           headers={"content-type": "application/json",
+                                    "authorization": f"Bearer {USER_TOKEN}"})
+        reply = connection.getresponse()
+        assert reply.status == 413
+        assert error_of(reply.read())["status"] == "too-large"
+    finally:
+        connection.close()
+
+
+def test_a_misspelt_field_is_a_bad_field_not_a_default(web: WebStack) -> None:
+    """An unknown field used to be dropped: 'move_tim_ms' played at the default 1000 ms."""
+    for path, body in (("/api/matches", {"black": "web-beginner", "white": "web-beginner",
+                                         "move_tim_ms": 5}),
+                       ("/api/ladders", {"bots": ["web-beginner", "web-beginner"],
+                                         "move_tim_ms": 5, "request_id": "r-1"})):
+        status, _, reply = web.http.request("POST", path, body, token=USER_TOKEN)
+        assert status == 400, reply
+        fields = error_of(reply)["fields"]
+        assert [f["field"] for f in fields] == ["move_tim_ms"], fields
+        assert "unknown field; known: " in fields[0]["description"]
+        assert "move_time_ms" in fields[0]["description"]
+
+
+def test_a_quota_refusal_is_too_many_requests(web: WebStack) -> None:
+    """A user's request over a quota is the user's to change (429), not a failing service
+    (it was a 502 'upstream-error')."""
+    status, _, reply = web.http.request(
+        "POST", "/api/matches",
+        {"black": "web-beginner", "white": "web-beginner", "move_time_ms": 600_000},
+        token=USER_TOKEN)
+    assert status == 429, reply
+    error = error_of(reply)
+    assert error["status"] == "resource-exhausted", error
+    assert "quota move_time_ms" in error["message"], error
 
 
 def test_a_user_cannot_cancel_someone_else_s_ladder(web: WebStack) -> None:
