@@ -175,6 +175,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("web_max_streams", "ARENA_WEB_MAX_STREAMS", 200,
             "live pages (server-sent-event streams) one web gateway serves at once",
             ("web",)),
+    Setting("web_max_streams_per_viewer", "ARENA_WEB_MAX_STREAMS_PER_VIEWER", 20,
+            "live pages one viewer (a token, else a client address) has open at once",
+            ("web",)),
 )
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 
@@ -238,6 +241,7 @@ class Config:
     web_read: str = "open"
     web_drain_s: float = 0.0
     web_max_streams: int = 200
+    web_max_streams_per_viewer: int = 20
 
     @classmethod
     def load(cls, role: str, argv: Sequence[str] | None = None,

@@ -9,6 +9,7 @@ person's own token in ``Authorization: Bearer ...``, never in an address.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import re
@@ -174,7 +175,8 @@ class Api:
     def __init__(self, gateway: Gateway, stopping: asyncio.Event) -> None:
         self.gateway = gateway
         self.stopping = stopping
-        self.slots = live.StreamSlots(gateway.settings.max_streams)
+        self.slots = live.StreamSlots(gateway.settings.max_streams,
+                                      gateway.settings.max_streams_per_viewer)
 
     def reader(self, request: Request) -> ArenaClient:
         return self.gateway.reader(bearer(request))
@@ -306,11 +308,17 @@ class Api:
 
     def _stream(self, request: Request, open_stream: Callable[[ArenaClient], Any],
                 to_events: Callable[[Any], list[live.Event]]) -> Response:
-        client = self.gateway.stream_client(bearer(request))
-        if not self.slots.take():
-            client.close()
-            raise errors.UnavailableError("too many live pages open: try again shortly")
-        body = live.relay(client, open_stream, to_events, self.stopping, self.slots.give_back)
+        token = bearer(request)
+        # A viewer is its token, else its address (behind a proxy: the proxy's, shared).
+        viewer = f"token {token}" if token else f"address {request.client and request.client.host}"
+        self.slots.take(viewer)
+        try:
+            client = self.gateway.stream_client(token)
+        except BaseException:
+            self.slots.give_back(viewer)
+            raise
+        body = live.relay(client, open_stream, to_events, self.stopping,
+                          functools.partial(self.slots.give_back, viewer))
         return StreamingResponse(body, media_type="text/event-stream",
                                  headers={"cache-control": "no-store",
                                           "x-accel-buffering": "no"})

@@ -28,7 +28,7 @@ from arena.clients.sdk import ArenaClient
 from arena.services.web.errors import http_status
 from arena.services.web.views import GameTrack, Json, match_summary_json, progress_json, result_json
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, ResourceExhaustedError, UnavailableError
 from arena.v1 import ladder_pb2, match_pb2
 
 log = logging.getLogger(__name__)
@@ -45,19 +45,29 @@ def sse(name: str, data: Json) -> bytes:
 
 
 class StreamSlots:
-    """Counts the live streams open at once against the configured ceiling."""
+    """Counts the live streams open at once against two ceilings: the gateway's, and each
+    viewer's share of it, so that one client holding streams cannot shut everyone out."""
 
-    def __init__(self, limit: int) -> None:
-        self.limit, self.open = limit, 0
+    def __init__(self, limit: int, per_viewer: int) -> None:
+        self.limit, self.per_viewer = limit, per_viewer
+        self.by_viewer: dict[str, int] = {}
 
-    def take(self) -> bool:
-        if self.open >= self.limit:
-            return False
-        self.open += 1
-        return True
+    def take(self, viewer: str) -> None:
+        """Count one more stream of ``viewer``, or raise: ResourceExhausted when the viewer
+        has its share open (its own doing), Unavailable when the gateway is full."""
+        held = self.by_viewer.get(viewer, 0)
+        if held >= self.per_viewer:
+            raise ResourceExhaustedError(
+                f"{held} live pages are open from here, the most one viewer may have: "
+                "close one")
+        if sum(self.by_viewer.values()) >= self.limit:
+            raise UnavailableError("too many live pages open: try again shortly")
+        self.by_viewer[viewer] = held + 1
 
-    def give_back(self) -> None:
-        self.open -= 1
+    def give_back(self, viewer: str) -> None:
+        held = self.by_viewer.pop(viewer) - 1
+        if held:
+            self.by_viewer[viewer] = held
 
 
 async def relay(client: ArenaClient, open_stream: Callable[[ArenaClient], Iterable[Any]],

@@ -36,6 +36,8 @@ class WebSettings:
     drain_s: float = 0.0
     # Live streams (server-sent events) open at once; each holds one gRPC stream.
     max_streams: int = 200
+    # ... of which one viewer (a token, else a client address) may hold.
+    max_streams_per_viewer: int = 20
 
     @classmethod
     def from_config(cls, config: Config) -> WebSettings:
@@ -48,6 +50,7 @@ class WebSettings:
             registry=config.registry, referee=config.referee, ladder=config.ladder,
             engine=config.engine, drain_s=max(0.0, config.web_drain_s),
             max_streams=max(1, config.web_max_streams),
+            max_streams_per_viewer=max(1, config.web_max_streams_per_viewer),
         )
 
     @classmethod

@@ -16,7 +16,7 @@ from typing import Any
 
 from arena.services.web.server import check_http_health
 
-from tests.web.conftest import USER_TOKEN, Http, WebStack
+from tests.web.conftest import USER_TOKEN, Http, WebStack, register
 
 
 def error_of(body: bytes) -> dict[str, Any]:
@@ -223,6 +223,61 @@ def test_a_quota_refusal_is_too_many_requests(web: WebStack) -> None:
     error = error_of(reply)
     assert error["status"] == "resource-exhausted", error
     assert "quota move_time_ms" in error["message"], error
+
+
+def _open_stream(web: WebStack, path: str, token: str | None = None,
+                 ) -> tuple[http.client.HTTPConnection, int, bytes]:
+    """A live stream held open: (the connection, the status, the first bytes)."""
+    host, port = web.http.base.removeprefix("http://").rsplit(":", 1)
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    connection.request("GET", path, headers={"authorization": f"Bearer {token}"} if token
+                       else {})
+    reply = connection.getresponse()
+    return connection, reply.status, reply.read(200) if reply.status == 200 else reply.read()
+
+
+def test_one_viewer_cannot_take_every_live_stream(web: WebStack) -> None:
+    """One client opening live pages by the hundred used to fill the gateway's 200 streams,
+    and every other viewer got 503 until it let go. Now one viewer (a token, else an
+    address) holds at most ARENA_WEB_MAX_STREAMS_PER_VIEWER (20) and is told so (429)."""
+    register(web.client, {"web-gomoku": ("arena-gomoku", {})})
+    status, _, reply = web.http.request(
+        "POST", "/api/matches", {"black": "web-gomoku", "white": "web-gomoku",
+                                 "game": "gomoku", "size": 15, "move_time_ms": 20_000},
+        token=USER_TOKEN)
+    assert status == 201, reply
+    match_id = json.loads(reply)["id"]
+    path = f"/api/matches/{match_id}/events"
+    held: list[http.client.HTTPConnection] = []
+    try:
+        for _ in range(20):
+            connection, status, first = _open_stream(web, path)
+            held.append(connection)
+            assert status == 200 and b"event: match" in first, (status, first)
+        connection, status, reply = _open_stream(web, path)
+        connection.close()
+        assert status == 429, reply
+        assert error_of(reply)["status"] == "resource-exhausted"
+        assert "the most one viewer may have" in error_of(reply)["message"]
+        # Another viewer (here: one with a token) is still served.
+        connection, status, first = _open_stream(web, path, token=USER_TOKEN)
+        held.append(connection)
+        assert status == 200 and b"event: match" in first, (status, first)
+        # A closed page gives its stream back.
+        held.pop(0).close()
+        deadline = time.monotonic() + 20
+        while True:
+            connection, status, _ = _open_stream(web, path)
+            held.append(connection)
+            if status == 200 or time.monotonic() > deadline:
+                break
+            held.pop().close()
+            time.sleep(0.2)
+        assert status == 200
+    finally:
+        for connection in held:
+            connection.close()
+        web.http.request("POST", f"/api/matches/{match_id}/cancel", {}, token=USER_TOKEN)
 
 
 def test_a_user_cannot_cancel_someone_else_s_ladder(web: WebStack) -> None:
