@@ -102,6 +102,10 @@ SETTINGS: tuple[Setting, ...] = (
             ("registry", "referee", "worker", "ladder")),
     Setting("quotas_file", "ARENA_QUOTAS_FILE", "", "the same JSON, in a file",
             ("registry", "referee", "worker", "ladder")),
+    Setting("grpc_threads", "ARENA_GRPC_THREADS", 256,
+            "threads serving gRPC calls; live streams (WatchMatch, WatchLadder) may hold "
+            "all but 16 of them, so the other calls are always served",
+            ("registry", "referee", "worker", "ladder")),
     Setting("log_format", "ARENA_LOG_FORMAT", "auto",
             "json (one object per line), text, or auto: text on a terminal, else json"),
     Setting("metrics_listen", "ARENA_METRICS_LISTEN", "",
@@ -212,6 +216,7 @@ class Config:
     log_level: str = "INFO"
     quotas: str = ""
     quotas_file: str = ""
+    grpc_threads: int = 256
     log_format: str = "auto"
     metrics_listen: str = ""
     otlp_endpoint: str = ""

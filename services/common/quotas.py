@@ -17,6 +17,8 @@ How the limits are kept:
   checked on the request.
 * ``creates_per_minute`` (CreateMatch, CreateLadder, RegisterBot, UpdateBot, ImportMatch)
   and ``analyses_per_minute`` (Analyze): per user and service, a fixed one-minute window.
+* ``open_streams``: live streams (WatchMatch, WatchLadder) open at once, per service
+  process; each holds one of the server's threads (``server.StreamGate``).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class Quota:
     analyze_time_ms: int = 15_000
     creates_per_minute: int = 600
     analyses_per_minute: int = 60
+    open_streams: int = 20
 
     def check(self, name: str, asked: int) -> None:
         """Refuse ``asked`` over the limit ``name``."""

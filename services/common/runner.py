@@ -12,7 +12,14 @@ from arena.services.common.launcher import die_with_parent
 from arena.services.common.logs import setup_logging
 from arena.services.common.metrics import serve_metrics
 from arena.services.common.protocol.streams import consumer_name
-from arena.services.common.server import Registration, ServerHandle, build_server, serve
+from arena.services.common.quotas import Quotas
+from arena.services.common.server import (
+    STREAM_RESERVE,
+    Registration,
+    ServerHandle,
+    build_server,
+    serve,
+)
 from arena.services.common.tls import server_credentials
 from arena.services.common.tracing import setup_tracing, shutdown_tracing
 
@@ -50,8 +57,14 @@ def run_service(role: str, factory: ServiceFactory, argv: Sequence[str] | None =
         print(f"arena-{role}: configuration error: {exc}", file=sys.stderr)
         return 2
     tokens = TokenStore.from_config(config) if config.auth else None
+    try:
+        quotas = Quotas.from_config(config)
+    except (OSError, ValueError) as exc:
+        print(f"arena-{role}: configuration error: {exc}", file=sys.stderr)
+        return 2
     handle: ServerHandle = build_server(registrations, names, config.listen, tokens,
-                                        credentials=credentials)
+                                        threads=max(STREAM_RESERVE + 1, config.grpc_threads),
+                                        credentials=credentials, quotas=quotas)
     handle.on_stop.extend(on_stop)
     handle.on_stop.append(shutdown_tracing)  # after the loops: their last spans go out
     if metrics is not None:

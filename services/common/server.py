@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,11 +19,20 @@ from typing import Any
 
 import grpc
 from arena.clients.sdk import open_channel
-from arena.services.common.auth import Authenticator, TokenStore
-from arena.services.common.errors import Wrap, decoded, map_errors, rewrap, tolerant
+from arena.services.common.auth import (
+    OPEN_SERVICES,
+    Authenticator,
+    Principal,
+    TokenStore,
+    current_principal,
+)
+from arena.services.common.errors import Behavior, Wrap, decoded, map_errors, rewrap, tolerant
 from arena.services.common.metrics import rpc_layer
+from arena.services.common.quotas import Quotas
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+
+from arena.errors import ResourceExhaustedError
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +62,67 @@ class ServiceInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
             if wrap is not None:
                 handler = rewrap(handler, wrap)
         return handler
+
+
+STREAM_RESERVE = 16  # threads live streams never take: the unary calls' share
+
+
+class StreamGate:
+    """The layer that bounds live streams (server-streaming calls: WatchMatch, WatchLadder).
+
+    The server is synchronous: a stream holds one of its threads until it ends, and once
+    every thread is held, every other call waits. So streams may take all but
+    ``STREAM_RESERVE`` threads in all, and a user (not an admin: the web gateway reads for
+    its anonymous viewers with the service token) at most their ``open_streams`` quota.
+    Past either, the stream is refused at once with RESOURCE_EXHAUSTED. Runs after
+    authentication, in the handler's thread."""
+
+    def __init__(self, threads: int, quotas: Quotas | None) -> None:
+        self.limit = max(1, threads - STREAM_RESERVE)
+        self.quotas = quotas or Quotas()
+        self._lock = threading.Lock()
+        self._open: dict[str, int] = {}
+
+    def __call__(self, details: grpc.HandlerCallDetails) -> Wrap | None:
+        if details.method.startswith(OPEN_SERVICES):
+            return None
+
+        def wrap(behavior: Behavior) -> Behavior:
+            def gated(request: Any, context: grpc.ServicerContext) -> Any:
+                result = behavior(request, context)
+                if not isinstance(result, Iterator):
+                    return result
+                principal = current_principal()
+                self._take(principal)
+                return self._counted(result, principal.name)
+            return gated
+
+        return wrap
+
+    def _take(self, principal: Principal) -> None:
+        mine = int(self.quotas.for_caller(principal).open_streams)
+        with self._lock:
+            held = self._open.get(principal.name, 0)
+            if held >= mine:
+                raise ResourceExhaustedError(f"quota open_streams is {mine}: close a live "
+                                             "stream first")
+            if sum(self._open.values()) >= self.limit:
+                raise ResourceExhaustedError(f"this server has {self.limit} live streams "
+                                             "open, its most: try again shortly")
+            self._open[principal.name] = held + 1
+
+    def _counted(self, items: Iterator[Any], name: str) -> Iterator[Any]:
+        try:
+            yield from items
+        finally:
+            with self._lock:
+                held = self._open.pop(name) - 1
+                if held:
+                    self._open[name] = held
+
+    def open_streams(self) -> int:
+        with self._lock:
+            return sum(self._open.values())
 
 
 # A function that adds one servicer to the server, e.g.
@@ -97,15 +167,17 @@ def build_server(
     service_names: Sequence[str],
     address: str = "127.0.0.1:0",
     tokens: TokenStore | None = None,
-    max_workers: int = 32,
+    threads: int = 256,
     credentials: grpc.ServerCredentials | None = None,
+    quotas: Quotas | None = None,
 ) -> ServerHandle:
     """Build a server for the given servicers; ``tokens=None`` turns authentication off
     (every caller is the anonymous admin); ``credentials`` (``tls.server_credentials``)
-    make it serve TLS only."""
-    interceptor = ServiceInterceptor([rpc_layer, map_errors, Authenticator(tokens), decoded])
+    make it serve TLS only; ``quotas`` give each user's ``open_streams``."""
+    interceptor = ServiceInterceptor([rpc_layer, map_errors, Authenticator(tokens),
+                                      StreamGate(threads, quotas), decoded])
     server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="grpc"),
+        futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grpc"),
         interceptors=[interceptor],
         options=[("grpc.so_reuseport", 0)],
     )
