@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, AnyStr
 
 from arena.clients.sdk import ArenaClient
 from google.protobuf import json_format
@@ -129,12 +129,13 @@ def read_text_file(path: Path, what: str) -> str:
     ``MAX_INPUT_BYTES`` are read, so ``/dev/zero`` or a huge file by mistake is an error,
     not a hang."""
     try:
-        if str(path) == "-":
-            data = read_bounded(sys.stdin.buffer, MAX_INPUT_BYTES, f"the {what} on standard input")
+        if str(path) == "-":  # bytes when it is the process's, text when a caller's
+            given = read_bounded(getattr(sys.stdin, "buffer", sys.stdin), MAX_INPUT_BYTES,
+                                 f"the {what} on standard input")
         else:
             with open(path, "rb") as handle:
-                data = read_bounded(handle, MAX_INPUT_BYTES, f"{what} file {path}")
-        text = data.decode("utf-8")
+                given = read_bounded(handle, MAX_INPUT_BYTES, f"{what} file {path}")
+        text = given.decode("utf-8") if isinstance(given, bytes) else given
     except FileNotFoundError:
         raise InvalidArgumentError(f"no such {what} file: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -142,8 +143,9 @@ def read_text_file(path: Path, what: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def read_bounded(handle: BinaryIO, limit: int, what: str) -> bytes:
-    """At most ``limit`` bytes from ``handle``; more is an error naming ``what``."""
+def read_bounded(handle: IO[AnyStr], limit: int, what: str) -> AnyStr:
+    """At most ``limit`` bytes (or characters) from ``handle``; more is an error naming
+    ``what``."""
     data = handle.read(limit + 1)
     if len(data) > limit:
         raise InvalidArgumentError(f"{what} is over the limit of {limit:,} bytes")
