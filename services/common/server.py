@@ -22,13 +22,13 @@ from arena.clients.sdk import open_channel
 from arena.services.common.auth import (
     OPEN_SERVICES,
     Authenticator,
-    Principal,
     TokenStore,
     current_principal,
 )
 from arena.services.common.errors import Behavior, Wrap, decoded, map_errors, rewrap, tolerant
 from arena.services.common.metrics import rpc_layer
 from arena.services.common.quotas import Quotas
+from arena.services.common.shares import Refusal, Shares
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -78,10 +78,8 @@ class StreamGate:
     authentication, in the handler's thread."""
 
     def __init__(self, threads: int, quotas: Quotas | None) -> None:
-        self.limit = max(1, threads - STREAM_RESERVE)
+        self.streams = Shares(max(1, threads - STREAM_RESERVE))
         self.quotas = quotas or Quotas()
-        self._lock = threading.Lock()
-        self._open: dict[str, int] = {}
 
     def __call__(self, details: grpc.HandlerCallDetails) -> Wrap | None:
         if details.method.startswith(OPEN_SERVICES):
@@ -93,36 +91,25 @@ class StreamGate:
                 if not isinstance(result, Iterator):
                     return result
                 principal = current_principal()
-                self._take(principal)
+                mine = int(self.quotas.for_caller(principal).open_streams)
+                refusal = self.streams.take(principal.name, mine)
+                if refusal is Refusal.SHARE:
+                    raise ResourceExhaustedError(f"quota open_streams is {mine}: close a "
+                                                 "live stream first")
+                if refusal is Refusal.TOTAL:
+                    raise ResourceExhaustedError(
+                        f"this server has {self.streams.total} live streams open, its "
+                        "most: try again shortly")
                 return self._counted(result, principal.name)
             return gated
 
         return wrap
 
-    def _take(self, principal: Principal) -> None:
-        mine = int(self.quotas.for_caller(principal).open_streams)
-        with self._lock:
-            held = self._open.get(principal.name, 0)
-            if held >= mine:
-                raise ResourceExhaustedError(f"quota open_streams is {mine}: close a live "
-                                             "stream first")
-            if sum(self._open.values()) >= self.limit:
-                raise ResourceExhaustedError(f"this server has {self.limit} live streams "
-                                             "open, its most: try again shortly")
-            self._open[principal.name] = held + 1
-
     def _counted(self, items: Iterator[Any], name: str) -> Iterator[Any]:
         try:
             yield from items
         finally:
-            with self._lock:
-                held = self._open.pop(name) - 1
-                if held:
-                    self._open[name] = held
-
-    def open_streams(self) -> int:
-        with self._lock:
-            return sum(self._open.values())
+            self.streams.give_back(name)
 
 
 # A function that adds one servicer to the server, e.g.

@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 from arena.clients.sdk import ArenaClient
+from arena.services.common.shares import Refusal, Shares
 from arena.services.web.errors import http_status
 from arena.services.web.views import GameTrack, Json, match_summary_json, progress_json, result_json
 
@@ -45,29 +46,25 @@ def sse(name: str, data: Json) -> bytes:
 
 
 class StreamSlots:
-    """Counts the live streams open at once against two ceilings: the gateway's, and each
+    """The live streams open at once, against two ceilings: the gateway's, and each
     viewer's share of it, so that one client holding streams cannot shut everyone out."""
 
     def __init__(self, limit: int, per_viewer: int) -> None:
-        self.limit, self.per_viewer = limit, per_viewer
-        self.by_viewer: dict[str, int] = {}
+        self.streams, self.per_viewer = Shares(limit), per_viewer
 
     def take(self, viewer: str) -> None:
         """Count one more stream of ``viewer``, or raise: ResourceExhausted when the viewer
         has its share open (its own doing), Unavailable when the gateway is full."""
-        held = self.by_viewer.get(viewer, 0)
-        if held >= self.per_viewer:
+        refusal = self.streams.take(viewer, self.per_viewer)
+        if refusal is Refusal.SHARE:
             raise ResourceExhaustedError(
-                f"{held} live pages are open from here, the most one viewer may have: "
-                "close one")
-        if sum(self.by_viewer.values()) >= self.limit:
+                f"{self.per_viewer} live pages are open from here, the most one viewer may "
+                "have: close one")
+        if refusal is Refusal.TOTAL:
             raise UnavailableError("too many live pages open: try again shortly")
-        self.by_viewer[viewer] = held + 1
 
     def give_back(self, viewer: str) -> None:
-        held = self.by_viewer.pop(viewer) - 1
-        if held:
-            self.by_viewer[viewer] = held
+        self.streams.give_back(viewer)
 
 
 async def relay(client: ArenaClient, open_stream: Callable[[ArenaClient], Iterable[Any]],
