@@ -39,6 +39,7 @@ from arena.engine.api import Limits, SearchResult
 from arena.errors import InvalidArgumentError, NotFoundError, UnavailableError
 from arena.formats import Replay, ReplayMove, write_replay
 from arena.games import GAME_NAMES, PASS, Color, Game, Position, Termination, game
+from arena.games.base import shown
 from arena.textboard import board_summary, describe_outcome, legal_marks, render_board
 from arena.v1 import bots_pb2
 
@@ -51,6 +52,7 @@ MODES = {
 QUIT_WORDS = ("q", "quit", "exit")
 RESIGN_WORDS = ("resign",)
 HELP_WORDS = ("help", "?", "moves")
+MAX_LINE = 1000  # characters of one typed line
 
 
 def add_play_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -272,9 +274,13 @@ class TerminalGame:
         """Read words until a legal move (returned), a resignation or a stop (None)."""
         while True:
             print(f"{mover}> ", end="", file=self.out, flush=True)
-            line = self.keys.readline()
+            line = self.keys.readline(MAX_LINE + 1)
             if not line:
                 self.say("")
+                self.stopped = True
+                return None
+            if len(line.rstrip("\n")) > MAX_LINE:  # no move is that long: not a person typing
+                self.say(f"a line of more than {MAX_LINE} characters: stopping")
                 self.stopped = True
                 return None
             word = line.strip()
@@ -294,7 +300,7 @@ class TerminalGame:
             try:
                 return self._parse(word)
             except ValueError:
-                self.say(f"{word!r} is not a legal move here: {self._what_to_type()}")
+                self.say(f"{shown(word)} is not a legal move here: {self._what_to_type()}")
 
     def _parse(self, word: str) -> int:
         parse_xy = getattr(self.position, "parse_xy", None)  # Gomoku reads Gomocup x,y too

@@ -88,6 +88,17 @@ def test_illegal_input_is_refused_and_end_of_input_stops(run_arena: RunArena,
     assert [m.move for m in parse_replay((tmp_path / "g.json").read_text()).moves] == [19]
 
 
+def test_a_line_no_one_types_stops_the_game(run_arena: RunArena) -> None:
+    """A line of a megabyte (or /dev/zero, a line without end) used to be read whole and
+    echoed back; the game now stops at the first line over 1,000 characters."""
+    result = run_arena("play", "--mode", "human-human", "--save", "g.json",
+                       stdin="d3\n" + "q" * 1_000_000 + "\nc5\n")
+    assert result.returncode == 0, result.stderr
+    assert "a line of more than 1000 characters: stopping" in result.stdout
+    assert "game stopped after 1 moves" in result.stdout
+    assert len(result.stdout) < 20_000, len(result.stdout)
+
+
 def test_human_vs_bot_and_bot_vs_human(run_arena: RunArena, tmp_path: Path) -> None:
     human_first = run_arena("play", "--mode", "human-bot", "--bot", "lab-beginner",
                             "--save", "hb.json", stdin="f5\nquit\n")
