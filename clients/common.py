@@ -122,6 +122,7 @@ def game_request(args: argparse.Namespace) -> common_pb2.GameSpec:
 
 
 MAX_INPUT_BYTES = 1 << 20  # a text file the CLI reads: a config, a bot, a position, a record
+MAX_TYPED_LINE = 1000  # characters of one line typed at a prompt (play, the navigator)
 
 
 def read_text_file(path: Path, what: str) -> str:

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
+from arena.clients.common import MAX_TYPED_LINE
+
 from arena.formats import Replay
 from arena.games import Color, Position
 from arena.textboard import board_summary, legal_marks, move_names, render_board
@@ -52,8 +54,8 @@ class Navigator:
             return False
         if key in moves:
             self.go(moves[key])
-        elif key.isdigit():
-            self.go(int(key))
+        elif key.isascii() and key.isdigit():  # '²' is a digit to isdigit, not to int
+            self.go(int(key) if len(key) < 10 else self.last_ply)
         return True
 
     def header(self) -> str:
@@ -101,7 +103,10 @@ class Navigator:
         print(self.frame(), file=out, flush=True)
         while True:
             print("> ", end="", file=out, flush=True)
-            line = keys.readline()
+            line = keys.readline(MAX_TYPED_LINE + 1)
+            if len(line.rstrip("\n")) > MAX_TYPED_LINE:  # not a person typing: stop
+                print(f"a line of more than {MAX_TYPED_LINE} characters: stopping", file=out)
+                return
             if line and not keys.isatty():  # echo piped keys so the transcript reads well
                 print(line.strip(), file=out)
             if not line or not self.command(line):  # EOF or q

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TextIO
 
 from arena.clients.common import (
+    MAX_TYPED_LINE,
     client_from_args,
     int32,
     int64,
@@ -52,7 +53,6 @@ MODES = {
 QUIT_WORDS = ("q", "quit", "exit")
 RESIGN_WORDS = ("resign",)
 HELP_WORDS = ("help", "?", "moves")
-MAX_LINE = 1000  # characters of one typed line
 
 
 def add_play_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -274,13 +274,13 @@ class TerminalGame:
         """Read words until a legal move (returned), a resignation or a stop (None)."""
         while True:
             print(f"{mover}> ", end="", file=self.out, flush=True)
-            line = self.keys.readline(MAX_LINE + 1)
+            line = self.keys.readline(MAX_TYPED_LINE + 1)
             if not line:
                 self.say("")
                 self.stopped = True
                 return None
-            if len(line.rstrip("\n")) > MAX_LINE:  # no move is that long: not a person typing
-                self.say(f"a line of more than {MAX_LINE} characters: stopping")
+            if len(line.rstrip("\n")) > MAX_TYPED_LINE:  # no move is that long: not a person typing
+                self.say(f"a line of more than {MAX_TYPED_LINE} characters: stopping")
                 self.stopped = True
                 return None
             word = line.strip()

@@ -77,6 +77,20 @@ def test_navigator_keys(run_arena: RunArena, tmp_path: Path) -> None:
     assert_one_line_error(run_arena("match", "replay", "g.json", "--ply", "9"), "outside")
 
 
+def test_navigator_keys_no_one_means(run_arena: RunArena) -> None:
+    """'²' passed isdigit and failed int() ('arena: error: invalid literal ...'), a number
+    of 5,000 digits failed int() too, and a line without end was read without end."""
+    assert run_arena("play", "--mode", "human-human", "--save", "g.json",
+                     stdin="f5\nf6\nquit\n").returncode == 0
+    steps = run_arena("match", "replay", "g.json", stdin="\u00b2\n" + "9" * 999 + "\nq\n")
+    assert steps.returncode == 0 and steps.stderr == "", steps.stderr
+    seen = [line.split(":")[0] for line in steps.stdout.splitlines() if line.startswith("ply ")]
+    assert seen == ["ply 0/2", "ply 0/2", "ply 2/2"]
+    endless = run_arena("match", "replay", "g.json", stdin="n\n" + "9" * 100_000)
+    assert endless.returncode == 0 and endless.stderr == "", endless.stderr
+    assert endless.stdout.rstrip().endswith("a line of more than 1000 characters: stopping")
+
+
 def test_illegal_input_is_refused_and_end_of_input_stops(run_arena: RunArena,
                                                          tmp_path: Path) -> None:
     result = run_arena("play", "--mode", "human-human", "--save", "g.json",
