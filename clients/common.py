@@ -89,7 +89,8 @@ def print_json_line(value: Message | dict[str, Any]) -> None:
 def parse_bot_ref(text: str) -> common_pb2.BotRef:
     """``name`` (latest version) or ``name@3``."""
     name, _, version = text.partition("@")
-    if not name or (version and not version.isdigit()):
+    if not name or (version and not (version.isascii() and version.isdigit()
+                                      and len(version) <= 9)):
         raise InvalidArgumentError(f"bad bot reference {text!r}: expected NAME or NAME@VERSION")
     return common_pb2.BotRef(name=name, version=int(version or 0))
 

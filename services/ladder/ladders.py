@@ -409,7 +409,7 @@ class Ladders:
     def list(self, page: common_pb2.PageRequest) -> ladder_pb2.ListLaddersResponse:
         size = paging.page_size(page.page_size)
         cursor = paging.decode_page_token(page.page_token) or "0"
-        if not cursor.isdigit() or len(cursor) > 9:
+        if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 9:
             raise InvalidArgumentError.for_fields(
                 [FieldViolation("page.page_token", "is not a token this server issued")])
         offset = int(cursor)

@@ -108,6 +108,9 @@ def bearer(request: Request) -> str | None:
     return token.strip() or None if scheme.lower() == "bearer" else None
 
 
+_INTEGER = re.compile(r"-?[0-9]{1,18}")
+
+
 def query_int(request: Request, name: str, default: int, low: int, high: int) -> int:
     return checked_int(name, request.query_params.get(name), default, low, high)
 
@@ -117,7 +120,8 @@ def checked_int(name: str, text: str | None, default: int, low: int, high: int) 
     own limits), or INVALID_ARGUMENT naming the part of the address."""
     if text is None or text == "":
         return default
-    if not text.lstrip("-").isdigit() or not low <= int(text) <= high:
+    # ASCII digits, at most 18 (int() takes '٣' and refuses '²' and 5,000 digits).
+    if not _INTEGER.fullmatch(text) or not low <= int(text) <= high:
         raise errors.InvalidArgumentError(
             "bad query", [errors.FieldViolation(name, f"expected an integer {low}..{high}")])
     return int(text)

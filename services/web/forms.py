@@ -79,7 +79,7 @@ def _between(low: int, high: int) -> Callable[[int], str]:
 def bot_ref(text: str) -> common_pb2.BotRef:
     """``name`` (latest version) or ``name@3``; a name may itself hold ``@``."""
     name, sep, version = text.rpartition("@")
-    if sep and version.isdigit() and name:
+    if sep and version.isascii() and version.isdigit() and len(version) <= 9 and name:
         return common_pb2.BotRef(name=name, version=int(version))
     return common_pb2.BotRef(name=text)
 

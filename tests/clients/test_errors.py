@@ -66,6 +66,9 @@ def test_corrupt_stack_file(run_arena: RunArena, tmp_path: Path) -> None:
     [
         (("match", "replay", "missing.json"), "no such game record file"),
         (("match", "create", "--black", "@x", "--white", "ryo"), "bad bot reference"),
+        (("match", "create", "--black", "x@\u00b2", "--white", "ryo"), "bad bot reference"),
+        (("match", "create", "--black", "x@99999999999", "--white", "ryo"),
+         "bad bot reference"),
         (("match", "create", "--black", "a", "--white", "b", "--opening", "zz"),
          "invalid Othello move"),
         (("match", "create", "--black", "a", "--white", "b", "--opening", "a1"), "illegal"),

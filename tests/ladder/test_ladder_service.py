@@ -11,6 +11,7 @@ import grpc
 import pytest
 import redis
 from arena.clients.sdk import ArenaClient
+from arena.services.common import paging
 from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.protocol.keys import FINISHED_STREAM, LADDER_GROUP
 from arena.services.common.protocol.ledger import Ledger
@@ -278,6 +279,14 @@ def test_cancel_list_and_permissions(
     rest = stub.ListLadders(ladder_pb2.ListLaddersRequest(page=common_pb2.PageRequest(
         page_size=1, page_token=listing.next_page_token)), timeout=10, metadata=metadata())
     assert [found.id for found in rest.ladders] == [older.id] and not rest.next_page_token
+    # A token is base64 of a tag and a cursor, so anyone can make one: a cursor of '²'
+    # passed isdigit and failed int() ("invalid literal for int()").
+    forged = paging.encode_page_token("\u00b2")
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.ListLadders(ladder_pb2.ListLaddersRequest(page=common_pb2.PageRequest(
+            page_token=forged)), timeout=10, metadata=metadata())
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "is not a token this server issued" in (caught.value.details() or "")
 
     # A referee has started the first game; the second has not begun.
     running = MatchStore(redis_client).header(newer.match_ids[0])

@@ -280,6 +280,21 @@ def test_one_viewer_cannot_take_every_live_stream(web: WebStack) -> None:
         web.http.request("POST", f"/api/matches/{match_id}/cancel", {}, token=USER_TOKEN)
 
 
+def test_numbers_int_would_misread_are_bad_queries(web: WebStack) -> None:
+    """'²' passes str.isdigit and fails int(), and so does a number of 5,000 digits: both
+    were 500 'internal error' (and a logged traceback)."""
+    for path, field in (("/api/matches?limit=%C2%B2", "limit"),
+                        ("/api/matches?limit=" + "9" * 5000, "limit"),
+                        ("/api/bots/web-beginner?version=%C2%B2", "version")):
+        status, _, reply = web.http.request("GET", path)
+        assert status == 400, (path, reply[:300])
+        assert [f["field"] for f in error_of(reply)["fields"]] == [field], reply[:300]
+    status, _, reply = web.http.request(
+        "POST", "/api/matches", {"black": "web-beginner@\u00b2", "white": "web-beginner"},
+        token=USER_TOKEN)
+    assert status == 400 and "web-beginner@\u00b2" in error_of(reply)["message"], reply
+
+
 def test_a_user_cannot_cancel_someone_else_s_ladder(web: WebStack) -> None:
     status, _, reply = web.http.request("POST", f"/api/ladders/{web.ladder_id}/cancel", {},
                                         token=USER_TOKEN)
