@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arena.protocols.errors import ProtocolError
-from arena.protocols.report import SearchReport
+from arena.protocols.report import MAX_NODES, SearchReport, whole
 
 OWN, OPPONENT, WINNING_LINE = 1, 2, 3
 MAX_COORDINATE = 999
@@ -374,7 +374,7 @@ _NODE_WORDS = frozenset({"n", "nodes", "node"})
 _TIME_WORDS = frozenset({"tm", "time"})
 _PV_WORDS = frozenset({"pv", "bestline"})
 _NUMBER_RE = re.compile(r"[+-]?\d+(?:\.\d+)?(?:e[+-]?\d+)?")
-_MATE_RE = re.compile(r"([+-]?)m(\d+)")
+_MATE_RE = re.compile(r"([+-]?)m(\d{1,9})")
 _SUFFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "b": 10**9}
 _COUNT_RE = re.compile(r"(\d+(?:\.\d+)?)([kmgb]?)")
 _TIME_RE = re.compile(r"(\d+(?:\.\d+)?)(ms|s)?")
@@ -433,7 +433,7 @@ def parse_search_message(text: str, size: int) -> SearchReport | None:
 
 
 def _read_field(word: str, value: str, found: dict[str, object]) -> bool:
-    if word in _DEPTH_WORDS and re.fullmatch(r"\d+(-\d+)?", value):
+    if word in _DEPTH_WORDS and re.fullmatch(r"\d{1,9}(-\d{1,9})?", value):
         found["depth"] = int(value.split("-")[0])
     elif word in _SCORE_WORDS and (mate := _MATE_RE.fullmatch(value)):
         sign = -1 if mate.group(1) == "-" else 1
@@ -442,7 +442,7 @@ def _read_field(word: str, value: str, found: dict[str, object]) -> bool:
     elif word in _SCORE_WORDS and _NUMBER_RE.fullmatch(value):
         found["score"] = float(value)
     elif word in _NODE_WORDS and (count := _COUNT_RE.fullmatch(value)):
-        found["nodes"] = int(float(count.group(1)) * _SUFFIX[count.group(2)])
+        found["nodes"] = whole(float(count.group(1)) * _SUFFIX[count.group(2)], MAX_NODES)
     elif word in _TIME_WORDS and (clock := _TIME_RE.fullmatch(value)):
         found["time_ms"] = float(clock.group(1)) * (1000 if clock.group(2) == "s" else 1)
     else:

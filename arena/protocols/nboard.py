@@ -33,7 +33,7 @@ from arena.formats.ggf import GgfGame, ggf_from_moves, parse_ggf, write_ggf
 from arena.games.base import GameError
 from arena.games.othello import PASS, OthelloBoard, parse_square
 from arena.protocols.errors import ProtocolError
-from arena.protocols.report import SearchReport
+from arena.protocols.report import MAX_NODES, SearchReport, whole
 
 VERSION = 2
 _SQUARE_RE = re.compile(r"(?:[a-hA-H][1-8]|[pP][aAsS])")
@@ -302,7 +302,7 @@ def parse_reply(line: str) -> Reply:
     head, args = words[0].lower(), words[1:]
     try:
         return _parse_reply_words(head, args, line)
-    except (ProtocolError, FormatError, GameError) as exc:
+    except (ProtocolError, FormatError, GameError, ValueError) as exc:  # ValueError: int()
         raise ProtocolError(f"bad NBoard reply {line.strip()[:200]!r}: {exc}") from None
 
 
@@ -364,7 +364,8 @@ def search_report(replies: Iterable[Reply]) -> SearchReport:
             case SearchLine(pv, evaluation, depth, _) | BookLine(pv, evaluation, _, depth, _):
                 report = report.updated(SearchReport(depth=depth, score=evaluation, pv=pv))
             case NodeStats(nodes, seconds):
-                report = report.updated(SearchReport(nodes=int(nodes), time_ms=seconds * 1000))
+                report = report.updated(SearchReport(nodes=whole(nodes, MAX_NODES),
+                                                     time_ms=seconds * 1000))
             case BestMove(move, evaluation, seconds):
                 pv = report.pv if report.pv[:1] == (move,) else (move,)
                 final = SearchReport(score=evaluation, pv=pv,

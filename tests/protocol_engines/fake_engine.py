@@ -29,7 +29,9 @@ each move request does what MODE says:
 - ``sleepy``: before its first move sleeps ARG ms (using no CPU), then plays at once;
 - ``burn``: before each move computes for ARG ms of its CPU time, then plays;
 - ``slowstart``: computes for ARG ms of its CPU time on ``START`` (as a brain sizing its
-  hash does), then plays at once (Gomocup).
+  hash does), then plays at once (Gomocup);
+- ``boast``: reports a search no engine has (a depth of 5,000 digits, a score of 1e999, a
+  node count past int64), then a sane one (Gomocup), then plays.
 """
 
 from __future__ import annotations
@@ -111,6 +113,9 @@ def gomocup_move(board: GomokuBoard, mode: str, arg: str) -> str:
             say("MESSAGE " + "x" * 56)
     if mode == "ponder":
         say(f"MESSAGE ticks {TICKS[0]}")
+    if mode == "boast":
+        say(f"MESSAGE depth {'9' * 5000} ev 1e999 n {'9' * 40} tm 1e999")
+        say("MESSAGE depth 7 ev 12")
     move = board.legal_moves()[0]
     return gomocup.format_reply(gomocup.MoveReply(move % board.size, move // board.size))
 
@@ -155,6 +160,11 @@ def nboard_move(board: OthelloBoard, mode: str, arg: str) -> str:
             say("status " + "x" * 57)
     if mode == "ponder":
         say(f"status ticks {TICKS[0]}")
+    if mode == "boast":
+        move = nboard.move_text(board.legal_moves()[0])
+        say(f"search {move} 1.0 0 {'9' * 5000}")
+        say(f"nodestats {'9' * 400} 1.0")
+        return f"=== {move}/{'9' * 400}/0.5"
     return nboard.format_reply(nboard.BestMove(board.legal_moves()[0], 0.0, 0.0))
 
 

@@ -11,6 +11,7 @@ import pytest
 from arena.services.worker.engines.client import PlayLimits
 from arena.services.worker.engines.failures import EngineFailure, FailureReason
 from arena.services.worker.engines.pool import EnginePool
+from arena.services.worker.engines.results import answer_result
 from arena.services.worker.engines.sandbox import Sandbox
 
 from arena.games.othello import OthelloBoard
@@ -78,6 +79,28 @@ def test_an_nboard_engines_diagnostic_line_is_a_note_not_garbage(
         pool.close()
     assert answer.move in OthelloBoard().legal_moves()
     assert "*** SEARCH STILL RUNNING ? (0) ***" in answer.notes
+
+
+@pytest.mark.parametrize("protocol", ["gomocup", "nboard"])
+def test_a_search_no_engine_has_is_dropped_and_the_move_kept(
+        sandbox: Sandbox, fake_spec: FakeSpec, protocol: str) -> None:
+    """A depth of 5,000 digits or a node count of 10**400 failed int() or int64 outside
+    the engine's failure path; a score of 1e999 reached the API as infinity."""
+    pool = EnginePool(sandbox)
+    try:
+        answer = pool.play(fake_spec(protocol, "boast"), POSITIONS[protocol],
+                           [112] if protocol == "gomocup" else [], PlayLimits(2000))
+    finally:
+        pool.close()
+    assert answer.move >= 0
+    report = answer.search
+    if protocol == "gomocup":
+        assert (report.depth, report.score, report.nodes) == (7, 12.0, None)
+    else:
+        assert (report.depth, report.score, report.nodes) == (None, None, None)
+    result = answer_result(answer)  # what the worker posts: every figure fits its field
+    assert result.move.square == answer.move
+    assert result.search.score == (12 if protocol == "gomocup" else 0)
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
