@@ -108,8 +108,9 @@ def sprt(
     beta: float = 0.05,
 ) -> SprtResult:
     """Run the test on outcome counts from ``trinomial`` or ``pentanomial``."""
-    if elo1 <= elo0:
-        raise RatingError(f"elo1 must be greater than elo0, got elo0={elo0} elo1={elo1}")
+    if not (math.isfinite(elo0) and math.isfinite(elo1) and elo1 > elo0):
+        raise RatingError(f"elo1 must be greater than elo0, both finite; got elo0={elo0} "
+                          f"elo1={elo1}")
     if any(c < 0 for c in counts.values()) or len(counts) < 2:
         raise RatingError(f"need non-negative counts over at least two outcomes, got {counts}")
     lower, upper = sprt_bounds(alpha, beta)

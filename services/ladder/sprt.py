@@ -23,6 +23,7 @@ from arena.ratings import RatingError, SprtDecision, pentanomial, sprt, sprt_bou
 from arena.v1 import ladder_pb2
 
 DEFAULT_ELO1 = 5.0
+MAX_ELO = 1000.0  # an Elo difference of 1000 is a 99.7 % score: nothing beyond is tested
 DEFAULT_ERROR_RATE = 0.05
 DEFAULT_MAX_GAMES = 1000
 _VERDICTS = {
@@ -45,7 +46,13 @@ def check_config(config: ladder_pb2.LadderConfig, out: list[FieldViolation]) -> 
                                                  f"first), got {len(config.bots)}"))
     if not test.elo0 and not test.elo1:
         test.elo1 = DEFAULT_ELO1
-    if test.elo1 <= test.elo0:
+    bad_elo = False
+    for name, elo in (("elo0", test.elo0), ("elo1", test.elo1)):
+        if not -MAX_ELO <= elo <= MAX_ELO:  # NaN too: it compares false with everything
+            out.append(FieldViolation(f"config.sprt.{name}",
+                                      f"must be in -{MAX_ELO:g}..{MAX_ELO:g}, got {elo:g}"))
+            bad_elo = True
+    if not bad_elo and test.elo1 <= test.elo0:
         out.append(FieldViolation("config.sprt.elo1", f"must be greater than elo0 "
                                                       f"({test.elo0:g}), got {test.elo1:g}"))
     test.alpha = test.alpha or DEFAULT_ERROR_RATE

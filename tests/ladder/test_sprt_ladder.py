@@ -152,6 +152,12 @@ def test_watch_and_list_show_the_test(peers: ArenaClient, ladder_server: LadderS
     (("new", "old"), {"elo0": 5, "elo1": 0}, "config.sprt.elo1"),
     (("new", "old"), {"alpha": 0.7}, "config.sprt"),
     (("new", "old"), {"max_games": 30_000}, "config.sprt.max_games"),
+    # NaN passed 'elo1 <= elo0' (false both ways), and the test's standings and every
+    # ladder listing then failed ("mean nan is outside the outcome range").
+    (("new", "old"), {"elo0": float("nan")}, "config.sprt.elo0"),
+    (("new", "old"), {"elo1": float("nan")}, "config.sprt.elo1"),
+    (("new", "old"), {"elo1": float("inf")}, "config.sprt.elo1"),
+    (("new", "old"), {"elo0": -1e308, "elo1": 5}, "config.sprt.elo0"),
 ])
 def test_tests_that_cannot_run_are_refused_by_field(
     peers: ArenaClient, ladder_server: LadderServer, bots: tuple[str, ...],

@@ -81,7 +81,8 @@ def test_pentanomial_counts_pairs_and_prefers_h1_for_a_winning_record() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"elo0": 5, "elo1": 0}, "elo1"), ({"alpha": 0.7}, "alpha"), ({"beta": 0}, "beta")],
+    [({"elo0": 5, "elo1": 0}, "elo1"), ({"alpha": 0.7}, "alpha"), ({"beta": 0}, "beta"),
+     ({"elo0": float("nan")}, "finite"), ({"elo1": float("inf")}, "finite")],
 )
 def test_bad_parameters_raise(kwargs: dict[str, float], message: str) -> None:
     with pytest.raises(RatingError, match=message):
