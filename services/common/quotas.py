@@ -19,6 +19,8 @@ How the limits are kept:
   and ``analyses_per_minute`` (Analyze): per user and service, a fixed one-minute window.
 * ``open_streams``: live streams (WatchMatch, WatchLadder) open at once, per service
   process; each holds one of the server's threads (``server.StreamGate``).
+* ``bot_bytes``: the bytes of every bot version a user owns, avatars included (each
+  version keeps its own), kept by the registry's store scripts.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ class Quota:
     creates_per_minute: int = 600
     analyses_per_minute: int = 60
     open_streams: int = 20
+    bot_bytes: int = 64 * 1024 * 1024
 
     def check(self, name: str, asked: int) -> None:
         """Refuse ``asked`` over the limit ``name``."""

@@ -20,7 +20,7 @@ from arena.clients.sdk import ArenaClient
 from arena.services.common.auth import current_principal
 from arena.services.common.egress import EgressPolicy, EgressRefused, split_address
 from arena.services.common.protocol.bots import BotFilter, BotStore
-from arena.services.common.quotas import Quotas
+from arena.services.common.quotas import UNLIMITED_VALUE, Quotas
 
 from arena.bots import apply_preset, check_spec, content_hash, list_presets, new_version
 from arena.bots.spec import config_from_struct
@@ -75,7 +75,8 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
             spec = apply_preset(spec, request.from_preset)
         check_spec(spec)
         spec = self._reachable(spec)
-        return self._store.create(new_version(spec, 1, owner, datetime.now(UTC)))
+        return self._store.create(new_version(spec, 1, owner, datetime.now(UTC)),
+                                  self._bot_bytes(owner))
 
     def GetBot(
         self, request: registry_pb2.GetBotRequest, context: grpc.ServicerContext
@@ -125,9 +126,14 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
             return new_version(checked, latest.version + 1, latest.owner, datetime.now(UTC))
 
         try:
-            return self._store.append(request.name, build)
+            return self._store.append(request.name, build, self._bot_bytes)
         except _Unchanged as unchanged:
             return unchanged.latest
+
+    def _bot_bytes(self, owner: str) -> int:
+        """The owner's ``bot_bytes`` quota for the store (0: none, an admin's)."""
+        limit = self._quotas.of(owner).bot_bytes
+        return 0 if limit >= UNLIMITED_VALUE else limit
 
     def RetireBot(
         self, request: registry_pb2.RetireBotRequest, context: grpc.ServicerContext

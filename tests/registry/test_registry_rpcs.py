@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import grpc
 import pytest
 import redis
+from arena.services.common.config import Config
+from arena.services.common.embedded_redis import EmbeddedRedis
+from arena.services.common.protocol import keys
 
 from arena.bots import builtin_config
 from arena.engine import gomoku, othello
-from arena.v1 import bots_pb2, common_pb2, registry_pb2
+from arena.v1 import bots_pb2, common_pb2, registry_pb2, registry_pb2_grpc
 from tests.registry.conftest import (
     TOOL_PNG,
     Registry,
@@ -17,6 +22,7 @@ from tests.registry.conftest import (
     othello_spec,
     png_bytes,
 )
+from tests.support.servers import serve
 
 
 def _get(registry: Registry, name: str, version: int = 0) -> bots_pb2.BotVersion:
@@ -252,3 +258,42 @@ def test_an_update_that_changes_nothing_stores_no_version(registry: Registry) ->
     assert _update(registry, spec).version == 2
     assert _update(registry, spec).version == 2  # repeated: still nothing new
     assert _get(registry, "steady").version == 2
+
+
+def test_a_users_bot_versions_are_bounded_in_bytes(
+    redis_server: EmbeddedRedis, redis_client: redis.Redis
+) -> None:
+    """RegisterBot and UpdateBot were bounded only by creates_per_minute (600): with an
+    avatar of 256 KiB in every version, one user could add ~150 MB a minute to the durable
+    Redis. The owner's versions now count against bot_bytes, checked in the store's
+    scripts before anything is written."""
+    config = Config(redis_url=redis_server.url, quotas=json.dumps({"user": {"bot_bytes": 4000}}))
+    server = serve("registry", config)
+    channel = grpc.insecure_channel(server.target)
+    registry = Registry(server.handle, channel, registry_pb2_grpc.BotRegistryStub(channel))
+    try:
+        stored: list[bots_pb2.BotVersion] = []
+        with pytest.raises(grpc.RpcError) as refused:
+            for number in range(50):
+                stored.append(registry.register(othello_spec(f"bytes-{number}")))
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "quota bot_bytes is 4,000" in (refused.value.details() or "")
+        assert 2 <= len(stored) < 50
+        refused_name = f"bytes-{len(stored)}"
+        with pytest.raises(grpc.RpcError) as missing:  # nothing of it was written
+            registry.call("GetBot", registry_pb2.GetBotRequest(
+                bot=common_pb2.BotRef(name=refused_name)))
+        assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+        used = int(redis_client.get(keys.owner_bot_bytes("alice")) or 0)
+        assert used == sum(len(bot.SerializeToString()) for bot in stored) <= 4000
+        # A new version counts too; another user's share is untouched.
+        changed = othello_spec(stored[0].spec.name)
+        changed.description = "x" * 2000
+        with pytest.raises(grpc.RpcError) as update:
+            registry.call("UpdateBot", registry_pb2.UpdateBotRequest(name=changed.name,
+                                                                     spec=changed))
+        assert update.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert registry.register(othello_spec("bytes-bob"), "bob-token").owner == "bob"
+    finally:
+        channel.close()
+        server.stop()

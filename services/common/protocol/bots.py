@@ -25,28 +25,46 @@ from arena.errors import (
     FieldViolation,
     InvalidArgumentError,
     NotFoundError,
+    ResourceExhaustedError,
 )
 from arena.v1 import bots_pb2, common_pb2
 
 OWNER = "registry"
 
-# KEYS: latest, version 1, names. ARGV: payload, name. Returns 0 if the name is taken.
-_CREATE = """
-if redis.call('SETNX', KEYS[1], 1) == 0 then return 0 end
+# Both count the payload's bytes against its owner's (KEYS[4]): -3 when the owner's limit
+# (0: none) would be passed, before anything is written.
+_FITS = """
+local function fits(counter, size, limit)
+  local used = tonumber(redis.call('GET', counter) or '0')
+  return limit <= 0 or used + size <= limit
+end
+"""
+
+# KEYS: latest, version 1, names, owner's bytes. ARGV: payload, name, limit. Returns 1
+# done, 0 the name is taken, -3 over the owner's limit.
+_CREATE = _FITS + """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if not fits(KEYS[4], string.len(ARGV[1]), tonumber(ARGV[3])) then return -3 end
+redis.call('SET', KEYS[1], 1)
 redis.call('SET', KEYS[2], ARGV[1])
 redis.call('ZADD', KEYS[3], 0, ARGV[2])
+redis.call('INCRBY', KEYS[4], string.len(ARGV[1]))
 return 1
 """
 
-# KEYS: latest, new version, retired. ARGV: the version the caller built on, payload.
-# Returns 1 done, 0 someone else appended first, -1 no such bot, -2 retired.
-_APPEND = """
+# KEYS: latest, new version, retired, owner's bytes. ARGV: the version the caller built
+# on, payload, limit. Returns 1 done, 0 someone else appended first, -1 no such bot,
+# -2 retired, -3 over the owner's limit.
+_APPEND = _FITS + """
 local latest = redis.call('GET', KEYS[1])
 if not latest then return -1 end
 if redis.call('EXISTS', KEYS[3]) == 1 then return -2 end
 if tonumber(latest) ~= tonumber(ARGV[1]) then return 0 end
-if redis.call('SETNX', KEYS[2], ARGV[2]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+if not fits(KEYS[4], string.len(ARGV[2]), tonumber(ARGV[3])) then return -3 end
+redis.call('SET', KEYS[2], ARGV[2])
 redis.call('SET', KEYS[1], tonumber(ARGV[1]) + 1)
+redis.call('INCRBY', KEYS[4], string.len(ARGV[2]))
 return 1
 """
 
@@ -102,18 +120,32 @@ class BotStore:
             raise NotFoundError(f"bot {name!r} has no version {wanted} (latest is {int(latest)})")
         return _parse(payload, bool(retired))
 
-    def create(self, bot: bots_pb2.BotVersion) -> bots_pb2.BotVersion:
-        """Store version 1 of a new bot; AlreadyExistsError if the name is taken."""
-        name = bot.spec.name
-        touched = [keys.bot(name, "latest"), version_key(name, 1), NAMES_KEY]
-        if not self._create(keys=touched, args=[bot.SerializeToString(), name]):
+    def create(self, bot: bots_pb2.BotVersion, limit: int = 0) -> bots_pb2.BotVersion:
+        """Store version 1 of a new bot; AlreadyExistsError if the name is taken,
+        ResourceExhaustedError if its owner's versions would pass ``limit`` bytes (0: no
+        limit)."""
+        name, payload = bot.spec.name, bot.SerializeToString()
+        touched = [keys.bot(name, "latest"), version_key(name, 1), NAMES_KEY,
+                   keys.owner_bot_bytes(bot.owner)]
+        outcome = int(self._create(keys=touched, args=[payload, name, limit]))
+        if outcome == 0:
             raise AlreadyExistsError(f"a bot named {name!r} already exists")
+        if outcome == -3:
+            raise self._over(bot.owner, len(payload), limit)
         return bot
 
+    def _over(self, owner: str, size: int, limit: int) -> ResourceExhaustedError:
+        used = int(self._redis.get(keys.owner_bot_bytes(owner)) or 0)
+        return ResourceExhaustedError(
+            f"quota bot_bytes is {limit:,}: {owner}'s bot versions take {used:,} bytes and "
+            f"this one {size:,} more (an avatar counts in every version)")
+
     def append(
-        self, name: str, build: Callable[[bots_pb2.BotVersion], bots_pb2.BotVersion]
+        self, name: str, build: Callable[[bots_pb2.BotVersion], bots_pb2.BotVersion],
+        limit_of: Callable[[str], int] = lambda owner: 0,
     ) -> bots_pb2.BotVersion:
-        """Add the version ``build(latest)`` returns, atomically after ``latest``.
+        """Add the version ``build(latest)`` returns, atomically after ``latest``, if its
+        owner's versions stay within ``limit_of(owner)`` bytes (0: no limit).
 
         ``build`` may raise (permission, validation) and is called again if another
         update landed in between, so each new version is built on the one it follows.
@@ -125,11 +157,13 @@ class BotStore:
             new = build(latest)
             new.version = latest.version + 1
             touched = [keys.bot(name, "latest"), version_key(name, new.version),
-                       keys.bot(name, "retired")]
-            outcome = int(self._append(keys=touched,
-                                       args=[latest.version, new.SerializeToString()]))
+                       keys.bot(name, "retired"), keys.owner_bot_bytes(new.owner)]
+            payload, limit = new.SerializeToString(), limit_of(new.owner)
+            outcome = int(self._append(keys=touched, args=[latest.version, payload, limit]))
             if outcome == 1:
                 return new
+            if outcome == -3:
+                raise self._over(new.owner, len(payload), limit)
             if outcome == -1:
                 raise NotFoundError(f"no bot named {name!r}")
             if outcome == -2:

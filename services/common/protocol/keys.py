@@ -25,6 +25,11 @@ def bot_version(name: str, version: int) -> str:
     return f"arena:bot:{name}:v:{version}"
 
 
+def owner_bot_bytes(owner: str) -> str:
+    """The bytes of every bot version ``owner`` has stored (their ``bot_bytes`` quota)."""
+    return f"arena:owner:{owner}:bot-bytes"
+
+
 # --- referee: matches (the referee is the only writer of game state) -----------------------
 
 ALL_MATCHES = "arena:matches"  # sorted set of match ids (scores 0: ids sort by time)
