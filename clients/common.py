@@ -124,6 +124,14 @@ def game_request(args: argparse.Namespace) -> common_pb2.GameSpec:
 
 MAX_INPUT_BYTES = 1 << 20  # a text file the CLI reads: a config, a bot, a position, a record
 MAX_TYPED_LINE = 1000  # characters of one line typed at a prompt (play, the navigator)
+TOO_LONG_LINE = f"a line of more than {MAX_TYPED_LINE} characters: stopping"
+
+
+def typed_line(keys: IO[str]) -> str | None:
+    """The next line typed at a prompt ('' at the end of input), or None for a line over
+    ``MAX_TYPED_LINE`` characters: no person types that, and /dev/zero has no end."""
+    line = keys.readline(MAX_TYPED_LINE + 1)
+    return None if len(line.rstrip("\n")) > MAX_TYPED_LINE else line
 
 
 def read_text_file(path: Path, what: str) -> str:

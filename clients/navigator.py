@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
-from arena.clients.common import MAX_TYPED_LINE
+from arena.clients.common import TOO_LONG_LINE, typed_line
 
 from arena.formats import Replay
 from arena.games import Color, Position
@@ -103,9 +103,9 @@ class Navigator:
         print(self.frame(), file=out, flush=True)
         while True:
             print("> ", end="", file=out, flush=True)
-            line = keys.readline(MAX_TYPED_LINE + 1)
-            if len(line.rstrip("\n")) > MAX_TYPED_LINE:  # not a person typing: stop
-                print(f"a line of more than {MAX_TYPED_LINE} characters: stopping", file=out)
+            line = typed_line(keys)
+            if line is None:
+                print(TOO_LONG_LINE, file=out)
                 return
             if line and not keys.isatty():  # echo piped keys so the transcript reads well
                 print(line.strip(), file=out)

@@ -23,13 +23,14 @@ from pathlib import Path
 from typing import TextIO
 
 from arena.clients.common import (
-    MAX_TYPED_LINE,
+    TOO_LONG_LINE,
     client_from_args,
     int32,
     int64,
     non_negative,
     parse_bot_ref,
     read_text_file,
+    typed_line,
 )
 from arena.clients.match_commands import start_of
 
@@ -274,13 +275,9 @@ class TerminalGame:
         """Read words until a legal move (returned), a resignation or a stop (None)."""
         while True:
             print(f"{mover}> ", end="", file=self.out, flush=True)
-            line = self.keys.readline(MAX_TYPED_LINE + 1)
+            line = typed_line(self.keys)
             if not line:
-                self.say("")
-                self.stopped = True
-                return None
-            if len(line.rstrip("\n")) > MAX_TYPED_LINE:  # no move is that long: not a person typing
-                self.say(f"a line of more than {MAX_TYPED_LINE} characters: stopping")
+                self.say("" if line == "" else TOO_LONG_LINE)
                 self.stopped = True
                 return None
             word = line.strip()

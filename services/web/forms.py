@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import GameError, new_position
+from arena.rpc import bounded
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
 T = TypeVar("T")
@@ -63,8 +64,7 @@ class Body:
         if whole:
             known = ", ".join(sorted(self.read))
             for name in sorted(set(self.data) - self.read)[:MAX_UNKNOWN_REPORTED]:
-                self.bad(name if len(name) <= 64 else name[:63] + "…",
-                         f"unknown field; known: {known}")
+                self.bad(bounded(name, 64), f"unknown field; known: {known}")
         if self.violations:
             raise InvalidArgumentError("invalid request", self.violations)
 
