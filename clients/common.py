@@ -4,6 +4,7 @@ argument parsers for bot references and games, and proto-to-text helpers."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Callable
@@ -14,7 +15,7 @@ from arena.clients.sdk import ArenaClient
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from arena.errors import InvalidArgumentError
+from arena.errors import InvalidArgumentError, NotFoundError
 from arena.games import GAME_NAMES, GAMES, Position, game
 from arena.rpc import INT32_MAX, INT64_MAX
 from arena.textboard import StandingLine
@@ -100,14 +101,34 @@ def bot_ref_text(ref: common_pb2.BotRef) -> str:
 
 
 def add_game_options(parser: argparse.ArgumentParser) -> None:
+    """``--game``, ``--variant``, ``--size``. ``--game`` left out is the game of the bots
+    or preset the command names (``settle_game``), else the first game."""
     variants = "; ".join(f"{g.name}: {'|'.join(g.variants)}" for g in GAMES)
     sizes = "; ".join(f"{g.name}: {', '.join(map(str, g.sizes))}" for g in GAMES)
-    parser.add_argument("--game", choices=GAME_NAMES, default=GAME_NAMES[0],
-                        help=f"game (default {GAME_NAMES[0]})")
+    parser.add_argument("--game", choices=GAME_NAMES, default=None,
+                        help=f"game (default: the one the bots play, else {GAME_NAMES[0]})")
     parser.add_argument("--variant", default=None,
                         help=f"variant, the game's first by default ({variants})")
     parser.add_argument("--size", type=int32, default=None,
                         help=f"board size, the game's usual by default ({sizes})")
+
+
+def settle_game(client: ArenaClient, args: argparse.Namespace, bots: list[str],
+                preset: str = "") -> None:
+    """Fill in ``args.game`` when ``--game`` was left out: the game of the first of
+    ``bots`` (bot references, asked of the registry), else of ``preset``, else the first
+    game. A bot that does not exist settles nothing: the service's answer names it."""
+    if args.game is not None:
+        return
+    args.game = GAME_NAMES[0]
+    if bots:
+        ref = parse_bot_ref(bots[0])
+        with contextlib.suppress(NotFoundError):
+            args.game = game(client.get_bot(ref.name, ref.version).spec.game).name
+    elif preset:
+        kinds = [p.game for p in client.list_presets() if p.name == preset]
+        if kinds:
+            args.game = game(kinds[0]).name
 
 
 def game_spec(args: argparse.Namespace) -> common_pb2.GameSpec:

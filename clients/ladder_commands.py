@@ -24,6 +24,7 @@ from arena.clients.common import (
     print_json,
     print_json_line,
     read_text_file,
+    settle_game,
     sprt_line,
     sprt_verdict,
     standing_lines,
@@ -138,8 +139,9 @@ def time_control(args: argparse.Namespace) -> common_pb2.TimeControl:
 
 
 def cmd_create(args: argparse.Namespace) -> int:
-    config = ladder_config(args)
     with client_from_args(args) as client:
+        settle_game(client, args, args.bots)
+        config = ladder_config(args)
         ladder = client.create_ladder(config)
         if args.json and not args.watch:
             print_json(ladder)
@@ -326,6 +328,7 @@ def _engine_config(client: ArenaClient, args: argparse.Namespace,
 def cmd_analyze(args: argparse.Namespace) -> int:
     limits = common_pb2.SearchLimits(depth=args.depth, nodes=args.nodes, time_ms=args.time_ms)
     with client_from_args(args) as client:
+        settle_game(client, args, [args.bot] if args.bot else [], args.preset or "")
         spec, position, history = _analyze_target(client, args)
         config = _engine_config(client, args, spec)
         reply = client.analyze(

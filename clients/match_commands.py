@@ -25,6 +25,7 @@ from arena.clients.common import (
     print_json,
     print_json_line,
     read_text_file,
+    settle_game,
     to_dict,
 )
 from arena.clients.navigator import Navigator
@@ -193,9 +194,9 @@ def _match_config(args: argparse.Namespace) -> match_pb2.MatchConfig:
 
 
 def cmd_create(args: argparse.Namespace) -> int:
-    config = _match_config(args)
     with client_from_args(args) as client:
-        match = client.create_match(config)
+        settle_game(client, args, [args.black, args.white])
+        match = client.create_match(_match_config(args))
         if args.json and not args.watch:
             print_json(match)
         else:

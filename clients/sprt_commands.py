@@ -17,6 +17,7 @@ from arena.clients.common import (
     int32,
     parse_bot_ref,
     print_json,
+    settle_game,
 )
 from arena.clients.ladder_commands import (
     add_ladder_game_options,
@@ -74,6 +75,7 @@ def test_config(args: argparse.Namespace) -> ladder_pb2.LadderConfig:
 
 def cmd_test(args: argparse.Namespace) -> int:
     with client_from_args(args) as client:
+        settle_game(client, args, [args.new, args.old])
         ladder = client.create_ladder(test_config(args))
         if args.no_watch:
             if args.json:

@@ -14,6 +14,7 @@ from arena.clients.sdk import ArenaClient, StackAddresses
 from arena.services.common.config import Config
 
 from arena.errors import FailedPreconditionError
+from arena.games import GAMES, game
 from arena.v1 import bots_pb2, common_pb2
 
 PEER_TIMEOUT_S = 10.0
@@ -60,3 +61,11 @@ class BotVersions:
         with self._lock:
             self._cache[(ref.name, bot.version)] = bot
         return bot
+
+
+def other_game(bot: bots_pb2.BotVersion, kind: int) -> str:
+    """Why ``bot`` cannot play the game of kind ``kind``, naming both games: a field
+    violation's text. "" if it can, or if ``kind`` is no game (a violation of its own)."""
+    if bot.spec.game == kind or kind not in {g.kind for g in GAMES}:
+        return ""
+    return f"bot {bot.spec.name!r} plays {game(bot.spec.game).name}, not {game(kind).name}"

@@ -21,7 +21,7 @@ from functools import cached_property
 from arena.clients.sdk import ArenaClient
 from arena.services.common import paging
 from arena.services.common.metrics import LADDER_GAMES
-from arena.services.common.peers import BotVersions
+from arena.services.common.peers import BotVersions, other_game
 from arena.services.common.protocol.ladders import (
     RUNNING,
     LadderStore,
@@ -143,8 +143,9 @@ def _resolve_bots(bots: BotVersions, config: ladder_pb2.LadderConfig,
         except (NotFoundError, FailedPreconditionError) as exc:
             out.append(FieldViolation(field, str(exc)))
             continue
-        if bot.spec.game != config.game.kind:
-            out.append(FieldViolation(field, f"bot {ref.name!r} does not play this game"))
+        wrong = other_game(bot, config.game.kind)
+        if wrong:
+            out.append(FieldViolation(field, wrong))
         key = (ref.name, bot.version)
         if key in seen:
             label = bot_label(common_pb2.BotRef(name=key[0], version=key[1]))

@@ -13,7 +13,7 @@ import time
 import redis
 from arena.services.common import paging
 from arena.services.common.auth import Principal
-from arena.services.common.peers import BotVersions
+from arena.services.common.peers import BotVersions, other_game
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore, new_match_id
@@ -114,8 +114,9 @@ def _resolve_bot(bots: BotVersions, field: str, ref: common_pb2.BotRef, kind: in
     except NotFoundError as exc:
         out.append(FieldViolation(field, str(exc)))
         return None
-    if bot.spec.game != kind:
-        out.append(FieldViolation(field, f"bot {ref.name!r} does not play this game"))
+    wrong = other_game(bot, kind)
+    if wrong:
+        out.append(FieldViolation(field, wrong))
         return None
     return common_pb2.BotRef(name=ref.name, version=bot.version)
 

@@ -17,7 +17,7 @@ import redis
 from arena.services.common.auth import current_principal
 from arena.services.common.config import Config
 from arena.services.common.egress import EgressPolicy
-from arena.services.common.peers import BotVersions, peer_client
+from arena.services.common.peers import BotVersions, other_game, peer_client
 from arena.services.common.protocol.streams import consumer_name
 from arena.services.common.protocol.tcache import SharedSearchCache
 from arena.services.common.quotas import Quotas
@@ -65,6 +65,9 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
             return config_from_struct(request.engine.config)
         if which == "bot_ref":
             bot = self.bots.get(request.bot_ref)
+            wrong = other_game(bot, request.position.game.kind)
+            if wrong:
+                raise InvalidArgumentError.for_fields([FieldViolation("bot_ref", wrong)])
             if bot.spec.WhichOneof("engine") != "builtin":
                 raise FailedPreconditionError(
                     f"bot {bot.spec.name!r} runs a {bot.spec.WhichOneof('engine')} engine: "

@@ -94,3 +94,34 @@ def test_analyze_a_position_of_an_imported_match(cli_stack: InProcessStack) -> N
     ok(cli_stack.run("analyze", "--preset", "lab-beginner", "--match", match_id))
     one_line_error(cli_stack.run("analyze", "--preset", "lab-beginner", "--match", match_id,
                                  "--ply", "9"), "has 5 moves: --ply takes 0..5")
+
+
+def test_the_game_follows_the_bots_when_left_out(cli_stack: InProcessStack) -> None:
+    """Two Gomoku bots play Gomoku without ``--game``: match, ladder, SPRT test and
+    analysis take the game of the bots (or preset) they name. A bot of the other game is
+    refused with a message naming both games."""
+    _register(cli_stack, "sharpmoku-normal", "five-a", "five-b")
+    _register(cli_stack, "lab-beginner", "disc-a")
+    match = json.loads(ok(cli_stack.run("match", "create", "--black", "five-a", "--white",
+                                        "five-b", "--opening", "h8", "--json")))
+    assert match["config"]["game"] == {"kind": "GAME_KIND_GOMOKU", "variant": "freestyle",
+                                       "board_size": 15}
+    ok(cli_stack.run("match", "cancel", match["id"]))
+    assert _ladder(cli_stack, "five-a", "five-b")["config"]["game"]["kind"] == "GAME_KIND_GOMOKU"
+    test = json.loads(ok(cli_stack.run("test", "five-a", "five-b", "--no-watch", "--json")))
+    assert test["config"]["game"]["kind"] == "GAME_KIND_GOMOKU"
+    ok(cli_stack.run("ladder", "cancel", test["id"]))
+    for who in (["--bot", "five-a"], ["--preset", "sharpmoku-normal"]):
+        reply = json.loads(ok(cli_stack.run("analyze", *who, "--moves", "h8", "--json")))
+        assert 0 <= reply["move"]["square"] < 15 * 15
+
+    one_line_error(cli_stack.run("match", "create", "--black", "five-a", "--white", "disc-a"),
+                   "config.white: bot 'disc-a' plays othello, not gomoku")
+    one_line_error(cli_stack.run("match", "create", "--black", "five-a", "--white", "five-b",
+                                 "--game", "othello"),
+                   "config.black: bot 'five-a' plays gomoku, not othello",
+                   "config.white: bot 'five-b' plays gomoku, not othello")
+    one_line_error(cli_stack.run("ladder", "create", "disc-a", "five-a"),
+                   "config.bots[1]: bot 'five-a' plays gomoku, not othello")
+    one_line_error(cli_stack.run("analyze", "--bot", "five-a", "--game", "othello"),
+                   "bot 'five-a' plays gomoku, not othello")
