@@ -21,6 +21,9 @@ How the limits are kept:
   process; each holds one of the server's threads (``server.StreamGate``).
 * ``bot_bytes``: the bytes of every bot version a user owns, avatars included (each
   version keeps its own), kept by the registry's store scripts.
+* ``import_bytes``: the bytes of every match a user imported and has not deleted, kept by
+  the referee's store scripts. (A played match costs a worker's time for every move; an
+  import costs only its record, up to a megabyte.)
 """
 
 from __future__ import annotations
@@ -57,6 +60,12 @@ class Quota:
     analyses_per_minute: int = 60
     open_streams: int = 20
     bot_bytes: int = 64 * 1024 * 1024
+    import_bytes: int = 64 * 1024 * 1024
+
+    def cap(self, name: str) -> int:
+        """The limit ``name`` as the store scripts and the admission take it: 0 for none."""
+        limit = int(getattr(self, name))
+        return 0 if limit >= UNLIMITED_VALUE else limit
 
     def check(self, name: str, asked: int) -> None:
         """Refuse ``asked`` over the limit ``name``."""

@@ -173,10 +173,11 @@ def _check_quota(store: MatchStore, owner: str, config: match_pb2.MatchConfig,
 
 
 def import_match(store: MatchStore, request: referee_pb2.ImportMatchRequest,
-                 owner: str) -> match_pb2.Match:
+                 owner: str, limit: int = 0) -> match_pb2.Match:
     """Read a game record (every move replayed through the rules) and store it as a
-    finished match of ``owner`` (see ``arena.records.imported_match``). A ``request_id``
-    that already stored a match returns that match."""
+    finished match of ``owner`` (see ``arena.records.imported_match``), within ``limit``
+    bytes of imported matches (0: none). A ``request_id`` that already stored a match
+    returns that match."""
     if request.request_id:
         _check_request_id(request.request_id)
         made = store.made_for(owner, request.request_id, "match-import")
@@ -198,7 +199,7 @@ def import_match(store: MatchStore, request: referee_pb2.ImportMatchRequest,
     stamp = timestamp_pb2.Timestamp()
     stamp.FromMilliseconds(now_ms)
     match = imported_match(replay, fmt, new_match_id(now_ms), owner, stamp)
-    made = store.store_finished(match, request.request_id)
+    made = store.store_finished(match, request.request_id, limit)
     return match if made == match.id else store.get(made)
 
 

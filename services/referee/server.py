@@ -13,7 +13,7 @@ from arena.services.common.peers import BotVersions, peer_client
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
 from arena.services.common.protocol.trees import load_tree
-from arena.services.common.quotas import UNLIMITED_VALUE, Quota, Quotas
+from arena.services.common.quotas import Quotas
 from arena.services.common.runner import ServiceParts
 from arena.services.referee import matches
 from arena.services.referee.loop import RefereeLoop
@@ -92,12 +92,8 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
                     context: Any) -> match_pb2.Match:
         caller = current_principal()
         self.quotas.spend(caller, "creates_per_minute")  # an import is a create too
-        return matches.import_match(self.store, request, caller.name)
-
-
-def running_cap(quota: Quota) -> int:
-    """The admission cap of a quota (0: none)."""
-    return 0 if quota.running_matches >= UNLIMITED_VALUE else quota.running_matches
+        return matches.import_match(self.store, request, caller.name,
+                                    self.quotas.for_caller(caller).cap("import_bytes"))
 
 
 def _owner(caller: Principal, on_behalf_of: str) -> str:
@@ -116,7 +112,7 @@ def create_service(config: Config) -> ServiceParts:
     bots = BotVersions(peers)
     quotas = Quotas.from_config(config, client)
     loop = RefereeLoop(client, bots, config.instance, config.delivery, config.max_matches,
-                       lambda owner: running_cap(quotas.of(owner)))
+                       lambda owner: quotas.of(owner).cap("running_matches"))
     loop.start()
     servicer = RefereeServicer(client, cache, bots, quotas)
     status = StatusServicer(client, loop.referee_id, config.registry, config.match_idle_ms,

@@ -20,7 +20,7 @@ from arena.clients.sdk import ArenaClient
 from arena.services.common.auth import current_principal
 from arena.services.common.egress import EgressPolicy, EgressRefused, split_address
 from arena.services.common.protocol.bots import BotFilter, BotStore
-from arena.services.common.quotas import UNLIMITED_VALUE, Quotas
+from arena.services.common.quotas import Quotas
 
 from arena.bots import apply_preset, check_spec, content_hash, list_presets, new_version
 from arena.bots.spec import config_from_struct
@@ -132,8 +132,7 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
 
     def _bot_bytes(self, owner: str) -> int:
         """The owner's ``bot_bytes`` quota for the store (0: none, an admin's)."""
-        limit = self._quotas.of(owner).bot_bytes
-        return 0 if limit >= UNLIMITED_VALUE else limit
+        return self._quotas.of(owner).cap("bot_bytes")
 
     def RetireBot(
         self, request: registry_pb2.RetireBotRequest, context: grpc.ServicerContext

@@ -30,6 +30,11 @@ def owner_bot_bytes(owner: str) -> str:
     return f"arena:owner:{owner}:bot-bytes"
 
 
+def owner_import_bytes(owner: str) -> str:
+    """The bytes of every match ``owner`` has imported (their ``import_bytes`` quota)."""
+    return f"arena:owner:{owner}:import-bytes"
+
+
 # --- referee: matches (the referee is the only writer of game state) -----------------------
 
 ALL_MATCHES = "arena:matches"  # sorted set of match ids (scores 0: ids sort by time)

@@ -18,10 +18,10 @@ from typing import Any, Literal
 import redis
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.keys import MATCH_STREAM
-from arena.services.common.protocol.requests import create_once, idempotent, made_for
+from arena.services.common.protocol.requests import REFUSED, create_once, idempotent, made_for
 from arena.services.common.protocol.trees import delete_trees
 
-from arena.errors import NotFoundError
+from arena.errors import NotFoundError, ResourceExhaustedError
 from arena.v1 import engine_pb2, match_pb2
 
 OWNER = "referee"
@@ -54,14 +54,41 @@ for i = 5, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
 redis.call('XADD', KEYS[3], '*', 'pb', ARGV[4])
 """
 
-# (idempotent) KEYS: match, final, moves, indexes... ARGV: match bytes, move records...
-# Stores a match that is already over (an imported record): header, moves and the final
-# mark at once, indexed; no job is queued and nothing about it changes afterwards.
+# (idempotent) KEYS: match, final, moves, the owner's imported bytes, indexes... ARGV:
+# match bytes, the owner's limit (0: none), move records... Stores a match that is already
+# over (an imported record): header, moves and the final mark at once, indexed, its bytes
+# counted against its owner's; no job is queued and nothing about it changes afterwards.
+# Refused before anything is written if the owner's bytes would pass the limit.
+# The guard (``_FITS``) counts the size; the body, run after it, counts it in.
+_FITS = """
+local size = string.len(ARGV[3])
+for i = 5, #ARGV do size = size + string.len(ARGV[i]) end
+local limit = tonumber(ARGV[4])
+if limit > 0 and tonumber(redis.call('GET', KEYS[5]) or '0') + size > limit then
+  return '""" + REFUSED + """'
+end
+"""
 _STORE_FINISHED = """
 redis.call('SET', KEYS[2], ARGV[3])
 redis.call('SET', KEYS[3], '1')
-for i = 4, #ARGV do redis.call('RPUSH', KEYS[4], ARGV[i]) end
-for i = 5, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
+for i = 5, #ARGV do redis.call('RPUSH', KEYS[4], ARGV[i]) end
+redis.call('INCRBY', KEYS[5], size)
+for i = 6, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
+"""
+
+# KEYS: match, moves, events, final, results, started, the owner's imported bytes ('' for
+# a played match), indexes... ARGV: match id. Forgets a match at once; an imported one
+# gives its bytes back to its owner (once: a second delete finds nothing).
+_DELETE = """
+if KEYS[7] ~= '' and redis.call('EXISTS', KEYS[1]) == 1 then
+  local size = redis.call('STRLEN', KEYS[1])
+  for _, record in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+    size = size + string.len(record)
+  end
+  if redis.call('DECRBY', KEYS[7], size) < 0 then redis.call('SET', KEYS[7], 0) end
+end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+for i = 8, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
 """
 
 
@@ -73,7 +100,8 @@ class MatchStore:
 
     def __post_init__(self) -> None:
         self._create = idempotent(self.client, _CREATE)
-        self._store_finished = idempotent(self.client, _STORE_FINISHED)
+        self._store_finished = idempotent(self.client, _STORE_FINISHED, guard=_FITS)
+        self._delete = self.client.register_script(_DELETE)
 
     def create(self, match: match_pb2.Match, request_id: str = "") -> str:
         """Store ``match`` and queue it for a referee; returns its id, or the id of the
@@ -89,18 +117,30 @@ class MatchStore:
         """How many of ``owner``'s matches are pending, parked or running."""
         return int(self.client.scard(keys.user(owner, "active")))
 
-    def store_finished(self, match: match_pb2.Match, request_id: str = "") -> str:
+    def store_finished(self, match: match_pb2.Match, request_id: str = "",
+                       limit: int = 0) -> str:
         """Store a finished ``match`` with its moves (an imported record); returns its id,
-        or the id an earlier call with the same ``request_id`` (per owner) stored."""
+        or the id an earlier call with the same ``request_id`` (per owner) stored.
+        ResourceExhaustedError if its owner's imported matches would pass ``limit`` bytes
+        (0: no limit)."""
         request = keys.request("match-import", match.owner, request_id) if request_id else ""
         header = match_pb2.Match()
         header.CopyFrom(match)
         del header.moves[:]
-        return create_once(self._store_finished, request, match.id,
+        payloads = [header.SerializeToString(),
+                    *(record.SerializeToString() for record in match.moves)]
+        made = create_once(self._store_finished, request, match.id,
                            [keys.match(match.id), keys.match(match.id, "final"),
-                            keys.match(match.id, "moves"), *index_keys(match)],
-                           [header.SerializeToString(),
-                            *(record.SerializeToString() for record in match.moves)])
+                            keys.match(match.id, "moves"), keys.owner_import_bytes(match.owner),
+                            *index_keys(match)],
+                           [payloads[0], limit, *payloads[1:]])
+        if made == REFUSED:
+            used = int(self.client.get(keys.owner_import_bytes(match.owner)) or 0)
+            raise ResourceExhaustedError(
+                f"quota import_bytes is {limit:,}: {match.owner}'s imported matches take "
+                f"{used:,} bytes and this one {sum(map(len, payloads)):,} more (delete some "
+                "with `arena match delete`)")
+        return made
 
     def made_for(self, owner: str, request_id: str,
                  kind: Literal["match", "match-import"] = "match") -> str:
@@ -142,12 +182,10 @@ class MatchStore:
     def delete(self, match: match_pb2.Match, cache: redis.Redis | None) -> None:
         """Forget a finished match: header, moves, events, streams, indexes and trees."""
         plies = [record.ply for record in self.records(match.id) if record.has_tree]
-        with self.client.pipeline(transaction=True) as pipe:
-            for key in index_keys(match):
-                pipe.zrem(key, match.id)
-            pipe.delete(keys.match(match.id), keys.match(match.id, "moves"),
-                        keys.match(match.id, "events"), keys.match(match.id, "final"),
-                        keys.match(match.id, "results"), keys.match(match.id, "started"))
-            pipe.execute()
+        counted = keys.owner_import_bytes(match.owner) if match.imported_from else ""
+        self._delete(keys=[keys.match(match.id), keys.match(match.id, "moves"),
+                           keys.match(match.id, "events"), keys.match(match.id, "final"),
+                           keys.match(match.id, "results"), keys.match(match.id, "started"),
+                           counted, *index_keys(match)], args=[match.id])
         if cache is not None:
             delete_trees(cache, match.id, plies)

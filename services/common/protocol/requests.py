@@ -17,23 +17,30 @@ from redis.commands.core import Script
 
 REQUEST_TTL_S = 24 * 3600
 
-_PRELUDE = """
+_MADE = """
 if KEYS[1] ~= '' then
   local made = redis.call('GET', KEYS[1])
   if made then return made end
-  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 end
 """
+_RECORD = """
+if KEYS[1] ~= '' then redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) end
+"""
+REFUSED = "!refused"  # what a guard returns to refuse a create: nothing is written
 
 
-def idempotent(client: redis.Redis, body: str) -> Script:
-    """A create script: ``body`` (with KEYS from 2 and ARGV from 3) runs once per request."""
-    return client.register_script(_PRELUDE + body + "\nreturn ARGV[1]\n")
+def idempotent(client: redis.Redis, body: str, guard: str = "") -> Script:
+    """A create script: ``body`` (with KEYS from 2 and ARGV from 3) runs once per request.
+    ``guard`` (Lua, the same KEYS and ARGV) runs first for a request not yet served and
+    may ``return '!refused'`` (``REFUSED``): then nothing is written, not even the
+    request's key, so a retry is judged again."""
+    return client.register_script(_MADE + guard + _RECORD + body + "\nreturn ARGV[1]\n")
 
 
 def create_once(script: Script, request_key: str, new_id: str, keys: list[str],
                 args: list[Any]) -> str:
-    """Run a create script; returns ``new_id``, or the id an earlier request made."""
+    """Run a create script; returns ``new_id``, the id an earlier request made, or
+    ``REFUSED`` if its guard refused."""
     made = script(keys=[request_key, *keys], args=[new_id, REQUEST_TTL_S, *args])
     return made.decode() if isinstance(made, bytes) else str(made)
 
