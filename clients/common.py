@@ -15,7 +15,7 @@ from arena.clients.sdk import ArenaClient
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from arena.errors import InvalidArgumentError, NotFoundError
+from arena.errors import ArenaError, InvalidArgumentError
 from arena.games import GAME_NAMES, GAMES, Position, game
 from arena.rpc import INT32_MAX, INT64_MAX
 from arena.textboard import StandingLine
@@ -117,18 +117,18 @@ def settle_game(client: ArenaClient, args: argparse.Namespace, bots: list[str],
                 preset: str = "") -> None:
     """Fill in ``args.game`` when ``--game`` was left out: the game of the first of
     ``bots`` (bot references, asked of the registry), else of ``preset``, else the first
-    game. A bot that does not exist settles nothing: the service's answer names it."""
+    game. A bot that cannot be looked up (none such, no stack) settles nothing: the
+    command's own checks or the service's answer then name the problem."""
     if args.game is not None:
         return
     args.game = GAME_NAMES[0]
-    if bots:
-        ref = parse_bot_ref(bots[0])
-        with contextlib.suppress(NotFoundError):
+    with contextlib.suppress(ArenaError):
+        if bots:
+            ref = parse_bot_ref(bots[0])
             args.game = game(client.get_bot(ref.name, ref.version).spec.game).name
-    elif preset:
-        kinds = [p.game for p in client.list_presets() if p.name == preset]
-        if kinds:
-            args.game = game(kinds[0]).name
+        elif preset:
+            kinds = [p.game for p in client.list_presets() if p.name == preset]
+            args.game = game(kinds[0]).name if kinds else args.game
 
 
 def game_spec(args: argparse.Namespace) -> common_pb2.GameSpec:

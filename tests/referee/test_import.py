@@ -4,8 +4,8 @@ records are refused with the line or move named."""
 
 from __future__ import annotations
 
-import random
 import json
+import random
 from collections.abc import Iterator
 
 import pytest
@@ -249,27 +249,30 @@ def test_a_users_imports_are_bounded_in_bytes(
     try:
         with client("alice-token", referee=server.target) as alice, \
                 client("bob-token", referee=server.target) as bob:
+            counter = keys.owner_import_bytes("alice")
+            redis_client.delete(counter)  # alice starts with nothing counted
+            finished = match_pb2.MATCH_STATUS_FINISHED
+            before = {m.id for m in alice.iter_matches(status=finished)}
             text = write_transcript(_othello_game(seed=9)[1], passes="pass")
-            kept = [alice.import_match(text, request_id="import-0")]
+            kept = [alice.import_match(text, request_id="quota-0")]
             with pytest.raises(ResourceExhaustedError) as refused:
                 while len(kept) < 100:
-                    kept.append(alice.import_match(text, request_id=f"import-{len(kept)}"))
+                    kept.append(alice.import_match(text, request_id=f"quota-{len(kept)}"))
             assert "quota import_bytes is 60,000" in str(refused.value)
             assert 2 <= len(kept) < 100
-            counter = keys.owner_import_bytes("alice")
             sizes = [_stored_bytes(alice.get_match(match.id)) for match in kept]
             assert int(redis_client.get(counter) or 0) == sum(sizes) <= 60_000
-            mine = {m.id for m in alice.iter_matches(status=match_pb2.MATCH_STATUS_FINISHED)}
+            mine = {m.id for m in alice.iter_matches(status=finished)} - before
             assert mine == {match.id for match in kept}  # nothing of the refused one
             # A retry of a stored import is served, full or not; another user is not held.
-            assert alice.import_match(text, request_id="import-0").id == kept[0].id
+            assert alice.import_match(text, request_id="quota-0").id == kept[0].id
             assert bob.import_match(text).owner == "bob"
             # Deleting gives the bytes back, once; the refused request is judged again.
             alice.delete_match(kept[0].id)
             with pytest.raises(NotFoundError):
                 alice.delete_match(kept[0].id)
             assert int(redis_client.get(counter) or 0) == sum(sizes[1:])
-            again = alice.import_match(text, request_id=f"import-{len(kept)}")
+            again = alice.import_match(text, request_id=f"quota-{len(kept)}")
             assert again.id not in mine
             assert int(redis_client.get(counter) or 0) == sum(sizes[1:]) + sizes[0]
     finally:
