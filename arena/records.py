@@ -38,6 +38,7 @@ from arena.formats import (
 )
 from arena.games import Color, GomokuBoard, OthelloBoard, Outcome, Position, Termination, game
 from arena.games.gomoku import moves_from_empty
+from arena.text import bounded, printable
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
 FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
@@ -338,8 +339,13 @@ def imported_match(replay: Replay, fmt: str, match_id: str, owner: str,
 
 
 def _imported(name: str, side: str) -> common_pb2.BotRef:
-    name = " ".join(name.split())[:100]  # one line, bounded: it names index keys
-    return common_pb2.BotRef(name=name or side, version=0)
+    return common_pb2.BotRef(name=_foreign(name) or side, version=0)
+
+
+def _foreign(text: str) -> str:
+    """A record's text as stored and shown to every user: one line of printable
+    characters, at most 100 (a player's name names index keys)."""
+    return printable(" ".join(text.split())[:100])
 
 
 def _imported_record(position: Position, ply: int, move: ReplayMove) -> match_pb2.MoveRecord:
@@ -349,7 +355,7 @@ def _imported_record(position: Position, ply: int, move: ReplayMove) -> match_pb
     position.push(move.move)
     record = match_pb2.MoveRecord(ply=ply, color=color,
                                   move=common_pb2.Move(square=move.move, text=text),
-                                  time_ms=move.time_ms, worker_id=move.worker or "",
+                                  time_ms=move.time_ms, worker_id=_foreign(move.worker or ""),
                                   position_after=position.to_text())
     if move.depth is not None or move.score is not None or move.pv:
         record.search.CopyFrom(common_pb2.SearchInfo(
@@ -370,7 +376,7 @@ def _imported_result(replay: Replay, final: Position) -> match_pb2.MatchResult:
         return result
     result.termination = _IMPORTED_TERMINATIONS[outcome.termination]
     result.winner = _proto_color(outcome.winner)
-    result.detail = replay.forfeit or ""
+    result.detail = printable(bounded(replay.forfeit or "", 500))
     result.void = outcome.termination is Termination.ABORTED
     decided_by_discs = game(final.game).counts_discs
     if outcome.termination in _RULES_DECIDED:

@@ -13,6 +13,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from arena import errors
+from arena.text import bounded
 
 # The widest values of the API's integer fields (proto int32 and int64): what a request
 # can carry at all, before any field's own range.
@@ -32,8 +33,6 @@ _CODES: list[tuple[type[BaseException], grpc.StatusCode]] = [
     # The rules library and parsers raise ValueError subclasses on bad input.
     (ValueError, grpc.StatusCode.INVALID_ARGUMENT),
 ]
-# Error messages are bounded: a detail never echoes megabytes of someone's input back.
-MAX_MESSAGE_CHARS = 1000
 
 
 class ServerError(errors.ArenaError):
@@ -56,9 +55,6 @@ def status_code_for(exc: BaseException) -> grpc.StatusCode:
             return code
     return grpc.StatusCode.INTERNAL
 
-
-def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def to_status(exc: BaseException) -> grpc.Status:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.errors import ArenaError, InvalidArgumentError, UnavailableError
-from arena.rpc import bounded
+from arena.text import bounded
 
 EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130

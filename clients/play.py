@@ -41,7 +41,7 @@ from arena.engine.api import Limits, SearchResult
 from arena.errors import InvalidArgumentError, NotFoundError, UnavailableError
 from arena.formats import Replay, ReplayMove, write_replay
 from arena.games import GAME_NAMES, PASS, Color, Game, Position, Termination, game
-from arena.games.base import shown
+from arena.text import shown
 from arena.textboard import board_summary, describe_outcome, legal_marks, render_board
 from arena.v1 import bots_pb2
 

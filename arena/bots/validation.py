@@ -18,6 +18,7 @@ from arena.bots.spec import builtin_config
 from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import GAMES, Game, GameKind, UnknownGameError, game
 from arena.protocols.options import ENGINE_NAME_RE
+from arena.text import unprintable_problem
 from arena.v1 import bots_pb2
 
 NAME_MAX_CHARS = 64
@@ -40,10 +41,9 @@ def validate_name(name: str, field: str = "spec.name") -> list[FieldViolation]:
     if len(name) > NAME_MAX_CHARS:
         return [FieldViolation(field, f"must be at most {NAME_MAX_CHARS} characters, "
                                       f"got {len(name)}")]
-    unprintable = next((ch for ch in name if not ch.isprintable()), None)
-    if unprintable is not None:
-        return [FieldViolation(field, f"must contain printable characters only, found "
-                                      f"U+{ord(unprintable):04X}")]
+    problem = unprintable_problem(name)
+    if problem is not None:
+        return [FieldViolation(field, problem)]
     if not name.strip():
         return [FieldViolation(field, "must not be blank")]
     return []
@@ -209,6 +209,8 @@ def validate_spec(spec: bots_pb2.BotSpec) -> list[FieldViolation]:
     if len(spec.description) > DESCRIPTION_MAX_CHARS:
         found.append(FieldViolation("spec.description", f"must be at most "
                                     f"{DESCRIPTION_MAX_CHARS} characters"))
+    elif problem := unprintable_problem(spec.description, keep="\n\t"):
+        found.append(FieldViolation("spec.description", f"{problem} (or newlines, tabs)"))
     found += validate_avatar(spec.avatar_png)
     engine = spec.WhichOneof("engine")
     if engine == "builtin":

@@ -14,15 +14,7 @@ from enum import IntEnum, StrEnum
 from typing import Protocol, Self, runtime_checkable
 
 from arena.errors import InvalidArgumentError
-
-SHOWN_CHARS = 500
-
-
-def shown(value: object) -> str:
-    """``repr(value)`` for an error message, cut to ``SHOWN_CHARS`` characters: what a
-    caller sent may be megabytes."""
-    text = repr(value)
-    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
+from arena.text import shown
 
 
 class Color(IntEnum):

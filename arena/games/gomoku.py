@@ -35,8 +35,8 @@ from arena.games.base import (
     Outcome,
     Termination,
     UnknownGameError,
-    shown,
 )
+from arena.text import shown
 
 RULES = ("freestyle", "exact-five")
 STANDARD_SIZES = (9, 15, 19)

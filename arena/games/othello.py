@@ -36,8 +36,8 @@ from arena.games.base import (
     Outcome,
     Termination,
     UnknownGameError,
-    shown,
 )
+from arena.text import shown
 
 SIZE = 8
 NUM_SQUARES = 64

@@ -18,7 +18,8 @@ import grpc
 import redis
 
 from arena.errors import InvalidArgumentError, UnavailableError
-from arena.rpc import bounded, status_code_for, to_status
+from arena.rpc import status_code_for, to_status
+from arena.text import bounded
 
 log = logging.getLogger(__name__)
 

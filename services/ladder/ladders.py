@@ -34,6 +34,7 @@ from arena.services.ladder import sprt
 from arena.services.ladder.schedule import MAX_BOTS, MAX_GAMES, even_games, game_at, games_total
 from google.protobuf import timestamp_pb2
 
+from arena.bots.validation import validate_name
 from arena.errors import (
     ArenaError,
     DeadlineExceededError,
@@ -166,6 +167,8 @@ def validate_config(bots: BotVersions, config: ladder_pb2.LadderConfig,
         violations.append(FieldViolation("config.format", f"unknown format {config.format}"))
     if config.games_per_pairing < 0:
         violations.append(FieldViolation("config.games_per_pairing", "must not be negative"))
+    if config.name:  # optional; shown to everyone who lists ladders
+        violations += validate_name(config.name, "config.name")
     sprt.check_config(config, violations)
     if violations or not _check_game(config, violations):
         raise InvalidArgumentError.for_fields(violations)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from arena.services.common.protocol.delivery import cpu_wall_guard_ms
 
 from arena.games import PASS, Color, Position, Termination, game_of
+from arena.text import printable
 from arena.v1 import common_pb2, engine_pb2, match_pb2
 
 _ERROR_TERMINATIONS = {
@@ -79,7 +80,8 @@ def judge_answer(
     if result.error != engine_pb2.MOVE_ERROR_UNSPECIFIED:
         termination = _ERROR_TERMINATIONS.get(result.error, match_pb2.TERMINATION_BOT_CRASHED)
         name = engine_pb2.MoveError.Name(result.error)
-        return Forfeit(termination, f"{name}: {result.error_detail}".strip(": "))
+        # The detail carries an engine's or an external bot's own words: stored and shown.
+        return Forfeit(termination, printable(f"{name}: {result.error_detail}".strip(": ")))
     late = clock.late(time_ms, result)
     if late is not None:
         return Forfeit(match_pb2.TERMINATION_TIME_FORFEIT, late)

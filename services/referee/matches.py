@@ -29,7 +29,7 @@ from arena.errors import (
 )
 from arena.games import Game, GameError, Position, UnknownGameError, game
 from arena.records import FORMAT_NAMES, imported_match, read_record
-from arena.rpc import bounded
+from arena.text import bounded, unprintable_problem
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
 DEFAULT_MOVE_TIME_MS = 1000
@@ -282,6 +282,9 @@ def cancel_match(store: MatchStore, ledger: Ledger, bots: BotVersions, match_id:
         return store.get(match_id)
     if match.status == match_pb2.MATCH_STATUS_FINISHED:
         raise FailedPreconditionError(f"match {match_id} is already finished")
+    problem = unprintable_problem(reason)
+    if problem is not None:
+        raise InvalidArgumentError.for_fields([FieldViolation("reason", problem)])
     detail = bounded(reason.strip() or f"cancelled by {principal.name}", 500)
     match.status = match_pb2.MATCH_STATUS_CANCELLED
     match.result.CopyFrom(match_pb2.MatchResult(

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import GameError, new_position
-from arena.rpc import bounded
+from arena.text import bounded
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
 T = TypeVar("T")

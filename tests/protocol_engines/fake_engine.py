@@ -4,7 +4,8 @@ PROTOCOL is ``gomocup``, ``nboard`` or ``gtp``. It answers its handshake properl
 each move request does what MODE says:
 
 - ``play``: the first legal point/square (a well-behaved engine);
-- ``crash``: writes a note on stderr and exits with code 3;
+- ``crash``: writes a note in colour (ANSI escapes) and one plain on stderr, and exits
+  with code 3;
 - ``hang``: never answers;
 - ``garbage``: prints a line that is no protocol reply;
 - ``chatter``: prints a line that is no protocol reply, then plays (NBoard);
@@ -58,7 +59,8 @@ def say(line: str) -> None:
 
 def misbehave(mode: str, arg: str) -> None:
     """The modes that do not depend on the protocol; returns if the engine should play."""
-    if mode == "crash":
+    if mode == "crash":  # in colour first, as many engines log: escapes nobody may be sent
+        print("\x1b[31mfake engine: about to crash\x1b[0m", file=sys.stderr, flush=True)
         print("fake engine: crashing on purpose", file=sys.stderr, flush=True)
         sys.exit(3)
     if mode == "hang":

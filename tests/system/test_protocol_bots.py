@@ -275,6 +275,9 @@ def test_misbehaving_engines_forfeit_with_their_reason(redis_client: redis.Redis
         assert result.termination == termination, (mode, result)
         assert result.forfeited and result.winner == common_pb2.COLOR_WHITE, (mode, result)
         assert words in result.detail, (mode, result.detail)
+        assert result.detail.isprintable(), (mode, result.detail)  # shown in terminals
+    # The engine's coloured stderr line reached the result with its escapes made harmless.
+    assert "\ufffd[31mfake engine: about to crash" in results["crash"].result.detail
     network = results["network"].result
     protections = "\n".join(stack.processes["worker-1"].log_file.read_text().splitlines())
     if "network: isolated" in protections:

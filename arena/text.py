@@ -1,0 +1,54 @@
+"""Text that crosses a trust boundary: bounded in length, and free of the control
+characters a terminal obeys.
+
+What one user stores (a bot's description, a ladder's name, an imported record's player
+names) is shown to every other user, in their terminal and in their browser, and an
+engine's own words (its stderr, an external bot's error) reach match results. A terminal
+acts on escape sequences: ``ESC [2J`` clears the screen, ``ESC ] 0;...`` sets the window
+title, ``ESC ] 52;...`` writes the clipboard in some terminals. So text typed by a user is
+refused when it holds a control character (``unprintable``, a field violation), and text
+from elsewhere has them replaced (``printable``).
+"""
+
+from __future__ import annotations
+
+# Error messages are bounded: a detail never echoes megabytes of someone's input back.
+MAX_MESSAGE_CHARS = 1000
+SHOWN_CHARS = 500  # of a value quoted in an error message
+REPLACEMENT = "\ufffd"
+
+
+def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, an ellipsis marking the cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def shown(value: object) -> str:
+    """``repr(value)`` for an error message, cut to ``SHOWN_CHARS`` characters: what a
+    caller sent may be megabytes."""
+    return bounded(repr(value), SHOWN_CHARS)
+
+
+def _allowed(char: str, keep: str) -> bool:
+    return char.isprintable() or char in keep
+
+
+def unprintable(text: str, keep: str = "") -> str | None:
+    """The first character of ``text`` that is not printable (control, format, separator
+    other than the space; ``str.isprintable``) and not in ``keep``, or None."""
+    return next((char for char in text if not _allowed(char, keep)), None)
+
+
+def unprintable_problem(text: str, keep: str = "") -> str | None:
+    """A field violation's text for ``text`` holding such a character, or None."""
+    found = unprintable(text, keep)
+    if found is None:
+        return None
+    return f"must contain printable characters only, found U+{ord(found):04X}"
+
+
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with every such character replaced by U+FFFD."""
+    if unprintable(text, keep) is None:
+        return text
+    return "".join(char if _allowed(char, keep) else REPLACEMENT for char in text)

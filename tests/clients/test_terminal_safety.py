@@ -1,0 +1,65 @@
+"""What one user stores is shown in every other user's terminal (`arena bot list`, `arena
+match list`, `arena ladder list`), and a terminal obeys escape sequences: a clear screen, a
+new window title, in some terminals a write to the clipboard. So text a user types with a
+control character in it is refused with the field named, and text from elsewhere (a game
+record, an engine's stderr) is stored with those characters replaced by U+FFFD."""
+
+from __future__ import annotations
+
+import json
+
+from arena.formats import Replay, ReplayMove, write_replay
+from arena.games import OthelloBoard
+from tests.clients.conftest import InProcessStack, ok, one_line_error
+
+ESCAPES = "\x1b[2J\x1b]0;owned\x07"  # clear the screen, set the window title
+CONTROL = ("\x1b", "\x07", "\x9b")  # ESC, BEL, and the one-byte CSI of C1
+
+
+def _register(stack: InProcessStack, name: str, *more: str) -> str:
+    return ok(stack.run("bot", "register", "--name", name, "--from-preset", "lab-beginner",
+                        *more))
+
+
+def test_typed_text_with_control_characters_is_refused(cli_stack: InProcessStack) -> None:
+    one_line_error(cli_stack.run("bot", "register", "--name", "plain", "--from-preset",
+                                 "lab-beginner", "--description", f"hi{ESCAPES}"),
+                   "spec.description: must contain printable characters only, found U+001B")
+    _register(cli_stack, "plain", "--description", "two\nlines\tand a tab")
+    _register(cli_stack, "plain-b")
+    one_line_error(cli_stack.run("ladder", "create", "plain", "plain-b", "--name",
+                                 f"ladder{ESCAPES}"),
+                   "config.name: must contain printable characters only, found U+001B")
+    # A ladder's name is listed to everyone: it is bounded like a bot's (it was not at all).
+    one_line_error(cli_stack.run("ladder", "create", "plain", "plain-b", "--name", "N" * 65),
+                   "config.name: must be at most 64 characters, got 65")
+    match = json.loads(ok(cli_stack.run("match", "create", "--black", "plain", "--white",
+                                        "plain-b", "--json")))
+    one_line_error(cli_stack.run("match", "cancel", match["id"], "--reason", f"bye{ESCAPES}"),
+                   "reason: must contain printable characters only, found U+001B")
+    ok(cli_stack.run("match", "cancel", match["id"], "--reason", "bye"))
+    assert "bye" in ok(cli_stack.run("match", "show", match["id"]))
+    for listing in (ok(cli_stack.run("bot", "list")), ok(cli_stack.run("ladder", "list"))):
+        assert not any(char in listing for char in CONTROL)
+
+
+def test_a_records_text_is_stored_printable(cli_stack: InProcessStack) -> None:
+    board = OthelloBoard()
+    replay = Replay.new(board.copy(), f"black{ESCAPES}", "white\x9b31m")
+    for _ in range(4):
+        move = board.legal_moves()[0]
+        board.push(move)
+        replay.moves.append(ReplayMove(move=move, time_ms=1, worker=f"w{ESCAPES}" * 40))
+    replay.forfeit = f"gone{ESCAPES}"
+    said = ok(cli_stack.run("match", "import", "-", stdin=write_replay(replay)))
+    match_id = said.split()[2]
+    match = json.loads(ok(cli_stack.run("match", "show", match_id, "--json")))
+    assert match["black"]["name"] == "black\ufffd[2J\ufffd]0;owned\ufffd"
+    assert match["white"]["name"] == "white\ufffd31m"
+    worker = match["moves"][0]["worker_id"]
+    assert len(worker) == 100 and worker.startswith("w\ufffd[2J") and worker.isprintable()
+    shown = [said, ok(cli_stack.run("match", "show", match_id)),
+             ok(cli_stack.run("match", "list")),
+             ok(cli_stack.run("match", "export", match_id, "--format", "ggf"))]
+    for text in shown:
+        assert not any(char in text for char in CONTROL), text
