@@ -146,8 +146,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("analysis_slots", "ARENA_ANALYSIS_SLOTS", 1,
             "searches an analysis worker runs at once (more calls wait, then are refused)",
             ("worker",)),
-    Setting("analysis_wait_ms", "ARENA_ANALYSIS_WAIT_MS", 2000,
-            "how long an Analyze call waits for a free slot before RESOURCE_EXHAUSTED",
+    Setting("analysis_wait_ms", "ARENA_ANALYSIS_WAIT_MS", 15_000,
+            "how long an Analyze call may wait for a free slot (in the order calls came, "
+            "never past its deadline) before RESOURCE_EXHAUSTED",
             ("worker",)),
     Setting("external_allow", "ARENA_EXTERNAL_ALLOW", "",
             "private or loopback places external bots may be at: CIDRs and host patterns, "
@@ -234,7 +235,7 @@ class Config:
     stall_timeout_ms: int = DeliveryConfig.stall_timeout_ms
     worker_pool: str = "match"
     analysis_slots: int = 1
-    analysis_wait_ms: int = 2000
+    analysis_wait_ms: int = 15_000
     external_allow: str = ""
     io_slots: int = 16
     engines_catalog: str = ""

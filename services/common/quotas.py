@@ -17,6 +17,8 @@ How the limits are kept:
   checked on the request.
 * ``creates_per_minute`` (CreateMatch, CreateLadder, RegisterBot, UpdateBot, ImportMatch)
   and ``analyses_per_minute`` (Analyze): per user and service, a fixed one-minute window.
+* ``analyses_at_once``: Analyze calls running or waiting for a slot at once, per
+  analysis worker (slots go to waiting calls in the order they came).
 * ``open_streams``: live streams (WatchMatch, WatchLadder) open at once, per service
   process; each holds one of the server's threads (``server.StreamGate``).
 * ``bot_bytes``: the bytes of every bot version a user owns, avatars included (each
@@ -59,6 +61,7 @@ class Quota:
     creates_per_minute: int = 600
     analyses_per_minute: int = 60
     open_streams: int = 20
+    analyses_at_once: int = 1
     bot_bytes: int = 64 * 1024 * 1024
     import_bytes: int = 64 * 1024 * 1024
 

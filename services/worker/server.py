@@ -3,14 +3,16 @@
 * ``match`` (the default): the move-job loop in the background; its Engine service refuses
   Analyze (interactive searches must never delay a match's moves).
 * ``analysis``: no move jobs; Engine.Analyze with ``analysis_slots`` searches at once,
-  further calls waiting ``analysis_wait_ms`` for a slot before RESOURCE_EXHAUSTED.
+  further calls waiting for a slot in the order they came, at most ``analysis_wait_ms``
+  and never past the point where the caller's deadline leaves too little for its search,
+  before RESOURCE_EXHAUSTED. A user has at most ``analyses_at_once`` calls here, running
+  or waiting (a quota): one user asking again and again queues behind the others.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
 from typing import Any
 
 import redis
@@ -20,8 +22,9 @@ from arena.services.common.egress import EgressPolicy
 from arena.services.common.peers import BotVersions, other_game, peer_client
 from arena.services.common.protocol.streams import consumer_name
 from arena.services.common.protocol.tcache import SharedSearchCache
-from arena.services.common.quotas import Quotas
+from arena.services.common.quotas import UNLIMITED_VALUE, Quotas
 from arena.services.common.runner import ServiceParts
+from arena.services.common.shares import FairSlots, Shares
 from arena.services.worker.bots import BotRunner, search_info
 from arena.services.worker.consumer import WorkerLoop
 from arena.services.worker.engines.host import EngineHost
@@ -29,7 +32,8 @@ from arena.services.worker.telemetry import Presence
 from arena.services.worker.trees import tree_to_proto
 
 from arena.bots.spec import builtin_config, config_from_struct
-from arena.engine.api import Limits, StopFlag
+from arena.engine.adapters import GameEngine, PreparedBot
+from arena.engine.api import Limits, SearchResult, StopFlag
 from arena.errors import (
     FailedPreconditionError,
     FieldViolation,
@@ -42,6 +46,7 @@ from arena.v1 import common_pb2, engine_pb2, engine_pb2_grpc
 log = logging.getLogger(__name__)
 
 MAX_ANALYZE_MS = 60_000
+DEADLINE_MARGIN_S = 0.5  # of a caller's deadline, kept for the answer's way back
 MAX_ANALYZE_DEPTH = 64
 MAX_ANALYZE_TREE_NODES = 200_000
 POOLS = ("match", "analysis")
@@ -55,8 +60,8 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         self.bots = bots
         self.quotas = quotas or Quotas()
         self.pool = pool
-        self.slots = threading.BoundedSemaphore(max(1, slots))
-        self.capacity = max(1, slots)
+        self.slots = FairSlots(max(1, slots))
+        self.callers = Shares(total=UNLIMITED_VALUE)  # each user's calls, running or waiting
         self.wait_s = wait_ms / 1000
 
     def _config(self, request: engine_pb2.AnalyzeRequest) -> dict[str, object]:
@@ -75,6 +80,26 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
             return builtin_config(bot.spec)
         raise InvalidArgumentError("name a bot (bot_ref) or give an engine configuration")
 
+    def _search(self, engine: GameEngine, bot: PreparedBot, request: engine_pb2.AnalyzeRequest,
+                limits: Limits, context: Any) -> SearchResult:
+        """The search, once a slot is free (RESOURCE_EXHAUSTED if none frees in time)."""
+        wait_s = self.wait_s
+        remaining = context.time_remaining()
+        if remaining is not None:  # a slot found later would leave the search no time
+            wait_s = min(wait_s, remaining - (limits.time_ms or 0) / 1000 - DEADLINE_MARGIN_S)
+        if not self.slots.acquire(max(0.0, wait_s)):
+            raise ResourceExhaustedError(
+                f"the analysis pool is busy ({self.slots.capacity} searches at once per "
+                f"worker, every one taken for the {max(0.0, wait_s):.1f} s this call could "
+                "wait); retry, or allow a longer wait with a longer timeout")
+        try:
+            stop = StopFlag()
+            context.add_callback(stop.set)  # a cancelled call stops the search
+            return engine.choose_move(bot, request.position.text, list(request.history),
+                                      limits, stop, request.tree_node_budget, request.seed)
+        finally:
+            self.slots.release()
+
     def Analyze(self, request: engine_pb2.AnalyzeRequest,
                 context: Any) -> engine_pb2.AnalyzeResponse:
         if self.pool != "analysis":
@@ -92,17 +117,14 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         self.quotas.spend(caller, "analyses_per_minute")
         engine = game(request.position.game.kind).engine()
         bot = engine.prepare(self._config(request))
-        if not self.slots.acquire(timeout=self.wait_s):
+        share = quota.analyses_at_once
+        if self.callers.take(caller.name, share) is not None:
             raise ResourceExhaustedError(
-                f"the analysis pool is busy ({self.capacity} searches at once per worker); "
-                "retry in a few seconds")
+                f"quota analyses_at_once is {share}: wait for your analysis to finish")
         try:
-            stop = StopFlag()
-            context.add_callback(stop.set)  # a cancelled call stops the search
-            result = engine.choose_move(bot, request.position.text, list(request.history),
-                                        limits, stop, request.tree_node_budget, request.seed)
+            result = self._search(engine, bot, request, limits, context)
         finally:
-            self.slots.release()
+            self.callers.give_back(caller.name)
         response = engine_pb2.AnalyzeResponse(
             move=common_pb2.Move(square=result.move), search=search_info(result))
         if result.tree is not None and request.tree_node_budget > 0:

@@ -155,6 +155,64 @@ def _busy_pool(analyst: Server, position: common_pb2.Position) -> grpc.StatusCod
     return grpc.StatusCode.OK
 
 
+def _analysis(time_ms: int) -> engine_pb2.AnalyzeRequest:
+    request = engine_pb2.AnalyzeRequest(position=common_pb2.Position(
+        game=common_pb2.GameSpec(kind=1),
+        text="---------------------------OX------XO--------------------------- X"),
+        limits=common_pb2.SearchLimits(time_ms=time_ms))
+    request.engine.config.update({"evaluator": "arena", "depth": 60, "time_ms": 60_000})
+    return request
+
+
+def test_one_user_cannot_hold_the_analysis_pool(
+        redis_server: EmbeddedRedis, cache_server: EmbeddedRedis,
+        registry_server: Server) -> None:
+    """Alice asking for analyses back to back from two loops held the pool's one slot:
+    bob's calls waited 2 s, then were refused, most of the time. Now a user has one call
+    there at a time (running or waiting; quota analyses_at_once), waiting calls take the
+    slot in the order they came, and a call waits as long as its deadline allows."""
+    from arena.v1 import engine_pb2_grpc
+
+    analyst = serve("worker", Config(
+        redis_url=redis_server.url, cache_url=cache_server.url,
+        registry=registry_server.target, warm_games="othello", worker_pool="analysis",
+        analysis_slots=1))
+    done: list[str] = []
+    try:
+        with grpc.insecure_channel(analyst.target) as channel:
+            stub = engine_pb2_grpc.EngineStub(channel)
+
+            def start(who: str, token: str, time_ms: int) -> grpc.Future:
+                call = stub.Analyze.future(_analysis(time_ms), metadata=metadata(token),
+                                           timeout=30)
+                call.add_done_callback(lambda _: done.append(who))
+                return call
+
+            first = start("alice", "alice-token", 3000)
+            time.sleep(0.5)
+            with pytest.raises(grpc.RpcError) as again:  # her second call at once
+                stub.Analyze(_analysis(100), metadata=metadata("alice-token"), timeout=30)
+            assert again.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "quota analyses_at_once is 1" in (again.value.details() or "")
+            # A deadline that leaves no time to wait is told so at once, not run past.
+            began = time.monotonic()
+            with pytest.raises(grpc.RpcError) as short:
+                stub.Analyze(_analysis(900), metadata=metadata("admin-token"), timeout=1.2)
+            assert short.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "busy" in (short.value.details() or "")
+            assert time.monotonic() - began < 1.0
+            bob = start("bob", "bob-token", 100)  # waits out alice's 3 s search
+            time.sleep(0.3)
+            admin = start("admin", "admin-token", 100)
+            first.result()
+            alice = start("alice again", "alice-token", 100)  # behind bob and the admin
+            for call in (bob, admin, alice):
+                assert call.result().HasField("move")
+        assert done == ["alice", "bob", "admin", "alice again"]
+    finally:
+        analyst.stop()
+
+
 def test_redis_down_is_unavailable_everywhere_and_services_wait_for_it(
         tmp_path: Path) -> None:
     port = free_port()
