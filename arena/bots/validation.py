@@ -46,7 +46,19 @@ def validate_name(name: str, field: str = "spec.name") -> list[FieldViolation]:
         return [FieldViolation(field, problem)]
     if not name.strip():
         return [FieldViolation(field, "must not be blank")]
+    if name != name.strip():
+        return [FieldViolation(field, "must not start or end with a space")]
     return []
+
+
+def validate_bot_name(name: str, field: str = "spec.name") -> list[FieldViolation]:
+    """A name as ``validate_name`` wants it, without ``@``: ``NAME@VERSION`` names a
+    version, so a bot called ``x@1`` could never be asked to play."""
+    found = validate_name(name, field)
+    if not found and "@" in name:
+        found.append(FieldViolation(field, "must not contain '@' (NAME@VERSION names a "
+                                           "bot's version)"))
+    return found
 
 
 def png_problem(data: bytes) -> str | None:
@@ -200,7 +212,7 @@ def validate_builtin(kind: GameKind, config: dict[str, object]) -> list[FieldVio
 
 def validate_spec(spec: bots_pb2.BotSpec) -> list[FieldViolation]:
     """Every problem with ``spec``; an empty list means it may be stored."""
-    found = validate_name(spec.name)
+    found = validate_bot_name(spec.name)
     try:
         game(spec.game)
     except UnknownGameError:

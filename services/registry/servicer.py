@@ -24,7 +24,7 @@ from arena.services.common.quotas import Quotas
 
 from arena.bots import apply_preset, check_spec, content_hash, list_presets, new_version
 from arena.bots.spec import config_from_struct
-from arena.bots.validation import validate_name
+from arena.bots.validation import validate_bot_name
 from arena.errors import (
     FailedPreconditionError,
     FieldViolation,
@@ -47,7 +47,7 @@ class _Unchanged(Exception):  # a signal out of BotStore.append, not an error
 
 
 def _require_name(name: str, field: str) -> None:
-    violations = validate_name(name, field)
+    violations = validate_bot_name(name, field)
     if violations:
         raise InvalidArgumentError.for_fields(violations)
 

@@ -92,3 +92,19 @@ def test_gomoku_boards_mark_no_legal_points(run_arena: RunArena, tmp_path: Path)
     assert replayed.returncode == 0 and "*" not in replayed.stdout
     othello = run_arena("play", "--mode", "human-human", "--save", "o.json", stdin="f5\n")
     assert othello.stdout.count("*") >= 4  # Othello still marks its few legal moves
+
+
+def test_a_bot_name_must_be_one_a_reference_can_name(cli_stack: InProcessStack) -> None:
+    """``x@1`` was registered, then every reference to it (``--black x@1``, the web's
+    ``{"black": "x@1"}``) read as version 1 of a bot ``x``: it could never play. Names that
+    differ only by a trailing space could pass for each other."""
+    one_line_error(cli_stack.run("bot", "register", "--name", "x@1", "--from-preset",
+                                 "lab-beginner"),
+                   "spec.name: must not contain '@' (NAME@VERSION names a bot's version)")
+    for spaced in ("ann ", " ann"):
+        one_line_error(cli_stack.run("bot", "register", "--name", spaced, "--from-preset",
+                                     "lab-beginner"),
+                       "spec.name: must not start or end with a space")
+    one_line_error(cli_stack.run("bot", "show", "x@y"), "bad bot reference 'x@y'")
+    _register(cli_stack, "a b/c?d")  # any other printable character is kept
+    assert json.loads(ok(cli_stack.run("bot", "show", "a b/c?d", "--json")))["version"] == 1
