@@ -168,9 +168,16 @@ async def json_body(request: Request) -> object:
         if len(body) > MAX_BODY_BYTES:
             raise too_large
     try:
-        return json.loads(body)
+        return json.loads(body, parse_constant=_not_json)
     except ValueError as exc:
         raise errors.InvalidArgumentError(f"body is not JSON: {exc}") from None
+    except RecursionError:  # 64 KiB of '[' is deeper than Python's stack
+        raise errors.InvalidArgumentError("body is not JSON we read: nested too deeply") from None
+
+
+def _not_json(constant: str) -> object:
+    """Python's reader takes NaN and Infinity; JSON has no such numbers."""
+    raise ValueError(f"{constant} is not a JSON number")
 
 
 class Api:

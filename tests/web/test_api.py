@@ -165,10 +165,17 @@ def test_bad_action_bodies_list_every_bad_field(web: WebStack) -> None:
     assert fields == {"bots", "games_per_pairing", "format", "move_time_ms", "game", "size",
                       "seed"}
     for raw, content_type in ((b"{not json", "application/json"), (b"{}", "text/plain"),
-                              (b"[1, 2]", "application/json")):
+                              (b"[1, 2]", "application/json"),
+                              # Within the size limit, nested past Python's stack: was a 500.
+                              (b"[" * 30_000 + b"]" * 30_000, "application/json"),
+                              # Python reads these; JSON has no such numbers.
+                              (b'{"black": "a", "white": "b", "seed": NaN}', "application/json"),
+                              (b'{"black": "a", "white": "b", "seed": -Infinity}',
+                               "application/json")):
         status, _, reply = web.http.request("POST", "/api/matches", raw, token=USER_TOKEN,
                                             headers={"content-type": content_type})
-        assert status == 400, raw
+        assert status == 400, raw[:100]
+        assert error_of(reply)["status"] == "invalid-argument", reply
     status, _, reply = web.http.request("POST", "/api/matches",
                                         {"black": "web-beginner", "white": "ghost-bot"},
                                         token=USER_TOKEN)
