@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 
 from arena.errors import FieldViolation
+from arena.text import unprintable
 
 GAMES_OF_PROTOCOL = {"nboard": ("othello",), "gomocup": ("gomoku",), "gtp": ("othello",)}
 OptionValue = str | int | float | bool
@@ -25,6 +26,7 @@ _KNOWN_OPTIONS: dict[str, dict[str, tuple[type, float, float]]] = {
     "gtp": {"clock": (bool, 0, 1)},
 }
 _PROTOCOL_NAMES = {"nboard": "NBoard", "gtp": "GTP"}
+MAX_INFO_CHARS = 1000
 _INFO_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,40}")
 ENGINE_NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # an engine's name in a catalog
 
@@ -40,10 +42,11 @@ def validate_options(protocol: str, options: Mapping[str, object], where: str
             problems.append(FieldViolation(
                 f"{where}.{key}", "not an INFO key an engine may set (lower case; the worker "
                                   f"sets {', '.join(sorted(MANAGED_INFO))} itself)"))
-        elif not isinstance(value, str | int | float) or (
-                isinstance(value, str) and any(c in value for c in "\r\n")):
-            problems.append(FieldViolation(f"{where}.{key}", "must be one line of text or "
-                                                             "a number"))
+        elif not isinstance(value, str | int | float) or (isinstance(value, str) and (
+                len(value) > MAX_INFO_CHARS or unprintable(value) is not None)):
+            problems.append(FieldViolation(
+                f"{where}.{key}", f"must be a number or one line of at most {MAX_INFO_CHARS} "
+                                  "printable characters (it is sent on the engine's input)"))
     return problems
 
 

@@ -116,6 +116,13 @@ def test_engine_game_checksum_and_options_are_checked(
         "spec.protocol.options.hash_mb"]
     assert refusal(registry, protocol_spec(engine="rapfi", kind=GOMOKU, timeout_turn=5))[0] == [
         "spec.protocol.options.timeout_turn"]  # the worker sets the time itself
+    # An INFO value is written on the engine's input: one printable line, bounded. An
+    # escape, a line separator Python splits at or a megabyte of text is refused.
+    for bad in ("a\nSTART 20", "a\x1b[2J", "a\u2028b", "x" * 1001):
+        assert refusal(registry, protocol_spec(engine="rapfi", kind=GOMOKU, folder=bad))[0] == [
+            "spec.protocol.options.folder"], bad
+    assert registry.register(protocol_spec("info", engine="rapfi", kind=GOMOKU,
+                                           folder="x" * 1000, hash_mb=64)).version == 1
     assert refusal(registry, protocol_spec(engine="Bad Name"))[0] == ["spec.protocol.engine"]
 
 
