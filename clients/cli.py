@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arena.clients.common import seconds
+
 from arena.errors import ArenaError, InvalidArgumentError, UnavailableError
 from arena.text import bounded
 
@@ -110,7 +112,7 @@ def _add_worker(sub: Subparsers) -> None:
     verbs = workers.add_subparsers(dest="workers_command", metavar="COMMAND", required=True)
     scale = verbs.add_parser("scale", help="run N workers (start or stop some)")
     scale.add_argument("count", type=int, help="how many workers to run")
-    scale.add_argument("--wait", type=float, default=120.0, metavar="SECONDS",
+    scale.add_argument("--wait", type=seconds, default=120.0, metavar="SECONDS",
                        help="how long to wait for the change (default 120)")
     scale.set_defaults(func=_cmd_workers_scale)
 
@@ -156,7 +158,7 @@ def _add_global_options(parser: argparse.ArgumentParser) -> None:
     for option, (what, variable) in _TLS_OPTIONS.items():
         where.add_argument(f"--{option.replace('_', '-')}", dest=option, default=None,
                            metavar="FILE", help=f"{what} (env {variable})")
-    where.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+    where.add_argument("--timeout", type=seconds, default=None, metavar="SECONDS",
                        help="deadline of each call (default 10)")
 
 

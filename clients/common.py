@@ -63,6 +63,22 @@ def int_in(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
+MAX_SECONDS = 86_400.0
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a duration in seconds, more than 0 and at most a day. ``float``
+    alone takes ``nan``, ``inf`` and ``-1``, which became a deadline already past."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= MAX_SECONDS:  # NaN fails this too
+        raise argparse.ArgumentTypeError(
+            f"must be more than 0 and at most {MAX_SECONDS:g} seconds, got {text}")
+    return value
+
+
 non_negative = int_in(0, INT32_MAX)  # an int32 field that is 0 or more
 non_negative64 = int_in(0, INT64_MAX)  # the same for an int64 field
 int32 = int_in(-INT32_MAX - 1, INT32_MAX)  # checked further by the command or server

@@ -137,6 +137,23 @@ def test_numbers_outside_their_field_name_the_option(
     assert f"error: argument {option}: {expected}" in last, last
 
 
+@pytest.mark.parametrize(("command", "option", "value"), [
+    (("bot", "list"), "--timeout", "nan"), (("bot", "list"), "--timeout", "-1"),
+    (("bot", "list"), "--timeout", "0"), (("bot", "list"), "--timeout", "inf"),
+    (("workers", "scale", "2"), "--wait", "nan"),
+], ids=str)
+def test_a_duration_is_a_positive_number_of_seconds(
+        run_arena: RunArena, command: tuple[str, ...], option: str, value: str) -> None:
+    """float() takes these; as deadlines they were already past, and a registry that was
+    fine "did not answer in time"."""
+    args = (option, value, *command) if option == "--timeout" else (*command, option, value)
+    result = run_arena(*args)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert (f"error: argument {option}: must be more than 0 and at most 86400 seconds, "
+            f"got {value}") in last, last
+
+
 @pytest.mark.parametrize(
     ("args", "stdin_file", "needle"),
     [
