@@ -86,7 +86,8 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         wait_s = self.wait_s
         remaining = context.time_remaining()
         if remaining is not None:  # a slot found later would leave the search no time
-            wait_s = min(wait_s, remaining - (limits.time_ms or 0) / 1000 - DEADLINE_MARGIN_S)
+            asked_s = request.limits.time_ms / 1000  # 0: a depth or node limit, soon done
+            wait_s = min(wait_s, remaining - asked_s - DEADLINE_MARGIN_S)
         if not self.slots.acquire(max(0.0, wait_s)):
             raise ResourceExhaustedError(
                 f"the analysis pool is busy ({self.slots.capacity} searches at once per "

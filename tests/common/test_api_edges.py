@@ -155,11 +155,11 @@ def _busy_pool(analyst: Server, position: common_pb2.Position) -> grpc.StatusCod
     return grpc.StatusCode.OK
 
 
-def _analysis(time_ms: int) -> engine_pb2.AnalyzeRequest:
+def _analysis(time_ms: int = 0, depth: int = 0) -> engine_pb2.AnalyzeRequest:
     request = engine_pb2.AnalyzeRequest(position=common_pb2.Position(
         game=common_pb2.GameSpec(kind=1),
         text="---------------------------OX------XO--------------------------- X"),
-        limits=common_pb2.SearchLimits(time_ms=time_ms))
+        limits=common_pb2.SearchLimits(time_ms=time_ms, depth=depth))
     request.engine.config.update({"evaluator": "arena", "depth": 60, "time_ms": 60_000})
     return request
 
@@ -182,9 +182,9 @@ def test_one_user_cannot_hold_the_analysis_pool(
         with grpc.insecure_channel(analyst.target) as channel:
             stub = engine_pb2_grpc.EngineStub(channel)
 
-            def start(who: str, token: str, time_ms: int) -> grpc.Future:
-                call = stub.Analyze.future(_analysis(time_ms), metadata=metadata(token),
-                                           timeout=30)
+            def start(who: str, token: str, time_ms: int = 0, depth: int = 0) -> grpc.Future:
+                call = stub.Analyze.future(_analysis(time_ms, depth), metadata=metadata(token),
+                                           timeout=12)
                 call.add_done_callback(lambda _: done.append(who))
                 return call
 
@@ -201,7 +201,8 @@ def test_one_user_cannot_hold_the_analysis_pool(
             assert short.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             assert "busy" in (short.value.details() or "")
             assert time.monotonic() - began < 1.0
-            bob = start("bob", "bob-token", 100)  # waits out alice's 3 s search
+            # Bob's search has a depth and no time: it waits out alice's 3 s search.
+            bob = start("bob", "bob-token", depth=3)
             time.sleep(0.3)
             admin = start("admin", "admin-token", 100)
             first.result()
