@@ -9,13 +9,13 @@ rules library (``arena.games``), so a page shows exactly what the referee decide
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from google.protobuf import json_format, timestamp_pb2
 
 from arena.games import PASS, Color, GameError, Position, new_position, position_from_text
+from arena.textboard import move_names
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
 
 Json = dict[str, Any]
@@ -293,22 +293,9 @@ def search_json(search: common_pb2.SearchInfo, before: Position) -> Json:
     return {
         "score": number(search.score), "depth": search.depth, "nodes": number(search.nodes),
         "nps": number(search.nps), "time_ms": round(search.time_ms, 1), "exact": search.exact,
-        "cache_hit": search.cache_hit, "pv": move_names(before, search.pv),
+        "cache_hit": search.cache_hit, "pv": move_names(before, list(search.pv)),
         "tied": [before.move_to_str(m) for m in search.tied_moves if _on_board(before, m)],
     }
-
-
-def move_names(position: Position, moves: Iterable[int]) -> list[str]:
-    """Names of a line of moves played out from ``position`` (stops at the first
-    move the rules refuse: a PV is the engine's claim, not a checked record)."""
-    board = position.copy()
-    names: list[str] = []
-    for move in moves:
-        if not board.is_legal(move):
-            break
-        names.append(board.move_to_str(move))
-        board.push(move)
-    return names
 
 
 def _on_board(position: Position, move: int) -> bool:
