@@ -56,7 +56,6 @@ def status_code_for(exc: BaseException) -> grpc.StatusCode:
     return grpc.StatusCode.INTERNAL
 
 
-
 def to_status(exc: BaseException) -> grpc.Status:
     code = status_code_for(exc)
     message = bounded(str(exc)) if code is not grpc.StatusCode.INTERNAL else "internal error"
