@@ -23,6 +23,7 @@ from arena.v1 import bots_pb2
 
 NAME_MAX_CHARS = 64
 DESCRIPTION_MAX_CHARS = 10_000
+AVATAR_MAX_SIDE = 1024  # pixels
 AVATAR_MAX_BYTES = 256 * 1024
 MOVE_DEADLINE_MAX_MS = 600_000
 CONFIG_PREFIX = "spec.builtin.config"
@@ -113,13 +114,20 @@ def _ihdr_problem(kind: bytes, body: bytes) -> str | None:
 
 
 def validate_avatar(data: bytes, field: str = "spec.avatar_png") -> list[FieldViolation]:
-    """Empty (no picture) or a well-formed PNG of at most 256 KiB."""
+    """Empty (no picture) or a well-formed PNG of at most 256 KiB and at most
+    ``AVATAR_MAX_SIDE`` pixels a side. Every viewer's browser decodes it to 4 bytes a
+    pixel: 256 KiB of deflated zeros can declare 40000x40000 pixels, 6.4 GB each."""
     if not data:
         return []
     if len(data) > AVATAR_MAX_BYTES:
         return [FieldViolation(field, f"must be at most {AVATAR_MAX_BYTES} bytes, "
                                       f"got {len(data)}")]
     problem = png_problem(data)
+    if problem is None:
+        width, height = struct.unpack(">II", data[16:24])  # IHDR, checked by png_problem
+        if max(width, height) > AVATAR_MAX_SIDE:
+            problem = (f"is {width}x{height} pixels; an avatar is at most "
+                       f"{AVATAR_MAX_SIDE}x{AVATAR_MAX_SIDE}")
     return [FieldViolation(field, problem)] if problem else []
 
 

@@ -17,6 +17,7 @@ from arena.engine import othello
 from arena.rpc import field_violations
 from arena.v1 import bots_pb2, common_pb2, registry_pb2
 from tests.registry.conftest import Registry, external_spec, gomoku_spec, othello_spec, png_bytes
+from tests.support.specs import png_bomb
 
 
 def rejected_fields(registry: Registry, spec: bots_pb2.BotSpec, from_preset: str = "") -> list[str]:
@@ -95,6 +96,22 @@ def test_oversized_avatar_is_refused(registry: Registry) -> None:
     spec = othello_spec()
     spec.avatar_png = _padded_png(AVATAR_MAX_BYTES + 1)
     assert rejected_fields(registry, spec) == ["spec.avatar_png"]
+
+
+def test_an_avatar_that_decodes_to_gigabytes_is_refused(registry: Registry) -> None:
+    """256 KiB was the only bound: a 20000x20000 black-and-white PNG of 50 KB is 1.6 GB
+    in every viewer's browser (4 bytes a pixel). An avatar is at most 1024 a side."""
+    bomb = png_bomb(20_000)
+    assert len(bomb) < AVATAR_MAX_BYTES
+    spec = othello_spec()
+    spec.avatar_png = bomb
+    with pytest.raises(grpc.RpcError) as caught:
+        registry.register(spec)
+    assert [v.field for v in field_violations(caught.value)] == ["spec.avatar_png"]
+    assert "is 20000x20000 pixels; an avatar is at most 1024x1024" in str(
+        caught.value.details())
+    spec.avatar_png = png_bomb(1024)
+    assert registry.register(spec).spec.avatar_png == spec.avatar_png
 
 
 @pytest.mark.parametrize("damage", ["not-png", "bad-crc", "truncated", "no-idat", "trailing"])

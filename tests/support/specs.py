@@ -9,17 +9,27 @@ import zlib
 from arena.v1 import bots_pb2
 
 
+def _chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
 def png_bytes(width: int = 2, height: int = 2) -> bytes:
     """A real, tiny greyscale PNG."""
-
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return (struct.pack(">I", len(body)) + kind + body
-                + struct.pack(">I", zlib.crc32(kind + body)))
-
     rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
     return (b"\x89PNG\r\n\x1a\n"
-            + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+            + _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+            + _chunk(b"IDAT", zlib.compress(rows)) + _chunk(b"IEND", b""))
+
+
+def png_bomb(side: int) -> bytes:
+    """A real black-and-white PNG of ``side`` x ``side`` pixels, all black: one bit a pixel
+    deflated ~1000 to 1, so 20000 a side fits in about 50 KB."""
+    row = b"\x00" + bytes((side + 7) // 8)
+    deflate = zlib.compressobj(9)
+    data = b"".join(deflate.compress(row) for _ in range(side)) + deflate.flush()
+    return (b"\x89PNG\r\n\x1a\n"
+            + _chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 1, 0, 0, 0, 0))
+            + _chunk(b"IDAT", data) + _chunk(b"IEND", b""))
 
 
 # A 1x1 PNG as produced by common tools (not by the helper above).
