@@ -320,8 +320,13 @@ class Api:
     def _stream(self, request: Request, open_stream: Callable[[ArenaClient], Any],
                 to_events: Callable[[Any], list[live.Event]]) -> Response:
         token = bearer(request)
-        # A viewer is its token, else its address (behind a proxy: the proxy's, shared).
-        viewer = f"token {token}" if token else f"address {request.client and request.client.host}"
+        # A viewer is who the stream is read as: the token where reading needs one (a
+        # made-up one is refused at once), else the client's address (behind a proxy: the
+        # proxy's, shared). While reading is open a token reads nothing, so it is no
+        # viewer of its own: any made-up token would buy another share.
+        credential = self.gateway.read_credential(token)
+        viewer = (f"token {credential}" if credential == token
+                  else f"address {request.client and request.client.host}")
         self.slots.take(viewer)
         try:
             client = self.gateway.stream_client(token)
