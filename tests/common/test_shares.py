@@ -15,7 +15,10 @@ def test_a_waiting_caller_is_never_overtaken() -> None:
     got: list[str] = []
     waiter = threading.Thread(target=lambda: got.append("waiter" if slots.acquire(10) else ""))
     waiter.start()
-    time.sleep(0.2)  # the waiter is queued
+    deadline = time.monotonic() + 10
+    while not slots._queue:  # the waiter is queued (however busy the machine)
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
     slots.release()
     # A newcomer asking the instant the slot is freed (threading.Semaphore would give it
     # the slot before the waiter woke up) finds the waiter ahead of it.
