@@ -17,7 +17,8 @@ CONTROL = ("\x1b", "\x07", "\x9b")  # ESC, BEL, and the one-byte CSI of C1
 
 
 def _register(stack: InProcessStack, name: str, *more: str) -> str:
-    return ok(stack.run("bot", "register", "--name", name, "--from-preset", "lab-beginner",
+    # arena-strong thinks about a second a move: its match is still running when cancelled.
+    return ok(stack.run("bot", "register", "--name", name, "--from-preset", "arena-strong",
                         *more))
 
 
