@@ -76,12 +76,15 @@ def _between(low: int, high: int) -> Callable[[int], str]:
     return lambda value: "" if low <= value <= high else f"must be {low}..{high}"
 
 
-def bot_ref(text: str) -> common_pb2.BotRef:
-    """``name`` (latest version) or ``name@3``; a name may itself hold ``@``."""
-    name, sep, version = text.rpartition("@")
-    if sep and version.isascii() and version.isdigit() and len(version) <= 9 and name:
-        return common_pb2.BotRef(name=name, version=int(version))
-    return common_pb2.BotRef(name=text)
+def bot_ref(body: Body, field: str, text: str) -> common_pb2.BotRef:
+    """``name`` (latest version) or ``name@3`` (a bot's name holds no ``@``); anything else
+    after an ``@`` is a bad ``field``."""
+    name, sep, version = text.partition("@")
+    if sep and not (name and version.isascii() and version.isdigit() and len(version) <= 9):
+        body.bad(field, f"bad bot reference {bounded(repr(text), 200)}: expected NAME or "
+                        "NAME@VERSION")
+        return common_pb2.BotRef(name=name)
+    return common_pb2.BotRef(name=name, version=int(version or 0))
 
 
 def game_spec(body: Body) -> common_pb2.GameSpec:
@@ -141,7 +144,7 @@ def match_config(data: object) -> match_pb2.MatchConfig:
         name = body.get(side, str, "")
         if not name.strip():
             body.bad(side, "name the bot (NAME or NAME@VERSION)")
-        refs[side] = bot_ref(name)
+        refs[side] = bot_ref(body, side, name)
     config = match_pb2.MatchConfig(
         game=game, black=refs["black"], white=refs["white"],
         opening=opening_moves(body, game), time_control=time_control(body),
@@ -166,7 +169,7 @@ def ladder_config(data: object) -> ladder_pb2.LadderConfig:
         body.bad("format", f"unknown format {ladder_format!r}; known: {', '.join(FORMATS)}")
         ladder_format = "round-robin"
     config = ladder_pb2.LadderConfig(
-        name=body.get("name", str, ""), game=game, bots=[bot_ref(n) for n in names],
+        name=body.get("name", str, ""), game=game, bots=[bot_ref(body, "bots", n) for n in names],
         format=FORMATS[ladder_format],
         games_per_pairing=body.get("games_per_pairing", int, 2, _between(1, 1000)),
         opening_suite=body.get("opening_suite", str, default_suite(game)),

@@ -304,6 +304,7 @@ def test_numbers_int_would_misread_are_bad_queries(web: WebStack) -> None:
         "POST", "/api/matches", {"black": "web-beginner@\u00b2", "white": "web-beginner"},
         token=USER_TOKEN)
     assert status == 400 and "web-beginner@\u00b2" in error_of(reply)["message"], reply
+    assert [f["field"] for f in error_of(reply)["fields"]] == ["black"], reply
 
 
 def test_a_user_cannot_cancel_someone_else_s_ladder(web: WebStack) -> None:

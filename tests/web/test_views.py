@@ -185,9 +185,17 @@ def test_action_bodies_report_every_bad_field() -> None:
         forms.match_config(["not", "an", "object"])
 
 
-def test_bot_references_keep_names_that_hold_at_signs() -> None:
-    assert forms.bot_ref("a@b") == common_pb2.BotRef(name="a@b")
-    assert forms.bot_ref("a@b@3") == common_pb2.BotRef(name="a@b", version=3)
+def test_bot_references_are_a_name_and_perhaps_a_version() -> None:
+    """A bot's name holds no '@' (the registry refuses one): after an '@' comes a version,
+    or the reference is a bad field, as on the command line."""
+    for bad in ("a@b", "a@b@3", "@3", "a@", "a@\u00b2", "a@" + "9" * 10):
+        with pytest.raises(InvalidArgumentError) as caught:
+            forms.match_config({"black": bad, "white": "w"})
+        assert [v.field for v in caught.value.violations] == ["black"], bad
+        assert "expected NAME or NAME@VERSION" in caught.value.violations[0].description
+    with pytest.raises(InvalidArgumentError) as caught:
+        forms.ladder_config({"bots": ["a", "b@x"]})
+    assert [v.field for v in caught.value.violations] == ["bots"]
     config = forms.match_config({"black": "x@2", "white": "<script>", "opening": "f5 d6",
                                  "game": "othello"})
     assert config.black.version == 2 and config.white.name == "<script>"
