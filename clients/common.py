@@ -15,6 +15,7 @@ from arena.clients.sdk import ArenaClient
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from arena.bots.validation import split_bot_ref
 from arena.errors import ArenaError, InvalidArgumentError
 from arena.games import GAME_NAMES, GAMES, Position, game
 from arena.rpc import INT32_MAX, INT64_MAX
@@ -105,11 +106,10 @@ def print_json_line(value: Message | dict[str, Any]) -> None:
 
 def parse_bot_ref(text: str) -> common_pb2.BotRef:
     """``name`` (latest version) or ``name@3``."""
-    name, _, version = text.partition("@")
-    if not name or (version and not (version.isascii() and version.isdigit()
-                                      and len(version) <= 9)):
+    ref = split_bot_ref(text)
+    if ref is None:
         raise InvalidArgumentError(f"bad bot reference {text!r}: expected NAME or NAME@VERSION")
-    return common_pb2.BotRef(name=name, version=int(version or 0))
+    return common_pb2.BotRef(name=ref[0], version=ref[1])
 
 
 def bot_ref_text(ref: common_pb2.BotRef) -> str:

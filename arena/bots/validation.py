@@ -52,6 +52,17 @@ def validate_name(name: str, field: str = "spec.name") -> list[FieldViolation]:
     return []
 
 
+def split_bot_ref(text: str) -> tuple[str, int] | None:
+    """``NAME`` (version 0: the latest) or ``NAME@VERSION`` (1 to 9 ASCII digits: '²' is
+    a digit to ``isdigit``, not to ``int``) as ``(name, version)``; None for anything
+    else. A bot's name holds no ``@`` (``validate_bot_name``)."""
+    name, sep, version = text.partition("@")
+    if not name or (sep and not (version.isascii() and version.isdigit()
+                                 and len(version) <= 9)):
+        return None
+    return name, int(version or 0)
+
+
 def validate_bot_name(name: str, field: str = "spec.name") -> list[FieldViolation]:
     """A name as ``validate_name`` wants it, without ``@``: ``NAME@VERSION`` names a
     version, so a bot called ``x@1`` could never be asked to play."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from arena.bots.validation import split_bot_ref
 from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import GameError, new_position
 from arena.text import bounded
@@ -79,12 +80,13 @@ def _between(low: int, high: int) -> Callable[[int], str]:
 def bot_ref(body: Body, field: str, text: str) -> common_pb2.BotRef:
     """``name`` (latest version) or ``name@3`` (a bot's name holds no ``@``); anything else
     after an ``@`` is a bad ``field``."""
-    name, sep, version = text.partition("@")
-    if sep and not (name and version.isascii() and version.isdigit() and len(version) <= 9):
-        body.bad(field, f"bad bot reference {bounded(repr(text), 200)}: expected NAME or "
-                        "NAME@VERSION")
-        return common_pb2.BotRef(name=name)
-    return common_pb2.BotRef(name=name, version=int(version or 0))
+    ref = split_bot_ref(text)
+    if ref is None:
+        if text.strip():  # a blank one is told to name the bot
+            body.bad(field, f"bad bot reference {bounded(repr(text), 200)}: expected NAME or "
+                            "NAME@VERSION")
+        return common_pb2.BotRef(name=text)
+    return common_pb2.BotRef(name=ref[0], version=ref[1])
 
 
 def game_spec(body: Body) -> common_pb2.GameSpec:
