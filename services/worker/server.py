@@ -115,14 +115,14 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
             limits, time_ms=limits.time_ms or min(MAX_ANALYZE_MS, quota.analyze_time_ms))
         quota.check("analyze_time_ms", limits.time_ms or 0)
         quota.check("tree_nodes", request.tree_node_budget)
-        self.quotas.spend(caller, "analyses_per_minute")
-        engine = game(request.position.game.kind).engine()
-        bot = engine.prepare(self._config(request))
         share = quota.analyses_at_once
-        if self.callers.take(caller.name, share) is not None:
+        if self.callers.take(caller.name, share) is not None:  # before any work or spending
             raise ResourceExhaustedError(
                 f"quota analyses_at_once is {share}: wait for your analysis to finish")
         try:
+            self.quotas.spend(caller, "analyses_per_minute")
+            engine = game(request.position.game.kind).engine()
+            bot = engine.prepare(self._config(request))
             result = self._search(engine, bot, request, limits, context)
         finally:
             self.callers.give_back(caller.name)
