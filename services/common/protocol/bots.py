@@ -18,6 +18,7 @@ from arena.services.common import paging
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.keys import BOT_NAMES as NAMES_KEY
 from arena.services.common.protocol.keys import bot_version as version_key
+from arena.services.common.protocol.limits import FITS_LUA, over_bytes
 
 from arena.errors import (
     AlreadyExistsError,
@@ -33,16 +34,10 @@ OWNER = "registry"
 
 # Both count the payload's bytes against its owner's (KEYS[4]): -3 when the owner's limit
 # (0: none) would be passed, before anything is written.
-_FITS = """
-local function fits(counter, size, limit)
-  local used = tonumber(redis.call('GET', counter) or '0')
-  return limit <= 0 or used + size <= limit
-end
-"""
 
 # KEYS: latest, version 1, names, owner's bytes. ARGV: payload, name, limit. Returns 1
 # done, 0 the name is taken, -3 over the owner's limit.
-_CREATE = _FITS + """
+_CREATE = FITS_LUA + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 if not fits(KEYS[4], string.len(ARGV[1]), tonumber(ARGV[3])) then return -3 end
 redis.call('SET', KEYS[1], 1)
@@ -55,7 +50,7 @@ return 1
 # KEYS: latest, new version, retired, owner's bytes. ARGV: the version the caller built
 # on, payload, limit. Returns 1 done, 0 someone else appended first, -1 no such bot,
 # -2 retired, -3 over the owner's limit.
-_APPEND = _FITS + """
+_APPEND = FITS_LUA + """
 local latest = redis.call('GET', KEYS[1])
 if not latest then return -1 end
 if redis.call('EXISTS', KEYS[3]) == 1 then return -2 end
@@ -135,10 +130,8 @@ class BotStore:
         return bot
 
     def _over(self, owner: str, size: int, limit: int) -> ResourceExhaustedError:
-        used = int(self._redis.get(keys.owner_bot_bytes(owner)) or 0)
-        return ResourceExhaustedError(
-            f"quota bot_bytes is {limit:,}: {owner}'s bot versions take {used:,} bytes and "
-            f"this one {size:,} more (an avatar counts in every version)")
+        return over_bytes(self._redis, keys.owner_bot_bytes(owner), "bot_bytes", limit, owner,
+                          "bot versions", size, "an avatar counts in every version")
 
     def append(
         self, name: str, build: Callable[[bots_pb2.BotVersion], bots_pb2.BotVersion],

@@ -1,5 +1,7 @@
-"""Per-user rate limits: a counter per user, limit and minute (``keys.rate``), shared by
-every instance of a service, so a user's calls count wherever they land."""
+"""Per-user limits kept in Redis: rate limits, a counter per user, limit and minute
+(``keys.rate``), shared by every instance of a service, so a user's calls count wherever
+they land; and byte counts of what a user stores (``bot_bytes``, ``import_bytes``), kept by
+the stores' scripts with ``FITS_LUA``."""
 
 from __future__ import annotations
 
@@ -7,6 +9,26 @@ import time
 
 import redis
 from arena.services.common.protocol import keys
+
+from arena.errors import ResourceExhaustedError
+
+# Lua for a store's scripts: whether ``size`` more bytes keep a user's byte counter within
+# ``limit`` (0: no limit). Checked before anything is written; the script then adds them.
+FITS_LUA = """
+local function fits(counter, size, limit)
+  local used = tonumber(redis.call('GET', counter) or '0')
+  return limit <= 0 or used + size <= limit
+end
+"""
+
+
+def over_bytes(client: redis.Redis, counter: str, quota: str, limit: int, owner: str,
+               what: str, size: int, hint: str) -> ResourceExhaustedError:
+    """The refusal of ``size`` more bytes past ``owner``'s ``quota`` (its counter read now,
+    for the message)."""
+    used = int(client.get(counter) or 0)
+    return ResourceExhaustedError(f"quota {quota} is {limit:,}: {owner}'s {what} take "
+                                  f"{used:,} bytes and this one {size:,} more ({hint})")
 
 WINDOW_S = 60
 

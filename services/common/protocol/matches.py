@@ -18,10 +18,11 @@ from typing import Any, Literal
 import redis
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.keys import MATCH_STREAM
+from arena.services.common.protocol.limits import FITS_LUA, over_bytes
 from arena.services.common.protocol.requests import REFUSED, create_once, idempotent, made_for
 from arena.services.common.protocol.trees import delete_trees
 
-from arena.errors import NotFoundError, ResourceExhaustedError
+from arena.errors import NotFoundError
 from arena.v1 import engine_pb2, match_pb2
 
 OWNER = "referee"
@@ -60,13 +61,10 @@ redis.call('XADD', KEYS[3], '*', 'pb', ARGV[4])
 # counted against its owner's; no job is queued and nothing about it changes afterwards.
 # Refused before anything is written if the owner's bytes would pass the limit.
 # The guard (``_FITS``) counts the size; the body, run after it, counts it in.
-_FITS = """
+_FITS = FITS_LUA + """
 local size = string.len(ARGV[3])
 for i = 5, #ARGV do size = size + string.len(ARGV[i]) end
-local limit = tonumber(ARGV[4])
-if limit > 0 and tonumber(redis.call('GET', KEYS[5]) or '0') + size > limit then
-  return '""" + REFUSED + """'
-end
+if not fits(KEYS[5], size, tonumber(ARGV[4])) then return '""" + REFUSED + """' end
 """
 _STORE_FINISHED = """
 redis.call('SET', KEYS[2], ARGV[3])
@@ -135,11 +133,9 @@ class MatchStore:
                             *index_keys(match)],
                            [payloads[0], limit, *payloads[1:]])
         if made == REFUSED:
-            used = int(self.client.get(keys.owner_import_bytes(match.owner)) or 0)
-            raise ResourceExhaustedError(
-                f"quota import_bytes is {limit:,}: {match.owner}'s imported matches take "
-                f"{used:,} bytes and this one {sum(map(len, payloads)):,} more (delete some "
-                "with `arena match delete`)")
+            raise over_bytes(self.client, keys.owner_import_bytes(match.owner), "import_bytes",
+                             limit, match.owner, "imported matches", sum(map(len, payloads)),
+                             "delete some with `arena match delete`")
         return made
 
     def made_for(self, owner: str, request_id: str,
