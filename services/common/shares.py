@@ -17,7 +17,10 @@ class Refusal(Enum):
 
 
 class Shares:
-    def __init__(self, total: int) -> None:
+    """What each holder has open, at most its share, and all together at most ``total``
+    (None: no total; the holders' shares are the only bound)."""
+
+    def __init__(self, total: int | None = None) -> None:
         self.total = total
         self._lock = threading.Lock()
         self._held: dict[str, int] = {}
@@ -28,7 +31,7 @@ class Shares:
             held = self._held.get(holder, 0)
             if held >= share:
                 return Refusal.SHARE
-            if sum(self._held.values()) >= self.total:
+            if self.total is not None and sum(self._held.values()) >= self.total:
                 return Refusal.TOTAL
             self._held[holder] = held + 1
             return None

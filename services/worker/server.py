@@ -22,7 +22,7 @@ from arena.services.common.egress import EgressPolicy
 from arena.services.common.peers import BotVersions, other_game, peer_client
 from arena.services.common.protocol.streams import consumer_name
 from arena.services.common.protocol.tcache import SharedSearchCache
-from arena.services.common.quotas import UNLIMITED_VALUE, Quotas
+from arena.services.common.quotas import Quotas
 from arena.services.common.runner import ServiceParts
 from arena.services.common.shares import FairSlots, Shares
 from arena.services.worker.bots import BotRunner, search_info
@@ -61,7 +61,7 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         self.quotas = quotas or Quotas()
         self.pool = pool
         self.slots = FairSlots(max(1, slots))
-        self.callers = Shares(total=UNLIMITED_VALUE)  # each user's calls, running or waiting
+        self.callers = Shares()  # each user's calls, running or waiting
         self.wait_s = wait_ms / 1000
 
     def _config(self, request: engine_pb2.AnalyzeRequest) -> dict[str, object]:
