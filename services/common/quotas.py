@@ -20,7 +20,10 @@ How the limits are kept:
 * ``analyses_at_once``: Analyze calls running or waiting for a slot at once, per
   analysis worker (slots go to waiting calls in the order they came).
 * ``open_streams``: live streams (WatchMatch, WatchLadder) open at once, per service
-  process; each holds one of the server's threads (``server.StreamGate``).
+  process; each holds one of the server's threads (``server.Gate``).
+* ``calls_at_once``: the other calls running at once, per service process; more wait for
+  their turn, in the order they came, up to four times as many (``server.Gate``). A
+  process's calls share one CPU: this bounds one user's part of it, whatever they ask.
 * ``bot_bytes``: the bytes of every bot version a user owns, avatars included (each
   version keeps its own), kept by the registry's store scripts.
 * ``import_bytes``: the bytes of every match a user imported and has not deleted, kept by
@@ -62,6 +65,7 @@ class Quota:
     analyses_per_minute: int = 60
     open_streams: int = 20
     analyses_at_once: int = 1
+    calls_at_once: int = 2
     bot_bytes: int = 64 * 1024 * 1024
     import_bytes: int = 64 * 1024 * 1024
 

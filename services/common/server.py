@@ -8,6 +8,7 @@ first so load balancers stop sending, then in-flight RPCs get a grace period.
 
 from __future__ import annotations
 
+import functools
 import logging
 import signal
 import threading
@@ -27,8 +28,9 @@ from arena.services.common.auth import (
 )
 from arena.services.common.errors import Behavior, Wrap, decoded, map_errors, rewrap, tolerant
 from arena.services.common.metrics import rpc_layer
-from arena.services.common.quotas import Quotas
-from arena.services.common.shares import Refusal, Shares
+from arena.services.common.quotas import UNLIMITED_VALUE, Quotas
+from arena.services.common.shares import Refusal, Shares, Turns
+from google.protobuf import descriptor_pool
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -65,45 +67,95 @@ class ServiceInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
 
 
 STREAM_RESERVE = 16  # threads live streams never take: the unary calls' share
+CALL_WAIT_S = 30.0  # longest a call waits behind its caller's others (less if its deadline is)
+CALLS_WAITING = 4  # a user's calls that may wait, per call they may run at once
+DEADLINE_MARGIN_S = 0.5  # a refusal reaches the caller before its own deadline
 
 
-class StreamGate:
-    """The layer that bounds live streams (server-streaming calls: WatchMatch, WatchLadder).
+@functools.cache
+def streams(method: str) -> bool:
+    """Whether ``method`` (``/package.Service/Method``, one the server has a handler for)
+    answers with a stream, read from its descriptor."""
+    service, _, name = method.lstrip("/").rpartition("/")
+    try:
+        found = descriptor_pool.Default().FindServiceByName(service).methods_by_name[name]
+    except KeyError:
+        return False
+    return bool(found.server_streaming)
 
-    The server is synchronous: a stream holds one of its threads until it ends, and once
-    every thread is held, every other call waits. So streams may take all but
-    ``STREAM_RESERVE`` threads in all, and a user (not an admin: the web gateway reads for
-    its anonymous viewers with the service token) at most their ``open_streams`` quota.
-    Past either, the stream is refused at once with RESOURCE_EXHAUSTED. Runs after
-    authentication, in the handler's thread."""
+
+class Gate:
+    """The layer that shares a server's threads among its callers. Runs after
+    authentication, in the handler's thread; admins (the services' own tokens, the web
+    gateway reading for its anonymous viewers) pass.
+
+    The server is synchronous and bound by one interpreter lock: a call holds one of its
+    threads until it ends, and the calls running share one CPU. So:
+
+    * live streams (server-streaming calls: WatchMatch, WatchLadder) may take all but
+      ``STREAM_RESERVE`` threads in all, and a user at most their ``open_streams`` quota;
+      past either, the stream is refused at once with RESOURCE_EXHAUSTED;
+    * a user's other calls run at most ``calls_at_once`` at once; more wait for their turn
+      in the order they came (``shares.Turns``), at most ``CALLS_WAITING`` times that many
+      and each at most ``CALL_WAIT_S`` or until just before its deadline, then are refused
+      with RESOURCE_EXHAUSTED. One user's eight loops of large match lists otherwise took
+      the CPU from everyone (another user's short list: 13 ms alone, 175 ms beside them).
+    """
 
     def __init__(self, threads: int, quotas: Quotas | None) -> None:
         self.streams = Shares(max(1, threads - STREAM_RESERVE))
+        self.calls = Turns(CALLS_WAITING)
         self.quotas = quotas or Quotas()
 
     def __call__(self, details: grpc.HandlerCallDetails) -> Wrap | None:
         if details.method.startswith(OPEN_SERVICES):
             return None
+        return self._stream if streams(details.method) else self._call
 
-        def wrap(behavior: Behavior) -> Behavior:
-            def gated(request: Any, context: grpc.ServicerContext) -> Any:
-                result = behavior(request, context)
-                if not isinstance(result, Iterator):
-                    return result
-                principal = current_principal()
-                mine = int(self.quotas.for_caller(principal).open_streams)
-                refusal = self.streams.take(principal.name, mine)
-                if refusal is Refusal.SHARE:
-                    raise ResourceExhaustedError(f"quota open_streams is {mine}: close a "
-                                                 "live stream first")
-                if refusal is Refusal.TOTAL:
-                    raise ResourceExhaustedError(
-                        f"this server has {self.streams.total} live streams open, its "
-                        "most: try again shortly")
-                return self._counted(result, principal.name)
-            return gated
+    def _call(self, behavior: Behavior) -> Behavior:
+        def gated(request: Any, context: grpc.ServicerContext) -> Any:
+            principal = current_principal()
+            mine = int(self.quotas.for_caller(principal).calls_at_once)
+            if mine >= UNLIMITED_VALUE:
+                return behavior(request, context)
+            remaining = context.time_remaining()
+            wait_s = max(0.0, CALL_WAIT_S if remaining is None
+                         else min(CALL_WAIT_S, remaining - DEADLINE_MARGIN_S))
+            refusal = self.calls.take(principal.name, mine, wait_s)
+            if refusal is Refusal.QUEUE:
+                raise ResourceExhaustedError(
+                    f"quota calls_at_once is {mine}: {mine} of your calls run on this server "
+                    f"and {CALLS_WAITING * mine} more wait their turn; wait for them")
+            if refusal is not None:
+                raise ResourceExhaustedError(
+                    f"quota calls_at_once is {mine}: this call waited {wait_s:.1f} s for your "
+                    "earlier calls to this server to end; allow a longer wait with a "
+                    "longer timeout")
+            try:
+                return behavior(request, context)
+            finally:
+                self.calls.give_back(principal.name)
+        return gated
 
-        return wrap
+    def _stream(self, behavior: Behavior) -> Behavior:
+        def gated(request: Any, context: grpc.ServicerContext) -> Any:
+            principal = current_principal()
+            mine = int(self.quotas.for_caller(principal).open_streams)
+            refusal = self.streams.take(principal.name, mine)
+            if refusal is Refusal.SHARE:
+                raise ResourceExhaustedError(f"quota open_streams is {mine}: close a "
+                                             "live stream first")
+            if refusal is Refusal.TOTAL:
+                raise ResourceExhaustedError(
+                    f"this server has {self.streams.total} live streams open, its "
+                    "most: try again shortly")
+            try:
+                items = behavior(request, context)
+            except BaseException:
+                self.streams.give_back(principal.name)
+                raise
+            return self._counted(items, principal.name)
+        return gated
 
     def _counted(self, items: Iterator[Any], name: str) -> Iterator[Any]:
         try:
@@ -160,9 +212,10 @@ def build_server(
 ) -> ServerHandle:
     """Build a server for the given servicers; ``tokens=None`` turns authentication off
     (every caller is the anonymous admin); ``credentials`` (``tls.server_credentials``)
-    make it serve TLS only; ``quotas`` give each user's ``open_streams``."""
+    make it serve TLS only; ``quotas`` give each user's ``open_streams`` and
+    ``calls_at_once``."""
     interceptor = ServiceInterceptor([rpc_layer, map_errors, Authenticator(tokens),
-                                      StreamGate(threads, quotas), decoded])
+                                      Gate(threads, quotas), decoded])
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grpc"),
         interceptors=[interceptor],

@@ -1,7 +1,8 @@
 """Shares of a bounded resource: what each holder has open, against a total and a
-per-holder share. The gRPC servers count live streams with it (``server.StreamGate``),
+per-holder share. The gRPC servers count live streams with it (``server.Gate``),
 the web gateway its viewers' live pages (``web.live``), the analysis pool each user's
-searches. ``FairSlots`` queues callers for a few slots in the order they came."""
+searches. ``FairSlots`` queues callers for a few slots in the order they came; ``Turns``
+gives each holder a queue of its own (the gRPC servers' calls, per user)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from enum import Enum
 class Refusal(Enum):
     SHARE = "the holder has its share open"
     TOTAL = "everything is taken"
+    QUEUE = "as many callers as may wait already wait"
+    LATE = "no slot came free in time"
 
 
 class Shares:
@@ -56,20 +59,25 @@ class FairSlots:
         self._queue: deque[object] = deque()
         self._changed = threading.Condition()
 
-    def acquire(self, timeout_s: float) -> bool:
-        """Take a slot, waiting at most ``timeout_s`` seconds behind earlier callers."""
+    def acquire(self, timeout_s: float, waiting: int | None = None) -> Refusal | None:
+        """Take a slot, waiting at most ``timeout_s`` seconds behind earlier callers, and
+        not at all when ``waiting`` callers already wait (None: no bound). None when
+        taken."""
         ticket = object()
         deadline = time.monotonic() + timeout_s
         with self._changed:
+            if (self._queue or not self._free) and waiting is not None \
+                    and len(self._queue) >= waiting:
+                return Refusal.QUEUE
             self._queue.append(ticket)
             try:
                 while self._queue[0] is not ticket or not self._free:
                     left = deadline - time.monotonic()
                     if left <= 0:
-                        return False
+                        return Refusal.LATE
                     self._changed.wait(left)
                 self._free -= 1
-                return True
+                return None
             finally:
                 self._queue.remove(ticket)
                 self._changed.notify_all()
@@ -78,3 +86,47 @@ class FairSlots:
         with self._changed:
             self._free += 1
             self._changed.notify_all()
+
+
+class Turns:
+    """Each holder's calls in turn: at most its ``share`` run at once, more wait in the
+    order they came (``FairSlots``, one per holder), at most ``waiting`` times the share of
+    them and each at most its timeout. A holder's line lives while it has calls running or
+    waiting. The gRPC servers keep each user's unary calls with it (``server.Gate``), so
+    that one user's many calls at once queue behind each other, not in front of everyone
+    else's."""
+
+    def __init__(self, waiting: int) -> None:
+        self.waiting = waiting
+        self._lock = threading.Lock()
+        self._lines: dict[str, tuple[FairSlots, int]] = {}  # holder: its line, its callers
+
+    def take(self, holder: str, share: int, timeout_s: float) -> Refusal | None:
+        """Run one more call of ``holder``'s, after its earlier ones if ``share`` already
+        run; None when it may run (then ``give_back`` when it ends)."""
+        with self._lock:
+            line, callers = self._lines.get(holder) or (FairSlots(share), 0)
+            self._lines[holder] = (line, callers + 1)
+        refusal = line.acquire(timeout_s, self.waiting * share)
+        if refusal is not None:
+            self._leave(holder)
+        return refusal
+
+    def give_back(self, holder: str) -> None:
+        with self._lock:
+            line = self._lines[holder][0]
+        line.release()
+        self._leave(holder)
+
+    def _leave(self, holder: str) -> None:
+        with self._lock:
+            line, callers = self._lines[holder]
+            if callers == 1:
+                del self._lines[holder]
+            else:
+                self._lines[holder] = (line, callers - 1)
+
+    def holders(self) -> int:
+        """How many holders have calls running or waiting."""
+        with self._lock:
+            return len(self._lines)

@@ -88,7 +88,7 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         if remaining is not None:  # a slot found later would leave the search no time
             asked_s = request.limits.time_ms / 1000  # 0: a depth or node limit, soon done
             wait_s = min(wait_s, remaining - asked_s - DEADLINE_MARGIN_S)
-        if not self.slots.acquire(max(0.0, wait_s)):
+        if self.slots.acquire(max(0.0, wait_s)) is not None:
             raise ResourceExhaustedError(
                 f"the analysis pool is busy ({self.slots.capacity} searches at once per "
                 f"worker, every one taken for the {max(0.0, wait_s):.1f} s this call could "

@@ -1,0 +1,109 @@
+"""One user's many calls at once cannot take a service from the others.
+
+A service process runs its calls in threads that share one CPU. Alice looping over large
+match lists from eight threads made bob's short list 13x slower (13 ms alone, 175 ms beside
+her; ``bench/call_fairness.py``). Now a user runs at most ``calls_at_once`` calls at once on
+each service; more wait their turn in the order they came, a bounded number of them, each
+until just before its deadline. The analysis worker shows it without timing anything: a
+search runs as long as it was asked to, and its one slot goes to waiting calls first come,
+first served, so a user whose calls waited in that queue would put all of them before
+another user's."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+import grpc
+import pytest
+from arena.services.common.launcher import Launcher
+from arena.services.common.server import CALLS_WAITING
+
+from arena.v1 import common_pb2, engine_pb2, engine_pb2_grpc
+from tests.support.stacks import launcher, stack_channel, stack_client
+
+TOKENS = {"alice-token": {"name": "alice", "role": "user"},
+          "bob-token": {"name": "bob", "role": "user"}}
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launcher]:
+    """One analysis worker with its one slot; alice may run one call at once per service
+    (and, so that only that quota binds, many analyses)."""
+    env = {"ARENA_TOKENS": json.dumps(TOKENS),
+           "ARENA_QUOTAS": json.dumps({"user": {"calls_at_once": 1,
+                                                 "analyses_at_once": 20}})}
+    with launcher(home=tmp_path_factory.mktemp("calls"), workers=0, analysts=1,
+                  env=env) as running:
+        yield running
+
+
+def _analysis(time_ms: int = 0, depth: int = 0) -> engine_pb2.AnalyzeRequest:
+    request = engine_pb2.AnalyzeRequest(position=common_pb2.Position(
+        game=common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO),
+        text="---------------------------OX------XO--------------------------- X"),
+        limits=common_pb2.SearchLimits(time_ms=time_ms, depth=depth))
+    request.engine.config.update({"evaluator": "arena", "depth": 60, "time_ms": 60_000})
+    return request
+
+
+def _as(token: str) -> list[tuple[str, str]]:
+    return [("authorization", f"Bearer {token}")]
+
+
+def test_a_users_calls_wait_their_turn_behind_each_other_not_before_others(
+        stack: Launcher) -> None:
+    stub = engine_pb2_grpc.EngineStub(stack_channel(stack, stack.target("analyst")))
+    done: list[str] = []
+
+    def start(who: str, token: str, time_ms: int = 0, depth: int = 0) -> grpc.Future:
+        call = stub.Analyze.future(_analysis(time_ms, depth), metadata=_as(token),
+                                   timeout=60)
+        call.add_done_callback(lambda _: done.append(who))
+        return call
+
+    first = start("alice", "alice-token", 6000)
+    # While her first search runs, a call of hers with a short deadline waits for its turn
+    # and is told so before that deadline (on a busy machine her first call may take a
+    # moment to arrive: until then the probe itself runs, at depth 1, and is done).
+    deadline = time.monotonic() + 30
+    while True:
+        began = time.monotonic()
+        try:
+            stub.Analyze(_analysis(depth=1), metadata=_as("alice-token"), timeout=1.5)
+        except grpc.RpcError as late:
+            assert late.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, late
+            assert "quota calls_at_once is 1: this call waited 1.0 s" in (late.details() or "")
+            assert time.monotonic() - began < 1.5
+            break
+        assert time.monotonic() < deadline, "alice's first search never started"
+    # Four calls (four times her share) may wait; the next is refused at once.
+    queued = [start(f"alice {n}", "alice-token", 300) for n in range(CALLS_WAITING)]
+    began = time.monotonic()
+    with pytest.raises(grpc.RpcError) as full:
+        stub.Analyze(_analysis(300), metadata=_as("alice-token"), timeout=60)
+    assert full.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "1 of your calls run on this server and 4 more wait" in (full.value.details() or "")
+    assert time.monotonic() - began < 5
+    # Her line is on this server only: the referee serves her.
+    with stack_client(stack, "alice-token") as alice:
+        alice.list_matches()
+    # Bob, asking after all of hers, waits for the search running, not for her line.
+    bob = start("bob", "bob-token", depth=3)
+    assert bob.result().HasField("move")
+    for call in (first, *queued):
+        assert call.result().HasField("move")
+    # Bob's reply and her first may cross; her queued ones (sent together, so in any
+    # order) came after both.
+    assert sorted(done[:2]) == ["alice", "bob"]
+    assert sorted(done[2:]) == [f"alice {n}" for n in range(CALLS_WAITING)]
+
+
+def test_admins_have_no_line(stack: Launcher) -> None:
+    """The services' own token (the web gateway reads with it for every anonymous viewer)
+    runs any number of calls at once: where a user's sixth would be refused, none is."""
+    stub = engine_pb2_grpc.EngineStub(stack_channel(stack, stack.target("analyst")))
+    calls = [stub.Analyze.future(_analysis(depth=2), metadata=_as(stack.admin_token),
+                                 timeout=60) for _ in range(3 + 2 * CALLS_WAITING)]
+    assert all(call.result().HasField("move") for call in calls)
