@@ -183,6 +183,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("web_max_streams_per_viewer", "ARENA_WEB_MAX_STREAMS_PER_VIEWER", 20,
             "live pages one viewer (a token, else a client address) has open at once",
             ("web",)),
+    Setting("web_calls_per_viewer", "ARENA_WEB_CALLS_PER_VIEWER", 4,
+            "API requests of one viewer answered at once; more wait their turn",
+            ("web",)),
 )
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 
@@ -248,6 +251,7 @@ class Config:
     web_drain_s: float = 0.0
     web_max_streams: int = 200
     web_max_streams_per_viewer: int = 20
+    web_calls_per_viewer: int = 4
 
     @classmethod
     def load(cls, role: str, argv: Sequence[str] | None = None,

@@ -31,6 +31,7 @@ from arena.services.web.gateway import (
     list_matches,
 )
 from arena.services.web.settings import WebSettings
+from arena.services.web.turns import ViewerTurns
 from arena.services.web.views import (
     ladder_json,
     match_json,
@@ -188,6 +189,24 @@ class Api:
         self.stopping = stopping
         self.slots = live.StreamSlots(gateway.settings.max_streams,
                                       gateway.settings.max_streams_per_viewer)
+        self.turns = ViewerTurns(gateway.settings.calls_per_viewer)
+
+    def viewer(self, request: Request) -> str:
+        """Who a request is read as: the token where reading needs one (a made-up one is
+        refused by the services), else the client's address (behind a proxy: the
+        proxy's, shared). While reading is open a token reads nothing, so it is no viewer
+        of its own: any made-up token would buy another share."""
+        token = bearer(request)
+        if token and self.gateway.settings.read_access == "token":
+            return f"token {token}"
+        return f"address {request.client and request.client.host}"
+
+    def in_turn(self, handler: Handler) -> Handler:
+        """``handler`` run as one of its viewer's requests (``turns.ViewerTurns``)."""
+        async def turned(request: Request) -> Response:
+            async with self.turns.turn(self.viewer(request)):
+                return await handler(request)
+        return turned
 
     def reader(self, request: Request) -> ArenaClient:
         return self.gateway.reader(bearer(request))
@@ -319,17 +338,10 @@ class Api:
 
     def _stream(self, request: Request, open_stream: Callable[[ArenaClient], Any],
                 to_events: Callable[[Any], list[live.Event]]) -> Response:
-        token = bearer(request)
-        # A viewer is who the stream is read as: the token where reading needs one (a
-        # made-up one is refused at once), else the client's address (behind a proxy: the
-        # proxy's, shared). While reading is open a token reads nothing, so it is no
-        # viewer of its own: any made-up token would buy another share.
-        credential = self.gateway.read_credential(token)
-        viewer = (f"token {credential}" if credential == token
-                  else f"address {request.client and request.client.host}")
+        viewer = self.viewer(request)
         self.slots.take(viewer)
         try:
-            client = self.gateway.stream_client(token)
+            client = self.gateway.stream_client(bearer(request))
         except BaseException:
             self.slots.give_back(viewer)
             raise
@@ -369,10 +381,10 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
         gateway.close()
 
     def get(path: str, handler: Handler) -> Route:
-        return Route(path, api(handler), methods=["GET", "HEAD"])
+        return Route(path, api(handlers.in_turn(handler)), methods=["GET", "HEAD"])
 
     def post(path: str, handler: Handler, method: str = "POST") -> Route:
-        return Route(path, api(handler), methods=[method])
+        return Route(path, api(handlers.in_turn(handler)), methods=[method])
 
     def live_stream(path: str, handler: Handler) -> Route:
         return Route(path, api(handler), methods=["GET"])  # no HEAD: it would open a stream

@@ -38,6 +38,8 @@ class WebSettings:
     max_streams: int = 200
     # ... of which one viewer (a token, else a client address) may hold.
     max_streams_per_viewer: int = 20
+    # API requests one viewer has answered at once; more wait their turn (turns.py).
+    calls_per_viewer: int = 4
 
     @classmethod
     def from_config(cls, config: Config) -> WebSettings:
@@ -51,6 +53,7 @@ class WebSettings:
             engine=config.engine, drain_s=max(0.0, config.web_drain_s),
             max_streams=max(1, config.web_max_streams),
             max_streams_per_viewer=max(1, config.web_max_streams_per_viewer),
+            calls_per_viewer=max(1, config.web_calls_per_viewer),
         )
 
     @classmethod

@@ -245,6 +245,69 @@ def _open_stream(web: WebStack, path: str, token: str | None = None, source: str
     return connection, reply.status, reply.read(200) if reply.status == 200 else reply.read()
 
 
+def _connect(web: WebStack, source: str, timeout_s: float = 30) -> http.client.HTTPConnection:
+    host, port = web.http.base.removeprefix("http://").rsplit(":", 1)
+    return http.client.HTTPConnection(host, int(port), timeout=timeout_s,
+                                      source_address=(source, 0))
+
+
+def test_one_viewer_waits_for_its_own_requests_not_everyone_else(web: WebStack) -> None:
+    """The gateway reads for every anonymous viewer with one token, so the services'
+    calls_at_once cannot tell them apart: one client's eight loops of 200-match lists
+    slowed every other viewer. Now a viewer has ARENA_WEB_CALLS_PER_VIEWER (4) requests
+    answered at once and four times as many waiting; the next is refused at once. The
+    requests held here are actions whose bodies have not arrived yet: each holds its
+    turn while the gateway reads it, as a slow client would."""
+    flood = "127.0.0.3"
+    held: list[http.client.HTTPConnection] = []
+    queued: list[http.client.HTTPConnection] = []
+    try:
+        for _ in range(4 + 16):
+            connection = _connect(web, flood)
+            connection.putrequest("POST", "/api/matches")
+            for name, value in (("content-type", "application/json"),
+                                ("content-length", "40"),
+                                ("authorization", f"Bearer {USER_TOKEN}")):
+                connection.putheader(name, value)
+            connection.endheaders()
+            held.append(connection)
+        # Once the line is full a request is refused at once. (A request that comes
+        # while the gateway is still reading the held ones joins the line: kept, and
+        # answered once they are.)
+        deadline = time.monotonic() + 60
+        while True:
+            probe = _connect(web, flood, timeout_s=3)
+            probe.request("GET", "/api/matches?limit=1")
+            try:
+                reply = probe.getresponse()
+            except TimeoutError:
+                queued.append(probe)
+                assert time.monotonic() < deadline, "the line never filled"
+                continue
+            body = reply.read()
+            probe.close()
+            assert reply.status == 429, body
+            break
+        error = error_of(body)
+        assert error["status"] == "resource-exhausted"
+        assert "4 requests from here are being answered and 16 more wait" in error["message"]
+        # Another viewer is answered meanwhile.
+        status, _, reply_body = web.http.request("GET", "/api/matches?limit=1")
+        assert status == 200, reply_body
+        # The held requests end (their bodies are no form: 400) and the waiting ones
+        # are answered in turn.
+        for connection in held:
+            connection.send(json.dumps({"black": "x" * 27}).encode())
+        for connection in held:
+            assert connection.getresponse().status == 400
+        for probe in queued:
+            probe.sock.settimeout(30)
+            assert probe.getresponse().status == 200
+    finally:
+        for connection in held + queued:
+            connection.close()
+
+
 def test_one_viewer_cannot_take_every_live_stream(web: WebStack) -> None:
     """One client opening live pages by the hundred used to fill the gateway's 200 streams,
     and every other viewer got 503 until it let go. Now one viewer (while reading is open:
