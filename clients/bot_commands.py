@@ -428,15 +428,6 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 # -- mounting ----------------------------------------------------------------------------
 
-def _add_common(parser: argparse.ArgumentParser) -> None:
-    add_json_flag(parser)
-    # SUPPRESS: given here they win, absent they leave the global option's value alone.
-    parser.add_argument("--registry", default=argparse.SUPPRESS, metavar="HOST:PORT",
-                        help="registry address (env ARENA_REGISTRY, else stack.json)")
-    parser.add_argument("--token", default=argparse.SUPPRESS,
-                        help="bearer token (env ARENA_TOKEN, else the stack's token file)")
-
-
 def _add_spec_fields(parser: argparse.ArgumentParser, updating: bool) -> None:
     if not updating:
         parser.add_argument("--game", choices=GAME_NAMES,
@@ -502,4 +493,4 @@ def add_bot_commands(subparsers: Subparsers) -> None:
     imported.set_defaults(func=cmd_import)
 
     for parser in (register, update, show, listing, retire, presets, export, imported):
-        _add_common(parser)
+        add_json_flag(parser)

@@ -10,7 +10,7 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -147,19 +147,41 @@ def _mount_optional(sub: Subparsers, module: str, function: str) -> None:
     getattr(mounted, function)(sub)
 
 
-def _add_global_options(parser: argparse.ArgumentParser) -> None:
+def _add_global_options(parser: argparse.ArgumentParser, default: Any = None) -> None:
+    """The options every command takes, before its name or (``default`` SUPPRESS: given
+    there they win, absent they leave the global value alone) after it; a command's own
+    option of the same name (``arena match list --ladder ID``) keeps it."""
     where = parser.add_argument_group(
         "where the services are (default: $ARENA_HOME/stack.json, written by `arena up`)")
-    where.add_argument("--home", type=Path, default=None, help="state folder (default .arena)")
+    taken = parser._option_string_actions
+
+    def option(flag: str, **kwargs: Any) -> None:
+        if flag not in taken:
+            where.add_argument(flag, default=default, **kwargs)
+
+    option("--home", type=Path, help="state folder (default .arena)")
     for flag, role in _ROLES.items():
-        where.add_argument(f"--{flag}", default=None, metavar="HOST:PORT",
-                           help=f"{flag} address (env ARENA_{role.upper()})")
-    where.add_argument("--token", default=None, help="bearer token (env ARENA_TOKEN)")
-    for option, (what, variable) in _TLS_OPTIONS.items():
-        where.add_argument(f"--{option.replace('_', '-')}", dest=option, default=None,
-                           metavar="FILE", help=f"{what} (env {variable})")
-    where.add_argument("--timeout", type=seconds, default=None, metavar="SECONDS",
-                       help="deadline of each call (default 10)")
+        option(f"--{flag}", metavar="HOST:PORT",
+               help=f"{flag} address (env ARENA_{role.upper()})")
+    option("--token", help="bearer token (env ARENA_TOKEN)")
+    for name, (what, variable) in _TLS_OPTIONS.items():
+        option(f"--{name.replace('_', '-')}", dest=name, metavar="FILE",
+               help=f"{what} (env {variable})")
+    option("--timeout", type=seconds, metavar="SECONDS",
+           help="deadline of each call (default 10)")
+
+
+def _leaves(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    """Every command's parser under ``parser`` (``arena match list``, ``arena up``...)."""
+    groups = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not groups:
+        yield parser
+    for group in groups:
+        seen: set[int] = set()  # a command's aliases share its parser
+        for child in group.choices.values():
+            if id(child) not in seen:
+                seen.add(id(child))
+                yield from _leaves(child)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -187,6 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_status_command(sub)
     _add_worker(sub)
     add_engine_commands(sub)
+    for command in _leaves(parser):  # but those that start processes of their own
+        if command.prog not in ("arena up", "arena demo", "arena worker"):
+            _add_global_options(command, default=argparse.SUPPRESS)
     return parser
 
 

@@ -55,6 +55,22 @@ def test_global_option_overrides_the_environment(run_arena: RunArena) -> None:
     assert_one_line_error(result, f"127.0.0.1:{port}")
 
 
+@pytest.mark.parametrize("command", SERVICE_COMMANDS, ids=" ".join)
+def test_global_options_may_follow_the_command(run_arena: RunArena,
+                                               command: tuple[str, ...]) -> None:
+    """`arena match list --token T` was "unrecognized arguments" (only `arena bot ...`
+    took them there); where a command has an option of the same name, it keeps it
+    (`arena match list --ladder ID` filters by ladder)."""
+    port = _closed_port()
+    roles = ("registry", "referee", "analysis", *(("ladder",) if command != ("match", "list")
+                                                  else ()))
+    where = [part for role in roles for part in (f"--{role}", f"127.0.0.1:{port}")]
+    env = {f"ARENA_{role}": "127.0.0.1:1" for role in ("REGISTRY", "REFEREE", "LADDER",
+                                                        "ENGINE")}
+    result = run_arena(*command, *where, "--token", "t", "--timeout", "5", env=env)
+    assert_one_line_error(result, "unreachable", f"127.0.0.1:{port}")
+
+
 def test_corrupt_stack_file(run_arena: RunArena, tmp_path: Path) -> None:
     (tmp_path / ".arena").mkdir()
     (tmp_path / ".arena" / "stack.json").write_text("{not json")
