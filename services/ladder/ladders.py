@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -216,6 +217,7 @@ def result_record(config: ladder_pb2.LadderConfig, match: match_pb2.Match) -> Re
 
 
 FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
+TABLES_KEPT = 64  # ladders whose last standings table is kept
 
 
 class Ladders:
@@ -228,6 +230,8 @@ class Ladders:
         self.bots = bots
         self.in_flight = max(1, in_flight)
         self._plans: dict[str, Plan] = {}
+        self._tables: OrderedDict[str, tuple[object, list[ladder_pb2.StandingRow],
+                                             list[ladder_pb2.HeadToHead]]] = OrderedDict()
         self._lock = threading.Lock()
 
     def plan(self, ladder_id: str) -> Plan:
@@ -374,6 +378,26 @@ class Ladders:
         bots = list(info.config.bots)
         games = [Game(r.black, r.white, r.score)
                  for r in self.store.results(ladder_id).values() if r.score is not None]
+        # Every page watching a running ladder asks again after each game, and fitting
+        # the ratings of a large one takes tens of milliseconds: the last table of each
+        # ladder is kept for as long as its counted games stay the same.
+        signature = (len(bots), frozenset(Counter(games).items()))
+        with self._lock:
+            kept = self._tables.get(ladder_id)
+            if kept is not None and kept[0] == signature:
+                self._tables.move_to_end(ladder_id)
+                return ladder_pb2.Standings(ladder=info, rows=kept[1], head_to_head=kept[2])
+        rows, pairs = self._table(bots, games)
+        with self._lock:
+            self._tables[ladder_id] = (signature, rows, pairs)
+            self._tables.move_to_end(ladder_id)
+            while len(self._tables) > TABLES_KEPT:
+                self._tables.popitem(last=False)
+        return ladder_pb2.Standings(ladder=info, rows=rows, head_to_head=pairs)
+
+    @staticmethod
+    def _table(bots: list[common_pb2.BotRef], games: list[Game],
+               ) -> tuple[list[ladder_pb2.StandingRow], list[ladder_pb2.HeadToHead]]:
         table = compute_standings(len(bots), games)
         rows = [
             ladder_pb2.StandingRow(
@@ -390,7 +414,7 @@ class Ladders:
                 los=line.los, bot_ref=bots[line.player], opponent_ref=bots[line.opponent])
             for line in table.head_to_head
         ]
-        return ladder_pb2.Standings(ladder=info, rows=rows, head_to_head=pairs)
+        return rows, pairs
 
     def cancel(self, ladder_id: str, caller: str, is_admin: bool) -> ladder_pb2.LadderInfo:
         """Stop a running ladder: no game starts any more, and the games scheduled and not
