@@ -15,7 +15,7 @@ from arena.clients.sdk import ArenaClient
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from arena.bots.validation import split_bot_ref
+from arena.bots.validation import evaluator_game, split_bot_ref
 from arena.errors import ArenaError, InvalidArgumentError
 from arena.games import GAME_NAMES, GAMES, Position, game
 from arena.rpc import INT32_MAX, INT64_MAX
@@ -130,14 +130,16 @@ def add_game_options(parser: argparse.ArgumentParser) -> None:
 
 
 def settle_game(client: ArenaClient, args: argparse.Namespace, bots: list[str],
-                preset: str = "") -> None:
+                preset: str = "", evaluator: object = None) -> None:
     """Fill in ``args.game`` when ``--game`` was left out: the game of the first of
-    ``bots`` (bot references, asked of the registry), else of ``preset``, else the first
-    game. A bot that cannot be looked up (none such, no stack) settles nothing: the
-    command's own checks or the service's answer then name the problem."""
+    ``bots`` (bot references, asked of the registry), else of ``preset``, else of
+    ``evaluator`` (an engine configuration's), else the first game. A bot that cannot be
+    looked up (none such, no stack) settles nothing: the command's own checks or the
+    service's answer then name the problem."""
     if args.game is not None:
         return
-    args.game = GAME_NAMES[0]
+    plays = evaluator_game(evaluator) if evaluator is not None else None
+    args.game = plays.name if plays is not None else GAME_NAMES[0]
     with contextlib.suppress(ArenaError):
         if bots:
             ref = parse_bot_ref(bots[0])

@@ -305,15 +305,23 @@ def _match_target(client: ArenaClient, match_id: str,
     return game(replay.game).spec(replay.variant, replay.size), position, moves[:ply]
 
 
+def _config_file(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The engine configuration of ``--config``, if given."""
+    if args.config is None:
+        return None
+    try:
+        config = json.loads(read_text_file(args.config, "engine configuration"))
+    except ValueError as exc:
+        raise InvalidArgumentError(f"{args.config} is not JSON: {exc}") from None
+    if not isinstance(config, dict):
+        raise InvalidArgumentError(f"{args.config} must hold a JSON object")
+    return config
+
+
 def _engine_config(client: ArenaClient, args: argparse.Namespace,
-                   spec: common_pb2.GameSpec) -> dict[str, Any] | None:
-    if args.config is not None:
-        try:
-            config = json.loads(read_text_file(args.config, "engine configuration"))
-        except ValueError as exc:
-            raise InvalidArgumentError(f"{args.config} is not JSON: {exc}") from None
-        if not isinstance(config, dict):
-            raise InvalidArgumentError(f"{args.config} must hold a JSON object")
+                   spec: common_pb2.GameSpec, config: dict[str, Any] | None,
+                   ) -> dict[str, Any] | None:
+    if config is not None:
         return config
     if args.preset:
         presets = client.list_presets(spec.kind)
@@ -328,9 +336,11 @@ def _engine_config(client: ArenaClient, args: argparse.Namespace,
 def cmd_analyze(args: argparse.Namespace) -> int:
     limits = common_pb2.SearchLimits(depth=args.depth, nodes=args.nodes, time_ms=args.time_ms)
     with client_from_args(args) as client:
-        settle_game(client, args, [args.bot] if args.bot else [], args.preset or "")
+        config = _config_file(args)
+        settle_game(client, args, [args.bot] if args.bot else [], args.preset or "",
+                    (config or {}).get("evaluator"))
         spec, position, history = _analyze_target(client, args)
-        config = _engine_config(client, args, spec)
+        config = _engine_config(client, args, spec, config)
         reply = client.analyze(
             common_pb2.Position(game=spec, text=position.to_text()),
             bot=parse_bot_ref(args.bot) if args.bot else None, engine_config=config,

@@ -5,6 +5,7 @@ contradicts it is refused with a message that says what to type."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from arena.games import new_position
@@ -113,7 +114,10 @@ def test_the_game_follows_the_bots_when_left_out(cli_stack: InProcessStack) -> N
     assert test["config"]["game"]["kind"] == "GAME_KIND_GOMOKU"
     cancelled = cli_stack.run("ladder", "cancel", test["id"])
     assert cancelled.code == 0 or "is not running" in cancelled.err, cancelled.err
-    for who in (["--bot", "five-a"], ["--preset", "sharpmoku-normal"]):
+    config = Path("gomoku-config.json")
+    config.write_text(json.dumps({"evaluator": "arena-gomoku", "max_depth": 2}))
+    for who in (["--bot", "five-a"], ["--preset", "sharpmoku-normal"],
+                ["--config", str(config)]):
         reply = json.loads(ok(cli_stack.run("analyze", *who, "--moves", "h8", "--json")))
         assert 0 <= reply["move"]["square"] < 15 * 15
 
