@@ -56,7 +56,12 @@ class PermissionDeniedError(ArenaError):
 
 
 class ResourceExhaustedError(ArenaError):
-    """A quota or rate limit is used up; the message names the limit."""
+    """A quota or rate limit is used up; the message names the limit, and ``limit`` is
+    its name for the services' metrics (``arena_limit_refusals_total``)."""
+
+    def __init__(self, message: str, limit: str = "") -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class UnavailableError(ArenaError):

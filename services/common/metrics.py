@@ -44,6 +44,8 @@ from prometheus_client import (
 )
 from prometheus_client.exposition import ThreadingWSGIServer
 
+from arena.errors import ResourceExhaustedError
+
 log = logging.getLogger(__name__)
 
 disable_created_metrics()  # type: ignore[no-untyped-call]  # no ``_created`` series: half the scrape
@@ -61,6 +63,9 @@ RPC_HANDLED = Counter("grpc_server_handled_total", "RPCs completed, by status co
                       ["grpc_service", "grpc_method", "grpc_type", "grpc_code"])
 RPC_SECONDS = Histogram("grpc_server_handling_seconds", "time to complete an RPC",
                         ["grpc_service", "grpc_method", "grpc_type"], buckets=_FAST)
+LIMIT_REFUSALS = Counter("arena_limit_refusals_total",
+                         "calls refused with RESOURCE_EXHAUSTED, by the quota or shared limit "
+                         "that refused them", ["limit"])
 
 # -- the delivery of moves ------------------------------------------------------------------
 
@@ -164,6 +169,33 @@ def _measured_stream(items: Iterator[Any], service: str, method: str,
         failed = False
     finally:  # also when the client goes away (the generator is closed)
         _handled(service, method, "server_stream", context, began, failed)
+
+
+def refusal_layer(details: grpc.HandlerCallDetails) -> Wrap:
+    """Counts each refusal (``ResourceExhaustedError``) by its ``limit``, so that an
+    operator sees which quota or shared limit turns callers away. Inside the error layer,
+    which turns the refusal into its status."""
+    return _refusals_counted
+
+
+def _refusals_counted(behavior: Behavior) -> Behavior:
+    def counted(request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            result = behavior(request, context)
+        except ResourceExhaustedError as refusal:
+            LIMIT_REFUSALS.labels(refusal.limit or "other").inc()
+            raise
+        return _refusals_in_stream(result) if isinstance(result, Iterator) else result
+
+    return counted
+
+
+def _refusals_in_stream(items: Iterator[Any]) -> Iterator[Any]:
+    try:
+        yield from items
+    except ResourceExhaustedError as refusal:
+        LIMIT_REFUSALS.labels(refusal.limit or "other").inc()
+        raise
 
 
 def _handled(service: str, method: str, kind: str, context: grpc.ServicerContext,

@@ -79,7 +79,7 @@ class Quota:
         limit = int(getattr(self, name))
         if asked > limit:
             raise ResourceExhaustedError(f"quota {name} is {limit}; the request asks for "
-                                         f"{asked}")
+                                         f"{asked}", name)
 
 
 UNLIMITED = Quota(**{f.name: UNLIMITED_VALUE for f in dataclasses.fields(Quota)})
@@ -126,7 +126,7 @@ class Quotas:
         used = self._rates.hit(principal.name, rate)
         if used > limit:
             raise ResourceExhaustedError(
-                f"quota {rate} is {limit}; retry in {self._rates.retry_after_s()} s")
+                f"quota {rate} is {limit}; retry in {self._rates.retry_after_s()} s", rate)
 
 
 def _quota(base: Quota, values: Any) -> Quota:

@@ -27,7 +27,7 @@ from arena.services.common.auth import (
     current_principal,
 )
 from arena.services.common.errors import Behavior, Wrap, decoded, map_errors, rewrap, tolerant
-from arena.services.common.metrics import rpc_layer
+from arena.services.common.metrics import refusal_layer, rpc_layer
 from arena.services.common.quotas import UNLIMITED_VALUE, Quotas
 from arena.services.common.shares import Refusal, Shares, Turns
 from google.protobuf import descriptor_pool
@@ -125,12 +125,13 @@ class Gate:
             if refusal is Refusal.QUEUE:
                 raise ResourceExhaustedError(
                     f"quota calls_at_once is {mine}: {mine} of your calls run on this server "
-                    f"and {CALLS_WAITING * mine} more wait their turn; wait for them")
+                    f"and {CALLS_WAITING * mine} more wait their turn; wait for them",
+                    "calls_at_once")
             if refusal is not None:
                 raise ResourceExhaustedError(
                     f"quota calls_at_once is {mine}: this call waited {wait_s:.1f} s for your "
                     "earlier calls to this server to end; allow a longer wait with a "
-                    "longer timeout")
+                    "longer timeout", "calls_at_once")
             try:
                 return behavior(request, context)
             finally:
@@ -144,11 +145,11 @@ class Gate:
             refusal = self.streams.take(principal.name, mine)
             if refusal is Refusal.SHARE:
                 raise ResourceExhaustedError(f"quota open_streams is {mine}: close a "
-                                             "live stream first")
+                                             "live stream first", "open_streams")
             if refusal is Refusal.TOTAL:
                 raise ResourceExhaustedError(
                     f"this server has {self.streams.total} live streams open, its "
-                    "most: try again shortly")
+                    "most: try again shortly", "server_streams")
             try:
                 items = behavior(request, context)
             except BaseException:
@@ -214,8 +215,8 @@ def build_server(
     (every caller is the anonymous admin); ``credentials`` (``tls.server_credentials``)
     make it serve TLS only; ``quotas`` give each user's ``open_streams`` and
     ``calls_at_once``."""
-    interceptor = ServiceInterceptor([rpc_layer, map_errors, Authenticator(tokens),
-                                      Gate(threads, quotas), decoded])
+    interceptor = ServiceInterceptor([rpc_layer, map_errors, refusal_layer,
+                                      Authenticator(tokens), Gate(threads, quotas), decoded])
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="grpc"),
         interceptors=[interceptor],

@@ -92,7 +92,7 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
             raise ResourceExhaustedError(
                 f"the analysis pool is busy ({self.slots.capacity} searches at once per "
                 f"worker, every one taken for the {max(0.0, wait_s):.1f} s this call could "
-                "wait); retry, or allow a longer wait with a longer timeout")
+                "wait); retry, or allow a longer wait with a longer timeout", "analysis_slots")
         try:
             stop = StopFlag()
             context.add_callback(stop.set)  # a cancelled call stops the search
@@ -118,7 +118,8 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         share = quota.analyses_at_once
         if self.callers.take(caller.name, share) is not None:  # before any work or spending
             raise ResourceExhaustedError(
-                f"quota analyses_at_once is {share}: wait for your analysis to finish")
+                f"quota analyses_at_once is {share}: wait for your analysis to finish",
+                "analyses_at_once")
         try:
             self.quotas.spend(caller, "analyses_per_minute")
             engine = game(request.position.game.kind).engine()

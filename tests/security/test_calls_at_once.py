@@ -21,6 +21,7 @@ from arena.services.common.launcher import Launcher
 from arena.services.common.server import CALLS_WAITING
 
 from arena.v1 import common_pb2, engine_pb2, engine_pb2_grpc
+from tests.observability.test_stack import scrape_all, total
 from tests.support.stacks import launcher, stack_channel, stack_client
 
 TOKENS = {"alice-token": {"name": "alice", "role": "user"},
@@ -35,7 +36,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launcher]:
            "ARENA_QUOTAS": json.dumps({"user": {"calls_at_once": 1,
                                                  "analyses_at_once": 20}})}
     with launcher(home=tmp_path_factory.mktemp("calls"), workers=0, analysts=1,
-                  env=env) as running:
+                  env=env, metrics=True) as running:
         yield running
 
 
@@ -86,6 +87,8 @@ def test_a_users_calls_wait_their_turn_behind_each_other_not_before_others(
     assert full.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "1 of your calls run on this server and 4 more wait" in (full.value.details() or "")
     assert time.monotonic() - began < 5
+    # Operators see which limit turned her away.
+    assert total(scrape_all(stack), "arena_limit_refusals_total", limit="calls_at_once") == 2
     # Her line is on this server only: the referee serves her.
     with stack_client(stack, "alice-token") as alice:
         alice.list_matches()

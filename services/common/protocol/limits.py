@@ -28,7 +28,7 @@ def over_bytes(client: redis.Redis, counter: str, quota: str, limit: int, owner:
     for the message)."""
     used = int(client.get(counter) or 0)
     return ResourceExhaustedError(f"quota {quota} is {limit:,}: {owner}'s {what} take "
-                                  f"{used:,} bytes and this one {size:,} more ({hint})")
+                                  f"{used:,} bytes and this one {size:,} more ({hint})", quota)
 
 WINDOW_S = 60
 
