@@ -14,6 +14,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+# gRPC's own log lines (a failed TLS handshake, ...) would come before the one-line error
+# that says the same. gRPC reads its level once, when it is first imported (grpcio 1.85:
+# setting it later, in main, no longer did), so before anything imports it.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+
 from arena.clients.common import seconds
 
 from arena.errors import ArenaError, InvalidArgumentError, UnavailableError
@@ -231,9 +236,6 @@ def _apply_global_options(args: argparse.Namespace, argv: Sequence[str] | None) 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # gRPC's own log lines (a failed TLS handshake, ...) would come before the one-line
-    # error that says the same; it reads this when it loads, i.e. in build_parser.
-    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown and args.command != "worker":
