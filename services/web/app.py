@@ -31,6 +31,7 @@ from arena.services.web.gateway import (
     list_matches,
 )
 from arena.services.web.settings import WebSettings
+from arena.services.web.shared import SharedReads
 from arena.services.web.turns import ViewerTurns
 from arena.services.web.views import (
     ladder_json,
@@ -190,6 +191,8 @@ class Api:
         self.slots = live.StreamSlots(gateway.settings.max_streams,
                                       gateway.settings.max_streams_per_viewer)
         self.turns = ViewerTurns(gateway.settings.calls_per_viewer)
+        # Everyone reads the same with the service token while reading is open.
+        self.reads = SharedReads() if gateway.settings.read_access == "open" else None
 
     def viewer(self, request: Request) -> str:
         """Who a request is read as: the token where reading needs one (a made-up one is
@@ -200,6 +203,23 @@ class Api:
         if token and self.gateway.settings.read_access == "token":
             return f"token {token}"
         return f"address {request.client and request.client.host}"
+
+    def reading(self, handler: Handler) -> Handler:
+        """A read: in its viewer's turn, its answer shared (``shared.SharedReads``)."""
+        turned = self.in_turn(handler)
+        return self.reads.shared(turned) if self.reads is not None else turned
+
+    def acting(self, handler: Handler) -> Handler:
+        """An action: in its viewer's turn; after it, no read answered before is shared."""
+        turned = self.in_turn(handler)
+
+        async def act(request: Request) -> Response:
+            try:
+                return await turned(request)
+            finally:
+                if self.reads is not None:
+                    self.reads.forget()
+        return act
 
     def in_turn(self, handler: Handler) -> Handler:
         """``handler`` run as one of its viewer's requests (``turns.ViewerTurns``)."""
@@ -381,10 +401,10 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
         gateway.close()
 
     def get(path: str, handler: Handler) -> Route:
-        return Route(path, api(handlers.in_turn(handler)), methods=["GET", "HEAD"])
+        return Route(path, api(handlers.reading(handler)), methods=["GET", "HEAD"])
 
     def post(path: str, handler: Handler, method: str = "POST") -> Route:
-        return Route(path, api(handlers.in_turn(handler)), methods=[method])
+        return Route(path, api(handlers.acting(handler)), methods=[method])
 
     def live_stream(path: str, handler: Handler) -> Route:
         return Route(path, api(handler), methods=["GET"])  # no HEAD: it would open a stream

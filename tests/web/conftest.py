@@ -121,7 +121,7 @@ def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebStack]:
     env = {"ARENA_WARM_GAMES": "othello",
            "ARENA_TOKENS": json.dumps({USER_TOKEN: {"name": "webuser", "role": "user"}})}
     with Launcher(home=tmp_path_factory.mktemp("web-stack"), workers=2, env=env,
-                  web=True) as stack:
+                  web=True, metrics=True) as stack:
         client = ArenaClient(registry=stack.target("registry"), referee=stack.target("referee"),
                              ladder=stack.target("ladder"), engine=stack.target("worker"),
                              token=stack.admin_token, home=stack.home)
