@@ -3,12 +3,13 @@
 On a real embedded stack (the services, two workers, the web gateway), a ladder of two
 fast bots (the lab's beginner, 5 ms a move) plays while ``--viewers`` clients, each from an
 address of its own, do what a ladder page does: reload the standings and the ladder's 200
-latest games every 0.5 s. Printed, for ``--rounds`` alternating windows of ``--seconds``
+latest games every 0.5 s (with ``--live``, each also keeps the page's live stream of
+the ladder open). Printed, for ``--rounds`` alternating windows of ``--seconds``
 with and without the viewers: games played, the reads served, and the CPU share of the
 referee, ladder service and gateway; then the median ratio of games with viewers to
 games without. To compare with another version, run it there too (a worktree).
 
-    .venv/bin/python bench/web_viewers.py [--viewers 30] [--seconds 15] [--rounds 3]
+    .venv/bin/python bench/web_viewers.py [--viewers 30] [--seconds 15] [--rounds 3] [--live]
 """
 
 from __future__ import annotations
@@ -33,12 +34,27 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def viewers(web: str, ladder_id: str, count: int, seconds: float) -> int:
+def viewers(web: str, ladder_id: str, count: int, seconds: float, live: bool) -> int:
     host, port = web.rsplit(":", 1)
     stop = time.monotonic() + seconds
     served = [0] * count
 
+    def follow(index: int) -> None:
+        """The page's live stream of the ladder, read until the window ends."""
+        connection = http.client.HTTPConnection(host, int(port), timeout=5,
+                                                source_address=(f"127.0.1.{index + 1}", 0))
+        connection.request("GET", f"/api/ladders/{ladder_id}/events")
+        reply = connection.getresponse()
+        while time.monotonic() < stop:
+            try:
+                reply.read1(65536)
+            except TimeoutError:
+                continue
+        connection.close()
+
     def view(index: int) -> None:
+        if live:
+            threading.Thread(target=follow, args=(index,), daemon=True).start()
         connection = http.client.HTTPConnection(host, int(port), timeout=60,
                                                 source_address=(f"127.0.1.{index + 1}", 0))
         while time.monotonic() < stop:
@@ -63,6 +79,8 @@ def main() -> None:
     parser.add_argument("--viewers", type=int, default=30)
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--live", action="store_true",
+                        help="each viewer also keeps the page's live stream open")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as home, \
             Launcher(home=Path(home), workers=2, analysts=0, web=True,
@@ -86,7 +104,8 @@ def main() -> None:
                 done = sdk.get_standings(ladder.id).ladder.games_done
                 cpu = {role: cpu_seconds(pid) for role, pid in pids.items() if pid}
                 began = time.monotonic()
-                reads = viewers(web, ladder.id, args.viewers, args.seconds) if watched else 0
+                reads = (viewers(web, ladder.id, args.viewers, args.seconds, args.live)
+                         if watched else 0)
                 if not watched:
                     time.sleep(args.seconds)
                 took = time.monotonic() - began

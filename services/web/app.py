@@ -193,6 +193,8 @@ class Api:
         self.turns = ViewerTurns(gateway.settings.calls_per_viewer)
         # Everyone reads the same with the service token while reading is open.
         self.reads = SharedReads() if gateway.settings.read_access == "open" else None
+        self.broadcasts = (live.Broadcasts(lambda: gateway.stream_client(None))
+                           if gateway.settings.read_access == "open" else None)
 
     def viewer(self, request: Request) -> str:
         """Who a request is read as: the token where reading needs one (a made-up one is
@@ -249,8 +251,9 @@ class Api:
         return JSONResponse(standings_json(standings))
 
     async def ladder_events(self, request: Request) -> Response:
-        return self._stream(request, live.watch_ladder(request.path_params["id"]),
-                            live.ladder_events)
+        ladder_id = request.path_params["id"]
+        return self._stream(request, f"ladder {ladder_id}", live.watch_ladder(ladder_id),
+                            lambda: live.ladder_events, keep_all=False)
 
     async def create_ladder(self, request: Request) -> Response:
         body = await json_body(request)
@@ -304,8 +307,9 @@ class Api:
         return JSONResponse(await self.gateway.run(match_json, match))
 
     async def match_events(self, request: Request) -> Response:
-        return self._stream(request, live.watch_match(request.path_params["id"]),
-                            live.MatchEvents())
+        match_id = request.path_params["id"]
+        return self._stream(request, f"match {match_id}", live.watch_match(match_id),
+                            live.MatchEvents, keep_all=True)
 
     async def create_match(self, request: Request) -> Response:
         body = await json_body(request)
@@ -356,17 +360,26 @@ class Api:
 
     # -- live ------------------------------------------------------------------------
 
-    def _stream(self, request: Request, open_stream: Callable[[ArenaClient], Any],
-                to_events: Callable[[Any], list[live.Event]]) -> Response:
+    def _stream(self, request: Request, key: str, open_stream: Callable[[ArenaClient], Any],
+                new_events: Callable[[], Callable[[Any], list[live.Event]]],
+                keep_all: bool) -> Response:
+        """A page's live stream: shared with every other page of the same thing while
+        reading is open (``live.Broadcasts``), else a gRPC stream of its own, read with
+        the viewer's token."""
         viewer = self.viewer(request)
         self.slots.take(viewer)
+        give_back = functools.partial(self.slots.give_back, viewer)
         try:
-            client = self.gateway.stream_client(bearer(request))
+            if self.broadcasts is not None:
+                body = self.broadcasts.watch(key, open_stream, new_events, keep_all,
+                                             self.stopping, give_back)
+            else:
+                client = self.gateway.stream_client(bearer(request))
+                body = live.relay(client, open_stream, new_events(), self.stopping,
+                                  give_back)
         except BaseException:
-            self.slots.give_back(viewer)
+            give_back()
             raise
-        body = live.relay(client, open_stream, to_events, self.stopping,
-                          functools.partial(self.slots.give_back, viewer))
         return StreamingResponse(body, media_type="text/event-stream",
                                  headers={"cache-control": "no-store",
                                           "x-accel-buffering": "no"})

@@ -116,6 +116,129 @@ async def relay(client: ArenaClient, open_stream: Callable[[ArenaClient], Iterab
         on_close()
 
 
+_STOP = object()  # a shared stream's last item after an error event: no "end" follows
+
+
+class Broadcasts:
+    """Live streams shared by their viewers, while reading is open (everyone reads the
+    same then, with the service token): one gRPC stream per match or ladder watched,
+    whatever the number of pages open on it, read in a thread of its own. A page that
+    joins gets what the stream said so far (``keep_all``: every event, a match's plies;
+    else the last, a ladder's latest progress, which carries the whole ladder), then
+    what comes. When the last page leaves, the gRPC stream is cancelled; when it ends,
+    the next page starts a new one. Sixty pages of a running ladder, each with a stream
+    of its own, took the ladder service's CPU and the ladder played half its games."""
+
+    def __init__(self, new_client: Callable[[], ArenaClient]) -> None:
+        self.new_client = new_client
+        self.casts: dict[str, Broadcast] = {}
+
+    async def watch(self, key: str, open_stream: Callable[[ArenaClient], Iterable[Any]],
+                    new_events: Callable[[], Callable[[Any], list[Event]]], keep_all: bool,
+                    stopping: asyncio.Event, on_close: Callable[[], None],
+                    ) -> AsyncIterator[bytes]:
+        """Server-sent events of the thing ``key`` names, for one page."""
+        try:
+            cast = self.casts.get(key)
+            if cast is None:
+                cast = self.casts[key] = Broadcast(self, key, open_stream, new_events(),
+                                                   keep_all)
+            queue = cast.join()
+        except BaseException:
+            on_close()
+            raise
+        try:
+            yield f"retry: {RETRY_MS}\n\n".encode()
+            async for item in _items(queue, stopping):
+                if item is None:
+                    yield b": keepalive\n\n"
+                elif item is _END:
+                    yield sse("end", {})
+                    return
+                elif item is _STOP:
+                    return
+                else:
+                    yield item
+            yield sse("bye", {"reason": "the server is stopping"})
+        finally:
+            cast.leave(queue)
+            on_close()
+
+
+class Broadcast:
+    """One gRPC stream and the pages reading it (see ``Broadcasts``); runs on the event
+    loop but for the reading thread, which only posts to it."""
+
+    def __init__(self, owner: Broadcasts, key: str,
+                 open_stream: Callable[[ArenaClient], Iterable[Any]],
+                 to_events: Callable[[Any], list[Event]], keep_all: bool) -> None:
+        self.owner, self.key, self.to_events, self.keep_all = owner, key, to_events, keep_all
+        self.said: list[bytes] = []  # what a page that joins now is sent first
+        self.pages: set[asyncio.Queue[Any]] = set()
+        self.client = owner.new_client()
+        self.closed = threading.Event()
+        loop = asyncio.get_running_loop()
+
+        def post(item: Any) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is gone: the server stopped
+                loop.call_soon_threadsafe(self._deliver, item)
+
+        def read() -> None:
+            try:
+                for message in open_stream(self.client):
+                    post(message)
+                post(_END)
+            except Exception as exc:
+                if self.closed.is_set():
+                    return  # we cancelled it: nobody reads any more
+                if not isinstance(exc, ArenaError):
+                    log.exception("live stream failed")  # not a service's answer: a bug
+                post(exc)
+
+        threading.Thread(target=read, name=f"live {key}", daemon=True).start()
+
+    def join(self) -> asyncio.Queue[Any]:
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        for chunk in self.said:
+            queue.put_nowait(chunk)
+        self.pages.add(queue)
+        return queue
+
+    def leave(self, queue: asyncio.Queue[Any]) -> None:
+        self.pages.discard(queue)
+        if not self.pages:
+            self._close()
+
+    def _close(self) -> None:
+        if self.owner.casts.get(self.key) is self:
+            del self.owner.casts[self.key]
+        if not self.closed.is_set():
+            self.closed.set()
+            self.client.close()  # cancels the gRPC call; the reading thread then ends
+
+    def _deliver(self, item: Any) -> None:
+        if item is _END or isinstance(item, BaseException):
+            last: list[Any] = [_END]
+            if isinstance(item, BaseException):
+                status, code = http_status(item)
+                last = [sse("error", {"status": code, "http_status": status,
+                                      "message": str(item) if status != 500
+                                      else "internal error"}), _STOP]
+            self._close()  # the next page starts a new stream
+            for queue in self.pages:
+                for each in last:
+                    queue.put_nowait(each)
+            return
+        chunks = [sse(name, data) for name, data in self.to_events(item)]
+        if self.keep_all:
+            self.said += chunks
+        elif chunks:
+            self.said = chunks[-1:]
+        for queue in self.pages:
+            for chunk in chunks:
+                queue.put_nowait(chunk)
+
+
 async def _items(queue: asyncio.Queue[Any], stopping: asyncio.Event) -> AsyncIterator[Any]:
     """Queued items as they come, None after every quiet ``KEEPALIVE_S``; stops when
     the server is stopping."""

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -354,6 +355,65 @@ def test_an_action_is_seen_at_once_by_its_author(web: WebStack) -> None:
                                         token=USER_TOKEN)
     assert status == 200, reply
     assert web.http.json(f"/api/matches/{match_id}")["status"] == "cancelled"
+
+
+class Page:
+    """A live page's stream, read as it comes."""
+
+    def __init__(self, web: WebStack, path: str, source: str) -> None:
+        self.connection = _connect(web, source)
+        self.connection.request("GET", path)
+        self.reply = self.connection.getresponse()
+        assert self.reply.status == 200
+        self.text = ""
+
+    def until(self, done: Callable[[str], bool], timeout_s: float = 60) -> str:
+        deadline = time.monotonic() + timeout_s
+        while not done(self.text):
+            assert time.monotonic() < deadline, self.text[-500:]
+            self.text += self.reply.read1(65536).decode()
+        return self.text
+
+
+def test_pages_of_one_match_share_one_stream(web: WebStack) -> None:
+    """Each live page had a gRPC stream of its own: sixty pages of a running ladder took
+    the ladder service's CPU and the ladder played half its games. Now the pages of one
+    match share one stream, and a page that comes late is sent what came before."""
+    status, _, reply = web.http.request(
+        "POST", "/api/matches", {"black": "web-live-a", "white": "web-live-b",
+                                 "move_time_ms": 20_000}, token=USER_TOKEN)
+    assert status == 201, reply
+    match_id = json.loads(reply)["id"]
+    path = f"/api/matches/{match_id}/events"
+
+    def watches() -> float:  # the referee's WatchMatch calls that have ended
+        address = web.stack.manifest()["metrics"]["referee"]
+        return total({"referee": scrape(address)}, "grpc_server_handled_total",
+                     grpc_method="WatchMatch")
+
+    before = watches()
+    pages = [Page(web, path, f"127.0.3.{n + 1}") for n in range(8)]
+    try:
+        for page in pages:
+            page.until(lambda text: "event: match" in text)
+        seen = pages[0].until(lambda text: text.count("event: ply") >= 3)
+        late = Page(web, path, "127.0.3.100")
+        pages.append(late)
+        # The late page is sent the header and every ply the first saw, at once.
+        late.until(lambda text: text.count("event: ply") >= seen.count("event: ply"),
+                   timeout_s=10)
+        assert late.text.index("event: match") < late.text.index("event: ply")
+    finally:
+        for page in pages:
+            page.connection.close()
+        web.http.request("POST", f"/api/matches/{match_id}/cancel", {}, token=USER_TOKEN)
+    # Nine pages, one stream: it ends (cancelled) once the last page is gone.
+    deadline = time.monotonic() + 30
+    while watches() - before < 1:
+        assert time.monotonic() < deadline, "the shared stream never ended"
+        time.sleep(0.2)
+    time.sleep(2)  # streams of their own would all have ended by now
+    assert watches() - before == 1
 
 
 def test_one_viewer_cannot_take_every_live_stream(web: WebStack) -> None:
