@@ -193,8 +193,7 @@ class Api:
         self.turns = ViewerTurns(gateway.settings.calls_per_viewer)
         # Everyone reads the same with the service token while reading is open.
         self.reads = SharedReads() if gateway.settings.read_access == "open" else None
-        self.broadcasts = (live.Broadcasts(lambda: gateway.stream_client(None))
-                           if gateway.settings.read_access == "open" else None)
+        self.broadcasts = live.Broadcasts() if gateway.settings.read_access == "open" else None
 
     def viewer(self, request: Request) -> str:
         """Who a request is read as: the token where reading needs one (a made-up one is
@@ -367,19 +366,21 @@ class Api:
         reading is open (``live.Broadcasts``), else a gRPC stream of its own, read with
         the viewer's token."""
         viewer = self.viewer(request)
+        token = bearer(request)
+        self.gateway.read_credential(token)  # no token where one is needed: 401 now
         self.slots.take(viewer)
-        give_back = functools.partial(self.slots.give_back, viewer)
-        try:
-            if self.broadcasts is not None:
-                body = self.broadcasts.watch(key, open_stream, new_events, keep_all,
-                                             self.stopping, give_back)
-            else:
-                client = self.gateway.stream_client(bearer(request))
-                body = live.relay(client, open_stream, new_events(), self.stopping,
-                                  give_back)
-        except BaseException:
-            give_back()
-            raise
+
+        def start(on_over: Callable[[live.Broadcast], None]) -> live.Broadcast:
+            return live.Broadcast(self.gateway.stream_client(token), open_stream,
+                                  new_events(), keep_all, on_over)
+
+        def cast() -> live.Broadcast:
+            if self.broadcasts is None:
+                return start(lambda _: None)
+            return self.broadcasts.get(key, start)
+
+        body = live.follow(cast, self.stopping,
+                           functools.partial(self.slots.give_back, viewer))
         return StreamingResponse(body, media_type="text/event-stream",
                                  headers={"cache-control": "no-store",
                                           "x-accel-buffering": "no"})

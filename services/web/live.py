@@ -67,115 +67,25 @@ class StreamSlots:
         self.streams.give_back(viewer)
 
 
-async def relay(client: ArenaClient, open_stream: Callable[[ArenaClient], Iterable[Any]],
-                to_events: Callable[[Any], list[Event]], stopping: asyncio.Event,
-                on_close: Callable[[], None]) -> AsyncIterator[bytes]:
-    """Server-sent events from a blocking gRPC stream read in a thread of its own."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[Any] = asyncio.Queue()
-    closed = threading.Event()
-
-    def post(item: Any) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop is gone: the server stopped
-            loop.call_soon_threadsafe(queue.put_nowait, item)
-
-    def read() -> None:
-        try:
-            for message in open_stream(client):
-                post(message)
-            post(_END)
-        except Exception as exc:
-            if closed.is_set():
-                return  # we cancelled it: the page is gone
-            if not isinstance(exc, ArenaError):
-                log.exception("live stream failed")  # not a service's answer: a bug
-            post(exc)
-
-    thread = threading.Thread(target=read, name="live-stream", daemon=True)
-    thread.start()
-    try:
-        yield f"retry: {RETRY_MS}\n\n".encode()
-        async for item in _items(queue, stopping):
-            if item is None:
-                yield b": keepalive\n\n"
-            elif item is _END:
-                yield sse("end", {})
-                return
-            elif isinstance(item, BaseException):
-                status, code = http_status(item)
-                yield sse("error", {"status": code, "http_status": status,
-                                    "message": str(item) if status != 500 else "internal error"})
-                return
-            else:
-                for name, data in to_events(item):
-                    yield sse(name, data)
-        yield sse("bye", {"reason": "the server is stopping"})
-    finally:
-        closed.set()
-        client.close()  # cancels the gRPC call; the reading thread then ends
-        on_close()
-
-
-_STOP = object()  # a shared stream's last item after an error event: no "end" follows
-
-
-class Broadcasts:
-    """Live streams shared by their viewers, while reading is open (everyone reads the
-    same then, with the service token): one gRPC stream per match or ladder watched,
-    whatever the number of pages open on it, read in a thread of its own. A page that
-    joins gets what the stream said so far (``keep_all``: every event, a match's plies;
-    else the last, a ladder's latest progress, which carries the whole ladder), then
-    what comes. When the last page leaves, the gRPC stream is cancelled; when it ends,
-    the next page starts a new one. Sixty pages of a running ladder, each with a stream
-    of its own, took the ladder service's CPU and the ladder played half its games."""
-
-    def __init__(self, new_client: Callable[[], ArenaClient]) -> None:
-        self.new_client = new_client
-        self.casts: dict[str, Broadcast] = {}
-
-    async def watch(self, key: str, open_stream: Callable[[ArenaClient], Iterable[Any]],
-                    new_events: Callable[[], Callable[[Any], list[Event]]], keep_all: bool,
-                    stopping: asyncio.Event, on_close: Callable[[], None],
-                    ) -> AsyncIterator[bytes]:
-        """Server-sent events of the thing ``key`` names, for one page."""
-        try:
-            cast = self.casts.get(key)
-            if cast is None:
-                cast = self.casts[key] = Broadcast(self, key, open_stream, new_events(),
-                                                   keep_all)
-            queue = cast.join()
-        except BaseException:
-            on_close()
-            raise
-        try:
-            yield f"retry: {RETRY_MS}\n\n".encode()
-            async for item in _items(queue, stopping):
-                if item is None:
-                    yield b": keepalive\n\n"
-                elif item is _END:
-                    yield sse("end", {})
-                    return
-                elif item is _STOP:
-                    return
-                else:
-                    yield item
-            yield sse("bye", {"reason": "the server is stopping"})
-        finally:
-            cast.leave(queue)
-            on_close()
+_STOP = object()  # a stream's last item after an error event: no "end" follows
 
 
 class Broadcast:
-    """One gRPC stream and the pages reading it (see ``Broadcasts``); runs on the event
-    loop but for the reading thread, which only posts to it."""
+    """One gRPC stream, read in a thread of its own, and the pages reading it. A page
+    that joins is sent what the stream said so far (``keep_all``: every event, a match's
+    plies; else the last, a ladder's latest progress, which carries the whole ladder),
+    then what comes. When the last page leaves, the gRPC stream is cancelled. Runs on
+    the event loop, but for the reading thread, which only posts to it. A page reading
+    with its own token has one of its own; while reading is open the pages of one thing
+    share one (``Broadcasts``)."""
 
-    def __init__(self, owner: Broadcasts, key: str,
-                 open_stream: Callable[[ArenaClient], Iterable[Any]],
-                 to_events: Callable[[Any], list[Event]], keep_all: bool) -> None:
-        self.owner, self.key, self.to_events, self.keep_all = owner, key, to_events, keep_all
+    def __init__(self, client: ArenaClient, open_stream: Callable[[ArenaClient], Iterable[Any]],
+                 to_events: Callable[[Any], list[Event]], keep_all: bool,
+                 on_over: Callable[[Broadcast], None] = lambda cast: None) -> None:
+        self.client, self.to_events, self.keep_all = client, to_events, keep_all
+        self.on_over = on_over  # called once no page may join any more
         self.said: list[bytes] = []  # what a page that joins now is sent first
         self.pages: set[asyncio.Queue[Any]] = set()
-        self.client = owner.new_client()
         self.closed = threading.Event()
         loop = asyncio.get_running_loop()
 
@@ -185,7 +95,7 @@ class Broadcast:
 
         def read() -> None:
             try:
-                for message in open_stream(self.client):
+                for message in open_stream(client):
                     post(message)
                 post(_END)
             except Exception as exc:
@@ -195,7 +105,7 @@ class Broadcast:
                     log.exception("live stream failed")  # not a service's answer: a bug
                 post(exc)
 
-        threading.Thread(target=read, name=f"live {key}", daemon=True).start()
+        threading.Thread(target=read, name="live-stream", daemon=True).start()
 
     def join(self) -> asyncio.Queue[Any]:
         queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -210,8 +120,7 @@ class Broadcast:
             self._close()
 
     def _close(self) -> None:
-        if self.owner.casts.get(self.key) is self:
-            del self.owner.casts[self.key]
+        self.on_over(self)
         if not self.closed.is_set():
             self.closed.set()
             self.client.close()  # cancels the gRPC call; the reading thread then ends
@@ -224,7 +133,7 @@ class Broadcast:
                 last = [sse("error", {"status": code, "http_status": status,
                                       "message": str(item) if status != 500
                                       else "internal error"}), _STOP]
-            self._close()  # the next page starts a new stream
+            self._close()
             for queue in self.pages:
                 for each in last:
                     queue.put_nowait(each)
@@ -237,6 +146,56 @@ class Broadcast:
         for queue in self.pages:
             for chunk in chunks:
                 queue.put_nowait(chunk)
+
+
+class Broadcasts:
+    """The shared ``Broadcast`` of each thing watched, while reading is open (everyone
+    reads the same then, with the service token): one gRPC stream per match or ladder,
+    whatever the number of pages open on it; when it ends, the next page starts a new
+    one. Sixty pages of a running ladder, each with a stream of its own, took the ladder
+    service's CPU and the ladder played half its games."""
+
+    def __init__(self) -> None:
+        self.casts: dict[str, Broadcast] = {}
+
+    def get(self, key: str, start: Callable[[Callable[[Broadcast], None]], Broadcast],
+            ) -> Broadcast:
+        """The broadcast of ``key``, started (``start(on_over)``) if there is none."""
+        cast = self.casts.get(key)
+        if cast is None:
+            cast = self.casts[key] = start(lambda over: self._over(key, over))
+        return cast
+
+    def _over(self, key: str, cast: Broadcast) -> None:
+        if self.casts.get(key) is cast:
+            del self.casts[key]
+
+
+async def follow(cast: Callable[[], Broadcast], stopping: asyncio.Event,
+                 on_close: Callable[[], None]) -> AsyncIterator[bytes]:
+    """One page's server-sent events, read from the broadcast ``cast()`` gives."""
+    try:
+        reading = cast()
+        queue = reading.join()
+    except BaseException:
+        on_close()
+        raise
+    try:
+        yield f"retry: {RETRY_MS}\n\n".encode()
+        async for item in _items(queue, stopping):
+            if item is None:
+                yield b": keepalive\n\n"
+            elif item is _END:
+                yield sse("end", {})
+                return
+            elif item is _STOP:
+                return
+            else:
+                yield item
+        yield sse("bye", {"reason": "the server is stopping"})
+    finally:
+        reading.leave(queue)
+        on_close()
 
 
 async def _items(queue: asyncio.Queue[Any], stopping: asyncio.Event) -> AsyncIterator[Any]:
