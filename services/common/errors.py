@@ -97,29 +97,37 @@ def decoded(details: grpc.HandlerCallDetails) -> Wrap:
     return wrap
 
 
-def map_errors(details: grpc.HandlerCallDetails) -> Wrap:
-    """The error layer: domain errors become their status codes, anything else INTERNAL."""
-    return _map_errors
+def catching(handle: Callable[[Exception, grpc.ServicerContext], None]) -> Wrap:
+    """A wrap that hands every exception of a call, or of its stream, to ``handle``;
+    what ``handle`` does not raise instead is raised again."""
+    def wrap(behavior: Behavior) -> Behavior:
+        def caught(request: Any, context: grpc.ServicerContext) -> Any:
+            try:
+                result = behavior(request, context)
+            except Exception as exc:
+                handle(exc, context)
+                raise
+            if not isinstance(result, Iterator):
+                return result
+            return _caught_stream(result, context, handle)
+
+        return caught
+
+    return wrap
 
 
-def _map_errors(behavior: Behavior) -> Behavior:
-    def mapped(request: Any, context: grpc.ServicerContext) -> Any:
-        try:
-            result = behavior(request, context)
-        except Exception as exc:
-            _abort(exc, context)
-        if not isinstance(result, Iterator):
-            return result
-        return _mapped_stream(result, context)
-
-    return mapped
-
-
-def _mapped_stream(items: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+def _caught_stream(items: Iterator[Any], context: grpc.ServicerContext,
+                   handle: Callable[[Exception, grpc.ServicerContext], None]) -> Iterator[Any]:
     try:
         yield from items
     except Exception as exc:
-        _abort(exc, context)
+        handle(exc, context)
+        raise
+
+
+def map_errors(details: grpc.HandlerCallDetails) -> Wrap:
+    """The error layer: domain errors become their status codes, anything else INTERNAL."""
+    return _map_errors
 
 
 # Redis errors that mean "not reachable right now": the client should retry later.
@@ -135,6 +143,9 @@ def _abort(exc: Exception, context: grpc.ServicerContext) -> None:
     if status_code_for(exc) is grpc.StatusCode.INTERNAL:
         log.exception("unexpected error in handler")
     context.abort_with_status(to_status(exc))
+
+
+_map_errors = catching(_abort)
 
 
 

@@ -33,7 +33,7 @@ from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import grpc
-from arena.services.common.errors import Behavior, Wrap
+from arena.services.common.errors import Behavior, Wrap, catching
 from prometheus_client import (
     REGISTRY,
     Counter,
@@ -175,27 +175,15 @@ def refusal_layer(details: grpc.HandlerCallDetails) -> Wrap:
     """Counts each refusal (``ResourceExhaustedError``) by its ``limit``, so that an
     operator sees which quota or shared limit turns callers away. Inside the error layer,
     which turns the refusal into its status."""
-    return _refusals_counted
+    return _count_refusals
 
 
-def _refusals_counted(behavior: Behavior) -> Behavior:
-    def counted(request: Any, context: grpc.ServicerContext) -> Any:
-        try:
-            result = behavior(request, context)
-        except ResourceExhaustedError as refusal:
-            LIMIT_REFUSALS.labels(refusal.limit or "other").inc()
-            raise
-        return _refusals_in_stream(result) if isinstance(result, Iterator) else result
-
-    return counted
+def _counted_refusal(exc: Exception, context: grpc.ServicerContext) -> None:
+    if isinstance(exc, ResourceExhaustedError):
+        LIMIT_REFUSALS.labels(exc.limit or "other").inc()
 
 
-def _refusals_in_stream(items: Iterator[Any]) -> Iterator[Any]:
-    try:
-        yield from items
-    except ResourceExhaustedError as refusal:
-        LIMIT_REFUSALS.labels(refusal.limit or "other").inc()
-        raise
+_count_refusals = catching(_counted_refusal)
 
 
 def _handled(service: str, method: str, kind: str, context: grpc.ServicerContext,

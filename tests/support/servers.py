@@ -8,9 +8,12 @@ use the launcher instead (``tests/conftest.py``: the ``launcher`` fixture).
 from __future__ import annotations
 
 import importlib
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import grpc
 from arena.clients.sdk import ArenaClient, StackAddresses
 from arena.services.common.auth import Principal, TokenStore
 from arena.services.common.config import Config
@@ -53,3 +56,18 @@ def client(token: str = ADMIN_TOKEN, **targets: str) -> ArenaClient:
 
 def metadata(token: str | None = "alice-token") -> tuple[tuple[str, str], ...]:
     return () if token is None else (("authorization", f"Bearer {token}"),)
+
+
+def first_refusal(ask: Callable[[], object], reason: str, timeout_s: float = 30,
+                  ) -> tuple[grpc.RpcError, float]:
+    """Call ``ask`` until it is refused (a call that is served means what the test waits
+    for has not happened yet: on a busy machine an earlier call may take a moment to
+    arrive); the refusal and how long that call took. ``reason`` says what never came."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        began = time.monotonic()
+        try:
+            ask()
+        except grpc.RpcError as refusal:
+            return refusal, time.monotonic() - began
+        assert time.monotonic() < deadline, reason
