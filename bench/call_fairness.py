@@ -5,7 +5,8 @@ imports ``--matches`` finished Othello games, then runs ``--threads`` loops of
 ``ListMatches(page_size=200)`` (whole matches, every move: about 150 ms of the referee's
 CPU each) from a process of her own for ``--seconds``, while bob lists 20 matches every
 0.3 s. Then the same through the web gateway: a client at 127.0.0.3 loops over
-``/api/matches?limit=200`` while another viewer (127.0.0.1) asks for 20. Printed: the
+``/api/matches?limit=200`` while another viewer (127.0.0.1) asks for 20 (each address
+made unique with a junk parameter, so that no answer is shared: ``web/shared.py``). Printed: the
 other's median and worst latency alone and beside the flood, their ratio, and the
 flood's own requests served. Run once per ``--calls-at-once`` value in the same session to
 compare: it is the users' ``calls_at_once`` quota and the gateway's
@@ -77,8 +78,8 @@ def flood(home: str, web: str, threads: int, seconds: float) -> None:
     def loop() -> None:
         if web:
             get = http_get(web, FLOOD_ADDRESS)
-            while time.monotonic() < stop:
-                ok = get("/api/matches?limit=200") == 200
+            while time.monotonic() < stop:  # each address its own: no answer is shared
+                ok = get(f"/api/matches?limit=200&n={time.monotonic_ns()}") == 200
                 served[0] += ok
                 refused[0] += not ok
             return
@@ -145,7 +146,8 @@ def run(calls_at_once: int, matches: int, threads: int, seconds: float) -> None:
         web = stack.target("web")
         get = http_get(web, "127.0.0.1")
         compare("web, a viewer's list of 20 beside another's lists of 200",
-                lambda: get("/api/matches?limit=20"), ["--flood", home, "--web", web],
+                lambda: get(f"/api/matches?limit=20&n={time.monotonic_ns()}"),
+                ["--flood", home, "--web", web],
                 threads, seconds)
         stack.stop()
 
