@@ -68,6 +68,7 @@ class StreamSlots:
 
 
 _STOP = object()  # a stream's last item after an error event: no "end" follows
+MAX_BEHIND = 2000  # events a page may have unread before it is dropped
 
 
 class Broadcast:
@@ -143,7 +144,11 @@ class Broadcast:
             self.said += chunks
         elif chunks:
             self.said = chunks[-1:]
-        for queue in self.pages:
+        for queue in list(self.pages):
+            if queue.qsize() >= MAX_BEHIND:  # a page that reads nothing holds no more
+                self.pages.discard(queue)  # (it ends when it reads what it holds; a
+                queue.put_nowait(_STOP)  # browser then reconnects and starts afresh)
+                continue
             for chunk in chunks:
                 queue.put_nowait(chunk)
 
