@@ -56,7 +56,3 @@ class ViewerTurns:
                 del self._lines[viewer]
             else:
                 self._lines[viewer] = (line, users - 1)
-
-    def viewers(self) -> int:
-        """How many viewers have requests running or waiting."""
-        return len(self._lines)
