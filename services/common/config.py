@@ -186,6 +186,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("web_calls_per_viewer", "ARENA_WEB_CALLS_PER_VIEWER", 4,
             "API requests of one viewer answered at once; more wait their turn",
             ("web",)),
+    Setting("web_trusted_proxies", "ARENA_WEB_TRUSTED_PROXIES", "",
+            "reverse proxies in front of the web gateway, addresses and networks "
+            "comma-separated: a request from one is read as from the client its "
+            "X-Forwarded-For names (empty: none; the header is ignored)", ("web",)),
 )
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 
@@ -252,6 +256,7 @@ class Config:
     web_max_streams: int = 200
     web_max_streams_per_viewer: int = 20
     web_calls_per_viewer: int = 4
+    web_trusted_proxies: str = ""
 
     @classmethod
     def load(cls, role: str, argv: Sequence[str] | None = None,

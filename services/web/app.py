@@ -22,6 +22,7 @@ from typing import Any
 
 from arena.clients.sdk import ArenaClient
 from arena.services.web import forms, live
+from arena.services.web.addresses import ClientAddresses
 from arena.services.web.errors import BodyTooLargeError, http_status
 from arena.services.web.gateway import (
     Gateway,
@@ -191,19 +192,22 @@ class Api:
         self.slots = live.StreamSlots(gateway.settings.max_streams,
                                       gateway.settings.max_streams_per_viewer)
         self.turns = ViewerTurns(gateway.settings.calls_per_viewer)
+        self.addresses = ClientAddresses(gateway.settings.trusted_proxies)
         # Everyone reads the same with the service token while reading is open.
         self.reads = SharedReads() if gateway.settings.read_access == "open" else None
         self.broadcasts = live.Broadcasts() if gateway.settings.read_access == "open" else None
 
     def viewer(self, request: Request) -> str:
         """Who a request is read as: the token where reading needs one (a made-up one is
-        refused by the services), else the client's address (behind a proxy: the
-        proxy's, shared). While reading is open a token reads nothing, so it is no viewer
-        of its own: any made-up token would buy another share."""
+        refused by the services), else the client's address (``addresses.py``: behind
+        a trusted proxy, the one it forwards). While reading is open a token reads
+        nothing, so it is no viewer of its own: any made-up token would buy another
+        share."""
         token = bearer(request)
         if token and self.gateway.settings.read_access == "token":
             return f"token {token}"
-        return f"address {request.client and request.client.host}"
+        peer = request.client.host if request.client else None
+        return f"address {self.addresses.client(peer, request.headers.getlist('x-forwarded-for'))}"
 
     def reading(self, handler: Handler) -> Handler:
         """A read: in its viewer's turn, its answer shared (``shared.SharedReads``)."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from arena.services.common.config import Config
+from arena.services.web.addresses import Network, parse_proxies
 
 ReadAccess = Literal["open", "token"]
 READ_ACCESS: tuple[ReadAccess, ...] = ("open", "token")
@@ -40,6 +41,8 @@ class WebSettings:
     max_streams_per_viewer: int = 20
     # API requests one viewer has answered at once; more wait their turn (turns.py).
     calls_per_viewer: int = 4
+    # Proxies whose X-Forwarded-For names the client (addresses.py).
+    trusted_proxies: tuple[Network, ...] = ()
 
     @classmethod
     def from_config(cls, config: Config) -> WebSettings:
@@ -54,6 +57,7 @@ class WebSettings:
             max_streams=max(1, config.web_max_streams),
             max_streams_per_viewer=max(1, config.web_max_streams_per_viewer),
             calls_per_viewer=max(1, config.web_calls_per_viewer),
+            trusted_proxies=parse_proxies(config.web_trusted_proxies),
         )
 
     @classmethod

@@ -3,7 +3,9 @@ bad input, missing and wrong tokens, live streams, restricted reading and a clea
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import itertools
 import json
 import os
 import signal
@@ -12,7 +14,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -248,49 +250,66 @@ def _open_stream(web: WebStack, path: str, token: str | None = None, source: str
     return connection, reply.status, reply.read(200) if reply.status == 200 else reply.read()
 
 
-def _connect(web: WebStack, source: str, timeout_s: float = 30) -> http.client.HTTPConnection:
-    host, port = web.http.base.removeprefix("http://").rsplit(":", 1)
+def _connect(to: Http, source: str, timeout_s: float = 30) -> http.client.HTTPConnection:
+    host, port = to.base.removeprefix("http://").rsplit(":", 1)
     return http.client.HTTPConnection(host, int(port), timeout=timeout_s,
                                       source_address=(source, 0))
+
+
+QUESTIONS = itertools.count()  # a query parameter the gateway ignores: no shared answer
+
+
+def _hold(to: Http, source: str, count: int, forwarded: str = "",
+          ) -> list[http.client.HTTPConnection]:
+    """``count`` actions from ``source`` whose bodies have not arrived: each holds its
+    turn (or its place in the line) while the gateway reads it, as a slow client would."""
+    held = []
+    for _ in range(count):
+        connection = _connect(to, source)
+        connection.putrequest("POST", "/api/matches")
+        headers = [("content-type", "application/json"), ("content-length", "40"),
+                   ("authorization", f"Bearer {USER_TOKEN}")]
+        for name, value in headers + ([("x-forwarded-for", forwarded)] if forwarded else []):
+            connection.putheader(name, value)
+        connection.endheaders()
+        held.append(connection)
+    return held
+
+
+def _refused(to: Http, source: str, forwarded: str = "",
+             ) -> tuple[bytes, list[http.client.HTTPConnection]]:
+    """Reads from ``source`` until one is refused at once: (its body, the reads that
+    joined the line instead, still open). A read that comes while the gateway is still
+    reading the held actions joins the line: kept, and answered once they are. Each asks
+    its own question, so that no answer shared with another viewer stands in for it."""
+    queued: list[http.client.HTTPConnection] = []
+    deadline = time.monotonic() + 60
+    while True:
+        probe = _connect(to, source, timeout_s=3)
+        probe.request("GET", f"/api/matches?limit=1&probe={next(QUESTIONS)}",
+                      headers={"x-forwarded-for": forwarded} if forwarded else {})
+        try:
+            reply = probe.getresponse()
+        except TimeoutError:
+            queued.append(probe)
+            assert time.monotonic() < deadline, "the line never filled"
+            continue
+        body = reply.read()
+        probe.close()
+        assert reply.status == 429, body
+        return body, queued
 
 
 def test_one_viewer_waits_for_its_own_requests_not_everyone_else(web: WebStack) -> None:
     """The gateway reads for every anonymous viewer with one token, so the services'
     calls_at_once cannot tell them apart: one client's eight loops of 200-match lists
     slowed every other viewer. Now a viewer has ARENA_WEB_CALLS_PER_VIEWER (4) requests
-    answered at once and four times as many waiting; the next is refused at once. The
-    requests held here are actions whose bodies have not arrived yet: each holds its
-    turn while the gateway reads it, as a slow client would."""
+    answered at once and four times as many waiting; the next is refused at once."""
     flood = "127.0.0.3"
-    held: list[http.client.HTTPConnection] = []
+    held = _hold(web.http, flood, 4 + 16)
     queued: list[http.client.HTTPConnection] = []
     try:
-        for _ in range(4 + 16):
-            connection = _connect(web, flood)
-            connection.putrequest("POST", "/api/matches")
-            for name, value in (("content-type", "application/json"),
-                                ("content-length", "40"),
-                                ("authorization", f"Bearer {USER_TOKEN}")):
-                connection.putheader(name, value)
-            connection.endheaders()
-            held.append(connection)
-        # Once the line is full a request is refused at once. (A request that comes
-        # while the gateway is still reading the held ones joins the line: kept, and
-        # answered once they are.)
-        deadline = time.monotonic() + 60
-        while True:
-            probe = _connect(web, flood, timeout_s=3)
-            probe.request("GET", "/api/matches?limit=1")
-            try:
-                reply = probe.getresponse()
-            except TimeoutError:
-                queued.append(probe)
-                assert time.monotonic() < deadline, "the line never filled"
-                continue
-            body = reply.read()
-            probe.close()
-            assert reply.status == 429, body
-            break
+        body, queued = _refused(web.http, flood)
         error = error_of(body)
         assert error["status"] == "resource-exhausted"
         assert "4 requests from here are being answered and 16 more wait" in error["message"]
@@ -311,6 +330,52 @@ def test_one_viewer_waits_for_its_own_requests_not_everyone_else(web: WebStack) 
             connection.close()
 
 
+def test_behind_a_trusted_proxy_each_client_is_its_own_viewer(
+        web: WebStack, tmp_path: Path) -> None:
+    """Behind a reverse proxy every request comes from the proxy, so all anonymous
+    viewers were one: a client that filled its line had every other viewer refused.
+    Named in ARENA_WEB_TRUSTED_PROXIES, a proxy's X-Forwarded-For names the client (read
+    from the right, so what a client wrote there itself changes nothing); from anywhere
+    else the header is ignored, so nobody buys more turns by making up addresses."""
+    proxy, direct = "127.0.0.5", "127.0.0.6"
+    client = "203.0.113.7"
+    held: list[http.client.HTTPConnection] = []
+    with another_gateway(web, tmp_path, ARENA_WEB_TRUSTED_PROXIES="127.0.0.5, 10.0.0.0/8",
+                         ARENA_WEB_CALLS_PER_VIEWER="1") as (_, gateway):
+        def status(source: str, forwarded: str = "") -> int:
+            connection = _connect(gateway, source, timeout_s=10)
+            connection.request("GET", f"/api/matches?limit=1&probe={next(QUESTIONS)}",
+                               headers={"x-forwarded-for": forwarded} if forwarded else {})
+            reply = connection.getresponse()
+            reply.read()
+            connection.close()
+            return reply.status
+
+        try:
+            # One client behind the proxy fills its line (one answered, four waiting).
+            held += _hold(gateway, proxy, 1 + 4, forwarded=client)
+            body, queued = _refused(gateway, proxy, forwarded=client)
+            held += queued
+            assert "1 requests from here" in error_of(body)["message"]
+            assert status(proxy, f"198.51.100.9, {client}") == 429  # its own first entry
+            assert status(proxy, f"{client}, 10.1.2.3") == 429  # through two proxies
+            assert status(proxy, f"{client}, [::ffff:127.0.0.5]:443") == 429
+            # Other clients of the same proxy, and the proxy itself, are served.
+            assert status(proxy, "203.0.113.8") == 200
+            assert status(proxy, "203.0.113.8, 10.1.2.3") == 200
+            assert status(proxy) == 200
+            # A client that is no proxy names itself in vain: its line fills all the same.
+            held += [connection for number in range(1 + 4)
+                     for connection in _hold(gateway, direct, 1, f"198.51.100.{number}")]
+            _, queued = _refused(gateway, direct, forwarded="198.51.100.77")
+            held += queued
+            assert status(direct, client) == 429
+            assert status(proxy, "203.0.113.9") == 200
+        finally:
+            for connection in held:
+                connection.close()
+
+
 def test_viewers_asking_the_same_question_share_one_answer(web: WebStack) -> None:
     """Every viewer of a running ladder's page reloads the same standings and games after
     each game; thirty of them made the referee play 2.4 times fewer games. Now the
@@ -325,7 +390,7 @@ def test_viewers_asking_the_same_question_share_one_answer(web: WebStack) -> Non
     answers: list[tuple[int, bytes]] = []
 
     def read(viewer: int) -> None:
-        connection = _connect(web, f"127.0.2.{viewer + 1}")
+        connection = _connect(web.http, f"127.0.2.{viewer + 1}")
         connection.request("GET", path)
         reply = connection.getresponse()
         answers.append((reply.status, reply.read()))
@@ -361,7 +426,7 @@ class Page:
     """A live page's stream, read as it comes."""
 
     def __init__(self, web: WebStack, path: str, source: str) -> None:
-        self.connection = _connect(web, source)
+        self.connection = _connect(web.http, source)
         self.connection.request("GET", path)
         self.reply = self.connection.getresponse()
         assert self.reply.status == 200
@@ -506,11 +571,14 @@ def test_live_streams_replay_a_finished_match_and_ladder(web: WebStack) -> None:
     assert b"event: error" in body and b'"status":"not-found"' in body
 
 
-def test_restricted_reading_needs_a_token(web: WebStack, tmp_path: Path) -> None:
+@contextlib.contextmanager
+def another_gateway(web: WebStack, tmp_path: Path, **settings: str,
+                    ) -> Iterator[tuple[subprocess.Popen[bytes], Http]]:
+    """A second web gateway process on the same services, with ``settings`` (ARENA_*)."""
     stack = web.stack
-    env = dict(os.environ, ARENA_WEB_READ="token", ARENA_ADMIN_TOKEN=stack.admin_token,
+    env = dict(os.environ, ARENA_ADMIN_TOKEN=stack.admin_token,
                ARENA_REGISTRY=stack.target("registry"), ARENA_REFEREE=stack.target("referee"),
-               ARENA_LADDER=stack.target("ladder"), ARENA_WEB_DRAIN_S="0.5")
+               ARENA_LADDER=stack.target("ladder"), **settings)
     ready = tmp_path / "web.port"
     process = subprocess.Popen(
         [sys.executable, "-m", "arena.services.web", "--listen", "127.0.0.1:0",
@@ -522,7 +590,16 @@ def test_restricted_reading_needs_a_token(web: WebStack, tmp_path: Path) -> None
             assert process.poll() is None, process.stdout.read() if process.stdout else ""
             assert time.monotonic() < deadline, "the web gateway did not start"
             time.sleep(0.05)
-        http = Http(f"http://127.0.0.1:{ready.read_text()}")
+        yield process, Http(f"http://127.0.0.1:{ready.read_text()}")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_restricted_reading_needs_a_token(web: WebStack, tmp_path: Path) -> None:
+    with another_gateway(web, tmp_path, ARENA_WEB_READ="token",
+                         ARENA_WEB_DRAIN_S="0.5") as (process, http):
         assert http.json("/api/config")["read_access"] == "token"
         assert http.request("GET", "/ladders")[0] == 200  # the page itself: no data in it
         status, _, body = http.request("GET", "/api/ladders")
@@ -541,16 +618,12 @@ def test_restricted_reading_needs_a_token(web: WebStack, tmp_path: Path) -> None
                                         token=USER_TOKEN)
         assert status == 200 and b"event: match" in body, body[:200]
         # SIGTERM: /healthz turns 503 while draining, then a clean exit.
-        target = f"127.0.0.1:{ready.read_text()}"
+        target = http.base.removeprefix("http://")
         assert check_http_health(target)
         process.send_signal(signal.SIGTERM)
         time.sleep(0.2)
         assert not check_http_health(target)
         assert process.wait(timeout=15) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 def test_creates_are_idempotent_and_a_running_match_can_be_cancelled(web: WebStack) -> None:
