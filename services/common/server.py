@@ -69,6 +69,7 @@ class ServiceInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
 STREAM_RESERVE = 16  # threads live streams never take: the unary calls' share
 CALL_WAIT_S = 30.0  # longest a call waits behind its caller's others (less if its deadline is)
 CALLS_WAITING = 4  # a user's calls that may wait, per call they may run at once
+WAITING_SHARE = 0.25  # of a server's threads, at most so many hold waiting calls
 DEADLINE_MARGIN_S = 0.5  # a refusal reaches the caller before its own deadline
 
 
@@ -100,11 +101,14 @@ class Gate:
       and each at most ``CALL_WAIT_S`` or until just before its deadline, then are refused
       with RESOURCE_EXHAUSTED. One user's eight loops of large match lists otherwise took
       the CPU from everyone (another user's short list: 13 ms alone, 175 ms beside them).
+      A waiting call holds a thread too, so all users' lines together hold at most
+      ``WAITING_SHARE`` of the threads; past that a call that would wait is refused at
+      once (25 users' full lines held every thread, and health checks queued behind them).
     """
 
     def __init__(self, threads: int, quotas: Quotas | None) -> None:
         self.streams = Shares(max(1, threads - STREAM_RESERVE))
-        self.calls = Turns(CALLS_WAITING)
+        self.calls = Turns(CALLS_WAITING, max(1, int(threads * WAITING_SHARE)))
         self.quotas = quotas or Quotas()
 
     def __call__(self, details: grpc.HandlerCallDetails) -> Wrap | None:
@@ -127,6 +131,10 @@ class Gate:
                     f"quota calls_at_once is {mine}: {mine} of your calls run on this server "
                     f"and {CALLS_WAITING * mine} more wait their turn; wait for them",
                     "calls_at_once")
+            if refusal is Refusal.TOTAL:
+                raise ResourceExhaustedError(
+                    f"this server has {self.calls.most_waiting} calls waiting their turn, its "
+                    "most: try again shortly", "server_calls_waiting")
             if refusal is not None:
                 raise ResourceExhaustedError(
                     f"quota calls_at_once is {mine}: this call waited {wait_s:.1f} s for your "

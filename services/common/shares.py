@@ -59,16 +59,12 @@ class FairSlots:
         self._queue: deque[object] = deque()
         self._changed = threading.Condition()
 
-    def acquire(self, timeout_s: float, waiting: int | None = None) -> Refusal | None:
-        """Take a slot, waiting at most ``timeout_s`` seconds behind earlier callers, and
-        not at all when ``waiting`` callers already wait (None: no bound). None when
-        taken."""
+    def acquire(self, timeout_s: float) -> Refusal | None:
+        """Take a slot, waiting at most ``timeout_s`` seconds behind earlier callers. None
+        when taken."""
         ticket = object()
         deadline = time.monotonic() + timeout_s
         with self._changed:
-            if (self._queue or not self._free) and waiting is not None \
-                    and len(self._queue) >= waiting:
-                return Refusal.QUEUE
             self._queue.append(ticket)
             try:
                 while self._queue[0] is not ticket or not self._free:
@@ -91,23 +87,33 @@ class FairSlots:
 class Turns:
     """Each holder's calls in turn: at most its ``share`` run at once, more wait in the
     order they came (``FairSlots``, one per holder), at most ``waiting`` times the share of
-    them and each at most its timeout. A holder's line lives while it has calls running or
-    waiting. The gRPC servers keep each user's unary calls with it (``server.Gate``), so
-    that one user's many calls at once queue behind each other, not in front of everyone
-    else's."""
+    them and each at most its timeout; and of all holders together at most
+    ``most_waiting`` wait (None: no such bound). A holder's line lives while it has calls
+    running or waiting. The gRPC servers keep each user's unary calls with it
+    (``server.Gate``), so that one user's many calls at once queue behind each other, not
+    in front of everyone else's, and many users' lines cannot hold every thread."""
 
-    def __init__(self, waiting: int) -> None:
+    def __init__(self, waiting: int, most_waiting: int | None = None) -> None:
         self.waiting = waiting
+        self.most_waiting = most_waiting
         self._lock = threading.Lock()
         self._lines: dict[str, tuple[FairSlots, int]] = {}  # holder: its line, its callers
+        self._waiting = 0  # of all lines: callers beyond their line's capacity
 
     def take(self, holder: str, share: int, timeout_s: float) -> Refusal | None:
         """Run one more call of ``holder``'s, after its earlier ones if ``share`` already
-        run; None when it may run (then ``give_back`` when it ends)."""
+        run; None when it may run (then ``give_back`` when it ends). ``Refusal.TOTAL``
+        when it would wait and the lines of all holders are full."""
         with self._lock:
             line, callers = self._lines.get(holder) or (FairSlots(share), 0)
+            if callers >= line.capacity:  # it waits
+                if callers - line.capacity >= self.waiting * line.capacity:
+                    return Refusal.QUEUE
+                if self.most_waiting is not None and self._waiting >= self.most_waiting:
+                    return Refusal.TOTAL
+                self._waiting += 1
             self._lines[holder] = (line, callers + 1)
-        refusal = line.acquire(timeout_s, self.waiting * share)
+        refusal = line.acquire(timeout_s)
         if refusal is not None:
             self._leave(holder)
         return refusal
@@ -121,6 +127,8 @@ class Turns:
     def _leave(self, holder: str) -> None:
         with self._lock:
             line, callers = self._lines[holder]
+            if callers > line.capacity:
+                self._waiting -= 1
             if callers == 1:
                 del self._lines[holder]
             else:

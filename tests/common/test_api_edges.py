@@ -209,7 +209,10 @@ def test_one_user_cannot_hold_the_analysis_pool(
             alice = start("alice again", "alice-token", 100)  # behind bob and the admin
             for call in (bob, admin, alice):
                 assert call.result().HasField("move")
-        assert done == ["alice", "bob", "admin", "alice again"]
+        # Alice's slot is given back before her reply is sent, so on a busy machine bob's
+        # short search may be answered first; the others came after both.
+        assert sorted(done[:2]) == ["alice", "bob"]
+        assert done[2:] == ["admin", "alice again"]
     finally:
         analyst.stop()
 

@@ -46,20 +46,50 @@ def test_a_caller_that_gives_up_leaves_the_queue() -> None:
     assert slots.acquire(0) is None
 
 
-def test_a_full_queue_refuses_at_once() -> None:
-    slots = FairSlots(1)
-    assert slots.acquire(0, waiting=1) is None
-    waiter = threading.Thread(target=slots.acquire, args=(10,))
+def test_a_full_line_refuses_at_once() -> None:
+    turns = Turns(waiting=1)
+    assert turns.take("alice", 1, 0) is None
+    waiter = threading.Thread(target=turns.take, args=("alice", 1, 10))
     waiter.start()
-    _until(lambda: bool(slots._queue))
+    _until(lambda: bool(turns._lines["alice"][0]._queue))
     started = time.monotonic()
-    assert slots.acquire(10, waiting=1) is Refusal.QUEUE
+    assert turns.take("alice", 1, 10) is Refusal.QUEUE
     assert time.monotonic() - started < 5  # not after its timeout
-    assert slots.acquire(0.05, waiting=2) is Refusal.LATE  # room to wait, no slot
-    slots.release()
+    turns.give_back("alice")
     waiter.join(10)
-    slots.release()
-    assert slots.acquire(0, waiting=0) is None  # a free slot needs no waiting
+    assert turns.take("alice", 1, 0.05) is Refusal.LATE  # room to wait, no slot
+    turns.give_back("alice")
+    assert turns.holders() == 0
+
+
+def test_all_lines_together_hold_at_most_so_many_waiting_calls() -> None:
+    """A waiting call holds a server thread: however many holders, at most
+    ``most_waiting`` wait at once; past that a call that would wait is refused at once,
+    while one that can run at once still runs."""
+    turns = Turns(waiting=4, most_waiting=3)
+    for holder in ("alice", "bob"):
+        assert turns.take(holder, 1, 0) is None
+    waiters = [threading.Thread(target=turns.take, args=(holder, 1, 10))
+               for holder in ("alice", "alice", "bob")]
+    for thread in waiters:
+        thread.start()
+    _until(lambda: sum(len(line._queue) for line, _ in turns._lines.values()) == 3)
+    started = time.monotonic()
+    assert turns.take("bob", 1, 10) is Refusal.TOTAL
+    assert turns.take("carol", 1, 10) is None  # runs at once: waits for nobody
+    assert time.monotonic() - started < 5
+    assert turns.take("carol", 1, 10) is Refusal.TOTAL
+    # A call that ends makes room: the first of alice's waiting runs, and one may wait.
+    turns.give_back("alice")
+    _until(lambda: sum(len(line._queue) for line, _ in turns._lines.values()) == 2)
+    waiter = threading.Thread(target=turns.take, args=("carol", 1, 10))
+    waiter.start()
+    _until(lambda: sum(len(line._queue) for line, _ in turns._lines.values()) == 3)
+    for holder in ("alice", "alice", "bob", "bob", "carol", "carol"):
+        turns.give_back(holder)
+    for thread in (*waiters, waiter):
+        thread.join(10)
+    assert turns.holders() == 0 and turns._waiting == 0
 
 
 def test_each_holder_waits_in_its_own_line() -> None:

@@ -31,11 +31,13 @@ TOKENS = {"alice-token": {"name": "alice", "role": "user"},
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Launcher]:
-    """One analysis worker with its one slot; alice may run one call at once per service
-    (and, so that only that quota binds, many analyses)."""
-    env = {"ARENA_TOKENS": json.dumps(TOKENS),
+    """One analysis worker with its one slot; a user may run one call at once per service
+    (and, so that only that quota binds, many analyses). Servers of 16 threads, so that
+    the lines of all users together hold at most 4 waiting calls (a quarter)."""
+    env = {"ARENA_TOKENS": json.dumps(TOKENS), "ARENA_GRPC_THREADS": "16",
            "ARENA_QUOTAS": json.dumps({"user": {"calls_at_once": 1,
-                                                 "analyses_at_once": 20}})}
+                                                 "analyses_at_once": 20,
+                                                 "analyses_per_minute": 1000}})}
     with launcher(home=tmp_path_factory.mktemp("calls"), workers=0, analysts=1,
                   env=env, metrics=True) as running:
         yield running
@@ -101,6 +103,45 @@ def test_a_users_calls_wait_their_turn_behind_each_other_not_before_others(
     # order) came after both.
     assert sorted(done[:2]) == ["alice", "bob"]
     assert len(done[2:]) == CALLS_WAITING and all(who.startswith("alice ") for who in done[2:])
+
+
+def test_the_lines_of_all_users_hold_a_quarter_of_the_threads_at_most(
+        stack: Launcher) -> None:
+    """A waiting call holds one of the server's threads: with calls_at_once 2, the full
+    lines of 25 users held all 256, and health checks and the services' own calls queued
+    behind them. Now, once the waiting calls of all users hold a quarter of the threads,
+    a call that would wait is refused at once, whoever's it is; one that can run runs."""
+    stub = engine_pb2_grpc.EngineStub(stack_channel(stack, stack.target("analyst")))
+    first = stub.Analyze.future(_analysis(6000), metadata=_as("alice-token"), timeout=60)
+    first_refusal(
+        lambda: stub.Analyze(_analysis(depth=1), metadata=_as("alice-token"), timeout=1.5),
+        "alice's first search never started")
+    # Alice's line is full (four waiting: the server's most), each waiting for seconds.
+    queued = [stub.Analyze.future(_analysis(300), metadata=_as("alice-token"), timeout=60)
+              for _ in range(CALLS_WAITING)]
+    before = total(scrape_all(stack), "arena_limit_refusals_total",
+                   limit="server_calls_waiting")
+    # Bob's first call runs (it waits for the analysis slot inside, as any search does).
+    bob = stub.Analyze.future(_analysis(depth=3), metadata=_as("bob-token"), timeout=60)
+    # His second would wait behind it, and there is no room: refused at once. (Until
+    # alice's calls have all arrived, it may wait its second and be told so instead.)
+    def second() -> None:
+        assert not bob.done(), "bob's first call ended: his second was never refused at once"
+        stub.Analyze(_analysis(depth=1), metadata=_as("bob-token"), timeout=2)
+
+    while True:
+        refusal, took = first_refusal(second, "bob's second call was never refused")
+        details = refusal.details() or ""
+        if "this server has 4 calls waiting their turn, its most" in details:
+            break
+        assert "this call waited" in details, details
+    assert refusal.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert took < 1.0
+    assert total(scrape_all(stack), "arena_limit_refusals_total",
+                 limit="server_calls_waiting") == before + 1
+    # Everything admitted is served in turn.
+    for call in (first, *queued, bob):
+        assert call.result().HasField("move")
 
 
 def test_admins_have_no_line(stack: Launcher) -> None:
