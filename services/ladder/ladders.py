@@ -18,6 +18,7 @@ import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TypeVar
 
 from arena.clients.sdk import ArenaClient
 from arena.services.common import paging
@@ -218,6 +219,18 @@ def result_record(config: ladder_pb2.LadderConfig, match: match_pb2.Match) -> Re
 
 FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
 TABLES_KEPT = 64  # ladders whose last standings table is kept
+PLANS_KEPT = 1024  # ladders whose plan is kept (a plan is remade from the store at will)
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _remember(kept: OrderedDict[K, V], key: K, value: V, most: int) -> None:
+    """Keep ``value`` as the most recent of at most ``most``."""
+    kept[key] = value
+    kept.move_to_end(key)
+    while len(kept) > most:
+        kept.popitem(last=False)
 
 
 class Ladders:
@@ -229,7 +242,7 @@ class Ladders:
         self.referee = referee
         self.bots = bots
         self.in_flight = max(1, in_flight)
-        self._plans: dict[str, Plan] = {}
+        self._plans: OrderedDict[str, Plan] = OrderedDict()
         self._tables: OrderedDict[str, tuple[object, list[ladder_pb2.StandingRow],
                                              list[ladder_pb2.HeadToHead]]] = OrderedDict()
         self._lock = threading.Lock()
@@ -237,11 +250,13 @@ class Ladders:
     def plan(self, ladder_id: str) -> Plan:
         with self._lock:
             found = self._plans.get(ladder_id)
+            if found is not None:
+                self._plans.move_to_end(ladder_id)
         if found is None:
             info = self.store.get(ladder_id)
             found = Plan(ladder_id, info.owner, info.config)
             with self._lock:
-                self._plans[ladder_id] = found
+                _remember(self._plans, ladder_id, found, PLANS_KEPT)
         return found
 
     # -- creation and scheduling ---------------------------------------------------------
@@ -389,10 +404,7 @@ class Ladders:
                 return ladder_pb2.Standings(ladder=info, rows=kept[1], head_to_head=kept[2])
         rows, pairs = self._table(bots, games)
         with self._lock:
-            self._tables[ladder_id] = (signature, rows, pairs)
-            self._tables.move_to_end(ladder_id)
-            while len(self._tables) > TABLES_KEPT:
-                self._tables.popitem(last=False)
+            _remember(self._tables, ladder_id, (signature, rows, pairs), TABLES_KEPT)
         return ladder_pb2.Standings(ladder=info, rows=rows, head_to_head=pairs)
 
     @staticmethod

@@ -16,6 +16,8 @@ from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.protocol.keys import FINISHED_STREAM, LADDER_GROUP
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
+from arena.services.ladder import ladders as ladders_module
+from arena.services.ladder.ladders import Plan
 
 from arena.rpc import field_violations
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
@@ -348,3 +350,25 @@ def test_void_games_finish_the_ladder_but_stay_out_of_the_standings(
     table = standings(ladder_server, info.id)
     assert table.ladder.games_void == 1 and table.ladder.games_done == 2
     assert sum(row.games for row in table.rows) == 2
+
+
+def test_a_service_keeps_the_plans_of_its_recent_ladders_only(
+    peers: ArenaClient, ladder_peers: Peers, redis_client: redis.Redis,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A plan (a ladder's bots and openings) was kept for every ladder a service ever
+    scheduled, for as long as it ran. Now the most recent PLANS_KEPT; an older ladder's
+    plan is made again from the store when one of its games is scheduled or recorded."""
+    monkeypatch.setattr(ladders_module, "PLANS_KEPT", 2)
+    register_bots(peers, OTHELLO, "ann", "ben")
+    ladders = ladder_peers.ladders(redis_client)
+    made = [ladders.create(_config("ann", "ben", games_per_pairing=2, name=f"l{n}"), "alice")
+            for n in range(3)]
+    assert list(ladders._plans) == [made[1].id, made[2].id]
+    again = ladders.plan(made[0].id)
+    assert again.match_config(1) == Plan(made[0].id, "alice", made[0].config).match_config(1)
+    assert list(ladders._plans) == [made[2].id, made[0].id]
+    for match_id in made[0].match_ids:  # its results are recorded as ever
+        finish_match(redis_client, match_id, BLACK)
+        assert ladders.count(MatchStore(redis_client).header(match_id)) == 1
+    assert ladders.info(made[0].id).games_done == 2
