@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +143,25 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     delete = cmds.add_parser("delete", help="delete a finished match")
     delete.add_argument("match_id")
     delete.set_defaults(func=cmd_delete)
+
+    prune = cmds.add_parser(
+        "prune", help="forget the finished matches recorded before a time (admins: the "
+                      "arena's retention)",
+        description="Forget (as `match delete` does) every finished match recorded and ended "
+                    "before a time. A ladder's games go together, once all of them are over "
+                    "and ended before that time.")
+    when = prune.add_mutually_exclusive_group(required=True)
+    when.add_argument("--older-than", type=age, metavar="AGE",
+                      help="recorded more than this long ago: 30d, 12h, 90m")
+    when.add_argument("--before", type=moment, metavar="TIME",
+                      help="recorded before this time: 2026-10-01 or 2026-10-01T12:00:00Z "
+                           "(UTC unless it says otherwise)")
+    prune.add_argument("--keep-ladder-games", action="store_true",
+                       help="keep every ladder's games (their pages list them)")
+    prune.add_argument("--dry-run", action="store_true",
+                       help="count what would be forgotten; forget nothing")
+    add_json_flag(prune)
+    prune.set_defaults(func=cmd_prune)
 
     listing = cmds.add_parser("list", help="match history, newest first")
     listing.add_argument("--bot", default="", help="only matches of this bot")
@@ -338,6 +358,49 @@ def cmd_delete(args: argparse.Namespace) -> int:
     with client_from_args(args) as client:
         client.delete_match(args.match_id)
     print(f"deleted match {args.match_id}")
+    return 0
+
+
+AGE_UNITS = {"d": 86_400, "h": 3_600, "m": 60}
+MAX_AGE_DAYS = 100 * 366
+
+
+def age(text: str) -> timedelta:
+    """An argparse type: ``30d``, ``12h``, ``90m``, at most a hundred years."""
+    number, unit = text.strip()[:-1], text.strip()[-1:].lower()
+    if unit not in AGE_UNITS or not number.isdigit():
+        raise argparse.ArgumentTypeError(f"not an age like 30d, 12h or 90m: {text!r}")
+    value = timedelta(seconds=int(number) * AGE_UNITS[unit])
+    if value > timedelta(days=MAX_AGE_DAYS):
+        raise argparse.ArgumentTypeError(f"more than a hundred years: {text!r}")
+    return value
+
+
+def moment(text: str) -> datetime:
+    """An argparse type: an ISO 8601 date or time after 1970, UTC unless it says otherwise."""
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a date or time like 2026-10-01 or 2026-10-01T12:00:00Z: {text!r}") from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    if value <= datetime(1970, 1, 1, tzinfo=UTC):
+        raise argparse.ArgumentTypeError(f"must be after 1970: {text!r}")
+    return value
+
+
+def cmd_prune(args: argparse.Namespace) -> int:
+    before = args.before or datetime.now(UTC) - args.older_than
+    with client_from_args(args) as client:
+        examined, pruned = client.prune_matches(before, args.keep_ladder_games, args.dry_run)
+    if args.json:
+        print_json({"before": before.isoformat(), "examined": examined, "pruned": pruned,
+                    "dry_run": args.dry_run})
+    else:
+        verb = "would forget" if args.dry_run else "forgot"
+        print(f"{verb} {pruned} of the {examined} matches recorded before "
+              f"{before.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC")
     return 0
 
 

@@ -26,6 +26,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
@@ -475,6 +476,23 @@ class ArenaClient:
     def delete_match(self, match_id: str) -> None:
         request = referee_pb2.DeleteMatchRequest(match_id=match_id)
         self._call("referee", self._referee().DeleteMatch, request)
+
+    def prune_matches(self, before: datetime, keep_ladder_games: bool = False,
+                      dry_run: bool = False, batch: int = 0) -> tuple[int, int]:
+        """Forget every finished match recorded and ended before ``before`` (admins only;
+        a ladder's games once all of them are, none with ``keep_ladder_games``), ``batch``
+        examined per call (0: the server's default).
+        (examined, forgotten); a dry run forgets nothing and counts what it would."""
+        request = referee_pb2.PruneMatchesRequest(
+            keep_ladder_games=keep_ladder_games, dry_run=dry_run, limit=batch)
+        request.before.FromDatetime(before)
+        examined = pruned = 0
+        while True:
+            reply = self._call("referee", self._referee().PruneMatches, request)
+            examined, pruned = examined + reply.examined, pruned + reply.pruned
+            if not reply.next_page_token:
+                return examined, pruned
+            request.page_token = reply.next_page_token
 
     # -- ladder ------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from arena.v1 import match_pb2 as _match_pb2
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
@@ -361,3 +362,77 @@ class DeleteMatchResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___DeleteMatchResponse: _TypeAlias = DeleteMatchResponse  # noqa: Y015
+
+@_typing.final
+class PruneMatchesRequest(_message.Message):
+    """PruneMatches input. Matches are examined newest first, from those recorded before
+    `before`; a match is forgotten (as DeleteMatch does) when it is over and ended before
+    `before`. A ladder's games go together: once every game of the ladder is.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BEFORE_FIELD_NUMBER: _builtins.int
+    KEEP_LADDER_GAMES_FIELD_NUMBER: _builtins.int
+    DRY_RUN_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    keep_ladder_games: _builtins.bool
+    """Keep the games of ladders, however old (their standings never need them; their pages
+    list them).
+    """
+    dry_run: _builtins.bool
+    """Count what would be forgotten; forget nothing."""
+    limit: _builtins.int
+    """Matches examined by this call at most (0: 1000; 1 to 10000)."""
+    page_token: _builtins.str
+    """Where the previous call stopped (its next_page_token); empty: from `before`."""
+    @_builtins.property
+    def before(self) -> _timestamp_pb2.Timestamp:
+        """Required: matches recorded and ended before this time."""
+
+    def __init__(
+        self,
+        *,
+        before: _timestamp_pb2.Timestamp | None = ...,
+        keep_ladder_games: _builtins.bool = ...,
+        dry_run: _builtins.bool = ...,
+        limit: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["before", b"before"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["before", b"before", "dry_run", b"dry_run", "keep_ladder_games", b"keep_ladder_games", "limit", b"limit", "page_token", b"page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PruneMatchesRequest: _TypeAlias = PruneMatchesRequest  # noqa: Y015
+
+@_typing.final
+class PruneMatchesResponse(_message.Message):
+    """PruneMatches output."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EXAMINED_FIELD_NUMBER: _builtins.int
+    PRUNED_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    examined: _builtins.int
+    """Matches examined, and of them forgotten (in a dry run: that would be)."""
+    pruned: _builtins.int
+    next_page_token: _builtins.str
+    """Where to go on; empty when no older match is left to examine."""
+    def __init__(
+        self,
+        *,
+        examined: _builtins.int = ...,
+        pruned: _builtins.int = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["examined", b"examined", "next_page_token", b"next_page_token", "pruned", b"pruned"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PruneMatchesResponse: _TypeAlias = PruneMatchesResponse  # noqa: Y015

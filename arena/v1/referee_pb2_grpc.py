@@ -72,6 +72,11 @@ class RefereeStub:
                 request_serializer=arena_dot_v1_dot_referee__pb2.DeleteMatchRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_referee__pb2.DeleteMatchResponse.FromString,
                 _registered_method=True)
+        self.PruneMatches = channel.unary_unary(
+                '/arena.v1.Referee/PruneMatches',
+                request_serializer=arena_dot_v1_dot_referee__pb2.PruneMatchesRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_referee__pb2.PruneMatchesResponse.FromString,
+                _registered_method=True)
         self.CancelMatch = channel.unary_unary(
                 '/arena.v1.Referee/CancelMatch',
                 request_serializer=arena_dot_v1_dot_referee__pb2.CancelMatchRequest.SerializeToString,
@@ -137,6 +142,14 @@ class RefereeServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PruneMatches(self, request, context):
+        """Forgets the finished matches recorded before a time, a bounded batch per call (admins
+        only): the arena's retention.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def CancelMatch(self, request, context):
         """Stops a pending or running match at once; it ends cancelled, not as a result.
         """
@@ -189,6 +202,11 @@ def add_RefereeServicer_to_server(servicer, server):
                     servicer.DeleteMatch,
                     request_deserializer=arena_dot_v1_dot_referee__pb2.DeleteMatchRequest.FromString,
                     response_serializer=arena_dot_v1_dot_referee__pb2.DeleteMatchResponse.SerializeToString,
+            ),
+            'PruneMatches': grpc.unary_unary_rpc_method_handler(
+                    servicer.PruneMatches,
+                    request_deserializer=arena_dot_v1_dot_referee__pb2.PruneMatchesRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_referee__pb2.PruneMatchesResponse.SerializeToString,
             ),
             'CancelMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.CancelMatch,
@@ -391,6 +409,33 @@ class Referee:
             '/arena.v1.Referee/DeleteMatch',
             arena_dot_v1_dot_referee__pb2.DeleteMatchRequest.SerializeToString,
             arena_dot_v1_dot_referee__pb2.DeleteMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PruneMatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Referee/PruneMatches',
+            arena_dot_v1_dot_referee__pb2.PruneMatchesRequest.SerializeToString,
+            arena_dot_v1_dot_referee__pb2.PruneMatchesResponse.FromString,
             options,
             channel_credentials,
             insecure,

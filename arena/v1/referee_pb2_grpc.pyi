@@ -49,6 +49,10 @@ class RefereeStub:
     """Returns the search tree stored for one ply."""
     DeleteMatch: _grpc.UnaryUnaryMultiCallable[_referee_pb2.DeleteMatchRequest, _referee_pb2.DeleteMatchResponse]
     """Deletes a finished match (owner or admin)."""
+    PruneMatches: _grpc.UnaryUnaryMultiCallable[_referee_pb2.PruneMatchesRequest, _referee_pb2.PruneMatchesResponse]
+    """Forgets the finished matches recorded before a time, a bounded batch per call (admins
+    only): the arena's retention.
+    """
     CancelMatch: _grpc.UnaryUnaryMultiCallable[_referee_pb2.CancelMatchRequest, _match_pb2.Match]
     """Stops a pending or running match at once; it ends cancelled, not as a result."""
     ImportMatch: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ImportMatchRequest, _match_pb2.Match]
@@ -75,6 +79,10 @@ class RefereeAsyncStub(RefereeStub):
     """Returns the search tree stored for one ply."""
     DeleteMatch: _aio.UnaryUnaryMultiCallable[_referee_pb2.DeleteMatchRequest, _referee_pb2.DeleteMatchResponse]  # type: ignore[assignment]
     """Deletes a finished match (owner or admin)."""
+    PruneMatches: _aio.UnaryUnaryMultiCallable[_referee_pb2.PruneMatchesRequest, _referee_pb2.PruneMatchesResponse]  # type: ignore[assignment]
+    """Forgets the finished matches recorded before a time, a bounded batch per call (admins
+    only): the arena's retention.
+    """
     CancelMatch: _aio.UnaryUnaryMultiCallable[_referee_pb2.CancelMatchRequest, _match_pb2.Match]  # type: ignore[assignment]
     """Stops a pending or running match at once; it ends cancelled, not as a result."""
     ImportMatch: _aio.UnaryUnaryMultiCallable[_referee_pb2.ImportMatchRequest, _match_pb2.Match]  # type: ignore[assignment]
@@ -140,6 +148,16 @@ class RefereeServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_referee_pb2.DeleteMatchResponse, _abc.Awaitable[_referee_pb2.DeleteMatchResponse]]:
         """Deletes a finished match (owner or admin)."""
+
+    @_abc_1.abstractmethod
+    def PruneMatches(
+        self,
+        request: _referee_pb2.PruneMatchesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.PruneMatchesResponse, _abc.Awaitable[_referee_pb2.PruneMatchesResponse]]:
+        """Forgets the finished matches recorded before a time, a bounded batch per call (admins
+        only): the arena's retention.
+        """
 
     @_abc_1.abstractmethod
     def CancelMatch(

@@ -54,13 +54,14 @@ def encode_page_token(cursor: str) -> str:
     return base64.urlsafe_b64encode(_TAG + cursor.encode()).decode()
 
 
-def decode_page_token(token: str) -> str:
-    """The cursor a token continues after ("" for the first page)."""
+def decode_page_token(token: str, field: str = "page.page_token") -> str:
+    """The cursor a token continues after ("" for the first page); ``field`` names the
+    request's field in the error."""
     if not token:
         return ""
     if len(token) > MAX_TOKEN_CHARS:
         raise InvalidArgumentError.for_fields(
-            [FieldViolation("page.page_token", "is not a token this server issued")])
+            [FieldViolation(field, "is not a token this server issued")])
     try:
         raw = base64.urlsafe_b64decode(token.encode())
         if raw.startswith(_TAG):
@@ -68,4 +69,4 @@ def decode_page_token(token: str) -> str:
     except (binascii.Error, UnicodeError, ValueError):
         pass
     raise InvalidArgumentError.for_fields(
-        [FieldViolation("page.page_token", f"is not a token this server issued: {token!r}")])
+        [FieldViolation(field, f"is not a token this server issued: {token!r}")])

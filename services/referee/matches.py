@@ -9,6 +9,7 @@ registry. An imported record is stored whole, already finished (``MatchStore.sto
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 
 import redis
 from arena.services.common import paging
@@ -258,7 +259,7 @@ def _accepts(request: referee_pb2.ListMatchesRequest, match: match_pb2.Match) ->
     return not request.bot_name or request.bot_name in (match.black.name, match.white.name)
 
 
-# --- cancelling and deleting -------------------------------------------------------------
+# --- cancelling, deleting, pruning --------------------------------------------------------
 
 
 def may_change(principal: Principal, match: match_pb2.Match, bots: BotVersions) -> bool:
@@ -307,3 +308,70 @@ def delete_match(store: MatchStore, bots: BotVersions, match_id: str, principal:
     if match.status not in FINISHED_STATES:
         raise FailedPreconditionError(f"match {match_id} is still running: cancel it first")
     store.delete(match, cache)
+
+
+DEFAULT_PRUNE_LIMIT = 1000
+MAX_PRUNE_LIMIT = 10_000
+
+
+def prune_matches(store: MatchStore, request: referee_pb2.PruneMatchesRequest,
+                  principal: Principal, cache: redis.Redis | None,
+                  ) -> referee_pb2.PruneMatchesResponse:
+    """Forget a batch of the finished matches recorded and ended before ``request.before``
+    (the arena's retention; admins only), newest first. A ladder's games go together, once
+    every game of the ladder is over and ended before that time: a game of a ladder still
+    playing may not be counted yet, and a ladder's page keeps all its games or none."""
+    if not principal.is_admin:
+        raise PermissionDeniedError(f"{principal.name} may not prune matches: admins only")
+    problems = []
+    if not request.HasField("before") or request.before.ToNanoseconds() <= 0:
+        problems.append(FieldViolation("before", "is required: a time after 1970"))
+    if not 0 <= request.limit <= MAX_PRUNE_LIMIT:
+        problems.append(FieldViolation("limit", f"must be 1 to {MAX_PRUNE_LIMIT} (0: "
+                                                f"{DEFAULT_PRUNE_LIMIT})"))
+    after = paging.decode_page_token(request.page_token, "page_token")
+    if problems:
+        raise InvalidArgumentError.for_fields(problems)
+    before_ms = request.before.ToMilliseconds()
+
+    def old(match: match_pb2.Match) -> bool:
+        return match.status in FINISHED_STATES and match.finished_at.ToMilliseconds() < before_ms
+
+    ladders: dict[str, bool] = {}  # ladder id: every game of it is old
+
+    def old_ladder(ladder_id: str) -> bool:
+        if ladder_id not in ladders:
+            ladders[ladder_id] = all(
+                old(game) for game in _headers(store, keys.match_index("ladder", ladder_id)))
+        return ladders[ladder_id]
+
+    # Ids begin with the time they were made at (new_match_id): the older ones sort first.
+    cutoff = f"{before_ms:013d}"
+    after = min(after, cutoff) if after else cutoff
+    limit = request.limit or DEFAULT_PRUNE_LIMIT
+    examined = pruned = 0
+    last = ""
+    for match_id in store.ids(keys.ALL_MATCHES, after):
+        if examined == limit:
+            return referee_pb2.PruneMatchesResponse(
+                examined=examined, pruned=pruned, next_page_token=paging.encode_page_token(last))
+        examined, last = examined + 1, match_id
+        try:
+            match = store.header(match_id)
+        except NotFoundError:
+            continue  # deleted meanwhile
+        ladder = match.config.ladder_id
+        if not old(match) or (ladder and (request.keep_ladder_games or not old_ladder(ladder))):
+            continue
+        if not request.dry_run:
+            store.delete(match, cache)
+        pruned += 1
+    return referee_pb2.PruneMatchesResponse(examined=examined, pruned=pruned)
+
+
+def _headers(store: MatchStore, index: str) -> Iterator[match_pb2.Match]:
+    for match_id in store.ids(index):
+        try:
+            yield store.header(match_id)
+        except NotFoundError:
+            continue  # deleted meanwhile

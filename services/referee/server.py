@@ -83,6 +83,10 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
                              self.cache)
         return referee_pb2.DeleteMatchResponse()
 
+    def PruneMatches(self, request: referee_pb2.PruneMatchesRequest,
+                     context: Any) -> referee_pb2.PruneMatchesResponse:
+        return matches.prune_matches(self.store, request, current_principal(), self.cache)
+
     def CancelMatch(self, request: referee_pb2.CancelMatchRequest,
                     context: Any) -> match_pb2.Match:
         return matches.cancel_match(self.store, self.ledger, self.bots, request.match_id,

@@ -75,3 +75,38 @@ def test_replay_opens_psq_and_transcripts_without_services(run_arena: RunArena,
     assert "ply 5/5" in run_arena("match", "replay", "t.txt", "--ply", "5").stdout
     (tmp_path / "bad.ggf").write_text("(;GM[Othello]B[Z9];)")
     assert_one_line_error(run_arena("match", "replay", "bad.ggf"), "line 1", "Z9")
+
+
+def test_prune_forgets_what_was_recorded_before_a_time(cli_stack: InProcessStack,
+                                                      tmp_path: Path) -> None:
+    """`arena match prune`: the arena's retention, for admins, with a dry run first."""
+    run = cli_stack.run
+    (tmp_path / "game.txt").write_text("f5 d6 c3 d3 c4\n")
+    ids = [ok(run("match", "import", "game.txt")).split()[2] for _ in range(2)]
+    said = ok(run("match", "prune", "--older-than", "0m", "--dry-run"))
+    assert said.startswith("would forget 2 of the 2 matches recorded before "), said
+    assert ids[0] in ok(run("match", "list"))
+    # Recorded a day ago at most: none of them is older than that.
+    summary = json.loads(ok(run("match", "prune", "--older-than", "1d", "--json")))
+    assert summary["pruned"] == summary["examined"] == 0
+    future = "2100-01-01T00:00:00+01:00"
+    assert ok(run("match", "prune", "--before", future)).startswith(
+        "forgot 2 of the 2 matches recorded before 2099-12-31 23:00:00 UTC")
+    assert ok(run("match", "list", "--json")).strip() == "[]"
+    one_line_error(run("match", "show", ids[1]), "no match")
+    # Users may not.
+    one_line_error(run("match", "prune", "--older-than", "1d", "--token", "alice-token"),
+                   "admins only")
+
+
+def test_prune_refuses_absurd_ages_and_times_naming_the_option(run_arena: RunArena) -> None:
+    for bad, needle in ((["--older-than", "5x"], "--older-than: not an age like 30d"),
+                        (["--older-than=-3d"], "--older-than: not an age like 30d"),
+                        (["--older-than", "99999999d"], "more than a hundred years"),
+                        (["--before", "1969-07-20"], "--before: must be after 1970"),
+                        (["--before", "yesterday"], "--before: not a date or time"),
+                        (["--before", "2026-01-01", "--older-than", "3d"], "not allowed with"),
+                        ([], "one of the arguments --older-than --before is required")):
+        result = run_arena("match", "prune", *bad)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert needle in result.stderr, result.stderr

@@ -117,6 +117,7 @@ def finish_match(client: redis.Redis, match_id: str, winner: int) -> match_pb2.M
     match.status = match_pb2.MATCH_STATUS_FINISHED
     match.result.CopyFrom(match_pb2.MatchResult(
         winner=winner, termination=match_pb2.TERMINATION_NORMAL))
+    match.finished_at.GetCurrentTime()
     assert ledger.finish(match, 0)
     return match
 
