@@ -44,7 +44,8 @@ class RefereeLoop:
         self.max_matches = max_matches
         self.stopping = threading.Event()
         self.runner = MatchRunner(client, self.config, self.stopping, bots, running_cap)
-        self.jobs = StreamConsumer(client, MATCH_STREAM, REFEREE_GROUP, self.referee_id)
+        self.jobs = StreamConsumer(client, MATCH_STREAM, REFEREE_GROUP, self.referee_id,
+                                   sole_group=True)
         self._active: dict[str, str] = {}  # entry id -> match id
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []

@@ -59,6 +59,10 @@ end
 return 1
 """
 
+# The finished-matches stream keeps about this many entries. The ladder service counts a
+# result within seconds, and its reconcile counts any whose entry it never read.
+FINISHED_MAXLEN = 100_000
+
 # Hands the owner's slot on: the oldest parked match job of the owner goes back to the
 # match stream. KEYS[n]: the owner's parked list, KEYS[n+1]: the match stream.
 _HAND_ON = """
@@ -71,15 +75,17 @@ end
 # KEYS: match, final, moves, events, finished stream, results stream, the owner's active
 # set, running set and parked list, the match stream.
 # ARGV: plies judged (-1: any, for a cancellation), finished match bytes, ended event
-# bytes, match id, ladder id, results ttl. A cancellation also wakes the referee that runs
-# the match, which waits on the results stream. The owner's next parked match may start.
+# bytes, match id, ladder id, results ttl, the finished stream's length (roughly). A
+# cancellation also wakes the referee that runs the match, which waits on the results
+# stream. The owner's next parked match may start.
 _FINISH = _HAND_ON + """
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 if ARGV[1] ~= '-1' and redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[1]) then return -1 end
 redis.call('SET', KEYS[2], '1')
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('XADD', KEYS[4], '*', 'pb', ARGV[3])
-redis.call('XADD', KEYS[5], '*', 'match_id', ARGV[4], 'ladder_id', ARGV[5], 'pb', ARGV[2])
+redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[7], '*', 'match_id', ARGV[4], 'ladder_id',
+           ARGV[5], 'pb', ARGV[2])
 if ARGV[1] == '-1' then
   redis.call('XADD', KEYS[6], '*', 'kind', 'cancelled', 'ply', redis.call('LLEN', KEYS[3]))
   redis.call('EXPIRE', KEYS[6], ARGV[6])
@@ -196,6 +202,6 @@ class Ledger:
                   MATCH_STREAM],
             args=[-1 if plies is None else plies, header.SerializeToString(),
                   event.SerializeToString(), finished.id, finished.config.ladder_id,
-                  RESULTS_TTL_S],
+                  RESULTS_TTL_S, FINISHED_MAXLEN],
         )
         return int(done) == 1

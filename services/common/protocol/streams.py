@@ -92,11 +92,17 @@ return touched
 
 
 class StreamConsumer:
-    """One consumer of one stream's group: read, reclaim, heartbeat, release, ack."""
+    """One consumer of one stream's group: read, reclaim, heartbeat, release, ack.
 
-    def __init__(self, client: redis.Redis, stream: str, group: str, consumer: str) -> None:
+    ``sole_group``: the group is the stream's only reader, so an entry it acknowledges is
+    deleted too (the durable Redis keeps only the entries still to do, not every job ever
+    queued)."""
+
+    def __init__(self, client: redis.Redis, stream: str, group: str, consumer: str,
+                 sole_group: bool = False) -> None:
         self.client = client
         self.stream, self.group, self.consumer = stream, group, consumer
+        self.sole_group = sole_group
         self._touch = client.register_script(_TOUCH_OWNED)
 
     def ensure_group(self) -> None:
@@ -167,15 +173,22 @@ class StreamConsumer:
                            message_ids=[entry_id], idle=RELEASED_IDLE_MS, justid=True)
 
     def ack(self, entry_id: str) -> None:
-        self.client.xack(self.stream, self.group, entry_id)
+        with self.client.pipeline(transaction=True) as pipe:
+            self._done(pipe, entry_id)
+            pipe.execute()
 
     def requeue(self, entry_id: str, fields: Mapping[bytes, bytes]) -> None:
         """Hand an entry back at the end of the stream, where any idle consumer gets it at
         once (a released entry waits for someone's reclaim scan)."""
         with self.client.pipeline(transaction=True) as pipe:
-            pipe.xack(self.stream, self.group, entry_id)
+            self._done(pipe, entry_id)
             pipe.xadd(self.stream, dict(fields))  # type: ignore[arg-type]
             pipe.execute()
+
+    def _done(self, pipe: Pipeline, entry_id: str) -> None:
+        pipe.xack(self.stream, self.group, entry_id)
+        if self.sole_group:
+            pipe.xdel(self.stream, entry_id)
 
 
 # The first new entry of several streams, trying them in the order given (one round trip).
