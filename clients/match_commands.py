@@ -368,23 +368,25 @@ MAX_AGE_DAYS = 100 * 366
 def age(text: str) -> timedelta:
     """An argparse type: ``30d``, ``12h``, ``90m``, at most a hundred years."""
     number, unit = text.strip()[:-1], text.strip()[-1:].lower()
-    if unit not in AGE_UNITS or not number.isdigit():
+    if unit not in AGE_UNITS or not number.isascii() or not number.isdigit():
         raise argparse.ArgumentTypeError(f"not an age like 30d, 12h or 90m: {text!r}")
-    value = timedelta(seconds=int(number) * AGE_UNITS[unit])
-    if value > timedelta(days=MAX_AGE_DAYS):
+    seconds = int(number) * AGE_UNITS[unit]
+    if seconds > MAX_AGE_DAYS * AGE_UNITS["d"]:
         raise argparse.ArgumentTypeError(f"more than a hundred years: {text!r}")
-    return value
+    return timedelta(seconds=seconds)
 
 
 def moment(text: str) -> datetime:
     """An argparse type: an ISO 8601 date or time after 1970, UTC unless it says otherwise."""
     try:
         value = datetime.fromisoformat(text.strip())
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"not a date or time like 2026-10-01 or 2026-10-01T12:00:00Z: {text!r}") from None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
+    except OverflowError:  # a time zone that takes it past year 1 or 9999
+        raise argparse.ArgumentTypeError(f"must be after 1970 and before 9999: {text!r}") \
+            from None
     if value <= datetime(1970, 1, 1, tzinfo=UTC):
         raise argparse.ArgumentTypeError(f"must be after 1970: {text!r}")
     return value
