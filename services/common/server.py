@@ -103,7 +103,8 @@ class Gate:
       the CPU from everyone (another user's short list: 13 ms alone, 175 ms beside them).
       A waiting call holds a thread too, so all users' lines together hold at most
       ``WAITING_SHARE`` of the threads; past that a call that would wait is refused at
-      once (25 users' full lines held every thread, and health checks queued behind them).
+      once (with ``calls_at_once`` 2, the full lines of 26 users would hold all 256
+      threads, and health checks would queue behind them).
     """
 
     def __init__(self, threads: int, quotas: Quotas | None) -> None:
