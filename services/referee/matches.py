@@ -256,7 +256,11 @@ def _accepts(request: referee_pb2.ListMatchesRequest, match: match_pb2.Match) ->
         return False
     if request.ladder_id and match.config.ladder_id != request.ladder_id:
         return False
-    return not request.bot_name or request.bot_name in (match.black.name, match.white.name)
+    if not request.bot_name:
+        return True
+    # An imported record's players are no bots (it is in no bot's index either).
+    return not match.imported_from and request.bot_name in (match.black.name,
+                                                            match.white.name)
 
 
 # --- cancelling, deleting, pruning --------------------------------------------------------

@@ -53,6 +53,15 @@ def test_every_export_replays_and_imports_back(cli_stack: InProcessStack,
         assert f"imported from a {fmt} record" in ok(run("match", "show", new_id))
         assert new_id in ok(run("match", "list", "--limit", "0"))
     ok(run("match", "delete", new_id))
+    # A record may name its players anything, and anyone may import one: one that names
+    # lab-a is no game of that bot, on the command line or its web page.
+    ok(run("match", "export", match_id, "--format", "native", "-o", "m.json"))
+    forged = Path("m.json").read_text().replace('"lab-a v1"', '"lab-a"')
+    Path("forged.json").write_text(forged)
+    forged_id = ok(run("match", "import", "forged.json")).split()[2]
+    assert "black    lab-a\n" in ok(run("match", "show", forged_id))
+    assert forged_id not in ok(run("match", "list", "--bot", "lab-a", "--limit", "0"))
+    assert match_id in ok(run("match", "list", "--bot", "lab-a", "--limit", "0"))
 
 
 def test_import_refuses_a_bad_record_in_one_line(cli_stack: InProcessStack,

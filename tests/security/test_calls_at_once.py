@@ -109,8 +109,9 @@ def test_the_lines_of_all_users_hold_a_quarter_of_the_threads_at_most(
         stack: Launcher) -> None:
     """A waiting call holds one of the server's threads: with calls_at_once 2, the full
     lines of 26 users (ten calls each) would hold all 256, and health checks and the
-    services' own calls would queue behind them. Now, once the waiting calls of all users hold a quarter of the threads,
-    a call that would wait is refused at once, whoever's it is; one that can run runs."""
+    services' own calls would queue behind them. Now, once the waiting calls of all
+    users hold a quarter of the threads, a call that would wait is refused at once,
+    whoever's it is; one that can run runs."""
     stub = engine_pb2_grpc.EngineStub(stack_channel(stack, stack.target("analyst")))
     first = stub.Analyze.future(_analysis(6000), metadata=_as("alice-token"), timeout=60)
     first_refusal(

@@ -35,11 +35,16 @@ def new_match_id(now_ms: int | None = None) -> str:
     return f"{now_ms:013d}-{secrets.token_hex(4)}"
 
 
-def index_keys(match: match_pb2.Match) -> list[str]:
-    found = [keys.ALL_MATCHES, keys.match_index("bot", match.black.name),
-             keys.match_index("bot", match.white.name),
-             keys.match_index("game", match.config.game.kind),
+def index_keys(match: match_pb2.Match, every: bool = False) -> list[str]:
+    """The indexes listing ``match``. An imported record's players name no bot: it is
+    never listed under a bot's name (anyone could otherwise put a made-up game in any
+    bot's history). ``every``: the bots' too, whatever the match (to forget it from each
+    index an earlier version may have put it in)."""
+    found = [keys.ALL_MATCHES, keys.match_index("game", match.config.game.kind),
              keys.match_index("owner", match.owner)]
+    if every or not match.imported_from:
+        found += [keys.match_index("bot", match.black.name),
+                  keys.match_index("bot", match.white.name)]
     if match.config.ladder_id:
         found.append(keys.match_index("ladder", match.config.ladder_id))
     return list(dict.fromkeys(found))
@@ -182,6 +187,6 @@ class MatchStore:
         self._delete(keys=[keys.match(match.id), keys.match(match.id, "moves"),
                            keys.match(match.id, "events"), keys.match(match.id, "final"),
                            keys.match(match.id, "results"), keys.match(match.id, "started"),
-                           counted, *index_keys(match)], args=[match.id])
+                           counted, *index_keys(match, every=True)], args=[match.id])
         if cache is not None:
             delete_trees(cache, match.id, plies)
