@@ -20,6 +20,7 @@ import grpc
 import pytest
 from arena.clients.sdk import ArenaClient
 from arena.services.common.launcher import Launcher
+from google.protobuf import timestamp_pb2
 from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -178,6 +179,11 @@ ROWS: dict[str, Row] = {
         match_id=k.cancelled())),
     "/arena.v1.Referee/CancelMatch": _owner_only(lambda k: referee_pb2.CancelMatchRequest(
         match_id=k.match())),
+    # the arena's retention is the operators' (a dry run: the stack's matches stay)
+    "/arena.v1.Referee/PruneMatches": Row(
+        lambda k: referee_pb2.PruneMatchesRequest(before=timestamp_pb2.Timestamp(seconds=1),
+                                                  dry_run=True),
+        other=Code.PERMISSION_DENIED, owner=Code.PERMISSION_DENIED),
     # an imported record belongs to whoever imports it
     "/arena.v1.Referee/ImportMatch": Row(lambda k: referee_pb2.ImportMatchRequest(
         content="f5d6c3d3c4\n")),
