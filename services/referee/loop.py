@@ -60,9 +60,9 @@ class RefereeLoop:
 
     def stop(self, timeout_s: float = 10.0) -> None:
         """Stop taking matches, let match threads notice, release what is unfinished."""
-        self.stopping.set()
         deadline = time.monotonic() + timeout_s
-        with self._lock:
+        with self._lock:  # no match thread starts after this (``_launch``)
+            self.stopping.set()
             threads = [*self._threads, *self._match_threads]
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
@@ -114,11 +114,18 @@ class RefereeLoop:
         with self._lock:
             if entry.entry_id in self._active or match_id in self._active.values():
                 return  # already running here (a reclaim raced our own heartbeat)
-            self._active[entry.entry_id] = match_id
-            thread = threading.Thread(target=self._run, args=(entry.entry_id, match_id),
-                                      name=f"match-{match_id}", daemon=True)
-            self._match_threads.add(thread)
-        thread.start()
+            stopping = self.stopping.is_set()
+            if not stopping:
+                self._active[entry.entry_id] = match_id
+                thread = threading.Thread(target=self._run, args=(entry.entry_id, match_id),
+                                          name=f"match-{match_id}", daemon=True)
+                self._match_threads.add(thread)
+                thread.start()  # under the lock: ``stop`` joins only started threads
+        if stopping:
+            # Read by a read that began before the stop (a requeue by this very referee's
+            # stopping matches wakes it): handed back at once, or it would wait for the
+            # idle take-over once this process is gone.
+            self.jobs.requeue(entry.entry_id, entry.fields)
 
     def _run(self, entry_id: str, match_id: str) -> None:
         finished = failed = False

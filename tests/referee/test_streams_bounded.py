@@ -15,12 +15,13 @@ from arena.services.common.auth import Principal
 from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.peers import BotVersions
 from arena.services.common.protocol import ledger as ledger_module
-from arena.services.common.protocol.keys import FINISHED_STREAM, MATCH_STREAM
+from arena.services.common.protocol.keys import FINISHED_STREAM, MATCH_STREAM, REFEREE_GROUP
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
 from arena.services.referee.loop import RefereeLoop
 from arena.services.referee.matches import cancel_match
 
+from arena.v1 import engine_pb2
 from tests.conftest import FAST, NewMatch
 from tests.support.bots import builtin_bot, match_config, wait_finished
 
@@ -62,3 +63,23 @@ def test_the_finished_stream_keeps_about_so_many_entries(
         cancel_match(store, ledger, bots, match.id, admin)
     # Trimming is rough (whole blocks of entries at a time): well under 250 are left.
     assert 1 <= redis_client.xlen(FINISHED_STREAM) < 150
+
+
+def test_a_job_read_while_stopping_is_handed_back_at_once(
+    redis_client: redis.Redis, redis_server: EmbeddedRedis, bots: BotVersions,
+) -> None:
+    """A stopping referee hands its matches back at the end of the stream; its own read,
+    blocked since before the stop, could take one of them and start it after the stop had
+    counted the threads to wait for: the process left, and the match waited for the idle
+    take-over (a minute by default; `test_system` saw it once)."""
+    referee = RefereeLoop(redis_server.client(), bots, "referee-stopping", FAST)
+    referee.jobs.ensure_group()
+    job = engine_pb2.MatchJob(match_id="some-match").SerializeToString()
+    redis_client.xadd(MATCH_STREAM, {"pb": job})
+    (entry,) = referee.jobs.read(1)
+    referee.stop()
+    referee._launch(entry)  # what the blocked read does with it
+    assert referee.active_matches == []
+    assert redis_client.xpending(MATCH_STREAM, REFEREE_GROUP)["pending"] == 0
+    (again,) = redis_client.xrange(MATCH_STREAM)
+    assert again[0].decode() != entry.entry_id and again[1] == {b"pb": job}
