@@ -14,14 +14,13 @@ after every counted result and concluded as soon as its test decides.
 from __future__ import annotations
 
 import logging
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TypeVar
 
 from arena.clients.sdk import ArenaClient
 from arena.services.common import paging
+from arena.services.common.lru import LruCache
 from arena.services.common.metrics import LADDER_GAMES
 from arena.services.common.peers import BotVersions, other_game
 from arena.services.common.protocol.ladders import (
@@ -221,18 +220,6 @@ FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCE
 TABLES_KEPT = 64  # ladders whose last standings table is kept
 PLANS_KEPT = 1024  # ladders whose plan is kept (a plan is remade from the store at will)
 
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-def _remember(kept: OrderedDict[K, V], key: K, value: V, most: int) -> None:
-    """Keep ``value`` as the most recent of at most ``most``."""
-    kept[key] = value
-    kept.move_to_end(key)
-    while len(kept) > most:
-        kept.popitem(last=False)
-
-
 class Ladders:
     """A ladder service's work: every method is safe to run in several services at once."""
 
@@ -242,21 +229,15 @@ class Ladders:
         self.referee = referee
         self.bots = bots
         self.in_flight = max(1, in_flight)
-        self._plans: OrderedDict[str, Plan] = OrderedDict()
-        self._tables: OrderedDict[str, tuple[object, list[ladder_pb2.StandingRow],
-                                             list[ladder_pb2.HeadToHead]]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._plans: LruCache[str, Plan] = LruCache(PLANS_KEPT)
+        self._tables: LruCache[str, tuple[object, list[ladder_pb2.StandingRow],
+                                          list[ladder_pb2.HeadToHead]]] = LruCache(TABLES_KEPT)
 
     def plan(self, ladder_id: str) -> Plan:
-        with self._lock:
-            found = self._plans.get(ladder_id)
-            if found is not None:
-                self._plans.move_to_end(ladder_id)
+        found = self._plans.get(ladder_id)
         if found is None:
             info = self.store.get(ladder_id)
-            found = Plan(ladder_id, info.owner, info.config)
-            with self._lock:
-                _remember(self._plans, ladder_id, found, PLANS_KEPT)
+            found = self._plans.put(ladder_id, Plan(ladder_id, info.owner, info.config))
         return found
 
     # -- creation and scheduling ---------------------------------------------------------
@@ -397,14 +378,11 @@ class Ladders:
         # the ratings of a large one takes tens of milliseconds: the last table of each
         # ladder is kept for as long as its counted games stay the same.
         signature = (len(bots), frozenset(Counter(games).items()))
-        with self._lock:
-            kept = self._tables.get(ladder_id)
-            if kept is not None and kept[0] == signature:
-                self._tables.move_to_end(ladder_id)
-                return ladder_pb2.Standings(ladder=info, rows=kept[1], head_to_head=kept[2])
+        kept = self._tables.get(ladder_id)
+        if kept is not None and kept[0] == signature:
+            return ladder_pb2.Standings(ladder=info, rows=kept[1], head_to_head=kept[2])
         rows, pairs = self._table(bots, games)
-        with self._lock:
-            _remember(self._tables, ladder_id, (signature, rows, pairs), TABLES_KEPT)
+        self._tables.put(ladder_id, (signature, rows, pairs))
         return ladder_pb2.Standings(ladder=info, rows=rows, head_to_head=pairs)
 
     @staticmethod

@@ -13,13 +13,13 @@ threads. Which token a call carries is decided in one place, :class:`Gateway`:
 from __future__ import annotations
 
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anyio.to_thread
 from arena.clients.sdk import ArenaClient
+from arena.services.common.lru import LruCache
 from arena.services.web.settings import WebSettings
 from arena.services.web.views import (
     Json,
@@ -56,32 +56,6 @@ DEFAULT_PRESETS = {"kreversi": "kreversi-default", "arena": "arena-fast",
                    "sharpmoku": "sharpmoku-normal", "arena-gomoku": "arena-gomoku"}
 
 
-class LruCache:
-    """A few recent values by key, each kept at most ``ttl_s`` (thread-safe)."""
-
-    def __init__(self, size: int, ttl_s: float) -> None:
-        self.size, self.ttl_s = size, ttl_s
-        self._items: OrderedDict[Any, tuple[float, Any]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Any) -> Any | None:
-        with self._lock:
-            entry = self._items.get(key)
-            if entry is None or time.monotonic() - entry[0] > self.ttl_s:
-                self._items.pop(key, None)
-                return None
-            self._items.move_to_end(key)
-            return entry[1]
-
-    def put(self, key: Any, value: Any) -> Any:
-        with self._lock:
-            self._items[key] = (time.monotonic(), value)
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-        return value
-
-
 class Gateway:
     """SDK clients by credential, and blocking calls run off the event loop."""
 
@@ -89,7 +63,7 @@ class Gateway:
         self.settings = settings
         self._clients: OrderedDict[str, ArenaClient] = OrderedDict()
         self._lock = threading.Lock()
-        self.trees = LruCache(size=8, ttl_s=300.0)
+        self.trees: LruCache[tuple[str, str, int], TreeIndex] = LruCache(size=8, ttl_s=300.0)
 
     def _new_client(self, token: str) -> ArenaClient:
         s = self.settings
@@ -141,7 +115,7 @@ class Gateway:
     def tree(self, client: ArenaClient, credential: str, match_id: str, ply: int) -> TreeIndex:
         """A stored search tree, kept indexed for a while: the viewer loads it in slices."""
         key = (credential, match_id, ply)
-        index: TreeIndex | None = self.trees.get(key)
+        index = self.trees.get(key)
         if index is None:
             index = self.trees.put(key, TreeIndex(client.get_search_tree(match_id, ply)))
         return index
