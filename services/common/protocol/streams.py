@@ -173,6 +173,9 @@ class StreamConsumer:
                            message_ids=[entry_id], idle=RELEASED_IDLE_MS, justid=True)
 
     def ack(self, entry_id: str) -> None:
+        if not self.sole_group:  # one command, no transaction: every move job's ack
+            self.client.xack(self.stream, self.group, entry_id)
+            return
         with self.client.pipeline(transaction=True) as pipe:
             self._done(pipe, entry_id)
             pipe.execute()
