@@ -15,6 +15,7 @@ import argparse
 import time
 from datetime import UTC, datetime
 
+from arena.services.common.protocol import queues
 from arena_common import config, register, run_matches, stack
 
 from arena.v1 import common_pb2
@@ -30,7 +31,7 @@ def main() -> int:
     args = parser.parse_args()
     with stack(workers=2) as bench:
         def memory() -> int:
-            return int(bench.client.info("memory")["used_memory"])
+            return queues.memory(bench.client)[0]
 
         for name in ("prune-a", "prune-b"):
             register(bench, name, BOT)

@@ -9,7 +9,6 @@ registry. An imported record is stored whole, already finished (``MatchStore.sto
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import redis
 from arena.services.common import paging
@@ -346,7 +345,8 @@ def prune_matches(store: MatchStore, request: referee_pb2.PruneMatchesRequest,
     def old_ladder(ladder_id: str) -> bool:
         if ladder_id not in ladders:
             ladders[ladder_id] = all(
-                old(game) for game in _headers(store, keys.match_index("ladder", ladder_id)))
+                old(game) for _, game in store.headers(keys.match_index("ladder", ladder_id))
+                if game is not None)
         return ladders[ladder_id]
 
     # Ids begin with the time they were made at (new_match_id): the older ones sort first.
@@ -355,14 +355,12 @@ def prune_matches(store: MatchStore, request: referee_pb2.PruneMatchesRequest,
     limit = request.limit or DEFAULT_PRUNE_LIMIT
     examined = pruned = 0
     last = ""
-    for match_id in store.ids(keys.ALL_MATCHES, after):
+    for match_id, match in store.headers(keys.ALL_MATCHES, after):
         if examined == limit:
             return referee_pb2.PruneMatchesResponse(
                 examined=examined, pruned=pruned, next_page_token=paging.encode_page_token(last))
         examined, last = examined + 1, match_id
-        try:
-            match = store.header(match_id)
-        except NotFoundError:
+        if match is None:
             continue  # deleted meanwhile
         ladder = match.config.ladder_id
         if not old(match) or (ladder and (request.keep_ladder_games or not old_ladder(ladder))):
@@ -372,10 +370,3 @@ def prune_matches(store: MatchStore, request: referee_pb2.PruneMatchesRequest,
         pruned += 1
     return referee_pb2.PruneMatchesResponse(examined=examined, pruned=pruned)
 
-
-def _headers(store: MatchStore, index: str) -> Iterator[match_pb2.Match]:
-    for match_id in store.ids(index):
-        try:
-            yield store.header(match_id)
-        except NotFoundError:
-            continue  # deleted meanwhile

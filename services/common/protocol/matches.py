@@ -180,6 +180,15 @@ class MatchStore:
                 return
             upper = f"({found[-1].decode()}"
 
+    def headers(self, index: str, after: str = "",
+                ) -> Iterator[tuple[str, match_pb2.Match | None]]:
+        """``ids`` with each match's header (None: deleted since the id was read)."""
+        for match_id in self.ids(index, after):
+            try:
+                yield match_id, self.header(match_id)
+            except NotFoundError:
+                yield match_id, None
+
     def delete(self, match: match_pb2.Match, cache: redis.Redis | None) -> None:
         """Forget a finished match: header, moves, events, streams, indexes and trees."""
         plies = [record.ply for record in self.records(match.id) if record.has_tree]
