@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 PARAM_PREFIX = "param:"
 # Options of our own; engine parameters with these names are reached through --set.
 _RESERVED = {"name", "game", "description", "avatar", "no-avatar", "json", "config", "set",
-             "external", "deadline-ms", "evaluator", "from-preset", "registry", "token",
+             "external", "deadline-ms", "evaluator", "from-preset", "preset", "registry", "token",
              "help", "home", "timeout", "update", "output", "force"}
 
 
@@ -82,8 +82,9 @@ def parameter_options() -> dict[str, tuple[str, type]]:
 
 def _add_engine_options(parser: argparse.ArgumentParser, updating: bool) -> None:
     engine = parser.add_argument_group("engine")
-    engine.add_argument("--from-preset", metavar="PRESET",
-                        help="start from a preset (see `arena bot presets`)")
+    engine.add_argument("--from-preset", "--preset", dest="from_preset", metavar="PRESET",
+                        help="start from a preset (see `arena bot presets`); `--preset` "
+                             "is the same option, named as in `arena analyze`")
     engine.add_argument("--evaluator", help="built-in evaluator: " + ", ".join(known_evaluators()))
     engine.add_argument("--config", type=Path, metavar="FILE",
                         help="engine config from a TOML or JSON file"

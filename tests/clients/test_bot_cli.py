@@ -127,7 +127,7 @@ def test_show_list_update_retire(arena: Server, capsys: pytest.CaptureFixture[st
 def test_update_switches_to_a_preset_and_back_to_parameters(
         arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
     run_json(capsys, "register", "--name", "shifty", "--from-preset", "lucy")
-    madoka = run_json(capsys, "update", "shifty", "--from-preset", "madoka",
+    madoka = run_json(capsys, "update", "shifty", "--preset", "madoka",  # analyze's name
                       "--time-limit-s", "2")
     config = madoka["spec"]["builtin"]["config"]  # type: ignore[index]
     assert madoka["spec"]["preset"] == "madoka"  # type: ignore[index]
