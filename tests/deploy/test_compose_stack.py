@@ -13,13 +13,14 @@ import time
 from collections.abc import Callable
 
 import pytest
+import yaml
 from arena.clients.sdk import ArenaClient
 from arena.services.common.server import check_health
 
 from arena import errors
 from arena.games import Color, new_position, position_from_text
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
-from tests.deploy.conftest import WORKERS, ComposeStack, Engine, run
+from tests.deploy.conftest import DEPLOY, WORKERS, ComposeStack, Engine, run
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
@@ -178,6 +179,20 @@ def test_unreadable_token_file_stops_the_service_with_a_reason(
         capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 64
     assert "cannot read ARENA_ADMIN_TOKEN_FILE=/run/secrets/missing" in result.stderr
+
+def test_the_retention_cronjob_prunes_from_the_image(compose_stack: ComposeStack) -> None:
+    """The command of deploy/k8s-components/retention, run as Kubernetes would run it: the
+    image's entrypoint, the shared settings (ARENA_REFEREE), the admin token as ARENA_TOKEN."""
+    cronjob = yaml.safe_load((DEPLOY / "k8s-components" / "retention" / "prune.yaml").read_text())
+    (container,) = cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    (token,) = [e["name"] for e in container["env"]
+                if e["valueFrom"]["secretKeyRef"]["name"] == "arena-admin-token"]
+    result = compose_stack.compose(
+        "run", "--rm", "--no-deps", "-T", "-e", f"{token}={compose_stack.token}",
+        "referee", *container["args"], timeout_s=180)
+    assert result.stdout.startswith("forgot 0 of the "), result.stdout
+    assert "matches recorded before" in result.stdout
+
 
 # -- the ladder (runs last: it kills a worker) ------------------------------------------
 

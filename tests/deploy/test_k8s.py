@@ -6,6 +6,7 @@ Redis keeps a volume, the HPA scales the workers."""
 from __future__ import annotations
 
 import copy
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -266,3 +267,64 @@ def test_the_tls_overlays_serve_tls_everywhere_with_probes_that_speak_it(mutual:
     assert web["spec"]["template"]["spec"]["securityContext"]["fsGroup"] == 10001
     redis = rendered(docs, "StatefulSet", "redis-durable")
     assert "arena-tls" not in str(redis)  # the bundled Redis has no TLS
+
+
+# -- the retention component (opt in) ----------------------------------------------------------
+
+COMPONENTS = DEPLOY / "k8s-components"
+
+
+def with_retention(base: str, tmp_path: Path) -> list[dict[str, Any]]:
+    """A deployment's kustomization that takes ``base`` and the retention component (by
+    relative paths: kustomize refuses absolute ones)."""
+    (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": [os.path.relpath(DEPLOY / base, tmp_path)],
+        "components": [os.path.relpath(COMPONENTS / "retention", tmp_path)]}))
+    return kustomize(tmp_path)
+
+
+def prune_job(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    cronjob = rendered(docs, "CronJob", "prune-matches")
+    pod: dict[str, Any] = cronjob["spec"]["jobTemplate"]["spec"]["template"]
+    return pod
+
+
+def test_retention_is_opt_in() -> None:
+    assert not [d for d in kustomize(K8S) if d["kind"] == "CronJob"]
+
+
+@pytest.mark.parametrize("base", ["k8s", "k8s-overlays/tls", "k8s-overlays/mutual-tls"])
+def test_the_retention_component_prunes_as_the_admin_with_any_base(
+        base: str, tmp_path: Path) -> None:
+    from arena.clients.cli import build_parser
+    from arena.clients.match_commands import cmd_prune
+
+    docs = with_retention(base, tmp_path)
+    for version in VERSIONS:
+        for doc in docs:
+            kubernetes_validate.validate(doc, version, strict=True)
+    pod = prune_job(docs)
+    (container,) = pod["spec"]["containers"]
+    # The image's entrypoint runs the command as given: the arena CLI, prune, with its options.
+    assert container["args"][0] == "arena"
+    parsed = build_parser().parse_args(container["args"][1:])
+    assert parsed.func is cmd_prune and parsed.older_than.days == 90
+    assert not parsed.dry_run
+    token = next(e for e in container["env"] if e["name"] == "ARENA_TOKEN")
+    secret = token["valueFrom"]["secretKeyRef"]
+    assert secret["key"] in rendered(docs, "Secret", secret["name"])["stringData"]
+    config = rendered(docs, "ConfigMap", container["envFrom"][0]["configMapRef"]["name"])["data"]
+    assert config["ARENA_REFEREE"] == "referee:50051"  # prune talks to the referee only
+    # With TLS the CLI reads the files the ConfigMap names, from the optional Secret volume.
+    (mount,) = container["volumeMounts"]
+    (volume,) = pod["spec"]["volumes"]
+    assert volume["name"] == mount["name"] and volume["secret"]["secretName"] == "arena-tls"
+    assert volume["secret"]["optional"] is True
+    tls_files = [config[s] for s in ("ARENA_TLS_CA_FILE", "ARENA_TLS_CERT_FILE",
+                                     "ARENA_TLS_KEY_FILE") if s in config]
+    assert len(tls_files) == (0 if base == "k8s" else 3)
+    assert all(f.startswith(mount["mountPath"] + "/") for f in tls_files)
+    assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
+    cronjob = rendered(docs, "CronJob", "prune-matches")
+    assert cronjob["spec"]["concurrencyPolicy"] == "Forbid"
