@@ -5,8 +5,9 @@ imports ``--matches`` finished Othello games, then runs ``--threads`` loops of
 ``ListMatches(page_size=200)`` (whole matches, every move: about 150 ms of the referee's
 CPU each) from a process of her own for ``--seconds``, while bob lists 20 matches every
 0.3 s. Then the same through the web gateway: a client at 127.0.0.3 loops over
-``/api/matches?limit=200`` while another viewer (127.0.0.1) asks for 20 (each address
-made unique with a junk parameter, so that no answer is shared: ``web/shared.py``). Printed: the
+``/api/matches?limit=200`` while another viewer (127.0.0.1) asks for 20 (the limits vary,
+101..200 and 20..49 in turn, so that no answer is shared: ``web/shared.py``; a parameter
+the address does not take is refused). Printed: the
 other's median and worst latency alone and beside the flood, their ratio, and the
 flood's own requests served. Run once per ``--calls-at-once`` value in the same session to
 compare: it is the users' ``calls_at_once`` quota and the gateway's
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import itertools
 import json
 import random
 import statistics
@@ -43,6 +45,7 @@ TOKENS = {"alice-token": {"name": "alice", "role": "user"},
           "bob-token": {"name": "bob", "role": "user"}}
 EVERY_S = 0.3  # between the other's calls
 FLOOD_ADDRESS = "127.0.0.3"
+QUESTIONS = itertools.count()  # varies the limit: no answer shared (web/shared.py)
 
 
 def random_record(seed: int) -> str:
@@ -78,8 +81,8 @@ def flood(home: str, web: str, threads: int, seconds: float) -> None:
     def loop() -> None:
         if web:
             get = http_get(web, FLOOD_ADDRESS)
-            while time.monotonic() < stop:  # each address its own: no answer is shared
-                ok = get(f"/api/matches?limit=200&n={time.monotonic_ns()}") == 200
+            while time.monotonic() < stop:  # a question not asked in the last second
+                ok = get(f"/api/matches?limit={200 - next(QUESTIONS) % 100}") == 200
                 served[0] += ok
                 refused[0] += not ok
             return
@@ -146,7 +149,7 @@ def run(calls_at_once: int, matches: int, threads: int, seconds: float) -> None:
         web = stack.target("web")
         get = http_get(web, "127.0.0.1")
         compare("web, a viewer's list of 20 beside another's lists of 200",
-                lambda: get(f"/api/matches?limit=20&n={time.monotonic_ns()}"),
+                lambda: get(f"/api/matches?limit={20 + next(QUESTIONS) % 30}"),
                 ["--flood", home, "--web", web],
                 threads, seconds)
         stack.stop()

@@ -13,7 +13,7 @@ import functools
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from importlib import resources
@@ -116,6 +116,43 @@ _INTEGER = re.compile(r"-?[0-9]{1,18}")
 
 def query_int(request: Request, name: str, default: int, low: int, high: int) -> int:
     return checked_int(name, request.query_params.get(name), default, low, high)
+
+
+_FLAGS = {"": False, "0": False, "false": False, "1": True, "true": True}
+
+
+def query_flag(request: Request, name: str) -> bool:
+    value = request.query_params.get(name, "")
+    if value not in _FLAGS:
+        raise errors.InvalidArgumentError(
+            "bad query", [errors.FieldViolation(name, "expected 1, true, 0 or false")])
+    return _FLAGS[value]
+
+
+_VIOLATIONS_SHOWN = 5
+
+
+def only_queries(names: Iterable[str], handler: Handler) -> Handler:
+    """``handler`` for addresses with at most these query parameters, each once: anything
+    else is a bad query naming it, as a misspelt filter would otherwise be a silent no-op
+    (and each made-up one another question that no shared answer serves)."""
+    allowed = frozenset(names)
+    takes = f"this address takes {', '.join(sorted(allowed))}" if allowed else \
+        "this address takes none"
+
+    async def checked(request: Request) -> Response:
+        seen: set[str] = set()
+        bad: list[errors.FieldViolation] = []
+        for name, _ in request.query_params.multi_items():
+            if name not in allowed:
+                bad.append(errors.FieldViolation(name[:64], f"unknown parameter; {takes}"))
+            elif name in seen:
+                bad.append(errors.FieldViolation(name, "given more than once"))
+            seen.add(name)
+        if bad:
+            raise errors.InvalidArgumentError("bad query", bad[:_VIOLATIONS_SHOWN])
+        return await handler(request)
+    return checked
 
 
 def checked_int(name: str, text: str | None, default: int, low: int, high: int) -> int:
@@ -274,7 +311,8 @@ class Api:
 
     async def bots(self, request: Request) -> Response:
         limit = query_int(request, "limit", 100, 1, 200)
-        filters = {k: request.query_params.get(k, "") for k in ("game", "prefix", "retired")}
+        filters = {k: request.query_params.get(k, "") for k in ("game", "prefix")}
+        filters["retired"] = "1" if query_flag(request, "retired") else ""
         token = request.query_params.get("page_token", "")
         return JSONResponse(await self.gateway.run(bot_list, self.reader(request), filters,
                                                    token, limit))
@@ -418,34 +456,36 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
         yield
         gateway.close()
 
-    def get(path: str, handler: Handler) -> Route:
-        return Route(path, api(handlers.reading(handler)), methods=["GET", "HEAD"])
+    def get(path: str, handler: Handler, *queries: str) -> Route:
+        return Route(path, api(only_queries(queries, handlers.reading(handler))),
+                     methods=["GET", "HEAD"])
 
     def post(path: str, handler: Handler, method: str = "POST") -> Route:
-        return Route(path, api(handlers.acting(handler)), methods=[method])
+        return Route(path, api(only_queries((), handlers.acting(handler))), methods=[method])
 
-    def live_stream(path: str, handler: Handler) -> Route:
-        return Route(path, api(handler), methods=["GET"])  # no HEAD: it would open a stream
+    def live_stream(path: str, handler: Handler) -> Route:  # no HEAD: it would open a stream
+        return Route(path, api(only_queries((), handler)), methods=["GET"])
 
     routes = [
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
         get("/api/config", handlers.config),
-        get("/api/ladders", handlers.ladders),
+        get("/api/ladders", handlers.ladders, "limit", "page_token"),
         post("/api/ladders", handlers.create_ladder),
         get("/api/ladders/{id}", handlers.ladder),
         live_stream("/api/ladders/{id}/events", handlers.ladder_events),
         post("/api/ladders/{id}/cancel", handlers.cancel_ladder),
-        get("/api/bots", handlers.bots),
-        get("/api/bots/{name:path}", handlers.bot),
-        get("/api/avatars/{name:path}", handlers.avatar),
-        get("/api/matches", handlers.matches),
+        get("/api/bots", handlers.bots, "limit", "page_token", "game", "prefix", "retired"),
+        get("/api/bots/{name:path}", handlers.bot, "version"),
+        get("/api/avatars/{name:path}", handlers.avatar, "version"),
+        get("/api/matches", handlers.matches, "limit", "page_token", "ladder", "bot", "status",
+            "result", "game"),
         post("/api/matches", handlers.create_match),
         get("/api/matches/{id}", handlers.match),
         post("/api/matches/{id}", handlers.delete_match, method="DELETE"),
         live_stream("/api/matches/{id}/events", handlers.match_events),
         post("/api/matches/{id}/cancel", handlers.cancel_match),
         get("/api/matches/{id}/export/{format}", handlers.export),
-        get("/api/matches/{id}/trees/{ply}", handlers.tree),
+        get("/api/matches/{id}/trees/{ply}", handlers.tree, "node", "levels"),
         Mount("/api", app=api_not_found),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
         *(Route(path, page_shell, methods=["GET", "HEAD"]) for path in PAGES),

@@ -19,6 +19,7 @@ import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -40,7 +41,8 @@ class SharedReads:
     def shared(self, handler: Handler) -> Handler:
         """``handler``'s answers shared as the module says."""
         async def answer(request: Request) -> Response:
-            key = f"{request.url.path}?{request.url.query}"
+            # The same question asked with its parameters in another order is one.
+            key = f"{request.url.path}?{urlencode(sorted(request.query_params.multi_items()))}"
             kept = self._kept.get(key)
             if kept is not None and kept[0] > time.monotonic():
                 return kept[1]

@@ -108,6 +108,40 @@ def test_bad_queries_are_400_with_the_field(web: WebStack) -> None:
         assert error_of(body)["message"]
 
 
+def test_a_query_parameter_an_address_does_not_take_is_a_bad_query(web: WebStack) -> None:
+    """A misspelt filter was a silent no-op (all bots listed, as if unfiltered), and each
+    made-up parameter a new question past the shared answers."""
+    for path, field, says in (
+            ("/api/bots?gmae=gomoku", "gmae", "this address takes game, limit, page_token, "
+                                              "prefix, retired"),
+            ("/api/ladders?game=othello", "game", "this address takes limit, page_token"),
+            ("/api/matches/x?limit=3", "limit", "this address takes none"),
+            ("/api/matches?limit=5&limit=7", "limit", "given more than once"),
+            ("/api/bots?retired=maybe", "retired", "expected 1, true, 0 or false"),
+            ("/api/matches?" + "&".join(f"x{n}=1" for n in range(2000)), "x0",
+             "unknown parameter")):
+        status, _, body = web.http.request("GET", path)
+        assert status == 400, path
+        fields = error_of(body)["fields"]
+        assert fields[0]["field"] == field and says in fields[0]["description"], body
+        assert len(fields) <= 5
+    status, _, body = web.http.request("POST", "/api/ladders/x/cancel?now=1", body=b"{}")
+    assert status == 400 and error_of(body)["fields"][0]["field"] == "now"
+    assert web.http.json("/api/bots?retired=true&limit=200")["bots"]
+
+
+def test_one_question_asked_in_another_order_is_answered_once(web: WebStack) -> None:
+    def asked() -> float:  # the referee's ListMatches calls
+        address = web.stack.manifest()["metrics"]["referee"]
+        return total({"referee": scrape(address)}, "grpc_server_handled_total",
+                     grpc_method="ListMatches")
+
+    before = asked()
+    one = web.http.json("/api/matches?bot=web-intermediate&limit=9&game=othello")
+    other = web.http.json("/api/matches?game=othello&limit=9&bot=web-intermediate")
+    assert one == other and asked() - before == 1
+
+
 def test_match_filters(web: WebStack) -> None:
     ladder = web.http.json(f"/api/matches?ladder={web.ladder_id}&limit=200")["matches"]
     assert len(ladder) == 12
@@ -154,9 +188,9 @@ def test_actions_need_the_person_s_own_token(web: WebStack) -> None:
     assert status == 201, reply
     created = json.loads(reply)
     assert created["owner"] == "webuser" and created["black"] == "web-beginner@1"
-    # A token in the address is not a token.
-    status, _, _ = web.http.request("POST", f"/api/matches?token={USER_TOKEN}", body)
-    assert status == 401
+    # A token in the address is not a token: no address takes one.
+    status, _, reply = web.http.request("POST", f"/api/matches?token={USER_TOKEN}", body)
+    assert status == 400 and error_of(reply)["fields"][0]["field"] == "token"
 
 
 def test_bad_action_bodies_list_every_bad_field(web: WebStack) -> None:
@@ -256,7 +290,7 @@ def _connect(to: Http, source: str, timeout_s: float = 30) -> http.client.HTTPCo
                                       source_address=(source, 0))
 
 
-QUESTIONS = itertools.count()  # a query parameter the gateway ignores: no shared answer
+QUESTIONS = itertools.count()  # a bot no one registered: a new question, no shared answer
 
 
 def _hold(to: Http, source: str, count: int, forwarded: str = "",
@@ -286,7 +320,7 @@ def _refused(to: Http, source: str, forwarded: str = "",
     deadline = time.monotonic() + 60
     while True:
         probe = _connect(to, source, timeout_s=3)
-        probe.request("GET", f"/api/matches?limit=1&probe={next(QUESTIONS)}",
+        probe.request("GET", f"/api/matches?limit=1&bot=probe-{next(QUESTIONS)}",
                       headers={"x-forwarded-for": forwarded} if forwarded else {})
         try:
             reply = probe.getresponse()
@@ -344,7 +378,7 @@ def test_behind_a_trusted_proxy_each_client_is_its_own_viewer(
                          ARENA_WEB_CALLS_PER_VIEWER="1") as (_, gateway):
         def status(source: str, forwarded: str = "") -> int:
             connection = _connect(gateway, source, timeout_s=10)
-            connection.request("GET", f"/api/matches?limit=1&probe={next(QUESTIONS)}",
+            connection.request("GET", f"/api/matches?limit=1&bot=probe-{next(QUESTIONS)}",
                                headers={"x-forwarded-for": forwarded} if forwarded else {})
             reply = connection.getresponse()
             reply.read()
