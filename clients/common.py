@@ -129,6 +129,23 @@ def add_game_options(parser: argparse.ArgumentParser) -> None:
                         help=f"board size, the game's usual by default ({sizes})")
 
 
+def add_time_options(parser: argparse.ArgumentParser) -> None:
+    """The clock of a game: ``--move-time-ms``, ``--game-time-ms``, ``--increment-ms``."""
+    parser.add_argument("--move-time-ms", type=non_negative, default=1000,
+                        help="hard limit per move")
+    parser.add_argument("--game-time-ms", type=non_negative64, default=0,
+                        help="budget per side (0: none)")
+    parser.add_argument("--increment-ms", type=non_negative, default=0,
+                        help="added to a side's budget after each of its moves (Fischer; "
+                             "needs --game-time-ms)")
+
+
+def time_control(args: argparse.Namespace) -> common_pb2.TimeControl:
+    return common_pb2.TimeControl(move_time_ms=args.move_time_ms,
+                                  game_time_ms=args.game_time_ms,
+                                  increment_ms=args.increment_ms)
+
+
 def settle_game(client: ArenaClient, args: argparse.Namespace, bots: list[str],
                 preset: str = "", evaluator: object = None) -> None:
     """Fill in ``args.game`` when ``--game`` was left out: the game of the first of

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from arena.clients.common import (
     add_game_options,
     add_json_flag,
+    add_time_options,
     bot_ref_text,
     client_from_args,
     enum_name,
@@ -28,6 +29,7 @@ from arena.clients.common import (
     sprt_line,
     sprt_verdict,
     standing_lines,
+    time_control,
     to_dict,
 )
 from arena.clients.match_commands import print_tree, start_of
@@ -98,10 +100,7 @@ def add_ladder_game_options(parser: argparse.ArgumentParser) -> None:
                              "gomoku-balanced15 or none (default: the game's, e.g. "
                              "othello-balanced, gomoku-balanced15 on 15x15); a suite implies "
                              "its variant and size")
-    parser.add_argument("--move-time-ms", type=non_negative, default=1000,
-                        help="hard limit per move")
-    parser.add_argument("--game-time-ms", type=non_negative64, default=0,
-                        help="budget per side (0: none)")
+    add_time_options(parser)
     parser.add_argument("--seed", type=int64, default=0,
                         help="seed of the openings' order and of each game's own seed (the "
                              "bots' random choices)")
@@ -131,11 +130,6 @@ def ladder_config(args: argparse.Namespace) -> ladder_pb2.LadderConfig:
         opening_suite=args.openings, time_control=time_control(args), seed=args.seed,
         capture_trees=args.trees,
     )
-
-
-def time_control(args: argparse.Namespace) -> common_pb2.TimeControl:
-    return common_pb2.TimeControl(move_time_ms=args.move_time_ms,
-                                  game_time_ms=args.game_time_ms)
 
 
 def cmd_create(args: argparse.Namespace) -> int:

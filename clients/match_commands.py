@@ -12,6 +12,7 @@ from arena.clients.common import (
     COLOR_NAMES,
     add_game_options,
     add_json_flag,
+    add_time_options,
     bot_ref_text,
     client_from_args,
     game_spec,
@@ -20,13 +21,13 @@ from arena.clients.common import (
     match_result_text,
     match_status,
     non_negative,
-    non_negative64,
     parse_bot_ref,
     position_of,
     print_json,
     print_json_line,
     read_text_file,
     settle_game,
+    time_control,
     to_dict,
 )
 from arena.clients.navigator import Navigator
@@ -68,10 +69,7 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     create.add_argument("--start", default="", help="custom start position (text form)")
     create.add_argument("--start-file", type=Path, help="file holding the start position")
     create.add_argument("--opening", default="", help="moves played first, e.g. 'f5 d6 c3'")
-    create.add_argument("--move-time-ms", type=non_negative, default=1000,
-                        help="hard limit per move")
-    create.add_argument("--game-time-ms", type=non_negative64, default=0,
-                        help="budget per side (0: none)")
+    add_time_options(create)
     create.add_argument("--trees", action="store_true", help="store every move's search tree")
     create.add_argument("--tree-budget", type=non_negative, default=0,
                         help="nodes per stored tree")
@@ -206,9 +204,7 @@ def _match_config(args: argparse.Namespace) -> match_pb2.MatchConfig:
     return match_pb2.MatchConfig(
         game=spec, black=parse_bot_ref(args.black), white=parse_bot_ref(args.white),
         start_position=start, opening=opening,
-        time_control=common_pb2.TimeControl(
-            move_time_ms=args.move_time_ms, game_time_ms=args.game_time_ms
-        ),
+        time_control=time_control(args),
         capture_trees=args.trees, tree_node_budget=args.tree_budget, seed=args.seed,
     )
 

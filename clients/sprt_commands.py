@@ -18,11 +18,11 @@ from arena.clients.common import (
     parse_bot_ref,
     print_json,
     settle_game,
+    time_control,
 )
 from arena.clients.ladder_commands import (
     add_ladder_game_options,
     print_standings,
-    time_control,
     watch_ladder,
 )
 

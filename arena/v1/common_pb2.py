@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x61rena/v1/common.proto\x12\x08\x61rena.v1\"Q\n\x08GameSpec\x12 \n\x04kind\x18\x01 \x01(\x0e\x32\x12.arena.v1.GameKind\x12\x0f\n\x07variant\x18\x02 \x01(\t\x12\x12\n\nboard_size\x18\x03 \x01(\x05\":\n\x08Position\x12 \n\x04game\x18\x01 \x01(\x0b\x32\x12.arena.v1.GameSpec\x12\x0c\n\x04text\x18\x02 \x01(\t\"$\n\x04Move\x12\x0e\n\x06square\x18\x01 \x01(\x05\x12\x0c\n\x04text\x18\x02 \x01(\t\"K\n\x0bTimeControl\x12\x14\n\x0cmove_time_ms\x18\x01 \x01(\x05\x12\x14\n\x0cgame_time_ms\x18\x02 \x01(\x03\x12\x10\n\x08grace_ms\x18\x03 \x01(\x05\"=\n\x0cSearchLimits\x12\r\n\x05\x64\x65pth\x18\x01 \x01(\x05\x12\r\n\x05nodes\x18\x02 \x01(\x03\x12\x0f\n\x07time_ms\x18\x03 \x01(\x05\"\x99\x01\n\nSearchInfo\x12\r\n\x05score\x18\x01 \x01(\x03\x12\r\n\x05\x64\x65pth\x18\x02 \x01(\x05\x12\r\n\x05nodes\x18\x03 \x01(\x03\x12\x0b\n\x03nps\x18\x04 \x01(\x03\x12\n\n\x02pv\x18\x05 \x03(\x05\x12\x0f\n\x07time_ms\x18\x06 \x01(\x01\x12\r\n\x05\x65xact\x18\x07 \x01(\x08\x12\x11\n\tcache_hit\x18\x08 \x01(\x08\x12\x12\n\ntied_moves\x18\t \x03(\x05\"\xb3\x01\n\x0eSearchTreeNode\x12\n\n\x02id\x18\x01 \x01(\x05\x12\x0e\n\x06parent\x18\x02 \x01(\x05\x12\x0c\n\x04move\x18\x03 \x01(\x05\x12\r\n\x05\x64\x65pth\x18\x04 \x01(\x05\x12\r\n\x05\x61lpha\x18\x05 \x01(\x03\x12\x0c\n\x04\x62\x65ta\x18\x06 \x01(\x03\x12\r\n\x05score\x18\x07 \x01(\x03\x12 \n\x04kind\x18\x08 \x01(\x0e\x32\x12.arena.v1.NodeKind\x12\x0e\n\x06\x63utoff\x18\t \x01(\x08\x12\n\n\x02pv\x18\n \x01(\x08\"j\n\nSearchTree\x12 \n\x04root\x18\x01 \x01(\x0b\x32\x12.arena.v1.Position\x12\'\n\x05nodes\x18\x02 \x03(\x0b\x32\x18.arena.v1.SearchTreeNode\x12\x11\n\ttruncated\x18\x03 \x01(\x08\"\'\n\x06\x42otRef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x05\"4\n\x0bPageRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t*R\n\x08GameKind\x12\x19\n\x15GAME_KIND_UNSPECIFIED\x10\x00\x12\x15\n\x11GAME_KIND_OTHELLO\x10\x01\x12\x14\n\x10GAME_KIND_GOMOKU\x10\x02*@\n\x05\x43olor\x12\x15\n\x11\x43OLOR_UNSPECIFIED\x10\x00\x12\x0f\n\x0b\x43OLOR_BLACK\x10\x01\x12\x0f\n\x0b\x43OLOR_WHITE\x10\x02*_\n\x08NodeKind\x12\x19\n\x15NODE_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rNODE_KIND_MAX\x10\x01\x12\x11\n\rNODE_KIND_MIN\x10\x02\x12\x12\n\x0eNODE_KIND_LEAF\x10\x03\x42\x03\x90\x01\x00\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x61rena/v1/common.proto\x12\x08\x61rena.v1\"Q\n\x08GameSpec\x12 \n\x04kind\x18\x01 \x01(\x0e\x32\x12.arena.v1.GameKind\x12\x0f\n\x07variant\x18\x02 \x01(\t\x12\x12\n\nboard_size\x18\x03 \x01(\x05\":\n\x08Position\x12 \n\x04game\x18\x01 \x01(\x0b\x32\x12.arena.v1.GameSpec\x12\x0c\n\x04text\x18\x02 \x01(\t\"$\n\x04Move\x12\x0e\n\x06square\x18\x01 \x01(\x05\x12\x0c\n\x04text\x18\x02 \x01(\t\"a\n\x0bTimeControl\x12\x14\n\x0cmove_time_ms\x18\x01 \x01(\x05\x12\x14\n\x0cgame_time_ms\x18\x02 \x01(\x03\x12\x10\n\x08grace_ms\x18\x03 \x01(\x05\x12\x14\n\x0cincrement_ms\x18\x04 \x01(\x05\"=\n\x0cSearchLimits\x12\r\n\x05\x64\x65pth\x18\x01 \x01(\x05\x12\r\n\x05nodes\x18\x02 \x01(\x03\x12\x0f\n\x07time_ms\x18\x03 \x01(\x05\"\x99\x01\n\nSearchInfo\x12\r\n\x05score\x18\x01 \x01(\x03\x12\r\n\x05\x64\x65pth\x18\x02 \x01(\x05\x12\r\n\x05nodes\x18\x03 \x01(\x03\x12\x0b\n\x03nps\x18\x04 \x01(\x03\x12\n\n\x02pv\x18\x05 \x03(\x05\x12\x0f\n\x07time_ms\x18\x06 \x01(\x01\x12\r\n\x05\x65xact\x18\x07 \x01(\x08\x12\x11\n\tcache_hit\x18\x08 \x01(\x08\x12\x12\n\ntied_moves\x18\t \x03(\x05\"\xb3\x01\n\x0eSearchTreeNode\x12\n\n\x02id\x18\x01 \x01(\x05\x12\x0e\n\x06parent\x18\x02 \x01(\x05\x12\x0c\n\x04move\x18\x03 \x01(\x05\x12\r\n\x05\x64\x65pth\x18\x04 \x01(\x05\x12\r\n\x05\x61lpha\x18\x05 \x01(\x03\x12\x0c\n\x04\x62\x65ta\x18\x06 \x01(\x03\x12\r\n\x05score\x18\x07 \x01(\x03\x12 \n\x04kind\x18\x08 \x01(\x0e\x32\x12.arena.v1.NodeKind\x12\x0e\n\x06\x63utoff\x18\t \x01(\x08\x12\n\n\x02pv\x18\n \x01(\x08\"j\n\nSearchTree\x12 \n\x04root\x18\x01 \x01(\x0b\x32\x12.arena.v1.Position\x12\'\n\x05nodes\x18\x02 \x03(\x0b\x32\x18.arena.v1.SearchTreeNode\x12\x11\n\ttruncated\x18\x03 \x01(\x08\"\'\n\x06\x42otRef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x05\"4\n\x0bPageRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t*R\n\x08GameKind\x12\x19\n\x15GAME_KIND_UNSPECIFIED\x10\x00\x12\x15\n\x11GAME_KIND_OTHELLO\x10\x01\x12\x14\n\x10GAME_KIND_GOMOKU\x10\x02*@\n\x05\x43olor\x12\x15\n\x11\x43OLOR_UNSPECIFIED\x10\x00\x12\x0f\n\x0b\x43OLOR_BLACK\x10\x01\x12\x0f\n\x0b\x43OLOR_WHITE\x10\x02*_\n\x08NodeKind\x12\x19\n\x15NODE_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rNODE_KIND_MAX\x10\x01\x12\x11\n\rNODE_KIND_MIN\x10\x02\x12\x12\n\x0eNODE_KIND_LEAF\x10\x03\x42\x03\x90\x01\x00\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,12 +32,12 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arena.v1.common_pb2', _glob
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\220\001\000'
-  _globals['_GAMEKIND']._serialized_start=897
-  _globals['_GAMEKIND']._serialized_end=979
-  _globals['_COLOR']._serialized_start=981
-  _globals['_COLOR']._serialized_end=1045
-  _globals['_NODEKIND']._serialized_start=1047
-  _globals['_NODEKIND']._serialized_end=1142
+  _globals['_GAMEKIND']._serialized_start=919
+  _globals['_GAMEKIND']._serialized_end=1001
+  _globals['_COLOR']._serialized_start=1003
+  _globals['_COLOR']._serialized_end=1067
+  _globals['_NODEKIND']._serialized_start=1069
+  _globals['_NODEKIND']._serialized_end=1164
   _globals['_GAMESPEC']._serialized_start=35
   _globals['_GAMESPEC']._serialized_end=116
   _globals['_POSITION']._serialized_start=118
@@ -45,17 +45,17 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_MOVE']._serialized_start=178
   _globals['_MOVE']._serialized_end=214
   _globals['_TIMECONTROL']._serialized_start=216
-  _globals['_TIMECONTROL']._serialized_end=291
-  _globals['_SEARCHLIMITS']._serialized_start=293
-  _globals['_SEARCHLIMITS']._serialized_end=354
-  _globals['_SEARCHINFO']._serialized_start=357
-  _globals['_SEARCHINFO']._serialized_end=510
-  _globals['_SEARCHTREENODE']._serialized_start=513
-  _globals['_SEARCHTREENODE']._serialized_end=692
-  _globals['_SEARCHTREE']._serialized_start=694
-  _globals['_SEARCHTREE']._serialized_end=800
-  _globals['_BOTREF']._serialized_start=802
-  _globals['_BOTREF']._serialized_end=841
-  _globals['_PAGEREQUEST']._serialized_start=843
-  _globals['_PAGEREQUEST']._serialized_end=895
+  _globals['_TIMECONTROL']._serialized_end=313
+  _globals['_SEARCHLIMITS']._serialized_start=315
+  _globals['_SEARCHLIMITS']._serialized_end=376
+  _globals['_SEARCHINFO']._serialized_start=379
+  _globals['_SEARCHINFO']._serialized_end=532
+  _globals['_SEARCHTREENODE']._serialized_start=535
+  _globals['_SEARCHTREENODE']._serialized_end=714
+  _globals['_SEARCHTREE']._serialized_start=716
+  _globals['_SEARCHTREE']._serialized_end=822
+  _globals['_BOTREF']._serialized_start=824
+  _globals['_BOTREF']._serialized_end=863
+  _globals['_PAGEREQUEST']._serialized_start=865
+  _globals['_PAGEREQUEST']._serialized_end=917
 # @@protoc_insertion_point(module_scope)

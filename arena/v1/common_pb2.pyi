@@ -167,22 +167,29 @@ class TimeControl(_message.Message):
     MOVE_TIME_MS_FIELD_NUMBER: _builtins.int
     GAME_TIME_MS_FIELD_NUMBER: _builtins.int
     GRACE_MS_FIELD_NUMBER: _builtins.int
+    INCREMENT_MS_FIELD_NUMBER: _builtins.int
     move_time_ms: _builtins.int
     """Hard limit for one move, in milliseconds."""
     game_time_ms: _builtins.int
     """Optional budget for the whole game per side, in milliseconds (0 = none)."""
     grace_ms: _builtins.int
     """Grace added to the hard limit before a move is declared late (0 = default)."""
+    increment_ms: _builtins.int
+    """Fischer increment: added to the side's game budget after each move it makes (a pass
+    the referee plays for it adds nothing); needs game_time_ms. Each move stays within
+    move_time_ms.
+    """
     def __init__(
         self,
         *,
         move_time_ms: _builtins.int = ...,
         game_time_ms: _builtins.int = ...,
         grace_ms: _builtins.int = ...,
+        increment_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_time_ms", b"game_time_ms", "grace_ms", b"grace_ms", "move_time_ms", b"move_time_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_time_ms", b"game_time_ms", "grace_ms", b"grace_ms", "increment_ms", b"increment_ms", "move_time_ms", b"move_time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

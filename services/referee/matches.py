@@ -70,6 +70,12 @@ def _check_time_control(tc: common_pb2.TimeControl, out: list[FieldViolation]) -
                                   f"must be in 1..{MAX_MOVE_TIME_MS}, got {tc.move_time_ms}"))
     if tc.game_time_ms < 0:
         out.append(FieldViolation("config.time_control.game_time_ms", "must not be negative"))
+    if not 0 <= tc.increment_ms <= MAX_MOVE_TIME_MS:
+        out.append(FieldViolation("config.time_control.increment_ms",
+                                  f"must be in 0..{MAX_MOVE_TIME_MS}, got {tc.increment_ms}"))
+    elif tc.increment_ms and tc.game_time_ms <= 0:
+        out.append(FieldViolation("config.time_control.increment_ms",
+                                  "is added to the game budget: give game_time_ms too"))
     if not 0 <= tc.grace_ms <= MAX_GRACE_MS:
         out.append(FieldViolation("config.time_control.grace_ms",
                                   f"must be in 0..{MAX_GRACE_MS}, got {tc.grace_ms}"))

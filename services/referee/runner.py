@@ -74,6 +74,10 @@ class GameState:
     def time_used_ms(self, color: common_pb2.Color.ValueType) -> int:
         return sum(r.charged_ms or r.time_ms for r in self.records if r.color == color)
 
+    def moves_made(self, color: common_pb2.Color.ValueType) -> int:
+        """The side's recorded moves, not counting the passes the referee played for it."""
+        return sum(1 for r in self.records if r.color == color and r.move.square != PASS)
+
     def history(self) -> list[int]:
         """Moves from the configured start: the opening, then every recorded move."""
         return [*self.match.config.opening, *(r.move.square for r in self.records)]
@@ -233,12 +237,14 @@ class MatchRunner:
 
     @staticmethod
     def _game_time_left_ms(state: GameState) -> int:
-        """The side to move's game budget left (0 when the match has none)."""
-        game_time = state.match.config.time_control.game_time_ms
-        if game_time <= 0:
+        """The side to move's game budget left (0 when the match has none): the budget,
+        plus the increment for each move the side made, less the time it used."""
+        tc = state.match.config.time_control
+        if tc.game_time_ms <= 0:
             return 0
-        used = state.time_used_ms(judge.proto_color(state.position.turn))
-        return max(0, int(game_time - used))
+        color = judge.proto_color(state.position.turn)
+        earned = tc.increment_ms * state.moves_made(color)
+        return max(0, int(tc.game_time_ms + earned - state.time_used_ms(color)))
 
     def _await(self, state: GameState, job: engine_pb2.MoveJob,
                cursor: str) -> tuple[str, Answer | None]:

@@ -73,6 +73,9 @@ class Body:
 _KIND_NAMES = {str: "a string", int: "an integer", bool: "true or false", list: "a list"}
 
 
+JSON_SAFE_INT = 2**53 - 1  # the largest integer a page's JSON numbers hold exactly
+
+
 def _between(low: int, high: int) -> Callable[[int], str]:
     return lambda value: "" if low <= value <= high else f"must be {low}..{high}"
 
@@ -102,7 +105,9 @@ def game_spec(body: Body) -> common_pb2.GameSpec:
 
 def time_control(body: Body) -> common_pb2.TimeControl:
     return common_pb2.TimeControl(
-        move_time_ms=body.get("move_time_ms", int, 1000, _between(1, 600_000)))
+        move_time_ms=body.get("move_time_ms", int, 1000, _between(1, 600_000)),
+        game_time_ms=body.get("game_time_ms", int, 0, _between(0, JSON_SAFE_INT)),
+        increment_ms=body.get("increment_ms", int, 0, _between(0, 600_000)))
 
 
 def opening_moves(body: Body, game: common_pb2.GameSpec) -> list[int]:

@@ -59,6 +59,13 @@ def game_json(spec: common_pb2.GameSpec) -> Json:
             "size": spec.board_size}
 
 
+def clock_json(tc: common_pb2.TimeControl) -> Json:
+    """A game's clock: the limit per move, and the budget per side with its increment
+    (0: none)."""
+    return {"move_time_ms": tc.move_time_ms, "game_time_ms": tc.game_time_ms,
+            "increment_ms": tc.increment_ms}
+
+
 # -- ladders -------------------------------------------------------------------------------
 
 
@@ -73,7 +80,7 @@ def ladder_json(info: ladder_pb2.LadderInfo) -> Json:
         "bots": [ref_text(bot) for bot in config.bots],
         "games_per_pairing": config.games_per_pairing,
         "opening_suite": config.opening_suite,
-        "move_time_ms": config.time_control.move_time_ms,
+        **clock_json(config.time_control),
         "capture_trees": config.capture_trees,
         "games_total": info.games_total,
         "games_done": info.games_done,
@@ -185,7 +192,7 @@ def match_summary_json(match: match_pb2.Match) -> Json:
         "status": word(match.status, "MATCH_STATUS_", match_pb2.MatchStatus),
         "result": result_json(match), "ladder_id": match.config.ladder_id or None,
         "capture_trees": match.config.capture_trees,
-        "move_time_ms": match.config.time_control.move_time_ms,
+        **clock_json(match.config.time_control),
         "created_at": when(match.created_at), "finished_at": when(match.finished_at),
         "owner": match.owner,
     }

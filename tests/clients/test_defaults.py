@@ -131,3 +131,26 @@ def test_the_game_follows_the_bots_when_left_out(cli_stack: InProcessStack) -> N
                    "config.bots[1]: bot 'five-a' plays gomoku, not othello")
     one_line_error(cli_stack.run("analyze", "--bot", "five-a", "--game", "othello"),
                    "bot 'five-a' plays gomoku, not othello")
+
+
+def test_a_clock_with_an_increment_reaches_matches_ladders_and_tests(
+        cli_stack: InProcessStack) -> None:
+    """``--game-time-ms`` and ``--increment-ms`` (Fischer) on every command that makes
+    games; an increment to no game budget is refused in one line."""
+    _register(cli_stack, "lab-beginner", "inc-a", "inc-b")
+    clock = ["--move-time-ms", "800", "--game-time-ms", "20000", "--increment-ms", "250"]
+    expected = {"move_time_ms": 800, "game_time_ms": "20000", "increment_ms": 250}
+    match = json.loads(ok(cli_stack.run("match", "create", "--black", "inc-a", "--white",
+                                        "inc-b", *clock, "--json")))
+    assert match["config"]["time_control"] == expected
+    assert _ladder(cli_stack, "inc-a", "inc-b", *clock)["config"]["time_control"] == expected
+    test = json.loads(ok(cli_stack.run("test", "inc-a", "inc-b", *clock, "--no-watch",
+                                       "--json")))
+    assert test["config"]["time_control"] == expected
+    cancelled = cli_stack.run("ladder", "cancel", test["id"])
+    assert cancelled.code == 0 or "is not running" in cancelled.err, cancelled.err
+    for command in (["match", "create", "--black", "inc-a", "--white", "inc-b"],
+                    ["ladder", "create", "inc-a", "inc-b"], ["test", "inc-a", "inc-b"]):
+        one_line_error(cli_stack.run(*command, "--increment-ms", "250"),
+                       "config.time_control.increment_ms: is added to the game budget: "
+                       "give game_time_ms too")

@@ -86,6 +86,11 @@ def test_create_ladder_queues_colour_swapped_matches_with_openings(
         (_config("ann", "ben", games_per_pairing=2**31 - 1), "config.games_per_pairing"),
         (_config("ann", "ben", time_control=common_pb2.TimeControl(move_time_ms=-5)),
          "config.time_control.move_time_ms"),
+        (_config("ann", "ben", time_control=common_pb2.TimeControl(increment_ms=100)),
+         "config.time_control.increment_ms"),  # an increment to no game budget
+        (_config("ann", "ben", time_control=common_pb2.TimeControl(game_time_ms=9000,
+                                                                   increment_ms=-1)),
+         "config.time_control.increment_ms"),
     ],
 )
 def test_bad_ladders_are_invalid_arguments_with_fields(

@@ -6,10 +6,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 import redis
 from arena.clients.sdk import ArenaClient
 from arena.services.common.protocol.keys import FINISHED_STREAM
 
+from arena.games import PASS
 from arena.v1 import bot_service_pb2, common_pb2, match_pb2
 from tests.conftest import NewMatch
 from tests.support.bots import (
@@ -68,3 +70,38 @@ def test_external_bots_are_told_their_game_time_left(
         assert request.time_left_ms == 60_000 - used
     black = [r.time_left_ms for r in asked if r.color == common_pb2.COLOR_BLACK]
     assert black[0] == 60_000 and black[-1] < black[0] - 10 * 20  # it really counts down
+
+
+@pytest.mark.parametrize("increment_ms", [0, 150])
+def test_a_fischer_increment_is_added_after_each_move(
+    redis_client: redis.Redis, loops: Callable[..., Any], peers: ArenaClient, new_match: NewMatch,
+    increment_ms: int,
+) -> None:
+    """A bot taking 40 ms a move runs out of a 300 ms game budget within ten moves; with
+    150 ms added after each of its moves it never does, and each GetMove is told the
+    budget, plus the increments earned, less the time used."""
+    asked: list[bot_service_pb2.GetMoveRequest] = []
+
+    def steady(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
+        asked.append(request)
+        time.sleep(0.04)
+        return first_legal(request)
+
+    loops(referees=1, workers=1)
+    with bot_server(steady) as address:
+        external_bot(peers, "steady", address)
+        config = match_config("steady", "steady", move_time_ms=1000)
+        config.time_control.game_time_ms = 300
+        config.time_control.increment_ms = increment_ms
+        done = wait_finished(redis_client, new_match(config).id)
+    if not increment_ms:
+        assert done.result.termination == match_pb2.TERMINATION_TIME_FORFEIT
+        assert len(done.moves) < 2 * 10
+        return
+    assert done.result.termination == match_pb2.TERMINATION_NORMAL, done.result
+    assert len(done.moves) > 2 * 10
+    for request in asked:
+        earlier = [r for r in done.moves if r.color == request.color and r.ply < request.ply]
+        made = sum(1 for r in earlier if r.move.square != PASS)
+        used = sum(r.time_ms for r in earlier)
+        assert request.time_left_ms == 300 + 150 * made - used

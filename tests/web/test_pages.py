@@ -3,6 +3,7 @@ sees must be what the services and the rules library say."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -15,10 +16,18 @@ from arena.clients.navigator import Navigator
 from arena.services.web.views import ply_view
 from google.protobuf import json_format
 
+from arena.errors import FailedPreconditionError
 from arena.formats import parse_replay
 from arena.games import Color, OthelloBoard, Position
 from arena.v1 import common_pb2, ladder_pb2, match_pb2, referee_pb2
-from tests.web.conftest import HOSTILE_DESCRIPTION, HOSTILE_NAME, REPO, WebStack, open_page
+from tests.web.conftest import (
+    HOSTILE_DESCRIPTION,
+    HOSTILE_NAME,
+    REPO,
+    USER_TOKEN,
+    WebStack,
+    open_page,
+)
 
 pytestmark = pytest.mark.browser
 OTHELLO = common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO, variant="standard",
@@ -125,6 +134,29 @@ def test_a_live_match_page_shows_moves_as_they_are_applied(web: WebStack, page: 
     assert shown["ply"] == len(final.moves)
     assert shown["cells"] == cells_of(OthelloBoard.from_text(final.moves[-1].position_after))
     assert page.evaluate("window.__notReloaded === true")
+
+
+def test_a_match_made_with_the_form_keeps_its_clock(web: WebStack, page: Any) -> None:
+    """The New match form as a person fills it: two bots, a game budget and an increment;
+    the token dialog first; then the match's page, its clock as the referee keeps it."""
+    open_page(page, f"{web.url}/matches")
+    page.click("text=New match")
+    page.fill("input[name=black]", "web-beginner")
+    page.fill("input[name=white]", "web-intermediate")
+    page.fill("input[name=move_time_ms]", "2000")
+    page.fill("input[name=game_time_ms]", "120000")
+    page.fill("input[name=increment_ms]", "500")
+    page.click("text=Start match")
+    page.fill("#token-input", USER_TOKEN)
+    page.click("#token-form button[value=save]")
+    page.wait_for_url(f"{web.url}/matches/*", timeout=30_000)
+    match = web.client.get_match(page.url.rsplit("/", 1)[1])
+    clock = match.config.time_control
+    assert (clock.move_time_ms, clock.game_time_ms, clock.increment_ms) == (2000, 120_000, 500)
+    assert match.owner == "webuser"
+    page.wait_for_selector("text=2,000 ms per move, 120,000 ms a game + 500 ms a move")
+    with contextlib.suppress(FailedPreconditionError):  # over already
+        web.client.cancel_match(match.id, "seen: the worker is the next tests'")
 
 
 def test_a_running_ladder_s_page_follows_its_progress(web: WebStack, page: Any) -> None:

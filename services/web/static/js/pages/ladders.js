@@ -55,6 +55,13 @@ async function showLiveMatches(container) {
       badge("live", "live"), " ", `${m.black} vs ${m.white}`)))));
 }
 
+/** A game's clock: "1,000 ms per move", and the budget per side with its increment. */
+export function clockText(x) {
+  const move = `${int(x.move_time_ms)} ms per move`;
+  if (!x.game_time_ms) return move;
+  return `${move}, ${int(x.game_time_ms)} ms a game${x.increment_ms ? ` + ${int(x.increment_ms)} ms a move` : ""}`;
+}
+
 export function gameText(game) {
   if (game.kind === "othello") return game.variant === "international" ? "Othello (international)" : "Othello";
   return `Gomoku ${game.size}\u00d7${game.size}${game.variant === "exact-five" ? " (exact five)" : ""}`;
@@ -76,6 +83,8 @@ async function toggleForm(container) {
     games: h("input", { name: "games_per_pairing", type: "number", min: 1, max: 1000, value: 2 }),
     suite: h("select", { name: "opening_suite" }, SUITES.map((n) => h("option", { value: n }, n))),
     time: h("input", { name: "move_time_ms", type: "number", min: 1, value: 1000 }),
+    gameTime: h("input", { name: "game_time_ms", type: "number", min: 0, value: 0 }),
+    increment: h("input", { name: "increment_ms", type: "number", min: 0, value: 0 }),
     seed: h("input", { name: "seed", type: "number", min: 0, value: 0 }),
     trees: h("input", { name: "capture_trees", type: "checkbox" }),
   };
@@ -94,6 +103,7 @@ async function toggleForm(container) {
       name: inputs.name.value, game: inputs.game.value, size: othello ? 8 : Number(inputs.size.value),
       bots, format: inputs.format.value, games_per_pairing: Number(inputs.games.value),
       opening_suite: inputs.suite.value, move_time_ms: Number(inputs.time.value),
+      game_time_ms: Number(inputs.gameTime.value), increment_ms: Number(inputs.increment.value),
       seed: Number(inputs.seed.value), capture_trees: inputs.trees.checked, request_id: requestId,
     };
     try {
@@ -108,7 +118,9 @@ async function toggleForm(container) {
     h("div", { class: "form-grid" },
       field("Name", inputs.name), field("Game", inputs.game), field("Board", inputs.size),
       field("Format", inputs.format), field("Games per pairing", inputs.games),
-      field("Openings", inputs.suite), field("Move time (ms)", inputs.time), field("Seed", inputs.seed),
+      field("Openings", inputs.suite), field("Move time (ms)", inputs.time),
+      field("Game time per side (ms, 0: none)", inputs.gameTime),
+      field("Increment per move (ms)", inputs.increment), field("Seed", inputs.seed),
       h("label", { class: "check" }, inputs.trees, "Store search trees"),
       h("div", { class: "wide" }, h("h3", {}, "Bots"), picks)),
     message,
@@ -162,7 +174,7 @@ class LadderView {
           h("span", {}, ladder.format === "gauntlet" ? "gauntlet" : "round robin"),
           h("span", {}, `${ladder.games_per_pairing} games per pairing`),
           h("span", {}, `openings: ${ladder.opening_suite || "none"}`),
-          h("span", {}, `${int(ladder.move_time_ms)} ms per move`),
+          h("span", {}, clockText(ladder)),
           ladder.capture_trees ? h("span", {}, "search trees stored") : null,
           h("span", { class: "mono" }, ladder.id),
           ladder.owner ? h("span", {}, `by ${ladder.owner}`) : null,

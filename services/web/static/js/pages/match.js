@@ -6,7 +6,7 @@ import { act } from "../actions.js";
 import { download, getJSON, send, stream } from "../api.js";
 import { renderBoard } from "../board.js";
 import { badge, botLink, h, int, ladderLink, notice, replace, s, setTitle } from "../dom.js";
-import { gameText } from "./ladders.js";
+import { clockText, gameText } from "./ladders.js";
 
 // Drawn, not typed: the media-control characters are missing from many fonts.
 const ICONS = {
@@ -76,7 +76,7 @@ class MatchView {
     replace(this.el.head, h("div", { class: "page-head" },
       h("div", {},
         h("h1", {}, botLink(m.black), h("span", { class: "muted" }, " vs "), botLink(m.white), " ", status),
-        h("div", { class: "meta" }, h("span", {}, gameText(m.game)), h("span", {}, `${int(m.move_time_ms)} ms per move`),
+        h("div", { class: "meta" }, h("span", {}, gameText(m.game)), h("span", {}, clockText(m)),
           m.ladder_id ? h("span", {}, "in ", ladderLink(m.ladder_id)) : null,
           m.capture_trees ? h("span", {}, "search trees stored") : null,
           h("span", { class: "mono" }, m.id))),

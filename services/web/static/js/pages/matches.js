@@ -106,6 +106,8 @@ async function toggleForm(container) {
     game: select("game", ["othello", "gomoku"], "othello"),
     size: h("select", { name: "size" }, [15, 9, 19].map((n) => h("option", { value: n }, `${n}\u00d7${n}`))),
     time: h("input", { name: "move_time_ms", type: "number", min: 1, value: 1000 }),
+    gameTime: h("input", { name: "game_time_ms", type: "number", min: 0, value: 0 }),
+    increment: h("input", { name: "increment_ms", type: "number", min: 0, value: 0 }),
     opening: h("input", { name: "opening", placeholder: "e.g. f5 d6" }),
     seed: h("input", { name: "seed", type: "number", min: 0, value: 0 }),
     trees: h("input", { name: "capture_trees", type: "checkbox" }),
@@ -115,6 +117,7 @@ async function toggleForm(container) {
     const othello = inputs.game.value === "othello";
     const body = { black: inputs.black.value.trim(), white: inputs.white.value.trim(), game: inputs.game.value,
       size: othello ? 8 : Number(inputs.size.value), move_time_ms: Number(inputs.time.value),
+      game_time_ms: Number(inputs.gameTime.value), increment_ms: Number(inputs.increment.value),
       opening: inputs.opening.value, seed: Number(inputs.seed.value), capture_trees: inputs.trees.checked,
       request_id: requestId };
     try {
@@ -128,7 +131,9 @@ async function toggleForm(container) {
     h("div", { class: "form-grid" },
       h("label", {}, "Black (bot)", inputs.black), h("label", {}, "White (bot)", inputs.white),
       h("label", {}, "Game", inputs.game), h("label", {}, "Gomoku board", inputs.size),
-      h("label", {}, "Move time (ms)", inputs.time), h("label", {}, "Opening moves", inputs.opening),
+      h("label", {}, "Move time (ms)", inputs.time),
+      h("label", {}, "Game time per side (ms, 0: none)", inputs.gameTime),
+      h("label", {}, "Increment per move (ms)", inputs.increment), h("label", {}, "Opening moves", inputs.opening),
       h("label", {}, "Seed", inputs.seed), h("label", { class: "check" }, inputs.trees, "Store search trees")),
     message, h("div", { class: "row" }, h("button", { class: "primary", type: "submit" }, "Start match"),
       h("span", { class: "muted small" }, "Created as you, with your token."))));
