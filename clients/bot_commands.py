@@ -309,7 +309,8 @@ def cmd_register(args: argparse.Namespace) -> int:
     spec = bots_pb2.BotSpec(name=args.name)
     _apply_fields(spec, args)
     from_preset = _apply_engine(spec, args, updating=False)
-    if not spec.game and not from_preset:
+    if not spec.game and not from_preset and spec.WhichOneof("engine") != "protocol":
+        # (a protocol engine's bot plays its engine's game: the registry knows which)
         raise InvalidArgumentError("--game is required (or --from-preset / --evaluator)")
     with _client(args) as client:
         _print_bot(client.register_bot(spec, from_preset), args)

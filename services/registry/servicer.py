@@ -73,6 +73,7 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
         spec = request.spec
         if request.from_preset:
             spec = apply_preset(spec, request.from_preset)
+        spec = self._engine_game(spec)
         check_spec(spec)
         spec = self._reachable(spec)
         return self._store.create(new_version(spec, 1, owner, datetime.now(UTC)),
@@ -145,6 +146,27 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
         if request.cancel_matches:
             self._cancel_matches(request.name)
         return retired
+
+    def _engine_game(self, spec: bots_pb2.BotSpec) -> bots_pb2.BotSpec:
+        """A protocol engine's new bot with no game plays its engine's game, when the
+        engine plays one (the catalog says so); an engine no worker offers, or one that
+        plays several games, is a field error naming what to give."""
+        if spec.game or spec.WhichOneof("engine") != "protocol":
+            return spec
+        name = spec.protocol.engine
+        games = {g for o in self._offers() if o.name == name for g in o.games}
+        if not games:
+            raise InvalidArgumentError.for_fields([FieldViolation(
+                "spec.protocol.engine", f"no live worker offers engine {name!r} "
+                                        "(`arena engine list`)")])
+        if len(games) > 1:
+            plays = ", ".join(sorted(game(g).name for g in games))
+            raise InvalidArgumentError.for_fields([FieldViolation(
+                "spec.game", f"engine {name!r} plays {plays}: say which")])
+        filled = bots_pb2.BotSpec()
+        filled.CopyFrom(spec)
+        filled.game = games.pop()
+        return filled
 
     def _reachable(self, spec: bots_pb2.BotSpec) -> bots_pb2.BotSpec:
         """The spec as stored, once the arena can run it: an external bot must be somewhere

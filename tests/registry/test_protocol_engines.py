@@ -94,6 +94,20 @@ def test_an_engine_nobody_offers_is_refused_with_what_is_offered(
     assert "(offered for othello: zebra;" in details
 
 
+def test_a_bot_with_no_game_plays_its_engine_s_game(
+        registry: Registry, redis_client: redis.Redis) -> None:
+    """``arena bot register --name r --engine rapfi``: the catalog says what it plays."""
+    advertise(redis_client, "w1", edax(), rapfi(), engine_pb2.EngineOffer(
+        name="both", protocol="gtp", games=[OTHELLO, GOMOKU], checksum=EDAX_2))
+    assert registry.register(protocol_spec("r", engine="rapfi", kind=0)).spec.game == GOMOKU
+    assert registry.register(protocol_spec("e", kind=0)).spec.game == OTHELLO
+    fields, details = refusal(registry, protocol_spec("b", engine="both", kind=0))
+    assert fields == ["spec.game"] and "engine 'both' plays gomoku, othello: say which" in details
+    assert registry.register(protocol_spec("b", engine="both", kind=GOMOKU)).spec.game == GOMOKU
+    fields, details = refusal(registry, protocol_spec("n", engine="nobody", kind=0))
+    assert fields == ["spec.protocol.engine"] and "no live worker offers engine 'nobody'" in details
+
+
 def test_a_worker_that_stopped_beating_offers_nothing(
         registry: Registry, redis_client: redis.Redis) -> None:
     advertise(redis_client, "w1", edax(), ttl_ms=300)

@@ -405,6 +405,11 @@ def test_the_engines_from_the_command_line(stack: Launcher) -> None:
         assert refused.returncode == 1, (argv, refused.stdout)
         assert words in refused.stderr, (argv, refused.stderr)
         assert "Traceback" not in refused.stderr
+    # Without --game the bot plays its engine's game (a new user's first try).
+    gomocup = arena("bot", "register", "--name", "cli-pbrain", "--engine", "pbrain-arena",
+                    "--json")
+    assert gomocup.returncode == 0, gomocup.stderr
+    assert json.loads(gomocup.stdout)["spec"]["game"] == "GAME_KIND_GOMOKU"
     exported = arena("bot", "export", "cli-nboard")
     assert exported.returncode == 0 and "[protocol]" in exported.stdout
     assert "[protocol.options]\ndepth = 4" in exported.stdout
