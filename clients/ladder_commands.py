@@ -323,6 +323,11 @@ def _engine_config(client: ArenaClient, args: argparse.Namespace,
             if preset.name == args.preset:
                 return dict(to_dict(preset.engine).get("config", {}))
         known = ", ".join(p.name for p in presets)
+        other = [p for p in client.list_presets() if p.name == args.preset]
+        if other:  # a preset of the other game: say so, not "no such preset"
+            raise InvalidArgumentError(
+                f"preset {args.preset!r} plays {game(other[0].game).name}, not "
+                f"{game(spec.kind).name}; the {game(spec.kind).name} presets: {known}")
         raise NotFoundError(f"no preset {args.preset!r}; known: {known}")
     return None
 

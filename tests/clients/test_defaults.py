@@ -131,6 +131,8 @@ def test_the_game_follows_the_bots_when_left_out(cli_stack: InProcessStack) -> N
                    "config.bots[1]: bot 'five-a' plays gomoku, not othello")
     one_line_error(cli_stack.run("analyze", "--bot", "five-a", "--game", "othello"),
                    "bot 'five-a' plays gomoku, not othello")
+    one_line_error(cli_stack.run("analyze", "--preset", "arena-gomoku", "--game", "othello"),
+                   "preset 'arena-gomoku' plays gomoku, not othello; the othello presets: ")
 
 
 def test_a_clock_with_an_increment_reaches_matches_ladders_and_tests(
