@@ -28,6 +28,7 @@ from arena.services.referee import judge, telemetry
 from arena.services.referee.matches import start_position
 from google.protobuf import timestamp_pb2
 
+from arena.clock import game_time_left_ms
 from arena.games import PASS, Color, Position
 from arena.v1 import bots_pb2, common_pb2, engine_pb2, match_pb2
 
@@ -70,13 +71,6 @@ class GameState:
     @property
     def ply(self) -> int:
         return len(self.records)
-
-    def time_used_ms(self, color: common_pb2.Color.ValueType) -> int:
-        return sum(r.charged_ms or r.time_ms for r in self.records if r.color == color)
-
-    def moves_made(self, color: common_pb2.Color.ValueType) -> int:
-        """The side's recorded moves, not counting the passes the referee played for it."""
-        return sum(1 for r in self.records if r.color == color and r.move.square != PASS)
 
     def history(self) -> list[int]:
         """Moves from the configured start: the opening, then every recorded move."""
@@ -237,14 +231,9 @@ class MatchRunner:
 
     @staticmethod
     def _game_time_left_ms(state: GameState) -> int:
-        """The side to move's game budget left (0 when the match has none): the budget,
-        plus the increment for each move the side made, less the time it used."""
-        tc = state.match.config.time_control
-        if tc.game_time_ms <= 0:
-            return 0
-        color = judge.proto_color(state.position.turn)
-        earned = tc.increment_ms * state.moves_made(color)
-        return max(0, int(tc.game_time_ms + earned - state.time_used_ms(color)))
+        """The side to move's game budget left (0 when the match has none)."""
+        return game_time_left_ms(state.match.config.time_control, state.records,
+                                 judge.proto_color(state.position.turn))
 
     def _await(self, state: GameState, job: engine_pb2.MoveJob,
                cursor: str) -> tuple[str, Answer | None]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from google.protobuf import json_format, timestamp_pb2
 
+from arena.clock import game_time_left_ms
 from arena.games import PASS, Color, GameError, Position, new_position, position_from_text
 from arena.textboard import move_names
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
@@ -217,16 +218,19 @@ def match_json(match: match_pb2.Match) -> Json:
 @dataclass
 class GameTrack:
     """The positions of one game as moves arrive: ply 0 is the configured start, then
-    the opening moves, then every move the bots played (passes included)."""
+    the opening moves, then every move the bots played (passes included). With a game
+    budget, each ply also says what is left of each side's after it (``clock``)."""
 
     position: Position
+    time_control: common_pb2.TimeControl = field(default_factory=common_pb2.TimeControl)
     opening_plies: int = 0
     plies: list[Json] = field(default_factory=list)
+    records: list[match_pb2.MoveRecord] = field(default_factory=list)
 
     @classmethod
     def of(cls, match: match_pb2.Match) -> GameTrack:
-        track = cls(configured_start(match.config))
-        track.plies.append(ply_view(track.position, 0))
+        track = cls(configured_start(match.config), match.config.time_control)
+        track.plies.append(track.clocked(ply_view(track.position, 0)))
         for move in match.config.opening:
             track.push(move, opening=True)
         track.opening_plies = len(track.plies) - 1
@@ -236,8 +240,18 @@ class GameTrack:
              opening: bool = False) -> Json:
         before = self.position.copy()
         self.position.push(move)
+        if record is not None:
+            self.records.append(record)
         view = ply_view(self.position, len(self.plies), before, move, record, opening)
-        self.plies.append(view)
+        self.plies.append(self.clocked(view))
+        return view
+
+    def clocked(self, view: Json) -> Json:
+        if self.time_control.game_time_ms > 0:
+            view["clock"] = {
+                name: game_time_left_ms(self.time_control, self.records, color)
+                for name, color in (("black", common_pb2.COLOR_BLACK),
+                                    ("white", common_pb2.COLOR_WHITE))}
         return view
 
     def add_record(self, record: match_pb2.MoveRecord) -> Json | None:

@@ -16,6 +16,7 @@ from arena.clients.navigator import Navigator
 from arena.services.web.views import ply_view
 from google.protobuf import json_format
 
+from arena.clock import game_time_left_ms
 from arena.errors import FailedPreconditionError
 from arena.formats import parse_replay
 from arena.games import Color, OthelloBoard, Position
@@ -155,8 +156,39 @@ def test_a_match_made_with_the_form_keeps_its_clock(web: WebStack, page: Any) ->
     assert (clock.move_time_ms, clock.game_time_ms, clock.increment_ms) == (2000, 120_000, 500)
     assert match.owner == "webuser"
     page.wait_for_selector("text=2,000 ms per move, 120,000 ms a game + 500 ms a move")
+    # Each side's clock as the referee keeps it (the budget, plus 500 ms a move, less the
+    # time charged), after the last move; the game is stopped wherever it is (the worker
+    # is the next tests').
     with contextlib.suppress(FailedPreconditionError):  # over already
-        web.client.cancel_match(match.id, "seen: the worker is the next tests'")
+        web.client.cancel_match(match.id, "seen")
+    page.wait_for_function("() => ['finished', 'cancelled'].includes(document.querySelector("
+                           "'h1 .badge').textContent)", timeout=30_000)
+    final = web.client.get_match(match.id)
+    for side, color in (("black", common_pb2.COLOR_BLACK), ("white", common_pb2.COLOR_WHITE)):
+        left = game_time_left_ms(clock, final.moves, color)
+        made = sum(1 for r in final.moves if r.color == color)
+        assert 120_000 - 2000 * made < left <= 120_000 + 500 * made
+        tenths = left // 100
+        shown = f"{tenths // 600}:{tenths % 600 // 10:02d}.{tenths % 10}"
+        assert page.text_content(f"[data-clock={side}]") == shown
+
+
+def test_a_page_opened_as_a_quick_game_starts_shows_its_end(web: WebStack, page: Any) -> None:
+    """Lab bots play a game in a blink: its end reaches the page within a second of the
+    page's first read, whose answer is kept for the next reader (``web/shared.py``). The
+    page read that answer again at the end and stayed 'live' on a ply of the middle."""
+    for _ in range(4):
+        match = web.client.create_match(match_pb2.MatchConfig(
+            game=OTHELLO, black=common_pb2.BotRef(name="web-beginner"),
+            white=common_pb2.BotRef(name="web-intermediate"),
+            time_control=common_pb2.TimeControl(move_time_ms=2000)))
+        web.http.json(f"/api/matches/{match.id}")  # another viewer's read, kept a second
+        open_page(page, f"{web.url}/matches/{match.id}")
+        page.wait_for_function("() => ['finished', 'cancelled'].includes(document."
+                               "querySelector('h1 .badge').textContent)", timeout=20_000)
+        final = web.client.get_match(match.id)
+        assert final.status == match_pb2.MATCH_STATUS_FINISHED
+        assert int(page.get_attribute(".board-holder", "data-ply")) == len(final.moves)
 
 
 def test_a_running_ladder_s_page_follows_its_progress(web: WebStack, page: Any) -> None:

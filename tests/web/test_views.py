@@ -75,6 +75,30 @@ def test_a_match_view_has_the_rules_position_at_every_ply_with_passes() -> None:
     assert json.loads(json.dumps(data)) == data  # plain JSON all the way
 
 
+def test_each_ply_shows_the_clocks_with_the_increments_a_pass_earns_none() -> None:
+    moves = game_with_a_pass()
+    tc = common_pb2.TimeControl(move_time_ms=1000, game_time_ms=5000, increment_ms=100)
+    match = match_pb2.Match(id="m", config=match_pb2.MatchConfig(game=OTHELLO, time_control=tc))
+    board = new_position("othello")
+    for record in played(board.copy(), moves):
+        record.color = common_pb2.COLOR_BLACK if board.turn is Color.BLACK else \
+            common_pb2.COLOR_WHITE
+        record.time_ms = 0 if record.move.square == PASS else 30
+        record.charged_ms = 0 if record.move.square == PASS else 20  # charged, not wall time
+        board.push(record.move.square)
+        match.moves.append(record)
+    plies = match_json(match)["plies"]
+    assert plies[0]["clock"] == {"black": 5000, "white": 5000}
+    made = {"black": 0, "white": 0}
+    for view, record in zip(plies[1:], match.moves, strict=True):
+        made[view["color"]] += record.move.square != PASS
+        assert view["clock"] == {side: 5000 + (100 - 20) * n for side, n in made.items()}
+    assert plies[-1]["move"] == "pass"
+    assert plies[-1]["clock"] == plies[-2]["clock"]  # the pass earned nothing
+    untimed = match_json(match_pb2.Match(id="u", config=match_pb2.MatchConfig(game=OTHELLO)))
+    assert "clock" not in untimed["plies"][0]
+
+
 def test_the_opening_moves_come_first_and_count_as_plies() -> None:
     board = new_position("othello")
     opening = board.legal_moves()[:1]

@@ -4,6 +4,11 @@
 
 const TOKEN_KEY = "arena-token";
 
+/** How long the gateway keeps an answer to share with the next readers while reading is
+ *  open (FRESH_S in services/web/shared.py): a read made within this time of an earlier
+ *  one may be given that one's answer, from before something that happened since. */
+export const SHARED_ANSWER_MS = 1000;
+
 export function getToken() {
   try { return sessionStorage.getItem(TOKEN_KEY) || ""; } catch { return ""; }
 }

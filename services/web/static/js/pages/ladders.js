@@ -2,7 +2,7 @@
 // Elo chart, the head-to-head matrix, its games, and live progress while it runs.
 
 import { act, newRequestId } from "../actions.js";
-import { getJSON, send, stream } from "../api.js";
+import { SHARED_ANSWER_MS, getJSON, send, stream } from "../api.js";
 import { eloChart } from "../charts.js";
 import {
   ago, badge, botLink, duration, h, int, ladderLink, matchLink, notice, pct, progressBar,
@@ -250,7 +250,12 @@ class LadderView {
           refresh = setTimeout(() => { refresh = null; this.reload(); }, 500);
         }
       },
-      end: () => this.reload(),
+      end: async () => {
+        await this.reload();
+        // Its answer may be one shared from before the last game was counted (api.js): once
+        // more when every such answer has expired.
+        setTimeout(() => this.reload(), SHARED_ANSWER_MS + 100);
+      },
     }, { onState: (state, error) => this.showState(state, error) });
   }
 

@@ -3,7 +3,7 @@
 // the referee applies them (a live stream; the board follows unless you stepped back).
 
 import { act } from "../actions.js";
-import { download, getJSON, send, stream } from "../api.js";
+import { SHARED_ANSWER_MS, download, getJSON, send, stream } from "../api.js";
 import { renderBoard } from "../board.js";
 import { badge, botLink, h, int, ladderLink, notice, replace, s, setTitle } from "../dom.js";
 import { clockText, gameText } from "./ladders.js";
@@ -134,9 +134,12 @@ class MatchView {
 
   renderPlayers(view) {
     const m = this.match, othello = m.game.kind === "othello";
+    // With a game budget: what is left of each side's after this ply.
+    const clock = (color) => view.clock
+      ? h("span", { class: "clock", "data-clock": color, title: "game time left" }, timeLeft(view.clock[color])) : null;
     const side = (color, label, count) => h("div", { class: ["player", color, !view.over && view.turn === color && "to-move"] },
-      color === "black" ? [h("span", { class: "disc black" }), h("span", { class: "pname" }, botLink(label)), h("span", { class: "count", "data-count": color }, String(count))]
-        : [h("span", { class: "count", "data-count": color }, String(count)), h("span", { class: "pname" }, botLink(label)), h("span", { class: "disc white" })]);
+      color === "black" ? [h("span", { class: "disc black" }), h("span", { class: "pname" }, botLink(label)), clock(color), h("span", { class: "count", "data-count": color }, String(count))]
+        : [h("span", { class: "count", "data-count": color }, String(count)), clock(color), h("span", { class: "pname" }, botLink(label)), h("span", { class: "disc white" })]);
     replace(this.el.players, side("black", m.black, view.black), h("span", { class: "vs" }, othello ? "discs" : "stones"),
       side("white", m.white, view.white));
   }
@@ -240,7 +243,7 @@ class MatchView {
         if (this.match.status !== "running") { this.match.status = "running"; this.renderHead(); }
         this.addPly(view);
       },
-      ended: () => this.reload(),
+      ended: () => this.ended(),
     }, { onState: (state, error) => {
       const text = state === "error" ? `Live updates stopped: ${error.describe ? error.describe() : error}`
         : state === "reconnecting" ? "Connection lost; reconnecting\u2026" : "";
@@ -248,9 +251,26 @@ class MatchView {
     } });
   }
 
+  /** The match is over: its whole record. An answer shared from before the end (a read
+   *  within a second of an earlier one, api.js) is not shown: asked again once every such
+   *  answer has expired; the plies followed so far stay on the page meanwhile. */
+  async ended() {
+    const url = `/api/matches/${encodeURIComponent(this.match.id)}`;
+    let match = await getJSON(url);
+    if (["pending", "running"].includes(match.status)) {
+      await new Promise((resolve) => setTimeout(resolve, SHARED_ANSWER_MS + 100));
+      match = await getJSON(url);
+    }
+    this.show(match);
+  }
+
   async reload() {
+    this.show(await getJSON(`/api/matches/${encodeURIComponent(this.match.id)}`));
+  }
+
+  show(match) {
     const follow = this.following;
-    this.match = await getJSON(`/api/matches/${encodeURIComponent(this.match.id)}`);
+    this.match = match;
     this.plies = this.match.plies;
     this.renderHead();
     this.renderMoves();
@@ -276,4 +296,12 @@ class MatchView {
       replace(this.el.message, notice(error.describe ? error.describe() : String(error), "error"));
     }
   }
+}
+
+/** A side's game time left: 1:05.2 from a minute, 9.8 s below. */
+function timeLeft(ms) {
+  const tenths = Math.floor(ms / 100);
+  if (tenths < 600) return `${(tenths / 10).toFixed(1)} s`;
+  const minutes = Math.floor(tenths / 600), rest = tenths % 600;
+  return `${minutes}:${String(Math.floor(rest / 10)).padStart(2, "0")}.${rest % 10}`;
 }
