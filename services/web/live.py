@@ -245,10 +245,12 @@ class MatchEvents:
         if kind == "pass":
             return _ply(self.track.add_pass(getattr(event, "pass")))  # `pass` is a keyword
         if kind == "ended" and self.header is not None:
-            self.header.status = match_pb2.MATCH_STATUS_FINISHED
+            cancelled = event.ended.result.termination == match_pb2.TERMINATION_CANCELLED
+            self.header.status = (match_pb2.MATCH_STATUS_CANCELLED if cancelled
+                                  else match_pb2.MATCH_STATUS_FINISHED)
             self.header.result.CopyFrom(event.ended.result)
             return [("ended", {"result": result_json(self.header),
-                               "status": "finished"})]
+                               "status": "cancelled" if cancelled else "finished"})]
         return []
 
     def _started(self, match: match_pb2.Match) -> list[Event]:

@@ -130,6 +130,12 @@ def test_live_events_become_page_events_once_each() -> None:
     ended = events(match_pb2.MatchEvent(ended=match_pb2.MatchEnded(
         result=match_pb2.MatchResult(winner=common_pb2.COLOR_WHITE))))
     assert ended[0][1]["result"]["winner"] == "white"
+    assert ended[0][1]["status"] == "finished"
+    stopped = MatchEvents()
+    stopped(match_pb2.MatchEvent(started=match_pb2.MatchStarted(match=header)))
+    cancelled = stopped(match_pb2.MatchEvent(ended=match_pb2.MatchEnded(
+        result=match_pb2.MatchResult(termination=match_pb2.TERMINATION_CANCELLED, void=True))))
+    assert cancelled[0][1]["status"] == "cancelled"  # not "finished": it has no result
 
 
 @pytest.mark.parametrize("size", [9, 15, 19])
