@@ -45,24 +45,33 @@ def test_match_between_external_bots_completes(
         (match.id.encode(), b"L1")]
 
 
+def clocked_game(loops: Callable[..., Any], peers: ArenaClient, redis_client: redis.Redis,
+                 new_match: NewMatch, move_s: float, game_time_ms: int, increment_ms: int = 0,
+                 ) -> tuple[match_pb2.Match, list[bot_service_pb2.GetMoveRequest]]:
+    """A game of an external bot against itself that takes ``move_s`` a move, with this
+    game budget: the finished match, and every GetMove it was sent."""
+    asked: list[bot_service_pb2.GetMoveRequest] = []
+
+    def steady(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
+        asked.append(request)
+        time.sleep(move_s)
+        return first_legal(request)
+
+    loops(referees=1, workers=1)
+    with bot_server(steady) as address:
+        external_bot(peers, "clocked", address)
+        config = match_config("clocked", "clocked", move_time_ms=1000)
+        config.time_control.game_time_ms = game_time_ms
+        config.time_control.increment_ms = increment_ms
+        return wait_finished(redis_client, new_match(config).id), asked
+
+
 def test_external_bots_are_told_their_game_time_left(
     redis_client: redis.Redis, loops: Callable[..., Any], peers: ArenaClient, new_match: NewMatch
 ) -> None:
     """Each GetMove carries what is left of the side's game budget: the budget less the
     time the referee measured for that side's earlier moves."""
-    asked: list[bot_service_pb2.GetMoveRequest] = []
-
-    def slow_first(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
-        asked.append(request)
-        time.sleep(0.02)
-        return first_legal(request)
-
-    loops(referees=1, workers=1)
-    with bot_server(slow_first) as address:
-        external_bot(peers, "clocked", address)
-        config = match_config("clocked", "clocked", move_time_ms=1000)
-        config.time_control.game_time_ms = 60_000
-        done = wait_finished(redis_client, new_match(config).id)
+    done, asked = clocked_game(loops, peers, redis_client, new_match, 0.02, 60_000)
     assert done.result.termination == match_pb2.TERMINATION_NORMAL
     for request in asked:
         color = request.color
@@ -80,20 +89,7 @@ def test_a_fischer_increment_is_added_after_each_move(
     """A bot taking 40 ms a move runs out of a 300 ms game budget within ten moves; with
     150 ms added after each of its moves it never does, and each GetMove is told the
     budget, plus the increments earned, less the time used."""
-    asked: list[bot_service_pb2.GetMoveRequest] = []
-
-    def steady(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
-        asked.append(request)
-        time.sleep(0.04)
-        return first_legal(request)
-
-    loops(referees=1, workers=1)
-    with bot_server(steady) as address:
-        external_bot(peers, "steady", address)
-        config = match_config("steady", "steady", move_time_ms=1000)
-        config.time_control.game_time_ms = 300
-        config.time_control.increment_ms = increment_ms
-        done = wait_finished(redis_client, new_match(config).id)
+    done, asked = clocked_game(loops, peers, redis_client, new_match, 0.04, 300, increment_ms)
     if not increment_ms:
         assert done.result.termination == match_pb2.TERMINATION_TIME_FORFEIT
         assert len(done.moves) < 2 * 10
