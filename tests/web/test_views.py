@@ -248,3 +248,15 @@ def test_standings_without_games_are_still_json() -> None:
     text = json.dumps(data, allow_nan=False)  # what the API's responses require
     assert data["rows"][0]["elo_low"] is None and data["head_to_head"][0]["bot"] == "a@1"
     assert "null" in text
+
+
+def test_the_pages_know_how_long_an_answer_is_shared() -> None:
+    """A page that sees an end waits out the shared answers from before it (api.js)."""
+    import re
+
+    from arena.services.web.app import STATIC
+    from arena.services.web.shared import FRESH_S
+
+    api = (STATIC / "js" / "api.js").read_text()
+    found = re.search(r"export const SHARED_ANSWER_MS = (\d+);", api)
+    assert found is not None and int(found.group(1)) == round(FRESH_S * 1000)
