@@ -14,7 +14,7 @@ from typing import Any
 
 from google.protobuf import json_format, timestamp_pb2
 
-from arena.clock import game_time_left_ms
+from arena.clock import change_ms
 from arena.games import PASS, Color, GameError, Position, new_position, position_from_text
 from arena.textboard import move_names
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
@@ -225,7 +225,13 @@ class GameTrack:
     time_control: common_pb2.TimeControl = field(default_factory=common_pb2.TimeControl)
     opening_plies: int = 0
     plies: list[Json] = field(default_factory=list)
-    records: list[match_pb2.MoveRecord] = field(default_factory=list)
+    # Each side's game budget changed by its moves so far (``clock.change_ms``), kept as
+    # they come: summing every record again at each ply made long games' pages quadratic.
+    left: dict[int, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.left = {color: self.time_control.game_time_ms
+                     for color in (common_pb2.COLOR_BLACK, common_pb2.COLOR_WHITE)}
 
     @classmethod
     def of(cls, match: match_pb2.Match) -> GameTrack:
@@ -240,18 +246,16 @@ class GameTrack:
              opening: bool = False) -> Json:
         before = self.position.copy()
         self.position.push(move)
-        if record is not None:
-            self.records.append(record)
+        if record is not None and record.color in self.left:
+            self.left[record.color] += change_ms(self.time_control, record)
         view = ply_view(self.position, len(self.plies), before, move, record, opening)
         self.plies.append(self.clocked(view))
         return view
 
     def clocked(self, view: Json) -> Json:
         if self.time_control.game_time_ms > 0:
-            view["clock"] = {
-                name: game_time_left_ms(self.time_control, self.records, color)
-                for name, color in (("black", common_pb2.COLOR_BLACK),
-                                    ("white", common_pb2.COLOR_WHITE))}
+            view["clock"] = {"black": max(0, self.left[common_pb2.COLOR_BLACK]),
+                             "white": max(0, self.left[common_pb2.COLOR_WHITE])}
         return view
 
     def add_record(self, record: match_pb2.MoveRecord) -> Json | None:
