@@ -73,9 +73,10 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
         spec = request.spec
         if request.from_preset:
             spec = apply_preset(spec, request.from_preset)
-        spec = self._engine_game(spec)
+        offered = self._offers() if spec.WhichOneof("engine") == "protocol" else []
+        spec = self._engine_game(spec, offered)
         check_spec(spec)
-        spec = self._reachable(spec)
+        spec = self._reachable(spec, offered)
         return self._store.create(new_version(spec, 1, owner, datetime.now(UTC)),
                                   self._bot_bytes(owner))
 
@@ -147,14 +148,16 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
             self._cancel_matches(request.name)
         return retired
 
-    def _engine_game(self, spec: bots_pb2.BotSpec) -> bots_pb2.BotSpec:
+    @staticmethod
+    def _engine_game(spec: bots_pb2.BotSpec, offered: list[engine_pb2.EngineOffer],
+                     ) -> bots_pb2.BotSpec:
         """A protocol engine's new bot with no game plays its engine's game, when the
         engine plays one (the catalog says so); an engine no worker offers, or one that
         plays several games, is a field error naming what to give."""
         if spec.game or spec.WhichOneof("engine") != "protocol":
             return spec
         name = spec.protocol.engine
-        games = {g for o in self._offers() if o.name == name for g in o.games}
+        games = {g for o in offered if o.name == name for g in o.games}
         if not games:
             raise InvalidArgumentError.for_fields([FieldViolation(
                 "spec.protocol.engine", f"no live worker offers engine {name!r} "
@@ -168,7 +171,8 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
         filled.game = games.pop()
         return filled
 
-    def _reachable(self, spec: bots_pb2.BotSpec) -> bots_pb2.BotSpec:
+    def _reachable(self, spec: bots_pb2.BotSpec,
+                   offered: list[engine_pb2.EngineOffer] | None = None) -> bots_pb2.BotSpec:
         """The spec as stored, once the arena can run it: an external bot must be somewhere
         the arena may dial (``egress``); a protocol engine must be offered by live workers,
         and its checksum is pinned (the one asked for, or the only one offered)."""
@@ -181,7 +185,8 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
                     [FieldViolation("spec.external.address", str(exc))]) from None
         if engine != "protocol":
             return spec
-        offer = self._offer(spec.game, spec.protocol)
+        offer = self._offer(spec.game, spec.protocol,
+                            self._offers() if offered is None else offered)
         violations = validate_options(offer.protocol, config_from_struct(spec.protocol.options),
                                       "spec.protocol.options")
         if violations:
@@ -191,9 +196,11 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
         pinned.protocol.checksum = offer.checksum
         return pinned
 
-    def _offer(self, kind: int, wanted: bots_pb2.ProtocolEngine) -> engine_pb2.EngineOffer:
-        """The live workers' build of the wanted engine (raises a field error)."""
-        offered = self._offers()
+    @staticmethod
+    def _offer(kind: int, wanted: bots_pb2.ProtocolEngine,
+               offered: list[engine_pb2.EngineOffer]) -> engine_pb2.EngineOffer:
+        """The live workers' build of the wanted engine among ``offered`` (raises a field
+        error)."""
         builds = [o for o in offered if o.name == wanted.engine]
         if not builds:
             names = sorted({o.name for o in offered if kind in o.games})
