@@ -251,14 +251,16 @@ def match_result_text(match: match_pb2.Match) -> str:
 
 
 def standing_lines(standings: ladder_pb2.Standings) -> list[StandingLine]:
-    return [
-        StandingLine(
-            rank=row.rank, name=bot_ref_text(row.bot), games=row.games, wins=row.wins,
-            draws=row.draws, losses=row.losses, score_pct=row.score_pct, elo=row.elo,
-            elo_low=row.elo_low, elo_high=row.elo_high,
-        )
-        for row in standings.rows
-    ]
+    return [standing_line(row) for row in standings.rows]
+
+
+def standing_line(row: ladder_pb2.StandingRow | ladder_pb2.RatingRow) -> StandingLine:
+    """A ladder's standings row or the rating list's, for ``render_standings``."""
+    return StandingLine(
+        rank=row.rank, name=bot_ref_text(row.bot), games=row.games, wins=row.wins,
+        draws=row.draws, losses=row.losses, score_pct=row.score_pct, elo=row.elo,
+        elo_low=row.elo_low, elo_high=row.elo_high,
+    )
 
 
 def sprt_line(info: ladder_pb2.LadderInfo) -> str:

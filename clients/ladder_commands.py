@@ -28,6 +28,7 @@ from arena.clients.common import (
     settle_game,
     sprt_line,
     sprt_verdict,
+    standing_line,
     standing_lines,
     time_control,
     to_dict,
@@ -36,7 +37,7 @@ from arena.clients.match_commands import print_tree, start_of
 from arena.clients.sdk import ArenaClient
 
 from arena.errors import InvalidArgumentError, NotFoundError
-from arena.games import Position, game
+from arena.games import GAME_NAMES, Position, game
 from arena.records import native_replay
 from arena.textboard import move_names, progress_bar, render_board, render_standings
 from arena.v1 import common_pb2, ladder_pb2
@@ -89,6 +90,14 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     cancel = cmds.add_parser("cancel", help="cancel the games not yet played")
     cancel.add_argument("ladder_id")
     cancel.set_defaults(func=cmd_cancel)
+
+    ratings = cmds.add_parser(
+        "ratings", help="the arena's rating list: every ladder game of a game, pooled",
+        description="Rate every bot version on the counted games of all ladders of one "
+                    "game (its variant and board size), in one maximum-likelihood fit.")
+    add_game_options(ratings)
+    add_json_flag(ratings)
+    ratings.set_defaults(func=cmd_ratings)
 
 
 def add_ladder_game_options(parser: argparse.ArgumentParser) -> None:
@@ -227,6 +236,28 @@ def cmd_cancel(args: argparse.Namespace) -> int:
         ladder = client.cancel_ladder(args.ladder_id)
     status = enum_name(ladder.status, "LADDER_STATUS_", ladder_pb2.LadderStatus)
     print(f"ladder {ladder.id}: {status}, {ladder.games_done}/{ladder.games_total} games played")
+    return 0
+
+
+def cmd_ratings(args: argparse.Namespace) -> int:
+    args.game = args.game or GAME_NAMES[0]
+    with client_from_args(args) as client:
+        ratings = client.get_ratings(game_request(args))
+    if args.json:
+        print_json(ratings)
+        return 0
+    played = game(ratings.game.kind)
+    size = ratings.game.board_size
+    print(f"{played.title} {ratings.game.variant} {size}x{size}: {ratings.games} games from "
+          f"{ratings.ladders} ladder{'s' * (ratings.ladders != 1)}")
+    if not ratings.rows:
+        print("no rated games yet: ladders of this game rate their bots here as they play")
+    for pool in range(1, ratings.pools + 1):
+        rows = [row for row in ratings.rows if row.pool == pool]
+        if ratings.pools > 1:
+            print(f"\npool {pool} ({len(rows)} bots; not comparable with the other pools: "
+                  "no games connect them)")
+        print(render_standings([standing_line(row) for row in rows]))
     return 0
 
 

@@ -64,7 +64,7 @@ ANALYZE_MARGIN_S: Final = 30.0
 _RETRIED_METHODS: Final = {
     "arena.v1.BotRegistry": ("GetBot", "ListBots", "ListPresets", "ListEngines"),
     "arena.v1.Referee": ("GetMatch", "ListMatches", "GetReplay", "GetSearchTree"),
-    "arena.v1.Ladder": ("GetStandings", "ListLadders"),
+    "arena.v1.Ladder": ("GetStandings", "ListLadders", "GetRatings"),
     "arena.v1.Engine": ("Analyze",),
     "arena.v1.Status": ("GetStatus",),
 }
@@ -504,6 +504,11 @@ class ArenaClient:
     def get_standings(self, ladder_id: str) -> ladder_pb2.Standings:
         request = ladder_pb2.GetStandingsRequest(ladder_id=ladder_id)
         return self._call("ladder", self._ladder().GetStandings, request)
+
+    def get_ratings(self, game: common_pb2.GameSpec) -> ladder_pb2.Ratings:
+        """The arena's rating list of ``game`` (an empty variant or size: the default)."""
+        request = ladder_pb2.GetRatingsRequest(game=game)
+        return self._call("ladder", self._ladder().GetRatings, request)
 
     def watch_ladder(
         self, ladder_id: str, timeout_s: float = WATCH_TIMEOUT_S

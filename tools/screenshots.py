@@ -114,8 +114,9 @@ def shoot(url: str, ids: dict[str, str], client: ArenaClient, out: Path) -> list
     chromium = subprocess.run([str(REPO / "tools" / "install-chromium.sh")], check=True,
                               capture_output=True, text=True).stdout.split()[-1]
     pages = {
-        "ladders": "/ladders", "ladder": f"/ladders/{ids['ladder']}", "bots": "/bots",
-        "bot": "/bots/terra", "matches": "/matches", "match": f"/matches/{ids['othello']}#ply=30",
+        "ladders": "/ladders", "ladder": f"/ladders/{ids['ladder']}", "ratings": "/ratings",
+        "bots": "/bots", "bot": "/bots/terra", "matches": "/matches",
+        "match": f"/matches/{ids['othello']}#ply=30",
         "gomoku": f"/matches/{ids['gomoku']}", "tree": f"/matches/{ids['tree']}",
     }
     saved = []

@@ -184,10 +184,15 @@ def pair_totals(
         counts[game.b, game.a] += 1.0
         points[game.a, game.b] += game.score
         points[game.b, game.a] += 1.0 - game.score
+    add_prior_draws(counts, points, prior_draws)
+    return counts, points
+
+
+def add_prior_draws(counts: FloatArray, points: FloatArray, prior_draws: float) -> None:
+    """Add ``prior_draws`` virtual draws to every pair of ``counts`` that met (in place)."""
     met = counts > 0
     counts[met] += prior_draws
     points[met] += prior_draws / 2.0
-    return counts, points
 
 
 def log_likelihood(elo: Sequence[float] | FloatArray, points: FloatArray) -> float:
@@ -212,7 +217,15 @@ def fit_elo(
     if players < 1:
         raise RatingError(f"need at least one player, got {players}")
     counts, points = pair_totals(players, games, prior_draws)
-    theta = np.zeros(players)
+    return fit_totals(counts, points, max_iterations, tolerance)
+
+
+def fit_totals(
+    counts: FloatArray, points: FloatArray, max_iterations: int = 100, tolerance: float = 1e-9
+) -> EloFit:
+    """Maximum-likelihood Elo ratings (mean 0) from the games and points matrices of
+    ``pair_totals`` (virtual draws included)."""
+    theta = np.zeros(counts.shape[0])
     for iteration in range(1, max_iterations + 1):
         gradient, information = _derivatives(theta, counts, points)
         step = np.linalg.pinv(information, hermitian=True) @ gradient

@@ -598,3 +598,131 @@ class CancelLadderRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CancelLadderRequest: _TypeAlias = CancelLadderRequest  # noqa: Y015
+
+@_typing.final
+class GetRatingsRequest(_message.Message):
+    """GetRatings input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def game(self) -> _common_pb2.GameSpec:
+        """The game; an empty variant or board size is the game's default (as for a ladder)."""
+
+    def __init__(
+        self,
+        *,
+        game: _common_pb2.GameSpec | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRatingsRequest: _TypeAlias = GetRatingsRequest  # noqa: Y015
+
+@_typing.final
+class RatingRow(_message.Message):
+    """One bot version's line in the rating list."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    DRAWS_FIELD_NUMBER: _builtins.int
+    LOSSES_FIELD_NUMBER: _builtins.int
+    SCORE_PCT_FIELD_NUMBER: _builtins.int
+    ELO_FIELD_NUMBER: _builtins.int
+    ELO_LOW_FIELD_NUMBER: _builtins.int
+    ELO_HIGH_FIELD_NUMBER: _builtins.int
+    RANK_FIELD_NUMBER: _builtins.int
+    POOL_FIELD_NUMBER: _builtins.int
+    LADDERS_FIELD_NUMBER: _builtins.int
+    OPPONENTS_FIELD_NUMBER: _builtins.int
+    games: _builtins.int
+    wins: _builtins.int
+    draws: _builtins.int
+    losses: _builtins.int
+    score_pct: _builtins.float
+    elo: _builtins.float
+    """Elo relative to the mean of the bot's pool, with its 95% interval."""
+    elo_low: _builtins.float
+    elo_high: _builtins.float
+    rank: _builtins.int
+    """1 = best in its pool."""
+    pool: _builtins.int
+    """Bots that never met, not even through other bots, cannot be compared: each connected
+    set of bots is a pool, rated on its own (1 = the pool with the most bots).
+    """
+    ladders: _builtins.int
+    """The ladders and the distinct opponents its counted games came from."""
+    opponents: _builtins.int
+    @_builtins.property
+    def bot(self) -> _common_pb2.BotRef: ...
+    def __init__(
+        self,
+        *,
+        bot: _common_pb2.BotRef | None = ...,
+        games: _builtins.int = ...,
+        wins: _builtins.int = ...,
+        draws: _builtins.int = ...,
+        losses: _builtins.int = ...,
+        score_pct: _builtins.float = ...,
+        elo: _builtins.float = ...,
+        elo_low: _builtins.float = ...,
+        elo_high: _builtins.float = ...,
+        rank: _builtins.int = ...,
+        pool: _builtins.int = ...,
+        ladders: _builtins.int = ...,
+        opponents: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "draws", b"draws", "elo", b"elo", "elo_high", b"elo_high", "elo_low", b"elo_low", "games", b"games", "ladders", b"ladders", "losses", b"losses", "opponents", b"opponents", "pool", b"pool", "rank", b"rank", "score_pct", b"score_pct", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RatingRow: _TypeAlias = RatingRow  # noqa: Y015
+
+@_typing.final
+class Ratings(_message.Message):
+    """The rating list of one game."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    ROWS_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    LADDERS_FIELD_NUMBER: _builtins.int
+    POOLS_FIELD_NUMBER: _builtins.int
+    games: _builtins.int
+    """Counted games (void games have no result and are left out) and the ladders they came from."""
+    ladders: _builtins.int
+    pools: _builtins.int
+    @_builtins.property
+    def game(self) -> _common_pb2.GameSpec:
+        """The game, its variant and board size filled in."""
+
+    @_builtins.property
+    def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___RatingRow]:
+        """Pool by pool, best first in each."""
+
+    def __init__(
+        self,
+        *,
+        game: _common_pb2.GameSpec | None = ...,
+        rows: _abc.Iterable[Global___RatingRow] | None = ...,
+        games: _builtins.int = ...,
+        ladders: _builtins.int = ...,
+        pools: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "games", b"games", "ladders", b"ladders", "pools", b"pools", "rows", b"rows"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Ratings: _TypeAlias = Ratings  # noqa: Y015

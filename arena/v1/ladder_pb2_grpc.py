@@ -60,6 +60,11 @@ class LadderStub:
                 request_serializer=arena_dot_v1_dot_ladder__pb2.CancelLadderRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_ladder__pb2.LadderInfo.FromString,
                 _registered_method=True)
+        self.GetRatings = channel.unary_unary(
+                '/arena.v1.Ladder/GetRatings',
+                request_serializer=arena_dot_v1_dot_ladder__pb2.GetRatingsRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_ladder__pb2.Ratings.FromString,
+                _registered_method=True)
 
 
 class LadderServicer:
@@ -101,6 +106,14 @@ class LadderServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetRatings(self, request, context):
+        """The arena's rating list of one game: every counted game of every ladder of that game,
+        variant and board size, pooled into one maximum-likelihood fit.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LadderServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -128,6 +141,11 @@ def add_LadderServicer_to_server(servicer, server):
                     servicer.CancelLadder,
                     request_deserializer=arena_dot_v1_dot_ladder__pb2.CancelLadderRequest.FromString,
                     response_serializer=arena_dot_v1_dot_ladder__pb2.LadderInfo.SerializeToString,
+            ),
+            'GetRatings': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRatings,
+                    request_deserializer=arena_dot_v1_dot_ladder__pb2.GetRatingsRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_ladder__pb2.Ratings.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -266,6 +284,33 @@ class Ladder:
             '/arena.v1.Ladder/CancelLadder',
             arena_dot_v1_dot_ladder__pb2.CancelLadderRequest.SerializeToString,
             arena_dot_v1_dot_ladder__pb2.LadderInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRatings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Ladder/GetRatings',
+            arena_dot_v1_dot_ladder__pb2.GetRatingsRequest.SerializeToString,
+            arena_dot_v1_dot_ladder__pb2.Ratings.FromString,
             options,
             channel_credentials,
             insecure,

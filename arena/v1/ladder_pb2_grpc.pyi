@@ -43,6 +43,10 @@ class LadderStub:
     """Lists ladders, newest first."""
     CancelLadder: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.CancelLadderRequest, _ladder_pb2.LadderInfo]
     """Cancels the matches not yet played."""
+    GetRatings: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetRatingsRequest, _ladder_pb2.Ratings]
+    """The arena's rating list of one game: every counted game of every ladder of that game,
+    variant and board size, pooled into one maximum-likelihood fit.
+    """
 
 @_typing.type_check_only
 class LadderAsyncStub(LadderStub):
@@ -59,6 +63,10 @@ class LadderAsyncStub(LadderStub):
     """Lists ladders, newest first."""
     CancelLadder: _aio.UnaryUnaryMultiCallable[_ladder_pb2.CancelLadderRequest, _ladder_pb2.LadderInfo]  # type: ignore[assignment]
     """Cancels the matches not yet played."""
+    GetRatings: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetRatingsRequest, _ladder_pb2.Ratings]  # type: ignore[assignment]
+    """The arena's rating list of one game: every counted game of every ladder of that game,
+    variant and board size, pooled into one maximum-likelihood fit.
+    """
 
 class LadderServicer(metaclass=_abc_1.ABCMeta):
     """Schedules ladders and computes their standings."""
@@ -102,5 +110,15 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_ladder_pb2.LadderInfo, _abc.Awaitable[_ladder_pb2.LadderInfo]]:
         """Cancels the matches not yet played."""
+
+    @_abc_1.abstractmethod
+    def GetRatings(
+        self,
+        request: _ladder_pb2.GetRatingsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.Ratings, _abc.Awaitable[_ladder_pb2.Ratings]]:
+        """The arena's rating list of one game: every counted game of every ladder of that game,
+        variant and board size, pooled into one maximum-likelihood fit.
+        """
 
 def add_LadderServicer_to_server(servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -16,6 +16,7 @@ from arena.services.common.quotas import Quotas
 from arena.services.common.runner import ServiceParts
 from arena.services.ladder.follower import FollowerConfig, ResultFollower
 from arena.services.ladder.ladders import Ladders
+from arena.services.ladder.ratings import RatingList
 
 from arena.v1 import ladder_pb2, ladder_pb2_grpc
 
@@ -28,6 +29,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         self.ladders = ladders
         self.store = ladders.store
         self.quotas = quotas
+        self.rating_list = RatingList(ladders.store)
 
     def CreateLadder(
         self, request: ladder_pb2.CreateLadderRequest, context: grpc.ServicerContext
@@ -41,6 +43,11 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         self, request: ladder_pb2.GetStandingsRequest, context: grpc.ServicerContext
     ) -> ladder_pb2.Standings:
         return self.ladders.standings(request.ladder_id)
+
+    def GetRatings(
+        self, request: ladder_pb2.GetRatingsRequest, context: grpc.ServicerContext
+    ) -> ladder_pb2.Ratings:
+        return self.rating_list.ratings(request.game)
 
     def ListLadders(
         self, request: ladder_pb2.ListLaddersRequest, context: grpc.ServicerContext

@@ -30,6 +30,7 @@ from arena.services.web.gateway import (
     bot_page,
     ladder_list,
     list_matches,
+    rating_list,
 )
 from arena.services.web.settings import WebSettings
 from arena.services.web.shared import SharedReads
@@ -76,8 +77,8 @@ SECURITY_HEADERS = [
 ]
 
 
-PAGES = ["/", "/ladders", "/ladders/{ladder_id}", "/bots", "/bots/{name:path}", "/matches",
-         "/matches/{match_id}", "/matches/{match_id}/tree/{ply:int}"]
+PAGES = ["/", "/ladders", "/ladders/{ladder_id}", "/ratings", "/bots", "/bots/{name:path}",
+         "/matches", "/matches/{match_id}", "/matches/{match_id}/tree/{ply:int}"]
 
 
 class SecurityHeaders:
@@ -290,6 +291,13 @@ class Api:
         standings = await self.gateway.run(client.get_standings, request.path_params["id"])
         return JSONResponse(standings_json(standings))
 
+    async def ratings(self, request: Request) -> Response:
+        game = request.query_params.get("game", "othello")
+        variant = request.query_params.get("variant", "")
+        size = query_int(request, "size", 0, 0, INT32_MAX)
+        return JSONResponse(await self.gateway.run(rating_list, self.reader(request), game,
+                                                   variant, size))
+
     async def ladder_events(self, request: Request) -> Response:
         ladder_id = request.path_params["id"]
         return self._stream(request, f"ladder {ladder_id}", live.watch_ladder(ladder_id),
@@ -474,6 +482,7 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
         get("/api/ladders/{id}", handlers.ladder),
         live_stream("/api/ladders/{id}/events", handlers.ladder_events),
         post("/api/ladders/{id}/cancel", handlers.cancel_ladder),
+        get("/api/ratings", handlers.ratings, "game", "variant", "size"),
         get("/api/bots", handlers.bots, "limit", "page_token", "game", "prefix", "retired"),
         get("/api/bots/{name:path}", handlers.bot, "version"),
         get("/api/avatars/{name:path}", handlers.avatar, "version"),

@@ -28,6 +28,7 @@ from arena.services.web.views import (
     engine_config,
     ladder_json,
     match_summary_json,
+    ratings_json,
     result_json,
     with_defaults,
 )
@@ -155,12 +156,16 @@ def match_query(filters: dict[str, str]) -> dict[str, Any]:
         query["status"] = STATUSES[status]
     elif filters.get("result"):
         query["status"] = match_pb2.MATCH_STATUS_FINISHED
-    game = filters.get("game", "")
-    if game:
-        if game not in GAMES:
-            raise InvalidArgumentError(f"unknown game {game!r}; known: {', '.join(GAMES)}")
-        query["game"] = GAMES[game]
+    if filters.get("game"):
+        query["game"] = game_kind(filters["game"])
     return query
+
+
+def game_kind(name: str) -> common_pb2.GameKind.ValueType:
+    """The kind of the game named ``name`` in an address ("othello", "gomoku")."""
+    if name not in GAMES:
+        raise InvalidArgumentError(f"unknown game {name!r}; known: {', '.join(GAMES)}")
+    return GAMES[name]
 
 
 def result_filter(result: str, bot: str) -> Callable[[match_pb2.Match], bool] | None:
@@ -242,11 +247,15 @@ def ladder_list(client: ArenaClient, page_token: str, limit: int) -> Json:
 def bot_list(client: ArenaClient, filters: dict[str, str], page_token: str,
              limit: int) -> Json:
     game = filters.get("game", "")
-    if game and game not in GAMES:
-        raise InvalidArgumentError(f"unknown game {game!r}; known: {', '.join(GAMES)}")
-    page = client.list_bots(game=GAMES.get(game, common_pb2.GAME_KIND_UNSPECIFIED),
+    page = client.list_bots(game=game_kind(game) if game else common_pb2.GAME_KIND_UNSPECIFIED,
                             name_prefix=filters.get("prefix", ""),
                             include_retired=filters.get("retired", "") in ("1", "true"),
                             page_size=limit, page_token=page_token)
     return {"bots": [bot_json(bot) for bot in page.bots],
             "next_page_token": page.next_page_token or None}
+
+
+def rating_list(client: ArenaClient, game: str, variant: str, size: int) -> Json:
+    """The arena's rating list of a game (an empty variant or 0 size: its default)."""
+    spec = common_pb2.GameSpec(kind=game_kind(game), variant=variant, board_size=size)
+    return ratings_json(client.get_ratings(spec))

@@ -91,13 +91,26 @@ def ladder_json(info: ladder_pb2.LadderInfo) -> Json:
     }
 
 
-def standings_json(standings: ladder_pb2.Standings) -> Json:
-    rows = [{
+def standing_json(row: ladder_pb2.StandingRow | ladder_pb2.RatingRow) -> Json:
+    """A ladder's standings row or the rating list's (whose rows add their pool, ladders
+    and opponents)."""
+    return {
         "rank": row.rank, "bot": ref_text(row.bot), "name": row.bot.name,
         "version": row.bot.version, "games": row.games, "wins": row.wins, "draws": row.draws,
         "losses": row.losses, "score_pct": finite(row.score_pct), "elo": finite(row.elo),
         "elo_low": finite(row.elo_low), "elo_high": finite(row.elo_high),
-    } for row in standings.rows]
+    }
+
+
+def ratings_json(ratings: ladder_pb2.Ratings) -> Json:
+    rows = [{**standing_json(row), "pool": row.pool, "ladders": row.ladders,
+             "opponents": row.opponents} for row in ratings.rows]
+    return {"game": game_json(ratings.game), "games": ratings.games,
+            "ladders": ratings.ladders, "pools": ratings.pools, "rows": rows}
+
+
+def standings_json(standings: ladder_pb2.Standings) -> Json:
+    rows = [standing_json(row) for row in standings.rows]
     # Labelled like the rows ("name@3"), so a page can match pairs to rows.
     pairs = [{
         "bot": ref_text(pair.bot_ref) if pair.bot_ref.name else pair.bot,

@@ -108,15 +108,18 @@ def register_bots(peers: ArenaClient, kind: int, *names: str) -> None:
         builtin_bot(peers, name, config, kind)
 
 
-def finish_match(client: redis.Redis, match_id: str, winner: int) -> match_pb2.Match:
-    """End a pending match with ``winner`` (a Color) the way a referee does."""
+def finish_match(client: redis.Redis, match_id: str, winner: int,
+                 void: bool = False) -> match_pb2.Match:
+    """End a pending match with ``winner`` (a Color) the way a referee does; ``void``: with
+    no result, as when its moves were dead-lettered."""
     ledger = Ledger(client)
     match = MatchStore(client).header(match_id)
     match.status = match_pb2.MATCH_STATUS_RUNNING
     assert ledger.start(match)
     match.status = match_pb2.MATCH_STATUS_FINISHED
     match.result.CopyFrom(match_pb2.MatchResult(
-        winner=winner, termination=match_pb2.TERMINATION_NORMAL))
+        winner=winner, void=void, termination=match_pb2.TERMINATION_DEAD_LETTERED if void
+        else match_pb2.TERMINATION_NORMAL))
     match.finished_at.GetCurrentTime()
     assert ledger.finish(match, 0)
     return match

@@ -195,6 +195,8 @@ ROWS: dict[str, Row] = {
     "/arena.v1.Ladder/WatchLadder": Row(lambda k: ladder_pb2.WatchLadderRequest(
         ladder_id=k.cancelled_ladder)),
     "/arena.v1.Ladder/ListLadders": Row(lambda k: ladder_pb2.ListLaddersRequest()),
+    "/arena.v1.Ladder/GetRatings": Row(lambda k: ladder_pb2.GetRatingsRequest(
+        game=common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO))),
     "/arena.v1.Ladder/CancelLadder": _owner_only(lambda k: ladder_pb2.CancelLadderRequest(
         ladder_id=k.ladder())),
     # -- engine: any registered caller may ask for a hint (within their quota)

@@ -102,10 +102,24 @@ def test_bad_queries_are_400_with_the_field(web: WebStack) -> None:
         assert status == 400, path
         assert error_of(body)["fields"][0]["field"] == "ply"
     for path in ("/api/matches?status=exploded", "/api/matches?result=win",
-                 "/api/matches?game=chess", "/api/bots?game=chess"):
+                 "/api/matches?game=chess", "/api/bots?game=chess", "/api/ratings?game=chess",
+                 "/api/ratings?game=othello&size=10", "/api/ratings?game=gomoku&variant=renju",
+                 "/api/ratings?size=-8", "/api/ratings?size=eight", "/api/ratings?game="):
         status, _, body = web.http.request("GET", path)
         assert status == 400, path
         assert error_of(body)["message"]
+
+
+def test_the_rating_list_pools_the_finished_ladders(web: WebStack) -> None:
+    rated = web.http.json("/api/ratings")
+    assert rated["game"] == {"kind": "othello", "variant": "standard", "size": 8}
+    standings = web.http.json(f"/api/ladders/{web.ladder_id}")
+    ours = {row["bot"] for row in standings["rows"]}
+    rows = [row for row in rated["rows"] if row["bot"] in ours]
+    assert len(rows) == 4 and {row["pool"] for row in rows} == {1}
+    assert all(row["ladders"] >= 1 and row["opponents"] >= 3 for row in rows)
+    assert rated["games"] >= standings["ladder"]["games_done"] - standings["ladder"]["games_void"]
+    assert web.http.json("/api/ratings?game=gomoku&size=9")["rows"] == []
 
 
 def test_a_query_parameter_an_address_does_not_take_is_a_bad_query(web: WebStack) -> None:

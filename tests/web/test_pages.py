@@ -96,6 +96,46 @@ def test_standings_page_shows_the_numbers_of_the_cli(web: WebStack, page: Any) -
     assert cells == 4 * 3
 
 
+def _cli_json(web: WebStack, *args: str) -> Any:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "arena.clients", "--home", str(web.stack.home), *args, "--json"],
+        capture_output=True, text=True, timeout=60, env=env | {"PYTHONPATH": str(REPO)},
+        check=True)
+    return json.loads(result.stdout)
+
+
+def test_the_ratings_page_shows_the_list_of_the_cli(web: WebStack, page: Any) -> None:
+    for _ in range(5):  # other tests' ladders of this stack may count a game in between
+        cli = _cli_json(web, "ladder", "ratings", "--game", "othello")
+        open_page(page, f"{web.url}/ratings")
+        page.wait_for_selector("table.standings tbody tr")
+        if page.text_content("[data-testid='rated-games']").startswith(f"{cli['games']} games"):
+            break
+    else:
+        raise AssertionError("the rating list kept changing")
+    assert page.get_attribute("nav a[aria-current='page']", "href") == \
+        "/ratings?game=othello&variant=standard&size=8"
+    shown = page.eval_on_selector_all("section[data-pool] table.standings tbody tr", """rows =>
+        rows.map(r => ({pool: r.closest('section').dataset.pool, bot: r.dataset.bot,
+            rank: r.cells[0].textContent, fields: Object.fromEntries(
+                [...r.querySelectorAll('[data-field]')]
+                    .map(c => [c.dataset.field, c.textContent]))}))""")
+    assert len(shown) == len(cli["rows"]) >= 4  # at least the test ladder's bots
+    for row, line in zip(cli["rows"], shown, strict=True):
+        assert line["bot"] == f"{row['bot']['name']}@{row['bot']['version']}"
+        assert (line["pool"], line["rank"]) == (str(row["pool"]), str(row["rank"]))
+        assert line["fields"]["games"] == str(row["games"])
+        assert line["fields"]["elo"] == signed(row.get("elo", 0.0))
+        assert line["fields"]["interval"] == \
+            f"[{signed(row['elo_low'])}, {signed(row['elo_high'])}]"
+    # Another game's list, picked from the page: none of its ladders has played.
+    page.click("nav a[href='/ratings?game=gomoku&variant=freestyle&size=19']")
+    page.wait_for_selector("body[data-ready='1'] .empty")
+    assert "No rated games" in page.text_content(".empty")
+    assert page.title().startswith("Ratings: Gomoku 19")
+
+
 def signed(value: float) -> str:
     text = f"{abs(value):.0f}"
     if text == "0":

@@ -281,14 +281,43 @@ class LadderStore:
         games = self.games(ladder_id)
         return [games[index] for index in sorted(games) if games[index] not in counted]
 
+    def all_ids(self) -> list[str]:
+        """Every ladder's id, oldest first."""
+        return _texts(self.client.zrange(keys.ALL_LADDERS, 0, -1))
+
     def running_ids(self) -> list[str]:
-        ids = _texts(self.client.zrange(keys.ALL_LADDERS, 0, -1))
-        with self.client.pipeline(transaction=False) as pipe:
-            for ladder_id in ids:
-                pipe.hget(keys.ladder(ladder_id), "status")
-            statuses = pipe.execute()
+        ids = self.all_ids()
+        statuses = self._field_of_each(ids, "status")
         return [i for i, status in zip(ids, statuses, strict=True)
                 if status == str(RUNNING).encode()]
+
+    def games_done(self, ids: list[str]) -> list[int | None]:
+        """Each ladder's count of games done (None for a ladder that is gone), in one
+        round trip."""
+        return [None if done is None else int(done)
+                for done in self._field_of_each(ids, "games_done")]
+
+    def configs(self, ids: list[str]) -> dict[str, ladder_pb2.LadderConfig]:
+        """The configs of those of ``ids`` that exist, in one round trip."""
+        raw = self._field_of_each(ids, "info")
+        return {ladder_id: ladder_pb2.LadderInfo.FromString(info).config
+                for ladder_id, info in zip(ids, raw, strict=True) if info is not None}
+
+    def results_of(self, ids: list[str]) -> dict[str, list[ResultRecord]]:
+        """The counted results of each of ``ids``, in one round trip."""
+        with self.client.pipeline(transaction=False) as pipe:
+            for ladder_id in ids:
+                pipe.hvals(keys.ladder(ladder_id, "results"))
+            replies = pipe.execute()
+        return {ladder_id: [ResultRecord.decode(value.decode()) for value in values]
+                for ladder_id, values in zip(ids, replies, strict=True)}
+
+    def _field_of_each(self, ids: list[str], field: str) -> list[Any]:
+        with self.client.pipeline(transaction=False) as pipe:
+            for ladder_id in ids:
+                pipe.hget(keys.ladder(ladder_id), field)
+            replies: list[Any] = pipe.execute()
+        return replies
 
     def page(self, offset: int, size: int) -> tuple[list[str], bool]:
         """Ladder ids newest first from ``offset``; the flag says whether more follow."""

@@ -10,6 +10,7 @@ const ROUTES = [
   [/^\/$/, "ladders", "ladderList"],
   [/^\/ladders\/?$/, "ladders", "ladderList"],
   [/^\/ladders\/([^/]+)\/?$/, "ladders", "ladderPage"],
+  [/^\/ratings\/?$/, "ratings", "ratingList"],
   [/^\/bots\/?$/, "bots", "botList"],
   [/^\/bots\/(.+)$/, "bots", "botPage"],
   [/^\/matches\/?$/, "matches", "matchList"],

@@ -67,6 +67,24 @@ export function gameText(game) {
   return `Gomoku ${game.size}\u00d7${game.size}${game.variant === "exact-five" ? " (exact five)" : ""}`;
 }
 
+/** Rows of standings (a ladder's, or a pool of the rating list) as a table, best first. */
+export function standingsTable(rows) {
+  const lines = rows.map((row) => h("tr", { "data-bot": row.bot },
+    h("td", { class: "rank num" }, String(row.rank)),
+    h("td", { class: "name" }, botLink(row.bot)),
+    h("td", { class: "num", "data-field": "elo" }, signed(row.elo)),
+    h("td", { class: "num hide-narrow", "data-field": "interval" }, `[${signed(row.elo_low)}, ${signed(row.elo_high)}]`),
+    h("td", { class: "num hide-narrow", "data-field": "games" }, String(row.games)),
+    h("td", { class: "num win", "data-field": "wins" }, String(row.wins)),
+    h("td", { class: "num draw", "data-field": "draws" }, String(row.draws)),
+    h("td", { class: "num loss", "data-field": "losses" }, String(row.losses)),
+    h("td", { class: "num", "data-field": "score" }, pct(row.score_pct))));
+  return table(["#", "Bot", { text: "Elo", attrs: { class: "num" } }, { text: "95% interval", attrs: { class: "num hide-narrow" } },
+    { text: "Games", attrs: { class: "num hide-narrow" } }, { text: "W", attrs: { class: "num" } },
+    { text: "D", attrs: { class: "num" } }, { text: "L", attrs: { class: "num" } },
+    { text: "Score", attrs: { class: "num" } }], lines, { class: "standings" });
+}
+
 // -- a new ladder --------------------------------------------------------------------------
 
 async function toggleForm(container) {
@@ -206,21 +224,7 @@ class LadderView {
       replace(this.parts.matrix);
       return;
     }
-    const lines = rows.map((row) => h("tr", { "data-bot": row.bot },
-      h("td", { class: "rank num" }, String(row.rank)),
-      h("td", { class: "name" }, botLink(row.bot)),
-      h("td", { class: "num", "data-field": "elo" }, signed(row.elo)),
-      h("td", { class: "num hide-narrow", "data-field": "interval" }, `[${signed(row.elo_low)}, ${signed(row.elo_high)}]`),
-      h("td", { class: "num hide-narrow", "data-field": "games" }, String(row.games)),
-      h("td", { class: "num win", "data-field": "wins" }, String(row.wins)),
-      h("td", { class: "num draw", "data-field": "draws" }, String(row.draws)),
-      h("td", { class: "num loss", "data-field": "losses" }, String(row.losses)),
-      h("td", { class: "num", "data-field": "score" }, pct(row.score_pct))));
-    replace(this.parts.standings, h("h2", {}, "Standings"),
-      table(["#", "Bot", { text: "Elo", attrs: { class: "num" } }, { text: "95% interval", attrs: { class: "num hide-narrow" } },
-        { text: "Games", attrs: { class: "num hide-narrow" } }, { text: "W", attrs: { class: "num" } },
-        { text: "D", attrs: { class: "num" } }, { text: "L", attrs: { class: "num" } },
-        { text: "Score", attrs: { class: "num" } }], lines, { class: "standings" }));
+    replace(this.parts.standings, h("h2", {}, "Standings"), standingsTable(rows));
     // Drawn at the card's own width, so its text stays readable on a phone.
     const width = Math.max(300, this.parts.chart.clientWidth - 36);
     replace(this.parts.chart, h("h2", {}, "Elo with 95% intervals"), eloChart(rows, width));

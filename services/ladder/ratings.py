@@ -1,0 +1,190 @@
+"""The arena's rating list: every counted game of every ladder of one game, pooled.
+
+A ladder's standings rate its bots against each other only. The rating list of a game (its
+kind, variant and board size) fits one maximum-likelihood Elo (``arena.ratings``, with the
+same virtual draws as a ladder's standings) over the counted games of all its ladders,
+whatever their format or clock; a void game has no result and does not count. Each bot
+version is a player. Bots that never met, not even through other bots, cannot be
+compared, so each connected set of bots (a pool) is fitted on its own, its mean rated 0;
+pools are numbered by size, the largest first.
+
+Reading it costs one round trip for every ladder's ``games_done``, then only what changed:
+a ladder's game and bots are read once (a config never changes), its results again only
+when its count of games done has moved, and each is kept as a small tally per ordered pair
+and result. The fitted list of a game is kept for as long as no ladder of that game has
+counted another game.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+from arena.services.common.lru import LruCache
+from arena.services.common.protocol.ladders import LadderStore
+
+from arena.errors import FieldViolation, InvalidArgumentError
+from arena.games import UnknownGameError, game
+from arena.ratings import DEFAULT_PRIOR_DRAWS, Record, add_prior_draws, fit_totals
+from arena.v1 import common_pb2, ladder_pb2
+
+GameKey = tuple[int, str, int]  # kind, variant, board size
+BotKey = tuple[str, int]  # name, version
+LADDERS_KEPT = 1 << 20  # a ladder's game and bots: a few dozen bytes each
+LISTS_KEPT = 16  # fitted lists (games of each kind, variant and size)
+
+
+def game_key(spec: common_pb2.GameSpec) -> GameKey:
+    return (int(spec.kind), spec.variant, int(spec.board_size))
+
+
+@dataclass(frozen=True)
+class LadderGames:
+    """What one ladder adds to its game's list: (black, white, black's score) -> games."""
+
+    done: int
+    tally: Counter[tuple[BotKey, BotKey, float]]
+
+
+@dataclass
+class _Player:
+    bot: BotKey
+    scores: Counter[float] = field(default_factory=Counter)  # its points in a game -> games
+    ladders: set[str] = field(default_factory=set)
+    opponents: set[BotKey] = field(default_factory=set)
+
+    @property
+    def record(self) -> Record:
+        return Record(self.scores[1.0], self.scores[0.5], self.scores[0.0])
+
+
+class RatingList:
+    """The rating lists of a ladder service; safe to call from several threads (a race
+    only repeats work)."""
+
+    def __init__(self, store: LadderStore, prior_draws: float = DEFAULT_PRIOR_DRAWS) -> None:
+        self.store = store
+        self.prior_draws = prior_draws
+        self._games: LruCache[str, tuple[GameKey, tuple[BotKey, ...]]] = LruCache(LADDERS_KEPT)
+        self._tallies: LruCache[str, LadderGames] = LruCache(LADDERS_KEPT)
+        self._lists: LruCache[GameKey, tuple[frozenset[tuple[str, int]], ladder_pb2.Ratings]] = (
+            LruCache(LISTS_KEPT))
+
+    def ratings(self, spec: common_pb2.GameSpec) -> ladder_pb2.Ratings:
+        """The list of ``spec``'s game (an empty variant or size: the game's default)."""
+        spec = _complete(spec)
+        key = game_key(spec)
+        ids = self.store.all_ids()
+        done = {ladder_id: count for ladder_id, count in zip(ids, self.store.games_done(ids),
+                                                             strict=True) if count is not None}
+        self._learn_games([ladder_id for ladder_id in done if self._games.get(ladder_id) is None])
+        ours = {}
+        for ladder_id, count in done.items():
+            known = self._games.get(ladder_id)
+            if known is not None and known[0] == key and count > 0:
+                ours[ladder_id] = count
+        signature = frozenset(ours.items())
+        kept = self._lists.get(key)
+        if kept is not None and kept[0] == signature:
+            return kept[1]
+        tallies = self._tallies_of(ours)
+        return self._lists.put(key, (signature, _fit(spec, tallies, self.prior_draws)))[1]
+
+    def _learn_games(self, ids: list[str]) -> None:
+        for ladder_id, config in self.store.configs(ids).items():
+            bots = tuple((bot.name, bot.version) for bot in config.bots)
+            self._games.put(ladder_id, (game_key(config.game), bots))
+
+    def _tallies_of(self, done: dict[str, int]) -> dict[str, LadderGames]:
+        tallies = {}
+        stale = []
+        for ladder_id, count in done.items():
+            kept = self._tallies.get(ladder_id)
+            if kept is not None and kept.done == count:
+                tallies[ladder_id] = kept
+            else:
+                stale.append(ladder_id)
+        for ladder_id, results in self.store.results_of(stale).items():
+            known = self._games.get(ladder_id)
+            if known is None:
+                continue
+            bots = known[1]
+            tally: Counter[tuple[BotKey, BotKey, float]] = Counter(
+                (bots[r.black], bots[r.white], r.score) for r in results
+                if r.score is not None and max(r.black, r.white) < len(bots))
+            # ``done`` was read before the results, so a game counted in between is in the
+            # tally but not in its count: the next call reads this ladder again.
+            tallies[ladder_id] = self._tallies.put(ladder_id, LadderGames(done[ladder_id], tally))
+        return tallies
+
+
+def _complete(spec: common_pb2.GameSpec) -> common_pb2.GameSpec:
+    try:
+        played = game(spec.kind)
+        return played.spec(spec.variant or None, spec.board_size or None)
+    except UnknownGameError as exc:
+        raise InvalidArgumentError.for_fields([FieldViolation("game", str(exc))]) from exc
+
+
+def _pools(players: list[BotKey], met: set[tuple[BotKey, BotKey]]) -> list[list[BotKey]]:
+    """The connected sets of ``players`` (each sorted), the largest first."""
+    parent = {bot: bot for bot in players}
+
+    def root(bot: BotKey) -> BotKey:
+        while parent[bot] != bot:
+            parent[bot] = parent[parent[bot]]
+            bot = parent[bot]
+        return bot
+
+    for a, b in met:
+        parent[root(a)] = root(b)
+    pools: dict[BotKey, list[BotKey]] = {}
+    for bot in players:
+        pools.setdefault(root(bot), []).append(bot)
+    return sorted((sorted(pool) for pool in pools.values()), key=lambda p: (-len(p), p[0]))
+
+
+def _fit(spec: common_pb2.GameSpec, tallies: dict[str, LadderGames],
+         prior_draws: float) -> ladder_pb2.Ratings:
+    players: dict[BotKey, _Player] = {}
+    pair_games: Counter[tuple[BotKey, BotKey]] = Counter()  # ordered: a's points below
+    pair_points: dict[tuple[BotKey, BotKey], float] = {}
+    games = 0
+    for ladder_id, ladder in tallies.items():
+        for (black, white, score), count in ladder.tally.items():
+            games += count
+            for bot, other, got in ((black, white, score), (white, black, 1.0 - score)):
+                player = players.setdefault(bot, _Player(bot))
+                player.scores[got] += count
+                player.ladders.add(ladder_id)
+                player.opponents.add(other)
+                pair_games[bot, other] += count
+                pair_points[bot, other] = pair_points.get((bot, other), 0.0) + got * count
+    pools = _pools(sorted(players), set(pair_games))
+    rows = []
+    for number, pool in enumerate(pools, start=1):
+        index = {bot: i for i, bot in enumerate(pool)}
+        counts = np.zeros((len(pool), len(pool)))
+        points = np.zeros((len(pool), len(pool)))
+        for (a, b), n in pair_games.items():
+            if a in index:
+                counts[index[a], index[b]] = n
+                points[index[a], index[b]] = pair_points[a, b]
+        add_prior_draws(counts, points, prior_draws)
+        fit = fit_totals(counts, points)
+        records = [players[bot].record for bot in pool]
+        order = sorted(range(len(pool)), key=lambda i: (
+            -round(float(fit.elo[i]), 9), -records[i].score_pct, pool[i]))
+        for rank, i in enumerate(order, start=1):
+            player, record = players[pool[i]], records[i]
+            low, high = fit.interval(i)
+            rows.append(ladder_pb2.RatingRow(
+                bot=common_pb2.BotRef(name=player.bot[0], version=player.bot[1]),
+                games=record.games, wins=record.wins, draws=record.draws,
+                losses=record.losses, score_pct=record.score_pct, elo=float(fit.elo[i]),
+                elo_low=low, elo_high=high, rank=rank, pool=number,
+                ladders=len(player.ladders), opponents=len(player.opponents)))
+    ladders = sum(1 for ladder in tallies.values() if ladder.tally)
+    return ladder_pb2.Ratings(game=spec, rows=rows, games=games, ladders=ladders,
+                              pools=len(pools))

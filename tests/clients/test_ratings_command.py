@@ -1,0 +1,38 @@
+"""`arena ladder ratings`: the arena's rating list through the `arena` command, against
+real services playing a real ladder."""
+
+from __future__ import annotations
+
+import json
+
+from tests.clients.conftest import InProcessStack, ok, one_line_error
+
+
+def test_the_rating_list_of_a_played_ladder(cli_stack: InProcessStack) -> None:
+    for name, preset in (("ann", "lab-beginner"), ("ben", "lab-beginner"),
+                         ("cat", "lab-intermediate")):
+        ok(cli_stack.run("bot", "register", "--name", name, "--from-preset", preset))
+    empty = ok(cli_stack.run("ladder", "ratings"))
+    assert empty.splitlines()[0] == "Othello standard 8x8: 0 games from 0 ladders"
+    assert "no rated games yet" in empty
+    created = json.loads(ok(cli_stack.run("ladder", "create", "ann", "ben", "cat",
+                                          "--move-time-ms", "500", "--json")))
+    ok(cli_stack.run("ladder", "watch", created["id"]))
+
+    table = ok(cli_stack.run("ladder", "ratings", "--game", "othello"))
+    assert table.splitlines()[0] == "Othello standard 8x8: 6 games from 1 ladder"
+    rows = [line.split() for line in table.splitlines() if "@1 " in line]
+    assert sorted(row[1] for row in rows) == ["ann@1", "ben@1", "cat@1"]
+    assert [row[0] for row in rows] == ["1", "2", "3"]
+    assert "pool" not in table  # one pool: nothing to tell apart
+
+    listed = json.loads(ok(cli_stack.run("ladder", "ratings", "--json")))
+    standings = json.loads(ok(cli_stack.run("ladder", "standings", created["id"], "--json")))
+    by_bot = {row["bot"]["name"]: row for row in standings["rows"]}
+    for row in listed["rows"]:  # one ladder: its standings are the list
+        assert row.get("elo", 0.0) == by_bot[row["bot"]["name"]].get("elo", 0.0)  # 0 is left out
+        assert row["games"] == 4 and row["ladders"] == 1 and row["opponents"] == 2
+
+    assert "no rated games yet" in ok(cli_stack.run("ladder", "ratings", "--game", "gomoku"))
+    one_line_error(cli_stack.run("ladder", "ratings", "--size", "10"), "not size 10")
+    one_line_error(cli_stack.run("ladder", "ratings", "--variant", "x" * 5000), "variant")

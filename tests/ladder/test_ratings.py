@@ -1,0 +1,162 @@
+"""The arena's rating list (``GetRatings``) over real gRPC and Redis: the ladders of two
+users, their games ended through the referee's own ledger."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+import redis
+from arena.clients.sdk import ArenaClient
+
+from arena.ratings import Game, compute_standings
+from arena.rpc import field_violations
+from arena.v1 import common_pb2, ladder_pb2
+from tests.ladder.conftest import (
+    BLACK,
+    DRAW,
+    WHITE,
+    LadderServer,
+    create_ladder,
+    finish_match,
+    metadata,
+    register_bots,
+    wait_for,
+)
+
+OTHELLO = common_pb2.GAME_KIND_OTHELLO
+GOMOKU = common_pb2.GAME_KIND_GOMOKU
+INTERNATIONAL = common_pb2.GameSpec(kind=OTHELLO, variant="international")
+
+
+def _ladder(server: LadderServer, token: str, *bots: str, games: int = 4,
+            spec: common_pb2.GameSpec | None = None) -> ladder_pb2.LadderInfo:
+    config = ladder_pb2.LadderConfig(
+        game=spec or common_pb2.GameSpec(kind=OTHELLO),
+        bots=[common_pb2.BotRef(name=b) for b in bots], games_per_pairing=games,
+        time_control=common_pb2.TimeControl(move_time_ms=50), seed=3)
+    return create_ladder(server, config, token)
+
+
+def _ratings(server: LadderServer, spec: common_pb2.GameSpec,
+             token: str = "bob-token") -> ladder_pb2.Ratings:
+    reply: ladder_pb2.Ratings = server.stub.GetRatings(
+        ladder_pb2.GetRatingsRequest(game=spec), timeout=10, metadata=metadata(token))
+    return reply
+
+
+def _play(client: redis.Redis, info: ladder_pb2.LadderInfo, winners: list[int],
+          played: list[tuple[str, str, float]]) -> None:
+    """End the ladder's games with ``winners`` in order; note (black, white, black's score)
+    of each game with a result."""
+    for match_id, winner in zip(info.match_ids, winners, strict=False):
+        match = finish_match(client, match_id, winner)
+        played.append((match.black.name, match.white.name,
+                       {BLACK: 1.0, WHITE: 0.0, DRAW: 0.5}[winner]))
+
+
+def _counted(server: LadderServer, info: ladder_pb2.LadderInfo, done: int) -> None:
+    def counted() -> bool:
+        reply = server.stub.GetStandings(ladder_pb2.GetStandingsRequest(ladder_id=info.id),
+                                         timeout=10, metadata=metadata())
+        return bool(reply.ladder.games_done == done)
+
+    wait_for(counted)
+
+
+def _expected(played: list[tuple[str, str, float]]) -> dict[str, tuple[float, int]]:
+    """Bot -> (Elo, games) from one fit over every game, by the standings' own code."""
+    names = sorted({name for game in played for name in game[:2]})
+    index = {name: i for i, name in enumerate(names)}
+    table = compute_standings(len(names), [Game(index[b], index[w], s) for b, w, s in played])
+    return {names[row.player]: (row.elo, row.record.games) for row in table.rows}
+
+
+def test_the_list_pools_the_ladders_of_both_users(
+    peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
+) -> None:
+    register_bots(peers, OTHELLO, "ann", "ben", "cat", "dan", "eve")
+    register_bots(peers, GOMOKU, "gus", "hal")
+    alices = _ladder(ladder_server, "alice-token", "ann", "ben", games=6)
+    bobs = _ladder(ladder_server, "bob-token", "ben", "cat", games=4)
+    apart = _ladder(ladder_server, "bob-token", "dan", "eve", games=2)
+    gomoku = _ladder(ladder_server, "alice-token", "gus", "hal", games=2,
+                     spec=common_pb2.GameSpec(kind=GOMOKU))
+    other_variant = _ladder(ladder_server, "alice-token", "ann", "cat", games=2,
+                            spec=INTERNATIONAL)
+    connected: list[tuple[str, str, float]] = []
+    _play(redis_client, alices, [BLACK, BLACK, WHITE, DRAW, BLACK, WHITE], connected)
+    _play(redis_client, bobs, [WHITE, DRAW, BLACK, BLACK], connected)
+    separate: list[tuple[str, str, float]] = []
+    _play(redis_client, apart, [BLACK, DRAW], separate)
+    _play(redis_client, gomoku, [BLACK, WHITE], [])
+    _play(redis_client, other_variant, [BLACK, BLACK], [])
+    for info in (alices, bobs, apart, gomoku, other_variant):
+        _counted(ladder_server, info, len(info.match_ids))
+
+    ratings = _ratings(ladder_server, common_pb2.GameSpec(kind=OTHELLO))
+    assert (ratings.game.variant, ratings.game.board_size) == ("standard", 8)
+    assert (ratings.games, ratings.ladders, ratings.pools) == (12, 3, 2)
+    rows = {row.bot.name: row for row in ratings.rows}
+    assert sorted(rows) == ["ann", "ben", "cat", "dan", "eve"]  # not the other game's bots
+    for pool, played in ((1, connected), (2, separate)):
+        for name, (elo, games) in _expected(played).items():
+            assert rows[name].pool == pool
+            assert rows[name].elo == pytest.approx(elo, abs=1e-6)
+            assert rows[name].games == games
+            assert rows[name].elo_low < rows[name].elo < rows[name].elo_high
+        ranked = sorted((row for row in ratings.rows if row.pool == pool),
+                        key=lambda row: row.rank)
+        assert [row.rank for row in ranked] == list(range(1, len(ranked) + 1))
+        assert [row.elo for row in ranked] == sorted((row.elo for row in ranked), reverse=True)
+    assert (rows["ben"].ladders, rows["ben"].opponents) == (2, 2)
+    # ann's other ladder is of another variant
+    assert (rows["ann"].ladders, rows["ann"].opponents) == (1, 1)
+    assert rows["ann"].wins + rows["ann"].draws + rows["ann"].losses == 6
+
+    assert [row.bot.name for row in _ratings(ladder_server, INTERNATIONAL).rows] == \
+        ["ann", "cat"]
+    gomoku_list = _ratings(ladder_server, common_pb2.GameSpec(kind=GOMOKU, board_size=15))
+    assert {row.bot.name for row in gomoku_list.rows} == {"gus", "hal"}
+    assert _ratings(ladder_server, common_pb2.GameSpec(kind=GOMOKU, board_size=19)).rows == []
+
+
+def test_the_list_follows_new_games_and_leaves_out_void_ones(
+    peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
+) -> None:
+    register_bots(peers, OTHELLO, "ann", "ben")
+    info = _ladder(ladder_server, "alice-token", "ann", "ben", games=6)
+    played: list[tuple[str, str, float]] = []
+    _play(redis_client, info, [BLACK, WHITE], played)
+    _counted(ladder_server, info, 2)
+    first = _ratings(ladder_server, common_pb2.GameSpec(kind=OTHELLO))
+    assert first.games == 2
+    assert _ratings(ladder_server, common_pb2.GameSpec(kind=OTHELLO)) == first  # kept
+    finish_match(redis_client, info.match_ids[2], BLACK, void=True)
+    remaining = ladder_pb2.LadderInfo(match_ids=info.match_ids[3:])
+    _play(redis_client, remaining, [BLACK, BLACK, DRAW], played)
+    _counted(ladder_server, info, 6)
+    later = _ratings(ladder_server, common_pb2.GameSpec(kind=OTHELLO))
+    assert later.games == 5  # the void game has no result
+    rows = {row.bot.name: row for row in later.rows}
+    for name, (elo, games) in _expected(played).items():
+        assert rows[name].elo == pytest.approx(elo, abs=1e-6) and rows[name].games == games
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        common_pb2.GameSpec(),  # no game
+        common_pb2.GameSpec(kind=77),
+        common_pb2.GameSpec(kind=OTHELLO, variant="nope"),
+        common_pb2.GameSpec(kind=OTHELLO, board_size=10),
+        common_pb2.GameSpec(kind=GOMOKU, board_size=-15),
+        common_pb2.GameSpec(kind=GOMOKU, variant="x" * 100_000),
+    ],
+)
+def test_a_game_arena_does_not_host_is_an_invalid_argument(
+    ladder_server: LadderServer, spec: common_pb2.GameSpec
+) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        _ratings(ladder_server, spec)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert [v.field for v in field_violations(caught.value)] == ["game"]
