@@ -221,14 +221,22 @@ def fit_elo(
 
 
 def fit_totals(
-    counts: FloatArray, points: FloatArray, max_iterations: int = 100, tolerance: float = 1e-9
+    counts: FloatArray, points: FloatArray, max_iterations: int = 100, tolerance: float = 1e-9,
+    connected: bool = False,
 ) -> EloFit:
     """Maximum-likelihood Elo ratings (mean 0) from the games and points matrices of
-    ``pair_totals`` (virtual draws included)."""
+    ``pair_totals`` (virtual draws included).
+
+    ``connected``: the caller knows that every player met every other through a chain of
+    games. Then the information matrix with one player's row and column left out is
+    positive definite, and the Newton steps and the covariance come from that smaller
+    matrix's inverse instead of a pseudo-inverse of the whole (``_grounded_pinv``: the
+    same numbers, without a singular value decomposition at every step)."""
     theta = np.zeros(counts.shape[0])
+    pinv = _grounded_pinv if connected else _pinv
     for iteration in range(1, max_iterations + 1):
         gradient, information = _derivatives(theta, counts, points)
-        step = np.linalg.pinv(information, hermitian=True) @ gradient
+        step = pinv(information) @ gradient
         # The ratings' common shift is not identified (the mean is anchored below), and the
         # pseudo-inverse can return a rounding-error component along it, as large as 0.03
         # in a long one-sided record: measured with it, the step never got small.
@@ -236,14 +244,27 @@ def fit_totals(
         theta = _uphill(theta, step, points)
         theta -= theta.mean()
         if float(np.max(np.abs(step))) < tolerance:
-            covariance = np.asarray(
-                np.linalg.pinv(information, hermitian=True) / NAT**2, dtype=np.float64
-            )
+            covariance = np.asarray(pinv(information) / NAT**2, dtype=np.float64)
             return EloFit(theta / NAT, covariance, iteration)
     raise RatingError(
         "the Elo fit did not converge: some player has a perfect or zero score with no "
         "prior draws to keep the ratings finite (use prior_draws > 0)"
     )
+
+
+def _pinv(information: FloatArray) -> FloatArray:
+    return np.asarray(np.linalg.pinv(information, hermitian=True), dtype=np.float64)
+
+
+def _grounded_pinv(information: FloatArray) -> FloatArray:
+    """The pseudo-inverse of a connected information matrix (its null space is the
+    constant vector alone): any generalised inverse, here the inverse of the matrix with
+    player 0 left out, projected onto the mean-zero space."""
+    inverse = np.zeros_like(information)
+    inverse[1:, 1:] = np.linalg.inv(information[1:, 1:])
+    # (I - J/n) X (I - J/n), J all ones: the row and column means taken out.
+    rows = inverse.mean(axis=1, keepdims=True)
+    return np.asarray(inverse - rows - rows.T + inverse.mean(), dtype=np.float64)
 
 
 def _derivatives(

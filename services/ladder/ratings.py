@@ -155,7 +155,9 @@ def _fit(spec: common_pb2.GameSpec, tallies: dict[str, LadderGames],
         for (black, white, score), count in ladder.tally.items():
             games += count
             for bot, other, got in ((black, white, score), (white, black, 1.0 - score)):
-                player = players.setdefault(bot, _Player(bot))
+                player = players.get(bot)
+                if player is None:
+                    player = players[bot] = _Player(bot)
                 player.scores[got] += count
                 player.ladders.add(ladder_id)
                 player.opponents.add(other)
@@ -172,7 +174,7 @@ def _fit(spec: common_pb2.GameSpec, tallies: dict[str, LadderGames],
                 counts[index[a], index[b]] = n
                 points[index[a], index[b]] = pair_points[a, b]
         add_prior_draws(counts, points, prior_draws)
-        fit = fit_totals(counts, points)
+        fit = fit_totals(counts, points, connected=True)  # a pool is connected
         records = [players[bot].record for bot in pool]
         order = sorted(range(len(pool)), key=lambda i: (
             -round(float(fit.elo[i]), 9), -records[i].score_pct, pool[i]))

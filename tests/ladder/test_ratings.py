@@ -8,7 +8,7 @@ import pytest
 import redis
 from arena.clients.sdk import ArenaClient
 
-from arena.ratings import Game, compute_standings
+from arena.ratings import Game, Row, compute_standings
 from arena.rpc import field_violations
 from arena.v1 import common_pb2, ladder_pb2
 from tests.ladder.conftest import (
@@ -65,10 +65,14 @@ def _counted(server: LadderServer, info: ladder_pb2.LadderInfo, done: int) -> No
 
 def _expected(played: list[tuple[str, str, float]]) -> dict[str, tuple[float, int]]:
     """Bot -> (Elo, games) from one fit over every game, by the standings' own code."""
+    return {name: (row.elo, row.record.games) for name, row in _table(played).items()}
+
+
+def _table(played: list[tuple[str, str, float]]) -> dict[str, Row]:
     names = sorted({name for game in played for name in game[:2]})
     index = {name: i for i, name in enumerate(names)}
     table = compute_standings(len(names), [Game(index[b], index[w], s) for b, w, s in played])
-    return {names[row.player]: (row.elo, row.record.games) for row in table.rows}
+    return {names[row.player]: row for row in table.rows}
 
 
 def test_the_list_pools_the_ladders_of_both_users(
@@ -99,11 +103,12 @@ def test_the_list_pools_the_ladders_of_both_users(
     rows = {row.bot.name: row for row in ratings.rows}
     assert sorted(rows) == ["ann", "ben", "cat", "dan", "eve"]  # not the other game's bots
     for pool, played in ((1, connected), (2, separate)):
-        for name, (elo, games) in _expected(played).items():
+        for name, row in _table(played).items():
             assert rows[name].pool == pool
-            assert rows[name].elo == pytest.approx(elo, abs=1e-6)
-            assert rows[name].games == games
-            assert rows[name].elo_low < rows[name].elo < rows[name].elo_high
+            assert rows[name].elo == pytest.approx(row.elo, abs=1e-6)
+            assert (rows[name].elo_low, rows[name].elo_high) == pytest.approx(
+                (row.elo_low, row.elo_high), abs=1e-6)
+            assert rows[name].games == row.record.games
         ranked = sorted((row for row in ratings.rows if row.pool == pool),
                         key=lambda row: row.rank)
         assert [row.rank for row in ranked] == list(range(1, len(ranked) + 1))

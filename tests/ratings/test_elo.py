@@ -16,7 +16,9 @@ from arena.ratings import (
     elo_from_score,
     expected_score,
     fit_elo,
+    fit_totals,
     los_from_wins,
+    pair_totals,
     pentanomial,
     score_elo,
     trinomial,
@@ -219,3 +221,19 @@ def test_one_sided_records_converge() -> None:
             fit = fit_elo(2, record)
             expected = (games + draws / 2 + 0.5) / (games + draws + 1)  # the prior's draw
             assert expected_score(float(fit.elo[0] - fit.elo[1])) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_connected_fit_is_the_pseudo_inverse_fit(seed: int) -> None:
+    """The rating list's faster steps (``connected=True``) reach the same ratings and
+    covariance as the pseudo-inverse, for any connected set of players."""
+    rng = np.random.default_rng(seed)
+    players = 30
+    games = [Game(i, i + 1, float(rng.choice([0.0, 0.5, 1.0]))) for i in range(players - 1)]
+    for _ in range(300):
+        a, b = rng.choice(players, size=2, replace=False)
+        games.append(Game(int(a), int(b), float(rng.random() < 0.5 + (b - a) / 80)))
+    counts, points = pair_totals(players, games)
+    plain, fast = fit_totals(counts, points), fit_totals(counts, points, connected=True)
+    assert np.allclose(plain.elo, fast.elo, atol=1e-6)
+    assert np.allclose(plain.covariance, fast.covariance, atol=1e-6)
