@@ -8,8 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from google.protobuf import json_format
+
+from arena.clock import game_time_left_ms
 from arena.games import new_position
-from arena.v1 import ladder_pb2
+from arena.v1 import common_pb2, ladder_pb2, match_pb2
 from tests.clients.conftest import InProcessStack, ok, one_line_error
 
 INTERNATIONAL_AFTER_CENTRE = new_position("othello", "international")
@@ -145,6 +148,15 @@ def test_a_clock_with_an_increment_reaches_matches_ladders_and_tests(
     match = json.loads(ok(cli_stack.run("match", "create", "--black", "inc-a", "--white",
                                         "inc-b", *clock, "--json")))
     assert match["config"]["time_control"] == expected
+    ok(cli_stack.run("match", "watch", match["id"], "--no-board"))
+    played = json_format.Parse(ok(cli_stack.run("match", "show", match["id"], "--json")),
+                               match_pb2.Match())
+    left = [game_time_left_ms(played.config.time_control, played.moves, color)
+            for color in (common_pb2.COLOR_BLACK, common_pb2.COLOR_WHITE)]
+    assert min(left) > 0 and max(left) < 20_000 + 250 * len(played.moves)
+    shown = ok(cli_stack.run("match", "show", match["id"]))
+    assert (f"clock    800 ms a move, 20,000 ms a game + 250 ms a move; left: black "
+            f"{left[0]:,} ms, white {left[1]:,} ms") in shown.splitlines()
     assert _ladder(cli_stack, "inc-a", "inc-b", *clock)["config"]["time_control"] == expected
     test = json.loads(ok(cli_stack.run("test", "inc-a", "inc-b", *clock, "--no-watch",
                                        "--json")))
