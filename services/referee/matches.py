@@ -20,6 +20,7 @@ from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore, 
 from arena.services.common.quotas import UNLIMITED, Quota
 from google.protobuf import timestamp_pb2
 
+from arena.bots.validation import validate_name
 from arena.errors import (
     FailedPreconditionError,
     FieldViolation,
@@ -228,6 +229,10 @@ def _check_request_id(request_id: str) -> None:
 
 def list_matches(store: MatchStore,
                  request: referee_pb2.ListMatchesRequest) -> referee_pb2.ListMatchesResponse:
+    if request.bot_name:  # no bot has a name it could not register
+        violations = validate_name(request.bot_name, "bot_name")
+        if violations:
+            raise InvalidArgumentError.for_fields(violations)
     page: paging.Page[match_pb2.Match] = paging.Page(paging.page_size(request.page.page_size))
     after = paging.decode_page_token(request.page.page_token)
     full, last = False, ""

@@ -18,6 +18,7 @@ from arena.services.referee.server import RefereeServicer
 
 from arena.formats import parse_ggf, parse_psq, parse_replay, parse_transcript
 from arena.games import PASS
+from arena.rpc import field_violations
 from arena.v1 import (
     bot_service_pb2,
     common_pb2,
@@ -156,6 +157,13 @@ def test_list_pages_newest_first_and_bad_requests(
         with pytest.raises(grpc.RpcError) as error:
             alice.CreateMatch(referee_pb2.CreateMatchRequest(config=config))
         assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT, config
+    assert [m.id for m in alice.ListMatches(referee_pb2.ListMatchesRequest(
+        bot_name="x", summary_only=True)).matches] == sorted(ids, reverse=True)
+    for name in ("\x00", "a\nb", " x", "x" * 100_000, "\u202e"):  # no bot is so named
+        with pytest.raises(grpc.RpcError) as error:
+            alice.ListMatches(referee_pb2.ListMatchesRequest(bot_name=name))
+        assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT, repr(name)
+        assert [v.field for v in field_violations(error.value)] == ["bot_name"]
 
 
 def test_gomoku_engine_match_with_trees_and_psq(

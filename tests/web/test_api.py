@@ -104,7 +104,8 @@ def test_bad_queries_are_400_with_the_field(web: WebStack) -> None:
     for path in ("/api/matches?status=exploded", "/api/matches?result=win",
                  "/api/matches?game=chess", "/api/bots?game=chess", "/api/ratings?game=chess",
                  "/api/ratings?game=othello&size=10", "/api/ratings?game=gomoku&variant=renju",
-                 "/api/ratings?size=-8", "/api/ratings?size=eight", "/api/ratings?game="):
+                 "/api/ratings?size=-8", "/api/ratings?size=eight", "/api/ratings?game=",
+                 "/api/matches?bot=%00", "/api/matches?bot=" + "b" * 5000):
         status, _, body = web.http.request("GET", path)
         assert status == 400, path
         assert error_of(body)["message"]
