@@ -107,8 +107,9 @@ class LadderServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetRatings(self, request, context):
-        """The arena's rating list of one game: every counted game of every ladder of that game,
-        variant and board size, pooled into one maximum-likelihood fit.
+        """The arena's rating list of one game: the counted games of every ladder of that game,
+        variant and board size, rated together by maximum likelihood (each pool of bots that
+        games connect on its own).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

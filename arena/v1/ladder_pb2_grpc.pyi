@@ -44,8 +44,9 @@ class LadderStub:
     CancelLadder: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.CancelLadderRequest, _ladder_pb2.LadderInfo]
     """Cancels the matches not yet played."""
     GetRatings: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetRatingsRequest, _ladder_pb2.Ratings]
-    """The arena's rating list of one game: every counted game of every ladder of that game,
-    variant and board size, pooled into one maximum-likelihood fit.
+    """The arena's rating list of one game: the counted games of every ladder of that game,
+    variant and board size, rated together by maximum likelihood (each pool of bots that
+    games connect on its own).
     """
 
 @_typing.type_check_only
@@ -64,8 +65,9 @@ class LadderAsyncStub(LadderStub):
     CancelLadder: _aio.UnaryUnaryMultiCallable[_ladder_pb2.CancelLadderRequest, _ladder_pb2.LadderInfo]  # type: ignore[assignment]
     """Cancels the matches not yet played."""
     GetRatings: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetRatingsRequest, _ladder_pb2.Ratings]  # type: ignore[assignment]
-    """The arena's rating list of one game: every counted game of every ladder of that game,
-    variant and board size, pooled into one maximum-likelihood fit.
+    """The arena's rating list of one game: the counted games of every ladder of that game,
+    variant and board size, rated together by maximum likelihood (each pool of bots that
+    games connect on its own).
     """
 
 class LadderServicer(metaclass=_abc_1.ABCMeta):
@@ -117,8 +119,9 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         request: _ladder_pb2.GetRatingsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_ladder_pb2.Ratings, _abc.Awaitable[_ladder_pb2.Ratings]]:
-        """The arena's rating list of one game: every counted game of every ladder of that game,
-        variant and board size, pooled into one maximum-likelihood fit.
+        """The arena's rating list of one game: the counted games of every ladder of that game,
+        variant and board size, rated together by maximum likelihood (each pool of bots that
+        games connect on its own).
         """
 
 def add_LadderServicer_to_server(servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
