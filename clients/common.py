@@ -254,8 +254,7 @@ def standing_lines(standings: ladder_pb2.Standings) -> list[StandingLine]:
     return [standing_line(row) for row in standings.rows]
 
 
-def standing_line(row: ladder_pb2.StandingRow | ladder_pb2.RatingRow) -> StandingLine:
-    """A ladder's standings row or the rating list's, for ``render_standings``."""
+def standing_line(row: ladder_pb2.StandingRow) -> StandingLine:
     return StandingLine(
         rank=row.rank, name=bot_ref_text(row.bot), games=row.games, wins=row.wins,
         draws=row.draws, losses=row.losses, score_pct=row.score_pct, elo=row.elo,

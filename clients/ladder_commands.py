@@ -257,7 +257,7 @@ def cmd_ratings(args: argparse.Namespace) -> int:
         if ratings.pools > 1:
             print(f"\npool {pool} ({len(rows)} bots; not comparable with the other pools: "
                   "no games connect them)")
-        print(render_standings([standing_line(row) for row in rows]))
+        print(render_standings([standing_line(row.standing) for row in rows]))
     return 0
 
 

@@ -629,30 +629,10 @@ class RatingRow(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    BOT_FIELD_NUMBER: _builtins.int
-    GAMES_FIELD_NUMBER: _builtins.int
-    WINS_FIELD_NUMBER: _builtins.int
-    DRAWS_FIELD_NUMBER: _builtins.int
-    LOSSES_FIELD_NUMBER: _builtins.int
-    SCORE_PCT_FIELD_NUMBER: _builtins.int
-    ELO_FIELD_NUMBER: _builtins.int
-    ELO_LOW_FIELD_NUMBER: _builtins.int
-    ELO_HIGH_FIELD_NUMBER: _builtins.int
-    RANK_FIELD_NUMBER: _builtins.int
+    STANDING_FIELD_NUMBER: _builtins.int
     POOL_FIELD_NUMBER: _builtins.int
     LADDERS_FIELD_NUMBER: _builtins.int
     OPPONENTS_FIELD_NUMBER: _builtins.int
-    games: _builtins.int
-    wins: _builtins.int
-    draws: _builtins.int
-    losses: _builtins.int
-    score_pct: _builtins.float
-    elo: _builtins.float
-    """Elo relative to the mean of the bot's pool, with its 95% interval."""
-    elo_low: _builtins.float
-    elo_high: _builtins.float
-    rank: _builtins.int
-    """1 = best in its pool."""
     pool: _builtins.int
     """Bots that never met, not even through other bots, cannot be compared: each connected
     set of bots is a pool, rated on its own (1 = the pool with the most bots).
@@ -661,27 +641,22 @@ class RatingRow(_message.Message):
     """The ladders and the distinct opponents its counted games came from."""
     opponents: _builtins.int
     @_builtins.property
-    def bot(self) -> _common_pb2.BotRef: ...
+    def standing(self) -> Global___StandingRow:
+        """As in a ladder's standings; its Elo is relative to the mean of its pool and its rank
+        counts within the pool (1 = best).
+        """
+
     def __init__(
         self,
         *,
-        bot: _common_pb2.BotRef | None = ...,
-        games: _builtins.int = ...,
-        wins: _builtins.int = ...,
-        draws: _builtins.int = ...,
-        losses: _builtins.int = ...,
-        score_pct: _builtins.float = ...,
-        elo: _builtins.float = ...,
-        elo_low: _builtins.float = ...,
-        elo_high: _builtins.float = ...,
-        rank: _builtins.int = ...,
+        standing: Global___StandingRow | None = ...,
         pool: _builtins.int = ...,
         ladders: _builtins.int = ...,
         opponents: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["standing", b"standing"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "draws", b"draws", "elo", b"elo", "elo_high", b"elo_high", "elo_low", b"elo_low", "games", b"games", "ladders", b"ladders", "losses", b"losses", "opponents", b"opponents", "pool", b"pool", "rank", b"rank", "score_pct", b"score_pct", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladders", b"ladders", "opponents", b"opponents", "pool", b"pool", "standing", b"standing"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -181,12 +181,14 @@ def _fit(spec: common_pb2.GameSpec, tallies: dict[str, LadderGames],
         for rank, i in enumerate(order, start=1):
             player, record = players[pool[i]], records[i]
             low, high = fit.interval(i)
-            rows.append(ladder_pb2.RatingRow(
+            standing = ladder_pb2.StandingRow(
                 bot=common_pb2.BotRef(name=player.bot[0], version=player.bot[1]),
                 games=record.games, wins=record.wins, draws=record.draws,
                 losses=record.losses, score_pct=record.score_pct, elo=float(fit.elo[i]),
-                elo_low=low, elo_high=high, rank=rank, pool=number,
-                ladders=len(player.ladders), opponents=len(player.opponents)))
+                elo_low=low, elo_high=high, rank=rank)
+            rows.append(ladder_pb2.RatingRow(standing=standing, pool=number,
+                                             ladders=len(player.ladders),
+                                             opponents=len(player.opponents)))
     ladders = sum(1 for ladder in tallies.values() if ladder.tally)
     return ladder_pb2.Ratings(game=spec, rows=rows, games=games, ladders=ladders,
                               pools=len(pools))

@@ -91,9 +91,7 @@ def ladder_json(info: ladder_pb2.LadderInfo) -> Json:
     }
 
 
-def standing_json(row: ladder_pb2.StandingRow | ladder_pb2.RatingRow) -> Json:
-    """A ladder's standings row or the rating list's (whose rows add their pool, ladders
-    and opponents)."""
+def standing_json(row: ladder_pb2.StandingRow) -> Json:
     return {
         "rank": row.rank, "bot": ref_text(row.bot), "name": row.bot.name,
         "version": row.bot.version, "games": row.games, "wins": row.wins, "draws": row.draws,
@@ -103,7 +101,7 @@ def standing_json(row: ladder_pb2.StandingRow | ladder_pb2.RatingRow) -> Json:
 
 
 def ratings_json(ratings: ladder_pb2.Ratings) -> Json:
-    rows = [{**standing_json(row), "pool": row.pool, "ladders": row.ladders,
+    rows = [{**standing_json(row.standing), "pool": row.pool, "ladders": row.ladders,
              "opponents": row.opponents} for row in ratings.rows]
     return {"game": game_json(ratings.game), "games": ratings.games,
             "ladders": ratings.ladders, "pools": ratings.pools, "rows": rows}

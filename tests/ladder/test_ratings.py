@@ -100,28 +100,31 @@ def test_the_list_pools_the_ladders_of_both_users(
     ratings = _ratings(ladder_server, common_pb2.GameSpec(kind=OTHELLO))
     assert (ratings.game.variant, ratings.game.board_size) == ("standard", 8)
     assert (ratings.games, ratings.ladders, ratings.pools) == (12, 3, 2)
-    rows = {row.bot.name: row for row in ratings.rows}
+    rows = {row.standing.bot.name: row for row in ratings.rows}
     assert sorted(rows) == ["ann", "ben", "cat", "dan", "eve"]  # not the other game's bots
     for pool, played in ((1, connected), (2, separate)):
         for name, row in _table(played).items():
             assert rows[name].pool == pool
-            assert rows[name].elo == pytest.approx(row.elo, abs=1e-6)
-            assert (rows[name].elo_low, rows[name].elo_high) == pytest.approx(
+            line = rows[name].standing
+            assert line.elo == pytest.approx(row.elo, abs=1e-6)
+            assert (line.elo_low, line.elo_high) == pytest.approx(
                 (row.elo_low, row.elo_high), abs=1e-6)
-            assert rows[name].games == row.record.games
-        ranked = sorted((row for row in ratings.rows if row.pool == pool),
-                        key=lambda row: row.rank)
-        assert [row.rank for row in ranked] == list(range(1, len(ranked) + 1))
-        assert [row.elo for row in ranked] == sorted((row.elo for row in ranked), reverse=True)
+            assert line.games == row.record.games
+        ranked = sorted((row.standing for row in ratings.rows if row.pool == pool),
+                        key=lambda line: line.rank)
+        assert [line.rank for line in ranked] == list(range(1, len(ranked) + 1))
+        assert [line.elo for line in ranked] == sorted((line.elo for line in ranked),
+                                                       reverse=True)
     assert (rows["ben"].ladders, rows["ben"].opponents) == (2, 2)
     # ann's other ladder is of another variant
     assert (rows["ann"].ladders, rows["ann"].opponents) == (1, 1)
-    assert rows["ann"].wins + rows["ann"].draws + rows["ann"].losses == 6
+    ann = rows["ann"].standing
+    assert ann.wins + ann.draws + ann.losses == 6
 
-    assert [row.bot.name for row in _ratings(ladder_server, INTERNATIONAL).rows] == \
+    assert [row.standing.bot.name for row in _ratings(ladder_server, INTERNATIONAL).rows] == \
         ["ann", "cat"]
     gomoku_list = _ratings(ladder_server, common_pb2.GameSpec(kind=GOMOKU, board_size=15))
-    assert {row.bot.name for row in gomoku_list.rows} == {"gus", "hal"}
+    assert {row.standing.bot.name for row in gomoku_list.rows} == {"gus", "hal"}
     assert _ratings(ladder_server, common_pb2.GameSpec(kind=GOMOKU, board_size=19)).rows == []
 
 
@@ -142,7 +145,7 @@ def test_the_list_follows_new_games_and_leaves_out_void_ones(
     _counted(ladder_server, info, 6)
     later = _ratings(ladder_server, common_pb2.GameSpec(kind=OTHELLO))
     assert later.games == 5  # the void game has no result
-    rows = {row.bot.name: row for row in later.rows}
+    rows = {row.standing.bot.name: row.standing for row in later.rows}
     for name, (elo, games) in _expected(played).items():
         assert rows[name].elo == pytest.approx(elo, abs=1e-6) and rows[name].games == games
 
