@@ -122,9 +122,10 @@ def test_the_ratings_page_shows_the_list_of_the_cli(web: WebStack, page: Any) ->
                 [...r.querySelectorAll('[data-field]')]
                     .map(c => [c.dataset.field, c.textContent]))}))""")
     assert len(shown) == len(cli["rows"]) >= 4  # at least the test ladder's bots
-    for row, line in zip(cli["rows"], shown, strict=True):
+    for rated, line in zip(cli["rows"], shown, strict=True):
+        row = rated["standing"]
         assert line["bot"] == f"{row['bot']['name']}@{row['bot']['version']}"
-        assert (line["pool"], line["rank"]) == (str(row["pool"]), str(row["rank"]))
+        assert (line["pool"], line["rank"]) == (str(rated["pool"]), str(row["rank"]))
         assert line["fields"]["games"] == str(row["games"])
         assert line["fields"]["elo"] == signed(row.get("elo", 0.0))
         assert line["fields"]["interval"] == \
