@@ -94,7 +94,8 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     ratings = cmds.add_parser(
         "ratings", help="the arena's rating list: every ladder game of a game, pooled",
         description="Rate every bot version on the counted games of all ladders of one "
-                    "game (its variant and board size), in one maximum-likelihood fit.")
+                    "game (its variant and board size) together, by maximum likelihood; "
+                    "bots that no games connect are rated in separate pools.")
     add_game_options(ratings)
     add_json_flag(ratings)
     ratings.set_defaults(func=cmd_ratings)

@@ -164,15 +164,16 @@ def _fit(spec: common_pb2.GameSpec, tallies: dict[str, LadderGames],
                 pair_games[bot, other] += count
                 pair_points[bot, other] = pair_points.get((bot, other), 0.0) + got * count
     pools = _pools(sorted(players), set(pair_games))
+    where = {bot: (number, i) for number, pool in enumerate(pools) for i, bot in enumerate(pool)}
+    totals = [(np.zeros((len(pool), len(pool))), np.zeros((len(pool), len(pool))))
+              for pool in pools]
+    for (a, b), n in pair_games.items():
+        (number, i), j = where[a], where[b][1]
+        counts, points = totals[number]
+        counts[i, j] = n
+        points[i, j] = pair_points[a, b]
     rows = []
-    for number, pool in enumerate(pools, start=1):
-        index = {bot: i for i, bot in enumerate(pool)}
-        counts = np.zeros((len(pool), len(pool)))
-        points = np.zeros((len(pool), len(pool)))
-        for (a, b), n in pair_games.items():
-            if a in index:
-                counts[index[a], index[b]] = n
-                points[index[a], index[b]] = pair_points[a, b]
+    for number, (pool, (counts, points)) in enumerate(zip(pools, totals, strict=True), start=1):
         add_prior_draws(counts, points, prior_draws)
         fit = fit_totals(counts, points, connected=True)  # a pool is connected
         records = [players[bot].record for bot in pool]
