@@ -229,14 +229,18 @@ def fit_totals(
 
     ``connected``: the caller knows that every player met every other through a chain of
     games. Then the information matrix with one player's row and column left out is
-    positive definite, and the Newton steps and the covariance come from that smaller
-    matrix's inverse instead of a pseudo-inverse of the whole (``_grounded_pinv``: the
-    same numbers, without a singular value decomposition at every step)."""
+    positive definite: each Newton step solves that smaller system, and the covariance
+    comes from its inverse (``_grounded_pinv``), instead of a pseudo-inverse of the whole
+    (the same numbers, without a singular value decomposition)."""
     theta = np.zeros(counts.shape[0])
     pinv = _grounded_pinv if connected else _pinv
     for iteration in range(1, max_iterations + 1):
         gradient, information = _derivatives(theta, counts, points)
-        step = pinv(information) @ gradient
+        if connected:  # any solution does: the mean is taken out below
+            step = np.zeros_like(theta)
+            step[1:] = np.linalg.solve(information[1:, 1:], gradient[1:])
+        else:
+            step = pinv(information) @ gradient
         # The ratings' common shift is not identified (the mean is anchored below), and the
         # pseudo-inverse can return a rounding-error component along it, as large as 0.03
         # in a long one-sided record: measured with it, the step never got small.
