@@ -13,7 +13,7 @@ threads. Which token a call carries is decided in one place, :class:`Gateway`:
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -26,15 +26,18 @@ from arena.services.web.views import (
     TreeIndex,
     bot_json,
     engine_config,
+    game_json,
     ladder_json,
     match_summary_json,
     ratings_json,
     result_json,
+    standing_json,
     with_defaults,
 )
 
 from arena.errors import InvalidArgumentError, UnauthenticatedError
-from arena.v1 import common_pb2, match_pb2
+from arena.games import game
+from arena.v1 import bots_pb2, common_pb2, match_pb2
 
 T = TypeVar("T")
 
@@ -208,7 +211,23 @@ def bot_page(client: ArenaClient, name: str, version: int) -> Json:
         "description": v.spec.description, "evaluator_hash": v.evaluator_hash,
     } for v in versions]
     data |= bot_record(client, name)
+    data["ratings"] = bot_ratings(client, bot)
     return data
+
+
+def bot_ratings(client: ArenaClient, bot: bots_pb2.BotVersion) -> list[Json]:
+    """Where each version of the bot stands in the arena's rating lists of its game (every
+    variant and size it was rated in)."""
+    played = game(bot.spec.game)
+    lines = []
+    for variant in played.variants:
+        for size in played.sizes:
+            rated = client.get_ratings(played.spec(variant, size))
+            pools = Counter(row.pool for row in rated.rows)
+            lines += [{"game": game_json(rated.game), "pool": row.pool, "of": pools[row.pool],
+                       **standing_json(row.standing)}
+                      for row in rated.rows if row.standing.bot.name == bot.spec.name]
+    return lines
 
 
 def config_with_defaults(client: ArenaClient, bot: Json) -> tuple[Json, list[str]]:
@@ -246,8 +265,8 @@ def ladder_list(client: ArenaClient, page_token: str, limit: int) -> Json:
 
 def bot_list(client: ArenaClient, filters: dict[str, str], page_token: str,
              limit: int) -> Json:
-    game = filters.get("game", "")
-    page = client.list_bots(game=game_kind(game) if game else common_pb2.GAME_KIND_UNSPECIFIED,
+    name = filters.get("game", "")
+    page = client.list_bots(game=game_kind(name) if name else common_pb2.GAME_KIND_UNSPECIFIED,
                             name_prefix=filters.get("prefix", ""),
                             include_retired=filters.get("retired", "") in ("1", "true"),
                             page_size=limit, page_token=page_token)

@@ -121,6 +121,12 @@ def test_the_rating_list_pools_the_finished_ladders(web: WebStack) -> None:
     assert all(row["ladders"] >= 1 and row["opponents"] >= 3 for row in rows)
     assert rated["games"] >= standings["ladder"]["games_done"] - standings["ladder"]["games_void"]
     assert web.http.json("/api/ratings?game=gomoku&size=9")["rows"] == []
+    rated = web.http.json("/api/ratings")  # again: the bot page's read comes after it
+    lines = web.http.json("/api/bots/web-kreversi")["ratings"]
+    row = next(r for r in rated["rows"] if r["name"] == "web-kreversi")
+    assert [line["game"] for line in lines] == [rated["game"]]  # not the international list
+    assert lines[0]["elo"] == row["elo"] and lines[0]["rank"] == row["rank"]
+    assert lines[0]["of"] == sum(1 for r in rated["rows"] if r["pool"] == row["pool"])
 
 
 def test_a_query_parameter_an_address_does_not_take_is_a_bad_query(web: WebStack) -> None:

@@ -422,6 +422,25 @@ def test_a_bot_page_shows_kreversi_phase_tables_as_heat_maps(web: WebStack, page
     assert depths == ["4", "4", "4"]
 
 
+def test_a_bot_page_shows_its_place_in_the_rating_list(web: WebStack, page: Any) -> None:
+    for _ in range(5):  # other tests' ladders of this stack may count a game in between
+        rated = web.http.json("/api/ratings?game=othello")
+        row = next(r for r in rated["rows"] if r["name"] == "web-kreversi")
+        pool = sum(1 for r in rated["rows"] if r["pool"] == row["pool"])
+        open_page(page, f"{web.url}/bots/web-kreversi")
+        shown = page.eval_on_selector_all("tr[data-bot='web-kreversi@1'] td",
+                                          "cs => cs.map(c => c.textContent)")
+        if shown[2:4] == [f"{row['rank']} of {pool}", signed(row["elo"])]:
+            break
+    else:
+        raise AssertionError(f"the bot page showed {shown}, the list {row} in a pool of {pool}")
+    assert shown[0] == "Othello" and shown[5] == str(row["games"])
+    page.click("tr[data-bot='web-kreversi@1'] a")
+    page.wait_for_selector("body[data-ready='1'] section[data-pool] tr[data-bot='web-kreversi@1']")
+    open_page(page, f"{web.url}/bots/web-live-a")  # plays matches, no ladder
+    assert "Not rated yet" in page.text_content("main")
+
+
 def test_gomoku_boards_mark_the_last_move_and_the_winning_five(web: WebStack, page: Any) -> None:
     """The board module draws what the gateway's views say, on every Gomoku size."""
     from arena.games import new_position

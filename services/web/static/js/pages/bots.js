@@ -1,10 +1,12 @@
 // Bots: the list, and one bot's page: avatar, versions, its configuration shown as the
 // seeds' bot creators show it (KReversi's phase tables as 8x8 heat maps, depths and
-// weights per phase), its recent games and its results by opponent.
+// weights per phase), its places in the arena's rating lists, its recent games and its
+// results by opponent.
 
 import { imageURL, getJSON } from "../api.js";
 import { heatMap } from "../charts.js";
-import { badge, botLink, h, int, matchLink, pct, replace, setTitle, table, timeCell } from "../dom.js";
+import { badge, botLink, h, int, matchLink, pct, replace, setTitle, signed, table, timeCell } from "../dom.js";
+import { gameText } from "./ladders.js";
 import { resultCell } from "./matches.js";
 
 const PHASES = [["begin", "Opening (up to 20 discs)"], ["middle", "Middle game (21 to 40)"], ["end", "Endgame (41+)"]];
@@ -84,6 +86,7 @@ export async function botPage(main, name) {
           latest ? null : h("a", { href: `/bots/${encodeURIComponent(bot.name)}` }, `latest is v${bot.latest_version}`)),
         bot.description ? h("p", { class: "description" }, bot.description) : null)),
     h("div", { class: "card" }, h("h2", {}, "Configuration"), configView(bot)),
+    h("div", { class: "card" }, h("h2", {}, "Arena ratings"), ratings(bot)),
     h("div", { class: "grid-2" },
       h("div", { class: "card" }, h("h2", {}, "Results by opponent"), opponents(bot)),
       h("div", { class: "card" }, h("h2", {}, "Versions"), versions(bot))),
@@ -161,6 +164,29 @@ function arenaOthello(config) {
       ["Exact endgame", config.endgame_empties !== undefined ? `at ${config.endgame_empties} empty squares or fewer` : "\u2014"]]),
     rows.length ? table(["Term", { text: "Opening", attrs: { class: "num" } }, "", { text: "Endgame", attrs: { class: "num" } }, ""], rows)
       : h("p", { class: "muted" }, "Default weights."));
+}
+
+// -- ratings -------------------------------------------------------------------------------
+
+function ratings(bot) {
+  if (!bot.ratings.length) {
+    return h("p", { class: "empty" }, "Not rated yet: the games of its ladders rate it in the ",
+      h("a", { href: `/ratings?game=${bot.game}` }, "rating list"), ".");
+  }
+  const rows = bot.ratings.map((line) => {
+    const list = `/ratings?game=${line.game.kind}&variant=${line.game.variant}&size=${line.game.size}`;
+    return h("tr", { "data-bot": line.bot },
+      h("td", {}, h("a", { href: list }, gameText(line.game))),
+      h("td", { class: "name" }, line.bot),
+      h("td", { class: "num", "data-field": "rank" }, `${line.rank} of ${line.of}`),
+      h("td", { class: "num", "data-field": "elo" }, signed(line.elo)),
+      h("td", { class: "num hide-narrow" }, `[${signed(line.elo_low)}, ${signed(line.elo_high)}]`),
+      h("td", { class: "num" }, String(line.games)), h("td", { class: "num" }, pct(line.score_pct)));
+  });
+  return [table(["List", "Version", { text: "Rank", attrs: { class: "num" } }, { text: "Elo", attrs: { class: "num" } },
+    { text: "95% interval", attrs: { class: "num hide-narrow" } }, { text: "Games", attrs: { class: "num" } },
+    { text: "Score", attrs: { class: "num" } }], rows),
+  h("p", { class: "muted small" }, "Every counted ladder game of the game, one Elo fit; a rank counts within the bot's pool.")];
 }
 
 // -- record -------------------------------------------------------------------------------------
