@@ -28,6 +28,7 @@ from tests.web.conftest import (
     USER_TOKEN,
     WebStack,
     open_page,
+    register,
 )
 
 pytestmark = pytest.mark.browser
@@ -437,7 +438,8 @@ def test_a_bot_page_shows_its_place_in_the_rating_list(web: WebStack, page: Any)
     assert shown[0] == "Othello" and shown[5] == str(row["games"])
     page.click("tr[data-bot='web-kreversi@1'] a")
     page.wait_for_selector("body[data-ready='1'] section[data-pool] tr[data-bot='web-kreversi@1']")
-    open_page(page, f"{web.url}/bots/web-live-a")  # plays matches, no ladder
+    register(web.client, {"web-unrated": ("lab-beginner", {})})  # in no ladder
+    open_page(page, f"{web.url}/bots/web-unrated")
     assert "Not rated yet" in page.text_content("main")
 
 
