@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena.clients.common import (
     add_json_flag,
+    bot_ref_text,
     client_from_args,
     int32,
     non_negative,
@@ -27,7 +28,7 @@ from arena.clients.common import (
     read_text_file,
     to_dict,
 )
-from arena.clients.sdk import ArenaClient
+from arena.clients.sdk import ArenaClient, pool_size
 
 from arena.bots import (
     apply_preset,
@@ -41,9 +42,9 @@ from arena.bots import (
 )
 from arena.bots.botfile import parse_bot_file, spec_to_toml, toml_table
 from arena.bots.validation import AVATAR_MAX_BYTES
-from arena.errors import AlreadyExistsError, InvalidArgumentError
+from arena.errors import AlreadyExistsError, ArenaError, InvalidArgumentError
 from arena.games import GAME_NAMES, game
-from arena.v1 import bots_pb2, common_pb2
+from arena.v1 import bots_pb2, common_pb2, ladder_pb2
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -336,8 +337,30 @@ def cmd_update(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     ref = parse_bot_ref(args.bot)
     with _client(args) as client:
-        _print_bot(client.get_bot(ref.name, ref.version), args)
+        bot = client.get_bot(ref.name, ref.version)
+        _print_bot(bot, args)
+        if not args.json:
+            try:
+                print(ratings_text(client.bot_ratings(bot.spec.name, bot.spec.game)))
+            except ArenaError as exc:  # the bot is shown all the same
+                print(f"\n{'rated':<15} unknown: the ladder service did not answer ({exc})")
     return 0
+
+
+def ratings_text(found: list[tuple[ladder_pb2.Ratings, ladder_pb2.RatingRow]]) -> str:
+    """The bot's places in the arena's rating lists (`arena ladder ratings`), one a line."""
+    if not found:
+        return f"\n{'rated':<15} not yet (its ladders' games rate it)"
+    lines = []
+    for rated, row in found:
+        line, spec = row.standing, rated.game
+        pool = pool_size(rated, row)
+        lines.append(
+            f"{'rated':<15} {spec.variant} {spec.board_size}x{spec.board_size}: "
+            f"{bot_ref_text(line.bot)} #{line.rank} of {pool}"
+            f"{f' (pool {row.pool})' if rated.pools > 1 else ''}, Elo {line.elo:+.0f} "
+            f"[{line.elo_low:+.0f}, {line.elo_high:+.0f}], {line.games} games")
+    return "\n" + "\n".join(lines)
 
 
 def cmd_retire(args: argparse.Namespace) -> int:

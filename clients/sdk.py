@@ -36,6 +36,7 @@ import grpc
 from google.protobuf import json_format, struct_pb2
 
 from arena import errors
+from arena.games import game as game_named
 from arena.home import ADMIN_TOKEN_FILE, STACK_FILE, arena_home
 from arena.rpc import ServerError, to_arena_error
 from arena.v1 import (
@@ -510,6 +511,18 @@ class ArenaClient:
         request = ladder_pb2.GetRatingsRequest(game=game)
         return self._call("ladder", self._ladder().GetRatings, request)
 
+    def bot_ratings(self, name: str, kind: common_pb2.GameKind.ValueType,
+                    ) -> list[tuple[ladder_pb2.Ratings, ladder_pb2.RatingRow]]:
+        """Each row of bot ``name`` (any version) in the rating lists of its game, every
+        variant and size, with the list it is in."""
+        played = game_named(kind)
+        found = []
+        for variant in played.variants:
+            for size in played.sizes:
+                rated = self.get_ratings(played.spec(variant, size))
+                found += [(rated, row) for row in rated.rows if row.standing.bot.name == name]
+        return found
+
     def watch_ladder(
         self, ladder_id: str, timeout_s: float = WATCH_TIMEOUT_S
     ) -> Iterator[ladder_pb2.LadderProgress]:
@@ -592,3 +605,8 @@ class ArenaClient:
         time_ms = limits.time_ms if limits is not None else 0
         timeout = max(self.timeout_s, time_ms / 1000.0) + ANALYZE_MARGIN_S
         return self._call("engine", self._engine().Analyze, request, timeout)
+
+
+def pool_size(rated: ladder_pb2.Ratings, row: ladder_pb2.RatingRow) -> int:
+    """How many bots the pool of ``row`` holds in the list ``rated``."""
+    return sum(1 for other in rated.rows if other.pool == row.pool)

@@ -13,12 +13,12 @@ threads. Which token a call carries is decided in one place, :class:`Gateway`:
 from __future__ import annotations
 
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anyio.to_thread
-from arena.clients.sdk import ArenaClient
+from arena.clients.sdk import ArenaClient, pool_size
 from arena.services.common.lru import LruCache
 from arena.services.web.settings import WebSettings
 from arena.services.web.views import (
@@ -36,7 +36,6 @@ from arena.services.web.views import (
 )
 
 from arena.errors import InvalidArgumentError, UnauthenticatedError
-from arena.games import game
 from arena.v1 import bots_pb2, common_pb2, match_pb2
 
 T = TypeVar("T")
@@ -218,17 +217,9 @@ def bot_page(client: ArenaClient, name: str, version: int) -> Json:
 def bot_ratings(client: ArenaClient, bot: bots_pb2.BotVersion) -> list[Json]:
     """Where each version of the bot stands in the arena's rating lists of its game (every
     variant and size it was rated in)."""
-    played = game(bot.spec.game)
-    lines = []
-    for variant in played.variants:
-        for size in played.sizes:
-            rated = client.get_ratings(played.spec(variant, size))
-            pools = Counter(row.pool for row in rated.rows)
-            lines += [{"game": game_json(rated.game), "pool": row.pool, "of": pools[row.pool],
-                       **standing_json(row.standing)}
-                      for row in rated.rows if row.standing.bot.name == bot.spec.name]
-    return lines
-
+    return [{"game": game_json(rated.game), "pool": row.pool, "of": pool_size(rated, row),
+             **standing_json(row.standing)}
+            for rated, row in client.bot_ratings(bot.spec.name, bot.spec.game)]
 
 def config_with_defaults(client: ArenaClient, bot: Json) -> tuple[Json, list[str]]:
     preset = DEFAULT_PRESETS.get(bot["evaluator"])

@@ -106,6 +106,8 @@ def test_show_list_update_retire(arena: Server, capsys: pytest.CaptureFixture[st
     assert first["spec"]["builtin"]["config"]["stable_disc_score"] == 40  # type: ignore[index]
     code, out, _ = run(capsys, "show", "ryo-1")
     assert code == 0 and "version         2" in out and "[builtin.depth]" in out
+    # Only a registry runs here: the bot is shown, and its ratings are said to be unknown.
+    assert "rated           unknown: the ladder service did not answer" in out
 
     code, out, _ = run(capsys, "list")
     assert code == 0

@@ -14,6 +14,8 @@ def test_the_rating_list_of_a_played_ladder(cli_stack: InProcessStack) -> None:
     for name, preset in (("ann", "lab-beginner"), ("ben", "lab-beginner"),
                          ("cat", "lab-intermediate")):
         ok(cli_stack.run("bot", "register", "--name", name, "--from-preset", preset))
+    assert "rated           not yet (its ladders' games rate it)" in \
+        ok(cli_stack.run("bot", "show", "ann")).splitlines()
     empty = ok(cli_stack.run("ladder", "ratings"))
     assert empty.splitlines()[0] == "Othello standard 8x8: 0 games from 0 ladders"
     assert "no rated games yet" in empty
@@ -39,6 +41,13 @@ def test_the_rating_list_of_a_played_ladder(cli_stack: InProcessStack) -> None:
             assert line[key] == (pytest.approx(value) if isinstance(value, float) else value)
         assert line["games"] == 4 and row["ladders"] == 1 and row["opponents"] == 2
 
+    ann = next(row for row in listed["rows"] if row["standing"]["bot"]["name"] == "ann")
+    line = ann["standing"]
+    shown = [text for text in ok(cli_stack.run("bot", "show", "ann")).splitlines()
+             if text.startswith("rated")]
+    assert shown == [f"rated           standard 8x8: ann@1 #{line['rank']} of 3, Elo "
+                     f"{line.get('elo', 0.0):+.0f} [{line['elo_low']:+.0f}, "
+                     f"{line['elo_high']:+.0f}], 4 games"]
     assert "no rated games yet" in ok(cli_stack.run("ladder", "ratings", "--game", "gomoku"))
     one_line_error(cli_stack.run("ladder", "ratings", "--size", "10"), "not size 10")
     one_line_error(cli_stack.run("ladder", "ratings", "--variant", "x" * 5000), "variant")
