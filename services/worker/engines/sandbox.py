@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -212,17 +213,28 @@ class SandboxedProcess:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+KILL_WAIT_S = 2.0  # how long a sweep waits for the processes it killed to be gone
+
+
 def kill_marked(sandbox_id: str) -> int:
-    """SIGKILL every process whose environment carries this sandbox's marker."""
+    """SIGKILL every process whose environment carries this sandbox's marker, and wait (at
+    most ``KILL_WAIT_S``) until none is left: a killed process lives on while it exits,
+    and on a busy machine a sweep that returned at once was seen to leave one running
+    (a zombie's environment reads empty, so it no longer counts)."""
     marker = f"{MARKER}={sandbox_id}".encode()
-    killed = 0
-    for pid in marked_pids(marker):
-        try:
-            os.kill(pid, signal.SIGKILL)
-            killed += 1
-        except (ProcessLookupError, PermissionError):
-            pass
-    return killed
+    killed: set[int] = set()
+    deadline = time.monotonic() + KILL_WAIT_S
+    while pids := marked_pids(marker):
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.01)
+    return len(killed)
 
 
 def marked_pids(marker: bytes) -> list[int]:
