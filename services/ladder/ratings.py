@@ -8,11 +8,12 @@ version is a player. Bots that never met, not even through other bots, cannot be
 compared, so each connected set of bots (a pool) is fitted on its own, its mean rated 0;
 pools are numbered by size, the largest first.
 
-Reading it costs one round trip for every ladder's ``games_done``, then only what changed:
-a ladder's game and bots are read once (a config never changes), its results again only
-when its count of games done has moved, and each is kept as a small tally per ordered pair
-and result. The fitted list of a game is kept for as long as no ladder of that game has
-counted another game.
+Reading it costs one GET while no ladder has counted a game (the store's results version
+has not moved); otherwise one round trip for every ladder's ``games_done``, then only what
+changed: a ladder's game and bots are read once (a config never changes), its results
+again only when its count of games done has moved, and each is kept as a small tally per
+ordered pair and result. The fitted list of a game is kept for as long as no ladder of
+that game has counted another game.
 """
 
 from __future__ import annotations
@@ -47,6 +48,16 @@ class LadderGames:
     tally: Counter[tuple[BotKey, BotKey, float]]
 
 
+@dataclass(frozen=True)
+class _Kept:
+    """A fitted list, the results version it was last found current at, and the ladders
+    (id, games done) it was fitted on."""
+
+    version: int | None
+    signature: frozenset[tuple[str, int]]
+    ratings: ladder_pb2.Ratings
+
+
 @dataclass
 class _Player:
     bot: BotKey
@@ -68,28 +79,43 @@ class RatingList:
         self.prior_draws = prior_draws
         self._games: LruCache[str, tuple[GameKey, tuple[BotKey, ...]]] = LruCache(LADDERS_KEPT)
         self._tallies: LruCache[str, LadderGames] = LruCache(LADDERS_KEPT)
-        self._lists: LruCache[GameKey, tuple[frozenset[tuple[str, int]], ladder_pb2.Ratings]] = (
-            LruCache(LISTS_KEPT))
+        self._lists: LruCache[GameKey, _Kept] = LruCache(LISTS_KEPT)
+        self._swept: tuple[int | None, dict[str, int]] = (None, {})  # version, games done
 
     def ratings(self, spec: common_pb2.GameSpec) -> ladder_pb2.Ratings:
         """The list of ``spec``'s game (an empty variant or size: the game's default)."""
         spec = _complete(spec)
         key = game_key(spec)
-        ids = self.store.all_ids()
-        done = {ladder_id: count for ladder_id, count in zip(ids, self.store.games_done(ids),
-                                                             strict=True) if count is not None}
-        self._learn_games([ladder_id for ladder_id in done if self._games.get(ladder_id) is None])
+        # Read before anything else: a game counted after it moves it again, and the next
+        # call looks again.
+        version = self.store.results_version()
+        kept = self._lists.get(key)
+        if kept is not None and version is not None and kept.version == version:
+            return kept.ratings
         ours = {}
-        for ladder_id, count in done.items():
+        for ladder_id, count in self._games_done(version).items():
             known = self._games.get(ladder_id)
             if known is not None and known[0] == key and count > 0:
                 ours[ladder_id] = count
         signature = frozenset(ours.items())
-        kept = self._lists.get(key)
-        if kept is not None and kept[0] == signature:
-            return kept[1]
-        tallies = self._tallies_of(ours)
-        return self._lists.put(key, (signature, _fit(spec, tallies, self.prior_draws)))[1]
+        if kept is None or kept.signature != signature:
+            ratings = _fit(spec, self._tallies_of(ours), self.prior_draws)
+        else:
+            ratings = kept.ratings
+        self._lists.put(key, _Kept(version, signature, ratings))
+        return ratings
+
+    def _games_done(self, version: int | None) -> dict[str, int]:
+        """Every ladder's count of games done, swept again only when ``version`` moved."""
+        swept_version, done = self._swept
+        if version is not None and version == swept_version:
+            return done
+        ids = self.store.all_ids()
+        done = {ladder_id: count for ladder_id, count in zip(ids, self.store.games_done(ids),
+                                                             strict=True) if count is not None}
+        self._learn_games([ladder_id for ladder_id in done if self._games.get(ladder_id) is None])
+        self._swept = (version, done)
+        return done
 
     def _learn_games(self, ids: list[str]) -> None:
         for ladder_id, config in self.store.configs(ids).items():

@@ -94,6 +94,9 @@ FINISHED_STREAM = "arena:stream:finished"  # finished Match under ``pb``; the le
 # --- ladder ---------------------------------------------------------------------------------
 
 ALL_LADDERS = "arena:ladders"  # sorted set of ladder ids scored by creation time (ms)
+# Counter raised whenever any ladder counts a game or a ladder is deleted: a reader of every
+# ladder's results (the rating list) knows with one GET that nothing changed.
+LADDER_RESULTS_VERSION = "arena:ladders:results-version"
 LADDER_GROUP = "ladders"  # the ladder services' group on FINISHED_STREAM
 LadderPart = Literal["", "games", "members", "results", "progress", "replays"]
 

@@ -5,8 +5,8 @@ the bots resolved to exact versions; ``status``; counters ``games_done``, ``game
 ``games_total``, ``next_game``; ``sprt``, the final ``SprtState`` of an SPRT ladder that
 reached a verdict), ``ladder_games`` (game index -> match id),
 ``ladder_members`` (match id -> game index), ``ladder_results`` (match id -> ``black,white,
-score``, ``void`` for a game that produced no result), ``ladder_progress`` (stream) and
-``ALL_LADDERS``.
+score``, ``void`` for a game that produced no result), ``ladder_progress`` (stream),
+``ALL_LADDERS`` and ``LADDER_RESULTS_VERSION`` (raised by every count and deletion).
 
 A ladder plays its games a few at a time: ``claim_games`` hands out the next game indices
 while fewer than a bound are in flight; the ladder service creates each one's match through
@@ -74,8 +74,9 @@ redis.call('HSET', KEYS[1], 'next_game', nxt)
 return claimed
 """
 
-# KEYS: ladder, members, results, progress, replays. ARGV: match id, result record, running,
-# finished, progress max length, 1 to replay a void game, the most replays of one game.
+# KEYS: ladder, members, results, progress, replays, results version. ARGV: match id, result
+# record, running, finished, progress max length, 1 to replay a void game, the most replays
+# of one game.
 # Returns 1 when counted, 0 when already counted, -1 for no such ladder, -2 for a match
 # that is not one of the ladder's.
 _COUNT = """
@@ -98,6 +99,7 @@ if string.sub(ARGV[2], -4) == 'void' then
   end
 end
 local done = redis.call('HINCRBY', KEYS[1], 'games_done', 1)
+redis.call('INCR', KEYS[6])
 redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'match_id', ARGV[1])
 local total = tonumber(redis.call('HGET', KEYS[1], 'games_total'))
 if done >= total and redis.call('HGET', KEYS[1], 'status') == ARGV[3] then
@@ -169,6 +171,7 @@ class LadderStore:
             pipe.zrem(keys.ALL_LADDERS, ladder_id)
             pipe.delete(*(keys.ladder(ladder_id, part) for part in
                           ("", "games", "members", "results", "progress", "replays")))
+            pipe.incr(keys.LADDER_RESULTS_VERSION)
             pipe.execute()
 
     def claim_games(self, ladder_id: str, in_flight: int, most: int) -> list[int]:
@@ -230,6 +233,7 @@ class LadderStore:
         one of this ladder's matches."""
         ladder_keys = [keys.ladder(ladder_id, part)
                        for part in ("", "members", "results", "progress", "replays")]
+        ladder_keys.append(keys.LADDER_RESULTS_VERSION)
         args: list[str | int] = [match_id, record.encode(), RUNNING, FINISHED, PROGRESS_MAXLEN,
                                  int(replay_void), MAX_REPLAYS]
         return int(self._count(keys=ladder_keys, args=args))
@@ -290,6 +294,12 @@ class LadderStore:
         statuses = self._field_of_each(ids, "status")
         return [i for i, status in zip(ids, statuses, strict=True)
                 if status == str(RUNNING).encode()]
+
+    def results_version(self) -> int | None:
+        """A number that changes whenever any ladder counts a game or is deleted (None
+        before the first): equal twice, no ladder's results changed in between."""
+        raw: Any = self.client.get(keys.LADDER_RESULTS_VERSION)
+        return None if raw is None else int(raw)
 
     def games_done(self, ids: list[str]) -> list[int | None]:
         """Each ladder's count of games done (None for a ladder that is gone), in one
