@@ -233,14 +233,10 @@ def fit_totals(
     comes from its inverse (``_grounded_pinv``), instead of a pseudo-inverse of the whole
     (the same numbers, without a singular value decomposition)."""
     theta = np.zeros(counts.shape[0])
-    pinv = _grounded_pinv if connected else _pinv
+    newton_step, pinv = (_grounded_step, _grounded_pinv) if connected else (_pinv_step, _pinv)
     for iteration in range(1, max_iterations + 1):
         gradient, information = _derivatives(theta, counts, points)
-        if connected:  # any solution does: the mean is taken out below
-            step = np.zeros_like(theta)
-            step[1:] = np.linalg.solve(information[1:, 1:], gradient[1:])
-        else:
-            step = pinv(information) @ gradient
+        step = newton_step(information, gradient)
         # The ratings' common shift is not identified (the mean is anchored below), and the
         # pseudo-inverse can return a rounding-error component along it, as large as 0.03
         # in a long one-sided record: measured with it, the step never got small.
@@ -254,6 +250,18 @@ def fit_totals(
         "the Elo fit did not converge: some player has a perfect or zero score with no "
         "prior draws to keep the ratings finite (use prior_draws > 0)"
     )
+
+
+def _pinv_step(information: FloatArray, gradient: FloatArray) -> FloatArray:
+    return _pinv(information) @ gradient
+
+
+def _grounded_step(information: FloatArray, gradient: FloatArray) -> FloatArray:
+    """A solution of ``information @ step = gradient`` for a connected information matrix
+    (any solution does: the caller takes the mean out), with player 0's step left at 0."""
+    step = np.zeros_like(gradient)
+    step[1:] = np.linalg.solve(information[1:, 1:], gradient[1:])
+    return step
 
 
 def _pinv(information: FloatArray) -> FloatArray:
