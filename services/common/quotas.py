@@ -75,9 +75,10 @@ class Quota:
         return 0 if limit >= UNLIMITED_VALUE else limit
 
     def check(self, name: str, asked: int) -> None:
-        """Refuse ``asked`` over the limit ``name``."""
+        """Refuse ``asked`` over the limit ``name`` (none at ``UNLIMITED_VALUE``: an int64
+        request such as a game budget may ask for more)."""
         limit = int(getattr(self, name))
-        if asked > limit:
+        if asked > limit and limit < UNLIMITED_VALUE:
             raise ResourceExhaustedError(f"quota {name} is {limit}; the request asks for "
                                          f"{asked}", name)
 

@@ -144,6 +144,11 @@ def test_a_user_gets_quota_errors_that_name_the_limit(
     root = _sdk(server, registry_server, "admin-token")
     for _ in range(6):  # admins have no quota
         root.create_match(match_config("lab", "lab", move_time_ms=600_000))
+    # not even one that int32 would cap: a game budget is int64 (it was refused as over
+    # "quota game_time_ms is 2147483647")
+    long_game = match_config("lab", "lab")
+    long_game.time_control.game_time_ms = 2**33
+    assert root.create_match(long_game).config.time_control.game_time_ms == 2**33
 
 
 def test_a_retried_create_with_the_same_key_makes_one_match(
