@@ -1,5 +1,5 @@
 """A game's clock: what is left of a side's game budget, as the referee charges it (it
-sizes each move's limit from it) and as the pages show it."""
+sizes each move's limit from it) and as the pages show it; a clock as a key and in words."""
 
 from __future__ import annotations
 
@@ -7,6 +7,32 @@ from collections.abc import Iterable
 
 from arena.games import PASS
 from arena.v1 import common_pb2, match_pb2
+
+DEFAULT_MOVE_TIME_MS = 1000  # a time control's move time of 0
+
+ClockKey = tuple[int, int, int]  # move time, game budget, increment (ms)
+
+
+def clock_key(tc: common_pb2.TimeControl) -> ClockKey:
+    """What makes two games' clocks the same: move time (0 is the default), game budget
+    and increment; grace is a tolerance, not part of the clock."""
+    return (tc.move_time_ms or DEFAULT_MOVE_TIME_MS, tc.game_time_ms, tc.increment_ms)
+
+
+def clock_of(key: ClockKey) -> common_pb2.TimeControl:
+    return common_pb2.TimeControl(move_time_ms=key[0], game_time_ms=key[1],
+                                  increment_ms=key[2])
+
+
+def clock_label(tc: common_pb2.TimeControl) -> str:
+    """``1,000 ms a move`` or ``1,000 ms a move, 60,000 ms a game + 500 ms a move``."""
+    move, budget, increment = clock_key(tc)
+    text = f"{move:,} ms a move"
+    if budget > 0:
+        text += f", {budget:,} ms a game"
+        if increment:
+            text += f" + {increment:,} ms a move"
+    return text
 
 
 def change_ms(tc: common_pb2.TimeControl, record: match_pb2.MoveRecord) -> int:

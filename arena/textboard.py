@@ -195,6 +195,11 @@ def render_standings(lines: Sequence[StandingLine]) -> str:
     return "\n".join(rows)
 
 
+def count_text(count: int, noun: str) -> str:
+    """``1 ladder``, ``0 ladders``, ``1,200 games`` (a noun made plural with an s)."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def format_duration(seconds: float) -> str:
     seconds = max(0, round(seconds))
     minutes, secs = divmod(seconds, 60)

@@ -44,6 +44,7 @@ from arena.bots.botfile import parse_bot_file, spec_to_toml, toml_table
 from arena.bots.validation import AVATAR_MAX_BYTES
 from arena.errors import AlreadyExistsError, ArenaError, InvalidArgumentError
 from arena.games import GAME_NAMES, game
+from arena.textboard import count_text
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2
 
 if TYPE_CHECKING:
@@ -359,7 +360,7 @@ def ratings_text(found: list[tuple[ladder_pb2.Ratings, ladder_pb2.RatingRow]]) -
             f"{'rated':<15} {spec.variant} {spec.board_size}x{spec.board_size}: "
             f"{bot_ref_text(line.bot)} #{line.rank} of {pool}"
             f"{f' (pool {row.pool})' if rated.pools > 1 else ''}, Elo {line.elo:+.0f} "
-            f"[{line.elo_low:+.0f}, {line.elo_high:+.0f}], {line.games} games")
+            f"[{line.elo_low:+.0f}, {line.elo_high:+.0f}], {count_text(line.games, 'game')}")
     return "\n" + "\n".join(lines)
 
 

@@ -36,10 +36,17 @@ from arena.clients.common import (
 from arena.clients.match_commands import print_tree, start_of
 from arena.clients.sdk import ArenaClient
 
+from arena.clock import clock_label
 from arena.errors import InvalidArgumentError, NotFoundError
 from arena.games import GAME_NAMES, Position, game
 from arena.records import native_replay
-from arena.textboard import move_names, progress_bar, render_board, render_standings
+from arena.textboard import (
+    count_text,
+    move_names,
+    progress_bar,
+    render_board,
+    render_standings,
+)
 from arena.v1 import common_pb2, ladder_pb2
 
 DEFAULT_GAMES_PER_PAIRING = 2
@@ -95,8 +102,16 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         "ratings", help="the arena's rating list: every ladder game of a game, pooled",
         description="Rate every bot version on the counted games of all ladders of one "
                     "game (its variant and board size) together, by maximum likelihood; "
-                    "bots that no games connect are rated in separate pools.")
+                    "bots that no games connect are rated in separate pools. A clock "
+                    "option keeps the ladders of that clock only (a list per time "
+                    "control); the list says which clocks the game's ladders had.")
     add_game_options(ratings)
+    clock = ratings.add_argument_group(
+        "clock", "with any of these, only the ladders at this clock count (unset parts: "
+                 "0, a move time of 0 is the default 1,000 ms)")
+    clock.add_argument("--move-time-ms", type=non_negative, default=None)
+    clock.add_argument("--game-time-ms", type=non_negative64, default=None)
+    clock.add_argument("--increment-ms", type=non_negative, default=None)
     add_json_flag(ratings)
     ratings.set_defaults(func=cmd_ratings)
 
@@ -242,15 +257,24 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 def cmd_ratings(args: argparse.Namespace) -> int:
     args.game = args.game or GAME_NAMES[0]
+    parts = (args.move_time_ms, args.game_time_ms, args.increment_ms)
+    clock = None if parts == (None, None, None) else common_pb2.TimeControl(
+        move_time_ms=args.move_time_ms or 0, game_time_ms=args.game_time_ms or 0,
+        increment_ms=args.increment_ms or 0)
     with client_from_args(args) as client:
-        ratings = client.get_ratings(game_request(args))
+        ratings = client.get_ratings(game_request(args), clock)
     if args.json:
         print_json(ratings)
         return 0
     played = game(ratings.game.kind)
     size = ratings.game.board_size
-    print(f"{played.title} {ratings.game.variant} {size}x{size}: {ratings.games} games from "
-          f"{ratings.ladders} ladder{'s' * (ratings.ladders != 1)}")
+    at = f" at {clock_label(ratings.clock)}" if ratings.HasField("clock") else ""
+    print(f"{played.title} {ratings.game.variant} {size}x{size}{at}: "
+          f"{count_text(ratings.games, 'game')} from {count_text(ratings.ladders, 'ladder')}")
+    if ratings.clocks:
+        print("played at: " + "; ".join(
+            f"{clock_label(c.clock)} ({count_text(c.games, 'game')}, "
+            f"{count_text(c.ladders, 'ladder')})" for c in ratings.clocks))
     if not ratings.rows:
         print("no rated games yet: ladders of this game rate their bots here as they play")
     for pool in range(1, ratings.pools + 1):

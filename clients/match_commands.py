@@ -32,7 +32,7 @@ from arena.clients.common import (
 )
 from arena.clients.navigator import Navigator
 
-from arena.clock import game_time_left_ms
+from arena.clock import clock_label, game_time_left_ms
 from arena.engine.api import TreeNode
 from arena.errors import InvalidArgumentError, NotFoundError
 from arena.formats import Replay
@@ -317,12 +317,9 @@ def clock_text(match: match_pb2.Match) -> str:
     """``1,000 ms a move`` and, with a game budget, the budget, its increment and what
     each side has left of it after the moves played (the referee's figure)."""
     tc = match.config.time_control
-    text = f"{tc.move_time_ms:,} ms a move"
+    text = clock_label(tc)
     if tc.game_time_ms <= 0:
         return text
-    text += f", {tc.game_time_ms:,} ms a game"
-    if tc.increment_ms:
-        text += f" + {tc.increment_ms:,} ms a move"
     left = [game_time_left_ms(tc, match.moves, color)
             for color in (common_pb2.COLOR_BLACK, common_pb2.COLOR_WHITE)]
     return f"{text}; left: black {left[0]:,} ms, white {left[1]:,} ms"

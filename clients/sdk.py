@@ -506,9 +506,11 @@ class ArenaClient:
         request = ladder_pb2.GetStandingsRequest(ladder_id=ladder_id)
         return self._call("ladder", self._ladder().GetStandings, request)
 
-    def get_ratings(self, game: common_pb2.GameSpec) -> ladder_pb2.Ratings:
-        """The arena's rating list of ``game`` (an empty variant or size: the default)."""
-        request = ladder_pb2.GetRatingsRequest(game=game)
+    def get_ratings(self, game: common_pb2.GameSpec,
+                    clock: common_pb2.TimeControl | None = None) -> ladder_pb2.Ratings:
+        """The arena's rating list of ``game`` (an empty variant or size: the default), of
+        the ladders played at ``clock`` only (None: every clock's, pooled)."""
+        request = ladder_pb2.GetRatingsRequest(game=game, clock=clock)
         return self._call("ladder", self._ladder().GetRatings, request)
 
     def bot_ratings(self, name: str, kind: common_pb2.GameKind.ValueType,

@@ -606,18 +606,27 @@ class GetRatingsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_FIELD_NUMBER: _builtins.int
+    CLOCK_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def game(self) -> _common_pb2.GameSpec:
         """The game; an empty variant or board size is the game's default (as for a ladder)."""
+
+    @_builtins.property
+    def clock(self) -> _common_pb2.TimeControl:
+        """Only the games of ladders played at this clock: its move time (0 is the default,
+        1,000 ms, as for a ladder), game budget and increment (grace is not part of a clock).
+        Unset: the games of every clock, pooled.
+        """
 
     def __init__(
         self,
         *,
         game: _common_pb2.GameSpec | None = ...,
+        clock: _common_pb2.TimeControl | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "game", b"game"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "game", b"game"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -673,6 +682,8 @@ class Ratings(_message.Message):
     GAMES_FIELD_NUMBER: _builtins.int
     LADDERS_FIELD_NUMBER: _builtins.int
     POOLS_FIELD_NUMBER: _builtins.int
+    CLOCK_FIELD_NUMBER: _builtins.int
+    CLOCKS_FIELD_NUMBER: _builtins.int
     games: _builtins.int
     """Counted games (void games have no result and are left out) and the ladders they came from."""
     ladders: _builtins.int
@@ -685,6 +696,16 @@ class Ratings(_message.Message):
     def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___RatingRow]:
         """Pool by pool, best first in each."""
 
+    @_builtins.property
+    def clock(self) -> _common_pb2.TimeControl:
+        """The clock asked for (its move time filled in); unset for every clock pooled."""
+
+    @_builtins.property
+    def clocks(self) -> _containers.RepeatedCompositeFieldContainer[Global___ClockGames]:
+        """Every clock the game's ladders were played at, whichever was asked for, the most
+        games first: the lists there are to ask for.
+        """
+
     def __init__(
         self,
         *,
@@ -693,11 +714,43 @@ class Ratings(_message.Message):
         games: _builtins.int = ...,
         ladders: _builtins.int = ...,
         pools: _builtins.int = ...,
+        clock: _common_pb2.TimeControl | None = ...,
+        clocks: _abc.Iterable[Global___ClockGames] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "game", b"game"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "games", b"games", "ladders", b"ladders", "pools", b"pools", "rows", b"rows"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "clocks", b"clocks", "game", b"game", "games", b"games", "ladders", b"ladders", "pools", b"pools", "rows", b"rows"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Ratings: _TypeAlias = Ratings  # noqa: Y015
+
+@_typing.final
+class ClockGames(_message.Message):
+    """The counted games of one game at one clock."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLOCK_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    LADDERS_FIELD_NUMBER: _builtins.int
+    games: _builtins.int
+    ladders: _builtins.int
+    @_builtins.property
+    def clock(self) -> _common_pb2.TimeControl:
+        """Move time, game budget and increment (grace left at 0)."""
+
+    def __init__(
+        self,
+        *,
+        clock: _common_pb2.TimeControl | None = ...,
+        games: _builtins.int = ...,
+        ladders: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "games", b"games", "ladders", b"ladders"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClockGames: _TypeAlias = ClockGames  # noqa: Y015

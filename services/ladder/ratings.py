@@ -3,8 +3,10 @@
 A ladder's standings rate its bots against each other only. The rating list of a game (its
 kind, variant and board size) fits one maximum-likelihood Elo (``arena.ratings``, with the
 same virtual draws as a ladder's standings) over the counted games of all its ladders,
-whatever their format or clock; a void game has no result and does not count. Each bot
-version is a player. Bots that never met, not even through other bots, cannot be
+whatever their format; a void game has no result and does not count. Each bot version is
+a player. A list pools every clock, or takes the ladders of one clock only (a list per
+time control, as rating lists of engines keep them); either way it says which clocks the
+game's ladders were played at. Bots that never met, not even through other bots, cannot be
 compared, so each connected set of bots (a pool) is fitted on its own, its mean rated 0;
 pools are numbered by size, the largest first.
 
@@ -25,6 +27,7 @@ import numpy as np
 from arena.services.common.lru import LruCache
 from arena.services.common.protocol.ladders import LadderStore
 
+from arena.clock import ClockKey, clock_key, clock_of
 from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import UnknownGameError, game
 from arena.ratings import DEFAULT_PRIOR_DRAWS, Record, add_prior_draws, fit_totals
@@ -33,7 +36,8 @@ from arena.v1 import common_pb2, ladder_pb2
 GameKey = tuple[int, str, int]  # kind, variant, board size
 BotKey = tuple[str, int]  # name, version
 LADDERS_KEPT = 1 << 20  # a ladder's game and bots: a few dozen bytes each
-LISTS_KEPT = 16  # fitted lists (games of each kind, variant and size)
+LISTS_KEPT = 64  # fitted lists (of each kind, variant and size; all clocks or one)
+ListKey = tuple[GameKey, ClockKey | None]  # None: every clock
 
 
 def game_key(spec: common_pb2.GameSpec) -> GameKey:
@@ -41,10 +45,21 @@ def game_key(spec: common_pb2.GameSpec) -> GameKey:
 
 
 @dataclass(frozen=True)
+class LadderKind:
+    """What never changes about a ladder: its game, its clock and its bots."""
+
+    game: GameKey
+    clock: ClockKey
+    bots: tuple[BotKey, ...]
+
+
+@dataclass(frozen=True)
 class LadderGames:
-    """What one ladder adds to its game's list: (black, white, black's score) -> games."""
+    """What one ladder adds to its game's list: (black, white, black's score) -> games,
+    at its clock."""
 
     done: int
+    clock: ClockKey
     tally: Counter[tuple[BotKey, BotKey, float]]
 
 
@@ -77,32 +92,51 @@ class RatingList:
     def __init__(self, store: LadderStore, prior_draws: float = DEFAULT_PRIOR_DRAWS) -> None:
         self.store = store
         self.prior_draws = prior_draws
-        self._games: LruCache[str, tuple[GameKey, tuple[BotKey, ...]]] = LruCache(LADDERS_KEPT)
+        self._kinds: LruCache[str, LadderKind] = LruCache(LADDERS_KEPT)
         self._tallies: LruCache[str, LadderGames] = LruCache(LADDERS_KEPT)
-        self._lists: LruCache[GameKey, _Kept] = LruCache(LISTS_KEPT)
+        self._lists: LruCache[ListKey, _Kept] = LruCache(LISTS_KEPT)
         self._swept: tuple[int | None, dict[str, int]] = (None, {})  # version, games done
 
-    def ratings(self, spec: common_pb2.GameSpec) -> ladder_pb2.Ratings:
-        """The list of ``spec``'s game (an empty variant or size: the game's default)."""
+    def ratings(self, spec: common_pb2.GameSpec,
+                clock: common_pb2.TimeControl | None = None) -> ladder_pb2.Ratings:
+        """The list of ``spec``'s game (an empty variant or size: the game's default), of
+        the ladders at ``clock`` only (None: at every clock)."""
         spec = _complete(spec)
-        key = game_key(spec)
+        key = (game_key(spec), None if clock is None else _clock_key(clock))
         # Read before anything else: a game counted after it moves it again, and the next
         # call looks again.
         version = self.store.results_version()
         kept = self._lists.get(key)
         if kept is not None and version is not None and kept.version == version:
             return kept.ratings
-        ours = {}
+        games = {}  # the game's ladders with games done, at any clock
         for ladder_id, count in self._games_done(version).items():
-            known = self._games.get(ladder_id)
-            if known is not None and known[0] == key and count > 0:
-                ours[ladder_id] = count
-        signature = frozenset(ours.items())
+            kind = self._kinds.get(ladder_id)
+            if kind is not None and kind.game == key[0] and count > 0:
+                games[ladder_id] = count
+        signature = frozenset(games.items())
         if kept is None or kept.signature != signature:
-            ratings = _fit(spec, self._tallies_of(ours), self.prior_draws)
+            ratings = self._list(spec, key[1], self._tallies_of(games))
         else:
             ratings = kept.ratings
         self._lists.put(key, _Kept(version, signature, ratings))
+        return ratings
+
+    def _list(self, spec: common_pb2.GameSpec, clock: ClockKey | None,
+              tallies: dict[str, LadderGames]) -> ladder_pb2.Ratings:
+        clocks: dict[ClockKey, tuple[int, int]] = {}  # clock -> (games, ladders)
+        ours = {}
+        for ladder_id, ladder in tallies.items():
+            if ladder.tally:
+                games, ladders = clocks.get(ladder.clock, (0, 0))
+                clocks[ladder.clock] = (games + ladder.tally.total(), ladders + 1)
+            if clock is None or ladder.clock == clock:
+                ours[ladder_id] = ladder
+        ratings = _fit(spec, ours, self.prior_draws)
+        if clock is not None:
+            ratings.clock.CopyFrom(clock_of(clock))
+        for at, (games, ladders) in sorted(clocks.items(), key=lambda c: (-c[1][0], c[0])):
+            ratings.clocks.add(clock=clock_of(at), games=games, ladders=ladders)
         return ratings
 
     def _games_done(self, version: int | None) -> dict[str, int]:
@@ -113,14 +147,15 @@ class RatingList:
         ids = self.store.all_ids()
         done = {ladder_id: count for ladder_id, count in zip(ids, self.store.games_done(ids),
                                                              strict=True) if count is not None}
-        self._learn_games([ladder_id for ladder_id in done if self._games.get(ladder_id) is None])
+        self._learn_kinds([ladder_id for ladder_id in done if self._kinds.get(ladder_id) is None])
         self._swept = (version, done)
         return done
 
-    def _learn_games(self, ids: list[str]) -> None:
+    def _learn_kinds(self, ids: list[str]) -> None:
         for ladder_id, config in self.store.configs(ids).items():
             bots = tuple((bot.name, bot.version) for bot in config.bots)
-            self._games.put(ladder_id, (game_key(config.game), bots))
+            self._kinds.put(ladder_id, LadderKind(game_key(config.game),
+                                                  clock_key(config.time_control), bots))
 
     def _tallies_of(self, done: dict[str, int]) -> dict[str, LadderGames]:
         tallies = {}
@@ -132,16 +167,17 @@ class RatingList:
             else:
                 stale.append(ladder_id)
         for ladder_id, results in self.store.results_of(stale).items():
-            known = self._games.get(ladder_id)
-            if known is None:
+            kind = self._kinds.get(ladder_id)
+            if kind is None:
                 continue
-            bots = known[1]
+            bots = kind.bots
             tally: Counter[tuple[BotKey, BotKey, float]] = Counter(
                 (bots[r.black], bots[r.white], r.score) for r in results
                 if r.score is not None and max(r.black, r.white) < len(bots))
             # ``done`` was read before the results, so a game counted in between is in the
             # tally but not in its count: the next call reads this ladder again.
-            tallies[ladder_id] = self._tallies.put(ladder_id, LadderGames(done[ladder_id], tally))
+            counted = LadderGames(done[ladder_id], kind.clock, tally)
+            tallies[ladder_id] = self._tallies.put(ladder_id, counted)
         return tallies
 
 
@@ -151,6 +187,17 @@ def _complete(spec: common_pb2.GameSpec) -> common_pb2.GameSpec:
         return played.spec(spec.variant or None, spec.board_size or None)
     except UnknownGameError as exc:
         raise InvalidArgumentError.for_fields([FieldViolation("game", str(exc))]) from exc
+
+
+def _clock_key(clock: common_pb2.TimeControl) -> ClockKey:
+    """The key of a clock asked for, checked as a ladder's would be."""
+    if min(clock.move_time_ms, clock.game_time_ms, clock.increment_ms) < 0:
+        problem = "no part of a clock may be negative"
+    elif clock.increment_ms and clock.game_time_ms <= 0:
+        problem = "an increment is added to a game budget: give game_time_ms too"
+    else:
+        return clock_key(clock)
+    raise InvalidArgumentError.for_fields([FieldViolation("clock", problem)])
 
 
 def _pools(players: list[BotKey], met: set[tuple[BotKey, BotKey]]) -> list[list[BotKey]]:

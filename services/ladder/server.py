@@ -47,7 +47,8 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
     def GetRatings(
         self, request: ladder_pb2.GetRatingsRequest, context: grpc.ServicerContext
     ) -> ladder_pb2.Ratings:
-        return self.rating_list.ratings(request.game)
+        return self.rating_list.ratings(
+            request.game, request.clock if request.HasField("clock") else None)
 
     def ListLadders(
         self, request: ladder_pb2.ListLaddersRequest, context: grpc.ServicerContext

@@ -21,6 +21,7 @@ from arena.services.common.quotas import UNLIMITED, Quota
 from google.protobuf import timestamp_pb2
 
 from arena.bots.validation import validate_name
+from arena.clock import DEFAULT_MOVE_TIME_MS
 from arena.errors import (
     FailedPreconditionError,
     FieldViolation,
@@ -33,7 +34,6 @@ from arena.records import FORMAT_NAMES, imported_match, read_record
 from arena.text import bounded, unprintable_problem
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
-DEFAULT_MOVE_TIME_MS = 1000
 MAX_MOVE_TIME_MS = 600_000
 MAX_GRACE_MS = 10_000
 DEFAULT_TREE_NODES = 2000

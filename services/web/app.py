@@ -50,8 +50,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena import errors
-from arena.rpc import INT32_MAX
-from arena.v1 import referee_pb2
+from arena.rpc import INT32_MAX, INT64_MAX
+from arena.v1 import common_pb2, referee_pb2
 
 log = logging.getLogger(__name__)
 
@@ -295,8 +295,15 @@ class Api:
         game = request.query_params.get("game", "othello")
         variant = request.query_params.get("variant", "")
         size = query_int(request, "size", 0, 0, INT32_MAX)
+        parts = ("move_time_ms", "game_time_ms", "increment_ms")
+        clock = None
+        if any(part in request.query_params for part in parts):  # one clock's ladders only
+            clock = common_pb2.TimeControl(
+                move_time_ms=query_int(request, parts[0], 0, 0, INT32_MAX),
+                game_time_ms=query_int(request, parts[1], 0, 0, INT64_MAX),
+                increment_ms=query_int(request, parts[2], 0, 0, INT32_MAX))
         return JSONResponse(await self.gateway.run(rating_list, self.reader(request), game,
-                                                   variant, size))
+                                                   variant, size, clock))
 
     async def ladder_events(self, request: Request) -> Response:
         ladder_id = request.path_params["id"]
@@ -482,7 +489,8 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
         get("/api/ladders/{id}", handlers.ladder),
         live_stream("/api/ladders/{id}/events", handlers.ladder_events),
         post("/api/ladders/{id}/cancel", handlers.cancel_ladder),
-        get("/api/ratings", handlers.ratings, "game", "variant", "size"),
+        get("/api/ratings", handlers.ratings, "game", "variant", "size", "move_time_ms",
+            "game_time_ms", "increment_ms"),
         get("/api/bots", handlers.bots, "limit", "page_token", "game", "prefix", "retired"),
         get("/api/bots/{name:path}", handlers.bot, "version"),
         get("/api/avatars/{name:path}", handlers.avatar, "version"),

@@ -265,7 +265,9 @@ def bot_list(client: ArenaClient, filters: dict[str, str], page_token: str,
             "next_page_token": page.next_page_token or None}
 
 
-def rating_list(client: ArenaClient, game: str, variant: str, size: int) -> Json:
-    """The arena's rating list of a game (an empty variant or 0 size: its default)."""
+def rating_list(client: ArenaClient, game: str, variant: str, size: int,
+                clock: common_pb2.TimeControl | None = None) -> Json:
+    """The arena's rating list of a game (an empty variant or 0 size: its default), of
+    the ladders at ``clock`` only (None: every clock)."""
     spec = common_pb2.GameSpec(kind=game_kind(game), variant=variant, board_size=size)
-    return ratings_json(client.get_ratings(spec))
+    return ratings_json(client.get_ratings(spec, clock))

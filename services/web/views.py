@@ -103,8 +103,12 @@ def standing_json(row: ladder_pb2.StandingRow) -> Json:
 def ratings_json(ratings: ladder_pb2.Ratings) -> Json:
     rows = [{**standing_json(row.standing), "pool": row.pool, "ladders": row.ladders,
              "opponents": row.opponents} for row in ratings.rows]
+    clocks = [{**clock_json(c.clock), "games": c.games, "ladders": c.ladders}
+              for c in ratings.clocks]
     return {"game": game_json(ratings.game), "games": ratings.games,
-            "ladders": ratings.ladders, "pools": ratings.pools, "rows": rows}
+            "ladders": ratings.ladders, "pools": ratings.pools, "rows": rows,
+            "clock": clock_json(ratings.clock) if ratings.HasField("clock") else None,
+            "clocks": clocks}
 
 
 def standings_json(standings: ladder_pb2.Standings) -> Json:

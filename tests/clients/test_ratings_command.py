@@ -29,6 +29,19 @@ def test_the_rating_list_of_a_played_ladder(cli_stack: InProcessStack) -> None:
     assert sorted(row[1] for row in rows) == ["ann@1", "ben@1", "cat@1"]
     assert [row[0] for row in rows] == ["1", "2", "3"]
     assert "pool" not in table  # one pool: nothing to tell apart
+    assert "played at: 500 ms a move (6 games, 1 ladder)" in table.splitlines()
+    at_clock = ok(cli_stack.run("ladder", "ratings", "--move-time-ms", "500"))
+    assert at_clock.splitlines()[0] == \
+        "Othello standard 8x8 at 500 ms a move: 6 games from 1 ladder"
+    assert [line for line in at_clock.splitlines() if "@1 " in line] == \
+        [line for line in table.splitlines() if "@1 " in line]
+    other_clock = ok(cli_stack.run("ladder", "ratings", "--game-time-ms", "60000",
+                                   "--increment-ms", "100"))
+    assert other_clock.splitlines()[0] == ("Othello standard 8x8 at 1,000 ms a move, 60,000 ms "
+                                           "a game + 100 ms a move: 0 games from 0 ladders")
+    assert "no rated games yet" in other_clock and "played at: 500 ms a move" in other_clock
+    one_line_error(cli_stack.run("ladder", "ratings", "--increment-ms", "5"), "clock",
+                   "game_time_ms")
 
     listed = json.loads(ok(cli_stack.run("ladder", "ratings", "--json")))
     standings = json.loads(ok(cli_stack.run("ladder", "standings", created["id"], "--json")))

@@ -29,18 +29,20 @@ INTERNATIONAL = common_pb2.GameSpec(kind=OTHELLO, variant="international")
 
 
 def _ladder(server: LadderServer, token: str, *bots: str, games: int = 4,
-            spec: common_pb2.GameSpec | None = None) -> ladder_pb2.LadderInfo:
+            spec: common_pb2.GameSpec | None = None,
+            clock: common_pb2.TimeControl | None = None) -> ladder_pb2.LadderInfo:
     config = ladder_pb2.LadderConfig(
         game=spec or common_pb2.GameSpec(kind=OTHELLO),
         bots=[common_pb2.BotRef(name=b) for b in bots], games_per_pairing=games,
-        time_control=common_pb2.TimeControl(move_time_ms=50), seed=3)
+        time_control=clock or common_pb2.TimeControl(move_time_ms=50), seed=3)
     return create_ladder(server, config, token)
 
 
-def _ratings(server: LadderServer, spec: common_pb2.GameSpec,
-             token: str = "bob-token") -> ladder_pb2.Ratings:
+def _ratings(server: LadderServer, spec: common_pb2.GameSpec, token: str = "bob-token",
+             clock: common_pb2.TimeControl | None = None) -> ladder_pb2.Ratings:
     reply: ladder_pb2.Ratings = server.stub.GetRatings(
-        ladder_pb2.GetRatingsRequest(game=spec), timeout=10, metadata=metadata(token))
+        ladder_pb2.GetRatingsRequest(game=spec, clock=clock), timeout=10,
+        metadata=metadata(token))
     return reply
 
 
@@ -156,6 +158,58 @@ def test_the_list_follows_new_games_and_leaves_out_void_ones(
     rows = {row.standing.bot.name: row.standing for row in later.rows}
     for name, (elo, games) in _expected(played).items():
         assert rows[name].elo == pytest.approx(elo, abs=1e-6) and rows[name].games == games
+
+
+def _clock(move: int, budget: int = 0, increment: int = 0) -> common_pb2.TimeControl:
+    return common_pb2.TimeControl(move_time_ms=move, game_time_ms=budget,
+                                  increment_ms=increment)
+
+
+def test_a_list_per_clock_keeps_the_ladders_of_that_clock(
+    peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
+) -> None:
+    register_bots(peers, OTHELLO, "ann", "ben", "cat")
+    blitz = _ladder(ladder_server, "alice-token", "ann", "ben", games=4, clock=_clock(50))
+    budget = _ladder(ladder_server, "bob-token", "ben", "cat", games=2,
+                     clock=_clock(200, 60_000, 500))
+    default = _ladder(ladder_server, "bob-token", "ann", "cat", games=2,
+                      clock=_clock(0, 0, 0))  # the default move time: 1,000 ms
+    played: dict[str, list[tuple[str, str, float]]] = {}
+    for info, winners in ((blitz, [BLACK, BLACK, WHITE, DRAW]), (budget, [BLACK, WHITE]),
+                          (default, [WHITE, WHITE])):
+        _play(redis_client, info, winners, played.setdefault(info.id, []))
+        _counted(ladder_server, info, len(info.match_ids))
+    othello = common_pb2.GameSpec(kind=OTHELLO)
+
+    pooled = _ratings(ladder_server, othello)
+    assert not pooled.HasField("clock") and pooled.games == 8 and pooled.pools == 1
+    assert [((c.clock.move_time_ms, c.clock.game_time_ms, c.clock.increment_ms), c.games,
+             c.ladders) for c in pooled.clocks] == [
+        ((50, 0, 0), 4, 1), ((200, 60_000, 500), 2, 1), ((1000, 0, 0), 2, 1)]
+
+    for clock, info in ((_clock(50), blitz), (_clock(200, 60_000, 500), budget),
+                        (_clock(1000), default), (_clock(0), default)):
+        one = _ratings(ladder_server, othello, clock=clock)
+        assert one.clock.move_time_ms == (clock.move_time_ms or 1000)
+        assert one.clocks == pooled.clocks  # every clock, whichever was asked for
+        assert (one.games, one.ladders) == (len(played[info.id]), 1)
+        rows = {row.standing.bot.name: row.standing for row in one.rows}
+        for name, (elo, games) in _expected(played[info.id]).items():
+            assert rows[name].elo == pytest.approx(elo, abs=1e-6) and rows[name].games == games
+        assert len(rows) == 2
+    nothing = _ratings(ladder_server, othello, clock=_clock(50, 60_000))
+    assert (nothing.games, list(nothing.rows), len(nothing.clocks)) == (0, [], 3)
+
+
+@pytest.mark.parametrize(
+    "clock", [_clock(-1), _clock(50, -5), _clock(50, 60_000, -1), _clock(50, 0, 100)])
+def test_a_clock_no_ladder_could_have_is_an_invalid_argument(
+    ladder_server: LadderServer, clock: common_pb2.TimeControl
+) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        _ratings(ladder_server, common_pb2.GameSpec(kind=OTHELLO), clock=clock)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert [v.field for v in field_violations(caught.value)] == ["clock"]
 
 
 @pytest.mark.parametrize(

@@ -105,6 +105,8 @@ def test_bad_queries_are_400_with_the_field(web: WebStack) -> None:
                  "/api/matches?game=chess", "/api/bots?game=chess", "/api/ratings?game=chess",
                  "/api/ratings?game=othello&size=10", "/api/ratings?game=gomoku&variant=renju",
                  "/api/ratings?size=-8", "/api/ratings?size=eight", "/api/ratings?game=",
+                 "/api/ratings?move_time_ms=-1", "/api/ratings?game_time_ms=x",
+                 "/api/ratings?increment_ms=5", "/api/ratings?move_time_ms=1e3",
                  "/api/matches?bot=%00", "/api/matches?bot=" + "b" * 5000):
         status, _, body = web.http.request("GET", path)
         assert status == 400, path
@@ -127,6 +129,28 @@ def test_the_rating_list_pools_the_finished_ladders(web: WebStack) -> None:
     assert [line["game"] for line in lines] == [rated["game"]]  # not the international list
     assert lines[0]["elo"] == row["elo"] and lines[0]["rank"] == row["rank"]
     assert lines[0]["of"] == sum(1 for r in rated["rows"] if r["pool"] == row["pool"])
+
+
+def test_the_rating_list_of_one_clock(web: WebStack) -> None:
+    for _ in range(5):  # other tests' ladders of this stack may count a game in between
+        pooled = web.http.json("/api/ratings")
+        assert pooled["clock"] is None and pooled["clocks"]
+        parts = ("move_time_ms", "game_time_ms", "increment_ms")
+        lists = [web.http.json("/api/ratings?" + "&".join(f"{p}={c[p]}" for p in parts))
+                 for c in pooled["clocks"]]
+        if web.http.json("/api/ratings") == pooled:
+            break
+    else:
+        raise AssertionError("the rating list kept changing")
+    assert sum(c["games"] for c in pooled["clocks"]) == pooled["games"]
+    for clock, one in zip(pooled["clocks"], lists, strict=True):
+        assert one["clock"] == {p: clock[p] for p in parts}
+        assert one["clocks"] == pooled["clocks"]
+        assert (one["games"], one["ladders"]) == (clock["games"], clock["ladders"])
+        assert {row["bot"] for row in one["rows"]} <= {row["bot"] for row in pooled["rows"]}
+    # a clock no ladder was played at: an empty list, not an error
+    empty = web.http.json("/api/ratings?move_time_ms=7&game_time_ms=7")
+    assert (empty["games"], empty["rows"], empty["clock"]["move_time_ms"]) == (0, [], 7)
 
 
 def test_a_query_parameter_an_address_does_not_take_is_a_bad_query(web: WebStack) -> None:

@@ -115,8 +115,16 @@ def test_the_ratings_page_shows_the_list_of_the_cli(web: WebStack, page: Any) ->
             break
     else:
         raise AssertionError("the rating list kept changing")
-    assert page.get_attribute("nav a[aria-current='page']", "href") == \
+    assert page.get_attribute("nav[aria-label='Game'] a[aria-current='page']", "href") == \
         "/ratings?game=othello&variant=standard&size=8"
+    assert page.get_attribute("nav[aria-label='Clock'] a[aria-current='page']", "href") == \
+        "/ratings?game=othello&variant=standard&size=8"  # every clock
+    picks = page.eval_on_selector_all("[data-testid='clock-pick']",
+                                      "links => links.map(a => a.textContent)")
+    assert len(picks) == len(cli["clocks"]) >= 1
+    for text, clock in zip(picks, cli["clocks"], strict=True):
+        assert text.startswith(f"{clock['clock']['move_time_ms']:,} ms per move")
+        assert text.endswith(f"({clock['games']:,} games)")
     shown = page.eval_on_selector_all("section[data-pool] table.standings tbody tr", """rows =>
         rows.map(r => ({pool: r.closest('section').dataset.pool, bot: r.dataset.bot,
             rank: r.cells[0].textContent, fields: Object.fromEntries(
@@ -131,6 +139,13 @@ def test_the_ratings_page_shows_the_list_of_the_cli(web: WebStack, page: Any) ->
         assert line["fields"]["elo"] == signed(row.get("elo", 0.0))
         assert line["fields"]["interval"] == \
             f"[{signed(row['elo_low'])}, {signed(row['elo_high'])}]"
+    # One clock's list, picked from the page.
+    page.click("[data-testid='clock-pick'] >> nth=0")
+    page.wait_for_selector("nav[aria-label='Clock'] [data-testid='clock-pick'][aria-current]")
+    clock = cli["clocks"][0]["clock"]
+    assert f"move_time_ms={clock['move_time_ms']}" in page.url
+    assert page.title().startswith(f"Ratings: Othello at {clock['move_time_ms']:,} ms per move")
+    assert "at this clock" in page.text_content(".page-head")
     # Another game's list, picked from the page: none of its ladders has played.
     page.click("nav a[href='/ratings?game=gomoku&variant=freestyle&size=19']")
     page.wait_for_selector("body[data-ready='1'] .empty")
