@@ -96,9 +96,9 @@ def run(ladders: int, bots: int, games: int, seed: int) -> None:
         moved = statistics.median(after_a_game() for _ in range(10)) * 1000
         rated = first.ratings(OTHELLO)
         print(f"rated {len(rated.rows)} bots in {rated.pools} pool(s) from {rated.games} games")
-        print(f"first read (every ladder's game and results)  {cold:9.1f} ms")
-        print(f"nothing new (median of 20)                    {warm:9.1f} ms")
-        print(f"after one more game (median of 10)            {moved:9.1f} ms")
+        print(f"first read (every ladder's game and results)  {cold:9.2f} ms")
+        print(f"nothing new (median of 20)                    {warm:9.2f} ms")
+        print(f"after one more game (median of 10)            {moved:9.2f} ms")
         client.close()
 
 
