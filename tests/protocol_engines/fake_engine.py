@@ -31,6 +31,9 @@ each move request does what MODE says:
 - ``burn``: before each move computes for ARG ms of its CPU time, then plays;
 - ``slowstart``: computes for ARG ms of its CPU time on ``START`` (as a brain sizing its
   hash does), then plays at once (Gomocup);
+- ``wallclock``: computes until ARG % of the time it was told (``timeout_turn``) has
+  passed on the wall clock, as engines time themselves, says how long it was told, then
+  plays (Gomocup);
 - ``boast``: reports a search no engine has (a depth of 5,000 digits, a score of 1e999, a
   node count past int64), then a sane one (Gomocup), then plays.
 """
@@ -50,6 +53,7 @@ from arena.protocols.errors import ProtocolError
 
 TICKS = [0]
 MOVES = [0]
+TOLD_MS = [0]  # the last timeout_turn (Gomocup)
 
 
 def say(line: str) -> None:
@@ -136,6 +140,8 @@ def serve_gomocup(mode: str, arg: str) -> None:
             say("ERROR this fake engine refuses" if mode == "refuse" else "OK")
         elif isinstance(command, gomocup.Info) and command.key == "rule":
             rule = gomocup.rule_name(int(command.value))
+        elif isinstance(command, gomocup.Info) and command.key == "timeout_turn":
+            TOLD_MS[0] = int(command.value)
         elif isinstance(command, gomocup.About) and mode != "mute":
             say('name="fake", version="1"')
         elif isinstance(command, gomocup.End):
@@ -145,6 +151,11 @@ def serve_gomocup(mode: str, arg: str) -> None:
             if isinstance(command, gomocup.Board):
                 for move in gomocup.moves_from_board(command, size):
                     board.push(move)
+            if mode == "wallclock":
+                until = time.monotonic() + TOLD_MS[0] * int(arg) / 100_000
+                while time.monotonic() < until:
+                    pass
+                say(f"MESSAGE told {TOLD_MS[0]}")
             misbehave(mode, arg)
             say(gomocup_move(board, mode, arg))
 

@@ -5,6 +5,15 @@ sleep (python-chess's engine shape: a small protocol class behind a blocking fac
 The engine is suspended (SIGSTOP) whenever it is not asked for a move, so it never thinks
 on the opponent's time, and every read and write has a deadline. A failure that leaves the
 process unsound (timeout, garbage, crash, a limit) kills it; the pool starts a new one.
+
+A move timed on CPU (``PlayLimits.cpu_ms``) is charged the engine's CPU time, but an engine
+decides how long to think by its own, wall, clock: on a busy machine it would get less CPU
+in its time and play weaker. So the client tells it more time, in proportion to the CPU
+share its process had in its last moves (``Stretch``: told = limit / share, at most
+``MAX_STRETCH`` times the limit), and should the machine quieten during the move, it holds
+the engine (SIGSTOP) once its CPU time reaches the limit, until the time it was told has
+passed on the wall clock, so that it answers as soon as it runs again, within its limit.
+An idle machine changes nothing: the share is 1, the engine told its limit.
 """
 
 from __future__ import annotations
@@ -25,6 +34,12 @@ from arena.protocols.report import SearchReport
 
 _NOTES_KEPT = 20
 Request = TypeVar("Request")
+MAX_STRETCH = 2.0  # the most time an engine is told, as a multiple of its move's limit
+# A move shorter than this (running, not held) says little about the engine's CPU share.
+SHARE_MIN_MS = 100.0
+# The hold starts this much CPU time before the limit: the CPU time is looked at every
+# 20 ms (``process.STOP_POLL_S``) and the kernel counts it in 10 ms steps.
+HOLD_MARGIN_MS = 30
 
 
 @dataclass(frozen=True)
@@ -42,6 +57,7 @@ class PlayLimits:
     depth: int | None = None
     wait_ms: int | None = None
     stop: StopFlag | None = field(default=None, compare=False)  # raised: answer no more
+    cpu_ms: int | None = None  # a move timed on CPU: its limit in CPU time (see above)
 
     def __post_init__(self) -> None:
         if self.move_time_ms < 1:
@@ -70,6 +86,8 @@ class ProtocolClient(ABC, Generic[Request]):
         self.spec = spec
         self.process = process
         self._stop: StopFlag | None = None  # the current move's, while it is played
+        self._budget: CpuBudget | None = None  # the current move's, if timed on CPU
+        self.stretch = Stretch()
 
     @classmethod
     def start(cls, spec: EngineSpec, sandbox: Sandbox) -> Self:
@@ -107,9 +125,16 @@ class ProtocolClient(ABC, Generic[Request]):
                 self._drop_stale()
                 self._ready(request)  # a set-up is not the move's: its CPU is not charged
                 cpu_before = self.process.cpu_seconds()
-                answer = self._play(request, limits)
+                told = limits
+                if limits.cpu_ms:
+                    told = self.stretch.told(limits)
+                    self._budget = CpuBudget(self.process, cpu_before, limits.cpu_ms,
+                                             time.monotonic() + told.move_time_ms / 1000)
+                answer = self._play(request, told)
                 cpu_ms = (self.process.cpu_seconds() - cpu_before) * 1000
                 answer = replace(answer, cpu_ms=max(0.0, cpu_ms))
+                if self._budget is not None:
+                    self.stretch.observe(answer.cpu_ms, answer.elapsed_ms - self._budget.held_ms)
         except EngineFailure as failure:
             if failure.reason is FailureReason.STOPPED:
                 self.process.close()  # busy thinking: killed at once, not asked to quit
@@ -117,7 +142,7 @@ class ProtocolClient(ABC, Generic[Request]):
                 self.close()
             raise
         finally:
-            self._stop = None
+            self._stop = self._budget = None
             if self.process.alive:
                 self.process.suspend()
         return answer
@@ -130,7 +155,8 @@ class ProtocolClient(ABC, Generic[Request]):
         return time.monotonic() + wait_ms / 1000
 
     def read(self, deadline: float, waiting_for: str) -> str:
-        return self.process.read_line(deadline, waiting_for, self._stop)
+        return self.process.read_line(deadline, waiting_for, self._stop,
+                                      self._budget.check if self._budget else None)
 
     def send(self, lines: Sequence[str], deadline: float) -> None:
         self.process.send("\n".join(lines), deadline)
@@ -164,3 +190,56 @@ class ProtocolClient(ABC, Generic[Request]):
 
     @abstractmethod
     def _play(self, request: Request, limits: PlayLimits) -> EngineAnswer: ...
+
+
+@dataclass
+class Stretch:
+    """The CPU share an engine's process had in its recent moves, and the time it is told
+    from it (see the module docstring)."""
+
+    share: float = 1.0
+
+    def told(self, limits: PlayLimits) -> PlayLimits:
+        factor = min(MAX_STRETCH, max(1.0, 1.0 / self.share))
+        if factor == 1.0:
+            return limits
+
+        def stretched(ms: int | None) -> int | None:
+            return None if ms is None else round(ms * factor)
+
+        return replace(limits, move_time_ms=round(limits.move_time_ms * factor),
+                       time_left_ms=stretched(limits.time_left_ms),
+                       game_time_ms=stretched(limits.game_time_ms))
+
+    def observe(self, cpu_ms: float, running_ms: float) -> None:
+        """A move's CPU time over the wall time it ran (time held not counted); the share
+        follows the last moves, half each time."""
+        if running_ms >= SHARE_MIN_MS:
+            self.share = (self.share + max(cpu_ms, 1.0) / running_ms) / 2
+
+
+@dataclass
+class CpuBudget:
+    """Holds an engine that reached its move's CPU limit until the wall time it was told
+    has passed (once), then lets it run to answer (see the module docstring)."""
+
+    process: EngineProcess
+    cpu_before: float  # the process's CPU seconds when the move began
+    cpu_ms: int
+    release_at: float  # monotonic: when the time the engine was told runs out
+    held_at: float | None = None
+    held_ms: float = 0.0
+    spent: bool = False  # held and released: not again
+
+    def check(self) -> None:
+        now = time.monotonic()
+        if self.held_at is not None:
+            if now >= self.release_at:
+                self.process.resume()
+                self.held_ms += (now - self.held_at) * 1000
+                self.held_at, self.spent = None, True
+        elif not self.spent and now < self.release_at:
+            used_ms = (self.process.cpu_seconds() - self.cpu_before) * 1000
+            if used_ms >= self.cpu_ms - HOLD_MARGIN_MS:
+                self.process.hold()
+                self.held_at = now

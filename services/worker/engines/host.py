@@ -104,7 +104,8 @@ class EngineHost:
         limit = max(1, job.time_budget_ms)
         wait_ms = (cpu_wall_guard_ms(limit, spec.limits.grace_ms, cpu_wall_factor)
                    if job.cpu_clock else None)
-        limits = PlayLimits(limit, wait_ms=wait_ms, stop=stop)
+        limits = PlayLimits(limit, wait_ms=wait_ms, stop=stop,
+                            cpu_ms=limit if job.cpu_clock else None)
         starts, reused = self.pool.stats.starts, self.pool.stats.reused
         try:
             answer = self.pool.play(spec, job.position.text, list(job.history), limits)

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import time
 from collections import deque
+from collections.abc import Callable
 
 from arena.services.worker.engines.failures import EngineFailure, FailureReason
 from arena.services.worker.engines.sandbox import SandboxedProcess
@@ -89,18 +90,21 @@ class EngineProcess:
         if remaining <= 0 or not poll.poll(_ms(remaining)):
             raise self.failure(FailureReason.TIMEOUT, "does not read its input")
 
-    def read_line(self, deadline: float, waiting_for: str, stop: StopFlag | None = None
-                  ) -> str:
+    def read_line(self, deadline: float, waiting_for: str, stop: StopFlag | None = None,
+                  tick: Callable[[], None] | None = None) -> str:
         """The next line the engine prints; ``EngineFailure`` if none comes by
         ``deadline``, the engine ends, it prints more than its output limit, or ``stop``
-        is raised meanwhile (looked at every ``STOP_POLL_S``)."""
+        is raised meanwhile (looked at every ``STOP_POLL_S``, when ``tick`` is called
+        too)."""
         while not self._lines:
             if stop is not None and stop.is_set():
                 raise self.failure(FailureReason.STOPPED, f"stopped waiting for {waiting_for}")
+            if tick is not None:
+                tick()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise self.failure(FailureReason.TIMEOUT, f"no {waiting_for} in time")
-            if stop is not None:
+            if stop is not None or tick is not None:
                 remaining = min(remaining, STOP_POLL_S)
             for fd, _mask in self._poll.poll(_ms(remaining)):
                 self._read(fd)
@@ -208,6 +212,12 @@ class EngineProcess:
         deadline = time.monotonic() + SETTLE_S
         while self._running() and time.monotonic() < deadline:
             time.sleep(0.0002)
+        self.sandboxed.signal_group(signal.SIGSTOP)
+        self.suspended = True
+
+    def hold(self) -> None:
+        """Stop the whole group at once, in the middle of its thinking (``resume`` lets it
+        go on)."""
         self.sandboxed.signal_group(signal.SIGSTOP)
         self.suspended = True
 

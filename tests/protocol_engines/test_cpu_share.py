@@ -1,0 +1,98 @@
+"""A wall-clock engine timed on CPU gets its CPU time on a busy machine: a real engine
+process that the test lets run only half the time (stopped and continued every 10 ms, as a
+core shared with one other busy process would run it, whatever else the machine does).
+
+The fake engine thinks, as engines do, until 90 % of the time it was told has passed on
+the wall clock. Told its limit, it would use half its CPU time; the client tells it more
+in proportion to the CPU share it had (``client.Stretch``), and should the machine quieten
+in the middle of a move, holds it at its limit until the time it was told has run out
+(``client.CpuBudget``), so that it answers within its CPU limit."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+
+from arena.services.worker.engines.client import PlayLimits
+from arena.services.worker.engines.pool import EnginePool
+from arena.services.worker.engines.sandbox import Sandbox
+
+from arena.games import GomokuBoard
+from tests.protocol_engines.conftest import FakeSpec, sandboxed_pids
+
+LIMIT_MS = 400
+LIMITS = PlayLimits(LIMIT_MS, wait_ms=4 * LIMIT_MS + 2000, cpu_ms=LIMIT_MS)
+GRACE_MS = 60  # the hold's margin and the kernel's 10 ms steps: well inside a match's grace
+SLICE_S = 0.01
+
+
+class HalfTime:
+    """Stops and continues processes in turn, ``SLICE_S`` each, until stopped."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids, self.done = pids, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _signal(self, signum: int) -> None:
+        for pid in self.pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
+
+    def _run(self) -> None:
+        while not self.done.is_set():
+            self._signal(signal.SIGSTOP)
+            time.sleep(SLICE_S)
+            self._signal(signal.SIGCONT)
+            time.sleep(SLICE_S)
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join()
+        self._signal(signal.SIGCONT)
+
+
+def _told(notes: tuple[str, ...]) -> int:
+    return next(int(note.split()[-1]) for note in notes if "told" in note)
+
+
+def test_a_wall_clock_engine_gets_its_cpu_time_when_it_runs_half_the_time(
+        sandbox: Sandbox, fake_spec: FakeSpec, no_orphans: None) -> None:
+    pool = EnginePool(sandbox)
+    spec = fake_spec("gomocup", "wallclock", "90")
+    board = GomokuBoard(15, "freestyle")
+
+    def move() -> tuple[float, float, int]:
+        answer = pool.play(spec, board.to_text(), board.move_stack, LIMITS)
+        board.push(answer.move)
+        return answer.cpu_ms, answer.elapsed_ms, _told(answer.notes)
+
+    half = None
+    try:
+        move()  # the process starts
+        half = HalfTime(sandboxed_pids())
+        shared = [move() for _ in range(6)]
+        half.stop()
+        half = None
+        after = move()  # told for half the CPU, and it has all it can get again
+    finally:
+        if half is not None:
+            half.stop()
+        pool.close()
+    # Its first move at half time had half the CPU; from then on it is told more and uses
+    # more, up to its limit (without the stretch: about half of it, every move; how much
+    # more depends on what else the machine runs, hence a ratio).
+    assert shared[0][0] < 0.75 * LIMIT_MS, shared
+    later = shared[3:]
+    assert all(told >= 1.5 * LIMIT_MS for _, _, told in later), shared
+    assert sum(cpu for cpu, _, _ in later) / len(later) >= 1.3 * shared[0][0], shared
+    assert all(cpu <= LIMIT_MS + GRACE_MS for cpu, _, _ in shared), shared
+    # Told about twice its limit, and running all the time: held at its limit until that
+    # time ran out, then it answered at once (unheld it would have used 0.9 x told).
+    cpu_ms, elapsed_ms, told = after
+    assert told >= 1.5 * LIMIT_MS, after
+    assert cpu_ms <= LIMIT_MS + GRACE_MS, after
+    assert elapsed_ms >= 0.9 * told, after
