@@ -32,8 +32,7 @@ each move request does what MODE says:
 - ``slowstart``: computes for ARG ms of its CPU time on ``START`` (as a brain sizing its
   hash does), then plays at once (Gomocup);
 - ``wallclock``: computes until ARG % of the time it was told (``timeout_turn``) has
-  passed on the wall clock, as engines time themselves, says how long it was told, then
-  plays (Gomocup);
+  passed on the wall clock, as engines time themselves, then plays (Gomocup);
 - ``boast``: reports a search no engine has (a depth of 5,000 digits, a score of 1e999, a
   node count past int64), then a sane one (Gomocup), then plays.
 """
@@ -155,7 +154,6 @@ def serve_gomocup(mode: str, arg: str) -> None:
                 until = time.monotonic() + TOLD_MS[0] * int(arg) / 100_000
                 while time.monotonic() < until:
                     pass
-                say(f"MESSAGE told {TOLD_MS[0]}")
             misbehave(mode, arg)
             say(gomocup_move(board, mode, arg))
 
