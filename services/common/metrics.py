@@ -102,6 +102,13 @@ ENGINE_STARTS = Counter("arena_protocol_engine_starts_total",
 ENGINE_MOVES = Counter("arena_protocol_engine_moves_total",
                        "protocol engine moves, by whether a process already running and "
                        "warm answered (warm=yes) or one started for this move", ["engine", "warm"])
+ENGINE_STRETCH = Histogram("arena_protocol_engine_time_stretch",
+                           "time a protocol engine timed on CPU was told, over its move's "
+                           "limit: 1 on an idle machine, up to 2 on a busy one",
+                           ["engine"], buckets=(1.0, 1.1, 1.25, 1.5, 1.75, 2.0))
+ENGINE_HELD = Counter("arena_protocol_engine_held_total",
+                      "protocol engine moves stopped at their CPU limit until the time they "
+                      "were told ran out (the machine quietened during the move)", ["engine"])
 REDIS_SECONDS = Histogram("arena_redis_roundtrip_seconds",
                           "Redis round trips on the move path, by operation", ["op"],
                           buckets=_FAST)

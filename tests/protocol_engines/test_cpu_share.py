@@ -20,6 +20,7 @@ from arena.services.worker.engines.catalog import Catalog
 from arena.services.worker.engines.host import EngineHost
 from arena.services.worker.engines.pool import EnginePool
 from arena.services.worker.engines.sandbox import Sandbox
+from prometheus_client import REGISTRY
 
 from arena.games import GomokuBoard
 from arena.v1 import bots_pb2, common_pb2, engine_pb2
@@ -75,6 +76,11 @@ def test_a_wall_clock_engine_gets_its_cpu_time_when_it_runs_half_the_time(
         board.push(result.move.square)
         return float(result.cpu_ms)
 
+    def sample(name: str) -> float:
+        return REGISTRY.get_sample_value(name, {"engine": spec.name}) or 0.0
+
+    held, told = sample("arena_protocol_engine_held_total"), \
+        sample("arena_protocol_engine_time_stretch_sum")
     half = None
     try:
         move()  # the process starts
@@ -98,3 +104,7 @@ def test_a_wall_clock_engine_gets_its_cpu_time_when_it_runs_half_the_time(
     # time ran out, then it answered at once (unheld it would have used 0.9 x told, about
     # 700 ms).
     assert after <= LIMIT_MS + GRACE_MS, (shared, after)
+    # Operators see it: the time told over the limit of each move (8 moves, at least 1
+    # each, more than 1.5 for the last four) and the move held.
+    assert sample("arena_protocol_engine_time_stretch_sum") - told >= 4 + 4 * 1.5
+    assert sample("arena_protocol_engine_held_total") - held >= 1

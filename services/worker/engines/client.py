@@ -68,13 +68,17 @@ class PlayLimits:
 class EngineAnswer:
     """A move the rules allow, what the engine said about its search, how long it took
     (from the command to the answer), the CPU time its process used meanwhile (all its
-    threads; 10 ms steps) and its other remarks (MESSAGE, status lines)."""
+    threads; 10 ms steps) and its other remarks (MESSAGE, status lines). A move timed on
+    CPU also says the time the engine was told and how long it was held (module
+    docstring)."""
 
     move: int
     search: SearchReport
     elapsed_ms: float
     notes: tuple[str, ...] = ()
     cpu_ms: float = 0.0
+    told_ms: int = 0
+    held_ms: float = 0.0
 
 
 class ProtocolClient(ABC, Generic[Request]):
@@ -134,7 +138,9 @@ class ProtocolClient(ABC, Generic[Request]):
                 cpu_ms = (self.process.cpu_seconds() - cpu_before) * 1000
                 answer = replace(answer, cpu_ms=max(0.0, cpu_ms))
                 if self._budget is not None:
-                    self.stretch.observe(answer.cpu_ms, answer.elapsed_ms - self._budget.held_ms)
+                    held_ms = self._budget.held_ms
+                    answer = replace(answer, told_ms=told.move_time_ms, held_ms=held_ms)
+                    self.stretch.observe(answer.cpu_ms, answer.elapsed_ms - held_ms)
         except EngineFailure as failure:
             if failure.reason is FailureReason.STOPPED:
                 self.process.close()  # busy thinking: killed at once, not asked to quit

@@ -121,6 +121,10 @@ class EngineHost:
         result = answer_result(answer)
         if job.cpu_clock:
             result.cpu_ms = round(answer.cpu_ms)
+        if answer.told_ms:
+            metrics.ENGINE_STRETCH.labels(spec.name).observe(answer.told_ms / limit)
+        if answer.held_ms:
+            metrics.ENGINE_HELD.labels(spec.name).inc()
         return result
 
     def _spec(self, job: engine_pb2.MoveJob) -> EngineSpec:
