@@ -17,6 +17,7 @@ import threading
 import time
 
 from arena.services.worker.engines.catalog import Catalog
+from arena.services.worker.engines.client import PlayLimits, Stretch
 from arena.services.worker.engines.host import EngineHost
 from arena.services.worker.engines.pool import EnginePool
 from arena.services.worker.engines.sandbox import Sandbox
@@ -108,3 +109,17 @@ def test_a_wall_clock_engine_gets_its_cpu_time_when_it_runs_half_the_time(
     # each, more than 1.5 for the last four) and the move held.
     assert sample("arena_protocol_engine_time_stretch_sum") - told >= 4 + 4 * 1.5
     assert sample("arena_protocol_engine_held_total") - held >= 1
+
+
+def test_the_time_told_stays_within_the_wait_for_the_answer() -> None:
+    limits = PlayLimits(1000, wait_ms=4 * 1000 + 300 + 2000, cpu_ms=1000)
+    assert Stretch(share=1.0).told(limits) == limits  # an idle machine: nothing changes
+    assert Stretch(share=2.0).told(limits) == limits  # two threads: never less than its limit
+    assert Stretch(share=0.8).told(limits).move_time_ms == 1250
+    assert Stretch(share=0.1).told(limits).move_time_ms == 2000  # at most twice the limit
+    # An operator's tighter wall guard (ARENA_CPU_WALL_FACTOR 1): at most half the wait.
+    tight = PlayLimits(1000, wait_ms=1000 + 300 + 2000, cpu_ms=1000)
+    assert Stretch(share=0.1).told(tight).move_time_ms == 1650
+    clock = PlayLimits(1000, time_left_ms=30_000, game_time_ms=60_000, cpu_ms=1000)
+    told = Stretch(share=0.5).told(clock)  # a game's clock is stretched alike
+    assert (told.move_time_ms, told.time_left_ms, told.game_time_ms) == (2000, 60_000, 120_000)

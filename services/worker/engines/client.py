@@ -206,7 +206,13 @@ class Stretch:
     share: float = 1.0
 
     def told(self, limits: PlayLimits) -> PlayLimits:
-        factor = min(MAX_STRETCH, max(1.0, 1.0 / self.share))
+        """``limits`` with the engine's time stretched, at most ``MAX_STRETCH`` times and
+        at most half the time the worker waits for the answer (the referee's wall guard,
+        which an operator may have set tighter), never below the limit."""
+        most = MAX_STRETCH
+        if limits.wait_ms:
+            most = min(most, max(1.0, limits.wait_ms / 2 / limits.move_time_ms))
+        factor = min(most, max(1.0, 1.0 / self.share))
         if factor == 1.0:
             return limits
 
