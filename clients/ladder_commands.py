@@ -109,9 +109,12 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     clock = ratings.add_argument_group(
         "clock", "with any of these, only the ladders at this clock count (unset parts: "
                  "0, a move time of 0 is the default 1,000 ms)")
-    clock.add_argument("--move-time-ms", type=non_negative, default=None)
-    clock.add_argument("--game-time-ms", type=non_negative64, default=None)
-    clock.add_argument("--increment-ms", type=non_negative, default=None)
+    clock.add_argument("--move-time-ms", type=non_negative, default=None,
+                       help="the ladders' limit per move")
+    clock.add_argument("--game-time-ms", type=non_negative64, default=None,
+                       help="their budget per side (0: none)")
+    clock.add_argument("--increment-ms", type=non_negative, default=None,
+                       help="their increment per move")
     add_json_flag(ratings)
     ratings.set_defaults(func=cmd_ratings)
 
