@@ -15,7 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.services.worker.engines.catalog import EngineSpec
-from arena.services.worker.engines.client import EngineAnswer, PlayLimits, ProtocolClient
+from arena.services.worker.engines.client import (
+    EngineAnswer,
+    PlayLimits,
+    ProtocolClient,
+    Stretch,
+)
 from arena.services.worker.engines.gomocup import GomocupClient
 from arena.services.worker.engines.gtp import GtpClient
 from arena.services.worker.engines.nboard import NboardClient
@@ -48,6 +53,9 @@ class _Slot:
     client: ProtocolClient[Any] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     fresh: bool = False  # started by ``ready`` for the next move: not a reuse
+    # The engine's CPU share, kept across its processes: one started on a busy machine
+    # is told the time its predecessor was.
+    stretch: Stretch = field(default_factory=Stretch)
 
 
 class EnginePool:
@@ -102,6 +110,7 @@ class EnginePool:
                     self.stats.restarts += 1
         slot.client = None
         slot.client = CLIENTS[slot.spec.protocol].start(slot.spec, self.sandbox)
+        slot.client.stretch = slot.stretch
         with self._lock:
             self.stats.starts += 1
         return slot.client
