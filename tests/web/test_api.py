@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.services.web.server import check_http_health
+from arena.services.web.shared import FRESH_S
 
 from tests.observability.test_stack import scrape, total
 from tests.web.conftest import USER_TOKEN, Http, WebStack, register
@@ -138,6 +139,7 @@ def test_the_rating_list_of_one_clock(web: WebStack) -> None:
         parts = ("move_time_ms", "game_time_ms", "increment_ms")
         lists = [web.http.json("/api/ratings?" + "&".join(f"{p}={c[p]}" for p in parts))
                  for c in pooled["clocks"]]
+        time.sleep(FRESH_S + 0.1)  # past the gateway's shared answer
         if web.http.json("/api/ratings") == pooled:
             break
     else:
