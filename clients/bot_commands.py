@@ -42,6 +42,7 @@ from arena.bots import (
 )
 from arena.bots.botfile import parse_bot_file, spec_to_toml, toml_table
 from arena.bots.validation import AVATAR_MAX_BYTES
+from arena.clock import clock_label
 from arena.errors import AlreadyExistsError, ArenaError, InvalidArgumentError
 from arena.games import GAME_NAMES, game
 from arena.textboard import count_text
@@ -357,7 +358,8 @@ def ratings_text(found: list[tuple[ladder_pb2.Ratings, ladder_pb2.RatingRow]]) -
         line, spec = row.standing, rated.game
         pool = pool_size(rated, row)
         lines.append(
-            f"{'rated':<15} {spec.variant} {spec.board_size}x{spec.board_size}: "
+            f"{'rated':<15} {spec.variant} {spec.board_size}x{spec.board_size}"
+            f"{f' at {clock_label(rated.clock)}' if rated.HasField('clock') else ''}: "
             f"{bot_ref_text(line.bot)} #{line.rank} of {pool}"
             f"{f' (pool {row.pool})' if rated.pools > 1 else ''}, Elo {line.elo:+.0f} "
             f"[{line.elo_low:+.0f}, {line.elo_high:+.0f}], {count_text(line.games, 'game')}")

@@ -516,13 +516,22 @@ class ArenaClient:
     def bot_ratings(self, name: str, kind: common_pb2.GameKind.ValueType,
                     ) -> list[tuple[ladder_pb2.Ratings, ladder_pb2.RatingRow]]:
         """Each row of bot ``name`` (any version) in the rating lists of its game, every
-        variant and size, with the list it is in."""
+        variant and size, with the list it is in: the list of every clock, then, where the
+        game's ladders had several clocks, the list of each clock the bot played at."""
         played = game_named(kind)
         found = []
+
+        def rows(rated: ladder_pb2.Ratings) -> list[ladder_pb2.RatingRow]:
+            return [row for row in rated.rows if row.standing.bot.name == name]
+
         for variant in played.variants:
             for size in played.sizes:
                 rated = self.get_ratings(played.spec(variant, size))
-                found += [(rated, row) for row in rated.rows if row.standing.bot.name == name]
+                found += [(rated, row) for row in rows(rated)]
+                if len(rated.clocks) > 1 and rows(rated):
+                    for clock in rated.clocks:
+                        at = self.get_ratings(played.spec(variant, size), clock.clock)
+                        found += [(at, row) for row in rows(at)]
         return found
 
     def watch_ladder(

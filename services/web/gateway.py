@@ -25,6 +25,7 @@ from arena.services.web.views import (
     Json,
     TreeIndex,
     bot_json,
+    clock_json,
     engine_config,
     game_json,
     ladder_json,
@@ -216,8 +217,9 @@ def bot_page(client: ArenaClient, name: str, version: int) -> Json:
 
 def bot_ratings(client: ArenaClient, bot: bots_pb2.BotVersion) -> list[Json]:
     """Where each version of the bot stands in the arena's rating lists of its game (every
-    variant and size it was rated in)."""
+    variant and size it was rated in; each clock's too, where its ladders had several)."""
     return [{"game": game_json(rated.game), "pool": row.pool, "of": pool_size(rated, row),
+             "clock": clock_json(rated.clock) if rated.HasField("clock") else None,
              **standing_json(row.standing)}
             for rated, row in client.bot_ratings(bot.spec.name, bot.spec.game)]
 

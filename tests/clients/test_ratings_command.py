@@ -61,6 +61,23 @@ def test_the_rating_list_of_a_played_ladder(cli_stack: InProcessStack) -> None:
     assert shown == [f"rated           standard 8x8: ann@1 #{line['rank']} of 3, Elo "
                      f"{line.get('elo', 0.0):+.0f} [{line['elo_low']:+.0f}, "
                      f"{line['elo_high']:+.0f}], 4 games"]
+    # A second clock: ann's places at every clock, then at each clock.
+    faster = json.loads(ok(cli_stack.run("ladder", "create", "ann", "cat", "--move-time-ms",
+                                         "300", "--games-per-pairing", "2", "--json")))
+    ok(cli_stack.run("ladder", "watch", faster["id"]))
+    expected = []
+    for clock in ([], ["--move-time-ms", "500"], ["--move-time-ms", "300"]):
+        listed = json.loads(ok(cli_stack.run("ladder", "ratings", *clock, "--json")))
+        line = next(row["standing"] for row in listed["rows"]
+                    if row["standing"]["bot"]["name"] == "ann")
+        at = f" at {clock[1]} ms a move" if clock else ""
+        expected.append(f"rated           standard 8x8{at}: ann@1 #{line['rank']} of "
+                        f"{len(listed['rows'])}, Elo {line.get('elo', 0.0):+.0f} "
+                        f"[{line['elo_low']:+.0f}, {line['elo_high']:+.0f}], "
+                        f"{line['games']} games")
+    shown = [text for text in ok(cli_stack.run("bot", "show", "ann")).splitlines()
+             if text.startswith("rated")]
+    assert shown == expected
     assert "no rated games yet" in ok(cli_stack.run("ladder", "ratings", "--game", "gomoku"))
     one_line_error(cli_stack.run("ladder", "ratings", "--size", "10"), "not size 10")
     one_line_error(cli_stack.run("ladder", "ratings", "--variant", "x" * 5000), "variant")

@@ -21,8 +21,9 @@ from typing import Any
 from arena.services.web.server import check_http_health
 from arena.services.web.shared import FRESH_S
 
+from arena.v1 import common_pb2, ladder_pb2
 from tests.observability.test_stack import scrape, total
-from tests.web.conftest import USER_TOKEN, Http, WebStack, register
+from tests.web.conftest import USER_TOKEN, Http, WebStack, register, wait_for_ladder
 
 
 def error_of(body: bytes) -> dict[str, Any]:
@@ -127,9 +128,32 @@ def test_the_rating_list_pools_the_finished_ladders(web: WebStack) -> None:
     rated = web.http.json("/api/ratings")  # again: the bot page's read comes after it
     lines = web.http.json("/api/bots/web-kreversi")["ratings"]
     row = next(r for r in rated["rows"] if r["name"] == "web-kreversi")
-    assert [line["game"] for line in lines] == [rated["game"]]  # not the international list
-    assert lines[0]["elo"] == row["elo"] and lines[0]["rank"] == row["rank"]
-    assert lines[0]["of"] == sum(1 for r in rated["rows"] if r["pool"] == row["pool"])
+    pooled = [line for line in lines if line["clock"] is None]  # every clock's list
+    assert [line["game"] for line in pooled] == [rated["game"]]  # not the international list
+    assert pooled[0]["elo"] == row["elo"] and pooled[0]["rank"] == row["rank"]
+    assert pooled[0]["of"] == sum(1 for r in rated["rows"] if r["pool"] == row["pool"])
+
+
+def test_a_bot_page_lists_each_clock_its_ladders_had(web: WebStack) -> None:
+    register(web.client, {"web-clock-a": ("lab-beginner", {}),
+                          "web-clock-b": ("lab-beginner", {})})
+    for move_time_ms in (150, 250):
+        ladder = web.client.create_ladder(ladder_pb2.LadderConfig(
+            game=common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO),
+            bots=[common_pb2.BotRef(name="web-clock-a"), common_pb2.BotRef(name="web-clock-b")],
+            games_per_pairing=2, seed=3,
+            time_control=common_pb2.TimeControl(move_time_ms=move_time_ms)))
+        wait_for_ladder(web.client, ladder.id)
+    lines = web.http.json("/api/bots/web-clock-a")["ratings"]
+    assert lines[0]["clock"] is None  # the list of every clock first
+    at = {line["clock"]["move_time_ms"]: line for line in lines if line["clock"]}
+    assert sorted(at) == [150, 250]  # the clocks it played at, not the others of the list
+    for move_time_ms, line in at.items():
+        listed = web.http.json(f"/api/ratings?move_time_ms={move_time_ms}")
+        row = next(r for r in listed["rows"] if r["name"] == "web-clock-a")
+        assert (line["rank"], line["elo"], line["games"]) == (row["rank"], row["elo"], 2)
+        assert line["clock"] == listed["clock"]
+    assert lines[0]["games"] == 4
 
 
 def test_the_rating_list_of_one_clock(web: WebStack) -> None:

@@ -6,7 +6,7 @@
 import { imageURL, getJSON } from "../api.js";
 import { heatMap } from "../charts.js";
 import { badge, botLink, h, int, matchLink, pct, replace, setTitle, signed, table, timeCell } from "../dom.js";
-import { gameText } from "./ladders.js";
+import { clockText, gameText } from "./ladders.js";
 import { resultCell } from "./matches.js";
 
 const PHASES = [["begin", "Opening (up to 20 discs)"], ["middle", "Middle game (21 to 40)"], ["end", "Endgame (41+)"]];
@@ -174,9 +174,11 @@ function ratings(bot) {
       h("a", { href: `/ratings?game=${bot.game}` }, "rating list"), ".");
   }
   const rows = bot.ratings.map((line) => {
-    const list = `/ratings?game=${line.game.kind}&variant=${line.game.variant}&size=${line.game.size}`;
+    const clock = line.clock ? ["move_time_ms", "game_time_ms", "increment_ms"]
+      .map((part) => `&${part}=${line.clock[part]}`).join("") : "";
+    const list = `/ratings?game=${line.game.kind}&variant=${line.game.variant}&size=${line.game.size}${clock}`;
     return h("tr", { "data-bot": line.bot },
-      h("td", {}, h("a", { href: list }, gameText(line.game))),
+      h("td", {}, h("a", { href: list }, gameText(line.game) + (line.clock ? ` at ${clockText(line.clock)}` : ""))),
       h("td", { class: "name" }, line.bot),
       h("td", { class: "num", "data-field": "rank" }, `${line.rank} of ${line.of}`),
       h("td", { class: "num", "data-field": "elo" }, signed(line.elo)),
@@ -186,7 +188,7 @@ function ratings(bot) {
   return [table(["List", "Version", { text: "Rank", attrs: { class: "num" } }, { text: "Elo", attrs: { class: "num" } },
     { text: "95% interval", attrs: { class: "num hide-narrow" } }, { text: "Games", attrs: { class: "num" } },
     { text: "Score", attrs: { class: "num" } }], rows),
-  h("p", { class: "muted small" }, "Every counted ladder game of the game, one Elo fit; a rank counts within the bot's pool.")];
+  h("p", { class: "muted small" }, "Every counted ladder game of the game, one Elo fit (at every clock, and at each where its ladders had several); a rank counts within the bot's pool.")];
 }
 
 // -- record -------------------------------------------------------------------------------------
