@@ -9,6 +9,8 @@ from arena.games import PASS
 from arena.v1 import common_pb2, match_pb2
 
 DEFAULT_MOVE_TIME_MS = 1000  # a time control's move time of 0
+MAX_MOVE_TIME_MS = 600_000
+MAX_GRACE_MS = 10_000
 
 ClockKey = tuple[int, int, int]  # move time, game budget, increment (ms)
 
@@ -17,6 +19,25 @@ def clock_key(tc: common_pb2.TimeControl) -> ClockKey:
     """What makes two games' clocks the same: move time (0 is the default), game budget
     and increment; grace is a tolerance, not part of the clock."""
     return (tc.move_time_ms or DEFAULT_MOVE_TIME_MS, tc.game_time_ms, tc.increment_ms)
+
+
+def clock_problems(tc: common_pb2.TimeControl) -> list[tuple[str, str]]:
+    """What makes ``tc`` no clock a game may have, as (its field, the problem); a move time
+    of 0 is the default."""
+    problems = []
+    move = tc.move_time_ms or DEFAULT_MOVE_TIME_MS
+    if not 1 <= move <= MAX_MOVE_TIME_MS:
+        problems.append(("move_time_ms", f"must be in 1..{MAX_MOVE_TIME_MS}, got {move}"))
+    if tc.game_time_ms < 0:
+        problems.append(("game_time_ms", "must not be negative"))
+    if not 0 <= tc.increment_ms <= MAX_MOVE_TIME_MS:
+        problems.append(("increment_ms",
+                         f"must be in 0..{MAX_MOVE_TIME_MS}, got {tc.increment_ms}"))
+    elif tc.increment_ms and tc.game_time_ms <= 0:
+        problems.append(("increment_ms", "is added to the game budget: give game_time_ms too"))
+    if not 0 <= tc.grace_ms <= MAX_GRACE_MS:
+        problems.append(("grace_ms", f"must be in 0..{MAX_GRACE_MS}, got {tc.grace_ms}"))
+    return problems
 
 
 def clock_of(key: ClockKey) -> common_pb2.TimeControl:

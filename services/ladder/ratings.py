@@ -27,7 +27,7 @@ import numpy as np
 from arena.services.common.lru import LruCache
 from arena.services.common.protocol.ladders import LadderStore
 
-from arena.clock import ClockKey, clock_key, clock_of
+from arena.clock import ClockKey, clock_key, clock_of, clock_problems
 from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import UnknownGameError, game
 from arena.ratings import DEFAULT_PRIOR_DRAWS, Record, add_prior_draws, fit_totals
@@ -190,14 +190,12 @@ def _complete(spec: common_pb2.GameSpec) -> common_pb2.GameSpec:
 
 
 def _clock_key(clock: common_pb2.TimeControl) -> ClockKey:
-    """The key of a clock asked for, checked as a ladder's would be."""
-    if min(clock.move_time_ms, clock.game_time_ms, clock.increment_ms) < 0:
-        problem = "no part of a clock may be negative"
-    elif clock.increment_ms and clock.game_time_ms <= 0:
-        problem = "an increment is added to a game budget: give game_time_ms too"
-    else:
-        return clock_key(clock)
-    raise InvalidArgumentError.for_fields([FieldViolation("clock", problem)])
+    """The key of a clock asked for, checked as a match's is (no ladder has another)."""
+    problems = clock_problems(clock)
+    if problems:
+        raise InvalidArgumentError.for_fields(
+            [FieldViolation("clock", "; ".join(f"{part} {why}" for part, why in problems))])
+    return clock_key(clock)
 
 
 def _pools(players: list[BotKey], met: set[tuple[BotKey, BotKey]]) -> list[list[BotKey]]:

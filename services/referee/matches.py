@@ -21,7 +21,7 @@ from arena.services.common.quotas import UNLIMITED, Quota
 from google.protobuf import timestamp_pb2
 
 from arena.bots.validation import validate_name
-from arena.clock import DEFAULT_MOVE_TIME_MS
+from arena.clock import DEFAULT_MOVE_TIME_MS, clock_problems
 from arena.errors import (
     FailedPreconditionError,
     FieldViolation,
@@ -34,8 +34,6 @@ from arena.records import FORMAT_NAMES, imported_match, read_record
 from arena.text import bounded, unprintable_problem
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
-MAX_MOVE_TIME_MS = 600_000
-MAX_GRACE_MS = 10_000
 DEFAULT_TREE_NODES = 2000
 MAX_TREE_NODES = 200_000
 MAX_REQUEST_ID_CHARS = 128
@@ -66,20 +64,8 @@ def _normalized_game(spec: common_pb2.GameSpec, out: list[FieldViolation]) -> Ga
 
 def _check_time_control(tc: common_pb2.TimeControl, out: list[FieldViolation]) -> None:
     tc.move_time_ms = tc.move_time_ms or DEFAULT_MOVE_TIME_MS
-    if not 1 <= tc.move_time_ms <= MAX_MOVE_TIME_MS:
-        out.append(FieldViolation("config.time_control.move_time_ms",
-                                  f"must be in 1..{MAX_MOVE_TIME_MS}, got {tc.move_time_ms}"))
-    if tc.game_time_ms < 0:
-        out.append(FieldViolation("config.time_control.game_time_ms", "must not be negative"))
-    if not 0 <= tc.increment_ms <= MAX_MOVE_TIME_MS:
-        out.append(FieldViolation("config.time_control.increment_ms",
-                                  f"must be in 0..{MAX_MOVE_TIME_MS}, got {tc.increment_ms}"))
-    elif tc.increment_ms and tc.game_time_ms <= 0:
-        out.append(FieldViolation("config.time_control.increment_ms",
-                                  "is added to the game budget: give game_time_ms too"))
-    if not 0 <= tc.grace_ms <= MAX_GRACE_MS:
-        out.append(FieldViolation("config.time_control.grace_ms",
-                                  f"must be in 0..{MAX_GRACE_MS}, got {tc.grace_ms}"))
+    out += [FieldViolation(f"config.time_control.{part}", problem)
+            for part, problem in clock_problems(tc)]
 
 
 def _start_after_opening(
