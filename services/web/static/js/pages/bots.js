@@ -6,7 +6,7 @@
 import { imageURL, getJSON } from "../api.js";
 import { heatMap } from "../charts.js";
 import { badge, botLink, h, int, matchLink, pct, replace, setTitle, signed, table, timeCell } from "../dom.js";
-import { clockText, gameText } from "./ladders.js";
+import { clockQuery, clockText, gameText } from "./ladders.js";
 import { resultCell } from "./matches.js";
 
 const PHASES = [["begin", "Opening (up to 20 discs)"], ["middle", "Middle game (21 to 40)"], ["end", "Endgame (41+)"]];
@@ -174,8 +174,7 @@ function ratings(bot) {
       h("a", { href: `/ratings?game=${bot.game}` }, "rating list"), ".");
   }
   const rows = bot.ratings.map((line) => {
-    const clock = line.clock ? ["move_time_ms", "game_time_ms", "increment_ms"]
-      .map((part) => `&${part}=${line.clock[part]}`).join("") : "";
+    const clock = line.clock ? clockQuery(line.clock) : "";
     const list = `/ratings?game=${line.game.kind}&variant=${line.game.variant}&size=${line.game.size}${clock}`;
     return h("tr", { "data-bot": line.bot },
       h("td", {}, h("a", { href: list }, gameText(line.game) + (line.clock ? ` at ${clockText(line.clock)}` : ""))),

@@ -62,6 +62,14 @@ export function clockText(x) {
   return `${move}, ${int(x.game_time_ms)} ms a game${x.increment_ms ? ` + ${int(x.increment_ms)} ms a move` : ""}`;
 }
 
+/** The parts of a clock, as the rating list's address names them. */
+export const CLOCK_PARTS = ["move_time_ms", "game_time_ms", "increment_ms"];
+
+/** "&move_time_ms=1000&game_time_ms=0&increment_ms=0": a clock in an address's query. */
+export function clockQuery(x) {
+  return CLOCK_PARTS.map((part) => `&${part}=${x[part]}`).join("");
+}
+
 export function gameText(game) {
   if (game.kind === "othello") return game.variant === "international" ? "Othello (international)" : "Othello";
   return `Gomoku ${game.size}\u00d7${game.size}${game.variant === "exact-five" ? " (exact five)" : ""}`;

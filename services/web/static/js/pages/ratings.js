@@ -5,7 +5,7 @@
 import { getJSON } from "../api.js";
 import { eloChart } from "../charts.js";
 import { h, int, replace, setTitle } from "../dom.js";
-import { clockText, gameText, standingsTable } from "./ladders.js";
+import { CLOCK_PARTS, clockQuery, clockText, gameText, standingsTable } from "./ladders.js";
 
 // The games a list can be asked for, as the address's query names them.
 const CHOICES = [
@@ -18,8 +18,6 @@ const CHOICES = [
 ];
 
 const query = (c) => `game=${c.game}&variant=${c.variant}&size=${c.size}`;
-const CLOCK_PARTS = ["move_time_ms", "game_time_ms", "increment_ms"];
-const clockQuery = (c) => CLOCK_PARTS.map((part) => `&${part}=${c[part]}`).join("");
 
 export async function ratingList(main) {
   const asked = new URLSearchParams(location.search);
