@@ -527,8 +527,9 @@ class ArenaClient:
         for variant in played.variants:
             for size in played.sizes:
                 rated = self.get_ratings(played.spec(variant, size))
-                found += [(rated, row) for row in rows(rated)]
-                if len(rated.clocks) > 1 and rows(rated):
+                pooled = [(rated, row) for row in rows(rated)]
+                found += pooled
+                if pooled and len(rated.clocks) > 1:
                     for clock in rated.clocks:
                         at = self.get_ratings(played.spec(variant, size), clock.clock)
                         found += [(at, row) for row in rows(at)]

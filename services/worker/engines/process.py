@@ -212,8 +212,7 @@ class EngineProcess:
         deadline = time.monotonic() + SETTLE_S
         while self._running() and time.monotonic() < deadline:
             time.sleep(0.0002)
-        self.sandboxed.signal_group(signal.SIGSTOP)
-        self.suspended = True
+        self.hold()
 
     def hold(self) -> None:
         """Stop the whole group at once, in the middle of its thinking (``resume`` lets it
