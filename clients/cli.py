@@ -21,7 +21,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 from arena.clients.common import seconds
 
-from arena.errors import ArenaError, InvalidArgumentError, UnavailableError
+from arena.errors import ArenaError, UnavailableError
 from arena.text import bounded
 
 EXIT_ERROR = 1
@@ -52,10 +52,9 @@ def _catalog(path: Path | None) -> Path | None:
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
-    from arena.services.common.launcher import run_up
+    from arena.services.common.launcher import check_worker_count, run_up
 
-    if args.workers < 0:
-        raise InvalidArgumentError(f"--workers must be 0 or more, got {args.workers}")
+    check_worker_count(args.workers, "--workers")
     try:
         return run_up(args.workers, args.up_home or args.home, web=args.web,
                       metrics=args.metrics, engines=_catalog(args.engines),

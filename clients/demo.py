@@ -87,8 +87,9 @@ def save_replays(client: ArenaClient, ladder_id: str, folder: Path) -> list[Path
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from arena.services.common.launcher import Launcher
+    from arena.services.common.launcher import Launcher, check_worker_count
 
+    check_worker_count(args.workers, "--workers")
     bots = [name.strip() for name in args.bots.split(",") if name.strip()]
     home = _demo_home(args)
     started = time.monotonic()

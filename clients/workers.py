@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from arena.services.common.launcher import CONTROL_FILE, EXTRA_DIR
+from arena.services.common.launcher import CONTROL_FILE, EXTRA_DIR, check_worker_count
 
 from arena.errors import InvalidArgumentError, UnavailableError
 from arena.home import ADMIN_TOKEN_FILE, STACK_FILE, arena_home
@@ -99,8 +99,7 @@ def stack_workers(stack: dict[str, Any]) -> list[str]:
 
 def scale_workers(home: Path | None, count: int, wait_s: float) -> int:
     """Ask the running `arena up` for ``count`` workers and wait until it has them."""
-    if count < 0:
-        raise InvalidArgumentError(f"the worker count must be 0 or more, got {count}")
+    check_worker_count(count)
     state = arena_home(home)
     stack = read_stack(state)
     launcher = stack.get("launcher_pid")

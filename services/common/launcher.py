@@ -55,7 +55,7 @@ from arena.services.common.redis_acl import (
 from arena.services.common.server import check_health
 from arena.services.common.tls import LocalPKI, ensure_local_pki
 
-from arena.errors import FailedPreconditionError
+from arena.errors import FailedPreconditionError, InvalidArgumentError
 from arena.home import ADMIN_TOKEN_FILE, STACK_FILE, arena_home
 
 PARENT_ENV = "ARENA_PARENT_PID"
@@ -73,6 +73,7 @@ ACCESS_ENV = ("ARENA_TLS_CERT_FILE", "ARENA_TLS_KEY_FILE", "ARENA_TLS_CA_FILE",
               "ARENA_REDIS_CA_FILE")
 # Restart pauses grow 0.5 s, 1 s, 2 s ... up to this; a process that died this many times
 # within FAILURE_WINDOW_S makes the supervisor give up and stop the stack.
+WORKERS_PER_CORE = 4  # a worker searches on one thread: more per core only wait their turn
 MAX_BACKOFF_S = 30.0
 MAX_FAILURES = 5
 FAILURE_WINDOW_S = 60.0
@@ -95,6 +96,24 @@ def die_with_parent() -> None:
         return
     if os.getppid() != int(parent):  # the parent died before prctl took effect
         os.kill(os.getpid(), signal.SIGTERM)
+
+
+def max_workers() -> int:
+    """The most workers one launcher runs: ``WORKERS_PER_CORE`` per core this process may
+    use, at least 8. Each is a process of about 250 MB that loads every engine; `arena
+    workers scale 99999` once started them until the machine stopped answering."""
+    return max(8, WORKERS_PER_CORE * len(os.sched_getaffinity(0)))
+
+
+def check_worker_count(count: int, what: str = "the worker count") -> None:
+    """Raises ``InvalidArgumentError`` naming ``what`` unless ``0 <= count <= max_workers()``."""
+    if count < 0:
+        raise InvalidArgumentError(f"{what} must be 0 or more, got {count}")
+    if count > max_workers():
+        raise InvalidArgumentError(
+            f"{what} must be at most {max_workers()} on this machine ({WORKERS_PER_CORE} "
+            f"per core, at least 8), got {count}; more workers on one machine only queue "
+            "for its cores: run more on other machines (`arena worker`)")
 
 
 @dataclass
@@ -164,6 +183,9 @@ class Launcher:
     pki: LocalPKI | None = None
     redis_passwords: dict[str, Path] = field(default_factory=dict)  # user -> password file
     home_lock: IO[str] | None = field(default=None, repr=False)  # held while running
+
+    def __post_init__(self) -> None:
+        check_worker_count(self.workers)
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -491,7 +513,9 @@ class Launcher:
         return events
 
     def scale(self, workers: int, timeout_s: float = 120.0) -> list[str]:
-        """Add or remove workers until ``workers`` run; returns what changed."""
+        """Add or remove workers until ``workers`` run; returns what changed. Raises
+        ``InvalidArgumentError`` for a count ``check_worker_count`` refuses."""
+        check_worker_count(workers)
         current = sorted(self.names("worker"), key=lambda n: int(n.rsplit("-", 1)[1]))
         events = []
         if workers > len(current):
@@ -625,8 +649,12 @@ def run_up(workers: int, home: Path | None = None, web: bool = False,
                     print(event, file=sys.stderr, flush=True)
                 wanted = read_control(launcher.home).get("workers")
                 if isinstance(wanted, int) and wanted != len(launcher.names("worker")):
-                    for event in launcher.scale(wanted):
-                        print(event, flush=True)
+                    try:
+                        for event in launcher.scale(wanted):
+                            print(event, flush=True)
+                    except InvalidArgumentError as exc:  # written by hand: said once
+                        print(f"not scaled: {exc}", file=sys.stderr, flush=True)
+                        (launcher.home / "run" / CONTROL_FILE).unlink(missing_ok=True)
                 time.sleep(0.2)
         except RuntimeError as exc:
             print(f"giving up: {exc}", file=sys.stderr, flush=True)

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from arena.clients.workers import stack_workers
+from arena.services.common.launcher import max_workers
 from arena.services.common.server import check_health
 from arena.services.web.server import check_http_health
 
@@ -152,6 +154,14 @@ def test_arena_up_restarts_what_dies_scales_workers_and_stops_hand_started_ones(
         assert "3 workers: worker-1, worker-2, worker-3" in scaled.stdout
         for name in ("worker-2", "worker-3"):
             assert check_health(_manifest(tmp_path)["services"][name])
+        # An absurd count is one line and changes nothing: it once started workers until
+        # the machine stopped answering.
+        absurd = _arena(tmp_path, "workers", "scale", "99999")
+        assert absurd.returncode != 0 and "Traceback" not in absurd.stderr
+        assert f"must be at most {max_workers()} on this machine" in absurd.stderr
+        (tmp_path / "run" / "control.json").write_text('{"workers": 99999}')  # by hand
+        _wait(lambda: not (tmp_path / "run" / "control.json").exists(), "the refusal")
+        assert stack_workers(_manifest(tmp_path)) == ["worker-1", "worker-2", "worker-3"]
         down = _arena(tmp_path, "workers", "scale", "1")
         assert down.returncode == 0, down.stderr
         assert set(_manifest(tmp_path)["services"]) >= {"worker-1"}
@@ -174,6 +184,15 @@ def test_arena_up_restarts_what_dies_scales_workers_and_stops_hand_started_ones(
     text = out.decode()
     assert "worker-1 exited with -9; restarting" in text and "worker-1 restarted" in text
     assert "worker-3 stopped" in text
+    assert "not scaled: the worker count must be at most" in text
+
+
+def test_arena_up_refuses_more_workers_than_the_machine_can_run(tmp_path: Path) -> None:
+    result = _arena(tmp_path, "up", "--workers", str(max_workers() + 1), timeout=60)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert result.stderr.strip().count("\n") == 0, result.stderr  # one line
+    assert f"--workers must be at most {max_workers()}" in result.stderr
+    assert not (tmp_path / "stack.json").exists()  # nothing started
 
 
 def test_arena_worker_without_a_stack_says_what_to_do(tmp_path: Path) -> None:
