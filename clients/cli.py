@@ -83,7 +83,8 @@ def _add_up(sub: Subparsers) -> None:
     up = sub.add_parser("up", help="start Redis, every service and N workers locally",
                         description="Start the embedded stack, restart any part that dies, "
                                     "and stop everything on Ctrl-C/SIGTERM.")
-    up.add_argument("--workers", type=int, default=2, help="engine worker processes")
+    up.add_argument("--workers", type=int, default=2,
+                    help="engine worker processes (default 2; at most 4 per core)")
     up.add_argument("--web", action=argparse.BooleanOptionalAction, default=True,
                     help="start the web gateway too (its pages: docs/web.md)")
     up.add_argument("--engines", type=Path, metavar="CATALOG",
@@ -115,7 +116,7 @@ def _add_worker(sub: Subparsers) -> None:
                              description="Manage the workers `arena up` runs.")
     verbs = workers.add_subparsers(dest="workers_command", metavar="COMMAND", required=True)
     scale = verbs.add_parser("scale", help="run N workers (start or stop some)")
-    scale.add_argument("count", type=int, help="how many workers to run")
+    scale.add_argument("count", type=int, help="how many workers to run (at most 4 per core)")
     scale.add_argument("--wait", type=seconds, default=120.0, metavar="SECONDS",
                        help="how long to wait for the change (default 120)")
     scale.set_defaults(func=_cmd_workers_scale)

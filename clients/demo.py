@@ -34,7 +34,8 @@ SECONDS_PER_GAME_PER_WORKER = 5.5
 
 
 def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workers", type=int, default=2, help="engine workers (default 2)")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="engine workers (default 2; at most 4 per core)")
     parser.add_argument("--bots", default=",".join(DEMO_BOTS),
                         help="comma-separated presets to play (default: the six demo bots)")
     parser.add_argument("--openings", type=int, default=2,
