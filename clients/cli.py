@@ -235,6 +235,15 @@ def _apply_global_options(args: argparse.Namespace, argv: Sequence[str] | None) 
             setattr(args, name, getattr(given, name))
 
 
+def _error_text(exc: Exception) -> str:
+    """One line: a file's error as ``PATH: reason`` (not ``[Errno 2] ...``), else the
+    first line of the message."""
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}"
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
@@ -252,8 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()  # the reader went away (`arena match list | head`)
         return EXIT_ERROR
     except (ArenaError, ValueError, OSError) as exc:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"arena: error: {bounded(message)}", file=sys.stderr)
+        print(f"arena: error: {bounded(_error_text(exc))}", file=sys.stderr)
         return EXIT_ERROR
     except RecursionError:  # input nested beyond reason (a JSON or TOML file)
         print("arena: error: the input is nested too deeply", file=sys.stderr)

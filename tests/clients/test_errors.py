@@ -110,6 +110,21 @@ def test_bad_replay_file(run_arena: RunArena, tmp_path: Path) -> None:
     assert_one_line_error(run_arena("match", "replay", "wrong.json"))
 
 
+def test_a_file_that_is_missing_empty_or_not_obf_is_named(run_arena: RunArena,
+                                                         tmp_path: Path) -> None:
+    """A file's error names the file and the reason (it once said ``[Errno 2] ...``), and a
+    file with no position is not an endgame test that all matched."""
+    missing = tmp_path / "missing.obf"
+    assert_one_line_error(run_arena("engine", "solve", str(missing)),
+                          f"{missing}: No such file or directory")
+    (tmp_path / "empty.obf").write_text("% only a comment\n\n")
+    assert_one_line_error(run_arena("engine", "solve", str(tmp_path / "empty.obf")),
+                          "empty.obf: no positions")
+    (tmp_path / "bad.obf").write_text("garbage\n")
+    assert_one_line_error(run_arena("engine", "solve", str(tmp_path / "bad.obf")),
+                          "bad.obf: line 1, column 1: expected 64 squares")
+
+
 def test_bad_engine_config_file(run_arena: RunArena, tmp_path: Path) -> None:
     (tmp_path / "bot.json").write_text("[1, 2]")
     assert_one_line_error(run_arena("play", "--mode", "bot-bot", "--bot", "bot.json"),

@@ -18,6 +18,9 @@ from typing import Any
 from arena.engine.api import Limits, SearchResult
 from arena.engine.othello import PRESETS, START_TEXT, choose_move, perft, solve
 from arena.engine.othello.bitboard import parse_position, square_name
+from arena.errors import InvalidArgumentError
+from arena.formats.errors import FormatError
+from arena.formats.obf import parse_obf_file
 
 
 def _emit(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
@@ -40,32 +43,22 @@ def _cmd_perft(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_obf(path: Path) -> list[tuple[str, dict[str, int]]]:
-    entries = []
-    for number, raw in enumerate(path.read_text().splitlines(), start=1):
-        line = raw.split("%")[0].strip()
-        if not line:
-            continue
-        text, _, rest = line.partition(";")
-        parse_position(text)  # raises with the bad text
-        scores: dict[str, int] = {}
-        for item in rest.split(";"):
-            if ":" in item:
-                move, score = item.split(":", 1)
-                try:
-                    scores[move.strip().lower()] = int(score)
-                except ValueError as exc:
-                    raise ValueError(f"{path}:{number}: bad score {item!r}") from exc
-        entries.append((text.strip(), scores))
-    return entries
+def _read_obf(path: Path) -> list[tuple[str, int | None]]:
+    """Each position of an OBF file and the best score it lists (``None``: none listed)."""
+    try:
+        positions = parse_obf_file(path.read_text())
+    except FormatError as exc:
+        raise InvalidArgumentError(f"{path}: {exc}") from None
+    if not positions:
+        raise InvalidArgumentError(f"{path}: no positions (OBF: one position a line)")
+    return [(position.board.to_text(), position.best_score) for position in positions]
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     limits = Limits(time_ms=args.time_ms)
-    for index, (text, scores) in enumerate(_read_obf(Path(args.file)), start=1):
+    for index, (text, expected) in enumerate(_read_obf(Path(args.file)), start=1):
         result = solve(text, wld=args.wld, limits=limits)
-        expected = max(scores.values()) if scores else None
         if expected is None:
             matches = None
         elif args.wld:
