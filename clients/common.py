@@ -140,6 +140,13 @@ def add_time_options(parser: argparse.ArgumentParser) -> None:
                              "needs --game-time-ms)")
 
 
+def add_adjudication_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--adjudicate-empties", type=non_negative, default=0, metavar="N",
+                        help="end each game at N empty squares or fewer with the result of "
+                             "perfect play, solved exactly by the referee (Othello, N up "
+                             "to 18; default 0: play to the end)")
+
+
 def time_control(args: argparse.Namespace) -> common_pb2.TimeControl:
     return common_pb2.TimeControl(move_time_ms=args.move_time_ms,
                                   game_time_ms=args.game_time_ms,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from arena.clients.common import (
+    add_adjudication_option,
     add_game_options,
     add_json_flag,
     add_time_options,
@@ -72,6 +73,7 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                              f"{DEFAULT_GAMES_PER_PAIRING})")
     create.add_argument("--all-openings", action="store_true",
                         help="play every opening of the suite twice per pair of bots")
+    add_adjudication_option(create)
     create.add_argument("--trees", action="store_true", help="store every move's search tree")
     create.add_argument("--watch", action="store_true",
                         help="show progress, then the standings, once created")
@@ -156,7 +158,7 @@ def ladder_config(args: argparse.Namespace) -> ladder_pb2.LadderConfig:
         name=args.name, game=game_request(args), bots=[parse_bot_ref(b) for b in args.bots],
         format=LADDER_FORMATS[args.format], games_per_pairing=games_per_pairing(args),
         opening_suite=args.openings, time_control=time_control(args), seed=args.seed,
-        capture_trees=args.trees,
+        capture_trees=args.trees, adjudicate_empties=args.adjudicate_empties,
     )
 
 

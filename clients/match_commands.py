@@ -10,6 +10,7 @@ from typing import Any
 
 from arena.clients.common import (
     COLOR_NAMES,
+    add_adjudication_option,
     add_game_options,
     add_json_flag,
     add_time_options,
@@ -71,6 +72,7 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     create.add_argument("--start-file", type=Path, help="file holding the start position")
     create.add_argument("--opening", default="", help="moves played first, e.g. 'f5 d6 c3'")
     add_time_options(create)
+    add_adjudication_option(create)
     create.add_argument("--trees", action="store_true", help="store every move's search tree")
     create.add_argument("--tree-budget", type=non_negative, default=0,
                         help="nodes per stored tree")
@@ -207,6 +209,7 @@ def _match_config(args: argparse.Namespace) -> match_pb2.MatchConfig:
         start_position=start, opening=opening,
         time_control=time_control(args),
         capture_trees=args.trees, tree_node_budget=args.tree_budget, seed=args.seed,
+        adjudicate_empties=args.adjudicate_empties,
     )
 
 

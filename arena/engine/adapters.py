@@ -65,6 +65,12 @@ class GameEngine(Protocol):
 
     def warm_up(self) -> None: ...
 
+    def exact_score(self, position_text: str, max_nodes: int) -> int | None:
+        """The final score of perfect play from the position for the side to move (disc
+        difference, the empty squares to the winner), or None when it is not proved within
+        ``max_nodes`` (or the game has no exact solver: ``Game.exact_empties`` is 0)."""
+        ...
+
 
 class _Engine:
     """What both adapters share: the engine module's config API and preparation."""
@@ -111,6 +117,9 @@ class _Engine:
     def warm_up(self) -> None:
         self._module().warm_up()
 
+    def exact_score(self, position_text: str, max_nodes: int) -> int | None:
+        return None
+
 
 class OthelloEngine(_Engine):
     game = "othello"
@@ -140,6 +149,13 @@ class OthelloEngine(_Engine):
         from arena.engine.othello.engine import pick_tied
 
         return pick_tied(result, seed)
+
+    def exact_score(self, position_text: str, max_nodes: int) -> int | None:
+        try:
+            result = self._module().solve(position_text, limits=Limits(nodes=max_nodes))
+        except TimeoutError:
+            return None
+        return int(result.score)
 
 
 class GomokuEngine(_Engine):

@@ -51,6 +51,9 @@ class Game:
     # help; every empty point of a Gomoku board would only hide the stones.
     shows_legal_moves: bool
     engine_ref: str  # "module:attribute" of its engine, imported on first use (numba)
+    # The most empty squares at which a game may be adjudicated by its engine's exact
+    # solver (``GameEngine.exact_score``; MatchConfig.adjudicate_empties); 0: no solver.
+    exact_empties: int
     _new: Callable[[str, int], Position]
     _parse: Callable[[str], Position]
     _suite: Callable[[str, int], str]
@@ -107,6 +110,17 @@ class Game:
         empties = position.size * position.size - black - white
         return Outcome(winner, termination, black, white, empties)
 
+    def adjudication_problem(self, empties: int) -> str | None:
+        """What is wrong with adjudicating this game's matches at ``empties`` empty
+        squares (MatchConfig.adjudicate_empties; 0 is never adjudicating), or None."""
+        if empties == 0:
+            return None
+        if self.exact_empties == 0:
+            return f"{self.title} has no exact solver to adjudicate with: must be 0"
+        if not 0 < empties <= self.exact_empties:
+            return f"must be in 0..{self.exact_empties}, got {empties}"
+        return None
+
     def engine(self) -> GameEngine:
         """The game's built-in engine (see ``arena.engine.adapters``)."""
         module, _, attribute = self.engine_ref.partition(":")
@@ -126,7 +140,7 @@ OTHELLO = Game(
     variants=("standard", "international"), sizes=(8,), default_size=8, has_pass=True,
     counts_discs=True,
     record_formats=("ggf", "transcript"), default_bot="lab-advanced", shows_legal_moves=True,
-    engine_ref="arena.engine.adapters:OTHELLO",
+    engine_ref="arena.engine.adapters:OTHELLO", exact_empties=18,
     _new=lambda variant, size: OthelloBoard(variant), _parse=OthelloBoard.from_text,
     _suite=_othello_suite,
 )
@@ -135,7 +149,7 @@ GOMOKU = Game(
     variants=("freestyle", "exact-five"), sizes=STANDARD_SIZES, default_size=15,
     has_pass=False, counts_discs=False, record_formats=("psq",), default_bot="sharpmoku-normal",
     shows_legal_moves=False,
-    engine_ref="arena.engine.adapters:GOMOKU",
+    engine_ref="arena.engine.adapters:GOMOKU", exact_empties=0,
     _new=lambda variant, size: GomokuBoard(size, variant), _parse=GomokuBoard.from_text,
     _suite=_gomoku_suite,
 )

@@ -202,6 +202,7 @@ class LadderConfig(_message.Message):
     CAPTURE_TREES_FIELD_NUMBER: _builtins.int
     REPLAY_VOID_FIELD_NUMBER: _builtins.int
     SPRT_FIELD_NUMBER: _builtins.int
+    ADJUDICATE_EMPTIES_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     format: Global___LadderFormat.ValueType
     games_per_pairing: _builtins.int
@@ -218,6 +219,8 @@ class LadderConfig(_message.Message):
     """Play a game again (at most twice) when the infrastructure ended it void (a dead-lettered
     move, no worker, a cancelled match), so that the standings hold every planned game.
     """
+    adjudicate_empties: _builtins.int
+    """Each game's MatchConfig.adjudicate_empties (0: every game is played to the end)."""
     @_builtins.property
     def game(self) -> _common_pb2.GameSpec: ...
     @_builtins.property
@@ -242,10 +245,11 @@ class LadderConfig(_message.Message):
         capture_trees: _builtins.bool = ...,
         replay_void: _builtins.bool = ...,
         sprt: Global___SprtConfig | None = ...,
+        adjudicate_empties: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "sprt", b"sprt", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "capture_trees", b"capture_trees", "format", b"format", "game", b"game", "games_per_pairing", b"games_per_pairing", "name", b"name", "opening_suite", b"opening_suite", "replay_void", b"replay_void", "seed", b"seed", "sprt", b"sprt", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["adjudicate_empties", b"adjudicate_empties", "bots", b"bots", "capture_trees", b"capture_trees", "format", b"format", "game", b"game", "games_per_pairing", b"games_per_pairing", "name", b"name", "opening_suite", b"opening_suite", "replay_void", b"replay_void", "seed", b"seed", "sprt", b"sprt", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

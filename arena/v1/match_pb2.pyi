@@ -217,6 +217,7 @@ class MatchConfig(_message.Message):
     TREE_NODE_BUDGET_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     LADDER_ID_FIELD_NUMBER: _builtins.int
+    ADJUDICATE_EMPTIES_FIELD_NUMBER: _builtins.int
     start_position: _builtins.str
     """Optional custom start position (text form); empty = the variant's start."""
     capture_trees: _builtins.bool
@@ -225,6 +226,13 @@ class MatchConfig(_message.Message):
     seed: _builtins.int
     ladder_id: _builtins.str
     """Optional ladder this match belongs to."""
+    adjudicate_empties: _builtins.int
+    """End the game once this many squares or fewer are empty with the result of perfect play
+    from there: the referee solves the position exactly (TERMINATION_ADJUDICATED; the
+    score is the exact one). 0: play to the end. Only for a game with an exact solver
+    (Othello), at most its limit (18); a position the solver cannot finish within its node
+    budget is played on.
+    """
     @_builtins.property
     def game(self) -> _common_pb2.GameSpec: ...
     @_builtins.property
@@ -250,10 +258,11 @@ class MatchConfig(_message.Message):
         tree_node_budget: _builtins.int = ...,
         seed: _builtins.int = ...,
         ladder_id: _builtins.str = ...,
+        adjudicate_empties: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["black", b"black", "game", b"game", "time_control", b"time_control", "white", b"white"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["black", b"black", "capture_trees", b"capture_trees", "game", b"game", "ladder_id", b"ladder_id", "opening", b"opening", "seed", b"seed", "start_position", b"start_position", "time_control", b"time_control", "tree_node_budget", b"tree_node_budget", "white", b"white"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["adjudicate_empties", b"adjudicate_empties", "black", b"black", "capture_trees", b"capture_trees", "game", b"game", "ladder_id", b"ladder_id", "opening", b"opening", "seed", b"seed", "start_position", b"start_position", "time_control", b"time_control", "tree_node_budget", b"tree_node_budget", "white", b"white"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

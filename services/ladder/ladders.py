@@ -94,6 +94,7 @@ class Plan:
             white=config.bots[planned.white], opening=list(planned.opening.moves),
             time_control=config.time_control, capture_trees=config.capture_trees,
             seed=planned.seed, ladder_id=self.ladder_id,
+            adjudicate_empties=config.adjudicate_empties,
         )
 
     def request_id(self, index: int) -> str:
@@ -173,6 +174,10 @@ def validate_config(bots: BotVersions, config: ladder_pb2.LadderConfig,
     sprt.check_config(config, violations)
     if violations or not _check_game(config, violations):
         raise InvalidArgumentError.for_fields(violations)
+    problem = game(config.game.kind).adjudication_problem(config.adjudicate_empties)
+    if problem:
+        raise InvalidArgumentError.for_fields([FieldViolation("config.adjudicate_empties",
+                                                              problem)])
     suite = load_suite(config.opening_suite)
     # Checked before it is stored: 2**31 - 1 rounded up to even would not fit the field.
     games = even_games(config.games_per_pairing, len(suite.openings))

@@ -171,3 +171,19 @@ def forfeit_result(position: Position, forfeit: Forfeit) -> match_pb2.MatchResul
     if game_of(position).counts_discs:
         result.score = FORFEIT_MARGIN if loser is Color.WHITE else -FORFEIT_MARGIN
     return result
+
+
+def adjudicated_result(position: Position, score: int, empties: int) -> match_pb2.MatchResult:
+    """The result of perfect play from ``position``, where ``score`` is the exact final disc
+    difference for the side to move (the empty squares to the winner)."""
+    black = score if position.turn is Color.BLACK else -score
+    winner = (common_pb2.COLOR_UNSPECIFIED if black == 0
+              else common_pb2.COLOR_BLACK if black > 0 else common_pb2.COLOR_WHITE)
+    verdict = ("a draw" if black == 0 else
+               f"{'Black' if black > 0 else 'White'} wins by {abs(black)}")
+    result = match_pb2.MatchResult(
+        winner=winner, termination=match_pb2.TERMINATION_ADJUDICATED,
+        detail=f"exact solve at {empties} empty squares: {verdict} with perfect play",
+        score=black)
+    _counts(position, result)
+    return result

@@ -135,6 +135,9 @@ def create_match(store: MatchStore, bots: BotVersions, config: match_pb2.MatchCo
                                          f"must be in 0..{MAX_TREE_NODES}"))
     if config.capture_trees and config.tree_node_budget == 0:
         config.tree_node_budget = DEFAULT_TREE_NODES
+    problem = game.adjudication_problem(config.adjudicate_empties) if game else None
+    if problem:
+        violations.append(FieldViolation("config.adjudicate_empties", problem))
     position = _start_after_opening(config, game, violations) if game else None
     black = _resolve_bot(bots, "config.black", config.black, config.game.kind, violations)
     white = _resolve_bot(bots, "config.white", config.white, config.game.kind, violations)

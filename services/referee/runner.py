@@ -29,11 +29,15 @@ from arena.services.referee.matches import start_position
 from google.protobuf import timestamp_pb2
 
 from arena.clock import game_time_left_ms
-from arena.games import PASS, Color, Position
+from arena.games import PASS, Color, Position, game_of
 from arena.v1 import bots_pb2, common_pb2, engine_pb2, match_pb2
 
 log = logging.getLogger(__name__)
 
+# Nodes the referee's exact solve of a position may take to adjudicate it (well under a
+# second at 18 empties, the most a match may ask for); one not proved within them is
+# played on, and tried again at the next ply.
+ADJUDICATION_NODES = 20_000_000
 # How long a match thread blocks on its result stream before it checks for a stop. Each
 # timeout is a wasted round trip; with many matches waiting on few workers they add up.
 _READ_BLOCK_MS = 2000
@@ -96,6 +100,9 @@ class MatchRunner:
         self.ledger = Ledger(client)
         self.bots = bots
         self.running_cap = running_cap  # how many matches an owner may have running (0: any)
+        # Per match, the last ply whose position was solved for adjudication, and the
+        # result (None: not adjudicated there). Solved once, asked twice per ply.
+        self._solved: dict[str, tuple[int, match_pb2.MatchResult | None]] = {}
 
     def load(self, match_id: str) -> GameState:
         match = self.store.header(match_id)
@@ -131,6 +138,9 @@ class MatchRunner:
                 return False
             if state.position.is_game_over():
                 return self._finish(state, judge.natural_result(state.position))
+            adjudicated = self._adjudicated(state)
+            if adjudicated is not None:
+                return self._finish(state, adjudicated)
             is_pass = state.position.legal_moves() == [PASS]
             if is_pass:
                 record = judge.pass_record(state.position, state.ply)
@@ -187,7 +197,8 @@ class MatchRunner:
         """The move job for the ply ``state`` is at: None when no bot is asked there (the
         game is over, the side to move must pass) or its time is used up (a forfeit)."""
         position = state.position
-        if position.is_game_over() or position.legal_moves() == [PASS]:
+        if (position.is_game_over() or position.legal_moves() == [PASS]
+                or self._adjudicated(state) is not None):
             return None
         budget = self._budget_ms(state)
         if budget <= 0:
@@ -206,7 +217,29 @@ class MatchRunner:
             cpu_clock=self.config.cpu_clock and runs_on_worker(self.bots.get(side)),
         ))
 
+    def _adjudicated(self, state: GameState) -> match_pb2.MatchResult | None:
+        """Perfect play's result once the match's ``adjudicate_empties`` is reached and
+        the game's exact solver proves it within ``ADJUDICATION_NODES``; else None. The
+        solve is deterministic, so a referee that takes the match over finds the same."""
+        limit = state.match.config.adjudicate_empties
+        position = state.position
+        if limit <= 0:
+            return None
+        count = getattr(position, "count")  # noqa: B009 (only games with a solver allow it)
+        empties = position.size * position.size - count(Color.BLACK) - count(Color.WHITE)
+        if empties > limit:
+            return None
+        solved = self._solved.get(state.match.id)
+        if solved is None or solved[0] != state.ply:
+            score = game_of(position).engine().exact_score(position.to_text(),
+                                                          ADJUDICATION_NODES)
+            result = None if score is None else judge.adjudicated_result(position, score,
+                                                                          empties)
+            solved = self._solved[state.match.id] = (state.ply, result)
+        return solved[1]
+
     def _finish(self, state: GameState, result: match_pb2.MatchResult) -> bool:
+        self._solved.pop(state.match.id, None)
         finished = match_pb2.Match()
         finished.CopyFrom(state.match)
         finished.status = match_pb2.MATCH_STATUS_FINISHED

@@ -110,6 +110,12 @@ def time_control(body: Body) -> common_pb2.TimeControl:
         increment_ms=body.get("increment_ms", int, 0, _between(0, 600_000)))
 
 
+def adjudicate_empties(body: Body) -> int:
+    """The empty squares at which the referee adjudicates (0: never); which games allow
+    it, and up to where, the services say."""
+    return body.get("adjudicate_empties", int, 0, _between(0, 400))
+
+
 def opening_moves(body: Body, game: common_pb2.GameSpec) -> list[int]:
     """Opening moves by name ('f5 d6 c3'), checked against the rules from the start."""
     text = body.get("opening", str, "")
@@ -157,6 +163,7 @@ def match_config(data: object) -> match_pb2.MatchConfig:
         opening=opening_moves(body, game), time_control=time_control(body),
         capture_trees=body.get("capture_trees", bool, False),
         seed=body.get("seed", int, 0, _between(0, 2**62)),
+        adjudicate_empties=adjudicate_empties(body),
     )
     body.done()
     return config
@@ -182,6 +189,7 @@ def ladder_config(data: object) -> ladder_pb2.LadderConfig:
         opening_suite=body.get("opening_suite", str, default_suite(game)),
         time_control=time_control(body), seed=body.get("seed", int, 0, _between(0, 2**62)),
         capture_trees=body.get("capture_trees", bool, False),
+        adjudicate_empties=adjudicate_empties(body),
     )
     body.done()
     return config

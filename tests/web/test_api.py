@@ -749,3 +749,24 @@ def test_creates_are_idempotent_and_a_running_match_can_be_cancelled(web: WebSta
     for result in ("black", "white", "draw", "forfeit"):
         listed = web.http.json(f"/api/matches?bot=web-live-a&result={result}&limit=200")
         assert match_id not in [m["id"] for m in listed["matches"]]
+
+
+def test_a_match_created_on_the_web_may_be_adjudicated(web: WebStack) -> None:
+    """`adjudicate_empties` in the body reaches the referee: the game ends at 18 empty
+    squares with perfect play's result; the services' limit is a bad field, not a 500."""
+    body = {"black": "web-beginner", "white": "web-beginner", "move_time_ms": 2000,
+            "adjudicate_empties": 18}
+    status, _, reply = web.http.request("POST", "/api/matches", body, token=USER_TOKEN)
+    assert status == 201, reply
+    match_id = json.loads(reply)["id"]
+    deadline = time.monotonic() + 120
+    while (match := web.http.json(f"/api/matches/{match_id}"))["status"] != "finished":
+        assert time.monotonic() < deadline, match["status"]
+        time.sleep(0.5)
+    assert match["adjudicate_empties"] == 18
+    assert match["result"]["termination"] == "adjudicated"
+    assert match["result"]["detail"].startswith("exact solve at ")
+    status, _, reply = web.http.request("POST", "/api/matches", {**body, "adjudicate_empties": 19},
+                                        token=USER_TOKEN)
+    assert status == 400, reply
+    assert "adjudicate_empties" in reply.decode() and "0..18" in reply.decode()

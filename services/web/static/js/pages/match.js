@@ -79,6 +79,7 @@ class MatchView {
         h("div", { class: "meta" }, h("span", {}, gameText(m.game)), h("span", {}, clockText(m)),
           m.ladder_id ? h("span", {}, "in ", ladderLink(m.ladder_id)) : null,
           m.capture_trees ? h("span", {}, "search trees stored") : null,
+          m.adjudicate_empties ? h("span", {}, `adjudicated at ${m.adjudicate_empties} empty squares`) : null,
           h("span", { class: "mono" }, m.id))),
       del));
     this.renderResult();

@@ -1,0 +1,121 @@
+"""Adjudication by the exact solver (``--adjudicate-empties``), through the `arena` command
+against real services: the referee ends an Othello game at N empty squares with the result
+of perfect play, checked here against a plain minimax over the rules library."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from arena.games import PASS, Color
+from arena.games.othello import OthelloBoard
+from tests.clients.conftest import InProcessStack, ok, one_line_error
+
+
+def _empties(board: OthelloBoard) -> int:
+    return 64 - board.count(Color.BLACK) - board.count(Color.WHITE)
+
+
+def _perfect_play(board: OthelloBoard) -> int:
+    """Black's final score (discs, the empty squares to the winner) under perfect play:
+    every line searched, no engine involved."""
+    outcome = board.outcome()
+    if outcome is not None:
+        return outcome.wof_diff
+    scores = []
+    for move in board.legal_moves():
+        after = board.copy()
+        after.push(move)
+        scores.append(_perfect_play(after))
+    return max(scores) if board.turn is Color.BLACK else min(scores)
+
+
+def _position_at(empties: int, seed: int) -> OthelloBoard:
+    """A position of a random game with ``empties`` empty squares, the side to move able to
+    move."""
+    draw = random.Random(seed)
+    while True:
+        board = OthelloBoard()
+        while _empties(board) > empties and not board.is_game_over():
+            board.push(draw.choice(board.legal_moves()))
+        if not board.is_game_over() and board.legal_moves() != [PASS]:
+            return board
+
+
+def _board(text: str) -> OthelloBoard:
+    return OthelloBoard.from_text(text)
+
+
+def test_a_match_ends_at_the_threshold_with_perfect_plays_result(
+        cli_stack: InProcessStack) -> None:
+    for name in ("ann", "ben"):
+        ok(cli_stack.run("bot", "register", "--name", name, "--from-preset", "lab-beginner"))
+    for seed in (1, 2):
+        start = _position_at(12, seed)
+        created = json.loads(ok(cli_stack.run(
+            "match", "create", "--black", "ann", "--white", "ben", "--start", start.to_text(),
+            "--adjudicate-empties", "8", "--move-time-ms", "500", "--json")))
+        ok(cli_stack.run("match", "watch", created["id"]))
+        match = json.loads(ok(cli_stack.run("match", "show", created["id"], "--json")))
+        result, moves = match["result"], match["moves"]
+        assert result["termination"] == "TERMINATION_ADJUDICATED", result
+        final = _board(moves[-1]["position_after"])
+        before = _board(moves[-2]["position_after"]) if len(moves) > 1 else start
+        assert _empties(final) <= 8 < _empties(before)  # not a ply sooner, not later
+        black = _perfect_play(final)
+        assert result.get("score", 0) == black
+        assert result.get("winner", "COLOR_UNSPECIFIED") == (
+            "COLOR_BLACK" if black > 0 else "COLOR_WHITE" if black < 0 else "COLOR_UNSPECIFIED")
+        assert result["black_count"] == final.count(Color.BLACK)  # the board as it stands
+        verdict = "a draw" if black == 0 else \
+            f"{'Black' if black > 0 else 'White'} wins by {abs(black)}"
+        assert result["detail"] == (f"exact solve at {_empties(final)} empty squares: "
+                                    f"{verdict} with perfect play")
+        assert result["detail"] in ok(cli_stack.run("match", "show", created["id"]))
+
+    # A start already at the threshold: adjudicated before anyone moves.
+    start = _position_at(7, 3)
+    created = json.loads(ok(cli_stack.run(
+        "match", "create", "--black", "ann", "--white", "ben", "--start", start.to_text(),
+        "--adjudicate-empties", "8", "--json")))
+    ok(cli_stack.run("match", "watch", created["id"]))
+    match = json.loads(ok(cli_stack.run("match", "show", created["id"], "--json")))
+    assert match.get("moves", []) == []
+    assert match["result"]["termination"] == "TERMINATION_ADJUDICATED"
+    assert match["result"].get("score", 0) == _perfect_play(start)
+
+
+def test_a_ladder_adjudicates_each_game_and_rates_the_results(
+        cli_stack: InProcessStack) -> None:
+    for name in ("cal", "dee"):
+        ok(cli_stack.run("bot", "register", "--name", name, "--from-preset", "lab-beginner"))
+    created = json.loads(ok(cli_stack.run(
+        "ladder", "create", "cal", "dee", "--games-per-pairing", "2", "--move-time-ms", "500",
+        "--adjudicate-empties", "6", "--json")))
+    ok(cli_stack.run("ladder", "watch", created["id"]))
+    listed = json.loads(ok(cli_stack.run("match", "list", "--ladder", created["id"],
+                                         "--json")))
+    assert len(listed) == 2
+    for summary in listed:
+        match = json.loads(ok(cli_stack.run("match", "show", summary["id"], "--json")))
+        assert match["config"]["adjudicate_empties"] == 6
+        assert match["result"]["termination"] == "TERMINATION_ADJUDICATED"
+        final = _board(match["moves"][-1]["position_after"])
+        assert match["result"].get("score", 0) == _perfect_play(final)
+    standings = json.loads(ok(cli_stack.run("ladder", "standings", created["id"], "--json")))
+    assert sum(row["games"] for row in standings["rows"]) == 4  # both games rated, twice
+
+
+def test_adjudication_is_refused_where_it_cannot_be_done(cli_stack: InProcessStack) -> None:
+    ok(cli_stack.run("bot", "register", "--name", "eve", "--from-preset", "lab-beginner"))
+    ok(cli_stack.run("bot", "register", "--name", "gus", "--from-preset", "sharpmoku-normal"))
+    one_line_error(cli_stack.run("match", "create", "--black", "eve", "--white", "eve",
+                                 "--adjudicate-empties", "19"),
+                   "adjudicate_empties", "must be in 0..18, got 19")
+    one_line_error(cli_stack.run("ladder", "create", "eve", "eve@1", "--adjudicate-empties",
+                                 "40"), "adjudicate_empties", "0..18")
+    one_line_error(cli_stack.run("match", "create", "--black", "gus", "--white", "gus",
+                                 "--adjudicate-empties", "5"),
+                   "adjudicate_empties", "Gomoku has no exact solver")
+    one_line_error(cli_stack.run("ladder", "create", "gus", "gus@1", "--adjudicate-empties",
+                                 "5"), "adjudicate_empties", "Gomoku has no exact solver")
