@@ -275,9 +275,12 @@ def _format_number(number: float | None) -> str:
 
 
 def ggf_result(outcome: Outcome) -> str:
-    """``RE`` for an outcome: black's margin with empties to the winner (``+4.000``);
-    a forfeit scores 64 for the winner with ``:t`` (time) or ``:r`` (other) appended."""
-    if outcome.termination in (Termination.NORMAL, Termination.FULL_BOARD):
+    """``RE`` for an outcome: black's margin with empties to the winner (``+4.000``), also
+    for an adjudicated game (its moves do not reach the end: ``+8.000`` after them is the
+    adjudicated margin); a forfeit scores 64 for the winner with ``:t`` (time) or ``:r``
+    (other) appended."""
+    if outcome.termination in (Termination.NORMAL, Termination.FULL_BOARD,
+                               Termination.ADJUDICATION):
         return f"{outcome.wof_diff:+d}.000"
     margin = 0 if outcome.winner is None else 64 if outcome.winner is Color.BLACK else -64
     return f"{margin:+d}.000{_FORFEIT_SUFFIX.get(outcome.termination, ':r')}"

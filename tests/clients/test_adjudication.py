@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 
+from arena.formats import parse_ggf
 from arena.games import PASS, Color
 from arena.games.othello import OthelloBoard
 from tests.clients.conftest import InProcessStack, ok, one_line_error
@@ -72,6 +73,9 @@ def test_a_match_ends_at_the_threshold_with_perfect_plays_result(
         assert result["detail"] == (f"exact solve at {_empties(final)} empty squares: "
                                     f"{verdict} with perfect play")
         assert result["detail"] in ok(cli_stack.run("match", "show", created["id"]))
+        ggf = parse_ggf(ok(cli_stack.run("match", "export", created["id"], "--format", "ggf")))
+        assert len(ggf.moves) == len(moves)  # the record ends where the game was judged
+        assert ggf.result_score() == black, ggf.result
 
     # A start already at the threshold: adjudicated before anyone moves.
     start = _position_at(7, 3)
