@@ -73,7 +73,6 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                              f"{DEFAULT_GAMES_PER_PAIRING})")
     create.add_argument("--all-openings", action="store_true",
                         help="play every opening of the suite twice per pair of bots")
-    add_adjudication_option(create)
     create.add_argument("--trees", action="store_true", help="store every move's search tree")
     create.add_argument("--watch", action="store_true",
                         help="show progress, then the standings, once created")
@@ -122,8 +121,8 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def add_ladder_game_options(parser: argparse.ArgumentParser) -> None:
-    """The game, openings and clock of a ladder: what is left out follows from the game
-    (the ladder service fills it in from the game's description)."""
+    """The game, openings, clock and adjudication of a ladder: what is left out follows
+    from the game (the ladder service fills it in from the game's description)."""
     add_game_options(parser)
     parser.add_argument("--openings", default="",
                         help="opening suite: othello-balanced[-1..6], international, "
@@ -131,6 +130,7 @@ def add_ladder_game_options(parser: argparse.ArgumentParser) -> None:
                              "othello-balanced, gomoku-balanced15 on 15x15); a suite implies "
                              "its variant and size")
     add_time_options(parser)
+    add_adjudication_option(parser)
     parser.add_argument("--seed", type=int64, default=0,
                         help="seed of the openings' order and of each game's own seed (the "
                              "bots' random choices)")

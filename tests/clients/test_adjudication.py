@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import random
 
+from arena.clients.sprt_commands import EXIT_NO_VERDICT
+
 from arena.formats import parse_ggf
 from arena.games import PASS, Color
 from arena.games.othello import OthelloBoard
@@ -108,6 +110,16 @@ def test_a_ladder_adjudicates_each_game_and_rates_the_results(
         assert match["result"].get("score", 0) == _perfect_play(final)
     standings = json.loads(ok(cli_stack.run("ladder", "standings", created["id"], "--json")))
     assert sum(row["games"] for row in standings["rows"]) == 4  # both games rated, twice
+    # A version test's games too.
+    run = cli_stack.run("test", "cal", "dee", "--max-games", "2", "--adjudicate-empties", "6",
+                        "--json")
+    assert run.code == EXIT_NO_VERDICT, run.err  # two games decide nothing
+    tested = json.loads(run.out)["ladder"]
+    assert tested["config"]["adjudicate_empties"] == 6
+    for summary in json.loads(ok(cli_stack.run("match", "list", "--ladder", tested["id"],
+                                               "--json"))):
+        match = json.loads(ok(cli_stack.run("match", "show", summary["id"], "--json")))
+        assert match["result"]["termination"] == "TERMINATION_ADJUDICATED"
 
 
 def test_adjudication_is_refused_where_it_cannot_be_done(cli_stack: InProcessStack) -> None:
