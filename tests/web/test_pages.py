@@ -195,8 +195,9 @@ def test_a_live_match_page_shows_moves_as_they_are_applied(web: WebStack, page: 
 
 
 def test_a_match_made_with_the_form_keeps_its_clock(web: WebStack, page: Any) -> None:
-    """The New match form as a person fills it: two bots, a game budget and an increment;
-    the token dialog first; then the match's page, its clock as the referee keeps it."""
+    """The New match form as a person fills it: two bots, a game budget, an increment and
+    an adjudication; the token dialog first; then the match's page, its clock as the
+    referee keeps it."""
     open_page(page, f"{web.url}/matches")
     page.click("text=New match")
     page.fill("input[name=black]", "web-beginner")
@@ -204,6 +205,7 @@ def test_a_match_made_with_the_form_keeps_its_clock(web: WebStack, page: Any) ->
     page.fill("input[name=move_time_ms]", "2000")
     page.fill("input[name=game_time_ms]", "120000")
     page.fill("input[name=increment_ms]", "500")
+    page.fill("input[name=adjudicate_empties]", "18")
     page.click("text=Start match")
     page.fill("#token-input", USER_TOKEN)
     page.click("#token-form button[value=save]")
@@ -211,8 +213,9 @@ def test_a_match_made_with_the_form_keeps_its_clock(web: WebStack, page: Any) ->
     match = web.client.get_match(page.url.rsplit("/", 1)[1])
     clock = match.config.time_control
     assert (clock.move_time_ms, clock.game_time_ms, clock.increment_ms) == (2000, 120_000, 500)
-    assert match.owner == "webuser"
+    assert match.owner == "webuser" and match.config.adjudicate_empties == 18
     page.wait_for_selector("text=2,000 ms per move, 120,000 ms a game + 500 ms a move")
+    page.wait_for_selector("text=adjudicated at 18 empty squares")
     # Each side's clock as the referee keeps it (the budget, plus 500 ms a move, less the
     # time charged), after the last move; the game is stopped wherever it is (the worker
     # is the next tests').
@@ -318,6 +321,26 @@ def test_replay_controls_step_through_the_rules_positions(web: WebStack, page: A
     marked = page.eval_on_selector_all(
         "svg.board g[data-legal='1']", "gs => gs.map(g => Number(g.dataset.square))")
     assert sorted(marked) == sorted(m for m in positions[10].legal_moves() if m < 64)
+
+
+def test_a_ladder_made_with_the_form_keeps_its_settings(web: WebStack, page: Any) -> None:
+    """The New ladder form: two bots picked, a move time and an adjudication reach the
+    ladder service as typed."""
+    open_page(page, f"{web.url}/ladders")
+    page.click("text=New ladder")
+    for name in ("web-beginner", "web-intermediate"):
+        page.check(f".bot-picks input[value='{name}']")
+    page.fill("input[name=move_time_ms]", "1500")
+    page.fill("input[name=adjudicate_empties]", "14")
+    page.click("text=Create ladder")
+    page.fill("#token-input", USER_TOKEN)
+    page.click("#token-form button[value=save]")
+    page.wait_for_url(f"{web.url}/ladders/*", timeout=30_000)
+    ladder_id = page.url.rsplit("/", 1)[1]
+    ladder = web.client.get_standings(ladder_id).ladder
+    assert ladder.config.adjudicate_empties == 14 and ladder.owner == "webuser"
+    assert ladder.config.time_control.move_time_ms == 1500
+    web.client.cancel_ladder(ladder_id)  # the worker is the next tests'
 
 
 def test_downloads_offer_every_export_format(web: WebStack, page: Any) -> None:

@@ -8,7 +8,7 @@ import {
   ago, badge, botLink, duration, h, int, ladderLink, matchLink, notice, pct, progressBar,
   replace, setTitle, shortId, signed, table, timeCell,
 } from "../dom.js";
-import { resultCell } from "./matches.js";
+import { ADJUDICATE_LABEL, resultCell } from "./matches.js";
 
 const SUITES = ["othello-balanced", "international", "gomoku-balanced15", "none"];
 
@@ -113,6 +113,7 @@ async function toggleForm(container) {
     increment: h("input", { name: "increment_ms", type: "number", min: 0, value: 0 }),
     seed: h("input", { name: "seed", type: "number", min: 0, value: 0 }),
     trees: h("input", { name: "capture_trees", type: "checkbox" }),
+    adjudicate: h("input", { name: "adjudicate_empties", type: "number", min: 0, max: 18, value: 0 }),
   };
   async function loadPicks() {
     const data = await getJSON(`/api/bots?game=${inputs.game.value}&limit=200`);
@@ -130,7 +131,8 @@ async function toggleForm(container) {
       bots, format: inputs.format.value, games_per_pairing: Number(inputs.games.value),
       opening_suite: inputs.suite.value, move_time_ms: Number(inputs.time.value),
       game_time_ms: Number(inputs.gameTime.value), increment_ms: Number(inputs.increment.value),
-      seed: Number(inputs.seed.value), capture_trees: inputs.trees.checked, request_id: requestId,
+      seed: Number(inputs.seed.value), capture_trees: inputs.trees.checked,
+      adjudicate_empties: Number(inputs.adjudicate.value), request_id: requestId,
     };
     try {
       const ladder = await act(() => send("POST", "/api/ladders", body));
@@ -147,6 +149,7 @@ async function toggleForm(container) {
       field("Openings", inputs.suite), field("Move time (ms)", inputs.time),
       field("Game time per side (ms, 0: none)", inputs.gameTime),
       field("Increment per move (ms)", inputs.increment), field("Seed", inputs.seed),
+      field(ADJUDICATE_LABEL, inputs.adjudicate),
       h("label", { class: "check" }, inputs.trees, "Store search trees"),
       h("div", { class: "wide" }, h("h3", {}, "Bots"), picks)),
     message,

@@ -94,6 +94,9 @@ async function load(container, query, fresh, token = "") {
   }
 }
 
+/** The field both new-match and new-ladder forms share: the exact solver's adjudication. */
+export const ADJUDICATE_LABEL = "Adjudicate at N empty squares (Othello, up to 18; 0: never)";
+
 async function toggleForm(container) {
   if (container.firstChild) { replace(container); return; }
   const message = h("div");
@@ -111,6 +114,7 @@ async function toggleForm(container) {
     opening: h("input", { name: "opening", placeholder: "e.g. f5 d6" }),
     seed: h("input", { name: "seed", type: "number", min: 0, value: 0 }),
     trees: h("input", { name: "capture_trees", type: "checkbox" }),
+    adjudicate: h("input", { name: "adjudicate_empties", type: "number", min: 0, max: 18, value: 0 }),
   };
   async function submit(event) {
     event.preventDefault();
@@ -119,7 +123,7 @@ async function toggleForm(container) {
       size: othello ? 8 : Number(inputs.size.value), move_time_ms: Number(inputs.time.value),
       game_time_ms: Number(inputs.gameTime.value), increment_ms: Number(inputs.increment.value),
       opening: inputs.opening.value, seed: Number(inputs.seed.value), capture_trees: inputs.trees.checked,
-      request_id: requestId };
+      adjudicate_empties: Number(inputs.adjudicate.value), request_id: requestId };
     try {
       const match = await act(() => send("POST", "/api/matches", body));
       if (match) location.href = `/matches/${encodeURIComponent(match.id)}`;
@@ -134,7 +138,8 @@ async function toggleForm(container) {
       h("label", {}, "Move time (ms)", inputs.time),
       h("label", {}, "Game time per side (ms, 0: none)", inputs.gameTime),
       h("label", {}, "Increment per move (ms)", inputs.increment), h("label", {}, "Opening moves", inputs.opening),
-      h("label", {}, "Seed", inputs.seed), h("label", { class: "check" }, inputs.trees, "Store search trees")),
+      h("label", {}, "Seed", inputs.seed), h("label", {}, ADJUDICATE_LABEL, inputs.adjudicate),
+      h("label", { class: "check" }, inputs.trees, "Store search trees")),
     message, h("div", { class: "row" }, h("button", { class: "primary", type: "submit" }, "Start match"),
       h("span", { class: "muted small" }, "Created as you, with your token."))));
 }
