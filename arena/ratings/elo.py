@@ -222,7 +222,7 @@ def fit_elo(
 
 def fit_totals(
     counts: FloatArray, points: FloatArray, max_iterations: int = 100, tolerance: float = 1e-9,
-    connected: bool = False,
+    connected: bool = False, start: FloatArray | None = None,
 ) -> EloFit:
     """Maximum-likelihood Elo ratings (mean 0) from the games and points matrices of
     ``pair_totals`` (virtual draws included).
@@ -231,9 +231,14 @@ def fit_totals(
     games. Then the information matrix with one player's row and column left out is
     positive definite: each Newton step solves that smaller system, and the covariance
     comes from its inverse (``_grounded_pinv``), instead of a pseudo-inverse of the whole
-    (the same numbers, without a singular value decomposition)."""
-    theta = np.zeros(counts.shape[0])
+    (the same numbers, without a singular value decomposition).
+
+    ``start``: Elo ratings to begin from (an earlier fit of nearly the same games: a list
+    refitted after one more game converges in fewer steps); the maximum is the same."""
+    theta = np.zeros(counts.shape[0]) if start is None else np.asarray(start) * NAT
+    theta = theta - theta.mean()
     newton_step, pinv = (_grounded_step, _grounded_pinv) if connected else (_pinv_step, _pinv)
+    likelihood = log_likelihood(theta / NAT, points)
     for iteration in range(1, max_iterations + 1):
         gradient, information = _derivatives(theta, counts, points)
         step = newton_step(information, gradient)
@@ -241,7 +246,7 @@ def fit_totals(
         # pseudo-inverse can return a rounding-error component along it, as large as 0.03
         # in a long one-sided record: measured with it, the step never got small.
         step -= step.mean()
-        theta = _uphill(theta, step, points)
+        theta, likelihood = _uphill(theta, step, points, likelihood)
         theta -= theta.mean()
         if float(np.max(np.abs(step))) < tolerance:
             covariance = np.asarray(pinv(information) / NAT**2, dtype=np.float64)
@@ -290,16 +295,18 @@ def _derivatives(
     return gradient, information
 
 
-def _uphill(theta: FloatArray, step: FloatArray, points: FloatArray) -> FloatArray:
-    """``theta + t * step`` for the largest t in 1, 1/2, 1/4, ... that does not go downhill."""
-    before = log_likelihood(theta / NAT, points)
+def _uphill(theta: FloatArray, step: FloatArray, points: FloatArray,
+            before: float) -> tuple[FloatArray, float]:
+    """``theta + t * step`` for the largest t in 1, 1/2, 1/4, ... that does not go downhill
+    from ``theta``'s log-likelihood ``before``, and its log-likelihood."""
     scale = 1.0
     for _ in range(40):
         candidate = theta + scale * step
-        if log_likelihood(candidate / NAT, points) >= before - 1e-12:
-            return candidate
+        after = log_likelihood(candidate / NAT, points)
+        if after >= before - 1e-12:
+            return candidate, after
         scale /= 2.0
-    return theta
+    return theta, before
 
 
 def _check_game(game: Game, players: int) -> None:

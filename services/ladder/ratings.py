@@ -116,14 +116,18 @@ class RatingList:
                 games[ladder_id] = count
         signature = frozenset(games.items())
         if kept is None or kept.signature != signature:
-            ratings = self._list(spec, key[1], self._tallies_of(games))
+            ratings = self._list(spec, key[1], self._tallies_of(games),
+                                 None if kept is None else kept.ratings)
         else:
             ratings = kept.ratings
         self._lists.put(key, _Kept(version, signature, ratings))
         return ratings
 
     def _list(self, spec: common_pb2.GameSpec, clock: ClockKey | None,
-              tallies: dict[str, LadderGames]) -> ladder_pb2.Ratings:
+              tallies: dict[str, LadderGames],
+              before: ladder_pb2.Ratings | None = None) -> ladder_pb2.Ratings:
+        """The list of ``tallies``; ``before``, the list before its last games, gives the
+        fit its starting ratings (the same maximum, in fewer steps)."""
         clocks: dict[ClockKey, tuple[int, int]] = {}  # clock -> (games, ladders)
         ours = {}
         for ladder_id, ladder in tallies.items():
@@ -132,7 +136,10 @@ class RatingList:
                 clocks[ladder.clock] = (games + ladder.tally.total(), ladders + 1)
             if clock is None or ladder.clock == clock:
                 ours[ladder_id] = ladder
-        ratings = _fit(spec, ours, self.prior_draws)
+        start = {} if before is None else {
+            (row.standing.bot.name, row.standing.bot.version): row.standing.elo
+            for row in before.rows}
+        ratings = _fit(spec, ours, self.prior_draws, start)
         if clock is not None:
             ratings.clock.CopyFrom(clock_of(clock))
         for at, (games, ladders) in sorted(clocks.items(), key=lambda c: (-c[1][0], c[0])):
@@ -217,7 +224,7 @@ def _pools(players: list[BotKey], met: set[tuple[BotKey, BotKey]]) -> list[list[
 
 
 def _fit(spec: common_pb2.GameSpec, tallies: dict[str, LadderGames],
-         prior_draws: float) -> ladder_pb2.Ratings:
+         prior_draws: float, start: dict[BotKey, float]) -> ladder_pb2.Ratings:
     players: dict[BotKey, _Player] = {}
     pair_games: Counter[tuple[BotKey, BotKey]] = Counter()  # ordered: a's points below
     pair_points: dict[tuple[BotKey, BotKey], float] = {}
@@ -246,7 +253,8 @@ def _fit(spec: common_pb2.GameSpec, tallies: dict[str, LadderGames],
     rows = []
     for number, (pool, (counts, points)) in enumerate(zip(pools, totals, strict=True), start=1):
         add_prior_draws(counts, points, prior_draws)
-        fit = fit_totals(counts, points, connected=True)  # a pool is connected
+        fit = fit_totals(counts, points, connected=True,  # a pool is connected
+                         start=np.array([start.get(bot, 0.0) for bot in pool]))
         records = [players[bot].record for bot in pool]
         order = sorted(range(len(pool)), key=lambda i: (
             -round(float(fit.elo[i]), 9), -records[i].score_pct, pool[i]))
