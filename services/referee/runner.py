@@ -195,7 +195,8 @@ class MatchRunner:
 
     def _job(self, state: GameState) -> engine_pb2.MoveJob | None:
         """The move job for the ply ``state`` is at: None when no bot is asked there (the
-        game is over, the side to move must pass) or its time is used up (a forfeit)."""
+        game is over or adjudicated, the side to move must pass) or its time is used up (a
+        forfeit)."""
         position = state.position
         if (position.is_game_over() or position.legal_moves() == [PASS]
                 or self._adjudicated(state) is not None):

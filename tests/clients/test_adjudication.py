@@ -10,7 +10,7 @@ import random
 from arena.clients.sprt_commands import EXIT_NO_VERDICT
 
 from arena.formats import parse_ggf
-from arena.games import PASS, Color
+from arena.games import PASS, Color, game
 from arena.games.othello import OthelloBoard
 from tests.clients.conftest import InProcessStack, ok, one_line_error
 
@@ -135,3 +135,22 @@ def test_adjudication_is_refused_where_it_cannot_be_done(cli_stack: InProcessSta
                    "adjudicate_empties", "Gomoku has no exact solver")
     one_line_error(cli_stack.run("ladder", "create", "gus", "gus@1", "--adjudicate-empties",
                                  "5"), "adjudicate_empties", "Gomoku has no exact solver")
+
+
+def test_the_exact_score_agrees_with_minimax_where_the_side_to_move_must_pass() -> None:
+    """The referee may adjudicate at a position whose side to move has no move: the
+    solver's score is still perfect play's (checked against the plain minimax)."""
+    draw, checked = random.Random(3), 0
+    engine = game("othello").engine()
+    while checked < 4:
+        board = OthelloBoard()
+        while not board.is_game_over():
+            if board.legal_moves() == [PASS] and _empties(board) <= 10:
+                score = engine.exact_score(board.to_text(), 10**7)
+                assert score is not None
+                black = score if board.turn is Color.BLACK else -score
+                assert black == _perfect_play(board), board.to_text()
+                checked += 1
+                break
+            board.push(draw.choice(board.legal_moves()))
+    assert game("gomoku").engine().exact_score("", 10**7) is None  # no solver
