@@ -190,6 +190,9 @@ SETTINGS: tuple[Setting, ...] = (
             "reverse proxies in front of the web gateway, addresses and networks "
             "comma-separated: a request from one is read as from the client its "
             "X-Forwarded-For names (empty: none; the header is ignored)", ("web",)),
+    Setting("web_forwarded_header", "ARENA_WEB_FORWARDED_HEADER", "x-forwarded-for",
+            "the header the trusted proxies name the client in: x-forwarded-for, or "
+            "forwarded (RFC 7239, its for= nodes); only that one is read", ("web",)),
 )
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 
@@ -257,6 +260,7 @@ class Config:
     web_max_streams_per_viewer: int = 20
     web_calls_per_viewer: int = 4
     web_trusted_proxies: str = ""
+    web_forwarded_header: str = "x-forwarded-for"
 
     @classmethod
     def load(cls, role: str, argv: Sequence[str] | None = None,

@@ -10,6 +10,12 @@ the address it was called from, and the first address that is not a trusted prox
 client. An entry that is no address, or a list that runs out of entries, stops the walk at
 the last hop known to be honest: a client cannot invent names to buy itself more shares.
 
+Proxies that write the standard ``Forwarded`` header (RFC 7239: ``for=203.0.113.7;
+proto=https, for="[2001:db8::1]:4711"``) instead are read through it
+(``ARENA_WEB_FORWARDED_HEADER=forwarded``): the ``for=`` of each element, the same walk
+from the right. Only the header the operator names is read: a client could write the other
+one itself, and the proxy would pass it on untouched.
+
 An IPv6 client is known by its /64: one host usually holds a whole /64 and could take a new
 address for every request.
 """
@@ -20,6 +26,8 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+X_FORWARDED_FOR, FORWARDED = "x-forwarded-for", "forwarded"
+FORWARDED_HEADERS = (X_FORWARDED_FOR, FORWARDED)
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPV6_PREFIX = 64
@@ -54,23 +62,40 @@ def _address(text: str) -> Address | None:
     return address
 
 
+def forwarded_for(lines: Iterable[str]) -> list[str]:
+    """The ``for=`` node of each element of RFC 7239 ``Forwarded`` header lines, in order
+    (``""`` for an element without one: no address, so the walk stops there)."""
+    nodes = []
+    for line in lines:
+        for element in line.split(","):
+            node = ""
+            for pair in element.split(";"):
+                name, equals, value = pair.partition("=")
+                if equals and name.strip().lower() == "for":
+                    node = value.strip().strip('"')
+            nodes.append(node)
+    return nodes
+
+
 @dataclass(frozen=True)
 class ClientAddresses:
     """The client address of a request (see the module docstring)."""
 
     trusted: tuple[Network, ...] = ()
+    header: str = X_FORWARDED_FOR  # which header trusted proxies write (FORWARDED_HEADERS)
 
     def _trusted(self, address: Address) -> bool:
         return any(address in network for network in self.trusted)
 
     def client(self, peer: str | None, forwarded: Iterable[str]) -> str:
         """The client's address as a viewer's name, from the connection's ``peer`` and the
-        request's ``X-Forwarded-For`` header lines (in order)."""
+        request's lines of ``header`` (in order)."""
         hop = _address(peer or "")
         if hop is None:
             return peer or "unknown"
         if self.trusted and self._trusted(hop):
-            entries = [entry for line in forwarded for entry in line.split(",")]
+            entries = (forwarded_for(forwarded) if self.header == FORWARDED
+                       else [entry for line in forwarded for entry in line.split(",")])
             for entry in reversed(entries):
                 address = _address(entry)
                 if address is None:

@@ -230,7 +230,8 @@ class Api:
         self.slots = live.StreamSlots(gateway.settings.max_streams,
                                       gateway.settings.max_streams_per_viewer)
         self.turns = ViewerTurns(gateway.settings.calls_per_viewer)
-        self.addresses = ClientAddresses(gateway.settings.trusted_proxies)
+        self.addresses = ClientAddresses(gateway.settings.trusted_proxies,
+                                         gateway.settings.forwarded_header)
         # Everyone reads the same with the service token while reading is open.
         self.reads = SharedReads() if gateway.settings.read_access == "open" else None
         self.broadcasts = live.Broadcasts() if gateway.settings.read_access == "open" else None
@@ -245,7 +246,8 @@ class Api:
         if token and self.gateway.settings.read_access == "token":
             return f"token {token}"
         peer = request.client.host if request.client else None
-        return f"address {self.addresses.client(peer, request.headers.getlist('x-forwarded-for'))}"
+        forwarded = request.headers.getlist(self.addresses.header)
+        return f"address {self.addresses.client(peer, forwarded)}"
 
     def reading(self, handler: Handler) -> Handler:
         """A read: in its viewer's turn, its answer shared (``shared.SharedReads``)."""

@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Literal
 
 from arena.services.common.config import Config
-from arena.services.web.addresses import Network, parse_proxies
+from arena.services.web.addresses import (
+    FORWARDED_HEADERS,
+    X_FORWARDED_FOR,
+    Network,
+    parse_proxies,
+)
 
 ReadAccess = Literal["open", "token"]
 READ_ACCESS: tuple[ReadAccess, ...] = ("open", "token")
@@ -43,12 +48,18 @@ class WebSettings:
     calls_per_viewer: int = 4
     # Proxies whose X-Forwarded-For names the client (addresses.py).
     trusted_proxies: tuple[Network, ...] = ()
+    # ... or whose Forwarded (RFC 7239) does: the one header they write.
+    forwarded_header: str = X_FORWARDED_FOR
 
     @classmethod
     def from_config(cls, config: Config) -> WebSettings:
         if config.web_read not in READ_ACCESS:
             raise ValueError(f"ARENA_WEB_READ={config.web_read!r}: expected one of "
                              f"{', '.join(READ_ACCESS)}")
+        header = config.web_forwarded_header.strip().lower()
+        if header not in FORWARDED_HEADERS:
+            raise ValueError(f"ARENA_WEB_FORWARDED_HEADER={config.web_forwarded_header!r}: "
+                             f"expected one of {', '.join(FORWARDED_HEADERS)}")
         return cls(
             listen=config.listen, ready_file=config.ready_file,
             read_access=config.web_read, service_token=config.peer_token,
@@ -58,6 +69,7 @@ class WebSettings:
             max_streams_per_viewer=max(1, config.web_max_streams_per_viewer),
             calls_per_viewer=max(1, config.web_calls_per_viewer),
             trusted_proxies=parse_proxies(config.web_trusted_proxies),
+            forwarded_header=header,
         )
 
     @classmethod

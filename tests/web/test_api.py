@@ -365,7 +365,7 @@ QUESTIONS = itertools.count()  # a bot no one registered: a new question, no sha
 
 
 def _hold(to: Http, source: str, count: int, forwarded: str = "",
-          ) -> list[http.client.HTTPConnection]:
+          header: str = "x-forwarded-for") -> list[http.client.HTTPConnection]:
     """``count`` actions from ``source`` whose bodies have not arrived: each holds its
     turn (or its place in the line) while the gateway reads it, as a slow client would."""
     held = []
@@ -374,14 +374,14 @@ def _hold(to: Http, source: str, count: int, forwarded: str = "",
         connection.putrequest("POST", "/api/matches")
         headers = [("content-type", "application/json"), ("content-length", "40"),
                    ("authorization", f"Bearer {USER_TOKEN}")]
-        for name, value in headers + ([("x-forwarded-for", forwarded)] if forwarded else []):
+        for name, value in headers + ([(header, forwarded)] if forwarded else []):
             connection.putheader(name, value)
         connection.endheaders()
         held.append(connection)
     return held
 
 
-def _refused(to: Http, source: str, forwarded: str = "",
+def _refused(to: Http, source: str, forwarded: str = "", header: str = "x-forwarded-for",
              ) -> tuple[bytes, list[http.client.HTTPConnection]]:
     """Reads from ``source`` until one is refused at once: (its body, the reads that
     joined the line instead, still open). A read that comes while the gateway is still
@@ -392,7 +392,7 @@ def _refused(to: Http, source: str, forwarded: str = "",
     while True:
         probe = _connect(to, source, timeout_s=3)
         probe.request("GET", f"/api/matches?limit=1&bot=probe-{next(QUESTIONS)}",
-                      headers={"x-forwarded-for": forwarded} if forwarded else {})
+                      headers={header: forwarded} if forwarded else {})
         try:
             reply = probe.getresponse()
         except TimeoutError:
@@ -476,6 +476,40 @@ def test_behind_a_trusted_proxy_each_client_is_its_own_viewer(
             held += queued
             assert status(direct, client) == 429
             assert status(proxy, "203.0.113.9") == 200
+        finally:
+            for connection in held:
+                connection.close()
+
+
+def test_behind_a_proxy_that_writes_forwarded_the_client_is_read_from_it(
+        web: WebStack, tmp_path: Path) -> None:
+    """With ARENA_WEB_FORWARDED_HEADER=forwarded the client is the RFC 7239 header's
+    ``for=``, and X-Forwarded-For (which such a proxy passes on as the client wrote it)
+    names no one."""
+    proxy, client = "127.0.0.5", "203.0.113.7"
+    held: list[http.client.HTTPConnection] = []
+    with another_gateway(web, tmp_path, ARENA_WEB_TRUSTED_PROXIES="127.0.0.5",
+                         ARENA_WEB_FORWARDED_HEADER="forwarded",
+                         ARENA_WEB_CALLS_PER_VIEWER="1") as (_, gateway):
+        def status(headers: dict[str, str]) -> int:
+            connection = _connect(gateway, proxy, timeout_s=10)
+            connection.request("GET", f"/api/matches?limit=1&bot=probe-{next(QUESTIONS)}",
+                               headers=headers)
+            reply = connection.getresponse()
+            reply.read()
+            connection.close()
+            return reply.status
+
+        try:
+            held += _hold(gateway, proxy, 1 + 4, forwarded=f"for={client}", header="forwarded")
+            body, queued = _refused(gateway, proxy, forwarded=f'for="{client}:4711"',
+                                    header="forwarded")
+            held += queued
+            assert "1 requests from here" in error_of(body)["message"]
+            assert status({"forwarded": f"for=198.51.100.9, for={client};proto=http"}) == 429
+            assert status({"forwarded": "for=203.0.113.8"}) == 200  # another client
+            # The other header is not the proxy's: the request is the proxy's own.
+            assert status({"x-forwarded-for": client}) == 200
         finally:
             for connection in held:
                 connection.close()
