@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,7 +114,9 @@ def render(arena: status_pb2.ArenaStatus, services: dict[str, bool],
 
 
 def _workers(arena: status_pb2.ArenaStatus, now_s: float) -> list[str]:
-    lines = [f"workers alive: {len(arena.workers)}"]
+    pools = Counter(worker.pool for worker in arena.workers)
+    split = ", ".join(f"{count} {pool}" for pool, count in sorted(pools.items()))
+    lines = [f"workers alive: {len(arena.workers)}" + (f" ({split})" if split else "")]
     for worker in arena.workers:
         doing = "idle"
         if worker.job_id:

@@ -101,6 +101,10 @@ def test_metrics_logs_and_status_of_a_ladder(
             [sys.executable, "-m", "arena.clients", "status", "--json"], capture_output=True,
             text=True, timeout=60, env=dict(os.environ, ARENA_HOME=str(tmp_path),
                                             ARENA_TOKEN=ADMIN_TOKEN))
+        text = subprocess.run(
+            [sys.executable, "-m", "arena.clients", "status"], capture_output=True,
+            text=True, timeout=60, env=dict(os.environ, ARENA_HOME=str(tmp_path),
+                                            ARENA_TOKEN=ADMIN_TOKEN))
     check_counters(before, after, matches)
     check_status(status, matches)
     assert printed.returncode == 0, printed.stderr
@@ -108,6 +112,7 @@ def test_metrics_logs_and_status_of_a_ladder(
     assert shown["services"] == {"registry": True, "referee": True, "ladder": True,
                                  "engine": True}
     assert len(shown["arena"]["workers"]) == 3  # two match workers and the analyst
+    assert "workers alive: 3 (1 analysis, 2 match)" in text.stdout.splitlines()
     follow_one_move(tmp_path / "logs", matches)
 
 
