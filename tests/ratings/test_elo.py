@@ -223,17 +223,23 @@ def test_one_sided_records_converge() -> None:
             assert expected_score(float(fit.elo[0] - fit.elo[1])) == pytest.approx(expected)
 
 
+def _connected_games(seed: int, players: int, count: int, spread: int) -> list[Game]:
+    """A chain through every player, then ``count`` games where a higher index is
+    stronger (by ``1 / spread`` of a score per index)."""
+    rng = np.random.default_rng(seed)
+    games = [Game(i, i + 1, float(rng.choice([0.0, 0.5, 1.0]))) for i in range(players - 1)]
+    for _ in range(count):
+        a, b = rng.choice(players, size=2, replace=False)
+        games.append(Game(int(a), int(b), float(rng.random() < 0.5 + (b - a) / spread)))
+    return games
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_a_connected_fit_is_the_pseudo_inverse_fit(seed: int) -> None:
     """The rating list's faster steps (``connected=True``) reach the same ratings and
     covariance as the pseudo-inverse, for any connected set of players."""
-    rng = np.random.default_rng(seed)
     players = 30
-    games = [Game(i, i + 1, float(rng.choice([0.0, 0.5, 1.0]))) for i in range(players - 1)]
-    for _ in range(300):
-        a, b = rng.choice(players, size=2, replace=False)
-        games.append(Game(int(a), int(b), float(rng.random() < 0.5 + (b - a) / 80)))
-    counts, points = pair_totals(players, games)
+    counts, points = pair_totals(players, _connected_games(seed, players, 300, 80))
     plain, fast = fit_totals(counts, points), fit_totals(counts, points, connected=True)
     assert np.allclose(plain.elo, fast.elo, atol=1e-6)
     assert np.allclose(plain.covariance, fast.covariance, atol=1e-6)
@@ -244,12 +250,9 @@ def test_a_fit_started_from_the_last_one_reaches_the_same_ratings_sooner(seed: i
     """The rating list refits after each game from its previous ratings (``start``): the
     same maximum and covariance as a fit from zero, in fewer Newton steps; a start far off
     (or shifted: the mean is not identified) reaches it too."""
-    rng = np.random.default_rng(seed)
     players = 40
-    games = [Game(i, i + 1, float(rng.choice([0.0, 0.5, 1.0]))) for i in range(players - 1)]
-    for _ in range(400):
-        a, b = rng.choice(players, size=2, replace=False)
-        games.append(Game(int(a), int(b), float(rng.random() < 0.5 + (b - a) / 100)))
+    games = _connected_games(seed, players, 400, 100)
+    rng = np.random.default_rng(seed)
     before = fit_totals(*pair_totals(players, games), connected=True)
     counts, points = pair_totals(players, [*games, Game(0, players - 1, 1.0)])
     cold = fit_totals(counts, points, connected=True)

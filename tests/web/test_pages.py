@@ -194,6 +194,16 @@ def test_a_live_match_page_shows_moves_as_they_are_applied(web: WebStack, page: 
     assert page.evaluate("window.__notReloaded === true")
 
 
+def _submit_as_user(page: Any, button: str, lands_on: str) -> str:
+    """Send a form, give the token the dialog asks for, and return the id of the page it
+    lands on."""
+    page.click(f"text={button}")
+    page.fill("#token-input", USER_TOKEN)
+    page.click("#token-form button[value=save]")
+    page.wait_for_url(lands_on, timeout=30_000)
+    return str(page.url.rsplit("/", 1)[1])
+
+
 def test_a_match_made_with_the_form_keeps_its_clock(web: WebStack, page: Any) -> None:
     """The New match form as a person fills it: two bots, a game budget, an increment and
     an adjudication; the token dialog first; then the match's page, its clock as the
@@ -206,11 +216,7 @@ def test_a_match_made_with_the_form_keeps_its_clock(web: WebStack, page: Any) ->
     page.fill("input[name=game_time_ms]", "120000")
     page.fill("input[name=increment_ms]", "500")
     page.fill("input[name=adjudicate_empties]", "18")
-    page.click("text=Start match")
-    page.fill("#token-input", USER_TOKEN)
-    page.click("#token-form button[value=save]")
-    page.wait_for_url(f"{web.url}/matches/*", timeout=30_000)
-    match = web.client.get_match(page.url.rsplit("/", 1)[1])
+    match = web.client.get_match(_submit_as_user(page, "Start match", f"{web.url}/matches/*"))
     clock = match.config.time_control
     assert (clock.move_time_ms, clock.game_time_ms, clock.increment_ms) == (2000, 120_000, 500)
     assert match.owner == "webuser" and match.config.adjudicate_empties == 18
@@ -332,11 +338,7 @@ def test_a_ladder_made_with_the_form_keeps_its_settings(web: WebStack, page: Any
         page.check(f".bot-picks input[value='{name}']")
     page.fill("input[name=move_time_ms]", "1500")
     page.fill("input[name=adjudicate_empties]", "14")
-    page.click("text=Create ladder")
-    page.fill("#token-input", USER_TOKEN)
-    page.click("#token-form button[value=save]")
-    page.wait_for_url(f"{web.url}/ladders/*", timeout=30_000)
-    ladder_id = page.url.rsplit("/", 1)[1]
+    ladder_id = _submit_as_user(page, "Create ladder", f"{web.url}/ladders/*")
     ladder = web.client.get_standings(ladder_id).ladder
     assert ladder.config.adjudicate_empties == 14 and ladder.owner == "webuser"
     assert ladder.config.time_control.move_time_ms == 1500
