@@ -100,17 +100,11 @@ def match_outcome(match: match_pb2.Match, final: Position) -> Outcome | None:
         return final.outcome()
     termination = (Termination.ABORTED if result.void  # no result: a void game
                    else _TERMINATIONS.get(result.termination, Termination.ADJUDICATION))
-    if not game(final.game).counts_discs:
-        return Outcome(_color(result.winner), termination, result.black_count,
-                       result.white_count)
-    squares = final.size * final.size
-    if result.termination == match_pb2.TERMINATION_ADJUDICATED and not result.void:
-        # Perfect play's final board, as far as a score says it: the referee's exact
-        # score, the empty squares to the winner (an even margin over a full board).
-        return Outcome(_color(result.winner), termination, (squares + result.score) // 2,
-                       (squares - result.score) // 2)
+    empties = 0  # an adjudicated game's counts are perfect play's, the board full
+    if game(final.game).counts_discs:
+        empties = final.size * final.size - result.black_count - result.white_count
     return Outcome(_color(result.winner), termination, result.black_count, result.white_count,
-                   squares - result.black_count - result.white_count)
+                   empties)
 
 
 def native_replay(match: match_pb2.Match) -> Replay:

@@ -175,7 +175,9 @@ def forfeit_result(position: Position, forfeit: Forfeit) -> match_pb2.MatchResul
 
 def adjudicated_result(position: Position, score: int, empties: int) -> match_pb2.MatchResult:
     """The result of perfect play from ``position``, where ``score`` is the exact final disc
-    difference for the side to move (the empty squares to the winner)."""
+    difference for the side to move (the empty squares to the winner). The counts are
+    perfect play's final ones as that score gives them (the board full, the empty squares
+    the winner's), so that they agree with the winner."""
     black = score if position.turn is Color.BLACK else -score
     winner = (common_pb2.COLOR_UNSPECIFIED if black == 0
               else common_pb2.COLOR_BLACK if black > 0 else common_pb2.COLOR_WHITE)
@@ -185,5 +187,6 @@ def adjudicated_result(position: Position, score: int, empties: int) -> match_pb
         winner=winner, termination=match_pb2.TERMINATION_ADJUDICATED,
         detail=f"exact solve at {empties} empty squares: {verdict} with perfect play",
         score=black)
-    _counts(position, result)
+    squares = position.size * position.size
+    result.black_count, result.white_count = (squares + black) // 2, (squares - black) // 2
     return result
