@@ -71,9 +71,9 @@ EXTRA_DIR = "extra"
 ACCESS_ENV = ("ARENA_TLS_CERT_FILE", "ARENA_TLS_KEY_FILE", "ARENA_TLS_CA_FILE",
               "ARENA_TLS_CLIENT_CA_FILE", "ARENA_REDIS_USERNAME", "ARENA_REDIS_PASSWORD_FILE",
               "ARENA_REDIS_CA_FILE")
+WORKERS_PER_CORE = 4  # a worker searches on one thread: more per core only wait their turn
 # Restart pauses grow 0.5 s, 1 s, 2 s ... up to this; a process that died this many times
 # within FAILURE_WINDOW_S makes the supervisor give up and stop the stack.
-WORKERS_PER_CORE = 4  # a worker searches on one thread: more per core only wait their turn
 MAX_BACKOFF_S = 30.0
 MAX_FAILURES = 5
 FAILURE_WINDOW_S = 60.0
