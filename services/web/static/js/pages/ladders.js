@@ -8,7 +8,7 @@ import {
   ago, badge, botLink, duration, h, int, ladderLink, matchLink, notice, pct, progressBar,
   replace, setTitle, shortId, signed, table, timeCell,
 } from "../dom.js";
-import { ADJUDICATE_LABEL, ADJUDICATE_TITLE, resultCell } from "./matches.js";
+import { ADJUDICATE_LABEL, adjudicateInput, resultCell } from "./matches.js";
 
 const SUITES = ["othello-balanced", "international", "gomoku-balanced15", "none"];
 
@@ -113,8 +113,7 @@ async function toggleForm(container) {
     increment: h("input", { name: "increment_ms", type: "number", min: 0, value: 0 }),
     seed: h("input", { name: "seed", type: "number", min: 0, value: 0 }),
     trees: h("input", { name: "capture_trees", type: "checkbox" }),
-    adjudicate: h("input", { name: "adjudicate_empties", type: "number", min: 0, max: 18, value: 0,
-      title: ADJUDICATE_TITLE }),
+    adjudicate: adjudicateInput(),
   };
   async function loadPicks() {
     const data = await getJSON(`/api/bots?game=${inputs.game.value}&limit=200`);

@@ -96,7 +96,10 @@ async function load(container, query, fresh, token = "") {
 
 /** The field both new-match and new-ladder forms share: the exact solver's adjudication. */
 export const ADJUDICATE_LABEL = "Adjudicate at N empties (0: never)";
-export const ADJUDICATE_TITLE = "Othello, up to 18: at N empty squares or fewer the referee solves the position and the game ends with perfect play's result";
+const ADJUDICATE_TITLE = "Othello, up to 18: at N empty squares or fewer the referee solves the position and the game ends with perfect play's result";
+/** The forms' adjudication input (MatchConfig / LadderConfig adjudicate_empties). */
+export const adjudicateInput = () => h("input", { name: "adjudicate_empties", type: "number", min: 0, max: 18,
+  value: 0, title: ADJUDICATE_TITLE });
 
 async function toggleForm(container) {
   if (container.firstChild) { replace(container); return; }
@@ -115,8 +118,7 @@ async function toggleForm(container) {
     opening: h("input", { name: "opening", placeholder: "e.g. f5 d6" }),
     seed: h("input", { name: "seed", type: "number", min: 0, value: 0 }),
     trees: h("input", { name: "capture_trees", type: "checkbox" }),
-    adjudicate: h("input", { name: "adjudicate_empties", type: "number", min: 0, max: 18, value: 0,
-      title: ADJUDICATE_TITLE }),
+    adjudicate: adjudicateInput(),
   };
   async function submit(event) {
     event.preventDefault();
