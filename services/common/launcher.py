@@ -72,6 +72,7 @@ ACCESS_ENV = ("ARENA_TLS_CERT_FILE", "ARENA_TLS_KEY_FILE", "ARENA_TLS_CA_FILE",
               "ARENA_TLS_CLIENT_CA_FILE", "ARENA_REDIS_USERNAME", "ARENA_REDIS_PASSWORD_FILE",
               "ARENA_REDIS_CA_FILE")
 WORKERS_PER_CORE = 4  # a worker searches on one thread: more per core only wait their turn
+MEMORY_PER_WORKER = 512 << 20  # a worker is about 250 MB, more with its engines' tables
 # Restart pauses grow 0.5 s, 1 s, 2 s ... up to this; a process that died this many times
 # within FAILURE_WINDOW_S makes the supervisor give up and stop the stack.
 MAX_BACKOFF_S = 30.0
@@ -100,9 +101,12 @@ def die_with_parent() -> None:
 
 def max_workers() -> int:
     """The most workers one launcher runs: ``WORKERS_PER_CORE`` per core this process may
-    use, at least 8. Each is a process of about 250 MB that loads every engine; `arena
+    use (at least 8), and no more than one per ``MEMORY_PER_WORKER`` of the machine's
+    memory (at least 1). Each is a process of about 250 MB that loads every engine; `arena
     workers scale 99999` once started them until the machine stopped answering."""
-    return max(8, WORKERS_PER_CORE * len(os.sched_getaffinity(0)))
+    by_cores = max(8, WORKERS_PER_CORE * len(os.sched_getaffinity(0)))
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    return max(1, min(by_cores, memory // MEMORY_PER_WORKER))
 
 
 def check_worker_count(count: int, what: str = "the worker count") -> None:
@@ -112,8 +116,9 @@ def check_worker_count(count: int, what: str = "the worker count") -> None:
     if count > max_workers():
         raise InvalidArgumentError(
             f"{what} must be at most {max_workers()} on this machine ({WORKERS_PER_CORE} "
-            f"per core, at least 8), got {count}; more workers on one machine only queue "
-            "for its cores: run more on other machines (`arena worker`)")
+            f"per core, at least 8; one per {MEMORY_PER_WORKER >> 20} MB of memory), got "
+            f"{count}; more workers on one machine only queue for its cores: run more on "
+            "other machines (`arena worker`)")
 
 
 @dataclass

@@ -111,9 +111,10 @@ def time_control(body: Body) -> common_pb2.TimeControl:
 
 
 def adjudicate_empties(body: Body) -> int:
-    """The empty squares at which the referee adjudicates (0: never); which games allow
-    it, and up to where, the services say."""
-    return body.get("adjudicate_empties", int, 0, _between(0, 400))
+    """The empty squares at which the referee adjudicates (0: never). Any number the field
+    holds goes on: which games allow it, and up to where, the services say (one rule, one
+    message)."""
+    return body.get("adjudicate_empties", int, 0, _between(-(2**31), 2**31 - 1))
 
 
 def opening_moves(body: Body, game: common_pb2.GameSpec) -> list[int]:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from arena.clients.workers import stack_workers
 from arena.services.common.launcher import max_workers
 from arena.services.common.server import check_health
@@ -224,3 +225,19 @@ def test_first_start_compiles_the_engines_once_and_workers_only_load_them(
             log = (stack.home / "logs" / f"{name}.log").read_text()
             assert "[cache] data loaded from" in log, name
             assert "[cache] data saved to" not in log, f"{name} compiled a kernel itself"
+
+
+def test_a_small_machine_runs_as_many_workers_as_its_memory_holds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cores allow 8 or more workers; memory caps them at one per 512 MB (a machine's
+    memory is the boundary faked here), and never below one."""
+    from arena.services.common import launcher
+
+    pages = {"SC_PAGE_SIZE": 4096}
+    monkeypatch.setattr(launcher.os, "sysconf", lambda name: pages[name])
+    for memory, expected in ((64 << 30, max(8, 4 * len(os.sched_getaffinity(0)))),
+                             (1 << 30, 2), (1536 << 20, 3), (100 << 20, 1)):
+        pages["SC_PHYS_PAGES"] = memory // 4096
+        assert launcher.max_workers() == expected, memory
+    with pytest.raises(launcher.InvalidArgumentError, match="one per 512 MB of memory"):
+        launcher.check_worker_count(2)

@@ -800,7 +800,11 @@ def test_a_match_created_on_the_web_may_be_adjudicated(web: WebStack) -> None:
     assert match["adjudicate_empties"] == 18
     assert match["result"]["termination"] == "adjudicated"
     assert match["result"]["detail"].startswith("exact solve at ")
-    status, _, reply = web.http.request("POST", "/api/matches", {**body, "adjudicate_empties": 19},
-                                        token=USER_TOKEN)
-    assert status == 400, reply
-    assert "adjudicate_empties" in reply.decode() and "0..18" in reply.decode()
+    for bad in (19, -1):  # the referee's rule and message, whatever the number
+        status, _, reply = web.http.request("POST", "/api/matches",
+                                            {**body, "adjudicate_empties": bad}, token=USER_TOKEN)
+        assert status == 400, reply
+        assert f"adjudicate_empties: must be in 0..18, got {bad}" in reply.decode()
+    status, _, reply = web.http.request("POST", "/api/matches",
+                                        {**body, "adjudicate_empties": 2**31}, token=USER_TOKEN)
+    assert status == 400 and "adjudicate_empties" in reply.decode(), reply  # not an int32
