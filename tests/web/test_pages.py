@@ -342,7 +342,8 @@ def test_a_ladder_made_with_the_form_keeps_its_settings(web: WebStack, page: Any
     ladder = web.client.get_standings(ladder_id).ladder
     assert ladder.config.adjudicate_empties == 14 and ladder.owner == "webuser"
     assert ladder.config.time_control.move_time_ms == 1500
-    web.client.cancel_ladder(ladder_id)  # the worker is the next tests'
+    with contextlib.suppress(FailedPreconditionError):  # over already (two quick games)
+        web.client.cancel_ladder(ladder_id)  # the worker is the next tests'
 
 
 def test_downloads_offer_every_export_format(web: WebStack, page: Any) -> None:
