@@ -16,7 +16,7 @@ from tests.clients.conftest import InProcessStack, ok, one_line_error
 
 
 def _empties(board: OthelloBoard) -> int:
-    return 64 - board.count(Color.BLACK) - board.count(Color.WHITE)
+    return board.empties
 
 
 def _perfect_play(board: OthelloBoard) -> int:
