@@ -32,6 +32,12 @@ def play_games(
         return _collect(tasks, pool.map(play, tasks), progress)
 
 
+def held_out_games(games: int, holdout: float) -> int:
+    """How many of ``games`` (at least 2) the ``holdout`` share holds out: at least one
+    game and never all of them."""
+    return max(1, min(games - 1, round(games * holdout)))
+
+
 def game_progress(games: int, say: Callable[[str], None]) -> Callable[[int], None]:
     """A ``progress`` for ``play_games`` that says ``games done/total`` about ten times."""
     step = max(CHUNK, games // 10)

@@ -4,6 +4,7 @@ engine tools' parser in ``arena.engine.othello.cli``)."""
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
@@ -11,25 +12,18 @@ DEFAULT_L2 = 1e-4
 
 
 def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    """Run a training from the parsed arguments: (JSON payload, text report)."""
+    """Run a training from the parsed arguments, the common ones already checked: (JSON
+    payload, text report)."""
     from arena.engine.gomoku.train import GameSettings, save, train
 
-    if args.games < 2:
-        raise ValueError("--games must be at least 2 (some are held out)")
     if not 1 <= args.depth <= 8:
         raise ValueError(f"--depth must be in 1..8 for gomoku, got {args.depth}")
     if not 0 <= args.random_moves <= 8:
         raise ValueError(f"--random-moves must be in 0..8 for gomoku, got {args.random_moves}")
-    if not 0 < args.holdout < 1:
-        raise ValueError(f"--holdout must be between 0 and 1, got {args.holdout:g}")
     l2 = DEFAULT_L2 if args.l2 is None else args.l2
-    if l2 < 0:
-        raise ValueError(f"--l2 must not be negative, got {l2:g}")
-    output = Path(args.output)
-    if output.suffix not in ("", ".json"):
-        raise ValueError(f"--output for gomoku is a .json file, got {output.name!r}")
-    if not output.parent.is_dir():
-        raise ValueError(f"--output's folder {str(output.parent)!r} does not exist")
+    if not (math.isfinite(l2) and l2 >= 0):
+        raise ValueError(f"--l2 must be a number of 0 or more, got {l2:g}")
+    output = Path(args.output)  # its folder and suffix are checked with the common options
 
     def say(line: str) -> None:
         print(line, flush=True)

@@ -56,7 +56,7 @@ from arena.engine.gomoku.patterns import (
     stat,
 )
 from arena.engine.gomoku.search import cell_features
-from arena.engine.selfplay import game_progress, play_games
+from arena.engine.selfplay import game_progress, held_out_games, play_games
 
 SIZE = 15
 RANDOM_WITHIN = 8  # random moves come within this many plies after the opening
@@ -244,7 +244,7 @@ def fit_and_measure(
     trained weights against the hand weights (their best scale fitted on the training
     set) and the untrained ones (all zero: a coin toss); then the same comparison over
     ``FOLDS`` folds of the games (game index modulo ``FOLDS``), each fold held out once."""
-    held = data.game >= games - max(1, round(games * holdout))
+    held = data.game >= games - held_out_games(games, holdout)
     training, heldout = data.subset(~held), data.subset(held)
     if len(training) == 0 or len(heldout) == 0:
         raise ValueError(f"{games} games gave {len(training)} training and {len(heldout)} "

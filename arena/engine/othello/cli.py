@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,21 @@ from arena.engine.othello.bitboard import parse_position, square_name
 from arena.errors import InvalidArgumentError
 from arena.formats.errors import FormatError
 from arena.formats.obf import parse_obf_file
+
+
+def _stops_at_once(command: Callable[[argparse.Namespace], int]) -> Callable[..., int]:
+    """``command`` with Ctrl-C stopping the process at once, as it does a C program: the
+    compiled kernels do not return to Python, where its own handler would act, until they
+    finish (a perft at depth 30 went on for hours)."""
+
+    def run(args: argparse.Namespace) -> int:
+        previous = signal.signal(signal.SIGINT, signal.SIG_DFL)
+        try:
+            return command(args)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    return run
 
 
 def _emit(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
@@ -156,22 +174,66 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
 _OTHELLO_TRAIN = {"solve_empties": 14, "stages": 6, "ridge": 5.0, "window": 3,
                   "iterations": 200}
 _GOMOKU_TRAIN = {"l2"}
+MAX_TRAINING_GAMES = 100_000
+# Othello's ranges: (lowest, highest) of each integer option.
+_OTHELLO_RANGES = {"depth": (1, 10), "solve_empties": (0, 24), "stages": (1, 61),
+                   "window": (0, 60), "iterations": (1, 10_000)}
 
 
-def _train_options(args: argparse.Namespace) -> None:
-    """Refuse the other game's options; fill in Othello's defaults."""
+def _check_training(args: argparse.Namespace) -> None:
+    """Refuse the other game's options and every value the training cannot use before a
+    game is played: a bad ``--output`` found after an hour of self-play loses the hour.
+    Fills in Othello's defaults."""
     foreign = _GOMOKU_TRAIN if args.game == "othello" else set(_OTHELLO_TRAIN)
     for name in sorted(foreign):
         if getattr(args, name) is not None:
             raise ValueError(f"--{name.replace('_', '-')} does not apply to {args.game}")
-    if args.game == "othello":
-        for name, default in _OTHELLO_TRAIN.items():
-            if getattr(args, name) is None:
-                setattr(args, name, default)
+    if not 2 <= args.games <= MAX_TRAINING_GAMES:
+        raise ValueError(f"--games must be in 2..{MAX_TRAINING_GAMES} (some are held out), "
+                         f"got {args.games}")
+    if not 0 < args.holdout < 1:
+        raise ValueError(f"--holdout must be between 0 and 1, got {args.holdout:g}")
+    cores = os.cpu_count() or 1
+    if not 1 <= args.jobs <= cores:
+        raise ValueError(f"--jobs must be in 1..{cores} (this machine's cores), got {args.jobs}")
+    _check_output(args.output, ".npz" if args.game == "othello" else ".json")
+    if args.game == "gomoku":
+        return
+    for name, default in _OTHELLO_TRAIN.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+    for name, (low, high) in _OTHELLO_RANGES.items():
+        if not low <= getattr(args, name) <= high:
+            raise ValueError(f"--{name.replace('_', '-')} must be in {low}..{high} for othello, "
+                             f"got {getattr(args, name)}")
+    from arena.engine.othello.train import most_random_moves
+
+    most = most_random_moves()
+    if not 0 <= args.random_moves <= most:
+        raise ValueError(f"--random-moves must be in 0..{most} for othello, "
+                         f"got {args.random_moves}")
+    if not (math.isfinite(args.ridge) and args.ridge >= 0):
+        raise ValueError(f"--ridge must be a number of 0 or more, got {args.ridge:g}")
+
+
+def _check_output(name: str, suffix: str) -> None:
+    """The weights go to ``name`` with ``suffix``: its folder must exist and take files."""
+    output = Path(name)
+    if output.is_dir() or name.endswith(("/", os.sep)):
+        raise ValueError(f"--output {name!r} is a folder; name a file in it")
+    if output.suffix not in ("", suffix):
+        raise ValueError(f"--output is a {suffix} file here, got {output.name!r}")
+    folder = output.parent
+    if not folder.is_dir():
+        raise ValueError(f"--output's folder {str(folder)!r} does not exist")
+    if output.with_suffix(suffix).is_dir():
+        raise ValueError(f"--output {str(output.with_suffix(suffix))!r} is a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"--output's folder {str(folder)!r} is not writable")
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    _train_options(args)
+    _check_training(args)
     if args.game == "gomoku":
         from arena.engine.gomoku.cli import train_command
 
@@ -180,8 +242,6 @@ def _cmd_train(args: argparse.Namespace) -> int:
         return 0
     from arena.engine.othello.train import GameSettings, save, train
 
-    if args.games < 2:
-        raise ValueError("--games must be at least 2 (some are held out)")
     settings = GameSettings(args.depth, args.random_moves, args.solve_empties)
 
     def say(line: str) -> None:
@@ -235,14 +295,14 @@ def add_tool_commands(sub: Any) -> None:
     perft_p.add_argument("--depth", type=int, required=True, help="plies")
     perft_p.add_argument("--position", default="start", help="position text or 'start'")
     perft_p.add_argument("--json", action="store_true", help="print JSON")
-    perft_p.set_defaults(func=_cmd_perft)
+    perft_p.set_defaults(func=_stops_at_once(_cmd_perft))
 
     solve_p = sub.add_parser("solve", help="exactly solve every position of an OBF file")
     solve_p.add_argument("file", help="OBF file: position, then MOVE:score; pairs")
     solve_p.add_argument("--wld", action="store_true", help="only win/loss/draw")
     solve_p.add_argument("--time-ms", type=int, default=None, help="limit per position")
     solve_p.add_argument("--json", action="store_true", help="print JSON")
-    solve_p.set_defaults(func=_cmd_solve)
+    solve_p.set_defaults(func=_stops_at_once(_cmd_solve))
 
     analyze_p = sub.add_parser("analyze", help="search a position with a bot and limits")
     analyze_p.add_argument("position", help="position text (quote it) or 'start'")
@@ -253,7 +313,7 @@ def add_tool_commands(sub: Any) -> None:
     analyze_p.add_argument("--nodes", type=int, default=None)
     analyze_p.add_argument("--seed", type=int, default=0)
     analyze_p.add_argument("--json", action="store_true", help="print JSON")
-    analyze_p.set_defaults(func=_cmd_analyze)
+    analyze_p.set_defaults(func=_stops_at_once(_cmd_analyze))
     train_p = sub.add_parser(
         "train", help="train the pattern evaluator on self-play games (bounded, seeded)"
     )

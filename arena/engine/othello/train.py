@@ -40,7 +40,7 @@ from arena.engine.othello.patterns import (
     stage_table,
 )
 from arena.engine.othello.presets import PRESETS
-from arena.engine.selfplay import game_progress, play_games
+from arena.engine.selfplay import game_progress, held_out_games, play_games
 from arena.openings import load_suite
 from arena.openings.suites import start_position_after
 
@@ -69,6 +69,13 @@ class Positions:
 
     def subset(self, mask: npt.NDArray[np.bool_]) -> Positions:
         return Positions(self.p[mask], self.o[mask], self.label[mask], self.game[mask])
+
+
+def most_random_moves() -> int:
+    """The most random moves a game can take: they come after the longest opening of the
+    suite and before ``RANDOM_BEFORE_PLY``."""
+    longest = max(len(opening.moves) for opening in load_suite("othello-balanced").openings)
+    return RANDOM_BEFORE_PLY - longest
 
 
 def play_game(seed: int, game: int, settings: GameSettings) -> list[tuple[int, int, int]]:
@@ -236,8 +243,7 @@ def train(
     started = time.monotonic()
     data = generate(games, seed, settings, jobs, game_progress(games, say))
     generated = time.monotonic()
-    held_games = round(games * holdout)
-    held = data.game >= games - held_games
+    held = data.game >= games - held_out_games(games, holdout)
     training, heldout = data.subset(~held), data.subset(held)
     say(f"{len(training)} training positions, {len(heldout)} held out; fitting")
     weights = fit(training, stages, ridge, window, iterations)

@@ -115,7 +115,7 @@ def test_training_run_beats_the_untrained_weights_on_held_out_games(tmp_path: Pa
 @pytest.mark.parametrize(("extra", "message"), [
     (["--stages", "3"], "--stages does not apply to gomoku"),
     (["--output", "w.npz"], ".json"),
-    (["--games", "1"], "at least 2"),
+    (["--games", "1"], "--games must be in 2.."),
     (["--depth", "0"], "--depth"),
     (["--output", "no/such/folder/w.json"], "does not exist"),
 ])

@@ -1,0 +1,88 @@
+"""The in-process engine tools (`arena engine train|perft|...`) as a user meets them:
+bad options refused before any work, Ctrl-C stopping a long computation at once."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.clients.conftest import REPO, RunArena, assert_one_line_error
+
+CORES = os.cpu_count() or 1
+
+
+@pytest.mark.parametrize(("game", "extra", "needle"), [
+    # Found as an outsider: a missing folder was reported after the whole self-play.
+    ("othello", ["--output", "no/such/folder/w.npz"], "folder 'no/such/folder' does not exist"),
+    ("gomoku", ["--output", "."], "is a folder"),
+    ("othello", ["--output", "weights/"], "is a folder"),
+    # The task list of 10^11 games alone would fill the memory.
+    ("gomoku", ["--games", "99999999999"], "--games must be in 2..100000"),
+    # Thousands of processes for a machine of two cores.
+    ("othello", ["--jobs", str(CORES + 1)], f"--jobs must be in 1..{CORES}"),
+    ("othello", ["--holdout", "1"], "--holdout must be between 0 and 1"),
+    ("othello", ["--depth", "0"], "--depth must be in 1..10"),
+    ("othello", ["--random-moves", "99"], "--random-moves must be in 0.."),
+    ("othello", ["--ridge", "nan"], "--ridge must be a number of 0 or more"),
+    ("othello", ["--stages", "0"], "--stages must be in 1..61"),
+    ("gomoku", ["--l2", "nan"], "--l2 must be a number of 0 or more"),
+])
+def test_training_refuses_bad_options_before_playing(
+    run_arena: RunArena, tmp_path: Path, game: str, extra: list[str], needle: str
+) -> None:
+    (tmp_path / "weights").mkdir()
+    suffix = ".npz" if game == "othello" else ".json"
+    result = run_arena("engine", "train", game, "--games", "4", "--depth", "1",
+                       "--output", f"w{suffix}", *extra)
+    assert_one_line_error(result, needle)
+    assert "games" not in result.stdout  # refused before the first game
+    assert not list(tmp_path.glob("w.*")) and not list(tmp_path.glob("weights.*"))
+
+
+def test_training_holds_out_at_least_one_game(run_arena: RunArena, tmp_path: Path) -> None:
+    # 3 games at the default 10 %: rounding held none out and the held-out errors were nan.
+    result = run_arena("engine", "train", "othello", "--games", "3", "--depth", "1",
+                       "--solve-empties", "4", "--output", "w.npz", "--json")
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads(result.stdout)["metrics"]
+    assert metrics["positions"]["heldout"] > 0
+    assert math.isfinite(metrics["heldout"]["trained"]["mse"])
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_ctrl_c_stops_a_perft_at_once(run_arena: RunArena, tmp_path: Path) -> None:
+    """Found as an outsider: `arena engine perft --depth 30` went on after Ctrl-C (the
+    compiled kernel never returns to Python's handler), for hours."""
+    assert run_arena("engine", "perft", "--depth", "1").returncode == 0  # kernels compiled
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    env["PYTHONPATH"] = str(REPO)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena.clients", "engine", "perft", "--depth", "30"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        # Imports and loading the cached kernels take about a second of CPU; by four the
+        # process is deep in the depth-30 kernel.
+        deadline = time.monotonic() + 60
+        while _cpu_seconds(process.pid) < 4:
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=10)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == -signal.SIGINT
+    assert "Traceback" not in err
