@@ -21,9 +21,18 @@ NodeKind = Literal["max", "min", "leaf"]
 Clock = Literal["wall", "cpu"]
 
 
+# The largest limits a search takes: beyond them the kernels' integers (an 8-bit depth in
+# a table entry, a deadline in nanoseconds) would overflow.
+MAX_DEPTH = 127
+MAX_NODES = 2**62
+MAX_TIME_MS = 30 * 86_400_000  # thirty days
+
+
 @dataclass(frozen=True)
 class Limits:
     """When a search must stop. ``None`` means unlimited; at least one should be set.
+    A given limit is a whole number from 1 up to ``MAX_DEPTH``, ``MAX_NODES`` or
+    ``MAX_TIME_MS`` (``ValueError`` otherwise).
 
     ``depth`` counts plies searched from the root (depth 1 looks at each move and
     evaluates the position after it).
@@ -33,6 +42,12 @@ class Limits:
     nodes: int | None = None
     time_ms: int | None = None
     clock: Clock = "wall"
+
+    def __post_init__(self) -> None:
+        for name, most in (("depth", MAX_DEPTH), ("nodes", MAX_NODES), ("time_ms", MAX_TIME_MS)):
+            value = getattr(self, name)
+            if value is not None and not 1 <= value <= most:
+                raise ValueError(f"{name} must be in 1..{most}, got {value}")
 
 
 class StopFlag:

@@ -47,9 +47,10 @@ class ServedBot:
                     depth: int | None = None, time_ms: int | None = None,
                     seed: int | None = 0) -> ServedBot:
         prepared = game_named(game).engine().prepare(config)  # InvalidArgumentError if bad
-        for what, value in (("depth", depth), ("time_ms", time_ms)):
-            if value is not None and value < 1:
-                raise InvalidArgumentError(f"{what} must be at least 1, got {value}")
+        try:
+            Limits(depth=depth, time_ms=time_ms)  # the same ranges as every search's
+        except ValueError as exc:
+            raise InvalidArgumentError(str(exc)) from None
         return cls(name, game, prepared, depth, time_ms, seed or 0)
 
 

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterable
 from typing import TextIO
 
-from arena.engine.api import Limits, SearchResult
+from arena.engine.api import MAX_TIME_MS, Limits, SearchResult
 from arena.games import GOMOKU, GameError, GomokuBoard
 from arena.protocols import gomocup
 from arena.protocols.bot import LineWriter, ServedBot
@@ -131,8 +131,9 @@ class GomocupBrain:
 
 
 def turn_budget_ms(ms: int) -> int:
-    """The search time a brain takes from ``ms`` it may use: the rest carries the answer."""
-    return max(1, ms - max(SAFETY_MARGIN_MS, int(ms * SAFETY_FRACTION)))
+    """The search time a brain takes from ``ms`` it may use: the rest carries the answer.
+    A manager's clock of more than ``MAX_TIME_MS`` gives that much."""
+    return max(1, min(MAX_TIME_MS, ms - max(SAFETY_MARGIN_MS, int(ms * SAFETY_FRACTION))))
 
 
 def _int(text: str | None) -> int | None:

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterable
 from typing import TextIO
 
-from arena.engine.api import Limits, SearchResult
+from arena.engine.api import MAX_DEPTH, Limits, SearchResult
 from arena.games import PASS, GameError, OthelloBoard
 from arena.protocols import nboard
 from arena.protocols.bot import LineWriter, ServedBot, complain
@@ -38,7 +38,7 @@ class NboardEngine:
             case nboard.Quit():
                 return False
             case nboard.SetDepth(depth):
-                self.depth = max(1, depth)
+                self.depth = max(1, min(MAX_DEPTH, depth))
                 self.say(nboard.format_reply(nboard.MyName(self.bot.name)))
             case nboard.SetGame(ggf):
                 self.board = nboard.board_of_game(ggf)

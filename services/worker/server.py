@@ -33,7 +33,7 @@ from arena.services.worker.trees import tree_to_proto
 
 from arena.bots.spec import builtin_config, config_from_struct
 from arena.engine.adapters import GameEngine, PreparedBot
-from arena.engine.api import Limits, SearchResult, StopFlag
+from arena.engine.api import MAX_NODES, Limits, SearchResult, StopFlag
 from arena.errors import (
     FailedPreconditionError,
     FieldViolation,
@@ -141,8 +141,8 @@ def _checked_limits(request: engine_pb2.AnalyzeRequest) -> Limits:
     limits, bad = request.limits, []
     if not 0 <= limits.depth <= MAX_ANALYZE_DEPTH:
         bad.append(FieldViolation("limits.depth", f"must be in 0..{MAX_ANALYZE_DEPTH}"))
-    if limits.nodes < 0:
-        bad.append(FieldViolation("limits.nodes", "must not be negative"))
+    if not 0 <= limits.nodes <= MAX_NODES:
+        bad.append(FieldViolation("limits.nodes", f"must be in 0..{MAX_NODES}"))
     if not 0 <= limits.time_ms <= MAX_ANALYZE_MS:
         bad.append(FieldViolation("limits.time_ms", f"must be in 0..{MAX_ANALYZE_MS}"))
     if not 0 <= request.tree_node_budget <= MAX_ANALYZE_TREE_NODES:

@@ -47,6 +47,28 @@ def test_training_refuses_bad_options_before_playing(
     assert not list(tmp_path.glob("w.*")) and not list(tmp_path.glob("weights.*"))
 
 
+@pytest.mark.parametrize(("extra", "needle"), [
+    # Found as an outsider: a traceback from the compiled kernel's argument.
+    (["--nodes", "9" * 20], "nodes must be in 1..4611686018427387904"),
+    # Ran 24 s and answered a "depth 0" move.
+    (["--time-ms", "9" * 20], "time_ms must be in 1..2592000000"),
+    (["--time-ms", "-5"], "time_ms must be in 1.."),
+    (["--depth", "0"], "depth must be in 1..127, got 0"),
+])
+def test_analyze_refuses_absurd_limits(run_arena: RunArena, extra: list[str], needle: str) -> None:
+    result = run_arena("engine", "analyze", "start", *extra)
+    assert_one_line_error(result, needle)
+    assert result.stdout == ""
+
+
+def test_probcut_refuses_a_missing_folder_before_searching(
+    run_arena: RunArena, tmp_path: Path
+) -> None:
+    result = run_arena("engine", "probcut", "othello", "--output", "no/such/folder/p.json")
+    assert_one_line_error(result, "folder 'no/such/folder' does not exist")
+    assert result.stdout == ""
+
+
 def test_training_holds_out_at_least_one_game(run_arena: RunArena, tmp_path: Path) -> None:
     # 3 games at the default 10 %: rounding held none out and the held-out errors were nan.
     result = run_arena("engine", "train", "othello", "--games", "3", "--depth", "1",

@@ -122,6 +122,11 @@ def test_analyze_is_bounded_and_only_on_the_analysis_pool(
         with pytest.raises(errors.InvalidArgumentError, match="tree_node_budget"):
             sdk.analyze(position, engine_config=config, tree_node_budget=2**31 - 1,
                         limits=common_pb2.SearchLimits(depth=2))
+        # Found as an outsider: nodes above the engine's bound were let through and the
+        # search's own check refused them in words without the field.
+        with pytest.raises(errors.InvalidArgumentError, match=r"limits\.nodes: must be in"):
+            sdk.analyze(position, engine_config=config,
+                        limits=common_pb2.SearchLimits(nodes=2**63 - 1))
         with pytest.raises(errors.ResourceExhaustedError, match="analyze_time_ms"):
             sdk.analyze(position, engine_config=config,
                         limits=common_pb2.SearchLimits(time_ms=60_000))

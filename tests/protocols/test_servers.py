@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.engine.api import Limits
+from arena.engine.api import MAX_TIME_MS, Limits
 from arena.games import PASS, OthelloBoard
 from arena.protocols import gomocup, gomocup_brain, gtp, gtp_engine, nboard, nboard_engine
 from arena.protocols.bot import LineWriter, ServedBot
@@ -80,6 +80,23 @@ def test_each_move_is_preceded_by_its_search_message() -> None:
     assert isinstance(played, gomocup.MoveReply)
     assert report.pv[0] == played.y * 15 + played.x
     assert (played.x, played.y) in {(6, 7), (10, 7)}  # the open four
+
+
+def test_absurd_manager_clocks_still_give_a_move() -> None:
+    """Found as an outsider: ``INFO timeout_turn`` of 10**20 ms crashed the brain with a
+    traceback (the deadline overflowed the engine's clock); it now caps the search at
+    thirty days, and a negative timeout at the shortest search."""
+    brain = gomocup_brain.GomocupBrain(ServedBot.from_preset("gomoku", "sharpmoku-normal"),
+                                       LineWriter(io.StringIO()))
+    brain.handle(gomocup.Info("timeout_turn", "9" * 20))
+    assert brain._limits().time_ms == MAX_TIME_MS
+    brain.handle(gomocup.Info("time_left", "9" * 20))
+    assert brain._limits().time_ms == MAX_TIME_MS
+    brain.handle(gomocup.Info("timeout_turn", "-5"))
+    assert brain._limits().time_ms == 1
+    output = brain_session(["START 15", f"INFO timeout_turn {'9' * 20}", "TURN 7,7"],
+                           preset="arena-gomoku", depth=2)
+    assert len(moves_of(output)) == 1 and not any(line.startswith("ERROR") for line in output)
 
 
 def test_rules_info_and_bookkeeping_commands() -> None:
@@ -175,8 +192,10 @@ def test_a_forced_pass_is_answered_pa() -> None:
 def test_served_bots_refuse_bad_settings() -> None:
     with pytest.raises(ValueError, match="unknown gomoku preset 'nope'"):
         ServedBot.from_preset("gomoku", "nope")
-    with pytest.raises(ValueError, match="depth must be at least 1"):
+    with pytest.raises(ValueError, match=r"depth must be in 1\.\.127, got 0"):
         ServedBot.from_preset("othello", "arena-fast", depth=0)
+    with pytest.raises(ValueError, match=r"time_ms must be in 1\.\.2592000000, got 100000"):
+        ServedBot.from_preset("gomoku", "arena-gomoku", time_ms=10**20)
     with pytest.raises(ValueError):
         ServedBot.from_config("othello", "x", {"evaluator": "nonsense"})
     with pytest.raises(ProtocolError):
@@ -266,7 +285,8 @@ def test_arena_engine_gtp_on_the_command_line() -> None:
 
 
 @pytest.mark.parametrize(("command", "code", "message"), [
-    (["arena-gtp", "--depth", "0"], 2, "arena-gtp: error: depth must be at least 1"),
+    (["arena-gtp", "--depth", "0"], 2, "arena-gtp: error: depth must be in 1..127, got 0"),
+    (["pbrain-arena", "--depth", "9" * 20], 2, "pbrain-arena: error: depth must be in 1..127"),
     (["pbrain-arena", "--preset", "nope"], 2, "pbrain-arena: error: unknown gomoku preset"),
     (["arena-nboard", "--config", "[1]"], 2, "arena-nboard: error: --config must be a JSON"),
     (["arena", "engine", "nboard", "--preset", "nope"], 1, "arena: error: unknown othello"),

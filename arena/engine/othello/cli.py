@@ -275,6 +275,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
 def _cmd_probcut(args: argparse.Namespace) -> int:
     from arena.engine.othello.probcut import fit, save, table_path
 
+    if args.output not in (None, "ship"):
+        _check_output(args.output, ".json")
     table = fit(args.positions, args.seed, args.max_depth, args.weights)
     rows = table["rows"]
     assert isinstance(rows, list)
