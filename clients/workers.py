@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from arena.services.common.launcher import CONTROL_FILE, EXTRA_DIR, check_worker_count
+from arena.services.common.launcher import (
+    CONTROL_FILE,
+    EXTRA_DIR,
+    check_memory_for,
+    check_worker_count,
+)
 
 from arena.errors import InvalidArgumentError, UnavailableError
 from arena.home import ADMIN_TOKEN_FILE, STACK_FILE, arena_home
@@ -105,6 +110,7 @@ def scale_workers(home: Path | None, count: int, wait_s: float) -> int:
     launcher = stack.get("launcher_pid")
     if not isinstance(launcher, int) or not _alive(launcher):
         raise UnavailableError(f"the stack in {state} has no running `arena up` to ask")
+    check_memory_for(count - len(stack_workers(stack)))
     control = state / RUN_DIR / CONTROL_FILE
     tmp = control.with_suffix(".tmp")
     tmp.write_text(json.dumps({"workers": count}))
@@ -113,7 +119,7 @@ def scale_workers(home: Path | None, count: int, wait_s: float) -> int:
     while time.monotonic() < deadline:
         workers = stack_workers(read_stack(state))
         if len(workers) == count:
-            print(f"{count} workers: {', '.join(workers) or '-'}")
+            print(f"{count} worker{'' if count == 1 else 's'}: {', '.join(workers) or '-'}")
             return 0
         time.sleep(0.2)
     raise UnavailableError(f"the stack did not reach {count} workers in {wait_s:.0f} s; "

@@ -121,6 +121,32 @@ def check_worker_count(count: int, what: str = "the worker count") -> None:
             "other machines (`arena worker`)")
 
 
+def available_memory() -> int | None:
+    """Bytes of memory the machine can still give without swapping (``MemAvailable`` of
+    /proc/meminfo); None where it does not say."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_memory_for(more: int) -> None:
+    """Raises ``InvalidArgumentError`` when ``more`` new workers, ``MEMORY_PER_WORKER``
+    each, would not fit in the memory the machine has available now: ``max_workers``
+    counts all its memory, whatever other programs hold."""
+    available = available_memory()
+    if more <= 0 or available is None or more * MEMORY_PER_WORKER <= available:
+        return
+    raise InvalidArgumentError(
+        f"{more} more worker{'s' if more > 1 else ''} need about "
+        f"{more * MEMORY_PER_WORKER >> 20} MB and this machine has {available >> 20} MB "
+        "available: free some memory, or run workers on other machines (`arena worker`)")
+
+
 @dataclass
 class Process:
     """One service process the launcher runs (and restarts under the same name)."""
@@ -191,6 +217,7 @@ class Launcher:
 
     def __post_init__(self) -> None:
         check_worker_count(self.workers)
+        check_memory_for(self.workers)
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -519,9 +546,11 @@ class Launcher:
 
     def scale(self, workers: int, timeout_s: float = 120.0) -> list[str]:
         """Add or remove workers until ``workers`` run; returns what changed. Raises
-        ``InvalidArgumentError`` for a count ``check_worker_count`` refuses."""
+        ``InvalidArgumentError`` for a count ``check_worker_count`` refuses, or new workers
+        the available memory cannot hold."""
         check_worker_count(workers)
         current = sorted(self.names("worker"), key=lambda n: int(n.rsplit("-", 1)[1]))
+        check_memory_for(workers - len(current))
         events = []
         if workers > len(current):
             taken = {int(n.rsplit("-", 1)[1]) for n in current}

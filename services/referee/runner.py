@@ -100,8 +100,8 @@ class MatchRunner:
         self.ledger = Ledger(client)
         self.bots = bots
         self.running_cap = running_cap  # how many matches an owner may have running (0: any)
-        # Per match, the last ply whose position was solved for adjudication, and the
-        # result (None: not adjudicated there). Solved once, asked twice per ply.
+        # Per match being run, the last ply whose position was solved for adjudication,
+        # and the result (None: not adjudicated there). Solved once, asked twice per ply.
         self._solved: dict[str, tuple[int, match_pb2.MatchResult | None]] = {}
 
     def load(self, match_id: str) -> GameState:
@@ -118,6 +118,12 @@ class MatchRunner:
         With the match job's ``entry_id``, the match is first admitted under its owner's
         running-matches quota: one that must wait is parked (True: this referee is done
         with the job; it comes back when one of the owner's matches ends)."""
+        try:
+            return self._run(match_id, entry_id)
+        finally:
+            self._solved.pop(match_id, None)  # however the run ended: finished, stopped
+
+    def _run(self, match_id: str, entry_id: str) -> bool:
         state = self.load(match_id)
         if entry_id and self.ledger.admit(state.match, self.running_cap(state.match.owner),
                                           entry_id) != "run":
@@ -239,7 +245,6 @@ class MatchRunner:
         return solved[1]
 
     def _finish(self, state: GameState, result: match_pb2.MatchResult) -> bool:
-        self._solved.pop(state.match.id, None)
         finished = match_pb2.Match()
         finished.CopyFrom(state.match)
         finished.status = match_pb2.MATCH_STATUS_FINISHED

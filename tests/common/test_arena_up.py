@@ -188,6 +188,24 @@ def test_arena_up_restarts_what_dies_scales_workers_and_stops_hand_started_ones(
     assert "not scaled: the worker count must be at most" in text
 
 
+def test_new_workers_must_fit_in_the_memory_available_now(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The bound above counts all of the machine's memory; memory other programs hold
+    is not there for workers. MemAvailable (faked here, 1.2 GB) holds two more."""
+    from arena.services.common import launcher
+
+    real = launcher.available_memory()
+    assert real is not None and real > 0  # this machine's /proc/meminfo is read
+    monkeypatch.setattr(launcher, "available_memory", lambda: 1200 << 20)
+    launcher.check_memory_for(2)
+    launcher.check_memory_for(-3)  # stopping workers needs no memory
+    with pytest.raises(launcher.InvalidArgumentError,
+                       match="3 more workers need about 1536 MB and this machine has 1200 MB"):
+        launcher.check_memory_for(3)
+    with pytest.raises(launcher.InvalidArgumentError, match="need about 1536 MB"):
+        launcher.Launcher(home=tmp_path / "arena", workers=3)
+
+
 def test_arena_up_refuses_more_workers_than_the_machine_can_run(tmp_path: Path) -> None:
     result = _arena(tmp_path, "up", "--workers", str(max_workers() + 1), timeout=60)
     assert result.returncode != 0 and "Traceback" not in result.stderr
