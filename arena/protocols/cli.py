@@ -9,12 +9,14 @@ scripts), so a GUI can start them by name: ``pbrain-arena --preset arena-gomoku`
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from arena.engine.interrupt import stops_at_once
 from arena.errors import ArenaError
 
 _DEFAULT_PRESET = {"othello": "arena-fast", "gomoku": "arena-gomoku"}
@@ -46,7 +48,7 @@ def add_protocol_commands(subparsers: Any) -> None:
             description=f"Play {plays} bot of Arena's as an engine for {manager}, reading "
                         "commands on stdin and answering on stdout until the input ends.")
         _add_server_arguments(sub, game)
-        sub.set_defaults(func=lambda args, p=protocol: _serve(p, args))
+        sub.set_defaults(func=stops_at_once(functools.partial(_serve, protocol)))
 
 
 def _bot(game: str, args: argparse.Namespace) -> Any:
@@ -89,7 +91,7 @@ def _main(protocol: str, argv: Sequence[str] | None) -> int:
     _add_server_arguments(parser, game)
     args = parser.parse_args(argv)
     try:
-        return _serve(protocol, args)
+        return stops_at_once(functools.partial(_serve, protocol))(args)
     except (ArenaError, ValueError, OSError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2

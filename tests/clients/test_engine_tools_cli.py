@@ -84,19 +84,20 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def test_ctrl_c_stops_a_perft_at_once(run_arena: RunArena, tmp_path: Path) -> None:
-    """Found as an outsider: `arena engine perft --depth 30` went on after Ctrl-C (the
-    compiled kernel never returns to Python's handler), for hours."""
-    assert run_arena("engine", "perft", "--depth", "1").returncode == 0  # kernels compiled
+def _interrupt_when_busy(tmp_path: Path, args: list[str], stdin: str = "") -> int:
+    """Run ``arena ARGS``, feed it ``stdin``, send SIGINT once it has used four seconds of
+    CPU (imports and loading the cached kernels take about one), and return its exit
+    status; it must end within ten seconds of the signal."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env["PYTHONPATH"] = str(REPO)
     process = subprocess.Popen(
-        [sys.executable, "-m", "arena.clients", "engine", "perft", "--depth", "30"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "arena.clients", *args], cwd=tmp_path, env=env,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        # Imports and loading the cached kernels take about a second of CPU; by four the
-        # process is deep in the depth-30 kernel.
+        assert process.stdin is not None
+        process.stdin.write(stdin)
+        process.stdin.flush()  # left open: a brain waits for more commands
         deadline = time.monotonic() + 60
         while _cpu_seconds(process.pid) < 4:
             assert process.poll() is None and time.monotonic() < deadline
@@ -106,5 +107,21 @@ def test_ctrl_c_stops_a_perft_at_once(run_arena: RunArena, tmp_path: Path) -> No
     finally:
         process.kill()
         process.wait()
-    assert process.returncode == -signal.SIGINT
     assert "Traceback" not in err
+    return process.returncode
+
+
+def test_ctrl_c_stops_a_perft_at_once(run_arena: RunArena, tmp_path: Path) -> None:
+    """Found as an outsider: `arena engine perft --depth 30` went on after Ctrl-C (the
+    compiled kernel never returns to Python's handler), for hours."""
+    assert run_arena("engine", "perft", "--depth", "1").returncode == 0  # kernels compiled
+    status = _interrupt_when_busy(tmp_path, ["engine", "perft", "--depth", "30"])
+    assert status == -signal.SIGINT
+
+
+def test_ctrl_c_stops_a_brain_in_a_long_search(tmp_path: Path) -> None:
+    """The same for a protocol server searching a move its manager gave ten minutes."""
+    status = _interrupt_when_busy(
+        tmp_path, ["engine", "gomocup", "--preset", "arena-gomoku"],
+        "START 15\nINFO timeout_turn 600000\nTURN 7,7\n")
+    assert status == -signal.SIGINT

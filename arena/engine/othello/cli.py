@@ -11,34 +11,19 @@ import argparse
 import json
 import math
 import os
-import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from arena.engine.api import Limits, SearchResult
+from arena.engine.interrupt import stops_at_once
 from arena.engine.othello import PRESETS, START_TEXT, choose_move, perft, solve
 from arena.engine.othello.bitboard import parse_position, square_name
 from arena.errors import InvalidArgumentError
 from arena.formats.errors import FormatError
 from arena.formats.obf import parse_obf_file
-
-
-def _stops_at_once(command: Callable[[argparse.Namespace], int]) -> Callable[..., int]:
-    """``command`` with Ctrl-C stopping the process at once, as it does a C program: the
-    compiled kernels do not return to Python, where its own handler would act, until they
-    finish (a perft at depth 30 went on for hours)."""
-
-    def run(args: argparse.Namespace) -> int:
-        previous = signal.signal(signal.SIGINT, signal.SIG_DFL)
-        try:
-            return command(args)
-        finally:
-            signal.signal(signal.SIGINT, previous)
-
-    return run
 
 
 def _emit(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
@@ -297,14 +282,14 @@ def add_tool_commands(sub: Any) -> None:
     perft_p.add_argument("--depth", type=int, required=True, help="plies")
     perft_p.add_argument("--position", default="start", help="position text or 'start'")
     perft_p.add_argument("--json", action="store_true", help="print JSON")
-    perft_p.set_defaults(func=_stops_at_once(_cmd_perft))
+    perft_p.set_defaults(func=stops_at_once(_cmd_perft))
 
     solve_p = sub.add_parser("solve", help="exactly solve every position of an OBF file")
     solve_p.add_argument("file", help="OBF file: position, then MOVE:score; pairs")
     solve_p.add_argument("--wld", action="store_true", help="only win/loss/draw")
     solve_p.add_argument("--time-ms", type=int, default=None, help="limit per position")
     solve_p.add_argument("--json", action="store_true", help="print JSON")
-    solve_p.set_defaults(func=_stops_at_once(_cmd_solve))
+    solve_p.set_defaults(func=stops_at_once(_cmd_solve))
 
     analyze_p = sub.add_parser("analyze", help="search a position with a bot and limits")
     analyze_p.add_argument("position", help="position text (quote it) or 'start'")
@@ -315,7 +300,7 @@ def add_tool_commands(sub: Any) -> None:
     analyze_p.add_argument("--nodes", type=int, default=None)
     analyze_p.add_argument("--seed", type=int, default=0)
     analyze_p.add_argument("--json", action="store_true", help="print JSON")
-    analyze_p.set_defaults(func=_stops_at_once(_cmd_analyze))
+    analyze_p.set_defaults(func=stops_at_once(_cmd_analyze))
     train_p = sub.add_parser(
         "train", help="train the pattern evaluator on self-play games (bounded, seeded)"
     )
