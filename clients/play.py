@@ -54,15 +54,18 @@ MODES = {
 QUIT_WORDS = ("q", "quit", "exit")
 RESIGN_WORDS = ("resign",)
 HELP_WORDS = ("help", "?", "moves")
+UNDO_WORDS = ("undo", "u", "back")
+HINT_WORDS = ("hint", "h?")
 
 
 def add_play_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     play = sub.add_parser(
         "play", help="play in the terminal: human/bot vs human/bot, saved as a replay",
         description="Play a game in the terminal. Moves are read from stdin (d3, h8, or "
-                    "Gomocup x,y such as 7,7 in Gomoku); 'help' says what to type, "
-                    "'resign' gives up, 'quit' (or end of input) stops. Passes are played "
-                    "automatically and announced. Needs no running services, except to "
+                    "Gomocup x,y such as 7,7 in Gomoku); 'help' says what to type, 'undo' "
+                    "takes back your last move (and the bot's answer), 'hint' asks a bot "
+                    "for a move, 'resign' gives up, 'quit' (or end of input) stops. Passes "
+                    "are played automatically and announced. Needs no running services, except to "
                     "play a registered bot.")
     play.add_argument("--game", choices=GAME_NAMES, default=GAME_NAMES[0],
                       help=f"game (default {GAME_NAMES[0]})")
@@ -201,10 +204,12 @@ class TerminalGame:
     def __post_init__(self) -> None:
         self.replay = Replay.new(self.position, self.black.name, self.white.name)
         self.history: list[int] = []
+        self.by_human: list[bool] = []  # per move of ``history``: typed by a human
         self.last_move: int | None = None
         self.stopped = False
         self.rules = game(self.position.game)
         self.rng = random.Random(self.seed)
+        self.hinter: Player | None = None  # the game's bot, for hints between humans
 
     def player(self) -> Player:
         return self.black if self.position.turn is Color.BLACK else self.white
@@ -227,7 +232,8 @@ class TerminalGame:
         if outcome is not None:
             self.say(f"game over: {describe_outcome(outcome)}")
         else:
-            self.say(f"game stopped after {len(self.history)} moves")
+            count = len(self.history)
+            self.say(f"game stopped after {count} move{'' if count == 1 else 's'}")
 
     def _turn(self) -> None:
         mover = self.position.turn.name.lower()
@@ -240,7 +246,7 @@ class TerminalGame:
         else:
             move = self._ask(mover)
             if move is not None:
-                self._apply(move, 0)
+                self._apply(move, 0, by_human=True)
 
     def _bot_move(self, mover: str, name: str, bot: PreparedBot) -> None:
         self.say(f"{mover} ({name}) is thinking...")
@@ -256,9 +262,11 @@ class TerminalGame:
             bot, self.position.to_text(), list(self.history), Limits(time_ms=self.bot_time_ms),
             seed=self.rng.randrange(1 << 30))
 
-    def _apply(self, move: int, time_ms: int, result: SearchResult | None = None) -> None:
+    def _apply(self, move: int, time_ms: int, result: SearchResult | None = None,
+               by_human: bool = False) -> None:
         self.position.push(move)
         self.history.append(move)
+        self.by_human.append(by_human)
         self.last_move = None if self.rules.is_pass(move) else move
         record = ReplayMove(move=move, time_ms=time_ms)
         if result is not None:
@@ -292,12 +300,55 @@ class TerminalGame:
                 self._resign(mover)
                 return None
             if word.lower() in HELP_WORDS:
-                self.say(f"{self._what_to_type()}; 'resign' gives up, 'quit' stops")
+                self.say(f"{self._what_to_type()}; 'undo' takes back your last move, 'hint' "
+                         "suggests one, 'resign' gives up, 'quit' stops")
+                continue
+            if word.lower() in UNDO_WORDS:
+                if self._take_back():
+                    return None  # the board is shown again and its mover asked
+                self.say("nothing to take back: no move of yours yet")
+                continue
+            if word.lower() in HINT_WORDS:
+                self._hint(mover)
                 continue
             try:
                 return self._parse(word)
             except ValueError:
                 self.say(f"{shown(word)} is not a legal move here: {self._what_to_type()}")
+
+    def _take_back(self) -> bool:
+        """Take back the last move a human typed and every move after it (the bot's
+        answer, passes): a human's own last move against a bot, the opponent's last
+        move between two humans. False when no human has moved."""
+        if True not in self.by_human:
+            return False
+        last = len(self.by_human) - 1 - self.by_human[::-1].index(True)
+        taken = []
+        while len(self.history) > last:
+            self.position.pop()
+            taken.append(self.history.pop())
+            self.by_human.pop()
+            self.replay.moves.pop()
+        names = [self.position.move_to_str(m) for m in reversed(taken)]
+        self.last_move = next((m for m in reversed(self.history) if not self.rules.is_pass(m)),
+                              None)
+        self.say(f"took back {' '.join(names)}")
+        return True
+
+    def _hint(self, mover: str) -> None:
+        """The move a bot would play here: the opponent bot, or the game's own."""
+        other = self.white if self.position.turn is Color.BLACK else self.black
+        if other.bot is None:
+            if self.hinter is None:
+                engine = self.rules.engine()
+                engine.warm_up()
+                self.hinter = Player(self.rules.default_bot,
+                                     engine.prepare(dict(engine.presets[self.rules.default_bot])))
+            other = self.hinter
+        assert other.bot is not None
+        result = self._choose(other.bot)
+        self.say(f"hint for {mover} ({other.name}): {self.position.move_to_str(result.move)} "
+                 f"(score {result.score:+d}, depth {result.depth})")
 
     def _parse(self, word: str) -> int:
         parse_xy = getattr(self.position, "parse_xy", None)  # Gomoku reads Gomocup x,y too
@@ -341,6 +392,10 @@ def cmd_play(args: argparse.Namespace) -> int:
     position = start_position(args)
     black, white = _players(args)
     path = None if args.no_save else _save_path(args)
+    if not (black.is_human and white.is_human):
+        # Kernels loaded now, not inside the first move's time: that move was searched to
+        # depth 0 at 100 ms (the loading took 300 ms of it).
+        game(args.game).engine().warm_up()
     played = TerminalGame(position, black, white, sys.stdout, sys.stdin, args.bot_time_ms,
                           args.seed)
     played.say(f"{position.game} ({position.variant}): black X {black.name} vs "

@@ -98,7 +98,7 @@ def test_illegal_input_is_refused_and_end_of_input_stops(run_arena: RunArena,
     assert result.returncode == 0, result.stderr
     assert "'a1' is not a legal move here: legal moves: d3 c4 f5 e6" in result.stdout
     assert "legal moves: d3 c4 f5 e6" in result.stdout
-    assert "game stopped after 1 moves" in result.stdout
+    assert "game stopped after 1 move" in result.stdout
     assert [m.move for m in parse_replay((tmp_path / "g.json").read_text()).moves] == [19]
 
 
@@ -109,7 +109,7 @@ def test_a_line_no_one_types_stops_the_game(run_arena: RunArena) -> None:
                        stdin="d3\n" + "q" * 1_000_000 + "\nc5\n")
     assert result.returncode == 0, result.stderr
     assert "a line of more than 1000 characters: stopping" in result.stdout
-    assert "game stopped after 1 moves" in result.stdout
+    assert "game stopped after 1 move" in result.stdout
     assert len(result.stdout) < 20_000, len(result.stdout)
 
 
@@ -128,6 +128,54 @@ def test_human_vs_bot_and_bot_vs_human(run_arena: RunArena, tmp_path: Path) -> N
     replay = parse_replay((tmp_path / "bh.json").read_text())
     assert replay.black == "lab-beginner" and replay.white == "human"
     assert len(replay.moves) == 1
+
+
+def test_undo_takes_back_to_the_last_human_move(run_arena: RunArena, tmp_path: Path) -> None:
+    """As SharpMoku's undo: one move between two humans (the opponent's), two against a
+    bot (its answer and yours); nothing before anyone has moved."""
+    between_humans = run_arena(
+        "play", "--mode", "human-human", "--save", "hh.json",
+        stdin="undo\nf5\nf6\nundo\nundo\nundo\ne6\nf4\nquit\n")
+    assert between_humans.returncode == 0, between_humans.stderr
+    out = between_humans.stdout
+    assert out.count("nothing to take back") == 2
+    assert "took back f6" in out and "took back f5" in out
+    assert "game stopped after 2 moves" in out
+    board = OthelloBoard()
+    for name in ("e6", "f4"):
+        board.push(board.parse_move(name))
+    assert [m.move for m in parse_replay((tmp_path / "hh.json").read_text()).moves] == (
+        board.move_stack)
+
+    against_a_bot = run_arena(
+        "play", "--mode", "human-bot", "--bot", "lab-beginner", "--save", "hb.json",
+        stdin="f5\nundo\nd3\nquit\n")
+    assert against_a_bot.returncode == 0, against_a_bot.stderr
+    answer = against_a_bot.stdout.split("white (lab-beginner) plays ")[1].split()[0]
+    assert f"took back f5 {answer}" in against_a_bot.stdout
+    moves = parse_replay((tmp_path / "hb.json").read_text()).moves
+    assert moves[0].move == OthelloBoard().parse_move("d3") and len(moves) == 2
+
+
+def test_hint_names_a_legal_move_from_a_bot(run_arena: RunArena) -> None:
+    result = run_arena("play", "--mode", "human-human", "--no-save", stdin="hint\nquit\n")
+    assert result.returncode == 0, result.stderr
+    hint = result.stdout.split("hint for black (lab-advanced): ")[1].split()[0]
+    assert hint in ("d3", "c4", "f5", "e6")
+    gomoku = run_arena("play", "--game", "gomoku", "--mode", "human-bot", "--bot",
+                       "sharpmoku-normal", "--no-save", stdin="h8\nhint\nquit\n")
+    assert "hint for black (sharpmoku-normal): " in gomoku.stdout, gomoku.stdout
+
+
+def test_the_first_bot_move_gets_its_whole_time(run_arena: RunArena) -> None:
+    """Found as an outsider: the first move of a bot at 300 ms searched to depth 0 (or 1):
+    loading the compiled kernels took the move's time. They are loaded before the game."""
+    result = run_arena("play", "--mode", "human-bot", "--bot", "arena-fast",
+                       "--bot-time-ms", "300", "--no-save", stdin="f5\nquit\n")
+    assert result.returncode == 0, result.stderr
+    line = next(x for x in result.stdout.splitlines() if "white (arena-fast) plays" in x)
+    depth = int(line.split("depth ")[1].split(",")[0])
+    assert depth >= 3, line
 
 
 def test_bot_vs_bot_plays_to_the_end(run_arena: RunArena, tmp_path: Path) -> None:
