@@ -61,6 +61,15 @@ def test_analyze_refuses_absurd_limits(run_arena: RunArena, extra: list[str], ne
     assert result.stdout == ""
 
 
+def test_analyze_searches_its_whole_time(run_arena: RunArena) -> None:
+    """Found as an outsider: at 100 ms the answer came from depth 0 after 366 ms, the
+    kernels' loading having taken the time; they are loaded before the clock starts."""
+    result = run_arena("engine", "analyze", "start", "--preset", "arena-strong",
+                       "--time-ms", "100", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["depth"] >= 3, result.stdout
+
+
 def test_probcut_refuses_a_missing_folder_before_searching(
     run_arena: RunArena, tmp_path: Path
 ) -> None:
