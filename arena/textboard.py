@@ -10,7 +10,7 @@ survives copy-paste and needs no colour.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from arena.engine.api import TreeNode
@@ -193,6 +193,23 @@ def render_standings(lines: Sequence[StandingLine]) -> str:
             f"{line.score_pct:>5.1f}%"
         )
     return "\n".join(rows)
+
+
+def render_head_to_head(names: Sequence[str],
+                        records: Mapping[tuple[str, str], tuple[int, int, int]]) -> str:
+    """The crosstable: a row per bot in ``names``' order (``#1 name``), a column per
+    opponent (``#1``), each cell the row bot's wins-draws-losses against it (``records``
+    by (bot, opponent)); ``-`` on the diagonal, blank for a pair that plays no games."""
+    labels = [f"#{i}" for i in range(1, len(names) + 1)]
+    heads = [f"{label} {name}" for label, name in zip(labels, names, strict=True)]
+    cells = [["-" if bot == opponent else "{}-{}-{}".format(*records[bot, opponent])
+              if (bot, opponent) in records else "" for opponent in names] for bot in names]
+    width = max([len(label) for label in labels] + [len(c) for row in cells for c in row])
+    head_width = max(len(head) for head in heads)
+    lines = [" " * head_width + "".join(f"  {label:>{width}}" for label in labels)]
+    lines += [f"{head:<{head_width}}" + "".join(f"  {cell:>{width}}" for cell in row)
+              for head, row in zip(heads, cells, strict=True)]
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def count_text(count: int, noun: str) -> str:

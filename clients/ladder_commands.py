@@ -46,6 +46,7 @@ from arena.textboard import (
     move_names,
     progress_bar,
     render_board,
+    render_head_to_head,
     render_standings,
 )
 from arena.v1 import common_pb2, ladder_pb2
@@ -209,6 +210,13 @@ def print_standings(standings: ladder_pb2.Standings) -> None:
         print(f"SPRT {sprt_line(ladder)}")
         print(f"verdict: {sprt_verdict(ladder)}")
     print(render_standings(standing_lines(standings)))
+    played = any(p.wins + p.draws + p.losses for p in standings.head_to_head)
+    if played and len(standings.rows) > 2:  # two bots: the table is their head to head
+        names = [bot_ref_text(row.bot) for row in standings.rows]
+        records = {(bot_ref_text(p.bot_ref), bot_ref_text(p.opponent_ref)):
+                   (p.wins, p.draws, p.losses) for p in standings.head_to_head}
+        print(f"\nhead to head (wins-draws-losses of the row's bot)\n"
+              f"{render_head_to_head(names, records)}")
 
 
 def cmd_watch(args: argparse.Namespace) -> int:

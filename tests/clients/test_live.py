@@ -160,7 +160,20 @@ def test_ladder_lifecycle(arena: RunArena, bots: list[str]) -> None:
     ladder_id = out.split()[1].rstrip(":")
     standings = json.loads(_ok(arena("ladder", "standings", ladder_id, "--json")))
     assert sum(row["games"] for row in standings["rows"]) == 12
-    assert "Elo" in _ok(arena("ladder", "standings", ladder_id))
+    table = _ok(arena("ladder", "standings", ladder_id))
+    assert "Elo" in table
+    # The crosstable: row bot's wins-draws-losses against each column, as the JSON says.
+    names = [f"{row['bot']['name']}@{row['bot']['version']}" for row in standings["rows"]]
+    records = {(f"{p['bot_ref']['name']}@{p['bot_ref']['version']}",
+                f"{p['opponent_ref']['name']}@{p['opponent_ref']['version']}"):
+               f"{p.get('wins', 0)}-{p.get('draws', 0)}-{p.get('losses', 0)}"
+               for p in standings["head_to_head"]}
+    matrix = table.split("head to head (wins-draws-losses of the row's bot)\n")[1].splitlines()
+    assert matrix[0].split() == ["#1", "#2", "#3"]
+    for i, bot in enumerate(names):
+        cells = matrix[i + 1].split()
+        assert cells[:2] == [f"#{i + 1}", bot]
+        assert cells[2:] == [records[bot, other] if other != bot else "-" for other in names]
     assert "/6 100%" in _ok(arena("ladder", "watch", ladder_id))
     events = [json.loads(line)
               for line in _ok(arena("ladder", "watch", ladder_id, "--json")).splitlines()]
