@@ -170,7 +170,7 @@ class CommandParser:
 def _parse_single(word: str, rest: str, line: str) -> Command:
     if word in _BARE and not rest:
         return _BARE[word]
-    if word == "START" and rest.isdigit() and len(rest) <= 3:
+    if word == "START" and rest.isdigit() and len(rest) <= 9:  # a size: the brain judges it
         return Start(int(rest))
     if word == "RECTSTART" and _XY_RE.fullmatch(rest):
         width, height = _parse_xy(rest)

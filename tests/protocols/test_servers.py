@@ -36,7 +36,7 @@ def moves_of(output: list[str]) -> list[str]:
 
 def test_start_accepts_arenas_sizes_only() -> None:
     assert brain_session(["START 15", "START 9", "START 19", "RECTSTART 15,15"]) == ["OK"] * 4
-    for refused in ("START 20", "RECTSTART 20,15"):
+    for refused in ("START 20", "RECTSTART 20,15", "START 1000000"):  # not UNKNOWN
         [answer] = brain_session([refused])
         assert answer.startswith("ERROR unsupported board")
 
