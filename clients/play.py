@@ -223,10 +223,14 @@ class TerminalGame:
 
     def play(self) -> None:
         self.show()
-        while not self.position.is_game_over() and not self.stopped:
-            self._turn()
-            if self.replay.outcome is None and not self.stopped:
-                self.show()
+        while True:
+            while not self.position.is_game_over() and not self.stopped:
+                self._turn()
+                if self.replay.outcome is None and not self.stopped:
+                    self.show()
+            if self.stopped or self.replay.outcome is not None or not self._undo_at_the_end():
+                break
+            self.show()
         outcome = self.replay.outcome or self.position.outcome()
         self.replay.outcome = outcome
         if outcome is not None:
@@ -315,6 +319,21 @@ class TerminalGame:
                 return self._parse(word)
             except ValueError:
                 self.say(f"{shown(word)} is not a legal move here: {self._what_to_type()}")
+
+    def _undo_at_the_end(self) -> bool:
+        """Once the board decides the game, a human may still take back (SharpMoku's undo
+        works after the end): True if a move was taken back."""
+        if True not in self.by_human:  # no human has moved (bots only)
+            return False
+        outcome = self.position.outcome()
+        assert outcome is not None
+        self.say(f"the game is over ({describe_outcome(outcome)}): 'undo' takes back your "
+                 "last move, anything else ends it")
+        print("> ", end="", file=self.out, flush=True)
+        line = typed_line(self.keys) or ""
+        if not self.keys.isatty():
+            self.say(line.strip())
+        return line.strip().lower() in UNDO_WORDS and self._take_back()
 
     def _take_back(self) -> bool:
         """Take back the last move a human typed and every move after it (the bot's

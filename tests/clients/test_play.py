@@ -230,6 +230,22 @@ def test_gomoku_five_in_a_row(run_arena: RunArena, tmp_path: Path) -> None:
     assert replay.game == "gomoku" and len(replay.moves) == 9
 
 
+def test_undo_after_the_end_takes_the_winning_move_back(
+        run_arena: RunArena, tmp_path: Path) -> None:
+    """SharpMoku's undo works after the game has ended; so does this one: the winning
+    five is taken back and the game goes on (then White wins with its own five)."""
+    script = ["a1", "a2", "b1", "b2", "c1", "c2", "d1", "d2", "e1", "undo", "i9",
+              "e2", "no"]
+    result = run_arena("play", "--game", "gomoku", "--size", "9", "--mode", "human-human",
+                       "--save", "go.json", stdin="\n".join(script) + "\n")
+    assert result.returncode == 0, result.stderr
+    assert "the game is over (black wins" in result.stdout and "took back e1" in result.stdout
+    assert "game over: white wins" in result.stdout
+    replay = parse_replay((tmp_path / "go.json").read_text())
+    assert len(replay.moves) == 10 and replay.outcome is not None
+    assert replay.outcome.result == "0-1"
+
+
 def test_default_save_location(run_arena: RunArena, tmp_path: Path) -> None:
     result = run_arena("play", "--mode", "human-human", stdin="f5\n")
     assert result.returncode == 0, result.stderr
