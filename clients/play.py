@@ -261,10 +261,10 @@ class TerminalGame:
                  f"(score {result.score:+d}, depth {result.depth}, {spent} ms)")
         self._apply(result.move, spent, result)
 
-    def _choose(self, bot: PreparedBot) -> SearchResult:
+    def _choose(self, bot: PreparedBot, seed: int | None = None) -> SearchResult:
         return self.rules.engine().choose_move(
             bot, self.position.to_text(), list(self.history), Limits(time_ms=self.bot_time_ms),
-            seed=self.rng.randrange(1 << 30))
+            seed=self.rng.randrange(1 << 30) if seed is None else seed)
 
     def _apply(self, move: int, time_ms: int, result: SearchResult | None = None,
                by_human: bool = False) -> None:
@@ -365,7 +365,7 @@ class TerminalGame:
                                      engine.prepare(dict(engine.presets[self.rules.default_bot])))
             other = self.hinter
         assert other.bot is not None
-        result = self._choose(other.bot)
+        result = self._choose(other.bot, seed=len(self.history))  # the game's seeds untouched
         self.say(f"hint for {mover} ({other.name}): {self.position.move_to_str(result.move)} "
                  f"(score {result.score:+d}, depth {result.depth})")
 
