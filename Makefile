@@ -45,7 +45,7 @@ protos: $(STAMP)
 	$(BIN)/python tools/protogen.py
 
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 # Every web page in light and dark mode, laptop and phone width, into screenshots/.
 screenshots: $(STAMP)
