@@ -64,6 +64,11 @@ def test_config(args: argparse.Namespace) -> ladder_pb2.LadderConfig:
     if args.max_games < 2:
         raise InvalidArgumentError(f"--max-games must be 2 or more (one game pair), got "
                                    f"{args.max_games}")
+    for option in ("alpha", "beta"):  # the API reads 0 as the default: refuse it here
+        rate = getattr(args, option)
+        if not 0 < rate < 0.5:
+            raise InvalidArgumentError(f"--{option} must be strictly between 0 and 0.5, "
+                                       f"got {rate:g}")
     return ladder_pb2.LadderConfig(
         name=args.name, game=game_request(args),
         bots=[parse_bot_ref(args.new), parse_bot_ref(args.old)],

@@ -46,6 +46,12 @@ def test_a_version_test_accepts_the_stronger_bot_and_rejects_the_weaker(
 def test_a_test_that_cannot_run_says_why(cli_stack: InProcessStack) -> None:
     ok(cli_stack.run("bot", "register", "--name", "weak", "--from-preset", "lab-beginner"))
     one_line_error(cli_stack.run("test", "weak", "weak", "--max-games", "1"), "--max-games")
+    ok(cli_stack.run("bot", "register", "--name", "weaker", "--from-preset", "lab-beginner"))
+    for option in ("--alpha", "--beta"):  # 0 would be the API's default, 0.05: not asked for
+        for rate in ("0", "0.5", "-1", "nan"):
+            one_line_error(cli_stack.run("test", "weak", "weaker", option, rate),
+                           option, "strictly between 0 and 0.5")
+    assert json.loads(ok(cli_stack.run("ladder", "list", "--json"))) == []
     one_line_error(cli_stack.run("test", "weak", "weak"), "already bots[0]")
     one_line_error(cli_stack.run("test", "weak", "nobody"), "nobody")
     one_line_error(cli_stack.run("test", "weak", "weak@1", "--elo0", "5", "--elo1", "0"),
