@@ -45,10 +45,10 @@ def _catalog(path: Path | None) -> Path | None:
     """The engine catalog, checked before anything starts (a bad file: every problem)."""
     if path is None:
         return None
-    from arena.services.worker.engines.catalog import load_catalog
+    from arena.services.worker.engines.catalog import catalog_file, load_catalog
 
     load_catalog(path)
-    return path
+    return catalog_file(path)
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
@@ -89,8 +89,8 @@ def _add_up(sub: Subparsers) -> None:
                     help="start the web gateway too (its pages: docs/web.md)")
     up.add_argument("--engines", type=Path, metavar="CATALOG",
                     help="the workers' engine catalog: protocol engines they offer "
-                         "(docs/engines.md; Arena's own: "
-                         "arena/services/worker/engines/arena-engines.toml)")
+                         "(docs/engines.md); `--engines arena`: Arena's own bots as "
+                         "NBoard, GTP and Gomocup engines")
     up.add_argument("--metrics", action="store_true",
                     help="serve Prometheus /metrics from every process (free loopback ports, "
                          "listed in stack.json)")

@@ -40,7 +40,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
         return 0
     if not engines:
         print("no live worker offers a protocol engine (a worker's catalog: "
-              "ARENA_ENGINES_CATALOG, or `arena up --engines FILE`)")
+              "ARENA_ENGINES_CATALOG, or `arena up --engines FILE`; Arena's own: "
+              "`--engines arena`)")
         return 0
     print(engine_table(engines))
     return 0

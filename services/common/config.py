@@ -158,7 +158,8 @@ SETTINGS: tuple[Setting, ...] = (
             ("worker",)),
     Setting("engines_catalog", "ARENA_ENGINES_CATALOG", "",
             "the worker's engine catalog: protocol engines (NBoard, Gomocup) it offers, a "
-            "TOML file (docs/engines.md; empty: none)", ("worker",), flag="--engines"),
+            "TOML file (docs/engines.md; `arena`: Arena's own engines; empty: none)", ("worker",),
+            flag="--engines"),
     Setting("engine_processes", "ARENA_ENGINE_PROCESSES", 4,
             "warm protocol-engine processes one worker keeps (least recently used stopped)",
             ("worker",)),

@@ -12,9 +12,11 @@ import pytest
 from arena.services.worker.engines.catalog import (
     CatalogError,
     EngineLimits,
+    catalog_file,
     checksum,
     load_catalog,
     parse_catalog,
+    sample_catalog_path,
 )
 
 from arena.errors import NotFoundError
@@ -155,11 +157,24 @@ def test_every_problem_is_reported_at_once(folder: Path) -> None:
 
 
 def test_unreadable_catalogs(tmp_path: Path) -> None:
-    with pytest.raises(CatalogError, match="cannot read the engine catalog"):
+    with pytest.raises(CatalogError, match=r"cannot read the engine catalog .*the name 'arena' is "
+                                           r"the catalog of Arena's own engines"):
         load_catalog(tmp_path / "absent.toml")
     (tmp_path / "broken.toml").write_text("[engines\n")
     with pytest.raises(CatalogError, match="is not TOML"):
         load_catalog(tmp_path / "broken.toml")
+
+
+def test_the_name_arena_is_the_shipped_catalog(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # wherever the command runs
+    assert catalog_file("arena") == sample_catalog_path()
+    shipped = load_catalog("arena")
+    assert {"arena-nboard-fast", "pbrain-arena"} <= set(shipped.engines)
+    assert shipped.engines == load_catalog(sample_catalog_path()).engines
+    (tmp_path / "arena").write_text("")  # a file of one's own so named: ./arena
+    assert catalog_file("./arena") == Path("arena")
+    assert load_catalog("./arena").engines == {}
 
 
 def test_a_script_without_execute_permission_is_not_an_engine(folder: Path) -> None:

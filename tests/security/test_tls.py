@@ -283,7 +283,7 @@ def test_arena_up_mutual_tls_from_the_command_line(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env |= {"ARENA_HOME": str(home), "ARENA_WARM_GAMES": "othello", "PYTHONPATH": str(REPO)}
     up = subprocess.Popen([sys.executable, "-m", "arena.clients", "up", "--mutual-tls",
-                           "--workers", "1", "--engines", str(sample_catalog_path()),
+                           "--workers", "1", "--engines", "arena",
                            "--no-web"], env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
@@ -294,6 +294,7 @@ def test_arena_up_mutual_tls_from_the_command_line(tmp_path: Path) -> None:
             time.sleep(0.2)
         manifest = json.loads((home / "stack.json").read_text())
         assert manifest["tls"]["mutual"] is True
+        assert manifest["engines"] == str(sample_catalog_path())  # the name, resolved
         presets = _arena(home, "bot", "presets").stdout
         assert "lab-beginner" in presets
         while "arena-nboard-fast" not in _arena(home, "engine", "list").stdout:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from statistics import median
 
-from arena.services.worker.engines.catalog import load_catalog, sample_catalog_path
+from arena.services.worker.engines.catalog import SHIPPED_CATALOG, load_catalog
 from arena.services.worker.engines.client import PlayLimits
 from arena.services.worker.engines.pool import EnginePool
 from arena.services.worker.engines.sandbox import Sandbox
@@ -42,8 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m arena.services.worker.engines",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--catalog", default=str(sample_catalog_path()),
-                        help="engine catalog (default: Arena's own engines)")
+    parser.add_argument("--catalog", default=SHIPPED_CATALOG,
+                        help="engine catalog (default: arena, Arena's own engines)")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("check", help="show the sandbox and try every engine")
     smoke = sub.add_parser("smoke", help="ask an engine positions with known answers")

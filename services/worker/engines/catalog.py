@@ -117,12 +117,17 @@ class Catalog:
         return [spec for spec in self.engines.values() if game in spec.games]
 
 
+SHIPPED_CATALOG = "arena"
+
+
 def load_catalog(path: Path | str) -> Catalog:
-    path = Path(path)
+    path = catalog_file(path)
     try:
         text = path.read_text()
     except OSError as exc:
-        raise CatalogError(f"cannot read the engine catalog {path}: {exc.strerror}") from None
+        raise CatalogError(f"cannot read the engine catalog {path}: {exc.strerror} "
+                           f"(the name {SHIPPED_CATALOG!r} is the catalog of Arena's own "
+                           "engines)") from None
     return parse_catalog(text, path.resolve().parent, str(path))
 
 
@@ -281,3 +286,10 @@ def checksum(executable: str | Path, files: list[Path] | tuple[Path, ...] = ()) 
 def sample_catalog_path() -> Path:
     """The catalog shipped with Arena: its own bots as protocol engines."""
     return Path(__file__).with_name("arena-engines.toml")
+
+
+def catalog_file(name: Path | str) -> Path:
+    """The file a catalog name stands for: ``arena`` is the catalog shipped with Arena
+    (wherever the package is installed), anything else a path (``./arena`` for a file so
+    named)."""
+    return sample_catalog_path() if str(name) == SHIPPED_CATALOG else Path(name)
