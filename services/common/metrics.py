@@ -158,11 +158,11 @@ def _measured(behavior: Behavior, service: str, method: str) -> Behavior:
         try:
             result = behavior(request, context)
         except BaseException:
-            _handled(service, method, "unary", context, began, failed=True)
+            _handled(service, method, "unary", context, began, "UNKNOWN")
             raise
         if isinstance(result, Iterator):
             return _measured_stream(result, service, method, context, began)
-        _handled(service, method, "unary", context, began, failed=False)
+        _handled(service, method, "unary", context, began, "OK")
         return result
 
     return measured
@@ -170,12 +170,15 @@ def _measured(behavior: Behavior, service: str, method: str) -> Behavior:
 
 def _measured_stream(items: Iterator[Any], service: str, method: str,
                      context: grpc.ServicerContext, began: float) -> Iterator[Any]:
-    failed = True
+    ended = "UNKNOWN"  # unless the stream runs out or is closed
     try:
         yield from items
-        failed = False
-    finally:  # also when the client goes away (the generator is closed)
-        _handled(service, method, "server_stream", context, began, failed)
+        ended = "OK"
+    except GeneratorExit:  # closed: the client went away (or the server is stopping)
+        ended = "CANCELLED"
+        raise
+    finally:
+        _handled(service, method, "server_stream", context, began, ended)
 
 
 def refusal_layer(details: grpc.HandlerCallDetails) -> Wrap:
@@ -194,9 +197,15 @@ _count_refusals = catching(_counted_refusal)
 
 
 def _handled(service: str, method: str, kind: str, context: grpc.ServicerContext,
-             began: float, failed: bool) -> None:
+             began: float, ended: str) -> None:
+    """Counts and times one call by its status: the code an abort or ``set_code`` gave it,
+    CANCELLED if the client has gone (cancelled, or its deadline passed), else ``ended``
+    (OK, or UNKNOWN for an uncaught exception)."""
     code = context.code()  # type: ignore[attr-defined]  # set by an abort or set_code
-    name = code.name if isinstance(code, grpc.StatusCode) else ("UNKNOWN" if failed else "OK")
+    if isinstance(code, grpc.StatusCode):
+        name = code.name
+    else:  # a stream that saw its client leave and returned is not OK but CANCELLED
+        name = ended if context.is_active() else "CANCELLED"
     child(RPC_HANDLED, service, method, kind, name).inc()
     child(RPC_SECONDS, service, method, kind).observe(time.perf_counter() - began)
 

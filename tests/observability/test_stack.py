@@ -20,9 +20,9 @@ from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.launcher import Launcher
 from prometheus_client.parser import text_string_to_metric_families
 
-from arena.v1 import common_pb2, ladder_pb2, match_pb2
+from arena.v1 import common_pb2, ladder_pb2, match_pb2, referee_pb2, referee_pb2_grpc
 from tests.support.bots import builtin_bot, external_bot
-from tests.support.servers import ADMIN_TOKEN, client
+from tests.support.servers import ADMIN_TOKEN, client, metadata
 from tests.system.conftest import FAST_ENV
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -70,10 +70,23 @@ def run_ladder(sdk: ArenaClient) -> ladder_pb2.LadderInfo:
         time_control=common_pb2.TimeControl(move_time_ms=2000))
     info = sdk.create_ladder(config)
     deadline = time.monotonic() + 180
+    while not (started := list(sdk.get_standings(info.id).ladder.match_ids)):
+        assert time.monotonic() < deadline, "the ladder started no game in 180 s"
+        time.sleep(0.05)
+    leave_a_watch(sdk, started[0])
     while sdk.get_standings(info.id).ladder.status != ladder_pb2.LADDER_STATUS_FINISHED:
         assert time.monotonic() < deadline, "the ladder did not finish in 180 s"
         time.sleep(0.2)
     return sdk.get_standings(info.id).ladder
+
+
+def leave_a_watch(sdk: ArenaClient, match_id: str) -> None:
+    """A viewer of a game being played who reads its first event and goes away."""
+    events = referee_pb2_grpc.RefereeStub(sdk.channel("referee")).WatchMatch(
+        referee_pb2.WatchMatchRequest(match_id=match_id), metadata=metadata(ADMIN_TOKEN),
+        timeout=60)
+    next(events)
+    events.cancel()
 
 
 def test_metrics_logs_and_status_of_a_ladder(
@@ -150,6 +163,11 @@ def check_counters(before: dict[str, Samples], after: dict[str, Samples],
     assert total(after, "arena_queue_exporter") == 1  # one referee exports the queues
     assert total(after, "arena_workers_alive") == 2
     assert total(after, "arena_stream_group_lag", group="workers") == 0
+    # The viewer who left counts as CANCELLED, not as a server error; there were none.
+    assert delta(before, after, "grpc_server_handled_total", grpc_method="WatchMatch",
+                 grpc_code="CANCELLED") == 1
+    for error in ("UNKNOWN", "INTERNAL"):
+        assert total(after, "grpc_server_handled_total", grpc_code=error) == 0, error
     handled = delta(before, after, "grpc_server_handled_total",
                     grpc_service="arena.v1.Referee", grpc_method="CreateMatch", grpc_code="OK")
     # Each game created through the referee (a retried create returns the same match).
