@@ -187,14 +187,29 @@ def game_request(args: argparse.Namespace) -> common_pb2.GameSpec:
 
 MAX_INPUT_BYTES = 1 << 20  # a text file the CLI reads: a config, a bot, a position, a record
 MAX_TYPED_LINE = 1000  # characters of one line typed at a prompt (play, the navigator)
-TOO_LONG_LINE = f"a line of more than {MAX_TYPED_LINE} characters: stopping"
+TOO_LONG_LINE = f"a line of more than {MAX_INPUT_BYTES:,} characters: stopping"
 
 
-def typed_line(keys: IO[str]) -> str | None:
-    """The next line typed at a prompt ('' at the end of input), or None for a line over
-    ``MAX_TYPED_LINE`` characters: no person types that, and /dev/zero has no end."""
-    line = keys.readline(MAX_TYPED_LINE + 1)
-    return None if len(line.rstrip("\n")) > MAX_TYPED_LINE else line
+def typed_line(keys: IO[str], out: IO[str], prompt: str) -> str | None:
+    """Show ``prompt`` and return the next line typed ('' at the end of input). A line of
+    more than ``MAX_TYPED_LINE`` characters (a paste by mistake: no move or command is
+    that long) is skipped with a word on ``out`` and the prompt shown again; None for a
+    line still without an end after ``MAX_INPUT_BYTES`` (/dev/zero)."""
+    while True:
+        print(prompt, end="", file=out, flush=True)
+        line = keys.readline(MAX_TYPED_LINE + 1)
+        if len(line.rstrip("\n")) <= MAX_TYPED_LINE:
+            return line
+        length = len(line)
+        while not line.endswith("\n"):
+            line = keys.readline(1 << 16)
+            length += len(line)
+            if not line:
+                break  # the end of input: said at the next prompt
+            if length > MAX_INPUT_BYTES:
+                return None
+        print(f"a line of {length - 1:,} characters ignored (at most {MAX_TYPED_LINE:,} "
+              "here)", file=out)
 
 
 def read_text_file(path: Path, what: str) -> str:

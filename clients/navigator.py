@@ -102,8 +102,7 @@ class Navigator:
         print(HELP, file=out)
         print(self.frame(), file=out, flush=True)
         while True:
-            print("> ", end="", file=out, flush=True)
-            line = typed_line(keys)
+            line = typed_line(keys, out, "> ")
             if line is None:
                 print(TOO_LONG_LINE, file=out)
                 return

@@ -286,8 +286,7 @@ class TerminalGame:
     def _ask(self, mover: str) -> int | None:
         """Read words until a legal move (returned), a resignation or a stop (None)."""
         while True:
-            print(f"{mover}> ", end="", file=self.out, flush=True)
-            line = typed_line(self.keys)
+            line = typed_line(self.keys, self.out, f"{mover}> ")
             if not line:
                 self.say("" if line == "" else TOO_LONG_LINE)
                 self.stopped = True
@@ -329,8 +328,7 @@ class TerminalGame:
         assert outcome is not None
         self.say(f"the game is over ({describe_outcome(outcome)}): 'undo' takes back your "
                  "last move, anything else ends it")
-        print("> ", end="", file=self.out, flush=True)
-        line = typed_line(self.keys) or ""
+        line = typed_line(self.keys, self.out, "> ") or ""
         if not self.keys.isatty():
             self.say(line.strip())
         return line.strip().lower() in UNDO_WORDS and self._take_back()

@@ -86,9 +86,15 @@ def test_navigator_keys_no_one_means(run_arena: RunArena) -> None:
     assert steps.returncode == 0 and steps.stderr == "", steps.stderr
     seen = [line.split(":")[0] for line in steps.stdout.splitlines() if line.startswith("ply ")]
     assert seen == ["ply 0/2", "ply 0/2", "ply 2/2"]
-    endless = run_arena("match", "replay", "g.json", stdin="n\n" + "9" * 100_000)
+    pasted = run_arena("match", "replay", "g.json", stdin="n\n" + "9" * 100_000 + "\nn\nq\n")
+    assert pasted.returncode == 0 and pasted.stderr == "", pasted.stderr
+    assert "a line of 100,000 characters ignored (at most 1,000 here)" in pasted.stdout
+    seen = [line.split(":")[0] for line in pasted.stdout.splitlines() if line.startswith("ply ")]
+    assert seen == ["ply 0/2", "ply 1/2", "ply 2/2"]  # the line skipped, not taken as a step
+    endless = run_arena("match", "replay", "g.json", stdin="n\n" + "9" * 1_100_000)
     assert endless.returncode == 0 and endless.stderr == "", endless.stderr
-    assert endless.stdout.rstrip().endswith("a line of more than 1000 characters: stopping")
+    assert endless.stdout.rstrip().endswith(
+        "a line of more than 1,048,576 characters: stopping")
 
 
 def test_illegal_input_is_refused_and_end_of_input_stops(run_arena: RunArena,
@@ -102,15 +108,23 @@ def test_illegal_input_is_refused_and_end_of_input_stops(run_arena: RunArena,
     assert [m.move for m in parse_replay((tmp_path / "g.json").read_text()).moves] == [19]
 
 
-def test_a_line_no_one_types_stops_the_game(run_arena: RunArena) -> None:
-    """A line of a megabyte (or /dev/zero, a line without end) used to be read whole and
-    echoed back; the game now stops at the first line over 1,000 characters."""
+def test_a_line_no_one_types_is_skipped_and_one_without_end_stops_the_game(
+        run_arena: RunArena, tmp_path: Path) -> None:
+    """A line of a megabyte used to be read whole and echoed back (and /dev/zero, a line
+    without end, read forever); then it stopped the game. Now a pasted line is skipped
+    with a word, and a line still without an end after a megabyte stops the game."""
     result = run_arena("play", "--mode", "human-human", "--save", "g.json",
                        stdin="d3\n" + "q" * 1_000_000 + "\nc5\n")
     assert result.returncode == 0, result.stderr
-    assert "a line of more than 1000 characters: stopping" in result.stdout
-    assert "game stopped after 1 move" in result.stdout
+    assert "a line of 1,000,000 characters ignored (at most 1,000 here)" in result.stdout
+    assert "game stopped after 2 moves" in result.stdout
     assert len(result.stdout) < 20_000, len(result.stdout)
+    assert [m.move for m in parse_replay((tmp_path / "g.json").read_text()).moves] == [19, 34]
+    endless = run_arena("play", "--mode", "human-human", "--save", "e.json",
+                        stdin="d3\n" + "q" * 1_100_000)
+    assert endless.returncode == 0, endless.stderr
+    assert "a line of more than 1,048,576 characters: stopping" in endless.stdout
+    assert "game stopped after 1 move" in endless.stdout
 
 
 def test_human_vs_bot_and_bot_vs_human(run_arena: RunArena, tmp_path: Path) -> None:
