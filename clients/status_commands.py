@@ -60,20 +60,30 @@ def add_status_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    """Exit 0 when every service answers and the referee gave its picture, else 1 (with
+    what could be learnt: a service down is when an operator runs this)."""
+    arena: status_pb2.ArenaStatus | None = None
     with client_from_args(args) as client:
         services = {role: client.check_health(role) for role in ROLES
                     if getattr(client.addresses, role)}
-        arena = client.get_status(max(0, args.forfeits))
+        if services.get("referee") is False:
+            missing = "the referee does not answer its health check"
+        else:
+            try:
+                arena, missing = client.get_status(max(0, args.forfeits)), ""
+            except ArenaError as exc:
+                missing = str(exc)
         try:
             ladders = running_ladders(client, time.time()) if client.addresses.ladder else []
         except ArenaError:  # the ladder service is down: the rest is still worth showing
             ladders = []
     if args.json:
-        print_json({"services": services, "arena": to_dict(arena),
-                    "ladders": [ladder.as_dict() for ladder in ladders]})
+        print_json({"services": services, "arena": None if arena is None else to_dict(arena),
+                    "ladders": [ladder.as_dict() for ladder in ladders],
+                    **({"error": missing} if missing else {})})
     else:
-        print(render(arena, services, ladders, time.time()))
-    return 0
+        print(render(arena, services, ladders, time.time(), missing))
+    return 0 if arena is not None and all(services.values()) else 1
 
 
 def _age(ms: float) -> str:
@@ -83,10 +93,16 @@ def _age(ms: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
-def render(arena: status_pb2.ArenaStatus, services: dict[str, bool],
-           ladders: list[LadderEta], now_s: float) -> str:
+def render(arena: status_pb2.ArenaStatus | None, services: dict[str, bool],
+           ladders: list[LadderEta], now_s: float, missing: str = "") -> str:
+    """The screen; without the referee's picture (``missing`` says why) the services and
+    the running ladders."""
     lines = ["services: " + "  ".join(f"{role} {'up' if up else 'DOWN'}"
                                       for role, up in services.items())]
+    if arena is None:
+        lines.append(f"no picture of workers, queues and matches: {missing}")
+        lines += _ladder_lines(ladders)
+        return "\n".join(lines)
     referees = "  ".join(f"{r.name} {'up' if r.up else 'silent'} ({_age(r.idle_ms)} idle)"
                          for r in arena.referees)
     lines.append(f"referees that took matches: {referees or 'none'}")
@@ -101,16 +117,21 @@ def render(arena: status_pb2.ArenaStatus, services: dict[str, bool],
     rate = (f"{100 * arena.cache_hits / arena.cache_probes:.1f}% of {arena.cache_probes} "
             "probes" if arena.cache_probes else "no probes")
     lines.append(f"shared cache (last minutes): {rate}")
-    lines.append(f"ladders running: {len(ladders)}")
-    for item in ladders:
-        eta = "ETA unknown" if item.eta_s is None else f"ETA {_age(item.eta_s * 1000)}"
-        lines.append(f"  {item.ladder.id} {item.ladder.config.name or ''} "
-                     f"{item.ladder.games_done}/{item.ladder.games_total} games, {eta}")
+    lines += _ladder_lines(ladders)
     lines.append(f"recent forfeits: {len(arena.recent_forfeits) or 'none'}")
     for forfeit in arena.recent_forfeits:
         name = match_pb2.Termination.Name(forfeit.termination).removeprefix("TERMINATION_")
         lines.append(f"  {forfeit.match_id} {forfeit.bot} {name}: {forfeit.detail}")
     return "\n".join(lines)
+
+
+def _ladder_lines(ladders: list[LadderEta]) -> list[str]:
+    lines = [f"ladders running: {len(ladders)}"]
+    for item in ladders:
+        eta = "ETA unknown" if item.eta_s is None else f"ETA {_age(item.eta_s * 1000)}"
+        lines.append(f"  {item.ladder.id} {item.ladder.config.name or ''} "
+                     f"{item.ladder.games_done}/{item.ladder.games_total} games, {eta}")
+    return lines
 
 
 def _workers(arena: status_pb2.ArenaStatus, now_s: float) -> list[str]:

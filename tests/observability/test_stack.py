@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -118,6 +119,7 @@ def test_metrics_logs_and_status_of_a_ladder(
             [sys.executable, "-m", "arena.clients", "status"], capture_output=True,
             text=True, timeout=60, env=dict(os.environ, ARENA_HOME=str(tmp_path),
                                             ARENA_TOKEN=ADMIN_TOKEN))
+        hung = hung_referee_status(stack, tmp_path)
     check_counters(before, after, matches)
     check_status(status, matches)
     assert printed.returncode == 0, printed.stderr
@@ -127,6 +129,30 @@ def test_metrics_logs_and_status_of_a_ladder(
     assert len(shown["arena"]["workers"]) == 3  # two match workers and the analyst
     assert "workers alive: 3 (1 analysis, 2 match)" in text.stdout.splitlines()
     follow_one_move(tmp_path / "logs", matches)
+    # A referee that hangs: the command said only "did not answer in time" after 13 s.
+    shown, printed = hung
+    assert (shown.returncode, printed.returncode) == (1, 1), (shown.stderr, printed.stderr)
+    assert json.loads(shown.stdout)["arena"] is None
+    assert json.loads(shown.stdout)["services"]["referee"] is False
+    assert printed.stdout.splitlines()[:2] == [
+        "services: registry up  referee DOWN  ladder up  engine up",
+        "no picture of workers, queues and matches: the referee does not answer its health "
+        "check"]
+
+
+def hung_referee_status(stack: Launcher, home: Path,
+                        ) -> tuple[subprocess.CompletedProcess[str], ...]:
+    """`arena status --json` and `arena status` while the referee process is stopped."""
+    pid = stack.manifest()["pids"]["referee"]
+    assert isinstance(pid, int)
+    env = dict(os.environ, ARENA_HOME=str(home), ARENA_TOKEN=ADMIN_TOKEN)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        return tuple(subprocess.run([sys.executable, "-m", "arena.clients", "status", *json],
+                                    capture_output=True, text=True, timeout=60, env=env)
+                     for json in (["--json"], []))
+    finally:
+        os.kill(pid, signal.SIGCONT)
 
 
 def check_counters(before: dict[str, Samples], after: dict[str, Samples],
