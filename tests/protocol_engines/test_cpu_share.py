@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import threading
 import time
 
@@ -117,6 +118,41 @@ def test_a_wall_clock_engine_gets_its_cpu_time_when_it_runs_half_the_time(
     # each, more than 1.5 for the last four) and the move held.
     assert sample("arena_protocol_engine_time_stretch_sum") - told >= 4 + 4 * 1.5
     assert sample("arena_protocol_engine_held_total") - held >= 1
+
+
+def test_a_new_engine_on_a_busy_machine_is_told_more_from_its_first_move(
+        sandbox: Sandbox, fake_spec: FakeSpec, no_orphans: None) -> None:
+    """Its first move used to be told its limit whatever the load (the share started at
+    1): now the share is probed before the engine starts. Here this thread shares one core
+    with two busy processes (bounded: 60 s at most), so it gets about a third of it."""
+    spec = fake_spec("gomocup", "wallclock", "90")
+    host = EngineHost(Catalog({spec.name: spec}), EnginePool(sandbox))
+    bot = bots_pb2.BotVersion(spec=bots_pb2.BotSpec(protocol=bots_pb2.ProtocolEngine(
+        engine=spec.name, checksum=spec.checksum)))
+    board = GomokuBoard(15, "freestyle")
+    job = engine_pb2.MoveJob(game=common_pb2.GAME_KIND_GOMOKU, bot=bot,
+                             position=common_pb2.Position(text=board.to_text()),
+                             history=board.move_stack, time_budget_ms=LIMIT_MS, cpu_clock=True)
+    stretch = ("arena_protocol_engine_time_stretch_sum", {"engine": spec.name})
+    told = REGISTRY.get_sample_value(*stretch) or 0.0
+    core = {min(os.sched_getaffinity(0))}
+    cores = os.sched_getaffinity(0)
+    hogs = [subprocess.Popen(["timeout", "60", "yes"], stdout=subprocess.DEVNULL,
+                             preexec_fn=lambda: os.sched_setaffinity(0, core))
+            for _ in range(2)]
+    os.sched_setaffinity(0, core)  # this thread only (Linux): the one that asks for moves
+    try:
+        result = host.play(job)
+    finally:
+        os.sched_setaffinity(0, cores)
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+        host.close()
+    assert result.HasField("move"), result
+    # Told about twice its limit (at most 2x) on its very first move, not its limit.
+    assert (REGISTRY.get_sample_value(*stretch) or 0.0) - told >= 1.5
+    assert Stretch.probed().share > 0.5  # the core to itself again (a quiet one: ~1)
 
 
 def test_the_time_told_stays_within_the_wait_for_the_answer() -> None:

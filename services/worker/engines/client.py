@@ -13,7 +13,9 @@ share its process had in its last moves (``Stretch``: told = limit / share, at m
 ``MAX_STRETCH`` times the limit), and should the machine quieten during the move, it holds
 the engine (SIGSTOP) once its CPU time reaches the limit, until the time it was told has
 passed on the wall clock, so that it answers as soon as it runs again, within its limit.
-An idle machine changes nothing: the share is 1, the engine told its limit.
+An idle machine changes nothing: the share is 1, the engine told its limit. Before an
+engine's first move on a worker its share is probed: a thread kept busy for 50 ms, its CPU
+time over the wall time (``Stretch.probed``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ SHARE_MIN_MS = 100.0
 # The hold starts this much CPU time before the limit: the CPU time is looked at every
 # 20 ms (``process.STOP_POLL_S``) and the kernel counts it in 10 ms steps.
 HOLD_MARGIN_MS = 30
+# How long a new engine's first share is probed (a busy thread's CPU over wall time), and
+# the least it is taken to be (a stalled probe says nothing about the engine's share).
+PROBE_S = 0.05
+MIN_PROBED_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -222,6 +228,16 @@ class Stretch:
         return replace(limits, move_time_ms=round(limits.move_time_ms * factor),
                        time_left_ms=stretched(limits.time_left_ms),
                        game_time_ms=stretched(limits.game_time_ms))
+
+    @classmethod
+    def probed(cls, probe_s: float = PROBE_S) -> Stretch:
+        """A stretch for an engine that has not moved yet on this worker: the share a
+        thread busy for ``probe_s`` of wall time gets on the machine now (a new engine's
+        first move is told its time from the load at hand, not as on an idle machine)."""
+        began, cpu = time.perf_counter(), time.thread_time()
+        while (wall := time.perf_counter() - began) < probe_s:
+            pass
+        return cls(share=min(1.0, max(MIN_PROBED_SHARE, (time.thread_time() - cpu) / wall)))
 
     def observe(self, cpu_ms: float, running_ms: float) -> None:
         """A move's CPU time over the wall time it ran (time held not counted); the share

@@ -54,8 +54,8 @@ class _Slot:
     lock: threading.Lock = field(default_factory=threading.Lock)
     fresh: bool = False  # started by ``ready`` for the next move: not a reuse
     # The engine's CPU share, kept across its processes: one started on a busy machine
-    # is told the time its predecessor was.
-    stretch: Stretch = field(default_factory=Stretch)
+    # is told the time its predecessor was; the first, from a probe of the load.
+    stretch: Stretch | None = None
 
 
 class EnginePool:
@@ -109,6 +109,8 @@ class EnginePool:
                 else:
                     self.stats.restarts += 1
         slot.client = None
+        if slot.stretch is None:  # before the engine starts: its start is no load
+            slot.stretch = Stretch.probed()
         slot.client = CLIENTS[slot.spec.protocol].start(slot.spec, self.sandbox)
         slot.client.stretch = slot.stretch
         with self._lock:
