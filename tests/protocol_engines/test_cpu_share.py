@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import threading
 import time
 
@@ -27,6 +26,7 @@ from prometheus_client import REGISTRY
 from arena.games import GomokuBoard
 from arena.v1 import bots_pb2, common_pb2, engine_pb2
 from tests.protocol_engines.conftest import FakeSpec, sandboxed_pids
+from tests.support.load import cpu_hog
 
 LIMIT_MS = 400
 GRACE_MS = 60  # the hold's margin and the kernel's 10 ms steps: well inside a match's grace
@@ -124,7 +124,7 @@ def test_a_new_engine_on_a_busy_machine_is_told_more_from_its_first_move(
         sandbox: Sandbox, fake_spec: FakeSpec, no_orphans: None) -> None:
     """Its first move used to be told its limit whatever the load (the share started at
     1): now the share is probed before the engine starts. Here this thread shares one core
-    with two busy processes (bounded: 60 s at most), so it gets about a third of it."""
+    with two busy processes (60 s at most), so it gets about a third of it."""
     spec = fake_spec("gomocup", "wallclock", "90")
     host = EngineHost(Catalog({spec.name: spec}), EnginePool(sandbox))
     bot = bots_pb2.BotVersion(spec=bots_pb2.BotSpec(protocol=bots_pb2.ProtocolEngine(
@@ -137,17 +137,14 @@ def test_a_new_engine_on_a_busy_machine_is_told_more_from_its_first_move(
     told = REGISTRY.get_sample_value(*stretch) or 0.0
     core = {min(os.sched_getaffinity(0))}
     cores = os.sched_getaffinity(0)
-    hogs = [subprocess.Popen(["timeout", "60", "yes"], stdout=subprocess.DEVNULL,
-                             preexec_fn=lambda: os.sched_setaffinity(0, core))
-            for _ in range(2)]
-    os.sched_setaffinity(0, core)  # this thread only (Linux): the one that asks for moves
     try:
-        result = host.play(job)
+        with cpu_hog(per_core=2, seconds=60, cores=core):
+            os.sched_setaffinity(0, core)  # this thread only (Linux): it asks for the move
+            try:
+                result = host.play(job)
+            finally:
+                os.sched_setaffinity(0, cores)
     finally:
-        os.sched_setaffinity(0, cores)
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
         host.close()
     assert result.HasField("move"), result
     # Told about twice its limit (at most 2x) on its very first move, not its limit.

@@ -13,12 +13,17 @@ _HOG = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() 
 
 
 @contextmanager
-def cpu_hog(per_core: int = 1, seconds: float = 120.0) -> Iterator[int]:
-    """Busy-loop ``per_core`` processes per core while the block runs; each stops by itself
-    after ``seconds`` at the latest and is killed when the block ends. Yields how many."""
+def cpu_hog(per_core: int = 1, seconds: float = 120.0,
+            cores: set[int] | None = None) -> Iterator[int]:
+    """Busy-loop ``per_core`` processes per core (of ``cores``, if given, and only on
+    them; else of the machine) while the block runs; each stops by itself after
+    ``seconds`` at the latest and is killed when the block ends. Yields how many."""
     code = _HOG.format(seconds=seconds)
-    hogs = [subprocess.Popen([sys.executable, "-c", code])
-            for _ in range(per_core * (os.cpu_count() or 2))]
+    count = per_core * (len(cores) if cores else os.cpu_count() or 2)
+    hogs = [subprocess.Popen([sys.executable, "-c", code],
+                             preexec_fn=(lambda: os.sched_setaffinity(0, cores))
+                             if cores else None)
+            for _ in range(count)]
     try:
         time.sleep(0.2)  # let them start spinning
         yield len(hogs)
