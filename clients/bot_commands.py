@@ -443,10 +443,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     with _client(args) as client:
         try:
             bot = client.register_bot(spec, parsed.from_preset)
-        except AlreadyExistsError:
+        except AlreadyExistsError as exc:
             if not args.update:
-                raise AlreadyExistsError(f"a bot named {spec.name!r} already exists "
-                                         "(use --update to add a version)") from None
+                raise AlreadyExistsError(f"{exc} (--name NAME imports it under another name; "
+                                         "--update adds a version to a bot of yours)") from None
             if parsed.from_preset:
                 spec = apply_preset(spec, parsed.from_preset)
             bot = client.update_bot(spec.name, spec)

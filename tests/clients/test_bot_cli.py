@@ -152,7 +152,16 @@ def test_export_then_import_reproduces_the_bot(
     assert copy["evaluator_hash"] == original["evaluator_hash"]
     assert copy["spec"]["description"] == "exported"  # type: ignore[index]
 
-    assert "--update" in fails(capsys, "import", str(path))
+    assert "a bot named 'terra-x' already exists, owned by alice (--name NAME imports it " \
+        "under another name; --update adds a version to a bot of yours)" in fails(
+            capsys, "import", str(path))
+    # Bob, importing alice's file, learns the name is hers (names are shared), not mine.
+    taken = fails(capsys, "import", str(path), "--token", "bob-token")
+    assert "already exists, owned by alice (--name NAME" in taken, taken
+    assert "owned by alice" in fails(capsys, "register", "--name", "terra-x", "--from-preset",
+                                     "terra", "--token", "bob-token")
+    assert run_json(capsys, "import", str(path), "--name", "terra-b",
+                    "--token", "bob-token")["owner"] == "bob"
     # The file holds the bot as it is: updating from it changes nothing, so no new version.
     again = run_json(capsys, "import", str(path), "--update")
     assert again["version"] == 1 and again["content_hash"] == original["content_hash"]

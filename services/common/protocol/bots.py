@@ -124,10 +124,18 @@ class BotStore:
                    keys.owner_bot_bytes(bot.owner)]
         outcome = int(self._create(keys=touched, args=[payload, name, limit]))
         if outcome == 0:
-            raise AlreadyExistsError(f"a bot named {name!r} already exists")
+            raise AlreadyExistsError(f"a bot named {name!r} already exists{self._whose(name)}")
         if outcome == -3:
             raise self._over(bot.owner, len(payload), limit)
         return bot
+
+    def _whose(self, name: str) -> str:
+        """', owned by OWNER' for a taken name (owners are public, as in every listing):
+        names are shared by all users, so the one who asked learns whether it is theirs."""
+        try:
+            return f", owned by {self.get(name).owner}"
+        except NotFoundError:  # deleted since: nothing to add
+            return ""
 
     def _over(self, owner: str, size: int, limit: int) -> ResourceExhaustedError:
         return over_bytes(self._redis, keys.owner_bot_bytes(owner), "bot_bytes", limit, owner,
