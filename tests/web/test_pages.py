@@ -520,3 +520,40 @@ def test_gomoku_boards_mark_the_last_move_and_the_winning_five(web: WebStack, pa
         assert drawn["squares"] == size * size
         assert drawn["five"] == line and drawn["last"] == [line[-1]] and drawn["line"] == 1
         assert drawn["stones"] == cells_of(position)
+
+
+# -- layout -----------------------------------------------------------------------------------
+
+CARD_GAPS_JS = """() => {
+  // Every pair of cards one above the other (their columns overlap): the gap between them.
+  const boxes = [...document.querySelectorAll('.card')].map((c) => c.getBoundingClientRect());
+  const gaps = [];
+  boxes.forEach((a, i) => boxes.forEach((b, j) => {
+    if (i !== j && a.bottom <= b.top + 1 && a.left < b.right && b.left < a.right) {
+      gaps.push(b.top - a.bottom);
+    }
+  }));
+  return {gaps, width: document.documentElement.scrollWidth, cards: boxes.length};
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_cards_never_touch_and_nothing_runs_off_a_narrow_screen(
+        web: WebStack, browser: Any, width: int) -> None:
+    """The cards of a two-column row touched the card below them (the row had no margin:
+    the bot and ladder pages); and a phone-wide screen must not scroll sideways."""
+    match = finished_ladder_match(web, with_tree=True)
+    bot = match.config.black.name
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        for path in (f"/ladders/{web.ladder_id}", f"/bots/{quote(bot)}", f"/matches/{match.id}",
+                     "/ratings", "/matches", "/bots", "/"):
+            open_page(page, web.url + path)
+            page.wait_for_timeout(300)  # the cards drawn after the first answers
+            shown = page.evaluate(CARD_GAPS_JS)
+            assert shown["cards"] >= 1, path
+            assert shown["width"] <= width, (path, shown["width"])
+            assert min(shown["gaps"], default=16) >= 8, (path, sorted(shown["gaps"])[:3])
+    finally:
+        context.close()
