@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, Generic, Self, TypeVar
 
@@ -121,32 +122,36 @@ class ProtocolClient(ABC, Generic[Request]):
     def alive(self) -> bool:
         return self.process.alive
 
+    def set_up(self, position_text: str, history: Sequence[int]) -> None:
+        """Tell the engine now what the move in ``position_text`` needs it told first (a
+        Gomocup brain's ``START`` for a new size or rule): the worker calls this before it
+        reports the move started, so that a set-up (Rapfi sizes its hash there) takes none
+        of the move's time, on the CPU or on the wall clock. Raises like ``play``."""
+        with self._awake():
+            request = self._prepare(position_text, history)
+            if self._answer_without_engine(request) is None:
+                self._drop_stale()
+                self._ready(request)
+
     def play(self, position_text: str, history: Sequence[int], limits: PlayLimits
              ) -> EngineAnswer:
         """The engine's move in ``position_text`` (``history``: the moves that led there,
         possibly a suffix). Raises ``EngineFailure``; a bad request raises the rules'
         ``ValueError`` before the engine is disturbed."""
-        self.process.resume()  # it wakes up while the request is prepared
         self._stop = limits.stop
         try:
-            request = self._prepare(position_text, history)
-            answer = self._answer_without_engine(request)
-            if answer is None:
-                self._drop_stale()
-                self._ready(request)  # a set-up is not the move's: its CPU is not charged
-                cpu_before = self.process.cpu_seconds()
-                told = limits
-                if limits.cpu_ms:
-                    told = self.stretch.told(limits)
-                    self._budget = CpuBudget(self.process, cpu_before, limits.cpu_ms,
-                                             time.monotonic() + told.move_time_ms / 1000)
-                answer = self._play(request, told)
-                cpu_ms = (self.process.cpu_seconds() - cpu_before) * 1000
-                answer = replace(answer, cpu_ms=max(0.0, cpu_ms))
-                if self._budget is not None:
-                    held_ms = self._budget.held_ms
-                    answer = replace(answer, told_ms=told.move_time_ms, held_ms=held_ms)
-                    self.stretch.observe(answer.cpu_ms, answer.elapsed_ms - held_ms)
+            with self._awake():
+                return self._timed_move(position_text, history, limits)
+        finally:
+            self._stop = self._budget = None
+
+    @contextmanager
+    def _awake(self) -> Iterator[None]:
+        """The engine running (it wakes up while the request is prepared) for the block,
+        suspended after it if it still lives; a failure that leaves it unsound ends it."""
+        self.process.resume()
+        try:
+            yield
         except EngineFailure as failure:
             if failure.reason is FailureReason.STOPPED:
                 self.process.close()  # busy thinking: killed at once, not asked to quit
@@ -154,9 +159,29 @@ class ProtocolClient(ABC, Generic[Request]):
                 self.close()
             raise
         finally:
-            self._stop = self._budget = None
             if self.process.alive:
                 self.process.suspend()
+
+    def _timed_move(self, position_text: str, history: Sequence[int], limits: PlayLimits
+                    ) -> EngineAnswer:
+        request = self._prepare(position_text, history)
+        answer = self._answer_without_engine(request)
+        if answer is None:
+            self._drop_stale()
+            self._ready(request)  # a set-up is not the move's: its CPU is not charged
+            cpu_before = self.process.cpu_seconds()
+            told = limits
+            if limits.cpu_ms:
+                told = self.stretch.told(limits)
+                self._budget = CpuBudget(self.process, cpu_before, limits.cpu_ms,
+                                         time.monotonic() + told.move_time_ms / 1000)
+            answer = self._play(request, told)
+            cpu_ms = (self.process.cpu_seconds() - cpu_before) * 1000
+            answer = replace(answer, cpu_ms=max(0.0, cpu_ms))
+            if self._budget is not None:
+                held_ms = self._budget.held_ms
+                answer = replace(answer, told_ms=told.move_time_ms, held_ms=held_ms)
+                self.stretch.observe(answer.cpu_ms, answer.elapsed_ms - held_ms)
         return answer
 
     def close(self) -> None:

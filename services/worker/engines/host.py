@@ -71,19 +71,24 @@ class EngineHost:
                 for spec in self.catalog.engines.values()]
 
     def ready(self, job: engine_pb2.MoveJob) -> engine_pb2.MoveResult | None:
-        """Start the job's engine if it is not waiting warm; the failure, if it cannot be
-        started (then the bot forfeits), else None."""
+        """Start the job's engine if it is not waiting warm and set it up for the job's
+        position (a Gomocup ``START`` for a new size or rule), before the move is timed;
+        the failure, if it cannot be (then the bot forfeits), else None."""
         try:
             spec = self._spec(job)
+            game_name = game(job.game).name
         except ArenaError as exc:
             return _invalid(str(exc))
+        position = job.position.text if game_name in spec.games else ""  # else: play says
         starts = self.pool.stats.starts
         try:
-            self.pool.ready(spec)
+            self.pool.ready(spec, position, list(job.history))
         except EngineFailure as failure:
-            log.info("engine %s did not start for job %s: %s", spec.name, job.job_id,
+            log.info("engine %s was not ready for job %s: %s", spec.name, job.job_id,
                      failure.report())
             return failure_result(failure)
+        except ValueError as exc:  # a position the engine cannot be asked about
+            return _invalid(str(exc))
         finally:
             metrics.ENGINE_STARTS.labels(spec.name).inc(self.pool.stats.starts - starts)
         return None

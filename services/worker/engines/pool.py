@@ -71,16 +71,20 @@ class EnginePool:
         self._slots: OrderedDict[EngineSpec, _Slot] = OrderedDict()
         self._lock = threading.Lock()
 
-    def ready(self, spec: EngineSpec) -> None:
-        """Start the engine now if no sound process is waiting (raises ``EngineFailure``):
-        a worker calls this before a move's clock starts, so that starting an engine (and
-        its handshake) is never counted as the bot's thinking time."""
+    def ready(self, spec: EngineSpec, position_text: str = "",
+              history: Sequence[int] = ()) -> None:
+        """Start the engine now if no sound process is waiting, and set it up for the move
+        in ``position_text`` if one is given (``ProtocolClient.set_up``; raises like
+        ``play``): a worker calls this before a move's clock starts, so that starting an
+        engine, its handshake and its set-up are never counted as the bot's time."""
         slot = self._slot(spec)
         with slot.lock:
             client = slot.client
             if client is None or not client.alive or self._worn_out(client):
-                self._ready_client(slot)
+                client = self._ready_client(slot)
                 slot.fresh = True
+            if position_text:
+                client.set_up(position_text, history)
 
     def play(self, spec: EngineSpec, position_text: str, history: Sequence[int],
              limits: PlayLimits) -> EngineAnswer:
