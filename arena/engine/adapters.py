@@ -65,6 +65,11 @@ class GameEngine(Protocol):
 
     def warm_up(self) -> None: ...
 
+    def warm_thread(self) -> None:
+        """Ready the calling thread's search tables, before its first search (which would
+        otherwise fault them in inside its time)."""
+        ...
+
     def exact_score(self, position_text: str, max_nodes: int) -> int | None:
         """The final score of perfect play from the position for the side to move (disc
         difference, the empty squares to the winner), or None when it is not proved within
@@ -116,6 +121,9 @@ class _Engine:
 
     def warm_up(self) -> None:
         self._module().warm_up()
+
+    def warm_thread(self) -> None:
+        self._module().warm_thread()
 
     def exact_score(self, position_text: str, max_nodes: int) -> int | None:
         return None

@@ -64,9 +64,17 @@ class BotRunner:
     egress: EgressPolicy = field(default_factory=EgressPolicy)
     engines: EngineHost | None = None  # the protocol engines this worker offers
     cpu_wall_factor: float = 4.0  # a CPU-timed protocol move is waited for this long
+    warm_games: tuple[str, ...] = ()  # games whose engines the searching thread readies
     _channels: dict[tuple[str, str], grpc.Channel] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _prepared: dict[bytes, PreparedBot] = field(default_factory=dict)
+
+    def warm_thread(self) -> None:
+        """Ready the calling thread's search tables for the ``warm_games``: the thread that
+        will run the jobs calls this before it takes one (its first search would fault
+        them in within its bot's time: depth 1 of a 100 ms move)."""
+        for name in self.warm_games:
+            game(name).engine().warm_thread()
 
     @staticmethod
     def is_external(job: engine_pb2.MoveJob) -> bool:

@@ -142,6 +142,7 @@ class WorkerLoop:
 
     def _consume(self) -> None:
         try:
+            self.runner.warm_thread()  # this thread runs the searches
             self._take_and_run()
         finally:  # even if this thread fails: the poster ends once everything is posted
             self._tasks.put(self._give_back_ahead)

@@ -96,6 +96,7 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         try:
             stop = StopFlag()
             context.add_callback(stop.set)  # a cancelled call stops the search
+            engine.warm_thread()  # this server thread's first search: not in its time
             return engine.choose_move(bot, request.position.text, list(request.history),
                                       limits, stop, request.tree_node_budget, request.seed)
         finally:
@@ -180,6 +181,7 @@ def create_service(config: Config) -> ServiceParts:
         client = redis.Redis.from_url(config.redis_url)
         cache = redis.Redis.from_url(config.cache_url)
         runner = BotRunner(cache=SharedSearchCache(cache if config.shared_cache else None),
+                           warm_games=tuple(games),
                            grace_ms=config.grace_ms,
                            egress=EgressPolicy.parse(config.external_allow), engines=engines,
                            cpu_wall_factor=config.delivery.cpu_wall_factor)

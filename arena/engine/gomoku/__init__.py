@@ -31,7 +31,7 @@ Time limits are kept on the clock ``Limits.clock`` names (``budget.py``).
 from __future__ import annotations
 
 from arena.engine.api import Limits, SearchResult, StopFlag
-from arena.engine.gomoku.bots import run_arena, run_sharpmoku
+from arena.engine.gomoku.bots import run_arena, run_sharpmoku, thread_tables
 from arena.engine.gomoku.budget import Budget
 from arena.engine.gomoku.config import (
     ARENA_GOMOKU,
@@ -50,6 +50,7 @@ __all__ = [
     "choose_move",
     "evaluator_hash",
     "validate_config",
+    "warm_thread",
     "warm_up",
 ]
 
@@ -94,3 +95,9 @@ def warm_up() -> None:
     for rule in ("freestyle", "exact-five"):
         for name in ("sharpmoku-normal", "arena-gomoku"):
             choose_move(15, rule, opening, PRESETS[name], Limits(depth=2), tree_budget=8)
+
+
+def warm_thread() -> None:
+    """Allocate and touch this thread's arena-gomoku tables (16 MiB at the presets' table
+    size) before its first search, which would otherwise fault them in inside its time."""
+    thread_tables(resolved(PRESETS[ARENA_GOMOKU])["tt_bits"])

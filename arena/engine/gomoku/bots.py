@@ -103,7 +103,7 @@ class _Tables:
 _LOCAL = threading.local()
 
 
-def _tables(tt_bits: int) -> _Tables:
+def thread_tables(tt_bits: int) -> _Tables:
     tables: _Tables | None = getattr(_LOCAL, "tables", None)
     if tables is None or tables.tt_bits != tt_bits:
         tables = _Tables(tt_bits)
@@ -118,7 +118,7 @@ class _ArenaState:
         self.me = pos.to_move
         self.cells, self.pat, self.st, self.table = setup(
             pos.size, pos.rule, pos.moves, HAND_WEIGHTS if hand_eval else None)
-        self.tables = _tables(tt_bits)
+        self.tables = thread_tables(tt_bits)
         self.salt = self.tables.next_salt()
         self.tree = new_tree(tree_budget)
         self.kept_tree = new_tree(tree_budget)
@@ -172,7 +172,7 @@ def threat_line(
     within ``nodes`` nodes (0: no cap), as a line of moves; empty if none was found.
     The threat search alone, for tests and benchmarks."""
     cells, pat, st, table = setup(pos.size, pos.rule, pos.moves)
-    tables = _tables(20)
+    tables = thread_tables(20)
     ctx = new_context(0, 0, 0, salt=tables.next_salt())
     stop = StopFlag()
     length = int(search_threats(cells, pat, st, table, pos.to_move, plies, nodes, fours_only,

@@ -11,7 +11,8 @@ Public entry points (square index = row * 8 + col, a1 = 0, h8 = 63, PASS = 64; p
   ``arena-fast``, ``arena-strong``, ``arena-pattern``).
 * ``validate_config(config)`` -> list of ``FieldViolation``; ``evaluator_hash(config)``.
 * ``perft(position_text, depth)``, ``solve(position_text, wld=False, limits=None, stop=None)``.
-* ``warm_up()`` compiles or loads every kernel.
+* ``warm_up()`` compiles or loads every kernel; ``warm_thread()`` readies the calling
+  thread's tables before its first search.
 """
 
 from arena.engine.othello.bitboard import PASS, START_TEXT, perft, position_key
@@ -21,6 +22,7 @@ from arena.engine.othello.engine import (
     choose_move,
     evaluate_position,
     solve,
+    warm_thread,
     warm_up,
 )
 from arena.engine.othello.presets import PRESETS
@@ -38,5 +40,6 @@ __all__ = [
     "position_key",
     "solve",
     "validate_config",
+    "warm_thread",
     "warm_up",
 ]
