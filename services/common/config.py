@@ -164,7 +164,8 @@ SETTINGS: tuple[Setting, ...] = (
             "warm protocol-engine processes one worker keeps (least recently used stopped)",
             ("worker",)),
     Setting("warm_games", "ARENA_WARM_GAMES", "othello,gomoku",
-            "engines compiled before a worker takes jobs (empty: none)", ("worker",)),
+            "engines compiled, and their search tables readied, before a worker takes jobs "
+            "(empty: none)", ("worker",)),
     Setting("shared_cache", "ARENA_SHARED_CACHE", True,
             "use the shared transposition cache", ("worker",)),
     Setting("ladder_in_flight", "ARENA_LADDER_IN_FLIGHT", 16,
