@@ -203,13 +203,13 @@ def typed_line(keys: IO[str], out: IO[str], prompt: str) -> str | None:
         length = len(line)
         while not line.endswith("\n"):
             line = keys.readline(1 << 16)
-            length += len(line)
+            length += len(line.rstrip("\n"))
             if not line:
                 break  # the end of input: said at the next prompt
             if length > MAX_INPUT_BYTES:
                 return None
-        print(f"a line of {length - 1:,} characters ignored (at most {MAX_TYPED_LINE:,} "
-              "here)", file=out)
+        print(f"a line of {length:,} characters ignored (at most {MAX_TYPED_LINE:,} here)",
+              file=out)
 
 
 def read_text_file(path: Path, what: str) -> str:
