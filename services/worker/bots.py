@@ -174,7 +174,8 @@ class BotRunner:
 
     def ready(self, job: engine_pb2.MoveJob) -> BotAnswer | None:
         """What must happen before the bot's clock starts: a protocol engine's process is
-        started if none is waiting warm. The failure to answer with, if that fails."""
+        started if none is waiting warm, and set up for the job's board. The failure to
+        answer with, if that fails."""
         if job.bot.spec.WhichOneof("engine") != "protocol" or self.engines is None:
             return None
         failed = self.engines.ready(job)
