@@ -116,7 +116,9 @@ def _add_worker(sub: Subparsers) -> None:
                              description="Manage the workers `arena up` runs.")
     verbs = workers.add_subparsers(dest="workers_command", metavar="COMMAND", required=True)
     scale = verbs.add_parser("scale", help="run N workers (start or stop some)")
-    scale.add_argument("count", type=int, help="how many workers to run (at most 4 per core)")
+    scale.add_argument("count", type=int,
+                       help="how many workers to run (at most 4 per core; 0 pauses play "
+                            "until workers are back)")
     scale.add_argument("--wait", type=seconds, default=120.0, metavar="SECONDS",
                        help="how long to wait for the change (default 120)")
     scale.set_defaults(func=_cmd_workers_scale)
