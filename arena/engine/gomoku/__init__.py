@@ -99,5 +99,6 @@ def warm_up() -> None:
 
 def warm_thread() -> None:
     """Allocate and touch this thread's arena-gomoku tables (16 MiB at the presets' table
-    size) before its first search, which would otherwise fault them in inside its time."""
-    thread_tables(resolved(PRESETS[ARENA_GOMOKU])["tt_bits"])
+    size) before its first search, which would otherwise fault them in inside its time; a
+    thread that has tables keeps them (whatever their size)."""
+    thread_tables(None)

@@ -11,6 +11,7 @@ from arena.engine.api import Limits, SearchResult, StopFlag, TreeNode
 from arena.engine.gomoku import sharpmoku
 from arena.engine.gomoku.board import EXACT_FIVE
 from arena.engine.gomoku.budget import Budget
+from arena.engine.gomoku.config import ARENA_GOMOKU, PARAMETERS
 from arena.engine.gomoku.control import CTX_ABORTED, CTX_NODES, CTX_TREE_COUNT, new_context
 from arena.engine.gomoku.evaluation import HAND_WEIGHTS
 from arena.engine.gomoku.patterns import setup
@@ -101,10 +102,16 @@ class _Tables:
 
 
 _LOCAL = threading.local()
+DEFAULT_TT_BITS = PARAMETERS[ARENA_GOMOKU]["tt_bits"][0]
 
 
-def thread_tables(tt_bits: int) -> _Tables:
+def thread_tables(tt_bits: int | None) -> _Tables:
+    """This thread's tables of ``2**tt_bits`` entries (``None``: those it has, or the
+    presets' size for a thread that has none), made on the first call or a new size."""
     tables: _Tables | None = getattr(_LOCAL, "tables", None)
+    if tables is not None and tt_bits is None:
+        return tables
+    tt_bits = DEFAULT_TT_BITS if tt_bits is None else tt_bits
     if tables is None or tables.tt_bits != tt_bits:
         tables = _Tables(tt_bits)
         _LOCAL.tables = tables

@@ -382,10 +382,11 @@ def warm_up() -> float:
 def warm_thread() -> None:
     """Allocate and touch this thread's search and solver tables (32 MiB): a thread's
     first search would otherwise fault them in inside its time (70 ms measured, a 100 ms
-    move's search cut to depth 1). For a thread that will search, before it does."""
-    from arena.engine.othello.search import thread_buffers
+    move's search cut to depth 1). For a thread that will search, before it does; a
+    thread that has them keeps them as they are."""
+    from arena.engine.othello.search import ready_thread_buffers
 
-    thread_buffers(0)
+    ready_thread_buffers()
     _endgame_solver()
 
 

@@ -687,17 +687,23 @@ class SearchBuffers:
 _LOCAL = threading.local()
 
 
+def ready_thread_buffers() -> SearchBuffers:
+    """This thread's buffers, allocated and touched on the first call, as they are."""
+    buffers: SearchBuffers | None = getattr(_LOCAL, "buffers", None)
+    if buffers is None:
+        buffers = SearchBuffers()
+        buffers.tt.fill(0)
+        _LOCAL.buffers = buffers
+    return buffers
+
+
 def thread_buffers(tree_budget: int) -> SearchBuffers:
     """This thread's buffers (a 16 MiB table) with a tree array of ``tree_budget`` rows.
 
     Fresh multi-megabyte arrays cost page faults inside the timed search, so the table is
     allocated and touched once per thread and then reused; salts keep searches apart.
     """
-    buffers: SearchBuffers | None = getattr(_LOCAL, "buffers", None)
-    if buffers is None:
-        buffers = SearchBuffers()
-        buffers.tt.fill(0)
-        _LOCAL.buffers = buffers
+    buffers = ready_thread_buffers()
     buffers.hist.fill(0)
     if buffers.tree.shape[0] != tree_budget:
         buffers.tree = np.zeros((tree_budget, TREE_COLS), dtype=np.int64)
