@@ -146,6 +146,48 @@ def test_the_worker_sets_a_brain_up_before_the_move_is_timed(sandbox: Sandbox,
     assert all(played < 0.4 for _, played in timings), timings
 
 
+def switches(pgid: int) -> int:
+    """Context switches of every thread of every process in the group ``pgid``: a stopped
+    process woken and stopped again adds some, one left stopped adds none."""
+    total = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.getpgid(int(pid)) != pgid:
+                continue
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/status") as status:
+                    total += sum(int(line.split()[1]) for line in status
+                                 if line.split(":")[0].endswith("ctxt_switches"))
+        except (ProcessLookupError, FileNotFoundError):
+            continue
+    return total
+
+
+def test_readying_an_engine_with_nothing_to_set_up_leaves_it_stopped(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    """Between moves an engine is stopped (SIGSTOP). Readying the next move woke it and
+    stopped it again even with nothing to tell it (NBoard, GTP, a Gomocup brain of the same
+    size): a pair of signals and a wait for it to settle, every move. It stays stopped now;
+    a new size still wakes the brain for its set-up."""
+    pool = EnginePool(sandbox)
+    nboard, gomocup = fake_spec("nboard", "play"), fake_spec("gomocup", "play")
+    try:
+        pool.play(nboard, OTHELLO_START, [], LIMITS)
+        pool.play(gomocup, empty_gomoku(15), [], LIMITS)
+        [nboard_pid, gomocup_pid] = pool.running()
+        ran = []
+        for spec, pid, position in ((nboard, nboard_pid, OTHELLO_START),
+                                    (gomocup, gomocup_pid, empty_gomoku(15)),
+                                    (gomocup, gomocup_pid, empty_gomoku(19))):
+            before = switches(os.getpgid(pid))
+            pool.ready(spec, position)
+            time.sleep(0.05)
+            ran.append(switches(os.getpgid(pid)) > before)
+        assert ran == [False, False, True]
+    finally:
+        pool.close()
+
+
 def test_wait_ms_waits_past_the_move_time(sandbox: Sandbox, fake_spec: FakeSpec) -> None:
     """A move timed on CPU is waited for longer than its limit (the referee's wall guard)."""
     pool = EnginePool(sandbox)

@@ -127,11 +127,11 @@ class ProtocolClient(ABC, Generic[Request]):
         Gomocup brain's ``START`` for a new size or rule): the worker calls this before it
         reports the move started, so that a set-up (Rapfi sizes its hash there) takes none
         of the move's time, on the CPU or on the wall clock. Raises like ``play``."""
-        with self._awake():
-            request = self._prepare(position_text, history)
-            if self._answer_without_engine(request) is None:
+        request = self._prepare(position_text, history)
+        if self._answer_without_engine(request) is None and self._needs_set_up(request):
+            with self._awake():  # woken only for a set-up: most moves have none
                 self._drop_stale()
-                self._ready(request)
+                self._set_up(request)
 
     def play(self, position_text: str, history: Sequence[int], limits: PlayLimits
              ) -> EngineAnswer:
@@ -168,7 +168,8 @@ class ProtocolClient(ABC, Generic[Request]):
         answer = self._answer_without_engine(request)
         if answer is None:
             self._drop_stale()
-            self._ready(request)  # a set-up is not the move's: its CPU is not charged
+            if self._needs_set_up(request):  # not the move's: its CPU is not charged
+                self._set_up(request)
             cpu_before = self.process.cpu_seconds()
             told = limits
             if limits.cpu_ms:
@@ -221,9 +222,14 @@ class ProtocolClient(ABC, Generic[Request]):
         """The answer when there is nothing to ask (a forced pass), else ``None``."""
         return None
 
-    def _ready(self, request: Request) -> None:
-        """What the engine must be told before this request's move starts, outside the
-        move's time (a Gomocup brain's set-up for a new size or rule); nothing by default."""
+    def _needs_set_up(self, request: Request) -> bool:
+        """Whether the engine must be told something before this request's move starts,
+        outside the move's time (a Gomocup brain, of a new size or rule); never by
+        default."""
+        return False
+
+    def _set_up(self, request: Request) -> None:
+        """Tell the engine what ``_needs_set_up`` found it lacks."""
 
     @abstractmethod
     def _play(self, request: Request, limits: PlayLimits) -> EngineAnswer: ...

@@ -63,10 +63,8 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
         return GomocupRequest(board, moves_from_empty(GomokuBoard.from_text(position_text),
                                                       history))
 
-    def _ready(self, request: GomocupRequest) -> None:
-        board = request.board
-        if self._game != (board.size, board.rule):
-            self._set_up(board.size, board.rule)
+    def _needs_set_up(self, request: GomocupRequest) -> bool:
+        return self._game != (request.board.size, request.board.rule)
 
     def _play(self, request: GomocupRequest, limits: PlayLimits) -> EngineAnswer:
         board = request.board
@@ -78,11 +76,12 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
         self.send(lines, deadline)
         return self._read_move(board, deadline, time.monotonic())
 
-    def _set_up(self, size: int, rule: str) -> None:
+    def _set_up(self, request: GomocupRequest) -> None:
         """``START``, then the settings that may make a brain allocate (its memory cap,
         its options, the rule), then ``ABOUT``: its answer says that all of them are
         done, so their cost (Rapfi: ~1 s to size its hash) never counts against a move.
         Within the startup deadline."""
+        size, rule = request.board.size, request.board.rule
         deadline = time.monotonic() + self.spec.limits.startup_ms / 1000
         self.send([gomocup.format_command(gomocup.Start(size))], deadline)
         reply = self._next_answer(deadline, f"answer to START {size}")
