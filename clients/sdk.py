@@ -220,6 +220,24 @@ def _read_token(manifest: Mapping[str, Any], state: Path) -> str:
 
 
 Response = TypeVar("Response")
+Message = TypeVar("Message")
+
+
+def _request(kind: Callable[..., Message], **fields: Any) -> Message:
+    """``kind(**fields)``; a value protobuf refuses (a number out of range, a string where
+    a number goes) is an ``InvalidArgumentError`` that names its field, where protobuf says
+    only ``Value out of range: ...`` or ``bad argument type for built-in operation``."""
+    try:
+        return kind(**fields)
+    except (TypeError, ValueError) as exc:
+        name = getattr(getattr(kind, "DESCRIPTOR", None), "name", "request")
+        for field_name, value in fields.items():
+            try:
+                kind(**{field_name: value})
+            except (TypeError, ValueError) as refused:
+                raise errors.InvalidArgumentError(
+                    f"{name}.{field_name}: {refused} (got {value!r})") from None
+        raise errors.InvalidArgumentError(f"{name}: {exc}") from None
 
 __all__ = ["ArenaClient", "ServerError", "StackAddresses"]
 
@@ -333,12 +351,13 @@ class ArenaClient:
                      request_id: str = "") -> bots_pb2.BotVersion:
         """Register version 1 of a new bot; a retry with the same ``request_id`` returns the
         version the first call registered."""
-        request = registry_pb2.RegisterBotRequest(spec=spec, from_preset=from_preset,
-                                                  request_id=request_id)
+        request = _request(registry_pb2.RegisterBotRequest, spec=spec,
+                           from_preset=from_preset, request_id=request_id)
         return self._call("registry", self._registry().RegisterBot, request)
 
     def get_bot(self, name: str, version: int = 0) -> bots_pb2.BotVersion:
-        request = registry_pb2.GetBotRequest(bot=common_pb2.BotRef(name=name, version=version))
+        request = _request(registry_pb2.GetBotRequest,
+                           bot=_request(common_pb2.BotRef, name=name, version=version))
         return self._call("registry", self._registry().GetBot, request)
 
     def list_bots(
@@ -350,9 +369,10 @@ class ArenaClient:
         page_size: int = 0,
         page_token: str = "",
     ) -> registry_pb2.ListBotsResponse:
-        request = registry_pb2.ListBotsRequest(
+        request = _request(
+            registry_pb2.ListBotsRequest,
             game=game, owner=owner, name_prefix=name_prefix, include_retired=include_retired,
-            page=common_pb2.PageRequest(page_size=page_size, page_token=page_token),
+            page=_request(common_pb2.PageRequest, page_size=page_size, page_token=page_token),
         )
         return self._call("registry", self._registry().ListBots, request)
 
@@ -367,19 +387,20 @@ class ArenaClient:
                 return
 
     def update_bot(self, name: str, spec: bots_pb2.BotSpec) -> bots_pb2.BotVersion:
-        request = registry_pb2.UpdateBotRequest(name=name, spec=spec)
+        request = _request(registry_pb2.UpdateBotRequest, name=name, spec=spec)
         return self._call("registry", self._registry().UpdateBot, request)
 
     def retire_bot(self, name: str, cancel_matches: bool = False) -> bots_pb2.BotVersion:
         """Retire a bot (it enters no new match); ``cancel_matches`` also cancels its
         pending and running matches."""
-        request = registry_pb2.RetireBotRequest(name=name, cancel_matches=cancel_matches)
+        request = _request(registry_pb2.RetireBotRequest, name=name,
+                           cancel_matches=cancel_matches)
         return self._call("registry", self._registry().RetireBot, request)
 
     def list_presets(
         self, game: common_pb2.GameKind.ValueType = common_pb2.GAME_KIND_UNSPECIFIED
     ) -> list[bots_pb2.Preset]:
-        request = registry_pb2.ListPresetsRequest(game=game)
+        request = _request(registry_pb2.ListPresetsRequest, game=game)
         return list(self._call("registry", self._registry().ListPresets, request).presets)
 
     def list_engines(
@@ -387,7 +408,7 @@ class ArenaClient:
     ) -> list[engine_pb2.EngineOffer]:
         """The protocol engines live match workers offer (name, protocol, games, checksum,
         how many workers), for ``game`` or every game."""
-        request = registry_pb2.ListEnginesRequest(game=game)
+        request = _request(registry_pb2.ListEnginesRequest, game=game)
         return list(self._call("registry", self._registry().ListEngines, request).engines)
 
     # -- referee -----------------------------------------------------------------------
@@ -396,17 +417,17 @@ class ArenaClient:
                      owner: str = "") -> match_pb2.Match:
         """Queue a match; a retry with the same ``request_id`` returns the match the first
         call created. ``owner`` creates it for another user (services and admins only)."""
-        request = referee_pb2.CreateMatchRequest(config=config, request_id=request_id,
-                                                 owner=owner)
+        request = _request(referee_pb2.CreateMatchRequest, config=config,
+                           request_id=request_id, owner=owner)
         return self._call("referee", self._referee().CreateMatch, request)
 
     def cancel_match(self, match_id: str, reason: str = "") -> match_pb2.Match:
         """Stop a pending or running match at once; it ends cancelled (void)."""
-        request = referee_pb2.CancelMatchRequest(match_id=match_id, reason=reason)
+        request = _request(referee_pb2.CancelMatchRequest, match_id=match_id, reason=reason)
         return self._call("referee", self._referee().CancelMatch, request)
 
     def get_match(self, match_id: str) -> match_pb2.Match:
-        request = referee_pb2.GetMatchRequest(match_id=match_id)
+        request = _request(referee_pb2.GetMatchRequest, match_id=match_id)
         return self._call("referee", self._referee().GetMatch, request)
 
     def list_matches(
@@ -419,10 +440,11 @@ class ArenaClient:
         page_size: int = 0,
         page_token: str = "",
     ) -> referee_pb2.ListMatchesResponse:
-        request = referee_pb2.ListMatchesRequest(
+        request = _request(
+            referee_pb2.ListMatchesRequest,
             bot_name=bot_name, status=status, ladder_id=ladder_id, game=game,
             summary_only=summary_only,
-            page=common_pb2.PageRequest(page_size=page_size, page_token=page_token),
+            page=_request(common_pb2.PageRequest, page_size=page_size, page_token=page_token),
         )
         return self._call("referee", self._referee().ListMatches, request)
 
@@ -444,7 +466,7 @@ class ArenaClient:
     def watch_match(
         self, match_id: str, timeout_s: float = WATCH_TIMEOUT_S
     ) -> Iterator[match_pb2.MatchEvent]:
-        request = referee_pb2.WatchMatchRequest(match_id=match_id)
+        request = _request(referee_pb2.WatchMatchRequest, match_id=match_id)
         return self._stream("referee", self._referee().WatchMatch, request, timeout_s)
 
     def get_replay(
@@ -452,11 +474,12 @@ class ArenaClient:
         match_id: str,
         replay_format: referee_pb2.ReplayFormat.ValueType = referee_pb2.REPLAY_FORMAT_NATIVE,
     ) -> referee_pb2.Replay:
-        request = referee_pb2.GetReplayRequest(match_id=match_id, format=replay_format)
+        request = _request(referee_pb2.GetReplayRequest, match_id=match_id,
+                           format=replay_format)
         return self._call("referee", self._referee().GetReplay, request)
 
     def get_search_tree(self, match_id: str, ply: int) -> common_pb2.SearchTree:
-        request = referee_pb2.GetSearchTreeRequest(match_id=match_id, ply=ply)
+        request = _request(referee_pb2.GetSearchTreeRequest, match_id=match_id, ply=ply)
         return self._call("referee", self._referee().GetSearchTree, request)
 
     def import_match(
@@ -470,12 +493,12 @@ class ArenaClient:
         recognised when unspecified) as a finished match of the caller. ``variant`` is
         for records that cannot say it (transcripts, PSQ). A retry with the same
         ``request_id`` returns the match the first call stored."""
-        request = referee_pb2.ImportMatchRequest(content=content, format=replay_format,
-                                                 variant=variant, request_id=request_id)
+        request = _request(referee_pb2.ImportMatchRequest, content=content,
+                           format=replay_format, variant=variant, request_id=request_id)
         return self._call("referee", self._referee().ImportMatch, request)
 
     def delete_match(self, match_id: str) -> None:
-        request = referee_pb2.DeleteMatchRequest(match_id=match_id)
+        request = _request(referee_pb2.DeleteMatchRequest, match_id=match_id)
         self._call("referee", self._referee().DeleteMatch, request)
 
     def prune_matches(self, before: datetime, keep_ladder_games: bool = False,
@@ -484,8 +507,8 @@ class ArenaClient:
         a ladder's games once all of them are, none with ``keep_ladder_games``), ``batch``
         examined per call (0: the server's default).
         (examined, forgotten); a dry run forgets nothing and counts what it would."""
-        request = referee_pb2.PruneMatchesRequest(
-            keep_ladder_games=keep_ladder_games, dry_run=dry_run, limit=batch)
+        request = _request(referee_pb2.PruneMatchesRequest,
+                           keep_ladder_games=keep_ladder_games, dry_run=dry_run, limit=batch)
         request.before.FromDatetime(before)
         examined = pruned = 0
         while True:
@@ -499,18 +522,19 @@ class ArenaClient:
 
     def create_ladder(self, config: ladder_pb2.LadderConfig,
                       request_id: str = "") -> ladder_pb2.LadderInfo:
-        request = ladder_pb2.CreateLadderRequest(config=config, request_id=request_id)
+        request = _request(ladder_pb2.CreateLadderRequest, config=config,
+                           request_id=request_id)
         return self._call("ladder", self._ladder().CreateLadder, request)
 
     def get_standings(self, ladder_id: str) -> ladder_pb2.Standings:
-        request = ladder_pb2.GetStandingsRequest(ladder_id=ladder_id)
+        request = _request(ladder_pb2.GetStandingsRequest, ladder_id=ladder_id)
         return self._call("ladder", self._ladder().GetStandings, request)
 
     def get_ratings(self, game: common_pb2.GameSpec,
                     clock: common_pb2.TimeControl | None = None) -> ladder_pb2.Ratings:
         """The arena's rating list of ``game`` (an empty variant or size: the default), of
         the ladders played at ``clock`` only (None: every clock's, pooled)."""
-        request = ladder_pb2.GetRatingsRequest(game=game, clock=clock)
+        request = _request(ladder_pb2.GetRatingsRequest, game=game, clock=clock)
         return self._call("ladder", self._ladder().GetRatings, request)
 
     def bot_ratings(self, name: str, kind: common_pb2.GameKind.ValueType,
@@ -538,15 +562,14 @@ class ArenaClient:
     def watch_ladder(
         self, ladder_id: str, timeout_s: float = WATCH_TIMEOUT_S
     ) -> Iterator[ladder_pb2.LadderProgress]:
-        request = ladder_pb2.WatchLadderRequest(ladder_id=ladder_id)
+        request = _request(ladder_pb2.WatchLadderRequest, ladder_id=ladder_id)
         return self._stream("ladder", self._ladder().WatchLadder, request, timeout_s)
 
     def list_ladders(
         self, page_size: int = 0, page_token: str = ""
     ) -> ladder_pb2.ListLaddersResponse:
-        request = ladder_pb2.ListLaddersRequest(
-            page=common_pb2.PageRequest(page_size=page_size, page_token=page_token)
-        )
+        request = _request(ladder_pb2.ListLaddersRequest, page=_request(
+            common_pb2.PageRequest, page_size=page_size, page_token=page_token))
         return self._call("ladder", self._ladder().ListLadders, request)
 
     def iter_ladders(self, limit: int = 0) -> Iterator[ladder_pb2.LadderInfo]:
@@ -563,7 +586,7 @@ class ArenaClient:
                 return
 
     def cancel_ladder(self, ladder_id: str) -> ladder_pb2.LadderInfo:
-        request = ladder_pb2.CancelLadderRequest(ladder_id=ladder_id)
+        request = _request(ladder_pb2.CancelLadderRequest, ladder_id=ladder_id)
         return self._call("ladder", self._ladder().CancelLadder, request)
 
     # -- status ------------------------------------------------------------------------
@@ -572,7 +595,7 @@ class ArenaClient:
         """The live picture a referee sees: workers (with their engines and current job),
         the move and match queues, running matches, the cache's recent hit rate and the
         latest forfeits (``forfeits``: how many; 0: 10)."""
-        request = status_pb2.GetStatusRequest(forfeits=forfeits)
+        request = _request(status_pb2.GetStatusRequest, forfeits=forfeits)
         stub = status_pb2_grpc.StatusStub(self.channel("referee"))
         return self._call("referee", stub.GetStatus, request)
 
@@ -602,7 +625,8 @@ class ArenaClient:
         """The move and search of a registered ``bot`` (or an inline ``engine_config``)
         on ``position``: the hint a game program gives. The deadline grows with the
         search's own time limit."""
-        request = engine_pb2.AnalyzeRequest(
+        request = _request(
+            engine_pb2.AnalyzeRequest,
             position=position, history=history or [], limits=limits,
             tree_node_budget=tree_node_budget, seed=seed,
         )

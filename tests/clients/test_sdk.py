@@ -98,6 +98,19 @@ def test_errors_become_arena_errors(client: ArenaClient) -> None:
         client.get_bot("bug")
 
 
+def test_a_value_protobuf_refuses_names_its_field(client: ArenaClient) -> None:
+    """Protobuf alone says ``ValueError: Value out of range: 1099511627776`` or ``TypeError:
+    bad argument type for built-in operation``, and the caller must guess which argument."""
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"^BotRef\.version: Value out of range: 1099511627776 \(got "):
+        client.get_bot("alice-bot", version=2**40)
+    with pytest.raises(errors.InvalidArgumentError, match=r"^PageRequest\.page_size: .*'ten'"):
+        client.list_bots(page_size="ten")  # type: ignore[arg-type]
+    with pytest.raises(errors.InvalidArgumentError, match=r"^GetMatchRequest\.match_id: "):
+        client.get_match(7)  # type: ignore[arg-type]
+    assert client.get_bot("alice-bot", version=3).version == 3  # the client still works
+
+
 def test_deadline(server: ServerHandle, tmp_path: Path) -> None:
     target = f"127.0.0.1:{server.port}"
     with ArenaClient(registry=target, token=TOKEN, home=tmp_path, timeout_s=0.2) as sdk, \
