@@ -28,7 +28,7 @@ from arena.services.worker.consumer import WorkerLoop
 from arena.games import GAMES
 from arena.v1 import match_pb2
 from tests.data import shared_data_dir
-from tests.support.servers import Server, client, serve
+from tests.support.servers import Server, client, compile_engines, serve
 
 # Short timeouts so that reclaims and take-overs happen within a test's patience.
 FAST = DeliveryConfig(max_deliveries=3, min_reclaim_idle_ms=600, reclaim_margin_ms=300,
@@ -107,6 +107,7 @@ def loops(bots: BotVersions, redis_server: EmbeddedRedis,
     Like a real worker, the engines are compiled before any job is taken: a cold compile
     inside a move would cost the bot its time and forfeit the game.
     """
+    compile_engines()
     for each in GAMES:
         each.engine().warm_up()
     started: list[RefereeLoop | WorkerLoop] = []

@@ -5,8 +5,9 @@ in the order their addresses are needed (the registry, the referees, then the la
 service, the match workers, the analysis workers and the web gateway), each a
 ``python -m arena.services.<role>`` process with its log under ``<home>/logs`` (an
 ``analyst`` is a worker of the analysis pool). Before the first worker starts, the engines
-are compiled once, in one process (``arena.services.worker.warm``), so that workers
-starting together on a fresh machine load the kernels instead of each compiling them. It
+are compiled once, by one step (``arena.services.worker.warm``: a process per game), so
+that workers starting together on a fresh machine load the kernels instead of each
+compiling them. It
 can kill, restart and add single processes (the system tests do), scale the workers, and
 supervise: a process that dies is started again, on the same port, after a growing pause;
 one that keeps dying stops the stack.
@@ -280,7 +281,7 @@ class Launcher:
         return self
 
     def compile_engines(self) -> None:
-        """Compile the engines' kernels in one process before any worker starts (the
+        """Compile the engines' kernels in one step before any worker starts (the
         workers then load them from numba's cache within their ready timeout). Once per
         launcher process and cache folder: later starts only load."""
         env = self.env_for("worker")

@@ -18,6 +18,8 @@ from arena.services.common.launcher import max_workers
 from arena.services.common.server import check_health
 from arena.services.web.server import check_http_health
 
+from tests.support.servers import compile_engines
+
 
 def _alive(pid: int) -> bool:
     try:
@@ -243,6 +245,33 @@ def test_first_start_compiles_the_engines_once_and_workers_only_load_them(
             log = (stack.home / "logs" / f"{name}.log").read_text()
             assert "[cache] data loaded from" in log, name
             assert "[cache] data saved to" not in log, f"{name} compiled a kernel itself"
+
+
+def _warm(games: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena.services.worker.warm"],
+                          env=dict(os.environ, ARENA_WARM_GAMES=games),
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_the_compile_step_compiles_each_game_in_a_process_of_its_own() -> None:
+    """The games share no kernel, so on a fresh machine each is compiled by a child of its
+    own, at once, and the first start waits for the slowest game, not for the sum (the
+    figures: bench/compile_engines.py). Each child reports its game; the parent then loads
+    them all. A game that does not exist is one line, before anything is compiled."""
+    compile_engines()  # this test checks the split, not a cold compile (above)
+    done = _warm("othello, gomoku")
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("engines ready")]
+    assert sorted(line.split(" in ")[0] for line in lines) == [
+        "engines ready (gomoku)", "engines ready (othello)", "engines ready (othello, gomoku)"]
+    assert lines[-1].startswith("engines ready (othello, gomoku)")
+
+    wrong = _warm("othello,chess")
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+    assert wrong.stderr.strip() == (
+        "arena-worker: configuration error: unknown game 'chess'; known: "
+        "['othello', 'gomoku']")
+    assert "engines ready" not in wrong.stdout
 
 
 def test_a_small_machine_runs_as_many_workers_as_its_memory_holds(

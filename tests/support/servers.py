@@ -7,7 +7,10 @@ use the launcher instead (``tests/conftest.py``: the ``launcher`` fixture).
 
 from __future__ import annotations
 
+import functools
 import importlib
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,7 +44,18 @@ class Server:
         self.handle.stop(0)
 
 
+@functools.cache
+def compile_engines() -> None:
+    """Compile every game's kernels into numba's cache the way the launcher does (the warm
+    module: one process per game, at once), so that the first worker in this process only
+    loads them. Once per test session; seconds when the cache is warm."""
+    subprocess.run([sys.executable, "-m", "arena.services.worker.warm"], check=True,
+                   stdout=subprocess.DEVNULL, timeout=900)
+
+
 def serve(role: str, config: Config, **factory_args: Any) -> Server:
+    if role == "worker":
+        compile_engines()
     factory = importlib.import_module(f"arena.services.{role}.server").create_service
     registrations, names, on_stop = factory(config.replace(role=role), **factory_args)
     handle = build_server(registrations, names, "127.0.0.1:0", TokenStore(TOKENS)).start()
