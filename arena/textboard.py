@@ -12,9 +12,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from arena.engine.api import TreeNode
 from arena.games import Color, Outcome, Position, game_of
+
+if TYPE_CHECKING:
+    from arena.engine.api import TreeNode
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _PIECES = {Color.BLACK: "X", Color.WHITE: "O", None: "."}

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from arena.clients.common import add_json_flag, client_from_args, print_json, to_dict
 
-from arena.engine.othello.cli import add_tool_commands
+from arena.engine.tools import add_tool_commands
 from arena.games import GAME_NAMES, game
 from arena.v1 import common_pb2, engine_pb2
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 
 import pytest
 from arena.clients.cli import build_parser
@@ -46,3 +48,18 @@ def test_no_command_is_a_usage_error(run_arena: RunArena) -> None:
     result = run_arena()
     assert result.returncode == 2
     assert "usage: arena" in result.stderr
+
+
+def test_the_command_line_loads_no_compiler_to_start() -> None:
+    """Every command's options (the bot options come from the engines' presets) without
+    numba: importing it took `arena --help` from 0.3 s to 0.7 s, and every command paid it
+    (bench/cli_startup.py prints the times). The engines load it when they search."""
+    probe = ("import sys; from arena.clients.cli import build_parser; build_parser(); "
+             "import arena.engine.othello, arena.engine.gomoku; "
+             "print(len(arena.engine.othello.PRESETS) + len(arena.engine.gomoku.PRESETS)); "
+             "print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    presets, loaded = result.stdout.splitlines()
+    assert int(presets) > 10 and loaded == "[]"

@@ -1,4 +1,5 @@
-"""The compiled-kernel cache follows the engine sources as a whole (arena/engine/__init__.py)."""
+"""The compiled-kernel cache follows the engine sources as a whole
+(arena/engine/numba_cache.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from pathlib import Path
 
 import numba
 
-import arena.engine
-from arena.engine import engine_source_hash
+import arena.engine.othello
+from arena.engine.numba_cache import engine_source_hash
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:
@@ -34,4 +35,4 @@ def test_a_change_in_any_kernel_file_moves_the_cache(tmp_path: Path) -> None:
 
 def test_numba_caches_under_the_source_hash() -> None:
     assert numba.config.CACHE_DIR.endswith(engine_source_hash())
-    assert Path(arena.engine.__file__).parent.name == "engine"
+    assert Path(arena.engine.othello.__file__).parent.parent.name == "engine"

@@ -13,6 +13,8 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+import arena.engine.numba_cache  # noqa: F401  (where numba caches the kernels below)
+
 EMPTY = 0
 BLACK = 1
 WHITE = 2

@@ -1,5 +1,5 @@
 """``arena engine train gomoku``: the command-line side of ``train.py`` (mounted by the
-engine tools' parser in ``arena.engine.othello.cli``)."""
+engine tools' parser in ``arena.engine.tools``)."""
 
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+import arena.engine.numba_cache  # noqa: F401  (where numba caches the kernels below)
 from arena.engine.api import Clock
 
 CLOCK_MONOTONIC = 1  # Linux; the clock of time.monotonic_ns

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+import arena.engine.numba_cache  # noqa: F401  (where numba caches the kernels below)
 from arena.engine.gomoku.clock import CLOCK_MONOTONIC, clock_ns
 
 Context = npt.NDArray[np.int64]

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+import arena.engine.numba_cache  # noqa: F401  (where numba caches the kernels below)
 from arena.engine.gomoku.board import DIRECTIONS, EMPTY, MAX_CELLS, Cells
 from arena.engine.gomoku.control import CTX_ABORTED, CTX_SALT, Context, StopArray, poll_stop
 from arena.engine.gomoku.evaluation import FIRST_CLASS, PER_SIDE, QUADS

@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+import arena.engine.numba_cache  # noqa: F401  (where numba caches the kernels below)
 from arena.engine.api import NodeKind, TreeNode
 from arena.engine.gomoku.control import CTX_TREE_BUDGET, CTX_TREE_COUNT, Context
 

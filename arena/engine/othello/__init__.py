@@ -13,19 +13,38 @@ Public entry points (square index = row * 8 + col, a1 = 0, h8 = 63, PASS = 64; p
 * ``perft(position_text, depth)``, ``solve(position_text, wld=False, limits=None, stop=None)``.
 * ``warm_up()`` compiles or loads every kernel; ``warm_thread()`` readies the calling
   thread's tables before its first search.
+
+Each name is imported from its module on first use: the presets and the config checks
+load no numba (the command line builds its options from the presets), the searches load
+their kernels.
 """
 
-from arena.engine.othello.bitboard import PASS, START_TEXT, perft, position_key
-from arena.engine.othello.config import evaluator_hash, normalize_config, validate_config
-from arena.engine.othello.engine import (
-    GameOverError,
-    choose_move,
-    evaluate_position,
-    solve,
-    warm_thread,
-    warm_up,
-)
-from arena.engine.othello.presets import PRESETS
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from arena.engine import lazy_exports
+
+if TYPE_CHECKING:
+    from arena.engine.othello.bitboard import PASS, START_TEXT, perft, position_key
+    from arena.engine.othello.config import evaluator_hash, normalize_config, validate_config
+    from arena.engine.othello.engine import (
+        GameOverError,
+        choose_move,
+        evaluate_position,
+        solve,
+        warm_thread,
+        warm_up,
+    )
+    from arena.engine.othello.presets import PRESETS
+
+_HOMES = {
+    "PASS": "bitboard", "START_TEXT": "bitboard", "perft": "bitboard", "position_key": "bitboard",
+    "evaluator_hash": "config", "normalize_config": "config", "validate_config": "config",
+    "GameOverError": "engine", "choose_move": "engine", "evaluate_position": "engine",
+    "solve": "engine", "warm_thread": "engine", "warm_up": "engine",
+    "PRESETS": "presets",
+}
 
 __all__ = [
     "PASS",
@@ -43,3 +62,5 @@ __all__ = [
     "warm_thread",
     "warm_up",
 ]
+
+__getattr__ = lazy_exports(__name__, _HOMES)

@@ -23,6 +23,8 @@ from numba import types
 from numba.core import cgutils as _cgutils
 from numba.extending import intrinsic
 
+import arena.engine.numba_cache  # noqa: F401  (where numba caches the kernels below)
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 

@@ -20,7 +20,7 @@ from arena.engine.gomoku.board import FREESTYLE
 from arena.engine.gomoku.patterns import FOUR, NONE, OPEN_THREE, setup
 from arena.engine.gomoku.search import evaluate
 from arena.engine.gomoku.train import GameSettings, feature_row, generate
-from arena.engine.othello.cli import main as engine_cli
+from arena.engine.tools import main as engine_cli
 
 from .test_board import random_game
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.engine.othello.cli import add_engine_commands, main
+from arena.engine.tools import add_tool_commands, main
 from tests.engine.othello.conftest import DATA
 
 
@@ -60,6 +60,7 @@ def test_bad_input_is_a_clean_error(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_mounts_under_a_parent_parser() -> None:
     parser = argparse.ArgumentParser(prog="arena")
-    add_engine_commands(parser.add_subparsers(dest="command"))
+    engine = parser.add_subparsers(dest="command").add_parser("engine")
+    add_tool_commands(engine.add_subparsers(dest="engine_command", required=True))
     args = parser.parse_args(["engine", "perft", "--depth", "3", "--json"])
     assert args.func(args) == 0

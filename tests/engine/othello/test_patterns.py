@@ -22,9 +22,9 @@ from arena.engine.othello import (
 )
 from arena.engine.othello import patterns as pt
 from arena.engine.othello.bitboard import Position, get_moves, legal_moves, parse_position
-from arena.engine.othello.cli import main as engine_cli
 from arena.engine.othello.config import compile_config
 from arena.engine.othello.train import GameSettings, Positions, generate, predict
+from arena.engine.tools import main as engine_cli
 from arena.errors import InvalidArgumentError
 from arena.openings import load_suite, select_openings
 from arena.openings.suites import start_position_after

@@ -1,0 +1,117 @@
+"""The engine tools' command line, in-process (no services): perft, solve, analyze, train
+(Othello and Gomoku), probcut, and Arena's bots as protocol engines.
+
+Mounted by the main CLI as ``arena engine ...`` (``add_tool_commands``); also runs alone:
+``python -m arena.engine.tools perft --depth 6``. The commands themselves are in
+``arena.engine.othello.cli``, imported when one runs: building this parser loads no numba,
+so ``arena --help`` and every other command start without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from arena.engine.interrupt import stops_at_once
+
+
+def _command(name: str) -> Callable[[argparse.Namespace], int]:
+    """The tool command ``name``, its module imported when it runs."""
+    def run(args: argparse.Namespace) -> int:
+        commands = importlib.import_module("arena.engine.othello.cli")
+        return int(getattr(commands, f"_cmd_{name}")(args))
+    return run
+
+
+def add_tool_commands(sub: Any) -> None:
+    perft_p = sub.add_parser("perft", help="count leaves N plies ahead (passes are moves)")
+    perft_p.add_argument("--depth", type=int, required=True, help="plies")
+    perft_p.add_argument("--position", default="start", help="position text or 'start'")
+    perft_p.add_argument("--json", action="store_true", help="print JSON")
+    perft_p.set_defaults(func=stops_at_once(_command("perft")))
+
+    solve_p = sub.add_parser("solve", help="exactly solve every position of an OBF file")
+    solve_p.add_argument("file", help="OBF file: position, then MOVE:score; pairs")
+    solve_p.add_argument("--wld", action="store_true", help="only win/loss/draw")
+    solve_p.add_argument("--time-ms", type=int, default=None, help="limit per position")
+    solve_p.add_argument("--json", action="store_true", help="print JSON")
+    solve_p.set_defaults(func=stops_at_once(_command("solve")))
+
+    analyze_p = sub.add_parser("analyze", help="search a position with a bot and limits")
+    analyze_p.add_argument("position", help="position text (quote it) or 'start'")
+    analyze_p.add_argument("--preset", default="arena-strong", help="bot preset name")
+    analyze_p.add_argument("--config", default=None, help="bot config JSON, or @file.json")
+    analyze_p.add_argument("--depth", type=int, default=None, help="plies")
+    analyze_p.add_argument("--time-ms", type=int, default=None)
+    analyze_p.add_argument("--nodes", type=int, default=None)
+    analyze_p.add_argument("--seed", type=int, default=0)
+    analyze_p.add_argument("--json", action="store_true", help="print JSON")
+    analyze_p.set_defaults(func=stops_at_once(_command("analyze")))
+    train_p = sub.add_parser(
+        "train", help="train the pattern evaluator on self-play games (bounded, seeded)"
+    )
+    train_p.add_argument("game", choices=["othello", "gomoku"], help="the engine to train")
+    train_p.add_argument("--games", type=int, default=200, help="self-play games")
+    train_p.add_argument("--seed", type=int, default=1, help="seed of the games")
+    train_p.add_argument(
+        "--output", required=True, help="weights file (othello: .npz, .json beside; gomoku: .json)"
+    )
+    train_p.add_argument("--depth", type=int, default=4, help="self-play search depth (plies)")
+    train_p.add_argument("--random-moves", type=int, default=2, help="random moves per game")
+    train_p.add_argument(
+        "--solve-empties", type=int, default=None,
+        help="othello: self-play solves exactly from here (14)",
+    )
+    train_p.add_argument("--stages", type=int, default=None,
+                         help="othello: weight sets by disc count (6)")
+    train_p.add_argument("--ridge", type=float, default=None,
+                         help="othello: L2 penalty of pattern weights (5)")
+    train_p.add_argument("--window", type=int, default=None,
+                         help="othello: discs a stage borrows each side (3)")
+    train_p.add_argument("--iterations", type=int, default=None,
+                         help="othello: conjugate-gradient steps (200)")
+    train_p.add_argument("--l2", type=float, default=None,
+                         help="gomoku: L2 penalty of the logistic regression (1e-4)")
+    train_p.add_argument("--holdout", type=float, default=0.1, help="share of games held out")
+    train_p.add_argument("--jobs", type=int, default=1, help="processes playing the games")
+    train_p.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    train_p.set_defaults(func=_command("train"))
+    probcut_p = sub.add_parser(
+        "probcut", help="fit ProbCut's table for a pattern weight set (bounded, seeded)"
+    )
+    probcut_p.add_argument("game", choices=["othello"], help="the engine to fit")
+    probcut_p.add_argument("--positions", type=int, default=200, help="positions searched")
+    probcut_p.add_argument("--seed", type=int, default=1, help="seed of the positions")
+    probcut_p.add_argument("--max-depth", type=int, default=10, help="deepest search (plies)")
+    probcut_p.add_argument("--weights", default="arena-pattern", help="pattern weight set")
+    probcut_p.add_argument(
+        "--output", default=None,
+        help="table file (JSON), or 'ship' for the weight set's own (weights/NAME.probcut.json)",
+    )
+    probcut_p.add_argument("--json", action="store_true", help="print the table as JSON")
+    probcut_p.set_defaults(func=_command("probcut"))
+    from arena.protocols.cli import add_protocol_commands  # engine nboard|gtp|gomocup
+
+    add_protocol_commands(sub)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="arena engine", description=__doc__)
+    add_tool_commands(parser.add_subparsers(dest="engine_command", required=True))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ValueError, OSError, TimeoutError) as exc:
+        print(f"arena engine: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
