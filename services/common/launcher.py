@@ -647,16 +647,32 @@ def read_control(home: Path) -> Mapping[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-@contextlib.contextmanager
-def _signals_stop() -> Iterator[list[bool]]:
-    flag = [False]
+class StoppedWhileStarting(Exception):
+    """Ctrl-C or SIGTERM while `arena up` was starting (a first start compiles for
+    minutes): the start is abandoned at once, not finished and then stopped."""
 
-    def on_signal(_signum: int, _frame: object) -> None:
-        flag[0] = True
+
+@dataclass
+class _StopSignals:
+    requested: bool = False
+    starting: bool = True
+
+
+@contextlib.contextmanager
+def _signals_stop() -> Iterator[_StopSignals]:
+    """SIGTERM and SIGINT ask to stop: while starting, at once (``StoppedWhileStarting``
+    out of whatever the start waits for); once up, at the supervisor's next round."""
+    stop = _StopSignals()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stop.requested = True
+        if stop.starting:
+            stop.starting = False  # once: a second signal must not cut the clean-up short
+            raise StoppedWhileStarting(signal.Signals(signum).name)
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        yield flag
+        yield stop
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -671,15 +687,23 @@ def run_up(workers: int, home: Path | None = None, web: bool = False,
         launcher = Launcher(home=home or arena_home(), workers=workers, analysts=analysts,
                             web=web, metrics=metrics, engines=engines, tls=tls,
                             mutual_tls=mutual_tls)
-        launcher.lock_home()  # refused before it says anything or touches the home
-        (launcher.home / "run" / CONTROL_FILE).unlink(missing_ok=True)
-        print(f"Starting Arena in {launcher.home} (the first start on a machine compiles "
-              "the engines: a few minutes)...", flush=True)
-        launcher.start()
+        try:
+            launcher.lock_home()  # refused before it says anything or touches the home
+            (launcher.home / "run" / CONTROL_FILE).unlink(missing_ok=True)
+            print(f"Starting Arena in {launcher.home} (the first start on a machine "
+                  "compiles the engines: a few minutes)...", flush=True)
+            launcher.start()
+            stop.starting = False
+        except StoppedWhileStarting as signalled:
+            if launcher.home_lock is not None:  # start() stops what it began, unless the
+                launcher.stop()                 # signal came just after it returned
+            print(f"stopped while starting ({signalled}): nothing is left running.",
+                  flush=True)
+            return 0
         try:
             print("Arena is up:\n" + launcher.describe(), flush=True)
             print("Press Ctrl-C to stop.", flush=True)
-            while not stop[0]:
+            while not stop.requested:
                 for event in launcher.supervise_once():
                     print(event, file=sys.stderr, flush=True)
                 wanted = read_control(launcher.home).get("workers")

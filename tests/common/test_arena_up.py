@@ -117,6 +117,41 @@ def test_a_killed_arena_up_takes_its_children_with_it(tmp_path: Path) -> None:
     assert leftovers == []
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (children's children too)."""
+    found: list[int] = []
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        found += [int(child), *_descendants(int(child))]
+    return found
+
+
+def test_a_stop_signal_while_the_engines_compile_stops_at_once(tmp_path: Path) -> None:
+    """A first start compiles for minutes. SIGTERM (or Ctrl-C) then waited for the whole
+    compile and start, then stopped what had just started; now the start is abandoned at
+    once, the compile processes and Redis with it."""
+    env = dict(os.environ, ARENA_HOME=str(tmp_path / "arena"),
+               NUMBA_CACHE_DIR=str(tmp_path / "kernels"))  # an empty cache: a long compile
+    process = subprocess.Popen([sys.executable, "-m", "arena.clients", "up", "--workers", "1",
+                                "--no-web"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT)
+    try:
+        _wait(lambda: any("arena.services.worker.warm" in Path(f"/proc/{p}/cmdline")
+                          .read_text(errors="replace").replace("\0", " ")
+                          for p in _descendants(process.pid)), "the compile step", 60)
+        below = _descendants(process.pid)
+        time.sleep(1.0)  # well inside the compile (the children import numba first)
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    text = out.decode()
+    assert process.returncode == 0, text
+    assert "stopped while starting (SIGTERM): nothing is left running." in text, text
+    assert "Traceback" not in text and "Arena is up" not in text
+    assert _wait_all_gone({str(pid): pid for pid in below}) == []
+
+
 def _arena(home: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "arena.clients", *args], text=True,
                           capture_output=True, timeout=timeout,
