@@ -97,6 +97,8 @@ def render(arena: status_pb2.ArenaStatus | None, services: dict[str, bool],
            ladders: list[LadderEta], now_s: float, missing: str = "") -> str:
     """The screen; without the referee's picture (``missing`` says why) the services and
     the running ladders."""
+    if not services:  # no stack.json and no address given: nothing to ask
+        return f"no Arena services known here: {missing}"
     lines = ["services: " + "  ".join(f"{role} {'up' if up else 'DOWN'}"
                                       for role, up in services.items())]
     if arena is None:

@@ -46,6 +46,10 @@ def test_unreachable_server(run_arena: RunArena, command: tuple[str, ...]) -> No
 def test_no_stack_running_says_how_to_start_one(run_arena: RunArena) -> None:
     assert_one_line_error(run_arena("match", "list"), "no referee address", "arena up")
     assert_one_line_error(run_arena("ladder", "list"), "no ladder address")
+    status = run_arena("status")  # said on stdout, as the status of a stack is
+    assert status.returncode == 1 and status.stdout.startswith(
+        "no Arena services known here: no referee address: start the stack with `arena up`")
+    assert len(status.stdout.splitlines()) == 1 and "services: \n" not in status.stdout
 
 
 def test_global_option_overrides_the_environment(run_arena: RunArena) -> None:
