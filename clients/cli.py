@@ -191,6 +191,16 @@ def _leaves(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser
                 yield from _leaves(child)
 
 
+def _version() -> str:
+    """The installed distribution's version (``pyproject.toml``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("arena")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     from arena.clients.engine_commands import add_engine_commands
     from arena.clients.ladder_commands import add_analyze_command, add_ladder_commands
@@ -203,6 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="arena", description="Arena: a bot arena for Othello/Reversi and Gomoku.",
         epilog="Every command has --help; read commands take --json.",
     )
+    parser.add_argument("--version", action="version", version=f"arena {_version()}")
     _add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_up(sub)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 
 import pytest
 from arena.clients.cli import build_parser
@@ -63,3 +65,10 @@ def test_the_command_line_loads_no_compiler_to_start() -> None:
     assert result.returncode == 0, result.stderr
     presets, loaded = result.stdout.splitlines()
     assert int(presets) > 10 and loaded == "[]"
+
+
+def test_version_is_the_installed_one(run_arena: RunArena) -> None:
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml")
+                            .read_text())["project"]
+    result = run_arena("--version")
+    assert result.returncode == 0 and result.stdout == f"arena {project['version']}\n"
