@@ -509,6 +509,9 @@ class ArenaClient:
         (examined, forgotten); a dry run forgets nothing and counts what it would."""
         request = _request(referee_pb2.PruneMatchesRequest,
                            keep_ladder_games=keep_ladder_games, dry_run=dry_run, limit=batch)
+        if not isinstance(before, datetime):
+            raise errors.InvalidArgumentError(
+                f"before must be a datetime, got {type(before).__name__}: {before!r}")
         request.before.FromDatetime(before)
         examined = pruned = 0
         while True:
@@ -634,7 +637,11 @@ class ArenaClient:
             request.bot_ref.CopyFrom(bot)
         elif engine_config is not None:
             config = struct_pb2.Struct()
-            json_format.ParseDict(dict(engine_config), config)
+            try:
+                json_format.ParseDict(dict(engine_config), config)
+            except (json_format.ParseError, TypeError, ValueError) as exc:
+                raise errors.InvalidArgumentError(
+                    f"engine_config must be a JSON object: {exc}") from None
             request.engine.config.CopyFrom(config)
         else:
             raise errors.InvalidArgumentError("analyze needs a bot or an engine configuration")

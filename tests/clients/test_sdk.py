@@ -108,6 +108,15 @@ def test_a_value_protobuf_refuses_names_its_field(client: ArenaClient) -> None:
         client.list_bots(page_size="ten")  # type: ignore[arg-type]
     with pytest.raises(errors.InvalidArgumentError, match=r"^GetMatchRequest\.match_id: "):
         client.get_match(7)  # type: ignore[arg-type]
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"^engine_config must be a JSON object: .*set.* at Struct\.x"):
+        client.analyze(common_pb2.Position(text="start"), engine_config={"x": {1, 2}})
+    with pytest.raises(errors.InvalidArgumentError, match=r"^engine_config must be a JSON"):
+        client.analyze(common_pb2.Position(text="start"),
+                       engine_config="depth=3")  # type: ignore[arg-type]
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"^before must be a datetime, got str: 'yesterday'"):
+        client.prune_matches(before="yesterday")  # type: ignore[arg-type]
     assert client.get_bot("alice-bot", version=3).version == 3  # the client still works
 
 
