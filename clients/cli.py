@@ -257,11 +257,23 @@ def _error_text(exc: Exception) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _command_parser(parser: argparse.ArgumentParser, argv: Sequence[str]
+                    ) -> argparse.ArgumentParser:
+    """The parser of the command ``argv`` names (``arena analyze``), whose usage is the
+    one that helps with an argument it does not take."""
+    for word in argv:
+        groups = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if groups and word in groups[0].choices:
+            parser = groups[0].choices[word]
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown and args.command != "worker":
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        _command_parser(parser, sys.argv[1:] if argv is None else argv).error(
+            f"unrecognized arguments: {' '.join(unknown)}")
     args.worker_args = unknown
     _apply_global_options(args, argv)
     handler: Callable[[argparse.Namespace], Any] = args.func

@@ -227,3 +227,18 @@ def test_a_huge_bad_value_is_quoted_in_part(run_arena: RunArena, option: str) ->
     result = run_arena("match", "create", "--black", "a", "--white", "b", option, "z" * 100_000)
     assert_one_line_error(result, "zzz…")
     assert len(result.stderr) < 1_000, len(result.stderr)
+
+
+@pytest.mark.parametrize(("command", "usage", "extra"), [
+    (("analyze", "start", "--preset", "arena-strong"), "arena analyze", "start"),
+    (("bot", "list", "extra"), "arena bot list", "extra"),
+    (("--home", "match", "match", "list", "zz"), "arena match list", "zz"),
+])
+def test_an_argument_a_command_does_not_take_is_shown_with_that_commands_usage(
+        run_arena: RunArena, command: tuple[str, ...], usage: str, extra: str) -> None:
+    """It came with the usage of `arena` itself, which says nothing of the command's
+    options (a position given without --position, here)."""
+    result = run_arena(*command)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"usage: {usage} ")
+    assert result.stderr.splitlines()[-1] == f"{usage}: error: unrecognized arguments: {extra}"
