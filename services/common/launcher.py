@@ -7,10 +7,9 @@ service, the match workers, the analysis workers and the web gateway), each a
 ``analyst`` is a worker of the analysis pool). Before the first worker starts, the engines
 are compiled once, by one step (``arena.services.worker.warm``: a process per game), so
 that workers starting together on a fresh machine load the kernels instead of each
-compiling them. It
-can kill, restart and add single processes (the system tests do), scale the workers, and
-supervise: a process that dies is started again, on the same port, after a growing pause;
-one that keeps dying stops the stack.
+compiling them. It can kill, restart and add single processes (the system tests do),
+scale the workers, and supervise: a process that dies is started again, on the same port,
+after a growing pause; one that keeps dying stops the stack.
 
 ``<home>/stack.json`` says where everything listens (the CLI and the SDK read it), and
 ``<home>/admin.token`` holds the local admin token. Children get ``PR_SET_PDEATHSIG``, so
