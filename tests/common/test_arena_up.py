@@ -118,11 +118,23 @@ def test_a_killed_arena_up_takes_its_children_with_it(tmp_path: Path) -> None:
 
 
 def _descendants(pid: int) -> list[int]:
-    """Every live process below ``pid`` (children's children too)."""
+    """Every live process below ``pid`` (children's children too); one that ends while
+    it is read is left out."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
     found: list[int] = []
-    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+    for child in children:
         found += [int(child), *_descendants(int(child))]
     return found
+
+
+def _command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text(errors="replace").replace("\0", " ")
+    except OSError:
+        return ""
 
 
 def test_a_stop_signal_while_the_engines_compile_stops_at_once(tmp_path: Path) -> None:
@@ -135,9 +147,8 @@ def test_a_stop_signal_while_the_engines_compile_stops_at_once(tmp_path: Path) -
                                 "--no-web"], env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT)
     try:
-        _wait(lambda: any("arena.services.worker.warm" in Path(f"/proc/{p}/cmdline")
-                          .read_text(errors="replace").replace("\0", " ")
-                          for p in _descendants(process.pid)), "the compile step", 60)
+        _wait(lambda: any("arena.services.worker.warm" in _command_line(pid)
+                          for pid in _descendants(process.pid)), "the compile step", 60)
         below = _descendants(process.pid)
         time.sleep(1.0)  # well inside the compile (the children import numba first)
         process.send_signal(signal.SIGTERM)
