@@ -201,6 +201,20 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the installed version, looked up only when asked (the lookup costs
+    40 ms, which every command would pay at start-up)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0,
+                         help="show the installed version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"arena {_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     from arena.clients.engine_commands import add_engine_commands
     from arena.clients.ladder_commands import add_analyze_command, add_ladder_commands
@@ -213,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="arena", description="Arena: a bot arena for Othello/Reversi and Gomoku.",
         epilog="Every command has --help; read commands take --json.",
     )
-    parser.add_argument("--version", action="version", version=f"arena {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     _add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_up(sub)

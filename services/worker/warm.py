@@ -54,13 +54,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"arena-worker: configuration error: {exc}", file=sys.stderr)
         return 2
     started = time.monotonic()
-    if len(games) > 1:
+    if len(games) > 1:  # each child compiled (or loaded) its game: nothing left to do
         code = _compile_apart(games)
         if code:
             return code
-        # Each child has compiled its game into the cache; this process only checks
-        # that every kernel loads (seconds), which is what the workers will do.
-    warm_up(config)
+    else:
+        warm_up(config)
     print(f"engines ready ({', '.join(games) or 'none'}) in "
           f"{time.monotonic() - started:.1f} s", flush=True)
     return 0

@@ -302,8 +302,8 @@ def _warm(games: str) -> subprocess.CompletedProcess[str]:
 def test_the_compile_step_compiles_each_game_in_a_process_of_its_own() -> None:
     """The games share no kernel, so on a fresh machine each is compiled by a child of its
     own, at once, and the first start waits for the slowest game, not for the sum (the
-    figures: bench/compile_engines.py). Each child reports its game; the parent then loads
-    them all. A game that does not exist is one line, before anything is compiled."""
+    figures: bench/compile_engines.py). Each child reports its game, then the parent the
+    whole. A game that does not exist is one line, before anything is compiled."""
     compile_engines()  # this test checks the split, not a cold compile (above)
     done = _warm("othello, gomoku")
     assert done.returncode == 0, done.stderr
