@@ -93,6 +93,25 @@ def test_invalid_registration_is_one_line_naming_the_field(
                                  "--set", "nothing")
 
 
+def test_a_parameter_of_another_evaluators_shape_says_whose_it_is(
+        arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    """The parameter options are those of every preset: `--depth-end` (KReversi's depth
+    per phase) on an arena preset, `--depth` on a KReversi one, a table where Gomoku takes
+    a number. Each is refused in one line that says what the evaluator takes instead."""
+    err = fails(capsys, "register", "--name", "x", "--from-preset", "arena-strong",
+                "--depth-end", "30")
+    assert "spec.builtin.config.depth: must be one integer, not a table" in err
+    assert "depth.begin, depth.middle and depth.end, is the kreversi evaluator's" in err
+    err = fails(capsys, "register", "--name", "x", "--from-preset", "ryo", "--depth", "5")
+    assert "spec.builtin.config.depth: must be a table with keys begin, middle, end, got 5" in err
+    assert "`depth = N`, is the arena and pattern evaluators'" in err
+    err = fails(capsys, "register", "--name", "x", "--from-preset", "arena-gomoku",
+                "--set", "max_depth.end=9")
+    assert "spec.builtin.config.max_depth: must be one integer, not a table" in err
+    code, _out, err = run(capsys, "show", "x")  # and nothing was registered
+    assert code != 0 and "no bot named 'x'" in err
+
+
 def test_show_list_update_retire(arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
     run_json(capsys, "register", "--name", "ryo-1", "--from-preset", "ryo")
     run_json(capsys, "register", "--name", "moku", "--from-preset", "sharpmoku-hard")

@@ -71,7 +71,10 @@ def validate_config(config: object) -> list[FieldViolation]:
                 str(name), f"unknown for evaluator {evaluator!r} (known: {known})"))
             continue
         _default, low, high = allowed[name]
-        if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, dict):
+            violations.append(FieldViolation(
+                name, f"must be one integer, not a table (got {value!r})"))
+        elif isinstance(value, bool) or not isinstance(value, int):
             violations.append(FieldViolation(name, f"must be an integer, got {value!r}"))
         elif not low <= value <= high:
             violations.append(FieldViolation(name, f"must be in {low}..{high}, got {value}"))

@@ -57,6 +57,12 @@ _PATTERN_KEYS = frozenset(PRESETS["arena-pattern"]) | {
     "evaluator", "weights_sha256", "probcut_sha256"
 }
 PROBCUT_MAX = 40  # tenths of sigma
+# The evaluators shape ``depth`` in two ways, and `arena bot register` offers the options of
+# every preset: a value of the other shape says which evaluator takes it.
+_DEPTH_PER_PHASE = (" (one depth for the whole game, `depth = N`, is the arena and pattern "
+                    "evaluators')")
+_DEPTH_WHOLE_GAME = (" (a depth per game phase, depth.begin, depth.middle and depth.end, is "
+                     "the kreversi evaluator's)")
 
 
 @dataclass(frozen=True)
@@ -79,8 +85,13 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_int(out: list[FieldViolation], path: str, value: object, low: int, high: int) -> None:
-    if not _is_int(value):
+def _check_int(
+    out: list[FieldViolation], path: str, value: object, low: int, high: int, hint: str = ""
+) -> None:
+    if isinstance(value, dict):
+        out.append(FieldViolation(path, f"must be one integer, not a table (got {value!r})"
+                                        + hint))
+    elif not _is_int(value):
         out.append(FieldViolation(path, f"must be an integer, got {value!r}"))
     elif not low <= value <= high:  # type: ignore[operator]
         out.append(FieldViolation(path, f"must be in {low}..{high}, got {value}"))
@@ -92,11 +103,12 @@ def _check_bool(out: list[FieldViolation], path: str, value: object) -> None:
 
 
 def _check_keys(
-    out: list[FieldViolation], path: str, value: object, keys: tuple[str, ...]
+    out: list[FieldViolation], path: str, value: object, keys: tuple[str, ...], hint: str = ""
 ) -> dict[str, object] | None:
     """A dict with exactly ``keys``; returns it when the shape is right."""
     if not isinstance(value, dict):
-        out.append(FieldViolation(path, f"must be an object with keys {', '.join(keys)}"))
+        out.append(FieldViolation(path, f"must be a table with keys {', '.join(keys)}, got "
+                                        f"{value!r}{hint}"))
         return None
     for key in value:
         if key not in keys:
@@ -127,7 +139,8 @@ def _validate_kreversi(config: dict[str, object], out: list[FieldViolation]) -> 
                 if tables is not None and phase in tables:
                     _check_table(out, f"{key}.{phase}", tables[phase])
         elif key in ("mobility", "depth"):
-            values = _check_keys(out, key, value, PHASES)
+            values = _check_keys(out, key, value, PHASES,
+                                 _DEPTH_PER_PHASE if key == "depth" else "")
             low, high = (-70, 70) if key == "mobility" else (1, 10)
             for phase in PHASES if values else ():
                 if values is not None and phase in values:
@@ -164,7 +177,7 @@ def _validate_arena(config: dict[str, object], out: list[FieldViolation]) -> Non
 def _validate_search_limits(key: str, value: object, out: list[FieldViolation]) -> bool:
     """Check ``depth``, ``time_ms`` or ``endgame_empties``; False for any other key."""
     if key == "depth":
-        _check_int(out, key, value, 1, 60)
+        _check_int(out, key, value, 1, 60, _DEPTH_WHOLE_GAME)
     elif key == "time_ms":
         _check_int(out, key, value, 1, 600_000)
     elif key == "endgame_empties":
