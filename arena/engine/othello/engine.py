@@ -11,7 +11,6 @@ root move already proven in the unfinished one) is returned.
 from __future__ import annotations
 
 import random
-import threading
 import time
 
 import numpy as np
@@ -67,6 +66,7 @@ from arena.engine.othello.search import (
     TREE_MOVE,
     TREE_PARENT,
     TREE_SCORE,
+    per_thread,
     thread_buffers,
 )
 
@@ -235,17 +235,9 @@ def _solve(
     )
 
 
-_LOCAL = threading.local()
-
-
 def _endgame_solver() -> EndgameSolver:
     """This thread's solver (a 16 MiB table, touched once), created on first use."""
-    solver: EndgameSolver | None = getattr(_LOCAL, "solver", None)
-    if solver is None:
-        solver = EndgameSolver()
-        solver.tt.fill(0)
-        _LOCAL.solver = solver
-    return solver
+    return per_thread("solver", EndgameSolver)
 
 
 def choose_move(

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Callable
+from typing import Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -687,14 +689,28 @@ class SearchBuffers:
 _LOCAL = threading.local()
 
 
+class _Tabled(Protocol):
+    tt: npt.NDArray[np.uint64]
+
+
+Tabled = TypeVar("Tabled", bound=_Tabled)
+
+
+def per_thread(name: str, make: Callable[[], Tabled]) -> Tabled:
+    """This thread's ``name`` (something with a table), made on the first call with its
+    table touched, and as it is after that: fresh multi-megabyte arrays cost page faults
+    inside the timed search."""
+    found: Tabled | None = getattr(_LOCAL, name, None)
+    if found is None:
+        found = make()
+        found.tt.fill(0)
+        setattr(_LOCAL, name, found)
+    return found
+
+
 def ready_thread_buffers() -> SearchBuffers:
     """This thread's buffers, allocated and touched on the first call, as they are."""
-    buffers: SearchBuffers | None = getattr(_LOCAL, "buffers", None)
-    if buffers is None:
-        buffers = SearchBuffers()
-        buffers.tt.fill(0)
-        _LOCAL.buffers = buffers
-    return buffers
+    return per_thread("buffers", SearchBuffers)
 
 
 def thread_buffers(tree_budget: int) -> SearchBuffers:
