@@ -288,9 +288,10 @@ class Launcher:
         if key in _COMPILED:
             return
         log_file = self.home / "logs" / "compile.log"
-        with open(log_file, "ab") as log:
+        with open(log_file, "ab") as log:  # Ctrl-C is ours to handle: a session of its own
             code = subprocess.run([sys.executable, "-m", "arena.services.worker.warm"],
-                                  stdout=log, stderr=subprocess.STDOUT, env=env).returncode
+                                  stdout=log, stderr=subprocess.STDOUT, env=env,
+                                  start_new_session=True).returncode
         if code != 0:
             tail = log_file.read_text(errors="replace").splitlines()[-20:]
             raise RuntimeError(f"compiling the engines failed with exit code {code}; see "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -118,12 +119,12 @@ def test_a_killed_arena_up_takes_its_children_with_it(tmp_path: Path) -> None:
 
 
 def _descendants(pid: int) -> list[int]:
-    """Every live process below ``pid`` (children's children too); one that ends while
-    it is read is left out."""
-    try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return []
+    """Every live process below ``pid`` (children's children too, whichever thread started
+    them); one that ends while it is read is left out."""
+    children = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            children += (task / "children").read_text().split()
     found: list[int] = []
     for child in children:
         found += [int(child), *_descendants(int(child))]
@@ -137,30 +138,64 @@ def _command_line(pid: int) -> str:
         return ""
 
 
-def test_a_stop_signal_while_the_engines_compile_stops_at_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C"])
+def test_a_stop_signal_while_the_engines_compile_stops_at_once(tmp_path: Path,
+                                                               how: str) -> None:
     """A first start compiles for minutes. SIGTERM (or Ctrl-C) then waited for the whole
     compile and start, then stopped what had just started; now the start is abandoned at
-    once, the compile processes and Redis with it."""
-    env = dict(os.environ, ARENA_HOME=str(tmp_path / "arena"),
+    once, the compile processes and Redis with it. Ctrl-C in a terminal reaches the whole
+    process group: the compile processes stop with one line each in the compile log, where
+    they left a KeyboardInterrupt traceback."""
+    home = tmp_path / "arena"
+    env = dict(os.environ, ARENA_HOME=str(home),
                NUMBA_CACHE_DIR=str(tmp_path / "kernels"))  # an empty cache: a long compile
     process = subprocess.Popen([sys.executable, "-m", "arena.clients", "up", "--workers", "1",
                                 "--no-web"], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT)
+                               stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        _wait(lambda: any("arena.services.worker.warm" in _command_line(pid)
-                          for pid in _descendants(process.pid)), "the compile step", 60)
+        _wait(lambda: sum("arena.services.worker.warm" in _command_line(pid)
+                          for pid in _descendants(process.pid)) == 3, "the compile step", 60)
         below = _descendants(process.pid)
         time.sleep(1.0)  # well inside the compile (the children import numba first)
-        process.send_signal(signal.SIGTERM)
+        if how == "SIGTERM":
+            process.send_signal(signal.SIGTERM)
+        else:  # what a terminal does: the foreground process group
+            os.killpg(process.pid, signal.SIGINT)
         out, _ = process.communicate(timeout=30)
     finally:
         if process.poll() is None:
             process.kill()
     text = out.decode()
     assert process.returncode == 0, text
-    assert "stopped while starting (SIGTERM): nothing is left running." in text, text
+    name = "SIGTERM" if how == "SIGTERM" else "SIGINT"
+    assert f"stopped while starting ({name}): nothing is left running." in text, text
     assert "Traceback" not in text and "Arena is up" not in text
     assert _wait_all_gone({str(pid): pid for pid in below}) == []
+    log = (home / "logs" / "compile.log").read_text()
+    assert "Traceback" not in log and "KeyboardInterrupt" not in log, log
+
+
+def test_ctrl_c_stops_the_compile_step_with_one_line_per_process(tmp_path: Path) -> None:
+    """The compile step run by hand in a terminal: Ctrl-C (SIGINT to the process group)
+    stops the step and its children at once, with one line, exit status 130."""
+    env = dict(os.environ, ARENA_WARM_GAMES="othello,gomoku",
+               NUMBA_CACHE_DIR=str(tmp_path / "kernels"))
+    process = subprocess.Popen([sys.executable, "-m", "arena.services.worker.warm"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        _wait(lambda: len(_descendants(process.pid)) == 2, "the compile children", 60)
+        children = _descendants(process.pid)
+        time.sleep(1.0)
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "engines ready" not in out, err
+    assert err == "arena-worker: compile of othello, gomoku interrupted\n", err
+    assert _wait_all_gone({str(pid): pid for pid in children}) == []
 
 
 def _arena(home: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
