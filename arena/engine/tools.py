@@ -26,6 +26,12 @@ def _command(name: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+def _analyze(args: argparse.Namespace) -> int:
+    from arena.engine.analyze import run  # the engines, only when it runs
+
+    return run(args)
+
+
 def add_tool_commands(sub: Any) -> None:
     perft_p = sub.add_parser("perft", help="count leaves N plies ahead (passes are moves)")
     perft_p.add_argument("--depth", type=int, required=True, help="plies")
@@ -40,16 +46,24 @@ def add_tool_commands(sub: Any) -> None:
     solve_p.add_argument("--json", action="store_true", help="print JSON")
     solve_p.set_defaults(func=stops_at_once(_command("solve")))
 
-    analyze_p = sub.add_parser("analyze", help="search a position with a bot and limits")
-    analyze_p.add_argument("position", help="position text (quote it) or 'start'")
-    analyze_p.add_argument("--preset", default="arena-strong", help="bot preset name")
+    analyze_p = sub.add_parser(
+        "analyze", help="search a position with a bot and limits (either game)",
+        description="One search by a built-in bot, in this process. The bot's evaluator "
+                    "says the game; the position is that game's text form or 'start'.")
+    where = analyze_p.add_mutually_exclusive_group()
+    where.add_argument("position", nargs="?", default=None,
+                       help="position text (quote it) or 'start'")
+    where.add_argument("--position", dest="position_option", metavar="POSITION",
+                       help="the same, named as in `arena analyze`")
+    analyze_p.add_argument("--preset", default="arena-strong",
+                           help="bot preset name, of either game (see `arena bot presets`)")
     analyze_p.add_argument("--config", default=None, help="bot config JSON, or @file.json")
     analyze_p.add_argument("--depth", type=int, default=None, help="plies")
     analyze_p.add_argument("--time-ms", type=int, default=None)
     analyze_p.add_argument("--nodes", type=int, default=None)
     analyze_p.add_argument("--seed", type=int, default=0)
     analyze_p.add_argument("--json", action="store_true", help="print JSON")
-    analyze_p.set_defaults(func=stops_at_once(_command("analyze")))
+    analyze_p.set_defaults(func=stops_at_once(_analyze))
     train_p = sub.add_parser(
         "train", help="train the pattern evaluator on self-play games (bounded, seeded)"
     )

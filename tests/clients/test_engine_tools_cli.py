@@ -70,6 +70,43 @@ def test_analyze_searches_its_whole_time(run_arena: RunArena) -> None:
     assert json.loads(result.stdout)["depth"] >= 3, result.stdout
 
 
+def test_analyze_searches_either_games_positions(run_arena: RunArena) -> None:
+    """The bot's evaluator says the game: a Gomoku preset analyzes a Gomoku position (it
+    was refused as an unknown preset, the tool being Othello's alone). The position is
+    also taken as `--position`, as `arena analyze` names it."""
+    from arena.games import game
+
+    gomoku = game("gomoku").new_position()
+    for move in ("h8", "h9", "i8", "i9", "j8"):
+        gomoku.push(gomoku.parse_move(move))
+    result = run_arena("engine", "analyze", "--position", gomoku.to_text(), "--preset",
+                       "arena-gomoku", "--depth", "3", "--json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["game"] == "gomoku" and answer["depth"] >= 1
+    # Black has three in a row (h8 i8 j8) with both ends open: White must block one end
+    # (or lose to an open four), so the move is one of them.
+    assert answer["move"] in ("g8", "k8"), answer
+    assert gomoku.is_legal(gomoku.parse_move(answer["pv"][0]))
+
+    othello = run_arena("engine", "analyze", "start", "--preset", "lab-advanced", "--json")
+    assert othello.returncode == 0, othello.stderr
+    assert json.loads(othello.stdout)["game"] == "othello"
+
+    assert_one_line_error(run_arena("engine", "analyze", "--preset", "arena-gomoku"),
+                          "a position is needed")
+    both = run_arena("engine", "analyze", "start", "--preset", "arena-strong", "--position",
+                     gomoku.to_text())
+    assert both.returncode == 2 and "Traceback" not in both.stderr
+    assert both.stderr.splitlines()[-1] == (
+        "arena engine analyze: error: argument --position: not allowed with argument position")
+    wrong = run_arena("engine", "analyze", gomoku.to_text(), "--preset", "arena-strong")
+    assert_one_line_error(wrong, "Othello text form must be")
+    assert_one_line_error(run_arena("engine", "analyze", "start", "--config",
+                                    '{"evaluator": "chess"}'),
+                          "--config: evaluator must be one of arena, arena-gomoku")
+
+
 def test_probcut_refuses_a_missing_folder_before_searching(
     run_arena: RunArena, tmp_path: Path
 ) -> None:

@@ -1,4 +1,4 @@
-"""What the engine tools do (perft, solve, analyze, train, probcut): the commands behind
+"""What the engine tools do (perft, solve, train, probcut): the commands behind
 ``arena engine ...``, whose parser is ``arena.engine.tools`` (it imports this module, and
 with it numba, only when a command runs). Every command takes --json.
 """
@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from arena.engine.api import Limits, SearchResult
-from arena.engine.othello import PRESETS, START_TEXT, choose_move, perft, solve, warm_up
+from arena.engine.api import Limits
+from arena.engine.othello import START_TEXT, perft, solve, warm_up
 from arena.engine.othello.bitboard import parse_position, square_name
 from arena.errors import InvalidArgumentError
 from arena.formats.errors import FormatError
@@ -108,50 +108,6 @@ def _cmd_solve(args: argparse.Namespace) -> int:
             f"{'all scores match' if all_match else 'SOME SCORES DIFFER'}"
         )
     return 0 if all_match else 1
-
-
-def _bot_config(args: argparse.Namespace) -> dict[str, object]:
-    if args.config:
-        loaded = json.loads(
-            Path(args.config[1:]).read_text() if args.config.startswith("@") else args.config
-        )
-        if not isinstance(loaded, dict):
-            raise ValueError("--config must be a JSON object")
-        return loaded
-    if args.preset not in PRESETS:
-        raise ValueError(f"unknown preset {args.preset!r}; one of {', '.join(PRESETS)}")
-    return PRESETS[args.preset]
-
-
-def _result_payload(result: SearchResult) -> dict[str, Any]:
-    return {
-        "move": square_name(result.move),
-        "score": result.score,
-        "depth": result.depth,
-        "nodes": result.nodes,
-        "nps": result.nps,
-        "ms": round(result.elapsed_ms, 2),
-        "exact": result.exact,
-        "pv": [square_name(m) for m in result.pv],
-    }
-
-
-def _cmd_analyze(args: argparse.Namespace) -> int:
-    position = START_TEXT if args.position == "start" else args.position
-    limits = Limits(depth=args.depth, nodes=args.nodes, time_ms=args.time_ms)
-    config = _bot_config(args)
-    warm_up()  # loading the kernels took a 100 ms search's time: it answered at depth 0
-    result = choose_move(position, config, limits, seed=args.seed)
-    payload = _result_payload(result)
-    kind = "exact" if result.exact else f"depth {result.depth}"
-    _emit(
-        args,
-        payload,
-        f"move {payload['move']} score {result.score:+d} ({kind}), "
-        f"{result.nodes} nodes in {payload['ms']} ms ({result.nps} nodes/s)\n"
-        f"pv {' '.join(payload['pv'])}",
-    )
-    return 0
 
 
 _OTHELLO_TRAIN = {"solve_empties": 14, "stages": 6, "ridge": 5.0, "window": 3,
