@@ -178,6 +178,16 @@ def _add_global_options(parser: argparse.ArgumentParser, default: Any = None) ->
            help="deadline of each call (default 10)")
 
 
+def _reaches_services(prog: str) -> bool:
+    """Whether the command ``prog`` talks to running services, so that the options saying
+    where they are belong in its usage: not those that start processes of their own (`arena
+    up`, `demo`, `worker`), nor the engine tools, which run in this process (everything
+    under `arena engine` but `list`)."""
+    if prog in ("arena up", "arena demo", "arena worker"):
+        return False
+    return not prog.startswith("arena engine ") or prog == "arena engine list"
+
+
 def _leaves(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
     """Every command's parser under ``parser`` (``arena match list``, ``arena up``...)."""
     groups = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
@@ -241,8 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_status_command(sub)
     _add_worker(sub)
     add_engine_commands(sub)
-    for command in _leaves(parser):  # but those that start processes of their own
-        if command.prog not in ("arena up", "arena demo", "arena worker"):
+    for command in _leaves(parser):
+        if _reaches_services(command.prog):
             _add_global_options(command, default=argparse.SUPPRESS)
     return parser
 

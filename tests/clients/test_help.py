@@ -46,6 +46,28 @@ def test_help_on_every_level(run_arena: RunArena, path: tuple[str, ...]) -> None
     assert "Traceback" not in result.stderr
 
 
+def _usage(path: tuple[str, ...]) -> str:
+    parser = build_parser()
+    for word in path:
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = action.choices[word]
+    return parser.format_help()
+
+
+def test_only_commands_that_reach_services_say_where_they_are() -> None:
+    """The engine tools run in this process: their usage listed eleven options saying
+    where the services are (`arena engine perft --home ... --tls-key ...`), which they
+    never read. Commands that call services keep them."""
+    where = "where the services are"
+    for path in PATHS:
+        if len(path) == 2 and path[0] == "engine" and path[1] != "list":
+            assert where not in _usage(path) and "--registry" not in _usage(path), path
+    for path in [("engine", "list"), ("bot", "list"), ("match", "create"), ("analyze",),
+                 ("status",), ("play",)]:
+        assert where in _usage(path) and "--token" in _usage(path), path
+    assert where not in _usage(("up",))
+
+
 def test_no_command_is_a_usage_error(run_arena: RunArena) -> None:
     result = run_arena()
     assert result.returncode == 2
