@@ -17,8 +17,8 @@ import threading
 import time
 from pathlib import Path
 
-from arena.clients.common import non_negative
-from arena.clients.ladder_commands import print_standings, watch_ladder
+from arena.clients.common import int_in, non_negative
+from arena.clients.ladder_commands import add_openings_option, print_standings, watch_ladder
 from arena.clients.sdk import ArenaClient
 
 from arena.errors import AlreadyExistsError
@@ -38,10 +38,9 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
                         help="engine workers (default 2; at most 4 per core)")
     parser.add_argument("--bots", default=",".join(DEMO_BOTS),
                         help="comma-separated presets to play (default: the six demo bots)")
-    parser.add_argument("--openings", type=int, default=2,
-                        help="openings per pairing, each played with both colours (default 2)")
-    parser.add_argument("--opening-suite", default="othello-balanced",
-                        help="where the openings come from (default othello-balanced)")
+    parser.add_argument("--games-per-pairing", type=int_in(1, 1000), default=4,
+                        help="games per pair of bots, in colour-swapped pairs (default 4)")
+    add_openings_option(parser, "othello-balanced", "othello-balanced")
     parser.add_argument("--move-time-ms", type=non_negative, default=1000,
                         help="hard limit per move; the presets' own depths rule (default 1000)")
     parser.add_argument("--demo-home", type=Path, default=None,
@@ -115,13 +114,13 @@ def run_demo(args: argparse.Namespace) -> int:
                 game=common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO,
                                          variant="standard", board_size=8),
                 bots=refs, format=ladder_pb2.LADDER_FORMAT_ROUND_ROBIN,
-                games_per_pairing=2 * args.openings, opening_suite=args.opening_suite,
+                games_per_pairing=args.games_per_pairing, opening_suite=args.openings,
                 time_control=common_pb2.TimeControl(move_time_ms=args.move_time_ms),
                 seed=1,
             ))
             expected = ladder.games_total * SECONDS_PER_GAME_PER_WORKER / max(1, args.workers)
-            print(f"Ladder {ladder.id}: round robin of {len(refs)} bots, {args.openings} "
-                  f"openings x 2 colours per pairing = {ladder.games_total} games; "
+            print(f"Ladder {ladder.id}: round robin of {len(refs)} bots, "
+                  f"{args.games_per_pairing} games per pairing = {ladder.games_total} games; "
                   f"expect about {format_duration(expected)} on 2 cores.", flush=True)
             page = f"http://{stack.target('web')}/ladders/{ladder.id}"
             print(f"Watch it in a browser: {page}", flush=True)

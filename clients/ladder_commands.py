@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -121,15 +122,40 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     ratings.set_defaults(func=cmd_ratings)
 
 
-def add_ladder_game_options(parser: argparse.ArgumentParser) -> None:
-    """The game, openings, clock and adjudication of a ladder: what is left out follows
-    from the game (the ladder service fills it in from the game's description)."""
-    add_game_options(parser)
-    parser.add_argument("--openings", default="",
-                        help="opening suite: othello-balanced[-1..6], international, "
-                             "gomoku-balanced15 or none (default: the game's, e.g. "
-                             "othello-balanced, gomoku-balanced15 on 15x15); a suite implies "
+SUITES = "othello-balanced[-1..6], international, gomoku-balanced15 or none"
+
+
+def _opening_suite(counted: bool) -> Callable[[str], str]:
+    """``--openings``: a suite's name. A number is refused, with the option that takes a
+    count where the command has one (`arena demo --openings` once took a count)."""
+    def parse(text: str) -> str:
+        if not text.strip().isdigit():
+            return text
+        count = int(text.strip())
+        hint = (f"; {count} openings per pair of bots, each with both colours, is "
+                f"--games-per-pairing {2 * count}" if counted else "")
+        raise argparse.ArgumentTypeError(
+            f"names an opening suite ({SUITES}), got {text!r}{hint}")
+    return parse
+
+
+def add_openings_option(parser: argparse.ArgumentParser, default: str, said: str,
+                        counted: bool = True) -> None:
+    """``--openings SUITE``; ``counted``: the command also takes ``--games-per-pairing``."""
+    parser.add_argument("--openings", type=_opening_suite(counted), default=default,
+                        metavar="SUITE",
+                        help=f"opening suite: {SUITES} (default: {said}); a suite implies "
                              "its variant and size")
+
+
+def add_ladder_game_options(parser: argparse.ArgumentParser, counted: bool = True) -> None:
+    """The game, openings, clock and adjudication of a ladder: what is left out follows
+    from the game (the ladder service fills it in from the game's description).
+    ``counted``: the command takes ``--games-per-pairing``."""
+    add_game_options(parser)
+    add_openings_option(parser, "",
+                        "the game's, e.g. othello-balanced, gomoku-balanced15 on 15x15",
+                        counted)
     add_time_options(parser)
     add_adjudication_option(parser)
     parser.add_argument("--seed", type=int64, default=0,

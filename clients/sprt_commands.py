@@ -51,7 +51,7 @@ def add_test_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
                       help="chance of accepting H0 when H1 holds (default 0.05)")
     test.add_argument("--max-games", type=int32, default=1000,
                       help="stop without a verdict after this many games (default 1000)")
-    add_ladder_game_options(test)
+    add_ladder_game_options(test, counted=False)  # it plays until the test decides
     test.add_argument("--name", default="", help="a label for the test")
     test.add_argument("--no-watch", action="store_true",
                       help="print the test's ladder id and return (follow it with "

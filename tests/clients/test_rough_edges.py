@@ -108,3 +108,22 @@ def test_a_bot_name_must_be_one_a_reference_can_name(cli_stack: InProcessStack) 
     one_line_error(cli_stack.run("bot", "show", "x@y"), "bad bot reference 'x@y'")
     _register(cli_stack, "a b/c?d")  # any other printable character is kept
     assert json.loads(ok(cli_stack.run("bot", "show", "a b/c?d", "--json")))["version"] == 1
+
+
+def test_openings_names_a_suite_everywhere_and_a_number_says_what_it_meant(
+        run_arena: RunArena) -> None:
+    """`arena demo --openings 1` took a count (and `--opening-suite` the suite) while
+    `ladder create` and `test` take the suite as `--openings`; `ladder create --openings 2`
+    then said only that no suite is named '2'. Now every command names the suite
+    `--openings` and the count `--games-per-pairing`, and a number points to it."""
+    refused = ("argument --openings: names an opening suite (othello-balanced[-1..6], "
+               "international, gomoku-balanced15 or none), got '2'")
+    for command in (("demo",), ("ladder", "create", "a", "b"), ("test", "a@2", "a@1")):
+        result = run_arena(*command, "--openings", "2")
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        counted = "; 2 openings per pair of bots, each with both colours, is " \
+                  "--games-per-pairing 4"
+        # `arena test` plays until the test decides: it has no count to point to.
+        assert result.stderr.splitlines()[-1].endswith(
+            refused + ("" if command[0] == "test" else counted)), result.stderr
+    assert "--games-per-pairing" in run_arena("demo", "--help").stdout

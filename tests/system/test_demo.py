@@ -121,7 +121,7 @@ def test_make_demo_end_to_end(tmp_path: Path) -> None:
     """`arena demo` (the Makefile's `demo` target) on 2 workers, in a fresh state folder,
     with one opening per pairing instead of two (30 games, not 60: the same path at half
     the time)."""
-    out = _arena(tmp_path, "demo", "--openings", "1", timeout=900)
+    out = _arena(tmp_path, "demo", "--games-per-pairing", "2", timeout=900)
     for name in ("lucy", "madoka", "ryo", "terra", "lab-advanced", "arena-strong"):
         assert f"{name}@1" in out
     assert "30/30 100%" in out and "Elo" in out and "95% interval" in out
