@@ -28,7 +28,8 @@ from arena.services.common.launcher import PARENT_ENV, die_with_parent
 
 from arena.games import game
 
-INTERRUPTED = 128 + signal.SIGINT
+INTERRUPTED = 128 + signal.SIGINT  # the exit status of a process Ctrl-C stopped
+
 
 class _Children:
     """The compile step's children: one per game, as many at once as there are cores, each
