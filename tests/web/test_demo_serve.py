@@ -22,7 +22,7 @@ def test_demo_serve_keeps_the_ladder_page_up_until_ctrl_c(tmp_path: Path) -> Non
             "ARENA_WARM_GAMES": "othello"}
     process = subprocess.Popen(
         [sys.executable, "-m", "arena.clients", "demo", "--serve", "--workers", "1",
-         "--bots", "lab-beginner,lab-intermediate", "--openings", "1"],
+         "--bots", "lab-beginner,lab-intermediate", "--games-per-pairing", "2"],
         env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
     try:
