@@ -138,6 +138,15 @@ def _command_line(pid: int) -> str:
         return ""
 
 
+def _in_a_terminal(module: str, *args: str) -> list[str]:
+    """``python -m module args`` with SIGINT's default action, as a terminal's foreground
+    command has it: a command started in the background by a shell (this suite, run by
+    `nohup make test &`) inherits SIGINT ignored, and then Ctrl-C would test nothing."""
+    start = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+             "os.execv(sys.executable, [sys.executable, '-m', *sys.argv[1:]])")
+    return [sys.executable, "-c", start, module, *args]
+
+
 @pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C"])
 def test_a_stop_signal_while_the_engines_compile_stops_at_once(tmp_path: Path,
                                                                how: str) -> None:
@@ -149,8 +158,8 @@ def test_a_stop_signal_while_the_engines_compile_stops_at_once(tmp_path: Path,
     home = tmp_path / "arena"
     env = dict(os.environ, ARENA_HOME=str(home),
                NUMBA_CACHE_DIR=str(tmp_path / "kernels"))  # an empty cache: a long compile
-    process = subprocess.Popen([sys.executable, "-m", "arena.clients", "up", "--workers", "1",
-                                "--no-web"], env=env, stdout=subprocess.PIPE,
+    process = subprocess.Popen(_in_a_terminal("arena.clients", "up", "--workers", "1",
+                                              "--no-web"), env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, start_new_session=True)
     try:
         _wait(lambda: sum("arena.services.worker.warm" in _command_line(pid)
@@ -180,7 +189,7 @@ def test_ctrl_c_stops_the_compile_step_with_one_line_per_process(tmp_path: Path)
     stops the step and its children at once, with one line, exit status 130."""
     env = dict(os.environ, ARENA_WARM_GAMES="othello,gomoku",
                NUMBA_CACHE_DIR=str(tmp_path / "kernels"))
-    process = subprocess.Popen([sys.executable, "-m", "arena.services.worker.warm"], env=env,
+    process = subprocess.Popen(_in_a_terminal("arena.services.worker.warm"), env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True)
     try:
