@@ -153,8 +153,8 @@ def test_a_stop_signal_while_the_engines_compile_stops_at_once(tmp_path: Path,
     """A first start compiles for minutes. SIGTERM (or Ctrl-C) then waited for the whole
     compile and start, then stopped what had just started; now the start is abandoned at
     once, the compile processes and Redis with it. Ctrl-C in a terminal reaches the whole
-    process group: the compile processes stop with one line each in the compile log, where
-    they left a KeyboardInterrupt traceback."""
+    process group; the compile step, in a session of its own, is stopped by `arena up` and
+    leaves no KeyboardInterrupt traceback in the compile log (it left one per process)."""
     home = tmp_path / "arena"
     env = dict(os.environ, ARENA_HOME=str(home),
                NUMBA_CACHE_DIR=str(tmp_path / "kernels"))  # an empty cache: a long compile
@@ -184,7 +184,7 @@ def test_a_stop_signal_while_the_engines_compile_stops_at_once(tmp_path: Path,
     assert "Traceback" not in log and "KeyboardInterrupt" not in log, log
 
 
-def test_ctrl_c_stops_the_compile_step_with_one_line_per_process(tmp_path: Path) -> None:
+def test_ctrl_c_stops_the_compile_step_and_its_children_with_one_line(tmp_path: Path) -> None:
     """The compile step run by hand in a terminal: Ctrl-C (SIGINT to the process group)
     stops the step and its children at once, with one line, exit status 130."""
     env = dict(os.environ, ARENA_WARM_GAMES="othello,gomoku",
