@@ -507,11 +507,11 @@ class ArenaClient:
         a ladder's games once all of them are, none with ``keep_ladder_games``), ``batch``
         examined per call (0: the server's default).
         (examined, forgotten); a dry run forgets nothing and counts what it would."""
-        request = _request(referee_pb2.PruneMatchesRequest,
-                           keep_ladder_games=keep_ladder_games, dry_run=dry_run, limit=batch)
         if not isinstance(before, datetime):
             raise errors.InvalidArgumentError(
                 f"before must be a datetime, got {type(before).__name__}: {before!r}")
+        request = _request(referee_pb2.PruneMatchesRequest,
+                           keep_ladder_games=keep_ladder_games, dry_run=dry_run, limit=batch)
         request.before.FromDatetime(before)
         examined = pruned = 0
         while True:

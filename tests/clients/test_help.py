@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from arena.clients.cli import build_parser
+from arena.clients.cli import _command_parser, build_parser
 
 from tests.clients.conftest import RunArena
 
@@ -47,11 +47,7 @@ def test_help_on_every_level(run_arena: RunArena, path: tuple[str, ...]) -> None
 
 
 def _usage(path: tuple[str, ...]) -> str:
-    parser = build_parser()
-    for word in path:
-        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        parser = action.choices[word]
-    return parser.format_help()
+    return _command_parser(build_parser(), path).format_help()
 
 
 def test_only_commands_that_reach_services_say_where_they_are() -> None:
