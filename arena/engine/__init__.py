@@ -8,9 +8,18 @@ command line, which needs only the engines' data types, starts in a fraction of 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
+
+
+def numba_cache_base() -> str:
+    """The folder under which numba caches the compiled kernels (``numba_cache`` adds a
+    folder per source hash): ``NUMBA_CACHE_DIR``, else beside this package's sources."""
+    default = Path(__file__).resolve().parent / "__pycache__" / "numba"
+    return os.environ.get("NUMBA_CACHE_DIR") or str(default)
 
 
 def lazy_exports(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numba
 
+from arena.engine import numba_cache_base
+
 _ROOT = Path(__file__).resolve().parent  # arena/engine
 COMPILED_PACKAGES = ("othello", "gomoku")
 
@@ -32,7 +34,7 @@ def engine_source_hash(root: Path = _ROOT) -> str:
 
 
 def _place_numba_cache() -> None:
-    base = os.environ.get("NUMBA_CACHE_DIR") or str(_ROOT / "__pycache__" / "numba")
+    base = numba_cache_base()
     numba.config.CACHE_DIR = os.path.join(base, engine_source_hash())  # type: ignore[attr-defined]
 
 

@@ -6,6 +6,7 @@ express are refused before the engine is disturbed."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,13 @@ from tests.protocol_engines.conftest import FakeSpec
 
 pytestmark = pytest.mark.usefixtures("no_orphans")
 LIMITS = PlayLimits(5000)
+
+
+@pytest.fixture
+def sandbox(sandbox: Sandbox) -> Sandbox:
+    """The shared sandbox without the engines' views of their own: the fake engine writes
+    what it reads into a file of the test's, which its view would show read-only."""
+    return Sandbox(replace(sandbox.protections, view=False), sandbox.root)
 
 
 def commands_read(log: Path) -> list[str]:

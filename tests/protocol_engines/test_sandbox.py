@@ -4,6 +4,7 @@ machine lacks a protection, the tests check that the protections report says so.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -20,7 +21,9 @@ from arena.services.worker.engines.sandbox import (
     SandboxedProcess,
     SandboxLimits,
 )
+from arena.services.worker.engines.view import INNER_ID
 
+from arena.engine import numba_cache_base
 from tests.protocol_engines.conftest import FakeSpec
 from tests.protocol_engines.test_misbehaving import GOMOKU_AFTER_ONE
 
@@ -68,15 +71,88 @@ def test_a_process_gets_its_limits_folder_and_environment(sandbox: Sandbox) -> N
             assert pid in process.cgroup.pids()
         else:
             assert found["Max address space"] == str(200 << 20)
-        if protections.network_isolated:
+        if protections.network_isolated:  # once it has unshared (a view's script does)
+            deadline = time.monotonic() + 10
+            while (os.readlink(f"/proc/{pid}/ns/net") == os.readlink("/proc/self/ns/net")
+                   and time.monotonic() < deadline):
+                time.sleep(0.01)
             assert os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net")
     finally:
         stop(process)
     assert not process.workdir.exists()
 
 
+# Run inside the sandbox: tries what a hostile engine would, prints what happened.
+PROBER = """
+import ctypes, json, os, sys
+secret, cache, data = os.environ["SECRET"], os.environ["CACHE"], sys.argv[1].split("=", 1)[1]
+def attempt(action):
+    try:
+        action()
+        return "ok"
+    except OSError as exc:
+        return type(exc).__name__ + ":" + str(exc.errno)
+def write(path):
+    with open(path, "w") as f:
+        f.write("x")
+libc = ctypes.CDLL(None, use_errno=True)
+print(json.dumps({
+    "secret": attempt(lambda: open(secret).read()),
+    "secret_folder": attempt(lambda: os.listdir(os.path.dirname(secret))),
+    "proc": attempt(lambda: os.listdir("/proc")),
+    "worker_environ": attempt(lambda: open(f"/proc/{os.getppid()}/environ").read()),
+    "root": sorted(os.listdir("/")),
+    "data": open(data).read(),
+    "write_data_folder": attempt(lambda: write(os.path.join(os.path.dirname(data), "new"))),
+    "write_python": attempt(lambda: write(os.path.join(sys.prefix, "planted"))),
+    "write_root": attempt(lambda: write("/planted")),
+    "write_home": attempt(lambda: write(os.path.join(os.environ["HOME"], "mine"))),
+    "write_cache": attempt(lambda: write(os.path.join(cache, "planted"))),
+    "mount": libc.mount(b"tmpfs", os.environ["HOME"].encode(), b"tmpfs", 0, None),
+    "uid": os.getuid(),
+}), flush=True)
+"""
+
+
+def test_an_engine_sees_only_the_system_python_its_files_and_its_folder(
+        sandbox: Sandbox, tmp_path: Path) -> None:
+    """What a hostile engine tries: the stack's secrets, other processes' environment
+    through /proc, planting files where the worker (or other engines) would read them."""
+    if not sandbox.protections.view:
+        assert "filesystem: NOT isolated" in "\n".join(sandbox.protections.describe())
+        return
+    secret = tmp_path / "home" / "admin.token"
+    secret.parent.mkdir()
+    secret.write_text("the admin token")
+    data = tmp_path / "engine" / "weights.dat"
+    data.parent.mkdir()
+    data.write_text("weights")
+    cache = numba_cache_base()
+    assert os.path.isdir(cache)  # the kernels are compiled before any engine starts
+    command = [sys.executable, "-c", PROBER, f"--weights={data}"]
+    process = sandbox.start(command, SandboxLimits(), {"SECRET": str(secret), "CACHE": cache})
+    try:
+        assert process.popen.wait(timeout=60) == 0
+        assert process.popen.stdout is not None
+        seen = json.loads(process.popen.stdout.read())
+    finally:
+        stop(process)
+    assert seen["secret"] == seen["secret_folder"] == "FileNotFoundError:2"
+    assert seen["proc"] == seen["worker_environ"] == "FileNotFoundError:2"
+    assert "proc" not in seen["root"] and "home" not in seen["root"]
+    assert seen["data"] == "weights"  # named in its command: readable
+    read_only = "OSError:30"  # EROFS
+    assert seen["write_data_folder"] == seen["write_python"] == seen["write_root"] == read_only
+    assert seen["write_home"] == "ok"
+    # The numba cache takes writes into a private layer: the workers' cache is unchanged.
+    assert seen["write_cache"] == "ok" and not os.path.exists(os.path.join(cache, "planted"))
+    assert seen["mount"] == -1 and seen["uid"] == INNER_ID
+    assert not (data.parent / "new").exists() and not (Path(sys.prefix) / "planted").exists()
+
+
 def test_the_report_says_what_is_active(sandbox: Sandbox) -> None:
     report = "\n".join(sandbox.protections.describe())
+    assert ("filesystem: its own" in report) == sandbox.protections.view
     assert ("network: isolated" in report) == sandbox.protections.network_isolated
     assert ("memory: cgroup" in report) == ("memory" in sandbox.protections.cgroups)
     if "pids" not in sandbox.protections.cgroups and os.geteuid() == 0:

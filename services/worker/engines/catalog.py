@@ -90,6 +90,7 @@ class EngineSpec:
     limits: EngineLimits = field(default_factory=EngineLimits)
     env: tuple[tuple[str, str], ...] = ()
     description: str = ""
+    files: tuple[str, ...] = ()  # besides its command's paths, what it may read
 
     def option(self, key: str) -> OptionValue | None:
         return dict(self.options).get(key)
@@ -181,7 +182,7 @@ def _parse_engine(name: str, entry: object, base_dir: Path
         return None, problems
     return EngineSpec(name, str(protocol), games, command, checksum(command[0], files),
                       option_items(options), limits, tuple(sorted(env.items())),
-                      str(description)), []
+                      str(description), tuple(str(path) for path in files)), []
 
 
 def _games(value: object, protocol: object, where: str, problems: list[FieldViolation]

@@ -104,7 +104,8 @@ class ProtocolClient(ABC, Generic[Request]):
     def start(cls, spec: EngineSpec, sandbox: Sandbox) -> Self:
         """Start the engine and finish its handshake within ``startup_ms``."""
         try:
-            sandboxed = sandbox.start(spec.command, spec.limits.sandbox(), dict(spec.env))
+            sandboxed = sandbox.start(spec.command, spec.limits.sandbox(), dict(spec.env),
+                                      spec.files)
         except OSError as exc:
             raise EngineFailure(FailureReason.START_FAILED,
                                 f"cannot start {spec.command[0]}: {exc}") from None

@@ -11,6 +11,9 @@ Every engine process gets, whatever the machine:
 And where the machine lets the worker (root, or unprivileged user namespaces; writable
 cgroups), also:
 
+- a view of the filesystem of its own (``view.py``): the system's programs and libraries,
+  Python, its own files and its working folder, read-only but the folder; no ``/proc``;
+  run as an unprivileged user of a user namespace;
 - no network: a new, empty network namespace (not even loopback is up);
 - a control group per engine: a memory cap on resident memory (the kernel kills past it
   and says so), a process cap, and a kill that reaches processes that left the group.
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import itertools
 import os
 import resource
@@ -50,6 +54,7 @@ from arena.services.worker.engines.cgroups import (
     find_hierarchies,
     sweep_stale,
 )
+from arena.services.worker.engines.view import View, command_paths, plan_view
 
 MARKER = "ARENA_ENGINE_SANDBOX"
 _CLONE_NEWNET = 0x40000000
@@ -59,6 +64,7 @@ _PASSED_ENV = ("PATH", "LD_LIBRARY_PATH", "NUMBA_CACHE_DIR", "TZ")
 _ONE_THREAD_ENV = {name: "1" for name in (
     "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")}
 _LIBC = ctypes.CDLL(None, use_errno=True)
+_REPORT_BYTES = 500
 T = TypeVar("T")
 
 
@@ -84,6 +90,8 @@ class Protections:
     cgroups: Mapping[str, Hierarchy] = field(default_factory=dict)
     cgroup_note: str = ""
     root: bool = False
+    view: bool = False  # each engine sees a filesystem of its own (``view.py``)
+    view_note: str = ""
 
     @property
     def network_isolated(self) -> bool:
@@ -102,8 +110,12 @@ class Protections:
             processes = "NOT limited (root ignores RLIMIT_NPROC and there is no pids cgroup)"
         else:
             processes = "RLIMIT_NPROC (counted over all of the user's processes)"
+        view = ("its own: system folders, Python, its files, read-only; its working folder; "
+                "no /proc; an unprivileged user" if self.view
+                else f"NOT isolated ({self.view_note})")
         return [
             "process group: own session; stop kills the group; SIGKILL if the worker dies",
+            f"filesystem: {view}",
             f"network: {network}",
             "memory: " + (f"cgroup v{memory.version} limit on resident memory, kills reported"
                           if memory else "RLIMIT_AS on virtual memory (no memory cgroup)"),
@@ -115,14 +127,17 @@ class Protections:
         ] + ([f"note: {self.cgroup_note}"] if self.cgroup_note else [])
 
 
-def probe_protections(*, network: bool = True, cgroups: bool = True) -> Protections:
+def probe_protections(*, network: bool = True, cgroups: bool = True, view: bool = True
+                      ) -> Protections:
     """Find out what the machine allows by trying it once."""
     flags, network_note = _probe_network() if network else (0, "turned off by the operator")
+    viewed, view_note = _probe_view(flags) if view else (False, "turned off by the operator")
     found: dict[str, Hierarchy] = {}
     cgroup_note = "cgroups turned off by the operator"
     if cgroups:
         found, cgroup_note = find_hierarchies()
-    return Protections(flags, network_note, found, cgroup_note, os.geteuid() == 0)
+    return Protections(flags, network_note, found, cgroup_note, os.geteuid() == 0, viewed,
+                       view_note)
 
 
 def _probe_network() -> tuple[int, str]:
@@ -137,6 +152,26 @@ def _probe_network() -> tuple[int, str]:
         except (OSError, subprocess.SubprocessError) as exc:
             tried.append(str(exc).strip() or type(exc).__name__)
     return 0, "cannot create a network namespace: " + "; ".join(tried)
+
+
+def _probe_view(network_flags: int) -> tuple[bool, str]:
+    """Whether an engine can be given a view of its own: start ``true`` inside one."""
+    true = os.path.realpath(shutil.which("true") or "/bin/true")
+    with tempfile.TemporaryDirectory(prefix=PREFIX + "probe-") as folder:
+        work, root = Path(folder, "work"), Path(folder, "view")
+        work.mkdir()
+        root.mkdir()
+        view = plan_view(root, work, [true], network_flags & ~_CLONE_NEWUSER)
+        try:
+            done = subprocess.run(view.command([true]), cwd=work, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  timeout=30)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return False, f"cannot build one: {exc}"
+        if done.returncode != 0:
+            said = done.stderr.decode(errors="replace").strip().splitlines()
+            return False, said[-1] if said else f"exit status {done.returncode}"
+        return True, ""
 
 
 def _unshare_or_fail(flags: int) -> Callable[[], None]:
@@ -156,8 +191,16 @@ class _ChildPlan:
     unshare_flags: int
     rlimits: tuple[tuple[int, tuple[int, int]], ...]
     parent_pid: int
+    report_fd: int  # why it failed goes here (subprocess only says that it did)
 
     def __call__(self) -> None:
+        try:
+            self._prepare()
+        except BaseException as exc:
+            os.write(self.report_fd, str(exc).encode()[:_REPORT_BYTES])
+            raise
+
+    def _prepare(self) -> None:
         for path in self.cgroup_procs:
             fd = os.open(path, os.O_WRONLY)
             try:
@@ -165,7 +208,8 @@ class _ChildPlan:
             finally:
                 os.close(fd)
         if self.unshare_flags and _LIBC.unshare(self.unshare_flags) != 0:
-            raise OSError(ctypes.get_errno(), "unshare failed")
+            error = ctypes.get_errno()
+            raise OSError(error, f"unshare: {os.strerror(error)}")
         _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != self.parent_pid:  # the worker died before the signal was set
             os._exit(1)
@@ -210,7 +254,18 @@ class SandboxedProcess:
                     stream.close()
         if self.cgroup is not None:
             self.cgroup.remove()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        _remove_folders(self.workdir)
+
+
+def view_root(workdir: Path) -> Path:
+    """The empty folder an engine's view is mounted on (in its own namespace only)."""
+    return workdir.with_name(workdir.name + ".view")
+
+
+def _remove_folders(workdir: Path) -> None:
+    shutil.rmtree(workdir, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        view_root(workdir).rmdir()
 
 
 KILL_WAIT_S = 2.0  # how long a sweep waits for the processes it killed to be gone
@@ -297,29 +352,61 @@ class Sandbox:
         self.stale_groups_removed = sweep_stale(dict(self.protections.cgroups))
 
     def start(self, command: Sequence[str], limits: SandboxLimits,
-              env: Mapping[str, str] | None = None) -> SandboxedProcess:
+              env: Mapping[str, str] | None = None, readable: Sequence[str] = ()
+              ) -> SandboxedProcess:
         """Start ``command`` (its first word an executable path) with pipes on its
-        stdin, stdout and stderr. Raises ``OSError`` if it cannot be started."""
+        stdin, stdout and stderr. Besides the paths its command names, the engine may
+        read ``readable`` (its catalog ``files``). Raises ``OSError`` if it cannot be
+        started."""
+        if not os.access(command[0], os.X_OK):  # as exec would say, before anything is made
+            raise FileNotFoundError(errno.ENOENT, "no executable file", command[0])
         name = f"{PREFIX}{os.getpid()}-{next(self._names)}"
         workdir = Path(tempfile.mkdtemp(prefix=name + "-", dir=self.root))
         cgroup = None
         try:
+            view = None
+            if self.protections.view:
+                view_root(workdir).mkdir()
+                view = plan_view(view_root(workdir), workdir,
+                                 [*command_paths(command), *readable],
+                                 self.protections.network_flags & ~_CLONE_NEWUSER)
+                command = view.command(command)
             if self.protections.cgroups:
                 cgroup = EngineCgroup.create(dict(self.protections.cgroups), name,
                                              limits.memory_mb << 20, limits.processes)
-            plan = self._plan(limits, cgroup)
-            popen = _spawner().call(lambda: subprocess.Popen(
-                list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, cwd=workdir, env=self._env(workdir, env),
-                start_new_session=True, preexec_fn=plan, bufsize=0))
+            popen = self._spawn(command, workdir, env, limits, cgroup, view)
         except BaseException:
             if cgroup is not None:
                 cgroup.remove()
-            shutil.rmtree(workdir, ignore_errors=True)
+            _remove_folders(workdir)
             raise
         return SandboxedProcess(popen, workdir.name, workdir, cgroup, limits)
 
-    def _plan(self, limits: SandboxLimits, cgroup: EngineCgroup | None) -> _ChildPlan:
+    def _spawn(self, command: Sequence[str], workdir: Path, env: Mapping[str, str] | None,
+               limits: SandboxLimits, cgroup: EngineCgroup | None, view: View | None
+               ) -> subprocess.Popen[bytes]:
+        """Start the process (through its view's script, which unshares the namespaces
+        itself); a failure between fork and exec is an ``OSError`` saying why (the child
+        writes it to a pipe of its own before it exits)."""
+        report, report_w = os.pipe()
+        try:
+            plan = self._plan(limits, cgroup, view, report_w)
+            return _spawner().call(lambda: subprocess.Popen(
+                list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, cwd=workdir, env=self._env(workdir, env),
+                start_new_session=True, preexec_fn=plan, bufsize=0))
+        except subprocess.SubprocessError:
+            os.close(report_w)
+            report_w = -1
+            why = os.read(report, _REPORT_BYTES).decode(errors="replace") or "no reason given"
+            raise OSError(f"the sandbox could not be set up: {why}") from None
+        finally:
+            os.close(report)
+            if report_w >= 0:
+                os.close(report_w)
+
+    def _plan(self, limits: SandboxLimits, cgroup: EngineCgroup | None, view: View | None,
+              report_fd: int) -> _ChildPlan:
         rlimits = [
             (resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1)),  # SIGXCPU, then KILL
             (resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files)),
@@ -332,7 +419,8 @@ class Sandbox:
             allowed = _user_tasks() + limits.processes
             rlimits.append((resource.RLIMIT_NPROC, (allowed, allowed)))
         procs = cgroup.procs_files() if cgroup is not None else ()
-        return _ChildPlan(procs, self.protections.network_flags, tuple(rlimits), os.getpid())
+        flags = 0 if view is not None else self.protections.network_flags
+        return _ChildPlan(procs, flags, tuple(rlimits), os.getpid(), report_fd)
 
     def _env(self, workdir: Path, extra: Mapping[str, str] | None) -> dict[str, str]:
         env = {key: os.environ[key] for key in _PASSED_ENV if key in os.environ}

@@ -1,0 +1,272 @@
+"""What an engine sees of the filesystem: the system's programs and libraries, the Python
+Arena runs on, its own files, and its working folder; nothing else.
+
+An engine is someone else's program. Without a view of its own it could read whatever
+the worker can: the stack's state folder (the admin token, TLS keys), other engines'
+working folders, and through ``/proc`` the environment of every process of the worker's
+user. It could also print what it read to its stderr, which reaches match results.
+
+The view is built by a fresh process: the sandbox starts this file as a script
+(``python -I -S view.py PLAN COMMAND...``, standard library only), which unshares a user
+and a mount namespace (and the network's), builds the view and then execs the engine, so
+the engine keeps the pid the worker knows. Not between fork and exec in the worker: a
+worker has gRPC's threads, whose fork handlers restart them in the child, and the kernel
+refuses a new user namespace to a process with threads. No privilege is needed where the
+kernel allows unprivileged user namespaces; root always can.
+
+- the engine's user inside is ``INNER_ID``, not 0, so exec leaves it no capability: it
+  cannot mount, remount or unmount anything of its view;
+- the new root is a small tmpfs, read-only once built, holding read-only bind mounts of
+  the system folders (``/usr``, ``/bin``, ``/lib``..., a few files of ``/etc``), Python's
+  prefixes and Arena's packages, the engine's executable folder, the files its command
+  names and its catalog ``files``; the working folder, read-write, at its own path; and
+  ``/dev/null``, ``/dev/zero``, ``/dev/full``, ``/dev/random``, ``/dev/urandom``;
+- no ``/proc``, ``/sys``, ``/home``, ``/root``, ``/tmp`` (but the working folder, which is
+  also ``HOME`` and ``TMPDIR``);
+- the numba cache (Arena's own engines load their compiled kernels from it) is seen
+  through an overlay whose writes land in a private tmpfs: an engine cannot change what
+  the workers load.
+
+Paths are planned in the worker (``plan_view``); the script only makes system calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+INNER_ID = 1000  # the engine's user and group inside its namespace
+EXIT_NO_VIEW = 125  # the script's exit status when the view cannot be built
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_CLONE_NEWUSER, _CLONE_NEWNS = 0x10000000, 0x00020000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV = 0x1, 0x2, 0x4
+_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
+_MNT_DETACH = 0x2
+_PR_SET_NO_NEW_PRIVS = 38
+
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+                "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+                "/etc/alternatives", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf")
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+ROOT_SIZE = "size=1m,mode=755"  # the view's root only holds mount points and links
+LAYER_SIZE = "size=64m,mode=755"  # what an engine writes into the numba cache's overlay
+
+
+def _pivot_root_number() -> int:
+    return {"x86_64": 155, "aarch64": 41, "riscv64": 41}.get(os.uname().machine, 155)
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One action of the child: ``dir`` (make a folder), ``file`` (an empty file),
+    ``link`` (a symbolic link to ``source``), ``ro``/``rw``/``dev`` (bind ``source``
+    there), ``overlay`` (``source`` seen through a private upper layer)."""
+
+    kind: str
+    target: bytes
+    source: bytes = b""
+
+
+@dataclass(frozen=True)
+class View:
+    """A planned view: the host folder its root is mounted on, the steps that fill it,
+    and the namespaces to unshare besides the user and mount ones (``extra_flags``)."""
+
+    root: bytes
+    workdir: bytes
+    steps: tuple[_Step, ...]
+    uid_map: bytes
+    gid_map: bytes
+    extra_flags: int = 0
+
+    def command(self, command: Sequence[str]) -> list[str]:
+        """``command`` started through the script: its view first, then the engine."""
+        plan = {"root": os.fsdecode(self.root), "workdir": os.fsdecode(self.workdir),
+                "steps": [[s.kind, os.fsdecode(s.target), os.fsdecode(s.source)]
+                          for s in self.steps],
+                "uid_map": self.uid_map.decode(), "gid_map": self.gid_map.decode(),
+                "flags": self.extra_flags}
+        return [sys.executable, "-I", "-S", __file__, json.dumps(plan), *command]
+
+    @classmethod
+    def parse(cls, text: str) -> View:
+        plan = json.loads(text)
+        steps = tuple(_Step(kind, os.fsencode(target), os.fsencode(source))
+                      for kind, target, source in plan["steps"])
+        return cls(os.fsencode(plan["root"]), os.fsencode(plan["workdir"]), steps,
+                   plan["uid_map"].encode(), plan["gid_map"].encode(), int(plan["flags"]))
+
+    def enter(self) -> None:
+        """Unshare the namespaces and move into the view (in the script's process)."""
+        flags = _CLONE_NEWUSER | _CLONE_NEWNS | self.extra_flags
+        _check(_LIBC.unshare(flags), b"unshare")
+        _write(b"/proc/self/setgroups", b"deny")
+        _write(b"/proc/self/uid_map", self.uid_map)
+        _write(b"/proc/self/gid_map", self.gid_map)
+        _mount(None, b"/", None, _MS_REC | _MS_PRIVATE)
+        _mount(b"tmpfs", self.root, b"tmpfs", _MS_NOSUID | _MS_NODEV, ROOT_SIZE.encode())
+        for step in self.steps:
+            self._do(step)
+        old = self.root + b"/.old"
+        os.mkdir(old)
+        _check(_LIBC.syscall(_pivot_root_number(), self.root, old), b"pivot_root")
+        os.chdir(b"/")
+        _check(_LIBC.umount2(b"/.old", _MNT_DETACH), b"umount the old root")
+        os.rmdir(b"/.old")
+        _mount(None, b"/", None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
+        os.chdir(self.workdir)
+        _check(_LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), b"no_new_privs")
+
+    def _do(self, step: _Step) -> None:
+        target = self.root + step.target
+        if step.kind == "dir":
+            with contextlib.suppress(FileExistsError):  # seen through a folder bound above
+                os.mkdir(target)
+        elif step.kind == "file":
+            os.close(os.open(target, os.O_RDONLY | os.O_CREAT, 0o644))
+        elif step.kind == "link":
+            os.symlink(step.source, target)
+        elif step.kind == "overlay":
+            layer = self.root + b"/.layer"
+            os.mkdir(layer)
+            _mount(b"tmpfs", layer, b"tmpfs", _MS_NOSUID | _MS_NODEV, LAYER_SIZE.encode())
+            os.mkdir(layer + b"/upper")
+            os.mkdir(layer + b"/work")
+            options = b"lowerdir=%s,upperdir=%s/upper,workdir=%s/work" % (
+                step.source, layer, layer)
+            _mount(b"overlay", target, b"overlay", _MS_NOSUID | _MS_NODEV, options)
+        else:
+            _mount(step.source, target, None, _MS_BIND)
+            flags = _MS_REMOUNT | _MS_BIND | _MS_NOSUID
+            flags |= {"ro": _MS_RDONLY | _MS_NODEV, "rw": _MS_NODEV, "dev": 0}[step.kind]
+            _mount(None, target, None, flags)
+
+
+def _check(result: int, what: bytes) -> None:
+    if result != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"{what.decode()}: {os.strerror(error)}")
+
+
+def _mount(source: bytes | None, target: bytes, kind: bytes | None, flags: int,
+           data: bytes | None = None) -> None:
+    _check(_LIBC.mount(source, target, kind, flags, data), b"mount " + target)
+
+
+def _write(path: bytes, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def command_paths(command: Sequence[str]) -> list[str]:
+    """The paths a command names: its executable (and where a link to it points) and
+    every word that is an absolute path, or ends in one after ``=`` or ``@``
+    (``--weights=/opt/x``, ``@/opt/config.json``), when it exists."""
+    found = [os.path.dirname(command[0]), os.path.dirname(os.path.realpath(command[0]))]
+    for word in command[1:]:
+        start = word.find("/")
+        if start == 0 or (start > 0 and word[start - 1] in "=@"):
+            found.append(word[start:])
+    return [path for path in found if os.path.exists(path)]
+
+
+def python_paths() -> list[str]:
+    """What Arena's own engines (Python console scripts) need: Python's prefixes and the
+    folders of Arena's packages (outside site-packages in an editable install)."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    for package in ("arena", "arena.services", "arena.clients"):
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.submodule_search_locations:
+            paths.update(spec.submodule_search_locations)
+    return sorted(paths)
+
+
+def plan_view(root: Path, workdir: Path, readable: Iterable[str], extra_flags: int = 0
+              ) -> View:
+    """The view of an engine whose root is mounted on ``root`` (an empty folder), working
+    in ``workdir``, that may read ``readable`` besides the system and Python's paths."""
+    from arena.engine import numba_cache_base  # not in the script, which has no packages
+
+    steps: list[_Step] = []
+    made: set[str] = {"/"}
+
+    def parents(path: str) -> None:
+        parent = os.path.dirname(path)
+        if parent not in made:
+            parents(parent)
+            steps.append(_Step("dir", parent.encode()))
+            made.add(parent)
+
+    def place(path: str, kind: str, source: str = "") -> None:
+        parents(path)
+        if kind == "link":
+            steps.append(_Step("link", path.encode(), source.encode()))
+        else:
+            steps.append(_Step("dir" if os.path.isdir(path) else "file", path.encode()))
+            steps.append(_Step(kind, path.encode(), (source or path).encode()))
+        made.add(path)
+
+    bound: list[str] = []
+    for path in sorted({*SYSTEM_PATHS, *python_paths(), *readable}):
+        if not os.path.lexists(path):
+            continue
+        if os.path.islink(path) and os.path.dirname(path) == "/":
+            place(path, "link", os.readlink(path))  # /lib -> usr/lib, as on the host
+            continue
+        real = os.path.realpath(path)
+        if any(real == b or real.startswith(b.rstrip("/") + "/") for b in bound):
+            continue  # already seen through a folder above it
+        place(real, "ro")
+        bound.append(real)
+    for device in DEVICES:
+        if os.path.exists(device):
+            place(device, "dev")
+    work = os.path.realpath(workdir)
+    place(work, "rw")
+    cache = os.path.realpath(numba_cache_base())
+    if os.path.isdir(cache):
+        if cache not in made and not any(cache.startswith(b + "/") for b in bound):
+            parents(cache)
+            steps.append(_Step("dir", cache.encode()))
+        steps.append(_Step("overlay", cache.encode(), cache.encode()))
+    steps = _dedupe_dirs(steps)
+    return View(str(root).encode(), work.encode(), tuple(steps),
+                f"{INNER_ID} {os.geteuid()} 1".encode(), f"{INNER_ID} {os.getegid()} 1".encode(),
+                extra_flags)
+
+
+def _dedupe_dirs(steps: list[_Step]) -> list[_Step]:
+    """Each folder made once (a bound folder may also be the parent of another)."""
+    seen: set[bytes] = set()
+    kept = []
+    for step in steps:
+        if step.kind in ("dir", "file"):
+            if step.target in seen:
+                continue
+            seen.add(step.target)
+        kept.append(step)
+    return kept
+
+
+def main(argv: Sequence[str]) -> None:
+    """``view.py PLAN COMMAND...``: enter the view, then become the engine."""
+    try:
+        View.parse(argv[0]).enter()
+        os.execv(argv[1], list(argv[1:]))
+    except (OSError, ValueError, KeyError, IndexError) as exc:
+        os.write(2, f"arena sandbox: cannot start the engine in its view: {exc}\n".encode())
+        os._exit(EXIT_NO_VIEW)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
