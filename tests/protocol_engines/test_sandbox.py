@@ -223,3 +223,16 @@ def test_a_command_that_cannot_start_leaves_nothing(sandbox: Sandbox) -> None:
         sandbox.start(["/nonexistent/engine"], SandboxLimits())
     time.sleep(0.01)
     assert set(sandbox.root.iterdir()) == before
+
+
+def test_a_sandbox_that_cannot_be_set_up_says_why_and_leaves_nothing(sandbox: Sandbox
+                                                                     ) -> None:
+    """A failure between fork and exec (here an unshare the kernel refuses) is an OSError
+    with the reason, not subprocess's bare 'Exception occurred in preexec_fn'."""
+    broken = Sandbox(replace(sandbox.protections, network_flags=0x1, view=False),
+                     root=sandbox.root)  # 0x1 is no namespace: EINVAL
+    before = set(sandbox.root.iterdir())
+    reason = r"could not be set up: \[Errno 22\] unshare: Invalid argument"
+    with pytest.raises(OSError, match=reason):
+        broken.start(SLEEPER, SandboxLimits())
+    assert set(sandbox.root.iterdir()) == before
