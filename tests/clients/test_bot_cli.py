@@ -64,6 +64,20 @@ def test_register_from_preset_with_a_parameter_option(
     assert config["position_tables"] == othello.PRESETS["terra"]["position_tables"]
 
 
+def test_every_arena_gomoku_parameter_is_an_option(
+        arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    """The Gomoku preset spells its parameters out, so each is an option as Othello's are
+    (`--max-depth 6` was an unrecognized argument)."""
+    bot = run_json(capsys, "register", "--name", "g6", "--from-preset", "arena-gomoku",
+                   "--max-depth", "6", "--width", "8", "--hand-eval")
+    config = bot["spec"]["builtin"]["config"]  # type: ignore[index]
+    assert (config["max_depth"], config["width"], config["hand_eval"]) == (6, 8, True)
+    assert config["vcf_plies"] == gomoku.PRESETS["arena-gomoku"]["vcf_plies"]
+    preset = run_json(capsys, "register", "--name", "g20", "--from-preset", "arena-gomoku")
+    # Spelling the defaults out changed nothing the engine plays.
+    assert preset["evaluator_hash"] == gomoku.evaluator_hash({"evaluator": "arena-gomoku"})
+
+
 def test_register_builtin_external_and_set(arena: Server, capsys: pytest.CaptureFixture[str],
                                            tmp_path: Path) -> None:
     moku = run_json(capsys, "register", "--name", "moku", "--evaluator", "sharpmoku",

@@ -43,7 +43,11 @@ PRESETS: dict[str, dict[str, object]] = {
     "sharpmoku-hard": {"evaluator": SHARPMOKU, "depth": 4},
     "sharpmoku-normal-centre": {"evaluator": SHARPMOKU, "depth": 2, "centre_ties": True},
     "sharpmoku-hard-centre": {"evaluator": SHARPMOKU, "depth": 4, "centre_ties": True},
-    "arena-gomoku": {"evaluator": ARENA_GOMOKU},
+    # Every parameter spelled out (the defaults), so that a preset shows what it plays with
+    # and `arena bot register` offers each as an option (--max-depth, --width, ...).
+    "arena-gomoku": {"evaluator": ARENA_GOMOKU,
+                     **{name: spec[0] for name, spec in PARAMETERS[ARENA_GOMOKU].items()},
+                     **SWITCHES[ARENA_GOMOKU]},
 }
 
 
