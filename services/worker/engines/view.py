@@ -65,7 +65,7 @@ def _pivot_root_number() -> int:
 
 @dataclass(frozen=True)
 class _Step:
-    """One action of the child: ``dir`` (make a folder), ``file`` (an empty file),
+    """One action of the script: ``dir`` (make a folder), ``file`` (an empty file),
     ``link`` (a symbolic link to ``source``), ``ro``/``rw``/``dev`` (bind ``source``
     there), ``overlay`` (``source`` seen through a private upper layer)."""
 
