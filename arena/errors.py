@@ -4,6 +4,8 @@ servers and the SDK share; the rest of the core raises them and never imports gR
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -16,6 +18,15 @@ class FieldViolation:
 
     def __str__(self) -> str:
         return f"{self.field}: {self.description}"
+
+
+def unknown_key(key: object, known: Iterable[str], whose: str) -> str:
+    """``unknown key for <whose> (known: a, b, c)``, with the closest known name first when
+    one is near (``max_depth`` given to an evaluator that has ``depth``)."""
+    names = sorted(known)
+    close = difflib.get_close_matches(str(key), names, n=1, cutoff=0.6)
+    guess = f"did you mean {close[0]!r}? " if close else ""
+    return f"unknown key for {whose} ({guess}known: {', '.join(names)})"
 
 
 class ArenaError(Exception):

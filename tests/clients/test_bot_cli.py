@@ -107,6 +107,21 @@ def test_invalid_registration_is_one_line_naming_the_field(
                                  "--set", "nothing")
 
 
+def test_an_unknown_parameter_names_the_known_ones_and_the_closest(
+        arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each game names its search depth its own way: `--depth` on arena-gomoku, or
+    `max_depth` on an Othello bot, gets the name the evaluator has."""
+    gomoku_err = fails(capsys, "register", "--name", "g", "--from-preset", "arena-gomoku",
+                       "--depth", "3")
+    assert "spec.builtin.config.depth: unknown key for the arena-gomoku evaluator" in gomoku_err
+    assert "did you mean 'max_depth'?" in gomoku_err and "width" in gomoku_err
+    othello_err = fails(capsys, "register", "--name", "o", "--from-preset", "arena-strong",
+                        "--set", "max_depth=9")
+    assert "did you mean 'depth'?" in othello_err and "endgame_empties" in othello_err
+    assert "did you mean" not in fails(capsys, "register", "--name", "o", "--from-preset",
+                                       "lab-beginner", "--set", "zzz=1")
+
+
 def test_a_parameter_of_another_evaluators_shape_says_whose_it_is(
         arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
     """The parameter options are those of every preset: `--depth-end` (KReversi's depth

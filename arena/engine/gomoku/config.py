@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 
-from arena.errors import FieldViolation
+from arena.errors import FieldViolation, unknown_key
 
 SHARPMOKU = "sharpmoku"
 ARENA_GOMOKU = "arena-gomoku"
@@ -70,9 +70,8 @@ def validate_config(config: object) -> list[FieldViolation]:
                 violations.append(FieldViolation(name, f"must be true or false, got {value!r}"))
             continue
         if name not in allowed:
-            known = sorted([*allowed, *switches])
-            violations.append(FieldViolation(
-                str(name), f"unknown for evaluator {evaluator!r} (known: {known})"))
+            violations.append(FieldViolation(str(name), unknown_key(
+                name, [*allowed, *switches], f"the {evaluator} evaluator")))
             continue
         _default, low, high = allowed[name]
         if isinstance(value, dict):

@@ -46,7 +46,7 @@ from arena.engine.othello.evaluate import (
 from arena.engine.othello.patterns import PATTERN, load_weight_set, weight_sets
 from arena.engine.othello.presets import ARENA_DEFAULT_WEIGHTS, KREVERSI_DEFAULT, PRESETS
 from arena.engine.othello.probcut import load_table, search_rows, table_problem
-from arena.errors import FieldViolation, InvalidArgumentError
+from arena.errors import FieldViolation, InvalidArgumentError, unknown_key
 
 PHASES = ("begin", "middle", "end")
 LOOK_AHEADS = (0, 1, 3)
@@ -154,7 +154,8 @@ def _validate_kreversi(config: dict[str, object], out: list[FieldViolation]) -> 
         elif key == "time_limit_s":
             _check_int(out, key, value, 1, 60)
         elif key not in _KREVERSI_KEYS:
-            out.append(FieldViolation(key, "unknown key for the kreversi evaluator"))
+            out.append(FieldViolation(key, unknown_key(key, _KREVERSI_KEYS - {"evaluator"},
+                                                   "the kreversi evaluator")))
 
 
 def _validate_arena(config: dict[str, object], out: list[FieldViolation]) -> None:
@@ -171,7 +172,8 @@ def _validate_arena(config: dict[str, object], out: list[FieldViolation]) -> Non
                 for i, w in enumerate(pair):
                     _check_int(out, f"weights.{term}[{i}]", w, -10_000, 10_000)
         elif not _validate_search_limits(key, value, out) and key not in _ARENA_KEYS:
-            out.append(FieldViolation(key, "unknown key for the arena evaluator"))
+            out.append(FieldViolation(key, unknown_key(key, _ARENA_KEYS - {"evaluator"},
+                                                   "the arena evaluator")))
 
 
 def _validate_search_limits(key: str, value: object, out: list[FieldViolation]) -> bool:
@@ -200,7 +202,8 @@ def _validate_pattern(config: dict[str, object], out: list[FieldViolation]) -> N
         elif key == "probcut":
             _check_int(out, key, value, 0, PROBCUT_MAX)
         elif not _validate_search_limits(key, value, out) and key not in _PATTERN_KEYS:
-            out.append(FieldViolation(key, "unknown key for the pattern evaluator"))
+            out.append(FieldViolation(key, unknown_key(key, _PATTERN_KEYS - {"evaluator"},
+                                                   "the pattern evaluator")))
     name = config.get("weights", PRESETS["arena-pattern"]["weights"])
     digest = config.get("weights_sha256")
     if not out and digest is not None and digest != load_weight_set(str(name))[1]:
@@ -231,7 +234,8 @@ def validate_config(config: object) -> list[FieldViolation]:
     elif kind == "lab":
         for key in config:
             if key not in _LAB_KEYS:
-                out.append(FieldViolation(key, "unknown key for the lab evaluator"))
+                out.append(FieldViolation(key, unknown_key(key, _LAB_KEYS - {"evaluator"},
+                                                   "the lab evaluator")))
         look = config.get("look_ahead", 1)
         if not _is_int(look) or look not in LOOK_AHEADS:
             out.append(FieldViolation("look_ahead", f"must be one of 0, 1, 3, got {look!r}"))
