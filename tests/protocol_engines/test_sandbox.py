@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from arena.services.worker.engines import view as view_module
 from arena.services.worker.engines.client import PlayLimits
 from arena.services.worker.engines.failures import EngineFailure, FailureReason
 from arena.services.worker.engines.pool import EnginePool
@@ -21,7 +23,7 @@ from arena.services.worker.engines.sandbox import (
     SandboxedProcess,
     SandboxLimits,
 )
-from arena.services.worker.engines.view import INNER_ID
+from arena.services.worker.engines.view import INNER_ID, View, plan_view
 
 from arena.engine import numba_cache_base
 from tests.protocol_engines.conftest import FakeSpec
@@ -236,3 +238,53 @@ def test_a_sandbox_that_cannot_be_set_up_says_why_and_leaves_nothing(sandbox: Sa
     with pytest.raises(OSError, match=reason):
         broken.start(SLEEPER, SandboxLimits())
     assert set(sandbox.root.iterdir()) == before
+
+
+# Run in a mount namespace of its own, with the temporary folder (where the engines' working
+# folders go) on a tmpfs mounted as many machines mount /tmp: noexec, nosuid, nodev, noatime.
+ON_STRICT_TMP = """
+import json, subprocess, sys, tempfile
+folder = sys.argv[1]
+subprocess.run(["mount", "-t", "tmpfs", "-o", "noexec,nosuid,nodev,noatime", "tmpfs", folder],
+               check=True)
+tempfile.tempdir = folder
+from arena.services.worker.engines.sandbox import Sandbox, SandboxLimits
+box = Sandbox()
+process = box.start([sys.executable, "-c", "print('in its view')"], SandboxLimits())
+out = process.popen.stdout.read().decode()
+process.kill_all()
+process.release()
+print(json.dumps({"view": box.protections.view, "note": box.protections.view_note,
+                  "out": out}))
+"""
+
+
+def test_the_view_keeps_the_flags_its_folders_are_mounted_with(
+        sandbox: Sandbox, tmp_path: Path) -> None:
+    """A new user namespace locks each mount's flags (noexec, nosuid, nodev, the atime
+    rule): a bind that dropped one was refused, and the view then failed on any machine
+    whose /tmp is mounted noexec or noatime."""
+    if not sandbox.protections.view:
+        assert "filesystem: NOT isolated" in "\n".join(sandbox.protections.describe())
+        return
+    private = ["unshare", "--mount", "--propagation", "private"]
+    if os.geteuid() != 0:
+        private[1:1] = ["--user", "--map-root-user"]
+    folder = tmp_path / "strict-tmp"
+    folder.mkdir()
+    done = subprocess.run([*private, sys.executable, "-c", ON_STRICT_TMP, str(folder)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen == {"view": True, "note": "", "out": "in its view\n"}
+
+
+def test_a_planned_view_reaches_its_script_whole(tmp_path: Path) -> None:
+    """The plan crosses to the script as text: every step, with the flags it keeps."""
+    (tmp_path / "work").mkdir()
+    view = plan_view(tmp_path / "view", tmp_path / "work", [sys.executable])
+    command = view.command(["/usr/bin/true", "-x"])
+    assert command[:4] == [sys.executable, "-I", "-S", view_module.__file__]
+    assert View.parse(command[4]) == view and command[5:] == ["/usr/bin/true", "-x"]
+    noatime = replace(view, steps=(replace(view.steps[0], flags=0x400), *view.steps[1:]))
+    assert View.parse(noatime.command(["/usr/bin/true"])[4]) == noatime

@@ -46,7 +46,9 @@ INNER_ID = 1000  # the engine's user and group inside its namespace
 EXIT_NO_VIEW = 125  # the script's exit status when the view cannot be built
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _CLONE_NEWUSER, _CLONE_NEWNS = 0x10000000, 0x00020000
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV = 0x1, 0x2, 0x4
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
+_MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME = 0x400, 0x800, 0x200000
+_ST_RELATIME = 0x1000
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
 _MNT_DETACH = 0x2
 _PR_SET_NO_NEW_PRIVS = 38
@@ -72,6 +74,7 @@ class _Step:
     kind: str
     target: bytes
     source: bytes = b""
+    flags: int = 0  # the source mount's flags a bind must keep (``_kept_flags``)
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,7 @@ class View:
     def command(self, command: Sequence[str]) -> list[str]:
         """``command`` started through the script: its view first, then the engine."""
         plan = {"root": os.fsdecode(self.root), "workdir": os.fsdecode(self.workdir),
-                "steps": [[s.kind, os.fsdecode(s.target), os.fsdecode(s.source)]
+                "steps": [[s.kind, os.fsdecode(s.target), os.fsdecode(s.source), s.flags]
                           for s in self.steps],
                 "uid_map": self.uid_map.decode(), "gid_map": self.gid_map.decode(),
                 "flags": self.extra_flags}
@@ -98,8 +101,8 @@ class View:
     @classmethod
     def parse(cls, text: str) -> View:
         plan = json.loads(text)
-        steps = tuple(_Step(kind, os.fsencode(target), os.fsencode(source))
-                      for kind, target, source in plan["steps"])
+        steps = tuple(_Step(kind, os.fsencode(target), os.fsencode(source), int(flags))
+                      for kind, target, source, flags in plan["steps"])
         return cls(os.fsencode(plan["root"]), os.fsencode(plan["workdir"]), steps,
                    plan["uid_map"].encode(), plan["gid_map"].encode(), int(plan["flags"]))
 
@@ -144,9 +147,20 @@ class View:
             _mount(b"overlay", target, b"overlay", _MS_NOSUID | _MS_NODEV, options)
         else:
             _mount(step.source, target, None, _MS_BIND)
-            flags = _MS_REMOUNT | _MS_BIND | _MS_NOSUID
+            flags = _MS_REMOUNT | _MS_BIND | _MS_NOSUID | step.flags
             flags |= {"ro": _MS_RDONLY | _MS_NODEV, "rw": _MS_NODEV, "dev": 0}[step.kind]
             _mount(None, target, None, flags)
+
+
+def _kept_flags(path: str) -> int:
+    """The flags of the mount ``path`` is on that a bind of it must keep: a new user
+    namespace locks them (read-only, nosuid, nodev, noexec, the atime rule), and a
+    remount that would drop one is refused. ``statvfs`` says them; each ``ST_`` bit is
+    the ``MS_`` bit but relatime's."""
+    found = os.statvfs(path).f_flag
+    flags = found & (_MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_NOATIME
+                     | _MS_NODIRATIME)
+    return flags | (_MS_RELATIME if found & _ST_RELATIME else 0)
 
 
 def _check(result: int, what: bytes) -> None:
@@ -213,7 +227,8 @@ def plan_view(root: Path, workdir: Path, readable: Iterable[str], extra_flags: i
             steps.append(_Step("link", path.encode(), source.encode()))
         else:
             steps.append(_Step("dir" if os.path.isdir(path) else "file", path.encode()))
-            steps.append(_Step(kind, path.encode(), (source or path).encode()))
+            origin = source or path
+            steps.append(_Step(kind, path.encode(), origin.encode(), _kept_flags(origin)))
         made.add(path)
 
     bound: list[str] = []
