@@ -23,7 +23,7 @@ from arena.services.worker.engines.sandbox import (
     SandboxedProcess,
     SandboxLimits,
 )
-from arena.services.worker.engines.view import INNER_ID, View, plan_view
+from arena.services.worker.engines.view import EXIT_NOT_IN_VIEW, INNER_ID, View, plan_view
 
 from arena.engine import numba_cache_base
 from tests.protocol_engines.conftest import FakeSpec
@@ -288,3 +288,37 @@ def test_a_planned_view_reaches_its_script_whole(tmp_path: Path) -> None:
     assert View.parse(command[4]) == view and command[5:] == ["/usr/bin/true", "-x"]
     noatime = replace(view, steps=(replace(view.steps[0], flags=0x400), *view.steps[1:]))
     assert View.parse(noatime.command(["/usr/bin/true"])[4]) == noatime
+
+
+def test_an_engine_whose_interpreter_is_out_of_view_says_so(
+        sandbox: Sandbox, tmp_path: Path) -> None:
+    """A script whose interpreter is nowhere the engine may look fails to start, with a
+    line that says why (its stderr reaches the start failure)."""
+    if not sandbox.protections.view:
+        assert "filesystem: NOT isolated" in "\n".join(sandbox.protections.describe())
+        return
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    interpreter = hidden / "sh"
+    interpreter.write_bytes(Path("/bin/sh").read_bytes())
+    interpreter.chmod(0o755)
+    engine = tmp_path / "engine" / "run"
+    engine.parent.mkdir()
+    engine.write_text(f"#!{interpreter}\necho hello\n")
+    engine.chmod(0o755)
+    process = sandbox.start([str(engine)], SandboxLimits())
+    try:
+        assert process.popen.wait(timeout=60) == EXIT_NOT_IN_VIEW
+        assert process.popen.stderr is not None
+        said = process.popen.stderr.read().decode()
+    finally:
+        stop(process)
+    assert f"arena sandbox: cannot start {engine} in its view" in said
+    assert "its folder, its command or its catalog files" in said
+    # Named as one of its files, the interpreter is there.
+    process = sandbox.start([str(engine)], SandboxLimits(), readable=[str(interpreter)])
+    try:
+        assert process.popen.wait(timeout=60) == 0
+        assert process.popen.stdout is not None and process.popen.stdout.read() == b"hello\n"
+    finally:
+        stop(process)

@@ -44,6 +44,7 @@ from pathlib import Path
 
 INNER_ID = 1000  # the engine's user and group inside its namespace
 EXIT_NO_VIEW = 125  # the script's exit status when the view cannot be built
+EXIT_NOT_IN_VIEW = 127  # ... when the engine cannot be started in it (as a shell's)
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _CLONE_NEWUSER, _CLONE_NEWNS = 0x10000000, 0x00020000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
@@ -277,10 +278,18 @@ def main(argv: Sequence[str]) -> None:
     """``view.py PLAN COMMAND...``: enter the view, then become the engine."""
     try:
         View.parse(argv[0]).enter()
-        os.execv(argv[1], list(argv[1:]))
     except (OSError, ValueError, KeyError, IndexError) as exc:
-        os.write(2, f"arena sandbox: cannot start the engine in its view: {exc}\n".encode())
-        os._exit(EXIT_NO_VIEW)
+        _fail(EXIT_NO_VIEW, f"cannot build the engine's view: {exc}")
+    try:
+        os.execv(argv[1], list(argv[1:]))
+    except OSError as exc:
+        _fail(EXIT_NOT_IN_VIEW, f"cannot start {argv[1]} in its view: {exc} (what an engine "
+                                "runs must be in its folder, its command or its catalog files)")
+
+
+def _fail(status: int, why: str) -> None:
+    os.write(2, f"arena sandbox: {why}\n".encode())
+    os._exit(status)
 
 
 if __name__ == "__main__":
