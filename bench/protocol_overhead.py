@@ -12,6 +12,10 @@ worst case on every move: ``clear_board`` and a replay of the game (4-40 moves);
 that goes on, a warm GTP engine is sent only the moves since its last answer, which the
 GTP row "in games" measures (the bot plays Black through GTP, random moves for White).
 
+Last, what an engine's filesystem view (``services/worker/engines/view.py``) adds to a
+start: the same engines started through sandboxes with and without it, alternating, each
+start timed until its handshake is done (or, for ``true``, until it exits).
+
 .venv/bin/python bench/protocol_overhead.py [--rounds 5] [--positions 30] [--games 8]
 """
 
@@ -19,9 +23,11 @@ from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from arena.services.worker.engines.catalog import (
@@ -31,8 +37,8 @@ from arena.services.worker.engines.catalog import (
     resolve_executable,
 )
 from arena.services.worker.engines.client import PlayLimits
-from arena.services.worker.engines.pool import EnginePool
-from arena.services.worker.engines.sandbox import Sandbox
+from arena.services.worker.engines.pool import CLIENTS, EnginePool
+from arena.services.worker.engines.sandbox import Sandbox, SandboxLimits
 
 from arena.engine.api import Limits
 from arena.games import PASS, Color, GomokuBoard, OthelloBoard, Position
@@ -175,6 +181,39 @@ def reuse(pool: EnginePool, games: int) -> None:
           f"{pool.stats.starts - before[2]} processes started, reuse rate {reused / moves:.4f}")
 
 
+def start_times(sandbox: Sandbox, rounds: int) -> None:
+    """Engine starts with and without the filesystem view, in alternating order."""
+    if not sandbox.protections.view:
+        print(f"starts: no filesystem view on this machine ({sandbox.protections.view_note})")
+        return
+    boxes = {"view": sandbox,
+             "no view": Sandbox(replace(sandbox.protections, view=False), sandbox.root)}
+    true = shutil.which("true") or "/bin/true"
+    starts: dict[tuple[str, str], list[float]] = {}
+    for index in range(rounds * 2 + 1):  # the first pair warms the caches up
+        order = list(boxes) if index % 2 == 0 else list(reversed(boxes))
+        for name in order:
+            box = boxes[name]
+            started = time.perf_counter()
+            process = box.start([true], SandboxLimits())
+            process.popen.communicate()
+            process.release()
+            if index > 1:
+                starts.setdefault(("true", name), []).append(time.perf_counter() - started)
+            spec = spec_for("gomoku")
+            started = time.perf_counter()
+            CLIENTS[spec.protocol].start(spec, box).close()
+            if index > 1:
+                starts.setdefault(("pbrain-arena", name), []).append(
+                    time.perf_counter() - started)
+    for engine in ("true", "pbrain-arena"):
+        with_view, without = (statistics.median(starts[(engine, name)]) * 1000
+                              for name in boxes)
+        print(f"start of {engine} to its handshake: with its view {with_view:.1f} ms, "
+              f"without {without:.1f} ms (medians of {len(starts[(engine, 'view')])}; "
+              f"ratio {with_view / without:.2f})")
+
+
 def report(what: str, added: list[float]) -> None:
     quartiles = statistics.quantiles(added, n=4)
     print(f"{what}: added per move median {statistics.median(added):.2f} ms (quartiles "
@@ -200,6 +239,7 @@ def main() -> None:
               f"reuse rate {stats.reuse_rate:.4f}")
     finally:
         pool.close()
+    start_times(sandbox, args.rounds * 2)
 
 
 if __name__ == "__main__":
