@@ -102,6 +102,10 @@ def _check_bool(out: list[FieldViolation], path: str, value: object) -> None:
         out.append(FieldViolation(path, f"must be true or false, got {value!r}"))
 
 
+def _unknown(key: str, keys: frozenset[str], evaluator: str) -> FieldViolation:
+    return FieldViolation(key, unknown_key(key, keys - {"evaluator"}, f"the {evaluator} evaluator"))
+
+
 def _check_keys(
     out: list[FieldViolation], path: str, value: object, keys: tuple[str, ...], hint: str = ""
 ) -> dict[str, object] | None:
@@ -154,8 +158,7 @@ def _validate_kreversi(config: dict[str, object], out: list[FieldViolation]) -> 
         elif key == "time_limit_s":
             _check_int(out, key, value, 1, 60)
         elif key not in _KREVERSI_KEYS:
-            out.append(FieldViolation(key, unknown_key(key, _KREVERSI_KEYS - {"evaluator"},
-                                                   "the kreversi evaluator")))
+            out.append(_unknown(key, _KREVERSI_KEYS, "kreversi"))
 
 
 def _validate_arena(config: dict[str, object], out: list[FieldViolation]) -> None:
@@ -172,8 +175,7 @@ def _validate_arena(config: dict[str, object], out: list[FieldViolation]) -> Non
                 for i, w in enumerate(pair):
                     _check_int(out, f"weights.{term}[{i}]", w, -10_000, 10_000)
         elif not _validate_search_limits(key, value, out) and key not in _ARENA_KEYS:
-            out.append(FieldViolation(key, unknown_key(key, _ARENA_KEYS - {"evaluator"},
-                                                   "the arena evaluator")))
+            out.append(_unknown(key, _ARENA_KEYS, "arena"))
 
 
 def _validate_search_limits(key: str, value: object, out: list[FieldViolation]) -> bool:
@@ -202,8 +204,7 @@ def _validate_pattern(config: dict[str, object], out: list[FieldViolation]) -> N
         elif key == "probcut":
             _check_int(out, key, value, 0, PROBCUT_MAX)
         elif not _validate_search_limits(key, value, out) and key not in _PATTERN_KEYS:
-            out.append(FieldViolation(key, unknown_key(key, _PATTERN_KEYS - {"evaluator"},
-                                                   "the pattern evaluator")))
+            out.append(_unknown(key, _PATTERN_KEYS, "pattern"))
     name = config.get("weights", PRESETS["arena-pattern"]["weights"])
     digest = config.get("weights_sha256")
     if not out and digest is not None and digest != load_weight_set(str(name))[1]:
@@ -234,8 +235,7 @@ def validate_config(config: object) -> list[FieldViolation]:
     elif kind == "lab":
         for key in config:
             if key not in _LAB_KEYS:
-                out.append(FieldViolation(key, unknown_key(key, _LAB_KEYS - {"evaluator"},
-                                                   "the lab evaluator")))
+                out.append(_unknown(key, _LAB_KEYS, "lab"))
         look = config.get("look_ahead", 1)
         if not _is_int(look) or look not in LOOK_AHEADS:
             out.append(FieldViolation("look_ahead", f"must be one of 0, 1, 3, got {look!r}"))
