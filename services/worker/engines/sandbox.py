@@ -390,7 +390,9 @@ class Sandbox:
         writes it to a pipe of its own before it exits)."""
         report, report_w = os.pipe()
         try:
-            plan = self._plan(limits, cgroup, view, report_w)
+            # A view's script unshares the namespaces itself (view.py says why).
+            flags = 0 if view is not None else self.protections.network_flags
+            plan = self._plan(limits, cgroup, flags, report_w)
             return _spawner().call(lambda: subprocess.Popen(
                 list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, cwd=workdir, env=self._env(workdir, env),
@@ -405,7 +407,7 @@ class Sandbox:
             if report_w >= 0:
                 os.close(report_w)
 
-    def _plan(self, limits: SandboxLimits, cgroup: EngineCgroup | None, view: View | None,
+    def _plan(self, limits: SandboxLimits, cgroup: EngineCgroup | None, unshare_flags: int,
               report_fd: int) -> _ChildPlan:
         rlimits = [
             (resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1)),  # SIGXCPU, then KILL
@@ -419,8 +421,7 @@ class Sandbox:
             allowed = _user_tasks() + limits.processes
             rlimits.append((resource.RLIMIT_NPROC, (allowed, allowed)))
         procs = cgroup.procs_files() if cgroup is not None else ()
-        flags = 0 if view is not None else self.protections.network_flags
-        return _ChildPlan(procs, flags, tuple(rlimits), os.getpid(), report_fd)
+        return _ChildPlan(procs, unshare_flags, tuple(rlimits), os.getpid(), report_fd)
 
     def _env(self, workdir: Path, extra: Mapping[str, str] | None) -> dict[str, str]:
         env = {key: os.environ[key] for key in _PASSED_ENV if key in os.environ}

@@ -227,7 +227,8 @@ def plan_view(root: Path, workdir: Path, readable: Iterable[str], extra_flags: i
         if kind == "link":
             steps.append(_Step("link", path.encode(), source.encode()))
         else:
-            steps.append(_Step("dir" if os.path.isdir(path) else "file", path.encode()))
+            if path not in made:  # a folder made as another path's parent is there already
+                steps.append(_Step("dir" if os.path.isdir(path) else "file", path.encode()))
             origin = source or path
             steps.append(_Step(kind, path.encode(), origin.encode(), _kept_flags(origin)))
         made.add(path)
@@ -255,23 +256,9 @@ def plan_view(root: Path, workdir: Path, readable: Iterable[str], extra_flags: i
             parents(cache)
             steps.append(_Step("dir", cache.encode()))
         steps.append(_Step("overlay", cache.encode(), cache.encode()))
-    steps = _dedupe_dirs(steps)
     return View(str(root).encode(), work.encode(), tuple(steps),
                 f"{INNER_ID} {os.geteuid()} 1".encode(), f"{INNER_ID} {os.getegid()} 1".encode(),
                 extra_flags)
-
-
-def _dedupe_dirs(steps: list[_Step]) -> list[_Step]:
-    """Each folder made once (a bound folder may also be the parent of another)."""
-    seen: set[bytes] = set()
-    kept = []
-    for step in steps:
-        if step.kind in ("dir", "file"):
-            if step.target in seen:
-                continue
-            seen.add(step.target)
-        kept.append(step)
-    return kept
 
 
 def main(argv: Sequence[str]) -> None:
