@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -53,8 +54,9 @@ def test_a_process_gets_its_limits_folder_and_environment(sandbox: Sandbox) -> N
     limits = SandboxLimits(memory_mb=200, cpu_s=50, open_files=32, processes=7, output_kb=99)
     process = sandbox.start(SLEEPER, limits, {"EXTRA": "1", MARKER: "forged"})
     try:
-        pid = process.pid
-        assert os.getpgid(pid) == pid and os.getsid(pid) == pid  # its own session
+        pid, leader = process.pid, process.popen.pid
+        assert os.getpgid(leader) == leader and os.getsid(leader) == leader  # own session
+        assert os.getpgid(pid) == leader and os.getsid(pid) == leader  # the engine is in it
         found = limits_of(pid)
         assert found["Max cpu time"] == "50" and found["Max open files"] == "32"
         assert found["Max file size"] == str(99 << 10) and found["Max core file size"] == "0"
@@ -88,10 +90,11 @@ def test_a_process_gets_its_limits_folder_and_environment(sandbox: Sandbox) -> N
 PROBER = """
 import ctypes, json, os, sys
 secret, cache, data = os.environ["SECRET"], os.environ["CACHE"], sys.argv[1].split("=", 1)[1]
+worker = int(os.environ["WORKER"])
 def attempt(action):
     try:
-        action()
-        return "ok"
+        found = action()
+        return "ok" if found is None else found
     except OSError as exc:
         return type(exc).__name__ + ":" + str(exc.errno)
 def write(path):
@@ -101,8 +104,12 @@ libc = ctypes.CDLL(None, use_errno=True)
 print(json.dumps({
     "secret": attempt(lambda: open(secret).read()),
     "secret_folder": attempt(lambda: os.listdir(os.path.dirname(secret))),
-    "proc": attempt(lambda: os.listdir("/proc")),
-    "worker_environ": attempt(lambda: open(f"/proc/{os.getppid()}/environ").read()),
+    "processes": attempt(lambda: sorted(int(n) for n in os.listdir("/proc") if n.isdigit())),
+    "me": os.getpid(), "parent": os.getppid(),
+    "worker_environ": attempt(lambda: open(f"/proc/{worker}/environ").read()),
+    "parent_environ": attempt(lambda: open(f"/proc/{os.getppid()}/environ").read()),
+    "signal_worker": attempt(lambda: os.kill(worker, 0)),  # 0: asks, sends nothing
+    "signal_everyone": attempt(lambda: os.kill(-1, 0)),
     "root": sorted(os.listdir("/")),
     "data": open(data).read(),
     "write_data_folder": attempt(lambda: write(os.path.join(os.path.dirname(data), "new"))),
@@ -119,7 +126,9 @@ print(json.dumps({
 def test_an_engine_sees_only_the_system_python_its_files_and_its_folder(
         sandbox: Sandbox, tmp_path: Path) -> None:
     """What a hostile engine tries: the stack's secrets, other processes' environment
-    through /proc, planting files where the worker (or other engines) would read them."""
+    through /proc, signalling the worker or every process it may (``kill(-1)``: a whole
+    stack of one user), planting files where the worker (or other engines) would read
+    them. Signal 0 only asks whether a signal would be delivered."""
     if not sandbox.protections.view:
         assert "filesystem: NOT isolated" in "\n".join(sandbox.protections.describe())
         return
@@ -132,7 +141,8 @@ def test_an_engine_sees_only_the_system_python_its_files_and_its_folder(
     cache = numba_cache_base()
     assert os.path.isdir(cache)  # the kernels are compiled before any engine starts
     command = [sys.executable, "-c", PROBER, f"--weights={data}"]
-    process = sandbox.start(command, SandboxLimits(), {"SECRET": str(secret), "CACHE": cache})
+    process = sandbox.start(command, SandboxLimits(), {"SECRET": str(secret), "CACHE": cache,
+                                                        "WORKER": str(os.getpid())})
     try:
         assert process.popen.wait(timeout=60) == 0
         assert process.popen.stdout is not None
@@ -140,8 +150,14 @@ def test_an_engine_sees_only_the_system_python_its_files_and_its_folder(
     finally:
         stop(process)
     assert seen["secret"] == seen["secret_folder"] == "FileNotFoundError:2"
-    assert seen["proc"] == seen["worker_environ"] == "FileNotFoundError:2"
-    assert "proc" not in seen["root"] and "home" not in seen["root"]
+    assert seen["signal_worker"] == seen["signal_everyone"] == "ProcessLookupError:3"
+    # Its processes only: the namespace's init (pid 1, the view's script) and itself.
+    assert seen["me"] == 2 and seen["parent"] == 1
+    if sandbox.protections.own_proc:
+        assert seen["processes"] == [1, 2]
+    assert seen["worker_environ"] == "FileNotFoundError:2"
+    assert seen["parent_environ"] in ("PermissionError:13", "FileNotFoundError:2")
+    assert "home" not in seen["root"]
     assert seen["data"] == "weights"  # named in its command: readable
     read_only = "OSError:30"  # EROFS
     assert seen["write_data_folder"] == seen["write_python"] == seen["write_root"] == read_only
@@ -155,6 +171,8 @@ def test_an_engine_sees_only_the_system_python_its_files_and_its_folder(
 def test_the_report_says_what_is_active(sandbox: Sandbox) -> None:
     report = "\n".join(sandbox.protections.describe())
     assert ("filesystem: its own" in report) == sandbox.protections.view
+    assert ("other processes: isolated" in report) == sandbox.protections.view
+    assert ("its own /proc" in report) == sandbox.protections.own_proc
     assert ("network: isolated" in report) == sandbox.protections.network_isolated
     assert ("memory: cgroup" in report) == ("memory" in sandbox.protections.cgroups)
     if "pids" not in sandbox.protections.cgroups and os.geteuid() == 0:
@@ -200,6 +218,65 @@ def test_without_cgroups_escaped_children_are_found_by_their_marker(
         pool.play(fake_spec("gomocup", "escape"), GOMOKU_AFTER_ONE, [112], PlayLimits(5000))
     finally:
         pool.close()  # no_orphans checks the escaped child is gone
+
+
+def host_processes_naming(word: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if word.encode() in (entry / "cmdline").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_what_an_engine_leaves_running_ends_with_it(bare_sandbox: Sandbox) -> None:
+    """A process that left the engine's group and cleaned its environment escapes both
+    the group kill and the marker sweep; in the engine's own process namespace it ends
+    when the engine does, before the worker stops anything."""
+    if not bare_sandbox.protections.view:
+        assert "other processes: NOT isolated" in "\n".join(bare_sandbox.protections.describe())
+        return
+    tag = f"left-behind-{os.getpid()}-{time.monotonic_ns()}"
+    leaver = [sys.executable, "-c",
+              "import os, subprocess, sys\n"
+              f"subprocess.Popen(['/usr/bin/env', '-i', sys.executable, '-c', "
+              f"'import time; time.sleep(60)', {tag!r}], start_new_session=True,"
+              " stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)\n"
+              "print('left one', flush=True)\n"]
+    process = bare_sandbox.start(leaver, SandboxLimits())
+    try:
+        assert process.popen.stdout is not None
+        assert process.popen.stdout.readline() == b"left one\n"
+        assert process.popen.wait(timeout=30) == 0
+        deadline = time.monotonic() + 5
+        while host_processes_naming(tag) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert host_processes_naming(tag) == []
+    finally:
+        for pid in host_processes_naming(tag):
+            os.kill(pid, signal.SIGKILL)
+        stop(process)
+
+
+@pytest.mark.parametrize("ending", ["exit 3", "SIGSEGV", "SIGPIPE"])
+def test_the_worker_sees_how_the_engine_ended(sandbox: Sandbox, ending: str) -> None:
+    """The exit status the worker reads is the engine's own, through the view's helpers:
+    its exit code, or the signal that killed it (even one the engine is shielded from
+    as a namespace's first process)."""
+    if ending.startswith("exit"):
+        code, expected = f"raise SystemExit({ending.split()[1]})", int(ending.split()[1])
+    else:
+        code = (f"import os, signal; signal.signal(signal.{ending}, signal.SIG_DFL); "
+                f"os.kill(os.getpid(), signal.{ending})")
+        expected = -getattr(signal, ending)
+    process = sandbox.start([sys.executable, "-c", code], SandboxLimits())
+    try:
+        assert process.popen.wait(timeout=30) == expected
+    finally:
+        stop(process)
 
 
 def test_a_worker_removes_the_groups_of_dead_workers(sandbox: Sandbox) -> None:

@@ -67,7 +67,8 @@ class EngineProcess:
 
     @property
     def alive(self) -> bool:
-        return self._ended is None and self.sandboxed.popen.poll() is None
+        return (self._ended is None and self.sandboxed.popen.poll() is None
+                and not self.sandboxed.engine_ended())
 
     # -- lines ----------------------------------------------------------------------------
 

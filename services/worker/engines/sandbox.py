@@ -12,8 +12,10 @@ And where the machine lets the worker (root, or unprivileged user namespaces; wr
 cgroups), also:
 
 - a view of the filesystem of its own (``view.py``): the system's programs and libraries,
-  Python, its own files and its working folder, read-only but the folder; no ``/proc``;
-  run as an unprivileged user of a user namespace;
+  Python, its own files and its working folder, read-only but the folder; run as an
+  unprivileged user of a user namespace;
+- a process namespace of its own: it sees (in its own ``/proc``) and signals only its own
+  processes, not the worker's or the other engines';
 - no network: a new, empty network namespace (not even loopback is up);
 - a control group per engine: a memory cap on resident memory (the kernel kills past it
   and says so), a process cap, and a kill that reaches processes that left the group.
@@ -54,7 +56,7 @@ from arena.services.worker.engines.cgroups import (
     find_hierarchies,
     sweep_stale,
 )
-from arena.services.worker.engines.view import View, command_paths, plan_view
+from arena.services.worker.engines.view import HELPERS, View, command_paths, plan_view
 
 MARKER = "ARENA_ENGINE_SANDBOX"
 _CLONE_NEWNET = 0x40000000
@@ -90,8 +92,9 @@ class Protections:
     cgroups: Mapping[str, Hierarchy] = field(default_factory=dict)
     cgroup_note: str = ""
     root: bool = False
-    view: bool = False  # each engine sees a filesystem of its own (``view.py``)
+    view: bool = False  # each engine sees a filesystem and processes of its own (view.py)
     view_note: str = ""
+    own_proc: bool = False  # ... and its own /proc in that view
 
     @property
     def network_isolated(self) -> bool:
@@ -111,11 +114,15 @@ class Protections:
         else:
             processes = "RLIMIT_NPROC (counted over all of the user's processes)"
         view = ("its own: system folders, Python, its files, read-only; its working folder; "
-                "no /proc; an unprivileged user" if self.view
-                else f"NOT isolated ({self.view_note})")
+                + ("its own /proc" if self.own_proc else "no /proc (the kernel refused one)")
+                + "; an unprivileged user" if self.view else f"NOT isolated ({self.view_note})")
+        others = ("isolated: a process namespace of its own (it sees and signals only its "
+                  "own processes)" if self.view else "NOT isolated: it can signal every "
+                  f"process of the worker's user ({self.view_note})")
         return [
             "process group: own session; stop kills the group; SIGKILL if the worker dies",
             f"filesystem: {view}",
+            f"other processes: {others}",
             f"network: {network}",
             "memory: " + (f"cgroup v{memory.version} limit on resident memory, kills reported"
                           if memory else "RLIMIT_AS on virtual memory (no memory cgroup)"),
@@ -131,13 +138,14 @@ def probe_protections(*, network: bool = True, cgroups: bool = True, view: bool 
                       ) -> Protections:
     """Find out what the machine allows by trying it once."""
     flags, network_note = _probe_network() if network else (0, "turned off by the operator")
-    viewed, view_note = _probe_view(flags) if view else (False, "turned off by the operator")
+    viewed, own_proc, view_note = (_probe_view(flags) if view
+                                   else (False, False, "turned off by the operator"))
     found: dict[str, Hierarchy] = {}
     cgroup_note = "cgroups turned off by the operator"
     if cgroups:
         found, cgroup_note = find_hierarchies()
     return Protections(flags, network_note, found, cgroup_note, os.geteuid() == 0, viewed,
-                       view_note)
+                       view_note, own_proc)
 
 
 def _probe_network() -> tuple[int, str]:
@@ -154,24 +162,25 @@ def _probe_network() -> tuple[int, str]:
     return 0, "cannot create a network namespace: " + "; ".join(tried)
 
 
-def _probe_view(network_flags: int) -> tuple[bool, str]:
-    """Whether an engine can be given a view of its own: start ``true`` inside one."""
-    true = os.path.realpath(shutil.which("true") or "/bin/true")
+def _probe_view(network_flags: int) -> tuple[bool, bool, str]:
+    """Whether an engine can be given a view of its own, and whether it has a ``/proc``
+    there: ``test -d /proc/self`` run inside one (1 if no ``/proc``)."""
+    test = os.path.realpath(shutil.which("test") or "/usr/bin/test")
     with tempfile.TemporaryDirectory(prefix=PREFIX + "probe-") as folder:
         work, root = Path(folder, "work"), Path(folder, "view")
         work.mkdir()
         root.mkdir()
-        view = plan_view(root, work, [true], network_flags & ~_CLONE_NEWUSER)
+        view = plan_view(root, work, [test], network_flags & ~_CLONE_NEWUSER)
         try:
-            done = subprocess.run(view.command([true]), cwd=work, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  timeout=30)
+            done = subprocess.run(view.command([test, "-d", "/proc/self"]), cwd=work,
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, timeout=30)
         except (OSError, subprocess.SubprocessError) as exc:
-            return False, f"cannot build one: {exc}"
-        if done.returncode != 0:
+            return False, False, f"cannot build one: {exc}"
+        if done.returncode not in (0, 1):
             said = done.stderr.decode(errors="replace").strip().splitlines()
-            return False, said[-1] if said else f"exit status {done.returncode}"
-        return True, ""
+            return False, False, said[-1] if said else f"exit status {done.returncode}"
+        return True, done.returncode == 0, ""
 
 
 def _unshare_or_fail(flags: int) -> Callable[[], None]:
@@ -219,17 +228,43 @@ class _ChildPlan:
 
 @dataclass
 class SandboxedProcess:
-    """A started engine process and what it holds: its group, folder and cgroup."""
+    """A started engine process and what it holds: its group, folder and cgroup.
+
+    ``popen`` is the process the worker started, which leads the group; in a view that is
+    the script's keeper, and the engine is its grandchild (``view.py``)."""
 
     popen: subprocess.Popen[bytes]
     sandbox_id: str
     workdir: Path
     cgroup: EngineCgroup | None
     limits: SandboxLimits
+    viewed: bool = False
+    _engine_pid: int | None = field(default=None, repr=False)
 
     @property
     def pid(self) -> int:
-        return self.popen.pid
+        """The engine's own process (its CPU time, its threads), as the worker's
+        namespace numbers it."""
+        if not self.viewed:
+            return self.popen.pid
+        if self._engine_pid is None:
+            found = _descendant(self.popen, HELPERS)
+            if found is None:  # the script ended before it started the engine
+                return self.popen.pid
+            self._engine_pid = found
+        return self._engine_pid
+
+    def engine_ended(self) -> bool:
+        """Whether the engine's own process is gone (or dead, not yet reaped). In a view,
+        the helpers that would notice and end with it are stopped with it between moves,
+        so the worker's own child still looks alive."""
+        if not self.viewed:
+            return False
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as stat:
+                return stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+        except (OSError, IndexError):
+            return True
 
     def signal_group(self, signum: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -255,6 +290,39 @@ class SandboxedProcess:
         if self.cgroup is not None:
             self.cgroup.remove()
         _remove_folders(self.workdir)
+
+
+ENGINE_FOUND_S = 10.0  # how long the engine of a live keeper may take to appear
+
+
+def _descendant(popen: subprocess.Popen[bytes], generations: int) -> int | None:
+    """The process ``generations`` below ``popen``, following the one child each has (the
+    keeper's init, the init's engine); None if ``popen`` ends (or the time is up) first."""
+    deadline = time.monotonic() + ENGINE_FOUND_S
+    pid = popen.pid
+    for _ in range(generations):
+        while (child := _child_of(pid)) is None:
+            if popen.poll() is not None or time.monotonic() > deadline:
+                return None
+            time.sleep(0.002)
+        pid = child
+    return pid
+
+
+def _child_of(parent: int) -> int | None:
+    """The oldest child of ``parent`` (the lowest start time), from ``/proc/*/stat``."""
+    found: list[tuple[int, int]] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == parent:
+            found.append((int(fields[19]), int(entry)))
+    return min(found)[1] if found else None
 
 
 def view_root(workdir: Path) -> Path:
@@ -371,16 +439,18 @@ class Sandbox:
                                  [*command_paths(command), *readable],
                                  self.protections.network_flags & ~_CLONE_NEWUSER)
                 command = view.command(command)
+            helpers = HELPERS if view is not None else 0  # the cap is the engine's own
             if self.protections.cgroups:
                 cgroup = EngineCgroup.create(dict(self.protections.cgroups), name,
-                                             limits.memory_mb << 20, limits.processes)
+                                             limits.memory_mb << 20,
+                                             limits.processes + helpers)
             popen = self._spawn(command, workdir, env, limits, cgroup, view)
         except BaseException:
             if cgroup is not None:
                 cgroup.remove()
             _remove_folders(workdir)
             raise
-        return SandboxedProcess(popen, workdir.name, workdir, cgroup, limits)
+        return SandboxedProcess(popen, workdir.name, workdir, cgroup, limits, view is not None)
 
     def _spawn(self, command: Sequence[str], workdir: Path, env: Mapping[str, str] | None,
                limits: SandboxLimits, cgroup: EngineCgroup | None, view: View | None
@@ -392,7 +462,8 @@ class Sandbox:
         try:
             # A view's script unshares the namespaces itself (view.py says why).
             flags = 0 if view is not None else self.protections.network_flags
-            plan = self._plan(limits, cgroup, flags, report_w)
+            plan = self._plan(limits, cgroup, flags, report_w,
+                              HELPERS if view is not None else 0)
             return _spawner().call(lambda: subprocess.Popen(
                 list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, cwd=workdir, env=self._env(workdir, env),
@@ -408,7 +479,7 @@ class Sandbox:
                 os.close(report_w)
 
     def _plan(self, limits: SandboxLimits, cgroup: EngineCgroup | None, unshare_flags: int,
-              report_fd: int) -> _ChildPlan:
+              report_fd: int, helpers: int) -> _ChildPlan:
         rlimits = [
             (resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1)),  # SIGXCPU, then KILL
             (resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files)),
@@ -418,7 +489,7 @@ class Sandbox:
         if "memory" not in self.protections.cgroups:
             rlimits.append((resource.RLIMIT_AS, (limits.memory_mb << 20,) * 2))
         if "pids" not in self.protections.cgroups and not self.protections.root:
-            allowed = _user_tasks() + limits.processes
+            allowed = _user_tasks() + limits.processes + helpers
             rlimits.append((resource.RLIMIT_NPROC, (allowed, allowed)))
         procs = cgroup.procs_files() if cgroup is not None else ()
         return _ChildPlan(procs, unshare_flags, tuple(rlimits), os.getpid(), report_fd)

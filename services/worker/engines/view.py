@@ -6,13 +6,29 @@ the worker can: the stack's state folder (the admin token, TLS keys), other engi
 working folders, and through ``/proc`` the environment of every process of the worker's
 user. It could also print what it read to its stderr, which reaches match results.
 
+It could also send signals to every process of that user (the worker, the other engines,
+the whole stack: ``kill(-1, SIGKILL)``), since outside its namespaces it is that user. So
+each engine also gets a process namespace of its own: it sees and signals only its own
+processes, and ``/proc`` shows only them.
+
 The view is built by a fresh process: the sandbox starts this file as a script
-(``python -I -S view.py PLAN COMMAND...``, standard library only), which unshares a user
-and a mount namespace (and the network's), builds the view and then execs the engine, so
-the engine keeps the pid the worker knows. Not between fork and exec in the worker: a
-worker has gRPC's threads, whose fork handlers restart them in the child, and the kernel
-refuses a new user namespace to a process with threads. No privilege is needed where the
-kernel allows unprivileged user namespaces; root always can.
+(``python -I -S view.py PLAN COMMAND...``, standard library only). Not between fork and
+exec in the worker: a worker has gRPC's threads, whose fork handlers restart them in the
+child, and the kernel refuses a new user namespace to a process with threads. No
+privilege is needed where the kernel allows unprivileged user namespaces; root always can.
+Three processes, all in the engine's process group and control group:
+
+- the *keeper* (the process the worker started) unshares a user, a mount, a process (and
+  a network) namespace; a new process namespace only takes the caller's children, so it
+  forks, waits, and ends as the engine ended (its exit status, or the signal that killed
+  it), which is what the worker sees;
+- the namespace's *init* (its pid 1) builds the view, mounts that namespace's ``/proc``,
+  starts the engine and waits for it; when it ends, so does everything the engine left
+  running (the kernel kills a namespace whose init is gone);
+- the *engine* is pid 2: not pid 1, which the kernel shields from signals it has no
+  handler for (``SIGXCPU`` at its CPU limit, ``SIGPIPE``) and which reaps orphans.
+
+The view:
 
 - the engine's user inside is ``INNER_ID``, not 0, so exec leaves it no capability: it
   cannot mount, remount or unmount anything of its view;
@@ -21,8 +37,9 @@ kernel allows unprivileged user namespaces; root always can.
   prefixes and Arena's packages, the engine's executable folder, the files its command
   names and its catalog ``files``; the working folder, read-write, at its own path; and
   ``/dev/null``, ``/dev/zero``, ``/dev/full``, ``/dev/random``, ``/dev/urandom``;
-- no ``/proc``, ``/sys``, ``/home``, ``/root``, ``/tmp`` (but the working folder, which is
-  also ``HOME`` and ``TMPDIR``);
+- its own ``/proc`` (its processes only; where the kernel refuses that mount, none); no
+  ``/sys``, ``/home``, ``/root``, ``/tmp`` (but the working folder, which is also ``HOME``
+  and ``TMPDIR``);
 - the numba cache (Arena's own engines load their compiled kernels from it) is seen
   through an overlay whose writes land in a private tmpfs: an engine cannot change what
   the workers load.
@@ -37,22 +54,25 @@ import ctypes
 import importlib.util
 import json
 import os
+import signal
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 INNER_ID = 1000  # the engine's user and group inside its namespace
 EXIT_NO_VIEW = 125  # the script's exit status when the view cannot be built
 EXIT_NOT_IN_VIEW = 127  # ... when the engine cannot be started in it (as a shell's)
+HELPERS = 2  # the script's processes besides the engine: the keeper and the init
 _LIBC = ctypes.CDLL(None, use_errno=True)
-_CLONE_NEWUSER, _CLONE_NEWNS = 0x10000000, 0x00020000
+_CLONE_NEWUSER, _CLONE_NEWNS, _CLONE_NEWPID = 0x10000000, 0x00020000, 0x20000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 _MS_NOATIME, _MS_NODIRATIME, _MS_RELATIME = 0x400, 0x800, 0x200000
 _ST_RELATIME = 0x1000
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
 _MNT_DETACH = 0x2
-_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS = 1, 38
 
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
                 "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
@@ -70,7 +90,8 @@ def _pivot_root_number() -> int:
 class _Step:
     """One action of the script: ``dir`` (make a folder), ``file`` (an empty file),
     ``link`` (a symbolic link to ``source``), ``ro``/``rw``/``dev`` (bind ``source``
-    there), ``overlay`` (``source`` seen through a private upper layer)."""
+    there), ``overlay`` (``source`` seen through a private upper layer), ``proc`` (the
+    process namespace's own ``/proc``, if the kernel allows it)."""
 
     kind: str
     target: bytes
@@ -107,13 +128,18 @@ class View:
         return cls(os.fsencode(plan["root"]), os.fsencode(plan["workdir"]), steps,
                    plan["uid_map"].encode(), plan["gid_map"].encode(), int(plan["flags"]))
 
-    def enter(self) -> None:
-        """Unshare the namespaces and move into the view (in the script's process)."""
-        flags = _CLONE_NEWUSER | _CLONE_NEWNS | self.extra_flags
+    def unshare(self) -> None:
+        """Unshare the namespaces (in the keeper: its children are in the new process
+        namespace) and map the engine's user."""
+        flags = _CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWPID | self.extra_flags
         _check(_LIBC.unshare(flags), b"unshare")
         _write(b"/proc/self/setgroups", b"deny")
         _write(b"/proc/self/uid_map", self.uid_map)
         _write(b"/proc/self/gid_map", self.gid_map)
+
+    def enter(self) -> None:
+        """Build the view and move into it (in the init: ``/proc`` needs a process of the
+        namespace it shows)."""
         _mount(None, b"/", None, _MS_REC | _MS_PRIVATE)
         _mount(b"tmpfs", self.root, b"tmpfs", _MS_NOSUID | _MS_NODEV, ROOT_SIZE.encode())
         for step in self.steps:
@@ -146,6 +172,11 @@ class View:
             options = b"lowerdir=%s,upperdir=%s/upper,workdir=%s/work" % (
                 step.source, layer, layer)
             _mount(b"overlay", target, b"overlay", _MS_NOSUID | _MS_NODEV, options)
+        elif step.kind == "proc":
+            # Refused where the machine's own /proc is partly hidden (some containers):
+            # the engine then has none, as the probe reports.
+            with contextlib.suppress(OSError):
+                _mount(b"proc", target, b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
         else:
             _mount(step.source, target, None, _MS_BIND)
             flags = _MS_REMOUNT | _MS_BIND | _MS_NOSUID | step.flags
@@ -256,25 +287,73 @@ def plan_view(root: Path, workdir: Path, readable: Iterable[str], extra_flags: i
             parents(cache)
             steps.append(_Step("dir", cache.encode()))
         steps.append(_Step("overlay", cache.encode(), cache.encode()))
+    steps += [_Step("dir", b"/proc"), _Step("proc", b"/proc")]
     return View(str(root).encode(), work.encode(), tuple(steps),
                 f"{INNER_ID} {os.geteuid()} 1".encode(), f"{INNER_ID} {os.getegid()} 1".encode(),
                 extra_flags)
 
 
 def main(argv: Sequence[str]) -> None:
-    """``view.py PLAN COMMAND...``: enter the view, then become the engine."""
+    """``view.py PLAN COMMAND...``: the keeper (the module docstring says who does what)."""
     try:
-        View.parse(argv[0]).enter()
+        view = View.parse(argv[0])
+        view.unshare()
+        null = os.open(b"/dev/null", os.O_RDWR)
+        status_r, status_w = os.pipe()  # the engine's wait status, from the init
+        init = os.fork()
     except (OSError, ValueError, KeyError, IndexError) as exc:
         _fail(EXIT_NO_VIEW, f"cannot build the engine's view: {exc}")
+    if init == 0:
+        os.close(status_r)
+        _init(view, list(argv[1:]), null, status_w)
+    os.close(status_w)
+    _quiet(null)  # only the engine holds the worker's pipes: its end is their end
+    _, status = os.waitpid(init, 0)
+    said = os.read(status_r, 32)
+    _end_as(int(said) if said else status)
+
+
+def _init(view: View, command: list[str], null: int, status_w: int) -> NoReturn:
+    """Pid 1 of the engine's process namespace: build the view, start the engine, wait
+    for it, and tell the keeper how it ended."""
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the keeper killed: all end
     try:
-        os.execv(argv[1], list(argv[1:]))
-    except OSError as exc:
-        _fail(EXIT_NOT_IN_VIEW, f"cannot start {argv[1]} in its view: {exc} (what an engine "
-                                "runs must be in its folder, its command or its catalog files)")
+        view.enter()
+        engine = os.fork()
+    except (OSError, ValueError) as exc:
+        _fail(EXIT_NO_VIEW, f"cannot build the engine's view: {exc}")
+    if engine == 0:
+        try:
+            os.execv(command[0], command)
+        except OSError as exc:
+            _fail(EXIT_NOT_IN_VIEW, f"cannot start {command[0]} in its view: {exc} (what an "
+                  "engine runs must be in its folder, its command or its catalog files)")
+    _quiet(null)
+    while True:  # orphans of the engine are reparented here: reap them too
+        pid, status = os.waitpid(-1, 0)
+        if pid == engine:
+            os.write(status_w, str(status).encode())
+            os._exit(0)
 
 
-def _fail(status: int, why: str) -> None:
+def _quiet(null: int) -> None:
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+
+
+def _end_as(status: int) -> None:
+    """End the way a wait ``status`` says a process ended: the same exit code, or killed
+    by the same signal."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL's action cannot be set
+            signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
+        os._exit(128 + number)  # a signal whose default is not to end a process
+    os._exit(os.WEXITSTATUS(status))
+
+
+def _fail(status: int, why: str) -> NoReturn:
     os.write(2, f"arena sandbox: {why}\n".encode())
     os._exit(status)
 
