@@ -247,11 +247,12 @@ class SandboxedProcess:
         namespace numbers it."""
         if not self.viewed:
             return self.popen.pid
+        # None: the script ended before it started the engine
+        return self._engine(ENGINE_FOUND_S) or self.popen.pid
+
+    def _engine(self, wait_s: float) -> int | None:
         if self._engine_pid is None:
-            found = _descendant(self.popen, HELPERS)
-            if found is None:  # the script ended before it started the engine
-                return self.popen.pid
-            self._engine_pid = found
+            self._engine_pid = _descendant(self.popen, HELPERS, wait_s)
         return self._engine_pid
 
     def engine_ended(self) -> bool:
@@ -260,8 +261,11 @@ class SandboxedProcess:
         so the worker's own child still looks alive."""
         if not self.viewed:
             return False
+        engine = self._engine(0.0)  # not started yet is not ended
+        if engine is None:
+            return False
         try:
-            with open(f"/proc/{self.pid}/stat", "rb") as stat:
+            with open(f"/proc/{engine}/stat", "rb") as stat:
                 return stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
         except (OSError, IndexError):
             return True
@@ -295,16 +299,18 @@ class SandboxedProcess:
 ENGINE_FOUND_S = 10.0  # how long the engine of a live keeper may take to appear
 
 
-def _descendant(popen: subprocess.Popen[bytes], generations: int) -> int | None:
+def _descendant(popen: subprocess.Popen[bytes], generations: int, wait_s: float
+                ) -> int | None:
     """The process ``generations`` below ``popen``, following the one child each has (the
-    keeper's init, the init's engine); None if ``popen`` ends (or the time is up) first."""
-    deadline = time.monotonic() + ENGINE_FOUND_S
+    keeper's init, the init's engine); None if ``popen`` ends (or ``wait_s`` passes)
+    first."""
+    deadline = time.monotonic() + wait_s
     pid = popen.pid
     for _ in range(generations):
         while (child := _child_of(pid)) is None:
             if popen.poll() is not None or time.monotonic() > deadline:
                 return None
-            time.sleep(0.002)
+            time.sleep(0.005)  # a look costs about 2 ms
         pid = child
     return pid
 
