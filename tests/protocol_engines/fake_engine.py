@@ -26,6 +26,8 @@ each move request does what MODE says:
 - ``escape``: starts a child in its own session that sleeps, prints its pid on stderr,
   then plays;
 - ``ponder``: a thread counts 10 ms ticks all the time; each answer reports the count;
+- ``hiddenponder``: the same, counted by a child process that left the engine's process
+  group (``setsid``), as an engine thinking on its opponent's time would hide it;
 - ``closeout``: closes its stdout and keeps running;
 - ``sleepy``: before its first move sleeps ARG ms (using no CPU), then plays at once;
 - ``burn``: before each move computes for ARG ms of its CPU time, then plays;
@@ -39,6 +41,7 @@ each move request does what MODE says:
 
 from __future__ import annotations
 
+import mmap
 import os
 import socket
 import subprocess
@@ -51,6 +54,7 @@ from arena.protocols import gomocup, gtp, nboard
 from arena.protocols.errors import ProtocolError
 
 TICKS = [0]
+SHARED_TICKS = mmap.mmap(-1, 8)  # hiddenponder: counted by a child, read by the engine
 MOVES = [0]
 TOLD_MS = [0]  # the last timeout_turn (Gomocup)
 
@@ -116,8 +120,8 @@ def gomocup_move(board: GomokuBoard, mode: str, arg: str) -> str:
     if mode == "flood":
         for _ in range(int(arg) * 1024 // 64):
             say("MESSAGE " + "x" * 56)
-    if mode == "ponder":
-        say(f"MESSAGE ticks {TICKS[0]}")
+    if mode in ("ponder", "hiddenponder"):
+        say(f"MESSAGE ticks {ticks()}")
     if mode == "boast":
         say(f"MESSAGE depth {'9' * 5000} ev 1e999 n {'9' * 40} tm 1e999")
         say("MESSAGE depth 7 ev 12")
@@ -169,8 +173,8 @@ def nboard_move(board: OthelloBoard, mode: str, arg: str) -> str:
     if mode == "flood":
         for _ in range(int(arg) * 1024 // 64):
             say("status " + "x" * 57)
-    if mode == "ponder":
-        say(f"status ticks {TICKS[0]}")
+    if mode in ("ponder", "hiddenponder"):
+        say(f"status ticks {ticks()}")
     if mode == "boast":
         move = nboard.move_text(board.legal_moves()[0])
         say(f"search {move} 1.0 0 {'9' * 5000}")
@@ -264,11 +268,26 @@ def tick() -> None:
         TICKS[0] += 1
 
 
+def tick_in_hiding() -> None:
+    if os.fork() == 0:
+        os.setsid()
+        while True:
+            time.sleep(0.01)
+            TICKS[0] += 1
+            SHARED_TICKS[:8] = TICKS[0].to_bytes(8, "little")
+
+
+def ticks() -> int:
+    return max(TICKS[0], int.from_bytes(SHARED_TICKS[:8], "little"))
+
+
 def main() -> None:
     protocol, mode = sys.argv[1], sys.argv[2]
     arg = sys.argv[3] if len(sys.argv) > 3 else ""
     if mode == "ponder":
         threading.Thread(target=tick, daemon=True).start()
+    if mode == "hiddenponder":
+        tick_in_hiding()
     if protocol == "gomocup":
         serve_gomocup(mode, arg)
     elif protocol == "gtp":

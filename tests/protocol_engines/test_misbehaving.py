@@ -265,6 +265,26 @@ def test_the_engine_does_not_think_on_the_opponents_time(
         pool.close()
 
 
+def test_a_process_that_left_the_group_does_not_think_on_the_opponents_time(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    """The same count, kept by a child that left the engine's process group: stopping the
+    group does not reach it; freezing the engine's control group does."""
+    if "freezer" not in sandbox.protections.cgroups:
+        assert "between moves: SIGSTOP" in "\n".join(sandbox.protections.describe())
+        return
+    pool = EnginePool(sandbox)
+    spec = fake_spec("gomocup", "hiddenponder")
+    try:
+        counts = []
+        for _ in range(2):
+            answer = pool.play(spec, POSITIONS["gomocup"], [112], PlayLimits(5000))
+            counts.append(int(answer.notes[-1].split()[-1]))
+            time.sleep(1.0)  # ~100 ticks if it were running
+        assert counts[1] - counts[0] < 50
+    finally:
+        pool.close()
+
+
 def test_empty_and_finished_positions_are_refused_before_the_engine(
         sandbox: Sandbox, fake_spec: FakeSpec) -> None:
     pool = EnginePool(sandbox)

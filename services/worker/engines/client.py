@@ -2,17 +2,19 @@
 ``play`` that wakes the engine, asks for one move, checks it and puts the engine back to
 sleep (python-chess's engine shape: a small protocol class behind a blocking facade).
 
-The engine is suspended (SIGSTOP) whenever it is not asked for a move, so it never thinks
-on the opponent's time, and every read and write has a deadline. A failure that leaves the
-process unsound (timeout, garbage, crash, a limit) kills it; the pool starts a new one.
+The engine is stopped (frozen through its control group, else SIGSTOP) whenever it is not
+asked for a move, so it never thinks on the opponent's time, and every read and write has
+a deadline. A failure that leaves the process unsound (timeout, garbage, crash, a limit)
+kills it; the pool starts a new one.
 
 A move timed on CPU (``PlayLimits.cpu_ms``) is charged the engine's CPU time, but an engine
 decides how long to think by its own, wall, clock: on a busy machine it would get less CPU
 in its time and play weaker. So the client tells it more time, in proportion to the CPU
 share its process had in its last moves (``Stretch``: told = limit / share, at most
 ``MAX_STRETCH`` times the limit), and should the machine quieten during the move, it holds
-the engine (SIGSTOP) once its CPU time reaches the limit, until the time it was told has
-passed on the wall clock, so that it answers as soon as it runs again, within its limit.
+the engine (stopped the same way) once its CPU time reaches the limit, until the time it
+was told has passed on the wall clock, so that it answers as soon as it runs again,
+within its limit.
 An idle machine changes nothing: the share is 1, the engine told its limit. Before an
 engine's first move on a worker its share is probed: a thread kept busy for 50 ms, its CPU
 time over the wall time (``Stretch.probed``).

@@ -201,7 +201,8 @@ class EngineProcess:
     # -- lifetime ---------------------------------------------------------------------------
 
     def suspend(self) -> None:
-        """Stop the whole group (SIGSTOP): it must not think on the opponent's time.
+        """Stop the engine (``SandboxedProcess.stop``): it must not think on the
+        opponent's time.
 
         An engine may still have bookkeeping to do after it printed its move (Rapfi clears
         its "thinking" flag after, and ignores a command that arrives before): stopped in
@@ -216,9 +217,9 @@ class EngineProcess:
         self.hold()
 
     def hold(self) -> None:
-        """Stop the whole group at once, in the middle of its thinking (``resume`` lets it
-        go on)."""
-        self.sandboxed.signal_group(signal.SIGSTOP)
+        """Stop the engine at once, in the middle of its thinking (``resume`` lets it go
+        on)."""
+        self.sandboxed.stop()
         self.suspended = True
 
     def _running(self) -> bool:
@@ -238,7 +239,7 @@ class EngineProcess:
 
     def resume(self) -> None:
         if self.suspended:
-            self.sandboxed.signal_group(signal.SIGCONT)
+            self.sandboxed.go_on()
             self.suspended = False
 
     def cpu_seconds(self) -> float:
