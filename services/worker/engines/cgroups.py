@@ -2,14 +2,13 @@
 
 A group gives what resource limits cannot: a memory cap on resident memory that the kernel
 enforces and reports when it kills for it (``oom_kill``), a cap on processes that holds
-even for root, the list of every process the engine started, so that stopping it kills
-the ones that left its process group too, and a freezer that stops all of them between
-moves (``SIGSTOP`` to the group misses a process that left it: a child could think on
-the opponent's time).
+even for root, and the list of every process the engine started, so that stopping it kills
+the ones that left its process group too, and stopping it between moves stops them too (a
+child that called ``setsid`` could think on the opponent's time). Signals, not the freezer:
+a frozen process of cgroup v1 does not die of ``SIGKILL`` until it is thawed.
 
-Both cgroup versions are read; each controller (``memory``, ``pids``, ``freezer``: in
-version 2 every group's ``cgroup.freeze``) is used from whichever hierarchy the worker can
-create groups in. Groups are named
+Both cgroup versions are read; each controller (``memory``, ``pids``) is used from
+whichever hierarchy the worker can create groups in. Groups are named
 ``arena-engine-<worker pid>-<n>``; a worker removes the groups of dead workers when it
 starts.
 """
@@ -24,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-CONTROLLERS = ("memory", "pids", "freezer")
+CONTROLLERS = ("memory", "pids")
 PREFIX = "arena-engine-"
 _GROUP_RE = re.compile(re.escape(PREFIX) + r"(\d+)-\w+")
 _KILL_ROUNDS = 20
@@ -109,7 +108,6 @@ def _v2_controllers(where: Path) -> list[str]:
         available = (where / "cgroup.controllers").read_text().split()
     except OSError:
         return []
-    available.append("freezer")  # not a controller in version 2: tried by its probe group
     return [c for c in CONTROLLERS if c in available]
 
 
@@ -117,7 +115,7 @@ def _try_group(hierarchy: Hierarchy) -> bool:
     """Make, limit and remove a probe group: exactly what an engine's group will need."""
     probe = hierarchy.parent / f"{PREFIX}{os.getpid()}-probe"
     try:
-        if hierarchy.version == 2 and hierarchy.controller != "freezer":
+        if hierarchy.version == 2:
             _write(hierarchy.parent / "cgroup.subtree_control", f"+{hierarchy.controller}")
         probe.mkdir(exist_ok=True)
         try:
@@ -135,9 +133,7 @@ def _write(path: Path, value: str) -> None:
 
 
 def _set_limit(hierarchy: Hierarchy, group: Path, value: int) -> None:
-    if hierarchy.controller == "freezer":
-        _set_frozen(hierarchy, group, False)  # no limit: the probe checks it can thaw
-    elif hierarchy.controller == "pids":
+    if hierarchy.controller == "pids":
         _write(group / "pids.max", str(value))
     elif hierarchy.version == 1:
         _write(group / "memory.limit_in_bytes", str(value))
@@ -148,22 +144,6 @@ def _set_limit(hierarchy: Hierarchy, group: Path, value: int) -> None:
         _write(group / "memory.max", str(value))
         with contextlib.suppress(OSError):
             _write(group / "memory.swap.max", "0")
-
-
-def _set_frozen(hierarchy: Hierarchy, group: Path, frozen: bool) -> None:
-    if hierarchy.version == 1:
-        _write(group / "freezer.state", "FROZEN" if frozen else "THAWED")
-    else:
-        _write(group / "cgroup.freeze", "1" if frozen else "0")
-
-
-def _is_frozen(hierarchy: Hierarchy, group: Path) -> bool:
-    if hierarchy.version == 1:
-        return (group / "freezer.state").read_text().strip() == "FROZEN"
-    return "frozen 1" in (group / "cgroup.events").read_text().splitlines()
-
-
-FREEZE_WAIT_S = 0.2  # a freeze takes effect within microseconds; how long to wait at most
 
 
 class EngineCgroup:
@@ -207,21 +187,6 @@ class EngineCgroup:
             pass
         return 0
 
-    def freeze(self, frozen: bool) -> bool:
-        """Freeze (or thaw) every process of the engine, waiting until the kernel has
-        (at most ``FREEZE_WAIT_S``); False if there is no freezer."""
-        if "freezer" not in self.groups:
-            return False
-        hierarchy, group = self.groups["freezer"]
-        try:
-            _set_frozen(hierarchy, group, frozen)
-            deadline = time.monotonic() + FREEZE_WAIT_S
-            while frozen and not _is_frozen(hierarchy, group) and time.monotonic() < deadline:
-                time.sleep(0.0005)
-        except OSError:
-            return False
-        return True
-
     def pids(self) -> set[int]:
         found: set[int] = set()
         for _, group in self.groups.values():
@@ -231,11 +196,22 @@ class EngineCgroup:
                 continue
         return found
 
+    def signal_all(self, signum: int) -> None:
+        """Send ``signum`` to every process in the groups, and to any that appears (a fork
+        between the listing and the signal), until a listing shows none new."""
+        sent: set[int] = set()
+        for _ in range(_KILL_ROUNDS):
+            new = self.pids() - sent
+            if not new:
+                return
+            for pid in new:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signum)
+            sent |= new
+
     def kill(self) -> None:
         """SIGKILL every process in the groups, until none is left (a fork between the
-        listing and the kill is caught by the next round). Thawed first: a frozen
-        process of version 1 does not die until it runs."""
-        self.freeze(False)
+        listing and the kill is caught by the next round)."""
         for _ in range(_KILL_ROUNDS):
             pids = self.pids()
             if not pids:

@@ -2,10 +2,10 @@
 ``play`` that wakes the engine, asks for one move, checks it and puts the engine back to
 sleep (python-chess's engine shape: a small protocol class behind a blocking facade).
 
-The engine is stopped (frozen through its control group, else SIGSTOP) whenever it is not
-asked for a move, so it never thinks on the opponent's time, and every read and write has
-a deadline. A failure that leaves the process unsound (timeout, garbage, crash, a limit)
-kills it; the pool starts a new one.
+The engine is stopped (SIGSTOP to every process of its control group, else of its process
+group) whenever it is not asked for a move, so it never thinks on the opponent's time, and
+every read and write has a deadline. A failure that leaves the process unsound (timeout,
+garbage, crash, a limit) kills it; the pool starts a new one.
 
 A move timed on CPU (``PlayLimits.cpu_ms``) is charged the engine's CPU time, but an engine
 decides how long to think by its own, wall, clock: on a busy machine it would get less CPU

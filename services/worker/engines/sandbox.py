@@ -107,7 +107,7 @@ class Protections:
                    if self.network_isolated else f"NOT isolated ({self.network_note})")
         memory = self.cgroups.get("memory")
         pids = self.cgroups.get("pids")
-        freezer = self.cgroups.get("freezer")
+
         if pids:
             processes = f"cgroup v{pids.version} pids.max"
         elif self.root:
@@ -130,9 +130,9 @@ class Protections:
             f"processes: {processes}",
             "escaped processes: " + ("killed through the cgroup" if self.cgroups else
                                      "found by their sandbox marker (best effort)"),
-            "between moves: " + (f"frozen through the cgroup v{freezer.version} freezer (every "
-                                 "process of the engine)" if freezer else "SIGSTOP to its "
-                                 "process group (a process that left it keeps running)"),
+            "between moves: " + ("SIGSTOP to every process of its cgroup" if self.cgroups
+                                 else "SIGSTOP to its process group (a process that left it "
+                                 "keeps running)"),
             "CPU time, open files, file size, core dumps: rlimits",
             "working directory: private, removed on stop",
         ] + ([f"note: {self.cgroup_note}"] if self.cgroup_note else [])
@@ -275,14 +275,16 @@ class SandboxedProcess:
             return True
 
     def stop(self) -> None:
-        """Stop every process of the engine: its control group's freezer where it has one
-        (a process that left the group is stopped too), else ``SIGSTOP`` to its group."""
-        if self.cgroup is None or not self.cgroup.freeze(True):
-            self.signal_group(signal.SIGSTOP)
+        """``SIGSTOP`` every process of the engine: its group, then (where it has a control
+        group) any process that left the group."""
+        self.signal_group(signal.SIGSTOP)
+        if self.cgroup is not None:
+            self.cgroup.signal_all(signal.SIGSTOP)
 
     def go_on(self) -> None:
-        if self.cgroup is None or not self.cgroup.freeze(False):
-            self.signal_group(signal.SIGCONT)
+        if self.cgroup is not None:
+            self.cgroup.signal_all(signal.SIGCONT)
+        self.signal_group(signal.SIGCONT)
 
     def signal_group(self, signum: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
