@@ -31,6 +31,8 @@ each move request does what MODE says:
 - ``closeout``: closes its stdout and keeps running;
 - ``sleepy``: before its first move sleeps ARG ms (using no CPU), then plays at once;
 - ``burn``: before each move computes for ARG ms of its CPU time, then plays;
+- ``farm``: before each move has a child process compute for ARG ms of the child's CPU
+  time, waiting for it without computing itself, then plays;
 - ``slowstart``: computes for ARG ms of its CPU time on ``START`` (as a brain sizing its
   hash does), then plays at once (Gomocup);
 - ``wallclock``: computes until ARG % of the time it was told (``timeout_turn``) has
@@ -100,6 +102,10 @@ def misbehave(mode: str, arg: str) -> None:
         until = time.process_time() + int(arg) / 1000
         while time.process_time() < until:
             pass
+    if mode == "farm":
+        subprocess.run([sys.executable, "-c", "import time\n"
+                        f"until = time.process_time() + {int(arg) / 1000}\n"
+                        "while time.process_time() < until: pass"], check=True)
     MOVES[0] += 1
     if mode == "closeout":
         sys.stdout.close()

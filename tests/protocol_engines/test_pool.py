@@ -106,6 +106,22 @@ def test_an_answer_carries_the_cpu_time_the_engine_used(sandbox: Sandbox,
     assert slept.elapsed_ms >= 600 and slept.cpu_ms < 200, slept
 
 
+@pytest.mark.parametrize("bare", [False, True], ids=["cgroup", "no cgroup"])
+def test_the_cpu_time_of_the_engines_children_is_charged_to_it(
+        sandbox: Sandbox, fake_spec: FakeSpec, bare: bool) -> None:
+    """An engine whose search runs in a child process (a second core, uncounted) uses the
+    CPU time its move is charged, whatever it uses it in; without a cgroup, the time of
+    the children it waited for."""
+    if bare:
+        sandbox = Sandbox(replace(sandbox.protections, cgroups={}), root=sandbox.root)
+    pool = EnginePool(sandbox)
+    try:
+        farmed = pool.play(fake_spec("nboard", "farm", "400"), OTHELLO_START, [], LIMITS)
+    finally:
+        pool.close()
+    assert 350 <= farmed.cpu_ms <= farmed.elapsed_ms + 20, farmed
+
+
 def test_a_gomocup_set_up_is_not_charged_to_the_move(sandbox: Sandbox,
                                                     fake_spec: FakeSpec) -> None:
     """A brain that computes on START (Rapfi sizes its hash there) is set up outside its

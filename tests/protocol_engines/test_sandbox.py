@@ -175,6 +175,10 @@ def test_the_report_says_what_is_active(sandbox: Sandbox) -> None:
     assert ("its own /proc" in report) == sandbox.protections.own_proc
     assert ("network: isolated" in report) == sandbox.protections.network_isolated
     assert ("memory: cgroup" in report) == ("memory" in sandbox.protections.cgroups)
+    assert ("SIGSTOP to every process of its cgroup" in report) == bool(
+        sandbox.protections.cgroups)
+    assert ("move: every process of its cgroup" in report) == (
+        "cpuacct" in sandbox.protections.cgroups)
     if "pids" not in sandbox.protections.cgroups and os.geteuid() == 0:
         assert "processes: NOT limited" in report
 

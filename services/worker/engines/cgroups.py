@@ -5,10 +5,12 @@ enforces and reports when it kills for it (``oom_kill``), a cap on processes tha
 even for root, and the list of every process the engine started, so that stopping it kills
 the ones that left its process group too, and stopping it between moves stops them too (a
 child that called ``setsid`` could think on the opponent's time). Signals, not the freezer:
-a frozen process of cgroup v1 does not die of ``SIGKILL`` until it is thawed.
+a frozen process of cgroup v1 does not die of ``SIGKILL`` until it is thawed. And the CPU
+time of all of them (``cpuacct``): a move is charged what the engine's children computed.
 
-Both cgroup versions are read; each controller (``memory``, ``pids``) is used from
-whichever hierarchy the worker can create groups in. Groups are named
+Both cgroup versions are read; each controller (``memory``, ``pids``, ``cpuacct``: in
+version 2 every group's ``cpu.stat``) is used from whichever hierarchy the worker can
+create groups in. Groups are named
 ``arena-engine-<worker pid>-<n>``; a worker removes the groups of dead workers when it
 starts.
 """
@@ -23,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-CONTROLLERS = ("memory", "pids")
+CONTROLLERS = ("memory", "pids", "cpuacct")
 PREFIX = "arena-engine-"
 _GROUP_RE = re.compile(re.escape(PREFIX) + r"(\d+)-\w+")
 _KILL_ROUNDS = 20
@@ -108,6 +110,7 @@ def _v2_controllers(where: Path) -> list[str]:
         available = (where / "cgroup.controllers").read_text().split()
     except OSError:
         return []
+    available.append("cpuacct")  # version 2 counts CPU in every group: tried by the probe
     return [c for c in CONTROLLERS if c in available]
 
 
@@ -115,16 +118,31 @@ def _try_group(hierarchy: Hierarchy) -> bool:
     """Make, limit and remove a probe group: exactly what an engine's group will need."""
     probe = hierarchy.parent / f"{PREFIX}{os.getpid()}-probe"
     try:
-        if hierarchy.version == 2:
+        if hierarchy.version == 2 and hierarchy.controller != "cpuacct":
             _write(hierarchy.parent / "cgroup.subtree_control", f"+{hierarchy.controller}")
         probe.mkdir(exist_ok=True)
         try:
-            _set_limit(hierarchy, probe, 1 << 30 if hierarchy.controller == "memory" else 64)
+            if hierarchy.controller == "cpuacct":
+                _cpu_usage_ns(hierarchy, probe)
+            else:
+                _set_limit(hierarchy, probe, 1 << 30 if hierarchy.controller == "memory"
+                           else 64)
         finally:
             probe.rmdir()
-    except OSError:
+    except (OSError, ValueError):
         return False
     return True
+
+
+def _cpu_usage_ns(hierarchy: Hierarchy, group: Path) -> int:
+    """The CPU time the group's processes used (also those gone), in nanoseconds."""
+    if hierarchy.version == 1:
+        return int((group / "cpuacct.usage").read_text())
+    for line in (group / "cpu.stat").read_text().splitlines():
+        key, _, value = line.partition(" ")
+        if key == "usage_usec":
+            return int(value) * 1000
+    raise ValueError(f"no usage_usec in {group / 'cpu.stat'}")
 
 
 def _write(path: Path, value: str) -> None:
@@ -161,7 +179,9 @@ class EngineCgroup:
                 group = hierarchy.parent / name
                 group.mkdir()
                 made.groups[controller] = (hierarchy, group)
-                _set_limit(hierarchy, group, memory_bytes if controller == "memory" else max_pids)
+                if controller != "cpuacct":
+                    _set_limit(hierarchy, group,
+                               memory_bytes if controller == "memory" else max_pids)
         except OSError:
             made.remove()
             raise
@@ -195,6 +215,15 @@ class EngineCgroup:
             except (OSError, ValueError):
                 continue
         return found
+
+    def cpu_seconds(self) -> float | None:
+        """The CPU time of every process of the engine so far; None without an account."""
+        if "cpuacct" not in self.groups:
+            return None
+        try:
+            return _cpu_usage_ns(*self.groups["cpuacct"]) / 1e9
+        except (OSError, ValueError):
+            return None
 
     def signal_all(self, signum: int) -> None:
         """Send ``signum`` to every process in the groups, and to any that appears (a fork

@@ -43,7 +43,8 @@ MAX_STRETCH = 2.0  # the most time an engine is told, as a multiple of its move'
 # A move shorter than this (running, not held) says little about the engine's CPU share.
 SHARE_MIN_MS = 100.0
 # The hold starts this much CPU time before the limit: the CPU time is looked at every
-# 20 ms (``process.STOP_POLL_S``) and the kernel counts it in 10 ms steps.
+# 20 ms (``process.STOP_POLL_S``), and without a cgroup CPU account the kernel counts it
+# in 10 ms steps.
 HOLD_MARGIN_MS = 30
 # How long a new engine's first share is probed (a busy thread's CPU over wall time), and
 # the least it is taken to be (a stalled probe says nothing about the engine's share).
@@ -76,10 +77,10 @@ class PlayLimits:
 @dataclass(frozen=True)
 class EngineAnswer:
     """A move the rules allow, what the engine said about its search, how long it took
-    (from the command to the answer), the CPU time its process used meanwhile (all its
-    threads; 10 ms steps) and its other remarks (MESSAGE, status lines). A move timed on
-    CPU also says the time the engine was told and how long it was held (module
-    docstring)."""
+    (from the command to the answer), the CPU time it used meanwhile (all its processes
+    and threads: ``EngineProcess.cpu_seconds``) and its other remarks (MESSAGE, status
+    lines). A move timed on CPU also says the time the engine was told and how long it
+    was held (module docstring)."""
 
     move: int
     search: SearchReport

@@ -243,11 +243,17 @@ class EngineProcess:
             self.suspended = False
 
     def cpu_seconds(self) -> float:
-        """CPU time the engine process has used so far (0 if it cannot be read)."""
+        """CPU time the engine has used so far: every process of its control group where
+        it has a CPU account; else its own process's and that of the children it waited
+        for (0 if it cannot be read). A search run in a child process is not free."""
+        if self.sandboxed.cgroup is not None:
+            used = self.sandboxed.cgroup.cpu_seconds()
+            if used is not None:
+                return used
         try:
             with open(f"/proc/{self.pid}/stat") as stat:
                 fields = stat.read().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+            return sum(int(field) for field in fields[11:15]) / _CLOCK_TICKS
         except (OSError, IndexError, ValueError):
             return 0.0
 

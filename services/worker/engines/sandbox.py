@@ -107,6 +107,7 @@ class Protections:
                    if self.network_isolated else f"NOT isolated ({self.network_note})")
         memory = self.cgroups.get("memory")
         pids = self.cgroups.get("pids")
+        cpu = self.cgroups.get("cpuacct")
 
         if pids:
             processes = f"cgroup v{pids.version} pids.max"
@@ -133,6 +134,9 @@ class Protections:
             "between moves: " + ("SIGSTOP to every process of its cgroup" if self.cgroups
                                  else "SIGSTOP to its process group (a process that left it "
                                  "keeps running)"),
+            "CPU time charged to a move: " + (
+                f"every process of its cgroup (v{cpu.version} CPU account)" if cpu else
+                "its own process and the children it waited for (no cgroup CPU account)"),
             "CPU time, open files, file size, core dumps: rlimits",
             "working directory: private, removed on stop",
         ] + ([f"note: {self.cgroup_note}"] if self.cgroup_note else [])
