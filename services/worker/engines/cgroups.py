@@ -207,11 +207,16 @@ class EngineCgroup:
             pass
         return 0
 
-    def pids(self) -> set[int]:
+    def pids(self, one_group: bool = False) -> set[int]:
+        """Every process in any of the groups (each is in all: it joined them before it
+        exec'd, or inherited them; one that left a group is still found in the others).
+        ``one_group`` reads one group's list only, for a listing done at every move."""
         found: set[int] = set()
-        for _, group in self.groups.values():
+        paths = self.procs_files()
+        for path in paths[:1] if one_group else paths:
             try:
-                found.update(int(p) for p in (group / "cgroup.procs").read_text().split())
+                with open(path, "rb") as procs:
+                    found.update(map(int, procs.read().split()))
             except (OSError, ValueError):
                 continue
         return found
@@ -230,7 +235,7 @@ class EngineCgroup:
         between the listing and the signal), until a listing shows none new."""
         sent: set[int] = set()
         for _ in range(_KILL_ROUNDS):
-            new = self.pids() - sent
+            new = self.pids(one_group=True) - sent
             if not new:
                 return
             for pid in new:
