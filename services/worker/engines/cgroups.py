@@ -231,8 +231,9 @@ class EngineCgroup:
             return None
 
     def signal_all(self, signum: int) -> None:
-        """Send ``signum`` to every process in the groups, and to any that appears (a fork
-        between the listing and the signal), until a listing shows none new."""
+        """Send ``signum`` to every process of the engine (one group's list: it is done at
+        every move), and to any that appears (a fork between the listing and the signal),
+        until a listing shows none new."""
         sent: set[int] = set()
         for _ in range(_KILL_ROUNDS):
             new = self.pids(one_group=True) - sent

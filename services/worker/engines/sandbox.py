@@ -44,7 +44,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from queue import Queue
 from typing import TypeVar
@@ -108,7 +108,6 @@ class Protections:
         memory = self.cgroups.get("memory")
         pids = self.cgroups.get("pids")
         cpu = self.cgroups.get("cpuacct")
-
         if pids:
             processes = f"cgroup v{pids.version} pids.max"
         elif self.root:
@@ -465,12 +464,12 @@ class Sandbox:
                                  [*command_paths(command), *readable],
                                  self.protections.network_flags & ~_CLONE_NEWUSER)
                 command = view.command(command)
-            helpers = HELPERS if view is not None else 0  # the cap is the engine's own
+            # The process cap is the engine's own: the view's helpers come on top of it.
+            caps = replace(limits, processes=limits.processes + (HELPERS if view else 0))
             if self.protections.cgroups:
                 cgroup = EngineCgroup.create(dict(self.protections.cgroups), name,
-                                             limits.memory_mb << 20,
-                                             limits.processes + helpers)
-            popen = self._spawn(command, workdir, env, limits, cgroup, view)
+                                             caps.memory_mb << 20, caps.processes)
+            popen = self._spawn(command, workdir, env, caps, cgroup, view)
         except BaseException:
             if cgroup is not None:
                 cgroup.remove()
@@ -488,8 +487,7 @@ class Sandbox:
         try:
             # A view's script unshares the namespaces itself (view.py says why).
             flags = 0 if view is not None else self.protections.network_flags
-            plan = self._plan(limits, cgroup, flags, report_w,
-                              HELPERS if view is not None else 0)
+            plan = self._plan(limits, cgroup, flags, report_w)
             return _spawner().call(lambda: subprocess.Popen(
                 list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, cwd=workdir, env=self._env(workdir, env),
@@ -505,7 +503,7 @@ class Sandbox:
                 os.close(report_w)
 
     def _plan(self, limits: SandboxLimits, cgroup: EngineCgroup | None, unshare_flags: int,
-              report_fd: int, helpers: int) -> _ChildPlan:
+              report_fd: int) -> _ChildPlan:
         rlimits = [
             (resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 1)),  # SIGXCPU, then KILL
             (resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files)),
@@ -515,7 +513,7 @@ class Sandbox:
         if "memory" not in self.protections.cgroups:
             rlimits.append((resource.RLIMIT_AS, (limits.memory_mb << 20,) * 2))
         if "pids" not in self.protections.cgroups and not self.protections.root:
-            allowed = _user_tasks() + limits.processes + helpers
+            allowed = _user_tasks() + limits.processes
             rlimits.append((resource.RLIMIT_NPROC, (allowed, allowed)))
         procs = cgroup.procs_files() if cgroup is not None else ()
         return _ChildPlan(procs, unshare_flags, tuple(rlimits), os.getpid(), report_fd)
