@@ -206,10 +206,10 @@ def start_times(sandbox: Sandbox, rounds: int) -> None:
             if index > 1:
                 starts.setdefault(("pbrain-arena", name), []).append(
                     time.perf_counter() - started)
-    for engine in ("true", "pbrain-arena"):
+    for engine, until in (("true", "its exit"), ("pbrain-arena", "its handshake")):
         with_view, without = (statistics.median(starts[(engine, name)]) * 1000
                               for name in boxes)
-        print(f"start of {engine} to its handshake: with its view {with_view:.1f} ms, "
+        print(f"start of {engine} to {until}: with its view {with_view:.1f} ms, "
               f"without {without:.1f} ms (medians of {len(starts[(engine, 'view')])}; "
               f"ratio {with_view / without:.2f})")
 
