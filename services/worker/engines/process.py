@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Callable
 
 from arena.services.worker.engines.failures import EngineFailure, FailureReason
-from arena.services.worker.engines.sandbox import SandboxedProcess
+from arena.services.worker.engines.sandbox import SandboxedProcess, stat_fields
 
 from arena.engine.api import StopFlag
 
@@ -229,12 +229,9 @@ class EngineProcess:
         except OSError:
             return False
         for task in tasks:
-            try:
-                with open(f"/proc/{self.pid}/task/{task}/stat") as stat:
-                    if stat.read().rsplit(")", 1)[1].split()[0] == "R":
-                        return True
-            except (OSError, IndexError):
-                continue
+            fields = stat_fields(f"/proc/{self.pid}/task/{task}/stat")
+            if fields is not None and fields[0] == b"R":
+                return True
         return False
 
     def resume(self) -> None:
@@ -250,12 +247,10 @@ class EngineProcess:
             used = self.sandboxed.cgroup.cpu_seconds()
             if used is not None:
                 return used
-        try:
-            with open(f"/proc/{self.pid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            return sum(int(field) for field in fields[11:15]) / _CLOCK_TICKS
-        except (OSError, IndexError, ValueError):
+        fields = stat_fields(f"/proc/{self.pid}/stat")
+        if fields is None:
             return 0.0
+        return sum(int(field) for field in fields[11:15]) / _CLOCK_TICKS
 
     def close(self, goodbye: str | None = None, wait_s: float = 0.3) -> None:
         """Ask the engine to quit (``goodbye``), then kill whatever is left of it."""

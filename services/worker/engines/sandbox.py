@@ -271,11 +271,8 @@ class SandboxedProcess:
         engine = self._engine(0.0)  # not started yet is not ended
         if engine is None:
             return False
-        try:
-            with open(f"/proc/{engine}/stat", "rb") as stat:
-                return stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
-        except (OSError, IndexError):
-            return True
+        fields = stat_fields(f"/proc/{engine}/stat")
+        return fields is None or fields[0] in (b"Z", b"X")
 
     def stop(self) -> None:
         """``SIGSTOP`` every process of the engine: its group, then (where it has a control
@@ -338,16 +335,24 @@ def _child_of(parent: int) -> int | None:
     """The oldest child of ``parent`` (the lowest start time), from ``/proc/*/stat``."""
     found: list[tuple[int, int]] = []
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[1]) == parent:
-            found.append((int(fields[19]), int(entry)))
+        if entry.isdigit():
+            fields = stat_fields(f"/proc/{entry}/stat")
+            if fields is not None and int(fields[1]) == parent:
+                found.append((int(fields[19]), int(entry)))
     return min(found)[1] if found else None
+
+
+def stat_fields(path: str) -> list[bytes] | None:
+    """The fields of a ``/proc`` ``stat`` file after the command's name (which may hold
+    spaces and parentheses): ``[0]`` the state, ``[1]`` the parent, ``[11:15]`` user and
+    system time and those of the children waited for (clock ticks), ``[19]`` the start
+    time; None if it cannot be read (the process is gone)."""
+    try:
+        with open(path, "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields if len(fields) > 19 else None
 
 
 def view_root(workdir: Path) -> Path:
