@@ -122,11 +122,7 @@ def _try_group(hierarchy: Hierarchy) -> bool:
             _write(hierarchy.parent / "cgroup.subtree_control", f"+{hierarchy.controller}")
         probe.mkdir(exist_ok=True)
         try:
-            if hierarchy.controller == "cpuacct":
-                _cpu_usage_ns(hierarchy, probe)
-            else:
-                _set_limit(hierarchy, probe, 1 << 30 if hierarchy.controller == "memory"
-                           else 64)
+            _set_up(hierarchy, probe, 1 << 30, 64)
         finally:
             probe.rmdir()
     except (OSError, ValueError):
@@ -150,16 +146,20 @@ def _write(path: Path, value: str) -> None:
         handle.write(value)
 
 
-def _set_limit(hierarchy: Hierarchy, group: Path, value: int) -> None:
-    if hierarchy.controller == "pids":
-        _write(group / "pids.max", str(value))
+def _set_up(hierarchy: Hierarchy, group: Path, memory_bytes: int, max_pids: int) -> None:
+    """What an engine's group needs of its controller: its cap (``memory``, ``pids``), or
+    a CPU account that reads (``cpuacct``)."""
+    if hierarchy.controller == "cpuacct":
+        _cpu_usage_ns(hierarchy, group)
+    elif hierarchy.controller == "pids":
+        _write(group / "pids.max", str(max_pids))
     elif hierarchy.version == 1:
-        _write(group / "memory.limit_in_bytes", str(value))
+        _write(group / "memory.limit_in_bytes", str(memory_bytes))
         # No swapping past the cap either, where swap accounting is on.
         with contextlib.suppress(OSError):
-            _write(group / "memory.memsw.limit_in_bytes", str(value))
+            _write(group / "memory.memsw.limit_in_bytes", str(memory_bytes))
     else:
-        _write(group / "memory.max", str(value))
+        _write(group / "memory.max", str(memory_bytes))
         with contextlib.suppress(OSError):
             _write(group / "memory.swap.max", "0")
 
@@ -179,10 +179,8 @@ class EngineCgroup:
                 group = hierarchy.parent / name
                 group.mkdir()
                 made.groups[controller] = (hierarchy, group)
-                if controller != "cpuacct":
-                    _set_limit(hierarchy, group,
-                               memory_bytes if controller == "memory" else max_pids)
-        except OSError:
+                _set_up(hierarchy, group, memory_bytes, max_pids)
+        except (OSError, ValueError):
             made.remove()
             raise
         return made
@@ -239,9 +237,7 @@ class EngineCgroup:
             new = self.pids(one_group=True) - sent
             if not new:
                 return
-            for pid in new:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signum)
+            _send(new, signum)
             sent |= new
 
     def kill(self) -> None:
@@ -251,15 +247,19 @@ class EngineCgroup:
             pids = self.pids()
             if not pids:
                 return
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
+            _send(pids, signal.SIGKILL)
             time.sleep(0.005)
 
     def remove(self) -> None:
         for _, group in self.groups.values():
             _remove_group(group)
         self.groups = {}
+
+
+def _send(pids: set[int], signum: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # gone, or not ours
+            os.kill(pid, signum)
 
 
 def _remove_group(group: Path) -> None:
