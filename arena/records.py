@@ -38,7 +38,7 @@ from arena.formats import (
 )
 from arena.games import Color, GomokuBoard, OthelloBoard, Outcome, Position, Termination, game
 from arena.games.gomoku import moves_from_empty
-from arena.text import bounded, printable
+from arena.text import bounded, engine_notes, printable
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
 FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
@@ -118,7 +118,8 @@ def native_replay(match: match_pb2.Match) -> Replay:
             move=record.move.square, time_ms=record.time_ms,
             score=search.score if search else None, depth=search.depth if search else None,
             nodes=search.nodes if search else None, pv=list(search.pv) if search else [],
-            worker=record.worker_id or None, exact=search.exact if search else False))
+            worker=record.worker_id or None, exact=search.exact if search else False,
+            notes=list(search.notes) if search else []))
     replay.outcome = match_outcome(match, replay.final_position())
     if match.result.forfeited != common_pb2.COLOR_UNSPECIFIED:
         loser = "black" if match.result.forfeited == common_pb2.COLOR_BLACK else "white"
@@ -358,10 +359,10 @@ def _imported_record(position: Position, ply: int, move: ReplayMove) -> match_pb
                                   move=common_pb2.Move(square=move.move, text=text),
                                   time_ms=move.time_ms, worker_id=_foreign(move.worker or ""),
                                   position_after=position.to_text())
-    if move.depth is not None or move.score is not None or move.pv:
+    if move.depth is not None or move.score is not None or move.pv or move.notes:
         record.search.CopyFrom(common_pb2.SearchInfo(
             score=move.score or 0, depth=move.depth or 0, nodes=move.nodes or 0, pv=move.pv,
-            exact=move.exact))
+            exact=move.exact, notes=engine_notes(move.notes)))
     return record
 
 

@@ -12,6 +12,8 @@ from elsewhere has them replaced (``printable``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 # Error messages are bounded: a detail never echoes megabytes of someone's input back.
 MAX_MESSAGE_CHARS = 1000
 SHOWN_CHARS = 500  # of a value quoted in an error message
@@ -52,3 +54,17 @@ def printable(text: str, keep: str = "") -> str:
     if unprintable(text, keep) is None:
         return text
     return "".join(char if _allowed(char, keep) else REPLACEMENT for char in text)
+
+
+# An engine's remarks about one move (``SearchInfo.notes``): stored with every move of a
+# match, so bounded per move.
+NOTES_KEPT = 4
+NOTE_CHARS = 200
+
+
+def engine_notes(lines: Iterable[str]) -> list[str]:
+    """The last ``NOTES_KEPT`` non-blank of ``lines``, stripped, each cut to ``NOTE_CHARS``
+    and made ``printable``: what an engine printed reaches other users' terminals and
+    browsers."""
+    kept = [line.strip() for line in lines if line.strip()][-NOTES_KEPT:]
+    return [printable(bounded(line, NOTE_CHARS)) for line in kept]

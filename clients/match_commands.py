@@ -250,6 +250,8 @@ def _watch(client: Any, match_id: str, as_json: bool, board: bool) -> int:
             print(f"{record.ply + 1:>3}. {COLOR_NAMES.get(record.color, '?')} "
                   f"{record.move.text or record.move.square} "
                   f"({_search_text(record, position)})", flush=True)
+            for note in record.search.notes:
+                print(f"     | {note}", flush=True)
             if record.position_after and position is not None:
                 position = position_of_like(position, record.position_after)
                 if board:

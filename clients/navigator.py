@@ -17,6 +17,7 @@ from arena.clients.common import TOO_LONG_LINE, typed_line
 
 from arena.formats import Replay
 from arena.games import Color, Position
+from arena.text import printable
 from arena.textboard import board_summary, legal_marks, move_names, render_board
 
 HELP = "keys: n next, p previous, f first, l last, <number> go to ply, q quit"
@@ -61,7 +62,8 @@ class Navigator:
     def header(self) -> str:
         replay = self.replay
         return (f"{replay.game} ({replay.variant}, {replay.size}x{replay.size}): "
-                f"black {replay.black} vs white {replay.white}, {len(replay.moves)} moves")
+                f"black {printable(replay.black)} vs white {printable(replay.white)}, "
+                f"{len(replay.moves)} moves")
 
     def frame(self) -> str:
         """The board at the current ply with the move that led there and its search."""
@@ -71,7 +73,7 @@ class Navigator:
         lines.append(render_board(position, last_move=last, marks=legal_marks(position)))
         lines.append(board_summary(position))
         if self.ply == self.last_ply and self.replay.forfeit:
-            lines.append(f"forfeit: {self.replay.forfeit}")
+            lines.append(f"forfeit: {printable(self.replay.forfeit)}")
         return "\n".join(lines)
 
     def _move_line(self) -> str:
@@ -89,7 +91,8 @@ class Navigator:
             details.append(f"depth {record.depth}")
         if record.pv:
             details.append("pv " + " ".join(move_names(before, record.pv)))
-        return f"{text} ({', '.join(details)})"
+        notes = "".join(f"\n  | {printable(note)}" for note in record.notes)
+        return f"{text} ({', '.join(details)}){notes}"
 
     def frames(self) -> Iterator[str]:
         for ply in range(self.last_ply + 1):

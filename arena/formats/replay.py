@@ -14,6 +14,7 @@ Version 1 layout (keys in this order when written; one move per line)::
       "moves": [
         {"move": 37, "time_ms": 120, "score": 4, "depth": 9, "nodes": 81234,
          "pv": [37, 43], "worker": "w1", "exact": false},
+        {"move": 29, "time_ms": 980, ..., "notes": ["MESSAGE depth 12 ev 35"]},
         ...
       ],
       "outcome": {"winner": "black", "termination": "normal", "black_score": 40,
@@ -23,7 +24,9 @@ Version 1 layout (keys in this order when written; one move per line)::
     }
 
 Moves are integers in the game's move numbering (Othello ``PASS`` = 64). ``score``,
-``depth``, ``nodes`` and ``worker`` may be null; ``pv`` may be empty. The parser
+``depth``, ``nodes`` and ``worker`` may be null; ``pv`` may be empty; ``notes`` (what
+the bot said about the move: a protocol engine's remarks), a list of strings, is written
+only when there are some and may be left out. The parser
 replays every move through the rules and checks that a rules-decided outcome
 (``normal``/``full_board``) is the final position's own. Errors name the line and
 column for malformed JSON, and the JSON path (``moves[3].time_ms``) otherwise.
@@ -57,6 +60,7 @@ class ReplayMove:
     pv: list[int] = field(default_factory=list)
     worker: str | None = None
     exact: bool = False
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -122,7 +126,7 @@ def write_replay(replay: Replay) -> str:
 
 
 def _move_json(move: ReplayMove) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "move": move.move,
         "time_ms": move.time_ms,
         "score": move.score,
@@ -132,6 +136,9 @@ def _move_json(move: ReplayMove) -> dict[str, Any]:
         "worker": move.worker,
         "exact": move.exact,
     }
+    if move.notes:
+        data["notes"] = list(move.notes)
+    return data
 
 
 def _outcome_json(outcome: Outcome) -> dict[str, Any]:
@@ -216,6 +223,9 @@ def _parse_move(item: _Reader) -> ReplayMove:
     pv = item.data.get("pv", [])
     if not isinstance(pv, list) or any(type(m) is not int for m in pv):
         raise FormatError(f"{item.where('pv')} must be a list of integers")
+    notes = item.data.get("notes", [])
+    if not isinstance(notes, list) or any(type(n) is not str for n in notes):
+        raise FormatError(f"{item.where('notes')} must be a list of strings")
     return ReplayMove(
         move=item.get("move", int),
         time_ms=item.get("time_ms", int),
@@ -225,6 +235,7 @@ def _parse_move(item: _Reader) -> ReplayMove:
         pv=list(pv),
         worker=item.get("worker", str, optional=True),
         exact=bool(item.get("exact", bool)) if "exact" in item.data else False,
+        notes=list(notes),
     )
 
 

@@ -237,6 +237,7 @@ class SearchInfo(_message.Message):
     EXACT_FIELD_NUMBER: _builtins.int
     CACHE_HIT_FIELD_NUMBER: _builtins.int
     TIED_MOVES_FIELD_NUMBER: _builtins.int
+    NOTES_FIELD_NUMBER: _builtins.int
     score: _builtins.int
     """Score from the mover's point of view, in the evaluator's units."""
     depth: _builtins.int
@@ -259,6 +260,15 @@ class SearchInfo(_message.Message):
         them. Empty otherwise.
         """
 
+    @_builtins.property
+    def notes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """What the bot said about this move beside its answer: a protocol engine's output
+        (Gomocup MESSAGE, DEBUG and SUGGEST lines; NBoard lines other than its answer), or
+        an external bot's own notes in its reply. The referee keeps the last 4 non-blank
+        lines, each cut to 200 characters, control characters replaced
+        (`arena.text.engine_notes`). Built-in bots leave it empty.
+        """
+
     def __init__(
         self,
         *,
@@ -271,10 +281,11 @@ class SearchInfo(_message.Message):
         exact: _builtins.bool = ...,
         cache_hit: _builtins.bool = ...,
         tied_moves: _abc.Iterable[_builtins.int] | None = ...,
+        notes: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_hit", b"cache_hit", "depth", b"depth", "exact", b"exact", "nodes", b"nodes", "nps", b"nps", "pv", b"pv", "score", b"score", "tied_moves", b"tied_moves", "time_ms", b"time_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_hit", b"cache_hit", "depth", b"depth", "exact", b"exact", "nodes", b"nodes", "notes", b"notes", "nps", b"nps", "pv", b"pv", "score", b"score", "tied_moves", b"tied_moves", "time_ms", b"time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from arena.services.common.protocol.delivery import cpu_wall_guard_ms
 
 from arena.games import PASS, Color, Position, Termination, game_of
-from arena.text import printable
+from arena.text import engine_notes, printable
 from arena.v1 import common_pb2, engine_pb2, match_pb2
 
 _ERROR_TERMINATIONS = {
@@ -106,10 +106,13 @@ def move_record(
     square = result.move.square
     after = position.copy()
     after.push(square)
+    search = common_pb2.SearchInfo()
+    search.CopyFrom(result.search)
+    search.notes[:] = engine_notes(result.search.notes)  # the worker's words are bounded too
     return match_pb2.MoveRecord(
         ply=ply, color=proto_color(position.turn),
         move=common_pb2.Move(square=square, text=position.move_to_str(square)),
-        time_ms=time_ms, charged_ms=charged_ms, search=result.search,
+        time_ms=time_ms, charged_ms=charged_ms, search=search,
         worker_id=result.worker_id,
         has_tree=result.tree_stored, position_after=after.to_text(),
     )

@@ -337,6 +337,7 @@ def search_json(search: common_pb2.SearchInfo, before: Position) -> Json:
         "nps": number(search.nps), "time_ms": round(search.time_ms, 1), "exact": search.exact,
         "cache_hit": search.cache_hit, "pv": move_names(before, list(search.pv)),
         "tied": [before.move_to_str(m) for m in search.tied_moves if _on_board(before, m)],
+        "notes": list(search.notes),
     }
 
 

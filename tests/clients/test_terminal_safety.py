@@ -7,6 +7,7 @@ record, an engine's stderr) is stored with those characters replaced by U+FFFD."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from arena.formats import Replay, ReplayMove, write_replay
 from arena.games import OthelloBoard
@@ -44,14 +45,17 @@ def test_typed_text_with_control_characters_is_refused(cli_stack: InProcessStack
         assert not any(char in listing for char in CONTROL)
 
 
-def test_a_records_text_is_stored_printable(cli_stack: InProcessStack) -> None:
+def test_a_records_text_is_stored_printable(cli_stack: InProcessStack, tmp_path: Path) -> None:
     board = OthelloBoard()
     replay = Replay.new(board.copy(), f"black{ESCAPES}", "white\x9b31m")
     for _ in range(4):
         move = board.legal_moves()[0]
         board.push(move)
-        replay.moves.append(ReplayMove(move=move, time_ms=1, worker=f"w{ESCAPES}" * 40))
+        replay.moves.append(ReplayMove(move=move, time_ms=1, worker=f"w{ESCAPES}" * 40,
+                                       notes=[f"note {n}{ESCAPES}" for n in range(12)]))
     replay.forfeit = f"gone{ESCAPES}"
+    record = tmp_path / "game.json"
+    record.write_text(write_replay(replay))
     said = ok(cli_stack.run("match", "import", "-", stdin=write_replay(replay)))
     match_id = said.split()[2]
     match = json.loads(ok(cli_stack.run("match", "show", match_id, "--json")))
@@ -59,8 +63,13 @@ def test_a_records_text_is_stored_printable(cli_stack: InProcessStack) -> None:
     assert match["white"]["name"] == "white\ufffd31m"
     worker = match["moves"][0]["worker_id"]
     assert len(worker) == 100 and worker.startswith("w\ufffd[2J") and worker.isprintable()
+    # An engine's notes: the last 4 of a move's, control characters replaced.
+    notes = match["moves"][0]["search"]["notes"]
+    assert notes == [f"note {n}\ufffd[2J\ufffd]0;owned\ufffd" for n in range(8, 12)]
     shown = [said, ok(cli_stack.run("match", "show", match_id)),
              ok(cli_stack.run("match", "list")),
-             ok(cli_stack.run("match", "export", match_id, "--format", "ggf"))]
+             ok(cli_stack.run("match", "export", match_id, "--format", "ggf")),
+             ok(cli_stack.run("match", "replay", match_id, "--all")),
+             ok(cli_stack.run("match", "replay", str(record), "--all"))]  # as written
     for text in shown:
         assert not any(char in text for char in CONTROL), text

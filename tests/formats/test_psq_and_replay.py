@@ -101,6 +101,7 @@ def finished_othello_replay() -> Replay:
                 pv=[move],
                 worker=f"w{step % 2}",
                 exact=step > 50,
+                notes=[f"MESSAGE step {step}", "DEBUG x"] if step % 5 == 0 else [],
             )
         )
         board.push(move)
@@ -115,6 +116,7 @@ def test_replay_round_trips_losslessly() -> None:
     text = write_replay(replay)
     assert json.loads(text)["version"] == REPLAY_VERSION
     assert text.count("\n") > len(replay.moves)  # one move per line
+    assert text.count('"notes"') == sum(1 for move in replay.moves if move.notes)
     again = parse_replay(text)
     assert again == replay
     assert again.final_position().outcome() == replay.outcome
@@ -149,6 +151,8 @@ def edit(replay: Replay, path: list[str | int], value: object) -> str:
         (["moves", 3, "score"], True, "moves[3].score"),
         (["moves", 0, "move"], 0, "moves[0]"),  # illegal: a1 at the start
         (["moves", 2, "pv"], [1, "x"], "moves[2].pv"),
+        (["moves", 2, "notes"], "MESSAGE hi", "moves[2].notes"),
+        (["moves", 2, "notes"], ["ok", 3], "moves[2].notes"),
         (["outcome", "winner"], "red", "outcome.winner"),
         (["outcome", "black_score"], 0, "does not match"),
         (["game"], "gomoku", "start"),

@@ -39,6 +39,9 @@ each move request does what MODE says:
   passed on the wall clock, as engines time themselves, then plays (Gomocup);
 - ``boast``: reports a search no engine has (a depth of 5,000 digits, a score of 1e999, a
   node count past int64), then a sane one (Gomocup), then plays.
+- ``talk``: before each move says ten MESSAGE lines: six notes, one holding a terminal
+  escape (it would set the window's title), one of 500 characters, two notes more; then
+  plays (Gomocup).
 """
 
 from __future__ import annotations
@@ -131,6 +134,13 @@ def gomocup_move(board: GomokuBoard, mode: str, arg: str) -> str:
     if mode == "boast":
         say(f"MESSAGE depth {'9' * 5000} ev 1e999 n {'9' * 40} tm 1e999")
         say("MESSAGE depth 7 ev 12")
+    if mode == "talk":
+        for note in range(1, 7):
+            say(f"MESSAGE note {note}")
+        say("MESSAGE \x1b]0;owned\x07 a title")
+        say("MESSAGE " + "y" * 500)
+        for note in range(7, 9):
+            say(f"MESSAGE note {note}")
     move = board.legal_moves()[0]
     return gomocup.format_reply(gomocup.MoveReply(move % board.size, move // board.size))
 

@@ -107,6 +107,8 @@ def catalog(tmp_path: Path, listener: socket.socket) -> Path:
                 [*fake, "network", str(listener.getsockname()[1])]),
         _engine("fake-sleepy", "othello", "nboard", [*fake, "sleepy", "5000"]),
         _engine("fake-burn", "othello", "nboard", [*fake, "burn", "2500"]),
+        _engine("fake-talk", "gomoku", "gomocup",
+                [sys.executable, str(FAKE_ENGINE), "gomocup", "talk"]),
     ]
     path = tmp_path / "engines.toml"
     path.write_text("\n".join(entries))
@@ -374,6 +376,38 @@ def test_a_cancelled_match_kills_its_engine_mid_move(redis_client: redis.Redis,
             match_config("nboard-bot", "opponent", move_time_ms=MOVE_TIME_MS)).id, 300)
     assert match.status == match_pb2.MATCH_STATUS_CANCELLED, match.result
     assert after.status == match_pb2.MATCH_STATUS_FINISHED, after.result
+
+
+def test_what_an_engine_says_is_kept_with_its_moves(redis_client: redis.Redis,
+                                                    stack: Launcher) -> None:
+    """An engine's MESSAGE lines reach the match record, bounded (its last 4 lines, each
+    cut to 200 characters) and with the escape it printed made harmless; the command
+    line shows them under each move and a replay file keeps them."""
+    with stack_client(stack) as sdk:
+        protocol_bot(sdk, "talker", "fake-talk", GOMOKU)
+        builtin_bot(sdk, "listener", GOMOKU_BUILTIN, GOMOKU)
+        match_id = sdk.create_match(match_config("talker", "listener", GOMOKU)).id
+        match = wait_finished(redis_client, match_id, 300)
+    assert match.status == match_pb2.MATCH_STATUS_FINISHED, match.result
+    said = ["MESSAGE \ufffd]0;owned\ufffd a title", "MESSAGE " + "y" * 191 + "\u2026",
+            "MESSAGE note 7", "MESSAGE note 8"]
+    talker = [r for r in match.moves if r.color == common_pb2.COLOR_BLACK]
+    assert talker and all(list(r.search.notes) == said for r in talker), talker[0].search
+    assert all(not r.search.notes for r in match.moves if r.color == common_pb2.COLOR_WHITE)
+
+    stack.write_manifest()
+    env = dict(os.environ, ARENA_HOME=str(stack.home), ARENA_TOKEN=ADMIN_TOKEN)
+    watched = subprocess.run([sys.executable, "-m", "arena.clients", "match", "watch",
+                              match_id, "--no-board"], env=env, capture_output=True,
+                             text=True, timeout=60)
+    assert watched.returncode == 0, watched.stderr
+    assert watched.stdout.count("     | MESSAGE note 8\n") == len(talker), watched.stdout
+    assert "\x1b" not in watched.stdout and "\x07" not in watched.stdout
+    exported = subprocess.run([sys.executable, "-m", "arena.clients", "match", "replay",
+                               match_id, "--ply", "1"], env=env, capture_output=True,
+                              text=True, timeout=60)
+    assert exported.returncode == 0, exported.stderr
+    assert "  | MESSAGE note 8" in exported.stdout and "\x1b" not in exported.stdout
 
 
 def test_the_engines_from_the_command_line(stack: Launcher) -> None:

@@ -4,6 +4,7 @@ sees must be what the services and the rules library say."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import subprocess
@@ -18,7 +19,7 @@ from google.protobuf import json_format
 
 from arena.clock import game_time_left_ms
 from arena.errors import FailedPreconditionError
-from arena.formats import parse_replay
+from arena.formats import parse_replay, write_replay
 from arena.games import Color, OthelloBoard, Position
 from arena.v1 import common_pb2, ladder_pb2, match_pb2, referee_pb2
 from tests.web.conftest import (
@@ -327,6 +328,25 @@ def test_replay_controls_step_through_the_rules_positions(web: WebStack, page: A
     marked = page.eval_on_selector_all(
         "svg.board g[data-legal='1']", "gs => gs.map(g => Number(g.dataset.square))")
     assert sorted(marked) == sorted(m for m in positions[10].legal_moves() if m < 64)
+
+
+def test_what_a_bot_said_about_a_move_is_shown_as_text(web: WebStack, page: Any) -> None:
+    """A move's notes (a protocol engine's MESSAGE lines, here from an imported replay)
+    are shown under the move, as text: markup in them is not obeyed."""
+    replay = parse_replay(web.client.get_replay(finished_ladder_match(web).id,
+                                                referee_pb2.REPLAY_FORMAT_NATIVE).content)
+    notes = ["MESSAGE depth 9 ev 35", "<script>alert('note')</script> & <b>bold</b>"]
+    bots = next(i for i, move in enumerate(replay.moves) if move.worker != "opening")
+    replay.moves[bots] = dataclasses.replace(replay.moves[bots], notes=notes)
+    match = web.client.import_match(write_replay(replay))
+    assert list(match.moves[bots - len(match.config.opening)].search.notes) == notes
+    open_page(page, f"{web.url}/matches/{match.id}")
+    page.click(f".moves button[data-ply='{bots + 1}']")
+    assert page.text_content("dd pre.notes") == "\n".join(notes)
+    assert page.evaluate("document.scripts.length") == 2  # theme.js and app.js only
+    assert page.evaluate("document.querySelectorAll('main b').length") == 0
+    page.click(f".moves button[data-ply='{bots + 2}']")  # a move without notes shows none
+    assert page.query_selector("dd pre.notes") is None
 
 
 def test_a_ladder_made_with_the_form_keeps_its_settings(web: WebStack, page: Any) -> None:

@@ -36,8 +36,8 @@ from arena.services.worker.engines.sandbox import Sandbox
 
 from arena.engine.api import StopFlag
 from arena.protocols.report import SearchReport
+from arena.text import engine_notes
 
-_NOTES_KEPT = 20
 Request = TypeVar("Request")
 MAX_STRETCH = 2.0  # the most time an engine is told, as a multiple of its move's limit
 # A move shorter than this (running, not held) says little about the engine's CPU share.
@@ -208,7 +208,7 @@ class ProtocolClient(ABC, Generic[Request]):
 
     @staticmethod
     def notes(lines: list[str]) -> tuple[str, ...]:
-        return tuple(lines[-_NOTES_KEPT:])
+        return tuple(engine_notes(lines))
 
     def _drop_stale(self) -> None:
         """Late output of an earlier answer must not be read as this one's."""

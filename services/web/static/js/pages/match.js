@@ -169,6 +169,7 @@ class MatchView {
       if (search.tied.length > 1) facts.push(["Tied", `drawn among ${search.tied.join(" ")}`]);
       facts.push(["PV", h("span", { class: "pv" }, search.pv.join(" ") || "\u2014")]);
     }
+    if (search && search.notes.length) facts.push(["Engine said", h("pre", { class: "notes" }, search.notes.join("\n"))]);
     if (view.worker) facts.push(["Worker", view.worker]);
     const tree = view.has_tree
       ? h("a", { class: "button", href: `/matches/${encodeURIComponent(this.match.id)}/tree/${view.record_ply}` }, "Search tree \u2192") : null;
