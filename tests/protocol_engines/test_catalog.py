@@ -73,6 +73,34 @@ def test_a_changed_file_is_a_different_engine(folder: Path) -> None:
     assert before.checksum != after.checksum and before != after
 
 
+def test_a_data_folder_is_hashed_file_by_file(folder: Path) -> None:
+    """A folder in ``files`` (an engine's book, networks, configuration): its checksum
+    covers every file under it, by path and content, so a changed, renamed, added or
+    removed file is a different engine."""
+    data = folder / "data"
+    (data / "nets").mkdir(parents=True)
+    (data / "config.toml").write_text("threads = 1\n")
+    (data / "nets" / "a.bin").write_bytes(b"\x02" * 10)
+    (data / "to-a.bin").symlink_to(data / "nets" / "a.bin")  # a link to a file counts
+    (data / "to-nets").symlink_to(data / "nets")  # a link to a folder is not followed
+    text = GOOD.replace('files = ["weights.bin"]', 'files = ["weights.bin", "data"]')
+    tester = parse_catalog(text, folder).get("tester")
+    assert tester.files == (str(folder / "weights.bin"), str(data))
+    content = ((folder / "bin" / "pbrain-test").read_bytes()
+               + (folder / "weights.bin").read_bytes()
+               + b"config.toml\0threads = 1\n" + b"nets/a.bin\0" + b"\x02" * 10
+               + b"to-a.bin\0" + b"\x02" * 10)
+    assert tester.checksum == hashlib.sha256(content).hexdigest()
+    sums = {tester.checksum}
+    for change in (lambda: (data / "nets" / "a.bin").write_bytes(b"\x03" * 10),
+                   lambda: (data / "nets" / "a.bin").rename(data / "nets" / "b.bin"),
+                   lambda: (data / "nets" / "c.bin").write_bytes(b""),
+                   lambda: (data / "config.toml").unlink()):
+        change()
+        sums.add(parse_catalog(text, folder).get("tester").checksum)
+    assert len(sums) == 5
+
+
 def test_bare_names_are_found_on_path_and_beside_python(folder: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(folder / "bin"))

@@ -371,6 +371,53 @@ def test_a_planned_view_reaches_its_script_whole(tmp_path: Path) -> None:
     assert View.parse(noatime.command(["/usr/bin/true"])[4]) == noatime
 
 
+READER = """
+import json, os
+wanted = json.loads(os.environ["WANTED"])
+seen = {}
+for name in wanted:
+    try:
+        with open(name) as handle:
+            seen[name] = handle.read()
+    except OSError as exc:
+        seen[name] = f"{type(exc).__name__}:{exc.errno}"
+try:
+    open(os.path.join(os.path.dirname(wanted[0]), "planted"), "w").close()
+    seen["write"] = "ok"
+except OSError as exc:
+    seen["write"] = f"{type(exc).__name__}:{exc.errno}"
+print(json.dumps(seen))
+"""
+
+
+def test_an_engine_reads_a_data_folder_named_in_its_files(
+        sandbox: Sandbox, tmp_path: Path) -> None:
+    """A catalog folder (``files = ["data"]``) is readable whole, read-only; a file
+    beside it that is not named stays out of view (the paths reach the engine in its
+    environment: paths in its command would be readable)."""
+    if not sandbox.protections.view:
+        assert "filesystem: NOT isolated" in "\n".join(sandbox.protections.describe())
+        return
+    data = tmp_path / "engine" / "data"
+    (data / "nets").mkdir(parents=True)
+    (data / "nets" / "model.bin").write_text("weights")
+    (data / "book.txt").write_text("f5 d6")
+    other = tmp_path / "engine" / "other.txt"
+    other.write_text("not named")
+    wanted = [str(data / "nets" / "model.bin"), str(data / "book.txt"), str(other)]
+    process = sandbox.start([sys.executable, "-c", READER], SandboxLimits(),
+                            {"WANTED": json.dumps(wanted)}, readable=[str(data)])
+    try:
+        assert process.popen.wait(timeout=60) == 0
+        assert process.popen.stdout is not None
+        seen = json.loads(process.popen.stdout.read())
+    finally:
+        stop(process)
+    assert seen[wanted[0]] == "weights" and seen[wanted[1]] == "f5 d6"
+    assert seen[wanted[2]] == "FileNotFoundError:2"
+    assert seen["write"] == "OSError:30" and not (data / "nets" / "planted").exists()
+
+
 def test_an_engine_whose_interpreter_is_out_of_view_says_so(
         sandbox: Sandbox, tmp_path: Path) -> None:
     """A script whose interpreter is nowhere the engine may look fails to start, with a

@@ -7,7 +7,8 @@ A TOML file, one table per engine under ``engines``:
     games = ["othello"]
     protocol = "nboard"                    # or "gtp" (Othello), "gomocup" (Gomoku)
     command = ["/opt/edax/lEdax", "-nboard", "-n", "1", "-eval-file", "/opt/edax/eval.dat"]
-    files = ["/opt/edax/eval.dat"]         # hashed with the executable into the checksum
+    files = ["/opt/edax/eval.dat"]         # files or folders it reads, hashed with the
+                                           # executable into the checksum
     options = { depth = 10 }               # protocol settings (see OPTIONS)
     limits = { memory_mb = 512, startup_ms = 10000 }
     env = { EXAMPLE = "1" }                # added to the sandbox's small environment
@@ -15,7 +16,9 @@ A TOML file, one table per engine under ``engines``:
 A relative path (in ``command[0]`` or ``files``) is read from the catalog's folder; a bare
 name is looked up on ``PATH`` and beside the worker's Python. Every problem is reported at
 once, field by field (``engines.edax.limits.memory_mb: ...``). Each engine's checksum is a
-SHA-256 of its executable and its ``files``: a changed binary is a different engine.
+SHA-256 of its executable and its ``files``: a changed binary is a different engine. A
+folder in ``files`` (an engine's data folder: its book, its networks, its configuration) is
+readable whole, and hashed file by file: each file's path inside it, then its bytes.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import shlex
 import shutil
 import sys
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -232,12 +235,12 @@ def _beside_python() -> Path:
 def _files(value: object, base_dir: Path, where: str, problems: list[FieldViolation]
            ) -> list[Path]:
     if not isinstance(value, list) or not all(isinstance(f, str) for f in value):
-        problems.append(FieldViolation(where, "must be a list of file paths"))
+        problems.append(FieldViolation(where, "must be a list of file or folder paths"))
         return []
     paths = [Path(f) if Path(f).is_absolute() else base_dir / f for f in value]
     for path in paths:
-        if not path.is_file():
-            problems.append(FieldViolation(where, f"no file {str(path)!r}"))
+        if not path.is_file() and not path.is_dir():
+            problems.append(FieldViolation(where, f"no file or folder {str(path)!r}"))
     return paths
 
 
@@ -275,13 +278,39 @@ def _env(value: object, where: str, problems: list[FieldViolation]) -> dict[str,
 
 
 def checksum(executable: str | Path, files: list[Path] | tuple[Path, ...] = ()) -> str:
-    """SHA-256 (hex) of the executable's bytes and then each file's, in order."""
+    """SHA-256 (hex) of the executable's bytes and then each file's, in order; a folder
+    adds, for each file under it in sorted order, its path inside the folder (NUL-ended)
+    and its bytes, so a renamed, added or removed file changes the sum too."""
     digest = hashlib.sha256()
     for path in (Path(executable), *files):
-        with open(path, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
+        for part in _hashed_parts(path):
+            digest.update(part)
     return digest.hexdigest()
+
+
+def _hashed_parts(path: Path) -> Iterator[bytes]:
+    if not path.is_dir():
+        yield from _chunks(path)
+        return
+    for inner in _folder_files(path):
+        yield inner.relative_to(path).as_posix().encode() + b"\0"
+        yield from _chunks(inner)
+
+
+def _chunks(path: Path) -> Iterator[bytes]:
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            yield chunk
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    """The files under ``folder``, sorted, without following links to folders (a link
+    to a file counts as that file, though in the engine's view only a target inside a
+    readable folder can be read)."""
+    found = []
+    for parent, _folders, names in os.walk(folder):
+        found += [Path(parent) / name for name in names if (Path(parent) / name).is_file()]
+    return sorted(found)
 
 
 def sample_catalog_path() -> Path:
