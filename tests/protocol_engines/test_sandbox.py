@@ -12,6 +12,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from arena.services.worker.engines import view as view_module
@@ -48,6 +49,18 @@ def limits_of(pid: int) -> dict[str, str]:
 def stop(process: SandboxedProcess) -> None:
     process.kill_all()
     process.release()
+
+
+def run_for_json(sandbox: Sandbox, command: list[str], env: dict[str, str],
+                 readable: list[str] | None = None) -> Any:
+    """What ``command`` printed as JSON, run to its end (exit 0) in the sandbox."""
+    process = sandbox.start(command, SandboxLimits(), env, readable or ())
+    try:
+        assert process.popen.wait(timeout=60) == 0
+        assert process.popen.stdout is not None
+        return json.loads(process.popen.stdout.read())
+    finally:
+        stop(process)
 
 
 def test_a_process_gets_its_limits_folder_and_environment(sandbox: Sandbox) -> None:
@@ -141,14 +154,8 @@ def test_an_engine_sees_only_the_system_python_its_files_and_its_folder(
     cache = numba_cache_base()
     assert os.path.isdir(cache)  # the kernels are compiled before any engine starts
     command = [sys.executable, "-c", PROBER, f"--weights={data}"]
-    process = sandbox.start(command, SandboxLimits(), {"SECRET": str(secret), "CACHE": cache,
-                                                        "WORKER": str(os.getpid())})
-    try:
-        assert process.popen.wait(timeout=60) == 0
-        assert process.popen.stdout is not None
-        seen = json.loads(process.popen.stdout.read())
-    finally:
-        stop(process)
+    seen = run_for_json(sandbox, command, {"SECRET": str(secret), "CACHE": cache,
+                                           "WORKER": str(os.getpid())})
     assert seen["secret"] == seen["secret_folder"] == "FileNotFoundError:2"
     assert seen["signal_worker"] == seen["signal_everyone"] == "ProcessLookupError:3"
     # Its processes only: the namespace's init (pid 1, the view's script) and itself.
@@ -405,14 +412,8 @@ def test_an_engine_reads_a_data_folder_named_in_its_files(
     other = tmp_path / "engine" / "other.txt"
     other.write_text("not named")
     wanted = [str(data / "nets" / "model.bin"), str(data / "book.txt"), str(other)]
-    process = sandbox.start([sys.executable, "-c", READER], SandboxLimits(),
-                            {"WANTED": json.dumps(wanted)}, readable=[str(data)])
-    try:
-        assert process.popen.wait(timeout=60) == 0
-        assert process.popen.stdout is not None
-        seen = json.loads(process.popen.stdout.read())
-    finally:
-        stop(process)
+    seen = run_for_json(sandbox, [sys.executable, "-c", READER],
+                        {"WANTED": json.dumps(wanted)}, [str(data)])
     assert seen[wanted[0]] == "weights" and seen[wanted[1]] == "f5 d6"
     assert seen[wanted[2]] == "FileNotFoundError:2"
     assert seen["write"] == "OSError:30" and not (data / "nets" / "planted").exists()
