@@ -66,5 +66,5 @@ def engine_notes(lines: Iterable[str]) -> list[str]:
     """The last ``NOTES_KEPT`` non-blank of ``lines``, stripped, each cut to ``NOTE_CHARS``
     and made ``printable``: what an engine printed reaches other users' terminals and
     browsers."""
-    kept = [line.strip() for line in lines if line.strip()][-NOTES_KEPT:]
+    kept = [line for line in map(str.strip, lines) if line][-NOTES_KEPT:]
     return [printable(bounded(line, NOTE_CHARS)) for line in kept]
