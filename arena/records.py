@@ -116,7 +116,8 @@ def native_replay(match: match_pb2.Match) -> Replay:
         search = record.search if record.HasField("search") else None
         replay.moves.append(ReplayMove(
             move=record.move.square, time_ms=record.time_ms,
-            score=search.score if search else None, depth=search.depth if search else None,
+            score=search.score if search and search.HasField("score") else None,
+            depth=search.depth if search and search.HasField("depth") else None,
             nodes=search.nodes if search else None, pv=list(search.pv) if search else [],
             worker=record.worker_id or None, exact=search.exact if search else False,
             notes=list(search.notes) if search else []))
@@ -361,7 +362,7 @@ def _imported_record(position: Position, ply: int, move: ReplayMove) -> match_pb
                                   position_after=position.to_text())
     if move.depth is not None or move.score is not None or move.pv or move.notes:
         record.search.CopyFrom(common_pb2.SearchInfo(
-            score=move.score or 0, depth=move.depth or 0, nodes=move.nodes or 0, pv=move.pv,
+            score=move.score, depth=move.depth, nodes=move.nodes or 0, pv=move.pv,
             exact=move.exact, notes=engine_notes(move.notes)))
     return record
 

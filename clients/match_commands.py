@@ -271,8 +271,10 @@ def _search_text(record: match_pb2.MoveRecord, before: Position | None) -> str:
     reported (the PV by name when the position before the move is known)."""
     search = record.search
     info = f"{record.time_ms} ms"
-    if search.depth:
-        info += f", score {search.score:+d}, depth {search.depth}"
+    if search.HasField("score"):
+        info += f", score {search.score:+d}"
+    if search.HasField("depth"):
+        info += f", depth {search.depth}"
     if search.nodes:
         info += f", nodes {search.nodes}"
     if search.pv:

@@ -239,8 +239,11 @@ class SearchInfo(_message.Message):
     TIED_MOVES_FIELD_NUMBER: _builtins.int
     NOTES_FIELD_NUMBER: _builtins.int
     score: _builtins.int
-    """Score from the mover's point of view, in the evaluator's units."""
+    """Score from the mover's point of view, in the evaluator's units. Unset when the bot
+    reported none (a protocol engine that prints no evaluation): 0 is a score.
+    """
     depth: _builtins.int
+    """Depth in plies; unset when the bot reported none."""
     nodes: _builtins.int
     nps: _builtins.int
     time_ms: _builtins.float
@@ -272,8 +275,8 @@ class SearchInfo(_message.Message):
     def __init__(
         self,
         *,
-        score: _builtins.int = ...,
-        depth: _builtins.int = ...,
+        score: _builtins.int | None = ...,
+        depth: _builtins.int | None = ...,
         nodes: _builtins.int = ...,
         nps: _builtins.int = ...,
         pv: _abc.Iterable[_builtins.int] | None = ...,
@@ -283,11 +286,18 @@ class SearchInfo(_message.Message):
         tied_moves: _abc.Iterable[_builtins.int] | None = ...,
         notes: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_depth", b"_depth", "_score", b"_score", "depth", b"depth", "score", b"score"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cache_hit", b"cache_hit", "depth", b"depth", "exact", b"exact", "nodes", b"nodes", "notes", b"notes", "nps", b"nps", "pv", b"pv", "score", b"score", "tied_moves", b"tied_moves", "time_ms", b"time_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_depth", b"_depth", "_score", b"_score", "cache_hit", b"cache_hit", "depth", b"depth", "exact", b"exact", "nodes", b"nodes", "notes", b"notes", "nps", b"nps", "pv", b"pv", "score", b"score", "tied_moves", b"tied_moves", "time_ms", b"time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__depth: _TypeAlias = _typing.Literal["depth"]  # noqa: Y015
+    _WhichOneofArgType__depth: _TypeAlias = _typing.Literal["_depth", b"_depth"]  # noqa: Y015
+    _WhichOneofReturnType__score: _TypeAlias = _typing.Literal["score"]  # noqa: Y015
+    _WhichOneofArgType__score: _TypeAlias = _typing.Literal["_score", b"_score"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__depth) -> _WhichOneofReturnType__depth | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__score) -> _WhichOneofReturnType__score | None: ...
 
 Global___SearchInfo: _TypeAlias = SearchInfo  # noqa: Y015
 

@@ -333,7 +333,9 @@ def is_pass(position: Position, move: int) -> bool:
 
 def search_json(search: common_pb2.SearchInfo, before: Position) -> Json:
     return {
-        "score": number(search.score), "depth": search.depth, "nodes": number(search.nodes),
+        "score": number(search.score) if search.HasField("score") else None,
+        "depth": search.depth if search.HasField("depth") else None,
+        "nodes": number(search.nodes),
         "nps": number(search.nps), "time_ms": round(search.time_ms, 1), "exact": search.exact,
         "cache_hit": search.cache_hit, "pv": move_names(before, list(search.pv)),
         "tied": [before.move_to_str(m) for m in search.tied_moves if _on_board(before, m)],

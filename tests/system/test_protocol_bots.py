@@ -394,6 +394,10 @@ def test_what_an_engine_says_is_kept_with_its_moves(redis_client: redis.Redis,
     talker = [r for r in match.moves if r.color == common_pb2.COLOR_BLACK]
     assert talker and all(list(r.search.notes) == said for r in talker), talker[0].search
     assert all(not r.search.notes for r in match.moves if r.color == common_pb2.COLOR_WHITE)
+    # The talker reports no evaluation or depth: none is made up for it (0 is a score).
+    assert not any(r.search.HasField("score") or r.search.HasField("depth") for r in talker)
+    listener = [r for r in match.moves if r.color == common_pb2.COLOR_WHITE]
+    assert all(r.search.HasField("score") and r.search.depth > 0 for r in listener)
 
     stack.write_manifest()
     env = dict(os.environ, ARENA_HOME=str(stack.home), ARENA_TOKEN=ADMIN_TOKEN)
@@ -402,12 +406,16 @@ def test_what_an_engine_says_is_kept_with_its_moves(redis_client: redis.Redis,
                              text=True, timeout=60)
     assert watched.returncode == 0, watched.stderr
     assert watched.stdout.count("     | MESSAGE note 8\n") == len(talker), watched.stdout
+    moves = [line for line in watched.stdout.splitlines() if line[:3].strip().isdigit()]
+    assert [", score " in line for line in moves] == [r.color == common_pb2.COLOR_WHITE
+                                                      for r in match.moves], moves
     assert "\x1b" not in watched.stdout and "\x07" not in watched.stdout
     exported = subprocess.run([sys.executable, "-m", "arena.clients", "match", "replay",
                                match_id, "--ply", "1"], env=env, capture_output=True,
                               text=True, timeout=60)
     assert exported.returncode == 0, exported.stderr
     assert "  | MESSAGE note 8" in exported.stdout and "\x1b" not in exported.stdout
+    assert "score" not in exported.stdout and "depth" not in exported.stdout, exported.stdout
 
 
 def test_the_engines_from_the_command_line(stack: Launcher) -> None:

@@ -349,6 +349,35 @@ def test_what_a_bot_said_about_a_move_is_shown_as_text(web: WebStack, page: Any)
     assert page.query_selector("dd pre.notes") is None
 
 
+def test_a_move_shows_only_what_its_bot_reported(web: WebStack, page: Any) -> None:
+    """An engine that reports a depth and nodes but no evaluation gets no "Eval" (0 would
+    be a score it never gave); a reported score of 0 is shown."""
+    replay = parse_replay(web.client.get_replay(finished_ladder_match(web).id,
+                                                referee_pb2.REPLAY_FORMAT_NATIVE).content)
+    bots = next(i for i, move in enumerate(replay.moves) if move.worker != "opening")
+    replay.moves[bots] = dataclasses.replace(replay.moves[bots], score=None, depth=7,
+                                             nodes=1234, pv=[])
+    replay.moves[bots + 1] = dataclasses.replace(replay.moves[bots + 1], score=0, depth=None,
+                                                 nodes=None, pv=[])
+    match = web.client.import_match(write_replay(replay))
+    unscored = match.moves[bots - len(match.config.opening)].search
+    assert not unscored.HasField("score") and unscored.depth == 7
+    open_page(page, f"{web.url}/matches/{match.id}")
+
+    def facts(ply: int) -> dict[str, str]:
+        page.click(f".moves button[data-ply='{ply}']")
+        texts = "es => es.map(e => e.textContent)"
+        return dict(zip(page.eval_on_selector_all(".move-info dl.kv dt", texts),
+                        page.eval_on_selector_all(".move-info dl.kv dd", texts), strict=True))
+
+    unscored_facts = facts(bots + 1)
+    assert "Eval" not in unscored_facts and "PV" not in unscored_facts, unscored_facts
+    assert unscored_facts["Depth"] == "7" and unscored_facts["Nodes"] == "1,234"
+    scored_facts = facts(bots + 2)
+    assert scored_facts.get("Eval") == "0", scored_facts
+    assert "Depth" not in scored_facts and "PV" not in scored_facts
+
+
 def test_a_ladder_made_with_the_form_keeps_its_settings(web: WebStack, page: Any) -> None:
     """The New ladder form: two bots picked, a move time and an adjudication reach the
     ladder service as typed."""

@@ -30,7 +30,8 @@ def answer_result(answer: EngineAnswer) -> engine_pb2.MoveResult:
     report = answer.search
     nodes = report.nodes or 0
     info = common_pb2.SearchInfo(
-        score=round(report.score or 0), depth=report.depth or 0, nodes=nodes,
+        score=None if report.score is None else round(report.score), depth=report.depth,
+        nodes=nodes,
         nps=int(nodes * 1000 / answer.elapsed_ms) if answer.elapsed_ms > 0 else 0,
         pv=list(report.pv), time_ms=answer.elapsed_ms, exact=report.exact,
         notes=answer.notes)

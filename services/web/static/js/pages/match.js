@@ -162,14 +162,15 @@ class MatchView {
     }
     const search = view.search;
     const facts = [["Time", `${int(view.time_ms)} ms`]];
-    if (search && (search.depth || search.nodes)) {
-      facts.push(["Eval", `${search.score}${search.exact ? " (exact)" : ""}`], ["Depth", String(search.depth)],
-        ["Nodes", int(search.nodes)], ["Speed", `${int(search.nps)} nodes/s`]);
+    if (search) {  // each fact only if the bot reported it (a protocol engine may not)
+      if (search.score !== null) facts.push(["Eval", `${search.score}${search.exact ? " (exact)" : ""}`]);
+      if (search.depth !== null) facts.push(["Depth", String(search.depth)]);
+      if (search.nodes) facts.push(["Nodes", int(search.nodes)], ["Speed", `${int(search.nps)} nodes/s`]);
       if (search.cache_hit) facts.push(["Cache", "answered from the shared cache"]);
       if (search.tied.length > 1) facts.push(["Tied", `drawn among ${search.tied.join(" ")}`]);
-      facts.push(["PV", h("span", { class: "pv" }, search.pv.join(" ") || "\u2014")]);
+      if (search.pv.length) facts.push(["PV", h("span", { class: "pv" }, search.pv.join(" "))]);
+      if (search.notes.length) facts.push(["Engine said", h("pre", { class: "notes" }, search.notes.join("\n"))]);
     }
-    if (search && search.notes.length) facts.push(["Engine said", h("pre", { class: "notes" }, search.notes.join("\n"))]);
     if (view.worker) facts.push(["Worker", view.worker]);
     const tree = view.has_tree
       ? h("a", { class: "button", href: `/matches/${encodeURIComponent(this.match.id)}/tree/${view.record_ply}` }, "Search tree \u2192") : null;
