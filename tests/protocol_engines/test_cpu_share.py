@@ -142,6 +142,7 @@ def test_a_new_engine_on_a_busy_machine_is_told_more_from_its_first_move(
             os.sched_setaffinity(0, core)  # this thread only (Linux): it asks for the move
             try:
                 result = host.play(job)
+                busy = Stretch.probed(0.3).share  # the probe on the shared core: ~1/3
             finally:
                 os.sched_setaffinity(0, cores)
     finally:
@@ -149,7 +150,10 @@ def test_a_new_engine_on_a_busy_machine_is_told_more_from_its_first_move(
     assert result.HasField("move"), result
     # Told about twice its limit (at most 2x) on its very first move, not its limit.
     assert (REGISTRY.get_sample_value(*stretch) or 0.0) - told >= 1.5
-    assert Stretch.probed().share > 0.5  # the core to itself again (a quiet one: ~1)
+    # Probed afresh once the hog is gone: more of a core than on the shared one (a quiet
+    # machine gives ~1; relative, so that other work on the machine does not fail it).
+    quiet = Stretch.probed(0.3).share
+    assert quiet > 1.2 * busy, (quiet, busy)
 
 
 def test_the_time_told_stays_within_the_wait_for_the_answer() -> None:
