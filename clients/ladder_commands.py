@@ -447,10 +447,17 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     move = reply.move.text or position.move_to_str(reply.move.square)
     pv = " ".join(move_names(position, list(search.pv)))
     print(render_board(position, marks=[reply.move.square], mark="!"))
-    print(f"best move {move}  score {search.score:+d}{' (exact)' if search.exact else ''}  "
-          f"depth {search.depth}  nodes {search.nodes}  nps {search.nps}  "
-          f"time {search.time_ms:.0f} ms")
+    facts = [f"best move {move}"]
+    if search.HasField("score"):  # a protocol engine may report no score or depth
+        facts.append(f"score {search.score:+d}{' (exact)' if search.exact else ''}")
+    if search.HasField("depth"):
+        facts.append(f"depth {search.depth}")
+    if search.nodes:
+        facts.append(f"nodes {search.nodes}  nps {search.nps}")
+    print("  ".join([*facts, f"time {search.time_ms:.0f} ms"]))
     print(f"pv {pv or move}")
+    for note in search.notes:
+        print(f"  | {note}")
     if len(search.tied_moves) > 1:
         tied = " ".join(position.move_to_str(square) for square in search.tied_moves)
         print(f"drawn at random (seed {args.seed}) among the tied moves {tied}")

@@ -157,8 +157,9 @@ SETTINGS: tuple[Setting, ...] = (
             "external bots' moves a match worker waits for at once (beside its search)",
             ("worker",)),
     Setting("engines_catalog", "ARENA_ENGINES_CATALOG", "",
-            "the worker's engine catalog: protocol engines (NBoard, Gomocup) it offers, a "
-            "TOML file (docs/engines.md; `arena`: Arena's own engines; empty: none)", ("worker",),
+            "the worker's engine catalog: protocol engines (NBoard, Gomocup) it offers (an "
+            "analysis worker: analyses with), a TOML file (docs/engines.md; `arena`: Arena's "
+            "own engines; empty: none)", ("worker",),
             flag="--engines"),
     Setting("engine_processes", "ARENA_ENGINE_PROCESSES", 4,
             "warm protocol-engine processes one worker keeps (least recently used stopped)",

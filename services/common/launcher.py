@@ -408,7 +408,7 @@ class Launcher:
         env.setdefault("ARENA_LOG_FORMAT", "text")  # the log files are read by people
         for peer, target in self.roles().items():
             env[f"ARENA_{peer.upper()}"] = target
-        if role == "worker" and self.engines is not None:
+        if role in ("worker", "analyst") and self.engines is not None:
             env["ARENA_ENGINES_CATALOG"] = str(self.engines.resolve())
         env.update(self.env)
         return env

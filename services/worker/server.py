@@ -6,14 +6,18 @@
   further calls waiting for a slot in the order they came, at most ``analysis_wait_ms``
   and never past the point where the caller's deadline leaves too little for its search,
   before RESOURCE_EXHAUSTED. A user has at most ``analyses_at_once`` calls here, running
-  or waiting (a quota): one user asking again and again queues behind the others.
+  or waiting (a quota): one user asking again and again queues behind the others. A bot
+  of a protocol engine is asked for its move here too, when the analyst has the engine in
+  its catalog (``ARENA_ENGINES_CATALOG``, as the match workers): the engine is told the
+  time limit on the wall clock and answers with what it reports (no tree).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import redis
 from arena.services.common.auth import current_principal
@@ -33,7 +37,7 @@ from arena.services.worker.trees import tree_to_proto
 
 from arena.bots.spec import builtin_config, config_from_struct
 from arena.engine.adapters import GameEngine, PreparedBot
-from arena.engine.api import MAX_NODES, Limits, SearchResult, StopFlag
+from arena.engine.api import MAX_NODES, Limits, StopFlag
 from arena.errors import (
     FailedPreconditionError,
     FieldViolation,
@@ -41,7 +45,7 @@ from arena.errors import (
     ResourceExhaustedError,
 )
 from arena.games import game
-from arena.v1 import common_pb2, engine_pb2, engine_pb2_grpc
+from arena.v1 import bots_pb2, common_pb2, engine_pb2, engine_pb2_grpc
 
 log = logging.getLogger(__name__)
 
@@ -50,21 +54,25 @@ DEADLINE_MARGIN_S = 0.5  # of a caller's deadline, kept for the answer's way bac
 MAX_ANALYZE_DEPTH = 64
 MAX_ANALYZE_TREE_NODES = 200_000
 POOLS = ("match", "analysis")
+T = TypeVar("T")
 
 
 class EngineServicer(engine_pb2_grpc.EngineServicer):
     """Direct analysis of a position with a registered bot or an inline configuration."""
 
     def __init__(self, bots: BotVersions, pool: str, slots: int, wait_ms: int,
-                 quotas: Quotas | None = None) -> None:
+                 quotas: Quotas | None = None, engines: EngineHost | None = None) -> None:
         self.bots = bots
+        self.engines = engines  # an analyst's protocol engines (its catalog), if any
         self.quotas = quotas or Quotas()
         self.pool = pool
         self.slots = FairSlots(max(1, slots))
         self.callers = Shares()  # each user's calls, running or waiting
         self.wait_s = wait_ms / 1000
 
-    def _config(self, request: engine_pb2.AnalyzeRequest) -> dict[str, object]:
+    def _bot(self, request: engine_pb2.AnalyzeRequest
+             ) -> dict[str, object] | bots_pb2.BotVersion:
+        """A built-in engine's configuration, or the bot version of a protocol engine."""
         which = request.WhichOneof("bot")
         if which == "engine":
             return config_from_struct(request.engine.config)
@@ -73,16 +81,20 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
             wrong = other_game(bot, request.position.game.kind)
             if wrong:
                 raise InvalidArgumentError.for_fields([FieldViolation("bot_ref", wrong)])
-            if bot.spec.WhichOneof("engine") != "builtin":
+            kind = bot.spec.WhichOneof("engine")
+            if kind == "protocol":
+                return bot
+            if kind != "builtin":
                 raise FailedPreconditionError(
-                    f"bot {bot.spec.name!r} runs a {bot.spec.WhichOneof('engine')} engine: "
-                    "analyze runs built-in engines only")
+                    f"bot {bot.spec.name!r} runs an {kind} engine: analyze runs built-in "
+                    "and protocol engines")
             return builtin_config(bot.spec)
         raise InvalidArgumentError("name a bot (bot_ref) or give an engine configuration")
 
-    def _search(self, engine: GameEngine, bot: PreparedBot, request: engine_pb2.AnalyzeRequest,
-                limits: Limits, context: Any) -> SearchResult:
-        """The search, once a slot is free (RESOURCE_EXHAUSTED if none frees in time)."""
+    def _in_slot(self, request: engine_pb2.AnalyzeRequest, context: Any,
+                 run: Callable[[StopFlag], T]) -> T:
+        """``run``, once a slot is free (RESOURCE_EXHAUSTED if none frees in time), with a
+        stop flag that the call's cancellation raises."""
         wait_s = self.wait_s
         remaining = context.time_remaining()
         if remaining is not None:  # a slot found later would leave the search no time
@@ -96,11 +108,66 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         try:
             stop = StopFlag()
             context.add_callback(stop.set)  # a cancelled call stops the search
-            engine.warm_thread()  # this server thread's first search: not in its time
-            return engine.choose_move(bot, request.position.text, list(request.history),
-                                      limits, stop, request.tree_node_budget, request.seed)
+            return run(stop)
         finally:
             self.slots.release()
+
+    def _search(self, engine: GameEngine, bot: PreparedBot, request: engine_pb2.AnalyzeRequest,
+                limits: Limits, stop: StopFlag) -> engine_pb2.AnalyzeResponse:
+        engine.warm_thread()  # this server thread's first search: not in its time
+        result = engine.choose_move(bot, request.position.text, list(request.history),
+                                    limits, stop, request.tree_node_budget, request.seed)
+        response = engine_pb2.AnalyzeResponse(
+            move=common_pb2.Move(square=result.move), search=search_info(result))
+        if result.tree is not None and request.tree_node_budget > 0:
+            response.tree.CopyFrom(tree_to_proto(
+                request.position, result.tree,
+                truncated=len(result.tree) >= request.tree_node_budget))
+        return response
+
+    def _engine_host(self, bot: bots_pb2.BotVersion, request: engine_pb2.AnalyzeRequest
+                     ) -> EngineHost:
+        """This analyst's engines, if they hold the bot's engine as pinned and the request
+        asks only what a protocol engine can answer (a move in a time; raises else)."""
+        wanted = bot.spec.protocol
+        spec = self.engines.catalog.engines.get(wanted.engine) if self.engines else None
+        if self.engines is None or spec is None or spec.checksum != wanted.checksum:
+            raise FailedPreconditionError(
+                f"bot {bot.spec.name!r} runs protocol engine {wanted.engine!r} "
+                f"({wanted.checksum[:12]}), which no analysis worker here offers (analysts "
+                "read the catalog of ARENA_ENGINES_CATALOG, as `arena up --engines` sets)")
+        bad = [FieldViolation(f"limits.{name}", "a protocol engine is given a time, not a "
+                              f"{name} limit: set limits.time_ms")
+               for name in ("depth", "nodes") if getattr(request.limits, name)]
+        if request.tree_node_budget:
+            bad.append(FieldViolation("tree_node_budget",
+                                      "a protocol engine's search has no tree to store"))
+        if bad:
+            raise InvalidArgumentError.for_fields(bad)
+        position = game(request.position.game.kind).position_from_text(request.position.text)
+        if position.outcome() is not None:
+            raise InvalidArgumentError.for_fields(
+                [FieldViolation("position", "the game is over: there is no move to ask for")])
+        return self.engines
+
+    def _engine_move(self, host: EngineHost, bot: bots_pb2.BotVersion,
+                     request: engine_pb2.AnalyzeRequest, limits: Limits, stop: StopFlag
+                     ) -> engine_pb2.AnalyzeResponse:
+        """The engine's move and what it reported, timed on the wall clock; its start and
+        set-up come before the time (as for a match's move)."""
+        job = engine_pb2.MoveJob(game=request.position.game.kind, bot=bot,
+                                 position=request.position, history=request.history,
+                                 time_budget_ms=limits.time_ms or 0)
+        result = host.ready(job) or host.play(job, stop)
+        if result.error == engine_pb2.MOVE_ERROR_INVALID_JOB:
+            raise InvalidArgumentError(f"engine {bot.spec.protocol.engine!r} cannot be asked "
+                                       f"about this position: {result.error_detail}")
+        if result.error != engine_pb2.MOVE_ERROR_UNSPECIFIED:
+            reason = engine_pb2.MoveError.Name(result.error).removeprefix("MOVE_ERROR_")
+            raise FailedPreconditionError(
+                f"engine {bot.spec.protocol.engine!r} gave no move "
+                f"({reason.lower().replace('_', ' ')}): {result.error_detail}")
+        return engine_pb2.AnalyzeResponse(move=result.move, search=result.search)
 
     def Analyze(self, request: engine_pb2.AnalyzeRequest,
                 context: Any) -> engine_pb2.AnalyzeResponse:
@@ -123,18 +190,17 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
                 "analyses_at_once")
         try:
             self.quotas.spend(caller, "analyses_per_minute")
+            chosen = self._bot(request)
+            if isinstance(chosen, bots_pb2.BotVersion):
+                host = self._engine_host(chosen, request)
+                return self._in_slot(request, context, lambda stop: self._engine_move(
+                    host, chosen, request, limits, stop))
             engine = game(request.position.game.kind).engine()
-            bot = engine.prepare(self._config(request))
-            result = self._search(engine, bot, request, limits, context)
+            bot = engine.prepare(chosen)
+            return self._in_slot(request, context, lambda stop: self._search(
+                engine, bot, request, limits, stop))
         finally:
             self.callers.give_back(caller.name)
-        response = engine_pb2.AnalyzeResponse(
-            move=common_pb2.Move(square=result.move), search=search_info(result))
-        if result.tree is not None and request.tree_node_budget > 0:
-            response.tree.CopyFrom(tree_to_proto(
-                request.position, result.tree,
-                truncated=len(result.tree) >= request.tree_node_budget))
-        return response
 
 
 def _checked_limits(request: engine_pb2.AnalyzeRequest) -> Limits:
@@ -172,12 +238,12 @@ def create_service(config: Config) -> ServiceParts:
     games = warm_up(config)
     peers = peer_client(config)
     quotas = Quotas.from_config(config, redis.Redis.from_url(config.redis_url))
+    engines = (EngineHost.load(config.engines_catalog, config.engine_processes)
+               if config.engines_catalog else None)
     servicer = EngineServicer(BotVersions(peers), config.worker_pool, config.analysis_slots,
-                              config.analysis_wait_ms, quotas)
+                              config.analysis_wait_ms, quotas, engines)
     on_stop = [peers.close]
     if config.worker_pool == "match":
-        engines = (EngineHost.load(config.engines_catalog, config.engine_processes)
-                   if config.engines_catalog else None)
         client = redis.Redis.from_url(config.redis_url)
         cache = redis.Redis.from_url(config.cache_url)
         runner = BotRunner(cache=SharedSearchCache(cache if config.shared_cache else None),
@@ -192,13 +258,12 @@ def create_service(config: Config) -> ServiceParts:
                             offers=engines.offers() if engines else ()).start()
         on_stop[:0] = [loop.stop, presence.stop]
     else:
-        if config.engines_catalog:
-            log.warning("ARENA_ENGINES_CATALOG is ignored: analysis workers run built-in "
-                        "engines only")
         client = redis.Redis.from_url(config.redis_url)
         presence = Presence(client, consumer_name("analyst", config.instance),
                             lambda: None, lambda: 0, games, pool="analysis").start()
         on_stop.insert(0, presence.stop)
+        if engines is not None:  # a match worker's runner closes its own
+            on_stop.append(engines.close)
     name = engine_pb2.DESCRIPTOR.services_by_name["Engine"].full_name
     return (
         [lambda s: engine_pb2_grpc.add_EngineServicer_to_server(servicer, s)],

@@ -44,7 +44,10 @@ def services(redis_server: EmbeddedRedis, cache_server: EmbeddedRedis,
 
 
 def stack_client(launcher: Launcher) -> ArenaClient:
-    """The SDK, aimed at the launcher's registry and its first referee (if any)."""
+    """The SDK, aimed at the launcher's registry and its first referee, ladder service and
+    analyst (those it has)."""
     targets = {role: launcher.target(role) for role in ("registry", "referee", "ladder")
                if launcher.names(role)}
+    if launcher.names("analyst"):
+        targets["engine"] = launcher.target("analyst")
     return stack_sdk(launcher, ADMIN_TOKEN, **targets)

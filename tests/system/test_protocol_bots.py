@@ -30,6 +30,7 @@ from arena.services.common.launcher import Launcher
 
 from arena.bots.spec import config_to_struct
 from arena.engine.api import Limits
+from arena.errors import FailedPreconditionError, InvalidArgumentError
 from arena.games import game
 from arena.protocols.gomocup_brain import turn_budget_ms
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
@@ -416,6 +417,69 @@ def test_what_an_engine_says_is_kept_with_its_moves(redis_client: redis.Redis,
     assert exported.returncode == 0, exported.stderr
     assert "  | MESSAGE note 8" in exported.stdout and "\x1b" not in exported.stdout
     assert "score" not in exported.stdout and "depth" not in exported.stdout, exported.stdout
+
+
+def test_a_protocol_bot_is_analysed_like_a_built_in_one(stack: Launcher) -> None:
+    """An analyst with the catalog asks a protocol bot for its move on any position: the
+    move its engine plays (Arena's Gomocup brain at depth 3, as in this process), what it
+    reported, its notes; what an engine cannot answer, and an engine that fails, are clear
+    errors; the command line shows it."""
+    stack.spawn("analyst", "analyst-1", timeout_s=300)
+    board = game(GOMOKU).new_position()
+    history = [board.parse_move(name) for name in ("h8", "h9", "i9")]
+    for move in history:
+        board.push(move)
+    position = common_pb2.Position(game=common_pb2.GameSpec(kind=GOMOKU), text=board.to_text())
+    limits = common_pb2.SearchLimits(time_ms=MOVE_TIME_MS)
+    with stack_client(stack) as sdk:
+        protocol_bot(sdk, "pbrain-bot", "pbrain-arena", GOMOKU)
+        protocol_bot(sdk, "talker", "fake-talk", GOMOKU)
+        protocol_bot(sdk, "crasher", "fake-crash")
+        reply = sdk.analyze(position, bot=common_pb2.BotRef(name="pbrain-bot"), limits=limits,
+                            history=history)
+        assert reply.move.square == expected_move(GOMOKU, "pbrain-bot", board.to_text(),
+                                                  history)
+        assert reply.search.depth == 3 and reply.search.HasField("score")
+        assert reply.search.pv[0] == reply.move.square
+        talked = sdk.analyze(position, bot=common_pb2.BotRef(name="talker"), limits=limits)
+        assert talked.search.notes[-1] == "MESSAGE note 8"
+        assert not talked.search.HasField("score") and not talked.search.HasField("depth")
+        assert board.is_legal(talked.move.square)
+
+        bot = common_pb2.BotRef(name="pbrain-bot")
+        for asked, field in [
+            ({"limits": common_pb2.SearchLimits(depth=4)}, "limits.depth"),
+            ({"limits": common_pb2.SearchLimits(nodes=1000)}, "limits.nodes"),
+            ({"limits": limits, "tree_node_budget": 100}, "tree_node_budget"),
+        ]:
+            with pytest.raises(InvalidArgumentError) as refused:
+                sdk.analyze(position, bot=bot, **asked)
+            assert [v.field for v in refused.value.violations] == [field], refused.value
+        won = game(GOMOKU).new_position()
+        for name in ("a1", "a2", "b1", "b2", "c1", "c2", "d1", "d2", "e1"):
+            won.push(won.parse_move(name))
+        with pytest.raises(InvalidArgumentError, match="the game is over"):
+            sdk.analyze(common_pb2.Position(game=position.game, text=won.to_text()), bot=bot,
+                        limits=limits)
+        othello = common_pb2.Position(game=common_pb2.GameSpec(kind=OTHELLO),
+                                      text=game(OTHELLO).new_position().to_text())
+        with pytest.raises(FailedPreconditionError, match="crash") as crashed:
+            sdk.analyze(othello, bot=common_pb2.BotRef(name="crasher"), limits=limits)
+        assert "crashing on purpose" in str(crashed.value)
+
+    stack.write_manifest()
+    env = dict(os.environ, ARENA_HOME=str(stack.home), ARENA_TOKEN=ADMIN_TOKEN)
+    shown = subprocess.run([sys.executable, "-m", "arena.clients", "analyze", "--bot", "talker",
+                            "--moves", "h8 h9 i9", "--time-ms", "2000"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert "  | MESSAGE note 8" in shown.stdout and "score" not in shown.stdout, shown.stdout
+    assert "\x1b]0;" not in shown.stdout
+    refused = subprocess.run([sys.executable, "-m", "arena.clients", "analyze", "--bot",
+                              "pbrain-bot", "--moves", "h8", "--depth", "5"], env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 1 and "limits.depth" in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr
 
 
 def test_the_engines_from_the_command_line(stack: Launcher) -> None:
