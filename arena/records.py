@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from google.protobuf import timestamp_pb2
 
-from arena.errors import FailedPreconditionError
+from arena.errors import FailedPreconditionError, InvalidArgumentError
 from arena.formats import (
     FormatError,
     GgfGame,
@@ -105,6 +105,28 @@ def match_outcome(match: match_pb2.Match, final: Position) -> Outcome | None:
         empties = final.size * final.size - result.black_count - result.white_count
     return Outcome(_color(result.winner), termination, result.black_count, result.white_count,
                    empties)
+
+
+def match_position(match: match_pb2.Match, ply: int | None, ply_name: str = "ply"
+                   ) -> tuple[common_pb2.GameSpec, Position, list[int]]:
+    """The position after the first ``ply`` moves of ``match`` (openings and passes
+    counted; None: the last one with a move to play), its game and those moves.
+    ``InvalidArgumentError`` (naming ``ply_name``) for a ply out of range or a position
+    where the game is over: there is no move to ask for."""
+    replay = native_replay(match)
+    moves = [record.move for record in replay.moves]
+    if ply is None:
+        ply = len(moves) - 1 if replay.final_position().is_game_over() else len(moves)
+    if not 0 <= ply <= len(moves):
+        raise InvalidArgumentError(f"match {match.id} has {len(moves)} moves: {ply_name} "
+                                   f"takes 0..{len(moves)}")
+    position = replay.start_position()
+    for move in moves[:ply]:
+        position.push(move)
+    if position.is_game_over():
+        raise InvalidArgumentError(f"the game is over after move {ply}: choose an earlier "
+                                   f"{ply_name}")
+    return game(replay.game).spec(replay.variant, replay.size), position, moves[:ply]
 
 
 def native_replay(match: match_pb2.Match) -> Replay:

@@ -41,7 +41,7 @@ from arena.clients.sdk import ArenaClient
 from arena.clock import clock_label
 from arena.errors import InvalidArgumentError, NotFoundError
 from arena.games import GAME_NAMES, Position, game
-from arena.records import native_replay
+from arena.records import match_position
 from arena.textboard import (
     count_text,
     move_names,
@@ -365,7 +365,7 @@ def _analyze_target(client: ArenaClient,
                     args: argparse.Namespace) -> tuple[common_pb2.GameSpec, Position, list[int]]:
     """The game, position and moves from the start that the options name."""
     if args.match:
-        return _match_target(client, args.match, args.ply)
+        return match_position(client.get_match(args.match), args.ply, "--ply")
     if args.ply is not None:
         raise InvalidArgumentError("--ply goes with --match")
     spec, position = start_of(args, args.position)
@@ -375,23 +375,6 @@ def _analyze_target(client: ArenaClient,
         position.push(move)
         history.append(move)
     return spec, position, history
-
-
-def _match_target(client: ArenaClient, match_id: str,
-                  ply: int | None) -> tuple[common_pb2.GameSpec, Position, list[int]]:
-    replay = native_replay(client.get_match(match_id))
-    moves = [record.move for record in replay.moves]
-    if ply is None:  # the last position with a move to play
-        ply = len(moves) - 1 if replay.final_position().is_game_over() else len(moves)
-    if not 0 <= ply <= len(moves):
-        raise InvalidArgumentError(f"match {match_id} has {len(moves)} moves: --ply takes "
-                                   f"0..{len(moves)}")
-    position = replay.start_position()
-    for move in moves[:ply]:
-        position.push(move)
-    if position.is_game_over():
-        raise InvalidArgumentError(f"the game is over after move {ply}: choose an earlier --ply")
-    return game(replay.game).spec(replay.variant, replay.size), position, moves[:ply]
 
 
 def _config_file(args: argparse.Namespace) -> dict[str, Any] | None:

@@ -36,6 +36,7 @@ from arena.services.web.settings import WebSettings
 from arena.services.web.shared import SharedReads
 from arena.services.web.turns import ViewerTurns
 from arena.services.web.views import (
+    analysis_json,
     ladder_json,
     match_json,
     match_summary_json,
@@ -50,6 +51,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena import errors
+from arena.records import match_position
 from arena.rpc import INT32_MAX, INT64_MAX
 from arena.v1 import common_pb2, referee_pb2
 
@@ -376,6 +378,19 @@ class Api:
         match = await self.gateway.run(client.create_match, config, key)
         return JSONResponse(match_summary_json(match), status_code=201)
 
+    async def analysis(self, request: Request) -> Response:
+        """A bot's move and search on one of the match's positions (the analysis pool, as
+        the person: their quota)."""
+        ply, bot, time_ms = forms.analysis(await json_body(request))
+        client = self.gateway.actor(bearer(request))
+        match = await self.gateway.run(client.get_match, request.path_params["id"])
+        spec, position, history = match_position(match, ply)
+        reply = await self.gateway.run(
+            lambda: client.analyze(common_pb2.Position(game=spec, text=position.to_text()),
+                                   bot=bot, limits=common_pb2.SearchLimits(time_ms=time_ms),
+                                   history=history))
+        return JSONResponse(analysis_json(reply, position, ply))
+
     async def cancel_match(self, request: Request) -> Response:
         client = self.gateway.actor(bearer(request))
         match = await self.gateway.run(client.cancel_match, request.path_params["id"],
@@ -503,6 +518,7 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
         post("/api/matches/{id}", handlers.delete_match, method="DELETE"),
         live_stream("/api/matches/{id}/events", handlers.match_events),
         post("/api/matches/{id}/cancel", handlers.cancel_match),
+        post("/api/matches/{id}/analysis", handlers.analysis),
         get("/api/matches/{id}/export/{format}", handlers.export),
         get("/api/matches/{id}/trees/{ply}", handlers.tree, "node", "levels"),
         Mount("/api", app=api_not_found),

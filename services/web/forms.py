@@ -194,3 +194,22 @@ def ladder_config(data: object) -> ladder_pb2.LadderConfig:
     )
     body.done()
     return config
+
+
+MAX_ANALYSIS_MS = 60_000  # the analysis pool's own cap (its quota may be lower)
+
+
+def analysis(data: object) -> tuple[int, common_pb2.BotRef, int]:
+    """What the match page asks a bot about one of its positions: the ply (moves played
+    before it), the bot, and its time."""
+    body = Body(data)
+    ply = body.get("ply", int, -1, _between(0, 2**31 - 1))
+    if "ply" not in body.data:
+        body.bad("ply", "say which position: the number of moves played before it")
+    name = body.get("bot", str, "")
+    if not name.strip():
+        body.bad("bot", "name the bot (NAME or NAME@VERSION)")
+    ref = bot_ref(body, "bot", name)
+    time_ms = body.get("time_ms", int, 1000, _between(1, MAX_ANALYSIS_MS))
+    body.done()
+    return ply, ref, time_ms

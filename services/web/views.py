@@ -17,7 +17,7 @@ from google.protobuf import json_format, timestamp_pb2
 from arena.clock import change_ms
 from arena.games import PASS, Color, GameError, Position, new_position, position_from_text
 from arena.textboard import move_names
-from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
+from arena.v1 import bots_pb2, common_pb2, engine_pb2, ladder_pb2, match_pb2
 
 Json = dict[str, Any]
 
@@ -329,6 +329,13 @@ def ply_view(position: Position, ply: int, before: Position | None = None, move:
 def is_pass(position: Position, move: int) -> bool:
     """Only Othello passes; in Gomoku the same number is a square of larger boards."""
     return position.game == "othello" and move == PASS
+
+
+def analysis_json(reply: engine_pb2.AnalyzeResponse, position: Position, ply: int) -> Json:
+    """A bot's answer about the position after ``ply`` moves: its move and search."""
+    return {"ply": ply, "square": reply.move.square,
+            "move": position.move_to_str(reply.move.square),
+            "search": search_json(reply.search, position)}
 
 
 def search_json(search: common_pb2.SearchInfo, before: Position) -> Json:

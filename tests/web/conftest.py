@@ -123,7 +123,7 @@ def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebStack]:
     with Launcher(home=tmp_path_factory.mktemp("web-stack"), workers=2, env=env,
                   web=True, metrics=True) as stack:
         client = ArenaClient(registry=stack.target("registry"), referee=stack.target("referee"),
-                             ladder=stack.target("ladder"), engine=stack.target("worker"),
+                             ladder=stack.target("ladder"), engine=stack.target("analyst"),
                              token=stack.admin_token, home=stack.home)
         register(client, LADDER_BOTS, HOSTILE_DESCRIPTION)
         register(client, LIVE_BOTS)

@@ -21,7 +21,7 @@ from typing import Any
 from arena.services.web.server import check_http_health
 from arena.services.web.shared import FRESH_S
 
-from arena.v1 import common_pb2, ladder_pb2
+from arena.v1 import common_pb2, ladder_pb2, match_pb2
 from tests.observability.test_stack import scrape, total
 from tests.web.conftest import USER_TOKEN, Http, WebStack, register, wait_for_ladder
 
@@ -262,6 +262,39 @@ def test_actions_need_the_person_s_own_token(web: WebStack) -> None:
     # A token in the address is not a token: no address takes one.
     status, _, reply = web.http.request("POST", f"/api/matches?token={USER_TOKEN}", body)
     assert status == 400 and error_of(reply)["fields"][0]["field"] == "token"
+
+
+def test_asking_a_bot_about_a_match_position_checks_the_request(web: WebStack) -> None:
+    """POST /api/matches/{id}/analysis: as the person, a bot's move and search at a ply;
+    bad fields all at once, a ply past the end or after the game ended, a time over the
+    person's quota and a match that does not exist each a clear 4xx."""
+    match = next(m for m in web.client.iter_matches(ladder_id=web.ladder_id)
+                 if m.status == match_pb2.MATCH_STATUS_FINISHED
+                 and m.result.termination == match_pb2.TERMINATION_NORMAL)
+    path, plies = f"/api/matches/{match.id}/analysis", len(match.config.opening) + len(match.moves)
+    good = {"ply": 4, "bot": "web-beginner", "time_ms": 500}
+    assert web.http.request("POST", path, good)[0] == 401
+    status, _, reply = web.http.request("POST", path, good, token=USER_TOKEN)
+    assert status == 200, reply
+    answer = json.loads(reply)
+    assert answer["ply"] == 4 and answer["search"]["depth"] >= 1, answer
+    assert answer["move"] and answer["search"]["pv"][0] == answer["move"], answer
+
+    status, _, reply = web.http.request("POST", path, {"bot": " ", "time_ms": 0, "plies": 3},
+                                        token=USER_TOKEN)
+    assert status == 400
+    assert {f["field"] for f in error_of(reply)["fields"]} == {"ply", "bot", "time_ms", "plies"}
+    for ply, words in ((plies + 1, f"has {plies} moves: ply takes 0..{plies}"),
+                       (plies, "the game is over")):
+        status, _, reply = web.http.request("POST", path, {**good, "ply": ply},
+                                            token=USER_TOKEN)
+        assert status == 400 and words in error_of(reply)["message"], reply
+    status, _, reply = web.http.request("POST", path, {**good, "time_ms": 60_000},
+                                        token=USER_TOKEN)
+    assert status == 429 and "analyze_time_ms" in error_of(reply)["message"], reply
+    status, _, reply = web.http.request("POST", "/api/matches/no-such-match/analysis", good,
+                                        token=USER_TOKEN)
+    assert status == 404, reply
 
 
 def test_bad_action_bodies_list_every_bad_field(web: WebStack) -> None:

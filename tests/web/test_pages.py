@@ -21,6 +21,7 @@ from arena.clock import game_time_left_ms
 from arena.errors import FailedPreconditionError
 from arena.formats import parse_replay, write_replay
 from arena.games import Color, OthelloBoard, Position
+from arena.records import match_position
 from arena.v1 import common_pb2, ladder_pb2, match_pb2, referee_pb2
 from tests.web.conftest import (
     HOSTILE_DESCRIPTION,
@@ -376,6 +377,43 @@ def test_a_move_shows_only_what_its_bot_reported(web: WebStack, page: Any) -> No
     scored_facts = facts(bots + 2)
     assert scored_facts.get("Eval") == "0", scored_facts
     assert "Depth" not in scored_facts and "PV" not in scored_facts
+
+
+def test_a_bot_is_asked_for_its_move_from_the_match_page(web: WebStack, page: Any) -> None:
+    """"Ask a bot" as a person fills it (the token dialog first): the bot's move in the
+    position shown, the one the analysis API gives, marked on that board; a bot that does
+    not exist is a clear error on the page."""
+    match, ply = finished_ladder_match(web), 10
+    spec, position, history = match_position(match, ply)
+    expected = web.client.analyze(common_pb2.Position(game=spec, text=position.to_text()),
+                                  bot=common_pb2.BotRef(name="web-beginner"),
+                                  limits=common_pb2.SearchLimits(time_ms=2000), history=history)
+    open_page(page, f"{web.url}/matches/{match.id}#ply={ply}")
+    page.fill(".ask input[name=bot]", "web-beginner")
+    page.fill(".ask input[name=time_ms]", "2000")
+    page.click(".ask button")
+    page.fill("#token-input", USER_TOKEN)
+    page.click("#token-form button[value=save]")
+    page.wait_for_selector(".answer .headline", timeout=30_000)
+    move = position.move_to_str(expected.move.square)
+    assert page.text_content(".answer .headline") == f"web-beginner at ply {ply}: {move}"
+    facts = page.eval_on_selector_all(".answer dl.kv dt", "es => es.map(e => e.textContent)")
+    assert "Eval" in facts and "Depth" in facts, facts
+    marks = page.eval_on_selector_all(".board-holder .score-text",
+                                      "es => es.map(e => e.textContent)")
+    assert marks == [str(expected.search.score)], marks
+    page.click(f".moves button[data-ply='{ply + 1}']")  # another position: no mark
+    assert page.query_selector(".board-holder .score-text") is None
+
+    page.fill(".ask input[name=bot]", "no-such-bot")
+    page.click(".ask button")
+    page.wait_for_selector(".answer .notice.error", timeout=30_000)
+    assert "no-such-bot" in page.text_content(".answer .notice.error")
+    assert page.query_selector(".answer .headline") is None
+    # The browser logs the refused call itself; that one line is expected, nothing else.
+    assert page.problems.errors == ["Failed to load resource: the server responded with a "
+                                    "status of 404 (Not Found)"]
+    page.problems.errors.clear()
 
 
 def test_a_ladder_made_with_the_form_keeps_its_settings(web: WebStack, page: Any) -> None:

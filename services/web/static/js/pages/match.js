@@ -40,7 +40,13 @@ class MatchView {
         oninput: (event) => this.go(Number(event.target.value)) }),
       info: h("div", { class: "move-info" }), moves: h("div", { class: "moves", role: "list" }),
       downloads: h("div", { class: "downloads" }), message: h("div"), head: h("div"),
+      ask: h("form", { class: "ask", onsubmit: (event) => { event.preventDefault(); this.ask(); } },
+        h("label", {}, "Bot ", h("input", { name: "bot", required: true, autocomplete: "off", placeholder: "name or name@version" })),
+        h("label", {}, "Time (ms) ", h("input", { name: "time_ms", type: "number", min: 1, max: 60000, value: 1000 })),
+        h("button", { type: "submit", class: "primary" }, "Ask")),
+      answer: h("div", { class: "answer", "aria-live": "polite" }),
     };
+    this.answer = null;  // the last bot's answer (its ply, move and search)
   }
 
   get lastPly() { return this.plies.length - 1; }
@@ -58,6 +64,9 @@ class MatchView {
       h("div", { class: "card board-card" }, el.players, el.board, el.result, controls, el.slider),
       h("div", {},
         h("div", { class: "card" }, h("h2", {}, "This move"), el.info),
+        h("div", { class: "card" }, h("h2", {}, "Ask a bot"),
+          h("p", { class: "muted small" }, "A bot's move in the position on the board (your token; your analysis quota)."),
+          el.ask, el.answer),
         h("div", { class: "card" }, h("h2", {}, "Moves"), el.moves),
         h("div", { class: "card" }, h("h2", {}, "Download"), el.downloads))));
     this.renderHead();
@@ -108,7 +117,9 @@ class MatchView {
     this.ply = ply;
     this.following = ply === this.lastPly;
     const view = this.plies[ply];
-    replace(this.el.board, renderBoard(view, this.match.game));
+    const answer = this.answer?.ply === ply ? this.answer : null;  // its move on its board
+    const scores = answer ? { [answer.square]: answer.search.score ?? "!" } : null;
+    replace(this.el.board, renderBoard(view, this.match.game, { scores }));
     this.el.board.dataset.ply = String(ply);
     this.renderPlayers(view);
     this.el.label.textContent = `Ply ${ply} / ${this.lastPly}`;
@@ -160,22 +171,33 @@ class MatchView {
       replace(info, headline, h("p", { class: "muted" }, "An opening move, played before the bots took over."));
       return;
     }
-    const search = view.search;
-    const facts = [["Time", `${int(view.time_ms)} ms`]];
-    if (search) {  // each fact only if the bot reported it (a protocol engine may not)
-      if (search.score !== null) facts.push(["Eval", `${search.score}${search.exact ? " (exact)" : ""}`]);
-      if (search.depth !== null) facts.push(["Depth", String(search.depth)]);
-      if (search.nodes) facts.push(["Nodes", int(search.nodes)], ["Speed", `${int(search.nps)} nodes/s`]);
-      if (search.cache_hit) facts.push(["Cache", "answered from the shared cache"]);
-      if (search.tied.length > 1) facts.push(["Tied", `drawn among ${search.tied.join(" ")}`]);
-      if (search.pv.length) facts.push(["PV", h("span", { class: "pv" }, search.pv.join(" "))]);
-      if (search.notes.length) facts.push(["Engine said", h("pre", { class: "notes" }, search.notes.join("\n"))]);
-    }
+    const facts = [["Time", `${int(view.time_ms)} ms`], ...searchFacts(view.search)];
     if (view.worker) facts.push(["Worker", view.worker]);
     const tree = view.has_tree
       ? h("a", { class: "button", href: `/matches/${encodeURIComponent(this.match.id)}/tree/${view.record_ply}` }, "Search tree \u2192") : null;
     replace(info, headline, h("dl", { class: "kv" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
       tree ? h("p", {}, tree) : null);
+  }
+
+  /** Ask the bot in the form for its move in the position shown (as the person). */
+  async ask() {
+    const form = this.el.ask, ply = this.ply, button = form.querySelector("button");
+    const bot = form.elements.bot.value.trim(), time_ms = Number(form.elements.time_ms.value);
+    button.disabled = true;
+    replace(this.el.answer, h("p", { class: "muted" }, `Asking ${bot}\u2026`));
+    try {
+      const answer = await act(() => send("POST", `/api/matches/${encodeURIComponent(this.match.id)}/analysis`,
+        { ply, bot, time_ms }));
+      if (!answer) { replace(this.el.answer, null); return; }
+      this.answer = answer;
+      replace(this.el.answer, h("div", { class: "headline" }, `${bot} at ply ${answer.ply}: ${answer.move}`),
+        h("dl", { class: "kv" }, searchFacts(answer.search).map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])));
+      if (this.ply === answer.ply) this.go(answer.ply);
+    } catch (error) {
+      replace(this.el.answer, notice(error.describe ? error.describe() : String(error), "error"));
+    } finally {
+      button.disabled = false;
+    }
   }
 
   renderMoves() {
@@ -299,6 +321,21 @@ class MatchView {
       replace(this.el.message, notice(error.describe ? error.describe() : String(error), "error"));
     }
   }
+}
+
+/** What a search reported, as [label, value] pairs: each fact only if the bot reported
+ *  it (a protocol engine may report no score or depth). */
+function searchFacts(search) {
+  if (!search) return [];
+  const facts = [];
+  if (search.score !== null) facts.push(["Eval", `${search.score}${search.exact ? " (exact)" : ""}`]);
+  if (search.depth !== null) facts.push(["Depth", String(search.depth)]);
+  if (search.nodes) facts.push(["Nodes", int(search.nodes)], ["Speed", `${int(search.nps)} nodes/s`]);
+  if (search.cache_hit) facts.push(["Cache", "answered from the shared cache"]);
+  if (search.tied.length > 1) facts.push(["Tied", `drawn among ${search.tied.join(" ")}`]);
+  if (search.pv.length) facts.push(["PV", h("span", { class: "pv" }, search.pv.join(" "))]);
+  if (search.notes.length) facts.push(["Engine said", h("pre", { class: "notes" }, search.notes.join("\n"))]);
+  return facts;
 }
 
 /** A side's game time left: 1:05.2 from a minute, 9.8 s below. */
