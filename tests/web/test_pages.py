@@ -399,9 +399,10 @@ def test_a_bot_is_asked_for_its_move_from_the_match_page(web: WebStack, page: An
     assert page.text_content(".answer .headline") == f"web-beginner at ply {ply}: {move}"
     facts = page.eval_on_selector_all(".answer dl.kv dt", "es => es.map(e => e.textContent)")
     assert "Eval" in facts and "Depth" in facts, facts
-    marks = page.eval_on_selector_all(".board-holder .score-text",
-                                      "es => es.map(e => e.textContent)")
-    assert marks == [str(expected.search.score)], marks
+    marks = page.eval_on_selector_all(  # on the square of the bot's move
+        ".board-holder .score-text", "es => es.map(e => [e.parentNode.dataset.square, "
+                                     "e.textContent])")
+    assert marks == [[str(expected.move.square), "!"]], marks
     page.click(f".moves button[data-ply='{ply + 1}']")  # another position: no mark
     assert page.query_selector(".board-holder .score-text") is None
 

@@ -117,8 +117,8 @@ class MatchView {
     this.ply = ply;
     this.following = ply === this.lastPly;
     const view = this.plies[ply];
-    const answer = this.answer?.ply === ply ? this.answer : null;  // its move on its board
-    const scores = answer ? { [answer.square]: answer.search.score ?? "!" } : null;
+    // The asked bot's move, marked on the board it was asked about (as `arena analyze`).
+    const scores = this.answer?.ply === ply ? { [this.answer.square]: "!" } : null;
     replace(this.el.board, renderBoard(view, this.match.game, { scores }));
     this.el.board.dataset.ply = String(ply);
     this.renderPlayers(view);
