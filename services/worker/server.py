@@ -128,7 +128,8 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
     def _engine_host(self, bot: bots_pb2.BotVersion, request: engine_pb2.AnalyzeRequest
                      ) -> EngineHost:
         """This analyst's engines, if they hold the bot's engine as pinned and the request
-        asks only what a protocol engine can answer (a move in a time; raises else)."""
+        asks only what a protocol engine can answer (a move in a time, the game not over;
+        raises else)."""
         wanted = bot.spec.protocol
         spec = self.engines.catalog.engines.get(wanted.engine) if self.engines else None
         if self.engines is None or spec is None or spec.checksum != wanted.checksum:

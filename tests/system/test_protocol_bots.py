@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -31,7 +32,7 @@ from arena.services.common.launcher import Launcher
 from arena.bots.spec import config_to_struct
 from arena.engine.api import Limits
 from arena.errors import FailedPreconditionError, InvalidArgumentError
-from arena.games import game
+from arena.games import PASS, Position, game
 from arena.protocols.gomocup_brain import turn_budget_ms
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
 from tests.observability.test_stack import scrape_all, total
@@ -419,6 +420,17 @@ def test_what_an_engine_says_is_kept_with_its_moves(redis_client: redis.Redis,
     assert "score" not in exported.stdout and "depth" not in exported.stdout, exported.stdout
 
 
+def must_pass() -> Position:
+    """An Othello position whose side to move has no move but the other side has."""
+    rng = random.Random(3)
+    while True:
+        board = game(OTHELLO).new_position()
+        while not board.is_game_over():
+            if board.legal_moves() == [PASS]:
+                return board
+            board.push(rng.choice(board.legal_moves()))
+
+
 def test_a_protocol_bot_is_analysed_like_a_built_in_one(stack: Launcher) -> None:
     """An analyst with the catalog asks a protocol bot for its move on any position: the
     move its engine plays (Arena's Gomocup brain at depth 3, as in this process), what it
@@ -463,6 +475,10 @@ def test_a_protocol_bot_is_analysed_like_a_built_in_one(stack: Launcher) -> None
                         limits=limits)
         othello = common_pb2.Position(game=common_pb2.GameSpec(kind=OTHELLO),
                                       text=game(OTHELLO).new_position().to_text())
+        protocol_bot(sdk, "nboard-bot", "nboard-arena")
+        stuck = common_pb2.Position(game=othello.game, text=must_pass().to_text())
+        passed = sdk.analyze(stuck, bot=common_pb2.BotRef(name="nboard-bot"), limits=limits)
+        assert passed.move.square == PASS  # the side to move has none: the engine says so
         with pytest.raises(FailedPreconditionError, match="crash") as crashed:
             sdk.analyze(othello, bot=common_pb2.BotRef(name="crasher"), limits=limits)
         assert "crashing on purpose" in str(crashed.value)
