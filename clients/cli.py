@@ -22,7 +22,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 from arena.clients.common import seconds
 
 from arena.errors import ArenaError, UnavailableError
-from arena.text import bounded
+from arena.text import bounded, printable
 
 EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
@@ -310,7 +310,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()  # the reader went away (`arena match list | head`)
         return EXIT_ERROR
     except (ArenaError, ValueError, OSError) as exc:
-        print(f"arena: error: {bounded(_error_text(exc))}", file=sys.stderr)
+        # A service's message may quote what a bot or engine said: printed made safe.
+        print(f"arena: error: {printable(bounded(_error_text(exc)))}", file=sys.stderr)
         return EXIT_ERROR
     except RecursionError:  # input nested beyond reason (a JSON or TOML file)
         print("arena: error: the input is nested too deeply", file=sys.stderr)

@@ -45,6 +45,7 @@ from arena.errors import (
     ResourceExhaustedError,
 )
 from arena.games import game
+from arena.text import printable
 from arena.v1 import bots_pb2, common_pb2, engine_pb2, engine_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -160,14 +161,15 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
                                  position=request.position, history=request.history,
                                  time_budget_ms=limits.time_ms or 0)
         result = host.ready(job) or host.play(job, stop)
+        detail = printable(result.error_detail)  # the engine's stderr: its words, made safe
         if result.error == engine_pb2.MOVE_ERROR_INVALID_JOB:
             raise InvalidArgumentError(f"engine {bot.spec.protocol.engine!r} cannot be asked "
-                                       f"about this position: {result.error_detail}")
+                                       f"about this position: {detail}")
         if result.error != engine_pb2.MOVE_ERROR_UNSPECIFIED:
             reason = engine_pb2.MoveError.Name(result.error).removeprefix("MOVE_ERROR_")
             raise FailedPreconditionError(
                 f"engine {bot.spec.protocol.engine!r} gave no move "
-                f"({reason.lower().replace('_', ' ')}): {result.error_detail}")
+                f"({reason.lower().replace('_', ' ')}): {detail}")
         return engine_pb2.AnalyzeResponse(move=result.move, search=result.search)
 
     def Analyze(self, request: engine_pb2.AnalyzeRequest,

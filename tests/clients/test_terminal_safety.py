@@ -11,7 +11,7 @@ from pathlib import Path
 
 from arena.formats import Replay, ReplayMove, write_replay
 from arena.games import OthelloBoard
-from tests.clients.conftest import InProcessStack, ok, one_line_error
+from tests.clients.conftest import InProcessStack, RunArena, ok, one_line_error
 
 ESCAPES = "\x1b[2J\x1b]0;owned\x07"  # clear the screen, set the window title
 CONTROL = ("\x1b", "\x07", "\x9b")  # ESC, BEL, and the one-byte CSI of C1
@@ -73,3 +73,15 @@ def test_a_records_text_is_stored_printable(cli_stack: InProcessStack, tmp_path:
              ok(cli_stack.run("match", "replay", str(record), "--all"))]  # as written
     for text in shown:
         assert not any(char in text for char in CONTROL), text
+
+
+def test_an_error_quoting_what_was_given_prints_no_control_character(
+        run_arena: RunArena) -> None:
+    """Error messages quote addresses, engines' stderr and other given text; the command
+    line prints them made harmless, whatever the service put in (here an address from a
+    misconfigured environment, quoted three times by the gRPC error)."""
+    result = run_arena("--timeout", "2", "bot", "list",
+                       env={"ARENA_REGISTRY": f"127.0.0.1{ESCAPES}:1"})
+    assert result.returncode == 1 and "registry unreachable" in result.stderr, result.stderr
+    assert not any(char in result.stderr for char in CONTROL), repr(result.stderr)
+    assert "Traceback" not in result.stderr

@@ -482,6 +482,7 @@ def test_a_protocol_bot_is_analysed_like_a_built_in_one(stack: Launcher) -> None
         with pytest.raises(FailedPreconditionError, match="crash") as crashed:
             sdk.analyze(othello, bot=common_pb2.BotRef(name="crasher"), limits=limits)
         assert "crashing on purpose" in str(crashed.value)
+        assert "\x1b" not in str(crashed.value)  # its stderr's colour escape made harmless
 
     stack.write_manifest()
     env = dict(os.environ, ARENA_HOME=str(stack.home), ARENA_TOKEN=ADMIN_TOKEN)
@@ -496,6 +497,10 @@ def test_a_protocol_bot_is_analysed_like_a_built_in_one(stack: Launcher) -> None
                              capture_output=True, text=True, timeout=60)
     assert refused.returncode == 1 and "limits.depth" in refused.stderr, refused.stderr
     assert "Traceback" not in refused.stderr
+    crashed_cli = subprocess.run([sys.executable, "-m", "arena.clients", "analyze", "--bot",
+                                  "crasher"], env=env, capture_output=True, text=True, timeout=60)
+    assert crashed_cli.returncode == 1 and "crashing on purpose" in crashed_cli.stderr
+    assert "\x1b" not in crashed_cli.stderr, crashed_cli.stderr
 
 
 def test_the_engines_from_the_command_line(stack: Launcher) -> None:
