@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import redis
 from arena.services.common.auth import current_principal
@@ -39,6 +39,7 @@ from arena.bots.spec import builtin_config, config_from_struct
 from arena.engine.adapters import GameEngine, PreparedBot
 from arena.engine.api import MAX_NODES, Limits, StopFlag
 from arena.errors import (
+    ArenaError,
     FailedPreconditionError,
     FieldViolation,
     InvalidArgumentError,
@@ -55,7 +56,6 @@ DEADLINE_MARGIN_S = 0.5  # of a caller's deadline, kept for the answer's way bac
 MAX_ANALYZE_DEPTH = 64
 MAX_ANALYZE_TREE_NODES = 200_000
 POOLS = ("match", "analysis")
-T = TypeVar("T")
 
 
 class EngineServicer(engine_pb2_grpc.EngineServicer):
@@ -93,7 +93,8 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         raise InvalidArgumentError("name a bot (bot_ref) or give an engine configuration")
 
     def _in_slot(self, request: engine_pb2.AnalyzeRequest, context: Any,
-                 run: Callable[[StopFlag], T]) -> T:
+                 run: Callable[[StopFlag], engine_pb2.AnalyzeResponse]
+                 ) -> engine_pb2.AnalyzeResponse:
         """``run``, once a slot is free (RESOURCE_EXHAUSTED if none frees in time), with a
         stop flag that the call's cancellation raises."""
         wait_s = self.wait_s
@@ -128,16 +129,20 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
 
     def _engine_host(self, bot: bots_pb2.BotVersion, request: engine_pb2.AnalyzeRequest
                      ) -> EngineHost:
-        """This analyst's engines, if they hold the bot's engine as pinned and the request
-        asks only what a protocol engine can answer (a move in a time, the game not over;
-        raises else)."""
+        """This analyst's engines, if they hold the bot's engine build and the request asks
+        only what a protocol engine can answer (a move in a time; raises else). A finished
+        game is refused by the engine's client, as for a match."""
         wanted = bot.spec.protocol
-        spec = self.engines.catalog.engines.get(wanted.engine) if self.engines else None
-        if self.engines is None or spec is None or spec.checksum != wanted.checksum:
+        try:
+            if self.engines is None:
+                raise ArenaError("this analysis worker has no engine catalog")
+            self.engines.spec_for(wanted)
+        except ArenaError as exc:
             raise FailedPreconditionError(
                 f"bot {bot.spec.name!r} runs protocol engine {wanted.engine!r} "
-                f"({wanted.checksum[:12]}), which no analysis worker here offers (analysts "
-                "read the catalog of ARENA_ENGINES_CATALOG, as `arena up --engines` sets)")
+                f"({wanted.checksum[:12]}), which no analysis worker here offers ({exc}; "
+                "analysts read the catalog of ARENA_ENGINES_CATALOG, as `arena up --engines` "
+                "sets)") from None
         bad = [FieldViolation(f"limits.{name}", "a protocol engine is given a time, not a "
                               f"{name} limit: set limits.time_ms")
                for name in ("depth", "nodes") if getattr(request.limits, name)]
@@ -146,10 +151,6 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
                                       "a protocol engine's search has no tree to store"))
         if bad:
             raise InvalidArgumentError.for_fields(bad)
-        position = game(request.position.game.kind).position_from_text(request.position.text)
-        if position.outcome() is not None:
-            raise InvalidArgumentError.for_fields(
-                [FieldViolation("position", "the game is over: there is no move to ask for")])
         return self.engines
 
     def _engine_move(self, host: EngineHost, bot: bots_pb2.BotVersion,

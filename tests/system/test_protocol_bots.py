@@ -141,6 +141,14 @@ def protocol_bot(sdk: ArenaClient, name: str, engine: str, kind: int = OTHELLO,
         engine=engine, options=config_to_struct(dict(options)))))
 
 
+def arena_cli(stack: Launcher, *argv: str) -> subprocess.CompletedProcess[str]:
+    """``arena ARGV`` as a user runs it against the stack (its manifest written first)."""
+    stack.write_manifest()  # stack.json, where the command finds the stack
+    env = dict(os.environ, ARENA_HOME=str(stack.home), ARENA_TOKEN=ADMIN_TOKEN)
+    return subprocess.run([sys.executable, "-m", "arena.clients", *argv], env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
 def run_ladder(sdk: ArenaClient, client: redis.Redis, name: str, kind: int, bots: list[str],
                **extra: object) -> list[match_pb2.Match]:
     config = ladder_pb2.LadderConfig(
@@ -401,20 +409,14 @@ def test_what_an_engine_says_is_kept_with_its_moves(redis_client: redis.Redis,
     listener = [r for r in match.moves if r.color == common_pb2.COLOR_WHITE]
     assert all(r.search.HasField("score") and r.search.depth > 0 for r in listener)
 
-    stack.write_manifest()
-    env = dict(os.environ, ARENA_HOME=str(stack.home), ARENA_TOKEN=ADMIN_TOKEN)
-    watched = subprocess.run([sys.executable, "-m", "arena.clients", "match", "watch",
-                              match_id, "--no-board"], env=env, capture_output=True,
-                             text=True, timeout=60)
+    watched = arena_cli(stack, "match", "watch", match_id, "--no-board")
     assert watched.returncode == 0, watched.stderr
     assert watched.stdout.count("     | MESSAGE note 8\n") == len(talker), watched.stdout
     moves = [line for line in watched.stdout.splitlines() if line[:3].strip().isdigit()]
     assert [", score " in line for line in moves] == [r.color == common_pb2.COLOR_WHITE
                                                       for r in match.moves], moves
     assert "\x1b" not in watched.stdout and "\x07" not in watched.stdout
-    exported = subprocess.run([sys.executable, "-m", "arena.clients", "match", "replay",
-                               match_id, "--ply", "1"], env=env, capture_output=True,
-                              text=True, timeout=60)
+    exported = arena_cli(stack, "match", "replay", match_id, "--ply", "1")
     assert exported.returncode == 0, exported.stderr
     assert "  | MESSAGE note 8" in exported.stdout and "\x1b" not in exported.stdout
     assert "score" not in exported.stdout and "depth" not in exported.stdout, exported.stdout
@@ -484,32 +486,22 @@ def test_a_protocol_bot_is_analysed_like_a_built_in_one(stack: Launcher) -> None
         assert "crashing on purpose" in str(crashed.value)
         assert "\x1b" not in str(crashed.value)  # its stderr's colour escape made harmless
 
-    stack.write_manifest()
-    env = dict(os.environ, ARENA_HOME=str(stack.home), ARENA_TOKEN=ADMIN_TOKEN)
-    shown = subprocess.run([sys.executable, "-m", "arena.clients", "analyze", "--bot", "talker",
-                            "--moves", "h8 h9 i9", "--time-ms", "2000"], env=env,
-                           capture_output=True, text=True, timeout=60)
+    shown = arena_cli(stack, "analyze", "--bot", "talker", "--moves", "h8 h9 i9", "--time-ms",
+                      "2000")
     assert shown.returncode == 0, shown.stderr
     assert "  | MESSAGE note 8" in shown.stdout and "score" not in shown.stdout, shown.stdout
     assert "\x1b]0;" not in shown.stdout
-    refused = subprocess.run([sys.executable, "-m", "arena.clients", "analyze", "--bot",
-                              "pbrain-bot", "--moves", "h8", "--depth", "5"], env=env,
-                             capture_output=True, text=True, timeout=60)
+    refused = arena_cli(stack, "analyze", "--bot", "pbrain-bot", "--moves", "h8", "--depth", "5")
     assert refused.returncode == 1 and "limits.depth" in refused.stderr, refused.stderr
     assert "Traceback" not in refused.stderr
-    crashed_cli = subprocess.run([sys.executable, "-m", "arena.clients", "analyze", "--bot",
-                                  "crasher"], env=env, capture_output=True, text=True, timeout=60)
+    crashed_cli = arena_cli(stack, "analyze", "--bot", "crasher")
     assert crashed_cli.returncode == 1 and "crashing on purpose" in crashed_cli.stderr
     assert "\x1b" not in crashed_cli.stderr, crashed_cli.stderr
 
 
 def test_the_engines_from_the_command_line(stack: Launcher) -> None:
-    stack.write_manifest()  # stack.json, where the command finds the stack
-    env = dict(os.environ, ARENA_HOME=str(stack.home), ARENA_TOKEN=ADMIN_TOKEN)
-
     def arena(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "arena.clients", *argv], env=env,
-                              capture_output=True, text=True, timeout=60)
+        return arena_cli(stack, *argv)
 
     listed = arena("engine", "list", "--game", "gomoku")
     assert listed.returncode == 0, listed.stderr

@@ -29,7 +29,7 @@ from arena.bots.spec import config_from_struct
 from arena.engine.api import StopFlag
 from arena.errors import ArenaError
 from arena.games import GAMES, game
-from arena.v1 import engine_pb2
+from arena.v1 import bots_pb2, engine_pb2
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class EngineHost:
         position (a Gomocup ``START`` for a new size or rule), before the move is timed;
         the failure, if it cannot be (then the bot forfeits), else None."""
         try:
-            spec = self._spec(job)
+            spec = self.spec_for(job.bot.spec.protocol)
             game_name = game(job.game).name
         except ArenaError as exc:
             return _invalid(str(exc))
@@ -100,7 +100,7 @@ class EngineHost:
         timed on CPU (``cpu_clock``) is answered with the engine's CPU time, and waited for
         as long as the referee's wall-clock guard allows (``cpu_wall_factor``)."""
         try:
-            spec = self._spec(job)
+            spec = self.spec_for(job.bot.spec.protocol)
             game_name = game(job.game).name
         except ArenaError as exc:
             return _invalid(str(exc))
@@ -132,10 +132,9 @@ class EngineHost:
             metrics.ENGINE_HELD.labels(spec.name).inc()
         return result
 
-    def _spec(self, job: engine_pb2.MoveJob) -> EngineSpec:
+    def spec_for(self, wanted: bots_pb2.ProtocolEngine) -> EngineSpec:
         """The catalog's engine with the bot's options (checked against the pinned
-        checksum; raises an ``ArenaError``)."""
-        wanted = job.bot.spec.protocol
+        checksum; raises an ``ArenaError`` if this host has no such build)."""
         identity = wanted.SerializeToString(deterministic=True)
         found = self._specs.get(identity)
         if found is not None:

@@ -175,8 +175,7 @@ class MatchView {
     if (view.worker) facts.push(["Worker", view.worker]);
     const tree = view.has_tree
       ? h("a", { class: "button", href: `/matches/${encodeURIComponent(this.match.id)}/tree/${view.record_ply}` }, "Search tree \u2192") : null;
-    replace(info, headline, h("dl", { class: "kv" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
-      tree ? h("p", {}, tree) : null);
+    replace(info, headline, factList(facts), tree ? h("p", {}, tree) : null);
   }
 
   /** Ask the bot in the form for its move in the position shown (as the person). */
@@ -191,7 +190,7 @@ class MatchView {
       if (!answer) { replace(this.el.answer, null); return; }
       this.answer = answer;
       replace(this.el.answer, h("div", { class: "headline" }, `${bot} at ply ${answer.ply}: ${answer.move}`),
-        h("dl", { class: "kv" }, searchFacts(answer.search).map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])));
+        factList(searchFacts(answer.search)));
       if (this.ply === answer.ply) this.go(answer.ply);
     } catch (error) {
       replace(this.el.answer, notice(error.describe ? error.describe() : String(error), "error"));
@@ -336,6 +335,11 @@ function searchFacts(search) {
   if (search.pv.length) facts.push(["PV", h("span", { class: "pv" }, search.pv.join(" "))]);
   if (search.notes.length) facts.push(["Engine said", h("pre", { class: "notes" }, search.notes.join("\n"))]);
   return facts;
+}
+
+/** [label, value] pairs as a definition list. */
+function factList(facts) {
+  return h("dl", { class: "kv" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 }
 
 /** A side's game time left: 1:05.2 from a minute, 9.8 s below. */
