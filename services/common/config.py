@@ -189,6 +189,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("web_calls_per_viewer", "ARENA_WEB_CALLS_PER_VIEWER", 4,
             "API requests of one viewer answered at once; more wait their turn",
             ("web",)),
+    Setting("web_analyses", "ARENA_WEB_ANALYSES", 8,
+            "analyses (a bot asked about a match position) one web gateway runs at once; "
+            "each holds a thread for the bot's time, so past this the next is refused "
+            "(503) rather than slowing every reader", ("web",)),
     Setting("web_trusted_proxies", "ARENA_WEB_TRUSTED_PROXIES", "",
             "reverse proxies in front of the web gateway, addresses and networks "
             "comma-separated: a request from one is read as from the client its "
@@ -262,6 +266,7 @@ class Config:
     web_max_streams: int = 200
     web_max_streams_per_viewer: int = 20
     web_calls_per_viewer: int = 4
+    web_analyses: int = 8
     web_trusted_proxies: str = ""
     web_forwarded_header: str = "x-forwarded-for"
 

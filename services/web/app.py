@@ -34,7 +34,7 @@ from arena.services.web.gateway import (
 )
 from arena.services.web.settings import WebSettings
 from arena.services.web.shared import SharedReads
-from arena.services.web.turns import ViewerTurns
+from arena.services.web.turns import AnalysisSlots, ViewerTurns
 from arena.services.web.views import (
     analysis_json,
     ladder_json,
@@ -232,6 +232,7 @@ class Api:
         self.slots = live.StreamSlots(gateway.settings.max_streams,
                                       gateway.settings.max_streams_per_viewer)
         self.turns = ViewerTurns(gateway.settings.calls_per_viewer)
+        self.analyses = AnalysisSlots(gateway.settings.analyses)
         self.addresses = ClientAddresses(gateway.settings.trusted_proxies,
                                          gateway.settings.forwarded_header)
         # Everyone reads the same with the service token while reading is open.
@@ -385,10 +386,11 @@ class Api:
         client = self.gateway.actor(bearer(request))
         match = await self.gateway.run(client.get_match, request.path_params["id"])
         spec, position, history = match_position(match, ply)
-        reply = await self.gateway.run(
-            lambda: client.analyze(common_pb2.Position(game=spec, text=position.to_text()),
-                                   bot=bot, limits=common_pb2.SearchLimits(time_ms=time_ms),
-                                   history=history))
+        with self.analyses.slot():
+            reply = await self.gateway.run(
+                lambda: client.analyze(common_pb2.Position(game=spec, text=position.to_text()),
+                                       bot=bot, limits=common_pb2.SearchLimits(time_ms=time_ms),
+                                       history=history))
         return JSONResponse(analysis_json(reply, position, ply))
 
     async def cancel_match(self, request: Request) -> Response:

@@ -46,6 +46,9 @@ class WebSettings:
     max_streams_per_viewer: int = 20
     # API requests one viewer has answered at once; more wait their turn (turns.py).
     calls_per_viewer: int = 4
+    # Analyses running at once through this gateway: each holds a thread for the bot's
+    # whole time (up to the person's analyze_time_ms quota).
+    analyses: int = 8
     # Proxies whose X-Forwarded-For names the client (addresses.py).
     trusted_proxies: tuple[Network, ...] = ()
     # ... or whose Forwarded (RFC 7239) does: the one header they write.
@@ -68,6 +71,7 @@ class WebSettings:
             max_streams=max(1, config.web_max_streams),
             max_streams_per_viewer=max(1, config.web_max_streams_per_viewer),
             calls_per_viewer=max(1, config.web_calls_per_viewer),
+            analyses=max(1, config.web_analyses),
             trusted_proxies=parse_proxies(config.web_trusted_proxies),
             forwarded_header=header,
         )

@@ -7,17 +7,18 @@ per viewer (its token where reading needs one, else its client address): at most
 ``share`` requests at once, more wait for their turn in the order they came (anyio's
 ``CapacityLimiter`` serves waiters first come, first served), at most ``WAITING`` times
 as many and each at most ``WAIT_S``; past that, 429. Live streams are bounded apart
-(``live.StreamSlots``). Everything here runs on the event loop: no locks.
+(``live.StreamSlots``), and so are analyses (``AnalysisSlots``). Everything here runs on
+the event loop: no locks.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 import anyio
 
-from arena.errors import ResourceExhaustedError
+from arena.errors import ResourceExhaustedError, UnavailableError
 
 WAITING = 4  # requests a viewer may have waiting, per request it may have running
 WAIT_S = 30.0
@@ -56,3 +57,27 @@ class ViewerTurns:
                 del self._lines[viewer]
             else:
                 self._lines[viewer] = (line, users - 1)
+
+
+class AnalysisSlots:
+    """Analyses running through the gateway at once. One holds a gateway thread for the
+    bot's whole time (up to the person's ``analyze_time_ms``), and every reader's requests
+    run on the same threads; each person's ``analyses_at_once`` quota bounds them one
+    person at a time, not forty people at once. Past ``limit`` the next is refused at once
+    (503), not queued: waiting would hold the page as long as the searches before it."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.running = 0
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        if self.running >= self.limit:
+            raise UnavailableError(
+                f"this web gateway is running {self.limit} analyses at once, its most "
+                "(ARENA_WEB_ANALYSES): try again when one ends")
+        self.running += 1
+        try:
+            yield
+        finally:
+            self.running -= 1

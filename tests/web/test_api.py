@@ -268,9 +268,7 @@ def test_asking_a_bot_about_a_match_position_checks_the_request(web: WebStack) -
     """POST /api/matches/{id}/analysis: as the person, a bot's move and search at a ply;
     bad fields all at once, a ply past the end or after the game ended, a time over the
     person's quota and a match that does not exist each a clear 4xx."""
-    match = next(m for m in web.client.iter_matches(ladder_id=web.ladder_id)
-                 if m.status == match_pb2.MATCH_STATUS_FINISHED
-                 and m.result.termination == match_pb2.TERMINATION_NORMAL)
+    match = _finished_match(web)
     path, plies = f"/api/matches/{match.id}/analysis", len(match.config.opening) + len(match.moves)
     good = {"ply": 4, "bot": "web-beginner", "time_ms": 500}
     assert web.http.request("POST", path, good)[0] == 401
@@ -295,6 +293,52 @@ def test_asking_a_bot_about_a_match_position_checks_the_request(web: WebStack) -
     status, _, reply = web.http.request("POST", "/api/matches/no-such-match/analysis", good,
                                         token=USER_TOKEN)
     assert status == 404, reply
+
+
+def _finished_match(web: WebStack) -> match_pb2.Match:
+    return next(m for m in web.client.iter_matches(ladder_id=web.ladder_id)
+                if m.status == match_pb2.MATCH_STATUS_FINISHED
+                and m.result.termination == match_pb2.TERMINATION_NORMAL)
+
+
+def test_the_gateway_runs_at_most_its_analyses_at_once(web: WebStack, tmp_path: Path) -> None:
+    """An analysis holds a gateway thread for the bot's whole time, and readers' requests
+    run on the same threads; each person's quota bounded one person, not forty at once.
+    With ARENA_WEB_ANALYSES=1, another person's analysis while one runs is refused at once
+    (503, naming the setting), reading goes on meanwhile, and once it ends the next is
+    answered."""
+    register(web.client, {"web-slow": ("arena-fast", {"depth": 60, "time_ms": 6000})})
+    path = f"/api/matches/{_finished_match(web).id}/analysis"
+    long = {"ply": 4, "bot": "web-slow", "time_ms": 6000}  # seconds of iterative deepening
+    short = {"ply": 4, "bot": "web-beginner", "time_ms": 200}
+    with another_gateway(web, tmp_path, ARENA_WEB_ANALYSES="1",
+                         ARENA_ENGINE=web.stack.target("analyst")) as (_, gateway):
+        for _attempt in range(3):
+            first: list[tuple[int, dict[str, str], bytes]] = []
+            thread = threading.Thread(target=lambda answers=first: answers.append(
+                gateway.request("POST", path, long, token=USER_TOKEN)))
+            thread.start()
+            time.sleep(0.5)  # the long one's request first
+            refused = b""
+            while thread.is_alive() and not refused:
+                status, _, reply = gateway.request("POST", path, short,
+                                                   token=web.stack.admin_token)
+                if status == 503:
+                    refused = reply
+                else:  # the long one had not reached the gateway yet
+                    assert status == 200, reply
+            if refused and thread.is_alive():
+                break
+            thread.join(30)  # the probe came first and the long one was refused: again
+        assert refused and thread.is_alive(), f"no analysis was refused while one ran: {first}"
+        assert "1 analyses at once" in error_of(refused)["message"]
+        assert "ARENA_WEB_ANALYSES" in error_of(refused)["message"]
+        assert thread.is_alive()  # refused at once, not queued behind the long one
+        assert gateway.request("GET", "/api/matches?limit=1")[0] == 200
+        thread.join(30)
+        assert first and first[0][0] == 200, first
+        status, _, reply = gateway.request("POST", path, short, token=web.stack.admin_token)
+        assert status == 200, reply
 
 
 def test_bad_action_bodies_list_every_bad_field(web: WebStack) -> None:
