@@ -48,9 +48,10 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def engine_table(engines: list[engine_pb2.EngineOffer]) -> str:
-    header = ("NAME", "PROTOCOL", "GAMES", "WORKERS", "CHECKSUM", "DESCRIPTION")
+    header = ("NAME", "PROTOCOL", "GAMES", "WORKERS", "ANALYSTS", "CHECKSUM", "DESCRIPTION")
     rows = [header] + [(e.name, e.protocol, ",".join(game(g).name for g in e.games),
-                        str(e.workers), e.checksum[:12], e.description) for e in engines]
+                        str(e.workers), str(e.analysts), e.checksum[:12], e.description)
+                       for e in engines]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
                      .rstrip() for row in rows)

@@ -57,13 +57,16 @@ class EngineOffer(_message.Message):
     CHECKSUM_FIELD_NUMBER: _builtins.int
     DESCRIPTION_FIELD_NUMBER: _builtins.int
     WORKERS_FIELD_NUMBER: _builtins.int
+    ANALYSTS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     protocol: _builtins.str
     """"nboard" or "gomocup"."""
     checksum: _builtins.str
     description: _builtins.str
     workers: _builtins.int
-    """How many live workers offer it (ListEngines)."""
+    """How many live match workers offer it (ListEngines): a bot of it can play matches."""
+    analysts: _builtins.int
+    """How many live analysts (the analysis pool) offer it: a bot of it can be analysed."""
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_common_pb2.GameKind.ValueType]: ...
     def __init__(
@@ -75,10 +78,11 @@ class EngineOffer(_message.Message):
         checksum: _builtins.str = ...,
         description: _builtins.str = ...,
         workers: _builtins.int = ...,
+        analysts: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["checksum", b"checksum", "description", b"description", "games", b"games", "name", b"name", "protocol", b"protocol", "workers", b"workers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["analysts", b"analysts", "checksum", b"checksum", "description", b"description", "games", b"games", "name", b"name", "protocol", b"protocol", "workers", b"workers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

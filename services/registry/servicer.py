@@ -199,8 +199,9 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
     @staticmethod
     def _offer(kind: int, wanted: bots_pb2.ProtocolEngine,
                offered: list[engine_pb2.EngineOffer]) -> engine_pb2.EngineOffer:
-        """The live workers' build of the wanted engine among ``offered`` (raises a field
-        error)."""
+        """The live match workers' build of the wanted engine among ``offered`` (raises a
+        field error); one only analysts offer cannot play a match."""
+        offered = [o for o in offered if o.workers > 0]
         builds = [o for o in offered if o.name == wanted.engine]
         if not builds:
             names = sorted({o.name for o in offered if kind in o.games})

@@ -264,7 +264,8 @@ def create_service(config: Config) -> ServiceParts:
     else:
         client = redis.Redis.from_url(config.redis_url)
         presence = Presence(client, consumer_name("analyst", config.instance),
-                            lambda: None, lambda: 0, games, pool="analysis").start()
+                            lambda: None, lambda: 0, games, pool="analysis",
+                            offers=engines.offers() if engines else ()).start()
         on_stop.insert(0, presence.stop)
         if engines is not None:  # a match worker's runner closes its own
             on_stop.append(engines.close)

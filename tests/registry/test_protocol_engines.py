@@ -30,8 +30,8 @@ def rapfi() -> engine_pb2.EngineOffer:
 
 
 def advertise(client: redis.Redis, worker_id: str, *offers: engine_pb2.EngineOffer,
-              ttl_ms: int = workers.TTL_MS) -> None:
-    info = status_pb2.WorkerInfo(worker_id=worker_id, pool="match", protocol_engines=offers)
+              ttl_ms: int = workers.TTL_MS, pool: str = "match") -> None:
+    info = status_pb2.WorkerInfo(worker_id=worker_id, pool=pool, protocol_engines=offers)
     with client.pipeline(transaction=False) as pipe:
         workers.advertise(pipe, info, ttl_ms)
         pipe.execute()
@@ -150,6 +150,23 @@ def test_two_builds_on_live_workers_must_be_told_apart(
     assert f"{EDAX_2} on 2 workers" in details and f"{EDAX_1} on 1 worker" in details
     pinned = registry.register(protocol_spec(checksum=EDAX_1))
     assert pinned.spec.protocol.checksum == EDAX_1
+
+
+def test_analysts_offers_are_counted_apart_and_play_no_match(
+        registry: Registry, redis_client: redis.Redis) -> None:
+    """Analysts load the catalog too (a protocol bot can be analysed) and say so; an engine
+    only analysts offer is listed with no match worker, and a bot of it is refused: no
+    worker would play its matches."""
+    advertise(redis_client, "w1", edax())
+    advertise(redis_client, "analyst-1", edax(), rapfi(), pool="analysis")
+    listed = registry.call("ListEngines", registry_pb2.ListEnginesRequest())
+    assert isinstance(listed, registry_pb2.ListEnginesResponse)
+    assert [(e.name, e.workers, e.analysts) for e in listed.engines] == [
+        ("edax", 1, 1), ("rapfi", 0, 1)]
+    fields, details = refusal(registry, protocol_spec(name="g", engine="rapfi", kind=GOMOKU))
+    assert fields == ["spec.protocol.engine"]
+    assert "no live worker offers engine 'rapfi'" in details
+    assert registry.register(protocol_spec()).spec.protocol.checksum == EDAX_1
 
 
 def test_list_engines_refuses_an_unknown_game(registry: Registry) -> None:

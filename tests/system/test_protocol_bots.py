@@ -446,6 +446,15 @@ def test_a_protocol_bot_is_analysed_like_a_built_in_one(stack: Launcher) -> None
     position = common_pb2.Position(game=common_pb2.GameSpec(kind=GOMOKU), text=board.to_text())
     limits = common_pb2.SearchLimits(time_ms=MOVE_TIME_MS)
     with stack_client(stack) as sdk:
+        deadline = time.monotonic() + 60
+        while not all(e.analysts == 1 for e in sdk.list_engines()):
+            assert time.monotonic() < deadline, "the analyst never advertised its engines"
+            time.sleep(0.2)
+        assert all(e.workers == 2 for e in sdk.list_engines())  # counted apart
+        listed = arena_cli(stack, "engine", "list", "--game", "gomoku").stdout.splitlines()
+        columns = listed[0].split()
+        row = next(line.split() for line in listed if line.startswith("pbrain-arena "))
+        assert (row[columns.index("WORKERS")], row[columns.index("ANALYSTS")]) == ("2", "1")
         protocol_bot(sdk, "pbrain-bot", "pbrain-arena", GOMOKU)
         protocol_bot(sdk, "talker", "fake-talk", GOMOKU)
         protocol_bot(sdk, "crasher", "fake-crash")

@@ -66,8 +66,9 @@ def alive(client: redis.Redis, now_ms: int | None = None) -> list[status_pb2.Wor
 
 
 def offers(workers: Iterable[status_pb2.WorkerInfo]) -> list[engine_pb2.EngineOffer]:
-    """Every protocol engine (name and checksum) the workers offer, with how many offer it;
-    by name, the most offered checksum of a name first."""
+    """Every protocol engine (name and checksum) the workers offer, with how many match
+    workers and how many analysts offer it; by name, the checksum most match workers offer
+    first."""
     found: dict[tuple[str, str], engine_pb2.EngineOffer] = {}
     for info in workers:
         for offer in info.protocol_engines:
@@ -75,6 +76,10 @@ def offers(workers: Iterable[status_pb2.WorkerInfo]) -> list[engine_pb2.EngineOf
             if key not in found:
                 found[key] = engine_pb2.EngineOffer()
                 found[key].CopyFrom(offer)
-                found[key].workers = 0
-            found[key].workers += 1
-    return sorted(found.values(), key=lambda o: (o.name, -o.workers, o.checksum))
+                found[key].workers = found[key].analysts = 0
+            if info.pool == "analysis":
+                found[key].analysts += 1
+            else:
+                found[key].workers += 1
+    return sorted(found.values(),
+                  key=lambda o: (o.name, -o.workers, -o.analysts, o.checksum))
