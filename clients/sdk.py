@@ -406,8 +406,9 @@ class ArenaClient:
     def list_engines(
         self, game: common_pb2.GameKind.ValueType = common_pb2.GAME_KIND_UNSPECIFIED
     ) -> list[engine_pb2.EngineOffer]:
-        """The protocol engines live match workers offer (name, protocol, games, checksum,
-        how many workers), for ``game`` or every game."""
+        """The protocol engines live match workers and analysts offer (name, protocol,
+        games, checksum, how many workers and how many analysts), for ``game`` or every
+        game."""
         request = _request(registry_pb2.ListEnginesRequest, game=game)
         return list(self._call("registry", self._registry().ListEngines, request).engines)
 
