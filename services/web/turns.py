@@ -73,9 +73,10 @@ class AnalysisSlots:
     @contextmanager
     def slot(self) -> Iterator[None]:
         if self.running >= self.limit:
+            many = "analysis" if self.limit == 1 else "analyses"
             raise UnavailableError(
-                f"this web gateway is running {self.limit} analyses at once, its most "
-                "(ARENA_WEB_ANALYSES): try again when one ends")
+                f"this web gateway runs at most {self.limit} {many} at once "
+                "(ARENA_WEB_ANALYSES) and is running them: try again when one ends")
         self.running += 1
         try:
             yield

@@ -331,7 +331,7 @@ def test_the_gateway_runs_at_most_its_analyses_at_once(web: WebStack, tmp_path: 
                 break
             thread.join(30)  # the probe came first and the long one was refused: again
         assert refused and thread.is_alive(), f"no analysis was refused while one ran: {first}"
-        assert "1 analyses at once" in error_of(refused)["message"]
+        assert "at most 1 analysis at once" in error_of(refused)["message"]
         assert "ARENA_WEB_ANALYSES" in error_of(refused)["message"]
         assert thread.is_alive()  # refused at once, not queued behind the long one
         assert gateway.request("GET", "/api/matches?limit=1")[0] == 200
