@@ -46,7 +46,6 @@ from arena.errors import (
     ResourceExhaustedError,
 )
 from arena.games import game
-from arena.text import printable
 from arena.v1 import bots_pb2, common_pb2, engine_pb2, engine_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -162,7 +161,7 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
                                  position=request.position, history=request.history,
                                  time_budget_ms=limits.time_ms or 0)
         result = host.ready(job) or host.play(job, stop)
-        detail = printable(result.error_detail)  # the engine's stderr: its words, made safe
+        detail = result.error_detail  # printable: the engine's words (results.failure_detail)
         if result.error == engine_pb2.MOVE_ERROR_INVALID_JOB:
             raise InvalidArgumentError(f"engine {bot.spec.protocol.engine!r} cannot be asked "
                                        f"about this position: {detail}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from arena.services.worker.engines.client import EngineAnswer
 from arena.services.worker.engines.failures import EngineFailure, FailureReason
 
+from arena.text import printable
 from arena.v1 import common_pb2, engine_pb2
 
 DETAIL_CHARS = 500  # what the worker keeps of an error's detail
@@ -46,7 +47,9 @@ def failure_result(failure: EngineFailure) -> engine_pb2.MoveResult:
 
 
 def failure_detail(failure: EngineFailure) -> str:
-    """The reason, then as many of the engine's last stderr lines as fit (the last ones)."""
+    """The reason, then as many of the engine's last stderr lines as fit (the last ones),
+    made ``printable`` (as its notes are: the engine's words reach other people's
+    terminals, through match records and analyses)."""
     head = str(failure)[:DETAIL_CHARS]
     tail = ""
     for line in reversed(failure.stderr_tail):
@@ -54,4 +57,4 @@ def failure_detail(failure: EngineFailure) -> str:
         if len(head) + len(" [stderr: ]") + len(candidate) > DETAIL_CHARS:
             break
         tail = candidate
-    return f"{head} [stderr: {tail}]" if tail else head
+    return printable(f"{head} [stderr: {tail}]" if tail else head)
