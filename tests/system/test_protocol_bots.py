@@ -21,7 +21,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -34,7 +34,7 @@ from arena.engine.api import Limits
 from arena.errors import FailedPreconditionError, InvalidArgumentError
 from arena.games import PASS, Position, game
 from arena.protocols.gomocup_brain import turn_budget_ms
-from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
+from arena.v1 import bots_pb2, common_pb2, engine_pb2, ladder_pb2, match_pb2
 from tests.observability.test_stack import scrape_all, total
 from tests.protocol_engines.conftest import FAKE_ENGINE, sandboxed_pids
 from tests.support.bots import (
@@ -128,11 +128,17 @@ def stack(services: Launcher, catalog: Path) -> Launcher:
     for name in ("worker-1", "worker-2"):
         services.spawn("worker", name, timeout_s=300)
     with stack_client(services) as sdk:
-        deadline = time.monotonic() + 60
-        while not any(e.workers == 2 for e in sdk.list_engines()):
-            assert time.monotonic() < deadline, "the workers never advertised their engines"
-            time.sleep(0.2)
+        until_listed(sdk, lambda e: any(o.workers == 2 for o in e), "the workers")
     return services
+
+
+def until_listed(sdk: ArenaClient, ready: Callable[[list[engine_pb2.EngineOffer]], bool],
+                 who: str) -> None:
+    """Wait (at most a minute) until the engines live services offer satisfy ``ready``."""
+    deadline = time.monotonic() + 60
+    while not ready(sdk.list_engines()):
+        assert time.monotonic() < deadline, f"{who} never advertised their engines"
+        time.sleep(0.2)
 
 
 def protocol_bot(sdk: ArenaClient, name: str, engine: str, kind: int = OTHELLO,
@@ -446,10 +452,7 @@ def test_a_protocol_bot_is_analysed_like_a_built_in_one(stack: Launcher) -> None
     position = common_pb2.Position(game=common_pb2.GameSpec(kind=GOMOKU), text=board.to_text())
     limits = common_pb2.SearchLimits(time_ms=MOVE_TIME_MS)
     with stack_client(stack) as sdk:
-        deadline = time.monotonic() + 60
-        while not all(e.analysts == 1 for e in sdk.list_engines()):
-            assert time.monotonic() < deadline, "the analyst never advertised its engines"
-            time.sleep(0.2)
+        until_listed(sdk, lambda e: all(o.analysts == 1 for o in e), "the analyst")
         assert all(e.workers == 2 for e in sdk.list_engines())  # counted apart
         listed = arena_cli(stack, "engine", "list", "--game", "gomoku").stdout.splitlines()
         columns = listed[0].split()
