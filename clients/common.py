@@ -4,7 +4,6 @@ argument parsers for bot references and games, and proto-to-text helpers."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 from collections.abc import Callable
@@ -16,7 +15,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from arena.bots.validation import evaluator_game, split_bot_ref
-from arena.errors import ArenaError, InvalidArgumentError
+from arena.errors import ArenaError, InvalidArgumentError, NotFoundError
 from arena.games import GAME_NAMES, GAMES, Position, game
 from arena.rpc import INT32_MAX, INT64_MAX
 from arena.textboard import StandingLine
@@ -157,20 +156,26 @@ def settle_game(client: ArenaClient, args: argparse.Namespace, bots: list[str],
                 preset: str = "", evaluator: object = None) -> None:
     """Fill in ``args.game`` when ``--game`` was left out: the game of the first of
     ``bots`` (bot references, asked of the registry), else of ``preset``, else of
-    ``evaluator`` (an engine configuration's), else the first game. A bot that cannot be
-    looked up (none such, no stack) settles nothing: the command's own checks or the
-    service's answer then name the problem."""
+    ``evaluator`` (an engine configuration's), else the first game. A bot that is not
+    there is the error (no command can run with it, and the game the command's own checks
+    would read its input in is only a guess); one that cannot be looked up (no stack)
+    settles nothing: the command's own checks or the service's answer then name the
+    problem."""
     if args.game is not None:
         return
     plays = evaluator_game(evaluator) if evaluator is not None else None
     args.game = plays.name if plays is not None else GAME_NAMES[0]
-    with contextlib.suppress(ArenaError):
+    try:
         if bots:
             ref = parse_bot_ref(bots[0])
             args.game = game(client.get_bot(ref.name, ref.version).spec.game).name
         elif preset:
             kinds = [p.game for p in client.list_presets() if p.name == preset]
             args.game = game(kinds[0]).name if kinds else args.game
+    except NotFoundError:
+        raise
+    except ArenaError:
+        pass
 
 
 def game_spec(args: argparse.Namespace) -> common_pb2.GameSpec:

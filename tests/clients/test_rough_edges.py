@@ -127,3 +127,14 @@ def test_openings_names_a_suite_everywhere_and_a_number_says_what_it_meant(
         assert result.stderr.splitlines()[-1].endswith(
             refused + ("" if command[0] == "test" else counted)), result.stderr
     assert "--games-per-pairing" in run_arena("demo", "--help").stdout
+
+
+def test_a_bot_that_is_not_there_is_named_before_its_game_is_guessed(
+        cli_stack: InProcessStack) -> None:
+    """`arena analyze --bot` reads the moves in the bot's game; for a bot nobody registered
+    it guessed Othello and said `illegal move 'h8' for black` about a Gomoku move list."""
+    for argv in (("analyze", "--bot", "no-such-bot", "--moves", "h8 h9"),
+                 ("match", "create", "--black", "no-such-bot", "--white", "lucy",
+                  "--start", "h8")):
+        line = one_line_error(cli_stack.run(*argv), "no-such-bot")
+        assert "illegal" not in line, line
