@@ -59,7 +59,7 @@ from arena.engine.gomoku.patterns import (
     threat_summary,
     unplay,
 )
-from arena.engine.gomoku.threats import five_points, sort_by_keys
+from arena.engine.gomoku.threats import best_by_keys, five_points
 from arena.engine.gomoku.tree import (
     KIND_LEAF,
     KIND_MAX,
@@ -195,8 +195,11 @@ def generate(
         work[moves + count] = cell
         work[keys + count] = _order_key(st, work, me, cell)
         count += 1
-    sort_by_keys(work, moves, keys, count)
-    return count if defending else min(count, width)
+    if defending:
+        best_by_keys(work, moves, keys, count, count)
+        return count
+    best_by_keys(work, moves, keys, count, width)
+    return min(count, width)
 
 
 @njit(cache=True)

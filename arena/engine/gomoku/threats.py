@@ -88,9 +88,24 @@ def new_memo() -> Memo:
 @njit(cache=True)
 def sort_by_keys(work: Work, moves: int, keys: int, count: int) -> None:
     """Sort ``work[moves:moves+count]`` by descending ``work[keys:...]`` (keys unique)."""
+    best_by_keys(work, moves, keys, count, count)
+
+
+@njit(cache=True)
+def best_by_keys(work: Work, moves: int, keys: int, count: int, limit: int) -> None:
+    """Put the ``limit`` moves of ``work[moves:moves+count]`` with the highest keys first,
+    by descending key (keys unique); what is left after them is in no particular order.
+    An insertion sort that drops a move once ``limit`` better ones are ahead of it: most
+    moves of a long list stop at one comparison."""
     for i in range(1, count):
         move, key = work[moves + i], work[keys + i]
         j = i
+        if i >= limit:
+            if work[keys + limit - 1] >= key:
+                continue
+            j = limit - 1  # the last of the best is pushed out (to slot i)
+            work[moves + i] = work[moves + j]
+            work[keys + i] = work[keys + j]
         while j > 0 and work[keys + j - 1] < key:
             work[moves + j] = work[moves + j - 1]
             work[keys + j] = work[keys + j - 1]

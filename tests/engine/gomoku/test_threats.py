@@ -101,3 +101,25 @@ def test_exact_five_threats_ignore_overlines() -> None:
     moves = [m for pair in zip(black, white, strict=True) for m in pair]
     assert line_of(moves, 3, threes=False, rule="freestyle") == [xy(4, 7)]
     assert line_of(moves, 9, threes=True, rule="exact-five") == []
+
+
+@pytest.mark.parametrize("limit", [1, 3, 16, 40, 76])
+def test_the_best_moves_come_first_in_the_order_a_full_sort_gives(limit: int) -> None:
+    import numpy as np
+
+    from arena.engine.gomoku.threats import best_by_keys
+
+    rng = random.Random(limit)
+    for count in (0, 1, 2, limit - 1, limit, limit + 1, 76):
+        if count < 0:
+            continue
+        keys = rng.sample(range(-500, 10_000), count)
+        work = np.zeros(2 * 100, dtype=np.int64)
+        work[:count] = np.arange(count) + 1000  # the moves
+        work[100 : 100 + count] = keys
+        best_by_keys(work, 0, 100, count, limit)
+        ranked = sorted(range(count), key=lambda i: -keys[i])[:limit]
+        assert work[: len(ranked)].tolist() == [1000 + i for i in ranked]
+        assert work[100 : 100 + len(ranked)].tolist() == [keys[i] for i in ranked]
+        # Nothing is lost: the rest of the list holds the other moves.
+        assert sorted(work[:count].tolist()) == list(range(1000, 1000 + count))
