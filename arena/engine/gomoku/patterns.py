@@ -40,6 +40,7 @@ from arena.engine.gomoku.board import (
     EXACT_FIVE,
     FREESTYLE,
     MAX_CELLS,
+    SIZES,
     ZOBRIST,
     Cells,
 )
@@ -233,6 +234,26 @@ def refresh_classes(cells: Cells, pat: Patterns, st: State, table: Table) -> Non
                     _set_class(pat, st, colour, d, cell, table[index])
 
 
+def _seeing_cells() -> npt.NDArray[np.int16]:
+    """``[board, move, direction, i]``: the cell that sees ``move`` as its neighbour ``i``
+    along the direction (digit ``i`` of its line index), or -1 off the board; boards
+    numbered as ``SIZES``."""
+    seeing = np.full((len(SIZES), MAX_CELLS, 4, 2 * HALF), -1, dtype=np.int16)
+    for b, size in enumerate(SIZES):
+        for move in range(size * size):
+            x0, y0 = move % size, move // size
+            for d in range(4):
+                for i in range(2 * HALF):
+                    k = i - HALF if i < HALF else i - HALF + 1
+                    x, y = x0 - k * DIRECTIONS[d, 0], y0 - k * DIRECTIONS[d, 1]
+                    if 0 <= x < size and 0 <= y < size:
+                        seeing[b, move, d, i] = y * size + x
+    return seeing
+
+
+SEEING = _seeing_cells()
+
+
 @njit(cache=True)
 def _update_lines(
     cells: Cells, pat: Patterns, st: State, table: Table, move: int, colour: int, sign: int
@@ -240,19 +261,15 @@ def _update_lines(
     """Add (``sign`` 1) or take away (-1) the stone ``colour`` on ``move`` in every line
     index that sees it, and re-read the classes of the empty cells among them."""
     size = st[ST_SIZE]
-    x0, y0 = move % size, move // size
+    board = 0 if size == SIZES[0] else (1 if size == SIZES[1] else 2)
     for d in range(4):
-        dx, dy = DIRECTIONS[d, 0], DIRECTIONS[d, 1]
         own = ST_INDEX + ((colour - 1) * 4 + d) * MAX_CELLS
         other = ST_INDEX + ((2 - colour) * 4 + d) * MAX_CELLS
-        for k in range(-HALF, HALF + 1):
-            if k == 0:
+        for i in range(2 * HALF):
+            cell = SEEING[board, move, d, i]
+            if cell < 0:
                 continue
-            x, y = x0 - k * dx, y0 - k * dy  # the cell that sees ``move`` at offset k
-            if not (0 <= x < size and 0 <= y < size):
-                continue
-            cell = y * size + x
-            power = POWERS[k + HALF if k < 0 else k + HALF - 1]
+            power = POWERS[i]
             st[own + cell] += sign * power
             st[other + cell] += sign * 2 * power
             if cells[cell] == EMPTY:
