@@ -255,13 +255,19 @@ SEEING = _seeing_cells()
 
 
 @njit(cache=True)
+def board_of(st: State) -> int:
+    """The position's board in ``SEEING``."""
+    size = st[ST_SIZE]
+    return 0 if size == SIZES[0] else (1 if size == SIZES[1] else 2)
+
+
+@njit(cache=True)
 def _update_lines(
     cells: Cells, pat: Patterns, st: State, table: Table, move: int, colour: int, sign: int
 ) -> None:
     """Add (``sign`` 1) or take away (-1) the stone ``colour`` on ``move`` in every line
     index that sees it, and re-read the classes of the empty cells among them."""
-    size = st[ST_SIZE]
-    board = 0 if size == SIZES[0] else (1 if size == SIZES[1] else 2)
+    board = board_of(st)
     for d in range(4):
         own = ST_INDEX + ((colour - 1) * 4 + d) * MAX_CELLS
         other = ST_INDEX + ((2 - colour) * 4 + d) * MAX_CELLS

@@ -25,7 +25,7 @@ import numpy.typing as npt
 from numba import njit
 
 import arena.engine.numba_cache  # noqa: F401  (where numba caches the kernels below)
-from arena.engine.gomoku.board import DIRECTIONS, EMPTY, MAX_CELLS, Cells
+from arena.engine.gomoku.board import EMPTY, MAX_CELLS, Cells
 from arena.engine.gomoku.control import CTX_ABORTED, CTX_SALT, Context, StopArray, poll_stop
 from arena.engine.gomoku.evaluation import FIRST_CLASS, PER_SIDE, QUADS
 from arena.engine.gomoku.patterns import (
@@ -33,14 +33,15 @@ from arena.engine.gomoku.patterns import (
     CODES,
     FIVE,
     FOUR,
+    HALF,
     OPEN_FOUR,
     OPEN_THREE,
+    SEEING,
     ST_CANDIDATES,
     ST_CELL_EVAL,
     ST_EVAL,
     ST_KEY,
     ST_LIST,
-    ST_SIZE,
     ST_STATS,
     THREAT_FIVES,
     THREAT_FOURS,
@@ -51,6 +52,7 @@ from arena.engine.gomoku.patterns import (
     Patterns,
     State,
     Table,
+    board_of,
     cell_code,
     cell_quad,
     play,
@@ -206,15 +208,15 @@ def generate(
 def _key_point(cells: Cells, pat: Patterns, st: State, attacker: int, cell: int) -> bool:
     """Whether ``cell`` is where ``attacker`` makes a four on a line through one of its
     open-four points (so that a stone there may stop the open four)."""
-    size = st[ST_SIZE]
-    x0, y0 = cell % size, cell // size
+    board = board_of(st)
     for d in range(4):
         if pat[attacker, d, cell] < FOUR:
             continue
-        for k in range(-5, 6):
-            x, y = x0 + k * DIRECTIONS[d, 0], y0 + k * DIRECTIONS[d, 1]
-            if 0 <= x < size and 0 <= y < size and pat[attacker, d, y * size + x] == OPEN_FOUR \
-                    and cells[y * size + x] == EMPTY:
+        if pat[attacker, d, cell] == OPEN_FOUR:
+            return True
+        for i in range(2 * HALF):
+            other = SEEING[board, cell, d, i]
+            if other >= 0 and pat[attacker, d, other] == OPEN_FOUR and cells[other] == EMPTY:
                 return True
     return False
 

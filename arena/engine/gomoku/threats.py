@@ -32,7 +32,7 @@ import numpy.typing as npt
 from numba import njit
 
 import arena.engine.numba_cache  # noqa: F401  (where numba caches the kernels below)
-from arena.engine.gomoku.board import DIRECTIONS, EMPTY, MAX_CELLS, Cells
+from arena.engine.gomoku.board import EMPTY, MAX_CELLS, Cells
 from arena.engine.gomoku.control import (
     CTX_ABORTED,
     CTX_NODES,
@@ -45,11 +45,12 @@ from arena.engine.gomoku.control import (
 from arena.engine.gomoku.patterns import (
     FIVE,
     FOUR,
+    HALF,
     OPEN_FOUR,
+    SEEING,
     ST_CANDIDATES,
     ST_KEY,
     ST_LIST,
-    ST_SIZE,
     THREAT_FIVES,
     THREAT_FOURS,
     THREAT_OPEN_FOURS,
@@ -59,6 +60,7 @@ from arena.engine.gomoku.patterns import (
     Patterns,
     State,
     Table,
+    board_of,
     play,
     stat,
     threat_count,
@@ -179,23 +181,21 @@ def defences(
 ) -> int:
     """The defender's answers to the attacker's open-four points (see the module doc):
     key points on their lines first, then the defender's own fours and threes."""
-    size = st[ST_SIZE]
+    board = board_of(st)
     defender = 3 - attacker
     count = 0
     for i in range(st[ST_CANDIDATES]):
         point = st[ST_LIST + i]
         if threat_count(threat_summary(st, attacker, point), THREAT_OPEN_FOURS) == 0:
             continue
-        x0, y0 = point % size, point // size
         for d in range(4):
             if pat[attacker, d, point] != OPEN_FOUR:
                 continue
-            for k in range(-5, 6):
-                x, y = x0 + k * DIRECTIONS[d, 0], y0 + k * DIRECTIONS[d, 1]
-                if 0 <= x < size and 0 <= y < size:
-                    cell = y * size + x
-                    if cells[cell] == EMPTY and pat[attacker, d, cell] >= FOUR:
-                        count = _add_once(work, moves, keys, count, cell, (1 << 20) - cell)
+            count = _add_once(work, moves, keys, count, point, (1 << 20) - point)
+            for j in range(2 * HALF):
+                cell = SEEING[board, point, d, j]
+                if cell >= 0 and cells[cell] == EMPTY and pat[attacker, d, cell] >= FOUR:
+                    count = _add_once(work, moves, keys, count, cell, (1 << 20) - cell)
     for i in range(st[ST_CANDIDATES]):
         cell = st[ST_LIST + i]
         if threat_summary(st, defender, cell) & THREE_OR_BETTER:
