@@ -197,11 +197,9 @@ def generate(
         work[moves + count] = cell
         work[keys + count] = _order_key(st, work, me, cell)
         count += 1
-    if defending:
-        best_by_keys(work, moves, keys, count, count)
-        return count
-    best_by_keys(work, moves, keys, count, width)
-    return min(count, width)
+    limit = count if defending else min(count, width)
+    best_by_keys(work, moves, keys, count, limit)
+    return limit
 
 
 @njit(cache=True)
