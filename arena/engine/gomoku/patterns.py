@@ -239,15 +239,16 @@ def _seeing_cells() -> npt.NDArray[np.int16]:
     along the direction (digit ``i`` of its line index), or -1 off the board; boards
     numbered as ``SIZES``."""
     seeing = np.full((len(SIZES), MAX_CELLS, 4, 2 * HALF), -1, dtype=np.int16)
+    offsets = np.array([i - HALF if i < HALF else i - HALF + 1 for i in range(2 * HALF)])
+    # [direction, i]: how far the seeing cell is from the move along x and y.
+    dx = -offsets[None, :] * DIRECTIONS[:, 0, None]
+    dy = -offsets[None, :] * DIRECTIONS[:, 1, None]
     for b, size in enumerate(SIZES):
-        for move in range(size * size):
-            x0, y0 = move % size, move // size
-            for d in range(4):
-                for i in range(2 * HALF):
-                    k = i - HALF if i < HALF else i - HALF + 1
-                    x, y = x0 - k * DIRECTIONS[d, 0], y0 - k * DIRECTIONS[d, 1]
-                    if 0 <= x < size and 0 <= y < size:
-                        seeing[b, move, d, i] = y * size + x
+        moves = np.arange(size * size)
+        x = (moves % size)[:, None, None] + dx
+        y = (moves // size)[:, None, None] + dy
+        inside = (x >= 0) & (x < size) & (y >= 0) & (y < size)
+        seeing[b, : size * size] = np.where(inside, y * size + x, -1)
     return seeing
 
 
