@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from arena.clients.common import add_json_flag, client_from_args, print_json, to_dict
 
+from arena.engine.teacher import Teacher
 from arena.engine.tools import add_tool_commands
 from arena.games import GAME_NAMES, game
 from arena.v1 import common_pb2, engine_pb2
@@ -28,7 +29,15 @@ def add_engine_commands(sub: Subparsers) -> None:
     listing.add_argument("--game", choices=GAME_NAMES)
     add_json_flag(listing)
     listing.set_defaults(func=_cmd_list)
-    add_tool_commands(commands)
+    add_tool_commands(commands, teacher=_catalog_teacher)
+
+
+def _catalog_teacher(catalog: str, name: str, game_name: str, move_ms: int) -> Teacher:
+    """A catalog's protocol engine as a training's teacher (``arena engine train gomoku
+    --teacher``): the worker's engine pool, loaded only when a training asks for it."""
+    from arena.services.worker.engines.teacher import catalog_teacher
+
+    return catalog_teacher(catalog, name, game_name, move_ms)
 
 
 def _cmd_list(args: argparse.Namespace) -> int:

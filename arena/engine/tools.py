@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena.engine.interrupt import stops_at_once
+from arena.engine.teacher import TeacherFactory
 
 
 def _command(name: str) -> Callable[[argparse.Namespace], int]:
@@ -32,7 +33,9 @@ def _analyze(args: argparse.Namespace) -> int:
     return run(args)
 
 
-def add_tool_commands(sub: Any) -> None:
+def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
+    """The tool commands; ``teacher`` makes a catalog's engine a training's teacher (the
+    ``arena`` command passes the worker's: the core imports no service)."""
     perft_p = sub.add_parser("perft", help="count leaves N plies ahead (passes are moves)")
     perft_p.add_argument("--depth", type=int, required=True, help="plies")
     perft_p.add_argument("--position", default="start", help="position text or 'start'")
@@ -89,10 +92,23 @@ def add_tool_commands(sub: Any) -> None:
                          help="othello: conjugate-gradient steps (200)")
     train_p.add_argument("--l2", type=float, default=None,
                          help="gomoku: L2 penalty of the logistic regression (1e-4)")
+    train_p.add_argument("--teacher", default=None, metavar="ENGINE",
+                         help="gomoku: label the positions with this protocol engine's "
+                              "evaluations instead of the games' results")
+    train_p.add_argument("--catalog", default=None,
+                         help="gomoku: the teacher's engine catalog (default: arena, "
+                              "Arena's own engines)")
+    train_p.add_argument("--teacher-scale", type=float, default=None,
+                         help="gomoku: the teacher's evaluation units per unit of log-odds "
+                              "(Rapfi: 200; pbrain-arena: 1000)")
+    train_p.add_argument("--teacher-ms", type=int, default=None,
+                         help="gomoku: the teacher's time limit per position (10000); "
+                              "bound its search in its catalog options to make it "
+                              "deterministic (Rapfi: max_node)")
     train_p.add_argument("--holdout", type=float, default=0.1, help="share of games held out")
     train_p.add_argument("--jobs", type=int, default=1, help="processes playing the games")
     train_p.add_argument("--json", action="store_true", help="print the metrics as JSON")
-    train_p.set_defaults(func=_command("train"))
+    train_p.set_defaults(func=_command("train"), teacher_factory=teacher)
     probcut_p = sub.add_parser(
         "probcut", help="fit ProbCut's table for a pattern weight set (bounded, seeded)"
     )

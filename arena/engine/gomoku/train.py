@@ -20,6 +20,14 @@ Games are split into training and held-out sets by index, and into folds for a
 cross-validation. The hand-set weights of
 version 2 are measured on the same positions with their best single scale fitted, so the
 comparison is of the shapes of the two evaluations, not of their units.
+
+With a teacher (``--teacher NAME``, a protocol engine of a catalog: ``arena.engine.teacher``)
+the same positions are labelled instead by what the teacher thinks of them: its score
+for the side to move, ``s``, read as the probability of a win ``sigmoid(s /
+teacher_scale)`` (``teacher_scale``: its units per unit of log-odds, Rapfi's 200), a
+proven win or loss as ``TEACHER_SURE`` or its complement, and every label kept within
+those two. The fit is the same logistic regression on these soft labels: the evaluation
+learns the teacher's judgement rather than the outcome of version 2's games.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -57,6 +65,7 @@ from arena.engine.gomoku.patterns import (
 )
 from arena.engine.gomoku.search import cell_features
 from arena.engine.selfplay import game_progress, held_out_games, play_games
+from arena.engine.teacher import Judgement, Position, Teacher
 
 SIZE = 15
 RANDOM_WITHIN = 8  # random moves come within this many plies after the opening
@@ -71,6 +80,9 @@ SELF_PLAY = {**PRESETS["arena-gomoku"], "hand_eval": True}
 # Nodes per self-play move at most: a bound on every game's time that, unlike a time
 # limit, keeps the games deterministic.
 SELF_PLAY_NODES = 1_000_000
+# A teacher's label for a proven win (a loss: 1 minus it), and the bounds of every label
+# it gives: no position is taken for certain on one engine's word.
+TEACHER_SURE = 0.99
 
 
 @dataclass(frozen=True)
@@ -81,18 +93,21 @@ class GameSettings:
 
 @dataclass
 class Positions:
-    """Feature rows (``feature_row``), labels (side to move's score), stones, games."""
+    """Feature rows (``feature_row``), labels (side to move's score), stones, games, and
+    the moves of each position from the empty board."""
 
     x: npt.NDArray[np.float64]
     label: npt.NDArray[np.float64]
     stones: npt.NDArray[np.int64]
     game: npt.NDArray[np.int64]
+    moves: list[tuple[int, ...]]
 
     def __len__(self) -> int:
         return len(self.label)
 
     def subset(self, mask: npt.NDArray[np.bool_]) -> Positions:
-        return Positions(self.x[mask], self.label[mask], self.stones[mask], self.game[mask])
+        return Positions(self.x[mask], self.label[mask], self.stones[mask], self.game[mask],
+                         [m for m, keep in zip(self.moves, mask, strict=True) if keep])
 
 
 def feature_row(st: State, me: int) -> list[int]:
@@ -102,8 +117,10 @@ def feature_row(st: State, me: int) -> list[int]:
             *cell_features(st, me).tolist()]
 
 
-def play_game(seed: int, game: int, settings: GameSettings) -> list[tuple[list[int], float, int]]:
-    """One self-play game: (features, label, stones) of each quiet position searched."""
+def play_game(seed: int, game: int, settings: GameSettings
+              ) -> list[tuple[list[int], float, int, tuple[int, ...]]]:
+    """One self-play game: (features, label, stones, moves) of each quiet position
+    searched."""
     from arena.engine.gomoku import choose_move
     from arena.openings.gomoku import balanced_openings
 
@@ -114,7 +131,7 @@ def play_game(seed: int, game: int, settings: GameSettings) -> list[tuple[list[i
     cells, pat, st, table = setup(SIZE, FREESTYLE, opening, HAND_WEIGHTS)
     moves = list(opening)
     limits = Limits(depth=settings.depth, nodes=SELF_PLAY_NODES)
-    seen: list[tuple[list[int], int, int]] = []  # features, colour to move, stones
+    seen: list[tuple[list[int], int, tuple[int, ...]]] = []  # features, colour to move, moves
     winner = 0  # 0: draw
     while len(moves) < MAX_GAME_PLIES:
         me = 1 + len(moves) % 2
@@ -124,7 +141,7 @@ def play_game(seed: int, game: int, settings: GameSettings) -> list[tuple[list[i
         else:
             result = choose_move(SIZE, "freestyle", moves, SELF_PLAY, limits)
             if stat(st, me, FIVE) == 0 and stat(st, 3 - me, FIVE) == 0:
-                seen.append((feature_row(st, me), me, len(moves)))
+                seen.append((feature_row(st, me), me, tuple(moves)))
             if result.exact:  # a proven result ends the game
                 winner = me if result.score > 0 else 3 - me
                 break
@@ -134,8 +151,8 @@ def play_game(seed: int, game: int, settings: GameSettings) -> list[tuple[list[i
         if is_win(cells, SIZE, move, FREESTYLE):
             winner = me
             break
-    return [(x, 0.5 if winner == 0 else float(colour == winner), stones)
-            for x, colour, stones in spread(seen, MAX_POSITIONS_PER_GAME)]
+    return [(x, 0.5 if winner == 0 else float(colour == winner), len(played), played)
+            for x, colour, played in spread(seen, MAX_POSITIONS_PER_GAME)]
 
 
 T = TypeVar("T")
@@ -158,8 +175,34 @@ def generate(
         np.array([r[0] for r in rows], dtype=np.float64).reshape(len(rows), FEATURES),
         np.array([r[1] for r in rows], dtype=np.float64),
         np.array([r[2] for r in rows], dtype=np.int64),
-        np.array([r[3] for r in rows], dtype=np.int64),
+        np.array([r[4] for r in rows], dtype=np.int64),
+        [r[3] for r in rows],
     )
+
+
+def teacher_labels(judgements: Sequence[Judgement], scale: float) -> npt.NDArray[np.float64]:
+    """The labels a teacher's judgements give (module docstring)."""
+    scores = np.array([j.score for j in judgements], dtype=np.float64)
+    exact = np.array([j.exact for j in judgements], dtype=np.bool_)
+    p = np.where(exact, np.where(scores > 0, 1.0, 0.0), _sigmoid(scores / scale))
+    return np.clip(p, 1 - TEACHER_SURE, TEACHER_SURE)
+
+
+def label_by_teacher(data: Positions, teacher: Teacher, scale: float, jobs: int = 1,
+                     progress: Callable[[int], None] | None = None) -> Positions:
+    """``data`` with the teacher's labels instead of the games' results."""
+    positions = [_position(moves) for moves in data.moves]
+    labels = teacher_labels(teacher.judge(positions, jobs, progress), scale)
+    return Positions(data.x, labels, data.stones, data.game, data.moves)
+
+
+def _position(moves: Sequence[int]) -> Position:
+    from arena.games import GomokuBoard
+
+    board = GomokuBoard(SIZE, "freestyle")
+    for move in moves:
+        board.push(move)
+    return Position(board.to_text(), tuple(moves))
 
 
 def _sigmoid(z: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -187,14 +230,15 @@ def logistic_fit(
 
 
 def metrics(data: Positions, weights: npt.NDArray[np.int64]) -> dict[str, float]:
-    """Mean log-loss and accuracy (decided games only) of integer ``weights`` on ``data``."""
+    """Mean log-loss and accuracy of integer ``weights`` on ``data``: how often the
+    evaluation takes the side the label takes (positions with a label of 0.5 left out)."""
     if len(data) == 0:
         return {"log_loss": float("nan"), "accuracy": float("nan")}
     p = np.clip(_sigmoid(data.x @ weights.astype(np.float64) / EVAL_SCALE), 1e-12, 1 - 1e-12)
     y = data.label
     loss = float(np.mean(-(y * np.log(p) + (1 - y) * np.log(1 - p))))
     decided = y != 0.5
-    accuracy = float(np.mean((p[decided] > 0.5) == (y[decided] == 1.0))) if decided.any() else (
+    accuracy = float(np.mean((p[decided] > 0.5) == (y[decided] > 0.5))) if decided.any() else (
         float("nan"))
     return {"log_loss": round(loss, 5), "accuracy": round(accuracy, 4)}
 
@@ -224,16 +268,35 @@ class TrainingResult:
     metrics: dict[str, object]
 
 
+@dataclass(frozen=True)
+class TeacherSettings:
+    teacher: Teacher
+    scale: float  # the teacher's units per unit of log-odds
+
+
 def train(
     games: int, seed: int, settings: GameSettings, l2: float, holdout: float = 0.2,
     jobs: int = 1, progress: Callable[[str], None] | None = None,
+    teacher: TeacherSettings | None = None,
 ) -> TrainingResult:
-    """Generate ``games`` self-play games and fit them (``fit_and_measure``)."""
+    """Generate ``games`` self-play games, have the teacher label their positions if there
+    is one, and fit them (``fit_and_measure``)."""
     say = progress or (lambda _: None)
+    if teacher is not None:  # one judgement first: a teacher that fails, fails at once
+        from arena.openings.gomoku import balanced_openings
+
+        teacher.teacher.judge([_position(balanced_openings()[0].moves)], 1)
     started = time.monotonic()
     data = generate(games, seed, settings, jobs, game_progress(games, say))
+    seconds = {"generate": round(time.monotonic() - started, 1)}
+    if teacher is not None:
+        started = time.monotonic()
+        say(f"{len(data)} positions to the teacher")
+        data = label_by_teacher(data, teacher.teacher, teacher.scale, jobs,
+                                lambda done: say(f"judged {done}/{len(data)}"))
+        seconds["teacher"] = round(time.monotonic() - started, 1)
     result = fit_and_measure(data, games, l2, holdout, say)
-    result.metrics["seconds"] = {"generate": round(time.monotonic() - started, 1)}
+    result.metrics["seconds"] = seconds
     return result
 
 

@@ -112,7 +112,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
 _OTHELLO_TRAIN = {"solve_empties": 14, "stages": 6, "ridge": 5.0, "window": 3,
                   "iterations": 200}
-_GOMOKU_TRAIN = {"l2"}
+_GOMOKU_TRAIN = {"l2", "teacher", "catalog", "teacher_scale", "teacher_ms"}
 MAX_TRAINING_GAMES = 100_000
 # Othello's ranges: (lowest, highest) of each integer option.
 _OTHELLO_RANGES = {"depth": (1, 10), "solve_empties": (0, 24), "stages": (1, 61),

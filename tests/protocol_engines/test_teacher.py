@@ -1,0 +1,159 @@
+"""A protocol engine as the teacher of `arena engine train gomoku --teacher`: real engine
+processes (Arena's own brain, `pbrain-arena`, and the misbehaving fake one) through the
+worker's pool, driven by the `arena` command as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from arena.clients.cli import main as arena
+from arena.services.worker.engines.teacher import catalog_teacher
+
+from arena.engine.api import Limits
+from arena.engine.gomoku import choose_move
+from arena.engine.gomoku import evaluation as ev
+from arena.engine.gomoku.train import TEACHER_SURE, GameSettings, generate, label_by_teacher
+from arena.engine.teacher import Judgement
+
+from .conftest import FAKE_ENGINE
+
+TEACHER_DEPTH = 2
+pytestmark = pytest.mark.usefixtures("no_orphans")
+
+
+def _catalog(tmp_path: Path) -> Path:
+    brain = shutil.which("pbrain-arena", path=str(Path(sys.executable).parent))
+    assert brain, "pbrain-arena is not installed beside this Python (make setup)"
+    path = tmp_path / "teachers.toml"
+    path.write_text(f"""
+[engines.arena-d{TEACHER_DEPTH}]
+games = ["gomoku"]
+protocol = "gomocup"
+command = ["{brain}", "--preset", "arena-gomoku", "--depth", "{TEACHER_DEPTH}"]
+limits = {{ memory_mb = 1024, startup_ms = 180000, grace_ms = 500 }}
+
+[engines.mute]
+games = ["gomoku"]
+protocol = "gomocup"
+command = ["{sys.executable}", "{FAKE_ENGINE}", "gomocup", "play"]
+
+[engines.crashing]
+games = ["gomoku"]
+protocol = "gomocup"
+command = ["{sys.executable}", "{FAKE_ENGINE}", "gomocup", "crash"]
+
+[engines.othello-only]
+games = ["othello"]
+protocol = "nboard"
+command = ["{sys.executable}", "{FAKE_ENGINE}", "nboard", "play"]
+""")
+    return path
+
+
+def test_the_labels_are_the_teachers_scores_whatever_the_processes(tmp_path: Path) -> None:
+    """Each label is sigmoid(score / scale) of the score the teacher's own search gives the
+    position (its MESSAGE, read by the worker's Gomocup client), and a teacher that is
+    deterministic per position labels the same with one process or two."""
+    catalog = _catalog(tmp_path)
+    data = generate(3, 7, GameSettings(depth=1, random_moves=2))
+    assert len(data) >= 8
+    teacher = catalog_teacher(str(catalog), f"arena-d{TEACHER_DEPTH}", "gomoku", 10_000)
+    one = label_by_teacher(data, teacher, 1000.0, jobs=1)
+    two = label_by_teacher(data, teacher, 1000.0, jobs=2)
+    assert np.array_equal(one.label, two.label)
+    assert np.array_equal(one.x, data.x) and one.moves == data.moves
+    assert len(set(one.label.tolist()) - {0.0, 0.5, 1.0}) >= len(data) // 2  # soft labels
+    for moves, label in zip(data.moves[:4], one.label[:4], strict=True):
+        own = choose_move(15, "freestyle", list(moves), {"evaluator": "arena-gomoku"},
+                          Limits(depth=TEACHER_DEPTH))
+        expected = (TEACHER_SURE if own.score > 0 else 1 - TEACHER_SURE) if own.exact else (
+            1 / (1 + math.exp(-own.score / 1000)))
+        assert label == pytest.approx(min(max(expected, 1 - TEACHER_SURE), TEACHER_SURE))
+
+
+def test_teacher_labels_bound_what_one_engine_says() -> None:
+    from arena.engine.gomoku.train import teacher_labels
+
+    labels = teacher_labels([Judgement(0, False), Judgement(200, False), Judgement(-5e5, False),
+                             Judgement(999_990, True), Judgement(-999_990, True)], 200.0)
+    assert labels.tolist() == pytest.approx([0.5, 1 / (1 + math.exp(-1)), 0.01, 0.99, 0.01])
+
+
+def test_a_training_with_a_teacher_learns_its_judgement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    catalog = _catalog(tmp_path)
+    out = tmp_path / "taught.json"
+    assert arena(["engine", "train", "gomoku", "--games", "24", "--seed", "4", "--depth", "2",
+                  "--holdout", "0.25", "--l2", "0.3", "--teacher", f"arena-d{TEACHER_DEPTH}",
+                  "--catalog", str(catalog), "--teacher-scale", "1000", "--jobs", "2",
+                  "--output", str(out), "--json"]) == 0
+    body = json.loads(out.read_text())
+    assert body["command"].startswith("arena engine train gomoku --games 24 --seed 4 ")
+    assert (f"--teacher arena-d{TEACHER_DEPTH} --catalog teachers.toml --teacher-scale 1000 "
+            "--teacher-ms 10000 --jobs 2") in body["command"]
+    assert body["teacher"]["engine"] == f"arena-d{TEACHER_DEPTH}"
+    assert body["teacher"]["scale"] == 1000 and body["teacher"]["protocol"] == "gomocup"
+    metrics = body["metrics"]
+    assert metrics["seconds"]["teacher"] > 0
+    held = metrics["heldout"]
+    assert held["trained"]["log_loss"] < 0.95 * held["untrained"]["log_loss"]
+    assert held["trained"]["accuracy"] > 0.6
+    assert ev.read_weights(out).shape == (ev.FEATURES,)
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("engine", "extra", "message"), [
+    ("no-such", [], "no engine 'no-such' in the catalog"),
+    ("othello-only", [], "plays othello, not gomoku"),
+    ("mute", [], "printed no evaluation"),
+    ("crashing", [], "failed 3 times"),
+    ("arena-d2", ["--teacher-scale", "0"], "--teacher-scale must be a number above 0"),
+    ("arena-d2", ["--teacher-scale", "nan"], "--teacher-scale must be a number above 0"),
+    ("arena-d2", ["--teacher-ms", "0"], "--teacher-ms must be in 1.."),
+])
+def test_a_teacher_that_cannot_teach_stops_the_training_before_any_game(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str, extra: list[str],
+    message: str,
+) -> None:
+    catalog = _catalog(tmp_path)
+    out = tmp_path / "w.json"
+    args = ["engine", "train", "gomoku", "--games", "40", "--output", str(out),
+            "--teacher", engine, "--catalog", str(catalog), "--teacher-scale", "200", *extra]
+    assert arena(args) == 1
+    captured = capsys.readouterr()
+    assert captured.err.startswith("arena: error:") and message in captured.err
+    assert "Traceback" not in captured.err and "games 4/40" not in captured.out
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--teacher", "arena-d2"], "--teacher needs --teacher-scale"),
+    (["--teacher-ms", "100"], "--teacher-ms applies only with --teacher"),
+    (["--catalog", "arena"], "--catalog applies only with --teacher"),
+])
+def test_teacher_options_are_checked(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert arena(["engine", "train", "gomoku", "--output", "w.json", *args]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_othello_training_has_no_teacher(capsys: pytest.CaptureFixture[str]) -> None:
+    assert arena(["engine", "train", "othello", "--teacher", "x", "--output", "w.npz"]) == 1
+    assert "--teacher does not apply to othello" in capsys.readouterr().err
+
+
+def test_the_engine_tools_alone_say_where_teachers_are(capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    from arena.engine.tools import main as engine_tools
+
+    assert engine_tools(["train", "gomoku", "--output", "w.json", "--teacher", "x",
+                         "--teacher-scale", "200"]) == 2
+    assert "--teacher needs the `arena` command" in capsys.readouterr().err
