@@ -13,7 +13,8 @@ at once included. The kernels keep each cell's four classes packed as one code p
 leaf reads one number per candidate and side (``search.evaluate``;
 ``search.cell_features`` counts the kinds for the training). The weights are log-odds of a
 win in units of ``EVAL_SCALE``, fitted by ``arena engine train gomoku`` (``train.py``);
-the shipped set is ``weights/arena-gomoku.json``, which records its command and metrics.
+the shipped set is ``weights/arena-gomoku.json``, which records its command and metrics
+(since version 7: fitted to Rapfi's evaluations of the self-play positions, ``--teacher``).
 The kernels read them from the state array (``patterns.ST_EVAL``,
 ``patterns.ST_CELL_EVAL``), written once per search by ``patterns.setup``.
 """

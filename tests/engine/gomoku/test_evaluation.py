@@ -44,6 +44,9 @@ def test_shipped_weights_load_and_record_their_command() -> None:
     assert weights.shape == (ev.FEATURES,) and not weights.flags.writeable
     body = json.loads(path.read_text())
     assert body["command"].startswith("arena engine train gomoku ")
+    teacher = body.get("teacher")  # labelled by an engine: the command names it
+    assert teacher is None or (f"--teacher {teacher['engine']} " in body["command"]
+                               and f"--teacher-scale {teacher['scale']:g} " in body["command"])
     metrics = body["metrics"]
     held = metrics["heldout"]
     assert held["trained"]["log_loss"] < held["untrained"]["log_loss"]
