@@ -39,6 +39,9 @@ each move request does what MODE says:
   passed on the wall clock, as engines time themselves, then plays (Gomocup);
 - ``boast``: reports a search no engine has (a depth of 5,000 digits, a score of 1e999, a
   node count past int64), then a sane one (Gomocup), then plays.
+- ``lagging``: after each move drops the first word of the next line it reads and
+  answers the rest as an unknown command, as Rapfi 0.43 does with a command that comes
+  before it has cleared its thinking flag (Gomocup);
 - ``talk``: before each move says ten MESSAGE lines: six notes, one holding a terminal
   escape (it would set the window's title), one of 500 characters, two notes more; then
   plays (Gomocup).
@@ -148,8 +151,19 @@ def gomocup_move(board: GomokuBoard, mode: str, arg: str) -> str:
 def serve_gomocup(mode: str, arg: str) -> None:
     parser = gomocup.CommandParser()
     size, rule = 15, "freestyle"
+    lagging = False  # mode lagging: it has just moved
     for line in sys.stdin:
-        command = parser.feed(line)
+        if lagging:
+            lagging = False
+            rest = line.split()[1:]
+            if rest:
+                say(f"ERROR Unknown command: {rest[0].upper()}")
+            continue
+        try:
+            command = parser.feed(line)
+        except ProtocolError:  # a stone line of a BOARD it dropped
+            say(f"ERROR Unknown command: {line.strip()}")
+            continue
         if isinstance(command, gomocup.Start):
             size = command.size
             if mode == "slowstart":
@@ -176,6 +190,7 @@ def serve_gomocup(mode: str, arg: str) -> None:
                     pass
             misbehave(mode, arg)
             say(gomocup_move(board, mode, arg))
+            lagging = mode == "lagging"
 
 
 def nboard_move(board: OthelloBoard, mode: str, arg: str) -> str:

@@ -59,6 +59,27 @@ def test_one_process_serves_moves_of_many_games(sandbox: Sandbox, fake_spec: Fak
     assert not alive(pid)
 
 
+def test_a_brain_that_drops_a_command_right_after_its_move_loses_nothing(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    """The brain drops the first word it reads after each move (as Rapfi 0.43 does until
+    it has cleared its thinking flag): the client asks ABOUT until it answers before it
+    sends anything else, so clock lines, set-ups and positions all arrive whole."""
+    pool = EnginePool(sandbox)
+    spec = fake_spec("gomocup", "lagging")
+    try:
+        board = GomokuBoard(15, "freestyle")
+        for move_ms in (5000, 4000, 4000, 3000):  # the clock lines change, and stay
+            answer = pool.play(spec, board.to_text(), board.move_stack, PlayLimits(move_ms))
+            assert not [n for n in answer.notes if "Unknown command" in n]
+            board.push(answer.move)
+        other = GomokuBoard(19, "freestyle")  # a new size: START comes after a move
+        pool.ready(spec, other.to_text())
+        assert pool.play(spec, other.to_text(), [], LIMITS).move == 0
+        assert pool.stats.starts == 1 and pool.stats.restarts == 0
+    finally:
+        pool.close()
+
+
 def test_a_dead_process_is_replaced_on_the_next_move(sandbox: Sandbox, fake_spec: FakeSpec
                                                      ) -> None:
     pool = EnginePool(sandbox)

@@ -135,6 +135,7 @@ class ProtocolClient(ABC, Generic[Request]):
         if self._answer_without_engine(request) is None and self._needs_set_up(request):
             with self._awake():  # woken only for a set-up: most moves have none
                 self._drop_stale()
+                self._settle()
                 self._set_up(request)
 
     def play(self, position_text: str, history: Sequence[int], limits: PlayLimits
@@ -172,6 +173,7 @@ class ProtocolClient(ABC, Generic[Request]):
         answer = self._answer_without_engine(request)
         if answer is None:
             self._drop_stale()
+            self._settle()
             if self._needs_set_up(request):  # not the move's: its CPU is not charged
                 self._set_up(request)
             cpu_before = self.process.cpu_seconds()
@@ -225,6 +227,10 @@ class ProtocolClient(ABC, Generic[Request]):
     def _answer_without_engine(self, request: Request) -> EngineAnswer | None:
         """The answer when there is nothing to ask (a forced pass), else ``None``."""
         return None
+
+    def _settle(self) -> None:
+        """Make sure the engine takes commands again before any is sent (outside the
+        move's time); nothing to do by default."""
 
     def _needs_set_up(self, request: Request) -> bool:
         """Whether the engine must be told something before this request's move starts,

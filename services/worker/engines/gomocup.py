@@ -9,7 +9,16 @@ move then sends the ``INFO`` clock lines that changed: ``timeout_turn`` (the mov
 limit), ``timeout_match``/``time_left`` (the side's clock, or 0 and 2147483647 without one).
 
 The brain's ``MESSAGE`` lines are read for search information; ``ERROR``/``UNKNOWN``
-where a move was due is a refusal; anything else that is not a move is garbage.
+where a move was due is a refusal; anything else that is not a move is garbage (but an
+``ABOUT`` answer, which is never anything else's).
+
+A brain may not take commands at once after its move: Rapfi 0.43 prints its move, then
+clears its "thinking" flag, and until then drops the first word of every command it
+reads (``INFO timeout_turn 1000`` becomes the unknown commands ``timeout_turn`` and
+``1000``). The worker stops the brain's processes right after its move (so it cannot
+think on the opponent's time), possibly between the two. So after a move, before anything
+else is sent, the brain is asked ``ABOUT`` until it answers (``SYNC_RETRY_S`` apart, for at
+most ``SYNC_S``): a dropped ``ABOUT`` loses nothing. An answer that comes twice is skipped.
 """
 
 from __future__ import annotations
@@ -33,6 +42,10 @@ NO_CLOCK_MS = 2_147_483_647  # time_left when the game has no clock
 # Brains size their hash to max_memory and run a little over it (Rapfi 0.43: ~12 MiB), so
 # they are told 3/4 of the sandbox's cap: the cap is the kill line, not the target.
 TOLD_MEMORY_FRACTION = 0.75
+# After a move, ABOUT is asked again this often until the brain answers, for at most
+# SYNC_S (outside any move's time); then the brain has failed.
+SYNC_RETRY_S = 0.25
+SYNC_S = 3.0
 
 
 @dataclass(frozen=True)
@@ -49,6 +62,7 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
         self.about: gomocup.AboutReply | None = None  # what the brain says it is
         self._game: tuple[int, str] | None = None  # the (size, rule) it was set up for
         self._clock_sent: dict[str, str] = {}
+        self._moved = False  # it has played a move since it last answered ABOUT
 
     def _handshake(self, deadline: float) -> None:
         """A brain says nothing until ``START``, which comes with its first move (under
@@ -62,6 +76,27 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
             raise ValueError(f"no move to play: the game is over in {position_text!r}")
         return GomocupRequest(board, moves_from_empty(GomokuBoard.from_text(position_text),
                                                       history))
+
+    def _settle(self) -> None:
+        """After a move: ``ABOUT`` until the brain answers (module docstring)."""
+        if not self._moved:
+            return
+        about = gomocup.format_command(gomocup.About())
+        deadline = time.monotonic() + SYNC_S
+        asked: list[float] = []
+
+        def ask() -> None:  # called between polls of the brain's output
+            if not asked or time.monotonic() - asked[-1] >= SYNC_RETRY_S:
+                self.send([about], deadline)
+                asked.append(time.monotonic())
+
+        while True:
+            line = self.process.read_line(
+                deadline, f"answer to ABOUT after its move (asked every {SYNC_RETRY_S:g} s)",
+                self._stop, tick=ask)
+            if not isinstance(self._reply(line), gomocup.Message | gomocup.Debug):
+                break  # ABOUT's answer, or a brain's UNKNOWN to it
+        self._moved = False
 
     def _needs_set_up(self, request: GomocupRequest) -> bool:
         return self._game != (request.board.size, request.board.rule)
@@ -98,7 +133,7 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
         })
         lines = [gomocup.format_command(gomocup.Info(k, v)) for k, v in settings.items()]
         self.send([*lines, gomocup.format_command(gomocup.About())], deadline)
-        reply = self._next_answer(deadline, "answer to ABOUT")
+        reply = self._next_answer(deadline, "answer to ABOUT", about=True)
         if isinstance(reply, gomocup.AboutReply):
             self.about = reply
         elif not isinstance(reply, gomocup.Unknown | gomocup.Error):  # no ABOUT: still synced
@@ -106,11 +141,16 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
                                f"answered ABOUT with {gomocup.format_reply(reply)!r}")
         self._game, self._clock_sent = (size, rule), {}
 
-    def _next_answer(self, deadline: float, waiting_for: str) -> gomocup.Reply:
-        """The next reply that is not a MESSAGE or DEBUG line."""
+    def _next_answer(self, deadline: float, waiting_for: str, about: bool = False
+                     ) -> gomocup.Reply:
+        """The next reply that is not a MESSAGE or DEBUG line (nor an ABOUT answer, unless
+        ``about``: one asked twice may come twice)."""
+        skipped: tuple[type, ...] = (gomocup.Message, gomocup.Debug)
+        if not about:
+            skipped += (gomocup.AboutReply,)
         while True:
             reply = self._reply(self.read(deadline, waiting_for))
-            if not isinstance(reply, gomocup.Message | gomocup.Debug):
+            if not isinstance(reply, skipped):
                 return reply
 
     def _clock_lines(self, limits: PlayLimits) -> list[str]:
@@ -136,9 +176,12 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
             reply = self._reply(line)
             match reply:
                 case gomocup.MoveReply(x, y):
+                    self._moved = True
                     move = self._legal(board, x, y)
                     elapsed = (time.monotonic() - sent) * 1000
                     return EngineAnswer(move, report, elapsed, self.notes(notes))
+                case gomocup.AboutReply():
+                    pass  # an ABOUT asked again before its first answer came
                 case gomocup.Message(text):
                     found = gomocup.parse_search_message(text, board.size)
                     report = report if found is None else report.updated(found)
