@@ -355,8 +355,11 @@ def test_protocol_moves_are_timed_on_the_engines_cpu(redis_client: redis.Redis,
                                                                               burner, 300)
     assert slept.status == match_pb2.MATCH_STATUS_FINISHED and not slept.result.forfeited, (
         slept.result)
-    first = slept.moves[0]  # 5 s asleep on a 1.5 s limit: no forfeit, little CPU charged
-    assert first.time_ms >= 5000 and first.charged_ms < 500, first
+    # 5 s asleep on a 1.5 s limit: no forfeit, little CPU charged. The wall time runs from
+    # the worker's `started`, posted beside the search (consumer.py), not before it: it
+    # may miss that round trip (4,952 ms once, at load 3).
+    first = slept.moves[0]
+    assert first.time_ms >= 4500 and first.charged_ms < 500, first
     assert sum(r.charged_ms for r in slept.moves if r.color == common_pb2.COLOR_BLACK) < 3000
     assert burnt.result.termination == match_pb2.TERMINATION_TIME_FORFEIT, burnt.result
     assert burnt.result.winner == common_pb2.COLOR_WHITE
