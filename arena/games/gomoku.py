@@ -241,10 +241,9 @@ class GomokuBoard:
     def push(self, move: int) -> None:
         self._check_move_syntax(move)
         if not self.is_legal(move):
-            reason = "the game is over" if self.is_game_over() else "the point is occupied"
             raise IllegalMoveError(
-                f"illegal move {square_name(move, self._size)!r} ({move}): {reason} "
-                f"in {self.to_text()!r}"
+                f"illegal move {square_name(move, self._size)!r} ({move}): "
+                f"{self._why_illegal()} in {self.to_text()!r}"
             )
         self._cells[move] = _stone(self._turn)
         self._history.append(move)
@@ -311,8 +310,13 @@ class GomokuBoard:
 
     def _checked_legal(self, move: int, text: str) -> int:
         if not self.is_legal(move):
-            raise IllegalMoveError(f"illegal move {shown(text)} in {self.to_text()!r}")
+            raise IllegalMoveError(
+                f"illegal move {shown(text)}: {self._why_illegal()} in {self.to_text()!r}")
         return move
+
+    def _why_illegal(self) -> str:
+        """Why a point on the board cannot be played here."""
+        return "the game is over" if self.is_game_over() else "the point is occupied"
 
     def move_to_str(self, move: int) -> str:
         self._check_move_syntax(move)

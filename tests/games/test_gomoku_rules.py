@@ -253,7 +253,8 @@ def test_errors_name_input_and_position() -> None:
     board.push_str("a1")
     with pytest.raises(IllegalMoveError) as error:
         board.parse_move("a1")
-    assert "'a1'" in str(error.value) and board.to_text() in str(error.value)
+    assert "'a1': the point is occupied in" in str(error.value)
+    assert board.to_text() in str(error.value)
     with pytest.raises(InvalidMoveError) as bad:
         board.parse_move("j1")
     assert "'j1'" in str(bad.value) and board.to_text() in str(bad.value)
