@@ -1,7 +1,8 @@
 """A small protocol engine that misbehaves on purpose: ``fake_engine.py PROTOCOL MODE [ARG]``.
 
-PROTOCOL is ``gomocup``, ``nboard`` or ``gtp``. It answers its handshake properly, then on
-each move request does what MODE says:
+PROTOCOL is ``gomocup``, ``nboard`` or ``gtp``. It answers its handshake properly (a
+Gomocup one refuses ``BEGIN`` once it has played, until a new ``START``, as Rapfi 0.43
+does), then on each move request does what MODE says:
 
 - ``play``: the first legal point/square (a well-behaved engine);
 - ``crash``: writes a note in colour (ANSI escapes) and one plain on stderr, and exits
@@ -152,6 +153,7 @@ def serve_gomocup(mode: str, arg: str) -> None:
     parser = gomocup.CommandParser()
     size, rule = 15, "freestyle"
     lagging = False  # mode lagging: it has just moved
+    started_at = 0  # the moves it had played at its last START
     for line in sys.stdin:
         if lagging:
             lagging = False
@@ -165,7 +167,7 @@ def serve_gomocup(mode: str, arg: str) -> None:
             say(f"ERROR Unknown command: {line.strip()}")
             continue
         if isinstance(command, gomocup.Start):
-            size = command.size
+            size, started_at = command.size, MOVES[0]
             if mode == "slowstart":
                 until = time.process_time() + int(arg) / 1000
                 while time.process_time() < until:
@@ -179,6 +181,8 @@ def serve_gomocup(mode: str, arg: str) -> None:
             say('name="fake", version="1"')
         elif isinstance(command, gomocup.End):
             return
+        elif isinstance(command, gomocup.Begin) and MOVES[0] > started_at:
+            say("ERROR Board is not empty.")
         elif isinstance(command, gomocup.Board | gomocup.Begin):
             board = GomokuBoard(size, rule)
             if isinstance(command, gomocup.Board):

@@ -80,6 +80,19 @@ def test_a_brain_that_drops_a_command_right_after_its_move_loses_nothing(
         pool.close()
 
 
+def test_a_warm_brain_opens_a_new_game_on_the_empty_board(sandbox: Sandbox,
+                                                          fake_spec: FakeSpec) -> None:
+    """A brain refuses BEGIN once it has played (Rapfi 0.43 and Arena's own do): a game
+    from the empty board after another game starts it again (START), outside the move."""
+    pool = EnginePool(sandbox)
+    try:
+        for _ in range(3):
+            play_game(pool, fake_spec, 3)  # each game from the empty board
+        assert pool.stats.starts == 1 and pool.stats.restarts == 0
+    finally:
+        pool.close()
+
+
 def test_a_dead_process_is_replaced_on_the_next_move(sandbox: Sandbox, fake_spec: FakeSpec
                                                      ) -> None:
     pool = EnginePool(sandbox)
@@ -167,10 +180,14 @@ def test_the_worker_sets_a_brain_up_before_the_move_is_timed(sandbox: Sandbox,
         engine=spec.name, checksum=spec.checksum)))
     timings = []
     try:
-        for size in (15, 19, 19):  # a new size is set up again; the same one is not
+        # A new size is set up again; the same one is not, in a game under way.
+        for size, stones in ((15, ()), (19, ()), (19, (180,))):
+            board = GomokuBoard(size, "freestyle")
+            for stone in stones:
+                board.push(stone)
             job = engine_pb2.MoveJob(
                 game=common_pb2.GAME_KIND_GOMOKU, bot=bot, time_budget_ms=1000, cpu_clock=True,
-                position=common_pb2.Position(text=GomokuBoard(size, "freestyle").to_text()))
+                position=common_pb2.Position(text=board.to_text()))
             began = time.monotonic()
             assert host.ready(job) is None
             readied = time.monotonic()
@@ -212,9 +229,11 @@ def test_readying_an_engine_with_nothing_to_set_up_leaves_it_stopped(
         pool.play(nboard, OTHELLO_START, [], LIMITS)
         pool.play(gomocup, empty_gomoku(15), [], LIMITS)
         [nboard_pid, gomocup_pid] = pool.running()
+        under_way = GomokuBoard(15, "freestyle")
+        under_way.push(112)  # the same size, a game under way (an empty board: a new game)
         ran = []
         for spec, pid, position in ((nboard, nboard_pid, OTHELLO_START),
-                                    (gomocup, gomocup_pid, empty_gomoku(15)),
+                                    (gomocup, gomocup_pid, under_way.to_text()),
                                     (gomocup, gomocup_pid, empty_gomoku(19))):
             before = switches(os.getpgid(pid))
             pool.ready(spec, position)

@@ -19,7 +19,7 @@ from arena.engine.api import Limits
 from arena.engine.gomoku import choose_move
 from arena.engine.gomoku import evaluation as ev
 from arena.engine.gomoku.train import TEACHER_SURE, GameSettings, generate, label_by_teacher
-from arena.engine.teacher import Judgement
+from arena.engine.teacher import Judgement, Position
 
 from .conftest import FAKE_ENGINE
 
@@ -75,6 +75,25 @@ def test_the_labels_are_the_teachers_scores_whatever_the_processes(tmp_path: Pat
         expected = (TEACHER_SURE if own.score > 0 else 1 - TEACHER_SURE) if own.exact else (
             1 / (1 + math.exp(-own.score / 1000)))
         assert label == pytest.approx(min(max(expected, 1 - TEACHER_SURE), TEACHER_SURE))
+
+
+def test_a_position_the_teacher_cannot_judge_stops_every_process(tmp_path: Path) -> None:
+    """One process meets a finished game (nothing to judge): the other stops too, at its
+    next position, instead of judging its whole share first."""
+    from arena.games import GomokuBoard
+
+    board = GomokuBoard(15, "freestyle")
+    quiet = Position(board.to_text(), ())
+    for move in (0, 15, 1, 16, 2, 17, 3, 18, 4):  # black's five on the top row
+        board.push(move)
+    over = Position(board.to_text(), tuple(board.move_stack))
+    positions = [quiet, over, *[quiet] * 60]
+    teacher = catalog_teacher(str(_catalog(tmp_path)), f"arena-d{TEACHER_DEPTH}", "gomoku",
+                              10_000)
+    counts: list[int] = []
+    with pytest.raises(ValueError, match="the game is over"):
+        teacher.judge(positions, 2, counts.append)
+    assert max(counts, default=0) < 20, counts
 
 
 def test_teacher_labels_bound_what_one_engine_says() -> None:

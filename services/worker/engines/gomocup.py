@@ -2,7 +2,8 @@
 
 Each move sends the whole position as ``BOARD`` in played order (``BEGIN`` on the empty
 board), so one warm process can serve moves of many games in any order. When the board
-size or rule changes (and before the first move) the brain is set up: ``START``, then
+size or rule changes (and before the first move, and before a new game's empty board
+once it has played) the brain is set up: ``START``, then
 ``INFO`` for its memory (3/4 of the sandbox's cap), ``game_type 1`` (a brain opponent),
 the rule and the engine's own options, then ``ABOUT`` to know it has digested them. Each
 move then sends the ``INFO`` clock lines that changed: ``timeout_turn`` (the move's
@@ -63,6 +64,7 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
         self._game: tuple[int, str] | None = None  # the (size, rule) it was set up for
         self._clock_sent: dict[str, str] = {}
         self._moved = False  # it has played a move since it last answered ABOUT
+        self._dirty = False  # it has played a move since its START
 
     def _handshake(self, deadline: float) -> None:
         """A brain says nothing until ``START``, which comes with its first move (under
@@ -99,7 +101,11 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
         self._moved = False
 
     def _needs_set_up(self, request: GomocupRequest) -> bool:
-        return self._game != (request.board.size, request.board.rule)
+        """A new size or rule; or an empty board for a brain that has played since its
+        ``START``: ``BEGIN`` is only for a new game (Rapfi 0.43 and Arena's own brain
+        refuse it on a board with stones), and a new ``START`` makes one."""
+        return (self._game != (request.board.size, request.board.rule)
+                or (not request.moves and self._dirty))
 
     def _play(self, request: GomocupRequest, limits: PlayLimits) -> EngineAnswer:
         board = request.board
@@ -139,7 +145,7 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
         elif not isinstance(reply, gomocup.Unknown | gomocup.Error):  # no ABOUT: still synced
             raise self.failure(FailureReason.GARBAGE,
                                f"answered ABOUT with {gomocup.format_reply(reply)!r}")
-        self._game, self._clock_sent = (size, rule), {}
+        self._game, self._clock_sent, self._dirty = (size, rule), {}, False
 
     def _next_answer(self, deadline: float, waiting_for: str, about: bool = False
                      ) -> gomocup.Reply:
@@ -176,7 +182,7 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
             reply = self._reply(line)
             match reply:
                 case gomocup.MoveReply(x, y):
-                    self._moved = True
+                    self._moved = self._dirty = True
                     move = self._legal(board, x, y)
                     elapsed = (time.monotonic() - sent) * 1000
                     return EngineAnswer(move, report, elapsed, self.notes(notes))

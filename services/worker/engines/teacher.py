@@ -46,24 +46,36 @@ class CatalogTeacher:
         done = 0
         lock = threading.Lock()
         step = max(1, len(positions) // 10)
+        jobs = max(1, jobs)
+        failed = threading.Event()  # a stripe failed or the caller was interrupted: stop
 
         def stripe(first: int) -> None:
             nonlocal done
             pool = EnginePool(capacity=1)
             try:
                 for index in range(first, len(positions), jobs):
+                    if failed.is_set():
+                        return
                     judged[index] = self._judge_one(pool, positions[index])
                     with lock:
                         done += 1
                         if progress is not None and (done % step == 0 or
                                                      done == len(positions)):
                             progress(done)
+            except BaseException:
+                failed.set()
+                raise
             finally:
                 pool.close()
 
-        with ThreadPoolExecutor(max(1, jobs)) as workers:
-            for future in [workers.submit(stripe, first) for first in range(max(1, jobs))]:
-                future.result()  # the first stripe's error, if any, stops the training
+        with ThreadPoolExecutor(jobs) as workers:
+            futures = [workers.submit(stripe, first) for first in range(jobs)]
+            try:
+                for future in futures:
+                    future.result()  # a stripe's error stops the others and the training
+            except BaseException:
+                failed.set()
+                raise
         assert all(j is not None for j in judged)  # every stripe finished or raised
         return [j for j in judged if j is not None]
 
