@@ -85,12 +85,13 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
             return
         about = gomocup.format_command(gomocup.About())
         deadline = time.monotonic() + SYNC_S
-        asked: list[float] = []
+        asked_at = -SYNC_RETRY_S  # monotonic time of the last ABOUT
 
         def ask() -> None:  # called between polls of the brain's output
-            if not asked or time.monotonic() - asked[-1] >= SYNC_RETRY_S:
+            nonlocal asked_at
+            if time.monotonic() - asked_at >= SYNC_RETRY_S:
                 self.send([about], deadline)
-                asked.append(time.monotonic())
+                asked_at = time.monotonic()
 
         while True:
             line = self.process.read_line(
