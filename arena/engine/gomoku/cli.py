@@ -52,10 +52,10 @@ def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     for part in ("train", "heldout"):
         m = metrics[part]
         assert isinstance(m, dict)
-        lines.append(
-            f"{part:>8}: trained log-loss {m['trained']['log_loss']:.4f} accuracy "
-            f"{m['trained']['accuracy']:.3f} | hand (scaled) log-loss "
-            f"{m['hand']['log_loss']:.4f} accuracy {m['hand']['accuracy']:.3f}")
+        lines.append(f"{part:>8}: " + " | ".join(
+            f"{name}{'' if name == 'trained' else ' (scaled)'} log-loss "
+            f"{m[name]['log_loss']:.4f} accuracy {m[name]['accuracy']:.3f}"
+            for name in ("trained", "hand", "shipped")))
     return {"output": str(path), "command": command, "metrics": metrics}, "\n".join(lines)
 
 

@@ -17,9 +17,9 @@ move and for the opponent, plus a constant. Fit: logistic regression (Newton's m
 an L2 penalty on everything but the constant): the evaluation is the log-odds of a win
 for the side to move, stored in integer units of ``EVAL_SCALE`` per unit of log-odds.
 Games are split into training and held-out sets by index, and into folds for a
-cross-validation. The hand-set weights of
-version 2 are measured on the same positions with their best single scale fitted, so the
-comparison is of the shapes of the two evaluations, not of their units.
+cross-validation. Version 2's hand-set weights and the weights shipped at the time are
+measured on the same positions, each with its best single scale fitted, so the comparison
+is of the shapes of the evaluations, not of their units.
 
 With a teacher (``--teacher NAME``, a protocol engine of a catalog: ``arena.engine.teacher``)
 the same positions are labelled instead by what the teacher thinks of them: its score
@@ -53,6 +53,7 @@ from arena.engine.gomoku.evaluation import (
     HAND_WEIGHTS,
     LAST_CLASS,
     MAX_WEIGHT,
+    load_weights,
 )
 from arena.engine.gomoku.patterns import (
     FIVE,
@@ -252,14 +253,21 @@ def fit(data: Positions, l2: float) -> npt.NDArray[np.int64]:
     return to_units(logistic_fit(data.x, data.label, l2))
 
 
-def scaled_hand_weights(data: Positions) -> npt.NDArray[np.int64]:
-    """Version 2's hand weights times the one scale (and constant) that fit ``data`` best."""
-    hand = data.x @ HAND_WEIGHTS.astype(np.float64)
-    two = np.stack([np.ones(len(data)), hand], axis=1)
+def rescaled(base: npt.NDArray[np.int64], data: Positions) -> npt.NDArray[np.int64]:
+    """``base`` weights times the one scale, plus the one constant, that fit ``data`` best:
+    the shape of an evaluation, measured apart from its units."""
+    value = data.x @ base.astype(np.float64)
+    two = np.stack([np.ones(len(data)), value], axis=1)
     bias, scale = logistic_fit(two, data.label, 0.0)
-    w = HAND_WEIGHTS.astype(np.float64) * scale
-    w[0] = bias
+    w = base.astype(np.float64) * scale
+    w[0] += bias
     return to_units(w)
+
+
+def references() -> dict[str, npt.NDArray[np.int64]]:
+    """The evaluations a training is measured against, each rescaled on its training set:
+    version 2's hand weights and the weights shipped now (``evaluation.load_weights``)."""
+    return {"hand": HAND_WEIGHTS, "shipped": load_weights()[0]}
 
 
 @dataclass
@@ -304,9 +312,10 @@ def fit_and_measure(
     data: Positions, games: int, l2: float, holdout: float, say: Callable[[str], None]
 ) -> TrainingResult:
     """Split by game (the last ``holdout`` share is held out), fit, and measure the
-    trained weights against the hand weights (their best scale fitted on the training
-    set) and the untrained ones (all zero: a coin toss); then the same comparison over
-    ``FOLDS`` folds of the games (game index modulo ``FOLDS``), each fold held out once."""
+    trained weights against the references (``references``: the hand and the shipped
+    weights, each with its best scale fitted on the training set) and the untrained ones
+    (all zero: a coin toss); then the same comparison over ``FOLDS`` folds of the games
+    (game index modulo ``FOLDS``), each fold held out once."""
     held = data.game >= games - held_out_games(games, holdout)
     training, heldout = data.subset(~held), data.subset(held)
     if len(training) == 0 or len(heldout) == 0:
@@ -314,24 +323,30 @@ def fit_and_measure(
                          "held-out positions; play more games")
     say(f"{len(training)} training positions, {len(heldout)} held out; fitting")
     weights = fit(training, l2)
-    hand = scaled_hand_weights(training)
+    bases = references()
+    scaled = {name: rescaled(base, training) for name, base in bases.items()}
     zero = np.zeros_like(weights)
     folds = []
     for k in range(FOLDS):
         out = data.game % FOLDS == k
         if out.all() or not out.any():
             continue
-        part = data.subset(~out)
-        folds.append({"trained": metrics(data.subset(out), fit(part, l2)),
-                      "hand": metrics(data.subset(out), scaled_hand_weights(part))})
+        part, left = data.subset(~out), data.subset(out)
+        folds.append({"trained": metrics(left, fit(part, l2)),
+                      **{name: metrics(left, rescaled(base, part))
+                         for name, base in bases.items()}})
+
+    def measured(part: Positions) -> dict[str, dict[str, float]]:
+        return {"trained": metrics(part, weights),
+                **{name: metrics(part, w) for name, w in scaled.items()},
+                "untrained": metrics(part, zero)}
+
     result: dict[str, object] = {
         "games": games,
         "positions": {"train": len(training), "heldout": len(heldout)},
         "wins_for_side_to_move": round(float(np.mean(data.label)), 4),
-        "train": {"trained": metrics(training, weights), "hand": metrics(training, hand),
-                  "untrained": metrics(training, zero)},
-        "heldout": {"trained": metrics(heldout, weights), "hand": metrics(heldout, hand),
-                    "untrained": metrics(heldout, zero)},
+        "train": measured(training),
+        "heldout": measured(heldout),
         "folds": folds,
     }
     return TrainingResult(weights, result)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from arena.engine.api import Limits
-from arena.engine.gomoku import PRESETS, choose_move, evaluator_hash
+from arena.engine.gomoku import PRESETS, choose_move, evaluator_hash, train
 from arena.engine.gomoku import evaluation as ev
 from arena.engine.gomoku.board import FREESTYLE
 from arena.engine.gomoku.patterns import FOUR, NONE, OPEN_THREE, setup
@@ -111,8 +111,30 @@ def test_training_run_beats_the_untrained_weights_on_held_out_games(tmp_path: Pa
     assert held["trained"]["log_loss"] < 0.9 * held["untrained"]["log_loss"]
     folds = [f["trained"]["log_loss"] for f in metrics["folds"]]
     assert len(folds) == 5 and float(np.mean(folds)) < held["untrained"]["log_loss"]
+    # Measured beside the hand weights and the shipped ones, on the same positions.
+    assert set(held) == {"trained", "hand", "shipped", "untrained"}
+    assert all(set(f) == {"trained", "hand", "shipped"} for f in metrics["folds"])
     assert body["command"].startswith("arena engine train gomoku --games 60 --seed 4 ")
     assert ev.read_weights(out).shape == (ev.FEATURES,)
+
+
+def test_a_reference_is_measured_at_its_best_scale() -> None:
+    # Labels made by the shipped weights at twice their scale, plus a constant: rescaled,
+    # the shipped weights fit them as well as any weights can (the labels' own entropy),
+    # and the hand weights, another shape, fit them worse.
+    data = generate(6, 3, GameSettings(depth=2))
+    shipped = train.references()["shipped"]
+    z = data.x @ shipped.astype(np.float64) / ev.EVAL_SCALE
+    data.label = 1.0 / (1.0 + np.exp(-(2.0 * z + 0.3)))
+    scaled = train.rescaled(shipped, data)
+    expected = 2.0 * shipped.astype(np.float64)
+    expected[0] += 0.3 * ev.EVAL_SCALE
+    assert np.allclose(scaled, expected, atol=1.5)
+    y = data.label
+    entropy = float(np.mean(-(y * np.log(y) + (1 - y) * np.log(1 - y))))
+    assert train.metrics(data, scaled)["log_loss"] == pytest.approx(entropy, abs=1e-3)
+    hand = train.rescaled(train.references()["hand"], data)
+    assert train.metrics(data, hand)["log_loss"] > entropy + 0.02
 
 
 @pytest.mark.parametrize(("extra", "message"), [
