@@ -71,13 +71,15 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
         "train", help="train the pattern evaluator on self-play games (bounded, seeded)"
     )
     train_p.add_argument("game", choices=["othello", "gomoku"], help="the engine to train")
-    train_p.add_argument("--games", type=int, default=200, help="self-play games")
-    train_p.add_argument("--seed", type=int, default=1, help="seed of the games")
+    train_p.add_argument("--games", type=int, default=None, help="self-play games (200)")
+    train_p.add_argument("--seed", type=int, default=None, help="seed of the games (1)")
     train_p.add_argument(
         "--output", required=True, help="weights file (othello: .npz, .json beside; gomoku: .json)"
     )
-    train_p.add_argument("--depth", type=int, default=4, help="self-play search depth (plies)")
-    train_p.add_argument("--random-moves", type=int, default=2, help="random moves per game")
+    train_p.add_argument("--depth", type=int, default=None,
+                         help="self-play search depth in plies (4)")
+    train_p.add_argument("--random-moves", type=int, default=None,
+                         help="random moves per game (2)")
     train_p.add_argument(
         "--solve-empties", type=int, default=None,
         help="othello: self-play solves exactly from here (14)",
@@ -105,6 +107,12 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
                          help="gomoku: the teacher's time limit per position (10000); "
                               "bound its search in its catalog options to make it "
                               "deterministic (Rapfi: max_node)")
+    train_p.add_argument("--keep-positions", default=None, metavar="FILE",
+                         help="gomoku: also write the labelled positions to FILE (.npz), "
+                              "to fit them again with --positions")
+    train_p.add_argument("--positions", default=None, metavar="FILE",
+                         help="gomoku: fit the positions --keep-positions wrote instead of "
+                              "playing games (their games, seed and teacher are the file's)")
     train_p.add_argument("--holdout", type=float, default=0.1, help="share of games held out")
     train_p.add_argument("--jobs", type=int, default=1, help="processes playing the games")
     train_p.add_argument("--json", action="store_true", help="print the metrics as JSON")

@@ -4,12 +4,14 @@ engine tools' parser in ``arena.engine.tools``)."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from arena.engine.gomoku.train import TeacherSettings
+    from arena.engine.gomoku.train import TeacherSettings, TrainingResult
 
 DEFAULT_L2 = 1e-4
 DEFAULT_TEACHER_MS = 10_000
@@ -19,33 +21,24 @@ MAX_TEACHER_MS = 600_000
 def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """Run a training from the parsed arguments, the common ones already checked: (JSON
     payload, text report)."""
-    from arena.engine.gomoku.train import GameSettings, save, train
-
-    if not 1 <= args.depth <= 8:
-        raise ValueError(f"--depth must be in 1..8 for gomoku, got {args.depth}")
-    if not 0 <= args.random_moves <= 8:
-        raise ValueError(f"--random-moves must be in 0..8 for gomoku, got {args.random_moves}")
     l2 = DEFAULT_L2 if args.l2 is None else args.l2
     if not (math.isfinite(l2) and l2 >= 0):
         raise ValueError(f"--l2 must be a number of 0 or more, got {l2:g}")
     output = Path(args.output)  # its folder and suffix are checked with the common options
-    teacher, teaching = _teacher(args)
+    fitting = f" --l2 {l2:g} --holdout {args.holdout:g} --output {output.with_suffix('.json').name}"
 
     def say(line: str) -> None:
         print(line, flush=True)
 
-    settings = GameSettings(args.depth, args.random_moves)
-    result = train(args.games, args.seed, settings, l2, args.holdout, args.jobs,
-                   progress=None if args.json else say, teacher=teacher)
-    command = (
-        f"arena engine train gomoku --games {args.games} --seed {args.seed} "
-        f"--depth {args.depth} --random-moves {args.random_moves} --l2 {l2:g} "
-        f"--holdout {args.holdout:g}{teaching} --output {output.with_suffix('.json').name}"
-    )
-    metadata: dict[str, object] = {"command": command, "seed": args.seed}
-    if teacher is not None:
-        metadata["teacher"] = {**teacher.teacher.describe(), "scale": teacher.scale}
+    progress = None if args.json else say
+    if args.positions is not None:
+        result, metadata = _train_on_kept(args, l2, fitting, progress)
+    else:
+        result, metadata = _train_on_new(args, l2, fitting, progress)
+    from arena.engine.gomoku.train import save
+
     path = save(output, result, metadata)
+    command = str(metadata["command"])
     metrics = result.metrics
     lines = [f"wrote {path}", f"command: {command}",
              f"weights: {' '.join(str(w) for w in result.weights)}"]
@@ -57,6 +50,49 @@ def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             f"{m[name]['log_loss']:.4f} accuracy {m[name]['accuracy']:.3f}"
             for name in ("trained", "hand", "shipped")))
     return {"output": str(path), "command": command, "metrics": metrics}, "\n".join(lines)
+
+
+def _train_on_new(args: argparse.Namespace, l2: float, fitting: str,
+                  progress: Callable[[str], None] | None
+                  ) -> tuple[TrainingResult, dict[str, object]]:
+    """Play (and have the teacher label) new games, keep them if asked, and fit."""
+    from arena.engine.gomoku.train import GameSettings, train
+
+    if not 1 <= args.depth <= 8:
+        raise ValueError(f"--depth must be in 1..8 for gomoku, got {args.depth}")
+    if not 0 <= args.random_moves <= 8:
+        raise ValueError(f"--random-moves must be in 0..8 for gomoku, got {args.random_moves}")
+    teacher, teaching = _teacher(args)
+    making = (f"arena engine train gomoku --games {args.games} --seed {args.seed} "
+              f"--depth {args.depth} --random-moves {args.random_moves}{teaching}")
+    made_by: dict[str, object] = {"command": making, "seed": args.seed}
+    if teacher is not None:
+        made_by["teacher"] = {**teacher.teacher.describe(), "scale": teacher.scale}
+    keep = None if args.keep_positions is None else (Path(args.keep_positions), made_by)
+    result = train(args.games, args.seed, GameSettings(args.depth, args.random_moves), l2,
+                   args.holdout, args.jobs, progress=progress, teacher=teacher, keep=keep)
+    return result, {**made_by, "command": making + fitting}
+
+
+def _train_on_kept(args: argparse.Namespace, l2: float, fitting: str,
+                   progress: Callable[[str], None] | None
+                   ) -> tuple[TrainingResult, dict[str, object]]:
+    """Fit the positions of a file ``--keep-positions`` wrote: no game is played."""
+    from arena.engine.gomoku.train import fit_and_measure, load_positions
+
+    path = Path(args.positions)
+    if not path.is_file():
+        raise ValueError(f"--positions {args.positions!r}: no such file")
+    kept = load_positions(path)
+    say = progress or (lambda _: None)
+    say(f"{len(kept.data)} positions of {kept.games} games, made by: "
+        f"{kept.made_by.get('command')}")
+    result = fit_and_measure(kept.data, kept.games, l2, args.holdout, say)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    command = f"arena engine train gomoku --positions {path.name}{fitting}"
+    return result, {"command": command, "seed": kept.made_by.get("seed"),
+                    "positions": {"file": path.name, "sha256": digest, "games": kept.games,
+                                  "made_by": kept.made_by}}
 
 
 def _teacher(args: argparse.Namespace) -> tuple[TeacherSettings | None, str]:

@@ -28,6 +28,11 @@ teacher_scale)`` (``teacher_scale``: its units per unit of log-odds, Rapfi's 200
 proven win or loss as ``TEACHER_SURE`` or its complement, and every label kept within
 those two. The fit is the same logistic regression on these soft labels: the evaluation
 learns the teacher's judgement rather than the outcome of version 2's games.
+
+Labelled positions can be kept (``--keep-positions``, ``save_positions``): the moves of
+each from the empty board, its label and game, and the command that made them. A kept
+file is fitted again without a game or a teacher (``--positions``, ``load_positions``,
+which computes the features from the moves: a file outlives a change of the features).
 """
 
 from __future__ import annotations
@@ -285,10 +290,11 @@ class TeacherSettings:
 def train(
     games: int, seed: int, settings: GameSettings, l2: float, holdout: float = 0.2,
     jobs: int = 1, progress: Callable[[str], None] | None = None,
-    teacher: TeacherSettings | None = None,
+    teacher: TeacherSettings | None = None, keep: tuple[Path, dict[str, object]] | None = None,
 ) -> TrainingResult:
     """Generate ``games`` self-play games, have the teacher label their positions if there
-    is one, and fit them (``fit_and_measure``)."""
+    is one, keep them in a positions file if ``keep`` says where (and what made them), and
+    fit them (``fit_and_measure``)."""
     say = progress or (lambda _: None)
     if teacher is not None:  # one judgement first: a teacher that fails, fails at once
         from arena.openings.gomoku import balanced_openings
@@ -303,6 +309,8 @@ def train(
         data = label_by_teacher(data, teacher.teacher, teacher.scale, jobs,
                                 lambda done: say(f"judged {done}/{len(data)}"))
         seconds["teacher"] = round(time.monotonic() - started, 1)
+    if keep is not None:
+        say(f"kept the positions in {save_positions(keep[0], KeptPositions(data, games, keep[1]))}")
     result = fit_and_measure(data, games, l2, holdout, say)
     result.metrics["seconds"] = seconds
     return result
@@ -350,6 +358,70 @@ def fit_and_measure(
         "folds": folds,
     }
     return TrainingResult(weights, result)
+
+
+POSITIONS_FORMAT = "arena-gomoku-positions-1"
+
+
+@dataclass
+class KeptPositions:
+    """Labelled positions as a positions file keeps them: the data, the number of games
+    they came from (the held-out split and the folds are by game) and what made them (the
+    generating command, its seed, the teacher if any)."""
+
+    data: Positions
+    games: int
+    made_by: dict[str, object]
+
+
+def save_positions(path: Path, kept: KeptPositions) -> Path:
+    """Write ``kept`` as a ``.npz`` file: the moves of each position from the empty board,
+    its label and game, and ``made_by``; the features are not kept (``load_positions``
+    computes them), so a positions file outlives a change of the features."""
+    path = path.with_suffix(".npz")
+    data = kept.data
+    offsets = np.cumsum([0, *(len(m) for m in data.moves)], dtype=np.int64)
+    header = {"format": POSITIONS_FORMAT, "games": kept.games, "made_by": kept.made_by}
+    with path.open("wb") as out:
+        np.savez_compressed(
+            out, header=np.array(json.dumps(header, sort_keys=True)),
+            moves=np.array([c for m in data.moves for c in m], dtype=np.int16),
+            offsets=offsets, label=data.label, game=data.game)
+    return path
+
+
+def load_positions(path: Path) -> KeptPositions:
+    """The positions of a file written by ``save_positions``, their features computed
+    (``feature_row``); ``ValueError`` if it is not such a file or does not hold together."""
+    try:
+        with np.load(path, allow_pickle=False) as body:
+            header = json.loads(str(body["header"]))
+            moves, offsets = body["moves"].astype(np.int64), body["offsets"]
+            label, game = body["label"].astype(np.float64), body["game"].astype(np.int64)
+    except (OSError, KeyError, ValueError, TypeError) as exc:
+        raise ValueError(f"{path} is not a gomoku positions file ({exc})") from exc
+    if not isinstance(header, dict) or header.get("format") != POSITIONS_FORMAT:
+        raise ValueError(f"{path} is not a gomoku positions file (format "
+                         f"{header.get('format') if isinstance(header, dict) else None!r}, "
+                         f"expected {POSITIONS_FORMAT!r})")
+    games, made_by = header.get("games"), header.get("made_by")
+    n = len(label)
+    if (not isinstance(games, int) or not isinstance(made_by, dict) or n == 0
+            or offsets.shape != (n + 1,) or game.shape != (n,) or offsets[0] != 0
+            or offsets[-1] != len(moves) or np.any(np.diff(offsets) < 0)
+            or np.any((label < 0) | (label > 1)) or np.any((game < 0) | (game >= games))
+            or np.any((moves < 0) | (moves >= SIZE * SIZE))):
+        raise ValueError(f"{path}: the positions do not hold together (damaged file?)")
+    sequences = [tuple(int(c) for c in moves[offsets[i]:offsets[i + 1]]) for i in range(n)]
+    rows = []
+    for played in sequences:
+        if len(set(played)) != len(played):
+            raise ValueError(f"{path}: a position plays a cell twice (damaged file?)")
+        _cells, _pat, st, _table = setup(SIZE, FREESTYLE, list(played), HAND_WEIGHTS)
+        rows.append(feature_row(st, 1 + len(played) % 2))
+    x = np.array(rows, dtype=np.float64).reshape(n, FEATURES)
+    stones = np.array([len(m) for m in sequences], dtype=np.int64)
+    return KeptPositions(Positions(x, label, stones, game, sequences), games, made_by)
 
 
 def save(path: Path, result: TrainingResult, metadata: dict[str, object]) -> Path:

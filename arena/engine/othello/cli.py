@@ -112,7 +112,10 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
 _OTHELLO_TRAIN = {"solve_empties": 14, "stages": 6, "ridge": 5.0, "window": 3,
                   "iterations": 200}
-_GOMOKU_TRAIN = {"l2", "teacher", "catalog", "teacher_scale", "teacher_ms"}
+_GOMOKU_TRAIN = {"l2", "teacher", "catalog", "teacher_scale", "teacher_ms", "keep_positions",
+                 "positions"}
+# Both games: how the self-play games are played.
+_GAMES = {"games": 200, "seed": 1, "depth": 4, "random_moves": 2}
 MAX_TRAINING_GAMES = 100_000
 # Othello's ranges: (lowest, highest) of each integer option.
 _OTHELLO_RANGES = {"depth": (1, 10), "solve_empties": (0, 24), "stages": (1, 61),
@@ -126,17 +129,29 @@ def _check_training(args: argparse.Namespace) -> None:
     foreign = _GOMOKU_TRAIN if args.game == "othello" else set(_OTHELLO_TRAIN)
     for name in sorted(foreign):
         if getattr(args, name) is not None:
-            raise ValueError(f"--{name.replace('_', '-')} does not apply to {args.game}")
-    if not 2 <= args.games <= MAX_TRAINING_GAMES:
-        raise ValueError(f"--games must be in 2..{MAX_TRAINING_GAMES} (some are held out), "
-                         f"got {args.games}")
+            raise ValueError(f"{_option(name)} does not apply to {args.game}")
     if not 0 < args.holdout < 1:
         raise ValueError(f"--holdout must be between 0 and 1, got {args.holdout:g}")
     cores = os.cpu_count() or 1
     if not 1 <= args.jobs <= cores:
         raise ValueError(f"--jobs must be in 1..{cores} (this machine's cores), got {args.jobs}")
     _check_output(args.output, ".npz" if args.game == "othello" else ".json")
+    if args.game == "gomoku" and args.positions is not None:
+        made = {*_GAMES, "teacher", "catalog", "teacher_scale", "teacher_ms", "keep_positions"}
+        given = [_option(name) for name in sorted(made) if getattr(args, name) is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} cannot go with --positions: the positions "
+                             "are made already (the file records how)")
+        return
+    for name, value in _GAMES.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    if not 2 <= args.games <= MAX_TRAINING_GAMES:
+        raise ValueError(f"--games must be in 2..{MAX_TRAINING_GAMES} (some are held out), "
+                         f"got {args.games}")
     if args.game == "gomoku":
+        if args.keep_positions is not None:
+            _check_output(args.keep_positions, ".npz", "--keep-positions")
         return
     for name, default in _OTHELLO_TRAIN.items():
         if getattr(args, name) is None:
@@ -155,20 +170,24 @@ def _check_training(args: argparse.Namespace) -> None:
         raise ValueError(f"--ridge must be a number of 0 or more, got {args.ridge:g}")
 
 
-def _check_output(name: str, suffix: str) -> None:
-    """The weights go to ``name`` with ``suffix``: its folder must exist and take files."""
+def _option(name: str) -> str:
+    return f"--{name.replace('_', '-')}"
+
+
+def _check_output(name: str, suffix: str, option: str = "--output") -> None:
+    """``option`` writes to ``name`` with ``suffix``: its folder must exist and take files."""
     output = Path(name)
     if output.is_dir() or name.endswith(("/", os.sep)):
-        raise ValueError(f"--output {name!r} is a folder; name a file in it")
+        raise ValueError(f"{option} {name!r} is a folder; name a file in it")
     if output.suffix not in ("", suffix):
-        raise ValueError(f"--output is a {suffix} file here, got {output.name!r}")
+        raise ValueError(f"{option} is a {suffix} file here, got {output.name!r}")
     folder = output.parent
     if not folder.is_dir():
-        raise ValueError(f"--output's folder {str(folder)!r} does not exist")
+        raise ValueError(f"{option}'s folder {str(folder)!r} does not exist")
     if output.with_suffix(suffix).is_dir():
-        raise ValueError(f"--output {str(output.with_suffix(suffix))!r} is a folder")
+        raise ValueError(f"{option} {str(output.with_suffix(suffix))!r} is a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"--output's folder {str(folder)!r} is not writable")
+        raise ValueError(f"{option}'s folder {str(folder)!r} is not writable")
 
 
 def _cmd_train(args: argparse.Namespace) -> int:

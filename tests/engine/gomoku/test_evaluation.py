@@ -143,6 +143,12 @@ def test_a_reference_is_measured_at_its_best_scale() -> None:
     (["--games", "1"], "--games must be in 2.."),
     (["--depth", "0"], "--depth"),
     (["--output", "no/such/folder/w.json"], "does not exist"),
+    (["--keep-positions", "no/such/folder/p.npz"], "--keep-positions's folder"),
+    (["--keep-positions", "p.json"], "--keep-positions is a .npz file here"),
+    (["--positions", "no-such-file.npz"], "no such file"),
+    (["--positions", "p.npz", "--games", "10"], "--games cannot go with --positions"),
+    (["--positions", "p.npz", "--teacher", "x", "--seed", "2"],
+     "--seed, --teacher cannot go with --positions"),
 ])
 def test_train_command_refuses_bad_options(
     extra: list[str], message: str, capsys: pytest.CaptureFixture[str]
@@ -154,6 +160,61 @@ def test_train_command_refuses_bad_options(
     assert "Traceback" not in err
 
 
-def test_othello_training_refuses_the_gomoku_option(capsys: pytest.CaptureFixture[str]) -> None:
-    assert engine_cli(["train", "othello", "--l2", "0.1", "--output", "w.npz"]) == 2
-    assert "--l2 does not apply to othello" in capsys.readouterr().err
+@pytest.mark.parametrize("option", ["--l2", "--positions", "--keep-positions"])
+def test_othello_training_refuses_the_gomoku_options(
+    option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert engine_cli(["train", "othello", option, "0.1", "--output", "w.npz"]) == 2
+    assert f"{option} does not apply to othello" in capsys.readouterr().err
+
+
+def test_kept_positions_fit_again_to_the_same_weights(tmp_path: Path) -> None:
+    # The positions a training kept, fitted again without a game: the same features
+    # (computed from the moves), labels and split, so the same weights and figures.
+    kept = tmp_path / "kept.npz"
+    common = ["--holdout", "0.25", "--l2", "0.3", "--json"]
+    assert engine_cli(["train", "gomoku", "--games", "12", "--seed", "5", "--depth", "2",
+                       "--keep-positions", str(kept), "--output", str(tmp_path / "a.json"),
+                       *common]) == 0
+    assert engine_cli(["train", "gomoku", "--positions", str(kept),
+                       "--output", str(tmp_path / "b.json"), *common]) == 0
+    first, again = (json.loads((tmp_path / n).read_text()) for n in ("a.json", "b.json"))
+    del first["metrics"]["seconds"]  # of the games: the fit again plays none
+    assert again["weights"] == first["weights"] and again["metrics"] == first["metrics"]
+    assert again["command"] == ("arena engine train gomoku --positions kept.npz --l2 0.3 "
+                                "--holdout 0.25 --output b.json")
+    made_by = again["positions"]["made_by"]
+    assert first["command"].startswith(made_by["command"] + " --l2 0.3")
+    assert made_by["seed"] == again["seed"] == 5 and again["positions"]["games"] == 12
+    loaded = train.load_positions(kept).data
+    made = generate(12, 5, GameSettings(depth=2))
+    assert np.array_equal(loaded.x, made.x) and loaded.moves == made.moves
+    assert np.array_equal(loaded.game, made.game) and np.array_equal(loaded.stones, made.stones)
+
+
+def test_a_damaged_positions_file_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = generate(2, 1, GameSettings(depth=2))
+    good = train.save_positions(tmp_path / "good.npz", train.KeptPositions(data, 2, {}))
+    with np.load(good) as body:
+        fields = dict(body)
+    damaged = {
+        "text.npz": None,
+        "bad-label.npz": {**fields, "label": fields["label"] + 2.0},
+        "short-offsets.npz": {**fields, "offsets": fields["offsets"][:-1]},
+        "off-board.npz": {**fields, "moves": fields["moves"] + 500},
+        "twice.npz": {**fields, "moves": np.zeros_like(fields["moves"])},
+        "other-format.npz": {**fields, "header": np.array('{"format": "x"}')},
+    }
+    for name, body in damaged.items():
+        path = tmp_path / name
+        if body is None:
+            path.write_text("not numpy at all\n")
+        else:
+            np.savez(path, **body)
+        assert engine_cli(["train", "gomoku", "--positions", str(path),
+                           "--output", str(tmp_path / "w.json")]) == 2, name
+        err = capsys.readouterr().err
+        assert err.startswith("arena engine: error:") and str(path) in err, (name, err)
+        assert "Traceback" not in err and not (tmp_path / "w.json").exists()
