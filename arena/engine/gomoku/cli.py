@@ -21,6 +21,8 @@ MAX_TEACHER_MS = 600_000
 def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """Run a training from the parsed arguments, the common ones already checked: (JSON
     payload, text report)."""
+    from arena.engine.gomoku.train import save
+
     l2 = DEFAULT_L2 if args.l2 is None else args.l2
     if not (math.isfinite(l2) and l2 >= 0):
         raise ValueError(f"--l2 must be a number of 0 or more, got {l2:g}")
@@ -35,8 +37,6 @@ def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         result, metadata = _train_on_kept(args, l2, fitting, progress)
     else:
         result, metadata = _train_on_new(args, l2, fitting, progress)
-    from arena.engine.gomoku.train import save
-
     path = save(output, result, metadata)
     command = str(metadata["command"])
     metrics = result.metrics
