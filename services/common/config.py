@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -38,11 +39,15 @@ class Setting:
     readers: tuple[str, ...] = ALL
     flag: str = ""  # a command-line flag too ("--listen")
     secret: bool = False
+    # A number's least value (every number is finite and at least 0 unless it says)
+    # and its greatest, if it has one.
+    low: float = 0
+    high: float | None = None
 
 
-def _delivery(name: str, meaning: str, readers: tuple[str, ...]) -> Setting:
+def _delivery(name: str, meaning: str, readers: tuple[str, ...], low: float = 0) -> Setting:
     default = getattr(DeliveryConfig(), name)
-    return Setting(name, f"ARENA_{name.upper()}", default, meaning, readers)
+    return Setting(name, f"ARENA_{name.upper()}", default, meaning, readers, low=low)
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -105,7 +110,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("grpc_threads", "ARENA_GRPC_THREADS", 256,
             "threads serving gRPC calls; live streams (WatchMatch, WatchLadder) may hold "
             "all but 16 of them, so the other calls are always served",
-            ("registry", "referee", "worker", "ladder")),
+            ("registry", "referee", "worker", "ladder"), low=1),
     Setting("log_format", "ARENA_LOG_FORMAT", "auto",
             "json (one object per line), text, or auto: text on a terminal, else json"),
     Setting("metrics_listen", "ARENA_METRICS_LISTEN", "",
@@ -115,37 +120,37 @@ SETTINGS: tuple[Setting, ...] = (
             "OTLP/gRPC collector for traces, e.g. http://otel-collector:4317 (empty: no "
             "tracing)"),
     Setting("trace_sample_ratio", "ARENA_TRACE_SAMPLE_RATIO", 1.0,
-            "share of moves traced when tracing is on (the referee decides per move)"),
+            "share of moves traced when tracing is on (the referee decides per move)", high=1),
     _delivery("cpu_clock", "count the move time of a bot the worker runs (built-in, protocol "
               "engine) as the CPU time it used (false: the wall clock, like external bots)",
               ("referee",)),
     _delivery("cpu_wall_factor", "a move timed on CPU also forfeits when it takes more than "
               "this many times its limit (plus grace and 2 s) on the wall clock",
-              ("referee", "worker")),
+              ("referee", "worker"), low=1),
     Setting("max_matches", "ARENA_MAX_MATCHES", 64, "matches one referee runs at once",
-            ("referee",)),
+            ("referee",), low=1),
     _delivery("max_deliveries", "deliveries of a move job before it is dead-lettered",
-              ("worker",)),
+              ("worker",), low=1),
     _delivery("min_reclaim_idle_ms", "a silent move job is reclaimed after at least this",
               ("worker",)),
     _delivery("reclaim_margin_ms", "added to a job's budget before it may be reclaimed",
               ("worker",)),
     _delivery("heartbeat_ms", "how often workers and referees refresh their jobs",
-              ("referee", "worker")),
+              ("referee", "worker"), low=1),
     _delivery("match_idle_ms", "a match job idle this long is resumed by another referee",
-              ("referee",)),
+              ("referee",), low=1),
     _delivery("grace_ms", "time allowed past a move's limit before it is late",
               ("referee", "worker")),
     _delivery("reserve_hold_ms", "how long a worker holds a job taken ahead (0: never)",
               ("worker",)),
     _delivery("stall_timeout_ms", "a move nobody answers for this long ends the game void",
-              ("referee", "worker")),
+              ("referee", "worker"), low=1),
     Setting("worker_pool", "ARENA_WORKER_POOL", "match",
             "match: play move jobs; analysis: serve Engine.Analyze only (the two pools "
             "never share capacity)", ("worker",), flag="--pool"),
     Setting("analysis_slots", "ARENA_ANALYSIS_SLOTS", 1,
             "searches an analysis worker runs at once (more calls wait, then are refused)",
-            ("worker",)),
+            ("worker",), low=1),
     Setting("analysis_wait_ms", "ARENA_ANALYSIS_WAIT_MS", 15_000,
             "how long an Analyze call may wait for a free slot (in the order calls came, "
             "never past its deadline) before RESOURCE_EXHAUSTED",
@@ -155,7 +160,7 @@ SETTINGS: tuple[Setting, ...] = (
             "comma-separated (by default only public addresses)", ("registry", "worker")),
     Setting("io_slots", "ARENA_IO_SLOTS", 16,
             "external bots' moves a match worker waits for at once (beside its search)",
-            ("worker",)),
+            ("worker",), low=1),
     Setting("engines_catalog", "ARENA_ENGINES_CATALOG", "",
             "the worker's engine catalog: protocol engines (NBoard, Gomocup) it offers (an "
             "analysis worker: analyses with), a TOML file (docs/engines.md; `arena`: Arena's "
@@ -163,17 +168,17 @@ SETTINGS: tuple[Setting, ...] = (
             flag="--engines"),
     Setting("engine_processes", "ARENA_ENGINE_PROCESSES", 4,
             "warm protocol-engine processes one worker keeps (least recently used stopped)",
-            ("worker",)),
+            ("worker",), low=1),
     Setting("warm_games", "ARENA_WARM_GAMES", "othello,gomoku",
             "engines compiled, and their search tables readied, before a worker takes jobs "
             "(empty: none)", ("worker",)),
     Setting("shared_cache", "ARENA_SHARED_CACHE", True,
             "use the shared transposition cache", ("worker",)),
     Setting("ladder_in_flight", "ARENA_LADDER_IN_FLIGHT", 16,
-            "games of one ladder scheduled at once", ("ladder",)),
+            "games of one ladder scheduled at once", ("ladder",), low=1),
     Setting("ladder_reconcile_s", "ARENA_LADDER_RECONCILE_S", 30.0,
             "how often the ladder service checks its running ladders against the referee",
-            ("ladder",)),
+            ("ladder",), low=0.1),
     Setting("web_read", "ARENA_WEB_READ", "open",
             "open: anyone may read what the web pages show; token: readers need a token too",
             ("web",), flag="--read-access"),
@@ -182,17 +187,17 @@ SETTINGS: tuple[Setting, ...] = (
             ("web",)),
     Setting("web_max_streams", "ARENA_WEB_MAX_STREAMS", 200,
             "live pages (server-sent-event streams) one web gateway serves at once",
-            ("web",)),
+            ("web",), low=1),
     Setting("web_max_streams_per_viewer", "ARENA_WEB_MAX_STREAMS_PER_VIEWER", 20,
             "live pages one viewer (a token, else a client address) has open at once",
-            ("web",)),
+            ("web",), low=1),
     Setting("web_calls_per_viewer", "ARENA_WEB_CALLS_PER_VIEWER", 4,
             "API requests of one viewer answered at once; more wait their turn",
-            ("web",)),
+            ("web",), low=1),
     Setting("web_analyses", "ARENA_WEB_ANALYSES", 8,
             "analyses (a bot asked about a match position) one web gateway runs at once; "
             "each holds a thread for the bot's time, so past this the next is refused "
-            "(503) rather than slowing every reader", ("web",)),
+            "(503) rather than slowing every reader", ("web",), low=1),
     Setting("web_trusted_proxies", "ARENA_WEB_TRUSTED_PROXIES", "",
             "reverse proxies in front of the web gateway, addresses and networks "
             "comma-separated: a request from one is read as from the client its "
@@ -326,8 +331,17 @@ def settings_table() -> str:
         flag = f" (`{s.flag}`)" if s.flag else ""
         shown = str(s.default).lower() if isinstance(s.default, bool) else s.default
         default = "(empty)" if s.default == "" else f"`{shown}`"
-        lines.append(f"| `{s.env}`{flag} | {default} | {readers} | {s.meaning} |")
+        lines.append(f"| `{s.env}`{flag} | {default} | {readers} | {s.meaning}{_bounds(s)} |")
     return "\n".join(lines)
+
+
+def _bounds(setting: Setting) -> str:
+    """The table's note of a number's bounds other than "0 or more"."""
+    if type(setting.default) not in (int, float):
+        return ""
+    if setting.high is not None:
+        return f" ({setting.low:g} to {setting.high:g})"
+    return f" ({setting.low:g} or more)" if setting.low else ""
 
 
 def redis_access(url: str, username: str = "", password: str = "", **tls_files: str) -> str:
@@ -361,7 +375,8 @@ def masked(value: object) -> object:
 
 
 def parse_value(setting: Setting, raw: str) -> Any:
-    """An environment value as the setting's type; ``ValueError`` names the variable."""
+    """An environment value as the setting's type, a number within the setting's bounds;
+    ``ValueError`` names the variable."""
     kind = type(setting.default)
     try:
         if kind is bool:
@@ -371,9 +386,25 @@ def parse_value(setting: Setting, raw: str) -> Any:
             if lowered in ("0", "false", "no", "off"):
                 return False
             raise ValueError("expected true or false")
-        return kind(raw)
+        value = kind(raw)
+        if kind in (int, float):
+            _check_bounds(setting, value)
+        return value
     except ValueError as exc:
         raise ValueError(f"{setting.env}={raw!r}: {exc}") from None
+
+
+def _check_bounds(setting: Setting, value: float) -> None:
+    def shown(bound: float) -> str:
+        return f"{bound:g}"
+
+    if not math.isfinite(value):
+        raise ValueError("expected a finite number")
+    if setting.high is not None and not setting.low <= value <= setting.high:
+        raise ValueError(f"expected a number from {shown(setting.low)} to "
+                         f"{shown(setting.high)}")
+    if value < setting.low:
+        raise ValueError(f"expected {shown(setting.low)} or more")
 
 
 def _flags(role: str, argv: Sequence[str] | None) -> dict[str, Any]:

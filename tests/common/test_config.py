@@ -27,6 +27,32 @@ def test_a_bad_value_names_its_variable() -> None:
         Config.load("referee", [], {"ARENA_AUTH": "perhaps"})
 
 
+@pytest.mark.parametrize(("variable", "value", "expected"), [
+    ("ARENA_WEB_ANALYSES", "-3", "expected 1 or more"),
+    ("ARENA_MAX_MATCHES", "0", "expected 1 or more"),
+    ("ARENA_HEARTBEAT_MS", "0", "expected 1 or more"),
+    ("ARENA_GRACE_MS", "-1", "expected 0 or more"),
+    ("ARENA_CPU_WALL_FACTOR", "0.5", "expected 1 or more"),
+    ("ARENA_LADDER_RECONCILE_S", "0", "expected 0.1 or more"),
+    ("ARENA_TRACE_SAMPLE_RATIO", "1.5", "expected a number from 0 to 1"),
+    ("ARENA_WEB_DRAIN_S", "nan", "expected a finite number"),
+    ("ARENA_WEB_DRAIN_S", "-inf", "expected a finite number"),
+])
+def test_a_number_out_of_its_bounds_is_refused(variable: str, value: str, expected: str) -> None:
+    # Not clamped or taken as it is (ARENA_WEB_ANALYSES=-3 used to run one analysis at a
+    # time, ARENA_HEARTBEAT_MS=0 a busy loop): refused, naming the variable and the bounds.
+    with pytest.raises(ValueError) as refused:
+        Config.load("web", [], {variable: value})
+    assert str(refused.value) == f"{variable}={value!r}: {expected}"
+
+
+def test_every_default_is_within_its_bounds() -> None:
+    for setting in SETTINGS:
+        if type(setting.default) in (int, float):
+            assert setting.low <= setting.default <= (setting.high or setting.default), setting
+            Config.load("web", [], {setting.env: str(setting.default)})  # and parses
+
+
 def test_no_auth_and_the_former_worker_id_flag() -> None:
     config = Config.load("worker", ["--no-auth", "--worker-id", "w7"], {})
     assert config.auth is False and config.instance == "w7"

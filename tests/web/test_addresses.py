@@ -79,6 +79,15 @@ def test_an_unknown_forwarded_header_stops_the_gateway_with_one_line() -> None:
         "one of x-forwarded-for, forwarded")
 
 
+def test_a_negative_limit_stops_the_gateway_with_one_line() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "arena.services.web", "--listen", "127.0.0.1:0"],
+        env={"ARENA_WEB_ANALYSES": "-1"}, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "arena-web: configuration error: ARENA_WEB_ANALYSES='-1': expected 1 or more")
+
+
 def test_a_bad_proxy_stops_the_gateway_with_one_line() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "arena.services.web", "--listen", "127.0.0.1:0"],
