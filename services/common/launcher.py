@@ -292,10 +292,12 @@ class Launcher:
             code = subprocess.run([sys.executable, "-m", "arena.services.worker.warm"],
                                   stdout=log, stderr=subprocess.STDOUT, env=env,
                                   start_new_session=True).returncode
-        if code != 0:
-            tail = log_file.read_text(errors="replace").splitlines()[-20:]
-            raise RuntimeError(f"compiling the engines failed with exit code {code}; see "
-                               f"{log_file}:\n" + "\n".join(tail))
+        if code != 0:  # one line: its last line says why (a bad setting, an exception)
+            said = [line for line in log_file.read_text(errors="replace").splitlines()
+                    if line.strip()]
+            why = f": {said[-1].strip()}" if said else ""
+            raise RuntimeError(f"compiling the engines failed (exit code {code}){why}; the "
+                               f"log: {log_file}")
         _COMPILED.add(key)
 
     def start_redis(self) -> None:

@@ -306,6 +306,20 @@ def test_arena_up_refuses_more_workers_than_the_machine_can_run(tmp_path: Path) 
     assert not (tmp_path / "stack.json").exists()  # nothing started
 
 
+def test_arena_up_with_a_bad_setting_says_which_in_one_line(tmp_path: Path) -> None:
+    # The worker's compile step is the first to read the settings: its reason reaches the
+    # user's terminal, not only its log (the CLI prints an error's first line).
+    result = subprocess.run([sys.executable, "-m", "arena.clients", "up", "--workers", "1"],
+                            text=True, capture_output=True, timeout=180,
+                            env=dict(os.environ, ARENA_HOME=str(tmp_path),
+                                     ARENA_MAX_MATCHES="0"))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().count("\n") == 0, result.stderr  # one line
+    assert "ARENA_MAX_MATCHES='0': expected 1 or more" in result.stderr
+    assert str(tmp_path / "logs" / "compile.log") in result.stderr
+    assert not (tmp_path / "stack.json").exists()
+
+
 def test_arena_worker_without_a_stack_says_what_to_do(tmp_path: Path) -> None:
     result = _arena(tmp_path, "worker", timeout=60)
     assert result.returncode == 1
