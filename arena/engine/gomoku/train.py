@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import random
 import time
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -361,6 +362,7 @@ def fit_and_measure(
 
 
 POSITIONS_FORMAT = "arena-gomoku-positions-1"
+POSITIONS_FIELDS = ("header", "moves", "offsets", "label", "game")
 
 
 @dataclass
@@ -393,13 +395,21 @@ def save_positions(path: Path, kept: KeptPositions) -> Path:
 def load_positions(path: Path) -> KeptPositions:
     """The positions of a file written by ``save_positions``, their features computed
     (``feature_row``); ``ValueError`` if it is not such a file or does not hold together."""
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"{path} is not a gomoku positions file (not an .npz archive)")
     try:
         with np.load(path, allow_pickle=False) as body:
-            header = json.loads(str(body["header"]))
-            moves, offsets = body["moves"].astype(np.int64), body["offsets"]
-            label, game = body["label"].astype(np.float64), body["game"].astype(np.int64)
-    except (OSError, KeyError, ValueError, TypeError) as exc:
-        raise ValueError(f"{path} is not a gomoku positions file ({exc})") from exc
+            fields = {name: body[name] for name in POSITIONS_FIELDS if name in body.files}
+        header = json.loads(str(fields["header"])) if "header" in fields else None
+    except (OSError, ValueError, TypeError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{path} is not a gomoku positions file (a field that is not "
+                         "numbers or text, or a damaged archive)") from exc
+    missing = [name for name in POSITIONS_FIELDS if name not in fields]
+    if missing:
+        raise ValueError(f"{path} is not a gomoku positions file (no {', '.join(missing)} "
+                         "in it)")
+    moves, offsets = fields["moves"].astype(np.int64), fields["offsets"].astype(np.int64)
+    label, game = fields["label"].astype(np.float64), fields["game"].astype(np.int64)
     if not isinstance(header, dict) or header.get("format") != POSITIONS_FORMAT:
         raise ValueError(f"{path} is not a gomoku positions file (format "
                          f"{header.get('format') if isinstance(header, dict) else None!r}, "
@@ -409,7 +419,7 @@ def load_positions(path: Path) -> KeptPositions:
     if (not isinstance(games, int) or not isinstance(made_by, dict) or n == 0
             or offsets.shape != (n + 1,) or game.shape != (n,) or offsets[0] != 0
             or offsets[-1] != len(moves) or np.any(np.diff(offsets) < 0)
-            or np.any((label < 0) | (label > 1)) or np.any((game < 0) | (game >= games))
+            or not np.all((label >= 0) & (label <= 1)) or np.any((game < 0) | (game >= games))
             or np.any((moves < 0) | (moves >= SIZE * SIZE))):
         raise ValueError(f"{path}: the positions do not hold together (damaged file?)")
     sequences = [tuple(int(c) for c in moves[offsets[i]:offsets[i + 1]]) for i in range(n)]

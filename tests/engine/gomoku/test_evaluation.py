@@ -202,10 +202,13 @@ def test_a_damaged_positions_file_is_refused(
     damaged = {
         "text.npz": None,
         "bad-label.npz": {**fields, "label": fields["label"] + 2.0},
+        "nan-label.npz": {**fields, "label": fields["label"] * np.nan},
         "short-offsets.npz": {**fields, "offsets": fields["offsets"][:-1]},
         "off-board.npz": {**fields, "moves": fields["moves"] + 500},
         "twice.npz": {**fields, "moves": np.zeros_like(fields["moves"])},
         "other-format.npz": {**fields, "header": np.array('{"format": "x"}')},
+        "no-labels.npz": {k: v for k, v in fields.items() if k != "label"},
+        "objects.npz": {**fields, "label": np.array([{"x": 1}] * len(fields["label"]))},
     }
     for name, body in damaged.items():
         path = tmp_path / name
@@ -217,4 +220,5 @@ def test_a_damaged_positions_file_is_refused(
                            "--output", str(tmp_path / "w.json")]) == 2, name
         err = capsys.readouterr().err
         assert err.startswith("arena engine: error:") and str(path) in err, (name, err)
+        assert "pickle" not in err and err.count("\n") == 1, err  # one line, no advice
         assert "Traceback" not in err and not (tmp_path / "w.json").exists()
