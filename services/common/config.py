@@ -337,11 +337,9 @@ def settings_table() -> str:
 
 def _bounds(setting: Setting) -> str:
     """The table's note of a number's bounds other than "0 or more"."""
-    if type(setting.default) not in (int, float):
+    if type(setting.default) not in (int, float) or (setting.low == 0 and setting.high is None):
         return ""
-    if setting.high is not None:
-        return f" ({setting.low:g} to {setting.high:g})"
-    return f" ({setting.low:g} or more)" if setting.low else ""
+    return f" ({_range(setting)})"
 
 
 def redis_access(url: str, username: str = "", password: str = "", **tls_files: str) -> str:
@@ -395,16 +393,18 @@ def parse_value(setting: Setting, raw: str) -> Any:
 
 
 def _check_bounds(setting: Setting, value: float) -> None:
-    def shown(bound: float) -> str:
-        return f"{bound:g}"
-
     if not math.isfinite(value):
         raise ValueError("expected a finite number")
-    if setting.high is not None and not setting.low <= value <= setting.high:
-        raise ValueError(f"expected a number from {shown(setting.low)} to "
-                         f"{shown(setting.high)}")
-    if value < setting.low:
-        raise ValueError(f"expected {shown(setting.low)} or more")
+    high = math.inf if setting.high is None else setting.high
+    if not setting.low <= value <= high:
+        raise ValueError(f"expected {_range(setting)}")
+
+
+def _range(setting: Setting) -> str:
+    """A number setting's bounds in words: "1 or more", "a number from 0 to 1"."""
+    if setting.high is None:
+        return f"{setting.low:g} or more"
+    return f"a number from {setting.low:g} to {setting.high:g}"
 
 
 def _flags(role: str, argv: Sequence[str] | None) -> dict[str, Any]:
