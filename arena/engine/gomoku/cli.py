@@ -82,7 +82,8 @@ def _train_on_kept(args: argparse.Namespace, l2: float, fitting: str,
 
     path = Path(args.positions)
     if not path.is_file():
-        raise ValueError(f"--positions {args.positions!r}: no such file")
+        what = "not a file" if path.exists() else "no such file"
+        raise ValueError(f"--positions {args.positions!r}: {what}")
     kept = load_positions(path)
     say = progress or (lambda _: None)
     say(f"{len(kept.data)} positions of {kept.games} games, made by: "

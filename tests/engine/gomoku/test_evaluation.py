@@ -146,6 +146,8 @@ def test_a_reference_is_measured_at_its_best_scale() -> None:
     (["--keep-positions", "no/such/folder/p.npz"], "--keep-positions's folder"),
     (["--keep-positions", "p.json"], "--keep-positions is a .npz file here"),
     (["--positions", "no-such-file.npz"], "no such file"),
+    (["--positions", "/dev/null"], "'/dev/null': not a file"),
+    (["--positions", "."], "'.': not a file"),
     (["--positions", "p.npz", "--games", "10"], "--games cannot go with --positions"),
     (["--positions", "p.npz", "--teacher", "x", "--seed", "2"],
      "--seed, --teacher cannot go with --positions"),
