@@ -94,6 +94,9 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
                          help="othello: conjugate-gradient steps (200)")
     train_p.add_argument("--l2", type=float, default=None,
                          help="gomoku: L2 penalty of the logistic regression (1e-4)")
+    train_p.add_argument("--hidden", type=int, default=None,
+                         help="gomoku: hidden units of a small network added to the linear "
+                              "evaluation (0, none; at most 32)")
     train_p.add_argument("--teacher", default=None, metavar="ENGINE",
                          help="gomoku: label the positions with this protocol engine's "
                               "evaluations instead of the games' results")

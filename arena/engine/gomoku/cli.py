@@ -21,27 +21,34 @@ MAX_TEACHER_MS = 600_000
 def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """Run a training from the parsed arguments, the common ones already checked: (JSON
     payload, text report)."""
+    from arena.engine.gomoku.evaluation import FEATURES, MAX_HIDDEN
     from arena.engine.gomoku.train import save
 
     l2 = DEFAULT_L2 if args.l2 is None else args.l2
     if not (math.isfinite(l2) and l2 >= 0):
         raise ValueError(f"--l2 must be a number of 0 or more, got {l2:g}")
     output = Path(args.output)  # its folder and suffix are checked with the common options
-    fitting = f" --l2 {l2:g} --holdout {args.holdout:g} --output {output.with_suffix('.json').name}"
+    hidden = 0 if args.hidden is None else args.hidden
+    if not 0 <= hidden <= MAX_HIDDEN:
+        raise ValueError(f"--hidden must be in 0..{MAX_HIDDEN}, got {hidden}")
+    fitting = (f" --l2 {l2:g}{f' --hidden {hidden}' if hidden else ''} --holdout "
+               f"{args.holdout:g} --output {output.with_suffix('.json').name}")
 
     def say(line: str) -> None:
         print(line, flush=True)
 
     progress = None if args.json else say
     if args.positions is not None:
-        result, metadata = _train_on_kept(args, l2, fitting, progress)
+        result, metadata = _train_on_kept(args, l2, hidden, fitting, progress)
     else:
-        result, metadata = _train_on_new(args, l2, fitting, progress)
+        result, metadata = _train_on_new(args, l2, hidden, fitting, progress)
     path = save(output, result, metadata)
     command = str(metadata["command"])
     metrics = result.metrics
     lines = [f"wrote {path}", f"command: {command}",
-             f"weights: {' '.join(str(w) for w in result.weights)}"]
+             f"weights: {' '.join(str(w) for w in result.weights[:FEATURES])}"]
+    if hidden:
+        lines.append(f"network: {hidden} hidden units (in the file)")
     for part in ("train", "heldout"):
         m = metrics[part]
         assert isinstance(m, dict)
@@ -52,7 +59,7 @@ def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return {"output": str(path), "command": command, "metrics": metrics}, "\n".join(lines)
 
 
-def _train_on_new(args: argparse.Namespace, l2: float, fitting: str,
+def _train_on_new(args: argparse.Namespace, l2: float, hidden: int, fitting: str,
                   progress: Callable[[str], None] | None
                   ) -> tuple[TrainingResult, dict[str, object]]:
     """Play (and have the teacher label) new games, keep them if asked, and fit."""
@@ -70,11 +77,12 @@ def _train_on_new(args: argparse.Namespace, l2: float, fitting: str,
         made_by["teacher"] = {**teacher.teacher.describe(), "scale": teacher.scale}
     keep = None if args.keep_positions is None else (Path(args.keep_positions), made_by)
     result = train(args.games, args.seed, GameSettings(args.depth, args.random_moves), l2,
-                   args.holdout, args.jobs, progress=progress, teacher=teacher, keep=keep)
+                   args.holdout, args.jobs, progress=progress, teacher=teacher, keep=keep,
+                   hidden=hidden)
     return result, {**made_by, "command": making + fitting}
 
 
-def _train_on_kept(args: argparse.Namespace, l2: float, fitting: str,
+def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, fitting: str,
                    progress: Callable[[str], None] | None
                    ) -> tuple[TrainingResult, dict[str, object]]:
     """Fit the positions of a file ``--keep-positions`` wrote: no game is played."""
@@ -88,10 +96,12 @@ def _train_on_kept(args: argparse.Namespace, l2: float, fitting: str,
     say = progress or (lambda _: None)
     say(f"{len(kept.data)} positions of {kept.games} games, made by: "
         f"{kept.made_by.get('command')}")
-    result = fit_and_measure(kept.data, kept.games, l2, args.holdout, say)
+    seed = kept.made_by.get("seed")
+    result = fit_and_measure(kept.data, kept.games, l2, args.holdout, say, hidden,
+                             seed if isinstance(seed, int) else 0)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     command = f"arena engine train gomoku --positions {path.name}{fitting}"
-    return result, {"command": command, "seed": kept.made_by.get("seed"),
+    return result, {"command": command, "seed": seed,
                     "positions": {"file": path.name, "sha256": digest, "games": kept.games,
                                   "made_by": kept.made_by}}
 

@@ -17,6 +17,14 @@ the shipped set is ``weights/arena-gomoku.json``, which records its command and 
 (since version 7: fitted to Rapfi's evaluations of the self-play positions, ``--teacher``).
 The kernels read them from the state array (``patterns.ST_EVAL``,
 ``patterns.ST_CELL_EVAL``), written once per search by ``patterns.setup``.
+
+A weight set may add a small network over the same features (since version 8): ``hidden``
+rectified units, each a weighted sum of the features (``NET_SCALE`` units of the unit's
+activation per unit), and per unit the weight of its activation in the evaluation. A leaf
+then adds, per candidate cell and side, the input row of the cell's kind to each unit:
+``hidden`` additions where the linear part makes one. As one int64 array (``Weights``): the
+``FEATURES`` linear weights, then the inputs (``FEATURES`` rows of ``hidden``), then the
+``hidden`` output weights; without a network, the linear weights alone.
 """
 
 from __future__ import annotations
@@ -51,21 +59,69 @@ _HAND_CLASS = np.array([2, 6, 8, 30, 30, 120], dtype=np.int64)
 HAND_WEIGHTS = np.concatenate([[0], 12 * _HAND_CLASS, -10 * _HAND_CLASS,
                                np.zeros(2 * QUADS)]).astype(np.int64)
 
+MAX_HIDDEN = 32  # the kernels' room for hidden units
+NET_SCALE = 4096  # a hidden unit's units per unit of activation
+
 WEIGHTS_DIR = Path(__file__).with_name("weights")
 DEFAULT_WEIGHTS = "arena-gomoku"
 
 Weights = npt.NDArray[np.int64]
 
 
+def hidden_units(weights: Weights) -> int:
+    """How many hidden units ``weights`` holds (0: the linear evaluation alone)."""
+    return (len(weights) - FEATURES) // (FEATURES + 1)
+
+
+def combined(linear: Weights, inputs: Weights | None = None,
+             outputs: Weights | None = None) -> Weights:
+    """One weight array (the layout above) of the linear weights and, if given, a
+    network's ``inputs`` (``FEATURES`` by ``hidden``) and ``outputs`` (``hidden``)."""
+    parts = [linear] if inputs is None or outputs is None else [linear, inputs.ravel(), outputs]
+    weights = np.concatenate(parts).astype(np.int64)
+    if weights.shape != (FEATURES + hidden_units(weights) * (FEATURES + 1),):
+        raise ValueError(f"expected {FEATURES} weights and a network, got {weights.shape}")
+    if hidden_units(weights) > MAX_HIDDEN:
+        raise ValueError(f"at most {MAX_HIDDEN} hidden units, got {hidden_units(weights)}")
+    return weights
+
+
+def network(weights: Weights) -> tuple[Weights, Weights]:
+    """(inputs, outputs) of the network in ``weights``: shapes (``FEATURES``, hidden) and
+    (hidden,)."""
+    hidden = hidden_units(weights)
+    inputs = weights[FEATURES : FEATURES + FEATURES * hidden].reshape(FEATURES, hidden)
+    return inputs, weights[FEATURES + FEATURES * hidden :]
+
+
+def values(x: npt.NDArray[np.int64], weights: Weights) -> npt.NDArray[np.int64]:
+    """The evaluation of feature rows ``x`` (before the kernels' bound), as the kernels
+    compute it."""
+    value = x @ weights[:FEATURES]
+    if hidden_units(weights):
+        inputs, outputs = network(weights)
+        value += np.maximum(x @ inputs, 0) @ outputs // NET_SCALE
+    return np.asarray(value, dtype=np.int64)
+
+
 def _weights_of(raw: bytes) -> Weights:
     """The weights of a file written by ``train.save`` (read-only); ``ValueError`` if
     malformed."""
     try:
-        weights = np.array(json.loads(raw)["weights"], dtype=np.int64)
-    except (KeyError, TypeError, ValueError) as exc:  # JSONDecodeError is a ValueError
-        raise ValueError(f"not a gomoku weight file ({exc})") from exc
-    if weights.shape != (FEATURES,):
-        raise ValueError(f"expected {FEATURES} weights, got shape {weights.shape}")
+        body = json.loads(raw)
+        linear = np.array(body["weights"], dtype=np.int64)
+        net = body.get("network")
+        inputs = None if net is None else np.array(net["inputs"], dtype=np.int64)
+        outputs = None if net is None else np.array(net["outputs"], dtype=np.int64)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"not a gomoku weight file ({exc})") from exc  # JSON's errors too
+    if linear.shape != (FEATURES,):
+        raise ValueError(f"expected {FEATURES} weights, got shape {linear.shape}")
+    if inputs is not None and outputs is not None and (
+            inputs.ndim != 2 or inputs.shape != (FEATURES, len(outputs)) or outputs.ndim != 1):
+        raise ValueError(f"expected network inputs of shape ({FEATURES}, hidden) and "
+                         f"outputs of shape (hidden,), got {inputs.shape} and {outputs.shape}")
+    weights = combined(linear, inputs, outputs)
     weights.setflags(write=False)
     return weights
 

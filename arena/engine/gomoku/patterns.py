@@ -21,7 +21,7 @@ The position lives in three arrays:
   (``THREAT_*``) for move ordering, which also holds the cell's classes on its four lines
   as one number (``cell_code``, three bits a direction); and the evaluation's weights
   (``evaluation.py``) with, per cell code, the weight of the cell's kind (``cell_quad``),
-  so that a leaf reads one number per candidate and side.
+  so that a leaf reads one number per candidate and side, and the network's if any.
 
 One state array instead of a dozen keeps the recursive kernels' calls cheap: numba
 updates a reference count for each array argument of each call.
@@ -47,10 +47,13 @@ from arena.engine.gomoku.board import (
 from arena.engine.gomoku.evaluation import (
     FEATURES,
     FIRST_QUAD,
+    MAX_HIDDEN,
     QUAD_INDEX,
     QUADS,
     Weights,
+    hidden_units,
     load_weights,
+    network,
 )
 
 NONE, TWO, OPEN_TWO, THREE, OPEN_THREE, FOUR, OPEN_FOUR, FIVE = range(8)
@@ -96,7 +99,10 @@ ST_INDEX = ST_PLACE + MAX_CELLS  # [((colour - 1) * 4 + direction) * MAX_CELLS +
 ST_THREAT = ST_INDEX + 8 * MAX_CELLS  # [(colour - 1) * MAX_CELLS + cell]
 ST_EVAL = ST_THREAT + 2 * MAX_CELLS  # the evaluation's FEATURES weights
 ST_CELL_EVAL = ST_EVAL + FEATURES  # [side * CODES + code], side 0 to move, 1 the opponent
-ST_LENGTH = ST_CELL_EVAL + 2 * CODES
+ST_NET_HIDDEN = ST_CELL_EVAL + 2 * CODES  # the network's hidden units, 0 without one
+ST_NET_IN = ST_NET_HIDDEN + 1  # [feature * hidden + unit]
+ST_NET_OUT = ST_NET_IN + FEATURES * MAX_HIDDEN  # [unit]
+ST_LENGTH = ST_NET_OUT + MAX_HIDDEN
 
 Patterns = npt.NDArray[np.int8]
 State = npt.NDArray[np.int64]
@@ -397,6 +403,15 @@ def _weigh_cell_codes(st: State) -> None:
                 st[ST_EVAL + FIRST_QUAD + side * QUADS + CODE_QUAD[code]])
 
 
+def _weigh_network(st: State, weights: Weights) -> None:
+    """Write the network of ``weights``, if any, at ``ST_NET_*``."""
+    hidden = hidden_units(weights)
+    st[ST_NET_HIDDEN] = hidden
+    inputs, outputs = network(weights)
+    st[ST_NET_IN : ST_NET_IN + inputs.size] = inputs.ravel()
+    st[ST_NET_OUT : ST_NET_OUT + hidden] = outputs
+
+
 @njit(cache=True)
 def best_class(pat: Patterns, colour: int, cell: int) -> int:
     best = NONE
@@ -412,8 +427,10 @@ def setup(
     ``weights`` (by default the shipped set, ``evaluation.load_weights``)."""
     table = table_for(rule)
     cells, pat, st = new_state(size)
-    st[ST_EVAL : ST_EVAL + FEATURES] = load_weights()[0] if weights is None else weights
+    weights = load_weights()[0] if weights is None else weights
+    st[ST_EVAL : ST_EVAL + FEATURES] = weights[:FEATURES]
     _weigh_cell_codes(st)
+    _weigh_network(st, weights)
     refresh_classes(cells, pat, st, table)
     for ply, move in enumerate(moves):
         play(cells, pat, st, table, move, 1 + ply % 2)

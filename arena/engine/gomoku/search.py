@@ -27,7 +27,7 @@ from numba import njit
 import arena.engine.numba_cache  # noqa: F401  (where numba caches the kernels below)
 from arena.engine.gomoku.board import EMPTY, MAX_CELLS, Cells
 from arena.engine.gomoku.control import CTX_ABORTED, CTX_SALT, Context, StopArray, poll_stop
-from arena.engine.gomoku.evaluation import FIRST_CLASS, PER_SIDE, QUADS
+from arena.engine.gomoku.evaluation import FIRST_CLASS, FIRST_QUAD, NET_SCALE, PER_SIDE, QUADS
 from arena.engine.gomoku.patterns import (
     CLASSES,
     CODES,
@@ -42,6 +42,9 @@ from arena.engine.gomoku.patterns import (
     ST_EVAL,
     ST_KEY,
     ST_LIST,
+    ST_NET_HIDDEN,
+    ST_NET_IN,
+    ST_NET_OUT,
     ST_STATS,
     THREAT_FIVES,
     THREAT_FOURS,
@@ -98,8 +101,9 @@ def new_tt(bits: int) -> Tt:
 @njit(cache=True)
 def evaluate(st: State, me: int) -> int:
     """The weighted class counts of both sides, and per candidate cell and side the weight
-    of the four line classes a stone there makes (``evaluation.py``), from ``me``'s view;
-    kept well inside the win scores whatever the weights."""
+    of the four line classes a stone there makes (``evaluation.py``), from ``me``'s view,
+    plus the network's value if the weights have one; kept well inside the win scores
+    whatever the weights."""
     mine = ST_STATS + me * CLASSES
     theirs = ST_STATS + (3 - me) * CLASSES
     value = st[ST_EVAL]
@@ -110,7 +114,38 @@ def evaluate(st: State, me: int) -> int:
         cell = st[ST_LIST + i]
         value += st[ST_CELL_EVAL + cell_code(st, me, cell)]
         value += st[ST_CELL_EVAL + CODES + cell_code(st, 3 - me, cell)]
+    if st[ST_NET_HIDDEN] > 0:
+        value += _network_value(st, me)
     return int(max(-EVAL_BOUND, min(EVAL_BOUND, value)))
+
+
+@njit(cache=True)
+def _network_value(st: State, me: int) -> int:
+    """The network's part of ``evaluate``: each hidden unit sums its input rows of the
+    features (``evaluation.values``), a row per candidate cell and side. Views of ``st``
+    and one small array per leaf: a slice or array made per row cost more than the row."""
+    hidden = st[ST_NET_HIDDEN]
+    sums = st[ST_NET_IN : ST_NET_IN + hidden].copy()  # the constant feature's row
+    for side, colour in ((0, me), (1, 3 - me)):
+        for i in range(PER_SIDE):
+            count = st[ST_STATS + colour * CLASSES + FIRST_CLASS + i]
+            row = ST_NET_IN + (1 + side * PER_SIDE + i) * hidden
+            inputs = st[row : row + hidden]  # a view: no array is made
+            for j in range(hidden):
+                sums[j] += count * inputs[j]
+    own = ST_NET_IN + FIRST_QUAD * hidden
+    other = own + QUADS * hidden
+    for i in range(st[ST_CANDIDATES]):
+        cell = st[ST_LIST + i]
+        mine = st[own + cell_quad(cell_code(st, me, cell)) * hidden :]
+        theirs = st[other + cell_quad(cell_code(st, 3 - me, cell)) * hidden :]
+        for j in range(hidden):
+            sums[j] += mine[j] + theirs[j]
+    total = 0
+    for j in range(hidden):
+        if sums[j] > 0:
+            total += sums[j] * st[ST_NET_OUT + j]
+    return total // NET_SCALE
 
 
 @njit(cache=True)

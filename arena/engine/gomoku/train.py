@@ -41,7 +41,7 @@ import json
 import random
 import time
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -59,7 +59,13 @@ from arena.engine.gomoku.evaluation import (
     HAND_WEIGHTS,
     LAST_CLASS,
     MAX_WEIGHT,
+    NET_SCALE,
+    Weights,
+    combined,
+    hidden_units,
     load_weights,
+    network,
+    values,
 )
 from arena.engine.gomoku.patterns import (
     FIVE,
@@ -236,12 +242,12 @@ def logistic_fit(
     return w
 
 
-def metrics(data: Positions, weights: npt.NDArray[np.int64]) -> dict[str, float]:
+def metrics(data: Positions, weights: Weights) -> dict[str, float]:
     """Mean log-loss and accuracy of integer ``weights`` on ``data``: how often the
     evaluation takes the side the label takes (positions with a label of 0.5 left out)."""
     if len(data) == 0:
         return {"log_loss": float("nan"), "accuracy": float("nan")}
-    p = np.clip(_sigmoid(data.x @ weights.astype(np.float64) / EVAL_SCALE), 1e-12, 1 - 1e-12)
+    p = np.clip(_sigmoid(_values(data, weights) / EVAL_SCALE), 1e-12, 1 - 1e-12)
     y = data.label
     loss = float(np.mean(-(y * np.log(p) + (1 - y) * np.log(1 - p))))
     decided = y != 0.5
@@ -250,24 +256,85 @@ def metrics(data: Positions, weights: npt.NDArray[np.int64]) -> dict[str, float]
     return {"log_loss": round(loss, 5), "accuracy": round(accuracy, 4)}
 
 
+def _values(data: Positions, weights: Weights) -> npt.NDArray[np.float64]:
+    return values(data.x.astype(np.int64), weights).astype(np.float64)
+
+
 def to_units(w: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
     return np.asarray(np.clip(np.rint(w * EVAL_SCALE), -MAX_WEIGHT, MAX_WEIGHT), dtype=np.int64)
 
 
-def fit(data: Positions, l2: float) -> npt.NDArray[np.int64]:
-    """Integer weights (``evaluation.FEATURES`` of them) fitted on ``data``."""
-    return to_units(logistic_fit(data.x, data.label, l2))
+# The network's fit (``fit`` with hidden units): Adam steps over mini-batches of positions
+# (a fixed number: about ten passes over 36,000 positions; more passes overfit them),
+# from a seeded start, on the features divided by their spread.
+NET_STEPS = 1500
+NET_BATCH = 256
+NET_RATE = 1e-3
 
 
-def rescaled(base: npt.NDArray[np.int64], data: Positions) -> npt.NDArray[np.int64]:
+def fit(data: Positions, l2: float, hidden: int = 0, seed: int = 0) -> Weights:
+    """Integer weights fitted on ``data``: the linear ones (``evaluation.FEATURES``), then,
+    with ``hidden`` units, a network fitted to what the linear part leaves (``l2`` times
+    the square of its weights added to the loss) from a start drawn from ``seed``."""
+    linear = logistic_fit(data.x, data.label, l2)
+    if hidden == 0:
+        return to_units(linear)
+    inputs, outputs = network_fit(data, data.x @ linear, l2, hidden, seed)
+    return combined(to_units(linear), np.rint(inputs * NET_SCALE).astype(np.int64),
+                    np.rint(outputs * EVAL_SCALE).astype(np.int64))
+
+
+def network_fit(data: Positions, base: npt.NDArray[np.float64], l2: float, hidden: int,
+                seed: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """(inputs, outputs) of ``hidden`` rectified units minimising the mean log-loss of
+    sigmoid(base + relu(x inputs) outputs) against the labels, plus ``l2`` times the
+    squared weights over 2; inputs per unit of each feature, outputs in log-odds."""
+    spread = data.x.std(axis=0)
+    spread[spread == 0] = 1.0
+    spread[0] = 1.0
+    x = data.x / spread
+    rng = np.random.default_rng(seed)
+    params = [rng.normal(0.0, 1.0 / np.sqrt(FEATURES), (FEATURES, hidden)), np.zeros(hidden)]
+    first = [np.zeros_like(q) for q in params]
+    second = [np.zeros_like(q) for q in params]
+    batches = _batches(len(data), rng)
+    for step in range(1, NET_STEPS + 1):
+        batch = next(batches)
+        xb = x[batch]
+        inputs, outputs = params
+        sums = xb @ inputs
+        active = np.maximum(sums, 0.0)
+        g = (_sigmoid(base[batch] + active @ outputs) - data.label[batch]) / len(batch)
+        grads = [xb.T @ (np.outer(g, outputs) * (sums > 0)) + l2 * inputs,
+                 active.T @ g + l2 * outputs]
+        for q, grad, m, v in zip(params, grads, first, second, strict=True):
+            # Adam: moving means of the gradient and its square (decay 0.9 and 0.999)
+            m += 0.1 * (grad - m)
+            v += 0.001 * (grad * grad - v)
+            q -= NET_RATE * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
+    return params[0] / spread[:, None], params[1]
+
+
+def _batches(n: int, rng: np.random.Generator) -> Iterator[npt.NDArray[np.int64]]:
+    """Mini-batches of ``NET_BATCH`` of ``n`` positions, each pass in a new order, forever."""
+    while True:
+        order = rng.permutation(n)
+        yield from (order[start : start + NET_BATCH] for start in range(0, n, NET_BATCH))
+
+
+def rescaled(base: Weights, data: Positions) -> Weights:
     """``base`` weights times the one scale, plus the one constant, that fit ``data`` best:
-    the shape of an evaluation, measured apart from its units."""
-    value = data.x @ base.astype(np.float64)
+    the shape of an evaluation, measured apart from its units (a network's outputs scaled
+    with the linear weights)."""
+    value = _values(data, base)
     two = np.stack([np.ones(len(data)), value], axis=1)
     bias, scale = logistic_fit(two, data.label, 0.0)
-    w = base.astype(np.float64) * scale
+    w = base[:FEATURES].astype(np.float64) * scale
     w[0] += bias
-    return to_units(w)
+    if hidden_units(base) == 0:
+        return to_units(w)
+    inputs, outputs = network(base)
+    return combined(to_units(w), inputs, np.rint(outputs * scale * EVAL_SCALE).astype(np.int64))
 
 
 def references() -> dict[str, npt.NDArray[np.int64]]:
@@ -292,6 +359,7 @@ def train(
     games: int, seed: int, settings: GameSettings, l2: float, holdout: float = 0.2,
     jobs: int = 1, progress: Callable[[str], None] | None = None,
     teacher: TeacherSettings | None = None, keep: tuple[Path, dict[str, object]] | None = None,
+    hidden: int = 0,
 ) -> TrainingResult:
     """Generate ``games`` self-play games, have the teacher label their positions if there
     is one, keep them in a positions file if ``keep`` says where (and what made them), and
@@ -312,26 +380,28 @@ def train(
         seconds["teacher"] = round(time.monotonic() - started, 1)
     if keep is not None:
         say(f"kept the positions in {save_positions(keep[0], KeptPositions(data, games, keep[1]))}")
-    result = fit_and_measure(data, games, l2, holdout, say)
+    result = fit_and_measure(data, games, l2, holdout, say, hidden, seed)
     result.metrics["seconds"] = seconds
     return result
 
 
 def fit_and_measure(
-    data: Positions, games: int, l2: float, holdout: float, say: Callable[[str], None]
+    data: Positions, games: int, l2: float, holdout: float, say: Callable[[str], None],
+    hidden: int = 0, seed: int = 0,
 ) -> TrainingResult:
     """Split by game (the last ``holdout`` share is held out), fit, and measure the
     trained weights against the references (``references``: the hand and the shipped
     weights, each with its best scale fitted on the training set) and the untrained ones
     (all zero: a coin toss); then the same comparison over ``FOLDS`` folds of the games
-    (game index modulo ``FOLDS``), each fold held out once."""
+    (game index modulo ``FOLDS``), each fold held out once. ``hidden`` and ``seed``: the
+    network's (``fit``)."""
     held = data.game >= games - held_out_games(games, holdout)
     training, heldout = data.subset(~held), data.subset(held)
     if len(training) == 0 or len(heldout) == 0:
         raise ValueError(f"{games} games gave {len(training)} training and {len(heldout)} "
                          "held-out positions; play more games")
     say(f"{len(training)} training positions, {len(heldout)} held out; fitting")
-    weights = fit(training, l2)
+    weights = fit(training, l2, hidden, seed)
     bases = references()
     scaled = {name: rescaled(base, training) for name, base in bases.items()}
     zero = np.zeros_like(weights)
@@ -341,7 +411,7 @@ def fit_and_measure(
         if out.all() or not out.any():
             continue
         part, left = data.subset(~out), data.subset(out)
-        folds.append({"trained": metrics(left, fit(part, l2)),
+        folds.append({"trained": metrics(left, fit(part, l2, hidden, seed)),
                       **{name: metrics(left, rescaled(base, part))
                          for name, base in bases.items()}})
 
@@ -435,8 +505,12 @@ def load_positions(path: Path) -> KeptPositions:
 
 
 def save(path: Path, result: TrainingResult, metadata: dict[str, object]) -> Path:
-    """Write the weights with their metadata (command, metrics) as one JSON file."""
+    """Write the weights with their metadata (command, metrics) as one JSON file: the
+    linear weights, and the network's apart (``evaluation.py``) if there is one."""
     path = path.with_suffix(".json")
-    body = {**metadata, "weights": [int(w) for w in result.weights], "metrics": result.metrics}
+    body = {**metadata, "weights": result.weights[:FEATURES].tolist(), "metrics": result.metrics}
+    if hidden_units(result.weights):
+        inputs, outputs = network(result.weights)
+        body["network"] = {"inputs": inputs.tolist(), "outputs": outputs.tolist()}
     path.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
     return path

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import shutil
 from pathlib import Path
 
@@ -18,11 +19,19 @@ from arena.engine.gomoku import PRESETS, choose_move, evaluator_hash, train
 from arena.engine.gomoku import evaluation as ev
 from arena.engine.gomoku.board import FREESTYLE
 from arena.engine.gomoku.patterns import FOUR, NONE, OPEN_THREE, setup
-from arena.engine.gomoku.search import evaluate
+from arena.engine.gomoku.search import EVAL_BOUND, evaluate
 from arena.engine.gomoku.train import GameSettings, feature_row, generate
 from arena.engine.tools import main as engine_cli
 
 from .test_board import random_game
+
+
+def _random_network(rng: random.Random, hidden: int) -> ev.Weights:
+    linear = np.array([rng.randrange(-900, 900) for _ in range(ev.FEATURES)])
+    inputs = np.array([[rng.randrange(-3000, 3000) for _ in range(hidden)]
+                       for _ in range(ev.FEATURES)])
+    return ev.combined(linear, inputs, np.array([rng.randrange(-900, 900)
+                                                 for _ in range(hidden)]))
 
 
 def test_kernel_evaluation_is_the_trained_features_weighed() -> None:
@@ -30,19 +39,84 @@ def test_kernel_evaluation_is_the_trained_features_weighed() -> None:
     rng = random.Random(5)
     for _ in range(20):
         moves = random_game(15, "freestyle", rng)[: rng.randrange(4, 40)]
-        for custom in (weights, ev.HAND_WEIGHTS,
-                       np.array([rng.randrange(-900, 900) for _ in range(ev.FEATURES)])):
+        linear = np.array([rng.randrange(-900, 900) for _ in range(ev.FEATURES)])
+        for custom in (weights, ev.HAND_WEIGHTS, linear, _random_network(rng, 1),
+                       _random_network(rng, ev.MAX_HIDDEN)):
             st = setup(15, FREESTYLE, moves, custom)[2]
             for me in (1, 2):
-                assert evaluate(st, me) == int(np.dot(custom, feature_row(st, me)))
+                row = np.array([feature_row(st, me)])
+                expected = int(ev.values(row, custom)[0])
+                assert evaluate(st, me) == max(-EVAL_BOUND, min(EVAL_BOUND, expected))
+                if ev.hidden_units(custom) == 0:
+                    assert expected == int(np.dot(custom, row[0]))
+
+
+def test_a_network_weighs_its_rectified_units() -> None:
+    # One unit that reads the constant and the side to move's twos: the evaluation adds
+    # the unit's output weight per unit of activation above zero, none below.
+    inputs = np.zeros((ev.FEATURES, 1), dtype=np.int64)
+    inputs[0, 0], inputs[1, 0] = -3 * ev.NET_SCALE, ev.NET_SCALE
+    weights = ev.combined(np.zeros(ev.FEATURES, dtype=np.int64), inputs, np.array([100]))
+    rows = np.zeros((3, ev.FEATURES), dtype=np.int64)
+    rows[:, 0] = 1
+    rows[:, 1] = [1, 3, 8]
+    assert ev.values(rows, weights).tolist() == [0, 0, 500]
+
+
+def test_weight_files_with_a_network_load_and_bad_ones_are_refused(tmp_path: Path) -> None:
+    rng = random.Random(2)
+    weights = _random_network(rng, 3)
+    path = train.save(tmp_path / "net.json", train.TrainingResult(weights, {}), {})
+    loaded = ev.read_weights(path)
+    assert np.array_equal(loaded, weights) and ev.hidden_units(loaded) == 3
+    inputs, outputs = ev.network(loaded)
+    assert inputs.shape == (ev.FEATURES, 3) and outputs.shape == (3,)
+    body = json.loads(path.read_text())
+    assert len(body["weights"]) == ev.FEATURES  # the linear weights as before
+    for name, network, message in [
+        ("short.json", {"inputs": body["network"]["inputs"][1:], "outputs": [1, 2, 3]},
+         "expected network inputs of shape (433, hidden)"),
+        ("outputs.json", {"inputs": body["network"]["inputs"], "outputs": [1, 2]},
+         "expected network inputs of shape (433, hidden)"),
+        ("wide.json", {"inputs": [[1] * 33] * ev.FEATURES, "outputs": [1] * 33},
+         "at most 32 hidden units"),
+        ("no-outputs.json", {"inputs": body["network"]["inputs"]}, "not a gomoku weight file"),
+        ("text.json", "none", "not a gomoku weight file"),
+    ]:
+        (tmp_path / name).write_text(json.dumps({**body, "network": network}))
+        with pytest.raises(ValueError, match=re.escape(message)):
+            ev.read_weights(tmp_path / name)
+
+
+def test_a_network_fits_labels_the_linear_evaluation_cannot() -> None:
+    # Feature rows of random counts, labelled by how far a linear score is from zero,
+    # either way: no linear evaluation can follow that, two rectified units can.
+    rng = np.random.default_rng(0)
+    n = 3000
+    x = rng.poisson(1.0, (n, ev.FEATURES)).astype(np.float64)
+    x[:, 0] = 1.0
+    score = x @ rng.normal(size=ev.FEATURES)
+    score = (score - score.mean()) / score.std()
+    y = 1.0 / (1.0 + np.exp(-(3.0 * np.abs(score) - 2.0)))
+    data = train.Positions(x, y, np.zeros(n, dtype=np.int64), np.arange(n), [()] * n)
+    entropy = float(np.mean(-(y * np.log(y) + (1 - y) * np.log(1 - y))))
+    linear = train.metrics(data, train.fit(data, 1e-3))["log_loss"]
+    net = train.fit(data, 1e-3, hidden=4, seed=1)
+    assert ev.hidden_units(net) == 4
+    fitted = train.metrics(data, net)["log_loss"]
+    assert fitted < entropy + 0.6 * (linear - entropy), (entropy, linear, fitted)
+    assert np.array_equal(net, train.fit(data, 1e-3, hidden=4, seed=1))  # from the seed
 
 
 def test_shipped_weights_load_and_record_their_command() -> None:
     weights, digest = ev.load_weights()
     path = ev.WEIGHTS_DIR / f"{ev.DEFAULT_WEIGHTS}.json"
     assert digest == hashlib.sha256(path.read_bytes()).hexdigest()
-    assert weights.shape == (ev.FEATURES,) and not weights.flags.writeable
     body = json.loads(path.read_text())
+    hidden = ev.hidden_units(weights)
+    assert f" --hidden {hidden} " in body["command"] if hidden else "network" not in body
+    assert weights.shape == (ev.FEATURES + hidden * (ev.FEATURES + 1),)
+    assert not weights.flags.writeable
     assert body["command"].startswith("arena engine train gomoku ")
     teacher = body.get("teacher")  # labelled by an engine: the command names it
     assert teacher is None or (f"--teacher {teacher['engine']} " in body["command"]
@@ -118,17 +192,27 @@ def test_training_run_beats_the_untrained_weights_on_held_out_games(tmp_path: Pa
     assert ev.read_weights(out).shape == (ev.FEATURES,)
 
 
-def test_a_reference_is_measured_at_its_best_scale() -> None:
-    # Labels made by the shipped weights at twice their scale, plus a constant: rescaled,
-    # the shipped weights fit them as well as any weights can (the labels' own entropy),
-    # and the hand weights, another shape, fit them worse.
+@pytest.mark.parametrize("network", [False, True])
+def test_a_reference_is_measured_at_its_best_scale(network: bool) -> None:
+    # Labels made by the shipped weights (with a network added, or not) at twice their
+    # scale, plus a constant: rescaled, those weights fit them as well as any weights can
+    # (the labels' own entropy), and the hand weights, another shape, fit them worse.
     data = generate(6, 3, GameSettings(depth=2))
-    shipped = train.references()["shipped"]
-    z = data.x @ shipped.astype(np.float64) / ev.EVAL_SCALE
+    reference = train.references()["shipped"]
+    if network:
+        rng = np.random.default_rng(3)
+        reference = ev.combined(reference[: ev.FEATURES],
+                                rng.integers(-300, 300, (ev.FEATURES, 3)),
+                                rng.integers(-100, 100, 3))
+    z = ev.values(data.x.astype(np.int64), reference) / ev.EVAL_SCALE
     data.label = 1.0 / (1.0 + np.exp(-(2.0 * z + 0.3)))
-    scaled = train.rescaled(shipped, data)
-    expected = 2.0 * shipped.astype(np.float64)
+    scaled = train.rescaled(reference, data)
+    expected = reference.astype(np.float64)
+    expected[: ev.FEATURES] *= 2.0
     expected[0] += 0.3 * ev.EVAL_SCALE
+    outputs = ev.hidden_units(reference)
+    if outputs:
+        expected[-outputs:] *= 2.0  # the network's outputs; its inputs stay
     assert np.allclose(scaled, expected, atol=1.5)
     y = data.label
     entropy = float(np.mean(-(y * np.log(y) + (1 - y) * np.log(1 - y))))
@@ -142,6 +226,8 @@ def test_a_reference_is_measured_at_its_best_scale() -> None:
     (["--output", "w.npz"], ".json"),
     (["--games", "1"], "--games must be in 2.."),
     (["--depth", "0"], "--depth"),
+    (["--hidden", "33"], "--hidden must be in 0..32, got 33"),
+    (["--hidden", "-1"], "--hidden must be in 0..32, got -1"),
     (["--output", "no/such/folder/w.json"], "does not exist"),
     (["--keep-positions", "no/such/folder/p.npz"], "--keep-positions's folder"),
     (["--keep-positions", "p.json"], "--keep-positions is a .npz file here"),
@@ -162,19 +248,21 @@ def test_train_command_refuses_bad_options(
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("option", ["--l2", "--positions", "--keep-positions"])
+@pytest.mark.parametrize("option", ["--l2", "--hidden", "--positions", "--keep-positions"])
 def test_othello_training_refuses_the_gomoku_options(
     option: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert engine_cli(["train", "othello", option, "0.1", "--output", "w.npz"]) == 2
+    assert engine_cli(["train", "othello", option, "1", "--output", "w.npz"]) == 2
     assert f"{option} does not apply to othello" in capsys.readouterr().err
 
 
-def test_kept_positions_fit_again_to_the_same_weights(tmp_path: Path) -> None:
+@pytest.mark.parametrize("hidden", [0, 3])
+def test_kept_positions_fit_again_to_the_same_weights(tmp_path: Path, hidden: int) -> None:
     # The positions a training kept, fitted again without a game: the same features
-    # (computed from the moves), labels and split, so the same weights and figures.
+    # (computed from the moves), labels and split, so the same weights and figures; with
+    # a network too (its start drawn from the games' seed, which the file keeps).
     kept = tmp_path / "kept.npz"
-    common = ["--holdout", "0.25", "--l2", "0.3", "--json"]
+    common = ["--holdout", "0.25", "--l2", "0.3", "--hidden", str(hidden), "--json"]
     assert engine_cli(["train", "gomoku", "--games", "12", "--seed", "5", "--depth", "2",
                        "--keep-positions", str(kept), "--output", str(tmp_path / "a.json"),
                        *common]) == 0
@@ -183,11 +271,16 @@ def test_kept_positions_fit_again_to_the_same_weights(tmp_path: Path) -> None:
     first, again = (json.loads((tmp_path / n).read_text()) for n in ("a.json", "b.json"))
     del first["metrics"]["seconds"]  # of the games: the fit again plays none
     assert again["weights"] == first["weights"] and again["metrics"] == first["metrics"]
-    assert again["command"] == ("arena engine train gomoku --positions kept.npz --l2 0.3 "
+    assert again.get("network") == first.get("network")
+    assert ev.hidden_units(ev.read_weights(tmp_path / "b.json")) == hidden
+    fitting = f"--l2 0.3{f' --hidden {hidden}' if hidden else ''}"
+    assert again["command"] == (f"arena engine train gomoku --positions kept.npz {fitting} "
                                 "--holdout 0.25 --output b.json")
     made_by = again["positions"]["made_by"]
-    assert first["command"].startswith(made_by["command"] + " --l2 0.3")
+    assert first["command"].startswith(f"{made_by['command']} {fitting}")
     assert made_by["seed"] == again["seed"] == 5 and again["positions"]["games"] == 12
+    if hidden:
+        return
     loaded = train.load_positions(kept).data
     made = generate(12, 5, GameSettings(depth=2))
     assert np.array_equal(loaded.x, made.x) and loaded.moves == made.moves
