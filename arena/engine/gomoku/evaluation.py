@@ -118,7 +118,7 @@ def _weights_of(raw: bytes) -> Weights:
     if linear.shape != (FEATURES,):
         raise ValueError(f"expected {FEATURES} weights, got shape {linear.shape}")
     if inputs is not None and outputs is not None and (
-            inputs.ndim != 2 or inputs.shape != (FEATURES, len(outputs)) or outputs.ndim != 1):
+            outputs.ndim != 1 or inputs.shape != (FEATURES, len(outputs))):
         raise ValueError(f"expected network inputs of shape ({FEATURES}, hidden) and "
                          f"outputs of shape (hidden,), got {inputs.shape} and {outputs.shape}")
     weights = combined(linear, inputs, outputs)

@@ -78,6 +78,8 @@ def test_weight_files_with_a_network_load_and_bad_ones_are_refused(tmp_path: Pat
          "expected network inputs of shape (433, hidden)"),
         ("outputs.json", {"inputs": body["network"]["inputs"], "outputs": [1, 2]},
          "expected network inputs of shape (433, hidden)"),
+        ("scalar.json", {"inputs": body["network"]["inputs"], "outputs": 5},
+         "expected network inputs of shape (433, hidden)"),
         ("wide.json", {"inputs": [[1] * 33] * ev.FEATURES, "outputs": [1] * 33},
          "at most 32 hidden units"),
         ("no-outputs.json", {"inputs": body["network"]["inputs"]}, "not a gomoku weight file"),
