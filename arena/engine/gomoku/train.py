@@ -33,6 +33,10 @@ Labelled positions can be kept (``--keep-positions``, ``save_positions``): the m
 each from the empty board, its label and game, and the command that made them. A kept
 file is fitted again without a game or a teacher (``--positions``, ``load_positions``,
 which computes the features from the moves: a file outlives a change of the features).
+
+With ``--hidden N`` a network of ``N`` rectified units over the same features is fitted
+to what the linear fit leaves (``network_fit``: Adam over mini-batches, a fixed number of
+steps from a seeded start), and measured with it (``evaluation.values``).
 """
 
 from __future__ import annotations
