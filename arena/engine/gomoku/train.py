@@ -261,7 +261,7 @@ def metrics(data: Positions, weights: Weights) -> dict[str, float]:
 
 
 def _values(data: Positions, weights: Weights) -> npt.NDArray[np.float64]:
-    return values(data.x.astype(np.int64), weights).astype(np.float64)
+    return values(data.x, weights).astype(np.float64)
 
 
 def to_units(w: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
@@ -284,8 +284,14 @@ def fit(data: Positions, l2: float, hidden: int = 0, seed: int = 0) -> Weights:
     if hidden == 0:
         return to_units(linear)
     inputs, outputs = network_fit(data, data.x @ linear, l2, hidden, seed)
-    return combined(to_units(linear), np.rint(inputs * NET_SCALE).astype(np.int64),
-                    np.rint(outputs * EVAL_SCALE).astype(np.int64))
+    return _in_units(linear, np.rint(inputs * NET_SCALE).astype(np.int64), outputs)
+
+
+def _in_units(linear: npt.NDArray[np.float64], inputs: Weights,
+              outputs: npt.NDArray[np.float64]) -> Weights:
+    """One weight array of linear weights and network outputs in log-odds (evaluation
+    units in the array) and the network's integer inputs."""
+    return combined(to_units(linear), inputs, np.rint(outputs * EVAL_SCALE).astype(np.int64))
 
 
 def network_fit(data: Positions, base: npt.NDArray[np.float64], l2: float, hidden: int,
@@ -335,10 +341,8 @@ def rescaled(base: Weights, data: Positions) -> Weights:
     bias, scale = logistic_fit(two, data.label, 0.0)
     w = base[:FEATURES].astype(np.float64) * scale
     w[0] += bias
-    if hidden_units(base) == 0:
-        return to_units(w)
-    inputs, outputs = network(base)
-    return combined(to_units(w), inputs, np.rint(outputs * scale * EVAL_SCALE).astype(np.int64))
+    inputs, outputs = network(base)  # none, for linear weights
+    return _in_units(w, inputs, outputs * scale)
 
 
 def references() -> dict[str, npt.NDArray[np.int64]]:
