@@ -73,12 +73,11 @@ def hidden_units(weights: Weights) -> int:
     return (len(weights) - FEATURES) // (FEATURES + 1)
 
 
-def combined(linear: Weights, inputs: Weights | None = None,
-             outputs: Weights | None = None) -> Weights:
-    """One weight array (the layout above) of the linear weights and, if given, a
-    network's ``inputs`` (``FEATURES`` by ``hidden``) and ``outputs`` (``hidden``)."""
-    parts = [linear] if inputs is None or outputs is None else [linear, inputs.ravel(), outputs]
-    weights = np.concatenate(parts).astype(np.int64)
+def combined(linear: Weights, inputs: Weights, outputs: Weights) -> Weights:
+    """One weight array (the layout above) of the linear weights and a network's
+    ``inputs`` (``FEATURES`` by ``hidden``) and ``outputs`` (``hidden``; none: no
+    network)."""
+    weights = np.concatenate([linear, inputs.ravel(), outputs]).astype(np.int64)
     if weights.shape != (FEATURES + hidden_units(weights) * (FEATURES + 1),):
         raise ValueError(f"expected {FEATURES} weights and a network, got {weights.shape}")
     if hidden_units(weights) > MAX_HIDDEN:
@@ -112,15 +111,14 @@ def _weights_of(raw: bytes) -> Weights:
     try:
         body = json.loads(raw)
         linear = np.array(body["weights"], dtype=np.int64)
-        net = body.get("network")
-        inputs = None if net is None else np.array(net["inputs"], dtype=np.int64)
-        outputs = None if net is None else np.array(net["outputs"], dtype=np.int64)
+        net = body.get("network", {"inputs": np.zeros((FEATURES, 0)), "outputs": []})
+        inputs = np.array(net["inputs"], dtype=np.int64)
+        outputs = np.array(net["outputs"], dtype=np.int64)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ValueError(f"not a gomoku weight file ({exc})") from exc  # JSON's errors too
     if linear.shape != (FEATURES,):
         raise ValueError(f"expected {FEATURES} weights, got shape {linear.shape}")
-    if inputs is not None and outputs is not None and (
-            outputs.ndim != 1 or inputs.shape != (FEATURES, len(outputs))):
+    if outputs.ndim != 1 or inputs.shape != (FEATURES, len(outputs)):
         raise ValueError(f"expected network inputs of shape ({FEATURES}, hidden) and "
                          f"outputs of shape (hidden,), got {inputs.shape} and {outputs.shape}")
     weights = combined(linear, inputs, outputs)
