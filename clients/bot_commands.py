@@ -208,15 +208,14 @@ def _apply_engine(spec: bots_pb2.BotSpec, args: argparse.Namespace, updating: bo
         return ""
     if args.deadline_ms is not None:
         raise InvalidArgumentError("--deadline-ms is for external bots")
-    if args.from_preset:
-        spec.builtin.config.CopyFrom(config_to_struct(overrides))
+    file = None if args.config is None else _config_file(args.config)
+    if args.from_preset:  # the file on top of the preset, --set on top of both
+        spec.builtin.config.CopyFrom(config_to_struct(merge_config(file or {}, overrides)))
         if not updating:
             return str(args.from_preset)  # the registry merges: one source of truth
         spec.CopyFrom(apply_preset(spec, args.from_preset))
         return ""
-    base = builtin_config(spec) if updating else {}
-    if args.config is not None:
-        base = _config_file(args.config)
+    base = file if file is not None else builtin_config(spec) if updating else {}
     if base or overrides or not updating:
         spec.builtin.config.CopyFrom(config_to_struct(merge_config(base, overrides)))
     plays = evaluator_game(overrides.get("evaluator"))

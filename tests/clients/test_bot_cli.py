@@ -95,6 +95,26 @@ def test_register_builtin_external_and_set(arena: Server, capsys: pytest.Capture
         "address": "localhost:7000", "move_deadline_ms": 1500}
 
 
+def test_a_config_file_goes_on_top_of_the_preset(
+        arena: Server, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`--from-preset` with `--config FILE`: the file's parameters over the preset's,
+    `--set` over both; a missing or bad file is an error, not a file left unread (both
+    were dropped without a word)."""
+    config = tmp_path / "wide.json"
+    config.write_text(json.dumps({"width": 24, "max_depth": 9}))
+    bot = run_json(capsys, "register", "--name", "wide", "--from-preset", "arena-gomoku",
+                   "--config", str(config), "--set", "max_depth=7")
+    settings = bot["spec"]["builtin"]["config"]  # type: ignore[index]
+    assert settings["width"] == 24 and settings["max_depth"] == 7
+    assert settings["vcf_plies"] == 21  # the preset's, kept
+    assert "no such" in fails(capsys, "register", "--name", "w2", "--from-preset",
+                              "arena-gomoku", "--config", str(tmp_path / "missing.json"))
+    config.write_text(json.dumps({"width": 100_000}))
+    assert "spec.builtin.config.width: must be in 2..64, got 100000" in fails(
+        capsys, "register", "--name", "w3", "--from-preset", "arena-gomoku", "--config",
+        str(config))
+
+
 def test_invalid_registration_is_one_line_naming_the_field(
         arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
     err = fails(capsys, "register", "--name", "bad", "--from-preset", "terra",
