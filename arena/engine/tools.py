@@ -113,9 +113,11 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
     train_p.add_argument("--keep-positions", default=None, metavar="FILE",
                          help="gomoku: also write the labelled positions to FILE (.npz), "
                               "to fit them again with --positions")
-    train_p.add_argument("--positions", default=None, metavar="FILE",
+    train_p.add_argument("--positions", action="append", default=None, metavar="FILE",
                          help="gomoku: fit the positions --keep-positions wrote instead of "
-                              "playing games (their games, seed and teacher are the file's)")
+                              "playing games (their games, seed and teacher are the file's); "
+                              "given again, the files' positions together, each file's games "
+                              "after the previous file's (so the last file's are held out)")
     train_p.add_argument("--holdout", type=float, default=0.1, help="share of games held out")
     train_p.add_argument("--jobs", type=int, default=1, help="processes playing the games")
     train_p.add_argument("--json", action="store_true", help="print the metrics as JSON")

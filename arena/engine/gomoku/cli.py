@@ -85,25 +85,41 @@ def _train_on_new(args: argparse.Namespace, l2: float, hidden: int, fitting: str
 def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, fitting: str,
                    progress: Callable[[str], None] | None
                    ) -> tuple[TrainingResult, dict[str, object]]:
-    """Fit the positions of a file ``--keep-positions`` wrote: no game is played."""
-    from arena.engine.gomoku.train import fit_and_measure, load_positions
+    """Fit the positions of the files ``--keep-positions`` wrote (``train.joined``, in the
+    order given): no game is played. The network's start is drawn from the first file's
+    seed."""
+    from arena.engine.gomoku.train import fit_and_measure, joined, load_positions
 
-    path = Path(args.positions)
-    if not path.is_file():
-        what = "not a file" if path.exists() else "no such file"
-        raise ValueError(f"--positions {args.positions!r}: {what}")
-    kept = load_positions(path)
     say = progress or (lambda _: None)
-    say(f"{len(kept.data)} positions of {kept.games} games, made by: "
-        f"{kept.made_by.get('command')}")
-    seed = kept.made_by.get("seed")
-    result = fit_and_measure(kept.data, kept.games, l2, args.holdout, say, hidden,
+    files: list[dict[str, object]] = []
+    kept = []
+    seeds: dict[object, str] = {}  # seed: the file whose games it played
+    for name in args.positions:
+        path = Path(name)
+        if not path.is_file():
+            what = "not a file" if path.exists() else "no such file"
+            raise ValueError(f"--positions {name!r}: {what}")
+        one = load_positions(path)
+        seed = one.made_by.get("seed")
+        if seed is not None and seed in seeds:
+            raise ValueError(
+                f"--positions {name!r}: its games were played from seed {seed}, as "
+                f"{seeds[seed]}'s were: one seed plays the same games, which would be "
+                "trained on and held out at once")
+        seeds[seed] = path.name
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        say(f"{path.name}: {len(one.data)} positions of {one.games} games, made by: "
+            f"{one.made_by.get('command')}")
+        files.append({"file": path.name, "sha256": digest, "games": one.games,
+                      "made_by": one.made_by})
+        kept.append(one)
+    data, games = joined(kept)
+    seed = kept[0].made_by.get("seed")
+    result = fit_and_measure(data, games, l2, args.holdout, say, hidden,
                              seed if isinstance(seed, int) else 0)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    command = f"arena engine train gomoku --positions {path.name}{fitting}"
-    return result, {"command": command, "seed": seed,
-                    "positions": {"file": path.name, "sha256": digest, "games": kept.games,
-                                  "made_by": kept.made_by}}
+    given = " ".join(f"--positions {f['file']}" for f in files)
+    return result, {"command": f"arena engine train gomoku {given}{fitting}", "seed": seed,
+                    "positions": files}
 
 
 def _teacher(args: argparse.Namespace) -> tuple[TeacherSettings | None, str]:

@@ -512,6 +512,20 @@ def load_positions(path: Path) -> KeptPositions:
     return KeptPositions(Positions(x, label, stones, game, sequences), games, made_by)
 
 
+def joined(kept: Sequence[KeptPositions]) -> tuple[Positions, int]:
+    """The positions of several files as one set, and its number of games: each file's
+    games numbered after the previous file's (the held-out share is then the last
+    file's last games)."""
+    first = np.cumsum([0, *(k.games for k in kept)])  # each file's first game
+    parts = [k.data for k in kept]
+    games = [p.game + offset for p, offset in zip(parts, first[:-1], strict=True)]
+    data = Positions(np.concatenate([p.x for p in parts]),
+                     np.concatenate([p.label for p in parts]),
+                     np.concatenate([p.stones for p in parts]), np.concatenate(games),
+                     [m for p in parts for m in p.moves])
+    return data, int(first[-1])
+
+
 def save(path: Path, result: TrainingResult, metadata: dict[str, object]) -> Path:
     """Write the weights with their metadata (command, metrics) as one JSON file: the
     linear weights, and the network's apart (``evaluation.py``) if there is one."""

@@ -280,15 +280,57 @@ def test_kept_positions_fit_again_to_the_same_weights(tmp_path: Path, hidden: in
     fitting = f"--l2 0.3{f' --hidden {hidden}' if hidden else ''}"
     assert again["command"] == (f"arena engine train gomoku --positions kept.npz {fitting} "
                                 "--holdout 0.25 --output b.json")
-    made_by = again["positions"]["made_by"]
+    [kept_file] = again["positions"]
+    made_by = kept_file["made_by"]
     assert first["command"].startswith(f"{made_by['command']} {fitting}")
-    assert made_by["seed"] == again["seed"] == 5 and again["positions"]["games"] == 12
+    assert made_by["seed"] == again["seed"] == 5 and kept_file["games"] == 12
+    assert kept_file["sha256"] == hashlib.sha256(kept.read_bytes()).hexdigest()
     if hidden:
         return
     loaded = train.load_positions(kept).data
     made = generate(12, 5, GameSettings(depth=2))
     assert np.array_equal(loaded.x, made.x) and loaded.moves == made.moves
     assert np.array_equal(loaded.game, made.game) and np.array_equal(loaded.stones, made.stones)
+
+
+def _kept(tmp_path: Path, name: str, games: int, seed: int) -> Path:
+    data = generate(games, seed, GameSettings(depth=2))
+    return train.save_positions(tmp_path / name, train.KeptPositions(
+        data, games, {"command": f"games of seed {seed}", "seed": seed}))
+
+
+def test_several_positions_files_are_fitted_together(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two files of other seeds: one set of 10 games, the second file's numbered after the
+    # first's, so the held-out share (2 games) is the second file's last two games; the
+    # weights are those of fitting the joined positions, and the command names both.
+    first, second = _kept(tmp_path, "a.npz", 4, 7), _kept(tmp_path, "b.npz", 6, 8)
+    common = ["--holdout", "0.2", "--l2", "0.3", "--json"]
+    assert engine_cli(["train", "gomoku", "--positions", str(first), "--positions",
+                       str(second), "--output", str(tmp_path / "w.json"), *common]) == 0
+    body = json.loads((tmp_path / "w.json").read_text())
+    assert body["command"] == ("arena engine train gomoku --positions a.npz --positions b.npz"
+                               " --l2 0.3 --holdout 0.2 --output w.json")
+    assert [f["file"] for f in body["positions"]] == ["a.npz", "b.npz"]
+    assert [f["games"] for f in body["positions"]] == [4, 6] and body["seed"] == 7
+    a, b = train.load_positions(first).data, train.load_positions(second).data
+    data, games = train.joined([train.load_positions(first), train.load_positions(second)])
+    assert games == 10 and len(data) == len(a) + len(b)
+    assert sorted(set(data.game.tolist())) == list(range(10))
+    assert body["metrics"]["positions"] == {"train": len(a) + int(np.sum(b.game < 4)),
+                                            "heldout": int(np.sum(b.game >= 4))}
+    alone = train.fit_and_measure(data, games, 0.3, 0.2, lambda _: None, 0, 7)
+    assert body["weights"] == alone.weights.tolist()
+    # A file of the same seed holds the same games: refused, whatever its name.
+    again = tmp_path / "again.npz"
+    shutil.copy(first, again)
+    for twin in (first, again, _kept(tmp_path, "c.npz", 3, 7)):
+        assert engine_cli(["train", "gomoku", "--positions", str(first), "--positions",
+                           str(twin), "--output", str(tmp_path / "x.json")]) == 2
+        err = capsys.readouterr().err
+        assert f"{str(twin)!r}: its games were played from seed 7, as a.npz's were" in err
+        assert err.count("\n") == 1 and not (tmp_path / "x.json").exists()
 
 
 def test_a_damaged_positions_file_is_refused(
