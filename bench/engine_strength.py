@@ -29,6 +29,7 @@ Printed at the end, from the match records:
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import statistics
@@ -81,6 +82,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=21)
     parser.add_argument("--in-flight", type=int, default=2,
                         help="games scheduled at once (their moves queue for one worker)")
+    parser.add_argument("--keep-games", type=Path, default=None, metavar="FILE",
+                        help="also write every game to FILE, one JSON object a line: the "
+                             "built-in bot's colour and points, the opening and the moves "
+                             "(the stack and its records go when the bench ends)")
     args = parser.parse_args(argv)
     args.bot = args.bot or DEFAULT_BOT[args.game]
     args.openings = args.openings or DEFAULT_SUITE[args.game]
@@ -243,6 +248,18 @@ def report(matches: list[match_pb2.Match], names: tuple[str, str],
               f"{statistics.fmean(wall):.1f} median {statistics.median(wall):.1f}")
 
 
+def keep_games(path: Path, matches: list[match_pb2.Match], builtin: str) -> None:
+    with path.open("w") as out:
+        for match in matches:
+            out.write(json.dumps({
+                "match": match.id, "builtin": "black" if match.black.name == builtin else "white",
+                "points": builtin_score(match, builtin), "opening": list(match.config.opening),
+                "moves": [r.move.square for r in match.moves],
+                "termination": match_pb2.Termination.Name(match.result.termination),
+            }) + "\n")
+    print(f"games written to {path}", flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     catalog = load_catalog(args.catalog)
@@ -279,7 +296,10 @@ def play(running: Launcher, args: argparse.Namespace, names: tuple[str, str]) ->
                                           protocol=bots_pb2.ProtocolEngine(engine=args.engine)))
         started = time.monotonic()
         ladder = run_ladder(sdk, args, names)
-        report([sdk.get_match(m) for m in ladder.match_ids], names, ladder, args)
+        matches = [sdk.get_match(m) for m in ladder.match_ids]
+        report(matches, names, ladder, args)
+        if args.keep_games is not None:
+            keep_games(args.keep_games, matches, args.bot)
         print(f"{time.monotonic() - started:.0f} s of play", flush=True)
 
 

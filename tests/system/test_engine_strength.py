@@ -6,14 +6,19 @@ move counts behind the per-side times."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from arena.engine.api import Limits
+from arena.engine.gomoku import choose_move
+from arena.games import GomokuBoard
 from arena.ratings import ScoreElo, pentanomial, score_elo, sprt, trinomial
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,11 +104,61 @@ def test_othello_sprt_match_against_the_nboard_executable() -> None:
     assert int(bench_llr.group(2)) == len(games) // 2
 
 
-def test_gomoku_fixed_match_against_the_gomocup_executable() -> None:
+def test_gomoku_fixed_match_against_the_gomocup_executable(tmp_path: Path) -> None:
+    kept = tmp_path / "games.jsonl"
     output = run_bench("--game", "gomoku", "--engine", "pbrain-arena", "--move-ms", "100",
-                       "--games", "2", "--fixed")
+                       "--games", "2", "--fixed", "--keep-games", str(kept))
     games = check_figures(output, "arena-gomoku", "pbrain-arena", 100, 0.0, 5.0)
     assert len(games) == 2  # a fixed match plays every game
     moves = re.findall(r"  \S+: (\d+) moves, charged", output)
     assert sum(map(int, moves)) == sum(m for _, _, m in games)  # Gomoku has no passes
     assert "ladder service's SPRT" not in output
+    # --keep-games wrote each printed game, and each replays legally to its end.
+    written = [json.loads(line) for line in kept.read_text().splitlines()]
+    printed = GAME.findall(output)
+    assert len(written) == len(printed) == 2
+    for game, (_bot, side, opening, points, _how, count) in zip(written, printed, strict=True):
+        assert game["builtin"] == side and game["points"] == float(points)
+        assert "-".join(map(str, game["opening"])) == opening
+        assert len(game["moves"]) == int(count)
+        board = GomokuBoard(15, "freestyle")
+        for move in game["opening"] + game["moves"]:
+            assert not board.is_game_over()
+            board.push(move)
+        assert board.is_game_over()
+
+
+def test_the_losses_of_kept_games_are_judged_by_a_teacher(tmp_path: Path) -> None:
+    # bench/gomoku_losses.py on a game the built-in bot did not win: its chance after each
+    # of its moves is the teacher's score (Arena's own brain at depth 2, recomputed here),
+    # and the first move after which the teacher proves the loss is named.
+    # A game the built-in bot (White) loses: it plays in a corner while Black makes five.
+    lost = {"match": "m1", "builtin": "white", "points": 0.0, "opening": [112],
+            "moves": [0, 113, 1, 114, 2, 115, 3, 116], "termination": "TERMINATION_NORMAL"}
+    (tmp_path / "lost.jsonl").write_text(json.dumps(lost) + "\n")
+    brain = shutil.which("pbrain-arena", path=str(Path(sys.executable).parent))
+    assert brain, "pbrain-arena is not installed beside this Python (make setup)"
+    catalog = tmp_path / "teacher.toml"
+    catalog.write_text(f"""
+[engines.judge]
+games = ["gomoku"]
+protocol = "gomocup"
+command = ["{brain}", "--preset", "arena-gomoku", "--depth", "2"]
+limits = {{ memory_mb = 1024, startup_ms = 180000, grace_ms = 500 }}
+""")
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gomoku_losses.py"),
+                           str(tmp_path / "lost.jsonl"), "--teacher", "judge", "--catalog",
+                           str(catalog), "--teacher-scale", "1000"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    moves = lost["opening"] + lost["moves"]
+    expected = []
+    for ply in (1, 3, 5, 7):  # White's moves; Black to move after each
+        own = choose_move(15, "freestyle", moves[: ply + 1], {"evaluator": "arena-gomoku"},
+                          Limits(depth=2))
+        lose = own.exact and own.score > 0
+        expected.append(f"{ply}:{'L' if lose else round(100 / (1 + math.exp(own.score / 1000)))}")
+    assert f"    {' '.join(expected)}\n" in done.stdout
+    decisive = next(e for e in expected if e.endswith(":L")).split(":")[0]
+    assert f"m1 (white, 0): decisive move at ply {decisive}" in done.stdout
+    assert "1 games, 1 not won by the built-in bot" in done.stdout

@@ -1,0 +1,140 @@
+"""Where Arena's Gomoku games are lost: a teacher engine's judgement along each game.
+
+    python bench/gomoku_losses.py GAMES.jsonl --teacher rapfi-n100000 \\
+        --catalog /path/engines.toml --teacher-scale 200 [--vct-plies 21 --vct-nodes 2000000]
+
+``GAMES.jsonl`` is what ``bench/engine_strength.py --keep-games`` wrote. For every game
+the built-in bot did not win, a catalog engine (the same teacher as ``arena engine train
+gomoku --teacher``) judges the position after each of the bot's moves, and the bot's
+chance is read from its score as ``sigmoid(-score / teacher_scale)`` (the opponent is to
+move); a proven win for the opponent is a loss outright, as is a five left open. Printed:
+
+- per game, the bot's chance after each of its moves (``L``: proven lost), and its
+  *decisive move*: the first after which the teacher proves the loss;
+- whether the opponent's win after the decisive move is a threat sequence Arena's own
+  threat search finds (a VCT of at most ``--vct-plies`` plies within ``--vct-nodes``
+  nodes), or something deeper;
+- over the games, the bot's mean chance after its 1st, 2nd, ... move, and how far below an
+  even game it stood just before the decisive move.
+
+The teacher's judgements take about as long as its node limit allows (Rapfi at 100,000
+nodes: about 50 ms a position).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+from arena.services.worker.engines.teacher import catalog_teacher
+
+from arena.engine.gomoku.board import FREESTYLE
+from arena.engine.gomoku.bots import threat_line
+from arena.engine.gomoku.patterns import FIVE, setup, stat
+from arena.engine.gomoku.position import position_from_moves
+from arena.engine.teacher import Position, Teacher
+from arena.games import GomokuBoard
+
+SIZE = 15
+
+LOST = -1.0  # the bot's chance, as printed, when the teacher proves the loss
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("games", type=Path, help="games file of engine_strength --keep-games")
+    parser.add_argument("--teacher", required=True, help="the catalog's judging engine")
+    parser.add_argument("--catalog", required=True, help="engine catalog (TOML)")
+    parser.add_argument("--teacher-scale", type=float, default=200.0,
+                        help="the teacher's units per unit of log-odds (Rapfi: 200)")
+    parser.add_argument("--teacher-ms", type=int, default=10_000,
+                        help="the teacher's time per position (bound it by nodes instead)")
+    parser.add_argument("--vct-plies", type=int, default=21)
+    parser.add_argument("--vct-nodes", type=int, default=2_000_000)
+    return parser.parse_args()
+
+
+def five_open(moves: list[int]) -> bool:
+    """Whether the side to move after ``moves`` has a five to play."""
+    _cells, _pat, st, _table = setup(SIZE, FREESTYLE, moves)
+    return bool(stat(st, 1 + len(moves) % 2, FIVE) > 0)
+
+
+def position(moves: list[int]) -> Position:
+    board = GomokuBoard(SIZE, "freestyle")
+    for move in moves:
+        board.push(move)
+    return Position(board.to_text(), tuple(moves))
+
+
+def chances(teacher: Teacher, scale: float, game: dict[str, Any]) -> list[tuple[int, float]]:
+    """(ply of the bot's move, the bot's chance after it) for each of the bot's moves."""
+    moves = list(game["opening"]) + list(game["moves"])
+    parity = 0 if game["builtin"] == "black" else 1  # Black plays the even plies
+    plies = [ply for ply in range(len(game["opening"]), len(moves)) if ply % 2 == parity]
+    asked = [ply for ply in plies if not five_open(moves[: ply + 1])]
+    judged = dict(zip(asked, teacher.judge([position(moves[: ply + 1]) for ply in asked], 1),
+                      strict=True))
+    found = []
+    for ply in plies:
+        judgement = judged.get(ply)
+        if judgement is None or (judgement.exact and judgement.score > 0):
+            found.append((ply, LOST))
+        elif judgement.exact:
+            found.append((ply, 1.0))
+        else:
+            found.append((ply, 1 / (1 + math.exp(judgement.score / scale))))
+    return found
+
+
+def main() -> None:
+    args = parse_args()
+    games = [json.loads(line) for line in args.games.read_text().splitlines() if line]
+    teacher = catalog_teacher(args.catalog, args.teacher, "gomoku", args.teacher_ms)
+    lost = [g for g in games if g["points"] is not None and g["points"] < 1]
+    print(f"{len(games)} games, {len(lost)} not won by the built-in bot; judged by "
+          f"{args.teacher}")
+    by_move: dict[int, list[float]] = {}
+    before: list[float] = []
+    kinds = {"vct": 0, "deeper": 0, "never proven": 0}
+    for game in lost:
+        line = chances(teacher, args.teacher_scale, game)
+        shown = " ".join(f"{ply}:{'L' if c == LOST else round(100 * c)}" for ply, c in line)
+        decisive = next((i for i, (_, c) in enumerate(line) if c == LOST), None)
+        for k, (_, c) in enumerate(line):
+            by_move.setdefault(k, []).append(0.0 if c == LOST else c)
+        if decisive is None:
+            kinds["never proven"] += 1
+            how = "no decisive move (never proven lost)"
+        else:
+            ply = line[decisive][0]
+            moves = (list(game["opening"]) + list(game["moves"]))[: ply + 1]
+            if decisive > 0:
+                before.append(line[decisive - 1][1])
+            vct = [] if five_open(moves) else threat_line(
+                position_from_moves(SIZE, "freestyle", moves), args.vct_plies, False,
+                args.vct_nodes)
+            kind = "vct" if vct or five_open(moves) else "deeper"
+            kinds[kind] += 1
+            how = (f"decisive move at ply {ply}" + (f", after {100 * line[decisive - 1][1]:.0f}%"
+                   if decisive > 0 else "") + (f"; the opponent's win: a VCT of {len(vct)} plies"
+                   if vct else ("; a five left open" if kind == "vct" else
+                                f"; no VCT of {args.vct_plies} plies in {args.vct_nodes} nodes")))
+        print(f"  {game['match']} ({game['builtin']}, {game['points']:g}): {how}")
+        print(f"    {shown}")
+    print("the bot's mean chance after its k-th move (games still going):")
+    print("  " + " ".join(f"{k + 1}:{100 * statistics.fmean(v):.0f}%"
+                          for k, v in sorted(by_move.items()) if len(v) >= max(1, len(lost) // 4)))
+    if before:
+        print(f"chance just before the decisive move: median {100 * statistics.median(before):.0f}%"
+              f", mean {100 * statistics.fmean(before):.0f}% ({len(before)} games)")
+    print(f"decisive moves: {kinds['vct']} lost to a VCT (or a five) Arena's threat search "
+          f"finds, {kinds['deeper']} to a deeper win; never proven lost: {kinds['never proven']}")
+
+
+if __name__ == "__main__":
+    main()
