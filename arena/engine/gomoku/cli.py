@@ -94,11 +94,12 @@ def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, fitting: st
     files: list[dict[str, object]] = []
     kept = []
     seeds: dict[object, str] = {}  # seed: the file whose games it played
+    for name in args.positions:  # every path before the first is read
+        if not Path(name).is_file():
+            what = "not a file" if Path(name).exists() else "no such file"
+            raise ValueError(f"--positions {name!r}: {what}")
     for name in args.positions:
         path = Path(name)
-        if not path.is_file():
-            what = "not a file" if path.exists() else "no such file"
-            raise ValueError(f"--positions {name!r}: {what}")
         one = load_positions(path)
         seed = one.made_by.get("seed")
         if seed is not None and seed in seeds:

@@ -238,6 +238,8 @@ def test_a_reference_is_measured_at_its_best_scale(kind: str) -> None:
     (["--positions", "no-such-file.npz"], "no such file"),
     (["--positions", "/dev/null"], "'/dev/null': not a file"),
     (["--positions", "."], "'.': not a file"),
+    # every path is checked before any file is read (this file is no positions file)
+    (["--positions", __file__, "--positions", "q.npz"], "'q.npz': no such file"),
     (["--positions", "p.npz", "--games", "10"], "--games cannot go with --positions"),
     (["--positions", "p.npz", "--teacher", "x", "--seed", "2"],
      "--seed, --teacher cannot go with --positions"),
