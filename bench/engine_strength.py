@@ -42,6 +42,7 @@ from arena.clients.sdk import ArenaClient
 from arena.services.common.launcher import Launcher
 from arena.services.worker.engines import load_catalog
 
+from arena.bots import builtin_config as stored_config
 from arena.bots.spec import config_to_struct
 from arena.errors import InvalidArgumentError
 from arena.games import game
@@ -66,6 +67,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="engine catalog (TOML; default: Arena's own engines)")
     parser.add_argument("--bot", default="", help="built-in preset (default: arena-pattern "
                                                   "for Othello, arena-gomoku for Gomoku)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a parameter of the built-in preset (an integer, true or "
+                             "false), e.g. --set vct_nodes=200000; given again, another")
     parser.add_argument("--move-ms", type=int, default=1000, help="time per move, both sides")
     parser.add_argument("--games", type=int, default=40,
                         help="games to play (the SPRT's maximum; rounded up to even)")
@@ -98,14 +102,29 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.elo0, args.elo1 = elo0, elo1
     if args.games < 2 or args.move_ms < 10:
         parser.error("--games must be at least 2 and --move-ms at least 10")
+    args.overrides = {}
+    for item in args.set:
+        key, sep, text = item.partition("=")
+        value = {"true": True, "false": False}.get(text.strip().lower(), text.strip())
+        if isinstance(value, str):
+            try:
+                value = int(value)
+            except ValueError:
+                parser.error(f"--set takes KEY=VALUE with an integer, true or false; got "
+                             f"{item!r}")
+        if not sep or not key.strip():
+            parser.error(f"--set takes KEY=VALUE, got {item!r}")
+        args.overrides[key.strip()] = value
     return args
 
 
-def builtin_config(name: str, preset: str, move_ms: int) -> dict[str, object]:
+def builtin_config(name: str, preset: str, move_ms: int,
+                   overrides: dict[str, object]) -> dict[str, object]:
+    """The preset's config with the ``--set`` parameters (the registry checks them)."""
     presets = game(name).engine().presets
     if preset not in presets:
         raise SystemExit(f"no {name} preset {preset!r}; presets: {', '.join(sorted(presets))}")
-    config = dict(presets[preset])
+    config = {**presets[preset], **overrides}
     if "time_ms" in config:  # the preset's own cap must not be stricter than the match's
         config["time_ms"] = move_ms
     return config
@@ -267,7 +286,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.game not in spec.games:
         raise SystemExit(f"engine {args.engine!r} plays {', '.join(spec.games)}, not {args.game}")
     names = (args.bot, args.engine)
-    print(f"{args.bot} (built-in) vs {args.engine} ({spec.protocol}, {args.catalog}), "
+    settings = "".join(f" {key}={value}" for key, value in args.overrides.items())
+    print(f"{args.bot}{settings} (built-in) vs {args.engine} ({spec.protocol}, {args.catalog}), "
           f"{args.game}, {args.move_ms} ms per move; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     env = {"ARENA_SHARED_CACHE": "false", "ARENA_WARM_GAMES": args.game,
@@ -289,9 +309,17 @@ def play(running: Launcher, args: argparse.Namespace, names: tuple[str, str]) ->
                      ladder=running.target("ladder"), token=running.admin_token) as sdk:
         wait_for_engine(sdk, args.engine)
         kind = KINDS[args.game]
-        config = builtin_config(args.game, args.bot, args.move_ms)
-        sdk.register_bot(bots_pb2.BotSpec(name=args.bot, game=kind, builtin=bots_pb2.BuiltinEngine(
-            config=config_to_struct(config))))
+        config = builtin_config(args.game, args.bot, args.move_ms, args.overrides)
+        try:
+            version = sdk.register_bot(bots_pb2.BotSpec(name=args.bot, game=kind,
+                                                        builtin=bots_pb2.BuiltinEngine(
+                                                            config=config_to_struct(config))))
+        except InvalidArgumentError as exc:
+            raise SystemExit(f"the built-in bot's config was refused: {exc}") from None
+        if args.overrides:
+            stored = stored_config(version.spec)
+            print("registered with " + ", ".join(f"{key}={stored.get(key)}"
+                                                 for key in args.overrides), flush=True)
         sdk.register_bot(bots_pb2.BotSpec(name=args.engine, game=kind,
                                           protocol=bots_pb2.ProtocolEngine(engine=args.engine)))
         started = time.monotonic()

@@ -107,7 +107,9 @@ def test_othello_sprt_match_against_the_nboard_executable() -> None:
 def test_gomoku_fixed_match_against_the_gomocup_executable(tmp_path: Path) -> None:
     kept = tmp_path / "games.jsonl"
     output = run_bench("--game", "gomoku", "--engine", "pbrain-arena", "--move-ms", "100",
-                       "--games", "2", "--fixed", "--keep-games", str(kept))
+                       "--games", "2", "--fixed", "--keep-games", str(kept),
+                       "--set", "vct_nodes=50000", "--set", "width=12")
+    assert "registered with vct_nodes=50000, width=12\n" in output  # as the registry keeps it
     games = check_figures(output, "arena-gomoku", "pbrain-arena", 100, 0.0, 5.0)
     assert len(games) == 2  # a fixed match plays every game
     moves = re.findall(r"  \S+: (\d+) moves, charged", output)
@@ -162,3 +164,19 @@ limits = {{ memory_mb = 1024, startup_ms = 180000, grace_ms = 500 }}
     decisive = next(e for e in expected if e.endswith(":L")).split(":")[0]
     assert f"m1 (white, 0): decisive move at ply {decisive}" in done.stdout
     assert "1 games, 1 not won by the built-in bot" in done.stdout
+
+
+@pytest.mark.parametrize(("setting", "message"), [
+    ("width=wide", "--set takes KEY=VALUE with an integer, true or false; got 'width=wide'"),
+    ("=3", "--set takes KEY=VALUE, got '=3'"),
+    ("width=1000", "the built-in bot's config was refused: invalid request: "
+                   "spec.builtin.config.width"),
+    ("no_such_knob=1", "the built-in bot's config was refused: invalid request: "
+                       "spec.builtin.config.no_such_knob: unknown key"),
+])
+def test_a_bad_setting_is_refused_in_one_line(setting: str, message: str) -> None:
+    done = subprocess.run([sys.executable, str(BENCH), "--game", "gomoku", "--engine",
+                           "pbrain-arena", "--games", "2", "--set", setting], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode != 0 and message in done.stderr, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "ladder" not in done.stdout  # nothing played
