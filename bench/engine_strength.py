@@ -102,9 +102,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.elo0, args.elo1 = elo0, elo1
     if args.games < 2 or args.move_ms < 10:
         parser.error("--games must be at least 2 and --move-ms at least 10")
+    if args.keep_games is not None and not args.keep_games.parent.is_dir():
+        parser.error(f"--keep-games: no folder {str(args.keep_games.parent)!r}")
     args.overrides = {}
     for item in args.set:
         key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            parser.error(f"--set takes KEY=VALUE, got {item!r}")
         value = {"true": True, "false": False}.get(text.strip().lower(), text.strip())
         if isinstance(value, str):
             try:
@@ -112,8 +116,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             except ValueError:
                 parser.error(f"--set takes KEY=VALUE with an integer, true or false; got "
                              f"{item!r}")
-        if not sep or not key.strip():
-            parser.error(f"--set takes KEY=VALUE, got {item!r}")
         args.overrides[key.strip()] = value
     return args
 

@@ -166,17 +166,19 @@ limits = {{ memory_mb = 1024, startup_ms = 180000, grace_ms = 500 }}
     assert "1 games, 1 not won by the built-in bot" in done.stdout
 
 
-@pytest.mark.parametrize(("setting", "message"), [
-    ("width=wide", "--set takes KEY=VALUE with an integer, true or false; got 'width=wide'"),
-    ("=3", "--set takes KEY=VALUE, got '=3'"),
-    ("width=1000", "the built-in bot's config was refused: invalid request: "
-                   "spec.builtin.config.width"),
-    ("no_such_knob=1", "the built-in bot's config was refused: invalid request: "
-                       "spec.builtin.config.no_such_knob: unknown key"),
+@pytest.mark.parametrize(("options", "message"), [
+    ("--keep-games /no/such/folder/games.jsonl", "--keep-games: no folder '/no/such/folder'"),
+    ("--set width=wide", "--set takes KEY=VALUE with an integer, true or false; got 'width=wide'"),
+    ("--set =3", "--set takes KEY=VALUE, got '=3'"),
+    ("--set width", "--set takes KEY=VALUE, got 'width'"),
+    ("--set width=1000",
+     "the built-in bot's config was refused: invalid request: spec.builtin.config.width"),
+    ("--set no_such_knob=1", "the built-in bot's config was refused: invalid request: "
+                             "spec.builtin.config.no_such_knob: unknown key"),
 ])
-def test_a_bad_setting_is_refused_in_one_line(setting: str, message: str) -> None:
+def test_bad_options_are_refused_in_one_line(options: str, message: str) -> None:
     done = subprocess.run([sys.executable, str(BENCH), "--game", "gomoku", "--engine",
-                           "pbrain-arena", "--games", "2", "--set", setting], cwd=ROOT,
+                           "pbrain-arena", "--games", "2", *options.split(" ")], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode != 0 and message in done.stderr, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and "ladder" not in done.stdout  # nothing played
