@@ -91,10 +91,38 @@ def chances(teacher: Teacher, scale: float, game: dict[str, Any]) -> list[tuple[
     return found
 
 
+GAME_FIELDS = {"match": str, "builtin": str, "points": (float, int, type(None)),
+               "opening": list, "moves": list}
+
+
+def read_games(path: Path) -> list[dict[str, Any]]:
+    """The games of a ``--keep-games`` file; ``SystemExit`` with the reason if it is not one."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise SystemExit(f"{path}: {exc.strerror}") from None
+    games = []
+    for number, line in enumerate(lines, 1):
+        try:
+            game = json.loads(line)
+        except ValueError:
+            raise SystemExit(f"{path}:{number}: not JSON (a file engine_strength.py "
+                             "--keep-games wrote?)") from None
+        if not isinstance(game, dict) or any(not isinstance(game.get(k), t)
+                                             for k, t in GAME_FIELDS.items()):
+            raise SystemExit(f"{path}:{number}: not a kept game (fields "
+                             f"{', '.join(GAME_FIELDS)})")
+        games.append(game)
+    return games
+
+
 def main() -> None:
     args = parse_args()
-    games = [json.loads(line) for line in args.games.read_text().splitlines() if line]
-    teacher = catalog_teacher(args.catalog, args.teacher, "gomoku", args.teacher_ms)
+    games = read_games(args.games)
+    try:
+        teacher = catalog_teacher(args.catalog, args.teacher, "gomoku", args.teacher_ms)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
     lost = [g for g in games if g["points"] is not None and g["points"] < 1]
     print(f"{len(games)} games, {len(lost)} not won by the built-in bot; judged by "
           f"{args.teacher}")

@@ -182,3 +182,19 @@ def test_bad_options_are_refused_in_one_line(options: str, message: str) -> None
                           capture_output=True, text=True, timeout=600)
     assert done.returncode != 0 and message in done.stderr, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and "ladder" not in done.stdout  # nothing played
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("not json\n", ":1: not JSON"),
+    ('{"match": "m"}\n', ":1: not a kept game (fields match, builtin, points, opening, moves)"),
+])
+def test_the_losses_bench_refuses_a_file_of_no_kept_games(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    games = tmp_path / "games.jsonl"
+    games.write_text(text)
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gomoku_losses.py"), str(games),
+                           "--teacher", "judge", "--catalog", "none.toml"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stderr.startswith(f"{games}{message}"), done.stderr
+    assert done.stderr.count("\n") == 1  # one line, no traceback
