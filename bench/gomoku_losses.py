@@ -143,15 +143,20 @@ def main() -> None:
             moves = (list(game["opening"]) + list(game["moves"]))[: ply + 1]
             if decisive > 0:
                 before.append(line[decisive - 1][1])
-            vct = [] if five_open(moves) else threat_line(
+            open_five = five_open(moves)
+            vct = [] if open_five else threat_line(
                 position_from_moves(SIZE, "freestyle", moves), args.vct_plies, False,
                 args.vct_nodes)
-            kind = "vct" if vct or five_open(moves) else "deeper"
-            kinds[kind] += 1
-            how = (f"decisive move at ply {ply}" + (f", after {100 * line[decisive - 1][1]:.0f}%"
-                   if decisive > 0 else "") + (f"; the opponent's win: a VCT of {len(vct)} plies"
-                   if vct else ("; a five left open" if kind == "vct" else
-                                f"; no VCT of {args.vct_plies} plies in {args.vct_nodes} nodes")))
+            kinds["vct" if vct or open_five else "deeper"] += 1
+            how = f"decisive move at ply {ply}"
+            if decisive > 0:
+                how += f", after {100 * line[decisive - 1][1]:.0f}%"
+            if open_five:
+                how += "; a five left open"
+            elif vct:
+                how += f"; the opponent's win: a VCT of {len(vct)} plies"
+            else:
+                how += f"; no VCT of {args.vct_plies} plies in {args.vct_nodes} nodes"
         print(f"  {game['match']} ({game['builtin']}, {game['points']:g}): {how}")
         print(f"    {shown}")
     print("the bot's mean chance after its k-th move (games still going):")
