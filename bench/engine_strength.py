@@ -38,11 +38,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
+from arena.clients.bot_commands import set_config, settings
 from arena.clients.sdk import ArenaClient
 from arena.services.common.launcher import Launcher
 from arena.services.worker.engines import load_catalog
 
 from arena.bots import builtin_config as stored_config
+from arena.bots.presets import merge_config
 from arena.bots.spec import config_to_struct
 from arena.errors import InvalidArgumentError
 from arena.games import game
@@ -67,9 +69,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="engine catalog (TOML; default: Arena's own engines)")
     parser.add_argument("--bot", default="", help="built-in preset (default: arena-pattern "
                                                   "for Othello, arena-gomoku for Gomoku)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="a parameter of the built-in preset (an integer, true or "
-                             "false), e.g. --set vct_nodes=200000; given again, another")
+    parser.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                        help="a parameter of the built-in preset, as `arena bot register "
+                             "--set` takes it, e.g. --set vct_nodes=200000; given again, "
+                             "another")
     parser.add_argument("--move-ms", type=int, default=1000, help="time per move, both sides")
     parser.add_argument("--games", type=int, default=40,
                         help="games to play (the SPRT's maximum; rounded up to even)")
@@ -104,19 +107,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error("--games must be at least 2 and --move-ms at least 10")
     if args.keep_games is not None and not args.keep_games.parent.is_dir():
         parser.error(f"--keep-games: no folder {str(args.keep_games.parent)!r}")
-    args.overrides = {}
-    for item in args.set:
-        key, sep, text = item.partition("=")
-        if not sep or not key.strip():
-            parser.error(f"--set takes KEY=VALUE, got {item!r}")
-        value = {"true": True, "false": False}.get(text.strip().lower(), text.strip())
-        if isinstance(value, str):
-            try:
-                value = int(value)
-            except ValueError:
-                parser.error(f"--set takes KEY=VALUE with an integer, true or false; got "
-                             f"{item!r}")
-        args.overrides[key.strip()] = value
+    try:  # `arena bot register --set`'s reading: dotted paths, TOML values
+        args.settings = settings(args.set)
+        args.overrides = set_config(args.set)
+    except InvalidArgumentError as exc:
+        parser.error(str(exc))
     return args
 
 
@@ -126,10 +121,18 @@ def builtin_config(name: str, preset: str, move_ms: int,
     presets = game(name).engine().presets
     if preset not in presets:
         raise SystemExit(f"no {name} preset {preset!r}; presets: {', '.join(sorted(presets))}")
-    config = {**presets[preset], **overrides}
+    config = merge_config(presets[preset], overrides)
     if "time_ms" in config:  # the preset's own cap must not be stricter than the match's
         config["time_ms"] = move_ms
     return config
+
+
+def at(config: dict[str, object], path: str) -> object:
+    """The value at a dotted ``path`` of ``config`` (None if there is none)."""
+    value: object = config
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
 
 
 def wait_for_engine(sdk: ArenaClient, engine: str, timeout_s: float = 600) -> None:
@@ -288,8 +291,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.game not in spec.games:
         raise SystemExit(f"engine {args.engine!r} plays {', '.join(spec.games)}, not {args.game}")
     names = (args.bot, args.engine)
-    settings = "".join(f" {key}={value}" for key, value in args.overrides.items())
-    print(f"{args.bot}{settings} (built-in) vs {args.engine} ({spec.protocol}, {args.catalog}), "
+    shown = "".join(f" {path}={value}" for path, value in args.settings.items())
+    print(f"{args.bot}{shown} (built-in) vs {args.engine} ({spec.protocol}, {args.catalog}), "
           f"{args.game}, {args.move_ms} ms per move; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     env = {"ARENA_SHARED_CACHE": "false", "ARENA_WARM_GAMES": args.game,
@@ -318,10 +321,10 @@ def play(running: Launcher, args: argparse.Namespace, names: tuple[str, str]) ->
                                                             config=config_to_struct(config))))
         except InvalidArgumentError as exc:
             raise SystemExit(f"the built-in bot's config was refused: {exc}") from None
-        if args.overrides:
+        if args.settings:
             stored = stored_config(version.spec)
-            print("registered with " + ", ".join(f"{key}={stored.get(key)}"
-                                                 for key in args.overrides), flush=True)
+            print("registered with " + ", ".join(f"{path}={at(stored, path)}"
+                                                 for path in args.settings), flush=True)
         sdk.register_bot(bots_pb2.BotSpec(name=args.engine, game=kind,
                                           protocol=bots_pb2.ProtocolEngine(engine=args.engine)))
         started = time.monotonic()

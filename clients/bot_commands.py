@@ -141,14 +141,31 @@ def parameter_overrides(args: argparse.Namespace) -> dict[str, object]:
     for key, value in sorted(vars(args).items()):
         if key.startswith(PARAM_PREFIX):
             _put(overrides, key[len(PARAM_PREFIX):], value)
-    for item in args.set:
-        path, sep, text = item.partition("=")
-        if not sep or not path.strip():
-            raise InvalidArgumentError(f"--set needs PATH=VALUE, got {item!r}")
-        _put(overrides, path.strip(), _parse_value(text.strip()))
+    for path, value in settings(args.set).items():
+        _put(overrides, path, value)
     if args.evaluator:
         overrides["evaluator"] = args.evaluator
     return overrides
+
+
+def settings(items: list[str]) -> dict[str, object]:
+    """``--set PATH=VALUE`` items: each dotted path with its value (a TOML literal or the
+    text); ``InvalidArgumentError`` for an item without a path."""
+    found: dict[str, object] = {}
+    for item in items:
+        path, sep, text = item.partition("=")
+        if not sep or not path.strip():
+            raise InvalidArgumentError(f"--set needs PATH=VALUE, got {item!r}")
+        found[path.strip()] = _parse_value(text.strip())
+    return found
+
+
+def set_config(items: list[str]) -> dict[str, object]:
+    """``--set PATH=VALUE`` items as one nested config (``settings``)."""
+    config: dict[str, object] = {}
+    for path, value in settings(items).items():
+        _put(config, path, value)
+    return config
 
 
 def _config_file(path: Path) -> dict[str, object]:

@@ -168,9 +168,10 @@ limits = {{ memory_mb = 1024, startup_ms = 180000, grace_ms = 500 }}
 
 @pytest.mark.parametrize(("options", "message"), [
     ("--keep-games /no/such/folder/games.jsonl", "--keep-games: no folder '/no/such/folder'"),
-    ("--set width=wide", "--set takes KEY=VALUE with an integer, true or false; got 'width=wide'"),
-    ("--set =3", "--set takes KEY=VALUE, got '=3'"),
-    ("--set width", "--set takes KEY=VALUE, got 'width'"),
+    ("--set width=wide", "the built-in bot's config was refused: invalid request: "
+                         "spec.builtin.config.width: must be an integer, got 'wide'"),
+    ("--set =3", "--set needs PATH=VALUE, got '=3'"),
+    ("--set width", "--set needs PATH=VALUE, got 'width'"),
     ("--set width=1000",
      "the built-in bot's config was refused: invalid request: spec.builtin.config.width"),
     ("--set no_such_knob=1", "the built-in bot's config was refused: invalid request: "
