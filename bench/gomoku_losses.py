@@ -36,10 +36,8 @@ from arena.engine.gomoku.board import FREESTYLE
 from arena.engine.gomoku.bots import threat_line
 from arena.engine.gomoku.patterns import FIVE, setup, stat
 from arena.engine.gomoku.position import position_from_moves
-from arena.engine.teacher import Position, Teacher
-from arena.games import GomokuBoard
-
-SIZE = 15
+from arena.engine.gomoku.train import SIZE, teacher_position
+from arena.engine.teacher import Teacher
 
 LOST = -1.0  # the bot's chance, as printed, when the teacher proves the loss
 
@@ -64,21 +62,14 @@ def five_open(moves: list[int]) -> bool:
     return bool(stat(st, 1 + len(moves) % 2, FIVE) > 0)
 
 
-def position(moves: list[int]) -> Position:
-    board = GomokuBoard(SIZE, "freestyle")
-    for move in moves:
-        board.push(move)
-    return Position(board.to_text(), tuple(moves))
-
-
 def chances(teacher: Teacher, scale: float, game: dict[str, Any]) -> list[tuple[int, float]]:
     """(ply of the bot's move, the bot's chance after it) for each of the bot's moves."""
     moves = list(game["opening"]) + list(game["moves"])
     parity = 0 if game["builtin"] == "black" else 1  # Black plays the even plies
     plies = [ply for ply in range(len(game["opening"]), len(moves)) if ply % 2 == parity]
     asked = [ply for ply in plies if not five_open(moves[: ply + 1])]
-    judged = dict(zip(asked, teacher.judge([position(moves[: ply + 1]) for ply in asked], 1),
-                      strict=True))
+    judgements = teacher.judge([teacher_position(moves[: ply + 1]) for ply in asked], 1)
+    judged = dict(zip(asked, judgements, strict=True))
     found = []
     for ply in plies:
         judgement = judged.get(ply)

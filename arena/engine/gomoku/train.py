@@ -208,12 +208,13 @@ def teacher_labels(judgements: Sequence[Judgement], scale: float) -> npt.NDArray
 def label_by_teacher(data: Positions, teacher: Teacher, scale: float, jobs: int = 1,
                      progress: Callable[[int], None] | None = None) -> Positions:
     """``data`` with the teacher's labels instead of the games' results."""
-    positions = [_position(moves) for moves in data.moves]
+    positions = [teacher_position(moves) for moves in data.moves]
     labels = teacher_labels(teacher.judge(positions, jobs, progress), scale)
     return Positions(data.x, labels, data.stones, data.game, data.moves)
 
 
-def _position(moves: Sequence[int]) -> Position:
+def teacher_position(moves: Sequence[int]) -> Position:
+    """The position after ``moves`` (freestyle 15x15) as a teacher is asked it."""
     from arena.games import GomokuBoard
 
     board = GomokuBoard(SIZE, "freestyle")
@@ -376,7 +377,7 @@ def train(
     if teacher is not None:  # one judgement first: a teacher that fails, fails at once
         from arena.openings.gomoku import balanced_openings
 
-        teacher.teacher.judge([_position(balanced_openings()[0].moves)], 1)
+        teacher.teacher.judge([teacher_position(balanced_openings()[0].moves)], 1)
     started = time.monotonic()
     data = generate(games, seed, settings, jobs, game_progress(games, say))
     seconds = {"generate": round(time.monotonic() - started, 1)}
