@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from arena.engine.api import Limits
-from arena.engine.gomoku import choose_move
+from arena.engine.gomoku import PRESETS, choose_move
 from arena.games import GomokuBoard
 from arena.ratings import ScoreElo, pentanomial, score_elo, sprt, trinomial
 
@@ -130,17 +130,16 @@ def test_gomoku_fixed_match_against_the_gomocup_executable(tmp_path: Path) -> No
         assert board.is_game_over()
 
 
-def test_the_losses_of_kept_games_are_judged_by_a_teacher(tmp_path: Path) -> None:
-    # bench/gomoku_losses.py on a game the built-in bot did not win: its chance after each
-    # of its moves is the teacher's score (Arena's own brain at depth 2, recomputed here),
-    # and the first move after which the teacher proves the loss is named.
-    # A game the built-in bot (White) loses: it plays in a corner while Black makes five.
-    lost = {"match": "m1", "builtin": "white", "points": 0.0, "opening": [112],
-            "moves": [0, 113, 1, 114, 2, 115, 3, 116], "termination": "TERMINATION_NORMAL"}
-    (tmp_path / "lost.jsonl").write_text(json.dumps(lost) + "\n")
+# A game the built-in bot (White) loses: it plays in a corner while Black makes five.
+LOST = {"match": "m1", "builtin": "white", "points": 0.0, "opening": [112],
+        "moves": [0, 113, 1, 114, 2, 115, 3, 116], "termination": "TERMINATION_NORMAL"}
+
+
+def judge_catalog(folder: Path) -> Path:
+    """A catalog whose engine ``judge`` is Arena's own brain at depth 2."""
     brain = shutil.which("pbrain-arena", path=str(Path(sys.executable).parent))
     assert brain, "pbrain-arena is not installed beside this Python (make setup)"
-    catalog = tmp_path / "teacher.toml"
+    catalog = folder / "teacher.toml"
     catalog.write_text(f"""
 [engines.judge]
 games = ["gomoku"]
@@ -148,6 +147,24 @@ protocol = "gomocup"
 command = ["{brain}", "--preset", "arena-gomoku", "--depth", "2"]
 limits = {{ memory_mb = 1024, startup_ms = 180000, grace_ms = 500 }}
 """)
+    return catalog
+
+
+def judged_chance(moves: list[int]) -> float:
+    """What ``judge`` makes of the position after ``moves``, as the benches read it."""
+    own = choose_move(15, "freestyle", moves, {"evaluator": "arena-gomoku"}, Limits(depth=2))
+    if own.exact:
+        return 0.0 if own.score > 0 else 1.0
+    return 1 / (1 + math.exp(own.score / 1000))
+
+
+def test_the_losses_of_kept_games_are_judged_by_a_teacher(tmp_path: Path) -> None:
+    # bench/gomoku_losses.py on a game the built-in bot did not win: its chance after each
+    # of its moves is the teacher's score (Arena's own brain at depth 2, recomputed here),
+    # and the first move after which the teacher proves the loss is named.
+    lost = LOST
+    (tmp_path / "lost.jsonl").write_text(json.dumps(lost) + "\n")
+    catalog = judge_catalog(tmp_path)
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "gomoku_losses.py"),
                            str(tmp_path / "lost.jsonl"), "--teacher", "judge", "--catalog",
                            str(catalog), "--teacher-scale", "1000"], cwd=ROOT,
@@ -156,14 +173,62 @@ limits = {{ memory_mb = 1024, startup_ms = 180000, grace_ms = 500 }}
     moves = lost["opening"] + lost["moves"]
     expected = []
     for ply in (1, 3, 5, 7):  # White's moves; Black to move after each
-        own = choose_move(15, "freestyle", moves[: ply + 1], {"evaluator": "arena-gomoku"},
-                          Limits(depth=2))
-        lose = own.exact and own.score > 0
-        expected.append(f"{ply}:{'L' if lose else round(100 / (1 + math.exp(own.score / 1000)))}")
+        chance = judged_chance(moves[: ply + 1])
+        expected.append(f"{ply}:{'L' if chance == 0 else round(100 * chance)}")
     assert f"    {' '.join(expected)}\n" in done.stdout
     decisive = next(e for e in expected if e.endswith(":L")).split(":")[0]
     assert f"m1 (white, 0): decisive move at ply {decisive}" in done.stdout
     assert "1 games, 1 not won by the built-in bot" in done.stdout
+
+
+def test_the_move_quality_bench_judges_each_variants_moves(tmp_path: Path) -> None:
+    # bench/gomoku_move_quality.py at a fixed depth: each variant's move in each of the
+    # built-in bot's positions, recomputed here, and the teacher's chance after it.
+    games = tmp_path / "games.jsonl"
+    games.write_text(json.dumps(LOST) + "\n")
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gomoku_move_quality.py"),
+                           str(games), "--teacher", "judge", "--catalog",
+                           str(judge_catalog(tmp_path)), "--teacher-scale", "1000", "--depth",
+                           "2", "--every", "1", "--variant", "", "--variant", "width=2"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    moves = LOST["opening"] + LOST["moves"]
+    asked = [moves[:ply] for ply in (1, 3, 5, 7)]  # before each of White's moves
+    assert done.stdout.startswith("4 positions of the built-in bot from 1 games; depth 2; "
+                                  "judged by judge\n"), done.stdout
+    means = {}
+    chosen = {}
+    for name, overrides in (("'arena-gomoku'", {}), ("'width=2'", {"width": 2})):
+        config = {**PRESETS["arena-gomoku"], **overrides}
+        chosen[name] = [choose_move(15, "freestyle", position, config, Limits(depth=2)).move
+                        for position in asked]
+        chances = [judged_chance([*position, move])
+                   for position, move in zip(asked, chosen[name], strict=True)]
+        means[name] = [100 * c for c in chances]
+        other = sum(a != b for a, b in zip(chosen[name], chosen["'arena-gomoku'"], strict=True))
+        assert (f"  {name}: mean chance {sum(means[name]) / 4:.2f}%, {other} moves other than "
+                "the first variant's\n") in done.stdout, done.stdout
+    diff = [a - b for a, b in zip(means["'width=2'"], means["'arena-gomoku'"], strict=True)]
+    assert f"'width=2' - 'arena-gomoku': {sum(diff) / 4:+.2f} points of chance a move" in (
+        done.stdout)
+
+
+@pytest.mark.parametrize(("variant", "message"), [
+    ("width=1000", "--variant 'width=1000': width: must be in 2..64, got 1000"),
+    ("width", "--variant 'width': --set needs PATH=VALUE, got 'width'"),
+    ("no_such_knob=1", "--variant 'no_such_knob=1': no_such_knob: unknown key"),
+])
+def test_the_move_quality_bench_refuses_a_bad_variant_in_one_line(
+    tmp_path: Path, variant: str, message: str
+) -> None:
+    games = tmp_path / "games.jsonl"
+    games.write_text(json.dumps(LOST) + "\n")
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gomoku_move_quality.py"),
+                           str(games), "--teacher", "judge", "--catalog", "none.toml",
+                           "--variant", "", "--variant", variant], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stderr.startswith(message), done.stderr
+    assert done.stderr.count("\n") == 1  # one line, no traceback
 
 
 @pytest.mark.parametrize(("options", "message"), [

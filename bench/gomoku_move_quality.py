@@ -1,0 +1,157 @@
+"""How good arena-gomoku's moves are, judged by a teacher engine, for variants of its preset.
+
+    python bench/gomoku_move_quality.py GAMES.jsonl --teacher rapfi-n100000 \\
+        --catalog /path/engines.toml --teacher-scale 200 --move-ms 300 \\
+        --variant "" --variant "leaf_fours=0,reduce_after=0" [--every 2 --limit 400]
+
+Positions: in the games of ``GAMES.jsonl`` (what ``bench/engine_strength.py --keep-games``
+wrote), every ``--every``-th position where the built-in bot was to move, at most
+``--limit`` in all. Each ``--variant`` is the ``arena-gomoku`` preset with its
+comma-separated ``KEY=VALUE`` items (read as ``arena bot register --set`` reads them; an
+empty one is the preset itself); it chooses a move in every position, ``--move-ms`` on
+the searching thread's CPU clock (or to ``--depth``, which does not depend on the
+machine). The teacher (a catalog engine, as for ``arena engine train gomoku --teacher``)
+judges the position after each move, each distinct position once. The bot's chance after
+a move is ``sigmoid(-score / teacher_scale)`` (the opponent is to move): 0 when the
+teacher proves the opponent's win, 1 when the move made five or the teacher proves the
+opponent lost.
+
+Printed: per variant, its mean chance and the number of positions where it chose
+another move than the first variant; then each other variant's mean difference from the
+first, position by position, with its standard error. The same positions are judged for
+every variant, so their own spread (won and lost positions) cancels out: per move, this
+sees differences that a match would need hundreds of games to show. It measures the
+moves, not the games: a better mean is not yet a better score.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+from pathlib import Path
+
+from arena.clients.bot_commands import set_config
+from arena.services.worker.engines.teacher import catalog_teacher
+from gomoku_losses import five_open, read_games
+
+from arena.bots.presets import merge_config
+from arena.engine.api import Limits
+from arena.engine.gomoku import PRESETS, choose_move, validate_config, warm_up
+from arena.engine.gomoku.position import GomokuPositionError, position_from_moves
+from arena.engine.gomoku.train import SIZE, teacher_position
+from arena.errors import InvalidArgumentError
+
+PRESET = "arena-gomoku"
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("games", type=Path, help="games file of engine_strength --keep-games")
+    parser.add_argument("--teacher", required=True, help="the catalog's judging engine")
+    parser.add_argument("--catalog", required=True, help="engine catalog (TOML)")
+    parser.add_argument("--teacher-scale", type=float, default=200.0,
+                        help="the teacher's units per unit of log-odds (Rapfi: 200)")
+    parser.add_argument("--teacher-ms", type=int, default=10_000,
+                        help="the teacher's time per position (bound it by nodes instead)")
+    parser.add_argument("--move-ms", type=int, default=300, help="each variant's time a move")
+    parser.add_argument("--depth", type=int, default=0,
+                        help="search this depth instead of --move-ms (0: time)")
+    parser.add_argument("--variant", action="append", required=True, metavar="KEY=VALUE,...",
+                        help="the preset with these settings (empty: as it is); the first is "
+                             "the reference; given again, another")
+    parser.add_argument("--every", type=int, default=2, help="every n-th of the bot's moves")
+    parser.add_argument("--limit", type=int, default=400, help="at most this many positions")
+    args = parser.parse_args()
+    if min(args.move_ms, args.every, args.limit) < 1 or args.depth < 0:
+        parser.error("--move-ms, --every and --limit must be at least 1, --depth at least 0")
+    args.limits = Limits(depth=args.depth) if args.depth else Limits(time_ms=args.move_ms,
+                                                                      clock="cpu")
+    return args
+
+
+def variant_config(text: str) -> dict[str, object]:
+    """The preset with the variant's ``KEY=VALUE`` items; ``SystemExit`` if refused."""
+    items = [item for item in text.split(",") if item.strip()]
+    try:
+        config = merge_config(PRESETS[PRESET], set_config(items))
+    except InvalidArgumentError as exc:
+        raise SystemExit(f"--variant {text!r}: {exc}") from None
+    violations = validate_config(config)
+    if violations:
+        raise SystemExit(f"--variant {text!r}: " + "; ".join(
+            f"{v.field}: {v.description}" for v in violations))
+    return config
+
+
+def positions(games: list[dict[str, object]], every: int, limit: int) -> list[list[int]]:
+    """The move lists before every ``every``-th move of the built-in bot in each game."""
+    found: list[list[int]] = []
+    for game in games:
+        opening = list(game["opening"])  # type: ignore[call-overload]
+        moves = opening + list(game["moves"])  # type: ignore[call-overload]
+        parity = 0 if game["builtin"] == "black" else 1  # Black plays the even plies
+        plies = [ply for ply in range(len(opening), len(moves)) if ply % 2 == parity]
+        found += [moves[:ply] for ply in plies[::every]]
+    return found[:limit]
+
+
+def made_five(moves: list[int]) -> bool:
+    try:
+        position_from_moves(SIZE, "freestyle", moves)
+    except GomokuPositionError:
+        return True  # the game is over: the last move won
+    return False
+
+
+def main() -> None:
+    args = parse_args()
+    games = read_games(args.games)
+    configs = {text: variant_config(text) for text in args.variant}
+    try:
+        teacher = catalog_teacher(args.catalog, args.teacher, "gomoku", args.teacher_ms)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+    asked = positions(games, args.every, args.limit)
+    if not asked:
+        raise SystemExit(f"{args.games}: no position where the built-in bot was to move")
+    limit = f"depth {args.depth}" if args.depth else f"{args.move_ms} ms a move"
+    print(f"{len(asked)} positions of the built-in bot from {len(games)} games; {limit}; "
+          f"judged by {args.teacher}", flush=True)
+    warm_up()
+    chance: dict[tuple[int, ...], float] = {}
+    chosen: dict[str, list[int]] = {}
+    for text, config in configs.items():
+        chosen[text] = [choose_move(SIZE, "freestyle", moves, config, args.limits).move
+                        for moves in asked]
+        after = [(*moves, move) for moves, move in zip(asked, chosen[text], strict=True)]
+        new = [line for line in dict.fromkeys(after) if line not in chance]
+        for line in new:
+            if made_five(list(line)):
+                chance[line] = 1.0
+            elif five_open(list(line)):
+                chance[line] = 0.0
+        judge = [line for line in new if line not in chance]
+        for line, judgement in zip(judge, teacher.judge(
+                [teacher_position(list(line)) for line in judge], 1), strict=True):
+            if judgement.exact:
+                chance[line] = 0.0 if judgement.score > 0 else 1.0
+            else:
+                chance[line] = 1 / (1 + math.exp(judgement.score / args.teacher_scale))
+        mean = statistics.fmean(chance[line] for line in after)
+        other = sum(a != b for a, b in zip(chosen[text], chosen[args.variant[0]], strict=True))
+        print(f"  {text or PRESET!r}: mean chance {100 * mean:.2f}%, "
+              f"{other} moves other than the first variant's", flush=True)
+    reference = args.variant[0]
+    base = [chance[(*m, c)] for m, c in zip(asked, chosen[reference], strict=True)]
+    for text in args.variant[1:]:
+        mine = [chance[(*m, c)] for m, c in zip(asked, chosen[text], strict=True)]
+        diff = [a - b for a, b in zip(mine, base, strict=True)]
+        error = statistics.stdev(diff) / math.sqrt(len(diff)) if len(diff) > 1 else math.nan
+        print(f"{text or PRESET!r} - {reference or PRESET!r}: {100 * statistics.fmean(diff):+.2f}"
+              f" points of chance a move, standard error {100 * error:.2f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
