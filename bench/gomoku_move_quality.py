@@ -29,8 +29,8 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import sys
 from pathlib import Path
+from typing import Any
 
 from arena.clients.bot_commands import set_config
 from arena.services.worker.engines.teacher import catalog_teacher
@@ -41,6 +41,7 @@ from arena.engine.api import Limits
 from arena.engine.gomoku import PRESETS, choose_move, validate_config, warm_up
 from arena.engine.gomoku.position import GomokuPositionError, position_from_moves
 from arena.engine.gomoku.train import SIZE, teacher_position
+from arena.engine.teacher import Judgement
 from arena.errors import InvalidArgumentError
 
 PRESET = "arena-gomoku"
@@ -85,16 +86,23 @@ def variant_config(text: str) -> dict[str, object]:
     return config
 
 
-def positions(games: list[dict[str, object]], every: int, limit: int) -> list[list[int]]:
+def positions(games: list[dict[str, Any]], every: int, limit: int) -> list[list[int]]:
     """The move lists before every ``every``-th move of the built-in bot in each game."""
     found: list[list[int]] = []
     for game in games:
-        opening = list(game["opening"])  # type: ignore[call-overload]
-        moves = opening + list(game["moves"])  # type: ignore[call-overload]
+        opening = list(game["opening"])
+        moves = opening + list(game["moves"])
         parity = 0 if game["builtin"] == "black" else 1  # Black plays the even plies
         plies = [ply for ply in range(len(opening), len(moves)) if ply % 2 == parity]
         found += [moves[:ply] for ply in plies[::every]]
     return found[:limit]
+
+
+def chance_after(judgement: Judgement, scale: float) -> float:
+    """The bot's chance in a position the teacher judged with the opponent to move."""
+    if judgement.exact:  # a proven win of the opponent (> 0), a proven loss, or a draw
+        return 0.0 if judgement.score > 0 else 1.0 if judgement.score < 0 else 0.5
+    return 1 / (1 + math.exp(judgement.score / scale))
 
 
 def made_five(moves: list[int]) -> bool:
@@ -133,12 +141,12 @@ def main() -> None:
             elif five_open(list(line)):
                 chance[line] = 0.0
         judge = [line for line in new if line not in chance]
-        for line, judgement in zip(judge, teacher.judge(
-                [teacher_position(list(line)) for line in judge], 1), strict=True):
-            if judgement.exact:
-                chance[line] = 0.0 if judgement.score > 0 else 1.0
-            else:
-                chance[line] = 1 / (1 + math.exp(judgement.score / args.teacher_scale))
+        try:
+            judgements = teacher.judge([teacher_position(list(line)) for line in judge], 1)
+        except ValueError as exc:
+            raise SystemExit(f"the teacher {args.teacher}: {exc}") from None
+        for line, judgement in zip(judge, judgements, strict=True):
+            chance[line] = chance_after(judgement, args.teacher_scale)
         mean = statistics.fmean(chance[line] for line in after)
         other = sum(a != b for a, b in zip(chosen[text], chosen[args.variant[0]], strict=True))
         print(f"  {text or PRESET!r}: mean chance {100 * mean:.2f}%, "
@@ -154,4 +162,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
