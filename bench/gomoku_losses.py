@@ -42,8 +42,10 @@ from arena.engine.teacher import Teacher
 LOST = -1.0  # the bot's chance, as printed, when the teacher proves the loss
 
 
-def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def teacher_parser(description: str) -> argparse.ArgumentParser:
+    """A parser of the kept games file and the teacher's options (this bench's and
+    ``gomoku_move_quality.py``'s)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("games", type=Path, help="games file of engine_strength --keep-games")
     parser.add_argument("--teacher", required=True, help="the catalog's judging engine")
     parser.add_argument("--catalog", required=True, help="engine catalog (TOML)")
@@ -51,6 +53,11 @@ def parse_args() -> argparse.Namespace:
                         help="the teacher's units per unit of log-odds (Rapfi: 200)")
     parser.add_argument("--teacher-ms", type=int, default=10_000,
                         help="the teacher's time per position (bound it by nodes instead)")
+    return parser
+
+
+def parse_args() -> argparse.Namespace:
+    parser = teacher_parser(__doc__.split("\n")[0])
     parser.add_argument("--vct-plies", type=int, default=21)
     parser.add_argument("--vct-nodes", type=int, default=2_000_000)
     return parser.parse_args()

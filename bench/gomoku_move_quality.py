@@ -29,12 +29,11 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-from pathlib import Path
 from typing import Any
 
 from arena.clients.bot_commands import set_config
 from arena.services.worker.engines.teacher import catalog_teacher
-from gomoku_losses import five_open, read_games
+from gomoku_losses import five_open, read_games, teacher_parser
 
 from arena.bots.presets import merge_config
 from arena.engine.api import Limits
@@ -48,14 +47,7 @@ PRESET = "arena-gomoku"
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("games", type=Path, help="games file of engine_strength --keep-games")
-    parser.add_argument("--teacher", required=True, help="the catalog's judging engine")
-    parser.add_argument("--catalog", required=True, help="engine catalog (TOML)")
-    parser.add_argument("--teacher-scale", type=float, default=200.0,
-                        help="the teacher's units per unit of log-odds (Rapfi: 200)")
-    parser.add_argument("--teacher-ms", type=int, default=10_000,
-                        help="the teacher's time per position (bound it by nodes instead)")
+    parser = teacher_parser(__doc__.split("\n")[0])
     parser.add_argument("--move-ms", type=int, default=300, help="each variant's time a move")
     parser.add_argument("--depth", type=int, default=0,
                         help="search this depth instead of --move-ms (0: time)")
