@@ -37,7 +37,7 @@ from arena.engine.gomoku.bots import threat_line
 from arena.engine.gomoku.patterns import FIVE, setup, stat
 from arena.engine.gomoku.position import position_from_moves
 from arena.engine.gomoku.train import SIZE, teacher_position
-from arena.engine.teacher import Teacher
+from arena.engine.teacher import Judgement, Teacher
 
 LOST = -1.0  # the bot's chance, as printed, when the teacher proves the loss
 
@@ -69,6 +69,13 @@ def five_open(moves: list[int]) -> bool:
     return bool(stat(st, 1 + len(moves) % 2, FIVE) > 0)
 
 
+def chance_after(judgement: Judgement, scale: float) -> float:
+    """The bot's chance in a position the teacher judged with the opponent to move."""
+    if judgement.exact:  # a proven win of the opponent (> 0), a proven loss, or a draw
+        return 0.0 if judgement.score > 0 else 1.0 if judgement.score < 0 else 0.5
+    return 1 / (1 + math.exp(judgement.score / scale))
+
+
 def chances(teacher: Teacher, scale: float, game: dict[str, Any]) -> list[tuple[int, float]]:
     """(ply of the bot's move, the bot's chance after it) for each of the bot's moves."""
     moves = list(game["opening"]) + list(game["moves"])
@@ -80,12 +87,8 @@ def chances(teacher: Teacher, scale: float, game: dict[str, Any]) -> list[tuple[
     found = []
     for ply in plies:
         judgement = judged.get(ply)
-        if judgement is None or (judgement.exact and judgement.score > 0):
-            found.append((ply, LOST))
-        elif judgement.exact:
-            found.append((ply, 1.0))
-        else:
-            found.append((ply, 1 / (1 + math.exp(judgement.score / scale))))
+        chance = 0.0 if judgement is None else chance_after(judgement, scale)
+        found.append((ply, LOST if chance == 0 else chance))
     return found
 
 

@@ -33,14 +33,13 @@ from typing import Any
 
 from arena.clients.bot_commands import set_config
 from arena.services.worker.engines.teacher import catalog_teacher
-from gomoku_losses import five_open, read_games, teacher_parser
+from gomoku_losses import chance_after, five_open, read_games, teacher_parser
 
 from arena.bots.presets import merge_config
 from arena.engine.api import Limits
 from arena.engine.gomoku import PRESETS, choose_move, validate_config, warm_up
 from arena.engine.gomoku.position import GomokuPositionError, position_from_moves
 from arena.engine.gomoku.train import SIZE, teacher_position
-from arena.engine.teacher import Judgement
 from arena.errors import InvalidArgumentError
 
 PRESET = "arena-gomoku"
@@ -88,13 +87,6 @@ def positions(games: list[dict[str, Any]], every: int, limit: int) -> list[list[
         plies = [ply for ply in range(len(opening), len(moves)) if ply % 2 == parity]
         found += [moves[:ply] for ply in plies[::every]]
     return found[:limit]
-
-
-def chance_after(judgement: Judgement, scale: float) -> float:
-    """The bot's chance in a position the teacher judged with the opponent to move."""
-    if judgement.exact:  # a proven win of the opponent (> 0), a proven loss, or a draw
-        return 0.0 if judgement.score > 0 else 1.0 if judgement.score < 0 else 0.5
-    return 1 / (1 + math.exp(judgement.score / scale))
 
 
 def made_five(moves: list[int]) -> bool:

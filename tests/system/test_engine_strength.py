@@ -154,7 +154,7 @@ def judged_chance(moves: list[int]) -> float:
     """What ``judge`` makes of the position after ``moves``, as the benches read it."""
     own = choose_move(15, "freestyle", moves, {"evaluator": "arena-gomoku"}, Limits(depth=2))
     if own.exact:
-        return 0.0 if own.score > 0 else 1.0
+        return 0.0 if own.score > 0 else 1.0 if own.score < 0 else 0.5
     return 1 / (1 + math.exp(own.score / 1000))
 
 
