@@ -58,8 +58,11 @@ def parse_args() -> argparse.Namespace:
     args = parser.parse_args()
     if min(args.move_ms, args.every, args.limit) < 1 or args.depth < 0:
         parser.error("--move-ms, --every and --limit must be at least 1, --depth at least 0")
-    args.limits = Limits(depth=args.depth) if args.depth else Limits(time_ms=args.move_ms,
-                                                                      clock="cpu")
+    try:
+        args.limits = Limits(depth=args.depth) if args.depth else Limits(time_ms=args.move_ms,
+                                                                          clock="cpu")
+    except ValueError as exc:
+        parser.error(str(exc))
     return args
 
 
@@ -78,22 +81,29 @@ def variant_config(text: str) -> dict[str, object]:
 
 
 def positions(games: list[dict[str, Any]], every: int, limit: int) -> list[list[int]]:
-    """The move lists before every ``every``-th move of the built-in bot in each game."""
+    """The move lists before every ``every``-th move of the built-in bot in each game;
+    ``SystemExit`` if one is no game in progress."""
     found: list[list[int]] = []
     for game in games:
         opening = list(game["opening"])
         moves = opening + list(game["moves"])
         parity = 0 if game["builtin"] == "black" else 1  # Black plays the even plies
         plies = [ply for ply in range(len(opening), len(moves)) if ply % 2 == parity]
-        found += [moves[:ply] for ply in plies[::every]]
+        for ply in plies[::every]:
+            try:
+                position_from_moves(SIZE, "freestyle", moves[:ply])
+            except GomokuPositionError as exc:
+                raise SystemExit(f"game {game['match']}, before ply {ply}: {exc}") from None
+            found.append(moves[:ply])
     return found[:limit]
 
 
 def made_five(moves: list[int]) -> bool:
+    """Whether the last of ``moves`` (a legal move in a game in progress) won."""
     try:
         position_from_moves(SIZE, "freestyle", moves)
     except GomokuPositionError:
-        return True  # the game is over: the last move won
+        return True
     return False
 
 

@@ -231,6 +231,22 @@ def test_the_move_quality_bench_refuses_a_bad_variant_in_one_line(
     assert done.stderr.count("\n") == 1  # one line, no traceback
 
 
+def test_the_move_quality_bench_refuses_a_game_that_is_no_game(tmp_path: Path) -> None:
+    games = tmp_path / "games.jsonl"
+    games.write_text(json.dumps({**LOST, "moves": [112, 113, 1]}) + "\n")  # 112 is taken
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gomoku_move_quality.py"),
+                           str(games), "--teacher", "judge", "--catalog", "none.toml",
+                           "--variant", "", "--depth", "1000"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and "depth must be in 1..127, got 1000" in done.stderr
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gomoku_move_quality.py"),
+                           str(games), "--teacher", "judge", "--catalog",
+                           str(judge_catalog(tmp_path)), "--variant", "", "--every", "1"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1 and done.stderr == (
+        "game m1, before ply 3: move h8 at ply 1 is taken\n"), done.stderr
+
+
 @pytest.mark.parametrize(("options", "message"), [
     ("--keep-games /no/such/folder/games.jsonl", "--keep-games: no folder '/no/such/folder'"),
     ("--set width=wide", "the built-in bot's config was refused: invalid request: "
