@@ -207,7 +207,8 @@ def test_analyze(arena: RunArena, bots: list[str]) -> None:
 def test_worker_command(stack: Launcher, tmp_path: Path) -> None:
     ready = tmp_path / "worker.port"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
-    env |= {"PYTHONPATH": str(REPO), "ARENA_ADMIN_TOKEN": stack.admin_token}
+    env |= {"PYTHONPATH": str(REPO), "ARENA_ADMIN_TOKEN": stack.admin_token,
+            "PYTHONFAULTHANDLER": "1"}  # a worker that hangs is killed with its stacks shown
     process = subprocess.Popen(
         [sys.executable, "-m", "arena.clients", "worker", "--listen", "127.0.0.1:0",
          "--ready-file", str(ready), "--redis-url", stack.redis_url,
@@ -221,7 +222,14 @@ def test_worker_command(stack: Launcher, tmp_path: Path) -> None:
             time.sleep(0.1)
         assert check_health(f"127.0.0.1:{ready.read_text()}")
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=60) == 0
+        try:
+            code = process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+            _, stderr = process.communicate(timeout=30)
+            message = f"the worker did not stop on SIGTERM:\n{stderr.decode()}"
+            raise AssertionError(message) from None
+        assert code == 0
     finally:
         if process.poll() is None:
             process.kill()
