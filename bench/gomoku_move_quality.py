@@ -75,8 +75,7 @@ def variant_config(text: str) -> dict[str, object]:
         raise SystemExit(f"--variant {text!r}: {exc}") from None
     violations = validate_config(config)
     if violations:
-        raise SystemExit(f"--variant {text!r}: " + "; ".join(
-            f"{v.field}: {v.description}" for v in violations))
+        raise SystemExit(f"--variant {text!r}: " + "; ".join(map(str, violations)))
     return config
 
 

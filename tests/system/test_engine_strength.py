@@ -30,9 +30,14 @@ SIDE = re.compile(r"  (\S+): (\d+) moves, charged mean ([\d.]+) median ([\d.]+) 
 NUMBER = r"([+-]?(?:\d+(?:\.\d+)?|inf))"
 
 
+def run_script(script: str, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    """``bench/<script>`` with ``args``, as a user runs it; its exit code and output."""
+    return subprocess.run([sys.executable, str(ROOT / "bench" / script), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
 def run_bench(*args: str) -> str:
-    done = subprocess.run([sys.executable, str(BENCH), *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=900)
+    done = run_script(BENCH.name, *args)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout
 
@@ -165,10 +170,8 @@ def test_the_losses_of_kept_games_are_judged_by_a_teacher(tmp_path: Path) -> Non
     lost = LOST
     (tmp_path / "lost.jsonl").write_text(json.dumps(lost) + "\n")
     catalog = judge_catalog(tmp_path)
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gomoku_losses.py"),
-                           str(tmp_path / "lost.jsonl"), "--teacher", "judge", "--catalog",
-                           str(catalog), "--teacher-scale", "1000"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    done = run_script("gomoku_losses.py", str(tmp_path / "lost.jsonl"), "--teacher", "judge",
+                      "--catalog", str(catalog), "--teacher-scale", "1000", timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     moves = lost["opening"] + lost["moves"]
     expected = []
@@ -186,11 +189,9 @@ def test_the_move_quality_bench_judges_each_variants_moves(tmp_path: Path) -> No
     # built-in bot's positions, recomputed here, and the teacher's chance after it.
     games = tmp_path / "games.jsonl"
     games.write_text(json.dumps(LOST) + "\n")
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gomoku_move_quality.py"),
-                           str(games), "--teacher", "judge", "--catalog",
-                           str(judge_catalog(tmp_path)), "--teacher-scale", "1000", "--depth",
-                           "2", "--every", "1", "--variant", "", "--variant", "width=2"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = run_script("gomoku_move_quality.py", str(games), "--teacher", "judge", "--catalog",
+                      str(judge_catalog(tmp_path)), "--teacher-scale", "1000", "--depth", "2",
+                      "--every", "1", "--variant", "", "--variant", "width=2", timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     moves = LOST["opening"] + LOST["moves"]
     asked = [moves[:ply] for ply in (1, 3, 5, 7)]  # before each of White's moves
@@ -223,10 +224,8 @@ def test_the_move_quality_bench_refuses_a_bad_variant_in_one_line(
 ) -> None:
     games = tmp_path / "games.jsonl"
     games.write_text(json.dumps(LOST) + "\n")
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gomoku_move_quality.py"),
-                           str(games), "--teacher", "judge", "--catalog", "none.toml",
-                           "--variant", "", "--variant", variant], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    done = run_script("gomoku_move_quality.py", str(games), "--teacher", "judge", "--catalog",
+                      "none.toml", "--variant", "", "--variant", variant, timeout=120)
     assert done.returncode == 1 and done.stderr.startswith(message), done.stderr
     assert done.stderr.count("\n") == 1  # one line, no traceback
 
@@ -234,15 +233,12 @@ def test_the_move_quality_bench_refuses_a_bad_variant_in_one_line(
 def test_the_move_quality_bench_refuses_a_game_that_is_no_game(tmp_path: Path) -> None:
     games = tmp_path / "games.jsonl"
     games.write_text(json.dumps({**LOST, "moves": [112, 113, 1]}) + "\n")  # 112 is taken
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gomoku_move_quality.py"),
-                           str(games), "--teacher", "judge", "--catalog", "none.toml",
-                           "--variant", "", "--depth", "1000"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    done = run_script("gomoku_move_quality.py", str(games), "--teacher", "judge", "--catalog",
+                      "none.toml", "--variant", "", "--depth", "1000", timeout=120)
     assert done.returncode == 2 and "depth must be in 1..127, got 1000" in done.stderr
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gomoku_move_quality.py"),
-                           str(games), "--teacher", "judge", "--catalog",
-                           str(judge_catalog(tmp_path)), "--variant", "", "--every", "1"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = run_script("gomoku_move_quality.py", str(games), "--teacher", "judge", "--catalog",
+                      str(judge_catalog(tmp_path)), "--variant", "", "--every", "1",
+                      timeout=600)
     assert done.returncode == 1 and done.stderr == (
         "game m1, before ply 3: move h8 at ply 1 is taken\n"), done.stderr
 
@@ -259,9 +255,8 @@ def test_the_move_quality_bench_refuses_a_game_that_is_no_game(tmp_path: Path) -
                              "spec.builtin.config.no_such_knob: unknown key"),
 ])
 def test_bad_options_are_refused_in_one_line(options: str, message: str) -> None:
-    done = subprocess.run([sys.executable, str(BENCH), "--game", "gomoku", "--engine",
-                           "pbrain-arena", "--games", "2", *options.split(" ")], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    done = run_script(BENCH.name, "--game", "gomoku", "--engine", "pbrain-arena", "--games",
+                      "2", *options.split(" "), timeout=600)
     assert done.returncode != 0 and message in done.stderr, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and "ladder" not in done.stdout  # nothing played
 
@@ -275,8 +270,7 @@ def test_the_losses_bench_refuses_a_file_of_no_kept_games(
 ) -> None:
     games = tmp_path / "games.jsonl"
     games.write_text(text)
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gomoku_losses.py"), str(games),
-                           "--teacher", "judge", "--catalog", "none.toml"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    done = run_script("gomoku_losses.py", str(games), "--teacher", "judge", "--catalog",
+                      "none.toml", timeout=120)
     assert done.returncode == 1 and done.stderr.startswith(f"{games}{message}"), done.stderr
     assert done.stderr.count("\n") == 1  # one line, no traceback
