@@ -51,7 +51,7 @@ def config_to_struct(config: Mapping[str, object]) -> struct_pb2.Struct:
     struct = struct_pb2.Struct()
     try:
         struct.update(dict(config))  # type: ignore[arg-type]  # checked at runtime
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # an int past a double's range
         raise ValueError(f"config cannot be stored: {exc}") from exc
     return struct
 

@@ -22,6 +22,12 @@ def test_struct_numbers_become_ints_only_when_integral() -> None:
 def test_config_to_struct_refuses_what_a_struct_cannot_hold() -> None:
     with pytest.raises(ValueError, match="cannot be stored"):
         config_to_struct({"when": object()})
+    # An integer past a double's range (`arena bot register --set width=999...9`, 400
+    # digits) once escaped as an OverflowError and a traceback.
+    with pytest.raises(ValueError, match="cannot be stored: int too large"):
+        config_to_struct({"width": 10**400})
+    with pytest.raises(ValueError, match="cannot be stored"):
+        config_to_struct({"depth": {"end": [-(10**400)]}})
 
 
 def test_merge_config_merges_tables_and_replaces_lists() -> None:

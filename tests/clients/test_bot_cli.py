@@ -125,6 +125,10 @@ def test_invalid_registration_is_one_line_naming_the_field(
                                          "lucy", "--avatar", "/nonexistent.png")
     assert "PATH=VALUE" in fails(capsys, "register", "--name", "x", "--from-preset", "lucy",
                                  "--set", "nothing")
+    huge = "9" * 400  # past a double's range: once an OverflowError and a traceback
+    assert "config cannot be stored: int too large" in fails(
+        capsys, "register", "--name", "x", "--from-preset", "arena-gomoku", "--set",
+        f"width={huge}")
 
 
 def test_an_unknown_parameter_names_the_known_ones_and_the_closest(
