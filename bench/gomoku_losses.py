@@ -92,8 +92,9 @@ def chances(teacher: Teacher, scale: float, game: dict[str, Any]) -> list[tuple[
     return found
 
 
-GAME_FIELDS = {"match": str, "builtin": str, "points": (float, int, type(None)),
-               "opening": list, "moves": list}
+GAME_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "match": str, "builtin": str, "points": (float, int, type(None)), "opening": list,
+    "moves": list}
 
 
 def read_games(path: Path) -> list[dict[str, Any]]:
