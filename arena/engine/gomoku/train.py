@@ -270,11 +270,19 @@ def to_units(w: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
 
 
 # The network's fit (``fit`` with hidden units): Adam steps over mini-batches of positions
-# (a fixed number: about ten passes over 36,000 positions; more passes overfit them),
-# from a seeded start, on the features divided by their spread.
+# from a seeded start, on the features divided by their spread; ``NET_PASSES`` passes over
+# the training positions and at least ``NET_STEPS`` steps. Version 8's fit took 1,500
+# steps, about ten passes over its 36,000 positions (more passes overfit them); over
+# 73,000 positions, ten passes fitted better than those 1,500 steps (docs/bots.md).
 NET_STEPS = 1500
+NET_PASSES = 10
 NET_BATCH = 256
 NET_RATE = 1e-3
+
+
+def network_steps(positions: int) -> int:
+    """The Adam steps of a network's fit on ``positions`` training positions."""
+    return max(NET_STEPS, -(-NET_PASSES * positions // NET_BATCH))
 
 
 def fit(data: Positions, l2: float, hidden: int = 0, seed: int = 0) -> Weights:
@@ -309,7 +317,7 @@ def network_fit(data: Positions, base: npt.NDArray[np.float64], l2: float, hidde
     first = [np.zeros_like(q) for q in params]
     second = [np.zeros_like(q) for q in params]
     batches = _batches(len(data), rng)
-    for step in range(1, NET_STEPS + 1):
+    for step in range(1, network_steps(len(data)) + 1):
         batch = next(batches)
         xb = x[batch]
         inputs, outputs = params

@@ -110,6 +110,14 @@ def test_a_network_fits_labels_the_linear_evaluation_cannot() -> None:
     assert np.array_equal(net, train.fit(data, 1e-3, hidden=4, seed=1))  # from the seed
 
 
+def test_the_network_fit_takes_ten_passes_and_at_least_its_minimum() -> None:
+    assert train.network_steps(400) == train.NET_STEPS  # a small run: the minimum
+    assert train.network_steps(36_161) == 1500  # version 8's training positions (its file)
+    assert train.network_steps(38_400) == 1500  # ten passes exactly
+    assert train.network_steps(38_401) == 1501
+    assert train.network_steps(100_000) == 3907  # 10 * 100,000 / 256, rounded up
+
+
 def test_shipped_weights_load_and_record_their_command() -> None:
     weights, digest = ev.load_weights()
     path = ev.WEIGHTS_DIR / f"{ev.DEFAULT_WEIGHTS}.json"
