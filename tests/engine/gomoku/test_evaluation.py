@@ -110,12 +110,33 @@ def test_a_network_fits_labels_the_linear_evaluation_cannot() -> None:
     assert np.array_equal(net, train.fit(data, 1e-3, hidden=4, seed=1))  # from the seed
 
 
-def test_the_network_fit_takes_ten_passes_and_at_least_its_minimum() -> None:
+def test_the_network_fit_takes_ten_passes_and_at_least_its_minimum(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     assert train.network_steps(400) == train.NET_STEPS  # a small run: the minimum
     assert train.network_steps(36_161) == 1500  # version 8's training positions (its file)
     assert train.network_steps(38_400) == 1500  # ten passes exactly
     assert train.network_steps(38_401) == 1501
     assert train.network_steps(100_000) == 3907  # 10 * 100,000 / 256, rounded up
+    # The fit takes them: with a minimum of one step, a hundred passes fit far better than
+    # one step, and the same as the minimum raised to a hundred passes' steps.
+    rng = np.random.default_rng(4)
+    n = 3000
+    x = rng.poisson(1.0, (n, ev.FEATURES)).astype(np.float64)
+    x[:, 0] = 1.0
+    score = x @ rng.normal(size=ev.FEATURES)
+    y = 1.0 / (1.0 + np.exp(-(3.0 * np.abs((score - score.mean()) / score.std()) - 2.0)))
+    data = train.Positions(x, y, np.zeros(n, dtype=np.int64), np.arange(n), [()] * n)
+    monkeypatch.setattr(train, "NET_STEPS", 1)
+    monkeypatch.setattr(train, "NET_PASSES", 0)
+    one_step = train.fit(data, 1e-3, hidden=4, seed=1)
+    monkeypatch.setattr(train, "NET_PASSES", 100)
+    passes = train.fit(data, 1e-3, hidden=4, seed=1)
+    monkeypatch.setattr(train, "NET_PASSES", 0)
+    monkeypatch.setattr(train, "NET_STEPS", -(-100 * n // train.NET_BATCH))
+    assert np.array_equal(passes, train.fit(data, 1e-3, hidden=4, seed=1))
+    loss = {name: train.metrics(data, w)["log_loss"]
+            for name, w in (("one step", one_step), ("passes", passes))}
+    assert loss["passes"] < loss["one step"] - 0.05, loss
 
 
 def test_shipped_weights_load_and_record_their_command() -> None:
