@@ -35,7 +35,7 @@ from arena.services.worker.engines.teacher import catalog_teacher
 from arena.engine.gomoku.board import FREESTYLE
 from arena.engine.gomoku.bots import threat_line
 from arena.engine.gomoku.patterns import FIVE, setup, stat
-from arena.engine.gomoku.position import position_from_moves
+from arena.engine.gomoku.position import GomokuPositionError, position_from_moves
 from arena.engine.gomoku.train import SIZE, teacher_position
 from arena.engine.teacher import Judgement, Teacher
 
@@ -98,7 +98,8 @@ GAME_FIELDS: dict[str, type | tuple[type, ...]] = {
 
 
 def read_games(path: Path) -> list[dict[str, Any]]:
-    """The games of a ``--keep-games`` file; ``SystemExit`` with the reason if it is not one."""
+    """The games of a ``--keep-games`` file, each a legal game (it may have ended with its
+    last move); ``SystemExit`` with the reason if it is not one."""
     try:
         lines = path.read_text().splitlines()
     except OSError as exc:
@@ -114,6 +115,15 @@ def read_games(path: Path) -> list[dict[str, Any]]:
                                              for k, t in GAME_FIELDS.items()):
             raise SystemExit(f"{path}:{number}: not a kept game (fields "
                              f"{', '.join(GAME_FIELDS)})")
+        moves = game["opening"] + game["moves"]
+        try:  # a game in progress before its last move, and that move on an empty cell
+            position_from_moves(SIZE, "freestyle", moves[:-1])
+            if moves and not (type(moves[-1]) is int and 0 <= moves[-1] < SIZE * SIZE
+                              and moves[-1] not in moves[:-1]):
+                raise GomokuPositionError(f"the last move, {moves[-1]!r}, is no empty cell")
+        except GomokuPositionError as exc:
+            raise SystemExit(f"game {game['match']}, before ply {len(moves) - 1}: {exc}"
+                             ) from None
         games.append(game)
     return games
 

@@ -274,3 +274,22 @@ def test_the_losses_bench_refuses_a_file_of_no_kept_games(
                       "none.toml", timeout=120)
     assert done.returncode == 1 and done.stderr.startswith(f"{games}{message}"), done.stderr
     assert done.stderr.count("\n") == 1  # one line, no traceback
+
+
+@pytest.mark.parametrize(("moves", "message"), [
+    ([112, 113, 112, 114], "game m1, before ply 3: move h8 at ply 2 is taken"),
+    ([112, 113, 999], "game m1, before ply 2: the last move, 999, is no empty cell"),
+    ([112, 113, 112], "game m1, before ply 2: the last move, 112, is no empty cell"),
+    ([112, 0, 113, 1, 114, 2, 115, 3, 116, 4, 5], "game m1, before ply 10: the game was "
+                                                  "already won at ply 8"),
+])
+def test_the_losses_bench_refuses_a_game_that_is_no_game(
+    tmp_path: Path, moves: list[int], message: str
+) -> None:
+    # Every move of every game is checked when the file is read, the last one included
+    # (which the losses bench asks the teacher about), before any engine starts.
+    games = tmp_path / "games.jsonl"
+    games.write_text(json.dumps({**LOST, "opening": [], "moves": moves}) + "\n")
+    done = run_script("gomoku_losses.py", str(games), "--teacher", "judge", "--catalog",
+                      "none.toml", timeout=120)
+    assert done.returncode == 1 and done.stderr == message + "\n", done.stderr
