@@ -7,7 +7,8 @@
 the built-in bot did not win, a catalog engine (the same teacher as ``arena engine train
 gomoku --teacher``) judges the position after each of the bot's moves, and the bot's
 chance is read from its score as ``sigmoid(-score / teacher_scale)`` (the opponent is to
-move); a proven win for the opponent is a loss outright, as is a five left open. Printed:
+move); a proven win for the opponent is a loss outright, as is a five left open, and a move
+that fills the board a draw. Printed:
 
 - per game, the bot's chance after each of its moves (``L``: proven lost), and its
   *decisive move*: the first after which the teacher proves the loss;
@@ -32,7 +33,7 @@ from typing import Any
 
 from arena.services.worker.engines.teacher import catalog_teacher
 
-from arena.engine.gomoku.board import FREESTYLE
+from arena.engine.gomoku.board import FREESTYLE, is_win
 from arena.engine.gomoku.bots import threat_line
 from arena.engine.gomoku.patterns import FIVE, setup, stat
 from arena.engine.gomoku.position import GomokuPositionError, position_from_moves
@@ -63,10 +64,16 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def five_open(moves: list[int]) -> bool:
-    """Whether the side to move after ``moves`` has a five to play."""
-    _cells, _pat, st, _table = setup(SIZE, FREESTYLE, moves)
-    return bool(stat(st, 1 + len(moves) % 2, FIVE) > 0)
+def decided(moves: list[int]) -> float | None:
+    """The bot's chance after ``moves`` (its own move last) where no teacher is needed: 1
+    when that move made five, 0.5 when it filled the board, 0 when the opponent has a five
+    to play; None otherwise."""
+    cells, _pat, st, _table = setup(SIZE, FREESTYLE, moves)
+    if is_win(cells, SIZE, moves[-1], FREESTYLE):
+        return 1.0
+    if len(moves) == SIZE * SIZE:
+        return 0.5
+    return 0.0 if stat(st, 1 + len(moves) % 2, FIVE) > 0 else None
 
 
 def chance_after(judgement: Judgement, scale: float) -> float:
@@ -81,14 +88,14 @@ def chances(teacher: Teacher, scale: float, game: dict[str, Any]) -> list[tuple[
     moves = list(game["opening"]) + list(game["moves"])
     parity = 0 if game["builtin"] == "black" else 1  # Black plays the even plies
     plies = [ply for ply in range(len(game["opening"]), len(moves)) if ply % 2 == parity]
-    asked = [ply for ply in plies if not five_open(moves[: ply + 1])]
+    known = {ply: decided(moves[: ply + 1]) for ply in plies}
+    asked = [ply for ply, chance in known.items() if chance is None]
     judgements = teacher.judge([teacher_position(moves[: ply + 1]) for ply in asked], 1)
-    judged = dict(zip(asked, judgements, strict=True))
+    judged = {ply: chance_after(j, scale) for ply, j in zip(asked, judgements, strict=True)}
     found = []
-    for ply in plies:
-        judgement = judged.get(ply)
-        chance = 0.0 if judgement is None else chance_after(judgement, scale)
-        found.append((ply, LOST if chance == 0 else chance))
+    for ply, chance in known.items():
+        found_chance = judged[ply] if chance is None else chance
+        found.append((ply, LOST if found_chance == 0 else found_chance))
     return found
 
 
@@ -155,7 +162,7 @@ def main() -> None:
             moves = (list(game["opening"]) + list(game["moves"]))[: ply + 1]
             if decisive > 0:
                 before.append(line[decisive - 1][1])
-            open_five = five_open(moves)
+            open_five = decided(moves) == 0
             vct = [] if open_five else threat_line(
                 position_from_moves(SIZE, "freestyle", moves), args.vct_plies, False,
                 args.vct_nodes)

@@ -13,8 +13,8 @@ the searching thread's CPU clock (or to ``--depth``, which does not depend on th
 machine). The teacher (a catalog engine, as for ``arena engine train gomoku --teacher``)
 judges the position after each move, each distinct position once. The bot's chance after
 a move is ``sigmoid(-score / teacher_scale)`` (the opponent is to move): 0 when the
-teacher proves the opponent's win, 1 when the move made five or the teacher proves the
-opponent lost.
+teacher proves the opponent's win (or a five is left open), 1 when the move made five or the
+teacher proves the opponent lost, 0.5 when it filled the board (``gomoku_losses.decided``).
 
 Printed: per variant, its mean chance and the number of positions where it chose
 another move than the first variant; then each other variant's mean difference from the
@@ -33,12 +33,11 @@ from typing import Any
 
 from arena.clients.bot_commands import set_config
 from arena.services.worker.engines.teacher import catalog_teacher
-from gomoku_losses import chance_after, five_open, read_games, teacher_parser
+from gomoku_losses import chance_after, decided, read_games, teacher_parser
 
 from arena.bots.presets import merge_config
 from arena.engine.api import Limits
 from arena.engine.gomoku import PRESETS, choose_move, validate_config, warm_up
-from arena.engine.gomoku.position import GomokuPositionError, position_from_moves
 from arena.engine.gomoku.train import SIZE, teacher_position
 from arena.errors import InvalidArgumentError
 
@@ -92,15 +91,6 @@ def positions(games: list[dict[str, Any]], every: int, limit: int) -> list[list[
     return found[:limit]
 
 
-def made_five(moves: list[int]) -> bool:
-    """Whether the last of ``moves`` (a legal move in a game in progress) won."""
-    try:
-        position_from_moves(SIZE, "freestyle", moves)
-    except GomokuPositionError:
-        return True
-    return False
-
-
 def main() -> None:
     args = parse_args()
     games = read_games(args.games)
@@ -123,12 +113,9 @@ def main() -> None:
                         for moves in asked]
         after = [(*moves, move) for moves, move in zip(asked, chosen[text], strict=True)]
         new = [line for line in dict.fromkeys(after) if line not in chance]
-        for line in new:
-            if made_five(list(line)):
-                chance[line] = 1.0
-            elif five_open(list(line)):
-                chance[line] = 0.0
-        judge = [line for line in new if line not in chance]
+        known = {line: decided(list(line)) for line in new}
+        chance |= {line: c for line, c in known.items() if c is not None}
+        judge = [line for line, c in known.items() if c is None]
         try:
             judgements = teacher.judge([teacher_position(list(line)) for line in judge], 1)
         except ValueError as exc:

@@ -293,3 +293,37 @@ def test_the_losses_bench_refuses_a_game_that_is_no_game(
     done = run_script("gomoku_losses.py", str(games), "--teacher", "judge", "--catalog",
                       "none.toml", timeout=120)
     assert done.returncode == 1 and done.stderr == message + "\n", done.stderr
+
+
+def _full_board_draw() -> list[int]:
+    """Moves that fill the board with no five: White on the cells where x + y // 2 is
+    odd (112 of them), Black on the others, alternately, Black's the last."""
+    cells = [(y * 15 + x, (x + y // 2) % 2) for y in range(15) for x in range(15)]
+    black = [cell for cell, odd in cells if not odd]
+    white = [cell for cell, odd in cells if odd]
+    return [m for pair in zip(black, white, strict=False) for m in pair] + black[len(white):]
+
+
+def test_a_move_that_fills_the_board_is_a_draw_to_both_benches(tmp_path: Path) -> None:
+    # The built-in bot (Black) fills the board with its last move: both benches read the
+    # position after it as a draw (0.5) without asking the teacher, which cannot play on a
+    # full board (the losses bench once stopped there; the move quality bench counted it a
+    # won game).
+    moves = _full_board_draw()
+    assert len(moves) == 225 and len(set(moves)) == 225
+    games = tmp_path / "games.jsonl"
+    games.write_text(json.dumps({"match": "d1", "builtin": "black", "points": 0.5,
+                                 "opening": [], "moves": moves}) + "\n")
+    catalog = str(judge_catalog(tmp_path))
+    done = run_script("gomoku_losses.py", str(games), "--teacher", "judge", "--catalog",
+                      catalog, "--teacher-scale", "1000", timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert " 224:50\n" in done.stdout, done.stdout
+    done = run_script("gomoku_move_quality.py", str(games), "--teacher", "judge", "--catalog",
+                      catalog, "--teacher-scale", "1000", "--depth", "1", "--every", "112",
+                      "--variant", "", timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    first = choose_move(15, "freestyle", [], PRESETS["arena-gomoku"], Limits(depth=1)).move
+    mean = (judged_chance([first]) + 0.5) / 2  # the empty board, and the last move's draw
+    assert f"  'arena-gomoku': mean chance {100 * mean:.2f}%, 0 moves" in done.stdout, (
+        done.stdout)
