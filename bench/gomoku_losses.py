@@ -35,12 +35,14 @@ from arena.services.worker.engines.teacher import catalog_teacher
 
 from arena.engine.gomoku.board import FREESTYLE, is_win
 from arena.engine.gomoku.bots import threat_line
+from arena.engine.gomoku.cli import checked_teacher_ms, checked_teacher_scale
 from arena.engine.gomoku.patterns import FIVE, setup, stat
 from arena.engine.gomoku.position import GomokuPositionError, position_from_moves
 from arena.engine.gomoku.train import SIZE, teacher_position
 from arena.engine.teacher import Judgement, Teacher
 
 LOST = -1.0  # the bot's chance, as printed, when the teacher proves the loss
+MAX_EXPONENT = 700.0  # within math.exp's range: a chance that small is still above 0
 
 
 def teacher_parser(description: str) -> argparse.ArgumentParser:
@@ -57,11 +59,22 @@ def teacher_parser(description: str) -> argparse.ArgumentParser:
     return parser
 
 
+def parse_teacher_args(parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """``parser``'s arguments, the teacher's checked as ``arena engine train`` checks them."""
+    args = parser.parse_args()
+    try:
+        checked_teacher_scale(args.teacher_scale)
+        checked_teacher_ms(args.teacher_ms)
+    except ValueError as exc:
+        parser.error(str(exc))
+    return args
+
+
 def parse_args() -> argparse.Namespace:
     parser = teacher_parser(__doc__.split("\n")[0])
     parser.add_argument("--vct-plies", type=int, default=21)
     parser.add_argument("--vct-nodes", type=int, default=2_000_000)
-    return parser.parse_args()
+    return parse_teacher_args(parser)
 
 
 def decided(moves: list[int]) -> float | None:
@@ -80,7 +93,7 @@ def chance_after(judgement: Judgement, scale: float) -> float:
     """The bot's chance in a position the teacher judged with the opponent to move."""
     if judgement.exact:  # a proven win of the opponent (> 0), a proven loss, or a draw
         return 0.0 if judgement.score > 0 else 1.0 if judgement.score < 0 else 0.5
-    return 1 / (1 + math.exp(judgement.score / scale))
+    return 1 / (1 + math.exp(min(judgement.score / scale, MAX_EXPONENT)))
 
 
 def chances(teacher: Teacher, scale: float, game: dict[str, Any]) -> list[tuple[int, float]]:

@@ -33,7 +33,13 @@ from typing import Any
 
 from arena.clients.bot_commands import set_config
 from arena.services.worker.engines.teacher import catalog_teacher
-from gomoku_losses import chance_after, decided, read_games, teacher_parser
+from gomoku_losses import (
+    chance_after,
+    decided,
+    parse_teacher_args,
+    read_games,
+    teacher_parser,
+)
 
 from arena.bots.presets import merge_config
 from arena.engine.api import Limits
@@ -54,7 +60,7 @@ def parse_args() -> argparse.Namespace:
                              "the reference; given again, another")
     parser.add_argument("--every", type=int, default=2, help="every n-th of the bot's moves")
     parser.add_argument("--limit", type=int, default=400, help="at most this many positions")
-    args = parser.parse_args()
+    args = parse_teacher_args(parser)
     if min(args.move_ms, args.every, args.limit) < 1 or args.depth < 0:
         parser.error("--move-ms, --every and --limit must be at least 1, --depth at least 0")
     try:

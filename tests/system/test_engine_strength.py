@@ -327,3 +327,31 @@ def test_a_move_that_fills_the_board_is_a_draw_to_both_benches(tmp_path: Path) -
     mean = (judged_chance([first]) + 0.5) / 2  # the empty board, and the last move's draw
     assert f"  'arena-gomoku': mean chance {100 * mean:.2f}%, 0 moves" in done.stdout, (
         done.stdout)
+
+
+@pytest.mark.parametrize("script", ["gomoku_losses.py", "gomoku_move_quality.py"])
+@pytest.mark.parametrize(("options", "message"), [
+    (["--teacher-scale", "0"], "--teacher-scale must be a number above 0, got 0"),
+    (["--teacher-scale", "nan"], "--teacher-scale must be a number above 0, got nan"),
+    (["--teacher-ms", "0"], "--teacher-ms must be in 1..600000, got 0"),
+])
+def test_the_teacher_benches_check_the_teachers_options_as_training_does(
+    tmp_path: Path, script: str, options: list[str], message: str
+) -> None:
+    games = tmp_path / "games.jsonl"
+    games.write_text(json.dumps(LOST) + "\n")
+    variant = ["--variant", ""] if script == "gomoku_move_quality.py" else []
+    done = run_script(script, str(games), "--teacher", "judge", "--catalog", "none.toml",
+                      *variant, *options, timeout=120)
+    assert done.returncode == 2 and done.stderr.endswith(f"error: {message}\n"), done.stderr
+
+
+def test_a_tiny_teacher_scale_reads_as_near_certainty(tmp_path: Path) -> None:
+    # A scale of 1e-6 turns the judge's scores into exponents far past math.exp's range;
+    # the chances are then near 0 or 1 but the bench still reports them.
+    games = tmp_path / "lost.jsonl"
+    games.write_text(json.dumps(LOST) + "\n")
+    done = run_script("gomoku_losses.py", str(games), "--teacher", "judge", "--catalog",
+                      str(judge_catalog(tmp_path)), "--teacher-scale", "1e-6", timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "m1 (white, 0): decisive move at ply" in done.stdout

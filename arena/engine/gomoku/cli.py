@@ -123,6 +123,20 @@ def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, fitting: st
                     "positions": files}
 
 
+def checked_teacher_scale(scale: float) -> float:
+    """``--teacher-scale`` (the teacher's units per unit of log-odds), or ``ValueError``."""
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"--teacher-scale must be a number above 0, got {scale:g}")
+    return scale
+
+
+def checked_teacher_ms(move_ms: int) -> int:
+    """``--teacher-ms`` (the teacher's time per position), or ``ValueError``."""
+    if not 1 <= move_ms <= MAX_TEACHER_MS:
+        raise ValueError(f"--teacher-ms must be in 1..{MAX_TEACHER_MS}, got {move_ms}")
+    return move_ms
+
+
 def _teacher(args: argparse.Namespace) -> tuple[TeacherSettings | None, str]:
     """The training's teacher, checked before a game is played, and its part of the
     recorded command (with ``--jobs``: a teacher with a memory between positions labels
@@ -143,12 +157,9 @@ def _teacher(args: argparse.Namespace) -> tuple[TeacherSettings | None, str]:
     if args.teacher_scale is None:
         raise ValueError("--teacher needs --teacher-scale: the teacher's evaluation units "
                          "per unit of log-odds (Rapfi: 200; pbrain-arena: 1000)")
-    scale = float(args.teacher_scale)
-    if not (math.isfinite(scale) and scale > 0):
-        raise ValueError(f"--teacher-scale must be a number above 0, got {scale:g}")
-    move_ms = DEFAULT_TEACHER_MS if args.teacher_ms is None else args.teacher_ms
-    if not 1 <= move_ms <= MAX_TEACHER_MS:
-        raise ValueError(f"--teacher-ms must be in 1..{MAX_TEACHER_MS}, got {move_ms}")
+    scale = checked_teacher_scale(float(args.teacher_scale))
+    move_ms = checked_teacher_ms(DEFAULT_TEACHER_MS if args.teacher_ms is None
+                                 else args.teacher_ms)
     catalog = args.catalog or "arena"
     teacher = args.teacher_factory(catalog, args.teacher, "gomoku", move_ms)
     teaching = (f" --teacher {args.teacher} --catalog {Path(catalog).name} --teacher-scale "
