@@ -8,6 +8,12 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from arena.text import bounded
+
+# What a caller is told of a bad request: at most this many field violations, each
+# bounded like the message (``reported``), whatever the request made of them.
+MAX_VIOLATIONS_REPORTED = 50
+
 
 @dataclass(frozen=True)
 class FieldViolation:
@@ -44,6 +50,15 @@ class InvalidArgumentError(ArenaError, ValueError):
     @classmethod
     def for_fields(cls, violations: list[FieldViolation]) -> InvalidArgumentError:
         return cls("invalid request", violations)
+
+
+def reported(exc: BaseException) -> tuple[str, list[FieldViolation]]:
+    """What a caller is told of ``exc``, on the gRPC API and the web API alike: its message
+    and its field violations, each bounded (``arena.text.bounded``), so that no reply
+    echoes megabytes of a request back."""
+    violations = exc.violations if isinstance(exc, InvalidArgumentError) else []
+    return bounded(str(exc)), [FieldViolation(bounded(v.field, 200), bounded(v.description))
+                               for v in violations[:MAX_VIOLATIONS_REPORTED]]
 
 
 class NotFoundError(ArenaError, LookupError):

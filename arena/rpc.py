@@ -13,7 +13,6 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from arena import errors
-from arena.text import bounded
 
 # The widest values of the API's integer fields (proto int32 and int64): what a request
 # can carry at all, before any field's own range.
@@ -58,15 +57,16 @@ def status_code_for(exc: BaseException) -> grpc.StatusCode:
 
 def to_status(exc: BaseException) -> grpc.Status:
     code = status_code_for(exc)
-    message = bounded(str(exc)) if code is not grpc.StatusCode.INTERNAL else "internal error"
+    message, violations = errors.reported(exc)
+    if code is grpc.StatusCode.INTERNAL:
+        message = "internal error"
     status = status_pb2.Status(code=getattr(code_pb2, code.name), message=message)
-    if isinstance(exc, errors.InvalidArgumentError) and exc.violations:
+    if violations:
         detail = error_details_pb2.BadRequest(
             field_violations=[
                 error_details_pb2.BadRequest.FieldViolation(
-                    field=bounded(v.field, 200), description=bounded(v.description)
-                )
-                for v in exc.violations[:50]
+                    field=v.field, description=v.description)
+                for v in violations
             ]
         )
         packed = any_pb2.Any()

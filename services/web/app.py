@@ -172,10 +172,11 @@ def checked_int(name: str, text: str | None, default: int, low: int, high: int) 
 
 def error_response(exc: errors.ArenaError) -> JSONResponse:
     status, code = http_status(exc)
-    body: dict[str, Any] = {"status": code, "message": str(exc)}
-    if isinstance(exc, errors.InvalidArgumentError) and exc.violations:
+    message, violations = errors.reported(exc)
+    body: dict[str, Any] = {"status": code, "message": message}
+    if violations:
         body["fields"] = [{"field": v.field, "description": v.description}
-                          for v in exc.violations]
+                          for v in violations]
     headers = {"www-authenticate": "Bearer"} if status == 401 else None
     return JSONResponse({"error": body}, status_code=status, headers=headers)
 

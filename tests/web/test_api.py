@@ -21,6 +21,7 @@ from typing import Any
 from arena.services.web.server import check_http_health
 from arena.services.web.shared import FRESH_S
 
+from arena.text import MAX_MESSAGE_CHARS
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 from tests.observability.test_stack import scrape, total
 from tests.web.conftest import USER_TOKEN, Http, WebStack, register, wait_for_ladder
@@ -404,6 +405,19 @@ def test_a_misspelt_field_is_a_bad_field_not_a_default(web: WebStack) -> None:
         assert [f["field"] for f in fields] == ["move_tim_ms"], fields
         assert "unknown field; known: " in fields[0]["description"]
         assert "move_time_ms" in fields[0]["description"]
+
+
+def test_a_refusal_is_as_bounded_on_the_web_as_on_the_grpc_api(web: WebStack) -> None:
+    """Ten unknown fields of 60 characters, each answered with the known names, made a
+    3,000-character message on the web (the gRPC API bounds it to 1,000)."""
+    body: dict[str, object] = {"black": "web-beginner", "white": "web-beginner",
+                               **{f"{i}{'z' * 59}": 1 for i in range(10)}}
+    status, _, reply = web.http.request("POST", "/api/matches", body, token=USER_TOKEN)
+    assert status == 400, reply
+    error = error_of(reply)
+    assert len(error["fields"]) == 10, error
+    assert error["message"].startswith("invalid request: 0zzz"), error
+    assert len(error["message"]) == MAX_MESSAGE_CHARS and error["message"].endswith("…")
 
 
 def test_a_quota_refusal_is_too_many_requests(web: WebStack) -> None:
