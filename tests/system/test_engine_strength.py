@@ -10,14 +10,17 @@ import json
 import math
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from arena.engine.api import Limits
 from arena.engine.gomoku import PRESETS, choose_move
+from arena.engine.gomoku.train import KeptPositions, Positions, save_positions
 from arena.games import GomokuBoard
 from arena.ratings import ScoreElo, pentanomial, score_elo, sprt, trinomial
 
@@ -355,3 +358,70 @@ def test_a_tiny_teacher_scale_reads_as_near_certainty(tmp_path: Path) -> None:
                       str(judge_catalog(tmp_path)), "--teacher-scale", "1e-6", timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "m1 (white, 0): decisive move at ply" in done.stdout
+
+
+def _positions_file(path: Path, rows: list[tuple[list[int], float]],
+                    teacher: dict[str, object] | None) -> Path:
+    """A positions file as ``arena engine train gomoku --keep-positions`` writes it, one
+    game a position, with these labels."""
+    moves = [tuple(m) for m, _ in rows]
+    data = Positions(np.zeros((len(rows), 1)), np.array([label for _, label in rows]),
+                     np.array([len(m) for m in moves]), np.arange(len(rows)), moves)
+    made_by = {"command": "a test", "seed": 1, **({"teacher": teacher} if teacher else {})}
+    return save_positions(path, KeptPositions(data, len(rows), made_by))
+
+
+def _cross_entropy(label: float, chance: float) -> float:
+    return -(label * math.log(chance) + (1 - label) * math.log(1 - chance))
+
+
+def test_the_judgement_bench_reads_each_judges_proofs_and_chances(tmp_path: Path) -> None:
+    # bench/gomoku_judgement.py at depth 2, the built-in bot and the same brain as a
+    # protocol engine judging: Black to move with a five to play (the teacher agrees, and
+    # in a copy labelled 0.2 it does not), Black to move against an open four (lost), and
+    # a quiet position. The three proofs read as 0.99 and 0.01 whatever the scale; the
+    # quiet one costs at least the entropy of its label and at most log 2.
+    five = [0, 113, 1, 114, 2, 115, 3, 100]
+    open_four = [0, 112, 2, 113, 4, 114, 6, 115]
+    rows = [(five, 0.99), (open_four, 0.01), (five, 0.2), ([112], 0.6)]
+    path = _positions_file(tmp_path / "p.npz", rows, {"engine": "someone"})
+    done = run_script("gomoku_judgement.py", str(path), "--first-game", "0", "--depth", "2",
+                      "--engine", "judge", "--catalog", str(judge_catalog(tmp_path)),
+                      timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    entropy = statistics.fmean(_cross_entropy(y, y) for _, y in rows)
+    assert done.stdout.startswith(
+        f"4 positions of p.npz; the teacher proved 25.0% won and 25.0% lost for the side to "
+        f"move; the labels' entropy {entropy:.4f}; arena-gomoku at depth 2\n"), done.stdout
+    proven = (_cross_entropy(0.99, 0.99) + _cross_entropy(0.01, 0.01)
+              + _cross_entropy(0.2, 0.99))
+    for judge in ("arena-gomoku", "judge"):
+        found = re.search(rf"^{judge}:\n  log-loss ([\d.]+) \(scale \S+\); proves 100.0% "
+                          r"\(1/1\) of the teacher's wins, 100.0% \(1/1\) of its losses; 1 "
+                          r"proofs against the teacher's judgement\n  unproven by either "
+                          r"\(1\): log-loss ([\d.]+) ", done.stdout, re.MULTILINE)
+        assert found, done.stdout
+        loss, quiet = float(found[1]), float(found[2])
+        assert _cross_entropy(0.6, 0.6) - 1e-4 <= quiet <= math.log(2) + 1e-4
+        assert loss == pytest.approx((proven + quiet) / 4, abs=2e-4)
+    assert re.search(r"^judge:(\n  .*){2}\n  \d+ s$", done.stdout, re.MULTILINE), done.stdout
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["--limit", "0"], "error: --limit must be at least 1, --depth at least 0"),
+    (["--engine", "judge"], "error: --engine needs --catalog"),
+    (["--variant", "width=1"], "--variant 'width=1': width: must be in 2..64, got 1"),
+    (["--first-game", "9"], "p.npz: no position from game 9 on (1 games)"),
+])
+def test_the_judgement_bench_refuses_bad_options_in_one_line(
+        tmp_path: Path, options: list[str], message: str) -> None:
+    path = _positions_file(tmp_path / "p.npz", [([112], 0.6)], {"engine": "someone"})
+    done = run_script("gomoku_judgement.py", str(path), *options, timeout=120)
+    assert done.returncode != 0 and done.stderr.strip().endswith(message), done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_judgement_bench_needs_a_teacher_s_labels(tmp_path: Path) -> None:
+    path = _positions_file(tmp_path / "p.npz", [([112], 1.0)], None)
+    done = run_script("gomoku_judgement.py", str(path), timeout=120)
+    assert done.returncode == 1 and "labelled by game results, not by a teacher" in done.stderr
