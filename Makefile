@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup demo up test lint typecheck check-protos protos pytest bench screenshots clean
+.PHONY: setup demo up test lint typecheck check-protos protos pytest screenshots clean
 
 setup: $(STAMP)
 
@@ -50,9 +50,6 @@ pytest: $(STAMP)
 # Every web page in light and dark mode, laptop and phone width, into screenshots/.
 screenshots: $(STAMP)
 	$(BIN)/python tools/screenshots.py --out screenshots
-
-bench: $(STAMP)
-	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) .typecheck .mypy_cache .ruff_cache .pytest_cache .arena
