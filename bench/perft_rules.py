@@ -7,6 +7,7 @@ Usage: python bench/perft_rules.py [max_depth] [runs]
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -29,8 +30,12 @@ def expected_counts() -> dict[int, int]:
 
 
 def main() -> None:
-    max_depth = int(sys.argv[1]) if len(sys.argv) > 1 else 9
-    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("max_depth", type=int, nargs="?", default=9)
+    parser.add_argument("runs", type=int, nargs="?", default=3,
+                        help="runs of each depth from 6 on (the median is printed)")
+    args = parser.parse_args()
+    max_depth, runs = args.max_depth, args.runs
     expected = expected_counts()
     print(f"{'variant':<14}{'depth':>6}{'leaves':>14}{'median s':>11}{'leaves/s':>13}  check")
     for variant in ("standard", "international"):
