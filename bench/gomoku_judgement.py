@@ -6,18 +6,22 @@
 
 The positions are a file of ``arena engine train gomoku --keep-positions`` labelled by a
 teacher (``--teacher``): the teacher's chance for the side to move, 0.99 or 0.01 where it
-proved the result. The held-out games are asked (from ``--first-game``, by default the
-file's last fifth, the training's held-out share), at most ``--limit`` positions. Each
-judge searches each position: every ``--variant`` of ``arena-gomoku`` (the preset with the
-items; the first is the reference) within ``--move-ms`` of CPU time or to ``--depth``, and
-with ``--engine`` a catalog's protocol engine as well (its own limits; ``--engine-ms`` is
-its time a position). A judge's score reads as the chance ``sigmoid(score / s)``, with the
-scale ``s`` that fits best (the judges' units differ), and a proven result as 0.99/0.01.
+proved the result or was as sure (the file keeps the labels, not the proofs; for Rapfi's
+scale of 200, a score past 919 is as sure). The held-out games are asked (from
+``--first-game``, by default the file's last fifth, the training's held-out share), at
+most ``--limit`` positions. Each judge searches each position: every ``--variant`` of
+``arena-gomoku`` (the preset with the items) within ``--move-ms`` of CPU time or to
+``--depth``, and with ``--engine`` a catalog's protocol engine as well (its own limits;
+``--engine-ms`` is its time a position). A judge's score reads as the chance
+``sigmoid(score / s)``, with the scale ``s`` that fits best (the judges' units differ),
+and a proven result as 0.99/0.01.
 
 Printed per judge: the soft log-loss of its chances against the labels (the labels' own
-entropy is the floor); of the positions the teacher proved won or lost for the side to
-move, the share the judge proves too, and the proofs that contradict the teacher; the
-log-loss on the positions neither proves (scale fitted on them alone); its mean depth.
+entropy is the floor); of the positions labelled won (0.99) or lost (0.01) for the side to
+move, the share the judge proves so, and its proofs against a label on the other side of
+1/2; the log-loss on the positions neither the label nor the judge calls sure (scale
+fitted on them alone); its mean depth.
+
 A judge that proves more and judges the rest as well is not always the stronger player:
 docs/bots.md has a variant that did better here and worse in games.
 """
@@ -152,12 +156,12 @@ def report(name: str, judged: Judged, label: Floats) -> None:
     open_ = ~(won | lost | exact)
     against = int((proves_win & (label < 0.5)).sum() + (proves_loss & (label > 0.5)).sum())
     print(f"{name}:\n  log-loss {loss:.4f} (scale {scale:.0f}); proves "
-          f"{_share(proves_win, won)} of the teacher's wins, {_share(proves_loss, lost)} of "
-          f"its losses; {against} proofs against the teacher's judgement")
+          f"{_share(proves_win, won)} of those labelled won, {_share(proves_loss, lost)} of "
+          f"those labelled lost; {against} against the label")
     if open_.any():
         rest = [j for j, keep in zip(js, open_, strict=True) if keep]
         rest_loss, rest_scale = best_fit(rest, label[open_])
-        print(f"  unproven by either ({open_.sum()}): log-loss {rest_loss:.4f} "
+        print(f"  sure to neither ({open_.sum()}): log-loss {rest_loss:.4f} "
               f"(scale {rest_scale:.0f})")
     depth = "" if math.isnan(judged.depth) else f"mean depth {judged.depth:.1f}, "
     print(f"  {depth}{judged.seconds:.0f} s", flush=True)
@@ -170,9 +174,9 @@ def main() -> None:
     entropy = log_loss(label, label)
     limit = f"depth {args.depth}" if args.depth else f"{args.move_ms} ms of CPU"
     won, lost = (label >= TEACHER_SURE).mean(), (label <= 1 - TEACHER_SURE).mean()
-    print(f"{len(moves)} positions of {args.positions.name}; the teacher proved "
-          f"{100 * won:.1f}% won and {100 * lost:.1f}% lost for the side to move; the labels' "
-          f"entropy {entropy:.4f}; {ARENA_GOMOKU} at {limit}", flush=True)
+    print(f"{len(moves)} positions of {args.positions.name}: {100 * won:.1f}% labelled won "
+          f"and {100 * lost:.1f}% lost for the side to move; the labels' entropy "
+          f"{entropy:.4f}; {ARENA_GOMOKU} at {limit}", flush=True)
     warm_up()
     for text, config in configs.items():
         report(text or ARENA_GOMOKU, by_bot(config, args.limits, moves), label)

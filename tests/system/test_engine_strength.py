@@ -391,15 +391,15 @@ def test_the_judgement_bench_reads_each_judges_proofs_and_chances(tmp_path: Path
     assert done.returncode == 0, done.stdout + done.stderr
     entropy = statistics.fmean(_cross_entropy(y, y) for _, y in rows)
     assert done.stdout.startswith(
-        f"4 positions of p.npz; the teacher proved 25.0% won and 25.0% lost for the side to "
-        f"move; the labels' entropy {entropy:.4f}; arena-gomoku at depth 2\n"), done.stdout
+        f"4 positions of p.npz: 25.0% labelled won and 25.0% lost for the side to move; the "
+        f"labels' entropy {entropy:.4f}; arena-gomoku at depth 2\n"), done.stdout
     proven = (_cross_entropy(0.99, 0.99) + _cross_entropy(0.01, 0.01)
               + _cross_entropy(0.2, 0.99))
     for judge in ("arena-gomoku", "judge"):
         found = re.search(rf"^{judge}:\n  log-loss ([\d.]+) \(scale \S+\); proves 100.0% "
-                          r"\(1/1\) of the teacher's wins, 100.0% \(1/1\) of its losses; 1 "
-                          r"proofs against the teacher's judgement\n  unproven by either "
-                          r"\(1\): log-loss ([\d.]+) ", done.stdout, re.MULTILINE)
+                          r"\(1/1\) of those labelled won, 100.0% \(1/1\) of those labelled "
+                          r"lost; 1 against the label\n  sure to neither \(1\): log-loss ([\d.]+) ",
+                          done.stdout, re.MULTILINE)
         assert found, done.stdout
         loss, quiet = float(found[1]), float(found[2])
         assert _cross_entropy(0.6, 0.6) - 1e-4 <= quiet <= math.log(2) + 1e-4
