@@ -44,6 +44,7 @@ from arena.engine.api import Limits
 from arena.engine.gomoku import choose_move, warm_up
 from arena.engine.gomoku.cli import checked_teacher_ms
 from arena.engine.gomoku.config import ARENA_GOMOKU
+from arena.engine.gomoku.position import GomokuPositionError
 from arena.engine.gomoku.search import WIN_BOUND
 from arena.engine.gomoku.train import (
     SIZE,
@@ -114,7 +115,12 @@ def asked(path: Path, first_game: int, limit: int) -> tuple[list[list[int]], Flo
 
 def by_bot(config: dict[str, object], limits: Limits, moves: list[list[int]]) -> Judged:
     started = time.monotonic()
-    found = [choose_move(SIZE, "freestyle", m, config, limits) for m in moves]
+    found = []
+    for index, played in enumerate(moves):
+        try:
+            found.append(choose_move(SIZE, "freestyle", played, config, limits))
+        except GomokuPositionError as exc:  # a file made otherwise than by the training
+            raise SystemExit(f"position {index} asked ({len(played)} stones): {exc}") from None
     judgements = [Judgement(float(r.score), r.exact or abs(r.score) > WIN_BOUND)
                   for r in found]
     return Judged(judgements, float(np.mean([r.depth for r in found])),

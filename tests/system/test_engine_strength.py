@@ -425,3 +425,13 @@ def test_the_judgement_bench_needs_a_teacher_s_labels(tmp_path: Path) -> None:
     path = _positions_file(tmp_path / "p.npz", [([112], 1.0)], None)
     done = run_script("gomoku_judgement.py", str(path), timeout=120)
     assert done.returncode == 1 and "labelled by game results, not by a teacher" in done.stderr
+
+
+def test_the_judgement_bench_refuses_a_finished_game_in_one_line(tmp_path: Path) -> None:
+    five = [0, 100, 1, 101, 2, 102, 3, 103, 4]  # Black's five: nothing left to judge
+    path = _positions_file(tmp_path / "p.npz", [([112], 0.6), (five, 0.01)], {"engine": "x"})
+    done = run_script("gomoku_judgement.py", str(path), "--first-game", "0", "--depth", "1",
+                      timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip() == ("position 1 asked (9 stones): the game is over: the last "
+                                   "move won"), done.stderr
