@@ -50,6 +50,7 @@ from arena.engine.gomoku.train import (
     SIZE,
     TEACHER_SURE,
     load_positions,
+    log_loss,
     teacher_labels,
     teacher_position,
 )
@@ -135,11 +136,6 @@ def by_engine(catalog: str, name: str, move_ms: int, moves: list[list[int]]) -> 
     except ValueError as exc:
         raise SystemExit(f"the engine {name}: {exc}") from None
     return Judged(judgements, math.nan, time.monotonic() - started)
-
-
-def log_loss(chance: Floats, label: Floats) -> float:
-    chance = np.clip(chance, 1e-9, 1 - 1e-9)
-    return float(np.mean(-(label * np.log(chance) + (1 - label) * np.log(1 - chance))))
 
 
 def best_fit(judgements: Sequence[Judgement], label: Floats) -> tuple[float, float]:

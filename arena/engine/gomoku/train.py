@@ -247,14 +247,20 @@ def logistic_fit(
     return w
 
 
+def log_loss(chance: npt.NDArray[np.float64], label: npt.NDArray[np.float64]) -> float:
+    """Mean soft log-loss of ``chance`` against ``label`` (either may be fractional)."""
+    p = np.clip(chance, 1e-12, 1 - 1e-12)
+    return float(np.mean(-(label * np.log(p) + (1 - label) * np.log(1 - p))))
+
+
 def metrics(data: Positions, weights: Weights) -> dict[str, float]:
     """Mean log-loss and accuracy of integer ``weights`` on ``data``: how often the
     evaluation takes the side the label takes (positions with a label of 0.5 left out)."""
     if len(data) == 0:
         return {"log_loss": float("nan"), "accuracy": float("nan")}
-    p = np.clip(_sigmoid(_values(data, weights) / EVAL_SCALE), 1e-12, 1 - 1e-12)
+    p = _sigmoid(_values(data, weights) / EVAL_SCALE)
     y = data.label
-    loss = float(np.mean(-(y * np.log(p) + (1 - y) * np.log(1 - p))))
+    loss = log_loss(p, y)
     decided = y != 0.5
     accuracy = float(np.mean((p[decided] > 0.5) == (y[decided] > 0.5))) if decided.any() else (
         float("nan"))
