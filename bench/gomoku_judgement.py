@@ -8,13 +8,13 @@ The positions are a file of ``arena engine train gomoku --keep-positions`` label
 teacher (``--teacher``): the teacher's chance for the side to move, 0.99 or 0.01 where it
 proved the result or was as sure (the file keeps the labels, not the proofs; for Rapfi's
 scale of 200, a score past 919 is as sure). The held-out games are asked (from
-``--first-game``, by default the file's last fifth, the training's held-out share), at
-most ``--limit`` positions. Each judge searches each position: every ``--variant`` of
-``arena-gomoku`` (the preset with the items) within ``--move-ms`` of CPU time or to
-``--depth``, and with ``--engine`` a catalog's protocol engine as well (its own limits;
-``--engine-ms`` is its time a position). A judge's score reads as the chance
-``sigmoid(score / s)``, with the scale ``s`` that fits best (the judges' units differ),
-and a proven result as 0.99/0.01.
+``--first-game``, by default the file's last fifth, which ``arena engine train gomoku
+--positions FILE --holdout 0.2`` holds out), at most ``--limit`` positions. Each judge
+searches each position: every ``--variant`` of ``arena-gomoku`` (the preset with the
+items) within ``--move-ms`` of CPU time or to ``--depth``, and with ``--engine`` a
+catalog's protocol engine as well (its own limits; ``--engine-ms`` is its time a
+position). A judge's score reads as the chance ``sigmoid(score / s)``, with the scale
+``s`` that fits best (the judges' units differ), and a proven result as 0.99/0.01.
 
 Printed per judge: the soft log-loss of its chances against the labels (the labels' own
 entropy is the floor); of the positions labelled won (0.99) or lost (0.01) for the side to
@@ -38,14 +38,13 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 from arena.services.worker.engines.teacher import catalog_teacher
-from gomoku_move_quality import variant_config
+from gomoku_move_quality import search_limits, variant_config
 
 from arena.engine.api import Limits
 from arena.engine.gomoku import choose_move, warm_up
 from arena.engine.gomoku.cli import checked_teacher_ms
 from arena.engine.gomoku.config import ARENA_GOMOKU
 from arena.engine.gomoku.position import GomokuPositionError
-from arena.engine.gomoku.search import WIN_BOUND
 from arena.engine.gomoku.train import (
     SIZE,
     TEACHER_SURE,
@@ -54,11 +53,13 @@ from arena.engine.gomoku.train import (
     teacher_labels,
     teacher_position,
 )
+from arena.engine.selfplay import held_out_games
 from arena.engine.teacher import Judgement
 
 # The scales tried, 1 % apart, and none at all (every chance 1/2: the scores say nothing).
 SCALES = [*np.geomspace(1.0, 100_000.0, 401), math.inf]
 Floats = npt.NDArray[np.float64]
+HELD_OUT = 0.2  # the share of games asked by default: the last (``--holdout 0.2``'s)
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("positions", type=Path, help="a teacher-labelled positions file")
     parser.add_argument("--first-game", type=int, default=-1,
-                        help="the first game asked (default: the last fifth)")
+                        help="the first game asked (default: the last fifth's first)")
     parser.add_argument("--limit", type=int, default=1200, help="at most this many positions")
     parser.add_argument("--move-ms", type=int, default=200, help="CPU time a position")
     parser.add_argument("--depth", type=int, default=0, help="a fixed depth instead")
@@ -88,10 +89,9 @@ def parse_args() -> argparse.Namespace:
         parser.error("--limit must be at least 1, --depth at least 0")
     try:
         checked_teacher_ms(args.engine_ms)
-        args.limits = (Limits(depth=args.depth) if args.depth
-                       else Limits(time_ms=args.move_ms, clock="cpu"))
     except ValueError as exc:
         parser.error(str(exc))
+    args.limits = search_limits(parser, args.depth, args.move_ms)
     if args.engine and not args.catalog:
         parser.error("--engine needs --catalog")
     return args
@@ -107,7 +107,8 @@ def asked(path: Path, first_game: int, limit: int) -> tuple[list[list[int]], Flo
     if not isinstance(kept.made_by.get("teacher"), dict):
         raise SystemExit(f"{path}: labelled by game results, not by a teacher (make it with "
                          "`arena engine train gomoku --teacher ... --keep-positions`)")
-    first = first_game if first_game >= 0 else kept.games - max(1, kept.games // 5)
+    first = first_game if first_game >= 0 else (
+        kept.games - held_out_games(kept.games, HELD_OUT))
     chosen = np.flatnonzero(kept.data.game >= first)[:limit]
     if len(chosen) == 0:
         raise SystemExit(f"{path}: no position from game {first} on ({kept.games} games)")
@@ -122,8 +123,7 @@ def by_bot(config: dict[str, object], limits: Limits, moves: list[list[int]]) ->
             found.append(choose_move(SIZE, "freestyle", played, config, limits))
         except GomokuPositionError as exc:  # a file made otherwise than by the training
             raise SystemExit(f"position {index} asked ({len(played)} stones): {exc}") from None
-    judgements = [Judgement(float(r.score), r.exact or abs(r.score) > WIN_BOUND)
-                  for r in found]
+    judgements = [Judgement(float(r.score), r.exact) for r in found]
     return Judged(judgements, float(np.mean([r.depth for r in found])),
                   time.monotonic() - started)
 

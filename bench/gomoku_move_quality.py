@@ -63,12 +63,17 @@ def parse_args() -> argparse.Namespace:
     args = parse_teacher_args(parser)
     if min(args.move_ms, args.every, args.limit) < 1 or args.depth < 0:
         parser.error("--move-ms, --every and --limit must be at least 1, --depth at least 0")
+    args.limits = search_limits(parser, args.depth, args.move_ms)
+    return args
+
+
+def search_limits(parser: argparse.ArgumentParser, depth: int, move_ms: int) -> Limits:
+    """``--depth`` if given, else ``--move-ms`` of the searching thread's CPU clock;
+    ``parser.error`` for a limit the engine refuses."""
     try:
-        args.limits = Limits(depth=args.depth) if args.depth else Limits(time_ms=args.move_ms,
-                                                                          clock="cpu")
+        return Limits(depth=depth) if depth else Limits(time_ms=move_ms, clock="cpu")
     except ValueError as exc:
         parser.error(str(exc))
-    return args
 
 
 def variant_config(text: str) -> dict[str, object]:
