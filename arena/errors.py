@@ -5,14 +5,22 @@ servers and the SDK share; the rest of the core raises them and never imports gR
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from arena.text import bounded
 
-# What a caller is told of a bad request: at most this many field violations, each
-# bounded like the message (``reported``), whatever the request made of them.
+# What a caller is told of a bad request (``reported``): a refusal travels in a gRPC
+# status, in the response's metadata, and a client refuses metadata past 8 KB (gRPC's
+# default soft limit; the caller would see "Stream removed", not the refusal). The
+# message goes percent-encoded (3 bytes for each byte of a non-ASCII character), the
+# field violations serialized and base64-encoded (4 bytes for 3). So the message takes at
+# most MESSAGE_WIRE_BYTES there, and the violations, at most MAX_VIOLATIONS_REPORTED of
+# them, what is left of STATUS_WIRE_BYTES; the first is always shown, cut to fit.
 MAX_VIOLATIONS_REPORTED = 50
+STATUS_WIRE_BYTES = 7_000
+MESSAGE_WIRE_BYTES = 3_000
+_DETAILS_OVERHEAD = 100  # the detail's type URL, and a few bytes of tags a violation
 
 
 @dataclass(frozen=True)
@@ -54,11 +62,44 @@ class InvalidArgumentError(ArenaError, ValueError):
 
 def reported(exc: BaseException) -> tuple[str, list[FieldViolation]]:
     """What a caller is told of ``exc``, on the gRPC API and the web API alike: its message
-    and its field violations, each bounded (``arena.text.bounded``), so that no reply
-    echoes megabytes of a request back."""
+    and its field violations, each bounded (``arena.text.bounded``) and all of them within
+    what a gRPC status carries (``STATUS_WIRE_BYTES``), so that no reply echoes megabytes
+    of a request back and every refusal arrives."""
+    message = _within(bounded(str(exc)), MESSAGE_WIRE_BYTES, _percent_encoded)
+    room = (STATUS_WIRE_BYTES - _percent_encoded(message)) * 3 // 4 - _DETAILS_OVERHEAD
+    shown: list[FieldViolation] = []
     violations = exc.violations if isinstance(exc, InvalidArgumentError) else []
-    return bounded(str(exc)), [FieldViolation(bounded(v.field, 200), bounded(v.description))
-                               for v in violations[:MAX_VIOLATIONS_REPORTED]]
+    for v in violations[:MAX_VIOLATIONS_REPORTED]:
+        field = bounded(v.field, 200)
+        left = room - _utf8(field) - 4
+        if shown and _utf8(v.description) > left:
+            break
+        shown.append(FieldViolation(field, _within(bounded(v.description), left, _utf8)))
+        room = left - _utf8(shown[-1].description)
+    return message, shown
+
+
+def _utf8(text: str) -> int:
+    return len(text.encode())
+
+
+def _percent_encoded(text: str) -> int:
+    """Bytes of ``text`` as a gRPC status message: printable ASCII but '%' as it is, every
+    other byte as %XX."""
+    return sum(1 if " " <= char <= "~" and char != "%" else 3 * _utf8(char) for char in text)
+
+
+def _within(text: str, limit: int, size: Callable[[str], int]) -> str:
+    """``text`` cut, an ellipsis marking the cut, so that ``size`` of it is at most
+    ``limit``."""
+    if size(text) <= limit:
+        return text
+    used = size("…")
+    for end, char in enumerate(text):
+        used += size(char)
+        if used > limit:
+            return text[:end] + "…"
+    return text
 
 
 class NotFoundError(ArenaError, LookupError):

@@ -73,6 +73,25 @@ def test_absurd_ids_tokens_and_limits_are_clear_refusals(
         sdk.list_matches(page_size=-1)
 
 
+@pytest.mark.parametrize("letter", ["z", "я", "😀"])
+def test_a_refusal_of_many_long_fields_fits_in_a_status(
+        registry_server: Server, letter: str) -> None:
+    """Eighty unknown config keys of 40 characters made a status whose details (50 field
+    violations of about 200 bytes) passed the 8 KB of metadata a gRPC client accepts: the
+    caller got 'Stream removed' instead of INVALID_ARGUMENT. In ASCII, in Cyrillic (two
+    bytes a letter) and in emoji (four) the refusal arrives, naming the first keys."""
+    sdk = client(token="alice-token", registry=registry_server.target)
+    config: dict[str, object] = {"evaluator": "arena"}
+    config |= {f"k{i:02}{letter * 40}": 1 for i in range(80)}
+    with pytest.raises(errors.InvalidArgumentError) as refused:
+        builtin_bot(sdk, "many-keys", config)
+    shown = refused.value.violations
+    assert 1 <= len(shown) <= errors.MAX_VIOLATIONS_REPORTED, shown
+    assert shown[0].field.startswith(f"spec.builtin.config.k00{letter}")
+    assert "unknown key" in shown[0].description
+    assert str(refused.value).startswith("invalid request: spec.builtin.config.k00")
+
+
 def test_a_page_of_matches_stays_within_the_message_limit(
         registry_server: Server, referee: Server, peers: ArenaClient,
         redis_client: redis.Redis) -> None:
