@@ -70,11 +70,11 @@ def reported(exc: BaseException) -> tuple[str, list[FieldViolation]]:
     shown: list[FieldViolation] = []
     violations = exc.violations if isinstance(exc, InvalidArgumentError) else []
     for v in violations[:MAX_VIOLATIONS_REPORTED]:
-        field = bounded(v.field, 200)
+        field, description = bounded(v.field, 200), bounded(v.description)
         left = room - _utf8(field) - 4
-        if shown and _utf8(v.description) > left:
+        if shown and _utf8(description) > left:
             break
-        shown.append(FieldViolation(field, _within(bounded(v.description), left, _utf8)))
+        shown.append(FieldViolation(field, _within(description, left, _utf8)))
         room = left - _utf8(shown[-1].description)
     return message, shown
 
