@@ -44,8 +44,13 @@ check-protos: $(STAMP)
 protos: $(STAMP)
 	$(BIN)/python tools/protogen.py
 
+# Two processes (TEST_JOBS), each taking whole files (tests/conftest.py); the engines'
+# kernels are compiled first, once, so that the two do not both compile them.
+TEST_JOBS ?= 2
+
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -q --durations=15
+	$(BIN)/python -m arena.services.worker.warm
+	$(BIN)/python -m pytest -q --durations=15 -n $(TEST_JOBS) --dist loadgroup
 
 # Every web page in light and dark mode, laptop and phone width, into screenshots/.
 screenshots: $(STAMP)
