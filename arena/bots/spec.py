@@ -47,13 +47,44 @@ def config_from_struct(struct: struct_pb2.Struct) -> dict[str, object]:
 
 
 def config_to_struct(config: Mapping[str, object]) -> struct_pb2.Struct:
-    """A plain dict as a Struct. Raises ValueError for values a Struct cannot hold."""
+    """A plain dict as a Struct. Raises ValueError for values a Struct cannot hold, naming
+    the first such value's path (``depth.end[0]``)."""
     struct = struct_pb2.Struct()
     try:
         struct.update(dict(config))  # type: ignore[arg-type]  # checked at runtime
     except (TypeError, ValueError, OverflowError) as exc:  # an int past a double's range
-        raise ValueError(f"config cannot be stored: {exc}") from exc
+        raise ValueError(f"config cannot be stored: {_unstorable(config, '') or exc}") from exc
     return struct
+
+
+def _unstorable(value: object, path: str) -> str | None:
+    """Why the first value under ``value`` a Struct cannot hold cannot be stored, with its
+    path; None if every value can be."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{path or 'the config'} has a key that is not text ({key!r})"
+            found = _unstorable(item, f"{path}.{key}" if path else key)
+            if found:
+                return found
+        return None
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = _unstorable(item, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            float(value)
+        except OverflowError:
+            return (f"{path}: {len(str(abs(value)))}-digit integer, past what a number can "
+                    "hold (about 1.8e308)")
+        return None
+    if value is None or isinstance(value, (str, float, bool)):
+        return None
+    return (f"{path}: a value of type {type(value).__name__} (only numbers, text, true/false, "
+            "lists and tables)")
 
 
 def builtin_config(spec: bots_pb2.BotSpec) -> dict[str, object]:

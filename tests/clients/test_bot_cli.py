@@ -126,7 +126,7 @@ def test_invalid_registration_is_one_line_naming_the_field(
     assert "PATH=VALUE" in fails(capsys, "register", "--name", "x", "--from-preset", "lucy",
                                  "--set", "nothing")
     huge = "9" * 400  # past a double's range: once an OverflowError and a traceback
-    assert "config cannot be stored: int too large" in fails(
+    assert "config cannot be stored: width: 400-digit integer" in fails(
         capsys, "register", "--name", "x", "--from-preset", "arena-gomoku", "--set",
         f"width={huge}")
 
