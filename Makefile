@@ -50,7 +50,7 @@ TEST_JOBS ?= 2
 
 pytest: $(STAMP)
 	$(BIN)/python -m arena.services.worker.warm
-	$(BIN)/python -m pytest -q --durations=15 -n $(TEST_JOBS) --dist loadgroup
+	$(BIN)/python -m pytest -q --durations=15 -n $(TEST_JOBS) --dist loadfile
 
 # Every web page in light and dark mode, laptop and phone width, into screenshots/.
 screenshots: $(STAMP)

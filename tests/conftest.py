@@ -4,10 +4,10 @@ real registry in the test process for tests that run referees, workers or ladder
 Every test that asks for ``redis_client`` or ``cache_client`` gets an empty database:
 the fixture flushes it before the test. Nothing here needs a system Redis.
 
-`make test` runs the tests in two processes (pytest-xdist, ``--dist loadgroup``): each
-file runs whole, in order, in one of them (some files' tests share a stack or what an
-earlier test made), and the deployment tests share one process, since they share the one
-Docker engine and its Compose projects.
+`make test` runs the tests in two processes (pytest-xdist, ``--dist loadfile``): each
+file runs whole, in order, in one of them, since some files' tests share a stack or what
+an earlier test made. (Only ``deploy/test_compose_stack.py`` starts Compose projects on
+the Docker engine, so two processes never start them at once.)
 """
 
 from __future__ import annotations
@@ -133,14 +133,6 @@ def loops(bots: BotVersions, redis_server: EmbeddedRedis,
     yield start
     for loop in started:
         loop.stop(5.0)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put each test in its file's group, the deployment tests in one (see above)."""
-    for item in items:
-        where = item.path.relative_to(Path(__file__).parent)
-        group = "deploy" if where.parts[0] == "deploy" else where.as_posix()
-        item.add_marker(pytest.mark.xdist_group(group))
 
 
 NewMatch = Callable[..., match_pb2.Match]
