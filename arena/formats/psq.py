@@ -27,6 +27,9 @@ from arena.games.gomoku import GomokuBoard
 
 _HEADER_RE = re.compile(r"\s*Piskvorky (\d{1,3})x(\d{1,3}), (-?\d{1,3}):(-?\d{1,3}), (\d{1,3})\s*")
 _MOVE_RE = re.compile(r"\s*(\d{1,3}),(\d{1,3})(?:,(\d{1,9}))?\s*")
+# What a move line looks like, in range or not: such a line is a bad move, never the start
+# of the trailer (which holds names and single numbers).
+_MOVE_LIKE_RE = re.compile(r"\s*[-+]?\d+\s*,\s*[-+]?\d+\s*(?:,\s*[-+]?\d+\s*)?")
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,9 @@ def parse_psq(text: str, rule: str = "freestyle") -> PsqGame:
     for number, line in enumerate(lines[1:], start=2):
         match = _MOVE_RE.fullmatch(line)
         if match is None:
+            if _MOVE_LIKE_RE.fullmatch(line):
+                raise FormatError(f"move {_shown(line)} is not 'x,y,time' with x and y in "
+                                  f"1..{width} and a time of 0..999999999 ms", number, 1)
             break
         moves.append(_play(board, match, line, number))
     else:
@@ -84,6 +90,11 @@ def parse_psq(text: str, rule: str = "freestyle") -> PsqGame:
     while trailer and not trailer[-1].strip():
         trailer = trailer[:-1]
     return PsqGame(width, tuple(moves), rule, (level_a, level_b), flag, tuple(trailer))
+
+
+def _shown(line: str) -> str:
+    text = line.strip()
+    return repr(text if len(text) <= 40 else text[:40] + "...")
 
 
 def _play(board: GomokuBoard, match: re.Match[str], line: str, number: int) -> PsqMove:
@@ -100,7 +111,7 @@ def _play(board: GomokuBoard, match: re.Match[str], line: str, number: int) -> P
 
 
 def write_psq(game: PsqGame) -> str:
-    if game.trailer and _MOVE_RE.fullmatch(game.trailer[0]):
+    if game.trailer and _MOVE_LIKE_RE.fullmatch(game.trailer[0]):
         raise FormatError(f"trailer line {game.trailer[0]!r} would read back as a move")
     if any("\n" in line or "\r" in line for line in game.trailer):
         raise FormatError("a PSQ trailer line may not contain a line break")

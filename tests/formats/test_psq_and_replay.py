@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -69,6 +70,12 @@ def test_psq_records_a_won_game() -> None:
         ("Piskvorky 15x15, 0:0, 0\n16,1,0\n", 2),
         ("Piskvorky 15x15, 0:0, 0\n1,1,0\n1,1,0\n", 3),  # occupied
         ("hello", 1),
+        # Move lines out of range were once read as the start of the trailer: the moves
+        # from there on were dropped without a word.
+        ("Piskvorky 15x15, 0:0, 0\n8,8,0\n-1,3,0\n9,9,0\n", 3),
+        ("Piskvorky 15x15, 0:0, 0\n1,99999999999999999999,0\n", 2),
+        ("Piskvorky 15x15, 0:0, 0\n8,8,0\n9,9,12345678901\n", 3),
+        ("Piskvorky 15x15, 0:0, 0\n8,8\n 9 , 9 \n", 3),
     ],
 )
 def test_psq_errors_name_the_line(text: str, line: int) -> None:
@@ -77,9 +84,17 @@ def test_psq_errors_name_the_line(text: str, line: int) -> None:
     assert error.value.line == line
 
 
-def test_psq_writer_refuses_ambiguous_trailer() -> None:
+def test_a_move_line_out_of_range_is_named() -> None:
+    shown = re.escape(("1," + "9" * 60)[:40] + "...")  # a long line is cut to 40 characters
+    with pytest.raises(FormatError, match=f"line 2, column 1: move '{shown}' is not 'x,y,time' "
+                       r"with x and y in 1\.\.15 and a time of 0\.\.999999999 ms"):
+        parse_psq("Piskvorky 15x15, 0:0, 0\n1," + "9" * 60 + ",0\n")
+
+
+@pytest.mark.parametrize("first", ["3,4,5", "0,0", "-1,-1,0"])
+def test_psq_writer_refuses_ambiguous_trailer(first: str) -> None:
     with pytest.raises(FormatError):
-        write_psq(PsqGame(15, (), trailer=("3,4,5",)))
+        write_psq(PsqGame(15, (), trailer=(first,)))
 
 
 # --- replay --------------------------------------------------------------------------------

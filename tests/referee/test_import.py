@@ -179,6 +179,9 @@ def test_forfeits_resignations_and_openings_survive(alice: ArenaClient) -> None:
     ("(;GM[Othello]BO[8 -------- -------- -------- ---O*--- ---*O--- -------- -------- "
      "-------- *]B[F5]W[A1];)", GGF, ["content", "column", "illegal move W[A1]"]),
     ("Piskvorky 15x15, 0:0, 0\n8,8,1\n8,8,1\n", PSQ, ["content", "line 3", "illegal move"]),
+    # Recognised as PSQ; an off-board move is refused, not taken as the end of the moves.
+    ("Piskvorky 15x15, 0:0, 0\n8,8,1\n-1,8,1\n9,9,1\n", 0,
+     ["content", "line 3", "move '-1,8,1' is not 'x,y,time'"]),
     ('{"format": "arena-replay", "version": 1, "game": "othello"', NATIVE,
      ["content", "not JSON"]),
     ("hello world", 0, ["content", "nor an Othello transcript"]),
