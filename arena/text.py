@@ -27,8 +27,11 @@ def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
 
 def shown(value: object) -> str:
     """``repr(value)`` for an error message, cut to ``SHOWN_CHARS`` characters: what a
-    caller sent may be megabytes."""
-    return bounded(repr(value), SHOWN_CHARS)
+    caller sent may be megabytes, or hold an integer too long to write out."""
+    try:
+        return bounded(repr(value), SHOWN_CHARS)
+    except ValueError:  # an integer of more digits than Python writes (4,300)
+        return "(a number too long to show)"
 
 
 def _allowed(char: str, keep: str) -> bool:

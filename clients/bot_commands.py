@@ -43,6 +43,7 @@ from arena.bots import (
 from arena.bots.botfile import parse_bot_file, spec_to_toml, toml_table
 from arena.bots.validation import AVATAR_MAX_BYTES
 from arena.clock import clock_label
+from arena.documents import NumberTooLong, read_json, read_toml
 from arena.errors import AlreadyExistsError, ArenaError, InvalidArgumentError
 from arena.games import GAME_NAMES, game
 from arena.textboard import count_text
@@ -119,7 +120,7 @@ def _add_engine_options(parser: argparse.ArgumentParser, updating: bool) -> None
 def _parse_value(text: str) -> object:
     """A TOML literal (8, true, [1, 2], "x"), or the text itself."""
     try:
-        return tomllib.loads(f"value = {text}")["value"]
+        return read_toml(f"value = {text}")["value"]
     except tomllib.TOMLDecodeError:
         return text
 
@@ -156,7 +157,10 @@ def settings(items: list[str]) -> dict[str, object]:
         path, sep, text = item.partition("=")
         if not sep or not path.strip():
             raise InvalidArgumentError(f"--set needs PATH=VALUE, got {item!r}")
-        found[path.strip()] = _parse_value(text.strip())
+        try:
+            found[path.strip()] = _parse_value(text.strip())
+        except NumberTooLong as exc:
+            raise InvalidArgumentError(f"--set {path.strip()}: {exc}") from None
     return found
 
 
@@ -171,7 +175,7 @@ def set_config(items: list[str]) -> dict[str, object]:
 def _config_file(path: Path) -> dict[str, object]:
     text = read_text_file(path, "config")
     try:
-        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+        data = read_json(text) if path.suffix == ".json" else read_toml(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise InvalidArgumentError(f"bad config file {path}: {exc}") from None
     if not isinstance(data, dict):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Callable
@@ -39,6 +38,7 @@ from arena.clients.match_commands import print_tree, start_of
 from arena.clients.sdk import ArenaClient
 
 from arena.clock import clock_label
+from arena.documents import read_json
 from arena.errors import InvalidArgumentError, NotFoundError
 from arena.games import GAME_NAMES, Position, game
 from arena.records import match_position
@@ -383,7 +383,7 @@ def _config_file(args: argparse.Namespace) -> dict[str, Any] | None:
     if args.config is None:
         return None
     try:
-        config = json.loads(read_text_file(args.config, "engine configuration"))
+        config = read_json(read_text_file(args.config, "engine configuration"))
     except ValueError as exc:
         raise InvalidArgumentError(f"{args.config} is not JSON: {exc}") from None
     if not isinstance(config, dict):

@@ -13,7 +13,6 @@ native replay that ``arena match replay FILE`` opens.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import sys
@@ -36,6 +35,7 @@ from arena.clients.match_commands import start_of
 
 from arena.bots import apply_preset, builtin_config
 from arena.bots.botfile import BotFileError, parse_bot_file
+from arena.documents import read_json
 from arena.engine.adapters import PreparedBot
 from arena.engine.api import Limits, SearchResult
 from arena.errors import InvalidArgumentError, NotFoundError, UnavailableError
@@ -136,7 +136,7 @@ def _file_bot(played: Game, path: Path) -> tuple[str, dict[str, object]]:
             else parsed.spec
         return _builtin(played, spec, spec.name or path.stem, f"bot file {path}")
     try:
-        config = json.loads(text)
+        config = read_json(text)
     except ValueError as exc:
         raise InvalidArgumentError(f"{path} is not JSON: {exc}") from None
     if not isinstance(config, dict):

@@ -36,7 +36,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from arena.bots.spec import builtin_config, config_from_struct, config_to_struct
+from arena.documents import NumberTooLong, read_toml
 from arena.games import game
+from arena.text import shown
 from arena.v1 import bots_pb2
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -176,7 +178,7 @@ def spec_to_toml(spec: bots_pb2.BotSpec, comment: str = "") -> str:
 def _expect(data: Mapping[str, object], key: str, kind: type, what: str) -> object:
     value = data[key]
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise BotFileError(f"{key} must be {what}, got {value!r}")
+        raise BotFileError(f"{key} must be {what}, got {shown(value)}")
     return value
 
 
@@ -199,7 +201,7 @@ def _read_external(table: Mapping[str, object]) -> bots_pb2.ExternalEngine:
         deadline = _expect(table, "move_deadline_ms", int, "an integer")
         assert isinstance(deadline, int)
         if not -(2**31) <= deadline < 2**31:
-            raise BotFileError(f"move_deadline_ms is out of range: {deadline}")
+            raise BotFileError(f"move_deadline_ms is out of range: {shown(deadline)}")
         engine.move_deadline_ms = deadline
     return engine
 
@@ -228,8 +230,8 @@ def _read_protocol(table: Mapping[str, object]) -> bots_pb2.ProtocolEngine:
 def parse_bot_file(text: str) -> BotFile:
     """The spec a bot file describes. Raises BotFileError; the registry validates the rest."""
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = read_toml(text)
+    except (tomllib.TOMLDecodeError, NumberTooLong) as exc:
         raise BotFileError(f"not a valid bot file: {exc}") from None
     except RecursionError:
         raise BotFileError("not a valid bot file: nested too deeply") from None

@@ -78,8 +78,7 @@ def _unstorable(value: object, path: str) -> str | None:
         try:
             float(value)
         except OverflowError:
-            return (f"{path}: {len(str(abs(value)))}-digit integer, past what a number can "
-                    "hold (about 1.8e308)")
+            return f"{path}: an integer past what a number can hold (about ±1.8e308)"
         return None
     if value is None or isinstance(value, (str, float, bool)):
         return None

@@ -15,6 +15,7 @@ from typing import Any
 
 from arena.bots.presets import preset_configs
 from arena.bots.validation import evaluator_game, known_evaluators
+from arena.documents import read_json
 from arena.engine.api import Limits
 from arena.errors import InvalidArgumentError
 from arena.games import Game, game
@@ -30,7 +31,7 @@ def bot_of(args: argparse.Namespace) -> tuple[Game, dict[str, object]]:
             except OSError as exc:
                 raise InvalidArgumentError(f"cannot read {text[1:]}: {exc.strerror}") from None
         try:
-            config = json.loads(text)
+            config = read_json(text)
         except ValueError as exc:
             raise InvalidArgumentError(f"--config is not JSON: {exc}") from None
         if not isinstance(config, dict):

@@ -38,6 +38,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.documents import NumberTooLong, read_json
 from arena.formats.errors import FormatError
 from arena.games import Color, GameError, Outcome, Position, Termination, new_position
 from arena.games import position_from_text as _position_from_text
@@ -159,9 +160,11 @@ def parse_replay(text: str) -> Replay:
     if not isinstance(text, str):
         raise FormatError(f"replay must be a string, got {type(text).__name__}")
     try:
-        data = json.loads(text)
+        data = read_json(text)
     except json.JSONDecodeError as error:
         raise FormatError(f"not JSON: {error.msg}", error.lineno, error.colno) from None
+    except NumberTooLong as error:
+        raise FormatError(f"not JSON we read: {error}") from None
     except RecursionError:
         raise FormatError("JSON nested too deeply") from None
     root = _Reader(data, "")

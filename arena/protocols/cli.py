@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from arena.documents import read_json
 from arena.engine.interrupt import stops_at_once
 from arena.errors import ArenaError
 
@@ -57,7 +57,7 @@ def _bot(game: str, args: argparse.Namespace) -> Any:
     limits = {"depth": args.depth, "time_ms": args.time_ms, "seed": args.seed}
     if args.config:
         text = Path(args.config[1:]).read_text() if args.config.startswith("@") else args.config
-        config = json.loads(text)
+        config = read_json(text)
         if not isinstance(config, dict):
             raise ValueError("--config must be a JSON object")
         return ServedBot.from_config(game, "custom", config, **limits)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -51,6 +50,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena import errors
+from arena.documents import read_json
 from arena.records import match_position
 from arena.rpc import INT32_MAX, INT64_MAX
 from arena.v1 import common_pb2, referee_pb2
@@ -212,7 +212,7 @@ async def json_body(request: Request) -> object:
         if len(body) > MAX_BODY_BYTES:
             raise too_large
     try:
-        return json.loads(body, parse_constant=_not_json)
+        return read_json(body, parse_constant=_not_json)
     except ValueError as exc:
         raise errors.InvalidArgumentError(f"body is not JSON: {exc}") from None
     except RecursionError:  # 64 KiB of '[' is deeper than Python's stack

@@ -97,6 +97,12 @@ def test_hand_written_file_with_preset_overrides() -> None:
     ('[external]\nport = 1\n', "unknown key external.port"),
     ('[external]\nmove_deadline_ms = "soon"\n', "move_deadline_ms must be an integer"),
     ('[external]\nmove_deadline_ms = 9999999999\n', "out of range"),
+    # Numbers Python does not write out or read: were its advice on
+    # sys.set_int_max_str_digits, with no field named.
+    ("[external]\nmove_deadline_ms = 0x" + "f" * 5000 + "\n",
+     r"move_deadline_ms is out of range: \(a number too long to show\)"),
+    ("[builtin]\nwidth = " + "9" * 5000 + "\n",
+     "not a valid bot file: a number of more than 4,300 digits"),
 ])
 def test_bad_bot_files_raise_a_clear_error(text: str, message: str) -> None:
     with pytest.raises(BotFileError, match=message):

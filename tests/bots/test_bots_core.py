@@ -25,9 +25,9 @@ def test_config_to_struct_refuses_what_a_struct_cannot_hold() -> None:
     # An integer past a double's range (`arena bot register --set width=999...9`, 400
     # digits) once escaped as an OverflowError and a traceback, then was refused in
     # Python's words ("int too large to convert to float") without the field's name.
-    with pytest.raises(ValueError, match="cannot be stored: width: 401-digit integer, past "):
+    with pytest.raises(ValueError, match="cannot be stored: width: an integer past what a number"):
         config_to_struct({"width": 10**400})
-    with pytest.raises(ValueError, match=r"cannot be stored: depth\.end\[1\]: 400-digit"):
+    with pytest.raises(ValueError, match=r"cannot be stored: depth\.end\[1\]: an integer past"):
         config_to_struct({"depth": {"begin": 3, "end": [1, -(10**399)]}})
     with pytest.raises(ValueError, match="cannot be stored: depth has a key that is not text"):
         config_to_struct({"depth": {7: 1}})

@@ -126,9 +126,13 @@ def test_invalid_registration_is_one_line_naming_the_field(
     assert "PATH=VALUE" in fails(capsys, "register", "--name", "x", "--from-preset", "lucy",
                                  "--set", "nothing")
     huge = "9" * 400  # past a double's range: once an OverflowError and a traceback
-    assert "config cannot be stored: width: 400-digit integer" in fails(
+    assert "config cannot be stored: width: an integer past what a number can hold" in fails(
         capsys, "register", "--name", "x", "--from-preset", "arena-gomoku", "--set",
         f"width={huge}")
+    # Past the digits Python reads at all: was its advice to call sys.set_int_max_str_digits.
+    assert "--set width: a number of more than 4,300 digits" in fails(
+        capsys, "register", "--name", "x", "--from-preset", "arena-gomoku", "--set",
+        f"width={'9' * 5000}")
 
 
 def test_an_unknown_parameter_names_the_known_ones_and_the_closest(

@@ -185,6 +185,9 @@ def test_forfeits_resignations_and_openings_survive(alice: ArenaClient) -> None:
     ('{"format": "arena-replay", "version": 1, "game": "othello"', NATIVE,
      ["content", "not JSON"]),
     ("hello world", 0, ["content", "nor an Othello transcript"]),
+    # Was refused in Python's words (sys.set_int_max_str_digits), naming no field.
+    ('{"format": "arena-replay", "version": ' + "9" * 5000 + "}", 0,
+     ["content: not JSON we read: a number of 5,000 digits (at most 4,300 are read)"]),
     ("   ", 0, ["content", "is empty"]),
 ])
 def test_bad_records_are_refused_with_the_place_named(

@@ -364,6 +364,13 @@ def test_bad_action_bodies_list_every_bad_field(web: WebStack) -> None:
                                             headers={"content-type": content_type})
         assert status == 400, raw[:100]
         assert error_of(reply)["status"] == "invalid-argument", reply
+    # A number past the digits Python reads: was refused in Python's words, advising
+    # sys.set_int_max_str_digits().
+    long_number = b'{"black": "a", "white": "b", "seed": ' + b"9" * 5000 + b"}"
+    status, _, reply = web.http.request("POST", "/api/matches", long_number, token=USER_TOKEN,
+                                        headers={"content-type": "application/json"})
+    assert status == 400 and error_of(reply)["message"] == (
+        "body is not JSON: a number of 5,000 digits (at most 4,300 are read)"), reply
     status, _, reply = web.http.request("POST", "/api/matches",
                                         {"black": "web-beginner", "white": "ghost-bot"},
                                         token=USER_TOKEN)

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from arena.services.worker.engines.sandbox import SandboxLimits
 
+from arena.documents import NumberTooLong, read_toml
 from arena.errors import FieldViolation, InvalidArgumentError, NotFoundError
 from arena.protocols.options import (
     ENGINE_NAME_RE,
@@ -137,8 +138,8 @@ def load_catalog(path: Path | str) -> Catalog:
 
 def parse_catalog(text: str, base_dir: Path, source: str = "<catalog>") -> Catalog:
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = read_toml(text)
+    except (tomllib.TOMLDecodeError, NumberTooLong) as exc:
         raise CatalogError(f"{source} is not TOML: {exc}") from None
     violations = [FieldViolation(key, "unknown top-level key (expected 'engines')")
                   for key in data if key != "engines"]

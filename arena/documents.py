@@ -1,0 +1,48 @@
+"""JSON and TOML that someone wrote (a request body, a record, a bot file, a config), read
+with plain words for the one value Python refuses that the formats allow.
+
+Python turns no integer of more than 4,300 digits from text into a number
+(``sys.get_int_max_str_digits``: the conversion takes time quadratic in the digits), and
+says so in words meant for a programmer ("Exceeds the limit (4300 digits) for integer
+string conversion ... use sys.set_int_max_str_digits()"). These readers refuse such a
+number with ``NumberTooLong``, a ``ValueError`` that says what it is; everything else
+is ``json.loads``'s and ``tomllib.loads``'s.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+from typing import Any
+
+
+class NumberTooLong(ValueError):
+    """A number of more digits than Python reads."""
+
+
+def _limit() -> int:
+    return sys.get_int_max_str_digits()
+
+
+def _integer(text: str) -> int:
+    digits = len(text.lstrip("+-"))
+    if 0 < _limit() < digits:
+        raise NumberTooLong(f"a number of {digits:,} digits (at most {_limit():,} are read)")
+    return int(text)
+
+
+def read_json(text: str | bytes | bytearray, **options: Any) -> Any:
+    """``json.loads``, a number past the digit limit refused with ``NumberTooLong``."""
+    return json.loads(text, parse_int=_integer, **options)
+
+
+def read_toml(text: str) -> dict[str, Any]:
+    """``tomllib.loads``, a number past the digit limit refused with ``NumberTooLong``
+    (tomllib does not say where it is)."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        raise
+    except ValueError:  # tomllib converts its integers with int(), unguarded
+        raise NumberTooLong(f"a number of more than {_limit():,} digits") from None
