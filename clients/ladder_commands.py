@@ -350,9 +350,12 @@ def add_analyze_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                          help="with --match: after this many moves, as in `match replay` "
                               "(default: the last position with a move to play)")
     analyze.add_argument("--depth", type=non_negative, default=0,
-                         help="search depth limit (plies)")
-    analyze.add_argument("--time-ms", type=non_negative, default=0, help="search time limit")
-    analyze.add_argument("--nodes", type=non_negative64, default=0, help="search node limit")
+                         help="search depth limit in plies (default 0: none)")
+    analyze.add_argument("--time-ms", type=non_negative, default=0,
+                         help="search time limit (default 0: your analyze_time_ms quota, at "
+                              "most 60000)")
+    analyze.add_argument("--nodes", type=non_negative64, default=0,
+                         help="search node limit (default 0: none)")
     analyze.add_argument("--tree", type=non_negative, default=0, metavar="NODES",
                          help="also capture and print the search tree within NODES nodes")
     analyze.add_argument("--tree-depth", type=int, default=None, help="print the tree to here")
