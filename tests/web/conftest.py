@@ -153,9 +153,12 @@ def chromium() -> str:
     return result.stdout.strip().splitlines()[-1]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium: str) -> Iterator[Any]:
-    """Headless Chromium; every launch starts from a fresh temporary profile."""
+    """Headless Chromium; every launch starts from a fresh temporary profile. One per
+    file: Playwright's sync API keeps an event loop running in this thread while it is
+    open, and a later file's ``asyncio.run`` (``test_live.py``) fails inside it when both
+    run in one test process (``make test`` gives each process files in no fixed order)."""
     from playwright.sync_api import sync_playwright
 
     os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
