@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from arena.formats.errors import FormatError
 from arena.games.base import GameError
 from arena.games.gomoku import GomokuBoard
+from arena.text import shown
 
 _HEADER_RE = re.compile(r"\s*Piskvorky (\d{1,3})x(\d{1,3}), (-?\d{1,3}):(-?\d{1,3}), (\d{1,3})\s*")
 _MOVE_RE = re.compile(r"\s*(\d{1,3}),(\d{1,3})(?:,(\d{1,9}))?\s*")
@@ -80,7 +81,7 @@ def parse_psq(text: str, rule: str = "freestyle") -> PsqGame:
         match = _MOVE_RE.fullmatch(line)
         if match is None:
             if _MOVE_LIKE_RE.fullmatch(line):
-                raise FormatError(f"move {_shown(line)} is not 'x,y,time' with x and y in "
+                raise FormatError(f"move {shown(line.strip())} is not 'x,y,time' with x and y in "
                                   f"1..{width} and a time of 0..999999999 ms", number, 1)
             break
         moves.append(_play(board, match, line, number))
@@ -90,11 +91,6 @@ def parse_psq(text: str, rule: str = "freestyle") -> PsqGame:
     while trailer and not trailer[-1].strip():
         trailer = trailer[:-1]
     return PsqGame(width, tuple(moves), rule, (level_a, level_b), flag, tuple(trailer))
-
-
-def _shown(line: str) -> str:
-    text = line.strip()
-    return repr(text if len(text) <= 40 else text[:40] + "...")
 
 
 def _play(board: GomokuBoard, match: re.Match[str], line: str, number: int) -> PsqMove:

@@ -21,6 +21,7 @@ from arena.formats import (
     write_replay,
 )
 from arena.games import Color, GomokuBoard, OthelloBoard, Outcome, Termination
+from arena.text import shown
 
 # As Piskvork writes a tournament game: 1-based x,y,time lines, engine names, error code.
 PISKVORK_RECORD = """Piskvorky 15x15, 0:0, 1
@@ -85,10 +86,11 @@ def test_psq_errors_name_the_line(text: str, line: int) -> None:
 
 
 def test_a_move_line_out_of_range_is_named() -> None:
-    shown = re.escape(("1," + "9" * 60)[:40] + "...")  # a long line is cut to 40 characters
-    with pytest.raises(FormatError, match=f"line 2, column 1: move '{shown}' is not 'x,y,time' "
-                       r"with x and y in 1\.\.15 and a time of 0\.\.999999999 ms"):
-        parse_psq("Piskvorky 15x15, 0:0, 0\n1," + "9" * 60 + ",0\n")
+    line = "1," + "9" * 600 + ",0"  # quoted as every refused value is: cut (text.shown)
+    assert len(shown(line)) < len(line)
+    with pytest.raises(FormatError, match=f"line 2, column 1: move {re.escape(shown(line))} is "
+                       r"not 'x,y,time' with x and y in 1\.\.15 and a time of 0\.\.999999999 ms"):
+        parse_psq(f"Piskvorky 15x15, 0:0, 0\n{line}\n")
 
 
 @pytest.mark.parametrize("first", ["3,4,5", "0,0", "-1,-1,0"])
