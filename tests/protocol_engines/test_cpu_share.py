@@ -15,7 +15,9 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 
+import pytest
 from arena.services.worker.engines.catalog import Catalog
 from arena.services.worker.engines.client import PlayLimits, Stretch
 from arena.services.worker.engines.host import EngineHost
@@ -26,11 +28,18 @@ from prometheus_client import REGISTRY
 from arena.games import GomokuBoard
 from arena.v1 import bots_pb2, common_pb2, engine_pb2
 from tests.protocol_engines.conftest import FakeSpec, sandboxed_pids
-from tests.support.load import cpu_hog
+from tests.support.load import cpu_hog, machine_to_myself
 
 LIMIT_MS = 400
 GRACE_MS = 60  # the hold's margin and the kernel's 10 ms steps: well inside a match's grace
 SLICE_S = 0.01
+
+
+@pytest.fixture(autouse=True)
+def _machine_to_myself() -> Iterator[None]:
+    """These tests measure CPU shares: no other test process's hog while they run."""
+    with machine_to_myself():
+        yield
 
 
 class HalfTime:

@@ -1,13 +1,49 @@
-"""A bounded CPU hog: the busy machine that tests of time limits need."""
+"""A bounded CPU hog: the busy machine that tests of time limits need, and the machine to
+one test process at a time for the tests that make it busy or measure how busy it is.
+
+`make test` runs two test processes at once. A hog in one and a measurement of CPU shares
+in the other would each see the other's load (a probe of a quiet machine read a third of
+a core), so both take ``machine_to_myself``, an exclusive lock between the test processes
+(reentrant within one).
+"""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+
+_LOCK = Path(tempfile.gettempdir()) / f"arena-tests-machine-{os.getuid()}.lock"
+_held = threading.local()
+
+
+@contextmanager
+def machine_to_myself() -> Iterator[None]:
+    """While the block runs, no other test process is in such a block (a ``flock`` on a
+    file every test process opens); nested blocks of one thread take it once."""
+    depth = getattr(_held, "depth", 0)
+    if depth:
+        _held.depth = depth + 1
+        try:
+            yield
+        finally:
+            _held.depth = depth
+        return
+    with open(_LOCK, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        _held.depth = 1
+        try:
+            yield
+        finally:
+            _held.depth = 0
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 _HOG = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass\n"
 
@@ -20,14 +56,15 @@ def cpu_hog(per_core: int = 1, seconds: float = 120.0,
     ``seconds`` at the latest and is killed when the block ends. Yields how many."""
     code = _HOG.format(seconds=seconds)
     count = per_core * (len(cores) if cores else os.cpu_count() or 2)
-    hogs = [subprocess.Popen([sys.executable, "-c", code],
-                             preexec_fn=(lambda: os.sched_setaffinity(0, cores))
-                             if cores else None)
-            for _ in range(count)]
-    try:
-        time.sleep(0.2)  # let them start spinning
-        yield len(hogs)
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
+    with machine_to_myself():
+        hogs = [subprocess.Popen([sys.executable, "-c", code],
+                                 preexec_fn=(lambda: os.sched_setaffinity(0, cores))
+                                 if cores else None)
+                for _ in range(count)]
+        try:
+            time.sleep(0.2)  # let them start spinning
+            yield len(hogs)
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
