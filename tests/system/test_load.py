@@ -13,6 +13,8 @@ found late) are printed.
 from __future__ import annotations
 
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +25,7 @@ from arena.services.common.launcher import Launcher
 
 from arena.engine.othello import PRESETS
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
+from tests.support import load
 from tests.support.bots import builtin_bot, replay_moves
 from tests.support.load import cpu_hog
 from tests.support.servers import client
@@ -42,6 +45,7 @@ def stack(tmp_path: Path) -> Iterator[Launcher]:
            "ARENA_CPU_WALL_FACTOR": "40"}
     with Launcher(home=tmp_path / "arena", workers=2, analysts=0, env=env) as running:
         yield running
+
 
 
 def play_ladder(sdk: ArenaClient, name: str) -> list[match_pb2.Match]:
@@ -92,3 +96,26 @@ def test_a_busy_machine_changes_no_result(stack: Launcher) -> None:
             if record.move.text != "pass":
                 assert 0 <= record.charged_ms <= MOVE_TIME_MS + GRACE_MS
     assert games(busy) == games(quiet)
+
+
+def test_the_machine_is_to_one_test_process_at_a_time() -> None:
+    """``machine_to_myself`` (every CPU hog takes it) excludes the other test process of
+    `make test` and is taken once by nested blocks of one thread."""
+    probe = ("import fcntl, sys\n"
+             "with open(sys.argv[1], 'a') as f:\n"
+             "    try:\n"
+             "        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+             "    except BlockingIOError:\n"
+             "        sys.exit(3)\n")
+
+    def other_process_gets_it() -> bool:
+        code = subprocess.run([sys.executable, "-c", probe, str(load._LOCK)],
+                              timeout=30, check=False).returncode
+        assert code in (0, 3)
+        return code == 0
+
+    with load.machine_to_myself():
+        with load.machine_to_myself():  # nested: no deadlock
+            assert not other_process_gets_it()
+        assert not other_process_gets_it()
+    assert other_process_gets_it()
