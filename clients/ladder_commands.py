@@ -358,7 +358,8 @@ def add_analyze_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                          help="search node limit (default 0: none)")
     analyze.add_argument("--tree", type=non_negative, default=0, metavar="NODES",
                          help="also capture and print the search tree within NODES nodes")
-    analyze.add_argument("--tree-depth", type=int, default=None, help="print the tree to here")
+    analyze.add_argument("--tree-depth", type=non_negative, default=None,
+                         help="print the tree's levels down to this one (0: the root only)")
     analyze.add_argument("--seed", type=int64, default=0,
                          help="seed of the bot's random choices (a draw among tied moves)")
     add_json_flag(analyze)

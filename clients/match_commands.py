@@ -122,7 +122,8 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     tree.add_argument("match_id")
     tree.add_argument("--ply", type=int32, required=True,
                       help="the move's number (1 = the first move), as in `match replay`")
-    tree.add_argument("--depth", type=int, default=None, help="show nodes down to this depth")
+    tree.add_argument("--depth", type=non_negative, default=None,
+                      help="show the levels down to this one (0: the root only)")
     tree.add_argument("--color", action="store_true",
                       help="highlight the PV in bold (the default on a terminal)")
     add_json_flag(tree)
