@@ -14,7 +14,7 @@ from arena.clients.sdk import ArenaClient
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from arena.bots.validation import evaluator_game, split_bot_ref
+from arena.bots.validation import BOT_REF_FORM, evaluator_game, split_bot_ref
 from arena.errors import ArenaError, InvalidArgumentError, NotFoundError
 from arena.games import GAME_NAMES, GAMES, Position, game
 from arena.rpc import INT32_MAX, INT64_MAX
@@ -107,7 +107,7 @@ def parse_bot_ref(text: str) -> common_pb2.BotRef:
     """``name`` (latest version) or ``name@3``."""
     ref = split_bot_ref(text)
     if ref is None:
-        raise InvalidArgumentError(f"bad bot reference {text!r}: expected NAME or NAME@VERSION")
+        raise InvalidArgumentError(f"bad bot reference {text!r}: {BOT_REF_FORM}")
     return common_pb2.BotRef(name=ref[0], version=ref[1])
 
 

@@ -52,13 +52,17 @@ def validate_name(name: str, field: str = "spec.name") -> list[FieldViolation]:
     return []
 
 
+BOT_REF_FORM = "expected NAME or NAME@VERSION, versions counting from 1"
+
+
 def split_bot_ref(text: str) -> tuple[str, int] | None:
     """``NAME`` (version 0: the latest) or ``NAME@VERSION`` (1 to 9 ASCII digits: '²' is
-    a digit to ``isdigit``, not to ``int``) as ``(name, version)``; None for anything
-    else. A bot's name holds no ``@`` (``validate_bot_name``)."""
+    a digit to ``isdigit``, not to ``int``; not 0, which would quietly mean the latest) as
+    ``(name, version)``; None for anything else (``BOT_REF_FORM`` says what is wanted). A
+    bot's name holds no ``@`` (``validate_bot_name``)."""
     name, sep, version = text.partition("@")
     if not name or (sep and not (version.isascii() and version.isdigit()
-                                 and len(version) <= 9)):
+                                 and len(version) <= 9 and int(version) > 0)):
         return None
     return name, int(version or 0)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from arena.bots.validation import split_bot_ref
+from arena.bots.validation import BOT_REF_FORM, split_bot_ref
 from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import GameError, new_position
 from arena.text import bounded
@@ -86,8 +86,7 @@ def bot_ref(body: Body, field: str, text: str) -> common_pb2.BotRef:
     ref = split_bot_ref(text)
     if ref is None:
         if text.strip():  # a blank one is told to name the bot
-            body.bad(field, f"bad bot reference {bounded(repr(text), 200)}: expected NAME or "
-                            "NAME@VERSION")
+            body.bad(field, f"bad bot reference {bounded(repr(text), 200)}: {BOT_REF_FORM}")
         return common_pb2.BotRef(name=text)
     return common_pb2.BotRef(name=ref[0], version=ref[1])
 

@@ -89,6 +89,8 @@ def test_corrupt_stack_file(run_arena: RunArena, tmp_path: Path) -> None:
         (("match", "create", "--black", "x@\u00b2", "--white", "ryo"), "bad bot reference"),
         (("match", "create", "--black", "x@99999999999", "--white", "ryo"),
          "bad bot reference"),
+        (("bot", "show", "x@0"), "bad bot reference 'x@0': expected NAME or NAME@VERSION, "
+                                 "versions counting from 1"),
         (("match", "create", "--black", "a", "--white", "b", "--opening", "zz"),
          "invalid Othello move"),
         (("match", "create", "--black", "a", "--white", "b", "--opening", "a1"), "illegal"),

@@ -218,11 +218,12 @@ def test_action_bodies_report_every_bad_field() -> None:
 def test_bot_references_are_a_name_and_perhaps_a_version() -> None:
     """A bot's name holds no '@' (the registry refuses one): after an '@' comes a version,
     or the reference is a bad field, as on the command line."""
-    for bad in ("a@b", "a@b@3", "@3", "a@", "a@\u00b2", "a@" + "9" * 10):
+    for bad in ("a@b", "a@b@3", "@3", "a@", "a@\u00b2", "a@" + "9" * 10, "a@0", "a@000"):
         with pytest.raises(InvalidArgumentError) as caught:
             forms.match_config({"black": bad, "white": "w"})
         assert [v.field for v in caught.value.violations] == ["black"], bad
-        assert "expected NAME or NAME@VERSION" in caught.value.violations[0].description
+        assert "expected NAME or NAME@VERSION, versions counting from 1" in \
+            caught.value.violations[0].description
     with pytest.raises(InvalidArgumentError) as caught:
         forms.ladder_config({"bots": ["a", "b@x"]})
     assert [v.field for v in caught.value.violations] == ["bots"]
