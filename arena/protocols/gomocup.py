@@ -19,7 +19,7 @@ also answer ``ERROR text``, ``UNKNOWN text``, ``DEBUG text`` or ``SUGGEST x,y``.
 
 Coordinates are 0-based ``x,y`` with x the column; Arena's point is ``y * size + x``.
 Every value here has ``format_*`` and ``parse_*`` that round-trip; bad lines raise
-``ProtocolError`` quoting the line.
+``ProtocolError`` quoting the line (``BadArguments`` for a known command's bad arguments).
 """
 
 from __future__ import annotations
@@ -161,10 +161,21 @@ class CommandParser:
         match = _STONE_RE.fullmatch(text)
         if match is None or int(match.group(3)) not in (OWN, OPPONENT, WINNING_LINE):
             self._board = None
-            raise ProtocolError(f"bad BOARD line {text!r}: expected x,y,field (field 1-3)")
+            raise BadArguments(f"bad BOARD line {text!r}: expected x,y,field (field 1-3)")
         assert self._board is not None
         self._board.append(Stone(int(match.group(1)), int(match.group(2)), int(match.group(3))))
         return None
+
+
+class BadArguments(ProtocolError):
+    """A known command whose arguments the protocol does not allow (``TURN -1,-1``, a
+    bad ``BOARD`` line): a brain answers ``ERROR``, where an unknown word gets
+    ``UNKNOWN``."""
+
+
+# What each command takes after its word, for BadArguments (the bare ones take nothing).
+_ARGUMENTS = {"START": "a size", "RECTSTART": "width,height",
+              "INFO": "a key and a value", "TURN": "x,y", "TAKEBACK": "x,y"}
 
 
 def _parse_single(word: str, rest: str, line: str) -> Command:
@@ -182,6 +193,11 @@ def _parse_single(word: str, rest: str, line: str) -> Command:
     if word in ("TURN", "TAKEBACK") and _XY_RE.fullmatch(rest):
         x, y = _parse_xy(rest)
         return Turn(x, y) if word == "TURN" else Takeback(x, y)
+    if word in _BARE or word == "BOARD":
+        raise BadArguments(f"{word} takes nothing after it: {line.strip()!r}")
+    if word in _ARGUMENTS:
+        numbers = " (numbers of 0 to 999)" if "," in _ARGUMENTS[word] else ""
+        raise BadArguments(f"{word} takes {_ARGUMENTS[word]}{numbers}: {line.strip()!r}")
     raise ProtocolError(f"not a Gomocup command: {line.strip()!r}")
 
 

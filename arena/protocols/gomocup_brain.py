@@ -157,6 +157,9 @@ def serve(bot: ServedBot, lines: Iterable[str] = sys.stdin, out: TextIO = sys.st
             continue
         try:
             command = parser.feed(line)
+        except gomocup.BadArguments as exc:
+            brain.say(f"ERROR {exc}")
+            continue
         except ProtocolError as exc:
             brain.say(f"UNKNOWN {exc}")
             continue

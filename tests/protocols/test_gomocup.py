@@ -93,10 +93,21 @@ def test_commands_as_managers_send_them(line: str, command: gomocup.Command) -> 
     assert parse_all(line) == [command]
 
 
-@pytest.mark.parametrize("line", ["START", "START -1", "TURN 3", "TURN a,b", "BOARDS", "PLAY",
-                                  "INFO", "RECTSTART 3", "BEGIN now"])
-def test_malformed_commands(line: str) -> None:
-    with pytest.raises(ProtocolError, match="not a Gomocup command"):
+@pytest.mark.parametrize("line", ["BOARDS", "PLAY", "PLAY 3,3", "turnip 3,3"])
+def test_unknown_commands(line: str) -> None:
+    with pytest.raises(ProtocolError, match="not a Gomocup command") as caught:
+        gomocup.CommandParser().feed(line)
+    assert not isinstance(caught.value, gomocup.BadArguments)
+
+
+@pytest.mark.parametrize(("line", "takes"), [
+    ("START", "a size"), ("START -1", "a size"), ("TURN 3", "x,y"), ("TURN a,b", "x,y"),
+    ("turn -1,-1", "x,y"), ("TAKEBACK 1000,1", "x,y"), ("INFO", "a key and a value"),
+    ("RECTSTART 3", "width,height"), ("BEGIN now", "nothing"), ("BOARD 3", "nothing"),
+])
+def test_known_commands_with_bad_arguments(line: str, takes: str) -> None:
+    """A brain answers these ERROR (the command is known), not UNKNOWN."""
+    with pytest.raises(gomocup.BadArguments, match=f"takes {takes}"):
         gomocup.CommandParser().feed(line)
 
 

@@ -126,6 +126,14 @@ def test_rules_info_and_bookkeeping_commands() -> None:
     (["START 15", "TURN 7,7", "TURN 7,7"], "ERROR"),  # the brain's own point, or taken
     (["START 15", "TURN 15,0"], "ERROR 15,0 is off the 15x15 board"),
     (["START 15", "PLAY 3,3"], "UNKNOWN not a Gomocup command: 'PLAY 3,3'"),
+    # A known command with arguments it does not take is an error, not an unknown command.
+    (["START 15", "TURN -1,-1"], "ERROR TURN takes x,y (numbers of 0 to 999): 'TURN -1,-1'"),
+    (["START 15", "TAKEBACK 3"], "ERROR TAKEBACK takes x,y (numbers of 0 to 999)"),
+    (["START fifteen"], "ERROR START takes a size: 'START fifteen'"),
+    (["RECTSTART 15x15"], "ERROR RECTSTART takes width,height"),
+    (["INFO"], "ERROR INFO takes a key and a value"),
+    (["START 15", "BEGIN now"], "ERROR BEGIN takes nothing after it: 'BEGIN now'"),
+    (["START 15", "BOARD", "7,7,9"], "ERROR bad BOARD line '7,7,9'"),
     (["START 15", "BOARD", "7,7,1", "8,8,1", "DONE"], "ERROR BOARD has 2 own and 0 opponent"),
     (["START 15", "TAKEBACK 3,3"], "ERROR TAKEBACK of an empty point 48"),
 ])
