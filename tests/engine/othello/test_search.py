@@ -94,11 +94,20 @@ def test_time_limit_with_the_endgame_solver_in_play() -> None:
 
 def test_stop_flag_from_another_thread() -> None:
     config = {**ARENA_NO_SOLVER, "time_ms": 600_000}
+    choose_move(START_TEXT, config, Limits(depth=1))  # the kernels load before the clock
     stop = StopFlag()
-    threading.Timer(0.1, stop.set).start()
-    started = time.monotonic()
+    set_at: list[float] = []
+
+    def set_stop() -> None:
+        set_at.append(time.monotonic())
+        stop.set()
+
+    threading.Timer(0.1, set_stop).start()
     result = choose_move(START_TEXT, config, Limits(), stop=stop)
-    assert (time.monotonic() - started) <= 0.2
+    # Timed from the flag's setting, not from the timer's start: on a busy machine the
+    # timer's thread may wait for a core past its 0.1 s. (Run alone, the test used to
+    # load the kernels inside its 0.2 s and fail: the flag was seen 0.34 s late.)
+    assert set_at and time.monotonic() - set_at[0] <= 0.1
     assert result.move in (19, 26, 37, 44) and result.depth >= 1
 
 
