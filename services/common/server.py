@@ -252,6 +252,9 @@ def host_of(address: str) -> str:
     return address.rsplit(":", 1)[0]
 
 
+SIGNAL_POLL_S = 0.2  # how often the main thread looks for a signal it did not receive
+
+
 def serve(handle: ServerHandle, ready_file: Path | None = None, grace_s: float = 5.0) -> None:
     """Start, announce the port, block until SIGTERM/SIGINT, then stop gracefully."""
     stop = threading.Event()
@@ -268,7 +271,11 @@ def serve(handle: ServerHandle, ready_file: Path | None = None, grace_s: float =
         tmp = ready_file.with_suffix(".tmp")
         tmp.write_text(str(handle.port))
         tmp.replace(ready_file)  # atomic: readers never see a half-written port
-    stop.wait()
+    # In steps, not one wait: Python runs a signal's handler in the main thread only, and
+    # a SIGTERM the kernel delivers to another thread (gRPC's, numba's) does not wake a
+    # main thread blocked in one long wait: the worker then ignored it for good.
+    while not stop.wait(SIGNAL_POLL_S):
+        pass
     handle.stop(grace_s)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -199,3 +201,31 @@ def test_token_store_reads_env_and_rejects_bad_files(tmp_path: Any) -> None:
     path.write_text('{"t1": {"name": "bob", "role": "emperor"}}')
     with pytest.raises(ValueError, match="emperor"):
         TokenStore.from_config(Config.load("registry", [], {"ARENA_TOKENS_FILE": str(path)}))
+
+
+SERVE_AND_SIGNAL_ANOTHER_THREAD = """
+import signal, sys, threading, time
+from pathlib import Path
+from arena.services.common.server import build_server, serve
+
+ready = Path(sys.argv[1])
+
+def deliver_to_this_thread() -> None:
+    while not ready.exists():
+        time.sleep(0.01)
+    # Sent to this thread, not the process: the kernel may pick any thread for a
+    # process's SIGTERM, and here it picks this one.
+    signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+
+threading.Thread(target=deliver_to_this_thread, daemon=True).start()
+serve(build_server([], []), ready_file=ready, grace_s=0.1)
+"""
+
+
+def test_a_sigterm_that_reaches_another_thread_still_stops_the_server(tmp_path: Any) -> None:
+    """A worker under make test once ignored a SIGTERM for a minute (its main thread waited
+    in serve, and the signal had gone to one of its other threads)."""
+    ready = tmp_path / "port"
+    done = subprocess.run([sys.executable, "-c", SERVE_AND_SIGNAL_ANOTHER_THREAD, str(ready)],
+                          capture_output=True, text=True, timeout=15, check=False)
+    assert ready.exists() and done.returncode == 0, done.stderr[-3000:]

@@ -110,9 +110,15 @@ def test_a_bot_with_no_game_plays_its_engine_s_game(
 
 def test_a_worker_that_stopped_beating_offers_nothing(
         registry: Registry, redis_client: redis.Redis) -> None:
-    advertise(redis_client, "w1", edax(), ttl_ms=300)
+    """Registered while the worker's last beat lives; refused once it has expired. (With a
+    300 ms beat the first registration itself came too late on a busy machine: the beat
+    lasts 2 s here, and the test waits for its expiry in Redis.)"""
+    advertise(redis_client, "w1", edax(), ttl_ms=2000)
     assert registry.register(protocol_spec("early")).spec.protocol.checksum == EDAX_1
-    time.sleep(0.5)
+    deadline = time.monotonic() + 10
+    while redis_client.exists(keys.worker("w1")):
+        assert time.monotonic() < deadline, "the worker's beat did not expire"
+        time.sleep(0.05)
     assert refusal(registry, protocol_spec("late"))[0] == ["spec.protocol.engine"]
 
 
