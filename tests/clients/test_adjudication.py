@@ -55,9 +55,12 @@ def test_a_match_ends_at_the_threshold_with_perfect_plays_result(
         ok(cli_stack.run("bot", "register", "--name", name, "--from-preset", "lab-beginner"))
     for seed in (1, 2):
         start = _position_at(12, seed)
+        # The bots answer in microseconds; the long move time keeps a pause of the test
+        # process's worker thread (once, 744 ms of its CPU time in one move under make
+        # test) from forfeiting a game this test wants adjudicated.
         created = json.loads(ok(cli_stack.run(
             "match", "create", "--black", "ann", "--white", "ben", "--start", start.to_text(),
-            "--adjudicate-empties", "8", "--move-time-ms", "500", "--json")))
+            "--adjudicate-empties", "8", "--move-time-ms", "3000", "--json")))
         ok(cli_stack.run("match", "watch", created["id"]))
         match = json.loads(ok(cli_stack.run("match", "show", created["id"], "--json")))
         result, moves = match["result"], match["moves"]
