@@ -12,8 +12,6 @@ gateway runs beside the services: the demo prints its ladder page's address, and
 from __future__ import annotations
 
 import argparse
-import signal
-import threading
 import time
 from pathlib import Path
 
@@ -145,9 +143,8 @@ def run_demo(args: argparse.Namespace) -> int:
 
 def serve_until_stopped(page: str) -> None:
     """Keep the stack up (for its web pages) until Ctrl-C or SIGTERM."""
-    stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda _signum, _frame: stop.set())
+    from arena.services.common.server import stop_signals, wait_for
+
+    stop = stop_signals()
     print(f"\nThe ladder's page: {page}\nServing until Ctrl-C.", flush=True)
-    while not stop.wait(0.5):
-        pass
+    wait_for(stop)

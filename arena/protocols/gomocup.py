@@ -174,8 +174,10 @@ class BadArguments(ProtocolError):
 
 
 # What each command takes after its word, for BadArguments (the bare ones take nothing).
-_ARGUMENTS = {"START": "a size", "RECTSTART": "width,height",
-              "INFO": "a key and a value", "TURN": "x,y", "TAKEBACK": "x,y"}
+_NUMBERS = " (numbers of 0 to 999)"
+_ARGUMENTS = {"START": "a size", "RECTSTART": "width,height" + _NUMBERS,
+              "INFO": "a key and a value", "TURN": "x,y" + _NUMBERS,
+              "TAKEBACK": "x,y" + _NUMBERS}
 
 
 def _parse_single(word: str, rest: str, line: str) -> Command:
@@ -196,8 +198,7 @@ def _parse_single(word: str, rest: str, line: str) -> Command:
     if word in _BARE or word == "BOARD":
         raise BadArguments(f"{word} takes nothing after it: {line.strip()!r}")
     if word in _ARGUMENTS:
-        numbers = " (numbers of 0 to 999)" if "," in _ARGUMENTS[word] else ""
-        raise BadArguments(f"{word} takes {_ARGUMENTS[word]}{numbers}: {line.strip()!r}")
+        raise BadArguments(f"{word} takes {_ARGUMENTS[word]}: {line.strip()!r}")
     raise ProtocolError(f"not a Gomocup command: {line.strip()!r}")
 
 

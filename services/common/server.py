@@ -255,8 +255,9 @@ def host_of(address: str) -> str:
 SIGNAL_POLL_S = 0.2  # how often the main thread looks for a signal it did not receive
 
 
-def serve(handle: ServerHandle, ready_file: Path | None = None, grace_s: float = 5.0) -> None:
-    """Start, announce the port, block until SIGTERM/SIGINT, then stop gracefully."""
+def stop_signals() -> threading.Event:
+    """An event that SIGTERM or SIGINT sets; their handlers are installed by this call (in
+    the main thread), so a signal from now on asks to stop rather than ends the process."""
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: object) -> None:
@@ -265,17 +266,28 @@ def serve(handle: ServerHandle, ready_file: Path | None = None, grace_s: float =
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    return stop
+
+
+def wait_for(stop: threading.Event) -> None:
+    """Block until ``stop`` is set, in steps rather than one wait: Python runs a signal's
+    handler in the main thread only, and a SIGTERM the kernel delivers to another thread
+    (gRPC's, numba's) does not wake a main thread blocked in one long wait (a worker
+    ignored one for good)."""
+    while not stop.wait(SIGNAL_POLL_S):
+        pass
+
+
+def serve(handle: ServerHandle, ready_file: Path | None = None, grace_s: float = 5.0) -> None:
+    """Start, announce the port, block until SIGTERM/SIGINT, then stop gracefully."""
+    stop = stop_signals()
     handle.start()
     log.info("serving %s on port %d", ", ".join(handle.service_names), handle.port)
     if ready_file is not None:
         tmp = ready_file.with_suffix(".tmp")
         tmp.write_text(str(handle.port))
         tmp.replace(ready_file)  # atomic: readers never see a half-written port
-    # In steps, not one wait: Python runs a signal's handler in the main thread only, and
-    # a SIGTERM the kernel delivers to another thread (gRPC's, numba's) does not wake a
-    # main thread blocked in one long wait: the worker then ignored it for good.
-    while not stop.wait(SIGNAL_POLL_S):
-        pass
+    wait_for(stop)
     handle.stop(grace_s)
 
 

@@ -47,7 +47,6 @@ def stack(tmp_path: Path) -> Iterator[Launcher]:
         yield running
 
 
-
 def play_ladder(sdk: ArenaClient, name: str) -> list[match_pb2.Match]:
     ladder = sdk.create_ladder(ladder_pb2.LadderConfig(
         name=name, game=common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO),
