@@ -45,12 +45,15 @@ protos: $(STAMP)
 	$(BIN)/python tools/protogen.py
 
 # Two processes (TEST_JOBS), each taking whole files (tests/conftest.py); the engines'
-# kernels are compiled first, once, so that the two do not both compile them.
+# kernels are compiled first, once, so that the two do not both compile them. The tests
+# marked `alone` (they measure the CPU share an engine gets) run after the others, with
+# the machine to themselves; the recipe fails if either run does.
 TEST_JOBS ?= 2
 
 pytest: $(STAMP)
 	$(BIN)/python -m arena.services.worker.warm
-	$(BIN)/python -m pytest -q --durations=15 -n $(TEST_JOBS) --dist loadfile
+	$(BIN)/python -m pytest -q --durations=15 -n $(TEST_JOBS) --dist loadfile -m 'not alone'; \
+	others=$$?; $(BIN)/python -m pytest -q -m alone && exit $$others
 
 # Every web page in light and dark mode, laptop and phone width, into screenshots/.
 screenshots: $(STAMP)

@@ -6,7 +6,12 @@ The fake engine thinks, as engines do, until 90 % of the time it was told has pa
 the wall clock. Told its limit, it would use half its CPU time; the client tells it more
 in proportion to the CPU share it had (``client.Stretch``), and should the machine quieten
 in the middle of a move, holds it at its limit until the time it was told has run out
-(``client.CpuBudget``), so that it answers within its CPU limit."""
+(``client.CpuBudget``), so that it answers within its CPU limit.
+
+Marked ``alone``: ``make test`` runs them after its parallel run, with no other test
+process beside them. What the other process ran changed the engine's share under the
+test's own (in one CI run the move that should have had a whole core got too little of
+one to reach its limit, and was never held)."""
 
 from __future__ import annotations
 
@@ -30,6 +35,8 @@ from arena.games import GomokuBoard
 from arena.v1 import bots_pb2, common_pb2, engine_pb2
 from tests.protocol_engines.conftest import FakeSpec, sandboxed_pids
 from tests.support.load import cpu_hog, machine_to_myself
+
+pytestmark = pytest.mark.alone
 
 LIMIT_MS = 400
 GRACE_MS = 60  # the hold's margin and the kernel's 10 ms steps: well inside a match's grace
