@@ -21,11 +21,13 @@ from google.protobuf import timestamp_pb2
 
 from arena.errors import FailedPreconditionError, InvalidArgumentError
 from arena.formats import (
+    PSQ_HEADER,
     FormatError,
     GgfGame,
     Replay,
     ReplayMove,
     ggf_from_moves,
+    looks_like_psq,
     parse_ggf,
     parse_psq,
     parse_replay,
@@ -38,7 +40,7 @@ from arena.formats import (
 )
 from arena.games import Color, GomokuBoard, OthelloBoard, Outcome, Position, Termination, game
 from arena.games.gomoku import moves_from_empty
-from arena.text import bounded, engine_notes, printable
+from arena.text import bounded, engine_notes, printable, shown
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
 FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
@@ -274,6 +276,11 @@ def read_record(text: str, fmt: str = "", variant: str = "") -> tuple[str, Repla
         replay = _READERS[fmt](text, variant)
     except FormatError as exc:
         if guessed and fmt == "transcript" and exc.reason.startswith("expected a square"):
+            if looks_like_psq(text):
+                first = next(line for line in text.splitlines() if line.strip())
+                raise FormatError(f"not a record Arena reads: it looks like PSQ, whose first "
+                                  f"line is '{PSQ_HEADER}' (its first line here: "
+                                  f"{shown(first.strip())})") from None
             raise FormatError(f"not a native replay, GGF or PSQ record, nor an Othello "
                               f"transcript ({exc})") from None
         raise

@@ -22,7 +22,15 @@ from arena.formats.ggf import (
     write_ggf,
 )
 from arena.formats.obf import ObfPosition, parse_obf, parse_obf_file, write_obf, write_obf_file
-from arena.formats.psq import PsqGame, PsqMove, parse_psq, psq_from_moves, write_psq
+from arena.formats.psq import (
+    PSQ_HEADER,
+    PsqGame,
+    PsqMove,
+    looks_like_psq,
+    parse_psq,
+    psq_from_moves,
+    write_psq,
+)
 from arena.formats.replay import (
     REPLAY_VERSION,
     Replay,
@@ -33,6 +41,7 @@ from arena.formats.replay import (
 from arena.formats.transcript import parse_transcript, replay_transcript, write_transcript
 
 __all__ = [
+    "PSQ_HEADER",
     "REPLAY_VERSION",
     "FormatError",
     "GgfGame",
@@ -44,6 +53,7 @@ __all__ = [
     "ReplayMove",
     "ggf_from_moves",
     "ggf_result",
+    "looks_like_psq",
     "parse_ggf",
     "parse_ggf_games",
     "parse_obf",

@@ -31,6 +31,9 @@ _MOVE_RE = re.compile(r"\s*(\d{1,3}),(\d{1,3})(?:,(\d{1,9}))?\s*")
 # What a move line looks like, in range or not: such a line is a bad move, never the start
 # of the trailer (which holds names and single numbers).
 _MOVE_LIKE_RE = re.compile(r"\s*[-+]?\d+\s*,\s*[-+]?\d+\s*(?:,\s*[-+]?\d+\s*)?")
+# A header under another first word (a misspelt or translated one).
+_HEADER_LIKE_RE = re.compile(r"\s*\S+\s+\d+\s*x\s*\d+\s*,.*")
+PSQ_HEADER = "Piskvorky <w>x<h>, <a>:<b>, <flag>"
 
 
 @dataclass(frozen=True)
@@ -61,13 +64,20 @@ class PsqGame:
         return board
 
 
+def looks_like_psq(text: str) -> bool:
+    """Whether text that does not start with PSQ's header looks like PSQ all the same: its
+    first line a header with another first word, or a move."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return bool(_HEADER_LIKE_RE.fullmatch(first) or _MOVE_LIKE_RE.fullmatch(first))
+
+
 def parse_psq(text: str, rule: str = "freestyle") -> PsqGame:
     if not isinstance(text, str):
         raise FormatError(f"PSQ text must be a string, got {type(text).__name__}")
     lines = text.splitlines()
     header = _HEADER_RE.fullmatch(lines[0]) if lines else None
     if header is None:
-        raise FormatError("expected 'Piskvorky <w>x<h>, <a>:<b>, <flag>'", 1, 1)
+        raise FormatError(f"expected '{PSQ_HEADER}'", 1, 1)
     width, height, level_a, level_b, flag = (int(g) for g in header.groups())
     if width != height:
         raise FormatError(f"only square boards are supported, got {width}x{height}", 1, 11)

@@ -185,6 +185,11 @@ def test_forfeits_resignations_and_openings_survive(alice: ArenaClient) -> None:
     ('{"format": "arena-replay", "version": 1, "game": "othello"', NATIVE,
      ["content", "not JSON"]),
     ("hello world", 0, ["content", "nor an Othello transcript"]),
+    # PSQ without its header, or under another first word: said so, not read as Othello.
+    ("Piskvork 15x15, 0:0, 0\n8,8,1\n9,9,1\n", 0,
+     ["content", "it looks like PSQ, whose first line is 'Piskvorky <w>x<h>, <a>:<b>, "
+      "<flag>' (its first line here: 'Piskvork 15x15, 0:0, 0')"]),
+    ("\n8,8,1\n9,9,1\n", 0, ["content", "it looks like PSQ", "here: '8,8,1'"]),
     # Was refused in Python's words (sys.set_int_max_str_digits), naming no field.
     ('{"format": "arena-replay", "version": ' + "9" * 5000 + "}", 0,
      ["content: not JSON we read: a number of 5,000 digits (at most 4,300 are read)"]),
