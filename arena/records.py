@@ -27,12 +27,12 @@ from arena.formats import (
     Replay,
     ReplayMove,
     ggf_from_moves,
-    looks_like_psq,
     parse_ggf,
     parse_psq,
     parse_replay,
     parse_transcript,
     psq_from_moves,
+    psq_lookalike,
     write_ggf,
     write_psq,
     write_replay,
@@ -276,11 +276,11 @@ def read_record(text: str, fmt: str = "", variant: str = "") -> tuple[str, Repla
         replay = _READERS[fmt](text, variant)
     except FormatError as exc:
         if guessed and fmt == "transcript" and exc.reason.startswith("expected a square"):
-            if looks_like_psq(text):
-                first = next(line for line in text.splitlines() if line.strip())
+            first = psq_lookalike(text)
+            if first is not None:
                 raise FormatError(f"not a record Arena reads: it looks like PSQ, whose first "
                                   f"line is '{PSQ_HEADER}' (its first line here: "
-                                  f"{shown(first.strip())})") from None
+                                  f"{shown(first)})") from None
             raise FormatError(f"not a native replay, GGF or PSQ record, nor an Othello "
                               f"transcript ({exc})") from None
         raise

@@ -26,9 +26,9 @@ from arena.formats.psq import (
     PSQ_HEADER,
     PsqGame,
     PsqMove,
-    looks_like_psq,
     parse_psq,
     psq_from_moves,
+    psq_lookalike,
     write_psq,
 )
 from arena.formats.replay import (
@@ -53,7 +53,6 @@ __all__ = [
     "ReplayMove",
     "ggf_from_moves",
     "ggf_result",
-    "looks_like_psq",
     "parse_ggf",
     "parse_ggf_games",
     "parse_obf",
@@ -62,6 +61,7 @@ __all__ = [
     "parse_replay",
     "parse_transcript",
     "psq_from_moves",
+    "psq_lookalike",
     "replay_transcript",
     "write_ggf",
     "write_obf",

@@ -64,11 +64,11 @@ class PsqGame:
         return board
 
 
-def looks_like_psq(text: str) -> bool:
-    """Whether text that does not start with PSQ's header looks like PSQ all the same: its
-    first line a header with another first word, or a move."""
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    return bool(_HEADER_LIKE_RE.fullmatch(first) or _MOVE_LIKE_RE.fullmatch(first))
+def psq_lookalike(text: str) -> str | None:
+    """The first line of text that does not start with PSQ's header but looks like PSQ all
+    the same (a header with another first word, or a move), else ``None``."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first if _HEADER_LIKE_RE.fullmatch(first) or _MOVE_LIKE_RE.fullmatch(first) else None
 
 
 def parse_psq(text: str, rule: str = "freestyle") -> PsqGame:

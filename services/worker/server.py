@@ -226,22 +226,24 @@ def _checked_limits(request: engine_pb2.AnalyzeRequest) -> Limits:
 
 
 def warm_up(config: Config) -> list[str]:
-    """Compile (or load from numba's cache) the engines of ``warm_games``, then freeze the
-    heap as it stands; their names.
-
-    Python's cyclic collector runs in whichever thread allocates when it falls due, a
-    bot's search thread too, and a full collection scans every object the process has:
-    about 150,000 once the engines and services are loaded, 70 ms of CPU time that a move
-    timed on CPU would be charged. Frozen (``gc.freeze``), they are never scanned again; a
-    collection scans what came after."""
+    """Compile (or load from numba's cache) the engines of ``warm_games``; their names."""
     games = [name.strip() for name in config.warm_games.split(",") if name.strip()]
     if games:
         log.info("warming up the %s engines", ", ".join(games))
     for name in games:  # before taking jobs: a cold compile would cost a bot its time
         game(name).engine().warm_up()
+    return games
+
+
+def freeze_heap() -> None:
+    """Leave the objects loaded so far to no collection: Python's cyclic collector runs in
+    whichever thread allocates when it falls due, a bot's search thread too, and a full
+    collection scans every object the process has (about 150,000 once the engines and
+    services are loaded, 70 ms of CPU time that a move timed on CPU would be charged).
+    Frozen (``gc.freeze``), they are never scanned again; a collection scans what came
+    after."""
     gc.collect()  # the start-up's garbage is not frozen with it
     gc.freeze()
-    return games
 
 
 def create_service(config: Config) -> ServiceParts:
@@ -249,6 +251,7 @@ def create_service(config: Config) -> ServiceParts:
         raise ValueError(f"ARENA_WORKER_POOL must be one of {', '.join(POOLS)}, "
                          f"got {config.worker_pool!r}")
     games = warm_up(config)
+    freeze_heap()  # before any job: the engines and modules loaded, nothing to collect
     peers = peer_client(config)
     quotas = Quotas.from_config(config, redis.Redis.from_url(config.redis_url))
     engines = (EngineHost.load(config.engines_catalog, config.engine_processes)

@@ -11,16 +11,17 @@ import sys
 PROBE = """
 import gc, json
 from arena.services.common.config import Config
-from arena.services.worker.server import warm_up
+from arena.services.worker.server import freeze_heap, warm_up
 
 warm_up(Config.load("worker", []))
+freeze_heap()
 print(json.dumps({"frozen": gc.get_freeze_count(), "scanned": len(gc.get_objects())}))
 """
 
 
 def test_a_warmed_up_worker_leaves_no_start_up_object_to_the_collector() -> None:
-    """In a process of its own, as a worker starts: ``warm_up`` is what the worker's
-    ``create_service`` runs before it takes a job."""
+    """In a process of its own, as a worker starts: ``warm_up`` and ``freeze_heap`` are
+    what the worker's ``create_service`` runs before it takes a job."""
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 0, done.stderr
