@@ -307,6 +307,41 @@ def test_a_worker_removes_the_groups_of_dead_workers(sandbox: Sandbox) -> None:
     assert fresh.stale_groups_removed >= 1 and not stale.exists()
 
 
+# A worker in its own process: starts an engine that writes a file in its folder, says
+# where, and waits to be killed.
+DYING_WORKER = """
+import json, sys, time
+from pathlib import Path
+from arena.services.worker.engines.sandbox import Sandbox, SandboxLimits
+box = Sandbox(root=Path(sys.argv[1]))
+engine = box.start([sys.executable, "-c", "open('notes', 'w').write('x' * 4096); "
+                    "print('written', flush=True); input()"], SandboxLimits())
+assert engine.popen.stdout.readline() == b"written\\n"
+print(json.dumps(str(engine.workdir)), flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_worker_removes_the_folders_of_dead_workers(sandbox: Sandbox) -> None:
+    """A worker killed with its engines running cannot remove their folders (nor what
+    the engines wrote there): the next worker to start does, and no live worker's."""
+    live = sandbox.start(SLEEPER, SandboxLimits())
+    try:
+        dying = subprocess.Popen([sys.executable, "-c", DYING_WORKER, str(sandbox.root)],
+                                 stdout=subprocess.PIPE, text=True)
+        assert dying.stdout is not None
+        workdir = Path(json.loads(dying.stdout.readline()))
+        dying.kill()
+        dying.wait(timeout=30)
+        assert (workdir / "notes").stat().st_size == 4096
+        fresh = Sandbox(sandbox.protections, root=sandbox.root)
+        assert fresh.stale_folders_removed == 1
+        assert not workdir.exists() and not workdir.with_name(workdir.name + ".view").exists()
+        assert live.workdir.is_dir()  # this worker's engine is alive: its folder stays
+    finally:
+        stop(live)
+
+
 def test_a_command_that_cannot_start_leaves_nothing(sandbox: Sandbox) -> None:
     before = set(sandbox.root.iterdir())
     with pytest.raises(OSError):

@@ -12,7 +12,7 @@ Both cgroup versions are read; each controller (``memory``, ``pids``, ``cpuacct`
 version 2 every group's ``cpu.stat``) is used from whichever hierarchy the worker can
 create groups in. Groups are named
 ``arena-engine-<worker pid>-<n>``; a worker removes the groups of dead workers when it
-starts.
+starts (workers that share a machine share its process numbering).
 """
 
 from __future__ import annotations
@@ -283,7 +283,7 @@ def sweep_stale(hierarchies: dict[str, Hierarchy]) -> int:
             continue
         for group in children:
             match = _GROUP_RE.fullmatch(group.name)
-            if match is None or not group.is_dir() or _alive(int(match.group(1))):
+            if match is None or not group.is_dir() or alive(int(match.group(1))):
                 continue
             stale = EngineCgroup({hierarchy.controller: (hierarchy, group)})
             stale.kill()
@@ -292,7 +292,8 @@ def sweep_stale(hierarchies: dict[str, Hierarchy]) -> int:
     return removed
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (as this process's namespace numbers it)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -5,7 +5,8 @@ Every engine process gets, whatever the machine:
 - its own session and process group (stopping it kills the whole group), and the
   parent-death signal (SIGKILL if the worker dies);
 - resource limits: CPU seconds, open files, the size of files it writes, no core dumps;
-- a private working directory (``HOME`` and ``TMPDIR`` too), removed when it stops;
+- a private working directory (``HOME`` and ``TMPDIR`` too), removed when it stops, or
+  when the next worker on the machine starts if its worker died first;
 - a small environment: ``PATH``, the sandbox marker, one thread for numeric libraries.
 
 And where the machine lets the worker (root, or unprivileged user namespaces; writable
@@ -34,6 +35,7 @@ import ctypes
 import errno
 import itertools
 import os
+import re
 import resource
 import shutil
 import signal
@@ -53,6 +55,7 @@ from arena.services.worker.engines.cgroups import (
     PREFIX,
     EngineCgroup,
     Hierarchy,
+    alive,
     find_hierarchies,
     sweep_stale,
 )
@@ -366,6 +369,29 @@ def _remove_folders(workdir: Path) -> None:
         view_root(workdir).rmdir()
 
 
+# An engine's folder: ``arena-engine-<worker pid>-<n>-<mkdtemp's suffix>``, and its view's.
+_FOLDER_RE = re.compile(re.escape(PREFIX) + r"(\d+)-\d+-\w+(\.view)?")
+
+
+def sweep_stale_folders(root: Path) -> int:
+    """Remove the engine folders under ``root`` whose worker is gone (killed before it
+    could remove them; its engines died with it, of the parent-death signal); returns
+    how many. An engine's files stay on disk no longer than until the next worker
+    starts."""
+    removed = 0
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return 0
+    for entry in entries:
+        match = _FOLDER_RE.fullmatch(entry.name)
+        if match is None or alive(int(match.group(1))) or not entry.is_dir():
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed += match.group(2) is None and not entry.exists()
+    return removed
+
+
 KILL_WAIT_S = 2.0  # how long a sweep waits for the processes it killed to be gone
 
 
@@ -448,6 +474,7 @@ class Sandbox:
         self.root = Path(root) if root is not None else Path(tempfile.gettempdir())
         self._names = itertools.count(1)
         self.stale_groups_removed = sweep_stale(dict(self.protections.cgroups))
+        self.stale_folders_removed = sweep_stale_folders(self.root)
 
     def start(self, command: Sequence[str], limits: SandboxLimits,
               env: Mapping[str, str] | None = None, readable: Sequence[str] = ()
