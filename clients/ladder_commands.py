@@ -180,6 +180,17 @@ def games_per_pairing(args: argparse.Namespace) -> int:
     return int(args.games_per_pairing)
 
 
+def rounding_note(asked: int, stored: int) -> str:
+    """Why a ladder plays other than the games per pairing asked for ('' if it does not):
+    each opening is played twice, colours swapped."""
+    if asked == 0:
+        return f" ({stored} per pairing: each opening of the suite twice, colours swapped)"
+    if stored != asked:
+        return (f" ({asked} per pairing rounded up to {stored}: each opening is played "
+                "twice, colours swapped)")
+    return ""
+
+
 def ladder_config(args: argparse.Namespace) -> ladder_pb2.LadderConfig:
     return ladder_pb2.LadderConfig(
         name=args.name, game=game_request(args), bots=[parse_bot_ref(b) for b in args.bots],
@@ -197,7 +208,8 @@ def cmd_create(args: argparse.Namespace) -> int:
         if args.json and not args.watch:
             print_json(ladder)
             return 0
-        print(f"ladder {ladder.id}: {len(config.bots)} bots, {ladder.games_total} games")
+        print(f"ladder {ladder.id}: {len(config.bots)} bots, {ladder.games_total} games"
+              f"{rounding_note(config.games_per_pairing, ladder.config.games_per_pairing)}")
         if args.watch:
             watch_ladder(client, ladder.id)
             print_standings(client.get_standings(ladder.id))

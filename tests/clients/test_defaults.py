@@ -76,6 +76,20 @@ def test_games_per_pairing_zero_is_refused_and_all_openings_says_it(
     assert ladder_pb2.LadderConfig.DESCRIPTOR.fields_by_name["games_per_pairing"]
 
 
+def test_ladder_create_says_why_it_plays_other_than_the_count_asked(
+    cli_stack: InProcessStack
+) -> None:
+    _register(cli_stack, "lab-beginner", "lab-c", "lab-d")
+    said = ok(cli_stack.run("ladder", "create", "lab-c", "lab-d", "--games-per-pairing", "3"))
+    assert ": 2 bots, 4 games (3 per pairing rounded up to 4: each opening is played " \
+           "twice, colours swapped)" in said
+    said = ok(cli_stack.run("ladder", "create", "lab-c", "lab-d", "--all-openings",
+                            "--openings", "othello-balanced-3"))
+    assert ": 2 bots, 28 games (28 per pairing: each opening of the suite twice" in said
+    said = ok(cli_stack.run("ladder", "create", "lab-c", "lab-d", "--games-per-pairing", "6"))
+    assert said.rstrip().endswith(": 2 bots, 6 games")
+
+
 def test_analyze_takes_the_variant_from_the_position(cli_stack: InProcessStack) -> None:
     text = INTERNATIONAL_AFTER_CENTRE.to_text()
     out = ok(cli_stack.run("analyze", "--preset", "lab-beginner", "--position", text))
