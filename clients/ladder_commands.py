@@ -293,8 +293,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         if ladder.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
             verdict = ladder_pb2.SprtVerdict.Name(ladder.sprt.verdict)
             bots += f" (SPRT: {verdict.removeprefix('SPRT_VERDICT_').lower().replace('_', ' ')})"
+        named = f"{ladder.config.name}: " if ladder.config.name else ""
         print(f"{ladder.id}  {status:<9} {ladder.games_done:>4}/{ladder.games_total:<4} "
-              f"{ladder.config.name or '-'}: {bots}")
+              f"{named}{bots}")
     return 0
 
 

@@ -88,6 +88,12 @@ def test_ladder_create_says_why_it_plays_other_than_the_count_asked(
     assert ": 2 bots, 28 games (28 per pairing: each opening of the suite twice" in said
     said = ok(cli_stack.run("ladder", "create", "lab-c", "lab-d", "--games-per-pairing", "6"))
     assert said.rstrip().endswith(": 2 bots, 6 games")
+    ladder_id = said.split()[1].rstrip(":")
+    ok(cli_stack.run("ladder", "create", "lab-c", "lab-d", "--name", "spring cup"))
+    listed = ok(cli_stack.run("ladder", "list")).splitlines()
+    unnamed = next(line for line in listed if line.startswith(ladder_id))
+    assert unnamed.split("/6", 1)[1].strip() == "lab-c@1, lab-d@1"  # no name: the bots alone
+    assert any(line.endswith(" spring cup: lab-c@1, lab-d@1") for line in listed)
 
 
 def test_analyze_takes_the_variant_from_the_position(cli_stack: InProcessStack) -> None:
