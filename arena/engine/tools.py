@@ -39,6 +39,8 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
     perft_p = sub.add_parser("perft", help="count leaves N plies ahead (passes are moves)")
     perft_p.add_argument("--depth", type=int, required=True, help="plies")
     perft_p.add_argument("--position", default="start", help="position text or 'start'")
+    perft_p.add_argument("--divide", action="store_true",
+                         help="the count below each root move too, printed as it ends")
     perft_p.add_argument("--json", action="store_true", help="print JSON")
     perft_p.set_defaults(func=stops_at_once(_command("perft")))
 

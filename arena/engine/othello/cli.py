@@ -15,7 +15,7 @@ from typing import Any
 
 from arena.engine.api import Limits
 from arena.engine.othello import START_TEXT, perft, solve, warm_up
-from arena.engine.othello.bitboard import parse_position, square_name
+from arena.engine.othello.bitboard import legal_moves, parse_position, square_name
 from arena.errors import InvalidArgumentError
 from arena.formats.errors import FormatError
 from arena.formats.obf import parse_obf_file
@@ -29,10 +29,22 @@ def _cmd_perft(args: argparse.Namespace) -> int:
     position = START_TEXT if args.position == "start" else args.position
     perft(position, 1)  # load the compiled kernel before the clock starts
     started = time.perf_counter()
-    leaves = perft(position, args.depth)
+    divided: list[dict[str, Any]] = []
+    if args.divide and args.depth > 0:
+        root = parse_position(position)
+        for move in legal_moves(root):
+            after = root.play(move).to_text()
+            divided.append({"move": square_name(move), "leaves": perft(after, args.depth - 1)})
+            if not args.json:  # as each root move ends: the progress of a long count
+                print(f"{divided[-1]['move']}: {divided[-1]['leaves']}", flush=True)
+        leaves = sum(row["leaves"] for row in divided) or perft(position, args.depth)
+    else:
+        leaves = perft(position, args.depth)
     seconds = time.perf_counter() - started
     rate = leaves / seconds if seconds > 0 else 0.0
     payload = {"depth": args.depth, "leaves": leaves, "seconds": seconds, "leaves_per_s": rate}
+    if args.divide:
+        payload["divide"] = divided
     _emit(
         args,
         payload,

@@ -27,6 +27,23 @@ def test_perft(capsys: pytest.CaptureFixture[str]) -> None:
     assert "244 leaves" in capsys.readouterr().out
 
 
+def test_perft_divide_counts_below_each_root_move(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["perft", "--depth", "5", "--divide"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:4] == ["d3: 349", "c4: 349", "f5: 349", "e6: 349"]
+    assert lines[4].startswith("perft 5: 1396 leaves")
+    # A forced pass is the one root move; after the game's end there is none.
+    black_must_pass = "OX" + "-" * 62 + " X"  # White's a1 takes c1 over Black's b1
+    assert main(["perft", "--depth", "2", "--divide", "--json", "--position", black_must_pass]
+                ) == 0
+    payload = _json(capsys)
+    assert payload["divide"] == [{"move": "PA", "leaves": 1}] and payload["leaves"] == 1
+    assert main(["perft", "--depth", "3", "--divide", "--json", "--position",
+                 "O" * 64 + " X"]) == 0
+    payload = _json(capsys)
+    assert payload["divide"] == [] and payload["leaves"] == 1
+
+
 def test_solve_obf_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     lines = (DATA / "fforum-1-19.obf").read_text().splitlines()[:3]
     file = tmp_path / "three.obf"
