@@ -100,7 +100,11 @@ def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, fitting: st
             raise ValueError(f"--positions {name!r}: {what}")
     for name in args.positions:
         path = Path(name)
-        one = load_positions(path)
+        try:
+            raw = path.read_bytes()  # once: the file fitted is the file whose digest is kept
+        except OSError as exc:
+            raise ValueError(f"--positions {name!r}: cannot be read ({exc.strerror})") from None
+        one = load_positions(path, raw)
         seed = one.made_by.get("seed")
         if seed is not None and seed in seeds:
             raise ValueError(
@@ -108,7 +112,7 @@ def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, fitting: st
                 f"{seeds[seed]}'s were: one seed plays the same games, which would be "
                 "trained on and held out at once")
         seeds[seed] = path.name
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        digest = hashlib.sha256(raw).hexdigest()
         say(f"{path.name}: {len(one.data)} positions of {one.games} games, made by: "
             f"{one.made_by.get('command')}")
         files.append({"file": path.name, "sha256": digest, "games": one.games,

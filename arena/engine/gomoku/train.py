@@ -41,6 +41,7 @@ steps from a seeded start), and measured with it (``evaluation.values``).
 
 from __future__ import annotations
 
+import io
 import json
 import random
 import time
@@ -485,13 +486,16 @@ def save_positions(path: Path, kept: KeptPositions) -> Path:
     return path
 
 
-def load_positions(path: Path) -> KeptPositions:
-    """The positions of a file written by ``save_positions``, their features computed
-    (``feature_row``); ``ValueError`` if it is not such a file or does not hold together."""
-    if not zipfile.is_zipfile(path):
+def load_positions(path: Path, raw: bytes | None = None) -> KeptPositions:
+    """The positions of a file written by ``save_positions`` (``raw``: its bytes, already
+    read), their features computed (``feature_row``); ``ValueError`` if it is not such a
+    file or does not hold together."""
+    body_bytes = io.BytesIO(path.read_bytes() if raw is None else raw)
+    if not zipfile.is_zipfile(body_bytes):
         raise ValueError(f"{path} is not a gomoku positions file (not an .npz archive)")
+    body_bytes.seek(0)
     try:
-        with np.load(path, allow_pickle=False) as body:
+        with np.load(body_bytes, allow_pickle=False) as body:
             fields = {name: body[name] for name in POSITIONS_FIELDS if name in body.files}
         header = json.loads(str(fields["header"])) if "header" in fields else None
     except (OSError, ValueError, TypeError, zipfile.BadZipFile) as exc:
