@@ -120,6 +120,11 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
                               "playing games (their games, seed and teacher are the file's); "
                               "given again, the files' positions together, each file's games "
                               "after the previous file's (so the last file's are held out)")
+    train_p.add_argument("--records", action="append", default=None, metavar="FILE",
+                         help="gomoku: train on the positions of these game records "
+                              "(PSQ, Arena's native replays; a folder: its files) instead "
+                              "of self-play, labelled by their results or by --teacher; "
+                              "may be given again")
     train_p.add_argument("--holdout", type=float, default=0.1, help="share of games held out")
     train_p.add_argument("--jobs", type=int, default=1, help="processes playing the games")
     train_p.add_argument("--json", action="store_true", help="print the metrics as JSON")

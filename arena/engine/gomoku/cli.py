@@ -40,6 +40,8 @@ def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     progress = None if args.json else say
     if args.positions is not None:
         result, metadata = _train_on_kept(args, l2, hidden, fitting, progress)
+    elif args.records is not None:
+        result, metadata = _train_on_records(args, l2, hidden, fitting, progress)
     else:
         result, metadata = _train_on_new(args, l2, hidden, fitting, progress)
     path = save(output, result, metadata)
@@ -80,6 +82,94 @@ def _train_on_new(args: argparse.Namespace, l2: float, hidden: int, fitting: str
                    args.holdout, args.jobs, progress=progress, teacher=teacher, keep=keep,
                    hidden=hidden)
     return result, {**made_by, "command": making + fitting}
+
+
+MAX_RECORD_BYTES = 10 << 20  # a game record is a few kilobytes; a bound on what is read
+
+
+def _train_on_records(args: argparse.Namespace, l2: float, hidden: int, fitting: str,
+                      progress: Callable[[str], None] | None
+                      ) -> tuple[TrainingResult, dict[str, object]]:
+    """Fit the positions of game records (``--records``: files, or folders of them),
+    labelled by their results or by the teacher."""
+    from arena.engine.gomoku.train import train_on_records
+
+    say = progress or (lambda _: None)
+    teacher, teaching = _teacher(args)
+    games, digest = read_records(args.records)
+    unfinished = sum(score is None for _, score in games)
+    if unfinished and teacher is None:
+        games = [game for game in games if game[1] is not None]
+        say(f"left out {unfinished} record(s) without a result (a teacher would label "
+            "their positions)")
+        if len(games) < 2:
+            raise ValueError(f"--records: {len(games)} record(s) with a result; at least 2 "
+                             "are needed (some are held out)")
+    given = " ".join(f"--records {Path(name).name}" for name in args.records)
+    making = f"arena engine train gomoku {given}{teaching}"
+    made_by: dict[str, object] = {"command": making, "seed": None,
+                                  "records": {"games": len(games), "sha256": digest}}
+    if teacher is not None:
+        made_by["teacher"] = {**teacher.teacher.describe(), "scale": teacher.scale}
+    say(f"{len(games)} recorded games")
+    keep = None if args.keep_positions is None else (Path(args.keep_positions), made_by)
+    result = train_on_records(games, l2, args.holdout, args.jobs, progress, teacher, keep,
+                              hidden)
+    return result, {**made_by, "command": making + fitting}
+
+
+def read_records(names: list[str]) -> tuple[list[tuple[list[int], float | None]], str]:
+    """The games of the records ``names`` (files, or folders whose files are all
+    records, in name order): each game's moves and Black's score (None: no result), and
+    one SHA-256 over every file read; ``ValueError`` naming the file that is not a
+    freestyle 15x15 Gomoku game from the empty board."""
+    from arena.engine.gomoku.train import SIZE
+    from arena.engine.othello.cli import MAX_TRAINING_GAMES
+    from arena.formats.errors import FormatError
+    from arena.games import GomokuBoard
+    from arena.games.base import Color
+    from arena.records import read_record
+
+    files: list[Path] = []
+    for name in names:  # every path is looked at before any is read
+        path = Path(name)
+        if path.is_dir():
+            files += sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ValueError(f"--records {name!r}: no such file or folder")
+        if len(files) > MAX_TRAINING_GAMES:
+            raise ValueError(f"--records: more than {MAX_TRAINING_GAMES} records")
+    if len(files) < 2:
+        raise ValueError(f"--records: {len(files)} record(s); at least 2 games are needed "
+                         "(some are held out)")
+    empty = GomokuBoard(SIZE, "freestyle").to_text()
+    digest = hashlib.sha256()
+    games: list[tuple[list[int], float | None]] = []
+    for path in files:
+        try:
+            if path.stat().st_size > MAX_RECORD_BYTES:
+                raise ValueError(f"{path.stat().st_size} bytes: a game record is at most "
+                                 f"{MAX_RECORD_BYTES >> 20} MB")
+            raw = path.read_bytes()
+            _format, replay = read_record(raw.decode("utf-8"))
+        except (OSError, UnicodeDecodeError, FormatError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else exc
+            raise ValueError(f"--records {str(path)!r}: {why}") from None
+        if (replay.game, replay.variant, replay.size) != ("gomoku", "freestyle", SIZE):
+            raise ValueError(f"--records {str(path)!r}: a {replay.game} game "
+                             f"({replay.variant}, size {replay.size}); the evaluation is "
+                             f"trained on freestyle Gomoku on {SIZE}x{SIZE}")
+        if replay.start != empty:
+            raise ValueError(f"--records {str(path)!r}: the game starts from a set position; "
+                             "the training needs games from the empty board")
+        digest.update(hashlib.sha256(raw).digest())
+        outcome = replay.outcome
+        score = (None if outcome is None else 0.5 if outcome.winner is None
+                 else 1.0 if outcome.winner == Color.BLACK else 0.0)
+        games.append(([record.move for record in replay.moves], score))
+    return games, digest.hexdigest()
 
 
 def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, fitting: str,

@@ -49,7 +49,7 @@ import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -173,6 +173,33 @@ def play_game(seed: int, game: int, settings: GameSettings
             for x, colour, played in spread(seen, MAX_POSITIONS_PER_GAME)]
 
 
+# A recorded game: its moves from the empty board (freestyle 15x15) and Black's score,
+# 1, 0.5 or 0 (None: no result, for a teacher to label).
+RecordedGame = tuple[Sequence[int], float | None]
+OPENING_STONES = 3  # a record's positions are taken from its third stone on
+
+
+def record_positions(games: Sequence[RecordedGame]) -> Positions:
+    """The quiet positions of recorded games (neither side with a five point, from
+    ``OPENING_STONES`` stones, the final one included), at most ``MAX_POSITIONS_PER_GAME``
+    a game, evenly spaced; each labelled with its game's result from the side to move's
+    view (0.5 where the game has none: a teacher's labels replace them)."""
+    rows: list[Row] = []
+    for index, (moves, black_score) in enumerate(games):
+        cells, pat, st, table = setup(SIZE, FREESTYLE, [], HAND_WEIGHTS)
+        seen: list[tuple[list[int], int, tuple[int, ...]]] = []
+        for ply in range(len(moves) + 1):
+            me = 1 + ply % 2
+            if ply >= OPENING_STONES and stat(st, me, FIVE) == 0 and stat(st, 3 - me, FIVE) == 0:
+                seen.append((feature_row(st, me), me, tuple(moves[:ply])))
+            if ply < len(moves):
+                play(cells, pat, st, table, moves[ply], me)
+        score = 0.5 if black_score is None else black_score
+        rows += [(x, score if colour == 1 else 1 - score, len(played), played, index)
+                 for x, colour, played in spread(seen, MAX_POSITIONS_PER_GAME)]
+    return _positions_of(rows)
+
+
 T = TypeVar("T")
 
 
@@ -183,12 +210,11 @@ def spread(items: list[T], limit: int) -> list[T]:
     return [items[i * len(items) // limit] for i in range(limit)]
 
 
-def generate(
-    games: int, seed: int, settings: GameSettings, jobs: int = 1,
-    progress: Callable[[int], None] | None = None,
-) -> Positions:
-    """The quiet positions of ``games`` self-play games (reproducible from ``seed``)."""
-    rows = play_games(play_game, games, seed, settings, jobs, progress)
+Row = tuple[list[int], float, int, tuple[int, ...], int]  # features, label, stones, moves, game
+
+
+def _positions_of(rows: Sequence[tuple[Any, ...]]) -> Positions:
+    """Rows of ``Row``'s fields as ``Positions``."""
     return Positions(
         np.array([r[0] for r in rows], dtype=np.float64).reshape(len(rows), FEATURES),
         np.array([r[1] for r in rows], dtype=np.float64),
@@ -196,6 +222,15 @@ def generate(
         np.array([r[4] for r in rows], dtype=np.int64),
         [r[3] for r in rows],
     )
+
+
+def generate(
+    games: int, seed: int, settings: GameSettings, jobs: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> Positions:
+    """The quiet positions of ``games`` self-play games (reproducible from ``seed``)."""
+    rows = play_games(play_game, games, seed, settings, jobs, progress)
+    return _positions_of(rows)
 
 
 def teacher_labels(judgements: Sequence[Judgement], scale: float) -> npt.NDArray[np.float64]:
@@ -389,13 +424,47 @@ def train(
     is one, keep them in a positions file if ``keep`` says where (and what made them), and
     fit them (``fit_and_measure``)."""
     say = progress or (lambda _: None)
-    if teacher is not None:  # one judgement first: a teacher that fails, fails at once
-        from arena.openings.gomoku import balanced_openings
-
-        teacher.teacher.judge([teacher_position(balanced_openings()[0].moves)], 1)
+    _try_teacher(teacher)
     started = time.monotonic()
     data = generate(games, seed, settings, jobs, game_progress(games, say))
     seconds = {"generate": round(time.monotonic() - started, 1)}
+    return _taught_and_fitted(data, games, seed, l2, holdout, jobs, say, teacher, keep,
+                              hidden, seconds)
+
+
+def train_on_records(
+    games: Sequence[RecordedGame], l2: float, holdout: float = 0.2, jobs: int = 1,
+    progress: Callable[[str], None] | None = None, teacher: TeacherSettings | None = None,
+    keep: tuple[Path, dict[str, object]] | None = None, hidden: int = 0,
+) -> TrainingResult:
+    """``train`` on the positions of recorded games (``record_positions``) instead of
+    self-play; the network's start is drawn from seed 0."""
+    say = progress or (lambda _: None)
+    _try_teacher(teacher)
+    started = time.monotonic()
+    data = record_positions(games)
+    if len(data) == 0:
+        raise ValueError("the records hold no position to train on (none with "
+                         f"{OPENING_STONES} stones or more and no five point)")
+    seconds = {"positions": round(time.monotonic() - started, 1)}
+    return _taught_and_fitted(data, len(games), 0, l2, holdout, jobs, say, teacher, keep,
+                              hidden, seconds)
+
+
+def _try_teacher(teacher: TeacherSettings | None) -> None:
+    """One judgement first: a teacher that fails, fails before any game is played."""
+    if teacher is not None:
+        from arena.openings.gomoku import balanced_openings
+
+        teacher.teacher.judge([teacher_position(balanced_openings()[0].moves)], 1)
+
+
+def _taught_and_fitted(
+    data: Positions, games: int, seed: int, l2: float, holdout: float, jobs: int,
+    say: Callable[[str], None], teacher: TeacherSettings | None,
+    keep: tuple[Path, dict[str, object]] | None, hidden: int, seconds: dict[str, float],
+) -> TrainingResult:
+    """The positions labelled by the teacher (if any), kept (if asked), and fitted."""
     if teacher is not None:
         started = time.monotonic()
         say(f"{len(data)} positions to the teacher")

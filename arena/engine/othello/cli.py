@@ -125,7 +125,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 _OTHELLO_TRAIN = {"solve_empties": 14, "stages": 6, "ridge": 5.0, "window": 3,
                   "iterations": 200}
 _GOMOKU_TRAIN = {"l2", "hidden", "teacher", "catalog", "teacher_scale", "teacher_ms",
-                 "keep_positions", "positions"}
+                 "keep_positions", "positions", "records"}
 # Both games: how the self-play games are played.
 _GAMES = {"games": 200, "seed": 1, "depth": 4, "random_moves": 2}
 MAX_TRAINING_GAMES = 100_000
@@ -149,11 +149,20 @@ def _check_training(args: argparse.Namespace) -> None:
         raise ValueError(f"--jobs must be in 1..{cores} (this machine's cores), got {args.jobs}")
     _check_output(args.output, ".npz" if args.game == "othello" else ".json")
     if args.game == "gomoku" and args.positions is not None:
-        made = {*_GAMES, "teacher", "catalog", "teacher_scale", "teacher_ms", "keep_positions"}
+        made = {*_GAMES, "teacher", "catalog", "teacher_scale", "teacher_ms", "keep_positions",
+                "records"}
         given = [_option(name) for name in sorted(made) if getattr(args, name) is not None]
         if given:
             raise ValueError(f"{', '.join(given)} cannot go with --positions: the positions "
                              "are made already (the file records how)")
+        return
+    if args.game == "gomoku" and args.records is not None:
+        given = [_option(name) for name in sorted(_GAMES) if getattr(args, name) is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} cannot go with --records: the games are "
+                             "the records'")
+        if args.keep_positions is not None:
+            _check_output(args.keep_positions, ".npz", "--keep-positions")
         return
     for name, value in _GAMES.items():
         if getattr(args, name) is None:
