@@ -242,8 +242,7 @@ def print_standings(standings: ladder_pb2.Standings) -> None:
     ladder = standings.ladder
     status = enum_name(ladder.status, "LADDER_STATUS_", ladder_pb2.LadderStatus)
     label = f" ({ladder.config.name})" if ladder.config.name else ""
-    print(f"ladder {ladder.id}{label}: {status}, "
-          f"{ladder.games_done}/{ladder.games_total} games")
+    print(f"ladder {ladder.id}{label}: {status}, {games_done_text(ladder)}")
     if ladder.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
         print(f"SPRT {sprt_line(ladder)}")
         print(f"verdict: {sprt_verdict(ladder)}")
@@ -303,8 +302,21 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     with client_from_args(args) as client:
         ladder = client.cancel_ladder(args.ladder_id)
     status = enum_name(ladder.status, "LADDER_STATUS_", ladder_pb2.LadderStatus)
-    print(f"ladder {ladder.id}: {status}, {ladder.games_done}/{ladder.games_total} games played")
+    print(f"ladder {ladder.id}: {status}, {games_done_text(ladder)}")
     return 0
+
+
+def games_done_text(ladder: ladder_pb2.LadderInfo) -> str:
+    """Games over of the total; how many of them are void (cancelled, or lost to a
+    failure: no result); and, for a cancelled ladder, how many never started (a ladder
+    schedules its games a few at a time: cancelling voids the scheduled ones)."""
+    text = f"{ladder.games_done}/{ladder.games_total} games over"
+    if ladder.games_void:
+        text += f" ({ladder.games_void} void: no result)"
+    unstarted = ladder.games_total - ladder.games_done
+    if ladder.status == ladder_pb2.LADDER_STATUS_CANCELLED and unstarted > 0:
+        text += f"; {unstarted} never started"
+    return text
 
 
 def cmd_ratings(args: argparse.Namespace) -> int:

@@ -96,6 +96,24 @@ def test_ladder_create_says_why_it_plays_other_than_the_count_asked(
     assert any(line.endswith(" spring cup: lab-c@1, lab-d@1") for line in listed)
 
 
+def test_a_cancelled_ladder_says_how_many_games_are_void(cli_stack: InProcessStack) -> None:
+    """Cancelling voids the scheduled games not over (over, without a result) and starts
+    no other; the command says so rather than calling them played."""
+    _register(cli_stack, "arena-strong", "slow-a", "slow-b")
+    created = json.loads(ok(cli_stack.run("ladder", "create", "slow-a", "slow-b",
+                                          "--games-per-pairing", "40", "--move-time-ms",
+                                          "2000", "--json")))
+    said = ok(cli_stack.run("ladder", "cancel", created["id"])).strip()
+    info = json.loads(ok(cli_stack.run("ladder", "standings", created["id"], "--json"))
+                      )["ladder"]
+    done, void = info["games_done"], info.get("games_void", 0)
+    assert void >= 1 and done - void <= 1  # at 2 s a move, no game (or one) ended first
+    expected = f"40 games over ({void} void: no result)"
+    expected = f"{done}/{expected}" + (f"; {40 - done} never started" if done < 40 else "")
+    assert said == f"ladder {created['id']}: cancelled, {expected}"
+    assert f"cancelled, {expected}" in ok(cli_stack.run("ladder", "standings", created["id"]))
+
+
 def test_analyze_takes_the_variant_from_the_position(cli_stack: InProcessStack) -> None:
     text = INTERNATIONAL_AFTER_CENTRE.to_text()
     out = ok(cli_stack.run("analyze", "--preset", "lab-beginner", "--position", text))
