@@ -149,8 +149,9 @@ def read_records(names: list[str]) -> tuple[list[tuple[list[int], float | None]]
     games: list[tuple[list[int], float | None]] = []
     for path in files:
         try:
-            if path.stat().st_size > MAX_RECORD_BYTES:
-                raise ValueError(f"{path.stat().st_size} bytes: a game record is at most "
+            size = path.stat().st_size
+            if size > MAX_RECORD_BYTES:
+                raise ValueError(f"{size} bytes: a game record is at most "
                                  f"{MAX_RECORD_BYTES >> 20} MB")
             raw = path.read_bytes()
             _format, replay = read_record(raw.decode("utf-8"))

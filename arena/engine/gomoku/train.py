@@ -559,7 +559,12 @@ def load_positions(path: Path, raw: bytes | None = None) -> KeptPositions:
     """The positions of a file written by ``save_positions`` (``raw``: its bytes, already
     read), their features computed (``feature_row``); ``ValueError`` if it is not such a
     file or does not hold together."""
-    body_bytes = io.BytesIO(path.read_bytes() if raw is None else raw)
+    if raw is None:
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise ValueError(f"{path} cannot be read ({exc.strerror})") from None
+    body_bytes = io.BytesIO(raw)
     if not zipfile.is_zipfile(body_bytes):
         raise ValueError(f"{path} is not a gomoku positions file (not an .npz archive)")
     body_bytes.seek(0)
