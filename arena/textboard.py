@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from arena.games import Color, Outcome, Position, game_of
+from arena.games import Color, Outcome, Position, Termination, game_of
 
 if TYPE_CHECKING:
     from arena.engine.api import TreeNode
@@ -98,10 +98,14 @@ def board_summary(position: Position) -> str:
 
 
 def describe_outcome(outcome: Outcome) -> str:
+    """``white wins 40-24 (0-1)``; a game the rules did not end says how it ended:
+    ``white wins by resignation, 2-2 (0-1)``."""
     if outcome.winner is None:
         return f"draw ({outcome.black_score}-{outcome.white_score})"
+    how = ("" if outcome.termination in (Termination.NORMAL, Termination.FULL_BOARD)
+           else f" by {outcome.termination.value.replace('_', ' ')},")
     return (
-        f"{outcome.winner.name.lower()} wins {outcome.black_score}-{outcome.white_score}"
+        f"{outcome.winner.name.lower()} wins{how} {outcome.black_score}-{outcome.white_score}"
         f" ({outcome.result})"
     )
 

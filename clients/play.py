@@ -224,7 +224,8 @@ class TerminalGame:
     def play(self) -> None:
         self.show()
         while True:
-            while not self.position.is_game_over() and not self.stopped:
+            while (not self.position.is_game_over() and not self.stopped
+                   and self.replay.outcome is None):  # a resignation ends it too
                 self._turn()
                 if self.replay.outcome is None and not self.stopped:
                     self.show()

@@ -329,12 +329,18 @@ def test_gomoku_takes_gomocup_xy_and_resign_records_a_result(run_arena: RunArena
     assert shown.returncode == 0 and "resign" in shown.stdout, shown.stderr + shown.stdout
 
 
-def test_othello_resign_keeps_the_discs(run_arena: RunArena, tmp_path: Path) -> None:
+def test_othello_resign_keeps_the_discs_and_ends_the_game(run_arena: RunArena,
+                                                          tmp_path: Path) -> None:
+    # What is typed after the resignation is not played: the game is over.
     result = run_arena("play", "--mode", "human-human", "--save", "o.json",
-                       stdin="f5\nresign\n")
+                       stdin="f5\nresign\nf6\nquit\n")
     assert result.returncode == 0, result.stderr
     replay = parse_replay((tmp_path / "o.json").read_text())
     assert replay.outcome == Outcome(Color.BLACK, Termination.RESIGNATION, 4, 1, 59)
+    assert len(replay.moves) == 1
+    said = result.stdout.splitlines()
+    assert said[-2:-1] == ["game over: black wins by resignation, 4-1 (1-0)"], said[-3:]
+    assert "white> f6" not in said
 
 
 def test_gomoku_bots_play_from_a_custom_start(run_arena: RunArena, tmp_path: Path) -> None:
