@@ -17,7 +17,7 @@ from arena.clients.common import TOO_LONG_LINE, typed_line
 
 from arena.formats import Replay
 from arena.games import Color, Position
-from arena.text import printable
+from arena.text import printable, shown
 from arena.textboard import board_summary, legal_marks, move_names, render_board
 
 HELP = "keys: n next, p previous, f first, l last, <number> go to ply, q quit"
@@ -47,7 +47,8 @@ class Navigator:
         self.ply = max(0, min(ply, self.last_ply))
 
     def command(self, key: str) -> bool:
-        """Apply one key; False means quit."""
+        """Apply one key; False means quit. ``ValueError`` (saying what to type) for a
+        key it does not know."""
         key = key.strip().lower()
         moves = {"": self.ply + 1, "n": self.ply + 1, "p": self.ply - 1, "f": 0,
                  "l": self.last_ply}
@@ -57,6 +58,9 @@ class Navigator:
             self.go(moves[key])
         elif key.isascii() and key.isdigit():  # '²' is a digit to isdigit, not to int
             self.go(int(key) if len(key) < 10 else self.last_ply)
+        else:
+            raise ValueError(f"{shown(key)} is not a key here: {HELP} (plies 0 to "
+                             f"{self.last_ply})")
         return True
 
     def header(self) -> str:
@@ -111,8 +115,12 @@ class Navigator:
                 return
             if line and not keys.isatty():  # echo piped keys so the transcript reads well
                 print(line.strip(), file=out)
-            if not line or not self.command(line):  # EOF or q
-                print(file=out)
-                return
+            try:
+                if not line or not self.command(line):  # EOF or q
+                    print(file=out)
+                    return
+            except ValueError as exc:
+                print(exc, file=out, flush=True)
+                continue
             print(self.frame(), file=out, flush=True)
 

@@ -66,11 +66,16 @@ def test_navigator_keys(run_arena: RunArena, tmp_path: Path) -> None:
                        stdin="f5\nf6\ne6\nf4\nquit\n")
     assert result.returncode == 0, result.stderr
     assert "game stopped after 4 moves" in result.stdout
-    steps = run_arena("match", "replay", "g.json", stdin="n\nn\np\nl\nf\n3\n99\nq\n")
+    steps = run_arena("match", "replay", "g.json",
+                      stdin="n\nn\np\nl\nf\n3\n99\nzz\n-1\nq\n")
     assert steps.returncode == 0, steps.stderr
     seen = [line.split(":")[0] for line in steps.stdout.splitlines() if line.startswith("ply ")]
     assert seen == ["ply 0/4", "ply 1/4", "ply 2/4", "ply 1/4", "ply 4/4", "ply 0/4",
                     "ply 3/4", "ply 4/4"]
+    # A key it does not know says what to type, and stays where it is.
+    for key in ("'zz'", "'-1'"):
+        assert (f"{key} is not a key here: keys: n next, p previous, f first, l last, "
+                "<number> go to ply, q quit (plies 0 to 4)") in steps.stdout
     assert "white f6" in steps.stdout and "black f5" in steps.stdout
     # end of input also leaves cleanly
     assert run_arena("match", "replay", "g.json").returncode == 0
@@ -85,7 +90,8 @@ def test_navigator_keys_no_one_means(run_arena: RunArena) -> None:
     steps = run_arena("match", "replay", "g.json", stdin="\u00b2\n" + "9" * 999 + "\nq\n")
     assert steps.returncode == 0 and steps.stderr == "", steps.stderr
     seen = [line.split(":")[0] for line in steps.stdout.splitlines() if line.startswith("ply ")]
-    assert seen == ["ply 0/2", "ply 0/2", "ply 2/2"]
+    assert seen == ["ply 0/2", "ply 2/2"]
+    assert "'²' is not a key here: keys: n next" in steps.stdout
     pasted = run_arena("match", "replay", "g.json", stdin="n\n" + "9" * 100_000 + "\nn\nq\n")
     assert pasted.returncode == 0 and pasted.stderr == "", pasted.stderr
     assert "a line of 100,000 characters ignored (at most 1,000 here)" in pasted.stdout
