@@ -26,7 +26,7 @@ from arena.clients.common import (
     client_from_args,
     int32,
     int64,
-    non_negative,
+    int_in,
     parse_bot_ref,
     read_text_file,
     typed_line,
@@ -37,7 +37,7 @@ from arena.bots import apply_preset, builtin_config
 from arena.bots.botfile import BotFileError, parse_bot_file
 from arena.documents import read_json
 from arena.engine.adapters import PreparedBot
-from arena.engine.api import Limits, SearchResult
+from arena.engine.api import MAX_TIME_MS, Limits, SearchResult
 from arena.errors import InvalidArgumentError, NotFoundError, UnavailableError
 from arena.formats import Replay, ReplayMove, write_replay
 from arena.games import GAME_NAMES, PASS, Color, Game, Position, Termination, game
@@ -87,7 +87,8 @@ def add_play_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
                            + ", ".join(f"{g.name} {g.default_bot}" for g in _games()) + ")")
     play.add_argument("--black", default=None, help="black's bot (overrides --bot)")
     play.add_argument("--white", default=None, help="white's bot (overrides --bot)")
-    play.add_argument("--bot-time-ms", type=non_negative, default=1000, help="bot time per move")
+    play.add_argument("--bot-time-ms", type=int_in(1, MAX_TIME_MS), default=1000,
+                      help="bot time per move")
     play.add_argument("--save", type=Path, default=None,
                       help="replay file to write (default $ARENA_HOME/games/play-<time>.json)")
     play.add_argument("--no-save", action="store_true", help="do not save the game")

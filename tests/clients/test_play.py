@@ -369,3 +369,13 @@ def test_an_international_start_implies_its_variant(run_arena: RunArena, tmp_pat
     assert parse_replay((tmp_path / "i.json").read_text()).variant == "international"
     assert_one_line_error(run_arena("play", "--start", start, "--variant", "standard"),
                           "leave --variant out")
+
+
+def test_a_bot_time_of_zero_is_refused_before_the_game(run_arena: RunArena) -> None:
+    """It was taken, and the game failed at the bot's first move ('time_ms must be in
+    1..', after the board was drawn)."""
+    result = run_arena("play", "--mode", "bot-bot", "--bot", "lab-beginner", "--bot-time-ms",
+                       "0", "--no-save")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.rstrip().endswith(
+        "arena play: error: argument --bot-time-ms: must be at least 1, got 0")
