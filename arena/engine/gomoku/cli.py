@@ -56,9 +56,14 @@ def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         assert isinstance(m, dict)
         lines.append(f"{part:>8}: " + " | ".join(
             f"{name}{'' if name == 'trained' else ' (scaled)'} log-loss "
-            f"{m[name]['log_loss']:.4f} accuracy {m[name]['accuracy']:.3f}"
+            f"{m[name]['log_loss']:.4f} accuracy {_figure(m[name]['accuracy'])}"
             for name in ("trained", "hand", "shipped")))
     return {"output": str(path), "command": command, "metrics": metrics}, "\n".join(lines)
+
+
+def _figure(value: float | None) -> str:
+    """An accuracy, or '-' where there is none (every label a draw)."""
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _train_on_new(args: argparse.Namespace, l2: float, hidden: int, fitting: str,

@@ -289,18 +289,18 @@ def log_loss(chance: npt.NDArray[np.float64], label: npt.NDArray[np.float64]) ->
     return float(np.mean(-(label * np.log(p) + (1 - label) * np.log(1 - p))))
 
 
-def metrics(data: Positions, weights: Weights) -> dict[str, float]:
+def metrics(data: Positions, weights: Weights) -> dict[str, float | None]:
     """Mean log-loss and accuracy of integer ``weights`` on ``data``: how often the
-    evaluation takes the side the label takes (positions with a label of 0.5 left out)."""
+    evaluation takes the side the label takes (positions with a label of 0.5 left out;
+    None if every label is 0.5: JSON has no NaN)."""
     if len(data) == 0:
-        return {"log_loss": float("nan"), "accuracy": float("nan")}
+        return {"log_loss": None, "accuracy": None}
     p = _sigmoid(_values(data, weights) / EVAL_SCALE)
     y = data.label
-    loss = log_loss(p, y)
     decided = y != 0.5
-    accuracy = float(np.mean((p[decided] > 0.5) == (y[decided] > 0.5))) if decided.any() else (
-        float("nan"))
-    return {"log_loss": round(loss, 5), "accuracy": round(accuracy, 4)}
+    accuracy = (round(float(np.mean((p[decided] > 0.5) == (y[decided] > 0.5))), 4)
+                if decided.any() else None)
+    return {"log_loss": round(log_loss(p, y), 5), "accuracy": accuracy}
 
 
 def _values(data: Positions, weights: Weights) -> npt.NDArray[np.float64]:
@@ -508,7 +508,7 @@ def fit_and_measure(
                       **{name: metrics(left, rescaled(base, part))
                          for name, base in bases.items()}})
 
-    def measured(part: Positions) -> dict[str, dict[str, float]]:
+    def measured(part: Positions) -> dict[str, dict[str, float | None]]:
         return {"trained": metrics(part, weights),
                 **{name: metrics(part, w) for name, w in scaled.items()},
                 "untrained": metrics(part, zero)}

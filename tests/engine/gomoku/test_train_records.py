@@ -144,3 +144,31 @@ def test_records_refuse_the_self_play_options(
 ) -> None:
     assert engine_cli(["train", "gomoku", "--records", ".", *extra, "--output", "w.json"]) == 2
     assert message in capsys.readouterr().err
+
+
+def _full_board_draw() -> list[int]:
+    """A freestyle game that fills the board without five in a row: Black on the cells of
+    colour 0 of ((column + 2 row) // 2) mod 2 (113 of them), White on the others."""
+    cells = [(r * 15 + c, ((c + 2 * r) // 2) % 2) for r in range(15) for c in range(15)]
+    black = [cell for cell, colour in cells if colour == 0]
+    white = [cell for cell, colour in cells if colour == 1]
+    return [move for pair in zip(black, [*white, None]) for move in pair if move is not None]
+
+
+def test_draws_alone_give_no_accuracy_and_the_files_stay_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Accuracy counts the positions of decided games; with none it was NaN, which JSON
+    does not have (the weights file and --json held 'NaN')."""
+    moves = _full_board_draw()
+    assert _black_score(moves) == 0.5 and len(moves) == 225
+    for name in ("a.psq", "b.psq"):
+        _write_psq(tmp_path / name, moves)
+    out = tmp_path / "w.json"
+    assert engine_cli(["train", "gomoku", "--records", str(tmp_path / "a.psq"), "--records",
+                       str(tmp_path / "b.psq"), "--holdout", "0.5", "--output", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "accuracy -" in said and "nan" not in said
+    body = json.loads(out.read_text(), parse_constant=lambda word: pytest.fail(word))
+    assert body["metrics"]["heldout"]["trained"]["accuracy"] is None
+    assert body["metrics"]["heldout"]["trained"]["log_loss"] == pytest.approx(0.6931, abs=1e-3)
