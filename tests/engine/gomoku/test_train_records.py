@@ -152,7 +152,8 @@ def _full_board_draw() -> list[int]:
     cells = [(r * 15 + c, ((c + 2 * r) // 2) % 2) for r in range(15) for c in range(15)]
     black = [cell for cell, colour in cells if colour == 0]
     white = [cell for cell, colour in cells if colour == 1]
-    return [move for pair in zip(black, [*white, None]) for move in pair if move is not None]
+    return [move for pair in zip(black, [*white, None], strict=True) for move in pair
+            if move is not None]
 
 
 def test_draws_alone_give_no_accuracy_and_the_files_stay_json(
