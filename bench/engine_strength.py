@@ -93,6 +93,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="also write every game to FILE, one JSON object a line: the "
                              "built-in bot's colour and points, the opening and the moves "
                              "(the stack and its records go when the bench ends)")
+    parser.add_argument("--keep-records", type=Path, default=None, metavar="FOLDER",
+                        help="also write every game's record (Arena's native replay, "
+                             "<match id>.json) to FOLDER: `arena engine train gomoku "
+                             "--records FOLDER` trains on them")
     args = parser.parse_args(argv)
     args.bot = args.bot or DEFAULT_BOT[args.game]
     args.openings = args.openings or DEFAULT_SUITE[args.game]
@@ -107,6 +111,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error("--games must be at least 2 and --move-ms at least 10")
     if args.keep_games is not None and not args.keep_games.parent.is_dir():
         parser.error(f"--keep-games: no folder {str(args.keep_games.parent)!r}")
+    if args.keep_records is not None and not args.keep_records.is_dir():
+        parser.error(f"--keep-records: no folder {str(args.keep_records)!r}")
     try:  # `arena bot register --set`'s reading: dotted paths, TOML values
         args.settings = settings(args.set)
         args.overrides = set_config(args.set)
@@ -333,6 +339,11 @@ def play(running: Launcher, args: argparse.Namespace, names: tuple[str, str]) ->
         report(matches, names, ladder, args)
         if args.keep_games is not None:
             keep_games(args.keep_games, matches, args.bot)
+        if args.keep_records is not None:
+            for match in matches:
+                replay = sdk.get_replay(match.id)
+                (args.keep_records / f"{match.id}.json").write_text(replay.content)
+            print(f"{len(matches)} records written to {args.keep_records}", flush=True)
         print(f"{time.monotonic() - started:.0f} s of play", flush=True)
 
 

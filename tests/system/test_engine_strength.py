@@ -23,6 +23,7 @@ from arena.engine.gomoku import PRESETS, choose_move
 from arena.engine.gomoku.train import KeptPositions, Positions, save_positions
 from arena.games import GomokuBoard
 from arena.ratings import ScoreElo, pentanomial, score_elo, sprt, trinomial
+from arena.records import read_record
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench" / "engine_strength.py"
@@ -113,9 +114,11 @@ def test_othello_sprt_match_against_the_nboard_executable() -> None:
 
 
 def test_gomoku_fixed_match_against_the_gomocup_executable(tmp_path: Path) -> None:
-    kept = tmp_path / "games.jsonl"
+    kept, records = tmp_path / "games.jsonl", tmp_path / "records"
+    records.mkdir()
     output = run_bench("--game", "gomoku", "--engine", "pbrain-arena", "--move-ms", "100",
                        "--games", "2", "--fixed", "--keep-games", str(kept),
+                       "--keep-records", str(records),
                        "--set", "vct_nodes=50000", "--set", "width=12")
     assert "registered with vct_nodes=50000, width=12\n" in output  # as the registry keeps it
     games = check_figures(output, "arena-gomoku", "pbrain-arena", 100, 0.0, 5.0)
@@ -136,6 +139,10 @@ def test_gomoku_fixed_match_against_the_gomocup_executable(tmp_path: Path) -> No
             assert not board.is_game_over()
             board.push(move)
         assert board.is_game_over()
+        # --keep-records wrote its record: the same game, which the training reads.
+        _format, replay = read_record((records / f"{game['match']}.json").read_text())
+        assert [m.move for m in replay.moves] == game["opening"] + game["moves"]
+    assert "2 records written to" in output
 
 
 # A game the built-in bot (White) loses: it plays in a corner while Black makes five.
@@ -248,6 +255,7 @@ def test_the_move_quality_bench_refuses_a_game_that_is_no_game(tmp_path: Path) -
 
 @pytest.mark.parametrize(("options", "message"), [
     ("--keep-games /no/such/folder/games.jsonl", "--keep-games: no folder '/no/such/folder'"),
+    ("--keep-records /no/such/folder", "--keep-records: no folder '/no/such/folder'"),
     ("--set width=wide", "the built-in bot's config was refused: invalid request: "
                          "spec.builtin.config.width: must be an integer, got 'wide'"),
     ("--set =3", "--set needs PATH=VALUE, got '=3'"),
