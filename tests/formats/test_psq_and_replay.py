@@ -171,7 +171,7 @@ def edit(replay: Replay, path: list[str | int], value: object) -> str:
         (["moves", 2, "notes"], "MESSAGE hi", "moves[2].notes"),
         (["moves", 2, "notes"], ["ok", 3], "moves[2].notes"),
         (["outcome", "winner"], "red", "outcome.winner"),
-        (["outcome", "black_score"], 0, "does not match"),
+        (["outcome", "black_score"], 0, "outcome: the record says"),
         (["game"], "gomoku", "start"),
         (["variant"], "international", "start position is"),
         (["metadata", "x"], 3, "metadata.x"),
@@ -181,6 +181,24 @@ def edit(replay: Replay, path: list[str | int], value: object) -> str:
 def test_replay_errors_name_the_field(path: list[str | int], value: object, fragment: str) -> None:
     with pytest.raises(FormatError, match=fragment.replace("[", r"\[").replace("]", r"\]")):
         parse_replay(edit(finished_othello_replay(), path, value))
+
+
+def test_an_outcome_the_moves_do_not_give_is_said_in_words() -> None:
+    replay = finished_othello_replay()
+    final = replay.outcome
+    assert final is not None and final.winner is not None
+    other = "black" if final.winner is Color.WHITE else "white"
+    with pytest.raises(FormatError) as error:
+        parse_replay(edit(replay, ["outcome", "winner"], other))
+    count = len(replay.moves)
+    said = (f"{final.black_score}-{final.white_score} (normal end"
+            f"{f', {final.empties} empty' if final.empties else ''})")
+    assert str(error.value) == (f"outcome: the record says {other} wins {said}; its {count} "
+                                f"moves give {final.winner.name.lower()} wins {said}")
+    short = json.loads(write_replay(replay))
+    short["moves"] = short["moves"][:10]
+    with pytest.raises(FormatError, match=r"; its 10 moves give a game not over$"):
+        parse_replay(json.dumps(short))
 
 
 def test_replay_json_syntax_errors_name_line_and_column() -> None:
