@@ -156,13 +156,13 @@ def _check_training(args: argparse.Namespace) -> None:
             raise ValueError(f"{', '.join(given)} cannot go with --positions: the positions "
                              "are made already (the file records how)")
         return
+    if args.game == "gomoku" and args.keep_positions is not None:  # of records or games
+        _check_output(args.keep_positions, ".npz", "--keep-positions")
     if args.game == "gomoku" and args.records is not None:
         given = [_option(name) for name in sorted(_GAMES) if getattr(args, name) is not None]
         if given:
             raise ValueError(f"{', '.join(given)} cannot go with --records: the games are "
                              "the records'")
-        if args.keep_positions is not None:
-            _check_output(args.keep_positions, ".npz", "--keep-positions")
         return
     for name, value in _GAMES.items():
         if getattr(args, name) is None:
@@ -171,8 +171,6 @@ def _check_training(args: argparse.Namespace) -> None:
         raise ValueError(f"--games must be in 2..{MAX_TRAINING_GAMES} (some are held out), "
                          f"got {args.games}")
     if args.game == "gomoku":
-        if args.keep_positions is not None:
-            _check_output(args.keep_positions, ".npz", "--keep-positions")
         return
     for name, default in _OTHELLO_TRAIN.items():
         if getattr(args, name) is None:
