@@ -142,8 +142,9 @@ def read_records(names: list[str]) -> tuple[list[tuple[list[int], float | None]]
             files += sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
         elif path.is_file():
             files.append(path)
-        else:
-            raise ValueError(f"--records {name!r}: no such file or folder")
+        else:  # as --positions says it: a path that exists may still be no file
+            what = "not a file or folder" if path.exists() else "no such file or folder"
+            raise ValueError(f"--records {name!r}: {what}")
         if len(files) > MAX_TRAINING_GAMES:
             raise ValueError(f"--records: more than {MAX_TRAINING_GAMES} records")
     if len(files) < 2:

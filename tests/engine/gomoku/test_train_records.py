@@ -108,6 +108,7 @@ def test_a_record_without_a_result_is_left_out_and_said(
 
 @pytest.mark.parametrize(("make", "message"), [
     (lambda d: d / "none", "'{d}/none': no such file or folder"),
+    (lambda d: Path("/dev/null"), "'/dev/null': not a file or folder"),
     (lambda d: _write_psq(d / "one.psq", _games(1, 1)[0]), "1 record(s); at least 2"),
     (lambda d: (d / "o.txt").write_text("f5d6c3") and d / "o.txt",
      "a othello game (standard, size 8); the evaluation is trained on freestyle Gomoku"),
