@@ -10,6 +10,8 @@ machine does not change the result. ``NAME@REV`` is preset ``NAME`` of git revis
 ``REV`` (its previous version, say): that engine runs in a helper process from
 ``git archive REV`` (kept in the temporary folder, so its compiled kernels are reused by
 the next run) and answers one move at a time, so only one search runs at once.
+``--vs-time-ms`` gives the rivals another time per move (``--vs arena-gomoku --time-ms 1000
+--vs-time-ms 250``: what four times the time is worth in self-play).
 Prints each game, then per opponent the score, W-D-L and the Elo difference with its 95%
 interval (``arena.ratings``).
 """
@@ -172,6 +174,9 @@ def main() -> None:
                         help="override an integer parameter of --bot's preset")
     parser.add_argument("--vs", nargs="+", default=["sharpmoku-normal", "sharpmoku-hard"])
     parser.add_argument("--time-ms", type=int, default=300)
+    parser.add_argument("--vs-time-ms", type=int, default=None,
+                        help="the rivals' time per move (default: --time-ms), to see "
+                             "what more time is worth")
     parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu")
     parser.add_argument("--openings", type=int, default=12)
     parser.add_argument("--serve", nargs=3, help=argparse.SUPPRESS)
@@ -187,10 +192,13 @@ def main() -> None:
     bot = local_player(args.bot, args.time_ms, args.clock, overrides)
     name = args.bot + "".join(f" {key}={value}" for key, value in overrides.items())
     results: list[tuple[str, Tally]] = []
+    rival_ms = args.time_ms if args.vs_time_ms is None else args.vs_time_ms
+    if rival_ms != args.time_ms:
+        name += f" ({args.time_ms} ms vs {rival_ms} ms)"
     for rival_name in args.vs:
         preset, _, revision = rival_name.partition("@")
-        helper = RevisionPlayer(preset, revision, args.time_ms, args.clock) if revision else None
-        rival = helper or local_player(preset, args.time_ms, args.clock)
+        helper = RevisionPlayer(preset, revision, rival_ms, args.clock) if revision else None
+        rival = helper or local_player(preset, rival_ms, args.clock)
         results.append((rival_name, match(name, bot, rival_name, rival, openings)))
         if helper:
             helper.close()

@@ -360,13 +360,17 @@ class Api:
         filters = {k: request.query_params.get(k, "").strip()
                    for k in ("ladder", "bot", "status", "result", "game")}
         token = request.query_params.get("page_token", "")
-        return JSONResponse(await self.gateway.run(list_matches, self.reader(request),
-                                                   filters, token, limit))
+        client = self.reader(request)
+        found = await self.gateway.run(list_matches, client, filters, token, limit)
+        await self.gateway.run(self.gateway.name_ladders, client, found["matches"])
+        return JSONResponse(found)
 
     async def match(self, request: Request) -> Response:
         client = self.reader(request)
         match = await self.gateway.run(client.get_match, request.path_params["id"])
-        return JSONResponse(await self.gateway.run(match_json, match))
+        data = await self.gateway.run(match_json, match)
+        await self.gateway.run(self.gateway.name_ladders, client, [data])
+        return JSONResponse(data)
 
     async def match_events(self, request: Request) -> Response:
         match_id = request.path_params["id"]

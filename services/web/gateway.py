@@ -36,7 +36,7 @@ from arena.services.web.views import (
     with_defaults,
 )
 
-from arena.errors import InvalidArgumentError, UnauthenticatedError
+from arena.errors import InvalidArgumentError, NotFoundError, UnauthenticatedError
 from arena.v1 import bots_pb2, common_pb2, match_pb2
 
 T = TypeVar("T")
@@ -68,6 +68,8 @@ class Gateway:
         self._clients: OrderedDict[str, ArenaClient] = OrderedDict()
         self._lock = threading.Lock()
         self.trees: LruCache[tuple[str, str, int], TreeIndex] = LruCache(size=8, ttl_s=300.0)
+        # A ladder's name never changes ("" when it has none): read once per ladder.
+        self.ladder_names: LruCache[str, str] = LruCache(size=4096)
 
     def _new_client(self, token: str) -> ArenaClient:
         s = self.settings
@@ -123,6 +125,23 @@ class Gateway:
         if index is None:
             index = self.trees.put(key, TreeIndex(client.get_search_tree(match_id, ply)))
         return index
+
+    def name_ladders(self, client: ArenaClient, matches: list[Json]) -> list[Json]:
+        """Each match's ``ladder_name`` beside its ``ladder_id`` (None when it has no
+        ladder, or the ladder is gone), so that a page names a ladder as the ladder list
+        does. Each ladder is read once (its standings carry its name), then cached."""
+        for match in matches:
+            ladder_id = match.get("ladder_id")
+            name = self.ladder_names.get(ladder_id) if ladder_id else None
+            if ladder_id and name is None:
+                try:
+                    info = client.get_standings(ladder_id).ladder
+                except NotFoundError:
+                    pass
+                else:
+                    name = self.ladder_names.put(ladder_id, info.config.name)
+            match["ladder_name"] = name or None
+        return matches
 
 
 # -- composed reads (blocking) --------------------------------------------------------------

@@ -217,6 +217,9 @@ def test_one_question_asked_in_another_order_is_answered_once(web: WebStack) -> 
 def test_match_filters(web: WebStack) -> None:
     ladder = web.http.json(f"/api/matches?ladder={web.ladder_id}&limit=200")["matches"]
     assert len(ladder) == 12
+    # each names its ladder, as the ladder list does (one read of the ladder for them all)
+    assert {m["ladder_name"] for m in ladder} == {"web test ladder"}
+    assert web.http.json(f"/api/matches/{ladder[0]['id']}")["ladder_name"] == "web test ladder"
     wins = web.http.json(f"/api/matches?ladder={web.ladder_id}&bot=web-intermediate"
                          "&result=win&limit=200")["matches"]
     losses = web.http.json(f"/api/matches?ladder={web.ladder_id}&bot=web-intermediate"
@@ -260,6 +263,8 @@ def test_actions_need_the_person_s_own_token(web: WebStack) -> None:
     assert status == 201, reply
     created = json.loads(reply)
     assert created["owner"] == "webuser" and created["black"] == "web-beginner@1"
+    shown = web.http.json(f"/api/matches/{created['id']}")
+    assert shown["ladder_id"] is None and shown["ladder_name"] is None  # in no ladder
     # A token in the address is not a token: no address takes one.
     status, _, reply = web.http.request("POST", f"/api/matches?token={USER_TOKEN}", body)
     assert status == 400 and error_of(reply)["fields"][0]["field"] == "token"

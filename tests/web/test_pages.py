@@ -283,6 +283,20 @@ def test_a_running_ladder_s_page_follows_its_progress(web: WebStack, page: Any) 
     assert page.evaluate("window.__notReloaded === true")
 
 
+def test_match_pages_name_the_ladder_as_the_ladder_list_does(web: WebStack, page: Any) -> None:
+    name = web.client.get_standings(web.ladder_id).ladder.config.name
+    assert name  # the test ladder has one
+    match = finished_ladder_match(web)
+    open_page(page, f"{web.url}/matches?ladder={quote(web.ladder_id)}")
+    page.wait_for_selector(f"tr[data-match='{match.id}']")
+    cell = page.locator(f"tr[data-match='{match.id}'] a[href='/ladders/{web.ladder_id}']")
+    assert cell.inner_text() == name
+    open_page(page, f"{web.url}/matches/{match.id}")
+    link = page.locator(f".page-head .meta a[href='/ladders/{web.ladder_id}']")
+    link.wait_for()
+    assert link.inner_text() == name
+
+
 # -- replay ------------------------------------------------------------------------------------
 
 

@@ -86,7 +86,7 @@ class MatchView {
       h("div", {},
         h("h1", {}, botLink(m.black), h("span", { class: "muted" }, " vs "), botLink(m.white), " ", status),
         h("div", { class: "meta" }, h("span", {}, gameText(m.game)), h("span", {}, clockText(m)),
-          m.ladder_id ? h("span", {}, "in ", ladderLink(m.ladder_id)) : null,
+          m.ladder_id ? h("span", {}, "in ", ladderLink(m.ladder_id, m.ladder_name)) : null,
           m.capture_trees ? h("span", {}, "search trees stored") : null,
           m.adjudicate_empties ? h("span", {}, `adjudicated at ${m.adjudicate_empties} empty squares`) : null,
           h("span", { class: "mono" }, m.id))),

@@ -76,7 +76,7 @@ async function load(container, query, fresh, token = "") {
     h("td", { class: "hide-narrow" }, m.game.kind === "othello" ? "Othello" : `Gomoku ${m.game.size}`),
     h("td", { class: "name" }, botLink(m.black)), h("td", { class: "name" }, botLink(m.white)),
     resultCell(m),
-    h("td", { class: "hide-narrow" }, m.ladder_id ? ladderLink(m.ladder_id) : ""),
+    h("td", { class: "hide-narrow" }, m.ladder_id ? ladderLink(m.ladder_id, m.ladder_name) : ""),
     h("td", { class: "hide-narrow nowrap" }, timeCell(m.created_at))));
   if (fresh) {
     replace(container, rows.length
