@@ -285,6 +285,24 @@ def test_arena_engine_gomocup_on_the_command_line() -> None:
     assert lines[0] == "OK" and isinstance(gomocup.parse_reply(lines[2]), gomocup.MoveReply)
 
 
+def test_a_brain_told_no_time_still_answers() -> None:
+    """Found as an outsider: ``arena engine gomocup`` (Arena's own Gomoku bot) given no
+    ``INFO timeout_turn`` searched on for hours and never answered ``TURN``. With no limit
+    from the manager or the command line a move takes ``DEFAULT_TURN_MS``."""
+    brain = gomocup_brain.GomocupBrain(ServedBot.from_preset("gomoku", "arena-gomoku"),
+                                       LineWriter(io.StringIO()))
+    assert brain._limits().time_ms == gomocup_brain.turn_budget_ms(gomocup_brain.DEFAULT_TURN_MS)
+    brain.handle(gomocup.Info("timeout_turn", "700"))
+    assert brain._limits().time_ms == gomocup_brain.turn_budget_ms(700)
+    depth_only = gomocup_brain.GomocupBrain(ServedBot.from_preset("gomoku", "arena-gomoku",
+                                                                  depth=3), LineWriter(io.StringIO()))
+    assert depth_only._limits() == Limits(depth=3, time_ms=None)  # the depth bounds it
+    done = run([str(BIN / "arena"), "engine", "gomocup"],
+               "START 15\nBOARD\n7,7,1\n8,8,2\nDONE\nEND\n")
+    assert done.returncode == 0, done.stderr
+    assert isinstance(gomocup.parse_reply(done.stdout.splitlines()[-1]), gomocup.MoveReply)
+
+
 def test_arena_engine_gtp_on_the_command_line() -> None:
     done = run([str(BIN / "arena"), "engine", "gtp", "--preset", "arena-fast", "--depth", "2"],
                "boardsize 8\nclear_board\ngenmove b\nquit\n")
