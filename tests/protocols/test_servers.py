@@ -294,8 +294,8 @@ def test_a_brain_told_no_time_still_answers() -> None:
     assert brain._limits().time_ms == gomocup_brain.turn_budget_ms(gomocup_brain.DEFAULT_TURN_MS)
     brain.handle(gomocup.Info("timeout_turn", "700"))
     assert brain._limits().time_ms == gomocup_brain.turn_budget_ms(700)
-    depth_only = gomocup_brain.GomocupBrain(ServedBot.from_preset("gomoku", "arena-gomoku",
-                                                                  depth=3), LineWriter(io.StringIO()))
+    deep = ServedBot.from_preset("gomoku", "arena-gomoku", depth=3)
+    depth_only = gomocup_brain.GomocupBrain(deep, LineWriter(io.StringIO()))
     assert depth_only._limits() == Limits(depth=3, time_ms=None)  # the depth bounds it
     done = run([str(BIN / "arena"), "engine", "gomocup"],
                "START 15\nBOARD\n7,7,1\n8,8,2\nDONE\nEND\n")
