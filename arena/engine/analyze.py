@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     position = played.new_position() if text == "start" else played.position_from_text(text)
     if position.is_game_over():
         raise InvalidArgumentError(f"the game is already over in {text!r}")
-    limits = Limits(depth=args.depth, nodes=args.nodes, time_ms=args.time_ms)
+    limits = Limits(depth=args.depth, nodes=args.nodes, time_ms=args.time_ms).bounded()
     engine = played.engine()
     bot = engine.prepare(config)
     engine.warm_up()  # loading the kernels took a 100 ms search's time: it answered at depth 0

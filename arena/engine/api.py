@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -26,6 +26,10 @@ Clock = Literal["wall", "cpu"]
 MAX_DEPTH = 127
 MAX_NODES = 2**62
 MAX_TIME_MS = 30 * 86_400_000  # thirty days
+# A search's time when its caller sets no limit at all (a Gomocup manager that sends no
+# time, `arena engine analyze` without limits): a bot's own depth may be out of reach
+# (Arena's Gomoku bot would search for hours).
+DEFAULT_TIME_MS = 5_000
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,12 @@ class Limits:
             value = getattr(self, name)
             if value is not None and not 1 <= value <= most:
                 raise ValueError(f"{name} must be in 1..{most}, got {value}")
+
+    def bounded(self) -> Limits:
+        """These limits, or ``DEFAULT_TIME_MS`` of time when none is set."""
+        if self.depth is None and self.nodes is None and self.time_ms is None:
+            return replace(self, time_ms=DEFAULT_TIME_MS)
+        return self
 
 
 class StopFlag:

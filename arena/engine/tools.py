@@ -64,7 +64,8 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
                            help="bot preset name, of either game (see `arena bot presets`)")
     analyze_p.add_argument("--config", default=None, help="bot config JSON, or @file.json")
     analyze_p.add_argument("--depth", type=int, default=None, help="plies")
-    analyze_p.add_argument("--time-ms", type=int, default=None)
+    analyze_p.add_argument("--time-ms", type=int, default=None,
+                           help="(with no --depth or --nodes: 5000)")
     analyze_p.add_argument("--nodes", type=int, default=None)
     analyze_p.add_argument("--seed", type=int, default=0)
     analyze_p.add_argument("--json", action="store_true", help="print JSON")

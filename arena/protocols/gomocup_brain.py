@@ -8,7 +8,7 @@ is searched by the bot's engine within the limits the manager gave:
 - ``INFO timeout_turn`` (ms; 0 asks for a quick move) and ``INFO time_left`` cap the
   search, less a safety margin for the answer to get back;
 - the bot's own ``depth``/``time_ms`` (command line) cap it further;
-- with none of these, a move takes ``DEFAULT_TURN_MS``.
+- with none of these, a move takes ``DEFAULT_TIME_MS`` (``Limits.bounded``).
 
 Boards of 9, 15 and 19 points and the rules freestyle (``INFO rule 0``) and exact five
 (``INFO rule 1``) are supported; anything else gets ``ERROR``.
@@ -33,9 +33,6 @@ SAFETY_FRACTION = 0.05
 QUICK_MOVE_MS = 50  # timeout_turn 0: "play as fast as possible"
 # Share of the remaining match time one move may use.
 MATCH_TIME_SHARE = 0.08
-# A move's time when nothing limits the search (no timeout_turn, time_left, --time-ms or
-# --depth): Arena's own Gomoku bot would otherwise search for hours.
-DEFAULT_TURN_MS = 5_000
 
 
 class GomocupBrain:
@@ -131,9 +128,7 @@ class GomocupBrain:
         left = _int(self.info.get("time_left"))
         if left is not None and left > 0 and _int(self.info.get("timeout_match")) != 0:
             budgets.append(turn_budget_ms(int(left * MATCH_TIME_SHARE)))
-        if not budgets and not self.bot.depth:
-            budgets.append(turn_budget_ms(DEFAULT_TURN_MS))
-        return Limits(depth=self.bot.depth, time_ms=min(budgets) if budgets else None)
+        return Limits(depth=self.bot.depth, time_ms=min(budgets) if budgets else None).bounded()
 
 
 def turn_budget_ms(ms: int) -> int:

@@ -89,6 +89,16 @@ def test_analyze_searches_either_games_positions(run_arena: RunArena) -> None:
     assert answer["move"] in ("g8", "k8"), answer
     assert gomoku.is_legal(gomoku.parse_move(answer["pv"][0]))
 
+    # Found as an outsider: with no limit at all, Arena's Gomoku bot searched on for hours
+    # (its own depth, 20, out of reach) and printed nothing; it now takes DEFAULT_TIME_MS.
+    quiet = game("gomoku").new_position()
+    for square in (112, 113, 97, 127, 98, 96):  # no threat: no early proof ends the search
+        quiet.push(square)
+    unlimited = run_arena("engine", "analyze", "--position", quiet.to_text(), "--preset",
+                          "arena-gomoku", "--json")
+    assert unlimited.returncode == 0, unlimited.stderr
+    assert json.loads(unlimited.stdout)["depth"] >= 3
+
     othello = run_arena("engine", "analyze", "start", "--preset", "lab-advanced", "--json")
     assert othello.returncode == 0, othello.stderr
     assert json.loads(othello.stdout)["game"] == "othello"

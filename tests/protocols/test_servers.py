@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.engine.api import MAX_TIME_MS, Limits
+from arena.engine.api import DEFAULT_TIME_MS, MAX_TIME_MS, Limits
 from arena.games import PASS, OthelloBoard
 from arena.protocols import gomocup, gomocup_brain, gtp, gtp_engine, nboard, nboard_engine
 from arena.protocols.bot import LineWriter, ServedBot
@@ -288,10 +288,10 @@ def test_arena_engine_gomocup_on_the_command_line() -> None:
 def test_a_brain_told_no_time_still_answers() -> None:
     """Found as an outsider: ``arena engine gomocup`` (Arena's own Gomoku bot) given no
     ``INFO timeout_turn`` searched on for hours and never answered ``TURN``. With no limit
-    from the manager or the command line a move takes ``DEFAULT_TURN_MS``."""
+    from the manager or the command line a move takes ``DEFAULT_TIME_MS``."""
     brain = gomocup_brain.GomocupBrain(ServedBot.from_preset("gomoku", "arena-gomoku"),
                                        LineWriter(io.StringIO()))
-    assert brain._limits().time_ms == gomocup_brain.turn_budget_ms(gomocup_brain.DEFAULT_TURN_MS)
+    assert brain._limits().time_ms == DEFAULT_TIME_MS
     brain.handle(gomocup.Info("timeout_turn", "700"))
     assert brain._limits().time_ms == gomocup_brain.turn_budget_ms(700)
     deep = ServedBot.from_preset("gomoku", "arena-gomoku", depth=3)
