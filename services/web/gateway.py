@@ -36,7 +36,7 @@ from arena.services.web.views import (
     with_defaults,
 )
 
-from arena.errors import InvalidArgumentError, NotFoundError, UnauthenticatedError
+from arena.errors import ArenaError, InvalidArgumentError, UnauthenticatedError
 from arena.v1 import bots_pb2, common_pb2, match_pb2
 
 T = TypeVar("T")
@@ -128,16 +128,20 @@ class Gateway:
 
     def name_ladders(self, client: ArenaClient, matches: list[Json]) -> list[Json]:
         """Each match's ``ladder_name`` beside its ``ladder_id`` (None when it has no
-        ladder, or the ladder is gone), so that a page names a ladder as the ladder list
-        does. Each ladder is read once (its standings carry its name), then cached."""
+        ladder, the ladder has no name or cannot be read now), so that a page names a
+        ladder as the ladder list does. Each ladder is read once (its standings carry its
+        name), then kept. A name is only a label: when the ladder service fails or is slow
+        to answer, the rest go unnamed (one failed call, not one per ladder) and the
+        matches are still listed."""
+        failed = False
         for match in matches:
             ladder_id = match.get("ladder_id")
             name = self.ladder_names.get(ladder_id) if ladder_id else None
-            if ladder_id and name is None:
+            if ladder_id and name is None and not failed:
                 try:
                     info = client.get_standings(ladder_id).ladder
-                except NotFoundError:
-                    pass
+                except ArenaError:
+                    failed = True
                 else:
                     name = self.ladder_names.put(ladder_id, info.config.name)
             match["ladder_name"] = name or None

@@ -261,3 +261,31 @@ def test_the_pages_know_how_long_an_answer_is_shared() -> None:
     api = (STATIC / "js" / "api.js").read_text()
     found = re.search(r"export const SHARED_ANSWER_MS = (\d+);", api)
     assert found is not None and int(found.group(1)) == round(FRESH_S * 1000)
+
+
+def test_ladder_names_are_labels_a_failing_ladder_service_leaves_off() -> None:
+    """The match list names each match's ladder (one read per ladder, then kept); with no
+    ladder service answering, the matches come back unnamed, not as an error."""
+    import socket
+
+    from arena.services.web.gateway import Gateway
+    from arena.services.web.settings import WebSettings
+
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{closed.getsockname()[1]}"
+    gateway = Gateway(WebSettings(ladder=address))
+    try:
+        client = gateway.reader(None)
+        matches: list[dict[str, Any]] = [{"id": "m1", "ladder_id": "L1"},
+                                         {"id": "m2", "ladder_id": "L2"},
+                                         {"id": "m3", "ladder_id": None}]
+        named = gateway.name_ladders(client, matches)
+        assert [m["ladder_name"] for m in named] == [None, None, None]
+        assert [m["id"] for m in named] == ["m1", "m2", "m3"]
+        assert list(gateway.ladder_names) == []  # a failure is not kept as a name
+        gateway.ladder_names.put("L1", "evening cup")  # a name read before is used
+        assert gateway.name_ladders(client, [{"ladder_id": "L1"}])[0]["ladder_name"] == (
+            "evening cup")
+    finally:
+        gateway.close()
