@@ -8,13 +8,14 @@ Positions: in the games of ``GAMES.jsonl`` (what ``bench/engine_strength.py --ke
 wrote), every ``--every``-th position where the built-in bot was to move, at most
 ``--limit`` in all. Each ``--variant`` is the ``arena-gomoku`` preset with its
 comma-separated ``KEY=VALUE`` items (read as ``arena bot register --set`` reads them; an
-empty one is the preset itself); it chooses a move in every position, ``--move-ms`` on
-the searching thread's CPU clock (or to ``--depth``, which does not depend on the
-machine). The teacher (a catalog engine, as for ``arena engine train gomoku --teacher``)
-judges the position after each move, each distinct position once. The bot's chance after
-a move is ``sigmoid(-score / teacher_scale)`` (the opponent is to move): 0 when the
-teacher proves the opponent's win (or a five is left open), 1 when the move made five or the
-teacher proves the opponent lost, 0.5 when it filled the board (``gomoku_losses.decided``).
+empty one is the preset itself; ``move_ms=N`` gives it its own time a move); it chooses a
+move in every position, ``--move-ms`` on the searching thread's CPU clock (or to
+``--depth``, which does not depend on the machine). The teacher (a catalog engine, as for
+``arena engine train gomoku --teacher``) judges the position after each move, each
+distinct position once. The bot's chance after a move is ``sigmoid(-score /
+teacher_scale)`` (the opponent is to move): 0 when the teacher proves the opponent's win
+(or a five is left open), 1 when the move made five or the teacher proves the opponent
+lost, 0.5 when it filled the board (``gomoku_losses.decided``).
 
 Printed: per variant, its mean chance and the number of positions where it chose
 another move than the first variant; then each other variant's mean difference from the
@@ -76,9 +77,18 @@ def search_limits(parser: argparse.ArgumentParser, depth: int, move_ms: int) -> 
         parser.error(str(exc))
 
 
-def variant_config(text: str) -> dict[str, object]:
-    """The preset with the variant's ``KEY=VALUE`` items; ``SystemExit`` if refused."""
+def variant_config(text: str, limits: Limits) -> tuple[dict[str, object], Limits]:
+    """The preset with the variant's ``KEY=VALUE`` items, and its limits: ``limits``, or
+    its own time a move for an item ``move_ms=N`` (what more time is worth, move by
+    move); ``SystemExit`` if refused."""
     items = [item for item in text.split(",") if item.strip()]
+    times = [item for item in items if item.strip().startswith("move_ms=")]
+    items = [item for item in items if item not in times]
+    if times:
+        try:
+            limits = Limits(time_ms=int(times[-1].split("=", 1)[1]), clock="cpu")
+        except ValueError as exc:
+            raise SystemExit(f"--variant {text!r}: move_ms: {exc}") from None
     try:
         config = merge_config(PRESETS[PRESET], set_config(items))
     except InvalidArgumentError as exc:
@@ -86,7 +96,7 @@ def variant_config(text: str) -> dict[str, object]:
     violations = validate_config(config)
     if violations:
         raise SystemExit(f"--variant {text!r}: " + "; ".join(map(str, violations)))
-    return config
+    return config, limits
 
 
 def positions(games: list[dict[str, Any]], every: int, limit: int) -> list[list[int]]:
@@ -105,7 +115,7 @@ def positions(games: list[dict[str, Any]], every: int, limit: int) -> list[list[
 def main() -> None:
     args = parse_args()
     games = read_games(args.games)
-    configs = {text: variant_config(text) for text in args.variant}
+    configs = {text: variant_config(text, args.limits) for text in args.variant}
     try:
         teacher = catalog_teacher(args.catalog, args.teacher, "gomoku", args.teacher_ms)
     except ValueError as exc:
@@ -119,8 +129,8 @@ def main() -> None:
     warm_up()
     chance: dict[tuple[int, ...], float] = {}
     chosen: dict[str, list[int]] = {}
-    for text, config in configs.items():
-        chosen[text] = [choose_move(SIZE, "freestyle", moves, config, args.limits).move
+    for text, (config, limits) in configs.items():
+        chosen[text] = [choose_move(SIZE, "freestyle", moves, config, limits).move
                         for moves in asked]
         after = [(*moves, move) for moves, move in zip(asked, chosen[text], strict=True)]
         new = [line for line in dict.fromkeys(after) if line not in chance]

@@ -228,6 +228,8 @@ def test_the_move_quality_bench_judges_each_variants_moves(tmp_path: Path) -> No
     ("width=1000", "--variant 'width=1000': width: must be in 2..64, got 1000"),
     ("width", "--variant 'width': --set needs PATH=VALUE, got 'width'"),
     ("no_such_knob=1", "--variant 'no_such_knob=1': no_such_knob: unknown key"),
+    ("move_ms=0", "--variant 'move_ms=0': move_ms: time_ms must be in 1..2592000000, got 0"),
+    ("width=8,move_ms=fast", "--variant 'width=8,move_ms=fast': move_ms: invalid literal"),
 ])
 def test_the_move_quality_bench_refuses_a_bad_variant_in_one_line(
     tmp_path: Path, variant: str, message: str
