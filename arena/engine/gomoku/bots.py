@@ -27,6 +27,7 @@ from arena.engine.gomoku.root import (
     OUT_SCORE,
     OUT_TREE_COUNT,
     PARAM_MAX_DEPTH,
+    PARAM_ROOT_WIDTH,
     PARAM_VCF_PLIES,
     PARAM_VCT_NODES,
     PARAM_VCT_PLIES,
@@ -145,6 +146,7 @@ def _kernel_params(params: dict[str, int], limits: Limits) -> np.ndarray:
     values = np.zeros(PARAMS, dtype=np.int64)
     values[PARAM_MAX_DEPTH] = min(params["max_depth"], limits.depth or params["max_depth"])
     values[PARAM_WIDTH] = params["width"]
+    values[PARAM_ROOT_WIDTH] = params["root_width"]
     values[PARAM_VCF_PLIES] = params["vcf_plies"]
     values[PARAM_VCT_PLIES] = params["vct_plies"]
     values[PARAM_VCT_NODES] = params["vct_nodes"]

@@ -12,7 +12,7 @@ SHARPMOKU = "sharpmoku"
 ARENA_GOMOKU = "arena-gomoku"
 
 # Per evaluator: bump when a change to the kernels changes what its configurations play.
-ENGINE_VERSIONS = {SHARPMOKU: "gomoku-1", ARENA_GOMOKU: "gomoku-8"}
+ENGINE_VERSIONS = {SHARPMOKU: "gomoku-1", ARENA_GOMOKU: "gomoku-9"}
 
 # Per evaluator: key -> (default, minimum, maximum). All parameters are integers.
 PARAMETERS: dict[str, dict[str, tuple[int, int, int]]] = {
@@ -20,6 +20,7 @@ PARAMETERS: dict[str, dict[str, tuple[int, int, int]]] = {
     ARENA_GOMOKU: {
         "max_depth": (20, 1, 40),  # iterative deepening stops here at the latest
         "width": (16, 2, 64),  # candidates searched per node (threat-ordered)
+        "root_width": (64, 2, 225),  # candidates searched at the root (threat-ordered)
         "vcf_plies": (21, 0, 41),  # longest VCF looked for at the root, in plies
         "vct_plies": (15, 0, 41),  # longest VCT (fours and threes) looked for at the root
         "vct_nodes": (20_000, 0, 10_000_000),  # nodes a root VCT may take (0: no cap)

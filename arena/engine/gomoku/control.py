@@ -38,7 +38,8 @@ CTX_THREAT_CAP = 7  # a threat search stops when CTX_NODES reaches this (0: no c
 # Xored into the tags of table entries (not their slots): a thread's tables serve many
 # searches without clearing, and an entry of an earlier search never matches.
 CTX_SALT = 8
-CTX_SLOTS = 9
+CTX_ROOT_WIDTH = 9  # candidates searched at the root (0: the width)
+CTX_SLOTS = 10
 # Clock and stop flag are read every POLL_NODES nodes (a power of two): about half a
 # millisecond of search, the largest part of a deadline's overshoot.
 POLL_NODES = 64

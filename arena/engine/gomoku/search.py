@@ -26,7 +26,14 @@ from numba import njit
 
 import arena.engine.numba_cache  # noqa: F401  (where numba caches the kernels below)
 from arena.engine.gomoku.board import EMPTY, MAX_CELLS, Cells
-from arena.engine.gomoku.control import CTX_ABORTED, CTX_SALT, Context, StopArray, poll_stop
+from arena.engine.gomoku.control import (
+    CTX_ABORTED,
+    CTX_ROOT_WIDTH,
+    CTX_SALT,
+    Context,
+    StopArray,
+    poll_stop,
+)
 from arena.engine.gomoku.evaluation import FIRST_CLASS, FIRST_QUAD, NET_SCALE, PER_SIDE, QUADS
 from arena.engine.gomoku.patterns import (
     CLASSES,
@@ -369,7 +376,8 @@ def negamax(
         tree_close(tree, node, _root_view(ply, tt_score), KIND_LEAF, tt_flag != EXACT)
         return tt_score
     moves = W_MOVES + ply * MAX_CELLS
-    count = _move_list(cells, pat, st, work, me, width, ply, forced, tt_move)
+    root_width = ctx[CTX_ROOT_WIDTH] if ply == 0 and ctx[CTX_ROOT_WIDTH] > 0 else width
+    count = _move_list(cells, pat, st, work, me, root_width, ply, forced, tt_move)
     child_depth = depth if forced >= 0 else depth - 1
     alpha0 = alpha
     best = -WIN - 1

@@ -183,6 +183,26 @@ def test_tree_capture_marks_root_and_pv() -> None:
             assert node.kind == ("max" if node.depth % 2 == 0 else "min")
 
 
+@pytest.mark.parametrize("root_width", [2, 16, 32, 225])
+def test_the_root_searches_root_width_moves_and_the_tree_width(root_width: int) -> None:
+    """The root (the move played) looks at ``root_width`` candidates, the nodes below it
+    at ``width``: a quiet position with more candidates than either."""
+    moves = [112, 113, 127, 98]
+    config = {**PRESETS["arena-gomoku"], "root_width": root_width, "width": 8}
+    result = choose_move(15, "freestyle", moves, config, Limits(depth=2), tree_budget=100_000)
+    assert result.tree is not None
+    children: dict[int, int] = {}
+    for node in result.tree[1:]:
+        children[node.parent] = children.get(node.parent, 0) + 1
+    stones = [divmod(move, 15) for move in moves]
+    candidates = len({(y + dy, x + dx) for y, x in stones for dy in range(-2, 3)
+                      for dx in range(-2, 3)} - set(stones))  # empty, within two of a stone
+    assert candidates == 36
+    assert children[0] == min(root_width, candidates)
+    below = [count for parent, count in children.items() if parent != 0]
+    assert below and max(below) <= 8
+
+
 def test_exact_five_rule_is_respected() -> None:
     # Black X X X _ X X on row 7: filling the gap makes six, no win under exact-five.
     black = [xy(x, 7) for x in (2, 3, 4, 6, 7)]
