@@ -77,18 +77,23 @@ def search_limits(parser: argparse.ArgumentParser, depth: int, move_ms: int) -> 
         parser.error(str(exc))
 
 
-def variant_config(text: str, limits: Limits) -> tuple[dict[str, object], Limits]:
-    """The preset with the variant's ``KEY=VALUE`` items, and its limits: ``limits``, or
-    its own time a move for an item ``move_ms=N`` (what more time is worth, move by
-    move); ``SystemExit`` if refused."""
+def variant_limits(text: str, limits: Limits) -> tuple[str, Limits]:
+    """The variant without its ``move_ms=N`` item, and its limits: that time a move on the
+    CPU clock (what more time is worth, move by move), else ``limits``; ``SystemExit`` if
+    refused."""
     items = [item for item in text.split(",") if item.strip()]
     times = [item for item in items if item.strip().startswith("move_ms=")]
-    items = [item for item in items if item not in times]
     if times:
         try:
             limits = Limits(time_ms=int(times[-1].split("=", 1)[1]), clock="cpu")
         except ValueError as exc:
             raise SystemExit(f"--variant {text!r}: move_ms: {exc}") from None
+    return ",".join(item for item in items if item not in times), limits
+
+
+def variant_config(text: str) -> dict[str, object]:
+    """The preset with the variant's ``KEY=VALUE`` items; ``SystemExit`` if refused."""
+    items = [item for item in text.split(",") if item.strip()]
     try:
         config = merge_config(PRESETS[PRESET], set_config(items))
     except InvalidArgumentError as exc:
@@ -96,7 +101,7 @@ def variant_config(text: str, limits: Limits) -> tuple[dict[str, object], Limits
     violations = validate_config(config)
     if violations:
         raise SystemExit(f"--variant {text!r}: " + "; ".join(map(str, violations)))
-    return config, limits
+    return config
 
 
 def positions(games: list[dict[str, Any]], every: int, limit: int) -> list[list[int]]:
@@ -115,7 +120,10 @@ def positions(games: list[dict[str, Any]], every: int, limit: int) -> list[list[
 def main() -> None:
     args = parse_args()
     games = read_games(args.games)
-    configs = {text: variant_config(text, args.limits) for text in args.variant}
+    configs = {}
+    for text in args.variant:
+        rest, limits = variant_limits(text, args.limits)
+        configs[text] = (variant_config(rest), limits)
     try:
         teacher = catalog_teacher(args.catalog, args.teacher, "gomoku", args.teacher_ms)
     except ValueError as exc:

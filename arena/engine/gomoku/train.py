@@ -93,8 +93,10 @@ FOLDS = 5
 # weigh hundreds of positions with one shared result.
 MAX_POSITIONS_PER_GAME = 24
 # The self-play bot evaluates with version 2's hand weights, so the data (and what is
-# trained on it) never depends on the weights shipped at the time.
-SELF_PLAY = {**PRESETS["arena-gomoku"], "hand_eval": True}
+# trained on it) never depends on the weights shipped at the time; and it searches 16 root
+# moves, as versions 2 to 8 did, so that a recorded training command (the shipped
+# weights') still makes the same games.
+SELF_PLAY = {**PRESETS["arena-gomoku"], "hand_eval": True, "root_width": 16}
 # Nodes per self-play move at most: a bound on every game's time that, unlike a time
 # limit, keeps the games deterministic.
 SELF_PLAY_NODES = 1_000_000
