@@ -184,6 +184,13 @@ def main() -> None:
     if args.serve:
         serve(args.serve[0], int(args.serve[1]), args.serve[2])
         return
+    from arena.engine.api import Limits
+
+    for option, ms in (("--time-ms", args.time_ms), ("--vs-time-ms", args.vs_time_ms)):
+        try:
+            Limits(time_ms=ms)
+        except ValueError as exc:
+            parser.error(f"{option}: {exc}")
     from arena.engine.gomoku import warm_up
 
     warm_up()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.engine.api import DEFAULT_TIME_MS
 from tests.clients.conftest import REPO, RunArena, assert_one_line_error
 
 CORES = os.cpu_count() or 1
@@ -98,6 +99,8 @@ def test_analyze_searches_either_games_positions(run_arena: RunArena) -> None:
                           "arena-gomoku", "--json")
     assert unlimited.returncode == 0, unlimited.stderr
     assert json.loads(unlimited.stdout)["depth"] >= 3
+    helped = run_arena("engine", "analyze", "--help").stdout
+    assert f"no --depth or --nodes: {DEFAULT_TIME_MS})" in " ".join(helped.split())
 
     othello = run_arena("engine", "analyze", "start", "--preset", "lab-advanced", "--json")
     assert othello.returncode == 0, othello.stderr

@@ -1,17 +1,18 @@
 """arena-gomoku's alpha-beta: negamax with PVS, a transposition table, threat ordering.
 
-At every node, before any move list: a five point for the side to move wins; two
-five points for the opponent lose; one must be blocked (the only move, searched
-without using up depth). Below the root, when the opponent cannot even make a four, an
-open four or a double four wins in three plies, a four-three or a double three in five
+At every node, before any move list: a five point for the side to move wins; two five
+points for the opponent lose; one must be blocked (the only move, searched without using
+up depth). Below the root, when the opponent cannot even make a four, an open four or a
+double four wins in three plies, a four-three or a double three in five
 (``_combination``). When the opponent has an open three (it can make an open four), only
 the key points of its lines and our own fours are searched. (Searching such nodes past
 the nominal depth instead of evaluating them lost 35-40% of games against the previous
 version where the same engine without it scored 62-69%: ``bench/gomoku_match.py``.)
 Otherwise the candidates near the stones are ordered by their threats for both sides
 (fives, fours, open threes first), then by a history of the moves that cut off, and the
-best ``width`` are searched. Leaves weigh the incrementally kept class counts and, per
-candidate cell and side, the weight of its kept cell code (``evaluation.py``).
+best ``width`` are searched (``root_width`` at the root, where the move played is
+chosen). Leaves weigh the incrementally kept class counts and, per candidate cell and
+side, the weight of its kept cell code (``evaluation.py``).
 
 Scores are from the side to move; wins are ``WIN - plies``. Ties between moves of equal
 order are broken by cell index, so a search depends on the position only, never on the
@@ -376,8 +377,8 @@ def negamax(
         tree_close(tree, node, _root_view(ply, tt_score), KIND_LEAF, tt_flag != EXACT)
         return tt_score
     moves = W_MOVES + ply * MAX_CELLS
-    root_width = ctx[CTX_ROOT_WIDTH] if ply == 0 and ctx[CTX_ROOT_WIDTH] > 0 else width
-    count = _move_list(cells, pat, st, work, me, root_width, ply, forced, tt_move)
+    node_width = ctx[CTX_ROOT_WIDTH] if ply == 0 and ctx[CTX_ROOT_WIDTH] > 0 else width
+    count = _move_list(cells, pat, st, work, me, node_width, ply, forced, tt_move)
     child_depth = depth if forced >= 0 else depth - 1
     alpha0 = alpha
     best = -WIN - 1
