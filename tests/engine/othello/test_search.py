@@ -77,7 +77,8 @@ def test_hard_time_limit_over_many_positions(time_ms: int) -> None:
 
 def test_time_limit_with_the_endgame_solver_in_play() -> None:
     # 19-20 empties (arena-strong solves from 20): the solver gets 60% of the time and rarely
-    # finishes in it; the midgame search then uses the rest. Positions until 3 met the limit.
+    # finishes in it; the midgame search then uses the rest. Positions until 6 met the limit
+    # (about a third do): with 3, one slow sample on a busy machine moved the median.
     warm_up()
     boards = [b for b in random_boards(2000, seed=5) if 19 <= b.empties <= 20][:40]
     overshoots = Overshoots(100)
@@ -87,9 +88,9 @@ def test_time_limit_with_the_endgame_solver_in_play() -> None:
             partial(choose_move, text, PRESETS["arena-strong"], Limits(time_ms=100))
         )
         assert result.move in board.legal_moves()
-        if len(overshoots.deadline_bound()) >= 3 and len(overshoots.wall) >= 6:
+        if len(overshoots.deadline_bound()) >= 6 and len(overshoots.wall) >= 12:
             break
-    overshoots.check(min_bound=3)
+    overshoots.check(min_bound=6)
 
 
 def test_stop_flag_from_another_thread() -> None:
