@@ -30,6 +30,16 @@ MAX_TIME_MS = 30 * 86_400_000  # thirty days
 # time, `arena engine analyze` without limits): a bot's own depth may be out of reach
 # (Arena's Gomoku bot would search for hours).
 DEFAULT_TIME_MS = 5_000
+# With a game clock, the share of what is left of it that one move may take: about twelve
+# moves' worth, so the clock shrinks geometrically and is never spent (with an increment it
+# settles where a move takes about the increment). Arena's bots keep to it wherever they
+# are told a game clock: in matches (the worker) and as Gomocup and GTP engines.
+GAME_TIME_SHARE = 0.08
+
+
+def clock_share_ms(time_left_ms: int) -> int:
+    """A move's time from a game clock with ``time_left_ms`` left (at least 1 ms)."""
+    return max(1, int(time_left_ms * GAME_TIME_SHARE))
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Iterable
 from typing import TextIO
 
-from arena.engine.api import MAX_TIME_MS, Limits, SearchResult
+from arena.engine.api import MAX_TIME_MS, Limits, SearchResult, clock_share_ms
 from arena.games import GOMOKU, GameError, GomokuBoard
 from arena.protocols import gomocup
 from arena.protocols.bot import LineWriter, ServedBot
@@ -31,8 +31,6 @@ from arena.protocols.report import SearchReport
 SAFETY_MARGIN_MS = 30
 SAFETY_FRACTION = 0.05
 QUICK_MOVE_MS = 50  # timeout_turn 0: "play as fast as possible"
-# Share of the remaining match time one move may use.
-MATCH_TIME_SHARE = 0.08
 
 
 class GomocupBrain:
@@ -127,7 +125,7 @@ class GomocupBrain:
             budgets.append(QUICK_MOVE_MS if turn == 0 else turn_budget_ms(turn))
         left = _int(self.info.get("time_left"))
         if left is not None and left > 0 and _int(self.info.get("timeout_match")) != 0:
-            budgets.append(turn_budget_ms(int(left * MATCH_TIME_SHARE)))
+            budgets.append(turn_budget_ms(clock_share_ms(left)))
         return Limits(depth=self.bot.depth, time_ms=min(budgets) if budgets else None).bounded()
 
 

@@ -19,12 +19,12 @@ import sys
 from collections.abc import Iterable
 from typing import TextIO
 
-from arena.engine.api import Limits
+from arena.engine.api import Limits, clock_share_ms
 from arena.games import PASS, Color, GameError, OthelloBoard
 from arena.protocols import gtp
 from arena.protocols.bot import LineWriter, ServedBot, complain
 from arena.protocols.errors import ProtocolError
-from arena.protocols.gomocup_brain import MATCH_TIME_SHARE, turn_budget_ms
+from arena.protocols.gomocup_brain import turn_budget_ms
 
 VERSION = "1"
 
@@ -85,7 +85,7 @@ class GtpEngine:
                 self.clock_ms = {}
             case gtp.TimeLeft(color, seconds, stones):  # stones 0: the main time
                 self.clock_ms[color] = (seconds * 1000 // stones if stones
-                                        else int(seconds * 1000 * MATCH_TIME_SHARE))
+                                        else clock_share_ms(seconds * 1000))
         return ""  # boardsize 8, komi and quit need nothing more
 
     def _turn_of(self, color: Color) -> None:

@@ -20,7 +20,7 @@ from arena.services.worker.engines.host import EngineHost
 
 from arena.bots.spec import builtin_config
 from arena.engine.adapters import PreparedBot
-from arena.engine.api import Limits, SearchResult, StopFlag, TreeNode
+from arena.engine.api import Limits, SearchResult, StopFlag, TreeNode, clock_share_ms
 from arena.errors import InvalidArgumentError
 from arena.games import Color, GameError, game
 from arena.v1 import bot_service_pb2, bot_service_pb2_grpc, common_pb2, engine_pb2
@@ -46,6 +46,17 @@ class BotAnswer:
 
 def _error(code: engine_pb2.MoveError.ValueType, detail: str) -> BotAnswer:
     return BotAnswer(engine_pb2.MoveResult(error=code, error_detail=detail[:500]))
+
+
+def builtin_time_ms(job: engine_pb2.MoveJob) -> int | None:
+    """A built-in bot's search time: the move's limit, and with a game clock no more than
+    its share of what is left (``clock_share_ms``). The bots do not read the clock
+    themselves; given all of it, they spent most of a game's budget on its first moves."""
+    limit = job.time_budget_ms or None
+    if job.game_time_left_ms > 0:
+        share = clock_share_ms(job.game_time_left_ms)
+        limit = share if limit is None else min(limit, share)
+    return limit
 
 
 def search_info(result: SearchResult, cache_hit: bool = False) -> common_pb2.SearchInfo:
@@ -122,7 +133,7 @@ class BotRunner:
             key = self._cache_key(job, bot)
         except (InvalidArgumentError, GameError, ValueError) as exc:
             return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
-        limit = job.time_budget_ms or None
+        limit = builtin_time_ms(job)
         engine = game(bot.game).engine()
         if key is None:
             self.flush()  # no probe to carry the queued stores

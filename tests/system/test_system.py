@@ -16,8 +16,15 @@ from arena.services.common.protocol.matches import MatchStore
 
 from arena.engine.othello import PRESETS
 from arena.formats import parse_ggf, write_ggf
-from arena.v1 import match_pb2, referee_pb2, referee_pb2_grpc
-from tests.support.bots import builtin_bot, match_config, replay_moves, wait_finished
+from arena.v1 import bots_pb2, common_pb2, match_pb2, referee_pb2, referee_pb2_grpc
+from tests.support.bots import (
+    GOMOKU,
+    OTHELLO,
+    builtin_bot,
+    match_config,
+    replay_moves,
+    wait_finished,
+)
 from tests.support.servers import ADMIN_TOKEN
 from tests.support.stacks import stack_channel
 from tests.system.conftest import stack_client
@@ -70,6 +77,31 @@ def test_preset_match_watch_and_ggf_roundtrip(redis_client: redis.Redis,
     game = parse_ggf(ggf)
     assert write_ggf(game) == ggf.strip()
     assert [m.move for m in game.moves] == [r.move.square for r in match.moves]
+
+
+@pytest.mark.parametrize(("kind", "preset", "game_time_ms"),
+                         [(OTHELLO, "arena-strong", 2_000), (GOMOKU, "arena-gomoku", 4_000)])
+def test_builtin_bots_keep_to_a_game_clock(redis_client: redis.Redis, services: Launcher,
+                                          kind: common_pb2.GameKind.ValueType, preset: str,
+                                          game_time_ms: int) -> None:
+    """With a game budget far under the move limit times the moves, Arena's bots take a
+    share of what is left each move and finish the game. Before, each move was given
+    all of the clock up to the move limit: both bots spent most of it on their first
+    moves and the game ended in a time forfeit (Gomoku at move 17 of a 30 s game)."""
+    with stack_client(services) as sdk:
+        for name in ("clock-a", "clock-b"):
+            sdk.register_bot(bots_pb2.BotSpec(name=name, game=kind), from_preset=preset)
+    services.spawn("referee", "referee-1")
+    services.spawn("worker", "worker-1")
+    config = match_config("clock-a", "clock-b", kind, move_time_ms=10_000, seed=1)
+    config.time_control.game_time_ms = game_time_ms
+    (match,) = _checked(redis_client, _create(services, config, 1), 120)
+    assert match.result.termination == match_pb2.TERMINATION_NORMAL, match.result
+    for color in (common_pb2.COLOR_BLACK, common_pb2.COLOR_WHITE):
+        times = [r.charged_ms for r in match.moves if r.color == color]  # CPU: load-proof
+        assert sum(times) <= game_time_ms
+        # the first move took its share (8 %), not the clock (slack: one move's overhead)
+        assert times[0] <= 0.08 * game_time_ms + 60, times
 
 
 @pytest.mark.slow
