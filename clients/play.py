@@ -164,9 +164,12 @@ def _registered_bot(args: argparse.Namespace, played: Game, which: str,
 
 def _builtin(played: Game, spec: bots_pb2.BotSpec, name: str,
              label: str) -> tuple[str, dict[str, object]]:
-    if spec.WhichOneof("engine") != "builtin":
-        raise InvalidArgumentError(f"{label} is an external bot: `arena play` runs built-in "
-                                   "engines only (play it in a match instead)")
+    kind = spec.WhichOneof("engine")
+    if kind != "builtin":
+        what = (f"plays protocol engine {spec.protocol.engine!r} on the workers"
+                if kind == "protocol" else "is an external bot")
+        raise InvalidArgumentError(f"{label} {what}: `arena play` runs built-in engines only "
+                                   "(play it in a match instead)")
     if spec.game and spec.game != played.kind:
         other = game(spec.game).name
         raise InvalidArgumentError(f"{label} plays {other}: add --game {other}")

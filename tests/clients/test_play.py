@@ -6,14 +6,16 @@ import json
 import random
 from pathlib import Path
 
+import redis
 from arena.clients.sdk import ArenaClient
 
 from arena.bots import apply_preset
 from arena.bots.botfile import spec_to_toml
 from arena.formats import parse_replay
 from arena.games import PASS, Color, OthelloBoard, Outcome, Termination, new_position
-from arena.v1 import bots_pb2
+from arena.v1 import bots_pb2, common_pb2, engine_pb2
 from tests.clients.conftest import RunArena, assert_one_line_error
+from tests.support.bots import advertise
 from tests.support.servers import ADMIN_TOKEN, Server
 
 
@@ -298,10 +300,14 @@ def test_play_an_exported_bot_file(run_arena: RunArena, tmp_path: Path) -> None:
 
 
 def test_play_a_registered_bot(run_arena: RunArena, tmp_path: Path, peers: ArenaClient,
-                               registry_server: Server) -> None:
+                               registry_server: Server, redis_client: redis.Redis) -> None:
     peers.register_bot(_lab_spec("my-terra"))
     peers.register_bot(bots_pb2.BotSpec(name="far", game=1, external=bots_pb2.ExternalEngine(
         address="127.0.0.1:9")))
+    advertise(redis_client, "w1", engine_pb2.EngineOffer(  # a live worker offers it
+        name="rapfi", protocol="gomocup", games=[common_pb2.GAME_KIND_GOMOKU], checksum="c" * 64))
+    peers.register_bot(bots_pb2.BotSpec(name="moku", game=common_pb2.GAME_KIND_GOMOKU,
+                                        protocol=bots_pb2.ProtocolEngine(engine="rapfi")))
     env = {"ARENA_REGISTRY": registry_server.target, "ARENA_TOKEN": ADMIN_TOKEN}
     result = run_arena("play", "--mode", "human-bot", "--bot", "my-terra", "--save", "r.json",
                        stdin="f5\nquit\n", env=env)
@@ -309,7 +315,9 @@ def test_play_a_registered_bot(run_arena: RunArena, tmp_path: Path, peers: Arena
     assert "white (my-terra@1) plays" in result.stdout
     replay = parse_replay((tmp_path / "r.json").read_text())
     assert replay.white == "my-terra@1" and len(replay.moves) == 2
-    assert_one_line_error(run_arena("play", "--bot", "far", env=env), "external")
+    assert_one_line_error(run_arena("play", "--bot", "far", env=env), "is an external bot")
+    assert_one_line_error(run_arena("play", "--game", "gomoku", "--bot", "moku", env=env),
+                          "bot 'moku' plays protocol engine 'rapfi' on the workers")
     assert_one_line_error(run_arena("play", "--bot", "nobody", env=env),
                           "unknown bot 'nobody'", "lab-beginner", "registry")
     # No stack at all: the message still lists what would have worked.

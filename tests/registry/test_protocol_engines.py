@@ -8,12 +8,13 @@ import time
 import grpc
 import pytest
 import redis
-from arena.services.common.protocol import keys, workers
+from arena.services.common.protocol import keys
 
 from arena.bots.spec import config_to_struct
 from arena.rpc import field_violations
-from arena.v1 import bots_pb2, common_pb2, engine_pb2, registry_pb2, status_pb2
+from arena.v1 import bots_pb2, common_pb2, engine_pb2, registry_pb2
 from tests.registry.conftest import Registry
+from tests.support.bots import advertise
 
 OTHELLO, GOMOKU = common_pb2.GAME_KIND_OTHELLO, common_pb2.GAME_KIND_GOMOKU
 EDAX_1, EDAX_2, RAPFI = "a" * 64, "b" * 64, "c" * 64
@@ -27,14 +28,6 @@ def edax(checksum: str = EDAX_1) -> engine_pb2.EngineOffer:
 def rapfi() -> engine_pb2.EngineOffer:
     return engine_pb2.EngineOffer(name="rapfi", protocol="gomocup", games=[GOMOKU],
                                   checksum=RAPFI)
-
-
-def advertise(client: redis.Redis, worker_id: str, *offers: engine_pb2.EngineOffer,
-              ttl_ms: int = workers.TTL_MS, pool: str = "match") -> None:
-    info = status_pb2.WorkerInfo(worker_id=worker_id, pool=pool, protocol_engines=offers)
-    with client.pipeline(transaction=False) as pipe:
-        workers.advertise(pipe, info, ttl_ms)
-        pipe.execute()
 
 
 def protocol_spec(name: str = "p", engine: str = "edax", kind: int = OTHELLO,

@@ -1,6 +1,7 @@
 """Bots for the tests: registered through the registry's API, and external bots that are
 small real gRPC servers whose behaviour is scripted: they play the first legal move, or
-answer an illegal move, garbage bytes, too late, or crash. Also the match helpers the
+answer an illegal move, garbage bytes, too late, or crash; the protocol engines a worker
+offers (what the registry checks a protocol bot against). Also the match helpers the
 referee, worker and system tests share.
 """
 
@@ -15,11 +16,20 @@ from typing import Any
 import grpc
 import redis
 from arena.clients.sdk import ArenaClient
+from arena.services.common.protocol import workers
 from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore
 
 from arena.bots.spec import config_to_struct
 from arena.games import game
-from arena.v1 import bot_service_pb2, bot_service_pb2_grpc, bots_pb2, common_pb2, match_pb2
+from arena.v1 import (
+    bot_service_pb2,
+    bot_service_pb2_grpc,
+    bots_pb2,
+    common_pb2,
+    engine_pb2,
+    match_pb2,
+    status_pb2,
+)
 
 OTHELLO = common_pb2.GAME_KIND_OTHELLO
 GOMOKU = common_pb2.GAME_KIND_GOMOKU
@@ -31,6 +41,15 @@ def external_bot(peers: ArenaClient, name: str, address: str,
     spec = bots_pb2.BotSpec(name=name, game=kind,
                             external=bots_pb2.ExternalEngine(address=address))
     return peers.register_bot(spec)
+
+
+def advertise(client: redis.Redis, worker_id: str, *offers: engine_pb2.EngineOffer,
+              ttl_ms: int = workers.TTL_MS, pool: str = "match") -> None:
+    """Advertise a worker offering these protocol engines, as its heartbeat does."""
+    info = status_pb2.WorkerInfo(worker_id=worker_id, pool=pool, protocol_engines=offers)
+    with client.pipeline(transaction=False) as pipe:
+        workers.advertise(pipe, info, ttl_ms)
+        pipe.execute()
 
 
 def builtin_bot(peers: ArenaClient, name: str, config: dict[str, object],
