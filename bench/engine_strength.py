@@ -20,7 +20,10 @@ Printed at the end, from the match records:
   bot and a protocol engine) and the wall time it measured, mean and median, so a reader
   sees the time was equal. Engines that time themselves on the wall clock (Edax, Rapfi)
   get less CPU than their limit on a loaded machine: the load average is printed at the
-  start and the end.
+  start and the end;
+- per side, in how many games its search reported a forced win (an exact, positive score)
+  and at which move it first did: when the engine proves its win long before the game
+  ends, the game was lost early.
 
 .venv/bin/python bench/engine_strength.py --game othello --engine edax \\
     --catalog /path/engines.toml --move-ms 1000 --games 40 [--fixed] [--sprt -20/20]
@@ -213,6 +216,16 @@ def moves_of(match: match_pb2.Match, bot: str) -> list[match_pb2.MoveRecord]:
             and (match.black if r.color == common_pb2.COLOR_BLACK else match.white).name == bot]
 
 
+def first_proven_win(match: match_pb2.Match, bot: str) -> int | None:
+    """The move number (1-based, after the opening, as the game lines count) of ``bot``'s
+    first move whose search reported a forced win (an exact, positive score)."""
+    for number, record in enumerate(match.moves, 1):
+        side = match.black if record.color == common_pb2.COLOR_BLACK else match.white
+        if side.name == bot and record.search.exact and record.search.score > 0:
+            return number
+    return None
+
+
 def fmt_elo(value: float) -> str:
     return f"{value:+.0f}" if math.isfinite(value) else ("+inf" if value > 0 else "-inf")
 
@@ -276,6 +289,21 @@ def report(matches: list[match_pb2.Match], names: tuple[str, str],
         print(f"  {bot}: {len(records)} moves, charged mean {statistics.fmean(charged):.1f} "
               f"median {statistics.median(charged):.1f} max {max(charged)}; wall mean "
               f"{statistics.fmean(wall):.1f} median {statistics.median(wall):.1f}")
+    report_proven_wins(matches, names)
+
+
+def report_proven_wins(matches: list[match_pb2.Match], names: tuple[str, str]) -> None:
+    """When each side first saw its win coming: early announcements mean games lost long
+    before they ended."""
+    print("proven wins (the first move whose search reported a forced win, numbered as in "
+          "the game lines):")
+    for bot in names:
+        found = [n for m in matches if (n := first_proven_win(m, bot)) is not None]
+        line = f"  {bot}: {len(found)} of {len(matches)} games"
+        if found:
+            line += (f", at move {statistics.median(found):g} (median; {min(found)}-"
+                     f"{max(found)})")
+        print(line)
 
 
 def keep_games(path: Path, matches: list[match_pb2.Match], builtin: str) -> None:

@@ -143,6 +143,22 @@ def test_gomoku_fixed_match_against_the_gomocup_executable(tmp_path: Path) -> No
         _format, replay = read_record((records / f"{game['match']}.json").read_text())
         assert [m.move for m in replay.moves] == game["opening"] + game["moves"]
     assert "2 records written to" in output
+    # Each side's proven wins: its first move whose search reported a forced win, as the
+    # records say, numbered like the game lines (after the opening).
+    for bot, side_of_builtin in (("arena-gomoku", True), ("pbrain-arena", False)):
+        found = []
+        for game in written:
+            _format, replay = read_record((records / f"{game['match']}.json").read_text())
+            opening = len(game["opening"])
+            mine = "black" if (game["builtin"] == "black") == side_of_builtin else "white"
+            found += [next((n for n, m in enumerate(replay.moves[opening:], 1)
+                            if ("black" if (opening + n - 1) % 2 == 0 else "white") == mine
+                            and m.exact and (m.score or 0) > 0), None)]
+        firsts = [n for n in found if n is not None]
+        line = f"  {bot}: {len(firsts)} of 2 games"
+        if firsts:
+            line += f", at move {statistics.median(firsts):g} (median; {min(firsts)}-{max(firsts)})"
+        assert line + "\n" in output, output
 
 
 # A game the built-in bot (White) loses: it plays in a corner while Black makes five.
