@@ -114,9 +114,9 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
         command = gomocup.Begin() if not request.moves else gomocup.board_for(request.moves,
                                                                              board.size)
         lines.append(gomocup.format_command(command))
-        deadline = self.deadline(limits)
+        deadline, sent = self.deadline(limits), time.monotonic()  # elapsed from the request
         self.send(lines, deadline)
-        return self._read_move(board, deadline, time.monotonic())
+        return self._read_move(board, deadline, sent)
 
     def _set_up(self, request: GomocupRequest) -> None:
         """``START``, then the settings that may make a brain allocate (its memory cap,

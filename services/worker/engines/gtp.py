@@ -103,9 +103,8 @@ class GtpClient(ProtocolClient[GtpRequest]):
         turn = request.board.turn
         commands = [*request.catch_up, *self._clock(turn, limits), gtp.GenMove(turn)]
         self._engine_game = None  # unknown until the engine has answered it all
-        deadline = self.deadline(limits)
+        deadline, sent = self.deadline(limits), time.monotonic()  # elapsed from the request
         self.send([gtp.format_command(c) for c in commands], deadline)
-        sent = time.monotonic()
         # Every response is read before any is judged: the next move must find none late.
         answers = [self._response(deadline, command) for command in commands]
         for command, answer in zip(commands[:-1], answers, strict=False):

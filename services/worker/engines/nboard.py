@@ -80,9 +80,9 @@ class NboardClient(ProtocolClient[NboardRequest]):
             nboard.format_command(nboard.SetGame(request.ggf)),
             nboard.format_command(nboard.Go()),
         ]
-        deadline = self.deadline(limits)
+        deadline, sent = self.deadline(limits), time.monotonic()  # elapsed from the request
         self.send(lines, deadline)
-        return self._read_move(request.board, deadline, time.monotonic())
+        return self._read_move(request.board, deadline, sent)
 
     def _sync(self, number: int, deadline: float) -> None:
         """Read up to ``pong number``, skipping a greeting banner."""
