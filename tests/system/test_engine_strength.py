@@ -130,6 +130,7 @@ def test_gomoku_fixed_match_against_the_gomocup_executable(tmp_path: Path) -> No
     written = [json.loads(line) for line in kept.read_text().splitlines()]
     printed = GAME.findall(output)
     assert len(written) == len(printed) == 2
+    proven: dict[tuple[str, str], int] = {}
     for game, (_bot, side, opening, points, _how, count) in zip(written, printed, strict=True):
         assert game["builtin"] == side and game["points"] == float(points)
         assert "-".join(map(str, game["opening"])) == opening
@@ -142,19 +143,17 @@ def test_gomoku_fixed_match_against_the_gomocup_executable(tmp_path: Path) -> No
         # --keep-records wrote its record: the same game, which the training reads.
         _format, replay = read_record((records / f"{game['match']}.json").read_text())
         assert [m.move for m in replay.moves] == game["opening"] + game["moves"]
+        # Each side's first move whose search reported a forced win, numbered like the
+        # game lines (after the opening; Black plays the even plies of the empty board).
+        skipped = len(game["opening"])
+        for number, move in enumerate(replay.moves[skipped:], 1):
+            black = (skipped + number) % 2 == 1
+            bot = "arena-gomoku" if black == (game["builtin"] == "black") else "pbrain-arena"
+            if move.exact and (move.score or 0) > 0:
+                proven.setdefault((bot, game["match"]), number)
     assert "2 records written to" in output
-    # Each side's proven wins: its first move whose search reported a forced win, as the
-    # records say, numbered like the game lines (after the opening).
-    for bot, side_of_builtin in (("arena-gomoku", True), ("pbrain-arena", False)):
-        found = []
-        for game in written:
-            _format, replay = read_record((records / f"{game['match']}.json").read_text())
-            opening = len(game["opening"])
-            mine = "black" if (game["builtin"] == "black") == side_of_builtin else "white"
-            found += [next((n for n, m in enumerate(replay.moves[opening:], 1)
-                            if ("black" if (opening + n - 1) % 2 == 0 else "white") == mine
-                            and m.exact and (m.score or 0) > 0), None)]
-        firsts = [n for n in found if n is not None]
+    for bot in ("arena-gomoku", "pbrain-arena"):
+        firsts = [number for (who, _), number in proven.items() if who == bot]
         line = f"  {bot}: {len(firsts)} of 2 games"
         if firsts:
             line += f", at move {statistics.median(firsts):g} (median; {min(firsts)}-{max(firsts)})"
