@@ -98,7 +98,7 @@ class RefereeLoop:
                         continue
                 for entry in self.jobs.read(free, block_ms=500):
                     self._launch(entry)
-            except redis.ConnectionError as exc:
+            except redis.RedisError as exc:  # a timeout too: the thread must outlive a stall
                 log.warning("redis unavailable while taking match jobs: %s", exc)
                 self.stopping.wait(1.0)
 

@@ -176,7 +176,7 @@ class WorkerLoop:
                         self._queue(delivery).release(delivery.entry_id)
                     return
                 last = self._handle(delivery) or last
-            except redis.ConnectionError as exc:
+            except redis.RedisError as exc:  # a timeout too: the thread must outlive a stall
                 log.warning("redis unavailable while taking move jobs: %s", exc)
                 self.stopping.wait(1.0)
 
