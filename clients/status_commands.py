@@ -60,8 +60,9 @@ def add_status_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    """Exit 0 when every service answers and the referee gave its picture, else 1 (with
-    what could be learnt: a service down is when an operator runs this)."""
+    """Exit 0 when every service answers, the referee gave its picture and the ladder
+    service (if one is known) its running ladders, else 1 (with what could be learnt: a
+    service down is when an operator runs this)."""
     arena: status_pb2.ArenaStatus | None = None
     with client_from_args(args) as client:
         services = {role: client.check_health(role) for role in ROLES
@@ -73,17 +74,29 @@ def cmd_status(args: argparse.Namespace) -> int:
                 arena, missing = client.get_status(max(0, args.forfeits)), ""
             except ArenaError as exc:
                 missing = str(exc)
-        try:
-            ladders = running_ladders(client, time.time()) if client.addresses.ladder else []
-        except ArenaError:  # the ladder service is down: the rest is still worth showing
-            ladders = []
+        asked_ladders = bool(client.addresses.ladder)
+        ladders = ladders_or_why(client)
     if args.json:
         print_json({"services": services, "arena": None if arena is None else to_dict(arena),
-                    "ladders": [ladder.as_dict() for ladder in ladders],
-                    **({"error": missing} if missing else {})})
+                    "ladders": (None if isinstance(ladders, str)
+                                else [ladder.as_dict() for ladder in ladders]),
+                    **({"error": missing} if missing else {}),
+                    **({"ladders_error": ladders} if isinstance(ladders, str) else {})})
     else:
         print(render(arena, services, ladders, time.time(), missing))
-    return 0 if arena is not None and all(services.values()) else 1
+    ladders_failed = asked_ladders and isinstance(ladders, str)
+    return 0 if arena is not None and not ladders_failed and all(services.values()) else 1
+
+
+def ladders_or_why(client: ArenaClient) -> list[LadderEta] | str:
+    """The running ladders, or why they are not known: a ladder service down, or unable
+    to read them (its Redis stalled), is not an arena without ladders."""
+    if not client.addresses.ladder:
+        return "no ladder service address"
+    try:
+        return running_ladders(client, time.time())
+    except ArenaError as exc:  # the rest of the picture is still worth showing
+        return str(exc)
 
 
 def _age(ms: float) -> str:
@@ -94,9 +107,9 @@ def _age(ms: float) -> str:
 
 
 def render(arena: status_pb2.ArenaStatus | None, services: dict[str, bool],
-           ladders: list[LadderEta], now_s: float, missing: str = "") -> str:
+           ladders: list[LadderEta] | str, now_s: float, missing: str = "") -> str:
     """The screen; without the referee's picture (``missing`` says why) the services and
-    the running ladders."""
+    the running ladders (or why they are not known)."""
     if not services:  # no stack.json and no address given: nothing to ask
         return f"no Arena services known here: {missing}"
     lines = ["services: " + "  ".join(f"{role} {'up' if up else 'DOWN'}"
@@ -127,7 +140,9 @@ def render(arena: status_pb2.ArenaStatus | None, services: dict[str, bool],
     return "\n".join(lines)
 
 
-def _ladder_lines(ladders: list[LadderEta]) -> list[str]:
+def _ladder_lines(ladders: list[LadderEta] | str) -> list[str]:
+    if isinstance(ladders, str):
+        return [f"ladders running: unknown ({ladders})"]
     lines = [f"ladders running: {len(ladders)}"]
     for item in ladders:
         eta = "ETA unknown" if item.eta_s is None else f"ETA {_age(item.eta_s * 1000)}"

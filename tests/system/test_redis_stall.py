@@ -8,8 +8,11 @@ so a stall longer than that reaches every loop blocked in a read as ``TimeoutErr
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,3 +69,23 @@ def finished(sdk: ArenaClient, match_id: str, timeout_s: float) -> match_pb2.Mat
         assert time.monotonic() < deadline, f"match {match_id} is still {status}"
         time.sleep(0.2)
     return match
+
+
+def test_status_does_not_count_ladders_it_cannot_read(tmp_path: Path) -> None:
+    with launcher(home=tmp_path, workers=1, analysts=0, env=dict(FAST_ENV),
+                  admin_token=ADMIN_TOKEN) as stack:
+        assert stack.durable is not None and stack.durable.pid is not None
+        env = dict(os.environ, ARENA_HOME=str(tmp_path), ARENA_TOKEN=ADMIN_TOKEN)
+        with stalled(stack.durable.pid):  # every service answers its health check
+            shown, printed = (subprocess.run(
+                [sys.executable, "-m", "arena.clients", "status", "--timeout", "2", *json],
+                capture_output=True, text=True, timeout=60, env=env)
+                for json in (["--json"], []))
+    # Before: "ladders running: 0" and "ladders": [], as if the arena had none.
+    assert (shown.returncode, printed.returncode) == (1, 1)
+    reply = json.loads(shown.stdout)
+    assert reply["ladders"] is None and "did not answer in time" in reply["ladders_error"]
+    lines = printed.stdout.splitlines()
+    assert lines[0] == "services: registry up  referee up  ladder up"
+    assert lines[2].startswith("ladders running: unknown (ladder at ")
+    assert lines[2].endswith("did not answer in time)"), lines
