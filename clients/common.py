@@ -4,6 +4,7 @@ argument parsers for bot references and games, and proto-to-text helpers."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from arena.bots.validation import BOT_REF_FORM, evaluator_game, split_bot_ref
 from arena.errors import ArenaError, InvalidArgumentError, NotFoundError
 from arena.games import GAME_NAMES, GAMES, Position, game
 from arena.rpc import INT32_MAX, INT64_MAX
+from arena.text import shown
 from arena.textboard import StandingLine
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
@@ -234,6 +236,31 @@ def read_text_file(path: Path, what: str) -> str:
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidArgumentError(f"cannot read {what} file {path}: {exc}") from None
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_position_file(path: Path, what: str) -> str:
+    """The position's text form in ``path`` (``read_text_file``). A file that is blank, or
+    longer than any position's text form (a wrong file given by mistake), is refused in
+    one line naming it, quoting no more than its first words."""
+    text = read_text_file(path, what).strip()
+    if not text:
+        raise InvalidArgumentError(f"{what} file {path} is empty")
+    length, longest = len("".join(text.split())), longest_position_text()
+    if length > longest:
+        raise InvalidArgumentError(
+            f"{what} file {path} holds no position: {length:,} characters where a position's "
+            f"text form has at most {longest}; it starts {shown(text[:POSITION_FILE_QUOTED])}")
+    return text
+
+
+POSITION_FILE_QUOTED = 24  # characters of a file that is no position, quoted in its error
+
+
+@functools.cache
+def longest_position_text() -> int:
+    """Characters (whitespace aside) in the longest text form of any game's position."""
+    return max(len("".join(g.new_position(v, size).to_text().split()))
+               for g in GAMES for v in g.variants for size in g.sizes)
 
 
 def read_bounded(handle: IO[AnyStr], limit: int, what: str) -> AnyStr:

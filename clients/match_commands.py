@@ -26,6 +26,7 @@ from arena.clients.common import (
     position_of,
     print_json,
     print_json_line,
+    read_position_file,
     read_text_file,
     settle_game,
     time_control,
@@ -37,7 +38,7 @@ from arena.clock import clock_label, game_time_left_ms
 from arena.engine.api import TreeNode
 from arena.errors import InvalidArgumentError, NotFoundError
 from arena.formats import Replay
-from arena.games import GAME_NAMES, Position, game
+from arena.games import GAME_NAMES, GameError, Position, game
 from arena.records import native_replay, read_record
 from arena.textboard import legal_marks, move_names, render_board, render_tree
 from arena.v1 import common_pb2, match_pb2, referee_pb2
@@ -179,13 +180,18 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 # -- create / watch ------------------------------------------------------------------------
 
 
-def start_of(args: argparse.Namespace, start: str) -> tuple[common_pb2.GameSpec, Position]:
+def start_of(args: argparse.Namespace, start: str,
+             origin: str = "") -> tuple[common_pb2.GameSpec, Position]:
     """The game and start position the options give: a ``--start`` position says its own
-    variant and size, and options that contradict it are refused."""
+    variant and size, and options that contradict it are refused. ``origin`` names where
+    ``start`` was read (a file), for its errors."""
     if not start:
         spec = game_spec(args)
         return spec, game(spec.kind).new_position(spec.variant, spec.board_size)
-    position = game(args.game).position_from_text(start)
+    try:
+        position = game(args.game).position_from_text(start)
+    except GameError as exc:
+        raise InvalidArgumentError(f"{origin}: {exc}" if origin else str(exc)) from None
     for option, given, actual in (("--variant", args.variant, position.variant),
                                   ("--size", args.size, position.size)):
         if given is not None and given != actual:
@@ -196,10 +202,11 @@ def start_of(args: argparse.Namespace, start: str) -> tuple[common_pb2.GameSpec,
 
 
 def _match_config(args: argparse.Namespace) -> match_pb2.MatchConfig:
-    start = args.start
+    start, origin = args.start, ""
     if args.start_file is not None:
-        start = read_text_file(args.start_file, "start position").strip()
-    spec, position = start_of(args, start)
+        start = read_position_file(args.start_file, "start position")
+        origin = f"start position file {args.start_file}"
+    spec, position = start_of(args, start, origin)
     opening: list[int] = []
     for word in args.opening.replace(",", " ").split():
         move = position.parse_move(word)

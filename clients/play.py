@@ -28,6 +28,7 @@ from arena.clients.common import (
     int64,
     int_in,
     parse_bot_ref,
+    read_position_file,
     read_text_file,
     typed_line,
 )
@@ -186,10 +187,10 @@ def make_bot(args: argparse.Namespace, which: str) -> Player:
 
 def start_position(args: argparse.Namespace) -> Position:
     """The position the options give: a custom start says its own variant and size."""
-    text = args.start
+    text, origin = args.start, ""
     if args.board is not None:
-        text = read_text_file(args.board, "board").strip()
-    _spec, position = start_of(args, text)
+        text, origin = read_position_file(args.board, "board"), f"board file {args.board}"
+    _spec, position = start_of(args, text, origin)
     if position.is_game_over():
         raise InvalidArgumentError(f"the game is already over in {text!r}")
     return position

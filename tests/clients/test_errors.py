@@ -246,3 +246,24 @@ def test_an_argument_a_command_does_not_take_is_shown_with_that_commands_usage(
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.startswith(f"usage: {usage} ")
     assert result.stderr.splitlines()[-1] == f"{usage}: error: unrecognized arguments: {extra}"
+
+
+@pytest.mark.parametrize("command", [
+    ("match", "create", "--black", "a", "--white", "b", "--start-file"),
+    ("play", "--mode", "human-human", "--board"),
+], ids=lambda v: v[0])
+@pytest.mark.parametrize(("content", "needle"), [
+    ("4ck+8G5/HwHXoHdwg9L0" * 200 + "\n" + "xyz " * 2_000, "holds no position: 10,000 "
+     "characters where a position's text form has at most"),  # a wrong file by mistake
+    ("\n \n", "is empty"),  # was played from the usual start without a word
+    ("XO X", "Othello board needs 64 squares, got 2 in 'XO X'"),
+], ids=["long", "blank", "short"])
+def test_a_bad_position_file_is_named_not_quoted_back(
+        run_arena: RunArena, tmp_path: Path, command: tuple[str, ...], content: str,
+        needle: str) -> None:
+    """A file that holds no position: one short line naming the file. Before, its first
+    500 characters came back (a screenful in a terminal) without saying which file."""
+    (tmp_path / "pos.txt").write_text(content)
+    result = run_arena(*command, "pos.txt")
+    assert_one_line_error(result, "file pos.txt", needle)
+    assert len(result.stderr) < 250, result.stderr
