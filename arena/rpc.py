@@ -90,12 +90,23 @@ def field_violations(error: grpc.RpcError) -> list[errors.FieldViolation]:
     return found
 
 
+def set_by_a_service(error: grpc.RpcError) -> bool:
+    """Whether a service's error layer set this status (``to_status`` always sends the
+    rich status), rather than gRPC failing to reach the service at all."""
+    try:
+        return rpc_status.from_call(error) is not None  # type: ignore[arg-type]
+    except (ValueError, AttributeError):  # not a call, or a status that does not parse
+        return False
+
+
 def to_arena_error(error: grpc.RpcError, role: str, target: str) -> errors.ArenaError:
     """One readable exception for a failed call to the ``role`` service at ``target``."""
     code = error.code() if isinstance(error, grpc.Call) else grpc.StatusCode.UNKNOWN
     details = (error.details() if isinstance(error, grpc.Call) else "") or ""
     if code is grpc.StatusCode.UNAVAILABLE:
         reason = details.splitlines()[0] if details else "no answer"
+        if set_by_a_service(error):  # it answered: what it needs (its Redis) is down
+            return errors.UnavailableError(f"{role} at {target} cannot answer now: {reason}")
         return errors.UnavailableError(
             f"{role} unreachable at {target} ({reason}); is the stack running (`arena up`)?"
         )

@@ -6,8 +6,10 @@ import socket
 from pathlib import Path
 
 import pytest
+from arena.services.common.config import Config
 
 from tests.clients.conftest import RunArena, assert_one_line_error
+from tests.support.servers import ADMIN_TOKEN, serve
 
 
 def _closed_port() -> int:
@@ -267,3 +269,25 @@ def test_a_bad_position_file_is_named_not_quoted_back(
     result = run_arena(*command, "pos.txt")
     assert_one_line_error(result, "file pos.txt", needle)
     assert len(result.stderr) < 250, result.stderr
+
+
+def test_a_service_without_its_redis_says_so_not_that_it_is_unreachable(
+        run_arena: RunArena) -> None:
+    """A service that answers UNAVAILABLE itself (its Redis is down or stalled) is not
+    unreachable: the CLI used to say "referee unreachable at ... (storage unavailable ...);
+    is the stack running (`arena up`)?" of a stack that was running."""
+    url = f"redis://127.0.0.1:{_closed_port()}/0"
+    config = Config(redis_url=url, cache_url=url, registry="127.0.0.1:1",
+                    referee="127.0.0.1:1", service_token=ADMIN_TOKEN, warm_games="")
+    servers = {"referee": serve("referee", config), "ladder": serve("ladder", config)}
+    try:
+        for role, command in (("referee", ("match", "list")), ("ladder", ("ladder", "list"))):
+            target = servers[role].target
+            result = run_arena(*command, env={f"ARENA_{role.upper()}": target,
+                                              "ARENA_TOKEN": ADMIN_TOKEN})
+            assert_one_line_error(result, f"{role} at {target} cannot answer now: storage "
+                                          "unavailable (ConnectionError); retry in a few")
+            assert "unreachable" not in result.stderr, result.stderr
+    finally:
+        for server in servers.values():
+            server.stop()
