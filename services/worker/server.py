@@ -26,7 +26,7 @@ from arena.services.common.config import Config
 from arena.services.common.egress import EgressPolicy
 from arena.services.common.peers import BotVersions, other_game, peer_client
 from arena.services.common.protocol.streams import consumer_name
-from arena.services.common.protocol.tcache import SharedSearchCache
+from arena.services.common.protocol.tcache import SharedSearchCache, cache_client
 from arena.services.common.quotas import Quotas
 from arena.services.common.runner import ServiceParts
 from arena.services.common.shares import FairSlots, Shares
@@ -262,7 +262,8 @@ def create_service(config: Config) -> ServiceParts:
     if config.worker_pool == "match":
         client = redis.Redis.from_url(config.redis_url)
         cache = redis.Redis.from_url(config.cache_url)
-        runner = BotRunner(cache=SharedSearchCache(cache if config.shared_cache else None),
+        probes = cache_client(config.cache_url) if config.shared_cache else None
+        runner = BotRunner(cache=SharedSearchCache(probes),
                            warm_games=tuple(games),
                            grace_ms=config.grace_ms,
                            egress=EgressPolicy.parse(config.external_allow), engines=engines,

@@ -89,3 +89,19 @@ def test_status_does_not_count_ladders_it_cannot_read(tmp_path: Path) -> None:
     assert lines[0] == "services: registry up  referee up  ladder up"
     assert lines[2].startswith("ladders running: unknown (ladder at ")
     assert lines[2].endswith("did not answer in time)"), lines
+
+
+def test_a_stalled_cache_costs_no_bot_its_game(tmp_path: Path) -> None:
+    """The shared transposition cache is an optimisation: while its Redis does not answer,
+    moves are searched. Before, each probe waited out the read timeout inside the bot's
+    move, and the first move of the game was forfeited: 'took 5005 ms on the wall clock
+    (2 ms of CPU time); a move timed on CPU may take 4200 ms'."""
+    with launcher(home=tmp_path, workers=1, analysts=0, env=dict(FAST_ENV),
+                  admin_token=ADMIN_TOKEN) as stack, stack_client(stack) as sdk:
+        builtin_bot(sdk, "lab-a", {"evaluator": "lab", "look_ahead": 0})
+        builtin_bot(sdk, "lab-b", {"evaluator": "lab", "look_ahead": 1})
+        assert stack.cache is not None and stack.cache.pid is not None
+        with stalled(stack.cache.pid):
+            created = sdk.create_match(match_config("lab-a", "lab-b", move_time_ms=500))
+            match = finished(sdk, created.id, 60)
+    assert match.result.termination == match_pb2.TERMINATION_NORMAL, match.result

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 from arena.clients.sdk import ArenaClient
+from arena.services.common.embedded_redis import EmbeddedRedis
+from arena.services.common.protocol import tcache
 from arena.services.common.protocol.tcache import STATS_KEY, CacheKey, SharedSearchCache
 
 from arena.engine.api import SearchResult
@@ -155,3 +161,32 @@ def test_deferred_stores_go_out_with_the_next_probe(cache_client: redis.Redis) -
     assert cache.probe(CacheKey("othello", "abc", "pos C"), 100) is not None
     stats = cache.stats()
     assert (stats["hits"], stats["stores"], stats["saved_ms"]) == (2, 3, 25.0)
+
+
+def test_a_stalled_cache_delays_one_probe_briefly_then_is_left_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A probe runs inside a bot's move: a cache Redis that stops answering costs one probe
+    ``PROBE_TIMEOUT_S``, the next ones nothing, until the pause is over (before, every
+    probe waited out redis-py's 5 s read timeout)."""
+    monkeypatch.setattr(tcache, "PAUSE_AFTER_FAILURE_S", 1.0)
+    key = CacheKey("othello", "abc", "pos X")
+    result = SearchResult(move=19, score=4, depth=6, nodes=900, elapsed_ms=4.0, pv=[19])
+    with EmbeddedRedis(tmp_path / "cache") as server:
+        cache = SharedSearchCache(tcache.cache_client(server.url))
+        cache.store(key, result)
+        assert server.pid is not None
+        os.kill(server.pid, signal.SIGSTOP)
+        try:
+            took = [_timed(lambda: cache.probe(key, 1000)) for _ in range(3)]
+        finally:
+            os.kill(server.pid, signal.SIGCONT)
+        assert took[0][0] is None and took[0][1] < tcache.PROBE_TIMEOUT_S + 0.5, took
+        assert all(found is None and seconds < 0.05 for found, seconds in took[1:]), took
+        time.sleep(1.0)
+        assert cache.probe(key, 1000) is not None  # asked again once the pause is over
+
+
+def _timed(probe: Callable[[], SearchResult | None]) -> tuple[SearchResult | None, float]:
+    start = time.monotonic()
+    found = probe()
+    return found, time.monotonic() - start

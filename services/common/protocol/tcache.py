@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +52,21 @@ STATS_KEY = TT_STATS
 ENTRY_TTL_S = 14 * 24 * 3600
 OTHELLO_SOLVER_SHARE = 0.6  # the solver's share of the limit (othello.engine.choose_move)
 CLOCK_FREE_SHARE = min(GOMOKU_SOFT_SHARE, OTHELLO_SOFT_SHARE, OTHELLO_SOLVER_SHARE)
+
+
+# A probe is one round trip inside a bot's move (~100 µs). One that takes longer than this
+# has a Redis that stalls (or is gone): the move is searched instead, and the cache is left
+# alone for a while, so that the stall costs one move this much, not every move the read
+# timeout (redis-py's default, 5 s, was more than a short move's wall-clock guard).
+PROBE_TIMEOUT_S = 0.5
+PAUSE_AFTER_FAILURE_S = 5.0
+
+
+def cache_client(url: str) -> redis.Redis:
+    """A client for ``SharedSearchCache`` on the cache Redis at ``url``: its round trips
+    give up after ``PROBE_TIMEOUT_S``."""
+    return redis.Redis.from_url(url, socket_timeout=PROBE_TIMEOUT_S,
+                                socket_connect_timeout=PROBE_TIMEOUT_S)
 
 
 def clock_free_ms(time_limit_ms: float | None) -> float | None:
@@ -116,7 +132,8 @@ class SharedSearchCache:
     Round trips are what a worker pays for on a busy machine (each one is a wake-up), so:
     a probe is one script call, and stores are deferred (the worker answers its move first)
     and sent in the same pipeline as the next probe, or by :meth:`flush` before the worker
-    waits for work.
+    waits for work. After a failed round trip the cache is not asked for
+    ``PAUSE_AFTER_FAILURE_S`` (give it a ``cache_client``, whose round trips are bounded).
     """
 
     def __init__(self, client: redis.Redis | None) -> None:
@@ -124,6 +141,7 @@ class SharedSearchCache:
         self._probe_sha = ""
         self._pending: list[tuple[str, bytes, float]] = []
         self._lock = threading.Lock()
+        self._paused_until = 0.0  # time.monotonic(): no round trip before then
 
     @property
     def enabled(self) -> bool:
@@ -132,14 +150,26 @@ class SharedSearchCache:
     def probe(self, key: CacheKey, time_limit_ms: int | None) -> SearchResult | None:
         """The stored result for ``key`` if the clock could not have shaped it under
         ``time_limit_ms`` (see ``clock_free_ms``)."""
-        if self.client is None:
+        if self.client is None or self._paused():
             return None
         try:
             payload = self._send(key.redis_key(), clock_free_ms(time_limit_ms or None) or 0)
         except redis.RedisError as exc:  # the cache is an optimisation: never fail a move
-            log.warning("transposition cache probe failed: %s", exc)
+            self._pause("probe", exc)
             return None
         return _from_entry(payload) if payload else None
+
+    def _paused(self) -> bool:
+        if time.monotonic() >= self._paused_until:
+            return False
+        with self._lock:  # what would have been stored meanwhile is only a saving lost
+            self._pending.clear()
+        return True
+
+    def _pause(self, what: str, exc: redis.RedisError) -> None:
+        self._paused_until = time.monotonic() + PAUSE_AFTER_FAILURE_S
+        log.warning("transposition cache %s failed (%s): not used for %.0f s", what, exc,
+                    PAUSE_AFTER_FAILURE_S)
 
     def store(self, key: CacheKey, result: SearchResult) -> None:
         """Store a completed search now (one pipelined round trip with any deferred ones)."""
@@ -155,12 +185,12 @@ class SharedSearchCache:
 
     def flush(self) -> None:
         """Send the deferred stores."""
-        if self.client is None or not self._pending:
+        if self.client is None or not self._pending or self._paused():
             return
         try:
             self._send("", 0)
         except redis.RedisError as exc:
-            log.warning("transposition cache store failed: %s", exc)
+            self._pause("store", exc)
 
     def _send(self, probe_key: str, free_ms: float) -> Any:
         """Deferred stores, then the probe of ``probe_key`` (if any), in one round trip."""
