@@ -201,6 +201,21 @@ class StackAddresses:
         return address
 
 
+def bearer_metadata(token: str) -> tuple[tuple[str, str], ...]:
+    """The call metadata that carries ``token`` (none without one). A gRPC header value is
+    printable ASCII: gRPC itself refuses any other character on the client side as an
+    INTERNAL error, so such a token is refused here as what it is, naming the character
+    and not the token (a secret)."""
+    if not token:
+        return ()
+    bad = next((char for char in token if not " " <= char <= "~"), None)
+    if bad is not None:
+        raise errors.UnauthenticatedError(
+            f"the token holds U+{ord(bad):04X}, which no gRPC header can carry (a token is "
+            "printable ASCII): check --token, ARENA_TOKEN or the token file")
+    return (("authorization", f"Bearer {token}"),)
+
+
 def _read_manifest(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
@@ -303,8 +318,7 @@ class ArenaClient:
         return self.addresses.credentials()
 
     def _metadata(self) -> tuple[tuple[str, str], ...]:
-        token = self.addresses.token
-        return (("authorization", f"Bearer {token}"),) if token else ()
+        return bearer_metadata(self.addresses.token)
 
     def _call(
         self,

@@ -291,3 +291,18 @@ def test_a_service_without_its_redis_says_so_not_that_it_is_unreachable(
     finally:
         for server in servers.values():
             server.stop()
+
+
+@pytest.mark.parametrize("token", ["s3cr3t\r", "s3cr3té", "s3cr3t\x7f"],
+                         ids=["CR", "non-ASCII", "DEL"])
+def test_a_token_no_header_can_carry_is_named_not_an_internal_error(
+        run_arena: RunArena, token: str) -> None:
+    """A token pasted with a stray character (a CR from a Windows file, an accented
+    letter): gRPC refuses the header on the client, and the CLI used to print C-core's
+    log lines and 'referee failed (INTERNAL): Invalid metadata'. The token itself is a
+    secret: the message names the character, not the token."""
+    result = run_arena("match", "list", env={"ARENA_REFEREE": f"127.0.0.1:{_closed_port()}",
+                                             "ARENA_TOKEN": token})
+    bad = next(char for char in token if not " " <= char <= "~")
+    assert_one_line_error(result, "token", f"U+{ord(bad):04X}", "ARENA_TOKEN")
+    assert "INTERNAL" not in result.stderr and "s3cr3t" not in result.stderr

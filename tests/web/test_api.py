@@ -270,6 +270,16 @@ def test_actions_need_the_person_s_own_token(web: WebStack) -> None:
     assert status == 400 and error_of(reply)["fields"][0]["field"] == "token"
 
 
+def test_a_token_no_grpc_header_can_carry_is_unauthenticated(web: WebStack) -> None:
+    """HTTP carries bytes a gRPC header cannot: such a token was a 502, 'referee failed
+    (INTERNAL): Invalid metadata', where any other unknown token is a 401."""
+    body = {"black": "web-beginner", "white": "web-intermediate", "move_time_ms": 2000}
+    for token in (f"{USER_TOKEN}\xe9", f"{USER_TOKEN}\x7f"):
+        status, _, reply = web.http.request("POST", "/api/matches", body, token=token)
+        assert status == 401, reply
+        assert error_of(reply)["status"] == "unauthenticated"
+
+
 def test_asking_a_bot_about_a_match_position_checks_the_request(web: WebStack) -> None:
     """POST /api/matches/{id}/analysis: as the person, a bot's move and search at a ply;
     bad fields all at once, a ply past the end or after the game ended, a time over the
