@@ -5,7 +5,8 @@ rules library, and the time used is measured from the Redis timestamps of the wo
 ``started`` and ``result`` entries. The one exception is a move timed on CPU (see
 ``MoveClock``): Arena's own worker reports the CPU time of a built-in search (its thread's)
 or of a protocol engine's move (the engine process's), which a busy machine does not
-inflate; the wall clock stays the outer guard.
+inflate; the wall clock stays the outer guard, on the worker's own timing of the search
+where that is shorter than the interval (a stalled Redis holds an answer back).
 """
 
 from __future__ import annotations
@@ -67,8 +68,12 @@ class MoveClock:
             return (f"searched {result.cpu_ms} ms of CPU time; limit {self.limit_ms} ms + "
                     f"{self.grace_ms} ms grace")
         guard = cpu_wall_guard_ms(self.limit_ms, self.grace_ms, self.wall_factor)
-        if wall_ms > guard:
-            return (f"took {wall_ms} ms on the wall clock ({result.cpu_ms} ms of CPU time); "
+        # The interval ends when the answer reaches Redis: one a stalled Redis held back
+        # is no fault of the bot. The worker's own wall time of the search (at least 1 ms
+        # when it timed it), which counts a stuck search as much, bounds it.
+        took = min(wall_ms, result.worker_time_ms) if result.worker_time_ms > 0 else wall_ms
+        if took > guard:
+            return (f"took {took} ms on the wall clock ({result.cpu_ms} ms of CPU time); "
                     f"a move timed on CPU may take {guard} ms")
         return None
 

@@ -269,7 +269,8 @@ class WorkerLoop:
                 self._queue(running.delivery).release(running.delivery.entry_id)
                 telemetry.released(running.span)
                 return
-            answer.result.worker_time_ms = int((time.monotonic() - began) * 1000)
+            # At least 1: the referee reads 0 as not timed (``judge.MoveClock.late``).
+            answer.result.worker_time_ms = max(1, int((time.monotonic() - began) * 1000))
             self._tasks.put(lambda: self._answer(running, answer))
             self.runner.store(answer)  # queued after answering: the cache never delays a move
         finally:

@@ -62,3 +62,24 @@ def test_an_error_is_judged_before_the_time() -> None:
                                     error_detail="boom", cpu_ms=99_999)
     forfeit = judge_answer(START, crashed, 10, MoveClock(1000, 200, cpu=True))
     assert forfeit is not None and forfeit.termination == match_pb2.TERMINATION_BOT_CRASHED
+
+
+def test_an_answer_held_back_on_its_way_is_not_late_on_the_cpu_clock() -> None:
+    """The referee's interval ends when the answer reaches Redis; a Redis that stalled for
+    12 s held back an answer of a 1 ms search, and the bot lost the game on time. The
+    worker's own wall time of the search bounds the interval; it counts a stuck search
+    (a worker stopped mid-search) as much as the interval does."""
+    clock = MoveClock(limit_ms=300, grace_ms=200, cpu=True, wall_factor=4.0)
+    guard = 1400 + WALL_SLACK_MS
+    held_back = engine_pb2.MoveResult(move=common_pb2.Move(square=D3), cpu_ms=1,
+                                      worker_time_ms=3)
+    assert clock.late(12005, held_back) is None
+    stuck = engine_pb2.MoveResult(move=common_pb2.Move(square=D3), cpu_ms=1,
+                                  worker_time_ms=guard + 1)
+    assert clock.late(12005, stuck) == (
+        f"took {guard + 1} ms on the wall clock (1 ms of CPU time); a move timed on CPU may "
+        f"take {guard} ms")
+    assert clock.late(guard + 1, answer(cpu_ms=1)) is not None  # no time of its own: the interval
+    # On the wall clock the interval is the time, however the worker timed it.
+    wall = MoveClock(limit_ms=300, grace_ms=200)
+    assert wall.late(12005, held_back) == "took 12005 ms; limit 300 ms + 200 ms grace"
