@@ -213,6 +213,7 @@ def test_a_duration_is_a_positive_number_of_seconds(
          "engine configuration file /dev/zero is over the limit"),
         # It read for ever, its memory growing, and printed nothing.
         (("up", "--engines", "/dev/zero"), "", "engine catalog /dev/zero is over the limit"),
+        (("engine", "solve", "/dev/zero"), "", "OBF file /dev/zero is over the limit"),
         (("--tls-ca", "/dev/zero", "--referee", "127.0.0.1:1", "match", "list"), "",
          "TLS CA file /dev/zero is larger"),
     ],
@@ -310,10 +311,12 @@ def test_a_token_no_header_can_carry_is_named_not_an_internal_error(
     assert "INTERNAL" not in result.stderr and "s3cr3t" not in result.stderr
 
 
-def test_an_engine_catalog_that_is_not_text_is_named(run_arena: RunArena,
-                                                     tmp_path: Path) -> None:
+def test_a_catalog_or_obf_file_that_is_not_text_is_named(run_arena: RunArena,
+                                                         tmp_path: Path) -> None:
     """Before: "arena: error: 'utf-8' codec can't decode byte 0xff in position 0: invalid
     start byte", naming no file."""
     (tmp_path / "engines.toml").write_bytes(b"\xff\xfe[engines]\n")
     result = run_arena("up", "--engines", "engines.toml", timeout=60)
     assert_one_line_error(result, "engine catalog engines.toml is not UTF-8 text")
+    result = run_arena("engine", "solve", "engines.toml", timeout=60)
+    assert_one_line_error(result, "OBF file engines.toml is not UTF-8 text")
