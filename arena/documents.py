@@ -14,7 +14,14 @@ from __future__ import annotations
 import json
 import sys
 import tomllib
+from pathlib import Path
 from typing import Any
+
+from arena.errors import InvalidArgumentError
+
+# A file someone names on a command line (a config, a catalog, an OBF file) holds text of a
+# few KB: past this it is a wrong file, or /dev/zero, which would be read for ever.
+MAX_DOCUMENT_BYTES = 1 << 20
 
 
 class NumberTooLong(ValueError):
@@ -54,3 +61,18 @@ def read_toml(text: str) -> dict[str, Any]:
         raise
     except ValueError:  # tomllib converts its integers with int(), unguarded
         raise NumberTooLong(f"a number of more than {_limit():,} digits") from None
+
+
+def read_text_document(path: Path | str, what: str, limit: int = MAX_DOCUMENT_BYTES) -> str:
+    """The UTF-8 text of the file ``path`` (newlines made ``\\n``), read up to ``limit``
+    bytes: more, or bytes that are not UTF-8, is an ``InvalidArgumentError`` naming
+    ``what`` and the file. ``OSError`` as ``open`` raises it."""
+    with open(path, "rb") as handle:
+        raw = handle.read(limit + 1)
+    if len(raw) > limit:
+        raise InvalidArgumentError(f"{what} {path} is over the limit of {limit:,} bytes")
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError as exc:
+        raise InvalidArgumentError(f"{what} {path} is not UTF-8 text: {exc}") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from arena.bots.presets import preset_configs
 from arena.bots.validation import evaluator_game, known_evaluators
-from arena.documents import read_json
+from arena.documents import read_json, read_text_document
 from arena.engine.api import Limits
 from arena.errors import InvalidArgumentError
 from arena.games import Game, game
@@ -27,7 +26,7 @@ def bot_of(args: argparse.Namespace) -> tuple[Game, dict[str, object]]:
         text = args.config
         if text.startswith("@"):
             try:
-                text = Path(text[1:]).read_text()
+                text = read_text_document(text[1:], "engine configuration file")
             except OSError as exc:
                 raise InvalidArgumentError(f"cannot read {text[1:]}: {exc.strerror}") from None
         try:

@@ -12,10 +12,9 @@ import argparse
 import functools
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from arena.documents import read_json
+from arena.documents import read_json, read_text_document
 from arena.engine.interrupt import stops_at_once
 from arena.errors import ArenaError
 
@@ -56,7 +55,9 @@ def _bot(game: str, args: argparse.Namespace) -> Any:
 
     limits = {"depth": args.depth, "time_ms": args.time_ms, "seed": args.seed}
     if args.config:
-        text = Path(args.config[1:]).read_text() if args.config.startswith("@") else args.config
+        text = args.config
+        if text.startswith("@"):
+            text = read_text_document(text[1:], "engine configuration file")
         config = read_json(text)
         if not isinstance(config, dict):
             raise ValueError("--config must be a JSON object")

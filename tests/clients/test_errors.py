@@ -214,6 +214,10 @@ def test_a_duration_is_a_positive_number_of_seconds(
         # It read for ever, its memory growing, and printed nothing.
         (("up", "--engines", "/dev/zero"), "", "engine catalog /dev/zero is over the limit"),
         (("engine", "solve", "/dev/zero"), "", "OBF file /dev/zero is over the limit"),
+        (("engine", "analyze", "--position", "start", "--config", "@/dev/zero"), "",
+         "engine configuration file /dev/zero is over the limit"),
+        (("engine", "nboard", "--config", "@/dev/zero"), "",
+         "engine configuration file /dev/zero is over the limit"),
         (("--tls-ca", "/dev/zero", "--referee", "127.0.0.1:1", "match", "list"), "",
          "TLS CA file /dev/zero is larger"),
     ],
@@ -320,3 +324,6 @@ def test_a_catalog_or_obf_file_that_is_not_text_is_named(run_arena: RunArena,
     assert_one_line_error(result, "engine catalog engines.toml is not UTF-8 text")
     result = run_arena("engine", "solve", "engines.toml", timeout=60)
     assert_one_line_error(result, "OBF file engines.toml is not UTF-8 text")
+    result = run_arena("engine", "analyze", "--position", "start", "--config", "@engines.toml",
+                       timeout=60)
+    assert_one_line_error(result, "engine configuration file engines.toml is not UTF-8 text")

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from arena.documents import read_text_document
 from arena.engine.api import Limits
 from arena.engine.othello import START_TEXT, perft, solve, warm_up
 from arena.engine.othello.bitboard import legal_moves, parse_position, square_name
@@ -53,22 +54,11 @@ def _cmd_perft(args: argparse.Namespace) -> int:
     return 0
 
 
-# About 13,000 positions: past this it is a wrong file (/dev/zero was read for ever), as
-# the `arena` command bounds every file it reads.
-OBF_MAX_BYTES = 1 << 20
-
-
 def _read_obf(path: Path) -> list[tuple[str, int | None]]:
     """Each position of an OBF file and the best score it lists (``None``: none listed)."""
-    with open(path, "rb") as handle:
-        raw = handle.read(OBF_MAX_BYTES + 1)
-    if len(raw) > OBF_MAX_BYTES:
-        raise InvalidArgumentError(f"OBF file {path} is over the limit of {OBF_MAX_BYTES:,} "
-                                   "bytes")
+    text = read_text_document(path, "OBF file")  # about 13,000 positions at most
     try:
-        positions = parse_obf_file(raw.decode())
-    except UnicodeDecodeError as exc:
-        raise InvalidArgumentError(f"OBF file {path} is not UTF-8 text: {exc}") from None
+        positions = parse_obf_file(text)
     except FormatError as exc:
         raise InvalidArgumentError(f"{path}: {exc}") from None
     if not positions:

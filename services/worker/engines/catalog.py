@@ -36,7 +36,7 @@ from pathlib import Path
 
 from arena.services.worker.engines.sandbox import SandboxLimits
 
-from arena.documents import NumberTooLong, read_toml
+from arena.documents import NumberTooLong, read_text_document, read_toml
 from arena.errors import FieldViolation, InvalidArgumentError, NotFoundError
 from arena.protocols.options import (
     ENGINE_NAME_RE,
@@ -123,27 +123,16 @@ class Catalog:
 
 
 SHIPPED_CATALOG = "arena"
-# A catalog holds a few lines per engine: past this it is a wrong file (/dev/zero was read
-# for ever), as the `arena` command bounds every file it reads.
-CATALOG_MAX_BYTES = 1 << 20
-
-
 def load_catalog(path: Path | str) -> Catalog:
     path = catalog_file(path)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(CATALOG_MAX_BYTES + 1)
+        text = read_text_document(path, "the engine catalog")
     except OSError as exc:
         raise CatalogError(f"cannot read the engine catalog {path}: {exc.strerror} "
                            f"(the name {SHIPPED_CATALOG!r} is the catalog of Arena's own "
                            "engines)") from None
-    if len(raw) > CATALOG_MAX_BYTES:
-        raise CatalogError(f"the engine catalog {path} is over the limit of "
-                           f"{CATALOG_MAX_BYTES:,} bytes")
-    try:
-        text = raw.decode()
-    except UnicodeDecodeError as exc:
-        raise CatalogError(f"the engine catalog {path} is not UTF-8 text: {exc}") from None
+    except InvalidArgumentError as exc:  # over the limit (/dev/zero), or not text
+        raise CatalogError(str(exc)) from None
     return parse_catalog(text, path.resolve().parent, str(path))
 
 
