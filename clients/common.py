@@ -7,16 +7,17 @@ import argparse
 import functools
 import json
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, AnyStr
+from typing import IO, Any, AnyStr, TypeVar
 
 from arena.clients.sdk import ArenaClient
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from arena.bots.validation import BOT_REF_FORM, evaluator_game, split_bot_ref
-from arena.errors import ArenaError, InvalidArgumentError, NotFoundError
+from arena.errors import ArenaError, InvalidArgumentError, NotFoundError, UnavailableError
 from arena.games import GAME_NAMES, GAMES, Position, game
 from arena.rpc import INT32_MAX, INT64_MAX
 from arena.text import shown
@@ -270,6 +271,38 @@ def read_bounded(handle: IO[AnyStr], limit: int, what: str) -> AnyStr:
     if len(data) > limit:
         raise InvalidArgumentError(f"{what} is over the limit of {limit:,} bytes")
     return data
+
+
+Event = TypeVar("Event")
+# How long a watch waits for a service that cannot answer (its Redis stalled, it is being
+# restarted) since the last event it had, following again every second.
+WATCH_OUTAGE_S = 60.0
+
+
+def followed(follow: Callable[[], Iterable[Event]], key: Callable[[Event], object],
+             outage_s: float = WATCH_OUTAGE_S) -> Iterator[Event]:
+    """The events of the stream ``follow()`` opens. Once it has sent one, a service that
+    answers UNAVAILABLE or cannot be reached is asked again every second, for up to
+    ``outage_s`` without an event (said once on stderr). A stream opened again sends what
+    it sent before: an event whose ``key`` was seen is skipped."""
+    seen: set[object] = set()
+    last_event: float | None = None  # time.monotonic() of the latest
+    told = False
+    while True:
+        try:
+            for event in follow():
+                last_event, told = time.monotonic(), False
+                if key(event) not in seen:
+                    seen.add(key(event))
+                    yield event
+            return
+        except UnavailableError as exc:
+            if last_event is None or time.monotonic() - last_event > outage_s:
+                raise
+            if not told:
+                print(f"({exc}: following again)", file=sys.stderr, flush=True)
+                told = True
+            time.sleep(1.0)
 
 
 def position_of(spec: common_pb2.GameSpec, text: str) -> Position:

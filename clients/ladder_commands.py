@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -17,6 +17,7 @@ from arena.clients.common import (
     bot_ref_text,
     client_from_args,
     enum_name,
+    followed,
     game_request,
     int32,
     int64,
@@ -216,6 +217,19 @@ def cmd_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def followed_ladder(client: ArenaClient, ladder_id: str) -> Iterator[ladder_pb2.LadderProgress]:
+    """The ladder's progress events, the stream opened again after an outage (``followed``:
+    an event that says what one seen before said is skipped)."""
+    return followed(lambda: client.watch_ladder(ladder_id), _progress_key)
+
+
+def _progress_key(progress: ladder_pb2.LadderProgress) -> tuple[str, int, int, int]:
+    """What a progress event says, in a few bytes: it carries the whole ladder, every match
+    id included, and ``followed`` keeps the key of each event of a ladder's life."""
+    info = progress.ladder
+    return progress.finished_match_id, info.games_done, info.games_void, info.status
+
+
 def watch_ladder(client: ArenaClient, ladder_id: str, out: TextIO | None = None) -> None:
     """A progress bar (games done/total, ETA) until the ladder ends; for an SPRT ladder,
     where its test stands (pairs, LLR, pentanomial). On a terminal the line redraws in
@@ -224,7 +238,7 @@ def watch_ladder(client: ArenaClient, ladder_id: str, out: TextIO | None = None)
     started = time.monotonic()
     live = out.isatty()
     last = ""
-    for progress in client.watch_ladder(ladder_id):
+    for progress in followed_ladder(client, ladder_id):
         info = progress.ladder
         if info.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
             line = sprt_line(info)
@@ -259,7 +273,7 @@ def print_standings(standings: ladder_pb2.Standings) -> None:
 def cmd_watch(args: argparse.Namespace) -> int:
     with client_from_args(args) as client:
         if args.json:  # one JSON line per progress event, then the standings
-            for progress in client.watch_ladder(args.ladder_id):
+            for progress in followed_ladder(client, args.ladder_id):
                 print_json_line(progress)
             print_json_line(client.get_standings(args.ladder_id))
             return 0

@@ -16,6 +16,7 @@ from arena.clients.common import (
     add_time_options,
     bot_ref_text,
     client_from_args,
+    followed,
     game_spec,
     int32,
     int64,
@@ -240,9 +241,15 @@ def cmd_watch(args: argparse.Namespace) -> int:
         return _watch(client, args.match_id, args.json, board=not args.no_board)
 
 
+def match_event_key(event: match_pb2.MatchEvent) -> tuple[str, int]:
+    """What an event is about: the start, the end, or the move or pass of one ply."""
+    kind = event.WhichOneof("event") or ""
+    return kind, getattr(event, kind).ply if kind in ("move", "pass") else -1
+
+
 def _watch(client: Any, match_id: str, as_json: bool, board: bool) -> int:
     position = None  # before the move being printed: it names the PV's moves
-    for event in client.watch_match(match_id):
+    for event in followed(lambda: client.watch_match(match_id), match_event_key):
         if as_json:
             print_json_line(event)
             continue

@@ -22,6 +22,7 @@ from arena.clients.common import (
 )
 from arena.clients.ladder_commands import (
     add_ladder_game_options,
+    followed_ladder,
     print_standings,
     watch_ladder,
 )
@@ -98,7 +99,7 @@ def cmd_test(args: argparse.Namespace) -> int:
                   flush=True)
             watch_ladder(client, ladder.id)
         else:
-            for _progress in client.watch_ladder(ladder.id):
+            for _progress in followed_ladder(client, ladder.id):
                 pass
         standings = client.get_standings(ladder.id)
     if args.json:

@@ -20,7 +20,8 @@ from pathlib import Path
 import redis
 from arena.clients.sdk import ArenaClient
 
-from arena.v1 import match_pb2
+from arena.engine.othello import PRESETS
+from arena.v1 import common_pb2, ladder_pb2, match_pb2
 from tests.support.bots import builtin_bot, match_config
 from tests.support.servers import ADMIN_TOKEN
 from tests.support.stacks import launcher
@@ -107,3 +108,39 @@ def test_a_stalled_cache_costs_no_bot_its_game(tmp_path: Path) -> None:
             created = sdk.create_match(match_config("lab-a", "lab-b", move_time_ms=500))
             match = finished(sdk, created.id, 60)
     assert match.result.termination == match_pb2.TERMINATION_NORMAL, match.result
+
+
+def test_a_watch_waits_out_a_stall(tmp_path: Path) -> None:
+    """`arena ladder watch` and `arena match watch` follow on after the stall. Before, each
+    stopped with 'ladder at ... cannot answer now: storage unavailable (TimeoutError)' and
+    exit 1, while the ladder played on (`arena test`, which watches, lost its verdict)."""
+    with launcher(home=tmp_path, workers=2, analysts=0, env=dict(FAST_ENV),
+                  admin_token=ADMIN_TOKEN) as stack, stack_client(stack) as sdk:
+        builtin_bot(sdk, "lab-a", {"evaluator": "lab", "look_ahead": 0})
+        builtin_bot(sdk, "lab-b", {"evaluator": "lab", "look_ahead": 3})
+        for name in ("strong-a", "strong-b"):  # they search most of their move's time
+            builtin_bot(sdk, name, dict(PRESETS["arena-strong"]))
+        ladder = sdk.create_ladder(ladder_pb2.LadderConfig(
+            game=common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO), games_per_pairing=40,
+            bots=[common_pb2.BotRef(name="lab-a"), common_pb2.BotRef(name="lab-b")],
+            time_control=common_pb2.TimeControl(move_time_ms=500)))
+        match = sdk.create_match(match_config("strong-a", "strong-b", move_time_ms=300))
+        env = dict(os.environ, ARENA_HOME=str(tmp_path), ARENA_TOKEN=ADMIN_TOKEN)
+        watches = [subprocess.Popen([sys.executable, "-m", "arena.clients", *command],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    env=env)
+                   for command in (["ladder", "watch", ladder.id],
+                                   ["match", "watch", match.id, "--no-board"])]
+        firsts = [watch.stdout.readline() for watch in watches if watch.stdout]  # following
+        assert stack.durable is not None and stack.durable.pid is not None
+        with stalled(stack.durable.pid):
+            time.sleep(STALL_S)
+        outputs = [watch.communicate(timeout=150) for watch in watches]
+    for watch, (_, err) in zip(watches, outputs, strict=True):
+        assert watch.returncode == 0, err
+    ladder_out, match_out = (first + out for first, (out, _) in zip(firsts, outputs, strict=True))
+    assert "100%" not in firsts[0] and "40/40 games over" in ladder_out, ladder_out
+    plies = [int(line.split(".")[0]) for line in match_out.splitlines()
+             if line[:4].strip().isdigit() and line[3:4] == "."]
+    assert plies == list(range(1, len(plies) + 1)), match_out  # each move once, in order
+    assert match_out.rstrip().splitlines()[-1].startswith("result: "), match_out
