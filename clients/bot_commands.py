@@ -520,7 +520,8 @@ def add_bot_commands(subparsers: Subparsers) -> None:
     retire = sub.add_parser("retire", help="stop a bot entering new matches")
     retire.add_argument("name")
     retire.add_argument("--cancel-matches", action="store_true",
-                        help="also cancel its pending and running matches (void)")
+                        help="also cancel its pending and running matches: void where "
+                        "you created them, a loss by resignation where someone else did")
     retire.set_defaults(func=cmd_retire)
 
     presets = sub.add_parser("presets", help="the presets shipped with Arena")

@@ -137,8 +137,9 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
     export.set_defaults(func=cmd_export)
 
-    cancel = cmds.add_parser("cancel", help="stop a pending or running match at once (it "
-                             "ends cancelled: void, no result)")
+    cancel = cmds.add_parser("cancel", help="stop a pending or running match at once: "
+                             "its creator calls it off (void, no result); the owner of one "
+                             "of its bots withdraws that bot (it loses by resignation)")
     cancel.add_argument("match_id")
     cancel.add_argument("--reason", default="", help="said in the match's result")
     add_json_flag(cancel)
@@ -382,7 +383,8 @@ def cmd_cancel(args: argparse.Namespace) -> int:
         print_json(match)
     else:
         status = match_pb2.MatchStatus.Name(match.status).removeprefix("MATCH_STATUS_").lower()
-        print(f"match {match.id}: {status}")
+        withdrawn = match.status == match_pb2.MATCH_STATUS_FINISHED
+        print(f"match {match.id}: {status}" + (f" ({match.result.detail})" if withdrawn else ""))
     return 0
 
 

@@ -436,9 +436,13 @@ class ArenaClient:
                            request_id=request_id, owner=owner)
         return self._call("referee", self._referee().CreateMatch, request)
 
-    def cancel_match(self, match_id: str, reason: str = "") -> match_pb2.Match:
-        """Stop a pending or running match at once; it ends cancelled (void)."""
-        request = _request(referee_pb2.CancelMatchRequest, match_id=match_id, reason=reason)
+    def cancel_match(self, match_id: str, reason: str = "", as_user: str = ""
+                     ) -> match_pb2.Match:
+        """Stop a pending or running match at once: called off by its creator (cancelled,
+        void), or one bot withdrawn by its owner (finished, that bot lost by resignation).
+        ``as_user``: cancel as that user (services and admins only)."""
+        request = _request(referee_pb2.CancelMatchRequest, match_id=match_id, reason=reason,
+                           as_user=as_user)
         return self._call("referee", self._referee().CancelMatch, request)
 
     def get_match(self, match_id: str) -> match_pb2.Match:

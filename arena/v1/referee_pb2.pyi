@@ -127,18 +127,24 @@ class CancelMatchRequest(_message.Message):
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    AS_USER_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     reason: _builtins.str
     """Why, as recorded in the result's detail."""
+    as_user: _builtins.str
+    """Cancel as this user (services and admins only; empty: the caller): the registry
+    withdraws a retired bot from its owner's point of view.
+    """
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         reason: _builtins.str = ...,
+        as_user: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "reason", b"reason"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_user", b"as_user", "match_id", b"match_id", "reason", b"reason"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

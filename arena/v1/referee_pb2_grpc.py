@@ -151,7 +151,9 @@ class RefereeServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CancelMatch(self, request, context):
-        """Stops a pending or running match at once; it ends cancelled, not as a result.
+        """Stops a pending or running match at once. Its creator (or an admin) calls it off: it
+        ends cancelled, void, not as a result. The owner of one of its bots withdraws that
+        bot: the match finishes as its loss by resignation.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

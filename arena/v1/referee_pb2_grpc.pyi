@@ -54,7 +54,10 @@ class RefereeStub:
     only): the arena's retention.
     """
     CancelMatch: _grpc.UnaryUnaryMultiCallable[_referee_pb2.CancelMatchRequest, _match_pb2.Match]
-    """Stops a pending or running match at once; it ends cancelled, not as a result."""
+    """Stops a pending or running match at once. Its creator (or an admin) calls it off: it
+    ends cancelled, void, not as a result. The owner of one of its bots withdraws that
+    bot: the match finishes as its loss by resignation.
+    """
     ImportMatch: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ImportMatchRequest, _match_pb2.Match]
     """Stores a game record (native replay, GGF, transcript, PSQ) as a finished match of the
     caller, every move replayed through the rules first.
@@ -84,7 +87,10 @@ class RefereeAsyncStub(RefereeStub):
     only): the arena's retention.
     """
     CancelMatch: _aio.UnaryUnaryMultiCallable[_referee_pb2.CancelMatchRequest, _match_pb2.Match]  # type: ignore[assignment]
-    """Stops a pending or running match at once; it ends cancelled, not as a result."""
+    """Stops a pending or running match at once. Its creator (or an admin) calls it off: it
+    ends cancelled, void, not as a result. The owner of one of its bots withdraws that
+    bot: the match finishes as its loss by resignation.
+    """
     ImportMatch: _aio.UnaryUnaryMultiCallable[_referee_pb2.ImportMatchRequest, _match_pb2.Match]  # type: ignore[assignment]
     """Stores a game record (native replay, GGF, transcript, PSQ) as a finished match of the
     caller, every move replayed through the rules first.
@@ -165,7 +171,10 @@ class RefereeServicer(metaclass=_abc_1.ABCMeta):
         request: _referee_pb2.CancelMatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_match_pb2.Match, _abc.Awaitable[_match_pb2.Match]]:
-        """Stops a pending or running match at once; it ends cancelled, not as a result."""
+        """Stops a pending or running match at once. Its creator (or an admin) calls it off: it
+        ends cancelled, void, not as a result. The owner of one of its bots withdraws that
+        bot: the match finishes as its loss by resignation.
+        """
 
     @_abc_1.abstractmethod
     def ImportMatch(

@@ -169,7 +169,9 @@ class RetireBotRequest(_message.Message):
     CANCEL_MATCHES_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     cancel_matches: _builtins.bool
-    """Also cancel the bot's matches that are pending or running (they end void)."""
+    """Also cancel the bot's matches that are pending or running, as the caller would
+    (CancelMatch): void where the caller created them, else the bot withdrawn, a loss.
+    """
     def __init__(
         self,
         *,

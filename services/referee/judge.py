@@ -168,9 +168,10 @@ def void_result(position: Position, failure: Forfeit) -> match_pb2.MatchResult:
     return result
 
 
-def forfeit_result(position: Position, forfeit: Forfeit) -> match_pb2.MatchResult:
-    """The side to move loses for ``forfeit``."""
-    loser = position.turn
+def forfeit_result(position: Position, forfeit: Forfeit,
+                   loser: Color | None = None) -> match_pb2.MatchResult:
+    """``loser`` (by default the side to move) loses for ``forfeit``."""
+    loser = position.turn if loser is None else loser
     result = match_pb2.MatchResult(
         winner=proto_color(loser.other), termination=forfeit.termination,
         detail=forfeit.detail, forfeited=proto_color(loser),

@@ -18,6 +18,7 @@ from arena.services.common.protocol import keys
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore, new_match_id
 from arena.services.common.quotas import UNLIMITED, Quota
+from arena.services.referee import judge
 from google.protobuf import timestamp_pb2
 
 from arena.bots.validation import validate_name
@@ -29,7 +30,7 @@ from arena.errors import (
     NotFoundError,
     PermissionDeniedError,
 )
-from arena.games import Game, GameError, Position, UnknownGameError, game
+from arena.games import Color, Game, GameError, Position, UnknownGameError, game
 from arena.records import FORMAT_NAMES, imported_match, read_record
 from arena.text import bounded, unprintable_problem
 from arena.v1 import common_pb2, match_pb2, referee_pb2
@@ -274,11 +275,26 @@ def may_change(principal: Principal, match: match_pb2.Match, bots: BotVersions) 
                if ref.version)
 
 
+def withdrawn_side(principal: Principal, match: match_pb2.Match,
+                   bots: BotVersions) -> Color | None:
+    """The side whose bot ``principal`` withdraws by cancelling ``match``: the one bot of
+    the two it owns in a match someone else created. None for the match's creator or an
+    admin (the game is called off), and for the owner of both bots."""
+    if principal.is_admin or principal.name == match.owner:
+        return None
+    sides = [color for color, ref in ((Color.BLACK, match.black), (Color.WHITE, match.white))
+             if ref.version and bots.get(ref).owner == principal.name]
+    return sides[0] if len(sides) == 1 else None
+
+
 def cancel_match(store: MatchStore, ledger: Ledger, bots: BotVersions, match_id: str,
                  principal: Principal, reason: str = "") -> match_pb2.Match:
-    """End a pending or running match as cancelled (void, no result); its referee stops at
-    once and the worker thinking on its move stops its search. Cancelling a cancelled
-    match again returns it; a finished one cannot be cancelled."""
+    """End a pending or running match; its referee stops at once and the worker thinking
+    on its move stops its search. The creator (or an admin) calls it off: cancelled, void,
+    no result. The owner of one of its bots withdraws that bot: it loses by resignation,
+    counted like any loss (calling a game off when it goes badly would keep losses out of
+    the ratings). Cancelling a cancelled match again returns it; a finished one cannot be
+    cancelled."""
     match = store.header(match_id)
     if not may_change(principal, match, bots):
         raise PermissionDeniedError(f"{principal.name} may not cancel match {match_id}")
@@ -289,10 +305,22 @@ def cancel_match(store: MatchStore, ledger: Ledger, bots: BotVersions, match_id:
     problem = unprintable_problem(reason)
     if problem is not None:
         raise InvalidArgumentError.for_fields([FieldViolation("reason", problem)])
-    detail = bounded(reason.strip() or f"cancelled by {principal.name}", 500)
-    match.status = match_pb2.MATCH_STATUS_CANCELLED
-    match.result.CopyFrom(match_pb2.MatchResult(
-        termination=match_pb2.TERMINATION_CANCELLED, detail=detail, void=True))
+    loser = withdrawn_side(principal, match, bots)
+    if loser is None:
+        detail = bounded(reason.strip() or f"cancelled by {principal.name}", 500)
+        match.status = match_pb2.MATCH_STATUS_CANCELLED
+        match.result.CopyFrom(match_pb2.MatchResult(
+            termination=match_pb2.TERMINATION_CANCELLED, detail=detail, void=True))
+    else:
+        why = f": {reason.strip()}" if reason.strip() else ""
+        detail = bounded(f"{loser.name.lower()} withdrawn by its owner {principal.name}{why}",
+                         500)
+        position = start_position(match)
+        for record in store.records(match_id):
+            position.push(record.move.square)
+        match.status = match_pb2.MATCH_STATUS_FINISHED
+        match.result.CopyFrom(judge.forfeit_result(
+            position, judge.Forfeit(match_pb2.TERMINATION_RESIGNATION, detail), loser))
     match.finished_at.GetCurrentTime()
     if not ledger.finish(match, None):  # it ended meanwhile: report how
         current = store.get(match_id)

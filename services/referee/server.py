@@ -89,8 +89,14 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
 
     def CancelMatch(self, request: referee_pb2.CancelMatchRequest,
                     context: Any) -> match_pb2.Match:
+        caller = current_principal()
+        if request.as_user and request.as_user != caller.name:
+            if not caller.is_admin:
+                raise PermissionDeniedError(
+                    f"{caller.name} may not cancel matches as {request.as_user}")
+            caller = Principal(request.as_user, "user")
         return matches.cancel_match(self.store, self.ledger, self.bots, request.match_id,
-                                    current_principal(), request.reason)
+                                    caller, request.reason)
 
     def ImportMatch(self, request: referee_pb2.ImportMatchRequest,
                     context: Any) -> match_pb2.Match:

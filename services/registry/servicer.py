@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 import grpc
 from arena.clients.sdk import ArenaClient
-from arena.services.common.auth import current_principal
+from arena.services.common.auth import Principal, current_principal
 from arena.services.common.egress import EgressPolicy, EgressRefused, split_address
 from arena.services.common.protocol.bots import BotFilter, BotStore
 from arena.services.common.quotas import Quotas
@@ -145,7 +145,7 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
         principal.require_owner_or_admin(latest.owner, f"bot {request.name!r}")
         retired = self._store.retire(request.name)
         if request.cancel_matches:
-            self._cancel_matches(request.name)
+            self._cancel_matches(request.name, principal)
         return retired
 
     @staticmethod
@@ -229,8 +229,9 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
                 f"({_builds(builds)}): name one")])
         return builds[0]
 
-    def _cancel_matches(self, name: str) -> None:
-        """Cancel the bot's pending and running matches through the referee."""
+    def _cancel_matches(self, name: str, principal: Principal) -> None:
+        """Cancel the bot's pending and running matches through the referee, as the user
+        who retires it: in a match someone else created that withdraws the bot (a loss)."""
         if self._referee is None:
             raise FailedPreconditionError("this registry knows no referee (ARENA_REFEREE) to "
                                           "cancel matches with")
@@ -238,7 +239,9 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
             for match in list(self._referee.iter_matches(bot_name=name, status=status,
                                                          summary_only=True)):
                 with contextlib.suppress(FailedPreconditionError, NotFoundError):
-                    self._referee.cancel_match(match.id, f"bot {name} retired")
+                    self._referee.cancel_match(
+                        match.id, f"bot {name} retired",
+                        as_user="" if principal.is_admin else principal.name)
 
     def ListEngines(
         self, request: registry_pb2.ListEnginesRequest, context: grpc.ServicerContext

@@ -24,7 +24,7 @@ from arena.services.worker.consumer import WorkerLoop
 
 from arena import errors
 from arena.engine.othello import PRESETS
-from arena.v1 import bot_service_pb2, match_pb2
+from arena.v1 import bot_service_pb2, common_pb2, match_pb2
 from tests.conftest import FAST, TEST_BOTS, Loops
 from tests.support.bots import (
     bot_server,
@@ -101,6 +101,37 @@ def test_a_running_match_is_cancelled_at_once_and_its_search_stopped(
         alice.cancel_match(quick.id)
 
 
+def test_a_bot_owner_who_cancels_withdraws_the_bot_and_loses(
+        redis_client: redis.Redis, loops: Loops, peers: ArenaClient,
+        registry_server: Server, referee: Callable[..., Server]) -> None:
+    """Bob's bot plays in alice's match. Were bob's cancel a void game, he could call off
+    each game his bot was losing and keep every loss out of the ratings: it withdraws his
+    bot, which loses by resignation. Alice, the match's creator, still calls games off."""
+    loops(referees=1, workers=1)
+    builtin_bot(peers, "thinker", THINKER)
+    builtin_bot(client(token="bob-token", registry=registry_server.target), "bobs", THINKER)
+    alice = _sdk(referee(), registry_server, "alice-token")
+    bob = _sdk(referee(), registry_server, "bob-token")
+    for black, white, loser in (("thinker", "bobs", "WHITE"), ("bobs", "thinker", "BLACK")):
+        match = alice.create_match(match_config(black, white, move_time_ms=20_000))
+        deadline = time.monotonic() + 30
+        while not redis_client.xlen(keys.match(match.id, "started")):
+            assert time.monotonic() < deadline, "the first search never started"
+            time.sleep(0.05)
+        ended = bob.cancel_match(match.id, "stop")
+        result = ended.result
+        assert ended.status == match_pb2.MATCH_STATUS_FINISHED and not result.void
+        assert result.termination == match_pb2.TERMINATION_RESIGNATION
+        assert common_pb2.Color.Name(result.forfeited) == f"COLOR_{loser}"
+        assert result.winner not in (result.forfeited, common_pb2.COLOR_UNSPECIFIED)
+        assert result.detail == f"{loser.lower()} withdrawn by its owner bob: stop"
+        assert wait_finished(redis_client, match.id, 10).result == result  # as stored
+        with pytest.raises(errors.FailedPreconditionError):
+            alice.cancel_match(match.id)  # finished: it stands
+    called_off = alice.create_match(match_config("thinker", "bobs", move_time_ms=20_000))
+    assert alice.cancel_match(called_off.id).result.void
+
+
 def test_retiring_a_bot_can_cancel_its_matches(
         redis_client: redis.Redis, redis_server: EmbeddedRedis, cache_server: EmbeddedRedis,
         peers: ArenaClient, registry_server: Server, referee: Callable[..., Server]) -> None:
@@ -117,11 +148,23 @@ def test_retiring_a_bot_can_cancel_its_matches(
         alice.retire_bot("drop", cancel_matches=True)
         with pytest.raises(errors.FailedPreconditionError, match="retired"):
             alice.create_match(match_config("drop@1", "keep"))  # pinned: still refused
+        # Bob's bot in alice's match: retiring it withdraws it, as bob's cancel would.
+        bob = _sdk(ref, registry, "bob-token")
+        builtin_bot(client(token="bob-token", registry=registry.target), "bobs",
+                    {"evaluator": "lab", "look_ahead": 0})
+        withdrawn = alice.create_match(match_config("keep", "bobs"))
+        with pytest.raises(errors.PermissionDeniedError, match="as alice"):
+            bob.cancel_match(withdrawn.id, as_user="alice")  # only services and admins
+        bob.retire_bot("bobs", cancel_matches=True)
     finally:
         registry.stop()
     store = MatchStore(redis_client)
     assert _statuses(store, [m.id for m in dropped]) == [match_pb2.MATCH_STATUS_CANCELLED] * 2
     assert store.header(kept.id).status == match_pb2.MATCH_STATUS_PENDING
+    result = store.header(withdrawn.id).result
+    assert (result.termination, result.forfeited) == (match_pb2.TERMINATION_RESIGNATION,
+                                                       common_pb2.COLOR_WHITE)
+    assert result.detail == "white withdrawn by its owner bob: bot bobs retired"
 
 
 def test_a_user_gets_quota_errors_that_name_the_limit(

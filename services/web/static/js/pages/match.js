@@ -302,7 +302,8 @@ class MatchView {
   }
 
   async cancel() {
-    if (!confirm("Stop this match now? It ends without a result.")) return;
+    if (!confirm("Stop this match now? Its creator calls it off: no result. The owner of one "
+                 + "of its bots withdraws that bot: it loses.")) return;
     try {
       await act(() => send("POST", `/api/matches/${encodeURIComponent(this.match.id)}/cancel`, {}));
       await this.reload();
