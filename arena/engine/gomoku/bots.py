@@ -27,6 +27,7 @@ from arena.engine.gomoku.root import (
     OUT_SCORE,
     OUT_TREE_COUNT,
     PARAM_MAX_DEPTH,
+    PARAM_REDUCE,
     PARAM_ROOT_WIDTH,
     PARAM_VCF_PLIES,
     PARAM_VCT_NODES,
@@ -150,6 +151,7 @@ def _kernel_params(params: dict[str, int], limits: Limits) -> np.ndarray:
     values[PARAM_VCF_PLIES] = params["vcf_plies"]
     values[PARAM_VCT_PLIES] = params["vct_plies"]
     values[PARAM_VCT_NODES] = params["vct_nodes"]
+    values[PARAM_REDUCE] = params["reductions"]
     return values
 
 

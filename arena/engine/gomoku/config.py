@@ -12,7 +12,7 @@ SHARPMOKU = "sharpmoku"
 ARENA_GOMOKU = "arena-gomoku"
 
 # Per evaluator: bump when a change to the kernels changes what its configurations play.
-ENGINE_VERSIONS = {SHARPMOKU: "gomoku-1", ARENA_GOMOKU: "gomoku-9"}
+ENGINE_VERSIONS = {SHARPMOKU: "gomoku-1", ARENA_GOMOKU: "gomoku-10"}
 
 # Per evaluator: key -> (default, minimum, maximum). All parameters are integers.
 PARAMETERS: dict[str, dict[str, tuple[int, int, int]]] = {
@@ -36,7 +36,9 @@ SWITCHES: dict[str, dict[str, bool]] = {
     SHARPMOKU: {"centre_ties": False},
     # Version 2's hand-set evaluation weights instead of the trained ones (evaluation.py);
     # the training's self-play uses them, so that its data never depends on what it trained.
-    ARENA_GOMOKU: {"hand_eval": False},
+    # Late move reductions (version 10); the training's self-play searches without them,
+    # as versions 2 to 9 did, so that a recorded training command makes the same games.
+    ARENA_GOMOKU: {"hand_eval": False, "reductions": True},
 }
 
 PRESETS: dict[str, dict[str, object]] = {

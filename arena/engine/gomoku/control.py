@@ -39,7 +39,8 @@ CTX_THREAT_CAP = 7  # a threat search stops when CTX_NODES reaches this (0: no c
 # searches without clearing, and an entry of an earlier search never matches.
 CTX_SALT = 8
 CTX_ROOT_WIDTH = 9  # candidates searched at the root (0: the width)
-CTX_SLOTS = 10
+CTX_REDUCE = 10  # 1: late moves that threaten nothing are searched shallower first
+CTX_SLOTS = 11
 # Clock and stop flag are read every POLL_NODES nodes (a power of two): about half a
 # millisecond of search, the largest part of a deadline's overshoot.
 POLL_NODES = 64

@@ -37,6 +37,7 @@ from arena.engine.gomoku.control import (
     CTX_ABORTED,
     CTX_CLOCK,
     CTX_NODES,
+    CTX_REDUCE,
     CTX_ROOT_WIDTH,
     CTX_THREAT_CAP,
     CTX_TREE_COUNT,
@@ -68,7 +69,8 @@ OUT_LENGTH = OUT_PV + MAX_PLY + 2
 # Parameters, in this order, in the ``params`` array.
 PARAM_MAX_DEPTH, PARAM_WIDTH, PARAM_VCF_PLIES, PARAM_VCT_PLIES, PARAM_VCT_NODES = range(5)
 PARAM_ROOT_WIDTH = 5
-PARAMS = 6
+PARAM_REDUCE = 6
+PARAMS = 7
 # The longest opponent VCF looked for when choosing safe root moves.
 DEFENCE_VCF_PLIES = 31
 # Node caps of the root's VCF searches: one search (ours, the opponent's, or one check of
@@ -260,6 +262,7 @@ def _deepen(
     cut_short = 0
     max_depth = params[PARAM_MAX_DEPTH]
     ctx[CTX_ROOT_WIDTH] = params[PARAM_ROOT_WIDTH]
+    ctx[CTX_REDUCE] = params[PARAM_REDUCE]
     for depth in range(1, max_depth + 1):
         ctx[CTX_TREE_COUNT] = 0
         score = negamax(cells, pat, st, table, tt, work, ctx, stop, tree, me, depth, zero,

@@ -96,7 +96,8 @@ MAX_POSITIONS_PER_GAME = 24
 # trained on it) never depends on the weights shipped at the time; and it searches 16 root
 # moves, as versions 2 to 8 did, so that a recorded training command (the shipped
 # weights') still makes the same games.
-SELF_PLAY = {**PRESETS["arena-gomoku"], "hand_eval": True, "root_width": 16}
+SELF_PLAY = {**PRESETS["arena-gomoku"], "hand_eval": True, "root_width": 16,
+             "reductions": False}
 # Nodes per self-play move at most: a bound on every game's time that, unlike a time
 # limit, keeps the games deterministic.
 SELF_PLAY_NODES = 1_000_000

@@ -9,6 +9,7 @@ import pytest
 
 from arena.engine.api import Limits, StopFlag
 from arena.engine.gomoku import PRESETS, choose_move, evaluator_hash, validate_config
+from arena.engine.gomoku.train import SELF_PLAY
 from arena.errors import InvalidArgumentError
 from arena.games.gomoku import GomokuBoard
 
@@ -201,6 +202,21 @@ def test_the_root_searches_root_width_moves_and_the_tree_width(root_width: int) 
     assert children[0] == min(root_width, candidates)
     below = [count for parent, count in children.items() if parent != 0]
     assert below and max(below) <= 8
+
+
+def test_late_move_reductions_reach_a_depth_in_fewer_nodes() -> None:
+    """A node's late quiet moves (after its first three; no four nor open three for either
+    side) are searched a ply shallower first, and at full depth only when they beat the
+    best so far: the same depth in fewer nodes, here the same move and score. The
+    training's self-play searches without them, as versions 2 to 9 did."""
+    moves = [112, 113, 127, 98]
+    on = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(depth=7))
+    off = choose_move(15, "freestyle", moves, {**PRESETS["arena-gomoku"], "reductions": False},
+                      Limits(depth=7))
+    assert on.depth == off.depth == 7
+    assert (on.move, on.score) == (off.move, off.score)
+    assert on.nodes < 0.9 * off.nodes  # 29,728 against 40,051 when written
+    assert SELF_PLAY["reductions"] is False
 
 
 def test_exact_five_rule_is_respected() -> None:
