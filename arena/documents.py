@@ -15,7 +15,7 @@ import json
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, AnyStr
 
 from arena.errors import InvalidArgumentError
 
@@ -63,14 +63,21 @@ def read_toml(text: str) -> dict[str, Any]:
         raise NumberTooLong(f"a number of more than {_limit():,} digits") from None
 
 
+def read_bounded(handle: IO[AnyStr], limit: int, what: str) -> AnyStr:
+    """At most ``limit`` bytes (or characters) from ``handle``; more is an error naming
+    ``what``."""
+    data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise InvalidArgumentError(f"{what} is over the limit of {limit:,} bytes")
+    return data
+
+
 def read_text_document(path: Path | str, what: str, limit: int = MAX_DOCUMENT_BYTES) -> str:
     """The UTF-8 text of the file ``path`` (newlines made ``\\n``), read up to ``limit``
     bytes: more, or bytes that are not UTF-8, is an ``InvalidArgumentError`` naming
     ``what`` and the file. ``OSError`` as ``open`` raises it."""
     with open(path, "rb") as handle:
-        raw = handle.read(limit + 1)
-    if len(raw) > limit:
-        raise InvalidArgumentError(f"{what} {path} is over the limit of {limit:,} bytes")
+        raw = read_bounded(handle, limit, f"{what} {path}")
     try:
         text = raw.decode()
     except UnicodeDecodeError as exc:

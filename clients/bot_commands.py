@@ -24,7 +24,6 @@ from arena.clients.common import (
     non_negative,
     parse_bot_ref,
     print_json,
-    read_bounded,
     read_text_file,
     to_dict,
 )
@@ -43,7 +42,7 @@ from arena.bots import (
 from arena.bots.botfile import parse_bot_file, spec_to_toml, toml_table
 from arena.bots.validation import AVATAR_MAX_BYTES
 from arena.clock import clock_label
-from arena.documents import NumberTooLong, read_json, read_toml
+from arena.documents import NumberTooLong, read_bounded, read_json, read_toml
 from arena.errors import AlreadyExistsError, ArenaError, InvalidArgumentError
 from arena.games import GAME_NAMES, game
 from arena.textboard import count_text

@@ -10,13 +10,14 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, AnyStr, TypeVar
+from typing import IO, Any, TypeVar
 
 from arena.clients.sdk import ArenaClient
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from arena.bots.validation import BOT_REF_FORM, evaluator_game, split_bot_ref
+from arena.documents import MAX_DOCUMENT_BYTES, read_bounded
 from arena.errors import ArenaError, InvalidArgumentError, NotFoundError, UnavailableError
 from arena.games import GAME_NAMES, GAMES, Position, game
 from arena.rpc import INT32_MAX, INT64_MAX
@@ -193,7 +194,7 @@ def game_request(args: argparse.Namespace) -> common_pb2.GameSpec:
                                board_size=args.size or 0)
 
 
-MAX_INPUT_BYTES = 1 << 20  # a text file the CLI reads: a config, a bot, a position, a record
+MAX_INPUT_BYTES = MAX_DOCUMENT_BYTES  # a text file the CLI reads: a config, a bot, a record
 MAX_TYPED_LINE = 1000  # characters of one line typed at a prompt (play, the navigator)
 TOO_LONG_LINE = f"a line of more than {MAX_INPUT_BYTES:,} characters: stopping"
 
@@ -262,15 +263,6 @@ def longest_position_text() -> int:
     """Characters (whitespace aside) in the longest text form of any game's position."""
     return max(len("".join(g.new_position(v, size).to_text().split()))
                for g in GAMES for v in g.variants for size in g.sizes)
-
-
-def read_bounded(handle: IO[AnyStr], limit: int, what: str) -> AnyStr:
-    """At most ``limit`` bytes (or characters) from ``handle``; more is an error naming
-    ``what``."""
-    data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise InvalidArgumentError(f"{what} is over the limit of {limit:,} bytes")
-    return data
 
 
 Event = TypeVar("Event")

@@ -9,6 +9,7 @@ registry. An imported record is stored whole, already finished (``MatchStore.sto
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 
 import redis
 from arena.services.common import paging
@@ -44,6 +45,15 @@ MAX_RECORD_CHARS = 1_000_000  # a 19x19 Gomoku replay with full search info is ~
 def start_position(match: match_pb2.Match) -> Position:
     """The position the bots start from (after the opening)."""
     return game(match.config.game.kind).position_from_text(match.start_position)
+
+
+def position_after(match: match_pb2.Match,
+                   records: Iterable[match_pb2.MoveRecord]) -> Position:
+    """The position after the recorded moves (passes included) from the start."""
+    position = start_position(match)
+    for record in records:
+        position.push(record.move.square)
+    return position
 
 
 # --- creation ---------------------------------------------------------------------------
@@ -315,9 +325,7 @@ def cancel_match(store: MatchStore, ledger: Ledger, bots: BotVersions, match_id:
         why = f": {reason.strip()}" if reason.strip() else ""
         detail = bounded(f"{loser.name.lower()} withdrawn by its owner {principal.name}{why}",
                          500)
-        position = start_position(match)
-        for record in store.records(match_id):
-            position.push(record.move.square)
+        position = position_after(match, store.records(match_id))
         match.status = match_pb2.MATCH_STATUS_FINISHED
         match.result.CopyFrom(judge.forfeit_result(
             position, judge.Forfeit(match_pb2.TERMINATION_RESIGNATION, detail), loser))

@@ -25,7 +25,7 @@ from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore
 from arena.services.common.protocol.streams import entry_ms
 from arena.services.referee import judge, telemetry
-from arena.services.referee.matches import start_position
+from arena.services.referee.matches import position_after
 from google.protobuf import timestamp_pb2
 
 from arena.clock import game_time_left_ms
@@ -107,10 +107,7 @@ class MatchRunner:
     def load(self, match_id: str) -> GameState:
         match = self.store.header(match_id)
         records = self.store.records(match_id)
-        position = start_position(match)
-        for record in records:
-            position.push(record.move.square)
-        return GameState(match, records, position)
+        return GameState(match, records, position_after(match, records))
 
     def run(self, match_id: str, entry_id: str = "") -> bool:
         """Play until the end (True) or until asked to stop (False: run it again later).
