@@ -552,6 +552,16 @@ def test_a_bot_named_like_markup_is_shown_as_text(web: WebStack, page: Any) -> N
     assert page.text_content("p.description") == HOSTILE_DESCRIPTION
 
 
+def test_an_address_that_is_no_percent_encoded_text_is_not_found(web: WebStack,
+                                                                  page: Any) -> None:
+    """``/bots/%E0%A4%A`` cannot be decoded: the page said nothing, stuck at 'Loading...',
+    and threw 'URI malformed'. Such an address is no page."""
+    for path in ("/bots/%E0%A4%A", "/matches/%FF", "/ladders/%C3", "/matches/%FF/tree/3"):
+        open_page(page, web.url + path)
+        assert page.text_content("main h1") == "Not found", path
+        assert "No page here" in page.inner_text("main"), path
+
+
 def test_a_bot_page_shows_kreversi_phase_tables_as_heat_maps(web: WebStack, page: Any) -> None:
     bot = web.client.get_bot("web-kreversi")
     config = json_format.MessageToDict(bot.spec.builtin.config)

@@ -84,10 +84,10 @@ async function route() {
   const path = location.pathname;
   for (const [pattern, module, name] of ROUTES) {
     const found = pattern.exec(path);
-    if (!found) continue;
+    const args = found && decodedParts(found.slice(1));
+    if (!args) continue;
     document.querySelector(`[data-nav="${module === "match" || module === "tree" ? "matches" : module}"]`)
       ?.classList.add("active");
-    const args = found.slice(1).map(decodeURIComponent);
     try {
       const page = await import(`./pages/${module}.js`);
       await page[name](main, ...args);
@@ -98,6 +98,16 @@ async function route() {
   }
   setTitle("Not found");
   replace(main, h("h1", {}, "Not found"), h("p", {}, "No page here. ", h("a", { href: "/" }, "Back to the ladders")));
+}
+
+/** The address's parts as text, or null when one is no UTF-8 percent-encoding
+ * (`/bots/%E0%A4%A`: no such page, rather than a page left loading). */
+function decodedParts(parts) {
+  try {
+    return parts.map(decodeURIComponent);
+  } catch {
+    return null;
+  }
 }
 
 /** A failed load, said plainly; a missing token opens the token dialog. */
