@@ -180,6 +180,10 @@ def bot_json(bot: bots_pb2.BotVersion) -> Json:
     if engine == "external":
         data["external"] = {"address": spec.external.address,
                             "move_deadline_ms": spec.external.move_deadline_ms}
+    elif engine == "protocol":
+        options = json_format.MessageToDict(spec.protocol.options)
+        data["protocol"] = {"engine": spec.protocol.engine, "checksum": spec.protocol.checksum,
+                            "options": {key: _ints(value) for key, value in options.items()}}
     return data
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from arena.clients.sdk import ArenaClient
 from arena.services.common.launcher import Launcher
+from arena.services.worker.engines.catalog import sample_catalog_path
 
 from arena.errors import AlreadyExistsError
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2
@@ -120,8 +121,10 @@ def wait_for_ladder(client: ArenaClient, ladder_id: str, timeout_s: float = 300)
 def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebStack]:
     env = {"ARENA_WARM_GAMES": "othello",
            "ARENA_TOKENS": json.dumps({USER_TOKEN: {"name": "webuser", "role": "user"}})}
+    # Arena's own engine catalog: its Gomocup brain is there to be registered as a protocol
+    # bot (started only if a test plays it).
     with Launcher(home=tmp_path_factory.mktemp("web-stack"), workers=2, env=env,
-                  web=True, metrics=True) as stack:
+                  web=True, metrics=True, engines=sample_catalog_path()) as stack:
         client = ArenaClient(registry=stack.target("registry"), referee=stack.target("referee"),
                              ladder=stack.target("ladder"), engine=stack.target("analyst"),
                              token=stack.admin_token, home=stack.home)

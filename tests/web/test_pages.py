@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from typing import Any
 from urllib.parse import quote
 
@@ -17,12 +18,13 @@ from arena.clients.navigator import Navigator
 from arena.services.web.views import ply_view
 from google.protobuf import json_format
 
+from arena.bots.spec import config_to_struct
 from arena.clock import game_time_left_ms
-from arena.errors import FailedPreconditionError
+from arena.errors import AlreadyExistsError, FailedPreconditionError
 from arena.formats import parse_replay, write_replay
 from arena.games import Color, OthelloBoard, Position
 from arena.records import match_position
-from arena.v1 import common_pb2, ladder_pb2, match_pb2, referee_pb2
+from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2, referee_pb2
 from tests.web.conftest import (
     HOSTILE_DESCRIPTION,
     HOSTILE_NAME,
@@ -560,6 +562,34 @@ def test_an_address_that_is_no_percent_encoded_text_is_not_found(web: WebStack,
         open_page(page, web.url + path)
         assert page.text_content("main h1") == "Not found", path
         assert "No page here" in page.inner_text("main"), path
+
+
+def test_a_protocol_bot_page_names_its_engine(web: WebStack, page: Any) -> None:
+    """A bot of a catalog engine was shown as 'builtin' with 'The engine's defaults.': the
+    list and its page name the engine, its pinned checksum and the bot's options."""
+    deadline = time.monotonic() + 60
+    while not any(o.name == "pbrain-arena" and o.workers for o in web.client.list_engines()):
+        assert time.monotonic() < deadline, "the workers never offered pbrain-arena"
+        time.sleep(0.2)
+    with contextlib.suppress(AlreadyExistsError):  # a rerun on the same stack
+        web.client.register_bot(bots_pb2.BotSpec(
+            name="web-brain", game=common_pb2.GAME_KIND_GOMOKU,
+            protocol=bots_pb2.ProtocolEngine(engine="pbrain-arena",
+                                             options=config_to_struct({"hash_size": 64}))))
+    bot = web.client.get_bot("web-brain")
+    checksum = bot.spec.protocol.checksum
+    assert web.http.json("/api/bots/web-brain")["protocol"] == {
+        "engine": "pbrain-arena", "checksum": checksum, "options": {"hash_size": 64}}
+    open_page(page, f"{web.url}/bots?prefix=web-brain")
+    assert page.text_content("tr[data-bot='web-brain'] td:nth-child(4)") == (
+        "protocol engine pbrain-arena")
+    open_page(page, f"{web.url}/bots/web-brain")
+    assert "protocol engine pbrain-arena" in page.inner_text(".bot-head .meta")
+    facts = page.eval_on_selector_all(
+        "dl.kv dt", "ts => ts.map(t => [t.textContent, t.nextElementSibling.textContent])")
+    assert facts == [["Engine", "pbrain-arena from the workers' engine catalog "
+                                "(arena engine list)"],
+                     ["Checksum", checksum[:12]], ["Options", "hash_size = 64"]]
 
 
 def test_a_bot_page_shows_kreversi_phase_tables_as_heat_maps(web: WebStack, page: Any) -> None:

@@ -28,6 +28,7 @@ function avatar(bot, small = false) {
 
 function engineText(bot) {
   if (bot.engine === "external") return "external (gRPC)";
+  if (bot.engine === "protocol") return `protocol engine ${bot.protocol.engine}`;
   return [bot.evaluator || "builtin", bot.preset && `from ${bot.preset}`].filter(Boolean).join(", ");
 }
 
@@ -100,6 +101,13 @@ function configView(bot) {
   if (bot.engine === "external") {
     return facts([["Address", h("code", {}, bot.external.address)],
       ["Own deadline", bot.external.move_deadline_ms ? `${int(bot.external.move_deadline_ms)} ms` : "the match's limit"]]);
+  }
+  if (bot.engine === "protocol") {
+    const options = Object.entries(bot.protocol.options).map(([key, value]) => `${key} = ${JSON.stringify(value)}`);
+    return facts([["Engine", [h("code", {}, bot.protocol.engine), " from the workers' engine catalog (",
+      h("code", {}, "arena engine list"), ")"]],
+    ["Checksum", h("code", { title: bot.protocol.checksum }, bot.protocol.checksum.slice(0, 12))],
+    ["Options", options.length ? h("code", {}, options.join(", ")) : "the catalog's"]]);
   }
   switch (bot.evaluator) {
     case "kreversi": return kreversi(config);
