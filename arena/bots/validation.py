@@ -69,11 +69,16 @@ def split_bot_ref(text: str) -> tuple[str, int] | None:
 
 def validate_bot_name(name: str, field: str = "spec.name") -> list[FieldViolation]:
     """A name as ``validate_name`` wants it, without ``@``: ``NAME@VERSION`` names a
-    version, so a bot called ``x@1`` could never be asked to play."""
+    version, so a bot called ``x@1`` could never be asked to play. Nor ``.`` or ``..``:
+    a browser reads ``/bots/.`` (also written ``%2E``) as ``/bots/``, so such a bot's
+    page could never be opened."""
     found = validate_name(name, field)
     if not found and "@" in name:
         found.append(FieldViolation(field, "must not contain '@' (NAME@VERSION names a "
                                            "bot's version)"))
+    if not found and name in (".", ".."):
+        found.append(FieldViolation(field, f"must not be {name!r} (an address cannot "
+                                           "name it)"))
     return found
 
 

@@ -47,12 +47,13 @@ def with_table_cell(phase: str, row: int, col: int, value: object) -> bots_pb2.B
 
 # -- names ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["", "x" * 65, "tab\there", "new\nline", "   "])
+@pytest.mark.parametrize("name", ["", "x" * 65, "tab\there", "new\nline", "   ", ".", ".."])
 def test_bad_names_are_refused(registry: Registry, name: str) -> None:
     assert rejected_fields(registry, othello_spec(name)) == ["spec.name"]
 
 
-@pytest.mark.parametrize("name", ["x", "x" * 64, "Silver Blackshield", "Юки 大原 #2", "a:v:1"])
+@pytest.mark.parametrize("name", ["x", "x" * 64, "Silver Blackshield", "Юки 大原 #2", "a:v:1",
+                                  "...", ".x", "x/y", "%2E"])
 def test_good_names_are_accepted(registry: Registry, name: str) -> None:
     assert registry.register(othello_spec(name)).spec.name == name
 
