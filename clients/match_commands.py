@@ -457,9 +457,10 @@ def _record_file(path: Path) -> str:
 
 def load_replay(args: argparse.Namespace, source: str) -> Replay:
     """A game record if ``source`` names a file, otherwise a match fetched from the
-    referee."""
+    referee. A path that exists but is no file (a folder, ``/dev/null``) is read as a file,
+    so the error names it instead of saying there is no match so called."""
     path = Path(source)
-    if path.is_file() or path.suffix in RECORD_SUFFIXES:
+    if path.exists() or path.suffix in RECORD_SUFFIXES:
         return read_record(_record_file(path), args.format or "", args.variant)[1]
     with client_from_args(args) as client:
         return native_replay(client.get_match(source))
