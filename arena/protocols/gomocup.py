@@ -183,7 +183,8 @@ _ARGUMENTS = {"START": "a size", "RECTSTART": "width,height" + _NUMBERS,
 def _parse_single(word: str, rest: str, line: str) -> Command:
     if word in _BARE and not rest:
         return _BARE[word]
-    if word == "START" and rest.isdigit() and len(rest) <= 9:  # a size: the brain judges it
+    # A size (the brain judges it); ASCII digits only: '²' is a digit to isdigit, not to int.
+    if word == "START" and re.fullmatch(r"[0-9]{1,9}", rest):
         return Start(int(rest))
     if word == "RECTSTART" and _XY_RE.fullmatch(rest):
         width, height = _parse_xy(rest)

@@ -101,7 +101,8 @@ def test_unknown_commands(line: str) -> None:
 
 
 @pytest.mark.parametrize(("line", "takes"), [
-    ("START", "a size"), ("START -1", "a size"), ("TURN 3", "x,y"), ("TURN a,b", "x,y"),
+    ("START", "a size"), ("START -1", "a size"), ("START \u00b2", "a size"),
+    ("START 1\u00b2", "a size"), ("TURN 3", "x,y"), ("TURN a,b", "x,y"),
     ("turn -1,-1", "x,y"), ("TAKEBACK 1000,1", "x,y"), ("INFO", "a key and a value"),
     ("RECTSTART 3", "width,height"), ("BEGIN now", "nothing"), ("BOARD 3", "nothing"),
 ])
