@@ -347,7 +347,9 @@ class WorkerLoop:
         job, result = running.job, answer.result
         result.job_id, result.match_id, result.ply = job.job_id, job.match_id, job.ply
         result.worker_id = self.worker_id
-        if answer.tree is not None and job.tree_node_budget > 0 and self.cache is not None:
+        # A move played without a search (International Othello's centre squares) has an
+        # empty tree: none is stored, so the move has none to show.
+        if answer.tree and job.tree_node_budget > 0 and self.cache is not None:
             tree = tree_to_proto(job.position, answer.tree,
                                  truncated=len(answer.tree) >= job.tree_node_budget)
             try:

@@ -166,6 +166,30 @@ def test_list_pages_newest_first_and_bad_requests(
         assert [v.field for v in field_violations(error.value)] == ["bot_name"]
 
 
+def test_a_move_played_without_a_search_has_no_tree(
+    redis_client: redis.Redis, loops: Callable[..., Any], referee: Callable[[str], Any],
+    peers: ArenaClient,
+) -> None:
+    """International Othello's four centre squares are placed without a search: their
+    moves were stored with empty trees, so the web's 'Search tree' link opened 'no node -1
+    in this tree' and `arena match tree --ply 1` drew '0 nodes'. Such a move has no tree."""
+    loops(referees=1, workers=1)
+    alice = referee("alice-t")
+    builtin_bot(peers, "intl", {"evaluator": "lab", "look_ahead": 0})
+    config = match_config("intl", "intl", capture_trees=True, tree_node_budget=50)
+    config.game.variant = "international"
+    created = alice.CreateMatch(referee_pb2.CreateMatchRequest(config=config))
+    match = wait_finished(redis_client, created.id, timeout_s=120)
+    assert match.status == match_pb2.MATCH_STATUS_FINISHED, match.result
+    assert [r.search.nodes for r in match.moves[:4]] == [0, 0, 0, 0]  # the centre
+    assert [r.has_tree for r in match.moves] == [r.search.nodes > 0 for r in match.moves]
+    with pytest.raises(grpc.RpcError) as missing:
+        alice.GetSearchTree(referee_pb2.GetSearchTreeRequest(match_id=match.id, ply=0))
+    assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+    tree = alice.GetSearchTree(referee_pb2.GetSearchTreeRequest(match_id=match.id, ply=4))
+    assert tree.nodes and tree.nodes[0].parent == -1
+
+
 def test_gomoku_engine_match_with_trees_and_psq(
     redis_client: redis.Redis, loops: Callable[..., Any], referee: Callable[[str], Any],
     peers: ArenaClient,
