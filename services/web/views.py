@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.clients.common import sprt_verdict
 from google.protobuf import json_format, timestamp_pb2
 
 from arena.clock import change_ms
@@ -89,6 +90,23 @@ def ladder_json(info: ladder_pb2.LadderInfo) -> Json:
         "games_void": info.games_void,
         "created_at": when(info.created_at),
         "owner": info.owner,
+        "sprt": sprt_json(info) if config.format == ladder_pb2.LADDER_FORMAT_SPRT else None,
+    }
+
+
+def sprt_json(info: ladder_pb2.LadderInfo) -> Json:
+    """An SPRT ladder's test (``arena test``): its hypotheses, where it stands, and the
+    verdict in the words ``arena ladder standings`` prints."""
+    test, state = info.config.sprt, info.sprt
+    return {
+        "elo0": test.elo0, "elo1": test.elo1, "alpha": test.alpha, "beta": test.beta,
+        "max_games": test.max_games, "pairs": state.pairs, "llr": finite(state.llr),
+        "lower_bound": finite(state.lower_bound), "upper_bound": finite(state.upper_bound),
+        "pentanomial": list(state.pentanomial), "wins": state.wins, "draws": state.draws,
+        "losses": state.losses,
+        "verdict": word(state.verdict or ladder_pb2.SPRT_VERDICT_CONTINUE, "SPRT_VERDICT_",
+                        ladder_pb2.SprtVerdict),
+        "text": sprt_verdict(info),
     }
 
 

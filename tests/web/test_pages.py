@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from arena.clients.common import sprt_verdict
 from arena.clients.navigator import Navigator
 from arena.services.web.views import ply_view
 from google.protobuf import json_format
@@ -33,6 +34,7 @@ from tests.web.conftest import (
     WebStack,
     open_page,
     register,
+    wait_for_ladder,
 )
 
 pytestmark = pytest.mark.browser
@@ -283,6 +285,29 @@ def test_a_running_ladder_s_page_follows_its_progress(web: WebStack, page: Any) 
                                       "r.querySelector('[data-field=wins]').textContent)")
     assert shown == [str(row.wins) for row in standings.rows]
     assert page.evaluate("window.__notReloaded === true")
+
+
+def test_an_sprt_ladder_s_page_shows_its_test_and_verdict(web: WebStack, page: Any) -> None:
+    """An `arena test` ladder was shown as 'round robin | 4 games per pairing', with no
+    hypotheses, LLR or verdict: the page says what `arena ladder standings` says."""
+    ladder = web.client.create_ladder(ladder_pb2.LadderConfig(
+        name="web version test", game=OTHELLO,
+        bots=[common_pb2.BotRef(name="web-intermediate"), common_pb2.BotRef(name="web-beginner")],
+        format=ladder_pb2.LADDER_FORMAT_SPRT, seed=5,
+        time_control=common_pb2.TimeControl(move_time_ms=3000),
+        sprt=ladder_pb2.SprtConfig(elo0=0, elo1=50, alpha=0.1, beta=0.1, max_games=4)))
+    wait_for_ladder(web.client, ladder.id)
+    info = web.client.get_standings(ladder.id).ladder
+    test = web.http.json(f"/api/ladders/{ladder.id}")["ladder"]["sprt"]
+    assert test["text"] == sprt_verdict(info)  # the command line's words
+    assert (test["elo1"], test["max_games"], test["pairs"]) == (50, 4, info.sprt.pairs)
+    assert test["pentanomial"] == list(info.sprt.pentanomial)
+    open_page(page, f"{web.url}/ladders/{ladder.id}")
+    meta = page.inner_text(".page-head .meta")
+    assert "SPRT version test" in meta and "up to 4 games" in meta, meta
+    assert "round robin" not in meta and "per pairing" not in meta, meta
+    assert page.text_content("[data-testid='sprt-verdict']") == f"Verdict: {test['text']}"
+    assert web.http.json(f"/api/ladders/{web.ladder_id}")["ladder"]["sprt"] is None
 
 
 def test_match_pages_name_the_ladder_as_the_ladder_list_does(web: WebStack, page: Any) -> None:

@@ -168,6 +168,26 @@ export async function ladderPage(main, ladderId) {
   if (data.ladder.status === "running") view.follow();
 }
 
+/** A ladder's format in words: an SPRT ladder is `arena test`'s version test. */
+function formatText(ladder) {
+  return { gauntlet: "gauntlet", sprt: "SPRT version test" }[ladder.format] || "round robin";
+}
+
+/** An SPRT ladder's test: the verdict (as `arena ladder standings` says it), the
+ * hypotheses and where the log-likelihood ratio stands. */
+function sprtView(ladder) {
+  const test = ladder.sprt;
+  const [first, second] = ladder.bots;
+  return h("div", { class: "sprt" },
+    h("p", { "data-testid": "sprt-verdict" }, h("strong", {}, "Verdict: "), test.text),
+    h("p", { class: "muted small" },
+      `H0: ${first} is at most ${test.elo0} Elo stronger than ${second}; H1: at least ${test.elo1} `
+      + `(\u03b1 ${test.alpha}, \u03b2 ${test.beta}). LLR ${signed(test.llr, 2)} in `
+      + `[${signed(test.lower_bound, 2)}, ${signed(test.upper_bound, 2)}] after ${test.pairs} `
+      + `colour-swapped pairs; pentanomial ${test.pentanomial.join(" ") || "0 0 0 0 0"}.`));
+}
+
+
 class LadderView {
   constructor(main, id, standings) {
     this.main = main;
@@ -200,8 +220,9 @@ class LadderView {
         h("h1", {}, title, " ", badge(ladder.status, ladder.status === "running" ? "live" : "")),
         h("div", { class: "meta" },
           h("span", {}, gameText(ladder.game)),
-          h("span", {}, ladder.format === "gauntlet" ? "gauntlet" : "round robin"),
-          h("span", {}, `${ladder.games_per_pairing} games per pairing`),
+          h("span", {}, formatText(ladder)),
+          ladder.sprt ? h("span", {}, `up to ${ladder.sprt.max_games} games`)
+            : h("span", {}, `${ladder.games_per_pairing} games per pairing`),
           h("span", {}, `openings: ${ladder.opening_suite || "none"}`),
           h("span", {}, clockText(ladder)),
           ladder.capture_trees ? h("span", {}, "search trees stored") : null,
@@ -224,7 +245,8 @@ class LadderView {
     replace(this.parts.progress,
       h("div", { class: "progress-line" }, progressBar(done, total),
         h("strong", { class: "num", "data-testid": "games-done" }, `${done}/${total}`)),
-      h("div", { class: "muted small" }, `games played${void_}${eta}`));
+      h("div", { class: "muted small" }, `games played${void_}${eta}`),
+      ladder.sprt ? sprtView(ladder) : null);
   }
 
   renderStandings() {
