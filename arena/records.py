@@ -171,6 +171,20 @@ FORMAT_NAMES = {
 }
 
 
+def export_formats(match: match_pb2.Match) -> list[str]:
+    """The formats ``match`` can be written in, native first: its game's, less the
+    transcript for a game from a custom start (a transcript is moves alone, read from the
+    variant's start: it would be another game, or none)."""
+    formats = ["native", *game(match.config.game.kind).record_formats]
+    return [name for name in formats if name != "transcript" or not custom_start(match)]
+
+
+def custom_start(match: match_pb2.Match) -> bool:
+    spec = match.config.game
+    return bool(match.config.start_position) and configured_start(match).to_text() != game(
+        spec.kind).new_position(spec.variant, spec.board_size).to_text()
+
+
 def export(match: match_pb2.Match, fmt: referee_pb2.ReplayFormat.ValueType) -> referee_pb2.Replay:
     """The match record as text in ``fmt`` (native when unspecified)."""
     fmt = fmt or referee_pb2.REPLAY_FORMAT_NATIVE
@@ -178,10 +192,14 @@ def export(match: match_pb2.Match, fmt: referee_pb2.ReplayFormat.ValueType) -> r
     if name is None:
         raise ValueError(f"unknown replay format {fmt}")
     played = game(match.config.game.kind)
-    if name != "native" and name not in played.record_formats:
-        known = ", ".join(("native", *played.record_formats))
+    known = ", ".join(export_formats(match))
+    if name not in ("native", *played.record_formats):
         raise FailedPreconditionError(f"{name} records do not hold {played.title} games; "
                                       f"{played.title} exports as {known}")
+    if name not in export_formats(match):
+        raise FailedPreconditionError(f"a {name} holds moves from the standard start only and "
+                                      f"match {match.id} starts from another position; it "
+                                      f"exports as {known}")
     content = _WRITERS[name](match)
     return referee_pb2.Replay(format=fmt, content=content,
                               filename=f"{match.id}.{_EXTENSIONS[fmt]}")

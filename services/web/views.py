@@ -17,6 +17,7 @@ from google.protobuf import json_format, timestamp_pb2
 
 from arena.clock import change_ms
 from arena.games import PASS, Color, GameError, Position, new_position, position_from_text
+from arena.records import export_formats
 from arena.textboard import move_names
 from arena.v1 import bots_pb2, common_pb2, engine_pb2, ladder_pb2, match_pb2
 
@@ -238,11 +239,6 @@ def match_summary_json(match: match_pb2.Match) -> Json:
     }
 
 
-def export_formats(game: str) -> list[str]:
-    """The record formats the referee writes for a game (native first)."""
-    return ["native", "ggf", "transcript"] if game == "othello" else ["native", "psq"]
-
-
 def match_json(match: match_pb2.Match) -> Json:
     """A match with every position from the start, for the replay and the live view."""
     track = GameTrack.of(match)
@@ -250,7 +246,7 @@ def match_json(match: match_pb2.Match) -> Json:
         track.add_record(record)
     data = match_summary_json(match)
     data |= {"plies": track.plies, "opening_plies": track.opening_plies,
-             "formats": export_formats(data["game"]["kind"])}
+             "formats": export_formats(match)}
     return data
 
 

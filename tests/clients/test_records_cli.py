@@ -64,6 +64,26 @@ def test_every_export_replays_and_imports_back(cli_stack: InProcessStack,
     assert match_id in ok(run("match", "list", "--bot", "lab-a", "--limit", "0"))
 
 
+def test_a_game_from_another_start_is_no_transcript(cli_stack: InProcessStack) -> None:
+    """A transcript is moves alone, read from the standard start: a game from a custom
+    start was exported as one all the same, and imported back it failed ('illegal move
+    c2 in ...' the standard start), or became another game. It is refused, naming the
+    formats that hold the game; those still export and import back."""
+    run = cli_stack.run
+    ok(run("bot", "register", "--name", "lab-a", "--from-preset", "lab-beginner"))
+    ok(run("bot", "register", "--name", "lab-b", "--from-preset", "lab-intermediate"))
+    start = "------------------XO-------OX------OXX-----O-------------------- X"  # f5 d6 c3 d3
+    created = json.loads(ok(run("match", "create", "--black", "lab-a", "--white", "lab-b",
+                                "--start", start, "--move-time-ms", "500", "--json")))
+    ok(run("match", "watch", created["id"], "--no-board"))
+    one_line_error(run("match", "export", created["id"], "--format", "transcript"),
+                   "a transcript holds moves from the standard start only",
+                   "exports as native, ggf")
+    for fmt, suffix in (("native", "json"), ("ggf", "ggf")):
+        ok(run("match", "export", created["id"], "--format", fmt, "-o", f"m.{suffix}"))
+        assert f"({fmt}, othello" in ok(run("match", "import", f"m.{suffix}"))
+
+
 def test_import_refuses_a_bad_record_in_one_line(cli_stack: InProcessStack,
                                                  tmp_path: Path) -> None:
     (tmp_path / "bad.txt").write_text("f5d6c3\nf5\n")

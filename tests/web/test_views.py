@@ -75,6 +75,22 @@ def test_a_match_view_has_the_rules_position_at_every_ply_with_passes() -> None:
     assert json.loads(json.dumps(data)) == data  # plain JSON all the way
 
 
+def test_a_game_from_another_start_offers_no_transcript() -> None:
+    standard = match_pb2.Match(id="m", config=match_pb2.MatchConfig(game=OTHELLO))
+    assert match_json(standard)["formats"] == ["native", "ggf", "transcript"]
+    standard.config.start_position = new_position("othello").to_text()  # the same start
+    assert match_json(standard)["formats"] == ["native", "ggf", "transcript"]
+    other = new_position("othello")
+    other.push(other.parse_move("f5"))
+    custom = match_pb2.Match(id="c", config=match_pb2.MatchConfig(
+        game=OTHELLO, start_position=other.to_text()))
+    assert match_json(custom)["formats"] == ["native", "ggf"]
+    gomoku = match_pb2.Match(id="g", config=match_pb2.MatchConfig(
+        game=common_pb2.GameSpec(kind=common_pb2.GAME_KIND_GOMOKU, variant="freestyle",
+                                 board_size=15)))
+    assert match_json(gomoku)["formats"] == ["native", "psq"]
+
+
 def test_each_ply_shows_the_clocks_with_the_increments_a_pass_earns_none() -> None:
     moves = game_with_a_pass()
     tc = common_pb2.TimeControl(move_time_ms=1000, game_time_ms=5000, increment_ms=100)
