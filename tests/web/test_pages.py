@@ -724,3 +724,24 @@ def test_cards_never_touch_and_nothing_runs_off_a_narrow_screen(
             assert min(shown["gaps"], default=16) >= 8, (path, sorted(shown["gaps"])[:3])
     finally:
         context.close()
+
+
+def test_every_bot_can_be_listed_and_picked_past_the_first_page(web: WebStack,
+                                                                 page: Any) -> None:
+    """/bots showed the first 200 bots and left the rest out without a word, and the New
+    ladder form offered only those 200 to pick: a page of bots ends with 'Load more', and
+    the form lists every bot of the game."""
+    many = {f"web-many-{n:03d}": ("lab-beginner", {}) for n in range(201)}
+    register(web.client, many)
+    open_page(page, f"{web.url}/bots?prefix=web-many-")
+    assert page.eval_on_selector_all("tr[data-bot]", "rs => rs.length") == 200
+    page.click(".more-button button")
+    page.wait_for_selector("tr[data-bot='web-many-200']")
+    listed = page.eval_on_selector_all("tr[data-bot]", "rs => rs.map(r => r.dataset.bot)")
+    assert listed == sorted(many) and page.query_selector(".more-button") is None
+    open_page(page, f"{web.url}/ladders")
+    page.click("text=New ladder")
+    page.wait_for_selector(".bot-picks input[value='web-many-200']")
+    for bot in web.client.iter_bots():
+        if bot.spec.game == common_pb2.GAME_KIND_OTHELLO:
+            assert page.query_selector(f".bot-picks input[value={json.dumps(bot.spec.name)}]")

@@ -56,9 +56,10 @@ export async function botList(main) {
   await load(list, params);
 }
 
-async function load(container, query) {
+async function load(container, query, token = "") {
   const page = new URLSearchParams(query);
   page.set("limit", "200");
+  if (token) page.set("page_token", token);
   const data = await getJSON(`/api/bots?${page}`);
   const rows = data.bots.map((bot) => h("tr", { "data-bot": bot.name },
     h("td", {}, avatar(bot, true)),
@@ -66,10 +67,20 @@ async function load(container, query) {
     h("td", {}, bot.game), h("td", { class: "hide-narrow" }, engineText(bot)),
     h("td", { class: "num" }, `v${bot.version}`), h("td", { class: "hide-narrow" }, bot.owner),
     h("td", { class: "hide-narrow name muted" }, bot.description)));
-  replace(container, rows.length
-    ? table(["", "Bot", "Game", { text: "Engine", attrs: { class: "hide-narrow" } }, { text: "Version", attrs: { class: "num" } },
-      { text: "Owner", attrs: { class: "hide-narrow" } }, { text: "Description", attrs: { class: "hide-narrow" } }], rows)
-    : h("p", { class: "empty" }, "No bots match."));
+  if (!token) {
+    replace(container, rows.length
+      ? table(["", "Bot", "Game", { text: "Engine", attrs: { class: "hide-narrow" } }, { text: "Version", attrs: { class: "num" } },
+        { text: "Owner", attrs: { class: "hide-narrow" } }, { text: "Description", attrs: { class: "hide-narrow" } }], rows)
+      : h("p", { class: "empty" }, "No bots match."));
+  } else {
+    container.querySelector("tbody")?.append(...rows);
+  }
+  // A page holds 200 bots: the rest come a page at a time (they were left out unsaid).
+  container.querySelector(".more-button")?.remove();
+  if (data.next_page_token) {
+    container.append(h("div", { class: "row more-button" },
+      h("button", { onclick: () => load(container, query, data.next_page_token) }, "Load more")));
+  }
 }
 
 export async function botPage(main, name) {

@@ -116,8 +116,16 @@ async function toggleForm(container) {
     adjudicate: adjudicateInput(),
   };
   async function loadPicks() {
-    const data = await getJSON(`/api/bots?game=${inputs.game.value}&limit=200`);
-    replace(picks, data.bots.length ? data.bots.map((bot) => h("label", { class: "check" },
+    const bots = [];  // every page: a bot past the first 200 could not be picked
+    let token = "";
+    do {
+      const page = new URLSearchParams({ game: inputs.game.value, limit: "200" });
+      if (token) page.set("page_token", token);
+      const data = await getJSON(`/api/bots?${page}`);
+      bots.push(...data.bots);
+      token = data.next_page_token;
+    } while (token);
+    replace(picks, bots.length ? bots.map((bot) => h("label", { class: "check" },
       h("input", { type: "checkbox", value: bot.name }), `${bot.name}@${bot.version}`))
       : h("span", { class: "muted" }, "No bots of this game yet."));
     inputs.suite.value = inputs.game.value === "othello" ? "othello-balanced" : "none";
