@@ -206,7 +206,8 @@ def test_gomoku_engine_match_with_trees_and_psq(
     assert match.result.termination in (match_pb2.TERMINATION_NORMAL,
                                         match_pb2.TERMINATION_BOARD_FULL)
     replay_moves(match)
-    assert all(r.has_tree for r in match.moves)
+    # a forced reply is played without a search (0 nodes), and has no tree
+    assert [r.has_tree for r in match.moves] == [r.search.nodes > 0 for r in match.moves]
     tree = alice.GetSearchTree(referee_pb2.GetSearchTreeRequest(match_id=match.id, ply=0))
     assert tree.root.text == match.start_position
     assert 0 < len(tree.nodes) <= 50 and tree.nodes[0].parent == -1
