@@ -52,6 +52,20 @@ class BotVersions:
                 self._cache[(ref.name, found.version)] = found
         return found
 
+    def unplayable(self, bot: bots_pb2.BotVersion) -> str:
+        """Why no match can play ``bot`` now, naming it: a protocol bot whose pinned
+        engine build no live match worker offers (the workers' catalog lost it, or its
+        binary changed), whose moves would wait for ever. "" if it can be played."""
+        if bot.spec.WhichOneof("engine") != "protocol":
+            return ""
+        wanted = bot.spec.protocol
+        if any(o.name == wanted.engine and o.checksum == wanted.checksum and o.workers
+               for o in self._client.list_engines()):
+            return ""
+        return (f"bot {bot.spec.name!r} v{bot.version} runs protocol engine "
+                f"{wanted.engine!r} ({wanted.checksum[:12]}), which no live match worker "
+                "offers (`arena engine list`)")
+
     def resolve(self, ref: common_pb2.BotRef) -> bots_pb2.BotVersion:
         """The exact version ``ref`` names (its latest if unpinned); a retired bot is
         refused whether pinned or not: it enters no new match."""

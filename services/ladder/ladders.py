@@ -146,7 +146,7 @@ def _resolve_bots(bots: BotVersions, config: ladder_pb2.LadderConfig,
         except (NotFoundError, FailedPreconditionError) as exc:
             out.append(FieldViolation(field, str(exc)))
             continue
-        wrong = other_game(bot, config.game.kind)
+        wrong = other_game(bot, config.game.kind) or bots.unplayable(bot)
         if wrong:
             out.append(FieldViolation(field, wrong))
         key = (ref.name, bot.version)

@@ -118,7 +118,7 @@ def _resolve_bot(bots: BotVersions, field: str, ref: common_pb2.BotRef, kind: in
     except NotFoundError as exc:
         out.append(FieldViolation(field, str(exc)))
         return None
-    wrong = other_game(bot, kind)
+    wrong = other_game(bot, kind) or bots.unplayable(bot)
     if wrong:
         out.append(FieldViolation(field, wrong))
         return None

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
+import signal
 import socket
 import subprocess
 import sys
@@ -339,6 +341,40 @@ def test_a_worker_killed_while_its_engine_thinks(redis_client: redis.Redis,
     replay_moves(match)
     taken_over = [r for r in match.moves if r.worker_id != victim]
     assert taken_over, "the other worker played on"
+
+
+def test_a_bot_whose_engine_no_worker_offers_any_more_is_refused_a_game(
+        redis_client: redis.Redis, stack: Launcher) -> None:
+    """The workers restarted with a catalog without the engine (or with another build of
+    it): a match or ladder of its bot was created all the same and stayed 'running' with
+    no move, its moves queued on a stream no worker reads. Both are refused, naming the
+    bot; a game of other bots is still played."""
+    with stack_client(stack) as sdk:
+        brain = protocol_bot(sdk, "gone-brain", "pbrain-arena", GOMOKU)
+        builtin_bot(sdk, "stays", GOMOKU_BUILTIN, GOMOKU)
+        builtin_bot(sdk, "stays-too", GOMOKU_BUILTIN, GOMOKU)
+        stack.engines = None
+        stack.spawn("worker", "worker-3", timeout_s=300)  # no catalog
+        for name in ("worker-1", "worker-2"):
+            stack.kill(name, signal.SIGTERM)
+        until_listed(sdk, lambda e: not any(o.workers for o in e), "the stopped workers")
+        why = (f"bot 'gone-brain' v1 runs protocol engine 'pbrain-arena' "
+               f"({brain.spec.protocol.checksum[:12]}), which no live match worker offers")
+        with pytest.raises(InvalidArgumentError, match=re.escape(why)) as refused:
+            sdk.create_match(match_config("stays", "gone-brain", kind=GOMOKU))
+        assert [v.field for v in refused.value.violations] == ["config.white"]
+        ladder = ladder_pb2.LadderConfig(
+            game=common_pb2.GameSpec(kind=GOMOKU),
+            bots=[common_pb2.BotRef(name=n) for n in ("stays", "gone-brain")],
+            format=ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, games_per_pairing=2,
+            time_control=common_pb2.TimeControl(move_time_ms=MOVE_TIME_MS))
+        with pytest.raises(InvalidArgumentError, match=re.escape(why)) as refused:
+            sdk.create_ladder(ladder)
+        assert [v.field for v in refused.value.violations] == ["config.bots[1]"]
+        assert not list(sdk.iter_ladders())
+        played = sdk.create_match(match_config("stays", "stays-too", kind=GOMOKU))
+        assert wait_finished(redis_client, played.id, 300).result.termination in (
+            match_pb2.TERMINATION_NORMAL, match_pb2.TERMINATION_BOARD_FULL)
 
 
 def test_protocol_moves_are_timed_on_the_engines_cpu(redis_client: redis.Redis,
