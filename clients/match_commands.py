@@ -560,8 +560,9 @@ def _no_tree(match: match_pb2.Match, move: int) -> str:
     if not match.config.capture_trees:
         return (f"match {match.id} stored no search trees (a match stores them when created "
                 "with --trees)")
-    return (f"match {match.id} has no search tree for move {move} (a pass, an answer from "
-            "the shared cache, an external bot's or a protocol engine's move has none)")
+    return (f"match {match.id} has no search tree for move {move} (a pass, a move played "
+            "without a search such as a forced reply, an answer from the shared cache, an "
+            "external bot's or a protocol engine's move has none)")
 
 
 def cmd_tree(args: argparse.Namespace) -> int:

@@ -47,6 +47,11 @@ def test_tree_errors_count_moves_from_one(cli_stack: InProcessStack) -> None:
     one_line_error(cli_stack.run("match", "tree", without, "--ply", "1"),
                    "stored no search trees", "--trees")
     one_line_error(cli_stack.run("match", "tree", "no-such-match", "--ply", "1"), "no match")
+    # International Othello's centre squares are placed without a search: no tree
+    centre = _finished_match(cli_stack, "--trees", "--variant", "international")
+    one_line_error(cli_stack.run("match", "tree", centre, "--ply", "1"),
+                   "has no search tree for move 1", "a move played without a search")
+    assert "move 5" in ok(cli_stack.run("match", "tree", centre, "--ply", "5"))
 
 
 def test_standings_of_bots_without_games(cli_stack: InProcessStack) -> None:
