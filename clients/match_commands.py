@@ -39,7 +39,7 @@ from arena.clock import clock_label, game_time_left_ms
 from arena.engine.api import TreeNode
 from arena.errors import InvalidArgumentError, NotFoundError
 from arena.formats import Replay
-from arena.games import GAME_NAMES, GameError, Position, game
+from arena.games import GAME_NAMES, PASS, GameError, Position, game
 from arena.records import native_replay, read_record
 from arena.textboard import legal_marks, move_names, render_board, render_tree
 from arena.v1 import common_pb2, match_pb2, referee_pb2
@@ -276,6 +276,8 @@ def _watch(client: Any, match_id: str, as_json: bool, board: bool) -> int:
             passed = getattr(event, "pass")  # `pass` is a Python keyword
             print(f"{passed.ply + 1:>3}. {COLOR_NAMES.get(passed.color, '?')} has no move "
                   "and passes", flush=True)
+            if position is not None:  # the next move's PV is read after the pass
+                position.push(PASS)
         elif kind == "ended":
             match = client.get_match(match_id)
             print(f"result: {match_result_text(match)}", flush=True)

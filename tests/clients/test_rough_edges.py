@@ -36,6 +36,19 @@ def test_watch_shows_nodes_and_the_pv_by_name(cli_stack: InProcessStack) -> None
     assert f"pv {played}" in first  # the PV starts with the move, named as moves are
 
 
+def test_the_pv_after_a_pass_is_named_too(cli_stack: InProcessStack) -> None:
+    """After white's forced pass black's third move showed 'pv 1' (square numbers): the
+    watch read the PV in the position before the pass, where it is not legal."""
+    _register(cli_stack, "ann", "ben")
+    # black's one move, h1, leaves white none; black then has several
+    start = "X-OOOOO-X-OOOOOOXXXOOOXOXXOXOOOOXXXOXOOOOXOXOXOOXXXXXXXOXXXXXXXX X"
+    match_id = _finished_match(cli_stack, "--start", start)
+    lines = ok(cli_stack.run("match", "watch", match_id, "--no-board")).splitlines()
+    assert lines[2] == "  2. white has no move and passes", lines
+    third = lines[3].split()  # '3. black b1 (4 ms, ..., pv b1)'
+    assert third[:2] == ["3.", "black"] and f", pv {third[2]}" in lines[3], lines[3]
+
+
 def test_tree_errors_count_moves_from_one(cli_stack: InProcessStack) -> None:
     _register(cli_stack, "ann", "ben")
     with_trees = _finished_match(cli_stack, "--trees")
