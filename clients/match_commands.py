@@ -169,7 +169,8 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     prune.set_defaults(func=cmd_prune)
 
     listing = cmds.add_parser("list", help="match history, newest first")
-    listing.add_argument("--bot", default="", help="only matches of this bot")
+    listing.add_argument("--bot", default="",
+                         help="only matches of this bot: NAME, or NAME@VERSION for one version")
     listing.add_argument("--ladder", default="", help="only matches of this ladder")
     listing.add_argument("--status", choices=sorted(STATUSES), help="only this status")
     listing.add_argument("--game", choices=GAME_NAMES)

@@ -22,7 +22,7 @@ from arena.services.common.quotas import UNLIMITED, Quota
 from arena.services.referee import judge
 from google.protobuf import timestamp_pb2
 
-from arena.bots.validation import validate_name
+from arena.bots.validation import BOT_REF_FORM, split_bot_ref, validate_name
 from arena.clock import DEFAULT_MOVE_TIME_MS, clock_problems
 from arena.errors import (
     FailedPreconditionError,
@@ -33,7 +33,7 @@ from arena.errors import (
 )
 from arena.games import Color, Game, GameError, Position, UnknownGameError, game
 from arena.records import FORMAT_NAMES, imported_match, read_record
-from arena.text import bounded, unprintable_problem
+from arena.text import bounded, shown, unprintable_problem
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
 DEFAULT_TREE_NODES = 2000
@@ -229,48 +229,63 @@ def _check_request_id(request_id: str) -> None:
 
 def list_matches(store: MatchStore,
                  request: referee_pb2.ListMatchesRequest) -> referee_pb2.ListMatchesResponse:
-    if request.bot_name:  # no bot has a name it could not register
-        violations = validate_name(request.bot_name, "bot_name")
-        if violations:
-            raise InvalidArgumentError.for_fields(violations)
+    bot = _bot_filter(request.bot_name)
     page: paging.Page[match_pb2.Match] = paging.Page(paging.page_size(request.page.page_size))
     after = paging.decode_page_token(request.page.page_token)
     full, last = False, ""
-    for match_id in store.ids(_index_for(request), after):
+    for match_id in store.ids(_index_for(request, bot), after):
         last = match_id
         try:
             match = store.header(match_id) if request.summary_only else store.get(match_id)
         except NotFoundError:
             continue  # deleted while we listed
-        if _accepts(request, match) and page.add(match):
+        if _accepts(request, bot, match) and page.add(match):
             full = True
             break
     token = paging.encode_page_token(last) if full else ""
     return referee_pb2.ListMatchesResponse(matches=page.items, next_page_token=token)
 
 
-def _index_for(request: referee_pb2.ListMatchesRequest) -> str:
+def _bot_filter(text: str) -> tuple[str, int] | None:
+    """The bot a listing is filtered by: ``NAME`` (any version) or ``NAME@VERSION``, as
+    matches name their bots ('al-1@2' listed nothing: no bot is so named)."""
+    if not text:
+        return None
+    ref = split_bot_ref(text)
+    if ref is None:
+        raise InvalidArgumentError.for_fields(
+            [FieldViolation("bot_name", f"{BOT_REF_FORM}, got {shown(text)}")])
+    violations = validate_name(ref[0], "bot_name")  # no bot has a name it could not register
+    if violations:
+        raise InvalidArgumentError.for_fields(violations)
+    return ref
+
+
+def _index_for(request: referee_pb2.ListMatchesRequest, bot: tuple[str, int] | None) -> str:
     if request.ladder_id:
         return keys.match_index("ladder", request.ladder_id)
-    if request.bot_name:
-        return keys.match_index("bot", request.bot_name)
+    if bot:
+        return keys.match_index("bot", bot[0])
     if request.game:
         return keys.match_index("game", request.game)
     return keys.ALL_MATCHES
 
 
-def _accepts(request: referee_pb2.ListMatchesRequest, match: match_pb2.Match) -> bool:
+def _accepts(request: referee_pb2.ListMatchesRequest, bot: tuple[str, int] | None,
+             match: match_pb2.Match) -> bool:
     if request.status and match.status != request.status:
         return False
     if request.game and match.config.game.kind != request.game:
         return False
     if request.ladder_id and match.config.ladder_id != request.ladder_id:
         return False
-    if not request.bot_name:
+    if bot is None:
         return True
     # An imported record's players are no bots (it is in no bot's index either).
-    return not match.imported_from and request.bot_name in (match.black.name,
-                                                            match.white.name)
+    name, version = bot
+    return not match.imported_from and any(
+        side.name == name and version in (0, side.version) for side in (match.black,
+                                                                          match.white))
 
 
 # --- cancelling, deleting, pruning --------------------------------------------------------

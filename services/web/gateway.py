@@ -212,7 +212,9 @@ def result_filter(result: str, bot: str) -> Callable[[match_pb2.Match], bool] | 
             return outcome["winner"] is None
         if result in ("black", "white"):
             return bool(outcome["winner"] == result)
-        side = "black" if match.black.name == bot else "white"
+        name, _, version = bot.partition("@")  # NAME or NAME@VERSION, as the referee reads it
+        black = match.black.name == name and version in ("", str(match.black.version))
+        side = "black" if black else "white"
         won = outcome["winner"] == side
         return won if result == "win" else outcome["winner"] not in (None, side)
 

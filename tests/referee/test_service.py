@@ -21,6 +21,7 @@ from arena.games import PASS
 from arena.rpc import field_violations
 from arena.v1 import (
     bot_service_pb2,
+    bots_pb2,
     common_pb2,
     match_pb2,
     referee_pb2,
@@ -28,6 +29,7 @@ from arena.v1 import (
 )
 from tests.support.bots import (
     GOMOKU,
+    OTHELLO,
     bot_server,
     builtin_bot,
     external_bot,
@@ -127,6 +129,34 @@ def test_create_watch_replay_list_delete(
     with pytest.raises(grpc.RpcError) as gone:
         alice.GetMatch(referee_pb2.GetMatchRequest(match_id=match.id))
     assert gone.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_a_listing_by_bot_takes_a_version_too(
+    referee: Callable[[str], Any], peers: ArenaClient
+) -> None:
+    """Matches name their bots 'v@2', but ListMatches(bot_name='v@2') listed nothing (no
+    bot is named so): NAME@VERSION lists that version's matches, NAME every version's."""
+    alice = referee("alice-t")
+    external_bot(peers, "v", "127.0.0.1:9")
+    external_bot(peers, "w", "127.0.0.1:9")
+    peers.update_bot("v", bots_pb2.BotSpec(
+        name="v", game=OTHELLO, external=bots_pb2.ExternalEngine(address="127.0.0.1:10")))
+    first = alice.CreateMatch(referee_pb2.CreateMatchRequest(
+        config=match_config("v@1", "w"))).id
+    second = alice.CreateMatch(referee_pb2.CreateMatchRequest(
+        config=match_config("w", "v"))).id  # the latest: v@2
+
+    def listed(bot_name: str) -> list[str]:
+        return [m.id for m in alice.ListMatches(referee_pb2.ListMatchesRequest(
+            bot_name=bot_name, summary_only=True)).matches]
+
+    assert listed("v@1") == [first] and listed("v@2") == [second]
+    assert listed("v") == [second, first] and listed("v@3") == []
+    for bad in ("v@0", "v@", "@1", "v@x"):
+        with pytest.raises(grpc.RpcError) as error:
+            alice.ListMatches(referee_pb2.ListMatchesRequest(bot_name=bad))
+        assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT, bad
+        assert [v.field for v in field_violations(error.value)] == ["bot_name"]
 
 
 def test_list_pages_newest_first_and_bad_requests(

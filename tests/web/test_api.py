@@ -230,6 +230,11 @@ def test_match_filters(web: WebStack) -> None:
     for match in wins:
         side = "black" if match["black"] == "web-intermediate@1" else "white"
         assert match["result"]["winner"] == side
+    # a version as the matches name it: 'web-intermediate@1' listed nothing
+    assert web.http.json(f"/api/matches?ladder={web.ladder_id}&bot=web-intermediate@1"
+                         "&result=win&limit=200")["matches"] == wins
+    assert web.http.json("/api/matches?bot=web-intermediate@1&limit=200")["matches"]
+    assert not web.http.json("/api/matches?bot=web-intermediate@99&limit=200")["matches"]
     black = web.http.json(f"/api/matches?ladder={web.ladder_id}&result=black&limit=200")
     assert all(m["result"]["winner"] == "black" for m in black["matches"])
 
