@@ -236,6 +236,8 @@ def match_summary_json(match: match_pb2.Match) -> Json:
         **clock_json(match.config.time_control),
         "created_at": when(match.created_at), "finished_at": when(match.finished_at),
         "owner": match.owner,
+        # An imported record's players are names only, no bots (anyone may import one).
+        "imported_from": match.imported_from or None,
     }
 
 

@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -563,6 +564,29 @@ def test_dark_mode_toggles_and_is_remembered(web: WebStack, page: Any, browser: 
 
 
 # -- hostile input ---------------------------------------------------------------------------------
+
+
+def test_an_imported_record_s_players_are_names_not_bots(web: WebStack, page: Any) -> None:
+    """Anyone may import a record naming any bot: one naming web-beginner and
+    web-intermediate was shown as 'web-beginner vs web-intermediate' with links to those
+    bots' pages and '0 ms per move', as if they had played it. Its players are plain
+    names, and the page says who imported it from what."""
+    played = finished_ladder_match(web)
+    ggf = web.client.get_replay(played.id, referee_pb2.REPLAY_FORMAT_GGF).content
+    forged = re.sub(r"P([BW])\[([^\]]*) v\d+\]", r"P\1[\2]", ggf)  # 'web-beginner v1' -> name
+    match = web.client.import_match(forged, referee_pb2.REPLAY_FORMAT_GGF)
+    assert {match.black.name, match.white.name} == {played.black.name, played.white.name}
+    assert web.http.json(f"/api/matches/{match.id}")["imported_from"] == "ggf"
+    open_page(page, f"{web.url}/matches/{match.id}")
+    assert page.eval_on_selector_all(".page-head h1 a, .player a", "as => as.length") == 0
+    assert page.text_content("[data-testid='imported']") == (
+        f"imported from a ggf record by {match.owner}: its players are names, no bots")
+    assert "ms per move" not in page.inner_text(".page-head .meta")
+    open_page(page, f"{web.url}/matches?limit=50")
+    cells = page.eval_on_selector_all(f"tr[data-match='{match.id}'] td.name",
+                                      "ts => ts.map(t => t.querySelectorAll('a').length)")
+    assert cells == [0, 0]
+    web.client.delete_match(match.id)
 
 
 def test_a_bot_named_like_markup_is_shown_as_text(web: WebStack, page: Any) -> None:

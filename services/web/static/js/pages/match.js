@@ -5,7 +5,7 @@
 import { act } from "../actions.js";
 import { SHARED_ANSWER_MS, download, getJSON, send, stream } from "../api.js";
 import { renderBoard } from "../board.js";
-import { badge, botLink, h, int, ladderLink, notice, replace, s, setTitle } from "../dom.js";
+import { badge, h, int, ladderLink, notice, playerLink, replace, s, setTitle } from "../dom.js";
 import { clockText, gameText } from "./ladders.js";
 
 // Drawn, not typed: the media-control characters are missing from many fonts.
@@ -84,8 +84,10 @@ class MatchView {
       : h("button", { class: "danger", onclick: () => this.cancel() }, "Cancel match");
     replace(this.el.head, h("div", { class: "page-head" },
       h("div", {},
-        h("h1", {}, botLink(m.black), h("span", { class: "muted" }, " vs "), botLink(m.white), " ", status),
-        h("div", { class: "meta" }, h("span", {}, gameText(m.game)), h("span", {}, clockText(m)),
+        h("h1", {}, playerLink(m, m.black), h("span", { class: "muted" }, " vs "), playerLink(m, m.white), " ", status),
+        h("div", { class: "meta" }, h("span", {}, gameText(m.game)),
+          m.imported_from ? h("span", { "data-testid": "imported" }, `imported from a ${m.imported_from} record by `
+            + `${m.owner}: its players are names, no bots`) : h("span", {}, clockText(m)),
           m.ladder_id ? h("span", {}, "in ", ladderLink(m.ladder_id, m.ladder_name)) : null,
           m.capture_trees ? h("span", {}, "search trees stored") : null,
           m.adjudicate_empties ? h("span", {}, `adjudicated at ${m.adjudicate_empties} empty squares`) : null,
@@ -150,8 +152,8 @@ class MatchView {
     const clock = (color) => view.clock
       ? h("span", { class: "clock", "data-clock": color, title: "game time left" }, timeLeft(view.clock[color])) : null;
     const side = (color, label, count) => h("div", { class: ["player", color, !view.over && view.turn === color && "to-move"] },
-      color === "black" ? [h("span", { class: "disc black" }), h("span", { class: "pname" }, botLink(label)), clock(color), h("span", { class: "count", "data-count": color }, String(count))]
-        : [h("span", { class: "count", "data-count": color }, String(count)), clock(color), h("span", { class: "pname" }, botLink(label)), h("span", { class: "disc white" })]);
+      color === "black" ? [h("span", { class: "disc black" }), h("span", { class: "pname" }, playerLink(m, label)), clock(color), h("span", { class: "count", "data-count": color }, String(count))]
+        : [h("span", { class: "count", "data-count": color }, String(count)), clock(color), h("span", { class: "pname" }, playerLink(m, label)), h("span", { class: "disc white" })]);
     replace(this.el.players, side("black", m.black, view.black), h("span", { class: "vs" }, othello ? "discs" : "stones"),
       side("white", m.white, view.white));
   }

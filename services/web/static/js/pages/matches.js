@@ -3,7 +3,7 @@
 
 import { act, newRequestId } from "../actions.js";
 import { getJSON, send } from "../api.js";
-import { badge, botLink, h, ladderLink, matchLink, notice, replace, setTitle, table, timeCell } from "../dom.js";
+import { badge, h, ladderLink, matchLink, notice, playerLink, replace, setTitle, table, timeCell } from "../dom.js";
 
 const FILTERS = ["ladder", "bot", "status", "result", "game"];
 
@@ -74,7 +74,7 @@ async function load(container, query, fresh, token = "") {
   const rows = data.matches.map((m) => h("tr", { "data-match": m.id },
     h("td", { class: "hide-narrow" }, matchLink(m.id)),
     h("td", { class: "hide-narrow" }, m.game.kind === "othello" ? "Othello" : `Gomoku ${m.game.size}`),
-    h("td", { class: "name" }, botLink(m.black)), h("td", { class: "name" }, botLink(m.white)),
+    h("td", { class: "name" }, playerLink(m, m.black)), h("td", { class: "name" }, playerLink(m, m.white)),
     resultCell(m),
     h("td", { class: "hide-narrow" }, m.ladder_id ? ladderLink(m.ladder_id, m.ladder_name) : ""),
     h("td", { class: "hide-narrow nowrap" }, timeCell(m.created_at))));
