@@ -331,7 +331,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"imported from a {match.imported_from} record (its players name no bot)")
     if match.config.ladder_id:
         print(f"ladder   {match.config.ladder_id}")
-    print(f"clock    {clock_text(match)}")
+    # a record states no clock: the default 1,000 ms would be a clock it never had
+    print(f"clock    {'none (a game record)' if match.imported_from else clock_text(match)}")
     print(f"moves    {' '.join(m.move.text or str(m.move.square) for m in match.moves) or '-'}")
     if match.moves and match.moves[-1].position_after:
         final = position_of(spec, match.moves[-1].position_after)

@@ -60,6 +60,8 @@ def test_every_export_replays_and_imports_back(cli_stack: InProcessStack,
     Path("forged.json").write_text(forged)
     forged_id = ok(run("match", "import", "forged.json")).split()[2]
     assert "black    lab-a\n" in ok(run("match", "show", forged_id))
+    # no clock either ('1,000 ms a move', the default, was shown)
+    assert "clock    none (a game record)\n" in ok(run("match", "show", forged_id))
     assert forged_id not in ok(run("match", "list", "--bot", "lab-a", "--limit", "0"))
     assert match_id in ok(run("match", "list", "--bot", "lab-a", "--limit", "0"))
 
