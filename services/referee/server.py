@@ -23,6 +23,7 @@ from prometheus_client import REGISTRY
 
 from arena.errors import NotFoundError, PermissionDeniedError
 from arena.records import export
+from arena.text import shown
 from arena.v1 import (
     common_pb2,
     match_pb2,
@@ -46,6 +47,12 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
                     context: Any) -> match_pb2.Match:
         caller = current_principal()
         self.quotas.spend(caller, "creates_per_minute")
+        if request.config.ladder_id and not caller.is_admin:
+            # the ladder service's games: a user's match so marked was listed as one of
+            # that ladder's games (its page, `arena match list --ladder`)
+            raise PermissionDeniedError(f"{caller.name} may not create a match of ladder "
+                                        f"{shown(request.config.ladder_id)}: the ladder "
+                                        "service creates its games")
         owner = _owner(caller, request.owner)
         quota = self.quotas.for_caller(caller) if owner == caller.name else \
             self.quotas.of(owner)

@@ -131,6 +131,25 @@ def test_create_watch_replay_list_delete(
     assert gone.value.code() == grpc.StatusCode.NOT_FOUND
 
 
+def test_only_the_ladder_service_makes_a_ladder_s_games(
+    referee: Callable[[str], Any], peers: ArenaClient
+) -> None:
+    """bob created a match with config.ladder_id set to alice's ladder: it was listed as
+    one of her ladder's games (its page, `arena match list --ladder`). A user may not mark
+    a match so; the ladder service (an admin token) does."""
+    bob, root = referee("bob-t"), referee("root-t")
+    external_bot(peers, "lx", "127.0.0.1:9")
+    forged = match_config("lx", "lx", ladder_id="L1796115699688-47d37fbf")
+    with pytest.raises(grpc.RpcError) as denied:
+        bob.CreateMatch(referee_pb2.CreateMatchRequest(config=forged))
+    assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "the ladder service creates its games" in (denied.value.details() or "")
+    assert not bob.ListMatches(referee_pb2.ListMatchesRequest(
+        ladder_id="L1796115699688-47d37fbf")).matches
+    made = root.CreateMatch(referee_pb2.CreateMatchRequest(config=forged, owner="bob"))
+    assert made.config.ladder_id == "L1796115699688-47d37fbf" and made.owner == "bob"
+
+
 def test_a_listing_by_bot_takes_a_version_too(
     referee: Callable[[str], Any], peers: ArenaClient
 ) -> None:
