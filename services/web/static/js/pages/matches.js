@@ -26,7 +26,7 @@ export async function matchList(main) {
   const params = new URLSearchParams(location.search);
   const inputs = {
     ladder: h("input", { name: "ladder", placeholder: "ladder id", value: params.get("ladder") || "" }),
-    bot: h("input", { name: "bot", placeholder: "bot name", value: params.get("bot") || "" }),
+    bot: h("input", { name: "bot", placeholder: "name or name@version", value: params.get("bot") || "" }),
     status: select("status", ["", "pending", "running", "finished", "cancelled"], params.get("status")),
     result: select("result", ["", "black", "white", "draw", "forfeit", "win", "loss"], params.get("result")),
     game: select("game", ["", "othello", "gomoku"], params.get("game")),
