@@ -239,7 +239,14 @@ class Launcher:
         if self.home_lock is not None:
             return
         for folder in (self.home, self.home / "logs", self.home / "run"):
-            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except (FileExistsError, NotADirectoryError) as exc:
+                blocker = next((p for p in (folder, *folder.parents)
+                                if p.exists() and not p.is_dir()), folder)
+                raise FailedPreconditionError(
+                    f"the arena home {self.home} cannot be made: {blocker} is a file, not a "
+                    "folder (choose another with --home or ARENA_HOME)") from exc
         handle = open(self.home / "run" / LOCK_FILE, "a+")  # noqa: SIM115 (held until stop)
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

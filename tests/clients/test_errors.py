@@ -107,6 +107,10 @@ def test_corrupt_stack_file(run_arena: RunArena, tmp_path: Path) -> None:
         (("play", "--game", "gomoku", "--size", "4"), "size"),
         (("play", "--variant", "chess"), "unknown Othello variant"),
         (("play", "--mode", "human-human", "--black", "lucy"), "human on that side"),
+        # It said only '/dev/null: File exists' (and '/etc/passwd/x: Not a directory').
+        (("--home", "/dev/null", "up"), "the arena home /dev/null cannot be made: /dev/null "
+                                        "is a file, not a folder"),
+        (("--home", "/etc/passwd/x", "up"), "/etc/passwd is a file, not a folder"),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, tuple) else v,
 )
