@@ -18,7 +18,7 @@ from arena.bots.spec import builtin_config
 from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import GAMES, Game, GameKind, UnknownGameError, game
 from arena.protocols.options import ENGINE_NAME_RE
-from arena.text import unprintable_problem
+from arena.text import shown, unprintable_problem
 from arena.v1 import bots_pb2
 
 NAME_MAX_CHARS = 64
@@ -260,8 +260,13 @@ def validate_spec(spec: bots_pb2.BotSpec) -> list[FieldViolation]:
     elif engine == "protocol":
         found += validate_protocol(spec.game, spec.protocol)
     else:
+        # A preset names where a configuration came from and gives none itself: a bot file
+        # with `preset = "terra"` where it meant `from_preset` got the bare line.
+        hint = (f" (preset {shown(spec.preset)} only records where a configuration came "
+                "from: to start from it, register with --from-preset or write from_preset "
+                "in the bot file)") if spec.preset else ""
         found.append(FieldViolation("spec.engine",
-                                    "one of builtin, external or protocol is required"))
+                                    f"one of builtin, external or protocol is required{hint}"))
     if spec.preset:
         problem = preset_problem(spec.preset, spec.game)
         if problem:

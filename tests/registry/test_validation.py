@@ -76,6 +76,19 @@ def test_missing_engine_is_refused(registry: Registry) -> None:
     assert rejected_fields(registry, bots_pb2.BotSpec(name="x", game=1)) == ["spec.engine"]
 
 
+def test_a_preset_without_a_configuration_points_at_from_preset(registry: Registry) -> None:
+    """``preset`` only tags where a configuration came from; a spec with the tag and no
+    engine (a bot file saying ``preset =`` for ``from_preset =``) is told so."""
+    with pytest.raises(grpc.RpcError) as caught:
+        registry.register(bots_pb2.BotSpec(name="x", game=1, preset="terra"))
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    [violation] = field_violations(caught.value)
+    assert violation.field == "spec.engine"
+    assert "preset 'terra' only records where a configuration came from" in \
+        violation.description
+    assert "--from-preset" in violation.description
+
+
 # -- avatar ------------------------------------------------------------------------------
 
 def _padded_png(total: int) -> bytes:
