@@ -114,13 +114,13 @@ export function notice(text, kind = "") {
   return h("div", { class: ["notice", kind], role: kind === "error" ? "alert" : "status" }, text);
 }
 
-/** A link to a bot's page (names may hold any printable character). */
 /** A match's player: its bot's link, or for an imported record (whose players name no
  * bot: anyone may import one naming any bot) the name as plain text. */
 export function playerLink(match, label) {
   return match.imported_from ? h("span", { class: "imported-player" }, label) : botLink(label);
 }
 
+/** A link to a bot's page (names may hold any printable character). */
 export function botLink(label) {
   const name = label.replace(/@\d+$/, "");
   return h("a", { href: `/bots/${encodeURIComponent(name)}` }, label);
