@@ -750,6 +750,37 @@ def test_cards_never_touch_and_nothing_runs_off_a_narrow_screen(
         context.close()
 
 
+def test_the_match_list_pages_with_load_more(web: WebStack, page: Any) -> None:
+    """The match list shows 50 matches a page, newest first; 'Load more' adds the next
+    page after them (with how many matches that page read) until none is left, every match
+    listed once, in the API's order."""
+    record = web.client.get_replay(finished_ladder_match(web).id,
+                                   referee_pb2.REPLAY_FORMAT_NATIVE).content
+    imported = [web.client.import_match(record, referee_pb2.REPLAY_FORMAT_NATIVE).id
+                for _ in range(51)]
+    try:
+        expected, token = [], ""
+        while True:
+            answer = web.http.json("/api/matches?game=othello&limit=50"
+                                   + (f"&page_token={token}" if token else ""))
+            expected += [m["id"] for m in answer["matches"]]
+            token = answer["next_page_token"]
+            if not token:
+                break
+        open_page(page, f"{web.url}/matches?game=othello")
+        assert page.eval_on_selector_all("tr[data-match]", "rs => rs.length") == 50
+        assert "matches read for this page" in page.inner_text(".more-button")
+        while page.query_selector(".more-button"):
+            shown = page.eval_on_selector_all("tr[data-match]", "rs => rs.length")
+            page.click(".more-button button")
+            page.wait_for_function(f"document.querySelectorAll('tr[data-match]').length > {shown}")
+        listed = page.eval_on_selector_all("tr[data-match]", "rs => rs.map(r => r.dataset.match)")
+        assert listed == expected and set(imported) <= set(listed)
+    finally:
+        for match_id in imported:
+            web.client.delete_match(match_id)
+
+
 def test_every_bot_can_be_listed_and_picked_past_the_first_page(web: WebStack,
                                                                  page: Any) -> None:
     """/bots showed the first 200 bots and left the rest out without a word, and the New

@@ -104,6 +104,22 @@ export function progressBar(done, total) {
   }, bar);
 }
 
+/** One page of a paged list into ``container``: the first page replaces it with a table of
+ * ``headers`` (or ``empty``'s sentence), a later one adds its rows; then "Load more", which
+ * calls ``more``, while the API says another page follows (``note``: a word beside it). */
+export function pageOfRows(container, { first, headers, rows, empty, nextToken, more, note = null }) {
+  if (first) {
+    replace(container, rows.length ? table(headers, rows) : h("p", { class: "empty" }, empty));
+  } else {
+    container.querySelector("tbody")?.append(...rows);
+  }
+  container.querySelector(".more-button")?.remove();
+  if (nextToken) {
+    container.append(h("div", { class: "row more-button" },
+      h("button", { onclick: () => more(nextToken) }, "Load more"), note));
+  }
+}
+
 export function table(headers, rows, attrs = {}) {
   const head = h("thead", {}, h("tr", {}, headers.map((header) =>
     typeof header === "string" ? h("th", {}, header) : h("th", header.attrs || {}, header.text))));

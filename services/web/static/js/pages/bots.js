@@ -5,7 +5,7 @@
 
 import { imageURL, getJSON } from "../api.js";
 import { heatMap } from "../charts.js";
-import { badge, botLink, h, int, matchLink, pct, replace, setTitle, signed, table, timeCell } from "../dom.js";
+import { badge, botLink, h, int, matchLink, pageOfRows, pct, replace, setTitle, signed, table, timeCell } from "../dom.js";
 import { clockQuery, clockText, gameText } from "./ladders.js";
 import { resultCell } from "./matches.js";
 
@@ -67,20 +67,13 @@ async function load(container, query, token = "") {
     h("td", {}, bot.game), h("td", { class: "hide-narrow" }, engineText(bot)),
     h("td", { class: "num" }, `v${bot.version}`), h("td", { class: "hide-narrow" }, bot.owner),
     h("td", { class: "hide-narrow name muted" }, bot.description)));
-  if (!token) {
-    replace(container, rows.length
-      ? table(["", "Bot", "Game", { text: "Engine", attrs: { class: "hide-narrow" } }, { text: "Version", attrs: { class: "num" } },
-        { text: "Owner", attrs: { class: "hide-narrow" } }, { text: "Description", attrs: { class: "hide-narrow" } }], rows)
-      : h("p", { class: "empty" }, "No bots match."));
-  } else {
-    container.querySelector("tbody")?.append(...rows);
-  }
   // A page holds 200 bots: the rest come a page at a time (they were left out unsaid).
-  container.querySelector(".more-button")?.remove();
-  if (data.next_page_token) {
-    container.append(h("div", { class: "row more-button" },
-      h("button", { onclick: () => load(container, query, data.next_page_token) }, "Load more")));
-  }
+  pageOfRows(container, {
+    first: !token, rows, empty: "No bots match.", nextToken: data.next_page_token,
+    more: (next) => load(container, query, next),
+    headers: ["", "Bot", "Game", { text: "Engine", attrs: { class: "hide-narrow" } }, { text: "Version", attrs: { class: "num" } },
+      { text: "Owner", attrs: { class: "hide-narrow" } }, { text: "Description", attrs: { class: "hide-narrow" } }],
+  });
 }
 
 export async function botPage(main, name) {

@@ -3,7 +3,7 @@
 
 import { act, newRequestId } from "../actions.js";
 import { getJSON, send } from "../api.js";
-import { badge, h, ladderLink, matchLink, notice, playerLink, replace, setTitle, table, timeCell } from "../dom.js";
+import { badge, h, ladderLink, matchLink, notice, pageOfRows, playerLink, replace, setTitle, timeCell } from "../dom.js";
 
 const FILTERS = ["ladder", "bot", "status", "result", "game"];
 
@@ -78,20 +78,13 @@ async function load(container, query, fresh, token = "") {
     resultCell(m),
     h("td", { class: "hide-narrow" }, m.ladder_id ? ladderLink(m.ladder_id, m.ladder_name) : ""),
     h("td", { class: "hide-narrow nowrap" }, timeCell(m.created_at))));
-  if (fresh) {
-    replace(container, rows.length
-      ? table([{ text: "Match", attrs: { class: "hide-narrow" } }, { text: "Game", attrs: { class: "hide-narrow" } }, "Black", "White", "Result",
-        { text: "Ladder", attrs: { class: "hide-narrow" } }, { text: "Created", attrs: { class: "hide-narrow" } }], rows)
-      : h("p", { class: "empty" }, "No matches found."));
-  } else {
-    container.querySelector("tbody")?.append(...rows);
-  }
-  container.querySelector(".more-button")?.remove();
-  if (data.next_page_token) {
-    container.append(h("div", { class: "row more-button" }, h("button", {
-      onclick: () => load(container, query, false, data.next_page_token),
-    }, "Load more"), h("span", { class: "muted small" }, `${data.scanned} matches read for this page`)));
-  }
+  pageOfRows(container, {
+    first: fresh, rows, empty: "No matches found.", nextToken: data.next_page_token,
+    more: (next) => load(container, query, false, next),
+    note: h("span", { class: "muted small" }, `${data.scanned} matches read for this page`),
+    headers: [{ text: "Match", attrs: { class: "hide-narrow" } }, { text: "Game", attrs: { class: "hide-narrow" } }, "Black", "White", "Result",
+      { text: "Ladder", attrs: { class: "hide-narrow" } }, { text: "Created", attrs: { class: "hide-narrow" } }],
+  });
 }
 
 /** The field both new-match and new-ladder forms share: the exact solver's adjudication. */
