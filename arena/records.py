@@ -192,11 +192,12 @@ def export(match: match_pb2.Match, fmt: referee_pb2.ReplayFormat.ValueType) -> r
     if name is None:
         raise ValueError(f"unknown replay format {fmt}")
     played = game(match.config.game.kind)
-    known = ", ".join(export_formats(match))
+    formats = export_formats(match)
+    known = ", ".join(formats)
     if name not in ("native", *played.record_formats):
         raise FailedPreconditionError(f"{name} records do not hold {played.title} games; "
                                       f"{played.title} exports as {known}")
-    if name not in export_formats(match):
+    if name not in formats:
         raise FailedPreconditionError(f"a {name} holds moves from the standard start only and "
                                       f"match {match.id} starts from another position; it "
                                       f"exports as {known}")

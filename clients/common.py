@@ -284,8 +284,9 @@ def followed(follow: Callable[[], Iterable[Event]], key: Callable[[Event], objec
         try:
             for event in follow():
                 last_event, told = time.monotonic(), False
-                if key(event) not in seen:
-                    seen.add(key(event))
+                said = key(event)
+                if said not in seen:
+                    seen.add(said)
                     yield event
             return
         except UnavailableError as exc:
