@@ -287,6 +287,8 @@ def read_record(text: str, fmt: str = "", variant: str = "") -> tuple[str, Repla
     it (transcripts, PSQ) and must agree with those that do. Every move is replayed
     through the rules; a bad record raises ``FormatError`` naming the line or the move.
     """
+    if not text.strip():  # read as a transcript, it was a game of no moves
+        raise FormatError("the record is empty: no game in it")
     guessed = not fmt
     fmt = fmt or record_format(text)
     if fmt not in RECORD_FORMATS:

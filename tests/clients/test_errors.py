@@ -90,6 +90,8 @@ def test_corrupt_stack_file(run_arena: RunArena, tmp_path: Path) -> None:
         # a folder was looked up as a match id: 'no match '/tmp'' (or, with no stack, 'no
         # referee address')
         (("match", "replay", "/"), "cannot read game record file /: [Errno 21] Is a directory"),
+        # an empty file was replayed as an Othello game of no moves (exit 0)
+        (("match", "replay", "/dev/null"), "the record is empty"),
         (("match", "create", "--black", "@x", "--white", "ryo"), "bad bot reference"),
         (("match", "create", "--black", "x@\u00b2", "--white", "ryo"), "bad bot reference"),
         (("match", "create", "--black", "x@99999999999", "--white", "ryo"),
