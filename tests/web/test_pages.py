@@ -773,7 +773,8 @@ def test_the_match_list_pages_with_load_more(web: WebStack, page: Any) -> None:
         while page.query_selector(".more-button"):
             shown = page.eval_on_selector_all("tr[data-match]", "rs => rs.length")
             page.click(".more-button button")
-            page.wait_for_function(f"document.querySelectorAll('tr[data-match]').length > {shown}")
+            # the next row drawn (no string predicate: the page's CSP forbids eval)
+            page.wait_for_selector(f"tbody tr[data-match]:nth-child({shown + 1})")
         listed = page.eval_on_selector_all("tr[data-match]", "rs => rs.map(r => r.dataset.match)")
         assert listed == expected and set(imported) <= set(listed)
     finally:
