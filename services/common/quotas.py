@@ -9,7 +9,7 @@ before any work is done. Admins have no limits. The configuration (``quotas``, J
 How the limits are kept:
 
 * ``running_matches``: a referee admits a user's match only while fewer of that user's
-  matches run; the others wait, parked, in the order they came (``ledger.Admission``), so
+  matches run; the others wait, parked, in the order they were made (``Ledger.admit``), so
   one user's flood cannot hold every worker while another user waits. A running match has
   at most one move in flight, so this also bounds the user's share of the workers.
 * ``queued_matches``: unfinished matches (pending, parked or running) per user.

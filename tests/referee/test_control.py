@@ -17,6 +17,7 @@ from arena.services.common.config import Config
 from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.peers import BotVersions
 from arena.services.common.protocol import keys
+from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
 from arena.services.referee.loop import RefereeLoop
 from arena.services.worker.bots import BotRunner
@@ -24,7 +25,7 @@ from arena.services.worker.consumer import WorkerLoop
 
 from arena import errors
 from arena.engine.othello import PRESETS
-from arena.v1 import bot_service_pb2, common_pb2, match_pb2
+from arena.v1 import bot_service_pb2, common_pb2, engine_pb2, match_pb2
 from tests.conftest import FAST, TEST_BOTS, Loops
 from tests.support.bots import (
     bot_server,
@@ -245,7 +246,7 @@ def test_one_users_flood_runs_in_turn_while_another_users_match_starts_at_once(
     finished = sorted(done, key=lambda m: m.finished_at.ToNanoseconds())
     assert [m.id for m in finished] == flood  # in the order she made them
     assert redis_client.scard(keys.user("alice", "running")) == 0
-    assert redis_client.llen(keys.user("alice", "parked")) == 0
+    assert redis_client.zcard(keys.user("alice", "parked")) == 0
 
 
 def _watch(store: MatchStore, ids: list[str], seen: dict[str, set[int]],
@@ -275,7 +276,7 @@ def test_cancelled_parked_matches_pass_their_turn_on(
             parked = [new_match(match_config("lab", "lab"), "alice") for _ in range(3)]
             store = MatchStore(redis_client)
             deadline = time.monotonic() + 20
-            while redis_client.llen(keys.user("alice", "parked")) < 3:
+            while redis_client.zcard(keys.user("alice", "parked")) < 3:
                 assert time.monotonic() < deadline, "the matches were not parked"
                 time.sleep(0.05)
             root = _sdk(referee(), registry_server, "admin-token")
@@ -287,6 +288,39 @@ def test_cancelled_parked_matches_pass_their_turn_on(
     finally:
         capped.stop(5)
     assert store.header(parked[0].id).status == match_pb2.MATCH_STATUS_CANCELLED
+
+
+def test_parked_matches_start_in_the_order_they_were_made(
+        redis_client: redis.Redis, peers: ArenaClient,
+        new_match: Callable[..., match_pb2.Match]) -> None:
+    """Each match's own referee thread admits it, so a later match may be parked before an
+    earlier one (the flood test saw alice's fourth match run before her third): the slot
+    still goes to the oldest. A list of parked jobs stored by an older Arena is kept, first."""
+    builtin_bot(peers, "lab", {"evaluator": "lab", "look_ahead": 0})
+    made = [new_match(match_config("lab", "lab"), "alice") for _ in range(5)]
+    ledger = Ledger(redis_client)
+    older = [engine_pb2.MatchJob(match_id=m.id).SerializeToString() for m in made[3:]]
+    redis_client.rpush(keys.user("alice", "parked"), *older)
+
+    assert ledger.admit(made[0], 1, "0-1") == "run"
+    assert ledger.admit(made[2], 1, "0-2") == "parked"
+    assert ledger.admit(made[1], 1, "0-3") == "parked"
+    by_id, running, handed = {m.id: m for m in made}, made[0], []
+    for _ in range(4):  # the running match ends, the one handed on runs
+        ledger.finish(_cancelled(running), None)
+        job = redis_client.xrevrange(keys.MATCH_STREAM, count=1)[0][1][b"pb"]
+        running = by_id[engine_pb2.MatchJob.FromString(job).match_id]
+        handed.append(running.id)
+        assert ledger.admit(running, 1, "0-4") == "run"
+    assert handed == [m.id for m in (made[3], made[4], made[1], made[2])]
+    assert redis_client.zcard(keys.user("alice", "parked")) == 0
+
+
+def _cancelled(match: match_pb2.Match) -> match_pb2.Match:
+    finished = match_pb2.Match()
+    finished.CopyFrom(match)
+    finished.status = match_pb2.MATCH_STATUS_CANCELLED
+    return finished
 
 
 def _sleepy(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:

@@ -60,8 +60,8 @@ UserPart = Literal["active", "running", "parked"]
 
 def user(owner: str, part: UserPart) -> str:
     """A user's matches, for the quotas: ``active`` (set of unfinished match ids),
-    ``running`` (set of the ids a referee admitted), ``parked`` (list of ``MatchJob``
-    bytes waiting for one of the user's running matches to end)."""
+    ``running`` (set of the ids a referee admitted), ``parked`` (sorted set of ``MatchJob``
+    bytes waiting for one of the user's running matches to end, oldest match first)."""
     return f"arena:user:{owner}:{part}"
 
 

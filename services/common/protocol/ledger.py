@@ -63,17 +63,27 @@ return 1
 # result within seconds, and its reconcile counts any whose entry it never read.
 FINISHED_MAXLEN = 100_000
 
-# Hands the owner's slot on: the oldest parked match job of the owner goes back to the
-# match stream. KEYS[n]: the owner's parked list, KEYS[n+1]: the match stream.
+# The owner's parked match jobs wait in a sorted set scored by their match's creation time
+# (microseconds), so they start in the order the owner made them, however the referees'
+# threads happen to park them. ``upgrade`` turns a list of parked jobs (as stored before
+# the sorted set) into the set, ahead of any other. ``hand_on`` hands the owner's slot on:
+# the oldest parked job goes back to the match stream.
 _HAND_ON = """
+local function upgrade(parked)
+  if redis.call('TYPE', parked).ok ~= 'list' then return end
+  local jobs = redis.call('LRANGE', parked, 0, -1)
+  redis.call('DEL', parked)
+  for i, job in ipairs(jobs) do redis.call('ZADD', parked, i, job) end
+end
 local function hand_on(parked, stream)
-  local job = redis.call('LPOP', parked)
+  upgrade(parked)
+  local job = redis.call('ZPOPMIN', parked)[1]
   if job then redis.call('XADD', stream, '*', 'pb', job) end
 end
 """
 
 # KEYS: match, final, moves, events, finished stream, results stream, the owner's active
-# set, running set and parked list, the match stream.
+# set, running set and parked jobs, the match stream.
 # ARGV: plies judged (-1: any, for a cancellation), finished match bytes, ended event
 # bytes, match id, ladder id, results ttl, the finished stream's length (roughly). A
 # cancellation also wakes the referee that runs the match, which waits on the results
@@ -95,11 +105,11 @@ if redis.call('SREM', KEYS[8], ARGV[4]) == 1 then hand_on(KEYS[9], KEYS[10]) end
 return 1
 """
 
-# KEYS: the match's final flag, the owner's running set and parked list, the match stream.
+# KEYS: the match's final flag, the owner's running set and parked jobs, the match stream.
 # ARGV: match id, the owner's running cap (0: none), the referees' group, the job's entry,
-# the job's bytes.
+# the job's bytes, the match's creation time in microseconds.
 # Returns 'run' (play it), 'over' (finished: drop it, and hand the slot on) or 'parked'
-# (the owner has cap matches running: the job waits in the parked list, acknowledged).
+# (the owner has cap matches running: the job waits with the parked ones, acknowledged).
 _ADMIT = _HAND_ON + """
 if redis.call('EXISTS', KEYS[1]) == 1 then
   hand_on(KEYS[3], KEYS[4])  -- it may have been parked: its turn passes to the next
@@ -111,7 +121,8 @@ if cap == 0 or redis.call('SCARD', KEYS[2]) < cap then
   redis.call('SADD', KEYS[2], ARGV[1])
   return 'run'
 end
-redis.call('RPUSH', KEYS[3], ARGV[5])
+upgrade(KEYS[3])
+redis.call('ZADD', KEYS[3], ARGV[6], ARGV[5])
 redis.call('XACK', KEYS[4], ARGV[3], ARGV[4])
 return 'parked'
 """
@@ -145,7 +156,8 @@ class Ledger:
         decision = self._admit(
             keys=[keys.match(match.id, "final"), keys.user(match.owner, "running"),
                   keys.user(match.owner, "parked"), MATCH_STREAM],
-            args=[match.id, cap, REFEREE_GROUP, entry_id, job])
+            args=[match.id, cap, REFEREE_GROUP, entry_id, job,
+                  match.created_at.ToMicroseconds()])
         return decision.decode() if isinstance(decision, bytes) else str(decision)
 
     def start(self, running: match_pb2.Match) -> bool:
