@@ -114,6 +114,9 @@ class RefereeLoop:
         with self._lock:
             if entry.entry_id in self._active or match_id in self._active.values():
                 return  # already running here (a reclaim raced our own heartbeat)
+        if not self.stopping.is_set() and not self._admitted(entry.entry_id, match_id):
+            return
+        with self._lock:
             stopping = self.stopping.is_set()
             if not stopping:
                 self._active[entry.entry_id] = match_id
@@ -127,10 +130,24 @@ class RefereeLoop:
             # idle take-over once this process is gone.
             self.jobs.requeue(entry.entry_id, entry.fields)
 
+    def _admitted(self, entry_id: str, match_id: str) -> bool:
+        """Admit the match under its owner's quota here, in the order the jobs are read
+        (``MatchRunner.admit``); a job that is not to run now is acknowledged."""
+        try:
+            if self.runner.admit(match_id, entry_id):
+                return True
+            self.jobs.ack(entry_id)
+        except redis.RedisError:
+            raise  # the consumer waits out the stall; the job stays pending, retried later
+        except Exception:
+            # Left pending without heartbeat: retried after match_idle_ms, not in a hot loop.
+            log.exception("match %s could not be admitted in this referee", match_id)
+        return False
+
     def _run(self, entry_id: str, match_id: str) -> None:
         finished = failed = False
         try:
-            finished = self.runner.run(match_id, entry_id)
+            finished = self.runner.run(match_id)
         except Exception:
             # Left pending without heartbeat: retried after match_idle_ms, not in a hot loop.
             log.exception("match %s failed in this referee", match_id)

@@ -109,22 +109,24 @@ class MatchRunner:
         records = self.store.records(match_id)
         return GameState(match, records, position_after(match, records))
 
-    def run(self, match_id: str, entry_id: str = "") -> bool:
-        """Play until the end (True) or until asked to stop (False: run it again later).
+    def admit(self, match_id: str, entry_id: str) -> bool:
+        """May the match of job ``entry_id`` run now, under its owner's running-matches
+        quota? False: it is over, or parked (acknowledged; its job comes back when one of
+        the owner's matches ends). The referee asks before it starts the match's thread, one
+        job after another in the stream's order, so an owner's matches start in the order
+        they were made."""
+        match = self.store.header(match_id)
+        return self.ledger.admit(match, self.running_cap(match.owner), entry_id) == "run"
 
-        With the match job's ``entry_id``, the match is first admitted under its owner's
-        running-matches quota: one that must wait is parked (True: this referee is done
-        with the job; it comes back when one of the owner's matches ends)."""
+    def run(self, match_id: str) -> bool:
+        """Play until the end (True) or until asked to stop (False: run it again later)."""
         try:
-            return self._run(match_id, entry_id)
+            return self._run(match_id)
         finally:
             self._solved.pop(match_id, None)  # however the run ended: finished, stopped
 
-    def _run(self, match_id: str, entry_id: str) -> bool:
+    def _run(self, match_id: str) -> bool:
         state = self.load(match_id)
-        if entry_id and self.ledger.admit(state.match, self.running_cap(state.match.owner),
-                                          entry_id) != "run":
-            return True  # parked, or over (then its turn passes to the owner's next match)
         if state.match.status in FINISHED_STATES:
             return True
         fresh = state.match.status == match_pb2.MATCH_STATUS_PENDING

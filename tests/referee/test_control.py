@@ -20,6 +20,7 @@ from arena.services.common.protocol import keys
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
 from arena.services.referee.loop import RefereeLoop
+from arena.services.referee.runner import GameState, MatchRunner
 from arena.services.worker.bots import BotRunner
 from arena.services.worker.consumer import WorkerLoop
 
@@ -314,6 +315,35 @@ def test_parked_matches_start_in_the_order_they_were_made(
         assert ledger.admit(running, 1, "0-4") == "run"
     assert handed == [m.id for m in (made[3], made[4], made[1], made[2])]
     assert redis_client.zcard(keys.user("alice", "parked")) == 0
+
+
+def test_the_first_of_a_flood_runs_first_however_slow_its_thread(
+        redis_client: redis.Redis, redis_server: EmbeddedRedis, bots: BotVersions,
+        peers: ArenaClient, loops: Loops, new_match: Callable[..., match_pb2.Match],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The referee reads a queued flood at once and starts a thread per match; each thread
+    used to admit its match, so on a busy machine the first slot went to whichever thread
+    ran first. Here the first match's thread is slow to load its game (as a thread that the
+    machine does not schedule for a while)."""
+    builtin_bot(peers, "lab", {"evaluator": "lab", "look_ahead": 0})
+    loops(referees=0, workers=2)
+    flood = [new_match(match_config("lab", "lab"), "alice").id for _ in range(3)]
+    load = MatchRunner.load
+
+    def slow_first(runner: MatchRunner, match_id: str) -> GameState:
+        if match_id == flood[0]:
+            time.sleep(0.5)
+        return load(runner, match_id)
+
+    monkeypatch.setattr(MatchRunner, "load", slow_first)
+    referee = RefereeLoop(redis_server.client(), bots, "capped", FAST,
+                          running_cap=lambda owner: 1).start()
+    try:
+        done = [wait_finished(redis_client, match_id, 120) for match_id in flood]
+    finally:
+        referee.stop(5)
+    finished = sorted(done, key=lambda m: m.finished_at.ToNanoseconds())
+    assert [m.id for m in finished] == flood
 
 
 def _cancelled(match: match_pb2.Match) -> match_pb2.Match:
