@@ -147,8 +147,9 @@ class MoveJob(_message.Message):
     cpu_clock: _builtins.bool
     """Count a built-in bot's time by the CPU time of its search on the worker's thread
     instead of the wall clock (the referee's choice, ARENA_CPU_CLOCK): its result then
-    reports cpu_ms, and a busy machine does not make the bot lose on time. External and
-    protocol bots are always timed on the wall clock.
+    reports cpu_ms, and a busy machine does not make the bot lose on time. A protocol
+    engine's move is then charged the CPU time of its processes; external bots are always
+    timed on the wall clock.
     """
     game_time_left_ms: _builtins.int
     """What is left of the side to move's game budget before this move, milliseconds (0: the
@@ -208,6 +209,7 @@ class MoveResult(_message.Message):
     TREE_STORED_FIELD_NUMBER: _builtins.int
     WORKER_TIME_MS_FIELD_NUMBER: _builtins.int
     CPU_MS_FIELD_NUMBER: _builtins.int
+    QUEUED_MS_FIELD_NUMBER: _builtins.int
     job_id: _builtins.str
     match_id: _builtins.str
     ply: _builtins.int
@@ -221,6 +223,12 @@ class MoveResult(_message.Message):
     cpu_ms: _builtins.int
     """CPU time of the thread that ran a built-in bot's job (its search, and the cache
     probe before it), milliseconds; set when the job asked for cpu_clock.
+    """
+    queued_ms: _builtins.int
+    """Of worker_time_ms, how long that thread was ready to run but waited for a CPU (the
+    kernel's run-queue delay: other processes of a busy machine), milliseconds; set with
+    cpu_ms where the kernel reports it. The referee's wall-clock guard of a move timed on
+    CPU does not count it.
     """
     @_builtins.property
     def move(self) -> _common_pb2.Move: ...
@@ -240,10 +248,11 @@ class MoveResult(_message.Message):
         tree_stored: _builtins.bool = ...,
         worker_time_ms: _builtins.int = ...,
         cpu_ms: _builtins.int = ...,
+        queued_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["move", b"move", "search", b"search"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cpu_ms", b"cpu_ms", "error", b"error", "error_detail", b"error_detail", "job_id", b"job_id", "match_id", b"match_id", "move", b"move", "ply", b"ply", "search", b"search", "tree_stored", b"tree_stored", "worker_id", b"worker_id", "worker_time_ms", b"worker_time_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cpu_ms", b"cpu_ms", "error", b"error", "error_detail", b"error_detail", "job_id", b"job_id", "match_id", b"match_id", "move", b"move", "ply", b"ply", "queued_ms", b"queued_ms", "search", b"search", "tree_stored", b"tree_stored", "worker_id", b"worker_id", "worker_time_ms", b"worker_time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -70,11 +70,13 @@ class MoveClock:
         guard = cpu_wall_guard_ms(self.limit_ms, self.grace_ms, self.wall_factor)
         # The interval ends when the answer reaches Redis: one a stalled Redis held back
         # is no fault of the bot. The worker's own wall time of the search (at least 1 ms
-        # when it timed it), which counts a stuck search as much, bounds it.
+        # when it timed it), which counts a stuck search as much, bounds it. Nor is the
+        # time the search waited for a CPU that other processes held.
         took = min(wall_ms, result.worker_time_ms) if result.worker_time_ms > 0 else wall_ms
-        if took > guard:
-            return (f"took {took} ms on the wall clock ({result.cpu_ms} ms of CPU time); "
-                    f"a move timed on CPU may take {guard} ms")
+        if took - result.queued_ms > guard:
+            queued = f", {result.queued_ms} ms waiting for a CPU" if result.queued_ms else ""
+            return (f"took {took} ms on the wall clock ({result.cpu_ms} ms of CPU time"
+                    f"{queued}); a move timed on CPU may take {guard} ms")
         return None
 
 

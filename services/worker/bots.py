@@ -35,6 +35,17 @@ log = logging.getLogger(__name__)
 _PREPARED_MAX = 256
 
 
+def thread_queued_ns() -> int | None:
+    """How long the calling thread has waited, ready to run, for a CPU (Linux's
+    ``/proc/thread-self/schedstat``, its second field), or None where the kernel does not
+    say."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as stat:
+            return int(stat.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 @dataclass
 class BotAnswer:
     result: engine_pb2.MoveResult
@@ -97,10 +108,13 @@ class BotRunner:
         if engine == "external":
             return self.run_external(job)
         if engine == "builtin":
-            started = time.thread_time_ns()
+            started, queued = time.thread_time_ns(), thread_queued_ns()
             answer = self.run_builtin(job, stop)
             if job.cpu_clock:  # all on this thread: the probe, then the search
                 answer.result.cpu_ms = (time.thread_time_ns() - started) // 1_000_000
+                if queued is not None:
+                    now = thread_queued_ns() or queued
+                    answer.result.queued_ms = (now - queued) // 1_000_000
             return answer
         if engine == "protocol":
             return self.run_protocol(job, stop)

@@ -83,3 +83,21 @@ def test_an_answer_held_back_on_its_way_is_not_late_on_the_cpu_clock() -> None:
     # On the wall clock the interval is the time, however the worker timed it.
     wall = MoveClock(limit_ms=300, grace_ms=200)
     assert wall.late(12005, held_back) == "took 12005 ms; limit 300 ms + 200 ms grace"
+
+
+def test_time_spent_waiting_for_a_cpu_is_not_late_on_the_cpu_clock() -> None:
+    """With two test suites and a Compose stack on two cores, a 150 ms move took 4,781 ms
+    on the wall clock for 147 ms of CPU time and forfeited; the worker's thread had been
+    ready to run most of that time. The worker reports that run-queue wait (``queued_ms``),
+    and the guard counts the rest: a search that sleeps or hangs still loses the move."""
+    clock = MoveClock(limit_ms=150, grace_ms=2000, cpu=True, wall_factor=4.0)
+    guard = 2600 + WALL_SLACK_MS
+
+    def result(queued_ms: int) -> engine_pb2.MoveResult:
+        return engine_pb2.MoveResult(move=common_pb2.Move(square=D3), cpu_ms=147,
+                                     worker_time_ms=4781, queued_ms=queued_ms)
+
+    assert clock.late(4790, result(4400)) is None
+    assert clock.late(4790, result(100)) == (
+        f"took 4781 ms on the wall clock (147 ms of CPU time, 100 ms waiting for a CPU); a "
+        f"move timed on CPU may take {guard} ms")
