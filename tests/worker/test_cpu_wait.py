@@ -31,8 +31,6 @@ def _job() -> engine_pb2.MoveJob:
 
 def test_a_search_reports_the_time_it_waited_for_a_cpu() -> None:
     runner = BotRunner(cache=SharedSearchCache(None), grace_ms=200)
-    idle = runner.run(_job(), StopFlag()).result
-    assert idle.HasField("move") and idle.queued_ms < idle.cpu_ms
     core = min(os.sched_getaffinity(0))
     mask = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {core})  # this thread only, beside three busy loops
