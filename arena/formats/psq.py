@@ -26,10 +26,13 @@ from arena.games.base import GameError
 from arena.games.gomoku import GomokuBoard
 from arena.text import shown
 
-_HEADER_RE = re.compile(r"\s*Piskvorky (\d{1,3})x(\d{1,3}), (-?\d{1,3}):(-?\d{1,3}), (\d{1,3})\s*")
-_MOVE_RE = re.compile(r"\s*(\d{1,3}),(\d{1,3})(?:,(\d{1,9}))?\s*")
-# What a move line looks like, in range or not: such a line is a bad move, never the start
-# of the trailer (which holds names and single numbers).
+# Numbers are ASCII digits only: Python's \d also takes other scripts' digits (Arabic-Indic,
+# full-width), which Piskvork never writes.
+_HEADER_RE = re.compile(r"\s*Piskvorky (\d{1,3})x(\d{1,3}), (-?\d{1,3}):(-?\d{1,3}), (\d{1,3})\s*",
+                        re.ASCII)
+_MOVE_RE = re.compile(r"\s*(\d{1,3}),(\d{1,3})(?:,(\d{1,9}))?\s*", re.ASCII)
+# What a move line looks like, in range or not, in any script's digits: such a line is a bad
+# move, never the start of the trailer (which holds names and single numbers).
 _MOVE_LIKE_RE = re.compile(r"\s*[-+]?\d+\s*,\s*[-+]?\d+\s*(?:,\s*[-+]?\d+\s*)?")
 # A header under another first word (a misspelt or translated one).
 _HEADER_LIKE_RE = re.compile(r"\s*\S+\s+\d+\s*x\s*\d+\s*,.*")
@@ -77,7 +80,8 @@ def parse_psq(text: str, rule: str = "freestyle") -> PsqGame:
     lines = text.splitlines()
     header = _HEADER_RE.fullmatch(lines[0]) if lines else None
     if header is None:
-        raise FormatError(f"expected '{PSQ_HEADER}'", 1, 1)
+        raise FormatError(f"expected '{PSQ_HEADER}'{_digits_hint(lines[0] if lines else '')}",
+                          1, 1)
     width, height, level_a, level_b, flag = (int(g) for g in header.groups())
     if width != height:
         raise FormatError(f"only square boards are supported, got {width}x{height}", 1, 11)
@@ -92,7 +96,8 @@ def parse_psq(text: str, rule: str = "freestyle") -> PsqGame:
         if match is None:
             if _MOVE_LIKE_RE.fullmatch(line):
                 raise FormatError(f"move {shown(line.strip())} is not 'x,y,time' with x and y in "
-                                  f"1..{width} and a time of 0..999999999 ms", number, 1)
+                                  f"1..{width} and a time of 0..999999999 ms"
+                                  f"{_digits_hint(line)}", number, 1)
             break
         moves.append(_play(board, match, line, number))
     else:
@@ -101,6 +106,14 @@ def parse_psq(text: str, rule: str = "freestyle") -> PsqGame:
     while trailer and not trailer[-1].strip():
         trailer = trailer[:-1]
     return PsqGame(width, tuple(moves), rule, (level_a, level_b), flag, tuple(trailer))
+
+
+def _digits_hint(line: str) -> str:
+    """What to fix when ``line`` holds digits other than ASCII's 0-9, else nothing."""
+    other = next((char for char in line if char.isdigit() and not char.isascii()), None)
+    if other is None:
+        return ""
+    return f" (it has {other!r}, U+{ord(other):04X}: write numbers with the digits 0-9)"
 
 
 def _play(board: GomokuBoard, match: re.Match[str], line: str, number: int) -> PsqMove:

@@ -93,6 +93,20 @@ def test_a_move_line_out_of_range_is_named() -> None:
         parse_psq(f"Piskvorky 15x15, 0:0, 0\n{line}\n")
 
 
+@pytest.mark.parametrize(("text", "line", "digit"), [
+    ("Piskvorky 15x15, 0:0, 0\n\u0668,\u0668,0\n", 2, "U+0668"),  # Arabic-Indic 8
+    ("Piskvorky 15x15, 0:0, 0\n8,8,0\n\uff19,\uff19,0\n", 3, "U+FF19"),  # full-width 9
+    ("Piskvorky 15x15, 0:0, 0\n8,8,\u0661\n", 2, "U+0661"),
+    ("Piskvorky \uff11\uff15x\uff11\uff15, 0:0, 0\n8,8,0\n", 1, "U+FF11"),
+], ids=["arabic-indic", "full-width", "time", "header"])
+def test_psq_numbers_are_ascii_digits(text: str, line: int, digit: str) -> None:
+    """Python's ``\\d`` takes any script's digits: '\u0668,\u0668' was read as the move 8,8."""
+    fix = re.escape(f"{digit}: write numbers with the digits 0-9")
+    with pytest.raises(FormatError, match=fix) as error:
+        parse_psq(text)
+    assert error.value.line == line
+
+
 @pytest.mark.parametrize("first", ["3,4,5", "0,0", "-1,-1,0"])
 def test_psq_writer_refuses_ambiguous_trailer(first: str) -> None:
     with pytest.raises(FormatError):
