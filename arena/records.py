@@ -38,7 +38,16 @@ from arena.formats import (
     write_replay,
     write_transcript,
 )
-from arena.games import Color, GomokuBoard, OthelloBoard, Outcome, Position, Termination, game
+from arena.games import (
+    Color,
+    GameError,
+    GomokuBoard,
+    OthelloBoard,
+    Outcome,
+    Position,
+    Termination,
+    game,
+)
 from arena.games.gomoku import moves_from_empty
 from arena.text import bounded, engine_notes, printable, shown
 from arena.v1 import common_pb2, match_pb2, referee_pb2
@@ -304,11 +313,33 @@ def read_record(text: str, fmt: str = "", variant: str = "") -> tuple[str, Repla
                                   f"{shown(first)})") from None
             raise FormatError(f"not a native replay, GGF or PSQ record, nor an Othello "
                               f"transcript ({exc})") from None
+        fits = "" if variant else _variant_that_reads(text, fmt)
+        if fits:
+            raise FormatError(f"{exc}; it reads as a game of the {fits} variant, which the "
+                              f"record cannot say: give the variant (--variant {fits})") from None
         raise
     if variant and replay.variant != variant:
         raise FormatError(f"the record is a {replay.variant} game, not {variant}: leave the "
                           "variant out")
     return fmt, replay
+
+
+_UNNAMED_VARIANT = {"transcript": "othello", "psq": "gomoku"}  # records that cannot say it
+
+
+def _variant_that_reads(text: str, fmt: str) -> str:
+    """The first other variant (Othello) or rule (Gomoku) under which a record that cannot
+    name its variant reads without error, or ``""``."""
+    if fmt not in _UNNAMED_VARIANT:
+        return ""
+    played = game(_UNNAMED_VARIANT[fmt])
+    for other in played.variants[1:]:
+        try:
+            _READERS[fmt](text, other)
+        except (FormatError, GameError):
+            continue
+        return other
+    return ""
 
 
 def _native_record(text: str, variant: str) -> Replay:

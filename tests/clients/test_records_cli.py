@@ -93,6 +93,22 @@ def test_import_refuses_a_bad_record_in_one_line(cli_stack: InProcessStack,
     one_line_error(cli_stack.run("match", "import", "missing.ggf"), "no such game record file")
 
 
+def test_an_international_transcript_without_its_variant_says_to_give_it(
+        cli_stack: InProcessStack, tmp_path: Path) -> None:
+    """A transcript cannot say its variant: an international game (four centre moves
+    first) was refused as 'illegal move 'd4' in ...' the standard start, with no word of
+    --variant."""
+    (tmp_path / "intl.txt").write_text("d4e4d5e5f3c3d3e3\n")
+    hint = "reads as a game of the international variant", "--variant international"
+    one_line_error(cli_stack.run("match", "import", "intl.txt"), "illegal move 'd4'", *hint)
+    one_line_error(cli_stack.run("match", "replay", "intl.txt"), "illegal move 'd4'", *hint)
+    assert "(transcript, othello international 8x8, 8 moves)" in ok(
+        cli_stack.run("match", "import", "intl.txt", "--variant", "international"))
+    # A record no variant reads says nothing of one.
+    (tmp_path / "bad.txt").write_text("f5d6c3\nf5\n")
+    assert "variant" not in one_line_error(cli_stack.run("match", "import", "bad.txt"))
+
+
 def test_replay_opens_psq_and_transcripts_without_services(run_arena: RunArena,
                                                           tmp_path: Path) -> None:
     moves = [112, 113, 97, 98, 82]  # h8 i8 h7 i7 h6
