@@ -313,7 +313,9 @@ def match_status(match: match_pb2.Match) -> str:
 
 
 def match_result_text(match: match_pb2.Match) -> str:
-    """``1-0 (normal, 40-24)``, ``1/2-1/2``, or the status while unfinished."""
+    """``1-0 (normal, 40-24)`` (the discs, in a game decided by them), ``0-1 (normal, 98
+    moves)`` (Gomoku's stones are no score: the moves, when the match carries them),
+    ``1/2-1/2 (...)``, or the status while unfinished."""
     result = match.result
     if result.void:
         why = enum_name(result.termination, "TERMINATION_", match_pb2.Termination)
@@ -324,10 +326,21 @@ def match_result_text(match: match_pb2.Match) -> str:
         result.winner, "1/2-1/2"
     )
     why = enum_name(result.termination, "TERMINATION_", match_pb2.Termination)
-    detail = f"{why}, {result.black_count}-{result.white_count}"
+    if _counts_discs(match):
+        detail = f"{why}, {result.black_count}-{result.white_count}"
+    else:  # a summary (arena match list) has no moves to count
+        played = len(match.config.opening) + len(match.moves)
+        detail = f"{why}, {played} moves" if match.moves else why
     if result.detail:
         detail += f": {result.detail}"
     return f"{score} ({detail})"
+
+
+def _counts_discs(match: match_pb2.Match) -> bool:
+    """Whether the match's game is decided by discs (true of a game this client does not
+    know: its counts are shown as they come)."""
+    played = next((g for g in GAMES if g.kind == match.config.game.kind), None)
+    return played is None or played.counts_discs
 
 
 def standing_lines(standings: ladder_pb2.Standings) -> list[StandingLine]:

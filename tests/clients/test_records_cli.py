@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from arena.formats import psq_from_moves, write_psq
+from arena.games import GomokuBoard
 from tests.clients.conftest import (
     InProcessStack,
     RunArena,
@@ -107,6 +108,24 @@ def test_an_international_transcript_without_its_variant_says_to_give_it(
     # A record no variant reads says nothing of one.
     (tmp_path / "bad.txt").write_text("f5d6c3\nf5\n")
     assert "variant" not in one_line_error(cli_stack.run("match", "import", "bad.txt"))
+
+
+def test_a_gomoku_result_counts_moves_not_stones(cli_stack: InProcessStack,
+                                                 tmp_path: Path) -> None:
+    """Stones are no Gomoku score: 'arena match show' said '1-0 (normal, 5-4)', as if
+    Black had won by five stones to four (and a forfeit's 1-0 game points read the same)."""
+    board = GomokuBoard(15)
+    for text in ["h8", "a1", "i8", "a2", "j8", "a3", "k8", "a4", "l8"]:
+        board.push_str(text)
+    (tmp_path / "won.psq").write_text(write_psq(psq_from_moves(15, board.move_stack)))
+    imported = ok(cli_stack.run("match", "import", "won.psq"))
+    assert imported.endswith("(white), 1-0 (normal, 9 moves)\n"), imported
+    match_id = imported.split()[2]
+    assert "status   1-0 (normal, 9 moves)\n" in ok(cli_stack.run("match", "show", match_id))
+    # A list carries no moves: the result alone.
+    assert f"{match_id}  black  white  1-0 (normal)\n" in ok(cli_stack.run("match", "list"))
+    (tmp_path / "t.txt").write_text("d3c3b3d2e1d6d7e3f4\n")  # Othello's discs are its score
+    assert ok(cli_stack.run("match", "import", "t.txt")).endswith(", 1-0 (normal, 13-0)\n")
 
 
 def test_replay_opens_psq_and_transcripts_without_services(run_arena: RunArena,
