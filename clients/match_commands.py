@@ -371,10 +371,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     if not matches:
         print("no matches")
         return 0
-    rows = [(m.id, bot_ref_text(m.black), bot_ref_text(m.white), match_result_text(m))
-            for m in matches]
-    widths = [max(len(str(r[i])) for r in rows) for i in range(3)]
-    print(f"{'id':<{widths[0]}}  {'black':<{widths[1]}}  {'white':<{widths[2]}}  result")
+    rows = [("id", "black", "white", "result")] + [
+        (m.id, bot_ref_text(m.black), bot_ref_text(m.white), match_result_text(m))
+        for m in matches]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
         print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:<{widths[2]}}  {row[3]}")
     return 0

@@ -128,6 +128,18 @@ def test_a_gomoku_result_counts_moves_not_stones(cli_stack: InProcessStack,
     assert ok(cli_stack.run("match", "import", "t.txt")).endswith(", 1-0 (normal, 13-0)\n")
 
 
+def test_match_list_columns_line_up_under_their_heads(cli_stack: InProcessStack,
+                                                      tmp_path: Path) -> None:
+    """Columns were as wide as their widest name, not their head: with players 'x' and
+    'y' the white column began under 'black'."""
+    moves = [112, 113, 97, 98, 82]
+    (tmp_path / "g.psq").write_text(write_psq(psq_from_moves(15, moves, names=("x", "y"))))
+    match_id = ok(cli_stack.run("match", "import", "g.psq")).split()[2]
+    head, row = ok(cli_stack.run("match", "list")).splitlines()
+    assert head == f"{'id':<{len(match_id)}}  black  white  result"
+    assert row.startswith(f"{match_id}  x      y      void (unfinished"), row
+
+
 def test_replay_opens_psq_and_transcripts_without_services(run_arena: RunArena,
                                                           tmp_path: Path) -> None:
     moves = [112, 113, 97, 98, 82]  # h8 i8 h7 i7 h6
