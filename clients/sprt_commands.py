@@ -70,6 +70,9 @@ def test_config(args: argparse.Namespace) -> ladder_pb2.LadderConfig:
         if not 0 < rate < 0.5:
             raise InvalidArgumentError(f"--{option} must be strictly between 0 and 0.5, "
                                        f"got {rate:g}")
+    if args.elo1 <= args.elo0:  # both 0 would be the API's default, H1 +5: not asked for
+        raise InvalidArgumentError(f"--elo1 must be greater than --elo0 ({args.elo0:g}), "
+                                   f"got {args.elo1:g}")
     return ladder_pb2.LadderConfig(
         name=args.name, game=game_request(args),
         bots=[parse_bot_ref(args.new), parse_bot_ref(args.old)],

@@ -51,6 +51,10 @@ def test_a_test_that_cannot_run_says_why(cli_stack: InProcessStack) -> None:
         for rate in ("0", "0.5", "-1", "nan"):
             one_line_error(cli_stack.run("test", "weak", "weaker", option, rate),
                            option, "strictly between 0 and 0.5")
+    # --elo1 0 with --elo0 at its 0 was the API's unset pair: the test ran, H1 +5 Elo.
+    for elo0, elo1 in (("0", "0"), ("0", "-3"), ("5", "5")):
+        one_line_error(cli_stack.run("test", "weak", "weaker", "--elo0", elo0, "--elo1", elo1),
+                       f"--elo1 must be greater than --elo0 ({elo0}), got {elo1}")
     assert json.loads(ok(cli_stack.run("ladder", "list", "--json"))) == []
     one_line_error(cli_stack.run("test", "weak", "weak"), "already bots[0]")
     one_line_error(cli_stack.run("test", "weak", "nobody"), "nobody")
