@@ -93,13 +93,22 @@ def board_summary(position: Position) -> str:
     counts = f"black X {black}  white O {white}"
     outcome = position.outcome()
     if outcome is not None:
-        return f"{counts}  -  {describe_outcome(outcome)}"
+        return f"{counts}  -  {describe_outcome(outcome, game_of(position).counts_discs)}"
     return f"{counts}  -  {position.turn.name.lower()} to move"
 
 
-def describe_outcome(outcome: Outcome) -> str:
+def describe_outcome(outcome: Outcome, counts_discs: bool = True) -> str:
     """``white wins 40-24 (0-1)``; a game the rules did not end says how it ended:
-    ``white wins by resignation, 2-2 (0-1)``."""
+    ``white wins by resignation, 2-2 (0-1)``. In a game not decided by discs (Gomoku) the
+    scores are game points, said once: ``white wins (0-1)``, ``draw, the board is full
+    (1/2-1/2)``."""
+    if not counts_discs:
+        if outcome.winner is None:
+            full = outcome.termination is Termination.FULL_BOARD
+            return f"draw{', the board is full' if full else ''} ({outcome.result})"
+        how = ("" if outcome.termination is Termination.NORMAL
+               else f" by {outcome.termination.value.replace('_', ' ')}")
+        return f"{outcome.winner.name.lower()} wins{how} ({outcome.result})"
     if outcome.winner is None:
         return f"draw ({outcome.black_score}-{outcome.white_score})"
     how = ("" if outcome.termination in (Termination.NORMAL, Termination.FULL_BOARD)

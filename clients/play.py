@@ -41,7 +41,7 @@ from arena.engine.adapters import PreparedBot
 from arena.engine.api import MAX_TIME_MS, Limits, SearchResult
 from arena.errors import InvalidArgumentError, NotFoundError, UnavailableError
 from arena.formats import Replay, ReplayMove, write_replay
-from arena.games import GAME_NAMES, PASS, Color, Game, Position, Termination, game
+from arena.games import GAME_NAMES, PASS, Color, Game, Outcome, Position, Termination, game
 from arena.text import shown
 from arena.textboard import board_summary, describe_outcome, legal_marks, render_board
 from arena.v1 import bots_pb2
@@ -240,7 +240,7 @@ class TerminalGame:
         outcome = self.replay.outcome or self.position.outcome()
         self.replay.outcome = outcome
         if outcome is not None:
-            self.say(f"game over: {describe_outcome(outcome)}")
+            self.say(f"game over: {self._outcome_text(outcome)}")
         else:
             count = len(self.history)
             self.say(f"game stopped after {count} move{'' if count == 1 else 's'}")
@@ -325,6 +325,9 @@ class TerminalGame:
             except ValueError:
                 self.say(f"{shown(word)} is not a legal move here: {self._what_to_type()}")
 
+    def _outcome_text(self, outcome: Outcome) -> str:
+        return describe_outcome(outcome, game(self.position.game).counts_discs)
+
     def _undo_at_the_end(self) -> bool:
         """Once the board decides the game, a human may still take back (SharpMoku's undo
         works after the end): True if a move was taken back."""
@@ -332,7 +335,7 @@ class TerminalGame:
             return False
         outcome = self.position.outcome()
         assert outcome is not None
-        self.say(f"the game is over ({describe_outcome(outcome)}): 'undo' takes back your "
+        self.say(f"the game is over ({self._outcome_text(outcome)}): 'undo' takes back your "
                  "last move, anything else ends it")
         line = typed_line(self.keys, self.out, "> ") or ""
         if not self.keys.isatty():

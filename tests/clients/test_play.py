@@ -247,9 +247,21 @@ def test_gomoku_five_in_a_row(run_arena: RunArena, tmp_path: Path) -> None:
     result = run_arena("play", "--game", "gomoku", "--size", "9", "--mode", "human-human",
                        "--save", "go.json", stdin="\n".join(script) + "\n")
     assert result.returncode == 0, result.stderr
-    assert "game over: black wins" in result.stdout
+    # Gomoku's scores are game points: it said 'black wins 1-0 (1-0)'.
+    assert "black X 5  white O 4  -  black wins (1-0)\n" in result.stdout
+    assert "game over: black wins (1-0)\n" in result.stdout
     replay = parse_replay((tmp_path / "go.json").read_text())
     assert replay.game == "gomoku" and len(replay.moves) == 9
+    shown = run_arena("match", "replay", "go.json", "--ply", "9").stdout
+    assert shown.endswith("black X 5  white O 4  -  black wins (1-0)\n"), shown
+
+
+def test_a_gomoku_draw_is_said_in_words(run_arena: RunArena) -> None:
+    """A full board was 'draw (0-0)', as if neither side had a stone."""
+    result = run_arena("play", "--game", "gomoku", "--size", "9", "--mode", "bot-bot",
+                       "--bot", "sharpmoku-normal", "--save", "d.json")
+    assert result.returncode == 0, result.stderr
+    assert "game over: draw, the board is full (1/2-1/2)\n" in result.stdout, result.stdout
 
 
 def test_undo_after_the_end_takes_the_winning_move_back(
@@ -333,7 +345,8 @@ def test_gomoku_takes_gomocup_xy_and_resign_records_a_result(run_arena: RunArena
     refused = [line for line in result.stdout.splitlines() if "is not a legal move" in line]
     assert len(refused) == 2 and all(len(line) < 120 for line in refused), refused
     assert "Gomocup x,y from 0,0 to 14,14" in refused[0]
-    assert "black resigns" in result.stdout and "game over: white wins" in result.stdout
+    assert "black resigns" in result.stdout
+    assert "game over: white wins by resignation (0-1)\n" in result.stdout
     replay = parse_replay((tmp_path / "g.json").read_text())
     assert [m.move for m in replay.moves] == [7 * 15 + 7, 8 * 15 + 7]  # h8 (x,y 7,7), h9
     assert replay.outcome is not None
