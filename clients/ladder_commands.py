@@ -425,8 +425,9 @@ def _config_file(args: argparse.Namespace) -> dict[str, Any] | None:
     """The engine configuration of ``--config``, if given."""
     if args.config is None:
         return None
+    text = read_text_file(args.config, "engine configuration")
     try:
-        config = read_json(read_text_file(args.config, "engine configuration"))
+        config = read_json(text)
     except ValueError as exc:
         raise InvalidArgumentError(f"{args.config} is not JSON: {exc}") from None
     if not isinstance(config, dict):

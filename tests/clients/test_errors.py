@@ -102,7 +102,9 @@ def test_corrupt_stack_file(run_arena: RunArena, tmp_path: Path) -> None:
          "invalid Othello move"),
         (("match", "create", "--black", "a", "--white", "b", "--opening", "a1"), "illegal"),
         (("match", "create", "--black", "a", "--white", "b", "--start", "XO"), "Othello"),
-        (("analyze", "--config", "missing.json"), "no such engine configuration file"),
+        # It said 'missing.json is not JSON: no such engine configuration file: ...'.
+        (("analyze", "--config", "missing.json"),
+         "arena: error: no such engine configuration file: missing.json"),
         (("play", "--board", "missing.brd"), "no such board file"),
         (("play", "--start", "nonsense X"), "Othello"),
         (("play", "--mode", "bot-bot", "--bot", "nosuchbot"), "unknown bot 'nosuchbot'"),
@@ -219,7 +221,7 @@ def test_a_duration_is_a_positive_number_of_seconds(
          "the game record on standard input is over the limit"),
         (("play", "--board", "/dev/zero"), "", "board file /dev/zero is over the limit"),
         (("analyze", "--config", "/dev/zero"), "",
-         "engine configuration file /dev/zero is over the limit"),
+         "error: engine configuration file /dev/zero is over the limit"),
         # It read for ever, its memory growing, and printed nothing.
         (("up", "--engines", "/dev/zero"), "", "engine catalog /dev/zero is over the limit"),
         (("engine", "solve", "/dev/zero"), "", "OBF file /dev/zero is over the limit"),
