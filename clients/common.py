@@ -225,18 +225,22 @@ def read_text_file(path: Path, what: str) -> str:
     """The UTF-8 text of ``path`` (``-``: standard input), newlines made ``\\n``. At most
     ``MAX_INPUT_BYTES`` are read, so ``/dev/zero`` or a huge file by mistake is an error,
     not a hang."""
+    source = f"the {what} on standard input" if str(path) == "-" else f"{what} file {path}"
     try:
         if str(path) == "-":  # bytes when it is the process's, text when a caller's
             given = read_bounded(getattr(sys.stdin, "buffer", sys.stdin), MAX_INPUT_BYTES,
-                                 f"the {what} on standard input")
+                                 source)
         else:
             with open(path, "rb") as handle:
-                given = read_bounded(handle, MAX_INPUT_BYTES, f"{what} file {path}")
+                given = read_bounded(handle, MAX_INPUT_BYTES, source)
         text = given.decode("utf-8") if isinstance(given, bytes) else given
     except FileNotFoundError:
         raise InvalidArgumentError(f"no such {what} file: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidArgumentError(f"cannot read {what} file {path}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InvalidArgumentError(f"{source} is not UTF-8 text: byte {exc.start + 1} is "
+                                   f"{exc.object[exc.start]:#04x}") from None
+    except OSError as exc:
+        raise InvalidArgumentError(f"cannot read {source}: {exc}") from None
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 

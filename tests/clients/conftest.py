@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pytest
 import redis
@@ -30,15 +31,17 @@ def run_arena(tmp_path: Path) -> RunArena:
     """Run ``python -m arena.clients ARGS`` in ``tmp_path`` with an isolated ARENA_HOME
     (so no real stack is found unless a test points at one)."""
 
-    def run(*args: str, stdin: str = "", env: dict[str, str] | None = None,
+    def run(*args: str, stdin: str | IO[bytes] = "", env: dict[str, str] | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """``stdin``: the text typed, or an open file (bytes no text holds)."""
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
         full_env["ARENA_HOME"] = str(tmp_path / ".arena")
         full_env["PYTHONPATH"] = str(REPO)
         full_env.update(env or {})
+        given = {"input": stdin} if isinstance(stdin, str) else {"stdin": stdin}
         return subprocess.run(
-            [sys.executable, "-m", "arena.clients", *args], input=stdin, text=True,
-            capture_output=True, cwd=tmp_path, env=full_env, timeout=timeout,
+            [sys.executable, "-m", "arena.clients", *args], text=True, capture_output=True,
+            cwd=tmp_path, env=full_env, timeout=timeout, **given,
         )
 
     return run

@@ -338,3 +338,17 @@ def test_a_catalog_or_obf_file_that_is_not_text_is_named(run_arena: RunArena,
     result = run_arena("engine", "analyze", "--position", "start", "--config", "@engines.toml",
                        timeout=60)
     assert_one_line_error(result, "engine configuration file engines.toml is not UTF-8 text")
+
+
+def test_a_record_or_bot_file_that_is_not_text_says_so(run_arena: RunArena,
+                                                        tmp_path: Path) -> None:
+    """Before: "cannot read game record file -: 'utf-8' codec can't decode byte 0xff in
+    position 0: invalid start byte", standard input called a file named '-'."""
+    (tmp_path / "record.bin").write_bytes(b"\xff\xfe")
+    with open(tmp_path / "record.bin", "rb") as stdin:  # as the shell's `<`
+        result = run_arena("match", "import", "-", stdin=stdin)
+    assert_one_line_error(result, "arena: error: the game record on standard input is not "
+                                  "UTF-8 text: byte 1 is 0xff")
+    (tmp_path / "bot.toml").write_bytes(b'name = "caf\xe9"\n')
+    assert_one_line_error(run_arena("bot", "import", "bot.toml"),
+                          "arena: error: bot file bot.toml is not UTF-8 text: byte 12 is 0xe9")
