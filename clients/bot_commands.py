@@ -39,7 +39,7 @@ from arena.bots import (
     merge_config,
     preset_configs,
 )
-from arena.bots.botfile import parse_bot_file, spec_to_toml, toml_table
+from arena.bots.botfile import BotFileError, parse_bot_file, spec_to_toml, toml_table
 from arena.bots.validation import AVATAR_MAX_BYTES
 from arena.clock import clock_label
 from arena.documents import NumberTooLong, read_bounded, read_json, read_toml
@@ -455,7 +455,15 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    parsed = parse_bot_file(read_text_file(args.file, "bot"))
+    text = read_text_file(args.file, "bot")
+    source = "the bot file on standard input" if str(args.file) == "-" else \
+        f"bot file {args.file}"
+    if not text.strip():
+        raise InvalidArgumentError(f"{source} is empty (`arena bot export NAME` writes one)")
+    try:
+        parsed = parse_bot_file(text)
+    except BotFileError as exc:
+        raise InvalidArgumentError(f"{source}: {exc}") from None
     spec = parsed.spec
     if args.name:
         spec.name = args.name

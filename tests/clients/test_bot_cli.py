@@ -260,7 +260,11 @@ def test_import_a_hand_written_file_with_overrides(
     bot = run_json(capsys, "import", str(path))
     assert bot["spec"]["builtin"]["config"]["depth"]["end"] == 7  # type: ignore[index]
     path.write_text("name = [")
-    assert "not a valid bot file" in fails(capsys, "import", str(path))
+    assert f"bot file {path}: not a valid bot file" in fails(capsys, "import", str(path))
+    # An empty file went to the registry as a bot of no name, game or engine.
+    path.write_text("\n")
+    assert fails(capsys, "import", str(path)) == (
+        f"arena: error: bot file {path} is empty (`arena bot export NAME` writes one)\n")
     assert "no such bot file" in fails(capsys, "import", str(tmp_path / "missing.toml"))
 
 
