@@ -46,6 +46,7 @@ from arena.games import (
     Outcome,
     Position,
     Termination,
+    UnknownGameError,
     game,
 )
 from arena.games.gomoku import moves_from_empty
@@ -302,6 +303,9 @@ def read_record(text: str, fmt: str = "", variant: str = "") -> tuple[str, Repla
     fmt = fmt or record_format(text)
     if fmt not in RECORD_FORMATS:
         raise FormatError(f"unknown record format {fmt!r}; known: {list(RECORD_FORMATS)}")
+    problem = variant_problem(fmt, variant)
+    if problem:
+        raise UnknownGameError(problem)
     try:
         replay = _READERS[fmt](text, variant)
     except FormatError as exc:
@@ -325,6 +329,16 @@ def read_record(text: str, fmt: str = "", variant: str = "") -> tuple[str, Repla
 
 
 _UNNAMED_VARIANT = {"transcript": "othello", "psq": "gomoku"}  # records that cannot say it
+
+
+def variant_problem(fmt: str, variant: str) -> str | None:
+    """What is wrong with reading a record of ``fmt`` as ``variant``, for the formats that
+    cannot name theirs (a variant of another game), else None."""
+    played = game(_UNNAMED_VARIANT[fmt]) if fmt in _UNNAMED_VARIANT else None
+    if not variant or played is None or variant in played.variants:
+        return None
+    return (f"a {fmt} record holds {played.title} games, which have no variant "
+            f"{shown(variant)}; known: {', '.join(played.variants)}")
 
 
 def _variant_that_reads(text: str, fmt: str) -> str:

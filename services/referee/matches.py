@@ -32,7 +32,13 @@ from arena.errors import (
     PermissionDeniedError,
 )
 from arena.games import Color, Game, GameError, Position, UnknownGameError, game
-from arena.records import FORMAT_NAMES, imported_match, read_record
+from arena.records import (
+    FORMAT_NAMES,
+    imported_match,
+    read_record,
+    record_format,
+    variant_problem,
+)
 from arena.text import bounded, shown, unprintable_problem
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
@@ -196,6 +202,9 @@ def import_match(store: MatchStore, request: referee_pb2.ImportMatchRequest,
     if len(request.content) > MAX_RECORD_CHARS:
         raise InvalidArgumentError.for_fields([FieldViolation(
             "content", f"is {len(request.content)} characters; the limit is {MAX_RECORD_CHARS}")])
+    problem = variant_problem(fmt or record_format(request.content), request.variant)
+    if problem:
+        raise InvalidArgumentError.for_fields([FieldViolation("variant", problem)])
     try:
         fmt, replay = read_record(request.content, fmt, request.variant)
     except InvalidArgumentError as exc:  # FormatError: the message names the line or move

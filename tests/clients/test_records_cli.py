@@ -110,6 +110,23 @@ def test_an_international_transcript_without_its_variant_says_to_give_it(
     assert "variant" not in one_line_error(cli_stack.run("match", "import", "bad.txt"))
 
 
+def test_a_variant_the_record_s_game_has_not_is_the_variant_s_fault(
+        cli_stack: InProcessStack, tmp_path: Path) -> None:
+    """A PSQ record imported with --variant international was refused as 'content: line 1,
+    column 11: unknown Gomoku rule ...', blaming the file for the option."""
+    (tmp_path / "g.psq").write_text("Piskvorky 15x15, 0:0, 0\n8,8,0\n")
+    (tmp_path / "t.txt").write_text("f5d6\n")
+    for path, variant, said in (
+            ("g.psq", "international", "a psq record holds Gomoku games, which have no variant "
+                                       "'international'; known: freestyle, exact-five"),
+            ("t.txt", "exact-five", "a transcript record holds Othello games, which have no "
+                                    "variant 'exact-five'; known: standard, international")):
+        imported = one_line_error(cli_stack.run("match", "import", path, "--variant", variant))
+        assert imported == f"arena: error: invalid request: variant: {said}", imported
+        replayed = one_line_error(cli_stack.run("match", "replay", path, "--variant", variant))
+        assert replayed == f"arena: error: {said}", replayed
+
+
 def test_a_gomoku_result_counts_moves_not_stones(cli_stack: InProcessStack,
                                                  tmp_path: Path) -> None:
     """Stones are no Gomoku score: 'arena match show' said '1-0 (normal, 5-4)', as if

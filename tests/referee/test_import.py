@@ -202,7 +202,8 @@ def test_bad_records_are_refused_with_the_place_named(
         alice.import_match(content, fmt)
     for needle in needles:
         assert needle in str(refused.value)
-    with pytest.raises(InvalidArgumentError, match="unknown Othello variant 'giant'"):
+    with pytest.raises(InvalidArgumentError, match="variant: a transcript record holds Othello "
+                       "games, which have no variant 'giant'; known: standard, international"):
         alice.import_match("f5d6", variant="giant")
 
 
