@@ -331,7 +331,9 @@ def cancel_match(store: MatchStore, ledger: Ledger, bots: BotVersions, match_id:
     cancelled."""
     match = store.header(match_id)
     if not may_change(principal, match, bots):
-        raise PermissionDeniedError(f"{principal.name} may not cancel match {match_id}")
+        raise PermissionDeniedError(
+            f"{principal.name} may not cancel match {match_id}: its creator "
+            f"({match.owner}) may, and the owner of either bot, to withdraw it")
     if match.status == match_pb2.MATCH_STATUS_CANCELLED:
         return store.get(match_id)
     if match.status == match_pb2.MATCH_STATUS_FINISHED:

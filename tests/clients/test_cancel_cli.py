@@ -52,3 +52,16 @@ def test_cancel_stops_a_running_match(cli_stack: InProcessStack) -> None:
                        "knows no referee", "to cancel matches")
         ok(cli_stack.run("bot", "retire", "slow-c"))
     one_line_error(cli_stack.run("match", "cancel", "no-such-match"), "no-such-match")
+
+
+def test_a_cancel_that_is_not_yours_says_who_may(cli_stack: InProcessStack) -> None:
+    """It said only 'bob may not cancel match ID' (deleting names the owner)."""
+    ok(cli_stack.run("bot", "register", "--name", "lab-a", "--from-preset", "lab-beginner",
+                     "--token", "alice-token"))
+    created = json.loads(ok(cli_stack.run(
+        "match", "create", "--black", "lab-a", "--white", "lab-a", "--move-time-ms", "500",
+        "--json", "--token", "alice-token")))
+    refused = one_line_error(cli_stack.run("match", "cancel", created["id"], "--token",
+                                           "bob-token"))
+    assert refused.endswith(f"bob may not cancel match {created['id']}: its creator (alice) "
+                            "may, and the owner of either bot, to withdraw it"), refused
