@@ -305,7 +305,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         bots = ", ".join(bot_ref_text(b) for b in ladder.config.bots)
         if ladder.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
             verdict = ladder_pb2.SprtVerdict.Name(ladder.sprt.verdict)
-            bots += f" (SPRT: {verdict.removeprefix('SPRT_VERDICT_').lower().replace('_', ' ')})"
+            verdict = verdict.removeprefix("SPRT_VERDICT_").lower().replace("_", " ")
+            if verdict == "continue" and ladder.status != ladder_pb2.LADDER_STATUS_RUNNING:
+                verdict = "no verdict"  # cancelled, or out of games, before it decided
+            bots += f" (SPRT: {verdict})"
         named = f"{ladder.config.name}: " if ladder.config.name else ""
         print(f"{ladder.id}  {status:<9} {ladder.games_done:>4}/{ladder.games_total:<4} "
               f"{named}{bots}")

@@ -60,3 +60,16 @@ def test_a_test_that_cannot_run_says_why(cli_stack: InProcessStack) -> None:
     one_line_error(cli_stack.run("test", "weak", "nobody"), "nobody")
     one_line_error(cli_stack.run("test", "weak", "weak@1", "--elo0", "5", "--elo1", "0"),
                    "elo1")
+
+
+def test_a_test_that_ends_undecided_is_listed_without_a_verdict(
+        cli_stack: InProcessStack) -> None:
+    """A cancelled test was listed as '(SPRT: continue)', as if it still ran."""
+    ok(cli_stack.run("bot", "register", "--name", "weak", "--from-preset", "lab-beginner"))
+    ok(cli_stack.run("bot", "register", "--name", "weaker", "--from-preset", "lab-beginner"))
+    started = json.loads(ok(cli_stack.run("test", "weak", "weaker", "--no-watch", "--json")))
+    assert "(SPRT: continue)" in ok(cli_stack.run("ladder", "list"))
+    ok(cli_stack.run("ladder", "cancel", started["id"]))
+    listed = ok(cli_stack.run("ladder", "list"))
+    assert listed.startswith(f"{started['id']}  cancelled ") and listed.endswith(
+        " weak@1, weaker@1 (SPRT: no verdict)\n"), listed
