@@ -200,7 +200,8 @@ class _Reader:
         return f"{self.path}.{key}" if self.path else key
 
     def get(
-        self, key: str, kind: type[Any], *, optional: bool = False, allowed: tuple[Any, ...] = ()
+        self, key: str, kind: type[Any], *, optional: bool = False, allowed: tuple[Any, ...] = (),
+        within: tuple[int, int] | None = None,
     ) -> Any:
         value = self.data.get(key)
         if value is None and optional:
@@ -209,6 +210,9 @@ class _Reader:
             raise FormatError(f"{self.where(key)} must be {kind.__name__}, got {value!r}")
         if allowed and value not in allowed:
             raise FormatError(f"{self.where(key)} must be one of {list(allowed)}, got {value!r}")
+        if within is not None and not within[0] <= value <= within[1]:
+            raise FormatError(f"{self.where(key)} must be in {within[0]}..{within[1]}, "
+                              f"got {value}")
         return value
 
     def child(self, key: str) -> _Reader | None:
@@ -222,19 +226,28 @@ class _Reader:
         return [_Reader(item, f"{self.where(key)}[{i}]") for i, item in enumerate(value)]
 
 
+# The widths of the fields a replay's numbers are stored in as a match (int32, int64): a
+# record is read whole or refused naming the number, never cut short where it is stored.
+_COUNT = (0, 2**31 - 1)
+_BIG_COUNT = (0, 2**63 - 1)
+_SCORE = (-(2**63), 2**63 - 1)
+
+
 def _parse_move(item: _Reader) -> ReplayMove:
     pv = item.data.get("pv", [])
     if not isinstance(pv, list) or any(type(m) is not int for m in pv):
         raise FormatError(f"{item.where('pv')} must be a list of integers")
+    if any(not _COUNT[0] <= m <= _COUNT[1] for m in pv):
+        raise FormatError(f"{item.where('pv')} must hold moves in {_COUNT[0]}..{_COUNT[1]}")
     notes = item.data.get("notes", [])
     if not isinstance(notes, list) or any(type(n) is not str for n in notes):
         raise FormatError(f"{item.where('notes')} must be a list of strings")
     return ReplayMove(
         move=item.get("move", int),
-        time_ms=item.get("time_ms", int),
-        score=item.get("score", int, optional=True),
-        depth=item.get("depth", int, optional=True),
-        nodes=item.get("nodes", int, optional=True),
+        time_ms=item.get("time_ms", int, within=_COUNT),
+        score=item.get("score", int, optional=True, within=_SCORE),
+        depth=item.get("depth", int, optional=True, within=_COUNT),
+        nodes=item.get("nodes", int, optional=True, within=_BIG_COUNT),
         pv=list(pv),
         worker=item.get("worker", str, optional=True),
         exact=bool(item.get("exact", bool)) if "exact" in item.data else False,
@@ -250,9 +263,9 @@ def _parse_outcome(reader: _Reader | None) -> Outcome | None:
     return Outcome(
         winner=None if winner is None else _WINNERS[winner],
         termination=Termination(reader.get("termination", str, allowed=terminations)),
-        black_score=reader.get("black_score", int),
-        white_score=reader.get("white_score", int),
-        empties=reader.get("empties", int),
+        black_score=reader.get("black_score", int, within=_COUNT),
+        white_score=reader.get("white_score", int, within=_COUNT),
+        empties=reader.get("empties", int, within=_COUNT),
     )
 
 

@@ -115,15 +115,16 @@ def test_psq_round_trip(board: GomokuBoard, data: st.DataObject) -> None:
 def test_replay_round_trip(board: Position, data: st.DataObject) -> None:
     start = new_position(board.game, board.variant, board.size)
     replay = Replay.new(start, data.draw(st.text(max_size=8)), data.draw(st.text(max_size=8)))
-    optional_int = st.none() | st.integers(-(2**40), 2**40)
+    optional_score = st.none() | st.integers(-(2**40), 2**40)
+    optional_count = st.none() | st.integers(0, 2**30)  # depths, nodes: never negative
     for move in board.move_stack:
         replay.moves.append(
             ReplayMove(
                 move,
                 data.draw(st.integers(0, 10**7)),
-                data.draw(optional_int),
-                data.draw(optional_int),
-                data.draw(optional_int),
+                data.draw(optional_score),
+                data.draw(optional_count),
+                data.draw(optional_count),
                 data.draw(st.lists(st.integers(0, 64), max_size=4)),
                 data.draw(st.none() | st.text(max_size=6)),
                 data.draw(st.booleans()),

@@ -207,6 +207,26 @@ def test_bad_records_are_refused_with_the_place_named(
         alice.import_match("f5d6", variant="giant")
 
 
+@pytest.mark.parametrize(("key", "value", "said"), [
+    ("time_ms", 10**12, "moves[1].time_ms must be in 0..2147483647, got 1000000000000"),
+    ("time_ms", -5, "moves[1].time_ms must be in 0..2147483647, got -5"),
+    ("depth", 10**12, "moves[1].depth must be in 0..2147483647, got 1000000000000"),
+    ("nodes", -1, "moves[1].nodes must be in 0..9223372036854775807, got -1"),
+    ("score", 10**30, "moves[1].score must be in -9223372036854775808..9223372036854775807"),
+    ("pv", [10**12], "moves[1].pv must hold moves in 0..2147483647"),
+])
+def test_a_native_replay_s_numbers_fit_where_they_are_stored(
+        alice: ArenaClient, key: str, value: object, said: str) -> None:
+    """A number too wide for the match's field was refused in protobuf's words, naming
+    nothing ('Value out of range: 1000000000000'); a negative time or node count was
+    stored."""
+    replay = json.loads(write_replay(Replay.new(OthelloBoard(), "a", "b")))
+    replay["moves"] = [{"move": 37, "time_ms": 1}, {"move": 29, "time_ms": 1, key: value}]
+    with pytest.raises(InvalidArgumentError) as refused:
+        alice.import_match(json.dumps(replay))
+    assert str(refused.value).startswith(f"invalid request: content: {said}"), refused.value
+
+
 def test_a_native_replay_with_an_illegal_move_names_it(alice: ArenaClient) -> None:
     text = write_replay(Replay.new(OthelloBoard(), "a", "b"))
     text = text.replace('"moves": []', '"moves": [{"move": 37, "time_ms": 1}, '
