@@ -202,6 +202,10 @@ def _replay_moves(
     return tuple(moves)
 
 
+# A move's time is kept in milliseconds in a 32-bit field: about 24 days.
+MAX_MOVE_SECONDS = (2**31 - 1) // 1000
+
+
 def _parse_move_value(text: str, value: str, at: int, color: Color) -> GgfMove:
     parts = value.split("/")
     if len(parts) > 3:
@@ -211,7 +215,11 @@ def _parse_move_value(text: str, value: str, at: int, color: Color) -> GgfMove:
     except InvalidMoveError:
         raise FormatError.at(text, at, f"bad move {parts[0]!r}") from None
     numbers = [_parse_number(text, part, at) for part in parts[1:]] + [None, None]
-    return GgfMove(move, color, numbers[0], numbers[1])
+    seconds = numbers[1]
+    if seconds is not None and not 0 <= seconds <= MAX_MOVE_SECONDS:
+        raise FormatError.at(text, at, f"time {parts[2].strip()!r} of {value!r} must be "
+                                       f"0..{MAX_MOVE_SECONDS:,} seconds")
+    return GgfMove(move, color, numbers[0], seconds)
 
 
 def _parse_number(text: str, part: str, at: int) -> float | None:

@@ -28,6 +28,7 @@ from arena.formats import (
     write_replay,
     write_transcript,
 )
+from arena.formats.ggf import MAX_MOVE_SECONDS
 from arena.games import GomokuBoard, OthelloBoard, Position, new_position
 from arena.games.othello import PASS
 
@@ -78,7 +79,8 @@ def test_transcript_round_trip(board: OthelloBoard, style: str) -> None:
 def test_ggf_round_trip(board: OthelloBoard, data: st.DataObject) -> None:
     moves = board.move_stack
     evals = data.draw(st.lists(st.none() | finite, min_size=len(moves), max_size=len(moves)))
-    times = data.draw(st.lists(st.none() | finite, min_size=len(moves), max_size=len(moves)))
+    seconds = st.floats(0, MAX_MOVE_SECONDS)  # a time a match can keep, in milliseconds
+    times = data.draw(st.lists(st.none() | seconds, min_size=len(moves), max_size=len(moves)))
     names = data.draw(st.tuples(st.text(max_size=12), st.text(max_size=12)))
     game = ggf_from_moves(
         start_of(board), moves, black=names[0], white=names[1], evals=evals, times=times,

@@ -178,6 +178,10 @@ def test_forfeits_resignations_and_openings_survive(alice: ArenaClient) -> None:
     ("f5d6c3f5", 0, ["content", "line 1, column 7", "illegal move 'f5'"]),
     ("(;GM[Othello]BO[8 -------- -------- -------- ---O*--- ---*O--- -------- -------- "
      "-------- *]B[F5]W[A1];)", GGF, ["content", "column", "illegal move W[A1]"]),
+    # A time too long for a match's field was refused as 'Value out of range: 1e+15'.
+    ("(;GM[Othello]BO[8 -------- -------- -------- ---O*--- ---*O--- -------- -------- "
+     "-------- *]B[F5//1e12];)", GGF,
+     ["content: line 1, column", "time '1e12' of 'F5//1e12' must be 0..2,147,483 seconds"]),
     ("Piskvorky 15x15, 0:0, 0\n8,8,1\n8,8,1\n", PSQ, ["content", "line 3", "illegal move"]),
     # Recognised as PSQ; an off-board move is refused, not taken as the end of the moves.
     ("Piskvorky 15x15, 0:0, 0\n8,8,1\n-1,8,1\n9,9,1\n", 0,
