@@ -169,6 +169,35 @@ def test_retired_name_stays_taken(registry: Registry) -> None:
     assert caught.value.code() == grpc.StatusCode.ALREADY_EXISTS
 
 
+@pytest.mark.parametrize("lookalike", ["Lucy-X", "LUCY-x", "\uff4c\uff55\uff43\uff59-x"],
+                         ids=["capital", "upper", "full-width"])
+def test_a_name_that_reads_as_another_bot_s_is_taken(
+        registry: Registry, lookalike: str, redis_server: EmbeddedRedis,
+        redis_client: redis.Redis) -> None:
+    """Bob registered 'Lucy-x' (or full-width 'ｌｕｃｙ-x') beside alice's 'lucy-x', and
+    listings, ladders and rating lists showed two bots no reader could tell apart."""
+    registry.register(othello_spec("lucy-x"))
+    with pytest.raises(grpc.RpcError) as caught:
+        registry.register(othello_spec(lookalike), token="bob-token")
+    assert caught.value.code() == grpc.StatusCode.ALREADY_EXISTS
+    assert caught.value.details() == (
+        f"the bot name {lookalike!r} reads as 'lucy-x', owned by alice: names that differ "
+        "only in case or in the width of their characters are one name; choose another")
+    # A bot registered before names were folded is found all the same.
+    redis_client.delete(keys.BOT_NAME_FOLDS)
+    restarted = serve("registry", Config(redis_url=redis_server.url))
+    channel = grpc.insecure_channel(restarted.target)
+    try:
+        again = Registry(restarted.handle, channel, registry_pb2_grpc.BotRegistryStub(channel))
+        with pytest.raises(grpc.RpcError) as refused:
+            again.register(othello_spec(lookalike), token="bob-token")
+        assert refused.value.code() == grpc.StatusCode.ALREADY_EXISTS
+        assert "reads as 'lucy-x', owned by alice" in (refused.value.details() or "")
+    finally:
+        channel.close()
+        restarted.stop()
+
+
 def test_list_filters_by_game_owner_prefix_and_retired(registry: Registry) -> None:
     registry.register(othello_spec("a-othello"))
     registry.register(gomoku_spec("a-gomoku"))

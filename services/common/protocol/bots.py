@@ -1,8 +1,8 @@
 """Bot versions in the durable Redis: immutable, atomically created and appended.
 
 Key layout: ``keys.bot_version`` (``BotVersion`` bytes, written once), ``keys.bot`` (the
-latest version number, the retired flag) and ``keys.BOT_NAMES``. Only the registry reads or
-writes them; every other service asks the registry (GetBot).
+latest version number, the retired flag), ``keys.BOT_NAMES`` and ``keys.BOT_NAME_FOLDS``.
+Only the registry reads or writes them; every other service asks the registry (GetBot).
 
 Creating and appending are Lua scripts, so a check and its writes are one atomic step:
 of N concurrent registrations of one name exactly one finds the name free.
@@ -10,6 +10,7 @@ of N concurrent registrations of one name exactly one finds the name free.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -35,14 +36,18 @@ OWNER = "registry"
 # Both count the payload's bytes against its owner's (KEYS[4]): -3 when the owner's limit
 # (0: none) would be passed, before anything is written.
 
-# KEYS: latest, version 1, names, owner's bytes. ARGV: payload, name, limit. Returns 1
-# done, 0 the name is taken, -3 over the owner's limit.
+# KEYS: latest, version 1, names, owner's bytes, folded names. ARGV: payload, name,
+# limit, folded name. Returns 1 done, 0 the name is taken, -3 over the owner's limit, -4
+# another name folds the same (a lookalike).
 _CREATE = FITS_LUA + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local like = redis.call('HGET', KEYS[5], ARGV[4])
+if like and like ~= ARGV[2] then return -4 end
 if not fits(KEYS[4], string.len(ARGV[1]), tonumber(ARGV[3])) then return -3 end
 redis.call('SET', KEYS[1], 1)
 redis.call('SET', KEYS[2], ARGV[1])
 redis.call('ZADD', KEYS[3], 0, ARGV[2])
+redis.call('HSET', KEYS[5], ARGV[4], ARGV[2])
 redis.call('INCRBY', KEYS[4], string.len(ARGV[1]))
 return 1
 """
@@ -71,6 +76,12 @@ return 1
 """
 
 
+def folded_name(name: str) -> str:
+    """The form two names share when a reader cannot tell them apart: compatibility
+    characters made plain (full-width letters, ligatures) and case folded."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+
+
 @dataclass(frozen=True)
 class BotFilter:
     """What ListBots selects: zero values select everything."""
@@ -97,6 +108,7 @@ class BotStore:
         self._create = client.register_script(_CREATE)
         self._append = client.register_script(_APPEND)
         self._retire = client.register_script(_RETIRE)
+        self._folded = False
 
     def get(self, name: str, version: int = 0) -> bots_pb2.BotVersion:
         """One version (0 = the latest), with ``retired`` telling the bot's current state."""
@@ -120,14 +132,35 @@ class BotStore:
         ResourceExhaustedError if its owner's versions would pass ``limit`` bytes (0: no
         limit)."""
         name, payload = bot.spec.name, bot.SerializeToString()
+        self._fold_names_once()
         touched = [keys.bot(name, "latest"), version_key(name, 1), NAMES_KEY,
-                   keys.owner_bot_bytes(bot.owner)]
-        outcome = int(self._create(keys=touched, args=[payload, name, limit]))
+                   keys.owner_bot_bytes(bot.owner), keys.BOT_NAME_FOLDS]
+        outcome = int(self._create(keys=touched,
+                                   args=[payload, name, limit, folded_name(name)]))
         if outcome == 0:
             raise AlreadyExistsError(f"a bot named {name!r} already exists{self._whose(name)}")
+        if outcome == -4:
+            like = self._redis.hget(keys.BOT_NAME_FOLDS, folded_name(name))
+            other = like.decode() if isinstance(like, bytes) else str(like)
+            raise AlreadyExistsError(
+                f"the bot name {name!r} reads as {other!r}{self._whose(other)}: names that "
+                "differ only in case or in the width of their characters are one name; "
+                "choose another")
         if outcome == -3:
             raise self._over(bot.owner, len(payload), limit)
         return bot
+
+    def _fold_names_once(self) -> None:
+        """Fold the names of the bots registered before names were folded (once per store;
+        HSETNX keeps what is there, so replicas doing it at once agree)."""
+        if self._folded:
+            return
+        pipe = self._redis.pipeline(transaction=False)
+        for raw in self._redis.zrange(NAMES_KEY, 0, -1):
+            name = raw.decode() if isinstance(raw, bytes) else str(raw)
+            pipe.hsetnx(keys.BOT_NAME_FOLDS, folded_name(name), name)
+        pipe.execute()
+        self._folded = True
 
     def _whose(self, name: str) -> str:
         """', owned by OWNER' for a taken name (owners are public, as in every listing):

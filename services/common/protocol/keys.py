@@ -12,6 +12,9 @@ from typing import Literal
 # --- registry: bot versions (immutable once written) --------------------------------------
 
 BOT_NAMES = "arena:bots"  # sorted set of every bot name, all scores 0 (sorts by name)
+# Hash: every bot name's folded form (``bots.folded_name``) -> the name, so that no name
+# is registered that reads as another ('Lucy' beside 'lucy', a full-width 'ｌｕｃｙ').
+BOT_NAME_FOLDS = "arena:bot-folds"
 BotPart = Literal["latest", "retired"]
 
 
