@@ -365,6 +365,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         filters["game"] = game(args.game).kind
     with client_from_args(args) as client:
         matches = list(client.iter_matches(limit=args.limit, **filters))
+        if not matches and args.bot:  # a name mistyped is no bot's, not a bot with no games
+            ref = parse_bot_ref(args.bot)
+            client.get_bot(ref.name, ref.version)
     if args.json:
         print_json([to_dict(m) for m in matches])
         return 0

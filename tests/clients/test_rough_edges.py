@@ -156,3 +156,12 @@ def test_a_bot_that_is_not_there_is_named_before_its_game_is_guessed(
                   "--start", "h8")):
         line = one_line_error(cli_stack.run(*argv), "no-such-bot")
         assert "illegal" not in line, line
+
+
+def test_match_list_of_a_bot_no_one_registered_says_so(cli_stack: InProcessStack) -> None:
+    """A mistyped name was answered 'no matches', as if the bot had played none."""
+    _register(cli_stack, "ann")
+    assert ok(cli_stack.run("match", "list", "--bot", "ann")) == "no matches\n"
+    one_line_error(cli_stack.run("match", "list", "--bot", "anne"), "no bot named 'anne'")
+    one_line_error(cli_stack.run("match", "list", "--bot", "ann@2", "--json"),
+                   "bot 'ann' has no version 2 (latest is 1)")
