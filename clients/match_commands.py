@@ -39,7 +39,7 @@ from arena.clock import clock_label, game_time_left_ms
 from arena.engine.api import TreeNode
 from arena.errors import InvalidArgumentError, NotFoundError
 from arena.formats import Replay
-from arena.games import GAME_NAMES, PASS, GameError, Position, game
+from arena.games import GAME_NAMES, GAMES, PASS, GameError, Position, game
 from arena.records import native_replay, read_record
 from arena.textboard import legal_marks, move_names, render_board, render_tree
 from arena.v1 import common_pb2, match_pb2, referee_pb2
@@ -194,7 +194,8 @@ def start_of(args: argparse.Namespace, start: str,
     try:
         position = game(args.game).position_from_text(start)
     except GameError as exc:
-        raise InvalidArgumentError(f"{origin}: {exc}" if origin else str(exc)) from None
+        said = f"{origin}: {exc}" if origin else str(exc)
+        raise InvalidArgumentError(said + _of_another_game(args.game, start)) from None
     for option, given, actual in (("--variant", args.variant, position.variant),
                                   ("--size", args.size, position.size)):
         if given is not None and given != actual:
@@ -202,6 +203,22 @@ def start_of(args: argparse.Namespace, start: str,
                 f"{option} {given} contradicts the start position ({actual}); "
                 f"leave {option} out or use a {given} position")
     return game(args.game).spec(position.variant, position.size), position
+
+
+def _of_another_game(name: str, text: str) -> str:
+    """``'; that is a Gomoku position, ...'`` when ``text`` is a position of a game other
+    than ``name``'s, else nothing."""
+    for other in GAMES:
+        if other.name == name:
+            continue
+        try:
+            other.position_from_text(text)
+        except GameError:
+            continue
+        article = "an" if other.title[0] in "AEIOU" else "a"
+        return (f"; that is {article} {other.title} position, and the game here is "
+                f"{game(name).title} (--game, or the game of the bot or preset named)")
+    return ""
 
 
 def _match_config(args: argparse.Namespace) -> match_pb2.MatchConfig:

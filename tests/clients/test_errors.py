@@ -107,6 +107,13 @@ def test_corrupt_stack_file(run_arena: RunArena, tmp_path: Path) -> None:
          "arena: error: no such engine configuration file: missing.json"),
         (("play", "--board", "missing.brd"), "no such board file"),
         (("play", "--start", "nonsense X"), "Othello"),
+        # A position of the other game was refused in the first game's words alone.
+        (("play", "--start", "9 freestyle " + "/".join(["-" * 9] * 9) + " X"),
+         "; that is a Gomoku position, and the game here is Othello (--game, or the game of "
+         "the bot or preset named)"),
+        (("analyze", "--preset", "sharpmoku-hard", "--game", "gomoku", "--position",
+          "-" * 27 + "OX------XO" + "-" * 27 + " X"), "; that is an Othello position, and the "
+         "game here is Gomoku"),
         (("play", "--mode", "bot-bot", "--bot", "nosuchbot"), "unknown bot 'nosuchbot'"),
         (("play", "--game", "gomoku", "--size", "4"), "size"),
         (("play", "--variant", "chess"), "unknown Othello variant"),
