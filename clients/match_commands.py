@@ -581,6 +581,10 @@ def _no_tree(match: match_pb2.Match, move: int) -> str:
     played = len(match.moves)
     if move > played:
         return f"match {match.id} has {played} moves: --ply takes 1..{played}"
+    if match.imported_from:
+        return (f"match {match.id} was imported from a {match.imported_from} record, which "
+                "holds no search trees (a match played here stores them when created with "
+                "--trees)")
     if not match.config.capture_trees:
         return (f"match {match.id} stored no search trees (a match stores them when created "
                 "with --trees)")

@@ -157,6 +157,17 @@ def test_match_list_columns_line_up_under_their_heads(cli_stack: InProcessStack,
     assert row.startswith(f"{match_id}  x      y      void (unfinished"), row
 
 
+def test_an_imported_match_has_no_trees_whatever_its_options(cli_stack: InProcessStack,
+                                                             tmp_path: Path) -> None:
+    """arena match tree of an imported record advised creating it with --trees."""
+    (tmp_path / "t.txt").write_text("f5d6c3\n")
+    match_id = ok(cli_stack.run("match", "import", "t.txt")).split()[2]
+    said = one_line_error(cli_stack.run("match", "tree", match_id, "--ply", "1"))
+    assert said == (f"arena: error: match {match_id} was imported from a transcript record, "
+                    "which holds no search trees (a match played here stores them when "
+                    "created with --trees)"), said
+
+
 def test_replay_opens_psq_and_transcripts_without_services(run_arena: RunArena,
                                                           tmp_path: Path) -> None:
     moves = [112, 113, 97, 98, 82]  # h8 i8 h7 i7 h6
