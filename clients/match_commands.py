@@ -135,6 +135,7 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     export.add_argument("match_id")
     export.add_argument("--format", choices=sorted(FORMATS), default="native")
     export.add_argument("-o", "--output", type=Path, help="file to write (default: stdout)")
+    export.add_argument("--force", action="store_true", help="overwrite the file")
     export.set_defaults(func=cmd_export)
 
     cancel = cmds.add_parser("cancel", help="stop a pending or running match at once: "
@@ -545,6 +546,8 @@ def replay_json(navigator: Navigator) -> dict[str, Any]:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    if args.output is not None and args.output.is_file() and not args.force:
+        raise InvalidArgumentError(f"{args.output} exists (use --force to overwrite)")
     with client_from_args(args) as client:
         replay = client.get_replay(args.match_id, FORMATS[args.format])
     if args.output is None:

@@ -56,7 +56,12 @@ def test_every_export_replays_and_imports_back(cli_stack: InProcessStack,
     ok(run("match", "delete", new_id))
     # A record may name its players anything, and anyone may import one: one that names
     # lab-a is no game of that bot, on the command line or its web page.
-    ok(run("match", "export", match_id, "--format", "native", "-o", "m.json"))
+    # A file that is there was overwritten without a word (arena bot export refuses).
+    Path("m.json").write_text("mine")
+    one_line_error(run("match", "export", match_id, "-o", "m.json"),
+                   "m.json exists (use --force to overwrite)")
+    assert Path("m.json").read_text() == "mine"
+    ok(run("match", "export", match_id, "--format", "native", "-o", "m.json", "--force"))
     forged = Path("m.json").read_text().replace('"lab-a v1"', '"lab-a"')
     Path("forged.json").write_text(forged)
     forged_id = ok(run("match", "import", "forged.json")).split()[2]
