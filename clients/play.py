@@ -93,6 +93,7 @@ def add_play_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     play.add_argument("--save", type=Path, default=None,
                       help="replay file to write (default $ARENA_HOME/games/play-<time>.json)")
     play.add_argument("--no-save", action="store_true", help="do not save the game")
+    play.add_argument("--force", action="store_true", help="overwrite the --save file")
     play.add_argument("--seed", type=int64, default=0, help="seed for random choices")
     play.set_defaults(func=cmd_play)
 
@@ -408,8 +409,14 @@ def _players(args: argparse.Namespace) -> tuple[Player, Player]:
 
 
 def _save_path(args: argparse.Namespace) -> Path:
+    """Where the game is saved. A --save file that is there is refused before the game
+    (unless --force): the game would have been written over it."""
     if args.save is not None:
-        return Path(args.save)
+        path = Path(args.save)
+        if path.is_file() and not args.force:
+            raise InvalidArgumentError(f"{path} exists (use --force to overwrite, or --save "
+                                       "another file)")
+        return path
     home = Path(args.home or os.environ.get("ARENA_HOME") or ".arena")
     return home / "games" / time.strftime("play-%Y%m%d-%H%M%S.json")
 
@@ -430,13 +437,23 @@ def cmd_play(args: argparse.Namespace) -> int:
         played.play()
     finally:
         if path is not None and (played.history or played.replay.outcome is not None):
-            _save(played, path, args.mode)
+            _save(played, path, args.mode, args.force)
     return 0
 
 
-def _save(played: TerminalGame, path: Path, mode: str) -> None:
+def _save(played: TerminalGame, path: Path, mode: str, overwrite: bool) -> None:
+    """Write the game to ``path``; unless ``overwrite``, a file made there meanwhile (by
+    a game started in the same second) is kept and the game goes to ``NAME-2.json``..."""
     played.replay.metadata = {"mode": mode,
                               "status": "finished" if played.replay.outcome else "stopped"}
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(write_replay(played.replay))
-    played.say(f"saved {path}; view it with: arena match replay {path}")
+    text, number, target = write_replay(played.replay), 1, path
+    while True:
+        try:
+            with open(target, "w" if overwrite else "x", encoding="utf-8") as handle:
+                handle.write(text)
+            break
+        except FileExistsError:
+            number += 1
+            target = path.with_name(f"{path.stem}-{number}{path.suffix}")
+    played.say(f"saved {target}; view it with: arena match replay {target}")

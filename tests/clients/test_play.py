@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from pathlib import Path
 
 import redis
@@ -286,6 +287,34 @@ def test_default_save_location(run_arena: RunArena, tmp_path: Path) -> None:
     saved = list((tmp_path / ".arena" / "games").glob("play-*.json"))
     assert len(saved) == 1
     assert f"arena match replay {saved[0]}" in result.stdout
+
+
+def test_a_game_is_never_saved_over_a_file(run_arena: RunArena, tmp_path: Path) -> None:
+    """--save FILE wrote the game over a file that was there; two games started in the
+    same second took the same default name, the second over the first."""
+    (tmp_path / "mine.json").write_text("mine")
+    refused = run_arena("play", "--mode", "human-human", "--save", "mine.json", stdin="f5\n")
+    assert refused.returncode == 1 and refused.stderr == (
+        "arena: error: mine.json exists (use --force to overwrite, or --save another "
+        "file)\n"), refused.stderr
+    assert (tmp_path / "mine.json").read_text() == "mine"
+    forced = run_arena("play", "--mode", "human-human", "--save", "mine.json", "--force",
+                       stdin="f5\n")
+    assert forced.returncode == 0 and len(parse_replay((tmp_path / "mine.json").read_text())
+                                          .moves) == 1
+    # Every default name of the next two minutes taken (as by games started then).
+    games = tmp_path / ".arena" / "games"
+    games.mkdir(parents=True)
+    now = time.time()
+    taken = {games / time.strftime("play-%Y%m%d-%H%M%S.json", time.localtime(now + second))
+             for second in range(-1, 120)}
+    for path in taken:
+        path.write_text("another game")
+    result = run_arena("play", "--mode", "human-human", stdin="f5\n")
+    assert result.returncode == 0, result.stderr
+    assert all(path.read_text() == "another game" for path in taken)
+    saved = list(games.glob("play-*-2.json"))
+    assert len(saved) == 1 and f"saved {saved[0]};" in result.stdout, result.stdout
 
 
 def _lab_spec(name: str) -> bots_pb2.BotSpec:
