@@ -459,6 +459,8 @@ def _engine_config(client: ArenaClient, args: argparse.Namespace,
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
+    if args.tree_depth is not None and not args.tree:  # it printed no tree, without a word
+        raise InvalidArgumentError("--tree-depth goes with --tree NODES (the tree to capture)")
     limits = common_pb2.SearchLimits(depth=args.depth, nodes=args.nodes, time_ms=args.time_ms)
     with client_from_args(args) as client:
         config = _config_file(args)

@@ -107,6 +107,9 @@ def test_corrupt_stack_file(run_arena: RunArena, tmp_path: Path) -> None:
          "arena: error: no such engine configuration file: missing.json"),
         (("play", "--board", "missing.brd"), "no such board file"),
         (("play", "--start", "nonsense X"), "Othello"),
+        # The analysis ran and printed no tree, without a word.
+        (("analyze", "--preset", "lucy", "--tree-depth", "2"),
+         "--tree-depth goes with --tree NODES (the tree to capture)"),
         # A position of the other game was refused in the first game's words alone.
         (("play", "--start", "9 freestyle " + "/".join(["-" * 9] * 9) + " X"),
          "; that is a Gomoku position, and the game here is Othello (--game, or the game of "
