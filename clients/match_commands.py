@@ -223,6 +223,8 @@ def _of_another_game(name: str, text: str) -> str:
 
 
 def _match_config(args: argparse.Namespace) -> match_pb2.MatchConfig:
+    if args.tree_budget and not args.trees:  # the match stored no trees, without a word
+        raise InvalidArgumentError("--tree-budget goes with --trees (the trees to store)")
     start, origin = args.start, ""
     if args.start_file is not None:
         start = read_position_file(args.start_file, "start position")

@@ -107,6 +107,9 @@ def test_corrupt_stack_file(run_arena: RunArena, tmp_path: Path) -> None:
          "arena: error: no such engine configuration file: missing.json"),
         (("play", "--board", "missing.brd"), "no such board file"),
         (("play", "--start", "nonsense X"), "Othello"),
+        # The match was made and stored no trees, without a word.
+        (("match", "create", "--black", "a", "--white", "b", "--tree-budget", "500"),
+         "--tree-budget goes with --trees (the trees to store)"),
         # The analysis ran and printed no tree, without a word.
         (("analyze", "--preset", "lucy", "--tree-depth", "2"),
          "--tree-depth goes with --tree NODES (the tree to capture)"),
