@@ -172,7 +172,10 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     listing = cmds.add_parser("list", help="match history, newest first")
     listing.add_argument("--bot", default="",
                          help="only matches of this bot: NAME, or NAME@VERSION for one version")
-    listing.add_argument("--ladder", default="", help="only matches of this ladder")
+    # Its own name: the option every command takes, --ladder HOST:PORT, is the ladder
+    # service's address (this one wrote its id there).
+    listing.add_argument("--ladder", dest="ladder_id", default="",
+                         help="only matches of this ladder")
     listing.add_argument("--status", choices=sorted(STATUSES), help="only this status")
     listing.add_argument("--game", choices=GAME_NAMES)
     listing.add_argument("--limit", type=non_negative, default=20,
@@ -377,7 +380,7 @@ def game_label(spec: common_pb2.GameSpec) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    filters: dict[str, Any] = {"bot_name": args.bot, "ladder_id": args.ladder,
+    filters: dict[str, Any] = {"bot_name": args.bot, "ladder_id": args.ladder_id,
                                "summary_only": True}
     if args.status:
         filters["status"] = STATUSES[args.status]
@@ -388,6 +391,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         if not matches and args.bot:  # a name mistyped is no bot's, not a bot with no games
             ref = parse_bot_ref(args.bot)
             client.get_bot(ref.name, ref.version)
+        if not matches and args.ladder_id:  # nor an id mistyped a ladder's
+            client.get_standings(args.ladder_id)
     if args.json:
         print_json([to_dict(m) for m in matches])
         return 0

@@ -165,3 +165,15 @@ def test_match_list_of_a_bot_no_one_registered_says_so(cli_stack: InProcessStack
     one_line_error(cli_stack.run("match", "list", "--bot", "anne"), "no bot named 'anne'")
     one_line_error(cli_stack.run("match", "list", "--bot", "ann@2", "--json"),
                    "bot 'ann' has no version 2 (latest is 1)")
+
+
+def test_match_list_of_a_ladder_there_is_not_says_so(cli_stack: InProcessStack) -> None:
+    """A mistyped ladder id was answered 'no matches'; and the filter took the place of the
+    ladder service's address (both were --ladder), so a check could not ask that service."""
+    _register(cli_stack, "ann", "bob")
+    made = ok(cli_stack.run("ladder", "create", "ann", "bob", "--games-per-pairing", "1",
+                            "--move-time-ms", "50"))
+    ladder_id = made.split()[1].rstrip(":")
+    listed = ok(cli_stack.run("match", "list", "--ladder", ladder_id, "--limit", "0"))
+    assert listed.startswith("id ") and listed.count("\n") == 3  # the head, both games
+    one_line_error(cli_stack.run("match", "list", "--ladder", "L-typo"), "no ladder 'L-typo'")
