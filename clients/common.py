@@ -135,7 +135,7 @@ def add_game_options(parser: argparse.ArgumentParser) -> None:
 def add_time_options(parser: argparse.ArgumentParser) -> None:
     """The clock of a game: ``--move-time-ms``, ``--game-time-ms``, ``--increment-ms``."""
     parser.add_argument("--move-time-ms", type=non_negative, default=1000,
-                        help="hard limit per move")
+                        help="hard limit per move (default 1000; 0 also means 1000)")
     parser.add_argument("--game-time-ms", type=non_negative64, default=0,
                         help="budget per side (0: none)")
     parser.add_argument("--increment-ms", type=non_negative, default=0,
