@@ -257,17 +257,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _apply_global_options(args: argparse.Namespace, argv: Sequence[str] | None) -> None:
+def _apply_global_options(args: argparse.Namespace, argv: Sequence[str],
+                          command: argparse.ArgumentParser) -> None:
     """Make the global options reach every command (through ``args``).
 
     A mounted group may define an option of the same name (``arena bot list
     --registry``), whose default would hide the global one, so the global options are
-    parsed again on their own.
+    parsed again on their own; but not one the command took for an option of its own
+    under that name (``arena match list --ladder ID`` is no ladder service's address).
     """
     only_globals = argparse.ArgumentParser(add_help=False)
     _add_global_options(only_globals)
     given, _ = only_globals.parse_known_args(argv)
     for name in ("home", "timeout", *_ROLES, "token", *_TLS_OPTIONS):
+        own = command._option_string_actions.get(f"--{name.replace('_', '-')}")
+        if own is not None and own.dest != name:
+            continue
         if getattr(args, name, None) is None:
             setattr(args, name, getattr(given, name))
 
@@ -295,11 +300,12 @@ def _command_parser(parser: argparse.ArgumentParser, argv: Sequence[str]
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    command = _command_parser(parser, words)
     if unknown and args.command != "worker":
-        _command_parser(parser, sys.argv[1:] if argv is None else argv).error(
-            f"unrecognized arguments: {' '.join(unknown)}")
+        command.error(f"unrecognized arguments: {' '.join(unknown)}")
     args.worker_args = unknown
-    _apply_global_options(args, argv)
+    _apply_global_options(args, words, command)
     handler: Callable[[argparse.Namespace], Any] = args.func
     try:
         return int(handler(args) or 0)
