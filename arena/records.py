@@ -303,7 +303,7 @@ def read_record(text: str, fmt: str = "", variant: str = "") -> tuple[str, Repla
     fmt = fmt or record_format(text)
     if fmt not in RECORD_FORMATS:
         raise FormatError(f"unknown record format {fmt!r}; known: {list(RECORD_FORMATS)}")
-    problem = variant_problem(fmt, variant)
+    problem = _variant_problem(fmt, variant)
     if problem:
         raise UnknownGameError(problem)
     try:
@@ -331,7 +331,7 @@ def read_record(text: str, fmt: str = "", variant: str = "") -> tuple[str, Repla
 _UNNAMED_VARIANT = {"transcript": "othello", "psq": "gomoku"}  # records that cannot say it
 
 
-def variant_problem(fmt: str, variant: str) -> str | None:
+def _variant_problem(fmt: str, variant: str) -> str | None:
     """What is wrong with reading a record of ``fmt`` as ``variant``, for the formats that
     cannot name theirs (a variant of another game), else None."""
     played = game(_UNNAMED_VARIANT[fmt]) if fmt in _UNNAMED_VARIANT else None

@@ -32,13 +32,7 @@ from arena.errors import (
     PermissionDeniedError,
 )
 from arena.games import Color, Game, GameError, Position, UnknownGameError, game
-from arena.records import (
-    FORMAT_NAMES,
-    imported_match,
-    read_record,
-    record_format,
-    variant_problem,
-)
+from arena.records import FORMAT_NAMES, imported_match, read_record
 from arena.text import bounded, shown, unprintable_problem
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
@@ -202,15 +196,12 @@ def import_match(store: MatchStore, request: referee_pb2.ImportMatchRequest,
     if len(request.content) > MAX_RECORD_CHARS:
         raise InvalidArgumentError.for_fields([FieldViolation(
             "content", f"is {len(request.content)} characters; the limit is {MAX_RECORD_CHARS}")])
-    problem = variant_problem(fmt or record_format(request.content), request.variant)
-    if problem:
-        raise InvalidArgumentError.for_fields([FieldViolation("variant", problem)])
     try:
         fmt, replay = read_record(request.content, fmt, request.variant)
+    except UnknownGameError as exc:  # a variant the record's game has not
+        raise InvalidArgumentError.for_fields([FieldViolation("variant", str(exc))]) from None
     except InvalidArgumentError as exc:  # FormatError: the message names the line or move
         raise InvalidArgumentError.for_fields([FieldViolation("content", str(exc))]) from None
-    except GameError as exc:
-        raise InvalidArgumentError.for_fields([FieldViolation("variant", str(exc))]) from None
     now_ms = int(time.time() * 1000)
     stamp = timestamp_pb2.Timestamp()
     stamp.FromMilliseconds(now_ms)
