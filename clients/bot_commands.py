@@ -25,6 +25,7 @@ from arena.clients.common import (
     parse_bot_ref,
     print_json,
     read_text_file,
+    refuse_overwrite,
     to_dict,
 )
 from arena.clients.sdk import ArenaClient, pool_size
@@ -443,8 +444,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(json.dumps({"toml": text}) if args.json else text, end="" if not args.json
               else "\n")
         return 0
-    if args.output.exists() and not args.force:
-        raise InvalidArgumentError(f"{args.output} exists (use --force to overwrite)")
+    refuse_overwrite(args.output, args.force)
     args.output.write_text(text)
     if args.json:
         print_json({"file": str(args.output), "name": bot.spec.name, "version": bot.version,

@@ -221,6 +221,13 @@ def typed_line(keys: IO[str], out: IO[str], prompt: str) -> str | None:
               file=out)
 
 
+def refuse_overwrite(path: Path, force: bool, other_way: str = "") -> None:
+    """A file a command would write over is refused unless ``force`` (its ``--force``);
+    ``other_way`` names another way out. A device (``/dev/stdout``) is written to."""
+    if path.is_file() and not force:
+        raise InvalidArgumentError(f"{path} exists (use --force to overwrite{other_way})")
+
+
 def read_text_file(path: Path, what: str) -> str:
     """The UTF-8 text of ``path`` (``-``: standard input), newlines made ``\\n``. At most
     ``MAX_INPUT_BYTES`` are read, so ``/dev/zero`` or a huge file by mistake is an error,

@@ -29,6 +29,7 @@ from arena.clients.common import (
     print_json_line,
     read_position_file,
     read_text_file,
+    refuse_overwrite,
     settle_game,
     time_control,
     to_dict,
@@ -553,8 +554,8 @@ def replay_json(navigator: Navigator) -> dict[str, Any]:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    if args.output is not None and args.output.is_file() and not args.force:
-        raise InvalidArgumentError(f"{args.output} exists (use --force to overwrite)")
+    if args.output is not None:
+        refuse_overwrite(args.output, args.force)
     with client_from_args(args) as client:
         replay = client.get_replay(args.match_id, FORMATS[args.format])
     if args.output is None:

@@ -30,6 +30,7 @@ from arena.clients.common import (
     parse_bot_ref,
     read_position_file,
     read_text_file,
+    refuse_overwrite,
     typed_line,
 )
 from arena.clients.match_commands import start_of
@@ -413,9 +414,7 @@ def _save_path(args: argparse.Namespace) -> Path:
     (unless --force): the game would have been written over it."""
     if args.save is not None:
         path = Path(args.save)
-        if path.is_file() and not args.force:
-            raise InvalidArgumentError(f"{path} exists (use --force to overwrite, or --save "
-                                       "another file)")
+        refuse_overwrite(path, args.force, ", or --save another file")
         return path
     home = Path(args.home or os.environ.get("ARENA_HOME") or ".arena")
     return home / "games" / time.strftime("play-%Y%m%d-%H%M%S.json")
