@@ -110,12 +110,22 @@ def cli_stack(registry_server: Server, redis_server: EmbeddedRedis, cache_server
         where = [f"--{role}={server.target}" for role, server in servers.items()
                  if role != "worker"]
 
-        def run(*args: str, stdin: str = "") -> CliResult:
+        def run(*args: str, stdin: str = "", addresses_from_env: bool = False) -> CliResult:
+            """``addresses_from_env``: the services' addresses and the token come from the
+            environment (as a user's do, or from stack.json), not the command line."""
             from arena.clients.cli import main
 
             capsys.readouterr()
             monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
-            code = main([*where, "--token", ADMIN_TOKEN, "--timeout", "30", *args])
+            given = [*where, "--token", ADMIN_TOKEN]
+            if addresses_from_env:
+                for role, server in servers.items():
+                    if role != "worker":
+                        name = "ENGINE" if role == "analysis" else role.upper()
+                        monkeypatch.setenv(f"ARENA_{name}", server.target)
+                monkeypatch.setenv("ARENA_TOKEN", ADMIN_TOKEN)
+                given = []
+            code = main([*given, "--timeout", "30", *args])
             captured = capsys.readouterr()
             return CliResult(code, captured.out, captured.err)
 

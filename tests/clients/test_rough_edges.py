@@ -7,13 +7,9 @@ import json
 import time
 from pathlib import Path
 
-import pytest
-from arena.clients.cli import main
-
 from arena.v1 import bot_service_pb2
-from tests.clients.conftest import CliResult, InProcessStack, RunArena, ok, one_line_error
+from tests.clients.conftest import InProcessStack, RunArena, ok, one_line_error
 from tests.support.bots import bot_server, external_bot, first_legal
-from tests.support.servers import ADMIN_TOKEN
 
 
 def _register(stack: InProcessStack, *names: str, preset: str = "lab-beginner") -> None:
@@ -171,9 +167,7 @@ def test_match_list_of_a_bot_no_one_registered_says_so(cli_stack: InProcessStack
                    "bot 'ann' has no version 2 (latest is 1)")
 
 
-def test_match_list_of_a_ladder_there_is_not_says_so(
-        cli_stack: InProcessStack, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+def test_match_list_of_a_ladder_there_is_not_says_so(cli_stack: InProcessStack) -> None:
     """A mistyped ladder id was answered 'no matches'; and, with the services' addresses
     not on the command line (the environment, or stack.json), the filter's --ladder ID was
     also read as the global --ladder HOST:PORT, the ladder service's address."""
@@ -181,18 +175,8 @@ def test_match_list_of_a_ladder_there_is_not_says_so(
     made = ok(cli_stack.run("ladder", "create", "ann", "bob", "--games-per-pairing", "1",
                             "--move-time-ms", "50"))
     ladder_id = made.split()[1].rstrip(":")
-    for role, server in cli_stack.servers.items():
-        if role != "worker":
-            monkeypatch.setenv(f"ARENA_{'ENGINE' if role == 'analysis' else role.upper()}",
-                               server.target)
-    monkeypatch.setenv("ARENA_TOKEN", ADMIN_TOKEN)
-
-    def arena(*args: str) -> CliResult:
-        capsys.readouterr()
-        code = main(list(args))
-        captured = capsys.readouterr()
-        return CliResult(code, captured.out, captured.err)
-
-    listed = ok(arena("match", "list", "--ladder", ladder_id, "--limit", "0"))
+    listed = ok(cli_stack.run("match", "list", "--ladder", ladder_id, "--limit", "0",
+                              addresses_from_env=True))
     assert listed.startswith("id ") and listed.count("\n") == 3  # the head, both games
-    one_line_error(arena("match", "list", "--ladder", "L-typo"), "no ladder 'L-typo'")
+    one_line_error(cli_stack.run("match", "list", "--ladder", "L-typo", addresses_from_env=True),
+                   "no ladder 'L-typo'")
