@@ -108,13 +108,15 @@ class BotRunner:
         if engine == "external":
             return self.run_external(job)
         if engine == "builtin":
+            if not job.cpu_clock:
+                return self.run_builtin(job, stop)
             started, queued = time.thread_time_ns(), thread_queued_ns()
             answer = self.run_builtin(job, stop)
-            if job.cpu_clock:  # all on this thread: the probe, then the search
-                answer.result.cpu_ms = (time.thread_time_ns() - started) // 1_000_000
-                if queued is not None:
-                    now = thread_queued_ns() or queued
-                    answer.result.queued_ms = (now - queued) // 1_000_000
+            # All on this thread: the probe, then the search.
+            answer.result.cpu_ms = (time.thread_time_ns() - started) // 1_000_000
+            now = thread_queued_ns()
+            if queued is not None and now is not None:
+                answer.result.queued_ms = (now - queued) // 1_000_000
             return answer
         if engine == "protocol":
             return self.run_protocol(job, stop)
