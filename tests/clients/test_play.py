@@ -317,6 +317,18 @@ def test_a_game_is_never_saved_over_a_file(run_arena: RunArena, tmp_path: Path) 
     assert len(saved) == 1 and f"saved {saved[0]};" in result.stdout, result.stdout
 
 
+def test_a_game_is_not_saved_beside_a_folder_named_to_save_it(
+        run_arena: RunArena, tmp_path: Path) -> None:
+    """--save DIR was taken for a name in use: the game went to a file 'DIR-2' beside the
+    folder ('arena play --save /tmp' wrote /tmp-2). A folder is refused before the game."""
+    (tmp_path / "games").mkdir()
+    refused = run_arena("play", "--mode", "human-human", "--save", "games", stdin="f5\n")
+    assert refused.returncode == 1 and refused.stderr == (
+        "arena: error: games is a folder: --save takes the file to write\n"), refused.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".arena") == ["games"]
+    assert list((tmp_path / "games").iterdir()) == []
+
+
 def _lab_spec(name: str) -> bots_pb2.BotSpec:
     spec = apply_preset(bots_pb2.BotSpec(name=name), "lab-beginner")
     spec.description = "a bot file made for the test"
