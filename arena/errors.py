@@ -51,6 +51,7 @@ class InvalidArgumentError(ArenaError, ValueError):
     """Bad input; carries the violations field by field."""
 
     def __init__(self, message: str, violations: list[FieldViolation] | None = None) -> None:
+        self.message = message  # what is said before the violations
         self.violations = list(violations or [])
         detail = "; ".join(str(v) for v in self.violations)
         super().__init__(f"{message}: {detail}" if detail else message)

@@ -21,6 +21,7 @@ from arena.clients.common import (
     bot_ref_text,
     client_from_args,
     int32,
+    name_fields,
     non_negative,
     parse_bot_ref,
     print_json,
@@ -493,6 +494,16 @@ def _add_spec_fields(parser: argparse.ArgumentParser, updating: bool) -> None:
         parser.add_argument("--no-avatar", action="store_true", help="remove the picture")
 
 
+# The request fields of a bot the options of `bot register` and `bot update` fill in.
+SPEC_FIELDS = {"spec.game": "--game", "spec.description": "--description",
+               "spec.avatar_png": "--avatar", "from_preset": "--from-preset",
+               "spec.builtin.config": "engine parameter",
+               "spec.builtin.config.evaluator": "--evaluator",
+               "spec.external.address": "--external",
+               "spec.external.move_deadline_ms": "--deadline-ms",
+               "spec.protocol.engine": "--engine", "spec.protocol.options": "--option"}
+
+
 def add_bot_commands(subparsers: Subparsers) -> None:
     """Mount `arena bot ...` on the `arena` command's subparsers."""
     bot = subparsers.add_parser("bot", help="register, inspect and share bots",
@@ -504,12 +515,14 @@ def add_bot_commands(subparsers: Subparsers) -> None:
     _add_spec_fields(register, updating=False)
     _add_engine_options(register, updating=False)
     register.set_defaults(func=cmd_register)
+    name_fields(register, {**SPEC_FIELDS, "spec.name": "--name"})
 
     update = sub.add_parser("update", help="add a new version of a bot you own")
     update.add_argument("name")
     _add_spec_fields(update, updating=True)
     _add_engine_options(update, updating=True)
     update.set_defaults(func=cmd_update)
+    name_fields(update, SPEC_FIELDS)
 
     show = sub.add_parser("show", help="one bot: NAME (latest) or NAME@VERSION")
     show.add_argument("bot", metavar="NAME[@VERSION]")
@@ -523,6 +536,7 @@ def add_bot_commands(subparsers: Subparsers) -> None:
     listing.add_argument("--page-size", type=non_negative, help="one page of this size")
     listing.add_argument("--page-token", help="the page after a previous one")
     listing.set_defaults(func=cmd_list)
+    name_fields(listing, {"page.page_size": "--page-size", "page.page_token": "--page-token"})
 
     retire = sub.add_parser("retire", help="stop a bot entering new matches")
     retire.add_argument("name")

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 # setting it later, in main, no longer did), so before anything imports it.
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
-from arena.clients.common import seconds
+from arena.clients.common import in_users_words, seconds
 
-from arena.errors import ArenaError, UnavailableError
+from arena.errors import ArenaError, InvalidArgumentError, UnavailableError
 from arena.text import bounded, printable
 
 EXIT_ERROR = 1
@@ -316,6 +316,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()  # the reader went away (`arena match list | head`)
         return EXIT_ERROR
     except (ArenaError, ValueError, OSError) as exc:
+        if isinstance(exc, InvalidArgumentError):  # the options it was given, not fields
+            exc = in_users_words(exc, getattr(args, "field_options", {}))
         # A service's message may quote what a bot or engine said: printed made safe.
         print(f"arena: error: {printable(bounded(_error_text(exc)))}", file=sys.stderr)
         return EXIT_ERROR

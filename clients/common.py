@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -87,6 +88,82 @@ non_negative = int_in(0, INT32_MAX)  # an int32 field that is 0 or more
 non_negative64 = int_in(0, INT64_MAX)  # the same for an int64 field
 int32 = int_in(-INT32_MAX - 1, INT32_MAX)  # checked further by the command or server
 int64 = int_in(-INT64_MAX - 1, INT64_MAX)
+
+
+def name_fields(parser: argparse.ArgumentParser, options: dict[str, str]) -> None:
+    """Say which option of the command each field of its request comes from (``{"limits.
+    depth": "--depth"}``), so that a service's refusal names what the user typed
+    (``in_users_words``). A list's element is ``"config.bots[]": "bot {n}"`` (``n`` counted
+    from 1); an option of ``""`` drops the field's name where the description says it."""
+    parser.set_defaults(field_options=options)
+
+
+# The request fields the options every game-making command shares fill in.
+GAME_FIELDS = {"config.game": "", "config.game.kind": "--game",
+               "config.game.variant": "--variant", "config.game.board_size": "--size"}
+CLOCK_FIELDS = {f"config.time_control.{part}": f"--{part.replace('_', '-')}"
+                for part in ("move_time_ms", "game_time_ms", "increment_ms")}
+GAME_MAKING_FIELDS = {**GAME_FIELDS, **CLOCK_FIELDS,
+                      "config.adjudicate_empties": "--adjudicate-empties",
+                      "config.seed": "--seed"}
+_FIELD_WORD = re.compile(r"(?<![\w.-])([a-z_]\w*(?:\.\w+)*)(\[(\d+)\])?(?![\w])")
+
+
+def _option_of(field: str, index: str | None, options: dict[str, str]) -> str | None:
+    """The option ``field`` (its element ``index``, if given) comes from, or None."""
+    if index is not None:
+        element = options.get(f"{field}[]")
+        return None if element is None else element.format(n=int(index) + 1)
+    if field in options:
+        return options[field]
+    match = re.fullmatch(r"(.*)\[(\d+)\]", field)
+    if match:
+        return _option_of(match[1], match[2], options)
+    head, dot, rest = field.rpartition(".")
+    while dot:  # a field under one an option stands for: the option, then the rest
+        if options.get(head):
+            return f"{options[head]} {rest}"
+        head, dot, tail = head.rpartition(".")
+        rest = f"{tail}.{rest}"
+    return None
+
+
+def _in_words(text: str, options: dict[str, str]) -> str:
+    """``text`` with each field it names (whole, or by its last part when that is one no
+    word of English is: ``game_time_ms``, ``bots[0]``) as the option it comes from."""
+    short = {key.removesuffix("[]").rpartition(".")[2]: key.removesuffix("[]")
+             for key in options}
+
+    def option(found: re.Match[str]) -> str:
+        word, index = found[1], found[3]
+        if not ("_" in word or "." in word or index is not None):
+            return found[0]  # a word of English ('variant'), even where a field has its name
+        field = word if word in options or f"{word}[]" in options else short.get(word)
+        said = None if field is None else _option_of(field, index, options)
+        return said or found[0]
+
+    return _FIELD_WORD.sub(option, text)
+
+
+def in_users_words(exc: InvalidArgumentError, options: dict[str, str]
+                   ) -> InvalidArgumentError:
+    """``exc`` with the request's fields it names said as the command's options
+    (``name_fields``): ``--tree: must be in 0..200000``, not ``invalid request:
+    tree_node_budget: ...``. A field no option stands for is left as it is, and then so is
+    the message before the violations."""
+    if not exc.violations or not options:
+        return exc
+    said, whole = [], True
+    for violation in exc.violations:
+        option = _option_of(violation.field, None, options)
+        description = _in_words(violation.description, options)
+        if option is None:
+            whole = False
+            said.append(f"{violation.field}: {description}")
+        else:
+            said.append(f"{option}: {description}" if option else description)
+    message = "" if whole and exc.message == "invalid request" else f"{exc.message}: "
+    return InvalidArgumentError(message + "; ".join(said))
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

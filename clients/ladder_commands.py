@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from arena.clients.common import (
+    GAME_MAKING_FIELDS,
     add_adjudication_option,
     add_game_options,
     add_json_flag,
@@ -21,6 +22,7 @@ from arena.clients.common import (
     game_request,
     int32,
     int64,
+    name_fields,
     non_negative,
     non_negative64,
     parse_bot_ref,
@@ -81,6 +83,8 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                         help="show progress, then the standings, once created")
     add_json_flag(create)
     create.set_defaults(func=cmd_create)
+    name_fields(create, {**LADDER_FIELDS, "config.format": "--format",
+                         "config.games_per_pairing": "--games-per-pairing"})
 
     watch = cmds.add_parser("watch", help="a progress bar until the ladder ends, then standings")
     watch.add_argument("ladder_id")
@@ -121,7 +125,14 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                        help="their increment per move")
     add_json_flag(ratings)
     ratings.set_defaults(func=cmd_ratings)
+    name_fields(ratings, {"game": "", "clock": "", **{
+        f"clock.{part}": f"--{part.replace('_', '-')}"
+        for part in ("move_time_ms", "game_time_ms", "increment_ms")}})
 
+
+# The request fields of a ladder (`ladder create`, `test`) its shared options fill in.
+LADDER_FIELDS = {**GAME_MAKING_FIELDS, "config.opening_suite": "--openings",
+                 "config.bots": "the bots", "config.bots[]": "bot {n}", "config.name": "--name"}
 
 SUITES = "othello-balanced[-1..6], international, gomoku-balanced15 or none"
 
@@ -406,6 +417,9 @@ def add_analyze_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                          help="seed of the bot's random choices (a draw among tied moves)")
     add_json_flag(analyze)
     analyze.set_defaults(func=cmd_analyze)
+    name_fields(analyze, {"limits.depth": "--depth", "limits.nodes": "--nodes",
+                          "limits.time_ms": "--time-ms", "tree_node_budget": "--tree",
+                          "bot_ref": "--bot", "seed": "--seed"})
 
 
 def _analyze_target(client: ArenaClient,

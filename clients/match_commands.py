@@ -10,6 +10,7 @@ from typing import Any
 
 from arena.clients.common import (
     COLOR_NAMES,
+    GAME_MAKING_FIELDS,
     add_adjudication_option,
     add_game_options,
     add_json_flag,
@@ -22,6 +23,7 @@ from arena.clients.common import (
     int64,
     match_result_text,
     match_status,
+    name_fields,
     non_negative,
     parse_bot_ref,
     position_of,
@@ -85,6 +87,10 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     create.add_argument("--watch", action="store_true", help="watch the match once created")
     add_json_flag(create)
     create.set_defaults(func=cmd_create)
+    name_fields(create, {**GAME_MAKING_FIELDS, "config.black": "--black",
+                         "config.white": "--white", "config.start_position": "the start position",
+                         "config.opening": "--opening", "config.opening[]": "--opening move {n}",
+                         "config.tree_node_budget": "--tree-budget"})
 
     watch = cmds.add_parser("watch", help="follow a match move by move until it ends")
     watch.add_argument("match_id")
@@ -120,6 +126,8 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     _add_record_options(imported)
     add_json_flag(imported)
     imported.set_defaults(func=cmd_import)
+    name_fields(imported, {"content": "the record", "variant": "--variant",
+                           "format": "--format"})
 
     tree = cmds.add_parser("tree", help="the search tree behind one move (if it was stored)")
     tree.add_argument("match_id")
@@ -146,6 +154,7 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     cancel.add_argument("--reason", default="", help="said in the match's result")
     add_json_flag(cancel)
     cancel.set_defaults(func=cmd_cancel)
+    name_fields(cancel, {"reason": "--reason"})
 
     delete = cmds.add_parser("delete", help="delete a finished match")
     delete.add_argument("match_id")

@@ -15,12 +15,14 @@ from arena.clients.common import (
     client_from_args,
     game_request,
     int32,
+    name_fields,
     parse_bot_ref,
     print_json,
     settle_game,
     time_control,
 )
 from arena.clients.ladder_commands import (
+    LADDER_FIELDS,
     add_ladder_game_options,
     followed_ladder,
     print_standings,
@@ -59,6 +61,9 @@ def add_test_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
                            "`arena ladder watch`)")
     add_json_flag(test)
     test.set_defaults(func=cmd_test)
+    name_fields(test, {**LADDER_FIELDS, "config.sprt": "", **{
+        f"config.sprt.{name}": f"--{name.replace('_', '-')}"
+        for name in ("elo0", "elo1", "alpha", "beta", "max_games")}})
 
 
 def test_config(args: argparse.Namespace) -> ladder_pb2.LadderConfig:

@@ -163,13 +163,13 @@ def test_the_game_follows_the_bots_when_left_out(cli_stack: InProcessStack) -> N
         assert 0 <= reply["move"]["square"] < 15 * 15
 
     one_line_error(cli_stack.run("match", "create", "--black", "five-a", "--white", "disc-a"),
-                   "config.white: bot 'disc-a' plays othello, not gomoku")
+                   "--white: bot 'disc-a' plays othello, not gomoku")
     one_line_error(cli_stack.run("match", "create", "--black", "five-a", "--white", "five-b",
                                  "--game", "othello"),
-                   "config.black: bot 'five-a' plays gomoku, not othello",
-                   "config.white: bot 'five-b' plays gomoku, not othello")
+                   "--black: bot 'five-a' plays gomoku, not othello",
+                   "--white: bot 'five-b' plays gomoku, not othello")
     one_line_error(cli_stack.run("ladder", "create", "disc-a", "five-a"),
-                   "config.bots[1]: bot 'five-a' plays gomoku, not othello")
+                   "bot 2: bot 'five-a' plays gomoku, not othello")
     one_line_error(cli_stack.run("analyze", "--bot", "five-a", "--game", "othello"),
                    "bot 'five-a' plays gomoku, not othello")
     one_line_error(cli_stack.run("analyze", "--preset", "arena-gomoku", "--game", "othello"),
@@ -204,5 +204,4 @@ def test_a_clock_with_an_increment_reaches_matches_ladders_and_tests(
     for command in (["match", "create", "--black", "inc-a", "--white", "inc-b"],
                     ["ladder", "create", "inc-a", "inc-b"], ["test", "inc-a", "inc-b"]):
         one_line_error(cli_stack.run(*command, "--increment-ms", "250"),
-                       "config.time_control.increment_ms: is added to the game budget: "
-                       "give game_time_ms too")
+                       "--increment-ms: is added to the game budget: give --game-time-ms too")

@@ -127,7 +127,7 @@ def test_a_variant_the_record_s_game_has_not_is_the_variant_s_fault(
             ("t.txt", "exact-five", "a transcript record holds Othello games, which have no "
                                     "variant 'exact-five'; known: standard, international")):
         imported = one_line_error(cli_stack.run("match", "import", path, "--variant", variant))
-        assert imported == f"arena: error: invalid request: variant: {said}", imported
+        assert imported == f"arena: error: --variant: {said}", imported
         replayed = one_line_error(cli_stack.run("match", "replay", path, "--variant", variant))
         assert replayed == f"arena: error: {said}", replayed
 

@@ -118,11 +118,11 @@ def test_a_bot_name_must_be_one_a_reference_can_name(cli_stack: InProcessStack) 
     differ only by a trailing space could pass for each other."""
     one_line_error(cli_stack.run("bot", "register", "--name", "x@1", "--from-preset",
                                  "lab-beginner"),
-                   "spec.name: must not contain '@' (NAME@VERSION names a bot's version)")
+                   "--name: must not contain '@' (NAME@VERSION names a bot's version)")
     for spaced in ("ann ", " ann"):
         one_line_error(cli_stack.run("bot", "register", "--name", spaced, "--from-preset",
                                      "lab-beginner"),
-                       "spec.name: must not start or end with a space")
+                       "--name: must not start or end with a space")
     one_line_error(cli_stack.run("bot", "show", "x@y"), "bad bot reference 'x@y'")
     _register(cli_stack, "a b/c?d")  # any other printable character is kept
     assert json.loads(ok(cli_stack.run("bot", "show", "a b/c?d", "--json")))["version"] == 1
@@ -180,3 +180,34 @@ def test_match_list_of_a_ladder_there_is_not_says_so(cli_stack: InProcessStack) 
     assert listed.startswith("id ") and listed.count("\n") == 3  # the head, both games
     one_line_error(cli_stack.run("match", "list", "--ladder", "L-typo", addresses_from_env=True),
                    "no ladder 'L-typo'")
+
+
+REFUSED_AS_TYPED = [  # a value only the service refuses, and the option it came from
+    (("analyze", "--preset", "lab-beginner", "--tree", "100000000"), "--tree: must be in 0.."),
+    (("analyze", "--preset", "lab-beginner", "--depth", "1000"), "--depth: must be in 0..64"),
+    (("match", "create", "--black", "ann", "--white", "ben", "--trees", "--tree-budget",
+      "100000000"), "--tree-budget: must be in 0.."),
+    (("match", "create", "--black", "ann", "--white", "ben", "--increment-ms", "250"),
+     "--increment-ms: is added to the game budget: give --game-time-ms too"),
+    (("match", "create", "--black", "ann", "--white", "nobody"), "--white: no bot named"),
+    (("ladder", "create", "ann", "ann"), "bot 2: ann@v1 is already bot 1"),
+    (("ladder", "create", "ann", "ben", "--adjudicate-empties", "30"),
+     "--adjudicate-empties: must be in 0..18, got 30"),
+    (("test", "ann", "ben", "--max-games", "100000000"), "--max-games: must be in 2.."),
+    (("ladder", "ratings", "--move-time-ms", "100000000"), "--move-time-ms must be in 1.."),
+    (("bot", "register", "--name", "cy", "--from-preset", "lucy", "--set", "depth.begin=99"),
+     "engine parameter depth.begin: must be in 1..10, got 99"),
+    (("bot", "list", "--page-token", "zz"), "--page-token: is not a token this server issued"),
+]
+
+
+def test_a_refusal_names_the_option_typed_not_the_request_field(
+        cli_stack: InProcessStack) -> None:
+    """`arena analyze --tree 100000000` said 'invalid request: tree_node_budget: must be
+    in 0..200000', a field of the API the user never typed; so did every command whose
+    value only the service checks (config.tree_node_budget, config.bots[1], clock,
+    spec.builtin.config.depth.begin, ...). The refusal names the option."""
+    _register(cli_stack, "ann", "ben")
+    for command, said in REFUSED_AS_TYPED:
+        line = one_line_error(cli_stack.run(*command), said)
+        assert "invalid request" not in line and "_" not in line.split(":", 2)[2], line

@@ -26,15 +26,15 @@ def _register(stack: InProcessStack, name: str, *more: str) -> str:
 def test_typed_text_with_control_characters_is_refused(cli_stack: InProcessStack) -> None:
     one_line_error(cli_stack.run("bot", "register", "--name", "plain", "--from-preset",
                                  "lab-beginner", "--description", f"hi{ESCAPES}"),
-                   "spec.description: must contain printable characters only, found U+001B")
+                   "--description: must contain printable characters only, found U+001B")
     _register(cli_stack, "plain", "--description", "two\nlines\tand a tab")
     _register(cli_stack, "plain-b")
     one_line_error(cli_stack.run("ladder", "create", "plain", "plain-b", "--name",
                                  f"ladder{ESCAPES}"),
-                   "config.name: must contain printable characters only, found U+001B")
+                   "--name: must contain printable characters only, found U+001B")
     # A ladder's name is listed to everyone: it is bounded like a bot's (it was not at all).
     one_line_error(cli_stack.run("ladder", "create", "plain", "plain-b", "--name", "N" * 65),
-                   "config.name: must be at most 64 characters, got 65")
+                   "--name: must be at most 64 characters, got 65")
     match = json.loads(ok(cli_stack.run("match", "create", "--black", "plain", "--white",
                                         "plain-b", "--json")))
     one_line_error(cli_stack.run("match", "cancel", match["id"], "--reason", f"bye{ESCAPES}"),
