@@ -408,6 +408,26 @@ _READERS = {"native": _native_record, "ggf": _ggf_record, "transcript": _transcr
             "psq": _psq_record}
 
 
+# Where a record of each format states its board's size, when it is one place: PSQ's
+# header, 'Piskvorky 20x20, ...' (line 1, column 11).
+_SIZE_STATED_AT = {"psq": (1, len("Piskvorky ") + 1)}
+
+
+def check_playable(fmt: str, replay: Replay) -> None:
+    """A record read (``read_record``, which reads any board its format can hold: a
+    replay shows it) must be of a board its game is played on here to be stored as a
+    match; ``FormatError`` naming the record's size, where it states it, and the sizes the
+    game takes."""
+    played = game(replay.game)
+    size = replay.start_position().size
+    if size not in played.sizes:
+        sizes = [f"{s}x{s}" for s in played.sizes]
+        taken = " or ".join([", ".join(sizes[:-1]), sizes[-1]] if len(sizes) > 1 else sizes)
+        line, column = _SIZE_STATED_AT.get(fmt, (None, None))
+        raise FormatError(f"a {size}x{size} board: Arena plays {played.title} on {taken} "
+                          "only", line, column)
+
+
 def imported_match(replay: Replay, fmt: str, match_id: str, owner: str,
                    at: timestamp_pb2.Timestamp) -> match_pb2.Match:
     """A replay as a finished match of ``owner``: every move a record (a native replay's

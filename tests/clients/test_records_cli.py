@@ -132,6 +132,20 @@ def test_a_variant_the_record_s_game_has_not_is_the_variant_s_fault(
         assert replayed == f"arena: error: {said}", replayed
 
 
+def test_a_record_of_a_board_arena_does_not_play_says_its_size_and_where(
+        cli_stack: InProcessStack, tmp_path: Path) -> None:
+    """A Gomocup record of the 20x20 board was refused as 'Gomoku is played on 9x9 or
+    15x15 or 19x19, not size 20': neither the record nor the place in it that said 20
+    was named. The replay of it, which reads any board, still shows it."""
+    (tmp_path / "g20.psq").write_text("Piskvorky 20x20, 0:0, 0\n10,10,0\n11,10,0\n")
+    said = one_line_error(cli_stack.run("match", "import", "g20.psq"))
+    assert said == ("arena: error: the record: line 1, column 11: a 20x20 board: Arena plays "
+                    "Gomoku on 9x9, 15x15 or 19x19 only"), said
+    assert "gomoku (freestyle, 20x20)" in ok(cli_stack.run("match", "replay", "g20.psq",
+                                                           "--ply", "2"))
+    assert ok(cli_stack.run("match", "list")).strip() == "no matches"  # nothing stored
+
+
 def test_a_gomoku_result_counts_moves_not_stones(cli_stack: InProcessStack,
                                                  tmp_path: Path) -> None:
     """Stones are no Gomoku score: 'arena match show' said '1-0 (normal, 5-4)', as if
