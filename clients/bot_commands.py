@@ -28,6 +28,7 @@ from arena.clients.common import (
     read_text_file,
     refuse_overwrite,
     to_dict,
+    write_output,
 )
 from arena.clients.sdk import ArenaClient, pool_size
 
@@ -434,6 +435,8 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     ref = parse_bot_ref(args.bot)
+    if args.output is not None:
+        refuse_overwrite(args.output, args.force, "-o/--output")
     with _client(args) as client:
         bot = client.get_bot(ref.name, ref.version)
     created = bot.created_at.ToDatetime(tzinfo=UTC).isoformat(timespec="seconds")
@@ -445,8 +448,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(json.dumps({"toml": text}) if args.json else text, end="" if not args.json
               else "\n")
         return 0
-    refuse_overwrite(args.output, args.force)
-    args.output.write_text(text)
+    write_output(args.output, text)
     if args.json:
         print_json({"file": str(args.output), "name": bot.spec.name, "version": bot.version,
                     "content_hash": bot.content_hash})

@@ -35,6 +35,7 @@ from arena.clients.common import (
     settle_game,
     time_control,
     to_dict,
+    write_output,
 )
 from arena.clients.navigator import Navigator
 
@@ -564,16 +565,13 @@ def replay_json(navigator: Navigator) -> dict[str, Any]:
 
 def cmd_export(args: argparse.Namespace) -> int:
     if args.output is not None:
-        refuse_overwrite(args.output, args.force)
+        refuse_overwrite(args.output, args.force, "-o/--output")
     with client_from_args(args) as client:
         replay = client.get_replay(args.match_id, FORMATS[args.format])
     if args.output is None:
         print(replay.content, end="" if replay.content.endswith("\n") else "\n")
         return 0
-    try:
-        args.output.write_text(replay.content)
-    except OSError as exc:
-        raise InvalidArgumentError(f"cannot write {args.output}: {exc}") from None
+    write_output(args.output, replay.content)
     print(f"wrote {args.output} ({args.format})")
     return 0
 

@@ -414,9 +414,8 @@ def _save_path(args: argparse.Namespace) -> Path:
     (unless --force): the game would have been written over it."""
     if args.save is not None:
         path = Path(args.save)
-        if path.is_dir():  # not a name in use, to save beside as NAME-2
-            raise InvalidArgumentError(f"{path} is a folder: --save takes the file to write")
-        refuse_overwrite(path, args.force, ", or --save another file")
+        # A folder is no name in use, to save beside as NAME-2: refused.
+        refuse_overwrite(path, args.force, "--save", ", or --save another file")
         return path
     home = Path(args.home or os.environ.get("ARENA_HOME") or ".arena")
     return home / "games" / time.strftime("play-%Y%m%d-%H%M%S.json")

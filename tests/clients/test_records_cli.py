@@ -146,6 +146,30 @@ def test_a_record_of_a_board_arena_does_not_play_says_its_size_and_where(
     assert ok(cli_stack.run("match", "list")).strip() == "no matches"  # nothing stored
 
 
+def test_every_command_that_writes_a_file_refuses_a_folder_in_the_same_words(
+        cli_stack: InProcessStack, tmp_path: Path) -> None:
+    """'arena match export ID -o /tmp' said "cannot write /tmp: [Errno 21] Is a directory:
+    '/tmp'" and 'arena bot export NAME -o /tmp' said '/tmp: Is a directory', each once it
+    had fetched what it would write; 'arena play --save' a third thing. One check says it
+    for all three, before anything is asked or played."""
+    (tmp_path / "t.txt").write_text("f5d6\n")
+    match_id = ok(cli_stack.run("match", "import", "t.txt")).split()[2]
+    ok(cli_stack.run("bot", "register", "--name", "lab-w", "--from-preset", "lab-beginner"))
+    folder = tmp_path / "out"
+    folder.mkdir()
+    for command, option in ((("match", "export", match_id, "-o"), "-o/--output"),
+                            (("bot", "export", "lab-w", "--output"), "-o/--output"),
+                            (("play", "--mode", "human-human", "--save"), "--save")):
+        said = one_line_error(cli_stack.run(*command, str(folder), stdin="f5\n"))
+        assert said == f"arena: error: {folder} is a folder: {option} takes the file to write"
+    assert list(folder.iterdir()) == []
+    # What else stops a write is said one way too, naming the file.
+    missing = tmp_path / "no-such-folder" / "m.json"
+    for command in (("match", "export", match_id, "-o"), ("bot", "export", "lab-w", "-o")):
+        said = one_line_error(cli_stack.run(*command, str(missing)))
+        assert said == f"arena: error: cannot write {missing}: No such file or directory"
+
+
 def test_a_gomoku_result_counts_moves_not_stones(cli_stack: InProcessStack,
                                                  tmp_path: Path) -> None:
     """Stones are no Gomoku score: 'arena match show' said '1-0 (normal, 5-4)', as if
