@@ -38,6 +38,9 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
     ``arena`` command passes the worker's: the core imports no service)."""
     perft_p = sub.add_parser("perft", help="count leaves N plies ahead (passes are moves)")
     perft_p.add_argument("--depth", type=int, required=True, help="plies")
+    perft_p.add_argument("--max-time", type=float, default=600.0, metavar="SECONDS",
+                         help="refuse a count foretold to take longer (its shallower counts "
+                              "time it; default 600, 0: no limit)")
     perft_p.add_argument("--position", default="start", help="position text or 'start'")
     perft_p.add_argument("--divide", action="store_true",
                          help="the count below each root move too, printed as it ends")

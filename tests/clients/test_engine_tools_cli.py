@@ -174,8 +174,31 @@ def test_ctrl_c_stops_a_perft_at_once(run_arena: RunArena, tmp_path: Path) -> No
     """Found as an outsider: `arena engine perft --depth 30` went on after Ctrl-C (the
     compiled kernel never returns to Python's handler), for hours."""
     assert run_arena("engine", "perft", "--depth", "1").returncode == 0  # kernels compiled
-    status = _interrupt_when_busy(tmp_path, ["engine", "perft", "--depth", "30"])
+    status = _interrupt_when_busy(tmp_path, ["engine", "perft", "--depth", "30",
+                                             "--max-time", "0"])  # no limit: it runs
     assert status == -signal.SIGINT
+
+
+ENDGAME = "XXXXXXXXOOOOOOOOXXXXXXXXOOOOOOOOXXXXXXXXOOOOOOOOXXXXXXXX-------- X"
+
+
+def test_perft_refuses_a_depth_it_cannot_finish(run_arena: RunArena) -> None:
+    """Found by a review: `arena engine perft --depth 99` counted until stopped (for some
+    10^100 years). A count its shallower ones foretell to take longer than --max-time
+    (default 600 s) is refused at once, with the depth that fits; a count that ends
+    (every line a finished game) is never refused, however deep."""
+    refused = run_arena("engine", "perft", "--depth", "99")
+    assert_one_line_error(refused, "perft 99 would take about 10^", "years here",
+                          "more than --max-time 600 s allows: depth ", " fits; give a "
+                          "longer --max-time, or 0 for no limit")
+    assert refused.stdout == ""
+    ended = run_arena("engine", "perft", "--depth", "99", "--position", ENDGAME, "--json")
+    assert ended.returncode == 0 and json.loads(ended.stdout)["leaves"] == 8122, ended.stderr
+    for options, said in ((["--depth", "-1"], "--depth must be 0 or more, got -1"),
+                          (["--depth", "5", "--max-time", "nan"],
+                           "--max-time must be 0 (no limit) or more seconds, got nan"),
+                          (["--depth", "5", "--max-time", "-1"], "--max-time must be 0")):
+        assert_one_line_error(run_arena("engine", "perft", *options), said)
 
 
 def test_ctrl_c_stops_a_brain_in_a_long_search(tmp_path: Path) -> None:

@@ -26,9 +26,80 @@ def _emit(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
     print(json.dumps(payload) if args.json else text)
 
 
+PERFT_MAX_TIME_S = 600.0  # --max-time's default
+_PERFT_SAMPLE_S = 0.05  # the shallower count that times a deep one takes at least this
+
+
+def _perft_growth(position: str, depth: int) -> tuple[int, float, list[float]]:
+    """Count the depths below ``depth`` until one takes ``_PERFT_SAMPLE_S``: that depth,
+    its seconds, and each depth's leaves over the depth's before it."""
+    shallower, seconds, growths, before = 0, 0.0, [], 1
+    while shallower < depth - 1 and seconds < _PERFT_SAMPLE_S:
+        shallower += 1
+        started = time.perf_counter()
+        leaves = perft(position, shallower)
+        seconds = time.perf_counter() - started
+        growths.append(leaves / before)
+        before = leaves
+    return shallower, seconds, growths
+
+
+def _duration(seconds: float) -> str:
+    """``40 s``, ``12 min``, ``3.2 h``, ``9 days``, ``2,000 years``, ``10^31 years``."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172_800:
+        return f"{seconds / 3600:.1f} h"
+    years = seconds / (365.25 * 86_400)
+    if years < 2:
+        return f"{seconds / 86_400:.0f} days"
+    return f"{years:,.0f} years" if years < 1e6 else f"10^{math.log10(years):.0f} years"
+
+
+def _check_perft_time(position: str, depth: int, limit_s: float) -> None:
+    """Refuse a count that would not end within ``limit_s`` (0: no limit): the leaves grow
+    by about the same factor each ply, so the count of a shallower depth and that factor
+    foretell a deeper one's time. A count that ends, every line a finished game, grows
+    by no factor and is never refused."""
+    if not limit_s:
+        return
+    shallower, seconds, growths = _perft_growth(position, depth)
+    growth = growths[-1] if growths else 1.0
+    if growth <= 1 or depth <= shallower:
+        return
+    # The factor itself grows ply by ply (Othello's start: 8.2 at depth 10, 10.3 at 14):
+    # it goes on growing by its last step.
+    step = max(0.0, growth - growths[-2]) if len(growths) > 1 else 0.0
+    # A ply past the last empty square is a finished game's: it multiplies nothing.
+    empties = parse_position(position).empties()
+    log_s, fits = math.log(max(seconds, 1e-9)), shallower
+    for ply in range(1, min(depth, empties) - shallower + 1):
+        log_s += math.log(growth + ply * step)
+        if log_s <= math.log(limit_s):
+            fits = shallower + ply
+        elif log_s > 700:  # past any duration worth saying more exactly
+            break
+    if fits >= min(depth, empties):
+        return
+    raise InvalidArgumentError(
+        f"perft {depth} would take about {_duration(math.exp(min(log_s, 700.0)))} here "
+        f"(perft {shallower} took {seconds:.2f} s, and each ply counts about {growth:.1f} "
+        f"times the leaves of the one before, more at each ply), more than --max-time "
+        f"{limit_s:g} s allows: depth {fits} fits; give a longer --max-time, or 0 for no "
+        "limit")
+
+
 def _cmd_perft(args: argparse.Namespace) -> int:
     position = START_TEXT if args.position == "start" else args.position
+    if args.depth < 0:
+        raise InvalidArgumentError(f"--depth must be 0 or more, got {args.depth}")
+    if not 0 <= args.max_time < math.inf:  # NaN fails this too
+        raise InvalidArgumentError(f"--max-time must be 0 (no limit) or more seconds, got "
+                                   f"{args.max_time}")
     perft(position, 1)  # load the compiled kernel before the clock starts
+    _check_perft_time(position, args.depth, args.max_time)
     started = time.perf_counter()
     divided: list[dict[str, Any]] = []
     if args.divide and args.depth > 0:
