@@ -543,7 +543,8 @@ def test_a_protocol_bot_is_analysed_like_a_built_in_one(stack: Launcher) -> None
     assert "  | MESSAGE note 8" in shown.stdout and "score" not in shown.stdout, shown.stdout
     assert "\x1b]0;" not in shown.stdout
     refused = arena_cli(stack, "analyze", "--bot", "pbrain-bot", "--moves", "h8", "--depth", "5")
-    assert refused.returncode == 1 and "limits.depth" in refused.stderr, refused.stderr
+    assert refused.returncode == 1 and "--depth: a protocol engine is given a time, not a depth " \
+        "limit: set --time-ms" in refused.stderr, refused.stderr
     assert "Traceback" not in refused.stderr
     crashed_cli = arena_cli(stack, "analyze", "--bot", "crasher")
     assert crashed_cli.returncode == 1 and "crashing on purpose" in crashed_cli.stderr
@@ -567,7 +568,7 @@ def test_the_engines_from_the_command_line(stack: Launcher) -> None:
     for argv, words in [
         (["--engine", "no-such-engine"], "no live worker offers engine 'no-such-engine'"),
         (["--engine", "pbrain-arena"], "plays gomoku, not othello"),
-        (["--engine", "nboard-arena", "--option", "depth=999"], "spec.protocol.options.depth"),
+        (["--engine", "nboard-arena", "--option", "depth=999"], "--option depth: must be int"),
         (["--engine", "nboard-arena", "--option", "nonsense"], "--option needs KEY=VALUE"),
         (["--engine", "nboard-arena", "--depth", "3"], "takes --option KEY=VALUE"),
     ]:
