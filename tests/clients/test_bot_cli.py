@@ -110,7 +110,7 @@ def test_a_config_file_goes_on_top_of_the_preset(
     assert "no such" in fails(capsys, "register", "--name", "w2", "--from-preset",
                               "arena-gomoku", "--config", str(tmp_path / "missing.json"))
     config.write_text(json.dumps({"width": 100_000}))
-    assert "spec.builtin.config.width: must be in 2..64, got 100000" in fails(
+    assert "engine parameter width: must be in 2..64, got 100000" in fails(
         capsys, "register", "--name", "w3", "--from-preset", "arena-gomoku", "--config",
         str(config))
 
@@ -119,7 +119,7 @@ def test_invalid_registration_is_one_line_naming_the_field(
         arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
     err = fails(capsys, "register", "--name", "bad", "--from-preset", "terra",
                 "--depth-end", "11")
-    assert "spec.builtin.config.depth.end" in err
+    assert "engine parameter depth.end" in err
     assert "--game is required" in fails(capsys, "register", "--name", "x")
     assert "cannot read avatar" in fails(capsys, "register", "--name", "x", "--from-preset",
                                          "lucy", "--avatar", "/nonexistent.png")
@@ -141,7 +141,7 @@ def test_an_unknown_parameter_names_the_known_ones_and_the_closest(
     `max_depth` on an Othello bot, gets the name the evaluator has."""
     gomoku_err = fails(capsys, "register", "--name", "g", "--from-preset", "arena-gomoku",
                        "--depth", "3")
-    assert "spec.builtin.config.depth: unknown key for the arena-gomoku evaluator" in gomoku_err
+    assert "engine parameter depth: unknown key for the arena-gomoku evaluator" in gomoku_err
     assert "did you mean 'max_depth'?" in gomoku_err and "width" in gomoku_err
     othello_err = fails(capsys, "register", "--name", "o", "--from-preset", "arena-strong",
                         "--set", "max_depth=9")
@@ -157,14 +157,14 @@ def test_a_parameter_of_another_evaluators_shape_says_whose_it_is(
     a number. Each is refused in one line that says what the evaluator takes instead."""
     err = fails(capsys, "register", "--name", "x", "--from-preset", "arena-strong",
                 "--depth-end", "30")
-    assert "spec.builtin.config.depth: must be one integer, not a table" in err
+    assert "engine parameter depth: must be one integer, not a table" in err
     assert "depth.begin, depth.middle and depth.end, is the kreversi evaluator's" in err
     err = fails(capsys, "register", "--name", "x", "--from-preset", "ryo", "--depth", "5")
-    assert "spec.builtin.config.depth: must be a table with keys begin, middle, end, got 5" in err
+    assert "engine parameter depth: must be a table with keys begin, middle, end, got 5" in err
     assert "`depth = N`, is the arena and pattern evaluators'" in err
     err = fails(capsys, "register", "--name", "x", "--from-preset", "arena-gomoku",
                 "--set", "max_depth.end=9")
-    assert "spec.builtin.config.max_depth: must be one integer, not a table" in err
+    assert "engine parameter max_depth: must be one integer, not a table" in err
     code, _out, err = run(capsys, "show", "x")  # and nothing was registered
     assert code != 0 and "no bot named 'x'" in err
 

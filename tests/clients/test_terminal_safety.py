@@ -38,7 +38,7 @@ def test_typed_text_with_control_characters_is_refused(cli_stack: InProcessStack
     match = json.loads(ok(cli_stack.run("match", "create", "--black", "plain", "--white",
                                         "plain-b", "--json")))
     one_line_error(cli_stack.run("match", "cancel", match["id"], "--reason", f"bye{ESCAPES}"),
-                   "reason: must contain printable characters only, found U+001B")
+                   "--reason: must contain printable characters only, found U+001B")
     ok(cli_stack.run("match", "cancel", match["id"], "--reason", "bye"))
     assert "bye" in ok(cli_stack.run("match", "show", match["id"]))
     for listing in (ok(cli_stack.run("bot", "list")), ok(cli_stack.run("ladder", "list"))):
