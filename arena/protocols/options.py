@@ -50,6 +50,33 @@ def validate_options(protocol: str, options: Mapping[str, object], where: str
     return problems
 
 
+def catalog_overrides(catalog: Mapping[str, object], options: Mapping[str, object],
+                      engine: str, where: str) -> list[FieldViolation]:
+    """A bot's ``options`` that would change one the operator's catalog sets for
+    ``engine``: the catalog's win (its ``thread_num``, ``hash_size``, ``max_node`` or
+    ``depth`` bound what one engine process may take), so a bot that sets one to another
+    value is refused; the same value is no change."""
+    return [FieldViolation(f"{where}.{key}",
+                           f"the operator's catalog sets {key} = {_shown(catalog[key])} for "
+                           f"engine {engine!r}, which a bot cannot change (leave it out)")
+            for key, value in sorted(options.items())
+            if key in catalog and not _same(value, catalog[key])]
+
+
+def _same(one: object, other: object) -> bool:
+    """Option values alike (a bot's numbers come as floats: 12.0 is 12; true is not 1)."""
+    return isinstance(one, bool) is isinstance(other, bool) and one == other
+
+
+def _shown(value: object) -> str:
+    """A value as a catalog writes it: ``12``, ``0.5``, ``true``, ``"text"``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
 def option_items(options: Mapping[str, object]) -> tuple[tuple[str, OptionValue], ...]:
     """Validated options as the spec keeps them: sorted, hashable."""
     return tuple(sorted((key, value) for key, value in options.items()

@@ -8,6 +8,7 @@ from arena.v1 import common_pb2 as _common_pb2
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
@@ -58,6 +59,7 @@ class EngineOffer(_message.Message):
     DESCRIPTION_FIELD_NUMBER: _builtins.int
     WORKERS_FIELD_NUMBER: _builtins.int
     ANALYSTS_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     protocol: _builtins.str
     """"nboard" or "gomocup"."""
@@ -69,6 +71,12 @@ class EngineOffer(_message.Message):
     """How many live analysts (the analysis pool) offer it: a bot of it can be analysed."""
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_common_pb2.GameKind.ValueType]: ...
+    @_builtins.property
+    def options(self) -> _struct_pb2.Struct:
+        """The options the operator's catalog sets: they win over a bot's, so a bot may not set
+        one of them to another value (the registry refuses it).
+        """
+
     def __init__(
         self,
         *,
@@ -79,10 +87,11 @@ class EngineOffer(_message.Message):
         description: _builtins.str = ...,
         workers: _builtins.int = ...,
         analysts: _builtins.int = ...,
+        options: _struct_pb2.Struct | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["analysts", b"analysts", "checksum", b"checksum", "description", b"description", "games", b"games", "name", b"name", "protocol", b"protocol", "workers", b"workers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["analysts", b"analysts", "checksum", b"checksum", "description", b"description", "games", b"games", "name", b"name", "options", b"options", "protocol", b"protocol", "workers", b"workers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

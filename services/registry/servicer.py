@@ -32,7 +32,7 @@ from arena.errors import (
     NotFoundError,
 )
 from arena.games import game
-from arena.protocols.options import validate_options
+from arena.protocols.options import catalog_overrides, validate_options
 from arena.v1 import bots_pb2, engine_pb2, match_pb2, registry_pb2, registry_pb2_grpc
 
 Offers = Callable[[], list[engine_pb2.EngineOffer]]
@@ -187,8 +187,10 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
             return spec
         offer = self._offer(spec.game, spec.protocol,
                             self._offers() if offered is None else offered)
-        violations = validate_options(offer.protocol, config_from_struct(spec.protocol.options),
-                                      "spec.protocol.options")
+        options = config_from_struct(spec.protocol.options)
+        violations = validate_options(offer.protocol, options, "spec.protocol.options") or \
+            catalog_overrides(config_from_struct(offer.options), options, offer.name,
+                              "spec.protocol.options")
         if violations:
             raise InvalidArgumentError.for_fields(violations)
         pinned = bots_pb2.BotSpec()

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from arena.clients.cli import main
+from arena.services.common.config import Config
+from arena.services.common.embedded_redis import EmbeddedRedis
 
 from arena.bots.botfile import parse_bot_file
 from arena.engine import gomoku, othello
-from tests.support.servers import Server
+from tests.support.servers import ADMIN_TOKEN, Server, client, serve
 from tests.support.specs import png_bytes
 
 ENV = ("ARENA_HOME", "ARENA_REGISTRY", "ARENA_REFEREE", "ARENA_LADDER", "ARENA_ENGINE",
@@ -328,3 +331,61 @@ def test_addresses_and_token_come_from_stack_json(
     monkeypatch.delenv("ARENA_TOKEN")
     bot = run_json(capsys, "register", "--name", "by-admin", "--from-preset", "lucy")
     assert bot["owner"] == "root"
+
+
+CAPPED_CATALOG = """
+[engines.capped-brain]
+games = ["gomoku"]
+protocol = "gomocup"
+command = ["pbrain-arena", "--preset", "arena-gomoku"]
+options = { thread_num = 1, hash_size = 65536 }
+
+[engines.capped-nboard]
+games = ["othello"]
+protocol = "nboard"
+command = ["arena-nboard", "--preset", "arena-fast"]
+options = { depth = 6 }
+"""
+
+
+@pytest.fixture
+def capped_worker(arena: Server, redis_server: EmbeddedRedis, cache_server: EmbeddedRedis,
+                  tmp_path: Path) -> Iterator[Server]:
+    """A real match worker whose operator's catalog caps its engines' threads, hash and
+    depth, advertised to the registry as its heartbeat does."""
+    catalog = tmp_path / "engines.toml"
+    catalog.write_text(CAPPED_CATALOG)
+    worker = serve("worker", Config(redis_url=redis_server.url, cache_url=cache_server.url,
+                                    registry=arena.target, service_token=ADMIN_TOKEN,
+                                    engines_catalog=str(catalog)))
+    try:
+        with client(registry=arena.target) as sdk:
+            while {e.name for e in sdk.list_engines()} != {"capped-brain", "capped-nboard"}:
+                time.sleep(0.1)  # its first heartbeat is on its way
+        yield worker
+    finally:
+        worker.stop()
+
+
+def test_a_bot_cannot_change_the_options_the_operator_s_catalog_sets(
+        capped_worker: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    """A user's bot of an engine of the catalog could set any option over the operator's:
+    '--option thread_num=64 --option hash_size=16000000' was registered and played so,
+    past the threads and memory the operator gave the engine (and '--option depth=60'
+    past its depth). An option the catalog sets is refused at registration unless it is
+    the catalog's value; what the catalog leaves out is the bot's to set."""
+    said = fails(capsys, "register", "--name", "greedy", "--engine", "capped-brain",
+                 "--option", "thread_num=64", "--option", "hash_size=16000000")
+    assert said == (
+        "arena: error: --option hash_size: the operator's catalog sets hash_size = 65536 for "
+        "engine 'capped-brain', which a bot cannot change (leave it out); --option "
+        "thread_num: the operator's catalog sets thread_num = 1 for engine 'capped-brain', "
+        "which a bot cannot change (leave it out)\n"), said
+    assert "sets depth = 6 for engine 'capped-nboard'" in fails(
+        capsys, "register", "--name", "deep", "--engine", "capped-nboard", "--option",
+        "depth=60")
+    assert fails(capsys, "show", "greedy").startswith("arena: error: no bot")
+    modest = run_json(capsys, "register", "--name", "modest", "--engine", "capped-brain",
+                      "--option", "thread_num=1", "--option", "caution_factor=2")
+    assert modest["spec"]["protocol"]["options"] == {  # type: ignore[index]
+        "thread_num": 1, "caution_factor": 2}

@@ -216,9 +216,13 @@ def test_unknown_engines_and_bot_options(folder: Path) -> None:
     with pytest.raises(NotFoundError, match=r"no engine 'edax' .*has: edaxish, tester"):
         catalog.get("edax")
     edax = catalog.get("edaxish")
-    deeper = edax.with_options({"depth": 12})
-    assert deeper.option("depth") == 12 and deeper.option("version") == 1 and deeper != edax
-    assert edax.with_options({"depth": 8}) == edax
+    # The catalog's options win: a bot's depth 12 (registered before the operator set
+    # depth 8, say) plays at 8; what the catalog leaves out is the bot's to set.
+    assert edax.with_options({"depth": 12}) == edax == edax.with_options({"depth": 8})
+    bolder = edax.with_options({"contempt": 3})
+    assert bolder.option("contempt") == 3 and bolder.option("depth") == 8 and bolder != edax
+    tester = catalog.get("tester")
+    assert tester.with_options({"thread_num": 64, "hash_size": 1 << 24}) == tester
     with pytest.raises(CatalogError, match=r"options\.depth: must be int in 1\.\.60"):
         edax.with_options({"depth": 61})
     with pytest.raises(CatalogError, match="the worker sets"):
@@ -235,7 +239,7 @@ def test_gtp_engines_play_othello_and_take_only_a_clock(folder: Path) -> None:
     """
     spec = parse_catalog(gtp, folder).get("gtpish")
     assert spec.protocol == "gtp" and spec.option("clock") is True
-    assert spec.with_options({"clock": False}).option("clock") is False
+    assert spec.with_options({"clock": False}).option("clock") is True  # the catalog's
     with pytest.raises(CatalogError, match=r"options\.clock: must be true or false"):
         spec.with_options({"clock": 1})
     with pytest.raises(CatalogError, match=r"options\.depth: unknown GTP option \(known: clock"):

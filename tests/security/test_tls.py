@@ -194,7 +194,7 @@ def test_a_ladder_on_a_mutual_tls_stack_through_the_cli(secure_stack: Launcher) 
     assert "arena-nboard-fast" in _arena(home, "engine", "list", "--game", "othello").stdout
     _arena(home, "bot", "register", "--name", "tls-rookie", "--from-preset", "lab-beginner")
     _arena(home, "bot", "register", "--name", "tls-nboard", "--game", "othello", "--engine",
-           "arena-nboard-fast", "--option", "depth=2")
+           "arena-nboard-fast")  # at the catalog's depth 6, which a bot cannot change
     out = _arena(home, "ladder", "create", "tls-rookie", "tls-nboard", "--games-per-pairing",
                  "2", "--move-time-ms", "500", "--watch").stdout
     ladder_id = out.split()[1].rstrip(":")

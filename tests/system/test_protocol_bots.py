@@ -559,16 +559,19 @@ def test_the_engines_from_the_command_line(stack: Launcher) -> None:
     assert listed.returncode == 0, listed.stderr
     assert "pbrain-arena" in listed.stdout and "nboard-arena" not in listed.stdout
     registered = arena("bot", "register", "--name", "cli-nboard", "--game", "othello",
-                       "--engine", "nboard-arena", "--option", "depth=4", "--json")
+                       "--engine", "nboard-arena", "--option", "contempt=1", "--json")
     assert registered.returncode == 0, registered.stderr
     spec = json.loads(registered.stdout)["spec"]
     assert spec["protocol"]["engine"] == "nboard-arena"
-    assert spec["protocol"]["options"] == {"depth": 4}
+    assert spec["protocol"]["options"] == {"contempt": 1}
     assert len(spec["protocol"]["checksum"]) == 64
     for argv, words in [
         (["--engine", "no-such-engine"], "no live worker offers engine 'no-such-engine'"),
         (["--engine", "pbrain-arena"], "plays gomoku, not othello"),
         (["--engine", "nboard-arena", "--option", "depth=999"], "--option depth: must be int"),
+        # The catalog's depth 3 is the operator's: a bot does not change it.
+        (["--engine", "nboard-arena", "--option", "depth=4"],
+         "--option depth: the operator's catalog sets depth = 3 for engine 'nboard-arena'"),
         (["--engine", "nboard-arena", "--option", "nonsense"], "--option needs KEY=VALUE"),
         (["--engine", "nboard-arena", "--depth", "3"], "takes --option KEY=VALUE"),
     ]:

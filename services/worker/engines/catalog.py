@@ -99,12 +99,15 @@ class EngineSpec:
     def option(self, key: str) -> OptionValue | None:
         return dict(self.options).get(key)
 
-    def with_options(self, overrides: Mapping[str, object]) -> EngineSpec:
-        """This engine with ``overrides`` on top of its catalog options (validated)."""
-        violations = validate_options(self.protocol, overrides, "options")
+    def with_options(self, bots: Mapping[str, object]) -> EngineSpec:
+        """This engine with a bot's options (validated) beside its catalog options, which
+        win: the operator's ``thread_num`` or ``depth`` bounds what the engine may take
+        whatever a bot says (the registry refuses a bot that says otherwise; one
+        registered before the catalog set it plays by the catalog)."""
+        violations = validate_options(self.protocol, bots, "options")
         if violations:
             raise CatalogError(f"bad options for engine {self.name!r}", violations)
-        return replace(self, options=option_items(dict(self.options) | dict(overrides)))
+        return replace(self, options=option_items(dict(bots) | dict(self.options)))
 
 
 @dataclass(frozen=True)

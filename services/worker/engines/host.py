@@ -25,7 +25,7 @@ from arena.services.worker.engines.pool import EnginePool
 from arena.services.worker.engines.results import answer_result, failure_result
 from arena.services.worker.engines.sandbox import Sandbox
 
-from arena.bots.spec import config_from_struct
+from arena.bots.spec import config_from_struct, config_to_struct
 from arena.engine.api import StopFlag
 from arena.errors import ArenaError
 from arena.games import GAMES, game
@@ -62,7 +62,7 @@ class EngineHost:
         return [engine_pb2.EngineOffer(
                     name=spec.name, protocol=spec.protocol, checksum=spec.checksum,
                     games=[kinds[name] for name in spec.games if name in kinds],
-                    description=spec.description)
+                    description=spec.description, options=config_to_struct(dict(spec.options)))
                 for spec in sorted(self.catalog.engines.values(), key=lambda s: s.name)]
 
     def streams(self) -> list[str]:
