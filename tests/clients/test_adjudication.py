@@ -133,14 +133,14 @@ def test_adjudication_is_refused_where_it_cannot_be_done(cli_stack: InProcessSta
     ok(cli_stack.run("bot", "register", "--name", "gus", "--from-preset", "sharpmoku-normal"))
     one_line_error(cli_stack.run("match", "create", "--black", "eve", "--white", "eve",
                                  "--adjudicate-empties", "19"),
-                   "adjudicate_empties", "must be in 0..18, got 19")
+                   "--adjudicate-empties: must be in 0..18, got 19")
     one_line_error(cli_stack.run("ladder", "create", "eve", "eve@1", "--adjudicate-empties",
-                                 "40"), "adjudicate_empties", "0..18")
+                                 "40"), "--adjudicate-empties: must be in 0..18, got 40")
     one_line_error(cli_stack.run("match", "create", "--black", "gus", "--white", "gus",
                                  "--adjudicate-empties", "5"),
-                   "adjudicate_empties", "Gomoku has no exact solver")
+                   "--adjudicate-empties: Gomoku has no exact solver")
     one_line_error(cli_stack.run("ladder", "create", "gus", "gus@1", "--adjudicate-empties",
-                                 "5"), "adjudicate_empties", "Gomoku has no exact solver")
+                                 "5"), "--adjudicate-empties: Gomoku has no exact solver")
 
 
 def test_the_exact_score_agrees_with_minimax_where_the_side_to_move_must_pass() -> None:

@@ -40,8 +40,8 @@ def test_the_rating_list_of_a_played_ladder(cli_stack: InProcessStack) -> None:
     assert other_clock.splitlines()[0] == ("Othello standard 8x8 at 1,000 ms a move, 60,000 ms "
                                            "a game + 100 ms a move: 0 games from 0 ladders")
     assert "no rated games yet" in other_clock and "played at: 500 ms a move" in other_clock
-    one_line_error(cli_stack.run("ladder", "ratings", "--increment-ms", "5"), "clock",
-                   "game_time_ms")
+    one_line_error(cli_stack.run("ladder", "ratings", "--increment-ms", "5"),
+                   "--increment-ms is added to the game budget: give --game-time-ms too")
 
     listed = json.loads(ok(cli_stack.run("ladder", "ratings", "--json")))
     standings = json.loads(ok(cli_stack.run("ladder", "standings", created["id"], "--json")))
