@@ -106,7 +106,9 @@ CLOCK_FIELDS = {f"config.time_control.{part}": f"--{part.replace('_', '-')}"
 GAME_MAKING_FIELDS = {**GAME_FIELDS, **CLOCK_FIELDS,
                       "config.adjudicate_empties": "--adjudicate-empties",
                       "config.seed": "--seed"}
-_FIELD_WORD = re.compile(r"(?<![\w.-])([a-z_]\w*(?:\.\w+)*)(\[(\d+)\])?(?![\w])")
+# A field's name in a description: not part of another word, an option or a quoted value
+# (a bot may be named 'game_time_ms').
+_FIELD_WORD = re.compile(r"(?<![\w.'\"-])([a-z_]\w*(?:\.\w+)*)(\[(\d+)\])?(?![\w])")
 
 
 def _option_of(field: str, index: str | None, options: dict[str, str]) -> str | None:

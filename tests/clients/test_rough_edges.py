@@ -211,3 +211,6 @@ def test_a_refusal_names_the_option_typed_not_the_request_field(
     for command, said in REFUSED_AS_TYPED:
         line = one_line_error(cli_stack.run(*command), said)
         assert "invalid request" not in line and "_" not in line.split(":", 2)[2], line
+    # A value the user typed is quoted as typed, even one that reads as a field's name.
+    one_line_error(cli_stack.run("match", "create", "--black", "ann", "--white", "game_time_ms"),
+                   "--white: no bot named 'game_time_ms'")
