@@ -18,6 +18,8 @@ from typing import Any
 from arena.engine.interrupt import stops_at_once
 from arena.engine.teacher import TeacherFactory
 
+PERFT_MAX_TIME_S = 600.0  # the longest count `perft` starts unless told otherwise
+
 
 def _command(name: str) -> Callable[[argparse.Namespace], int]:
     """The tool command ``name``, its module imported when it runs."""
@@ -38,9 +40,9 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
     ``arena`` command passes the worker's: the core imports no service)."""
     perft_p = sub.add_parser("perft", help="count leaves N plies ahead (passes are moves)")
     perft_p.add_argument("--depth", type=int, required=True, help="plies")
-    perft_p.add_argument("--max-time", type=float, default=600.0, metavar="SECONDS",
+    perft_p.add_argument("--max-time", type=float, default=PERFT_MAX_TIME_S, metavar="SECONDS",
                          help="refuse a count foretold to take longer (its shallower counts "
-                              "time it; default 600, 0: no limit)")
+                              "time it; default %(default)g, 0: no limit)")
     perft_p.add_argument("--position", default="start", help="position text or 'start'")
     perft_p.add_argument("--divide", action="store_true",
                          help="the count below each root move too, printed as it ends")

@@ -26,7 +26,6 @@ def _emit(args: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
     print(json.dumps(payload) if args.json else text)
 
 
-PERFT_MAX_TIME_S = 600.0  # --max-time's default
 _PERFT_SAMPLE_S = 0.05  # the shallower count that times a deep one takes at least this
 
 
