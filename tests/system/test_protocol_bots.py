@@ -586,4 +586,4 @@ def test_the_engines_from_the_command_line(stack: Launcher) -> None:
     assert json.loads(gomocup.stdout)["spec"]["game"] == "GAME_KIND_GOMOKU"
     exported = arena("bot", "export", "cli-nboard")
     assert exported.returncode == 0 and "[protocol]" in exported.stdout
-    assert "[protocol.options]\ndepth = 4" in exported.stdout
+    assert "[protocol.options]\ncontempt = 1" in exported.stdout
