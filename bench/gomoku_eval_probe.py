@@ -29,7 +29,7 @@ Models, from the side to move's view:
 - ``cells``: ``classes`` with 1x1 convolutions only: a network per cell, no neighbours.
 - ``depthwise``: per cell a 1x1 layer of its classes, then ``--layers`` depthwise
   convolutions (each channel its own ``--kernel`` square), pooled: mixing of neighbours
-  cheap enough to keep up to date in a search.
+  cheap enough to keep up to date in a search (with ``--pool mean``: a maximum is not).
 
 Needs PyTorch, which Arena does not install: ``pip install torch==2.13.0`` into a separate
 environment with Arena installed (``pip install -e .``), or into ``.venv``. docs/bots.md
@@ -67,6 +67,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--layers", type=int, default=4,
                         help="residual blocks, or depthwise layers (4)")
     parser.add_argument("--kernel", type=int, default=3, help="depthwise: square side (3)")
+    parser.add_argument("--pool", choices=["mean-max", "mean"], default="mean-max",
+                        help="board models: pool the cells' channels by mean and maximum, "
+                             "or by mean alone (a sum a search can keep up to date)")
     parser.add_argument("--half", type=int, default=4, help="lines: cells each way (4)")
     parser.add_argument("--epochs", type=int, default=15, help="passes over the data (15)")
     parser.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (0.002)")
@@ -198,13 +201,17 @@ def build(args: argparse.Namespace, moves: list[tuple[int, ...]]) -> tuple[Any, 
                     nn.Sequential(nn.Conv2d(c, c, k, padding=k // 2), nn.ReLU(),
                                   nn.Conv2d(c, c, k, padding=k // 2))
                     for _ in range(args.layers))
-            self.head = nn.Sequential(nn.Linear(2 * c, 64), nn.ReLU(), nn.Linear(64, 1))
+            pooled = c if args.pool == "mean" else 2 * c
+            self.head = nn.Sequential(nn.Linear(pooled, 64), nn.ReLU(), nn.Linear(64, 1))
 
         def forward(self, x: Any) -> Any:
             y = F.relu(self.first(first_planes(x)))
             for block in self.blocks:
                 y = F.relu(block(y) if args.model == "depthwise" else y + block(y))
-            return self.head(torch.cat([y.mean((2, 3)), y.amax((2, 3))], 1)).squeeze(1)
+            pooled = y.mean((2, 3))
+            if args.pool == "mean-max":
+                pooled = torch.cat([pooled, y.amax((2, 3))], 1)
+            return self.head(pooled).squeeze(1)
 
     # A batch in any symmetry of the board: the class planes sum over the directions,
     # which a symmetry permutes.
