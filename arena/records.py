@@ -421,11 +421,9 @@ def check_playable(fmt: str, replay: Replay) -> None:
     played = game(replay.game)
     size = replay.start_position().size
     if size not in played.sizes:
-        sizes = [f"{s}x{s}" for s in played.sizes]
-        taken = " or ".join([", ".join(sizes[:-1]), sizes[-1]] if len(sizes) > 1 else sizes)
         line, column = _SIZE_STATED_AT.get(fmt, (None, None))
-        raise FormatError(f"a {size}x{size} board: Arena plays {played.title} on {taken} "
-                          "only", line, column)
+        raise FormatError(f"a {size}x{size} board: Arena plays {played.title} on "
+                          f"{played.sizes_text} only", line, column)
 
 
 def imported_match(replay: Replay, fmt: str, match_id: str, owner: str,

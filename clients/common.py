@@ -101,9 +101,16 @@ def name_fields(parser: argparse.ArgumentParser, options: dict[str, str]) -> Non
 # The request fields the options every game-making command shares fill in.
 GAME_FIELDS = {"config.game": "", "config.game.kind": "--game",
                "config.game.variant": "--variant", "config.game.board_size": "--size"}
-CLOCK_FIELDS = {f"config.time_control.{part}": f"--{part.replace('_', '-')}"
-                for part in ("move_time_ms", "game_time_ms", "increment_ms")}
-GAME_MAKING_FIELDS = {**GAME_FIELDS, **CLOCK_FIELDS,
+
+
+def clock_fields(message: str) -> dict[str, str]:
+    """The fields of the time control at ``message`` (``config.time_control``) that the
+    clock options (``--move-time-ms``, ...) fill in."""
+    return {f"{message}.{part}": f"--{part.replace('_', '-')}"
+            for part in ("move_time_ms", "game_time_ms", "increment_ms")}
+
+
+GAME_MAKING_FIELDS = {**GAME_FIELDS, **clock_fields("config.time_control"),
                       "config.adjudicate_empties": "--adjudicate-empties",
                       "config.seed": "--seed"}
 # A field's name in a description: not part of another word, an option or a quoted value

@@ -17,6 +17,7 @@ from arena.clients.common import (
     add_time_options,
     bot_ref_text,
     client_from_args,
+    clock_fields,
     enum_name,
     followed,
     game_request,
@@ -125,9 +126,7 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                        help="their increment per move")
     add_json_flag(ratings)
     ratings.set_defaults(func=cmd_ratings)
-    name_fields(ratings, {"game": "", "clock": "", **{
-        f"clock.{part}": f"--{part.replace('_', '-')}"
-        for part in ("move_time_ms", "game_time_ms", "increment_ms")}})
+    name_fields(ratings, {"game": "", "clock": "", **clock_fields("clock")})
 
 
 # The request fields of a ladder (`ladder create`, `test`) its shared options fill in.

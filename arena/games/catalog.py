@@ -62,6 +62,12 @@ class Game:
     def default_variant(self) -> str:
         return self.variants[0]
 
+    @property
+    def sizes_text(self) -> str:
+        """The boards it is played on, said: ``9x9, 15x15 or 19x19``."""
+        boards = [f"{s}x{s}" for s in self.sizes]
+        return " or ".join([", ".join(boards[:-1]), boards[-1]] if len(boards) > 1 else boards)
+
     def check(self, variant: str | None = None, size: int | None = None) -> tuple[str, int]:
         """The variant and size to play (defaults filled in); ``UnknownGameError`` if the
         game has no such variant or size."""
@@ -72,7 +78,7 @@ class Game:
                 f"unknown {self.title} variant {variant!r}; known: {list(self.variants)}")
         if size not in self.sizes:
             raise UnknownGameError(
-                f"{self.title} is played on {' or '.join(f'{s}x{s}' for s in self.sizes)}, "
+                f"{self.title} is played on {self.sizes_text}, "
                 f"not size {size}")
         return variant, size
 
