@@ -79,30 +79,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def boards(moves: list[tuple[int, ...]]) -> npt.NDArray[np.int8]:
-    """Per position (SIZE x SIZE): 0 empty, 1 the side to move's stone, 2 the other's."""
-    out = np.zeros((len(moves), SIZE * SIZE), dtype=np.int8)
-    for i, played in enumerate(moves):
-        m = np.array(played, dtype=np.int64)
-        to_move = len(m) % 2  # black (even plies) to move when even
-        out[i, m[to_move::2]] = 1
-        out[i, m[1 - to_move::2]] = 2
-    return out.reshape(len(moves), SIZE, SIZE)
-
-
-def class_planes(moves: list[tuple[int, ...]]) -> npt.NDArray[np.int8]:
-    """Per position, side (to move, other) and direction, each cell's line class as the
-    engine reads it (``patterns``; NONE on stones)."""
+def read_positions(
+    moves: list[tuple[int, ...]],
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
+    """Per position, from one ``patterns.setup`` (the engine's own reading): the board
+    (SIZE x SIZE: 0 empty, 1 the side to move's stone, 2 the other's) and, per side (to
+    move, other) and direction, each cell's line class (NONE on stones)."""
     from arena.engine.gomoku.board import FREESTYLE
     from arena.engine.gomoku.evaluation import HAND_WEIGHTS
     from arena.engine.gomoku.patterns import setup
 
-    out = np.zeros((len(moves), 2, 4, SIZE * SIZE), dtype=np.int8)
+    board = np.zeros((len(moves), SIZE * SIZE), dtype=np.int8)
+    classes = np.zeros((len(moves), 2, 4, SIZE * SIZE), dtype=np.int8)
     for i, played in enumerate(moves):
-        _cells, pat, _st, _table = setup(SIZE, FREESTYLE, list(played), HAND_WEIGHTS)
+        cells, pat, _st, _table = setup(SIZE, FREESTYLE, list(played), HAND_WEIGHTS)
         me = 1 + len(played) % 2
-        out[i, 0], out[i, 1] = pat[me], pat[3 - me]
-    return out.reshape(len(moves), 8, SIZE, SIZE)
+        board[i] = np.where(cells == me, 1, np.where(cells == 3 - me, 2, 0))
+        classes[i, 0], classes[i, 1] = pat[me], pat[3 - me]
+    return (board.reshape(len(moves), SIZE, SIZE),
+            classes.reshape(len(moves), 8, SIZE, SIZE))
 
 
 def window_codes(board: npt.NDArray[np.int8], half: int) -> npt.NDArray[np.int64]:
@@ -141,7 +136,7 @@ def build(args: argparse.Namespace, moves: list[tuple[int, ...]]) -> tuple[Any, 
     from torch import nn
     from torch.nn import functional as F
 
-    board = boards(moves)
+    board, classes = read_positions(moves)
     if args.model == "lines":
         codes = window_codes(board, args.half)
         kinds, index = np.unique(codes, return_inverse=True)
@@ -173,7 +168,7 @@ def build(args: argparse.Namespace, moves: list[tuple[int, ...]]) -> tuple[Any, 
     planes = 0 if args.model == "stones" else 14
     inputs = board[:, None]
     if planes:
-        inputs = np.concatenate([inputs, class_planes(moves)], 1)
+        inputs = np.concatenate([inputs, classes], 1)
 
     def first_planes(x: Any) -> Any:
         stones = x[:, 0]
@@ -218,11 +213,6 @@ def build(args: argparse.Namespace, moves: list[tuple[int, ...]]) -> tuple[Any, 
     return torch.tensor(inputs), Network(), True
 
 
-def entropy(p: npt.NDArray[np.float64]) -> float:
-    q = np.clip(p, 1e-12, 1 - 1e-12)
-    return float(np.mean(-(p * np.log(q) + (1 - p) * np.log(1 - q))))
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -232,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         print("gomoku_eval_probe.py needs PyTorch, which Arena does not install: "
               "pip install torch==2.13.0 (see --help)", file=sys.stderr)
         return 2
-    from arena.engine.gomoku.train import joined, load_positions
+    from arena.engine.gomoku.train import joined, load_positions, log_loss
     from arena.engine.selfplay import held_out_games
 
     torch.manual_seed(args.seed)
@@ -240,8 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     kept = [load_positions(path) for path in args.positions]
     data, games = joined(kept)
     held = data.game >= games - held_out_games(kept[-1].games, args.holdout)
+    floor = log_loss(data.label[held], data.label[held])  # the labels' own entropy
     print(f"{len(data)} positions of {games} games, {int(held.sum())} held out; labels' "
-          f"entropy {entropy(data.label[held]):.4f} on them, a coin 0.6931", flush=True)
+          f"entropy {floor:.4f} on them, a coin 0.6931", flush=True)
     x, model, symmetric = build(args, data.moves)
     label = torch.tensor(data.label, dtype=torch.float32)
     print(f"{sum(p.numel() for p in model.parameters())} parameters", flush=True)
