@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -134,3 +135,211 @@ def read_weights(path: Path) -> Weights:
 def load_weights(name: str = DEFAULT_WEIGHTS) -> tuple[Weights, str]:
     """(weights, SHA-256 of the file) of a shipped weight set, read once."""
     return read_once(WEIGHTS_DIR / f"{name}.json", _weights_of)
+
+
+# The board network (version 11): a weight set may carry one instead of the linear
+# evaluation and its network (``BoardNet``; the file's "board" section). It reads every
+# cell of the board from Black's view: per cell, 17 inputs (``CELL_INPUTS``: a black stone,
+# a white stone, the constant 1, and per colour how many of the cell's four lines make
+# each class TWO..FIVE for that colour) give ``channels`` rectified values; each channel is
+# mixed over the 5x5 square around the cell (``BOARD_KERNEL``, its own weights per channel,
+# cells off the board count 0), plus a bias, rectified; the mean and the maximum of each
+# channel over the board's cells, through a layer of ``BOARD_HEAD`` rectified units (one
+# head for Black to move, one for White), give the log-odds that the side to move wins.
+# The kernels keep the cells' values and the 5x5 sums up to date stone by stone in
+# integers (``board_ints``: exact, so a position's value never depends on the order its
+# stones came in) and run the pooling and the head at a leaf.
+CELL_INPUTS = 17
+BLACK_STONE, WHITE_STONE, CONSTANT, BLACK_CLASSES, WHITE_CLASSES = 0, 1, 2, 3, 10
+CLASS_ROWS = 7  # TWO..FIVE
+MAX_CHANNELS = 32
+BOARD_KERNEL = 5
+TAPS = BOARD_KERNEL * BOARD_KERNEL
+BOARD_HEAD = 32
+CELL_SCALE = 64  # a cell value's integer units per unit
+TAP_SCALE = 64  # a 5x5 weight's integer units per unit
+SUM_SCALE = CELL_SCALE * TAP_SCALE
+CODE_CLASS_BITS = 3  # a cell's code: its class per direction, 3 bits each (patterns)
+CELL_CODES = 1 << (4 * CODE_CLASS_BITS)
+SUM_LIMIT = 2**31 - 1  # the kernels keep the sums in int32
+
+
+@dataclass(frozen=True)
+class BoardNet:
+    """A board network's weights (floats; the file's "board" section). ``first``: per
+    cell input (``CELL_INPUTS``) its weight on each channel; ``taps[dy, dx, c]``: channel
+    c's weight of the cell (dy - 2, dx - 2) away; ``bias``: per channel, added to the
+    5x5 sum; the heads, index 0 for Black to move and 1 for White: ``head_in`` (2, 2
+    channels (the means, then the maxima), ``BOARD_HEAD``), ``head_bias`` (2,
+    ``BOARD_HEAD``), ``head_out`` (2, ``BOARD_HEAD``), ``head_out_bias`` (2,)."""
+
+    first: npt.NDArray[np.float64]
+    taps: npt.NDArray[np.float64]
+    bias: npt.NDArray[np.float64]
+    head_in: npt.NDArray[np.float64]
+    head_bias: npt.NDArray[np.float64]
+    head_out: npt.NDArray[np.float64]
+    head_out_bias: npt.NDArray[np.float64]
+
+    @property
+    def channels(self) -> int:
+        return int(self.first.shape[1])
+
+    def shapes(self) -> dict[str, tuple[int, ...]]:
+        c = self.channels
+        return {"first": (CELL_INPUTS, c), "taps": (BOARD_KERNEL, BOARD_KERNEL, c),
+                "bias": (c,), "head_in": (2, 2 * c, BOARD_HEAD), "head_bias": (2, BOARD_HEAD),
+                "head_out": (2, BOARD_HEAD), "head_out_bias": (2,)}
+
+    def to_json(self) -> dict[str, object]:
+        return {name: np.round(getattr(self, name), 6).tolist() for name in self.shapes()}
+
+    @classmethod
+    def from_json(cls, body: object) -> BoardNet:
+        """``ValueError`` if ``body`` is not a board section of this layout."""
+        if not isinstance(body, dict):
+            raise ValueError("the board section is not an object")
+        try:
+            parts = {name: np.array(body[name], dtype=np.float64) for name in _BOARD_PARTS}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"the board section lacks or garbles {exc}") from exc
+        first = parts["first"]
+        if first.ndim != 2 or not 1 <= first.shape[1] <= MAX_CHANNELS:
+            raise ValueError(f"board: first must be ({CELL_INPUTS}, channels) with 1.."
+                             f"{MAX_CHANNELS} channels, got {first.shape}")
+        net = cls(**parts)
+        for name, shape in net.shapes().items():
+            if parts[name].shape != shape:
+                raise ValueError(f"board: {name} must have shape {shape}, got "
+                                 f"{parts[name].shape}")
+            if not np.all(np.isfinite(parts[name])):
+                raise ValueError(f"board: {name} holds a number that is not finite")
+        board_ints(net)  # its integer form must fit the kernels
+        return net
+
+
+_BOARD_PARTS = ("first", "taps", "bias", "head_in", "head_bias", "head_out", "head_out_bias")
+
+
+@dataclass(frozen=True)
+class BoardInts:
+    """A board network in the kernels' integers: per cell code (``CELL_CODES``) of Black
+    and of White the cell's value before rectifying, in ``CELL_SCALE`` units (the sum of
+    Black's row, constant included, and White's); the rectified value of a black and of a
+    white stone; the 5x5 weights (``TAPS`` rows, ``TAP_SCALE`` units) and the biases
+    (``SUM_SCALE`` units). The heads stay floats."""
+
+    black_codes: npt.NDArray[np.int32]
+    white_codes: npt.NDArray[np.int32]
+    stones: npt.NDArray[np.int32]
+    taps: npt.NDArray[np.int32]
+    bias: npt.NDArray[np.int32]
+
+
+def code_class_counts() -> npt.NDArray[np.float64]:
+    """``[code, k]``: how many of a cell code's four directions make class ``k + 1``
+    (TWO..FIVE): the class inputs of a cell for one colour."""
+    shifts = CODE_CLASS_BITS * np.arange(4)
+    classes = (np.arange(CELL_CODES)[:, None] >> shifts) & ((1 << CODE_CLASS_BITS) - 1)
+    counts = np.stack([(classes == k + 1).sum(axis=1) for k in range(CLASS_ROWS)], axis=1)
+    return counts.astype(np.float64)
+
+
+def board_ints(net: BoardNet) -> BoardInts:
+    """The kernels' integer form of ``net``; ``ValueError`` if a 5x5 sum could leave
+    int32."""
+    counts = code_class_counts()
+    first = net.first
+    black = counts @ first[BLACK_CLASSES : BLACK_CLASSES + CLASS_ROWS] + first[CONSTANT]
+    white = counts @ first[WHITE_CLASSES : WHITE_CLASSES + CLASS_ROWS]
+    stones = np.maximum(first[[BLACK_STONE, WHITE_STONE]] + first[CONSTANT], 0.0)
+
+    def units(values: npt.NDArray[np.float64], scale: int) -> npt.NDArray[np.int32]:
+        scaled = np.rint(values * scale)
+        if np.abs(scaled).max(initial=0) > SUM_LIMIT // 64:
+            raise ValueError("board: a weight too large for the kernels' integers")
+        return scaled.astype(np.int32)
+
+    ints = BoardInts(units(black, CELL_SCALE), units(white, CELL_SCALE),
+                     units(stones, CELL_SCALE), units(net.taps.reshape(TAPS, -1), TAP_SCALE),
+                     units(net.bias, SUM_SCALE))
+    largest_cell = np.maximum(
+        np.maximum(ints.black_codes.astype(np.int64).max(axis=0)
+                   + ints.white_codes.astype(np.int64).max(axis=0), 0),
+        ints.stones.max(axis=0))
+    if np.any(np.abs(ints.taps).sum(axis=0) * largest_cell + np.abs(ints.bias) > SUM_LIMIT):
+        raise ValueError("board: a 5x5 sum could leave the kernels' integers")
+    return ints
+
+
+def board_cell_values(ints: BoardInts, cells: npt.NDArray[np.int8],
+                      black: npt.NDArray[np.int64], white: npt.NDArray[np.int64]
+                      ) -> npt.NDArray[np.int64]:
+    """``[position, cell, channel]``: the cells' rectified values (``CELL_SCALE`` units)
+    of positions with stones ``cells`` (0 empty, 1 black, 2 white) and cell codes
+    ``black`` and ``white`` (``patterns.cell_code``)."""
+    empty = np.maximum(ints.black_codes[black].astype(np.int64) + ints.white_codes[white], 0)
+    stones = ints.stones.astype(np.int64)
+    return np.where((cells == 1)[..., None], stones[0],
+                    np.where((cells == 2)[..., None], stones[1], empty))
+
+
+def board_sums(ints: BoardInts, values: npt.NDArray[np.int64], size: int
+               ) -> npt.NDArray[np.int64]:
+    """``[position, cell, channel]``: the 5x5 sums of the cells' ``values`` (zero padding),
+    biases added, rectified (``SUM_SCALE`` units)."""
+    n, channels = len(values), values.shape[-1]
+    half = BOARD_KERNEL // 2
+    grid = np.zeros((n, size + 2 * half, size + 2 * half, channels), dtype=np.int64)
+    grid[:, half:half + size, half:half + size] = values.reshape(n, size, size, channels)
+    sums = np.zeros((n, size, size, channels), dtype=np.int64)
+    for dy in range(BOARD_KERNEL):
+        for dx in range(BOARD_KERNEL):
+            sums += grid[:, dy:dy + size, dx:dx + size] * ints.taps[dy * BOARD_KERNEL + dx]
+    return np.maximum(sums + ints.bias, 0).reshape(n, size * size, channels)
+
+
+def board_head(net: BoardNet, sums: npt.NDArray[np.int64], black_to_move: npt.NDArray[np.bool_]
+               ) -> npt.NDArray[np.float64]:
+    """The log-odds that the side to move wins, from the rectified 5x5 sums of each
+    position's cells (``board_sums``)."""
+    pooled = np.concatenate([sums.sum(axis=1) / (sums.shape[1] * SUM_SCALE),
+                             sums.max(axis=1) / SUM_SCALE], axis=1)
+    side = np.where(black_to_move, 0, 1)
+    hidden = np.einsum("ni,nij->nj", pooled, net.head_in[side]) + net.head_bias[side]
+    return np.asarray(np.einsum("nj,nj->n", np.maximum(hidden, 0.0), net.head_out[side])
+                      + net.head_out_bias[side], dtype=np.float64)
+
+
+def board_values(net: BoardNet, cells: npt.NDArray[np.int8], black: npt.NDArray[np.int64],
+                 white: npt.NDArray[np.int64], size: int,
+                 black_to_move: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    """The board network's evaluation (``EVAL_SCALE`` units, before the kernels' bound)
+    of positions given as ``board_cell_values`` takes them: the kernels' integers, so
+    equal to ``search.evaluate`` up to the heads' rounding."""
+    ints = board_ints(net)
+    sums = board_sums(ints, board_cell_values(ints, cells, black, white), size)
+    return np.rint(board_head(net, sums, black_to_move) * EVAL_SCALE).astype(np.int64)
+
+
+def _board_of(raw: bytes) -> BoardNet | None:
+    """The board network of a weight file, None if it has none; ``ValueError`` if its
+    board section is malformed."""
+    try:
+        body = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"not a gomoku weight file ({exc})") from exc
+    if not isinstance(body, dict) or body.get("board") is None:
+        return None
+    return BoardNet.from_json(body["board"])
+
+
+def read_board(path: Path) -> BoardNet | None:
+    """The board network of a file written by ``train.save``, None if it has none."""
+    read_weights(path)  # the rest of the file must hold together too
+    return read_once(path, _board_of)[0]
+
+
+def load_board(name: str = DEFAULT_WEIGHTS) -> BoardNet | None:
+    """The board network of a shipped weight set, None if it has none (read once)."""
+    return read_board(WEIGHTS_DIR / f"{name}.json")
