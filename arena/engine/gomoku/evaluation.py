@@ -141,7 +141,8 @@ def load_weights(name: str = DEFAULT_WEIGHTS) -> tuple[Weights, str]:
 # evaluation and its network (``BoardNet``; the file's "board" section). It reads every
 # cell of the board from Black's view: per cell, 17 inputs (``CELL_INPUTS``: a black stone,
 # a white stone, the constant 1, and per colour how many of the cell's four lines make
-# each class TWO..FIVE for that colour) give ``channels`` rectified values; each channel is
+# each class TWO..FIVE for that colour) give ``BOARD_CHANNELS`` rectified values (a fixed
+# number: the kernels' loops over them are unrolled); each channel is
 # mixed over the 5x5 square around the cell (``BOARD_KERNEL``, its own weights per channel,
 # cells off the board count 0), plus a bias, rectified; the mean and the maximum of each
 # channel over the board's cells, through a layer of ``BOARD_HEAD`` rectified units (one
@@ -152,26 +153,29 @@ def load_weights(name: str = DEFAULT_WEIGHTS) -> tuple[Weights, str]:
 CELL_INPUTS = 17
 BLACK_STONE, WHITE_STONE, CONSTANT, BLACK_CLASSES, WHITE_CLASSES = 0, 1, 2, 3, 10
 CLASS_ROWS = 7  # TWO..FIVE
-MAX_CHANNELS = 32
+BOARD_CHANNELS = 16
 BOARD_KERNEL = 5
 TAPS = BOARD_KERNEL * BOARD_KERNEL
-BOARD_HEAD = 32
+BOARD_HEAD = 64
 CELL_SCALE = 64  # a cell value's integer units per unit
 TAP_SCALE = 64  # a 5x5 weight's integer units per unit
 SUM_SCALE = CELL_SCALE * TAP_SCALE
 CODE_CLASS_BITS = 3  # a cell's code: its class per direction, 3 bits each (patterns)
 CELL_CODES = 1 << (4 * CODE_CLASS_BITS)
-SUM_LIMIT = 2**31 - 1  # the kernels keep the sums in int32
+# The kernels keep the sums in int32 and add up a channel's over the board (at most
+# ``MAX_CELLS``) in int32 too.
+SUM_LIMIT = (2**31 - 1) // 361
 
 
 @dataclass(frozen=True)
 class BoardNet:
     """A board network's weights (floats; the file's "board" section). ``first``: per
-    cell input (``CELL_INPUTS``) its weight on each channel; ``taps[dy, dx, c]``: channel
-    c's weight of the cell (dy - 2, dx - 2) away; ``bias``: per channel, added to the
-    5x5 sum; the heads, index 0 for Black to move and 1 for White: ``head_in`` (2, 2
-    channels (the means, then the maxima), ``BOARD_HEAD``), ``head_bias`` (2,
-    ``BOARD_HEAD``), ``head_out`` (2, ``BOARD_HEAD``), ``head_out_bias`` (2,)."""
+    cell input (``CELL_INPUTS``) its weight on each of the ``BOARD_CHANNELS`` channels;
+    ``taps[dy, dx, c]``: channel c's weight of the cell (dy - 2, dx - 2) away; ``bias``:
+    per channel, added to the 5x5 sum; the heads, index 0 for Black to move and 1 for
+    White: ``head_in`` (2, 2 * ``BOARD_CHANNELS`` (the means, then the maxima),
+    ``BOARD_HEAD``), ``head_bias`` (2, ``BOARD_HEAD``), ``head_out`` (2, ``BOARD_HEAD``),
+    ``head_out_bias`` (2,)."""
 
     first: npt.NDArray[np.float64]
     taps: npt.NDArray[np.float64]
@@ -181,12 +185,9 @@ class BoardNet:
     head_out: npt.NDArray[np.float64]
     head_out_bias: npt.NDArray[np.float64]
 
-    @property
-    def channels(self) -> int:
-        return int(self.first.shape[1])
-
-    def shapes(self) -> dict[str, tuple[int, ...]]:
-        c = self.channels
+    @staticmethod
+    def shapes() -> dict[str, tuple[int, ...]]:
+        c = BOARD_CHANNELS
         return {"first": (CELL_INPUTS, c), "taps": (BOARD_KERNEL, BOARD_KERNEL, c),
                 "bias": (c,), "head_in": (2, 2 * c, BOARD_HEAD), "head_bias": (2, BOARD_HEAD),
                 "head_out": (2, BOARD_HEAD), "head_out_bias": (2,)}
@@ -204,9 +205,9 @@ class BoardNet:
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"the board section lacks or garbles {exc}") from exc
         first = parts["first"]
-        if first.ndim != 2 or not 1 <= first.shape[1] <= MAX_CHANNELS:
-            raise ValueError(f"board: first must be ({CELL_INPUTS}, channels) with 1.."
-                             f"{MAX_CHANNELS} channels, got {first.shape}")
+        if first.shape != (CELL_INPUTS, BOARD_CHANNELS):
+            raise ValueError(f"board: first must have shape ({CELL_INPUTS}, "
+                             f"{BOARD_CHANNELS}), got {first.shape}")
         net = cls(**parts)
         for name, shape in net.shapes().items():
             if parts[name].shape != shape:
@@ -256,7 +257,7 @@ def board_ints(net: BoardNet) -> BoardInts:
 
     def units(values: npt.NDArray[np.float64], scale: int) -> npt.NDArray[np.int32]:
         scaled = np.rint(values * scale)
-        if np.abs(scaled).max(initial=0) > SUM_LIMIT // 64:
+        if np.abs(scaled).max(initial=0) > SUM_LIMIT // TAPS:
             raise ValueError("board: a weight too large for the kernels' integers")
         return scaled.astype(np.int32)
 

@@ -45,13 +45,21 @@ from arena.engine.gomoku.board import (
     Cells,
 )
 from arena.engine.gomoku.evaluation import (
+    BOARD_CHANNELS,
+    BOARD_HEAD,
+    BOARD_KERNEL,
+    CELL_CODES,
     FEATURES,
     FIRST_QUAD,
     MAX_HIDDEN,
     QUAD_INDEX,
     QUADS,
+    TAPS,
+    BoardNet,
     Weights,
+    board_ints,
     hidden_units,
+    load_board,
     load_weights,
     network,
 )
@@ -102,7 +110,39 @@ ST_CELL_EVAL = ST_EVAL + FEATURES  # [side * CODES + code], side 0 to move, 1 th
 ST_NET_HIDDEN = ST_CELL_EVAL + 2 * CODES  # the network's hidden units, 0 without one
 ST_NET_IN = ST_NET_HIDDEN + 1  # [feature * hidden + unit]
 ST_NET_OUT = ST_NET_IN + FEATURES * MAX_HIDDEN  # [unit]
-ST_LENGTH = ST_NET_OUT + MAX_HIDDEN
+ST_BOARD = ST_NET_OUT + MAX_HIDDEN  # 1 with a board network, 0 without
+# The board network (``evaluation.BoardNet``) as int32 from ``ST_BOARD_INTS`` (``board_view``;
+# blocks of ``BOARD_CHANNELS``): its tables per cell code of Black (``B_BLACK``) and of White,
+# the stones' values, the 5x5 weights (``TAPS`` rows) and biases; then the position's part,
+# kept up to date stone by stone: per cell its value (``B_CELLS``), the 5x5 sum of its
+# neighbours' values without the bias (``B_SUMS``), and what its value was made from
+# (``B_KEYS``: -1 a black stone, -2 a white one, else Black's code times ``CELL_CODES``
+# plus White's; ``B_UNSET`` before the first reading); ``B_DELTA`` is room for one change.
+B_BLACK = 0
+B_WHITE = B_BLACK + CELL_CODES * BOARD_CHANNELS
+B_STONES = B_WHITE + CELL_CODES * BOARD_CHANNELS
+B_TAPS = B_STONES + 2 * BOARD_CHANNELS
+B_BIAS = B_TAPS + TAPS * BOARD_CHANNELS
+B_CELLS = B_BIAS + BOARD_CHANNELS
+B_SUMS = B_CELLS + MAX_CELLS * BOARD_CHANNELS
+B_KEYS = B_SUMS + MAX_CELLS * BOARD_CHANNELS
+B_DELTA = B_KEYS + MAX_CELLS
+B_LENGTH = B_DELTA + BOARD_CHANNELS
+B_UNSET = -3
+ST_BOARD_INTS = ST_BOARD + 1
+# The heads as float64 from ``ST_BOARD_HEAD`` (``head_view``), per side to move (0 Black):
+# the input weights ([mean or maximum of channel i, unit j] at ``i * BOARD_HEAD + j``),
+# the units' biases, their output weights and the output bias; then room for the pooled
+# channels and the units.
+H_SIDE = 2 * BOARD_CHANNELS * BOARD_HEAD + 2 * BOARD_HEAD + 1
+H_BIAS = 2 * BOARD_CHANNELS * BOARD_HEAD
+H_OUT = H_BIAS + BOARD_HEAD
+H_OUT_BIAS = H_OUT + BOARD_HEAD
+H_POOLED = 2 * H_SIDE
+H_UNITS = H_POOLED + 2 * BOARD_CHANNELS
+H_LENGTH = H_UNITS + BOARD_HEAD
+ST_BOARD_HEAD = ST_BOARD_INTS + (B_LENGTH + 1) // 2
+ST_LENGTH = ST_BOARD_HEAD + H_LENGTH
 
 Patterns = npt.NDArray[np.int8]
 State = npt.NDArray[np.int64]
@@ -193,7 +233,8 @@ def stat(st: State, colour: int, cls: int) -> int:
 @njit(cache=True)
 def _set_class(
     pat: Patterns, st: State, colour: int, d: int, cell: int, cls: int
-) -> None:
+) -> bool:
+    """Set a class and what is kept of it; whether it changed."""
     old = pat[colour, d, cell]
     if old != cls:
         row = ST_STATS + colour * CLASSES
@@ -202,6 +243,8 @@ def _set_class(
         st[ST_THREAT + (colour - 1) * MAX_CELLS + cell] += SUMMARY_STEP[d, cls] - (
             SUMMARY_STEP[d, old])
         pat[colour, d, cell] = cls
+        return True
+    return False
 
 
 @njit(cache=True)
@@ -261,6 +304,27 @@ def _seeing_cells() -> npt.NDArray[np.int16]:
 SEEING = _seeing_cells()
 
 
+def _square_cells() -> npt.NDArray[np.int16]:
+    """``[board, cell, tap]``: the cell whose 5x5 sum takes ``cell``'s value with weight
+    ``tap`` (row ``dy * BOARD_KERNEL + dx``: ``cell`` lies ``dy - 2`` rows and ``dx - 2``
+    columns from it), or -1 off the board; boards numbered as ``SIZES``."""
+    square = np.full((len(SIZES), MAX_CELLS, TAPS), -1, dtype=np.int16)
+    half = BOARD_KERNEL // 2
+    steps = np.arange(BOARD_KERNEL) - half
+    dy = np.repeat(steps, BOARD_KERNEL)
+    dx = np.tile(steps, BOARD_KERNEL)
+    for b, size in enumerate(SIZES):
+        cells = np.arange(size * size)
+        x = (cells % size)[:, None] - dx
+        y = (cells // size)[:, None] - dy
+        inside = (x >= 0) & (x < size) & (y >= 0) & (y < size)
+        square[b, : size * size] = np.where(inside, y * size + x, -1)
+    return square
+
+
+SQUARE = _square_cells()
+
+
 @njit(cache=True)
 def board_of(st: State) -> int:
     """The position's board in ``SEEING``."""
@@ -269,12 +333,91 @@ def board_of(st: State) -> int:
 
 
 @njit(cache=True)
+def board_view(st: State) -> npt.NDArray[np.int32]:
+    """The board network's integers (``B_*``) as an int32 view of ``st``."""
+    return st[ST_BOARD_INTS : ST_BOARD_HEAD].view(np.int32)
+
+
+@njit(cache=True)
+def head_view(st: State) -> npt.NDArray[np.float64]:
+    """The board network's heads (``H_*``) as a float64 view of ``st``."""
+    return st[ST_BOARD_HEAD : ST_LENGTH].view(np.float64)
+
+
+@njit(cache=True)
+def _board_key(cells: Cells, st: State, cell: int) -> int:
+    if cells[cell] != EMPTY:
+        return -int(cells[cell])
+    return cell_code(st, 1, cell) * CELL_CODES + cell_code(st, 2, cell)
+
+
+@njit(cache=True, inline="always")
+def _board_refresh(cells: Cells, st: State, b: npt.NDArray[np.int32],
+                   sums: npt.NDArray[np.int32], taps: npt.NDArray[np.int32],
+                   delta: npt.NDArray[np.int32], board: int, cell: int) -> None:
+    """Bring ``cell``'s value up to date with its stone or codes and, if it changed, the
+    5x5 sums that take it: ``TAPS`` multiply-adds per channel. ``b`` is ``board_view``;
+    ``sums``, ``taps`` and ``delta`` its parts from ``B_SUMS``, ``B_TAPS`` and ``B_DELTA``
+    (separate views: indexed from their own starts, the channel loops vectorise)."""
+    key = _board_key(cells, st, cell)
+    if b[B_KEYS + cell] == key:
+        return
+    b[B_KEYS + cell] = key
+    channels = BOARD_CHANNELS
+    row = B_CELLS + cell * channels
+    changed = 0
+    if key < 0:
+        stone = B_STONES + (-key - 1) * channels
+        for c in range(channels):
+            delta[c] = b[stone + c] - b[row + c]
+            changed |= delta[c]
+    else:
+        black = B_BLACK + (key // CELL_CODES) * channels
+        white = B_WHITE + (key % CELL_CODES) * channels
+        for c in range(channels):
+            delta[c] = max(b[black + c] + b[white + c], 0) - b[row + c]
+            changed |= delta[c]
+    if changed == 0:
+        return
+    for c in range(channels):
+        b[row + c] += delta[c]
+    _spread(sums, taps, delta, board, cell, st[ST_BOARD] * BOARD_CHANNELS)
+
+
+@njit(cache=True)
+def _spread(sums: npt.NDArray[np.int32], taps: npt.NDArray[np.int32],
+            delta: npt.NDArray[np.int32], board: int, cell: int, channels: int) -> None:
+    """Add ``delta`` (a change of ``cell``'s value) to the 5x5 sums that take it. A
+    function of its own, with these arrays only: inlined into the line updates, the
+    channel loop did not vectorise (15 times slower)."""
+    for t in range(TAPS):
+        taker = SQUARE[board, cell, t]
+        if taker < 0:
+            continue
+        at = taker * channels
+        weights = t * channels
+        for c in range(channels):
+            sums[at + c] += taps[weights + c] * delta[c]
+
+
+@njit(cache=True)
+def _board_refresher(st: State) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32],
+                                         npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    """``board_view`` and its parts ``_board_refresh`` takes, made once per stone."""
+    b = board_view(st)
+    return b, b[B_SUMS:B_KEYS], b[B_TAPS:B_BIAS], b[B_DELTA:B_LENGTH]
+
+
+@njit(cache=True)
 def _update_lines(
     cells: Cells, pat: Patterns, st: State, table: Table, move: int, colour: int, sign: int
 ) -> None:
     """Add (``sign`` 1) or take away (-1) the stone ``colour`` on ``move`` in every line
-    index that sees it, and re-read the classes of the empty cells among them."""
+    index that sees it, and re-read the classes of the empty cells among them (and, with a
+    board network, their values)."""
     board = board_of(st)
+    networked = st[ST_BOARD] > 0
+    b, sums, taps, delta = _board_refresher(st)
     for d in range(4):
         own = ST_INDEX + ((colour - 1) * 4 + d) * MAX_CELLS
         other = ST_INDEX + ((2 - colour) * 4 + d) * MAX_CELLS
@@ -286,9 +429,12 @@ def _update_lines(
             st[own + cell] += sign * power
             st[other + cell] += sign * 2 * power
             if cells[cell] == EMPTY:
-                _set_class(pat, st, 1, d, cell, table[st[ST_INDEX + d * MAX_CELLS + cell]])
-                _set_class(pat, st, 2, d, cell,
-                           table[st[ST_INDEX + (4 + d) * MAX_CELLS + cell]])
+                black = _set_class(pat, st, 1, d, cell,
+                                   table[st[ST_INDEX + d * MAX_CELLS + cell]])
+                white = _set_class(pat, st, 2, d, cell,
+                                   table[st[ST_INDEX + (4 + d) * MAX_CELLS + cell]])
+                if networked and (black or white):
+                    _board_refresh(cells, st, b, sums, taps, delta, board, cell)
 
 
 @njit(cache=True)
@@ -339,6 +485,9 @@ def play(cells: Cells, pat: Patterns, st: State, table: Table, move: int, colour
         _drop_candidate(st, move)
     _update_near(cells, st, move, 1)
     _update_lines(cells, pat, st, table, move, colour, 1)
+    if st[ST_BOARD] > 0:
+        b, sums, taps, delta = _board_refresher(st)
+        _board_refresh(cells, st, b, sums, taps, delta, board_of(st), move)
 
 
 @njit(cache=True)
@@ -354,6 +503,9 @@ def unplay(cells: Cells, pat: Patterns, st: State, table: Table, move: int) -> N
     for d in range(4):
         _set_class(pat, st, 1, d, move, table[st[ST_INDEX + d * MAX_CELLS + move]])
         _set_class(pat, st, 2, d, move, table[st[ST_INDEX + (4 + d) * MAX_CELLS + move]])
+    if st[ST_BOARD] > 0:
+        b, sums, taps, delta = _board_refresher(st)
+        _board_refresh(cells, st, b, sums, taps, delta, board_of(st), move)
 
 
 @njit(cache=True)
@@ -420,18 +572,53 @@ def best_class(pat: Patterns, colour: int, cell: int) -> int:
     return best
 
 
+def _weigh_board(st: State, net: BoardNet) -> None:
+    """Write the board network ``net`` at ``ST_BOARD`` (its integers, ``board_ints``, and
+    its heads); the cells are read by ``refresh_board``."""
+    ints = board_ints(net)
+    channels = BOARD_CHANNELS
+    st[ST_BOARD] = 1
+    b = st[ST_BOARD_INTS:ST_BOARD_HEAD].view(np.int32)
+    for start, part in ((B_BLACK, ints.black_codes), (B_WHITE, ints.white_codes),
+                        (B_STONES, ints.stones), (B_TAPS, ints.taps), (B_BIAS, ints.bias)):
+        b[start : start + part.size] = part.ravel()
+    b[B_KEYS : B_KEYS + MAX_CELLS] = B_UNSET
+    h = st[ST_BOARD_HEAD:ST_LENGTH].view(np.float64)
+    for side in range(2):
+        at = side * H_SIDE
+        h[at : at + 2 * channels * BOARD_HEAD] = net.head_in[side].ravel()
+        h[at + H_BIAS : at + H_BIAS + BOARD_HEAD] = net.head_bias[side]
+        h[at + H_OUT : at + H_OUT + BOARD_HEAD] = net.head_out[side]
+        h[at + H_OUT_BIAS] = net.head_out_bias[side]
+
+
+@njit(cache=True)
+def refresh_board(cells: Cells, st: State) -> None:
+    """Read every cell's value and the 5x5 sums (after ``refresh_classes``)."""
+    b, sums, taps, delta = _board_refresher(st)
+    board = board_of(st)
+    for cell in range(cells.shape[0]):
+        _board_refresh(cells, st, b, sums, taps, delta, board, cell)
+
+
 def setup(
-    size: int, rule: int, moves: list[int], weights: Weights | None = None
+    size: int, rule: int, moves: list[int], weights: Weights | None = None,
+    board: BoardNet | None = None,
 ) -> tuple[Cells, Patterns, State, Table]:
     """The kernels' arrays for the position after ``moves`` (Black first), evaluated with
-    ``weights`` (by default the shipped set, ``evaluation.load_weights``)."""
+    ``weights`` and the board network ``board`` if any (by default the shipped set's,
+    ``evaluation.load_weights`` and ``load_board``)."""
     table = table_for(rule)
     cells, pat, st = new_state(size)
-    weights = load_weights()[0] if weights is None else weights
+    if weights is None:
+        weights, board = load_weights()[0], load_board()
     st[ST_EVAL : ST_EVAL + FEATURES] = weights[:FEATURES]
     _weigh_cell_codes(st)
     _weigh_network(st, weights)
     refresh_classes(cells, pat, st, table)
+    if board is not None:
+        _weigh_board(st, board)
+        refresh_board(cells, st)
     for ply, move in enumerate(moves):
         play(cells, pat, st, table, move, 1 + ply % 2)
     return cells, pat, st, table

@@ -45,7 +45,7 @@ from arena.engine.gomoku.control import (
     StopArray,
     search_kernel,
 )
-from arena.engine.gomoku.patterns import Patterns, State, Table, play, unplay
+from arena.engine.gomoku.patterns import ST_BOARD, Patterns, State, Table, play, unplay
 from arena.engine.gomoku.search import WIN, WIN_BOUND, Tt, generate, negamax
 from arena.engine.gomoku.threats import Memo, five_points, threat_search
 from arena.engine.gomoku.tree import TreeBuffer
@@ -145,8 +145,12 @@ def _threat_search_from_root(
     """A VCF or VCT of ``attacker`` (to move) within ``nodes`` nodes (0: no cap).
 
     A VCT deepens two plies at a time from 5: short wins are found before the cap is
-    spent on long three sequences, and the failures it remembers prune the next pass."""
+    spent on long three sequences, and the failures it remembers prune the next pass.
+    A threat search never evaluates, so the board network's values are not kept while it
+    runs: it takes back every stone it plays, so they are right again after it."""
     zero = attacker * 0  # not a literal: a literal argument compiles a second version
+    networked = st[ST_BOARD]
+    st[ST_BOARD] = 0
     ctx[CTX_THREAT_CAP] = ctx[CTX_NODES] + nodes if nodes > 0 else 0
     length = zero
     first = plies if fours_only else min(plies, 5)
@@ -157,6 +161,7 @@ def _threat_search_from_root(
                 ctx[CTX_THREAT_CAP] > 0 and ctx[CTX_NODES] >= ctx[CTX_THREAT_CAP]):
             break
     ctx[CTX_THREAT_CAP] = 0
+    st[ST_BOARD] = networked
     return length
 
 

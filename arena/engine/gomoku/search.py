@@ -39,16 +39,35 @@ from arena.engine.gomoku.control import (
     StopArray,
     poll_stop,
 )
-from arena.engine.gomoku.evaluation import FIRST_CLASS, FIRST_QUAD, NET_SCALE, PER_SIDE, QUADS
+from arena.engine.gomoku.evaluation import (
+    BOARD_CHANNELS,
+    BOARD_HEAD,
+    EVAL_SCALE,
+    FIRST_CLASS,
+    FIRST_QUAD,
+    NET_SCALE,
+    PER_SIDE,
+    QUADS,
+    SUM_SCALE,
+)
 from arena.engine.gomoku.patterns import (
+    B_BIAS,
+    B_SUMS,
     CLASSES,
     CODES,
     FIVE,
     FOUR,
+    H_BIAS,
+    H_OUT,
+    H_OUT_BIAS,
+    H_POOLED,
+    H_SIDE,
+    H_UNITS,
     HALF,
     OPEN_FOUR,
     OPEN_THREE,
     SEEING,
+    ST_BOARD,
     ST_CANDIDATES,
     ST_CELL_EVAL,
     ST_EVAL,
@@ -57,6 +76,7 @@ from arena.engine.gomoku.patterns import (
     ST_NET_HIDDEN,
     ST_NET_IN,
     ST_NET_OUT,
+    ST_SIZE,
     ST_STATS,
     THREAT_FIVES,
     THREAT_FOURS,
@@ -68,8 +88,10 @@ from arena.engine.gomoku.patterns import (
     State,
     Table,
     board_of,
+    board_view,
     cell_code,
     cell_quad,
+    head_view,
     play,
     stat,
     threat_count,
@@ -114,8 +136,10 @@ def new_tt(bits: int) -> Tt:
 def evaluate(st: State, me: int) -> int:
     """The weighted class counts of both sides, and per candidate cell and side the weight
     of the four line classes a stone there makes (``evaluation.py``), from ``me``'s view,
-    plus the network's value if the weights have one; kept well inside the win scores
-    whatever the weights."""
+    plus the network's value if the weights have one; or, with a board network, its value
+    alone (``_board_value``). Kept well inside the win scores whatever the weights."""
+    if st[ST_BOARD] > 0:
+        return int(max(-EVAL_BOUND, min(EVAL_BOUND, _board_value(st, me))))
     mine = ST_STATS + me * CLASSES
     theirs = ST_STATS + (3 - me) * CLASSES
     value = st[ST_EVAL]
@@ -158,6 +182,66 @@ def _network_value(st: State, me: int) -> int:
         if sums[j] > 0:
             total += sums[j] * st[ST_NET_OUT + j]
     return total // NET_SCALE
+
+
+@njit(cache=True)
+def _board_value(st: State, me: int) -> int:
+    """The board network's value (``evaluation.BoardNet``) from ``me``'s view: the mean and
+    the maximum over the board's cells of each channel's rectified 5x5 sum (kept up to date
+    by ``patterns.play``), through the head of the side to move."""
+    b = board_view(st)
+    h = head_view(st)
+    n = st[ST_SIZE] * st[ST_SIZE]
+    pooled = h[H_POOLED : H_POOLED + 2 * BOARD_CHANNELS]
+    _pool(b[B_SUMS : B_SUMS + n * BOARD_CHANNELS], b[B_BIAS : B_BIAS + BOARD_CHANNELS],
+          pooled, n)
+    side = (me - 1) * H_SIDE
+    units = h[H_UNITS : H_UNITS + BOARD_HEAD]
+    _mix(pooled, h[side : side + 2 * BOARD_CHANNELS * BOARD_HEAD],
+         h[side + H_BIAS : side + H_BIAS + BOARD_HEAD], units)
+    logit = h[side + H_OUT_BIAS]
+    for j in range(BOARD_HEAD):
+        if units[j] > 0:
+            logit += units[j] * h[side + H_OUT + j]
+    return int(np.rint(logit * EVAL_SCALE))
+
+
+@njit(cache=True)
+def _pool(sums: npt.NDArray[np.int32], bias: npt.NDArray[np.int32],
+          pooled: npt.NDArray[np.float64], n: int) -> None:
+    """Into ``pooled``: per channel the mean, then the maximum, of the ``n`` cells'
+    rectified sums, in units; integers first (exact: ``evaluation.SUM_LIMIT`` keeps a
+    channel's total in int32)."""
+    channels = bias.shape[0]
+    total = np.zeros(channels, dtype=np.int32)
+    top = np.zeros(channels, dtype=np.int32)
+    zero = np.int32(0)
+    for cell in range(n):
+        at = cell * channels
+        for c in range(channels):
+            value = np.int32(sums[at + c] + bias[c])  # int32 throughout: it vectorises
+            value = value if value > zero else zero
+            total[c] += value
+            top[c] = top[c] if top[c] > value else value
+    for c in range(channels):
+        pooled[c] = total[c] / (n * SUM_SCALE)
+        pooled[channels + c] = top[c] / SUM_SCALE
+
+
+@njit(cache=True)
+def _mix(pooled: npt.NDArray[np.float64], weights: npt.NDArray[np.float64],
+         bias: npt.NDArray[np.float64], units: npt.NDArray[np.float64]) -> None:
+    """``units`` = ``bias`` plus ``pooled`` times ``weights`` (row i, unit j at ``i *
+    BOARD_HEAD + j``); the unit loop innermost, in a function of its own to vectorise."""
+    for j in range(BOARD_HEAD):
+        units[j] = bias[j]
+    for i in range(pooled.shape[0]):
+        row = i * BOARD_HEAD
+        for j in range(BOARD_HEAD):
+            units[j] += pooled[i] * weights[row + j]
+
+
+assert BOARD_CHANNELS == 16, "_pool has an accumulator per channel"
 
 
 @njit(cache=True)

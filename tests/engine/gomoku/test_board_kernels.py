@@ -1,0 +1,134 @@
+"""The board network in the search's kernels (``evaluation.BoardNet``): the kept cell
+values and 5x5 sums against the numpy reference, exact whatever order the stones came in
+and after any play and unplay, the weight file's board section, and a search with it."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arena.engine.api import Limits
+from arena.engine.gomoku import PRESETS, choose_move, patterns
+from arena.engine.gomoku import evaluation as ev
+from arena.engine.gomoku.board import EXACT_FIVE, FREESTYLE
+from arena.engine.gomoku.patterns import B_DELTA, board_view, cell_code, play, setup, unplay
+from arena.engine.gomoku.search import EVAL_BOUND, evaluate
+
+from .test_board import random_game
+
+
+def random_net(seed: int) -> ev.BoardNet:
+    rng = np.random.default_rng(seed)
+    channels = ev.BOARD_CHANNELS
+    return ev.BoardNet(
+        first=rng.normal(0, 0.5, (ev.CELL_INPUTS, channels)),
+        taps=rng.normal(0, 0.3, (ev.BOARD_KERNEL, ev.BOARD_KERNEL, channels)),
+        bias=rng.normal(0, 0.2, channels),
+        head_in=rng.normal(0, 0.3, (2, 2 * channels, ev.BOARD_HEAD)),
+        head_bias=rng.normal(0, 0.1, (2, ev.BOARD_HEAD)),
+        head_out=rng.normal(0, 0.3, (2, ev.BOARD_HEAD)),
+        head_out_bias=rng.normal(0, 0.1, 2))
+
+
+def reference(net: ev.BoardNet, size: int, cells: np.ndarray, st: np.ndarray,
+              black_to_move: bool) -> int:
+    black = np.array([[cell_code(st, 1, c) for c in range(size * size)]])
+    white = np.array([[cell_code(st, 2, c) for c in range(size * size)]])
+    return int(ev.board_values(net, cells[None], black, white, size,
+                               np.array([black_to_move]))[0])
+
+
+def kept(st: np.ndarray) -> np.ndarray:
+    """What the kernels keep of the board network for a position (not the scratch)."""
+    return board_view(st)[:B_DELTA].copy()
+
+
+@pytest.mark.parametrize("size", [9, 15, 19])
+def test_the_kernels_value_is_the_numpy_reference(size: int) -> None:
+    rng = random.Random(size)
+    for trial in range(8):
+        net = random_net(trial)
+        moves = random_game(size, "freestyle", rng)[: rng.randrange(1, 50)]
+        cells, _pat, st, _table = setup(size, FREESTYLE, moves, ev.HAND_WEIGHTS, net)
+        for me in (1, 2):
+            expected = reference(net, size, cells, st, me == 1)
+            # The heads run in floating point in both; their sums may round apart.
+            assert abs(evaluate(st, me) - max(-EVAL_BOUND, min(EVAL_BOUND, expected))) <= 1
+
+
+def test_kept_values_depend_on_the_position_only() -> None:
+    """Integers throughout: the same stones reached in another order, or after moves
+    played and taken back, keep the very same cell values and sums."""
+    rng = random.Random(3)
+    net = random_net(1)
+    for _ in range(10):
+        rule = rng.choice([FREESTYLE, EXACT_FIVE])
+        moves = random_game(15, "freestyle", rng)[: rng.randrange(4, 40)]
+        st = setup(15, rule, moves, ev.HAND_WEIGHTS, net)[2]
+        blacks, whites = moves[0::2], moves[1::2]
+        rng.shuffle(blacks)
+        rng.shuffle(whites)
+        pairs = zip(blacks, whites, strict=False)
+        shuffled = [m for pair in pairs for m in pair] + blacks[len(whites):]
+        cells2, pat2, st2, table2 = setup(15, rule, shuffled, ev.HAND_WEIGHTS, net)
+        extra = rng.sample([c for c in range(225) if cells2[c] == 0], 6)
+        for i, move in enumerate(extra):
+            play(cells2, pat2, st2, table2, move, 1 + (len(moves) + i) % 2)
+            assert evaluate(st2, 1 + (len(moves) + i + 1) % 2) == max(-EVAL_BOUND, min(
+                EVAL_BOUND, reference(net, 15, cells2, st2, (len(moves) + i) % 2 == 1)))
+        for move in reversed(extra):
+            unplay(cells2, pat2, st2, table2, move)
+        assert np.array_equal(kept(st), kept(st2))
+        assert evaluate(st, 1) == evaluate(st2, 1)
+
+
+def test_a_search_with_a_board_network_is_deterministic(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """A whole search evaluated by a board network: a fixed-depth search gives the same
+    move and score twice (the table's entries carry each search's salt)."""
+    net = random_net(7)
+    moves = [192, 159, 158, 143, 160, 178, 148, 190, 174]  # a quiet middlegame
+    monkeypatch.setattr(patterns, "load_board", lambda: None)
+    plain = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(depth=4))
+    monkeypatch.setattr(patterns, "load_board", lambda: net)
+    first = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(depth=4))
+    again = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(depth=4))
+    assert (first.move, first.score, first.nodes) == (again.move, again.score, again.nodes)
+    assert first.nodes > 100 and not first.exact
+    assert first.score != plain.score  # the network, not the linear weights, evaluated
+
+
+def test_a_weight_file_carries_its_board_network(tmp_path: Path) -> None:
+    net = random_net(2)
+    body = {"weights": [0] * ev.FEATURES, "board": net.to_json()}
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(body))
+    read = ev.read_board(path)
+    assert read is not None
+    assert np.allclose(read.taps, net.taps, atol=1e-6)
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps({"weights": [0] * ev.FEATURES}))
+    assert ev.read_board(plain) is None
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    (lambda b: b.pop("taps"), "lacks or garbles 'taps'"),
+    (lambda b: b.update(bias=[1.0, 2.0]), "bias must have shape (16,)"),
+    (lambda b: b.update(first=[[0.0] * 40] * ev.CELL_INPUTS), "first must have shape (17, 16)"),
+    (lambda b: b.update(bias=[1e9] * 16), "too large for the kernels' integers"),
+    (lambda b: b.update(taps=[[[40.0] * 16] * 5] * 5), "a 5x5 sum could leave"),
+    (lambda b: b.update(head_out_bias=[float("nan"), 0.0]), "not finite"),
+])
+def test_a_malformed_board_section_is_refused_with_its_reason(
+        tmp_path: Path, change: object, words: str) -> None:
+    board = random_net(2).to_json()
+    change(board)  # type: ignore[operator]
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"weights": [0] * ev.FEATURES, "board": board}))
+    with pytest.raises(ValueError, match=None) as raised:
+        ev.read_board(path)
+    assert words in str(raised.value) and str(path) in str(raised.value)
