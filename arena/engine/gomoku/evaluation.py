@@ -157,14 +157,14 @@ BOARD_CHANNELS = 16
 BOARD_KERNEL = 5
 TAPS = BOARD_KERNEL * BOARD_KERNEL
 BOARD_HEAD = 64
-CELL_SCALE = 64  # a cell value's integer units per unit
-TAP_SCALE = 64  # a 5x5 weight's integer units per unit
+CELL_SCALE = 4096  # a cell value's integer units per unit
+TAP_SCALE = 2048  # a 5x5 weight's integer units per unit
 SUM_SCALE = CELL_SCALE * TAP_SCALE
 CODE_CLASS_BITS = 3  # a cell's code: its class per direction, 3 bits each (patterns)
 CELL_CODES = 1 << (4 * CODE_CLASS_BITS)
-# The kernels keep the sums in int32 and add up a channel's over the board (at most
-# ``MAX_CELLS``) in int32 too.
-SUM_LIMIT = (2**31 - 1) // 361
+# The kernels keep the sums in int32 (the scales above make the heads' inputs precise to
+# about 0.001 of log-odds: at 64 and 64, 0.1).
+SUM_LIMIT = 2**31 - 1
 
 
 @dataclass(frozen=True)

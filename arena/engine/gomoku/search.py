@@ -210,19 +210,16 @@ def _board_value(st: State, me: int) -> int:
 def _pool(sums: npt.NDArray[np.int32], bias: npt.NDArray[np.int32],
           pooled: npt.NDArray[np.float64], n: int) -> None:
     """Into ``pooled``: per channel the mean, then the maximum, of the ``n`` cells'
-    rectified sums, in units; integers first (exact: ``evaluation.SUM_LIMIT`` keeps a
-    channel's total in int32)."""
+    rectified sums, in units; integers first (exact)."""
     channels = bias.shape[0]
-    total = np.zeros(channels, dtype=np.int32)
-    top = np.zeros(channels, dtype=np.int32)
-    zero = np.int32(0)
+    total = np.zeros(channels, dtype=np.int64)
+    top = np.zeros(channels, dtype=np.int64)
     for cell in range(n):
         at = cell * channels
         for c in range(channels):
-            value = np.int32(sums[at + c] + bias[c])  # int32 throughout: it vectorises
-            value = value if value > zero else zero
+            value = max(sums[at + c] + bias[c], 0)
             total[c] += value
-            top[c] = top[c] if top[c] > value else value
+            top[c] = max(top[c], value)
     for c in range(channels):
         pooled[c] = total[c] / (n * SUM_SCALE)
         pooled[channels + c] = top[c] / SUM_SCALE
