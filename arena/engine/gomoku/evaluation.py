@@ -167,7 +167,7 @@ CELL_CODES = 1 << (4 * CODE_CLASS_BITS)
 SUM_LIMIT = 2**31 - 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: the kernels' form is cached per net
 class BoardNet:
     """A board network's weights (floats; the file's "board" section). ``first``: per
     cell input (``CELL_INPUTS``) its weight on each of the ``BOARD_CHANNELS`` channels;

@@ -29,6 +29,8 @@ updates a reference count for each array argument of each call.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import numpy.typing as npt
 from numba import njit
@@ -572,24 +574,34 @@ def best_class(pat: Patterns, colour: int, cell: int) -> int:
     return best
 
 
-def _weigh_board(st: State, net: BoardNet) -> None:
-    """Write the board network ``net`` at ``ST_BOARD`` (its integers, ``board_ints``, and
-    its heads); the cells are read by ``refresh_board``."""
+@functools.lru_cache(maxsize=4)
+def _board_block(net: BoardNet) -> State:
+    """The board network's part of the state array, from ``ST_BOARD`` to ``ST_LENGTH``,
+    as ``_weigh_board`` writes it: computed once per network (its integer form takes
+    milliseconds, a search's whole budget on a forced move)."""
+    block = np.zeros(ST_LENGTH - ST_BOARD, dtype=np.int64)
+    block[0] = 1
     ints = board_ints(net)
-    channels = BOARD_CHANNELS
-    st[ST_BOARD] = 1
-    b = st[ST_BOARD_INTS:ST_BOARD_HEAD].view(np.int32)
+    b = block[ST_BOARD_INTS - ST_BOARD : ST_BOARD_HEAD - ST_BOARD].view(np.int32)
     for start, part in ((B_BLACK, ints.black_codes), (B_WHITE, ints.white_codes),
                         (B_STONES, ints.stones), (B_TAPS, ints.taps), (B_BIAS, ints.bias)):
         b[start : start + part.size] = part.ravel()
     b[B_KEYS : B_KEYS + MAX_CELLS] = B_UNSET
-    h = st[ST_BOARD_HEAD:ST_LENGTH].view(np.float64)
+    h = block[ST_BOARD_HEAD - ST_BOARD :].view(np.float64)
     for side in range(2):
         at = side * H_SIDE
-        h[at : at + 2 * channels * BOARD_HEAD] = net.head_in[side].ravel()
+        h[at : at + 2 * BOARD_CHANNELS * BOARD_HEAD] = net.head_in[side].ravel()
         h[at + H_BIAS : at + H_BIAS + BOARD_HEAD] = net.head_bias[side]
         h[at + H_OUT : at + H_OUT + BOARD_HEAD] = net.head_out[side]
         h[at + H_OUT_BIAS] = net.head_out_bias[side]
+    block.setflags(write=False)
+    return block
+
+
+def _weigh_board(st: State, net: BoardNet) -> None:
+    """Write the board network ``net`` from ``ST_BOARD`` (its integers, ``board_ints``, and
+    its heads; ``_board_block``); the cells are read by ``refresh_board``."""
+    st[ST_BOARD:ST_LENGTH] = _board_block(net)
 
 
 @njit(cache=True)
