@@ -1,6 +1,6 @@
 """Fitting a board network (``evaluation.BoardNet``) on labelled positions, in numpy.
 
-The network is small (about 5,000 weights at 16 channels), so its fit needs no deep
+The network is small (2,866 weights at 16 channels), so its fit needs no deep
 learning library: the forward and backward passes are written out here over mini-batches,
 the 5x5 depthwise mixing as 25 shifted slices of a zero-padded grid (``_forward``,
 ``_backward``). What the fit minimises is the mean soft log-loss of the float network
@@ -9,15 +9,16 @@ what a training is measured by, is its integer form (``evaluation.board_values``
 
 Positions are kept compactly (``BoardInputs``: per cell its stone and the two colours'
 cell codes, ``patterns.cell_code``), and the 17 float inputs per cell are built per
-mini-batch: all of a 45,000-position file's at once would take 1.4 GB.
+mini-batch: all of a 45,000-position file's at once would take 1.4 GB (in float64).
 
-The schedule is the one the network's form was chosen with (a PyTorch probe, docs/bots.md):
-Adam over ``PASSES`` passes in mini-batches of ``BATCH``, the rate rising from a 25th of
-``PEAK_RATE`` to it over the first ``WARM_SHARE`` of the steps and falling to nearly zero
-over the rest (cosine-shaped), Adam's momentum moving the other way (``one_cycle``); each
-mini-batch is seen in one of the board's eight symmetries, drawn at random. The class
-counts of a cell are summed over its four directions, so a symmetry only moves cells. All
-of it is drawn from one seed: the same seed, positions and labels give the same weights.
+The schedule is the one the network's form was chosen with (in PyTorch,
+``bench/gomoku_eval_probe.py``; docs/bots.md): Adam over ``PASSES`` passes in mini-batches
+of ``BATCH``, the rate rising from a 25th of ``PEAK_RATE`` to it over the first
+``WARM_SHARE`` of the steps and falling to nearly zero over the rest (cosine-shaped),
+Adam's momentum moving the other way (``one_cycle``); each mini-batch is seen in one of
+the board's eight symmetries, drawn at random. The class counts of a cell are summed over
+its four directions, so a symmetry only moves cells. All of it is drawn from one seed:
+the same seed, positions and labels give the same weights.
 """
 
 from __future__ import annotations
@@ -151,11 +152,11 @@ def fit_board(inputs: BoardInputs, label: npt.NDArray[np.float64], channels: int
             loss, grads = gradients(net, cells, black, white, inputs.black_to_move[chosen],
                                     label[chosen], l2)
             total += loss * len(chosen)
+            rate, momentum = one_cycle(step, steps)
             step += 1
-            rate, momentum = one_cycle(step - 1, steps)
+            slopes = _parts(grads)
             for name, value in _parts(net).items():
-                _adam(value, _parts(grads)[name], first[name], second[name], step, rate,
-                      momentum)
+                _adam(value, slopes[name], first[name], second[name], step, rate, momentum)
         if say is not None:
             say(f"board pass {done}/{passes}: training log-loss {total / len(inputs):.4f} "
                 f"({time.monotonic() - started:.0f} s)")
@@ -166,7 +167,7 @@ def one_cycle(step: int, steps: int) -> tuple[float, float]:
     """(rate, Adam's first decay) at ``step`` (from 0) of ``steps``: the rate rises from
     the peak's ``START_DIVISOR``-th to the peak over ``WARM_SHARE`` of the steps, then
     falls to its ``END_DIVISOR``-th, each along half a cosine; the momentum falls as the
-    rate rises and rises as it falls (a high rate needs less of it)."""
+    rate rises and rises as it falls (PyTorch's ``OneCycleLR``, which the probe used)."""
     warm = WARM_SHARE * steps
     low, high = MOMENTUM
     if step < warm:
@@ -185,7 +186,7 @@ def _cosine(start: float, end: float, share: float) -> float:
 def _adam(value: npt.NDArray[Any], grad: npt.NDArray[Any], first: npt.NDArray[Any],
           second: npt.NDArray[Any], step: int, rate: float, momentum: float) -> None:
     """One Adam step of ``value`` in place (moving means of the gradient and its square,
-    each corrected for its start at zero)."""
+    each corrected for its start at zero; ``step`` counts from 1)."""
     first *= momentum
     first += (1.0 - momentum) * grad
     second *= SQUARE_DECAY
