@@ -21,7 +21,7 @@ MAX_TEACHER_MS = 600_000
 def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """Run a training from the parsed arguments, the common ones already checked: (JSON
     payload, text report)."""
-    from arena.engine.gomoku.evaluation import FEATURES, MAX_HIDDEN
+    from arena.engine.gomoku.evaluation import FEATURES, MAX_CHANNELS, MAX_HIDDEN
     from arena.engine.gomoku.train import save
 
     l2 = DEFAULT_L2 if args.l2 is None else args.l2
@@ -31,24 +31,34 @@ def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     hidden = 0 if args.hidden is None else args.hidden
     if not 0 <= hidden <= MAX_HIDDEN:
         raise ValueError(f"--hidden must be in 0..{MAX_HIDDEN}, got {hidden}")
-    fitting = (f" --l2 {l2:g}{f' --hidden {hidden}' if hidden else ''} --holdout "
-               f"{args.holdout:g} --output {output.with_suffix('.json').name}")
+    board = 0 if args.board is None else args.board
+    if args.board is not None and args.hidden is not None:
+        raise ValueError("--board cannot go with --hidden: a board network replaces the "
+                         "linear evaluation and its hidden units")
+    if args.board is not None and not 1 <= board <= MAX_CHANNELS:
+        raise ValueError(f"--board must be in 1..{MAX_CHANNELS}, got {board}")
+    form = f" --hidden {hidden}" if hidden else f" --board {board}" if board else ""
+    fitting = (f" --l2 {l2:g}{form} --holdout {args.holdout:g} --output "
+               f"{output.with_suffix('.json').name}")
 
     def say(line: str) -> None:
         print(line, flush=True)
 
     progress = None if args.json else say
     if args.positions is not None:
-        result, metadata = _train_on_kept(args, l2, hidden, fitting, progress)
+        result, metadata = _train_on_kept(args, l2, hidden, board, fitting, progress)
     elif args.records is not None:
-        result, metadata = _train_on_records(args, l2, hidden, fitting, progress)
+        result, metadata = _train_on_records(args, l2, hidden, board, fitting, progress)
     else:
-        result, metadata = _train_on_new(args, l2, hidden, fitting, progress)
+        result, metadata = _train_on_new(args, l2, hidden, board, fitting, progress)
     path = save(output, result, metadata)
     command = str(metadata["command"])
     metrics = result.metrics
-    lines = [f"wrote {path}", f"command: {command}",
-             f"weights: {' '.join(str(w) for w in result.weights[:FEATURES])}"]
+    lines = [f"wrote {path}", f"command: {command}"]
+    if board:
+        lines.append(f"board network: {board} channels (in the file; the weights all zero)")
+    else:
+        lines.append(f"weights: {' '.join(str(w) for w in result.weights[:FEATURES])}")
     if hidden:
         lines.append(f"network: {hidden} hidden units (in the file)")
     for part in ("train", "heldout"):
@@ -66,7 +76,7 @@ def _figure(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _train_on_new(args: argparse.Namespace, l2: float, hidden: int, fitting: str,
+def _train_on_new(args: argparse.Namespace, l2: float, hidden: int, board: int, fitting: str,
                   progress: Callable[[str], None] | None
                   ) -> tuple[TrainingResult, dict[str, object]]:
     """Play (and have the teacher label) new games, keep them if asked, and fit."""
@@ -85,15 +95,15 @@ def _train_on_new(args: argparse.Namespace, l2: float, hidden: int, fitting: str
     keep = None if args.keep_positions is None else (Path(args.keep_positions), made_by)
     result = train(args.games, args.seed, GameSettings(args.depth, args.random_moves), l2,
                    args.holdout, args.jobs, progress=progress, teacher=teacher, keep=keep,
-                   hidden=hidden)
+                   hidden=hidden, board=board)
     return result, {**made_by, "command": making + fitting}
 
 
 MAX_RECORD_BYTES = 10 << 20  # a game record is a few kilobytes; a bound on what is read
 
 
-def _train_on_records(args: argparse.Namespace, l2: float, hidden: int, fitting: str,
-                      progress: Callable[[str], None] | None
+def _train_on_records(args: argparse.Namespace, l2: float, hidden: int, board: int,
+                      fitting: str, progress: Callable[[str], None] | None
                       ) -> tuple[TrainingResult, dict[str, object]]:
     """Fit the positions of game records (``--records``: files, or folders of them),
     labelled by their results or by the teacher."""
@@ -119,7 +129,7 @@ def _train_on_records(args: argparse.Namespace, l2: float, hidden: int, fitting:
     say(f"{len(games)} recorded games")
     keep = None if args.keep_positions is None else (Path(args.keep_positions), made_by)
     result = train_on_records(games, l2, args.holdout, args.jobs, progress, teacher, keep,
-                              hidden)
+                              hidden, board)
     return result, {**made_by, "command": making + fitting}
 
 
@@ -179,12 +189,12 @@ def read_records(names: list[str]) -> tuple[list[tuple[list[int], float | None]]
     return games, digest.hexdigest()
 
 
-def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, fitting: str,
-                   progress: Callable[[str], None] | None
+def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, board: int,
+                   fitting: str, progress: Callable[[str], None] | None
                    ) -> tuple[TrainingResult, dict[str, object]]:
     """Fit the positions of the files ``--keep-positions`` wrote (``train.joined``, in the
-    order given): no game is played. The network's start is drawn from the first file's
-    seed."""
+    order given): no game is played. The network's (or board network's) start is drawn
+    from the first file's seed."""
     from arena.engine.gomoku.train import fit_and_measure, joined, load_positions
 
     say = progress or (lambda _: None)
@@ -218,7 +228,7 @@ def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, fitting: st
     data, games = joined(kept)
     seed = kept[0].made_by.get("seed")
     result = fit_and_measure(data, games, l2, args.holdout, say, hidden,
-                             seed if isinstance(seed, int) else 0)
+                             seed if isinstance(seed, int) else 0, board)
     given = " ".join(f"--positions {f['file']}" for f in files)
     return result, {"command": f"arena engine train gomoku {given}{fitting}", "seed": seed,
                     "positions": files}

@@ -37,6 +37,11 @@ which computes the features from the moves: a file outlives a change of the feat
 With ``--hidden N`` a network of ``N`` rectified units over the same features is fitted
 to what the linear fit leaves (``network_fit``: Adam over mini-batches, a fixed number of
 steps from a seeded start), and measured with it (``evaluation.values``).
+
+With ``--board C`` a board network of ``C`` channels is fitted instead of the linear
+weights and their network (``boardfit.py``; the file's "weights" are then all zero and its
+"board" section holds the network), and the trained figures are those of its integer
+form, the kernels' (``evaluation.board_values``).
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ import numpy as np
 import numpy.typing as npt
 
 from arena.engine.api import Limits
+from arena.engine.gomoku import boardfit
 from arena.engine.gomoku.board import FREESTYLE, is_win
 from arena.engine.gomoku.config import PRESETS
 from arena.engine.gomoku.evaluation import (
@@ -65,6 +71,7 @@ from arena.engine.gomoku.evaluation import (
     LAST_CLASS,
     MAX_WEIGHT,
     NET_SCALE,
+    BoardNet,
     Weights,
     combined,
     hidden_units,
@@ -293,12 +300,18 @@ def log_loss(chance: npt.NDArray[np.float64], label: npt.NDArray[np.float64]) ->
 
 
 def metrics(data: Positions, weights: Weights) -> dict[str, float | None]:
-    """Mean log-loss and accuracy of integer ``weights`` on ``data``: how often the
-    evaluation takes the side the label takes (positions with a label of 0.5 left out;
-    None if every label is 0.5: JSON has no NaN)."""
+    """Mean log-loss and accuracy of integer ``weights`` on ``data`` (``scored``)."""
+    return scored(data, _values(data, weights))
+
+
+def scored(data: Positions, value: npt.NDArray[np.float64]) -> dict[str, float | None]:
+    """Mean log-loss and accuracy of an evaluation that gives ``data`` the values
+    ``value`` (``EVAL_SCALE`` units): how often it takes the side the label takes
+    (positions with a label of 0.5 left out; None if every label is 0.5: JSON has no
+    NaN)."""
     if len(data) == 0:
         return {"log_loss": None, "accuracy": None}
-    p = _sigmoid(_values(data, weights) / EVAL_SCALE)
+    p = _sigmoid(value / EVAL_SCALE)
     y = data.label
     decided = y != 0.5
     accuracy = (round(float(np.mean((p[decided] > 0.5) == (y[decided] > 0.5))), 4)
@@ -407,8 +420,12 @@ def references() -> dict[str, npt.NDArray[np.int64]]:
 
 @dataclass
 class TrainingResult:
+    """The fitted weights (all zero beside a board network), the figures, and the board
+    network if one was fitted."""
+
     weights: npt.NDArray[np.int64]
     metrics: dict[str, object]
+    board: BoardNet | None = None
 
 
 @dataclass(frozen=True)
@@ -421,7 +438,7 @@ def train(
     games: int, seed: int, settings: GameSettings, l2: float, holdout: float = 0.2,
     jobs: int = 1, progress: Callable[[str], None] | None = None,
     teacher: TeacherSettings | None = None, keep: tuple[Path, dict[str, object]] | None = None,
-    hidden: int = 0,
+    hidden: int = 0, board: int = 0,
 ) -> TrainingResult:
     """Generate ``games`` self-play games, have the teacher label their positions if there
     is one, keep them in a positions file if ``keep`` says where (and what made them), and
@@ -432,13 +449,13 @@ def train(
     data = generate(games, seed, settings, jobs, game_progress(games, say))
     seconds = {"generate": round(time.monotonic() - started, 1)}
     return _taught_and_fitted(data, games, seed, l2, holdout, jobs, say, teacher, keep,
-                              hidden, seconds)
+                              hidden, board, seconds)
 
 
 def train_on_records(
     games: Sequence[RecordedGame], l2: float, holdout: float = 0.2, jobs: int = 1,
     progress: Callable[[str], None] | None = None, teacher: TeacherSettings | None = None,
-    keep: tuple[Path, dict[str, object]] | None = None, hidden: int = 0,
+    keep: tuple[Path, dict[str, object]] | None = None, hidden: int = 0, board: int = 0,
 ) -> TrainingResult:
     """``train`` on the positions of recorded games (``record_positions``) instead of
     self-play; the network's start is drawn from seed 0."""
@@ -451,7 +468,7 @@ def train_on_records(
                          f"{OPENING_STONES} stones or more and no five point)")
     seconds = {"positions": round(time.monotonic() - started, 1)}
     return _taught_and_fitted(data, len(games), 0, l2, holdout, jobs, say, teacher, keep,
-                              hidden, seconds)
+                              hidden, board, seconds)
 
 
 def _try_teacher(teacher: TeacherSettings | None) -> None:
@@ -465,7 +482,8 @@ def _try_teacher(teacher: TeacherSettings | None) -> None:
 def _taught_and_fitted(
     data: Positions, games: int, seed: int, l2: float, holdout: float, jobs: int,
     say: Callable[[str], None], teacher: TeacherSettings | None,
-    keep: tuple[Path, dict[str, object]] | None, hidden: int, seconds: dict[str, float],
+    keep: tuple[Path, dict[str, object]] | None, hidden: int, board: int,
+    seconds: dict[str, float],
 ) -> TrainingResult:
     """The positions labelled by the teacher (if any), kept (if asked), and fitted."""
     if teacher is not None:
@@ -476,28 +494,30 @@ def _taught_and_fitted(
         seconds["teacher"] = round(time.monotonic() - started, 1)
     if keep is not None:
         say(f"kept the positions in {save_positions(keep[0], KeptPositions(data, games, keep[1]))}")
-    result = fit_and_measure(data, games, l2, holdout, say, hidden, seed)
+    result = fit_and_measure(data, games, l2, holdout, say, hidden, seed, board)
     result.metrics["seconds"] = seconds
     return result
 
 
 def fit_and_measure(
     data: Positions, games: int, l2: float, holdout: float, say: Callable[[str], None],
-    hidden: int = 0, seed: int = 0,
+    hidden: int = 0, seed: int = 0, board: int = 0,
 ) -> TrainingResult:
     """Split by game (the last ``holdout`` share is held out), fit, and measure the
     trained weights against the references (``references``: the hand and the shipped
     weights, each with its best scale fitted on the training set) and the untrained ones
     (all zero: a coin toss); then the same comparison over ``FOLDS`` folds of the games
     (game index modulo ``FOLDS``), each fold held out once. ``hidden`` and ``seed``: the
-    network's (``fit``)."""
+    network's (``fit``); ``board``: the channels of a board network fitted instead
+    (``Fitter``)."""
     held = data.game >= games - held_out_games(games, holdout)
     training, heldout = data.subset(~held), data.subset(held)
     if len(training) == 0 or len(heldout) == 0:
         raise ValueError(f"{games} games gave {len(training)} training and {len(heldout)} "
                          "held-out positions; play more games")
     say(f"{len(training)} training positions, {len(heldout)} held out; fitting")
-    weights = fit(training, l2, hidden, seed)
+    fitter = Fitter(data, l2, hidden, seed, board, say)
+    weights, net = fitter.fit(~held)
     bases = references()
     scaled = {name: rescaled(base, training) for name, base in bases.items()}
     zero = np.zeros_like(weights)
@@ -507,12 +527,13 @@ def fit_and_measure(
         if out.all() or not out.any():
             continue
         part, left = data.subset(~out), data.subset(out)
-        folds.append({"trained": metrics(left, fit(part, l2, hidden, seed)),
+        folds.append({"trained": fitter.measure(out, *fitter.fit(~out)),
                       **{name: metrics(left, rescaled(base, part))
                          for name, base in bases.items()}})
 
-    def measured(part: Positions) -> dict[str, dict[str, float | None]]:
-        return {"trained": metrics(part, weights),
+    def measured(chosen: npt.NDArray[np.bool_]) -> dict[str, dict[str, float | None]]:
+        part = data.subset(chosen)
+        return {"trained": fitter.measure(chosen, weights, net),
                 **{name: metrics(part, w) for name, w in scaled.items()},
                 "untrained": metrics(part, zero)}
 
@@ -520,11 +541,43 @@ def fit_and_measure(
         "games": games,
         "positions": {"train": len(training), "heldout": len(heldout)},
         "wins_for_side_to_move": round(float(np.mean(data.label)), 4),
-        "train": measured(training),
-        "heldout": measured(heldout),
+        "train": measured(~held),
+        "heldout": measured(held),
         "folds": folds,
     }
-    return TrainingResult(weights, result)
+    return TrainingResult(weights, result, net)
+
+
+class Fitter:
+    """How ``fit_and_measure`` fits a share of ``data`` and measures the fit on another:
+    the linear weights and their network (``fit``, ``metrics``), or with ``board``
+    channels a board network (``boardfit.fit_board``, from ``seed`` as the network's
+    start) beside all-zero weights, measured by the kernels' integer evaluation of it
+    (``boardfit.board_net_values``)."""
+
+    def __init__(self, data: Positions, l2: float, hidden: int, seed: int, board: int,
+                 say: Callable[[str], None]) -> None:
+        self.data, self.l2, self.hidden, self.seed, self.board = data, l2, hidden, seed, board
+        self.say = say
+        # read once: each fold fits a share of the same positions
+        self.boards = boardfit.board_inputs(data.moves) if board else None
+
+    def fit(self, chosen: npt.NDArray[np.bool_]) -> tuple[Weights, BoardNet | None]:
+        part = self.data.subset(chosen)
+        if self.boards is None:
+            return fit(part, self.l2, self.hidden, self.seed), None
+        self.say(f"a board network of {self.board} channels on {len(part)} positions")
+        net = boardfit.fit_board(self.boards.subset(chosen), part.label, self.board, self.l2,
+                                 self.seed, self.say)
+        return np.zeros(FEATURES, dtype=np.int64), net
+
+    def measure(self, chosen: npt.NDArray[np.bool_], weights: Weights, net: BoardNet | None
+                ) -> dict[str, float | None]:
+        part = self.data.subset(chosen)
+        if net is None or self.boards is None:
+            return metrics(part, weights)
+        values = boardfit.board_net_values(net, self.boards.subset(chosen))
+        return scored(part, values.astype(np.float64))
 
 
 POSITIONS_FORMAT = "arena-gomoku-positions-1"
@@ -624,9 +677,12 @@ def joined(kept: Sequence[KeptPositions]) -> tuple[Positions, int]:
 
 def save(path: Path, result: TrainingResult, metadata: dict[str, object]) -> Path:
     """Write the weights with their metadata (command, metrics) as one JSON file: the
-    linear weights, and the network's apart (``evaluation.py``) if there is one."""
+    linear weights, and the network's apart (``evaluation.py``) if there is one, or the
+    board network's ("board")."""
     path = path.with_suffix(".json")
     body = {**metadata, "weights": result.weights[:FEATURES].tolist(), "metrics": result.metrics}
+    if result.board is not None:
+        body["board"] = result.board.to_json()
     if hidden_units(result.weights):
         inputs, outputs = network(result.weights)
         body["network"] = {"inputs": inputs.tolist(), "outputs": outputs.tolist()}

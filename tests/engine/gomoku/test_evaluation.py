@@ -283,7 +283,8 @@ def test_train_command_refuses_bad_options(
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("option", ["--l2", "--hidden", "--positions", "--keep-positions"])
+@pytest.mark.parametrize("option", ["--l2", "--hidden", "--board", "--positions",
+                                    "--keep-positions"])
 def test_othello_training_refuses_the_gomoku_options(
     option: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

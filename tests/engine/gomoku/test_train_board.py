@@ -1,0 +1,205 @@
+"""``arena engine train gomoku --board C``: the board network's numpy fit (``boardfit``)
+against finite differences, a small bounded fit that must beat a coin toss on held-out
+games and come again from its seed, its float network against the kernels' integers
+(``evaluation.board_values``), and the command end to end with its refusals."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arena.engine.gomoku import boardfit, train
+from arena.engine.gomoku import evaluation as ev
+from arena.engine.gomoku.board import FREESTYLE
+from arena.engine.gomoku.patterns import cell_code, setup
+from arena.engine.selfplay import held_out_games
+from arena.engine.tools import main as engine_cli
+
+from .test_board import random_game
+
+GAMES = 30  # random games of the small fit: about 650 positions
+
+
+def _teacher() -> ev.BoardNet:
+    """A board network to learn from: a seeded start of two channels, its 5x5 weights
+    made the same in all eight symmetries of the board (as a fit in random symmetries
+    learns them)."""
+    start = boardfit._typed(boardfit._start(2, np.random.default_rng(7)), np.float64)
+    turns = [np.rot90(start.taps, k, axes=(0, 1)) for k in range(4)]
+    taps = np.mean([*turns, *(t[:, ::-1] for t in turns)], axis=0)
+    return ev.BoardNet(start.first, taps, start.bias, start.head_in, start.head_bias,
+                       start.head_out, start.head_out_bias)
+
+
+@pytest.fixture(scope="module")
+def kept(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A positions file of random games' positions, labelled by a board network (soft
+    labels, as a teacher's, spread to a standard deviation of 1.5 in log-odds): what a fit
+    must be able to learn from a few hundred positions, where the results of so few games
+    would be mostly noise and another evaluation's judgement would need more of them."""
+    rng = random.Random(3)
+    data = train.record_positions([(random_game(15, "freestyle", rng), None)
+                                   for _ in range(GAMES)])
+    z = boardfit.logits(_teacher(), boardfit.board_inputs(data.moves))
+    data.label = 1.0 / (1.0 + np.exp(-1.5 * (z - z.mean()) / z.std()))
+    return train.save_positions(tmp_path_factory.mktemp("board") / "kept.npz",
+                                train.KeptPositions(data, GAMES, {"command": "random games",
+                                                                  "seed": 3}))
+
+
+@pytest.fixture(scope="module")
+def split(kept: Path) -> tuple[train.Positions, boardfit.BoardInputs, np.ndarray]:
+    """The small file's positions, their board inputs and which are held out (the last
+    quarter of the games, as ``fit_and_measure`` holds them out)."""
+    data = train.load_positions(kept).data
+    held = data.game >= GAMES - held_out_games(GAMES, 0.25)
+    return data, boardfit.board_inputs(data.moves), held
+
+
+def _small_fit(split: tuple[train.Positions, boardfit.BoardInputs, np.ndarray],
+               seed: int) -> ev.BoardNet:
+    data, inputs, held = split
+    return boardfit.fit_board(inputs.subset(~held), data.label[~held], 4, 1e-4, seed,
+                              passes=30, batch=64)
+
+
+@pytest.fixture(scope="module")
+def small_net(split: tuple[train.Positions, boardfit.BoardInputs, np.ndarray]) -> ev.BoardNet:
+    return _small_fit(split, 1)
+
+
+def _random_positions(count: int, seed: int) -> list[list[int]]:
+    rng = random.Random(seed)
+    return [random_game(15, "freestyle", rng)[: rng.randrange(3, 60)] for _ in range(count)]
+
+
+def test_the_inputs_are_the_engines_cell_codes() -> None:
+    for moves in _random_positions(5, 1):
+        inputs = boardfit.board_inputs([moves])
+        cells, _pat, st, _table = setup(15, FREESTYLE, moves, ev.HAND_WEIGHTS)
+        assert np.array_equal(inputs.cells[0], cells)
+        for colour, codes in ((1, inputs.black[0]), (2, inputs.white[0])):
+            expected = [cell_code(st, colour, cell) if cells[cell] == 0 else 0
+                        for cell in range(225)]
+            assert codes.tolist() == expected
+        assert bool(inputs.black_to_move[0]) == (len(moves) % 2 == 0)
+
+
+def test_the_gradient_is_the_losss_slope() -> None:
+    # Every weight of a small network (2 channels), in float64: the backward pass
+    # against central differences of the loss, the L2 penalty included.
+    inputs = boardfit.board_inputs(_random_positions(6, 2))
+    label = np.array([0.2, 0.9, 0.5, 0.7, 0.1, 0.6])
+    net = boardfit._typed(boardfit._start(2, np.random.default_rng(0)), np.float64)
+
+    def loss() -> float:
+        return boardfit.gradients(net, inputs.cells, inputs.black, inputs.white,
+                                  inputs.black_to_move, label, 0.01)[0]
+
+    grads = boardfit.gradients(net, inputs.cells, inputs.black, inputs.white,
+                               inputs.black_to_move, label, 0.01)[1]
+    step = 1e-6
+    for name in net.shapes():
+        weights, slope = getattr(net, name), getattr(grads, name)
+        assert slope.shape == weights.shape
+        for index in np.ndindex(weights.shape):
+            kept = weights[index]
+            weights[index] = kept + step
+            above = loss()
+            weights[index] = kept - step
+            below = loss()
+            weights[index] = kept
+            assert slope[index] == pytest.approx((above - below) / (2 * step), abs=1e-7), (
+                name, index)
+
+
+def test_a_small_fit_beats_a_coin_toss_on_held_out_games_and_comes_from_its_seed(
+    split: tuple[train.Positions, boardfit.BoardInputs, np.ndarray], small_net: ev.BoardNet
+) -> None:
+    data, inputs, held = split
+    net = small_net
+    assert net.channels == 4
+    heldout = data.subset(held)
+    values = boardfit.board_net_values(net, inputs.subset(held)).astype(np.float64)
+    loss = train.scored(heldout, values)["log_loss"]
+    y = heldout.label
+    entropy = float(np.mean(-(y * np.log(y) + (1 - y) * np.log(1 - y))))  # the best loss
+    assert loss is not None and loss < entropy + 0.1 * (np.log(2) - entropy), (loss, entropy)
+    again = _small_fit(split, 1)
+    assert all(np.array_equal(getattr(net, name), getattr(again, name))
+               for name in net.shapes())
+    other = _small_fit(split, 2)
+    assert not np.array_equal(net.first, other.first)
+
+
+def test_the_float_network_and_the_kernels_integers_agree(
+    split: tuple[train.Positions, boardfit.BoardInputs, np.ndarray], small_net: ev.BoardNet
+) -> None:
+    # A fitted network and a fresh start: the integer form differs by its rounding alone.
+    _data, inputs, _held = split
+    start = boardfit._typed(boardfit._start(8, np.random.default_rng(5)), np.float64)
+    for net in (small_net, start):
+        floats = boardfit.logits(net, inputs)
+        ints = boardfit.board_net_values(net, inputs) / ev.EVAL_SCALE
+        assert np.abs(floats - ints).max() < 0.05
+        assert np.abs(floats - ints).mean() < 0.01
+        assert floats.std() > 0.05  # not a constant that would agree trivially
+
+
+def test_the_command_fits_a_board_network_measured_by_the_kernels_integers(
+    kept: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The first ten games alone (about 220 positions: one mini-batch a pass) keep the
+    # six fits (the held-out split's and the five folds') short.
+    games = 10
+    whole = train.load_positions(kept).data
+    data = whole.subset(whole.game < games)
+    small = train.save_positions(tmp_path / "small.npz", train.KeptPositions(
+        data, games, {"command": "random games", "seed": 3}))
+    out = tmp_path / "w.json"
+    assert engine_cli(["train", "gomoku", "--positions", str(small), "--board", "4",
+                       "--holdout", "0.3", "--output", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "board network: 4 channels" in said and "board pass 15/15" in said
+    body = json.loads(out.read_text())
+    assert body["command"] == ("arena engine train gomoku --positions small.npz --l2 0.0001 "
+                               "--board 4 --holdout 0.3 --output w.json")
+    assert body["weights"] == [0] * ev.FEATURES and "network" not in body
+    assert np.array_equal(ev.read_weights(out), np.zeros(ev.FEATURES))
+    net = ev.read_board(out)
+    assert net is not None and net.channels == 4
+    # The network is the fit of the training games from the file's seed, and the trained
+    # figures are its own, in the kernels' integers.
+    held = data.game >= games - held_out_games(games, 0.3)
+    inputs = boardfit.board_inputs(data.moves)
+    alone = boardfit.fit_board(inputs.subset(~held), data.label[~held], 4, 1e-4, 3)
+    assert alone.to_json() == body["board"]
+    values = boardfit.board_net_values(net, inputs).astype(np.float64)
+    metrics = body["metrics"]
+    for part, chosen in (("train", ~held), ("heldout", held)):
+        assert metrics[part]["trained"] == train.scored(data.subset(chosen), values[chosen])
+        assert set(metrics[part]) == {"trained", "hand", "shipped", "untrained"}
+    assert metrics["train"]["trained"]["log_loss"] < metrics["train"]["untrained"]["log_loss"]
+    assert len(metrics["folds"]) == 5
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--board", "0"], "--board must be in 1..32, got 0"),
+    (["--board", "99"], "--board must be in 1..32, got 99"),
+    (["--board", "4", "--hidden", "3"], "--board cannot go with --hidden"),
+    (["--board", "4", "--hidden", "0"], "--board cannot go with --hidden"),
+])
+def test_the_command_refuses_bad_board_options(
+    extra: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "w.json"
+    assert engine_cli(["train", "gomoku", "--games", "4", "--depth", "1", "--output", str(out),
+                       *extra]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("arena engine: error:") and message in captured.err
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert "games" not in captured.out and not out.exists()  # before the first game
