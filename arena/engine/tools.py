@@ -105,9 +105,9 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
     train_p.add_argument("--hidden", type=int, default=None,
                          help="gomoku: hidden units of a small network added to the linear "
                               "evaluation (0, none; at most 32)")
-    train_p.add_argument("--board", type=int, default=None, metavar="CHANNELS",
-                         help="gomoku: fit a board network of CHANNELS channels (1..32) "
-                              "instead of the linear evaluation (not with --hidden)")
+    train_p.add_argument("--board", action="store_true", default=None,
+                         help="gomoku: fit a board network (16 channels) instead of the "
+                              "linear evaluation (not with --hidden)")
     train_p.add_argument("--teacher", default=None, metavar="ENGINE",
                          help="gomoku: label the positions with this protocol engine's "
                               "evaluations instead of the games' results")

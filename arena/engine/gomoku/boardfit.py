@@ -199,17 +199,12 @@ def _adam(value: npt.NDArray[Any], grad: npt.NDArray[Any], first: npt.NDArray[An
 def _start(channels: int, rng: np.random.Generator) -> BoardNet:
     """The seeded start: each weight and bias uniform within one over the square root of
     the number of values its unit sums (the usual start of such layers)."""
-    shapes = _shaped(channels).shapes()
+    shapes = BoardNet.shapes(channels)
     reach = {"first": CELL_INPUTS, "taps": BOARD_KERNEL**2, "bias": BOARD_KERNEL**2,
              "head_in": 2 * channels, "head_bias": 2 * channels, "head_out": BOARD_HEAD,
              "head_out_bias": BOARD_HEAD}
     return _typed(BoardNet(**{name: rng.uniform(-1.0, 1.0, shape) / math.sqrt(reach[name])
                               for name, shape in shapes.items()}), TRAINING_TYPE)
-
-
-def _shaped(channels: int) -> BoardNet:
-    """A network of ``channels`` channels whose ``shapes`` alone are read."""
-    return BoardNet(np.zeros((CELL_INPUTS, channels)), *(np.zeros(0) for _ in range(6)))
 
 
 def _parts(net: BoardNet) -> dict[str, npt.NDArray[Any]]:

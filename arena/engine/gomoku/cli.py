@@ -21,7 +21,7 @@ MAX_TEACHER_MS = 600_000
 def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """Run a training from the parsed arguments, the common ones already checked: (JSON
     payload, text report)."""
-    from arena.engine.gomoku.evaluation import FEATURES, MAX_CHANNELS, MAX_HIDDEN
+    from arena.engine.gomoku.evaluation import BOARD_CHANNELS, FEATURES, MAX_HIDDEN
     from arena.engine.gomoku.train import save
 
     l2 = DEFAULT_L2 if args.l2 is None else args.l2
@@ -31,13 +31,11 @@ def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     hidden = 0 if args.hidden is None else args.hidden
     if not 0 <= hidden <= MAX_HIDDEN:
         raise ValueError(f"--hidden must be in 0..{MAX_HIDDEN}, got {hidden}")
-    board = 0 if args.board is None else args.board
-    if args.board is not None and args.hidden is not None:
+    board = BOARD_CHANNELS if args.board else 0
+    if args.board and args.hidden is not None:
         raise ValueError("--board cannot go with --hidden: a board network replaces the "
                          "linear evaluation and its hidden units")
-    if args.board is not None and not 1 <= board <= MAX_CHANNELS:
-        raise ValueError(f"--board must be in 1..{MAX_CHANNELS}, got {board}")
-    form = f" --hidden {hidden}" if hidden else f" --board {board}" if board else ""
+    form = f" --hidden {hidden}" if hidden else " --board" if board else ""
     fitting = (f" --l2 {l2:g}{form} --holdout {args.holdout:g} --output "
                f"{output.with_suffix('.json').name}")
 

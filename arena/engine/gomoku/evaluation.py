@@ -185,9 +185,15 @@ class BoardNet:
     head_out: npt.NDArray[np.float64]
     head_out_bias: npt.NDArray[np.float64]
 
+    @property
+    def channels(self) -> int:
+        """``BOARD_CHANNELS`` in every network the kernels take; fewer in the training's
+        small tests."""
+        return int(self.first.shape[1])
+
     @staticmethod
-    def shapes() -> dict[str, tuple[int, ...]]:
-        c = BOARD_CHANNELS
+    def shapes(channels: int = BOARD_CHANNELS) -> dict[str, tuple[int, ...]]:
+        c = channels
         return {"first": (CELL_INPUTS, c), "taps": (BOARD_KERNEL, BOARD_KERNEL, c),
                 "bias": (c,), "head_in": (2, 2 * c, BOARD_HEAD), "head_bias": (2, BOARD_HEAD),
                 "head_out": (2, BOARD_HEAD), "head_out_bias": (2,)}

@@ -38,10 +38,10 @@ With ``--hidden N`` a network of ``N`` rectified units over the same features is
 to what the linear fit leaves (``network_fit``: Adam over mini-batches, a fixed number of
 steps from a seeded start), and measured with it (``evaluation.values``).
 
-With ``--board C`` a board network of ``C`` channels is fitted instead of the linear
-weights and their network (``boardfit.py``; the file's "weights" are then all zero and its
-"board" section holds the network), and the trained figures are those of its integer
-form, the kernels' (``evaluation.board_values``).
+With ``--board`` a board network (``evaluation.BoardNet``) is fitted instead of the
+linear weights and their network (``boardfit.py``; the file's "weights" are then all zero
+and its "board" section holds the network), and the trained figures are those of its
+integer form, the kernels' (``evaluation.board_values``).
 """
 
 from __future__ import annotations

@@ -283,13 +283,13 @@ def test_train_command_refuses_bad_options(
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("option", ["--l2", "--hidden", "--board", "--positions",
-                                    "--keep-positions"])
+@pytest.mark.parametrize("option", [["--l2", "1"], ["--hidden", "1"], ["--board"],
+                                    ["--positions", "1"], ["--keep-positions", "1"]])
 def test_othello_training_refuses_the_gomoku_options(
-    option: str, capsys: pytest.CaptureFixture[str]
+    option: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert engine_cli(["train", "othello", option, "1", "--output", "w.npz"]) == 2
-    assert f"{option} does not apply to othello" in capsys.readouterr().err
+    assert engine_cli(["train", "othello", *option, "--output", "w.npz"]) == 2
+    assert f"{option[0]} does not apply to othello" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("hidden", [0, 3])

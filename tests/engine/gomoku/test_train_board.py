@@ -1,4 +1,4 @@
-"""``arena engine train gomoku --board C``: the board network's numpy fit (``boardfit``)
+"""``arena engine train gomoku --board``: the board network's numpy fit (``boardfit``)
 against finite differences, a small bounded fit that must beat a coin toss on held-out
 games and come again from its seed, its float network against the kernels' integers
 (``evaluation.board_values``), and the command end to end with its refusals."""
@@ -63,8 +63,8 @@ def split(kept: Path) -> tuple[train.Positions, boardfit.BoardInputs, np.ndarray
 def _small_fit(split: tuple[train.Positions, boardfit.BoardInputs, np.ndarray],
                seed: int) -> ev.BoardNet:
     data, inputs, held = split
-    return boardfit.fit_board(inputs.subset(~held), data.label[~held], 4, 1e-4, seed,
-                              passes=30, batch=64)
+    return boardfit.fit_board(inputs.subset(~held), data.label[~held], ev.BOARD_CHANNELS,
+                              1e-4, seed, passes=30, batch=64)
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +122,7 @@ def test_a_small_fit_beats_a_coin_toss_on_held_out_games_and_comes_from_its_seed
 ) -> None:
     data, inputs, held = split
     net = small_net
-    assert net.channels == 4
+    assert net.channels == ev.BOARD_CHANNELS
     heldout = data.subset(held)
     values = boardfit.board_net_values(net, inputs.subset(held)).astype(np.float64)
     loss = train.scored(heldout, values)["log_loss"]
@@ -161,22 +161,23 @@ def test_the_command_fits_a_board_network_measured_by_the_kernels_integers(
     small = train.save_positions(tmp_path / "small.npz", train.KeptPositions(
         data, games, {"command": "random games", "seed": 3}))
     out = tmp_path / "w.json"
-    assert engine_cli(["train", "gomoku", "--positions", str(small), "--board", "4",
+    assert engine_cli(["train", "gomoku", "--positions", str(small), "--board",
                        "--holdout", "0.3", "--output", str(out)]) == 0
     said = capsys.readouterr().out
-    assert "board network: 4 channels" in said and "board pass 15/15" in said
+    assert "board network: 16 channels" in said and "board pass 15/15" in said
     body = json.loads(out.read_text())
     assert body["command"] == ("arena engine train gomoku --positions small.npz --l2 0.0001 "
-                               "--board 4 --holdout 0.3 --output w.json")
+                               "--board --holdout 0.3 --output w.json")
     assert body["weights"] == [0] * ev.FEATURES and "network" not in body
     assert np.array_equal(ev.read_weights(out), np.zeros(ev.FEATURES))
     net = ev.read_board(out)
-    assert net is not None and net.channels == 4
+    assert net is not None and net.channels == ev.BOARD_CHANNELS
     # The network is the fit of the training games from the file's seed, and the trained
     # figures are its own, in the kernels' integers.
     held = data.game >= games - held_out_games(games, 0.3)
     inputs = boardfit.board_inputs(data.moves)
-    alone = boardfit.fit_board(inputs.subset(~held), data.label[~held], 4, 1e-4, 3)
+    alone = boardfit.fit_board(inputs.subset(~held), data.label[~held], ev.BOARD_CHANNELS,
+                               1e-4, 3)
     assert alone.to_json() == body["board"]
     values = boardfit.board_net_values(net, inputs).astype(np.float64)
     metrics = body["metrics"]
@@ -188,10 +189,8 @@ def test_the_command_fits_a_board_network_measured_by_the_kernels_integers(
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (["--board", "0"], "--board must be in 1..32, got 0"),
-    (["--board", "99"], "--board must be in 1..32, got 99"),
-    (["--board", "4", "--hidden", "3"], "--board cannot go with --hidden"),
-    (["--board", "4", "--hidden", "0"], "--board cannot go with --hidden"),
+    (["--board", "--hidden", "3"], "--board cannot go with --hidden"),
+    (["--board", "--hidden", "0"], "--board cannot go with --hidden"),
 ])
 def test_the_command_refuses_bad_board_options(
     extra: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
