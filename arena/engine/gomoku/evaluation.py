@@ -287,8 +287,9 @@ def board_cell_values(ints: BoardInts, cells: npt.NDArray[np.int8],
     ``black`` and ``white`` (``patterns.cell_code``)."""
     empty = np.maximum(ints.black_codes[black].astype(np.int64) + ints.white_codes[white], 0)
     stones = ints.stones.astype(np.int64)
-    return np.where((cells == 1)[..., None], stones[0],
-                    np.where((cells == 2)[..., None], stones[1], empty))
+    return np.asarray(np.where((cells == 1)[..., None], stones[0],
+                               np.where((cells == 2)[..., None], stones[1], empty)),
+                      dtype=np.int64)
 
 
 def board_sums(ints: BoardInts, values: npt.NDArray[np.int64], size: int
@@ -303,7 +304,8 @@ def board_sums(ints: BoardInts, values: npt.NDArray[np.int64], size: int
     for dy in range(BOARD_KERNEL):
         for dx in range(BOARD_KERNEL):
             sums += grid[:, dy:dy + size, dx:dx + size] * ints.taps[dy * BOARD_KERNEL + dx]
-    return np.maximum(sums + ints.bias, 0).reshape(n, size * size, channels)
+    return np.asarray(np.maximum(sums + ints.bias, 0).reshape(n, size * size, channels),
+                      dtype=np.int64)
 
 
 def board_head(net: BoardNet, sums: npt.NDArray[np.int64], black_to_move: npt.NDArray[np.bool_]
