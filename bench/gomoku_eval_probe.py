@@ -30,6 +30,9 @@ Models, from the side to move's view:
 - ``depthwise``: per cell a 1x1 layer of its classes, then ``--layers`` depthwise
   convolutions (each channel its own ``--kernel`` square), pooled: mixing of neighbours
   cheap enough to keep up to date in a search (with ``--pool mean``: a maximum is not).
+  With ``--view colour --channels 16 --layers 1 --kernel 5`` it is the form of the search's
+  board network (``evaluation.BoardNet``, fitted in the project by ``arena engine train
+  gomoku --board``): Black's view, a head per side to move.
 
 Needs PyTorch, which Arena does not install: ``pip install torch==2.13.0`` into a separate
 environment with Arena installed (``pip install -e .``), or into ``.venv``. docs/bots.md
@@ -70,6 +73,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--pool", choices=["mean-max", "mean"], default="mean-max",
                         help="board models: pool the cells' channels by mean and maximum, "
                              "or by mean alone (a sum a search can keep up to date)")
+    parser.add_argument("--view", choices=["move", "colour"], default="move",
+                        help="board models: the stones and classes of the side to move and "
+                             "the other side, one head; or of Black and White, a head per "
+                             "side to move (the search's board network, evaluation.BoardNet)")
     parser.add_argument("--half", type=int, default=4, help="lines: cells each way (4)")
     parser.add_argument("--epochs", type=int, default=15, help="passes over the data (15)")
     parser.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (0.002)")
@@ -166,16 +173,25 @@ def build(args: argparse.Namespace, moves: list[tuple[int, ...]]) -> tuple[Any, 
         return torch.tensor(index.astype(np.int64)), Lines(), False
 
     planes = 0 if args.model == "stones" else 14
+    colour = args.view == "colour"
+    if colour:  # Black's view: swap the sides of the positions White is to move in
+        white = np.array([len(m) % 2 == 1 for m in moves])
+        board[white] = np.where(board[white] == 0, 0, 3 - board[white])
+        classes[white] = np.concatenate([classes[white, 4:], classes[white, :4]], 1)
     inputs = board[:, None]
     if planes:
         inputs = np.concatenate([inputs, classes], 1)
+    if colour:  # one more plane: 1 where Black is to move (a symmetry keeps it whole)
+        black = np.array([len(m) % 2 == 0 for m in moves], dtype=np.int8)
+        inputs = np.concatenate(
+            [inputs, np.broadcast_to(black[:, None, None, None], (len(moves), 1, SIZE, SIZE))], 1)
 
     def first_planes(x: Any) -> Any:
         stones = x[:, 0]
         parts = [(stones == 1).float()[:, None], (stones == 2).float()[:, None],
                  torch.ones_like(stones, dtype=torch.float32)[:, None]]
         if planes:  # per side, how many of the four directions make each class
-            hot = F.one_hot(x[:, 1:].long(), 8)[..., 1:]
+            hot = F.one_hot(x[:, 1:9].long(), 8)[..., 1:]
             hot = hot.reshape(len(x), 2, 4, SIZE, SIZE, 7).sum(2)
             parts.append(hot.permute(0, 1, 4, 2, 3).reshape(len(x), 14, SIZE, SIZE).float())
         return torch.cat(parts, 1)
@@ -197,7 +213,9 @@ def build(args: argparse.Namespace, moves: list[tuple[int, ...]]) -> tuple[Any, 
                                   nn.Conv2d(c, c, k, padding=k // 2))
                     for _ in range(args.layers))
             pooled = c if args.pool == "mean" else 2 * c
-            self.head = nn.Sequential(nn.Linear(pooled, 64), nn.ReLU(), nn.Linear(64, 1))
+            self.heads = nn.ModuleList(
+                nn.Sequential(nn.Linear(pooled, 64), nn.ReLU(), nn.Linear(64, 1))
+                for _ in range(2 if colour else 1))
 
         def forward(self, x: Any) -> Any:
             y = F.relu(self.first(first_planes(x)))
@@ -206,7 +224,10 @@ def build(args: argparse.Namespace, moves: list[tuple[int, ...]]) -> tuple[Any, 
             pooled = y.mean((2, 3))
             if args.pool == "mean-max":
                 pooled = torch.cat([pooled, y.amax((2, 3))], 1)
-            return self.head(pooled).squeeze(1)
+            value = self.heads[0](pooled).squeeze(1)
+            if colour:  # the second head where White is to move
+                value = torch.where(x[:, 9, 0, 0] == 1, value, self.heads[1](pooled).squeeze(1))
+            return value
 
     # A batch in any symmetry of the board: the class planes sum over the directions,
     # which a symmetry permutes.
