@@ -132,3 +132,29 @@ def test_a_malformed_board_section_is_refused_with_its_reason(
     with pytest.raises(ValueError, match=None) as raised:
         ev.read_board(path)
     assert words in str(raised.value) and str(path) in str(raised.value)
+
+
+def test_a_threat_search_leaves_the_kept_values_as_it_found_them() -> None:
+    """Threat searches pause the board network (they never evaluate) and take back every
+    stone they play: after one, the kept values are those of the position, and the
+    network is on again."""
+    from arena.engine.api import StopFlag
+    from arena.engine.gomoku.bots import thread_tables
+    from arena.engine.gomoku.control import new_context
+    from arena.engine.gomoku.patterns import ST_BOARD
+    from arena.engine.gomoku.root import search_threats
+
+    from .positions import TACTICS
+
+    net = random_net(4)
+    for case in TACTICS[:4]:
+        rule = FREESTYLE if case.rule == "freestyle" else EXACT_FIVE
+        cells, pat, st, table = setup(15, rule, list(case.moves), ev.HAND_WEIGHTS, net)
+        before = kept(st)
+        tables = thread_tables(16)
+        for fours_only in (True, False):
+            ctx = new_context(0, 0, 0, salt=tables.next_salt())
+            search_threats(cells, pat, st, table, 1 + len(case.moves) % 2, 15, 20_000,
+                           fours_only, tables.memo, tables.work, ctx, StopFlag().array)
+            assert st[ST_BOARD] == 1
+            assert np.array_equal(kept(st), before)
