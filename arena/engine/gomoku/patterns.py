@@ -21,7 +21,9 @@ The position lives in three arrays:
   (``THREAT_*``) for move ordering, which also holds the cell's classes on its four lines
   as one number (``cell_code``, three bits a direction); and the evaluation's weights
   (``evaluation.py``) with, per cell code, the weight of the cell's kind (``cell_quad``),
-  so that a leaf reads one number per candidate and side, and the network's if any.
+  so that a leaf reads one number per candidate and side, and the network's if any; and
+  a board network if the weight set has one (``ST_BOARD``, ``B_*``, ``H_*``), with each
+  cell's values and 5x5 sums, kept up to date by ``play`` and ``unplay`` like the classes.
 
 One state array instead of a dozen keeps the recursive kernels' calls cheap: numba
 updates a reference count for each array argument of each call.

@@ -15,7 +15,7 @@ chosen). Below the root, a late move that makes no four nor open three for eithe
 is searched a ply or two shallower first, and again at full depth only if it beats the
 best so far (``_reduction``; the switch ``reductions``). Leaves weigh the incrementally
 kept class counts and, per candidate cell and side, the weight of its kept cell code
-(``evaluation.py``).
+(``evaluation.py``); or, with a board network, pool its kept 5x5 sums (``_board_value``).
 
 Scores are from the side to move; wins are ``WIN - plies``. Ties between moves of equal
 order are broken by cell index, so a search depends on the position only, never on the
