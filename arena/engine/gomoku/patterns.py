@@ -393,7 +393,9 @@ def _spread(sums: npt.NDArray[np.int32], taps: npt.NDArray[np.int32],
             delta: npt.NDArray[np.int32], board: int, cell: int, channels: int) -> None:
     """Add ``delta`` (a change of ``cell``'s value) to the 5x5 sums that take it. A
     function of its own, with these arrays only: inlined into the line updates, the
-    channel loop did not vectorise (15 times slower)."""
+    channel loop did not vectorise (play and unplay 5 times slower). ``channels`` is
+    ``BOARD_CHANNELS`` given at run time: with the constant, numba unrolled the loop
+    instead (slower again)."""
     for t in range(TAPS):
         taker = SQUARE[board, cell, t]
         if taker < 0:
@@ -421,7 +423,8 @@ def _update_lines(
     board network, their values)."""
     board = board_of(st)
     networked = st[ST_BOARD] > 0
-    b, sums, taps, delta = _board_refresher(st)
+    if networked:  # views made only for a board network
+        b, sums, taps, delta = _board_refresher(st)
     for d in range(4):
         own = ST_INDEX + ((colour - 1) * 4 + d) * MAX_CELLS
         other = ST_INDEX + ((2 - colour) * 4 + d) * MAX_CELLS
