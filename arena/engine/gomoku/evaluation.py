@@ -25,6 +25,9 @@ then adds, per candidate cell and side, the input row of the cell's kind to each
 ``hidden`` additions where the linear part makes one. As one int64 array (``Weights``): the
 ``FEATURES`` linear weights, then the inputs (``FEATURES`` rows of ``hidden``), then the
 ``hidden`` output weights; without a network, the linear weights alone.
+
+A weight set may instead carry a board network over every cell of the board
+(``BoardNet``, below), which then evaluates alone.
 """
 
 from __future__ import annotations
@@ -137,12 +140,13 @@ def load_weights(name: str = DEFAULT_WEIGHTS) -> tuple[Weights, str]:
     return read_once(WEIGHTS_DIR / f"{name}.json", _weights_of)
 
 
-# The board network (version 11): a weight set may carry one instead of the linear
+# The board network (2026-12-01; no shipped set has one yet, docs/bots.md): a weight set
+# may carry one instead of the linear
 # evaluation and its network (``BoardNet``; the file's "board" section). It reads every
 # cell of the board from Black's view: per cell, 17 inputs (``CELL_INPUTS``: a black stone,
 # a white stone, the constant 1, and per colour how many of the cell's four lines make
 # each class TWO..FIVE for that colour) give ``BOARD_CHANNELS`` rectified values (a fixed
-# number: the kernels' loops over them are unrolled); each channel is
+# number: the kernels' state keeps room for that many); each channel is
 # mixed over the 5x5 square around the cell (``BOARD_KERNEL``, its own weights per channel,
 # cells off the board count 0), plus a bias, rectified; the mean and the maximum of each
 # channel over the board's cells, through a layer of ``BOARD_HEAD`` rectified units (one
@@ -162,8 +166,8 @@ TAP_SCALE = 2048  # a 5x5 weight's integer units per unit
 SUM_SCALE = CELL_SCALE * TAP_SCALE
 CODE_CLASS_BITS = 3  # a cell's code: its class per direction, 3 bits each (patterns)
 CELL_CODES = 1 << (4 * CODE_CLASS_BITS)
-# The kernels keep the sums in int32 (the scales above make the heads' inputs precise to
-# about 0.001 of log-odds: at 64 and 64, 0.1).
+# The kernels keep the sums in int32; the scales above keep their value within 0.002 of
+# the float network's log-odds (at 64 and 64, 0.1).
 SUM_LIMIT = 2**31 - 1
 
 

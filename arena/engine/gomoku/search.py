@@ -238,9 +238,6 @@ def _mix(pooled: npt.NDArray[np.float64], weights: npt.NDArray[np.float64],
             units[j] += pooled[i] * weights[row + j]
 
 
-assert BOARD_CHANNELS == 16, "_pool has an accumulator per channel"
-
-
 @njit(cache=True)
 def cell_features(st: State, me: int) -> npt.NDArray[np.int64]:
     """The evaluation's counts of candidate cells per kind (``patterns.cell_quad``),
