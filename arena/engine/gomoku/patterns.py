@@ -118,10 +118,8 @@ ST_BOARD = ST_NET_OUT + MAX_HIDDEN  # 1 with a board network, 0 without
 # The board network (``evaluation.BoardNet``) as int32 from ``ST_BOARD_INTS`` (``board_view``;
 # blocks of ``BOARD_CHANNELS``): its tables per cell code of Black (``B_BLACK``) and of White,
 # the stones' values, the 5x5 weights (``TAPS`` rows) and biases; then the position's part,
-# kept up to date stone by stone: per cell its value (``B_CELLS``), the 5x5 sum of its
-# neighbours' values without the bias (``B_SUMS``), and what its value was made from
-# (``B_KEYS``: -1 a black stone, -2 a white one, else Black's code times ``CELL_CODES``
-# plus White's; ``B_UNSET`` before the first reading); ``B_DELTA`` is room for one change.
+# kept up to date stone by stone: per cell its value (``B_CELLS``) and the 5x5 sum of its
+# neighbours' values without the bias (``B_SUMS``); ``B_DELTA`` is room for one change.
 B_BLACK = 0
 B_WHITE = B_BLACK + CELL_CODES * BOARD_CHANNELS
 B_STONES = B_WHITE + CELL_CODES * BOARD_CHANNELS
@@ -129,10 +127,8 @@ B_TAPS = B_STONES + 2 * BOARD_CHANNELS
 B_BIAS = B_TAPS + TAPS * BOARD_CHANNELS
 B_CELLS = B_BIAS + BOARD_CHANNELS
 B_SUMS = B_CELLS + MAX_CELLS * BOARD_CHANNELS
-B_KEYS = B_SUMS + MAX_CELLS * BOARD_CHANNELS
-B_DELTA = B_KEYS + MAX_CELLS
+B_DELTA = B_SUMS + MAX_CELLS * BOARD_CHANNELS
 B_LENGTH = B_DELTA + BOARD_CHANNELS
-B_UNSET = -3
 ST_BOARD_INTS = ST_BOARD + 1
 # The heads as float64 from ``ST_BOARD_HEAD`` (``head_view``), per side to move (0 Black):
 # the input weights ([mean or maximum of channel i, unit j] at ``i * BOARD_HEAD + j``),
@@ -348,36 +344,26 @@ def head_view(st: State) -> npt.NDArray[np.float64]:
     return st[ST_BOARD_HEAD : ST_LENGTH].view(np.float64)
 
 
-@njit(cache=True)
-def _board_key(cells: Cells, st: State, cell: int) -> int:
-    if cells[cell] != EMPTY:
-        return -int(cells[cell])
-    return cell_code(st, 1, cell) * CELL_CODES + cell_code(st, 2, cell)
-
-
 @njit(cache=True, inline="always")
 def _board_refresh(cells: Cells, st: State, b: npt.NDArray[np.int32],
                    sums: npt.NDArray[np.int32], taps: npt.NDArray[np.int32],
                    delta: npt.NDArray[np.int32], board: int, cell: int) -> None:
     """Bring ``cell``'s value up to date with its stone or codes and, if it changed, the
-    5x5 sums that take it: ``TAPS`` multiply-adds per channel. ``b`` is ``board_view``;
-    ``sums``, ``taps`` and ``delta`` its parts from ``B_SUMS``, ``B_TAPS`` and ``B_DELTA``
-    (separate views: indexed from their own starts, the channel loops vectorise)."""
-    key = _board_key(cells, st, cell)
-    if b[B_KEYS + cell] == key:
-        return
-    b[B_KEYS + cell] = key
+    5x5 sums that take it: ``TAPS`` multiply-adds per channel. Called where its stone or
+    its classes changed. ``b`` is ``board_view``; ``sums``, ``taps`` and ``delta`` its
+    parts from ``B_SUMS``, ``B_TAPS`` and ``B_DELTA`` (separate views: indexed from their
+    own starts, the channel loops vectorise)."""
     channels = BOARD_CHANNELS
     row = B_CELLS + cell * channels
     changed = 0
-    if key < 0:
-        stone = B_STONES + (-key - 1) * channels
+    if cells[cell] != EMPTY:
+        stone = B_STONES + (cells[cell] - 1) * channels
         for c in range(channels):
             delta[c] = b[stone + c] - b[row + c]
             changed |= delta[c]
     else:
-        black = B_BLACK + (key // CELL_CODES) * channels
-        white = B_WHITE + (key % CELL_CODES) * channels
+        black = B_BLACK + cell_code(st, 1, cell) * channels
+        white = B_WHITE + cell_code(st, 2, cell) * channels
         for c in range(channels):
             delta[c] = max(b[black + c] + b[white + c], 0) - b[row + c]
             changed |= delta[c]
@@ -411,7 +397,7 @@ def _board_refresher(st: State) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.i
                                          npt.NDArray[np.int32], npt.NDArray[np.int32]]:
     """``board_view`` and its parts ``_board_refresh`` takes, made once per stone."""
     b = board_view(st)
-    return b, b[B_SUMS:B_KEYS], b[B_TAPS:B_BIAS], b[B_DELTA:B_LENGTH]
+    return b, b[B_SUMS:B_DELTA], b[B_TAPS:B_BIAS], b[B_DELTA:B_LENGTH]
 
 
 @njit(cache=True)
@@ -591,7 +577,6 @@ def _board_block(net: BoardNet) -> State:
     for start, part in ((B_BLACK, ints.black_codes), (B_WHITE, ints.white_codes),
                         (B_STONES, ints.stones), (B_TAPS, ints.taps), (B_BIAS, ints.bias)):
         b[start : start + part.size] = part.ravel()
-    b[B_KEYS : B_KEYS + MAX_CELLS] = B_UNSET
     h = block[ST_BOARD_HEAD - ST_BOARD :].view(np.float64)
     for side in range(2):
         at = side * H_SIDE
