@@ -40,7 +40,6 @@ from arena.engine.gomoku.evaluation import (
     BOARD_KERNEL,
     CELL_INPUTS,
     CLASS_ROWS,
-    CODE_CLASS_BITS,
     CONSTANT,
     HAND_WEIGHTS,
     WHITE_CLASSES,
@@ -49,7 +48,7 @@ from arena.engine.gomoku.evaluation import (
     board_values,
     code_class_counts,
 )
-from arena.engine.gomoku.patterns import setup
+from arena.engine.gomoku.patterns import cell_codes, setup
 
 SIZE = 15
 CELLS = SIZE * SIZE
@@ -90,16 +89,14 @@ class BoardInputs:
 
 def board_inputs(moves: Sequence[Sequence[int]]) -> BoardInputs:
     """The inputs of the positions after ``moves`` (freestyle 15x15, Black first), read
-    by the engine's own ``patterns.setup``: a cell's code packs its classes per direction
-    as ``patterns.cell_code`` does."""
+    by the engine's own ``patterns.setup`` and ``patterns.cell_codes``."""
     n = len(moves)
     cells = np.zeros((n, CELLS), dtype=np.int8)
     codes = np.zeros((2, n, CELLS), dtype=np.int16)
-    shifts = (CODE_CLASS_BITS * np.arange(4))[:, None]
     for i, played in enumerate(moves):
-        cells[i], pat, _st, _table = setup(SIZE, FREESTYLE, list(played), HAND_WEIGHTS)
+        cells[i], _pat, st, _table = setup(SIZE, FREESTYLE, list(played), HAND_WEIGHTS)
         for colour in (1, 2):
-            codes[colour - 1, i] = (pat[colour].astype(np.int64) << shifts).sum(axis=0)
+            codes[colour - 1, i] = cell_codes(st, colour, CELLS)
     black_to_move = np.array([len(played) % 2 == 0 for played in moves], dtype=np.bool_)
     return BoardInputs(cells, codes[0], codes[1], black_to_move)
 

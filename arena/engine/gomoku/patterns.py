@@ -518,6 +518,12 @@ def cell_code(st: State, colour: int, cell: int) -> int:
     return int(st[ST_THREAT + (colour - 1) * MAX_CELLS + cell] >> THREAT_CODE)
 
 
+def cell_codes(st: State, colour: int, cells: int) -> npt.NDArray[np.int64]:
+    """``cell_code`` of each of the board's ``cells`` cells for ``colour``, as one array."""
+    start = ST_THREAT + (colour - 1) * MAX_CELLS
+    return st[start : start + cells] >> THREAT_CODE
+
+
 def _code_quads() -> npt.NDArray[np.int64]:
     """Each code's kind (``evaluation.QUAD_INDEX``): its four classes, a five counted as
     an open four, best first. The kinds do not depend on the weights: one table for all."""

@@ -15,7 +15,7 @@ from arena.engine.api import Limits
 from arena.engine.gomoku import PRESETS, choose_move, patterns
 from arena.engine.gomoku import evaluation as ev
 from arena.engine.gomoku.board import EXACT_FIVE, FREESTYLE
-from arena.engine.gomoku.patterns import B_DELTA, board_view, cell_code, play, setup, unplay
+from arena.engine.gomoku.patterns import B_DELTA, board_view, cell_codes, play, setup, unplay
 from arena.engine.gomoku.search import EVAL_BOUND, evaluate
 
 from .test_board import random_game
@@ -36,8 +36,8 @@ def random_net(seed: int) -> ev.BoardNet:
 
 def reference(net: ev.BoardNet, size: int, cells: np.ndarray, st: np.ndarray,
               black_to_move: bool) -> int:
-    black = np.array([[cell_code(st, 1, c) for c in range(size * size)]])
-    white = np.array([[cell_code(st, 2, c) for c in range(size * size)]])
+    black = cell_codes(st, 1, size * size)[None]
+    white = cell_codes(st, 2, size * size)[None]
     return int(ev.board_values(net, cells[None], black, white, size,
                                np.array([black_to_move]))[0])
 
