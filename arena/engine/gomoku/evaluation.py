@@ -32,6 +32,7 @@ A weight set may instead carry a board network over every cell of the board
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from dataclasses import dataclass
@@ -171,7 +172,7 @@ CELL_CODES = 1 << (4 * CODE_CLASS_BITS)
 SUM_LIMIT = 2**31 - 1
 
 
-@dataclass(frozen=True, eq=False)  # hashed by identity: the kernels' form is cached per net
+@dataclass(frozen=True, eq=False)  # hashed by identity: its integer form is cached per net
 class BoardNet:
     """A board network's weights (floats; the file's "board" section). ``first``: per
     cell input (``CELL_INPUTS``) its weight on each of the ``BOARD_CHANNELS`` channels;
@@ -256,8 +257,10 @@ def code_class_counts() -> npt.NDArray[np.float64]:
     return counts.astype(np.float64)
 
 
+@functools.lru_cache(maxsize=8)
 def board_ints(net: BoardNet) -> BoardInts:
-    """The kernels' integer form of ``net``; ``ValueError`` if a 5x5 sum could leave
+    """The kernels' integer form of ``net`` (read-only, made once per network: a
+    training measures a network chunk by chunk); ``ValueError`` if a 5x5 sum could leave
     int32."""
     counts = code_class_counts()
     first = net.first
@@ -280,6 +283,8 @@ def board_ints(net: BoardNet) -> BoardInts:
         ints.stones.max(axis=0))
     if np.any(np.abs(ints.taps).sum(axis=0) * largest_cell + np.abs(ints.bias) > SUM_LIMIT):
         raise ValueError("board: a 5x5 sum could leave the kernels' integers")
+    for part in vars(ints).values():
+        part.setflags(write=False)
     return ints
 
 
