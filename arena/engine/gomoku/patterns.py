@@ -23,7 +23,8 @@ The position lives in three arrays:
   (``evaluation.py``) with, per cell code, the weight of the cell's kind (``cell_quad``),
   so that a leaf reads one number per candidate and side, and the network's if any; and
   a board network if the weight set has one (``ST_BOARD``, ``B_*``, ``H_*``), with each
-  cell's values and 5x5 sums, kept up to date by ``play`` and ``unplay`` like the classes.
+  cell's values and 5x5 sums: ``play`` and ``unplay`` note the cells whose stone or classes
+  changed, and ``flush_board`` brings those up to date when a leaf is evaluated.
 
 One state array instead of a dozen keeps the recursive kernels' calls cheap: numba
 updates a reference count for each array argument of each call.
@@ -118,8 +119,11 @@ ST_BOARD = ST_NET_OUT + MAX_HIDDEN  # 1 with a board network, 0 without
 # The board network (``evaluation.BoardNet``) as int32 from ``ST_BOARD_INTS`` (``board_view``;
 # blocks of ``BOARD_CHANNELS``): its tables per cell code of Black (``B_BLACK``) and of White,
 # the stones' values, the 5x5 weights (``TAPS`` rows) and biases; then the position's part,
-# kept up to date stone by stone: per cell its value (``B_CELLS``) and the 5x5 sum of its
-# neighbours' values without the bias (``B_SUMS``); ``B_DELTA`` is room for one change.
+# kept up to date when a leaf is evaluated (``flush_board``): per cell its value
+# (``B_CELLS``) and the 5x5 sum of its neighbours' values without the bias (``B_SUMS``);
+# ``B_DELTA`` is room for one change. Then what changed since: per cell its stone
+# (``B_STONE``, as ``cells``) and whether it is noted (``B_NOTED``), the noted cells
+# (``B_NOTES``) and how many (``B_COUNT``).
 B_BLACK = 0
 B_WHITE = B_BLACK + CELL_CODES * BOARD_CHANNELS
 B_STONES = B_WHITE + CELL_CODES * BOARD_CHANNELS
@@ -128,7 +132,11 @@ B_BIAS = B_TAPS + TAPS * BOARD_CHANNELS
 B_CELLS = B_BIAS + BOARD_CHANNELS
 B_SUMS = B_CELLS + MAX_CELLS * BOARD_CHANNELS
 B_DELTA = B_SUMS + MAX_CELLS * BOARD_CHANNELS
-B_LENGTH = B_DELTA + BOARD_CHANNELS
+B_STONE = B_DELTA + BOARD_CHANNELS
+B_NOTED = B_STONE + MAX_CELLS
+B_NOTES = B_NOTED + MAX_CELLS
+B_COUNT = B_NOTES + MAX_CELLS
+B_LENGTH = B_COUNT + 1
 ST_BOARD_INTS = ST_BOARD + 1
 # The heads as float64 from ``ST_BOARD_HEAD`` (``head_view``), per side to move (0 Black):
 # the input weights ([mean or maximum of channel i, unit j] at ``i * BOARD_HEAD + j``),
@@ -345,19 +353,27 @@ def head_view(st: State) -> npt.NDArray[np.float64]:
 
 
 @njit(cache=True, inline="always")
-def _board_refresh(cells: Cells, st: State, b: npt.NDArray[np.int32],
-                   sums: npt.NDArray[np.int32], taps: npt.NDArray[np.int32],
-                   delta: npt.NDArray[np.int32], board: int, cell: int) -> None:
+def _note(b: npt.NDArray[np.int32], cell: int) -> None:
+    """Note that ``cell``'s stone or classes changed (``b`` is ``board_view``)."""
+    if b[B_NOTED + cell] == 0:
+        b[B_NOTED + cell] = 1
+        b[B_NOTES + b[B_COUNT]] = cell
+        b[B_COUNT] += 1
+
+
+@njit(cache=True, inline="always")
+def _board_refresh(st: State, b: npt.NDArray[np.int32], sums: npt.NDArray[np.int32],
+                   taps: npt.NDArray[np.int32], delta: npt.NDArray[np.int32], board: int,
+                   cell: int) -> None:
     """Bring ``cell``'s value up to date with its stone or codes and, if it changed, the
-    5x5 sums that take it: ``TAPS`` multiply-adds per channel. Called where its stone or
-    its classes changed. ``b`` is ``board_view``; ``sums``, ``taps`` and ``delta`` its
-    parts from ``B_SUMS``, ``B_TAPS`` and ``B_DELTA`` (separate views: indexed from their
-    own starts, the channel loops vectorise)."""
+    5x5 sums that take it: ``TAPS`` multiply-adds per channel. ``b`` is ``board_view``;
+    ``sums``, ``taps`` and ``delta`` its parts from ``B_SUMS``, ``B_TAPS`` and
+    ``B_DELTA``."""
     channels = BOARD_CHANNELS
     row = B_CELLS + cell * channels
     changed = 0
-    if cells[cell] != EMPTY:
-        stone = B_STONES + (cells[cell] - 1) * channels
+    if b[B_STONE + cell] != EMPTY:
+        stone = B_STONES + (b[B_STONE + cell] - 1) * channels
         for c in range(channels):
             delta[c] = b[stone + c] - b[row + c]
             changed |= delta[c]
@@ -393,11 +409,19 @@ def _spread(sums: npt.NDArray[np.int32], taps: npt.NDArray[np.int32],
 
 
 @njit(cache=True)
-def _board_refresher(st: State) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32],
-                                         npt.NDArray[np.int32], npt.NDArray[np.int32]]:
-    """``board_view`` and its parts ``_board_refresh`` takes, made once per stone."""
+def flush_board(st: State) -> None:
+    """Bring the board network's noted cells up to date (``_board_refresh``), once each
+    however often they changed since the last leaf: a move's changes and their taking
+    back mostly cancel, and cost nothing then."""
     b = board_view(st)
-    return b, b[B_SUMS:B_DELTA], b[B_TAPS:B_BIAS], b[B_DELTA:B_LENGTH]
+    # Separate views: indexed from their own starts, the channel loops vectorise.
+    sums, taps, delta = b[B_SUMS:B_DELTA], b[B_TAPS:B_BIAS], b[B_DELTA:B_STONE]
+    board = board_of(st)
+    for i in range(b[B_COUNT]):
+        cell = b[B_NOTES + i]
+        b[B_NOTED + cell] = 0
+        _board_refresh(st, b, sums, taps, delta, board, cell)
+    b[B_COUNT] = 0
 
 
 @njit(cache=True)
@@ -406,11 +430,11 @@ def _update_lines(
 ) -> None:
     """Add (``sign`` 1) or take away (-1) the stone ``colour`` on ``move`` in every line
     index that sees it, and re-read the classes of the empty cells among them (and, with a
-    board network, their values)."""
+    board network, note those whose classes changed)."""
     board = board_of(st)
     networked = st[ST_BOARD] > 0
-    if networked:  # views made only for a board network
-        b, sums, taps, delta = _board_refresher(st)
+    if networked:  # a view made only for a board network
+        b = board_view(st)
     for d in range(4):
         own = ST_INDEX + ((colour - 1) * 4 + d) * MAX_CELLS
         other = ST_INDEX + ((2 - colour) * 4 + d) * MAX_CELLS
@@ -427,7 +451,7 @@ def _update_lines(
                 white = _set_class(pat, st, 2, d, cell,
                                    table[st[ST_INDEX + (4 + d) * MAX_CELLS + cell]])
                 if networked and (black or white):
-                    _board_refresh(cells, st, b, sums, taps, delta, board, cell)
+                    _note(b, cell)
 
 
 @njit(cache=True)
@@ -479,8 +503,9 @@ def play(cells: Cells, pat: Patterns, st: State, table: Table, move: int, colour
     _update_near(cells, st, move, 1)
     _update_lines(cells, pat, st, table, move, colour, 1)
     if st[ST_BOARD] > 0:
-        b, sums, taps, delta = _board_refresher(st)
-        _board_refresh(cells, st, b, sums, taps, delta, board_of(st), move)
+        b = board_view(st)
+        b[B_STONE + move] = colour
+        _note(b, move)
 
 
 @njit(cache=True)
@@ -497,8 +522,9 @@ def unplay(cells: Cells, pat: Patterns, st: State, table: Table, move: int) -> N
         _set_class(pat, st, 1, d, move, table[st[ST_INDEX + d * MAX_CELLS + move]])
         _set_class(pat, st, 2, d, move, table[st[ST_INDEX + (4 + d) * MAX_CELLS + move]])
     if st[ST_BOARD] > 0:
-        b, sums, taps, delta = _board_refresher(st)
-        _board_refresh(cells, st, b, sums, taps, delta, board_of(st), move)
+        b = board_view(st)
+        b[B_STONE + move] = EMPTY
+        _note(b, move)
 
 
 @njit(cache=True)
@@ -602,11 +628,12 @@ def _weigh_board(st: State, net: BoardNet) -> None:
 
 @njit(cache=True)
 def refresh_board(cells: Cells, st: State) -> None:
-    """Read every cell's value and the 5x5 sums (after ``refresh_classes``)."""
-    b, sums, taps, delta = _board_refresher(st)
-    board = board_of(st)
+    """Read every cell's stone, value and 5x5 sums (after ``refresh_classes``)."""
+    b = board_view(st)
     for cell in range(cells.shape[0]):
-        _board_refresh(cells, st, b, sums, taps, delta, board, cell)
+        b[B_STONE + cell] = cells[cell]
+        _note(b, cell)
+    flush_board(st)
 
 
 def setup(

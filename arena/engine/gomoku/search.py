@@ -91,6 +91,7 @@ from arena.engine.gomoku.patterns import (
     board_view,
     cell_code,
     cell_quad,
+    flush_board,
     head_view,
     play,
     stat,
@@ -187,8 +188,9 @@ def _network_value(st: State, me: int) -> int:
 @njit(cache=True)
 def _board_value(st: State, me: int) -> int:
     """The board network's value (``evaluation.BoardNet``) from ``me``'s view: the mean and
-    the maximum over the board's cells of each channel's rectified 5x5 sum (kept up to date
-    by ``patterns.play``), through the head of the side to move."""
+    the maximum over the board's cells of each channel's rectified 5x5 sum (brought up to
+    date here, ``patterns.flush_board``), through the head of the side to move."""
+    flush_board(st)
     b = board_view(st)
     h = head_view(st)
     n = st[ST_SIZE] * st[ST_SIZE]

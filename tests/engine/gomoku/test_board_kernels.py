@@ -15,7 +15,15 @@ from arena.engine.api import Limits
 from arena.engine.gomoku import PRESETS, choose_move, patterns
 from arena.engine.gomoku import evaluation as ev
 from arena.engine.gomoku.board import EXACT_FIVE, FREESTYLE
-from arena.engine.gomoku.patterns import B_DELTA, board_view, cell_codes, play, setup, unplay
+from arena.engine.gomoku.patterns import (
+    B_DELTA,
+    board_view,
+    cell_codes,
+    flush_board,
+    play,
+    setup,
+    unplay,
+)
 from arena.engine.gomoku.search import EVAL_BOUND, evaluate
 
 from .test_board import random_game
@@ -43,7 +51,9 @@ def reference(net: ev.BoardNet, size: int, cells: np.ndarray, st: np.ndarray,
 
 
 def kept(st: np.ndarray) -> np.ndarray:
-    """What the kernels keep of the board network for a position (not the scratch)."""
+    """What the kernels keep of the board network for a position (not the scratch), once
+    brought up to date."""
+    flush_board(st)
     return board_view(st)[:B_DELTA].copy()
 
 
@@ -58,6 +68,38 @@ def test_the_kernels_value_is_the_numpy_reference(size: int) -> None:
             expected = reference(net, size, cells, st, me == 1)
             # The heads run in floating point in both; their sums may round apart.
             assert abs(evaluate(st, me) - max(-EVAL_BOUND, min(EVAL_BOUND, expected))) <= 1
+
+
+def test_a_walk_of_plays_and_unplays_is_evaluated_exactly_wherever_it_stops() -> None:
+    """The cells are brought up to date only when a leaf is evaluated: whatever moves were
+    played and taken back since the last evaluation (once, twice, or not at all), it
+    matches the network's value of the position, as from a fresh setup."""
+    rng = random.Random(11)
+    net = random_net(5)
+    for _ in range(6):
+        game = random_game(15, "freestyle", rng)
+        start = rng.randrange(0, 12)
+        cells, pat, st, table = setup(15, FREESTYLE, game[:start], ev.HAND_WEIGHTS, net)
+        line = list(game[:start])
+        evaluations = 0
+        for _step in range(120):
+            if line and (len(line) >= len(game) - 1 or rng.random() < 0.45):
+                unplay(cells, pat, st, table, line.pop())
+            else:
+                free = [c for c in range(225) if cells[c] == 0]
+                move = game[len(line)] if rng.random() < 0.5 else rng.choice(free)
+                if move in line:
+                    move = rng.choice(free)
+                play(cells, pat, st, table, move, 1 + len(line) % 2)
+                line.append(move)
+            if rng.random() < 0.25:
+                me = 1 + len(line) % 2
+                expected = reference(net, 15, cells, st, me == 1)
+                assert abs(evaluate(st, me) - max(-EVAL_BOUND, min(EVAL_BOUND, expected))) <= 1
+                evaluations += 1
+        fresh = setup(15, FREESTYLE, line, ev.HAND_WEIGHTS, net)[2]
+        assert np.array_equal(kept(st), kept(fresh))
+        assert evaluations > 10
 
 
 def test_kept_values_depend_on_the_position_only() -> None:
