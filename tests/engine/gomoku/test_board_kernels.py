@@ -71,9 +71,10 @@ def test_the_kernels_value_is_the_numpy_reference(size: int) -> None:
 
 
 def test_a_walk_of_plays_and_unplays_is_evaluated_exactly_wherever_it_stops() -> None:
-    """The cells are brought up to date only when a leaf is evaluated: whatever moves were
-    played and taken back since the last evaluation (once, twice, or not at all), it
-    matches the network's value of the position, as from a fresh setup."""
+    """The cells are brought up to date only when a leaf is evaluated (or by
+    ``flush_board``): whatever moves were played and taken back since (once, twice, or not
+    at all), the leaf's value is the network's, and the kept values end as a fresh
+    setup's."""
     rng = random.Random(11)
     net = random_net(5)
     for _ in range(6):
@@ -92,6 +93,8 @@ def test_a_walk_of_plays_and_unplays_is_evaluated_exactly_wherever_it_stops() ->
                     move = rng.choice(free)
                 play(cells, pat, st, table, move, 1 + len(line) % 2)
                 line.append(move)
+            if rng.random() < 0.1:
+                flush_board(st)
             if rng.random() < 0.25:
                 me = 1 + len(line) % 2
                 expected = reference(net, 15, cells, st, me == 1)
