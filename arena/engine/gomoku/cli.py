@@ -31,8 +31,8 @@ def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     hidden = 0 if args.hidden is None else args.hidden
     if not 0 <= hidden <= MAX_HIDDEN:
         raise ValueError(f"--hidden must be in 0..{MAX_HIDDEN}, got {hidden}")
-    board = BOARD_CHANNELS if args.board else 0
-    if args.board and args.hidden is not None:
+    board = bool(args.board)
+    if board and args.hidden is not None:
         raise ValueError("--board cannot go with --hidden: a board network replaces the "
                          "linear evaluation and its hidden units")
     form = f" --hidden {hidden}" if hidden else " --board" if board else ""
@@ -54,7 +54,8 @@ def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     metrics = result.metrics
     lines = [f"wrote {path}", f"command: {command}"]
     if board:
-        lines.append(f"board network: {board} channels (in the file; the weights all zero)")
+        lines.append(f"board network: {BOARD_CHANNELS} channels (in the file; the weights "
+                     "all zero)")
     else:
         lines.append(f"weights: {' '.join(str(w) for w in result.weights[:FEATURES])}")
     if hidden:
@@ -74,7 +75,7 @@ def _figure(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _train_on_new(args: argparse.Namespace, l2: float, hidden: int, board: int, fitting: str,
+def _train_on_new(args: argparse.Namespace, l2: float, hidden: int, board: bool, fitting: str,
                   progress: Callable[[str], None] | None
                   ) -> tuple[TrainingResult, dict[str, object]]:
     """Play (and have the teacher label) new games, keep them if asked, and fit."""
@@ -100,7 +101,7 @@ def _train_on_new(args: argparse.Namespace, l2: float, hidden: int, board: int, 
 MAX_RECORD_BYTES = 10 << 20  # a game record is a few kilobytes; a bound on what is read
 
 
-def _train_on_records(args: argparse.Namespace, l2: float, hidden: int, board: int,
+def _train_on_records(args: argparse.Namespace, l2: float, hidden: int, board: bool,
                       fitting: str, progress: Callable[[str], None] | None
                       ) -> tuple[TrainingResult, dict[str, object]]:
     """Fit the positions of game records (``--records``: files, or folders of them),
@@ -187,7 +188,7 @@ def read_records(names: list[str]) -> tuple[list[tuple[list[int], float | None]]
     return games, digest.hexdigest()
 
 
-def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, board: int,
+def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, board: bool,
                    fitting: str, progress: Callable[[str], None] | None
                    ) -> tuple[TrainingResult, dict[str, object]]:
     """Fit the positions of the files ``--keep-positions`` wrote (``train.joined``, in the

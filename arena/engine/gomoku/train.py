@@ -64,6 +64,7 @@ from arena.engine.gomoku import boardfit
 from arena.engine.gomoku.board import FREESTYLE, is_win
 from arena.engine.gomoku.config import PRESETS
 from arena.engine.gomoku.evaluation import (
+    BOARD_CHANNELS,
     EVAL_SCALE,
     FEATURES,
     FIRST_CLASS,
@@ -438,7 +439,7 @@ def train(
     games: int, seed: int, settings: GameSettings, l2: float, holdout: float = 0.2,
     jobs: int = 1, progress: Callable[[str], None] | None = None,
     teacher: TeacherSettings | None = None, keep: tuple[Path, dict[str, object]] | None = None,
-    hidden: int = 0, board: int = 0,
+    hidden: int = 0, board: bool = False,
 ) -> TrainingResult:
     """Generate ``games`` self-play games, have the teacher label their positions if there
     is one, keep them in a positions file if ``keep`` says where (and what made them), and
@@ -455,7 +456,8 @@ def train(
 def train_on_records(
     games: Sequence[RecordedGame], l2: float, holdout: float = 0.2, jobs: int = 1,
     progress: Callable[[str], None] | None = None, teacher: TeacherSettings | None = None,
-    keep: tuple[Path, dict[str, object]] | None = None, hidden: int = 0, board: int = 0,
+    keep: tuple[Path, dict[str, object]] | None = None, hidden: int = 0,
+    board: bool = False,
 ) -> TrainingResult:
     """``train`` on the positions of recorded games (``record_positions``) instead of
     self-play; the network's start is drawn from seed 0."""
@@ -482,7 +484,7 @@ def _try_teacher(teacher: TeacherSettings | None) -> None:
 def _taught_and_fitted(
     data: Positions, games: int, seed: int, l2: float, holdout: float, jobs: int,
     say: Callable[[str], None], teacher: TeacherSettings | None,
-    keep: tuple[Path, dict[str, object]] | None, hidden: int, board: int,
+    keep: tuple[Path, dict[str, object]] | None, hidden: int, board: bool,
     seconds: dict[str, float],
 ) -> TrainingResult:
     """The positions labelled by the teacher (if any), kept (if asked), and fitted."""
@@ -501,15 +503,14 @@ def _taught_and_fitted(
 
 def fit_and_measure(
     data: Positions, games: int, l2: float, holdout: float, say: Callable[[str], None],
-    hidden: int = 0, seed: int = 0, board: int = 0,
+    hidden: int = 0, seed: int = 0, board: bool = False,
 ) -> TrainingResult:
     """Split by game (the last ``holdout`` share is held out), fit, and measure the
     trained weights against the references (``references``: the hand and the shipped
     weights, each with its best scale fitted on the training set) and the untrained ones
     (all zero: a coin toss); then the same comparison over ``FOLDS`` folds of the games
     (game index modulo ``FOLDS``), each fold held out once. ``hidden`` and ``seed``: the
-    network's (``fit``); ``board``: the channels of a board network fitted instead
-    (``Fitter``)."""
+    network's (``fit``); ``board``: a board network fitted instead (``Fitter``)."""
     held = data.game >= games - held_out_games(games, holdout)
     training, heldout = data.subset(~held), data.subset(held)
     if len(training) == 0 or len(heldout) == 0:
@@ -550,14 +551,14 @@ def fit_and_measure(
 
 class Fitter:
     """How ``fit_and_measure`` fits a share of ``data`` and measures the fit on another:
-    the linear weights and their network (``fit``, ``metrics``), or with ``board``
-    channels a board network (``boardfit.fit_board``, from ``seed`` as the network's
+    the linear weights and their network (``fit``, ``metrics``), or with ``board`` a board
+    network of ``BOARD_CHANNELS`` (``boardfit.fit_board``, from ``seed`` as the network's
     start) beside all-zero weights, measured by the kernels' integer evaluation of it
     (``boardfit.board_net_values``)."""
 
-    def __init__(self, data: Positions, l2: float, hidden: int, seed: int, board: int,
+    def __init__(self, data: Positions, l2: float, hidden: int, seed: int, board: bool,
                  say: Callable[[str], None]) -> None:
-        self.data, self.l2, self.hidden, self.seed, self.board = data, l2, hidden, seed, board
+        self.data, self.l2, self.hidden, self.seed = data, l2, hidden, seed
         self.say = say
         # read once: each fold fits a share of the same positions
         self.boards = boardfit.board_inputs(data.moves) if board else None
@@ -566,15 +567,15 @@ class Fitter:
         part = self.data.subset(chosen)
         if self.boards is None:
             return fit(part, self.l2, self.hidden, self.seed), None
-        self.say(f"a board network of {self.board} channels on {len(part)} positions")
-        net = boardfit.fit_board(self.boards.subset(chosen), part.label, self.board, self.l2,
-                                 self.seed, self.say)
+        self.say(f"a board network of {BOARD_CHANNELS} channels on {len(part)} positions")
+        net = boardfit.fit_board(self.boards.subset(chosen), part.label, BOARD_CHANNELS,
+                                 self.l2, self.seed, self.say)
         return np.zeros(FEATURES, dtype=np.int64), net
 
     def measure(self, chosen: npt.NDArray[np.bool_], weights: Weights, net: BoardNet | None
                 ) -> dict[str, float | None]:
         part = self.data.subset(chosen)
-        if net is None or self.boards is None:
+        if self.boards is None or net is None:  # a board network comes with its inputs
             return metrics(part, weights)
         values = boardfit.board_net_values(net, self.boards.subset(chosen))
         return scored(part, values.astype(np.float64))
