@@ -60,7 +60,7 @@ WARM_SHARE = 0.3  # of the steps, spent raising the rate to its peak
 START_DIVISOR = 25.0  # the first rate: the peak's 25th
 END_DIVISOR = 25.0 * 10_000  # the last: the peak's 250,000th
 MOMENTUM = (0.95, 0.85)  # Adam's first decay at the lowest rate and at the peak
-SQUARE_DECAY = 0.999
+SQUARE_SHARE = 0.001  # the new gradient's share in Adam's moving mean of its square
 SYMMETRIES = 8
 MEASURE_CHUNK = 512  # positions per call of the integer evaluation (its grids are int64)
 TRAINING_TYPE = np.float32  # twice as fast as float64; the loss moves in the 4th digit
@@ -153,7 +153,8 @@ def fit_board(inputs: BoardInputs, label: npt.NDArray[np.float64], channels: int
             step += 1
             slopes = _parts(grads)
             for name, value in _parts(net).items():
-                _adam(value, slopes[name], first[name], second[name], step, rate, momentum)
+                adam_step(value, slopes[name], first[name], second[name], step, rate,
+                          1.0 - momentum)
         if say is not None:
             say(f"board pass {done}/{passes}: training log-loss {total / len(inputs):.4f} "
                 f"({time.monotonic() - started:.0f} s)")
@@ -180,17 +181,17 @@ def _cosine(start: float, end: float, share: float) -> float:
     return end + (start - end) * (1.0 + math.cos(math.pi * min(share, 1.0))) / 2.0
 
 
-def _adam(value: npt.NDArray[Any], grad: npt.NDArray[Any], first: npt.NDArray[Any],
-          second: npt.NDArray[Any], step: int, rate: float, momentum: float) -> None:
-    """One Adam step of ``value`` in place (moving means of the gradient and its square,
-    each corrected for its start at zero; ``step`` counts from 1)."""
-    first *= momentum
-    first += (1.0 - momentum) * grad
-    second *= SQUARE_DECAY
-    second += (1.0 - SQUARE_DECAY) * grad * grad
-    mean = first / (1.0 - momentum**step)
-    spread = np.sqrt(second / (1.0 - SQUARE_DECAY**step)) + 1e-8
-    value -= (rate * mean / spread).astype(value.dtype)
+def adam_step(value: npt.NDArray[Any], grad: npt.NDArray[Any], first: npt.NDArray[Any],
+              second: npt.NDArray[Any], step: int, rate: float, share: float) -> None:
+    """One Adam step of ``value`` in place: ``first`` and ``second``, the moving means of
+    the gradient and its square (the new one's share ``share`` and ``SQUARE_SHARE``), each
+    corrected for its start at zero; ``step`` counts from 1. The board network's fit and
+    the linear evaluation's network (``train.network_fit``) both step so."""
+    first += share * (grad - first)
+    second += SQUARE_SHARE * (grad * grad - second)
+    step_size = rate * (first / (1 - (1 - share)**step)) / (
+        np.sqrt(second / (1 - (1 - SQUARE_SHARE)**step)) + 1e-8)
+    value -= step_size.astype(value.dtype)
 
 
 def _start(channels: int, rng: np.random.Generator) -> BoardNet:
@@ -287,9 +288,10 @@ def gradients(net: BoardNet, cells: npt.NDArray[np.int8], black: npt.NDArray[np.
     loss = float(np.mean(np.maximum(out, 0.0) - y * out + np.log1p(np.exp(-np.abs(out)))))
     chance = 1.0 / (1.0 + np.exp(-np.clip(out, -40.0, 40.0)))
     grads = _backward(net, seen, ((chance - y) / len(y)).astype(kind))
-    penalty = sum(float(np.sum(value * value)) for value in _parts(net).values())
+    weights = _parts(net)
+    penalty = sum(float(np.sum(value * value)) for value in weights.values())
     for name, value in _parts(grads).items():
-        value += l2 * _parts(net)[name]
+        value += l2 * weights[name]
     return loss + l2 * penalty / 2.0, grads
 
 

@@ -337,6 +337,7 @@ NET_STEPS = 1500
 NET_PASSES = 10
 NET_BATCH = 256
 NET_RATE = 1e-3
+NET_SHARE = 0.1  # the new gradient's share in Adam's moving mean of it (a decay of 0.9)
 
 
 def network_steps(positions: int) -> int:
@@ -386,10 +387,7 @@ def network_fit(data: Positions, base: npt.NDArray[np.float64], l2: float, hidde
         grads = [xb.T @ (np.outer(g, outputs) * (sums > 0)) + l2 * inputs,
                  active.T @ g + l2 * outputs]
         for q, grad, m, v in zip(params, grads, first, second, strict=True):
-            # Adam: moving means of the gradient and its square (decay 0.9 and 0.999)
-            m += 0.1 * (grad - m)
-            v += 0.001 * (grad * grad - v)
-            q -= NET_RATE * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
+            boardfit.adam_step(q, grad, m, v, step, NET_RATE, NET_SHARE)
     return params[0] / spread[:, None], params[1]
 
 
