@@ -47,6 +47,8 @@ from arena.engine.gomoku.evaluation import (
     BoardNet,
     board_values,
     code_class_counts,
+    head_logits,
+    square_sums,
 )
 from arena.engine.gomoku.patterns import cell_codes, setup
 
@@ -254,24 +256,14 @@ def _forward(net: BoardNet, x: npt.NDArray[Any], black_to_move: npt.NDArray[np.b
     pass needs."""
     n, channels = len(x), net.channels
     pre = x @ net.first
-    padded = np.zeros((n, SIZE + 2 * HALF, SIZE + 2 * HALF, channels), dtype=x.dtype)
-    padded[:, HALF : HALF + SIZE, HALF : HALF + SIZE] = np.maximum(pre, 0.0).reshape(
-        n, SIZE, SIZE, channels)
-    mixed = np.zeros((n, SIZE, SIZE, channels), dtype=x.dtype)
-    scratch = np.empty_like(mixed)
-    for dy in range(BOARD_KERNEL):
-        for dx in range(BOARD_KERNEL):
-            np.multiply(padded[:, dy : dy + SIZE, dx : dx + SIZE], net.taps[dy, dx], out=scratch)
-            mixed += scratch
+    padded, mixed = square_sums(np.maximum(pre, 0.0), net.taps, SIZE)
     mixed = mixed.reshape(n, CELLS, channels) + net.bias
     y = np.maximum(mixed, 0.0)
     strongest = y.argmax(axis=1)
     pooled = np.concatenate([y.mean(axis=1), np.take_along_axis(y, strongest[:, None], 1)[:, 0]],
                             axis=1)
     side = np.where(black_to_move, 0, 1)
-    head = np.einsum("ni,nij->nj", pooled, net.head_in[side]) + net.head_bias[side]
-    out = (np.einsum("nj,nj->n", np.maximum(head, 0.0), net.head_out[side])
-           + net.head_out_bias[side])
+    head, out = head_logits(net, pooled, side)
     return out, _Forward(x, pre, padded, mixed, strongest, pooled, head, side)
 
 

@@ -37,6 +37,7 @@ import itertools
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -306,15 +307,28 @@ def board_sums(ints: BoardInts, values: npt.NDArray[np.int64], size: int
     """``[position, cell, channel]``: the 5x5 sums of the cells' ``values`` (zero padding),
     biases added, rectified (``SUM_SCALE`` units)."""
     n, channels = len(values), values.shape[-1]
-    half = BOARD_KERNEL // 2
-    grid = np.zeros((n, size + 2 * half, size + 2 * half, channels), dtype=np.int64)
-    grid[:, half:half + size, half:half + size] = values.reshape(n, size, size, channels)
-    sums = np.zeros((n, size, size, channels), dtype=np.int64)
-    for dy in range(BOARD_KERNEL):
-        for dx in range(BOARD_KERNEL):
-            sums += grid[:, dy:dy + size, dx:dx + size] * ints.taps[dy * BOARD_KERNEL + dx]
+    _, sums = square_sums(values, ints.taps.reshape(BOARD_KERNEL, BOARD_KERNEL, channels), size)
     return np.asarray(np.maximum(sums + ints.bias, 0).reshape(n, size * size, channels),
                       dtype=np.int64)
+
+
+def square_sums(values: npt.NDArray[Any], taps: npt.NDArray[Any], size: int
+                ) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
+    """(the cells' ``values`` ``[position, cell, channel]`` on a grid ``[position, row,
+    column, channel]`` with zeros around, their 5x5 sums by ``taps`` ``[dy, dx, channel]``
+    on the board's grid), in the type of ``values``: the network's mixing, for its integer
+    form here and its float form in the training (``boardfit``)."""
+    n, channels = len(values), values.shape[-1]
+    half = BOARD_KERNEL // 2
+    padded = np.zeros((n, size + 2 * half, size + 2 * half, channels), dtype=values.dtype)
+    padded[:, half : half + size, half : half + size] = values.reshape(n, size, size, channels)
+    sums = np.zeros((n, size, size, channels), dtype=values.dtype)
+    scratch = np.empty_like(sums)
+    for dy in range(BOARD_KERNEL):
+        for dx in range(BOARD_KERNEL):
+            np.multiply(padded[:, dy : dy + size, dx : dx + size], taps[dy, dx], out=scratch)
+            sums += scratch
+    return padded, sums
 
 
 def board_head(net: BoardNet, sums: npt.NDArray[np.int64], black_to_move: npt.NDArray[np.bool_]
@@ -323,10 +337,18 @@ def board_head(net: BoardNet, sums: npt.NDArray[np.int64], black_to_move: npt.ND
     position's cells (``board_sums``)."""
     pooled = np.concatenate([sums.sum(axis=1) / (sums.shape[1] * SUM_SCALE),
                              sums.max(axis=1) / SUM_SCALE], axis=1)
-    side = np.where(black_to_move, 0, 1)
+    return np.asarray(head_logits(net, pooled, np.where(black_to_move, 0, 1))[1],
+                      dtype=np.float64)
+
+
+def head_logits(net: BoardNet, pooled: npt.NDArray[Any], side: npt.NDArray[np.int64]
+                ) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
+    """(the head's units before rectifying, the log-odds) of positions whose channels
+    pooled to ``pooled``, ``side`` 0 where Black is to move and 1 where White is."""
     hidden = np.einsum("ni,nij->nj", pooled, net.head_in[side]) + net.head_bias[side]
-    return np.asarray(np.einsum("nj,nj->n", np.maximum(hidden, 0.0), net.head_out[side])
-                      + net.head_out_bias[side], dtype=np.float64)
+    out = (np.einsum("nj,nj->n", np.maximum(hidden, 0.0), net.head_out[side])
+           + net.head_out_bias[side])
+    return hidden, out
 
 
 def board_values(net: BoardNet, cells: npt.NDArray[np.int8], black: npt.NDArray[np.int64],
