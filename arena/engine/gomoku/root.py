@@ -146,8 +146,9 @@ def _threat_search_from_root(
 
     A VCT deepens two plies at a time from 5: short wins are found before the cap is
     spent on long three sequences, and the failures it remembers prune the next pass.
-    A threat search never evaluates, so the board network's values are not kept while it
-    runs: it takes back every stone it plays, so they are right again after it."""
+    A threat search never evaluates, so the board network is paused while it runs: its
+    stones are not noted for the next leaf (``patterns.flush_board``), and it takes back
+    every one, so the network's copy of the stones is right again after it."""
     zero = attacker * 0  # not a literal: a literal argument compiles a second version
     networked = st[ST_BOARD]
     st[ST_BOARD] = 0
