@@ -101,7 +101,7 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
     train_p.add_argument("--iterations", type=int, default=None,
                          help="othello: conjugate-gradient steps (200)")
     train_p.add_argument("--l2", type=float, default=None,
-                         help="gomoku: L2 penalty of the logistic regression (1e-4)")
+                         help="gomoku: L2 penalty of the fit (1e-4; 0 with --board)")
     train_p.add_argument("--hidden", type=int, default=None,
                          help="gomoku: hidden units of a small network added to the linear "
                               "evaluation (0, none; at most 32)")

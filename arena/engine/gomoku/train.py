@@ -76,6 +76,7 @@ from arena.engine.gomoku.evaluation import (
     Weights,
     combined,
     hidden_units,
+    load_board,
     load_weights,
     network,
     values,
@@ -398,23 +399,48 @@ def _batches(n: int, rng: np.random.Generator) -> Iterator[npt.NDArray[np.int64]
         yield from (order[start : start + NET_BATCH] for start in range(0, n, NET_BATCH))
 
 
-def rescaled(base: Weights, data: Positions) -> Weights:
-    """``base`` weights times the one scale, plus the one constant, that fit ``data`` best:
-    the shape of an evaluation, measured apart from its units (a network's outputs scaled
-    with the linear weights)."""
-    value = _values(data, base)
-    two = np.stack([np.ones(len(data)), value], axis=1)
-    bias, scale = logistic_fit(two, data.label, 0.0)
-    w = base[:FEATURES].astype(np.float64) * scale
-    w[0] += bias
-    inputs, outputs = network(base)  # none, for linear weights
-    return _in_units(w, inputs, outputs * scale)
+@dataclass(frozen=True)
+class Reference:
+    """An evaluation a training is measured against: integer weights, or a board network
+    (which then evaluates alone, as in a search)."""
+
+    weights: Weights
+    board: BoardNet | None = None
+
+    def values(self, data: Positions, boards: boardfit.BoardInputs | None
+               ) -> npt.NDArray[np.float64]:
+        """Its values (``EVAL_SCALE`` units) of ``data``, whose board inputs are
+        ``boards`` (needed for a board network alone)."""
+        if self.board is None:
+            return _values(data, self.weights)
+        assert boards is not None, "a board network is measured on board inputs"
+        return boardfit.board_net_values(self.board, boards).astype(np.float64)
 
 
-def references() -> dict[str, npt.NDArray[np.int64]]:
-    """The evaluations a training is measured against, each rescaled on its training set:
-    version 2's hand weights and the weights shipped now (``evaluation.load_weights``)."""
-    return {"hand": HAND_WEIGHTS, "shipped": load_weights()[0]}
+def rescaling(value: npt.NDArray[np.float64], label: npt.NDArray[np.float64]
+              ) -> tuple[float, float]:
+    """(constant, scale) that fit ``label`` best as the log-odds ``constant + scale * value
+    / EVAL_SCALE``: the shape of an evaluation, measured apart from its units."""
+    bias, scale = logistic_fit(np.stack([np.ones(len(value)), value / EVAL_SCALE], axis=1),
+                               label, 0.0)
+    return float(bias), float(scale)
+
+
+def rescaled_metrics(train_value: npt.NDArray[np.float64], train_label: npt.NDArray[np.float64],
+                     data: Positions, value: npt.NDArray[np.float64]
+                     ) -> dict[str, float | None]:
+    """``scored`` of ``value`` on ``data``, at the constant and scale fitted on
+    ``train_value`` against ``train_label`` (``rescaling``)."""
+    bias, scale = rescaling(train_value, train_label)
+    return scored(data, scale * value + bias * EVAL_SCALE)
+
+
+def references() -> dict[str, Reference]:
+    """The evaluations a training is measured against, each at its best scale on its
+    training set: version 2's hand weights and the set shipped now
+    (``evaluation.load_weights`` and ``load_board``)."""
+    return {"hand": Reference(HAND_WEIGHTS),
+            "shipped": Reference(load_weights()[0], load_board())}
 
 
 @dataclass
@@ -515,26 +541,30 @@ def fit_and_measure(
         raise ValueError(f"{games} games gave {len(training)} training and {len(heldout)} "
                          "held-out positions; play more games")
     say(f"{len(training)} training positions, {len(heldout)} held out; fitting")
-    fitter = Fitter(data, l2, hidden, seed, board, say)
-    weights, net = fitter.fit(~held)
     bases = references()
-    scaled = {name: rescaled(base, training) for name, base in bases.items()}
+    fitter = Fitter(data, l2, hidden, seed, board, say,
+                    any(base.board is not None for base in bases.values()))
+    weights, net = fitter.fit(~held)
+    values = {name: base.values(data, fitter.boards) for name, base in bases.items()}
+
+    def against(name: str, fitted_on: npt.NDArray[np.bool_], chosen: npt.NDArray[np.bool_]
+                ) -> dict[str, float | None]:
+        return rescaled_metrics(values[name][fitted_on], data.label[fitted_on],
+                                data.subset(chosen), values[name][chosen])
+
     zero = np.zeros_like(weights)
     folds = []
     for k in range(FOLDS):
         out = data.game % FOLDS == k
         if out.all() or not out.any():
             continue
-        part, left = data.subset(~out), data.subset(out)
         folds.append({"trained": fitter.measure(out, *fitter.fit(~out)),
-                      **{name: metrics(left, rescaled(base, part))
-                         for name, base in bases.items()}})
+                      **{name: against(name, ~out, out) for name in bases}})
 
     def measured(chosen: npt.NDArray[np.bool_]) -> dict[str, dict[str, float | None]]:
-        part = data.subset(chosen)
         return {"trained": fitter.measure(chosen, weights, net),
-                **{name: metrics(part, w) for name, w in scaled.items()},
-                "untrained": metrics(part, zero)}
+                **{name: against(name, ~held, chosen) for name in bases},
+                "untrained": metrics(data.subset(chosen), zero)}
 
     result: dict[str, object] = {
         "games": games,
@@ -555,17 +585,20 @@ class Fitter:
     (``boardfit.board_net_values``)."""
 
     def __init__(self, data: Positions, l2: float, hidden: int, seed: int, board: bool,
-                 say: Callable[[str], None]) -> None:
+                 say: Callable[[str], None], board_inputs: bool = False) -> None:
         self.data, self.l2, self.hidden, self.seed = data, l2, hidden, seed
-        self.say = say
-        # read once: each fold fits a share of the same positions
-        self.boards = boardfit.board_inputs(data.moves) if board else None
+        self.board, self.say = board, say
+        # read once (each fold fits a share of the same positions), with ``board`` or
+        # ``board_inputs`` (a reference that is a board network)
+        self.boards = (boardfit.board_inputs(data.moves) if board or board_inputs
+                       else None)
 
     def fit(self, chosen: npt.NDArray[np.bool_]) -> tuple[Weights, BoardNet | None]:
         part = self.data.subset(chosen)
-        if self.boards is None:
+        if not self.board:
             return fit(part, self.l2, self.hidden, self.seed), None
         self.say(f"a board network of {BOARD_CHANNELS} channels on {len(part)} positions")
+        assert self.boards is not None
         net = boardfit.fit_board(self.boards.subset(chosen), part.label, BOARD_CHANNELS,
                                  self.l2, self.seed, self.say)
         return np.zeros(FEATURES, dtype=np.int64), net
@@ -573,8 +606,9 @@ class Fitter:
     def measure(self, chosen: npt.NDArray[np.bool_], weights: Weights, net: BoardNet | None
                 ) -> dict[str, float | None]:
         part = self.data.subset(chosen)
-        if self.boards is None or net is None:  # a board network comes with its inputs
+        if net is None:
             return metrics(part, weights)
+        assert self.boards is not None  # a board network is fitted on them
         values = boardfit.board_net_values(net, self.boards.subset(chosen))
         return scored(part, values.astype(np.float64))
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from arena.engine.api import Limits
-from arena.engine.gomoku import PRESETS, choose_move, evaluator_hash, train
+from arena.engine.gomoku import PRESETS, boardfit, choose_move, evaluator_hash, train
 from arena.engine.gomoku import evaluation as ev
 from arena.engine.gomoku.board import FREESTYLE
 from arena.engine.gomoku.patterns import FOUR, NONE, OPEN_THREE, setup
@@ -24,6 +24,7 @@ from arena.engine.gomoku.train import GameSettings, feature_row, generate
 from arena.engine.tools import main as engine_cli
 
 from .test_board import random_game
+from .test_board_kernels import random_net
 
 
 def _random_network(rng: random.Random, hidden: int) -> ev.Weights:
@@ -223,35 +224,35 @@ def test_training_run_beats_the_untrained_weights_on_held_out_games(tmp_path: Pa
     assert ev.read_weights(out).shape == (ev.FEATURES,)
 
 
-@pytest.mark.parametrize("kind", ["shipped", "linear", "network"])
+@pytest.mark.parametrize("kind", ["shipped", "linear", "network", "board"])
 def test_a_reference_is_measured_at_its_best_scale(kind: str) -> None:
-    # Labels made by some weights (the shipped ones; their linear part alone; that part
-    # with another network) at twice their scale, plus a constant: rescaled, those weights
-    # fit them as well as any weights can (the labels' own entropy), and the hand weights,
+    # Labels made by some evaluation (the shipped set; linear weights alone; with a
+    # network; a board network) at twice its scale, plus a constant: rescaled, it fits
+    # them as well as any evaluation can (the labels' own entropy), and the hand weights,
     # another shape, fit them worse.
     data = generate(6, 3, GameSettings(depth=2))
+    boards = boardfit.board_inputs(data.moves)
+    rng = np.random.default_rng(3)
     reference = train.references()["shipped"]
-    if kind != "shipped":
-        reference = reference[: ev.FEATURES]
-    if kind == "network":
-        rng = np.random.default_rng(3)
-        reference = ev.combined(reference, rng.integers(-300, 300, (ev.FEATURES, 3)),
-                                rng.integers(-100, 100, 3))
-    z = ev.values(data.x.astype(np.int64), reference) / ev.EVAL_SCALE
-    data.label = 1.0 / (1.0 + np.exp(-(2.0 * z + 0.3)))
-    scaled = train.rescaled(reference, data)
-    expected = reference.astype(np.float64)
-    expected[: ev.FEATURES] *= 2.0
-    expected[0] += 0.3 * ev.EVAL_SCALE
-    outputs = ev.hidden_units(reference)
-    if outputs:
-        expected[-outputs:] *= 2.0  # the network's outputs; its inputs stay
-    assert np.allclose(scaled, expected, atol=1.5)
+    linear = train.Reference(reference.weights[: ev.FEATURES])
+    if kind == "linear":
+        reference = linear
+    elif kind == "network":
+        reference = train.Reference(ev.combined(
+            linear.weights, rng.integers(-300, 300, (ev.FEATURES, 3)), rng.integers(-100, 100, 3)))
+    elif kind == "board":
+        reference = train.Reference(np.zeros(ev.FEATURES, dtype=np.int64), random_net(3))
+    value = reference.values(data, boards)
+    assert np.ptp(value) > 100  # an evaluation that tells the positions apart
+    data.label = 1.0 / (1.0 + np.exp(-(2.0 * value / ev.EVAL_SCALE + 0.3)))
+    bias, scale = train.rescaling(value, data.label)
+    assert bias == pytest.approx(0.3, abs=1e-6) and scale == pytest.approx(2.0, abs=1e-6)
     y = data.label
     entropy = float(np.mean(-(y * np.log(y) + (1 - y) * np.log(1 - y))))
-    assert train.metrics(data, scaled)["log_loss"] == pytest.approx(entropy, abs=1e-3)
-    hand = train.rescaled(train.references()["hand"], data)
-    assert train.metrics(data, hand)["log_loss"] > entropy + 0.02
+    fitted = train.rescaled_metrics(value, y, data, value)
+    assert fitted["log_loss"] == pytest.approx(entropy, abs=1e-5)  # scored rounds to 5 places
+    hand = train.references()["hand"].values(data, boards)
+    assert train.rescaled_metrics(hand, y, data, hand)["log_loss"] > entropy + 0.02
 
 
 @pytest.mark.parametrize(("extra", "message"), [

@@ -166,7 +166,8 @@ def test_the_command_fits_a_board_network_measured_by_the_kernels_integers(
     said = capsys.readouterr().out
     assert "board network: 16 channels" in said and "board pass 15/15" in said
     body = json.loads(out.read_text())
-    assert body["command"] == ("arena engine train gomoku --positions small.npz --l2 0.0001 "
+    # no penalty by default with --board (cli.BOARD_L2)
+    assert body["command"] == ("arena engine train gomoku --positions small.npz --l2 0 "
                                "--board --holdout 0.3 --output w.json")
     assert body["weights"] == [0] * ev.FEATURES and "network" not in body
     assert np.array_equal(ev.read_weights(out), np.zeros(ev.FEATURES))
@@ -177,7 +178,7 @@ def test_the_command_fits_a_board_network_measured_by_the_kernels_integers(
     held = data.game >= games - held_out_games(games, 0.3)
     inputs = boardfit.board_inputs(data.moves)
     alone = boardfit.fit_board(inputs.subset(~held), data.label[~held], ev.BOARD_CHANNELS,
-                               1e-4, 3)
+                               0.0, 3)
     assert alone.to_json() == body["board"]
     values = boardfit.board_net_values(net, inputs).astype(np.float64)
     metrics = body["metrics"]
