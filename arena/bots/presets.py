@@ -40,6 +40,9 @@ DESCRIPTIONS: dict[str, str] = {
                              "(centre_ties = true)",
     "arena-gomoku": "Arena's Gomoku bot: alpha-beta over incremental threat patterns, with "
                     "VCF and VCT (threat-sequence) searches at the root",
+    "arena-gomoku-board": "arena-gomoku's search evaluated by its board network (a small "
+                          "convolutional network over every cell, trained by Arena): slower "
+                          "nodes and better judgement, for longer time controls",
 }
 
 

@@ -11,9 +11,9 @@ from arena.engine.api import Limits, SearchResult, StopFlag, TreeNode
 from arena.engine.gomoku import sharpmoku
 from arena.engine.gomoku.board import EXACT_FIVE
 from arena.engine.gomoku.budget import Budget
-from arena.engine.gomoku.config import ARENA_GOMOKU, PARAMETERS
+from arena.engine.gomoku.config import ARENA_GOMOKU, PARAMETERS, weight_set
 from arena.engine.gomoku.control import CTX_ABORTED, CTX_NODES, CTX_TREE_COUNT, new_context
-from arena.engine.gomoku.evaluation import HAND_WEIGHTS
+from arena.engine.gomoku.evaluation import HAND_WEIGHTS, load_board, load_weights
 from arena.engine.gomoku.patterns import setup
 from arena.engine.gomoku.position import Position
 from arena.engine.gomoku.root import (
@@ -123,10 +123,15 @@ def thread_tables(tt_bits: int | None) -> _Tables:
 class _ArenaState:
     """Kernel arrays for one arena-gomoku search."""
 
-    def __init__(self, pos: Position, tt_bits: int, tree_budget: int, hand_eval: bool) -> None:
+    def __init__(self, pos: Position, tt_bits: int, tree_budget: int, weights: str | None
+                 ) -> None:
+        """``weights``: the shipped weight set to evaluate with (``config.weight_set``),
+        None for the hand weights."""
         self.me = pos.to_move
+        board = None if weights is None else load_board(weights)
         self.cells, self.pat, self.st, self.table = setup(
-            pos.size, pos.rule, pos.moves, HAND_WEIGHTS if hand_eval else None)
+            pos.size, pos.rule, pos.moves,
+            HAND_WEIGHTS if weights is None else load_weights(weights)[0], board)
         self.tables = thread_tables(tt_bits)
         self.salt = self.tables.next_salt()
         self.tree = new_tree(tree_budget)
@@ -160,7 +165,7 @@ def run_arena(
 ) -> SearchResult:
     if not pos.moves:
         return _opening((pos.size // 2) * (pos.size + 1), budget)
-    state = _ArenaState(pos, params["tt_bits"], tree_budget, params["hand_eval"] == 1)
+    state = _ArenaState(pos, params["tt_bits"], tree_budget, weight_set(params))
     ctx = _context(budget, tree_budget, state.salt)
     how = state.search(_kernel_params(params, budget.limits),
                        budget.soft_deadline(SOFT_TIME_SHARE), ctx, stop)

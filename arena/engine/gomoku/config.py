@@ -38,8 +38,16 @@ SWITCHES: dict[str, dict[str, bool]] = {
     # the training's self-play uses them, so that its data never depends on what it trained.
     # Late move reductions (version 10); the training's self-play searches without them,
     # as versions 2 to 9 did, so that a recorded training command makes the same games.
-    ARENA_GOMOKU: {"hand_eval": False, "reductions": True},
+    # The shipped board network (``BOARD_WEIGHTS``) instead of the trained linear
+    # evaluation: slower nodes and a better judgement (docs/bots.md).
+    ARENA_GOMOKU: {"hand_eval": False, "reductions": True, "board_eval": False},
 }
+# The shipped weight sets (``evaluation.WEIGHTS_DIR``): the trained linear evaluation with
+# its network, and the board network.
+TRAINED_WEIGHTS = "arena-gomoku"
+BOARD_WEIGHTS = "arena-gomoku-board"
+# Switches of which at most one may be on.
+EXCLUSIVE: dict[str, tuple[str, ...]] = {ARENA_GOMOKU: ("hand_eval", "board_eval")}
 
 PRESETS: dict[str, dict[str, object]] = {
     "sharpmoku-normal": {"evaluator": SHARPMOKU, "depth": 2},
@@ -52,6 +60,7 @@ PRESETS: dict[str, dict[str, object]] = {
                      **{name: spec[0] for name, spec in PARAMETERS[ARENA_GOMOKU].items()},
                      **SWITCHES[ARENA_GOMOKU]},
 }
+PRESETS["arena-gomoku-board"] = {**PRESETS["arena-gomoku"], "board_eval": True}
 
 
 def validate_config(config: object) -> list[FieldViolation]:
@@ -84,6 +93,10 @@ def validate_config(config: object) -> list[FieldViolation]:
             violations.append(FieldViolation(name, f"must be an integer, got {value!r}"))
         elif not low <= value <= high:
             violations.append(FieldViolation(name, f"must be in {low}..{high}, got {value}"))
+    on = [name for name in EXCLUSIVE.get(str(evaluator), ()) if config.get(name) is True]
+    if len(on) > 1:
+        violations.append(FieldViolation(on[1], f"cannot be true with {on[0]}: each picks "
+                                                 "the evaluation"))
     return violations
 
 
@@ -99,14 +112,22 @@ def resolved(config: Mapping[str, object]) -> dict[str, int]:
     return values
 
 
+def weight_set(params: Mapping[str, int]) -> str | None:
+    """The shipped weight set an arena-gomoku config (``resolved``) evaluates with, None
+    with the hand weights."""
+    if params["hand_eval"]:
+        return None
+    return BOARD_WEIGHTS if params["board_eval"] else TRAINED_WEIGHTS
+
+
 def evaluator_hash(config: Mapping[str, object]) -> str:
     """A hex digest that changes exactly when what the config plays may change.
 
     Defaults are filled in first, so ``{"evaluator": "sharpmoku"}`` and the same with
     ``"depth": 2`` hash alike. A switch at its default is left out, so adding a switch
     does not change the hashes of the configurations that play as before. An
-    arena-gomoku config with the trained evaluation carries the SHA-256 of the shipped
-    weight file, so the hash follows the weights.
+    arena-gomoku config with a trained evaluation carries the SHA-256 of its shipped
+    weight file (``weight_set``), so the hash follows the weights.
     """
     from arena.errors import InvalidArgumentError
 
@@ -115,14 +136,14 @@ def evaluator_hash(config: Mapping[str, object]) -> str:
         raise InvalidArgumentError.for_fields(violations)
     evaluator = str(config["evaluator"])
     values = resolved(config)
-    trained = evaluator == ARENA_GOMOKU and not values["hand_eval"]
+    weights = weight_set(values) if evaluator == ARENA_GOMOKU else None
     for name, on in SWITCHES[evaluator].items():
         if values[name] == int(on):
             del values[name]
     canonical = {"engine": ENGINE_VERSIONS[evaluator], "evaluator": evaluator, **values}
-    if trained:
+    if weights is not None:
         from arena.engine.gomoku.evaluation import load_weights
 
-        canonical["weights_sha256"] = load_weights()[1]
+        canonical["weights_sha256"] = load_weights(weights)[1]
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from arena.engine.datafiles import read_once
+from arena.engine.gomoku.config import TRAINED_WEIGHTS
 
 EVAL_SCALE = 1000  # evaluation units per unit of log-odds
 MAX_WEIGHT = 20_000  # per pair: far beyond any fitted weight
@@ -69,7 +70,7 @@ MAX_HIDDEN = 32  # the kernels' room for hidden units
 NET_SCALE = 4096  # a hidden unit's units per unit of activation
 
 WEIGHTS_DIR = Path(__file__).with_name("weights")
-DEFAULT_WEIGHTS = "arena-gomoku"
+DEFAULT_WEIGHTS = TRAINED_WEIGHTS
 
 Weights = npt.NDArray[np.int64]
 
@@ -142,8 +143,8 @@ def load_weights(name: str = DEFAULT_WEIGHTS) -> tuple[Weights, str]:
     return read_once(WEIGHTS_DIR / f"{name}.json", _weights_of)
 
 
-# The board network (2026-12-01; no shipped set has one yet, docs/bots.md): a weight set
-# may carry one instead of the linear
+# The board network (2026-12-01; shipped as ``config.BOARD_WEIGHTS`` since 2026-12-02, the
+# preset arena-gomoku-board; docs/bots.md): a weight set may carry one instead of the linear
 # evaluation and its network (``BoardNet``; the file's "board" section). It reads every
 # cell of the board from Black's view: per cell, 17 inputs (``CELL_INPUTS``: a black stone,
 # a white stone, the constant 1, and per colour how many of the cell's four lines make

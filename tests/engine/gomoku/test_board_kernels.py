@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from arena.engine.api import Limits
-from arena.engine.gomoku import PRESETS, choose_move, patterns
+from arena.engine.gomoku import PRESETS, bots, choose_move, evaluator_hash, validate_config
 from arena.engine.gomoku import evaluation as ev
 from arena.engine.gomoku.board import EXACT_FIVE, FREESTYLE
+from arena.engine.gomoku.config import BOARD_WEIGHTS, TRAINED_WEIGHTS
 from arena.engine.gomoku.patterns import (
     B_DELTA,
     board_view,
@@ -137,14 +138,85 @@ def test_a_search_with_a_board_network_is_deterministic(monkeypatch: pytest.Monk
     move and score twice (the table's entries carry each search's salt)."""
     net = random_net(7)
     moves = [192, 159, 158, 143, 160, 178, 148, 190, 174]  # a quiet middlegame
-    monkeypatch.setattr(patterns, "load_board", lambda: None)
+    board = PRESETS["arena-gomoku-board"]
     plain = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(depth=4))
-    monkeypatch.setattr(patterns, "load_board", lambda: net)
-    first = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(depth=4))
-    again = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"], Limits(depth=4))
+    monkeypatch.setattr(bots, "load_board", lambda name: net)
+    first = choose_move(15, "freestyle", moves, board, Limits(depth=4))
+    again = choose_move(15, "freestyle", moves, board, Limits(depth=4))
     assert (first.move, first.score, first.nodes) == (again.move, again.score, again.nodes)
     assert first.nodes > 100 and not first.exact
     assert first.score != plain.score  # the network, not the linear weights, evaluated
+
+
+QUIET = [[112, 113, 127, 98, 142, 97], [192, 159, 158, 143, 160, 178, 148, 190, 174],
+         [112, 128, 96, 111, 126]]
+
+
+@pytest.mark.parametrize("moves", QUIET)
+def test_the_board_preset_evaluates_with_the_shipped_board_network(moves: list[int]) -> None:
+    """A depth-1 search of ``arena-gomoku-board`` scores the best of the children as the
+    shipped board network values them; ``arena-gomoku``, with the linear set."""
+    scores = {}
+    for name, weights in (("arena-gomoku-board", BOARD_WEIGHTS),
+                          ("arena-gomoku", TRAINED_WEIGHTS)):
+        cells, pat, st, table = setup(15, FREESTYLE, moves, ev.load_weights(weights)[0],
+                                      ev.load_board(weights))
+        me = 1 + len(moves) % 2
+        children = []
+        for cell in np.flatnonzero(cells == 0):
+            play(cells, pat, st, table, int(cell), me)
+            children.append(-evaluate(st, 3 - me))
+            unplay(cells, pat, st, table, int(cell))
+        found = choose_move(15, "freestyle", moves, PRESETS[name], Limits(depth=1))
+        assert found.depth == 1 and found.score == max(children), name
+        scores[name] = found.score
+    assert scores["arena-gomoku-board"] != scores["arena-gomoku"]
+
+
+def test_the_shipped_board_set_records_how_it_was_made() -> None:
+    path = ev.WEIGHTS_DIR / f"{BOARD_WEIGHTS}.json"
+    body = json.loads(path.read_text())
+    net = ev.load_board(BOARD_WEIGHTS)
+    assert net is not None and net.channels == ev.BOARD_CHANNELS
+    assert not ev.load_weights(BOARD_WEIGHTS)[0].any()  # the network evaluates alone
+    assert body["command"].startswith("arena engine train gomoku --positions ")
+    assert " --board " in body["command"]
+    metrics = body["metrics"]
+    held = metrics["heldout"]
+    # Held out, better than the hand weights, a coin, and the linear set (fitted on other
+    # labels of the same games, holding out the same last games: its folds, whose games it
+    # partly trained on, would flatter it).
+    assert held["trained"]["log_loss"] < min(held["hand"]["log_loss"],
+                                             held["untrained"]["log_loss"],
+                                             held["shipped"]["log_loss"])
+    assert len(metrics["folds"]) == 5
+    assert all(f["trained"]["log_loss"] < f["hand"]["log_loss"] for f in metrics["folds"])
+
+
+def test_the_board_presets_hash_follows_its_own_file(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    board, linear = PRESETS["arena-gomoku-board"], PRESETS["arena-gomoku"]
+    shipped = {name: evaluator_hash(config) for name, config in (("board", board),
+                                                                  ("linear", linear))}
+    assert shipped["board"] != shipped["linear"]
+    folder = tmp_path / "weights"
+    folder.mkdir()
+    for name in (BOARD_WEIGHTS, TRAINED_WEIGHTS):
+        (folder / f"{name}.json").write_bytes((ev.WEIGHTS_DIR / f"{name}.json").read_bytes())
+    monkeypatch.setattr(ev, "WEIGHTS_DIR", folder)
+    assert evaluator_hash(board) == shipped["board"]
+    body = json.loads((folder / f"{BOARD_WEIGHTS}.json").read_text())
+    body["board"]["bias"][0] += 0.25
+    (folder / f"{BOARD_WEIGHTS}.json").write_text(json.dumps(body))
+    assert evaluator_hash(board) != shipped["board"]
+    assert evaluator_hash(linear) == shipped["linear"]  # not its file
+
+
+def test_one_evaluation_at_a_time() -> None:
+    config = {**PRESETS["arena-gomoku-board"], "hand_eval": True}
+    assert [(v.field, v.description) for v in validate_config(config)] == [
+        ("board_eval", "cannot be true with hand_eval: each picks the evaluation")]
+    assert validate_config({**config, "board_eval": False}) == []
 
 
 def test_a_weight_file_carries_its_board_network(tmp_path: Path) -> None:
