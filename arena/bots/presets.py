@@ -41,8 +41,9 @@ DESCRIPTIONS: dict[str, str] = {
     "arena-gomoku": "Arena's Gomoku bot: alpha-beta over incremental threat patterns, with "
                     "VCF and VCT (threat-sequence) searches at the root",
     "arena-gomoku-board": "arena-gomoku's search evaluated by its board network (a small "
-                          "convolutional network over every cell, trained by Arena): slower "
-                          "nodes and better judgement, for longer time controls",
+                          "convolutional network over every cell, trained by Arena); "
+                          "experimental: its nodes are slower and, as measured so far, it "
+                          "plays weaker than arena-gomoku at equal time",
 }
 
 

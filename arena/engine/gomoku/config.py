@@ -39,7 +39,8 @@ SWITCHES: dict[str, dict[str, bool]] = {
     # Late move reductions (version 10); the training's self-play searches without them,
     # as versions 2 to 9 did, so that a recorded training command makes the same games.
     # The shipped board network (``BOARD_WEIGHTS``) instead of the trained linear
-    # evaluation: slower nodes and a better judgement (docs/bots.md).
+    # evaluation: it predicts results better, but its nodes are slower and it does not
+    # yet play better (docs/bots.md).
     ARENA_GOMOKU: {"hand_eval": False, "reductions": True, "board_eval": False},
 }
 # The shipped weight sets (``evaluation.WEIGHTS_DIR``): the trained linear evaluation with
