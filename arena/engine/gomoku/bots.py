@@ -128,10 +128,12 @@ class _ArenaState:
         """``weights``: the shipped weight set to evaluate with (``config.weight_set``),
         None for the hand weights."""
         self.me = pos.to_move
-        board = None if weights is None else load_board(weights)
-        self.cells, self.pat, self.st, self.table = setup(
-            pos.size, pos.rule, pos.moves,
-            HAND_WEIGHTS if weights is None else load_weights(weights)[0], board)
+        if weights is None:
+            evaluation = HAND_WEIGHTS, None
+        else:
+            evaluation = load_weights(weights)[0], load_board(weights)
+        self.cells, self.pat, self.st, self.table = setup(pos.size, pos.rule, pos.moves,
+                                                          *evaluation)
         self.tables = thread_tables(tt_bits)
         self.salt = self.tables.next_salt()
         self.tree = new_tree(tree_budget)

@@ -52,10 +52,12 @@ def choose_move(
 
 
 def warm_up() -> None:
-    """Compile (or load from the numba cache) every kernel on both rules and sizes."""
+    """Compile (or load from the numba cache) every kernel on both rules and sizes, and
+    read each shipped weight set (the board network's integer tables take some 15 ms),
+    so that no first move pays for it."""
     opening = [112, 113, 127, 98, 142]
     for rule in ("freestyle", "exact-five"):
-        for name in ("sharpmoku-normal", "arena-gomoku"):
+        for name in ("sharpmoku-normal", "arena-gomoku", "arena-gomoku-board"):
             choose_move(15, rule, opening, PRESETS[name], Limits(depth=2), tree_budget=8)
 
 

@@ -70,7 +70,6 @@ MAX_HIDDEN = 32  # the kernels' room for hidden units
 NET_SCALE = 4096  # a hidden unit's units per unit of activation
 
 WEIGHTS_DIR = Path(__file__).with_name("weights")
-DEFAULT_WEIGHTS = TRAINED_WEIGHTS
 
 Weights = npt.NDArray[np.int64]
 
@@ -138,7 +137,7 @@ def read_weights(path: Path) -> Weights:
     return read_once(path, _weights_of)[0]
 
 
-def load_weights(name: str = DEFAULT_WEIGHTS) -> tuple[Weights, str]:
+def load_weights(name: str = TRAINED_WEIGHTS) -> tuple[Weights, str]:
     """(weights, SHA-256 of the file) of a shipped weight set, read once."""
     return read_once(WEIGHTS_DIR / f"{name}.json", _weights_of)
 
@@ -381,6 +380,6 @@ def read_board(path: Path) -> BoardNet | None:
     return read_once(path, _board_of)[0]
 
 
-def load_board(name: str = DEFAULT_WEIGHTS) -> BoardNet | None:
+def load_board(name: str = TRAINED_WEIGHTS) -> BoardNet | None:
     """The board network of a shipped weight set, None if it has none (read once)."""
     return read_board(WEIGHTS_DIR / f"{name}.json")

@@ -18,6 +18,7 @@ from arena.engine.api import Limits
 from arena.engine.gomoku import PRESETS, boardfit, choose_move, evaluator_hash, train
 from arena.engine.gomoku import evaluation as ev
 from arena.engine.gomoku.board import FREESTYLE
+from arena.engine.gomoku.config import TRAINED_WEIGHTS
 from arena.engine.gomoku.patterns import FOUR, NONE, OPEN_THREE, setup
 from arena.engine.gomoku.search import EVAL_BOUND, evaluate
 from arena.engine.gomoku.train import GameSettings, feature_row, generate
@@ -142,7 +143,7 @@ def test_the_network_fit_takes_ten_passes_and_at_least_its_minimum(
 
 def test_shipped_weights_load_and_record_their_command() -> None:
     weights, digest = ev.load_weights()
-    path = ev.WEIGHTS_DIR / f"{ev.DEFAULT_WEIGHTS}.json"
+    path = ev.WEIGHTS_DIR / f"{TRAINED_WEIGHTS}.json"
     assert digest == hashlib.sha256(path.read_bytes()).hexdigest()
     body = json.loads(path.read_text())
     hidden = ev.hidden_units(weights)
@@ -172,7 +173,7 @@ def test_config_hash_follows_the_weights(tmp_path: Path, monkeypatch: pytest.Mon
     assert hand != shipped
     folder = tmp_path / "weights"
     folder.mkdir()
-    name = f"{ev.DEFAULT_WEIGHTS}.json"
+    name = f"{TRAINED_WEIGHTS}.json"
     shutil.copy(ev.WEIGHTS_DIR / name, folder / name)
     monkeypatch.setattr(ev, "WEIGHTS_DIR", folder)
     assert evaluator_hash(config) == shipped  # same bytes, same hash
