@@ -13,7 +13,13 @@ from arena.engine.gomoku.board import EXACT_FIVE
 from arena.engine.gomoku.budget import Budget
 from arena.engine.gomoku.config import ARENA_GOMOKU, PARAMETERS, weight_set
 from arena.engine.gomoku.control import CTX_ABORTED, CTX_NODES, CTX_TREE_COUNT, new_context
-from arena.engine.gomoku.evaluation import HAND_WEIGHTS, load_board, load_weights
+from arena.engine.gomoku.evaluation import (
+    HAND_WEIGHTS,
+    BoardNet,
+    Weights,
+    load_board,
+    load_weights,
+)
 from arena.engine.gomoku.patterns import setup
 from arena.engine.gomoku.position import Position
 from arena.engine.gomoku.root import (
@@ -128,6 +134,7 @@ class _ArenaState:
         """``weights``: the shipped weight set to evaluate with (``config.weight_set``),
         None for the hand weights."""
         self.me = pos.to_move
+        evaluation: tuple[Weights, BoardNet | None]
         if weights is None:
             evaluation = HAND_WEIGHTS, None
         else:
