@@ -48,11 +48,39 @@ def _start_up(home: Path) -> subprocess.Popen[bytes]:
     )
 
 
+# How long a service may take to stop once told to: a worker finishes or releases its move
+# (up to 10 s), joins its threads (2 s each) and gives its calls the gRPC grace (5 s).
+STOP_WITHIN_S = 30.0
+
+
 def _wait_all_gone(pids: dict[str, int]) -> list[str]:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + STOP_WITHIN_S
     while any(_alive(int(pid)) for pid in pids.values()) and time.monotonic() < deadline:
         time.sleep(0.1)
     return [name for name, pid in pids.items() if _alive(int(pid))]
+
+
+def _how_they_are(home: Path, pids: dict[str, int], names: list[str]) -> str:
+    """What a process left running is doing: its state, its threads' names and its log's
+    last lines (a bare list of names told nothing when one outlived its launcher)."""
+    told = []
+    for name in names:
+        pid = int(pids[name])
+        status = _read(Path(f"/proc/{pid}/status"))
+        state = next((line for line in status.splitlines() if line.startswith("State:")), "")
+        threads = sorted(_read(task / "comm").strip()
+                         for task in Path(f"/proc/{pid}/task").glob("*"))
+        log = _read(home / "logs" / f"{name}.log").splitlines()[-12:]
+        told.append(f"{name} (pid {pid}) {state}; threads {threads}; its log ends:\n"
+                    + "\n".join(log))
+    return "\n\n".join(told)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
 
 
 def test_arena_up_serves_health_and_sigterm_leaves_no_process(tmp_path: Path) -> None:
@@ -102,6 +130,7 @@ def test_a_killed_arena_up_takes_its_children_with_it(tmp_path: Path) -> None:
         process.kill()  # no chance to clean up: the children must notice on their own
         process.wait(timeout=10)
         leftovers = _wait_all_gone(pids)
+        told = _how_they_are(tmp_path, pids, leftovers)
         # Its lock on the home died with it: the next `arena up` starts.
         again = _start_up(tmp_path)
         _wait(lambda: json.loads((tmp_path / "stack.json").read_text()).get("launcher_pid")
@@ -115,7 +144,7 @@ def test_a_killed_arena_up_takes_its_children_with_it(tmp_path: Path) -> None:
                 os.kill(int(pid), signal.SIGKILL)
         if "again" in locals() and again.poll() is None:
             again.kill()
-    assert leftovers == []
+    assert leftovers == [], told
 
 
 def _descendants(pid: int) -> list[int]:
@@ -132,10 +161,7 @@ def _descendants(pid: int) -> list[int]:
 
 
 def _command_line(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_text(errors="replace").replace("\0", " ")
-    except OSError:
-        return ""
+    return _read(Path(f"/proc/{pid}/cmdline")).replace("\0", " ")
 
 
 def _in_a_terminal(module: str, *args: str) -> list[str]:
