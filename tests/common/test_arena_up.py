@@ -19,16 +19,8 @@ from arena.services.common.launcher import max_workers
 from arena.services.common.server import check_health
 from arena.services.web.server import check_http_health
 
+from tests.support.processes import Watched, wait_gone, watch_all
 from tests.support.servers import compile_engines
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    status = Path(f"/proc/{pid}/status")
-    return status.exists() and "zombie" not in status.read_text()
 
 
 def _wait_for_manifest(path: Path, process: subprocess.Popen[bytes]) -> dict[str, object]:
@@ -53,19 +45,16 @@ def _start_up(home: Path) -> subprocess.Popen[bytes]:
 STOP_WITHIN_S = 30.0
 
 
-def _wait_all_gone(pids: dict[str, int]) -> list[str]:
-    deadline = time.monotonic() + STOP_WITHIN_S
-    while any(_alive(int(pid)) for pid in pids.values()) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return [name for name, pid in pids.items() if _alive(int(pid))]
+def _wait_all_gone(processes: dict[str, Watched]) -> list[str]:
+    return wait_gone(processes, STOP_WITHIN_S)
 
 
-def _how_they_are(home: Path, pids: dict[str, int], names: list[str]) -> str:
+def _how_they_are(home: Path, processes: dict[str, Watched], names: list[str]) -> str:
     """What a process left running is doing: its state, its threads' names and its log's
     last lines (a bare list of names told nothing when one outlived its launcher)."""
     told = []
     for name in names:
-        pid = int(pids[name])
+        pid = processes[name].pid
         status = _read(Path(f"/proc/{pid}/status"))
         state = next((line for line in status.splitlines() if line.startswith("State:")), "")
         threads = sorted(_read(task / "comm").strip()
@@ -102,6 +91,7 @@ def test_arena_up_serves_health_and_sigterm_leaves_no_process(tmp_path: Path) ->
         assert check_http_health(web.removeprefix("http://"))
         pids = manifest["pids"]
         assert isinstance(pids, dict) and len(pids) == 9  # 6 services, web, 2 Redis
+        children = watch_all(pids)
         # A second `arena up` on the same home is refused and disturbs nothing.
         second = _arena(tmp_path, "up", "--workers", "0", timeout=60)
         assert second.returncode == 1, second
@@ -117,7 +107,7 @@ def test_arena_up_serves_health_and_sigterm_leaves_no_process(tmp_path: Path) ->
             process.kill()
     assert process.returncode == 0, out.decode()
     assert b"stopped." in out
-    assert _wait_all_gone(pids) == []
+    assert _wait_all_gone(children) == []
     assert not (tmp_path / "stack.json").exists()
     assert (tmp_path / "admin.token").stat().st_mode & 0o077 == 0
 
@@ -127,10 +117,11 @@ def test_a_killed_arena_up_takes_its_children_with_it(tmp_path: Path) -> None:
     try:
         pids = _wait_for_manifest(tmp_path / "stack.json", process)["pids"]
         assert isinstance(pids, dict)
+        children = watch_all(pids)
         process.kill()  # no chance to clean up: the children must notice on their own
         process.wait(timeout=10)
-        leftovers = _wait_all_gone(pids)
-        told = _how_they_are(tmp_path, pids, leftovers)
+        leftovers = _wait_all_gone(children)
+        told = _how_they_are(tmp_path, children, leftovers)
         # Its lock on the home died with it: the next `arena up` starts.
         again = _start_up(tmp_path)
         _wait(lambda: json.loads((tmp_path / "stack.json").read_text()).get("launcher_pid")
@@ -139,9 +130,8 @@ def test_a_killed_arena_up_takes_its_children_with_it(tmp_path: Path) -> None:
         out, _ = again.communicate(timeout=60)
         assert again.returncode == 0, out.decode()
     finally:
-        for pid in (pids if "pids" in locals() else {}).values():
-            if _alive(int(pid)):
-                os.kill(int(pid), signal.SIGKILL)
+        for child in (children if "children" in locals() else {}).values():
+            child.kill()
         if "again" in locals() and again.poll() is None:
             again.kill()
     assert leftovers == [], told
@@ -190,7 +180,7 @@ def test_a_stop_signal_while_the_engines_compile_stops_at_once(tmp_path: Path,
     try:
         _wait(lambda: sum("arena.services.worker.warm" in _command_line(pid)
                           for pid in _descendants(process.pid)) == 3, "the compile step", 60)
-        below = _descendants(process.pid)
+        below = watch_all({str(pid): pid for pid in _descendants(process.pid)})
         time.sleep(1.0)  # well inside the compile (the children import numba first)
         if how == "SIGTERM":
             process.send_signal(signal.SIGTERM)
@@ -205,7 +195,7 @@ def test_a_stop_signal_while_the_engines_compile_stops_at_once(tmp_path: Path,
     name = "SIGTERM" if how == "SIGTERM" else "SIGINT"
     assert f"stopped while starting ({name}): nothing is left running." in text, text
     assert "Traceback" not in text and "Arena is up" not in text
-    assert _wait_all_gone({str(pid): pid for pid in below}) == []
+    assert _wait_all_gone(below) == []
     log = (home / "logs" / "compile.log").read_text()
     assert "Traceback" not in log and "KeyboardInterrupt" not in log, log
 
@@ -220,7 +210,7 @@ def test_ctrl_c_stops_the_compile_step_and_its_children_with_one_line(tmp_path: 
                                start_new_session=True)
     try:
         _wait(lambda: len(_descendants(process.pid)) == 2, "the compile children", 60)
-        children = _descendants(process.pid)
+        children = watch_all({str(pid): pid for pid in _descendants(process.pid)})
         time.sleep(1.0)
         os.killpg(process.pid, signal.SIGINT)
         out, err = process.communicate(timeout=30)
@@ -230,7 +220,7 @@ def test_ctrl_c_stops_the_compile_step_and_its_children_with_one_line(tmp_path: 
     assert process.returncode == 130, err
     assert "Traceback" not in err and "engines ready" not in out, err
     assert err == "arena-worker: compile of othello, gomoku interrupted\n", err
-    assert _wait_all_gone({str(pid): pid for pid in children}) == []
+    assert _wait_all_gone(children) == []
 
 
 def _arena(home: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
@@ -263,10 +253,11 @@ def test_arena_up_restarts_what_dies_scales_workers_and_stops_hand_started_ones(
         victim = int(pids["worker-1"])
         os.kill(victim, signal.SIGKILL)
         target = manifest["services"]["worker-1"]  # type: ignore[index]
-        _wait(lambda: check_health(target) and _alive(int(_manifest(tmp_path)["pids"]
-                                                          ["worker-1"])), "the restart")
+        _wait(lambda: check_health(target) and Watched(
+            int(_manifest(tmp_path)["pids"]["worker-1"])).alive(), "the restart")
         assert process.poll() is None  # the stack lives on
-        assert _alive(int(pids["registry"])) and _alive(int(pids["redis-durable"]))
+        assert Watched(int(pids["registry"])).alive()
+        assert Watched(int(pids["redis-durable"])).alive()
 
         scaled = _arena(tmp_path, "workers", "scale", "3")
         assert scaled.returncode == 0, scaled.stderr

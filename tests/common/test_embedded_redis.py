@@ -1,11 +1,12 @@
 from __future__ import annotations
 
-import os
 import socket
 from pathlib import Path
 
 import redis
 from arena.services.common.embedded_redis import EmbeddedRedis, find_redis_server, free_port
+
+from tests.support.processes import Watched
 
 
 def test_binary_is_found_without_a_system_redis() -> None:
@@ -19,9 +20,9 @@ def test_durable_server_has_aof_and_its_own_folder(tmp_path: Path) -> None:
         assert Path(client.config_get("dir")["dir"]) == (tmp_path / "d").resolve()
         client.set("k", "v")
         assert server.host == "127.0.0.1" and server.port > 0
-        pid = server.pid
-    assert pid is not None
-    assert not _alive(pid)
+        assert server.pid is not None
+        process = Watched(server.pid)
+    assert not process.alive()
 
 
 def test_data_survives_a_restart_through_the_aof(tmp_path: Path) -> None:
@@ -49,14 +50,6 @@ def test_fixture_gives_an_empty_database(redis_client: redis.Redis) -> None:
 
 def test_fixture_gives_an_empty_database_again(redis_client: redis.Redis) -> None:
     assert redis_client.dbsize() == 0
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}/status").read_text().find("zombie") < 0
 
 
 def test_free_ports_stay_out_of_the_range_of_outgoing_connections() -> None:
