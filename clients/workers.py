@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
+from arena.services.common import pids
 from arena.services.common.launcher import (
     CONTROL_FILE,
     EXTRA_DIR,
@@ -89,7 +90,7 @@ def run_worker(home: Path | None, argv: list[str]) -> int:
         argv = [*argv, "--listen", "127.0.0.1:0"]
     pid_file = state / RUN_DIR / EXTRA_DIR / f"{os.getpid()}.pid"
     pid_file.parent.mkdir(parents=True, exist_ok=True)
-    pid_file.write_text(str(os.getpid()))
+    pid_file.write_text(pids.stamp())
     try:
         return main(argv)
     finally:
@@ -107,8 +108,7 @@ def scale_workers(home: Path | None, count: int, wait_s: float) -> int:
     check_worker_count(count)
     state = arena_home(home)
     stack = read_stack(state)
-    launcher = stack.get("launcher_pid")
-    if not isinstance(launcher, int) or not _alive(launcher):
+    if pids.running(stack.get("launcher")) is None:
         raise UnavailableError(f"the stack in {state} has no running `arena up` to ask")
     check_memory_for(count - len(stack_workers(stack)))
     control = state / RUN_DIR / CONTROL_FILE
@@ -124,13 +124,3 @@ def scale_workers(home: Path | None, count: int, wait_s: float) -> int:
         time.sleep(0.2)
     raise UnavailableError(f"the stack did not reach {count} workers in {wait_s:.0f} s; "
                            f"see {state / 'logs'}")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

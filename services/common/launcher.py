@@ -44,6 +44,7 @@ from typing import IO
 
 import grpc
 from arena.clients.sdk import channel_credentials
+from arena.services.common import pids
 from arena.services.common.embedded_redis import EmbeddedRedis, Flavour, free_port
 from arena.services.common.redis_acl import (
     ADMIN,
@@ -579,8 +580,10 @@ class Launcher:
 
     def _stop_extra_workers(self) -> None:
         for pid_file in (self.home / "run" / EXTRA_DIR).glob("*.pid"):
-            with contextlib.suppress(ValueError, ProcessLookupError, PermissionError):
-                os.kill(int(pid_file.read_text()), signal.SIGTERM)
+            # The file of a worker killed long ago may name another process by now: its
+            # start time tells them apart.
+            with contextlib.suppress(OSError):
+                pids.terminate(pid_file.read_text())
             pid_file.unlink(missing_ok=True)
 
     # -- what is where ---------------------------------------------------------------------
@@ -601,6 +604,7 @@ class Launcher:
             "services": services,
             "pids": {name: p.pid for name, p in self.processes.items()},
             "launcher_pid": os.getpid(),
+            "launcher": pids.stamp(),  # `arena workers scale` asks it, if it still runs
             "service_env": self.access_env("worker"),  # for `arena worker`
         }
         if self.pki is not None:
@@ -608,9 +612,9 @@ class Launcher:
                             "cert_file": str(self.pki.client_cert),
                             "key_file": str(self.pki.client_key), "mutual": self.mutual_tls}
         if self.durable is not None and self.cache is not None:
-            pids = found["pids"]
-            assert isinstance(pids, dict)
-            pids.update({"redis-durable": self.durable.pid, "redis-cache": self.cache.pid})
+            numbers = found["pids"]
+            assert isinstance(numbers, dict)
+            numbers.update({"redis-durable": self.durable.pid, "redis-cache": self.cache.pid})
         for name in self.names("web"):
             found["web"] = f"http://{self.processes[name].target}"
         if self.engines is not None:

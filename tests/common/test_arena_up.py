@@ -122,6 +122,10 @@ def test_a_killed_arena_up_takes_its_children_with_it(tmp_path: Path) -> None:
         process.wait(timeout=10)
         leftovers = _wait_all_gone(children)
         told = _how_they_are(tmp_path, children, leftovers)
+        # Its stack file stays behind; nothing asks the dead launcher to scale.
+        scaled = _arena(tmp_path, "workers", "scale", "3", timeout=60)
+        assert scaled.returncode != 0 and "Traceback" not in scaled.stderr
+        assert "has no running `arena up` to ask" in scaled.stderr
         # Its lock on the home died with it: the next `arena up` starts.
         again = _start_up(tmp_path)
         _wait(lambda: json.loads((tmp_path / "stack.json").read_text()).get("launcher_pid")
@@ -284,11 +288,18 @@ def test_arena_up_restarts_what_dies_scales_workers_and_stops_hand_started_ones(
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _wait(lambda: (tmp_path / "hand.port").exists(), "the hand-started worker")
         assert check_health(f"127.0.0.1:{(tmp_path / 'hand.port').read_text()}")
+        # The files of hand-started workers killed long ago: one whose pid another program
+        # holds by now (this bystander; the start time differs), one unreadable.
+        bystander = subprocess.Popen(["sleep", "120"])
+        (tmp_path / "run" / "extra" / "1.pid").write_text(f"{bystander.pid} 1")
+        (tmp_path / "run" / "extra" / "2.pid").write_text("garbage")
         process.send_signal(signal.SIGTERM)
         out, _ = process.communicate(timeout=60)
         assert extra.wait(timeout=30) == 0  # stopped with the stack, gracefully
+        assert bystander.poll() is None  # not signalled: it is not the worker
+        assert list((tmp_path / "run" / "extra").iterdir()) == []
     finally:
-        for child in (process, extra):
+        for child in (process, extra, locals().get("bystander")):
             if child is not None and child.poll() is None:
                 child.kill()
     text = out.decode()
