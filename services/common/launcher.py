@@ -583,7 +583,7 @@ class Launcher:
             # The file of a worker killed long ago may name another process by now: its
             # start time tells them apart.
             with contextlib.suppress(OSError):
-                pids.terminate(pid_file.read_text())
+                pids.send(pid_file.read_text())
             pid_file.unlink(missing_ok=True)
 
     # -- what is where ---------------------------------------------------------------------

@@ -43,13 +43,13 @@ def running(stamped: object) -> int | None:
     return pid if start_of(pid) == start else None
 
 
-def terminate(stamped: object) -> bool:
-    """SIGTERM the stamped process if it still runs; whether it was signalled."""
+def send(stamped: object, signum: int = signal.SIGTERM) -> bool:
+    """Signal the stamped process if it still runs; whether it was signalled."""
     pid = running(stamped)
     if pid is None:
         return False
     try:
-        os.kill(pid, signal.SIGTERM)
+        os.kill(pid, signum)
     except (ProcessLookupError, PermissionError):
         return False
     return True

@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 from arena.clients.workers import stack_workers
+from arena.services.common import pids as stamps
 from arena.services.common.launcher import max_workers
 from arena.services.common.server import check_health
 from arena.services.web.server import check_http_health
 
-from tests.support.processes import Watched, wait_gone, watch_all
+from tests.support.processes import stamp_all, wait_gone
 from tests.support.servers import compile_engines
 
 
@@ -45,16 +46,16 @@ def _start_up(home: Path) -> subprocess.Popen[bytes]:
 STOP_WITHIN_S = 30.0
 
 
-def _wait_all_gone(processes: dict[str, Watched]) -> list[str]:
-    return wait_gone(processes, STOP_WITHIN_S)
+def _wait_all_gone(stamped: dict[str, str]) -> list[str]:
+    return wait_gone(stamped, STOP_WITHIN_S)
 
 
-def _how_they_are(home: Path, processes: dict[str, Watched], names: list[str]) -> str:
+def _how_they_are(home: Path, stamped: dict[str, str], names: list[str]) -> str:
     """What a process left running is doing: its state, its threads' names and its log's
     last lines (a bare list of names told nothing when one outlived its launcher)."""
     told = []
     for name in names:
-        pid = processes[name].pid
+        pid = stamps.running(stamped[name]) or -1  # -1: it ended since
         status = _read(Path(f"/proc/{pid}/status"))
         state = next((line for line in status.splitlines() if line.startswith("State:")), "")
         threads = sorted(_read(task / "comm").strip()
@@ -91,7 +92,7 @@ def test_arena_up_serves_health_and_sigterm_leaves_no_process(tmp_path: Path) ->
         assert check_http_health(web.removeprefix("http://"))
         pids = manifest["pids"]
         assert isinstance(pids, dict) and len(pids) == 9  # 6 services, web, 2 Redis
-        children = watch_all(pids)
+        children = stamp_all(pids)
         # A second `arena up` on the same home is refused and disturbs nothing.
         second = _arena(tmp_path, "up", "--workers", "0", timeout=60)
         assert second.returncode == 1, second
@@ -117,7 +118,7 @@ def test_a_killed_arena_up_takes_its_children_with_it(tmp_path: Path) -> None:
     try:
         pids = _wait_for_manifest(tmp_path / "stack.json", process)["pids"]
         assert isinstance(pids, dict)
-        children = watch_all(pids)
+        children = stamp_all(pids)
         process.kill()  # no chance to clean up: the children must notice on their own
         process.wait(timeout=10)
         leftovers = _wait_all_gone(children)
@@ -135,7 +136,7 @@ def test_a_killed_arena_up_takes_its_children_with_it(tmp_path: Path) -> None:
         assert again.returncode == 0, out.decode()
     finally:
         for child in (children if "children" in locals() else {}).values():
-            child.kill()
+            stamps.send(child, signal.SIGKILL)
         if "again" in locals() and again.poll() is None:
             again.kill()
     assert leftovers == [], told
@@ -184,7 +185,7 @@ def test_a_stop_signal_while_the_engines_compile_stops_at_once(tmp_path: Path,
     try:
         _wait(lambda: sum("arena.services.worker.warm" in _command_line(pid)
                           for pid in _descendants(process.pid)) == 3, "the compile step", 60)
-        below = watch_all({str(pid): pid for pid in _descendants(process.pid)})
+        below = stamp_all({str(pid): pid for pid in _descendants(process.pid)})
         time.sleep(1.0)  # well inside the compile (the children import numba first)
         if how == "SIGTERM":
             process.send_signal(signal.SIGTERM)
@@ -214,7 +215,7 @@ def test_ctrl_c_stops_the_compile_step_and_its_children_with_one_line(tmp_path: 
                                start_new_session=True)
     try:
         _wait(lambda: len(_descendants(process.pid)) == 2, "the compile children", 60)
-        children = watch_all({str(pid): pid for pid in _descendants(process.pid)})
+        children = stamp_all({str(pid): pid for pid in _descendants(process.pid)})
         time.sleep(1.0)
         os.killpg(process.pid, signal.SIGINT)
         out, err = process.communicate(timeout=30)
@@ -257,11 +258,11 @@ def test_arena_up_restarts_what_dies_scales_workers_and_stops_hand_started_ones(
         victim = int(pids["worker-1"])
         os.kill(victim, signal.SIGKILL)
         target = manifest["services"]["worker-1"]  # type: ignore[index]
-        _wait(lambda: check_health(target) and Watched(
-            int(_manifest(tmp_path)["pids"]["worker-1"])).alive(), "the restart")
+        _wait(lambda: check_health(target) and stamps.start_of(
+            int(_manifest(tmp_path)["pids"]["worker-1"])) is not None, "the restart")
         assert process.poll() is None  # the stack lives on
-        assert Watched(int(pids["registry"])).alive()
-        assert Watched(int(pids["redis-durable"])).alive()
+        assert stamps.start_of(int(pids["registry"])) is not None
+        assert stamps.start_of(int(pids["redis-durable"])) is not None
 
         scaled = _arena(tmp_path, "workers", "scale", "3")
         assert scaled.returncode == 0, scaled.stderr

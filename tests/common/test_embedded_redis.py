@@ -4,9 +4,8 @@ import socket
 from pathlib import Path
 
 import redis
+from arena.services.common import pids
 from arena.services.common.embedded_redis import EmbeddedRedis, find_redis_server, free_port
-
-from tests.support.processes import Watched
 
 
 def test_binary_is_found_without_a_system_redis() -> None:
@@ -21,8 +20,8 @@ def test_durable_server_has_aof_and_its_own_folder(tmp_path: Path) -> None:
         client.set("k", "v")
         assert server.host == "127.0.0.1" and server.port > 0
         assert server.pid is not None
-        process = Watched(server.pid)
-    assert not process.alive()
+        stamp = pids.stamp(server.pid)
+    assert pids.running(stamp) is None
 
 
 def test_data_survives_a_restart_through_the_aof(tmp_path: Path) -> None:

@@ -37,9 +37,9 @@ def test_the_same_pid_with_another_start_is_another_process() -> None:
         assert start is not None
         stale = f"{bystander.pid} {start - 1}"
         assert pids.running(stale) is None
-        assert pids.terminate(stale) is False
+        assert pids.send(stale) is False
         assert bystander.poll() is None  # not signalled
-        assert pids.terminate(pids.stamp(bystander.pid)) is True
+        assert pids.send(pids.stamp(bystander.pid)) is True
         assert bystander.wait(timeout=10) == -15
     finally:
         if bystander.poll() is None:

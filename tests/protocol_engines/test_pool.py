@@ -10,6 +10,7 @@ import time
 from dataclasses import replace
 
 import pytest
+from arena.services.common import pids
 from arena.services.worker.engines import pool as pool_module
 from arena.services.worker.engines.catalog import Catalog
 from arena.services.worker.engines.client import PlayLimits
@@ -22,7 +23,6 @@ from arena.engine.api import StopFlag
 from arena.games import GomokuBoard
 from arena.v1 import bots_pb2, common_pb2, engine_pb2
 from tests.protocol_engines.conftest import OTHELLO_START, FakeSpec, empty_gomoku
-from tests.support.processes import Watched
 
 pytestmark = pytest.mark.usefixtures("no_orphans")
 LIMITS = PlayLimits(5000)
@@ -43,13 +43,13 @@ def test_one_process_serves_moves_of_many_games(sandbox: Sandbox, fake_spec: Fak
         for _ in range(3):
             play_game(pool, fake_spec, 6)
         [pid] = pool.running()
-        process = Watched(pid)
+        stamp = pids.stamp(pid)
         assert pool.stats.starts == 1 and pool.stats.moves == 18
         assert pool.stats.reuse_rate == pytest.approx(17 / 18)
-        assert process.alive()
+        assert pids.running(stamp)
     finally:
         pool.close()
-    assert not process.alive()
+    assert pids.running(stamp) is None
 
 
 def test_a_brain_that_drops_a_command_right_after_its_move_loses_nothing(
@@ -93,10 +93,10 @@ def test_a_dead_process_is_replaced_on_the_next_move(sandbox: Sandbox, fake_spec
     try:
         pool.play(spec, OTHELLO_START, [], LIMITS)
         [first] = pool.running()
-        process = Watched(first)
+        stamp = pids.stamp(first)
         os.kill(first, signal.SIGKILL)  # dies while suspended between moves
         deadline = time.monotonic() + 10
-        while process.alive() and time.monotonic() < deadline:
+        while pids.running(stamp) and time.monotonic() < deadline:
             time.sleep(0.01)
         pool.play(spec, OTHELLO_START, [], LIMITS)
         [second] = pool.running()
@@ -262,7 +262,7 @@ def test_a_stop_kills_the_thinking_engine_at_once_and_the_next_move_gets_a_new_o
     try:
         pool.ready(hang)
         [pid] = pool.running()
-        process = Watched(pid)
+        stamp = pids.stamp(pid)
         threading.Timer(0.3, stop.set).start()
         started = time.monotonic()
         with pytest.raises(EngineFailure) as caught:
@@ -270,7 +270,7 @@ def test_a_stop_kills_the_thinking_engine_at_once_and_the_next_move_gets_a_new_o
         waited = time.monotonic() - started
         assert caught.value.reason is FailureReason.STOPPED
         assert waited < 5, f"the stop took {waited:.1f} s to end a 60 s move"
-        assert pool.running() == [] and not process.alive()
+        assert pool.running() == [] and pids.running(stamp) is None
         with pytest.raises(EngineFailure) as again:  # a fresh process takes the next move
             pool.play(hang, OTHELLO_START, [], PlayLimits(200))
         assert again.value.reason is FailureReason.TIMEOUT and pool.stats.starts == 2
@@ -299,14 +299,14 @@ def test_the_least_recently_used_engine_is_stopped_past_the_cap(
     pool = EnginePool(sandbox, capacity=2)
     specs = [replace(fake_spec("gomocup", "play"), name=f"brain-{n}") for n in range(3)]
     try:
-        watched = []
+        stamps = []
         for spec in specs[:2]:
             pool.play(spec, empty_gomoku(), [], LIMITS)
-            watched.append(Watched(pool.running()[-1]))
+            stamps.append(pids.stamp(pool.running()[-1]))
         pool.play(specs[0], empty_gomoku(), [], LIMITS)  # brain-1 is now the oldest
         pool.play(specs[2], empty_gomoku(), [], LIMITS)
         assert pool.stats.evictions == 1 and len(pool.running()) == 2
-        assert watched[0].alive() and not watched[1].alive()
+        assert pids.running(stamps[0]) and pids.running(stamps[1]) is None
     finally:
         pool.close()
 
