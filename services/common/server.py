@@ -8,8 +8,10 @@ first so load balancers stop sending, then in-flight RPCs get a grace period.
 
 from __future__ import annotations
 
+import faulthandler
 import functools
 import logging
+import os
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -278,8 +280,16 @@ def wait_for(stop: threading.Event) -> None:
         pass
 
 
-def serve(handle: ServerHandle, ready_file: Path | None = None, grace_s: float = 5.0) -> None:
-    """Start, announce the port, block until SIGTERM/SIGINT, then stop gracefully."""
+# Past this, a stop is stuck: the longest graceful one (a worker waits up to 15 s for its
+# move, joins its threads, then gives calls the 5 s grace) takes under 30 s.
+STOP_DEADLINE_S = 45.0
+STUCK_EXIT_CODE = 70  # EX_SOFTWARE
+
+
+def serve(handle: ServerHandle, ready_file: Path | None = None, grace_s: float = 5.0,
+          stop_deadline_s: float = STOP_DEADLINE_S) -> None:
+    """Start, announce the port, block until SIGTERM/SIGINT, then stop gracefully; the
+    process ends within ``stop_deadline_s`` of the signal whatever hangs."""
     stop = stop_signals()
     handle.start()
     log.info("serving %s on port %d", ", ".join(handle.service_names), handle.port)
@@ -288,7 +298,25 @@ def serve(handle: ServerHandle, ready_file: Path | None = None, grace_s: float =
         tmp.write_text(str(handle.port))
         tmp.replace(ready_file)  # atomic: readers never see a half-written port
     wait_for(stop)
+    end_within(stop_deadline_s)
     handle.stop(grace_s)
+
+
+def end_within(seconds: float) -> None:
+    """End the process ``seconds`` from now if it has not ended by itself (its stop or
+    the interpreter's exit hangs on a thread), after writing every thread's stack to
+    stderr, the service's log. A service whose launcher died has nobody left to kill it;
+    a worker once outlived its killed launcher by more than 10 s, and why is not known."""
+
+    def expire() -> None:
+        log.error("still stopping after %.0f s; every thread's stack follows, then exit %d",
+                  seconds, STUCK_EXIT_CODE)
+        faulthandler.dump_traceback(all_threads=True)
+        os._exit(STUCK_EXIT_CODE)
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True  # it never holds the exit up itself
+    timer.start()
 
 
 def check_health(target: str, timeout_s: float = 2.0, service: str = "",

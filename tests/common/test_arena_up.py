@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 from arena.clients.workers import stack_workers
 from arena.services.common import pids as stamps
 from arena.services.common.launcher import max_workers
-from arena.services.common.server import check_health
+from arena.services.common.server import STOP_DEADLINE_S, check_health
 from arena.services.web.server import check_http_health
 
 from tests.support.processes import stamp_all, wait_gone
@@ -41,9 +42,8 @@ def _start_up(home: Path) -> subprocess.Popen[bytes]:
     )
 
 
-# How long a service may take to stop once told to: a worker finishes or releases its move
-# (up to 10 s), joins its threads (2 s each) and gives its calls the gRPC grace (5 s).
-STOP_WITHIN_S = 30.0
+# A service told to stop ends within its deadline, whatever hangs; then it is reaped.
+STOP_WITHIN_S = STOP_DEADLINE_S + 15
 
 
 def _wait_all_gone(stamped: dict[str, str]) -> list[str]:
@@ -64,6 +64,17 @@ def _how_they_are(home: Path, stamped: dict[str, str], names: list[str]) -> str:
         told.append(f"{name} (pid {pid}) {state}; threads {threads}; its log ends:\n"
                     + "\n".join(log))
     return "\n\n".join(told)
+
+
+def _warn_of_stuck_stops(home: Path, stamped: dict[str, str]) -> None:
+    """A service that ended only at its stop deadline did end, as it must; its log holds
+    every thread's stack at that moment, shown here as a warning for whoever finds why."""
+    for name in stamped:
+        log = _read(home / "logs" / f"{name}.log")
+        if "still stopping after" in log:
+            stacks = log[log.index("still stopping after"):][:6000]
+            warnings.warn(f"{name} hung in its stop and ended at its deadline:\n{stacks}",
+                          stacklevel=2)
 
 
 def _read(path: Path) -> str:
@@ -123,6 +134,7 @@ def test_a_killed_arena_up_takes_its_children_with_it(tmp_path: Path) -> None:
         process.wait(timeout=10)
         leftovers = _wait_all_gone(children)
         told = _how_they_are(tmp_path, children, leftovers)
+        _warn_of_stuck_stops(tmp_path, children)
         # Its stack file stays behind; nothing asks the dead launcher to scale.
         scaled = _arena(tmp_path, "workers", "scale", "3", timeout=60)
         assert scaled.returncode != 0 and "Traceback" not in scaled.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import threading
@@ -13,7 +14,7 @@ import grpc
 import pytest
 from arena.services.common.auth import Principal, TokenStore, current_principal
 from arena.services.common.config import Config
-from arena.services.common.server import ServerHandle, build_server
+from arena.services.common.server import STUCK_EXIT_CODE, ServerHandle, build_server
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -229,3 +230,38 @@ def test_a_sigterm_that_reaches_another_thread_still_stops_the_server(tmp_path: 
     done = subprocess.run([sys.executable, "-c", SERVE_AND_SIGNAL_ANOTHER_THREAD, str(ready)],
                           capture_output=True, text=True, timeout=15, check=False)
     assert ready.exists() and done.returncode == 0, done.stderr[-3000:]
+
+
+SERVE_AND_HANG_IN_THE_STOP = """
+import sys, threading
+from pathlib import Path
+from arena.services.common.server import build_server, serve
+
+def never_returns() -> None:
+    threading.Event().wait()
+
+handle = build_server([], [])
+handle.on_stop.append(never_returns)
+serve(handle, ready_file=Path(sys.argv[1]), grace_s=0.1, stop_deadline_s=1.0)
+"""
+
+
+def test_a_stop_that_hangs_ends_the_process_with_every_threads_stack(tmp_path: Any) -> None:
+    """A service stops within its deadline whatever hangs, and says where it hung: its
+    log is all an operator has of a process that outlived its launcher."""
+    ready = tmp_path / "port"
+    process = subprocess.Popen([sys.executable, "-c", SERVE_AND_HANG_IN_THE_STOP, str(ready)],
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == STUCK_EXIT_CODE, err[-3000:]
+    assert "still stopping after 1 s" in err
+    assert 'in never_returns' in err  # the stuck thread's stack (faulthandler's form)
