@@ -1,10 +1,10 @@
 """Processes named by their pid and start time, so that a reused pid is never taken for them.
 
-Linux hands a freed pid out again, soon on a machine whose ``pid_max`` is 32,768 (this one)
-and whose servers start threads by the thousand (thread ids take the same numbers). A pid
-left in a file by a process that was killed names whichever process holds the number when
-the file is read: signalling it could stop anyone's program. The start time beside it
-(``/proc/<pid>/stat``, field 22, clock ticks since boot) makes the pair name one process.
+Linux hands a freed pid out again once its counter comes round (``pid_max`` is 32,768 on
+this machine, and thread ids take the same numbers). A pid left in a file by a process that
+was killed names whichever process holds the number when the file is read: signalling it
+could stop anyone's program. The start time beside it (``/proc/<pid>/stat``, field 22,
+clock ticks since boot) makes the pair name one process.
 """
 
 from __future__ import annotations
