@@ -3,7 +3,8 @@ ready file can name the port), and the same graceful stop as the gRPC services.
 
 On SIGTERM or SIGINT: /healthz answers 503 at once, ``drain_s`` later the live streams
 end and uvicorn stops taking connections, in-flight requests get ``GRACE_S`` to finish,
-and the process exits 0. A second SIGINT stops at once.
+and the process exits 0. A second SIGINT stops at once. Whatever hangs, the process ends
+``stop_deadline_s`` after the drain (``server.end_within``, as the gRPC services do).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from types import FrameType
 
 import uvicorn
 from arena.services.common.launcher import die_with_parent
+from arena.services.common.server import STOP_DEADLINE_S, end_within
 from arena.services.web.app import Lifecycle, create_app
 from arena.services.web.settings import WebSettings, split_listen
 
@@ -32,9 +34,11 @@ class WebServer(uvicorn.Server):
     """uvicorn with a draining period before it stops, and a ready file once serving."""
 
     def __init__(self, config: uvicorn.Config, lifecycle: Lifecycle, drain_s: float,
-                 ready_file: Path | None, port: int) -> None:
+                 ready_file: Path | None, port: int,
+                 stop_deadline_s: float = STOP_DEADLINE_S) -> None:
         super().__init__(config)
         self.lifecycle, self.drain_s = lifecycle, drain_s
+        self.stop_deadline_s = stop_deadline_s
         self.ready_file, self.port = ready_file, port
         self.drain_started: float | None = None
         self.announced = False
@@ -49,6 +53,7 @@ class WebServer(uvicorn.Server):
         log.info("signal %s: draining for %.1f s, then stopping", sig, self.drain_s)
         self.lifecycle.draining = True
         self.drain_started = time.monotonic()
+        end_within(self.drain_s + self.stop_deadline_s)
 
     async def on_tick(self, counter: int) -> bool:
         if self.started and not self.announced:
