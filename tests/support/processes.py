@@ -1,6 +1,6 @@
 """Waiting for processes to end, each named by its stamp (``arena.services.common.pids``):
 its pid and start time, taken while it runs. A pid alone is handed out again once the
-counter comes round (``pid_max`` 32,768 here; the suite moves it by some 3-80 a second),
+counter comes round (``pid_max`` 32,768 here; the suite moves it by up to some 80 a second),
 and ``kill(pid, 0)`` then answers for the new holder."""
 
 from __future__ import annotations
