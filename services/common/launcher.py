@@ -603,8 +603,7 @@ class Launcher:
             "token_file": str(self.home / ADMIN_TOKEN_FILE), "roles": self.roles(),
             "services": services,
             "pids": {name: p.pid for name, p in self.processes.items()},
-            "launcher_pid": os.getpid(),
-            "launcher": pids.stamp(),  # `arena workers scale` asks it, if it still runs
+            "launcher": pids.stamp(),  # "<pid> <start>": `arena workers scale` asks it
             "service_env": self.access_env("worker"),  # for `arena worker`
         }
         if self.pki is not None:

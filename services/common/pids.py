@@ -28,7 +28,8 @@ def start_of(pid: int) -> int | None:
 
 
 def stamp(pid: int | None = None) -> str:
-    """``"<pid> <start>"`` for ``pid`` (this process by default)."""
+    """``"<pid> <start>"`` for ``pid`` (this process by default); the stamp of a pid with
+    no process behind it names nothing (``running`` gives None)."""
     pid = os.getpid() if pid is None else pid
     return f"{pid} {start_of(pid)}"
 

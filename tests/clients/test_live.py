@@ -8,7 +8,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from arena.services.common.server import check_health
 
 from arena.formats import parse_replay
 from tests.clients.conftest import REPO, RunArena, assert_one_line_error
+from tests.support.processes import wait_for_file
 from tests.support.stacks import launcher
 
 TINY = {"tiny-a": "lab-beginner", "tiny-b": "lab-intermediate", "tiny-c": "lab-advanced"}
@@ -219,11 +219,7 @@ def test_worker_command(stack: Launcher, tmp_path: Path) -> None:
              "--cache-url", stack.cache_url, "--worker-id", "cli-test"],
             env=env, stdout=subprocess.DEVNULL, stderr=stderr)
     try:
-        deadline = time.monotonic() + 90
-        while not ready.exists():
-            assert process.poll() is None, log.read_text()
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+        wait_for_file(ready, process, 90, log.read_text)
         assert check_health(f"127.0.0.1:{ready.read_text()}")
         process.send_signal(signal.SIGTERM)
         try:

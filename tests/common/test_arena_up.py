@@ -21,16 +21,12 @@ from arena.services.common.launcher import max_workers
 from arena.services.common.server import STOP_DEADLINE_S, check_health
 from arena.services.web.server import check_http_health
 
-from tests.support.processes import stamp_all, wait_gone
+from tests.support.processes import stamp_all, wait_for_file, wait_gone
 from tests.support.servers import compile_engines
 
 
 def _wait_for_manifest(path: Path, process: subprocess.Popen[bytes]) -> dict[str, object]:
-    deadline = time.monotonic() + 120
-    while not path.exists():
-        assert process.poll() is None, "arena up exited early"
-        assert time.monotonic() < deadline, "arena up did not come up in 120 s"
-        time.sleep(0.1)
+    wait_for_file(path, process, 120, lambda: "arena up exited early")
     return dict(json.loads(path.read_text()))
 
 
@@ -141,8 +137,8 @@ def test_a_killed_arena_up_takes_its_children_with_it(tmp_path: Path) -> None:
         assert "has no running `arena up` to ask" in scaled.stderr
         # Its lock on the home died with it: the next `arena up` starts.
         again = _start_up(tmp_path)
-        _wait(lambda: json.loads((tmp_path / "stack.json").read_text()).get("launcher_pid")
-              == again.pid and again.poll() is None, "the next arena up")
+        _wait(lambda: stamps.running(_manifest(tmp_path).get("launcher")) == again.pid
+              and again.poll() is None, "the next arena up")
         again.send_signal(signal.SIGTERM)
         out, _ = again.communicate(timeout=60)
         assert again.returncode == 0, out.decode()

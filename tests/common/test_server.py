@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import threading
@@ -29,6 +28,7 @@ from arena.v1 import (
     registry_pb2,
     registry_pb2_grpc,
 )
+from tests.support.processes import signal_when_ready
 
 ERRORS: dict[str, tuple[Exception, grpc.StatusCode]] = {
     "invalid": (
@@ -249,19 +249,7 @@ serve(handle, ready_file=Path(sys.argv[1]), grace_s=0.1, stop_deadline_s=1.0)
 def test_a_stop_that_hangs_ends_the_process_with_every_threads_stack(tmp_path: Any) -> None:
     """A service stops within its deadline whatever hangs, and says where it hung: its
     log is all an operator has of a process that outlived its launcher."""
-    ready = tmp_path / "port"
-    process = subprocess.Popen([sys.executable, "-c", SERVE_AND_HANG_IN_THE_STOP, str(ready)],
-                               stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            assert process.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == STUCK_EXIT_CODE, err[-3000:]
+    code, err = signal_when_ready(SERVE_AND_HANG_IN_THE_STOP, tmp_path / "port")
+    assert code == STUCK_EXIT_CODE, err[-3000:]
     assert "still stopping after 1 s" in err
     assert 'in never_returns' in err  # the stuck thread's stack (faulthandler's form)

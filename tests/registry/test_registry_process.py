@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from arena.services.common.protocol.bots import BotStore
 from arena.bots import new_version
 from arena.v1 import common_pb2, registry_pb2, registry_pb2_grpc
 from tests.registry.conftest import metadata, othello_spec
+from tests.support.processes import wait_for_file
 from tests.support.servers import serve
 
 
@@ -34,11 +34,7 @@ def test_registry_process_serves_with_tokens_from_the_environment(
          "--ready-file", str(ready)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            assert process.poll() is None, process.communicate()[0].decode()
-            assert time.monotonic() < deadline, "registry did not start"
-            time.sleep(0.05)
+        wait_for_file(ready, process, 60, lambda: process.communicate()[0].decode())
         with grpc.insecure_channel(f"127.0.0.1:{ready.read_text()}") as channel:
             stub = registry_pb2_grpc.BotRegistryStub(channel)
             bot = stub.RegisterBot(registry_pb2.RegisterBotRequest(spec=othello_spec("carols")),

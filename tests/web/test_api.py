@@ -24,6 +24,7 @@ from arena.services.web.shared import FRESH_S
 from arena.text import MAX_MESSAGE_CHARS
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 from tests.observability.test_stack import scrape, total
+from tests.support.processes import wait_for_file
 from tests.web.conftest import USER_TOKEN, Http, WebStack, register, wait_for_ladder
 
 
@@ -842,11 +843,8 @@ def another_gateway(web: WebStack, tmp_path: Path, **settings: str,
          "--ready-file", str(ready)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 30
-        while not ready.exists():
-            assert process.poll() is None, process.stdout.read() if process.stdout else ""
-            assert time.monotonic() < deadline, "the web gateway did not start"
-            time.sleep(0.05)
+        wait_for_file(ready, process, 30,
+                      lambda: process.stdout.read() if process.stdout else "")
         yield process, Http(f"http://127.0.0.1:{ready.read_text()}")
     finally:
         if process.poll() is None:

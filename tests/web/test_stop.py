@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 from arena.services.common.server import STUCK_EXIT_CODE
+
+from tests.support.processes import signal_when_ready
 
 # A gateway whose application hangs in its shutdown, blocking the event loop itself.
 GATEWAY_THAT_HANGS_IN_ITS_STOP = """
@@ -39,18 +37,6 @@ asyncio.run(server.serve(sockets=[sock]))
 
 
 def test_a_gateway_whose_stop_hangs_ends_with_every_threads_stack(tmp_path: Path) -> None:
-    ready = tmp_path / "port"
-    process = subprocess.Popen([sys.executable, "-c", GATEWAY_THAT_HANGS_IN_ITS_STOP,
-                                str(ready)], stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            assert process.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == STUCK_EXIT_CODE, err[-3000:]
+    code, err = signal_when_ready(GATEWAY_THAT_HANGS_IN_ITS_STOP, tmp_path / "port")
+    assert code == STUCK_EXIT_CODE, err[-3000:]
     assert "still stopping after 1 s" in err and "in never_returns" in err
