@@ -163,6 +163,16 @@ def ladder_info(sdk: ArenaClient, ladder_id: str) -> ladder_pb2.LadderInfo:
         return next(info for info in sdk.iter_ladders() if info.id == ladder_id)
 
 
+def ladder_matches(sdk: ArenaClient, ladder_id: str) -> list[match_pb2.Match]:
+    """The ladder's games in game order (GetStandings' match ids); oldest first where
+    GetStandings refuses (the ladder list carries no match ids)."""
+    try:
+        ids = list(sdk.get_standings(ladder_id).ladder.match_ids)
+    except InvalidArgumentError:
+        return list(reversed(list(sdk.iter_matches(ladder_id=ladder_id))))
+    return [sdk.get_match(match_id) for match_id in ids]
+
+
 def run_ladder(sdk: ArenaClient, args: argparse.Namespace, names: tuple[str, str]
                ) -> ladder_pb2.LadderInfo:
     fixed = args.fixed
@@ -363,7 +373,7 @@ def play(running: Launcher, args: argparse.Namespace, names: tuple[str, str]) ->
                                           protocol=bots_pb2.ProtocolEngine(engine=args.engine)))
         started = time.monotonic()
         ladder = run_ladder(sdk, args, names)
-        matches = [sdk.get_match(m) for m in ladder.match_ids]
+        matches = ladder_matches(sdk, ladder.id)
         report(matches, names, ladder, args)
         if args.keep_games is not None:
             keep_games(args.keep_games, matches, args.bot)

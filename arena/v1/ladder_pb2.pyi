@@ -311,7 +311,13 @@ class LadderInfo(_message.Message):
     @_builtins.property
     def config(self) -> Global___LadderConfig: ...
     @_builtins.property
-    def match_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def match_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The match of each game scheduled so far, in game order: in the answers of
+        CreateLadder, GetStandings and CancelLadder. ListLadders and WatchLadder leave it
+        empty (a ladder may have 20,000 games; an event per game carrying them all would
+        grow with the ladder): read the games with GetStandings or ListMatches' ladder filter.
+        """
+
     @_builtins.property
     def created_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -520,7 +526,9 @@ class LadderProgress(_message.Message):
     finished_match_id: _builtins.str
     """The match that just finished, if any."""
     @_builtins.property
-    def ladder(self) -> Global___LadderInfo: ...
+    def ladder(self) -> Global___LadderInfo:
+        """The ladder's state after the event, without its match ids."""
+
     def __init__(
         self,
         *,

@@ -357,8 +357,9 @@ class Ladders:
                                                self.store.results(info.id)))
         return info
 
-    def info(self, ladder_id: str) -> ladder_pb2.LadderInfo:
-        return self.with_sprt(self.store.get(ladder_id))
+    def info(self, ladder_id: str, with_games: bool = True) -> ladder_pb2.LadderInfo:
+        """The ladder; ``with_games``, with the match id of each game scheduled so far."""
+        return self.with_sprt(self.store.get(ladder_id, with_games))
 
     def reconcile(self, ladder_id: str) -> int:
         """Count every finished match of a ladder that is not counted yet (a safety net for
@@ -440,7 +441,7 @@ class Ladders:
         filled: paging.Page[ladder_pb2.LadderInfo] = paging.Page(size)
         for taken, ladder_id in enumerate(ids, 1):
             try:
-                full = filled.add(self.info(ladder_id))
+                full = filled.add(self.info(ladder_id, with_games=False))
             except NotFoundError:
                 continue
             if full and taken < len(ids):

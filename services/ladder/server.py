@@ -64,7 +64,8 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
     def WatchLadder(
         self, request: ladder_pb2.WatchLadderRequest, context: grpc.ServicerContext
     ) -> Iterator[ladder_pb2.LadderProgress]:
-        """The ladder now, then one message per counted result, then the final state.
+        """The ladder now, then one message per counted result, then the final state, each
+        without the ladder's match ids (up to 20,000: read once with ``GetStandings``).
 
         The watch ends on the progress stream's own ``status`` entry, never on the ladder's
         status field: the last count sets that field and appends its ``match_id`` entry in
@@ -86,15 +87,16 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
                     last = entry_id
                     match_id = fields.get(b"match_id")
                     if match_id is not None:
-                        yield ladder_pb2.LadderProgress(ladder=self.ladders.info(ladder_id),
-                                                        finished_match_id=match_id.decode())
+                        yield ladder_pb2.LadderProgress(
+                            ladder=self.ladders.info(ladder_id, with_games=False),
+                            finished_match_id=match_id.decode())
                     elif b"status" in fields:  # the ladder's last entry: finished or cancelled
                         ended = True
                         break
                 if ended:
                     break
         if ended:
-            yield ladder_pb2.LadderProgress(ladder=self.ladders.info(ladder_id))
+            yield ladder_pb2.LadderProgress(ladder=self.ladders.info(ladder_id, with_games=False))
 
 
 def create_service(config: Config, follower: FollowerConfig | None = None) -> ServiceParts:

@@ -200,26 +200,29 @@ class LadderStore:
         raw: Any = self.client.hgetall(keys.ladder(ladder_id, "games"))
         return {int(index): match_id.decode() for index, match_id in raw.items()}
 
-    def get(self, ladder_id: str) -> ladder_pb2.LadderInfo:
-        """The ladder with its current status, counters and match ids (in game order)."""
+    def get(self, ladder_id: str, with_games: bool = True) -> ladder_pb2.LadderInfo:
+        """The ladder with its current status, counters and, ``with_games``, match ids (in
+        game order: as many as the ladder has games, up to 20,000, so a caller that does not
+        show them leaves them out)."""
         with self.client.pipeline(transaction=False) as pipe:
             pipe.hgetall(keys.ladder(ladder_id))
-            pipe.hgetall(keys.ladder(ladder_id, "games"))
-            fields, games = pipe.execute()
-        return _decode_info(ladder_id, fields, games)
+            if with_games:
+                pipe.hgetall(keys.ladder(ladder_id, "games"))
+            fields, *games = pipe.execute()
+        return _decode_info(ladder_id, fields, games[0] if games else {})
 
     def snapshot(self, ladder_id: str) -> tuple[ladder_pb2.LadderInfo, bytes]:
-        """The ladder and the id of the newest progress entry its state includes, read in
-        one transaction: following the progress stream after that id then neither repeats
-        a counted result nor misses one (a count writes the state and its entry atomically).
+        """The ladder without its match ids and the id of the newest progress entry its
+        state includes, read in one transaction: following the progress stream after that
+        id then neither repeats a counted result nor misses one (a count writes the state
+        and its entry atomically).
         """
         with self.client.pipeline(transaction=True) as pipe:
             pipe.hgetall(keys.ladder(ladder_id))
-            pipe.hgetall(keys.ladder(ladder_id, "games"))
             pipe.xrevrange(keys.ladder(ladder_id, "progress"), count=1)
-            fields, games, newest = pipe.execute()
+            fields, newest = pipe.execute()
         last: bytes = newest[0][0] if newest else b"0-0"
-        return _decode_info(ladder_id, fields, games), last
+        return _decode_info(ladder_id, fields, {}), last
 
     def status(self, ladder_id: str) -> int:
         raw = self.client.hget(keys.ladder(ladder_id), "status")
