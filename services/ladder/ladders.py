@@ -237,6 +237,8 @@ class Ladders:
         self._plans: LruCache[str, Plan] = LruCache(PLANS_KEPT)
         self._tables: LruCache[str, tuple[object, list[ladder_pb2.StandingRow],
                                           list[ladder_pb2.HeadToHead]]] = LruCache(TABLES_KEPT)
+        self._tests: LruCache[tuple[str, int, int, int], ladder_pb2.SprtState] = LruCache(
+            TABLES_KEPT)
 
     def plan(self, ladder_id: str) -> Plan:
         found = self._plans.get(ladder_id)
@@ -351,10 +353,18 @@ class Ladders:
 
     def with_sprt(self, info: ladder_pb2.LadderInfo) -> ladder_pb2.LadderInfo:
         """``info`` with its SPRT test: the stored verdict once decided, else the test on
-        the results counted so far (other formats are returned as they are)."""
-        if info.config.format == ladder_pb2.LADDER_FORMAT_SPRT and not info.HasField("sprt"):
-            info.sprt.CopyFrom(sprt.sprt_state(info.config, self.store.planned_games(info.id),
-                                               self.store.results(info.id)))
+        the results counted so far (other formats are returned as they are). The test reads
+        every counted result, and every watcher of the ladder asks for it after each game:
+        it is kept for as long as the ladder's counters stay the same (a count moves
+        ``games_done``, a replayed void game ``games_total`` too)."""
+        if info.config.format != ladder_pb2.LADDER_FORMAT_SPRT or info.HasField("sprt"):
+            return info
+        progress = (info.id, info.games_done, info.games_void, info.games_total)
+        state = self._tests.get(progress)
+        if state is None:
+            state = self._tests.put(progress, sprt.sprt_state(
+                info.config, self.store.planned_games(info.id), self.store.results(info.id)))
+        info.sprt.CopyFrom(state)
         return info
 
     def info(self, ladder_id: str, with_games: bool = True) -> ladder_pb2.LadderInfo:
