@@ -782,6 +782,40 @@ def test_the_match_list_pages_with_load_more(web: WebStack, page: Any) -> None:
             web.client.delete_match(match_id)
 
 
+def test_a_ladder_page_lists_every_game_a_page_at_a_time(web: WebStack, page: Any) -> None:
+    """A ladder page showed its newest 200 games and no way to the rest (a ladder may have
+    20,000). It now pages with 'Load more' as the match list does. The page asks for 50
+    games a page; the test ladder has 12, so the browser's requests are rewritten to ask
+    for 5 (the server, its pages and tokens are real), and every game must be listed once,
+    in the API's order."""
+    ladder_games = list(web.client.get_standings(web.ladder_id).ladder.match_ids)
+    expected, token = [], ""
+    while True:
+        answer = web.http.json(f"/api/matches?ladder={web.ladder_id}&limit=5"
+                               + (f"&page_token={token}" if token else ""))
+        expected += [m["id"] for m in answer["matches"]]
+        token = answer["next_page_token"]
+        if not token:
+            break
+    asked: list[str] = []
+
+    def five_a_page(route: Any) -> None:
+        asked.append(route.request.url)
+        route.continue_(url=route.request.url.replace("limit=50", "limit=5"))
+
+    page.route(re.compile(r".*/api/matches\?ladder=.*"), five_a_page)
+    open_page(page, f"{web.url}/ladders/{web.ladder_id}")
+    page.wait_for_selector("tr[data-match]")
+    assert page.eval_on_selector_all("tr[data-match]", "rs => rs.length") == 5
+    while page.query_selector(".more-button"):
+        shown = page.eval_on_selector_all("tr[data-match]", "rs => rs.length")
+        page.click(".more-button button")
+        page.wait_for_selector(f"tbody tr[data-match]:nth-child({shown + 1})")
+    listed = page.eval_on_selector_all("tr[data-match]", "rs => rs.map(r => r.dataset.match)")
+    assert listed == expected and sorted(listed) == sorted(ladder_games)
+    assert len(ladder_games) == 12 and all("limit=50" in url for url in asked)
+
+
 def test_every_bot_can_be_listed_and_picked_past_the_first_page(web: WebStack,
                                                                  page: Any) -> None:
     """/bots showed the first 200 bots and left the rest out without a word, and the New

@@ -5,12 +5,13 @@ import { act, newRequestId } from "../actions.js";
 import { SHARED_ANSWER_MS, getJSON, send, stream } from "../api.js";
 import { eloChart } from "../charts.js";
 import {
-  ago, badge, botLink, duration, h, int, ladderLink, matchLink, notice, pct, progressBar,
-  replace, setTitle, shortId, signed, table, timeCell,
+  ago, badge, botLink, duration, h, int, ladderLink, matchLink, notice, pageOfRows, pct,
+  progressBar, replace, setTitle, shortId, signed, table, timeCell,
 } from "../dom.js";
 import { ADJUDICATE_LABEL, adjudicateInput, resultCell } from "./matches.js";
 
 const SUITES = ["othello-balanced", "international", "gomoku-balanced15", "none"];
+const GAMES_PAGE = 50; // a ladder page's games a page (the match list's page)
 
 export async function ladderList(main) {
   setTitle("Ladders");
@@ -273,15 +274,28 @@ class LadderView {
       h("p", { class: "muted small" }, "Row bot's wins-draws-losses against the column bot."));
   }
 
-  async loadGames() {
-    const data = await getJSON(`/api/matches?ladder=${encodeURIComponent(this.id)}&limit=200`);
-    const rows = data.matches.map((m) => h("tr", {},
+  /** The ladder's games, newest first, a page at a time ("Load more" adds the next after
+   * them, as on the match list): a ladder may have 20,000. A reload shows the first page. */
+  async loadGames(token = "") {
+    const query = new URLSearchParams({ ladder: this.id, limit: String(GAMES_PAGE) });
+    if (token) query.set("page_token", token);
+    const data = await getJSON(`/api/matches?${query}`);
+    const rows = data.matches.map((m) => h("tr", { "data-match": m.id },
       h("td", { class: "hide-narrow" }, matchLink(m.id)), h("td", { class: "name" }, botLink(m.black)),
       h("td", { class: "name" }, botLink(m.white)), resultCell(m),
       h("td", { class: "hide-narrow nowrap" }, timeCell(m.finished_at || m.created_at))));
-    replace(this.parts.games, h("h2", {}, `Games (${data.matches.length}${data.next_page_token ? "+" : ""})`),
-      rows.length ? table([{ text: "Match", attrs: { class: "hide-narrow" } }, "Black", "White", "Result", { text: "When", attrs: { class: "hide-narrow" } }], rows)
-        : h("p", { class: "empty" }, "No games yet."));
+    if (!token) {
+      this.parts.gameList = h("div");
+      const ladder = this.standings.ladder;
+      replace(this.parts.games, h("h2", {}, "Games"),
+        h("p", { class: "muted small" }, `${int(ladder.games_done)} of ${int(ladder.games_total)} played, newest first.`),
+        this.parts.gameList);
+    }
+    pageOfRows(this.parts.gameList, {
+      first: !token, rows, empty: "No games yet.", nextToken: data.next_page_token,
+      more: (next) => this.loadGames(next),
+      headers: [{ text: "Match", attrs: { class: "hide-narrow" } }, "Black", "White", "Result", { text: "When", attrs: { class: "hide-narrow" } }],
+    });
   }
 
   follow() {
