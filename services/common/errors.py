@@ -9,6 +9,7 @@ Anything unexpected becomes INTERNAL with the exception logged: never UNKNOWN.
 
 from __future__ import annotations
 
+import collections
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -130,19 +131,36 @@ def map_errors(details: grpc.HandlerCallDetails) -> Wrap:
     return _map_errors
 
 
-# Redis errors that mean "not reachable right now": the client should retry later.
-_REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError)
+# Redis errors that mean "not reachable right now": the client should retry later. The
+# order matters: BusyLoadingError is a ConnectionError.
+_REDIS_DOWN = ((redis.BusyLoadingError, "Redis is loading its data"),
+               (redis.TimeoutError, "Redis did not answer in time"),
+               (redis.ConnectionError, "no connection to Redis"))
+# Trailing metadata that tells a client's gRPC not to retry the call (gRFC A6: a negative
+# pushback). A call that waited out Redis's read timeout would only wait it out again,
+# and the client's deadline would then hide the cause.
+_NO_RETRY = (("grpc-retry-pushback-ms", "-1"),)
+
+
+class _Status(collections.namedtuple("_Status", ("code", "details", "trailing_metadata")),
+              grpc.Status):
+    """A status to abort with, as ``rpc_status.to_status`` builds it, with more metadata."""
 
 
 def _abort(exc: Exception, context: grpc.ServicerContext) -> None:
     if context.code() is not None:  # type: ignore[attr-defined]  # the handler aborted on purpose: keep its status
         raise exc
-    if isinstance(exc, _REDIS_DOWN):
-        exc = UnavailableError(f"storage unavailable ({type(exc).__name__}); retry in a few "
-                               "seconds")
+    stalled = isinstance(exc, redis.TimeoutError)
+    for kind, what in _REDIS_DOWN:
+        if isinstance(exc, kind):
+            exc = UnavailableError(f"{what} ({type(exc).__name__}); retry in a few seconds")
+            break
     if status_code_for(exc) is grpc.StatusCode.INTERNAL:
         log.exception("unexpected error in handler")
-    context.abort_with_status(to_status(exc))
+    status = to_status(exc)
+    if stalled:
+        status = _Status(status.code, status.details, (*status.trailing_metadata, *_NO_RETRY))
+    context.abort_with_status(status)
 
 
 _map_errors = catching(_abort)

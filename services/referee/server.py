@@ -17,7 +17,11 @@ from arena.services.common.quotas import Quotas
 from arena.services.common.runner import ServiceParts
 from arena.services.referee import matches
 from arena.services.referee.loop import RefereeLoop
-from arena.services.referee.status import QueueCollector, StatusServicer
+from arena.services.referee.status import (
+    STATUS_REDIS_TIMEOUT_S,
+    QueueCollector,
+    StatusServicer,
+)
 from arena.services.referee.watch import watch_match
 from prometheus_client import REGISTRY
 
@@ -132,7 +136,11 @@ def create_service(config: Config) -> ServiceParts:
                        lambda owner: quotas.of(owner).cap("running_matches"))
     loop.start()
     servicer = RefereeServicer(client, cache, bots, quotas)
-    status = StatusServicer(client, loop.referee_id, config.registry, config.match_idle_ms,
+    # The status is what an operator asks for when something is wrong: it waits less for
+    # Redis than the loops do, so that a stalled Redis is named within seconds.
+    looks = redis.Redis.from_url(config.redis_url, socket_timeout=STATUS_REDIS_TIMEOUT_S,
+                                 socket_connect_timeout=STATUS_REDIS_TIMEOUT_S)
+    status = StatusServicer(looks, loop.referee_id, config.registry, config.match_idle_ms,
                             peers.addresses.credentials())
     MATCHES_RUNNING.set_function(lambda: len(loop.active_matches))
     queue_figures = QueueCollector(client, cache, loop.referee_id)
@@ -143,5 +151,5 @@ def create_service(config: Config) -> ServiceParts:
         [lambda s: referee_pb2_grpc.add_RefereeServicer_to_server(servicer, s),
          lambda s: status_pb2_grpc.add_StatusServicer_to_server(status, s)],
         names,
-        [loop.stop, peers.close, lambda: REGISTRY.unregister(queue_figures)],
+        [loop.stop, peers.close, looks.close, lambda: REGISTRY.unregister(queue_figures)],
     )

@@ -21,7 +21,9 @@ SERVICE_NAME = registry_pb2.DESCRIPTOR.services_by_name["BotRegistry"].full_name
 
 def create_service(config: Config) -> ServiceParts:
     preset_configs()  # import both engines now: a broken engine fails startup, not a request
-    client = redis.Redis.from_url(config.redis_url, socket_timeout=10)
+    # redis-py's 5 s read timeout, as every service: past the callers' 10 s deadline a
+    # stalled Redis reached them as a registry that 'did not answer in time'.
+    client = redis.Redis.from_url(config.redis_url)
     referee = peer_client(config) if config.referee else None
     servicer = BotRegistryServicer(BotStore(client), Quotas.from_config(config, client),
                                    referee, EgressPolicy.parse(config.external_allow),

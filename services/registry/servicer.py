@@ -12,6 +12,7 @@ the same `arena bot update` twice, never makes versions that differ only in numb
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -19,13 +20,14 @@ import grpc
 from arena.clients.sdk import ArenaClient
 from arena.services.common.auth import Principal, current_principal
 from arena.services.common.egress import EgressPolicy, EgressRefused, split_address
-from arena.services.common.protocol.bots import BotFilter, BotStore
+from arena.services.common.protocol.bots import BotFilter, BotStore, folded_name
 from arena.services.common.quotas import Quotas
 
 from arena.bots import apply_preset, check_spec, content_hash, list_presets, new_version
 from arena.bots.spec import config_from_struct
 from arena.bots.validation import validate_bot_name
 from arena.errors import (
+    AlreadyExistsError,
     FailedPreconditionError,
     FieldViolation,
     InvalidArgumentError,
@@ -44,6 +46,24 @@ class _Unchanged(Exception):  # a signal out of BotStore.append, not an error
     def __init__(self, latest: bots_pb2.BotVersion) -> None:
         super().__init__(latest.spec.name)
         self.latest = latest
+
+
+@functools.cache
+def _presets_by_folded_name() -> dict[str, str]:
+    return {folded_name(preset.name): preset.name for preset in list_presets()}
+
+
+def _keep_presets_names(name: str, from_preset: str, caller: Principal) -> None:
+    """Refuse a new bot named as a preset, or folding to a preset's name: `arena play
+    --bot NAME` plays the preset, and in ladders and standings such a bot would pass for
+    one. An admin may register a preset as the bot of its own name (`make demo` does)."""
+    preset = _presets_by_folded_name().get(folded_name(name))
+    if preset is None or (caller.is_admin and name == preset == from_preset):
+        return
+    clash = "is a preset's" if name == preset else f"reads as the preset {preset!r}"
+    raise AlreadyExistsError(
+        f"the bot name {name!r} {clash} (`arena bot presets`): a preset's name is kept "
+        "for the preset, so that no bot passes for one; choose another")
 
 
 def _require_name(name: str, field: str) -> None:
@@ -76,6 +96,7 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
         offered = self._offers() if spec.WhichOneof("engine") == "protocol" else []
         spec = self._engine_game(spec, offered)
         check_spec(spec)
+        _keep_presets_names(spec.name, request.from_preset, caller)
         spec = self._reachable(spec, offered)
         return self._store.create(new_version(spec, 1, owner, datetime.now(UTC)),
                                   self._bot_bytes(owner))

@@ -138,6 +138,19 @@ def test_invalid_registration_is_one_line_naming_the_field(
         f"width={'9' * 5000}")
 
 
+def test_a_preset_s_name_is_refused_in_one_line(
+        arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
+    """`arena play --bot arena-strong` plays the preset: a user's bot of that name (a
+    lab-beginner bot, say) passed for it in ladders and standings."""
+    for name, clash in (("arena-strong", "is a preset's"),
+                        ("Arena-Strong", "reads as the preset 'arena-strong'")):
+        err = fails(capsys, "register", "--name", name, "--from-preset", "lab-beginner")
+        assert err == (f"arena: error: the bot name {name!r} {clash} (`arena bot presets`): "
+                       "a preset's name is kept for the preset, so that no bot passes for "
+                       "one; choose another\n")
+    assert run_json(capsys, "list")["bots"] == []
+
+
 def test_an_unknown_parameter_names_the_known_ones_and_the_closest(
         arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
     """Each game names its search depth its own way: `--depth` on arena-gomoku, or

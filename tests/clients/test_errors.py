@@ -316,8 +316,8 @@ def test_a_service_without_its_redis_says_so_not_that_it_is_unreachable(
             target = servers[role].target
             result = run_arena(*command, env={f"ARENA_{role.upper()}": target,
                                               "ARENA_TOKEN": ADMIN_TOKEN})
-            assert_one_line_error(result, f"{role} at {target} cannot answer now: storage "
-                                          "unavailable (ConnectionError); retry in a few")
+            assert_one_line_error(result, f"{role} at {target} cannot answer now: no "
+                                          "connection to Redis (ConnectionError); retry in a few")
             assert "unreachable" not in result.stderr, result.stderr
     finally:
         for server in servers.values():

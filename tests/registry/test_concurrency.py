@@ -33,6 +33,29 @@ def test_twenty_concurrent_registrations_of_one_name_have_one_winner(registry: R
     assert stored.version == 1 and stored.content_hash == winner_hash
 
 
+def test_concurrent_registrations_of_names_that_differ_in_case_have_one_winner(
+        registry: Registry) -> None:
+    """The folded name is claimed in the create script that claims the name itself, so no
+    two of 'Rival', 'RIVAL', 'rival', 'ｒｉｖａｌ'... registered at once are both taken."""
+    names = ["rival", "Rival", "RIVAL", "rIVAL", "\uff52\uff49\uff56\uff41\uff4c"] * 4
+
+    def attempt(index: int) -> grpc.StatusCode:
+        spec = othello_spec(names[index], stable_disc_score=index)
+        try:
+            registry.register(spec, token=("alice-token", "bob-token")[index % 2])
+        except grpc.RpcError as error:
+            return error.code()
+        return grpc.StatusCode.OK
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        codes = list(pool.map(attempt, range(len(names))))
+    assert codes.count(grpc.StatusCode.OK) == 1, codes
+    assert codes.count(grpc.StatusCode.ALREADY_EXISTS) == len(names) - 1, codes
+    listed = registry.call("ListBots", registry_pb2.ListBotsRequest())
+    assert isinstance(listed, registry_pb2.ListBotsResponse)
+    assert len(listed.bots) == 1
+
+
 def test_concurrent_updates_each_get_their_own_version(registry: Registry) -> None:
     registry.register(othello_spec("busy"))
 

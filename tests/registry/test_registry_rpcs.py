@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import grpc
 import pytest
@@ -10,8 +11,9 @@ import redis
 from arena.services.common.config import Config
 from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.protocol import keys
+from arena.services.common.protocol.bots import BotStore
 
-from arena.bots import builtin_config
+from arena.bots import builtin_config, new_version
 from arena.engine import gomoku, othello
 from arena.v1 import bots_pb2, common_pb2, registry_pb2, registry_pb2_grpc
 from tests.registry.conftest import (
@@ -22,7 +24,7 @@ from tests.registry.conftest import (
     othello_spec,
     png_bytes,
 )
-from tests.support.servers import serve
+from tests.support.servers import ADMIN_TOKEN, serve
 
 
 def _get(registry: Registry, name: str, version: int = 0) -> bots_pb2.BotVersion:
@@ -196,6 +198,53 @@ def test_a_name_that_reads_as_another_bot_s_is_taken(
     finally:
         channel.close()
         restarted.stop()
+
+
+@pytest.mark.parametrize(("name", "clash"), [
+    ("arena-strong", "is a preset's"),
+    ("Arena-Strong", "reads as the preset 'arena-strong'"),
+    ("\uff34\uff45\uff52\uff52\uff41", "reads as the preset 'terra'"),  # full-width
+    ("sharpmoku-hard", "is a preset's"),  # a gomoku preset's name, for an othello bot
+], ids=["exact", "capital", "full-width", "other-game"])
+def test_a_preset_s_name_is_kept_for_the_preset(registry: Registry, name: str,
+                                                clash: str) -> None:
+    """Bob registered 'arena-strong' (or 'Arena-Strong') as a bot of his own: `arena play
+    --bot arena-strong` played the preset, while ladders and standings showed his bot
+    under the preset's name."""
+    with pytest.raises(grpc.RpcError) as caught:
+        registry.register(othello_spec(name), token="bob-token")
+    assert caught.value.code() == grpc.StatusCode.ALREADY_EXISTS
+    assert caught.value.details() == (
+        f"the bot name {name!r} {clash} (`arena bot presets`): a preset's name is kept for "
+        "the preset, so that no bot passes for one; choose another")
+
+
+def test_an_admin_registers_a_preset_as_the_bot_of_its_name(registry: Registry) -> None:
+    """`make demo` plays the presets as bots of their own names; a user may not, even
+    as the preset itself (an update would then change what the name plays)."""
+    bot = registry.register(bots_pb2.BotSpec(name="terra"), ADMIN_TOKEN, from_preset="terra")
+    assert (bot.spec.name, bot.spec.preset, bot.owner) == ("terra", "terra", "root")
+    for spec, preset, token in ((bots_pb2.BotSpec(name="lucy"), "lucy", "bob-token"),
+                                (othello_spec("lucy"), "", ADMIN_TOKEN),
+                                (bots_pb2.BotSpec(name="Ryo"), "ryo", ADMIN_TOKEN)):
+        with pytest.raises(grpc.RpcError) as caught:  # only as that very preset
+            registry.register(spec, token, from_preset=preset)
+        assert caught.value.code() == grpc.StatusCode.ALREADY_EXISTS, spec
+
+
+def test_a_bot_stored_under_a_preset_s_name_before_keeps_working(
+        registry: Registry, redis_client: redis.Redis) -> None:
+    """Refusing preset names applies to new bots: one registered before stays readable,
+    and its owner may update and retire it."""
+    BotStore(redis_client).create(new_version(othello_spec("madoka"), 1, "alice",
+                                              datetime.now(UTC)))
+    assert _get(registry, "madoka").owner == "alice"
+    assert _update(registry, othello_spec("madoka", stable_disc_score=2)).version == 2
+    with pytest.raises(grpc.RpcError) as caught:  # the name is still taken by the bot
+        registry.register(othello_spec("madoka"), token="bob-token")
+    assert caught.value.code() == grpc.StatusCode.ALREADY_EXISTS
+    retired = registry.call("RetireBot", registry_pb2.RetireBotRequest(name="madoka"))
+    assert isinstance(retired, bots_pb2.BotVersion) and retired.retired
 
 
 def test_list_filters_by_game_owner_prefix_and_retired(registry: Registry) -> None:

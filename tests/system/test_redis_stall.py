@@ -94,6 +94,32 @@ def test_status_does_not_count_ladders_it_cannot_read(tmp_path: Path) -> None:
     assert lines[2].endswith("did not answer in time)"), lines
 
 
+def test_status_names_a_stalled_redis_within_seconds(tmp_path: Path) -> None:
+    """`arena status` while the durable Redis does not answer. Before, it printed after
+    some 20 s that the referee, then the ladder service, 'did not answer in time': the
+    two were asked one after the other, each answered UNAVAILABLE only after its Redis
+    read timed out (5 s), and gRPC retried that until the call's 10 s deadline."""
+    with launcher(home=tmp_path, workers=1, analysts=0, env=dict(FAST_ENV),
+                  admin_token=ADMIN_TOKEN) as stack:
+        assert stack.durable is not None and stack.durable.pid is not None
+        env = dict(os.environ, ARENA_HOME=str(tmp_path), ARENA_TOKEN=ADMIN_TOKEN)
+        with stalled(stack.durable.pid):
+            started = time.monotonic()
+            printed = subprocess.run([sys.executable, "-m", "arena.clients", "status"],
+                                     capture_output=True, text=True, timeout=60, env=env)
+            took = time.monotonic() - started
+    # The command's own start (imports) is most of it; the parts are asked at once, each
+    # for at most 3 s.
+    assert took < 12, f"arena status took {took:.1f} s: {printed.stdout}"
+    assert printed.returncode == 1, printed.stderr
+    lines = printed.stdout.splitlines()
+    assert lines[0] == "services: registry up  referee up  ladder up", lines
+    assert lines[1].startswith("no picture of workers, queues and matches: referee at "), lines
+    assert lines[1].endswith(" cannot answer now: Redis did not answer in time "
+                             "(TimeoutError); retry in a few seconds"), lines
+    assert lines[2].startswith("ladders running: unknown (ladder at "), lines
+
+
 def test_a_stalled_cache_costs_no_bot_its_game(tmp_path: Path) -> None:
     """The shared transposition cache is an optimisation: while its Redis does not answer,
     moves are searched. Before, each probe waited out the read timeout inside the bot's
