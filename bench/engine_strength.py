@@ -47,7 +47,6 @@ from arena.services.common.launcher import Launcher
 from arena.services.worker.engines import load_catalog
 
 from arena.bots import builtin_config as stored_config
-from arena.bots.presets import merge_config
 from arena.bots.spec import config_to_struct
 from arena.errors import InvalidArgumentError
 from arena.games import game
@@ -124,16 +123,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def builtin_config(name: str, preset: str, move_ms: int,
-                   overrides: dict[str, object]) -> dict[str, object]:
-    """The preset's config with the ``--set`` parameters (the registry checks them)."""
+def preset_overrides(name: str, preset: str, move_ms: int,
+                     overrides: dict[str, object]) -> dict[str, object]:
+    """What the bot changes in its preset's config: the ``--set`` parameters (the registry
+    checks them), and the preset's own time cap, which must not be stricter than the
+    match's."""
     presets = game(name).engine().presets
     if preset not in presets:
         raise SystemExit(f"no {name} preset {preset!r}; presets: {', '.join(sorted(presets))}")
-    config = merge_config(presets[preset], overrides)
-    if "time_ms" in config:  # the preset's own cap must not be stricter than the match's
-        config["time_ms"] = move_ms
-    return config
+    changes = dict(overrides)
+    if "time_ms" in presets[preset]:
+        changes["time_ms"] = move_ms
+    return changes
 
 
 def at(config: dict[str, object], path: str) -> object:
@@ -358,11 +359,11 @@ def play(running: Launcher, args: argparse.Namespace, names: tuple[str, str]) ->
                      ladder=running.target("ladder"), token=running.admin_token) as sdk:
         wait_for_engine(sdk, args.engine)
         kind = KINDS[args.game]
-        config = builtin_config(args.game, args.bot, args.move_ms, args.overrides)
-        try:
-            version = sdk.register_bot(bots_pb2.BotSpec(name=args.bot, game=kind,
-                                                        builtin=bots_pb2.BuiltinEngine(
-                                                            config=config_to_struct(config))))
+        changes = preset_overrides(args.game, args.bot, args.move_ms, args.overrides)
+        try:  # the preset as the bot of its name, which only an admin may register
+            version = sdk.register_bot(
+                bots_pb2.BotSpec(name=args.bot, game=kind, builtin=bots_pb2.BuiltinEngine(
+                    config=config_to_struct(changes))), from_preset=args.bot)
         except InvalidArgumentError as exc:
             raise SystemExit(f"the built-in bot's config was refused: {exc}") from None
         if args.settings:
