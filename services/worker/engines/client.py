@@ -348,11 +348,16 @@ class RunQueueWait:
     exactly its wait. It also counts what an engine's threads wait for one another when
     it runs more of them than it gets cores, but a thread waits for a sibling only while
     that sibling runs, and that is CPU time the move is charged: within its CPU limit.
-    A thread that ends during the move takes the wait it did since the last look with it
-    (the engine is credited less, never more). The kernel adds a wait to a thread's count
-    when the thread gets a CPU, so a wait under way is seen only then: the worker's
-    deadline may lag by it, which the wall guard's slack (``WALL_SLACK_MS``, 2 s)
-    absorbs; the answer's figure, read after the engine printed it, has it all."""
+
+    It is read when the move begins and when it ends, and in between only once the
+    worker's deadline has passed (at every look from then on, every ``STOP_POLL_S``): a
+    read costs some 0.2-0.5 ms, and most moves end well before. So a thread that ends
+    during the move takes its wait since the last read with it (the engine is credited
+    less, never more; engines keep their search threads from move to move). The kernel
+    adds a wait to a thread's count when the thread gets a CPU, so a wait under way is
+    seen only then: the worker's deadline may lag by it, which the wall guard's slack
+    (``WALL_SLACK_MS``, 2 s) absorbs; the answer's figure, read after the engine printed
+    it, has it all."""
 
     process: EngineProcess
     most_ms: float  # the most the worker's wait is put back by
