@@ -235,9 +235,10 @@ class MoveResult(_message.Message):
     """
     queued_ms: _builtins.int
     """Of worker_time_ms, how long that thread was ready to run but waited for a CPU (the
-    kernel's run-queue delay: other processes of a busy machine), milliseconds; set with
-    cpu_ms where the kernel reports it. The referee's wall-clock guard of a move timed on
-    CPU does not count it.
+    kernel's run-queue delay: other processes of a busy machine), milliseconds; for a
+    protocol engine, the delay of its thread that waited most; set with cpu_ms where the
+    kernel reports it. The referee's wall-clock guard of a move timed on CPU does not
+    count it.
     """
     @_builtins.property
     def move(self) -> _common_pb2.Move: ...

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from arena.services.common import pids
 from arena.services.worker.engines import view as view_module
+from arena.services.worker.engines.cgroups import name_prefix
 from arena.services.worker.engines.client import PlayLimits
 from arena.services.worker.engines.failures import EngineFailure, FailureReason
 from arena.services.worker.engines.pool import EnginePool
@@ -294,17 +296,52 @@ def test_a_worker_removes_the_groups_of_dead_workers(sandbox: Sandbox) -> None:
     if not sandbox.protections.cgroups:
         assert "no writable cgroup" in sandbox.protections.cgroup_note
         return
-    # A child process makes a group and dies: its group is stale.
+    # A child process makes a group, named as a worker names them, and one named as an
+    # older version did (its pid alone), and dies: both are stale.
     hierarchy = next(iter(sandbox.protections.cgroups.values()))
     pid = os.fork()
     if pid == 0:
+        (hierarchy.parent / f"{name_prefix()}1").mkdir()
         (hierarchy.parent / f"arena-engine-{os.getpid()}-1").mkdir()
         os._exit(0)
+    stamped = pids.stamp(pid)
     os.waitpid(pid, 0)
-    stale = hierarchy.parent / f"arena-engine-{pid}-1"
-    assert stale.is_dir()
+    stale = [hierarchy.parent / f"{name_prefix(stamped)}1",
+             hierarchy.parent / f"arena-engine-{pid}-1"]
+    assert all(group.is_dir() for group in stale)
     fresh = Sandbox(sandbox.protections, root=sandbox.root)
-    assert fresh.stale_groups_removed >= 1 and not stale.exists()
+    assert fresh.stale_groups_removed >= 2 and not any(group.exists() for group in stale)
+
+
+def test_a_process_that_holds_a_dead_workers_pid_does_not_keep_its_groups(
+        sandbox: Sandbox) -> None:
+    """A pid comes round again: the process that holds a dead worker's pid is another
+    process (another start time), and the worker's groups are removed all the same.
+    Those of a worker that runs (the pid's holder itself) stay."""
+    if not sandbox.protections.cgroups:
+        assert "no writable cgroup" in sandbox.protections.cgroup_note
+        return
+    hierarchy = next(iter(sandbox.protections.cgroups.values()))
+    bystander = subprocess.Popen(["sleep", "60"])
+    made: list[Path] = []
+    try:
+        start = pids.start_of(bystander.pid)
+        assert start is not None
+        stale = hierarchy.parent / f"{name_prefix(f'{bystander.pid} {start - 1}')}1"
+        live = hierarchy.parent / f"{name_prefix(pids.stamp(bystander.pid))}1"
+        for group in (stale, live):
+            group.mkdir()
+            made.append(group)
+        Sandbox(sandbox.protections, root=sandbox.root)
+        assert not stale.exists()
+        assert live.is_dir()
+        assert bystander.poll() is None  # the sweep left the pid's holder alone
+    finally:
+        bystander.kill()
+        bystander.wait()
+        for group in made:
+            if group.exists():
+                group.rmdir()
 
 
 # A worker in its own process: starts an engine that writes a file in its folder, says

@@ -50,16 +50,21 @@ _HOG = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() 
 
 @contextmanager
 def cpu_hog(per_core: int = 1, seconds: float = 120.0,
-            cores: set[int] | None = None) -> Iterator[int]:
+            cores: set[int] | None = None, own_sessions: bool = False) -> Iterator[int]:
     """Busy-loop ``per_core`` processes per core (of ``cores``, if given, and only on
     them; else of the machine) while the block runs; each stops by itself after
-    ``seconds`` at the latest and is killed when the block ends. Yields how many."""
+    ``seconds`` at the latest and is killed when the block ends. Yields how many.
+
+    With ``own_sessions`` each hog is a session of its own, as other people's programs
+    are: the kernel's autogroups (``sched_autogroup_enabled``) share a core between
+    sessions first, so hogs in this process's session take no more of it from an engine
+    (a session of its own) than one hog does."""
     code = _HOG.format(seconds=seconds)
     count = per_core * (len(cores) if cores else os.cpu_count() or 2)
     with machine_to_myself():
         hogs = [subprocess.Popen([sys.executable, "-c", code],
                                  preexec_fn=(lambda: os.sched_setaffinity(0, cores))
-                                 if cores else None)
+                                 if cores else None, start_new_session=own_sessions)
                 for _ in range(count)]
         try:
             time.sleep(0.2)  # let them start spinning

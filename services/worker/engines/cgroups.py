@@ -10,9 +10,11 @@ time of all of them (``cpuacct``): a move is charged what the engine's children 
 
 Both cgroup versions are read; each controller (``memory``, ``pids``, ``cpuacct``: in
 version 2 every group's ``cpu.stat``) is used from whichever hierarchy the worker can
-create groups in. Groups are named
-``arena-engine-<worker pid>-<n>``; a worker removes the groups of dead workers when it
-starts (workers that share a machine share its process numbering).
+create groups in. Groups are named ``arena-engine-<worker pid>-<worker start>-<n>``: the
+worker's stamp (``arena.services.common.pids``), its pid and its start time. A worker
+removes the groups of dead workers when it starts (workers that share a machine share its
+process numbering), judging each by its stamp: a pid alone is handed out again, and
+whichever process holds it then would keep a dead worker's group for as long as it runs.
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.services.common import pids
+
 CONTROLLERS = ("memory", "pids", "cpuacct")
 PREFIX = "arena-engine-"
-_GROUP_RE = re.compile(re.escape(PREFIX) + r"(\d+)-\w+")
+# A group's name: the worker's pid and start time, or its pid alone (an older version's).
+_GROUP_RE = re.compile(re.escape(PREFIX) + r"(\d+)-(?:(\d+)-)?\w+")
 _KILL_ROUNDS = 20
 
 
@@ -116,7 +121,7 @@ def _v2_controllers(where: Path) -> list[str]:
 
 def _try_group(hierarchy: Hierarchy) -> bool:
     """Make, limit and remove a probe group: exactly what an engine's group will need."""
-    probe = hierarchy.parent / f"{PREFIX}{os.getpid()}-probe"
+    probe = hierarchy.parent / f"{name_prefix()}probe"
     try:
         if hierarchy.version == 2 and hierarchy.controller != "cpuacct":
             _write(hierarchy.parent / "cgroup.subtree_control", f"+{hierarchy.controller}")
@@ -273,6 +278,24 @@ def _remove_group(group: Path) -> None:
             time.sleep(0.01)
 
 
+def name_prefix(stamped: str | None = None) -> str:
+    """``arena-engine-<pid>-<start>-``: how the names of the groups (and working folders)
+    of the worker of ``stamped`` (``pids.stamp``; by default this process) begin."""
+    pid, start = (stamped or pids.stamp()).split()
+    return f"{PREFIX}{pid}-{start}-"
+
+
+def worker_gone(pid: int, start: str | None) -> bool:
+    """Whether the worker named in a group's (or folder's) name is gone: the process of
+    that pid and start time no longer runs. A name without a start time was made by an
+    older version, which may still run beside this one (a worker of the machine not yet
+    upgraded): it is judged by its pid alone, as that version did, so that its engines
+    are not killed; a reused pid keeps such a group only while its new holder runs."""
+    if start is None:
+        return not alive(pid)
+    return pids.running(f"{pid} {start}") is None
+
+
 def sweep_stale(hierarchies: dict[str, Hierarchy]) -> int:
     """Kill and remove the engine groups whose worker is gone; returns how many."""
     removed = 0
@@ -283,7 +306,8 @@ def sweep_stale(hierarchies: dict[str, Hierarchy]) -> int:
             continue
         for group in children:
             match = _GROUP_RE.fullmatch(group.name)
-            if match is None or not group.is_dir() or alive(int(match.group(1))):
+            if (match is None or not group.is_dir()
+                    or not worker_gone(int(match.group(1)), match.group(2))):
                 continue
             stale = EngineCgroup({hierarchy.controller: (hierarchy, group)})
             stale.kill()

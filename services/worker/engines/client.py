@@ -18,6 +18,11 @@ within its limit.
 An idle machine changes nothing: the share is 1, the engine told its limit. Before an
 engine's first move on a worker its share is probed: a thread kept busy for 50 ms, its CPU
 time over the wall time (``Stretch.probed``).
+
+The wall clock is only the outer guard of such a move, and the time the engine waited,
+ready to run, for a CPU that other processes held is not its fault: the worker waits that
+much longer for the answer (at most twice as long in all) and reports it
+(``RunQueueWait``), and the referee's guard does not count it.
 """
 
 from __future__ import annotations
@@ -50,6 +55,10 @@ HOLD_MARGIN_MS = 30
 # the least it is taken to be (a stalled probe says nothing about the engine's share).
 PROBE_S = 0.05
 MIN_PROBED_SHARE = 0.1
+# The most the wait for an answer timed on CPU is put back by the engine's run-queue
+# delay, as a multiple of that wait: an engine kept off the CPU still loses in bounded
+# time.
+MAX_QUEUED_WAIT = 1.0
 
 
 @dataclass(frozen=True)
@@ -79,8 +88,8 @@ class EngineAnswer:
     """A move the rules allow, what the engine said about its search, how long it took
     (from the command to the answer), the CPU time it used meanwhile (all its processes
     and threads: ``EngineProcess.cpu_seconds``) and its other remarks (MESSAGE, status
-    lines). A move timed on CPU also says the time the engine was told and how long it
-    was held (module docstring)."""
+    lines). A move timed on CPU also says the time the engine was told, how long it was
+    held and how long it waited for a CPU (module docstring)."""
 
     move: int
     search: SearchReport
@@ -89,6 +98,7 @@ class EngineAnswer:
     cpu_ms: float = 0.0
     told_ms: int = 0
     held_ms: float = 0.0
+    queued_ms: float = 0.0
 
 
 class ProtocolClient(ABC, Generic[Request]):
@@ -101,6 +111,7 @@ class ProtocolClient(ABC, Generic[Request]):
         self.process = process
         self._stop: StopFlag | None = None  # the current move's, while it is played
         self._budget: CpuBudget | None = None  # the current move's, if timed on CPU
+        self._queued: RunQueueWait | None = None  # likewise
         self.stretch = Stretch()
 
     @classmethod
@@ -148,7 +159,7 @@ class ProtocolClient(ABC, Generic[Request]):
             with self._awake():
                 return self._timed_move(position_text, history, limits)
         finally:
-            self._stop = self._budget = None
+            self._stop = self._budget = self._queued = None
 
     @contextmanager
     def _awake(self) -> Iterator[None]:
@@ -182,12 +193,15 @@ class ProtocolClient(ABC, Generic[Request]):
                 told = self.stretch.told(limits)
                 self._budget = CpuBudget(self.process, cpu_before, limits.cpu_ms,
                                          time.monotonic() + told.move_time_ms / 1000)
+                self._queued = RunQueueWait.start(
+                    self.process, MAX_QUEUED_WAIT * self._wait_ms(limits))
             answer = self._play(request, told)
             cpu_ms = (self.process.cpu_seconds() - cpu_before) * 1000
             answer = replace(answer, cpu_ms=max(0.0, cpu_ms))
-            if self._budget is not None:
+            if self._budget is not None and self._queued is not None:
                 held_ms = self._budget.held_ms
-                answer = replace(answer, told_ms=told.move_time_ms, held_ms=held_ms)
+                answer = replace(answer, told_ms=told.move_time_ms, held_ms=held_ms,
+                                 queued_ms=self._queued.update())
                 self.stretch.observe(answer.cpu_ms, answer.elapsed_ms - held_ms)
         return answer
 
@@ -195,12 +209,17 @@ class ProtocolClient(ABC, Generic[Request]):
         self.process.close(self.goodbye)
 
     def deadline(self, limits: PlayLimits) -> float:
-        wait_ms = limits.wait_ms or limits.move_time_ms + self.spec.limits.grace_ms
-        return time.monotonic() + wait_ms / 1000
+        return time.monotonic() + self._wait_ms(limits) / 1000
+
+    def _wait_ms(self, limits: PlayLimits) -> int:
+        return limits.wait_ms or limits.move_time_ms + self.spec.limits.grace_ms
 
     def read(self, deadline: float, waiting_for: str) -> str:
-        return self.process.read_line(deadline, waiting_for, self._stop,
-                                      self._budget.check if self._budget else None)
+        """The next line, by ``deadline``; in a move timed on CPU, by ``deadline`` put back
+        by the time the engine has waited for a CPU so far (``RunQueueWait``)."""
+        return self.process.read_line(
+            deadline, waiting_for, self._stop, self._budget.check if self._budget else None,
+            self._queued.extension_s if self._queued else None)
 
     def send(self, lines: Sequence[str], deadline: float) -> None:
         self.process.send("\n".join(lines), deadline)
@@ -312,3 +331,53 @@ class CpuBudget:
             if used_ms >= self.cpu_ms - HOLD_MARGIN_MS:
                 self.process.hold()
                 self.held_at = now
+
+
+@dataclass
+class RunQueueWait:
+    """How long an engine has waited in its move, ready to run, for a CPU that other
+    processes held: the kernel's run-queue delay of its threads
+    (``EngineProcess.run_queue_delays``). A move timed on CPU is not to blame for it on
+    the wall clock: the worker waits that much longer for the answer (at most
+    ``most_ms`` longer), and reports it (``MoveResult.queued_ms``), which the referee's
+    wall guard does not count.
+
+    With several threads it is the delay of the thread that waited most. A sum would
+    count a wall time in which N threads waited N times, past the move's own wall time; no
+    one thread waits longer than the move lasts, and for an engine of one thread it is
+    exactly its wait. It also counts what an engine's threads wait for one another when
+    it runs more of them than it gets cores, but a thread waits for a sibling only while
+    that sibling runs, and that is CPU time the move is charged: within its CPU limit.
+
+    It is read when the move begins and when it ends, and in between only once the
+    worker's deadline has passed (at every look from then on, every ``STOP_POLL_S``): a
+    read costs some 0.2-0.5 ms, and most moves end well before. So a thread that ends
+    during the move takes its wait since the last read with it (the engine is credited
+    less, never more; engines keep their search threads from move to move). The kernel
+    adds a wait to a thread's count when the thread gets a CPU, so a wait under way is
+    seen only then: the worker's deadline may lag by it, which the wall guard's slack
+    (``WALL_SLACK_MS``, 2 s) absorbs; the answer's figure, read after the engine printed
+    it, has it all."""
+
+    process: EngineProcess
+    most_ms: float  # the most the worker's wait is put back by
+    began_at: float  # monotonic, when the move began
+    began: dict[int, int]  # each thread's delay (ns) when the move began
+    ms: float = 0.0  # the delay so far
+
+    @classmethod
+    def start(cls, process: EngineProcess, most_ms: float) -> RunQueueWait:
+        return cls(process, most_ms, time.monotonic(), process.run_queue_delays())
+
+    def update(self) -> float:
+        """The delay so far (ms): never less than last seen, never more than the wall
+        time since the move began. A thread new since then counts from its start."""
+        delays = self.process.run_queue_delays()
+        most = max((ns - self.began.get(tid, 0) for tid, ns in delays.items()), default=0)
+        wall_ms = (time.monotonic() - self.began_at) * 1000
+        self.ms = min(max(self.ms, most / 1e6), wall_ms)
+        return self.ms
+
+    def extension_s(self) -> float:
+        """How far the wait for the answer is put back now (seconds)."""
+        return min(self.update(), self.most_ms) / 1000

@@ -97,8 +97,10 @@ class EngineHost:
              cpu_wall_factor: float = 4.0) -> engine_pb2.MoveResult:
         """The engine's move, or why there is none (a failure the referee forfeits).
         Raising ``stop`` kills the engine mid-move (its answer is no longer wanted). A job
-        timed on CPU (``cpu_clock``) is answered with the engine's CPU time, and waited for
-        as long as the referee's wall-clock guard allows (``cpu_wall_factor``)."""
+        timed on CPU (``cpu_clock``) is answered with the engine's CPU time and the time it
+        waited for a CPU (``queued_ms``), and waited for as long as the referee's
+        wall-clock guard allows (``cpu_wall_factor``), put back by that wait
+        (``client.RunQueueWait``)."""
         try:
             spec = self.spec_for(job.bot.spec.protocol)
             game_name = game(job.game).name
@@ -126,6 +128,7 @@ class EngineHost:
         result = answer_result(answer)
         if job.cpu_clock:
             result.cpu_ms = round(answer.cpu_ms)
+            result.queued_ms = round(answer.queued_ms)
         if answer.told_ms:
             metrics.ENGINE_STRETCH.labels(spec.name).observe(answer.told_ms / limit)
         if answer.held_ms:

@@ -55,9 +55,10 @@ from arena.services.worker.engines.cgroups import (
     PREFIX,
     EngineCgroup,
     Hierarchy,
-    alive,
     find_hierarchies,
+    name_prefix,
     sweep_stale,
+    worker_gone,
 )
 from arena.services.worker.engines.view import HELPERS, View, command_paths, plan_view
 
@@ -369,8 +370,9 @@ def _remove_folders(workdir: Path) -> None:
         view_root(workdir).rmdir()
 
 
-# An engine's folder: ``arena-engine-<worker pid>-<n>-<mkdtemp's suffix>``, and its view's.
-_FOLDER_RE = re.compile(re.escape(PREFIX) + r"(\d+)-\d+-\w+(\.view)?")
+# An engine's folder: ``arena-engine-<worker pid>-<worker start>-<n>-<mkdtemp's suffix>``
+# (an older version's: no start), and its view's.
+_FOLDER_RE = re.compile(re.escape(PREFIX) + r"(\d+)-(?:(\d+)-)?\d+-\w+(\.view)?")
 
 
 def sweep_stale_folders(root: Path) -> int:
@@ -385,10 +387,11 @@ def sweep_stale_folders(root: Path) -> int:
         return 0
     for entry in entries:
         match = _FOLDER_RE.fullmatch(entry.name)
-        if match is None or alive(int(match.group(1))) or not entry.is_dir():
+        if (match is None or not worker_gone(int(match.group(1)), match.group(2))
+                or not entry.is_dir()):
             continue
         shutil.rmtree(entry, ignore_errors=True)
-        removed += match.group(2) is None and not entry.exists()
+        removed += match.group(3) is None and not entry.exists()
     return removed
 
 
@@ -485,7 +488,7 @@ class Sandbox:
         started."""
         if not os.access(command[0], os.X_OK):  # as exec would say, before anything is made
             raise FileNotFoundError(errno.ENOENT, "no executable file", command[0])
-        name = f"{PREFIX}{os.getpid()}-{next(self._names)}"
+        name = f"{name_prefix()}{next(self._names)}"
         workdir = Path(tempfile.mkdtemp(prefix=name + "-", dir=self.root))
         cgroup = None
         try:
