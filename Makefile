@@ -46,8 +46,8 @@ protos: $(STAMP)
 
 # Two processes (TEST_JOBS), each taking whole files (tests/conftest.py); the engines'
 # kernels are compiled first, once, so that the two do not both compile them. The tests
-# marked `alone` (they measure the CPU share an engine gets) run after the others, with
-# the machine to themselves; the recipe fails if either run does.
+# marked `alone` (they measure the CPU share an engine gets, or its wait for a CPU) run
+# after the others, with the machine to themselves; the recipe fails if either run does.
 TEST_JOBS ?= 2
 
 pytest: $(STAMP)
