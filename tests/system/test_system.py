@@ -14,13 +14,11 @@ import redis
 from arena.services.common.launcher import Launcher
 from arena.services.common.protocol.matches import MatchStore
 
-from arena.engine.othello import PRESETS
 from arena.formats import parse_ggf, write_ggf
 from arena.v1 import bots_pb2, common_pb2, match_pb2, referee_pb2, referee_pb2_grpc
 from tests.support.bots import (
     GOMOKU,
     OTHELLO,
-    builtin_bot,
     match_config,
     replay_moves,
     wait_finished,
@@ -33,9 +31,10 @@ AUTH = [("authorization", f"Bearer {ADMIN_TOKEN}")]
 
 
 def _presets(services: Launcher, *names: str) -> None:
+    """Each preset as the bot of its name (only an admin may register one so)."""
     with stack_client(services) as sdk:
         for name in names:
-            builtin_bot(sdk, name, dict(PRESETS[name]))
+            sdk.register_bot(bots_pb2.BotSpec(name=name), from_preset=name)
 
 
 def _create(services: Launcher, config: match_pb2.MatchConfig, count: int) -> list[str]:
