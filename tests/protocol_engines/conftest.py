@@ -10,9 +10,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from arena.services.worker.engines.catalog import EngineLimits, EngineSpec, checksum
+from arena.services.worker.engines.catalog import Catalog, EngineLimits, EngineSpec, checksum
 from arena.services.worker.engines.cgroups import PREFIX
+from arena.services.worker.engines.host import EngineHost
+from arena.services.worker.engines.pool import EnginePool
 from arena.services.worker.engines.sandbox import MARKER, Protections, Sandbox
+
+from arena.games import GomokuBoard
+from arena.v1 import bots_pb2, common_pb2, engine_pb2
 
 FAKE_ENGINE = Path(__file__).with_name("fake_engine.py")
 OTHELLO_START = "---------------------------OX------XO--------------------------- X"
@@ -21,6 +26,23 @@ FakeSpec = Callable[..., EngineSpec]
 
 def empty_gomoku(size: int = 15, rule: str = "freestyle") -> str:
     return f"{size} {rule} {'/'.join(['-' * size] * size)} X"
+
+
+def hosted(spec: EngineSpec, sandbox: Sandbox) -> tuple[EngineHost, bots_pb2.BotVersion]:
+    """A worker's engine host offering ``spec`` alone, and a bot that plays it."""
+    host = EngineHost(Catalog({spec.name: spec}), EnginePool(sandbox))
+    bot = bots_pb2.BotVersion(spec=bots_pb2.BotSpec(protocol=bots_pb2.ProtocolEngine(
+        engine=spec.name, checksum=spec.checksum)))
+    return host, bot
+
+
+def gomoku_job(bot: bots_pb2.BotVersion, board: GomokuBoard, limit_ms: int
+               ) -> engine_pb2.MoveJob:
+    """The move job timed on CPU a match sends for ``bot`` in ``board``'s position."""
+    return engine_pb2.MoveJob(game=common_pb2.GAME_KIND_GOMOKU, bot=bot,
+                              position=common_pb2.Position(text=board.to_text()),
+                              history=board.move_stack, time_budget_ms=limit_ms,
+                              cpu_clock=True)
 
 
 def sandboxed_pids(worker_pid: int | None = None) -> list[int]:

@@ -24,16 +24,12 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 import pytest
-from arena.services.worker.engines.catalog import Catalog
 from arena.services.worker.engines.client import PlayLimits, Stretch
-from arena.services.worker.engines.host import EngineHost
-from arena.services.worker.engines.pool import EnginePool
 from arena.services.worker.engines.sandbox import Sandbox
 from prometheus_client import REGISTRY
 
 from arena.games import GomokuBoard
-from arena.v1 import bots_pb2, common_pb2, engine_pb2
-from tests.protocol_engines.conftest import FakeSpec, sandboxed_pids
+from tests.protocol_engines.conftest import FakeSpec, gomoku_job, hosted, sandboxed_pids
 from tests.support.load import cpu_hog, machine_to_myself
 
 pytestmark = pytest.mark.alone
@@ -86,19 +82,14 @@ def test_a_wall_clock_engine_gets_its_cpu_time_when_it_runs_half_the_time(
         sandbox: Sandbox, fake_spec: FakeSpec, no_orphans: None) -> None:
     """Through the worker's engine host, as a match's move jobs timed on CPU reach it."""
     spec = fake_spec("gomocup", "wallclock", "90")
-    host = EngineHost(Catalog({spec.name: spec}), EnginePool(sandbox))
-    bot = bots_pb2.BotVersion(spec=bots_pb2.BotSpec(protocol=bots_pb2.ProtocolEngine(
-        engine=spec.name, checksum=spec.checksum)))
+    host, bot = hosted(spec, sandbox)
     board = GomokuBoard(15, "freestyle")
 
     def sample(name: str) -> float:
         return REGISTRY.get_sample_value(name, {"engine": spec.name}) or 0.0
 
     def move() -> Move:
-        job = engine_pb2.MoveJob(game=common_pb2.GAME_KIND_GOMOKU, bot=bot,
-                                 position=common_pb2.Position(text=board.to_text()),
-                                 history=board.move_stack, time_budget_ms=LIMIT_MS,
-                                 cpu_clock=True)
+        job = gomoku_job(bot, board, LIMIT_MS)
         stretched = sample("arena_protocol_engine_time_stretch_sum")
         result = host.play(job)
         assert result.HasField("move"), result
@@ -161,13 +152,9 @@ def test_a_new_engine_on_a_busy_machine_is_told_more_from_its_first_move(
     1): now the share is probed before the engine starts. Here this thread shares one core
     with two busy processes (60 s at most), so it gets about a third of it."""
     spec = fake_spec("gomocup", "wallclock", "90")
-    host = EngineHost(Catalog({spec.name: spec}), EnginePool(sandbox))
-    bot = bots_pb2.BotVersion(spec=bots_pb2.BotSpec(protocol=bots_pb2.ProtocolEngine(
-        engine=spec.name, checksum=spec.checksum)))
+    host, bot = hosted(spec, sandbox)
     board = GomokuBoard(15, "freestyle")
-    job = engine_pb2.MoveJob(game=common_pb2.GAME_KIND_GOMOKU, bot=bot,
-                             position=common_pb2.Position(text=board.to_text()),
-                             history=board.move_stack, time_budget_ms=LIMIT_MS, cpu_clock=True)
+    job = gomoku_job(bot, board, LIMIT_MS)
     stretch = ("arena_protocol_engine_time_stretch_sum", {"engine": spec.name})
     told = REGISTRY.get_sample_value(*stretch) or 0.0
     core = {min(os.sched_getaffinity(0))}

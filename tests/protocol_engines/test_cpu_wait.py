@@ -17,14 +17,10 @@ from collections.abc import Iterator
 import pytest
 from arena.services.common.protocol.delivery import cpu_wall_guard_ms
 from arena.services.referee.judge import MoveClock
-from arena.services.worker.engines.catalog import Catalog
-from arena.services.worker.engines.host import EngineHost
-from arena.services.worker.engines.pool import EnginePool
 from arena.services.worker.engines.sandbox import Sandbox
 
 from arena.games import GomokuBoard
-from arena.v1 import bots_pb2, common_pb2, engine_pb2
-from tests.protocol_engines.conftest import FakeSpec, sandboxed_pids
+from tests.protocol_engines.conftest import FakeSpec, gomoku_job, hosted, sandboxed_pids
 from tests.support.load import cpu_hog, machine_to_myself
 
 pytestmark = pytest.mark.alone
@@ -55,14 +51,8 @@ def test_an_engine_kept_off_the_cpu_past_the_wall_guard_still_plays(
     waiting at the guard and kill it (a time forfeit); now the wait is put back by what
     the engine waited for the CPU, and the referee does not count that wait either."""
     spec = fake_spec("gomocup", "burn", str(BURN_MS), grace_ms=GRACE_MS)
-    host = EngineHost(Catalog({spec.name: spec}), EnginePool(sandbox))
-    bot = bots_pb2.BotVersion(spec=bots_pb2.BotSpec(protocol=bots_pb2.ProtocolEngine(
-        engine=spec.name, checksum=spec.checksum)))
-    board = GomokuBoard(15, "freestyle")
-    job = engine_pb2.MoveJob(game=common_pb2.GAME_KIND_GOMOKU, bot=bot,
-                             position=common_pb2.Position(text=board.to_text()),
-                             history=board.move_stack, time_budget_ms=LIMIT_MS,
-                             cpu_clock=True)
+    host, bot = hosted(spec, sandbox)
+    job = gomoku_job(bot, GomokuBoard(15, "freestyle"), LIMIT_MS)
     core = {min(os.sched_getaffinity(0))}
     try:
         assert host.ready(job) is None  # started and set up before the move's time

@@ -12,17 +12,15 @@ from dataclasses import replace
 import pytest
 from arena.services.common import pids
 from arena.services.worker.engines import pool as pool_module
-from arena.services.worker.engines.catalog import Catalog
 from arena.services.worker.engines.client import PlayLimits
 from arena.services.worker.engines.failures import EngineFailure, FailureReason
-from arena.services.worker.engines.host import EngineHost
 from arena.services.worker.engines.pool import EnginePool
 from arena.services.worker.engines.sandbox import Sandbox
 
 from arena.engine.api import StopFlag
 from arena.games import GomokuBoard
-from arena.v1 import bots_pb2, common_pb2, engine_pb2
-from tests.protocol_engines.conftest import OTHELLO_START, FakeSpec, empty_gomoku
+from arena.v1 import common_pb2, engine_pb2
+from tests.protocol_engines.conftest import OTHELLO_START, FakeSpec, empty_gomoku, hosted
 
 pytestmark = pytest.mark.usefixtures("no_orphans")
 LIMITS = PlayLimits(5000)
@@ -169,9 +167,7 @@ def test_the_worker_sets_a_brain_up_before_the_move_is_timed(sandbox: Sandbox,
     Rapfi, more on a busy machine, against a wall guard of 2.7 s at 100 ms a move. The
     worker's engine host now sets the brain up when it readies the engine, before that."""
     spec = fake_spec("gomocup", "slowstart", "600")
-    host = EngineHost(Catalog({spec.name: spec}), EnginePool(sandbox))
-    bot = bots_pb2.BotVersion(spec=bots_pb2.BotSpec(protocol=bots_pb2.ProtocolEngine(
-        engine=spec.name, checksum=spec.checksum)))
+    host, bot = hosted(spec, sandbox)
     timings = []
     try:
         # A new size is set up again; the same one is not, in a game under way.
