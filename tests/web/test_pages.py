@@ -816,6 +816,37 @@ def test_a_ladder_page_lists_every_game_a_page_at_a_time(web: WebStack, page: An
     assert len(ladder_games) == 12 and all("limit=50" in url for url in asked)
 
 
+def test_a_running_ladder_s_page_keeps_the_games_a_viewer_loaded(web: WebStack,
+                                                                   page: Any) -> None:
+    """Each finished game redraws a running ladder's page; the games list went back to its
+    first page, dropping the pages a viewer had loaded. Now it keeps them and offers the
+    newest instead. Pages of 1 game here (the browser's asks rewritten, as above), so
+    that the four games of a small running ladder take four."""
+    ladder = web.client.create_ladder(ladder_pb2.LadderConfig(
+        name="paged live ladder", game=OTHELLO, bots=[common_pb2.BotRef(name="web-live-a"),
+                                                      common_pb2.BotRef(name="web-live-b")],
+        format=ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, games_per_pairing=4,
+        opening_suite="othello-balanced", time_control=common_pb2.TimeControl(
+            move_time_ms=2000)))
+    page.route(re.compile(r".*/api/matches\?ladder=.*"), lambda route: route.continue_(
+        url=route.request.url.replace("limit=50", "limit=1")))
+    open_page(page, f"{web.url}/ladders/{ladder.id}")
+    page.wait_for_selector("tr[data-match]")
+    assert page.text_content("[data-testid='games-done']") == "0/4", "a game ended too soon"
+    page.click(".more-button button")
+    page.wait_for_selector("tbody tr[data-match]:nth-child(2)")
+    loaded = page.eval_on_selector_all("tr[data-match]", "rs => rs.map(r => r.dataset.match)")
+    page.wait_for_selector("[data-testid='newest-games']", timeout=120_000)  # a game ended
+    assert page.text_content("[data-testid='games-done']") != "0/4"
+    assert page.eval_on_selector_all("tr[data-match]",
+                                     "rs => rs.map(r => r.dataset.match)") == loaded
+    page.click("[data-testid='newest-games']")
+    page.wait_for_selector("[data-testid='newest-games']", state="detached")
+    assert page.eval_on_selector_all("tr[data-match]", "rs => rs.length") == 1
+    with contextlib.suppress(FailedPreconditionError):  # its other games may be over too
+        web.client.cancel_ladder(ladder.id)
+
+
 def test_every_bot_can_be_listed_and_picked_past_the_first_page(web: WebStack,
                                                                  page: Any) -> None:
     """/bots showed the first 200 bots and left the rest out without a word, and the New

@@ -275,7 +275,7 @@ class LadderView {
   }
 
   /** The ladder's games, newest first, a page at a time ("Load more" adds the next after
-   * them, as on the match list): a ladder may have 20,000. A reload shows the first page. */
+   * them, as on the match list): a ladder may have 20,000. */
   async loadGames(token = "") {
     const query = new URLSearchParams({ ladder: this.id, limit: String(GAMES_PAGE) });
     if (token) query.set("page_token", token);
@@ -284,13 +284,14 @@ class LadderView {
       h("td", { class: "hide-narrow" }, matchLink(m.id)), h("td", { class: "name" }, botLink(m.black)),
       h("td", { class: "name" }, botLink(m.white)), resultCell(m),
       h("td", { class: "hide-narrow nowrap" }, timeCell(m.finished_at || m.created_at))));
+    this.pagesShown = token ? this.pagesShown + 1 : 1;
     if (!token) {
       this.parts.gameList = h("div");
-      const ladder = this.standings.ladder;
-      replace(this.parts.games, h("h2", {}, "Games"),
-        h("p", { class: "muted small" }, `${int(ladder.games_done)} of ${int(ladder.games_total)} played, newest first.`),
-        this.parts.gameList);
+      this.parts.gameNote = h("p", { class: "muted small" });
+      replace(this.parts.games, h("h2", {}, "Games"), this.parts.gameNote, this.parts.gameList);
     }
+    const ladder = this.standings.ladder;
+    replace(this.parts.gameNote, `${int(ladder.games_done)} of ${int(ladder.games_total)} played, newest first.`);
     pageOfRows(this.parts.gameList, {
       first: !token, rows, empty: "No games yet.", nextToken: data.next_page_token,
       more: (next) => this.loadGames(next),
@@ -324,10 +325,23 @@ class LadderView {
       this.renderHead();
       this.renderProgress();
       this.renderStandings();
-      await this.loadGames();
+      await this.refreshGames();
     } catch (error) {
       this.showState("error", error);
     }
+  }
+
+  /** After a game: the first page drawn again, unless the viewer has loaded more of them
+   * (redrawing would drop those while they read): then the note offers the newest. */
+  async refreshGames() {
+    if (this.pagesShown > 1) {
+      const ladder = this.standings.ladder;
+      replace(this.parts.gameNote, `${int(ladder.games_done)} of ${int(ladder.games_total)} played. `,
+        h("button", { "data-testid": "newest-games", onclick: () => this.loadGames() },
+          "Show the newest first"));
+      return;
+    }
+    await this.loadGames();
   }
 
   showState(state, error) {
