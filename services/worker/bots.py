@@ -17,6 +17,7 @@ import grpc
 from arena.services.common.egress import EgressPolicy, EgressRefused, dial_target, split_address
 from arena.services.common.protocol.tcache import CacheKey, SharedSearchCache
 from arena.services.worker.engines.host import EngineHost
+from arena.services.worker.engines.process import queued_ns
 
 from arena.bots.spec import builtin_config
 from arena.engine.adapters import PreparedBot
@@ -33,17 +34,6 @@ log = logging.getLogger(__name__)
 # Prepared bots kept per worker; a ladder uses a handful, so this bound is never reached
 # in practice and only guards against unbounded growth.
 _PREPARED_MAX = 256
-
-
-def thread_queued_ns() -> int | None:
-    """How long the calling thread has waited, ready to run, for a CPU (Linux's
-    ``/proc/thread-self/schedstat``, its second field), or None where the kernel does not
-    say."""
-    try:
-        with open("/proc/thread-self/schedstat", "rb") as stat:
-            return int(stat.read().split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 @dataclass
@@ -110,11 +100,11 @@ class BotRunner:
         if engine == "builtin":
             if not job.cpu_clock:
                 return self.run_builtin(job, stop)
-            started, queued = time.thread_time_ns(), thread_queued_ns()
+            started, queued = time.thread_time_ns(), queued_ns()
             answer = self.run_builtin(job, stop)
             # All on this thread: the probe, then the search.
             answer.result.cpu_ms = (time.thread_time_ns() - started) // 1_000_000
-            now = thread_queued_ns()
+            now = queued_ns()
             if queued is not None and now is not None:
                 answer.result.queued_ms = (now - queued) // 1_000_000
             return answer

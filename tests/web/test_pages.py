@@ -264,13 +264,32 @@ def test_a_page_opened_as_a_quick_game_starts_shows_its_end(web: WebStack, page:
         assert int(page.get_attribute(".board-holder", "data-ply")) == len(final.moves)
 
 
-def test_a_running_ladder_s_page_follows_its_progress(web: WebStack, page: Any) -> None:
-    ladder = web.client.create_ladder(ladder_pb2.LadderConfig(
-        name="live ladder", game=OTHELLO, bots=[common_pb2.BotRef(name="web-live-a"),
-                                                common_pb2.BotRef(name="web-live-b")],
-        format=ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, games_per_pairing=2,
+def _live_ladder(web: WebStack, name: str, games_per_pairing: int) -> ladder_pb2.LadderInfo:
+    """A round robin of the two live bots at 2 s a move: running while a test looks."""
+    return web.client.create_ladder(ladder_pb2.LadderConfig(
+        name=name, game=OTHELLO, bots=[common_pb2.BotRef(name="web-live-a"),
+                                       common_pb2.BotRef(name="web-live-b")],
+        format=ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, games_per_pairing=games_per_pairing,
         opening_suite="othello-balanced", time_control=common_pb2.TimeControl(
             move_time_ms=2000)))
+
+
+def _ladder_games_a_page(page: Any, games: int) -> list[str]:
+    """Make a ladder page ask for ``games`` games a page instead of its 50 (its requests
+    rewritten in the browser; the server, its pages and tokens are real); returns the
+    addresses it asked, as it asked them, filled as it asks."""
+    asked: list[str] = []
+
+    def rewrite(route: Any) -> None:
+        asked.append(route.request.url)
+        route.continue_(url=route.request.url.replace("limit=50", f"limit={games}"))
+
+    page.route(re.compile(r".*/api/matches\?ladder=.*"), rewrite)
+    return asked
+
+
+def test_a_running_ladder_s_page_follows_its_progress(web: WebStack, page: Any) -> None:
+    ladder = _live_ladder(web, "live ladder", games_per_pairing=2)
     open_page(page, f"{web.url}/ladders/{ladder.id}")
     page.evaluate("window.__notReloaded = true")
     assert page.text_content("[data-testid='games-done']") in ("0/2", "1/2")
@@ -797,13 +816,7 @@ def test_a_ladder_page_lists_every_game_a_page_at_a_time(web: WebStack, page: An
         token = answer["next_page_token"]
         if not token:
             break
-    asked: list[str] = []
-
-    def five_a_page(route: Any) -> None:
-        asked.append(route.request.url)
-        route.continue_(url=route.request.url.replace("limit=50", "limit=5"))
-
-    page.route(re.compile(r".*/api/matches\?ladder=.*"), five_a_page)
+    asked = _ladder_games_a_page(page, 5)
     open_page(page, f"{web.url}/ladders/{web.ladder_id}")
     page.wait_for_selector("tr[data-match]")
     assert page.eval_on_selector_all("tr[data-match]", "rs => rs.length") == 5
@@ -822,14 +835,8 @@ def test_a_running_ladder_s_page_keeps_the_games_a_viewer_loaded(web: WebStack,
     first page, dropping the pages a viewer had loaded. Now it keeps them and offers the
     newest instead. Pages of 1 game here (the browser's asks rewritten, as above), so
     that the four games of a small running ladder take four."""
-    ladder = web.client.create_ladder(ladder_pb2.LadderConfig(
-        name="paged live ladder", game=OTHELLO, bots=[common_pb2.BotRef(name="web-live-a"),
-                                                      common_pb2.BotRef(name="web-live-b")],
-        format=ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, games_per_pairing=4,
-        opening_suite="othello-balanced", time_control=common_pb2.TimeControl(
-            move_time_ms=2000)))
-    page.route(re.compile(r".*/api/matches\?ladder=.*"), lambda route: route.continue_(
-        url=route.request.url.replace("limit=50", "limit=1")))
+    ladder = _live_ladder(web, "paged live ladder", games_per_pairing=4)
+    _ladder_games_a_page(page, 1)
     open_page(page, f"{web.url}/ladders/{ladder.id}")
     page.wait_for_selector("tr[data-match]")
     assert page.text_content("[data-testid='games-done']") == "0/4", "a game ended too soon"

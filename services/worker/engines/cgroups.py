@@ -292,7 +292,7 @@ def worker_gone(pid: int, start: str | None) -> bool:
     upgraded): it is judged by its pid alone, as that version did, so that its engines
     are not killed; a reused pid keeps such a group only while its new holder runs."""
     if start is None:
-        return not alive(pid)
+        return pids.start_of(pid) is None
     return pids.running(f"{pid} {start}") is None
 
 
@@ -314,14 +314,3 @@ def sweep_stale(hierarchies: dict[str, Hierarchy]) -> int:
             stale.remove()
             removed += 1
     return removed
-
-
-def alive(pid: int) -> bool:
-    """Whether process ``pid`` exists (as this process's namespace numbers it)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

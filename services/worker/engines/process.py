@@ -273,11 +273,9 @@ class EngineProcess:
             except OSError:
                 continue  # gone
             for task in tasks:
-                try:
-                    with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as stat:
-                        delays[int(task)] = int(stat.read().split()[1])
-                except (OSError, IndexError, ValueError):
-                    continue
+                queued = queued_ns(f"{pid}/task/{task}")
+                if queued is not None:
+                    delays[int(task)] = queued
         return delays
 
     def close(self, goodbye: str | None = None, wait_s: float = 0.3) -> None:
@@ -292,6 +290,18 @@ class EngineProcess:
         self.suspended = False
         self.sandboxed.kill_all()
         self.sandboxed.release()
+
+
+def queued_ns(task: str = "thread-self") -> int | None:
+    """How long a thread has waited so far, ready to run, for a CPU (the kernel's
+    run-queue delay in nanoseconds: the second field of ``/proc/<task>/schedstat``, where
+    ``task`` is ``thread-self`` or ``<pid>/task/<tid>``), or None where the kernel does not
+    say or the thread is gone."""
+    try:
+        with open(f"/proc/{task}/schedstat", "rb") as stat:
+            return int(stat.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _ms(seconds: float) -> int:

@@ -290,8 +290,7 @@ class LadderView {
       this.parts.gameNote = h("p", { class: "muted small" });
       replace(this.parts.games, h("h2", {}, "Games"), this.parts.gameNote, this.parts.gameList);
     }
-    const ladder = this.standings.ladder;
-    replace(this.parts.gameNote, `${int(ladder.games_done)} of ${int(ladder.games_total)} played, newest first.`);
+    replace(this.parts.gameNote, `${this.playedText()}, newest first.`);
     pageOfRows(this.parts.gameList, {
       first: !token, rows, empty: "No games yet.", nextToken: data.next_page_token,
       more: (next) => this.loadGames(next),
@@ -331,12 +330,16 @@ class LadderView {
     }
   }
 
+  playedText() {
+    const ladder = this.standings.ladder;
+    return `${int(ladder.games_done)} of ${int(ladder.games_total)} played`;
+  }
+
   /** After a game: the first page drawn again, unless the viewer has loaded more of them
    * (redrawing would drop those while they read): then the note offers the newest. */
   async refreshGames() {
     if (this.pagesShown > 1) {
-      const ladder = this.standings.ladder;
-      replace(this.parts.gameNote, `${int(ladder.games_done)} of ${int(ladder.games_total)} played. `,
+      replace(this.parts.gameNote, `${this.playedText()}. `,
         h("button", { "data-testid": "newest-games", onclick: () => this.loadGames() },
           "Show the newest first"));
       return;
