@@ -69,12 +69,13 @@ def loaded(idle_fixed_results: object) -> Iterator[None]:
 
 
 def _timed(moves: list[int], config: dict[str, object], limits: Limits) -> tuple[
-    SearchResult, float, float
+    SearchResult, float, float, dict[str, float]
 ]:
-    """The result, this thread's CPU ms around the call, and its run-queue wait in ms."""
+    """The result, this thread's CPU ms around the call, its run-queue wait in ms, and
+    where its CPU time went (``ThreadTimes.costs``, for the failure messages)."""
     with Span() as span:
         result = choose_move(15, "freestyle", moves, config, limits)
-    return result, span.cpu * 1000, span.waited * 1000
+    return result, span.cpu * 1000, span.waited * 1000, span.costs
 
 
 @pytest.mark.parametrize("name", sorted(TIMED))
@@ -83,10 +84,10 @@ def test_cpu_clocked_searches_get_their_budget_and_end_within_it(loaded: None, n
     waited = 0.0
     for moves in case.openings:
         limits = Limits(time_ms=case.time_ms, clock="cpu")
-        result, cpu_ms, run_wait = _timed(moves, case.config, limits)
+        result, cpu_ms, run_wait, costs = _timed(moves, case.config, limits)
         waited += run_wait
         assert result.cut_short, result  # the limit, not the search, ended it
-        assert 0 < result.cpu_ms <= cpu_ms <= case.time_ms, (result, cpu_ms)
+        assert 0 < result.cpu_ms <= cpu_ms <= case.time_ms, (result, cpu_ms, costs)
         # On the CPU clock the load takes nothing from the search.
         assert cpu_ms >= case.used_share * case.time_ms, (result, cpu_ms)
     assert waited > 0, "the hog did not load the machine"
@@ -96,7 +97,8 @@ def test_cpu_clocked_searches_get_their_budget_and_end_within_it(loaded: None, n
 def test_wall_clocked_searches_still_stop_at_the_wall_deadline(loaded: None, name: str) -> None:
     case = TIMED[name]
     for moves in case.openings:
-        result, cpu_ms, run_wait = _timed(moves, case.config, Limits(time_ms=case.time_ms))
+        result, cpu_ms, run_wait, _costs = _timed(moves, case.config,
+                                                  Limits(time_ms=case.time_ms))
         assert result.cut_short and result.cpu_ms <= cpu_ms
         assert result.elapsed_ms >= case.used_share * case.time_ms, result
         # Late only by the time the machine kept this thread waiting for a core.

@@ -9,11 +9,15 @@ instead (runnable, not running). Linux reports the second apart, per thread, in
 
 from __future__ import annotations
 
+import gc
+import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 SCHEDSTAT = Path("/proc/thread-self/schedstat")
+STAT = Path("/proc/thread-self/stat")
+TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 
 
 def _read() -> tuple[int, int, int]:
@@ -24,13 +28,26 @@ def _read() -> tuple[int, int, int]:
     return time.monotonic_ns(), cpu, waited
 
 
+def _costs() -> dict[str, float]:
+    """What the calling thread's CPU time went on, so far: page faults, user and system
+    time (in ticks of the kernel's accounting, as ms), and the garbage collections run."""
+    fields = STAT.read_text().rsplit(")", 1)[1].split()  # after "pid (comm)"
+    minflt, majflt, utime, stime = (int(fields[i]) for i in (7, 9, 11, 12))
+    return {"minor faults": minflt, "major faults": majflt, "user ms": utime * TICK_MS,
+            "system ms": stime * TICK_MS,
+            "collections": sum(gen["collections"] for gen in gc.get_stats())}
+
+
 @dataclass
 class ThreadTimes:
-    """Wall, CPU and run-queue wait of one thread over one span, in seconds."""
+    """Wall, CPU and run-queue wait of one thread over one span, in seconds, and in
+    ``costs`` where its CPU time went (``_costs``, as differences): a CPU time past what
+    the work needs shows there as system time, faults or a collection."""
 
     wall: float = 0.0
     cpu: float = 0.0
     waited: float = 0.0
+    costs: dict[str, float] = field(default_factory=dict)
 
     @property
     def blocked(self) -> float:
@@ -43,10 +60,12 @@ class Span:
 
     def __enter__(self) -> ThreadTimes:
         self.times = ThreadTimes()
+        self._costs = _costs()
         self._start = _read()
         return self.times
 
     def __exit__(self, *exc: object) -> None:
         end = _read()
+        self.times.costs = {key: value - self._costs[key] for key, value in _costs().items()}
         wall, cpu, waited = (b - a for a, b in zip(self._start, end, strict=True))
         self.times.wall, self.times.cpu, self.times.waited = wall / 1e9, cpu / 1e9, waited / 1e9
