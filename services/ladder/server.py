@@ -13,6 +13,7 @@ from arena.services.common.peers import BotVersions, peer_client
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.ladders import RUNNING, LadderStore
 from arena.services.common.quotas import Quotas
+from arena.services.common.redis_clients import LOOK_TIMEOUT_S, connect
 from arena.services.common.runner import ServiceParts
 from arena.services.ladder.follower import FollowerConfig, ResultFollower
 from arena.services.ladder.ladders import Ladders
@@ -24,9 +25,12 @@ WATCH_BLOCK_MS = 1000
 
 
 class LadderServicer(ladder_pb2_grpc.LadderServicer):
-    def __init__(self, client: redis.Redis, ladders: Ladders, quotas: Quotas) -> None:
+    def __init__(self, client: redis.Redis, ladders: Ladders, quotas: Quotas,
+                 listing: Ladders | None = None) -> None:
+        """``listing``: the ladders as ListLadders reads them (default ``ladders``)."""
         self.client = client
         self.ladders = ladders
+        self.listing = listing or ladders
         self.store = ladders.store
         self.quotas = quotas
         self.rating_list = RatingList(ladders.store)
@@ -53,7 +57,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
     def ListLadders(
         self, request: ladder_pb2.ListLaddersRequest, context: grpc.ServicerContext
     ) -> ladder_pb2.ListLaddersResponse:
-        return self.ladders.list(request.page)
+        return self.listing.list(request.page)
 
     def CancelLadder(
         self, request: ladder_pb2.CancelLadderRequest, context: grpc.ServicerContext
@@ -100,18 +104,23 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
 
 
 def create_service(config: Config, follower: FollowerConfig | None = None) -> ServiceParts:
-    client = redis.Redis.from_url(config.redis_url)
+    client = connect(config.redis_url)
     peers = peer_client(config)
     ladders = Ladders(LadderStore(client), peers, BotVersions(peers), config.ladder_in_flight)
     follower = follower or FollowerConfig(reconcile_every_s=config.ladder_reconcile_s)
     follower.consumer = follower.consumer or config.instance
     results = ResultFollower(client, ladders, follower).start()
-    servicer = LadderServicer(client, ladders, Quotas.from_config(config, client))
+    # `arena status` lists the running ladders: that list waits less for Redis, so that a
+    # stalled Redis is named there, not a silent ladder service.
+    looks = connect(config.redis_url, LOOK_TIMEOUT_S)
+    listing = Ladders(LadderStore(looks), peers, BotVersions(peers), config.ladder_in_flight)
+    servicer = LadderServicer(client, ladders, Quotas.from_config(config, client), listing)
     name = ladder_pb2.DESCRIPTOR.services_by_name["Ladder"].full_name
 
     def stop() -> None:
         results.stop()
         peers.close()
         client.close()
+        looks.close()
 
     return [lambda s: ladder_pb2_grpc.add_LadderServicer_to_server(servicer, s)], [name], [stop]

@@ -14,11 +14,11 @@ from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
 from arena.services.common.protocol.trees import load_tree
 from arena.services.common.quotas import Quotas
+from arena.services.common.redis_clients import LOOK_TIMEOUT_S, connect
 from arena.services.common.runner import ServiceParts
 from arena.services.referee import matches
 from arena.services.referee.loop import RefereeLoop
 from arena.services.referee.status import (
-    STATUS_REDIS_TIMEOUT_S,
     QueueCollector,
     StatusServicer,
 )
@@ -127,8 +127,8 @@ def _owner(caller: Principal, on_behalf_of: str) -> str:
 
 
 def create_service(config: Config) -> ServiceParts:
-    client = redis.Redis.from_url(config.redis_url)
-    cache = redis.Redis.from_url(config.cache_url)
+    client = connect(config.redis_url)
+    cache = connect(config.cache_url)
     peers = peer_client(config)
     bots = BotVersions(peers)
     quotas = Quotas.from_config(config, client)
@@ -138,8 +138,7 @@ def create_service(config: Config) -> ServiceParts:
     servicer = RefereeServicer(client, cache, bots, quotas)
     # The status is what an operator asks for when something is wrong: it waits less for
     # Redis than the loops do, so that a stalled Redis is named within seconds.
-    looks = redis.Redis.from_url(config.redis_url, socket_timeout=STATUS_REDIS_TIMEOUT_S,
-                                 socket_connect_timeout=STATUS_REDIS_TIMEOUT_S)
+    looks = connect(config.redis_url, LOOK_TIMEOUT_S)
     status = StatusServicer(looks, loop.referee_id, config.registry, config.match_idle_ms,
                             peers.addresses.credentials())
     MATCHES_RUNNING.set_function(lambda: len(loop.active_matches))

@@ -40,9 +40,6 @@ WINDOW_S = 300  # throughput and forfeits "in the last minutes"
 FORFEITS_SHOWN = 10
 FORFEIT_SCAN = 500  # recent finished matches searched for forfeits
 LEASE_TTL_MS = 30_000  # a silent exporter (not scraped, or dead) is replaced after this
-# How long GetStatus waits for each Redis reply (the loops wait redis-py's 5 s): well
-# within `arena status`'s deadline, so that a stalled Redis is named, not a silent referee.
-STATUS_REDIS_TIMEOUT_S = 1.5
 
 
 def _queue(figures: queues.GroupFigures) -> status_pb2.QueueStatus:

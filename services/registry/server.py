@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import grpc
-import redis
 from arena.services.common.config import Config
 from arena.services.common.egress import EgressPolicy
 from arena.services.common.peers import peer_client
 from arena.services.common.protocol import workers
 from arena.services.common.protocol.bots import BotStore
 from arena.services.common.quotas import Quotas
+from arena.services.common.redis_clients import connect
 from arena.services.common.runner import ServiceParts
 from arena.services.registry.servicer import BotRegistryServicer
 
@@ -21,9 +21,7 @@ SERVICE_NAME = registry_pb2.DESCRIPTOR.services_by_name["BotRegistry"].full_name
 
 def create_service(config: Config) -> ServiceParts:
     preset_configs()  # import both engines now: a broken engine fails startup, not a request
-    # redis-py's 5 s read timeout, as every service: past the callers' 10 s deadline a
-    # stalled Redis reached them as a registry that 'did not answer in time'.
-    client = redis.Redis.from_url(config.redis_url)
+    client = connect(config.redis_url)
     referee = peer_client(config) if config.referee else None
     servicer = BotRegistryServicer(BotStore(client), Quotas.from_config(config, client),
                                    referee, EgressPolicy.parse(config.external_allow),

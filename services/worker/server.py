@@ -20,7 +20,6 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-import redis
 from arena.services.common.auth import current_principal
 from arena.services.common.config import Config
 from arena.services.common.egress import EgressPolicy
@@ -28,6 +27,7 @@ from arena.services.common.peers import BotVersions, other_game, peer_client
 from arena.services.common.protocol.streams import consumer_name
 from arena.services.common.protocol.tcache import SharedSearchCache, cache_client
 from arena.services.common.quotas import Quotas
+from arena.services.common.redis_clients import connect
 from arena.services.common.runner import ServiceParts
 from arena.services.common.shares import FairSlots, Shares
 from arena.services.worker.bots import BotRunner, search_info
@@ -253,15 +253,15 @@ def create_service(config: Config) -> ServiceParts:
     games = warm_up(config)
     freeze_heap()  # before any job: the engines and modules loaded, nothing to collect
     peers = peer_client(config)
-    quotas = Quotas.from_config(config, redis.Redis.from_url(config.redis_url))
+    quotas = Quotas.from_config(config, connect(config.redis_url))
     engines = (EngineHost.load(config.engines_catalog, config.engine_processes)
                if config.engines_catalog else None)
     servicer = EngineServicer(BotVersions(peers), config.worker_pool, config.analysis_slots,
                               config.analysis_wait_ms, quotas, engines)
     on_stop = [peers.close]
     if config.worker_pool == "match":
-        client = redis.Redis.from_url(config.redis_url)
-        cache = redis.Redis.from_url(config.cache_url)
+        client = connect(config.redis_url)
+        cache = connect(config.cache_url)
         probes = cache_client(config.cache_url) if config.shared_cache else None
         runner = BotRunner(cache=SharedSearchCache(probes),
                            warm_games=tuple(games),
@@ -275,7 +275,7 @@ def create_service(config: Config) -> ServiceParts:
                             offers=engines.offers() if engines else ()).start()
         on_stop[:0] = [loop.stop, presence.stop]
     else:
-        client = redis.Redis.from_url(config.redis_url)
+        client = connect(config.redis_url)
         presence = Presence(client, consumer_name("analyst", config.instance),
                             lambda: None, lambda: 0, games, pool="analysis",
                             offers=engines.offers() if engines else ()).start()
