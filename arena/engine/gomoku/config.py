@@ -97,7 +97,8 @@ def validate_config(config: object) -> list[FieldViolation]:
     on = [name for name in EXCLUSIVE.get(str(evaluator), ()) if config.get(name) is True]
     if len(on) > 1:
         violations.append(FieldViolation(on[1], f"cannot be true with {on[0]}: each picks "
-                                                 "the evaluation"))
+                                                 f"the evaluation (set {on[1]} false to use "
+                                                 f"{on[0]})"))
     return violations
 
 

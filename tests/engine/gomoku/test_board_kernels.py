@@ -215,7 +215,8 @@ def test_the_board_presets_hash_follows_its_own_file(tmp_path: Path,
 def test_one_evaluation_at_a_time() -> None:
     config = {**PRESETS["arena-gomoku-board"], "hand_eval": True}
     assert [(v.field, v.description) for v in validate_config(config)] == [
-        ("board_eval", "cannot be true with hand_eval: each picks the evaluation")]
+        ("board_eval", "cannot be true with hand_eval: each picks the evaluation (set "
+                       "board_eval false to use hand_eval)")]
     assert validate_config({**config, "board_eval": False}) == []
 
 
