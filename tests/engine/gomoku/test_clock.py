@@ -16,7 +16,7 @@ from arena.engine.api import Limits, SearchResult
 from arena.engine.gomoku import PRESETS, choose_move, warm_up
 from arena.engine.gomoku.bots import SOFT_TIME_SHARE
 from arena.engine.gomoku.budget import STOP_MARGIN_MS, stop_margin_ns
-from tests.support.load import cpu_hog
+from tests.support.load import cpu_hog, frozen_heap
 
 from .test_concurrency import opening
 from .threadtime import Span
@@ -63,8 +63,10 @@ def idle_fixed_results() -> list[tuple[int, int, int, int, list[int]]]:
 
 @pytest.fixture(scope="module")
 def loaded(idle_fixed_results: object) -> Iterator[None]:
-    """Both cores busy for the tests of this module (the idle results are taken first)."""
-    with cpu_hog(seconds=60.0):
+    """Both cores busy for the tests of this module (the idle results are taken first),
+    and the heap frozen (``frozen_heap``: a worker's is, and a collection of this test
+    process's heap would be charged to the search it falls in)."""
+    with frozen_heap(), cpu_hog(seconds=60.0):
         yield
 
 

@@ -18,7 +18,7 @@ from arena.engine.api import Limits
 from arena.engine.othello import PASS, PRESETS, choose_move, solve, warm_up
 from arena.engine.othello.budget import TimeBudget, stop_margin_ns
 from tests.engine.othello.conftest import random_boards, read_obf
-from tests.support.load import cpu_hog
+from tests.support.load import cpu_hog, frozen_heap
 
 _BOARDS = [b for b in random_boards(3000, seed=41) if b.legal_moves() != [PASS]]
 MIDGAME = [b.to_text() for b in _BOARDS if 24 <= b.empties <= 48][:10]
@@ -47,7 +47,7 @@ def test_cpu_clocked_searches_stay_within_their_budget_under_load() -> None:
     warm_up()
     limit_ms = 60
     used: list[float] = []
-    with cpu_hog(seconds=20.0):
+    with frozen_heap(), cpu_hog(seconds=20.0):  # frozen: a worker's heap is (frozen_heap)
         for text in MIDGAME + ENDGAME:
             started = time.thread_time()
             result = choose_move(text, UNLIMITED, Limits(time_ms=limit_ms, clock="cpu"))
