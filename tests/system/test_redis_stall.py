@@ -91,7 +91,8 @@ def test_status_does_not_count_ladders_it_cannot_read(tmp_path: Path) -> None:
     lines = printed.stdout.splitlines()
     assert lines[0] == "services: registry up  referee up  ladder up"
     assert lines[2].startswith("ladders running: unknown (ladder at ")
-    assert lines[2].endswith("did not answer in time)"), lines
+    assert lines[2].endswith(": Redis did not answer in time (TimeoutError); retry in a few "
+                             "seconds)"), lines
 
 
 def test_status_names_a_stalled_redis_within_seconds(tmp_path: Path) -> None:
