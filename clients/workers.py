@@ -2,14 +2,18 @@
 
 Both find the stack the way every command does: the stack file in the home folder. A
 worker started by hand leaves its pid under ``run/extra/`` so that `arena up` stops it with
-the rest; `scale` asks the running `arena up` for a worker count and waits until the
-stack file shows it.
+the rest, and stops by itself if that `arena up` ends without stopping it (killed: its
+Redis servers went with it); `scale` asks the running `arena up` for a worker count and
+waits until the stack file shows it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
+import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +31,7 @@ from arena.errors import InvalidArgumentError, UnavailableError
 from arena.home import ADMIN_TOKEN_FILE, STACK_FILE, arena_home
 
 RUN_DIR = "run"
+LAUNCHER_POLL_S = 1.0  # how often a hand-started worker looks for its `arena up`
 
 
 def read_stack(home: Path) -> dict[str, Any]:
@@ -82,8 +87,11 @@ def run_worker(home: Path | None, argv: list[str]) -> int:
     from arena.services.worker.__main__ import main
 
     state = arena_home(home)
-    for key, value in worker_environment(state, argv).items():
+    from_stack = worker_environment(state, argv)
+    for key, value in from_stack.items():
         os.environ.setdefault(key, value)
+    if from_stack:
+        stop_with_launcher(read_stack(state).get("launcher"))
     if not _given(argv, "--instance") and not _given(argv, "--worker-id"):
         argv = [*argv, "--instance", f"worker-hand-{os.getpid()}"]
     if not _given(argv, "--listen"):
@@ -95,6 +103,25 @@ def run_worker(home: Path | None, argv: list[str]) -> int:
         return main(argv)
     finally:
         pid_file.unlink(missing_ok=True)
+
+
+def stop_with_launcher(stamped: object, poll_s: float = LAUNCHER_POLL_S) -> None:
+    """Stop this worker (SIGTERM to itself, a graceful stop) once the `arena up` of the
+    stamp (the stack file's ``launcher``) has ended. `arena up` stops the workers started
+    by hand when it stops; killed, it cannot, and a worker left behind retried its stack's
+    Redis for good (a new `arena up` starts Redis on other ports). Nothing to watch for a
+    stack without one (a Compose stack's file)."""
+    if pids.running(stamped) is None:
+        return
+
+    def watch() -> None:
+        while pids.running(stamped) is not None:
+            time.sleep(poll_s)
+        print(f"arena worker: the stack's `arena up` (pid {str(stamped).split()[0]}) has "
+              "ended: stopping", file=sys.stderr, flush=True)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="launcher-watch", daemon=True).start()
 
 
 def stack_workers(stack: dict[str, Any]) -> list[str]:
