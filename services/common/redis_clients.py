@@ -3,8 +3,8 @@
 A service that waits for a stalled Redis without end hangs its callers; one that waits
 longer than its callers' deadlines shows them a silent service instead of the cause. So
 every client names its timeouts here rather than relying on the library's default
-(redis-py before 8.0, which pyproject allows, waited forever; 8.0 waits 5 s). A timeout or a lost connection
-reaches a caller as ``UNAVAILABLE`` naming Redis (``errors.py``).
+(redis-py before 8.0, which pyproject allows, waited forever; 8.0 waits 5 s). A timeout
+or a lost connection reaches a caller as ``UNAVAILABLE`` naming Redis (``errors.py``).
 
 - ``REDIS_TIMEOUT_S``: the services' loops and requests. Longer than any blocking read
   they make (at most 2 s), well under the callers' 10 s deadline.
