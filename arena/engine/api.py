@@ -10,10 +10,11 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 NodeKind = Literal["max", "min", "leaf"]
 # What a time limit measures: wall time, or the CPU time of the thread that searches (so
@@ -78,6 +79,8 @@ class StopFlag:
     """
 
     def __init__(self) -> None:
+        import numpy as np  # here: the `arena` command reads this module and needs no numpy
+
         self.array: npt.NDArray[np.int64] = np.zeros(1, dtype=np.int64)
         self._event = threading.Event()
 

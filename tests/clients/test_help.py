@@ -73,11 +73,13 @@ def test_no_command_is_a_usage_error(run_arena: RunArena) -> None:
 def test_the_command_line_loads_no_compiler_to_start() -> None:
     """Every command's options (the bot options come from the engines' presets) without
     numba: importing it took `arena --help` from 0.3 s to 0.7 s, and every command paid it
-    (bench/cli_startup.py prints the times). The engines load it when they search."""
+    (bench/cli_startup.py prints the times). The engines load it when they search. Nor
+    numpy: the parser once loaded it for a stop flag's array (0.13 s of the 0.65 s of
+    `arena --version`)."""
     probe = ("import sys; from arena.clients.cli import build_parser; build_parser(); "
              "import arena.engine.othello, arena.engine.gomoku; "
              "print(len(arena.engine.othello.PRESETS) + len(arena.engine.gomoku.PRESETS)); "
-             "print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules))")
+             "print(sorted(m for m in ('numba', 'llvmlite', 'numpy') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 0, result.stderr
