@@ -128,21 +128,23 @@ def test_a_killed_arena_up_takes_its_children_with_it(tmp_path: Path) -> None:
         pids = _wait_for_manifest(tmp_path / "stack.json", process)["pids"]
         assert isinstance(pids, dict)
         children = stamp_all(pids)
-        hand = subprocess.Popen(  # not a child of `arena up`: nothing kills it with it
-            [sys.executable, "-m", "arena.clients", "worker", "--", "--ready-file",
-             str(tmp_path / "hand.port")],
-            env=dict(os.environ, ARENA_HOME=str(tmp_path), ARENA_WARM_GAMES=""),
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        hand_log = tmp_path / "hand.log"  # a file, not a pipe: its log cannot fill it
+        with open(hand_log, "wb") as log:
+            hand = subprocess.Popen(  # not a child of `arena up`: nothing kills it with it
+                [sys.executable, "-m", "arena.clients", "worker", "--", "--ready-file",
+                 str(tmp_path / "hand.port")],
+                env=dict(os.environ, ARENA_HOME=str(tmp_path), ARENA_WARM_GAMES=""),
+                stdout=subprocess.DEVNULL, stderr=log)
         _wait(lambda: (tmp_path / "hand.port").exists() or hand.poll() is not None,
               "the hand-started worker")
-        assert hand.poll() is None, hand.stderr.read().decode() if hand.stderr else ""
+        assert hand.poll() is None, hand_log.read_text()
         children["hand-started worker"] = stamps.stamp(hand.pid)
         process.kill()  # no chance to clean up: the children must notice on their own
         process.wait(timeout=10)
         leftovers = _wait_all_gone(children)
         told = _how_they_are(tmp_path, children, leftovers)
-        assert hand.wait(timeout=10) == 0, hand.stderr.read().decode() if hand.stderr else ""
-        assert hand.stderr is not None and "has ended: stopping" in hand.stderr.read().decode()
+        assert hand.wait(timeout=10) == 0, hand_log.read_text()
+        assert "has ended: stopping" in hand_log.read_text()
         _warn_of_stuck_stops(tmp_path, children)
         # Its stack file stays behind; nothing asks the dead launcher to scale.
         scaled = _arena(tmp_path, "workers", "scale", "3", timeout=60)
