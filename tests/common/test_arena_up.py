@@ -420,8 +420,11 @@ def test_the_compile_step_compiles_each_game_in_a_process_of_its_own() -> None:
     done = _warm("othello, gomoku")
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.splitlines() if line.startswith("engines ready")]
+    # All it printed, if not: once (in a full run, not since) the othello child's line was
+    # missing from the lines that start so, and what stood there instead was not kept.
     assert sorted(line.split(" in ")[0] for line in lines) == [
-        "engines ready (gomoku)", "engines ready (othello)", "engines ready (othello, gomoku)"]
+        "engines ready (gomoku)", "engines ready (othello)", "engines ready (othello, gomoku)"
+    ], (done.stdout, done.stderr)
     assert lines[-1].startswith("engines ready (othello, gomoku)")
 
     wrong = _warm("othello,chess")
