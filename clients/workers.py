@@ -10,9 +10,9 @@ waits until the stack file shows it.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
-import sys
 import threading
 import time
 from pathlib import Path
@@ -29,6 +29,8 @@ from arena.services.common.launcher import (
 
 from arena.errors import InvalidArgumentError, UnavailableError
 from arena.home import ADMIN_TOKEN_FILE, STACK_FILE, arena_home
+
+log = logging.getLogger(__name__)
 
 RUN_DIR = "run"
 LAUNCHER_POLL_S = 1.0  # how often a hand-started worker looks for its `arena up`
@@ -117,8 +119,8 @@ def stop_with_launcher(stamped: object, poll_s: float = LAUNCHER_POLL_S) -> None
     def watch() -> None:
         while pids.running(stamped) is not None:
             time.sleep(poll_s)
-        print(f"arena worker: the stack's `arena up` (pid {str(stamped).split()[0]}) has "
-              "ended: stopping", file=sys.stderr, flush=True)
+        log.warning("the stack's `arena up` (pid %s) has ended: stopping",
+                    str(stamped).split()[0])
         os.kill(os.getpid(), signal.SIGTERM)
 
     threading.Thread(target=watch, name="launcher-watch", daemon=True).start()

@@ -440,18 +440,22 @@ class Ladders:
             self.count(match)
         return self.info(ladder_id)
 
-    def list(self, page: common_pb2.PageRequest) -> ladder_pb2.ListLaddersResponse:
+    def list(self, page: common_pb2.PageRequest, store: LadderStore | None = None
+             ) -> ladder_pb2.ListLaddersResponse:
+        """A page of ladders, read through ``store`` (default this service's: another
+        client of the same Redis, with its own timeouts)."""
+        store = store or self.store
         size = paging.page_size(page.page_size)
         cursor = paging.decode_page_token(page.page_token) or "0"
         if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 9:
             raise InvalidArgumentError.for_fields(
                 [FieldViolation("page.page_token", "is not a token this server issued")])
         offset = int(cursor)
-        ids, more = self.store.page(offset, size)
+        ids, more = store.page(offset, size)
         filled: paging.Page[ladder_pb2.LadderInfo] = paging.Page(size)
         for taken, ladder_id in enumerate(ids, 1):
             try:
-                full = filled.add(self.info(ladder_id, with_games=False))
+                full = filled.add(self.with_sprt(store.get(ladder_id, with_games=False)))
             except NotFoundError:
                 continue
             if full and taken < len(ids):

@@ -26,11 +26,11 @@ WATCH_BLOCK_MS = 1000
 
 class LadderServicer(ladder_pb2_grpc.LadderServicer):
     def __init__(self, client: redis.Redis, ladders: Ladders, quotas: Quotas,
-                 listing: Ladders | None = None) -> None:
-        """``listing``: the ladders as ListLadders reads them (default ``ladders``)."""
+                 listing: LadderStore | None = None) -> None:
+        """``listing``: the store ListLadders reads (default ``ladders``'s)."""
         self.client = client
         self.ladders = ladders
-        self.listing = listing or ladders
+        self.listing = listing
         self.store = ladders.store
         self.quotas = quotas
         self.rating_list = RatingList(ladders.store)
@@ -57,7 +57,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
     def ListLadders(
         self, request: ladder_pb2.ListLaddersRequest, context: grpc.ServicerContext
     ) -> ladder_pb2.ListLaddersResponse:
-        return self.listing.list(request.page)
+        return self.ladders.list(request.page, self.listing)
 
     def CancelLadder(
         self, request: ladder_pb2.CancelLadderRequest, context: grpc.ServicerContext
@@ -113,8 +113,8 @@ def create_service(config: Config, follower: FollowerConfig | None = None) -> Se
     # `arena status` lists the running ladders: that list waits less for Redis, so that a
     # stalled Redis is named there, not a silent ladder service.
     looks = connect(config.redis_url, LOOK_TIMEOUT_S)
-    listing = Ladders(LadderStore(looks), peers, BotVersions(peers), config.ladder_in_flight)
-    servicer = LadderServicer(client, ladders, Quotas.from_config(config, client), listing)
+    servicer = LadderServicer(client, ladders, Quotas.from_config(config, client),
+                              LadderStore(looks))
     name = ladder_pb2.DESCRIPTOR.services_by_name["Ladder"].full_name
 
     def stop() -> None:
