@@ -384,9 +384,10 @@ def add_analyze_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     analyze = sub.add_parser(
         "analyze", help="ask a bot for its move and search on any position (a hint)",
         description="Search a position on an analysis worker with a registered bot (built "
-                    "in, or a protocol engine's: given a time, it answers with what its "
-                    "engine reports), a preset or an inline configuration, and print the "
-                    "move, score, PV, the engine's notes and optionally the search tree.")
+                    "in; or a protocol engine or an external service: given a time, it "
+                    "answers with what it reports), a preset or an inline configuration, and "
+                    "print the move, score, PV, the engine's notes and optionally the search "
+                    "tree.")
     who = analyze.add_mutually_exclusive_group(required=True)
     who.add_argument("--bot", help="registered bot: NAME[@VERSION]")
     who.add_argument("--preset", help="a preset shipped with Arena (see `arena bot presets`)")

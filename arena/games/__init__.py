@@ -10,6 +10,8 @@ What each game is (names, variants, sizes, defaults, its engine) is described on
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from arena.games.base import (
     Color,
     EmptyMoveStackError,
@@ -50,6 +52,7 @@ __all__ = [
     "IllegalMoveError",
     "InvalidMoveError",
     "InvalidPositionError",
+    "MoveFault",
     "OthelloBoard",
     "Outcome",
     "Position",
@@ -57,6 +60,7 @@ __all__ = [
     "UnknownGameError",
     "game",
     "game_of",
+    "move_fault",
     "new_position",
     "position_from_text",
 ]
@@ -71,3 +75,22 @@ def new_position(name: str | Game, variant: str | None = None,
 def position_from_text(name: str | Game, text: str) -> Position:
     """Parse ``text`` as the one-line text form of a position of the game ``name``."""
     return game(name).position_from_text(text)
+
+
+class MoveFault(NamedTuple):
+    """Why a bot's answer may not be played: ``illegal`` (a square of the board that the
+    rules refuse here) or else no square of the board at all; ``reason`` says which."""
+
+    illegal: bool
+    reason: str
+
+
+def move_fault(position: Position, square: int) -> MoveFault | None:
+    """None if ``square`` may be played in ``position``; else why not. The one judgement
+    of a move a bot answered, wherever it is asked (the referee's, an analyst's)."""
+    if not 0 <= square < game_of(position).num_moves(position.size):
+        return MoveFault(False, f"move {square} is not a square of this board")
+    if not position.is_legal(square):
+        return MoveFault(True, f"{position.move_to_str(square)} ({square}) is illegal in "
+                               f"{position.to_text()!r}")
+    return None

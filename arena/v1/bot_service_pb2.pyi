@@ -33,7 +33,11 @@ class GetMoveRequest(_message.Message):
     MOVE_TIME_MS_FIELD_NUMBER: _builtins.int
     TIME_LEFT_MS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """The match the move is for; empty when a user asks the bot about a position
+    (Engine.Analyze), which no match follows.
+    """
     ply: _builtins.int
+    """Plies played from the start position (the length of `history`)."""
     color: _common_pb2.Color.ValueType
     """The side to move."""
     move_time_ms: _builtins.int
@@ -67,7 +71,11 @@ Global___GetMoveRequest: _TypeAlias = GetMoveRequest  # noqa: Y015
 
 @_typing.final
 class GetMoveResponse(_message.Message):
-    """GetMove output."""
+    """GetMove output: at most 64 KiB (a larger answer is a malformed one: in a match the bot
+    forfeits). The arena keeps the move's square (not its text) and of `search` its known
+    fields, the first 128 plies of `pv`, the first 361 `tied_moves` and the notes as
+    SearchInfo describes; anything else is dropped, never stored.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from arena.services.common.protocol.delivery import cpu_wall_guard_ms
 
-from arena.games import PASS, Color, Position, Termination, game_of
+from arena.games import PASS, Color, Position, Termination, game_of, move_fault
 from arena.text import engine_notes, printable
 from arena.v1 import common_pb2, engine_pb2, match_pb2
 
@@ -94,15 +94,11 @@ def judge_answer(
         return Forfeit(match_pb2.TERMINATION_TIME_FORFEIT, late)
     if not result.HasField("move"):
         return Forfeit(match_pb2.TERMINATION_MALFORMED_ANSWER, "the answer holds no move")
-    square = result.move.square
-    if not 0 <= square < game_of(position).num_moves(position.size):
-        return Forfeit(match_pb2.TERMINATION_MALFORMED_ANSWER,
-                       f"move {square} is not a square of this board")
-    if not position.is_legal(square):
-        return Forfeit(match_pb2.TERMINATION_ILLEGAL_MOVE,
-                       f"{position.move_to_str(square)} ({square}) is illegal in "
-                       f"{position.to_text()!r}")
-    return None
+    fault = move_fault(position, result.move.square)
+    if fault is None:
+        return None
+    return Forfeit(match_pb2.TERMINATION_ILLEGAL_MOVE if fault.illegal
+                   else match_pb2.TERMINATION_MALFORMED_ANSWER, fault.reason)
 
 
 def move_record(

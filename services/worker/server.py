@@ -7,9 +7,12 @@
   and never past the point where the caller's deadline leaves too little for its search,
   before RESOURCE_EXHAUSTED. A user has at most ``analyses_at_once`` calls here, running
   or waiting (a quota): one user asking again and again queues behind the others. A bot
-  of a protocol engine is asked for its move here too, when the analyst has the engine in
-  its catalog (``ARENA_ENGINES_CATALOG``, as the match workers): the engine is told the
-  time limit on the wall clock and answers with what it reports (no tree).
+  that is not built in is asked for its move here too, through the same ``BotRunner`` as a
+  match's move: a protocol engine when the analyst has it in its catalog
+  (``ARENA_ENGINES_CATALOG``, as the match workers), an external bot's service when the
+  egress policy lets the analyst reach it (``ARENA_EXTERNAL_ALLOW``). Either is told the
+  time limit on the wall clock and answers with what it reports (no tree); its move is
+  judged as the referee judges a match's, so an illegal one is an error, never a hint.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from arena.errors import (
     InvalidArgumentError,
     ResourceExhaustedError,
 )
-from arena.games import game
+from arena.games import MoveFault, Position, game, move_fault
 from arena.v1 import bots_pb2, common_pb2, engine_pb2, engine_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -62,9 +65,11 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
     """Direct analysis of a position with a registered bot or an inline configuration."""
 
     def __init__(self, bots: BotVersions, pool: str, slots: int, wait_ms: int,
-                 quotas: Quotas | None = None, engines: EngineHost | None = None) -> None:
+                 quotas: Quotas | None = None, runner: BotRunner | None = None) -> None:
         self.bots = bots
-        self.engines = engines  # an analyst's protocol engines (its catalog), if any
+        # Asks the bots that are not built in: an analyst's protocol engines (its catalog,
+        # if any) and external bots' services (through its egress policy).
+        self.runner = runner or BotRunner()
         self.quotas = quotas or Quotas()
         self.pool = pool
         self.slots = FairSlots(max(1, slots))
@@ -73,7 +78,8 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
 
     def _bot(self, request: engine_pb2.AnalyzeRequest
              ) -> dict[str, object] | bots_pb2.BotVersion:
-        """A built-in engine's configuration, or the bot version of a protocol engine."""
+        """A built-in engine's configuration, or the bot version of a bot that is not built
+        in (a protocol engine or an external service)."""
         which = request.WhichOneof("bot")
         if which == "engine":
             return config_from_struct(request.engine.config)
@@ -82,13 +88,8 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
             wrong = other_game(bot, request.position.game.kind)
             if wrong:
                 raise InvalidArgumentError.for_fields([FieldViolation("bot_ref", wrong)])
-            kind = bot.spec.WhichOneof("engine")
-            if kind == "protocol":
+            if bot.spec.WhichOneof("engine") != "builtin":
                 return bot
-            if kind != "builtin":
-                raise FailedPreconditionError(
-                    f"bot {bot.spec.name!r} runs an {kind} engine: analyze runs built-in "
-                    "and protocol engines")
             return builtin_config(bot.spec)
         raise InvalidArgumentError("name a bot (bot_ref) or give an engine configuration")
 
@@ -127,50 +128,63 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
                 truncated=len(result.tree) >= request.tree_node_budget))
         return response
 
-    def _engine_host(self, bot: bots_pb2.BotVersion, request: engine_pb2.AnalyzeRequest
-                     ) -> EngineHost:
-        """This analyst's engines, if they hold the bot's engine build and the request asks
-        only what a protocol engine can answer (a move in a time; raises else). A finished
-        game is refused by the engine's client, as for a match."""
-        wanted = bot.spec.protocol
-        try:
-            if self.engines is None:
-                raise ArenaError("this analysis worker has no engine catalog")
-            self.engines.spec_for(wanted)
-        except ArenaError as exc:
-            raise FailedPreconditionError(
-                f"bot {bot.spec.name!r} runs protocol engine {wanted.engine!r} "
-                f"({wanted.checksum[:12]}), which no analysis worker here offers ({exc}; "
-                "analysts read the catalog of ARENA_ENGINES_CATALOG, as `arena up --engines` "
-                "sets)") from None
-        bad = [FieldViolation(f"limits.{name}", "a protocol engine is given a time, not a "
-                              f"{name} limit: set limits.time_ms")
+    def _checked_bot(self, bot: bots_pb2.BotVersion, request: engine_pb2.AnalyzeRequest
+                     ) -> Position:
+        """The request's position, unless this analyst cannot ask ``bot`` (not built in)
+        what ``request`` asks (raises): a protocol engine must be in its catalog, either
+        kind is given a time, not a depth or node limit, has no tree to store, and is
+        never asked about a finished game."""
+        if bot.spec.WhichOneof("engine") == "protocol":
+            wanted = bot.spec.protocol
+            try:
+                if self.runner.engines is None:
+                    raise ArenaError("this analysis worker has no engine catalog")
+                self.runner.engines.spec_for(wanted)
+            except ArenaError as exc:
+                raise FailedPreconditionError(
+                    f"bot {bot.spec.name!r} runs protocol engine {wanted.engine!r} "
+                    f"({wanted.checksum[:12]}), which no analysis worker here offers ({exc}; "
+                    "analysts read the catalog of ARENA_ENGINES_CATALOG, as `arena up "
+                    "--engines` sets)") from None
+        what = "a protocol engine" if bot.spec.HasField("protocol") else "an external bot"
+        bad = [FieldViolation(f"limits.{name}", f"{what} is given a time, not a {name} "
+                              "limit: set limits.time_ms")
                for name in ("depth", "nodes") if getattr(request.limits, name)]
         if request.tree_node_budget:
             bad.append(FieldViolation("tree_node_budget",
-                                      "a protocol engine's search has no tree to store"))
+                                      f"{what}'s search has no tree to store"))
         if bad:
             raise InvalidArgumentError.for_fields(bad)
-        return self.engines
+        position = game(request.position.game.kind).position_from_text(request.position.text)
+        if position.is_game_over():
+            raise InvalidArgumentError(
+                f"no move to play: the game is over in {request.position.text!r}")
+        return position
 
-    def _engine_move(self, host: EngineHost, bot: bots_pb2.BotVersion,
-                     request: engine_pb2.AnalyzeRequest, limits: Limits, stop: StopFlag
-                     ) -> engine_pb2.AnalyzeResponse:
-        """The engine's move and what it reported, timed on the wall clock; its start and
-        set-up come before the time (as for a match's move)."""
+    def _bot_move(self, bot: bots_pb2.BotVersion, position: Position,
+                  request: engine_pb2.AnalyzeRequest, limits: Limits, stop: StopFlag
+                  ) -> engine_pb2.AnalyzeResponse:
+        """The move of a bot that is not built in and what it reported, timed on the wall
+        clock, asked as a match's worker asks it (a protocol engine's start and set-up come
+        before the time), then judged: an illegal move is the bot's failure."""
         job = engine_pb2.MoveJob(game=request.position.game.kind, bot=bot,
                                  position=request.position, history=request.history,
-                                 time_budget_ms=limits.time_ms or 0)
-        result = host.ready(job) or host.play(job, stop)
-        detail = result.error_detail  # printable: the engine's words (results.failure_detail)
+                                 ply=len(request.history), time_budget_ms=limits.time_ms or 0)
+        answer = self.runner.ready(job) or self.runner.run(job, stop)
+        result = answer.result
+        who = (f"engine {bot.spec.protocol.engine!r}" if bot.spec.HasField("protocol")
+               else f"bot {bot.spec.name!r}")
+        detail = result.error_detail  # printable: the bot's words (results.failure_detail)
         if result.error == engine_pb2.MOVE_ERROR_INVALID_JOB:
-            raise InvalidArgumentError(f"engine {bot.spec.protocol.engine!r} cannot be asked "
-                                       f"about this position: {detail}")
+            raise InvalidArgumentError(f"{who} cannot be asked about this position: {detail}")
         if result.error != engine_pb2.MOVE_ERROR_UNSPECIFIED:
             reason = engine_pb2.MoveError.Name(result.error).removeprefix("MOVE_ERROR_")
             raise FailedPreconditionError(
-                f"engine {bot.spec.protocol.engine!r} gave no move "
-                f"({reason.lower().replace('_', ' ')}): {detail}")
+                f"{who} gave no move ({reason.lower().replace('_', ' ')}): {detail}")
+        fault = (move_fault(position, result.move.square) if result.HasField("move")
+                 else MoveFault(False, "the answer holds no move"))
+        if fault is not None:
+            raise FailedPreconditionError(f"{who} gave no playable move: {fault.reason}")
         return engine_pb2.AnalyzeResponse(move=result.move, search=result.search)
 
     def Analyze(self, request: engine_pb2.AnalyzeRequest,
@@ -196,9 +210,9 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
             self.quotas.spend(caller, "analyses_per_minute")
             chosen = self._bot(request)
             if isinstance(chosen, bots_pb2.BotVersion):
-                host = self._engine_host(chosen, request)
-                return self._in_slot(request, context, lambda stop: self._engine_move(
-                    host, chosen, request, limits, stop))
+                position = self._checked_bot(chosen, request)
+                return self._in_slot(request, context, lambda stop: self._bot_move(
+                    chosen, position, request, limits, stop))
             engine = game(request.position.game.kind).engine()
             bot = engine.prepare(chosen)
             return self._in_slot(request, context, lambda stop: self._search(
@@ -256,18 +270,19 @@ def create_service(config: Config) -> ServiceParts:
     quotas = Quotas.from_config(config, connect(config.redis_url))
     engines = (EngineHost.load(config.engines_catalog, config.engine_processes)
                if config.engines_catalog else None)
+    match_pool = config.worker_pool == "match"
+    probes = cache_client(config.cache_url) if match_pool and config.shared_cache else None
+    runner = BotRunner(cache=SharedSearchCache(probes),  # analyses never touch the cache
+                       warm_games=tuple(games),
+                       grace_ms=config.grace_ms,
+                       egress=EgressPolicy.parse(config.external_allow), engines=engines,
+                       cpu_wall_factor=config.delivery.cpu_wall_factor)
     servicer = EngineServicer(BotVersions(peers), config.worker_pool, config.analysis_slots,
-                              config.analysis_wait_ms, quotas, engines)
+                              config.analysis_wait_ms, quotas, runner)
     on_stop = [peers.close]
-    if config.worker_pool == "match":
+    if match_pool:
         client = connect(config.redis_url)
         cache = connect(config.cache_url)
-        probes = cache_client(config.cache_url) if config.shared_cache else None
-        runner = BotRunner(cache=SharedSearchCache(probes),
-                           warm_games=tuple(games),
-                           grace_ms=config.grace_ms,
-                           egress=EgressPolicy.parse(config.external_allow), engines=engines,
-                           cpu_wall_factor=config.delivery.cpu_wall_factor)
         loop = WorkerLoop(client, cache, config.instance, config.delivery, runner,
                           config.io_slots, engines.streams() if engines else ()).start()
         presence = Presence(client, loop.worker_id, lambda: loop.current_job,
@@ -280,8 +295,7 @@ def create_service(config: Config) -> ServiceParts:
                             lambda: None, lambda: 0, games, pool="analysis",
                             offers=engines.offers() if engines else ()).start()
         on_stop.insert(0, presence.stop)
-        if engines is not None:  # a match worker's runner closes its own
-            on_stop.append(engines.close)
+        on_stop.append(runner.close)  # a match worker's loop closes its own
     name = engine_pb2.DESCRIPTOR.services_by_name["Engine"].full_name
     return (
         [lambda s: engine_pb2_grpc.add_EngineServicer_to_server(servicer, s)],

@@ -9,10 +9,11 @@ from typing import Any
 import redis
 from arena.clients.sdk import ArenaClient
 from arena.services.common.embedded_redis import free_port
+from arena.services.worker.bots import EXTERNAL_REPLY_BYTES, MAX_PV, MAX_TIED
 
 from arena.formats import parse_replay
 from arena.records import export
-from arena.v1 import common_pb2, match_pb2, referee_pb2
+from arena.v1 import bot_service_pb2, common_pb2, match_pb2, referee_pb2
 from tests.conftest import NewMatch
 from tests.support.bots import (
     bot_server,
@@ -69,3 +70,64 @@ def test_each_bad_bot_forfeits_with_its_reason_and_good_matches_finish(
     for match in normal:
         assert match.result.termination == match_pb2.TERMINATION_NORMAL
         replay_moves(match)
+
+
+def _chatty(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
+    """A legal move wrapped in all a reply may hold, short of the size limit: a long move
+    text, PV, tied moves and notes, and bytes of a field no message has."""
+    reply = first_legal(request)
+    reply.move.text = "x" * 8_000
+    reply.search.pv.extend([reply.move.square] * 5_000)
+    reply.search.tied_moves.extend([reply.move.square] * 3_000)
+    reply.search.notes.extend(f"line {i} " + "\x1b[31m" * 10 for i in range(300))
+    unknown = b"\xfa\x06" + _varint(10_000) + b"u" * 10_000  # field 111, length-delimited
+    reply.search.MergeFromString(unknown)  # kept by a copy of the message, as it was
+    assert reply.ByteSize() < EXTERNAL_REPLY_BYTES
+    return reply
+
+
+def _bloated(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
+    """A legal move with a PV of 200,000 plies: over the size limit."""
+    reply = first_legal(request)
+    reply.search.pv.extend([reply.move.square] * 200_000)
+    return reply
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    return bytes([*out, value])
+
+
+def test_an_external_bot_cannot_fill_the_arena_with_its_answers(
+    redis_client: redis.Redis, loops: Callable[..., Any], peers: ArenaClient, new_match: NewMatch
+) -> None:
+    """What an external bot answers goes into the match's record, in the durable Redis, and
+    to every viewer: the worker keeps a move and a bounded report, and an answer over the
+    size limit costs the bot its game instead of filling the store."""
+    loops(referees=1, workers=2)
+    with (bot_server(first_legal) as good, bot_server(_chatty) as chatty,
+          bot_server(_bloated) as bloated):
+        for name, address in (("good", good), ("chatty", chatty), ("bloated", bloated)):
+            external_bot(peers, name, address)
+        talked = new_match(match_config("good", "chatty", move_time_ms=2000), "me").id
+        flooded = new_match(match_config("good", "bloated", move_time_ms=2000), "me").id
+        talked_match = wait_finished(redis_client, talked, timeout_s=120)
+        flooded_match = wait_finished(redis_client, flooded, timeout_s=120)
+
+    assert talked_match.result.termination == match_pb2.TERMINATION_NORMAL
+    replay_moves(talked_match)
+    theirs = [r for r in talked_match.moves if r.color == common_pb2.COLOR_WHITE]
+    assert theirs
+    for record in theirs:
+        assert len(record.search.pv) == MAX_PV and len(record.search.tied_moves) == MAX_TIED
+        assert len(record.search.notes) == 4 and all("\x1b" not in n for n in record.search.notes)
+        assert record.move.text == record.move.text.strip() and len(record.move.text) <= 4
+        assert record.ByteSize() < 3_000, record.ByteSize()  # 18,447 bytes a move before
+    assert talked_match.ByteSize() < 200_000, talked_match.ByteSize()
+
+    assert flooded_match.result.termination == match_pb2.TERMINATION_MALFORMED_ANSWER
+    assert flooded_match.result.forfeited == common_pb2.COLOR_WHITE
+    assert "an answer over 64 KiB" in flooded_match.result.detail, flooded_match.result.detail

@@ -536,6 +536,11 @@ def test_a_protocol_bot_is_analysed_like_a_built_in_one(stack: Launcher) -> None
             sdk.analyze(othello, bot=common_pb2.BotRef(name="crasher"), limits=limits)
         assert "crashing on purpose" in str(crashed.value)
         assert "\x1b" not in str(crashed.value)  # its stderr's colour escape made harmless
+        # An illegal move is judged as in a match: an error, never handed out as a hint.
+        protocol_bot(sdk, "cheater", "fake-illegal")
+        with pytest.raises(FailedPreconditionError,
+                           match=r"engine 'fake-illegal' gave no playable move: .* is illegal in"):
+            sdk.analyze(othello, bot=common_pb2.BotRef(name="cheater"), limits=limits)
 
     shown = arena_cli(stack, "analyze", "--bot", "talker", "--moves", "h8 h9 i9", "--time-ms",
                       "2000")

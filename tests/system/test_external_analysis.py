@@ -1,0 +1,166 @@
+"""An external bot (a gRPC BotService somewhere) is analysed like the other kinds: a real
+analyst process asks the bot's real server for its move, through the egress policy, and
+judges the answer as the referee judges a match's. Every way the bot can fail is a clear
+error naming it, never INTERNAL or UNKNOWN, and never an illegal move handed out as a hint.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+
+import pytest
+from arena.clients.sdk import ArenaClient
+from arena.services.common.launcher import Launcher
+
+from arena.errors import FailedPreconditionError, InvalidArgumentError
+from arena.games import game
+from arena.v1 import bot_service_pb2, bots_pb2, common_pb2
+from tests.support.bots import (
+    OTHELLO,
+    bot_server,
+    crash,
+    first_legal,
+    illegal,
+    late,
+    no_move,
+)
+from tests.support.servers import ADMIN_TOKEN
+from tests.system.conftest import stack_client
+
+OPENING = ("f5", "d6", "c3")
+
+
+@pytest.fixture
+def analyst(services: Launcher) -> Launcher:
+    """The registry (``services``) and one analyst, whose egress policy lets it reach the
+    loopback (``FAST_ENV``)."""
+    services.spawn("analyst", "analyst-1", timeout_s=300)
+    return services
+
+
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A loopback port nothing listens on (bound, never listening, for the test's time)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+def _position(*moves: str) -> tuple[common_pb2.Position, list[int]]:
+    board = game(OTHELLO).new_position()
+    history = []
+    for name in moves:
+        history.append(board.parse_move(name))
+        board.push(history[-1])
+    return common_pb2.Position(game=common_pb2.GameSpec(kind=OTHELLO),
+                               text=board.to_text()), history
+
+
+def _external(sdk: ArenaClient, name: str, address: str) -> None:
+    sdk.register_bot(bots_pb2.BotSpec(name=name, game=OTHELLO,
+                                      external=bots_pb2.ExternalEngine(address=address)))
+
+
+def _analyze(sdk: ArenaClient, name: str, time_ms: int = 2000,
+             position: common_pb2.Position | None = None, **extra: object) -> object:
+    asked, history = _position(*OPENING)
+    return sdk.analyze(position or asked, bot=common_pb2.BotRef(name=name),
+                       limits=extra.pop("limits", common_pb2.SearchLimits(time_ms=time_ms)),
+                       history=history, **extra)
+
+
+def test_an_external_bot_answers_an_analysis_as_it_answers_a_match(analyst: Launcher) -> None:
+    seen: list[bot_service_pb2.GetMoveRequest] = []
+    lock = threading.Lock()
+
+    def recording(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
+        with lock:
+            seen.append(request)
+        return first_legal(request)
+
+    position, history = _position(*OPENING)
+    with bot_server(recording) as address, stack_client(analyst) as sdk:
+        _external(sdk, "remote", address)
+        reply = sdk.analyze(position, bot=common_pb2.BotRef(name="remote"),
+                            limits=common_pb2.SearchLimits(time_ms=1500), history=history)
+        board = game(OTHELLO).position_from_text(position.text)
+        assert reply.move.square == board.legal_moves()[0]
+        assert (reply.search.depth, reply.search.nodes) == (1, 1)  # what the bot reported
+        assert reply.search.time_ms > 0  # timed by the analyst
+        [request] = seen
+        assert request.position.text == position.text
+        assert list(request.history) == history and request.ply == len(history)
+        assert request.move_time_ms == 1500
+        assert request.color == common_pb2.COLOR_WHITE  # three plies played
+
+        shown = _cli(analyst, "analyze", "--bot", "remote", "--moves", " ".join(OPENING),
+                     "--time-ms", "700")
+        assert shown.returncode == 0, shown.stderr
+        assert board.move_to_str(board.legal_moves()[0]) in shown.stdout, shown.stdout
+        assert seen[-1].move_time_ms == 700
+
+
+def test_an_external_bot_that_fails_is_a_clear_error(analyst: Launcher, closed_port: int
+                                                     ) -> None:
+    with (bot_server(illegal) as cheat, bot_server(no_move) as mute,
+          bot_server(crash) as crasher, bot_server("garbage") as garbled,
+          bot_server(late) as slow, stack_client(analyst) as sdk):
+        for name, address in [("cheat", cheat), ("mute", mute), ("crasher", crasher),
+                              ("garbled", garbled), ("slow", slow),
+                              ("gone", f"127.0.0.1:{closed_port}")]:
+            _external(sdk, name, address)
+        expected = {
+            "cheat": "gave no playable move: ",  # then the square and "is illegal in"
+            "mute": "gave no move (malformed answer): the bot answered no move",
+            "crasher": "gave no move (bot crashed): protocol error",
+            "garbled": "gave no move (malformed answer): protocol error",
+            "slow": "gave no move (timeout): no answer within 300 ms",
+            "gone": "gave no move (bot unreachable): unreachable",
+        }
+        for name, words in expected.items():
+            with pytest.raises(FailedPreconditionError) as failed:
+                _analyze(sdk, name, time_ms=300)
+            assert f"bot {name!r} {words}" in str(failed.value), failed.value
+        with pytest.raises(FailedPreconditionError, match="is illegal in"):
+            _analyze(sdk, "cheat")
+        # No address reaches the caller: the bot's owner sees only "unreachable".
+        with pytest.raises(FailedPreconditionError) as unreachable:
+            _analyze(sdk, "gone")
+        assert str(closed_port) not in str(unreachable.value)
+
+        for extra, field in [
+            ({"limits": common_pb2.SearchLimits(depth=4)}, "limits.depth"),
+            ({"limits": common_pb2.SearchLimits(nodes=1000)}, "limits.nodes"),
+            ({"tree_node_budget": 100}, "tree_node_budget"),
+        ]:
+            with pytest.raises(InvalidArgumentError) as refused:
+                _analyze(sdk, "mute", **extra)
+            assert [v.field for v in refused.value.violations] == [field], refused.value
+            assert "an external bot is given a time" in str(refused.value) or (
+                "no tree" in str(refused.value))
+
+        over = "X" * 60 + "-" * 4 + " O"  # Black alone on the board: no one can move
+        assert game(OTHELLO).position_from_text(over).is_game_over()
+        with pytest.raises(InvalidArgumentError, match="the game is over"):
+            sdk.analyze(common_pb2.Position(game=common_pb2.GameSpec(kind=OTHELLO), text=over),
+                        bot=common_pb2.BotRef(name="cheat"),
+                        limits=common_pb2.SearchLimits(time_ms=300))
+
+    failed_cli = _cli(analyst, "analyze", "--bot", "gone", "--time-ms", "300")
+    assert failed_cli.returncode == 1 and "Traceback" not in failed_cli.stderr
+    assert failed_cli.stderr.strip() == (
+        "arena: error: bot 'gone' gave no move (bot unreachable): unreachable"), failed_cli.stderr
+
+
+def _cli(stack: Launcher, *argv: str) -> subprocess.CompletedProcess[str]:
+    """``arena ARGV`` as a user runs it against the stack (its manifest written first)."""
+    stack.write_manifest()
+    env = dict(os.environ, ARENA_HOME=str(stack.home), ARENA_TOKEN=ADMIN_TOKEN)
+    return subprocess.run([sys.executable, "-m", "arena.clients", *argv], env=env,
+                          capture_output=True, text=True, timeout=60)
+
