@@ -4,7 +4,7 @@ the worker runs (``engines.host``), or a call to an external bot.
 Either way the answer is a ``MoveResult``; failures become a ``MoveError`` the referee turns
 into a forfeit. The worker does not judge legality (the referee does, with the rules
 library); it only reports what the bot said, when it said it, or why it said nothing. What
-an external bot says is bounded on the way in (``EXTERNAL_REPLY_BYTES``, ``reported``): the
+an external bot says is bounded on the way in (``EXTERNAL_REPLY_BYTES``, ``kept_report``): the
 referee stores it with the move and sends it to every viewer.
 """
 
@@ -20,13 +20,13 @@ from arena.services.common.egress import EgressPolicy, EgressRefused, dial_targe
 from arena.services.common.protocol.tcache import CacheKey, SharedSearchCache
 from arena.services.worker.engines.host import EngineHost
 from arena.services.worker.engines.process import queued_ns
+from arena.services.worker.engines.results import kept_report
 
 from arena.bots.spec import builtin_config
 from arena.engine.adapters import PreparedBot
 from arena.engine.api import Limits, SearchResult, StopFlag, TreeNode, clock_share_ms
 from arena.errors import InvalidArgumentError
 from arena.games import Color, GameError, game
-from arena.text import engine_notes
 from arena.v1 import bot_service_pb2, bot_service_pb2_grpc, common_pb2, engine_pb2
 
 # How long past the bot's limit the worker waits for an external bot before giving up.
@@ -35,8 +35,6 @@ EXTERNAL_SLACK_MS = 50
 # stores with the move and every viewer is sent. A few hundred bytes in practice; larger is
 # the bot's fault (MALFORMED_ANSWER), not the arena's storage to fill.
 EXTERNAL_REPLY_BYTES = 64 * 1024
-MAX_PV = 128  # plies of a reported principal variation kept (a longest game is shorter)
-MAX_TIED = 361  # root moves of equal score kept: every square of the largest board
 log = logging.getLogger(__name__)
 
 
@@ -256,7 +254,7 @@ class BotRunner:
             return _external_failure(exc, job, limit)
         if not reply.HasField("move"):
             return _error(engine_pb2.MOVE_ERROR_MALFORMED_ANSWER, "the bot answered no move")
-        info = reported(reply.search)
+        info = kept_report(reply.search)
         info.time_ms = (time.monotonic() - started) * 1000
         return BotAnswer(engine_pb2.MoveResult(move=common_pb2.Move(square=reply.move.square),
                                                search=info))
@@ -268,20 +266,6 @@ class BotRunner:
             channel.close()
         if self.engines is not None:
             self.engines.close()
-
-
-def reported(search: common_pb2.SearchInfo) -> common_pb2.SearchInfo:
-    """What an external bot reported, as much as the arena keeps: the known fields only (no
-    unknown ones carried along), the PV and tied moves cut to ``MAX_PV`` and ``MAX_TIED``,
-    the notes as the referee keeps them (``engine_notes``)."""
-    kept = common_pb2.SearchInfo(nodes=search.nodes, nps=search.nps, exact=search.exact,
-                                 pv=search.pv[:MAX_PV], tied_moves=search.tied_moves[:MAX_TIED],
-                                 notes=engine_notes(search.notes))
-    if search.HasField("score"):
-        kept.score = search.score
-    if search.HasField("depth"):
-        kept.depth = search.depth
-    return kept
 
 
 def _external_failure(exc: Exception, job: engine_pb2.MoveJob, limit_ms: int) -> BotAnswer:

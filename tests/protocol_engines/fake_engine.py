@@ -19,6 +19,7 @@ does), then on each move request does what MODE says:
 - ``network``: connects to 127.0.0.1:ARG; plays only if that works, else says why on
   stderr and exits with code 4;
 - ``flood``: prints ARG KiB of MESSAGE/status lines before its move;
+- ``longpv``: reports a search whose PV has 3,001 plies, then plays (NBoard);
 - ``refuse``: answers ERROR (Gomocup START) / never pongs the handshake (NBoard) /
   refuses ``boardsize 8`` (GTP);
 - ``mute``: never answers ABOUT (Gomocup);
@@ -210,6 +211,9 @@ def nboard_move(board: OthelloBoard, mode: str, arg: str) -> str:
             say("status " + "x" * 57)
     if mode in ("ponder", "hiddenponder"):
         say(f"status ticks {ticks()}")
+    if mode == "longpv":  # a well-formed search line with a PV of 3,001 plies
+        move = nboard.move_text(board.legal_moves()[0])
+        say(f"search {move}{'A1' * 3000} 1.0 0 5")
     if mode == "boast":
         move = nboard.move_text(board.legal_moves()[0])
         say(f"search {move} 1.0 0 {'9' * 5000}")

@@ -11,7 +11,7 @@ import pytest
 from arena.services.worker.engines.client import PlayLimits
 from arena.services.worker.engines.failures import EngineFailure, FailureReason
 from arena.services.worker.engines.pool import EnginePool
-from arena.services.worker.engines.results import answer_result
+from arena.services.worker.engines.results import MAX_PV, answer_result
 from arena.services.worker.engines.sandbox import Sandbox
 
 from arena.games.othello import OthelloBoard
@@ -101,6 +101,19 @@ def test_a_search_no_engine_has_is_dropped_and_the_move_kept(
     result = answer_result(answer)  # what the worker posts: every figure fits its field
     assert result.move.square == answer.move
     assert result.search.score == (12 if protocol == "gomocup" else 0)
+
+
+def test_a_long_report_is_kept_bounded(sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    """A PV of 3,001 plies went into the match's record (and to every viewer) whole."""
+    pool = EnginePool(sandbox)
+    try:
+        answer = pool.play(fake_spec("nboard", "longpv"), POSITIONS["nboard"], [],
+                           PlayLimits(2000))
+    finally:
+        pool.close()
+    assert len(answer.search.pv) == 3001
+    result = answer_result(answer)
+    assert result.search.depth == 5 and list(result.search.pv) == list(answer.search.pv[:MAX_PV])
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

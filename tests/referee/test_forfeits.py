@@ -9,7 +9,8 @@ from typing import Any
 import redis
 from arena.clients.sdk import ArenaClient
 from arena.services.common.embedded_redis import free_port
-from arena.services.worker.bots import EXTERNAL_REPLY_BYTES, MAX_PV, MAX_TIED
+from arena.services.worker.bots import EXTERNAL_REPLY_BYTES
+from arena.services.worker.engines.results import MAX_PV, MAX_TIED
 
 from arena.formats import parse_replay
 from arena.records import export

@@ -1,17 +1,21 @@
 """A protocol engine's answer or failure as the worker's ``MoveResult``, which the referee
 judges: a failure becomes a ``MoveError`` (the referee's forfeit reason), an illegal move
 that names a square is passed on as the move itself (the referee forfeits it as illegal,
-with the rules' own message)."""
+with the rules' own message). What a bot that is not built in reports (a protocol engine,
+an external bot) is kept bounded (``kept_report``): the referee stores it with the move and
+sends it to every viewer."""
 
 from __future__ import annotations
 
 from arena.services.worker.engines.client import EngineAnswer
 from arena.services.worker.engines.failures import EngineFailure, FailureReason
 
-from arena.text import printable
+from arena.text import engine_notes, printable
 from arena.v1 import common_pb2, engine_pb2
 
 DETAIL_CHARS = 500  # what the worker keeps of an error's detail
+MAX_PV = 128  # plies of a reported principal variation kept (a longest game is shorter)
+MAX_TIED = 361  # root moves of equal score kept: every square of the largest board
 MOVE_ERRORS = {
     FailureReason.GARBAGE: engine_pb2.MOVE_ERROR_MALFORMED_ANSWER,
     FailureReason.OUTPUT_LIMIT: engine_pb2.MOVE_ERROR_MALFORMED_ANSWER,
@@ -36,7 +40,23 @@ def answer_result(answer: EngineAnswer) -> engine_pb2.MoveResult:
         nps=int(nodes * 1000 / answer.elapsed_ms) if answer.elapsed_ms > 0 else 0,
         pv=list(report.pv), time_ms=answer.elapsed_ms, exact=report.exact,
         notes=answer.notes)
-    return engine_pb2.MoveResult(move=common_pb2.Move(square=answer.move), search=info)
+    return engine_pb2.MoveResult(move=common_pb2.Move(square=answer.move),
+                                 search=kept_report(info))
+
+
+def kept_report(search: common_pb2.SearchInfo) -> common_pb2.SearchInfo:
+    """What the arena keeps of a bot's report: its known fields only (no unknown ones
+    carried along), the PV and tied moves cut to ``MAX_PV`` and ``MAX_TIED``, the notes as
+    the referee keeps them (``engine_notes``)."""
+    kept = common_pb2.SearchInfo(nodes=search.nodes, nps=search.nps, time_ms=search.time_ms,
+                                 exact=search.exact, pv=search.pv[:MAX_PV],
+                                 tied_moves=search.tied_moves[:MAX_TIED],
+                                 notes=engine_notes(search.notes))
+    if search.HasField("score"):
+        kept.score = search.score
+    if search.HasField("depth"):
+        kept.depth = search.depth
+    return kept
 
 
 def failure_result(failure: EngineFailure) -> engine_pb2.MoveResult:
