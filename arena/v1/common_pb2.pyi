@@ -254,13 +254,15 @@ class SearchInfo(_message.Message):
     """True when a shared transposition cache entry answered this search."""
     @_builtins.property
     def pv(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """Principal variation as square indices, starting with the chosen move."""
+        """Principal variation as square indices, starting with the chosen move. Of a bot that
+        is not built in (a protocol engine, an external bot) the first 128 plies are kept.
+        """
 
     @_builtins.property
     def tied_moves(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """When the bot drew its move at random among root moves of equal score (KReversi's
         rule in the opening), those moves, in square order; the match's seed chose among
-        them. Empty otherwise.
+        them. Empty otherwise. Of a bot that is not built in the first 361 are kept.
         """
 
     @_builtins.property
