@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -83,10 +84,25 @@ class StopFlag:
 
         self.array: npt.NDArray[np.int64] = np.zeros(1, dtype=np.int64)
         self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], object]] = []
 
     def set(self) -> None:
         self.array[0] = 1
         self._event.set()
+        with self._lock:
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def add_callback(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` once the flag is set (at once if it is already): what waits
+        on something other than a kernel's poll (a call to an external bot) stops too."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
 
     def is_set(self) -> bool:
         return bool(self.array[0])

@@ -103,7 +103,7 @@ class BotRunner:
     def run(self, job: engine_pb2.MoveJob, stop: StopFlag) -> BotAnswer:
         engine = job.bot.spec.WhichOneof("engine")
         if engine == "external":
-            return self.run_external(job)
+            return self.run_external(job, stop)
         if engine == "builtin":
             if not job.cpu_clock:
                 return self.run_builtin(job, stop)
@@ -232,7 +232,9 @@ class BotRunner:
                 self._channels[(address, target)] = channel
         return bot_service_pb2_grpc.BotServiceStub(channel)
 
-    def run_external(self, job: engine_pb2.MoveJob) -> BotAnswer:
+    def run_external(self, job: engine_pb2.MoveJob, stop: StopFlag) -> BotAnswer:
+        """The bot's answer to a call made with the job's time; ``stop`` cancels the call
+        (a match cancelled, an analysis its caller gave up), as it stops a search."""
         self.flush()  # no probe to carry the queued stores
         external = job.bot.spec.external
         limit = job.time_budget_ms
@@ -249,7 +251,11 @@ class BotRunner:
         timeout_s = (limit + self.grace_ms + EXTERNAL_SLACK_MS) / 1000
         started = time.monotonic()
         try:
-            reply = self._stub(external.address).GetMove(request, timeout=timeout_s)
+            call = self._stub(external.address).GetMove.future(request, timeout=timeout_s)
+            stop.add_callback(call.cancel)
+            reply = call.result()
+        except grpc.FutureCancelledError:
+            return _error(engine_pb2.MOVE_ERROR_TIMEOUT, "stopped: the move is no longer wanted")
         except (grpc.RpcError, EgressRefused, ValueError) as exc:
             return _external_failure(exc, job, limit)
         if not reply.HasField("move"):

@@ -6,20 +6,23 @@ error naming it, never INTERNAL or UNKNOWN, and never an illegal move handed out
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 
+import grpc
 import pytest
 from arena.clients.sdk import ArenaClient
 from arena.services.common.launcher import Launcher
 
-from arena.errors import FailedPreconditionError, InvalidArgumentError
+from arena.errors import FailedPreconditionError, InvalidArgumentError, ResourceExhaustedError
 from arena.games import game
-from arena.v1 import bot_service_pb2, bots_pb2, common_pb2
+from arena.v1 import bot_service_pb2, bots_pb2, common_pb2, engine_pb2, engine_pb2_grpc
 from tests.support.bots import (
     OTHELLO,
     bot_server,
@@ -29,7 +32,9 @@ from tests.support.bots import (
     late,
     no_move,
 )
-from tests.support.servers import ADMIN_TOKEN
+from tests.support.servers import ADMIN_TOKEN, metadata
+from tests.support.stacks import stack_channel
+from tests.support.stacks import stack_client as user_client
 from tests.system.conftest import stack_client
 
 OPENING = ("f5", "d6", "c3")
@@ -38,7 +43,9 @@ OPENING = ("f5", "d6", "c3")
 @pytest.fixture
 def analyst(services: Launcher) -> Launcher:
     """The registry (``services``) and one analyst, whose egress policy lets it reach the
-    loopback (``FAST_ENV``)."""
+    loopback (``FAST_ENV``); alice is a user of it (one analysis at a time)."""
+    services.env["ARENA_TOKENS"] = json.dumps({"alice-token": {"name": "alice",
+                                                               "role": "user"}})
     services.spawn("analyst", "analyst-1", timeout_s=300)
     return services
 
@@ -164,3 +171,37 @@ def _cli(stack: Launcher, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "arena.clients", *argv], env=env,
                           capture_output=True, text=True, timeout=60)
 
+
+
+def test_a_caller_that_gives_up_stops_the_wait_for_an_external_bot(analyst: Launcher) -> None:
+    """A search stops when its caller goes away; the wait for an external bot did not: the
+    analyst waited the bot's whole time, holding an analysis slot and the caller's one
+    analysis at a time (``analyses_at_once``), so the caller's next question was refused."""
+    def sleepy(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
+        time.sleep(8)
+        return first_legal(request)
+
+    position, history = _position(*OPENING)
+    asked = engine_pb2.AnalyzeRequest(position=position, history=history,
+                                      bot_ref=common_pb2.BotRef(name="sleepy"),
+                                      limits=common_pb2.SearchLimits(time_ms=8000))
+    with (bot_server(sleepy) as slow, bot_server(first_legal) as quick,
+          stack_client(analyst) as admin):
+        _external(admin, "sleepy", slow)
+        _external(admin, "quick", quick)
+        with stack_channel(analyst, analyst.target("analyst")) as channel:
+            with pytest.raises(grpc.RpcError) as gave_up:
+                engine_pb2_grpc.EngineStub(channel).Analyze(
+                    asked, timeout=1.0, metadata=metadata("alice-token"))
+            assert gave_up.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        with user_client(analyst, "alice-token", engine=analyst.target("analyst")) as alice:
+            deadline = time.monotonic() + 2.0  # the sleepy bot still sleeps for 6 s
+            while True:
+                try:
+                    reply = _analyze(alice, "quick")
+                    break
+                except ResourceExhaustedError:
+                    assert time.monotonic() < deadline, "the first analysis was still held"
+                    time.sleep(0.1)
+        assert reply.move.square == game(OTHELLO).position_from_text(
+            position.text).legal_moves()[0]
