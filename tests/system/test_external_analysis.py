@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -74,11 +75,11 @@ def _external(sdk: ArenaClient, name: str, address: str) -> None:
 
 
 def _analyze(sdk: ArenaClient, name: str, time_ms: int = 2000,
-             position: common_pb2.Position | None = None, **extra: object) -> object:
-    asked, history = _position(*OPENING)
-    return sdk.analyze(position or asked, bot=common_pb2.BotRef(name=name),
-                       limits=extra.pop("limits", common_pb2.SearchLimits(time_ms=time_ms)),
-                       history=history, **extra)
+             **extra: Any) -> engine_pb2.AnalyzeResponse:
+    """Ask bot ``name`` about the position after ``OPENING`` (``extra``: more of the call)."""
+    position, history = _position(*OPENING)
+    extra.setdefault("limits", common_pb2.SearchLimits(time_ms=time_ms))
+    return sdk.analyze(position, bot=common_pb2.BotRef(name=name), history=history, **extra)
 
 
 def test_an_external_bot_answers_an_analysis_as_it_answers_a_match(analyst: Launcher) -> None:
