@@ -4,9 +4,14 @@ the match's bots are thinking, and `arena bot retire --cancel-matches`."""
 from __future__ import annotations
 
 import json
+import threading
 import time
+from concurrent import futures
+from typing import Any
 
-from arena.v1 import bot_service_pb2
+import grpc
+
+from arena.v1 import bot_service_pb2, bot_service_pb2_grpc
 from tests.clients.conftest import InProcessStack, ok, one_line_error
 from tests.support.bots import bot_server, external_bot, first_legal
 
@@ -65,3 +70,45 @@ def test_a_cancel_that_is_not_yours_says_who_may(cli_stack: InProcessStack) -> N
                                            "bob-token"))
     assert refused.endswith(f"bob may not cancel match {created['id']}: its creator (alice) "
                             "may, and the owner of either bot, to withdraw it"), refused
+
+
+class _Sleeper(bot_service_pb2_grpc.BotServiceServicer):
+    """An external bot that thinks for 20 s unless its call ends first (then it answers into
+    the void): it notes when it was asked and when its call ended."""
+
+    def __init__(self) -> None:
+        self.asked = threading.Event()
+        self.ended = threading.Event()
+
+    def GetMove(self, request: bot_service_pb2.GetMoveRequest,
+                context: Any) -> bot_service_pb2.GetMoveResponse:
+        context.add_callback(self.ended.set)  # the call ends: answered, or cancelled
+        self.asked.set()
+        self.ended.wait(20)
+        return first_legal(request)
+
+
+def test_a_cancelled_match_cancels_its_call_to_an_external_bot(cli_stack: InProcessStack
+                                                               ) -> None:
+    """The worker waited for an external bot's answer until the move's deadline even after
+    the match was cancelled (its slot held, the bot thinking for nobody); the call is now
+    cancelled with the move, as a search is stopped."""
+    sleeper = _Sleeper()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    bot_service_pb2_grpc.add_BotServiceServicer_to_server(sleeper, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with cli_stack.client() as sdk:
+            external_bot(sdk, "sleeper", f"127.0.0.1:{port}")
+            ok(cli_stack.run("bot", "register", "--name", "quick", "--from-preset",
+                             "lab-beginner"))
+        match_id = _create(cli_stack, "sleeper", "quick")
+        assert sleeper.asked.wait(30), "the sleeper was never asked for a move"
+        ok(cli_stack.run("match", "cancel", match_id))
+        cancelled_at = time.monotonic()
+        assert sleeper.ended.wait(10), "the call to the bot went on after the cancel"
+        assert time.monotonic() - cancelled_at < 10
+        assert _status(cli_stack, match_id) == "MATCH_STATUS_CANCELLED"
+    finally:
+        server.stop(0).wait()
