@@ -85,9 +85,12 @@ class MoveFault(NamedTuple):
     reason: str
 
 
-def move_fault(position: Position, square: int) -> MoveFault | None:
-    """None if ``square`` may be played in ``position``; else why not. The one judgement
-    of a move a bot answered, wherever it is asked (the referee's, an analyst's)."""
+def move_fault(position: Position, square: int | None) -> MoveFault | None:
+    """None if ``square`` may be played in ``position``; else why not (``None``: the answer
+    named no move). The one judgement of a move a bot answered, wherever it is asked (the
+    referee's, an analyst's)."""
+    if square is None:
+        return MoveFault(False, "the answer holds no move")
     if not 0 <= square < game_of(position).num_moves(position.size):
         return MoveFault(False, f"move {square} is not a square of this board")
     if not position.is_legal(square):

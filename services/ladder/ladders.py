@@ -367,9 +367,11 @@ class Ladders:
         info.sprt.CopyFrom(state)
         return info
 
-    def info(self, ladder_id: str, with_games: bool = True) -> ladder_pb2.LadderInfo:
-        """The ladder; ``with_games``, with the match id of each game scheduled so far."""
-        return self.with_sprt(self.store.get(ladder_id, with_games))
+    def info(self, ladder_id: str, with_games: bool = True,
+             store: LadderStore | None = None) -> ladder_pb2.LadderInfo:
+        """The ladder; ``with_games``, with the match id of each game scheduled so far;
+        read through ``store`` (default this service's)."""
+        return self.with_sprt((store or self.store).get(ladder_id, with_games))
 
     def reconcile(self, ladder_id: str) -> int:
         """Count every finished match of a ladder that is not counted yet (a safety net for
@@ -455,7 +457,7 @@ class Ladders:
         filled: paging.Page[ladder_pb2.LadderInfo] = paging.Page(size)
         for taken, ladder_id in enumerate(ids, 1):
             try:
-                full = filled.add(self.with_sprt(store.get(ladder_id, with_games=False)))
+                full = filled.add(self.info(ladder_id, with_games=False, store=store))
             except NotFoundError:
                 continue
             if full and taken < len(ids):

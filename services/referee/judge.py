@@ -92,9 +92,7 @@ def judge_answer(
     late = clock.late(time_ms, result)
     if late is not None:
         return Forfeit(match_pb2.TERMINATION_TIME_FORFEIT, late)
-    if not result.HasField("move"):
-        return Forfeit(match_pb2.TERMINATION_MALFORMED_ANSWER, "the answer holds no move")
-    fault = move_fault(position, result.move.square)
+    fault = move_fault(position, result.move.square if result.HasField("move") else None)
     if fault is None:
         return None
     return Forfeit(match_pb2.TERMINATION_ILLEGAL_MOVE if fault.illegal

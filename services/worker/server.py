@@ -49,7 +49,7 @@ from arena.errors import (
     InvalidArgumentError,
     ResourceExhaustedError,
 )
-from arena.games import MoveFault, Position, game, move_fault
+from arena.games import Position, game, move_fault
 from arena.v1 import bots_pb2, common_pb2, engine_pb2, engine_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -65,12 +65,12 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
     """Direct analysis of a position with a registered bot or an inline configuration."""
 
     def __init__(self, bots: BotVersions, pool: str, slots: int, wait_ms: int,
-                 quotas: Quotas | None = None, runner: BotRunner | None = None) -> None:
+                 quotas: Quotas, runner: BotRunner) -> None:
         self.bots = bots
         # Asks the bots that are not built in: an analyst's protocol engines (its catalog,
         # if any) and external bots' services (through its egress policy).
-        self.runner = runner or BotRunner()
-        self.quotas = quotas or Quotas()
+        self.runner = runner
+        self.quotas = quotas
         self.pool = pool
         self.slots = FairSlots(max(1, slots))
         self.callers = Shares()  # each user's calls, running or waiting
@@ -181,8 +181,7 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
             reason = engine_pb2.MoveError.Name(result.error).removeprefix("MOVE_ERROR_")
             raise FailedPreconditionError(
                 f"{who} gave no move ({reason.lower().replace('_', ' ')}): {detail}")
-        fault = (move_fault(position, result.move.square) if result.HasField("move")
-                 else MoveFault(False, "the answer holds no move"))
+        fault = move_fault(position, result.move.square if result.HasField("move") else None)
         if fault is not None:
             raise FailedPreconditionError(f"{who} gave no playable move: {fault.reason}")
         return engine_pb2.AnalyzeResponse(move=result.move, search=result.search)
