@@ -46,6 +46,7 @@ from arena.documents import read_json
 from arena.errors import InvalidArgumentError, NotFoundError
 from arena.games import GAME_NAMES, Position, game
 from arena.records import match_position
+from arena.text import printable
 from arena.textboard import (
     count_text,
     move_names,
@@ -221,6 +222,8 @@ def cmd_create(args: argparse.Namespace) -> int:
             return 0
         print(f"ladder {ladder.id}: {len(config.bots)} bots, {ladder.games_total} games"
               f"{rounding_note(config.games_per_pairing, ladder.config.games_per_pairing)}")
+        if ladder.waiting and not args.watch:  # watching says it first
+            print(waiting_line(ladder))
         if args.watch:
             watch_ladder(client, ladder.id)
             print_standings(client.get_standings(ladder.id))
@@ -233,11 +236,17 @@ def followed_ladder(client: ArenaClient, ladder_id: str) -> Iterator[ladder_pb2.
     return followed(lambda: client.watch_ladder(ladder_id), _progress_key)
 
 
-def _progress_key(progress: ladder_pb2.LadderProgress) -> tuple[str, int, int, int]:
+def _progress_key(progress: ladder_pb2.LadderProgress) -> tuple[str, int, int, int, str]:
     """What a progress event says, in a few bytes: it carries the whole ladder, every match
     id included, and ``followed`` keeps the key of each event of a ladder's life."""
     info = progress.ladder
-    return progress.finished_match_id, info.games_done, info.games_void, info.status
+    return (progress.finished_match_id, info.games_done, info.games_void, info.status,
+            info.waiting)
+
+
+def waiting_line(ladder: ladder_pb2.LadderInfo) -> str:
+    """``waiting: <why>`` while the ladder's next game cannot be created ('' otherwise)."""
+    return f"waiting: {printable(ladder.waiting)}" if ladder.waiting else ""
 
 
 def watch_ladder(client: ArenaClient, ladder_id: str, out: TextIO | None = None) -> None:
@@ -248,8 +257,14 @@ def watch_ladder(client: ArenaClient, ladder_id: str, out: TextIO | None = None)
     started = time.monotonic()
     live = out.isatty()
     last = ""
+    waiting = ""
     for progress in followed_ladder(client, ladder_id):
         info = progress.ladder
+        if info.waiting != waiting:  # its own line, above the progress
+            said = waiting_line(info) or "waiting no more: its games are being created"
+            print(("\n" if live and last else "") + said, file=out, flush=True)
+            waiting = info.waiting
+            last = "" if live else last  # a terminal: the progress line again, below
         if info.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
             line = sprt_line(info)
         else:
@@ -267,6 +282,8 @@ def print_standings(standings: ladder_pb2.Standings) -> None:
     status = enum_name(ladder.status, "LADDER_STATUS_", ladder_pb2.LadderStatus)
     label = f" ({ladder.config.name})" if ladder.config.name else ""
     print(f"ladder {ladder.id}{label}: {status}, {games_done_text(ladder)}")
+    if ladder.waiting:
+        print(waiting_line(ladder))
     if ladder.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
         print(f"SPRT {sprt_line(ladder)}")
         print(f"verdict: {sprt_verdict(ladder)}")
@@ -322,6 +339,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         named = f"{ladder.config.name}: " if ladder.config.name else ""
         print(f"{ladder.id}  {status:<9} {ladder.games_done:>4}/{ladder.games_total:<4} "
               f"{named}{bots}")
+        if ladder.waiting:
+            print(f"    {waiting_line(ladder)}")
     return 0
 
 

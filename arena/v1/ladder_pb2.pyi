@@ -299,6 +299,7 @@ class LadderInfo(_message.Message):
     OWNER_FIELD_NUMBER: _builtins.int
     GAMES_VOID_FIELD_NUMBER: _builtins.int
     SPRT_FIELD_NUMBER: _builtins.int
+    WAITING_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     status: Global___LadderStatus.ValueType
     games_total: _builtins.int
@@ -307,6 +308,15 @@ class LadderInfo(_message.Message):
     games_void: _builtins.int
     """Games that ended without a result (cancelled, or lost to an infrastructure failure);
     they count in games_done but not in the standings.
+    """
+    waiting: _builtins.str
+    """Why the ladder's next game could not be created at its last try: the referee's
+    refusal in one line, at most 300 characters (e.g. "quota queued_matches is 2; the
+    request asks for 3": the owner's quota is full until some of their matches end; or
+    the referee did not answer). The ladder tries again as its games finish and at every
+    reconcile round. Empty while its games are being created, and once it has finished
+    or been cancelled. WatchLadder sends an event (with no finished_match_id) when it
+    changes.
     """
     @_builtins.property
     def config(self) -> Global___LadderConfig: ...
@@ -337,10 +347,11 @@ class LadderInfo(_message.Message):
         owner: _builtins.str = ...,
         games_void: _builtins.int = ...,
         sprt: Global___SprtState | None = ...,
+        waiting: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "created_at", b"created_at", "sprt", b"sprt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "created_at", b"created_at", "games_done", b"games_done", "games_total", b"games_total", "games_void", b"games_void", "id", b"id", "match_ids", b"match_ids", "owner", b"owner", "sprt", b"sprt", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "created_at", b"created_at", "games_done", b"games_done", "games_total", b"games_total", "games_void", b"games_void", "id", b"id", "match_ids", b"match_ids", "owner", b"owner", "sprt", b"sprt", "status", b"status", "waiting", b"waiting"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -276,7 +276,9 @@ class Ladders:
     def schedule(self, ladder_id: str, most: int | None = None, strict: bool = False) -> int:
         """Create the ladder's games that may start now; returns how many. A game the
         referee cannot take now (the owner's quota is full, no referee answers) waits for
-        the next round, unless ``strict`` (the ladder's creation: its first game)."""
+        the next round, unless ``strict`` (the ladder's creation: its first game). The
+        ladder's ``waiting`` says why its next game waits, the referee's refusal (any:
+        one that is not for now is raised as well), until a game is created again."""
         plan = self.plan(ladder_id)
         indices = self.store.unrecorded(ladder_id)
         indices += self.store.claim_games(ladder_id, self.in_flight, most or self.in_flight)
@@ -287,15 +289,19 @@ class Ladders:
                 match = self.referee.create_match(plan.match_config(original),
                                                   request_id=plan.request_id(index),
                                                   owner=plan.owner)
-            except (ResourceExhaustedError, UnavailableError, DeadlineExceededError) as exc:
-                if strict:
+            except ArenaError as exc:
+                self.store.set_waiting(ladder_id, str(exc))
+                if strict or not isinstance(exc, (ResourceExhaustedError, UnavailableError,
+                                                  DeadlineExceededError)):
                     raise
                 log.info("ladder %s: game %d waits: %s", ladder_id, index, exc)
-                break  # claimed but unrecorded: the next round creates it
+                return created  # claimed but unrecorded: the next round creates it
             self.store.record_game(ladder_id, index, match.id)
             created += 1
             if match.status in FINISHED_STATES:  # cancelled before we recorded it
                 self.count(match)
+        if indices:
+            self.store.set_waiting(ladder_id, "")  # every game asked for is created
         return created
 
     def schedule_running(self) -> int:

@@ -68,8 +68,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
     def WatchLadder(
         self, request: ladder_pb2.WatchLadderRequest, context: grpc.ServicerContext
     ) -> Iterator[ladder_pb2.LadderProgress]:
-        """The ladder now, then one message per counted result, then the final state, each
-        without the ladder's match ids (up to 20,000: read once with ``GetStandings``).
+        """The ladder now, then one message per counted result and one whenever why its
+        next game waits (``waiting``) changes, then the final state, each without the
+        ladder's match ids (up to 20,000: read once with ``GetStandings``).
 
         The watch ends on the progress stream's own ``status`` entry, never on the ladder's
         status field: the last count sets that field and appends its ``match_id`` entry in
@@ -94,6 +95,9 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
                         yield ladder_pb2.LadderProgress(
                             ladder=self.ladders.info(ladder_id, with_games=False),
                             finished_match_id=match_id.decode())
+                    elif b"waiting" in fields:  # why its next game waits changed
+                        yield ladder_pb2.LadderProgress(
+                            ladder=self.ladders.info(ladder_id, with_games=False))
                     elif b"status" in fields:  # the ladder's last entry: finished or cancelled
                         ended = True
                         break

@@ -92,6 +92,8 @@ def ladder_json(info: ladder_pb2.LadderInfo) -> Json:
         "created_at": when(info.created_at),
         "owner": info.owner,
         "sprt": sprt_json(info) if config.format == ladder_pb2.LADDER_FORMAT_SPRT else None,
+        # Why its next game could not be created at the last try (null: nothing waits).
+        "waiting": info.waiting or None,
     }
 
 

@@ -14,8 +14,10 @@ from arena.services.web.live import MatchEvents
 from arena.services.web.views import (
     GameTrack,
     TreeIndex,
+    ladder_json,
     match_json,
     ply_view,
+    progress_json,
     standings_json,
     winning_line,
     with_defaults,
@@ -265,6 +267,16 @@ def test_standings_without_games_are_still_json() -> None:
     text = json.dumps(data, allow_nan=False)  # what the API's responses require
     assert data["rows"][0]["elo_low"] is None and data["head_to_head"][0]["bot"] == "a@1"
     assert "null" in text
+
+
+def test_a_ladders_json_says_why_its_next_game_waits() -> None:
+    held = ladder_pb2.LadderInfo(id="L1", waiting="quota queued_matches is 2; the request "
+                                                  "asks for 3")
+    assert standings_json(ladder_pb2.Standings(ladder=held))["ladder"]["waiting"] == \
+        "quota queued_matches is 2; the request asks for 3"
+    assert progress_json(ladder_pb2.LadderProgress(ladder=held))["ladder"]["waiting"] == \
+        held.waiting
+    assert ladder_json(ladder_pb2.LadderInfo(id="L2"))["waiting"] is None
 
 
 def test_the_pages_know_how_long_an_answer_is_shared() -> None:

@@ -3,7 +3,8 @@
 Key layout (see ``keys``): ``ladder`` (hash: ``info``, the ``LadderInfo`` as created, with
 the bots resolved to exact versions; ``status``; counters ``games_done``, ``games_void``,
 ``games_total``, ``next_game``; ``sprt``, the final ``SprtState`` of an SPRT ladder that
-reached a verdict), ``ladder_games`` (game index -> match id),
+reached a verdict; ``waiting``, why its next game could not be created at the last try,
+present only while that holds and the ladder runs), ``ladder_games`` (game index -> match id),
 ``ladder_members`` (match id -> game index), ``ladder_results`` (match id -> ``black,white,
 score``, ``void`` for a game that produced no result), ``ladder_progress`` (stream),
 ``ALL_LADDERS`` and ``LADDER_RESULTS_VERSION`` (raised by every count and deletion).
@@ -14,7 +15,10 @@ the referee with an idempotency key made of the ladder and the index, then recor
 (``record_game``). A service that dies between the two finds the index claimed but not
 recorded (``unrecorded``) and creates it again: the key makes the referee return the same
 match. A match id enters the results hash once, which makes counting exactly-once whatever
-the number of deliveries or services.
+the number of deliveries or services. A game the referee refuses for now (the owner's quota
+is full, no referee answers) stays claimed and unrecorded, and the refusal is kept as the
+ladder's ``waiting`` (``set_waiting``: written only when it changes, with a ``waiting``
+entry on the progress stream) until a game is created again or the ladder ends.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from arena.services.common.protocol import keys
 from arena.services.common.protocol.requests import create_once, idempotent
 
 from arena.errors import NotFoundError
+from arena.text import bounded, printable
 from arena.v1 import ladder_pb2
 
 OWNER = "ladder"
@@ -39,6 +44,7 @@ FINISHED = ladder_pb2.LADDER_STATUS_FINISHED
 CANCELLED = ladder_pb2.LADDER_STATUS_CANCELLED
 VOID = "void"
 MAX_REPLAYS = 2  # a void game is played again at most this many times
+MAX_WAITING_CHARS = 300  # of a ladder's ``waiting``: the referee's refusal, in one line
 
 
 def new_ladder_id(now_ms: int) -> str:
@@ -104,6 +110,7 @@ redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'match_id', ARGV[1])
 local total = tonumber(redis.call('HGET', KEYS[1], 'games_total'))
 if done >= total and redis.call('HGET', KEYS[1], 'status') == ARGV[3] then
   redis.call('HSET', KEYS[1], 'status', ARGV[4])
+  redis.call('HDEL', KEYS[1], 'waiting')
   redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'status', ARGV[4])
 end
 return 1
@@ -114,6 +121,7 @@ return 1
 _CONCLUDE = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[2], 'sprt', ARGV[4])
+redis.call('HDEL', KEYS[1], 'waiting')
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'status', ARGV[2])
 return 1
 """
@@ -123,7 +131,25 @@ return 1
 _CANCEL = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[2])
+redis.call('HDEL', KEYS[1], 'waiting')
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'status', ARGV[2])
+return 1
+"""
+
+# KEYS: ladder, progress. ARGV: running, why its next game waits ('' for nothing), progress
+# max length. Writes only a change, and only while the ladder runs (an ended ladder waits
+# for nothing); a change adds a ``waiting`` entry to the progress stream. Returns 1 when it
+# changed, 0 otherwise.
+_SET_WAITING = """
+if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
+local old = redis.call('HGET', KEYS[1], 'waiting') or ''
+if old == ARGV[2] then return 0 end
+if ARGV[2] == '' then
+  redis.call('HDEL', KEYS[1], 'waiting')
+else
+  redis.call('HSET', KEYS[1], 'waiting', ARGV[2])
+end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'waiting', ARGV[2])
 return 1
 """
 
@@ -156,6 +182,7 @@ class LadderStore:
         self._count = client.register_script(_COUNT)
         self._cancel = client.register_script(_CANCEL)
         self._conclude = client.register_script(_CONCLUDE)
+        self._set_waiting = client.register_script(_SET_WAITING)
 
     def create(self, info: ladder_pb2.LadderInfo, created_ms: int, request_id: str = "") -> str:
         """Store a new running ladder with no game scheduled yet; returns its id, or the id
@@ -255,6 +282,14 @@ class LadderStore:
         return int(self._cancel(keys=ladder_keys,
                                 args=[RUNNING, CANCELLED, PROGRESS_MAXLEN])) == 1
 
+    def set_waiting(self, ladder_id: str, why: str) -> bool:
+        """Keep ``why`` the running ladder's next game waits ('' clears it), made one
+        printable line of at most ``MAX_WAITING_CHARS``; True if that changed it (nothing is
+        written otherwise)."""
+        ladder_keys = [keys.ladder(ladder_id), keys.ladder(ladder_id, "progress")]
+        return int(self._set_waiting(keys=ladder_keys, args=[
+            RUNNING, waiting_text(why), PROGRESS_MAXLEN])) == 1
+
     def conclude(self, ladder_id: str, final: ladder_pb2.SprtState) -> bool:
         """Finish a running SPRT ladder with its verdict (once: False if it was not
         running); its games still in flight are the caller's to cancel."""
@@ -338,6 +373,12 @@ class LadderStore:
         return decoded[:size], len(decoded) > size
 
 
+def waiting_text(why: str) -> str:
+    """``why`` as a ladder's ``waiting``: one line of printable characters (a message may
+    carry an engine's or a remote service's words), cut to ``MAX_WAITING_CHARS``."""
+    return bounded(printable(" ".join(why.split())), MAX_WAITING_CHARS)
+
+
 def _decode_info(ladder_id: str, fields: Any, games: Any) -> ladder_pb2.LadderInfo:
     if not fields:
         raise NotFoundError(f"no ladder {ladder_id!r}")
@@ -348,6 +389,8 @@ def _decode_info(ladder_id: str, fields: Any, games: Any) -> ladder_pb2.LadderIn
     info.games_total = int(fields[b"games_total"])  # grows when void games are replayed
     if b"sprt" in fields:
         info.sprt.ParseFromString(fields[b"sprt"])
+    if info.status == RUNNING:  # cleared as a ladder ends; never shown after
+        info.waiting = fields.get(b"waiting", b"").decode(errors="replace")
     ordered = sorted((int(index), match_id.decode()) for index, match_id in games.items())
     info.match_ids.extend(match_id for _index, match_id in ordered)
     return info

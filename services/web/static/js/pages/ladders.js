@@ -255,6 +255,8 @@ class LadderView {
       h("div", { class: "progress-line" }, progressBar(done, total),
         h("strong", { class: "num", "data-testid": "games-done" }, `${done}/${total}`)),
       h("div", { class: "muted small" }, `games played${void_}${eta}`),
+      ladder.waiting ? h("p", { class: "small", "data-testid": "ladder-waiting" },
+        h("strong", {}, "Waiting: "), ladder.waiting) : null,
       ladder.sprt ? sprtView(ladder) : null);
   }
 

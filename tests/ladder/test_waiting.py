@@ -1,0 +1,266 @@
+"""A ladder whose next game the referee refuses says why (``LadderInfo.waiting``): in
+CreateLadder's answer, GetStandings, ListLadders, WatchLadder and the `arena` command, until
+a game is created again or the ladder ends. Real registry, referee (with quotas) and ladder
+service on real Redis; the referee runs no match, so the tests decide when games end."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import pytest
+import redis
+from arena.clients.sdk import ArenaClient
+from arena.services.common.config import Config
+from arena.services.common.embedded_redis import EmbeddedRedis
+from arena.services.common.protocol import keys
+from arena.services.common.protocol.ladders import MAX_WAITING_CHARS, LadderStore
+from arena.services.ladder.follower import FollowerConfig
+
+from arena.v1 import common_pb2, ladder_pb2, match_pb2
+from tests.ladder.conftest import (
+    WHITE,
+    LadderServer,
+    Peers,
+    create_ladder,
+    finish_match,
+    metadata,
+    register_bots,
+    standings,
+    start_ladder_server,
+    wait_for,
+)
+from tests.support.servers import ADMIN_TOKEN, Server, client, serve
+
+OTHELLO = common_pb2.GAME_KIND_OTHELLO
+QUEUED = 2  # alice's queued_matches quota
+FULL = f"quota queued_matches is {QUEUED}; the request asks for {QUEUED + 1}"
+REPO = str(Path(__file__).resolve().parents[2])
+
+
+@dataclass
+class Stack:
+    peers: Peers
+    ladder: LadderServer
+
+    def alice(self) -> ArenaClient:
+        return client("alice-token", registry=self.peers.registry.target,
+                      referee=self.peers.referee.target)
+
+    def addresses(self) -> list[str]:
+        return [f"--registry={self.peers.registry.target}",
+                f"--referee={self.peers.referee.target}",
+                f"--ladder={self.ladder.server.target}", "--token", "alice-token",
+                "--timeout", "30"]
+
+
+@pytest.fixture
+def stack(registry_server: Server, redis_server: EmbeddedRedis, cache_server: EmbeddedRedis,
+          redis_client: redis.Redis, peers: ArenaClient) -> Iterator[Stack]:
+    """A referee that lets alice have ``QUEUED`` unfinished matches; a ladder service that
+    checks its running ladders every 0.2 s (the default is 30 s), so a ladder whose games
+    the quota held back goes on soon after the user's other matches end."""
+    config = Config(redis_url=redis_server.url, cache_url=cache_server.url,
+                    registry=registry_server.target, max_matches=0, service_token=ADMIN_TOKEN,
+                    quotas=json.dumps({"users": {"alice": {"queued_matches": QUEUED}}}))
+    referee = serve("referee", config)
+    ladder_peers = Peers(registry_server, referee, redis_server.url, cache_server.url)
+    ladder = start_ladder_server(ladder_peers, FollowerConfig(
+        consumer="ladder-test", block_ms=50, reconcile_every_s=0.2))
+    register_bots(peers, OTHELLO, "ann", "ben")
+    try:
+        yield Stack(ladder_peers, ladder)
+    finally:
+        ladder.stop()
+        referee.stop()
+
+
+def _config(games: int) -> ladder_pb2.LadderConfig:
+    return ladder_pb2.LadderConfig(
+        name="held", game=common_pb2.GameSpec(kind=OTHELLO),
+        bots=[common_pb2.BotRef(name="ann"), common_pb2.BotRef(name="ben")],
+        games_per_pairing=games, time_control=common_pb2.TimeControl(move_time_ms=50), seed=3)
+
+
+def _other_match(stack: Stack) -> str:
+    """A match of alice's outside the ladder: it stays queued (no referee runs it)."""
+    with stack.alice() as alice:
+        return alice.create_match(match_pb2.MatchConfig(
+            game=common_pb2.GameSpec(kind=OTHELLO), black=common_pb2.BotRef(name="ann"),
+            white=common_pb2.BotRef(name="ben"),
+            time_control=common_pb2.TimeControl(move_time_ms=50))).id
+
+
+def _listed(ladder: LadderServer, ladder_id: str) -> ladder_pb2.LadderInfo:
+    listing = ladder.stub.ListLadders(ladder_pb2.ListLaddersRequest(), timeout=10,
+                                      metadata=metadata())
+    return next(info for info in listing.ladders if info.id == ladder_id)
+
+
+def _waiting_entries(redis_client: redis.Redis, ladder_id: str) -> list[bytes]:
+    entries = redis_client.xrange(keys.ladder(ladder_id, "progress"))
+    return [fields[b"waiting"] for _id, fields in entries if b"waiting" in fields]
+
+
+def test_a_ladder_held_back_by_the_owners_quota_says_so_until_it_goes_on(
+    stack: Stack, redis_client: redis.Redis
+) -> None:
+    other = _other_match(stack)
+    # Its first game is created (alice's second unfinished match); the second is refused.
+    info = create_ladder(stack.ladder, _config(2))
+    assert info.status == ladder_pb2.LADDER_STATUS_RUNNING and len(info.match_ids) == 1
+    assert info.waiting == FULL
+    assert standings(stack.ladder, info.id).ladder.waiting == FULL
+    assert _listed(stack.ladder, info.id).waiting == FULL
+
+    # Every round refuses it again; what it stores is written once.
+    ladders = stack.peers.ladders(redis_client)
+    for _ in range(3):
+        assert ladders.schedule(info.id) == 0
+    assert _waiting_entries(redis_client, info.id) == [FULL.encode()]
+
+    events: queue.Queue[ladder_pb2.LadderProgress | None] = queue.Queue()
+    stream = stack.ladder.stub.WatchLadder(ladder_pb2.WatchLadderRequest(ladder_id=info.id),
+                                           timeout=60, metadata=metadata())
+
+    def read() -> None:
+        try:
+            for progress in stream:
+                events.put(progress)
+        except grpc.RpcError:
+            pass
+        events.put(None)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    first = events.get(timeout=10)
+    assert first is not None and first.ladder.waiting == FULL
+
+    # Alice's other match ends: the ladder creates its second game by itself, and no
+    # longer waits, though it still runs.
+    with stack.alice() as alice:
+        alice.cancel_match(other, "not needed")
+    cleared = events.get(timeout=20)
+    assert cleared is not None and not cleared.finished_match_id
+    assert cleared.ladder.waiting == ""
+    assert cleared.ladder.status == ladder_pb2.LADDER_STATUS_RUNNING
+    now = standings(stack.ladder, info.id).ladder
+    assert len(now.match_ids) == 2 and now.waiting == ""
+    assert _listed(stack.ladder, info.id).waiting == ""
+    assert _waiting_entries(redis_client, info.id) == [FULL.encode(), b""]
+
+    for match_id in now.match_ids:
+        finish_match(redis_client, match_id, WHITE)
+    seen = []
+    while (event := events.get(timeout=20)) is not None:
+        seen.append(event)
+    assert seen[-1].ladder.status == ladder_pb2.LADDER_STATUS_FINISHED
+    assert all(event.ladder.waiting == "" for event in seen)
+    assert standings(stack.ladder, info.id).ladder.waiting == ""
+
+
+def test_an_ended_ladder_waits_for_nothing(stack: Stack, redis_client: redis.Redis) -> None:
+    _other_match(stack)
+    info = create_ladder(stack.ladder, _config(4))
+    assert info.waiting == FULL
+    cancelled = stack.ladder.stub.CancelLadder(ladder_pb2.CancelLadderRequest(
+        ladder_id=info.id), timeout=10, metadata=metadata())
+    assert cancelled.status == ladder_pb2.LADDER_STATUS_CANCELLED and cancelled.waiting == ""
+    # A round that still tries its claimed game (and is refused) does not bring it back.
+    ladders = stack.peers.ladders(redis_client)
+    ladders.schedule(info.id)
+    assert redis_client.hget(keys.ladder(info.id), "waiting") is None
+    assert standings(stack.ladder, info.id).ladder.waiting == ""
+    assert _listed(stack.ladder, info.id).waiting == ""
+
+
+def test_what_a_ladder_waits_for_is_one_bounded_printable_line(
+    stack: Stack, redis_client: redis.Redis
+) -> None:
+    info = create_ladder(stack.ladder, _config(2))
+    assert info.waiting == ""  # both games fit alice's quota
+    store = LadderStore(redis_client)
+    told = "referee said:\n\x1b[2J" + "x" * 1000
+    assert store.set_waiting(info.id, told)
+    kept = store.get(info.id).waiting
+    assert len(kept) == MAX_WAITING_CHARS and kept.startswith("referee said: \ufffd[2Jxxx")
+    assert kept.endswith("…") and kept.isprintable()
+    assert not store.set_waiting(info.id, told)  # the same: nothing written
+    assert len(_waiting_entries(redis_client, info.id)) == 1
+
+
+# --- the `arena` command ------------------------------------------------------------------
+
+
+def _arena(stack: Stack, capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    from arena.clients.cli import main
+
+    capsys.readouterr()
+    code = main([*stack.addresses(), *args])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err + captured.out
+    return captured.out
+
+
+def test_the_arena_command_shows_why_a_ladder_waits(
+    stack: Stack, redis_client: redis.Redis, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in [n for n in os.environ if n.startswith("ARENA_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("ARENA_HOME", str(tmp_path))
+    other = _other_match(stack)
+    made = _arena(stack, capsys, "ladder", "create", "ann", "ben", "--games-per-pairing", "2",
+                  "--move-time-ms", "50")
+    assert f"waiting: {FULL}" in made.splitlines()
+    ladder_id = made.split()[1].rstrip(":")
+    assert f"waiting: {FULL}" in _arena(stack, capsys, "ladder", "standings", ladder_id)
+    listed = _arena(stack, capsys, "ladder", "list").splitlines()
+    assert listed[0].startswith(ladder_id) and listed[1].strip() == f"waiting: {FULL}"
+    as_json = json.loads(_arena(stack, capsys, "ladder", "standings", ladder_id, "--json"))
+    assert as_json["ladder"]["waiting"] == FULL
+    assert json.loads(_arena(stack, capsys, "ladder", "list", "--json"))[0]["waiting"] == FULL
+
+    # `arena ladder watch`, a process of its own: the reason, then that it is over.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    env.update(ARENA_HOME=str(tmp_path), PYTHONPATH=REPO)
+    watch = subprocess.Popen([sys.executable, "-m", "arena.clients", *stack.addresses(),
+                              "ladder", "watch", ladder_id], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env)
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        assert watch.stdout is not None
+        for line in watch.stdout:
+            lines.put(line.rstrip("\n"))
+        lines.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        assert lines.get(timeout=60) == f"waiting: {FULL}"
+        with stack.alice() as alice:
+            alice.cancel_match(other, "not needed")
+        wait_for(lambda: len(standings(stack.ladder, ladder_id).ladder.match_ids) == 2, 20)
+        for match_id in standings(stack.ladder, ladder_id).ladder.match_ids:
+            finish_match(redis_client, match_id, WHITE)
+        shown = []
+        while (line := lines.get(timeout=60)) is not None:
+            shown.append(line)
+        assert watch.wait(timeout=30) == 0, watch.stderr.read() if watch.stderr else ""
+    finally:
+        if watch.poll() is None:
+            watch.kill()
+            watch.wait()
+    over = shown.index("waiting no more: its games are being created")
+    assert not any(line.startswith("waiting: ") for line in shown)
+    assert not any("2/2" in line for line in shown[:over])  # said before the games ended
+    assert "finished, 2/2 games over" in "\n".join(shown)
+    assert "waiting" not in _arena(stack, capsys, "ladder", "standings", ladder_id)
