@@ -162,11 +162,12 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     delete.set_defaults(func=cmd_delete)
 
     prune = cmds.add_parser(
-        "prune", help="forget the finished matches recorded before a time (admins: the "
-                      "arena's retention)",
-        description="Forget (as `match delete` does) every finished match recorded and ended "
-                    "before a time. A ladder's games go together, once all of them are over "
-                    "and ended before that time.")
+        "prune", help="forget your finished matches recorded before a time (admins: "
+                      "everyone's, the arena's retention)",
+        description="Forget (as `match delete` does) every finished match of yours (an "
+                    "admin: of anyone) recorded and ended before a time, giving its bytes "
+                    "back to your match_bytes quota. A ladder's games go together, once all "
+                    "of them are over and ended before that time.")
     when = prune.add_mutually_exclusive_group(required=True)
     when.add_argument("--older-than", type=age, metavar="AGE",
                       help="recorded more than this long ago: 30d, 12h, 90m")

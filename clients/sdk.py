@@ -522,8 +522,9 @@ class ArenaClient:
 
     def prune_matches(self, before: datetime, keep_ladder_games: bool = False,
                       dry_run: bool = False, batch: int = 0) -> tuple[int, int]:
-        """Forget every finished match recorded and ended before ``before`` (admins only;
-        a ladder's games once all of them are, none with ``keep_ladder_games``), ``batch``
+        """Forget every finished match recorded and ended before ``before`` (the caller's;
+        an admin's call, anyone's; a ladder's games once all of them are, none with
+        ``keep_ladder_games``), ``batch``
         examined per call (0: the server's default).
         (examined, forgotten); a dry run forgets nothing and counts what it would."""
         if not isinstance(before, datetime):

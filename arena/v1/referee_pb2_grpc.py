@@ -143,8 +143,9 @@ class RefereeServicer:
         raise NotImplementedError('Method not implemented!')
 
     def PruneMatches(self, request, context):
-        """Forgets the finished matches recorded before a time, a bounded batch per call (admins
-        only): the arena's retention.
+        """Forgets the finished matches recorded before a time, a bounded batch per call: an
+        admin's call everyone's (the arena's retention), a user's their own (room under their
+        match_bytes quota).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -50,8 +50,9 @@ class RefereeStub:
     DeleteMatch: _grpc.UnaryUnaryMultiCallable[_referee_pb2.DeleteMatchRequest, _referee_pb2.DeleteMatchResponse]
     """Deletes a finished match (owner or admin)."""
     PruneMatches: _grpc.UnaryUnaryMultiCallable[_referee_pb2.PruneMatchesRequest, _referee_pb2.PruneMatchesResponse]
-    """Forgets the finished matches recorded before a time, a bounded batch per call (admins
-    only): the arena's retention.
+    """Forgets the finished matches recorded before a time, a bounded batch per call: an
+    admin's call everyone's (the arena's retention), a user's their own (room under their
+    match_bytes quota).
     """
     CancelMatch: _grpc.UnaryUnaryMultiCallable[_referee_pb2.CancelMatchRequest, _match_pb2.Match]
     """Stops a pending or running match at once. Its creator (or an admin) calls it off: it
@@ -83,8 +84,9 @@ class RefereeAsyncStub(RefereeStub):
     DeleteMatch: _aio.UnaryUnaryMultiCallable[_referee_pb2.DeleteMatchRequest, _referee_pb2.DeleteMatchResponse]  # type: ignore[assignment]
     """Deletes a finished match (owner or admin)."""
     PruneMatches: _aio.UnaryUnaryMultiCallable[_referee_pb2.PruneMatchesRequest, _referee_pb2.PruneMatchesResponse]  # type: ignore[assignment]
-    """Forgets the finished matches recorded before a time, a bounded batch per call (admins
-    only): the arena's retention.
+    """Forgets the finished matches recorded before a time, a bounded batch per call: an
+    admin's call everyone's (the arena's retention), a user's their own (room under their
+    match_bytes quota).
     """
     CancelMatch: _aio.UnaryUnaryMultiCallable[_referee_pb2.CancelMatchRequest, _match_pb2.Match]  # type: ignore[assignment]
     """Stops a pending or running match at once. Its creator (or an admin) calls it off: it
@@ -161,8 +163,9 @@ class RefereeServicer(metaclass=_abc_1.ABCMeta):
         request: _referee_pb2.PruneMatchesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_referee_pb2.PruneMatchesResponse, _abc.Awaitable[_referee_pb2.PruneMatchesResponse]]:
-        """Forgets the finished matches recorded before a time, a bounded batch per call (admins
-        only): the arena's retention.
+        """Forgets the finished matches recorded before a time, a bounded batch per call: an
+        admin's call everyone's (the arena's retention), a user's their own (room under their
+        match_bytes quota).
         """
 
     @_abc_1.abstractmethod

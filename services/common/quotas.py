@@ -26,9 +26,11 @@ How the limits are kept:
   process's calls share one CPU: this bounds one user's part of it, whatever they ask.
 * ``bot_bytes``: the bytes of every bot version a user owns, avatars included (each
   version keeps its own), kept by the registry's store scripts.
-* ``import_bytes``: the bytes of every match a user imported and has not deleted, kept by
-  the referee's store scripts. (A played match costs a worker's time for every move; an
-  import costs only its record, up to a megabyte.)
+* ``match_bytes``: the bytes of every match a user owns and has not deleted, played or
+  imported (its header, moves and events), kept by the referee's store and ledger scripts
+  as they write. A new match or import is refused when it would pass the limit; a match
+  already created plays to its end, so a user may pass it by what their unfinished
+  matches store.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ class Quota:
     analyses_at_once: int = 1
     calls_at_once: int = 2
     bot_bytes: int = 64 * 1024 * 1024
-    import_bytes: int = 64 * 1024 * 1024
+    match_bytes: int = 256 * 1024 * 1024
 
     def cap(self, name: str) -> int:
         """The limit ``name`` as the store scripts and the admission take it: 0 for none."""
@@ -135,6 +137,9 @@ def _quota(base: Quota, values: Any) -> Quota:
         raise TypeError(f"a quota must be an object, got {values!r}")
     known = {f.name for f in dataclasses.fields(Quota)}
     unknown = set(values) - known
+    if "import_bytes" in unknown:
+        raise ValueError("quota 'import_bytes' is now 'match_bytes': it counts played "
+                         "matches too")
     if unknown:
         raise ValueError(f"unknown quota {sorted(unknown)[0]!r}; known: {sorted(known)}")
     for key, value in values.items():

@@ -163,7 +163,7 @@ def create_match(store: MatchStore, bots: BotVersions, config: match_pb2.MatchCo
         status=match_pb2.MATCH_STATUS_PENDING, owner=owner, created_at=created,
         start_position=position.to_text(),
     )
-    made = store.create(match, request_id)
+    made = store.create(match, request_id, quota.cap("match_bytes"))
     return match if made == match.id else store.get(made)
 
 
@@ -183,7 +183,7 @@ def import_match(store: MatchStore, request: referee_pb2.ImportMatchRequest,
                  owner: str, limit: int = 0) -> match_pb2.Match:
     """Read a game record (every move replayed through the rules) and store it as a
     finished match of ``owner`` (see ``arena.records.imported_match``), within ``limit``
-    bytes of imported matches (0: none). A ``request_id`` that already stored a match
+    bytes of matches (0: none). A ``request_id`` that already stored a match
     returns that match."""
     if request.request_id:
         _check_request_id(request.request_id)
@@ -374,12 +374,11 @@ MAX_PRUNE_LIMIT = 10_000
 def prune_matches(store: MatchStore, request: referee_pb2.PruneMatchesRequest,
                   principal: Principal, cache: redis.Redis | None,
                   ) -> referee_pb2.PruneMatchesResponse:
-    """Forget a batch of the finished matches recorded and ended before ``request.before``
-    (the arena's retention; admins only), newest first. A ladder's games go together, once
-    every game of the ladder is over and ended before that time: a game of a ladder still
-    playing may not be counted yet, and a ladder's page keeps all its games or none."""
-    if not principal.is_admin:
-        raise PermissionDeniedError(f"{principal.name} may not prune matches: admins only")
+    """Forget a batch of the finished matches recorded and ended before ``request.before``,
+    newest first: an admin's, every user's (the arena's retention); a user's, their own
+    (room under their ``match_bytes`` quota). A ladder's games go together, once every game
+    of the ladder is over and ended before that time: a game of a ladder still playing may
+    not be counted yet, and a ladder's page keeps all its games or none."""
     problems = []
     if not request.HasField("before") or request.before.ToNanoseconds() <= 0:
         problems.append(FieldViolation("before", "is required: a time after 1970"))
@@ -409,7 +408,8 @@ def prune_matches(store: MatchStore, request: referee_pb2.PruneMatchesRequest,
     limit = request.limit or DEFAULT_PRUNE_LIMIT
     examined = pruned = 0
     last = ""
-    for match_id, match in store.headers(keys.ALL_MATCHES, after):
+    index = keys.ALL_MATCHES if principal.is_admin else keys.match_index("owner", principal.name)
+    for match_id, match in store.headers(index, after):
         if examined == limit:
             return referee_pb2.PruneMatchesResponse(
                 examined=examined, pruned=pruned, next_page_token=paging.encode_page_token(last))

@@ -178,7 +178,7 @@ class MatchRunner:
                 record = answer.record
             following = self._job(state.after(record))
             with telemetry.recording(None if is_pass else asked):
-                appended = self.ledger.append(match_id, record, is_pass, following,
+                appended = self.ledger.append(state.match, record, is_pass, following,
                                               self._minid())
             if appended:
                 if not is_pass and asked is not None:

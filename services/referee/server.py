@@ -114,7 +114,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         caller = current_principal()
         self.quotas.spend(caller, "creates_per_minute")  # an import is a create too
         return matches.import_match(self.store, request, caller.name,
-                                    self.quotas.for_caller(caller).cap("import_bytes"))
+                                    self.quotas.for_caller(caller).cap("match_bytes"))
 
 
 def _owner(caller: Principal, on_behalf_of: str) -> str:

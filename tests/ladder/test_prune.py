@@ -13,7 +13,7 @@ import redis
 from arena.clients.sdk import ArenaClient
 from arena.services.common.protocol.keys import ALL_MATCHES
 
-from arena.errors import NotFoundError, PermissionDeniedError
+from arena.errors import NotFoundError
 from arena.rpc import field_violations
 from arena.v1 import common_pb2, ladder_pb2, match_pb2, referee_pb2, referee_pb2_grpc
 from tests.ladder.conftest import (
@@ -101,16 +101,28 @@ def test_prune_forgets_old_finished_matches_and_keeps_the_rest(
     admin.close()
 
 
-def test_prune_is_for_admins_and_refuses_bad_requests_by_field(
+def test_a_user_prunes_only_their_own_matches_and_bad_requests_are_refused_by_field(
     ladder_peers: Peers,
 ) -> None:
+    """Pruning was for admins only; a user now frees room under their ``match_bytes`` quota
+    with it, and only their own matches are examined."""
     channel = grpc.insecure_channel(ladder_peers.referee.target)
     stub = referee_pb2_grpc.RefereeStub(channel)
     now = referee_pb2.PruneMatchesRequest()
     now.before.GetCurrentTime()
-    with client(token="alice-token", referee=ladder_peers.referee.target) as alice, \
-            pytest.raises(PermissionDeniedError, match="admins only"):
-        alice.prune_matches(datetime.now(UTC) - timedelta(days=1))
+    target = ladder_peers.referee.target
+    with client(token="alice-token", referee=target) as alice, \
+            client(token="bob-token", referee=target) as bob:
+        mine = [alice.import_match(TRANSCRIPT).id for _ in range(2)]
+        theirs = bob.import_match(TRANSCRIPT).id
+        time.sleep(0.01)
+        cutoff = datetime.now(UTC)
+        assert alice.prune_matches(cutoff - timedelta(days=1)) == (0, 0)
+        assert alice.prune_matches(cutoff, dry_run=True) == (2, 2)
+        assert alice.prune_matches(cutoff) == (2, 2)
+        assert not any(_exists(bob, m) for m in mine)
+        assert _exists(alice, theirs)
+        assert alice.prune_matches(cutoff) == (0, 0)
     cases = [
         (referee_pb2.PruneMatchesRequest(), "before"),
         (referee_pb2.PruneMatchesRequest(before=now.before, limit=-1), "limit"),

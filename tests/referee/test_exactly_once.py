@@ -87,7 +87,7 @@ def test_five_concurrent_writes_of_one_ply_apply_once(
         # Each writer would publish the next ply's job with its record: only the winner may.
         job = engine_pb2.MoveJob(job_id=f"{match.id}/1/{square}", match_id=match.id, ply=1)
         barrier.wait()
-        outcomes.append(ledger.append(match.id, record, is_pass=False, next_job=job))
+        outcomes.append(ledger.append(match, record, is_pass=False, next_job=job))
 
     threads = [threading.Thread(target=write, args=(sq,)) for sq in (19, 26, 37, 44, 19)]
     for thread in threads:
@@ -103,4 +103,4 @@ def test_five_concurrent_writes_of_one_ply_apply_once(
     assert not ledger.finish(finished, plies=0)  # judged on 0 plies, but 1 is recorded
     assert ledger.finish(finished, plies=1)
     assert not ledger.finish(finished, plies=1)  # only once
-    assert not ledger.append(match.id, match_pb2.MoveRecord(ply=1), is_pass=False)
+    assert not ledger.append(match, match_pb2.MoveRecord(ply=1), is_pass=False)

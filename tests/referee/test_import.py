@@ -14,6 +14,7 @@ from arena.clients.sdk import ArenaClient
 from arena.services.common.config import Config
 from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.protocol import keys
+from arena.services.common.protocol.matches import MatchStore, new_match_id
 
 from arena.errors import (
     FailedPreconditionError,
@@ -277,17 +278,17 @@ def test_a_users_imports_are_bounded_in_bytes(
 ) -> None:
     """ImportMatch was bounded only by creates_per_minute (600): 100 imports of a 19x19
     record with long worker names added 89 MB to the durable Redis in 4 s. A user's
-    imported matches now count against import_bytes, checked in the store's script before
+    imported matches now count against match_bytes, checked in the store's script before
     anything is written; deleting one gives its bytes back."""
     config = Config(redis_url=redis_server.url, cache_url=cache_server.url,
                     registry=registry_server.target, max_matches=0,
                     service_token="admin-token",
-                    quotas=json.dumps({"user": {"import_bytes": 60_000}}))
+                    quotas=json.dumps({"user": {"match_bytes": 60_000}}))
     server = serve("referee", config)
     try:
         with client("alice-token", referee=server.target) as alice, \
                 client("bob-token", referee=server.target) as bob:
-            counter = keys.owner_import_bytes("alice")
+            counter = keys.owner_match_bytes("alice")
             redis_client.delete(counter)  # alice starts with nothing counted
             finished = match_pb2.MATCH_STATUS_FINISHED
             before = {m.id for m in alice.iter_matches(status=finished)}
@@ -296,7 +297,7 @@ def test_a_users_imports_are_bounded_in_bytes(
             with pytest.raises(ResourceExhaustedError) as refused:
                 while len(kept) < 100:
                     kept.append(alice.import_match(text, request_id=f"quota-{len(kept)}"))
-            assert "quota import_bytes is 60,000" in str(refused.value)
+            assert "quota match_bytes is 60,000" in str(refused.value)
             assert 2 <= len(kept) < 100
             sizes = [_stored_bytes(alice.get_match(match.id)) for match in kept]
             assert int(redis_client.get(counter) or 0) == sum(sizes) <= 60_000
@@ -316,3 +317,36 @@ def test_a_users_imports_are_bounded_in_bytes(
                 alice.get_match(again.id))  # ids and times differ a little in size
     finally:
         server.stop()
+
+
+def test_counters_of_imported_bytes_from_before_match_bytes_carry_over(
+        alice: ArenaClient, redis_client: redis.Redis) -> None:
+    """Before ``match_bytes`` only imports were counted, in a counter of their own and
+    without a counter per match. The first create, import or delete of the owner adds that
+    counter into the new one; deleting such an import gives its header and moves back, and
+    deleting a played match of that time (counted nowhere) gives nothing."""
+    store = MatchStore(redis_client)
+    text = write_transcript(_othello_game(seed=9)[1], passes="pass")
+    old = alice.import_match(text)
+    size = _stored_bytes(alice.get_match(old.id))
+    # As an earlier version left it: no counter of its own, its bytes in the old counter.
+    redis_client.delete(keys.match(old.id, "bytes"), keys.owner_match_bytes("alice"))
+    redis_client.set(keys.owner_import_bytes("alice"), size + 500)
+    alice.delete_match(old.id)
+    assert not redis_client.exists(keys.owner_import_bytes("alice"))
+    assert store.stored_bytes("alice") == 500
+    # A finished played match of that time gives nothing back.
+    played = match_pb2.Match(id=new_match_id(), owner="alice",
+                             status=match_pb2.MATCH_STATUS_FINISHED)
+    redis_client.set(keys.match(played.id), played.SerializeToString())
+    redis_client.set(keys.match(played.id, "final"), "1")
+    alice.delete_match(played.id)
+    assert store.stored_bytes("alice") == 500
+    # An import carries the old counter over before it counts.
+    redis_client.set(keys.owner_import_bytes("alice"), 70)
+    again = alice.import_match(text)
+    assert not redis_client.exists(keys.owner_import_bytes("alice"))
+    assert store.stored_bytes("alice") == 570 + _stored_bytes(alice.get_match(again.id))
+    alice.delete_match(again.id)
+    assert store.stored_bytes("alice") == 570
+    redis_client.delete(keys.owner_match_bytes("alice"))

@@ -156,7 +156,7 @@ def test_start_posts_started_and_takes_the_next_job_ahead_unstarted(
     assert pending["pending"] == 2
     # Without a job waiting nothing is taken ahead; a job whose ply got recorded meanwhile
     # is acknowledged and never started.
-    Ledger(redis_client).append(second.id, match_pb2.MoveRecord(ply=0), is_pass=False)
+    Ledger(redis_client).append(second, match_pb2.MoveRecord(ply=0), is_pass=False)
     gone = starter.start(started.ahead[0], job2, "d2", reserve=True)
     assert gone.started_id == "" and gone.ahead is None
     assert redis_client.xrange(keys.match(second.id, "started")) == []
@@ -172,7 +172,7 @@ def test_a_job_no_longer_needed_is_stopped_and_never_answered(
     with bot_server(first_legal) as address:
         external_bot(peers, "a", address)
         ((match, _job),) = _publish_first_jobs(redis_client, bots, new_match, "a", 1)
-        Ledger(redis_client).append(match.id, match_pb2.MoveRecord(ply=0), is_pass=False)
+        Ledger(redis_client).append(match, match_pb2.MoveRecord(ply=0), is_pass=False)
         loop = WorkerLoop(redis_server.client(), None, "w", FAST, loopback_runner(FAST)).start()
         try:
             deadline = time.monotonic() + 10

@@ -33,15 +33,22 @@ def owner_bot_bytes(owner: str) -> str:
     return f"arena:owner:{owner}:bot-bytes"
 
 
+def owner_match_bytes(owner: str) -> str:
+    """The bytes of every match ``owner`` owns, played or imported (their ``match_bytes``
+    quota): the sum of their matches' ``bytes`` counters."""
+    return f"arena:owner:{owner}:match-bytes"
+
+
 def owner_import_bytes(owner: str) -> str:
-    """The bytes of every match ``owner`` has imported (their ``import_bytes`` quota)."""
+    """Before ``match_bytes``: the bytes of the matches ``owner`` imported. The match
+    store's scripts add it into ``owner_match_bytes`` when they first meet it."""
     return f"arena:owner:{owner}:import-bytes"
 
 
 # --- referee: matches (the referee is the only writer of game state) -----------------------
 
 ALL_MATCHES = "arena:matches"  # sorted set of match ids (scores 0: ids sort by time)
-MatchPart = Literal["", "moves", "events", "final", "results", "started"]
+MatchPart = Literal["", "moves", "events", "final", "results", "started", "bytes"]
 
 
 def match(match_id: str, part: MatchPart = "") -> str:
@@ -53,7 +60,9 @@ def match(match_id: str, part: MatchPart = "") -> str:
     - ``final``: set once, with the result: nothing about the game changes after it;
     - ``results``: stream of answers, ``result``/``dead``/``cancelled`` entries (workers
       and cancellations write, the match's referee reads; see ``delivery``);
-    - ``started``: stream of ``started`` entries, one per delivery of a move job.
+    - ``started``: stream of ``started`` entries, one per delivery of a move job;
+    - ``bytes``: what the match's header, moves and events take, as counted in its owner's
+      ``owner_match_bytes`` (and given back from it when the match is deleted).
     """
     return f"arena:match:{match_id}:{part}" if part else f"arena:match:{match_id}"
 

@@ -20,6 +20,8 @@ from arena.services.common.protocol.keys import (
     MOVE_STREAM,
     REFEREE_GROUP,
 )
+from arena.services.common.protocol.limits import CHARGE_LUA
+from arena.services.common.protocol.matches import byte_counters
 from arena.services.common.protocol.streams import flat
 
 from arena.v1 import engine_pb2, match_pb2
@@ -31,27 +33,37 @@ def match_keys(match_id: str, *parts: keys.MatchPart) -> list[str]:
     """The keys of one match a script touches, in the order of its KEYS."""
     return [keys.match(match_id, part) for part in parts]
 
-# KEYS: match, final, events. ARGV: running match bytes, started event bytes.
-_START = """
+# Every write below counts what it adds to the match (its header's growth, its records
+# and events) against its owner's ``match_bytes`` (see ``matches``): ``charge`` takes the
+# owner's byte counter and the match's, the last two KEYS of each script.
+
+# KEYS: match, final, events, byte counters. ARGV: running match bytes, started event bytes.
+_START = CHARGE_LUA + """
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+local grown = string.len(ARGV[1]) - redis.call('STRLEN', KEYS[1])
 redis.call('SET', KEYS[1], ARGV[1])
-if redis.call('XLEN', KEYS[3]) == 0 then redis.call('XADD', KEYS[3], '*', 'pb', ARGV[2]) end
+if redis.call('XLEN', KEYS[3]) == 0 then
+  redis.call('XADD', KEYS[3], '*', 'pb', ARGV[2])
+  grown = grown + string.len(ARGV[2])
+end
+charge(KEYS[4], KEYS[5], grown)
 return 1
 """
 
-# KEYS: moves, events, final, move-job stream.
+# KEYS: moves, events, final, move-job stream, byte counters.
 # ARGV: the number of records expected before this write, 1 to record a move (0: none),
 # the record and its event, the move-job stream's trim point, then the fields of the job
 # to publish (none: no job). Every move job is published by this script, in the same step as
 # the record before it when there is one: a job is never published for a ply that is
 # already recorded or a match that is over, and recording a move and asking for the next
 # costs one round trip.
-_WRITE_PLY = """
+_WRITE_PLY = CHARGE_LUA + """
 if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
 if redis.call('LLEN', KEYS[1]) ~= tonumber(ARGV[1]) then return 0 end
 if ARGV[2] == '1' then
   redis.call('RPUSH', KEYS[1], ARGV[3])
   redis.call('XADD', KEYS[2], '*', 'pb', ARGV[4])
+  charge(KEYS[5], KEYS[6], string.len(ARGV[3]) + string.len(ARGV[4]))
 end
 if #ARGV > 5 then
   redis.call('XADD', KEYS[4], 'MINID', '~', ARGV[5], '*', unpack(ARGV, 6))
@@ -83,17 +95,19 @@ end
 """
 
 # KEYS: match, final, moves, events, finished stream, results stream, the owner's active
-# set, running set and parked jobs, the match stream.
+# set, running set and parked jobs, the match stream, byte counters.
 # ARGV: plies judged (-1: any, for a cancellation), finished match bytes, ended event
 # bytes, match id, ladder id, results ttl, the finished stream's length (roughly). A
 # cancellation also wakes the referee that runs the match, which waits on the results
 # stream. The owner's next parked match may start.
-_FINISH = _HAND_ON + """
+_FINISH = _HAND_ON + CHARGE_LUA + """
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 if ARGV[1] ~= '-1' and redis.call('LLEN', KEYS[3]) ~= tonumber(ARGV[1]) then return -1 end
 redis.call('SET', KEYS[2], '1')
+local grown = string.len(ARGV[2]) - redis.call('STRLEN', KEYS[1]) + string.len(ARGV[3])
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('XADD', KEYS[4], '*', 'pb', ARGV[3])
+charge(KEYS[11], KEYS[12], grown)
 redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[7], '*', 'match_id', ARGV[4], 'ladder_id',
            ARGV[5], 'pb', ARGV[2])
 if ARGV[1] == '-1' then
@@ -165,34 +179,36 @@ class Ledger:
         event = match_pb2.MatchEvent(
             match_id=running.id, started=match_pb2.MatchStarted(match=running))
         done = self._start(
-            keys=match_keys(running.id, "", "final", "events"),
+            keys=[*match_keys(running.id, "", "final", "events"), *byte_counters(running)],
             args=[running.SerializeToString(), event.SerializeToString()],
         )
         return int(done) == 1
 
-    def append(self, match_id: str, record: match_pb2.MoveRecord, is_pass: bool,
+    def append(self, match: match_pb2.Match, record: match_pb2.MoveRecord, is_pass: bool,
                next_job: engine_pb2.MoveJob | None = None, minid: str = "0-0") -> bool:
-        """Record ply ``record.ply``; False if that ply is already recorded or the game over.
+        """Record ply ``record.ply`` of ``match``; False if that ply is already recorded or
+        the game over.
 
         ``next_job`` is published only if the record was written, trimming the move-job
         stream's entries older than ``minid`` (roughly).
         """
-        event = move_event(match_id, record, is_pass)
-        return self._write(match_id, record.ply, (record.SerializeToString(),
-                                                  event.SerializeToString()), next_job, minid)
+        event = move_event(match.id, record, is_pass)
+        return self._write(match.id, record.ply, (record.SerializeToString(),
+                                                  event.SerializeToString()), next_job, minid,
+                           byte_counters(match))
 
     def ask(self, job: engine_pb2.MoveJob, minid: str = "0-0") -> bool:
         """Publish the job for ply ``job.ply`` if that ply is the next one to record and the
         match is not over (a match's first move, or one resumed by another referee)."""
-        return self._write(job.match_id, job.ply, None, job, minid)
+        return self._write(job.match_id, job.ply, None, job, minid, ["", ""])
 
     def _write(self, match_id: str, expected: int, record: tuple[bytes, bytes] | None,
-               job: engine_pb2.MoveJob | None, minid: str) -> bool:
+               job: engine_pb2.MoveJob | None, minid: str, counters: list[str]) -> bool:
         written: list[bytes | int] = [1, *record] if record is not None else [0, b"", b""]
         job_fields = [] if job is None else [minid, *flat(move_job_fields(job))]
         done = self._write_ply(
             keys=[*match_keys(match_id, "moves", "events", "final"),
-                  MOVE_STREAM if job is None else move_stream(job)],
+                  MOVE_STREAM if job is None else move_stream(job), *counters],
             args=[expected, *written, *job_fields],
         )
         return int(done) == 1
@@ -211,7 +227,7 @@ class Ledger:
             keys=[*match_keys(finished.id, "", "final", "moves", "events"), FINISHED_STREAM,
                   keys.match(finished.id, "results"), keys.user(finished.owner, "active"),
                   keys.user(finished.owner, "running"), keys.user(finished.owner, "parked"),
-                  MATCH_STREAM],
+                  MATCH_STREAM, *byte_counters(finished)],
             args=[-1 if plies is None else plies, header.SerializeToString(),
                   event.SerializeToString(), finished.id, finished.config.ladder_id,
                   RESULTS_TTL_S, FINISHED_MAXLEN],

@@ -1,7 +1,7 @@
 """Per-user limits kept in Redis: rate limits, a counter per user, limit and minute
 (``keys.rate``), shared by every instance of a service, so a user's calls count wherever
-they land; and byte counts of what a user stores (``bot_bytes``, ``import_bytes``), kept by
-the stores' scripts with ``FITS_LUA``."""
+they land; and byte counts of what a user stores (``bot_bytes``, ``match_bytes``), kept by
+the stores' scripts with ``FITS_LUA`` and ``CHARGE_LUA``."""
 
 from __future__ import annotations
 
@@ -18,6 +18,17 @@ FITS_LUA = """
 local function fits(counter, size, limit)
   local used = tonumber(redis.call('GET', counter) or '0')
   return limit <= 0 or used + size <= limit
+end
+"""
+
+# Lua: count ``size`` bytes more (or fewer) against a user's byte counter and against the
+# thing's own counter (what deleting it gives back).
+CHARGE_LUA = """
+local function charge(counter, own, size)
+  if size ~= 0 then
+    redis.call('INCRBY', counter, size)
+    redis.call('INCRBY', own, size)
+  end
 end
 """
 

@@ -18,11 +18,11 @@ from typing import Any, Literal
 import redis
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.keys import MATCH_STREAM
-from arena.services.common.protocol.limits import FITS_LUA, over_bytes
+from arena.services.common.protocol.limits import CHARGE_LUA, FITS_LUA, over_bytes
 from arena.services.common.protocol.requests import REFUSED, create_once, idempotent, made_for
 from arena.services.common.protocol.trees import delete_trees
 
-from arena.errors import NotFoundError
+from arena.errors import NotFoundError, ResourceExhaustedError
 from arena.v1 import engine_pb2, match_pb2
 
 OWNER = "referee"
@@ -33,6 +33,11 @@ FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCE
 def new_match_id(now_ms: int | None = None) -> str:
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     return f"{now_ms:013d}-{secrets.token_hex(4)}"
+
+
+def byte_counters(match: match_pb2.Match) -> list[str]:
+    """The byte counters a write of ``match`` adds to: its owner's and its own."""
+    return [keys.owner_match_bytes(match.owner), keys.match(match.id, "bytes")]
 
 
 def index_keys(match: match_pb2.Match, every: bool = False) -> list[str]:
@@ -50,48 +55,80 @@ def index_keys(match: match_pb2.Match, every: bool = False) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-# (idempotent) KEYS: match, match stream, the owner's active set, indexes...
-# ARGV: match bytes, match job bytes. Stores a new match, indexes it, counts it among its
-# owner's unfinished matches and queues it for a referee.
+# The bytes a match takes (its header, moves and events) count against its owner's
+# ``match_bytes`` quota as they are written: by these scripts and the ledger's (with
+# ``CHARGE_LUA``), in the owner's counter and in the match's own ``bytes`` counter, which
+# deleting the match gives back. A new match, played or imported, is refused before
+# anything is written if its first bytes would take its owner past the limit; a match
+# once stored plays to its end.
+
+# Before ``match_bytes`` only imports were counted, in a counter of their own
+# (``keys.owner_import_bytes``) and with no counter per match: the scripts that read an
+# owner's counter first add that one into it.
+_CARRY_LUA = """
+local function carry(old, counter)
+  local bytes = redis.call('GET', old)
+  if bytes then
+    redis.call('INCRBY', counter, bytes)
+    redis.call('DEL', old)
+  end
+end
+"""
+
+# The guard of both creates. KEYS[5]: the owner's counter, KEYS[7] their old one. ARGV[3]:
+# the header, ARGV[5]: the limit (0: none), from ARGV[6]: move records (an import's).
+_FITS = FITS_LUA + CHARGE_LUA + _CARRY_LUA + """
+carry(KEYS[7], KEYS[5])
+local size = string.len(ARGV[3])
+for i = 6, #ARGV do size = size + string.len(ARGV[i]) end
+if not fits(KEYS[5], size, tonumber(ARGV[5])) then return '""" + REFUSED + """' end
+"""
+
+# (idempotent) KEYS: match, match stream, the owner's active set, the owner's byte counter,
+# the match's, the owner's old counter, indexes... ARGV: match bytes, match job bytes, the
+# limit. Stores a new match, counts its header, indexes it, counts it among its owner's
+# unfinished matches and queues it for a referee.
 _CREATE = """
 redis.call('SET', KEYS[2], ARGV[3])
 redis.call('SADD', KEYS[4], ARGV[1])
-for i = 5, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
+charge(KEYS[5], KEYS[6], size)
+for i = 8, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
 redis.call('XADD', KEYS[3], '*', 'pb', ARGV[4])
 """
 
-# (idempotent) KEYS: match, final, moves, the owner's imported bytes, indexes... ARGV:
-# match bytes, the owner's limit (0: none), move records... Stores a match that is already
+# (idempotent) KEYS: match, final, moves, the owner's byte counter, the match's, the owner's
+# old counter, indexes...
+# ARGV: match bytes, '' (no job), the limit, move records... Stores a match that is already
 # over (an imported record): header, moves and the final mark at once, indexed, its bytes
-# counted against its owner's; no job is queued and nothing about it changes afterwards.
-# Refused before anything is written if the owner's bytes would pass the limit.
-# The guard (``_FITS``) counts the size; the body, run after it, counts it in.
-_FITS = FITS_LUA + """
-local size = string.len(ARGV[3])
-for i = 5, #ARGV do size = size + string.len(ARGV[i]) end
-if not fits(KEYS[5], size, tonumber(ARGV[4])) then return '""" + REFUSED + """' end
-"""
+# counted; no job is queued and nothing about it changes afterwards.
 _STORE_FINISHED = """
 redis.call('SET', KEYS[2], ARGV[3])
 redis.call('SET', KEYS[3], '1')
-for i = 5, #ARGV do redis.call('RPUSH', KEYS[4], ARGV[i]) end
-redis.call('INCRBY', KEYS[5], size)
-for i = 6, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
+for i = 6, #ARGV do redis.call('RPUSH', KEYS[4], ARGV[i]) end
+charge(KEYS[5], KEYS[6], size)
+for i = 8, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
 """
 
-# KEYS: match, moves, events, final, results, started, the owner's imported bytes ('' for
-# a played match), indexes... ARGV: match id. Forgets a match at once; an imported one
-# gives its bytes back to its owner (once: a second delete finds nothing).
-_DELETE = """
-if KEYS[7] ~= '' and redis.call('EXISTS', KEYS[1]) == 1 then
-  local size = redis.call('STRLEN', KEYS[1])
-  for _, record in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
-    size = size + string.len(record)
+# KEYS: match, moves, events, final, results, started, bytes, the owner's byte counter,
+# their old one, indexes... ARGV: match id, '1' if imported. Forgets a match at once and
+# gives its bytes back to its owner (once: a second delete finds nothing). A match stored
+# before matches had a ``bytes`` counter was counted only if it was imported (its header
+# and moves).
+_DELETE = _CARRY_LUA + """
+carry(KEYS[9], KEYS[8])
+local size = tonumber(redis.call('GET', KEYS[7]) or '-1')
+if size < 0 then
+  size = 0
+  if ARGV[2] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then
+    size = redis.call('STRLEN', KEYS[1])
+    for _, record in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+      size = size + string.len(record)
+    end
   end
-  if redis.call('DECRBY', KEYS[7], size) < 0 then redis.call('SET', KEYS[7], 0) end
 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
-for i = 8, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
+if size ~= 0 and redis.call('DECRBY', KEYS[8], size) < 0 then redis.call('SET', KEYS[8], 0) end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
+for i = 10, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
 """
 
 
@@ -102,19 +139,35 @@ class MatchStore:
     client: redis.Redis
 
     def __post_init__(self) -> None:
-        self._create = idempotent(self.client, _CREATE)
+        self._create = idempotent(self.client, _CREATE, guard=_FITS)
         self._store_finished = idempotent(self.client, _STORE_FINISHED, guard=_FITS)
         self._delete = self.client.register_script(_DELETE)
 
-    def create(self, match: match_pb2.Match, request_id: str = "") -> str:
+    def create(self, match: match_pb2.Match, request_id: str = "", limit: int = 0) -> str:
         """Store ``match`` and queue it for a referee; returns its id, or the id of the
-        match an earlier call with the same ``request_id`` (per owner) created."""
+        match an earlier call with the same ``request_id`` (per owner) created.
+        ResourceExhaustedError if its header would take its owner's matches past ``limit``
+        bytes (0: no limit)."""
         request = keys.request("match", match.owner, request_id) if request_id else ""
         job = engine_pb2.MatchJob(match_id=match.id).SerializeToString()
-        return create_once(self._create, request, match.id,
+        header = match.SerializeToString()
+        made = create_once(self._create, request, match.id,
                            [keys.match(match.id), MATCH_STREAM, keys.user(match.owner, "active"),
+                            *byte_counters(match), keys.owner_import_bytes(match.owner),
                             *index_keys(match)],
-                           [match.SerializeToString(), job])
+                           [header, job, limit])
+        if made == REFUSED:
+            raise self._over(match.owner, limit, len(header))
+        return made
+
+    def _over(self, owner: str, limit: int, size: int) -> ResourceExhaustedError:
+        return over_bytes(self.client, keys.owner_match_bytes(owner), "match_bytes", limit,
+                          owner, "matches", size,
+                          "delete some with `arena match delete` or `arena match prune`")
+
+    def stored_bytes(self, owner: str) -> int:
+        """What ``owner``'s matches take (their ``match_bytes`` counter)."""
+        return int(self.client.get(keys.owner_match_bytes(owner)) or 0)
 
     def unfinished(self, owner: str) -> int:
         """How many of ``owner``'s matches are pending, parked or running."""
@@ -124,8 +177,8 @@ class MatchStore:
                        limit: int = 0) -> str:
         """Store a finished ``match`` with its moves (an imported record); returns its id,
         or the id an earlier call with the same ``request_id`` (per owner) stored.
-        ResourceExhaustedError if its owner's imported matches would pass ``limit`` bytes
-        (0: no limit)."""
+        ResourceExhaustedError if its owner's matches would pass ``limit`` bytes (0: no
+        limit)."""
         request = keys.request("match-import", match.owner, request_id) if request_id else ""
         header = match_pb2.Match()
         header.CopyFrom(match)
@@ -134,13 +187,11 @@ class MatchStore:
                     *(record.SerializeToString() for record in match.moves)]
         made = create_once(self._store_finished, request, match.id,
                            [keys.match(match.id), keys.match(match.id, "final"),
-                            keys.match(match.id, "moves"), keys.owner_import_bytes(match.owner),
-                            *index_keys(match)],
-                           [payloads[0], limit, *payloads[1:]])
+                            keys.match(match.id, "moves"), *byte_counters(match),
+                            keys.owner_import_bytes(match.owner), *index_keys(match)],
+                           [payloads[0], "", limit, *payloads[1:]])
         if made == REFUSED:
-            raise over_bytes(self.client, keys.owner_import_bytes(match.owner), "import_bytes",
-                             limit, match.owner, "imported matches", sum(map(len, payloads)),
-                             "delete some with `arena match delete`")
+            raise self._over(match.owner, limit, sum(map(len, payloads)))
         return made
 
     def made_for(self, owner: str, request_id: str,
@@ -192,10 +243,12 @@ class MatchStore:
     def delete(self, match: match_pb2.Match, cache: redis.Redis | None) -> None:
         """Forget a finished match: header, moves, events, streams, indexes and trees."""
         plies = [record.ply for record in self.records(match.id) if record.has_tree]
-        counted = keys.owner_import_bytes(match.owner) if match.imported_from else ""
         self._delete(keys=[keys.match(match.id), keys.match(match.id, "moves"),
                            keys.match(match.id, "events"), keys.match(match.id, "final"),
                            keys.match(match.id, "results"), keys.match(match.id, "started"),
-                           counted, *index_keys(match, every=True)], args=[match.id])
+                           keys.match(match.id, "bytes"), keys.owner_match_bytes(match.owner),
+                           keys.owner_import_bytes(match.owner),
+                           *index_keys(match, every=True)],
+                     args=[match.id, "1" if match.imported_from else ""])
         if cache is not None:
             delete_trees(cache, match.id, plies)

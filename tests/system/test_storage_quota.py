@@ -1,0 +1,131 @@
+"""What a user's matches may store: the ``match_bytes`` quota, through a real stack.
+
+A user's played matches had no bound in bytes: at their ``running_matches`` pace, a user with
+quick bots could add tens of megabytes an hour to the durable Redis for as long as they
+liked. Every match a user owns, played or imported, now counts (its header, move records
+and events, as the referee writes them); past the quota a new match is refused, and
+deleting or pruning matches gives their bytes back. Real processes (`arena up`'s launcher),
+the `arena` command as each user runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from arena.clients.sdk import ArenaClient
+from arena.services.common.launcher import Launcher
+from arena.services.common.protocol import keys
+
+from arena import errors
+from arena.engine.othello import PRESETS
+from arena.v1 import match_pb2
+from tests.support.bots import builtin_bot, match_config
+from tests.support.stacks import launcher, stack_client
+
+pytestmark = pytest.mark.slow
+TOKENS = {"alice-token": {"name": "alice", "role": "user"},
+          "bob-token": {"name": "bob", "role": "user"}}
+# About three quick Othello games (a game of these bots stores about 17 KB).
+LIMIT = 40_000
+FINISHED = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
+
+
+@pytest.fixture
+def stack(tmp_path: Path) -> Iterator[Launcher]:
+    env = {"ARENA_TOKENS": json.dumps(TOKENS), "ARENA_WARM_GAMES": "othello",
+           "ARENA_QUOTAS": json.dumps({"user": {"match_bytes": LIMIT}})}
+    with launcher(home=tmp_path / "arena", workers=1, env=env) as running:
+        running.write_manifest()
+        with stack_client(running, running.admin_token) as admin:
+            for name in ("quick-a", "quick-b"):
+                builtin_bot(admin, name, dict(PRESETS["lab-beginner"]))
+        yield running
+
+
+def _arena(stack: Launcher, token: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, ARENA_HOME=str(stack.home), ARENA_TOKEN=token)
+    return subprocess.run([sys.executable, "-m", "arena.clients", *argv], env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def _played(sdk: ArenaClient) -> match_pb2.Match:
+    """A quick match of the caller's, played to its end."""
+    match = sdk.create_match(match_config("quick-a", "quick-b"))
+    deadline = time.monotonic() + 60
+    while (match := sdk.get_match(match.id)).status not in FINISHED:
+        assert time.monotonic() < deadline, f"match {match.id} did not end"
+        time.sleep(0.1)
+    assert match.status == match_pb2.MATCH_STATUS_FINISHED, match.result
+    return match
+
+
+def _stored(client: redis.Redis, match_id: str) -> int:
+    """What the match takes in the durable Redis: header, move records, event payloads."""
+    header: bytes = client.get(keys.match(match_id)) or b""
+    moves: list[bytes] = client.lrange(keys.match(match_id, "moves"), 0, -1)
+    events = client.xrange(keys.match(match_id, "events"))
+    return len(header) + sum(map(len, moves)) + sum(len(fields[b"pb"]) for _, fields in events)
+
+
+def _counted(client: redis.Redis, owner: str) -> int:
+    return int(client.get(keys.owner_match_bytes(owner)) or 0)
+
+
+def test_a_users_matches_are_bounded_in_bytes_and_deleting_gives_them_back(
+        stack: Launcher) -> None:
+    client = redis.Redis.from_url(stack.redis_url)
+    with stack_client(stack, "alice-token") as alice, stack_client(stack, "bob-token") as bob:
+        # alice plays until her next match is refused; every byte is counted as written.
+        kept: list[match_pb2.Match] = []
+        with pytest.raises(errors.ResourceExhaustedError) as refused:
+            while len(kept) < 20:
+                kept.append(_played(alice))
+        sizes = [_stored(client, match.id) for match in kept]
+        print(f"stored per game: {sizes}")
+        assert 2 <= len(kept) < 20
+        assert _counted(client, "alice") == sum(sizes) > LIMIT - max(sizes)
+        for match, size in zip(kept, sizes, strict=True):
+            assert int(client.get(keys.match(match.id, "bytes")) or 0) == size
+        assert "quota match_bytes is 40,000: alice's matches take" in str(refused.value)
+        listed = [m.id for m in alice.iter_matches(summary_only=True)]
+        assert sorted(listed) == sorted(m.id for m in kept)  # nothing of the refused one
+
+        # Through the command: one line, the quota and the way out, exit 1.
+        said = _arena(stack, "alice-token", "match", "create", "--black", "quick-a",
+                      "--white", "quick-b")
+        assert said.returncode == 1 and "Traceback" not in said.stderr, said.stderr
+        (line,) = said.stderr.strip().splitlines()
+        assert line.startswith("arena: error: quota match_bytes is 40,000: alice's matches "
+                               f"take {sum(sizes):,} bytes and this one "), line
+        assert "`arena match delete` or `arena match prune`" in line
+
+        # bob is not held by alice's bytes.
+        theirs = _played(bob)
+        assert _counted(client, "bob") == _stored(client, theirs.id)
+
+        # Deleting gives a match's bytes back, once; then alice may play again.
+        done = _arena(stack, "alice-token", "match", "delete", kept[0].id)
+        assert done.returncode == 0, done.stderr
+        assert _counted(client, "alice") == sum(sizes[1:])
+        assert _arena(stack, "alice-token", "match", "delete", kept[0].id).returncode == 1
+        assert _counted(client, "alice") == sum(sizes[1:])
+        again = _played(alice)
+        assert _counted(client, "alice") == sum(sizes[1:]) + _stored(client, again.id)
+
+        # alice prunes her own matches (every one of them here), not bob's.
+        pruned = _arena(stack, "alice-token", "match", "prune", "--older-than", "0m", "--json")
+        assert pruned.returncode == 0, pruned.stderr
+        assert json.loads(pruned.stdout)["pruned"] == len(kept)
+        assert _counted(client, "alice") == 0
+        assert bob.get_match(theirs.id).id == theirs.id
+        assert _counted(client, "bob") == _stored(client, theirs.id)
+        _played(alice)
+    client.close()
