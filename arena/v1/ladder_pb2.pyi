@@ -217,7 +217,9 @@ class LadderConfig(_message.Message):
     capture_trees: _builtins.bool
     replay_void: _builtins.bool
     """Play a game again (at most twice) when the infrastructure ended it void (a dead-lettered
-    move, no worker, a cancelled match), so that the standings hold every planned game.
+    move, no worker, a cancelled match), so that the standings hold every planned game. A
+    game its owner's match_bytes quota kept from starting (TERMINATION_NOT_STARTED) is
+    played again whatever this says.
     """
     adjudicate_empties: _builtins.int
     """Each game's MatchConfig.adjudicate_empties (0: every game is played to the end)."""

@@ -67,6 +67,10 @@ class _TerminationEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Terminati
     """An imported record stops before the game ends and states no result: void."""
     TERMINATION_ADJUDICATED: _Termination.ValueType  # 12
     """An imported record states a result the moves do not reach (an adjudication)."""
+    TERMINATION_NOT_STARTED: _Termination.ValueType  # 13
+    """Cancelled when its turn to start came: its owner's matches already took their
+    match_bytes quota (it was created while there was room). Void; nothing was played.
+    """
 
 class Termination(_Termination, metaclass=_TerminationEnumTypeWrapper):
     """Why a game ended."""
@@ -89,6 +93,10 @@ TERMINATION_UNFINISHED: Termination.ValueType  # 11
 """An imported record stops before the game ends and states no result: void."""
 TERMINATION_ADJUDICATED: Termination.ValueType  # 12
 """An imported record states a result the moves do not reach (an adjudication)."""
+TERMINATION_NOT_STARTED: Termination.ValueType  # 13
+"""Cancelled when its turn to start came: its owner's matches already took their
+match_bytes quota (it was created while there was room). Void; nothing was played.
+"""
 Global___Termination: _TypeAlias = Termination  # noqa: Y015
 
 @_typing.final

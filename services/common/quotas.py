@@ -29,8 +29,9 @@ How the limits are kept:
 * ``match_bytes``: the bytes of every match a user owns and has not deleted, played or
   imported (its header, moves and events), kept by the referee's store and ledger scripts
   as they write. A new match or import is refused when it would pass the limit; a match
-  already created plays to its end, so a user may pass it by what their unfinished
-  matches store.
+  made while there was room is cancelled at its start if the limit is taken by then
+  (``TERMINATION_NOT_STARTED``); one started plays to its end, so a user passes the limit
+  by at most what their running matches store.
 """
 
 from __future__ import annotations

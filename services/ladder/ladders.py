@@ -326,8 +326,11 @@ class Ladders:
         record = result_record(plan.config, match)
         if record is None:
             return -2
-        counted = self.store.count(match.config.ladder_id, match.id, record,
-                                   plan.config.replay_void)
+        # A game its owner's quota kept from starting is no result about the bots: it is
+        # played again (once there is room: its creation waits until then) in any ladder.
+        replay = (plan.config.replay_void
+                  or match.result.termination == match_pb2.TERMINATION_NOT_STARTED)
+        counted = self.store.count(match.config.ladder_id, match.id, record, replay)
         if counted == 1:
             LADDER_GAMES.inc()
             if plan.config.format == ladder_pb2.LADDER_FORMAT_SPRT:

@@ -25,6 +25,7 @@ from arena.services.common.protocol.streams import (
     consumer_name,
     start_threads,
 )
+from arena.services.common.quotas import UNLIMITED, Quota
 from arena.services.referee.runner import MatchRunner
 
 from arena.v1 import engine_pb2
@@ -37,13 +38,13 @@ class RefereeLoop:
 
     def __init__(self, client: redis.Redis, bots: BotVersions, referee_id: str = "",
                  config: DeliveryConfig | None = None, max_matches: int = 64,
-                 running_cap: Callable[[str], int] = lambda owner: 0) -> None:
+                 quota_of: Callable[[str], Quota] = lambda owner: UNLIMITED) -> None:
         self.client = client
         self.referee_id = consumer_name("referee", referee_id)
         self.config = config or DeliveryConfig()
         self.max_matches = max_matches
         self.stopping = threading.Event()
-        self.runner = MatchRunner(client, self.config, self.stopping, bots, running_cap)
+        self.runner = MatchRunner(client, self.config, self.stopping, bots, quota_of)
         self.jobs = StreamConsumer(client, MATCH_STREAM, REFEREE_GROUP, self.referee_id,
                                    sole_group=True)
         self._active: dict[str, str] = {}  # entry id -> match id

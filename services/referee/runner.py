@@ -24,6 +24,7 @@ from arena.services.common.protocol.delivery import (
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore
 from arena.services.common.protocol.streams import entry_ms
+from arena.services.common.quotas import UNLIMITED, Quota
 from arena.services.referee import judge, telemetry
 from arena.services.referee.matches import position_after
 from google.protobuf import timestamp_pb2
@@ -91,7 +92,7 @@ class MatchRunner:
     """Plays matches; one instance serves every match thread of a referee."""
 
     def __init__(self, client: redis.Redis, config: DeliveryConfig, stop: threading.Event,
-                 bots: BotVersions, running_cap: Callable[[str], int] = lambda owner: 0
+                 bots: BotVersions, quota_of: Callable[[str], Quota] = lambda owner: UNLIMITED
                  ) -> None:
         self.client = client
         self.config = config
@@ -99,7 +100,7 @@ class MatchRunner:
         self.store = MatchStore(client)
         self.ledger = Ledger(client)
         self.bots = bots
-        self.running_cap = running_cap  # how many matches an owner may have running (0: any)
+        self.quota_of = quota_of  # an owner's quotas: running_matches, match_bytes
         # Per match being run, the last ply whose position was solved for adjudication,
         # and the result (None: not adjudicated there). Solved once, asked twice per ply.
         self._solved: dict[str, tuple[int, match_pb2.MatchResult | None]] = {}
@@ -110,13 +111,32 @@ class MatchRunner:
         return GameState(match, records, position_after(match, records))
 
     def admit(self, match_id: str, entry_id: str) -> bool:
-        """May the match of job ``entry_id`` run now, under its owner's running-matches
-        quota? False: it is over, or parked (acknowledged; its job comes back when one of
-        the owner's matches ends). The referee asks before it starts the match's thread, one
-        job after another in the stream's order, so an owner's matches start in the order
-        they were made."""
+        """May the match of job ``entry_id`` run now, under its owner's quotas? False: it
+        is over, or parked (acknowledged; its job comes back when one of the owner's
+        matches ends), or cancelled because its owner's matches already take their
+        ``match_bytes`` (created while there was room: a match refused at its start says
+        why, where one left parked would wait for a deletion in silence). The referee asks
+        before it starts the match's thread, one job after another in the stream's order,
+        so an owner's matches start in the order they were made."""
         match = self.store.header(match_id)
-        return self.ledger.admit(match, self.running_cap(match.owner), entry_id) == "run"
+        quota = self.quota_of(match.owner)
+        decision = self.ledger.admit(match, quota.cap("running_matches"), entry_id,
+                                     quota.cap("match_bytes"))
+        if decision == "full":
+            self._cancel_full(match, quota.cap("match_bytes"))
+        return decision == "run"
+
+    def _cancel_full(self, match: match_pb2.Match, limit: int) -> None:
+        used = self.store.stored_bytes(match.owner)
+        match.status = match_pb2.MATCH_STATUS_CANCELLED
+        match.result.CopyFrom(match_pb2.MatchResult(
+            termination=match_pb2.TERMINATION_NOT_STARTED, void=True,
+            detail=f"not started: quota match_bytes is {limit:,} and {match.owner}'s "
+                   f"matches take {used:,} bytes (delete some with `arena match delete` "
+                   "or `arena match prune`)"))
+        match.finished_at.GetCurrentTime()
+        if self.ledger.finish(match, None):
+            telemetry.refused_at_start(match, "match_bytes")
 
     def run(self, match_id: str) -> bool:
         """Play until the end (True) or until asked to stop (False: run it again later)."""

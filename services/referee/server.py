@@ -133,7 +133,7 @@ def create_service(config: Config) -> ServiceParts:
     bots = BotVersions(peers)
     quotas = Quotas.from_config(config, client)
     loop = RefereeLoop(client, bots, config.instance, config.delivery, config.max_matches,
-                       lambda owner: quotas.of(owner).cap("running_matches"))
+                       quotas.of)
     loop.start()
     servicer = RefereeServicer(client, cache, bots, quotas)
     # The status is what an operator asks for when something is wrong: it waits less for

@@ -100,6 +100,14 @@ def forfeited(job: engine_pb2.MoveJob | None, termination: int, detail: str) -> 
         tracing.end_move(job.job_id, name)
 
 
+def refused_at_start(match: match_pb2.Match, limit: str) -> None:
+    """A match created while there was room is cancelled at its start by its owner's
+    ``limit``."""
+    metrics.LIMIT_REFUSALS.labels(limit).inc()
+    match_finished(match.result)
+    log.info("match %s of %s not started: %s", match.id, match.owner, match.result.detail)
+
+
 def match_finished(result: match_pb2.MatchResult) -> None:
     """The result is written (once per match, whichever referee wrote it)."""
     termination = match_pb2.Termination.Name(result.termination).removeprefix("TERMINATION_")

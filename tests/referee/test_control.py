@@ -19,6 +19,7 @@ from arena.services.common.peers import BotVersions
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
+from arena.services.common.quotas import UNLIMITED, Quota
 from arena.services.referee.loop import RefereeLoop
 from arena.services.referee.runner import GameState, MatchRunner
 from arena.services.worker.bots import BotRunner
@@ -215,7 +216,8 @@ def test_one_users_flood_runs_in_turn_while_another_users_match_starts_at_once(
     order she made them, and bob's match does not wait behind them."""
     loops(referees=0, workers=2)
     referee = RefereeLoop(redis_server.client(), bots, "capped", FAST,
-                          running_cap=lambda owner: 1 if owner == "alice" else 0).start()
+                          quota_of=lambda owner: Quota(running_matches=1) if owner == "alice"
+                          else UNLIMITED).start()
     seen: dict[str, set[int]] = {}
     stop = threading.Event()
 
@@ -268,7 +270,7 @@ def test_cancelled_parked_matches_pass_their_turn_on(
         registry_server: Server, referee: Callable[..., Server]) -> None:
     loops(referees=0, workers=1)
     capped = RefereeLoop(redis_server.client(), bots, "capped", FAST,
-                         running_cap=lambda owner: 1).start()
+                         quota_of=lambda owner: Quota(running_matches=1)).start()
     try:
         builtin_bot(peers, "lab", {"evaluator": "lab", "look_ahead": 0})
         with bot_server(_sleepy) as address:
@@ -337,7 +339,7 @@ def test_the_first_of_a_flood_runs_first_however_slow_its_thread(
 
     monkeypatch.setattr(MatchRunner, "load", slow_first)
     referee = RefereeLoop(redis_server.client(), bots, "capped", FAST,
-                          running_cap=lambda owner: 1).start()
+                          quota_of=lambda owner: Quota(running_matches=1)).start()
     try:
         done = [wait_finished(redis_client, match_id, 120) for match_id in flood]
     finally:

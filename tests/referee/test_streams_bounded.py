@@ -18,6 +18,7 @@ from arena.services.common.protocol import ledger as ledger_module
 from arena.services.common.protocol.keys import FINISHED_STREAM, MATCH_STREAM, REFEREE_GROUP
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
+from arena.services.common.quotas import Quota
 from arena.services.referee.loop import RefereeLoop
 from arena.services.referee.matches import cancel_match
 
@@ -38,7 +39,7 @@ def test_a_match_job_is_deleted_once_its_match_is_over(
         builtin_bot(peers, name, LAB)
     loops(referees=0, workers=2)
     referee = RefereeLoop(redis_server.client(), bots, "referee-capped", FAST,
-                          running_cap=lambda owner: 1).start()
+                          quota_of=lambda owner: Quota(running_matches=1)).start()
     try:
         matches = [new_match(match_config("quick-a", "quick-b", move_time_ms=2000))
                    for _ in range(3)]

@@ -41,7 +41,8 @@ FINISHED = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
 @pytest.fixture
 def stack(tmp_path: Path) -> Iterator[Launcher]:
     env = {"ARENA_TOKENS": json.dumps(TOKENS), "ARENA_WARM_GAMES": "othello",
-           "ARENA_QUOTAS": json.dumps({"user": {"match_bytes": LIMIT}})}
+           "ARENA_QUOTAS": json.dumps({"user": {"match_bytes": LIMIT}}),
+           "ARENA_LADDER_RECONCILE_S": "1"}
     with launcher(home=tmp_path / "arena", workers=1, env=env) as running:
         running.write_manifest()
         with stack_client(running, running.admin_token) as admin:
@@ -128,4 +129,80 @@ def test_a_users_matches_are_bounded_in_bytes_and_deleting_gives_them_back(
         assert bob.get_match(theirs.id).id == theirs.id
         assert _counted(client, "bob") == _stored(client, theirs.id)
         _played(alice)
+    client.close()
+
+
+def test_a_ladder_waits_on_its_owners_match_bytes_and_says_so(stack: Launcher) -> None:
+    """A ladder's games are its owner's matches: past the quota its next game waits, the
+    ladder says why, and it goes on once its owner makes room."""
+    client = redis.Redis.from_url(stack.redis_url)
+    made = _arena(stack, "alice-token", "ladder", "create", "quick-a", "quick-b",
+                  "--games-per-pairing", "12", "--json")
+    assert made.returncode == 0, made.stderr
+    ladder_id = json.loads(made.stdout)["id"]
+
+    def standings() -> str:
+        shown = _arena(stack, "alice-token", "ladder", "standings", ladder_id)
+        assert shown.returncode == 0, shown.stderr
+        return shown.stdout
+
+    deadline = time.monotonic() + 120
+    while "waiting: quota match_bytes is 40,000: alice's matches take" not in (
+            said := standings()):
+        assert time.monotonic() < deadline, said
+        time.sleep(0.5)
+    assert _counted(client, "alice") > LIMIT - 20_000
+    # Its games made while there was room and not started are void and played again.
+    ladder = json.loads(_arena(stack, "alice-token", "ladder", "standings", ladder_id,
+                               "--json").stdout)["ladder"]
+    assert ladder["games_void"] >= 1 and ladder["games_done"] < ladder["games_total"], ladder
+    # alice makes room (a ladder's games go together, once all are over: delete them one
+    # by one); the ladder creates its next games by itself and goes on.
+    progress = keys.ladder(ladder_id, "progress")
+    (last,) = client.xrevrange(progress, count=1)
+    with stack_client(stack, "alice-token") as alice:
+        for match in alice.iter_matches(summary_only=True):
+            if match.status in FINISHED:
+                alice.delete_match(match.id)
+    # The ladder's progress says when it stops waiting (its next game is created).
+    deadline = time.monotonic() + 60
+    while not any(fields.get(b"waiting") == b"" for _, fields in
+                  client.xrange(progress, min=f"({last[0].decode()}")):
+        assert time.monotonic() < deadline, standings()
+        time.sleep(0.2)
+    cancelled = _arena(stack, "alice-token", "ladder", "cancel", ladder_id)
+    assert cancelled.returncode == 0, cancelled.stderr
+    client.close()
+
+
+def test_matches_made_while_there_was_room_are_cancelled_at_their_start_saying_why(
+        stack: Launcher) -> None:
+    """Creation is checked against what is stored, and a match stores its moves only as it
+    plays: eight matches made at once all fit. Those that would start once the owner's
+    matches take the quota are cancelled then, saying why (parked, they would wait for a
+    deletion in silence); those started play to their end."""
+    client = redis.Redis.from_url(stack.redis_url)
+    with stack_client(stack, "alice-token") as alice:
+        made = [alice.create_match(match_config("quick-a", "quick-b")) for _ in range(8)]
+        deadline = time.monotonic() + 120
+        while any((ended := [alice.get_match(m.id) for m in made])[i].status not in FINISHED
+                  for i in range(len(made))):
+            assert time.monotonic() < deadline, [m.status for m in ended]
+            time.sleep(0.2)
+    played = [m for m in ended if m.status == match_pb2.MATCH_STATUS_FINISHED]
+    refused = [m for m in ended if m.status == match_pb2.MATCH_STATUS_CANCELLED]
+    assert played and refused, [m.result.detail for m in ended]
+    for match in refused:
+        assert match.result.termination == match_pb2.TERMINATION_NOT_STARTED
+        assert match.result.void
+        assert match.result.detail.startswith(
+            "not started: quota match_bytes is 40,000 and alice's matches take "), match
+        assert not match.moves
+    # Every match that started was one its owner had room for: at most the ones running
+    # at once (running_matches, 4) passed the quota.
+    sizes = sorted(_stored(client, m.id) for m in played)
+    assert _counted(client, "alice") == sum(_stored(client, m.id) for m in ended)
+    assert sum(sizes[:-4]) < LIMIT
+    shown = _arena(stack, "alice-token", "match", "show", refused[0].id)
+    assert "not started: quota match_bytes is 40,000" in shown.stdout, shown.stdout
     client.close()

@@ -119,17 +119,26 @@ if redis.call('SREM', KEYS[8], ARGV[4]) == 1 then hand_on(KEYS[9], KEYS[10]) end
 return 1
 """
 
-# KEYS: the match's final flag, the owner's running set and parked jobs, the match stream.
+# KEYS: the match's final flag, the owner's running set and parked jobs, the match stream,
+# the owner's byte counter.
 # ARGV: match id, the owner's running cap (0: none), the referees' group, the job's entry,
-# the job's bytes, the match's creation time in microseconds.
-# Returns 'run' (play it), 'over' (finished: drop it, and hand the slot on) or 'parked'
-# (the owner has cap matches running: the job waits with the parked ones, acknowledged).
+# the job's bytes, the match's creation time in microseconds, the owner's match_bytes (0:
+# none).
+# Returns 'run' (play it), 'over' (finished: drop it, and hand the slot on), 'full' (not
+# started and its owner's matches take match_bytes or more: the caller cancels it, and
+# the turn passes on) or 'parked' (the owner has cap matches running: the job waits with
+# the parked ones, acknowledged). A match once started plays to its end.
 _ADMIT = _HAND_ON + """
 if redis.call('EXISTS', KEYS[1]) == 1 then
   hand_on(KEYS[3], KEYS[4])  -- it may have been parked: its turn passes to the next
   return 'over'
 end
 if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 'run' end
+local limit = tonumber(ARGV[7])
+if limit > 0 and tonumber(redis.call('GET', KEYS[5]) or '0') >= limit then
+  hand_on(KEYS[3], KEYS[4])
+  return 'full'
+end
 local cap = tonumber(ARGV[2])
 if cap == 0 or redis.call('SCARD', KEYS[2]) < cap then
   redis.call('SADD', KEYS[2], ARGV[1])
@@ -163,15 +172,17 @@ class Ledger:
         self._finish = self.client.register_script(_FINISH)
         self._admit = self.client.register_script(_ADMIT)
 
-    def admit(self, match: match_pb2.Match, cap: int, entry_id: str) -> str:
-        """May a referee start (or resume) ``match`` now? ``run``, ``over`` or ``parked``
-        (see ``_ADMIT``; ``cap`` is the owner's running-matches quota, 0 for none)."""
+    def admit(self, match: match_pb2.Match, cap: int, entry_id: str, byte_cap: int = 0) -> str:
+        """May a referee start (or resume) ``match`` now? ``run``, ``over``, ``full`` or
+        ``parked`` (see ``_ADMIT``; ``cap`` is the owner's running-matches quota,
+        ``byte_cap`` their match_bytes, 0 for none)."""
         job = engine_pb2.MatchJob(match_id=match.id).SerializeToString()
         decision = self._admit(
             keys=[keys.match(match.id, "final"), keys.user(match.owner, "running"),
-                  keys.user(match.owner, "parked"), MATCH_STREAM],
+                  keys.user(match.owner, "parked"), MATCH_STREAM,
+                  keys.owner_match_bytes(match.owner)],
             args=[match.id, cap, REFEREE_GROUP, entry_id, job,
-                  match.created_at.ToMicroseconds()])
+                  match.created_at.ToMicroseconds(), byte_cap])
         return decision.decode() if isinstance(decision, bytes) else str(decision)
 
     def start(self, running: match_pb2.Match) -> bool:

@@ -59,8 +59,9 @@ def index_keys(match: match_pb2.Match, every: bool = False) -> list[str]:
 # ``match_bytes`` quota as they are written: by these scripts and the ledger's (with
 # ``CHARGE_LUA``), in the owner's counter and in the match's own ``bytes`` counter, which
 # deleting the match gives back. A new match, played or imported, is refused before
-# anything is written if its first bytes would take its owner past the limit; a match
-# once stored plays to its end.
+# anything is written if its first bytes would take its owner past the limit (and one made
+# while there was room is cancelled at its start if the limit is taken by then: the
+# ledger's ``_ADMIT``).
 
 # Before ``match_bytes`` only imports were counted, in a counter of their own
 # (``keys.owner_import_bytes``) and with no counter per match: the scripts that read an
