@@ -58,6 +58,7 @@ from arena.services.common.tls import LocalPKI, ensure_local_pki
 
 from arena.errors import FailedPreconditionError, InvalidArgumentError
 from arena.home import ADMIN_TOKEN_FILE, STACK_FILE, arena_home
+from arena.text import bounded
 
 PARENT_ENV = "ARENA_PARENT_PID"
 # The client roles (the SDK's addresses) and the processes that serve them.
@@ -179,6 +180,11 @@ class Process:
             return self.log_file.read_text(errors="replace")[-chars:]
         except OSError:
             return "(no log)"
+
+    def last_words(self) -> str:
+        """The last line of the log (a service that cannot start says why there last)."""
+        lines = [line.strip() for line in self.log_tail(2000).splitlines() if line.strip()]
+        return bounded(lines[-1], 400) if lines else "(an empty log)"
 
 
 # (NUMBA_CACHE_DIR, ARENA_WARM_GAMES) whose kernels this process had compiled.
@@ -462,8 +468,9 @@ class Launcher:
             process = self.processes[name]
             while not (process.ready_file.exists() and process.ready_file.read_text().strip()):
                 if not process.alive():
-                    raise RuntimeError(f"{name} exited with {self._code(process)}; see "
-                                       f"{process.log_file}:\n{process.log_tail()}")
+                    raise RuntimeError(f"{name} exited with {self._code(process)}: "
+                                       f"{process.last_words()} (see {process.log_file})\n"
+                                       f"{process.log_tail()}")
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"{name} did not become ready in {timeout_s:.0f} s; "
                                        f"see {process.log_file}")

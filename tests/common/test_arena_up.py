@@ -374,6 +374,22 @@ def test_arena_up_with_a_bad_setting_says_which_in_one_line(tmp_path: Path) -> N
     assert not (tmp_path / "stack.json").exists()
 
 
+def test_a_service_that_cannot_start_says_why_in_the_one_line(tmp_path: Path) -> None:
+    """A setting the services read but the compile step does not (the quotas): the line
+    said `registry exited with 1; see LOG:` and the reason stood only in the log. An old
+    configuration naming the quota ``import_bytes`` (now ``match_bytes``) is such a one."""
+    result = subprocess.run([sys.executable, "-m", "arena.clients", "up", "--workers", "1"],
+                            text=True, capture_output=True, timeout=180,
+                            env=dict(os.environ, ARENA_HOME=str(tmp_path),
+                                     ARENA_QUOTAS='{"user": {"import_bytes": 5}}'))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().count("\n") == 0, result.stderr  # one line
+    assert ("exited with 1: ValueError: bad quotas (ARENA_QUOTAS / ARENA_QUOTAS_FILE): quota "
+            "'import_bytes' is now 'match_bytes'") in result.stderr, result.stderr
+    assert str(tmp_path / "logs") in result.stderr
+    assert not (tmp_path / "stack.json").exists()
+
+
 def test_arena_worker_without_a_stack_says_what_to_do(tmp_path: Path) -> None:
     result = _arena(tmp_path, "worker", timeout=60)
     assert result.returncode == 1
