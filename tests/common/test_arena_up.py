@@ -360,33 +360,25 @@ def test_arena_up_refuses_more_workers_than_the_machine_can_run(tmp_path: Path) 
     assert not (tmp_path / "stack.json").exists()  # nothing started
 
 
-def test_arena_up_with_a_bad_setting_says_which_in_one_line(tmp_path: Path) -> None:
-    # The worker's compile step is the first to read the settings: its reason reaches the
-    # user's terminal, not only its log (the CLI prints an error's first line).
+# Each reason reaches the user's terminal, not only a log (the CLI prints an error's first
+# line). The worker's compile step is the first to read the settings; the quotas only the
+# services read: that line said `registry exited with 1; see LOG:`, the reason only in the
+# log. An old configuration naming the quota import_bytes (now match_bytes) is such a one.
+@pytest.mark.parametrize(("name", "value", "said", "log"), [
+    ("ARENA_MAX_MATCHES", "0", "ARENA_MAX_MATCHES='0': expected 1 or more", "compile.log"),
+    ("ARENA_QUOTAS", '{"user": {"import_bytes": 5}}',
+     "exited with 1: ValueError: bad quotas (ARENA_QUOTAS / ARENA_QUOTAS_FILE): quota "
+     "'import_bytes' is now 'match_bytes'", "registry.log"),
+], ids=["setting", "quotas"])
+def test_arena_up_that_cannot_start_says_why_in_one_line(tmp_path: Path, name: str, value: str,
+                                                         said: str, log: str) -> None:
     result = subprocess.run([sys.executable, "-m", "arena.clients", "up", "--workers", "1"],
                             text=True, capture_output=True, timeout=180,
-                            env=dict(os.environ, ARENA_HOME=str(tmp_path),
-                                     ARENA_MAX_MATCHES="0"))
+                            env=dict(os.environ, ARENA_HOME=str(tmp_path), **{name: value}))
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0, result.stderr  # one line
-    assert "ARENA_MAX_MATCHES='0': expected 1 or more" in result.stderr
-    assert str(tmp_path / "logs" / "compile.log") in result.stderr
-    assert not (tmp_path / "stack.json").exists()
-
-
-def test_a_service_that_cannot_start_says_why_in_the_one_line(tmp_path: Path) -> None:
-    """A setting the services read but the compile step does not (the quotas): the line
-    said `registry exited with 1; see LOG:` and the reason stood only in the log. An old
-    configuration naming the quota ``import_bytes`` (now ``match_bytes``) is such a one."""
-    result = subprocess.run([sys.executable, "-m", "arena.clients", "up", "--workers", "1"],
-                            text=True, capture_output=True, timeout=180,
-                            env=dict(os.environ, ARENA_HOME=str(tmp_path),
-                                     ARENA_QUOTAS='{"user": {"import_bytes": 5}}'))
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert result.stderr.strip().count("\n") == 0, result.stderr  # one line
-    assert ("exited with 1: ValueError: bad quotas (ARENA_QUOTAS / ARENA_QUOTAS_FILE): quota "
-            "'import_bytes' is now 'match_bytes'") in result.stderr, result.stderr
-    assert str(tmp_path / "logs") in result.stderr
+    assert said in result.stderr, result.stderr
+    assert str(tmp_path / "logs" / log) in result.stderr
     assert not (tmp_path / "stack.json").exists()
 
 
