@@ -305,16 +305,16 @@ def test_parked_matches_start_in_the_order_they_were_made(
     older = [engine_pb2.MatchJob(match_id=m.id).SerializeToString() for m in made[3:]]
     redis_client.rpush(keys.user("alice", "parked"), *older)
 
-    assert ledger.admit(made[0], 1, "0-1") == "run"
-    assert ledger.admit(made[2], 1, "0-2") == "parked"
-    assert ledger.admit(made[1], 1, "0-3") == "parked"
+    assert ledger.admit(made[0], 1, "0-1", 0) == "run"
+    assert ledger.admit(made[2], 1, "0-2", 0) == "parked"
+    assert ledger.admit(made[1], 1, "0-3", 0) == "parked"
     by_id, running, handed = {m.id: m for m in made}, made[0], []
     for _ in range(4):  # the running match ends, the one handed on runs
         ledger.finish(_cancelled(running), None)
         job = redis_client.xrevrange(keys.MATCH_STREAM, count=1)[0][1][b"pb"]
         running = by_id[engine_pb2.MatchJob.FromString(job).match_id]
         handed.append(running.id)
-        assert ledger.admit(running, 1, "0-4") == "run"
+        assert ledger.admit(running, 1, "0-4", 0) == "run"
     assert handed == [m.id for m in (made[3], made[4], made[1], made[2])]
     assert redis_client.zcard(keys.user("alice", "parked")) == 0
 

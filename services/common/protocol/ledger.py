@@ -172,7 +172,7 @@ class Ledger:
         self._finish = self.client.register_script(_FINISH)
         self._admit = self.client.register_script(_ADMIT)
 
-    def admit(self, match: match_pb2.Match, cap: int, entry_id: str, byte_cap: int = 0) -> str:
+    def admit(self, match: match_pb2.Match, cap: int, entry_id: str, byte_cap: int) -> str:
         """May a referee start (or resume) ``match`` now? ``run``, ``over``, ``full`` or
         ``parked`` (see ``_ADMIT``; ``cap`` is the owner's running-matches quota,
         ``byte_cap`` their match_bytes, 0 for none)."""

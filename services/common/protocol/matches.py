@@ -65,7 +65,8 @@ def index_keys(match: match_pb2.Match, every: bool = False) -> list[str]:
 
 # Before ``match_bytes`` only imports were counted, in a counter of their own
 # (``keys.owner_import_bytes``) and with no counter per match: the scripts that read an
-# owner's counter first add that one into it.
+# owner's counter first add that one into it (the guard below too, refusing or not: the
+# carry changes no count, only where it is kept).
 _CARRY_LUA = """
 local function carry(old, counter)
   local bytes = redis.call('GET', old)
