@@ -45,6 +45,7 @@ from arena.errors import InvalidArgumentError, NotFoundError
 from arena.formats import Replay
 from arena.games import GAME_NAMES, GAMES, PASS, GameError, Position, game
 from arena.records import native_replay, read_record
+from arena.text import printable
 from arena.textboard import legal_marks, move_names, render_board, render_tree
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
@@ -180,6 +181,12 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
                        help="count what would be forgotten; forget nothing")
     add_json_flag(prune)
     prune.set_defaults(func=cmd_prune)
+
+    usage = cmds.add_parser("usage", help="what your matches use of your quotas (bytes "
+                                          "stored, matches queued and running)")
+    usage.add_argument("--user", default="", help="another user's (admins only)")
+    add_json_flag(usage)
+    usage.set_defaults(func=cmd_usage)
 
     listing = cmds.add_parser("list", help="match history, newest first")
     listing.add_argument("--bot", default="",
@@ -436,6 +443,27 @@ def cmd_delete(args: argparse.Namespace) -> int:
     with client_from_args(args) as client:
         client.delete_match(args.match_id)
     print(f"deleted match {args.match_id}")
+    return 0
+
+
+def cmd_usage(args: argparse.Namespace) -> int:
+    with client_from_args(args) as client:
+        usage = client.get_usage(args.user)
+    if args.json:
+        print_json(usage)
+        return 0
+
+    def of(used: int, limit: int, quota: str) -> str:
+        return f"{used:,} (no limit)" if limit == 0 else f"{used:,} of {limit:,} ({quota})"
+
+    rows = [("stored bytes", of(usage.match_bytes, usage.match_bytes_limit, "match_bytes")),
+            ("unfinished", of(usage.unfinished_matches, usage.unfinished_matches_limit,
+                              "queued_matches")),
+            ("running", of(usage.running_matches, usage.running_matches_limit,
+                           "running_matches"))]
+    print(f"{printable(usage.user)}'s matches")
+    for label, figure in rows:
+        print(f"  {label:<14} {figure}")
     return 0
 
 

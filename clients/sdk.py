@@ -520,6 +520,12 @@ class ArenaClient:
         request = _request(referee_pb2.DeleteMatchRequest, match_id=match_id)
         self._call("referee", self._referee().DeleteMatch, request)
 
+    def get_usage(self, user: str = "") -> referee_pb2.Usage:
+        """What a user's matches use of their quotas (``user`` empty: the caller's; another
+        user's: admins only)."""
+        request = _request(referee_pb2.GetUsageRequest, user=user)
+        return self._call("referee", self._referee().GetUsage, request)
+
     def prune_matches(self, before: datetime, keep_ladder_games: bool = False,
                       dry_run: bool = False, batch: int = 0) -> tuple[int, int]:
         """Forget every finished match recorded and ended before ``before`` (the caller's;

@@ -27,43 +27,47 @@ from arena.v1 import match_pb2 as arena_dot_v1_dot_match__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x61rena/v1/referee.proto\x12\x08\x61rena.v1\x1a\x15\x61rena/v1/common.proto\x1a\x14\x61rena/v1/match.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"r\n\x12ImportMatchRequest\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\x12&\n\x06\x66ormat\x18\x02 \x01(\x0e\x32\x16.arena.v1.ReplayFormat\x12\x0f\n\x07variant\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"^\n\x12\x43reateMatchRequest\x12%\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x15.arena.v1.MatchConfig\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\r\n\x05owner\x18\x03 \x01(\t\"G\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0f\n\x07\x61s_user\x18\x03 \x01(\t\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\xbd\x01\n\x12ListMatchesRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12%\n\x06status\x18\x02 \x01(\x0e\x32\x15.arena.v1.MatchStatus\x12\x11\n\tladder_id\x18\x03 \x01(\t\x12 \n\x04game\x18\x04 \x01(\x0e\x32\x12.arena.v1.GameKind\x12#\n\x04page\x18\x05 \x01(\x0b\x32\x15.arena.v1.PageRequest\x12\x14\n\x0csummary_only\x18\x06 \x01(\x08\"P\n\x13ListMatchesResponse\x12 \n\x07matches\x18\x01 \x03(\x0b\x32\x0f.arena.v1.Match\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"%\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"L\n\x10GetReplayRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12&\n\x06\x66ormat\x18\x02 \x01(\x0e\x32\x16.arena.v1.ReplayFormat\"S\n\x06Replay\x12&\n\x06\x66ormat\x18\x01 \x01(\x0e\x32\x16.arena.v1.ReplayFormat\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x10\n\x08\x66ilename\x18\x03 \x01(\t\"5\n\x14GetSearchTreeRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0b\n\x03ply\x18\x02 \x01(\x05\"&\n\x12\x44\x65leteMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\x15\n\x13\x44\x65leteMatchResponse\"\x90\x01\n\x13PruneMatchesRequest\x12*\n\x06\x62\x65\x66ore\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x19\n\x11keep_ladder_games\x18\x02 \x01(\x08\x12\x0f\n\x07\x64ry_run\x18\x03 \x01(\x08\x12\r\n\x05limit\x18\x04 \x01(\x05\x12\x12\n\npage_token\x18\x05 \x01(\t\"Q\n\x14PruneMatchesResponse\x12\x10\n\x08\x65xamined\x18\x01 \x01(\x05\x12\x0e\n\x06pruned\x18\x02 \x01(\x05\x12\x17\n\x0fnext_page_token\x18\x03 \x01(\t*\x93\x01\n\x0cReplayFormat\x12\x1d\n\x19REPLAY_FORMAT_UNSPECIFIED\x10\x00\x12\x18\n\x14REPLAY_FORMAT_NATIVE\x10\x01\x12\x15\n\x11REPLAY_FORMAT_GGF\x10\x02\x12\x1c\n\x18REPLAY_FORMAT_TRANSCRIPT\x10\x03\x12\x15\n\x11REPLAY_FORMAT_PSQ\x10\x04\x32\xa7\x05\n\x07Referee\x12<\n\x0b\x43reateMatch\x12\x1c.arena.v1.CreateMatchRequest\x1a\x0f.arena.v1.Match\x12\x36\n\x08GetMatch\x12\x19.arena.v1.GetMatchRequest\x1a\x0f.arena.v1.Match\x12J\n\x0bListMatches\x12\x1c.arena.v1.ListMatchesRequest\x1a\x1d.arena.v1.ListMatchesResponse\x12\x41\n\nWatchMatch\x12\x1b.arena.v1.WatchMatchRequest\x1a\x14.arena.v1.MatchEvent0\x01\x12\x39\n\tGetReplay\x12\x1a.arena.v1.GetReplayRequest\x1a\x10.arena.v1.Replay\x12\x45\n\rGetSearchTree\x12\x1e.arena.v1.GetSearchTreeRequest\x1a\x14.arena.v1.SearchTree\x12J\n\x0b\x44\x65leteMatch\x12\x1c.arena.v1.DeleteMatchRequest\x1a\x1d.arena.v1.DeleteMatchResponse\x12M\n\x0cPruneMatches\x12\x1d.arena.v1.PruneMatchesRequest\x1a\x1e.arena.v1.PruneMatchesResponse\x12<\n\x0b\x43\x61ncelMatch\x12\x1c.arena.v1.CancelMatchRequest\x1a\x0f.arena.v1.Match\x12<\n\x0bImportMatch\x12\x1c.arena.v1.ImportMatchRequest\x1a\x0f.arena.v1.Matchb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x61rena/v1/referee.proto\x12\x08\x61rena.v1\x1a\x15\x61rena/v1/common.proto\x1a\x14\x61rena/v1/match.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x1f\n\x0fGetUsageRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\"\xbb\x01\n\x05Usage\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x13\n\x0bmatch_bytes\x18\x02 \x01(\x03\x12\x19\n\x11match_bytes_limit\x18\x03 \x01(\x03\x12\x1a\n\x12unfinished_matches\x18\x04 \x01(\x05\x12 \n\x18unfinished_matches_limit\x18\x05 \x01(\x05\x12\x17\n\x0frunning_matches\x18\x06 \x01(\x05\x12\x1d\n\x15running_matches_limit\x18\x07 \x01(\x05\"r\n\x12ImportMatchRequest\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\x12&\n\x06\x66ormat\x18\x02 \x01(\x0e\x32\x16.arena.v1.ReplayFormat\x12\x0f\n\x07variant\x18\x03 \x01(\t\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"^\n\x12\x43reateMatchRequest\x12%\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x15.arena.v1.MatchConfig\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12\r\n\x05owner\x18\x03 \x01(\t\"G\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0f\n\x07\x61s_user\x18\x03 \x01(\t\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\xbd\x01\n\x12ListMatchesRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12%\n\x06status\x18\x02 \x01(\x0e\x32\x15.arena.v1.MatchStatus\x12\x11\n\tladder_id\x18\x03 \x01(\t\x12 \n\x04game\x18\x04 \x01(\x0e\x32\x12.arena.v1.GameKind\x12#\n\x04page\x18\x05 \x01(\x0b\x32\x15.arena.v1.PageRequest\x12\x14\n\x0csummary_only\x18\x06 \x01(\x08\"P\n\x13ListMatchesResponse\x12 \n\x07matches\x18\x01 \x03(\x0b\x32\x0f.arena.v1.Match\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"%\n\x11WatchMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"L\n\x10GetReplayRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12&\n\x06\x66ormat\x18\x02 \x01(\x0e\x32\x16.arena.v1.ReplayFormat\"S\n\x06Replay\x12&\n\x06\x66ormat\x18\x01 \x01(\x0e\x32\x16.arena.v1.ReplayFormat\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\x12\x10\n\x08\x66ilename\x18\x03 \x01(\t\"5\n\x14GetSearchTreeRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0b\n\x03ply\x18\x02 \x01(\x05\"&\n\x12\x44\x65leteMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\x15\n\x13\x44\x65leteMatchResponse\"\x90\x01\n\x13PruneMatchesRequest\x12*\n\x06\x62\x65\x66ore\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x19\n\x11keep_ladder_games\x18\x02 \x01(\x08\x12\x0f\n\x07\x64ry_run\x18\x03 \x01(\x08\x12\r\n\x05limit\x18\x04 \x01(\x05\x12\x12\n\npage_token\x18\x05 \x01(\t\"Q\n\x14PruneMatchesResponse\x12\x10\n\x08\x65xamined\x18\x01 \x01(\x05\x12\x0e\n\x06pruned\x18\x02 \x01(\x05\x12\x17\n\x0fnext_page_token\x18\x03 \x01(\t*\x93\x01\n\x0cReplayFormat\x12\x1d\n\x19REPLAY_FORMAT_UNSPECIFIED\x10\x00\x12\x18\n\x14REPLAY_FORMAT_NATIVE\x10\x01\x12\x15\n\x11REPLAY_FORMAT_GGF\x10\x02\x12\x1c\n\x18REPLAY_FORMAT_TRANSCRIPT\x10\x03\x12\x15\n\x11REPLAY_FORMAT_PSQ\x10\x04\x32\xdf\x05\n\x07Referee\x12<\n\x0b\x43reateMatch\x12\x1c.arena.v1.CreateMatchRequest\x1a\x0f.arena.v1.Match\x12\x36\n\x08GetMatch\x12\x19.arena.v1.GetMatchRequest\x1a\x0f.arena.v1.Match\x12J\n\x0bListMatches\x12\x1c.arena.v1.ListMatchesRequest\x1a\x1d.arena.v1.ListMatchesResponse\x12\x41\n\nWatchMatch\x12\x1b.arena.v1.WatchMatchRequest\x1a\x14.arena.v1.MatchEvent0\x01\x12\x39\n\tGetReplay\x12\x1a.arena.v1.GetReplayRequest\x1a\x10.arena.v1.Replay\x12\x45\n\rGetSearchTree\x12\x1e.arena.v1.GetSearchTreeRequest\x1a\x14.arena.v1.SearchTree\x12J\n\x0b\x44\x65leteMatch\x12\x1c.arena.v1.DeleteMatchRequest\x1a\x1d.arena.v1.DeleteMatchResponse\x12M\n\x0cPruneMatches\x12\x1d.arena.v1.PruneMatchesRequest\x1a\x1e.arena.v1.PruneMatchesResponse\x12<\n\x0b\x43\x61ncelMatch\x12\x1c.arena.v1.CancelMatchRequest\x1a\x0f.arena.v1.Match\x12<\n\x0bImportMatch\x12\x1c.arena.v1.ImportMatchRequest\x1a\x0f.arena.v1.Match\x12\x36\n\x08GetUsage\x12\x19.arena.v1.GetUsageRequest\x1a\x0f.arena.v1.Usageb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arena.v1.referee_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_REPLAYFORMAT']._serialized_start=1261
-  _globals['_REPLAYFORMAT']._serialized_end=1408
-  _globals['_IMPORTMATCHREQUEST']._serialized_start=114
-  _globals['_IMPORTMATCHREQUEST']._serialized_end=228
-  _globals['_CREATEMATCHREQUEST']._serialized_start=230
-  _globals['_CREATEMATCHREQUEST']._serialized_end=324
-  _globals['_CANCELMATCHREQUEST']._serialized_start=326
-  _globals['_CANCELMATCHREQUEST']._serialized_end=397
-  _globals['_GETMATCHREQUEST']._serialized_start=399
-  _globals['_GETMATCHREQUEST']._serialized_end=434
-  _globals['_LISTMATCHESREQUEST']._serialized_start=437
-  _globals['_LISTMATCHESREQUEST']._serialized_end=626
-  _globals['_LISTMATCHESRESPONSE']._serialized_start=628
-  _globals['_LISTMATCHESRESPONSE']._serialized_end=708
-  _globals['_WATCHMATCHREQUEST']._serialized_start=710
-  _globals['_WATCHMATCHREQUEST']._serialized_end=747
-  _globals['_GETREPLAYREQUEST']._serialized_start=749
-  _globals['_GETREPLAYREQUEST']._serialized_end=825
-  _globals['_REPLAY']._serialized_start=827
-  _globals['_REPLAY']._serialized_end=910
-  _globals['_GETSEARCHTREEREQUEST']._serialized_start=912
-  _globals['_GETSEARCHTREEREQUEST']._serialized_end=965
-  _globals['_DELETEMATCHREQUEST']._serialized_start=967
-  _globals['_DELETEMATCHREQUEST']._serialized_end=1005
-  _globals['_DELETEMATCHRESPONSE']._serialized_start=1007
-  _globals['_DELETEMATCHRESPONSE']._serialized_end=1028
-  _globals['_PRUNEMATCHESREQUEST']._serialized_start=1031
-  _globals['_PRUNEMATCHESREQUEST']._serialized_end=1175
-  _globals['_PRUNEMATCHESRESPONSE']._serialized_start=1177
-  _globals['_PRUNEMATCHESRESPONSE']._serialized_end=1258
-  _globals['_REFEREE']._serialized_start=1411
-  _globals['_REFEREE']._serialized_end=2090
+  _globals['_REPLAYFORMAT']._serialized_start=1484
+  _globals['_REPLAYFORMAT']._serialized_end=1631
+  _globals['_GETUSAGEREQUEST']._serialized_start=114
+  _globals['_GETUSAGEREQUEST']._serialized_end=145
+  _globals['_USAGE']._serialized_start=148
+  _globals['_USAGE']._serialized_end=335
+  _globals['_IMPORTMATCHREQUEST']._serialized_start=337
+  _globals['_IMPORTMATCHREQUEST']._serialized_end=451
+  _globals['_CREATEMATCHREQUEST']._serialized_start=453
+  _globals['_CREATEMATCHREQUEST']._serialized_end=547
+  _globals['_CANCELMATCHREQUEST']._serialized_start=549
+  _globals['_CANCELMATCHREQUEST']._serialized_end=620
+  _globals['_GETMATCHREQUEST']._serialized_start=622
+  _globals['_GETMATCHREQUEST']._serialized_end=657
+  _globals['_LISTMATCHESREQUEST']._serialized_start=660
+  _globals['_LISTMATCHESREQUEST']._serialized_end=849
+  _globals['_LISTMATCHESRESPONSE']._serialized_start=851
+  _globals['_LISTMATCHESRESPONSE']._serialized_end=931
+  _globals['_WATCHMATCHREQUEST']._serialized_start=933
+  _globals['_WATCHMATCHREQUEST']._serialized_end=970
+  _globals['_GETREPLAYREQUEST']._serialized_start=972
+  _globals['_GETREPLAYREQUEST']._serialized_end=1048
+  _globals['_REPLAY']._serialized_start=1050
+  _globals['_REPLAY']._serialized_end=1133
+  _globals['_GETSEARCHTREEREQUEST']._serialized_start=1135
+  _globals['_GETSEARCHTREEREQUEST']._serialized_end=1188
+  _globals['_DELETEMATCHREQUEST']._serialized_start=1190
+  _globals['_DELETEMATCHREQUEST']._serialized_end=1228
+  _globals['_DELETEMATCHRESPONSE']._serialized_start=1230
+  _globals['_DELETEMATCHRESPONSE']._serialized_end=1251
+  _globals['_PRUNEMATCHESREQUEST']._serialized_start=1254
+  _globals['_PRUNEMATCHESREQUEST']._serialized_end=1398
+  _globals['_PRUNEMATCHESRESPONSE']._serialized_start=1400
+  _globals['_PRUNEMATCHESRESPONSE']._serialized_end=1481
+  _globals['_REFEREE']._serialized_start=1634
+  _globals['_REFEREE']._serialized_end=2369
 # @@protoc_insertion_point(module_scope)

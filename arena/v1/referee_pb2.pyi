@@ -47,6 +47,72 @@ REPLAY_FORMAT_PSQ: ReplayFormat.ValueType  # 4
 Global___ReplayFormat: _TypeAlias = ReplayFormat  # noqa: Y015
 
 @_typing.final
+class GetUsageRequest(_message.Message):
+    """GetUsage input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USER_FIELD_NUMBER: _builtins.int
+    user: _builtins.str
+    """Empty: the caller. Another user: admins only."""
+    def __init__(
+        self,
+        *,
+        user: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["user", b"user"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetUsageRequest: _TypeAlias = GetUsageRequest  # noqa: Y015
+
+@_typing.final
+class Usage(_message.Message):
+    """What a user's matches use of their quotas; a limit of 0 is none (an admin's)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USER_FIELD_NUMBER: _builtins.int
+    MATCH_BYTES_FIELD_NUMBER: _builtins.int
+    MATCH_BYTES_LIMIT_FIELD_NUMBER: _builtins.int
+    UNFINISHED_MATCHES_FIELD_NUMBER: _builtins.int
+    UNFINISHED_MATCHES_LIMIT_FIELD_NUMBER: _builtins.int
+    RUNNING_MATCHES_FIELD_NUMBER: _builtins.int
+    RUNNING_MATCHES_LIMIT_FIELD_NUMBER: _builtins.int
+    user: _builtins.str
+    match_bytes: _builtins.int
+    """The bytes of every match they own and have not deleted, played or imported: header,
+    move records and events (the match_bytes quota).
+    """
+    match_bytes_limit: _builtins.int
+    unfinished_matches: _builtins.int
+    """Their matches pending, parked or running (queued_matches)."""
+    unfinished_matches_limit: _builtins.int
+    running_matches: _builtins.int
+    """Their matches a referee runs now (running_matches)."""
+    running_matches_limit: _builtins.int
+    def __init__(
+        self,
+        *,
+        user: _builtins.str = ...,
+        match_bytes: _builtins.int = ...,
+        match_bytes_limit: _builtins.int = ...,
+        unfinished_matches: _builtins.int = ...,
+        unfinished_matches_limit: _builtins.int = ...,
+        running_matches: _builtins.int = ...,
+        running_matches_limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_bytes", b"match_bytes", "match_bytes_limit", b"match_bytes_limit", "running_matches", b"running_matches", "running_matches_limit", b"running_matches_limit", "unfinished_matches", b"unfinished_matches", "unfinished_matches_limit", b"unfinished_matches_limit", "user", b"user"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Usage: _TypeAlias = Usage  # noqa: Y015
+
+@_typing.final
 class ImportMatchRequest(_message.Message):
     """ImportMatch input."""
 

@@ -87,6 +87,11 @@ class RefereeStub:
                 request_serializer=arena_dot_v1_dot_referee__pb2.ImportMatchRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_match__pb2.Match.FromString,
                 _registered_method=True)
+        self.GetUsage = channel.unary_unary(
+                '/arena.v1.Referee/GetUsage',
+                request_serializer=arena_dot_v1_dot_referee__pb2.GetUsageRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_referee__pb2.Usage.FromString,
+                _registered_method=True)
 
 
 class RefereeServicer:
@@ -168,6 +173,13 @@ class RefereeServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetUsage(self, request, context):
+        """What a user's matches use of their quotas: the caller's, or (admins) any user's.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RefereeServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -220,6 +232,11 @@ def add_RefereeServicer_to_server(servicer, server):
                     servicer.ImportMatch,
                     request_deserializer=arena_dot_v1_dot_referee__pb2.ImportMatchRequest.FromString,
                     response_serializer=arena_dot_v1_dot_match__pb2.Match.SerializeToString,
+            ),
+            'GetUsage': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetUsage,
+                    request_deserializer=arena_dot_v1_dot_referee__pb2.GetUsageRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_referee__pb2.Usage.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -493,6 +510,33 @@ class Referee:
             '/arena.v1.Referee/ImportMatch',
             arena_dot_v1_dot_referee__pb2.ImportMatchRequest.SerializeToString,
             arena_dot_v1_dot_match__pb2.Match.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetUsage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Referee/GetUsage',
+            arena_dot_v1_dot_referee__pb2.GetUsageRequest.SerializeToString,
+            arena_dot_v1_dot_referee__pb2.Usage.FromString,
             options,
             channel_credentials,
             insecure,

@@ -63,6 +63,8 @@ class RefereeStub:
     """Stores a game record (native replay, GGF, transcript, PSQ) as a finished match of the
     caller, every move replayed through the rules first.
     """
+    GetUsage: _grpc.UnaryUnaryMultiCallable[_referee_pb2.GetUsageRequest, _referee_pb2.Usage]
+    """What a user's matches use of their quotas: the caller's, or (admins) any user's."""
 
 @_typing.type_check_only
 class RefereeAsyncStub(RefereeStub):
@@ -97,6 +99,8 @@ class RefereeAsyncStub(RefereeStub):
     """Stores a game record (native replay, GGF, transcript, PSQ) as a finished match of the
     caller, every move replayed through the rules first.
     """
+    GetUsage: _aio.UnaryUnaryMultiCallable[_referee_pb2.GetUsageRequest, _referee_pb2.Usage]  # type: ignore[assignment]
+    """What a user's matches use of their quotas: the caller's, or (admins) any user's."""
 
 class RefereeServicer(metaclass=_abc_1.ABCMeta):
     """Creates, runs, streams and serves matches."""
@@ -188,5 +192,13 @@ class RefereeServicer(metaclass=_abc_1.ABCMeta):
         """Stores a game record (native replay, GGF, transcript, PSQ) as a finished match of the
         caller, every move replayed through the rules first.
         """
+
+    @_abc_1.abstractmethod
+    def GetUsage(
+        self,
+        request: _referee_pb2.GetUsageRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.Usage, _abc.Awaitable[_referee_pb2.Usage]]:
+        """What a user's matches use of their quotas: the caller's, or (admins) any user's."""
 
 def add_RefereeServicer_to_server(servicer: RefereeServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -356,6 +356,17 @@ def cancel_match(store: MatchStore, ledger: Ledger, bots: BotVersions, match_id:
     return store.get(match_id)
 
 
+def usage(store: MatchStore, user: str, quota: Quota) -> referee_pb2.Usage:
+    """What ``user``'s matches use of their ``quota``."""
+    return referee_pb2.Usage(
+        user=user, match_bytes=store.stored_bytes(user),
+        match_bytes_limit=quota.cap("match_bytes"),
+        unfinished_matches=store.unfinished(user),
+        unfinished_matches_limit=quota.cap("queued_matches"),
+        running_matches=store.running(user),
+        running_matches_limit=quota.cap("running_matches"))
+
+
 def delete_match(store: MatchStore, bots: BotVersions, match_id: str, principal: Principal,
                  cache: redis.Redis | None) -> None:
     match = store.header(match_id)

@@ -117,6 +117,14 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
                                     self.quotas.for_caller(caller).cap("match_bytes"))
 
 
+    def GetUsage(self, request: referee_pb2.GetUsageRequest, context: Any) -> referee_pb2.Usage:
+        caller = current_principal()
+        user = request.user or caller.name
+        if user != caller.name and not caller.is_admin:
+            raise PermissionDeniedError(f"{caller.name} may not read the usage of {shown(user)}")
+        return matches.usage(self.store, user, self.quotas.of(user))
+
+
 def _owner(caller: Principal, on_behalf_of: str) -> str:
     """Who a new match belongs to: the caller, or the user a service creates it for."""
     if not on_behalf_of or on_behalf_of == caller.name:

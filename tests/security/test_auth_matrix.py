@@ -184,6 +184,9 @@ ROWS: dict[str, Row] = {
     "/arena.v1.Referee/PruneMatches": Row(
         lambda k: referee_pb2.PruneMatchesRequest(before=timestamp_pb2.Timestamp(seconds=1),
                                                   dry_run=True)),
+    # a user reads their own usage of their quotas; an admin anyone's
+    "/arena.v1.Referee/GetUsage": Row(lambda k: referee_pb2.GetUsageRequest(user="alice"),
+                                      other=Code.PERMISSION_DENIED),
     # an imported record belongs to whoever imports it
     "/arena.v1.Referee/ImportMatch": Row(lambda k: referee_pb2.ImportMatchRequest(
         content="f5d6c3d3c4\n")),

@@ -108,6 +108,22 @@ def test_a_users_matches_are_bounded_in_bytes_and_deleting_gives_them_back(
                                f"take {sum(sizes):,} bytes and this one "), line
         assert "`arena match delete` or `arena match prune`" in line
 
+        # `arena match usage` says the same figures (alice's own; bob may not read hers).
+        usage = _arena(stack, "alice-token", "match", "usage")
+        assert usage.returncode == 0, usage.stderr
+        assert usage.stdout.splitlines() == [
+            "alice's matches",
+            f"  stored bytes   {sum(sizes):,} of 40,000 (match_bytes)",
+            "  unfinished     0 of 200 (queued_matches)",
+            "  running        0 of 4 (running_matches)"], usage.stdout
+        assert json.loads(_arena(stack, "alice-token", "match", "usage", "--json").stdout)[
+            "match_bytes"] == str(sum(sizes))  # int64: a string in proto JSON
+        denied = _arena(stack, "bob-token", "match", "usage", "--user", "alice")
+        assert denied.returncode == 1 and "bob may not read the usage of 'alice'" in (
+            denied.stderr), denied.stderr
+        admin = _arena(stack, stack.admin_token, "match", "usage", "--user", "alice")
+        assert f"stored bytes   {sum(sizes):,} of 40,000" in admin.stdout, admin.stderr
+
         # bob is not held by alice's bytes.
         theirs = _played(bob)
         assert _counted(client, "bob") == _stored(client, theirs.id)

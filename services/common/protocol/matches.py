@@ -167,6 +167,10 @@ class MatchStore:
                           owner, "matches", size,
                           "delete some with `arena match delete` or `arena match prune`")
 
+    def running(self, owner: str) -> int:
+        """How many of ``owner``'s matches a referee admitted and runs."""
+        return int(self.client.scard(keys.user(owner, "running")))
+
     def stored_bytes(self, owner: str) -> int:
         """What ``owner``'s matches take (their ``match_bytes`` counter)."""
         return int(self.client.get(keys.owner_match_bytes(owner)) or 0)
