@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
+import sys
 from typing import Any
 
 import grpc
@@ -53,6 +55,17 @@ def stack_client(stack: Launcher, token: str, **targets: str) -> ArenaClient:
                "key_file": str(stack.pki.client_key)}
     return ArenaClient(addresses=StackAddresses(token=token, **(targets or stack.roles()),
                                                 **tls))
+
+
+def arena_command(stack: Launcher, *argv: str, token: str = "",
+                  timeout_s: float = 60) -> subprocess.CompletedProcess[str]:
+    """``arena ARGV`` as a user runs it against the stack, in a process of its own (the
+    stack's manifest written first: stack.json is where the command finds the stack), with
+    ``token`` (default: the stack's admin token)."""
+    stack.write_manifest()
+    env = dict(os.environ, ARENA_HOME=str(stack.home), ARENA_TOKEN=token or stack.admin_token)
+    return subprocess.run([sys.executable, "-m", "arena.clients", *argv], env=env,
+                          capture_output=True, text=True, timeout=timeout_s)
 
 
 def cancel_everything(stack: Launcher) -> None:

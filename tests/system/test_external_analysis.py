@@ -7,10 +7,7 @@ error naming it, never INTERNAL or UNKNOWN, and never an illegal move handed out
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -33,8 +30,8 @@ from tests.support.bots import (
     late,
     no_move,
 )
-from tests.support.servers import ADMIN_TOKEN, metadata
-from tests.support.stacks import stack_channel
+from tests.support.servers import metadata
+from tests.support.stacks import arena_command, stack_channel
 from tests.support.stacks import stack_client as user_client
 from tests.system.conftest import stack_client
 
@@ -106,8 +103,8 @@ def test_an_external_bot_answers_an_analysis_as_it_answers_a_match(analyst: Laun
         assert request.move_time_ms == 1500
         assert request.color == common_pb2.COLOR_WHITE  # three plies played
 
-        shown = _cli(analyst, "analyze", "--bot", "remote", "--moves", " ".join(OPENING),
-                     "--time-ms", "700")
+        shown = arena_command(analyst, "analyze", "--bot", "remote",
+                              "--moves", " ".join(OPENING), "--time-ms", "700")
         assert shown.returncode == 0, shown.stderr
         assert board.move_to_str(board.legal_moves()[0]) in shown.stdout, shown.stdout
         assert seen[-1].move_time_ms == 700
@@ -159,18 +156,10 @@ def test_an_external_bot_that_fails_is_a_clear_error(analyst: Launcher, closed_p
                         bot=common_pb2.BotRef(name="cheat"),
                         limits=common_pb2.SearchLimits(time_ms=300))
 
-    failed_cli = _cli(analyst, "analyze", "--bot", "gone", "--time-ms", "300")
+    failed_cli = arena_command(analyst, "analyze", "--bot", "gone", "--time-ms", "300")
     assert failed_cli.returncode == 1 and "Traceback" not in failed_cli.stderr
     assert failed_cli.stderr.strip() == (
         "arena: error: bot 'gone' gave no move (bot unreachable): unreachable"), failed_cli.stderr
-
-
-def _cli(stack: Launcher, *argv: str) -> subprocess.CompletedProcess[str]:
-    """``arena ARGV`` as a user runs it against the stack (its manifest written first)."""
-    stack.write_manifest()
-    env = dict(os.environ, ARENA_HOME=str(stack.home), ARENA_TOKEN=ADMIN_TOKEN)
-    return subprocess.run([sys.executable, "-m", "arena.clients", *argv], env=env,
-                          capture_output=True, text=True, timeout=60)
 
 
 

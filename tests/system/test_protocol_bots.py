@@ -15,7 +15,6 @@ service, refereed like any bot.
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import signal
@@ -50,7 +49,7 @@ from tests.support.bots import (
     wait_finished,
 )
 from tests.support.engines import choose, presets
-from tests.support.servers import ADMIN_TOKEN
+from tests.support.stacks import arena_command
 from tests.system.conftest import stack_client
 
 MOVE_TIME_MS = 20_000  # never binding: every search here stops at its depth
@@ -147,14 +146,6 @@ def protocol_bot(sdk: ArenaClient, name: str, engine: str, kind: int = OTHELLO,
                  **options: object) -> bots_pb2.BotVersion:
     return sdk.register_bot(bots_pb2.BotSpec(name=name, game=kind, protocol=bots_pb2.ProtocolEngine(
         engine=engine, options=config_to_struct(dict(options)))))
-
-
-def arena_cli(stack: Launcher, *argv: str) -> subprocess.CompletedProcess[str]:
-    """``arena ARGV`` as a user runs it against the stack (its manifest written first)."""
-    stack.write_manifest()  # stack.json, where the command finds the stack
-    env = dict(os.environ, ARENA_HOME=str(stack.home), ARENA_TOKEN=ADMIN_TOKEN)
-    return subprocess.run([sys.executable, "-m", "arena.clients", *argv], env=env,
-                          capture_output=True, text=True, timeout=60)
 
 
 def run_ladder(sdk: ArenaClient, client: redis.Redis, name: str, kind: int, bots: list[str],
@@ -454,14 +445,14 @@ def test_what_an_engine_says_is_kept_with_its_moves(redis_client: redis.Redis,
     listener = [r for r in match.moves if r.color == common_pb2.COLOR_WHITE]
     assert all(r.search.HasField("score") and r.search.depth > 0 for r in listener)
 
-    watched = arena_cli(stack, "match", "watch", match_id, "--no-board")
+    watched = arena_command(stack, "match", "watch", match_id, "--no-board")
     assert watched.returncode == 0, watched.stderr
     assert watched.stdout.count("     | MESSAGE note 8\n") == len(talker), watched.stdout
     moves = [line for line in watched.stdout.splitlines() if line[:3].strip().isdigit()]
     assert [", score " in line for line in moves] == [r.color == common_pb2.COLOR_WHITE
                                                       for r in match.moves], moves
     assert "\x1b" not in watched.stdout and "\x07" not in watched.stdout
-    exported = arena_cli(stack, "match", "replay", match_id, "--ply", "1")
+    exported = arena_command(stack, "match", "replay", match_id, "--ply", "1")
     assert exported.returncode == 0, exported.stderr
     assert "  | MESSAGE note 8" in exported.stdout and "\x1b" not in exported.stdout
     assert "score" not in exported.stdout and "depth" not in exported.stdout, exported.stdout
@@ -493,7 +484,7 @@ def test_a_protocol_bot_is_analysed_like_a_built_in_one(stack: Launcher) -> None
     with stack_client(stack) as sdk:
         until_listed(sdk, lambda e: all(o.analysts == 1 for o in e), "the analyst")
         assert all(e.workers == 2 for e in sdk.list_engines())  # counted apart
-        listed = arena_cli(stack, "engine", "list", "--game", "gomoku").stdout.splitlines()
+        listed = arena_command(stack, "engine", "list", "--game", "gomoku").stdout.splitlines()
         columns = listed[0].split()
         row = next(line.split() for line in listed if line.startswith("pbrain-arena "))
         assert (row[columns.index("WORKERS")], row[columns.index("ANALYSTS")]) == ("2", "1")
@@ -542,23 +533,24 @@ def test_a_protocol_bot_is_analysed_like_a_built_in_one(stack: Launcher) -> None
                            match=r"engine 'fake-illegal' gave no playable move: .* is illegal in"):
             sdk.analyze(othello, bot=common_pb2.BotRef(name="cheater"), limits=limits)
 
-    shown = arena_cli(stack, "analyze", "--bot", "talker", "--moves", "h8 h9 i9", "--time-ms",
-                      "2000")
+    shown = arena_command(stack, "analyze", "--bot", "talker", "--moves", "h8 h9 i9",
+                          "--time-ms", "2000")
     assert shown.returncode == 0, shown.stderr
     assert "  | MESSAGE note 8" in shown.stdout and "score" not in shown.stdout, shown.stdout
     assert "\x1b]0;" not in shown.stdout
-    refused = arena_cli(stack, "analyze", "--bot", "pbrain-bot", "--moves", "h8", "--depth", "5")
+    refused = arena_command(stack, "analyze", "--bot", "pbrain-bot", "--moves", "h8",
+                            "--depth", "5")
     assert refused.returncode == 1 and "--depth: a protocol engine is given a time, not a depth " \
         "limit: set --time-ms" in refused.stderr, refused.stderr
     assert "Traceback" not in refused.stderr
-    crashed_cli = arena_cli(stack, "analyze", "--bot", "crasher")
+    crashed_cli = arena_command(stack, "analyze", "--bot", "crasher")
     assert crashed_cli.returncode == 1 and "crashing on purpose" in crashed_cli.stderr
     assert "\x1b" not in crashed_cli.stderr, crashed_cli.stderr
 
 
 def test_the_engines_from_the_command_line(stack: Launcher) -> None:
     def arena(*argv: str) -> subprocess.CompletedProcess[str]:
-        return arena_cli(stack, *argv)
+        return arena_command(stack, *argv)
 
     listed = arena("engine", "list", "--game", "gomoku")
     assert listed.returncode == 0, listed.stderr

@@ -11,9 +11,6 @@ the `arena` command as each user runs it.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +25,7 @@ from arena import errors
 from arena.engine.othello import PRESETS
 from arena.v1 import match_pb2
 from tests.support.bots import builtin_bot, match_config
-from tests.support.stacks import launcher, stack_client
+from tests.support.stacks import arena_command, launcher, stack_client
 
 pytestmark = pytest.mark.slow
 TOKENS = {"alice-token": {"name": "alice", "role": "user"},
@@ -49,12 +46,6 @@ def stack(tmp_path: Path) -> Iterator[Launcher]:
             for name in ("quick-a", "quick-b"):
                 builtin_bot(admin, name, dict(PRESETS["lab-beginner"]))
         yield running
-
-
-def _arena(stack: Launcher, token: str, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, ARENA_HOME=str(stack.home), ARENA_TOKEN=token)
-    return subprocess.run([sys.executable, "-m", "arena.clients", *argv], env=env,
-                          capture_output=True, text=True, timeout=60)
 
 
 def _played(sdk: ArenaClient) -> match_pb2.Match:
@@ -100,8 +91,8 @@ def test_a_users_matches_are_bounded_in_bytes_and_deleting_gives_them_back(
         assert sorted(listed) == sorted(m.id for m in kept)  # nothing of the refused one
 
         # Through the command: one line, the quota and the way out, exit 1.
-        said = _arena(stack, "alice-token", "match", "create", "--black", "quick-a",
-                      "--white", "quick-b")
+        said = arena_command(stack, "match", "create", "--black", "quick-a",
+                      "--white", "quick-b", token="alice-token")
         assert said.returncode == 1 and "Traceback" not in said.stderr, said.stderr
         (line,) = said.stderr.strip().splitlines()
         assert line.startswith("arena: error: quota match_bytes is 40,000: alice's matches "
@@ -109,19 +100,19 @@ def test_a_users_matches_are_bounded_in_bytes_and_deleting_gives_them_back(
         assert "`arena match delete` or `arena match prune`" in line
 
         # `arena match usage` says the same figures (alice's own; bob may not read hers).
-        usage = _arena(stack, "alice-token", "match", "usage")
+        usage = arena_command(stack, "match", "usage", token="alice-token")
         assert usage.returncode == 0, usage.stderr
         assert usage.stdout.splitlines() == [
             "alice's matches",
             f"  stored bytes   {sum(sizes):,} of 40,000 (match_bytes)",
             "  unfinished     0 of 200 (queued_matches)",
             "  running        0 of 4 (running_matches)"], usage.stdout
-        assert json.loads(_arena(stack, "alice-token", "match", "usage", "--json").stdout)[
-            "match_bytes"] == str(sum(sizes))  # int64: a string in proto JSON
-        denied = _arena(stack, "bob-token", "match", "usage", "--user", "alice")
+        as_json = arena_command(stack, "match", "usage", "--json", token="alice-token")
+        assert json.loads(as_json.stdout)["match_bytes"] == str(sum(sizes))  # int64: a string
+        denied = arena_command(stack, "match", "usage", "--user", "alice", token="bob-token")
         assert denied.returncode == 1 and "bob may not read the usage of 'alice'" in (
             denied.stderr), denied.stderr
-        admin = _arena(stack, stack.admin_token, "match", "usage", "--user", "alice")
+        admin = arena_command(stack, "match", "usage", "--user", "alice", token=stack.admin_token)
         assert f"stored bytes   {sum(sizes):,} of 40,000" in admin.stdout, admin.stderr
 
         # bob is not held by alice's bytes.
@@ -129,16 +120,18 @@ def test_a_users_matches_are_bounded_in_bytes_and_deleting_gives_them_back(
         assert _counted(client, "bob") == _stored(client, theirs.id)
 
         # Deleting gives a match's bytes back, once; then alice may play again.
-        done = _arena(stack, "alice-token", "match", "delete", kept[0].id)
+        done = arena_command(stack, "match", "delete", kept[0].id, token="alice-token")
         assert done.returncode == 0, done.stderr
         assert _counted(client, "alice") == sum(sizes[1:])
-        assert _arena(stack, "alice-token", "match", "delete", kept[0].id).returncode == 1
+        again_deleted = arena_command(stack, "match", "delete", kept[0].id, token="alice-token")
+        assert again_deleted.returncode == 1
         assert _counted(client, "alice") == sum(sizes[1:])
         again = _played(alice)
         assert _counted(client, "alice") == sum(sizes[1:]) + _stored(client, again.id)
 
         # alice prunes her own matches (every one of them here), not bob's.
-        pruned = _arena(stack, "alice-token", "match", "prune", "--older-than", "0m", "--json")
+        pruned = arena_command(stack, "match", "prune", "--older-than", "0m", "--json",
+                               token="alice-token")
         assert pruned.returncode == 0, pruned.stderr
         assert json.loads(pruned.stdout)["pruned"] == len(kept)
         assert _counted(client, "alice") == 0
@@ -152,13 +145,13 @@ def test_a_ladder_waits_on_its_owners_match_bytes_and_says_so(stack: Launcher) -
     """A ladder's games are its owner's matches: past the quota its next game waits, the
     ladder says why, and it goes on once its owner makes room."""
     client = redis.Redis.from_url(stack.redis_url)
-    made = _arena(stack, "alice-token", "ladder", "create", "quick-a", "quick-b",
-                  "--games-per-pairing", "12", "--json")
+    made = arena_command(stack, "ladder", "create", "quick-a", "quick-b",
+                  "--games-per-pairing", "12", "--json", token="alice-token")
     assert made.returncode == 0, made.stderr
     ladder_id = json.loads(made.stdout)["id"]
 
     def standings() -> str:
-        shown = _arena(stack, "alice-token", "ladder", "standings", ladder_id)
+        shown = arena_command(stack, "ladder", "standings", ladder_id, token="alice-token")
         assert shown.returncode == 0, shown.stderr
         return shown.stdout
 
@@ -169,8 +162,8 @@ def test_a_ladder_waits_on_its_owners_match_bytes_and_says_so(stack: Launcher) -
         time.sleep(0.5)
     assert _counted(client, "alice") > LIMIT - 20_000
     # Its games made while there was room and not started are void and played again.
-    ladder = json.loads(_arena(stack, "alice-token", "ladder", "standings", ladder_id,
-                               "--json").stdout)["ladder"]
+    ladder = json.loads(arena_command(stack, "ladder", "standings", ladder_id,
+                               "--json", token="alice-token").stdout)["ladder"]
     assert ladder["games_void"] >= 1 and ladder["games_done"] < ladder["games_total"], ladder
     # alice makes room (a ladder's games go together, once all are over: delete them one
     # by one); the ladder creates its next games by itself and goes on.
@@ -186,7 +179,7 @@ def test_a_ladder_waits_on_its_owners_match_bytes_and_says_so(stack: Launcher) -
                   client.xrange(progress, min=f"({last[0].decode()}")):
         assert time.monotonic() < deadline, standings()
         time.sleep(0.2)
-    cancelled = _arena(stack, "alice-token", "ladder", "cancel", ladder_id)
+    cancelled = arena_command(stack, "ladder", "cancel", ladder_id, token="alice-token")
     assert cancelled.returncode == 0, cancelled.stderr
     client.close()
 
@@ -219,6 +212,6 @@ def test_matches_made_while_there_was_room_are_cancelled_at_their_start_saying_w
     sizes = sorted(_stored(client, m.id) for m in played)
     assert _counted(client, "alice") == sum(_stored(client, m.id) for m in ended)
     assert sum(sizes[:-4]) < LIMIT
-    shown = _arena(stack, "alice-token", "match", "show", refused[0].id)
+    shown = arena_command(stack, "match", "show", refused[0].id, token="alice-token")
     assert "not started: quota match_bytes is 40,000" in shown.stdout, shown.stdout
     client.close()

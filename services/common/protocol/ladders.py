@@ -389,8 +389,8 @@ def _decode_info(ladder_id: str, fields: Any, games: Any) -> ladder_pb2.LadderIn
     info.games_total = int(fields[b"games_total"])  # grows when void games are replayed
     if b"sprt" in fields:
         info.sprt.ParseFromString(fields[b"sprt"])
-    if info.status == RUNNING:  # cleared as a ladder ends; never shown after
-        info.waiting = fields.get(b"waiting", b"").decode(errors="replace")
+    # Written only while the ladder runs, cleared by the scripts that end it.
+    info.waiting = fields.get(b"waiting", b"").decode(errors="replace")
     ordered = sorted((int(index), match_id.decode()) for index, match_id in games.items())
     info.match_ids.extend(match_id for _index, match_id in ordered)
     return info
