@@ -35,7 +35,8 @@ class LadderEta:
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.ladder.id, "name": self.ladder.config.name,
                 "games_done": self.ladder.games_done, "games_total": self.ladder.games_total,
-                "eta_s": None if self.eta_s is None else round(self.eta_s, 1)}
+                "eta_s": None if self.eta_s is None else round(self.eta_s, 1),
+                "waiting": self.ladder.waiting}
 
 
 def ladder_eta(ladder: ladder_pb2.LadderInfo, now_s: float) -> LadderEta:
@@ -57,7 +58,8 @@ def add_status_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "status", help="the live picture: services, workers, queues, matches, ladders",
         description="Services up, workers alive with their engines and current job, the move "
                     "queue and its oldest waiting job, matches running, ladders in progress "
-                    "with an ETA, the shared cache's recent hit rate and the latest forfeits.")
+                    "with an ETA (and why one waits, if it does), the shared cache's recent hit "
+                    "rate and the latest forfeits.")
     status.add_argument("--forfeits", type=non_negative, default=10,
                         help="forfeits to list (default 10)")
     add_json_flag(status)
@@ -165,8 +167,9 @@ def _ladder_lines(ladders: list[LadderEta] | str) -> list[str]:
     lines = [f"ladders running: {len(ladders)}"]
     for item in ladders:
         eta = "ETA unknown" if item.eta_s is None else f"ETA {_age(item.eta_s * 1000)}"
+        waiting = f"; waiting: {item.ladder.waiting}" if item.ladder.waiting else ""
         lines.append(f"  {item.ladder.id} {item.ladder.config.name or ''} "
-                     f"{item.ladder.games_done}/{item.ladder.games_total} games, {eta}")
+                     f"{item.ladder.games_done}/{item.ladder.games_total} games, {eta}{waiting}")
     return lines
 
 

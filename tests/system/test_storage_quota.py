@@ -161,6 +161,12 @@ def test_a_ladder_waits_on_its_owners_match_bytes_and_says_so(stack: Launcher) -
         assert time.monotonic() < deadline, said
         time.sleep(0.5)
     assert _counted(client, "alice") > LIMIT - 20_000
+    # `arena status` names it among the running ladders too.
+    status = arena_command(stack, "status", "--json", token="alice-token")
+    (listed,) = [row for row in json.loads(status.stdout)["ladders"] if row["id"] == ladder_id]
+    assert listed["waiting"].startswith("quota match_bytes is 40,000"), listed
+    shown = arena_command(stack, "status", token="alice-token").stdout
+    assert f"{ladder_id} " in shown and "; waiting: quota match_bytes is 40,000" in shown, shown
     # Its games made while there was room and not started are void and played again.
     ladder = json.loads(arena_command(stack, "ladder", "standings", ladder_id,
                                "--json", token="alice-token").stdout)["ladder"]
