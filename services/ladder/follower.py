@@ -7,8 +7,11 @@ finished-matches stream. Every ladder service reads that stream through the cons
 result is counted. A delivery may repeat (a service dies after counting, before
 acknowledging; a stale entry is reclaimed by another service): counting is idempotent, so
 a repeated delivery changes nothing. After each batch the ladders whose games finished get
-their next games; now and then every running ladder is checked against the referee
-(``Ladders.reconcile``) as a last safety net for entries lost entirely.
+their next games, and so do the waiting ladders (``LadderInfo.waiting``) of the owners of
+any match that finished: a ladder held back by its owner's quota goes on as soon as one of
+the owner's other matches ends, not at the next check. Now and then every running ladder
+is checked against the referee (``Ladders.reconcile``) as a last safety net for entries
+lost entirely.
 
 Restart: the consumer name is stable (``--instance`` or ``ladder-<host>``), so a restarted
 service first re-reads the entries it had been given but not acknowledged; entries held by
@@ -93,8 +96,10 @@ class ResultFollower:
         entries += self.finished.reclaim(self.config.reclaim_idle_ms, self.config.batch)
         entries += self.finished.read(self.config.batch, block_ms=self.config.block_ms)
         ladders = {ladder_id for entry in entries if (ladder_id := self.handle(entry))}
-        for ladder_id in ladders:
-            self.ladders.schedule(ladder_id)
+        owners = {owner for entry in entries if (owner := _owner(entry))}
+        if owners:
+            ladders.update(self.ladders.store.waiting_of(owners))
+        self.ladders.schedule_each(sorted(ladders))
         return len(entries)
 
     def handle(self, entry: Entry) -> str:
@@ -124,8 +129,15 @@ class ResultFollower:
             return None
 
     def reconcile_running(self) -> int:
-        counted = 0
-        for ladder_id in self.ladders.store.running_ids():
-            counted += self.ladders.reconcile(ladder_id)
-            self.ladders.schedule(ladder_id)
+        running = self.ladders.store.running_ids()
+        counted = sum(self.ladders.reconcile(ladder_id) for ladder_id in running)
+        self.ladders.schedule_each(running)
         return counted
+
+
+def _owner(entry: Entry) -> str:
+    """The owner of the match an entry announces ("" if the entry does not say)."""
+    try:
+        return match_pb2.Match.FromString(entry.fields.get(b"pb", b"")).owner
+    except DecodeError:
+        return ""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -290,7 +291,7 @@ class Ladders:
                                                   request_id=plan.request_id(index),
                                                   owner=plan.owner)
             except ArenaError as exc:
-                self.store.set_waiting(ladder_id, str(exc))
+                self.store.set_waiting(ladder_id, plan.owner, str(exc))
                 if strict or not isinstance(exc, (ResourceExhaustedError, UnavailableError,
                                                   DeadlineExceededError)):
                     raise
@@ -301,12 +302,13 @@ class Ladders:
             if match.status in FINISHED_STATES:  # cancelled before we recorded it
                 self.count(match)
         if indices:
-            self.store.set_waiting(ladder_id, "")  # every game asked for is created
+            self.store.set_waiting(ladder_id, plan.owner, "")  # every game asked for is created
         return created
 
-    def schedule_running(self) -> int:
+    def schedule_each(self, ladder_ids: Iterable[str]) -> int:
+        """``schedule`` each ladder; one ladder's trouble is logged, the others go on."""
         scheduled = 0
-        for ladder_id in self.store.running_ids():
+        for ladder_id in ladder_ids:
             try:
                 scheduled += self.schedule(ladder_id)
             except ArenaError as exc:  # one ladder's trouble must not stop the others

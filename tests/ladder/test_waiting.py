@@ -64,17 +64,29 @@ class Stack:
 
 @pytest.fixture
 def stack(registry_server: Server, redis_server: EmbeddedRedis, cache_server: EmbeddedRedis,
-          redis_client: redis.Redis, peers: ArenaClient) -> Iterator[Stack]:
+          peers: ArenaClient) -> Iterator[Stack]:
     """A referee that lets alice have ``QUEUED`` unfinished matches; a ladder service that
-    checks its running ladders every 0.2 s (the default is 30 s), so a ladder whose games
-    the quota held back goes on soon after the user's other matches end."""
+    checks its running ladders every 0.2 s (the default is 30 s)."""
+    yield from _stack(registry_server, redis_server, cache_server, peers, 0.2)
+
+
+@pytest.fixture
+def unchecked_stack(registry_server: Server, redis_server: EmbeddedRedis,
+                    cache_server: EmbeddedRedis, peers: ArenaClient) -> Iterator[Stack]:
+    """The same, with a ladder service that checks its running ladders only at its start
+    (then every 10 minutes): what moves a waiting ladder on is the finished matches."""
+    yield from _stack(registry_server, redis_server, cache_server, peers, 600.0)
+
+
+def _stack(registry_server: Server, redis_server: EmbeddedRedis, cache_server: EmbeddedRedis,
+           peers: ArenaClient, reconcile_every_s: float) -> Iterator[Stack]:
     config = Config(redis_url=redis_server.url, cache_url=cache_server.url,
                     registry=registry_server.target, max_matches=0, service_token=ADMIN_TOKEN,
                     quotas=json.dumps({"users": {"alice": {"queued_matches": QUEUED}}}))
     referee = serve("referee", config)
     ladder_peers = Peers(registry_server, referee, redis_server.url, cache_server.url)
     ladder = start_ladder_server(ladder_peers, FollowerConfig(
-        consumer="ladder-test", block_ms=50, reconcile_every_s=0.2))
+        consumer="ladder-test", block_ms=50, reconcile_every_s=reconcile_every_s))
     register_bots(peers, OTHELLO, "ann", "ben")
     try:
         yield Stack(ladder_peers, ladder)
@@ -167,6 +179,35 @@ def test_a_ladder_held_back_by_the_owners_quota_says_so_until_it_goes_on(
     assert standings(stack.ladder, info.id).ladder.waiting == ""
 
 
+@pytest.mark.parametrize("ends", ["cancelled", "played"])
+def test_a_waiting_ladder_goes_on_when_any_match_of_its_owner_ends(
+    unchecked_stack: Stack, redis_client: redis.Redis, ends: str
+) -> None:
+    """Held back by a match of alice's outside it, the ladder creates its next game as soon
+    as that match ends, however it ends: not at the service's next check of every ladder.
+    A match of bob's ending does not touch it."""
+    stack = unchecked_stack
+    other = _other_match(stack)
+    info = create_ladder(stack.ladder, _config(2))
+    assert info.waiting == FULL and len(info.match_ids) == 1
+    ladders = stack.peers.ladders(redis_client)
+    assert ladders.store.waiting_of({"alice"}) == [info.id]
+    assert ladders.store.waiting_of({"bob"}) == []
+    if ends == "cancelled":
+        with stack.alice() as alice:
+            alice.cancel_match(other, "not needed")
+    else:
+        finish_match(redis_client, other, WHITE)
+    wait_for(lambda: len(standings(stack.ladder, info.id).ladder.match_ids) == 2)
+    now = standings(stack.ladder, info.id).ladder
+    assert now.waiting == "" and now.status == ladder_pb2.LADDER_STATUS_RUNNING
+    assert ladders.store.waiting_of({"alice"}) == []
+    # Ended, it leaves the waiting ladders whatever it waited for.
+    stack.ladder.stub.CancelLadder(ladder_pb2.CancelLadderRequest(ladder_id=info.id),
+                                   timeout=10, metadata=metadata())
+    assert redis_client.hgetall(keys.WAITING_LADDERS) == {}
+
+
 def test_an_ended_ladder_waits_for_nothing(stack: Stack, redis_client: redis.Redis) -> None:
     _other_match(stack)
     info = create_ladder(stack.ladder, _config(4))
@@ -189,11 +230,11 @@ def test_what_a_ladder_waits_for_is_one_bounded_printable_line(
     assert info.waiting == ""  # both games fit alice's quota
     store = LadderStore(redis_client)
     told = "referee said:\n\x1b[2J" + "x" * 1000
-    assert store.set_waiting(info.id, told)
+    assert store.set_waiting(info.id, "alice", told)
     kept = store.get(info.id).waiting
     assert len(kept) == MAX_WAITING_CHARS and kept.startswith("referee said: \ufffd[2Jxxx")
     assert kept.endswith("…") and kept.isprintable()
-    assert not store.set_waiting(info.id, told)  # the same: nothing written
+    assert not store.set_waiting(info.id, "alice", told)  # the same: nothing written
     assert len(_waiting_entries(redis_client, info.id)) == 1
 
 

@@ -110,6 +110,9 @@ ALL_LADDERS = "arena:ladders"  # sorted set of ladder ids scored by creation tim
 # ladder's results (the rating list) knows with one GET that nothing changed.
 LADDER_RESULTS_VERSION = "arena:ladders:results-version"
 LADDER_GROUP = "ladders"  # the ladder services' group on FINISHED_STREAM
+# Hash: running ladder id -> its owner, while the ladder waits (its ``waiting`` is set): the
+# ladder service tries such a ladder again as soon as any match of its owner finishes.
+WAITING_LADDERS = "arena:ladders:waiting"
 LadderPart = Literal["", "games", "members", "results", "progress", "replays"]
 
 

@@ -7,7 +7,8 @@ reached a verdict; ``waiting``, why its next game could not be created at the la
 present only while that holds and the ladder runs), ``ladder_games`` (game index -> match id),
 ``ladder_members`` (match id -> game index), ``ladder_results`` (match id -> ``black,white,
 score``, ``void`` for a game that produced no result), ``ladder_progress`` (stream),
-``ALL_LADDERS`` and ``LADDER_RESULTS_VERSION`` (raised by every count and deletion).
+``ALL_LADDERS`` and ``LADDER_RESULTS_VERSION`` (raised by every count and deletion), and
+``WAITING_LADDERS`` (the running ladders whose ``waiting`` is set, with their owners).
 
 A ladder plays its games a few at a time: ``claim_games`` hands out the next game indices
 while fewer than a bound are in flight; the ladder service creates each one's match through
@@ -80,9 +81,9 @@ redis.call('HSET', KEYS[1], 'next_game', nxt)
 return claimed
 """
 
-# KEYS: ladder, members, results, progress, replays, results version. ARGV: match id, result
-# record, running, finished, progress max length, 1 to replay a void game, the most replays
-# of one game.
+# KEYS: ladder, members, results, progress, replays, results version, waiting ladders.
+# ARGV: match id, result record, running, finished, progress max length, 1 to replay a void
+# game, the most replays of one game, ladder id.
 # Returns 1 when counted, 0 when already counted, -1 for no such ladder, -2 for a match
 # that is not one of the ladder's.
 _COUNT = """
@@ -111,34 +112,40 @@ local total = tonumber(redis.call('HGET', KEYS[1], 'games_total'))
 if done >= total and redis.call('HGET', KEYS[1], 'status') == ARGV[3] then
   redis.call('HSET', KEYS[1], 'status', ARGV[4])
   redis.call('HDEL', KEYS[1], 'waiting')
+  redis.call('HDEL', KEYS[7], ARGV[8])
   redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'status', ARGV[4])
 end
 return 1
 """
 
-# KEYS: ladder, progress. ARGV: running, finished, progress max length, final SPRT state.
+# KEYS: ladder, progress, waiting ladders. ARGV: running, finished, progress max length, final
+# SPRT state, ladder id.
 # Returns 1 when the ladder was running and is now finished with that state, 0 otherwise.
 _CONCLUDE = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[2], 'sprt', ARGV[4])
 redis.call('HDEL', KEYS[1], 'waiting')
+redis.call('HDEL', KEYS[3], ARGV[5])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'status', ARGV[2])
 return 1
 """
 
-# KEYS: ladder, progress. ARGV: running, cancelled, progress max length.
+# KEYS: ladder, progress, waiting ladders. ARGV: running, cancelled, progress max length,
+# ladder id.
 # Returns 1 when the ladder was running and is now cancelled, 0 otherwise.
 _CANCEL = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[2])
 redis.call('HDEL', KEYS[1], 'waiting')
+redis.call('HDEL', KEYS[3], ARGV[4])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'status', ARGV[2])
 return 1
 """
 
-# KEYS: ladder, progress. ARGV: running, why its next game waits ('' for nothing), progress
-# max length. Writes only a change, and only while the ladder runs (an ended ladder waits
-# for nothing); a change adds a ``waiting`` entry to the progress stream. Returns 1 when it
+# KEYS: ladder, progress, waiting ladders. ARGV: running, why its next game waits ('' for
+# nothing), progress max length, ladder id, owner. Writes only a change, and only while the
+# ladder runs (an ended ladder waits for nothing); a change adds a ``waiting`` entry to the
+# progress stream and enters or leaves the ladder in the waiting ladders. Returns 1 when it
 # changed, 0 otherwise.
 _SET_WAITING = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
@@ -146,8 +153,10 @@ local old = redis.call('HGET', KEYS[1], 'waiting') or ''
 if old == ARGV[2] then return 0 end
 if ARGV[2] == '' then
   redis.call('HDEL', KEYS[1], 'waiting')
+  redis.call('HDEL', KEYS[3], ARGV[4])
 else
   redis.call('HSET', KEYS[1], 'waiting', ARGV[2])
+  redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
 end
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'waiting', ARGV[2])
 return 1
@@ -196,6 +205,7 @@ class LadderStore:
         """Forget a ladder entirely (its creation failed half-way)."""
         with self.client.pipeline(transaction=True) as pipe:
             pipe.zrem(keys.ALL_LADDERS, ladder_id)
+            pipe.hdel(keys.WAITING_LADDERS, ladder_id)
             pipe.delete(*(keys.ladder(ladder_id, part) for part in
                           ("", "games", "members", "results", "progress", "replays")))
             pipe.incr(keys.LADDER_RESULTS_VERSION)
@@ -263,9 +273,9 @@ class LadderStore:
         one of this ladder's matches."""
         ladder_keys = [keys.ladder(ladder_id, part)
                        for part in ("", "members", "results", "progress", "replays")]
-        ladder_keys.append(keys.LADDER_RESULTS_VERSION)
+        ladder_keys += [keys.LADDER_RESULTS_VERSION, keys.WAITING_LADDERS]
         args: list[str | int] = [match_id, record.encode(), RUNNING, FINISHED, PROGRESS_MAXLEN,
-                                 int(replay_void), MAX_REPLAYS]
+                                 int(replay_void), MAX_REPLAYS, ladder_id]
         return int(self._count(keys=ladder_keys, args=args))
 
     def original_index(self, ladder_id: str, index: int, planned: int) -> int:
@@ -278,24 +288,32 @@ class LadderStore:
         return int(original)
 
     def cancel(self, ladder_id: str) -> bool:
-        ladder_keys = [keys.ladder(ladder_id), keys.ladder(ladder_id, "progress")]
-        return int(self._cancel(keys=ladder_keys,
-                                args=[RUNNING, CANCELLED, PROGRESS_MAXLEN])) == 1
+        return int(self._cancel(keys=self._ending_keys(ladder_id),
+                                args=[RUNNING, CANCELLED, PROGRESS_MAXLEN, ladder_id])) == 1
 
-    def set_waiting(self, ladder_id: str, why: str) -> bool:
-        """Keep ``why`` the running ladder's next game waits ('' clears it), made one
-        printable line of at most ``MAX_WAITING_CHARS``; True if that changed it (nothing is
-        written otherwise)."""
-        ladder_keys = [keys.ladder(ladder_id), keys.ladder(ladder_id, "progress")]
-        return int(self._set_waiting(keys=ladder_keys, args=[
-            RUNNING, waiting_text(why), PROGRESS_MAXLEN])) == 1
+    def set_waiting(self, ladder_id: str, owner: str, why: str) -> bool:
+        """Keep ``why`` the running ladder of ``owner`` waits for its next game ('' clears
+        it), made one printable line of at most ``MAX_WAITING_CHARS``; True if that changed
+        it (nothing is written otherwise)."""
+        return int(self._set_waiting(keys=self._ending_keys(ladder_id), args=[
+            RUNNING, waiting_text(why), PROGRESS_MAXLEN, ladder_id, owner])) == 1
+
+    def waiting_of(self, owners: set[str]) -> list[str]:
+        """The running ladders of any of ``owners`` that wait for their next game."""
+        raw: Any = self.client.hgetall(keys.WAITING_LADDERS)
+        return sorted(ladder_id.decode() for ladder_id, owner in raw.items()
+                      if owner.decode(errors="replace") in owners)
+
+    @staticmethod
+    def _ending_keys(ladder_id: str) -> list[str]:
+        return [keys.ladder(ladder_id), keys.ladder(ladder_id, "progress"),
+                keys.WAITING_LADDERS]
 
     def conclude(self, ladder_id: str, final: ladder_pb2.SprtState) -> bool:
         """Finish a running SPRT ladder with its verdict (once: False if it was not
         running); its games still in flight are the caller's to cancel."""
-        ladder_keys = [keys.ladder(ladder_id), keys.ladder(ladder_id, "progress")]
-        return int(self._conclude(keys=ladder_keys, args=[
-            RUNNING, FINISHED, PROGRESS_MAXLEN, final.SerializeToString()])) == 1
+        return int(self._conclude(keys=self._ending_keys(ladder_id), args=[
+            RUNNING, FINISHED, PROGRESS_MAXLEN, final.SerializeToString(), ladder_id])) == 1
 
     def planned_games(self, ladder_id: str) -> dict[str, int]:
         """Match id -> the planned game it plays, for the games scheduled so far (a replay
