@@ -25,9 +25,14 @@ from arena.services.referee.status import (
 from arena.services.referee.watch import watch_match
 from prometheus_client import REGISTRY
 
-from arena.errors import NotFoundError, PermissionDeniedError
+from arena.errors import (
+    FieldViolation,
+    InvalidArgumentError,
+    NotFoundError,
+    PermissionDeniedError,
+)
 from arena.records import export
-from arena.text import shown
+from arena.text import shown, unprintable
 from arena.v1 import (
     common_pb2,
     match_pb2,
@@ -36,6 +41,10 @@ from arena.v1 import (
     status_pb2,
     status_pb2_grpc,
 )
+
+# Of a user named in GetUsage by an admin: names come from the token configuration, and no
+# answer echoes a megabyte of one back.
+MAX_USER_CHARS = 200
 
 
 class RefereeServicer(referee_pb2_grpc.RefereeServicer):
@@ -122,6 +131,10 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         user = request.user or caller.name
         if user != caller.name and not caller.is_admin:
             raise PermissionDeniedError(f"{caller.name} may not read the usage of {shown(user)}")
+        if user != caller.name and (len(user) > MAX_USER_CHARS or unprintable(user)):
+            raise InvalidArgumentError.for_fields([FieldViolation(
+                "user", f"a user's name: at most {MAX_USER_CHARS} printable characters, "
+                        f"got {shown(user)}")])
         return matches.usage(self.store, user, self.quotas.of(user))
 
 

@@ -114,6 +114,12 @@ def test_a_users_matches_are_bounded_in_bytes_and_deleting_gives_them_back(
             denied.stderr), denied.stderr
         admin = arena_command(stack, "match", "usage", "--user", "alice", token=stack.admin_token)
         assert f"stored bytes   {sum(sizes):,} of 40,000" in admin.stdout, admin.stderr
+        for absurd in ("a" * 100_000, "al\x1b[2Jice"):
+            refused = arena_command(stack, "match", "usage", "--user", absurd,
+                                    token=stack.admin_token)
+            assert refused.returncode == 1 and len(refused.stderr) < 1_500, refused.stderr
+            assert "user: a user's name: at most 200 printable characters" in refused.stderr
+            assert "\x1b" not in refused.stderr
 
         # bob is not held by alice's bytes.
         theirs = _played(bob)
