@@ -15,8 +15,10 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+import redis
 from arena.clients.common import sprt_verdict
 from arena.clients.navigator import Navigator
+from arena.services.common.protocol.ladders import LadderStore
 from arena.services.web.views import ply_view
 from google.protobuf import json_format
 
@@ -305,6 +307,28 @@ def test_a_running_ladder_s_page_follows_its_progress(web: WebStack, page: Any) 
                                       "r.querySelector('[data-field=wins]').textContent)")
     assert shown == [str(row.wins) for row in standings.rows]
     assert page.evaluate("window.__notReloaded === true")
+
+
+def test_a_ladder_s_page_says_why_it_waits_while_it_does(web: WebStack, page: Any) -> None:
+    """The ladder's ``waiting``, written as the ladder service writes it (its store, with its
+    progress entry), appears on an open page without a reload, as text, and goes when the
+    ladder ends."""
+    ladder = _live_ladder(web, "held ladder", games_per_pairing=2)
+    open_page(page, f"{web.url}/ladders/{ladder.id}")
+    page.evaluate("window.__notReloaded = true")
+    assert page.query_selector("[data-testid='ladder-waiting']") is None
+    why = "quota queued_matches is 2; the request asks for 3 <b>not markup</b>"
+    client = redis.Redis.from_url(web.stack.redis_url)
+    try:
+        assert LadderStore(client).set_waiting(ladder.id, "webuser", why)
+        page.wait_for_selector("[data-testid='ladder-waiting']", timeout=30_000)
+        assert page.text_content("[data-testid='ladder-waiting']") == f"Waiting: {why}"
+        web.client.cancel_ladder(ladder.id)
+        page.wait_for_selector("[data-testid='ladder-waiting']", state="detached",
+                               timeout=30_000)
+        assert page.evaluate("window.__notReloaded === true")
+    finally:
+        client.close()
 
 
 def test_an_sprt_ladder_s_page_shows_its_test_and_verdict(web: WebStack, page: Any) -> None:
