@@ -316,9 +316,9 @@ class LadderInfo(_message.Message):
     refusal in one line, at most 300 characters (e.g. "quota queued_matches is 2; the
     request asks for 3": the owner's quota is full until some of their matches end; or
     the referee did not answer). The ladder tries again as soon as any match of its owner
-    finishes, and at every reconcile round. Empty while its games are being created, and once it has finished
-    or been cancelled. WatchLadder sends an event (with no finished_match_id) when it
-    changes.
+    finishes, and at every reconcile round. Empty while its games are being created, and
+    once it has finished or been cancelled. WatchLadder sends an event (with no
+    finished_match_id) when it changes.
     """
     @_builtins.property
     def config(self) -> Global___LadderConfig: ...
