@@ -11,6 +11,7 @@ is ``json.loads``'s and ``tomllib.loads``'s.
 
 from __future__ import annotations
 
+import codecs
 import json
 import sys
 import tomllib
@@ -22,6 +23,8 @@ from arena.errors import InvalidArgumentError
 # A file someone names on a command line (a config, a catalog, an OBF file) holds text of a
 # few KB: past this it is a wrong file, or /dev/zero, which would be read for ever.
 MAX_DOCUMENT_BYTES = 1 << 20
+# The byte order mark, as a character: some editors start a UTF-8 file with it.
+BOM = "\ufeff"
 
 
 class NumberTooLong(ValueError):
@@ -72,14 +75,26 @@ def read_bounded(handle: IO[AnyStr], limit: int, what: str) -> AnyStr:
     return data
 
 
+def decode_text(given: bytes | str, what: str) -> str:
+    """The UTF-8 text of ``given`` as someone's editor saved it: newlines made ``\\n``,
+    and a byte order mark first (Windows Notepad writes one) left out. Bytes that are not
+    UTF-8 are an ``InvalidArgumentError`` naming ``what`` and the first bad byte."""
+    if isinstance(given, str):
+        return given.removeprefix(BOM).replace("\r\n", "\n").replace("\r", "\n")
+    start = len(codecs.BOM_UTF8) if given.startswith(codecs.BOM_UTF8) else 0
+    try:
+        text = given[start:].decode()
+    except UnicodeDecodeError as exc:
+        at = start + exc.start
+        raise InvalidArgumentError(f"{what} is not UTF-8 text: byte {at + 1:,} is "
+                                   f"{given[at]:#04x}") from None
+    return decode_text(text, what)
+
+
 def read_text_document(path: Path | str, what: str, limit: int = MAX_DOCUMENT_BYTES) -> str:
-    """The UTF-8 text of the file ``path`` (newlines made ``\\n``), read up to ``limit``
-    bytes: more, or bytes that are not UTF-8, is an ``InvalidArgumentError`` naming
-    ``what`` and the file. ``OSError`` as ``open`` raises it."""
+    """The text of the file ``path`` (``decode_text``), read up to ``limit`` bytes: more,
+    or bytes that are not UTF-8, is an ``InvalidArgumentError`` naming ``what`` and the
+    file. ``OSError`` as ``open`` raises it."""
     with open(path, "rb") as handle:
         raw = read_bounded(handle, limit, f"{what} {path}")
-    try:
-        text = raw.decode()
-    except UnicodeDecodeError as exc:
-        raise InvalidArgumentError(f"{what} {path} is not UTF-8 text: {exc}") from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return decode_text(raw, f"{what} {path}")

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 from google.protobuf import timestamp_pb2
 
+from arena.documents import BOM
 from arena.errors import FailedPreconditionError, InvalidArgumentError
 from arena.formats import (
     PSQ_HEADER,
@@ -296,7 +297,9 @@ def read_record(text: str, fmt: str = "", variant: str = "") -> tuple[str, Repla
     ``variant`` (the Othello variant or Gomoku rule) is for the records that cannot say
     it (transcripts, PSQ) and must agree with those that do. Every move is replayed
     through the rules; a bad record raises ``FormatError`` naming the line or the move.
+    A byte order mark before the record (some editors save one) is left out.
     """
+    text = text.removeprefix(BOM)
     if not text.strip():  # read as a transcript, it was a game of no moves
         raise FormatError("the record is empty: no game in it")
     guessed = not fmt

@@ -18,7 +18,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from arena.bots.validation import BOT_REF_FORM, evaluator_game, split_bot_ref
-from arena.documents import MAX_DOCUMENT_BYTES, read_bounded
+from arena.documents import MAX_DOCUMENT_BYTES, decode_text, read_bounded
 from arena.errors import ArenaError, InvalidArgumentError, NotFoundError, UnavailableError
 from arena.games import GAME_NAMES, GAMES, Position, game
 from arena.rpc import INT32_MAX, INT64_MAX
@@ -328,7 +328,7 @@ def write_output(path: Path, text: str) -> None:
 
 
 def read_text_file(path: Path, what: str) -> str:
-    """The UTF-8 text of ``path`` (``-``: standard input), newlines made ``\\n``. At most
+    """The text of ``path`` (``-``: standard input), as ``decode_text`` reads it. At most
     ``MAX_INPUT_BYTES`` are read, so ``/dev/zero`` or a huge file by mistake is an error,
     not a hang."""
     source = f"the {what} on standard input" if str(path) == "-" else f"{what} file {path}"
@@ -339,15 +339,11 @@ def read_text_file(path: Path, what: str) -> str:
         else:
             with open(path, "rb") as handle:
                 given = read_bounded(handle, MAX_INPUT_BYTES, source)
-        text = given.decode("utf-8") if isinstance(given, bytes) else given
     except FileNotFoundError:
         raise InvalidArgumentError(f"no such {what} file: {path}") from None
-    except UnicodeDecodeError as exc:
-        raise InvalidArgumentError(f"{source} is not UTF-8 text: byte {exc.start + 1} is "
-                                   f"{exc.object[exc.start]:#04x}") from None
     except OSError as exc:
         raise InvalidArgumentError(f"cannot read {source}: {exc}") from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return decode_text(given, source)
 
 
 def read_position_file(path: Path, what: str) -> str:
