@@ -22,7 +22,7 @@ from arena.documents import MAX_DOCUMENT_BYTES, decode_text, read_bounded
 from arena.errors import ArenaError, InvalidArgumentError, NotFoundError, UnavailableError
 from arena.games import GAME_NAMES, GAMES, Position, game
 from arena.rpc import INT32_MAX, INT64_MAX
-from arena.text import shown
+from arena.text import printable, shown
 from arena.textboard import StandingLine
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
@@ -289,11 +289,15 @@ def typed_line(keys: IO[str], out: IO[str], prompt: str) -> str | None:
     """Show ``prompt`` and return the next line typed ('' at the end of input). A line of
     more than ``MAX_TYPED_LINE`` characters (a paste by mistake: no move or command is
     that long) is skipped with a word on ``out`` and the prompt shown again; None for a
-    line still without an end after ``MAX_INPUT_BYTES`` (/dev/zero)."""
+    line still without an end after ``MAX_INPUT_BYTES`` (/dev/zero). Piped input is echoed
+    after the prompt, so that the transcript reads well, its control characters (a
+    terminal's escape sequences) shown as U+FFFD, not sent to the terminal."""
     while True:
         print(prompt, end="", file=out, flush=True)
         line = keys.readline(MAX_TYPED_LINE + 1)
         if len(line.rstrip("\n")) <= MAX_TYPED_LINE:
+            if line and not keys.isatty():
+                print(printable(line.strip()), file=out, flush=True)
             return line
         length = len(line)
         while not line.endswith("\n"):

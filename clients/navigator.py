@@ -113,8 +113,6 @@ class Navigator:
             if line is None:
                 print(TOO_LONG_LINE, file=out)
                 return
-            if line and not keys.isatty():  # echo piped keys so the transcript reads well
-                print(line.strip(), file=out)
             try:
                 if not line or not self.command(line):  # EOF or q
                     print(file=out)

@@ -43,7 +43,7 @@ from arena.engine.api import MAX_TIME_MS, Limits, SearchResult
 from arena.errors import InvalidArgumentError, NotFoundError, UnavailableError
 from arena.formats import Replay, ReplayMove, write_replay
 from arena.games import GAME_NAMES, PASS, Color, Game, Outcome, Position, Termination, game
-from arena.text import printable, shown
+from arena.text import shown
 from arena.textboard import board_summary, describe_outcome, legal_marks, render_board
 from arena.v1 import bots_pb2
 
@@ -300,7 +300,6 @@ class TerminalGame:
                 self.stopped = True
                 return None
             word = line.strip()
-            self._echo(word)
             if not word:
                 continue
             if word.lower() in QUIT_WORDS:
@@ -326,12 +325,6 @@ class TerminalGame:
             except ValueError:
                 self.say(f"{shown(word)} is not a legal move here: {self._what_to_type()}")
 
-    def _echo(self, word: str) -> None:
-        """Piped input is echoed so that the transcript reads well, its control characters
-        (a terminal's escape sequences, say) shown as U+FFFD, not sent to the terminal."""
-        if not self.keys.isatty():
-            self.say(printable(word))
-
     def _outcome_text(self, outcome: Outcome) -> str:
         return describe_outcome(outcome, game(self.position.game).counts_discs)
 
@@ -345,7 +338,6 @@ class TerminalGame:
         self.say(f"the game is over ({self._outcome_text(outcome)}): 'undo' takes back your "
                  "last move, anything else ends it")
         line = typed_line(self.keys, self.out, "> ") or ""
-        self._echo(line.strip())
         return line.strip().lower() in UNDO_WORDS and self._take_back()
 
     def _take_back(self) -> bool:

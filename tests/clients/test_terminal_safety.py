@@ -87,13 +87,17 @@ def test_an_error_quoting_what_was_given_prints_no_control_character(
     assert "Traceback" not in result.stderr
 
 
-def test_arena_play_echoes_piped_input_without_its_control_characters(
-        run_arena: RunArena) -> None:
-    """`arena play` echoes piped input (so that the transcript reads well). Before, a line
-    with an escape sequence in it went to the terminal as it was: the screen cleared."""
-    result = run_arena("play", "--mode", "human-human", "--no-save",
+def test_piped_input_is_echoed_without_its_control_characters(run_arena: RunArena) -> None:
+    """`arena play` and `arena match replay` echo piped input (so that the transcript reads
+    well). Before, a line with an escape sequence in it went to the terminal as it was:
+    the screen cleared."""
+    result = run_arena("play", "--mode", "human-human", "--save", "g.json",
                        stdin=f"{ESCAPES}d3\nd3\nc5\n{ESCAPES}\nquit\n")
     assert result.returncode == 0, result.stderr
     assert not any(char in result.stdout for char in CONTROL), repr(result.stdout)
     assert "black> \ufffd[2J\ufffd]0;owned\ufffdd3\n" in result.stdout  # echoed, then refused
     assert "game stopped after 2 moves" in result.stdout
+    result = run_arena("match", "replay", "g.json", stdin=f"n\n{ESCAPES}\nq\n")
+    assert result.returncode == 0, result.stderr
+    assert not any(char in result.stdout for char in CONTROL), repr(result.stdout)
+    assert "> \ufffd[2J\ufffd]0;owned\ufffd\n" in result.stdout
