@@ -529,5 +529,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         print(f"drawn at random (seed {args.seed}) among the tied moves {tied}")
     if reply.tree.nodes:
         print_tree(reply.tree, args.tree_depth, color=False, board=False)
+    elif args.tree:  # asked for, and none came back: say why rather than print nothing
+        print("no search tree: the move was chosen without a search (an opening or forced "
+              "move)" if not search.nodes else "no search tree: the engine stored none")
     return 0
 

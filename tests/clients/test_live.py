@@ -202,6 +202,11 @@ def test_analyze(arena: RunArena, bots: list[str]) -> None:
     # KReversi's random tie rule: the four opening moves tie, the seed draws one.
     out = _ok(arena("analyze", "--preset", "kreversi-default", "--seed", "3"))
     assert "drawn at random (seed 3) among the tied moves d3 c4 f5 e6" in out
+    # A tree asked for where the engine does not search (Gomoku's first move, the centre):
+    # the command said nothing of it.
+    out = _ok(arena("analyze", "--preset", "arena-gomoku", "--game", "gomoku", "--tree", "50"))
+    assert out.rstrip().endswith("no search tree: the move was chosen without a search (an "
+                                 "opening or forced move)"), out
 
 
 def test_worker_command(stack: Launcher, tmp_path: Path) -> None:
