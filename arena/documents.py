@@ -11,7 +11,6 @@ is ``json.loads``'s and ``tomllib.loads``'s.
 
 from __future__ import annotations
 
-import codecs
 import json
 import sys
 import tomllib
@@ -79,16 +78,13 @@ def decode_text(given: bytes | str, what: str) -> str:
     """The UTF-8 text of ``given`` as someone's editor saved it: newlines made ``\\n``,
     and a byte order mark first (Windows Notepad writes one) left out. Bytes that are not
     UTF-8 are an ``InvalidArgumentError`` naming ``what`` and the first bad byte."""
-    if isinstance(given, str):
-        return given.removeprefix(BOM).replace("\r\n", "\n").replace("\r", "\n")
-    start = len(codecs.BOM_UTF8) if given.startswith(codecs.BOM_UTF8) else 0
-    try:
-        text = given[start:].decode()
-    except UnicodeDecodeError as exc:
-        at = start + exc.start
-        raise InvalidArgumentError(f"{what} is not UTF-8 text: byte {at + 1:,} is "
-                                   f"{given[at]:#04x}") from None
-    return decode_text(text, what)
+    if isinstance(given, bytes):  # the mark is UTF-8 too: it decodes to BOM
+        try:
+            given = given.decode()
+        except UnicodeDecodeError as exc:
+            raise InvalidArgumentError(f"{what} is not UTF-8 text: byte {exc.start + 1:,} is "
+                                       f"{exc.object[exc.start]:#04x}") from None
+    return given.removeprefix(BOM).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def read_text_document(path: Path | str, what: str, limit: int = MAX_DOCUMENT_BYTES) -> str:
