@@ -290,7 +290,7 @@ def _derivatives(
     """Gradient of the log-likelihood and the Fisher information (minus the Hessian)."""
     p = 1.0 / (1.0 + np.exp(-(theta[:, None] - theta[None, :])))
     gradient = np.sum(points - counts * p, axis=1)
-    weights = counts * p * (1.0 - p)
+    weights = counts * p * p.T  # 1 - p[i, j] is p[j, i]: computed so, the matrix is symmetric
     information = np.diag(weights.sum(axis=1)) - weights
     return gradient, information
 
