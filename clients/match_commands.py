@@ -44,7 +44,7 @@ from arena.engine.api import TreeNode
 from arena.errors import InvalidArgumentError, NotFoundError
 from arena.formats import Replay
 from arena.games import GAME_NAMES, GAMES, PASS, GameError, Position, game
-from arena.records import native_replay, read_record
+from arena.records import configured_start, native_replay, read_record
 from arena.text import printable
 from arena.textboard import legal_marks, move_names, render_board, render_tree
 from arena.v1 import common_pb2, match_pb2, referee_pb2
@@ -375,6 +375,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"ladder   {match.config.ladder_id}")
     # a record states no clock: the default 1,000 ms would be a clock it never had
     print(f"clock    {'none (a game record)' if match.imported_from else clock_text(match)}")
+    if match.config.opening:  # played before the bots' moves (an opening suite's, --opening)
+        start = configured_start(match)
+        print(f"opening  {' '.join(start.move_to_str(move) for move in match.config.opening)}")
     print(f"moves    {' '.join(m.move.text or str(m.move.square) for m in match.moves) or '-'}")
     if match.moves and match.moves[-1].position_after:
         final = position_of(spec, match.moves[-1].position_after)
@@ -546,8 +549,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.json:
         print_json(match)
         return 0
+    plies = len(match.config.opening) + len(match.moves)  # a native record keeps its opening
     print(f"imported match {match.id} ({match.imported_from}, {game_label(match.config.game)}, "
-          f"{len(match.moves)} moves): {bot_ref_text(match.black)} (black) vs "
+          f"{plies} moves): {bot_ref_text(match.black)} (black) vs "
           f"{bot_ref_text(match.white)} (white), {match_result_text(match)}")
     return 0
 

@@ -40,6 +40,9 @@ def test_every_export_replays_and_imports_back(cli_stack: InProcessStack,
     match_id = _played_match(cli_stack)
     shown = json.loads(ok(run("match", "show", match_id, "--json")))
     plies = 2 + len(shown["moves"])  # the opening's two moves come first in a replay
+    # `match show` lists the opening before the bots' moves (it once left it out: the moves
+    # line alone did not replay, and an import said 2 moves fewer than its result line).
+    assert "\nopening  f5 d6\nmoves    " in ok(run("match", "show", match_id))
     played = _board(ok(run("match", "replay", match_id, "--ply", str(plies))))
     transcript = ok(run("match", "export", match_id, "--format", "transcript"))
     for fmt, suffix in SUFFIXES.items():
@@ -48,6 +51,7 @@ def test_every_export_replays_and_imports_back(cli_stack: InProcessStack,
         assert _board(ok(run("match", "replay", path, "--ply", str(plies)))) == played, fmt
         imported = ok(run("match", "import", path))
         assert imported.startswith("imported match ") and f"({fmt}, othello" in imported
+        assert f"8x8, {plies} moves): " in imported, imported
         new_id = imported.split()[2]
         assert _board(ok(run("match", "replay", new_id, "--ply", str(plies)))) == played
         assert ok(run("match", "export", new_id, "--format", "transcript")) == transcript
