@@ -15,13 +15,13 @@ import hmac
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import grpc
 from arena.services.common.config import Config
 from arena.services.common.errors import Behavior, Wrap
 
+from arena.documents import read_text_document
 from arena.errors import PermissionDeniedError, UnauthenticatedError
 
 Role = Literal["admin", "user"]
@@ -86,12 +86,13 @@ class TokenStore:
     def from_config(cls, config: Config) -> TokenStore:
         tokens: dict[str, Principal] = {}
         if config.tokens_file:
-            tokens.update(cls.parse(Path(config.tokens_file).read_text(), config.tokens_file))
+            text = read_text_document(config.tokens_file, "the tokens file (ARENA_TOKENS_FILE)")
+            tokens.update(cls.parse(text, config.tokens_file))
         if config.tokens:
             tokens.update(cls.parse(config.tokens, "ARENA_TOKENS"))
         admin = config.admin_token
         if not admin and config.admin_token_file:
-            admin = Path(config.admin_token_file).read_text().strip()
+            admin = read_text_document(config.admin_token_file, "the admin token file").strip()
         if admin:
             tokens[admin] = Principal("admin", "admin")
         return cls(tokens)

@@ -24,6 +24,8 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from arena.services.common.protocol.delivery import DeliveryConfig
 
+from arena.documents import read_text_document
+
 ALL = ("registry", "referee", "worker", "ladder", "web")
 REDIS_USERS = ("registry", "referee", "worker", "ladder")  # the roles that use Redis
 
@@ -436,6 +438,6 @@ def _read_secret(path: str) -> str:
     if not path:
         return ""
     try:
-        return Path(path).read_text().strip()
+        return read_text_document(path, "the secret file").strip()
     except OSError as exc:
         raise ValueError(f"cannot read the secret file {path}: {exc}") from None

@@ -40,7 +40,6 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import redis
@@ -48,6 +47,7 @@ from arena.services.common.auth import Principal, TokenStore
 from arena.services.common.config import Config
 from arena.services.common.protocol.limits import RateLimiter
 
+from arena.documents import read_text_document
 from arena.errors import ResourceExhaustedError
 
 UNLIMITED_VALUE = 2**31 - 1
@@ -100,8 +100,9 @@ class Quotas:
 
     @classmethod
     def from_config(cls, config: Config, client: redis.Redis | None = None) -> Quotas:
-        raw = config.quotas or (Path(config.quotas_file).read_text() if config.quotas_file
-                                else "{}")
+        raw = config.quotas or (read_text_document(config.quotas_file, "the quotas file "
+                                                   "(ARENA_QUOTAS_FILE)")
+                                if config.quotas_file else "{}")
         try:
             data = json.loads(raw)
             user = _quota(Quota(), data.get("user", {}))

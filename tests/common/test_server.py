@@ -13,6 +13,7 @@ import grpc
 import pytest
 from arena.services.common.auth import Principal, TokenStore, current_principal
 from arena.services.common.config import Config
+from arena.services.common.quotas import Quotas
 from arena.services.common.server import STUCK_EXIT_CODE, ServerHandle, build_server
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
@@ -202,6 +203,30 @@ def test_token_store_reads_env_and_rejects_bad_files(tmp_path: Any) -> None:
     path.write_text('{"t1": {"name": "bob", "role": "emperor"}}')
     with pytest.raises(ValueError, match="emperor"):
         TokenStore.from_config(Config.load("registry", [], {"ARENA_TOKENS_FILE": str(path)}))
+
+
+def test_operator_files_saved_by_notepad_read_and_bad_bytes_name_the_file(tmp_path: Any) -> None:
+    """A tokens, admin token or quotas file with a byte order mark and Windows newlines
+    reads as without them (the mark once failed the tokens' JSON, and would have become
+    part of an admin token read raw); bytes that are not UTF-8 name the file."""
+    bom = b"\xef\xbb\xbf"
+    tokens, admin, quotas = (tmp_path / name for name in ("tokens.json", "admin", "q.json"))
+    tokens.write_bytes(bom + b'{"t1": {"name": "bob", "role": "user"}}\r\n')
+    admin.write_bytes(bom + b"root-token\r\n")
+    quotas.write_bytes(bom + b'{"user": {"running_matches": 3}}\r\n')
+    env = {"ARENA_TOKENS_FILE": str(tokens), "ARENA_ADMIN_TOKEN_FILE": str(admin),
+           "ARENA_QUOTAS_FILE": str(quotas)}
+    config = Config.load("registry", [], env)
+    store = TokenStore.from_config(config)
+    assert store.lookup("t1") == Principal("bob", "user")
+    assert store.lookup("root-token") == Principal("admin", "admin")
+    assert Quotas.from_config(config).user.running_matches == 3
+    for name, path in (("tokens", tokens), ("admin token", admin), ("quotas", quotas)):
+        path.write_bytes(b'\xff\xfe{}')
+        with pytest.raises(ValueError, match=f"the {name} file.* {path} is not UTF-8 text: "
+                                             "byte 1 is 0xff"):
+            Quotas.from_config(Config.load("registry", [], env))
+        path.write_bytes(bom + b"{}")
 
 
 SERVE_AND_SIGNAL_ANOTHER_THREAD = """

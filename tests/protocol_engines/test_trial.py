@@ -81,6 +81,8 @@ def test_an_engine_that_fails_loses_the_game_with_its_reason(
     (["match", "--engine", "pbrain-arena", "--against", "terra"],
      "error: unknown gomoku preset 'terra'"),
     (["--catalog", "/nonexistent.toml", "check"], "error: cannot read the engine catalog"),
+    (["smoke", "--engine", "pbrain-arena", "--positions", "/bin/sh"],
+     "error: the positions file /bin/sh is not UTF-8 text: byte "),
 ])
 def test_the_command_line_fails_cleanly(arguments: list[str], message: str) -> None:
     done = subprocess.run([sys.executable, "-m", "arena.services.worker.engines", *arguments],

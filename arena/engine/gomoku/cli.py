@@ -140,6 +140,7 @@ def read_records(names: list[str]) -> tuple[list[tuple[list[int], float | None]]
     records, in name order): each game's moves and Black's score (None: no result), and
     one SHA-256 over every file read; ``ValueError`` naming the file that is not a
     freestyle 15x15 Gomoku game from the empty board."""
+    from arena.documents import decode_text
     from arena.engine.gomoku.train import SIZE
     from arena.engine.othello.cli import MAX_TRAINING_GAMES
     from arena.formats.errors import FormatError
@@ -172,8 +173,8 @@ def read_records(names: list[str]) -> tuple[list[tuple[list[int], float | None]]
                 raise ValueError(f"{size} bytes: a game record is at most "
                                  f"{MAX_RECORD_BYTES >> 20} MB")
             raw = path.read_bytes()
-            _format, replay = read_record(raw.decode("utf-8"))
-        except (OSError, UnicodeDecodeError, FormatError, ValueError) as exc:
+            _format, replay = read_record(decode_text(raw, "the record"))
+        except (OSError, FormatError, ValueError) as exc:
             why = exc.strerror if isinstance(exc, OSError) else exc
             raise ValueError(f"--records {str(path)!r}: {why}") from None
         if (replay.game, replay.variant, replay.size) != ("gomoku", "freestyle", SIZE):

@@ -32,6 +32,7 @@ from arena.services.worker.engines.trial import (
     run_smoke,
 )
 
+from arena.documents import read_text_document
 from arena.errors import ArenaError
 from arena.games import game as game_named
 
@@ -74,7 +75,7 @@ def _check(args: argparse.Namespace, pool: EnginePool) -> int:
 
 def _smoke(args: argparse.Namespace, pool: EnginePool) -> int:
     spec = load_catalog(args.catalog).get(args.engine)
-    text = args.positions.read_text()
+    text = read_text_document(args.positions, "the positions file")
     positions = (obf_smoke_positions(text) if spec.games[0] == "othello"
                  else gomocup_smoke_positions(text))
     limits = PlayLimits(args.move_time_ms, depth=args.depth)

@@ -115,7 +115,7 @@ def test_a_record_without_a_result_is_left_out_and_said(
     (lambda d: (d / "b.psq").write_text("Piskvorky 19x19, 0:0, 0\n10,10,0\n") and d / "b.psq",
      "size 19"),
     (lambda d: (d / "x.psq").write_bytes(b"\xff\xfe\x00") and d / "x.psq",
-     "'utf-8' codec can't decode"),
+     "x.psq': the record is not UTF-8 text: byte 1 is 0xff"),
     (lambda d: (d / "bad.psq").write_text("Piskvorky 15x15, 0:0, 0\n1,1,0\n1,1,0\n")
      and d / "bad.psq", "'{d}/bad.psq': line 3"),
 ])
