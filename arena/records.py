@@ -77,13 +77,12 @@ _EXTENSIONS = {
 }
 
 
-def configured_start(match: match_pb2.Match) -> Position:
-    """The position before the opening moves."""
-    played = game(match.config.game.kind)
-    if match.config.start_position:
-        return played.position_from_text(match.config.start_position)
-    spec = match.config.game
-    return played.new_position(spec.variant, spec.board_size)
+def configured_start(config: match_pb2.MatchConfig) -> Position:
+    """The position before the opening moves: the custom start or the variant's."""
+    played = game(config.game.kind)
+    if config.start_position:
+        return played.position_from_text(config.start_position)
+    return played.new_position(config.game.variant, config.game.board_size)
 
 
 def all_moves(match: match_pb2.Match) -> list[int]:
@@ -143,7 +142,7 @@ def match_position(match: match_pb2.Match, ply: int | None, ply_name: str = "ply
 
 
 def native_replay(match: match_pb2.Match) -> Replay:
-    start = configured_start(match)
+    start = configured_start(match.config)
     replay = Replay.new(start, _player(match.black), _player(match.white))
     replay.moves = [ReplayMove(move=move, time_ms=0, worker="opening")
                     for move in match.config.opening]
@@ -192,7 +191,7 @@ def export_formats(match: match_pb2.Match) -> list[str]:
 
 def custom_start(match: match_pb2.Match) -> bool:
     spec = match.config.game
-    return bool(match.config.start_position) and configured_start(match).to_text() != game(
+    return bool(match.config.start_position) and configured_start(match.config).to_text() != game(
         spec.kind).new_position(spec.variant, spec.board_size).to_text()
 
 
@@ -226,7 +225,7 @@ def _transcript(match: match_pb2.Match) -> str:
 
 
 def _ggf(match: match_pb2.Match) -> str:
-    start = configured_start(match)
+    start = configured_start(match.config)
     assert isinstance(start, OthelloBoard)
     times = [None] * len(match.config.opening) + [r.time_ms / 1000 for r in match.moves]
     record = ggf_from_moves(
@@ -254,7 +253,7 @@ _WRITERS = {"native": _native, "transcript": _transcript, "ggf": _ggf, "psq": _p
 
 
 def replay_final(match: match_pb2.Match) -> Position:
-    position = configured_start(match)
+    position = configured_start(match.config)
     for move in all_moves(match):
         position.push(move)
     return position

@@ -376,7 +376,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     # a record states no clock: the default 1,000 ms would be a clock it never had
     print(f"clock    {'none (a game record)' if match.imported_from else clock_text(match)}")
     if match.config.opening:  # played before the bots' moves (an opening suite's, --opening)
-        start = configured_start(match)
+        start = configured_start(match.config)
         print(f"opening  {' '.join(start.move_to_str(move) for move in match.config.opening)}")
     print(f"moves    {' '.join(m.move.text or str(m.move.square) for m in match.moves) or '-'}")
     if match.moves and match.moves[-1].position_after:

@@ -16,8 +16,8 @@ from arena.clients.common import sprt_verdict
 from google.protobuf import json_format, timestamp_pb2
 
 from arena.clock import change_ms
-from arena.games import PASS, Color, GameError, Position, new_position, position_from_text
-from arena.records import export_formats
+from arena.games import PASS, Color, GameError, Position, position_from_text
+from arena.records import configured_start, export_formats
 from arena.textboard import move_names
 from arena.v1 import bots_pb2, common_pb2, engine_pb2, ladder_pb2, match_pb2
 
@@ -308,15 +308,6 @@ class GameTrack:
         record = match_pb2.MoveRecord(ply=event.ply, color=event.color,
                                       move=common_pb2.Move(square=PASS, text="pass"))
         return self.add_record(record)
-
-
-def configured_start(config: match_pb2.MatchConfig) -> Position:
-    """The position before the opening moves: the custom start or the variant's."""
-    game = GAME_NAMES.get(config.game.kind, "othello")
-    if config.start_position:
-        return position_from_text(game, config.start_position)
-    size = config.game.board_size or None
-    return new_position(game, config.game.variant or None, size)
 
 
 def ply_view(position: Position, ply: int, before: Position | None = None, move: int = -1,
