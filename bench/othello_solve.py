@@ -30,7 +30,7 @@ from pathlib import Path
 
 from arena.engine.othello import solve, warm_up
 from arena.engine.othello.bitboard import parse_position, square_name
-from arena.engine.othello.cli import _read_obf
+from arena.formats import parse_obf_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.data import shared_data_dir
@@ -90,7 +90,11 @@ def solve_edax(binary: Path, eval_file: Path, row: Row) -> None:
 
 def bench_file(path: Path, runs: int, edax: Path | None, eval_file: Path | None) -> None:
     print(f"== {path.name} (median of {runs} run(s) per position)", flush=True)
-    rows = [Row(text, max(scores.values())) for text, scores in _read_obf(path)]
+    positions = parse_obf_file(path.read_text())
+    missing = [index for index, p in enumerate(positions, start=1) if p.best_score is None]
+    if missing:
+        raise SystemExit(f"{path}: positions {missing} list no score to check against")
+    rows = [Row(p.board.to_text(), p.best_score) for p in positions if p.best_score is not None]
     for _ in range(runs):
         for row in rows:
             solve_ours(row)

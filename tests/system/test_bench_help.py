@@ -25,3 +25,19 @@ def test_a_benchmark_answers_help(name: str) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"usage: {name}"), done.stdout[:300]
     assert not done.stderr, done.stderr
+
+
+def test_the_endgame_bench_solves_a_file(tmp_path: Path) -> None:
+    """One bench run end to end (its help alone once passed while a helper it imported
+    had changed shape under it, and the bench stopped at its first file)."""
+    from tests.data import shared_data_dir
+
+    positions = (shared_data_dir() / "othello" / "fforum-1-19.obf").read_text().splitlines()
+    given = tmp_path / "two.obf"
+    given.write_text("\n".join(positions[:2]) + "\n")
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "othello_solve.py"),
+                           "--files", str(given), "--runs", "1"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "0 wrong score(s)" in done.stdout, done.stdout
+    assert len([line for line in done.stdout.splitlines() if " yes " in line]) == 2
