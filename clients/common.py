@@ -68,6 +68,15 @@ def int_in(low: int, high: int) -> Callable[[str], int]:
     return parse
 
 
+def given_text(text: str) -> str:
+    """An argparse type for an option whose absence means something (the usual start, all
+    matches, your own usage): a value that is empty or blank is refused rather than read as
+    the option left out, as ``--position "$(cat missing.txt)"`` would be."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty; give a value, or leave the option out")
+    return text
+
+
 MAX_SECONDS = 86_400.0
 
 

@@ -21,6 +21,7 @@ from arena.clients.common import (
     enum_name,
     followed,
     game_request,
+    given_text,
     int32,
     int64,
     name_fields,
@@ -413,10 +414,10 @@ def add_analyze_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     who.add_argument("--config", type=Path, help="JSON file with an engine configuration")
     add_game_options(analyze)
     where = analyze.add_mutually_exclusive_group()
-    where.add_argument("--position", default="",
+    where.add_argument("--position", type=given_text, default=None,
                        help="position in text form (it says its own variant and size)")
     where.add_argument("--moves", default="", help="moves from the start, e.g. 'f5 d6 c3'")
-    where.add_argument("--match", default="", metavar="MATCH_ID",
+    where.add_argument("--match", type=given_text, default=None, metavar="MATCH_ID",
                        help="a match's position (played or imported), after --ply moves")
     analyze.add_argument("--ply", type=int32, default=None,
                          help="with --match: after this many moves, as in `match replay` "
@@ -448,7 +449,7 @@ def _analyze_target(client: ArenaClient,
         return match_position(client.get_match(args.match), args.ply, "--ply")
     if args.ply is not None:
         raise InvalidArgumentError("--ply goes with --match")
-    spec, position = start_of(args, args.position)
+    spec, position = start_of(args, args.position or "")
     history: list[int] = []
     for word in args.moves.replace(",", " ").split():
         move = position.parse_move(word)

@@ -19,6 +19,7 @@ from arena.clients.common import (
     client_from_args,
     followed,
     game_spec,
+    given_text,
     int32,
     int64,
     match_result_text,
@@ -75,7 +76,8 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     create.add_argument("--black", required=True, help="bot playing black: NAME[@VERSION]")
     create.add_argument("--white", required=True, help="bot playing white: NAME[@VERSION]")
     add_game_options(create)
-    create.add_argument("--start", default="", help="custom start position (text form)")
+    create.add_argument("--start", type=given_text, default=None,
+                       help="custom start position (text form)")
     create.add_argument("--start-file", type=Path, help="file holding the start position")
     create.add_argument("--opening", default="", help="moves played first, e.g. 'f5 d6 c3'")
     add_time_options(create)
@@ -184,16 +186,17 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
     usage = cmds.add_parser("usage", help="what your matches use of your quotas (bytes "
                                           "stored, matches queued and running)")
-    usage.add_argument("--user", default="", help="another user's (admins only)")
+    usage.add_argument("--user", type=given_text, default=None,
+                       help="another user's (admins only)")
     add_json_flag(usage)
     usage.set_defaults(func=cmd_usage)
 
     listing = cmds.add_parser("list", help="match history, newest first")
-    listing.add_argument("--bot", default="",
+    listing.add_argument("--bot", type=given_text, default=None,
                          help="only matches of this bot: NAME, or NAME@VERSION for one version")
     # Its own name: the option every command takes, --ladder HOST:PORT, is the ladder
     # service's address (this one wrote its id there).
-    listing.add_argument("--ladder", dest="ladder_id", default="",
+    listing.add_argument("--ladder", dest="ladder_id", type=given_text, default=None,
                          help="only matches of this ladder")
     listing.add_argument("--status", choices=sorted(STATUSES), help="only this status")
     listing.add_argument("--game", choices=GAME_NAMES)
@@ -247,7 +250,7 @@ def _of_another_game(name: str, text: str) -> str:
 def _match_config(args: argparse.Namespace) -> match_pb2.MatchConfig:
     if args.tree_budget and not args.trees:  # the match stored no trees, without a word
         raise InvalidArgumentError("--tree-budget goes with --trees (the trees to store)")
-    start, origin = args.start, ""
+    start, origin = args.start or "", ""
     if args.start_file is not None:
         start = read_position_file(args.start_file, "start position")
         origin = f"start position file {args.start_file}"
@@ -402,7 +405,7 @@ def game_label(spec: common_pb2.GameSpec) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    filters: dict[str, Any] = {"bot_name": args.bot, "ladder_id": args.ladder_id,
+    filters: dict[str, Any] = {"bot_name": args.bot or "", "ladder_id": args.ladder_id or "",
                                "summary_only": True}
     if args.status:
         filters["status"] = STATUSES[args.status]
@@ -451,7 +454,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 def cmd_usage(args: argparse.Namespace) -> int:
     with client_from_args(args) as client:
-        usage = client.get_usage(args.user)
+        usage = client.get_usage(args.user or "")
     if args.json:
         print_json(usage)
         return 0

@@ -24,6 +24,7 @@ from typing import TextIO
 from arena.clients.common import (
     TOO_LONG_LINE,
     client_from_args,
+    given_text,
     int32,
     int64,
     int_in,
@@ -77,7 +78,8 @@ def add_play_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
                            "position says its own")
     play.add_argument("--size", type=int32, default=None, help="Gomoku board size (default 15)")
     start = play.add_mutually_exclusive_group()
-    start.add_argument("--start", default="", help="custom start position (text form)")
+    start.add_argument("--start", type=given_text, default=None,
+                       help="custom start position (text form)")
     start.add_argument("--board", type=Path, help="file holding a custom start position")
     play.add_argument("--mode", choices=sorted(MODES), default="human-bot",
                       help="who plays black-white (default human-bot)")
@@ -189,7 +191,7 @@ def make_bot(args: argparse.Namespace, which: str) -> Player:
 
 def start_position(args: argparse.Namespace) -> Position:
     """The position the options give: a custom start says its own variant and size."""
-    text, origin = args.start, ""
+    text, origin = args.start or "", ""
     if args.board is not None:
         text, origin = read_position_file(args.board, "board"), f"board file {args.board}"
     _spec, position = start_of(args, text, origin)

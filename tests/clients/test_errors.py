@@ -281,6 +281,28 @@ def test_an_argument_a_command_does_not_take_is_shown_with_that_commands_usage(
     assert result.stderr.splitlines()[-1] == f"{usage}: error: unrecognized arguments: {extra}"
 
 
+@pytest.mark.parametrize(("command", "option"), [
+    (("analyze", "--preset", "arena-strong", "--position"), "--position"),
+    (("analyze", "--preset", "arena-strong", "--match"), "--match"),
+    (("match", "create", "--black", "a", "--white", "b", "--start"), "--start"),
+    (("play", "--mode", "bot-bot", "--start"), "--start"),
+    (("match", "list", "--bot"), "--bot"),
+    (("match", "list", "--ladder"), "--ladder"),
+    (("match", "usage", "--user"), "--user"),
+], ids=lambda v: " ".join(v[:2]) if isinstance(v, tuple) else v)
+@pytest.mark.parametrize("value", ["", " \n"], ids=["empty", "blank"])
+def test_an_empty_value_is_refused_not_read_as_the_option_left_out(
+        run_arena: RunArena, command: tuple[str, ...], option: str, value: str) -> None:
+    """`arena analyze --position "$(cat position.txt)"` with the file missing analysed
+    the usual start (and `--match ""` too); `match list --bot ""` listed every match, and
+    `match usage --user ""` showed your own."""
+    result = run_arena(*command, value)
+    usage = "arena " + " ".join(command[:1 if command[0] in ("analyze", "play") else 2])
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        f"{usage}: error: argument {option}: is empty; give a value, or leave the option out")
+
+
 @pytest.mark.parametrize("command", [
     ("match", "create", "--black", "a", "--white", "b", "--start-file"),
     ("play", "--mode", "human-human", "--board"),
