@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arena.documents import read_text_document
 from arena.engine.othello import solve, warm_up
 from arena.engine.othello.bitboard import parse_position, square_name
 from arena.formats import parse_obf_file
@@ -90,7 +91,7 @@ def solve_edax(binary: Path, eval_file: Path, row: Row) -> None:
 
 def bench_file(path: Path, runs: int, edax: Path | None, eval_file: Path | None) -> None:
     print(f"== {path.name} (median of {runs} run(s) per position)", flush=True)
-    positions = parse_obf_file(path.read_text())
+    positions = parse_obf_file(read_text_document(path, "OBF file"))
     missing = [index for index, p in enumerate(positions, start=1) if p.best_score is None]
     if missing:
         raise SystemExit(f"{path}: positions {missing} list no score to check against")

@@ -29,12 +29,13 @@ def test_a_benchmark_answers_help(name: str) -> None:
 
 def test_the_endgame_bench_solves_a_file(tmp_path: Path) -> None:
     """One bench run end to end (its help alone once passed while a helper it imported
-    had changed shape under it, and the bench stopped at its first file)."""
+    had changed shape under it, and the bench stopped at its first file), on a file saved
+    as Windows Notepad saves one: a byte order mark, CRLF newlines."""
     from tests.data import shared_data_dir
 
     positions = (shared_data_dir() / "othello" / "fforum-1-19.obf").read_text().splitlines()
     given = tmp_path / "two.obf"
-    given.write_text("\n".join(positions[:2]) + "\n")
+    given.write_bytes(("\ufeff" + "\r\n".join(positions[:2]) + "\r\n").encode())
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "othello_solve.py"),
                            "--files", str(given), "--runs", "1"], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
