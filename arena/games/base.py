@@ -9,6 +9,7 @@ position's one-line text form; a quoted input longer than a line is cut (``shown
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 from typing import Protocol, Self, runtime_checkable
@@ -192,6 +193,11 @@ class Position(Protocol):
         ...
 
     def is_game_over(self) -> bool: ...
+
+    def check_history(self, history: Sequence[int]) -> None:
+        """Raise ``InvalidPositionError`` unless ``history``, the last moves played (the
+        end of the game, possibly empty), could have ended in this position."""
+        ...
 
     def outcome(self) -> Outcome | None: ...
 

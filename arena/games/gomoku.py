@@ -225,6 +225,9 @@ class GomokuBoard:
             and not self.is_game_over()
         )
 
+    def check_history(self, history: Sequence[int]) -> None:
+        moves_from_empty(self, history)  # its checks, the list unused
+
     def is_game_over(self) -> bool:
         return self._winner is not None or _EMPTY not in self._cells
 

@@ -25,6 +25,7 @@ the side to move (``X``/``O``), and for the international variant a third token
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Self
 
 from arena.games.base import (
@@ -341,6 +342,32 @@ class OthelloBoard:
         if self._white >> square & 1:
             return Color.WHITE
         return None
+
+    def check_history(self, history: Sequence[int]) -> None:
+        """Every move a square or ``PASS``; no square played twice, and each holding a
+        disc; no two passes in a row (they end the game); the last move's disc the colour of
+        the side that played it (later moves flip earlier discs, so only the last says)."""
+        played: set[int] = set()
+        for index, move in enumerate(history):
+            if type(move) is not int or not 0 <= move <= PASS:
+                raise InvalidPositionError(f"history move {shown(move)} is neither a square "
+                                           f"(0..{PASS - 1}) nor a pass ({PASS})")
+            if move == PASS:
+                if index and history[index - 1] == PASS:
+                    raise InvalidPositionError("history passes twice in a row, which ends "
+                                               "the game")
+                continue
+            if move in played:
+                raise InvalidPositionError(f"history plays {square_name(move)} twice")
+            if self.piece_at(move) is None:
+                raise InvalidPositionError(f"history move {square_name(move)} is an empty "
+                                           f"square in {shown(self.to_text())}")
+            played.add(move)
+        last = self._turn.other
+        if history and history[-1] != PASS and self.piece_at(history[-1]) is not last:
+            raise InvalidPositionError(
+                f"history's last move {square_name(history[-1])} holds no disc of "
+                f"{last.name.lower()}, who played it, in {shown(self.to_text())}")
 
     def in_opening(self) -> bool:
         """True during the international variant's four non-capturing centre moves."""

@@ -286,7 +286,12 @@ class AnalyzeRequest(_message.Message):
     @_builtins.property
     def position(self) -> _common_pb2.Position: ...
     @_builtins.property
-    def history(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def history(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The last moves played, in order, ending in `position` (none: the position alone). Each
+        is checked against it (INVALID_ARGUMENT on field `history`); protocol engines that
+        search from a move list (Gomocup) are given it.
+        """
+
     @_builtins.property
     def bot_ref(self) -> _common_pb2.BotRef: ...
     @_builtins.property

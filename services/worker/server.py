@@ -193,6 +193,7 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
                 "this worker plays matches; Analyze runs on the analysis pool (ARENA_ENGINE, "
                 "`arena up` starts one)")
         limits = _checked_limits(request)
+        _check_history(request)
         caller = current_principal()
         quota = self.quotas.for_caller(caller)
         # Never unbounded: no time limit asked means the most the caller may use.
@@ -236,6 +237,19 @@ def _checked_limits(request: engine_pb2.AnalyzeRequest) -> Limits:
         raise InvalidArgumentError.for_fields(bad)
     return Limits(depth=limits.depth or None, nodes=limits.nodes or None,
                   time_ms=limits.time_ms or None)
+
+
+def _check_history(request: engine_pb2.AnalyzeRequest) -> None:
+    """The moves said to have ended in the position could have: a protocol engine may
+    search from them, and a built-in Othello bot, which reads none, would otherwise take
+    any numbers without a word."""
+    if not request.history:
+        return
+    position = game(request.position.game.kind).position_from_text(request.position.text)
+    try:
+        position.check_history(list(request.history))
+    except InvalidArgumentError as exc:
+        raise InvalidArgumentError.for_fields([FieldViolation("history", str(exc))]) from None
 
 
 def warm_up(config: Config) -> list[str]:

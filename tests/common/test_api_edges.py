@@ -149,6 +149,13 @@ def test_analyze_is_bounded_and_only_on_the_analysis_pool(
         with pytest.raises(errors.ResourceExhaustedError, match="analyze_time_ms"):
             sdk.analyze(position, engine_config=config,
                         limits=common_pb2.SearchLimits(time_ms=60_000))
+        # Found as an outsider: an Othello history was taken whatever it held.
+        for history, words in (([999], "history move 999 is neither a square"),
+                               ([27, 27], "history plays d4 twice"),
+                               ([0], "history move a1 is an empty square")):
+            with pytest.raises(errors.InvalidArgumentError, match=f"history: {words}"):
+                sdk.analyze(position, engine_config=config, history=history,
+                            limits=common_pb2.SearchLimits(depth=2))
         reply = sdk.analyze(position, engine_config=config,
                             limits=common_pb2.SearchLimits(depth=3))
         assert reply.search.depth == 3

@@ -366,3 +366,33 @@ def test_copy_repr_and_hash() -> None:
     assert clone.pop() == 43 and clone == board
     with pytest.raises(IndexError):
         OthelloBoard().pop()
+
+
+def test_a_history_checks_against_the_position_it_is_said_to_end_in() -> None:
+    """Every suffix of a played game (passes too) ends in its position; numbers that are no
+    square, squares played twice or empty, two passes running, and a last move whose disc
+    is not its player's do not. (The analysis API took any history for Othello.)"""
+    rng = random.Random(5)
+    for _ in range(20):
+        board, played = OthelloBoard(rng.choice(["standard", "international"])), []
+        while not board.is_game_over() and len(played) < rng.randint(1, 70):
+            move = rng.choice(board.legal_moves())
+            board.push(move)
+            played.append(move)
+        if board.is_game_over():
+            continue
+        there = OthelloBoard.from_text(board.to_text())
+        for start in range(len(played) + 1):
+            there.check_history(played[start:])
+    board = OthelloBoard()
+    for move in ("f5", "d6", "c3"):
+        board.push_str(move)
+    there = OthelloBoard.from_text(board.to_text())
+    f5, d6, c3 = 37, 43, 18
+    for bad, words in [([99], "neither a square"), ([-1], "neither a square"),
+                       ([True], "neither a square"), ([f5, f5], "plays f5 twice"),
+                       ([0], "a1 is an empty square"), ([PASS, PASS, c3], "passes twice"),
+                       ([f5, d6], "d6 holds no disc of black, who played it")]:
+        with pytest.raises(InvalidPositionError, match=words):
+            there.check_history(bad)
+    there.check_history([d6, c3])
