@@ -108,6 +108,10 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
     train_p.add_argument("--board", action="store_true", default=None,
                          help="gomoku: fit a board network (16 channels) instead of the "
                               "linear evaluation (not with --hidden)")
+    train_p.add_argument("--starts", type=int, default=None,
+                         help="gomoku, with --board or --hidden: fit each network from this "
+                              "many starts and keep the one that fits its training positions "
+                              "best (1; each start costs a whole fit)")
     train_p.add_argument("--teacher", default=None, metavar="ENGINE",
                          help="gomoku: label the positions with this protocol engine's "
                               "evaluations instead of the games' results")

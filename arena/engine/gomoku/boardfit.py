@@ -128,8 +128,13 @@ def _chunks(n: int) -> list[tuple[int, int]]:
     return [(start, min(n, start + MEASURE_CHUNK)) for start in range(0, n, MEASURE_CHUNK)]
 
 
+# A network's start is drawn from a seed: an int, or (seed, k) for a fit's k-th further start
+# (``train.start_seed``).
+Seed = int | tuple[int, int]
+
+
 def fit_board(inputs: BoardInputs, label: npt.NDArray[np.float64], channels: int, l2: float,
-              seed: int, say: Callable[[str], None] | None = None, passes: int = PASSES,
+              seed: Seed, say: Callable[[str], None] | None = None, passes: int = PASSES,
               batch: int = BATCH) -> BoardNet:
     """A board network of ``channels`` channels minimising the mean soft log-loss of its
     log-odds against ``label`` (the side to move's chance of a win), plus ``l2`` times its

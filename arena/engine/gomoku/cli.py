@@ -17,6 +17,7 @@ DEFAULT_L2 = 1e-4
 # With --board: no penalty. On the t30k positions (docs/bots.md) a board network's fit held
 # out 0.5504 at 0 against 0.5577 at 1e-4, and fitted its training positions worse at 1e-4.
 BOARD_L2 = 0.0
+MAX_STARTS = 16
 DEFAULT_TEACHER_MS = 10_000
 MAX_TEACHER_MS = 600_000
 
@@ -38,7 +39,14 @@ def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     if board and args.hidden is not None:
         raise ValueError("--board cannot go with --hidden: a board network replaces the "
                          "linear evaluation and its hidden units")
+    starts = 1 if args.starts is None else args.starts
+    if not 1 <= starts <= MAX_STARTS:
+        raise ValueError(f"--starts must be in 1..{MAX_STARTS}, got {starts}")
+    if starts > 1 and not (board or hidden):
+        raise ValueError("--starts needs a network to start from: --board or --hidden N (the "
+                         "linear fit has one answer)")
     form = f" --hidden {hidden}" if hidden else " --board" if board else ""
+    form += f" --starts {starts}" if starts > 1 else ""
     fitting = (f" --l2 {l2:g}{form} --holdout {args.holdout:g} --output "
                f"{output.with_suffix('.json').name}")
 
@@ -47,11 +55,11 @@ def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
     progress = None if args.json else say
     if args.positions is not None:
-        result, metadata = _train_on_kept(args, l2, hidden, board, fitting, progress)
+        result, metadata = _train_on_kept(args, l2, hidden, board, starts, fitting, progress)
     elif args.records is not None:
-        result, metadata = _train_on_records(args, l2, hidden, board, fitting, progress)
+        result, metadata = _train_on_records(args, l2, hidden, board, starts, fitting, progress)
     else:
-        result, metadata = _train_on_new(args, l2, hidden, board, fitting, progress)
+        result, metadata = _train_on_new(args, l2, hidden, board, starts, fitting, progress)
     path = save(output, result, metadata)
     command = str(metadata["command"])
     metrics = result.metrics
@@ -63,6 +71,10 @@ def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         lines.append(f"weights: {' '.join(str(w) for w in result.weights[:FEATURES])}")
     if hidden:
         lines.append(f"network: {hidden} hidden units (in the file)")
+    losses = metrics.get("starts")
+    if isinstance(losses, list):
+        lines.append(f"starts: training log-loss {', '.join(f'{x:.4f}' for x in losses)}; kept "
+                     f"start {losses.index(min(losses)) + 1}")
     for part in ("train", "heldout"):
         m = metrics[part]
         assert isinstance(m, dict)
@@ -78,8 +90,8 @@ def _figure(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _train_on_new(args: argparse.Namespace, l2: float, hidden: int, board: bool, fitting: str,
-                  progress: Callable[[str], None] | None
+def _train_on_new(args: argparse.Namespace, l2: float, hidden: int, board: bool, starts: int,
+                  fitting: str, progress: Callable[[str], None] | None
                   ) -> tuple[TrainingResult, dict[str, object]]:
     """Play (and have the teacher label) new games, keep them if asked, and fit."""
     from arena.engine.gomoku.train import GameSettings, train
@@ -97,7 +109,7 @@ def _train_on_new(args: argparse.Namespace, l2: float, hidden: int, board: bool,
     keep = None if args.keep_positions is None else (Path(args.keep_positions), made_by)
     result = train(args.games, args.seed, GameSettings(args.depth, args.random_moves), l2,
                    args.holdout, args.jobs, progress=progress, teacher=teacher, keep=keep,
-                   hidden=hidden, board=board)
+                   hidden=hidden, board=board, starts=starts)
     return result, {**made_by, "command": making + fitting}
 
 
@@ -105,7 +117,7 @@ MAX_RECORD_BYTES = 10 << 20  # a game record is a few kilobytes; a bound on what
 
 
 def _train_on_records(args: argparse.Namespace, l2: float, hidden: int, board: bool,
-                      fitting: str, progress: Callable[[str], None] | None
+                      starts: int, fitting: str, progress: Callable[[str], None] | None
                       ) -> tuple[TrainingResult, dict[str, object]]:
     """Fit the positions of game records (``--records``: files, or folders of them),
     labelled by their results or by the teacher."""
@@ -131,7 +143,7 @@ def _train_on_records(args: argparse.Namespace, l2: float, hidden: int, board: b
     say(f"{len(games)} recorded games")
     keep = None if args.keep_positions is None else (Path(args.keep_positions), made_by)
     result = train_on_records(games, l2, args.holdout, args.jobs, progress, teacher, keep,
-                              hidden, board)
+                              hidden, board, starts)
     return result, {**made_by, "command": making + fitting}
 
 
@@ -192,7 +204,7 @@ def read_records(names: list[str]) -> tuple[list[tuple[list[int], float | None]]
     return games, digest.hexdigest()
 
 
-def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, board: bool,
+def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, board: bool, starts: int,
                    fitting: str, progress: Callable[[str], None] | None
                    ) -> tuple[TrainingResult, dict[str, object]]:
     """Fit the positions of the files ``--keep-positions`` wrote (``train.joined``, in the
@@ -231,7 +243,7 @@ def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, board: bool
     data, games = joined(kept)
     seed = kept[0].made_by.get("seed")
     result = fit_and_measure(data, games, l2, args.holdout, say, hidden,
-                             seed if isinstance(seed, int) else 0, board)
+                             seed if isinstance(seed, int) else 0, board, starts)
     given = " ".join(f"--positions {f['file']}" for f in files)
     return result, {"command": f"arena engine train gomoku {given}{fitting}", "seed": seed,
                     "positions": files}

@@ -346,7 +346,7 @@ def network_steps(positions: int) -> int:
     return max(NET_STEPS, -(-NET_PASSES * positions // NET_BATCH))
 
 
-def fit(data: Positions, l2: float, hidden: int = 0, seed: int = 0) -> Weights:
+def fit(data: Positions, l2: float, hidden: int = 0, seed: boardfit.Seed = 0) -> Weights:
     """Integer weights fitted on ``data``: the linear ones (``evaluation.FEATURES``), then,
     with ``hidden`` units, a network fitted to what the linear part leaves (``l2`` times
     the square of its weights added to the loss) from a start drawn from ``seed``."""
@@ -365,7 +365,7 @@ def _in_units(linear: npt.NDArray[np.float64], inputs: Weights,
 
 
 def network_fit(data: Positions, base: npt.NDArray[np.float64], l2: float, hidden: int,
-                seed: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+                seed: boardfit.Seed) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """(inputs, outputs) of ``hidden`` rectified units minimising the mean log-loss of
     sigmoid(base + relu(x inputs) outputs) against the labels, plus ``l2`` times the
     squared weights over 2; inputs per unit of each feature, outputs in log-odds."""
@@ -463,7 +463,7 @@ def train(
     games: int, seed: int, settings: GameSettings, l2: float, holdout: float = 0.2,
     jobs: int = 1, progress: Callable[[str], None] | None = None,
     teacher: TeacherSettings | None = None, keep: tuple[Path, dict[str, object]] | None = None,
-    hidden: int = 0, board: bool = False,
+    hidden: int = 0, board: bool = False, starts: int = 1,
 ) -> TrainingResult:
     """Generate ``games`` self-play games, have the teacher label their positions if there
     is one, keep them in a positions file if ``keep`` says where (and what made them), and
@@ -474,14 +474,14 @@ def train(
     data = generate(games, seed, settings, jobs, game_progress(games, say))
     seconds = {"generate": round(time.monotonic() - started, 1)}
     return _taught_and_fitted(data, games, seed, l2, holdout, jobs, say, teacher, keep,
-                              hidden, board, seconds)
+                              hidden, board, starts, seconds)
 
 
 def train_on_records(
     games: Sequence[RecordedGame], l2: float, holdout: float = 0.2, jobs: int = 1,
     progress: Callable[[str], None] | None = None, teacher: TeacherSettings | None = None,
     keep: tuple[Path, dict[str, object]] | None = None, hidden: int = 0,
-    board: bool = False,
+    board: bool = False, starts: int = 1,
 ) -> TrainingResult:
     """``train`` on the positions of recorded games (``record_positions``) instead of
     self-play; the network's start is drawn from seed 0."""
@@ -494,7 +494,7 @@ def train_on_records(
                          f"{OPENING_STONES} stones or more and no five point)")
     seconds = {"positions": round(time.monotonic() - started, 1)}
     return _taught_and_fitted(data, len(games), 0, l2, holdout, jobs, say, teacher, keep,
-                              hidden, board, seconds)
+                              hidden, board, starts, seconds)
 
 
 def _try_teacher(teacher: TeacherSettings | None) -> None:
@@ -508,7 +508,7 @@ def _try_teacher(teacher: TeacherSettings | None) -> None:
 def _taught_and_fitted(
     data: Positions, games: int, seed: int, l2: float, holdout: float, jobs: int,
     say: Callable[[str], None], teacher: TeacherSettings | None,
-    keep: tuple[Path, dict[str, object]] | None, hidden: int, board: bool,
+    keep: tuple[Path, dict[str, object]] | None, hidden: int, board: bool, starts: int,
     seconds: dict[str, float],
 ) -> TrainingResult:
     """The positions labelled by the teacher (if any), kept (if asked), and fitted."""
@@ -520,21 +520,22 @@ def _taught_and_fitted(
         seconds["teacher"] = round(time.monotonic() - started, 1)
     if keep is not None:
         say(f"kept the positions in {save_positions(keep[0], KeptPositions(data, games, keep[1]))}")
-    result = fit_and_measure(data, games, l2, holdout, say, hidden, seed, board)
+    result = fit_and_measure(data, games, l2, holdout, say, hidden, seed, board, starts)
     result.metrics["seconds"] = seconds
     return result
 
 
 def fit_and_measure(
     data: Positions, games: int, l2: float, holdout: float, say: Callable[[str], None],
-    hidden: int = 0, seed: int = 0, board: bool = False,
+    hidden: int = 0, seed: int = 0, board: bool = False, starts: int = 1,
 ) -> TrainingResult:
     """Split by game (the last ``holdout`` share is held out), fit, and measure the
     trained weights against the references (``references``: the hand and the shipped
     weights, each with its best scale fitted on the training set) and the untrained ones
     (all zero: a coin toss); then the same comparison over ``FOLDS`` folds of the games
     (game index modulo ``FOLDS``), each fold held out once. ``hidden`` and ``seed``: the
-    network's (``fit``); ``board``: a board network fitted instead (``Fitter``)."""
+    network's (``fit``); ``board``: a board network fitted instead; ``starts``: how many
+    starts each fit tries (``Fitter``)."""
     held = data.game >= games - held_out_games(games, holdout)
     training, heldout = data.subset(~held), data.subset(held)
     if len(training) == 0 or len(heldout) == 0:
@@ -543,8 +544,9 @@ def fit_and_measure(
     say(f"{len(training)} training positions, {len(heldout)} held out; fitting")
     bases = references()
     fitter = Fitter(data, l2, hidden, seed, board, say,
-                    any(base.board is not None for base in bases.values()))
+                    any(base.board is not None for base in bases.values()), starts)
     weights, net = fitter.fit(~held)
+    start_losses = fitter.start_losses
     values = {name: base.values(data, fitter.boards) for name, base in bases.items()}
 
     def against(name: str, fitted_on: npt.NDArray[np.bool_], chosen: npt.NDArray[np.bool_]
@@ -574,7 +576,15 @@ def fit_and_measure(
         "heldout": measured(held),
         "folds": folds,
     }
+    if starts > 1:
+        result["starts"] = start_losses  # the training log-loss of each start, kept the least
     return TrainingResult(weights, result, net)
+
+
+def start_seed(seed: int, start: int) -> boardfit.Seed:
+    """The seed of a fit's ``start``-th start (from 0): the first is ``seed`` itself, so a
+    fit of one start is the fit it always was; each further one is drawn apart from it."""
+    return seed if start == 0 else (seed, start)
 
 
 class Fitter:
@@ -582,25 +592,47 @@ class Fitter:
     the linear weights and their network (``fit``, ``metrics``), or with ``board`` a board
     network of ``BOARD_CHANNELS`` (``boardfit.fit_board``, from ``seed`` as the network's
     start) beside all-zero weights, measured by the kernels' integer evaluation of it
-    (``boardfit.board_net_values``)."""
+    (``boardfit.board_net_values``). With ``starts`` above one a network is fitted from
+    that many starts (``start_seed``) and the one that fits its own positions best is
+    kept: a network's start changes its fit (docs/bots.md), and its loss on the positions
+    it was fitted on follows the held-out one, while the held-out games stay unseen."""
 
     def __init__(self, data: Positions, l2: float, hidden: int, seed: int, board: bool,
-                 say: Callable[[str], None], board_inputs: bool = False) -> None:
+                 say: Callable[[str], None], board_inputs: bool = False,
+                 starts: int = 1) -> None:
         self.data, self.l2, self.hidden, self.seed = data, l2, hidden, seed
-        self.board, self.say = board, say
+        self.board, self.say, self.starts = board, say, starts
         # read once (each fold fits a share of the same positions), with ``board`` or
         # ``board_inputs`` (a reference that is a board network)
         self.boards = (boardfit.board_inputs(data.moves) if board or board_inputs
                        else None)
+        self.start_losses: list[float] = []  # the last fit's, per start, with starts > 1
 
     def fit(self, chosen: npt.NDArray[np.bool_]) -> tuple[Weights, BoardNet | None]:
+        if self.starts == 1:
+            return self._fit_from(chosen, self.seed)
+        best: tuple[Weights, BoardNet | None] | None = None
+        self.start_losses = []
+        for start in range(self.starts):
+            fitted = self._fit_from(chosen, start_seed(self.seed, start))
+            loss = self.measure(chosen, *fitted)["log_loss"]
+            assert loss is not None  # a log-loss is always there
+            self.say(f"start {start + 1}/{self.starts}: training log-loss {loss:.4f}")
+            if best is None or loss < min(self.start_losses):
+                best = fitted
+            self.start_losses.append(round(loss, 6))
+        assert best is not None
+        return best
+
+    def _fit_from(self, chosen: npt.NDArray[np.bool_], seed: boardfit.Seed
+                  ) -> tuple[Weights, BoardNet | None]:
         part = self.data.subset(chosen)
         if not self.board:
-            return fit(part, self.l2, self.hidden, self.seed), None
+            return fit(part, self.l2, self.hidden, seed), None
         self.say(f"a board network of {BOARD_CHANNELS} channels on {len(part)} positions")
         assert self.boards is not None
         net = boardfit.fit_board(self.boards.subset(chosen), part.label, BOARD_CHANNELS,
-                                 self.l2, self.seed, self.say)
+                                 self.l2, seed, self.say)
         return np.zeros(FEATURES, dtype=np.int64), net
 
     def measure(self, chosen: npt.NDArray[np.bool_], weights: Weights, net: BoardNet | None

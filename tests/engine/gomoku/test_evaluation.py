@@ -286,7 +286,8 @@ def test_train_command_refuses_bad_options(
 
 
 @pytest.mark.parametrize("option", [["--l2", "1"], ["--hidden", "1"], ["--board"],
-                                    ["--positions", "1"], ["--keep-positions", "1"]])
+                                    ["--starts", "2"], ["--positions", "1"],
+                                    ["--keep-positions", "1"]])
 def test_othello_training_refuses_the_gomoku_options(
     option: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -189,9 +189,57 @@ def test_the_command_fits_a_board_network_measured_by_the_kernels_integers(
     assert len(metrics["folds"]) == 5
 
 
+def test_several_starts_keep_the_one_that_fits_its_training_positions_best(
+    kept: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Through the command with the small network of --hidden (its fits take seconds): the
+    # recorded command, each start's training loss said and kept, the least one's fit kept.
+    games = 10
+    whole = train.load_positions(kept).data
+    data = whole.subset(whole.game < games)
+    small = train.save_positions(tmp_path / "small.npz", train.KeptPositions(
+        data, games, {"command": "random games", "seed": 3}))
+    out = tmp_path / "w.json"
+    assert engine_cli(["train", "gomoku", "--positions", str(small), "--hidden", "2",
+                       "--starts", "3", "--holdout", "0.3", "--output", str(out)]) == 0
+    said = capsys.readouterr().out
+    body = json.loads(out.read_text())
+    assert "--hidden 2 --starts 3 --holdout 0.3" in body["command"]
+    losses = body["metrics"]["starts"]
+    best = losses.index(min(losses))
+    assert f"kept start {best + 1}" in said and "start 3/3: training log-loss" in said
+    # Each start is the fit from its own seed (the first the file's seed itself, as a fit
+    # of one start), measured on the training games.
+    training = data.subset(data.game < games - held_out_games(games, 0.3))
+    fits = [train.fit(training, 1e-4, 2, train.start_seed(3, start)) for start in range(3)]
+    assert [train.metrics(training, w)["log_loss"] for w in fits] == pytest.approx(losses,
+                                                                                  abs=1e-5)
+    assert len({tuple(w) for w in fits}) == 3  # the starts differ
+    assert "network" in body and ev.read_weights(out).tolist() == fits[best].tolist()
+
+
+def test_several_starts_of_a_board_network_keep_the_least_training_loss(
+    split: tuple[train.Positions, boardfit.BoardInputs, np.ndarray]
+) -> None:
+    data, _inputs, held = split
+    fitter = train.Fitter(data, 0.0, 0, 3, True, lambda _: None, starts=2)
+    zero, net = fitter.fit(~held)
+    assert net is not None and fitter.boards is not None and len(fitter.start_losses) == 2
+    assert fitter.start_losses[0] != fitter.start_losses[1]
+    measured = fitter.measure(~held, zero, net)["log_loss"]
+    assert measured == pytest.approx(min(fitter.start_losses), abs=1e-5)
+    first = boardfit.fit_board(fitter.boards.subset(~held), data.label[~held],
+                               ev.BOARD_CHANNELS, 0.0, 3)
+    assert fitter.measure(~held, zero, first)["log_loss"] == pytest.approx(
+        fitter.start_losses[0], abs=1e-5)
+
+
 @pytest.mark.parametrize(("extra", "message"), [
     (["--board", "--hidden", "3"], "--board cannot go with --hidden"),
     (["--board", "--hidden", "0"], "--board cannot go with --hidden"),
+    (["--board", "--starts", "0"], "--starts must be in 1..16, got 0"),
+    (["--hidden", "4", "--starts", "17"], "--starts must be in 1..16, got 17"),
+    (["--starts", "2"], "--starts needs a network to start from"),
 ])
 def test_the_command_refuses_bad_board_options(
     extra: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
