@@ -139,7 +139,9 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
                               "of self-play, labelled by their results or by --teacher; "
                               "may be given again")
     train_p.add_argument("--holdout", type=float, default=0.1, help="share of games held out")
-    train_p.add_argument("--jobs", type=int, default=1, help="processes playing the games")
+    train_p.add_argument("--jobs", type=int, default=1,
+                         help="processes playing the games, labelling them (gomoku's "
+                              "teacher) and fitting a network's --starts")
     train_p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     train_p.set_defaults(func=_command("train"), teacher_factory=teacher)
     probcut_p = sub.add_parser(

@@ -243,7 +243,7 @@ def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, board: bool
     data, games = joined(kept)
     seed = kept[0].made_by.get("seed")
     result = fit_and_measure(data, games, l2, args.holdout, say, hidden,
-                             seed if isinstance(seed, int) else 0, board, starts)
+                             seed if isinstance(seed, int) else 0, board, starts, args.jobs)
     given = " ".join(f"--positions {f['file']}" for f in files)
     return result, {"command": f"arena engine train gomoku {given}{fitting}", "seed": seed,
                     "positions": files}

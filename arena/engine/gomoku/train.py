@@ -52,6 +52,7 @@ import random
 import time
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -520,14 +521,14 @@ def _taught_and_fitted(
         seconds["teacher"] = round(time.monotonic() - started, 1)
     if keep is not None:
         say(f"kept the positions in {save_positions(keep[0], KeptPositions(data, games, keep[1]))}")
-    result = fit_and_measure(data, games, l2, holdout, say, hidden, seed, board, starts)
+    result = fit_and_measure(data, games, l2, holdout, say, hidden, seed, board, starts, jobs)
     result.metrics["seconds"] = seconds
     return result
 
 
 def fit_and_measure(
     data: Positions, games: int, l2: float, holdout: float, say: Callable[[str], None],
-    hidden: int = 0, seed: int = 0, board: bool = False, starts: int = 1,
+    hidden: int = 0, seed: int = 0, board: bool = False, starts: int = 1, jobs: int = 1,
 ) -> TrainingResult:
     """Split by game (the last ``holdout`` share is held out), fit, and measure the
     trained weights against the references (``references``: the hand and the shipped
@@ -535,7 +536,7 @@ def fit_and_measure(
     (all zero: a coin toss); then the same comparison over ``FOLDS`` folds of the games
     (game index modulo ``FOLDS``), each fold held out once. ``hidden`` and ``seed``: the
     network's (``fit``); ``board``: a board network fitted instead; ``starts``: how many
-    starts each fit tries (``Fitter``)."""
+    starts each fit tries, ``jobs`` of them at once (``Fitter``)."""
     held = data.game >= games - held_out_games(games, holdout)
     training, heldout = data.subset(~held), data.subset(held)
     if len(training) == 0 or len(heldout) == 0:
@@ -544,7 +545,7 @@ def fit_and_measure(
     say(f"{len(training)} training positions, {len(heldout)} held out; fitting")
     bases = references()
     fitter = Fitter(data, l2, hidden, seed, board, say,
-                    any(base.board is not None for base in bases.values()), starts)
+                    any(base.board is not None for base in bases.values()), starts, jobs)
     weights, net = fitter.fit(~held)
     start_losses = fitter.start_losses
     values = {name: base.values(data, fitter.boards) for name, base in bases.items()}
@@ -595,13 +596,15 @@ class Fitter:
     (``boardfit.board_net_values``). With ``starts`` above one a network is fitted from
     that many starts (``start_seed``) and the one that fits its own positions best is
     kept: a network's start changes its fit (docs/bots.md), and its loss on the positions
-    it was fitted on follows the held-out one, while the held-out games stay unseen."""
+    it was fitted on follows the held-out one, while the held-out games stay unseen. With
+    ``jobs`` above one the starts are fitted that many at once, in other processes (the
+    same fits: each is a function of its seed)."""
 
     def __init__(self, data: Positions, l2: float, hidden: int, seed: int, board: bool,
                  say: Callable[[str], None], board_inputs: bool = False,
-                 starts: int = 1) -> None:
+                 starts: int = 1, jobs: int = 1) -> None:
         self.data, self.l2, self.hidden, self.seed = data, l2, hidden, seed
-        self.board, self.say, self.starts = board, say, starts
+        self.board, self.say, self.starts, self.jobs = board, say, starts, jobs
         # read once (each fold fits a share of the same positions), with ``board`` or
         # ``board_inputs`` (a reference that is a board network)
         self.boards = (boardfit.board_inputs(data.moves) if board or board_inputs
@@ -610,11 +613,11 @@ class Fitter:
 
     def fit(self, chosen: npt.NDArray[np.bool_]) -> tuple[Weights, BoardNet | None]:
         if self.starts == 1:
-            return self._fit_from(chosen, self.seed)
+            return next(self._fits(chosen, [self.seed]))
         best: tuple[Weights, BoardNet | None] | None = None
         self.start_losses = []
-        for start in range(self.starts):
-            fitted = self._fit_from(chosen, start_seed(self.seed, start))
+        seeds = [start_seed(self.seed, start) for start in range(self.starts)]
+        for start, fitted in enumerate(self._fits(chosen, seeds)):
             loss = self.measure(chosen, *fitted)["log_loss"]
             assert loss is not None  # a log-loss is always there
             self.say(f"start {start + 1}/{self.starts}: training log-loss {loss:.4f}")
@@ -624,16 +627,21 @@ class Fitter:
         assert best is not None
         return best
 
-    def _fit_from(self, chosen: npt.NDArray[np.bool_], seed: boardfit.Seed
-                  ) -> tuple[Weights, BoardNet | None]:
+    def _fits(self, chosen: npt.NDArray[np.bool_], seeds: list[boardfit.Seed]
+              ) -> Iterator[tuple[Weights, BoardNet | None]]:
+        """The fits of ``chosen`` from each of ``seeds``, in order."""
         part = self.data.subset(chosen)
-        if not self.board:
-            return fit(part, self.l2, self.hidden, seed), None
-        self.say(f"a board network of {BOARD_CHANNELS} channels on {len(part)} positions")
-        assert self.boards is not None
-        net = boardfit.fit_board(self.boards.subset(chosen), part.label, BOARD_CHANNELS,
-                                 self.l2, seed, self.say)
-        return np.zeros(FEATURES, dtype=np.int64), net
+        boards = None
+        if self.board:
+            assert self.boards is not None
+            boards = self.boards.subset(chosen)
+            self.say(f"a board network of {BOARD_CHANNELS} channels on {len(part)} positions")
+        tasks = [(part, boards, self.l2, self.hidden, seed) for seed in seeds]
+        if self.jobs <= 1 or len(seeds) == 1:
+            return (_fit_task(task, self.say) for task in tasks)
+        self.say(f"{len(seeds)} starts, {self.jobs} at once")
+        pool = ProcessPoolExecutor(min(self.jobs, len(seeds)))
+        return _in_pool(pool, pool.map(_fit_task, tasks))
 
     def measure(self, chosen: npt.NDArray[np.bool_], weights: Weights, net: BoardNet | None
                 ) -> dict[str, float | None]:
@@ -643,6 +651,23 @@ class Fitter:
         assert self.boards is not None  # a board network is fitted on them
         values = boardfit.board_net_values(net, self.boards.subset(chosen))
         return scored(part, values.astype(np.float64))
+
+
+def _fit_task(task: tuple[Positions, boardfit.BoardInputs | None, float, int, boardfit.Seed],
+              say: Callable[[str], None] | None = None) -> tuple[Weights, BoardNet | None]:
+    """One fit (``Fitter``): of a board network when its board inputs are given, else of the
+    linear weights and their network; a module-level function, so a pool can run it."""
+    part, boards, l2, hidden, seed = task
+    if boards is None:
+        return fit(part, l2, hidden, seed), None
+    net = boardfit.fit_board(boards, part.label, BOARD_CHANNELS, l2, seed, say)
+    return np.zeros(FEATURES, dtype=np.int64), net
+
+
+def _in_pool(pool: ProcessPoolExecutor, results: Iterator[T]) -> Iterator[T]:
+    """``results`` one by one, the pool shut down after the last (or when the caller stops)."""
+    with pool:
+        yield from results
 
 
 POSITIONS_FORMAT = "arena-gomoku-positions-1"

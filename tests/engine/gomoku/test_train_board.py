@@ -150,16 +150,25 @@ def test_the_float_network_and_the_kernels_integers_agree(
         assert floats.std() > 0.05  # not a constant that would agree trivially
 
 
+# The first ten games alone (about 220 positions: one mini-batch a pass) keep the command's
+# six fits (the held-out split's and the five folds') short.
+SMALL_GAMES = 10
+
+
+def _first_games(kept: Path, folder: Path) -> tuple[train.Positions, Path]:
+    """The positions of the first ``SMALL_GAMES`` games of ``kept``, and a positions file
+    of them in ``folder``."""
+    whole = train.load_positions(kept).data
+    data = whole.subset(whole.game < SMALL_GAMES)
+    return data, train.save_positions(folder / "small.npz", train.KeptPositions(
+        data, SMALL_GAMES, {"command": "random games", "seed": 3}))
+
+
 def test_the_command_fits_a_board_network_measured_by_the_kernels_integers(
     kept: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # The first ten games alone (about 220 positions: one mini-batch a pass) keep the
-    # six fits (the held-out split's and the five folds') short.
-    games = 10
-    whole = train.load_positions(kept).data
-    data = whole.subset(whole.game < games)
-    small = train.save_positions(tmp_path / "small.npz", train.KeptPositions(
-        data, games, {"command": "random games", "seed": 3}))
+    data, small = _first_games(kept, tmp_path)
+    games = SMALL_GAMES
     out = tmp_path / "w.json"
     assert engine_cli(["train", "gomoku", "--positions", str(small), "--board",
                        "--holdout", "0.3", "--output", str(out)]) == 0
@@ -192,16 +201,15 @@ def test_the_command_fits_a_board_network_measured_by_the_kernels_integers(
 def test_several_starts_keep_the_one_that_fits_its_training_positions_best(
     kept: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Through the command with the small network of --hidden (its fits take seconds): the
-    # recorded command, each start's training loss said and kept, the least one's fit kept.
-    games = 10
-    whole = train.load_positions(kept).data
-    data = whole.subset(whole.game < games)
-    small = train.save_positions(tmp_path / "small.npz", train.KeptPositions(
-        data, games, {"command": "random games", "seed": 3}))
+    # Through the command with the small network of --hidden (its fits take seconds), two
+    # starts at a time in other processes: the recorded command, each start's training
+    # loss said and kept, the least one's fit kept, each the fit from its seed here.
+    data, small = _first_games(kept, tmp_path)
+    games = SMALL_GAMES
     out = tmp_path / "w.json"
     assert engine_cli(["train", "gomoku", "--positions", str(small), "--hidden", "2",
-                       "--starts", "3", "--holdout", "0.3", "--output", str(out)]) == 0
+                       "--starts", "3", "--jobs", "2", "--holdout", "0.3", "--output",
+                       str(out)]) == 0
     said = capsys.readouterr().out
     body = json.loads(out.read_text())
     assert "--hidden 2 --starts 3 --holdout 0.3" in body["command"]
