@@ -191,6 +191,8 @@ def test_the_shipped_board_set_records_how_it_was_made() -> None:
                                              held["shipped"]["log_loss"])
     assert len(metrics["folds"]) == 5
     assert all(f["trained"]["log_loss"] < f["hand"]["log_loss"] for f in metrics["folds"])
+    # fitted from several starts, it kept the one that fitted its training games best
+    assert metrics["train"]["trained"]["log_loss"] == min(metrics["starts"])
 
 
 def test_the_board_presets_hash_follows_its_own_file(tmp_path: Path,
