@@ -614,29 +614,30 @@ class Fitter:
     def fit(self, chosen: npt.NDArray[np.bool_]) -> tuple[Weights, BoardNet | None]:
         if self.starts == 1:
             return next(self._fits(chosen, [self.seed]))
-        best: tuple[Weights, BoardNet | None] | None = None
-        self.start_losses = []
+        fits, self.start_losses = [], []
         seeds = [start_seed(self.seed, start) for start in range(self.starts)]
         for start, fitted in enumerate(self._fits(chosen, seeds)):
             loss = self.measure(chosen, *fitted)["log_loss"]
             assert loss is not None  # a log-loss is always there
             self.say(f"start {start + 1}/{self.starts}: training log-loss {loss:.4f}")
-            if best is None or loss < min(self.start_losses):
-                best = fitted
-            self.start_losses.append(round(loss, 6))
-        assert best is not None
-        return best
+            fits.append(fitted)
+            self.start_losses.append(loss)
+        return fits[self.start_losses.index(min(self.start_losses))]
 
     def _fits(self, chosen: npt.NDArray[np.bool_], seeds: list[boardfit.Seed]
               ) -> Iterator[tuple[Weights, BoardNet | None]]:
         """The fits of ``chosen`` from each of ``seeds``, in order."""
-        part = self.data.subset(chosen)
-        boards = None
+        # a board network's fit reads its board inputs and labels alone, the linear fit the
+        # positions' features (which would be most of what goes to another process)
+        task: FitTask
         if self.board:
             assert self.boards is not None
-            boards = self.boards.subset(chosen)
-            self.say(f"a board network of {BOARD_CHANNELS} channels on {len(part)} positions")
-        tasks = [(part, boards, self.l2, self.hidden, seed) for seed in seeds]
+            task = (self.boards.subset(chosen), self.data.label[chosen])
+            self.say(f"a board network of {BOARD_CHANNELS} channels on {len(task[1])} "
+                     "positions")
+        else:
+            task = self.data.subset(chosen)
+        tasks = [(task, self.l2, self.hidden, seed) for seed in seeds]
         if self.jobs <= 1 or len(seeds) == 1:
             return (_fit_task(task, self.say) for task in tasks)
         self.say(f"{len(seeds)} starts, {self.jobs} at once")
@@ -653,14 +654,20 @@ class Fitter:
         return scored(part, values.astype(np.float64))
 
 
-def _fit_task(task: tuple[Positions, boardfit.BoardInputs | None, float, int, boardfit.Seed],
+# What one fit reads: the positions (the linear weights and their network), or a board
+# network's board inputs and labels.
+FitTask = Positions | tuple[boardfit.BoardInputs, npt.NDArray[np.float64]]
+
+
+def _fit_task(task: tuple[FitTask, float, int, boardfit.Seed],
               say: Callable[[str], None] | None = None) -> tuple[Weights, BoardNet | None]:
-    """One fit (``Fitter``): of a board network when its board inputs are given, else of the
-    linear weights and their network; a module-level function, so a pool can run it."""
-    part, boards, l2, hidden, seed = task
-    if boards is None:
-        return fit(part, l2, hidden, seed), None
-    net = boardfit.fit_board(boards, part.label, BOARD_CHANNELS, l2, seed, say)
+    """One fit (``Fitter``) from ``seed``, with ``l2`` and ``hidden`` units; a module-level
+    function, so a pool can run it."""
+    data, l2, hidden, seed = task
+    if isinstance(data, Positions):
+        return fit(data, l2, hidden, seed), None
+    boards, label = data
+    net = boardfit.fit_board(boards, label, BOARD_CHANNELS, l2, seed, say)
     return np.zeros(FEATURES, dtype=np.int64), net
 
 

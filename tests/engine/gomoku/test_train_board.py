@@ -240,6 +240,11 @@ def test_several_starts_of_a_board_network_keep_the_least_training_loss(
                                ev.BOARD_CHANNELS, 0.0, 3)
     assert fitter.measure(~held, zero, first)["log_loss"] == pytest.approx(
         fitter.start_losses[0], abs=1e-5)
+    # the same starts two at a time in other processes: the same fits and choice
+    pooled = train.Fitter(data, 0.0, 0, 3, True, lambda _: None, starts=2, jobs=2)
+    again = pooled.fit(~held)[1]
+    assert again is not None and again.to_json() == net.to_json()
+    assert pooled.start_losses == fitter.start_losses
 
 
 @pytest.mark.parametrize(("extra", "message"), [
