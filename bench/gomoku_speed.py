@@ -1,6 +1,6 @@
 """Gomoku engine speed and tactics, paired against a baseline revision in the same run.
 
-    python bench/gomoku_speed.py [--baseline REV] [--rounds 5]
+    python bench/gomoku_speed.py [--baseline REV] [--rounds 5] [--bot PRESET]
 
 Each round runs the same workload once with this tree's engine and once with the
 baseline's (``git archive REV``, unpacked into the temporary folder), each in a fresh
@@ -8,7 +8,8 @@ process, alternating which goes first: the machine's speed drifts between minute
 pairing cancels it. Prints per engine the medians over the rounds, and the median of
 the per-round ratios (this tree / baseline):
 
-- ``nodes/s``: arena-gomoku at fixed depth on the twelve balanced openings (CPU time of
+- ``nodes/s``: arena-gomoku (``--bot``: another of its presets, such as
+  ``arena-gomoku-board``) at fixed depth on the twelve balanced openings (CPU time of
   the searching thread, the nodes each engine counts);
 - ``1 s depth``: the depth reached in 1 s of CPU time on a quiet middlegame;
 - the tactics positions (``tests/engine/gomoku/positions.py``): solved (a proven win)
@@ -53,7 +54,7 @@ def probe(work: dict[str, Any]) -> dict[str, float]:
     from arena.engine.gomoku import PRESETS, choose_move, warm_up
 
     warm_up()
-    arena = PRESETS["arena-gomoku"]
+    arena = PRESETS[work.get("bot", "arena-gomoku")]
     figures: dict[str, float] = {}
     nodes = cpu = 0.0
     for moves in work["openings"]:
@@ -110,6 +111,7 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--baseline", help="git revision to compare with")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--bot", default="arena-gomoku", help="the preset to measure")
     parser.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.probe:
@@ -118,7 +120,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from bench.gomoku_match import export_revision
 
-    work = workload()
+    work = {**workload(), "bot": args.bot}
     trees = {"this tree": ROOT}
     if args.baseline:
         trees[args.baseline[:12]] = export_revision(args.baseline)

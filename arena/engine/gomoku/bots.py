@@ -11,7 +11,13 @@ from arena.engine.api import Limits, SearchResult, StopFlag, TreeNode
 from arena.engine.gomoku import sharpmoku
 from arena.engine.gomoku.board import EXACT_FIVE
 from arena.engine.gomoku.budget import Budget
-from arena.engine.gomoku.config import ARENA_GOMOKU, PARAMETERS, weight_set
+from arena.engine.gomoku.config import (
+    ARENA_GOMOKU,
+    PARAMETERS,
+    SCREEN_WEIGHTS,
+    screen_margin,
+    weight_set,
+)
 from arena.engine.gomoku.control import CTX_ABORTED, CTX_NODES, CTX_TREE_COUNT, new_context
 from arena.engine.gomoku.evaluation import (
     HAND_WEIGHTS,
@@ -129,18 +135,21 @@ def thread_tables(tt_bits: int | None) -> _Tables:
 class _ArenaState:
     """Kernel arrays for one arena-gomoku search."""
 
-    def __init__(self, pos: Position, tt_bits: int, tree_budget: int, weights: str | None
-                 ) -> None:
+    def __init__(self, pos: Position, tt_bits: int, tree_budget: int, weights: str | None,
+                 screen: int = 0) -> None:
         """``weights``: the shipped weight set to evaluate with (``config.weight_set``),
-        None for the hand weights."""
+        None for the hand weights; ``screen``: the margin by which the linear set
+        ``SCREEN_WEIGHTS`` screens a board network's leaves (``config.screen_margin``)."""
         self.me = pos.to_move
         evaluation: tuple[Weights, BoardNet | None]
         if weights is None:
             evaluation = HAND_WEIGHTS, None
         else:
-            evaluation = load_weights(weights)[0], load_board(weights)
+            board = load_board(weights)
+            linear = SCREEN_WEIGHTS if board is not None and screen else weights
+            evaluation = load_weights(linear)[0], board
         self.cells, self.pat, self.st, self.table = setup(pos.size, pos.rule, pos.moves,
-                                                          *evaluation)
+                                                          *evaluation, screen)
         self.tables = thread_tables(tt_bits)
         self.salt = self.tables.next_salt()
         self.tree = new_tree(tree_budget)
@@ -174,7 +183,8 @@ def run_arena(
 ) -> SearchResult:
     if not pos.moves:
         return _opening((pos.size // 2) * (pos.size + 1), budget)
-    state = _ArenaState(pos, params["tt_bits"], tree_budget, weight_set(params))
+    state = _ArenaState(pos, params["tt_bits"], tree_budget, weight_set(params),
+                        screen_margin(params))
     ctx = _context(budget, tree_budget, state.salt)
     how = state.search(_kernel_params(params, budget.limits),
                        budget.soft_deadline(SOFT_TIME_SHARE), ctx, stop)

@@ -25,6 +25,10 @@ PARAMETERS: dict[str, dict[str, tuple[int, int, int]]] = {
         "vct_plies": (15, 0, 41),  # longest VCT (fours and threes) looked for at the root
         "vct_nodes": (20_000, 0, 10_000_000),  # nodes a root VCT may take (0: no cap)
         "tt_bits": (20, 10, 24),  # transposition table of 2**tt_bits entries
+        # With board_eval: a leaf whose linear value (``SCREEN_WEIGHTS``) lies more than
+        # this many evaluation units beyond the search's window takes that value, moved
+        # this far toward the window, instead of the board network's (0: no screen).
+        "screen": (1000, 0, 20_000),
     },
 }
 
@@ -39,14 +43,17 @@ SWITCHES: dict[str, dict[str, bool]] = {
     # Late move reductions (version 10); the training's self-play searches without them,
     # as versions 2 to 9 did, so that a recorded training command makes the same games.
     # The shipped board network (``BOARD_WEIGHTS``) instead of the trained linear
-    # evaluation: it predicts results better, but its nodes are slower and it does not
-    # yet play better (docs/bots.md).
+    # evaluation: it predicts results better, and with its leaves screened (``screen``)
+    # holds its own against it at equal time, but does no better against Rapfi
+    # (docs/bots.md).
     ARENA_GOMOKU: {"hand_eval": False, "reductions": True, "board_eval": False},
 }
 # The shipped weight sets (``evaluation.WEIGHTS_DIR``): the trained linear evaluation with
 # its network, and the board network.
 TRAINED_WEIGHTS = "arena-gomoku"
 BOARD_WEIGHTS = "arena-gomoku-board"
+# The linear evaluation that screens the board network's leaves (``screen``).
+SCREEN_WEIGHTS = TRAINED_WEIGHTS
 # Switches of which at most one may be on.
 EXCLUSIVE: dict[str, tuple[str, ...]] = {ARENA_GOMOKU: ("hand_eval", "board_eval")}
 
@@ -122,6 +129,12 @@ def weight_set(params: Mapping[str, int]) -> str | None:
     return BOARD_WEIGHTS if params["board_eval"] else TRAINED_WEIGHTS
 
 
+def screen_margin(params: Mapping[str, int]) -> int:
+    """The screen's margin of an arena-gomoku config (``resolved``): its ``screen`` with
+    the board network, 0 (no screen) without one."""
+    return params["screen"] if params["board_eval"] and not params["hand_eval"] else 0
+
+
 def evaluator_hash(config: Mapping[str, object]) -> str:
     """A hex digest that changes exactly when what the config plays may change.
 
@@ -129,7 +142,9 @@ def evaluator_hash(config: Mapping[str, object]) -> str:
     ``"depth": 2`` hash alike. A switch at its default is left out, so adding a switch
     does not change the hashes of the configurations that play as before. An
     arena-gomoku config with a trained evaluation carries the SHA-256 of its shipped
-    weight file (``weight_set``), so the hash follows the weights.
+    weight file (``weight_set``), so the hash follows the weights; with the board network's
+    leaves screened, that of the screen's file too. ``screen`` without the board network
+    changes nothing and is left out.
     """
     from arena.errors import InvalidArgumentError
 
@@ -139,6 +154,9 @@ def evaluator_hash(config: Mapping[str, object]) -> str:
     evaluator = str(config["evaluator"])
     values = resolved(config)
     weights = weight_set(values) if evaluator == ARENA_GOMOKU else None
+    screen = screen_margin(values) if evaluator == ARENA_GOMOKU else 0
+    if evaluator == ARENA_GOMOKU and not screen:
+        del values["screen"]
     for name, on in SWITCHES[evaluator].items():
         if values[name] == int(on):
             del values[name]
@@ -147,5 +165,7 @@ def evaluator_hash(config: Mapping[str, object]) -> str:
         from arena.engine.gomoku.evaluation import load_weights
 
         canonical["weights_sha256"] = load_weights(weights)[1]
+        if screen:
+            canonical["screen_sha256"] = load_weights(SCREEN_WEIGHTS)[1]
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

@@ -27,7 +27,8 @@ then adds, per candidate cell and side, the input row of the cell's kind to each
 ``hidden`` output weights; without a network, the linear weights alone.
 
 A weight set may instead carry a board network over every cell of the board
-(``BoardNet``, below), which then evaluates alone.
+(``BoardNet``, below), which then evaluates alone; a search may let the linear set
+screen its leaves first (``search.screened``).
 """
 
 from __future__ import annotations

@@ -115,7 +115,10 @@ ST_CELL_EVAL = ST_EVAL + FEATURES  # [side * CODES + code], side 0 to move, 1 th
 ST_NET_HIDDEN = ST_CELL_EVAL + 2 * CODES  # the network's hidden units, 0 without one
 ST_NET_IN = ST_NET_HIDDEN + 1  # [feature * hidden + unit]
 ST_NET_OUT = ST_NET_IN + FEATURES * MAX_HIDDEN  # [unit]
-ST_BOARD = ST_NET_OUT + MAX_HIDDEN  # 1 with a board network, 0 without
+# With a board network, the margin by which the linear weights above screen its leaves
+# (``search.screened``; 0: no screen).
+ST_SCREEN = ST_NET_OUT + MAX_HIDDEN
+ST_BOARD = ST_SCREEN + 1  # 1 with a board network, 0 without
 # The board network (``evaluation.BoardNet``) as int32 from ``ST_BOARD_INTS`` (``board_view``;
 # blocks of ``BOARD_CHANNELS``): its tables per cell code of Black (``B_BLACK``) and of White,
 # the stones' values, the 5x5 weights (``TAPS`` rows) and biases; then the position's part,
@@ -638,11 +641,12 @@ def refresh_board(cells: Cells, st: State) -> None:
 
 def setup(
     size: int, rule: int, moves: list[int], weights: Weights | None = None,
-    board: BoardNet | None = None,
+    board: BoardNet | None = None, screen: int = 0,
 ) -> tuple[Cells, Patterns, State, Table]:
     """The kernels' arrays for the position after ``moves`` (Black first), evaluated with
     ``weights`` and the board network ``board`` if any (by default the shipped set's,
-    ``evaluation.load_weights`` and ``load_board``)."""
+    ``evaluation.load_weights`` and ``load_board``); with a board network, ``screen``
+    is the margin by which ``weights`` screen its leaves (``search.screened``)."""
     table = table_for(rule)
     cells, pat, st = new_state(size)
     if weights is None:
@@ -653,6 +657,7 @@ def setup(
     refresh_classes(cells, pat, st, table)
     if board is not None:
         _weigh_board(st, board)
+        st[ST_SCREEN] = screen
         refresh_board(cells, st)
     for ply, move in enumerate(moves):
         play(cells, pat, st, table, move, 1 + ply % 2)

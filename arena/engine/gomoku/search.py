@@ -15,7 +15,8 @@ chosen). Below the root, a late move that makes no four nor open three for eithe
 is searched a ply or two shallower first, and again at full depth only if it beats the
 best so far (``_reduction``; the switch ``reductions``). Leaves weigh the incrementally
 kept class counts and, per candidate cell and side, the weight of its kept cell code
-(``evaluation.py``); or, with a board network, pool its kept 5x5 sums (``_board_value``).
+(``evaluation.py``); or, with a board network, pool its kept 5x5 sums (``_board_value``),
+unless the linear weights put the leaf far beyond the window (``screened``; ``screen``).
 
 Scores are from the side to move; wins are ``WIN - plies``. Ties between moves of equal
 order are broken by cell index, so a search depends on the position only, never on the
@@ -76,6 +77,7 @@ from arena.engine.gomoku.patterns import (
     ST_NET_HIDDEN,
     ST_NET_IN,
     ST_NET_OUT,
+    ST_SCREEN,
     ST_SIZE,
     ST_STATS,
     THREAT_FIVES,
@@ -141,6 +143,30 @@ def evaluate(st: State, me: int) -> int:
     alone (``_board_value``). Kept well inside the win scores whatever the weights."""
     if st[ST_BOARD] > 0:
         return int(max(-EVAL_BOUND, min(EVAL_BOUND, _board_value(st, me))))
+    return _linear_value(st, me)
+
+
+@njit(cache=True)
+def screened(st: State, me: int, alpha: int, beta: int) -> int:
+    """``evaluate`` at a leaf searched with the window (``alpha``, ``beta``). With a board
+    network and a screen (``patterns.ST_SCREEN``), the linear weights judge the leaf first,
+    and when their value lies more than the margin beyond the window, that value moved
+    by the margin toward the window stands (a bound the network would most likely not
+    cross): the network's cost is paid only where it may change the search. The
+    network's kept values then wait for the next leaf it evaluates (``flush_board``)."""
+    margin = int(st[ST_SCREEN])
+    if st[ST_BOARD] > 0 and margin > 0:
+        guess = _linear_value(st, me)
+        if guess - margin >= beta:
+            return max(-EVAL_BOUND, guess - margin)
+        if guess + margin <= alpha:
+            return min(EVAL_BOUND, guess + margin)
+    return evaluate(st, me)
+
+
+@njit(cache=True)
+def _linear_value(st: State, me: int) -> int:
+    """``evaluate`` by the linear weights and their network."""
     mine = ST_STATS + me * CLASSES
     theirs = ST_STATS + (3 - me) * CLASSES
     value = st[ST_EVAL]
@@ -387,7 +413,8 @@ def _root_view(ply: int, value: int) -> int:
 
 
 @njit(cache=True)
-def _leaf_score(st: State, work: Work, me: int, depth: int, ply: int) -> tuple[int, int]:
+def _leaf_score(st: State, work: Work, me: int, depth: int, ply: int, alpha: int, beta: int
+                ) -> tuple[int, int]:
     """(score, forced move) before any move list: a decided position or a leaf gives its
     score and -1; the opponent's single five point gives (0, that point); else (0, -2)."""
     op = 3 - me
@@ -407,7 +434,7 @@ def _leaf_score(st: State, work: Work, me: int, depth: int, ply: int) -> tuple[i
         if plies > 0:
             return WIN - ply - plies, -1
     if depth <= 0 or ply >= MAX_PLY - 2:
-        return evaluate(st, me), -1
+        return screened(st, me, alpha, beta), -1
     return 0, -2
 
 
@@ -447,7 +474,7 @@ def negamax(
     work[pv] = 0
     if poll_stop(ctx, stop):
         return 0
-    leaf, forced = _leaf_score(st, work, me, depth, ply)
+    leaf, forced = _leaf_score(st, work, me, depth, ply, alpha, beta)
     if forced == -1:
         tree_close(tree, node, _root_view(ply, leaf), KIND_LEAF, False)
         return leaf

@@ -15,9 +15,18 @@ from arena.engine.api import Limits
 from arena.engine.gomoku import PRESETS, bots, choose_move, evaluator_hash, validate_config
 from arena.engine.gomoku import evaluation as ev
 from arena.engine.gomoku.board import EXACT_FIVE, FREESTYLE
-from arena.engine.gomoku.config import BOARD_WEIGHTS, TRAINED_WEIGHTS
+from arena.engine.gomoku.config import (
+    BOARD_WEIGHTS,
+    PARAMETERS,
+    SCREEN_WEIGHTS,
+    TRAINED_WEIGHTS,
+    resolved,
+    screen_margin,
+)
 from arena.engine.gomoku.patterns import (
     B_DELTA,
+    ST_EVAL,
+    ST_SCREEN,
     board_view,
     cell_codes,
     flush_board,
@@ -25,7 +34,8 @@ from arena.engine.gomoku.patterns import (
     setup,
     unplay,
 )
-from arena.engine.gomoku.search import EVAL_BOUND, evaluate
+from arena.engine.gomoku.position import position_from_moves
+from arena.engine.gomoku.search import EVAL_BOUND, evaluate, screened
 
 from .test_board import random_game
 
@@ -148,14 +158,80 @@ def test_a_search_with_a_board_network_is_deterministic(monkeypatch: pytest.Monk
     assert first.score != plain.score  # the network, not the linear weights, evaluated
 
 
+def test_a_screened_leaf_is_the_networks_unless_the_linear_value_lies_beyond_the_window(
+) -> None:
+    """``screened``: where the linear value lies more than the margin beyond the window,
+    that value moved by the margin toward the window (so on the same side of it); else the
+    network's value. Skipped leaves leave the network's kept values waiting, and the next
+    leaf it evaluates is exact. Without a screen, every leaf is the network's."""
+    rng = random.Random(21)
+    linear, net = ev.load_weights(TRAINED_WEIGHTS)[0], ev.load_board(BOARD_WEIGHTS)
+    margin = 700
+    kinds = {"above": 0, "below": 0, "network": 0}
+    for _ in range(5):
+        game = random_game(15, "freestyle", rng)
+        cut = rng.randrange(6, len(game) - 1)
+        cells, pat, st, table = setup(15, FREESTYLE, game[: cut - 4], linear, net, margin)
+        cells0, pat0, unscreened, table0 = setup(15, FREESTYLE, game[: cut - 4], linear, net, 0)
+        for ply in range(cut - 4, cut):
+            play(cells, pat, st, table, game[ply], 1 + ply % 2)
+            play(cells0, pat0, unscreened, table0, game[ply], 1 + ply % 2)
+            plain = setup(15, FREESTYLE, game[: ply + 1], linear, None)[2]
+            networked = setup(15, FREESTYLE, game[: ply + 1], linear, net)[2]
+            for me in (1, 2):
+                guess, value = evaluate(plain, me), evaluate(networked, me)
+                for beta in (guess - 3000, guess - 701, guess - 699, guess, guess + 699,
+                             guess + 701, guess + 3000):
+                    for alpha in (beta - 1, beta - 1000):
+                        got = screened(st, me, alpha, beta)
+                        if guess - margin >= beta:
+                            assert got == guess - margin >= beta
+                            kinds["above"] += 1
+                        elif guess + margin <= alpha:
+                            assert got == guess + margin <= alpha
+                            kinds["below"] += 1
+                        else:
+                            assert got == value
+                            kinds["network"] += 1
+                        assert screened(unscreened, me, alpha, beta) == evaluate(networked, me)
+        assert np.array_equal(kept(st), kept(networked))
+    assert min(kinds.values()) > 20, kinds
+
+
+def test_the_board_preset_screens_its_leaves_with_the_linear_set() -> None:
+    """``arena-gomoku-board`` searches with its default screen, judged by the linear set
+    (the board set's own linear weights are all zero); ``screen`` 0 turns it off, and
+    without the board network it does nothing."""
+    board = PRESETS["arena-gomoku-board"]
+    default = PARAMETERS["arena-gomoku"]["screen"][0]
+    assert default > 0 and screen_margin(resolved(board)) == default
+    assert screen_margin(resolved({**board, "screen": 0})) == 0
+    assert screen_margin(resolved({**PRESETS["arena-gomoku"], "screen": 900})) == 0
+    pos = position_from_moves(15, "freestyle", QUIET[1])
+    for screen, linear in ((default, SCREEN_WEIGHTS), (0, BOARD_WEIGHTS)):
+        state = bots._ArenaState(pos, 10, 0, BOARD_WEIGHTS, screen)
+        assert state.st[ST_SCREEN] == screen
+        assert np.array_equal(state.st[ST_EVAL : ST_EVAL + ev.FEATURES],
+                              ev.load_weights(linear)[0][: ev.FEATURES])
+    # A fixed-depth search with the screen is as deterministic as one without, and takes
+    # another path: the screened leaves' values are the linear set's.
+    limits = Limits(depth=5)
+    first = choose_move(15, "freestyle", QUIET[1], board, limits)
+    again = choose_move(15, "freestyle", QUIET[1], board, limits)
+    plain = choose_move(15, "freestyle", QUIET[1], {**board, "screen": 0}, limits)
+    assert (first.move, first.score, first.nodes) == (again.move, again.score, again.nodes)
+    assert first.nodes != plain.nodes
+
+
 QUIET = [[112, 113, 127, 98, 142, 97], [192, 159, 158, 143, 160, 178, 148, 190, 174],
          [112, 128, 96, 111, 126]]
 
 
 @pytest.mark.parametrize("moves", QUIET)
 def test_the_board_preset_evaluates_with_the_shipped_board_network(moves: list[int]) -> None:
-    """A depth-1 search of ``arena-gomoku-board`` scores the best of the children as the
-    shipped board network values them; ``arena-gomoku``, with the linear set."""
+    """A depth-1 search of ``arena-gomoku-board`` without its screen scores the best of
+    the children as the shipped board network values them; ``arena-gomoku``, with the
+    linear set."""
     scores = {}
     for name, weights in (("arena-gomoku-board", BOARD_WEIGHTS),
                           ("arena-gomoku", TRAINED_WEIGHTS)):
@@ -167,7 +243,8 @@ def test_the_board_preset_evaluates_with_the_shipped_board_network(moves: list[i
             play(cells, pat, st, table, int(cell), me)
             children.append(-evaluate(st, 3 - me))
             unplay(cells, pat, st, table, int(cell))
-        found = choose_move(15, "freestyle", moves, PRESETS[name], Limits(depth=1))
+        found = choose_move(15, "freestyle", moves, {**PRESETS[name], "screen": 0},
+                            Limits(depth=1))
         assert found.depth == 1 and found.score == max(children), name
         scores[name] = found.score
     assert scores["arena-gomoku-board"] != scores["arena-gomoku"]
@@ -212,6 +289,32 @@ def test_the_board_presets_hash_follows_its_own_file(tmp_path: Path,
     (folder / f"{BOARD_WEIGHTS}.json").write_text(json.dumps(body))
     assert evaluator_hash(board) != shipped["board"]
     assert evaluator_hash(linear) == shipped["linear"]  # not its file
+
+
+def test_the_board_presets_hash_follows_its_screen(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The screen's margin and the screen's weight file are part of what the board preset
+    plays; without the board network, ``screen`` changes nothing and no hash."""
+    board, linear = PRESETS["arena-gomoku-board"], PRESETS["arena-gomoku"]
+    unscreened = {**board, "screen": 0}
+    shipped = {name: evaluator_hash(config) for name, config in (
+        ("board", board), ("unscreened", unscreened), ("linear", linear))}
+    assert len(set(shipped.values())) == 3
+    assert evaluator_hash({**board, "screen": 1500}) != shipped["board"]
+    assert evaluator_hash({**linear, "screen": 1500}) == shipped["linear"]
+    assert evaluator_hash({**linear, "screen": 0}) == shipped["linear"]
+    folder = tmp_path / "weights"
+    folder.mkdir()
+    for name in (BOARD_WEIGHTS, TRAINED_WEIGHTS):
+        (folder / f"{name}.json").write_bytes((ev.WEIGHTS_DIR / f"{name}.json").read_bytes())
+    monkeypatch.setattr(ev, "WEIGHTS_DIR", folder)
+    body = json.loads((folder / f"{SCREEN_WEIGHTS}.json").read_text())
+    body["weights"][0] += 1
+    (folder / f"{SCREEN_WEIGHTS}.json").write_text(json.dumps(body))
+    assert evaluator_hash(board) != shipped["board"]
+    assert evaluator_hash(unscreened) == shipped["unscreened"]  # not read
+    assert validate_config({**board, "screen": 20_001}) != []
+    assert validate_config({**board, "screen": -1}) != []
 
 
 def test_one_evaluation_at_a_time() -> None:

@@ -46,7 +46,7 @@ WHITE_THREE = interleave([xy(5, 7), xy(6, 7), xy(7, 7), xy(8, 5), xy(8, 6), xy(1
 
 def leaf(moves: list[int], ply: int = 3) -> int:
     st = setup(15, FREESTYLE, moves)[2]
-    score, forced = _leaf_score(st, new_work(), 1 + len(moves) % 2, 0, ply)
+    score, forced = _leaf_score(st, new_work(), 1 + len(moves) % 2, 0, ply, -WIN, WIN)
     assert forced == -1
     return int(score)
 
