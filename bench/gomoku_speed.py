@@ -111,14 +111,19 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--baseline", help="git revision to compare with")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--bot", default="arena-gomoku", help="the preset to measure")
+    parser.add_argument("--bot", default="arena-gomoku", help="the arena-gomoku preset to measure")
     parser.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.probe:
         print(json.dumps(probe(json.loads(sys.stdin.read()))))
         return
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT))  # this tree (the probes: the tree each measures)
+    from arena.engine.gomoku.config import ARENA_GOMOKU, PRESETS
     from bench.gomoku_match import export_revision
+
+    presets = [name for name, config in PRESETS.items() if config["evaluator"] == ARENA_GOMOKU]
+    if args.bot not in presets:
+        parser.error(f"--bot: {args.bot!r} is not an arena-gomoku preset ({', '.join(presets)})")
 
     work = {**workload(), "bot": args.bot}
     trees = {"this tree": ROOT}

@@ -132,7 +132,7 @@ def weight_set(params: Mapping[str, int]) -> str | None:
 def screen_margin(params: Mapping[str, int]) -> int:
     """The screen's margin of an arena-gomoku config (``resolved``): its ``screen`` with
     the board network, 0 (no screen) without one."""
-    return params["screen"] if params["board_eval"] and not params["hand_eval"] else 0
+    return params["screen"] if params["board_eval"] else 0
 
 
 def evaluator_hash(config: Mapping[str, object]) -> str:
@@ -154,9 +154,8 @@ def evaluator_hash(config: Mapping[str, object]) -> str:
     evaluator = str(config["evaluator"])
     values = resolved(config)
     weights = weight_set(values) if evaluator == ARENA_GOMOKU else None
-    screen = screen_margin(values) if evaluator == ARENA_GOMOKU else 0
-    if evaluator == ARENA_GOMOKU and not screen:
-        del values["screen"]
+    if evaluator == ARENA_GOMOKU and not screen_margin(values):
+        del values["screen"]  # it plays no part
     for name, on in SWITCHES[evaluator].items():
         if values[name] == int(on):
             del values[name]
@@ -165,7 +164,7 @@ def evaluator_hash(config: Mapping[str, object]) -> str:
         from arena.engine.gomoku.evaluation import load_weights
 
         canonical["weights_sha256"] = load_weights(weights)[1]
-        if screen:
+        if "screen" in values:
             canonical["screen_sha256"] = load_weights(SCREEN_WEIGHTS)[1]
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

@@ -198,31 +198,6 @@ def test_a_screened_leaf_is_the_networks_unless_the_linear_value_lies_beyond_the
     assert min(kinds.values()) > 20, kinds
 
 
-def test_the_board_preset_screens_its_leaves_with_the_linear_set() -> None:
-    """``arena-gomoku-board`` searches with its default screen, judged by the linear set
-    (the board set's own linear weights are all zero); ``screen`` 0 turns it off, and
-    without the board network it does nothing."""
-    board = PRESETS["arena-gomoku-board"]
-    default = PARAMETERS["arena-gomoku"]["screen"][0]
-    assert default > 0 and screen_margin(resolved(board)) == default
-    assert screen_margin(resolved({**board, "screen": 0})) == 0
-    assert screen_margin(resolved({**PRESETS["arena-gomoku"], "screen": 900})) == 0
-    pos = position_from_moves(15, "freestyle", QUIET[1])
-    for screen, linear in ((default, SCREEN_WEIGHTS), (0, BOARD_WEIGHTS)):
-        state = bots._ArenaState(pos, 10, 0, BOARD_WEIGHTS, screen)
-        assert state.st[ST_SCREEN] == screen
-        assert np.array_equal(state.st[ST_EVAL : ST_EVAL + ev.FEATURES],
-                              ev.load_weights(linear)[0][: ev.FEATURES])
-    # A fixed-depth search with the screen is as deterministic as one without, and takes
-    # another path: the screened leaves' values are the linear set's.
-    limits = Limits(depth=5)
-    first = choose_move(15, "freestyle", QUIET[1], board, limits)
-    again = choose_move(15, "freestyle", QUIET[1], board, limits)
-    plain = choose_move(15, "freestyle", QUIET[1], {**board, "screen": 0}, limits)
-    assert (first.move, first.score, first.nodes) == (again.move, again.score, again.nodes)
-    assert first.nodes != plain.nodes
-
-
 QUIET = [[112, 113, 127, 98, 142, 97], [192, 159, 158, 143, 160, 178, 148, 190, 174],
          [112, 128, 96, 111, 126]]
 
@@ -248,6 +223,31 @@ def test_the_board_preset_evaluates_with_the_shipped_board_network(moves: list[i
         assert found.depth == 1 and found.score == max(children), name
         scores[name] = found.score
     assert scores["arena-gomoku-board"] != scores["arena-gomoku"]
+
+
+def test_the_board_preset_screens_its_leaves_with_the_linear_set() -> None:
+    """``arena-gomoku-board`` searches with its default screen, judged by the linear set
+    (the board set's own linear weights are all zero); ``screen`` 0 turns it off, and
+    without the board network it does nothing."""
+    board = PRESETS["arena-gomoku-board"]
+    default = PARAMETERS["arena-gomoku"]["screen"][0]
+    assert default > 0 and screen_margin(resolved(board)) == default
+    assert screen_margin(resolved({**board, "screen": 0})) == 0
+    assert screen_margin(resolved({**PRESETS["arena-gomoku"], "screen": 900})) == 0
+    pos = position_from_moves(15, "freestyle", QUIET[1])
+    for screen, linear in ((default, SCREEN_WEIGHTS), (0, BOARD_WEIGHTS)):
+        state = bots._ArenaState(pos, 10, 0, BOARD_WEIGHTS, screen)
+        assert state.st[ST_SCREEN] == screen
+        assert np.array_equal(state.st[ST_EVAL : ST_EVAL + ev.FEATURES],
+                              ev.load_weights(linear)[0][: ev.FEATURES])
+    # A fixed-depth search with the screen is as deterministic as one without, and takes
+    # another path: the screened leaves' values are the linear set's.
+    limits = Limits(depth=5)
+    first = choose_move(15, "freestyle", QUIET[1], board, limits)
+    again = choose_move(15, "freestyle", QUIET[1], board, limits)
+    plain = choose_move(15, "freestyle", QUIET[1], {**board, "screen": 0}, limits)
+    assert (first.move, first.score, first.nodes) == (again.move, again.score, again.nodes)
+    assert first.nodes != plain.nodes
 
 
 def test_the_shipped_board_set_records_how_it_was_made() -> None:
