@@ -18,8 +18,16 @@ from arena.services.worker.engines.teacher import catalog_teacher
 from arena.engine.api import Limits
 from arena.engine.gomoku import choose_move
 from arena.engine.gomoku import evaluation as ev
-from arena.engine.gomoku.train import TEACHER_SURE, GameSettings, generate, label_by_teacher
+from arena.engine.gomoku.train import (
+    TEACHER_SURE,
+    GameSettings,
+    generate,
+    label_by_teacher,
+    load_positions,
+)
 from arena.engine.teacher import Judgement, Position
+from arena.formats.psq import psq_from_moves, write_psq
+from tests.engine.gomoku.positions import PLAIN_FIVE
 
 from .conftest import FAKE_ENGINE
 
@@ -126,6 +134,28 @@ def test_a_training_with_a_teacher_learns_its_judgement(
     assert held["trained"]["accuracy"] > 0.6
     assert ev.read_weights(out).shape == (ev.FEATURES,)
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_records_ended_by_a_five_are_taught_to_their_last_quiet_position(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Records whose five left no five point on the board (the game over, nothing to
+    block) are labelled by the teacher: their finished positions are not asked (a teacher
+    refuses a finished game, and that stopped the whole labelling)."""
+    folder = tmp_path / "records"
+    folder.mkdir()
+    shifts = [0, 1, 15, 16]  # the same game moved on the board: four records
+    for shift in shifts:
+        moves = [move + shift for move in PLAIN_FIVE]
+        (folder / f"g{shift}.psq").write_text(write_psq(psq_from_moves(15, moves)))
+    out, kept = tmp_path / "w.json", tmp_path / "kept.npz"
+    assert arena(["engine", "train", "gomoku", "--records", str(folder), "--teacher",
+                  f"arena-d{TEACHER_DEPTH}", "--catalog", str(_catalog(tmp_path)),
+                  "--teacher-scale", "1000", "--holdout", "0.25", "--keep-positions",
+                  str(kept), "--output", str(out)]) == 0, capsys.readouterr().err
+    data = load_positions(kept).data
+    assert sorted({len(m) for m in data.moves}) == [3, 4, 5, 6]  # not 7, 8 (a four), 9
+    assert len(data) == 4 * 4
 
 
 @pytest.mark.parametrize(("engine", "extra", "message"), [

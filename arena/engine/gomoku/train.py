@@ -194,19 +194,24 @@ OPENING_STONES = 3  # a record's positions are taken from its third stone on
 
 def record_positions(games: Sequence[RecordedGame]) -> Positions:
     """The quiet positions of recorded games (neither side with a five point, from
-    ``OPENING_STONES`` stones, the final one included), at most ``MAX_POSITIONS_PER_GAME``
-    a game, evenly spaced; each labelled with its game's result from the side to move's
-    view (0.5 where the game has none: a teacher's labels replace them)."""
+    ``OPENING_STONES`` stones, the final one included unless a five or a full board ended
+    the game there: no evaluation, nor a teacher, judges a finished game), at most
+    ``MAX_POSITIONS_PER_GAME`` a game, evenly spaced; each labelled with its game's result
+    from the side to move's view (0.5 where the game has none: a teacher's labels replace
+    them)."""
     rows: list[Row] = []
     for index, (moves, black_score) in enumerate(games):
         cells, pat, st, table = setup(SIZE, FREESTYLE, [], HAND_WEIGHTS)
         seen: list[tuple[list[int], int, tuple[int, ...]]] = []
+        over = False  # a five or a full board: the records' rules end the game there
         for ply in range(len(moves) + 1):
             me = 1 + ply % 2
-            if ply >= OPENING_STONES and stat(st, me, FIVE) == 0 and stat(st, 3 - me, FIVE) == 0:
+            if ply >= OPENING_STONES and not over and stat(st, me, FIVE) == 0 and (
+                    stat(st, 3 - me, FIVE) == 0):
                 seen.append((feature_row(st, me), me, tuple(moves[:ply])))
             if ply < len(moves):
                 play(cells, pat, st, table, moves[ply], me)
+                over = is_win(cells, SIZE, moves[ply], FREESTYLE) or ply + 1 == SIZE * SIZE
         score = 0.5 if black_score is None else black_score
         rows += [(x, score if colour == 1 else 1 - score, len(played), played, index)
                  for x, colour, played in spread(seen, MAX_POSITIONS_PER_GAME)]

@@ -24,6 +24,12 @@ def interleave(black: list[int], white: list[int]) -> list[int]:
     return moves
 
 
+# Black makes five between two White stones (row 7): after it neither side has a five
+# point, not even an overline's, so only the game's end tells the final position apart.
+PLAIN_FIVE = interleave([xy(3, 7), xy(4, 7), xy(5, 7), xy(6, 7), xy(7, 7)],
+                        [xy(2, 7), xy(8, 7), xy(0, 0), xy(14, 0)])
+
+
 def staircase_vcf(steps: int) -> list[int]:
     """Black to move with a VCF: a zigzag of broken fours ending in a double four.
 

@@ -21,6 +21,7 @@ from arena.formats.psq import psq_from_moves, write_psq
 from arena.formats.replay import Replay, ReplayMove, write_replay
 from arena.games import GomokuBoard
 
+from .positions import PLAIN_FIVE
 from .test_board import random_game
 
 
@@ -34,11 +35,19 @@ def _write_psq(path: Path, moves: list[int]) -> Path:
     return path
 
 
-def _black_score(moves: list[int]) -> float:
+def _board(moves: list[int]) -> GomokuBoard:
     board = GomokuBoard(15, "freestyle")
     for move in moves:
         board.push(move)
-    outcome = board.outcome()
+    return board
+
+
+def _over(moves: list[int]) -> bool:
+    return _board(moves).is_game_over()
+
+
+def _black_score(moves: list[int]) -> float:
+    outcome = _board(moves).outcome()
     assert outcome is not None
     return 0.5 if outcome.winner is None else float(outcome.winner.value == 0)
 
@@ -72,15 +81,15 @@ def test_records_are_fitted_on_their_quiet_positions_labelled_by_their_results(
     assert body["metrics"]["games"] == 40 and ev.read_weights(out).shape == (ev.FEATURES,)
 
     # What was fitted, computed here on its own: every position from the third stone on
-    # where neither side has a five point, at most 24 a game evenly spaced, the game's
-    # result from the side to move's view.
+    # where neither side has a five point and the game is not over, at most 24 a game
+    # evenly spaced, the game's result from the side to move's view.
     data = train.load_positions(kept).data
     expected_moves, expected_labels, expected_games = [], [], []
     for index, moves in enumerate(games):
         quiet = []
         for ply in range(3, len(moves) + 1):
             _cells, _pat, st, _table = setup(15, FREESTYLE, moves[:ply], ev.HAND_WEIGHTS)
-            if stat(st, 1, FIVE) == 0 and stat(st, 2, FIVE) == 0:
+            if stat(st, 1, FIVE) == 0 and stat(st, 2, FIVE) == 0 and not _over(moves[:ply]):
                 quiet.append(tuple(moves[:ply]))
         chosen = train.spread(quiet, train.MAX_POSITIONS_PER_GAME)
         black = _black_score(moves)
@@ -91,6 +100,23 @@ def test_records_are_fitted_on_their_quiet_positions_labelled_by_their_results(
     assert np.array_equal(data.label, expected_labels)
     assert np.array_equal(data.game, expected_games)
     assert 0 < len(data) <= 40 * train.MAX_POSITIONS_PER_GAME
+
+
+def test_a_game_ended_by_a_five_gives_no_finished_position() -> None:
+    """No evaluation, nor a teacher, judges a finished game (a teacher refuses one, which
+    stopped a whole labelling): a record's final position is left out when a five ended
+    the game there, and kept when the game stopped short of its end."""
+    assert _over(PLAIN_FIVE) and not _has_five_point(PLAIN_FIVE)
+    unfinished = PLAIN_FIVE[:6]  # stopped short: its last position is quiet and kept
+    data = train.record_positions([(PLAIN_FIVE, 1.0), (unfinished, None)])
+    kept = set(data.moves)
+    assert tuple(PLAIN_FIVE) not in kept and tuple(unfinished) in kept
+    assert not any(_over(list(m)) for m in data.moves)
+
+
+def _has_five_point(moves: list[int]) -> bool:
+    _cells, _pat, st, _table = setup(15, FREESTYLE, moves, ev.HAND_WEIGHTS)
+    return bool(stat(st, 1, FIVE) or stat(st, 2, FIVE))
 
 
 def test_a_record_without_a_result_is_left_out_and_said(
