@@ -4,6 +4,7 @@ the misbehaving fake engine, and a check that a test leaves no engine process be
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -20,6 +21,7 @@ from arena.games import GomokuBoard
 from arena.v1 import bots_pb2, common_pb2, engine_pb2
 
 FAKE_ENGINE = Path(__file__).with_name("fake_engine.py")
+TEACHER_DEPTH = 2
 OTHELLO_START = "---------------------------OX------XO--------------------------- X"
 FakeSpec = Callable[..., EngineSpec]
 
@@ -96,3 +98,34 @@ def fake_spec() -> FakeSpec:
                           checksum(sys.executable), limits=replace(base, **limits))
 
     return make
+
+
+def teacher_catalog(tmp_path: Path) -> Path:
+    """A catalog of Arena's own brain at a fixed depth (deterministic, `arena-d2`) and of
+    fake engines that misbehave, as a training's teacher or opponent finds them."""
+    brain = shutil.which("pbrain-arena", path=str(Path(sys.executable).parent))
+    assert brain, "pbrain-arena is not installed beside this Python (make setup)"
+    path = tmp_path / "teachers.toml"
+    path.write_text(f"""
+[engines.arena-d{TEACHER_DEPTH}]
+games = ["gomoku"]
+protocol = "gomocup"
+command = ["{brain}", "--preset", "arena-gomoku", "--depth", "{TEACHER_DEPTH}"]
+limits = {{ memory_mb = 1024, startup_ms = 180000, grace_ms = 500 }}
+
+[engines.mute]
+games = ["gomoku"]
+protocol = "gomocup"
+command = ["{sys.executable}", "{FAKE_ENGINE}", "gomocup", "play"]
+
+[engines.crashing]
+games = ["gomoku"]
+protocol = "gomocup"
+command = ["{sys.executable}", "{FAKE_ENGINE}", "gomocup", "crash"]
+
+[engines.othello-only]
+games = ["othello"]
+protocol = "nboard"
+command = ["{sys.executable}", "{FAKE_ENGINE}", "nboard", "play"]
+""")
+    return path

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,46 +27,16 @@ from arena.engine.teacher import Judgement, Position
 from arena.formats.psq import psq_from_moves, write_psq
 from tests.engine.gomoku.positions import PLAIN_FIVE
 
-from .conftest import FAKE_ENGINE
+from .conftest import TEACHER_DEPTH, teacher_catalog
 
-TEACHER_DEPTH = 2
 pytestmark = pytest.mark.usefixtures("no_orphans")
-
-
-def _catalog(tmp_path: Path) -> Path:
-    brain = shutil.which("pbrain-arena", path=str(Path(sys.executable).parent))
-    assert brain, "pbrain-arena is not installed beside this Python (make setup)"
-    path = tmp_path / "teachers.toml"
-    path.write_text(f"""
-[engines.arena-d{TEACHER_DEPTH}]
-games = ["gomoku"]
-protocol = "gomocup"
-command = ["{brain}", "--preset", "arena-gomoku", "--depth", "{TEACHER_DEPTH}"]
-limits = {{ memory_mb = 1024, startup_ms = 180000, grace_ms = 500 }}
-
-[engines.mute]
-games = ["gomoku"]
-protocol = "gomocup"
-command = ["{sys.executable}", "{FAKE_ENGINE}", "gomocup", "play"]
-
-[engines.crashing]
-games = ["gomoku"]
-protocol = "gomocup"
-command = ["{sys.executable}", "{FAKE_ENGINE}", "gomocup", "crash"]
-
-[engines.othello-only]
-games = ["othello"]
-protocol = "nboard"
-command = ["{sys.executable}", "{FAKE_ENGINE}", "nboard", "play"]
-""")
-    return path
 
 
 def test_the_labels_are_the_teachers_scores_whatever_the_processes(tmp_path: Path) -> None:
     """Each label is sigmoid(score / scale) of the score the teacher's own search gives the
     position (its MESSAGE, read by the worker's Gomocup client), and a teacher that is
     deterministic per position labels the same with one process or two."""
-    catalog = _catalog(tmp_path)
+    catalog = teacher_catalog(tmp_path)
     data = generate(3, 7, GameSettings(depth=1, random_moves=2))
     assert len(data) >= 8
     teacher = catalog_teacher(str(catalog), f"arena-d{TEACHER_DEPTH}", "gomoku", 10_000)
@@ -96,7 +64,7 @@ def test_a_position_the_teacher_cannot_judge_stops_every_process(tmp_path: Path)
         board.push(move)
     over = Position(board.to_text(), tuple(board.move_stack))
     positions = [quiet, over, *[quiet] * 60]
-    teacher = catalog_teacher(str(_catalog(tmp_path)), f"arena-d{TEACHER_DEPTH}", "gomoku",
+    teacher = catalog_teacher(str(teacher_catalog(tmp_path)), f"arena-d{TEACHER_DEPTH}", "gomoku",
                               10_000)
     counts: list[int] = []
     with pytest.raises(ValueError, match="the game is over"):
@@ -115,7 +83,7 @@ def test_teacher_labels_bound_what_one_engine_says() -> None:
 def test_a_training_with_a_teacher_learns_its_judgement(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    catalog = _catalog(tmp_path)
+    catalog = teacher_catalog(tmp_path)
     out = tmp_path / "taught.json"
     assert arena(["engine", "train", "gomoku", "--games", "24", "--seed", "4", "--depth", "2",
                   "--holdout", "0.25", "--l2", "0.3", "--teacher", f"arena-d{TEACHER_DEPTH}",
@@ -150,7 +118,7 @@ def test_records_ended_by_a_five_are_taught_to_their_last_quiet_position(
         (folder / f"g{shift}.psq").write_text(write_psq(psq_from_moves(15, moves)))
     out, kept = tmp_path / "w.json", tmp_path / "kept.npz"
     assert arena(["engine", "train", "gomoku", "--records", str(folder), "--teacher",
-                  f"arena-d{TEACHER_DEPTH}", "--catalog", str(_catalog(tmp_path)),
+                  f"arena-d{TEACHER_DEPTH}", "--catalog", str(teacher_catalog(tmp_path)),
                   "--teacher-scale", "1000", "--holdout", "0.25", "--keep-positions",
                   str(kept), "--output", str(out)]) == 0, capsys.readouterr().err
     data = load_positions(kept).data
@@ -171,7 +139,7 @@ def test_a_teacher_that_cannot_teach_stops_the_training_before_any_game(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str, extra: list[str],
     message: str,
 ) -> None:
-    catalog = _catalog(tmp_path)
+    catalog = teacher_catalog(tmp_path)
     out = tmp_path / "w.json"
     args = ["engine", "train", "gomoku", "--games", "40", "--output", str(out),
             "--teacher", engine, "--catalog", str(catalog), "--teacher-scale", "200", *extra]
