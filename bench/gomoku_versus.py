@@ -23,11 +23,13 @@ the same ``--jobs``). Printed: the bot's score against the engine.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import random
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from arena.services.worker.engines.catalog import load_catalog
 from arena.services.worker.engines.client import PlayLimits
@@ -46,8 +48,8 @@ SIZE = 15
 NEAR = 2  # a random move lies within this many cells of a stone, in both directions
 
 
-def start(seed: int, game: int, random_moves: int) -> tuple[list[int], int, random.Random]:
-    """Game ``game``'s opening, the bot's colour (0 Black, 1 White) and its generator."""
+def start(seed: int, game: int, random_moves: int) -> tuple[list[int], int]:
+    """Game ``game``'s opening and the bot's colour (0 Black, 1 White)."""
     rng = random.Random(f"{seed}:{game}")
     opening = list(rng.choice(balanced_openings()).moves)
     colour = rng.randrange(2)
@@ -58,11 +60,13 @@ def start(seed: int, game: int, random_moves: int) -> tuple[list[int], int, rand
                        for x in range(m % SIZE - NEAR, m % SIZE + NEAR + 1)
                        if 0 <= y < SIZE and 0 <= x < SIZE} - taken)
         opening.append(rng.choice(near))
-    return opening, colour, rng
+    return opening, colour
 
 
-def play_stripe(args: argparse.Namespace, first: int) -> list[tuple[int, float]]:
-    """Games ``first``, ``first + jobs``, ...: (game, the bot's points) of each."""
+def play_stripe(args: argparse.Namespace, first: int, stop: Any) -> list[tuple[int, float]]:
+    """Games ``first``, ``first + jobs``, ...: (game, the bot's points) of each; ``stop``
+    (an event shared by the stripes) is set when one fails, and ends the others after
+    their current game."""
     spec = load_catalog(args.catalog).get(args.engine)
     pool = EnginePool(capacity=1)
     bot = PRESETS[args.bot]
@@ -70,7 +74,9 @@ def play_stripe(args: argparse.Namespace, first: int) -> list[tuple[int, float]]
     results = []
     try:
         for game in range(first, args.games, args.jobs):
-            moves, colour, _rng = start(args.seed, game, args.random_moves)
+            if stop.is_set():
+                break
+            moves, colour = start(args.seed, game, args.random_moves)
             board = GomokuBoard(SIZE, "freestyle")
             for move in moves:
                 board.push(move)
@@ -82,6 +88,7 @@ def play_stripe(args: argparse.Namespace, first: int) -> list[tuple[int, float]]
                         move = pool.play(spec, board.to_text(), tuple(moves),
                                          engine_limits).move
                     except EngineFailure as exc:  # as text: it does not cross processes
+                        stop.set()
                         raise ValueError(f"game {game}: {exc.report()}") from None
                 board.push(move)
                 moves.append(move)
@@ -129,6 +136,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(str(exc))
     if "gomoku" not in spec.games:
         parser.error(f"engine {args.engine!r} plays {', '.join(spec.games)}, not gomoku")
+    args.jobs = min(args.jobs, args.games)
     return args
 
 
@@ -136,15 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     args.output.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    jobs = min(args.jobs, args.games)
-    args.jobs = jobs
-    with ProcessPoolExecutor(jobs) as workers:
-        stripes = [workers.submit(play_stripe, args, first) for first in range(jobs)]
+    with multiprocessing.Manager() as manager, ProcessPoolExecutor(args.jobs) as workers:
+        stop = manager.Event()
+        stripes = [workers.submit(play_stripe, args, first, stop) for first in range(args.jobs)]
         try:
             results = sorted(r for stripe in stripes for r in stripe.result())
         except ValueError as exc:  # the games written so far stay
-            for stripe in stripes:
-                stripe.cancel()
             print(f"gomoku_versus.py: error: {args.engine}: {exc}", file=sys.stderr)
             return 1
     points = sum(p for _g, p in results)

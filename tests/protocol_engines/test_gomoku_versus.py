@@ -49,7 +49,7 @@ def test_games_against_an_engine_are_finished_reproducible_records(tmp_path: Pat
     for index, name in enumerate(names):
         game = parse_psq((two / name).read_text())
         moves = game.move_indices()
-        opening, _colour, _rng = bench.start(5, index, 2)
+        opening, _colour = bench.start(5, index, 2)
         assert moves[:len(opening)] == opening  # the balanced opening and two random moves
         assert game.final_board().is_game_over()  # played to its end
     # The bot searches a fixed number of nodes and this engine a fixed depth: the same
@@ -64,9 +64,9 @@ def test_games_against_an_engine_are_finished_reproducible_records(tmp_path: Pat
 def test_the_openings_differ_by_game_and_stay_near_the_stones() -> None:
     bench = _bench()
     starts = [bench.start(1, game, 2) for game in range(40)]
-    assert len({tuple(opening) for opening, _c, _r in starts}) == 40
-    assert {colour for _o, colour, _r in starts} == {0, 1}
-    for opening, _colour, _rng in starts:
+    assert len({tuple(opening) for opening, _c in starts}) == 40
+    assert {colour for _o, colour in starts} == {0, 1}
+    for opening, _colour in starts:
         assert len(set(opening)) == len(opening)
         for extra in opening[-2:]:
             assert any(abs(extra // 15 - m // 15) <= 2 and abs(extra % 15 - m % 15) <= 2
@@ -74,7 +74,8 @@ def test_the_openings_differ_by_game_and_stay_near_the_stones() -> None:
 
 
 @pytest.mark.parametrize(("engine", "extra", "message"), [
-    ("crashing", [], "gomoku_versus.py: error: crashing: "),
+    ("crashing", [], "gomoku_versus.py: error: crashing: game "),
+    ("crashing", ["--jobs", "2"], "gomoku_versus.py: error: crashing: game "),
     ("othello-only", [], "engine 'othello-only' plays othello, not gomoku"),
     ("no-such", [], "no engine 'no-such' in the catalog"),
     ("crashing", ["--nodes", "0"], "--nodes must be in 1.."),
