@@ -136,13 +136,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(str(exc))
     if "gomoku" not in spec.games:
         parser.error(f"engine {args.engine!r} plays {', '.join(spec.games)}, not gomoku")
+    try:
+        args.output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        parser.error(f"--output {str(args.output)!r}: {exc.strerror or exc}")
     args.jobs = min(args.jobs, args.games)
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    args.output.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with multiprocessing.Manager() as manager, ProcessPoolExecutor(args.jobs) as workers:
         stop = manager.Event()
