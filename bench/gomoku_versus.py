@@ -124,7 +124,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         (not 1 <= args.games <= 100_000, "--games must be in 1..100000"),
         (not 1 <= args.nodes <= MAX_NODES, f"--nodes must be in 1..{MAX_NODES}"),
         (not 1 <= args.engine_ms <= 600_000, "--engine-ms must be in 1..600000"),
-        (not 0 <= args.random_moves <= 20, "--random-moves must be in 0..20"),
+        # more could make a five before the game starts
+        (not 0 <= args.random_moves <= 4, "--random-moves must be in 0..4"),
         (not 1 <= args.jobs <= 64, "--jobs must be in 1..64"),
     ]
     for bad, message in problems:

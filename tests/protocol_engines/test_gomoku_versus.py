@@ -81,6 +81,7 @@ def test_the_openings_differ_by_game_and_stay_near_the_stones() -> None:
     ("crashing", ["--nodes", "0"], "--nodes must be in 1.."),
     ("crashing", ["--bot", "sharpmoku-hard"], "--bot must be one of arena-gomoku"),
     ("crashing", ["--output", __file__], "test_gomoku_versus.py': File exists"),
+    ("crashing", ["--random-moves", "5"], "--random-moves must be in 0..4"),
 ])
 def test_bad_runs_are_one_line_errors(tmp_path: Path, engine: str, extra: list[str],
                                       message: str) -> None:
