@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from arena.engine.gomoku.budget import Budget
 from arena.engine.gomoku.config import (
     ARENA_GOMOKU,
     PARAMETERS,
-    SCREEN_WEIGHTS,
+    linear_set,
     screen_margin,
     weight_set,
 )
@@ -135,22 +136,20 @@ def thread_tables(tt_bits: int | None) -> _Tables:
 class _ArenaState:
     """Kernel arrays for one arena-gomoku search."""
 
-    def __init__(self, pos: Position, tt_bits: int, tree_budget: int, weights: str | None,
-                 screen: int = 0) -> None:
-        """``weights``: the shipped weight set to evaluate with (``config.weight_set``),
-        None for the hand weights; ``screen``: the margin by which the linear set
-        ``SCREEN_WEIGHTS`` screens a board network's leaves (``config.screen_margin``)."""
+    def __init__(self, pos: Position, params: Mapping[str, int], tree_budget: int) -> None:
+        """``params``: the resolved arena-gomoku config; it picks the shipped weight set
+        (``config.weight_set``), the linear weights (``config.linear_set``) and the screen's
+        margin (``config.screen_margin``)."""
         self.me = pos.to_move
         evaluation: tuple[Weights, BoardNet | None]
-        if weights is None:
+        weights, linear = weight_set(params), linear_set(params)
+        if weights is None or linear is None:
             evaluation = HAND_WEIGHTS, None
         else:
-            board = load_board(weights)
-            linear = SCREEN_WEIGHTS if board is not None and screen else weights
-            evaluation = load_weights(linear)[0], board
-        self.cells, self.pat, self.st, self.table = setup(pos.size, pos.rule, pos.moves,
-                                                          *evaluation, screen)
-        self.tables = thread_tables(tt_bits)
+            evaluation = load_weights(linear)[0], load_board(weights)
+        self.cells, self.pat, self.st, self.table = setup(
+            pos.size, pos.rule, pos.moves, *evaluation, screen_margin(params))
+        self.tables = thread_tables(params["tt_bits"])
         self.salt = self.tables.next_salt()
         self.tree = new_tree(tree_budget)
         self.kept_tree = new_tree(tree_budget)
@@ -183,8 +182,7 @@ def run_arena(
 ) -> SearchResult:
     if not pos.moves:
         return _opening((pos.size // 2) * (pos.size + 1), budget)
-    state = _ArenaState(pos, params["tt_bits"], tree_budget, weight_set(params),
-                        screen_margin(params))
+    state = _ArenaState(pos, params, tree_budget)
     ctx = _context(budget, tree_budget, state.salt)
     how = state.search(_kernel_params(params, budget.limits),
                        budget.soft_deadline(SOFT_TIME_SHARE), ctx, stop)

@@ -135,6 +135,13 @@ def screen_margin(params: Mapping[str, int]) -> int:
     return params["screen"] if params["board_eval"] else 0
 
 
+def linear_set(params: Mapping[str, int]) -> str | None:
+    """The shipped set whose linear weights an arena-gomoku config (``resolved``) reads:
+    the screen's (``SCREEN_WEIGHTS``) when a board network's leaves are screened, else
+    its evaluation's own (``weight_set``; None: the hand weights)."""
+    return SCREEN_WEIGHTS if screen_margin(params) else weight_set(params)
+
+
 def evaluator_hash(config: Mapping[str, object]) -> str:
     """A hex digest that changes exactly when what the config plays may change.
 
@@ -154,6 +161,7 @@ def evaluator_hash(config: Mapping[str, object]) -> str:
     evaluator = str(config["evaluator"])
     values = resolved(config)
     weights = weight_set(values) if evaluator == ARENA_GOMOKU else None
+    linear = linear_set(values) if evaluator == ARENA_GOMOKU else None
     if evaluator == ARENA_GOMOKU and not screen_margin(values):
         del values["screen"]  # it plays no part
     for name, on in SWITCHES[evaluator].items():
@@ -164,7 +172,7 @@ def evaluator_hash(config: Mapping[str, object]) -> str:
         from arena.engine.gomoku.evaluation import load_weights
 
         canonical["weights_sha256"] = load_weights(weights)[1]
-        if "screen" in values:
-            canonical["screen_sha256"] = load_weights(SCREEN_WEIGHTS)[1]
+        if linear is not None and linear != weights:
+            canonical["screen_sha256"] = load_weights(linear)[1]
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

@@ -236,7 +236,7 @@ def test_the_board_preset_screens_its_leaves_with_the_linear_set() -> None:
     assert screen_margin(resolved({**PRESETS["arena-gomoku"], "screen": 900})) == 0
     pos = position_from_moves(15, "freestyle", QUIET[1])
     for screen, linear in ((default, SCREEN_WEIGHTS), (0, BOARD_WEIGHTS)):
-        state = bots._ArenaState(pos, 10, 0, BOARD_WEIGHTS, screen)
+        state = bots._ArenaState(pos, resolved({**board, "screen": screen}), 0)
         assert state.st[ST_SCREEN] == screen
         assert np.array_equal(state.st[ST_EVAL : ST_EVAL + ev.FEATURES],
                               ev.load_weights(linear)[0][: ev.FEATURES])
