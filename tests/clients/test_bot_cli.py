@@ -185,6 +185,24 @@ def test_a_parameter_of_another_evaluators_shape_says_whose_it_is(
     assert code != 0 and "no bot named 'x'" in err
 
 
+@pytest.mark.parametrize(("preset", "option", "message"), [
+    ("arena-gomoku-board", "--screen", "engine parameter screen: must be an integer in "
+                                       "0..20000, got 1e+20"),
+    ("arena-strong", "--depth", "engine parameter depth: must be an integer in 1..60, "
+                                "got 1e+20"),
+])
+def test_an_integer_beyond_a_doubles_precision_is_refused_with_its_range(
+        arena: Server, capsys: pytest.CaptureFixture[str], preset: str, option: str,
+        message: str) -> None:
+    """A config travels as a protobuf Struct, whose numbers are doubles: an integer past
+    2**53 comes back as a float. It is refused in one line that says what is allowed."""
+    err = fails(capsys, "register", "--name", "x", "--from-preset", preset, option,
+                "99999999999999999999")
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    code, _out, err = run(capsys, "show", "x")
+    assert code != 0 and "no bot named 'x'" in err
+
+
 def test_show_list_update_retire(arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
     run_json(capsys, "register", "--name", "ryo-1", "--from-preset", "ryo")
     run_json(capsys, "register", "--name", "moku", "--from-preset", "sharpmoku-hard")

@@ -274,7 +274,7 @@ def test_the_move_quality_bench_refuses_a_game_that_is_no_game(tmp_path: Path) -
     ("--keep-games /no/such/folder/games.jsonl", "--keep-games: no folder '/no/such/folder'"),
     ("--keep-records /no/such/folder", "--keep-records: no folder '/no/such/folder'"),
     ("--set width=wide", "the built-in bot's config was refused: invalid request: "
-                         "spec.builtin.config.width: must be an integer, got 'wide'"),
+                         "spec.builtin.config.width: must be an integer in 2..64, got 'wide'"),
     ("--set =3", "--set needs PATH=VALUE, got '=3'"),
     ("--set width", "--set needs PATH=VALUE, got 'width'"),
     ("--set width=1000",

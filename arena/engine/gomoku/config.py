@@ -98,7 +98,8 @@ def validate_config(config: object) -> list[FieldViolation]:
             violations.append(FieldViolation(
                 name, f"must be one integer, not a table (got {value!r})"))
         elif isinstance(value, bool) or not isinstance(value, int):
-            violations.append(FieldViolation(name, f"must be an integer, got {value!r}"))
+            violations.append(FieldViolation(
+                name, f"must be an integer in {low}..{high}, got {value!r}"))
         elif not low <= value <= high:
             violations.append(FieldViolation(name, f"must be in {low}..{high}, got {value}"))
     on = [name for name in EXCLUSIVE.get(str(evaluator), ()) if config.get(name) is True]

@@ -92,7 +92,7 @@ def _check_int(
         out.append(FieldViolation(path, f"must be one integer, not a table (got {value!r})"
                                         + hint))
     elif not _is_int(value):
-        out.append(FieldViolation(path, f"must be an integer, got {value!r}"))
+        out.append(FieldViolation(path, f"must be an integer in {low}..{high}, got {value!r}"))
     elif not low <= value <= high:  # type: ignore[operator]
         out.append(FieldViolation(path, f"must be in {low}..{high}, got {value}"))
 
