@@ -43,6 +43,19 @@ def unknown_key(key: object, known: Iterable[str], whose: str) -> str:
     return f"unknown key for {whose} ({guess}known: {', '.join(names)})"
 
 
+def integer_violation(field: str, value: object, low: int, high: int, hint: str = ""
+                      ) -> FieldViolation | None:
+    """Why ``value`` is not one integer in ``low..high`` (a bot config's parameter), None
+    if it is; ``hint`` follows the message when a table came where one integer belongs."""
+    if isinstance(value, dict):
+        return FieldViolation(field, f"must be one integer, not a table (got {value!r})" + hint)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return FieldViolation(field, f"must be an integer in {low}..{high}, got {value!r}")
+    if not low <= value <= high:
+        return FieldViolation(field, f"must be in {low}..{high}, got {value}")
+    return None
+
+
 class ArenaError(Exception):
     """Base of the errors a service may turn into a status code."""
 

@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 
-from arena.errors import FieldViolation, unknown_key
+from arena.errors import FieldViolation, integer_violation, unknown_key
 
 SHARPMOKU = "sharpmoku"
 ARENA_GOMOKU = "arena-gomoku"
@@ -94,14 +94,9 @@ def validate_config(config: object) -> list[FieldViolation]:
                 name, [*allowed, *switches], f"the {evaluator} evaluator")))
             continue
         _default, low, high = allowed[name]
-        if isinstance(value, dict):
-            violations.append(FieldViolation(
-                name, f"must be one integer, not a table (got {value!r})"))
-        elif isinstance(value, bool) or not isinstance(value, int):
-            violations.append(FieldViolation(
-                name, f"must be an integer in {low}..{high}, got {value!r}"))
-        elif not low <= value <= high:
-            violations.append(FieldViolation(name, f"must be in {low}..{high}, got {value}"))
+        violation = integer_violation(name, value, low, high)
+        if violation is not None:
+            violations.append(violation)
     on = [name for name in EXCLUSIVE.get(str(evaluator), ()) if config.get(name) is True]
     if len(on) > 1:
         violations.append(FieldViolation(on[1], f"cannot be true with {on[0]}: each picks "

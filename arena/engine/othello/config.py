@@ -46,7 +46,12 @@ from arena.engine.othello.evaluate import (
 from arena.engine.othello.patterns import PATTERN, load_weight_set, weight_sets
 from arena.engine.othello.presets import ARENA_DEFAULT_WEIGHTS, KREVERSI_DEFAULT, PRESETS
 from arena.engine.othello.probcut import load_table, search_rows, table_problem
-from arena.errors import FieldViolation, InvalidArgumentError, unknown_key
+from arena.errors import (
+    FieldViolation,
+    InvalidArgumentError,
+    integer_violation,
+    unknown_key,
+)
 
 PHASES = ("begin", "middle", "end")
 LOOK_AHEADS = (0, 1, 3)
@@ -88,13 +93,9 @@ def _is_int(value: object) -> bool:
 def _check_int(
     out: list[FieldViolation], path: str, value: object, low: int, high: int, hint: str = ""
 ) -> None:
-    if isinstance(value, dict):
-        out.append(FieldViolation(path, f"must be one integer, not a table (got {value!r})"
-                                        + hint))
-    elif not _is_int(value):
-        out.append(FieldViolation(path, f"must be an integer in {low}..{high}, got {value!r}"))
-    elif not low <= value <= high:  # type: ignore[operator]
-        out.append(FieldViolation(path, f"must be in {low}..{high}, got {value}"))
+    violation = integer_violation(path, value, low, high, hint)
+    if violation is not None:
+        out.append(violation)
 
 
 def _check_bool(out: list[FieldViolation], path: str, value: object) -> None:
