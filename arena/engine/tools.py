@@ -112,6 +112,9 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
                          help="gomoku, with --board or --hidden: fit each network from this "
                               "many starts and keep the one that fits its training positions "
                               "best (1; each start costs a whole fit)")
+    train_p.add_argument("--folds", type=int, default=None,
+                         help="gomoku: cross-validation folds after the fit, each a whole "
+                              "fit of its own (5; 0 for none)")
     train_p.add_argument("--teacher", default=None, metavar="ENGINE",
                          help="gomoku: label the positions with this protocol engine's "
                               "evaluations instead of the games' results")

@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from arena.engine.gomoku.train import TeacherSettings, TrainingResult
+    from arena.engine.gomoku.train import Fitting, TeacherSettings, TrainingResult
 
 DEFAULT_L2 = 1e-4
 # With --board: no penalty. On the t30k positions (docs/bots.md) a board network's fit held
 # out 0.5504 at 0 against 0.5577 at 1e-4, and fitted its training positions worse at 1e-4.
 BOARD_L2 = 0.0
 MAX_STARTS = 16
+MAX_FOLDS = 10
 DEFAULT_TEACHER_MS = 10_000
 MAX_TEACHER_MS = 600_000
 
@@ -26,7 +27,7 @@ def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """Run a training from the parsed arguments, the common ones already checked: (JSON
     payload, text report)."""
     from arena.engine.gomoku.evaluation import BOARD_CHANNELS, FEATURES, MAX_HIDDEN
-    from arena.engine.gomoku.train import save
+    from arena.engine.gomoku.train import FOLDS, Fitting, save
 
     board = bool(args.board)
     l2 = (BOARD_L2 if board else DEFAULT_L2) if args.l2 is None else args.l2
@@ -45,21 +46,26 @@ def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     if starts > 1 and not (board or hidden):
         raise ValueError("--starts needs a network to start from: --board or --hidden N (the "
                          "linear fit has one answer)")
+    folds = FOLDS if args.folds is None else args.folds
+    if not (folds == 0 or 2 <= folds <= MAX_FOLDS):
+        raise ValueError(f"--folds must be 0 (none) or in 2..{MAX_FOLDS}, got {folds}")
     form = f" --hidden {hidden}" if hidden else " --board" if board else ""
     form += f" --starts {starts}" if starts > 1 else ""
-    fitting = (f" --l2 {l2:g}{form} --holdout {args.holdout:g} --output "
-               f"{output.with_suffix('.json').name}")
+    form += f" --folds {folds}" if folds != FOLDS else ""
+    fitting = Fitting(l2, args.holdout, hidden, board, starts, folds, args.jobs)
+    told = (f" --l2 {l2:g}{form} --holdout {args.holdout:g} --output "
+            f"{output.with_suffix('.json').name}")
 
     def say(line: str) -> None:
         print(line, flush=True)
 
     progress = None if args.json else say
     if args.positions is not None:
-        result, metadata = _train_on_kept(args, l2, hidden, board, starts, fitting, progress)
+        result, metadata = _train_on_kept(args, fitting, told, progress)
     elif args.records is not None:
-        result, metadata = _train_on_records(args, l2, hidden, board, starts, fitting, progress)
+        result, metadata = _train_on_records(args, fitting, told, progress)
     else:
-        result, metadata = _train_on_new(args, l2, hidden, board, starts, fitting, progress)
+        result, metadata = _train_on_new(args, fitting, told, progress)
     path = save(output, result, metadata)
     command = str(metadata["command"])
     metrics = result.metrics
@@ -90,10 +96,11 @@ def _figure(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _train_on_new(args: argparse.Namespace, l2: float, hidden: int, board: bool, starts: int,
-                  fitting: str, progress: Callable[[str], None] | None
+def _train_on_new(args: argparse.Namespace, fitting: Fitting, told: str,
+                  progress: Callable[[str], None] | None
                   ) -> tuple[TrainingResult, dict[str, object]]:
-    """Play (and have the teacher label) new games, keep them if asked, and fit."""
+    """Play (and have the teacher label) new games, keep them if asked, and fit
+    (``told``: the fit's options as the recorded command gives them)."""
     from arena.engine.gomoku.train import GameSettings, train
 
     if not 1 <= args.depth <= 8:
@@ -107,17 +114,16 @@ def _train_on_new(args: argparse.Namespace, l2: float, hidden: int, board: bool,
     if teacher is not None:
         made_by["teacher"] = {**teacher.teacher.describe(), "scale": teacher.scale}
     keep = None if args.keep_positions is None else (Path(args.keep_positions), made_by)
-    result = train(args.games, args.seed, GameSettings(args.depth, args.random_moves), l2,
-                   args.holdout, args.jobs, progress=progress, teacher=teacher, keep=keep,
-                   hidden=hidden, board=board, starts=starts)
-    return result, {**made_by, "command": making + fitting}
+    result = train(args.games, args.seed, GameSettings(args.depth, args.random_moves),
+                   fitting, progress, teacher, keep)
+    return result, {**made_by, "command": making + told}
 
 
 MAX_RECORD_BYTES = 10 << 20  # a game record is a few kilobytes; a bound on what is read
 
 
-def _train_on_records(args: argparse.Namespace, l2: float, hidden: int, board: bool,
-                      starts: int, fitting: str, progress: Callable[[str], None] | None
+def _train_on_records(args: argparse.Namespace, fitting: Fitting, told: str,
+                      progress: Callable[[str], None] | None
                       ) -> tuple[TrainingResult, dict[str, object]]:
     """Fit the positions of game records (``--records``: files, or folders of them),
     labelled by their results or by the teacher."""
@@ -142,9 +148,8 @@ def _train_on_records(args: argparse.Namespace, l2: float, hidden: int, board: b
         made_by["teacher"] = {**teacher.teacher.describe(), "scale": teacher.scale}
     say(f"{len(games)} recorded games")
     keep = None if args.keep_positions is None else (Path(args.keep_positions), made_by)
-    result = train_on_records(games, l2, args.holdout, args.jobs, progress, teacher, keep,
-                              hidden, board, starts)
-    return result, {**made_by, "command": making + fitting}
+    result = train_on_records(games, fitting, progress, teacher, keep)
+    return result, {**made_by, "command": making + told}
 
 
 def read_records(names: list[str]) -> tuple[list[tuple[list[int], float | None]], str]:
@@ -204,8 +209,8 @@ def read_records(names: list[str]) -> tuple[list[tuple[list[int], float | None]]
     return games, digest.hexdigest()
 
 
-def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, board: bool, starts: int,
-                   fitting: str, progress: Callable[[str], None] | None
+def _train_on_kept(args: argparse.Namespace, fitting: Fitting, told: str,
+                   progress: Callable[[str], None] | None
                    ) -> tuple[TrainingResult, dict[str, object]]:
     """Fit the positions of the files ``--keep-positions`` wrote (``train.joined``, in the
     order given): no game is played. The network's (or board network's) start is drawn
@@ -242,10 +247,9 @@ def _train_on_kept(args: argparse.Namespace, l2: float, hidden: int, board: bool
         kept.append(one)
     data, games = joined(kept)
     seed = kept[0].made_by.get("seed")
-    result = fit_and_measure(data, games, l2, args.holdout, say, hidden,
-                             seed if isinstance(seed, int) else 0, board, starts, args.jobs)
+    result = fit_and_measure(data, games, fitting, say, seed if isinstance(seed, int) else 0)
     given = " ".join(f"--positions {f['file']}" for f in files)
-    return result, {"command": f"arena engine train gomoku {given}{fitting}", "seed": seed,
+    return result, {"command": f"arena engine train gomoku {given}{told}", "seed": seed,
                     "positions": files}
 
 

@@ -465,11 +465,28 @@ class TeacherSettings:
     scale: float  # the teacher's units per unit of log-odds
 
 
+@dataclass(frozen=True)
+class Fitting:
+    """How labelled positions are fitted and measured (``fit_and_measure``): the L2
+    penalty; the share of games held out (the last ones); a network of ``hidden`` units
+    beside the linear weights, or with ``board`` a board network instead; how many
+    ``starts`` each network's fit tries; how many cross-validation ``folds`` follow the fit
+    (0: none; each costs a whole fit); and how many processes (``jobs``) play, label and
+    fit at once."""
+
+    l2: float
+    holdout: float = 0.2
+    hidden: int = 0
+    board: bool = False
+    starts: int = 1
+    folds: int = FOLDS
+    jobs: int = 1
+
+
 def train(
-    games: int, seed: int, settings: GameSettings, l2: float, holdout: float = 0.2,
-    jobs: int = 1, progress: Callable[[str], None] | None = None,
-    teacher: TeacherSettings | None = None, keep: tuple[Path, dict[str, object]] | None = None,
-    hidden: int = 0, board: bool = False, starts: int = 1,
+    games: int, seed: int, settings: GameSettings, fitting: Fitting,
+    progress: Callable[[str], None] | None = None, teacher: TeacherSettings | None = None,
+    keep: tuple[Path, dict[str, object]] | None = None,
 ) -> TrainingResult:
     """Generate ``games`` self-play games, have the teacher label their positions if there
     is one, keep them in a positions file if ``keep`` says where (and what made them), and
@@ -477,17 +494,15 @@ def train(
     say = progress or (lambda _: None)
     _try_teacher(teacher)
     started = time.monotonic()
-    data = generate(games, seed, settings, jobs, game_progress(games, say))
+    data = generate(games, seed, settings, fitting.jobs, game_progress(games, say))
     seconds = {"generate": round(time.monotonic() - started, 1)}
-    return _taught_and_fitted(data, games, seed, l2, holdout, jobs, say, teacher, keep,
-                              hidden, board, starts, seconds)
+    return _taught_and_fitted(data, games, seed, fitting, say, teacher, keep, seconds)
 
 
 def train_on_records(
-    games: Sequence[RecordedGame], l2: float, holdout: float = 0.2, jobs: int = 1,
+    games: Sequence[RecordedGame], fitting: Fitting,
     progress: Callable[[str], None] | None = None, teacher: TeacherSettings | None = None,
-    keep: tuple[Path, dict[str, object]] | None = None, hidden: int = 0,
-    board: bool = False, starts: int = 1,
+    keep: tuple[Path, dict[str, object]] | None = None,
 ) -> TrainingResult:
     """``train`` on the positions of recorded games (``record_positions``) instead of
     self-play; the network's start is drawn from seed 0."""
@@ -499,8 +514,7 @@ def train_on_records(
         raise ValueError("the records hold no position to train on (none with "
                          f"{OPENING_STONES} stones or more and no five point)")
     seconds = {"positions": round(time.monotonic() - started, 1)}
-    return _taught_and_fitted(data, len(games), 0, l2, holdout, jobs, say, teacher, keep,
-                              hidden, board, starts, seconds)
+    return _taught_and_fitted(data, len(games), 0, fitting, say, teacher, keep, seconds)
 
 
 def _try_teacher(teacher: TeacherSettings | None) -> None:
@@ -512,45 +526,41 @@ def _try_teacher(teacher: TeacherSettings | None) -> None:
 
 
 def _taught_and_fitted(
-    data: Positions, games: int, seed: int, l2: float, holdout: float, jobs: int,
-    say: Callable[[str], None], teacher: TeacherSettings | None,
-    keep: tuple[Path, dict[str, object]] | None, hidden: int, board: bool, starts: int,
+    data: Positions, games: int, seed: int, fitting: Fitting, say: Callable[[str], None],
+    teacher: TeacherSettings | None, keep: tuple[Path, dict[str, object]] | None,
     seconds: dict[str, float],
 ) -> TrainingResult:
     """The positions labelled by the teacher (if any), kept (if asked), and fitted."""
     if teacher is not None:
         started = time.monotonic()
         say(f"{len(data)} positions to the teacher")
-        data = label_by_teacher(data, teacher.teacher, teacher.scale, jobs,
+        data = label_by_teacher(data, teacher.teacher, teacher.scale, fitting.jobs,
                                 lambda done: say(f"judged {done}/{len(data)}"))
         seconds["teacher"] = round(time.monotonic() - started, 1)
     if keep is not None:
         say(f"kept the positions in {save_positions(keep[0], KeptPositions(data, games, keep[1]))}")
-    result = fit_and_measure(data, games, l2, holdout, say, hidden, seed, board, starts, jobs)
+    result = fit_and_measure(data, games, fitting, say, seed)
     result.metrics["seconds"] = seconds
     return result
 
 
-def fit_and_measure(
-    data: Positions, games: int, l2: float, holdout: float, say: Callable[[str], None],
-    hidden: int = 0, seed: int = 0, board: bool = False, starts: int = 1, jobs: int = 1,
-) -> TrainingResult:
-    """Split by game (the last ``holdout`` share is held out), fit, and measure the
-    trained weights against the references (``references``: the hand and the shipped
+def fit_and_measure(data: Positions, games: int, fitting: Fitting,
+                    say: Callable[[str], None], seed: int = 0) -> TrainingResult:
+    """Split by game (the last ``fitting.holdout`` share is held out), fit, and measure
+    the trained weights against the references (``references``: the hand and the shipped
     weights, each with its best scale fitted on the training set) and the untrained ones
-    (all zero: a coin toss); then the same comparison over ``FOLDS`` folds of the games
-    (game index modulo ``FOLDS``), each fold held out once. ``hidden`` and ``seed``: the
-    network's (``fit``); ``board``: a board network fitted instead; ``starts``: how many
-    starts each fit tries, ``jobs`` of them at once (``Fitter``)."""
-    held = data.game >= games - held_out_games(games, holdout)
+    (all zero: a coin toss); then the same comparison over ``fitting.folds`` folds of the
+    games (game index modulo the folds), each fold held out once. ``seed``: the network's
+    start (``fit``; ``Fitter``)."""
+    held = data.game >= games - held_out_games(games, fitting.holdout)
     training, heldout = data.subset(~held), data.subset(held)
     if len(training) == 0 or len(heldout) == 0:
         raise ValueError(f"{games} games gave {len(training)} training and {len(heldout)} "
                          "held-out positions; play more games")
     say(f"{len(training)} training positions, {len(heldout)} held out; fitting")
     bases = references()
-    fitter = Fitter(data, l2, hidden, seed, board, say,
-                    any(base.board is not None for base in bases.values()), starts, jobs)
+    fitter = Fitter(data, fitting, seed, say,
+                    any(base.board is not None for base in bases.values()))
     weights, net = fitter.fit(~held)
     start_losses = fitter.start_losses
     values = {name: base.values(data, fitter.boards) for name, base in bases.items()}
@@ -562,10 +572,11 @@ def fit_and_measure(
 
     zero = np.zeros_like(weights)
     folds = []
-    for k in range(FOLDS):
-        out = data.game % FOLDS == k
+    for k in range(fitting.folds):
+        out = data.game % fitting.folds == k
         if out.all() or not out.any():
             continue
+        say(f"fold {k + 1}/{fitting.folds}")
         folds.append({"trained": fitter.measure(out, *fitter.fit(~out)),
                       **{name: against(name, ~out, out) for name in bases}})
 
@@ -582,7 +593,7 @@ def fit_and_measure(
         "heldout": measured(held),
         "folds": folds,
     }
-    if starts > 1:
+    if fitting.starts > 1:
         result["starts"] = start_losses  # the training log-loss of each start, kept the least
     return TrainingResult(weights, result, net)
 
@@ -595,24 +606,24 @@ def start_seed(seed: int, start: int) -> boardfit.Seed:
 
 class Fitter:
     """How ``fit_and_measure`` fits a share of ``data`` and measures the fit on another:
-    the linear weights and their network (``fit``, ``metrics``), or with ``board`` a board
-    network of ``BOARD_CHANNELS`` (``boardfit.fit_board``, from ``seed`` as the network's
+    the linear weights and their network (``fit``, ``metrics``), or with ``fitting.board`` a
+    board network of ``BOARD_CHANNELS`` (``boardfit.fit_board``, from ``seed`` as the network's
     start) beside all-zero weights, measured by the kernels' integer evaluation of it
-    (``boardfit.board_net_values``). With ``starts`` above one a network is fitted from
-    that many starts (``start_seed``) and the one that fits its own positions best is
+    (``boardfit.board_net_values``). With ``fitting.starts`` above one a network is fitted
+    from that many starts (``start_seed``) and the one that fits its own positions best is
     kept: a network's start changes its fit (docs/bots.md), and its loss on the positions
     it was fitted on follows the held-out one, while the held-out games stay unseen. With
-    ``jobs`` above one the starts are fitted that many at once, in other processes (the
+    ``fitting.jobs`` above one the starts are fitted that many at once, in other processes (the
     same fits: each is a function of its seed)."""
 
-    def __init__(self, data: Positions, l2: float, hidden: int, seed: int, board: bool,
-                 say: Callable[[str], None], board_inputs: bool = False,
-                 starts: int = 1, jobs: int = 1) -> None:
-        self.data, self.l2, self.hidden, self.seed = data, l2, hidden, seed
-        self.board, self.say, self.starts, self.jobs = board, say, starts, jobs
+    def __init__(self, data: Positions, fitting: Fitting, seed: int,
+                 say: Callable[[str], None], board_inputs: bool = False) -> None:
+        self.data, self.seed, self.say = data, seed, say
+        self.l2, self.hidden, self.board = fitting.l2, fitting.hidden, fitting.board
+        self.starts, self.jobs = fitting.starts, fitting.jobs
         # read once (each fold fits a share of the same positions), with ``board`` or
         # ``board_inputs`` (a reference that is a board network)
-        self.boards = (boardfit.board_inputs(data.moves) if board or board_inputs
+        self.boards = (boardfit.board_inputs(data.moves) if self.board or board_inputs
                        else None)
         self.start_losses: list[float] = []  # the last fit's, per start, with starts > 1
 

@@ -196,8 +196,8 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
 _OTHELLO_TRAIN = {"solve_empties": 14, "stages": 6, "ridge": 5.0, "window": 3,
                   "iterations": 200}
-_GOMOKU_TRAIN = {"l2", "hidden", "board", "starts", "teacher", "catalog", "teacher_scale",
-                 "teacher_ms", "keep_positions", "positions", "records"}
+_GOMOKU_TRAIN = {"l2", "hidden", "board", "starts", "folds", "teacher", "catalog",
+                 "teacher_scale", "teacher_ms", "keep_positions", "positions", "records"}
 # Both games: how the self-play games are played.
 _GAMES = {"games": 200, "seed": 1, "depth": 4, "random_moves": 2}
 MAX_TRAINING_GAMES = 100_000

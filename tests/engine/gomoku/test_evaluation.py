@@ -274,6 +274,9 @@ def test_a_reference_is_measured_at_its_best_scale(kind: str) -> None:
     (["--positions", "p.npz", "--games", "10"], "--games cannot go with --positions"),
     (["--positions", "p.npz", "--teacher", "x", "--seed", "2"],
      "--seed, --teacher cannot go with --positions"),
+    (["--folds", "1"], "--folds must be 0 (none) or in 2..10, got 1"),
+    (["--folds", "11"], "--folds must be 0 (none) or in 2..10, got 11"),
+    (["--folds", "-5"], "--folds must be 0 (none) or in 2..10, got -5"),
 ])
 def test_train_command_refuses_bad_options(
     extra: list[str], message: str, capsys: pytest.CaptureFixture[str]
@@ -286,7 +289,7 @@ def test_train_command_refuses_bad_options(
 
 
 @pytest.mark.parametrize("option", [["--l2", "1"], ["--hidden", "1"], ["--board"],
-                                    ["--starts", "2"], ["--positions", "1"],
+                                    ["--starts", "2"], ["--folds", "0"], ["--positions", "1"],
                                     ["--keep-positions", "1"]])
 def test_othello_training_refuses_the_gomoku_options(
     option: list[str], capsys: pytest.CaptureFixture[str]
@@ -334,6 +337,29 @@ def _kept(tmp_path: Path, name: str, games: int, seed: int) -> Path:
         data, games, {"command": f"games of seed {seed}", "seed": seed}))
 
 
+def test_the_folds_are_as_many_as_asked_and_leave_the_fit_alone(tmp_path: Path) -> None:
+    # --folds sets how many cross-validation fits follow the fit (5 unless told, 0 none):
+    # the weights and the held-out figures are the same whatever the folds, and the
+    # recorded command names the folds only when they are not the default.
+    kept = _kept(tmp_path, "a.npz", 10, 7)
+    bodies = {}
+    for folds in (None, 0, 3):
+        out = tmp_path / f"w{folds}.json"
+        given = [] if folds is None else ["--folds", str(folds)]
+        assert engine_cli(["train", "gomoku", "--positions", str(kept), "--l2", "0.3",
+                           "--holdout", "0.2", "--json", "--output", str(out), *given]) == 0
+        bodies[folds] = json.loads(out.read_text())
+    assert [len(bodies[k]["metrics"]["folds"]) for k in (None, 0, 3)] == [5, 0, 3]
+    assert bodies[None]["weights"] == bodies[0]["weights"] == bodies[3]["weights"]
+    assert bodies[None]["metrics"]["heldout"] == bodies[0]["metrics"]["heldout"]
+    assert bodies[3]["metrics"]["folds"] != bodies[None]["metrics"]["folds"][:3]
+    assert [b["command"].removeprefix("arena engine train gomoku --positions a.npz ")
+            for b in bodies.values()] == [
+        "--l2 0.3 --holdout 0.2 --output wNone.json",
+        "--l2 0.3 --folds 0 --holdout 0.2 --output w0.json",
+        "--l2 0.3 --folds 3 --holdout 0.2 --output w3.json"]
+
+
 def test_several_positions_files_are_fitted_together(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -355,7 +381,7 @@ def test_several_positions_files_are_fitted_together(
     assert sorted(set(data.game.tolist())) == list(range(10))
     assert body["metrics"]["positions"] == {"train": len(a) + int(np.sum(b.game < 4)),
                                             "heldout": int(np.sum(b.game >= 4))}
-    alone = train.fit_and_measure(data, games, 0.3, 0.2, lambda _: None, 0, 7)
+    alone = train.fit_and_measure(data, games, train.Fitting(0.3, 0.2), lambda _: None, 7)
     assert body["weights"] == alone.weights.tolist()
     # A file of the same seed holds the same games: refused, whatever its name.
     again = tmp_path / "again.npz"

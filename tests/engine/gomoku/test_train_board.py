@@ -230,7 +230,7 @@ def test_several_starts_of_a_board_network_keep_the_least_training_loss(
     split: tuple[train.Positions, boardfit.BoardInputs, np.ndarray]
 ) -> None:
     data, _inputs, held = split
-    fitter = train.Fitter(data, 0.0, 0, 3, True, lambda _: None, starts=2)
+    fitter = train.Fitter(data, train.Fitting(0.0, board=True, starts=2), 3, lambda _: None)
     zero, net = fitter.fit(~held)
     assert net is not None and fitter.boards is not None and len(fitter.start_losses) == 2
     assert fitter.start_losses[0] != fitter.start_losses[1]
@@ -241,7 +241,8 @@ def test_several_starts_of_a_board_network_keep_the_least_training_loss(
     assert fitter.measure(~held, zero, first)["log_loss"] == pytest.approx(
         fitter.start_losses[0], abs=1e-5)
     # the same starts two at a time in other processes: the same fits and choice
-    pooled = train.Fitter(data, 0.0, 0, 3, True, lambda _: None, starts=2, jobs=2)
+    pooled = train.Fitter(data, train.Fitting(0.0, board=True, starts=2, jobs=2), 3,
+                          lambda _: None)
     again = pooled.fit(~held)[1]
     assert again is not None and again.to_json() == net.to_json()
     assert pooled.start_losses == fitter.start_losses
