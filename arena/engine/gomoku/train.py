@@ -618,24 +618,22 @@ class Fitter:
 
     def __init__(self, data: Positions, fitting: Fitting, seed: int,
                  say: Callable[[str], None], board_inputs: bool = False) -> None:
-        self.data, self.seed, self.say = data, seed, say
-        self.l2, self.hidden, self.board = fitting.l2, fitting.hidden, fitting.board
-        self.starts, self.jobs = fitting.starts, fitting.jobs
+        self.data, self.fitting, self.seed, self.say = data, fitting, seed, say
         # read once (each fold fits a share of the same positions), with ``board`` or
         # ``board_inputs`` (a reference that is a board network)
-        self.boards = (boardfit.board_inputs(data.moves) if self.board or board_inputs
+        self.boards = (boardfit.board_inputs(data.moves) if fitting.board or board_inputs
                        else None)
         self.start_losses: list[float] = []  # the last fit's, per start, with starts > 1
 
     def fit(self, chosen: npt.NDArray[np.bool_]) -> tuple[Weights, BoardNet | None]:
-        if self.starts == 1:
+        if self.fitting.starts == 1:
             return next(self._fits(chosen, [self.seed]))
         fits, self.start_losses = [], []
-        seeds = [start_seed(self.seed, start) for start in range(self.starts)]
+        seeds = [start_seed(self.seed, start) for start in range(self.fitting.starts)]
         for start, fitted in enumerate(self._fits(chosen, seeds)):
             loss = self.measure(chosen, *fitted)["log_loss"]
             assert loss is not None  # a log-loss is always there
-            self.say(f"start {start + 1}/{self.starts}: training log-loss {loss:.4f}")
+            self.say(f"start {start + 1}/{self.fitting.starts}: training log-loss {loss:.4f}")
             fits.append(fitted)
             self.start_losses.append(loss)
         return fits[self.start_losses.index(min(self.start_losses))]
@@ -646,18 +644,18 @@ class Fitter:
         # a board network's fit reads its board inputs and labels alone, the linear fit the
         # positions' features (which would be most of what goes to another process)
         task: FitTask
-        if self.board:
+        if self.fitting.board:
             assert self.boards is not None
             task = (self.boards.subset(chosen), self.data.label[chosen])
             self.say(f"a board network of {BOARD_CHANNELS} channels on {len(task[1])} "
                      "positions")
         else:
             task = self.data.subset(chosen)
-        tasks = [(task, self.l2, self.hidden, seed) for seed in seeds]
-        if self.jobs <= 1 or len(seeds) == 1:
+        tasks = [(task, self.fitting.l2, self.fitting.hidden, seed) for seed in seeds]
+        if self.fitting.jobs <= 1 or len(seeds) == 1:
             return (_fit_task(task, self.say) for task in tasks)
-        self.say(f"{len(seeds)} starts, {self.jobs} at once")
-        pool = ProcessPoolExecutor(min(self.jobs, len(seeds)))
+        self.say(f"{len(seeds)} starts, {self.fitting.jobs} at once")
+        pool = ProcessPoolExecutor(min(self.fitting.jobs, len(seeds)))
         return _in_pool(pool, pool.map(_fit_task, tasks))
 
     def measure(self, chosen: npt.NDArray[np.bool_], weights: Weights, net: BoardNet | None
