@@ -57,7 +57,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CATALOG = ROOT / "services" / "worker" / "engines" / "arena-engines.toml"
 KINDS = {"othello": common_pb2.GAME_KIND_OTHELLO, "gomoku": common_pb2.GAME_KIND_GOMOKU}
 DEFAULT_BOT = {"othello": "arena-pattern", "gomoku": "arena-gomoku"}
-DEFAULT_SUITE = {"othello": "othello-balanced", "gomoku": "gomoku-balanced15"}
+# Gomoku: Arena's 200 openings, so that a run of up to 400 games plays none twice (the 12
+# of gomoku-balanced15, the default before 2026-12-04, repeat after 24 games).
+DEFAULT_SUITE = {"othello": "othello-balanced", "gomoku": "gomoku-wide15"}
 VERDICTS = {ladder_pb2.SPRT_VERDICT_CONTINUE: "continue",
             ladder_pb2.SPRT_VERDICT_ACCEPT_H1: "H1", ladder_pb2.SPRT_VERDICT_ACCEPT_H0: "H0"}
 BUILTIN, ENGINE = "builtin", "engine"
@@ -78,8 +80,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--move-ms", type=int, default=1000, help="time per move, both sides")
     parser.add_argument("--games", type=int, default=40,
                         help="games to play (the SPRT's maximum; rounded up to even)")
-    parser.add_argument("--openings", default="", help="opening suite (default: the game's "
-                                                       "balanced suite)")
+    parser.add_argument("--openings", default="", help="opening suite (default: "
+                                                       "othello-balanced / gomoku-wide15)")
     parser.add_argument("--sprt", default="0/5", help="ELO0/ELO1 of the SPRT (the built-in "
                                                       "bot's Elo over the engine)")
     parser.add_argument("--fixed", action="store_true",

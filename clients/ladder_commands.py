@@ -135,7 +135,7 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 LADDER_FIELDS = {**GAME_MAKING_FIELDS, "config.opening_suite": "--openings",
                  "config.bots": "the bots", "config.bots[]": "bot {n}", "config.name": "--name"}
 
-SUITES = "othello-balanced[-1..6], international, gomoku-balanced15 or none"
+SUITES = "othello-balanced[-1..6], international, gomoku-balanced15, gomoku-wide15 or none"
 
 
 def _opening_suite(counted: bool) -> Callable[[str], str]:

@@ -1,5 +1,6 @@
 """The engine tools' command line, in-process (no services): perft, solve, analyze, train
-(Othello and Gomoku), probcut, and Arena's bots as protocol engines.
+(Othello and Gomoku), probcut, balanced Gomoku openings, and Arena's bots as protocol
+engines.
 
 Mounted by the main CLI as ``arena engine ...`` (``add_tool_commands``); also runs alone:
 ``python -m arena.engine.tools perft --depth 6``. The commands themselves are in
@@ -11,14 +12,32 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from arena.engine.interrupt import stops_at_once
 from arena.engine.teacher import TeacherFactory
 
 PERFT_MAX_TIME_S = 600.0  # the longest count `perft` starts unless told otherwise
+
+
+def check_output(name: str, suffix: str, option: str = "--output") -> None:
+    """``option`` writes to ``name`` with ``suffix``: its folder must exist and take files."""
+    output = Path(name)
+    if output.is_dir() or name.endswith(("/", os.sep)):
+        raise ValueError(f"{option} {name!r} is a folder; name a file in it")
+    if output.suffix not in ("", suffix):
+        raise ValueError(f"{option} is a {suffix} file here, got {output.name!r}")
+    folder = output.parent
+    if not folder.is_dir():
+        raise ValueError(f"{option}'s folder {str(folder)!r} does not exist")
+    if output.with_suffix(suffix).is_dir():
+        raise ValueError(f"{option} {str(output.with_suffix(suffix))!r} is a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{option}'s folder {str(folder)!r} is not writable")
 
 
 def _command(name: str) -> Callable[[argparse.Namespace], int]:
@@ -31,6 +50,12 @@ def _command(name: str) -> Callable[[argparse.Namespace], int]:
 
 def _analyze(args: argparse.Namespace) -> int:
     from arena.engine.analyze import run  # the engines, only when it runs
+
+    return run(args)
+
+
+def _openings(args: argparse.Namespace) -> int:
+    from arena.openings.balance import run  # the judge's pool, only when it runs
 
     return run(args)
 
@@ -147,6 +172,35 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
                               "teacher) and fitting a network's --starts")
     train_p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     train_p.set_defaults(func=_command("train"), teacher_factory=teacher)
+    openings_p = sub.add_parser(
+        "openings", help="make balanced openings: seeded random ones an engine judges even",
+        description="Draws random 15x15 Gomoku openings from a seed and asks a protocol "
+                    "engine (the judge) for its move in each; the openings it scores within "
+                    "--window of even, and not won or lost, make the suite (docs/engines.md).")
+    openings_p.add_argument("game", choices=["gomoku"], help="the game")
+    openings_p.add_argument("--judge", required=True, metavar="ENGINE",
+                            help="the protocol engine that judges them (a catalog's name)")
+    openings_p.add_argument("--catalog", default="arena",
+                            help="the judge's engine catalog (default: arena, Arena's own)")
+    openings_p.add_argument("--judge-ms", type=int, default=10_000,
+                            help="the judge's time limit per opening (%(default)s); bound "
+                                 "its search in its catalog options to make the suite "
+                                 "reproducible (Rapfi: max_node)")
+    openings_p.add_argument("--window", type=float, required=True,
+                            help="how far from even a kept opening may be, in the judge's "
+                                 "units (Rapfi: 50)")
+    openings_p.add_argument("--screen", default=None, metavar="ENGINE",
+                            help="a quicker engine that goes first: the judge sees only the "
+                                 "openings it scores within --screen-window of even")
+    openings_p.add_argument("--screen-window", type=float, default=None,
+                            help="the screen's window, in its units (twice --window)")
+    openings_p.add_argument("--count", type=int, default=100, help="openings (%(default)s)")
+    openings_p.add_argument("--seed", type=int, default=1, help="seed of the draw (1)")
+    openings_p.add_argument("--stones", default="3-9", metavar="FEWEST-MOST",
+                            help="stones per opening (%(default)s)")
+    openings_p.add_argument("--jobs", type=int, default=1, help="judge processes at once")
+    openings_p.add_argument("--output", required=True, help="the suite file to write")
+    openings_p.set_defaults(func=_openings, judge_factory=teacher)
     probcut_p = sub.add_parser(
         "probcut", help="fit ProbCut's table for a pattern weight set (bounded, seeded)"
     )

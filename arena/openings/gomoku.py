@@ -1,6 +1,8 @@
-"""The 12 balanced 15x15 freestyle Gomoku openings (embedded, so nothing is read at run time).
+"""Balanced 15x15 freestyle Gomoku openings: the 12 of the shared reference data
+(embedded), and Arena's own wider suite (``WIDE_FILE``, made by ``arena engine openings
+gomoku``: ``arena.openings.balance``).
 
-They are positions the Rapfi 0.43 engine judged within +-50 of even; 15x15 freestyle is
+The 12 are positions the Rapfi 0.43 engine judged within +-50 of even; 15x15 freestyle is
 a first-player win, so each one is played twice per pairing with colours swapped. Moves are
 written in the board's notation (column letter, row number from 1), Black first.
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from importlib import resources
 
 from arena.games import GomokuBoard
 
@@ -27,6 +30,7 @@ BALANCED_FREESTYLE15 = (
     "m4m5j4k7j5m3o5j6",
     "h4e4e6g5h1d5",
 )
+WIDE_FILE = "gomoku-wide15.txt"  # beside this module
 _POINT = re.compile(r"[a-o][0-9]{1,2}")
 
 
@@ -53,3 +57,11 @@ def parse_compact(compact: str, rule: str = "freestyle") -> GomokuOpening:
 
 def balanced_openings(rule: str = "freestyle") -> list[GomokuOpening]:
     return [parse_compact(compact, rule) for compact in BALANCED_FREESTYLE15]
+
+
+def wide_openings(rule: str = "freestyle") -> list[GomokuOpening]:
+    """The openings of ``WIDE_FILE``, in its order."""
+    from arena.openings.balance import read_suite
+
+    text = resources.files("arena.openings").joinpath(WIDE_FILE).read_text()
+    return [parse_compact(compact, rule) for compact in read_suite(text)]

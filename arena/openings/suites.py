@@ -9,6 +9,8 @@ Names:
   class of the 8 board symmetries (60 openings); ``othello-balanced-<k>`` for k plies
   (1..6: 1, 3, 14, 60, 322 or 1773 openings).
 - ``gomoku-balanced15``: the 12 balanced 15x15 openings (freestyle, or exact-five).
+- ``gomoku-wide15``: 200 balanced 15x15 openings Arena made (``arena engine openings
+  gomoku``; the file records how), so that up to 400 games meet no opening twice.
 
 A ladder plays ``games_per_pairing / 2`` openings per pairing, each twice with colours
 swapped; ``select_openings`` picks them from the suite with a seeded shuffle, cycling
@@ -24,10 +26,10 @@ from functools import cache
 
 from arena.games import OthelloBoard, new_position
 from arena.openings.gomoku import SIZE as GOMOKU_BALANCED_SIZE
-from arena.openings.gomoku import balanced_openings
+from arena.openings.gomoku import balanced_openings, wide_openings
 from arena.openings.othello import MAX_PLIES, distinct_openings
 
-SUITE_NAMES = ("none", "international", "othello-balanced", "gomoku-balanced15")
+SUITE_NAMES = ("none", "international", "othello-balanced", "gomoku-balanced15", "gomoku-wide15")
 DEFAULT_OTHELLO_PLIES = 4
 _BALANCED_RE = re.compile(r"othello-balanced(?:-([0-9]+))?")
 
@@ -96,6 +98,8 @@ def load_suite(name: str) -> OpeningSuite:
         )
     if name == "gomoku-balanced15":
         return _gomoku_balanced()
+    if name == "gomoku-wide15":
+        return _gomoku_wide()
     match = _BALANCED_RE.fullmatch(name)
     if match:
         plies = int(match.group(1)) if match.group(1) else DEFAULT_OTHELLO_PLIES
@@ -121,6 +125,12 @@ def _othello_balanced(plies: int) -> OpeningSuite:
 def _gomoku_balanced() -> OpeningSuite:
     openings = tuple(Opening(o.name, o.moves, o.position) for o in balanced_openings())
     return OpeningSuite("gomoku-balanced15", "gomoku", "freestyle", GOMOKU_BALANCED_SIZE, openings)
+
+
+@cache
+def _gomoku_wide() -> OpeningSuite:
+    openings = tuple(Opening(o.name, o.moves, o.position) for o in wide_openings())
+    return OpeningSuite("gomoku-wide15", "gomoku", "freestyle", GOMOKU_BALANCED_SIZE, openings)
 
 
 def select_openings(suite: OpeningSuite, count: int, seed: int) -> list[Opening]:

@@ -40,6 +40,9 @@ def test_a_gomoku_ladder_needs_no_suite(cli_stack: InProcessStack) -> None:
     assert config["opening_suite"] == "gomoku-balanced15"
     assert config["game"] == {"kind": "GAME_KIND_GOMOKU", "variant": "freestyle",
                               "board_size": 15}
+    wide = _ladder(cli_stack, "moku-a", "moku-b", "--openings", "gomoku-wide15",
+                   "--all-openings")
+    assert wide["games_total"] == 2 * 200 and wide["config"]["game"]["board_size"] == 15
     small = _ladder(cli_stack, "moku-a", "moku-b", "--game", "gomoku", "--size", "9")["config"]
     assert small["opening_suite"] == "none" and small["game"]["board_size"] == 9
     one_line_error(cli_stack.run("ladder", "create", "moku-a", "moku-b", "--game", "gomoku",

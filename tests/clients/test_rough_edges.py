@@ -135,7 +135,7 @@ def test_openings_names_a_suite_everywhere_and_a_number_says_what_it_meant(
     then said only that no suite is named '2'. Now every command names the suite
     `--openings` and the count `--games-per-pairing`, and a number points to it."""
     refused = ("argument --openings: names an opening suite (othello-balanced[-1..6], "
-               "international, gomoku-balanced15 or none), got '2'")
+               "international, gomoku-balanced15, gomoku-wide15 or none), got '2'")
     for command in (("demo",), ("ladder", "create", "a", "b"), ("test", "a@2", "a@1")):
         result = run_arena(*command, "--openings", "2")
         assert result.returncode == 2 and "Traceback" not in result.stderr

@@ -22,6 +22,7 @@ from arena.engine.api import Limits
 from arena.engine.gomoku import PRESETS, choose_move
 from arena.engine.gomoku.train import KeptPositions, Positions, save_positions
 from arena.games import GomokuBoard
+from arena.openings import load_suite
 from arena.ratings import ScoreElo, pentanomial, score_elo, sprt, trinomial
 from arena.records import read_record
 
@@ -128,6 +129,9 @@ def test_gomoku_fixed_match_against_the_gomocup_executable(tmp_path: Path) -> No
     assert "ladder service's SPRT" not in output
     # --keep-games wrote each printed game, and each replays legally to its end.
     written = [json.loads(line) for line in kept.read_text().splitlines()]
+    assert " gomoku-wide15 openings, " in output  # the default suite, 200 openings
+    wide = {opening.moves for opening in load_suite("gomoku-wide15").openings}
+    assert all(tuple(game["opening"]) in wide for game in written)
     printed = GAME.findall(output)
     assert len(written) == len(printed) == 2
     proven: dict[tuple[str, str], int] = {}

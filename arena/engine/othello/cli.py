@@ -17,6 +17,7 @@ from arena.documents import read_text_document
 from arena.engine.api import Limits
 from arena.engine.othello import START_TEXT, perft, solve, warm_up
 from arena.engine.othello.bitboard import legal_moves, parse_position, square_name
+from arena.engine.tools import check_output
 from arena.errors import InvalidArgumentError
 from arena.formats.errors import FormatError
 from arena.formats.obf import parse_obf_file
@@ -219,7 +220,7 @@ def _check_training(args: argparse.Namespace) -> None:
     cores = os.cpu_count() or 1
     if not 1 <= args.jobs <= cores:
         raise ValueError(f"--jobs must be in 1..{cores} (this machine's cores), got {args.jobs}")
-    _check_output(args.output, ".npz" if args.game == "othello" else ".json")
+    check_output(args.output, ".npz" if args.game == "othello" else ".json")
     if args.game == "gomoku" and args.positions is not None:
         made = {*_GAMES, "teacher", "catalog", "teacher_scale", "teacher_ms", "keep_positions",
                 "records"}
@@ -229,7 +230,7 @@ def _check_training(args: argparse.Namespace) -> None:
                              "are made already (the file records how)")
         return
     if args.game == "gomoku" and args.keep_positions is not None:  # of records or games
-        _check_output(args.keep_positions, ".npz", "--keep-positions")
+        check_output(args.keep_positions, ".npz", "--keep-positions")
     if args.game == "gomoku" and args.records is not None:
         given = [_option(name) for name in sorted(_GAMES) if getattr(args, name) is not None]
         if given:
@@ -263,22 +264,6 @@ def _check_training(args: argparse.Namespace) -> None:
 
 def _option(name: str) -> str:
     return f"--{name.replace('_', '-')}"
-
-
-def _check_output(name: str, suffix: str, option: str = "--output") -> None:
-    """``option`` writes to ``name`` with ``suffix``: its folder must exist and take files."""
-    output = Path(name)
-    if output.is_dir() or name.endswith(("/", os.sep)):
-        raise ValueError(f"{option} {name!r} is a folder; name a file in it")
-    if output.suffix not in ("", suffix):
-        raise ValueError(f"{option} is a {suffix} file here, got {output.name!r}")
-    folder = output.parent
-    if not folder.is_dir():
-        raise ValueError(f"{option}'s folder {str(folder)!r} does not exist")
-    if output.with_suffix(suffix).is_dir():
-        raise ValueError(f"{option} {str(output.with_suffix(suffix))!r} is a folder")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"{option}'s folder {str(folder)!r} is not writable")
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
@@ -325,7 +310,7 @@ def _cmd_probcut(args: argparse.Namespace) -> int:
     from arena.engine.othello.probcut import fit, save, table_path
 
     if args.output not in (None, "ship"):
-        _check_output(args.output, ".json")
+        check_output(args.output, ".json")
     table = fit(args.positions, args.seed, args.max_depth, args.weights)
     rows = table["rows"]
     assert isinstance(rows, list)
