@@ -64,7 +64,6 @@ class Screen:
 @dataclass(frozen=True)
 class Balanced:
     compact: str
-    moves: tuple[int, ...]
     score: float  # the judge's, from the side to move's view
 
 
@@ -175,7 +174,7 @@ def make(judge: Teacher, balance: Balance, jobs: int = 1,
                      if _balanced(v, screen.window)]
         verdicts = _judged(judge, batch, jobs)
         judged += len(batch)
-        kept += [Balanced(compact(b), tuple(b.move_stack), v.score)
+        kept += [Balanced(compact(b), v.score)
                  for b, v in zip(batch, verdicts, strict=True) if _balanced(v, balance.window)]
         tell(f"{min(len(kept), balance.count)}/{balance.count} balanced of {judged} judged")
     if len(kept) < balance.count:
