@@ -8,7 +8,8 @@ bots meet: against a strong engine the evaluation reads its games' positions far
 (docs/bots.md). These games are made to be trained on, with a teacher's labels: ``arena
 engine train gomoku --records FOLDER --teacher NAME ...``.
 
-Game ``g`` starts from one of the balanced openings with ``--random-moves`` random
+Game ``g`` starts from one of the balanced openings (``--openings``: the 12 of
+``gomoku-balanced15``, or the 200 of ``gomoku-wide15``) with ``--random-moves`` random
 moves on top, each on an empty cell within two of a stone, and the built-in bot takes
 Black or White; all three are drawn from ``random.Random(f"{seed}:{g}")``. The bot
 (``--bot``, an arena-gomoku preset) searches ``--nodes`` nodes a move, and the engine
@@ -42,16 +43,17 @@ from arena.engine.gomoku.config import ARENA_GOMOKU, PRESETS
 from arena.errors import ArenaError
 from arena.formats.psq import psq_from_moves, write_psq
 from arena.games import GomokuBoard
-from arena.openings.gomoku import balanced_openings
+from arena.openings import UnknownSuiteError, load_suite
 
 SIZE = 15
 NEAR = 2  # a random move lies within this many cells of a stone, in both directions
 
 
-def start(seed: int, game: int, random_moves: int) -> tuple[list[int], int]:
+def start(seed: int, game: int, random_moves: int, suite: str = "gomoku-balanced15"
+          ) -> tuple[list[int], int]:
     """Game ``game``'s opening and the bot's colour (0 Black, 1 White)."""
     rng = random.Random(f"{seed}:{game}")
-    opening = list(rng.choice(balanced_openings()).moves)
+    opening = list(rng.choice(load_suite(suite).openings).moves)
     colour = rng.randrange(2)
     for _ in range(random_moves):
         taken = set(opening)
@@ -76,7 +78,7 @@ def play_stripe(args: argparse.Namespace, first: int, stop: Any) -> list[tuple[i
         for game in range(first, args.games, args.jobs):
             if stop.is_set():
                 break
-            moves, colour = start(args.seed, game, args.random_moves)
+            moves, colour = start(args.seed, game, args.random_moves, args.openings)
             board = GomokuBoard(SIZE, "freestyle")
             for move in moves:
                 board.push(move)
@@ -115,6 +117,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--nodes", type=int, default=60_000, help="the bot's nodes a move")
     parser.add_argument("--engine-ms", type=int, default=10_000,
                         help="the engine's time a move (bound it by nodes instead)")
+    parser.add_argument("--openings", default="gomoku-balanced15",
+                        help="the 15x15 suite the openings are drawn from (%(default)s; "
+                             "gomoku-wide15: 200)")
     parser.add_argument("--random-moves", type=int, default=2, help="after the opening")
     parser.add_argument("--jobs", type=int, default=1, help="processes playing the games")
     args = parser.parse_args(argv)
@@ -131,6 +136,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for bad, message in problems:
         if bad:
             parser.error(message)
+    try:
+        suite = load_suite(args.openings)
+        suite.resolve("gomoku", "freestyle", SIZE)
+    except UnknownSuiteError as exc:
+        parser.error(f"--openings: {exc}")
+    if suite.game != "gomoku":
+        parser.error(f"--openings must be a 15x15 Gomoku suite (gomoku-balanced15, "
+                     f"gomoku-wide15), got {args.openings!r}")
     try:
         spec = load_catalog(args.catalog).get(args.engine)
     except ArenaError as exc:

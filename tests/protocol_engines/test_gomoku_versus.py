@@ -14,6 +14,7 @@ import pytest
 from arena.clients.cli import main as arena
 
 from arena.formats.psq import parse_psq
+from arena.openings import load_suite
 
 from .conftest import TEACHER_DEPTH, teacher_catalog
 
@@ -73,6 +74,15 @@ def test_the_openings_differ_by_game_and_stay_near_the_stones() -> None:
                        for m in opening if m != extra)
 
 
+def test_the_wide_suite_gives_its_own_openings_and_the_default_the_twelve() -> None:
+    bench = _bench()
+    wide = {o.moves for o in load_suite("gomoku-wide15").openings}
+    twelve = {o.moves for o in load_suite("gomoku-balanced15").openings}
+    starts = [tuple(bench.start(1, game, 0, "gomoku-wide15")[0]) for game in range(60)]
+    assert set(starts) <= wide and len(set(starts)) >= 45  # 60 draws of 200
+    assert all(tuple(bench.start(1, game, 0)[0]) in twelve for game in range(60))
+
+
 @pytest.mark.parametrize(("engine", "extra", "message"), [
     ("crashing", [], "gomoku_versus.py: error: crashing: game "),
     ("crashing", ["--jobs", "2"], "gomoku_versus.py: error: crashing: game "),
@@ -82,6 +92,9 @@ def test_the_openings_differ_by_game_and_stay_near_the_stones() -> None:
     ("crashing", ["--bot", "sharpmoku-hard"], "--bot must be one of arena-gomoku"),
     ("crashing", ["--output", __file__], "test_gomoku_versus.py': File exists"),
     ("crashing", ["--random-moves", "5"], "--random-moves must be in 0..4"),
+    ("crashing", ["--openings", "othello-balanced"], "--openings: opening suite "
+                                                     "'othello-balanced' is for othello"),
+    ("crashing", ["--openings", "none"], "--openings must be a 15x15 Gomoku suite"),
 ])
 def test_bad_runs_are_one_line_errors(tmp_path: Path, engine: str, extra: list[str],
                                       message: str) -> None:
