@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from arena.games import GomokuBoard
+from arena.openings.balance import read_suite
 
 SIZE = 15
 BALANCED_FREESTYLE15 = (
@@ -61,7 +62,5 @@ def balanced_openings(rule: str = "freestyle") -> list[GomokuOpening]:
 
 def wide_openings(rule: str = "freestyle") -> list[GomokuOpening]:
     """The openings of ``WIDE_FILE``, in its order."""
-    from arena.openings.balance import read_suite
-
     text = resources.files("arena.openings").joinpath(WIDE_FILE).read_text()
     return [parse_compact(compact, rule) for compact in read_suite(text)]
