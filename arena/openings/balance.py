@@ -13,8 +13,9 @@ it passes. Candidates go to the judges in batches of ``BATCH`` in the order they
 drawn, and the first ``count`` balanced ones in that order are kept, so the same seed,
 judges and jobs give the same suite (with judges bounded by nodes or depth, not time).
 
-The suite file: ``#`` lines say how it was made; then one opening per line, its compact
-form (column letter a-o, row 1-15, Black first), ``|`` and the judge's score.
+The suite file (``arena.openings.gomoku.read_suite`` reads it): ``#`` lines say how it
+was made; then one opening per line, its compact form (column letter a-o, row 1-15,
+Black first), ``|`` and the judge's score.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from pathlib import Path
 
 from arena.engine.teacher import Judgement, Position, Teacher
 from arena.games import GomokuBoard
+from arena.openings.gomoku import SIZE, compact
 
-SIZE = 15
 CENTRE_REACH = 5  # the first stone: at most this far from the centre (an 11x11 square)
 SPREAD = 2  # each next stone: at most this far from one already placed
 BATCH = 50  # candidates judged at once (with ``jobs`` engine processes)
@@ -193,11 +194,6 @@ def _balanced(verdict: Judgement, window: float) -> bool:
     return not verdict.exact and abs(verdict.score) <= window
 
 
-def compact(board: GomokuBoard) -> str:
-    """The moves as ``h8i9...``: column letter a-o, row 1-15."""
-    return "".join(board.move_to_str(m) for m in board.move_stack)
-
-
 def write_suite(path: Path, made: Made, header: Sequence[str]) -> None:
     """The suite file (the module docstring), ``header`` as its first comment lines."""
     lines = [f"# {line}" for line in header]
@@ -207,12 +203,6 @@ def write_suite(path: Path, made: Made, header: Sequence[str]) -> None:
                  "side to move's view")
     lines += [f"{o.compact} | {o.score:g}" for o in made.openings]
     path.write_text("\n".join(lines) + "\n")
-
-
-def read_suite(text: str) -> list[str]:
-    """The compact openings of a suite file's text, in order."""
-    return [line.split("|")[0].strip() for line in text.splitlines()
-            if line.strip() and not line.startswith("#")]
 
 
 def run(args: argparse.Namespace) -> int:

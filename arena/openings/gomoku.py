@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from importlib import resources
 
 from arena.games import GomokuBoard
-from arena.openings.balance import read_suite
 
 SIZE = 15
 BALANCED_FREESTYLE15 = (
@@ -54,6 +53,18 @@ def parse_compact(compact: str, rule: str = "freestyle") -> GomokuOpening:
         raise ValueError(f"bad compact Gomoku opening {compact!r}: expected letter+row pairs")
     moves = tuple(board.push_str(point) for point in points)
     return GomokuOpening(compact, moves, board.to_text())
+
+
+def compact(board: GomokuBoard) -> str:
+    """``board``'s moves as ``h8i9...`` (what ``parse_compact`` reads)."""
+    return "".join(board.move_to_str(m) for m in board.move_stack)
+
+
+def read_suite(text: str) -> list[str]:
+    """The compact openings of a suite file's text (``#`` lines aside; each line's moves
+    before an optional ``|``), in order."""
+    return [line.split("|")[0].strip() for line in text.splitlines()
+            if line.strip() and not line.startswith("#")]
 
 
 def balanced_openings(rule: str = "freestyle") -> list[GomokuOpening]:

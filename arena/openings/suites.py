@@ -31,6 +31,7 @@ from arena.openings.othello import MAX_PLIES, distinct_openings
 
 SUITE_NAMES = ("none", "international", "othello-balanced", "gomoku-balanced15", "gomoku-wide15")
 DEFAULT_OTHELLO_PLIES = 4
+_GOMOKU_SUITES = {"gomoku-balanced15": balanced_openings, "gomoku-wide15": wide_openings}
 _BALANCED_RE = re.compile(r"othello-balanced(?:-([0-9]+))?")
 
 
@@ -96,10 +97,8 @@ def load_suite(name: str) -> OpeningSuite:
         return OpeningSuite(
             "international", "othello", "international", 8, (Opening("empty board", (), start),)
         )
-    if name == "gomoku-balanced15":
-        return _gomoku_balanced()
-    if name == "gomoku-wide15":
-        return _gomoku_wide()
+    if name in _GOMOKU_SUITES:
+        return _gomoku(name)
     match = _BALANCED_RE.fullmatch(name)
     if match:
         plies = int(match.group(1)) if match.group(1) else DEFAULT_OTHELLO_PLIES
@@ -122,15 +121,9 @@ def _othello_balanced(plies: int) -> OpeningSuite:
 
 
 @cache
-def _gomoku_balanced() -> OpeningSuite:
-    openings = tuple(Opening(o.name, o.moves, o.position) for o in balanced_openings())
-    return OpeningSuite("gomoku-balanced15", "gomoku", "freestyle", GOMOKU_BALANCED_SIZE, openings)
-
-
-@cache
-def _gomoku_wide() -> OpeningSuite:
-    openings = tuple(Opening(o.name, o.moves, o.position) for o in wide_openings())
-    return OpeningSuite("gomoku-wide15", "gomoku", "freestyle", GOMOKU_BALANCED_SIZE, openings)
+def _gomoku(name: str) -> OpeningSuite:
+    openings = tuple(Opening(o.name, o.moves, o.position) for o in _GOMOKU_SUITES[name]())
+    return OpeningSuite(name, "gomoku", "freestyle", GOMOKU_BALANCED_SIZE, openings)
 
 
 def select_openings(suite: OpeningSuite, count: int, seed: int) -> list[Opening]:

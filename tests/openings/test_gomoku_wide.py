@@ -12,15 +12,12 @@ from arena.games import GomokuBoard
 from arena.openings import load_suite, start_position_after
 from arena.openings.balance import (
     CENTRE_REACH,
-    SIZE,
     SPREAD,
     TRIES_PER_OPENING,
     candidates,
     canonical,
-    compact,
-    read_suite,
 )
-from arena.openings.gomoku import WIDE_FILE
+from arena.openings.gomoku import SIZE, WIDE_FILE, compact, read_suite
 
 CENTRE = SIZE // 2
 

@@ -12,8 +12,8 @@ from arena.clients.cli import main as arena
 from arena.services.worker.engines.teacher import catalog_teacher
 
 from arena.engine.teacher import Position
-from arena.openings.balance import canonical, read_suite
-from arena.openings.gomoku import parse_compact
+from arena.openings.balance import canonical
+from arena.openings.gomoku import parse_compact, read_suite
 
 from .conftest import TEACHER_DEPTH, teacher_catalog
 
