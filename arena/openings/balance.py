@@ -154,6 +154,10 @@ def make(judge: Teacher, balance: Balance, jobs: int = 1,
     not give them."""
     checked(balance)
     tell = say or (lambda _: None)
+
+    def counted(stage: str, before: int) -> Callable[[int], None]:
+        return lambda done: tell(f"{stage} {before + done}")
+
     limit = TRIES_PER_OPENING * balance.count
     drawn = candidates(balance.seed, balance.stones)
     seen: set[tuple[tuple[int, ...], tuple[int, ...]]] = set()
@@ -170,10 +174,10 @@ def make(judge: Teacher, balance: Balance, jobs: int = 1,
             seen.add(key)
             batch.append(board)
         if screen is not None:
+            rough = _judged(screen.judge, batch, jobs, counted("screened", screened))
             screened += len(batch)
-            batch = [b for b, v in zip(batch, _judged(screen.judge, batch, jobs), strict=True)
-                     if _balanced(v, screen.window)]
-        verdicts = _judged(judge, batch, jobs)
+            batch = [b for b, v in zip(batch, rough, strict=True) if _balanced(v, screen.window)]
+        verdicts = _judged(judge, batch, jobs, counted("judged", judged))
         judged += len(batch)
         kept += [Balanced(compact(b), v.score)
                  for b, v in zip(batch, verdicts, strict=True) if _balanced(v, balance.window)]
@@ -186,8 +190,13 @@ def make(judge: Teacher, balance: Balance, jobs: int = 1,
     return Made(kept[:balance.count], tried, screened, judged)
 
 
-def _judged(judge: Teacher, boards: Sequence[GomokuBoard], jobs: int) -> list[Judgement]:
-    return judge.judge([Position(b.to_text(), tuple(b.move_stack)) for b in boards], jobs)
+def _judged(judge: Teacher, boards: Sequence[GomokuBoard], jobs: int,
+            progress: Callable[[int], None]) -> list[Judgement]:
+    """The judge's verdicts on ``boards``; ``progress`` hears how many are judged now and
+    then (a judge at its time limit takes that long per opening: a batch can take
+    minutes)."""
+    return judge.judge([Position(b.to_text(), tuple(b.move_stack)) for b in boards], jobs,
+                       progress)
 
 
 def _balanced(verdict: Judgement, window: float) -> bool:
