@@ -28,6 +28,7 @@ from arena.games import OthelloBoard, new_position
 from arena.openings.gomoku import SIZE as GOMOKU_BALANCED_SIZE
 from arena.openings.gomoku import balanced_openings, wide_openings
 from arena.openings.othello import MAX_PLIES, distinct_openings
+from arena.text import shown
 
 SUITE_NAMES = ("none", "international", "othello-balanced", "gomoku-balanced15", "gomoku-wide15")
 DEFAULT_OTHELLO_PLIES = 4
@@ -101,14 +102,15 @@ def load_suite(name: str) -> OpeningSuite:
         return _gomoku(name)
     match = _BALANCED_RE.fullmatch(name)
     if match:
-        plies = int(match.group(1)) if match.group(1) else DEFAULT_OTHELLO_PLIES
-        if not 1 <= plies <= MAX_PLIES:
+        digits = match.group(1) or str(DEFAULT_OTHELLO_PLIES)
+        # The length first: int() refuses strings of more than 4,300 digits.
+        if len(digits) > 4 or not 1 <= int(digits) <= MAX_PLIES:
             raise UnknownSuiteError(
-                f"othello-balanced-<plies> takes 1..{MAX_PLIES} plies: {name!r}"
+                f"othello-balanced-<plies> takes 1..{MAX_PLIES} plies: {shown(name)}"
             )
-        return _othello_balanced(plies)
+        return _othello_balanced(int(digits))
     raise UnknownSuiteError(
-        f"unknown opening suite {name!r}; known: {list(SUITE_NAMES)} "
+        f"unknown opening suite {shown(name)}; known: {list(SUITE_NAMES)} "
         f"(and othello-balanced-<1..{MAX_PLIES}>)"
     )
 

@@ -81,6 +81,9 @@ def test_create_ladder_queues_colour_swapped_matches_with_openings(
         (_config("ann", "ann"), "config.bots[1]"),
         (_config("ann", "ben", opening_suite="gomoku-balanced15"), "config.opening_suite"),
         (_config("ann", "ben", opening_suite="nope"), "config.opening_suite"),
+        # int() refuses 5,000 digits; its ValueError came back naming no field.
+        (_config("ann", "ben", opening_suite="othello-balanced-" + "9" * 5_000),
+         "config.opening_suite"),
         (_config("ann", "ben", games_per_pairing=-2), "config.games_per_pairing"),
         (_config("ann", "ben", games_per_pairing=50_000), "config.games_per_pairing"),
         (_config("ann", "ben", games_per_pairing=2**31 - 1), "config.games_per_pairing"),

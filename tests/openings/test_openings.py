@@ -186,6 +186,12 @@ def test_suite_names_and_fit_to_the_game() -> None:
     for name, game in bad:
         with pytest.raises(UnknownSuiteError):
             load_suite(name).resolve(*game) if game else load_suite(name)
+    # A name that long is not echoed whole (the list of known suites still is).
+    for name in ("x" * 5_000, "othello-balanced-" + "9" * 5_000):
+        with pytest.raises(UnknownSuiteError) as raised:
+            load_suite(name)
+        assert "x" * 400 in str(raised.value) or "9" * 400 in str(raised.value)
+        assert len(str(raised.value)) < 1_000
 
 
 def test_selection_is_seeded_and_covers_the_suite_before_repeating() -> None:
