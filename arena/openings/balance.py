@@ -85,7 +85,7 @@ def checked(balance: Balance) -> Balance:
         raise ValueError(f"--stones must be FEWEST-MOST with 1 <= FEWEST <= MOST <= "
                          f"{MAX_STONES}, got {fewest}-{most}")
     if not (math.isfinite(balance.window) and balance.window > 0):
-        raise ValueError(f"--window must be a number above 0, got {balance.window:g}")
+        raise ValueError(f"--window must be a finite number above 0, got {balance.window:g}")
     return balance
 
 
@@ -232,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
     if args.screen is None and args.screen_window is not None:
         raise ValueError("--screen-window applies only with --screen")
     if not (math.isfinite(screen_window) and screen_window > 0):
-        raise ValueError(f"--screen-window must be a number above 0, got {screen_window:g}")
+        raise ValueError(f"--screen-window must be a finite number above 0, got {screen_window:g}")
     judge = args.judge_factory(args.catalog, args.judge, "gomoku", args.judge_ms)
     screen = None if args.screen is None else Screen(
         args.judge_factory(args.catalog, args.screen, "gomoku", args.judge_ms), screen_window)

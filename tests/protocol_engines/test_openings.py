@@ -90,15 +90,16 @@ def test_a_screen_goes_first_and_the_judge_sees_only_what_it_passes(
 
 
 @pytest.mark.parametrize(("more", "said"), [
-    (["--window", "0"], "--window must be a number above 0, got 0"),
-    (["--window", "nan"], "--window must be a number above 0, got nan"),
+    (["--window", "0"], "--window must be a finite number above 0, got 0"),
+    (["--window", "nan"], "--window must be a finite number above 0, got nan"),
+    (["--window", "inf"], "--window must be a finite number above 0, got inf"),
     (["--count", "0"], "--count must be in 1..1000, got 0"),
     (["--stones", "9-3"], "--stones must be FEWEST-MOST with 1 <= FEWEST <= MOST <= 20, "
                           "got 9-3"),
     (["--stones", "three"], "--stones must be FEWEST-MOST (like 3-9) or one number, got "
                             "'three'"),
     (["--judge-ms", "0"], "--judge-ms must be in 1..600000, got 0"),
-    (["--screen", JUDGE, "--screen-window", "-1"], "--screen-window must be a number above 0, "
+    (["--screen", JUDGE, "--screen-window", "-1"], "--screen-window must be a finite number above 0, "
                                                    "got -1"),
     (["--screen", "nobody"], "nobody"),
     (["--jobs", "0"], "--jobs must be in 1.."),

@@ -131,8 +131,8 @@ def test_records_ended_by_a_five_are_taught_to_their_last_quiet_position(
     ("othello-only", [], "plays othello, not gomoku"),
     ("mute", [], "printed no evaluation"),
     ("crashing", [], "failed 3 times"),
-    ("arena-d2", ["--teacher-scale", "0"], "--teacher-scale must be a number above 0"),
-    ("arena-d2", ["--teacher-scale", "nan"], "--teacher-scale must be a number above 0"),
+    ("arena-d2", ["--teacher-scale", "0"], "--teacher-scale must be a finite number above 0"),
+    ("arena-d2", ["--teacher-scale", "nan"], "--teacher-scale must be a finite number above 0"),
     ("arena-d2", ["--teacher-ms", "0"], "--teacher-ms must be in 1.."),
 ])
 def test_a_teacher_that_cannot_teach_stops_the_training_before_any_game(

@@ -363,8 +363,8 @@ def test_a_move_that_fills_the_board_is_a_draw_to_both_benches(tmp_path: Path) -
 
 @pytest.mark.parametrize("script", ["gomoku_losses.py", "gomoku_move_quality.py"])
 @pytest.mark.parametrize(("options", "message"), [
-    (["--teacher-scale", "0"], "--teacher-scale must be a number above 0, got 0"),
-    (["--teacher-scale", "nan"], "--teacher-scale must be a number above 0, got nan"),
+    (["--teacher-scale", "0"], "--teacher-scale must be a finite number above 0, got 0"),
+    (["--teacher-scale", "nan"], "--teacher-scale must be a finite number above 0, got nan"),
     (["--teacher-ms", "0"], "--teacher-ms must be in 1..600000, got 0"),
 ])
 def test_the_teacher_benches_check_the_teachers_options_as_training_does(

@@ -256,7 +256,7 @@ def _train_on_kept(args: argparse.Namespace, fitting: Fitting, told: str,
 def checked_teacher_scale(scale: float) -> float:
     """``--teacher-scale`` (the teacher's units per unit of log-odds), or ``ValueError``."""
     if not (math.isfinite(scale) and scale > 0):
-        raise ValueError(f"--teacher-scale must be a number above 0, got {scale:g}")
+        raise ValueError(f"--teacher-scale must be a finite number above 0, got {scale:g}")
     return scale
 
 
