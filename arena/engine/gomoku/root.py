@@ -17,7 +17,11 @@ the interpreter lock while it does (see ``control.search_kernel``):
    iteration short, the best of the root moves it finished is played (at the root a
    move's score counts only once its whole subtree is searched; the previous best, the
    table's move, normally goes first, so a move preferred to it was compared with it at
-   the new depth); if it finished none, the previous iteration's result stands.
+   the new depth); if it finished none, the previous iteration's result stands;
+5. when that finds every root move lost, the proof may be wrong (the tree tries only
+   ``width`` answers a node), so, unless ``vct_plies`` turns VCTs off, the root moves
+   are checked against the opponent's VCT (``_hold_on``) and, if some hold, searched
+   again among those.
 
 Threat searches are bounded by node counts, never by time, so a search without a time
 limit is deterministic. The report goes into ``out`` (slots ``OUT_*``); the captured
@@ -84,6 +88,12 @@ DEFENCE_NODES = 1_000_000
 # of ``vct_nodes``.
 DEFENCE_VCT_MOVES = 12
 DEFENCE_VCT_SHARE = 8
+# When the search finds every move lost (``_hold_on``): the longest opponent VCT
+# checked, the nodes of the first round's checks, their growth per round, and the cap.
+HOLD_PLIES = 21
+HOLD_FIRST_NODES = 5_000
+HOLD_GROWTH = 4
+HOLD_NODES = 1_000_000
 
 Params = npt.NDArray[np.int64]
 Report = npt.NDArray[np.int64]
@@ -109,6 +119,9 @@ def search_root(
     ctx[CTX_ABORTED] = 0
     _deepen(cells, pat, st, table, me, params, soft_deadline, tt, work, ctx, stop, tree,
             kept_tree, out)
+    if out[OUT_SCORE] <= -WIN_BOUND and ctx[CTX_ABORTED] == 0 and params[PARAM_VCT_PLIES] >= 5:
+        _hold_on(cells, pat, st, table, me, params, soft_deadline, tt, memo, work, ctx, stop,
+                 tree, kept_tree, out)
     out[OUT_CUT_SHORT] |= threats_cut
     return HOW_SEARCH
 
@@ -298,6 +311,61 @@ def _deepen(
         _report(out, move, 0, 0, work, W_LINE, 1)
         cut_short = 1
     out[OUT_CUT_SHORT] = cut_short
+
+
+@njit(cache=True)
+def _hold_on(
+    cells: Cells, pat: Patterns, st: State, table: Table, me: int, params: Params,
+    soft_deadline: int, tt: Tt, memo: Memo, work: Work, ctx: Context, stop: StopArray,
+    tree: TreeBuffer, kept_tree: TreeBuffer, out: Report,
+) -> None:
+    """The search found every root move lost. The tree's defences are only the best
+    ``width`` moves, so that may be wrong: check the root moves against the opponent's
+    VCT in rounds, each with ``HOLD_GROWTH`` times the nodes of the last and only on
+    its survivors, until one is left or ``HOLD_NODES`` are spent; if some survive,
+    search again among those of the last finished round."""
+    op = 3 - me
+    if work[W_ROOT] > 0:
+        count = work[W_ROOT]
+        work[W_MOVES : W_MOVES + count] = work[W_ROOT + 1 : W_ROOT + 1 + count]
+    else:
+        count = generate(cells, pat, st, work, me, params[PARAM_ROOT_WIDTH], 0)
+    nodes = HOLD_FIRST_NODES
+    budget = ctx[CTX_NODES] + HOLD_NODES
+    alive = count  # this round's moves: work[W_MOVES:], survivors into work[W_KEYS:]
+    held = 0
+    while ctx[CTX_NODES] < budget:
+        safe = 0
+        finished = True
+        for i in range(alive):
+            if ctx[CTX_NODES] >= budget:
+                finished = False
+                break
+            move = work[W_MOVES + i]
+            play(cells, pat, st, table, move, me)
+            lost = _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop,
+                                            op, HOLD_PLIES, nodes, False) > 0
+            unplay(cells, pat, st, table, move)
+            if ctx[CTX_ABORTED] != 0:
+                finished = False
+                break
+            if not lost:
+                work[W_KEYS + safe] = move
+                safe += 1
+        if not finished or safe == 0:
+            break
+        held = safe
+        work[W_ROOT] = safe
+        work[W_ROOT + 1 : W_ROOT + 1 + safe] = work[W_KEYS : W_KEYS + safe]
+        if safe == 1:
+            break
+        work[W_MOVES : W_MOVES + safe] = work[W_KEYS : W_KEYS + safe]
+        alive = safe
+        nodes *= HOLD_GROWTH
+    ctx[CTX_ABORTED] = 0
+    if held > 0:
+        _deepen(cells, pat, st, table, me, params, soft_deadline, tt, work, ctx, stop, tree,
+                kept_tree, out)
 
 
 @njit(cache=True)

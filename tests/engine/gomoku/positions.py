@@ -84,3 +84,32 @@ TACTICS = [
     Tactic("vcf-15", VCF_15, 15),
     Tactic("vct-9", VCF_15, 9, kind="vct"),  # the VCF-15 position has a shorter VCT
 ]
+
+
+@dataclass(frozen=True)
+class Trap:
+    """A position from a game Arena lost to Rapfi 0.43 (1 s a move, over gomoku-wide15),
+    where Arena played ``lost``, after which the opponent has a VCT. The search at
+    ``depth`` (16 moves a node) finds every move lost; ``holds`` are the moves after
+    which Arena's threat search finds no opponent VCT of 25 plies in 500,000 nodes."""
+
+    name: str
+    moves: list[int]
+    depth: int
+    lost: int
+    holds: frozenset[int]
+
+
+TRAPS = [
+    Trap("rapfi-game-7", [80, 66, 52, 97, 79, 50, 65, 82, 98, 78, 112, 111, 126, 84, 83, 64, 92,
+                          51, 81, 63, 36, 48, 33, 49, 47, 77],
+         9, 35, frozenset({91, 140})),
+    Trap("rapfi-game-8", [80, 66, 52, 97, 79, 50, 96, 82, 98, 64, 78, 77, 112, 63, 65, 84, 93, 107,
+                          110],
+         9, 62, frozenset({18, 34})),
+    Trap("rapfi-game-12", [83, 97, 65, 94, 122, 64, 79, 93, 95, 78, 110, 80, 48, 92, 106, 112, 82,
+                           124, 108, 109, 154, 138, 51, 77, 61, 91, 90, 84, 98, 127, 128, 113, 99,
+                           115, 114, 66, 37, 23, 38, 141, 125, 142, 157, 155, 169, 139, 140, 36,
+                           50],
+         6, 123, frozenset({107})),
+]

@@ -15,9 +15,10 @@ from arena.engine.api import Limits
 from arena.engine.gomoku import PRESETS, choose_move
 from arena.engine.gomoku.bots import threat_line
 from arena.engine.gomoku.position import GomokuPositionError, position_from_moves
+from arena.engine.gomoku.search import WIN_BOUND
 from arena.games.gomoku import GomokuBoard
 
-from .positions import TACTICS, VCF_15, Tactic, xy
+from .positions import TACTICS, TRAPS, VCF_15, Tactic, Trap, xy
 from .test_board import random_game
 from .threatcheck import check_threat_line
 
@@ -44,6 +45,34 @@ def test_tactics_positions_are_solved_at_their_length(tactic: Tactic) -> None:
     assert_wins_by_the_rules(tactic.moves, line, tactic.rule)
     if tactic.plies > 3:  # nothing shorter: the length is the shortest win of that kind
         assert line_of(tactic.moves, tactic.plies - 2, threes, tactic.rule) == []
+
+
+@pytest.mark.parametrize("trap", TRAPS, ids=lambda t: t.name)
+def test_traps_are_real(trap: Trap) -> None:
+    # After the move Arena played the opponent's VCT is a checked win; after each holding
+    # move the same search, with the same budget, finds none.
+    after = [*trap.moves, trap.lost]
+    line = line_of(after, 25, threes=True, nodes=500_000)
+    assert line
+    check_threat_line(15, "freestyle", after, line, threes=True)
+    assert_wins_by_the_rules(after, line, "freestyle")
+    for move in trap.holds:
+        assert line_of([*trap.moves, move], 25, threes=True, nodes=500_000) == [], move
+
+
+@pytest.mark.parametrize("preset", ["arena-gomoku", "arena-gomoku-board"])
+@pytest.mark.parametrize("trap", TRAPS, ids=lambda t: t.name)
+def test_a_search_that_finds_every_move_lost_still_plays_one_that_holds(
+    trap: Trap, preset: str
+) -> None:
+    # The tree tries only 16 answers a node, so its proof of the loss may be wrong; the
+    # root then keeps the moves after which the opponent has no VCT, and searches those.
+    result = choose_move(15, "freestyle", trap.moves, PRESETS[preset], Limits(depth=trap.depth))
+    assert result.score <= -WIN_BOUND and result.move in trap.holds, result
+    # With VCTs turned off (``vct_plies`` 0) the root trusts the proof, as before.
+    config = {**PRESETS[preset], "vct_plies": 0}
+    result = choose_move(15, "freestyle", trap.moves, config, Limits(depth=trap.depth))
+    assert result.score <= -WIN_BOUND and result.move == trap.lost, result
 
 
 @pytest.mark.parametrize("tactic", [t for t in TACTICS if t.plies >= 9], ids=lambda t: t.name)
