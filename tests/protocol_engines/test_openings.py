@@ -99,8 +99,8 @@ def test_a_screen_goes_first_and_the_judge_sees_only_what_it_passes(
     (["--stones", "three"], "--stones must be FEWEST-MOST (like 3-9) or one number, got "
                             "'three'"),
     (["--judge-ms", "0"], "--judge-ms must be in 1..600000, got 0"),
-    (["--screen", JUDGE, "--screen-window", "-1"], "--screen-window must be a finite number above 0, "
-                                                   "got -1"),
+    (["--screen", JUDGE, "--screen-window", "-1"],
+     "--screen-window must be a finite number above 0, got -1"),
     (["--screen", "nobody"], "nobody"),
     (["--jobs", "0"], "--jobs must be in 1.."),
     (["--judge", "nobody"], "nobody"),
