@@ -243,29 +243,43 @@ def _keep_refutations(
     every candidate is checked; against a VCT the best ``DEFENCE_VCT_MOVES``. If none
     refutes it, or a limit or ``DEFENCE_NODES`` stops the check, every move stays
     allowed."""
-    op = 3 - me
     n = cells.shape[0]
     count = generate(cells, pat, st, work, me, n if fours_only else DEFENCE_VCT_MOVES, 0)
     plies = DEFENCE_VCF_PLIES if fours_only else params[PARAM_VCT_PLIES]
     nodes = VCF_NODES if fours_only else max(1, params[PARAM_VCT_NODES] // DEFENCE_VCT_SHARE)
-    budget = ctx[CTX_NODES] + DEFENCE_NODES
+    safe = _refuting(cells, pat, st, table, me, memo, work, ctx, stop, count, plies, nodes,
+                     fours_only, ctx[CTX_NODES] + DEFENCE_NODES)
+    work[W_ROOT] = max(safe, 0)
+    if safe > 0:
+        work[W_ROOT + 1 : W_ROOT + 1 + safe] = work[W_KEYS : W_KEYS + safe]
+
+
+@njit(cache=True)
+def _refuting(
+    cells: Cells, pat: Patterns, st: State, table: Table, me: int, memo: Memo, work: Work,
+    ctx: Context, stop: StopArray, count: int, plies: int, nodes: int, fours_only: bool,
+    budget: int,
+) -> int:
+    """Check the ``count`` moves in ``work[W_MOVES:]``, one by one, against the opponent's
+    VCF (or VCT) of ``plies`` plies within ``nodes`` nodes each; those after which it has
+    none go to ``work[W_KEYS:]`` in order. Their number, or -1 when a limit, or the
+    context's node count reaching ``budget``, stopped the checks."""
+    op = 3 - me
     safe = 0
     for i in range(count):
         if ctx[CTX_NODES] >= budget:
-            work[W_ROOT] = 0
-            return
+            return -1
         move = work[W_MOVES + i]
         play(cells, pat, st, table, move, me)
         refuted = _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, op,
                                            plies, nodes, fours_only) == 0
         unplay(cells, pat, st, table, move)
         if ctx[CTX_ABORTED] != 0:
-            work[W_ROOT] = 0
-            return
+            return -1
         if refuted:
+            work[W_KEYS + safe] = move
             safe += 1
-            work[W_ROOT + safe] = move
-    work[W_ROOT] = safe
+    return safe
 
 
 @njit(cache=True)
@@ -324,7 +338,6 @@ def _hold_on(
     VCT in rounds, each with ``HOLD_GROWTH`` times the nodes of the last and only on
     its survivors, until one is left or ``HOLD_NODES`` are spent; if some survive,
     search again among those of the last finished round."""
-    op = 3 - me
     if work[W_ROOT] > 0:
         count = work[W_ROOT]
         work[W_MOVES : W_MOVES + count] = work[W_ROOT + 1 : W_ROOT + 1 + count]
@@ -332,38 +345,22 @@ def _hold_on(
         count = generate(cells, pat, st, work, me, params[PARAM_ROOT_WIDTH], 0)
     nodes = HOLD_FIRST_NODES
     budget = ctx[CTX_NODES] + HOLD_NODES
-    alive = count  # this round's moves: work[W_MOVES:], survivors into work[W_KEYS:]
-    held = 0
-    while ctx[CTX_NODES] < budget:
-        safe = 0
-        finished = True
-        for i in range(alive):
-            if ctx[CTX_NODES] >= budget:
-                finished = False
-                break
-            move = work[W_MOVES + i]
-            play(cells, pat, st, table, move, me)
-            lost = _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop,
-                                            op, HOLD_PLIES, nodes, False) > 0
-            unplay(cells, pat, st, table, move)
-            if ctx[CTX_ABORTED] != 0:
-                finished = False
-                break
-            if not lost:
-                work[W_KEYS + safe] = move
-                safe += 1
-        if not finished or safe == 0:
+    held = False
+    while True:  # a round: the moves in work[W_MOVES:], the survivors into work[W_KEYS:]
+        safe = _refuting(cells, pat, st, table, me, memo, work, ctx, stop, count, HOLD_PLIES,
+                         nodes, False, budget)
+        if safe <= 0:
             break
-        held = safe
+        held = True
         work[W_ROOT] = safe
         work[W_ROOT + 1 : W_ROOT + 1 + safe] = work[W_KEYS : W_KEYS + safe]
         if safe == 1:
             break
         work[W_MOVES : W_MOVES + safe] = work[W_KEYS : W_KEYS + safe]
-        alive = safe
+        count = safe
         nodes *= HOLD_GROWTH
     ctx[CTX_ABORTED] = 0
-    if held > 0:
+    if held:
         _deepen(cells, pat, st, table, me, params, soft_deadline, tt, work, ctx, stop, tree,
                 kept_tree, out)
 
