@@ -35,11 +35,12 @@ from arena.services.worker.engines.teacher import catalog_teacher
 
 from arena.engine.gomoku.board import FREESTYLE, is_win
 from arena.engine.gomoku.bots import threat_line
-from arena.engine.gomoku.cli import checked_teacher_ms, checked_teacher_scale
+from arena.engine.gomoku.cli import checked_teacher_ms
 from arena.engine.gomoku.patterns import FIVE, setup, stat
 from arena.engine.gomoku.position import GomokuPositionError, position_from_moves
 from arena.engine.gomoku.train import SIZE, teacher_position
 from arena.engine.teacher import Judgement, Teacher
+from arena.engine.tools import checked_positive
 
 LOST = -1.0  # the bot's chance, as printed, when the teacher proves the loss
 MAX_EXPONENT = 700.0  # within math.exp's range: a chance that small is still above 0
@@ -63,7 +64,7 @@ def parse_teacher_args(parser: argparse.ArgumentParser) -> argparse.Namespace:
     """``parser``'s arguments, the teacher's checked as ``arena engine train`` checks them."""
     args = parser.parse_args()
     try:
-        checked_teacher_scale(args.teacher_scale)
+        checked_positive("--teacher-scale", args.teacher_scale)
         checked_teacher_ms(args.teacher_ms)
     except ValueError as exc:
         parser.error(str(exc))

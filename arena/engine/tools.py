@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -38,6 +39,13 @@ def check_output(name: str, suffix: str, option: str = "--output") -> None:
         raise ValueError(f"{option} {str(output.with_suffix(suffix))!r} is a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ValueError(f"{option}'s folder {str(folder)!r} is not writable")
+
+
+def checked_positive(option: str, value: float) -> float:
+    """``value``, if it is a finite number above 0; else ``ValueError`` naming ``option``."""
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{option} must be a finite number above 0, got {value:g}")
+    return value
 
 
 def _command(name: str) -> Callable[[argparse.Namespace], int]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 from collections.abc import Callable, Iterator, Sequence
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.engine.teacher import Judgement, Position, Teacher
+from arena.engine.tools import check_output, checked_positive
 from arena.games import GomokuBoard
 from arena.openings.gomoku import SIZE, compact
 
@@ -84,8 +84,7 @@ def checked(balance: Balance) -> Balance:
     if not 1 <= fewest <= most <= MAX_STONES:
         raise ValueError(f"--stones must be FEWEST-MOST with 1 <= FEWEST <= MOST <= "
                          f"{MAX_STONES}, got {fewest}-{most}")
-    if not (math.isfinite(balance.window) and balance.window > 0):
-        raise ValueError(f"--window must be a finite number above 0, got {balance.window:g}")
+    checked_positive("--window", balance.window)
     return balance
 
 
@@ -216,7 +215,6 @@ def write_suite(path: Path, made: Made, header: Sequence[str]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``arena engine openings gomoku``: check the options, make the suite, write it."""
-    from arena.engine.tools import check_output
 
     balance = checked(Balance(args.count, args.seed, parse_stones(args.stones), args.window))
     cores = os.cpu_count() or 1
@@ -231,8 +229,7 @@ def run(args: argparse.Namespace) -> int:
     screen_window = 2 * balance.window if args.screen_window is None else args.screen_window
     if args.screen is None and args.screen_window is not None:
         raise ValueError("--screen-window applies only with --screen")
-    if not (math.isfinite(screen_window) and screen_window > 0):
-        raise ValueError(f"--screen-window must be a finite number above 0, got {screen_window:g}")
+    checked_positive("--screen-window", screen_window)
     judge = args.judge_factory(args.catalog, args.judge, "gomoku", args.judge_ms)
     screen = None if args.screen is None else Screen(
         args.judge_factory(args.catalog, args.screen, "gomoku", args.judge_ms), screen_window)

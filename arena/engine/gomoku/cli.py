@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arena.engine.tools import checked_positive
+
 if TYPE_CHECKING:
     from arena.engine.gomoku.train import Fitting, TeacherSettings, TrainingResult
 
@@ -253,13 +255,6 @@ def _train_on_kept(args: argparse.Namespace, fitting: Fitting, told: str,
                     "positions": files}
 
 
-def checked_teacher_scale(scale: float) -> float:
-    """``--teacher-scale`` (the teacher's units per unit of log-odds), or ``ValueError``."""
-    if not (math.isfinite(scale) and scale > 0):
-        raise ValueError(f"--teacher-scale must be a finite number above 0, got {scale:g}")
-    return scale
-
-
 def checked_teacher_ms(move_ms: int) -> int:
     """``--teacher-ms`` (the teacher's time per position), or ``ValueError``."""
     if not 1 <= move_ms <= MAX_TEACHER_MS:
@@ -287,7 +282,7 @@ def _teacher(args: argparse.Namespace) -> tuple[TeacherSettings | None, str]:
     if args.teacher_scale is None:
         raise ValueError("--teacher needs --teacher-scale: the teacher's evaluation units "
                          "per unit of log-odds (Rapfi: 200; pbrain-arena: 1000)")
-    scale = checked_teacher_scale(float(args.teacher_scale))
+    scale = checked_positive("--teacher-scale", float(args.teacher_scale))
     move_ms = checked_teacher_ms(DEFAULT_TEACHER_MS if args.teacher_ms is None
                                  else args.teacher_ms)
     catalog = args.catalog or "arena"
