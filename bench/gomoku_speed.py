@@ -1,6 +1,7 @@
 """Gomoku engine speed and tactics, paired against a baseline revision in the same run.
 
     python bench/gomoku_speed.py [--baseline REV] [--rounds 5] [--bot PRESET]
+                                 [--vct-games FILE]
 
 Each round runs the same workload once with this tree's engine and once with the
 baseline's (``git archive REV``, unpacked into the temporary folder), each in a fresh
@@ -13,7 +14,13 @@ the per-round ratios (this tree / baseline):
   the searching thread, the nodes each engine counts);
 - ``1 s depth``: the depth reached in 1 s of CPU time on a quiet middlegame;
 - the tactics positions (``tests/engine/gomoku/positions.py``): solved (a proven win)
-  within 1 s of CPU time, and how long it took.
+  within 1 s of CPU time, and how long it took;
+- with ``--vct-games`` (games as ``bench/engine_strength.py --keep-games`` writes them,
+  such as ``bench/data/gomoku-games-vs-rapfi.jsonl``: 48 games of version 10 against Rapfi
+  at 100,000 nodes and 48 of version 11 against the full Rapfi, 4,766 positions): the
+  threat search alone, a VCT of ``VCT_PLIES`` for the side to move in every position of
+  the games, within each of ``VCT_BUDGETS`` nodes: how many it finds, the nodes it
+  searches in all and its CPU time. Counts and nodes do not depend on the machine.
 
 Without ``--baseline`` it measures this tree only.
 """
@@ -31,19 +38,58 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXED_DEPTH = 7
+VCT_PLIES = 15  # the presets' root VCT
+VCT_BUDGETS = (20_000, 300_000)  # the presets' root VCT budget, and fifteen times it
 # Balanced opening 2 of the shared list: a quiet position where the search runs 1 s.
 MIDGAME = [192, 159, 158, 143, 160, 178, 148, 190, 174]
 
 
-def workload() -> dict[str, Any]:
+def workload(vct_games: list[str]) -> dict[str, Any]:
     from bench.gomoku_match import load_openings
     from tests.engine.gomoku.positions import TACTICS
 
+    positions = []
+    for path in vct_games:
+        for line in Path(path).read_text().splitlines():
+            game = json.loads(line)
+            played = game["opening"] + game["moves"]
+            positions += [played[:k] for k in range(len(game["opening"]), len(played))]
     return {
         "openings": load_openings(),
         "tactics": [{"name": t.name, "moves": t.moves, "rule": t.rule}
                     for t in TACTICS],
+        "vct_positions": positions,
     }
+
+
+def vct_figures(positions: list[list[int]]) -> dict[str, float]:
+    """The threat search alone on each position, at each budget (see the docstring)."""
+    import time
+
+    from arena.engine.api import StopFlag
+    from arena.engine.gomoku.bots import thread_tables
+    from arena.engine.gomoku.control import CTX_NODES, new_context
+    from arena.engine.gomoku.patterns import setup
+    from arena.engine.gomoku.root import search_threats
+
+    figures: dict[str, float] = {}
+    tables = thread_tables(20)
+    stop = StopFlag()
+    for budget in VCT_BUDGETS:
+        found = nodes = 0
+        started = time.thread_time()
+        for moves in positions:
+            cells, pat, st, table = setup(15, 0, moves)
+            ctx = new_context(0, 0, 0, salt=tables.next_salt())
+            found += search_threats(cells, pat, st, table, 1 + len(moves) % 2, VCT_PLIES,
+                                    budget, False, tables.memo, tables.work, ctx,
+                                    stop.array) > 0
+            nodes += int(ctx[CTX_NODES])
+        name = f"VCT {budget // 1000}k"
+        figures[f"{name} found"] = found
+        figures[f"{name} Mnodes"] = nodes / 1e6
+        figures[f"{name} s"] = time.thread_time() - started
+    return figures
 
 
 def probe(work: dict[str, Any]) -> dict[str, float]:
@@ -74,6 +120,8 @@ def probe(work: dict[str, Any]) -> dict[str, float]:
         solved = result.exact and result.score > 0
         figures[f"{case['name']} solved"] = float(solved)
         figures[f"{case['name']} ms"] = spent * 1000
+    if work["vct_positions"]:
+        figures.update(vct_figures(work["vct_positions"]))
     return figures
 
 
@@ -112,6 +160,8 @@ def main() -> None:
     parser.add_argument("--baseline", help="git revision to compare with")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--bot", default="arena-gomoku", help="the arena-gomoku preset to measure")
+    parser.add_argument("--vct-games", action="append", default=[], metavar="FILE",
+                        help="kept games whose positions the VCT search is run on")
     parser.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.probe:
@@ -125,7 +175,10 @@ def main() -> None:
     if args.bot not in presets:
         parser.error(f"--bot: {args.bot!r} is not an arena-gomoku preset ({', '.join(presets)})")
 
-    work = {**workload(), "bot": args.bot}
+    for path in args.vct_games:
+        if not Path(path).is_file():
+            parser.error(f"--vct-games: no file {path}")
+    work = {**workload(args.vct_games), "bot": args.bot}
     trees = {"this tree": ROOT}
     if args.baseline:
         trees[args.baseline[:12]] = export_revision(args.baseline)
