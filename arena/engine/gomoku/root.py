@@ -10,8 +10,9 @@ the interpreter lock while it does (see ``control.search_kernel``):
    ``vct_plies`` plies, searched within ``vct_nodes`` nodes;
 3. when the opponent has a VCF, the root moves are those after which it has none; when
    it has a VCT, the best candidates after which it has none (each checked within a
-   share of ``vct_nodes``) are tried first; the checks of the candidates stop at
-   ``DEFENCE_NODES`` nodes in all, and then every move stays allowed;
+   share of ``vct_nodes``, or twice the nodes finding that VCT took if more) are tried
+   first; the checks of the candidates stop at ``DEFENCE_NODES`` nodes in all, and then
+   every move stays allowed;
 4. iterative deepening with ``negamax`` from depth 1 to ``max_depth``: no iteration
    starts after ``soft_deadline`` (on the deadline's clock). When a limit cuts an
    iteration short, the best of the root moves it finished is played (at the root a
@@ -85,9 +86,11 @@ DEFENCE_VCF_PLIES = 31
 VCF_NODES = 200_000
 DEFENCE_NODES = 1_000_000
 # Against an opponent's VCT: how many candidates are checked, each within this share
-# of ``vct_nodes``.
+# of ``vct_nodes``, or within this many times the nodes the root took to find the VCT if
+# that is more (a check with fewer would miss the same VCT after a move that leaves it).
 DEFENCE_VCT_MOVES = 12
 DEFENCE_VCT_SHARE = 8
+DEFENCE_FOUND_TIMES = 2
 # When the search finds every move lost (``_hold_on``): the longest opponent VCT
 # checked, the nodes of the first round's checks, their growth per round, and the cap.
 HOLD_PLIES = 21
@@ -225,28 +228,31 @@ def _choose_root_moves(
     op = 3 - me
     if _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, op,
                                 DEFENCE_VCF_PLIES, VCF_NODES, True) > 0:
-        _keep_refutations(cells, pat, st, table, me, params, memo, work, ctx, stop, True)
+        _keep_refutations(cells, pat, st, table, me, params, memo, work, ctx, stop, True, 0)
         return
     plies = params[PARAM_VCT_PLIES]
     nodes = params[PARAM_VCT_NODES]
+    before = ctx[CTX_NODES]
     if plies >= 5 and ctx[CTX_ABORTED] == 0 and _threat_search_from_root(
             cells, pat, st, table, memo, work, ctx, stop, op, plies, nodes, False) > 0:
-        _keep_refutations(cells, pat, st, table, me, params, memo, work, ctx, stop, False)
+        _keep_refutations(cells, pat, st, table, me, params, memo, work, ctx, stop, False,
+                          ctx[CTX_NODES] - before)
 
 
 @njit(cache=True)
 def _keep_refutations(
     cells: Cells, pat: Patterns, st: State, table: Table, me: int, params: Params,
-    memo: Memo, work: Work, ctx: Context, stop: StopArray, fours_only: bool,
+    memo: Memo, work: Work, ctx: Context, stop: StopArray, fours_only: bool, found: int,
 ) -> None:
-    """Keep the candidates after which the opponent's VCF (or VCT) is gone. Against a VCF
-    every candidate is checked; against a VCT the best ``DEFENCE_VCT_MOVES``. If none
-    refutes it, or a limit or ``DEFENCE_NODES`` stops the check, every move stays
-    allowed."""
+    """Keep the candidates after which the opponent's VCF (or VCT, which the root took
+    ``found`` nodes to find) is gone. Against a VCF every candidate is checked; against a
+    VCT the best ``DEFENCE_VCT_MOVES``. If none refutes it, or a limit or
+    ``DEFENCE_NODES`` stops the check, every move stays allowed."""
     n = cells.shape[0]
     count = generate(cells, pat, st, work, me, n if fours_only else DEFENCE_VCT_MOVES, 0)
     plies = DEFENCE_VCF_PLIES if fours_only else params[PARAM_VCT_PLIES]
-    nodes = VCF_NODES if fours_only else max(1, params[PARAM_VCT_NODES] // DEFENCE_VCT_SHARE)
+    nodes = VCF_NODES if fours_only else max(1, params[PARAM_VCT_NODES] // DEFENCE_VCT_SHARE,
+                                             DEFENCE_FOUND_TIMES * found)
     safe = _refuting(cells, pat, st, table, me, memo, work, ctx, stop, count, plies, nodes,
                      fours_only, ctx[CTX_NODES] + DEFENCE_NODES)
     work[W_ROOT] = max(safe, 0)

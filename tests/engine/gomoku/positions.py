@@ -113,3 +113,14 @@ TRAPS = [
                            50],
          6, 123, frozenset({107})),
 ]
+
+# Positions of games against Rapfi where the opponent, were it to move, has a VCT and no
+# VCF, which the root's threat search takes 6,777 and 6,087 nodes to find; with the depth
+# at which version 11 (each candidate checked within 2,500 nodes) played a move after
+# which that VCT (9 plies) stands: 99 and 123.
+SLOW_THREATS = [
+    ([54, 85, 115, 144, 102, 128, 87, 101, 69, 112, 96], 4),
+    ([54, 85, 115, 144, 102, 128, 87, 101, 69, 112, 96], 6),
+    ([48, 80, 51, 49, 67, 35, 81, 95, 65, 63, 21, 66, 79, 37, 94, 109, 113, 125, 77, 110, 140,
+      124, 107, 93], 4),
+]

@@ -18,7 +18,7 @@ from arena.engine.gomoku.position import GomokuPositionError, position_from_move
 from arena.engine.gomoku.search import WIN_BOUND
 from arena.games.gomoku import GomokuBoard
 
-from .positions import TACTICS, TRAPS, VCF_15, Tactic, Trap, xy
+from .positions import SLOW_THREATS, TACTICS, TRAPS, VCF_15, Tactic, Trap, xy
 from .test_board import random_game
 from .threatcheck import check_threat_line
 
@@ -73,6 +73,19 @@ def test_a_search_that_finds_every_move_lost_still_plays_one_that_holds(
     config = {**PRESETS[preset], "vct_plies": 0}
     result = choose_move(15, "freestyle", trap.moves, config, Limits(depth=trap.depth))
     assert result.score <= -WIN_BOUND and result.move == trap.lost, result
+
+
+@pytest.mark.parametrize(("moves", "depth"), SLOW_THREATS,
+                         ids=lambda v: f"depth {v}" if isinstance(v, int) else f"{len(v)} stones")
+def test_each_defence_is_checked_as_long_as_finding_the_threat_took(
+    moves: list[int], depth: int
+) -> None:
+    # The root found the opponent's VCT only after thousands of nodes; a check of a
+    # candidate with fewer nodes than that would miss the same VCT after a move that does
+    # not stop it, and keep the move.
+    result = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku-board"],
+                         Limits(depth=depth))
+    assert line_of([*moves, result.move], 21, threes=True, nodes=500_000) == [], result
 
 
 @pytest.mark.parametrize("tactic", [t for t in TACTICS if t.plies >= 9], ids=lambda t: t.name)
