@@ -48,18 +48,29 @@ def workload(vct_games: list[str]) -> dict[str, Any]:
     from bench.gomoku_match import load_openings
     from tests.engine.gomoku.positions import TACTICS
 
-    positions = []
-    for path in vct_games:
-        for line in Path(path).read_text().splitlines():
-            game = json.loads(line)
-            played = game["opening"] + game["moves"]
-            positions += [played[:k] for k in range(len(game["opening"]), len(played))]
     return {
         "openings": load_openings(),
         "tactics": [{"name": t.name, "moves": t.moves, "rule": t.rule}
                     for t in TACTICS],
-        "vct_positions": positions,
+        "vct_positions": [p for path in vct_games for p in game_positions(Path(path))],
     }
+
+
+def game_positions(path: Path) -> list[list[int]]:
+    """Every position of the kept games in ``path`` after their openings (the moves
+    before the side to move's turn), or ``ValueError`` naming the file and line."""
+    positions = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            game = json.loads(line)
+            opening, played = list(game["opening"]), list(game["opening"]) + list(game["moves"])
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}:{number}: not a kept game "
+                             f"({{\"opening\": [...], \"moves\": [...]}}): {exc}") from exc
+        positions += [played[:k] for k in range(len(opening), len(played))]
+    return positions
 
 
 def vct_figures(positions: list[list[int]]) -> dict[str, float]:
@@ -67,6 +78,7 @@ def vct_figures(positions: list[list[int]]) -> dict[str, float]:
     import time
 
     from arena.engine.api import StopFlag
+    from arena.engine.gomoku.board import FREESTYLE
     from arena.engine.gomoku.bots import thread_tables
     from arena.engine.gomoku.control import CTX_NODES, new_context
     from arena.engine.gomoku.patterns import setup
@@ -79,7 +91,7 @@ def vct_figures(positions: list[list[int]]) -> dict[str, float]:
         found = nodes = 0
         started = time.thread_time()
         for moves in positions:
-            cells, pat, st, table = setup(15, 0, moves)
+            cells, pat, st, table = setup(15, FREESTYLE, moves)
             ctx = new_context(0, 0, 0, salt=tables.next_salt())
             found += search_threats(cells, pat, st, table, 1 + len(moves) % 2, VCT_PLIES,
                                     budget, False, tables.memo, tables.work, ctx,
@@ -178,7 +190,10 @@ def main() -> None:
     for path in args.vct_games:
         if not Path(path).is_file():
             parser.error(f"--vct-games: no file {path}")
-    work = {**workload(args.vct_games), "bot": args.bot}
+    try:
+        work = {**workload(args.vct_games), "bot": args.bot}
+    except ValueError as exc:
+        parser.error(f"--vct-games: {exc}")
     trees = {"this tree": ROOT}
     if args.baseline:
         trees[args.baseline[:12]] = export_revision(args.baseline)

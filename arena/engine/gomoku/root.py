@@ -228,31 +228,29 @@ def _choose_root_moves(
     op = 3 - me
     if _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, op,
                                 DEFENCE_VCF_PLIES, VCF_NODES, True) > 0:
-        _keep_refutations(cells, pat, st, table, me, params, memo, work, ctx, stop, True, 0)
+        _keep_refutations(cells, pat, st, table, me, memo, work, ctx, stop, cells.shape[0],
+                          DEFENCE_VCF_PLIES, VCF_NODES, True)
         return
     plies = params[PARAM_VCT_PLIES]
     nodes = params[PARAM_VCT_NODES]
     before = ctx[CTX_NODES]
     if plies >= 5 and ctx[CTX_ABORTED] == 0 and _threat_search_from_root(
             cells, pat, st, table, memo, work, ctx, stop, op, plies, nodes, False) > 0:
-        _keep_refutations(cells, pat, st, table, me, params, memo, work, ctx, stop, False,
-                          ctx[CTX_NODES] - before)
+        found = ctx[CTX_NODES] - before
+        check = max(1, nodes // DEFENCE_VCT_SHARE, DEFENCE_FOUND_TIMES * found)
+        _keep_refutations(cells, pat, st, table, me, memo, work, ctx, stop,
+                          DEFENCE_VCT_MOVES, plies, check, False)
 
 
 @njit(cache=True)
 def _keep_refutations(
-    cells: Cells, pat: Patterns, st: State, table: Table, me: int, params: Params,
-    memo: Memo, work: Work, ctx: Context, stop: StopArray, fours_only: bool, found: int,
+    cells: Cells, pat: Patterns, st: State, table: Table, me: int, memo: Memo, work: Work,
+    ctx: Context, stop: StopArray, width: int, plies: int, nodes: int, fours_only: bool,
 ) -> None:
-    """Keep the candidates after which the opponent's VCF (or VCT, which the root took
-    ``found`` nodes to find) is gone. Against a VCF every candidate is checked; against a
-    VCT the best ``DEFENCE_VCT_MOVES``. If none refutes it, or a limit or
-    ``DEFENCE_NODES`` stops the check, every move stays allowed."""
-    n = cells.shape[0]
-    count = generate(cells, pat, st, work, me, n if fours_only else DEFENCE_VCT_MOVES, 0)
-    plies = DEFENCE_VCF_PLIES if fours_only else params[PARAM_VCT_PLIES]
-    nodes = VCF_NODES if fours_only else max(1, params[PARAM_VCT_NODES] // DEFENCE_VCT_SHARE,
-                                             DEFENCE_FOUND_TIMES * found)
+    """Keep the best ``width`` candidates after which the opponent's VCF (or VCT) of
+    ``plies`` plies is gone, each checked within ``nodes`` nodes. If none refutes it, or a
+    limit or ``DEFENCE_NODES`` stops the check, every move stays allowed."""
+    count = generate(cells, pat, st, work, me, width, 0)
     safe = _refuting(cells, pat, st, table, me, memo, work, ctx, stop, count, plies, nodes,
                      fours_only, ctx[CTX_NODES] + DEFENCE_NODES)
     work[W_ROOT] = max(safe, 0)
