@@ -32,9 +32,11 @@ CORES = os.cpu_count() or 1
     ("othello", ["--holdout", "1"], "--holdout must be between 0 and 1"),
     ("othello", ["--depth", "0"], "--depth must be in 1..10"),
     ("othello", ["--random-moves", "99"], "--random-moves must be in 0.."),
-    ("othello", ["--ridge", "nan"], "--ridge must be a number of 0 or more"),
+    ("othello", ["--ridge", "nan"], "--ridge must be a finite number of 0 or more"),
+    ("othello", ["--ridge", "inf"], "--ridge must be a finite number of 0 or more, got inf"),
     ("othello", ["--stages", "0"], "--stages must be in 1..61"),
-    ("gomoku", ["--l2", "nan"], "--l2 must be a number of 0 or more"),
+    ("gomoku", ["--l2", "nan"], "--l2 must be a finite number of 0 or more"),
+    ("gomoku", ["--l2", "inf"], "--l2 must be a finite number of 0 or more, got inf"),
     ("gomoku", ["--board", "--hidden", "8"], "--board cannot go with --hidden"),
 ])
 def test_training_refuses_bad_options_before_playing(

@@ -34,7 +34,7 @@ def train_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     board = bool(args.board)
     l2 = (BOARD_L2 if board else DEFAULT_L2) if args.l2 is None else args.l2
     if not (math.isfinite(l2) and l2 >= 0):
-        raise ValueError(f"--l2 must be a number of 0 or more, got {l2:g}")
+        raise ValueError(f"--l2 must be a finite number of 0 or more, got {l2:g}")
     output = Path(args.output)  # its folder and suffix are checked with the common options
     hidden = 0 if args.hidden is None else args.hidden
     if not 0 <= hidden <= MAX_HIDDEN:

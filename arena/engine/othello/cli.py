@@ -259,7 +259,7 @@ def _check_training(args: argparse.Namespace) -> None:
         raise ValueError(f"--random-moves must be in 0..{most} for othello, "
                          f"got {args.random_moves}")
     if not (math.isfinite(args.ridge) and args.ridge >= 0):
-        raise ValueError(f"--ridge must be a number of 0 or more, got {args.ridge:g}")
+        raise ValueError(f"--ridge must be a finite number of 0 or more, got {args.ridge:g}")
 
 
 def _option(name: str) -> str:
