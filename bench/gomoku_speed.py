@@ -57,19 +57,15 @@ def workload(vct_games: list[str]) -> dict[str, Any]:
 
 
 def game_positions(path: Path) -> list[list[int]]:
-    """Every position of the kept games in ``path`` after their openings (the moves
-    before the side to move's turn), or ``ValueError`` naming the file and line."""
+    """Every position of the kept games in ``path`` (``engine_strength.py --keep-games``,
+    read and checked by ``gomoku_losses.read_games``) after their openings: the moves
+    before the side to move's turn."""
+    from bench.gomoku_losses import read_games
+
     positions = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            game = json.loads(line)
-            opening, played = list(game["opening"]), list(game["opening"]) + list(game["moves"])
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path}:{number}: not a kept game "
-                             f"({{\"opening\": [...], \"moves\": [...]}}): {exc}") from exc
-        positions += [played[:k] for k in range(len(opening), len(played))]
+    for game in read_games(path):
+        played = game["opening"] + game["moves"]
+        positions += [played[:k] for k in range(len(game["opening"]), len(played))]
     return positions
 
 
@@ -190,10 +186,7 @@ def main() -> None:
     for path in args.vct_games:
         if not Path(path).is_file():
             parser.error(f"--vct-games: no file {path}")
-    try:
-        work = {**workload(args.vct_games), "bot": args.bot}
-    except ValueError as exc:
-        parser.error(f"--vct-games: {exc}")
+    work = {**workload(args.vct_games), "bot": args.bot}
     trees = {"this tree": ROOT}
     if args.baseline:
         trees[args.baseline[:12]] = export_revision(args.baseline)

@@ -297,13 +297,15 @@ def test_bad_options_are_refused_in_one_line(options: str, message: str) -> None
     ("not json\n", ":1: not JSON"),
     ('{"match": "m"}\n', ":1: not a kept game (fields match, builtin, points, opening, moves)"),
 ])
-def test_the_losses_bench_refuses_a_file_of_no_kept_games(
-    tmp_path: Path, text: str, message: str
+@pytest.mark.parametrize("script", ["gomoku_losses.py", "gomoku_speed.py"])
+def test_the_benches_of_kept_games_refuse_a_file_of_no_kept_games(
+    tmp_path: Path, text: str, message: str, script: str
 ) -> None:
     games = tmp_path / "games.jsonl"
     games.write_text(text)
-    done = run_script("gomoku_losses.py", str(games), "--teacher", "judge", "--catalog",
-                      "none.toml", timeout=120)
+    options = {"gomoku_losses.py": [str(games), "--teacher", "judge", "--catalog", "none.toml"],
+               "gomoku_speed.py": ["--vct-games", str(games)]}[script]
+    done = run_script(script, *options, timeout=120)
     assert done.returncode == 1 and done.stderr.startswith(f"{games}{message}"), done.stderr
     assert done.stderr.count("\n") == 1  # one line, no traceback
 
