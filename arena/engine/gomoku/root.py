@@ -9,10 +9,12 @@ the interpreter lock while it does (see ``control.search_kernel``):
    ``VCF_NODES`` nodes, wins; then a VCT (fours and open threes) of at most
    ``vct_plies`` plies, searched within ``vct_nodes`` nodes;
 3. when the opponent has a VCF, the root moves are those after which it has none; when
-   it has a VCT, the best candidates after which it has none (each checked within a
-   share of ``vct_nodes``, or twice the nodes finding that VCT took if more) are tried
-   first; the checks of the candidates stop at ``DEFENCE_NODES`` nodes in all, and then
-   every move stays allowed;
+   it has a VCT, the best candidates after which it has none. The candidates are checked
+   in rounds (``_narrow``): the first with a share of ``vct_nodes`` a check, or twice the
+   nodes finding that VCT took if more, each next one on the survivors with four times
+   the nodes, up to ``vct_nodes``, until one is left; the checks stop at
+   ``DEFENCE_NODES`` nodes in all. If no candidate survives a round, the last round's
+   survivors stay, or, when there are none, every move stays allowed;
 4. iterative deepening with ``negamax`` from depth 1 to ``max_depth``: no iteration
    starts after ``soft_deadline`` (on the deadline's clock). When a limit cuts an
    iteration short, the best of the root moves it finished is played (at the root a
@@ -21,8 +23,8 @@ the interpreter lock while it does (see ``control.search_kernel``):
    the new depth); if it finished none, the previous iteration's result stands;
 5. when that finds every root move lost, the proof may be wrong (the tree tries only
    ``width`` answers a node), so, unless ``vct_plies`` turns VCTs off, the root moves
-   are checked against the opponent's VCT (``_hold_on``) and, if some hold, searched
-   again among those.
+   are checked against the opponent's VCT in the same rounds (``_hold_on``) and, if
+   some hold, searched again among those.
 
 Threat searches are bounded by node counts, never by time, so a search without a time
 limit is deterministic. The report goes into ``out`` (slots ``OUT_*``); the captured
@@ -85,17 +87,20 @@ DEFENCE_VCF_PLIES = 31
 # (50 million nodes at depth 1, 71 stones); past a cap the search reports no win.
 VCF_NODES = 200_000
 DEFENCE_NODES = 1_000_000
-# Against an opponent's VCT: how many candidates are checked, each within this share
-# of ``vct_nodes``, or within this many times the nodes the root took to find the VCT if
-# that is more (a check with fewer would miss the same VCT after a move that leaves it).
+# The checks of the candidates against an opponent's VCT (``_narrow``) go in rounds, each
+# on the survivors of the last with this many times its nodes per check.
+DEFENCE_GROWTH = 4
+# Against an opponent's VCT found at the root: how many candidates are checked, and the
+# first round's nodes per check: this share of ``vct_nodes``, or this many times the
+# nodes the root took to find the VCT if that is more (a check with fewer would miss the
+# same VCT after a move that leaves it). The rounds grow to ``vct_nodes`` a check.
 DEFENCE_VCT_MOVES = 12
 DEFENCE_VCT_SHARE = 8
 DEFENCE_FOUND_TIMES = 2
 # When the search finds every move lost (``_hold_on``): the longest opponent VCT
-# checked, the nodes of the first round's checks, their growth per round, and the cap.
+# checked, the first round's nodes per check, and the cap of all the rounds together.
 HOLD_PLIES = 21
 HOLD_FIRST_NODES = 5_000
-HOLD_GROWTH = 4
 HOLD_NODES = 1_000_000
 
 Params = npt.NDArray[np.int64]
@@ -223,39 +228,60 @@ def _choose_root_moves(
     memo: Memo, work: Work, ctx: Context, stop: StopArray,
 ) -> None:
     """The root moves into ``work[W_ROOT]`` (count, then moves; a count of 0 allows all):
-    those that refute the opponent's VCF, or else its VCT, if it has one."""
+    those that refute the opponent's VCF, or else its VCT, if it has one. If none does,
+    or the checks stop before one is found, every move stays allowed."""
     work[W_ROOT] = 0
     op = 3 - me
     if _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, op,
                                 DEFENCE_VCF_PLIES, VCF_NODES, True) > 0:
-        _keep_refutations(cells, pat, st, table, me, memo, work, ctx, stop, cells.shape[0],
-                          DEFENCE_VCF_PLIES, VCF_NODES, True)
+        count = generate(cells, pat, st, work, me, cells.shape[0], 0)
+        _narrow(cells, pat, st, table, me, memo, work, ctx, stop, count, DEFENCE_VCF_PLIES,
+                VCF_NODES, VCF_NODES, True, ctx[CTX_NODES] + DEFENCE_NODES)
         return
     plies = params[PARAM_VCT_PLIES]
+    if plies < 5 or ctx[CTX_ABORTED] != 0:
+        return
     nodes = params[PARAM_VCT_NODES]
     before = ctx[CTX_NODES]
-    if plies >= 5 and ctx[CTX_ABORTED] == 0 and _threat_search_from_root(
-            cells, pat, st, table, memo, work, ctx, stop, op, plies, nodes, False) > 0:
-        found = ctx[CTX_NODES] - before
-        check = max(1, nodes // DEFENCE_VCT_SHARE, DEFENCE_FOUND_TIMES * found)
-        _keep_refutations(cells, pat, st, table, me, memo, work, ctx, stop,
-                          DEFENCE_VCT_MOVES, plies, check, False)
+    if _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, op, plies,
+                                nodes, False) > 0:
+        first = max(1, nodes // DEFENCE_VCT_SHARE,
+                    DEFENCE_FOUND_TIMES * (ctx[CTX_NODES] - before))
+        last = max(first, nodes if nodes > 0 else DEFENCE_NODES)
+        count = generate(cells, pat, st, work, me, DEFENCE_VCT_MOVES, 0)
+        _narrow(cells, pat, st, table, me, memo, work, ctx, stop, count, plies, first, last,
+                False, ctx[CTX_NODES] + DEFENCE_NODES)
 
 
 @njit(cache=True)
-def _keep_refutations(
+def _narrow(
     cells: Cells, pat: Patterns, st: State, table: Table, me: int, memo: Memo, work: Work,
-    ctx: Context, stop: StopArray, width: int, plies: int, nodes: int, fours_only: bool,
-) -> None:
-    """Keep the best ``width`` candidates after which the opponent's VCF (or VCT) of
-    ``plies`` plies is gone, each checked within ``nodes`` nodes. If none refutes it, or a
-    limit or ``DEFENCE_NODES`` stops the check, every move stays allowed."""
-    count = generate(cells, pat, st, work, me, width, 0)
-    safe = _refuting(cells, pat, st, table, me, memo, work, ctx, stop, count, plies, nodes,
-                     fours_only, ctx[CTX_NODES] + DEFENCE_NODES)
-    work[W_ROOT] = max(safe, 0)
-    if safe > 0:
+    ctx: Context, stop: StopArray, count: int, plies: int, first: int, last: int,
+    fours_only: bool, budget: int,
+) -> int:
+    """Check the ``count`` moves in ``work[W_MOVES:]`` against the opponent's VCF (or VCT)
+    of ``plies`` plies in rounds: the first with ``first`` nodes a check, each next one
+    on the survivors of the last with ``DEFENCE_GROWTH`` times the nodes (at most
+    ``last``), until one move is left, a round has checked with ``last`` nodes, or a
+    limit, or the context's node count reaching ``budget``, stops a round. A VCT that
+    takes more nodes to find after one move than after another is not missed for having
+    cost little the first time. The survivors of the last finished round, if any, become
+    the root moves (``work[W_ROOT]``); their number (0: none, the root moves unchanged)."""
+    nodes = first
+    kept = 0
+    while True:  # a round: the moves in work[W_MOVES:], the survivors into work[W_KEYS:]
+        safe = _refuting(cells, pat, st, table, me, memo, work, ctx, stop, count, plies,
+                         nodes, fours_only, budget)
+        if safe <= 0:
+            return kept
+        kept = safe
+        work[W_ROOT] = safe
         work[W_ROOT + 1 : W_ROOT + 1 + safe] = work[W_KEYS : W_KEYS + safe]
+        if safe == 1 or nodes >= last:
+            return kept
+        work[W_MOVES : W_MOVES + safe] = work[W_KEYS : W_KEYS + safe]
+        count = safe
+        nodes = min(nodes * DEFENCE_GROWTH, last)
 
 
 @njit(cache=True)
@@ -338,33 +364,18 @@ def _hold_on(
     tree: TreeBuffer, kept_tree: TreeBuffer, out: Report,
 ) -> None:
     """The search found every root move lost. The tree's defences are only the best
-    ``width`` moves, so that may be wrong: check the root moves against the opponent's
-    VCT in rounds, each with ``HOLD_GROWTH`` times the nodes of the last and only on
-    its survivors, until one is left or ``HOLD_NODES`` are spent; if some survive,
-    search again among those of the last finished round."""
+    ``width`` moves, so that may be wrong: narrow the root moves down by their checks
+    against the opponent's VCT (``_narrow``, from ``HOLD_FIRST_NODES`` a check, until
+    ``HOLD_NODES`` are spent); if some survive, search again among them."""
     if work[W_ROOT] > 0:
         count = work[W_ROOT]
         work[W_MOVES : W_MOVES + count] = work[W_ROOT + 1 : W_ROOT + 1 + count]
     else:
         count = generate(cells, pat, st, work, me, params[PARAM_ROOT_WIDTH], 0)
-    nodes = HOLD_FIRST_NODES
-    budget = ctx[CTX_NODES] + HOLD_NODES
-    held = False
-    while True:  # a round: the moves in work[W_MOVES:], the survivors into work[W_KEYS:]
-        safe = _refuting(cells, pat, st, table, me, memo, work, ctx, stop, count, HOLD_PLIES,
-                         nodes, False, budget)
-        if safe <= 0:
-            break
-        held = True
-        work[W_ROOT] = safe
-        work[W_ROOT + 1 : W_ROOT + 1 + safe] = work[W_KEYS : W_KEYS + safe]
-        if safe == 1:
-            break
-        work[W_MOVES : W_MOVES + safe] = work[W_KEYS : W_KEYS + safe]
-        count = safe
-        nodes *= HOLD_GROWTH
+    held = _narrow(cells, pat, st, table, me, memo, work, ctx, stop, count, HOLD_PLIES,
+                   HOLD_FIRST_NODES, HOLD_NODES, False, ctx[CTX_NODES] + HOLD_NODES)
     ctx[CTX_ABORTED] = 0
-    if held:
+    if held > 0:
         _deepen(cells, pat, st, table, me, params, soft_deadline, tt, work, ctx, stop, tree,
                 kept_tree, out)
 

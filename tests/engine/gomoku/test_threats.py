@@ -82,12 +82,32 @@ def test_each_defence_is_checked_as_long_as_finding_the_threat_took(
 ) -> None:
     # The root found the opponent's VCT only after thousands of nodes; a check of a
     # candidate with fewer nodes than that would miss the same VCT after a move that does
-    # not stop it, and keep the move. The checks follow the first VCT's cost, not what
-    # the VCT after each candidate costs: another move may still pass with a VCT left
-    # (docs/bots.md, the fifth board set), so this also pins the shipped set's choice.
+    # not stop it, and keep the move.
     result = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku-board"],
                          Limits(depth=depth))
     assert line_of([*moves, result.move], 21, threes=True, nodes=500_000) == [], result
+
+
+@pytest.mark.parametrize("moves", [SLOW_THREATS[0][0], SLOW_THREATS[2][0]],
+                         ids=lambda v: f"{len(v)} stones")
+@pytest.mark.parametrize("preset", ["arena-gomoku", "arena-gomoku-board"])
+def test_no_root_move_kept_falls_to_a_vct_within_the_roots_own_budget(
+    moves: list[int], preset: str
+) -> None:
+    # After some candidates the opponent's VCT takes more nodes to find than it took
+    # before them (after 68 and 84 in the first position, 20,000 against 6,777): checks
+    # at the first VCT's cost pass them, checks growing round by round up to
+    # ``vct_nodes`` (the nodes the root gives its own VCT) do not. The moves the root
+    # keeps are its children in the tree of a depth-1 search.
+    config = PRESETS[preset]
+    result = choose_move(15, "freestyle", moves, config, Limits(depth=1), tree_budget=10_000)
+    assert result.tree is not None
+    kept = {node.move for node in result.tree[1:] if node.parent == 0}
+    assert 1 <= len(kept) < 12, kept  # narrowed: fewer than the 12 candidates checked
+    plies, nodes = config["vct_plies"], config["vct_nodes"]
+    assert isinstance(plies, int) and isinstance(nodes, int)
+    for move in kept:
+        assert line_of([*moves, move], plies, threes=True, nodes=nodes) == [], (move, kept)
 
 
 @pytest.mark.parametrize("tactic", [t for t in TACTICS if t.plies >= 9], ids=lambda t: t.name)
