@@ -15,6 +15,7 @@ from arena.engine.api import Limits
 from arena.engine.gomoku import PRESETS, choose_move
 from arena.engine.gomoku.bots import threat_line
 from arena.engine.gomoku.position import GomokuPositionError, position_from_moves
+from arena.engine.gomoku.root import DEFENCE_VCT_MOVES
 from arena.engine.gomoku.search import WIN_BOUND
 from arena.games.gomoku import GomokuBoard
 
@@ -103,7 +104,7 @@ def test_no_root_move_kept_falls_to_a_vct_within_the_roots_own_budget(
     result = choose_move(15, "freestyle", moves, config, Limits(depth=1), tree_budget=10_000)
     assert result.tree is not None
     kept = {node.move for node in result.tree[1:] if node.parent == 0}
-    assert 1 <= len(kept) < 12, kept  # narrowed: fewer than the 12 candidates checked
+    assert 1 <= len(kept) < DEFENCE_VCT_MOVES, kept  # fewer than the candidates checked
     plies, nodes = config["vct_plies"], config["vct_nodes"]
     assert isinstance(plies, int) and isinstance(nodes, int)
     for move in kept:
