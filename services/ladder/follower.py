@@ -8,8 +8,10 @@ result is counted. A delivery may repeat (a service dies after counting, before
 acknowledging; a stale entry is reclaimed by another service): counting is idempotent, so
 a repeated delivery changes nothing. After each batch the ladders whose games finished get
 their next games, and so do the waiting ladders (``LadderInfo.waiting``) of the owners of
-any match that finished: a ladder held back by its owner's quota goes on as soon as one of
-the owner's other matches ends, not at the next check. Now and then every running ladder
+any match that finished or of matches deleted (the referee adds an entry with ``owner``
+and ``deleted`` after DeleteMatch and PruneMatches): a ladder held back by its owner's
+quota goes on as soon as one of the owner's other matches ends, or as soon as the owner
+makes room under ``match_bytes``, not at the next check. Now and then every running ladder
 is checked against the referee (``Ladders.reconcile``) as a last safety net for entries
 lost entirely.
 
@@ -136,7 +138,11 @@ class ResultFollower:
 
 
 def _owner(entry: Entry) -> str:
-    """The owner of the match an entry announces ("" if the entry does not say)."""
+    """The owner of the match an entry announces finished, or of the matches it announces
+    deleted ("" if the entry does not say)."""
+    deleted_by = entry.fields.get(b"owner")
+    if deleted_by is not None:
+        return deleted_by.decode(errors="replace")
     try:
         return match_pb2.Match.FromString(entry.fields.get(b"pb", b"")).owner
     except DecodeError:

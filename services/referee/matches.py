@@ -9,6 +9,7 @@ registry. An imported record is stored whole, already finished (``MatchStore.sto
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterable
 
 import redis
@@ -376,6 +377,7 @@ def delete_match(store: MatchStore, bots: BotVersions, match_id: str, principal:
     if match.status not in FINISHED_STATES:
         raise FailedPreconditionError(f"match {match_id} is still running: cancel it first")
     store.delete(match, cache)
+    store.announce_deleted(match.owner, 1)
 
 
 DEFAULT_PRUNE_LIMIT = 1000
@@ -418,12 +420,13 @@ def prune_matches(store: MatchStore, request: referee_pb2.PruneMatchesRequest,
     after = min(after, cutoff) if after else cutoff
     limit = request.limit or DEFAULT_PRUNE_LIMIT
     examined = pruned = 0
-    last = ""
+    last = next_token = ""
+    deleted: Counter[str] = Counter()  # owner: matches deleted
     index = keys.ALL_MATCHES if principal.is_admin else keys.match_index("owner", principal.name)
     for match_id, match in store.headers(index, after):
         if examined == limit:
-            return referee_pb2.PruneMatchesResponse(
-                examined=examined, pruned=pruned, next_page_token=paging.encode_page_token(last))
+            next_token = paging.encode_page_token(last)
+            break
         examined, last = examined + 1, match_id
         if match is None:
             continue  # deleted meanwhile
@@ -432,6 +435,10 @@ def prune_matches(store: MatchStore, request: referee_pb2.PruneMatchesRequest,
             continue
         if not request.dry_run:
             store.delete(match, cache)
+            deleted[match.owner] += 1
         pruned += 1
-    return referee_pb2.PruneMatchesResponse(examined=examined, pruned=pruned)
+    for owner, count in sorted(deleted.items()):
+        store.announce_deleted(owner, count)
+    return referee_pb2.PruneMatchesResponse(examined=examined, pruned=pruned,
+                                            next_page_token=next_token)
 

@@ -13,6 +13,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import grpc
@@ -43,6 +44,12 @@ from tests.support.servers import ADMIN_TOKEN, Server, client, serve
 OTHELLO = common_pb2.GAME_KIND_OTHELLO
 QUEUED = 2  # alice's queued_matches quota
 FULL = f"quota queued_matches is {QUEUED}; the request asks for {QUEUED + 1}"
+# Alice's match_bytes in the tests of deletions. A ladder game's header takes about 214
+# bytes until it is played (no referee runs it here) and the imported RECORD about 660: with
+# the record stored, three or so of the ladder's games fit and the next waits; deleting the
+# record makes room for about three more.
+ROOM = 1500
+RECORD = "f5 d6 c3 d3 c4"
 REPO = str(Path(__file__).resolve().parents[2])
 
 
@@ -78,11 +85,22 @@ def unchecked_stack(registry_server: Server, redis_server: EmbeddedRedis,
     yield from _stack(registry_server, redis_server, cache_server, peers, 600.0)
 
 
+@pytest.fixture
+def bytes_stack(registry_server: Server, redis_server: EmbeddedRedis,
+                cache_server: EmbeddedRedis, peers: ArenaClient) -> Iterator[Stack]:
+    """Alice's ``match_bytes`` is ``ROOM`` (and her unfinished matches are not bounded
+    here); the ladder service checks its running ladders only at its start."""
+    yield from _stack(registry_server, redis_server, cache_server, peers, 600.0,
+                      {"match_bytes": ROOM})
+
+
 def _stack(registry_server: Server, redis_server: EmbeddedRedis, cache_server: EmbeddedRedis,
-           peers: ArenaClient, reconcile_every_s: float) -> Iterator[Stack]:
+           peers: ArenaClient, reconcile_every_s: float,
+           alice: dict[str, int] | None = None) -> Iterator[Stack]:
+    quota = {"queued_matches": QUEUED} if alice is None else alice
     config = Config(redis_url=redis_server.url, cache_url=cache_server.url,
                     registry=registry_server.target, max_matches=0, service_token=ADMIN_TOKEN,
-                    quotas=json.dumps({"users": {"alice": {"queued_matches": QUEUED}}}))
+                    quotas=json.dumps({"users": {"alice": quota}}))
     referee = serve("referee", config)
     ladder_peers = Peers(registry_server, referee, redis_server.url, cache_server.url)
     ladder = start_ladder_server(ladder_peers, FollowerConfig(
@@ -206,6 +224,44 @@ def test_a_waiting_ladder_goes_on_when_any_match_of_its_owner_ends(
     stack.ladder.stub.CancelLadder(ladder_pb2.CancelLadderRequest(ladder_id=info.id),
                                    timeout=10, metadata=metadata())
     assert redis_client.hgetall(keys.WAITING_LADDERS) == {}
+
+
+@pytest.mark.parametrize("makes_room", ["delete", "prune"])
+def test_a_ladder_waiting_on_match_bytes_goes_on_when_its_owner_deletes_matches(
+    bytes_stack: Stack, redis_client: redis.Redis, makes_room: str
+) -> None:
+    """Deleting or pruning matches gives their bytes back, and the ladder service hears of
+    it on the finished-matches stream: a ladder held back by its owner's match_bytes
+    creates its next games within seconds, though the service checks its running ladders
+    only every 10 minutes. (Before, it went on only at that check.)"""
+    stack = bytes_stack
+    with stack.alice() as alice:
+        record = alice.import_match(RECORD)  # finished as stored: no finished-match entry
+    info = create_ladder(stack.ladder, _config(16))
+    made = len(info.match_ids)
+    assert 1 <= made < 16, info
+    assert info.waiting.startswith(f"quota match_bytes is {ROOM:,}: alice's matches take "), (
+        info.waiting)
+    assert stack.peers.ladders(redis_client).store.waiting_of({"alice"}) == [info.id]
+    with stack.alice() as alice:
+        if makes_room == "delete":
+            alice.delete_match(record.id)
+        else:  # the ladder's games are not over: only the record goes
+            assert alice.prune_matches(datetime.now(UTC) + timedelta(minutes=1)) == (
+                made + 1, 1)
+    wait_for(lambda: len(standings(stack.ladder, info.id).ladder.match_ids) > made)
+    now = standings(stack.ladder, info.id).ladder
+    assert now.status == ladder_pb2.LADDER_STATUS_RUNNING
+    # Still more games than room: it waits again, for the same reason.
+    assert now.waiting.startswith(f"quota match_bytes is {ROOM:,}"), now.waiting
+    # What told it is one entry for the call, which is no finished match: the arena's
+    # status counts none (none finished).
+    told = [fields for _id, fields in redis_client.xrange(keys.FINISHED_STREAM)]
+    assert told == [{b"owner": b"alice", b"deleted": b"1"}]
+    with stack.alice() as alice:
+        assert alice.get_status().matches_finished == 0
+    stack.ladder.stub.CancelLadder(ladder_pb2.CancelLadderRequest(ladder_id=info.id),
+                                   timeout=10, metadata=metadata())
 
 
 def test_an_ended_ladder_waits_for_nothing(stack: Stack, redis_client: redis.Redis) -> None:

@@ -37,9 +37,12 @@ FINISHED = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
 
 @pytest.fixture
 def stack(tmp_path: Path) -> Iterator[Launcher]:
+    """The ladder service checks its running ladders only at its start (then every 10
+    minutes; the default is 30 s): what moves a waiting ladder on here is what its owner
+    does, a match ending or matches deleted, never that check."""
     env = {"ARENA_TOKENS": json.dumps(TOKENS), "ARENA_WARM_GAMES": "othello",
            "ARENA_QUOTAS": json.dumps({"user": {"match_bytes": LIMIT}}),
-           "ARENA_LADDER_RECONCILE_S": "1"}
+           "ARENA_LADDER_RECONCILE_S": "600"}
     with launcher(home=tmp_path / "arena", workers=1, env=env) as running:
         running.write_manifest()
         with stack_client(running, running.admin_token) as admin:
@@ -185,7 +188,8 @@ def test_a_ladder_waits_on_its_owners_match_bytes_and_says_so(stack: Launcher) -
         for match in alice.iter_matches(summary_only=True):
             if match.status in FINISHED:
                 alice.delete_match(match.id)
-    # The ladder's progress says when it stops waiting (its next game is created).
+    # The ladder's progress says when it stops waiting (its next game is created): the
+    # deletions tell the ladder service at once, well before its next check of every ladder.
     deadline = time.monotonic() + 60
     while not any(fields.get(b"waiting") == b"" for _, fields in
                   client.xrange(progress, min=f"({last[0].decode()}")):

@@ -101,7 +101,9 @@ def engine_stream(engine: str, checksum: str) -> str:
 # that the queue exporter finds them all, even those no live worker reads any more.
 ENGINE_STREAMS = "arena:streams:engines"
 
-FINISHED_STREAM = "arena:stream:finished"  # finished Match under ``pb``; the ledger writes
+# Finished Match under ``pb`` (with ``match_id``, ``ladder_id``), written by the ledger; and
+# ``owner`` + ``deleted`` (no ``match_id``) when the referee deletes matches of that owner.
+FINISHED_STREAM = "arena:stream:finished"
 
 # --- ladder ---------------------------------------------------------------------------------
 
@@ -111,7 +113,8 @@ ALL_LADDERS = "arena:ladders"  # sorted set of ladder ids scored by creation tim
 LADDER_RESULTS_VERSION = "arena:ladders:results-version"
 LADDER_GROUP = "ladders"  # the ladder services' group on FINISHED_STREAM
 # Hash: running ladder id -> its owner, while the ladder waits (its ``waiting`` is set): the
-# ladder service tries such a ladder again as soon as any match of its owner finishes.
+# ladder service tries such a ladder again as soon as any match of its owner finishes or is
+# deleted.
 WAITING_LADDERS = "arena:ladders:waiting"
 LadderPart = Literal["", "games", "members", "results", "progress", "replays"]
 

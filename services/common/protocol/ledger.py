@@ -21,7 +21,7 @@ from arena.services.common.protocol.keys import (
     REFEREE_GROUP,
 )
 from arena.services.common.protocol.limits import CHARGE_LUA
-from arena.services.common.protocol.matches import byte_counters
+from arena.services.common.protocol.matches import FINISHED_MAXLEN, byte_counters
 from arena.services.common.protocol.streams import flat
 
 from arena.v1 import engine_pb2, match_pb2
@@ -70,10 +70,6 @@ if #ARGV > 5 then
 end
 return 1
 """
-
-# The finished-matches stream keeps about this many entries. The ladder service counts a
-# result within seconds, and its reconcile counts any whose entry it never read.
-FINISHED_MAXLEN = 100_000
 
 # The owner's parked match jobs wait in a sorted set scored by their match's creation time
 # (microseconds), so they start in the order the owner made them, however the referees'

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import redis
 from arena.services.common.protocol import keys
-from arena.services.common.protocol.keys import MATCH_STREAM
+from arena.services.common.protocol.keys import FINISHED_STREAM, MATCH_STREAM
 from arena.services.common.protocol.limits import CHARGE_LUA, FITS_LUA, over_bytes
 from arena.services.common.protocol.requests import REFUSED, create_once, idempotent, made_for
 from arena.services.common.protocol.trees import delete_trees
@@ -28,6 +28,10 @@ from arena.v1 import engine_pb2, match_pb2
 OWNER = "referee"
 
 FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
+
+# The finished-matches stream keeps about this many entries. The ladder service counts a
+# result within seconds, and its reconcile counts any whose entry it never read.
+FINISHED_MAXLEN = 100_000
 
 
 def new_match_id(now_ms: int | None = None) -> str:
@@ -258,3 +262,13 @@ class MatchStore:
                      args=[match.id, "1" if match.imported_from else ""])
         if cache is not None:
             delete_trees(cache, match.id, plies)
+
+    def announce_deleted(self, owner: str, deleted: int) -> None:
+        """Say on the finished-matches stream that ``deleted`` matches of ``owner`` are gone
+        (an entry with ``owner`` and ``deleted``, no ``match_id``): their bytes are given
+        back, and the ladder service, which follows that stream, tries the owner's waiting
+        ladders again at once (one may wait for room under ``match_bytes``) instead of at
+        its next check of every ladder. Called once per owner and call, after the
+        deletions."""
+        self.client.xadd(FINISHED_STREAM, {"owner": owner, "deleted": deleted},
+                         maxlen=FINISHED_MAXLEN, approximate=True)

@@ -111,6 +111,8 @@ def recent_finished(client: redis.Redis, since_ms: int, most: int = 1000) -> lis
     found: Any = client.xrevrange(FINISHED_STREAM, "+", f"{since_ms}-0", count=most)
     finished = []
     for entry_id, fields in found:
+        if b"match_id" not in fields:
+            continue  # not a finished match: matches deleted (``MatchStore.announce_deleted``)
         try:
             match = match_pb2.Match.FromString(fields.get(b"pb", b""))
         except DecodeError:
