@@ -113,6 +113,10 @@ def sprt(
                           f"elo1={elo1}")
     if any(c < 0 for c in counts.values()) or len(counts) < 2:
         raise RatingError(f"need non-negative counts over at least two outcomes, got {counts}")
+    for name, elo in (("elo0", elo0), ("elo1", elo1)):
+        if not 0.0 < expected_score(elo) < 1.0:
+            raise RatingError(f"{name}={elo:g} expects a score of {expected_score(elo):g}, "
+                              "which no games can test: keep |Elo| within a few thousand")
     lower, upper = sprt_bounds(alpha, beta)
     samples = round(sum(counts.values()))
     llr = log_likelihood_ratio(counts, elo0, elo1) if samples else 0.0

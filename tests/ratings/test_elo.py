@@ -275,3 +275,11 @@ def test_a_fit_started_from_the_last_one_reaches_the_same_ratings_sooner(seed: i
         assert np.allclose(warm.covariance, cold.covariance, atol=1e-6)
         if fewer:
             assert warm.iterations < cold.iterations, (warm.iterations, cold.iterations)
+
+
+@pytest.mark.parametrize("difference", [-130_000.0, -1e300, float("-inf")])
+def test_expected_score_of_a_hopeless_difference_is_zero_not_an_overflow(
+    difference: float,
+) -> None:
+    assert expected_score(difference) == 0.0
+    assert expected_score(-difference) == 1.0

@@ -82,7 +82,11 @@ def test_pentanomial_counts_pairs_and_prefers_h1_for_a_winning_record() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [({"elo0": 5, "elo1": 0}, "elo1"), ({"alpha": 0.7}, "alpha"), ({"beta": 0}, "beta"),
-     ({"elo0": float("nan")}, "finite"), ({"elo1": float("inf")}, "finite")],
+     ({"elo0": float("nan")}, "finite"), ({"elo1": float("inf")}, "finite"),
+     # Hypotheses whose expected score is 0 or 1 in floats: a clear error, not an
+     # OverflowError (elo0 -130,000) or the MLE's complaint about its mean (elo1 10,000).
+     ({"elo0": -130_000}, "elo0=-130000 expects a score of 0"),
+     ({"elo1": 10_000}, "elo1=10000 expects a score of 1")],
 )
 def test_bad_parameters_raise(kwargs: dict[str, float], message: str) -> None:
     with pytest.raises(RatingError, match=message):
