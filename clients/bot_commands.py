@@ -1,4 +1,4 @@
-"""`arena bot ...`: register, list, show, update, retire, import, export, presets.
+"""`arena bot ...`: register, list, show, update, retire, import, export, presets, usage.
 
 Engine parameters are options generated from the presets' keys, so every evaluator's
 numbers can be given directly (``arena bot register --name t --from-preset terra
@@ -20,11 +20,13 @@ from arena.clients.common import (
     add_json_flag,
     bot_ref_text,
     client_from_args,
+    given_text,
     int32,
     name_fields,
     non_negative,
     parse_bot_ref,
     print_json,
+    print_usage,
     read_text_file,
     refuse_overwrite,
     to_dict,
@@ -48,6 +50,7 @@ from arena.clock import clock_label
 from arena.documents import NumberTooLong, read_bounded, read_json, read_toml
 from arena.errors import AlreadyExistsError, ArenaError, InvalidArgumentError
 from arena.games import GAME_NAMES, game
+from arena.text import printable
 from arena.textboard import count_text
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2
 
@@ -433,6 +436,17 @@ def cmd_presets(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_usage(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        usage = client.get_bot_usage(args.user or "")
+    if args.json:
+        print_json(usage)
+        return 0
+    print_usage(f"{printable(usage.user)}'s bots", [
+        ("stored bytes", usage.bot_bytes, usage.bot_bytes_limit, "bot_bytes")])
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     ref = parse_bot_ref(args.bot)
     if args.output is not None:
@@ -551,6 +565,12 @@ def add_bot_commands(subparsers: Subparsers) -> None:
     presets.add_argument("--game", choices=GAME_NAMES)
     presets.set_defaults(func=cmd_presets)
 
+    usage = sub.add_parser("usage", help="what your bots use of your quotas (bytes "
+                                         "stored)")
+    usage.add_argument("--user", type=given_text, default=None,
+                       help="another user's (admins only)")
+    usage.set_defaults(func=cmd_usage)
+
     export = sub.add_parser("export", help="write a bot as a TOML bot file")
     export.add_argument("bot", metavar="NAME[@VERSION]")
     export.add_argument("-o", "--output", type=Path, help="file to write (default stdout)")
@@ -564,5 +584,6 @@ def add_bot_commands(subparsers: Subparsers) -> None:
                           help="if the name exists, add a version instead of failing")
     imported.set_defaults(func=cmd_import)
 
-    for parser in (register, update, show, listing, retire, presets, export, imported):
+    for parser in (register, update, show, listing, retire, presets, usage, export,
+                   imported):
         add_json_flag(parser)

@@ -202,6 +202,16 @@ def print_json_line(value: Message | dict[str, Any]) -> None:
     print(json.dumps(data), flush=True)
 
 
+def print_usage(title: str, rows: Iterable[tuple[str, int, int, str]]) -> None:
+    """What a user uses of their quotas, as `arena match usage` and `arena bot usage` show
+    it: ``title`` (whose, and of what), then a line per quota from ``rows``: its label,
+    what is used, the limit (0: none) and the quota's name."""
+    print(title)
+    for label, used, limit, quota in rows:
+        figure = f"{used:,} (no limit)" if limit == 0 else f"{used:,} of {limit:,} ({quota})"
+        print(f"  {label:<14} {figure}")
+
+
 def parse_bot_ref(text: str) -> common_pb2.BotRef:
     """``name`` (latest version) or ``name@3``."""
     ref = split_bot_ref(text)

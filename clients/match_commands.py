@@ -30,6 +30,7 @@ from arena.clients.common import (
     position_of,
     print_json,
     print_json_line,
+    print_usage,
     read_position_file,
     read_text_file,
     refuse_overwrite,
@@ -458,18 +459,11 @@ def cmd_usage(args: argparse.Namespace) -> int:
     if args.json:
         print_json(usage)
         return 0
-
-    def of(used: int, limit: int, quota: str) -> str:
-        return f"{used:,} (no limit)" if limit == 0 else f"{used:,} of {limit:,} ({quota})"
-
-    rows = [("stored bytes", of(usage.match_bytes, usage.match_bytes_limit, "match_bytes")),
-            ("unfinished", of(usage.unfinished_matches, usage.unfinished_matches_limit,
-                              "queued_matches")),
-            ("running", of(usage.running_matches, usage.running_matches_limit,
-                           "running_matches"))]
-    print(f"{printable(usage.user)}'s matches")
-    for label, figure in rows:
-        print(f"  {label:<14} {figure}")
+    print_usage(f"{printable(usage.user)}'s matches", [
+        ("stored bytes", usage.match_bytes, usage.match_bytes_limit, "match_bytes"),
+        ("unfinished", usage.unfinished_matches, usage.unfinished_matches_limit,
+         "queued_matches"),
+        ("running", usage.running_matches, usage.running_matches_limit, "running_matches")])
     return 0
 
 

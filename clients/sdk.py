@@ -526,6 +526,12 @@ class ArenaClient:
         request = _request(referee_pb2.GetUsageRequest, user=user)
         return self._call("referee", self._referee().GetUsage, request)
 
+    def get_bot_usage(self, user: str = "") -> registry_pb2.BotUsage:
+        """What a user's bots use of their quotas (``user`` empty: the caller's; another
+        user's: admins only)."""
+        request = _request(registry_pb2.GetBotUsageRequest, user=user)
+        return self._call("registry", self._registry().GetUsage, request)
+
     def prune_matches(self, before: datetime, keep_ladder_games: bool = False,
                       dry_run: bool = False, batch: int = 0) -> tuple[int, int]:
         """Forget every finished match recorded and ended before ``before`` (the caller's;

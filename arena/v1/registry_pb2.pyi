@@ -271,3 +271,55 @@ class ListEnginesResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListEnginesResponse: _TypeAlias = ListEnginesResponse  # noqa: Y015
+
+@_typing.final
+class GetBotUsageRequest(_message.Message):
+    """GetUsage input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USER_FIELD_NUMBER: _builtins.int
+    user: _builtins.str
+    """Empty: the caller. Another user: admins only."""
+    def __init__(
+        self,
+        *,
+        user: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["user", b"user"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetBotUsageRequest: _TypeAlias = GetBotUsageRequest  # noqa: Y015
+
+@_typing.final
+class BotUsage(_message.Message):
+    """What a user's bots use of their quotas; a limit of 0 is none (an admin's)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USER_FIELD_NUMBER: _builtins.int
+    BOT_BYTES_FIELD_NUMBER: _builtins.int
+    BOT_BYTES_LIMIT_FIELD_NUMBER: _builtins.int
+    user: _builtins.str
+    bot_bytes: _builtins.int
+    """The bytes of every bot version they own, retired bots' too, avatars included (each
+    version keeps its own): the bot_bytes quota.
+    """
+    bot_bytes_limit: _builtins.int
+    def __init__(
+        self,
+        *,
+        user: _builtins.str = ...,
+        bot_bytes: _builtins.int = ...,
+        bot_bytes_limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_bytes", b"bot_bytes", "bot_bytes_limit", b"bot_bytes_limit", "user", b"user"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotUsage: _TypeAlias = BotUsage  # noqa: Y015

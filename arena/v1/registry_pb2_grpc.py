@@ -71,6 +71,11 @@ class BotRegistryStub:
                 request_serializer=arena_dot_v1_dot_registry__pb2.ListEnginesRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_registry__pb2.ListEnginesResponse.FromString,
                 _registered_method=True)
+        self.GetUsage = channel.unary_unary(
+                '/arena.v1.BotRegistry/GetUsage',
+                request_serializer=arena_dot_v1_dot_registry__pb2.GetBotUsageRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_registry__pb2.BotUsage.FromString,
+                _registered_method=True)
 
 
 class BotRegistryServicer:
@@ -126,6 +131,13 @@ class BotRegistryServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetUsage(self, request, context):
+        """What a user's bots use of their quotas: the caller's, or (admins) any user's.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BotRegistryServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -163,6 +175,11 @@ def add_BotRegistryServicer_to_server(servicer, server):
                     servicer.ListEngines,
                     request_deserializer=arena_dot_v1_dot_registry__pb2.ListEnginesRequest.FromString,
                     response_serializer=arena_dot_v1_dot_registry__pb2.ListEnginesResponse.SerializeToString,
+            ),
+            'GetUsage': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetUsage,
+                    request_deserializer=arena_dot_v1_dot_registry__pb2.GetBotUsageRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_registry__pb2.BotUsage.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -355,6 +372,33 @@ class BotRegistry:
             '/arena.v1.BotRegistry/ListEngines',
             arena_dot_v1_dot_registry__pb2.ListEnginesRequest.SerializeToString,
             arena_dot_v1_dot_registry__pb2.ListEnginesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetUsage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.BotRegistry/GetUsage',
+            arena_dot_v1_dot_registry__pb2.GetBotUsageRequest.SerializeToString,
+            arena_dot_v1_dot_registry__pb2.BotUsage.FromString,
             options,
             channel_credentials,
             insecure,

@@ -48,6 +48,8 @@ class BotRegistryStub:
     """Lists the presets shipped with Arena."""
     ListEngines: _grpc.UnaryUnaryMultiCallable[_registry_pb2.ListEnginesRequest, _registry_pb2.ListEnginesResponse]
     """Lists the protocol engines the live workers offer (the engine catalog)."""
+    GetUsage: _grpc.UnaryUnaryMultiCallable[_registry_pb2.GetBotUsageRequest, _registry_pb2.BotUsage]
+    """What a user's bots use of their quotas: the caller's, or (admins) any user's."""
 
 @_typing.type_check_only
 class BotRegistryAsyncStub(BotRegistryStub):
@@ -68,6 +70,8 @@ class BotRegistryAsyncStub(BotRegistryStub):
     """Lists the presets shipped with Arena."""
     ListEngines: _aio.UnaryUnaryMultiCallable[_registry_pb2.ListEnginesRequest, _registry_pb2.ListEnginesResponse]  # type: ignore[assignment]
     """Lists the protocol engines the live workers offer (the engine catalog)."""
+    GetUsage: _aio.UnaryUnaryMultiCallable[_registry_pb2.GetBotUsageRequest, _registry_pb2.BotUsage]  # type: ignore[assignment]
+    """What a user's bots use of their quotas: the caller's, or (admins) any user's."""
 
 class BotRegistryServicer(metaclass=_abc_1.ABCMeta):
     """Registers, validates, versions and retires bot configurations."""
@@ -127,5 +131,13 @@ class BotRegistryServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_registry_pb2.ListEnginesResponse, _abc.Awaitable[_registry_pb2.ListEnginesResponse]]:
         """Lists the protocol engines the live workers offer (the engine catalog)."""
+
+    @_abc_1.abstractmethod
+    def GetUsage(
+        self,
+        request: _registry_pb2.GetBotUsageRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_registry_pb2.BotUsage, _abc.Awaitable[_registry_pb2.BotUsage]]:
+        """What a user's bots use of their quotas: the caller's, or (admins) any user's."""
 
 def add_BotRegistryServicer_to_server(servicer: BotRegistryServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -48,9 +48,18 @@ from arena.services.common.config import Config
 from arena.services.common.protocol.limits import RateLimiter
 
 from arena.documents import read_text_document
-from arena.errors import ResourceExhaustedError
+from arena.errors import (
+    FieldViolation,
+    InvalidArgumentError,
+    PermissionDeniedError,
+    ResourceExhaustedError,
+)
+from arena.text import shown, unprintable
 
 UNLIMITED_VALUE = 2**31 - 1
+# Of a user named in a GetUsage call by an admin: names come from the token configuration,
+# and no answer echoes a megabyte of one back.
+MAX_USER_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -132,6 +141,20 @@ class Quotas:
         if used > limit:
             raise ResourceExhaustedError(
                 f"quota {rate} is {limit}; retry in {self._rates.retry_after_s()} s", rate)
+
+
+def usage_user(caller: Principal, user: str) -> str:
+    """Whose usage a GetUsage call (Referee's, BotRegistry's) reads: ``user``, or the
+    caller's own when it is empty. Another user's is for admins only (PERMISSION_DENIED),
+    named in at most ``MAX_USER_CHARS`` printable characters (INVALID_ARGUMENT)."""
+    user = user or caller.name
+    if user != caller.name and not caller.is_admin:
+        raise PermissionDeniedError(f"{caller.name} may not read the usage of {shown(user)}")
+    if user != caller.name and (len(user) > MAX_USER_CHARS or unprintable(user)):
+        raise InvalidArgumentError.for_fields([FieldViolation(
+            "user", f"a user's name: at most {MAX_USER_CHARS} printable characters, "
+                    f"got {shown(user)}")])
+    return user
 
 
 def _quota(base: Quota, values: Any) -> Quota:

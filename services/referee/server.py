@@ -13,7 +13,7 @@ from arena.services.common.peers import BotVersions, peer_client
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
 from arena.services.common.protocol.trees import load_tree
-from arena.services.common.quotas import Quotas
+from arena.services.common.quotas import Quotas, usage_user
 from arena.services.common.redis_clients import LOOK_TIMEOUT_S, connect
 from arena.services.common.runner import ServiceParts
 from arena.services.referee import matches
@@ -25,14 +25,9 @@ from arena.services.referee.status import (
 from arena.services.referee.watch import watch_match
 from prometheus_client import REGISTRY
 
-from arena.errors import (
-    FieldViolation,
-    InvalidArgumentError,
-    NotFoundError,
-    PermissionDeniedError,
-)
+from arena.errors import NotFoundError, PermissionDeniedError
 from arena.records import export
-from arena.text import shown, unprintable
+from arena.text import shown
 from arena.v1 import (
     common_pb2,
     match_pb2,
@@ -41,10 +36,6 @@ from arena.v1 import (
     status_pb2,
     status_pb2_grpc,
 )
-
-# Of a user named in GetUsage by an admin: names come from the token configuration, and no
-# answer echoes a megabyte of one back.
-MAX_USER_CHARS = 200
 
 
 class RefereeServicer(referee_pb2_grpc.RefereeServicer):
@@ -127,14 +118,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
 
 
     def GetUsage(self, request: referee_pb2.GetUsageRequest, context: Any) -> referee_pb2.Usage:
-        caller = current_principal()
-        user = request.user or caller.name
-        if user != caller.name and not caller.is_admin:
-            raise PermissionDeniedError(f"{caller.name} may not read the usage of {shown(user)}")
-        if user != caller.name and (len(user) > MAX_USER_CHARS or unprintable(user)):
-            raise InvalidArgumentError.for_fields([FieldViolation(
-                "user", f"a user's name: at most {MAX_USER_CHARS} printable characters, "
-                        f"got {shown(user)}")])
+        user = usage_user(current_principal(), request.user)
         return matches.usage(self.store, user, self.quotas.of(user))
 
 

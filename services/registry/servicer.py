@@ -21,7 +21,7 @@ from arena.clients.sdk import ArenaClient
 from arena.services.common.auth import Principal, current_principal
 from arena.services.common.egress import EgressPolicy, EgressRefused, split_address
 from arena.services.common.protocol.bots import BotFilter, BotStore, folded_name
-from arena.services.common.quotas import Quotas
+from arena.services.common.quotas import Quotas, usage_user
 
 from arena.bots import apply_preset, check_spec, content_hash, list_presets, new_version
 from arena.bots.spec import config_from_struct
@@ -280,6 +280,15 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
     ) -> registry_pb2.ListPresetsResponse:
         current_principal()
         return registry_pb2.ListPresetsResponse(presets=list_presets(request.game))
+
+    def GetUsage(
+        self, request: registry_pb2.GetBotUsageRequest, context: grpc.ServicerContext
+    ) -> registry_pb2.BotUsage:
+        """What a user's bot versions take of their ``bot_bytes`` quota: the caller's, or
+        (admins) anyone's; a user with no bots uses nothing."""
+        user = usage_user(current_principal(), request.user)
+        return registry_pb2.BotUsage(user=user, bot_bytes=self._store.stored_bytes(user),
+                                     bot_bytes_limit=self._bot_bytes(user))
 
 
 def _builds(builds: list[engine_pb2.EngineOffer]) -> str:

@@ -343,6 +343,43 @@ def test_auth_errors_are_one_line(arena: Server, capsys: pytest.CaptureFixture[s
     assert "unknown token" in err
 
 
+def test_usage_says_what_your_bots_take_of_your_bot_bytes(
+        arena: Server, capsys: pytest.CaptureFixture[str], redis_server: EmbeddedRedis) -> None:
+    """`arena bot usage`: what your bot versions take of the bot_bytes quota the arena's
+    quotas give you, as `arena match usage` says it of your matches; another user's for
+    admins only. Before, a user learned it only when a registration was refused."""
+    quotas = json.dumps({"user": {"bot_bytes": 1_000_000}})
+    capped = serve("registry", Config(redis_url=redis_server.url, quotas=quotas))
+    at = ("--registry", capped.target)
+    try:
+        code, out, err = run(capsys, "usage", *at)
+        assert code == 0, err
+        assert out.splitlines() == ["alice's bots",
+                                    "  stored bytes   0 of 1,000,000 (bot_bytes)"]
+        run_json(capsys, "register", "--name", "weighed", "--from-preset", "terra", *at)
+        with client("alice-token", registry=capped.target) as sdk:
+            size = len(sdk.get_bot("weighed").SerializeToString())
+        code, out, err = run(capsys, "usage", *at)
+        assert code == 0, err
+        assert out.splitlines() == ["alice's bots",
+                                    f"  stored bytes   {size:,} of 1,000,000 (bot_bytes)"]
+        assert run_json(capsys, "usage", *at) == {  # int64s are strings in JSON
+            "user": "alice", "bot_bytes": str(size), "bot_bytes_limit": "1000000"}
+
+        err = fails(capsys, "usage", "--user", "alice", "--token", "bob-token", *at)
+        assert err.startswith("arena: error: ") and "bob may not read the usage of 'alice'" \
+            in err, err
+        code, out, err = run(capsys, "usage", "--user", "alice", "--token", ADMIN_TOKEN, *at)
+        assert code == 0 and out.splitlines()[1] == \
+            f"  stored bytes   {size:,} of 1,000,000 (bot_bytes)", err
+        err = fails(capsys, "usage", "--user", "al\x1b[2Jice" + "e" * 100_000,
+                    "--token", ADMIN_TOKEN, *at)
+        assert "user: a user's name: at most 200 printable characters" in err, err
+        assert len(err) < 1_500 and "\x1b" not in err
+    finally:
+        capped.stop()
+
+
 def test_unreachable_registry_is_one_line(arena: Server,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     err = fails(capsys, "list", "--registry", "127.0.0.1:1")

@@ -21,6 +21,7 @@ def _request(method: str, name: str = "owned") -> object:
         "GetBot": registry_pb2.GetBotRequest(bot=common_pb2.BotRef(name=name)),
         "ListBots": registry_pb2.ListBotsRequest(),
         "ListPresets": registry_pb2.ListPresetsRequest(),
+        "GetUsage": registry_pb2.GetBotUsageRequest(user="alice"),
     }[method]
 
 
@@ -40,12 +41,20 @@ def owned(registry: Registry) -> Registry:
     return registry
 
 
-@pytest.mark.parametrize("method", MUTATIONS + READS)
+@pytest.mark.parametrize("method", [*MUTATIONS, *READS, "GetUsage"])
 @pytest.mark.parametrize("token", [None, "forged-token"])
 def test_no_or_unknown_token_is_unauthenticated(owned: Registry, method: str,
                                                 token: str | None) -> None:
     name = "fresh" if method == "RegisterBot" else "owned"
     assert _code(owned, method, token, name) == grpc.StatusCode.UNAUTHENTICATED
+
+
+@pytest.mark.parametrize(("token", "code"), [
+    ("alice-token", grpc.StatusCode.OK), ("admin-token", grpc.StatusCode.OK),
+    ("bob-token", grpc.StatusCode.PERMISSION_DENIED)], ids=["owner", "admin", "other"])
+def test_a_users_usage_is_theirs_and_the_admins_to_read(owned: Registry, token: str,
+                                                        code: grpc.StatusCode) -> None:
+    assert _code(owned, "GetUsage", token) == code
 
 
 @pytest.mark.parametrize("method", ["UpdateBot", "RetireBot"])

@@ -375,3 +375,58 @@ def test_a_users_bot_versions_are_bounded_in_bytes(
     finally:
         channel.close()
         server.stop()
+
+
+def _usage(registry: Registry, user: str = "", token: str = "alice-token"
+           ) -> registry_pb2.BotUsage:
+    reply = registry.call("GetUsage", registry_pb2.GetBotUsageRequest(user=user), token)
+    assert isinstance(reply, registry_pb2.BotUsage)
+    return reply
+
+
+def test_get_usage_says_what_a_users_bots_take_of_their_bot_bytes(
+    redis_server: EmbeddedRedis, redis_client: redis.Redis
+) -> None:
+    """A user had no way to see how much of bot_bytes their versions take until a
+    registration was refused. GetUsage says it, with the limit the quotas give them: the
+    bytes of every version they stored, as registration and updates add them."""
+    quotas = {"user": {"bot_bytes": 100_000}, "users": {"bob": {"bot_bytes": 5_000}}}
+    server = serve("registry", Config(redis_url=redis_server.url, quotas=json.dumps(quotas)))
+    channel = grpc.insecure_channel(server.target)
+    registry = Registry(server.handle, channel, registry_pb2_grpc.BotRegistryStub(channel))
+    try:
+        before = _usage(registry)
+        assert (before.user, before.bot_bytes, before.bot_bytes_limit) == ("alice", 0, 100_000)
+        first = registry.register(othello_spec("usage-1"))
+        after_one = _usage(registry).bot_bytes
+        assert after_one == len(first.SerializeToString()) > 0
+        spec = othello_spec("usage-1")
+        spec.description = "a second version, with a longer description than the first"
+        second = _update(registry, spec)
+        assert _usage(registry).bot_bytes == after_one + len(second.SerializeToString())
+        # Retiring stores nothing and gives nothing back: the versions stay.
+        registry.call("RetireBot", registry_pb2.RetireBotRequest(name="usage-1"))
+        assert _usage(registry).bot_bytes == after_one + len(second.SerializeToString())
+
+        # bob sees his own (his limit is his own too), never alice's.
+        bobs = _usage(registry, token="bob-token")
+        assert (bobs.user, bobs.bot_bytes, bobs.bot_bytes_limit) == ("bob", 0, 5_000)
+        with pytest.raises(grpc.RpcError) as denied:
+            _usage(registry, "alice", "bob-token")
+        assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        assert denied.value.details() == "bob may not read the usage of 'alice'"
+
+        # An admin reads anyone's: a user with no bots uses nothing.
+        assert _usage(registry, "alice", ADMIN_TOKEN) == _usage(registry)
+        nobody = _usage(registry, "nobody", ADMIN_TOKEN)
+        assert (nobody.user, nobody.bot_bytes, nobody.bot_bytes_limit) == ("nobody", 0, 100_000)
+        for absurd in ("a" * 100_000, "al\x1b[2Jice"):
+            with pytest.raises(grpc.RpcError) as refused:
+                _usage(registry, absurd, ADMIN_TOKEN)
+            assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            details = refused.value.details() or ""
+            assert "user: a user's name: at most 200 printable characters" in details
+            assert len(details) < 1_500 and "\x1b" not in details
+    finally:
+        channel.close()
+        server.stop()

@@ -160,6 +160,9 @@ ROWS: dict[str, Row] = {
     "/arena.v1.BotRegistry/ListPresets": Row(lambda k: registry_pb2.ListPresetsRequest()),
     "/arena.v1.BotRegistry/ListEngines": Row(lambda k: registry_pb2.ListEnginesRequest(
         game=common_pb2.GAME_KIND_OTHELLO)),
+    # a user reads what their own bots take of their quotas; an admin anyone's
+    "/arena.v1.BotRegistry/GetUsage": Row(lambda k: registry_pb2.GetBotUsageRequest(
+        user="alice"), other=Code.PERMISSION_DENIED),
     # -- referee: matches are public to read; creating one for alice is alice's (or an
     # admin's) business; only her (or an admin) may cancel or delete hers
     "/arena.v1.Referee/CreateMatch": Row(lambda k: referee_pb2.CreateMatchRequest(

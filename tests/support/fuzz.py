@@ -359,6 +359,8 @@ def _seeds(sdk: ArenaClient, black: str, white: str, matches: tuple[str, str],
             game=common_pb2.GAME_KIND_GOMOKU)],
         "/arena.v1.BotRegistry/ListEngines": [registry_pb2.ListEnginesRequest(
             game=common_pb2.GAME_KIND_OTHELLO)],
+        "/arena.v1.BotRegistry/GetUsage": [registry_pb2.GetBotUsageRequest(),
+                                           registry_pb2.GetBotUsageRequest(user="mallory")],
         "/arena.v1.Referee/CreateMatch": [
             referee_pb2.CreateMatchRequest(config=config, request_id="m1"),
             referee_pb2.CreateMatchRequest(config=match_config(

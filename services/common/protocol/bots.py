@@ -170,6 +170,10 @@ class BotStore:
         except NotFoundError:  # deleted since: nothing to add
             return ""
 
+    def stored_bytes(self, owner: str) -> int:
+        """What ``owner``'s bot versions take (their ``bot_bytes`` counter)."""
+        return int(self._redis.get(keys.owner_bot_bytes(owner)) or 0)
+
     def _over(self, owner: str, size: int, limit: int) -> ResourceExhaustedError:
         return over_bytes(self._redis, keys.owner_bot_bytes(owner), "bot_bytes", limit, owner,
                           "bot versions", size, "an avatar counts in every version")
