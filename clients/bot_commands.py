@@ -50,7 +50,6 @@ from arena.clock import clock_label
 from arena.documents import NumberTooLong, read_bounded, read_json, read_toml
 from arena.errors import AlreadyExistsError, ArenaError, InvalidArgumentError
 from arena.games import GAME_NAMES, game
-from arena.text import printable
 from arena.textboard import count_text
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2
 
@@ -439,11 +438,8 @@ def cmd_presets(args: argparse.Namespace) -> int:
 def cmd_usage(args: argparse.Namespace) -> int:
     with _client(args) as client:
         usage = client.get_bot_usage(args.user or "")
-    if args.json:
-        print_json(usage)
-        return 0
-    print_usage(f"{printable(usage.user)}'s bots", [
-        ("stored bytes", usage.bot_bytes, usage.bot_bytes_limit, "bot_bytes")])
+    print_usage(usage, "bots", [
+        ("stored bytes", usage.bot_bytes, usage.bot_bytes_limit, "bot_bytes")], args.json)
     return 0
 
 

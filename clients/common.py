@@ -24,7 +24,7 @@ from arena.games import GAME_NAMES, GAMES, Position, game
 from arena.rpc import INT32_MAX, INT64_MAX
 from arena.text import printable, shown
 from arena.textboard import StandingLine
-from arena.v1 import common_pb2, ladder_pb2, match_pb2
+from arena.v1 import common_pb2, ladder_pb2, match_pb2, referee_pb2, registry_pb2
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -202,11 +202,16 @@ def print_json_line(value: Message | dict[str, Any]) -> None:
     print(json.dumps(data), flush=True)
 
 
-def print_usage(title: str, rows: Iterable[tuple[str, int, int, str]]) -> None:
+def print_usage(usage: referee_pb2.Usage | registry_pb2.BotUsage, of_what: str,
+                rows: Iterable[tuple[str, int, int, str]], as_json: bool) -> None:
     """What a user uses of their quotas, as `arena match usage` and `arena bot usage` show
-    it: ``title`` (whose, and of what), then a line per quota from ``rows``: its label,
-    what is used, the limit (0: none) and the quota's name."""
-    print(title)
+    it: ``usage`` as JSON, or a title (whose ``of_what``),
+    then a line per quota from ``rows``: its label, what is used, the limit (0: none) and
+    the quota's name."""
+    if as_json:
+        print_json(usage)
+        return
+    print(f"{printable(usage.user)}'s {of_what}")
     for label, used, limit, quota in rows:
         figure = f"{used:,} (no limit)" if limit == 0 else f"{used:,} of {limit:,} ({quota})"
         print(f"  {label:<14} {figure}")

@@ -47,7 +47,6 @@ from arena.errors import InvalidArgumentError, NotFoundError
 from arena.formats import Replay
 from arena.games import GAME_NAMES, GAMES, PASS, GameError, Position, game
 from arena.records import configured_start, native_replay, read_record
-from arena.text import printable
 from arena.textboard import legal_marks, move_names, render_board, render_tree
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
@@ -456,14 +455,12 @@ def cmd_delete(args: argparse.Namespace) -> int:
 def cmd_usage(args: argparse.Namespace) -> int:
     with client_from_args(args) as client:
         usage = client.get_usage(args.user or "")
-    if args.json:
-        print_json(usage)
-        return 0
-    print_usage(f"{printable(usage.user)}'s matches", [
+    print_usage(usage, "matches", [
         ("stored bytes", usage.match_bytes, usage.match_bytes_limit, "match_bytes"),
         ("unfinished", usage.unfinished_matches, usage.unfinished_matches_limit,
          "queued_matches"),
-        ("running", usage.running_matches, usage.running_matches_limit, "running_matches")])
+        ("running", usage.running_matches, usage.running_matches_limit, "running_matches")],
+        args.json)
     return 0
 
 

@@ -85,10 +85,10 @@ def normal_cdf(x: float) -> float:
 def expected_score(elo_diff: float) -> float:
     """Expected score of a player rated ``elo_diff`` points above the opponent (0.0 or 1.0
     once the difference is too large for a float to tell from them)."""
-    exponent = -elo_diff / 400.0
-    if exponent > 300.0:  # 10 ** exponent would overflow; the score is 0 to the last digit
+    try:
+        return float(1.0 / (1.0 + 10.0 ** (-elo_diff / 400.0)))
+    except OverflowError:  # 10 ** x past about 1e308: the score is below the smallest float
         return 0.0
-    return float(1.0 / (1.0 + 10.0 ** exponent))
 
 
 def elo_from_score(score: float) -> float:

@@ -19,7 +19,7 @@ from arena.services.common import paging
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.keys import BOT_NAMES as NAMES_KEY
 from arena.services.common.protocol.keys import bot_version as version_key
-from arena.services.common.protocol.limits import FITS_LUA, over_bytes
+from arena.services.common.protocol.limits import FITS_LUA, counted_bytes, over_bytes
 
 from arena.errors import (
     AlreadyExistsError,
@@ -172,7 +172,7 @@ class BotStore:
 
     def stored_bytes(self, owner: str) -> int:
         """What ``owner``'s bot versions take (their ``bot_bytes`` counter)."""
-        return int(self._redis.get(keys.owner_bot_bytes(owner)) or 0)
+        return counted_bytes(self._redis, keys.owner_bot_bytes(owner))
 
     def _over(self, owner: str, size: int, limit: int) -> ResourceExhaustedError:
         return over_bytes(self._redis, keys.owner_bot_bytes(owner), "bot_bytes", limit, owner,

@@ -33,11 +33,16 @@ end
 """
 
 
+def counted_bytes(client: redis.Redis, counter: str) -> int:
+    """The bytes a counter holds (0 before its first write)."""
+    return int(client.get(counter) or 0)
+
+
 def over_bytes(client: redis.Redis, counter: str, quota: str, limit: int, owner: str,
                what: str, size: int, hint: str) -> ResourceExhaustedError:
     """The refusal of ``size`` more bytes past ``owner``'s ``quota`` (its counter read now,
     for the message)."""
-    used = int(client.get(counter) or 0)
+    used = counted_bytes(client, counter)
     return ResourceExhaustedError(f"quota {quota} is {limit:,}: {owner}'s {what} take "
                                   f"{used:,} bytes and this one {size:,} more ({hint})", quota)
 

@@ -18,7 +18,12 @@ from typing import Any, Literal
 import redis
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.keys import FINISHED_STREAM, MATCH_STREAM
-from arena.services.common.protocol.limits import CHARGE_LUA, FITS_LUA, over_bytes
+from arena.services.common.protocol.limits import (
+    CHARGE_LUA,
+    FITS_LUA,
+    counted_bytes,
+    over_bytes,
+)
 from arena.services.common.protocol.requests import REFUSED, create_once, idempotent, made_for
 from arena.services.common.protocol.trees import delete_trees
 
@@ -177,7 +182,7 @@ class MatchStore:
 
     def stored_bytes(self, owner: str) -> int:
         """What ``owner``'s matches take (their ``match_bytes`` counter)."""
-        return int(self.client.get(keys.owner_match_bytes(owner)) or 0)
+        return counted_bytes(self.client, keys.owner_match_bytes(owner))
 
     def unfinished(self, owner: str) -> int:
         """How many of ``owner``'s matches are pending, parked or running."""
