@@ -1,7 +1,7 @@
 """Gomoku engine speed and tactics, paired against a baseline revision in the same run.
 
     python bench/gomoku_speed.py [--baseline REV] [--rounds 5] [--bot PRESET]
-                                 [--vct-games FILE]
+                                 [--vct-games FILE [--vct-every N]]
 
 Each round runs the same workload once with this tree's engine and once with the
 baseline's (``git archive REV``, unpacked into the temporary folder), each in a fresh
@@ -19,8 +19,9 @@ the per-round ratios (this tree / baseline):
   such as ``bench/data/gomoku-games-vs-rapfi.jsonl``: 48 games of version 10 against Rapfi
   at 100,000 nodes and 48 of version 11 against the full Rapfi, 4,766 positions): the
   threat search alone, a VCT of ``VCT_PLIES`` for the side to move in every position of
-  the games, within each of ``VCT_BUDGETS`` nodes: how many it finds, the nodes it
-  searches in all and its CPU time. Counts and nodes do not depend on the machine.
+  the games (every ``--vct-every``-th: 4 takes 1,192 of those 4,766), within each of
+  ``VCT_BUDGETS`` nodes: how many it finds, the nodes it searches in all and its CPU
+  time. Counts and nodes do not depend on the machine.
 
 Without ``--baseline`` it measures this tree only.
 """
@@ -44,7 +45,7 @@ VCT_BUDGETS = (20_000, 300_000)  # the presets' root VCT budget, and fifteen tim
 MIDGAME = [192, 159, 158, 143, 160, 178, 148, 190, 174]
 
 
-def workload(vct_games: list[str]) -> dict[str, Any]:
+def workload(vct_games: list[str], vct_every: int = 1) -> dict[str, Any]:
     from bench.gomoku_match import load_openings
     from tests.engine.gomoku.positions import TACTICS
 
@@ -52,7 +53,8 @@ def workload(vct_games: list[str]) -> dict[str, Any]:
         "openings": load_openings(),
         "tactics": [{"name": t.name, "moves": t.moves, "rule": t.rule}
                     for t in TACTICS],
-        "vct_positions": [p for path in vct_games for p in game_positions(Path(path))],
+        "vct_positions": [p for path in vct_games
+                          for p in game_positions(Path(path))][::vct_every],
     }
 
 
@@ -170,6 +172,8 @@ def main() -> None:
     parser.add_argument("--bot", default="arena-gomoku", help="the arena-gomoku preset to measure")
     parser.add_argument("--vct-games", action="append", default=[], metavar="FILE",
                         help="kept games whose positions the VCT search is run on")
+    parser.add_argument("--vct-every", type=int, default=1, metavar="N",
+                        help="run the VCT search on every N-th of those positions only")
     parser.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.probe:
@@ -186,7 +190,9 @@ def main() -> None:
     for path in args.vct_games:
         if not Path(path).is_file():
             parser.error(f"--vct-games: no file {path}")
-    work = {**workload(args.vct_games), "bot": args.bot}
+    if args.vct_every < 1:
+        parser.error(f"--vct-every: {args.vct_every} is not a positive count")
+    work = {**workload(args.vct_games, args.vct_every), "bot": args.bot}
     trees = {"this tree": ROOT}
     if args.baseline:
         trees[args.baseline[:12]] = export_revision(args.baseline)

@@ -310,6 +310,26 @@ def test_the_benches_of_kept_games_refuse_a_file_of_no_kept_games(
     assert done.stderr.count("\n") == 1  # one line, no traceback
 
 
+@pytest.mark.parametrize("every", ["0", "-4"])
+def test_the_speed_bench_refuses_a_share_of_positions_that_is_none(every: str) -> None:
+    done = run_script("gomoku_speed.py", "--vct-games", "bench/data/gomoku-games-vs-rapfi.jsonl",
+                      "--vct-every", every, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"--vct-every: {every} is not a positive count" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_speed_bench_takes_every_nth_position_of_the_kept_games() -> None:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from bench.gomoku_speed import workload
+
+    games = str(ROOT / "bench" / "data" / "gomoku-games-vs-rapfi.jsonl")
+    every = workload([games])["vct_positions"]
+    fourth = workload([games], 4)["vct_positions"]
+    assert len(every) == 4766 and len(fourth) == 1192 and fourth == every[::4]
+
+
 @pytest.mark.parametrize(("moves", "message"), [
     ([112, 113, 112, 114], "game m1, before ply 3: move h8 at ply 2 is taken"),
     ([112, 113, 999], "game m1, before ply 2: the last move, 999, is no empty cell"),

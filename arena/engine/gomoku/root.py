@@ -24,7 +24,8 @@ the interpreter lock while it does (see ``control.search_kernel``):
 5. when that finds every root move lost, the proof may be wrong (the tree tries only
    ``width`` answers a node), so, unless ``vct_plies`` turns VCTs off, the root moves
    are checked against the opponent's VCT in the same rounds (``_hold_on``) and, if
-   some hold, searched again among those.
+   some hold, searched again among those; a loss that search finds again is reported
+   as the worst evaluation, not as a proven loss.
 
 Threat searches are bounded by node counts, never by time, so a search without a time
 limit is deterministic. The report goes into ``out`` (slots ``OUT_*``); the captured
@@ -53,7 +54,7 @@ from arena.engine.gomoku.control import (
     search_kernel,
 )
 from arena.engine.gomoku.patterns import ST_BOARD, Patterns, State, Table, play, unplay
-from arena.engine.gomoku.search import WIN, WIN_BOUND, Tt, generate, negamax
+from arena.engine.gomoku.search import EVAL_BOUND, WIN, WIN_BOUND, Tt, generate, negamax
 from arena.engine.gomoku.threats import Memo, five_points, threat_search
 from arena.engine.gomoku.tree import TreeBuffer
 from arena.engine.gomoku.work import (
@@ -366,7 +367,9 @@ def _hold_on(
     """The search found every root move lost. The tree's defences are only the best
     ``width`` moves, so that may be wrong: narrow the root moves down by their checks
     against the opponent's VCT (``_narrow``, from ``HOLD_FIRST_NODES`` a check, until
-    ``HOLD_NODES`` are spent); if some survive, search again among them."""
+    ``HOLD_NODES`` are spent); if some survive, search again among them. If that search
+    too finds them lost, the checks and the tree disagree, and neither proves the loss:
+    the score is the worst an evaluation can be (``EVAL_BOUND``), not a proven loss."""
     if work[W_ROOT] > 0:
         count = work[W_ROOT]
         work[W_MOVES : W_MOVES + count] = work[W_ROOT + 1 : W_ROOT + 1 + count]
@@ -378,6 +381,8 @@ def _hold_on(
     if held > 0:
         _deepen(cells, pat, st, table, me, params, soft_deadline, tt, work, ctx, stop, tree,
                 kept_tree, out)
+        if out[OUT_SCORE] <= -WIN_BOUND:
+            out[OUT_SCORE] = -EVAL_BOUND
 
 
 @njit(cache=True)

@@ -16,7 +16,7 @@ from arena.engine.gomoku import PRESETS, choose_move
 from arena.engine.gomoku.bots import threat_line
 from arena.engine.gomoku.position import GomokuPositionError, position_from_moves
 from arena.engine.gomoku.root import DEFENCE_VCT_MOVES
-from arena.engine.gomoku.search import WIN_BOUND
+from arena.engine.gomoku.search import EVAL_BOUND, WIN_BOUND
 from arena.games.gomoku import GomokuBoard
 
 from .positions import SLOW_THREATS, TACTICS, TRAPS, VCF_15, Tactic, Trap, xy
@@ -68,12 +68,15 @@ def test_a_search_that_finds_every_move_lost_still_plays_one_that_holds(
 ) -> None:
     # The tree tries only 16 answers a node, so its proof of the loss may be wrong; the
     # root then keeps the moves after which the opponent has no VCT, and searches those.
+    # The tree finds them lost too, but the checks say otherwise: the loss is not
+    # reported as proven (the worst evaluation instead of a loss in so many plies).
     result = choose_move(15, "freestyle", trap.moves, PRESETS[preset], Limits(depth=trap.depth))
-    assert result.score <= -WIN_BOUND and result.move in trap.holds, result
+    assert result.move in trap.holds, result
+    assert result.score == -EVAL_BOUND and not result.exact, result
     # With VCTs turned off (``vct_plies`` 0) the root trusts the proof, as before.
     config = {**PRESETS[preset], "vct_plies": 0}
     result = choose_move(15, "freestyle", trap.moves, config, Limits(depth=trap.depth))
-    assert result.score <= -WIN_BOUND and result.move == trap.lost, result
+    assert result.score <= -WIN_BOUND and result.exact and result.move == trap.lost, result
 
 
 @pytest.mark.parametrize(("moves", "depth"), SLOW_THREATS,
