@@ -212,11 +212,39 @@ async def json_body(request: Request) -> object:
         if len(body) > MAX_BODY_BYTES:
             raise too_large
     try:
-        return read_json(body, parse_constant=_not_json)
+        data = read_json(body, parse_constant=_not_json)
     except ValueError as exc:
         raise errors.InvalidArgumentError(f"body is not JSON: {exc}") from None
     except RecursionError:  # 64 KiB of '[' is deeper than Python's stack
         raise errors.InvalidArgumentError("body is not JSON we read: nested too deeply") from None
+    half = _lone_surrogate(data)
+    if half is not None:
+        raise errors.InvalidArgumentError(
+            f"body is not JSON we read: a string holds {half!r}, half of a UTF-16 surrogate "
+            "pair and no character")
+    return data
+
+
+def _lone_surrogate(data: object) -> str | None:
+    """The first lone surrogate in any string of ``data`` (keys too), or None. Python's
+    reader takes ``"\\ud800"`` (and the bytes CESU-8 writes for it) as a string no UTF-8
+    holds: as a bot's name it failed in protobuf, as a field's name in the JSON of the
+    error naming it, both times a 500. Walked without recursion: the body may be nested
+    as deeply as the reader goes."""
+    pending = [data]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode()
+            except UnicodeEncodeError as exc:
+                return item[exc.start:exc.start + 1]
+        elif isinstance(item, dict):
+            pending += item.keys()
+            pending += item.values()
+        elif isinstance(item, list):
+            pending += item
+    return None
 
 
 def _not_json(constant: str) -> object:

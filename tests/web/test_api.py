@@ -405,6 +405,31 @@ def test_bad_action_bodies_list_every_bad_field(web: WebStack) -> None:
                                           "message": "body larger than 65536 bytes"}, reply
 
 
+def test_half_a_surrogate_pair_is_a_bad_body_not_a_500(web: WebStack) -> None:
+    """JSON's ``\\ud800`` (and CESU-8's bytes for it) reads in Python as half a UTF-16
+    surrogate pair, which no protobuf string and no UTF-8 reply can hold: a bot's name, a
+    ladder's name or a field's name of one was a 500."""
+    match_id = web.http.json(f"/api/matches?ladder={web.ladder_id}&limit=1")["matches"][0]["id"]
+    for path, raw in (
+            ("/api/matches", rb'{"black": "\ud800", "white": "web-beginner"}'),
+            ("/api/matches", rb'{"black": "web-beginner", "white": "web-beginner", "\udfff": 1}'),
+            ("/api/matches", b'{"black": "web-beginner", "white": "web-beginner", '
+                             b'"variant": "\xed\xa0\x80"}'),
+            ("/api/ladders", rb'{"bots": ["web-beginner", "web-intermediate"], "name": "x\udbff"}'),
+            (f"/api/matches/{match_id}/analysis", rb'{"ply": 0, "bot": ["\ud800"]}'),
+            (f"/api/matches/{match_id}/analysis", rb'{"ply": 0, "bot": "a\udc00b"}')):
+        status, _, reply = web.http.request("POST", path, raw, token=USER_TOKEN)
+        assert status == 400, (raw, reply)
+        error = error_of(reply)
+        assert error["status"] == "invalid-argument", error
+        assert "half of a UTF-16 surrogate pair" in error["message"], error
+    # A whole pair is one character, and a name like any other.
+    status, _, reply = web.http.request(
+        "POST", "/api/matches", rb'{"black": "\ud83d\ude00", "white": "web-beginner"}',
+        token=USER_TOKEN)
+    assert status == 400 and "\U0001f600" in reply.decode(), reply
+
+
 def test_a_body_sent_in_chunks_is_read_up_to_the_limit(web: WebStack) -> None:
     """Without a Content-Length the body is still read no further than the limit."""
     host, port = web.http.base.removeprefix("http://").rsplit(":", 1)
