@@ -158,6 +158,20 @@ def only_queries(names: Iterable[str], handler: Handler) -> Handler:
     return checked
 
 
+def get_only(handler: Handler) -> Handler:
+    """``handler`` for GET alone, HEAD refused with 405. Starlette answers HEAD wherever
+    a route takes GET, and a live stream's HEAD opened the stream: a gRPC stream and one
+    of the viewer's live slots held as long as the connection stayed open, for an answer
+    with no body."""
+    async def checked(request: Request) -> Response:
+        if request.method != "GET":
+            return JSONResponse({"error": {"status": "method-not-allowed",
+                                           "message": "a live stream is read with GET"}},
+                                status_code=405, headers={"allow": "GET"})
+        return await handler(request)
+    return checked
+
+
 def checked_int(name: str, text: str | None, default: int, low: int, high: int) -> int:
     """An integer from an address, within [low, high] (protobuf's int32 fields and our
     own limits), or INVALID_ARGUMENT naming the part of the address."""
@@ -530,8 +544,8 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
     def post(path: str, handler: Handler, method: str = "POST") -> Route:
         return Route(path, api(only_queries((), handlers.acting(handler))), methods=[method])
 
-    def live_stream(path: str, handler: Handler) -> Route:  # no HEAD: it would open a stream
-        return Route(path, api(only_queries((), handler)), methods=["GET"])
+    def live_stream(path: str, handler: Handler) -> Route:
+        return Route(path, api(only_queries((), get_only(handler))), methods=["GET"])
 
     routes = [
         Route("/healthz", healthz, methods=["GET", "HEAD"]),

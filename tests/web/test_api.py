@@ -769,6 +769,19 @@ def test_pages_of_one_match_share_one_stream(web: WebStack) -> None:
     assert watches() - before == 1
 
 
+def test_a_live_stream_is_not_opened_by_head(web: WebStack) -> None:
+    """Starlette answers HEAD wherever a route takes GET: a HEAD of a live stream opened
+    it (a gRPC stream, one of the viewer's slots held while the connection stayed open)
+    to answer 200 with no body."""
+    match_id = web.http.json(f"/api/matches?ladder={web.ladder_id}&limit=1")["matches"][0]["id"]
+    for path in (f"/api/matches/{match_id}/events", f"/api/ladders/{web.ladder_id}/events"):
+        status, headers, body = web.http.request("HEAD", path)
+        assert status == 405 and headers["allow"] == "GET", (path, status, headers)
+        assert body == b""
+        events = sse_events(web.http, path)  # GET still streams
+        assert events[-1][0] == "end", events
+
+
 def test_one_viewer_cannot_take_every_live_stream(web: WebStack) -> None:
     """One client opening live pages by the hundred used to fill the gateway's 200 streams,
     and every other viewer got 503 until it let go. Now one viewer (while reading is open:
