@@ -119,11 +119,15 @@ class Gateway:
             self._clients.clear()
 
     def tree(self, client: ArenaClient, credential: str, match_id: str, ply: int) -> TreeIndex:
-        """A stored search tree, kept indexed for a while: the viewer loads it in slices."""
+        """A stored search tree, kept indexed for a while: the viewer loads it in slices.
+        A kept one is served only while its match exists: a deleted match's trees (deleted
+        here, through another replica or with `arena match delete`) were served from here
+        for the five minutes they were kept, while the match itself was not found."""
         key = (credential, match_id, ply)
         index = self.trees.get(key)
         if index is None:
-            index = self.trees.put(key, TreeIndex(client.get_search_tree(match_id, ply)))
+            return self.trees.put(key, TreeIndex(client.get_search_tree(match_id, ply)))
+        client.get_match(match_id)  # NOT_FOUND once deleted
         return index
 
     def name_ladders(self, client: ArenaClient, matches: list[Json]) -> list[Json]:

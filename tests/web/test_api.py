@@ -919,6 +919,32 @@ def test_restricted_reading_needs_a_token(web: WebStack, tmp_path: Path) -> None
         assert process.wait(timeout=15) == 0
 
 
+def test_a_deleted_match_s_search_trees_are_not_found(web: WebStack) -> None:
+    """The gateway keeps a search tree it loaded for five minutes (a viewer opens it a
+    slice at a time); a deleted match's kept trees were still served, while the match
+    itself was not found."""
+    body = {"black": "web-kreversi", "white": "web-beginner", "move_time_ms": 3000,
+            "capture_trees": True}
+    status, _, reply = web.http.request("POST", "/api/matches", body, token=USER_TOKEN)
+    assert status == 201, reply
+    match_id = json.loads(reply)["id"]
+    deadline = time.monotonic() + 120
+    while (match := web.http.json(f"/api/matches/{match_id}"))["status"] != "finished":
+        assert time.monotonic() < deadline, match["status"]
+        time.sleep(0.5)
+    plies = [view["record_ply"] for view in match["plies"] if view.get("has_tree")]
+    assert plies, "the KReversi bot stored no search tree"
+    tree = f"/api/matches/{match_id}/trees/{plies[0]}"
+    root = web.http.json(tree)["root"]
+    assert web.http.json(f"{tree}?node={root}&levels=2")["node"]["id"] == root
+    status, _, reply = web.http.request("DELETE", f"/api/matches/{match_id}", token=USER_TOKEN)
+    assert status == 204, reply
+    for path in (f"/api/matches/{match_id}", tree, f"{tree}?node={root}&levels=3"):
+        status, _, reply = web.http.request("GET", path)
+        assert status == 404, (path, reply[:200])
+        assert error_of(reply)["status"] == "not-found"
+
+
 def test_creates_are_idempotent_and_a_running_match_can_be_cancelled(web: WebStack) -> None:
     body = {"black": "web-live-a", "white": "web-live-b", "move_time_ms": 2000,
             "request_id": "page-form-1"}
