@@ -646,6 +646,18 @@ def test_a_bot_named_like_markup_is_shown_as_text(web: WebStack, page: Any) -> N
     assert page.text_content("p.description") == HOSTILE_DESCRIPTION
 
 
+def test_the_bot_list_reads_only_its_own_filters_from_the_address(web: WebStack,
+                                                                  page: Any) -> None:
+    """A link with a parameter that is not the list's (a share button's `fbclid`, a
+    campaign's `utm_source`) showed an error instead of the bots: the page sent its whole
+    query to the API, which refuses a parameter it does not take."""
+    open_page(page, f"{web.url}/bots?prefix=web-&utm_source=mail&fbclid=x1")
+    page.wait_for_selector("tr[data-bot='web-beginner']")
+    names = page.eval_on_selector_all("tr[data-bot]", "rows => rows.map(r => r.dataset.bot)")
+    assert names and all(name.startswith("web-") for name in names), names  # still filtered
+    assert page.locator(".notice.error").count() == 0
+
+
 def test_an_address_that_is_no_percent_encoded_text_is_not_found(web: WebStack,
                                                                   page: Any) -> None:
     """``/bots/%E0%A4%A`` cannot be decoded: the page said nothing, stuck at 'Loading...',

@@ -53,7 +53,11 @@ export async function botList(main) {
   replace(main, h("div", { class: "page-head" }, h("div", {}, h("h1", {}, "Bots"),
     h("p", { class: "muted" }, "Registered bot configurations; every version is kept. Register with ",
       h("code", {}, "arena bot register"), "."))), filters, list);
-  await load(list, params);
+  // Only the list's own filters: the API refuses a parameter it does not take, and a link
+  // may carry others (a share button's `fbclid`, a campaign's `utm_source`).
+  const query = new URLSearchParams();
+  for (const key of ["prefix", "game", "retired"]) if (params.get(key)) query.set(key, params.get(key));
+  await load(list, query);
 }
 
 async function load(container, query, token = "") {
