@@ -658,6 +658,28 @@ def test_the_bot_list_reads_only_its_own_filters_from_the_address(web: WebStack,
     assert page.locator(".notice.error").count() == 0
 
 
+def test_a_token_no_header_can_carry_is_refused_in_the_dialog(web: WebStack,
+                                                               page: Any) -> None:
+    """A token pasted with an invisible character (a zero-width space) was kept, and
+    every request of the tab then failed in the browser before it was sent: every page,
+    reads included, said 'the Arena gateway cannot be reached'."""
+    open_page(page, f"{web.url}/ladders")
+    page.click("#token-button")
+    page.fill("#token-input", f"{USER_TOKEN}\u200b")
+    page.click("#token-dialog button[value='save']")
+    assert page.evaluate("document.getElementById('token-dialog').open")  # not saved
+    assert page.evaluate("sessionStorage.getItem('arena-token')") is None
+    page.click("#token-dialog button[value='cancel']")  # leaving needs no valid token
+    assert not page.evaluate("document.getElementById('token-dialog').open")
+    open_page(page, f"{web.url}/ladders")
+    page.wait_for_selector(f"a[href='/ladders/{web.ladder_id}']")
+    # Spaces around a token are trimmed as before.
+    page.click("#token-button")
+    page.fill("#token-input", f"  {USER_TOKEN} ")
+    page.click("#token-dialog button[value='save']")
+    assert page.evaluate("sessionStorage.getItem('arena-token')") == USER_TOKEN
+
+
 def test_an_address_that_is_no_percent_encoded_text_is_not_found(web: WebStack,
                                                                   page: Any) -> None:
     """``/bots/%E0%A4%A`` cannot be decoded: the page said nothing, stuck at 'Loading...',
