@@ -919,12 +919,8 @@ def test_restricted_reading_needs_a_token(web: WebStack, tmp_path: Path) -> None
         assert process.wait(timeout=15) == 0
 
 
-def test_a_deleted_match_s_search_trees_are_not_found(web: WebStack) -> None:
-    """The gateway keeps a search tree it loaded for five minutes (a viewer opens it a
-    slice at a time); a deleted match's kept trees were still served, while the match
-    itself was not found."""
-    body = {"black": "web-kreversi", "white": "web-beginner", "move_time_ms": 3000,
-            "capture_trees": True}
+def _created_and_finished(web: WebStack, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A match created on the web as the user, and its JSON once it has finished."""
     status, _, reply = web.http.request("POST", "/api/matches", body, token=USER_TOKEN)
     assert status == 201, reply
     match_id = json.loads(reply)["id"]
@@ -932,6 +928,16 @@ def test_a_deleted_match_s_search_trees_are_not_found(web: WebStack) -> None:
     while (match := web.http.json(f"/api/matches/{match_id}"))["status"] != "finished":
         assert time.monotonic() < deadline, match["status"]
         time.sleep(0.5)
+    return match_id, match
+
+
+def test_a_deleted_match_s_search_trees_are_not_found(web: WebStack) -> None:
+    """The gateway keeps a search tree it loaded for five minutes (a viewer opens it a
+    slice at a time); a deleted match's kept trees were still served, while the match
+    itself was not found."""
+    body = {"black": "web-kreversi", "white": "web-beginner", "move_time_ms": 3000,
+            "capture_trees": True}
+    match_id, match = _created_and_finished(web, body)
     plies = [view["record_ply"] for view in match["plies"] if view.get("has_tree")]
     assert plies, "the KReversi bot stored no search tree"
     tree = f"/api/matches/{match_id}/trees/{plies[0]}"
@@ -970,13 +976,7 @@ def test_a_match_created_on_the_web_may_be_adjudicated(web: WebStack) -> None:
     squares with perfect play's result; the services' limit is a bad field, not a 500."""
     body = {"black": "web-beginner", "white": "web-beginner", "move_time_ms": 2000,
             "adjudicate_empties": 18}
-    status, _, reply = web.http.request("POST", "/api/matches", body, token=USER_TOKEN)
-    assert status == 201, reply
-    match_id = json.loads(reply)["id"]
-    deadline = time.monotonic() + 120
-    while (match := web.http.json(f"/api/matches/{match_id}"))["status"] != "finished":
-        assert time.monotonic() < deadline, match["status"]
-        time.sleep(0.5)
+    _, match = _created_and_finished(web, body)
     assert match["adjudicate_empties"] == 18
     assert match["result"]["termination"] == "adjudicated"
     assert match["result"]["detail"].startswith("exact solve at ")
