@@ -288,6 +288,9 @@ class Config:
             if raw is not None and raw != "":
                 values[setting.name] = parse_value(setting, raw)
         values.update(_flags(role, argv))
+        for name in LISTEN_SETTINGS:
+            if values.get(name):
+                _check_listen(BY_NAME[name], values[name])
         return cls(**values).with_redis_access()
 
     @property
@@ -400,6 +403,18 @@ def _check_bounds(setting: Setting, value: float) -> None:
     high = math.inf if setting.high is None else setting.high
     if not setting.low <= value <= high:
         raise ValueError(f"expected {_range(setting)}")
+
+
+LISTEN_SETTINGS = ("listen", "metrics_listen")  # host:port to serve on
+
+
+def _check_listen(setting: Setting, value: str) -> None:
+    """``host:port`` with a port the system can bind: gRPC takes 70000 as 4464 (the port
+    modulo 65536) and the metrics server raises OverflowError."""
+    _, sep, port = value.rpartition(":")
+    if not sep or not port.isascii() or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"{setting.env}={value!r}: expected host:port, the port a number "
+                         "from 0 to 65535")
 
 
 def _range(setting: Setting) -> str:

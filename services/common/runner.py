@@ -40,7 +40,11 @@ def run_service(role: str, factory: ServiceFactory, argv: Sequence[str] | None =
         credentials = server_credentials(config)
         instance = consumer_name(role, config.instance)
         setup_logging(role, instance, config.log_level, config.log_format)
-    except ValueError as exc:  # a bad value or an unreadable file: one line, no traceback
+        # Read before the service is built: its factory reads them again, and a missing
+        # tokens file or bad JSON must stop the service with one line, not a traceback.
+        tokens = TokenStore.from_config(config) if config.auth else None
+        quotas = Quotas.from_config(config)
+    except (OSError, ValueError, ArenaError) as exc:  # a bad value or an unreadable file
         print(f"arena-{role}: configuration error: {exc}", file=sys.stderr)
         return 2
     log.info("configuration:\n  %s", "\n  ".join(config.describe()))
@@ -56,15 +60,16 @@ def run_service(role: str, factory: ServiceFactory, argv: Sequence[str] | None =
     except ArenaError as exc:  # a bad file the configuration names (an engine catalog)
         print(f"arena-{role}: configuration error: {exc}", file=sys.stderr)
         return 2
-    tokens = TokenStore.from_config(config) if config.auth else None
     try:
-        quotas = Quotas.from_config(config)
-    except (OSError, ValueError) as exc:
-        print(f"arena-{role}: configuration error: {exc}", file=sys.stderr)
+        handle: ServerHandle = build_server(
+            registrations, names, config.listen, tokens,
+            threads=max(STREAM_RESERVE + 1, config.grpc_threads), credentials=credentials,
+            quotas=quotas)
+    except OSError as exc:  # a host that does not resolve, a port in use
+        for stop in on_stop:
+            stop()
+        print(f"arena-{role}: cannot serve on {config.listen}: {exc}", file=sys.stderr)
         return 2
-    handle: ServerHandle = build_server(registrations, names, config.listen, tokens,
-                                        threads=max(STREAM_RESERVE + 1, config.grpc_threads),
-                                        credentials=credentials, quotas=quotas)
     handle.on_stop.extend(on_stop)
     handle.on_stop.append(shutdown_tracing)  # after the loops: their last spans go out
     if metrics is not None:

@@ -241,10 +241,13 @@ def build_server(
     reflection.enable_server_reflection(
         [*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server
     )
-    if credentials is None:
-        port = server.add_insecure_port(address)
-    else:
-        port = server.add_secure_port(address, credentials)
+    try:
+        if credentials is None:
+            port = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, credentials)
+    except RuntimeError as exc:  # gRPC's "Failed to bind to address ..."
+        raise OSError(f"could not bind {address}: {exc}") from None
     if port == 0:
         raise OSError(f"could not bind {address}")
     return ServerHandle(server, port, health_servicer, names)

@@ -367,8 +367,8 @@ def test_arena_up_refuses_more_workers_than_the_machine_can_run(tmp_path: Path) 
 @pytest.mark.parametrize(("name", "value", "said", "log"), [
     ("ARENA_MAX_MATCHES", "0", "ARENA_MAX_MATCHES='0': expected 1 or more", "compile.log"),
     ("ARENA_QUOTAS", '{"user": {"import_bytes": 5}}',
-     "exited with 1: ValueError: bad quotas (ARENA_QUOTAS / ARENA_QUOTAS_FILE): quota "
-     "'import_bytes' is now 'match_bytes'", "registry.log"),
+     "registry exited with 2: arena-registry: configuration error: bad quotas (ARENA_QUOTAS "
+     "/ ARENA_QUOTAS_FILE): quota 'import_bytes' is now 'match_bytes'", "registry.log"),
 ], ids=["setting", "quotas"])
 def test_arena_up_that_cannot_start_says_why_in_one_line(tmp_path: Path, name: str, value: str,
                                                          said: str, log: str) -> None:

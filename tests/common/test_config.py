@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,35 @@ def test_a_number_out_of_its_bounds_is_refused(variable: str, value: str, expect
     with pytest.raises(ValueError) as refused:
         Config.load("web", [], {variable: value})
     assert str(refused.value) == f"{variable}={value!r}: {expected}"
+
+
+@pytest.mark.parametrize(("variable", "value", "expected"), [
+    ("ARENA_LISTEN", "127.0.0.1:70000",
+     "configuration error: ARENA_LISTEN='127.0.0.1:70000': expected host:port, the port a "
+     "number from 0 to 65535"),  # gRPC served it on port 4464
+    ("ARENA_METRICS_LISTEN", "127.0.0.1:-1",
+     "configuration error: ARENA_METRICS_LISTEN='127.0.0.1:-1': expected host:port, the "
+     "port a number from 0 to 65535"),  # OverflowError
+    ("ARENA_LISTEN", "nowhere.invalid:5000", "cannot serve on nowhere.invalid:5000: could "
+     "not bind nowhere.invalid:5000: Failed to bind"),  # RuntimeError
+    ("ARENA_TOKENS", "{not json", "configuration error: bad tokens in ARENA_TOKENS: "),
+    ("ARENA_TOKENS_FILE", "/nonexistent/tokens.json", "configuration error: [Errno 2] No "
+     "such file or directory: '/nonexistent/tokens.json'"),  # FileNotFoundError
+    ("ARENA_QUOTAS_FILE", "/nonexistent/quotas.json", "configuration error: [Errno 2] No "
+     "such file or directory: '/nonexistent/quotas.json'"),
+])
+def test_a_bad_address_or_file_stops_a_service_with_one_line(variable: str, value: str,
+                                                             expected: str) -> None:
+    # Each of these used to end the service in a traceback (or, the port past 65535, serve
+    # on another port). Redis is not needed: the service stops before it would use it.
+    done = subprocess.run([sys.executable, "-m", "arena.services.registry"],
+                          env={"PATH": "/usr/bin:/bin", "ARENA_ADMIN_TOKEN": "a" * 20,
+                               "ARENA_LOG_LEVEL": "WARNING", "ARENA_REDIS_URL":
+                               "redis://127.0.0.1:1/0", variable: value},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"arena-registry: {expected}")
 
 
 def test_every_default_is_within_its_bounds() -> None:
