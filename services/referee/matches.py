@@ -20,7 +20,7 @@ from arena.services.common.protocol import keys
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore, new_match_id
 from arena.services.common.quotas import UNLIMITED, Quota
-from arena.services.referee import judge
+from arena.services.referee import judge, telemetry
 from google.protobuf import timestamp_pb2
 
 from arena.bots.validation import BOT_REF_FORM, split_bot_ref, validate_name
@@ -354,6 +354,7 @@ def cancel_match(store: MatchStore, ledger: Ledger, bots: BotVersions, match_id:
         if current.status == match_pb2.MATCH_STATUS_FINISHED:
             raise FailedPreconditionError(f"match {match_id} finished before the cancellation")
         return current
+    telemetry.match_finished(match.result)
     return store.get(match_id)
 
 

@@ -24,6 +24,7 @@ from arena.services.referee.loop import RefereeLoop
 from arena.services.referee.runner import GameState, MatchRunner
 from arena.services.worker.bots import BotRunner
 from arena.services.worker.consumer import WorkerLoop
+from prometheus_client import REGISTRY
 
 from arena import errors
 from arena.engine.othello import PRESETS
@@ -397,3 +398,30 @@ def test_the_worker_never_dials_a_private_address_it_was_not_allowed(
     assert match.result.detail == "MOVE_ERROR_BOT_UNREACHABLE: unreachable"
     assert calls == []
     assert TEST_BOTS.startswith("127.")  # the looser policy the other tests use
+
+
+def _finished(termination: str, metric: str = "arena_matches_finished_total") -> float:
+    return REGISTRY.get_sample_value(metric, {"termination": termination}) or 0.0
+
+
+def test_cancelled_and_withdrawn_matches_are_counted_as_finished(
+        peers: ArenaClient, registry_server: Server, referee: Callable[..., Server]) -> None:
+    """A cancellation writes the match's result too: the metrics count it like any other
+    end (they counted only the games a referee's match thread ended, so started matches
+    never added up to the finished and running ones)."""
+    builtin_bot(peers, "thinker", THINKER)
+    builtin_bot(client(token="bob-token", registry=registry_server.target), "bobs", THINKER)
+    server = referee()  # no match loop: the matches stay pending
+    alice = _sdk(server, registry_server, "alice-token")
+    bob = _sdk(server, registry_server, "bob-token")
+    before = (_finished("cancelled"), _finished("resignation"),
+              _finished("resignation", "arena_forfeits_total"))
+    called_off = alice.create_match(match_config("thinker", "bobs"))
+    withdrawn = alice.create_match(match_config("thinker", "bobs"))
+    alice.cancel_match(called_off.id)
+    alice.cancel_match(called_off.id)  # again: it was counted once
+    assert bob.cancel_match(withdrawn.id).result.termination == (
+        match_pb2.TERMINATION_RESIGNATION)
+    after = (_finished("cancelled"), _finished("resignation"),
+             _finished("resignation", "arena_forfeits_total"))
+    assert [a - b for a, b in zip(after, before, strict=True)] == [1, 1, 1]
