@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import copy
 import json
 import logging
 import sys
 import time
+import traceback
 from collections.abc import Iterator
 from typing import Any, TextIO
 
@@ -94,11 +96,40 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, default=str, ensure_ascii=False)
 
 
+def _escaped(text: str) -> str:
+    """``text`` with every character a terminal would act on (ESC, CR, a newline...)
+    written as its Python escape: ``\\x1b``."""
+    return "".join(char if char.isprintable() or char == "\t"
+                   else char.encode("unicode_escape").decode("ascii") for char in text)
+
+
+def _one_event(message: str) -> str:
+    """A message as the text form prints it: its continuation lines indented, so that
+    none reads as an event of its own (an external bot's error or an engine's stderr,
+    text from elsewhere, may hold a line that looks like one), and no control characters."""
+    if message.isprintable():
+        return message
+    first, *more = (_escaped(line) for line in message.split("\n"))
+    return "\n".join([first, *(f"  {line}" if line and not line[0].isspace() else line
+                                for line in more)])
+
+
 class TextFormatter(logging.Formatter):
-    """``time role LEVEL logger: message key=value ...`` (the ids after the message)."""
+    """``time role LEVEL logger: message key=value ...`` (the ids after the message): one
+    event starts each line at its first column; a message's further lines are indented."""
 
     def __init__(self, service: str) -> None:
         super().__init__(f"%(asctime)s {service} %(levelname)s %(name)s: %(message)s")
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        shown = copy.copy(record)
+        shown.message = _one_event(record.message)
+        return super().formatMessage(shown)
+
+    def formatException(self, ei: Any) -> str:
+        """The traceback, each of its parts as a message (an exception's own text may be
+        someone else's words)."""
+        return "".join(map(_one_event, traceback.format_exception(*ei))).rstrip("\n")
 
     def format(self, record: logging.LogRecord) -> str:
         text = super().format(record)
@@ -106,7 +137,7 @@ class TextFormatter(logging.Formatter):
         if not fields:
             return text
         head, newline, rest = text.partition("\n")  # keep a traceback below the ids
-        ids = " ".join(f"{key}={value}" for key, value in fields.items())
+        ids = " ".join(f"{key}={_escaped(str(value))}" for key, value in fields.items())
         return f"{head} {ids}{newline}{rest}"
 
 

@@ -11,9 +11,14 @@ import sys
 from collections.abc import Iterator
 
 import pytest
+from arena.services.common.egress import EgressPolicy
 from arena.services.common.logs import bind, log_context, move_fields, setup_logging
+from arena.services.worker.bots import BotRunner
 
-from arena.v1 import bots_pb2, engine_pb2
+from arena.engine.api import StopFlag
+from arena.games import new_position
+from arena.v1 import bot_service_pb2, bots_pb2, common_pb2, engine_pb2
+from tests.support.bots import bot_server
 
 JOB = engine_pb2.MoveJob(job_id="m1/7/abcd", match_id="m1", ply=7,
                          bot=bots_pb2.BotVersion(spec=bots_pb2.BotSpec(name="lucy"), version=3))
@@ -64,6 +69,61 @@ def test_text_lines_show_the_same_ids_after_the_message(root: None) -> None:
     (line,) = _lines("text", lambda: log.info("answered", extra=move_fields(JOB)))
     assert " worker INFO arena.test: answered match_id=m1 ply=7 job_id=m1/7/abcd bot=lucy@3" \
         in line
+
+
+FORGED = "2026-12-05 10:00:00,000 referee ERROR arena.services.referee.loop: forged"
+
+
+def _events(lines: list[str]) -> list[str]:
+    """The lines that start an event (the others are a message's continuation lines)."""
+    return [line for line in lines if line[:1].isdigit()]
+
+
+def test_text_from_elsewhere_cannot_forge_a_text_line_or_reach_a_terminal(root: None) -> None:
+    log = logging.getLogger("arena.test")
+    said = f"boom\n{FORGED}\r\x1b[2J\x1b]52;c;Y2xpcA==\x07"
+
+    def emit() -> None:
+        log.info("engine failed: %s", said, extra={"match_id": f"m1\n{FORGED}"})
+        log.info("configuration:\n  %s", "\n  ".join(["a = 1", "b = 2"]))
+        try:
+            raise ValueError(said)
+        except ValueError:
+            log.exception("failed")
+
+    lines = _lines("text", emit)
+    assert len(_events(lines)) == 3  # the forged lines are not events
+    assert not any(char in "".join(lines) for char in "\r\x1b\x07")
+    assert lines[0].endswith("engine failed: boom match_id=m1\\n" + FORGED)
+    assert lines[1] == f"  {FORGED}\\r\\x1b[2J\\x1b]52;c;Y2xpcA==\\x07"
+    assert lines[3:5] == ["  a = 1", "  b = 2"]  # indented already: as they were
+
+
+def test_an_external_bots_error_is_one_event_in_the_workers_text_log(root: None) -> None:
+    """An external bot is its owner's program: its error's details reach the worker's log
+    (the operator's whole reason for the failure), and they are the owner's words."""
+    def hostile(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
+        raise RuntimeError(f"no\n{FORGED}\x1b[2J")
+
+    stream = io.StringIO()
+    setup_logging("worker", "worker-1", "INFO", "text", stream)
+    runner = BotRunner(egress=EgressPolicy.parse("127.0.0.0/8"))
+    with bot_server(hostile) as address:
+        spec = bots_pb2.BotSpec(name="theirs", game=common_pb2.GAME_KIND_OTHELLO,
+                                external=bots_pb2.ExternalEngine(address=address))
+        job = engine_pb2.MoveJob(
+            job_id="m1/0/ab", match_id="m1", game=common_pb2.GAME_KIND_OTHELLO,
+            bot=bots_pb2.BotVersion(spec=spec, version=1), time_budget_ms=2000,
+            position=common_pb2.Position(text=new_position("othello").to_text()))
+        try:
+            answer = runner.run(job, StopFlag())
+        finally:
+            runner.close()
+    assert answer.result.error == engine_pb2.MOVE_ERROR_BOT_CRASHED
+    lines = stream.getvalue().splitlines()
+    at = next(i for i, line in enumerate(lines) if "arena.services.worker.bots" in line)
+    assert f"external bot {address} of job m1/0/ab failed: UNKNOWN" in lines[at]
+    assert lines[at + 1:] == [f"  {FORGED}\\x1b[2J"]
 
 
 def test_a_thread_binds_its_match_once(root: None) -> None:
