@@ -25,6 +25,8 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from arena.services.common.config import masked
+
 log = logging.getLogger(__name__)
 
 _tracer: Any = None  # an opentelemetry Tracer while tracing is on
@@ -59,7 +61,7 @@ def setup_tracing(service: str, instance: str, endpoint: str = "", ratio: float 
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint,
                                                                         insecure=insecure)))
     _provider, _tracer = provider, provider.get_tracer("arena")
-    log.info("tracing on: %s", endpoint or type(exporter).__name__)
+    log.info("tracing on: %s", masked(endpoint) or type(exporter).__name__)
     return True
 
 

@@ -5,6 +5,7 @@ context: only the job links them). Spans go to OpenTelemetry's in-memory exporte
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 
 import pytest
@@ -35,6 +36,19 @@ def test_tracing_is_off_without_an_endpoint() -> None:
     tracing.end_move("x", "recorded")
     with tracing.move_span("arena.referee.judge", "x"), tracing.child_span(None, "y"):
         pass
+
+
+def test_the_collectors_password_is_not_logged(caplog: pytest.LogCaptureFixture) -> None:
+    # The effective configuration the service logs masks it; the line saying that tracing
+    # is on printed the endpoint as it was given.
+    caplog.set_level(logging.INFO)
+    try:
+        assert tracing.setup_tracing("referee", "r-1",
+                                     endpoint="http://arena:s3cret-pw@127.0.0.1:1")
+    finally:
+        tracing.shutdown_tracing()
+    assert "tracing on: http://arena:***@127.0.0.1:1" in caplog.messages
+    assert "s3cret-pw" not in caplog.text
 
 
 def test_one_move_is_one_trace_across_referee_and_worker(
