@@ -22,6 +22,9 @@ from types import FrameType
 
 import uvicorn
 from arena.services.common.launcher import die_with_parent
+from arena.services.common.logs import setup_logging
+from arena.services.common.metrics import serve_metrics
+from arena.services.common.protocol.streams import consumer_name
 from arena.services.common.server import STOP_DEADLINE_S, end_within
 from arena.services.web.app import Lifecycle, create_app
 from arena.services.web.settings import WebSettings, split_listen
@@ -92,16 +95,21 @@ def main(argv: list[str] | None = None) -> int:
     die_with_parent()
     try:
         config, settings = WebSettings.load(argv)
+        setup_logging("web", consumer_name("web", config.instance), config.log_level,
+                      config.log_format)
     except ValueError as exc:  # a bad environment value: one line, not a traceback
         print(f"arena-web: configuration error: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s web %(levelname)s %(name)s: %(message)s")
     log.info("configuration:\n  %s", "\n  ".join(config.describe()))
     try:
         sock = bind(settings.listen)
     except (OSError, ValueError) as exc:
         log.error("cannot listen on %s: %s", settings.listen, exc)
+        return 2
+    try:  # the process's own figures (CPU, memory, open files), as every service serves
+        metrics = serve_metrics(config.metrics_listen)
+    except (OSError, ValueError) as exc:
+        log.error("cannot serve metrics on %s: %s", config.metrics_listen, exc)
         return 2
     port = sock.getsockname()[1]
     lifecycle = Lifecycle()
@@ -112,7 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     server = WebServer(serving, lifecycle, settings.drain_s, settings.ready_file, port)
     log.info("web gateway on http://%s:%d (reading %s)", settings.listen.rpartition(":")[0],
              port, settings.read_access)
-    asyncio.run(server.serve(sockets=[sock]))
+    try:
+        asyncio.run(server.serve(sockets=[sock]))
+    finally:
+        if metrics is not None:
+            metrics.stop()
     return 0
 
 

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import socket
+import subprocess
+import sys
 import threading
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import grpc
 import pytest
+from arena.services.common.embedded_redis import free_port
 from arena.services.common.metrics import MetricsServer, serve_metrics
 from prometheus_client.parser import text_string_to_metric_families
 
 from arena.v1 import common_pb2, registry_pb2, registry_pb2_grpc
+from tests.support.processes import wait_for_file
 from tests.support.servers import Server, metadata
 
 
@@ -125,3 +131,30 @@ def test_rpcs_are_counted_by_status_code(endpoint: MetricsServer,
              (("grpc_method", "ListBots"), ("grpc_service", "arena.v1.BotRegistry"),
               ("grpc_type", "unary")))
     assert after[count] - before.get(count, 0.0) == 1
+
+
+def test_the_web_gateway_serves_metrics_and_logs_as_configured(tmp_path: Path) -> None:
+    """`arena up --metrics` lists a metrics address for the web gateway too, and the
+    deployments give it ARENA_LOG_FORMAT=json: it read neither (nothing listened there, and
+    its lines were always text), and an unknown ARENA_LOG_LEVEL ended it in a traceback."""
+    ready, metrics_port = tmp_path / "web.port", free_port()
+    env = {"PATH": "/usr/bin:/bin", "ARENA_ADMIN_TOKEN": "a" * 20, "ARENA_LOG_FORMAT": "json",
+           "ARENA_METRICS_LISTEN": f"127.0.0.1:{metrics_port}"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena.services.web", "--listen", "127.0.0.1:0",
+         "--ready-file", str(ready)], env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_file(ready, process, 30, lambda: "")
+        assert ("process_cpu_seconds_total", ()) in scrape(metrics_port)
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=60)
+    lines = [json.loads(line) for line in stderr.splitlines()]
+    assert {line["service"] for line in lines} == {"web"}
+    assert any(line["msg"].startswith("web gateway on") for line in lines)
+    done = subprocess.run([sys.executable, "-m", "arena.services.web"],
+                          env={**env, "ARENA_LOG_LEVEL": "LOUD"}, capture_output=True,
+                          text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (2, "arena-web: configuration error: "
+                                              "ARENA_LOG_LEVEL='LOUD': expected one of "
+                                              "DEBUG, INFO, WARNING, ERROR\n")
