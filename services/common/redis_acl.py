@@ -42,6 +42,11 @@ SERVICE_USERS: Mapping[str, tuple[Server, ...]] = {
 SERVICE_KEYS = ("*",)
 COMMANDS = ("-@all", "+@read", "+@write", "+@scripting", "+@transaction", "+@connection",
             "-@dangerous")
+# Beyond those, by user: the referee holding the exporter lease reads ``INFO memory`` of
+# both servers (``arena_redis_memory_*``). INFO is in @dangerous for what else it tells
+# (clients, persistence, replication): no key, no password. Without it the exporter failed
+# at each scrape and exported none of the queue figures.
+EXTRA_COMMANDS: Mapping[str, tuple[str, ...]] = {"referee": ("+info",)}
 PROBE = "user default on nopass resetkeys resetchannels -@all +ping"
 MIN_PASSWORD = 16
 
@@ -56,7 +61,8 @@ def user_line(user: str, password: str) -> str:
     if user == ADMIN:
         return f"user {ADMIN} on #{digest} ~* &* +@all"
     keys = " ".join(f"~{pattern}" for pattern in SERVICE_KEYS)
-    return f"user {user} on #{digest} resetkeys {keys} resetchannels {' '.join(COMMANDS)}"
+    commands = " ".join((*COMMANDS, *EXTRA_COMMANDS.get(user, ())))
+    return f"user {user} on #{digest} resetkeys {keys} resetchannels {commands}"
 
 
 def acl_text(server: Server, passwords: Mapping[str, str]) -> str:

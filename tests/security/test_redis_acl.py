@@ -12,6 +12,7 @@ import redis
 from arena.services.common.config import Config
 from arena.services.common.launcher import Launcher
 from arena.services.common.redis_acl import SERVICE_USERS, main, secret_name
+from arena.services.referee.status import QueueCollector
 
 
 def _login(url: str, user: str | None, password: str | None) -> redis.Redis:
@@ -52,6 +53,25 @@ def test_service_users_run_data_commands_only_on_their_servers(secure_stack: Lau
                           ("DEBUG", "SLEEP", "0"), ("ACL", "LIST"), ("SHUTDOWN",)):
             with pytest.raises(redis.exceptions.NoPermissionError):
                 client.execute_command(*dangerous)
+
+
+def test_the_referee_user_exports_the_queue_figures(secure_stack: Launcher) -> None:
+    """The exporter reads Redis memory with INFO, which the services' users may not run:
+    on every stack with users it exported no queue figure at all (arena_queue_exporter 0,
+    no arena_workers_alive, no stream lengths), and ArenaQueueFiguresMissing fired."""
+    manifest, password = secure_stack.manifest(), _password(secure_stack, "referee")
+    collector = QueueCollector(_login(str(manifest["redis"]), "referee", password),
+                               _login(str(manifest["cache"]), "referee", password),
+                               holder="acl-test")
+    families = {family.name: family for family in collector.collect()}
+    assert [s.value for s in families["arena_queue_exporter"].samples] == [1.0]
+    assert [s.value for s in families["arena_workers_alive"].samples] == [1.0]
+    used = {s.labels["redis"]: s.value
+            for s in families["arena_redis_memory_used_bytes"].samples}
+    assert sorted(used) == ["cache", "durable"] and min(used.values()) > 0
+    with pytest.raises(redis.exceptions.NoPermissionError):  # INFO only, not its neighbours
+        _login(str(manifest["redis"]), "referee", password).execute_command("CONFIG", "GET",
+                                                                             "*")
 
 
 def test_the_acl_file_holds_digests_not_passwords(secure_stack: Launcher) -> None:
