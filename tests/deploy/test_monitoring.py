@@ -25,10 +25,12 @@ import pytest
 import redis
 import yaml
 from arena.services.common import metrics
+from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.protocol.keys import MOVE_STREAM, WORKER_GROUP
+from arena.services.common.redis_acl import acl_text, secret_name
 from arena.services.referee.status import QueueCollector
 from arena.services.worker.consumer import WorkerLoop
-from cloudcoil.models.keda.v1alpha1 import ScaledObject
+from cloudcoil.models.keda.v1alpha1 import ScaledObject, TriggerAuthentication
 from cloudcoil.models.prometheus_operator.v1 import PodMonitor, PrometheusRule
 from prometheus_client import REGISTRY
 from pydantic import BaseModel, ValidationError
@@ -39,7 +41,8 @@ from tests.deploy.test_k8s import find, load
 KEDA = DEPLOY / "k8s" / "keda"
 MONITORING = DEPLOY / "monitoring"
 MODELS: dict[str, type[BaseModel]] = {"ScaledObject": ScaledObject, "PodMonitor": PodMonitor,
-                                      "PrometheusRule": PrometheusRule}
+                                      "PrometheusRule": PrometheusRule,
+                                      "TriggerAuthentication": TriggerAuthentication}
 
 
 def validate(resource: dict[str, Any]) -> None:
@@ -64,7 +67,7 @@ def scaled_object() -> dict[str, Any]:
 def test_custom_resources_validate_strictly() -> None:
     resources = kustomized(KEDA) + kustomized(MONITORING)
     assert sorted(r["kind"] for r in resources) == ["PodMonitor", "PrometheusRule",
-                                                    "ScaledObject"]
+                                                    "ScaledObject", "TriggerAuthentication"]
     for resource in resources:
         validate(resource)
 
@@ -111,6 +114,38 @@ def test_keda_reads_the_workers_group_of_the_move_stream() -> None:
     config = find("ConfigMap", "arena-config")["data"]
     assert config["ARENA_REDIS_URL"].startswith(f"redis://{service['metadata']['name']}:{port}/")
     assert f"/{meta['databaseIndex']}" == config["ARENA_REDIS_URL"][-2:]
+
+
+def test_keda_logs_in_to_redis_as_the_workers_user(tmp_path: Path) -> None:
+    """Redis admits a caller without a user to PING only: KEDA needs a user that may run
+    XPENDING. It had none, so the scaler's every read was refused."""
+    (trigger,) = scaled_object()["spec"]["triggers"]
+    (auth,) = [r for r in kustomized(KEDA) if r["kind"] == "TriggerAuthentication"
+               and r["metadata"]["name"] == trigger["authenticationRef"]["name"]]
+    assert auth["metadata"]["namespace"] == scaled_object()["metadata"]["namespace"]
+    (username,) = auth["spec"]["env"]
+    (password,) = auth["spec"]["secretTargetRef"]
+    assert (username["parameter"], password["parameter"]) == ("username", "password")
+    pod = find("Deployment", "worker")["spec"]["template"]["spec"]
+    (container,) = [c for c in pod["containers"] if c["name"] == username["containerName"]]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    user = env[username["name"]]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == "redis-password"]
+    assert volume["secret"]["secretName"] == password["name"]
+    assert [i["key"] for i in volume["secret"]["items"]] == [password["key"]]
+    assert password["key"] == secret_name(user)  # the password of that very user
+    # And that user may read the group's pending entries on a server with Arena's users.
+    passwords = {name: f"a-long-password-of-{name}" for name in ("admin", user)}
+    acl = tmp_path / "users.acl"
+    acl.write_text(acl_text("durable", passwords))
+    with EmbeddedRedis(tmp_path / "redis", "durable", acl_file=acl,
+                       admin_password=passwords["admin"]) as server:
+        admin = redis.Redis.from_url(server.admin_url)
+        admin.xgroup_create(MOVE_STREAM, WORKER_GROUP, id="0", mkstream=True)
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            redis.Redis.from_url(server.url).xpending(MOVE_STREAM, WORKER_GROUP)
+        keda = redis.Redis.from_url(server.url, username=user, password=passwords[user])
+        assert keda.xpending(MOVE_STREAM, WORKER_GROUP)["pending"] == 0
 
 
 def test_a_scaled_down_worker_has_time_to_finish_or_hand_back_its_job() -> None:
