@@ -47,9 +47,11 @@ class Setting:
     high: float | None = None
 
 
-def _delivery(name: str, meaning: str, readers: tuple[str, ...], low: float = 0) -> Setting:
+def _delivery(name: str, meaning: str, readers: tuple[str, ...], low: float = 0,
+              high: float | None = None) -> Setting:
     default = getattr(DeliveryConfig(), name)
-    return Setting(name, f"ARENA_{name.upper()}", default, meaning, readers, low=low)
+    return Setting(name, f"ARENA_{name.upper()}", default, meaning, readers, low=low,
+                   high=high)
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -128,7 +130,7 @@ SETTINGS: tuple[Setting, ...] = (
               ("referee",)),
     _delivery("cpu_wall_factor", "a move timed on CPU also forfeits when it takes more than "
               "this many times its limit (plus grace and 2 s) on the wall clock",
-              ("referee", "worker"), low=1),
+              ("referee", "worker"), low=1, high=100),
     Setting("max_matches", "ARENA_MAX_MATCHES", 64, "matches one referee runs at once",
             ("referee",), low=1),
     _delivery("max_deliveries", "deliveries of a move job before it is dead-lettered",
@@ -397,9 +399,18 @@ def parse_value(setting: Setting, raw: str) -> Any:
         raise ValueError(f"{setting.env}={raw!r}: {exc}") from None
 
 
+# The greatest number any setting takes (unless it says less): 24.8 days in milliseconds.
+# Past it, values reach timers, Redis and protobuf fields that cannot hold them
+# (ARENA_STALL_TIMEOUT_MS=1e20 overflowed every move job's int64 deadline: no match
+# could start).
+MOST = 2**31 - 1
+
+
 def _check_bounds(setting: Setting, value: float) -> None:
     if not math.isfinite(value):
         raise ValueError("expected a finite number")
+    if setting.high is None and value > MOST:
+        raise ValueError(f"expected at most {MOST}")
     high = math.inf if setting.high is None else setting.high
     if not setting.low <= value <= high:
         raise ValueError(f"expected {_range(setting)}")

@@ -34,11 +34,15 @@ def test_a_bad_value_names_its_variable() -> None:
     ("ARENA_MAX_MATCHES", "0", "expected 1 or more"),
     ("ARENA_HEARTBEAT_MS", "0", "expected 1 or more"),
     ("ARENA_GRACE_MS", "-1", "expected 0 or more"),
-    ("ARENA_CPU_WALL_FACTOR", "0.5", "expected 1 or more"),
+    ("ARENA_CPU_WALL_FACTOR", "0.5", "expected a number from 1 to 100"),
     ("ARENA_LADDER_RECONCILE_S", "0", "expected 0.1 or more"),
     ("ARENA_TRACE_SAMPLE_RATIO", "1.5", "expected a number from 0 to 1"),
     ("ARENA_WEB_DRAIN_S", "nan", "expected a finite number"),
     ("ARENA_WEB_DRAIN_S", "-inf", "expected a finite number"),
+    # Huge: a move job's int64 deadline overflowed, and no match could start.
+    ("ARENA_STALL_TIMEOUT_MS", "100000000000000000000", "expected at most 2147483647"),
+    ("ARENA_LADDER_RECONCILE_S", "1e300", "expected at most 2147483647"),  # OverflowError
+    ("ARENA_CPU_WALL_FACTOR", "1e12", "expected a number from 1 to 100"),
 ])
 def test_a_number_out_of_its_bounds_is_refused(variable: str, value: str, expected: str) -> None:
     # Not clamped or taken as it is (ARENA_WEB_ANALYSES=-3 used to run one analysis at a
