@@ -139,8 +139,8 @@ def test_the_web_gateway_has_http_probes_and_the_services_addresses() -> None:
     assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
     (container,) = pod["spec"]["containers"]
     assert container["args"] == ["web"]
-    (port,) = container["ports"]
-    assert service["spec"]["ports"][0]["targetPort"] == port["name"] == "http"
+    port = {p["name"]: p for p in container["ports"]}["http"]  # and "metrics"
+    assert service["spec"]["ports"][0]["targetPort"] == port["name"]
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert container[probe]["httpGet"] == {"path": "/healthz", "port": "http"}, probe
     env = {e["name"]: e for e in container["env"]}

@@ -158,7 +158,7 @@ def test_a_scaled_down_worker_has_time_to_finish_or_hand_back_its_job() -> None:
     assert pod["terminationGracePeriodSeconds"] >= needed
 
 
-@pytest.mark.parametrize("role", ["registry", "ladder", "referee", "worker"])
+@pytest.mark.parametrize("role", ["registry", "ladder", "referee", "worker", "analyst", "web"])
 def test_every_role_serves_metrics_where_the_pod_monitor_looks(role: str) -> None:
     (monitor,) = [r for r in kustomized(MONITORING) if r["kind"] == "PodMonitor"]
     (selector,) = monitor["spec"]["selector"]["matchExpressions"]
