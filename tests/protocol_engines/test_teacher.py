@@ -83,6 +83,11 @@ def test_teacher_labels_bound_what_one_engine_says() -> None:
 def test_a_training_with_a_teacher_learns_its_judgement(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # The small bounded run that must beat the untrained weights on held-out games: 24
+    # games, about 200 positions, labelled by Arena's own brain at depth 2. At version 15,
+    # seeds 4-7 held out 0.551, 0.616, 0.583 and 0.549 against the 0.658 asked (a coin's
+    # 0.693 less 5 %). Labelled by the games' results alone, runs this small hold out
+    # little better than a coin (test_evaluation.py says why).
     catalog = teacher_catalog(tmp_path)
     out = tmp_path / "taught.json"
     assert arena(["engine", "train", "gomoku", "--games", "24", "--seed", "4", "--depth", "2",

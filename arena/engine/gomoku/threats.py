@@ -8,7 +8,9 @@ defender may answer with any move on the threatened lines that stops a four ther
 "key points": cells where the attacker would make a four on a line that holds an open-four
 point), or a counter: a move with which the defender makes a four, or a three that could
 become one (so that a counter-VCF it prepares is tried too). Two five points against
-none win: the defender can block only one.
+none win: the defender can block only one. The answers are tried in this order: the
+defender's own fours (where it has a VCF of its own, one of them refutes the threat
+before a sub-search is run for every key point), then the key points, then its threes.
 
 What the VCT does not try: a defence that prepares a counter-VCF needing two or more
 further stones on one line (we have not met one). Apart from that gap, a search that
@@ -169,6 +171,7 @@ def attacking_moves(
 def _add_once(work: Work, moves: int, keys: int, count: int, cell: int, key: int) -> int:
     for i in range(count):
         if work[moves + i] == cell:
+            work[keys + i] = max(work[keys + i], key)
             return count
     work[moves + count] = cell
     work[keys + count] = key
@@ -180,7 +183,7 @@ def defences(
     cells: Cells, pat: Patterns, st: State, attacker: int, work: Work, moves: int, keys: int
 ) -> int:
     """The defender's answers to the attacker's open-four points (see the module doc):
-    key points on their lines first, then the defender's own fours and threes."""
+    its own fours first, then the key points on the attacker's lines, then its threes."""
     board = board_of(st)
     defender = 3 - attacker
     count = 0
@@ -198,7 +201,10 @@ def defences(
                     count = _add_once(work, moves, keys, count, cell, (1 << 20) - cell)
     for i in range(st[ST_CANDIDATES]):
         cell = st[ST_LIST + i]
-        if threat_summary(st, defender, cell) & THREE_OR_BETTER:
+        summary = threat_summary(st, defender, cell)
+        if threat_count(summary, THREAT_FOURS) > 0:  # a four (or open four) of its own
+            count = _add_once(work, moves, keys, count, cell, (1 << 30) - cell)
+        elif summary & THREE_OR_BETTER:
             count = _add_once(work, moves, keys, count, cell, (1 << 10) - cell)
     sort_by_keys(work, moves, keys, count)
     return count

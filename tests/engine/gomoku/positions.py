@@ -117,10 +117,30 @@ TRAPS = [
 # Positions of games against Rapfi where the opponent, were it to move, has a VCT and no
 # VCF, which the root's threat search takes 6,777 and 6,087 nodes to find; with the depth
 # at which version 11 (each candidate checked within 2,500 nodes) played a move after
-# which that VCT (9 plies) stands: 99 and 123.
+# which that VCT (9 plies) stands: 99 and 123. Versions 14 and 15 play 70, 70 and 62
+# there, after which the opponent has a VCT of 15 plies that version 15 finds beyond the
+# root's 20,000 nodes (version 14 found none within 500,000); 160 and 176, and 82, 97,
+# 122 and 129, hold (no VCT of 21 plies within 300,000 nodes) but are not among the
+# candidates the root checks.
 SLOW_THREATS = [
     ([54, 85, 115, 144, 102, 128, 87, 101, 69, 112, 96], 4),
     ([54, 85, 115, 144, 102, 128, 87, 101, 69, 112, 96], 6),
     ([48, 80, 51, 49, 67, 35, 81, 95, 65, 63, 21, 66, 79, 37, 94, 109, 113, 125, 77, 110, 140,
       124, 107, 93], 4),
+]
+
+# Positions of games against Rapfi (``bench/data/gomoku-games-vs-rapfi.jsonl``) where the
+# side to move has a VCT of 15 plies that the threat search finds within the root's
+# budget (20,000 nodes) only if it tries the defender's fours first among its answers:
+# in 3,851, 4,191 and 6,040 nodes (version 15; version 14 did not find them).
+DEFENDER_FOURS_VCTS = [
+    [189, 220, 222, 172, 209, 207, 158, 159, 175, 145, 188, 203, 142, 126, 128, 187, 173, 143,
+     157, 141, 156, 170, 155, 154, 190, 174, 112, 96, 97, 127, 111, 114, 109, 110, 139, 125,
+     123, 107, 82, 138, 122, 205, 206, 168, 191, 192, 67, 52, 95, 81, 94, 202, 186, 144, 129,
+     146, 147, 169, 171, 166, 167],
+    [83, 97, 65, 94, 122, 64, 79, 93, 95, 78, 110, 80, 48, 92, 106, 112, 82, 66, 52, 124, 51,
+     67, 50, 49],
+    [189, 220, 222, 172, 209, 207, 175, 145, 188, 161, 158, 129, 177, 173, 190, 187, 174, 206,
+     159, 204, 205, 191, 176, 178, 142, 126, 113, 112, 140, 141, 128, 171, 156, 170, 169, 157,
+     143, 98, 125, 84, 70, 99, 111, 127, 114, 100, 97, 139, 155, 202, 217, 83, 115],
 ]

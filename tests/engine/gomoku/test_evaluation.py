@@ -1,6 +1,6 @@
 """arena-gomoku's trained evaluation: the kernel against the training's features, the
-shipped weight file and its hash, a small bounded training run that must beat the
-untrained weights on held-out games, reproducibility, and the command's errors."""
+shipped weight file and its hash, a small bounded training run on game results,
+reproducibility, and the command's errors."""
 
 from __future__ import annotations
 
@@ -202,11 +202,17 @@ def test_generation_is_reproducible_from_the_seed() -> None:
     assert not np.array_equal(first.x, generate(3, 12, settings).x)
 
 
-def test_training_run_beats_the_untrained_weights_on_held_out_games(tmp_path: Path) -> None:
-    # 60 quick games (depth 3): about 550 positions, half a minute. So few games are a
-    # noisy sample for 433 weights, so this asks for no more than beating a coin toss on
-    # unseen games, with a far stronger penalty than the shipped fit's (at 0.03 the fold
-    # mean was 0.771; at 0.3, seeds 4-6 gave 0.676, 0.641, 0.665 and held-out 0.58-0.59).
+def test_a_training_run_on_game_results_fits_them_and_measures_every_weight_set(
+    tmp_path: Path
+) -> None:
+    # 60 quick games (depth 3): about 500 positions, under a minute. Labelled by the games'
+    # results they hold little a static evaluation can read: over 120 games and six seeds
+    # the shipped weights predicted the held-out games at 0.54-0.69 against a coin's 0.693,
+    # the run's own weights at 0.57-0.71, and at 60 games 0.66-0.81 (docs/bots.md, version
+    # 15; version 14's longer games gave 0.55-0.61). So this run is asked to
+    # fit what it was given and to measure each set on the same positions; the held-out
+    # gain over the untrained weights is asked of a run labelled by a teacher
+    # (tests/protocol_engines/test_teacher.py), whose labels carry a signal.
     out = tmp_path / "small.json"
     args = ["train", "gomoku", "--games", "60", "--seed", "4", "--depth", "3",
             "--holdout", "0.25", "--l2", "0.3", "--output", str(out), "--json"]
@@ -214,12 +220,13 @@ def test_training_run_beats_the_untrained_weights_on_held_out_games(tmp_path: Pa
     body = json.loads(out.read_text())
     metrics = body["metrics"]
     assert metrics["positions"]["train"] > 300 and metrics["positions"]["heldout"] > 100
-    held = metrics["heldout"]
-    assert held["trained"]["log_loss"] < 0.9 * held["untrained"]["log_loss"]
-    folds = [f["trained"]["log_loss"] for f in metrics["folds"]]
-    assert len(folds) == 5 and float(np.mean(folds)) < held["untrained"]["log_loss"]
+    fitted = metrics["train"]
+    assert fitted["trained"]["log_loss"] < fitted["hand"]["log_loss"] < (
+        fitted["untrained"]["log_loss"])
+    assert fitted["untrained"]["log_loss"] == pytest.approx(np.log(2), abs=1e-5)
     # Measured beside the hand weights and the shipped ones, on the same positions.
-    assert set(held) == {"trained", "hand", "shipped", "untrained"}
+    assert set(metrics["heldout"]) == {"trained", "hand", "shipped", "untrained"}
+    assert len(metrics["folds"]) == 5
     assert all(set(f) == {"trained", "hand", "shipped"} for f in metrics["folds"])
     assert body["command"].startswith("arena engine train gomoku --games 60 --seed 4 ")
     assert ev.read_weights(out).shape == (ev.FEATURES,)
