@@ -122,8 +122,11 @@ class TextFormatter(logging.Formatter):
         super().__init__(f"%(asctime)s {service} %(levelname)s %(name)s: %(message)s")
 
     def formatMessage(self, record: logging.LogRecord) -> str:
+        message = _one_event(record.message)
+        if message is record.message:  # the usual case: one printable line, no copy
+            return super().formatMessage(record)
         shown = copy.copy(record)
-        shown.message = _one_event(record.message)
+        shown.message = message
         return super().formatMessage(shown)
 
     def formatException(self, ei: Any) -> str:
