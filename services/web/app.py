@@ -45,7 +45,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
-from starlette.routing import Mount, Route
+from starlette.routing import Match, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -547,8 +547,7 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
     def live_stream(path: str, handler: Handler) -> Route:
         return Route(path, api(only_queries((), get_only(handler))), methods=["GET"])
 
-    routes = [
-        Route("/healthz", healthz, methods=["GET", "HEAD"]),
+    api_routes = [
         get("/api/config", handlers.config),
         get("/api/ladders", handlers.ladders, "limit", "page_token"),
         post("/api/ladders", handlers.create_ladder),
@@ -570,7 +569,11 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
         post("/api/matches/{id}/analysis", handlers.analysis),
         get("/api/matches/{id}/export/{format}", handlers.export),
         get("/api/matches/{id}/trees/{ply}", handlers.tree, "node", "levels"),
-        Mount("/api", app=api_not_found),
+    ]
+    routes = [
+        Route("/healthz", healthz, methods=["GET", "HEAD"]),
+        *api_routes,
+        Mount("/api", app=functools.partial(api_unrouted, api_routes)),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
         *(Route(path, page_shell, methods=["GET", "HEAD"]) for path in PAGES),
     ]
@@ -579,13 +582,30 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
     return SecurityHeaders(app)
 
 
-async def api_not_found(scope: Scope, receive: Receive, send: Send) -> None:
-    response = JSONResponse({"error": {"status": "not-found", "message": "no such API"}},
-                            status_code=404)
+async def api_unrouted(routes: list[Route], scope: Scope, receive: Receive,
+                       send: Send) -> None:
+    """An API request no route took: 405 with the methods the address takes when some
+    route has its path (a catch-all under /api outranks Starlette's own 405, which it
+    gives only where no route matches in full), else 404."""
+    outer = {**scope, "root_path": scope.get("app_root_path", "")}  # the Mount's is /api
+    allowed = sorted({method for route in routes
+                      if route.methods and route.matches(outer)[0] is Match.PARTIAL
+                      for method in route.methods})
+    if allowed:
+        response = JSONResponse(
+            {"error": {"status": "method-not-allowed",
+                       "message": f"{scope['method'][:16]} is not taken here; "
+                                  f"this address takes {', '.join(allowed)}"}},
+            status_code=405, headers={"allow": ", ".join(allowed)})
+    else:
+        response = JSONResponse({"error": {"status": "not-found", "message": "no such API"}},
+                                status_code=404)
     await response(scope, receive, send)
 
 
 async def http_error(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
-    return Response(f"{status} {detail}\n", status_code=status, media_type="text/plain")
+    headers = exc.headers if isinstance(exc, HTTPException) else None  # a 405's allow
+    return Response(f"{status} {detail}\n", status_code=status, media_type="text/plain",
+                    headers=headers)

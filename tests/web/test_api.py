@@ -93,6 +93,32 @@ def test_reads_return_json_and_unknown_things_say_not_found(web: WebStack) -> No
         assert error_of(body)["status"] == "not-found"
 
 
+def test_a_method_an_address_does_not_take_is_405_with_the_ones_it_does(web: WebStack) -> None:
+    """``PUT /api/matches/ID`` said 404 'no such API' (the catch-all under /api came before
+    Starlette's own 405), as if the match or the address did not exist; and a page's 405
+    lost its ``allow`` header on the way through the error handler."""
+    match_id = web.http.json(f"/api/matches?ladder={web.ladder_id}&limit=1")["matches"][0]["id"]
+    for method, path, allowed in (
+            ("PUT", f"/api/matches/{match_id}", "DELETE, GET, HEAD"),
+            ("PATCH", "/api/matches", "GET, HEAD, POST"),
+            ("GET", f"/api/matches/{match_id}/cancel", "POST"),
+            ("POST", "/api/config", "GET, HEAD"),
+            ("DELETE", "/api/bots/web-beginner", "GET, HEAD"),
+            ("POST", f"/api/ladders/{web.ladder_id}/events", "GET, HEAD")):
+        status, headers, body = web.http.request(method, path, {}, token=USER_TOKEN)
+        assert status == 405, (method, path, status, body)
+        assert headers["allow"] == allowed, (method, path, headers)
+        error = error_of(body)
+        assert error["status"] == "method-not-allowed" and allowed in error["message"]
+    # Nothing was done: the match is there, finished as before.
+    assert web.http.json(f"/api/matches/{match_id}")["status"] == "finished"
+    for method, path in (("PUT", "/api/nothing"), ("GET", f"/api/matches/{match_id}/x/y")):
+        status, _, body = web.http.request(method, path)
+        assert status == 404 and error_of(body)["status"] == "not-found", (method, path)
+    status, headers, _ = web.http.request("POST", "/ladders", {})
+    assert status == 405 and set(headers["allow"].split(", ")) == {"GET", "HEAD"}
+
+
 def test_bad_queries_are_400_with_the_field(web: WebStack) -> None:
     for path, field in (("/api/matches?limit=0", "limit"), ("/api/matches?limit=abc", "limit"),
                         ("/api/ladders?limit=100000", "limit"), ("/api/bots/x?version=-1",
