@@ -158,9 +158,19 @@ class QueueCollector(Collector):
                                  labels=["redis"])
         limit = GaugeMetricFamily("arena_redis_memory_max_bytes", "Redis maxmemory (0: no "
                                   "limit)", labels=["redis"])
+        read = GaugeMetricFamily("arena_redis_memory_read", "1 when the exporter read this "
+                                 "Redis's memory at the scrape, 0 when it could not",
+                                 labels=["redis"])
         for name, client in (("durable", self.client), ("cache", self.cache)):
-            if client is not None:
+            if client is None:
+                continue
+            try:  # one Redis unreadable (the cache down) costs its own figures, no others
                 in_use, most = queues.memory(client)
-                used.add_metric([name], in_use)
-                limit.add_metric([name], most)
-        yield from (used, limit)
+            except redis.RedisError as exc:
+                log.warning("memory of the %s Redis unavailable: %s", name, exc)
+                read.add_metric([name], 0.0)
+                continue
+            read.add_metric([name], 1.0)
+            used.add_metric([name], in_use)
+            limit.add_metric([name], most)
+        yield from (used, limit, read)

@@ -25,7 +25,7 @@ import pytest
 import redis
 import yaml
 from arena.services.common import metrics
-from arena.services.common.embedded_redis import EmbeddedRedis
+from arena.services.common.embedded_redis import EmbeddedRedis, free_port
 from arena.services.common.protocol.keys import MOVE_STREAM, WORKER_GROUP
 from arena.services.common.redis_acl import acl_text, secret_name
 from arena.services.referee.status import QueueCollector
@@ -194,7 +194,7 @@ def promtool(*args: str, cwd: Path) -> str:
 
 def test_promtool_checks_the_rules_and_their_unit_tests_pass(tmp_path: Path) -> None:
     annotated = _rule_file(tmp_path)
-    assert "SUCCESS: 7 rules found" in promtool("check", "rules", str(annotated), cwd=tmp_path)
+    assert "SUCCESS: 8 rules found" in promtool("check", "rules", str(annotated), cwd=tmp_path)
     shutil.copy(MONITORING / "alerts-test.yaml", tmp_path)
     assert "SUCCESS" in promtool("test", "rules", "alerts-test.yaml", cwd=tmp_path)
 
@@ -206,6 +206,25 @@ def test_promtool_fails_a_broken_rule(tmp_path: Path) -> None:
     done = subprocess.run([str(DEPLOY / "promtool.sh"), "check", "rules", str(path)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode != 0
+
+
+def test_a_redis_that_cannot_be_read_costs_its_own_figures_and_no_others(
+        redis_client: redis.Redis) -> None:
+    """The exporter read both Redis servers' memory last, inside the one try around every
+    queue figure: with the cache Redis down, a scrape exported no stream length, lag or
+    live-worker count (arena_queue_exporter 0), and the queue alerts went blind."""
+    redis_client.xadd(MOVE_STREAM, {"job": "x"})
+    down = redis.Redis(host="127.0.0.1", port=free_port(), socket_connect_timeout=1,
+                       socket_timeout=1)  # nothing listens there
+    families = {f.name: f for f in QueueCollector(redis_client, down, "unread").collect()}
+    assert [s.value for s in families["arena_queue_exporter"].samples] == [1.0]
+    lengths = {s.labels["stream"]: s.value for s in families["arena_stream_length"].samples}
+    assert lengths[MOVE_STREAM] == 1
+    assert "arena_workers_alive" in families
+    read = {s.labels["redis"]: s.value for s in families["arena_redis_memory_read"].samples}
+    assert read == {"durable": 1.0, "cache": 0.0}
+    used = [s.labels["redis"] for s in families["arena_redis_memory_used_bytes"].samples]
+    assert used == ["durable"]
 
 
 def exported_names(redis_client: redis.Redis, cache_client: redis.Redis) -> set[str]:
