@@ -93,7 +93,23 @@ class JsonFormatter(logging.Formatter):
         line.update(_fields(record))
         if record.exc_info:
             line["exc"] = self.formatException(record.exc_info)
-        return json.dumps(line, default=str, ensure_ascii=False)
+        return _printable_json(json.dumps(line, default=str, ensure_ascii=False))
+
+
+def _printable_json(text: str) -> str:
+    """JSON text with every character a terminal would act on that ``json.dumps`` leaves
+    raw (DEL, the C1 controls such as CSI, bidi overrides; it escapes only those below
+    U+0020) written as a ``\\u`` escape: same JSON, nothing for a terminal tailing it."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else _u_escape(ord(char)) for char in text)
+
+
+def _u_escape(code: int) -> str:
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # beyond the BMP: a surrogate pair, as JSON writes one
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def _escaped(text: str) -> str:

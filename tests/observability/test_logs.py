@@ -157,3 +157,22 @@ def test_a_bad_log_setting_stops_the_service_with_one_line(variable: str, value:
         f"arena-registry: configuration error: {variable}={value!r}: expected one of "
         + (", ".join(("DEBUG", "INFO", "WARNING", "ERROR")) if "LEVEL" in variable
            else "auto, json, text")]
+
+
+def test_json_lines_carry_no_character_a_terminal_acts_on(root: None) -> None:
+    """JSON escapes only the controls below U+0020: DEL, the C1 controls (U+009B is a CSI
+    on terminals that take 8-bit controls), bidi overrides and a lone surrogate (text
+    decoded with surrogateescape, which no UTF-8 stream can write) went out raw."""
+    log = logging.getLogger("arena.test")
+    said = "a\x7fb\x9b2Jc\u202ed\udc80e\U000e0001f"
+    (line,) = _lines("json", lambda: log.info("engine said: %s", said,
+                                              extra={"match_id": said}))
+    assert line.isprintable()
+    event = json.loads(line)
+    assert event["msg"] == f"engine said: {said}" and event["match_id"] == said
+    for raw in ("\x7f", "\x9b", "\u202e", "\U000e0001"):
+        assert raw not in line
+    assert "\\u009b" in line and "\\udb40\\udc01" in line
+    plain = "ünïcödé ok"
+    (line,) = _lines("json", lambda: log.info(plain))
+    assert json.loads(line)["msg"] == plain and plain in line  # printable text stays as it is
