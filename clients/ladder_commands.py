@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +22,7 @@ from arena.clients.common import (
     enum_name,
     followed,
     game_request,
+    game_spec,
     given_text,
     int32,
     int64,
@@ -45,7 +47,8 @@ from arena.clients.sdk import ArenaClient
 from arena.clock import clock_label
 from arena.documents import read_json
 from arena.errors import InvalidArgumentError, NotFoundError
-from arena.games import GAME_NAMES, Position, game
+from arena.games import GAME_NAMES, GameError, Position, game
+from arena.openings import MAX_CUSTOM_MOVES, MAX_CUSTOM_OPENINGS
 from arena.records import match_position
 from arena.text import printable
 from arena.textboard import (
@@ -133,6 +136,7 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 
 # The request fields of a ladder (`ladder create`, `test`) its shared options fill in.
 LADDER_FIELDS = {**GAME_MAKING_FIELDS, "config.opening_suite": "--openings",
+                 "config.openings": "--openings-file", "config.openings[]": "opening {n}",
                  "config.bots": "the bots", "config.bots[]": "bot {n}", "config.name": "--name"}
 
 SUITES = "othello-balanced[-1..6], international, gomoku-balanced15, gomoku-wide15 or none"
@@ -169,6 +173,11 @@ def add_ladder_game_options(parser: argparse.ArgumentParser, counted: bool = Tru
     add_openings_option(parser, "",
                         "the game's, e.g. othello-balanced, gomoku-balanced15 on 15x15",
                         counted)
+    parser.add_argument("--openings-file", type=Path, default=None, metavar="FILE",
+                        help=f"the ladder's own openings instead of a suite: one a line, "
+                             f"moves from the start such as 'f5 d6 c3' or 'f5d6c3' ('#' "
+                             f"starts a comment; at most {MAX_CUSTOM_OPENINGS} openings of "
+                             f"{MAX_CUSTOM_MOVES} moves; - reads standard input)")
     add_time_options(parser)
     add_adjudication_option(parser)
     parser.add_argument("--seed", type=int64, default=0,
@@ -204,11 +213,58 @@ def rounding_note(asked: int, stored: int) -> str:
     return ""
 
 
+_MOVE_WORD = re.compile(r"[A-Za-z]+[0-9]*")  # a move's name: 'f5', 'h12', 'pass'
+
+
+def own_openings(args: argparse.Namespace) -> list[ladder_pb2.LadderOpening]:
+    """``--openings-file``: each line's moves, played out here so that an error names its
+    line (the ladder service checks them again)."""
+    if args.openings_file is None:
+        return []
+    path = args.openings_file
+    source = "the openings on standard input" if str(path) == "-" else f"openings file {path}"
+    if args.openings:
+        raise InvalidArgumentError("--openings names a suite and --openings-file gives the "
+                                   "ladder's own openings: give one of them")
+    spec = game_spec(args)
+    openings: list[ladder_pb2.LadderOpening] = []
+    for number, line in enumerate(read_text_file(path, "openings").splitlines(), 1):
+        words = line.split("#", 1)[0].replace(",", " ").split()
+        if not words:
+            continue
+        if len(openings) == MAX_CUSTOM_OPENINGS:
+            raise InvalidArgumentError(f"{source}: more than "
+                                       f"{MAX_CUSTOM_OPENINGS} openings (line {number})")
+        position = game(spec.kind).new_position(spec.variant, spec.board_size)
+        moves: list[int] = []
+        for word in words:
+            names = _MOVE_WORD.findall(word)
+            for name in names if "".join(names) == word else [word]:
+                if len(moves) == MAX_CUSTOM_MOVES:
+                    raise InvalidArgumentError(f"{source} line {number}: more "
+                                               f"than {MAX_CUSTOM_MOVES} moves")
+                try:
+                    moves.append(position.parse_move(name))
+                    position.push(moves[-1])
+                except GameError as exc:
+                    raise InvalidArgumentError(f"{source} line {number}, move "
+                                               f"{len(moves) + 1}: {exc}") from None
+        if position.is_game_over():
+            raise InvalidArgumentError(f"{source} line {number}: the opening "
+                                       "leaves no game to play")
+        openings.append(ladder_pb2.LadderOpening(moves=moves))
+    if not openings:
+        raise InvalidArgumentError(f"{source}: no opening in it (one a line, moves such "
+                                   "as 'f5 d6 c3')")
+    return openings
+
+
 def ladder_config(args: argparse.Namespace) -> ladder_pb2.LadderConfig:
     return ladder_pb2.LadderConfig(
         name=args.name, game=game_request(args), bots=[parse_bot_ref(b) for b in args.bots],
         format=LADDER_FORMATS[args.format], games_per_pairing=games_per_pairing(args),
-        opening_suite=args.openings, time_control=time_control(args), seed=args.seed,
+        opening_suite=args.openings, openings=own_openings(args),
+        time_control=time_control(args), seed=args.seed,
         capture_trees=args.trees, adjudicate_empties=args.adjudicate_empties,
     )
 

@@ -25,6 +25,7 @@ from arena.clients.ladder_commands import (
     LADDER_FIELDS,
     add_ladder_game_options,
     followed_ladder,
+    own_openings,
     print_standings,
     watch_ladder,
 )
@@ -82,7 +83,7 @@ def test_config(args: argparse.Namespace) -> ladder_pb2.LadderConfig:
         name=args.name, game=game_request(args),
         bots=[parse_bot_ref(args.new), parse_bot_ref(args.old)],
         format=ladder_pb2.LADDER_FORMAT_SPRT, opening_suite=args.openings,
-        time_control=time_control(args), seed=args.seed,
+        openings=own_openings(args), time_control=time_control(args), seed=args.seed,
         adjudicate_empties=args.adjudicate_empties,
         sprt=ladder_pb2.SprtConfig(elo0=args.elo0, elo1=args.elo1, alpha=args.alpha,
                                    beta=args.beta, max_games=args.max_games))

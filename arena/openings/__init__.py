@@ -4,21 +4,29 @@ from __future__ import annotations
 
 from arena.openings.othello import canonical_key, distinct_openings
 from arena.openings.suites import (
+    CUSTOM,
+    MAX_CUSTOM_MOVES,
+    MAX_CUSTOM_OPENINGS,
     SUITE_NAMES,
     Opening,
     OpeningSuite,
     UnknownSuiteError,
+    custom_suite,
     load_suite,
     select_openings,
     start_position_after,
 )
 
 __all__ = [
+    "CUSTOM",
+    "MAX_CUSTOM_MOVES",
+    "MAX_CUSTOM_OPENINGS",
     "SUITE_NAMES",
     "Opening",
     "OpeningSuite",
     "UnknownSuiteError",
     "canonical_key",
+    "custom_suite",
     "distinct_openings",
     "load_suite",
     "select_openings",

@@ -11,6 +11,7 @@ Names:
 - ``gomoku-balanced15``: the 12 balanced 15x15 openings (freestyle, or exact-five).
 - ``gomoku-wide15``: 200 balanced 15x15 openings Arena made (``arena engine openings
   gomoku``; the file records how), so that up to 400 games meet no opening twice.
+- ``custom``: a ladder's own openings (``custom_suite``), given with the ladder.
 
 A ladder plays ``games_per_pairing / 2`` openings per pairing, each twice with colours
 swapped; ``select_openings`` picks them from the suite with a seeded shuffle, cycling
@@ -24,13 +25,16 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from arena.games import OthelloBoard, new_position
+from arena.games import GameError, OthelloBoard, Position, new_position
 from arena.openings.gomoku import SIZE as GOMOKU_BALANCED_SIZE
 from arena.openings.gomoku import balanced_openings, wide_openings
 from arena.openings.othello import MAX_PLIES, distinct_openings
 from arena.text import shown
 
 SUITE_NAMES = ("none", "international", "othello-balanced", "gomoku-balanced15", "gomoku-wide15")
+CUSTOM = "custom"
+MAX_CUSTOM_OPENINGS = 256
+MAX_CUSTOM_MOVES = 40
 DEFAULT_OTHELLO_PLIES = 4
 _GOMOKU_SUITES = {"gomoku-balanced15": balanced_openings, "gomoku-wide15": wide_openings}
 _BALANCED_RE = re.compile(r"othello-balanced(?:-([0-9]+))?")
@@ -100,6 +104,10 @@ def load_suite(name: str) -> OpeningSuite:
         )
     if name in _GOMOKU_SUITES:
         return _gomoku(name)
+    if name == CUSTOM:
+        raise UnknownSuiteError(
+            f"{CUSTOM!r} is the suite of a ladder's own openings: give them with the ladder "
+            "(`arena ladder create --openings-file FILE`)")
     match = _BALANCED_RE.fullmatch(name)
     if match:
         digits = match.group(1) or str(DEFAULT_OTHELLO_PLIES)
@@ -126,6 +134,38 @@ def _othello_balanced(plies: int) -> OpeningSuite:
 def _gomoku(name: str) -> OpeningSuite:
     openings = tuple(Opening(o.name, o.moves, o.position) for o in _GOMOKU_SUITES[name]())
     return OpeningSuite(name, "gomoku", "freestyle", GOMOKU_BALANCED_SIZE, openings)
+
+
+def custom_suite(game: str, variant: str, size: int,
+                 openings: list[list[int]]) -> tuple[OpeningSuite, list[tuple[str, str]]]:
+    """A ladder's own ``openings`` (moves from the start of ``game``'s ``variant`` on a
+    ``size`` board) as a suite, and what is wrong with them: (where, problem) pairs, where
+    being ``""`` (the list) or ``[i]`` (an opening). Each is played out move by move."""
+    if not 1 <= len(openings) <= MAX_CUSTOM_OPENINGS:
+        return (OpeningSuite(CUSTOM, game, variant, size, ()),
+                [("", f"give 1..{MAX_CUSTOM_OPENINGS} openings, got {len(openings)}")])
+    problems: list[tuple[str, str]] = []
+    made: list[Opening] = []
+    for index, moves in enumerate(openings):
+        problem = _custom_problem(game, variant, size, moves)
+        if isinstance(problem, str):
+            problems.append((f"[{index}]", problem))
+        else:
+            made.append(Opening(f"#{index + 1}", tuple(moves), problem.to_text()))
+    return OpeningSuite(CUSTOM, game, variant, size, tuple(made)), problems
+
+
+def _custom_problem(game: str, variant: str, size: int, moves: list[int]) -> str | Position:
+    """What is wrong with an opening of a ladder's own, or the position it leads to."""
+    if len(moves) > MAX_CUSTOM_MOVES:
+        return f"{len(moves)} moves; at most {MAX_CUSTOM_MOVES}"
+    board = new_position(game, variant, size if game == "gomoku" else None)
+    for at, move in enumerate(moves):
+        try:
+            board.push(move)
+        except GameError as exc:
+            return f"move {at + 1}: {exc}"
+    return "leaves no game to play" if board.is_game_over() else board
 
 
 def select_openings(suite: OpeningSuite, count: int, seed: int) -> list[Opening]:

@@ -26,55 +26,57 @@ from arena.v1 import common_pb2 as arena_dot_v1_dot_common__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x61rena/v1/ladder.proto\x12\x08\x61rena.v1\x1a\x15\x61rena/v1/common.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"X\n\nSprtConfig\x12\x0c\n\x04\x65lo0\x18\x01 \x01(\x01\x12\x0c\n\x04\x65lo1\x18\x02 \x01(\x01\x12\r\n\x05\x61lpha\x18\x03 \x01(\x01\x12\x0c\n\x04\x62\x65ta\x18\x04 \x01(\x01\x12\x11\n\tmax_games\x18\x05 \x01(\x05\"\xbb\x01\n\tSprtState\x12\x0b\n\x03llr\x18\x01 \x01(\x01\x12\x13\n\x0blower_bound\x18\x02 \x01(\x01\x12\x13\n\x0bupper_bound\x18\x03 \x01(\x01\x12&\n\x07verdict\x18\x04 \x01(\x0e\x32\x15.arena.v1.SprtVerdict\x12\x13\n\x0bpentanomial\x18\x05 \x03(\x05\x12\r\n\x05pairs\x18\x06 \x01(\x05\x12\x0c\n\x04wins\x18\x07 \x01(\x05\x12\r\n\x05\x64raws\x18\x08 \x01(\x05\x12\x0e\n\x06losses\x18\t \x01(\x05\"\xdf\x02\n\x0cLadderConfig\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x04game\x18\x02 \x01(\x0b\x32\x12.arena.v1.GameSpec\x12\x1e\n\x04\x62ots\x18\x03 \x03(\x0b\x32\x10.arena.v1.BotRef\x12&\n\x06\x66ormat\x18\x04 \x01(\x0e\x32\x16.arena.v1.LadderFormat\x12\x19\n\x11games_per_pairing\x18\x05 \x01(\x05\x12\x15\n\ropening_suite\x18\x06 \x01(\t\x12+\n\x0ctime_control\x18\x07 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12\x0c\n\x04seed\x18\x08 \x01(\x03\x12\x15\n\rcapture_trees\x18\t \x01(\x08\x12\x13\n\x0breplay_void\x18\n \x01(\x08\x12\"\n\x04sprt\x18\x0b \x01(\x0b\x32\x14.arena.v1.SprtConfig\x12\x1a\n\x12\x61\x64judicate_empties\x18\x0c \x01(\x05\"Q\n\x13\x43reateLadderRequest\x12&\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x16.arena.v1.LadderConfig\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"\xab\x02\n\nLadderInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12&\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x16.arena.v1.LadderConfig\x12&\n\x06status\x18\x03 \x01(\x0e\x32\x16.arena.v1.LadderStatus\x12\x13\n\x0bgames_total\x18\x04 \x01(\x05\x12\x12\n\ngames_done\x18\x05 \x01(\x05\x12\x11\n\tmatch_ids\x18\x06 \x03(\t\x12.\n\ncreated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05owner\x18\x08 \x01(\t\x12\x12\n\ngames_void\x18\t \x01(\x05\x12!\n\x04sprt\x18\n \x01(\x0b\x32\x13.arena.v1.SprtState\x12\x0f\n\x07waiting\x18\x0b \x01(\t\"(\n\x13GetStandingsRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\"\xb9\x01\n\x0bStandingRow\x12\x1d\n\x03\x62ot\x18\x01 \x01(\x0b\x32\x10.arena.v1.BotRef\x12\r\n\x05games\x18\x02 \x01(\x05\x12\x0c\n\x04wins\x18\x03 \x01(\x05\x12\r\n\x05\x64raws\x18\x04 \x01(\x05\x12\x0e\n\x06losses\x18\x05 \x01(\x05\x12\x11\n\tscore_pct\x18\x06 \x01(\x01\x12\x0b\n\x03\x65lo\x18\x07 \x01(\x01\x12\x0f\n\x07\x65lo_low\x18\x08 \x01(\x01\x12\x10\n\x08\x65lo_high\x18\t \x01(\x01\x12\x0c\n\x04rank\x18\n \x01(\x05\"\xb0\x01\n\nHeadToHead\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x10\n\x08opponent\x18\x02 \x01(\t\x12\x0c\n\x04wins\x18\x03 \x01(\x05\x12\r\n\x05\x64raws\x18\x04 \x01(\x05\x12\x0e\n\x06losses\x18\x05 \x01(\x05\x12\x0b\n\x03los\x18\x06 \x01(\x01\x12!\n\x07\x62ot_ref\x18\x07 \x01(\x0b\x32\x10.arena.v1.BotRef\x12&\n\x0copponent_ref\x18\x08 \x01(\x0b\x32\x10.arena.v1.BotRef\"\x82\x01\n\tStandings\x12$\n\x06ladder\x18\x01 \x01(\x0b\x32\x14.arena.v1.LadderInfo\x12#\n\x04rows\x18\x02 \x03(\x0b\x32\x15.arena.v1.StandingRow\x12*\n\x0chead_to_head\x18\x03 \x03(\x0b\x32\x14.arena.v1.HeadToHead\"\'\n\x12WatchLadderRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\"Q\n\x0eLadderProgress\x12$\n\x06ladder\x18\x01 \x01(\x0b\x32\x14.arena.v1.LadderInfo\x12\x19\n\x11\x66inished_match_id\x18\x02 \x01(\t\"9\n\x12ListLaddersRequest\x12#\n\x04page\x18\x01 \x01(\x0b\x32\x15.arena.v1.PageRequest\"U\n\x13ListLaddersResponse\x12%\n\x07ladders\x18\x01 \x03(\x0b\x32\x14.arena.v1.LadderInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"(\n\x13\x43\x61ncelLadderRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\"[\n\x11GetRatingsRequest\x12 \n\x04game\x18\x01 \x01(\x0b\x32\x12.arena.v1.GameSpec\x12$\n\x05\x63lock\x18\x02 \x01(\x0b\x32\x15.arena.v1.TimeControl\"f\n\tRatingRow\x12\'\n\x08standing\x18\x01 \x01(\x0b\x32\x15.arena.v1.StandingRow\x12\x0c\n\x04pool\x18\x02 \x01(\x05\x12\x0f\n\x07ladders\x18\x03 \x01(\x05\x12\x11\n\topponents\x18\x04 \x01(\x05\"\xc9\x01\n\x07Ratings\x12 \n\x04game\x18\x01 \x01(\x0b\x32\x12.arena.v1.GameSpec\x12!\n\x04rows\x18\x02 \x03(\x0b\x32\x13.arena.v1.RatingRow\x12\r\n\x05games\x18\x03 \x01(\x05\x12\x0f\n\x07ladders\x18\x04 \x01(\x05\x12\r\n\x05pools\x18\x05 \x01(\x05\x12$\n\x05\x63lock\x18\x06 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12$\n\x06\x63locks\x18\x07 \x03(\x0b\x32\x14.arena.v1.ClockGames\"R\n\nClockGames\x12$\n\x05\x63lock\x18\x01 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12\r\n\x05games\x18\x02 \x01(\x05\x12\x0f\n\x07ladders\x18\x03 \x01(\x05*\x80\x01\n\x0cLadderFormat\x12\x1d\n\x19LADDER_FORMAT_UNSPECIFIED\x10\x00\x12\x1d\n\x19LADDER_FORMAT_ROUND_ROBIN\x10\x01\x12\x1a\n\x16LADDER_FORMAT_GAUNTLET\x10\x02\x12\x16\n\x12LADDER_FORMAT_SPRT\x10\x03*~\n\x0bSprtVerdict\x12\x1c\n\x18SPRT_VERDICT_UNSPECIFIED\x10\x00\x12\x19\n\x15SPRT_VERDICT_CONTINUE\x10\x01\x12\x1a\n\x16SPRT_VERDICT_ACCEPT_H1\x10\x02\x12\x1a\n\x16SPRT_VERDICT_ACCEPT_H0\x10\x03*\x81\x01\n\x0cLadderStatus\x12\x1d\n\x19LADDER_STATUS_UNSPECIFIED\x10\x00\x12\x19\n\x15LADDER_STATUS_RUNNING\x10\x01\x12\x1a\n\x16LADDER_STATUS_FINISHED\x10\x02\x12\x1b\n\x17LADDER_STATUS_CANCELLED\x10\x03\x32\xa9\x03\n\x06Ladder\x12\x43\n\x0c\x43reateLadder\x12\x1d.arena.v1.CreateLadderRequest\x1a\x14.arena.v1.LadderInfo\x12\x42\n\x0cGetStandings\x12\x1d.arena.v1.GetStandingsRequest\x1a\x13.arena.v1.Standings\x12G\n\x0bWatchLadder\x12\x1c.arena.v1.WatchLadderRequest\x1a\x18.arena.v1.LadderProgress0\x01\x12J\n\x0bListLadders\x12\x1c.arena.v1.ListLaddersRequest\x1a\x1d.arena.v1.ListLaddersResponse\x12\x43\n\x0c\x43\x61ncelLadder\x12\x1d.arena.v1.CancelLadderRequest\x1a\x14.arena.v1.LadderInfo\x12<\n\nGetRatings\x12\x1b.arena.v1.GetRatingsRequest\x1a\x11.arena.v1.Ratingsb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x61rena/v1/ladder.proto\x12\x08\x61rena.v1\x1a\x15\x61rena/v1/common.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"X\n\nSprtConfig\x12\x0c\n\x04\x65lo0\x18\x01 \x01(\x01\x12\x0c\n\x04\x65lo1\x18\x02 \x01(\x01\x12\r\n\x05\x61lpha\x18\x03 \x01(\x01\x12\x0c\n\x04\x62\x65ta\x18\x04 \x01(\x01\x12\x11\n\tmax_games\x18\x05 \x01(\x05\"\xbb\x01\n\tSprtState\x12\x0b\n\x03llr\x18\x01 \x01(\x01\x12\x13\n\x0blower_bound\x18\x02 \x01(\x01\x12\x13\n\x0bupper_bound\x18\x03 \x01(\x01\x12&\n\x07verdict\x18\x04 \x01(\x0e\x32\x15.arena.v1.SprtVerdict\x12\x13\n\x0bpentanomial\x18\x05 \x03(\x05\x12\r\n\x05pairs\x18\x06 \x01(\x05\x12\x0c\n\x04wins\x18\x07 \x01(\x05\x12\r\n\x05\x64raws\x18\x08 \x01(\x05\x12\x0e\n\x06losses\x18\t \x01(\x05\"\x8a\x03\n\x0cLadderConfig\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x04game\x18\x02 \x01(\x0b\x32\x12.arena.v1.GameSpec\x12\x1e\n\x04\x62ots\x18\x03 \x03(\x0b\x32\x10.arena.v1.BotRef\x12&\n\x06\x66ormat\x18\x04 \x01(\x0e\x32\x16.arena.v1.LadderFormat\x12\x19\n\x11games_per_pairing\x18\x05 \x01(\x05\x12\x15\n\ropening_suite\x18\x06 \x01(\t\x12+\n\x0ctime_control\x18\x07 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12\x0c\n\x04seed\x18\x08 \x01(\x03\x12\x15\n\rcapture_trees\x18\t \x01(\x08\x12\x13\n\x0breplay_void\x18\n \x01(\x08\x12\"\n\x04sprt\x18\x0b \x01(\x0b\x32\x14.arena.v1.SprtConfig\x12\x1a\n\x12\x61\x64judicate_empties\x18\x0c \x01(\x05\x12)\n\x08openings\x18\r \x03(\x0b\x32\x17.arena.v1.LadderOpening\"\x1e\n\rLadderOpening\x12\r\n\x05moves\x18\x01 \x03(\x05\"Q\n\x13\x43reateLadderRequest\x12&\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x16.arena.v1.LadderConfig\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"\xab\x02\n\nLadderInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12&\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x16.arena.v1.LadderConfig\x12&\n\x06status\x18\x03 \x01(\x0e\x32\x16.arena.v1.LadderStatus\x12\x13\n\x0bgames_total\x18\x04 \x01(\x05\x12\x12\n\ngames_done\x18\x05 \x01(\x05\x12\x11\n\tmatch_ids\x18\x06 \x03(\t\x12.\n\ncreated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05owner\x18\x08 \x01(\t\x12\x12\n\ngames_void\x18\t \x01(\x05\x12!\n\x04sprt\x18\n \x01(\x0b\x32\x13.arena.v1.SprtState\x12\x0f\n\x07waiting\x18\x0b \x01(\t\"(\n\x13GetStandingsRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\"\xb9\x01\n\x0bStandingRow\x12\x1d\n\x03\x62ot\x18\x01 \x01(\x0b\x32\x10.arena.v1.BotRef\x12\r\n\x05games\x18\x02 \x01(\x05\x12\x0c\n\x04wins\x18\x03 \x01(\x05\x12\r\n\x05\x64raws\x18\x04 \x01(\x05\x12\x0e\n\x06losses\x18\x05 \x01(\x05\x12\x11\n\tscore_pct\x18\x06 \x01(\x01\x12\x0b\n\x03\x65lo\x18\x07 \x01(\x01\x12\x0f\n\x07\x65lo_low\x18\x08 \x01(\x01\x12\x10\n\x08\x65lo_high\x18\t \x01(\x01\x12\x0c\n\x04rank\x18\n \x01(\x05\"\xb0\x01\n\nHeadToHead\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x10\n\x08opponent\x18\x02 \x01(\t\x12\x0c\n\x04wins\x18\x03 \x01(\x05\x12\r\n\x05\x64raws\x18\x04 \x01(\x05\x12\x0e\n\x06losses\x18\x05 \x01(\x05\x12\x0b\n\x03los\x18\x06 \x01(\x01\x12!\n\x07\x62ot_ref\x18\x07 \x01(\x0b\x32\x10.arena.v1.BotRef\x12&\n\x0copponent_ref\x18\x08 \x01(\x0b\x32\x10.arena.v1.BotRef\"\x82\x01\n\tStandings\x12$\n\x06ladder\x18\x01 \x01(\x0b\x32\x14.arena.v1.LadderInfo\x12#\n\x04rows\x18\x02 \x03(\x0b\x32\x15.arena.v1.StandingRow\x12*\n\x0chead_to_head\x18\x03 \x03(\x0b\x32\x14.arena.v1.HeadToHead\"\'\n\x12WatchLadderRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\"Q\n\x0eLadderProgress\x12$\n\x06ladder\x18\x01 \x01(\x0b\x32\x14.arena.v1.LadderInfo\x12\x19\n\x11\x66inished_match_id\x18\x02 \x01(\t\"9\n\x12ListLaddersRequest\x12#\n\x04page\x18\x01 \x01(\x0b\x32\x15.arena.v1.PageRequest\"U\n\x13ListLaddersResponse\x12%\n\x07ladders\x18\x01 \x03(\x0b\x32\x14.arena.v1.LadderInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"(\n\x13\x43\x61ncelLadderRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\"[\n\x11GetRatingsRequest\x12 \n\x04game\x18\x01 \x01(\x0b\x32\x12.arena.v1.GameSpec\x12$\n\x05\x63lock\x18\x02 \x01(\x0b\x32\x15.arena.v1.TimeControl\"f\n\tRatingRow\x12\'\n\x08standing\x18\x01 \x01(\x0b\x32\x15.arena.v1.StandingRow\x12\x0c\n\x04pool\x18\x02 \x01(\x05\x12\x0f\n\x07ladders\x18\x03 \x01(\x05\x12\x11\n\topponents\x18\x04 \x01(\x05\"\xc9\x01\n\x07Ratings\x12 \n\x04game\x18\x01 \x01(\x0b\x32\x12.arena.v1.GameSpec\x12!\n\x04rows\x18\x02 \x03(\x0b\x32\x13.arena.v1.RatingRow\x12\r\n\x05games\x18\x03 \x01(\x05\x12\x0f\n\x07ladders\x18\x04 \x01(\x05\x12\r\n\x05pools\x18\x05 \x01(\x05\x12$\n\x05\x63lock\x18\x06 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12$\n\x06\x63locks\x18\x07 \x03(\x0b\x32\x14.arena.v1.ClockGames\"R\n\nClockGames\x12$\n\x05\x63lock\x18\x01 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12\r\n\x05games\x18\x02 \x01(\x05\x12\x0f\n\x07ladders\x18\x03 \x01(\x05*\x80\x01\n\x0cLadderFormat\x12\x1d\n\x19LADDER_FORMAT_UNSPECIFIED\x10\x00\x12\x1d\n\x19LADDER_FORMAT_ROUND_ROBIN\x10\x01\x12\x1a\n\x16LADDER_FORMAT_GAUNTLET\x10\x02\x12\x16\n\x12LADDER_FORMAT_SPRT\x10\x03*~\n\x0bSprtVerdict\x12\x1c\n\x18SPRT_VERDICT_UNSPECIFIED\x10\x00\x12\x19\n\x15SPRT_VERDICT_CONTINUE\x10\x01\x12\x1a\n\x16SPRT_VERDICT_ACCEPT_H1\x10\x02\x12\x1a\n\x16SPRT_VERDICT_ACCEPT_H0\x10\x03*\x81\x01\n\x0cLadderStatus\x12\x1d\n\x19LADDER_STATUS_UNSPECIFIED\x10\x00\x12\x19\n\x15LADDER_STATUS_RUNNING\x10\x01\x12\x1a\n\x16LADDER_STATUS_FINISHED\x10\x02\x12\x1b\n\x17LADDER_STATUS_CANCELLED\x10\x03\x32\xa9\x03\n\x06Ladder\x12\x43\n\x0c\x43reateLadder\x12\x1d.arena.v1.CreateLadderRequest\x1a\x14.arena.v1.LadderInfo\x12\x42\n\x0cGetStandings\x12\x1d.arena.v1.GetStandingsRequest\x1a\x13.arena.v1.Standings\x12G\n\x0bWatchLadder\x12\x1c.arena.v1.WatchLadderRequest\x1a\x18.arena.v1.LadderProgress0\x01\x12J\n\x0bListLadders\x12\x1c.arena.v1.ListLaddersRequest\x1a\x1d.arena.v1.ListLaddersResponse\x12\x43\n\x0c\x43\x61ncelLadder\x12\x1d.arena.v1.CancelLadderRequest\x1a\x14.arena.v1.LadderInfo\x12<\n\nGetRatings\x12\x1b.arena.v1.GetRatingsRequest\x1a\x11.arena.v1.Ratingsb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arena.v1.ladder_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LADDERFORMAT']._serialized_start=2450
-  _globals['_LADDERFORMAT']._serialized_end=2578
-  _globals['_SPRTVERDICT']._serialized_start=2580
-  _globals['_SPRTVERDICT']._serialized_end=2706
-  _globals['_LADDERSTATUS']._serialized_start=2709
-  _globals['_LADDERSTATUS']._serialized_end=2838
+  _globals['_LADDERFORMAT']._serialized_start=2525
+  _globals['_LADDERFORMAT']._serialized_end=2653
+  _globals['_SPRTVERDICT']._serialized_start=2655
+  _globals['_SPRTVERDICT']._serialized_end=2781
+  _globals['_LADDERSTATUS']._serialized_start=2784
+  _globals['_LADDERSTATUS']._serialized_end=2913
   _globals['_SPRTCONFIG']._serialized_start=91
   _globals['_SPRTCONFIG']._serialized_end=179
   _globals['_SPRTSTATE']._serialized_start=182
   _globals['_SPRTSTATE']._serialized_end=369
   _globals['_LADDERCONFIG']._serialized_start=372
-  _globals['_LADDERCONFIG']._serialized_end=723
-  _globals['_CREATELADDERREQUEST']._serialized_start=725
-  _globals['_CREATELADDERREQUEST']._serialized_end=806
-  _globals['_LADDERINFO']._serialized_start=809
-  _globals['_LADDERINFO']._serialized_end=1108
-  _globals['_GETSTANDINGSREQUEST']._serialized_start=1110
-  _globals['_GETSTANDINGSREQUEST']._serialized_end=1150
-  _globals['_STANDINGROW']._serialized_start=1153
-  _globals['_STANDINGROW']._serialized_end=1338
-  _globals['_HEADTOHEAD']._serialized_start=1341
-  _globals['_HEADTOHEAD']._serialized_end=1517
-  _globals['_STANDINGS']._serialized_start=1520
-  _globals['_STANDINGS']._serialized_end=1650
-  _globals['_WATCHLADDERREQUEST']._serialized_start=1652
-  _globals['_WATCHLADDERREQUEST']._serialized_end=1691
-  _globals['_LADDERPROGRESS']._serialized_start=1693
-  _globals['_LADDERPROGRESS']._serialized_end=1774
-  _globals['_LISTLADDERSREQUEST']._serialized_start=1776
-  _globals['_LISTLADDERSREQUEST']._serialized_end=1833
-  _globals['_LISTLADDERSRESPONSE']._serialized_start=1835
-  _globals['_LISTLADDERSRESPONSE']._serialized_end=1920
-  _globals['_CANCELLADDERREQUEST']._serialized_start=1922
-  _globals['_CANCELLADDERREQUEST']._serialized_end=1962
-  _globals['_GETRATINGSREQUEST']._serialized_start=1964
-  _globals['_GETRATINGSREQUEST']._serialized_end=2055
-  _globals['_RATINGROW']._serialized_start=2057
-  _globals['_RATINGROW']._serialized_end=2159
-  _globals['_RATINGS']._serialized_start=2162
-  _globals['_RATINGS']._serialized_end=2363
-  _globals['_CLOCKGAMES']._serialized_start=2365
-  _globals['_CLOCKGAMES']._serialized_end=2447
-  _globals['_LADDER']._serialized_start=2841
-  _globals['_LADDER']._serialized_end=3266
+  _globals['_LADDERCONFIG']._serialized_end=766
+  _globals['_LADDEROPENING']._serialized_start=768
+  _globals['_LADDEROPENING']._serialized_end=798
+  _globals['_CREATELADDERREQUEST']._serialized_start=800
+  _globals['_CREATELADDERREQUEST']._serialized_end=881
+  _globals['_LADDERINFO']._serialized_start=884
+  _globals['_LADDERINFO']._serialized_end=1183
+  _globals['_GETSTANDINGSREQUEST']._serialized_start=1185
+  _globals['_GETSTANDINGSREQUEST']._serialized_end=1225
+  _globals['_STANDINGROW']._serialized_start=1228
+  _globals['_STANDINGROW']._serialized_end=1413
+  _globals['_HEADTOHEAD']._serialized_start=1416
+  _globals['_HEADTOHEAD']._serialized_end=1592
+  _globals['_STANDINGS']._serialized_start=1595
+  _globals['_STANDINGS']._serialized_end=1725
+  _globals['_WATCHLADDERREQUEST']._serialized_start=1727
+  _globals['_WATCHLADDERREQUEST']._serialized_end=1766
+  _globals['_LADDERPROGRESS']._serialized_start=1768
+  _globals['_LADDERPROGRESS']._serialized_end=1849
+  _globals['_LISTLADDERSREQUEST']._serialized_start=1851
+  _globals['_LISTLADDERSREQUEST']._serialized_end=1908
+  _globals['_LISTLADDERSRESPONSE']._serialized_start=1910
+  _globals['_LISTLADDERSRESPONSE']._serialized_end=1995
+  _globals['_CANCELLADDERREQUEST']._serialized_start=1997
+  _globals['_CANCELLADDERREQUEST']._serialized_end=2037
+  _globals['_GETRATINGSREQUEST']._serialized_start=2039
+  _globals['_GETRATINGSREQUEST']._serialized_end=2130
+  _globals['_RATINGROW']._serialized_start=2132
+  _globals['_RATINGROW']._serialized_end=2234
+  _globals['_RATINGS']._serialized_start=2237
+  _globals['_RATINGS']._serialized_end=2438
+  _globals['_CLOCKGAMES']._serialized_start=2440
+  _globals['_CLOCKGAMES']._serialized_end=2522
+  _globals['_LADDER']._serialized_start=2916
+  _globals['_LADDER']._serialized_end=3341
 # @@protoc_insertion_point(module_scope)

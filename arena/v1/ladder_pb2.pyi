@@ -203,6 +203,7 @@ class LadderConfig(_message.Message):
     REPLAY_VOID_FIELD_NUMBER: _builtins.int
     SPRT_FIELD_NUMBER: _builtins.int
     ADJUDICATE_EMPTIES_FIELD_NUMBER: _builtins.int
+    OPENINGS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     format: Global___LadderFormat.ValueType
     games_per_pairing: _builtins.int
@@ -211,7 +212,8 @@ class LadderConfig(_message.Message):
     """
     opening_suite: _builtins.str
     """Opening suite name ("othello-balanced", "international", "gomoku-balanced15", "none");
-    empty: the game's default suite for its variant and size.
+    empty: the game's default suite for its variant and size, or "custom" when `openings`
+    is given (then it must be empty or "custom").
     """
     seed: _builtins.int
     capture_trees: _builtins.bool
@@ -233,6 +235,13 @@ class LadderConfig(_message.Message):
     def sprt(self) -> Global___SprtConfig:
         """The test of an SPRT ladder (format LADDER_FORMAT_SPRT only)."""
 
+    @_builtins.property
+    def openings(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderOpening]:
+        """The ladder's own openings, played instead of a suite's (at most 256, each at most 40
+        moves from the variant's start, none ending the game); the seed orders them as it
+        orders a suite's.
+        """
+
     def __init__(
         self,
         *,
@@ -248,14 +257,39 @@ class LadderConfig(_message.Message):
         replay_void: _builtins.bool = ...,
         sprt: Global___SprtConfig | None = ...,
         adjudicate_empties: _builtins.int = ...,
+        openings: _abc.Iterable[Global___LadderOpening] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "sprt", b"sprt", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["adjudicate_empties", b"adjudicate_empties", "bots", b"bots", "capture_trees", b"capture_trees", "format", b"format", "game", b"game", "games_per_pairing", b"games_per_pairing", "name", b"name", "opening_suite", b"opening_suite", "replay_void", b"replay_void", "seed", b"seed", "sprt", b"sprt", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["adjudicate_empties", b"adjudicate_empties", "bots", b"bots", "capture_trees", b"capture_trees", "format", b"format", "game", b"game", "games_per_pairing", b"games_per_pairing", "name", b"name", "opening_suite", b"opening_suite", "openings", b"openings", "replay_void", b"replay_void", "seed", b"seed", "sprt", b"sprt", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LadderConfig: _TypeAlias = LadderConfig  # noqa: Y015
+
+@_typing.final
+class LadderOpening(_message.Message):
+    """An opening of a ladder's own."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MOVES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def moves(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Moves (square indices) played from the start before the bots move."""
+
+    def __init__(
+        self,
+        *,
+        moves: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["moves", b"moves"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LadderOpening: _TypeAlias = LadderOpening  # noqa: Y015
 
 @_typing.final
 class CreateLadderRequest(_message.Message):

@@ -48,13 +48,23 @@ from arena.errors import (
     ResourceExhaustedError,
     UnavailableError,
 )
+from arena.games import Game as Rules
 from arena.games import GameError, UnknownGameError, game
-from arena.openings import Opening, UnknownSuiteError, load_suite, select_openings
+from arena.openings import (
+    CUSTOM,
+    Opening,
+    OpeningSuite,
+    UnknownSuiteError,
+    custom_suite,
+    load_suite,
+    select_openings,
+)
 from arena.ratings import Game, compute_standings
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
 log = logging.getLogger(__name__)
 
+_OPENING_PROBLEMS_SHOWN = 10  # a file of 256 bad openings: the first few say enough
 FORMATS = (ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, ladder_pb2.LADDER_FORMAT_GAUNTLET,
            ladder_pb2.LADDER_FORMAT_SPRT)
 
@@ -73,7 +83,7 @@ class Plan:
 
     @cached_property
     def openings(self) -> list[Opening]:
-        suite = load_suite(self.config.opening_suite)
+        suite = ladder_suite(self.config)
         return select_openings(suite, len(suite.openings), self.config.seed)
 
     @cached_property
@@ -102,7 +112,37 @@ class Plan:
         return f"ladder:{self.ladder_id}:{index}"
 
 
+def ladder_suite(config: ladder_pb2.LadderConfig) -> OpeningSuite:
+    """The openings a (validated) ladder plays: its own, or its suite's."""
+    if config.opening_suite == CUSTOM:
+        suite, _ = custom_suite(game(config.game.kind).name, config.game.variant,
+                                config.game.board_size, [list(o.moves) for o in config.openings])
+        return suite
+    return load_suite(config.opening_suite)
+
+
 # --- validation ---------------------------------------------------------------------------
+
+
+def _check_own_openings(played: Rules, config: ladder_pb2.LadderConfig,
+                        out: list[FieldViolation]) -> bool:
+    """A ladder with openings of its own: they, played out on its game, replace a suite."""
+    if config.opening_suite not in ("", CUSTOM):
+        out.append(FieldViolation("config.opening_suite", f"give a suite or openings of the "
+                                  f"ladder's own, not both (the suite is {CUSTOM!r} then)"))
+        return False
+    try:
+        config.game.CopyFrom(played.spec(config.game.variant or None,
+                                         config.game.board_size or None))
+    except GameError as exc:
+        out.append(FieldViolation("config.game", str(exc)))
+        return False
+    config.opening_suite = CUSTOM
+    _, problems = custom_suite(played.name, config.game.variant, config.game.board_size,
+                               [list(o.moves) for o in config.openings])
+    out += [FieldViolation(f"config.openings{where}", problem)
+            for where, problem in problems[:_OPENING_PROBLEMS_SHOWN]]
+    return not problems
 
 
 def _check_game(config: ladder_pb2.LadderConfig, out: list[FieldViolation]) -> bool:
@@ -112,6 +152,8 @@ def _check_game(config: ladder_pb2.LadderConfig, out: list[FieldViolation]) -> b
     except UnknownGameError as exc:
         out.append(FieldViolation("config.game.kind", str(exc)))
         return False
+    if config.openings:
+        return _check_own_openings(played, config, out)
     try:
         name = config.opening_suite or played.default_suite(config.game.variant or None,
                                                              config.game.board_size or None)
@@ -179,7 +221,7 @@ def validate_config(bots: BotVersions, config: ladder_pb2.LadderConfig,
     if problem:
         raise InvalidArgumentError.for_fields([FieldViolation("config.adjudicate_empties",
                                                               problem)])
-    suite = load_suite(config.opening_suite)
+    suite = ladder_suite(config)
     # Checked before it is stored: 2**31 - 1 rounded up to even would not fit the field.
     games = even_games(config.games_per_pairing, len(suite.openings))
     total = games_total(len(config.bots), config.format, games)

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from arena.bots.validation import BOT_REF_FORM, split_bot_ref
 from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import GameError, new_position
+from arena.openings import MAX_CUSTOM_OPENINGS
 from arena.text import bounded
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
@@ -119,19 +120,43 @@ def adjudicate_empties(body: Body) -> int:
 def opening_moves(body: Body, game: common_pb2.GameSpec) -> list[int]:
     """Opening moves by name ('f5 d6 c3'), checked against the rules from the start."""
     text = body.get("opening", str, "")
-    if not text.strip():
-        return []
-    name = "othello" if game.kind == common_pb2.GAME_KIND_OTHELLO else "gomoku"
     try:
-        position = new_position(name, game.variant, game.board_size)
-        moves = []
-        for word in text.replace(",", " ").split():
-            move = position.parse_move(word)
-            position.push(move)
-            moves.append(move)
+        return _moves(text, game)
     except GameError as exc:
         body.bad("opening", str(exc))
         return []
+
+
+def own_openings(body: Body, game: common_pb2.GameSpec) -> list[ladder_pb2.LadderOpening]:
+    """A ladder's own openings: a list of openings by name (``["f5 d6 c3", "c4 c3"]``);
+    the ladder service checks their count, length and end."""
+    texts = body.get("openings", list, [])
+    if len(texts) > MAX_CUSTOM_OPENINGS:
+        body.bad("openings", f"give 1..{MAX_CUSTOM_OPENINGS} openings, got {len(texts)}")
+        return []
+    openings = []
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            body.bad(f"openings[{index}]", "expected a string of moves such as 'f5 d6 c3'")
+            continue
+        try:
+            openings.append(ladder_pb2.LadderOpening(moves=_moves(text, game)))
+        except GameError as exc:
+            body.bad(f"openings[{index}]", str(exc))
+    return openings
+
+
+def _moves(text: str, game: common_pb2.GameSpec) -> list[int]:
+    """The squares of moves by name, each played from the start (GameError if one cannot be)."""
+    if not text.strip():
+        return []
+    name = "othello" if game.kind == common_pb2.GAME_KIND_OTHELLO else "gomoku"
+    position = new_position(name, game.variant, game.board_size)
+    moves = []
+    for word in text.replace(",", " ").split():
+        move = position.parse_move(word)
+        position.push(move)
+        moves.append(move)
     return moves
 
 
@@ -186,11 +211,13 @@ def ladder_config(data: object) -> ladder_pb2.LadderConfig:
         name=body.get("name", str, ""), game=game, bots=[bot_ref(body, "bots", n) for n in names],
         format=FORMATS[ladder_format],
         games_per_pairing=body.get("games_per_pairing", int, 2, _between(1, 1000)),
-        opening_suite=body.get("opening_suite", str, default_suite(game)),
+        openings=own_openings(body, game),
         time_control=time_control(body), seed=body.get("seed", int, 0, _between(0, 2**62)),
         capture_trees=body.get("capture_trees", bool, False),
         adjudicate_empties=adjudicate_empties(body),
     )
+    config.opening_suite = body.get("opening_suite", str,
+                                    "" if config.openings else default_suite(game))
     body.done()
     return config
 

@@ -16,7 +16,7 @@ from arena.clients.common import sprt_verdict
 from google.protobuf import json_format, timestamp_pb2
 
 from arena.clock import change_ms
-from arena.games import PASS, Color, GameError, Position, position_from_text
+from arena.games import PASS, Color, GameError, Position, new_position, position_from_text
 from arena.records import configured_start, export_formats
 from arena.textboard import move_names
 from arena.v1 import bots_pb2, common_pb2, engine_pb2, ladder_pb2, match_pb2
@@ -83,6 +83,8 @@ def ladder_json(info: ladder_pb2.LadderInfo) -> Json:
         "bots": [ref_text(bot) for bot in config.bots],
         "games_per_pairing": config.games_per_pairing,
         "opening_suite": config.opening_suite,
+        # A ladder's own openings ("custom"), each as its moves' names; else [].
+        "openings": own_openings_json(config),
         **clock_json(config.time_control),
         "capture_trees": config.capture_trees,
         "adjudicate_empties": config.adjudicate_empties,
@@ -95,6 +97,14 @@ def ladder_json(info: ladder_pb2.LadderInfo) -> Json:
         # Why its next game could not be created at the last try (null: nothing waits).
         "waiting": info.waiting or None,
     }
+
+
+def own_openings_json(config: ladder_pb2.LadderConfig) -> list[str]:
+    if not config.openings:
+        return []
+    start = new_position(GAME_NAMES[config.game.kind], config.game.variant or None,
+                         config.game.board_size or None)
+    return [" ".join(move_names(start, opening.moves)) for opening in config.openings]
 
 
 def sprt_json(info: ladder_pb2.LadderInfo) -> Json:

@@ -21,6 +21,7 @@ from typing import Any
 from arena.services.web.server import check_http_health
 from arena.services.web.shared import FRESH_S
 
+from arena.games import new_position
 from arena.text import MAX_MESSAGE_CHARS
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 from tests.observability.test_stack import scrape, total
@@ -484,6 +485,43 @@ def test_a_misspelt_field_is_a_bad_field_not_a_default(web: WebStack) -> None:
         assert [f["field"] for f in fields] == ["move_tim_ms"], fields
         assert "unknown field; known: " in fields[0]["description"]
         assert "move_time_ms" in fields[0]["description"]
+
+
+def _legal_othello_moves(count: int) -> str:
+    board, names = new_position("othello"), []
+    while len(names) < count:
+        move = board.legal_moves()[0]
+        names.append(board.move_to_str(move))
+        board.push(move)
+    return " ".join(names)
+
+
+def test_a_ladder_of_its_own_openings_is_made_and_shown_and_bad_ones_named(
+        web: WebStack) -> None:
+    body = {"bots": ["web-beginner", "web-intermediate"], "openings": ["f5 d6 c3", "c4,c3"],
+            "games_per_pairing": 4, "move_time_ms": 30_000}
+    status, _, reply = web.http.request("POST", "/api/ladders", body, token=USER_TOKEN)
+    assert status == 201, reply
+    made = json.loads(reply)
+    try:
+        shown = web.http.json(f"/api/ladders/{made['id']}")["ladder"]
+        assert shown["opening_suite"] == "custom"
+        assert shown["openings"] == ["f5 d6 c3", "c4 c3"]
+    finally:
+        web.http.request("POST", f"/api/ladders/{made['id']}/cancel", {}, token=USER_TOKEN)
+    for openings, fields in (
+            (["f5 f5", 7, "d3 c5 f6"], {"openings[0]", "openings[1]"}),
+            (["f5"] * 257, {"openings"}),
+            ([_legal_othello_moves(41)], {"config.openings[0]"}),  # the service's limit
+    ):
+        status, _, reply = web.http.request(
+            "POST", "/api/ladders", {**body, "openings": openings}, token=USER_TOKEN)
+        assert status == 400, reply
+        assert {f["field"] for f in error_of(reply)["fields"]} == fields, reply
+    assert "41 moves; at most 40" in reply.decode()
+    status, _, reply = web.http.request(
+        "POST", "/api/ladders", {**body, "opening_suite": "othello-balanced"}, token=USER_TOKEN)
+    assert status == 400 and "not both" in reply.decode(), reply
 
 
 def test_a_refusal_is_as_bounded_on_the_web_as_on_the_grpc_api(web: WebStack) -> None:
