@@ -159,7 +159,7 @@ def _custom_problem(game: str, variant: str, size: int, moves: list[int]) -> str
     """What is wrong with an opening of a ladder's own, or the position it leads to."""
     if len(moves) > MAX_CUSTOM_MOVES:
         return f"{len(moves)} moves; at most {MAX_CUSTOM_MOVES}"
-    board = new_position(game, variant, size if game == "gomoku" else None)
+    board = new_position(game, variant, size)
     for at, move in enumerate(moves):
         try:
             board.push(move)

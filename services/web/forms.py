@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 
 from arena.bots.validation import BOT_REF_FORM, split_bot_ref
 from arena.errors import FieldViolation, InvalidArgumentError
-from arena.games import GameError, new_position
+from arena.games import GameError
+from arena.games import game as rules
 from arena.openings import MAX_CUSTOM_OPENINGS
 from arena.text import bounded
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
@@ -150,19 +151,13 @@ def _moves(text: str, game: common_pb2.GameSpec) -> list[int]:
     """The squares of moves by name, each played from the start (GameError if one cannot be)."""
     if not text.strip():
         return []
-    name = "othello" if game.kind == common_pb2.GAME_KIND_OTHELLO else "gomoku"
-    position = new_position(name, game.variant, game.board_size)
+    position = rules(game.kind).new_position(game.variant or None, game.board_size or None)
     moves = []
     for word in text.replace(",", " ").split():
         move = position.parse_move(word)
         position.push(move)
         moves.append(move)
     return moves
-
-
-def default_suite(game: common_pb2.GameSpec) -> str:
-    """The arena's usual openings: a balanced Othello suite; none for Gomoku."""
-    return "othello-balanced" if game.kind == common_pb2.GAME_KIND_OTHELLO else "none"
 
 
 def request_id(data: object) -> str:
@@ -211,13 +206,12 @@ def ladder_config(data: object) -> ladder_pb2.LadderConfig:
         name=body.get("name", str, ""), game=game, bots=[bot_ref(body, "bots", n) for n in names],
         format=FORMATS[ladder_format],
         games_per_pairing=body.get("games_per_pairing", int, 2, _between(1, 1000)),
-        openings=own_openings(body, game),
+        # Left out: the ladder service fills in the game's own, as for the CLI and the SDK.
+        opening_suite=body.get("opening_suite", str, ""), openings=own_openings(body, game),
         time_control=time_control(body), seed=body.get("seed", int, 0, _between(0, 2**62)),
         capture_trees=body.get("capture_trees", bool, False),
         adjudicate_empties=adjudicate_empties(body),
     )
-    config.opening_suite = body.get("opening_suite", str,
-                                    "" if config.openings else default_suite(game))
     body.done()
     return config
 

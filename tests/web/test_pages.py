@@ -511,10 +511,15 @@ def test_a_ladder_made_with_the_form_keeps_its_settings(web: WebStack, page: Any
         page.check(f".bot-picks input[value='{name}']")
     page.fill("input[name=move_time_ms]", "1500")
     page.fill("input[name=adjudicate_empties]", "14")
+    # The suite starts at the game's own, left to the ladder service as the CLI leaves it.
+    assert page.eval_on_selector("select[name=opening_suite]", "s => s.value") == ""
+    assert "gomoku-wide15" in page.eval_on_selector_all(
+        "select[name=opening_suite] option", "os => os.map((o) => o.value)")
     ladder_id = _submit_as_user(page, "Create ladder", f"{web.url}/ladders/*")
     ladder = web.client.get_standings(ladder_id).ladder
     assert ladder.config.adjudicate_empties == 14 and ladder.owner == "webuser"
     assert ladder.config.time_control.move_time_ms == 1500
+    assert ladder.config.opening_suite == "othello-balanced"
     with contextlib.suppress(FailedPreconditionError):  # over already (two quick games)
         web.client.cancel_ladder(ladder_id)  # the worker is the next tests'
 

@@ -10,7 +10,9 @@ import {
 } from "../dom.js";
 import { ADJUDICATE_LABEL, adjudicateInput, resultCell } from "./matches.js";
 
-const SUITES = ["othello-balanced", "international", "gomoku-balanced15", "none"];
+// "": the game's own (othello-balanced; gomoku-balanced15 on 15x15), as the CLI leaves it.
+const SUITES = [["", "the game's own"], "othello-balanced", "international", "gomoku-balanced15",
+  "gomoku-wide15", "none"].map((s) => (Array.isArray(s) ? s : [s, s]));
 const GAMES_PAGE = 50; // a ladder page's games a page (the match list's page)
 
 export async function ladderList(main) {
@@ -108,7 +110,7 @@ async function toggleForm(container) {
     size: h("select", { name: "size" }, [15, 9, 19].map((n) => h("option", { value: n }, `${n}\u00d7${n} (Gomoku)`))),
     format: h("select", { name: "format" }, h("option", { value: "round-robin" }, "Round robin"), h("option", { value: "gauntlet" }, "Gauntlet (first bot vs the field)")),
     games: h("input", { name: "games_per_pairing", type: "number", min: 1, max: 1000, value: 2 }),
-    suite: h("select", { name: "opening_suite" }, SUITES.map((n) => h("option", { value: n }, n))),
+    suite: h("select", { name: "opening_suite" }, SUITES.map(([value, label]) => h("option", { value }, label))),
     time: h("input", { name: "move_time_ms", type: "number", min: 1, value: 1000 }),
     gameTime: h("input", { name: "game_time_ms", type: "number", min: 0, value: 0 }),
     increment: h("input", { name: "increment_ms", type: "number", min: 0, value: 0 }),
@@ -129,7 +131,7 @@ async function toggleForm(container) {
     replace(picks, bots.length ? bots.map((bot) => h("label", { class: "check" },
       h("input", { type: "checkbox", value: bot.name }), `${bot.name}@${bot.version}`))
       : h("span", { class: "muted" }, "No bots of this game yet."));
-    inputs.suite.value = inputs.game.value === "othello" ? "othello-balanced" : "none";
+    inputs.suite.value = "";  // the new game's own: a suite of the other game would be refused
   }
   async function submit(event) {
     event.preventDefault();
