@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from arena.bots.validation import BOT_REF_FORM, split_bot_ref
 from arena.errors import FieldViolation, InvalidArgumentError
-from arena.games import GameError
+from arena.games import GAME_NAMES, GameError
 from arena.games import game as rules
 from arena.openings import MAX_CUSTOM_OPENINGS
 from arena.text import bounded
@@ -20,7 +20,6 @@ from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
 T = TypeVar("T")
 
-GAMES = {"othello": common_pb2.GAME_KIND_OTHELLO, "gomoku": common_pb2.GAME_KIND_GOMOKU}
 FORMATS = {"round-robin": ladder_pb2.LADDER_FORMAT_ROUND_ROBIN,
            "gauntlet": ladder_pb2.LADDER_FORMAT_GAUNTLET}
 MAX_BOTS = 64
@@ -94,14 +93,15 @@ def bot_ref(body: Body, field: str, text: str) -> common_pb2.BotRef:
 
 
 def game_spec(body: Body) -> common_pb2.GameSpec:
-    game = body.get("game", str, "othello")
-    if game not in GAMES:
-        body.bad("game", f"unknown game {game!r}; known: {', '.join(GAMES)}")
-        game = "othello"
-    othello = game == "othello"
-    variant = body.get("variant", str, "") or ("standard" if othello else "freestyle")
-    size = body.get("size", int, 0, _between(0, 64)) or (8 if othello else 15)
-    return common_pb2.GameSpec(kind=GAMES[game], variant=variant, board_size=size)
+    """The game as the body gives it; a variant or size left out is left to the service,
+    which fills in what the rest implies (an opening suite's variant, the game's defaults)
+    as it does for the CLI and the SDK."""
+    name = body.get("game", str, GAME_NAMES[0])
+    if name not in GAME_NAMES:
+        body.bad("game", f"unknown game {name!r}; known: {', '.join(GAME_NAMES)}")
+        name = GAME_NAMES[0]
+    return common_pb2.GameSpec(kind=rules(name).kind, variant=body.get("variant", str, ""),
+                               board_size=body.get("size", int, 0, _between(0, 64)))
 
 
 def time_control(body: Body) -> common_pb2.TimeControl:

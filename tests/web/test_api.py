@@ -527,7 +527,8 @@ def test_a_ladder_of_its_own_openings_is_made_and_shown_and_bad_ones_named(
 def test_a_ladder_left_without_a_suite_plays_the_games_own_as_from_the_cli(
         web: WebStack) -> None:
     """The web chose 'none' for a Gomoku ladder left without a suite, where the CLI and the
-    SDK play the game's own (gomoku-balanced15 on 15x15)."""
+    SDK play the game's own (gomoku-balanced15 on 15x15); and what a suite implies, the
+    gateway decided first."""
     register(web.client, {"web-gomoku-a": ("sharpmoku-normal", {}),
                           "web-gomoku-b": ("sharpmoku-normal", {})})
     status, _, reply = web.http.request(
@@ -538,6 +539,16 @@ def test_a_ladder_left_without_a_suite_plays_the_games_own_as_from_the_cli(
     web.http.request("POST", f"/api/ladders/{made['id']}/cancel", {}, token=USER_TOKEN)
     assert made["opening_suite"] == "gomoku-balanced15"
     assert made["game"] == {"kind": "gomoku", "variant": "freestyle", "size": 15}
+    # A suite implies its variant: the gateway filled in 'standard' itself, and the form's
+    # 'international' was refused as contradicting it.
+    status, _, reply = web.http.request(
+        "POST", "/api/ladders", {"bots": ["web-beginner", "web-intermediate"],
+                                 "opening_suite": "international", "move_time_ms": 30_000},
+        token=USER_TOKEN)
+    assert status == 201, reply
+    made = json.loads(reply)
+    web.http.request("POST", f"/api/ladders/{made['id']}/cancel", {}, token=USER_TOKEN)
+    assert made["game"] == {"kind": "othello", "variant": "international", "size": 8}
 
 
 def test_a_refusal_is_as_bounded_on_the_web_as_on_the_grpc_api(web: WebStack) -> None:
