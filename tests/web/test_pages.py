@@ -524,6 +524,23 @@ def test_a_ladder_made_with_the_form_keeps_its_settings(web: WebStack, page: Any
         web.client.cancel_ladder(ladder_id)  # the worker is the next tests'
 
 
+def test_a_ladder_of_its_own_openings_says_so_and_lists_them(web: WebStack,
+                                                              page: Any) -> None:
+    status, _, reply = web.http.request(
+        "POST", "/api/ladders", {"bots": ["web-beginner", "web-intermediate"],
+                                 "openings": ["f5 d6 c3", "c4 c3"], "move_time_ms": 30_000},
+        token=USER_TOKEN)
+    assert status == 201, reply
+    ladder_id = json.loads(reply)["id"]
+    try:
+        open_page(page, f"{web.url}/ladders/{ladder_id}")
+        shown = page.wait_for_selector("[data-testid='own-openings']")
+        assert shown.text_content() == "openings: its own (2 openings)"
+        assert shown.get_attribute("title") == "f5 d6 c3\nc4 c3"
+    finally:
+        web.http.request("POST", f"/api/ladders/{ladder_id}/cancel", {}, token=USER_TOKEN)
+
+
 def test_downloads_offer_every_export_format(web: WebStack, page: Any) -> None:
     match = finished_ladder_match(web)
     open_page(page, f"{web.url}/matches/{match.id}")

@@ -10,6 +10,14 @@ import {
 } from "../dom.js";
 import { ADJUDICATE_LABEL, adjudicateInput, resultCell } from "./matches.js";
 
+// A suite by its name; a ladder's own openings by their count, each listed on hover.
+function openingsText(ladder) {
+  if (!ladder.openings.length) return h("span", {}, `openings: ${ladder.opening_suite || "none"}`);
+  const count = ladder.openings.length;
+  return h("span", { title: ladder.openings.join("\n"), "data-testid": "own-openings" },
+    `openings: its own (${count} opening${count === 1 ? "" : "s"})`);
+}
+
 // "": the game's own (othello-balanced; gomoku-balanced15 on 15x15), as the CLI leaves it.
 const SUITES = [["", "the game's own"], "othello-balanced", "international", "gomoku-balanced15",
   "gomoku-wide15", "none"].map((s) => (Array.isArray(s) ? s : [s, s]));
@@ -234,7 +242,7 @@ class LadderView {
           h("span", {}, formatText(ladder)),
           ladder.sprt ? h("span", {}, `up to ${ladder.sprt.max_games} games`)
             : h("span", {}, `${ladder.games_per_pairing} games per pairing`),
-          h("span", {}, `openings: ${ladder.opening_suite || "none"}`),
+          openingsText(ladder),
           h("span", {}, clockText(ladder)),
           ladder.capture_trees ? h("span", {}, "search trees stored") : null,
           h("span", { class: "mono" }, ladder.id),
