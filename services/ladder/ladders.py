@@ -64,6 +64,8 @@ from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
 log = logging.getLogger(__name__)
 
+# A referee's refusals that are for now: the game waits for the next round.
+_FOR_NOW = (ResourceExhaustedError, UnavailableError, DeadlineExceededError)
 _OPENING_PROBLEMS_SHOWN = 10  # a file of 256 bad openings: the first few say enough
 FORMATS = (ladder_pb2.LADDER_FORMAT_ROUND_ROBIN, ladder_pb2.LADDER_FORMAT_GAUNTLET,
            ladder_pb2.LADDER_FORMAT_SPRT)
@@ -322,6 +324,12 @@ class Ladders:
         the next round, unless ``strict`` (the ladder's creation: its first game). The
         ladder's ``waiting`` says why its next game waits, the referee's refusal (any:
         one that is not for now is raised as well), until a game is created again."""
+        return self._schedule(ladder_id, most, strict)[0]
+
+    def _schedule(self, ladder_id: str, most: int | None = None,
+                  strict: bool = False) -> tuple[int, ArenaError | None]:
+        """``schedule``, and the refusal that stopped it (None: every game asked for was
+        created)."""
         plan = self.plan(ladder_id)
         indices = self.store.unrecorded(ladder_id)
         indices += self.store.claim_games(ladder_id, self.in_flight, most or self.in_flight)
@@ -334,27 +342,42 @@ class Ladders:
                                                   owner=plan.owner)
             except ArenaError as exc:
                 self.store.set_waiting(ladder_id, plan.owner, str(exc))
-                if strict or not isinstance(exc, (ResourceExhaustedError, UnavailableError,
-                                                  DeadlineExceededError)):
+                if strict or not isinstance(exc, _FOR_NOW):
                     raise
                 log.info("ladder %s: game %d waits: %s", ladder_id, index, exc)
-                return created  # claimed but unrecorded: the next round creates it
+                return created, exc  # claimed but unrecorded: the next round creates it
             self.store.record_game(ladder_id, index, match.id)
             created += 1
             if match.status in FINISHED_STATES:  # cancelled before we recorded it
                 self.count(match)
         if indices:
             self.store.set_waiting(ladder_id, plan.owner, "")  # every game asked for is created
-        return created
+        return created, None
 
     def schedule_each(self, ladder_ids: Iterable[str]) -> int:
-        """``schedule`` each ladder; one ladder's trouble is logged, the others go on."""
+        """``schedule`` each ladder, oldest first; one ladder's trouble is logged, the others
+        go on. Once the referee refuses an owner's game for their quota, that owner's other
+        waiting ladders wait on untried (each would be refused the same way): a user with
+        thousands of waiting ladders cost a refused CreateMatch for each of them after every
+        game of theirs, and every other user's ladders waited behind those calls. Once no
+        referee answers, the round ends: the next one (the next results, or the check of
+        every running ladder) tries the rest."""
+        waiting = self.store.waiting_owners()
+        full: set[str] = set()
         scheduled = 0
-        for ladder_id in ladder_ids:
+        for ladder_id in sorted(ladder_ids):
+            if waiting.get(ladder_id) in full:
+                continue
             try:
-                scheduled += self.schedule(ladder_id)
+                made, refusal = self._schedule(ladder_id)
             except ArenaError as exc:  # one ladder's trouble must not stop the others
                 log.warning("could not schedule games of ladder %s: %s", ladder_id, exc)
+                continue
+            scheduled += made
+            if isinstance(refusal, ResourceExhaustedError):
+                full.add(self.plan(ladder_id).owner)
+            elif refusal is not None:
+                break
         return scheduled
 
     # -- results ---------------------------------------------------------------------------

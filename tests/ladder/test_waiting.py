@@ -22,9 +22,11 @@ import redis
 from arena.clients.sdk import ArenaClient
 from arena.services.common.config import Config
 from arena.services.common.embedded_redis import EmbeddedRedis
+from arena.services.common.peers import BotVersions
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.ladders import MAX_WAITING_CHARS, LadderStore
 from arena.services.ladder.follower import FollowerConfig
+from arena.services.ladder.ladders import Ladders
 
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 from tests.ladder.conftest import (
@@ -361,3 +363,54 @@ def test_the_arena_command_shows_why_a_ladder_waits(
     assert not any("2/2" in line for line in shown[:over])  # said before the games ended
     assert "finished, 2/2 games over" in "\n".join(shown)
     assert "waiting" not in _arena(stack, capsys, "ladder", "standings", ladder_id)
+
+
+def _refused_creates() -> float:
+    """CreateMatch calls the referees of this process refused for a quota, as their
+    metrics count them."""
+    from prometheus_client import REGISTRY
+
+    found = REGISTRY.get_sample_value("grpc_server_handled_total", {
+        "grpc_service": "arena.v1.Referee", "grpc_method": "CreateMatch", "grpc_type": "unary",
+        "grpc_code": "RESOURCE_EXHAUSTED"})
+    return found or 0.0
+
+
+def test_a_users_many_waiting_ladders_cost_one_refusal_a_round_not_one_each(
+        ladder_peers: Peers, registry_server: Server, redis_server: EmbeddedRedis,
+        cache_server: EmbeddedRedis, peers: ArenaClient, redis_client: redis.Redis) -> None:
+    """After each of her games, the ladder service tried every waiting ladder of its owner
+    and the referee refused each (her quota was as full as before): with a few hundred
+    waiting ladders (one user re-creating ladders as room came) another user's 4-game ladder
+    took 3-4 s instead of 0.5 s, and it grew with her count. Now the first refusal stops the
+    round for her; the room a finished game frees goes to her oldest waiting ladder."""
+    register_bots(peers, OTHELLO, "ann", "ben")
+    sdk = ladder_peers.client()
+    made = Ladders(LadderStore(redis_client), sdk, BotVersions(sdk), in_flight=1)
+    ids = [made.create(_config(4), "alice").id for _ in range(12)]  # one game in flight each
+    config = Config(redis_url=redis_server.url, cache_url=cache_server.url,
+                    registry=registry_server.target, max_matches=0, service_token=ADMIN_TOKEN,
+                    quotas=json.dumps({"users": {"alice": {"queued_matches": 12}}}))
+    referee = serve("referee", config)  # her 12 games fill her quota there
+    try:
+        full_sdk = client(registry=registry_server.target, referee=referee.target)
+        ladders = Ladders(LadderStore(redis_client), full_sdk, BotVersions(full_sdk),
+                          in_flight=2)
+        before = _refused_creates()
+        assert ladders.schedule_each(ids) == 0  # each asks for a second game: refused
+        assert _refused_creates() - before == 12  # none was waiting yet: each was tried
+        assert sorted(ladders.store.waiting_of({"alice"})) == sorted(ids)
+        # One of her games ends: the service schedules that ladder and her waiting ones.
+        first_game = ladders.store.games(ids[5])[0]
+        finish_match(redis_client, first_game, WHITE)
+        before = _refused_creates()
+        assert ladders.schedule_each([ids[5], *ladders.store.waiting_of({"alice"})]) == 1
+        assert _refused_creates() - before == 1
+        # The room went to her oldest waiting ladder; the others still wait, as they said.
+        assert len(ladders.store.games(ids[0])) == 2
+        assert all(len(ladders.store.games(i)) == 1 for i in ids[1:] if i != ids[5])
+        assert sorted(ladders.store.waiting_of({"alice"})) == sorted(ids[1:])
+        for ladder_id in ids:
+            ladders.store.cancel(ladder_id)
+    finally:
+        referee.stop()

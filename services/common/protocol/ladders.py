@@ -300,9 +300,14 @@ class LadderStore:
 
     def waiting_of(self, owners: set[str]) -> list[str]:
         """The running ladders of any of ``owners`` that wait for their next game."""
+        return sorted(ladder_id for ladder_id, owner in self.waiting_owners().items()
+                      if owner in owners)
+
+    def waiting_owners(self) -> dict[str, str]:
+        """Each running ladder that waits for its next game, and its owner."""
         raw: Any = self.client.hgetall(keys.WAITING_LADDERS)
-        return sorted(ladder_id.decode() for ladder_id, owner in raw.items()
-                      if owner.decode(errors="replace") in owners)
+        return {ladder_id.decode(): owner.decode(errors="replace")
+                for ladder_id, owner in raw.items()}
 
     @staticmethod
     def _ending_keys(ladder_id: str) -> list[str]:
