@@ -359,9 +359,7 @@ class Ladders:
         go on. Once the referee refuses an owner's game for their quota, that owner's other
         waiting ladders wait on untried (each would be refused the same way): a user with
         thousands of waiting ladders cost a refused CreateMatch for each of them after every
-        game of theirs, and every other user's ladders waited behind those calls. Once no
-        referee answers, the round ends: the next one (the next results, or the check of
-        every running ladder) tries the rest."""
+        game of theirs, and every other user's ladders waited behind those calls."""
         waiting = self.store.waiting_owners()
         full: set[str] = set()
         scheduled = 0
@@ -376,8 +374,6 @@ class Ladders:
             scheduled += made
             if isinstance(refusal, ResourceExhaustedError):
                 full.add(self.plan(ladder_id).owner)
-            elif refusal is not None:
-                break
         return scheduled
 
     # -- results ---------------------------------------------------------------------------
