@@ -2,9 +2,10 @@
 ladder takes alone, and beside hog's ladders held back by hog's own quota.
 
 On a real embedded stack (one worker), hog (``queued_matches`` 2, ``running_matches`` 1,
-no limit on creates) creates 20-game ladders of two instant bots for ``--seconds``, a new
-one whenever a game of hers has made room (a refused create is tried again 10 ms later):
-her ladders pile up, most of them waiting for room under her quota. Bob then runs
+no limit on creates nor on ``running_ladders``: the pile is what is measured) creates
+20-game ladders of two instant bots for ``--seconds``, a new one whenever a game of hers
+has made room (a refused create is tried again 10 ms later): her ladders pile up, most of
+them waiting for room under her quota. Bob then runs
 ``--runs`` ladders of 4 games of two instant bots in turn, each timed from CreateLadder to
 its finish. Printed: bob's median and worst alone (before hog starts) and beside hog's
 ladders, their ratio, and how many of hog's ladders run and wait.
@@ -32,7 +33,7 @@ from arena.v1 import bots_pb2, common_pb2, ladder_pb2
 TOKENS = {"hog-token": {"name": "hog", "role": "user"},
           "bob-token": {"name": "bob", "role": "user"}}
 QUOTAS = {"users": {"hog": {"creates_per_minute": 1_000_000, "queued_matches": 2,
-                            "running_matches": 1}}}
+                            "running_matches": 1, "running_ladders": 1_000_000}}}
 OTHELLO = game("othello").kind
 INSTANT = "lab-beginner"
 

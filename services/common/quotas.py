@@ -13,6 +13,10 @@ How the limits are kept:
   one user's flood cannot hold every worker while another user waits. A running match has
   at most one move in flight, so this also bounds the user's share of the workers.
 * ``queued_matches``: unfinished matches (pending, parked or running) per user.
+* ``running_ladders``: ladders (and version tests) running at once per user, kept by the
+  ladder store's scripts as ladders start and end; one more is refused until one ends.
+  A user's waiting ladders cost the service little (``Ladders.schedule_each``), but every
+  running ladder is read at each reconcile round and holds its configuration.
 * ``ladder_games``, ``move_time_ms``, ``game_time_ms``, ``tree_nodes``, ``analyze_time_ms``:
   checked on the request.
 * ``creates_per_minute`` (CreateMatch, CreateLadder, RegisterBot, UpdateBot, ImportMatch)
@@ -68,6 +72,7 @@ class Quota:
 
     running_matches: int = 4
     queued_matches: int = 200
+    running_ladders: int = 50
     ladder_games: int = 5000
     move_time_ms: int = 60_000
     game_time_ms: int = 3_600_000

@@ -31,6 +31,7 @@ from arena.services.common.protocol.ladders import (
     new_ladder_id,
     now_ms,
 )
+from arena.services.common.protocol.requests import REFUSED
 from arena.services.common.quotas import UNLIMITED, Quota
 from arena.services.ladder import sprt
 from arena.services.ladder.schedule import MAX_BOTS, MAX_GAMES, even_games, game_at, games_total
@@ -307,13 +308,18 @@ class Ladders:
         info = ladder_pb2.LadderInfo(id=new_ladder_id(created_ms), config=config,
                                      status=RUNNING, games_total=total, owner=owner,
                                      created_at=created)
-        made = self.store.create(info, created_ms, request_id)
+        most = quota.cap("running_ladders")
+        made = self.store.create(info, created_ms, request_id, most)
+        if made == REFUSED:
+            raise ResourceExhaustedError(
+                f"quota running_ladders is {most}: {owner} has {most} ladders running; "
+                "cancel one or wait for one to end", "running_ladders")
         if made != info.id:
             return self.info(made)  # a retried request: the ladder it made
         try:
             self.schedule(info.id, most=1, strict=True)
         except (InvalidArgumentError, ResourceExhaustedError):
-            self.store.delete(info.id)
+            self.store.delete(info.id, owner)
             raise
         self.schedule(info.id)
         return self.info(info.id)
@@ -393,7 +399,8 @@ class Ladders:
         # played again (once there is room: its creation waits until then) in any ladder.
         replay = (plan.config.replay_void
                   or match.result.termination == match_pb2.TERMINATION_NOT_STARTED)
-        counted = self.store.count(match.config.ladder_id, match.id, record, replay)
+        counted = self.store.count(match.config.ladder_id, plan.owner, match.id, record,
+                                   replay)
         if counted == 1:
             LADDER_GAMES.inc()
             if plan.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
@@ -411,7 +418,7 @@ class Ladders:
             return False
         state = sprt.sprt_state(plan.config, self.store.planned_games(ladder_id),
                                 self.store.results(ladder_id))
-        if not sprt.decided(state) or not self.store.conclude(ladder_id, state):
+        if not sprt.decided(state) or not self.store.conclude(ladder_id, plan.owner, state):
             return False
         log.info("SPRT ladder %s decided after %d pairs: %s", ladder_id, state.pairs,
                  ladder_pb2.SprtVerdict.Name(state.verdict))
@@ -504,7 +511,7 @@ class Ladders:
         if not is_admin and caller != info.owner:
             raise PermissionDeniedError(
                 f"{caller} may not cancel ladder {ladder_id} owned by {info.owner}")
-        if not self.store.cancel(ladder_id):
+        if not self.store.cancel(ladder_id, info.owner):
             raise FailedPreconditionError(f"ladder {ladder_id} is not running")
         for match_id in self.store.uncounted(ladder_id):
             try:

@@ -28,7 +28,7 @@ from arena.services.common.protocol.ladders import MAX_WAITING_CHARS, LadderStor
 from arena.services.ladder.follower import FollowerConfig
 from arena.services.ladder.ladders import Ladders
 
-from arena.v1 import common_pb2, ladder_pb2, match_pb2
+from arena.v1 import common_pb2, ladder_pb2, ladder_pb2_grpc, match_pb2
 from tests.ladder.conftest import (
     WHITE,
     LadderServer,
@@ -411,6 +411,43 @@ def test_a_users_many_waiting_ladders_cost_one_refusal_a_round_not_one_each(
         assert all(len(ladders.store.games(i)) == 1 for i in ids[1:] if i != ids[5])
         assert sorted(ladders.store.waiting_of({"alice"})) == sorted(ids[1:])
         for ladder_id in ids:
-            ladders.store.cancel(ladder_id)
+            ladders.store.cancel(ladder_id, "alice")
     finally:
         referee.stop()
+
+
+def test_a_user_runs_at_most_running_ladders_at_once(
+        ladder_peers: Peers, peers: ArenaClient, redis_client: redis.Redis) -> None:
+    """A user could keep any number of ladders running: each new one took its first game
+    once a game of theirs had made room, so over hours one user held tens of thousands,
+    every one read at each reconcile round. Now ``running_ladders`` bounds them; a ladder
+    that ends (cancelled, finished) makes room, and other users are not counted."""
+    register_bots(peers, OTHELLO, "ann", "ben")
+    config = ladder_peers.config().replace(
+        quotas=json.dumps({"users": {"alice": {"running_ladders": 2}}}))
+    server = serve("ladder", config, follower=FollowerConfig(consumer="ladder-test",
+                                                              block_ms=50))
+    channel = grpc.insecure_channel(server.target)
+    ladder = LadderServer(server, channel, ladder_pb2_grpc.LadderStub(channel))
+    try:
+        first, second = (create_ladder(ladder, _config(2)) for _ in range(2))
+        with pytest.raises(grpc.RpcError) as refused:
+            create_ladder(ladder, _config(2))
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "quota running_ladders is 2" in str(refused.value.details())
+        assert len(standings(ladder, first.id).ladder.match_ids) == 2  # nothing else moved
+        create_ladder(ladder, _config(2), token="bob-token")  # bob's are his own
+        ladder.stub.CancelLadder(ladder_pb2.CancelLadderRequest(ladder_id=first.id),
+                                 timeout=10, metadata=metadata())
+        third = create_ladder(ladder, _config(2))
+        with pytest.raises(grpc.RpcError):
+            create_ladder(ladder, _config(2))
+        for match_id in standings(ladder, second.id).ladder.match_ids:  # it plays out
+            finish_match(redis_client, match_id, WHITE)
+        wait_for(lambda: standings(ladder, second.id).ladder.status
+                 == ladder_pb2.LADDER_STATUS_FINISHED)
+        fourth = create_ladder(ladder, _config(2))
+        assert {third.status, fourth.status} == {ladder_pb2.LADDER_STATUS_RUNNING}
+        assert LadderStore(redis_client).running_of("alice") == 2
+    finally:
+        ladder.stop()

@@ -67,13 +67,15 @@ def match(match_id: str, part: MatchPart = "") -> str:
     return f"arena:match:{match_id}:{part}" if part else f"arena:match:{match_id}"
 
 
-UserPart = Literal["active", "running", "parked"]
+UserPart = Literal["active", "running", "parked", "ladders"]
 
 
 def user(owner: str, part: UserPart) -> str:
-    """A user's matches, for the quotas: ``active`` (set of unfinished match ids),
-    ``running`` (set of the ids a referee admitted), ``parked`` (sorted set of ``MatchJob``
-    bytes waiting for one of the user's running matches to end, oldest match first)."""
+    """A user's matches and ladders, for the quotas: ``active`` (set of unfinished match
+    ids), ``running`` (set of the ids a referee admitted), ``parked`` (sorted set of
+    ``MatchJob`` bytes waiting for one of the user's running matches to end, oldest match
+    first), ``ladders`` (set of the ids of the user's running ladders; the ladder store's
+    scripts keep it)."""
     return f"arena:user:{owner}:{part}"
 
 

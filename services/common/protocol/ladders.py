@@ -31,7 +31,7 @@ from typing import Any
 
 import redis
 from arena.services.common.protocol import keys
-from arena.services.common.protocol.requests import create_once, idempotent
+from arena.services.common.protocol.requests import REFUSED, create_once, idempotent
 
 from arena.errors import NotFoundError
 from arena.text import bounded, printable
@@ -56,12 +56,18 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-# (idempotent) KEYS: ladder, all ladders. ARGV: info bytes, games total, created ms, the
-# running status.
+# (idempotent) KEYS: ladder, all ladders, the owner's running ladders. ARGV: info bytes,
+# games total, created ms, the running status, the most running ladders the owner may have
+# (0: no limit). Refused (nothing written) when the owner has that many running already.
+_CREATE_GUARD = """
+local most = tonumber(ARGV[7])
+if most > 0 and redis.call('SCARD', KEYS[4]) >= most then return '""" + REFUSED + """' end
+"""
 _CREATE = """
 redis.call('HSET', KEYS[2], 'info', ARGV[3], 'status', ARGV[6], 'games_total', ARGV[4],
            'games_planned', ARGV[4], 'games_done', 0, 'games_void', 0, 'next_game', 0)
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
+redis.call('SADD', KEYS[4], ARGV[1])
 """
 
 # KEYS: ladder, games. ARGV: running, most games in flight, most to claim now.
@@ -81,7 +87,8 @@ redis.call('HSET', KEYS[1], 'next_game', nxt)
 return claimed
 """
 
-# KEYS: ladder, members, results, progress, replays, results version, waiting ladders.
+# KEYS: ladder, members, results, progress, replays, results version, waiting ladders, the
+# owner's running ladders.
 # ARGV: match id, result record, running, finished, progress max length, 1 to replay a void
 # game, the most replays of one game, ladder id.
 # Returns 1 when counted, 0 when already counted, -1 for no such ladder, -2 for a match
@@ -113,36 +120,40 @@ if done >= total and redis.call('HGET', KEYS[1], 'status') == ARGV[3] then
   redis.call('HSET', KEYS[1], 'status', ARGV[4])
   redis.call('HDEL', KEYS[1], 'waiting')
   redis.call('HDEL', KEYS[7], ARGV[8])
+  redis.call('SREM', KEYS[8], ARGV[8])
   redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'status', ARGV[4])
 end
 return 1
 """
 
-# KEYS: ladder, progress, waiting ladders. ARGV: running, finished, progress max length, final
-# SPRT state, ladder id.
+# KEYS: ladder, progress, waiting ladders, the owner's running ladders. ARGV: running,
+# finished, progress max length, final SPRT state, ladder id.
 # Returns 1 when the ladder was running and is now finished with that state, 0 otherwise.
 _CONCLUDE = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[2], 'sprt', ARGV[4])
 redis.call('HDEL', KEYS[1], 'waiting')
 redis.call('HDEL', KEYS[3], ARGV[5])
+redis.call('SREM', KEYS[4], ARGV[5])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'status', ARGV[2])
 return 1
 """
 
-# KEYS: ladder, progress, waiting ladders. ARGV: running, cancelled, progress max length,
-# ladder id.
+# KEYS: ladder, progress, waiting ladders, the owner's running ladders. ARGV: running,
+# cancelled, progress max length, ladder id.
 # Returns 1 when the ladder was running and is now cancelled, 0 otherwise.
 _CANCEL = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[2])
 redis.call('HDEL', KEYS[1], 'waiting')
 redis.call('HDEL', KEYS[3], ARGV[4])
+redis.call('SREM', KEYS[4], ARGV[4])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'status', ARGV[2])
 return 1
 """
 
-# KEYS: ladder, progress, waiting ladders. ARGV: running, why its next game waits ('' for
+# KEYS: ladder, progress, waiting ladders (, the owner's running ladders: not used here).
+# ARGV: running, why its next game waits ('' for
 # nothing), progress max length, ladder id, owner. Writes only a change, and only while the
 # ladder runs (an ended ladder waits for nothing); a change adds a ``waiting`` entry to the
 # progress stream and enters or leaves the ladder in the waiting ladders. Returns 1 when it
@@ -186,26 +197,35 @@ class LadderStore:
 
     def __init__(self, client: redis.Redis) -> None:
         self.client = client
-        self._create = idempotent(client, _CREATE)
+        self._create = idempotent(client, _CREATE, _CREATE_GUARD)
         self._claim = client.register_script(_CLAIM)
         self._count = client.register_script(_COUNT)
         self._cancel = client.register_script(_CANCEL)
         self._conclude = client.register_script(_CONCLUDE)
         self._set_waiting = client.register_script(_SET_WAITING)
 
-    def create(self, info: ladder_pb2.LadderInfo, created_ms: int, request_id: str = "") -> str:
-        """Store a new running ladder with no game scheduled yet; returns its id, or the id
-        an earlier call with the same ``request_id`` (per owner) created."""
+    def create(self, info: ladder_pb2.LadderInfo, created_ms: int, request_id: str = "",
+               most_running: int = 0) -> str:
+        """Store a new running ladder with no game scheduled yet; returns its id, the id
+        an earlier call with the same ``request_id`` (per owner) created, or ``REFUSED``
+        when its owner already has ``most_running`` running ladders (0: no limit)."""
         request = keys.request("ladder", info.owner, request_id) if request_id else ""
         return create_once(self._create, request, info.id,
-                           [keys.ladder(info.id), keys.ALL_LADDERS],
-                           [info.SerializeToString(), info.games_total, created_ms, RUNNING])
+                           [keys.ladder(info.id), keys.ALL_LADDERS,
+                            keys.user(info.owner, "ladders")],
+                           [info.SerializeToString(), info.games_total, created_ms, RUNNING,
+                            most_running])
 
-    def delete(self, ladder_id: str) -> None:
+    def running_of(self, owner: str) -> int:
+        """How many running ladders ``owner`` has (those made since the count was kept)."""
+        return int(self.client.scard(keys.user(owner, "ladders")))
+
+    def delete(self, ladder_id: str, owner: str) -> None:
         """Forget a ladder entirely (its creation failed half-way)."""
         with self.client.pipeline(transaction=True) as pipe:
             pipe.zrem(keys.ALL_LADDERS, ladder_id)
             pipe.hdel(keys.WAITING_LADDERS, ladder_id)
+            pipe.srem(keys.user(owner, "ladders"), ladder_id)
             pipe.delete(*(keys.ladder(ladder_id, part) for part in
                           ("", "games", "members", "results", "progress", "replays")))
             pipe.incr(keys.LADDER_RESULTS_VERSION)
@@ -267,13 +287,14 @@ class LadderStore:
             raise NotFoundError(f"no ladder {ladder_id!r}")
         return int(raw)
 
-    def count(self, ladder_id: str, match_id: str, record: ResultRecord,
+    def count(self, ladder_id: str, owner: str, match_id: str, record: ResultRecord,
               replay_void: bool = False) -> int:
         """Count one result once: 1 counted now, 0 counted before, -1 no ladder, -2 not
         one of this ladder's matches."""
         ladder_keys = [keys.ladder(ladder_id, part)
                        for part in ("", "members", "results", "progress", "replays")]
-        ladder_keys += [keys.LADDER_RESULTS_VERSION, keys.WAITING_LADDERS]
+        ladder_keys += [keys.LADDER_RESULTS_VERSION, keys.WAITING_LADDERS,
+                        keys.user(owner, "ladders")]
         args: list[str | int] = [match_id, record.encode(), RUNNING, FINISHED, PROGRESS_MAXLEN,
                                  int(replay_void), MAX_REPLAYS, ladder_id]
         return int(self._count(keys=ladder_keys, args=args))
@@ -287,15 +308,15 @@ class LadderStore:
             raise NotFoundError(f"ladder {ladder_id} has no game {index}")
         return int(original)
 
-    def cancel(self, ladder_id: str) -> bool:
-        return int(self._cancel(keys=self._ending_keys(ladder_id),
+    def cancel(self, ladder_id: str, owner: str) -> bool:
+        return int(self._cancel(keys=self._ending_keys(ladder_id, owner),
                                 args=[RUNNING, CANCELLED, PROGRESS_MAXLEN, ladder_id])) == 1
 
     def set_waiting(self, ladder_id: str, owner: str, why: str) -> bool:
         """Keep ``why`` the running ladder of ``owner`` waits for its next game ('' clears
         it), made one printable line of at most ``MAX_WAITING_CHARS``; True if that changed
         it (nothing is written otherwise)."""
-        return int(self._set_waiting(keys=self._ending_keys(ladder_id), args=[
+        return int(self._set_waiting(keys=self._ending_keys(ladder_id, owner), args=[
             RUNNING, waiting_text(why), PROGRESS_MAXLEN, ladder_id, owner])) == 1
 
     def waiting_of(self, owners: set[str]) -> list[str]:
@@ -310,14 +331,14 @@ class LadderStore:
                 for ladder_id, owner in raw.items()}
 
     @staticmethod
-    def _ending_keys(ladder_id: str) -> list[str]:
+    def _ending_keys(ladder_id: str, owner: str) -> list[str]:
         return [keys.ladder(ladder_id), keys.ladder(ladder_id, "progress"),
-                keys.WAITING_LADDERS]
+                keys.WAITING_LADDERS, keys.user(owner, "ladders")]
 
-    def conclude(self, ladder_id: str, final: ladder_pb2.SprtState) -> bool:
+    def conclude(self, ladder_id: str, owner: str, final: ladder_pb2.SprtState) -> bool:
         """Finish a running SPRT ladder with its verdict (once: False if it was not
         running); its games still in flight are the caller's to cancel."""
-        return int(self._conclude(keys=self._ending_keys(ladder_id), args=[
+        return int(self._conclude(keys=self._ending_keys(ladder_id, owner), args=[
             RUNNING, FINISHED, PROGRESS_MAXLEN, final.SerializeToString(), ladder_id])) == 1
 
     def planned_games(self, ladder_id: str) -> dict[str, int]:
