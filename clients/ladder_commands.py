@@ -176,7 +176,8 @@ def add_ladder_game_options(parser: argparse.ArgumentParser, counted: bool = Tru
     parser.add_argument("--openings-file", type=Path, default=None, metavar="FILE",
                         help=f"the ladder's own openings instead of a suite: one a line, "
                              f"moves from the start such as 'f5 d6 c3' or 'f5d6c3' ('#' "
-                             f"starts a comment; at most {MAX_CUSTOM_OPENINGS} openings of "
+                             f"starts a comment, '|' a note: `arena engine openings` "
+                             f"writes such files; at most {MAX_CUSTOM_OPENINGS} openings of "
                              f"{MAX_CUSTOM_MOVES} moves; - reads standard input)")
     add_time_options(parser)
     add_adjudication_option(parser)
@@ -229,7 +230,8 @@ def own_openings(args: argparse.Namespace) -> list[ladder_pb2.LadderOpening]:
     spec = game_spec(args)
     openings: list[ladder_pb2.LadderOpening] = []
     for number, line in enumerate(read_text_file(path, "openings").splitlines(), 1):
-        words = line.split("#", 1)[0].replace(",", " ").split()
+        # What follows a '|' is a note (`arena engine openings` writes the judge's score).
+        words = line.split("#", 1)[0].split("|", 1)[0].replace(",", " ").split()
         if not words:
             continue
         if len(openings) == MAX_CUSTOM_OPENINGS:

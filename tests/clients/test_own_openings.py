@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+import arena.openings
 from arena.errors import InvalidArgumentError
 from arena.games import game
 from arena.games.othello import OthelloBoard
-from arena.openings import MAX_CUSTOM_MOVES, MAX_CUSTOM_OPENINGS
+from arena.openings import MAX_CUSTOM_MOVES, MAX_CUSTOM_OPENINGS, load_suite
 from arena.v1 import common_pb2, ladder_pb2
 from tests.clients.conftest import InProcessStack, ok, one_line_error
 
@@ -69,6 +70,24 @@ def test_a_ladder_plays_its_own_openings_each_with_both_colours(cli_stack: InPro
     games = json.loads(ok(cli_stack.run("match", "list", "--ladder", tested["id"], "--json")))
     assert Counter(tuple(json.loads(ok(cli_stack.run("match", "show", g["id"], "--json")))
                          ["config"]["opening"]) for g in games) == {_squares("d3 c5 f6"): 2}
+
+
+def test_a_file_of_arena_engine_openings_is_a_ladders_openings(cli_stack: InProcessStack,
+                                                                tmp_path: Path) -> None:
+    """What `arena engine openings gomoku` writes (comments, then 'h8i9g7 | score' lines)
+    is an openings file as it is: here the shipped gomoku-wide15 suite, made that way."""
+    _register(cli_stack, "sharpmoku-normal", "kai", "lux")
+    path = Path(arena.openings.__file__).parent / "gomoku-wide15.txt"
+    made = json.loads(ok(cli_stack.run("ladder", "create", "kai", "lux", "--openings-file",
+                                       str(path), "--games-per-pairing", "2", "--json")))
+    try:
+        suite = load_suite("gomoku-wide15")
+        assert made["config"]["opening_suite"] == "custom"
+        assert made["config"]["game"]["board_size"] == 15
+        assert [tuple(o["moves"]) for o in made["config"]["openings"]] == [
+            o.moves for o in suite.openings]
+    finally:
+        ok(cli_stack.run("ladder", "cancel", made["id"]))
 
 
 def _random_othello_game(moves: int, seed: int) -> str:
