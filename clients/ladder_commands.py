@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -48,7 +47,7 @@ from arena.clock import clock_label
 from arena.documents import read_json
 from arena.errors import InvalidArgumentError, NotFoundError
 from arena.games import GAME_NAMES, GameError, Position, game
-from arena.openings import MAX_CUSTOM_MOVES, MAX_CUSTOM_OPENINGS
+from arena.openings import MAX_CUSTOM_MOVES, MAX_CUSTOM_OPENINGS, move_words
 from arena.records import match_position
 from arena.text import printable
 from arena.textboard import (
@@ -214,9 +213,6 @@ def rounding_note(asked: int, stored: int) -> str:
     return ""
 
 
-_MOVE_WORD = re.compile(r"[A-Za-z]+[0-9]*")  # a move's name: 'f5', 'h12', 'pass'
-
-
 def own_openings(args: argparse.Namespace) -> list[ladder_pb2.LadderOpening]:
     """``--openings-file``: each line's moves, played out here so that an error names its
     line (the ladder service checks them again)."""
@@ -230,8 +226,7 @@ def own_openings(args: argparse.Namespace) -> list[ladder_pb2.LadderOpening]:
     spec = game_spec(args)
     openings: list[ladder_pb2.LadderOpening] = []
     for number, line in enumerate(read_text_file(path, "openings").splitlines(), 1):
-        # What follows a '|' is a note (`arena engine openings` writes the judge's score).
-        words = line.split("#", 1)[0].split("|", 1)[0].replace(",", " ").split()
+        words = move_words(line)
         if not words:
             continue
         if len(openings) == MAX_CUSTOM_OPENINGS:
@@ -239,18 +234,16 @@ def own_openings(args: argparse.Namespace) -> list[ladder_pb2.LadderOpening]:
                                        f"{MAX_CUSTOM_OPENINGS} openings (line {number})")
         position = game(spec.kind).new_position(spec.variant, spec.board_size)
         moves: list[int] = []
-        for word in words:
-            names = _MOVE_WORD.findall(word)
-            for name in names if "".join(names) == word else [word]:
-                if len(moves) == MAX_CUSTOM_MOVES:
-                    raise InvalidArgumentError(f"{source} line {number}: more "
-                                               f"than {MAX_CUSTOM_MOVES} moves")
-                try:
-                    moves.append(position.parse_move(name))
-                    position.push(moves[-1])
-                except GameError as exc:
-                    raise InvalidArgumentError(f"{source} line {number}, move "
-                                               f"{len(moves) + 1}: {exc}") from None
+        for name in words:
+            if len(moves) == MAX_CUSTOM_MOVES:
+                raise InvalidArgumentError(f"{source} line {number}: more "
+                                           f"than {MAX_CUSTOM_MOVES} moves")
+            try:
+                moves.append(position.parse_move(name))
+                position.push(moves[-1])
+            except GameError as exc:
+                raise InvalidArgumentError(f"{source} line {number}, move "
+                                           f"{len(moves) + 1}: {exc}") from None
         if position.is_game_over():
             raise InvalidArgumentError(f"{source} line {number}: the opening "
                                        "leaves no game to play")

@@ -13,6 +13,7 @@ from arena.openings.suites import (
     UnknownSuiteError,
     custom_suite,
     load_suite,
+    move_words,
     select_openings,
     start_position_after,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "custom_suite",
     "distinct_openings",
     "load_suite",
+    "move_words",
     "select_openings",
     "start_position_after",
 ]

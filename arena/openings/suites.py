@@ -136,6 +136,21 @@ def _gomoku(name: str) -> OpeningSuite:
     return OpeningSuite(name, "gomoku", "freestyle", GOMOKU_BALANCED_SIZE, openings)
 
 
+_MOVE_NAME = re.compile(r"[A-Za-z]+[0-9]*")  # 'f5', 'h12', 'pass'
+
+
+def move_words(text: str) -> list[str]:
+    """The move names in one opening's text: separated by spaces or commas, or written
+    together (``f5d6c3``, ``h8i9``; a word that is no run of names is kept whole, for the
+    rules to name what is wrong with it). What follows a ``#`` (a comment) or a ``|`` (a
+    note: ``arena engine openings`` writes the judge's score there) is no move."""
+    words = []
+    for word in text.split("#", 1)[0].split("|", 1)[0].replace(",", " ").split():
+        names = _MOVE_NAME.findall(word)
+        words += names if "".join(names) == word else [word]
+    return words
+
+
 def custom_suite(game: str, variant: str, size: int,
                  openings: list[list[int]]) -> tuple[OpeningSuite, list[tuple[str, str]]]:
     """A ladder's own ``openings`` (moves from the start of ``game``'s ``variant`` on a

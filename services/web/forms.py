@@ -14,7 +14,7 @@ from arena.bots.validation import BOT_REF_FORM, split_bot_ref
 from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import GAME_NAMES, GameError
 from arena.games import game as rules
-from arena.openings import MAX_CUSTOM_OPENINGS
+from arena.openings import MAX_CUSTOM_OPENINGS, move_words
 from arena.text import bounded
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
@@ -153,7 +153,7 @@ def _moves(text: str, game: common_pb2.GameSpec) -> list[int]:
         return []
     position = rules(game.kind).new_position(game.variant or None, game.board_size or None)
     moves = []
-    for word in text.replace(",", " ").split():
+    for word in move_words(text):
         move = position.parse_move(word)
         position.push(move)
         moves.append(move)

@@ -526,14 +526,18 @@ def test_a_ladder_made_with_the_form_keeps_its_settings(web: WebStack, page: Any
 
 def test_a_ladder_of_its_own_openings_says_so_and_lists_them(web: WebStack,
                                                               page: Any) -> None:
-    status, _, reply = web.http.request(
-        "POST", "/api/ladders", {"bots": ["web-beginner", "web-intermediate"],
-                                 "openings": ["f5 d6 c3", "c4 c3"], "move_time_ms": 30_000},
-        token=USER_TOKEN)
-    assert status == 201, reply
-    ladder_id = json.loads(reply)["id"]
+    """Made with the form's openings of its own (written as the CLI's files take them),
+    the ladder's page says so and lists them."""
+    open_page(page, f"{web.url}/ladders")
+    page.click("text=New ladder")
+    for name in ("web-beginner", "web-intermediate"):
+        page.check(f".bot-picks input[value='{name}']")
+    page.fill("input[name=move_time_ms]", "30000")
+    page.fill("textarea[name=openings]", "f5d6c3   # compact\n\nc4, c3 | a note\n")
+    ladder_id = _submit_as_user(page, "Create ladder", f"{web.url}/ladders/*")
     try:
-        open_page(page, f"{web.url}/ladders/{ladder_id}")
+        config = web.client.get_standings(ladder_id).ladder.config
+        assert config.opening_suite == "custom" and len(config.openings) == 2
         shown = page.wait_for_selector("[data-testid='own-openings']")
         assert shown.text_content() == "openings: its own (2 openings)"
         assert shown.get_attribute("title") == "f5 d6 c3\nc4 c3"

@@ -18,6 +18,13 @@ function openingsText(ladder) {
     `openings: its own (${count} opening${count === 1 ? "" : "s"})`);
 }
 
+// The form's openings of its own: a line each, '#' comments and '|' notes aside (as the
+// CLI's --openings-file reads them); none: the suite's.
+function ownOpenings(text) {
+  return text.split("\n").map((line) => line.split("#")[0].split("|")[0].trim())
+    .filter((line) => line);
+}
+
 // "": the game's own (othello-balanced; gomoku-balanced15 on 15x15), as the CLI leaves it.
 const SUITES = [["", "the game's own"], "othello-balanced", "international", "gomoku-balanced15",
   "gomoku-wide15", "none"].map((s) => (Array.isArray(s) ? s : [s, s]));
@@ -125,6 +132,7 @@ async function toggleForm(container) {
     seed: h("input", { name: "seed", type: "number", min: 0, value: 0 }),
     trees: h("input", { name: "capture_trees", type: "checkbox" }),
     adjudicate: adjudicateInput(),
+    own: h("textarea", { name: "openings", rows: 3, placeholder: "optional: one opening a line, e.g. f5 d6 c3 (instead of a suite)" }),
   };
   async function loadPicks() {
     const bots = [];  // every page: a bot past the first 200 could not be picked
@@ -148,7 +156,8 @@ async function toggleForm(container) {
     const body = {
       name: inputs.name.value, game: inputs.game.value, size: othello ? 8 : Number(inputs.size.value),
       bots, format: inputs.format.value, games_per_pairing: Number(inputs.games.value),
-      opening_suite: inputs.suite.value, move_time_ms: Number(inputs.time.value),
+      opening_suite: inputs.suite.value, openings: ownOpenings(inputs.own.value),
+      move_time_ms: Number(inputs.time.value),
       game_time_ms: Number(inputs.gameTime.value), increment_ms: Number(inputs.increment.value),
       seed: Number(inputs.seed.value), capture_trees: inputs.trees.checked,
       adjudicate_empties: Number(inputs.adjudicate.value), request_id: requestId,
@@ -170,6 +179,7 @@ async function toggleForm(container) {
       field("Increment per move (ms)", inputs.increment), field("Seed", inputs.seed),
       field(ADJUDICATE_LABEL, inputs.adjudicate),
       h("label", { class: "check" }, inputs.trees, "Store search trees"),
+      h("label", { class: "wide" }, "Openings of its own", inputs.own),
       h("div", { class: "wide" }, h("h3", {}, "Bots"), picks)),
     message,
     h("div", { class: "row" }, h("button", { class: "primary", type: "submit" }, "Create ladder"),
