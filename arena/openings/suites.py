@@ -144,7 +144,7 @@ def move_words(text: str) -> list[str]:
     together (``f5d6c3``, ``h8i9``; a word that is no run of names is kept whole, for the
     rules to name what is wrong with it). What follows a ``#`` (a comment) or a ``|`` (a
     note: ``arena engine openings`` writes the judge's score there) is no move."""
-    words = []
+    words: list[str] = []
     for word in text.split("#", 1)[0].split("|", 1)[0].replace(",", " ").split():
         names = _MOVE_NAME.findall(word)
         words += names if "".join(names) == word else [word]
