@@ -152,8 +152,7 @@ redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'status', ARGV[2])
 return 1
 """
 
-# KEYS: ladder, progress, waiting ladders (, the owner's running ladders: not used here).
-# ARGV: running, why its next game waits ('' for
+# KEYS: ladder, progress, waiting ladders. ARGV: running, why its next game waits ('' for
 # nothing), progress max length, ladder id, owner. Writes only a change, and only while the
 # ladder runs (an ended ladder waits for nothing); a change adds a ``waiting`` entry to the
 # progress stream and enters or leaves the ladder in the waiting ladders. Returns 1 when it
@@ -316,7 +315,7 @@ class LadderStore:
         """Keep ``why`` the running ladder of ``owner`` waits for its next game ('' clears
         it), made one printable line of at most ``MAX_WAITING_CHARS``; True if that changed
         it (nothing is written otherwise)."""
-        return int(self._set_waiting(keys=self._ending_keys(ladder_id, owner), args=[
+        return int(self._set_waiting(keys=self._ending_keys(ladder_id, owner)[:3], args=[
             RUNNING, waiting_text(why), PROGRESS_MAXLEN, ladder_id, owner])) == 1
 
     def waiting_of(self, owners: set[str]) -> list[str]:
