@@ -281,7 +281,7 @@ def bot_record(client: ArenaClient, name: str) -> Json:
 
 def ladder_list(client: ArenaClient, page_token: str, limit: int) -> Json:
     page = client.list_ladders(page_size=limit, page_token=page_token)
-    return {"ladders": [ladder_json(ladder) for ladder in page.ladders],
+    return {"ladders": [ladder_json(ladder, openings=False) for ladder in page.ladders],
             "next_page_token": page.next_page_token or None}
 
 

@@ -72,7 +72,9 @@ def clock_json(tc: common_pb2.TimeControl) -> Json:
 # -- ladders -------------------------------------------------------------------------------
 
 
-def ladder_json(info: ladder_pb2.LadderInfo) -> Json:
+def ladder_json(info: ladder_pb2.LadderInfo, openings: bool = True) -> Json:
+    """A ladder; ``openings``: with its own openings by name (a list of ladders and the
+    progress events carry their count only: up to 256 openings of 40 moves each)."""
     config = info.config
     return {
         "id": info.id,
@@ -83,8 +85,9 @@ def ladder_json(info: ladder_pb2.LadderInfo) -> Json:
         "bots": [ref_text(bot) for bot in config.bots],
         "games_per_pairing": config.games_per_pairing,
         "opening_suite": config.opening_suite,
-        # A ladder's own openings ("custom"), each as its moves' names; else [].
-        "openings": own_openings_json(config),
+        # A ladder's own openings ("custom"): how many, and each as its moves' names.
+        "openings_count": len(config.openings),
+        **({"openings": own_openings_json(config)} if openings else {}),
         **clock_json(config.time_control),
         "capture_trees": config.capture_trees,
         "adjudicate_empties": config.adjudicate_empties,
@@ -156,7 +159,7 @@ def standings_json(standings: ladder_pb2.Standings) -> Json:
 
 
 def progress_json(progress: ladder_pb2.LadderProgress) -> Json:
-    return {"ladder": ladder_json(progress.ladder),
+    return {"ladder": ladder_json(progress.ladder, openings=False),
             "finished_match_id": progress.finished_match_id or None}
 
 

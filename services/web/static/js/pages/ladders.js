@@ -12,9 +12,9 @@ import { ADJUDICATE_LABEL, adjudicateInput, resultCell } from "./matches.js";
 
 // A suite by its name; a ladder's own openings by their count, each listed on hover.
 function openingsText(ladder) {
-  if (!ladder.openings.length) return h("span", {}, `openings: ${ladder.opening_suite || "none"}`);
-  const count = ladder.openings.length;
-  return h("span", { title: ladder.openings.join("\n"), "data-testid": "own-openings" },
+  const count = ladder.openings_count;
+  if (!count) return h("span", {}, `openings: ${ladder.opening_suite || "none"}`);
+  return h("span", { title: (ladder.openings || []).join("\n"), "data-testid": "own-openings" },
     `openings: its own (${count} opening${count === 1 ? "" : "s"})`);
 }
 
