@@ -502,14 +502,19 @@ def test_a_bot_is_asked_for_its_move_from_the_match_page(web: WebStack, page: An
     page.problems.errors.clear()
 
 
-def test_a_ladder_made_with_the_form_keeps_its_settings(web: WebStack, page: Any) -> None:
-    """The New ladder form: two bots picked, a move time and an adjudication reach the
-    ladder service as typed."""
+def _new_ladder_form(web: WebStack, page: Any, move_time_ms: int) -> None:
+    """The New ladder form open, the two Othello bots picked, the move time typed."""
     open_page(page, f"{web.url}/ladders")
     page.click("text=New ladder")
     for name in ("web-beginner", "web-intermediate"):
         page.check(f".bot-picks input[value='{name}']")
-    page.fill("input[name=move_time_ms]", "1500")
+    page.fill("input[name=move_time_ms]", str(move_time_ms))
+
+
+def test_a_ladder_made_with_the_form_keeps_its_settings(web: WebStack, page: Any) -> None:
+    """The New ladder form: two bots picked, a move time and an adjudication reach the
+    ladder service as typed."""
+    _new_ladder_form(web, page, move_time_ms=1500)
     page.fill("input[name=adjudicate_empties]", "14")
     # The suite starts at the game's own, left to the ladder service as the CLI leaves it.
     assert page.eval_on_selector("select[name=opening_suite]", "s => s.value") == ""
@@ -528,11 +533,7 @@ def test_a_ladder_of_its_own_openings_says_so_and_lists_them(web: WebStack,
                                                               page: Any) -> None:
     """Made with the form's openings of its own (written as the CLI's files take them),
     the ladder's page says so and lists them."""
-    open_page(page, f"{web.url}/ladders")
-    page.click("text=New ladder")
-    for name in ("web-beginner", "web-intermediate"):
-        page.check(f".bot-picks input[value='{name}']")
-    page.fill("input[name=move_time_ms]", "30000")
+    _new_ladder_form(web, page, move_time_ms=30_000)
     page.fill("textarea[name=openings]", "f5d6c3   # compact\n\nc4, c3 | a note\n")
     ladder_id = _submit_as_user(page, "Create ladder", f"{web.url}/ladders/*")
     try:
