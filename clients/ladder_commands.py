@@ -46,8 +46,14 @@ from arena.clients.sdk import ArenaClient
 from arena.clock import clock_label
 from arena.documents import read_json
 from arena.errors import InvalidArgumentError, NotFoundError
-from arena.games import GAME_NAMES, GameError, Position, game
-from arena.openings import MAX_CUSTOM_MOVES, MAX_CUSTOM_OPENINGS, move_words
+from arena.games import GAME_NAMES, Position, game
+from arena.openings import (
+    MAX_CUSTOM_MOVES,
+    MAX_CUSTOM_OPENINGS,
+    OpeningMoveError,
+    move_words,
+    play_opening,
+)
 from arena.records import match_position
 from arena.text import printable
 from arena.textboard import (
@@ -226,24 +232,20 @@ def own_openings(args: argparse.Namespace) -> list[ladder_pb2.LadderOpening]:
     spec = game_spec(args)
     openings: list[ladder_pb2.LadderOpening] = []
     for number, line in enumerate(read_text_file(path, "openings").splitlines(), 1):
-        words = move_words(line)
-        if not words:
+        if not move_words(line):
             continue
         if len(openings) == MAX_CUSTOM_OPENINGS:
             raise InvalidArgumentError(f"{source}: more than "
                                        f"{MAX_CUSTOM_OPENINGS} openings (line {number})")
         position = game(spec.kind).new_position(spec.variant, spec.board_size)
-        moves: list[int] = []
-        for name in words:
-            if len(moves) == MAX_CUSTOM_MOVES:
-                raise InvalidArgumentError(f"{source} line {number}: more "
-                                           f"than {MAX_CUSTOM_MOVES} moves")
-            try:
-                moves.append(position.parse_move(name))
-                position.push(moves[-1])
-            except GameError as exc:
-                raise InvalidArgumentError(f"{source} line {number}, move "
-                                           f"{len(moves) + 1}: {exc}") from None
+        try:
+            moves = play_opening(position, line)
+        except OpeningMoveError as exc:
+            raise InvalidArgumentError(f"{source} line {number}, move {exc.number}: "
+                                       f"{exc}") from None
+        if len(moves) > MAX_CUSTOM_MOVES:
+            raise InvalidArgumentError(f"{source} line {number}: more "
+                                       f"than {MAX_CUSTOM_MOVES} moves")
         if position.is_game_over():
             raise InvalidArgumentError(f"{source} line {number}: the opening "
                                        "leaves no game to play")

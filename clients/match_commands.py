@@ -46,6 +46,7 @@ from arena.engine.api import TreeNode
 from arena.errors import InvalidArgumentError, NotFoundError
 from arena.formats import Replay
 from arena.games import GAME_NAMES, GAMES, PASS, GameError, Position, game
+from arena.openings import play_opening
 from arena.records import configured_start, native_replay, read_record
 from arena.textboard import legal_marks, move_names, render_board, render_tree
 from arena.v1 import common_pb2, match_pb2, referee_pb2
@@ -255,11 +256,7 @@ def _match_config(args: argparse.Namespace) -> match_pb2.MatchConfig:
         start = read_position_file(args.start_file, "start position")
         origin = f"start position file {args.start_file}"
     spec, position = start_of(args, start, origin)
-    opening: list[int] = []
-    for word in args.opening.replace(",", " ").split():
-        move = position.parse_move(word)
-        position.push(move)
-        opening.append(move)
+    opening = play_opening(position, args.opening)
     return match_pb2.MatchConfig(
         game=spec, black=parse_bot_ref(args.black), white=parse_bot_ref(args.white),
         start_position=start, opening=opening,

@@ -151,6 +151,27 @@ def move_words(text: str) -> list[str]:
     return words
 
 
+class OpeningMoveError(GameError):
+    """A move of an opening that cannot be played; ``number`` counts the moves from 1."""
+
+    def __init__(self, number: int, message: str) -> None:
+        super().__init__(message)
+        self.number = number
+
+
+def play_opening(position: Position, text: str) -> list[int]:
+    """Play the moves ``text`` names (``move_words``) on ``position``; their squares. One
+    that cannot be played raises ``OpeningMoveError`` with the rules' own words."""
+    moves: list[int] = []
+    for word in move_words(text):
+        try:
+            moves.append(position.parse_move(word))
+            position.push(moves[-1])
+        except GameError as exc:
+            raise OpeningMoveError(len(moves) + 1, str(exc)) from None
+    return moves
+
+
 def custom_suite(game: str, variant: str, size: int,
                  openings: list[list[int]]) -> tuple[OpeningSuite, list[tuple[str, str]]]:
     """A ladder's own ``openings`` (moves from the start of ``game``'s ``variant`` on a

@@ -14,7 +14,7 @@ from arena.bots.validation import BOT_REF_FORM, split_bot_ref
 from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import GAME_NAMES, GameError
 from arena.games import game as rules
-from arena.openings import MAX_CUSTOM_OPENINGS, move_words
+from arena.openings import MAX_CUSTOM_OPENINGS, play_opening
 from arena.text import bounded
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
@@ -150,14 +150,9 @@ def own_openings(body: Body, game: common_pb2.GameSpec) -> list[ladder_pb2.Ladde
 def _moves(text: str, game: common_pb2.GameSpec) -> list[int]:
     """The squares of moves by name, each played from the start (GameError if one cannot be)."""
     if not text.strip():
-        return []
+        return []  # nothing to play: the game's own checks are the services'
     position = rules(game.kind).new_position(game.variant or None, game.board_size or None)
-    moves = []
-    for word in move_words(text):
-        move = position.parse_move(word)
-        position.push(move)
-        moves.append(move)
-    return moves
+    return play_opening(position, text)
 
 
 def request_id(data: object) -> str:
