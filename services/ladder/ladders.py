@@ -366,11 +366,11 @@ class Ladders:
         waiting ladders wait on untried (each would be refused the same way): a user with
         thousands of waiting ladders cost a refused CreateMatch for each of them after every
         game of theirs, and every other user's ladders waited behind those calls."""
-        waiting = self.store.waiting_owners()
-        full: set[str] = set()
+        full: set[str] = set()  # owners the referee refused this round
+        waiting: dict[str, str] = {}  # read once some owner is full: most rounds need none
         scheduled = 0
         for ladder_id in sorted(ladder_ids):
-            if waiting.get(ladder_id) in full:
+            if full and waiting.get(ladder_id) in full:
                 continue
             try:
                 made, refusal = self._schedule(ladder_id)
@@ -380,6 +380,7 @@ class Ladders:
             scheduled += made
             if isinstance(refusal, ResourceExhaustedError):
                 full.add(self.plan(ladder_id).owner)
+                waiting = waiting or self.store.waiting_owners()
         return scheduled
 
     # -- results ---------------------------------------------------------------------------

@@ -165,11 +165,14 @@ def get_only(handler: Handler) -> Handler:
     with no body."""
     async def checked(request: Request) -> Response:
         if request.method != "GET":
-            return JSONResponse({"error": {"status": "method-not-allowed",
-                                           "message": "a live stream is read with GET"}},
-                                status_code=405, headers={"allow": "GET"})
+            return method_not_allowed("a live stream is read with GET", ["GET"])
         return await handler(request)
     return checked
+
+
+def method_not_allowed(message: str, allowed: list[str]) -> JSONResponse:
+    return JSONResponse({"error": {"status": "method-not-allowed", "message": message}},
+                        status_code=405, headers={"allow": ", ".join(allowed)})
 
 
 def checked_int(name: str, text: str | None, default: int, low: int, high: int) -> int:
@@ -592,11 +595,8 @@ async def api_unrouted(routes: list[Route], scope: Scope, receive: Receive,
                       if route.methods and route.matches(outer)[0] is Match.PARTIAL
                       for method in route.methods})
     if allowed:
-        response = JSONResponse(
-            {"error": {"status": "method-not-allowed",
-                       "message": f"{scope['method'][:16]} is not taken here; "
-                                  f"this address takes {', '.join(allowed)}"}},
-            status_code=405, headers={"allow": ", ".join(allowed)})
+        response = method_not_allowed(f"{scope['method'][:16]} is not taken here; this "
+                                      f"address takes {', '.join(allowed)}", allowed)
     else:
         response = JSONResponse({"error": {"status": "not-found", "message": "no such API"}},
                                 status_code=404)

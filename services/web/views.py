@@ -16,7 +16,8 @@ from arena.clients.common import sprt_verdict
 from google.protobuf import json_format, timestamp_pb2
 
 from arena.clock import change_ms
-from arena.games import PASS, Color, GameError, Position, new_position, position_from_text
+from arena.games import PASS, Color, GameError, Position, position_from_text
+from arena.games import game as rules
 from arena.records import configured_start, export_formats
 from arena.textboard import move_names
 from arena.v1 import bots_pb2, common_pb2, engine_pb2, ladder_pb2, match_pb2
@@ -105,8 +106,8 @@ def ladder_json(info: ladder_pb2.LadderInfo, openings: bool = True) -> Json:
 def own_openings_json(config: ladder_pb2.LadderConfig) -> list[str]:
     if not config.openings:
         return []
-    start = new_position(GAME_NAMES[config.game.kind], config.game.variant or None,
-                         config.game.board_size or None)
+    start = rules(config.game.kind).new_position(config.game.variant or None,
+                                                 config.game.board_size or None)
     return [" ".join(move_names(start, opening.moves)) for opening in config.openings]
 
 

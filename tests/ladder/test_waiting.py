@@ -448,6 +448,6 @@ def test_a_user_runs_at_most_running_ladders_at_once(
                  == ladder_pb2.LADDER_STATUS_FINISHED)
         fourth = create_ladder(ladder, _config(2))
         assert {third.status, fourth.status} == {ladder_pb2.LADDER_STATUS_RUNNING}
-        assert LadderStore(redis_client).running_of("alice") == 2
+        assert redis_client.scard(keys.user("alice", "ladders")) == 2
     finally:
         ladder.stop()

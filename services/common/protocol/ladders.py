@@ -215,10 +215,6 @@ class LadderStore:
                            [info.SerializeToString(), info.games_total, created_ms, RUNNING,
                             most_running])
 
-    def running_of(self, owner: str) -> int:
-        """How many running ladders ``owner`` has (those made since the count was kept)."""
-        return int(self.client.scard(keys.user(owner, "ladders")))
-
     def delete(self, ladder_id: str, owner: str) -> None:
         """Forget a ladder entirely (its creation failed half-way)."""
         with self.client.pipeline(transaction=True) as pipe:
