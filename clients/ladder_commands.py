@@ -40,7 +40,7 @@ from arena.clients.common import (
     time_control,
     to_dict,
 )
-from arena.clients.match_commands import print_tree, start_of
+from arena.clients.match_commands import game_label, print_tree, start_of
 from arena.clients.sdk import ArenaClient
 
 from arena.clock import clock_label
@@ -336,6 +336,7 @@ def print_standings(standings: ladder_pb2.Standings) -> None:
     status = enum_name(ladder.status, "LADDER_STATUS_", ladder_pb2.LadderStatus)
     label = f" ({ladder.config.name})" if ladder.config.name else ""
     print(f"ladder {ladder.id}{label}: {status}, {games_done_text(ladder)}")
+    print(f"played: {conditions_text(ladder.config)}")
     if ladder.waiting:
         print(waiting_line(ladder))
     if ladder.config.format == ladder_pb2.LADDER_FORMAT_SPRT:
@@ -404,6 +405,17 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     status = enum_name(ladder.status, "LADDER_STATUS_", ladder_pb2.LadderStatus)
     print(f"ladder {ladder.id}: {status}, {games_done_text(ladder)}")
     return 0
+
+
+def conditions_text(config: ladder_pb2.LadderConfig) -> str:
+    """What the standings were played under: the game, the openings and the clock."""
+    if config.openings:
+        openings = f"its own {len(config.openings)} openings"
+    elif config.opening_suite in ("", "none"):
+        openings = "no openings (every game from the start)"
+    else:
+        openings = f"openings {config.opening_suite}"
+    return f"{game_label(config.game)}, {openings}, {clock_label(config.time_control)}"
 
 
 def games_done_text(ladder: ladder_pb2.LadderInfo) -> str:

@@ -114,7 +114,9 @@ def test_a_cancelled_ladder_says_how_many_games_are_void(cli_stack: InProcessSta
     expected = f"40 games over ({void} void: no result)"
     expected = f"{done}/{expected}" + (f"; {40 - done} never started" if done < 40 else "")
     assert said == f"ladder {created['id']}: cancelled, {expected}"
-    assert f"cancelled, {expected}" in ok(cli_stack.run("ladder", "standings", created["id"]))
+    standings = ok(cli_stack.run("ladder", "standings", created["id"]))
+    assert f"cancelled, {expected}" in standings
+    assert "played: othello standard 8x8, openings othello-balanced, 2,000 ms a move" in standings
 
 
 def test_analyze_takes_the_variant_from_the_position(cli_stack: InProcessStack) -> None:

@@ -50,7 +50,9 @@ def test_a_ladder_plays_its_own_openings_each_with_both_colours(cli_stack: InPro
     expected = [_squares("f5 d6 c3"), _squares("f5 d6 c5"), _squares("c4 c3")]
     assert [tuple(o["moves"]) for o in config["openings"]] == expected
     assert created["games_total"] == 6  # each opening twice for the one pair
-    ok(cli_stack.run("ladder", "watch", created["id"]))
+    watched = ok(cli_stack.run("ladder", "watch", created["id"]))
+    # the standings say what they were played under
+    assert "played: othello standard 8x8, its own 3 openings, 500 ms a move" in watched
     played: dict[tuple[int, ...], list[str]] = {}
     for summary in json.loads(ok(cli_stack.run("match", "list", "--ladder", created["id"],
                                                "--json"))):
