@@ -14,7 +14,7 @@ from arena.bots.validation import BOT_REF_FORM, split_bot_ref
 from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import GAME_NAMES, GameError
 from arena.games import game as rules
-from arena.openings import MAX_CUSTOM_OPENINGS, play_opening
+from arena.openings import MAX_CUSTOM_OPENINGS, OpeningMoveError, play_opening
 from arena.text import bounded
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
 
@@ -124,8 +124,13 @@ def opening_moves(body: Body, game: common_pb2.GameSpec) -> list[int]:
     try:
         return _moves(text, game)
     except GameError as exc:
-        body.bad("opening", str(exc))
+        body.bad("opening", _opening_problem(exc))
         return []
+
+
+def _opening_problem(exc: GameError) -> str:
+    """What is wrong with an opening, naming the move (counted from 1) that is."""
+    return f"move {exc.number}: {exc}" if isinstance(exc, OpeningMoveError) else str(exc)
 
 
 def own_openings(body: Body, game: common_pb2.GameSpec) -> list[ladder_pb2.LadderOpening]:
@@ -143,7 +148,7 @@ def own_openings(body: Body, game: common_pb2.GameSpec) -> list[ladder_pb2.Ladde
         try:
             openings.append(ladder_pb2.LadderOpening(moves=_moves(text, game)))
         except GameError as exc:
-            body.bad(f"openings[{index}]", str(exc))
+            body.bad(f"openings[{index}]", _opening_problem(exc))
     return openings
 
 
@@ -200,7 +205,8 @@ def ladder_config(data: object) -> ladder_pb2.LadderConfig:
     config = ladder_pb2.LadderConfig(
         name=body.get("name", str, ""), game=game, bots=[bot_ref(body, "bots", n) for n in names],
         format=FORMATS[ladder_format],
-        games_per_pairing=body.get("games_per_pairing", int, 2, _between(1, 1000)),
+        # 0: every opening (the suite's or its own) twice, colours swapped
+        games_per_pairing=body.get("games_per_pairing", int, 2, _between(0, 1000)),
         # Left out: the ladder service fills in the game's own, as for the CLI and the SDK.
         opening_suite=body.get("opening_suite", str, ""), openings=own_openings(body, game),
         time_control=time_control(body), seed=body.get("seed", int, 0, _between(0, 2**62)),

@@ -523,10 +523,20 @@ def test_a_ladder_of_its_own_openings_is_made_and_shown_and_bad_ones_named(
             "POST", "/api/ladders", {**body, "openings": openings}, token=USER_TOKEN)
         assert status == 400, reply
         assert {f["field"] for f in error_of(reply)["fields"]} == fields, reply
+        if "openings[0]" in fields:  # the form's lines: which move of one is wrong
+            (first,) = [f for f in error_of(reply)["fields"] if f["field"] == "openings[0]"]
+            assert first["description"].startswith("move 2: "), first
     assert "41 moves; at most 40" in reply.decode()
     status, _, reply = web.http.request(
         "POST", "/api/ladders", {**body, "opening_suite": "othello-balanced"}, token=USER_TOKEN)
     assert status == 400 and "not both" in reply.decode(), reply
+    # 0 games per pairing: every opening twice, colours swapped (the form's "every opening")
+    status, _, reply = web.http.request(
+        "POST", "/api/ladders", {**body, "games_per_pairing": 0}, token=USER_TOKEN)
+    assert status == 201, reply
+    every = json.loads(reply)
+    web.http.request("POST", f"/api/ladders/{every['id']}/cancel", {}, token=USER_TOKEN)
+    assert every["games_per_pairing"] == 4 and every["games_total"] == 4
 
 
 def test_a_ladder_left_without_a_suite_plays_the_games_own_as_from_the_cli(

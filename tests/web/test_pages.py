@@ -532,13 +532,18 @@ def test_a_ladder_made_with_the_form_keeps_its_settings(web: WebStack, page: Any
 def test_a_ladder_of_its_own_openings_says_so_and_lists_them(web: WebStack,
                                                               page: Any) -> None:
     """Made with the form's openings of its own (written as the CLI's files take them),
-    the ladder's page says so and lists them."""
+    the ladder's page says so and lists them; "every opening" plays each of them twice (the
+    games per pairing typed would have played only the first)."""
     _new_ladder_form(web, page, move_time_ms=30_000)
     page.fill("textarea[name=openings]", "f5d6c3   # compact\n\nc4, c3 | a note\n")
+    page.check("input[name=every_opening]")
+    assert page.is_disabled("input[name=games_per_pairing]")
     ladder_id = _submit_as_user(page, "Create ladder", f"{web.url}/ladders/*")
     try:
-        config = web.client.get_standings(ladder_id).ladder.config
+        ladder = web.client.get_standings(ladder_id).ladder
+        config = ladder.config
         assert config.opening_suite == "custom" and len(config.openings) == 2
+        assert config.games_per_pairing == 4 and ladder.games_total == 4
         shown = page.wait_for_selector("[data-testid='own-openings']")
         assert shown.text_content() == "openings: its own (2 openings)"
         assert shown.get_attribute("title") == "f5 d6 c3\nc4 c3"

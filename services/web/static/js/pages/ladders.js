@@ -125,6 +125,8 @@ async function toggleForm(container) {
     size: h("select", { name: "size" }, [15, 9, 19].map((n) => h("option", { value: n }, `${n}\u00d7${n} (Gomoku)`))),
     format: h("select", { name: "format" }, h("option", { value: "round-robin" }, "Round robin"), h("option", { value: "gauntlet" }, "Gauntlet (first bot vs the field)")),
     games: h("input", { name: "games_per_pairing", type: "number", min: 1, max: 1000, value: 2 }),
+    every: h("input", { name: "every_opening", type: "checkbox",
+      onchange: () => { inputs.games.disabled = inputs.every.checked; } }),
     suite: h("select", { name: "opening_suite" }, SUITES.map(([value, label]) => h("option", { value }, label))),
     time: h("input", { name: "move_time_ms", type: "number", min: 1, value: 1000 }),
     gameTime: h("input", { name: "game_time_ms", type: "number", min: 0, value: 0 }),
@@ -155,7 +157,7 @@ async function toggleForm(container) {
     const othello = inputs.game.value === "othello";
     const body = {
       name: inputs.name.value, game: inputs.game.value, size: othello ? 8 : Number(inputs.size.value),
-      bots, format: inputs.format.value, games_per_pairing: Number(inputs.games.value),
+      bots, format: inputs.format.value, games_per_pairing: inputs.every.checked ? 0 : Number(inputs.games.value),
       opening_suite: inputs.suite.value, openings: ownOpenings(inputs.own.value),
       move_time_ms: Number(inputs.time.value),
       game_time_ms: Number(inputs.gameTime.value), increment_ms: Number(inputs.increment.value),
@@ -174,6 +176,7 @@ async function toggleForm(container) {
     h("div", { class: "form-grid" },
       field("Name", inputs.name), field("Game", inputs.game), field("Board", inputs.size),
       field("Format", inputs.format), field("Games per pairing", inputs.games),
+      h("label", { class: "check" }, inputs.every, "Every opening, twice (colours swapped)"),
       field("Openings", inputs.suite), field("Move time (ms)", inputs.time),
       field("Game time per side (ms, 0: none)", inputs.gameTime),
       field("Increment per move (ms)", inputs.increment), field("Seed", inputs.seed),
