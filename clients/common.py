@@ -202,14 +202,17 @@ def print_json_line(value: Message | dict[str, Any]) -> None:
     print(json.dumps(data), flush=True)
 
 
-def print_usage(usage: referee_pb2.Usage | registry_pb2.BotUsage, of_what: str,
+def print_usage(usage: referee_pb2.Usage | registry_pb2.BotUsage | ladder_pb2.LadderUsage,
+                of_what: str,
                 rows: Iterable[tuple[str, int, int, str]], as_json: bool) -> None:
-    """What a user uses of their quotas, as `arena match usage` and `arena bot usage` show
-    it: ``usage`` as JSON, or a title (whose ``of_what``),
+    """What a user uses of their quotas, as `arena match usage`, `arena bot usage` and
+    `arena ladder usage` show it: ``usage`` as JSON, or a title (whose ``of_what``),
     then a line per quota from ``rows``: its label, what is used, the limit (0: none) and
     the quota's name."""
-    if as_json:
-        print_json(usage)
+    if as_json:  # every figure, 0 too: a script reads a key, not its absence
+        print(json.dumps(json_format.MessageToDict(
+            usage, preserving_proto_field_name=True,
+            always_print_fields_with_no_presence=True), indent=2))
         return
     print(f"{printable(usage.user)}'s {of_what}")
     for label, used, limit, quota in rows:

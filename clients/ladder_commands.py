@@ -31,6 +31,7 @@ from arena.clients.common import (
     parse_bot_ref,
     print_json,
     print_json_line,
+    print_usage,
     read_text_file,
     settle_game,
     sprt_line,
@@ -116,6 +117,13 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     cancel = cmds.add_parser("cancel", help="cancel the games not yet played")
     cancel.add_argument("ladder_id")
     cancel.set_defaults(func=cmd_cancel)
+
+    usage = cmds.add_parser("usage", help="what your ladders use of your quotas (ladders "
+                                          "running)")
+    usage.add_argument("--user", type=given_text, default=None,
+                       help="another user's (admins only)")
+    add_json_flag(usage)
+    usage.set_defaults(func=cmd_usage)
 
     ratings = cmds.add_parser(
         "ratings", help="the arena's rating list: every ladder game of a game, pooled",
@@ -416,6 +424,15 @@ def conditions_text(config: ladder_pb2.LadderConfig) -> str:
     else:
         openings = f"openings {config.opening_suite}"
     return f"{game_label(config.game)}, {openings}, {clock_label(config.time_control)}"
+
+
+def cmd_usage(args: argparse.Namespace) -> int:
+    with client_from_args(args) as client:
+        usage = client.get_ladder_usage(args.user or "")
+    print_usage(usage, "ladders", [
+        ("running", usage.running_ladders, usage.running_ladders_limit, "running_ladders")],
+        args.json)
+    return 0
 
 
 def games_done_text(ladder: ladder_pb2.LadderInfo) -> str:

@@ -565,6 +565,12 @@ class ArenaClient:
         request = _request(ladder_pb2.GetStandingsRequest, ladder_id=ladder_id)
         return self._call("ladder", self._ladder().GetStandings, request)
 
+    def get_ladder_usage(self, user: str = "") -> ladder_pb2.LadderUsage:
+        """What a user's ladders use of their quotas (``user`` empty: the caller's; another
+        user's: admins only)."""
+        request = _request(ladder_pb2.GetLadderUsageRequest, user=user)
+        return self._call("ladder", self._ladder().GetUsage, request)
+
     def get_ratings(self, game: common_pb2.GameSpec,
                     clock: common_pb2.TimeControl | None = None) -> ladder_pb2.Ratings:
         """The arena's rating list of ``game`` (an empty variant or size: the default), of

@@ -591,6 +591,56 @@ class LadderProgress(_message.Message):
 Global___LadderProgress: _TypeAlias = LadderProgress  # noqa: Y015
 
 @_typing.final
+class GetLadderUsageRequest(_message.Message):
+    """GetUsage input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USER_FIELD_NUMBER: _builtins.int
+    user: _builtins.str
+    """Empty: the caller. Another user: admins only."""
+    def __init__(
+        self,
+        *,
+        user: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["user", b"user"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLadderUsageRequest: _TypeAlias = GetLadderUsageRequest  # noqa: Y015
+
+@_typing.final
+class LadderUsage(_message.Message):
+    """GetUsage output."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    USER_FIELD_NUMBER: _builtins.int
+    RUNNING_LADDERS_FIELD_NUMBER: _builtins.int
+    RUNNING_LADDERS_LIMIT_FIELD_NUMBER: _builtins.int
+    user: _builtins.str
+    running_ladders: _builtins.int
+    """Their ladders (version tests included) running now: the running_ladders quota."""
+    running_ladders_limit: _builtins.int
+    def __init__(
+        self,
+        *,
+        user: _builtins.str = ...,
+        running_ladders: _builtins.int = ...,
+        running_ladders_limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["running_ladders", b"running_ladders", "running_ladders_limit", b"running_ladders_limit", "user", b"user"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LadderUsage: _TypeAlias = LadderUsage  # noqa: Y015
+
+@_typing.final
 class ListLaddersRequest(_message.Message):
     """ListLadders input."""
 

@@ -65,6 +65,11 @@ class LadderStub:
                 request_serializer=arena_dot_v1_dot_ladder__pb2.GetRatingsRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_ladder__pb2.Ratings.FromString,
                 _registered_method=True)
+        self.GetUsage = channel.unary_unary(
+                '/arena.v1.Ladder/GetUsage',
+                request_serializer=arena_dot_v1_dot_ladder__pb2.GetLadderUsageRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_ladder__pb2.LadderUsage.FromString,
+                _registered_method=True)
 
 
 class LadderServicer:
@@ -115,6 +120,13 @@ class LadderServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetUsage(self, request, context):
+        """What a user's ladders use of their quotas.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LadderServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -147,6 +159,11 @@ def add_LadderServicer_to_server(servicer, server):
                     servicer.GetRatings,
                     request_deserializer=arena_dot_v1_dot_ladder__pb2.GetRatingsRequest.FromString,
                     response_serializer=arena_dot_v1_dot_ladder__pb2.Ratings.SerializeToString,
+            ),
+            'GetUsage': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetUsage,
+                    request_deserializer=arena_dot_v1_dot_ladder__pb2.GetLadderUsageRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_ladder__pb2.LadderUsage.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -312,6 +329,33 @@ class Ladder:
             '/arena.v1.Ladder/GetRatings',
             arena_dot_v1_dot_ladder__pb2.GetRatingsRequest.SerializeToString,
             arena_dot_v1_dot_ladder__pb2.Ratings.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetUsage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Ladder/GetUsage',
+            arena_dot_v1_dot_ladder__pb2.GetLadderUsageRequest.SerializeToString,
+            arena_dot_v1_dot_ladder__pb2.LadderUsage.FromString,
             options,
             channel_credentials,
             insecure,

@@ -48,6 +48,8 @@ class LadderStub:
     variant and board size, rated together by maximum likelihood (each pool of bots that
     games connect on its own).
     """
+    GetUsage: _grpc.UnaryUnaryMultiCallable[_ladder_pb2.GetLadderUsageRequest, _ladder_pb2.LadderUsage]
+    """What a user's ladders use of their quotas."""
 
 @_typing.type_check_only
 class LadderAsyncStub(LadderStub):
@@ -69,6 +71,8 @@ class LadderAsyncStub(LadderStub):
     variant and board size, rated together by maximum likelihood (each pool of bots that
     games connect on its own).
     """
+    GetUsage: _aio.UnaryUnaryMultiCallable[_ladder_pb2.GetLadderUsageRequest, _ladder_pb2.LadderUsage]  # type: ignore[assignment]
+    """What a user's ladders use of their quotas."""
 
 class LadderServicer(metaclass=_abc_1.ABCMeta):
     """Schedules ladders and computes their standings."""
@@ -123,5 +127,13 @@ class LadderServicer(metaclass=_abc_1.ABCMeta):
         variant and board size, rated together by maximum likelihood (each pool of bots that
         games connect on its own).
         """
+
+    @_abc_1.abstractmethod
+    def GetUsage(
+        self,
+        request: _ladder_pb2.GetLadderUsageRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ladder_pb2.LadderUsage, _abc.Awaitable[_ladder_pb2.LadderUsage]]:
+        """What a user's ladders use of their quotas."""
 
 def add_LadderServicer_to_server(servicer: LadderServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

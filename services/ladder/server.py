@@ -12,7 +12,7 @@ from arena.services.common.config import Config
 from arena.services.common.peers import BotVersions, peer_client
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.ladders import RUNNING, LadderStore
-from arena.services.common.quotas import Quotas
+from arena.services.common.quotas import Quotas, usage_user
 from arena.services.common.redis_clients import LOOK_TIMEOUT_S, connect
 from arena.services.common.runner import ServiceParts
 from arena.services.ladder.follower import FollowerConfig, ResultFollower
@@ -58,6 +58,15 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
         self, request: ladder_pb2.ListLaddersRequest, context: grpc.ServicerContext
     ) -> ladder_pb2.ListLaddersResponse:
         return self.ladders.list(request.page, self.listing)
+
+    def GetUsage(self, request: ladder_pb2.GetLadderUsageRequest,
+                 context: grpc.ServicerContext) -> ladder_pb2.LadderUsage:
+        caller = current_principal()
+        user = usage_user(caller, request.user)
+        # the caller's own: the quota CreateLadder holds them to
+        quota = self.quotas.for_caller(caller) if user == caller.name else self.quotas.of(user)
+        return ladder_pb2.LadderUsage(user=user, running_ladders=self.store.running_of(user),
+                                      running_ladders_limit=quota.cap("running_ladders"))
 
     def CancelLadder(
         self, request: ladder_pb2.CancelLadderRequest, context: grpc.ServicerContext

@@ -106,7 +106,10 @@ def test_a_cancelled_ladder_says_how_many_games_are_void(cli_stack: InProcessSta
     created = json.loads(ok(cli_stack.run("ladder", "create", "slow-a", "slow-b",
                                           "--games-per-pairing", "40", "--move-time-ms",
                                           "2000", "--json")))
+    assert ok(cli_stack.run("ladder", "usage")).splitlines()[1].split() == [
+        "running", "1", "(no", "limit)"]  # an admin's: no running_ladders limit
     said = ok(cli_stack.run("ladder", "cancel", created["id"])).strip()
+    assert json.loads(ok(cli_stack.run("ladder", "usage", "--json")))["running_ladders"] == 0
     info = json.loads(ok(cli_stack.run("ladder", "standings", created["id"], "--json"))
                       )["ladder"]
     done, void = info["games_done"], info.get("games_void", 0)

@@ -290,6 +290,7 @@ def test_an_argument_a_command_does_not_take_is_shown_with_that_commands_usage(
     (("match", "list", "--ladder"), "--ladder"),
     (("match", "usage", "--user"), "--user"),
     (("bot", "usage", "--user"), "--user"),
+    (("ladder", "usage", "--user"), "--user"),
 ], ids=lambda v: " ".join(v[:2]) if isinstance(v, tuple) else v)
 @pytest.mark.parametrize("value", ["", " \n"], ids=["empty", "blank"])
 def test_an_empty_value_is_refused_not_read_as_the_option_left_out(

@@ -416,6 +416,12 @@ def test_a_users_many_waiting_ladders_cost_one_refusal_a_round_not_one_each(
         referee.stop()
 
 
+def _usage(ladder: LadderServer, token: str = "alice-token") -> tuple[str, int, int]:
+    usage = ladder.stub.GetUsage(ladder_pb2.GetLadderUsageRequest(), timeout=10,
+                                 metadata=metadata(token))
+    return usage.user, usage.running_ladders, usage.running_ladders_limit
+
+
 def test_a_user_runs_at_most_running_ladders_at_once(
         ladder_peers: Peers, peers: ArenaClient, redis_client: redis.Redis) -> None:
     """A user could keep any number of ladders running: each new one took its first game
@@ -448,6 +454,7 @@ def test_a_user_runs_at_most_running_ladders_at_once(
                  == ladder_pb2.LADDER_STATUS_FINISHED)
         fourth = create_ladder(ladder, _config(2))
         assert {third.status, fourth.status} == {ladder_pb2.LADDER_STATUS_RUNNING}
-        assert redis_client.scard(keys.user("alice", "ladders")) == 2
+        assert _usage(ladder) == ("alice", 2, 2)  # what she is told she runs
+        assert _usage(ladder, "bob-token") == ("bob", 1, 50)
     finally:
         ladder.stop()

@@ -205,6 +205,9 @@ ROWS: dict[str, Row] = {
         game=common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO))),
     "/arena.v1.Ladder/CancelLadder": _owner_only(lambda k: ladder_pb2.CancelLadderRequest(
         ladder_id=k.ladder())),
+    # a user reads how many ladders of theirs run; an admin anyone's
+    "/arena.v1.Ladder/GetUsage": Row(lambda k: ladder_pb2.GetLadderUsageRequest(user="alice"),
+                                     other=Code.PERMISSION_DENIED),
     # -- engine: any registered caller may ask for a hint (within their quota)
     "/arena.v1.Engine/Analyze": Row(_analyze),
     # -- status (served by the referees): what the arena is doing, for anyone registered

@@ -386,6 +386,8 @@ def _seeds(sdk: ArenaClient, black: str, white: str, matches: tuple[str, str],
         "/arena.v1.Ladder/WatchLadder": [ladder_pb2.WatchLadderRequest(ladder_id=ladder_id)],
         "/arena.v1.Ladder/ListLadders": [ladder_pb2.ListLaddersRequest(page=page)],
         "/arena.v1.Ladder/CancelLadder": [ladder_pb2.CancelLadderRequest(ladder_id=ladder_id)],
+        "/arena.v1.Ladder/GetUsage": [ladder_pb2.GetLadderUsageRequest(),
+                                      ladder_pb2.GetLadderUsageRequest(user="mallory")],
         "/arena.v1.Status/GetStatus": [status_pb2.GetStatusRequest(forfeits=5)],
         "/arena.v1.Engine/Analyze": [
             engine_pb2.AnalyzeRequest(position=othello, bot_ref=bot, limits=quick),

@@ -303,6 +303,10 @@ class LadderStore:
             raise NotFoundError(f"ladder {ladder_id} has no game {index}")
         return int(original)
 
+    def running_of(self, owner: str) -> int:
+        """How many of ``owner``'s ladders run (the ``running_ladders`` quota's count)."""
+        return int(self.client.scard(keys.user(owner, "ladders")))
+
     def cancel(self, ladder_id: str, owner: str) -> bool:
         return int(self._cancel(keys=self._ending_keys(ladder_id, owner),
                                 args=[RUNNING, CANCELLED, PROGRESS_MAXLEN, ladder_id])) == 1
