@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 from arena.clients.sdk import ArenaClient, pool_size
+from arena.services.common import paging
 from arena.services.common.lru import LruCache
 from arena.services.web.settings import WebSettings
 from arena.services.web.views import (
@@ -159,7 +160,9 @@ def list_matches(client: ArenaClient, filters: dict[str, str], page_token: str,
                  limit: int) -> Json:
     """Matches newest first, filtered by ladder, bot, status, game and result. The
     referee filters what it can; the result is filtered here, page by page, reading at
-    most ``SCAN_LIMIT`` matches per call."""
+    most ``SCAN_LIMIT`` matches per call, and at most ``limit`` are returned: the next
+    page continues after the last one returned (the referee's tokens continue after a
+    match id)."""
     query = match_query(filters)
     keep = result_filter(filters.get("result", ""), filters.get("bot", ""))
     found: list[Json] = []
@@ -168,9 +171,15 @@ def list_matches(client: ArenaClient, filters: dict[str, str], page_token: str,
     while True:
         page = client.list_matches(page_size=SCAN_PAGE if keep else limit,
                                    page_token=token, summary_only=True, **query)
-        scanned += len(page.matches)
-        found += [match_summary_json(m) for m in page.matches if keep is None or keep(m)]
         token = page.next_page_token
+        for index, match in enumerate(page.matches):
+            scanned += 1
+            if keep is None or keep(match):
+                found.append(match_summary_json(match))
+                if len(found) == limit:  # the page holds more: the next starts after it
+                    if index < len(page.matches) - 1:
+                        token = paging.encode_page_token(match.id)
+                    break
         if not token or len(found) >= limit or scanned >= SCAN_LIMIT:
             break
     return {"matches": found, "next_page_token": token or None, "scanned": scanned}

@@ -265,6 +265,23 @@ def test_match_filters(web: WebStack) -> None:
     assert not web.http.json("/api/matches?bot=web-intermediate@99&limit=200")["matches"]
     black = web.http.json(f"/api/matches?ladder={web.ladder_id}&result=black&limit=200")
     assert all(m["result"]["winner"] == "black" for m in black["matches"])
+    # A result filter keeps to the limit: one a page, every one of them once, in order
+    # (all of a referee's page came back, the limit ignored: 59 for limit=3). The side
+    # that won more of the 12 games won at least 2 of them, or 10 were drawn.
+    white = web.http.json(f"/api/matches?ladder={web.ladder_id}&result=white&limit=200")
+    side, won = max(("black", black["matches"]), ("white", white["matches"]),
+                    key=lambda pair: len(pair[1]))
+    assert len(won) >= 2, "the fixture's ladder is mostly draws: nothing to page"
+    paged, token = [], ""
+    while True:
+        reply = web.http.json(f"/api/matches?ladder={web.ladder_id}&result={side}&limit=1"
+                              + (f"&page_token={token}" if token else ""))
+        assert len(reply["matches"]) <= 1, reply
+        paged += reply["matches"]
+        token = reply["next_page_token"]
+        if not token:
+            break
+    assert [m["id"] for m in paged] == [m["id"] for m in won]
 
 
 def test_a_match_has_every_ply_and_its_search(web: WebStack) -> None:
