@@ -32,6 +32,7 @@ from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2, referee_pb2
 from tests.web.conftest import (
     HOSTILE_DESCRIPTION,
     HOSTILE_NAME,
+    LADDER_BOTS,
     REPO,
     USER_TOKEN,
     WebStack,
@@ -527,6 +528,28 @@ def test_a_ladder_made_with_the_form_keeps_its_settings(web: WebStack, page: Any
     assert ladder.config.opening_suite == "othello-balanced"
     with contextlib.suppress(FailedPreconditionError):  # over already (two quick games)
         web.client.cancel_ladder(ladder_id)  # the worker is the next tests'
+
+
+def test_the_ladder_list_pages_on_past_its_first_page(web: WebStack, page: Any) -> None:
+    """The list showed the newest 100 ladders and no way to the others. Three new ones,
+    listed two a page: "Load more" brings the rest, the fixture's ladder among them."""
+    made = [web.client.create_ladder(ladder_pb2.LadderConfig(
+        game=OTHELLO, bots=[common_pb2.BotRef(name=name) for name in LADDER_BOTS],
+        time_control=common_pb2.TimeControl(move_time_ms=30_000))).id for _ in range(3)]
+    for ladder_id in made:
+        web.client.cancel_ladder(ladder_id)
+    open_page(page, f"{web.url}/ladders?limit=2")
+    page.wait_for_selector("tr[data-ladder]")
+    shown = page.eval_on_selector_all("tr[data-ladder]", "rs => rs.map(r => r.dataset.ladder)")
+    assert shown == made[::-1][:2]
+    while page.locator(".more-button button").count():
+        page.click(".more-button button")
+        page.wait_for_function("(n) => document.querySelectorAll('tr[data-ladder]').length > n",
+                               arg=len(shown))
+        shown = page.eval_on_selector_all("tr[data-ladder]",
+                                          "rs => rs.map(r => r.dataset.ladder)")
+    listed = [ladder["id"] for ladder in web.http.json("/api/ladders?limit=200")["ladders"]]
+    assert shown == listed and web.ladder_id in shown
 
 
 def test_a_ladder_of_its_own_openings_says_so_and_lists_them(web: WebStack,

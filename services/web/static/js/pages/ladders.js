@@ -43,13 +43,30 @@ export async function ladderList(main) {
   await Promise.all([refreshList(list), showLiveMatches(live)]);
 }
 
-async function refreshList(container) {
-  const data = await getJSON("/api/ladders?limit=100");
-  if (!data.ladders.length) {
+/** Ladders a page of the list: the address's ``limit`` (1..200), else 100. */
+function laddersPage() {
+  const asked = Number(new URLSearchParams(location.search).get("limit"));
+  return Number.isInteger(asked) && asked >= 1 && asked <= 200 ? asked : 100;
+}
+
+/** The list's first ``pages`` pages of ladders, newest first, then "Load more" while more
+ * follow; polled lightly while any shown runs (the pages shown are read again). */
+async function refreshList(container, pages = 1) {
+  const ladders = [];
+  let token = "", read = 0;
+  do {
+    const query = new URLSearchParams({ limit: String(laddersPage()) });
+    if (token) query.set("page_token", token);
+    const data = await getJSON(`/api/ladders?${query}`);
+    ladders.push(...data.ladders);
+    token = data.next_page_token;
+    read += 1;
+  } while (token && read < pages);
+  if (!ladders.length) {
     replace(container, h("p", { class: "empty" }, "No ladders yet. Start one with ", h("code", {}, "arena ladder create"), " or the button above."));
     return;
   }
-  const rows = data.ladders.map((ladder) => h("tr", { "data-ladder": ladder.id },
+  const rows = ladders.map((ladder) => h("tr", { "data-ladder": ladder.id },
     h("td", { class: "name" }, ladderLink(ladder.id, ladder.name || `ladder ${shortId(ladder.id)}`)),
     h("td", {}, badge(ladder.status, ladder.status === "running" ? "live" : "")),
     h("td", { class: "hide-narrow" }, gameText(ladder.game)),
@@ -57,11 +74,18 @@ async function refreshList(container) {
     h("td", {}, h("div", { class: "progress-line" }, progressBar(ladder.games_done, ladder.games_total),
       h("span", { class: "num small" }, `${ladder.games_done}/${ladder.games_total}`))),
     h("td", { class: "hide-narrow nowrap" }, timeCell(ladder.created_at))));
-  replace(container, h("h2", {}, "All ladders"),
-    table(["Ladder", "Status", { text: "Game", attrs: { class: "hide-narrow" } },
-      { text: "Bots", attrs: { class: "hide-narrow" } }, "Games", { text: "Created", attrs: { class: "hide-narrow" } }], rows));
-  if (data.ladders.some((l) => l.status === "running")) {
-    setTimeout(() => refreshList(container).catch(() => {}), 5000);  // a light poll while any runs
+  const listed = h("div");
+  replace(container, h("h2", {}, "All ladders"), listed);
+  pageOfRows(listed, {
+    first: true, rows, nextToken: token, more: () => refreshList(container, read + 1),
+    headers: ["Ladder", "Status", { text: "Game", attrs: { class: "hide-narrow" } },
+      { text: "Bots", attrs: { class: "hide-narrow" } }, "Games", { text: "Created", attrs: { class: "hide-narrow" } }],
+  });
+  clearTimeout(container.poll);
+  if (ladders.some((l) => l.status === "running")) {  // a light poll while any runs
+    container.poll = setTimeout(() => {
+      if (container.isConnected) refreshList(container, read).catch(() => {});
+    }, 5000);
   }
 }
 
