@@ -345,6 +345,8 @@ def print_standings(standings: ladder_pb2.Standings) -> None:
     label = f" ({ladder.config.name})" if ladder.config.name else ""
     print(f"ladder {ladder.id}{label}: {status}, {games_done_text(ladder)}")
     print(f"played: {conditions_text(ladder.config)}")
+    if ladder.ended_because:
+        print(f"ended by the arena: {printable(ladder.ended_because)}")
     if ladder.waiting:
         print(waiting_line(ladder))
     if ladder.config.format == ladder_pb2.LADDER_FORMAT_SPRT:

@@ -26,19 +26,19 @@ from arena.v1 import common_pb2 as arena_dot_v1_dot_common__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x61rena/v1/ladder.proto\x12\x08\x61rena.v1\x1a\x15\x61rena/v1/common.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"X\n\nSprtConfig\x12\x0c\n\x04\x65lo0\x18\x01 \x01(\x01\x12\x0c\n\x04\x65lo1\x18\x02 \x01(\x01\x12\r\n\x05\x61lpha\x18\x03 \x01(\x01\x12\x0c\n\x04\x62\x65ta\x18\x04 \x01(\x01\x12\x11\n\tmax_games\x18\x05 \x01(\x05\"\xbb\x01\n\tSprtState\x12\x0b\n\x03llr\x18\x01 \x01(\x01\x12\x13\n\x0blower_bound\x18\x02 \x01(\x01\x12\x13\n\x0bupper_bound\x18\x03 \x01(\x01\x12&\n\x07verdict\x18\x04 \x01(\x0e\x32\x15.arena.v1.SprtVerdict\x12\x13\n\x0bpentanomial\x18\x05 \x03(\x05\x12\r\n\x05pairs\x18\x06 \x01(\x05\x12\x0c\n\x04wins\x18\x07 \x01(\x05\x12\r\n\x05\x64raws\x18\x08 \x01(\x05\x12\x0e\n\x06losses\x18\t \x01(\x05\"\x8a\x03\n\x0cLadderConfig\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x04game\x18\x02 \x01(\x0b\x32\x12.arena.v1.GameSpec\x12\x1e\n\x04\x62ots\x18\x03 \x03(\x0b\x32\x10.arena.v1.BotRef\x12&\n\x06\x66ormat\x18\x04 \x01(\x0e\x32\x16.arena.v1.LadderFormat\x12\x19\n\x11games_per_pairing\x18\x05 \x01(\x05\x12\x15\n\ropening_suite\x18\x06 \x01(\t\x12+\n\x0ctime_control\x18\x07 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12\x0c\n\x04seed\x18\x08 \x01(\x03\x12\x15\n\rcapture_trees\x18\t \x01(\x08\x12\x13\n\x0breplay_void\x18\n \x01(\x08\x12\"\n\x04sprt\x18\x0b \x01(\x0b\x32\x14.arena.v1.SprtConfig\x12\x1a\n\x12\x61\x64judicate_empties\x18\x0c \x01(\x05\x12)\n\x08openings\x18\r \x03(\x0b\x32\x17.arena.v1.LadderOpening\"\x1e\n\rLadderOpening\x12\r\n\x05moves\x18\x01 \x03(\x05\"Q\n\x13\x43reateLadderRequest\x12&\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x16.arena.v1.LadderConfig\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"\xab\x02\n\nLadderInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12&\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x16.arena.v1.LadderConfig\x12&\n\x06status\x18\x03 \x01(\x0e\x32\x16.arena.v1.LadderStatus\x12\x13\n\x0bgames_total\x18\x04 \x01(\x05\x12\x12\n\ngames_done\x18\x05 \x01(\x05\x12\x11\n\tmatch_ids\x18\x06 \x03(\t\x12.\n\ncreated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05owner\x18\x08 \x01(\t\x12\x12\n\ngames_void\x18\t \x01(\x05\x12!\n\x04sprt\x18\n \x01(\x0b\x32\x13.arena.v1.SprtState\x12\x0f\n\x07waiting\x18\x0b \x01(\t\"(\n\x13GetStandingsRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\"\xb9\x01\n\x0bStandingRow\x12\x1d\n\x03\x62ot\x18\x01 \x01(\x0b\x32\x10.arena.v1.BotRef\x12\r\n\x05games\x18\x02 \x01(\x05\x12\x0c\n\x04wins\x18\x03 \x01(\x05\x12\r\n\x05\x64raws\x18\x04 \x01(\x05\x12\x0e\n\x06losses\x18\x05 \x01(\x05\x12\x11\n\tscore_pct\x18\x06 \x01(\x01\x12\x0b\n\x03\x65lo\x18\x07 \x01(\x01\x12\x0f\n\x07\x65lo_low\x18\x08 \x01(\x01\x12\x10\n\x08\x65lo_high\x18\t \x01(\x01\x12\x0c\n\x04rank\x18\n \x01(\x05\"\xb0\x01\n\nHeadToHead\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x10\n\x08opponent\x18\x02 \x01(\t\x12\x0c\n\x04wins\x18\x03 \x01(\x05\x12\r\n\x05\x64raws\x18\x04 \x01(\x05\x12\x0e\n\x06losses\x18\x05 \x01(\x05\x12\x0b\n\x03los\x18\x06 \x01(\x01\x12!\n\x07\x62ot_ref\x18\x07 \x01(\x0b\x32\x10.arena.v1.BotRef\x12&\n\x0copponent_ref\x18\x08 \x01(\x0b\x32\x10.arena.v1.BotRef\"\x82\x01\n\tStandings\x12$\n\x06ladder\x18\x01 \x01(\x0b\x32\x14.arena.v1.LadderInfo\x12#\n\x04rows\x18\x02 \x03(\x0b\x32\x15.arena.v1.StandingRow\x12*\n\x0chead_to_head\x18\x03 \x03(\x0b\x32\x14.arena.v1.HeadToHead\"\'\n\x12WatchLadderRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\"Q\n\x0eLadderProgress\x12$\n\x06ladder\x18\x01 \x01(\x0b\x32\x14.arena.v1.LadderInfo\x12\x19\n\x11\x66inished_match_id\x18\x02 \x01(\t\"%\n\x15GetLadderUsageRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\"S\n\x0bLadderUsage\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x17\n\x0frunning_ladders\x18\x02 \x01(\x05\x12\x1d\n\x15running_ladders_limit\x18\x03 \x01(\x05\"9\n\x12ListLaddersRequest\x12#\n\x04page\x18\x01 \x01(\x0b\x32\x15.arena.v1.PageRequest\"U\n\x13ListLaddersResponse\x12%\n\x07ladders\x18\x01 \x03(\x0b\x32\x14.arena.v1.LadderInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"(\n\x13\x43\x61ncelLadderRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\"[\n\x11GetRatingsRequest\x12 \n\x04game\x18\x01 \x01(\x0b\x32\x12.arena.v1.GameSpec\x12$\n\x05\x63lock\x18\x02 \x01(\x0b\x32\x15.arena.v1.TimeControl\"f\n\tRatingRow\x12\'\n\x08standing\x18\x01 \x01(\x0b\x32\x15.arena.v1.StandingRow\x12\x0c\n\x04pool\x18\x02 \x01(\x05\x12\x0f\n\x07ladders\x18\x03 \x01(\x05\x12\x11\n\topponents\x18\x04 \x01(\x05\"\xc9\x01\n\x07Ratings\x12 \n\x04game\x18\x01 \x01(\x0b\x32\x12.arena.v1.GameSpec\x12!\n\x04rows\x18\x02 \x03(\x0b\x32\x13.arena.v1.RatingRow\x12\r\n\x05games\x18\x03 \x01(\x05\x12\x0f\n\x07ladders\x18\x04 \x01(\x05\x12\r\n\x05pools\x18\x05 \x01(\x05\x12$\n\x05\x63lock\x18\x06 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12$\n\x06\x63locks\x18\x07 \x03(\x0b\x32\x14.arena.v1.ClockGames\"R\n\nClockGames\x12$\n\x05\x63lock\x18\x01 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12\r\n\x05games\x18\x02 \x01(\x05\x12\x0f\n\x07ladders\x18\x03 \x01(\x05*\x80\x01\n\x0cLadderFormat\x12\x1d\n\x19LADDER_FORMAT_UNSPECIFIED\x10\x00\x12\x1d\n\x19LADDER_FORMAT_ROUND_ROBIN\x10\x01\x12\x1a\n\x16LADDER_FORMAT_GAUNTLET\x10\x02\x12\x16\n\x12LADDER_FORMAT_SPRT\x10\x03*~\n\x0bSprtVerdict\x12\x1c\n\x18SPRT_VERDICT_UNSPECIFIED\x10\x00\x12\x19\n\x15SPRT_VERDICT_CONTINUE\x10\x01\x12\x1a\n\x16SPRT_VERDICT_ACCEPT_H1\x10\x02\x12\x1a\n\x16SPRT_VERDICT_ACCEPT_H0\x10\x03*\x81\x01\n\x0cLadderStatus\x12\x1d\n\x19LADDER_STATUS_UNSPECIFIED\x10\x00\x12\x19\n\x15LADDER_STATUS_RUNNING\x10\x01\x12\x1a\n\x16LADDER_STATUS_FINISHED\x10\x02\x12\x1b\n\x17LADDER_STATUS_CANCELLED\x10\x03\x32\xed\x03\n\x06Ladder\x12\x43\n\x0c\x43reateLadder\x12\x1d.arena.v1.CreateLadderRequest\x1a\x14.arena.v1.LadderInfo\x12\x42\n\x0cGetStandings\x12\x1d.arena.v1.GetStandingsRequest\x1a\x13.arena.v1.Standings\x12G\n\x0bWatchLadder\x12\x1c.arena.v1.WatchLadderRequest\x1a\x18.arena.v1.LadderProgress0\x01\x12J\n\x0bListLadders\x12\x1c.arena.v1.ListLaddersRequest\x1a\x1d.arena.v1.ListLaddersResponse\x12\x43\n\x0c\x43\x61ncelLadder\x12\x1d.arena.v1.CancelLadderRequest\x1a\x14.arena.v1.LadderInfo\x12<\n\nGetRatings\x12\x1b.arena.v1.GetRatingsRequest\x1a\x11.arena.v1.Ratings\x12\x42\n\x08GetUsage\x12\x1f.arena.v1.GetLadderUsageRequest\x1a\x15.arena.v1.LadderUsageb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x61rena/v1/ladder.proto\x12\x08\x61rena.v1\x1a\x15\x61rena/v1/common.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"X\n\nSprtConfig\x12\x0c\n\x04\x65lo0\x18\x01 \x01(\x01\x12\x0c\n\x04\x65lo1\x18\x02 \x01(\x01\x12\r\n\x05\x61lpha\x18\x03 \x01(\x01\x12\x0c\n\x04\x62\x65ta\x18\x04 \x01(\x01\x12\x11\n\tmax_games\x18\x05 \x01(\x05\"\xbb\x01\n\tSprtState\x12\x0b\n\x03llr\x18\x01 \x01(\x01\x12\x13\n\x0blower_bound\x18\x02 \x01(\x01\x12\x13\n\x0bupper_bound\x18\x03 \x01(\x01\x12&\n\x07verdict\x18\x04 \x01(\x0e\x32\x15.arena.v1.SprtVerdict\x12\x13\n\x0bpentanomial\x18\x05 \x03(\x05\x12\r\n\x05pairs\x18\x06 \x01(\x05\x12\x0c\n\x04wins\x18\x07 \x01(\x05\x12\r\n\x05\x64raws\x18\x08 \x01(\x05\x12\x0e\n\x06losses\x18\t \x01(\x05\"\x8a\x03\n\x0cLadderConfig\x12\x0c\n\x04name\x18\x01 \x01(\t\x12 \n\x04game\x18\x02 \x01(\x0b\x32\x12.arena.v1.GameSpec\x12\x1e\n\x04\x62ots\x18\x03 \x03(\x0b\x32\x10.arena.v1.BotRef\x12&\n\x06\x66ormat\x18\x04 \x01(\x0e\x32\x16.arena.v1.LadderFormat\x12\x19\n\x11games_per_pairing\x18\x05 \x01(\x05\x12\x15\n\ropening_suite\x18\x06 \x01(\t\x12+\n\x0ctime_control\x18\x07 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12\x0c\n\x04seed\x18\x08 \x01(\x03\x12\x15\n\rcapture_trees\x18\t \x01(\x08\x12\x13\n\x0breplay_void\x18\n \x01(\x08\x12\"\n\x04sprt\x18\x0b \x01(\x0b\x32\x14.arena.v1.SprtConfig\x12\x1a\n\x12\x61\x64judicate_empties\x18\x0c \x01(\x05\x12)\n\x08openings\x18\r \x03(\x0b\x32\x17.arena.v1.LadderOpening\"\x1e\n\rLadderOpening\x12\r\n\x05moves\x18\x01 \x03(\x05\"Q\n\x13\x43reateLadderRequest\x12&\n\x06\x63onfig\x18\x01 \x01(\x0b\x32\x16.arena.v1.LadderConfig\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"\xc2\x02\n\nLadderInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12&\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x16.arena.v1.LadderConfig\x12&\n\x06status\x18\x03 \x01(\x0e\x32\x16.arena.v1.LadderStatus\x12\x13\n\x0bgames_total\x18\x04 \x01(\x05\x12\x12\n\ngames_done\x18\x05 \x01(\x05\x12\x11\n\tmatch_ids\x18\x06 \x03(\t\x12.\n\ncreated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05owner\x18\x08 \x01(\t\x12\x12\n\ngames_void\x18\t \x01(\x05\x12!\n\x04sprt\x18\n \x01(\x0b\x32\x13.arena.v1.SprtState\x12\x0f\n\x07waiting\x18\x0b \x01(\t\x12\x15\n\rended_because\x18\x0c \x01(\t\"(\n\x13GetStandingsRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\"\xb9\x01\n\x0bStandingRow\x12\x1d\n\x03\x62ot\x18\x01 \x01(\x0b\x32\x10.arena.v1.BotRef\x12\r\n\x05games\x18\x02 \x01(\x05\x12\x0c\n\x04wins\x18\x03 \x01(\x05\x12\r\n\x05\x64raws\x18\x04 \x01(\x05\x12\x0e\n\x06losses\x18\x05 \x01(\x05\x12\x11\n\tscore_pct\x18\x06 \x01(\x01\x12\x0b\n\x03\x65lo\x18\x07 \x01(\x01\x12\x0f\n\x07\x65lo_low\x18\x08 \x01(\x01\x12\x10\n\x08\x65lo_high\x18\t \x01(\x01\x12\x0c\n\x04rank\x18\n \x01(\x05\"\xb0\x01\n\nHeadToHead\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x10\n\x08opponent\x18\x02 \x01(\t\x12\x0c\n\x04wins\x18\x03 \x01(\x05\x12\r\n\x05\x64raws\x18\x04 \x01(\x05\x12\x0e\n\x06losses\x18\x05 \x01(\x05\x12\x0b\n\x03los\x18\x06 \x01(\x01\x12!\n\x07\x62ot_ref\x18\x07 \x01(\x0b\x32\x10.arena.v1.BotRef\x12&\n\x0copponent_ref\x18\x08 \x01(\x0b\x32\x10.arena.v1.BotRef\"\x82\x01\n\tStandings\x12$\n\x06ladder\x18\x01 \x01(\x0b\x32\x14.arena.v1.LadderInfo\x12#\n\x04rows\x18\x02 \x03(\x0b\x32\x15.arena.v1.StandingRow\x12*\n\x0chead_to_head\x18\x03 \x03(\x0b\x32\x14.arena.v1.HeadToHead\"\'\n\x12WatchLadderRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\"Q\n\x0eLadderProgress\x12$\n\x06ladder\x18\x01 \x01(\x0b\x32\x14.arena.v1.LadderInfo\x12\x19\n\x11\x66inished_match_id\x18\x02 \x01(\t\"%\n\x15GetLadderUsageRequest\x12\x0c\n\x04user\x18\x01 \x01(\t\"S\n\x0bLadderUsage\x12\x0c\n\x04user\x18\x01 \x01(\t\x12\x17\n\x0frunning_ladders\x18\x02 \x01(\x05\x12\x1d\n\x15running_ladders_limit\x18\x03 \x01(\x05\"9\n\x12ListLaddersRequest\x12#\n\x04page\x18\x01 \x01(\x0b\x32\x15.arena.v1.PageRequest\"U\n\x13ListLaddersResponse\x12%\n\x07ladders\x18\x01 \x03(\x0b\x32\x14.arena.v1.LadderInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"(\n\x13\x43\x61ncelLadderRequest\x12\x11\n\tladder_id\x18\x01 \x01(\t\"[\n\x11GetRatingsRequest\x12 \n\x04game\x18\x01 \x01(\x0b\x32\x12.arena.v1.GameSpec\x12$\n\x05\x63lock\x18\x02 \x01(\x0b\x32\x15.arena.v1.TimeControl\"f\n\tRatingRow\x12\'\n\x08standing\x18\x01 \x01(\x0b\x32\x15.arena.v1.StandingRow\x12\x0c\n\x04pool\x18\x02 \x01(\x05\x12\x0f\n\x07ladders\x18\x03 \x01(\x05\x12\x11\n\topponents\x18\x04 \x01(\x05\"\xc9\x01\n\x07Ratings\x12 \n\x04game\x18\x01 \x01(\x0b\x32\x12.arena.v1.GameSpec\x12!\n\x04rows\x18\x02 \x03(\x0b\x32\x13.arena.v1.RatingRow\x12\r\n\x05games\x18\x03 \x01(\x05\x12\x0f\n\x07ladders\x18\x04 \x01(\x05\x12\r\n\x05pools\x18\x05 \x01(\x05\x12$\n\x05\x63lock\x18\x06 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12$\n\x06\x63locks\x18\x07 \x03(\x0b\x32\x14.arena.v1.ClockGames\"R\n\nClockGames\x12$\n\x05\x63lock\x18\x01 \x01(\x0b\x32\x15.arena.v1.TimeControl\x12\r\n\x05games\x18\x02 \x01(\x05\x12\x0f\n\x07ladders\x18\x03 \x01(\x05*\x80\x01\n\x0cLadderFormat\x12\x1d\n\x19LADDER_FORMAT_UNSPECIFIED\x10\x00\x12\x1d\n\x19LADDER_FORMAT_ROUND_ROBIN\x10\x01\x12\x1a\n\x16LADDER_FORMAT_GAUNTLET\x10\x02\x12\x16\n\x12LADDER_FORMAT_SPRT\x10\x03*~\n\x0bSprtVerdict\x12\x1c\n\x18SPRT_VERDICT_UNSPECIFIED\x10\x00\x12\x19\n\x15SPRT_VERDICT_CONTINUE\x10\x01\x12\x1a\n\x16SPRT_VERDICT_ACCEPT_H1\x10\x02\x12\x1a\n\x16SPRT_VERDICT_ACCEPT_H0\x10\x03*\x81\x01\n\x0cLadderStatus\x12\x1d\n\x19LADDER_STATUS_UNSPECIFIED\x10\x00\x12\x19\n\x15LADDER_STATUS_RUNNING\x10\x01\x12\x1a\n\x16LADDER_STATUS_FINISHED\x10\x02\x12\x1b\n\x17LADDER_STATUS_CANCELLED\x10\x03\x32\xed\x03\n\x06Ladder\x12\x43\n\x0c\x43reateLadder\x12\x1d.arena.v1.CreateLadderRequest\x1a\x14.arena.v1.LadderInfo\x12\x42\n\x0cGetStandings\x12\x1d.arena.v1.GetStandingsRequest\x1a\x13.arena.v1.Standings\x12G\n\x0bWatchLadder\x12\x1c.arena.v1.WatchLadderRequest\x1a\x18.arena.v1.LadderProgress0\x01\x12J\n\x0bListLadders\x12\x1c.arena.v1.ListLaddersRequest\x1a\x1d.arena.v1.ListLaddersResponse\x12\x43\n\x0c\x43\x61ncelLadder\x12\x1d.arena.v1.CancelLadderRequest\x1a\x14.arena.v1.LadderInfo\x12<\n\nGetRatings\x12\x1b.arena.v1.GetRatingsRequest\x1a\x11.arena.v1.Ratings\x12\x42\n\x08GetUsage\x12\x1f.arena.v1.GetLadderUsageRequest\x1a\x15.arena.v1.LadderUsageb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arena.v1.ladder_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LADDERFORMAT']._serialized_start=2649
-  _globals['_LADDERFORMAT']._serialized_end=2777
-  _globals['_SPRTVERDICT']._serialized_start=2779
-  _globals['_SPRTVERDICT']._serialized_end=2905
-  _globals['_LADDERSTATUS']._serialized_start=2908
-  _globals['_LADDERSTATUS']._serialized_end=3037
+  _globals['_LADDERFORMAT']._serialized_start=2672
+  _globals['_LADDERFORMAT']._serialized_end=2800
+  _globals['_SPRTVERDICT']._serialized_start=2802
+  _globals['_SPRTVERDICT']._serialized_end=2928
+  _globals['_LADDERSTATUS']._serialized_start=2931
+  _globals['_LADDERSTATUS']._serialized_end=3060
   _globals['_SPRTCONFIG']._serialized_start=91
   _globals['_SPRTCONFIG']._serialized_end=179
   _globals['_SPRTSTATE']._serialized_start=182
@@ -50,37 +50,37 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CREATELADDERREQUEST']._serialized_start=800
   _globals['_CREATELADDERREQUEST']._serialized_end=881
   _globals['_LADDERINFO']._serialized_start=884
-  _globals['_LADDERINFO']._serialized_end=1183
-  _globals['_GETSTANDINGSREQUEST']._serialized_start=1185
-  _globals['_GETSTANDINGSREQUEST']._serialized_end=1225
-  _globals['_STANDINGROW']._serialized_start=1228
-  _globals['_STANDINGROW']._serialized_end=1413
-  _globals['_HEADTOHEAD']._serialized_start=1416
-  _globals['_HEADTOHEAD']._serialized_end=1592
-  _globals['_STANDINGS']._serialized_start=1595
-  _globals['_STANDINGS']._serialized_end=1725
-  _globals['_WATCHLADDERREQUEST']._serialized_start=1727
-  _globals['_WATCHLADDERREQUEST']._serialized_end=1766
-  _globals['_LADDERPROGRESS']._serialized_start=1768
-  _globals['_LADDERPROGRESS']._serialized_end=1849
-  _globals['_GETLADDERUSAGEREQUEST']._serialized_start=1851
-  _globals['_GETLADDERUSAGEREQUEST']._serialized_end=1888
-  _globals['_LADDERUSAGE']._serialized_start=1890
-  _globals['_LADDERUSAGE']._serialized_end=1973
-  _globals['_LISTLADDERSREQUEST']._serialized_start=1975
-  _globals['_LISTLADDERSREQUEST']._serialized_end=2032
-  _globals['_LISTLADDERSRESPONSE']._serialized_start=2034
-  _globals['_LISTLADDERSRESPONSE']._serialized_end=2119
-  _globals['_CANCELLADDERREQUEST']._serialized_start=2121
-  _globals['_CANCELLADDERREQUEST']._serialized_end=2161
-  _globals['_GETRATINGSREQUEST']._serialized_start=2163
-  _globals['_GETRATINGSREQUEST']._serialized_end=2254
-  _globals['_RATINGROW']._serialized_start=2256
-  _globals['_RATINGROW']._serialized_end=2358
-  _globals['_RATINGS']._serialized_start=2361
-  _globals['_RATINGS']._serialized_end=2562
-  _globals['_CLOCKGAMES']._serialized_start=2564
-  _globals['_CLOCKGAMES']._serialized_end=2646
-  _globals['_LADDER']._serialized_start=3040
-  _globals['_LADDER']._serialized_end=3533
+  _globals['_LADDERINFO']._serialized_end=1206
+  _globals['_GETSTANDINGSREQUEST']._serialized_start=1208
+  _globals['_GETSTANDINGSREQUEST']._serialized_end=1248
+  _globals['_STANDINGROW']._serialized_start=1251
+  _globals['_STANDINGROW']._serialized_end=1436
+  _globals['_HEADTOHEAD']._serialized_start=1439
+  _globals['_HEADTOHEAD']._serialized_end=1615
+  _globals['_STANDINGS']._serialized_start=1618
+  _globals['_STANDINGS']._serialized_end=1748
+  _globals['_WATCHLADDERREQUEST']._serialized_start=1750
+  _globals['_WATCHLADDERREQUEST']._serialized_end=1789
+  _globals['_LADDERPROGRESS']._serialized_start=1791
+  _globals['_LADDERPROGRESS']._serialized_end=1872
+  _globals['_GETLADDERUSAGEREQUEST']._serialized_start=1874
+  _globals['_GETLADDERUSAGEREQUEST']._serialized_end=1911
+  _globals['_LADDERUSAGE']._serialized_start=1913
+  _globals['_LADDERUSAGE']._serialized_end=1996
+  _globals['_LISTLADDERSREQUEST']._serialized_start=1998
+  _globals['_LISTLADDERSREQUEST']._serialized_end=2055
+  _globals['_LISTLADDERSRESPONSE']._serialized_start=2057
+  _globals['_LISTLADDERSRESPONSE']._serialized_end=2142
+  _globals['_CANCELLADDERREQUEST']._serialized_start=2144
+  _globals['_CANCELLADDERREQUEST']._serialized_end=2184
+  _globals['_GETRATINGSREQUEST']._serialized_start=2186
+  _globals['_GETRATINGSREQUEST']._serialized_end=2277
+  _globals['_RATINGROW']._serialized_start=2279
+  _globals['_RATINGROW']._serialized_end=2381
+  _globals['_RATINGS']._serialized_start=2384
+  _globals['_RATINGS']._serialized_end=2585
+  _globals['_CLOCKGAMES']._serialized_start=2587
+  _globals['_CLOCKGAMES']._serialized_end=2669
+  _globals['_LADDER']._serialized_start=3063
+  _globals['_LADDER']._serialized_end=3556
 # @@protoc_insertion_point(module_scope)

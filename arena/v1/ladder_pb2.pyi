@@ -336,6 +336,7 @@ class LadderInfo(_message.Message):
     GAMES_VOID_FIELD_NUMBER: _builtins.int
     SPRT_FIELD_NUMBER: _builtins.int
     WAITING_FIELD_NUMBER: _builtins.int
+    ENDED_BECAUSE_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     status: Global___LadderStatus.ValueType
     games_total: _builtins.int
@@ -353,6 +354,11 @@ class LadderInfo(_message.Message):
     finishes, and at every reconcile round. Empty while its games are being created, and
     once it has finished or been cancelled. WatchLadder sends an event (with no
     finished_match_id) when it changes.
+    """
+    ended_because: _builtins.str
+    """Why the arena cancelled the ladder itself, in one line (e.g. "bot 'x' is retired: its
+    games cannot be played"); empty for a ladder that finished, or that its owner (or an
+    admin) cancelled.
     """
     @_builtins.property
     def config(self) -> Global___LadderConfig: ...
@@ -384,10 +390,11 @@ class LadderInfo(_message.Message):
         games_void: _builtins.int = ...,
         sprt: Global___SprtState | None = ...,
         waiting: _builtins.str = ...,
+        ended_because: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "created_at", b"created_at", "sprt", b"sprt"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "created_at", b"created_at", "games_done", b"games_done", "games_total", b"games_total", "games_void", b"games_void", "id", b"id", "match_ids", b"match_ids", "owner", b"owner", "sprt", b"sprt", "status", b"status", "waiting", b"waiting"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "created_at", b"created_at", "ended_because", b"ended_because", "games_done", b"games_done", "games_total", b"games_total", "games_void", b"games_void", "id", b"id", "match_ids", b"match_ids", "owner", b"owner", "sprt", b"sprt", "status", b"status", "waiting", b"waiting"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

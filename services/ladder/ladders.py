@@ -347,6 +347,11 @@ class Ladders:
                                                   request_id=plan.request_id(index),
                                                   owner=plan.owner)
             except ArenaError as exc:
+                retired = None if strict else self._retired(plan.match_config(original))
+                if retired:  # never playable again: the ladder ends rather than wait for ever
+                    self.end(ladder_id, plan.owner, f"bot {retired!r} is retired: its games "
+                                                    "cannot be played")
+                    return created, exc
                 self.store.set_waiting(ladder_id, plan.owner, str(exc))
                 if strict or not isinstance(exc, _FOR_NOW):
                     raise
@@ -359,6 +364,17 @@ class Ladders:
         if indices:
             self.store.set_waiting(ladder_id, plan.owner, "")  # every game asked for is created
         return created, None
+
+    def _retired(self, config: match_pb2.MatchConfig) -> str:
+        """The name of a bot of a game's ``config`` that is retired ("" if none is)."""
+        for ref in (config.black, config.white):
+            try:
+                self.bots.resolve(ref)
+            except FailedPreconditionError:
+                return ref.name
+            except ArenaError:
+                continue  # not known now, or the registry did not answer: not a retirement
+        return ""
 
     def schedule_each(self, ladder_ids: Iterable[str]) -> int:
         """``schedule`` each ladder, oldest first; one ladder's trouble is logged, the others
@@ -512,15 +528,24 @@ class Ladders:
         if not is_admin and caller != info.owner:
             raise PermissionDeniedError(
                 f"{caller} may not cancel ladder {ladder_id} owned by {info.owner}")
-        if not self.store.cancel(ladder_id, info.owner):
+        if not self.end(ladder_id, info.owner):
             raise FailedPreconditionError(f"ladder {ladder_id} is not running")
+        return self.info(ladder_id)
+
+    def end(self, ladder_id: str, owner: str, why: str = "") -> bool:
+        """Cancel the running ladder and its games not over (void); ``why``: the arena
+        ended it, not its owner (its ``ended_because``). False if it was not running."""
+        if not self.store.cancel(ladder_id, owner, why):
+            return False
+        if why:
+            log.warning("ladder %s ended: %s", ladder_id, why)
         for match_id in self.store.uncounted(ladder_id):
             try:
                 match = self.referee.cancel_match(match_id, f"ladder {ladder_id} cancelled")
             except (NotFoundError, FailedPreconditionError):
                 continue  # deleted, or finished just now: its result still counts
             self.count(match)
-        return self.info(ladder_id)
+        return True
 
     def list(self, page: common_pb2.PageRequest, store: LadderStore | None = None
              ) -> ladder_pb2.ListLaddersResponse:

@@ -100,6 +100,8 @@ def ladder_json(info: ladder_pb2.LadderInfo, openings: bool = True) -> Json:
         "sprt": sprt_json(info) if config.format == ladder_pb2.LADDER_FORMAT_SPRT else None,
         # Why its next game could not be created at the last try (null: nothing waits).
         "waiting": info.waiting or None,
+        # Why the arena cancelled it itself (a bot of it retired; null: it did not).
+        "ended_because": info.ended_because or None,
     }
 
 

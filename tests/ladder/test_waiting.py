@@ -458,3 +458,35 @@ def test_a_user_runs_at_most_running_ladders_at_once(
         assert _usage(ladder, "bob-token") == ("bob", 1, 50)
     finally:
         ladder.stop()
+
+
+def test_a_ladder_whose_bot_is_retired_ends_and_says_why(
+        stack: Stack, peers: ArenaClient, redis_client: redis.Redis,
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A retired bot enters no new match, so its ladder's next game was refused at every
+    round and the ladder stayed running for ever (`watch` never returned), holding a
+    `running_ladders` place of its owner's, which another user's retirement could take.
+    Now the arena cancels it, its games not over void, and says why."""
+    for name in [n for n in os.environ if n.startswith("ARENA_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("ARENA_HOME", str(tmp_path))
+    suffix = os.urandom(3).hex()
+    cal, dee = f"cal-{suffix}", f"dee-{suffix}"
+    register_bots(peers, OTHELLO, cal, dee)
+    config = _config(8)
+    del config.bots[:]
+    config.bots.extend([common_pb2.BotRef(name=cal), common_pb2.BotRef(name=dee)])
+    made = create_ladder(stack.ladder, config)  # two games made: alice's queue is full
+    assert len(made.match_ids) == QUEUED
+    peers.retire_bot(dee)
+    finish_match(redis_client, made.match_ids[0], WHITE)  # room: the next game is refused
+    wait_for(lambda: standings(stack.ladder, made.id).ladder.status
+             == ladder_pb2.LADDER_STATUS_CANCELLED)
+    ladder = standings(stack.ladder, made.id).ladder
+    why = f"bot '{dee}' is retired: its games cannot be played"
+    assert ladder.ended_because == why and not ladder.waiting
+    assert (ladder.games_done, ladder.games_void) == (2, 1)  # one played, one cancelled
+    assert stack.ladder.stub.GetUsage(ladder_pb2.GetLadderUsageRequest(), timeout=10,
+                                      metadata=metadata()).running_ladders == 0
+    assert f"ended by the arena: {why}" in _arena(stack, capsys, "ladder", "standings", made.id)

@@ -140,11 +140,12 @@ return 1
 """
 
 # KEYS: ladder, progress, waiting ladders, the owner's running ladders. ARGV: running,
-# cancelled, progress max length, ladder id.
+# cancelled, progress max length, ladder id, why the arena ended it ('' if its owner did).
 # Returns 1 when the ladder was running and is now cancelled, 0 otherwise.
 _CANCEL = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[2])
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'ended', ARGV[5]) end
 redis.call('HDEL', KEYS[1], 'waiting')
 redis.call('HDEL', KEYS[3], ARGV[4])
 redis.call('SREM', KEYS[4], ARGV[4])
@@ -307,9 +308,12 @@ class LadderStore:
         """How many of ``owner``'s ladders run (the ``running_ladders`` quota's count)."""
         return int(self.client.scard(keys.user(owner, "ladders")))
 
-    def cancel(self, ladder_id: str, owner: str) -> bool:
-        return int(self._cancel(keys=self._ending_keys(ladder_id, owner),
-                                args=[RUNNING, CANCELLED, PROGRESS_MAXLEN, ladder_id])) == 1
+    def cancel(self, ladder_id: str, owner: str, why: str = "") -> bool:
+        """Cancel the running ladder of ``owner``; ``why``: the arena ended it (kept as its
+        ``ended_because``, one line like a ``waiting``), not its owner. False if it was not
+        running."""
+        return int(self._cancel(keys=self._ending_keys(ladder_id, owner), args=[
+            RUNNING, CANCELLED, PROGRESS_MAXLEN, ladder_id, waiting_text(why) if why else ""])) == 1
 
     def set_waiting(self, ladder_id: str, owner: str, why: str) -> bool:
         """Keep ``why`` the running ladder of ``owner`` waits for its next game ('' clears
@@ -434,6 +438,7 @@ def _decode_info(ladder_id: str, fields: Any, games: Any) -> ladder_pb2.LadderIn
         info.sprt.ParseFromString(fields[b"sprt"])
     # Written only while the ladder runs, cleared by the scripts that end it.
     info.waiting = fields.get(b"waiting", b"").decode(errors="replace")
+    info.ended_because = fields.get(b"ended", b"").decode(errors="replace")
     ordered = sorted((int(index), match_id.decode()) for index, match_id in games.items())
     info.match_ids.extend(match_id for _index, match_id in ordered)
     return info

@@ -304,6 +304,8 @@ class LadderView {
       h("div", { class: "muted small" }, `games played${void_}${eta}`),
       ladder.waiting ? h("p", { class: "small", "data-testid": "ladder-waiting" },
         h("strong", {}, "Waiting: "), ladder.waiting) : null,
+      ladder.ended_because ? h("p", { class: "small", "data-testid": "ladder-ended" },
+        h("strong", {}, "Ended by the arena: "), ladder.ended_because) : null,
       ladder.sprt ? sprtView(ladder) : null);
   }
 
