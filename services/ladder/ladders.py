@@ -34,7 +34,14 @@ from arena.services.common.protocol.ladders import (
 from arena.services.common.protocol.requests import REFUSED
 from arena.services.common.quotas import UNLIMITED, Quota
 from arena.services.ladder import sprt
-from arena.services.ladder.schedule import MAX_BOTS, MAX_GAMES, even_games, game_at, games_total
+from arena.services.ladder.schedule import (
+    MAX_BOTS,
+    MAX_GAMES,
+    even_games,
+    game_at,
+    games_total,
+    pairings,
+)
 from google.protobuf import timestamp_pb2
 
 from arena.bots.validation import validate_name
@@ -495,14 +502,17 @@ class Ladders:
         kept = self._tables.get(ladder_id)
         if kept is not None and kept[0] == signature:
             return ladder_pb2.Standings(ladder=info, rows=kept[1], head_to_head=kept[2])
-        rows, pairs = self._table(bots, games)
+        rows, pairs = self._table(bots, games, info.config.format)
         self._tables.put(ladder_id, (signature, rows, pairs))
         return ladder_pb2.Standings(ladder=info, rows=rows, head_to_head=pairs)
 
     @staticmethod
-    def _table(bots: list[common_pb2.BotRef], games: list[Game],
+    def _table(bots: list[common_pb2.BotRef], games: list[Game], ladder_format: int,
                ) -> tuple[list[ladder_pb2.StandingRow], list[ladder_pb2.HeadToHead]]:
+        """The rows, and the head to head of the pairs the format has meet (a gauntlet's
+        field never meets itself: a 0-0-0 of theirs read as played without a result)."""
         table = compute_standings(len(bots), games)
+        meet = {frozenset(pair) for pair in pairings(len(bots), ladder_format)}
         rows = [
             ladder_pb2.StandingRow(
                 bot=bots[row.player], games=row.record.games, wins=row.record.wins,
@@ -516,7 +526,7 @@ class Ladders:
                 bot=bot_label(bots[line.player]), opponent=bot_label(bots[line.opponent]),
                 wins=line.record.wins, draws=line.record.draws, losses=line.record.losses,
                 los=line.los, bot_ref=bots[line.player], opponent_ref=bots[line.opponent])
-            for line in table.head_to_head
+            for line in table.head_to_head if {line.player, line.opponent} in meet
         ]
         return rows, pairs
 

@@ -22,7 +22,7 @@ T = TypeVar("T")
 
 FORMATS = {"round-robin": ladder_pb2.LADDER_FORMAT_ROUND_ROBIN,
            "gauntlet": ladder_pb2.LADDER_FORMAT_GAUNTLET}
-MAX_BOTS = 64
+MAX_BOTS = 32  # a ladder's: the ladder service's limit (services/ladder/schedule.py), one message
 MAX_UNKNOWN_REPORTED = 10
 SHARED_FIELDS = ("request_id",)  # read by ``request_id``, beside every action's own
 

@@ -387,3 +387,17 @@ def test_a_service_keeps_the_plans_of_its_recent_ladders_only(
         finish_match(redis_client, match_id, BLACK)
         assert ladders.count(MatchStore(redis_client).header(match_id)) == 1
     assert ladders.info(made[0].id).games_done == 2
+
+
+def test_a_gauntlets_head_to_head_holds_only_the_pairs_that_meet(
+    peers: ArenaClient, ladder_server: LadderServer
+) -> None:
+    """A gauntlet's field never meets itself: its pairs were listed 0-0-0 (each with a
+    likelihood of superiority), which the crosstables showed as played without a result."""
+    register_bots(peers, OTHELLO, "ann", "ben", "cat")
+    config = _config("ann", "ben", "cat", games_per_pairing=2)
+    config.format = ladder_pb2.LADDER_FORMAT_GAUNTLET
+    info = create_ladder(ladder_server, config)
+    pairs = {(h.bot, h.opponent) for h in standings(ladder_server, info.id).head_to_head}
+    assert pairs == {("ann@v1", "ben@v1"), ("ben@v1", "ann@v1"),
+                     ("ann@v1", "cat@v1"), ("cat@v1", "ann@v1")}
