@@ -310,6 +310,56 @@ def test_a_running_ladder_s_page_follows_its_progress(web: WebStack, page: Any) 
     assert page.evaluate("window.__notReloaded === true")
 
 
+WAITS = "Live updates wait"
+SET_VISIBILITY = """(state) => {
+  Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => state });
+  document.dispatchEvent(new Event('visibilitychange'));
+}"""
+
+
+def _waiting_tabs(tabs: list[Any]) -> list[Any]:
+    return [tab for tab in tabs if WAITS in tab.inner_text("main")]
+
+
+def test_many_live_tabs_leave_the_browser_room_to_read(web: WebStack, context: Any) -> None:
+    """A browser opens 6 connections to a site at once and a live page holds one: with six
+    live tabs a seventh page never loaded, nor did any read of theirs. The tabs of one
+    browser now share 4 live slots: two of six wait and say so, a seventh page loads, and a
+    waiting tab follows once a live one closes."""
+    ladder = _live_ladder(web, "watched by many", games_per_pairing=20)
+    try:
+        tabs = [context.new_page() for _ in range(6)]
+        for tab in tabs:
+            open_page(tab, f"{web.url}/ladders/{ladder.id}")
+        deadline = time.monotonic() + 20
+        while len(_waiting_tabs(tabs)) != 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(_waiting_tabs(tabs)) == 2
+        other = context.new_page()
+        open_page(other, f"{web.url}/bots")  # it waited for ever
+        other.wait_for_selector("tr[data-bot]")
+        live = [tab for tab in tabs if tab not in _waiting_tabs(tabs)]
+        live[0].close()
+        tabs.remove(live[0])
+        deadline = time.monotonic() + 20
+        while len(_waiting_tabs(tabs)) != 1 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(_waiting_tabs(tabs)) == 1  # one of the two took the slot given back
+        # A hidden tab gives its slot to a tab that is seen, and waits for one when shown
+        # (headless, every tab is "visible": the page is told it is hidden, as a browser
+        # tells it when another tab is in front).
+        hidden = next(tab for tab in tabs if tab not in _waiting_tabs(tabs))
+        hidden.evaluate(SET_VISIBILITY, "hidden")
+        deadline = time.monotonic() + 20
+        while _waiting_tabs(tabs) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _waiting_tabs(tabs)
+        hidden.evaluate(SET_VISIBILITY, "visible")
+        hidden.wait_for_selector(f"text={WAITS}")
+    finally:
+        web.client.cancel_ladder(ladder.id)
+
+
 def test_a_ladder_s_page_says_why_it_waits_while_it_does(web: WebStack, page: Any) -> None:
     """The ladder's ``waiting``, written as the ladder service writes it (its store, with its
     progress entry), appears on an open page without a reload, as text, and goes when the

@@ -91,30 +91,102 @@ export async function imageURL(path) {
   return URL.createObjectURL(await response.blob());
 }
 
+// A browser opens at most 6 connections to one site at a time (HTTP/1.1), and a live
+// stream holds one for as long as it follows: a 7th live tab, and every read of any Arena
+// tab, waited for ever. So the tabs of one browser share LIVE_SLOTS slots (Web Locks): a
+// stream follows only while it holds one, and gives it back while its tab is hidden.
+const LIVE_SLOTS = 4;
+
+/** Hold the Web Lock ``name``: resolves with the function that gives it back, or null when
+ *  ``ifAvailable`` and another holds it; rejects when its ``signal`` aborts the wait. */
+function holdLock(name, options) {
+  return new Promise((granted, failed) => {
+    navigator.locks.request(name, options, (lock) => {
+      if (!lock) { granted(null); return undefined; }
+      return new Promise((done) => granted(done));
+    }).catch(failed);
+  });
+}
+
+/** A live slot of this browser's: the function that gives it back. ``onWait`` is called
+ *  when every slot is taken (it waits for the first one given back); aborting ``signal``
+ *  stops the wait (rejects). Without Web Locks (a page not served from a secure or
+ *  loopback origin) every stream follows, as before. */
+async function takeSlot(signal, onWait) {
+  if (!navigator.locks) return () => {};
+  for (let i = 0; i < LIVE_SLOTS; i++) {
+    const release = await holdLock(`arena-live-${i}`, { ifAvailable: true });
+    if (release) return release;
+  }
+  onWait();
+  const asks = Array.from({ length: LIVE_SLOTS }, () => new AbortController());
+  const stop = () => asks.forEach((ask) => ask.abort());
+  signal.addEventListener("abort", stop);
+  let taken = null;
+  await Promise.all(asks.map((ask, i) => holdLock(`arena-live-${i}`, { signal: ask.signal })
+    .then((release) => {
+      if (taken || signal.aborted) { release(); return; }  // granted at once with another
+      taken = release;
+      stop();
+    }, () => {})));
+  signal.removeEventListener("abort", stop);
+  if (taken && !signal.aborted) return taken;
+  taken?.();
+  throw new DOMException("stopped", "AbortError");
+}
+
+/** What a page says of its live stream's ``state`` ("" for nothing to say). */
+export function liveStateText(state, error) {
+  if (state === "error") return `Live updates stopped: ${error.describe ? error.describe() : error}`;
+  if (state === "reconnecting") return "Connection lost; reconnecting\u2026";
+  if (state === "waiting") {
+    return "Live updates wait: other Arena tabs of this browser are following live (a browser " +
+      "keeps only a few connections to a site). This one follows once one of them is closed or hidden.";
+  }
+  return "";
+}
+
 /**
- * Follow a server-sent-event stream: `handlers[name](data)` for each event. Reconnects
- * after a dropped connection (the server's streams start from the beginning, which the
- * handlers must tolerate) until `end` arrives or `close()` is called.
+ * Follow a server-sent-event stream: `handlers[name](data)` for each event, until `end`
+ * arrives or `close()` is called. It follows while it holds a live slot (``takeSlot``),
+ * and not while its tab is hidden; it reconnects after a dropped connection and when its
+ * tab is shown again (the server's streams start from the beginning, which the handlers
+ * must tolerate).
  */
 export function stream(path, handlers, { onState = () => {} } = {}) {
   let closed = false;
-  let controller = null;
+  let active = null; // the AbortController of the slot's wait and the connection
   let retryMs = 2000;
 
-  async function connect() {
-    controller = new AbortController();
+  async function run() {
+    if (closed || active || document.visibilityState === "hidden") return;
+    const mine = new AbortController();
+    active = mine;
+    let outcome = "stopped";
+    try {
+      const release = await takeSlot(mine.signal, () => onState("waiting"));
+      try { outcome = await connect(mine.signal); } finally { release(); }
+    } catch { /* stopped while it waited for a slot */ }
+    if (active === mine) active = null;
+    if (outcome === "ended" || outcome === "error") stop();
+    if (closed || outcome === "stopped") return;
+    onState("reconnecting");
+    setTimeout(run, retryMs);
+  }
+
+  /** One connection: "ended", "error" (not to retry), "dropped" or "stopped" (aborted). */
+  async function connect(signal) {
     onState("connecting");
     let response;
     try {
-      response = await fetch(path, { headers: headers({ accept: "text/event-stream" }), signal: controller.signal });
+      response = await fetch(path, { headers: headers({ accept: "text/event-stream" }), signal });
     } catch {
-      return again();
+      return signal.aborted ? "stopped" : "dropped";
     }
     if (!response.ok) {
       const error = await failure(response);
       onState("error", error);
-      if (error.status >= 500) return again();
-      return;
+      return error.status >= 500 ? "dropped" : "error";
     }
     onState("open");
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -128,11 +200,13 @@ export function stream(path, handlers, { onState = () => {} } = {}) {
         while ((cut = buffer.indexOf("\n\n")) >= 0) {
           const block = buffer.slice(0, cut);
           buffer = buffer.slice(cut + 2);
-          if (dispatch(block) === "end") { closed = true; onState("ended"); return; }
+          const said = dispatch(block);
+          if (said === "end") { onState("ended"); return "ended"; }
+          if (said === "error") return "error";
         }
       }
-    } catch { /* dropped: reconnect below */ }
-    again();
+    } catch { /* dropped, or aborted */ }
+    return signal.aborted ? "stopped" : "dropped";
   }
 
   function dispatch(block) {
@@ -150,15 +224,21 @@ export function stream(path, handlers, { onState = () => {} } = {}) {
     const payload = JSON.parse(data);
     if (name === "error") onState("error", new ApiError(502, payload));
     handlers[name]?.(payload);
-    return name === "end" || name === "error" ? "end" : null;
+    return name === "end" || name === "error" ? name : null;
   }
 
-  function again() {
-    if (closed) return;
-    onState("reconnecting");
-    setTimeout(() => { if (!closed) connect(); }, retryMs);
+  function shownOrHidden() {
+    if (document.visibilityState === "hidden") active?.abort(); // its slot for the tabs seen
+    else run();
   }
 
-  connect();
-  return { close() { closed = true; controller?.abort(); } };
+  function stop() {
+    closed = true;
+    active?.abort();
+    document.removeEventListener("visibilitychange", shownOrHidden);
+  }
+
+  document.addEventListener("visibilitychange", shownOrHidden);
+  run();
+  return { close: stop };
 }

@@ -2,7 +2,7 @@
 // Elo chart, the head-to-head matrix, its games, and live progress while it runs.
 
 import { act, newRequestId } from "../actions.js";
-import { SHARED_ANSWER_MS, getJSON, send, stream } from "../api.js";
+import { SHARED_ANSWER_MS, getJSON, liveStateText, send, stream } from "../api.js";
 import { eloChart } from "../charts.js";
 import {
   ago, badge, botLink, duration, h, int, ladderLink, matchLink, notice, pageOfRows, pct,
@@ -399,8 +399,7 @@ class LadderView {
   }
 
   showState(state, error) {
-    const text = state === "error" ? `Live updates stopped: ${error.describe ? error.describe() : error}`
-      : state === "reconnecting" ? "Connection lost; reconnecting\u2026" : "";
+    const text = liveStateText(state, error);
     replace(this.parts.message, text ? notice(text, state === "error" ? "error" : "") : null);
   }
 

@@ -3,7 +3,7 @@
 // the referee applies them (a live stream; the board follows unless you stepped back).
 
 import { act } from "../actions.js";
-import { SHARED_ANSWER_MS, download, getJSON, send, stream } from "../api.js";
+import { SHARED_ANSWER_MS, download, getJSON, liveStateText, send, stream } from "../api.js";
 import { renderBoard } from "../board.js";
 import { badge, h, int, ladderLink, notice, playerLink, replace, s, setTitle } from "../dom.js";
 import { clockText, gameText } from "./ladders.js";
@@ -271,8 +271,7 @@ class MatchView {
       },
       ended: () => this.ended(),
     }, { onState: (state, error) => {
-      const text = state === "error" ? `Live updates stopped: ${error.describe ? error.describe() : error}`
-        : state === "reconnecting" ? "Connection lost; reconnecting\u2026" : "";
+      const text = liveStateText(state, error);
       replace(this.el.message, text ? notice(text, state === "error" ? "error" : "") : null);
     } });
   }
