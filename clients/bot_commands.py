@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from arena.clients.common import (
     add_json_flag,
+    add_usage_command,
     bot_ref_text,
     client_from_args,
-    given_text,
     int32,
     name_fields,
     non_negative,
@@ -561,11 +561,7 @@ def add_bot_commands(subparsers: Subparsers) -> None:
     presets.add_argument("--game", choices=GAME_NAMES)
     presets.set_defaults(func=cmd_presets)
 
-    usage = sub.add_parser("usage", help="what your bots use of your quotas (bytes "
-                                         "stored)")
-    usage.add_argument("--user", type=given_text, default=None,
-                       help="another user's (admins only)")
-    usage.set_defaults(func=cmd_usage)
+    add_usage_command(sub, "bots use (bytes stored)", cmd_usage)
 
     export = sub.add_parser("export", help="write a bot as a TOML bot file")
     export.add_argument("bot", metavar="NAME[@VERSION]")
@@ -580,6 +576,6 @@ def add_bot_commands(subparsers: Subparsers) -> None:
                           help="if the name exists, add a version instead of failing")
     imported.set_defaults(func=cmd_import)
 
-    for parser in (register, update, show, listing, retire, presets, usage, export,
+    for parser in (register, update, show, listing, retire, presets, export,
                    imported):
         add_json_flag(parser)

@@ -202,6 +202,17 @@ def print_json_line(value: Message | dict[str, Any]) -> None:
     print(json.dumps(data), flush=True)
 
 
+def add_usage_command(commands: argparse._SubParsersAction[argparse.ArgumentParser],
+                      what: str, func: Callable[[argparse.Namespace], int]) -> None:
+    """`arena match|bot|ladder usage`: what the caller's things (``what``: "matches use
+    (bytes stored, ...)") take of their quotas; an admin may ask for another user's."""
+    usage = commands.add_parser("usage", help=f"what your {what} of your quotas")
+    usage.add_argument("--user", type=given_text, default=None,
+                       help="another user's (admins only)")
+    add_json_flag(usage)
+    usage.set_defaults(func=func)
+
+
 def print_usage(usage: referee_pb2.Usage | registry_pb2.BotUsage | ladder_pb2.LadderUsage,
                 of_what: str,
                 rows: Iterable[tuple[str, int, int, str]], as_json: bool) -> None:

@@ -15,6 +15,7 @@ from arena.clients.common import (
     add_game_options,
     add_json_flag,
     add_time_options,
+    add_usage_command,
     bot_ref_text,
     client_from_args,
     clock_fields,
@@ -118,12 +119,7 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     cancel.add_argument("ladder_id")
     cancel.set_defaults(func=cmd_cancel)
 
-    usage = cmds.add_parser("usage", help="what your ladders use of your quotas (ladders "
-                                          "running)")
-    usage.add_argument("--user", type=given_text, default=None,
-                       help="another user's (admins only)")
-    add_json_flag(usage)
-    usage.set_defaults(func=cmd_usage)
+    add_usage_command(cmds, "ladders use (ladders running)", cmd_usage)
 
     ratings = cmds.add_parser(
         "ratings", help="the arena's rating list: every ladder game of a game, pooled",

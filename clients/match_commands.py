@@ -15,6 +15,7 @@ from arena.clients.common import (
     add_game_options,
     add_json_flag,
     add_time_options,
+    add_usage_command,
     bot_ref_text,
     client_from_args,
     followed,
@@ -185,12 +186,8 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     add_json_flag(prune)
     prune.set_defaults(func=cmd_prune)
 
-    usage = cmds.add_parser("usage", help="what your matches use of your quotas (bytes "
-                                          "stored, matches queued and running)")
-    usage.add_argument("--user", type=given_text, default=None,
-                       help="another user's (admins only)")
-    add_json_flag(usage)
-    usage.set_defaults(func=cmd_usage)
+    add_usage_command(cmds, "matches use (bytes stored, matches queued and running)",
+                      cmd_usage)
 
     listing = cmds.add_parser("list", help="match history, newest first")
     listing.add_argument("--bot", type=given_text, default=None,
