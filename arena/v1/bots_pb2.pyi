@@ -168,6 +168,7 @@ class BotVersion(_message.Message):
     EVALUATOR_HASH_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     RETIRED_FIELD_NUMBER: _builtins.int
+    AVATAR_OMITTED_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     owner: _builtins.str
     content_hash: _builtins.str
@@ -177,6 +178,11 @@ class BotVersion(_message.Message):
     evaluator_hash: _builtins.str
     """Hash of what determines search results (evaluator and parameters)."""
     retired: _builtins.bool
+    avatar_omitted: _builtins.bool
+    """True where an answer leaves out a picture this version has: ListBots empties
+    spec.avatar_png (lists stay small; GetBot has the picture) and sets this, so that a
+    list still says which bots have one. Answers that carry the picture leave it false.
+    """
     @_builtins.property
     def spec(self) -> Global___BotSpec: ...
     @_builtins.property
@@ -191,10 +197,11 @@ class BotVersion(_message.Message):
         evaluator_hash: _builtins.str = ...,
         created_at: _timestamp_pb2.Timestamp | None = ...,
         retired: _builtins.bool = ...,
+        avatar_omitted: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "spec", b"spec"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content_hash", b"content_hash", "created_at", b"created_at", "evaluator_hash", b"evaluator_hash", "owner", b"owner", "retired", b"retired", "spec", b"spec", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["avatar_omitted", b"avatar_omitted", "content_hash", b"content_hash", "created_at", b"created_at", "evaluator_hash", b"evaluator_hash", "owner", b"owner", "retired", b"retired", "spec", b"spec", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

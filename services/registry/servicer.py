@@ -116,7 +116,8 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
                           request.include_retired)
         bots, next_token = self._store.list_bots(where, request.page.page_size,
                                             request.page.page_token)
-        for bot in bots:  # pictures stay out of lists (GetBot has them): pages stay small
+        for bot in bots:  # pictures stay out of lists (GetBot has them): pages stay small,
+            bot.avatar_omitted = bool(bot.spec.avatar_png)  # but say there is one
             bot.spec.avatar_png = b""
         return registry_pb2.ListBotsResponse(bots=bots, next_page_token=next_token)
 

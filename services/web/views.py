@@ -203,6 +203,9 @@ def _ints(value: Any) -> Any:
 
 
 def bot_json(bot: bots_pb2.BotVersion) -> Json:
+    """A bot version. ``has_avatar`` reads the registry's ``avatar_omitted`` too: a list
+    (ListBots) leaves the picture out, and read from the picture alone every bot of the
+    list had none."""
     spec = bot.spec
     engine = spec.WhichOneof("engine") or "none"
     config = bot_config(spec)
@@ -212,7 +215,7 @@ def bot_json(bot: bots_pb2.BotVersion) -> Json:
         "engine": engine, "evaluator": str(config.get("evaluator", "")),
         "retired": bot.retired, "created_at": when(bot.created_at),
         "content_hash": bot.content_hash, "evaluator_hash": bot.evaluator_hash,
-        "has_avatar": bool(spec.avatar_png), "config": config,
+        "has_avatar": bool(spec.avatar_png) or bot.avatar_omitted, "config": config,
     }
     if engine == "external":
         data["external"] = {"address": spec.external.address,

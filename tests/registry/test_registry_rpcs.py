@@ -272,9 +272,13 @@ def test_list_returns_latest_versions_without_pictures(registry: Registry) -> No
     registry.register(spec)
     spec.description = "version 2"
     _update(registry, spec)
-    (listed,) = _list(registry).bots
-    assert listed.version == 2 and listed.spec.avatar_png == b""
-    assert _get(registry, "pictured").spec.avatar_png == spec.avatar_png
+    registry.register(othello_spec("plain"))
+    pictured, plain = _list(registry).bots
+    assert pictured.version == 2 and pictured.spec.avatar_png == b""
+    # ... but a list says which bots have one (else a page of a list showed none).
+    assert pictured.avatar_omitted and not plain.avatar_omitted
+    got = _get(registry, "pictured")
+    assert got.spec.avatar_png == spec.avatar_png and not got.avatar_omitted
 
 
 def test_list_paginates_with_opaque_tokens(registry: Registry) -> None:

@@ -21,11 +21,13 @@ from typing import Any
 from arena.services.web.server import check_http_health
 from arena.services.web.shared import FRESH_S
 
+from arena.errors import AlreadyExistsError
 from arena.games import new_position
 from arena.text import MAX_MESSAGE_CHARS
-from arena.v1 import common_pb2, ladder_pb2, match_pb2
+from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2
 from tests.observability.test_stack import scrape, total
 from tests.support.processes import wait_for_file
+from tests.support.specs import png_bytes
 from tests.web.conftest import USER_TOKEN, Http, WebStack, register, wait_for_ladder
 
 
@@ -92,6 +94,26 @@ def test_reads_return_json_and_unknown_things_say_not_found(web: WebStack) -> No
         status, _, body = web.http.request("GET", path)
         assert status == 404, path
         assert error_of(body)["status"] == "not-found"
+
+
+def test_the_bot_list_says_which_bots_have_a_picture(web: WebStack) -> None:
+    """The registry leaves pictures out of lists, and the list read ``has_avatar`` from
+    the picture: false for every bot, so /bots showed none. The list still carries no
+    picture; ``/api/avatars/NAME`` serves it."""
+    picture = png_bytes()
+    with contextlib.suppress(AlreadyExistsError):  # a rerun on the same stack
+        web.client.register_bot(bots_pb2.BotSpec(
+            name="web-pictured", preset="lab-beginner", avatar_png=picture,
+            builtin=bots_pb2.BuiltinEngine()), from_preset="lab-beginner")
+    assert web.http.json("/api/bots/web-pictured")["has_avatar"] is True
+    status, _, body = web.http.request("GET", "/api/bots?prefix=web-")
+    assert status == 200
+    listed = {bot["name"]: bot for bot in json.loads(body)["bots"]}
+    assert listed["web-pictured"]["has_avatar"] is True
+    assert listed["web-beginner"]["has_avatar"] is False
+    assert b"avatar_png" not in body and b"iVBOR" not in body  # no picture in the list
+    status, headers, served = web.http.request("GET", "/api/avatars/web-pictured")
+    assert status == 200 and headers["content-type"] == "image/png" and served == picture
 
 
 def test_a_method_an_address_does_not_take_is_405_with_the_ones_it_does(web: WebStack) -> None:
