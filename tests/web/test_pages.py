@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import pytest
 import redis
@@ -105,6 +105,43 @@ def test_standings_page_shows_the_numbers_of_the_cli(web: WebStack, page: Any) -
     # The head-to-head matrix holds every ordered pair of the standings.
     cells = page.eval_on_selector_all("table.matrix tbody td:not(.self)", "c => c.length")
     assert cells == 4 * 3
+
+
+def test_a_player_named_as_a_version_links_to_that_version(web: WebStack, page: Any) -> None:
+    """Standings, rating lists and matches name each player as the version that played
+    (``NAME@N``); their links dropped the version and opened the bot's latest, another
+    configuration once the bot was updated. A plain name still links to the latest."""
+    register(web.client, {"web-versioned": ("lab-beginner", {})})
+    match = web.client.create_match(match_pb2.MatchConfig(
+        game=OTHELLO, black=common_pb2.BotRef(name="web-versioned"),
+        white=common_pb2.BotRef(name="web-beginner"),
+        time_control=common_pb2.TimeControl(move_time_ms=2000)))
+    first = web.client.get_bot("web-versioned")
+    spec = bots_pb2.BotSpec()
+    spec.CopyFrom(first.spec)
+    spec.description = "the second version"
+    assert web.client.update_bot("web-versioned", spec).version == first.version + 1
+    try:
+        open_page(page, f"{web.url}/ladders/{web.ladder_id}")
+        links = page.eval_on_selector_all("table.standings tbody tr", """rows => rows.map(
+            (r) => [r.dataset.bot, r.querySelector('td.name a').getAttribute('href')])""")
+        assert len(links) == 4
+        for label, href in links:
+            name, version = label.rsplit("@", 1)
+            path, _, query = href.partition("?")
+            assert (unquote(path), query) == (f"/bots/{name}", f"version={version}"), href
+        open_page(page, f"{web.url}/matches/{match.id}")
+        page.click(".page-head h1 a[href^='/bots/web-versioned']")
+        page.wait_for_url(f"{web.url}/bots/web-versioned?version={first.version}")
+        page.wait_for_selector("body[data-ready='1'] h1")
+        assert page.text_content("h1") == f"web-versioned v{first.version}"
+        assert page.text_content("main").count(f"latest is v{first.version + 1}") == 1
+        open_page(page, f"{web.url}/bots?prefix=web-versioned")
+        assert page.get_attribute("tr[data-bot='web-versioned'] td.name a", "href") == \
+            "/bots/web-versioned"
+    finally:
+        with contextlib.suppress(FailedPreconditionError):  # over already
+            web.client.cancel_match(match.id, "seen")
 
 
 def _cli_json(web: WebStack, *args: str) -> Any:

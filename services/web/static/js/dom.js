@@ -136,10 +136,14 @@ export function playerLink(match, label) {
   return match.imported_from ? h("span", { class: "imported-player" }, label) : botLink(label);
 }
 
-/** A link to a bot's page (names may hold any printable character). */
+/** A link to a bot's page (names may hold any printable character). ``NAME@N`` (a
+ * version, as standings, rating lists and matches name the one that played) links to
+ * that version's page: the bot's latest may be another, with another configuration. A
+ * name holds no ``@`` (the registry refuses one), so the suffix is always a version. */
 export function botLink(label) {
-  const name = label.replace(/@\d+$/, "");
-  return h("a", { href: `/bots/${encodeURIComponent(name)}` }, label);
+  const [, name, version] = /^(.*)@(\d+)$/.exec(label) || [label, label, ""];
+  const query = version ? `?version=${version}` : "";
+  return h("a", { href: `/bots/${encodeURIComponent(name)}${query}` }, label);
 }
 
 /** The distinctive end of an id ("1795461122783-31516f6b" -> "31516f6b"). */

@@ -194,7 +194,7 @@ function ratings(bot) {
     const list = `/ratings?game=${line.game.kind}&variant=${line.game.variant}&size=${line.game.size}${clock}`;
     return h("tr", { "data-bot": line.bot },
       h("td", {}, h("a", { href: list }, gameText(line.game) + (line.clock ? ` at ${clockText(line.clock)}` : ""))),
-      h("td", { class: "name" }, line.bot),
+      h("td", { class: "name" }, botLink(line.bot)),
       h("td", { class: "num", "data-field": "rank" }, `${line.rank} of ${line.of}`),
       h("td", { class: "num", "data-field": "elo" }, signed(line.elo)),
       h("td", { class: "num hide-narrow" }, `[${signed(line.elo_low)}, ${signed(line.elo_high)}]`),
