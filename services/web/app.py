@@ -216,8 +216,14 @@ def api(handler: Handler) -> Handler:
     return wrapped
 
 
+def media_type(request: Request) -> str:
+    """The body's media type without its parameters, in lower case: media types are
+    case-insensitive (RFC 9110), and ``Application/JSON`` was refused as no JSON."""
+    return request.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
 async def json_body(request: Request) -> object:
-    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+    if media_type(request) != "application/json":
         raise errors.InvalidArgumentError("send the body as application/json")
     too_large = BodyTooLargeError(f"body larger than {MAX_BODY_BYTES} bytes")
     length = request.headers.get("content-length", "")

@@ -477,6 +477,30 @@ def test_bad_action_bodies_list_every_bad_field(web: WebStack) -> None:
                                           "message": "body larger than 65536 bytes"}, reply
 
 
+def test_a_json_media_type_is_read_in_any_case(web: WebStack) -> None:
+    """Media types are case-insensitive: ``Application/JSON`` was refused with 'send the
+    body as application/json'."""
+    body = {"black": "web-beginner", "white": "web-intermediate", "move_time_ms": 2000}
+    for content_type in ("Application/JSON", "APPLICATION/JSON; charset=UTF-8",
+                         "application/Json ;charset=utf-8"):
+        status, _, reply = web.http.request(  # read: the misspelt field is named
+            "POST", "/api/matches", body | {"colour": "black"}, token=USER_TOKEN,
+            headers={"content-type": content_type})
+        assert status == 400, (content_type, reply)
+        fields = [f["field"] for f in error_of(reply).get("fields", [])]
+        assert fields == ["colour"], (content_type, reply)
+    status, _, reply = web.http.request("POST", "/api/matches", body, token=USER_TOKEN,
+                                        headers={"content-type": "Application/JSON"})
+    assert status == 201, reply
+    web.http.request("POST", f"/api/matches/{json.loads(reply)['id']}/cancel", {},
+                     token=USER_TOKEN)
+    for content_type in ("text/plain", "application/jsonx", "application/json-seq"):
+        status, _, reply = web.http.request("POST", "/api/matches", body, token=USER_TOKEN,
+                                            headers={"content-type": content_type})
+        assert status == 400, (content_type, reply)
+        assert error_of(reply)["message"] == "send the body as application/json", reply
+
+
 def test_half_a_surrogate_pair_is_a_bad_body_not_a_500(web: WebStack) -> None:
     """JSON's ``\\ud800`` (and CESU-8's bytes for it) reads in Python as half a UTF-16
     surrogate pair, which no protobuf string and no UTF-8 reply can hold: a bot's name, a
