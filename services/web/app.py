@@ -364,8 +364,9 @@ class Api:
 
     async def ladder_events(self, request: Request) -> Response:
         ladder_id = request.path_params["id"]
-        return self._stream(request, f"ladder {ladder_id}", live.watch_ladder(ladder_id),
-                            lambda: live.ladder_events, keep_all=False)
+        return await self._stream(request, f"ladder {ladder_id}", live.watch_ladder(ladder_id),
+                                  lambda: live.ladder_events, keep_all=False,
+                                  knows_token=lambda client: client.get_ladder_usage())
 
     async def create_ladder(self, request: Request) -> Response:
         body = await json_body(request)
@@ -425,8 +426,9 @@ class Api:
 
     async def match_events(self, request: Request) -> Response:
         match_id = request.path_params["id"]
-        return self._stream(request, f"match {match_id}", live.watch_match(match_id),
-                            live.MatchEvents, keep_all=True)
+        return await self._stream(request, f"match {match_id}", live.watch_match(match_id),
+                                  live.MatchEvents, keep_all=True,
+                                  knows_token=lambda client: client.get_usage())
 
     async def create_match(self, request: Request) -> Response:
         body = await json_body(request)
@@ -491,15 +493,31 @@ class Api:
 
     # -- live ------------------------------------------------------------------------
 
-    def _stream(self, request: Request, key: str, open_stream: Callable[[ArenaClient], Any],
-                new_events: Callable[[], Callable[[Any], list[live.Event]]],
-                keep_all: bool) -> Response:
+    async def _stream(self, request: Request, key: str,
+                      open_stream: Callable[[ArenaClient], Any],
+                      new_events: Callable[[], Callable[[Any], list[live.Event]]],
+                      keep_all: bool, knows_token: Callable[[ArenaClient], object],
+                      ) -> Response:
         """A page's live stream: shared with every other page of the same thing while
         reading is open (``live.Broadcasts``), else a gRPC stream of its own, read with
-        the viewer's token."""
+        the viewer's token.
+
+        Where reading needs a token, the service the stream reads from is first asked a
+        cheap question of its own with that token (``knows_token``: the caller's usage):
+        the stream's answer starts 200 before the service has judged anything, so a
+        made-up token got a 200 and then an ``error`` event, where every other read
+        with it is a 401. Only its verdict on the token is taken from that question;
+        any other failure is the stream's to tell, as before."""
         viewer = self.viewer(request)
         token = bearer(request)
         self.gateway.read_credential(token)  # no token where one is needed: 401 now
+        if self.gateway.settings.read_access == "token":
+            try:
+                await self.gateway.run(knows_token, self.reader(request))
+            except errors.UnauthenticatedError:
+                raise
+            except errors.ArenaError:
+                pass
         self.slots.take(viewer)
 
         def start(on_over: Callable[[live.Broadcast], None]) -> live.Broadcast:

@@ -1076,15 +1076,25 @@ def test_restricted_reading_needs_a_token(web: WebStack, tmp_path: Path) -> None
         assert web.ladder_id in str(http.json("/api/ladders", token=USER_TOKEN))
         match_id = next(iter(web.client.iter_matches(ladder_id=web.ladder_id))).id
         assert http.request("GET", f"/api/matches/{match_id}/events")[0] == 401
-        # A made-up token is a viewer of its own here, and it holds nothing: its stream
-        # ends at once (the referee refuses it), so a hundred of them leave room.
+        # A made-up token is a viewer of its own here, and it holds nothing: it is
+        # refused before its stream starts, a 401 as on any other read (it was a 200
+        # and then an error event), so a hundred of them leave room.
         for number in range(30):
-            status, _, body = http.request("GET", f"/api/matches/{match_id}/events",
-                                            token=f"made-up-{number}")
-            assert status in (200, 401) and b"event: match" not in body, body[:200]
+            for path in (f"/api/matches/{match_id}/events",
+                         f"/api/ladders/{web.ladder_id}/events"):
+                status, headers, body = http.request("GET", path, token=f"made-up-{number}")
+                assert status == 401, (path, status, body[:200])
+                assert error_of(body)["status"] == "unauthenticated", body[:200]
+                assert headers["www-authenticate"] == "Bearer"
         status, _, body = http.request("GET", f"/api/matches/{match_id}/events",
                                         token=USER_TOKEN)
         assert status == 200 and b"event: match" in body, body[:200]
+        status, _, body = http.request("GET", f"/api/ladders/{web.ladder_id}/events",
+                                        token=USER_TOKEN)
+        assert status == 200 and b"event: progress" in body, body[:200]
+        # A known token's stream still tells what else went wrong, as while reading is open.
+        status, _, body = http.request("GET", "/api/matches/nope/events", token=USER_TOKEN)
+        assert status == 200 and b'"status":"not-found"' in body, body[:200]
         # SIGTERM: /healthz turns 503 while draining, then a clean exit.
         target = http.base.removeprefix("http://")
         assert check_http_health(target)
