@@ -44,8 +44,14 @@ from arena.services.web.views import (
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
-from starlette.routing import Match, Mount, Route
+from starlette.responses import (
+    FileResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -606,7 +612,36 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
     ]
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={HTTPException: http_error})
+    # Starlette's own slash redirect names the host of the request's Host header.
+    app.router.redirect_slashes = False
+    app.router.default = functools.partial(slash_redirect, routes, app.router.default)
     return SecurityHeaders(app)
+
+
+async def slash_redirect(routes: list[BaseRoute], not_found: ASGIApp, scope: Scope,
+                         receive: Receive, send: Send) -> None:
+    """An address no route took, which one takes with its trailing slash added or taken
+    away (``/api`` -> ``/api/``, ``/ladders/`` -> ``/ladders``): a 307 there, as Starlette
+    redirects, but to a path (under the root path the server gives, the query kept),
+    never a whole URL. Starlette's named the host of the Host header, which is the
+    client's to write: ``Host: evil.example`` sent a viewer (or a cache that keys on the
+    path alone) to ``http://evil.example/api/``."""
+    if scope["type"] == "http":
+        root, path = scope.get("root_path", ""), scope["path"]
+        if (path[len(root):] if root and path.startswith(root) else path) != "/":
+            moved = path.rstrip("/") if path.endswith("/") else path + "/"
+            if any(route.matches({**scope, "path": moved})[0] is not Match.NONE
+                   for route in routes):
+                # One leading slash: '//host/...' would be another site's address.
+                location = "/" + moved.lstrip("/")
+                for char, escaped in (("%", "%25"), ("?", "%3F"), ("#", "%23"),
+                                      ("\\", "%5C")):
+                    location = location.replace(char, escaped)
+                query = scope.get("query_string", b"").decode("latin-1")
+                await RedirectResponse(location + (f"?{query}" if query else ""))(
+                    scope, receive, send)
+                return
+    await not_found(scope, receive, send)
 
 
 async def api_unrouted(routes: list[Route], scope: Scope, receive: Receive,

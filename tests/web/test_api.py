@@ -3,6 +3,7 @@ bad input, missing and wrong tokens, live streams, restricted reading and a clea
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import http.client
 import itertools
@@ -82,6 +83,68 @@ def test_pages_are_one_shell_with_no_inline_script(web: WebStack) -> None:
         assert asset in html
         assert web.http.request("GET", asset)[0] == 200
     assert web.http.request("GET", "/no/such/page")[0] == 404
+
+
+def _redirect(to: Http, path: str, host: str | None) -> tuple[int, str | None]:
+    """The status and ``location`` of a GET of ``path`` (not followed), sent with the Host
+    header ``host`` (None: the gateway's own address)."""
+    connection = _connect(to, "127.0.0.1")
+    try:
+        connection.request("GET", path, headers={"host": host} if host else {})
+        reply = connection.getresponse()
+        reply.read()
+        return reply.status, reply.getheader("location")
+    finally:
+        connection.close()
+
+
+def test_a_redirect_is_to_a_path_never_to_the_host_a_request_named(web: WebStack) -> None:
+    """Starlette's slash redirect took its host from the Host header, which the client
+    writes: ``Host: evil.example`` on ``/api`` answered ``location:
+    http://evil.example/api/``. A redirect is to a path of this server's, its query kept."""
+    for path, location in (("/api", "/api/"), ("/ladders/", "/ladders"),
+                           ("/ladders/?limit=5", "/ladders?limit=5"),
+                           ("/matches/?bot=a%40b&status=finished",
+                            "/matches?bot=a%40b&status=finished"),
+                           ("/ratings/", "/ratings"), ("/static", "/static/")):
+        for host in ("evil.example", "evil.example:8080", None):
+            assert _redirect(web.http, path, host) == (307, location), (path, host)
+    assert web.http.request("GET", "/ladders?limit=5")[0] == 200  # where it leads
+    # No redirect where neither address has a route.
+    assert _redirect(web.http, "/nothing/", "evil.example") == (404, None)
+    assert _redirect(web.http, "//evil.example/ladders/", "evil.example") == (404, None)
+
+
+def test_a_redirect_keeps_the_root_path_the_server_gives() -> None:
+    """No gateway setting mounts the app under a prefix; an ASGI server that does (a root
+    path) has its redirects kept under it, as Starlette's own were. The app is called as
+    such a server would call it."""
+    from arena.services.web.app import create_app
+    from arena.services.web.settings import WebSettings
+
+    app = create_app(WebSettings())
+
+    async def get(path: str, query: bytes) -> tuple[int, str | None]:
+        sent: list[Any] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        await app({"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                   "method": "GET", "scheme": "http", "path": path, "root_path": "/arena",
+                   "query_string": query, "headers": [(b"host", b"evil.example")],
+                   "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 5000)},
+                  receive, send)
+        headers = dict(sent[0]["headers"])
+        location = headers.get(b"location")
+        return sent[0]["status"], location.decode() if location else None
+
+    assert asyncio.run(get("/arena/api", b"")) == (307, "/arena/api/")
+    assert asyncio.run(get("/arena/ladders/", b"x=1")) == (307, "/arena/ladders?x=1")
+    assert asyncio.run(get("/arena", b"")) == (307, "/arena/")
 
 
 def test_reads_return_json_and_unknown_things_say_not_found(web: WebStack) -> None:
