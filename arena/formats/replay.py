@@ -233,10 +233,17 @@ _BIG_COUNT = (0, 2**63 - 1)
 _SCORE = (-(2**63), 2**63 - 1)
 
 
+# A search's principal variation as a record keeps it: the worker keeps no more of what an
+# engine reports (services/worker/engines/results.py), and no game is longer.
+MAX_PV = 128
+
+
 def _parse_move(item: _Reader) -> ReplayMove:
     pv = item.data.get("pv", [])
     if not isinstance(pv, list) or any(type(m) is not int for m in pv):
         raise FormatError(f"{item.where('pv')} must be a list of integers")
+    if len(pv) > MAX_PV:
+        raise FormatError(f"{item.where('pv')} holds {len(pv):,} moves; at most {MAX_PV}")
     if any(not _COUNT[0] <= m <= _COUNT[1] for m in pv):
         raise FormatError(f"{item.where('pv')} must hold moves in {_COUNT[0]}..{_COUNT[1]}")
     notes = item.data.get("notes", [])

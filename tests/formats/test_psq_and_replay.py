@@ -182,6 +182,8 @@ def edit(replay: Replay, path: list[str | int], value: object) -> str:
         (["moves", 3, "score"], True, "moves[3].score"),
         (["moves", 0, "move"], 0, "moves[0]"),  # illegal: a1 at the start
         (["moves", 2, "pv"], [1, "x"], "moves[2].pv"),
+        # a made-up search of any length was stored (and counted in match_bytes)
+        (["moves", 2, "pv"], [19] * 100_000, "moves[2].pv holds 100,000 moves; at most 128"),
         (["moves", 2, "notes"], "MESSAGE hi", "moves[2].notes"),
         (["moves", 2, "notes"], ["ok", 3], "moves[2].notes"),
         (["outcome", "winner"], "red", "outcome.winner"),
