@@ -12,7 +12,8 @@ The header gives the board width and height, the two players' levels (0 for an
 engine run by the manager) and a 0/1 flag; then one ``x,y,time`` line per move with
 1-based coordinates and the thinking time in milliseconds, Black first. Whatever
 follows the moves (engine names, an error code, a result line) is kept verbatim as
-the trailer. The rule is not stored in the file, so the parser is told it.
+the trailer; a line that begins with two numbers is a move, though, and is refused when
+it is not ``x,y,time``. The rule is not stored in the file, so the parser is told it.
 """
 
 from __future__ import annotations
@@ -31,9 +32,14 @@ from arena.text import shown
 _HEADER_RE = re.compile(r"\s*Piskvorky (\d{1,3})x(\d{1,3}), (-?\d{1,3}):(-?\d{1,3}), (\d{1,3})\s*",
                         re.ASCII)
 _MOVE_RE = re.compile(r"\s*(\d{1,3}),(\d{1,3})(?:,(\d{1,9}))?\s*", re.ASCII)
-# What a move line looks like, in range or not, in any script's digits: such a line is a bad
-# move, never the start of the trailer (which holds names and single numbers).
+# What a move line looks like, in range or not, in any script's digits (a record whose header
+# is missing starts with one).
 _MOVE_LIKE_RE = re.compile(r"\s*[-+]?\d+\s*,\s*[-+]?\d+\s*(?:,\s*[-+]?\d+\s*)?")
+# A line that begins with two numbers (apart by a comma or spaces) is a move whatever follows
+# them ('9,9,x', '9,9,1.5', '9 9 0'): the trailer begins with a name or a single number
+# ('-1'), and reading such a line as its start made the later moves player names. A line of
+# one number and a word ('1,Freestyle', a result line) still begins the trailer.
+_MOVE_START_RE = re.compile(r"\s*[-+]?\d+(?:\.\d*)?\s*(?:,|\s)\s*[-+]?\d")
 # A header under another first word (a misspelt or translated one).
 _HEADER_LIKE_RE = re.compile(r"\s*\S+\s+\d+\s*x\s*\d+\s*,.*")
 PSQ_HEADER = "Piskvorky <w>x<h>, <a>:<b>, <flag>"
@@ -94,7 +100,7 @@ def parse_psq(text: str, rule: str = "freestyle") -> PsqGame:
     for number, line in enumerate(lines[1:], start=2):
         match = _MOVE_RE.fullmatch(line)
         if match is None:
-            if _MOVE_LIKE_RE.fullmatch(line):
+            if _MOVE_START_RE.match(line):
                 raise FormatError(f"move {shown(line.strip())} is not 'x,y,time' with x and y in "
                                   f"1..{width} and a time of 0..999999999 ms"
                                   f"{_digits_hint(line)}", number, 1)
@@ -130,7 +136,7 @@ def _play(board: GomokuBoard, match: re.Match[str], line: str, number: int) -> P
 
 
 def write_psq(game: PsqGame) -> str:
-    if game.trailer and _MOVE_LIKE_RE.fullmatch(game.trailer[0]):
+    if game.trailer and _MOVE_START_RE.match(game.trailer[0]):
         raise FormatError(f"trailer line {game.trailer[0]!r} would read back as a move")
     if any("\n" in line or "\r" in line for line in game.trailer):
         raise FormatError("a PSQ trailer line may not contain a line break")

@@ -264,6 +264,26 @@ def test_replay_opens_psq_and_transcripts_without_services(run_arena: RunArena,
     assert_one_line_error(run_arena("match", "replay", "bad.ggf"), "line 1", "Z9")
 
 
+def test_a_psq_move_line_written_wrong_is_refused_not_read_as_player_names(
+        cli_stack: InProcessStack, tmp_path: Path) -> None:
+    """'9,9,x' after the first move was read as the start of the trailer: the record
+    replayed and imported with 1 move, black named '9,9,x' and white '10,10,0'."""
+    for bad in ("9,9,x", "9,9,1.5", "9,9,nan", "9 9 0"):
+        (tmp_path / "q.psq").write_text(f"Piskvorky 15x15, 0:0, 0\n8,8,0\n{bad}\n10,10,0\n"
+                                        "7,7,0\n")
+        said = f"line 3, column 1: move {bad!r} is not 'x,y,time'"
+        one_line_error(cli_stack.run("match", "replay", "q.psq"), said)
+        one_line_error(cli_stack.run("match", "import", "q.psq"), said)
+    assert ok(cli_stack.run("match", "list")).strip() == "no matches"
+    # What Piskvork writes after the moves is still the trailer: names, a code, a result.
+    (tmp_path / "g.psq").write_text("Piskvorky 15x15, 0:0, 0\n8,8,0\n9,9,5\nAlphaZero 1\n"
+                                    "AlphaZero 2\n-1\n1,Freestyle\n")
+    imported = ok(cli_stack.run("match", "import", "g.psq"))
+    assert "(psq, gomoku" in imported and "2 moves" in imported, imported
+    assert "black AlphaZero 1 vs white AlphaZero 2" in ok(cli_stack.run("match", "replay",
+                                                                        "g.psq"))
+
+
 def test_prune_forgets_what_was_recorded_before_a_time(cli_stack: InProcessStack,
                                                       tmp_path: Path) -> None:
     """`arena match prune`: the arena's retention (admins: everyone's matches; users: their

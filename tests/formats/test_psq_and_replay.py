@@ -77,6 +77,12 @@ def test_psq_records_a_won_game() -> None:
         ("Piskvorky 15x15, 0:0, 0\n1,99999999999999999999,0\n", 2),
         ("Piskvorky 15x15, 0:0, 0\n8,8,0\n9,9,12345678901\n", 3),
         ("Piskvorky 15x15, 0:0, 0\n8,8\n 9 , 9 \n", 3),
+        # So were move lines with a time that is no whole number, or without their commas:
+        # the line and the moves after it became the player names.
+        ("Piskvorky 15x15, 0:0, 0\n8,8,0\n9,9,x\n10,10,0\n", 3),
+        ("Piskvorky 15x15, 0:0, 0\n8,8,0\n9,9,1.5\n10,10,0\n", 3),
+        ("Piskvorky 15x15, 0:0, 0\n8,8,0\n9,9,nan\n", 3),
+        ("Piskvorky 15x15, 0:0, 0\n8,8,0\n9 9 0\n10,10,0\n", 3),
     ],
 )
 def test_psq_errors_name_the_line(text: str, line: int) -> None:
@@ -107,7 +113,23 @@ def test_psq_numbers_are_ascii_digits(text: str, line: int, digit: str) -> None:
     assert error.value.line == line
 
 
-@pytest.mark.parametrize("first", ["3,4,5", "0,0", "-1,-1,0"])
+@pytest.mark.parametrize("trailer", [
+    ("pbrain-alpha.exe", "pbrain-beta.exe", "-1"),
+    ("AlphaZero 1", "AlphaZero 2", "-1", "1,Freestyle"),  # a result line after the code
+    ("-1",),
+    ("1,Freestyle",),
+    ("12 Angry Men", "x"),
+])
+def test_psq_trailer_begins_with_a_name_or_a_number(trailer: tuple[str, ...]) -> None:
+    """What follows the moves stays the trailer: only a line that begins with two numbers
+    is taken for a move."""
+    text = "Piskvorky 15x15, 0:0, 0\n8,8,0\n9,9,5\n" + "\n".join(trailer) + "\n"
+    game = parse_psq(text)
+    assert len(game.moves) == 2 and game.trailer == trailer
+    assert write_psq(game) == text
+
+
+@pytest.mark.parametrize("first", ["3,4,5", "0,0", "-1,-1,0", "9,9,x", "9 9 0"])
 def test_psq_writer_refuses_ambiguous_trailer(first: str) -> None:
     with pytest.raises(FormatError):
         write_psq(PsqGame(15, (), trailer=(first,)))
