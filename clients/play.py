@@ -33,6 +33,7 @@ from arena.clients.common import (
     read_text_file,
     refuse_overwrite,
     typed_line,
+    write_output,
 )
 from arena.clients.match_commands import start_of
 
@@ -441,17 +442,32 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 def _save(played: TerminalGame, path: Path, mode: str, overwrite: bool) -> None:
     """Write the game to ``path``; unless ``overwrite``, a file made there meanwhile (by
-    a game started in the same second) is kept and the game goes to ``NAME-2.json``..."""
+    a game started in the same second) is kept and the game goes to ``NAME-2.json``...
+
+    A device or a FIFO there (``/dev/stdout``) is written to, as ``match export -o`` writes
+    to one: it holds no game to keep, and ``NAME-2`` beside it was a new file in ``/dev``."""
     played.replay.metadata = {"mode": mode,
                               "status": "finished" if played.replay.outcome else "stopped"}
     path.parent.mkdir(parents=True, exist_ok=True)
-    text, number, target = write_replay(played.replay), 1, path
+    text, target = write_replay(played.replay), path
+    if overwrite or (path.exists() and not path.is_file()):
+        write_output(path, text)
+    else:
+        target = _save_new(path, text)
+    # A device or a FIFO keeps no game to replay.
+    replay_it = f"; view it with: arena match replay {target}" if target.is_file() else ""
+    played.say(f"saved {target}{replay_it}")
+
+
+def _save_new(path: Path, text: str) -> Path:
+    """``text`` in a file made for it: ``path``, else the first of ``NAME-2.json``...
+    that no one has made."""
+    number, target = 1, path
     while True:
         try:
-            with open(target, "w" if overwrite else "x", encoding="utf-8") as handle:
+            with open(target, "x", encoding="utf-8") as handle:
                 handle.write(text)
-            break
+            return target
         except FileExistsError:
             number += 1
             target = path.with_name(f"{path.stem}-{number}{path.suffix}")
-    played.say(f"saved {target}; view it with: arena match replay {target}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 from pathlib import Path
@@ -327,6 +328,32 @@ def test_a_game_is_not_saved_beside_a_folder_named_to_save_it(
         "arena: error: games is a folder: --save takes the file to write\n"), refused.stderr
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".arena") == ["games"]
     assert list((tmp_path / "games").iterdir()) == []
+
+
+def test_a_game_saved_to_a_device_or_fifo_is_written_to_it(run_arena: RunArena,
+                                                            tmp_path: Path) -> None:
+    """'arena play --save /dev/stdout' said 'saved /dev/stdout-2' and made a file there, as
+    for /dev/full and a FIFO: the check for a file in use took them for one. They are
+    written to, as by 'arena match export -o'. (Links here to /dev's devices: the game
+    that went beside them made no file in /dev.)"""
+    os.mkfifo(tmp_path / "ff")
+    reader = os.open(tmp_path / "ff", os.O_RDONLY | os.O_NONBLOCK)  # the writer need not wait
+    try:
+        to_fifo = run_arena("play", "--mode", "human-human", "--save", "ff", stdin="f5\n")
+        assert to_fifo.returncode == 0, to_fifo.stderr
+        assert to_fifo.stdout.endswith("\nsaved ff\n"), to_fifo.stdout  # nothing to replay
+        assert len(parse_replay(os.read(reader, 1 << 16).decode()).moves) == 1
+    finally:
+        os.close(reader)
+    (tmp_path / "out").symlink_to("/dev/stdout")
+    to_stdout = run_arena("play", "--mode", "human-human", "--save", "out", stdin="f5\n")
+    assert to_stdout.returncode == 0, to_stdout.stderr
+    assert '"moves": [' in to_stdout.stdout and to_stdout.stdout.endswith("\nsaved out\n")
+    (tmp_path / "full").symlink_to("/dev/full")
+    assert_one_line_error(run_arena("play", "--mode", "human-human", "--save", "full",
+                                    stdin="f5\n"),
+                          "cannot write full: No space left on device")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ff", "full", "out"]  # no NAME-2
 
 
 def _lab_spec(name: str) -> bots_pb2.BotSpec:
