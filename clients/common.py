@@ -146,21 +146,37 @@ def _option_of(field: str, index: str | None, options: dict[str, str]) -> str | 
     return None
 
 
-def _in_words(text: str, options: dict[str, str]) -> str:
-    """``text`` with each field it names (whole, or by its last part when that is one no
-    word of English is: ``game_time_ms``, ``bots[0]``) as the option it comes from."""
-    short = {key.removesuffix("[]").rpartition(".")[2]: key.removesuffix("[]")
-             for key in options}
+def _in_words(text: str, field: str, options: dict[str, str]) -> str:
+    """``text``, the description of what is wrong with ``field``, with each field it names
+    as the option it comes from: a field named whole, or by its name beside ``field`` (or
+    under it) when that is one no word of English is: ``give game_time_ms too`` of
+    ``config.time_control.increment_ms``, ``is already bots[0]`` of ``config.bots[1]``."""
 
     def option(found: re.Match[str]) -> str:
         word, index = found[1], found[3]
         if not ("_" in word or "." in word or index is not None):
             return found[0]  # a word of English ('variant'), even where a field has its name
-        field = word if word in options or f"{word}[]" in options else short.get(word)
-        said = None if field is None else _option_of(field, index, options)
+        named = _field_named(word, field, options)
+        said = None if named is None else _option_of(named, index, options)
         return said or found[0]
 
     return _FIELD_WORD.sub(option, text)
+
+
+def _field_named(word: str, field: str, options: dict[str, str]) -> str | None:
+    """The field of the request ``word`` names in a description of ``field``: itself, or
+    the nearest of that name under ``field`` or beside it or one of its parents; None when
+    there is none. Not any field that ends so: an engine's key ``time_ms``, listed in a
+    message about its configuration, is no ``limits.time_ms``."""
+    if word in options or f"{word}[]" in options:
+        return word
+    head = field
+    while head:
+        named = f"{head}.{word}"
+        if named in options or f"{named}[]" in options:
+            return named
+        head = head.rpartition(".")[0]
+    return None
 
 
 def in_users_words(exc: InvalidArgumentError, options: dict[str, str]
@@ -174,7 +190,7 @@ def in_users_words(exc: InvalidArgumentError, options: dict[str, str]
     said, whole = [], True
     for violation in exc.violations:
         option = _option_of(violation.field, None, options)
-        description = _in_words(violation.description, options)
+        description = _in_words(violation.description, violation.field, options)
         if option is None:
             whole = False
             said.append(f"{violation.field}: {description}")

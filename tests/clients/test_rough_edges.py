@@ -214,3 +214,17 @@ def test_a_refusal_names_the_option_typed_not_the_request_field(
     # A value the user typed is quoted as typed, even one that reads as a field's name.
     one_line_error(cli_stack.run("match", "create", "--black", "ann", "--white", "game_time_ms"),
                    "--white: no bot named 'game_time_ms'")
+
+
+def test_an_engine_key_is_not_taken_for_the_option_of_a_field_of_its_name(
+        cli_stack: InProcessStack, tmp_path: Path) -> None:
+    """`arena analyze --config c.json` with an unknown key listed the arena evaluator's keys
+    as 'depth, endgame_empties, --time-ms, weights': the engine's key time_ms was taken for
+    the request's field limits.time_ms (--time-ms), which the message does not name."""
+    (tmp_path / "c.json").write_text('{"evaluator": "arena", "foo": 1}')
+    said = one_line_error(cli_stack.run("analyze", "--config", "c.json"))
+    assert said.endswith("foo: unknown key for the arena evaluator (known: depth, "
+                         "endgame_empties, time_ms, weights)"), said
+    # Where the option's own field is at fault, it is named as the option still.
+    one_line_error(cli_stack.run("analyze", "--preset", "lab-beginner", "--time-ms",
+                                 "100000000"), "--time-ms: must be in")
