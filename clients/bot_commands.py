@@ -223,8 +223,7 @@ def _apply_engine(spec: bots_pb2.BotSpec, args: argparse.Namespace, updating: bo
         raise InvalidArgumentError("--option is for protocol engines (--engine NAME)")
     if args.external is not None or (args.deadline_ms is not None and not overrides
                                      and spec.WhichOneof("engine") != "builtin"):
-        if overrides or args.from_preset or args.config:
-            raise InvalidArgumentError("an external bot takes no engine parameters")
+        _check_external_alone(args, overrides)
         if args.external is not None:
             spec.external.address = args.external
         if args.deadline_ms is not None:
@@ -241,12 +240,33 @@ def _apply_engine(spec: bots_pb2.BotSpec, args: argparse.Namespace, updating: bo
         spec.CopyFrom(apply_preset(spec, args.from_preset))
         return ""
     base = file if file is not None else builtin_config(spec) if updating else {}
+    config = merge_config(base, overrides)
+    if not updating and "evaluator" not in config:  # else refused as 'unknown evaluator None'
+        raise InvalidArgumentError(NO_ENGINE)
     if base or overrides or not updating:
-        spec.builtin.config.CopyFrom(config_to_struct(merge_config(base, overrides)))
+        spec.builtin.config.CopyFrom(config_to_struct(config))
     plays = evaluator_game(overrides.get("evaluator"))
     if not spec.game and plays is not None:
         spec.game = plays.kind
     return ""
+
+
+NO_ENGINE = ("a bot needs an engine: an evaluator (--evaluator NAME, or 'evaluator' in "
+             "--config or --set), a preset (--from-preset PRESET), an external bot "
+             "(--external HOST:PORT) or a protocol engine (--engine NAME)")
+
+
+def _check_external_alone(args: argparse.Namespace, overrides: dict[str, object]) -> None:
+    """An external bot runs its own engine: what sets up a built-in one is refused, said
+    as what it is (a preset with --external was called 'engine parameters')."""
+    external = "--external" if args.external is not None else "--deadline-ms"
+    for option, given, what in (("--from-preset", args.from_preset, "a preset"),
+                                ("--config", args.config, "an engine config")):
+        if given:
+            raise InvalidArgumentError(f"{option} and {external} cannot be combined: {what} "
+                                       "sets up a built-in engine; an external bot runs its own")
+    if overrides:
+        raise InvalidArgumentError("an external bot takes no engine parameters")
 
 
 def _apply_protocol(spec: bots_pb2.BotSpec, engine: str | None, items: list[str]) -> None:

@@ -123,7 +123,7 @@ def test_invalid_registration_is_one_line_naming_the_field(
     err = fails(capsys, "register", "--name", "bad", "--from-preset", "terra",
                 "--depth-end", "11")
     assert "engine parameter depth.end" in err
-    assert "--game is required" in fails(capsys, "register", "--name", "x")
+    assert "a bot needs an engine: an evaluator" in fails(capsys, "register", "--name", "x")
     assert "cannot read avatar" in fails(capsys, "register", "--name", "x", "--from-preset",
                                          "lucy", "--avatar", "/nonexistent.png")
     assert "PATH=VALUE" in fails(capsys, "register", "--name", "x", "--from-preset", "lucy",
@@ -136,6 +136,30 @@ def test_invalid_registration_is_one_line_naming_the_field(
     assert "--set width: a number of more than 4,300 digits" in fails(
         capsys, "register", "--name", "x", "--from-preset", "arena-gomoku", "--set",
         f"width={'9' * 5000}")
+
+
+def test_a_bot_without_an_engine_or_with_two_says_so(
+        arena: Server, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`bot register --name e5 --game gomoku` said '--evaluator: unknown evaluator None', an
+    option not given; `--from-preset arena-fast --external ADDRESS` said 'an external bot
+    takes no engine parameters', none given."""
+    for given in (["--game", "gomoku"], ["--game", "othello", "--depth", "3"], []):
+        said = fails(capsys, "register", "--name", "e5", *given)
+        assert said == ("arena: error: a bot needs an engine: an evaluator (--evaluator NAME, "
+                        "or 'evaluator' in --config or --set), a preset (--from-preset "
+                        "PRESET), an external bot (--external HOST:PORT) or a protocol engine "
+                        "(--engine NAME)\n"), said
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"evaluator": "arena"}))
+    for option, what in (("--from-preset", "a preset"), ("--config", "an engine config")):
+        value = "arena-fast" if option == "--from-preset" else str(config)
+        said = fails(capsys, "register", "--name", "x", option, value, "--external",
+                     "1.2.3.4:5")
+        assert said == (f"arena: error: {option} and --external cannot be combined: {what} "
+                        "sets up a built-in engine; an external bot runs its own\n"), said
+    assert "an external bot takes no engine parameters" in fails(
+        capsys, "register", "--name", "x", "--depth", "3", "--external", "1.2.3.4:5")
+    assert run(capsys, "list")[1].strip() == "no bots"
 
 
 def test_a_preset_s_name_is_refused_in_one_line(
