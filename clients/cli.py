@@ -22,7 +22,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 from arena.clients.common import in_users_words, seconds
 
 from arena.errors import ArenaError, InvalidArgumentError, UnavailableError
-from arena.text import bounded, printable
+from arena.text import SHOWN_CHARS, bounded, printable
 
 EXIT_ERROR = 1
 EXIT_INTERRUPTED = 130
@@ -279,9 +279,10 @@ def _apply_global_options(args: argparse.Namespace, argv: Sequence[str],
 
 def _error_text(exc: Exception) -> str:
     """One line: a file's error as ``PATH: reason`` (not ``[Errno 2] ...``), else the
-    first line of the message."""
+    first line of the message. The path is cut as a quoted value is: a match id of 100,000
+    characters, taken for a file name, is too long a name, and the reason came after it."""
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
-        return f"{exc.filename}: {exc.strerror}"
+        return f"{bounded(str(exc.filename), SHOWN_CHARS)}: {exc.strerror}"
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 

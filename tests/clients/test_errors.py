@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from arena.services.common.config import Config
 
-from tests.clients.conftest import RunArena, assert_one_line_error
+from arena.text import SHOWN_CHARS, shown
+from tests.clients.conftest import InProcessStack, RunArena, assert_one_line_error, one_line_error
 from tests.support.servers import ADMIN_TOKEN, serve
 
 
@@ -264,6 +265,20 @@ def test_a_huge_bad_value_is_quoted_in_part(run_arena: RunArena, option: str) ->
     result = run_arena("match", "create", "--black", "a", "--white", "b", option, "z" * 100_000)
     assert_one_line_error(result, "zzz…")
     assert len(result.stderr) < 1_000, len(result.stderr)
+
+
+def test_a_huge_id_is_quoted_in_part(cli_stack: InProcessStack) -> None:
+    """`arena match show ID` of 100,000 characters quoted 989 of them, where an error
+    quotes at most 500 of a bad value (text.shown); `match replay ID`, which takes it for a
+    file name, lost the reason past them."""
+    huge = "x" * 100_000
+    for command, what in ((("match", "show"), "match"), (("match", "export"), "match"),
+                          (("match", "tree", "--ply", "1"), "match"),
+                          (("ladder", "standings"), "ladder"), (("ladder", "watch"), "ladder")):
+        said = one_line_error(cli_stack.run(*command, huge))
+        assert said == f"arena: error: no {what} {shown(huge)}", said[:100]
+    said = one_line_error(cli_stack.run("match", "replay", huge))
+    assert said == f"arena: error: {huge[:SHOWN_CHARS - 1]}…: File name too long", said[-100:]
 
 
 @pytest.mark.parametrize(("command", "usage", "extra"), [

@@ -34,7 +34,7 @@ from arena.services.common.protocol import keys
 from arena.services.common.protocol.requests import REFUSED, create_once, idempotent
 
 from arena.errors import NotFoundError
-from arena.text import bounded, printable
+from arena.text import bounded, printable, shown
 from arena.v1 import ladder_pb2
 
 OWNER = "ladder"
@@ -280,7 +280,7 @@ class LadderStore:
     def status(self, ladder_id: str) -> int:
         raw = self.client.hget(keys.ladder(ladder_id), "status")
         if raw is None:
-            raise NotFoundError(f"no ladder {ladder_id!r}")
+            raise NotFoundError(f"no ladder {shown(ladder_id)}")
         return int(raw)
 
     def count(self, ladder_id: str, owner: str, match_id: str, record: ResultRecord,
@@ -428,7 +428,7 @@ def waiting_text(why: str) -> str:
 
 def _decode_info(ladder_id: str, fields: Any, games: Any) -> ladder_pb2.LadderInfo:
     if not fields:
-        raise NotFoundError(f"no ladder {ladder_id!r}")
+        raise NotFoundError(f"no ladder {shown(ladder_id)}")
     info = ladder_pb2.LadderInfo.FromString(fields[b"info"])
     info.status = int(fields[b"status"])  # type: ignore[assignment]
     info.games_done = int(fields[b"games_done"])

@@ -28,6 +28,7 @@ from arena.services.common.protocol.requests import REFUSED, create_once, idempo
 from arena.services.common.protocol.trees import delete_trees
 
 from arena.errors import NotFoundError, ResourceExhaustedError
+from arena.text import shown
 from arena.v1 import engine_pb2, match_pb2
 
 OWNER = "referee"
@@ -218,7 +219,7 @@ class MatchStore:
     def header(self, match_id: str) -> match_pb2.Match:
         payload: Any = self.client.get(keys.match(match_id))
         if payload is None:
-            raise NotFoundError(f"no match {match_id!r}")
+            raise NotFoundError(f"no match {shown(match_id)}")
         return match_pb2.Match.FromString(payload)
 
     def records(self, match_id: str) -> list[match_pb2.MoveRecord]:

@@ -16,6 +16,7 @@ import redis
 from arena.services.common.protocol.keys import tree
 
 from arena.errors import NotFoundError
+from arena.text import shown
 from arena.v1 import common_pb2
 
 OWNER = "worker"
@@ -47,7 +48,7 @@ def store_tree(cache: redis.Redis, match_id: str, ply: int, search_tree: common_
 def load_tree(cache: redis.Redis, match_id: str, ply: int) -> common_pb2.SearchTree:
     packed: Any = cache.get(tree(match_id, ply))
     if packed is None:
-        raise NotFoundError(f"no search tree stored for match {match_id!r} ply {ply}")
+        raise NotFoundError(f"no search tree stored for match {shown(match_id)} ply {ply}")
     return common_pb2.SearchTree.FromString(zlib.decompress(packed))
 
 
