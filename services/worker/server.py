@@ -300,13 +300,13 @@ def create_service(config: Config) -> ServiceParts:
                           config.io_slots, engines.streams() if engines else ()).start()
         presence = Presence(client, loop.worker_id, lambda: loop.current_job,
                             lambda: loop.jobs_done, games,
-                            offers=engines.offers() if engines else ()).start()
+                            offers=engines.offers if engines else None).start()
         on_stop[:0] = [loop.stop, presence.stop]
     else:
         client = connect(config.redis_url)
         presence = Presence(client, consumer_name("analyst", config.instance),
                             lambda: None, lambda: 0, games, pool="analysis",
-                            offers=engines.offers() if engines else ()).start()
+                            offers=engines.offers if engines else None).start()
         on_stop.insert(0, presence.stop)
         on_stop.append(runner.close)  # a match worker's loop closes its own
     name = engine_pb2.DESCRIPTOR.services_by_name["Engine"].full_name

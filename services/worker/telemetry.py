@@ -14,7 +14,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import redis
@@ -122,15 +122,17 @@ class Presence:
     def __init__(self, client: redis.Redis, worker_id: str,
                  current: Callable[[], tuple[engine_pb2.MoveJob, float] | None],
                  jobs_done: Callable[[], int], warm: list[str], pool: str = "match",
-                 offers: Iterable[engine_pb2.EngineOffer] = ()) -> None:
+                 offers: Callable[[], list[engine_pb2.EngineOffer]] | None = None) -> None:
         self.client, self.worker_id = client, worker_id
         self._current, self._jobs_done = current, jobs_done
-        offers = list(offers)
+        # Asked at every refresh: a build whose files changed on disk is no longer offered.
+        self._offers = offers
+        offered = offers() if offers is not None else []
         self._info = status_pb2.WorkerInfo(
             worker_id=worker_id, host=socket.gethostname(), pid=os.getpid(),
             games=list(warm or GAME_NAMES),
-            engines=["builtin", "external", *(["protocol"] if offers else [])],
-            started_unix_ms=int(time.time() * 1000), pool=pool, protocol_engines=offers)
+            engines=["builtin", "external", *(["protocol"] if offered else [])],
+            started_unix_ms=int(time.time() * 1000), pool=pool, protocol_engines=offered)
         self._samples: collections.deque[tuple[float, float, float, float]] = (
             collections.deque())
         self._stop = threading.Event()
@@ -162,6 +164,9 @@ class Presence:
         info = status_pb2.WorkerInfo()
         info.CopyFrom(self._info)
         info.jobs_done = self._jobs_done()
+        if self._offers is not None:
+            del info.protocol_engines[:]
+            info.protocol_engines.extend(self._offers())
         current = self._current()
         if current is not None:
             job, since = current

@@ -19,6 +19,11 @@ once, field by field (``engines.edax.limits.memory_mb: ...``). Each engine's che
 SHA-256 of its executable and its ``files``: a changed binary is a different engine. A
 folder in ``files`` (an engine's data folder: its book, its networks, its configuration) is
 readable whole, and hashed file by file: each file's path inside it, then its bytes.
+
+The files can change on disk while a worker runs (an operator installs a new build in
+place). ``BuildCheck`` says what checksum they have now, cheaply: it compares what ``stat``
+says of them with what it said when they were last hashed, and hashes them again only
+when that differs.
 """
 
 from __future__ import annotations
@@ -28,9 +33,12 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import sys
+import threading
+import time
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -80,6 +88,53 @@ _LIMIT_RANGES = {
 }
 
 
+# A file changed this recently (seconds) may change again without its stat showing it: a
+# file system stamps times in coarse steps (a kernel tick, a second, two on FAT), so a
+# write of the same size within the step leaves size, mtime and ctime as they were. Files
+# that recent are hashed again at every look until they are older ("racy git").
+RACY_S = 2.0
+_MISSING = (-1, -1, -1, -1, -1)
+
+
+@dataclass(frozen=True)
+class FilesStamp:
+    """What ``stat`` says of every file a checksum hashes, in its order: its path, device,
+    inode, size, mtime and ctime (ns). A file replaced (a new inode), rewritten in place
+    (size, mtime) or given back its old mtime (ctime, which no one can set) stamps
+    differently. ``settled``: every file had last changed ``RACY_S`` or more before the
+    stamp was taken, so an equal stamp later means equal bytes."""
+
+    files: tuple[tuple[str, int, int, int, int, int], ...] = ()
+    settled: bool = False
+
+    @classmethod
+    def of(cls, executable: str | Path, files: Iterable[str | Path] = ()) -> FilesStamp:
+        taken_ns = time.time_ns()
+        stamped: list[tuple[str, int, int, int, int, int]] = []
+        for path in (str(executable), *map(str, files)):
+            try:
+                found = os.stat(path)
+            except OSError:  # gone: hashing it will say why
+                stamped.append((path, *_MISSING))
+                continue
+            if not stat.S_ISDIR(found.st_mode):
+                stamped.append(_stamped(path, found))
+                continue
+            for inner in _folder_files(Path(path)):
+                try:
+                    stamped.append(_stamped(str(inner), inner.stat()))
+                except OSError:
+                    stamped.append((str(inner), *_MISSING))
+        settled = all(taken_ns - max(mtime, ctime) >= RACY_S * 1e9
+                      for _path, *_ids, mtime, ctime in stamped)
+        return cls(tuple(stamped), settled)
+
+
+def _stamped(path: str, found: os.stat_result) -> tuple[str, int, int, int, int, int]:
+    return (path, found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns,
+            found.st_ctime_ns)
+
+
 @dataclass(frozen=True)
 class EngineSpec:
     """One engine as a worker runs it: the catalog entry with its options. Equal specs
@@ -95,6 +150,9 @@ class EngineSpec:
     env: tuple[tuple[str, str], ...] = ()
     description: str = ""
     files: tuple[str, ...] = ()  # besides its command's paths, what it may read
+    # How the hashed files looked when ``checksum`` was taken (before it: a change while
+    # they were read shows as a different stamp); empty if unknown.
+    stamp: FilesStamp = field(default_factory=FilesStamp, compare=False, repr=False)
 
     def option(self, key: str) -> OptionValue | None:
         return dict(self.options).get(key)
@@ -187,9 +245,10 @@ def _parse_engine(name: str, entry: object, base_dir: Path
         problems.append(FieldViolation(f"{where}.description", "must be a string"))
     if problems or command is None:
         return None, problems
+    stamp = FilesStamp.of(command[0], files)  # before the bytes are read
     return EngineSpec(name, str(protocol), games, command, checksum(command[0], files),
                       option_items(options), limits, tuple(sorted(env.items())),
-                      str(description), tuple(str(path) for path in files)), []
+                      str(description), tuple(str(path) for path in files), stamp), []
 
 
 def _games(value: object, protocol: object, where: str, problems: list[FieldViolation]
@@ -290,6 +349,35 @@ def checksum(executable: str | Path, files: list[Path] | tuple[Path, ...] = ()) 
         for part in _hashed_parts(path):
             digest.update(part)
     return digest.hexdigest()
+
+
+class BuildCheck:
+    """The checksum an engine's files have now, for a worker that must not play a build
+    other than the one a bot pinned. Each look stats the files (a few µs a file) and hashes
+    them again only when their stamp differs from the one taken before their last hash, or
+    when they had changed too recently for the stamp to be trusted (``RACY_S``). Safe to
+    call from several threads (a worker's engine thread and its heartbeat): a hash is
+    never made under the lock, and a sum is always stored with a stamp taken before its
+    bytes were read, so a change made meanwhile shows as a new stamp at the next look."""
+
+    def __init__(self, specs: Iterable[EngineSpec] = ()) -> None:
+        self._lock = threading.Lock()
+        # by engine name: the stamp taken before the files were last hashed, and the sum
+        self._seen: dict[str, tuple[FilesStamp, str]] = {
+            spec.name: (spec.stamp, spec.checksum) for spec in specs if spec.stamp.files}
+
+    def checksum_now(self, spec: EngineSpec) -> str:
+        """The checksum of ``spec``'s executable and files as they are on disk now
+        (raises ``OSError`` if one cannot be read)."""
+        stamp = FilesStamp.of(spec.command[0], spec.files)
+        with self._lock:
+            seen = self._seen.get(spec.name)
+        if seen is not None and seen[0].settled and seen[0].files == stamp.files:
+            return seen[1]
+        now = checksum(spec.command[0], [Path(path) for path in spec.files])
+        with self._lock:
+            self._seen[spec.name] = (stamp, now)
+        return now
 
 
 def _hashed_parts(path: Path) -> Iterator[bytes]:

@@ -7,6 +7,14 @@ has exactly that engine read. The bot's options go on top of the catalog's (a di
 set of options is a different warm process). The engine thinks on the worker's engine
 thread, one move at a time like a built-in search, so an engine never competes with
 another search of the same worker for its core.
+
+The catalog's checksums are taken when the worker starts, but an engine's files can be
+changed in place while it runs. So every look at a build (each job's ``ready`` and
+``play``, an analysis, the heartbeat's list of offers) checks that the files still have
+the catalog's checksum (``BuildCheck``: a stat, a new hash only if the stat changed). A
+build whose files changed is not played (the job is ``INVALID_JOB``: a bot plays the build
+it pinned or nothing), its warm processes are stopped and it is no longer offered; should
+the files come back, so does the build. The worker offers the new build once restarted.
 """
 
 from __future__ import annotations
@@ -18,7 +26,12 @@ from pathlib import Path
 from arena.services.common import metrics
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.delivery import cpu_wall_guard_ms
-from arena.services.worker.engines.catalog import Catalog, EngineSpec, load_catalog
+from arena.services.worker.engines.catalog import (
+    BuildCheck,
+    Catalog,
+    EngineSpec,
+    load_catalog,
+)
 from arena.services.worker.engines.client import PlayLimits
 from arena.services.worker.engines.failures import EngineFailure
 from arena.services.worker.engines.pool import EnginePool
@@ -44,6 +57,8 @@ class EngineHost:
         self.pool = pool
         self._specs: dict[bytes, EngineSpec] = {}
         self._lock = threading.Lock()
+        self.builds = BuildCheck(catalog.engines.values())
+        self._changed: set[str] = set()  # engines whose files no longer have their checksum
 
     @classmethod
     def load(cls, path: Path | str, processes: int) -> EngineHost:
@@ -58,12 +73,43 @@ class EngineHost:
         return cls(catalog, EnginePool(sandbox, capacity=processes))
 
     def offers(self) -> list[engine_pb2.EngineOffer]:
+        """The builds this worker plays: its catalog's engines whose files still have the
+        checksum it read (asked again at every heartbeat)."""
         kinds = {g.name: g.kind for g in GAMES}
         return [engine_pb2.EngineOffer(
                     name=spec.name, protocol=spec.protocol, checksum=spec.checksum,
                     games=[kinds[name] for name in spec.games if name in kinds],
                     description=spec.description, options=config_to_struct(dict(spec.options)))
-                for spec in sorted(self.catalog.engines.values(), key=lambda s: s.name)]
+                for spec in sorted(self.catalog.engines.values(), key=lambda s: s.name)
+                if self.changed(spec) is None]
+
+    def changed(self, spec: EngineSpec) -> str | None:
+        """Why ``spec``'s files on disk are no longer the build the catalog read (its
+        executable or a file of its ``files`` was changed, replaced or removed), or None.
+        The first time it finds so, the engine's warm processes are stopped and the change
+        logged."""
+        why: str | None
+        try:
+            now = self.builds.checksum_now(spec)
+        except OSError as exc:
+            why = f"its files cannot be read ({exc.strerror}: {exc.filename})"
+        else:
+            why = None if now == spec.checksum else f"its files now have checksum {now[:12]}"
+        with self._lock:
+            known = spec.name in self._changed
+            if why is None:
+                self._changed.discard(spec.name)
+            else:
+                self._changed.add(spec.name)
+        if why is not None and not known:
+            log.warning("engine %s (%s) changed on disk: %s; its build is no longer played "
+                        "or offered (restart the worker to offer the new one)", spec.name,
+                        spec.checksum[:12], why)
+            self.pool.stop_engine(spec.name)
+        elif why is None and known:
+            log.info("engine %s has its checksum %s again: offered again", spec.name,
+                     spec.checksum[:12])
+        return why
 
     def streams(self) -> list[str]:
         """The job streams of the engines offered."""
@@ -137,20 +183,27 @@ class EngineHost:
 
     def spec_for(self, wanted: bots_pb2.ProtocolEngine) -> EngineSpec:
         """The catalog's engine with the bot's options (checked against the pinned
-        checksum; raises an ``ArenaError`` if this host has no such build)."""
+        checksum, and the engine's files on disk against it: raises an ``ArenaError`` if
+        this host has no such build, or no longer has it)."""
         identity = wanted.SerializeToString(deterministic=True)
-        found = self._specs.get(identity)
-        if found is not None:
-            return found
-        spec = self.catalog.get(wanted.engine)
-        if wanted.checksum != spec.checksum:
-            raise ArenaError(f"engine {spec.name!r} here has checksum {spec.checksum[:12]}, "
-                             f"the bot pinned {wanted.checksum[:12] or 'none'}")
-        spec = spec.with_options(config_from_struct(wanted.options))
-        with self._lock:
-            if len(self._specs) >= _SPECS_MAX:
-                self._specs.clear()
-            self._specs[identity] = spec
+        spec = self._specs.get(identity)
+        if spec is None:
+            spec = self.catalog.get(wanted.engine)
+            if wanted.checksum != spec.checksum:
+                raise ArenaError(f"engine {spec.name!r} here has checksum "
+                                 f"{spec.checksum[:12]}, the bot pinned "
+                                 f"{wanted.checksum[:12] or 'none'}")
+            spec = spec.with_options(config_from_struct(wanted.options))
+            with self._lock:
+                if len(self._specs) >= _SPECS_MAX:
+                    self._specs.clear()
+                self._specs[identity] = spec
+        why = self.changed(spec)
+        if why is not None:
+            raise ArenaError(f"engine {spec.name!r} changed on this worker since it read its "
+                             f"catalog: {why}, not {spec.checksum[:12]} as the bot pinned "
+                             "(a changed build is another engine: this one is no longer "
+                             "offered here)")
         return spec
 
     def close(self) -> None:

@@ -151,6 +151,21 @@ class EnginePool:
             finally:
                 slot.lock.release()
 
+    def stop_engine(self, name: str) -> None:
+        """Stop the processes of engine ``name`` (with any options) that are not busy: its
+        files changed on disk, so the build they run is no longer played (a busy one is
+        refused its next move before it could play it)."""
+        with self._lock:
+            for spec, slot in list(self._slots.items()):
+                if spec.name != name or not slot.lock.acquire(blocking=False):
+                    continue
+                try:
+                    if slot.client is not None:
+                        slot.client.close()
+                    del self._slots[spec]
+                finally:
+                    slot.lock.release()
+
     def running(self) -> list[int]:
         """The pids of the engine processes alive now."""
         with self._lock:
