@@ -23,6 +23,8 @@ does), then on each move request does what MODE says:
 - ``refuse``: answers ERROR (Gomocup START) / never pongs the handshake (NBoard) /
   refuses ``boardsize 8`` (GTP);
 - ``mute``: never answers ABOUT (Gomocup);
+- ``deaf``: reads everything and never answers anything: not its handshake (NBoard's
+  ``ping``, GTP's ``name``), not a Gomocup ``START``;
 - ``spin``: computes forever (uses up its CPU seconds);
 - ``bigfile``: writes a file of ARG KiB in its working folder, then plays;
 - ``escape``: starts a child in its own session that sleeps, prints its pid on stderr,
@@ -327,6 +329,10 @@ def main() -> None:
         threading.Thread(target=tick, daemon=True).start()
     if mode == "hiddenponder":
         tick_in_hiding()
+    if mode == "deaf":
+        for _line in sys.stdin:
+            pass
+        return
     if protocol == "gomocup":
         serve_gomocup(mode, arg)
     elif protocol == "gtp":

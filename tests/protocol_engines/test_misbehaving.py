@@ -8,14 +8,23 @@ import time
 from dataclasses import replace
 
 import pytest
+from arena.services.referee.judge import MoveClock, judge_answer
 from arena.services.worker.engines.client import PlayLimits
 from arena.services.worker.engines.failures import EngineFailure, FailureReason
 from arena.services.worker.engines.pool import EnginePool
 from arena.services.worker.engines.results import MAX_PV, answer_result
 from arena.services.worker.engines.sandbox import Sandbox
 
+from arena.games import GomokuBoard
 from arena.games.othello import OthelloBoard
-from tests.protocol_engines.conftest import OTHELLO_START, FakeSpec, empty_gomoku
+from arena.v1 import engine_pb2, match_pb2
+from tests.protocol_engines.conftest import (
+    OTHELLO_START,
+    FakeSpec,
+    empty_gomoku,
+    gomoku_job,
+    hosted,
+)
 
 pytestmark = pytest.mark.usefixtures("no_orphans")
 # A move on this board: Black has played the centre, White to move.
@@ -217,8 +226,51 @@ def test_a_gtp_engine_that_resigns(sandbox: Sandbox, fake_spec: FakeSpec) -> Non
 def test_a_brain_that_never_answers_about_fails_its_set_up_in_time(
         sandbox: Sandbox, fake_spec: FakeSpec) -> None:
     failure = fail(sandbox, fake_spec, "gomocup", "mute", startup_ms=500)
-    assert failure.reason is FailureReason.TIMEOUT
-    assert "ABOUT" in failure.detail
+    assert failure.reason is FailureReason.START_FAILED
+    assert "set-up failed: timeout: no answer to ABOUT" in failure.detail
+
+
+HANDSHAKES = {"gomocup": "answer to START 15", "nboard": "pong 0", "gtp": "answer to name"}
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_an_engine_that_never_answers_its_handshake_fails_to_start(
+        sandbox: Sandbox, fake_spec: FakeSpec, protocol: str) -> None:
+    """Not a time forfeit: the handshake (a Gomocup brain's is ``START``, sent with the
+    first move of a board) is outside every move's time, within ``startup_ms``. A brain
+    that never answered ``START`` was reported as ``timeout: no answer to START 15 in
+    time``, where an NBoard engine that never pongs was ``start_failed``."""
+    started = time.monotonic()
+    failure = fail(sandbox, fake_spec, protocol, "deaf", startup_ms=400)
+    assert failure.reason is FailureReason.START_FAILED
+    assert f"timeout: no {HANDSHAKES[protocol]} in time" in failure.detail
+    assert time.monotonic() - started >= 0.4  # it was given its startup_ms
+
+
+def test_the_referee_is_told_a_brain_that_never_answers_start_failed_to_start(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    """The worker's answer when it readies the brain for a move, before the move's clock,
+    as the referee judges it: the bot's engine did not start (``bot_crashed``, as for an
+    NBoard engine that never pongs), not ``time-forfeit: MOVE_ERROR_TIMEOUT``."""
+    host, bot = hosted(fake_spec("gomocup", "deaf", startup_ms=400), sandbox)
+    board = GomokuBoard(15, "freestyle")
+    try:
+        result = host.ready(gomoku_job(bot, board, 1000))
+    finally:
+        host.close()
+    assert result is not None and result.error == engine_pb2.MOVE_ERROR_BOT_CRASHED, result
+    assert result.error_detail.startswith(
+        "start_failed: set-up failed: timeout: no answer to START 15 in time")
+    forfeit = judge_answer(board, result, 0, MoveClock(1000, 300))
+    assert forfeit is not None and forfeit.termination == match_pb2.TERMINATION_BOT_CRASHED
+
+
+def test_a_brain_slower_than_its_startup_ms_on_start_fails_to_start(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    """A brain computing on ``START`` (as Rapfi sizes its hash) past ``startup_ms``."""
+    failure = fail(sandbox, fake_spec, "gomocup", "slowstart", "5000", startup_ms=300)
+    assert failure.reason is FailureReason.START_FAILED
+    assert "set-up failed: timeout: no answer to START 15" in failure.detail
 
 
 def test_an_nboard_engine_that_never_finishes_its_handshake(

@@ -147,7 +147,7 @@ class ProtocolClient(ABC, Generic[Request]):
             with self._awake():  # woken only for a set-up: most moves have none
                 self._drop_stale()
                 self._settle()
-                self._set_up(request)
+                self._set_up_to_start(request)
 
     def play(self, position_text: str, history: Sequence[int], limits: PlayLimits
              ) -> EngineAnswer:
@@ -186,7 +186,7 @@ class ProtocolClient(ABC, Generic[Request]):
             self._drop_stale()
             self._settle()
             if self._needs_set_up(request):  # not the move's: its CPU is not charged
-                self._set_up(request)
+                self._set_up_to_start(request)
             cpu_before = self.process.cpu_seconds()
             told = limits
             if limits.cpu_ms:
@@ -204,6 +204,20 @@ class ProtocolClient(ABC, Generic[Request]):
                                  queued_ms=self._queued.update())
                 self.stretch.observe(answer.cpu_ms, answer.elapsed_ms - held_ms)
         return answer
+
+    def _set_up_to_start(self, request: Request) -> None:
+        """``_set_up``, as part of the engine's start: a set-up is outside every move's
+        time and within ``startup_ms``, like a handshake (a Gomocup ``START`` is a brain's
+        handshake for a board), so an engine that fails it, or is too slow, has failed to
+        start (``START_FAILED``), not lost a move on time. A refusal (a board size it does
+        not play) stays one, and so does a move that stopped being wanted meanwhile."""
+        try:
+            self._set_up(request)
+        except EngineFailure as failure:
+            if failure.reason in (FailureReason.REFUSED, FailureReason.STOPPED):
+                raise
+            raise EngineFailure(FailureReason.START_FAILED, f"set-up failed: {failure}",
+                                failure.stderr_tail) from None
 
     def close(self) -> None:
         self.process.close(self.goodbye)
