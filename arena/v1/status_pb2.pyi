@@ -236,6 +236,7 @@ class ArenaStatus(_message.Message):
     CACHE_HITS_FIELD_NUMBER: _builtins.int
     RECENT_FORFEITS_FIELD_NUMBER: _builtins.int
     SERVICES_FIELD_NUMBER: _builtins.int
+    ENGINE_MOVES_FIELD_NUMBER: _builtins.int
     referee: _builtins.str
     """The referee that answered."""
     dead_letters: _builtins.int
@@ -260,7 +261,12 @@ class ArenaStatus(_message.Message):
         """Workers that advertised themselves within their heartbeat TTL."""
 
     @_builtins.property
-    def moves(self) -> Global___QueueStatus: ...
+    def moves(self) -> Global___QueueStatus:
+        """Every move stream together: the common one and each protocol engine's (lengths,
+        pending and lag summed; the oldest waiting of them all). `stream` and `consumers`
+        are the common stream's (every match worker reads it).
+        """
+
     @_builtins.property
     def matches(self) -> Global___QueueStatus: ...
     @_builtins.property
@@ -268,6 +274,13 @@ class ArenaStatus(_message.Message):
     @_builtins.property
     def services(self) -> _containers.RepeatedCompositeFieldContainer[Global___ServiceStatus]:
         """Other services as this referee sees them (the registry)."""
+
+    @_builtins.property
+    def engine_moves(self) -> _containers.RepeatedCompositeFieldContainer[Global___QueueStatus]:
+        """Each protocol engine's move stream (`arena:stream:moves:engine:<engine>:<checksum>`,
+        read only by the workers offering that build) alone, sorted by stream; counted in
+        `moves` too.
+        """
 
     def __init__(
         self,
@@ -287,10 +300,11 @@ class ArenaStatus(_message.Message):
         cache_hits: _builtins.int = ...,
         recent_forfeits: _abc.Iterable[Global___ForfeitSummary] | None = ...,
         services: _abc.Iterable[Global___ServiceStatus] | None = ...,
+        engine_moves: _abc.Iterable[Global___QueueStatus] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "matches", b"matches", "moves", b"moves"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "cache_hits", b"cache_hits", "cache_probes", b"cache_probes", "dead_letters", b"dead_letters", "forfeits_in_window", b"forfeits_in_window", "matches", b"matches", "matches_finished", b"matches_finished", "matches_running", b"matches_running", "moves", b"moves", "recent_forfeits", b"recent_forfeits", "referee", b"referee", "referees", b"referees", "services", b"services", "window_s", b"window_s", "workers", b"workers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "cache_hits", b"cache_hits", "cache_probes", b"cache_probes", "dead_letters", b"dead_letters", "engine_moves", b"engine_moves", "forfeits_in_window", b"forfeits_in_window", "matches", b"matches", "matches_finished", b"matches_finished", "matches_running", b"matches_running", "moves", b"moves", "recent_forfeits", b"recent_forfeits", "referee", b"referee", "referees", b"referees", "services", b"services", "window_s", b"window_s", "workers", b"workers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

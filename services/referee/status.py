@@ -2,10 +2,11 @@
 exports to Prometheus.
 
 Both read the same things from Redis: the move and match streams' consumer groups (depth,
-lag, the oldest waiting job, running matches), the dead letters, the workers' presence
-keys (``protocol/workers``) and the finished-matches stream (throughput, recent
-forfeits). Every referee answers GetStatus; only the referee that holds the exporter lease
-exports the queue figures (``QueueCollector``), so that each figure has one source.
+lag, the oldest waiting job, running matches; the move streams are the common one and one
+per protocol engine build), the dead letters, the workers' presence keys
+(``protocol/workers``) and the finished-matches stream (throughput, recent forfeits).
+Every referee answers GetStatus; only the referee that holds the exporter lease exports
+the queue figures (``QueueCollector``), so that each figure has one source.
 """
 
 from __future__ import annotations
@@ -49,6 +50,21 @@ def _queue(figures: queues.GroupFigures) -> status_pb2.QueueStatus:
         consumers=figures.consumers)
 
 
+def _all_moves(common: queues.GroupFigures, engines: list[queues.GroupFigures]
+               ) -> status_pb2.QueueStatus:
+    """The move queue as a whole: the common stream's figures and every protocol engine
+    stream's. A protocol bot's moves wait on its engine's stream, never the common one, so
+    without them ``arena status`` said ``move queue: 0 waiting, 0 running`` while moves
+    waited (or ran) there, as /metrics showed."""
+    total = _queue(common)
+    for figures in engines:
+        total.length += figures.length
+        total.pending += figures.pending
+        total.lag += figures.lag
+        total.oldest_waiting_ms = max(total.oldest_waiting_ms, figures.oldest_waiting_ms)
+    return total
+
+
 def _forfeit(finished: queues.Finished) -> status_pb2.ForfeitSummary:
     match, result = finished.match, finished.match.result
     loser = match.black if result.forfeited == common_pb2.COLOR_BLACK else match.white
@@ -75,8 +91,11 @@ class StatusServicer(status_pb2_grpc.StatusServicer):
         status = status_pb2.ArenaStatus(referee=self.referee_id, window_s=WINDOW_S)
         status.at.FromMilliseconds(now_ms)
         moves = queues.group_figures(self.client, MOVE_STREAM, WORKER_GROUP, now_ms)
+        engines = [queues.group_figures(self.client, stream, WORKER_GROUP, now_ms)
+                   for stream in queues.engine_streams(self.client)]
         matches = queues.group_figures(self.client, MATCH_STREAM, REFEREE_GROUP, now_ms)
-        status.moves.CopyFrom(_queue(moves))
+        status.moves.CopyFrom(_all_moves(moves, engines))
+        status.engine_moves.extend(_queue(figures) for figures in engines)
         status.matches.CopyFrom(_queue(matches))
         status.matches_running = matches.pending
         status.dead_letters = queues.stream_length(self.client, DEAD_STREAM)

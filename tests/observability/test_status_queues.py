@@ -1,0 +1,88 @@
+"""`arena status` counts the moves waiting on the protocol engines' streams: a real referee
+serving GetStatus from a real Redis, and the command line reading it, as text and JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from arena.services.common.config import Config
+from arena.services.common.embedded_redis import EmbeddedRedis
+from arena.services.common.protocol import keys
+from arena.services.common.protocol.keys import ENGINE_STREAMS, MOVE_STREAM, WORKER_GROUP
+
+from tests.support.servers import ADMIN_TOKEN, Server, serve
+
+RAPFI = keys.engine_stream("rapfi", "ab" * 32)
+EDAX = keys.engine_stream("edax", "cd" * 32)
+WAITING_S = 60  # how long the oldest move, on Rapfi's stream, has waited
+
+
+@pytest.fixture
+def referee(redis_server: EmbeddedRedis, redis_client: redis.Redis) -> Iterator[Server]:
+    server = serve("referee", Config(redis_url=redis_server.url))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def queue_moves(client: redis.Redis) -> None:
+    """One move waiting on the common stream; on Rapfi's, two waiting (the older for a
+    minute) and one taken by a worker; on Edax's, one taken. What the workers' group reads,
+    as the referee writes jobs and the workers take them."""
+    now_ms = int(time.time() * 1000)
+    for stream in (MOVE_STREAM, RAPFI, EDAX):
+        client.xgroup_create(stream, WORKER_GROUP, id="0", mkstream=True)
+    client.sadd(ENGINE_STREAMS, RAPFI, EDAX)  # as the workers announce their streams
+    client.xadd(RAPFI, {"pb": b"running"}, id=f"{now_ms - WAITING_S * 1000 - 1000}-0")
+    client.xadd(RAPFI, {"pb": b"waiting"}, id=f"{now_ms - WAITING_S * 1000}-0")
+    client.xadd(RAPFI, {"pb": b"waiting"}, id=f"{now_ms - 1000}-0")
+    client.xadd(EDAX, {"pb": b"running"})
+    client.xreadgroup(WORKER_GROUP, "worker-1", {RAPFI: ">"}, count=1)
+    client.xreadgroup(WORKER_GROUP, "worker-2", {EDAX: ">"}, count=1)
+    client.xadd(MOVE_STREAM, {"pb": b"waiting"})
+
+
+def status(server: Server, home: Path, *options: str) -> str:
+    env = dict(os.environ, ARENA_HOME=str(home), ARENA_REFEREE=server.target,
+               ARENA_TOKEN=ADMIN_TOKEN)
+    done = subprocess.run([sys.executable, "-m", "arena.clients", "status", *options],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr + done.stdout
+    return done.stdout
+
+
+def figures(queue: dict[str, str], *names: str) -> tuple[int, ...]:
+    """A QueueStatus's figures as JSON has them (int64 as text; zeros left out)."""
+    return tuple(int(queue.get(name, 0)) for name in names)
+
+
+def test_the_move_queue_counts_the_engine_streams(
+        referee: Server, redis_client: redis.Redis, tmp_path: Path) -> None:
+    """With moves waiting only on engine streams (``group_pending`` and
+    ``oldest_waiting_seconds`` in /metrics), `arena status` said `move queue: 0 waiting, 0
+    running`: it read the common stream alone."""
+    queue_moves(redis_client)
+    shown = json.loads(status(referee, tmp_path, "--json"))["arena"]
+    moves = shown["moves"]
+    assert figures(moves, "lag", "pending", "length") == (3, 2, 5)
+    assert moves["stream"] == MOVE_STREAM
+    [oldest_ms] = figures(moves, "oldest_waiting_ms")
+    assert WAITING_S * 1000 <= oldest_ms < (WAITING_S + 30) * 1000
+    engines = {queue["stream"]: queue for queue in shown.get("engine_moves", [])}
+    assert sorted(engines) == [EDAX, RAPFI]
+    assert figures(engines[RAPFI], "lag", "pending", "length") == (2, 1, 3)
+    assert figures(engines[EDAX], "lag", "pending", "length") == (0, 1, 1)
+    # The screen says what the JSON says.
+    [line] = [line for line in status(referee, tmp_path).splitlines()
+              if line.startswith("move queue:")]
+    assert line.startswith("move queue: 3 waiting, 2 running, oldest waiting 6"), line
+    assert line.endswith("; 0 dead letters")
