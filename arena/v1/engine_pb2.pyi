@@ -34,6 +34,11 @@ class _MoveErrorEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MoveError.V
     MOVE_ERROR_BOT_UNREACHABLE: _MoveError.ValueType  # 3
     MOVE_ERROR_TIMEOUT: _MoveError.ValueType  # 4
     MOVE_ERROR_INVALID_JOB: _MoveError.ValueType  # 5
+    MOVE_ERROR_WORKER_FAULT: _MoveError.ValueType  # 6
+    """The worker cannot play the job as its bot pinned it (the worker's build of the bot's
+    protocol engine is not the pinned one any more: its files changed on disk). No fault
+    of the bot's: the referee ends the game void.
+    """
 
 class MoveError(_MoveError, metaclass=_MoveErrorEnumTypeWrapper):
     """Why a worker could not produce a move."""
@@ -44,6 +49,11 @@ MOVE_ERROR_BOT_CRASHED: MoveError.ValueType  # 2
 MOVE_ERROR_BOT_UNREACHABLE: MoveError.ValueType  # 3
 MOVE_ERROR_TIMEOUT: MoveError.ValueType  # 4
 MOVE_ERROR_INVALID_JOB: MoveError.ValueType  # 5
+MOVE_ERROR_WORKER_FAULT: MoveError.ValueType  # 6
+"""The worker cannot play the job as its bot pinned it (the worker's build of the bot's
+protocol engine is not the pinned one any more: its files changed on disk). No fault
+of the bot's: the referee ends the game void.
+"""
 Global___MoveError: _TypeAlias = MoveError  # noqa: Y015
 
 @_typing.final

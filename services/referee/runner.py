@@ -31,6 +31,7 @@ from google.protobuf import timestamp_pb2
 
 from arena.clock import game_time_left_ms
 from arena.games import PASS, Color, Position, game_of
+from arena.text import printable
 from arena.v1 import bots_pb2, common_pb2, engine_pb2, match_pb2
 
 log = logging.getLogger(__name__)
@@ -329,6 +330,9 @@ class MatchRunner:
         if started_ms is None:  # the answer names no started entry: the worker's clock
             started_ms = answered_ms - result.worker_time_ms
         time_ms = max(0, answered_ms - started_ms)
+        if result.error == engine_pb2.MOVE_ERROR_WORKER_FAULT:  # the worker's, not the bot's
+            return Answer(void=judge.Forfeit(match_pb2.TERMINATION_DEAD_LETTERED, printable(
+                f"the worker could not play the move: {result.error_detail}")))
         forfeit = judge.judge_answer(state.position, result, time_ms, clock)
         if forfeit is not None:
             return Answer(forfeit=forfeit)

@@ -1,7 +1,8 @@
 """An engine's files changed in place while a worker runs: the build a bot pinned is no
-longer on disk, so its moves are refused (``INVALID_JOB``) instead of being played by the
-new files under the old checksum, and the worker stops offering it. Real engine processes
-in the real sandbox, a real Redis for the worker's heartbeat."""
+longer on disk, so its moves are refused (``WORKER_FAULT``: no fault of the bot's, the
+referee ends the game void) instead of being played by the new files under the old
+checksum, and the worker stops offering it. Real engine processes in the real sandbox, a
+real Redis for the worker's heartbeat."""
 
 from __future__ import annotations
 
@@ -92,14 +93,14 @@ def test_an_engine_changed_in_place_is_not_played_under_its_pinned_checksum(
     for pid in host.pool.running():  # the warm process goes: the next move starts one
         os.kill(pid, 9)
     refused = move(host, bot)
-    assert refused.error == engine_pb2.MOVE_ERROR_INVALID_JOB, refused
+    assert refused.error == engine_pb2.MOVE_ERROR_WORKER_FAULT, refused
     assert "changed on this worker" in refused.error_detail
     assert engine.checksum[:12] in refused.error_detail
     assert host.pool.running() == []  # nothing was started from the changed files
     assert host.offers() == []  # the heartbeat no longer offers the build
     path.unlink()  # gone: refused too, saying why
     gone = move(host, bot)
-    assert gone.error == engine_pb2.MOVE_ERROR_INVALID_JOB
+    assert gone.error == engine_pb2.MOVE_ERROR_WORKER_FAULT
     assert "cannot be read (No such file or directory" in gone.error_detail
     # The files as they were (a new inode, the same bytes): the build is back.
     path.write_bytes(before)
@@ -117,7 +118,7 @@ def test_a_warm_engine_whose_file_changed_is_stopped_and_refused(
     assert move(host, bot).HasField("move")
     assert len(host.pool.running()) == 1
     change(engine, "files")
-    assert move(host, bot).error == engine_pb2.MOVE_ERROR_INVALID_JOB
+    assert move(host, bot).error == engine_pb2.MOVE_ERROR_WORKER_FAULT
     assert host.pool.running() == []
 
 

@@ -89,6 +89,10 @@ def listener() -> Iterator[socket.socket]:
 
 @pytest.fixture
 def catalog(tmp_path: Path, listener: socket.socket) -> Path:
+    # An engine whose executable a test changes in place (a copy of the fake one)
+    changing = tmp_path / "changing-engine.py"
+    changing.write_text(f"#!{sys.executable}\n" + FAKE_ENGINE.read_text())
+    changing.chmod(0o755)
     (tmp_path / "nboard.json").write_text(json.dumps(NBOARD_CONFIG))
     (tmp_path / "slow.json").write_text(json.dumps(SLOW_CONFIG))
     fake = [sys.executable, str(FAKE_ENGINE), "nboard"]
@@ -110,6 +114,7 @@ def catalog(tmp_path: Path, listener: socket.socket) -> Path:
                 [*fake, "network", str(listener.getsockname()[1])]),
         _engine("fake-sleepy", "othello", "nboard", [*fake, "sleepy", "5000"]),
         _engine("fake-burn", "othello", "nboard", [*fake, "burn", "2500"]),
+        _engine("fake-changing", "othello", "nboard", [str(changing), "nboard", "burn", "200"]),
         _engine("fake-talk", "gomoku", "gomocup",
                 [sys.executable, str(FAKE_ENGINE), "gomocup", "talk"]),
     ]
@@ -366,6 +371,33 @@ def test_a_bot_whose_engine_no_worker_offers_any_more_is_refused_a_game(
         played = sdk.create_match(match_config("stays", "stays-too", kind=GOMOKU))
         assert wait_finished(redis_client, played.id, 300).result.termination in (
             match_pb2.TERMINATION_NORMAL, match_pb2.TERMINATION_BOARD_FULL)
+
+
+def test_a_build_changed_under_its_worker_voids_the_game_not_the_bot(
+        redis_client: redis.Redis, stack: Launcher, catalog: Path) -> None:
+    """An operator installs a new build of an engine in place while its games run. The
+    workers no longer have the build the bot pinned, and must not play another under its
+    name; it is no fault of the bot's either: its game ends void (no result for the
+    ratings; a ladder that replays void games plays it again), where the bot used to
+    forfeit it (bot crashed), game after game, and the build is no longer offered."""
+    script = catalog.parent / "changing-engine.py"
+    with stack_client(stack) as sdk:
+        protocol_bot(sdk, "changing-bot", "fake-changing")
+        builtin_bot(sdk, "steady", OTHELLO_BUILTIN)
+        match = sdk.create_match(match_config("changing-bot", "steady",
+                                              move_time_ms=MOVE_TIME_MS))
+        deadline = time.monotonic() + 120
+        while len(sdk.get_match(match.id).moves) < 2:
+            assert time.monotonic() < deadline, "the engine's first move never came"
+            time.sleep(0.1)
+        script.write_text(script.read_text() + "\n# the next build\n")
+        done = wait_finished(redis_client, match.id, 300)
+        assert done.result.void and not done.result.forfeited, done.result
+        assert done.result.termination == match_pb2.TERMINATION_DEAD_LETTERED
+        assert "the worker could not play the move: engine 'fake-changing' changed" in (
+            done.result.detail), done.result.detail
+        until_listed(sdk, lambda e: not any(o.name == "fake-changing" and o.workers
+                                            for o in e), "the workers without the build")
 
 
 def test_protocol_moves_are_timed_on_the_engines_cpu(redis_client: redis.Redis,

@@ -123,6 +123,8 @@ class EngineHost:
         try:
             spec = self.spec_for(job.bot.spec.protocol)
             game_name = game(job.game).name
+        except BuildGone as exc:
+            return _worker_fault(str(exc))
         except ArenaError as exc:
             return _invalid(str(exc))
         position = job.position.text if game_name in spec.games else ""  # else: play says
@@ -150,6 +152,8 @@ class EngineHost:
         try:
             spec = self.spec_for(job.bot.spec.protocol)
             game_name = game(job.game).name
+        except BuildGone as exc:
+            return _worker_fault(str(exc))
         except ArenaError as exc:
             return _invalid(str(exc))
         if game_name not in spec.games:
@@ -190,7 +194,7 @@ class EngineHost:
         if spec is None:
             spec = self.catalog.get(wanted.engine)
             if wanted.checksum != spec.checksum:
-                raise ArenaError(f"engine {spec.name!r} here has checksum "
+                raise BuildGone(f"engine {spec.name!r} here has checksum "
                                  f"{spec.checksum[:12]}, the bot pinned "
                                  f"{wanted.checksum[:12] or 'none'}")
             spec = spec.with_options(config_from_struct(wanted.options))
@@ -200,7 +204,7 @@ class EngineHost:
                 self._specs[identity] = spec
         why = self.changed(spec)
         if why is not None:
-            raise ArenaError(f"engine {spec.name!r} changed on this worker since it read its "
+            raise BuildGone(f"engine {spec.name!r} changed on this worker since it read its "
                              f"catalog: {why}, not {spec.checksum[:12]} as the bot pinned "
                              "(a changed build is another engine: this one is no longer "
                              "offered here)")
@@ -208,6 +212,16 @@ class EngineHost:
 
     def close(self) -> None:
         self.pool.close()
+
+
+class BuildGone(ArenaError):
+    """This worker no longer has the engine build a bot pinned (its files changed on disk):
+    the worker's trouble, not the bot's, so its games end void rather than forfeited."""
+
+
+def _worker_fault(detail: str) -> engine_pb2.MoveResult:
+    return engine_pb2.MoveResult(error=engine_pb2.MOVE_ERROR_WORKER_FAULT,
+                                 error_detail=detail[:500])
 
 
 def _invalid(detail: str) -> engine_pb2.MoveResult:
