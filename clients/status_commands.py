@@ -10,14 +10,17 @@ from __future__ import annotations
 import argparse
 import time
 from collections import Counter
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final
 
 from arena.clients.common import add_json_flag, client_from_args, non_negative, print_json, to_dict
 from arena.clients.sdk import ROLES, ArenaClient
+from arena.services.common.protocol.keys import ENGINE_STREAM_PREFIX
 
 from arena.errors import ArenaError
+from arena.text import printable
 from arena.v1 import ladder_pb2, match_pb2, status_pb2
 
 # Each part's deadline unless --timeout says otherwise: an operator asks for the status
@@ -147,6 +150,7 @@ def render(arena: status_pb2.ArenaStatus | None, services: dict[str, bool],
     oldest = f", oldest waiting {_age(moves.oldest_waiting_ms)}" if moves.lag else ""
     lines.append(f"move queue: {moves.lag} waiting, {moves.pending} running{oldest}; "
                  f"{arena.dead_letters} dead letters")
+    lines += _engine_queue_lines(arena.engine_moves)
     lines.append(f"matches: {arena.matches_running} running, {arena.matches.lag} queued; "
                  f"{arena.matches_finished} finished in the last {arena.window_s // 60} min "
                  f"({arena.forfeits_in_window} by forfeit)")
@@ -159,6 +163,20 @@ def render(arena: status_pb2.ArenaStatus | None, services: dict[str, bool],
         name = match_pb2.Termination.Name(forfeit.termination).removeprefix("TERMINATION_")
         lines.append(f"  {forfeit.match_id} {forfeit.bot} {name}: {forfeit.detail}")
     return "\n".join(lines)
+
+
+def _engine_queue_lines(queues: Iterable[status_pb2.QueueStatus]) -> list[str]:
+    """A line for each protocol engine build with moves waiting or running (its own queue,
+    counted in the move queue's line): which engine a waiting move needs a worker for."""
+    lines = []
+    for queue in queues:
+        if not (queue.lag or queue.pending):
+            continue
+        name, _, build = queue.stream.removeprefix(ENGINE_STREAM_PREFIX).rpartition(":")
+        oldest = f", oldest waiting {_age(queue.oldest_waiting_ms)}" if queue.lag else ""
+        lines.append(f"  engine {printable(name)} ({build[:12]}): {queue.lag} waiting, "
+                     f"{queue.pending} running{oldest}")
+    return lines
 
 
 def _ladder_lines(ladders: list[LadderEta] | str) -> list[str]:

@@ -82,7 +82,13 @@ def test_the_move_queue_counts_the_engine_streams(
     assert figures(engines[RAPFI], "lag", "pending", "length") == (2, 1, 3)
     assert figures(engines[EDAX], "lag", "pending", "length") == (0, 1, 1)
     # The screen says what the JSON says.
-    [line] = [line for line in status(referee, tmp_path).splitlines()
-              if line.startswith("move queue:")]
+    screen = status(referee, tmp_path).splitlines()
+    at = next(i for i, line in enumerate(screen) if line.startswith("move queue:"))
+    line = screen[at]
     assert line.startswith("move queue: 3 waiting, 2 running, oldest waiting 6"), line
     assert line.endswith("; 0 dead letters")
+    # and which engines' moves those are: a line for each build with moves (sorted)
+    assert screen[at + 1] == "  engine edax (cdcdcdcdcdcd): 0 waiting, 1 running"
+    assert screen[at + 2].startswith("  engine rapfi (abababababab): 2 waiting, 1 running, "
+                                     "oldest waiting 6"), screen[at + 2]
+    assert not screen[at + 3].startswith("  engine")

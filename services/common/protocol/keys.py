@@ -93,10 +93,13 @@ WORKER_GROUP = "workers"
 DEAD_STREAM = "arena:stream:moves:dead"  # dead-lettered move jobs, for operators
 
 
+ENGINE_STREAM_PREFIX = "arena:stream:moves:engine:"
+
+
 def engine_stream(engine: str, checksum: str) -> str:
     """The move jobs of bots of one protocol engine (name and pinned checksum): only the
     workers that offer exactly that engine read it (group ``WORKER_GROUP``)."""
-    return f"arena:stream:moves:engine:{engine}:{checksum[:16]}"
+    return f"{ENGINE_STREAM_PREFIX}{engine}:{checksum[:16]}"
 
 
 # Set of every engine stream a worker has consumed (each worker adds its own at start), so
