@@ -22,7 +22,10 @@ T = TypeVar("T")
 
 FORMATS = {"round-robin": ladder_pb2.LADDER_FORMAT_ROUND_ROBIN,
            "gauntlet": ladder_pb2.LADDER_FORMAT_GAUNTLET}
-MAX_BOTS = 32  # a ladder's: the ladder service's limit (services/ladder/schedule.py), one message
+# A ladder's bots and games: the ladder service's limits (services/ladder/schedule.py), so
+# that the gateway and the service refuse alike.
+MAX_BOTS = 32
+MAX_GAMES = 20_000
 MAX_UNKNOWN_REPORTED = 10
 SHARED_FIELDS = ("request_id",)  # read by ``request_id``, beside every action's own
 
@@ -206,7 +209,7 @@ def ladder_config(data: object) -> ladder_pb2.LadderConfig:
         name=body.get("name", str, ""), game=game, bots=[bot_ref(body, "bots", n) for n in names],
         format=FORMATS[ladder_format],
         # 0: every opening (the suite's or its own) twice, colours swapped
-        games_per_pairing=body.get("games_per_pairing", int, 2, _between(0, 1000)),
+        games_per_pairing=body.get("games_per_pairing", int, 2, _between(0, MAX_GAMES)),
         # Left out: the ladder service fills in the game's own, as for the CLI and the SDK.
         opening_suite=body.get("opening_suite", str, ""), openings=own_openings(body, game),
         time_control=time_control(body), seed=body.get("seed", int, 0, _between(0, 2**62)),

@@ -508,6 +508,16 @@ def test_bad_action_bodies_list_every_bad_field(web: WebStack) -> None:
         "POST", "/api/ladders", {"bots": [f"b{i}" for i in range(40)]}, token=USER_TOKEN)
     assert status == 400 and [f["field"] for f in error_of(reply)["fields"]] == ["bots"]
     assert "a ladder needs 2..32 bots, got 40" in reply.decode()
+    # and its games as the service does: 3,000 a pairing is a ladder (the CLI's too), which
+    # the gateway's 1..1000 refused
+    status, _, reply = web.http.request(
+        "POST", "/api/ladders", {"bots": ["web-beginner", "web-intermediate"],
+                                 "games_per_pairing": 3000, "move_time_ms": 30_000},
+        token=USER_TOKEN)
+    assert status == 201, reply
+    web.http.request("POST", f"/api/ladders/{json.loads(reply)['id']}/cancel", {},
+                     token=USER_TOKEN)
+    assert json.loads(reply)["games_total"] == 3000
     for raw, content_type in ((b"{not json", "application/json"), (b"{}", "text/plain"),
                               (b"[1, 2]", "application/json"),
                               # Within the size limit, nested past Python's stack: was a 500.

@@ -148,7 +148,7 @@ async function toggleForm(container) {
     game: h("select", { name: "game", onchange: () => loadPicks() }, h("option", { value: "othello" }, "Othello"), h("option", { value: "gomoku" }, "Gomoku")),
     size: h("select", { name: "size" }, [15, 9, 19].map((n) => h("option", { value: n }, `${n}\u00d7${n} (Gomoku)`))),
     format: h("select", { name: "format" }, h("option", { value: "round-robin" }, "Round robin"), h("option", { value: "gauntlet" }, "Gauntlet (first bot vs the field)")),
-    games: h("input", { name: "games_per_pairing", type: "number", min: 1, max: 1000, value: 2 }),
+    games: h("input", { name: "games_per_pairing", type: "number", min: 1, max: 20000, value: 2 }),
     every: h("input", { name: "every_opening", type: "checkbox",
       onchange: () => { inputs.games.disabled = inputs.every.checked; } }),
     suite: h("select", { name: "opening_suite" }, SUITES.map(([value, label]) => h("option", { value }, label))),
