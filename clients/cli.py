@@ -233,9 +233,12 @@ def build_parser() -> argparse.ArgumentParser:
     from arena.clients.sprt_commands import add_test_command
     from arena.clients.status_commands import add_status_command
 
+    # No abbreviations of the global options: argparse reads every word of the command
+    # line against them, the command's own too, and took `arena up --tls` for an
+    # ambiguous `--tls-ca`/`--tls-cert`/`--tls-key` (the commands keep theirs).
     parser = argparse.ArgumentParser(
         prog="arena", description="Arena: a bot arena for Othello/Reversi and Gomoku.",
-        epilog="Every command has --help; read commands take --json.",
+        epilog="Every command has --help; read commands take --json.", allow_abbrev=False,
     )
     parser.add_argument("--version", action=_VersionAction)
     _add_global_options(parser)
@@ -266,7 +269,7 @@ def _apply_global_options(args: argparse.Namespace, argv: Sequence[str],
     parsed again on their own; but not one the command took for an option of its own
     under that name (``arena match list --ladder ID`` is no ladder service's address).
     """
-    only_globals = argparse.ArgumentParser(add_help=False)
+    only_globals = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     _add_global_options(only_globals)
     given, _ = only_globals.parse_known_args(argv)
     for name in ("home", "timeout", *_ROLES, "token", *_TLS_OPTIONS):

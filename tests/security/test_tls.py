@@ -275,14 +275,18 @@ def test_the_stack_file_names_the_ca_and_keeps_secrets_private(secure_stack: Lau
     assert "redis_url = 'redis://registry:***@127.0.0.1:" in logs
 
 
-def test_arena_up_mutual_tls_from_the_command_line(tmp_path: Path) -> None:
-    """`arena up --mutual-tls --engines`: the flags reach the launcher, the stack file names
-    the files, a command in another shell connects with nothing but the stack file, and the
-    worker (with the stack's certificate and Redis user) offers the catalog's engines."""
+@pytest.mark.parametrize("flag", ["--mutual-tls", "--tls"])
+def test_arena_up_tls_from_the_command_line(tmp_path: Path, flag: str) -> None:
+    """`arena up --mutual-tls --engines` (and `--tls`): the flags reach the launcher, the
+    stack file names the files, a command in another shell connects with nothing but the
+    stack file, and the worker (with the stack's certificate and Redis user) offers the
+    catalog's engines. `arena up --tls` stopped at once: the top-level parser took `--tls`
+    for an abbreviation of its `--tls-ca`, `--tls-cert` or `--tls-key` ('ambiguous
+    option')."""
     home = tmp_path / "home"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env |= {"ARENA_HOME": str(home), "ARENA_WARM_GAMES": "othello", "PYTHONPATH": str(REPO)}
-    up = subprocess.Popen([sys.executable, "-m", "arena.clients", "up", "--mutual-tls",
+    up = subprocess.Popen([sys.executable, "-m", "arena.clients", "up", flag,
                            "--workers", "1", "--engines", "arena",
                            "--no-web"], env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -290,10 +294,10 @@ def test_arena_up_mutual_tls_from_the_command_line(tmp_path: Path) -> None:
         deadline = time.monotonic() + 180
         while not (home / "stack.json").exists():
             assert up.poll() is None, up.stdout.read().decode() if up.stdout else ""
-            assert time.monotonic() < deadline, "arena up --mutual-tls did not come up"
+            assert time.monotonic() < deadline, f"arena up {flag} did not come up"
             time.sleep(0.2)
         manifest = json.loads((home / "stack.json").read_text())
-        assert manifest["tls"]["mutual"] is True
+        assert manifest["tls"]["mutual"] is (flag == "--mutual-tls")
         assert manifest["engines"] == str(sample_catalog_path())  # the name, resolved
         presets = _arena(home, "bot", "presets").stdout
         assert "lab-beginner" in presets
@@ -306,4 +310,5 @@ def test_arena_up_mutual_tls_from_the_command_line(tmp_path: Path) -> None:
         up.send_signal(signal.SIGTERM)
         output = up.communicate(timeout=60)[0].decode()
     assert up.returncode == 0, output
-    assert "mutual TLS" in output and str(home / "tls" / "ca.pem") in output
+    assert ("mutual TLS" in output) is (flag == "--mutual-tls"), output
+    assert str(home / "tls" / "ca.pem") in output
