@@ -369,9 +369,20 @@ class LadderView {
     }, { onState: (state, error) => this.showState(state, error) });
   }
 
+  /** The standings read again. An answer from before what the page already shows (one
+   *  the gateway shared from before the last event, api.js) is not shown: the count went
+   *  back a game and stayed there until the next one ended; it is asked again once every
+   *  such answer has expired. */
   async reload() {
     try {
-      this.standings = await getJSON(`/api/ladders/${encodeURIComponent(this.id)}`);
+      const known = this.standings.ladder;
+      const fresh = await getJSON(`/api/ladders/${encodeURIComponent(this.id)}`);
+      if (fresh.ladder.games_done < known.games_done) {
+        clearTimeout(this.again);
+        this.again = setTimeout(() => this.reload(), SHARED_ANSWER_MS + 100);
+        return;
+      }
+      this.standings = fresh;
       this.renderHead();
       this.renderProgress();
       this.renderStandings();
