@@ -693,8 +693,15 @@ def test_a_ladder_of_its_own_openings_says_so_and_lists_them(web: WebStack,
         shown = page.wait_for_selector("[data-testid='own-openings']")
         assert shown.text_content() == "openings: its own (2 openings)"
         assert shown.get_attribute("title") == "f5 d6 c3\nc4 c3"
+        # No game is over (30 s a move): no table of ranked bots with nothing played.
+        assert "No finished games yet." in page.inner_text("main")
     finally:
         web.http.request("POST", f"/api/ladders/{ladder_id}/cancel", {}, token=USER_TOKEN)
+    # Cancelled, its games are over without a result, not 'played'.
+    open_page(page, f"{web.url}/ladders/{ladder_id}")
+    text = page.inner_text("main")
+    assert "4/4" in text and "games over (" in text and "void: no result)" in text, text
+    assert "played" not in text, text
 
 
 def test_downloads_offer_every_export_format(web: WebStack, page: Any) -> None:

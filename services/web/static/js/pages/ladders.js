@@ -297,11 +297,11 @@ class LadderView {
       const perGame = (Date.now() - this.startedAt) / 1000 / played;
       eta = ` \u00b7 about ${duration(perGame * (total - done))} left`;
     }
-    const void_ = ladder.games_void ? ` (${ladder.games_void} void)` : "";
+    const void_ = ladder.games_void ? ` (${ladder.games_void} void: no result)` : "";
     replace(this.parts.progress,
       h("div", { class: "progress-line" }, progressBar(done, total),
         h("strong", { class: "num", "data-testid": "games-done" }, `${done}/${total}`)),
-      h("div", { class: "muted small" }, `games played${void_}${eta}`),
+      h("div", { class: "muted small" }, `games over${void_}${eta}`),
       ladder.waiting ? h("p", { class: "small", "data-testid": "ladder-waiting" },
         h("strong", {}, "Waiting: "), ladder.waiting) : null,
       ladder.ended_because ? h("p", { class: "small", "data-testid": "ladder-ended" },
@@ -311,7 +311,8 @@ class LadderView {
 
   renderStandings() {
     const { rows, head_to_head: pairs } = this.standings;
-    if (!rows.length) {
+    // Before a game counts, every bot has a row of nothing (ranked, Elo 0, 0.0%).
+    if (!rows.some((row) => row.games > 0)) {
       replace(this.parts.standings, h("h2", {}, "Standings"), h("p", { class: "empty" }, "No finished games yet."));
       replace(this.parts.chart);
       replace(this.parts.matrix);
@@ -394,7 +395,8 @@ class LadderView {
 
   playedText() {
     const ladder = this.standings.ladder;
-    return `${int(ladder.games_done)} of ${int(ladder.games_total)} played`;
+    const void_ = ladder.games_void ? `, ${int(ladder.games_void)} of them void` : "";
+    return `${int(ladder.games_done)} of ${int(ladder.games_total)} over${void_}`;
   }
 
   /** After a game: the first page drawn again, unless the viewer has loaded more of them
