@@ -119,9 +119,17 @@ class Quotas:
                                 if config.quotas_file else "{}")
         try:
             data = json.loads(raw)
+            if not isinstance(data, dict):
+                raise ValueError('the quotas are a JSON object: {"user": {...}, "users": '
+                                 '{"NAME": {...}}}')
+            unknown = sorted(set(data) - {"user", "users"})
+            if unknown:  # a misspelt "user" applied no quota at all
+                raise ValueError(f"unknown key {unknown[0]!r}; known: 'user', 'users'")
+            users = data.get("users", {})
+            if not isinstance(users, dict):
+                raise ValueError(f"'users' is an object of quotas by user name, got {users!r}")
             user = _quota(Quota(), data.get("user", {}))
-            overrides = {str(name): _quota(user, values)
-                         for name, values in data.get("users", {}).items()}
+            overrides = {str(name): _quota(user, values) for name, values in users.items()}
         except (ValueError, TypeError, AttributeError) as exc:
             raise ValueError(f"bad quotas (ARENA_QUOTAS / ARENA_QUOTAS_FILE): {exc}") from None
         admins = frozenset(p.name for p in TokenStore.from_config(config).principals()
@@ -173,6 +181,10 @@ def _quota(base: Quota, values: Any) -> Quota:
     if unknown:
         raise ValueError(f"unknown quota {sorted(unknown)[0]!r}; known: {sorted(known)}")
     for key, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"quota {key} must be a non-negative integer, got {value!r}")
+        # 0 is no limit to the store scripts (``Quota.cap``): a quota of 0, meant to allow
+        # nothing, allowed everything; and a number past the scripts' 32 bits was none.
+        if isinstance(value, bool) or not isinstance(value, int) or not (
+                1 <= value <= UNLIMITED_VALUE):
+            raise ValueError(f"quota {key} must be an integer in 1..{UNLIMITED_VALUE} "
+                             f"({UNLIMITED_VALUE}: no limit), got {value!r}")
     return dataclasses.replace(base, **values)

@@ -369,7 +369,17 @@ def test_arena_up_refuses_more_workers_than_the_machine_can_run(tmp_path: Path) 
     ("ARENA_QUOTAS", '{"user": {"import_bytes": 5}}',
      "registry exited with 2: arena-registry: configuration error: bad quotas (ARENA_QUOTAS "
      "/ ARENA_QUOTAS_FILE): quota 'import_bytes' is now 'match_bytes'", "registry.log"),
-], ids=["setting", "quotas"])
+    # a misspelt key set no quota; 0 and a number past 32 bits were no limit
+    ("ARENA_QUOTAS", '{"usr": {"running_matches": 2}}',
+     "bad quotas (ARENA_QUOTAS / ARENA_QUOTAS_FILE): unknown key 'usr'; known: 'user', "
+     "'users'", "registry.log"),
+    ("ARENA_QUOTAS", '{"user": {"running_ladders": 0}}',
+     "quota running_ladders must be an integer in 1..2147483647 (2147483647: no limit), "
+     "got 0", "registry.log"),
+    ("ARENA_QUOTAS", '{"users": {"bob": {"match_bytes": 99999999999999999999}}}',
+     "quota match_bytes must be an integer in 1..2147483647", "registry.log"),
+    ("ARENA_QUOTAS", "[1, 2]", 'the quotas are a JSON object: {"user": {...}', "registry.log"),
+], ids=["setting", "quotas", "misspelt", "zero", "huge", "list"])
 def test_arena_up_that_cannot_start_says_why_in_one_line(tmp_path: Path, name: str, value: str,
                                                          said: str, log: str) -> None:
     result = subprocess.run([sys.executable, "-m", "arena.clients", "up", "--workers", "1"],
