@@ -61,10 +61,12 @@ def check_config(config: ladder_pb2.LadderConfig, out: list[FieldViolation]) -> 
         sprt_bounds(test.alpha, test.beta)
     except RatingError as exc:  # the message names alpha or beta
         out.append(FieldViolation("config.sprt", str(exc)))
-    test.max_games = even_games(test.max_games or DEFAULT_MAX_GAMES, 0)
-    if not 2 <= test.max_games <= MAX_GAMES:
+    asked = test.max_games or DEFAULT_MAX_GAMES
+    if not 2 <= asked <= MAX_GAMES:  # checked before it is rounded up: 2**31 - 1 overflowed
         out.append(FieldViolation("config.sprt.max_games",
-                                  f"must be in 2..{MAX_GAMES}, got {test.max_games}"))
+                                  f"must be in 2..{MAX_GAMES}, got {asked}"))
+        return
+    test.max_games = even_games(asked, 0)
     config.games_per_pairing = test.max_games
 
 

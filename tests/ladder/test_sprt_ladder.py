@@ -152,6 +152,9 @@ def test_watch_and_list_show_the_test(peers: ArenaClient, ladder_server: LadderS
     (("new", "old"), {"elo0": 5, "elo1": 0}, "config.sprt.elo1"),
     (("new", "old"), {"alpha": 0.7}, "config.sprt"),
     (("new", "old"), {"max_games": 30_000}, "config.sprt.max_games"),
+    # rounded up to even before it was checked, 2**31 - 1 overflowed its field: 'Value out
+    # of range: 2147483648', naming no field
+    (("new", "old"), {"max_games": 2**31 - 1}, "config.sprt.max_games"),
     # NaN passed 'elo1 <= elo0' (false both ways), and the test's standings and every
     # ladder listing then failed ("mean nan is outside the outcome range").
     (("new", "old"), {"elo0": float("nan")}, "config.sprt.elo0"),
