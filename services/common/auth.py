@@ -73,14 +73,31 @@ class TokenStore:
 
     @classmethod
     def parse(cls, text: str, origin: str) -> dict[str, Principal]:
+        """``{"TOKEN": {"name": NAME, "role": "user" or "admin"}, ...}``. Anything else is
+        refused, naming the entry by its place (never the token): a misspelt ``role`` made
+        the admin meant a user, an empty token or one no header can carry was kept."""
         try:
             raw = json.loads(text)
-            return {
-                str(token): Principal(str(entry["name"]), _role(entry.get("role", "user")))
-                for token, entry in raw.items()
-            }
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise ValueError(f"bad tokens in {origin}: {exc}") from exc
+        except ValueError as exc:
+            raise ValueError(f"bad tokens in {origin}: {exc}") from None
+        if not isinstance(raw, dict):
+            raise ValueError(f'bad tokens in {origin}: the tokens are a JSON object, '
+                             f'{{"TOKEN": {{"name": "alice", "role": "user"}}}}')
+        tokens: dict[str, Principal] = {}
+        for place, (token, entry) in enumerate(raw.items(), 1):
+            where = f"bad tokens in {origin}: entry {place}"
+            if not token or not all("!" <= char <= "~" for char in token):
+                raise ValueError(f"{where}: a token is printable ASCII with no spaces (what "
+                                 "an authorization header carries)")
+            name = entry.get("name") if isinstance(entry, dict) else None
+            if not isinstance(name, str) or not name.strip() or not name.isprintable():
+                raise ValueError(f'{where}: an entry is {{"name": NAME, "role": "user" or '
+                                 f'"admin"}}, NAME printable')
+            unknown = sorted(set(entry) - {"name", "role"})
+            if unknown:
+                raise ValueError(f"{where}: unknown key {unknown[0]!r}; known: 'name', 'role'")
+            tokens[token] = Principal(name, _role(entry.get("role", "user")))
+        return tokens
 
     @classmethod
     def from_config(cls, config: Config) -> TokenStore:
@@ -95,6 +112,13 @@ class TokenStore:
             admin = read_text_document(config.admin_token_file, "the admin token file").strip()
         if admin:
             tokens[admin] = Principal("admin", "admin")
+        roles: dict[str, set[str]] = {}
+        for principal in tokens.values():
+            roles.setdefault(principal.name, set()).add(principal.role)
+        both = sorted(name for name, held in roles.items() if len(held) > 1)
+        if both:  # quotas and ownership go by name: the user would be the admin
+            raise ValueError(f"bad tokens: {both[0]!r} is both a user and an admin (the admin "
+                             "token's name is 'admin')")
         return cls(tokens)
 
 

@@ -77,7 +77,10 @@ SETTINGS: tuple[Setting, ...] = (
             "require bearer tokens (false: every caller is an anonymous admin; local "
             "experiments only)"),
     Setting("tokens_file", "ARENA_TOKENS_FILE", "",
-            'JSON file of tokens: {"<token>": {"name": "alice", "role": "user"}}'),
+            'JSON file of tokens: {"<token>": {"name": "alice", "role": "user"}}; a token '
+            "is printable ASCII with no spaces, an entry has only name and role, and no "
+            "name is both a user's and an admin's (the admin token's is admin): anything "
+            "else is refused at start-up"),
     Setting("tokens", "ARENA_TOKENS", "", "the same JSON, inline", secret=True),
     Setting("admin_token", "ARENA_ADMIN_TOKEN", "", "one admin token", secret=True),
     Setting("admin_token_file", "ARENA_ADMIN_TOKEN_FILE", "",
@@ -107,7 +110,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("log_level", "ARENA_LOG_LEVEL", "INFO", "DEBUG, INFO, WARNING or ERROR"),
     Setting("quotas", "ARENA_QUOTAS", "",
             'what each user may ask, JSON: {"user": {...}, "users": {"alice": {...}}} '
-            "(services/common/quotas.py lists the limits and their defaults)",
+            "(services/common/quotas.py lists the limits and their defaults); each limit "
+            "an integer in 1..2147483647 (2147483647: no limit), any other key refused",
             ("registry", "referee", "worker", "ladder")),
     Setting("quotas_file", "ARENA_QUOTAS_FILE", "", "the same JSON, in a file",
             ("registry", "referee", "worker", "ladder")),

@@ -379,7 +379,19 @@ def test_arena_up_refuses_more_workers_than_the_machine_can_run(tmp_path: Path) 
     ("ARENA_QUOTAS", '{"users": {"bob": {"match_bytes": 99999999999999999999}}}',
      "quota match_bytes must be an integer in 1..2147483647", "registry.log"),
     ("ARENA_QUOTAS", "[1, 2]", 'the quotas are a JSON object: {"user": {...}', "registry.log"),
-], ids=["setting", "quotas", "misspelt", "zero", "huge", "list"])
+    # a misspelt role made the admin meant a user; an empty token was kept; a user named
+    # as the admin token is had its quotas (they go by name)
+    ("ARENA_TOKENS", '{"tok-1234567890": {"name": "x", "rol": "admin"}}',
+     "bad tokens in ARENA_TOKENS: entry 1: unknown key 'rol'; known: 'name', 'role'",
+     "registry.log"),
+    ("ARENA_TOKENS", '{"tok-1234567890": {"name": "x"}, "": {"name": "y"}}',
+     "bad tokens in ARENA_TOKENS: entry 2: a token is printable ASCII", "registry.log"),
+    ("ARENA_TOKENS", '{"tok-1234567890": "x"}',
+     'bad tokens in ARENA_TOKENS: entry 1: an entry is {"name": NAME', "registry.log"),
+    ("ARENA_TOKENS", '{"tok-1234567890": {"name": "admin"}}',
+     "bad tokens: 'admin' is both a user and an admin", "registry.log"),
+], ids=["setting", "quotas", "misspelt", "zero", "huge", "list", "role", "empty", "entry",
+        "admin"])
 def test_arena_up_that_cannot_start_says_why_in_one_line(tmp_path: Path, name: str, value: str,
                                                          said: str, log: str) -> None:
     result = subprocess.run([sys.executable, "-m", "arena.clients", "up", "--workers", "1"],
