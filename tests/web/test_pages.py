@@ -529,6 +529,9 @@ def test_replay_controls_step_through_the_rules_positions(web: WebStack, page: A
     expect(last)
     page.click(".moves button[data-ply='7']")
     expect(7)
+    # The moves are buttons to a screen reader too (role=listitem hid that they are)
+    assert page.eval_on_selector_all(".moves button[role]", "bs => bs.length") == 0
+    assert page.locator(".moves[role='group'][aria-label='Moves']").count() == 1
     page.fill("input.slider", "23")
     expect(23)
     page.click("[data-action='last']")

@@ -38,7 +38,7 @@ class MatchView {
       result: h("p", { class: "result-line", "aria-live": "polite" }), label: h("span", { class: "ply-label", "aria-live": "polite" }),
       slider: h("input", { class: "slider", type: "range", min: 0, value: 0, "aria-label": "Ply",
         oninput: (event) => this.go(Number(event.target.value)) }),
-      info: h("div", { class: "move-info" }), moves: h("div", { class: "moves", role: "list" }),
+      info: h("div", { class: "move-info" }), moves: h("div", { class: "moves", role: "group", "aria-label": "Moves" }),
       downloads: h("div", { class: "downloads" }), message: h("div"), head: h("div"),
       ask: h("form", { class: "ask", onsubmit: (event) => { event.preventDefault(); this.ask(); } },
         h("label", {}, "Bot ", h("input", { name: "bot", required: true, autocomplete: "off", placeholder: "name or name@version" })),
@@ -206,7 +206,7 @@ class MatchView {
   }
 
   moveButton(view) {
-    return h("button", { type: "button", role: "listitem", class: view.opening ? "opening" : "", "data-ply": view.ply,
+    return h("button", { type: "button", class: view.opening ? "opening" : "", "data-ply": view.ply,
       title: view.opening ? "opening move" : "", onclick: () => this.go(view.ply) },
     h("span", { class: "n" }, String(view.ply)), h("span", { class: `disc ${view.color}` }), view.move);
   }
