@@ -617,12 +617,16 @@ def test_a_bot_is_asked_for_its_move_from_the_match_page(web: WebStack, page: An
     assert marks == [[str(expected.move.square), "!"]], marks
     page.click(f".moves button[data-ply='{ply + 1}']")  # another position: no mark
     assert page.query_selector(".board-holder .score-text") is None
+    page.click(f".moves button[data-ply='{ply}']")  # back: the answer's mark again
+    assert page.query_selector(".board-holder .score-text") is not None
 
     page.fill(".ask input[name=bot]", "no-such-bot")
     page.click(".ask button")
     page.wait_for_selector(".answer .notice.error", timeout=30_000)
     assert "no-such-bot" in page.text_content(".answer .notice.error")
     assert page.query_selector(".answer .headline") is None
+    # the first bot's mark went with its answer (it stayed beside the second's error)
+    assert page.query_selector(".board-holder .score-text") is None
     # The browser logs the refused call itself; that one line is expected, nothing else.
     assert page.problems.errors == ["Failed to load resource: the server responded with a "
                                     "status of 404 (Not Found)"]

@@ -185,6 +185,10 @@ class MatchView {
     const form = this.el.ask, ply = this.ply, button = form.querySelector("button");
     const bot = form.elements.bot.value.trim(), time_ms = Number(form.elements.time_ms.value);
     button.disabled = true;
+    if (this.answer) {  // the last bot's mark goes with its answer, whatever this one says
+      this.answer = null;
+      this.go(this.ply);
+    }
     replace(this.el.answer, h("p", { class: "muted" }, `Asking ${bot}\u2026`));
     try {
       const answer = await act(() => send("POST", `/api/matches/${encodeURIComponent(this.match.id)}/analysis`,
