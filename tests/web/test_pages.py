@@ -838,6 +838,19 @@ def test_a_bot_named_like_markup_is_shown_as_text(web: WebStack, page: Any) -> N
     assert page.text_content("p.description") == HOSTILE_DESCRIPTION
 
 
+def test_a_bad_version_in_a_bot_address_is_said_as_such(web: WebStack, page: Any) -> None:
+    """`/bots/NAME?version=abc` showed a bare notice under no heading, titled 'Arena', and
+    logged the refused answer as the page's own error."""
+    open_page(page, f"{web.url}/bots/web-beginner?version=abc")
+    assert page.text_content("main h1") == "Bad address"
+    assert "version" in page.text_content("main .notice.error")
+    assert page.title().startswith("Bad address")
+    # The browser logs the refused call itself; that one line is expected, nothing else.
+    assert page.problems.errors == ["Failed to load resource: the server responded with a "
+                                    "status of 400 (Bad Request)"]
+    page.problems.errors.clear()
+
+
 def test_the_bot_list_reads_only_its_own_filters_from_the_address(web: WebStack,
                                                                   page: Any) -> None:
     """A link with a parameter that is not the list's (a share button's `fbclid`, a

@@ -3,7 +3,7 @@
 // parts; links between pages are ordinary links.
 
 import { askToken } from "./actions.js";
-import { getJSON, getToken, setToken } from "./api.js";
+import { ApiError, getJSON, getToken, setToken } from "./api.js";
 import { h, notice, replace, setTitle } from "./dom.js";
 
 const ROUTES = [
@@ -118,12 +118,13 @@ export function showError(main, error) {
       h("button", { class: "primary", onclick: async () => { await askToken(); location.reload(); } }, "Enter token"));
     return;
   }
-  if (error.status === 404) {
-    setTitle("Not found");
-    replace(main, h("h1", {}, "Not found"), notice(text, "error"), h("p", {}, h("a", { href: "/" }, "Back to the ladders")));
+  if (error.status === 404 || error.status === 400) {  // no such thing, or a bad address
+    const title = error.status === 404 ? "Not found" : "Bad address";
+    setTitle(title);
+    replace(main, h("h1", {}, title), notice(text, "error"), h("p", {}, h("a", { href: "/" }, "Back to the ladders")));
     return;
   }
-  console.error(error);
+  if (!(error instanceof ApiError)) console.error(error);  // the page's own fault, not an answer
   replace(main, notice(text, "error"));
 }
 
