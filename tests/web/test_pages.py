@@ -673,11 +673,15 @@ def test_the_ladder_list_pages_on_past_its_first_page(web: WebStack, page: Any) 
     shown = page.eval_on_selector_all("tr[data-ladder]", "rs => rs.map(r => r.dataset.ladder)")
     assert shown == made[::-1][:2]
     while page.locator(".more-button button").count():
-        page.click(".more-button button")
+        page.focus(".more-button button")  # by keyboard
+        page.keyboard.press("Enter")
         page.wait_for_function("(n) => document.querySelectorAll('tr[data-ladder]').length > n",
                                arg=len(shown))
-        shown = page.eval_on_selector_all("tr[data-ladder]",
-                                          "rs => rs.map(r => r.dataset.ladder)")
+        # the focus goes to the first ladder loaded (it fell back to the page's top)
+        focused = page.evaluate("() => document.activeElement.closest('tr')?.dataset.ladder")
+        now = page.eval_on_selector_all("tr[data-ladder]", "rs => rs.map(r => r.dataset.ladder)")
+        assert focused == now[len(shown)], (focused, now, shown)
+        shown = now
     listed = [ladder["id"] for ladder in web.http.json("/api/ladders?limit=200")["ladders"]]
     assert shown == listed and web.ladder_id in shown
 

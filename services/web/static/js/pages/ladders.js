@@ -50,8 +50,10 @@ function laddersPage() {
 }
 
 /** The list's first ``pages`` pages of ladders, newest first, then "Load more" while more
- * follow; polled lightly while any shown runs (the pages shown are read again). */
-async function refreshList(container, pages = 1) {
+ * follow; polled lightly while any shown runs (the pages shown are read again). After
+ * "Load more" (``focusRow``: the first new row) the keyboard's focus goes to the first new
+ * ladder: the list is drawn anew, and it fell back to the top of the page. */
+async function refreshList(container, pages = 1, focusRow = -1) {
   const ladders = [];
   let token = "", read = 0;
   do {
@@ -77,10 +79,12 @@ async function refreshList(container, pages = 1) {
   const listed = h("div");
   replace(container, h("h2", {}, "All ladders"), listed);
   pageOfRows(listed, {
-    first: true, rows, nextToken: token, more: () => refreshList(container, read + 1),
+    first: true, rows, nextToken: token,
+    more: () => refreshList(container, read + 1, ladders.length),
     headers: ["Ladder", "Status", { text: "Game", attrs: { class: "hide-narrow" } },
       { text: "Bots", attrs: { class: "hide-narrow" } }, "Games", { text: "Created", attrs: { class: "hide-narrow" } }],
   });
+  if (focusRow >= 0) listed.querySelectorAll("tr[data-ladder]")[focusRow]?.querySelector("a")?.focus();
   clearTimeout(container.poll);
   if (ladders.some((l) => l.status === "running")) {  // a light poll while any runs
     container.poll = setTimeout(() => {
