@@ -204,8 +204,11 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
 
 
-def to_dict(message: Message) -> dict[str, Any]:
-    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+def to_dict(message: Message, zeros: bool = False) -> dict[str, Any]:
+    """``message`` as JSON data; ``zeros``: with the fields at 0 or empty too (proto3's JSON
+    leaves them out)."""
+    return json_format.MessageToDict(message, preserving_proto_field_name=True,
+                                     always_print_fields_with_no_presence=zeros)
 
 
 def print_json(value: Message | dict[str, Any] | list[Any]) -> None:
@@ -237,9 +240,7 @@ def print_usage(usage: referee_pb2.Usage | registry_pb2.BotUsage | ladder_pb2.La
     then a line per quota from ``rows``: its label, what is used, the limit (0: none) and
     the quota's name."""
     if as_json:  # every figure, 0 too: a script reads a key, not its absence
-        print(json.dumps(json_format.MessageToDict(
-            usage, preserving_proto_field_name=True,
-            always_print_fields_with_no_presence=True), indent=2))
+        print_json(to_dict(usage, zeros=True))
         return
     print(f"{printable(usage.user)}'s {of_what}")
     for label, used, limit, quota in rows:

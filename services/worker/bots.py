@@ -20,7 +20,7 @@ from arena.services.common.egress import EgressPolicy, EgressRefused, dial_targe
 from arena.services.common.protocol.tcache import CacheKey, SharedSearchCache
 from arena.services.worker.engines.host import EngineHost
 from arena.services.worker.engines.process import queued_ns
-from arena.services.worker.engines.results import kept_report
+from arena.services.worker.engines.results import error_result, kept_report
 
 from arena.bots.spec import builtin_config
 from arena.engine.adapters import PreparedBot
@@ -53,7 +53,7 @@ class BotAnswer:
 
 
 def _error(code: engine_pb2.MoveError.ValueType, detail: str) -> BotAnswer:
-    return BotAnswer(engine_pb2.MoveResult(error=code, error_detail=detail[:500]))
+    return BotAnswer(error_result(code, detail))
 
 
 def builtin_time_ms(job: engine_pb2.MoveJob) -> int | None:

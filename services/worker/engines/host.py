@@ -35,7 +35,11 @@ from arena.services.worker.engines.catalog import (
 from arena.services.worker.engines.client import PlayLimits
 from arena.services.worker.engines.failures import EngineFailure
 from arena.services.worker.engines.pool import EnginePool
-from arena.services.worker.engines.results import answer_result, failure_result
+from arena.services.worker.engines.results import (
+    answer_result,
+    error_result,
+    failure_result,
+)
 from arena.services.worker.engines.sandbox import Sandbox
 
 from arena.bots.spec import config_from_struct, config_to_struct
@@ -124,9 +128,9 @@ class EngineHost:
             spec = self.spec_for(job.bot.spec.protocol)
             game_name = game(job.game).name
         except BuildGone as exc:
-            return _worker_fault(str(exc))
+            return error_result(engine_pb2.MOVE_ERROR_WORKER_FAULT, str(exc))
         except ArenaError as exc:
-            return _invalid(str(exc))
+            return error_result(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
         position = job.position.text if game_name in spec.games else ""  # else: play says
         starts = self.pool.stats.starts
         try:
@@ -136,7 +140,7 @@ class EngineHost:
                      failure.report())
             return failure_result(failure)
         except ValueError as exc:  # a position the engine cannot be asked about
-            return _invalid(str(exc))
+            return error_result(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
         finally:
             metrics.ENGINE_STARTS.labels(spec.name).inc(self.pool.stats.starts - starts)
         return None
@@ -153,11 +157,12 @@ class EngineHost:
             spec = self.spec_for(job.bot.spec.protocol)
             game_name = game(job.game).name
         except BuildGone as exc:
-            return _worker_fault(str(exc))
+            return error_result(engine_pb2.MOVE_ERROR_WORKER_FAULT, str(exc))
         except ArenaError as exc:
-            return _invalid(str(exc))
+            return error_result(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
         if game_name not in spec.games:
-            return _invalid(f"engine {spec.name!r} does not play {game_name}")
+            return error_result(engine_pb2.MOVE_ERROR_INVALID_JOB,
+                                f"engine {spec.name!r} does not play {game_name}")
         limit = max(1, job.time_budget_ms)
         wait_ms = (cpu_wall_guard_ms(limit, spec.limits.grace_ms, cpu_wall_factor)
                    if job.cpu_clock else None)
@@ -170,7 +175,7 @@ class EngineHost:
             log.info("engine %s failed on job %s: %s", spec.name, job.job_id, failure.report())
             return failure_result(failure)
         except ValueError as exc:  # a position the engine cannot be asked about
-            return _invalid(str(exc))
+            return error_result(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
         finally:  # one engine thread per worker: the pool's counts moved for this move only
             metrics.ENGINE_STARTS.labels(spec.name).inc(self.pool.stats.starts - starts)
             warm = "yes" if self.pool.stats.reused > reused else "no"
@@ -219,11 +224,3 @@ class BuildGone(ArenaError):
     the worker's trouble, not the bot's, so its games end void rather than forfeited."""
 
 
-def _worker_fault(detail: str) -> engine_pb2.MoveResult:
-    return engine_pb2.MoveResult(error=engine_pb2.MOVE_ERROR_WORKER_FAULT,
-                                 error_detail=detail[:500])
-
-
-def _invalid(detail: str) -> engine_pb2.MoveResult:
-    return engine_pb2.MoveResult(error=engine_pb2.MOVE_ERROR_INVALID_JOB,
-                                 error_detail=detail[:500])

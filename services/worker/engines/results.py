@@ -59,6 +59,12 @@ def kept_report(search: common_pb2.SearchInfo) -> common_pb2.SearchInfo:
     return kept
 
 
+def error_result(code: engine_pb2.MoveError.ValueType, detail: str) -> engine_pb2.MoveResult:
+    """A move that could not be played: ``code`` and what went wrong, cut to
+    ``DETAIL_CHARS``."""
+    return engine_pb2.MoveResult(error=code, error_detail=detail[:DETAIL_CHARS])
+
+
 def failure_result(failure: EngineFailure) -> engine_pb2.MoveResult:
     if failure.reason is FailureReason.ILLEGAL_MOVE and failure.move is not None:
         return engine_pb2.MoveResult(move=common_pb2.Move(square=failure.move))
