@@ -347,13 +347,50 @@ def test_a_running_ladder_s_page_follows_its_progress(web: WebStack, page: Any) 
     assert page.evaluate("window.__notReloaded === true")
 
 
+RECORD_GAMES_SHOWN = """() => {
+  // Every count the page draws, however briefly.
+  const read = () => parseInt(
+    document.querySelector("[data-testid='games-done']").textContent.split("/")[0], 10);
+  window.__gamesShown = [read()];
+  new MutationObserver(() => {
+    const count = read();
+    if (count !== window.__gamesShown.at(-1)) window.__gamesShown.push(count);
+  }).observe(document.querySelector("[data-testid='games-done']").closest(".card"),
+             { childList: true, subtree: true, characterData: true });
+}"""
+HOLD_LADDER_READS = r"""(reads) => {
+  // The next reads of the ladder come back only once the page shows more games than they
+  // count: a game's event came while each was under way.
+  const real = window.fetch;
+  window.__heldReads = 0;
+  const shown = () => parseInt(
+    document.querySelector("[data-testid='games-done']").textContent.split("/")[0], 10);
+  window.fetch = async (path, init) => {
+    const response = await real(path, init);
+    if (!/^\/api\/ladders\/[^/?]+$/.test(String(path)) || window.__heldReads >= reads) {
+      return response;
+    }
+    const count = (await response.clone().json()).ladder.games_done;
+    const until = Date.now() + 30000;
+    while (shown() <= count && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    if (shown() > count) window.__heldReads += 1;
+    return response;
+  };
+}"""
+
+
 def test_a_ladder_page_never_shows_fewer_games_than_it_showed(web: WebStack,
                                                               page: Any) -> None:
-    """After a game, the page reads the standings again; the gateway may answer with one it
-    shares from before that game (a read within a second of another). That answer's count
-    replaced the event's newer one: the page went back a game and stayed there until the
-    next game ended (5 to 50 s). Here the first reads after the page is drawn are given
-    such an answer (a count one lower, rewritten in the browser; the server is real)."""
+    """After a game, the page reads the standings again, and two kinds of answer are older
+    than what it shows:
+    - one the gateway shares from before that game (a read within a second of another);
+    - one that comes back after the next game's event was drawn.
+    Either answer's count replaced the newer one: the page went back a game or two and
+    stayed there until the next game ended (5 to 50 s). Here the first three reads after
+    the page is drawn get a count one lower (rewritten in the browser), and the three after
+    them are held until an event has come (the server is real)."""
     ladder = web.client.create_ladder(ladder_pb2.LadderConfig(
         game=OTHELLO, bots=[common_pb2.BotRef(name="web-beginner"),
                             common_pb2.BotRef(name="web-intermediate")],
@@ -370,14 +407,26 @@ def test_a_ladder_page_never_shows_fewer_games_than_it_showed(web: WebStack,
 
     try:
         open_page(page, f"{web.url}/ladders/{ladder.id}")
+        page.evaluate(RECORD_GAMES_SHOWN)
         page.route(re.compile(rf".*/api/ladders/{ladder.id}$"), older)
-        shown: list[int] = []
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and (stale["left"] or shown[-1] < shown[0] + 6):
-            shown.append(int(page.text_content("[data-testid='games-done']").split("/")[0]))
-            time.sleep(0.05)
+        deadline = time.monotonic() + 120
+        holding = False
+
+        def held() -> int:
+            return int(page.evaluate("() => window.__heldReads ?? 0"))
+
+        def shown() -> list[int]:
+            return list(page.evaluate("() => window.__gamesShown"))
+
+        while time.monotonic() < deadline and (stale["left"] or not holding or held() < 3
+                                               or shown()[-1] < shown()[0] + 6):
+            if not stale["left"] and not holding:
+                page.evaluate(HOLD_LADDER_READS, 3)
+                holding = True
+            page.wait_for_timeout(100)  # lets the routes above answer
         assert not stale["left"], "fewer stale answers than meant: the test tested less"
-        assert shown == sorted(shown), shown  # never back
+        assert held() == 3, "fewer held reads than meant: the test tested less"
+        assert shown() == sorted(shown()), shown()  # never back
     finally:
         with contextlib.suppress(FailedPreconditionError):
             web.client.cancel_ladder(ladder.id)

@@ -358,6 +358,8 @@ class LadderView {
     let refresh = null;
     stream(`/api/ladders/${encodeURIComponent(this.id)}/events`, {
       progress: (event) => {
+        // A read of the standings may have shown a game whose event is still on its way.
+        if (event.ladder.games_done < this.standings.ladder.games_done) return;
         this.standings.ladder = event.ladder;
         this.renderProgress();
         if (event.finished_match_id && !refresh) {
@@ -380,9 +382,10 @@ class LadderView {
    *  such answer has expired. */
   async reload() {
     try {
-      const known = this.standings.ladder;
       const fresh = await getJSON(`/api/ladders/${encodeURIComponent(this.id)}`);
-      if (fresh.ladder.games_done < known.games_done) {
+      // Compared with what is shown now, not before the read: an event may have come
+      // while it was under way.
+      if (fresh.ladder.games_done < this.standings.ladder.games_done) {
         clearTimeout(this.again);
         this.again = setTimeout(() => this.reload(), SHARED_ANSWER_MS + 100);
         return;
