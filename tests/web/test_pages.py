@@ -585,6 +585,13 @@ def test_replay_controls_step_through_the_rules_positions(web: WebStack, page: A
     expect(23)
     page.click("[data-action='last']")
     expect(last)
+    # Another ply typed into the address (or a link to one on the page): the board goes
+    # there, without a reload; it used to stay where it was.
+    page.evaluate("() => { window.__notReloaded = true; location.hash = '#ply=5'; }")
+    page.wait_for_function("() => document.querySelector('.board-holder').dataset.ply === '5'")
+    expect(5)
+    assert page.evaluate("window.__notReloaded === true")
+    page.click("[data-action='last']")
     # Legal moves are marked on the board: exactly the rules' (when the game goes on).
     page.click(".moves button[data-ply='10']")
     marked = page.eval_on_selector_all(
@@ -849,6 +856,24 @@ def test_dark_mode_toggles_and_is_remembered(web: WebStack, page: Any, browser: 
         assert other.get_attribute("html", "data-theme") is None
     finally:
         context.close()
+
+
+def test_the_first_tab_offers_to_skip_the_top_bar(web: WebStack, page: Any) -> None:
+    """A keyboard user went through the brand, four links and two buttons on every page
+    before its content; the first Tab now shows a link past them, and Enter puts the focus
+    at the top of the page's own content."""
+    open_page(page, f"{web.url}/ladders")
+    hidden = page.locator(".skip-link").bounding_box()
+    assert hidden is not None and hidden["y"] + hidden["height"] <= 0  # out of sight
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.className") == "skip-link"
+    shown = page.locator(".skip-link").bounding_box()
+    assert shown is not None and shown["y"] >= 0 and page.locator(".skip-link").is_visible()
+    page.keyboard.press("Enter")
+    assert page.evaluate("() => document.activeElement.id") == "main"
+    page.keyboard.press("Tab")  # on into the content, not back to the bar
+    assert page.evaluate("() => document.querySelector('#main').contains("
+                         "document.activeElement)")
 
 
 # -- hostile input ---------------------------------------------------------------------------------

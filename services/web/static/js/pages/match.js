@@ -21,8 +21,16 @@ export async function matchPage(main, matchId) {
   const match = await getJSON(`/api/matches/${encodeURIComponent(matchId)}`);
   const view = new MatchView(main, match);
   view.render();
-  const asked = /^#ply=(\d+)$/.exec(location.hash);
-  view.go(asked ? Number(asked[1]) : view.lastPly);
+  const asked = () => {
+    const found = /^#ply=(\d+)$/.exec(location.hash);
+    return found ? Number(found[1]) : null;
+  };
+  view.go(asked() ?? view.lastPly);
+  // An address with another ply typed in, or a link to one on this page: the board goes.
+  window.addEventListener("hashchange", () => {
+    const ply = asked();
+    if (ply !== null && ply !== view.ply) view.go(ply);
+  });
   if (match.status === "pending" || match.status === "running") view.follow();
 }
 
