@@ -22,7 +22,7 @@ from typing import Any
 from arena.clients.sdk import ArenaClient
 from arena.services.web import forms, live
 from arena.services.web.addresses import ClientAddresses
-from arena.services.web.errors import BodyTooLargeError, http_status
+from arena.services.web.errors import BodyTooLargeError, form_field, http_status
 from arena.services.web.gateway import (
     Gateway,
     bot_list,
@@ -195,6 +195,9 @@ def checked_int(name: str, text: str | None, default: int, low: int, high: int) 
 
 def error_response(exc: errors.ArenaError) -> JSONResponse:
     status, code = http_status(exc)
+    if isinstance(exc, errors.InvalidArgumentError):  # a service's fields as the form's
+        exc = errors.InvalidArgumentError(exc.message, [
+            errors.FieldViolation(form_field(v.field), v.description) for v in exc.violations])
     message, violations = errors.reported(exc)
     body: dict[str, Any] = {"status": code, "message": message}
     if violations:

@@ -32,3 +32,25 @@ def http_status(exc: BaseException) -> tuple[int, str]:
     if isinstance(exc, errors.ArenaError):
         return 502, "upstream-error"
     return 500, "internal"
+
+
+# The services' request fields a form of the web API fills in, and the form's own names
+# for them (the longest that fits is taken, the rest of the field kept): a refusal of the
+# ladder service or the engine names what the person sent, ``bots[1]`` or ``bot``, not
+# ``config.bots[1]`` or ``bot_ref``.
+FORM_FIELDS = {
+    "config.game.kind": "game", "config.game.variant": "variant",
+    "config.game.board_size": "size", "config.time_control.": "", "config.": "",
+    "bot_ref": "bot", "limits.time_ms": "time_ms",
+}
+
+
+def form_field(field: str) -> str:
+    """``field`` of a service's request as the web form's field that filled it in."""
+    fits = [key for key in FORM_FIELDS if field == key or (field.startswith(key)
+            and (key.endswith(".") or field[len(key)] in ".["))]
+    if not fits:
+        return field
+    key = max(fits, key=len)
+    return FORM_FIELDS[key] + field[len(key):]
+

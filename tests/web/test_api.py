@@ -444,6 +444,13 @@ def test_asking_a_bot_about_a_match_position_checks_the_request(web: WebStack) -
     status, _, reply = web.http.request("POST", "/api/matches/no-such-match/analysis", good,
                                         token=USER_TOKEN)
     assert status == 404, reply
+    # A bot of the other game: the engine's refusal names the form's field (it named its
+    # own request's, bot_ref).
+    register(web.client, {"web-gomoku-asked": ("sharpmoku-normal", {})})
+    status, _, reply = web.http.request("POST", path, {**good, "bot": "web-gomoku-asked"},
+                                        token=USER_TOKEN)
+    assert status == 400 and "bot_ref" not in reply.decode(), reply
+    assert [f["field"] for f in error_of(reply)["fields"]] == ["bot"], reply
 
 
 def _finished_match(web: WebStack) -> match_pb2.Match:
@@ -656,19 +663,20 @@ def test_a_ladder_of_its_own_openings_is_made_and_shown_and_bad_ones_named(
         assert summary["openings_count"] == 2 and "openings" not in summary
     finally:
         web.http.request("POST", f"/api/ladders/{made['id']}/cancel", {}, token=USER_TOKEN)
-    for openings, fields in (
-            (["f5 f5", 7, "d3 c5 f6"], {"openings[0]", "openings[1]"}),
-            (["f5"] * 257, {"openings"}),
-            ([_legal_othello_moves(41)], {"config.openings[0]"}),  # the service's limit
+    for openings, fields, first_says in (
+            (["f5 f5", 7, "d3 c5 f6"], {"openings[0]", "openings[1]"}, "move 2: "),
+            (["f5"] * 257, {"openings"}, ""),
+            # the service's limit, named as the form's field (was config.openings[0])
+            ([_legal_othello_moves(41)], {"openings[0]"}, "41 moves; at most 40"),
     ):
         status, _, reply = web.http.request(
             "POST", "/api/ladders", {**body, "openings": openings}, token=USER_TOKEN)
         assert status == 400, reply
         assert {f["field"] for f in error_of(reply)["fields"]} == fields, reply
-        if "openings[0]" in fields:  # the form's lines: which move of one is wrong
+        assert "config." not in reply.decode(), reply  # in the message neither
+        if first_says:  # the form's lines: which move of one is wrong, or what is
             (first,) = [f for f in error_of(reply)["fields"] if f["field"] == "openings[0]"]
-            assert first["description"].startswith("move 2: "), first
-    assert "41 moves; at most 40" in reply.decode()
+            assert first["description"].startswith(first_says), first
     status, _, reply = web.http.request(
         "POST", "/api/ladders", {**body, "opening_suite": "othello-balanced"}, token=USER_TOKEN)
     assert status == 400 and "not both" in reply.decode(), reply
