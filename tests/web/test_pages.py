@@ -825,6 +825,52 @@ def test_the_tree_view_expands_lazily_and_marks_the_pv(web: WebStack, page: Any)
                            arg=len(pv_nodes))
 
 
+FOCUSED_NODE = "() => Number(document.activeElement.closest('li')?.dataset.node ?? -1)"
+
+
+def test_the_tree_view_goes_by_the_arrow_keys(web: WebStack, page: Any) -> None:
+    """The tree could be read with the mouse only (or a Tab through two buttons a line):
+    now with a tree's keys, and the board follows the line the focus is on."""
+    match = finished_ladder_match(web, with_tree=True)
+    record = next(m for m in match.moves if m.has_tree and m.search.depth >= 2)
+    tree = web.client.get_search_tree(match.id, record.ply)
+    kids_of: dict[int, list[int]] = {}
+    for node in tree.nodes:
+        kids_of.setdefault(node.parent, []).append(node.id)
+    (root,) = kids_of[-1]
+    first, second = kids_of[root][:2]
+    open_page(page, f"{web.url}/matches/{match.id}/tree/{record.ply}")
+
+    def at(node: int) -> None:
+        assert page.evaluate(FOCUSED_NODE) == node
+        page.wait_for_selector(f".board-side[data-node='{node}']")
+
+    page.focus(f"li[data-node='{root}'] > .node > .label")
+    page.keyboard.press("ArrowRight")  # the root is open: to its first child
+    at(first)
+    page.keyboard.press("ArrowDown")
+    at(second)
+    page.keyboard.press("ArrowUp")
+    at(first)
+    parent = next(n for n in kids_of[root] if n in kids_of)  # a child with children
+    page.focus(f"li[data-node='{parent}'] > .node > .label")
+    item = page.locator(f"li[data-node='{parent}']")
+    page.keyboard.press("ArrowRight")  # closed: opens, the focus stays
+    page.wait_for_selector(f"li[data-node='{parent}'][aria-expanded='true'] > ul > li")
+    assert page.evaluate(FOCUSED_NODE) == parent
+    page.keyboard.press("ArrowRight")
+    at(kids_of[parent][0])
+    page.keyboard.press("ArrowLeft")  # a leaf or closed: to its parent
+    at(parent)
+    page.keyboard.press("ArrowLeft")  # open: closes
+    assert item.get_attribute("aria-expanded") == "false"
+    page.keyboard.press("End")
+    at(kids_of[root][-1])
+    page.keyboard.press("Home")
+    at(root)
+    assert page.evaluate("() => window.scrollY") == 0
+
+
 # -- theme ---------------------------------------------------------------------------------------
 
 

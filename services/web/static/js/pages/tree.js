@@ -28,7 +28,41 @@ class TreeView {
     this.remember(first.node);
     this.view = match.plies.find((p) => p.record_ply === recordPly);
     this.selected = first.node.id;
-    this.el = { tree: h("ul", { class: "tree root", role: "tree" }), board: h("div"), caption: h("div", { class: "muted small" }), message: h("div") };
+    this.el = { tree: h("ul", { class: "tree root", role: "tree", "aria-label": "Search tree",
+      onkeydown: (event) => this.key(event) }), board: h("div"), caption: h("div", { class: "muted small" }), message: h("div") };
+  }
+
+  /** The keys of a tree (as a file manager's): up and down go from line to line among
+   *  those shown, right opens a node or goes to its first child, left closes it or goes
+   *  to its parent, Home and End to the first and last line; the board follows. */
+  async key(event) {
+    const labels = [...this.el.tree.querySelectorAll(".node > .label")];
+    const at = labels.indexOf(document.activeElement);
+    if (at < 0 || event.altKey || event.ctrlKey || event.metaKey) return;
+    const li = labels[at].closest("li");
+    const node = this.findNode(Number(li.dataset.node));
+    const open = li.getAttribute("aria-expanded") === "true";
+    let next = null;
+    switch (event.key) {
+      case "ArrowDown": next = labels[at + 1]; break;
+      case "ArrowUp": next = labels[at - 1]; break;
+      case "Home": next = labels[0]; break;
+      case "End": next = labels[labels.length - 1]; break;
+      case "ArrowRight":
+        if (!node?.children) break;
+        if (!open) { event.preventDefault(); await this.toggle(li, node); return; }
+        next = li.querySelector(":scope > ul > li > .node > .label");
+        break;
+      case "ArrowLeft":
+        if (open) { event.preventDefault(); await this.toggle(li, node); return; }
+        next = li.parentElement.closest("li")?.querySelector(":scope > .node > .label");
+        break;
+      default: return;
+    }
+    event.preventDefault();  // the page does not scroll under the keys
+    if (!next) return;
+    next.focus();
+    await this.select(Number(next.closest("li").dataset.node));
   }
 
   remember(node) {
