@@ -36,9 +36,11 @@ from arena.services.web.shared import SharedReads
 from arena.services.web.turns import AnalysisSlots, ViewerTurns
 from arena.services.web.views import (
     analysis_json,
+    game_json,
     ladder_json,
     match_json,
     match_summary_json,
+    ply_view,
     standings_json,
 )
 from starlette.applications import Starlette
@@ -57,6 +59,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena import errors
 from arena.documents import read_json
+from arena.games import game as rules
 from arena.records import match_position
 from arena.rpc import INT32_MAX, INT64_MAX
 from arena.v1 import common_pb2, referee_pb2
@@ -86,7 +89,7 @@ SECURITY_HEADERS = [
 
 
 PAGES = ["/", "/ladders", "/ladders/{ladder_id}", "/ratings", "/bots", "/bots/{name:path}",
-         "/matches", "/matches/{match_id}", "/matches/{match_id}/tree/{ply:int}"]
+         "/matches", "/matches/{match_id}", "/matches/{match_id}/tree/{ply:int}", "/editor"]
 
 
 class SecurityHeaders:
@@ -460,6 +463,26 @@ class Api:
                                        history=history))
         return JSONResponse(analysis_json(reply, position, ply))
 
+    async def position(self, request: Request) -> Response:
+        """The board editor's position checked by the rules: its text form, its game, and
+        its view (legal moves, whether the game is over) as a match page's ply shows it."""
+        position = forms.edited_position(await json_body(request))
+        spec = rules(position.game).spec(position.variant, position.size)
+        return JSONResponse({"position": position.to_text(), "game": game_json(spec),
+                             "view": ply_view(position, 0)})
+
+    async def position_analysis(self, request: Request) -> Response:
+        """A bot's move and search in any position (the board editor's), as the person:
+        the analysis pool and their quota, as a match's position."""
+        position, bot, time_ms = forms.position_analysis(await json_body(request))
+        client = self.gateway.actor(bearer(request))
+        spec = rules(position.game).spec(position.variant, position.size)
+        with self.analyses.slot():
+            reply = await self.gateway.run(
+                lambda: client.analyze(common_pb2.Position(game=spec, text=position.to_text()),
+                                       bot=bot, limits=common_pb2.SearchLimits(time_ms=time_ms)))
+        return JSONResponse(analysis_json(reply, position, 0))
+
     async def cancel_match(self, request: Request) -> Response:
         client = self.gateway.actor(bearer(request))
         match = await self.gateway.run(client.cancel_match, request.path_params["id"],
@@ -603,6 +626,9 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
         live_stream("/api/matches/{id}/events", handlers.match_events),
         post("/api/matches/{id}/cancel", handlers.cancel_match),
         post("/api/matches/{id}/analysis", handlers.analysis),
+        Route("/api/positions", api(only_queries((), handlers.in_turn(handlers.position))),
+              methods=["POST"]),  # the rules only: no service, no action to share reads past
+        post("/api/analysis", handlers.position_analysis),
         get("/api/matches/{id}/export/{format}", handlers.export),
         get("/api/matches/{id}/trees/{ply}", handlers.tree, "node", "levels"),
     ]

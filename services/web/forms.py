@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from arena.bots.validation import BOT_REF_FORM, split_bot_ref
 from arena.errors import FieldViolation, InvalidArgumentError
-from arena.games import GAME_NAMES, GameError
+from arena.games import GAME_NAMES, Game, GameError, Position
 from arena.games import game as rules
 from arena.openings import MAX_CUSTOM_OPENINGS, OpeningMoveError, play_opening
 from arena.text import bounded
@@ -121,11 +121,13 @@ def adjudicate_empties(body: Body) -> int:
     return body.get("adjudicate_empties", int, 0, _between(-(2**31), 2**31 - 1))
 
 
-def opening_moves(body: Body, game: common_pb2.GameSpec) -> list[int]:
-    """Opening moves by name ('f5 d6 c3'), checked against the rules from the start."""
+def opening_moves(body: Body, game: common_pb2.GameSpec,
+                  start: Position | None = None) -> list[int]:
+    """Opening moves by name ('f5 d6 c3'), checked against the rules from the start (the
+    match's own, or the game's)."""
     text = body.get("opening", str, "")
     try:
-        return _moves(text, game)
+        return _moves(text, game, start)
     except GameError as exc:
         body.bad("opening", _opening_problem(exc))
         return []
@@ -155,11 +157,12 @@ def own_openings(body: Body, game: common_pb2.GameSpec) -> list[ladder_pb2.Ladde
     return openings
 
 
-def _moves(text: str, game: common_pb2.GameSpec) -> list[int]:
+def _moves(text: str, game: common_pb2.GameSpec, start: Position | None = None) -> list[int]:
     """The squares of moves by name, each played from the start (GameError if one cannot be)."""
     if not text.strip():
         return []  # nothing to play: the game's own checks are the services'
-    position = rules(game.kind).new_position(game.variant or None, game.board_size or None)
+    position = start.copy() if start else rules(game.kind).new_position(
+        game.variant or None, game.board_size or None)
     return play_opening(position, text)
 
 
@@ -172,9 +175,92 @@ def request_id(data: object) -> str:
     return key
 
 
+SIDES = {"black": "X", "white": "O"}
+
+
+def edited_position(data: object) -> Position:
+    """A position as the board editor sends it: the game (``variant``, ``size``), a stone
+    per square (``board``: ``X``, ``O`` or ``-`` each, row 1 first, as the pages' ply views
+    give it) and the side to move (``turn``: black or white); or a position's text form
+    pasted (``position``, which says its own variant and size); or neither, for the
+    game's start (the variant's, on the board of that size). What the rules refuse
+    (stone counts no game reaches, say) is a bad ``board`` or ``position``, in their words."""
+    body = Body(data)
+    spec = game_spec(body)
+    played = rules(spec.kind)
+    text = body.get("position", str, "")
+    cells = body.get("board", str, "")
+    turn = body.get("turn", str, "black",
+                    lambda side: "" if side in SIDES else "must be black or white")
+    if text and any(name in body.data for name in ("board", "turn", "variant", "size")):
+        body.bad("position", "give a position, or a board and its turn, not both")
+    body.done()
+    field = "position"
+    if not text and "board" not in body.data:  # neither: the game's start
+        return played.new_position(*_variant_and_size(played, spec))
+    if not text:
+        field, text = "board", _text_form(played, spec, cells, turn)
+    try:
+        return played.position_from_text(text)
+    except GameError as exc:
+        raise InvalidArgumentError.for_fields([FieldViolation(field, str(exc))]) from None
+
+
+def _variant_and_size(played: Game, spec: common_pb2.GameSpec) -> tuple[str, int]:
+    """The variant and size the body gives, the game's own where it gives none; one the
+    game does not have is a bad field."""
+    variant = spec.variant or played.default_variant
+    size = spec.board_size or played.default_size
+    bad = []
+    if variant not in played.variants:
+        bad.append(FieldViolation("variant", f"unknown {played.title} variant "
+                                             f"{bounded(repr(variant), 80)}; known: "
+                                             f"{', '.join(played.variants)}"))
+    if size not in played.sizes:
+        bad.append(FieldViolation("size", f"{played.title} is played on {played.sizes_text}"))
+    if bad:
+        raise InvalidArgumentError.for_fields(bad)
+    return variant, size
+
+
+def _text_form(played: Game, spec: common_pb2.GameSpec, cells: str, turn: str) -> str:
+    """The rules library's text form (arena/games) of a board the editor drew."""
+    variant, size = _variant_and_size(played, spec)
+    if len(cells) != size * size or set(cells) - set("XO-"):
+        raise InvalidArgumentError.for_fields([FieldViolation(
+            "board", f"expected {size * size} squares, each X, O or -")])
+    if played.name == "othello":
+        return f"{cells} {SIDES[turn]}" + ("" if variant == played.default_variant
+                                           else f" {variant}")
+    rows = "/".join(cells[row:row + size] for row in range(0, len(cells), size))
+    return f"{size} {variant} {rows} {SIDES[turn]}"
+
+
+def start_of(body: Body, game: common_pb2.GameSpec) -> tuple[common_pb2.GameSpec, Position | None]:
+    """A match's own start (``start``: a position's text form, as the board editor and
+    ``arena match create --start`` give it) and the game it says: its variant and size
+    are the position's, and a ``variant`` or ``size`` that says otherwise is refused, as
+    the command refuses them."""
+    text = body.get("start", str, "")
+    if not text.strip():
+        return game, None
+    played = rules(game.kind)
+    try:
+        position = played.position_from_text(text)
+    except GameError as exc:
+        body.bad("start", str(exc))
+        return game, None
+    for name, given, actual in (("variant", game.variant, position.variant),
+                                ("size", game.board_size, position.size)):
+        if given and given != actual:
+            body.bad(name, f"{given} contradicts the start position ({actual}); leave "
+                           f"{name} out or start from a {given} position")
+    return played.spec(position.variant, position.size), position
+
+
 def match_config(data: object) -> match_pb2.MatchConfig:
     body = Body(data)
-    game = game_spec(body)
+    game, start = start_of(body, game_spec(body))
     refs = {}
     for side in ("black", "white"):
         name = body.get(side, str, "")
@@ -183,7 +269,8 @@ def match_config(data: object) -> match_pb2.MatchConfig:
         refs[side] = bot_ref(body, side, name)
     config = match_pb2.MatchConfig(
         game=game, black=refs["black"], white=refs["white"],
-        opening=opening_moves(body, game), time_control=time_control(body),
+        start_position=start.to_text() if start else "",
+        opening=opening_moves(body, game, start), time_control=time_control(body),
         capture_trees=body.get("capture_trees", bool, False),
         seed=body.get("seed", int, 0, _between(0, 2**62)),
         adjudicate_empties=adjudicate_empties(body),
@@ -230,10 +317,34 @@ def analysis(data: object) -> tuple[int, common_pb2.BotRef, int]:
     ply = body.get("ply", int, -1, _between(0, 2**31 - 1))
     if "ply" not in body.data:
         body.bad("ply", "say which position: the number of moves played before it")
+    ref, time_ms = _asked(body)
+    body.done()
+    return ply, ref, time_ms
+
+
+def position_analysis(data: object) -> tuple[Position, common_pb2.BotRef, int]:
+    """What the board editor asks a bot: its move in a position (``position``: the text
+    form, of the ``game``), with the bot and its time."""
+    body = Body(data)
+    played = rules(game_spec(body).kind)
+    text = body.get("position", str, "")
+    position: Position | None = None
+    try:
+        position = played.position_from_text(text)
+        if position.is_game_over():
+            body.bad("position", "the game is over here: there is no move to ask for")
+    except GameError as exc:
+        body.bad("position", str(exc))
+    ref, time_ms = _asked(body)
+    body.done()
+    assert position is not None  # else a violation was raised above
+    return position, ref, time_ms
+
+
+def _asked(body: Body) -> tuple[common_pb2.BotRef, int]:
+    """The bot asked and its time."""
     name = body.get("bot", str, "")
     if not name.strip():
         body.bad("bot", "name the bot (NAME or NAME@VERSION)")
-    ref = bot_ref(body, "bot", name)
-    time_ms = body.get("time_ms", int, 1000, _between(1, MAX_ANALYSIS_MS))
-    body.done()
-    return ply, ref, time_ms
+    return bot_ref(body, "bot", name), body.get("time_ms", int, 1000,
+                                                _between(1, MAX_ANALYSIS_MS))

@@ -1254,3 +1254,109 @@ def test_a_match_created_on_the_web_may_be_adjudicated(web: WebStack) -> None:
     status, _, reply = web.http.request("POST", "/api/matches",
                                         {**body, "adjudicate_empties": 2**31}, token=USER_TOKEN)
     assert status == 400 and "adjudicate_empties" in reply.decode(), reply  # not an int32
+
+
+# -- the board editor's positions ------------------------------------------------------------
+
+
+def _fields(reply: bytes) -> dict[str, str]:
+    return {f["field"]: f["description"] for f in error_of(reply)["fields"]}
+
+
+def test_the_rules_check_a_position_drawn_in_the_editor(web: WebStack) -> None:
+    """POST /api/positions: a game's start, a board drawn stone by stone, or a text form
+    pasted, each answered by the rules (its text form, its game, its legal moves); what
+    no game reaches is a bad field in the rules' words. No token: nothing is acted on."""
+    start = new_position("othello")
+    status, _, reply = web.http.request("POST", "/api/positions", {"game": "othello"})
+    assert status == 200, reply
+    answer = json.loads(reply)
+    assert answer["position"] == start.to_text()
+    assert answer["game"] == {"kind": "othello", "variant": "standard", "size": 8}
+    assert sorted(answer["view"]["legal"]) == sorted(start.legal_moves())
+    assert answer["view"]["turn"] == "black" and not answer["view"]["over"]
+    # The international start is another position.
+    status, _, reply = web.http.request("POST", "/api/positions",
+                                        {"game": "othello", "variant": "international"})
+    assert status == 200 and json.loads(reply)["position"] == (
+        new_position("othello", "international").to_text())
+    # A board drawn: the start with a disc more, white to move.
+    cells = answer["view"]["board"]
+    drawn = cells[:19] + "X" + cells[20:]
+    status, _, reply = web.http.request("POST", "/api/positions", {
+        "game": "othello", "board": drawn, "turn": "white"})
+    assert status == 200, reply
+    made = json.loads(reply)
+    assert made["position"] == f"{drawn} O" and made["view"]["turn"] == "white"
+    # The same, pasted as its text form
+    status, _, reply = web.http.request("POST", "/api/positions", {
+        "game": "othello", "position": made["position"]})
+    assert status == 200 and json.loads(reply)["view"] == made["view"], reply
+    # Gomoku: three black stones and no white one is no game's position.
+    size = 15
+    gomoku = ["-"] * size * size
+    for square in (112, 113, 114):
+        gomoku[square] = "X"
+    for body, fields in (
+            ({"game": "gomoku", "board": "".join(gomoku), "turn": "white"}, {"board"}),
+            ({"game": "othello", "board": "XO"}, {"board"}),
+            ({"game": "othello", "board": drawn, "turn": "red"}, {"turn"}),
+            ({"game": "gomoku", "size": 13}, {"size"}),
+            ({"game": "gomoku", "variant": "renju"}, {"variant"}),
+            ({"game": "othello", "position": "not a position"}, {"position"}),
+            ({"game": "othello", "position": made["position"], "board": drawn}, {"position"}),
+            ({"game": "othello", "position": made["position"], "colour": "x"}, {"colour"}),
+    ):
+        status, _, reply = web.http.request("POST", "/api/positions", body)
+        assert status == 400 and set(_fields(reply)) == fields, (body, reply)
+    status, _, reply = web.http.request("POST", "/api/positions", {
+        "game": "gomoku", "board": "".join(gomoku), "turn": "white"})
+    assert "stone" in _fields(reply)["board"].lower(), reply  # the rules' own words
+
+
+def test_a_bot_is_asked_about_any_position_and_a_match_starts_from_one(
+        web: WebStack) -> None:
+    """POST /api/analysis: a bot's move in a position given as text (as the person);
+    POST /api/matches with ``start``: a match from that position, its game the
+    position's, its opening played from there."""
+    position = new_position("othello")
+    for move in ("f5", "d6", "c3", "d3"):
+        position.push(position.parse_move(move))
+    text = position.to_text()
+    asked = {"game": "othello", "position": text, "bot": "web-beginner", "time_ms": 300}
+    assert web.http.request("POST", "/api/analysis", asked)[0] == 401
+    status, _, reply = web.http.request("POST", "/api/analysis", asked, token=USER_TOKEN)
+    assert status == 200, reply
+    answer = json.loads(reply)
+    assert answer["square"] in position.legal_moves(), answer
+    assert answer["move"] == position.move_to_str(answer["square"])
+    over = "X" * 64 + " O"
+    for body, field in (({**asked, "position": over}, "position"),
+                        ({**asked, "position": "XO"}, "position"),
+                        ({**asked, "bot": ""}, "bot")):
+        status, _, reply = web.http.request("POST", "/api/analysis", body, token=USER_TOKEN)
+        assert status == 400 and field in _fields(reply), reply
+    register(web.client, {"web-gomoku-asked": ("sharpmoku-normal", {})})
+    status, _, reply = web.http.request("POST", "/api/analysis",
+                                        {**asked, "bot": "web-gomoku-asked"}, token=USER_TOKEN)
+    assert status == 400 and list(_fields(reply)) == ["bot"], reply
+
+    game = {"black": "web-beginner", "white": "web-intermediate", "move_time_ms": 30_000}
+    status, _, reply = web.http.request("POST", "/api/matches", {
+        **game, "game": "othello", "start": text, "opening": "e3"}, token=USER_TOKEN)
+    assert status == 201, reply
+    made = json.loads(reply)
+    try:
+        shown = web.http.json(f"/api/matches/{made['id']}")
+        assert shown["plies"][0]["position"] == text  # ply 0 is the start drawn
+        position.push(position.parse_move("e3"))
+        assert shown["plies"][1]["position"] == position.to_text()
+    finally:
+        web.http.request("POST", f"/api/matches/{made['id']}/cancel", {}, token=USER_TOKEN)
+    gomoku = new_position("gomoku", "freestyle", 9).to_text()
+    for body, field in (({"start": "XO"}, "start"),
+                        ({"start": gomoku, "game": "gomoku", "size": 15}, "size"),
+                        ({"start": text, "opening": "a1"}, "opening")):
+        status, _, reply = web.http.request("POST", "/api/matches", {**game, **body},
+                                            token=USER_TOKEN)
+        assert status == 400 and field in _fields(reply), (body, reply)

@@ -689,6 +689,95 @@ def test_a_bot_is_asked_for_its_move_from_the_match_page(web: WebStack, page: An
     page.problems.errors.clear()
 
 
+CELLS_JS = """() => [...document.querySelectorAll('.board-holder svg.board g[data-square]')]
+  .sort((a, b) => a.dataset.square - b.dataset.square).map((g) => g.dataset.stone).join('')"""
+
+
+def test_the_board_editor_opens_a_played_position_asks_a_bot_and_starts_a_match(
+        web: WebStack, page: Any) -> None:
+    """KReversi's board editor, for both games: a match page's position opened in it, a
+    stone set by a click (the rules check the position at once), a bot asked about it,
+    and a match started from it; a Gomoku board drawn stone by stone, whose stones say
+    whose turn it is."""
+    match, ply = finished_ladder_match(web), 10
+    _, position, _ = match_position(match, ply)
+    open_page(page, f"{web.url}/matches/{match.id}#ply={ply}")
+    page.click("[data-testid='edit-position']")
+    page.wait_for_selector("body[data-ready='1']")
+    page.wait_for_function("t => document.querySelector('input[name=position]').value === t",
+                           arg=position.to_text())
+    assert page.evaluate(CELLS_JS) == ply_view(position, ply)["board"]
+    side = "Black" if position.turn == Color.BLACK else "White"
+    assert page.text_content("[data-testid='editor-status']").startswith(
+        f"{side} to move \u00b7 {len(position.legal_moves())} legal moves")
+    # A white disc on an empty square, by a click: the rules' text form follows.
+    empty = next(square for square in range(64) if ply_view(position, ply)["board"][square] == "-")
+    page.check("input[name=stone][value=O]")
+    page.click(f".editor-board g[data-square='{empty}']")
+    cells = list(ply_view(position, ply)["board"])
+    cells[empty] = "O"
+    edited = OthelloBoard.from_text(f"{''.join(cells)} {'X' if side == 'Black' else 'O'}")
+    page.wait_for_function("t => document.querySelector('input[name=position]').value === t",
+                           arg=edited.to_text())
+    # A bot asked about the position drawn: its move, marked on the board.
+    expected = {*edited.legal_moves()}
+    page.fill(".ask input[name=bot]", "web-beginner")
+    page.fill(".ask input[name=time_ms]", "300")
+    page.click(".ask button[type=submit]:has-text('Ask')")
+    page.fill("#token-input", USER_TOKEN)
+    page.click("#token-form button[value=save]")
+    page.wait_for_selector("[data-testid='editor-answer']", timeout=30_000)
+    marks = page.eval_on_selector_all(".board-holder .score-text",
+                                      "es => es.map(e => Number(e.parentNode.dataset.square))")
+    assert len(marks) == 1 and marks[0] in expected, marks
+    assert page.text_content("[data-testid='editor-answer']") == (
+        f"web-beginner: {edited.move_to_str(marks[0])}")
+    # A match from here: its first position is the one drawn.
+    page.fill("input[name=black]", "web-beginner")
+    page.fill("input[name=white]", "web-intermediate")
+    page.fill("input[name=move_time_ms]", "200")
+    page.click("text=Start a match from here")
+    page.wait_for_url(re.compile(r".*/matches/[^/]+$"))
+    made = page.url.rsplit("/", 1)[1]
+    with contextlib.suppress(FailedPreconditionError):
+        web.client.cancel_match(made)
+    assert web.client.get_match(made).start_position == edited.to_text()
+
+    # Gomoku: the empty 15x15 board; a stone at the centre, and white is to move.
+    open_page(page, f"{web.url}/editor")
+    page.select_option("select[name=game]", "gomoku")
+    page.wait_for_function("() => document.querySelector('input[name=position]').value"
+                           ".startsWith('15 freestyle')")
+    assert page.evaluate(CELLS_JS) == "-" * 225
+    page.click(".editor-board g[data-square='112']")
+    page.wait_for_function("() => document.querySelector('input[name=position]').value"
+                           ".endsWith(' O')")
+    assert page.evaluate(CELLS_JS)[112] == "X"
+    assert page.text_content("[data-testid='editor-status']").startswith("White to move")
+    page.click(".editor-board g[data-square='112']")  # again: taken away
+    page.wait_for_function("() => document.querySelector('input[name=position]').value"
+                           ".endsWith(' X')")
+    assert page.evaluate(CELLS_JS) == "-" * 225
+
+
+def test_the_board_editor_says_why_a_drawn_position_is_no_game(web: WebStack,
+                                                               page: Any) -> None:
+    """Stones no game reaches (a white Gomoku stone and no black one: black moves first):
+    the rules' refusal is shown, and no bot is asked about it."""
+    open_page(page, f"{web.url}/editor?game=gomoku")
+    page.wait_for_function("() => document.querySelector('input[name=position]').value"
+                           ".startsWith('15 freestyle')")
+    page.check("input[name=stone][value=O]")
+    page.click(".editor-board g[data-square='112']")
+    page.wait_for_selector("[data-testid='editor-status'] .notice.error")
+    said = page.text_content("[data-testid='editor-status']")
+    assert said.startswith("board: ") and "stone" in said.lower(), said
+    page.fill(".ask input[name=bot]", "web-beginner")
+    page.click(".ask button[type=submit]:has-text('Ask')")
+    assert "not one the rules accept" in page.text_content(".answer")
+    page.problems.errors.clear()  # the browser logs the refused check (400) itself
+
+
 def _new_ladder_form(web: WebStack, page: Any, move_time_ms: int) -> None:
     """The New ladder form open, the two Othello bots picked, the move time typed."""
     open_page(page, f"{web.url}/ladders")

@@ -16,6 +16,7 @@ const ROUTES = [
   [/^\/matches\/?$/, "matches", "matchList"],
   [/^\/matches\/([^/]+)\/?$/, "match", "matchPage"],
   [/^\/matches\/([^/]+)\/tree\/(\d+)\/?$/, "tree", "treePage"],
+  [/^\/editor\/?$/, "editor", "editorPage"],
 ];
 
 const THEME_KEY = "arena-theme";

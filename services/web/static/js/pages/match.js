@@ -53,6 +53,7 @@ class MatchView {
         h("label", {}, "Time (ms) ", h("input", { name: "time_ms", type: "number", min: 1, max: 60000, value: 1000 })),
         h("button", { type: "submit", class: "primary" }, "Ask")),
       answer: h("div", { class: "answer", "aria-live": "polite" }),
+      edit: h("a", { "data-testid": "edit-position" }, "Edit this position →"),
     };
     this.answer = null;  // the last bot's answer (its ply, move and search)
   }
@@ -74,7 +75,7 @@ class MatchView {
         h("div", { class: "card" }, h("h2", {}, "This move"), el.info),
         h("div", { class: "card" }, h("h2", {}, "Ask a bot"),
           h("p", { class: "muted small" }, "A bot's move in the position on the board (your token; your analysis quota)."),
-          el.ask, el.answer),
+          el.ask, el.answer, h("p", { class: "small" }, el.edit)),
         h("div", { class: "card" }, h("h2", {}, "Moves"), el.moves),
         h("div", { class: "card" }, h("h2", {}, "Download"), el.downloads))));
     this.renderHead();
@@ -141,6 +142,7 @@ class MatchView {
     for (const [action, disabled] of [["first", ply === 0], ["previous", ply === 0], ["next", ply === this.lastPly], ["last", ply === this.lastPly]]) {
       this.main.querySelector(`[data-action="${action}"]`).disabled = disabled;
     }
+    this.el.edit.href = `/editor?${new URLSearchParams({ game: this.match.game.kind, position: view.position })}`;
     history.replaceState(null, "", `#ply=${ply}`);
   }
 
@@ -338,7 +340,7 @@ class MatchView {
 
 /** What a search reported, as [label, value] pairs: each fact only if the bot reported
  *  it (a protocol engine may report no score or depth). */
-function searchFacts(search) {
+export function searchFacts(search) {
   if (!search) return [];
   const facts = [];
   if (search.score !== null) facts.push(["Eval", `${search.score}${search.exact ? " (exact)" : ""}`]);
@@ -352,7 +354,7 @@ function searchFacts(search) {
 }
 
 /** [label, value] pairs as a definition list. */
-function factList(facts) {
+export function factList(facts) {
   return h("dl", { class: "kv" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)]));
 }
 
