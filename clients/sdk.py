@@ -33,6 +33,7 @@ from types import TracebackType
 from typing import Any, Final, TypeVar
 
 import grpc
+from arena.clients.arguments import checked_arguments
 from google.protobuf import json_format, struct_pb2
 
 from arena import errors
@@ -192,6 +193,9 @@ class StackAddresses:
         return channel_credentials(self.ca_file, self.cert_file, self.key_file)
 
     def target(self, role: str) -> str:
+        if role not in ROLES:
+            raise errors.InvalidArgumentError(
+                f"no service role {role!r} (roles: {', '.join(ROLES)})")
         address: str = getattr(self, role)
         if not address:
             raise errors.UnavailableError(
@@ -239,9 +243,10 @@ Message = TypeVar("Message")
 
 
 def _request(kind: Callable[..., Message], **fields: Any) -> Message:
-    """``kind(**fields)``; a value protobuf refuses (a number out of range, a string where
-    a number goes) is an ``InvalidArgumentError`` that names its field, where protobuf says
-    only ``Value out of range: ...`` or ``bad argument type for built-in operation``."""
+    """``kind(**fields)``; a value protobuf refuses (a number out of its field's range: the
+    types were checked before, against the methods' annotations) is an
+    ``InvalidArgumentError`` that names its field, where protobuf says only ``Value out of
+    range: ...``."""
     try:
         return kind(**fields)
     except (TypeError, ValueError) as exc:
@@ -257,11 +262,16 @@ def _request(kind: Callable[..., Message], **fields: Any) -> Message:
 __all__ = ["ArenaClient", "ServerError", "StackAddresses"]
 
 
+@checked_arguments
 class ArenaClient:
     """Typed calls to the registry, referee, ladder and engine services.
 
     Channels open lazily, one per address; use the client as a context manager (or
-    call ``close()``) to release them.
+    call ``close()``) to release them. Every public method checks its arguments against
+    its annotations before it sends anything (``arena.clients.arguments``): a value of
+    the wrong type, or an enum number outside the enum, raises ``InvalidArgumentError``
+    naming the method and the argument. An enum argument also takes the enum's names
+    (``status="MATCH_STATUS_RUNNING"``).
     """
 
     def __init__(
@@ -539,9 +549,6 @@ class ArenaClient:
         ``keep_ladder_games``), ``batch``
         examined per call (0: the server's default).
         (examined, forgotten); a dry run forgets nothing and counts what it would."""
-        if not isinstance(before, datetime):
-            raise errors.InvalidArgumentError(
-                f"before must be a datetime, got {type(before).__name__}: {before!r}")
         request = _request(referee_pb2.PruneMatchesRequest,
                            keep_ladder_games=keep_ladder_games, dry_run=dry_run, limit=batch)
         request.before.FromDatetime(before)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from arena import errors
 from arena.v1 import (
     bots_pb2,
     common_pb2,
+    ladder_pb2,
     match_pb2,
     referee_pb2,
     referee_pb2_grpc,
@@ -54,6 +55,16 @@ class Registry(registry_pb2_grpc.BotRegistryServicer):
 
 
 class Referee(referee_pb2_grpc.RefereeServicer):
+    def CreateMatch(self, request: referee_pb2.CreateMatchRequest,
+                    context: Any) -> match_pb2.Match:
+        return match_pb2.Match(id="m1", config=request.config)
+
+    def ListMatches(self, request: referee_pb2.ListMatchesRequest,
+                    context: Any) -> referee_pb2.ListMatchesResponse:
+        """One match, in the status asked for (what the filter arrived as)."""
+        return referee_pb2.ListMatchesResponse(
+            matches=[match_pb2.Match(id="m1", status=request.status)])
+
     def WatchMatch(self, request: referee_pb2.WatchMatchRequest,
                    context: Any) -> Iterator[match_pb2.MatchEvent]:
         yield match_pb2.MatchEvent(match_id=request.match_id)
@@ -99,25 +110,113 @@ def test_errors_become_arena_errors(client: ArenaClient) -> None:
 
 
 def test_a_value_protobuf_refuses_names_its_field(client: ArenaClient) -> None:
-    """Protobuf alone says ``ValueError: Value out of range: 1099511627776`` or ``TypeError:
-    bad argument type for built-in operation``, and the caller must guess which argument."""
+    """Protobuf alone says ``ValueError: Value out of range: 1099511627776``, and the caller
+    must guess which argument. (Wrong types are refused before, by the argument checks.)"""
     with pytest.raises(errors.InvalidArgumentError,
                        match=r"^BotRef\.version: Value out of range: 1099511627776 \(got "):
         client.get_bot("alice-bot", version=2**40)
-    with pytest.raises(errors.InvalidArgumentError, match=r"^PageRequest\.page_size: .*'ten'"):
-        client.list_bots(page_size="ten")  # type: ignore[arg-type]
-    with pytest.raises(errors.InvalidArgumentError, match=r"^GetMatchRequest\.match_id: "):
-        client.get_match(7)  # type: ignore[arg-type]
     with pytest.raises(errors.InvalidArgumentError,
                        match=r"^engine_config must be a JSON object: .*set.* at Struct\.x"):
         client.analyze(common_pb2.Position(text="start"), engine_config={"x": {1, 2}})
-    with pytest.raises(errors.InvalidArgumentError, match=r"^engine_config must be a JSON"):
-        client.analyze(common_pb2.Position(text="start"),
-                       engine_config="depth=3")  # type: ignore[arg-type]
-    with pytest.raises(errors.InvalidArgumentError,
-                       match=r"^before must be a datetime, got str: 'yesterday'"):
-        client.prune_matches(before="yesterday")  # type: ignore[arg-type]
     assert client.get_bot("alice-bot", version=3).version == 3  # the client still works
+
+
+ENUM_VALUES = {
+    "MatchStatus": "MATCH_STATUS_UNSPECIFIED=0, MATCH_STATUS_PENDING=1, MATCH_STATUS_RUNNING=2, "
+                   "MATCH_STATUS_FINISHED=3, MATCH_STATUS_CANCELLED=4",
+    "GameKind": "GAME_KIND_UNSPECIFIED=0, GAME_KIND_OTHELLO=1, GAME_KIND_GOMOKU=2",
+    "ReplayFormat": "REPLAY_FORMAT_UNSPECIFIED=0, REPLAY_FORMAT_NATIVE=1, REPLAY_FORMAT_GGF=2, "
+                    "REPLAY_FORMAT_TRANSCRIPT=3, REPLAY_FORMAT_PSQ=4",
+}
+START = common_pb2.Position(text="start")
+
+
+REFUSED: list[tuple[Callable[[ArenaClient], object], str]] = [
+    (lambda sdk: sdk.list_matches(status=99),
+     f"list_matches: status must be a MatchStatus ({ENUM_VALUES['MatchStatus']}), got int 99"),
+    (lambda sdk: sdk.list_matches(status="FINISHED"),
+     "list_matches: status must be a MatchStatus (MATCH_STATUS_UNSPECIFIED=0, "),
+    (lambda sdk: sdk.list_bots(game=-1),
+     f"list_bots: game must be a GameKind ({ENUM_VALUES['GameKind']}), got int -1"),
+    (lambda sdk: sdk.get_replay("m1", replay_format=77),
+     f"get_replay: replay_format must be a ReplayFormat ({ENUM_VALUES['ReplayFormat']}), "
+     "got int 77"),
+    (lambda sdk: sdk.bot_ratings("lucy", 3),
+     "bot_ratings: kind must be a GameKind ("),
+    (lambda sdk: sdk.create_match({"seed": 1}),
+     "create_match: config must be an arena.v1.MatchConfig message, got dict {'seed': 1}"),
+    (lambda sdk: sdk.create_match(ladder_pb2.LadderConfig(name="l")),
+     "create_match: config must be an arena.v1.MatchConfig message, got an "
+     "arena.v1.LadderConfig message"),
+    (lambda sdk: sdk.create_ladder(None),
+     "create_ladder: config must be an arena.v1.LadderConfig message, got NoneType None"),
+    (lambda sdk: sdk.create_ladder("ladder.toml"),
+     "create_ladder: config must be an arena.v1.LadderConfig message, got str 'ladder.toml'"),
+    (lambda sdk: sdk.get_standings(123),
+     "get_standings: ladder_id must be a str, got int 123"),
+    (lambda sdk: sdk.get_match(b"m1"), "get_match: match_id must be a str, got bytes b'm1'"),
+    (lambda sdk: sdk.list_bots(page_size="ten"),
+     "list_bots: page_size must be an int, got str 'ten'"),
+    (lambda sdk: sdk.list_bots(limit="ten"),
+     "list_bots: got an unexpected keyword argument 'limit' (it takes game, owner, "
+     "name_prefix, include_retired, page_size, page_token)"),
+    (lambda sdk: sdk.iter_matches(limit="ten"),  # a generator: refused when called
+     "iter_matches: limit must be an int, got str 'ten'"),
+    (lambda sdk: sdk.get_bot("lucy", version=True),
+     "get_bot: version must be an int, got bool True"),
+    (lambda sdk: sdk.get_bot("lucy", 1.5), "get_bot: version must be an int, got float 1.5"),
+    (lambda sdk: sdk.get_bot(), "get_bot: missing a required argument: 'name' (it takes "),
+    (lambda sdk: sdk.retire_bot("lucy", cancel_matches="no"),
+     "retire_bot: cancel_matches must be a bool, got str 'no'"),
+    (lambda sdk: sdk.analyze(None, engine_config={}),
+     "analyze: position must be an arena.v1.Position message, got NoneType None"),
+    (lambda sdk: sdk.analyze(START, engine_config={}, history="f5"),
+     "analyze: history must be a list of ints or None, got str 'f5'"),
+    (lambda sdk: sdk.analyze(START, engine_config={}, history=[37, "d3"]),
+     "analyze: history must be a list of ints or None, got list [37, 'd3']"),
+    (lambda sdk: sdk.analyze(START, engine_config="depth=3"),
+     "analyze: engine_config must be a Mapping or None, got str 'depth=3'"),
+    (lambda sdk: sdk.get_ratings("othello"),
+     "get_ratings: game must be an arena.v1.GameSpec message, got str 'othello'"),
+    (lambda sdk: sdk.get_ratings(common_pb2.GameSpec(), clock=1000),
+     "get_ratings: clock must be an arena.v1.TimeControl message or None, got int 1000"),
+    (lambda sdk: sdk.prune_matches(before="yesterday"),
+     "prune_matches: before must be a datetime, got str 'yesterday'"),
+    (lambda sdk: sdk.watch_match(7), "watch_match: match_id must be a str, got int 7"),
+    (lambda sdk: sdk.get_status(forfeits=None),
+     "get_status: forfeits must be an int, got NoneType None"),
+    (lambda sdk: ArenaClient(timeout_s="10"),
+     "ArenaClient: timeout_s must be a number, got str '10'"),
+]
+
+
+@pytest.mark.parametrize(("call", "message"), REFUSED,
+                         ids=[message.split(":")[0] for _, message in REFUSED])
+def test_arguments_the_annotations_refuse_are_refused_before_anything_is_sent(
+        call: Callable[[ArenaClient], object], message: str, tmp_path: Path) -> None:
+    """Every service at a closed port: a call that were sent would fail as unreachable, so
+    the argument error shows that the check is the client's. Before, protobuf's own words
+    came out (``bad argument type for built-in operation``, ``Parameter to initialize
+    message field must be dict or instance of same class``), and an enum number outside the
+    enum (status=99), a dict for a message or None for the position was sent."""
+    closed = "127.0.0.1:1"
+    with ArenaClient(registry=closed, referee=closed, ladder=closed, engine=closed,
+                     token=TOKEN, home=tmp_path, timeout_s=2) as sdk, \
+            pytest.raises(errors.InvalidArgumentError) as refused:
+        call(sdk)
+    assert str(refused.value).startswith(message)
+    assert "\n" not in str(refused.value) and len(str(refused.value)) < 300
+    assert not sdk._channels  # no channel was opened: nothing was sent
+
+
+def test_messages_and_enum_names_are_taken(client: ArenaClient) -> None:
+    """What the annotations say still goes through: messages where a message goes, an
+    enum's number or its name (sent as the number), a tuple for a list."""
+    match = client.create_match(match_pb2.MatchConfig(seed=7), request_id="r1")
+    assert match.config.seed == 7
+    for status in ("MATCH_STATUS_RUNNING", match_pb2.MATCH_STATUS_RUNNING, 2):
+        assert client.list_matches(status=status).matches[0].status == 2
+    assert client.list_matches().matches[0].status == match_pb2.MATCH_STATUS_UNSPECIFIED
 
 
 def test_deadline(server: ServerHandle, tmp_path: Path) -> None:
