@@ -7,6 +7,8 @@ error (``to_arena_error``). This is the only module of the core that knows gRPC.
 
 from __future__ import annotations
 
+import re
+
 import grpc
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
@@ -99,8 +101,11 @@ def set_by_a_service(error: grpc.RpcError) -> bool:
         return False
 
 
-def to_arena_error(error: grpc.RpcError, role: str, target: str) -> errors.ArenaError:
-    """One readable exception for a failed call to the ``role`` service at ``target``."""
+def to_arena_error(error: grpc.RpcError, role: str, target: str, *, ca_file: str = "",
+                   cert_file: str = "") -> errors.ArenaError:
+    """One readable exception for a failed call to the ``role`` service at ``target``;
+    ``ca_file`` and ``cert_file``: the caller's TLS (none: plaintext), which tell a TLS
+    mistake from a stopped stack."""
     code = error.code() if isinstance(error, grpc.Call) else grpc.StatusCode.UNKNOWN
     details = (error.details() if isinstance(error, grpc.Call) else "") or ""
     if code is grpc.StatusCode.UNAVAILABLE:
@@ -108,7 +113,8 @@ def to_arena_error(error: grpc.RpcError, role: str, target: str) -> errors.Arena
         if set_by_a_service(error):  # it answered: what it needs (its Redis) is down
             return errors.UnavailableError(f"{role} at {target} cannot answer now: {reason}")
         return errors.UnavailableError(
-            f"{role} unreachable at {target} ({reason}); is the stack running (`arena up`)?"
+            tls_mistake(reason, role, target, ca_file, cert_file)
+            or f"{role} unreachable at {target} ({reason}); is the stack running (`arena up`)?"
         )
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:
         return errors.DeadlineExceededError(f"{role} at {target} did not answer in time")
@@ -122,3 +128,53 @@ def to_arena_error(error: grpc.RpcError, role: str, target: str) -> errors.Arena
     if kind is ServerError:
         text = f"{role} failed ({code.name}): {text}"
     return kind(text)
+
+
+# How a caller gives the TLS files (the CLI's options, their variables), and where `arena up`
+# writes a local stack's.
+_GIVE_CA = "--tls-ca or ARENA_TLS_CA_FILE; `arena up --tls` writes .arena/tls/ca.pem"
+_GIVE_CERT = ("--tls-cert and --tls-key, or ARENA_TLS_CERT_FILE and ARENA_TLS_KEY_FILE; "
+              "`arena up --mutual-tls` writes .arena/tls/client.pem and client.key")
+
+
+def tls_mistake(reason: str, role: str, target: str, ca_file: str, cert_file: str
+                ) -> str | None:
+    """What a connection that failed for ``reason`` (gRPC's words) says of the caller's TLS
+    (``ca_file``, ``cert_file``: empty if none), and how to put it right; None if nothing.
+
+    gRPC says "Tls handshake failed (...): ...:WRONG_VERSION_NUMBER" to a TLS caller of a
+    plaintext server, "...:CERTIFICATE_VERIFY_FAILED" or "...:BAD_SIGNATURE" when the
+    server's certificate is not of the caller's CA, "Hostname Verification Check failed"
+    when it does not name the host called, and only "Socket closed" when the server hangs
+    up in the handshake: to a plaintext caller of a TLS server, and to a caller without a
+    certificate it takes if it requires one. A server stopping says that too, so those
+    messages name both."""
+    lowered = reason.lower()
+    found = re.search(r"OPENSSL_internal:([A-Z0-9_]+)", reason)
+    fault = found.group(1).lower().replace("_", " ") if found else "no reason given"
+    if "hostname verification" in lowered:
+        host = target.rsplit(":", 1)[0].strip("[]")
+        return (f"TLS handshake with the {role} at {target} failed: its certificate does not "
+                f"name {host}; call it by a name it holds (`arena up --tls`: localhost, "
+                "127.0.0.1, ::1)")
+    if "handshake failed" in lowered and "wrong version number" in fault:
+        return (f"{role} at {target} does not speak TLS (the TLS handshake got a plaintext "
+                f"answer): leave out the CA {ca_file} (--tls-ca, ARENA_TLS_CA_FILE or the "
+                "stack file's tls section), or start the stack with `arena up --tls`")
+    if "handshake failed" in lowered and any(word in fault for word in ("certificate",
+                                                                        "signature")):
+        return (f"TLS handshake with the {role} at {target} failed ({fault}): is {ca_file} "
+                f"the CA of that stack ({_GIVE_CA})?")
+    if "handshake failed" in lowered:
+        return f"TLS handshake with the {role} at {target} failed ({fault})"
+    if "socket closed" not in lowered:
+        return None
+    if not ca_file:
+        return (f"{role} at {target} hung up without answering: it likely serves TLS; give "
+                f"its CA ({_GIVE_CA}), or it is stopping")
+    if not cert_file:
+        return (f"{role} at {target} hung up in the TLS handshake: it likely requires a "
+                f"client certificate (mutual TLS); give one ({_GIVE_CERT}), or it is stopping")
+    return (f"{role} at {target} hung up in the TLS handshake: it likely refused the "
+            f"client certificate {cert_file} (is it of that stack's CA? `arena up "
+            "--mutual-tls` writes .arena/tls/client.pem), or it is stopping")

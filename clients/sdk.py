@@ -342,20 +342,24 @@ class ArenaClient:
                 request, timeout=timeout_s or self.timeout_s, metadata=self._metadata()
             )
         except grpc.RpcError as exc:
-            raise to_arena_error(exc, role, self.addresses.target(role)) from None
+            raise self._error(exc, role) from None
 
     def _stream(
         self, role: str, method: Callable[..., Any], request: object,
         timeout_s: float,
     ) -> Iterator[Response]:
-        target = self.addresses.target(role)
         call = method(request, timeout=timeout_s, metadata=self._metadata())
         try:
             yield from call
         except grpc.RpcError as exc:
-            raise to_arena_error(exc, role, target) from None
+            raise self._error(exc, role) from None
         finally:
             call.cancel()  # stops the stream if the caller abandons it
+
+    def _error(self, exc: grpc.RpcError, role: str) -> errors.ArenaError:
+        return to_arena_error(exc, role, self.addresses.target(role),
+                              ca_file=self.addresses.ca_file,
+                              cert_file=self.addresses.cert_file)
 
     def _registry(self) -> registry_pb2_grpc.BotRegistryStub:
         return registry_pb2_grpc.BotRegistryStub(self.channel("registry"))

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from arena.services.common.config import Config
+from arena.services.common.server import build_server
+from arena.services.common.tls import LocalPKI, ensure_local_pki, server_credentials
 
 from arena.text import SHOWN_CHARS, shown
 from tests.clients.conftest import InProcessStack, RunArena, assert_one_line_error, one_line_error
-from tests.support.servers import ADMIN_TOKEN, serve
+from tests.support.servers import ADMIN_TOKEN, Server, serve
 
 
 def _closed_port() -> int:
@@ -361,6 +364,125 @@ def test_a_service_without_its_redis_says_so_not_that_it_is_unreachable(
     finally:
         for server in servers.values():
             server.stop()
+
+
+@pytest.fixture(scope="module")
+def pkis(tmp_path_factory: pytest.TempPathFactory) -> dict[str, LocalPKI]:
+    """The stack's CA and certificates, and another stack's."""
+    base = tmp_path_factory.mktemp("pki")
+    return {"ours": ensure_local_pki(base / "ours"), "theirs": ensure_local_pki(base / "theirs")}
+
+
+@pytest.fixture(scope="module")
+def tls_referees(pkis: dict[str, LocalPKI]) -> Iterator[dict[str, Server]]:
+    """A referee serving plaintext, one serving TLS and one serving mutual TLS, with our
+    certificates. Their Redis is down: a call that gets through is answered "cannot answer
+    now", and the stack needs nothing else."""
+    ours = pkis["ours"]
+    url = f"redis://127.0.0.1:{_closed_port()}/0"
+    config = Config(redis_url=url, cache_url=url, registry="127.0.0.1:1",
+                    referee="127.0.0.1:1", service_token=ADMIN_TOKEN, warm_games="")
+    tls = config.replace(tls_cert_file=str(ours.service_cert),
+                         tls_key_file=str(ours.service_key))
+    servers = {"plaintext": serve("referee", config), "tls": serve("referee", tls),
+               "mutual-tls": serve("referee", tls.replace(tls_client_ca_file=str(ours.ca_file)))}
+    yield servers
+    for server in servers.values():
+        server.stop()
+
+
+def _tls_options(pkis: dict[str, LocalPKI], ca: str = "", cert: str = "") -> list[str]:
+    """The CLI's TLS options for the CA of ``ca`` and the client certificate of ``cert``
+    ("ours", "theirs" or "" for none)."""
+    options = ["--tls-ca", str(pkis[ca].ca_file)] if ca else []
+    if cert:
+        options += ["--tls-cert", str(pkis[cert].client_cert),
+                    "--tls-key", str(pkis[cert].client_key)]
+    return options
+
+
+TLS_MISTAKES = [
+    # (the server, the caller's CA and client certificate, what the error says)
+    ("tls", "", "", ("arena: error: referee at {target} hung up without answering: it likely "
+                     "serves TLS; give its CA (--tls-ca or ARENA_TLS_CA_FILE; `arena up --tls` "
+                     "writes .arena/tls/ca.pem), or it is stopping",)),
+    ("mutual-tls", "", "", ("referee at {target} hung up without answering: it likely serves "
+                            "TLS; give its CA",)),
+    ("plaintext", "ours", "", ("arena: error: referee at {target} does not speak TLS (the TLS "
+                               "handshake got a plaintext answer): leave out the CA {ours_ca} "
+                               "(--tls-ca, ARENA_TLS_CA_FILE or the stack file's tls section), "
+                               "or start the stack with `arena up --tls`",)),
+    ("tls", "theirs", "", ("arena: error: TLS handshake with the referee at {target} failed (",
+                           "): is {theirs_ca} the CA of that stack (--tls-ca or "
+                           "ARENA_TLS_CA_FILE; `arena up --tls` writes .arena/tls/ca.pem)?")),
+    ("mutual-tls", "ours", "", ("arena: error: referee at {target} hung up in the TLS "
+                                "handshake: it likely requires a client certificate (mutual "
+                                "TLS); give one (--tls-cert and --tls-key, or "
+                                "ARENA_TLS_CERT_FILE and ARENA_TLS_KEY_FILE; `arena up "
+                                "--mutual-tls` writes .arena/tls/client.pem and client.key), "
+                                "or it is stopping",)),
+    ("mutual-tls", "ours", "theirs", ("arena: error: referee at {target} hung up in the TLS "
+                                      "handshake: it likely refused the client certificate "
+                                      "{theirs_cert} (is it of that stack's CA?",)),
+]
+
+
+@pytest.mark.parametrize(("server", "ca", "cert", "needles"), TLS_MISTAKES, ids=[
+    "plaintext-caller-of-tls", "plaintext-caller-of-mutual-tls", "tls-caller-of-plaintext",
+    "another-stacks-ca", "no-client-certificate", "another-stacks-client-certificate"])
+def test_a_tls_mistake_says_what_is_likely_wrong_not_that_the_stack_is_down(
+        run_arena: RunArena, tls_referees: dict[str, Server], pkis: dict[str, LocalPKI],
+        server: str, ca: str, cert: str, needles: tuple[str, ...]) -> None:
+    """Every one of these said "referee unreachable at HOST:PORT (... Socket closed); is
+    the stack running (`arena up`)?" of a stack that was running: the caller had left out
+    the CA of a TLS stack, given one to a plaintext stack, given another stack's CA, or
+    no client certificate (or another stack's) where mutual TLS wants one."""
+    target = tls_referees[server].target
+    result = run_arena(*_tls_options(pkis, ca, cert), "match", "list",
+                       env={"ARENA_REFEREE": target, "ARENA_TOKEN": ADMIN_TOKEN})
+    named = {"target": target, "ours_ca": pkis["ours"].ca_file,
+             "theirs_ca": pkis["theirs"].ca_file, "theirs_cert": pkis["theirs"].client_cert}
+    assert_one_line_error(result, *(needle.format(**named) for needle in needles))
+    assert "is the stack running" not in result.stderr and "unreachable" not in result.stderr
+
+
+def test_tls_files_from_the_environment_are_named_and_the_right_ones_get_through(
+        run_arena: RunArena, tls_referees: dict[str, Server], pkis: dict[str, LocalPKI]) -> None:
+    """The variables instead of the options; and with the right files the call gets
+    through (to the Redis that is down), so the servers above serve TLS as they should."""
+    ours, theirs = pkis["ours"], pkis["theirs"]
+    target = tls_referees["tls"].target
+    env = {"ARENA_REFEREE": target, "ARENA_TOKEN": ADMIN_TOKEN,
+           "ARENA_TLS_CA_FILE": str(theirs.ca_file)}
+    assert_one_line_error(run_arena("match", "list", env=env),
+                          f"is {theirs.ca_file} the CA of that stack")
+    env["ARENA_TLS_CA_FILE"] = str(ours.ca_file)
+    assert_one_line_error(run_arena("match", "list", env=env),
+                          f"referee at {target} cannot answer now: no connection to Redis")
+    target = tls_referees["mutual-tls"].target
+    env |= {"ARENA_REFEREE": target, "ARENA_TLS_CERT_FILE": str(ours.client_cert),
+            "ARENA_TLS_KEY_FILE": str(ours.client_key)}
+    assert_one_line_error(run_arena("match", "list", env=env),
+                          f"referee at {target} cannot answer now: no connection to Redis")
+
+
+def test_a_certificate_that_does_not_name_the_host_called_says_so(
+        run_arena: RunArena, pkis: dict[str, LocalPKI]) -> None:
+    """Our certificates name localhost, 127.0.0.1 and ::1; a server at 127.0.0.2 (another
+    host, as far as TLS knows) was "unreachable ...; is the stack running"."""
+    ours = pkis["ours"]
+    handle = build_server([], [], "127.0.0.2:0", credentials=server_credentials(Config(
+        tls_cert_file=str(ours.service_cert), tls_key_file=str(ours.service_key)))).start()
+    try:
+        target = f"127.0.0.2:{handle.port}"
+        result = run_arena(*_tls_options(pkis, "ours"), "match", "list",
+                           env={"ARENA_REFEREE": target, "ARENA_TOKEN": ADMIN_TOKEN})
+    finally:
+        handle.stop(0)
+    assert_one_line_error(result, f"arena: error: TLS handshake with the referee at {target} "
+                                  "failed: its certificate does not name 127.0.0.2; call it by "
+                                  "a name it holds (`arena up --tls`: localhost, 127.0.0.1, ::1)")
+    assert "is the stack running" not in result.stderr
 
 
 @pytest.mark.parametrize("token", ["s3cr3t\r", "s3cr3té", "s3cr3t\x7f"],

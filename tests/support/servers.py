@@ -21,6 +21,7 @@ from arena.clients.sdk import ArenaClient, StackAddresses
 from arena.services.common.auth import Principal, TokenStore
 from arena.services.common.config import Config
 from arena.services.common.server import ServerHandle, build_server
+from arena.services.common.tls import server_credentials
 
 ADMIN_TOKEN = "admin-token"
 TOKENS = {
@@ -54,11 +55,14 @@ def compile_engines() -> None:
 
 
 def serve(role: str, config: Config, **factory_args: Any) -> Server:
+    """The ``role`` service, serving TLS if ``config`` gives it a certificate (as the
+    services' runner does)."""
     if role == "worker":
         compile_engines()
     factory = importlib.import_module(f"arena.services.{role}.server").create_service
     registrations, names, on_stop = factory(config.replace(role=role), **factory_args)
-    handle = build_server(registrations, names, "127.0.0.1:0", TokenStore(TOKENS)).start()
+    handle = build_server(registrations, names, "127.0.0.1:0", TokenStore(TOKENS),
+                          credentials=server_credentials(config)).start()
     handle.on_stop.extend(on_stop)
     return Server(handle)
 
