@@ -378,7 +378,7 @@ class ArenaClient:
     def register_bot(self, spec: bots_pb2.BotSpec, from_preset: str = "",
                      request_id: str = "") -> bots_pb2.BotVersion:
         """Register version 1 of a new bot; a retry with the same ``request_id`` returns the
-        version the first call registered."""
+        version the first call registered (the key with another request: AlreadyExistsError)."""
         request = _request(registry_pb2.RegisterBotRequest, spec=spec,
                            from_preset=from_preset, request_id=request_id)
         return self._call("registry", self._registry().RegisterBot, request)
@@ -445,7 +445,8 @@ class ArenaClient:
     def create_match(self, config: match_pb2.MatchConfig, request_id: str = "",
                      owner: str = "") -> match_pb2.Match:
         """Queue a match; a retry with the same ``request_id`` returns the match the first
-        call created. ``owner`` creates it for another user (services and admins only)."""
+        call created (the key with another config: AlreadyExistsError). ``owner`` creates it
+        for another user (services and admins only)."""
         request = _request(referee_pb2.CreateMatchRequest, config=config,
                            request_id=request_id, owner=owner)
         return self._call("referee", self._referee().CreateMatch, request)
@@ -525,7 +526,8 @@ class ArenaClient:
         """Store a game record (native replay, GGF, transcript, PSQ; the format is
         recognised when unspecified) as a finished match of the caller. ``variant`` is
         for records that cannot say it (transcripts, PSQ). A retry with the same
-        ``request_id`` returns the match the first call stored."""
+        ``request_id`` returns the match the first call stored (the key with another
+        request: AlreadyExistsError)."""
         request = _request(referee_pb2.ImportMatchRequest, content=content,
                            format=replay_format, variant=variant, request_id=request_id)
         return self._call("referee", self._referee().ImportMatch, request)
@@ -568,6 +570,8 @@ class ArenaClient:
 
     def create_ladder(self, config: ladder_pb2.LadderConfig,
                       request_id: str = "") -> ladder_pb2.LadderInfo:
+        """Start a ladder; a retry with the same ``request_id`` returns the ladder the first
+        call created (the key with another config: AlreadyExistsError)."""
         request = _request(ladder_pb2.CreateLadderRequest, config=config,
                            request_id=request_id)
         return self._call("ladder", self._ladder().CreateLadder, request)

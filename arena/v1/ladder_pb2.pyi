@@ -301,7 +301,8 @@ class CreateLadderRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """Idempotency key: a retried request with the same key (same owner, within a day)
-    returns the ladder the first one created.
+    returns the ladder the first one created; the key sent with a different config is
+    refused with ALREADY_EXISTS, naming that ladder.
     """
     @_builtins.property
     def config(self) -> Global___LadderConfig: ...

@@ -135,7 +135,8 @@ class ImportMatchRequest(_message.Message):
     """
     request_id: _builtins.str
     """Idempotency key: a retried request with the same key (same owner, within a day)
-    returns the match the first one stored.
+    returns the match the first one stored; the key sent with a different request
+    (content, format or variant) is refused with ALREADY_EXISTS, naming that match.
     """
     def __init__(
         self,
@@ -164,7 +165,8 @@ class CreateMatchRequest(_message.Message):
     OWNER_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """Idempotency key: a retried request with the same key (same owner, within a day)
-    returns the match the first one created instead of creating another.
+    returns the match the first one created instead of creating another; the key sent
+    with a different config is refused with ALREADY_EXISTS, naming that match.
     """
     owner: _builtins.str
     """Create on behalf of this user (services and admins only; empty: the caller)."""

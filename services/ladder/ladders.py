@@ -31,7 +31,7 @@ from arena.services.common.protocol.ladders import (
     new_ladder_id,
     now_ms,
 )
-from arena.services.common.protocol.requests import REFUSED
+from arena.services.common.protocol.requests import REFUSED, CreateRequest
 from arena.services.common.quotas import UNLIMITED, Quota
 from arena.services.ladder import sprt
 from arena.services.ladder.schedule import (
@@ -306,7 +306,11 @@ class Ladders:
                quota: Quota = UNLIMITED) -> ladder_pb2.LadderInfo:
         """Validate and store the ladder and create its first game (the referee checks the
         time control and the rest of a match's config); the others follow as it plays.
-        ``quota`` is the owner's: its size is checked before anything is planned."""
+        ``quota`` is the owner's: its size is checked before anything is planned. A
+        ``request_id`` that already made a ladder for the same ``config`` returns that
+        ladder; one that made a ladder for another config is refused (AlreadyExistsError).
+        """
+        request = CreateRequest.of("ladder", owner, request_id, config)
         config = validate_config(self.bots, config, quota)
         created_ms = now_ms()
         created = timestamp_pb2.Timestamp()
@@ -316,7 +320,7 @@ class Ladders:
                                      status=RUNNING, games_total=total, owner=owner,
                                      created_at=created)
         most = quota.cap("running_ladders")
-        made = self.store.create(info, created_ms, request_id, most)
+        made = self.store.create(info, created_ms, request, most)
         if made == REFUSED:
             raise ResourceExhaustedError(
                 f"quota running_ladders is {most}: {owner} has {most} ladders running; "

@@ -19,6 +19,7 @@ from arena.services.common.peers import BotVersions, other_game
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore, new_match_id
+from arena.services.common.protocol.requests import CreateRequest
 from arena.services.common.quotas import UNLIMITED, Quota
 from arena.services.referee import judge, telemetry
 from google.protobuf import timestamp_pb2
@@ -39,7 +40,6 @@ from arena.v1 import common_pb2, match_pb2, referee_pb2
 
 DEFAULT_TREE_NODES = 2000
 MAX_TREE_NODES = 200_000
-MAX_REQUEST_ID_CHARS = 128
 MAX_RECORD_CHARS = 1_000_000  # a 19x19 Gomoku replay with full search info is ~100 kB
 
 
@@ -130,14 +130,14 @@ def create_match(store: MatchStore, bots: BotVersions, config: match_pb2.MatchCo
                  owner: str, request_id: str = "", quota: Quota = UNLIMITED) -> match_pb2.Match:
     """Validate ``config``, resolve the bot versions, store the match and queue it.
 
-    A ``request_id`` that already made a match returns that match instead (a client's
-    retry after a timeout creates nothing new). ``quota`` is the owner's.
+    A ``request_id`` that already made a match for the same ``config`` returns that match
+    instead (a client's retry after a timeout creates nothing new); one that made a match
+    for another config is refused (AlreadyExistsError). ``quota`` is the owner's.
     """
-    if request_id:
-        _check_request_id(request_id)
-        made = store.made_for(owner, request_id)
-        if made:
-            return store.get(made)
+    request = CreateRequest.of("match", owner, request_id, config)
+    made = store.made_for(request) if request_id else ""
+    if made:
+        return store.get(made)
     config = match_pb2.MatchConfig.FromString(config.SerializeToString())  # caller's stays put
     violations: list[FieldViolation] = []
     game = _normalized_game(config.game, violations)
@@ -164,7 +164,7 @@ def create_match(store: MatchStore, bots: BotVersions, config: match_pb2.MatchCo
         status=match_pb2.MATCH_STATUS_PENDING, owner=owner, created_at=created,
         start_position=position.to_text(),
     )
-    made = store.create(match, request_id, quota.cap("match_bytes"))
+    made = store.create(match, request, quota.cap("match_bytes"))
     return match if made == match.id else store.get(made)
 
 
@@ -184,13 +184,14 @@ def import_match(store: MatchStore, request: referee_pb2.ImportMatchRequest,
                  owner: str, limit: int = 0) -> match_pb2.Match:
     """Read a game record (every move replayed through the rules) and store it as a
     finished match of ``owner`` (see ``arena.records.imported_match``), within ``limit``
-    bytes of matches (0: none). A ``request_id`` that already stored a match
-    returns that match."""
-    if request.request_id:
-        _check_request_id(request.request_id)
-        made = store.made_for(owner, request.request_id, "match-import")
-        if made:
-            return store.get(made)
+    bytes of matches (0: none). A ``request_id`` that already stored a match from the
+    same request returns that match; one that stored a match from another (other
+    content, format or variant) is refused (AlreadyExistsError)."""
+    served = CreateRequest.of("match-import", owner, request.request_id, request,
+                              "request_id")
+    made = store.made_for(served) if request.request_id else ""
+    if made:
+        return store.get(made)
     fmt = _record_format(request.format)
     if not request.content.strip():
         raise InvalidArgumentError.for_fields([FieldViolation("content", "is empty")])
@@ -208,7 +209,7 @@ def import_match(store: MatchStore, request: referee_pb2.ImportMatchRequest,
     stamp = timestamp_pb2.Timestamp()
     stamp.FromMilliseconds(now_ms)
     match = imported_match(replay, fmt, new_match_id(now_ms), owner, stamp)
-    made = store.store_finished(match, request.request_id, limit)
+    made = store.store_finished(match, served, limit)
     return match if made == match.id else store.get(made)
 
 
@@ -218,12 +219,6 @@ def _record_format(fmt: referee_pb2.ReplayFormat.ValueType) -> str:
     if fmt not in FORMAT_NAMES:
         raise InvalidArgumentError.for_fields([FieldViolation("format", f"unknown format {fmt}")])
     return FORMAT_NAMES[fmt]
-
-
-def _check_request_id(request_id: str) -> None:
-    if len(request_id) > MAX_REQUEST_ID_CHARS:
-        raise InvalidArgumentError.for_fields([FieldViolation(
-            "request_id", f"must be at most {MAX_REQUEST_ID_CHARS} characters")])
 
 
 # --- listing ------------------------------------------------------------------------------

@@ -129,8 +129,8 @@ BLACK, WHITE, DRAW = common_pb2.COLOR_BLACK, common_pb2.COLOR_WHITE, common_pb2.
 
 
 def create_ladder(server: LadderServer, config: ladder_pb2.LadderConfig,
-                  token: str = "alice-token") -> ladder_pb2.LadderInfo:
-    request = ladder_pb2.CreateLadderRequest(config=config)
+                  token: str = "alice-token", request_id: str = "") -> ladder_pb2.LadderInfo:
+    request = ladder_pb2.CreateLadderRequest(config=config, request_id=request_id)
     reply: ladder_pb2.LadderInfo = server.stub.CreateLadder(
         request, timeout=30, metadata=metadata(token))
     return reply

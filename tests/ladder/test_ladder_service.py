@@ -73,6 +73,28 @@ def test_create_ladder_queues_colour_swapped_matches_with_openings(
     assert redis_client.xlen("arena:stream:matches") == 12
 
 
+def test_a_request_id_serves_its_own_ladder_again_and_refuses_another(
+    peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
+) -> None:
+    """A request_id used again for other bots answered with the first ladder, as if the
+    second had been made; now ALREADY_EXISTS names the ladder the key made, and nothing
+    is created. The same request again still gets its ladder."""
+    register_bots(peers, OTHELLO, "ann", "ben", "cat")
+    first = create_ladder(ladder_server, _config("ann", "ben"), request_id="form-1")
+    again = create_ladder(ladder_server, _config("ann", "ben"), request_id="form-1")
+    assert again.id == first.id
+    with pytest.raises(grpc.RpcError) as refused:
+        create_ladder(ladder_server, _config("ann", "cat"), request_id="form-1")
+    assert refused.value.code() == grpc.StatusCode.ALREADY_EXISTS
+    assert refused.value.details() == (f"request_id 'form-1' already made ladder {first.id} "
+                                       "with different settings; use a new request_id")
+    assert redis_client.zcard("arena:ladders") == 1
+    assert redis_client.xlen("arena:stream:matches") == len(first.match_ids)
+    # Another user's key of the same name is theirs.
+    assert create_ladder(ladder_server, _config("ann", "cat"), token="bob-token",
+                         request_id="form-1").owner == "bob"
+
+
 @pytest.mark.parametrize(
     ("config", "field"),
     [

@@ -18,7 +18,8 @@ from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.peers import BotVersions
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.ledger import Ledger
-from arena.services.common.protocol.matches import MatchStore
+from arena.services.common.protocol.matches import MatchStore, new_match_id
+from arena.services.common.protocol.requests import CreateRequest
 from arena.services.common.quotas import UNLIMITED, Quota
 from arena.services.referee.loop import RefereeLoop
 from arena.services.referee.runner import GameState, MatchRunner
@@ -208,6 +209,49 @@ def test_a_retried_create_with_the_same_key_makes_one_match(
     other = alice.create_match(match_config("lab", "lab"), request_id="attempt-2")
     assert first.id == again.id != other.id
     assert redis_client.xlen(keys.MATCH_STREAM) == 2
+
+
+def test_a_key_used_again_for_another_match_is_refused_and_creates_nothing(
+        peers: ArenaClient, registry_server: Server, referee: Callable[..., Server],
+        redis_client: redis.Redis) -> None:
+    """A request_id used again for other bots answered with the first match, as if the
+    one asked for had been made; now ALREADY_EXISTS names the match the key made."""
+    builtin_bot(peers, "lab", {"evaluator": "lab", "look_ahead": 0})
+    builtin_bot(peers, "lab-2", {"evaluator": "lab", "look_ahead": 1})
+    alice = _sdk(referee(), registry_server, "alice-token")
+    first = alice.create_match(match_config("lab", "lab"), request_id="attempt-1")
+    for other in (match_config("lab", "lab-2"), match_config("lab", "lab", move_time_ms=99)):
+        with pytest.raises(errors.AlreadyExistsError) as refused:
+            alice.create_match(other, request_id="attempt-1")
+        assert str(refused.value) == (f"request_id 'attempt-1' already made match {first.id} "
+                                      "with different settings; use a new request_id")
+    assert redis_client.xlen(keys.MATCH_STREAM) == 1
+    assert [m.id for m in alice.iter_matches()] == [first.id]
+    assert alice.create_match(match_config("lab", "lab"), request_id="attempt-1").id == first.id
+
+
+def test_the_create_script_itself_refuses_a_key_another_request_used(
+        redis_client: redis.Redis) -> None:
+    """The referee reads the key before it checks a request, but two requests with one key
+    may both find it free (sent at once): the script that records the key with the match
+    refuses the second. A key recorded before digests were kept (the id alone) serves
+    its id to any request until it expires."""
+    store = MatchStore(redis_client)
+
+    def made(black: str, request_id: str) -> tuple[match_pb2.Match, CreateRequest]:
+        match = match_pb2.Match(id=new_match_id(), owner="alice",
+                                config=match_config(black, "lab"))
+        return match, CreateRequest.of("match", "alice", request_id, match.config)
+
+    first, second = made("lab", "race"), made("lab-2", "race")
+    assert store.create(*first) == first[0].id
+    assert store.create(*made("lab", "race")) == first[0].id
+    with pytest.raises(errors.AlreadyExistsError, match=f"already made match {first[0].id} "):
+        store.create(*second)
+    assert not redis_client.exists(keys.match(second[0].id))
+    assert redis_client.xlen(keys.MATCH_STREAM) == 1
+    redis_client.set(keys.request("match", "alice", "old"), first[0].id, ex=60)
+    assert store.create(*made("lab-2", "old")) == first[0].id
 
 
 def test_one_users_flood_runs_in_turn_while_another_users_match_starts_at_once(

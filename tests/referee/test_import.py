@@ -17,6 +17,7 @@ from arena.services.common.protocol import keys
 from arena.services.common.protocol.matches import MatchStore, new_match_id
 
 from arena.errors import (
+    AlreadyExistsError,
     FailedPreconditionError,
     InvalidArgumentError,
     NotFoundError,
@@ -263,6 +264,22 @@ def test_a_retried_import_returns_the_first_match(alice: ArenaClient, bob: Arena
     assert alice.import_match(text, request_id="import-1").id == first.id
     assert alice.import_match(text, request_id="import-2").id != first.id
     assert bob.import_match(text, request_id="import-1").id != first.id  # keys are per owner
+
+
+def test_a_key_used_again_for_another_record_is_refused_and_stores_nothing(
+        alice: ArenaClient) -> None:
+    """A request_id used again with another record answered with the first match, as if
+    the record had been stored; now ALREADY_EXISTS names the match the key stored."""
+    text = write_transcript(_othello_game(seed=9)[1], passes="pass")
+    first = alice.import_match(text, request_id="import-1")
+    other = write_transcript(_othello_game(seed=10)[1], passes="pass")
+    for content, variant in ((other, ""), (text, "standard")):
+        with pytest.raises(AlreadyExistsError) as refused:
+            alice.import_match(content, variant=variant, request_id="import-1")
+        assert str(refused.value) == (f"request_id 'import-1' already imported match "
+                                      f"{first.id} with different settings; use a new "
+                                      "request_id")
+    assert [m.id for m in alice.iter_matches()] == [first.id]
 
 
 def _stored_bytes(match: match_pb2.Match) -> int:

@@ -1237,6 +1237,25 @@ def test_creates_are_idempotent_and_a_running_match_can_be_cancelled(web: WebSta
         assert match_id not in [m["id"] for m in listed["matches"]]
 
 
+def test_a_form_key_sent_again_with_other_settings_is_a_409_naming_the_match(
+        web: WebStack) -> None:
+    """A form's request_id sent again with other bots was answered 201 with the first
+    match, as if the one asked for had been created."""
+    body = {"black": "web-live-a", "white": "web-live-b", "move_time_ms": 2000,
+            "request_id": "page-form-2"}
+    status, _, reply = web.http.request("POST", "/api/matches", body, token=USER_TOKEN)
+    assert status == 201, reply
+    match_id = json.loads(reply)["id"]
+    other = {**body, "white": "web-beginner"}
+    status, _, reply = web.http.request("POST", "/api/matches", other, token=USER_TOKEN)
+    assert status == 409, reply
+    error = error_of(reply)
+    assert error["status"] == "already-exists"
+    assert error["message"] == (f"request_id 'page-form-2' already made match {match_id} "
+                                "with different settings; use a new request_id")
+    web.http.request("POST", f"/api/matches/{match_id}/cancel", {}, token=USER_TOKEN)
+
+
 def test_a_match_created_on_the_web_may_be_adjudicated(web: WebStack) -> None:
     """`adjudicate_empties` in the body reaches the referee: the game ends at 18 empty
     squares with perfect play's result; the services' limit is a bad field, not a 500."""

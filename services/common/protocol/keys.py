@@ -141,9 +141,12 @@ def ladder(ladder_id: str, part: LadderPart = "") -> str:
 # --- idempotency keys of create calls (written by the service that creates) ----------------
 
 
-def request(kind: Literal["match", "match-import", "ladder", "bot"], owner: str,
-            request_id: str) -> str:
-    """The id of what a create request with this key made, per owner (expires)."""
+RequestKind = Literal["match", "match-import", "ladder", "bot"]
+
+
+def request(kind: RequestKind, owner: str, request_id: str) -> str:
+    """The id of what a create request with this key made and a digest of that request,
+    per owner (expires; see ``requests``)."""
     return f"arena:{kind}-request:{owner}:{request_id}"
 
 

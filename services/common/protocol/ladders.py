@@ -31,7 +31,12 @@ from typing import Any
 
 import redis
 from arena.services.common.protocol import keys
-from arena.services.common.protocol.requests import REFUSED, create_once, idempotent
+from arena.services.common.protocol.requests import (
+    REFUSED,
+    CreateRequest,
+    create_once,
+    idempotent,
+)
 
 from arena.errors import NotFoundError
 from arena.text import bounded, printable, shown
@@ -204,12 +209,12 @@ class LadderStore:
         self._conclude = client.register_script(_CONCLUDE)
         self._set_waiting = client.register_script(_SET_WAITING)
 
-    def create(self, info: ladder_pb2.LadderInfo, created_ms: int, request_id: str = "",
-               most_running: int = 0) -> str:
+    def create(self, info: ladder_pb2.LadderInfo, created_ms: int,
+               request: CreateRequest | None = None, most_running: int = 0) -> str:
         """Store a new running ladder with no game scheduled yet; returns its id, the id
-        an earlier call with the same ``request_id`` (per owner) created, or ``REFUSED``
-        when its owner already has ``most_running`` running ladders (0: no limit)."""
-        request = keys.request("ladder", info.owner, request_id) if request_id else ""
+        the same ``request`` created earlier (AlreadyExistsError if a different one used
+        its key), or ``REFUSED`` when its owner already has ``most_running`` running
+        ladders (0: no limit)."""
         return create_once(self._create, request, info.id,
                            [keys.ladder(info.id), keys.ALL_LADDERS,
                             keys.user(info.owner, "ladders")],

@@ -13,7 +13,7 @@ import secrets
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import redis
 from arena.services.common.protocol import keys
@@ -24,7 +24,13 @@ from arena.services.common.protocol.limits import (
     counted_bytes,
     over_bytes,
 )
-from arena.services.common.protocol.requests import REFUSED, create_once, idempotent, made_for
+from arena.services.common.protocol.requests import (
+    REFUSED,
+    CreateRequest,
+    create_once,
+    idempotent,
+    made_for,
+)
 from arena.services.common.protocol.trees import delete_trees
 
 from arena.errors import NotFoundError, ResourceExhaustedError
@@ -155,12 +161,12 @@ class MatchStore:
         self._store_finished = idempotent(self.client, _STORE_FINISHED, guard=_FITS)
         self._delete = self.client.register_script(_DELETE)
 
-    def create(self, match: match_pb2.Match, request_id: str = "", limit: int = 0) -> str:
+    def create(self, match: match_pb2.Match, request: CreateRequest | None = None,
+               limit: int = 0) -> str:
         """Store ``match`` and queue it for a referee; returns its id, or the id of the
-        match an earlier call with the same ``request_id`` (per owner) created.
-        ResourceExhaustedError if its header would take its owner's matches past ``limit``
-        bytes (0: no limit)."""
-        request = keys.request("match", match.owner, request_id) if request_id else ""
+        match the same ``request`` created earlier (AlreadyExistsError if a different one
+        used its key). ResourceExhaustedError if its header would take its owner's matches
+        past ``limit`` bytes (0: no limit)."""
         job = engine_pb2.MatchJob(match_id=match.id).SerializeToString()
         header = match.SerializeToString()
         made = create_once(self._create, request, match.id,
@@ -189,13 +195,12 @@ class MatchStore:
         """How many of ``owner``'s matches are pending, parked or running."""
         return int(self.client.scard(keys.user(owner, "active")))
 
-    def store_finished(self, match: match_pb2.Match, request_id: str = "",
+    def store_finished(self, match: match_pb2.Match, request: CreateRequest | None = None,
                        limit: int = 0) -> str:
         """Store a finished ``match`` with its moves (an imported record); returns its id,
-        or the id an earlier call with the same ``request_id`` (per owner) stored.
-        ResourceExhaustedError if its owner's matches would pass ``limit`` bytes (0: no
-        limit)."""
-        request = keys.request("match-import", match.owner, request_id) if request_id else ""
+        or the id the same ``request`` stored earlier (AlreadyExistsError if a different one
+        used its key). ResourceExhaustedError if its owner's matches would pass ``limit``
+        bytes (0: no limit)."""
         header = match_pb2.Match()
         header.CopyFrom(match)
         del header.moves[:]
@@ -210,11 +215,10 @@ class MatchStore:
             raise self._over(match.owner, limit, sum(map(len, payloads)))
         return made
 
-    def made_for(self, owner: str, request_id: str,
-                 kind: Literal["match", "match-import"] = "match") -> str:
-        """The id of the match a create (or import) request with this key made ("" if
-        none)."""
-        return made_for(self.client, keys.request(kind, owner, request_id))
+    def made_for(self, request: CreateRequest) -> str:
+        """The id of the match the same create (or import) request made ("" if none);
+        AlreadyExistsError if a different request used its key."""
+        return made_for(self.client, request)
 
     def header(self, match_id: str) -> match_pb2.Match:
         payload: Any = self.client.get(keys.match(match_id))
