@@ -34,7 +34,8 @@ class RegisterBotRequest(_message.Message):
     """Optional: start from a preset; `spec.builtin.config` then holds overrides only."""
     request_id: _builtins.str
     """Idempotency key: a retried request with the same key (same owner, within a day)
-    returns the version the first one registered.
+    returns the version the first one registered; the key sent with a different request
+    (spec or preset) is refused with ALREADY_EXISTS, naming the bot it registered.
     """
     @_builtins.property
     def spec(self) -> _bots_pb2.BotSpec: ...

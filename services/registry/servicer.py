@@ -7,6 +7,10 @@ Order of checks in every mutating RPC: authenticated (the interceptor), the bot 
 An update whose spec equals the latest version's (same content hash) changes nothing and
 stores nothing: it returns the latest version as it is, so retrying an update, or running
 the same `arena bot update` twice, never makes versions that differ only in number.
+A registration with a ``request_id`` that the caller's same registration already used
+returns the version it registered; the key used again for another one is refused
+(ALREADY_EXISTS), as are the referee's and the ladder service's creates
+(``protocol/requests.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from arena.clients.sdk import ArenaClient
 from arena.services.common.auth import Principal, current_principal
 from arena.services.common.egress import EgressPolicy, EgressRefused, split_address
 from arena.services.common.protocol.bots import BotFilter, BotStore, folded_name
+from arena.services.common.protocol.requests import CreateRequest
 from arena.services.common.quotas import Quotas, usage_user
 
 from arena.bots import apply_preset, check_spec, content_hash, list_presets, new_version
@@ -90,6 +95,7 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
         caller = current_principal()
         self._quotas.spend(caller, "creates_per_minute")
         owner = caller.name
+        served = CreateRequest.of("bot", owner, request.request_id, request, "request_id")
         spec = request.spec
         if request.from_preset:
             spec = apply_preset(spec, request.from_preset)
@@ -99,7 +105,7 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
         _keep_presets_names(spec.name, request.from_preset, caller)
         spec = self._reachable(spec, offered)
         return self._store.create(new_version(spec, 1, owner, datetime.now(UTC)),
-                                  self._bot_bytes(owner))
+                                  self._bot_bytes(owner), served)
 
     def GetBot(
         self, request: registry_pb2.GetBotRequest, context: grpc.ServicerContext

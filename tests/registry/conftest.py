@@ -36,9 +36,9 @@ class Registry:
         return rpc(request, timeout=10, metadata=metadata(token))
 
     def register(self, spec: bots_pb2.BotSpec, token: str | None = "alice-token",
-                 from_preset: str = "") -> bots_pb2.BotVersion:
+                 from_preset: str = "", request_id: str = "") -> bots_pb2.BotVersion:
         reply = self.call("RegisterBot", registry_pb2.RegisterBotRequest(
-            spec=spec, from_preset=from_preset), token)
+            spec=spec, from_preset=from_preset, request_id=request_id), token)
         assert isinstance(reply, bots_pb2.BotVersion)
         return reply
 

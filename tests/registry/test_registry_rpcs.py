@@ -171,6 +171,35 @@ def test_retired_name_stays_taken(registry: Registry) -> None:
     assert caught.value.code() == grpc.StatusCode.ALREADY_EXISTS
 
 
+def test_a_retried_registration_returns_the_version_it_registered(
+        registry: Registry) -> None:
+    """RegisterBot's request_id was not read: a retry after a timeout was refused as a
+    name taken (by the caller's own first call). (A name may start with '!' and hold
+    spaces, as the store script's refusals and its records do.)"""
+    first = registry.register(othello_spec("!taken again"), request_id="reg-1")
+    assert registry.register(othello_spec("!taken again"), request_id="reg-1") == first
+    with pytest.raises(grpc.RpcError) as caught:
+        registry.register(othello_spec("!taken again"), request_id="reg-2")
+    assert caught.value.code() == grpc.StatusCode.ALREADY_EXISTS
+    assert "already exists" in str(caught.value.details())
+
+
+def test_a_key_used_again_for_another_bot_is_refused_and_registers_nothing(
+        registry: Registry) -> None:
+    """A request_id names one registration: used again for another bot (or the same name
+    with another config) it is refused, naming the bot it registered."""
+    registry.register(othello_spec("first"), request_id="reg-1")
+    for spec in (othello_spec("second"), othello_spec("first", stable_disc_score=20)):
+        with pytest.raises(grpc.RpcError) as caught:
+            registry.register(spec, request_id="reg-1")
+        assert caught.value.code() == grpc.StatusCode.ALREADY_EXISTS
+        assert caught.value.details() == ("request_id 'reg-1' already registered bot first "
+                                          "with different settings; use a new request_id")
+    assert [bot.spec.name for bot in _list(registry).bots] == ["first"]
+    assert registry.register(othello_spec("second"), "bob-token", request_id="reg-1").owner \
+        == "bob"  # keys are per owner
+
+
 @pytest.mark.parametrize("lookalike", ["Lucy-X", "LUCY-x", "\uff4c\uff55\uff43\uff59-x"],
                          ids=["capital", "upper", "full-width"])
 def test_a_name_that_reads_as_another_bot_s_is_taken(

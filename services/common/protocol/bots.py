@@ -20,6 +20,7 @@ from arena.services.common.protocol import keys
 from arena.services.common.protocol.keys import BOT_NAMES as NAMES_KEY
 from arena.services.common.protocol.keys import bot_version as version_key
 from arena.services.common.protocol.limits import FITS_LUA, counted_bytes, over_bytes
+from arena.services.common.protocol.requests import CreateRequest, create_or_find, idempotent
 
 from arena.errors import (
     AlreadyExistsError,
@@ -33,23 +34,25 @@ from arena.v1 import bots_pb2, common_pb2
 
 OWNER = "registry"
 
-# Both count the payload's bytes against its owner's (KEYS[4]): -3 when the owner's limit
-# (0: none) would be passed, before anything is written.
+# Both count the payload's bytes against its owner's counter, and refuse (_OVER, -3) when
+# the owner's limit (0: none) would be passed, before anything is written.
 
-# KEYS: latest, version 1, names, owner's bytes, folded names. ARGV: payload, name,
-# limit, folded name. Returns 1 done, 0 the name is taken, -3 over the owner's limit, -4
-# another name folds the same (a lookalike).
-_CREATE = FITS_LUA + """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-local like = redis.call('HGET', KEYS[5], ARGV[4])
-if like and like ~= ARGV[2] then return -4 end
-if not fits(KEYS[4], string.len(ARGV[1]), tonumber(ARGV[3])) then return -3 end
-redis.call('SET', KEYS[1], 1)
-redis.call('SET', KEYS[2], ARGV[1])
-redis.call('ZADD', KEYS[3], 0, ARGV[2])
-redis.call('HSET', KEYS[5], ARGV[4], ARGV[2])
-redis.call('INCRBY', KEYS[4], string.len(ARGV[1]))
-return 1
+# (idempotent, the name as the new id) KEYS: latest, version 1, names, owner's bytes,
+# folded names. ARGV: payload, limit, folded name. Refuses with _TAKEN, _LOOKALIKE
+# (another name folds the same) or _OVER.
+_TAKEN, _LOOKALIKE, _OVER = "!taken", "!lookalike", "!over"
+_CREATE_GUARD = FITS_LUA + f"""
+if redis.call('EXISTS', KEYS[2]) == 1 then return '{_TAKEN}' end
+local like = redis.call('HGET', KEYS[6], ARGV[5])
+if like and like ~= ARGV[1] then return '{_LOOKALIKE}' end
+if not fits(KEYS[5], string.len(ARGV[3]), tonumber(ARGV[4])) then return '{_OVER}' end
+"""
+_CREATE = """
+redis.call('SET', KEYS[2], 1)
+redis.call('SET', KEYS[3], ARGV[3])
+redis.call('ZADD', KEYS[4], 0, ARGV[1])
+redis.call('HSET', KEYS[6], ARGV[5], ARGV[1])
+redis.call('INCRBY', KEYS[5], string.len(ARGV[3]))
 """
 
 # KEYS: latest, new version, retired, owner's bytes. ARGV: the version the caller built
@@ -105,7 +108,7 @@ class BotStore:
     def __init__(self, client: redis.Redis) -> None:
         self._redis = _binary(client)
         client = self._redis
-        self._create = client.register_script(_CREATE)
+        self._create = idempotent(client, _CREATE, _CREATE_GUARD)
         self._append = client.register_script(_APPEND)
         self._retire = client.register_script(_RETIRE)
         self._folded = False
@@ -127,28 +130,30 @@ class BotStore:
             raise NotFoundError(f"bot {name!r} has no version {wanted} (latest is {int(latest)})")
         return _parse(payload, bool(retired))
 
-    def create(self, bot: bots_pb2.BotVersion, limit: int = 0) -> bots_pb2.BotVersion:
-        """Store version 1 of a new bot; AlreadyExistsError if the name is taken,
-        ResourceExhaustedError if its owner's versions would pass ``limit`` bytes (0: no
-        limit)."""
+    def create(self, bot: bots_pb2.BotVersion, limit: int = 0,
+               request: CreateRequest | None = None) -> bots_pb2.BotVersion:
+        """Store version 1 of a new bot, or return the version 1 the same ``request``
+        registered earlier; AlreadyExistsError if the name is taken (or a different
+        request used the key), ResourceExhaustedError if its owner's versions would pass
+        ``limit`` bytes (0: no limit)."""
         name, payload = bot.spec.name, bot.SerializeToString()
         self._fold_names_once()
         touched = [keys.bot(name, "latest"), version_key(name, 1), NAMES_KEY,
                    keys.owner_bot_bytes(bot.owner), keys.BOT_NAME_FOLDS]
-        outcome = int(self._create(keys=touched,
-                                   args=[payload, name, limit, folded_name(name)]))
-        if outcome == 0:
+        made, created = create_or_find(self._create, request, name, touched,
+                                       [payload, limit, folded_name(name)])
+        if made == _TAKEN:
             raise AlreadyExistsError(f"a bot named {name!r} already exists{self._whose(name)}")
-        if outcome == -4:
+        if made == _LOOKALIKE:
             like = self._redis.hget(keys.BOT_NAME_FOLDS, folded_name(name))
             other = like.decode() if isinstance(like, bytes) else str(like)
             raise AlreadyExistsError(
                 f"the bot name {name!r} reads as {other!r}{self._whose(other)}: names that "
                 "differ only in case or in the width of their characters are one name; "
                 "choose another")
-        if outcome == -3:
+        if made == _OVER:
             raise self._over(bot.owner, len(payload), limit)
-        return bot
+        return bot if created else self.get(made, 1)
 
     def _fold_names_once(self) -> None:
         """Fold the names of the bots registered before names were folded (once per store;
