@@ -330,7 +330,7 @@ class Ladders:
         try:
             self.schedule(info.id, most=1, strict=True)
         except (InvalidArgumentError, ResourceExhaustedError):
-            self.store.delete(info.id, owner)
+            self.store.delete(info.id, owner, request)  # the corrected request may use its key
             raise
         self.schedule(info.id)
         return self.info(info.id)

@@ -266,6 +266,25 @@ def test_a_ladder_waiting_on_match_bytes_goes_on_when_its_owner_deletes_matches(
                                    timeout=10, metadata=metadata())
 
 
+def test_a_ladder_whose_first_game_is_refused_leaves_its_request_id_free(
+    stack: Stack, redis_client: redis.Redis
+) -> None:
+    """A ladder whose first game the referee refuses is forgotten, and so is its
+    request_id: sent again once there is room (the web form keeps its key), the request
+    made a ladder; the key named the forgotten one, so it got NOT_FOUND (and, changed,
+    ALREADY_EXISTS for a ladder that is not there)."""
+    others = [_other_match(stack) for _ in range(QUEUED)]
+    with pytest.raises(grpc.RpcError) as refused:
+        create_ladder(stack.ladder, _config(2), request_id="form-1")
+    assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert redis_client.zcard(keys.ALL_LADDERS) == 0
+    with stack.alice() as alice:
+        alice.cancel_match(others[0], "not needed")
+    info = create_ladder(stack.ladder, _config(4), request_id="form-1")
+    assert info.status == ladder_pb2.LADDER_STATUS_RUNNING and len(info.match_ids) == 1
+    assert create_ladder(stack.ladder, _config(4), request_id="form-1").id == info.id
+
+
 def test_an_ended_ladder_waits_for_nothing(stack: Stack, redis_client: redis.Redis) -> None:
     _other_match(stack)
     info = create_ladder(stack.ladder, _config(4))

@@ -221,9 +221,12 @@ class LadderStore:
                            [info.SerializeToString(), info.games_total, created_ms, RUNNING,
                             most_running])
 
-    def delete(self, ladder_id: str, owner: str) -> None:
-        """Forget a ladder entirely (its creation failed half-way)."""
+    def delete(self, ladder_id: str, owner: str, request: CreateRequest | None = None) -> None:
+        """Forget a ladder entirely (its creation failed half-way), and the ``request``'s
+        key that names it."""
         with self.client.pipeline(transaction=True) as pipe:
+            if request and request.key:
+                pipe.delete(request.key)
             pipe.zrem(keys.ALL_LADDERS, ladder_id)
             pipe.hdel(keys.WAITING_LADDERS, ladder_id)
             pipe.srem(keys.user(owner, "ladders"), ladder_id)
