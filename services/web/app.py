@@ -59,6 +59,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena import errors
 from arena.documents import read_json
+from arena.games import GAMES
 from arena.games import game as rules
 from arena.records import match_position
 from arena.rpc import INT32_MAX, INT64_MAX
@@ -344,8 +345,15 @@ class Api:
         return self.gateway.reader(bearer(request))
 
     async def config(self, request: Request) -> Response:
+        """What the pages need to know of this gateway and of the rules: every game's
+        variants (the first its default) and boards, so that no page keeps its own copy."""
         return JSONResponse({"read_access": self.gateway.settings.read_access,
-                             "formats": list(EXPORTS)})
+                             "formats": list(EXPORTS),
+                             "games": {played.name: {"title": played.title,
+                                                     "variants": list(played.variants),
+                                                     "sizes": list(played.sizes),
+                                                     "default_size": played.default_size}
+                                       for played in GAMES}})
 
     # -- ladders ---------------------------------------------------------------------
 

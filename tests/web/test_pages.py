@@ -286,6 +286,66 @@ def test_a_match_made_with_the_form_keeps_its_clock(web: WebStack, page: Any) ->
         assert page.text_content(f"[data-clock={side}]") == shown
 
 
+def test_the_new_match_form_plays_a_variant_and_a_lost_answer_makes_one_match(
+        web: WebStack, page: Any) -> None:
+    """The form offered no variant (the international opening, Gomoku's exact five); its
+    games and boards are the rules' (/api/config). And its key: the answers to two sends
+    are lost (the matches are made), the second after an edit, which gets a new key (the
+    services refuse a key sent with another request: the form said so and made nothing);
+    the same settings sent again get the match they made, not a third."""
+    open_page(page, f"{web.url}/matches")
+    page.click("text=New match")
+    form = page.locator("form", has=page.locator("h2", has_text="New match"))
+    options = "os => os.map(o => o.value)"
+    form.locator("select[name=game]").select_option("gomoku")
+    assert form.locator("select[name=size] option").evaluate_all(options) == ["9", "15", "19"]
+    assert form.locator("select[name=size]").input_value() == "15"
+    assert form.locator("select[name=variant] option").evaluate_all(options) == [
+        "", "freestyle", "exact-five"]
+    form.locator("select[name=game]").select_option("othello")
+    assert form.locator("select[name=variant] option").evaluate_all(options) == [
+        "", "standard", "international"]
+    form.locator("select[name=variant]").select_option("international")
+    page.fill("input[name=black]", "web-beginner")
+    page.fill("input[name=white]", "web-intermediate")
+    page.fill("input[name=move_time_ms]", "30000")
+    answers: list[tuple[int, Any]] = []
+
+    def lost(route: Any) -> None:  # the service answers; the answer never reaches the page
+        answer = route.fetch()
+        answers.append((answer.status, answer.json()))
+        route.abort()
+
+    page.evaluate(f"() => sessionStorage.setItem('arena-token', '{USER_TOKEN}')")
+    page.route(re.compile(r".*/api/matches$"), lost)
+    try:
+        page.click("text=Start match")
+        page.wait_for_selector("form .notice.error")
+        page.fill("input[name=move_time_ms]", "20000")  # edited: another match
+        page.click("text=Start match")
+        deadline = time.monotonic() + 30
+        while len(answers) < 2 and time.monotonic() < deadline:
+            page.wait_for_timeout(100)
+        page.unroute(re.compile(r".*/api/matches$"))
+        assert [status for status, _ in answers] == [201, 201], answers
+        first, second = (reply["id"] for _, reply in answers)
+        assert first != second
+        page.click("text=Start match")  # the same settings again: the same match
+        page.wait_for_url(f"{web.url}/matches/*", timeout=30_000)
+        assert page.url.rsplit("/", 1)[1] == second
+        match = web.client.get_match(second)
+        assert match.config.game.variant == "international"
+        assert match.config.time_control.move_time_ms == 20_000
+        assert match.start_position == OthelloBoard.start("international").to_text()
+        assert sum(1 for m in web.client.iter_matches() if m.owner == "webuser"
+                   and m.config.game.variant == "international") == 2
+    finally:
+        for _, reply in answers:
+            with contextlib.suppress(FailedPreconditionError, KeyError):
+                web.client.cancel_match(reply["id"], "seen")
+        page.problems.errors.clear()  # the browser logs the lost answers itself
+
+
 def test_a_page_opened_as_a_quick_game_starts_shows_its_end(web: WebStack, page: Any) -> None:
     """Lab bots play a game in a blink: its end reaches the page within a second of the
     page's first read, whose answer is kept for the next reader (``web/shared.py``). The

@@ -25,9 +25,18 @@ export async function act(action) {
   }
 }
 
-/** A key that makes a create idempotent: a form sent twice (a double click, a retry after
- *  a lost answer) creates one thing. getRandomValues works on plain-http pages too. */
-export function newRequestId() {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+/** Keys that make a form's creates idempotent: the same body sent again (a double click,
+ *  a retry after a lost answer) goes with the same key, so one thing is made; a body
+ *  edited since gets a new one (the services refuse a key sent with another request).
+ *  getRandomValues works on plain-http pages too. */
+export function requestKeys() {
+  let sent = null, key = null;
+  return (body) => {
+    const text = JSON.stringify(body);
+    if (text !== sent) {
+      sent = text;
+      key = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
+    }
+    return key;
+  };
 }

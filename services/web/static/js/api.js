@@ -47,6 +47,15 @@ async function failure(response) {
   return new ApiError(response.status, body?.error || { message: `${response.status} ${response.statusText}` });
 }
 
+let config = null;
+
+/** The gateway's /api/config, read once a page: its read access, export formats and
+ *  every game's variants and boards (the rules library's). */
+export function siteConfig() {
+  config ??= getJSON("/api/config").catch((error) => { config = null; throw error; });
+  return config;
+}
+
 export async function getJSON(path) {
   let response;
   try {

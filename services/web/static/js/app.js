@@ -3,7 +3,7 @@
 // parts; links between pages are ordinary links.
 
 import { askToken } from "./actions.js";
-import { ApiError, getJSON, getToken, setToken } from "./api.js";
+import { ApiError, getToken, setToken, siteConfig } from "./api.js";
 import { h, notice, replace, setTitle } from "./dom.js";
 
 const ROUTES = [
@@ -133,7 +133,7 @@ async function start() {
   setupTheme();
   setupToken();
   try {
-    const config = await getJSON("/api/config");
+    const config = await siteConfig();
     document.documentElement.dataset.readAccess = config.read_access;
   } catch { /* the page says what failed when it loads its own data */ }
   await route();

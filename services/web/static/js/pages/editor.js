@@ -4,35 +4,33 @@
 // starts from it, or its text form for `arena match create --start`.
 // `/editor?position=TEXT&game=GAME` opens a position (the match page links its plies).
 
-import { act, newRequestId } from "../actions.js";
-import { getJSON, send } from "../api.js";
+import { act, requestKeys } from "../actions.js";
+import { send, siteConfig } from "../api.js";
 import { renderBoard } from "../board.js";
 import { h, notice, replace, setTitle } from "../dom.js";
 import { factList, searchFacts } from "./match.js";
 
-const GAMES = {
-  othello: { title: "Othello", variants: ["standard", "international"], sizes: [8] },
-  gomoku: { title: "Gomoku", variants: ["freestyle", "exact-five"], sizes: [15, 9, 19] },
-};
 const STONES = [["X", "Black"], ["O", "White"], ["-", "Erase"]];
 
 export async function editorPage(main) {
   setTitle("Board editor");
+  const { games } = await siteConfig();
   const query = new URLSearchParams(location.search);
-  const kind = GAMES[query.get("game")] ? query.get("game") : "othello";
-  const editor = new Editor(main, kind);
+  const kind = games[query.get("game")] ? query.get("game") : Object.keys(games)[0];
+  const editor = new Editor(main, kind, games);
   editor.render();
   await editor.open(query.get("position") ? { position: query.get("position") } : null);
 }
 
 class Editor {
-  constructor(main, kind) {
+  constructor(main, kind, games) {
     this.main = main;
     this.kind = kind;
+    this.games = games;  // every game's title, variants and boards (/api/config)
     this.checked = null;  // the rules' answer about the position drawn: {position, game, view}
     this.answer = null;   // the last bot's answer in it
     this.asks = 0;        // answers to a check older than the last are dropped
-    this.requestId = newRequestId();
+    this.keyOf = requestKeys();
     const select = (name, label) => h("label", {}, label, h("select", { name, onchange: () => this.reshape() }));
     this.el = {
       form: h("form", { class: "form-grid editor-game", onsubmit: (event) => event.preventDefault() },
@@ -85,12 +83,12 @@ class Editor {
 
   /** The game, variant and board selects, for the game chosen. */
   fillSelects(variant = null, size = null) {
-    const game = GAMES[this.kind];
+    const game = this.games[this.kind];
     const options = (values, current, text) => values.map((value) =>
       h("option", { value, selected: String(value) === String(current) }, text(value)));
-    replace(this.form.game, options(Object.keys(GAMES), this.kind, (name) => GAMES[name].title));
+    replace(this.form.game, options(Object.keys(this.games), this.kind, (name) => this.games[name].title));
     replace(this.form.variant, options(game.variants, variant ?? game.variants[0], String));
-    replace(this.form.size, options(game.sizes, size ?? game.sizes[0], (n) => `${n}\u00d7${n}`));
+    replace(this.form.size, options(game.sizes, size ?? game.default_size, (n) => `${n}\u00d7${n}`));
   }
 
   /** Another game, variant or board: that game's start. */
@@ -199,11 +197,12 @@ class Editor {
     const fields = this.el.match.elements;
     if (!this.checked) { replace(this.el.matchMessage, notice("The position drawn is not one the rules accept.", "error")); return; }
     const body = { game: this.kind, start: this.checked.position, black: fields.black.value.trim(),
-      white: fields.white.value.trim(), move_time_ms: Number(fields.move_time_ms.value), request_id: this.requestId };
+      white: fields.white.value.trim(), move_time_ms: Number(fields.move_time_ms.value) };
+    body.request_id = this.keyOf(body);
     try {
       const match = await act(() => send("POST", "/api/matches", body));
       if (!match) return;
-      this.requestId = newRequestId();  // the next one is another match (back to this page)
+      this.keyOf = requestKeys();  // the next one is another match (back to this page)
       location.href = `/matches/${encodeURIComponent(match.id)}`;
     } catch (error) {
       replace(this.el.matchMessage, notice(error.describe ? error.describe() : String(error), "error"));

@@ -1,14 +1,14 @@
 // Ladders: the list (with a form for a new one) and one ladder's page: standings, the
 // Elo chart, the head-to-head matrix, its games, and live progress while it runs.
 
-import { act, newRequestId } from "../actions.js";
+import { act, requestKeys } from "../actions.js";
 import { SHARED_ANSWER_MS, getJSON, liveStateText, send, stream } from "../api.js";
 import { eloChart } from "../charts.js";
 import {
   ago, badge, botLink, duration, h, int, ladderLink, matchLink, notice, pageOfRows, pct,
   progressBar, replace, setTitle, shortId, signed, table, timeCell,
 } from "../dom.js";
-import { ADJUDICATE_LABEL, adjudicateInput, resultCell } from "./matches.js";
+import { ADJUDICATE_LABEL, adjudicateInput, gameSelects, resultCell } from "./matches.js";
 
 // A suite by its name; a ladder's own openings by their count, each listed on hover.
 function openingsText(ladder) {
@@ -144,13 +144,12 @@ export function standingsTable(rows) {
 async function toggleForm(container) {
   if (container.firstChild) { replace(container); return; }
   const picks = h("div", { class: "bot-picks" }, h("span", { class: "muted" }, "Loading bots\u2026"));
-  const requestId = newRequestId();
+  const keyOf = requestKeys();
   const message = h("div");
   const field = (label, input) => h("label", {}, label, input);
   const inputs = {
     name: h("input", { name: "name", placeholder: "optional" }),
-    game: h("select", { name: "game", onchange: () => loadPicks() }, h("option", { value: "othello" }, "Othello"), h("option", { value: "gomoku" }, "Gomoku")),
-    size: h("select", { name: "size" }, [15, 9, 19].map((n) => h("option", { value: n }, `${n}\u00d7${n} (Gomoku)`))),
+    ...await gameSelects(() => loadPicks()),
     format: h("select", { name: "format" }, h("option", { value: "round-robin" }, "Round robin"), h("option", { value: "gauntlet" }, "Gauntlet (first bot vs the field)")),
     games: h("input", { name: "games_per_pairing", type: "number", min: 1, max: 20000, value: 2 }),
     every: h("input", { name: "every_opening", type: "checkbox",
@@ -182,16 +181,17 @@ async function toggleForm(container) {
   async function submit(event) {
     event.preventDefault();
     const bots = [...picks.querySelectorAll("input:checked")].map((box) => box.value);
-    const othello = inputs.game.value === "othello";
     const body = {
-      name: inputs.name.value, game: inputs.game.value, size: othello ? 8 : Number(inputs.size.value),
+      name: inputs.name.value, game: inputs.game.value, variant: inputs.variant.value,
+      size: Number(inputs.size.value),
       bots, format: inputs.format.value, games_per_pairing: inputs.every.checked ? 0 : Number(inputs.games.value),
       opening_suite: inputs.suite.value, openings: ownOpenings(inputs.own.value),
       move_time_ms: Number(inputs.time.value),
       game_time_ms: Number(inputs.gameTime.value), increment_ms: Number(inputs.increment.value),
       seed: Number(inputs.seed.value), capture_trees: inputs.trees.checked,
-      adjudicate_empties: Number(inputs.adjudicate.value), request_id: requestId,
+      adjudicate_empties: Number(inputs.adjudicate.value),
     };
+    body.request_id = keyOf(body);
     try {
       const ladder = await act(() => send("POST", "/api/ladders", body));
       if (ladder) location.href = `/ladders/${encodeURIComponent(ladder.id)}`;
@@ -202,7 +202,8 @@ async function toggleForm(container) {
   replace(container, h("form", { class: "card", onsubmit: submit },
     h("h2", {}, "New ladder"),
     h("div", { class: "form-grid" },
-      field("Name", inputs.name), field("Game", inputs.game), field("Board", inputs.size),
+      field("Name", inputs.name), field("Game", inputs.game),
+      field("Variant (Gomoku: rule)", inputs.variant), field("Board", inputs.size),
       field("Format", inputs.format), field("Games per pairing", inputs.games),
       h("label", { class: "check" }, inputs.every, "Every opening, twice (colours swapped)"),
       field("Openings", inputs.suite), field("Move time (ms)", inputs.time),

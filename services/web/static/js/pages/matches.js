@@ -1,8 +1,8 @@
 // The match history with filters (ladder, bot, status, result, game), and a form for a
 // new match. Filters live in the address's query, so a filtered list can be shared.
 
-import { act, newRequestId } from "../actions.js";
-import { getJSON, send } from "../api.js";
+import { act, requestKeys } from "../actions.js";
+import { getJSON, send, siteConfig } from "../api.js";
 import { badge, h, ladderLink, matchLink, notice, pageOfRows, playerLink, replace, setTitle, timeCell } from "../dom.js";
 
 const FILTERS = ["ladder", "bot", "status", "result", "game"];
@@ -87,6 +87,25 @@ async function load(container, query, fresh, token = "") {
   });
 }
 
+/** The game, variant and board selects both new-match and new-ladder forms share, from
+ *  the rules (/api/config's games): the variant and board follow the game chosen; a
+ *  variant left at "" is the service's to fill in (an opening suite's, or the game's).
+ *  `onGame` is told of a new game. */
+export async function gameSelects(onGame = () => {}) {
+  const { games } = await siteConfig();
+  const game = h("select", { name: "game" }, Object.entries(games).map(([name, g]) => h("option", { value: name }, g.title)));
+  const variant = h("select", { name: "variant" }), size = h("select", { name: "size" });
+  const fill = () => {
+    const rules = games[game.value];
+    replace(variant, h("option", { value: "" }, "default"), rules.variants.map((v) => h("option", { value: v }, v)));
+    replace(size, rules.sizes.map((n) => h("option", { value: n, selected: n === rules.default_size }, `${n}\u00d7${n}`)));
+    size.disabled = rules.sizes.length < 2;
+  };
+  game.addEventListener("change", () => { fill(); onGame(); });
+  fill();
+  return { game, variant, size };
+}
+
 /** The field both new-match and new-ladder forms share: the exact solver's adjudication. */
 export const ADJUDICATE_LABEL = "Adjudicate at N empties (0: never)";
 const ADJUDICATE_TITLE = "Othello, up to 18: at N empty squares or fewer the referee solves the position and the game ends with perfect play's result";
@@ -97,14 +116,13 @@ export const adjudicateInput = () => h("input", { name: "adjudicate_empties", ty
 async function toggleForm(container) {
   if (container.firstChild) { replace(container); return; }
   const message = h("div");
-  const requestId = newRequestId();
+  const keyOf = requestKeys();
   const bots = await getJSON("/api/bots?limit=200");
   const options = h("datalist", { id: "bot-names" }, bots.bots.map((b) => h("option", { value: b.name })));
   const inputs = {
     black: h("input", { name: "black", list: "bot-names", required: true }),
     white: h("input", { name: "white", list: "bot-names", required: true }),
-    game: select("game", ["othello", "gomoku"], "othello"),
-    size: h("select", { name: "size" }, [15, 9, 19].map((n) => h("option", { value: n }, `${n}\u00d7${n}`))),
+    ...await gameSelects(),
     time: h("input", { name: "move_time_ms", type: "number", min: 1, value: 1000 }),
     gameTime: h("input", { name: "game_time_ms", type: "number", min: 0, value: 0 }),
     increment: h("input", { name: "increment_ms", type: "number", min: 0, value: 0 }),
@@ -115,12 +133,12 @@ async function toggleForm(container) {
   };
   async function submit(event) {
     event.preventDefault();
-    const othello = inputs.game.value === "othello";
     const body = { black: inputs.black.value.trim(), white: inputs.white.value.trim(), game: inputs.game.value,
-      size: othello ? 8 : Number(inputs.size.value), move_time_ms: Number(inputs.time.value),
+      variant: inputs.variant.value, size: Number(inputs.size.value), move_time_ms: Number(inputs.time.value),
       game_time_ms: Number(inputs.gameTime.value), increment_ms: Number(inputs.increment.value),
       opening: inputs.opening.value, seed: Number(inputs.seed.value), capture_trees: inputs.trees.checked,
-      adjudicate_empties: Number(inputs.adjudicate.value), request_id: requestId };
+      adjudicate_empties: Number(inputs.adjudicate.value) };
+    body.request_id = keyOf(body);
     try {
       const match = await act(() => send("POST", "/api/matches", body));
       if (match) location.href = `/matches/${encodeURIComponent(match.id)}`;
@@ -131,7 +149,8 @@ async function toggleForm(container) {
   replace(container, h("form", { class: "card", onsubmit: submit }, h("h2", {}, "New match"), options,
     h("div", { class: "form-grid" },
       h("label", {}, "Black (bot)", inputs.black), h("label", {}, "White (bot)", inputs.white),
-      h("label", {}, "Game", inputs.game), h("label", {}, "Gomoku board", inputs.size),
+      h("label", {}, "Game", inputs.game), h("label", {}, "Variant (Gomoku: rule)", inputs.variant),
+      h("label", {}, "Board", inputs.size),
       h("label", {}, "Move time (ms)", inputs.time),
       h("label", {}, "Game time per side (ms, 0: none)", inputs.gameTime),
       h("label", {}, "Increment per move (ms)", inputs.increment), h("label", {}, "Opening moves", inputs.opening),
