@@ -707,6 +707,17 @@ def test_a_move_shows_only_what_its_bot_reported(web: WebStack, page: Any) -> No
     assert "Depth" not in scored_facts and "PV" not in scored_facts
 
 
+def _ask_as_user(page: Any, bot: str, time_ms: int, answer: str) -> None:
+    """"Ask a bot" filled and sent, the token given to the dialog that opens, and the
+    ``answer`` waited for."""
+    page.fill(".ask input[name=bot]", bot)
+    page.fill(".ask input[name=time_ms]", str(time_ms))
+    page.click(".ask button[type=submit]:has-text('Ask')")
+    page.fill("#token-input", USER_TOKEN)
+    page.click("#token-form button[value=save]")
+    page.wait_for_selector(answer, timeout=30_000)
+
+
 def test_a_bot_is_asked_for_its_move_from_the_match_page(web: WebStack, page: Any) -> None:
     """"Ask a bot" as a person fills it (the token dialog first): the bot's move in the
     position shown, the one the analysis API gives, marked on that board; a bot that does
@@ -717,12 +728,7 @@ def test_a_bot_is_asked_for_its_move_from_the_match_page(web: WebStack, page: An
                                   bot=common_pb2.BotRef(name="web-beginner"),
                                   limits=common_pb2.SearchLimits(time_ms=2000), history=history)
     open_page(page, f"{web.url}/matches/{match.id}#ply={ply}")
-    page.fill(".ask input[name=bot]", "web-beginner")
-    page.fill(".ask input[name=time_ms]", "2000")
-    page.click(".ask button")
-    page.fill("#token-input", USER_TOKEN)
-    page.click("#token-form button[value=save]")
-    page.wait_for_selector(".answer .headline", timeout=30_000)
+    _ask_as_user(page, "web-beginner", 2000, ".answer .headline")
     move = position.move_to_str(expected.move.square)
     assert page.text_content(".answer .headline") == f"web-beginner at ply {ply}: {move}"
     facts = page.eval_on_selector_all(".answer dl.kv dt", "es => es.map(e => e.textContent)")
@@ -781,12 +787,7 @@ def test_the_board_editor_opens_a_played_position_asks_a_bot_and_starts_a_match(
                            arg=edited.to_text())
     # A bot asked about the position drawn: its move, marked on the board.
     expected = {*edited.legal_moves()}
-    page.fill(".ask input[name=bot]", "web-beginner")
-    page.fill(".ask input[name=time_ms]", "300")
-    page.click(".ask button[type=submit]:has-text('Ask')")
-    page.fill("#token-input", USER_TOKEN)
-    page.click("#token-form button[value=save]")
-    page.wait_for_selector("[data-testid='editor-answer']", timeout=30_000)
+    _ask_as_user(page, "web-beginner", 300, "[data-testid='editor-answer']")
     marks = page.eval_on_selector_all(".board-holder .score-text",
                                       "es => es.map(e => Number(e.parentNode.dataset.square))")
     assert len(marks) == 1 and marks[0] in expected, marks
