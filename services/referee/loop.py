@@ -154,6 +154,11 @@ class RefereeLoop:
             log.exception("match %s failed in this referee", match_id)
             failed = True
         finally:
+            # No longer running here before it is handed back: this referee's own read may
+            # take the new entry at once, and took it for a match still running here (left
+            # pending, for the idle take-over a minute later) instead of handing it back.
+            with self._lock:
+                self._active.pop(entry_id, None)
             try:
                 if finished:
                     self.jobs.ack(entry_id)
@@ -163,7 +168,6 @@ class RefereeLoop:
             except redis.RedisError as exc:
                 log.warning("could not settle match job %s: %s", entry_id, exc)
             with self._lock:
-                self._active.pop(entry_id, None)
                 self._match_threads.discard(threading.current_thread())
 
     def _beat(self) -> None:

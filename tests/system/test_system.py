@@ -159,24 +159,36 @@ def test_kill9_referee_mid_match_another_finishes(redis_client: redis.Redis,
 def test_a_stopped_referee_hands_its_matches_back_at_once(redis_client: redis.Redis,
                                                          services: Launcher) -> None:
     """SIGTERM: the referee hands its unfinished matches back, and another one resumes
-    them long before the idle take-over (set to a minute here) would."""
+    them long before the idle take-over (set to a minute here) would. The other referee
+    is started first and held (SIGSTOP) while the first takes the matches: started after
+    them on a busy machine, it took so long to come up that the games were over when the
+    first was stopped, and the test saw nothing."""
     services.env["ARENA_MATCH_IDLE_MS"] = "60000"
     _presets(services, "lab-advanced", "arena-fast")
     services.spawn("referee", "referee-1")
     services.spawn("worker", "worker-1")
+    second = services.spawn("referee", "referee-2").popen
+    assert second is not None
+    second.send_signal(signal.SIGSTOP)
+    time.sleep(1.0)  # its last blocking read of match jobs is over: it takes none of them
     ids = _create(services, match_config("lab-advanced", "arena-fast"), 2)
     store = MatchStore(redis_client)
     deadline = time.monotonic() + 60
     while min(len(store.records(i)) for i in ids) < 4:
         assert time.monotonic() < deadline, "the matches did not start"
         time.sleep(0.05)
-    services.spawn("referee", "referee-2")
+    second.send_signal(signal.SIGCONT)
     services.kill("referee-1", signal.SIGTERM)
     stopped_at = time.monotonic()
     plies = {i: len(store.records(i)) for i in ids}
-    while any(len(store.records(i)) <= plies[i] for i in ids
+    running = [i for i in ids if store.header(i).status == match_pb2.MATCH_STATUS_RUNNING]
+    assert running, "the games were over before the referee was stopped: nothing tested"
+    while any(len(store.records(i)) <= plies[i] for i in running
               if store.header(i).status == match_pb2.MATCH_STATUS_RUNNING):
-        assert time.monotonic() - stopped_at < 30, "no referee resumed the matches"
+        if time.monotonic() - stopped_at > 30:
+            logs = "".join(f"\n--- {name}\n{services.processes[name].log_file.read_text()[-1500:]}"
+                           for name in ("referee-1", "referee-2", "worker-1"))
+            raise AssertionError(f"no referee resumed the matches{logs}")
         time.sleep(0.05)
     log = services.processes["referee-1"].log_file.read_text()
     assert "Traceback" not in log and "could not settle" not in log, log[-3000:]
