@@ -657,14 +657,22 @@ class ArenaClient:
 
     def check_health(self, role: str) -> bool:
         """True if the ``role``'s server answers gRPC health SERVING (no token needed)."""
+        return not self.unhealthy(role)
+
+    def unhealthy(self, role: str) -> str:
+        """Why the ``role``'s server does not answer gRPC health SERVING, in the words of
+        any failed call (a TLS mistake named as such), or "" if it does."""
         from grpc_health.v1 import health_pb2, health_pb2_grpc
 
         stub = health_pb2_grpc.HealthStub(self.channel(role))
         try:
             reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=min(self.timeout_s, 2.0))
-        except grpc.RpcError:
-            return False
-        return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+        except grpc.RpcError as exc:
+            return str(self._error(exc, role))
+        if reply.status == health_pb2.HealthCheckResponse.SERVING:
+            return ""
+        return f"{role} at {self.addresses.target(role)} is not serving (health " \
+               f"{health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)})"
 
     # -- engine ------------------------------------------------------------------------
 

@@ -84,28 +84,31 @@ def cmd_status(args: argparse.Namespace) -> int:
             client.channel(role)
         with ThreadPoolExecutor(max_workers=len(roles) + 1) as pool:
             asked = pool.submit(ladders_or_why, client)
-            checks = {role: pool.submit(client.check_health, role) for role in roles}
-            services = {role: check.result() for role, check in checks.items()}
-            arena, missing = picture_or_why(client, services, args.forfeits)
+            checks = {role: pool.submit(client.unhealthy, role) for role in roles}
+            down = {role: why for role, check in checks.items() if (why := check.result())}
+            services = {role: role not in down for role in roles}
+            arena, missing = picture_or_why(client, down, args.forfeits)
             ladders = asked.result()
         asked_ladders = bool(client.addresses.ladder)
     if args.json:
-        print_json({"services": services, "arena": None if arena is None else to_dict(arena),
+        print_json({"services": services, **({"services_down": down} if down else {}),
+                    "arena": None if arena is None else to_dict(arena),
                     "ladders": (None if isinstance(ladders, str)
                                 else [ladder.as_dict() for ladder in ladders]),
                     **({"error": missing} if missing else {}),
                     **({"ladders_error": ladders} if isinstance(ladders, str) else {})})
     else:
-        print(render(arena, services, ladders, time.time(), missing))
+        print(render(arena, services, ladders, time.time(), missing, down))
     ladders_failed = asked_ladders and isinstance(ladders, str)
     return 0 if arena is not None and not ladders_failed and all(services.values()) else 1
 
 
-def picture_or_why(client: ArenaClient, services: dict[str, bool], forfeits: int,
+def picture_or_why(client: ArenaClient, down: dict[str, str], forfeits: int,
                    ) -> tuple[status_pb2.ArenaStatus | None, str]:
-    """The referee's picture and "", or None and why not."""
-    if services.get("referee") is False:
-        return None, "the referee does not answer its health check"
+    """The referee's picture and "", or None and why not (``down``: why each service that
+    failed its health check did: a TLS mistake is said as one, not as a referee down)."""
+    if "referee" in down:
+        return None, f"the referee does not answer its health check: {down['referee']}"
     try:
         return client.get_status(max(0, forfeits)), ""
     except ArenaError as exc:
@@ -131,13 +134,16 @@ def _age(ms: float) -> str:
 
 
 def render(arena: status_pb2.ArenaStatus | None, services: dict[str, bool],
-           ladders: list[LadderEta] | str, now_s: float, missing: str = "") -> str:
+           ladders: list[LadderEta] | str, now_s: float, missing: str = "",
+           down: dict[str, str] | None = None) -> str:
     """The screen; without the referee's picture (``missing`` says why) the services and
-    the running ladders (or why they are not known)."""
+    the running ladders (or why they are not known). ``down``: why each service down is
+    (the referee's is in ``missing``)."""
     if not services:  # no stack.json and no address given: nothing to ask
         return f"no Arena services known here: {missing}"
     lines = ["services: " + "  ".join(f"{role} {'up' if up else 'DOWN'}"
                                       for role, up in services.items())]
+    lines += [f"  {why}" for role, why in (down or {}).items() if role != "referee"]
     if arena is None:
         lines.append(f"no picture of workers, queues and matches: {missing}")
         lines += _ladder_lines(ladders)

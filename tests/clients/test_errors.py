@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -444,6 +445,26 @@ def test_a_tls_mistake_says_what_is_likely_wrong_not_that_the_stack_is_down(
              "theirs_ca": pkis["theirs"].ca_file, "theirs_cert": pkis["theirs"].client_cert}
     assert_one_line_error(result, *(needle.format(**named) for needle in needles))
     assert "is the stack running" not in result.stderr and "unreachable" not in result.stderr
+
+
+def test_arena_status_says_a_tls_mistake_too(
+        run_arena: RunArena, tls_referees: dict[str, Server], pkis: dict[str, LocalPKI]) -> None:
+    """`arena status` asked each service's health and said only "the referee does not
+    answer its health check" of a TLS stack called without its CA; now the reason, as
+    every other command gives it, in the text and in --json."""
+    target = tls_referees["tls"].target
+    env = {"ARENA_REFEREE": target, "ARENA_TOKEN": ADMIN_TOKEN}
+    result = run_arena("status", env=env)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "services: referee DOWN" in result.stdout, result.stdout
+    assert (f"the referee does not answer its health check: referee at {target} hung up "
+            "without answering: it likely serves TLS") in result.stdout, result.stdout
+    result = run_arena("status", "--json", env=env)
+    reply = json.loads(result.stdout)
+    assert reply["services"] == {"referee": False}
+    assert "it likely serves TLS" in reply["services_down"]["referee"], reply
+    result = run_arena(*_tls_options(pkis, "ours"), "status", env=env)  # the right CA
+    assert "services: referee up" in result.stdout, result.stdout
 
 
 def test_tls_files_from_the_environment_are_named_and_the_right_ones_get_through(
