@@ -909,8 +909,6 @@ def test_a_ladder_of_its_own_openings_says_so_and_lists_them(web: WebStack,
         shown = page.wait_for_selector("[data-testid='own-openings']")
         assert shown.text_content() == "openings: its own (2 openings)"
         assert shown.get_attribute("title") == "f5 d6 c3\nc4 c3"
-        # No game is over (30 s a move): no table of ranked bots with nothing played.
-        assert "No finished games yet." in page.inner_text("main")
     finally:
         web.http.request("POST", f"/api/ladders/{ladder_id}/cancel", {}, token=USER_TOKEN)
     # Cancelled, its games are over without a result, not 'played'.
@@ -918,6 +916,26 @@ def test_a_ladder_of_its_own_openings_says_so_and_lists_them(web: WebStack,
     text = page.inner_text("main")
     assert "4/4" in text and "games over (" in text and "void: no result)" in text, text
     assert "played" not in text, text
+
+
+def test_a_ladder_before_its_first_result_shows_no_ranked_table(web: WebStack,
+                                                                 page: Any) -> None:
+    """Before a game is over every bot had a row of nothing (ranked, Elo 0, 0.0 %). Bots
+    that think a few seconds a move: no game ends while the page is read (the lab bots of
+    the form above finished theirs in a blink, whatever the clock)."""
+    register(web.client, {"web-thinker": ("arena-fast", {"depth": 60, "time_ms": 5000})})
+    ladder = web.client.create_ladder(ladder_pb2.LadderConfig(
+        game=OTHELLO, bots=[common_pb2.BotRef(name="web-thinker"),
+                            common_pb2.BotRef(name="web-beginner")],
+        games_per_pairing=2, time_control=common_pb2.TimeControl(move_time_ms=5000)))
+    try:
+        open_page(page, f"{web.url}/ladders/{ladder.id}")
+        assert "No finished games yet." in page.inner_text("main")
+        assert page.locator("table.standings").count() == 0
+        assert web.client.get_standings(ladder.id).ladder.games_done == 0  # still true
+    finally:
+        with contextlib.suppress(FailedPreconditionError):
+            web.client.cancel_ladder(ladder.id)
 
 
 def test_downloads_offer_every_export_format(web: WebStack, page: Any) -> None:
