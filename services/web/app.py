@@ -59,11 +59,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena import errors
 from arena.documents import read_json
-from arena.games import GAMES
+from arena.games import GAMES, Position
 from arena.games import game as rules
 from arena.records import match_position
 from arena.rpc import INT32_MAX, INT64_MAX
-from arena.v1 import common_pb2, referee_pb2
+from arena.v1 import common_pb2, engine_pb2, referee_pb2
 
 log = logging.getLogger(__name__)
 
@@ -464,11 +464,7 @@ class Api:
         client = self.gateway.actor(bearer(request))
         match = await self.gateway.run(client.get_match, request.path_params["id"])
         spec, position, history = match_position(match, ply)
-        with self.analyses.slot():
-            reply = await self.gateway.run(
-                lambda: client.analyze(common_pb2.Position(game=spec, text=position.to_text()),
-                                       bot=bot, limits=common_pb2.SearchLimits(time_ms=time_ms),
-                                       history=history))
+        reply = await self._analyze(client, spec, position, bot, time_ms, history)
         return JSONResponse(analysis_json(reply, position, ply))
 
     async def position(self, request: Request) -> Response:
@@ -485,11 +481,19 @@ class Api:
         position, bot, time_ms = forms.position_analysis(await json_body(request))
         client = self.gateway.actor(bearer(request))
         spec = rules(position.game).spec(position.variant, position.size)
-        with self.analyses.slot():
-            reply = await self.gateway.run(
-                lambda: client.analyze(common_pb2.Position(game=spec, text=position.to_text()),
-                                       bot=bot, limits=common_pb2.SearchLimits(time_ms=time_ms)))
+        reply = await self._analyze(client, spec, position, bot, time_ms, [])
         return JSONResponse(analysis_json(reply, position, 0))
+
+    async def _analyze(self, client: ArenaClient, spec: common_pb2.GameSpec,
+                       position: Position, bot: common_pb2.BotRef, time_ms: int,
+                       history: list[int]) -> engine_pb2.AnalyzeResponse:
+        """``bot``'s answer in ``position`` (reached by ``history``), in one of the
+        gateway's analysis slots."""
+        with self.analyses.slot():
+            return await self.gateway.run(
+                lambda: client.analyze(common_pb2.Position(game=spec, text=position.to_text()),
+                                       bot=bot, limits=common_pb2.SearchLimits(time_ms=time_ms),
+                                       history=history))
 
     async def cancel_match(self, request: Request) -> Response:
         client = self.gateway.actor(bearer(request))

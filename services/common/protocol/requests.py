@@ -73,11 +73,14 @@ class CreateRequest:
     def of(cls, kind: RequestKind, owner: str, request_id: str, asked: Message,
            *left_out: str) -> CreateRequest:
         """The request of a create call asking for ``asked`` (without the fields
-        ``left_out``: see ``request_digest``); InvalidArgumentError for a key too long."""
+        ``left_out``: see ``request_digest``); InvalidArgumentError for a key too long.
+        Without a key nothing is compared, so nothing is digested (an import's record
+        may be a megabyte)."""
         if len(request_id) > MAX_REQUEST_ID_CHARS:
             raise InvalidArgumentError.for_fields([FieldViolation(
                 "request_id", f"must be at most {MAX_REQUEST_ID_CHARS} characters")])
-        return cls(kind, owner, request_id, request_digest(asked, *left_out))
+        digest = request_digest(asked, *left_out) if request_id else ""
+        return cls(kind, owner, request_id, digest)
 
     @property
     def key(self) -> str:
