@@ -896,7 +896,12 @@ def test_a_ladder_of_its_own_openings_says_so_and_lists_them(web: WebStack,
     """Made with the form's openings of its own (written as the CLI's files take them),
     the ladder's page says so and lists them; "every opening" plays each of them twice (the
     games per pairing typed would have played only the first)."""
+    # A bot that thinks seconds a move: the games are still on when the ladder is
+    # cancelled (two lab bots finished all four in a blink on a quiet machine).
+    register(web.client, {"web-thinker": ("arena-fast", {"depth": 60, "time_ms": 5000})})
     _new_ladder_form(web, page, move_time_ms=30_000)
+    page.uncheck(".bot-picks input[value='web-intermediate']")
+    page.check(".bot-picks input[value='web-thinker']")
     page.fill("textarea[name=openings]", "f5d6c3   # compact\n\nc4, c3 | a note\n")
     page.check("input[name=every_opening]")
     assert page.is_disabled("input[name=games_per_pairing]")
