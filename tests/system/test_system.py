@@ -13,6 +13,7 @@ import pytest
 import redis
 from arena.services.common.launcher import Launcher
 from arena.services.common.protocol.matches import MatchStore
+from google.protobuf import json_format, struct_pb2
 
 from arena.formats import parse_ggf, write_ggf
 from arena.v1 import bots_pb2, common_pb2, match_pb2, referee_pb2, referee_pb2_grpc
@@ -164,25 +165,33 @@ def test_a_stopped_referee_hands_its_matches_back_at_once(redis_client: redis.Re
     them on a busy machine, it took so long to come up that the games were over when the
     first was stopped, and the test saw nothing."""
     services.env["ARENA_MATCH_IDLE_MS"] = "60000"
-    _presets(services, "lab-advanced", "arena-fast")
+    _presets(services, "lab-advanced")
+    # A bot that thinks 300 ms a move: a game lasts some 20 s, not the blink two fast bots
+    # take (CI saw both games over before the stopped referee had exited).
+    config = struct_pb2.Struct()
+    json_format.ParseDict({"depth": 60, "time_ms": 300}, config)
+    with stack_client(services) as sdk:
+        sdk.register_bot(bots_pb2.BotSpec(name="thinker", preset="arena-fast",
+                                          builtin=bots_pb2.BuiltinEngine(config=config)),
+                         from_preset="arena-fast")
     services.spawn("referee", "referee-1")
     services.spawn("worker", "worker-1")
     second = services.spawn("referee", "referee-2").popen
     assert second is not None
     second.send_signal(signal.SIGSTOP)
     time.sleep(1.0)  # its last blocking read of match jobs is over: it takes none of them
-    ids = _create(services, match_config("lab-advanced", "arena-fast"), 2)
+    ids = _create(services, match_config("lab-advanced", "thinker"), 2)
     store = MatchStore(redis_client)
     deadline = time.monotonic() + 60
     while min(len(store.records(i)) for i in ids) < 4:
         assert time.monotonic() < deadline, "the matches did not start"
         time.sleep(0.05)
-    second.send_signal(signal.SIGCONT)
-    services.kill("referee-1", signal.SIGTERM)
-    stopped_at = time.monotonic()
-    plies = {i: len(store.records(i)) for i in ids}
     running = [i for i in ids if store.header(i).status == match_pb2.MATCH_STATUS_RUNNING]
     assert running, "the games were over before the referee was stopped: nothing tested"
+    second.send_signal(signal.SIGCONT)
+    services.kill("referee-1", signal.SIGTERM)  # returns once it has exited
+    stopped_at = time.monotonic()
+    plies = {i: len(store.records(i)) for i in ids}
     while any(len(store.records(i)) <= plies[i] for i in running
               if store.header(i).status == match_pb2.MATCH_STATUS_RUNNING):
         if time.monotonic() - stopped_at > 30:
