@@ -37,6 +37,7 @@ from arena.clients.arguments import checked_arguments
 from google.protobuf import json_format, struct_pb2
 
 from arena import errors
+from arena.games import UnknownGameError
 from arena.games import game as game_named
 from arena.home import ADMIN_TOKEN_FILE, STACK_FILE, arena_home
 from arena.rpc import ServerError, to_arena_error
@@ -404,11 +405,18 @@ class ArenaClient:
         )
         return self._call("registry", self._registry().ListBots, request)
 
-    def iter_bots(self, **filters: Any) -> Iterator[bots_pb2.BotVersion]:
-        """Every bot matching ``filters`` (the ``list_bots`` keywords), page by page."""
+    def iter_bots(
+        self,
+        game: common_pb2.GameKind.ValueType = common_pb2.GAME_KIND_UNSPECIFIED,
+        owner: str = "",
+        name_prefix: str = "",
+        include_retired: bool = False,
+    ) -> Iterator[bots_pb2.BotVersion]:
+        """Every bot ``list_bots`` lists with these filters, page by page."""
         token = ""
         while True:
-            page = self.list_bots(page_token=token, **filters)
+            page = self.list_bots(game=game, owner=owner, name_prefix=name_prefix,
+                                  include_retired=include_retired, page_token=token)
             yield from page.bots
             token = page.next_page_token
             if not token:
@@ -482,12 +490,21 @@ class ArenaClient:
         )
         return self._call("referee", self._referee().ListMatches, request)
 
-    def iter_matches(self, limit: int = 0, **filters: Any) -> Iterator[match_pb2.Match]:
-        """Matches matching ``filters`` (the ``list_matches`` keywords), newest first;
-        at most ``limit`` of them (0: all)."""
+    def iter_matches(
+        self,
+        limit: int = 0,
+        bot_name: str = "",
+        status: match_pb2.MatchStatus.ValueType = match_pb2.MATCH_STATUS_UNSPECIFIED,
+        ladder_id: str = "",
+        game: common_pb2.GameKind.ValueType = common_pb2.GAME_KIND_UNSPECIFIED,
+        summary_only: bool = False,
+    ) -> Iterator[match_pb2.Match]:
+        """The matches ``list_matches`` lists with these filters, newest first; at most
+        ``limit`` of them (0: all)."""
         token, seen = "", 0
         while True:
-            page = self.list_matches(page_token=token, **filters)
+            page = self.list_matches(bot_name=bot_name, status=status, ladder_id=ladder_id,
+                                     game=game, summary_only=summary_only, page_token=token)
             for match in page.matches:
                 yield match
                 seen += 1
@@ -598,7 +615,13 @@ class ArenaClient:
         """Each row of bot ``name`` (any version) in the rating lists of its game, every
         variant and size, with the list it is in: the list of every clock, then, where the
         game's ladders had several clocks, the list of each clock the bot played at."""
-        played = game_named(kind)
+        try:
+            played = game_named(kind)
+        except UnknownGameError:  # GAME_KIND_UNSPECIFIED: a GameKind, but no game
+            games = ", ".join(f"{name}={number}" for name, number in
+                              common_pb2.GameKind.items() if number)
+            raise errors.InvalidArgumentError(
+                f"bot_ratings: kind must name a game ({games}), got {kind}") from None
         found = []
 
         def rows(rated: ladder_pb2.Ratings) -> list[ladder_pb2.RatingRow]:

@@ -143,6 +143,8 @@ REFUSED: list[tuple[Callable[[ArenaClient], object], str]] = [
      "got int 77"),
     (lambda sdk: sdk.bot_ratings("lucy", 3),
      "bot_ratings: kind must be a GameKind ("),
+    (lambda sdk: sdk.bot_ratings("lucy", 0),
+     "bot_ratings: kind must name a game (GAME_KIND_OTHELLO=1, GAME_KIND_GOMOKU=2), got 0"),
     (lambda sdk: sdk.create_match({"seed": 1}),
      "create_match: config must be an arena.v1.MatchConfig message, got dict {'seed': 1}"),
     (lambda sdk: sdk.create_match(ladder_pb2.LadderConfig(name="l")),
@@ -162,6 +164,11 @@ REFUSED: list[tuple[Callable[[ArenaClient], object], str]] = [
      "name_prefix, include_retired, page_size, page_token)"),
     (lambda sdk: sdk.iter_matches(limit="ten"),  # a generator: refused when called
      "iter_matches: limit must be an int, got str 'ten'"),
+    (lambda sdk: sdk.iter_matches(status=99),
+     f"iter_matches: status must be a MatchStatus ({ENUM_VALUES['MatchStatus']}), got int 99"),
+    (lambda sdk: sdk.iter_bots(owner_name="bob"),
+     "iter_bots: got an unexpected keyword argument 'owner_name' (it takes game, owner, "
+     "name_prefix, include_retired)"),
     (lambda sdk: sdk.get_bot("lucy", version=True),
      "get_bot: version must be an int, got bool True"),
     (lambda sdk: sdk.get_bot("lucy", 1.5), "get_bot: version must be an int, got float 1.5"),
