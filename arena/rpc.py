@@ -131,10 +131,11 @@ def to_arena_error(error: grpc.RpcError, role: str, target: str, *, ca_file: str
 
 
 # How a caller gives the TLS files (the CLI's options, their variables), and where `arena up`
-# writes a local stack's.
-_GIVE_CA = "--tls-ca or ARENA_TLS_CA_FILE; `arena up --tls` writes .arena/tls/ca.pem"
+# writes a local stack's: in the tls folder of its home, which the caller may not share.
+_HOME_TLS = "tls/ in its home (--home, ARENA_HOME, else .arena)"
+_GIVE_CA = f"--tls-ca or ARENA_TLS_CA_FILE; `arena up --tls` writes ca.pem to {_HOME_TLS}"
 _GIVE_CERT = ("--tls-cert and --tls-key, or ARENA_TLS_CERT_FILE and ARENA_TLS_KEY_FILE; "
-              "`arena up --mutual-tls` writes .arena/tls/client.pem and client.key")
+              f"`arena up --mutual-tls` writes client.pem and client.key to {_HOME_TLS}")
 
 
 def tls_mistake(reason: str, role: str, target: str, ca_file: str, cert_file: str
@@ -177,4 +178,4 @@ def tls_mistake(reason: str, role: str, target: str, ca_file: str, cert_file: st
                 f"client certificate (mutual TLS); give one ({_GIVE_CERT}), or it is stopping")
     return (f"{role} at {target} hung up in the TLS handshake: it likely refused the "
             f"client certificate {cert_file} (is it of that stack's CA? `arena up "
-            "--mutual-tls` writes .arena/tls/client.pem), or it is stopping")
+            f"--mutual-tls` writes client.pem to {_HOME_TLS}), or it is stopping")

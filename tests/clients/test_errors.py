@@ -406,7 +406,8 @@ TLS_MISTAKES = [
     # (the server, the caller's CA and client certificate, what the error says)
     ("tls", "", "", ("arena: error: referee at {target} hung up without answering: it likely "
                      "serves TLS; give its CA (--tls-ca or ARENA_TLS_CA_FILE; `arena up --tls` "
-                     "writes .arena/tls/ca.pem), or it is stopping",)),
+                     "writes ca.pem to tls/ in its home (--home, ARENA_HOME, else .arena)), "
+                     "or it is stopping",)),
     ("mutual-tls", "", "", ("referee at {target} hung up without answering: it likely serves "
                             "TLS; give its CA",)),
     ("plaintext", "ours", "", ("arena: error: referee at {target} does not speak TLS (the TLS "
@@ -415,13 +416,14 @@ TLS_MISTAKES = [
                                "or start the stack with `arena up --tls`",)),
     ("tls", "theirs", "", ("arena: error: TLS handshake with the referee at {target} failed (",
                            "): is {theirs_ca} the CA of that stack (--tls-ca or "
-                           "ARENA_TLS_CA_FILE; `arena up --tls` writes .arena/tls/ca.pem)?")),
+                           "ARENA_TLS_CA_FILE; `arena up --tls` writes ca.pem to tls/ in its "
+                           "home (--home, ARENA_HOME, else .arena))?")),
     ("mutual-tls", "ours", "", ("arena: error: referee at {target} hung up in the TLS "
                                 "handshake: it likely requires a client certificate (mutual "
                                 "TLS); give one (--tls-cert and --tls-key, or "
                                 "ARENA_TLS_CERT_FILE and ARENA_TLS_KEY_FILE; `arena up "
-                                "--mutual-tls` writes .arena/tls/client.pem and client.key), "
-                                "or it is stopping",)),
+                                "--mutual-tls` writes client.pem and client.key to tls/ in its "
+                                "home (--home, ARENA_HOME, else .arena)), or it is stopping",)),
     ("mutual-tls", "ours", "theirs", ("arena: error: referee at {target} hung up in the TLS "
                                       "handshake: it likely refused the client certificate "
                                       "{theirs_cert} (is it of that stack's CA?",)),
