@@ -148,9 +148,10 @@ def render(arena: status_pb2.ArenaStatus | None, services: dict[str, bool],
         lines.append(f"no picture of workers, queues and matches: {missing}")
         lines += _ladder_lines(ladders)
         return "\n".join(lines)
-    referees = "  ".join(f"{r.name} {'up' if r.up else 'silent'} ({_age(r.idle_ms)} idle)"
+    referees = "  ".join(f"{r.name} up ({r.running} running)" if r.up else
+                         f"{r.name} GONE (silent {_age(r.idle_ms)}, matches held: {r.running})"
                          for r in arena.referees)
-    lines.append(f"referees that took matches: {referees or 'none'}")
+    lines.append(f"referees: {referees or 'none'}")
     lines += _workers(arena, now_s)
     moves = arena.moves
     oldest = f", oldest waiting {_age(moves.oldest_waiting_ms)}" if moves.lag else ""

@@ -254,7 +254,7 @@ class ArenaStatus(_message.Message):
     def at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
     def referees(self) -> _containers.RepeatedCompositeFieldContainer[Global___ServiceStatus]:
-        """Referees reading the match stream, with how long each has been silent."""
+        """The referees alive (present) and those gone that still hold or once took matches."""
 
     @_builtins.property
     def workers(self) -> _containers.RepeatedCompositeFieldContainer[Global___WorkerInfo]:
@@ -320,11 +320,16 @@ class ServiceStatus(_message.Message):
     ADDRESS_FIELD_NUMBER: _builtins.int
     UP_FIELD_NUMBER: _builtins.int
     IDLE_MS_FIELD_NUMBER: _builtins.int
+    RUNNING_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     address: _builtins.str
     up: _builtins.bool
     idle_ms: _builtins.int
-    """Time since it was last heard from (referees: idle time in the match group)."""
+    """Time since it was last heard from (referees: since it last took or kept a match in
+    the match group; 0 if it has taken none).
+    """
+    running: _builtins.int
+    """Referees: the matches it holds (running, or left by it if it is gone)."""
     def __init__(
         self,
         *,
@@ -332,10 +337,11 @@ class ServiceStatus(_message.Message):
         address: _builtins.str = ...,
         up: _builtins.bool = ...,
         idle_ms: _builtins.int = ...,
+        running: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "idle_ms", b"idle_ms", "name", b"name", "up", b"up"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "idle_ms", b"idle_ms", "name", b"name", "running", b"running", "up", b"up"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

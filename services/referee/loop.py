@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import redis
 from arena.services.common.peers import BotVersions
+from arena.services.common.protocol import referees
 from arena.services.common.protocol.delivery import DeliveryConfig
 from arena.services.common.protocol.keys import MATCH_STREAM, REFEREE_GROUP
 from arena.services.common.protocol.streams import (
@@ -171,11 +172,22 @@ class RefereeLoop:
                 self._match_threads.discard(threading.current_thread())
 
     def _beat(self) -> None:
+        """Keep the running matches' entries fresh and this referee present (three missed
+        beats and it counts as gone); a referee that stops leaves at once."""
         interval = max(self.config.heartbeat_ms, self.config.match_idle_ms // 4) / 1000
-        while not self.stopping.wait(interval):
+        while True:
             with self._lock:
                 entries = list(self._active)
             try:
-                self.jobs.touch(entries)
+                with self.client.pipeline(transaction=False) as pipe:
+                    self.jobs.touch(entries, pipe)
+                    referees.advertise(pipe, self.referee_id, int(3000 * interval))
+                    pipe.execute()
             except redis.RedisError as exc:
                 log.warning("match heartbeat failed: %s", exc)
+            if self.stopping.wait(interval):
+                break
+        try:
+            referees.retire(self.client, self.referee_id)
+        except redis.RedisError as exc:  # its presence ends by itself
+            log.warning("could not leave the referees' list: %s", exc)

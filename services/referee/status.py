@@ -19,7 +19,7 @@ from typing import Any
 import grpc
 import redis
 from arena.services.common.logs import bot_name
-from arena.services.common.protocol import queues, workers
+from arena.services.common.protocol import queues, referees, workers
 from arena.services.common.protocol.keys import (
     DEAD_STREAM,
     FINISHED_STREAM,
@@ -79,10 +79,8 @@ class StatusServicer(status_pb2_grpc.StatusServicer):
     """GetStatus: what this referee sees of the whole arena (reads only)."""
 
     def __init__(self, client: redis.Redis, referee_id: str, registry: str = "",
-                 match_idle_ms: int = 10_000,
                  credentials: grpc.ChannelCredentials | None = None) -> None:
-        self.client, self.referee_id = client, referee_id
-        self.registry, self.match_idle_ms = registry, match_idle_ms
+        self.client, self.referee_id, self.registry = client, referee_id, registry
         self.credentials = credentials  # TLS to the registry, as the referee calls it
 
     def GetStatus(self, request: status_pb2.GetStatusRequest,
@@ -99,8 +97,11 @@ class StatusServicer(status_pb2_grpc.StatusServicer):
         status.matches.CopyFrom(_queue(matches))
         status.matches_running = matches.pending
         status.dead_letters = queues.stream_length(self.client, DEAD_STREAM)
-        for name, idle in sorted((matches.idle_ms or {}).items()):
-            status.referees.add(name=name, idle_ms=idle, up=idle < self.match_idle_ms)
+        idle, held = matches.idle_ms or {}, matches.held or {}
+        present = referees.present(self.client, now_ms)
+        for name in sorted(present | set(idle)):
+            status.referees.add(name=name, up=name in present, idle_ms=idle.get(name, 0),
+                                running=held.get(name, 0))
         status.workers.extend(workers.alive(self.client, now_ms))
         status.cache_probes = sum(w.cache_probes for w in status.workers)
         status.cache_hits = sum(w.cache_hits for w in status.workers)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -15,8 +16,14 @@ import pytest
 import redis
 from arena.services.common.config import Config
 from arena.services.common.embedded_redis import EmbeddedRedis
-from arena.services.common.protocol import keys
-from arena.services.common.protocol.keys import ENGINE_STREAMS, MOVE_STREAM, WORKER_GROUP
+from arena.services.common.protocol import keys, referees
+from arena.services.common.protocol.keys import (
+    ENGINE_STREAMS,
+    MATCH_STREAM,
+    MOVE_STREAM,
+    REFEREE_GROUP,
+    WORKER_GROUP,
+)
 
 from tests.support.servers import ADMIN_TOKEN, Server, serve
 
@@ -92,3 +99,49 @@ def test_the_move_queue_counts_the_engine_streams(
     assert screen[at + 2].startswith("  engine rapfi (abababababab): 2 waiting, 1 running, "
                                      "oldest waiting 6"), screen[at + 2]
     assert not screen[at + 3].startswith("  engine")
+
+
+
+def test_a_referee_waiting_for_matches_stays_up(redis_server: EmbeddedRedis,
+                                               redis_client: redis.Redis,
+                                               tmp_path: Path) -> None:
+    """'up' was read from the match group, where Redis 6 counts a consumer idle from its
+    last read that returned an entry: a referee waiting for work showed 'silent'
+    `match_idle_ms` after its last match, and one that never took a match was not listed.
+    Now each referee says it is present, with its matches' heartbeat."""
+    server = serve("referee", Config(redis_url=redis_server.url, match_idle_ms=1000))
+    try:
+        time.sleep(3.0)  # a presence lasts 3 beats of 0.5 s here: refreshed, not just made
+        shown = json.loads(status(server, tmp_path, "--json"))["arena"]
+        screen = status(server, tmp_path).splitlines()
+    finally:
+        server.stop()
+    (alive,) = shown["referees"]
+    assert alive.get("up") and not alive.get("running")
+    assert f"referees: {alive['name']} up (0 running)" in screen
+    assert alive["name"] not in referees.present(redis_client)  # it left as it stopped
+
+
+def test_a_gone_referee_shows_the_matches_it_left(redis_server: EmbeddedRedis,
+                                                 redis_client: redis.Redis,
+                                                 tmp_path: Path) -> None:
+    """A referee that died holding a match: GONE, with how long it has been silent and
+    the match it holds until another referee takes it over (a minute here)."""
+    redis_client.xgroup_create(MATCH_STREAM, REFEREE_GROUP, id="0", mkstream=True)
+    redis_client.xadd(MATCH_STREAM, {"pb": b"a match"})
+    redis_client.xreadgroup(REFEREE_GROUP, "referee-gone", {MATCH_STREAM: ">"}, count=1)
+    server = serve("referee", Config(redis_url=redis_server.url, match_idle_ms=60_000))
+    try:
+        time.sleep(1.0)
+        shown = json.loads(status(server, tmp_path, "--json"))["arena"]
+        screen = status(server, tmp_path).splitlines()
+    finally:
+        server.stop()
+    by_name = {r["name"]: r for r in shown["referees"]}
+    gone = by_name.pop("referee-gone")
+    assert not gone.get("up") and int(gone["running"]) == 1 and int(gone["idle_ms"]) >= 1000
+    ((name, alive),) = by_name.items()
+    assert alive.get("up")
+    (line,) = [line for line in screen if line.startswith("referees: ")]
+    assert f"{name} up (0 running)" in line
+    assert re.search(r"referee-gone GONE \(silent \d+\.\d s, matches held: 1\)", line), line

@@ -165,6 +165,10 @@ def worker(worker_id: str) -> str:
     return f"arena:worker:{worker_id}"
 
 
+# --- referee presence (durable Redis) --------------------------------------------------------
+
+REFEREES = "arena:referees"  # sorted set: referee name scored by when its presence ends (ms)
+
 # --- operations (durable Redis) ----------------------------------------------------------------
 
 # The referee that exports the queue figures to Prometheus holds this lease (its instance name).

@@ -52,6 +52,7 @@ class GroupFigures:
     oldest_waiting_ms: int = 0
     consumers: int = 0
     idle_ms: dict[str, int] | None = None  # consumer -> ms since it last read or claimed
+    held: dict[str, int] | None = None  # consumer -> entries pending with it
 
 
 def group_figures(client: redis.Redis, stream: str, group: str,
@@ -73,8 +74,9 @@ def group_figures(client: redis.Redis, stream: str, group: str,
     oldest = now_ms - entry_ms(waiting[0][0]) if waiting else 0
     consumers: Any = client.xinfo_consumers(stream, group) if info["consumers"] else []
     idle = {text(c["name"]): int(c["idle"]) for c in consumers}
+    held = {text(c["name"]): int(c["pending"]) for c in consumers}
     return GroupFigures(stream, group, length, int(info["pending"]), lag, max(0, oldest),
-                        int(info["consumers"]), idle)
+                        int(info["consumers"]), idle, held)
 
 
 def engine_streams(client: redis.Redis) -> list[str]:
