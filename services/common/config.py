@@ -153,6 +153,8 @@ SETTINGS: tuple[Setting, ...] = (
               ("worker",)),
     _delivery("stall_timeout_ms", "a move nobody answers for this long ends the game void",
               ("referee", "worker"), low=1),
+    _delivery("unoffered_ms", "a protocol engine's move no live match worker offers the "
+              "build of for this long ends the game void", ("referee",), low=1),
     Setting("worker_pool", "ARENA_WORKER_POOL", "match",
             "match: play move jobs; analysis: serve Engine.Analyze only (the two pools "
             "never share capacity)", ("worker",), flag="--pool"),
@@ -263,6 +265,7 @@ class Config:
     grace_ms: int = DeliveryConfig.grace_ms
     reserve_hold_ms: int = DeliveryConfig.reserve_hold_ms
     stall_timeout_ms: int = DeliveryConfig.stall_timeout_ms
+    unoffered_ms: int = DeliveryConfig.unoffered_ms
     worker_pool: str = "match"
     analysis_slots: int = 1
     analysis_wait_ms: int = 15_000

@@ -84,7 +84,8 @@ JOBS_DROPPED = Counter("arena_move_jobs_dropped_total",
                        "move jobs acknowledged without an answer: past their deadline, or "
                        "their ply no longer wanted", ["reason"])
 JOBS_RELEASED = Counter("arena_move_jobs_released_total",
-                        "move jobs a stopping worker gave back unanswered")
+                        "move jobs a worker gave back unanswered (stopping, or "
+                        "its build of the job's engine changed)")
 MOVE_WAIT = Histogram("arena_move_wait_seconds",
                       "time from a job's publication to its start on a worker (Redis clock)",
                       buckets=_SLOW)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import redis
 from arena.services.common.peers import BotVersions
+from arena.services.common.protocol import workers
 from arena.services.common.protocol.delivery import (
     DeliveryConfig,
     move_stream_minid,
@@ -89,6 +90,37 @@ class GameState:
         return GameState(self.match, [*self.records, record], position)
 
 
+def _build(bot: bots_pb2.BotVersion) -> tuple[str, str] | None:
+    """The protocol engine build (name, checksum) a bot pinned; None for other bots."""
+    if bot.spec.WhichOneof("engine") != "protocol":
+        return None
+    return bot.spec.protocol.engine, bot.spec.protocol.checksum
+
+
+class OfferedBuilds:
+    """The protocol engine builds live match workers offer (their presence), read at most
+    once a second for all the matches of a referee."""
+
+    EVERY_S = 1.0
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+        self._lock = threading.Lock()
+        self._read_at = -self.EVERY_S
+        self._builds: frozenset[tuple[str, str]] = frozenset()
+
+    def __call__(self) -> frozenset[tuple[str, str]]:
+        with self._lock:
+            if time.monotonic() - self._read_at < self.EVERY_S:
+                return self._builds
+        builds = frozenset((offer.name, offer.checksum)
+                           for offer in workers.offers(workers.alive(self.client))
+                           if offer.workers)
+        with self._lock:
+            self._builds, self._read_at = builds, time.monotonic()
+        return builds
+
+
 class MatchRunner:
     """Plays matches; one instance serves every match thread of a referee."""
 
@@ -105,6 +137,7 @@ class MatchRunner:
         # Per match being run, the last ply whose position was solved for adjudication,
         # and the result (None: not adjudicated there). Solved once, asked twice per ply.
         self._solved: dict[str, tuple[int, match_pb2.MatchResult | None]] = {}
+        self.offered = OfferedBuilds(client)
 
     def load(self, match_id: str) -> GameState:
         match = self.store.header(match_id)
@@ -301,9 +334,22 @@ class MatchRunner:
                                 match.config.time_control.grace_ms or self.config.grace_ms,
                                 job.cpu_clock, self.config.cpu_wall_factor)
         give_up = time.monotonic() + self.config.stall_timeout_ms / 1000
+        build = _build(job.bot)
+        unoffered_since: float | None = None
         while time.monotonic() < give_up:
             if self.stop.is_set():
                 return cursor, None
+            if build is not None:
+                now = time.monotonic()
+                if build in self.offered():
+                    unoffered_since = None
+                elif unoffered_since is None:
+                    unoffered_since = now
+                elif now - unoffered_since >= self.config.unoffered_ms / 1000:
+                    return cursor, Answer(void=judge.Forfeit(
+                        match_pb2.TERMINATION_DEAD_LETTERED,
+                        f"no live worker offers engine {build[0]!r} build {build[1][:12]} "
+                        f"(for {self.config.unoffered_ms / 1000:g} s)"))
             cursor, events = read_results(self.client, match.id, cursor, _READ_BLOCK_MS)
             for event in events:
                 if event.kind == "cancelled":

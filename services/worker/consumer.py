@@ -25,7 +25,7 @@ import queue
 import secrets
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,13 +85,22 @@ class Running:
     since: float = field(default_factory=time.time)
 
 
+def _not_here(answer: BotAnswer) -> bool:
+    """This worker no longer has what the job needs (``WORKER_FAULT``: its build of the
+    job's protocol engine changed on disk, and that engine's stream is read no more): the
+    job goes back for a worker that has the build. If none does, the referee ends the game
+    void (``MatchRunner._await``)."""
+    return answer.result.error == engine_pb2.MOVE_ERROR_WORKER_FAULT
+
+
 class WorkerLoop:
     """Consumes the move-job stream, and the streams of the protocol engines it offers
     (``engine_streams``), in the ``workers`` group; start() and stop()."""
 
     def __init__(self, client: redis.Redis, cache: redis.Redis | None, worker_id: str = "",
                  config: DeliveryConfig | None = None, runner: BotRunner | None = None,
-                 io_slots: int = 16, engine_streams: Sequence[str] = ()) -> None:
+                 io_slots: int = 16, engine_streams: Sequence[str] = (),
+                 offered_streams: Callable[[], Collection[str]] | None = None) -> None:
         self.client = client
         self.cache = cache
         self.worker_id = consumer_name("worker", worker_id)
@@ -101,6 +110,9 @@ class WorkerLoop:
         self.jobs_done = 0
         self.jobs = StreamSet(client, [MOVE_STREAM, *engine_streams], WORKER_GROUP,
                               self.worker_id)
+        # Of ``engine_streams``, those of the builds this worker still has (asked before
+        # each read): a build whose files changed is not read (``EngineHost``).
+        self._offered_streams = offered_streams
         self._starter = JobStarter(client, self.worker_id)
         self._tasks: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self._lock = threading.Lock()
@@ -157,6 +169,8 @@ class WorkerLoop:
         last: Running | None = None  # the job run last (its start may take a job ahead)
         while not self.stopping.is_set():
             try:
+                if self._offered_streams is not None:
+                    self.jobs.only({MOVE_STREAM, *self._offered_streams()})
                 delivery = None
                 if time.monotonic() >= next_reclaim:
                     delivery = self._reclaim_one()
@@ -254,6 +268,10 @@ class WorkerLoop:
         """Run the job's bot; the poster posts its start and then its answer."""
         try:
             failed = self.runner.ready(running.job)  # a protocol engine starting up
+            if failed is not None and _not_here(failed):
+                running.settled.set()
+                self._release(running)
+                return
             if failed is not None:  # it could not: answered as is, never started
                 running.settled.set()
                 self._tasks.put(lambda: self._answer(running, failed))
@@ -265,9 +283,8 @@ class WorkerLoop:
             began = time.monotonic()
             with telemetry.searching(running.span, running.job):
                 answer = self.runner.run(running.job, running.stop)
-            if self._abandon.is_set():
-                self._queue(running.delivery).release(running.delivery.entry_id)
-                telemetry.released(running.span)
+            if self._abandon.is_set() or _not_here(answer):
+                self._release(running)
                 return
             # At least 1: the referee reads 0 as not timed (``judge.MoveClock.late``).
             answer.result.worker_time_ms = max(1, int((time.monotonic() - began) * 1000))
@@ -278,6 +295,11 @@ class WorkerLoop:
                 self._running.pop(running.delivery.entry_id, None)
                 if not self._running:
                     self._idle.set()
+
+    def _release(self, running: Running) -> None:
+        """Give the job back unanswered, for another worker to take at once."""
+        self._queue(running.delivery).release(running.delivery.entry_id)
+        telemetry.released(running.span)
 
     def _announce_engine_streams(self) -> None:
         """Name this worker's engine streams where the queue exporter looks for them."""

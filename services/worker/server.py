@@ -297,7 +297,8 @@ def create_service(config: Config) -> ServiceParts:
         client = connect(config.redis_url)
         cache = connect(config.cache_url)
         loop = WorkerLoop(client, cache, config.instance, config.delivery, runner,
-                          config.io_slots, engines.streams() if engines else ()).start()
+                          config.io_slots, engines.streams() if engines else (),
+                          engines.offered_streams if engines else None).start()
         presence = Presence(client, loop.worker_id, lambda: loop.current_job,
                             lambda: loop.jobs_done, games,
                             offers=engines.offers if engines else None).start()

@@ -57,7 +57,7 @@ def dropped(reason: str, span: Any = None) -> None:
 
 
 def released(span: Any) -> None:
-    """A stopping worker gave its job back unanswered."""
+    """A worker gave its job back unanswered (stopping, or its build of the engine changed)."""
     metrics.JOBS_RELEASED.inc()
     tracing.end_span(span, outcome="released")
 

@@ -1,8 +1,9 @@
 """An engine's files changed in place while a worker runs: the build a bot pinned is no
-longer on disk, so its moves are refused (``WORKER_FAULT``: no fault of the bot's, the
-referee ends the game void) instead of being played by the new files under the old
-checksum, and the worker stops offering it. Real engine processes in the real sandbox, a
-real Redis for the worker's heartbeat."""
+longer on disk, so its moves are refused (``WORKER_FAULT``: no fault of the bot's; the
+worker hands the job back for a worker that has the build, and stops reading its stream)
+instead of being played by the new files under the old checksum, and the worker stops
+offering it (the stack's side: ``tests/system/test_protocol_bots.py``). Real engine
+processes in the real sandbox, a real Redis for the worker's heartbeat."""
 
 from __future__ import annotations
 

@@ -53,6 +53,7 @@ from tests.support.stacks import arena_command
 from tests.system.conftest import stack_client
 
 MOVE_TIME_MS = 20_000  # never binding: every search here stops at its depth
+UNOFFERED_MS = 5000  # a move of a build no live worker offers: the game ends void after this
 # The NBoard engine's bot (over the protocol, depth 3) and the built-in Othello bot (depth 2).
 NBOARD_CONFIG = {**presets("othello")["arena-fast"], "time_ms": 60_000, "endgame_empties": 8}
 OTHELLO_BUILTIN = {**NBOARD_CONFIG, "depth": 2}
@@ -129,6 +130,7 @@ def stack(services: Launcher, catalog: Path) -> Launcher:
     offer the catalog's engines."""
     services.engines = catalog
     services.metrics = True
+    services.env["ARENA_UNOFFERED_MS"] = str(UNOFFERED_MS)
     services.spawn("referee", "referee-1")
     services.spawn("ladder", "ladder-1")
     for name in ("worker-1", "worker-2"):
@@ -373,31 +375,61 @@ def test_a_bot_whose_engine_no_worker_offers_any_more_is_refused_a_game(
             match_pb2.TERMINATION_NORMAL, match_pb2.TERMINATION_BOARD_FULL)
 
 
-def test_a_build_changed_under_its_worker_voids_the_game_not_the_bot(
+def test_a_changed_build_is_left_to_the_workers_that_have_it(
         redis_client: redis.Redis, stack: Launcher, catalog: Path) -> None:
     """An operator installs a new build of an engine in place while its games run. The
-    workers no longer have the build the bot pinned, and must not play another under its
-    name; it is no fault of the bot's either: its game ends void (no result for the
-    ratings; a ladder that replays void games plays it again), where the bot used to
-    forfeit it (bot crashed), game after game, and the build is no longer offered."""
+    workers whose files changed no longer have the build the bot pinned and must not play
+    another under its name: they stop reading its moves, and a worker that still has the
+    build plays them. Before, they kept taking its moves and each one they took ended the
+    game void, though another worker had the build. Once no live worker offers the build,
+    the game ends void (no fault of the bot's: no result for the ratings) after
+    ``unoffered_ms``, not after the ten minutes of ``stall_timeout_ms``."""
     script = catalog.parent / "changing-engine.py"
+    # Worker-3 has the same build in a folder of its own, which nobody changes.
+    keeper = catalog.parent / "keeper"
+    keeper.mkdir()
+    (keeper / "changing-engine.py").write_bytes(script.read_bytes())
+    (keeper / "changing-engine.py").chmod(0o755)
+    (keeper / "engines.toml").write_text(_engine(
+        "fake-changing", "othello", "nboard",
+        [str(keeper / "changing-engine.py"), "nboard", "burn", "200"]))
+    stack.spawn("worker", "worker-3", args=["--engines", str(keeper / "engines.toml")],
+                timeout_s=300)
     with stack_client(stack) as sdk:
-        protocol_bot(sdk, "changing-bot", "fake-changing")
+        until_listed(sdk, lambda e: any(o.name == "fake-changing" and o.workers == 3
+                                        for o in e), "the third worker")
+        checksum = protocol_bot(sdk, "changing-bot", "fake-changing").spec.protocol.checksum
         builtin_bot(sdk, "steady", OTHELLO_BUILTIN)
-        match = sdk.create_match(match_config("changing-bot", "steady",
-                                              move_time_ms=MOVE_TIME_MS))
-        deadline = time.monotonic() + 120
-        while len(sdk.get_match(match.id).moves) < 2:
-            assert time.monotonic() < deadline, "the engine's first move never came"
-            time.sleep(0.1)
+
+        def started() -> str:
+            match = sdk.create_match(match_config("changing-bot", "steady",
+                                                  move_time_ms=MOVE_TIME_MS))
+            deadline = time.monotonic() + 120
+            while len(sdk.get_match(match.id).moves) < 2:
+                assert time.monotonic() < deadline, "the engine's first move never came"
+                time.sleep(0.1)
+            return match.id
+
+        played = started()
         script.write_text(script.read_text() + "\n# the next build\n")
-        done = wait_finished(redis_client, match.id, 300)
-        assert done.result.void and not done.result.forfeited, done.result
-        assert done.result.termination == match_pb2.TERMINATION_DEAD_LETTERED
-        assert "the worker could not play the move: engine 'fake-changing' changed" in (
-            done.result.detail), done.result.detail
-        until_listed(sdk, lambda e: not any(o.name == "fake-changing" and o.workers
-                                            for o in e), "the workers without the build")
+        done = wait_finished(redis_client, played, 300)
+        assert done.result.termination == match_pb2.TERMINATION_NORMAL, done.result
+        until_listed(sdk, lambda e: any(o.name == "fake-changing" and o.workers == 1
+                                        for o in e), "the workers without the build")
+        logs = {name: stack.processes[name].log_file.read_text()
+                for name in ("worker-1", "worker-2")}
+        assert all("changed on disk" in log for log in logs.values())
+        # The last worker with the build stops: its move goes back, and nobody takes it.
+        voided = started()
+        stack.kill("worker-3", signal.SIGTERM)
+        stopped_at = time.monotonic()
+        done = wait_finished(redis_client, voided, 120)
+        waited = time.monotonic() - stopped_at
+    assert done.result.void and not done.result.forfeited, done.result
+    assert done.result.termination == match_pb2.TERMINATION_DEAD_LETTERED
+    assert done.result.detail == (f"no live worker offers engine 'fake-changing' build "
+                                  f"{checksum[:12]} (for {UNOFFERED_MS / 1000:g} s)"), done.result
+    assert waited < 60, waited  # unoffered_ms (5 s here) and the worker's TTL, not 10 min
 
 
 def test_protocol_moves_are_timed_on_the_engines_cpu(redis_client: redis.Redis,

@@ -67,6 +67,9 @@ class DeliveryConfig:
     reserve_hold_ms: int = 100
     # A move that nobody answers for this long is adjudicated (no worker at all).
     stall_timeout_ms: int = 600_000
+    # A protocol engine's move that no live match worker offers the build of for this
+    # long ends the game void (every worker that had it stopped, or its files changed).
+    unoffered_ms: int = 30_000
     # Moves of bots run on the worker (built-in and protocol engines) are timed by the CPU
     # time they use, the wall clock allowing this many times the limit (cpu_wall_guard_ms).
     cpu_clock: bool = True

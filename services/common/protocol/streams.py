@@ -13,7 +13,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -220,6 +220,7 @@ class StreamSet:
                           for stream in streams}
         self.group, self.consumer = group, consumer
         self._order = list(self.consumers)
+        self._paused: frozenset[str] = frozenset()
         self._first = client.register_script(_READ_FIRST)
 
     def __getitem__(self, stream: str) -> StreamConsumer:
@@ -231,14 +232,23 @@ class StreamSet:
     def wait_for_groups(self, stop: threading.Event) -> bool:
         return all(consumer.wait_for_group(stop) for consumer in self)
 
+    def only(self, streams: Collection[str]) -> None:
+        """Read and take over entries of these of the set's streams alone, until told
+        otherwise (a worker stops reading a protocol engine's stream while the build's
+        files are changed, and reads it again should they come back)."""
+        self._paused = frozenset(self.consumers) - frozenset(streams)
+
     def _turn(self) -> list[str]:
-        """The streams, starting one further than last time."""
+        """The streams read, starting one further than last time."""
         self._order.append(self._order.pop(0))
-        return list(self._order)
+        return [stream for stream in self._order if stream not in self._paused]
 
     def read_one(self, block_ms: int) -> tuple[str, Entry] | None:
         """One new entry and its stream, waiting up to ``block_ms`` for one."""
         order = self._turn()
+        if not order:
+            time.sleep(block_ms / 1000)
+            return None
         if len(order) > 1:
             found: Any = self._first(keys=order, args=[self.group, self.consumer])
             if found:

@@ -12,8 +12,10 @@ The catalog's checksums are taken when the worker starts, but an engine's files 
 changed in place while it runs. So every look at a build (each job's ``ready`` and
 ``play``, an analysis, the heartbeat's list of offers) checks that the files still have
 the catalog's checksum (``BuildCheck``: a stat, a new hash only if the stat changed). A
-build whose files changed is not played (the job is ``INVALID_JOB``: a bot plays the build
-it pinned or nothing), its warm processes are stopped and it is no longer offered; should
+build whose files changed is not played (a job taken before the worker noticed is
+``WORKER_FAULT``: a bot plays the build it pinned or nothing), its warm processes are
+stopped, it is no longer offered and its stream is no longer read, so that its jobs wait
+for a worker that still has it (or, if none does, the referee ends the game void); should
 the files come back, so does the build. The worker offers the new build once restarted.
 """
 
@@ -116,9 +118,14 @@ class EngineHost:
         return why
 
     def streams(self) -> list[str]:
-        """The job streams of the engines offered."""
+        """The job streams of the catalog's engines."""
         return [keys.engine_stream(spec.name, spec.checksum)
                 for spec in self.catalog.engines.values()]
+
+    def offered_streams(self) -> set[str]:
+        """The job streams of the builds still offered: a build whose files changed is
+        not read, so that its jobs wait for a worker that has it."""
+        return {keys.engine_stream(offer.name, offer.checksum) for offer in self.offers()}
 
     def ready(self, job: engine_pb2.MoveJob) -> engine_pb2.MoveResult | None:
         """Start the job's engine if it is not waiting warm and set it up for the job's
