@@ -22,7 +22,7 @@ from arena.services.common.protocol.delivery import (
 )
 from arena.services.common.protocol.keys import DEAD_STREAM, MOVE_STREAM, WORKER_GROUP
 from arena.services.common.protocol.ledger import Ledger
-from arena.services.common.protocol.streams import ensure_group
+from arena.services.common.protocol.streams import StreamSet, ensure_group
 from arena.services.referee.runner import MatchRunner
 from arena.services.worker.consumer import WorkerLoop
 
@@ -265,3 +265,23 @@ def test_move_stream_is_trimmed_past_the_jobs_retention(redis_client: redis.Redi
     # Trimming is approximate (whole stream nodes go): some old entries may stay, but none
     # at or after the trim point is lost and the stream no longer holds every old job.
     assert len(kept) < 251 and set(range(200, 251)) <= set(kept)
+
+
+def test_a_stream_set_reads_and_takes_over_only_the_streams_it_is_told(
+        redis_client: redis.Redis) -> None:
+    """A worker whose build of an engine changed reads that build's stream no more, nor
+    takes over its jobs, until told again (``StreamSet.only``): its jobs are left for the
+    workers that have the build."""
+    engine = keys.engine_stream("brain", "ab" * 32)
+    jobs = StreamSet(redis_client, [MOVE_STREAM, engine], WORKER_GROUP, "worker-x")
+    for stream in (MOVE_STREAM, engine):
+        ensure_group(redis_client, stream, WORKER_GROUP)
+    waiting = redis_client.xadd(engine, {"pb": b"a move of the brain"}).decode()
+    jobs.only({MOVE_STREAM})
+    assert jobs.read_one(block_ms=100) is None
+    # Left by a dead worker of the build: not taken over either.
+    redis_client.xreadgroup(WORKER_GROUP, "worker-dead", {engine: ">"}, count=1)
+    assert jobs.reclaim_each(0, lambda fields: 0, 10) is None
+    jobs.only({MOVE_STREAM, engine})
+    found = jobs.reclaim_each(0, lambda fields: 0, 10)
+    assert found is not None and found[0] == engine and found[1].entry_id == waiting
