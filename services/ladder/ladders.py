@@ -311,6 +311,9 @@ class Ladders:
         ladder; one that made a ladder for another config is refused (AlreadyExistsError).
         """
         request = CreateRequest.of("ladder", owner, request_id, config)
+        made = self.store.made_for(request) if request_id else ""
+        if made:  # a retry: its ladder, though a bot in it may have been retired since
+            return self.info(made)
         config = validate_config(self.bots, config, quota)
         created_ms = now_ms()
         created = timestamp_pb2.Timestamp()

@@ -96,6 +96,9 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
         self._quotas.spend(caller, "creates_per_minute")
         owner = caller.name
         served = CreateRequest.of("bot", owner, request.request_id, request, "request_id")
+        made = self._store.made_for(served) if request.request_id else ""
+        if made:  # a retry: its bot, though its engine may no longer be offered, say
+            return self._store.get(made, 1)
         spec = request.spec
         if request.from_preset:
             spec = apply_preset(spec, request.from_preset)

@@ -93,6 +93,14 @@ def test_a_request_id_serves_its_own_ladder_again_and_refuses_another(
     # Another user's key of the same name is theirs.
     assert create_ladder(ladder_server, _config("ann", "cat"), token="bob-token",
                          request_id="form-1").owner == "bob"
+    # A bot of it retired since: a new ladder of it is refused, but the retry of the
+    # first request still gets its ladder (it was judged as new, and refused).
+    peers.retire_bot("ben")
+    with pytest.raises(grpc.RpcError) as retired:
+        create_ladder(ladder_server, _config("ann", "ben"))
+    assert retired.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert create_ladder(ladder_server, _config("ann", "ben"), request_id="form-1").id == \
+        first.id
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import time
 import grpc
 import pytest
 import redis
-from arena.services.common.protocol import keys
+from arena.services.common.protocol import keys, workers
 
 from arena.bots.spec import config_to_struct
 from arena.rpc import field_violations
@@ -190,3 +190,15 @@ def test_options_are_those_of_the_offered_engines_protocol(
     assert fields == ["spec.protocol.options.clock"], message
     fields, _ = refusal(registry, protocol_spec("n2", engine="edax", depth=999))
     assert fields == ["spec.protocol.options.depth"]
+
+
+def test_a_retried_registration_is_answered_though_its_engine_went(
+        registry: Registry, redis_client: redis.Redis) -> None:
+    """The first call registered the bot and its answer was lost; by the retry, the only
+    worker offering the engine had stopped. The retry was judged like a new bot and
+    refused (no live worker offers 'edax'); it gets the bot the first call registered."""
+    advertise(redis_client, "w1", edax())
+    first = registry.register(protocol_spec("lost-answer"), request_id="reg-edax")
+    workers.retire(redis_client, "w1")
+    assert refusal(registry, protocol_spec("fresh"))[0] == ["spec.protocol.engine"]
+    assert registry.register(protocol_spec("lost-answer"), request_id="reg-edax") == first

@@ -20,7 +20,12 @@ from arena.services.common.protocol import keys
 from arena.services.common.protocol.keys import BOT_NAMES as NAMES_KEY
 from arena.services.common.protocol.keys import bot_version as version_key
 from arena.services.common.protocol.limits import FITS_LUA, counted_bytes, over_bytes
-from arena.services.common.protocol.requests import CreateRequest, create_or_find, idempotent
+from arena.services.common.protocol.requests import (
+    CreateRequest,
+    create_or_find,
+    idempotent,
+    made_for,
+)
 
 from arena.errors import (
     AlreadyExistsError,
@@ -129,6 +134,11 @@ class BotStore:
         if not isinstance(payload, bytes):
             raise NotFoundError(f"bot {name!r} has no version {wanted} (latest is {int(latest)})")
         return _parse(payload, bool(retired))
+
+    def made_for(self, request: CreateRequest) -> str:
+        """The name of the bot the same register request made ("" if none);
+        AlreadyExistsError if a different request used its key."""
+        return made_for(self._redis, request)
 
     def create(self, bot: bots_pb2.BotVersion, limit: int = 0,
                request: CreateRequest | None = None) -> bots_pb2.BotVersion:

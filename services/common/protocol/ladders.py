@@ -36,6 +36,7 @@ from arena.services.common.protocol.requests import (
     CreateRequest,
     create_once,
     idempotent,
+    made_for,
 )
 
 from arena.errors import NotFoundError
@@ -208,6 +209,11 @@ class LadderStore:
         self._cancel = client.register_script(_CANCEL)
         self._conclude = client.register_script(_CONCLUDE)
         self._set_waiting = client.register_script(_SET_WAITING)
+
+    def made_for(self, request: CreateRequest) -> str:
+        """The id of the ladder the same create request made ("" if none);
+        AlreadyExistsError if a different request used its key."""
+        return made_for(self.client, request)
 
     def create(self, info: ladder_pb2.LadderInfo, created_ms: int,
                request: CreateRequest | None = None, most_running: int = 0) -> str:
