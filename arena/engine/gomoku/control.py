@@ -40,7 +40,11 @@ CTX_THREAT_CAP = 7  # a threat search stops when CTX_NODES reaches this (0: no c
 CTX_SALT = 8
 CTX_ROOT_WIDTH = 9  # candidates searched at the root (0: the width)
 CTX_REDUCE = 10  # 1: late moves that threaten nothing are searched shallower first
-CTX_SLOTS = 11
+# Rows of the tree budget kept for the root's children (the root sets it once it knows
+# its moves): a captured tree always holds the move played, however deep the first
+# moves' subtrees went.
+CTX_TREE_RESERVE = 11
+CTX_SLOTS = 12
 # Clock and stop flag are read every POLL_NODES nodes (a power of two): about half a
 # millisecond of search, the largest part of a deadline's overshoot.
 POLL_NODES = 64

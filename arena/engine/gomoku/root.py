@@ -56,7 +56,7 @@ from arena.engine.gomoku.control import (
 from arena.engine.gomoku.patterns import ST_BOARD, Patterns, State, Table, play, unplay
 from arena.engine.gomoku.search import EVAL_BOUND, WIN, WIN_BOUND, Tt, generate, negamax
 from arena.engine.gomoku.threats import Memo, five_points, threat_search
-from arena.engine.gomoku.tree import TreeBuffer
+from arena.engine.gomoku.tree import KIND_MAX, TreeBuffer, tree_close
 from arena.engine.gomoku.work import (
     MAX_PLY,
     W_HISTORY,
@@ -335,6 +335,12 @@ def _deepen(
             cut_short = 1
             if work[W_PV] > 0:  # root moves it finished: the best of them is deeper news
                 _report(out, work[W_PV + 1], score, depth, work, W_PV + 1, work[W_PV])
+                # and its tree: the root scored by them (what it was stopped inside is
+                # left open, and not read)
+                trees = ctx[CTX_TREE_COUNT]
+                tree_close(tree, 0 if trees > 0 else -1, score, KIND_MAX, False)
+                kept_tree[:trees] = tree[:trees]
+                out[OUT_TREE_COUNT] = trees
             break
         length = work[W_PV]
         if length > 0:

@@ -36,6 +36,8 @@ from arena.engine.gomoku.control import (
     CTX_REDUCE,
     CTX_ROOT_WIDTH,
     CTX_SALT,
+    CTX_TREE_BUDGET,
+    CTX_TREE_RESERVE,
     Context,
     StopArray,
     poll_stop,
@@ -490,6 +492,8 @@ def negamax(
     moves = W_MOVES + ply * MAX_CELLS
     node_width = ctx[CTX_ROOT_WIDTH] if ply == 0 and ctx[CTX_ROOT_WIDTH] > 0 else width
     count = _move_list(cells, pat, st, work, me, node_width, ply, forced, tt_move)
+    if ply == 0:  # rows for the root's children, each searched at most twice
+        ctx[CTX_TREE_RESERVE] = max(0, min(2 * count, ctx[CTX_TREE_BUDGET] - 1))
     child_depth = depth if forced >= 0 else depth - 1
     alpha0 = alpha
     best = -WIN - 1

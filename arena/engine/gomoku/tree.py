@@ -2,8 +2,11 @@
 
 Each row of the buffer is one node: parent, move, ply, alpha, beta, score, kind,
 cut-off. Scores and bounds are written from the root player's point of view, so the
-viewer shows plain minimax values. Nodes beyond the buffer are not recorded (the
-search itself is unaffected).
+viewer shows plain minimax values. Nodes beyond the budget are not recorded (the
+search itself is unaffected), but the last ``CTX_TREE_RESERVE`` rows are kept for the
+root's children, so that the tree holds every root move searched, the move played
+among them. A node a stopped search left open (never scored) is not read, nor is what
+lies under it.
 """
 
 from __future__ import annotations
@@ -14,12 +17,18 @@ from numba import njit
 
 import arena.engine.numba_cache  # noqa: F401  (where numba caches the kernels below)
 from arena.engine.api import NodeKind, TreeNode
-from arena.engine.gomoku.control import CTX_TREE_BUDGET, CTX_TREE_COUNT, Context
+from arena.engine.gomoku.control import (
+    CTX_TREE_BUDGET,
+    CTX_TREE_COUNT,
+    CTX_TREE_RESERVE,
+    Context,
+)
 
 TreeBuffer = npt.NDArray[np.int64]
 KIND_MAX = 0
 KIND_MIN = 1
 KIND_LEAF = 2
+KIND_OPEN = -1  # opened, never closed: the search stopped inside it
 _KIND_NAMES: tuple[NodeKind, NodeKind, NodeKind] = ("max", "min", "leaf")
 
 _COLUMNS = 8
@@ -35,9 +44,12 @@ def tree_open(
     tree: TreeBuffer, ctx: Context, parent: int, move: int, ply: int,
     alpha: int, beta: int,
 ) -> int:
-    """Record a node on entry; returns its id, or -1 once the budget is spent."""
+    """Record a node on entry; returns its id, or -1 once the budget is spent (for a
+    child of the root, once the rows kept for them are spent too)."""
     node = ctx[CTX_TREE_COUNT]
-    if node >= ctx[CTX_TREE_BUDGET]:
+    if node >= ctx[CTX_TREE_BUDGET]:  # at once when no tree is captured (a budget of 0)
+        return -1
+    if ply != 1 and node >= ctx[CTX_TREE_BUDGET] - ctx[CTX_TREE_RESERVE]:
         return -1
     ctx[CTX_TREE_COUNT] = node + 1
     tree[node, 0] = parent
@@ -46,7 +58,7 @@ def tree_open(
     tree[node, 3] = alpha
     tree[node, 4] = beta
     tree[node, 5] = 0
-    tree[node, 6] = KIND_LEAF
+    tree[node, 6] = KIND_OPEN
     tree[node, 7] = 0
     return int(node)
 
@@ -60,12 +72,13 @@ def tree_close(tree: TreeBuffer, node: int, score: int, kind: int, cutoff: bool)
 
 
 def read_tree(tree: TreeBuffer, count: int, pv: list[int]) -> list[TreeNode]:
-    """Turn the first ``count`` rows into nodes, flagging the principal variation.
+    """Turn the first ``count`` rows into nodes, flagging the principal variation; the
+    nodes left open and those under them are left out (the others renumbered).
 
     The PV path starts at the root and follows, at each level, the last child played
     with the PV move (a re-search records the same move twice; the last one counts).
     """
-    rows = tree[:count]
+    rows = _closed(tree[:count])
     on_pv: set[int] = set()
     if count:
         on_pv.add(0)
@@ -84,3 +97,20 @@ def read_tree(tree: TreeBuffer, count: int, pv: list[int]) -> list[TreeNode]:
         for i, (parent, move, depth, alpha, beta, score, kind, cutoff) in enumerate(
             rows.tolist())
     ]
+
+
+def _closed(rows: TreeBuffer) -> TreeBuffer:
+    """The rows of closed nodes under closed parents, parents renumbered. A parent comes
+    before its children, so one pass in order sees each parent first."""
+    new_id = np.full(rows.shape[0], -1, dtype=np.int64)
+    kept: list[int] = []
+    for i, row in enumerate(rows):
+        parent = int(row[0])
+        if row[6] == KIND_OPEN or (parent >= 0 and new_id[parent] < 0):
+            continue
+        new_id[i] = len(kept)
+        kept.append(i)
+    closed = rows[kept].copy()
+    parents = closed[:, 0]
+    closed[:, 0] = np.where(parents >= 0, new_id[np.maximum(parents, 0)], -1)
+    return closed

@@ -184,6 +184,52 @@ def test_tree_capture_marks_root_and_pv() -> None:
             assert node.kind == ("max" if node.depth % 2 == 0 else "min")
 
 
+# Positions of games against Rapfi where, before rows were kept for the root's children,
+# a tree of 2,000 nodes at depth 6 did not hold the move played: the first root moves'
+# subtrees took every row, and the best move changed in the last iteration.
+BEST_MOVE_CHANGED = [
+    [111, 127, 97, 155, 185, 217, 169, 82, 213],
+    [80, 66, 52, 97, 79, 50, 82, 81, 96, 65, 49, 64, 63, 36, 78, 35, 51, 21, 5, 113, 129, 22,
+     8, 68, 67, 83, 53, 20, 77, 76, 19, 111, 69, 37, 38],
+    [63, 47, 75],
+]
+
+
+@pytest.mark.parametrize(("moves", "depth", "budget"),
+                         [(moves, 6, 2000) for moves in BEST_MOVE_CHANGED]
+                         + [(BEST_MOVE_CHANGED[0], 4, 40)])
+def test_a_captured_tree_holds_the_move_played(moves: list[int], depth: int,
+                                               budget: int) -> None:
+    """The viewer shows the move played among the root's children, on the PV, with the
+    score the search reported, within the node budget; every node read was scored."""
+    result = choose_move(15, "freestyle", moves, PRESETS["arena-gomoku"],
+                         Limits(depth=depth), tree_budget=budget)
+    assert result.tree is not None and 0 < len(result.tree) <= budget
+    played = [n for n in result.tree if n.parent == 0 and n.move == result.move]
+    assert played and played[-1].pv, [(n.move, n.score) for n in result.tree if n.parent == 0]
+    assert result.tree[0].score == result.score
+    assert all(n.id == i for i, n in enumerate(result.tree))
+    assert all(result.tree[n.parent].depth == n.depth - 1 for n in result.tree[1:])
+
+
+def test_a_tree_cut_short_by_the_clock_is_the_reported_iteration_s() -> None:
+    """A search stopped inside an iteration reports the best root move that iteration
+    finished: the tree is that iteration's, its root scored as reported, and the nodes the
+    stop left open (never scored) are not in it."""
+    trees = 0
+    for time_ms in (60, 120, 250, 500):
+        result = choose_move(15, "freestyle", BEST_MOVE_CHANGED[2], PRESETS["arena-gomoku"],
+                             Limits(time_ms=time_ms), tree_budget=5000)
+        assert result.tree is not None
+        if not result.tree:  # depth 1 unfinished (a loaded machine): no tree to show
+            continue
+        trees += 1
+        root = result.tree[0]
+        assert root.kind == "max" and root.score == result.score, (time_ms, root, result)
+        assert result.move in {n.move for n in result.tree if n.parent == 0 and n.pv}
+    assert trees
+
+
 @pytest.mark.parametrize("root_width", [2, 16, 32, 225])
 def test_the_root_searches_root_width_moves_and_the_tree_width(root_width: int) -> None:
     """The root (the move played) looks at ``root_width`` candidates, the nodes below it
