@@ -56,6 +56,7 @@ from arena.engine.othello.search import (
     ST_ROOT_COLOR,
     ST_ROOT_FULL,
     ST_SIZE,
+    ST_TREE_RESERVE,
     ST_USE_TT,
     TREE_ALPHA,
     TREE_BETA,
@@ -165,6 +166,8 @@ def iterative_deepening(
     tree_rows: npt.NDArray[np.int64] | None = None
     nodes = 0
     template = search_template(spec, pos, budget)
+    # every root move searched twice at most (a PVS re-search), all but the root's row
+    template[ST_TREE_RESERVE] = max(0, min(2 * len(legal), tree_budget - 1))
     # The kernel deepens on its own, unless an iteration's outcome needs Python: a draw
     # among tied root moves (which also decides the next iteration's first move) or a tree.
     ties = bool(template[ST_ROOT_FULL])

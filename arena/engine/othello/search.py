@@ -75,7 +75,10 @@ PC_BUCKETS = 7  # disc buckets: discs // 10 (60..64 discs with 50..59)
 PC_DEPTHS = 32  # remaining depths the table covers (deeper nodes read the last row)
 PC_MIN_DEPTH = 3
 PC_SCORE_LIMIT = 300_000  # no cut around won or lost scores (every evaluator's WIN is 1e6)
-ST_SIZE = ST_PC_TABLE + 3 * PC_BUCKETS * PC_DEPTHS
+# Rows of the tree buffer kept for the root's children: a captured tree always holds every
+# root move searched (the move played among them), however deep the first ones went.
+ST_TREE_RESERVE = ST_PC_TABLE + 3 * PC_BUCKETS * PC_DEPTHS
+ST_SIZE = ST_TREE_RESERVE + 1
 
 TREE_PARENT = 0
 TREE_MOVE = 1
@@ -197,8 +200,11 @@ def _open_node(
     beta: int,
     color: int,
 ) -> int:
-    """Record a node on entry if the tree budget allows; return its id or -2."""
+    """Record a node on entry if the tree budget allows (for a node below the root's
+    children, the rows kept for those aside); return its id or -2."""
     if parent == -2 or st[ST_TREE_N] >= tree.shape[0]:
+        return -2
+    if parent != 0 and st[ST_TREE_N] >= tree.shape[0] - st[ST_TREE_RESERVE]:
         return -2
     node = st[ST_TREE_N]
     st[ST_TREE_N] = node + 1
