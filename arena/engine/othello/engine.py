@@ -198,6 +198,8 @@ def iterative_deepening(
             result.move = int(out[DP_ABORT_MOVE])  # proven at least as good
             if result.move not in result.ties:
                 result.ties = []
+            if result.pv[:1] != [result.move]:  # the line was the replaced move's
+                result.pv = [result.move]
     elif status in (DEEPEN_OUT_OF_NODES, DEEPEN_OUT_OF_TIME):
         result.cut_short = True
     result.nodes = nodes

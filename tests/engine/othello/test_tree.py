@@ -88,3 +88,31 @@ def test_a_captured_tree_holds_the_move_played() -> None:
                 searched += 1
             position.push(rng.choice(moves))
     assert searched >= 60
+
+
+def test_a_search_stopped_in_an_iteration_reports_the_line_of_its_move() -> None:
+    """A search its node limit (or clock) stopped inside an iteration plays the best root
+    move that iteration proved at least as good; its principal variation was still the
+    last finished iteration's, led by another move (13 of 405 clocked searches of random
+    games), and the tree marked that one."""
+    rng = random.Random(3)
+    othello = game("othello")
+    replaced = 0
+    for _ in range(8):
+        position = othello.position_from_text(START_TEXT)
+        for ply in range(44):
+            moves = position.legal_moves()
+            if not moves or position.is_game_over():
+                break
+            if ply % 5 == 2 and moves != [PASS]:
+                for nodes in (3_000, 12_000, 40_000):
+                    result = choose_move(position.to_text(), PRESETS["arena-strong"],
+                                         Limits(nodes=nodes), tree_budget=3000)
+                    assert result.pv[:1] == [result.move], (position.to_text(), nodes)
+                    assert result.tree is not None
+                    played = [n for n in result.tree
+                              if n.parent == 0 and n.move == result.move]
+                    assert played and played[-1].pv
+                    replaced += len(result.pv) == 1 and result.cut_short
+            position.push(rng.choice(moves))
+    assert replaced  # some searches did play a move their last iteration's line did not
