@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
-from arena.engine.api import Limits, TreeNode
+from arena.engine.api import Limits, SearchResult, TreeNode
 from arena.engine.othello import PRESETS, START_TEXT, choose_move, evaluate_position
 from arena.engine.othello.bitboard import parse_position
 from arena.games import PASS, game
@@ -65,28 +66,40 @@ def test_alpha_beta_tree_records_cutoffs_within_budget() -> None:
     assert choose_move(START_TEXT, PRESETS["ryo"], Limits(depth=2)).tree is None
 
 
+def _random_positions(seed: int, games: int, plies: int, every: int,
+                      offset: int) -> Iterator[str]:
+    """Positions of seeded random games: ply ``offset`` and every ``every``-th after it,
+    where the side to move has a move."""
+    rng = random.Random(seed)
+    othello = game("othello")
+    for _ in range(games):
+        position = othello.position_from_text(START_TEXT)
+        for ply in range(plies):
+            moves = position.legal_moves()
+            if not moves or position.is_game_over():
+                break
+            if ply % every == offset and moves != [PASS]:
+                yield position.to_text()
+            position.push(rng.choice(moves))
+
+
+def _assert_the_tree_holds_the_move(result: SearchResult, budget: int) -> None:
+    """The move played is a child of the root, its last visit on the PV, in the budget."""
+    assert result.tree is not None and 0 < len(result.tree) <= budget
+    played = [n for n in result.tree if n.parent == 0 and n.move == result.move]
+    assert played and played[-1].pv, result.move
+
+
 def test_a_captured_tree_holds_the_move_played() -> None:
     """The first root moves' subtrees took the whole budget: at depth 6 and 2,000 nodes,
     32 of 209 positions of random games gave a tree without the move played (the best
     move changed late in the last iteration). Rows are now kept for the root's children:
     the move played is among them, on the principal variation, within the budget."""
-    rng = random.Random(1)
-    othello = game("othello")
     searched = 0
-    for _ in range(12):
-        position = othello.position_from_text(START_TEXT)
-        for ply in range(40):
-            moves = position.legal_moves()
-            if not moves or position.is_game_over():
-                break
-            if ply % 6 == 3 and moves != [PASS]:
-                result = choose_move(position.to_text(), PRESETS["arena-strong"],
-                                     Limits(depth=6), tree_budget=2000)
-                assert result.tree is not None and 0 < len(result.tree) <= 2000
-                played = [n for n in result.tree if n.parent == 0 and n.move == result.move]
-                assert played and played[-1].pv, (position.to_text(), result.move)
-                searched += 1
-            position.push(rng.choice(moves))
+    for text in _random_positions(1, 12, 40, 6, 3):
+        result = choose_move(text, PRESETS["arena-strong"], Limits(depth=6), tree_budget=2000)
+        _assert_the_tree_holds_the_move(result, 2000)
+        searched += 1
     assert searched >= 60
 
 
@@ -95,24 +108,12 @@ def test_a_search_stopped_in_an_iteration_reports_the_line_of_its_move() -> None
     move that iteration proved at least as good; its principal variation was still the
     last finished iteration's, led by another move (13 of 405 clocked searches of random
     games), and the tree marked that one."""
-    rng = random.Random(3)
-    othello = game("othello")
     replaced = 0
-    for _ in range(8):
-        position = othello.position_from_text(START_TEXT)
-        for ply in range(44):
-            moves = position.legal_moves()
-            if not moves or position.is_game_over():
-                break
-            if ply % 5 == 2 and moves != [PASS]:
-                for nodes in (3_000, 12_000, 40_000):
-                    result = choose_move(position.to_text(), PRESETS["arena-strong"],
-                                         Limits(nodes=nodes), tree_budget=3000)
-                    assert result.pv[:1] == [result.move], (position.to_text(), nodes)
-                    assert result.tree is not None
-                    played = [n for n in result.tree
-                              if n.parent == 0 and n.move == result.move]
-                    assert played and played[-1].pv
-                    replaced += len(result.pv) == 1 and result.cut_short
-            position.push(rng.choice(moves))
+    for text in _random_positions(3, 8, 44, 5, 2):
+        for nodes in (3_000, 12_000, 40_000):
+            result = choose_move(text, PRESETS["arena-strong"], Limits(nodes=nodes),
+                                 tree_budget=3000)
+            assert result.pv[:1] == [result.move], (text, nodes)
+            _assert_the_tree_holds_the_move(result, 3000)
+            replaced += len(result.pv) == 1 and result.cut_short
     assert replaced  # some searches did play a move their last iteration's line did not
