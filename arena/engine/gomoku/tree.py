@@ -101,12 +101,14 @@ def read_tree(tree: TreeBuffer, count: int, pv: list[int]) -> list[TreeNode]:
 
 def _closed(rows: TreeBuffer) -> TreeBuffer:
     """The rows of closed nodes under closed parents, parents renumbered. A parent comes
-    before its children, so one pass in order sees each parent first."""
+    before its children, so one pass in order sees each parent first. A finished
+    iteration leaves no node open: its rows are returned as they are."""
+    if not (rows[:, 6] == KIND_OPEN).any():
+        return rows
     new_id = np.full(rows.shape[0], -1, dtype=np.int64)
     kept: list[int] = []
-    for i, row in enumerate(rows):
-        parent = int(row[0])
-        if row[6] == KIND_OPEN or (parent >= 0 and new_id[parent] < 0):
+    for i, (parent, kind) in enumerate(rows[:, [0, 6]].tolist()):
+        if kind == KIND_OPEN or (parent >= 0 and new_id[parent] < 0):
             continue
         new_id[i] = len(kept)
         kept.append(i)

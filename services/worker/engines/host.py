@@ -125,7 +125,8 @@ class EngineHost:
     def offered_streams(self) -> set[str]:
         """The job streams of the builds still offered: a build whose files changed is
         not read, so that its jobs wait for a worker that has it."""
-        return {keys.engine_stream(offer.name, offer.checksum) for offer in self.offers()}
+        return {keys.engine_stream(spec.name, spec.checksum)
+                for spec in self.catalog.engines.values() if self.changed(spec) is None}
 
     def ready(self, job: engine_pb2.MoveJob) -> engine_pb2.MoveResult | None:
         """Start the job's engine if it is not waiting warm and set it up for the job's
