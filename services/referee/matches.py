@@ -230,7 +230,8 @@ def list_matches(store: MatchStore,
     page: paging.Page[match_pb2.Match] = paging.Page(paging.page_size(request.page.page_size))
     after = paging.decode_page_token(request.page.page_token)
     full, last = False, ""
-    for match_id in store.ids(_index_for(request, bot), after):
+    ids = store.ids(_index_for(request, bot), after)
+    for match_id in ids:
         last = match_id
         try:
             match = store.header(match_id) if request.summary_only else store.get(match_id)
@@ -239,7 +240,10 @@ def list_matches(store: MatchStore,
         if _accepts(request, bot, match) and page.add(match):
             full = True
             break
-    token = paging.encode_page_token(last) if full else ""
+    # A full page whose index holds nothing older is the last: no token leading to an
+    # empty page (a filtered listing may still end on one, when what follows is filtered).
+    more = full and next(ids, None) is not None
+    token = paging.encode_page_token(last) if more else ""
     return referee_pb2.ListMatchesResponse(matches=page.items, next_page_token=token)
 
 

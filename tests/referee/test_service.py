@@ -185,16 +185,21 @@ def test_list_pages_newest_first_and_bad_requests(
     external_bot(peers, "x", "127.0.0.1:9")
     ids = [alice.CreateMatch(referee_pb2.CreateMatchRequest(config=match_config("x", "x"))).id
            for _ in range(5)]
-    seen: list[str] = []
-    token = ""
-    for _ in range(5):
-        page = alice.ListMatches(referee_pb2.ListMatchesRequest(
-            summary_only=True, page=common_pb2.PageRequest(page_size=2, page_token=token)))
-        seen += [m.id for m in page.matches]
-        token = page.next_page_token
-        if not token:
-            break
-    assert seen == sorted(ids, reverse=True)
+    for size, pages in ((2, [2, 2, 1]), (5, [5]), (1, [1] * 5)):
+        seen: list[str] = []
+        shapes: list[int] = []
+        token = ""
+        for _ in range(6):
+            page = alice.ListMatches(referee_pb2.ListMatchesRequest(
+                summary_only=True, page=common_pb2.PageRequest(page_size=size,
+                                                               page_token=token)))
+            seen += [m.id for m in page.matches]
+            shapes.append(len(page.matches))
+            token = page.next_page_token
+            if not token:
+                break
+        # a page that holds the last match says so: no token leading to an empty page
+        assert seen == sorted(ids, reverse=True) and shapes == pages, size
     bad = [
         match_config("x", "nobody"),
         match_config("x", "x", opening=[0]),
