@@ -95,6 +95,9 @@ class RefereeLoop:
                         log.info("took over match job %s from an idle referee", entry.entry_id)
                         self._launch(entry)
                     next_reclaim = time.monotonic() + self.config.match_idle_ms / 4000
+                    gone = self.jobs.forget_gone(referees.present(self.client))
+                    if gone:
+                        log.info("forgot referees gone: %s", ", ".join(gone))
                     free = self._free_slots()
                     if free <= 0:
                         continue

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis
+from arena.services.common.protocol import workers
 from arena.services.common.protocol.delivery import (
     DeliveryConfig,
     JobStarter,
@@ -57,6 +58,7 @@ from arena.v1 import engine_pb2
 log = logging.getLogger(__name__)
 
 _RECLAIM_EVERY_S = 0.5
+_FORGET_EVERY_S = 10.0  # how often the groups' consumers of workers gone are removed
 _PENDING_SCAN = 50
 _SETTLE_WAIT_S = 1.0  # how long the engine thread waits for the poster to start a job
 
@@ -165,7 +167,7 @@ class WorkerLoop:
         if not self.jobs.wait_for_groups(self.stopping):
             return
         self._announce_engine_streams()
-        next_reclaim = 0.0
+        next_reclaim = next_forget = 0.0
         last: Running | None = None  # the job run last (its start may take a job ahead)
         while not self.stopping.is_set():
             try:
@@ -175,6 +177,10 @@ class WorkerLoop:
                 if time.monotonic() >= next_reclaim:
                     delivery = self._reclaim_one()
                     next_reclaim = time.monotonic() + _RECLAIM_EVERY_S
+                    # a job taken over may have been its worker's last
+                    if delivery is not None or time.monotonic() >= next_forget:
+                        self._forget_gone()
+                        next_forget = time.monotonic() + _FORGET_EVERY_S
                 if delivery is None:
                     delivery = self._take_ahead(last)
                 if delivery is None:
@@ -210,6 +216,13 @@ class WorkerLoop:
             return None
         stream, entry = found
         return Delivery(entry.entry_id, entry.fields, 1, stream=stream)
+
+    def _forget_gone(self) -> None:
+        """Workers gone (no presence) that hold no job leave the groups' consumer lists."""
+        present = {info.worker_id for info in workers.alive(self.client)}
+        gone = self.jobs.forget_gone(present)
+        if gone:
+            log.info("forgot workers gone: %s", ", ".join(sorted(set(gone))))
 
     def _reclaim_one(self) -> Delivery | None:
         """Claim one job whose worker went quiet for longer than the job's own timeout."""

@@ -145,3 +145,25 @@ def test_a_gone_referee_shows_the_matches_it_left(redis_server: EmbeddedRedis,
     (line,) = [line for line in screen if line.startswith("referees: ")]
     assert f"{name} up (0 running)" in line
     assert re.search(r"referee-gone GONE \(silent \d+\.\d s, matches held: 1\)", line), line
+
+
+def test_gone_referees_leave_the_list_once_they_hold_nothing(redis_server: EmbeddedRedis,
+                                                            redis_client: redis.Redis,
+                                                            tmp_path: Path) -> None:
+    """Each referee reads the match group under a name of its own, and a name stayed in
+    the group for good: after a few restarts `arena status` listed as many GONE referees,
+    holding nothing. A referee now removes the others that are gone and hold no match; one
+    holding a match stays listed until its match is taken over."""
+    redis_client.xgroup_create(MATCH_STREAM, REFEREE_GROUP, id="0", mkstream=True)
+    redis_client.xadd(MATCH_STREAM, {"pb": b"a match"})
+    redis_client.xreadgroup(REFEREE_GROUP, "referee-holding", {MATCH_STREAM: ">"}, count=1)
+    redis_client.xgroup_createconsumer(MATCH_STREAM, REFEREE_GROUP, "referee-restarted")
+    server = serve("referee", Config(redis_url=redis_server.url, match_idle_ms=60_000))
+    try:
+        time.sleep(1.0)
+        shown = json.loads(status(server, tmp_path, "--json"))["arena"]
+    finally:
+        server.stop()
+    names = sorted(r["name"] for r in shown["referees"])
+    assert "referee-restarted" not in names and len(names) == 2, names
+    assert "referee-holding" in names

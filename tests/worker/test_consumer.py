@@ -82,6 +82,9 @@ def test_dead_workers_job_is_taken_over(redis_client: redis.Redis, redis_server:
     assert done.moves[0].worker_id == "rescuer"
     pending: Any = redis_client.xpending(MOVE_STREAM, WORKER_GROUP)
     assert pending["pending"] == 0
+    # The dead worker, left with nothing, is no longer one of the group's consumers.
+    consumers: Any = redis_client.xinfo_consumers(MOVE_STREAM, WORKER_GROUP)
+    assert [c["name"].decode() for c in consumers] == ["rescuer"]
     started = [f for _, f in redis_client.xrange(keys.match(match.id, "started"))
                if f[b"kind"] == b"started" and f[b"ply"] == b"0"]
     assert len(started) == 1 and entry
@@ -265,6 +268,35 @@ def test_move_stream_is_trimmed_past_the_jobs_retention(redis_client: redis.Redi
     # Trimming is approximate (whole stream nodes go): some old entries may stay, but none
     # at or after the trim point is lost and the stream no longer holds every old job.
     assert len(kept) < 251 and set(range(200, 251)) <= set(kept)
+
+
+def test_only_consumers_gone_and_holding_nothing_are_forgotten(
+        redis_client: redis.Redis) -> None:
+    """Each worker or referee reads under a name of its own, so every restart left one
+    more name in the group (and in `arena status`) for good. Names of processes not
+    present that hold no entry are removed; one holding an entry stays until it is taken
+    over, as do the present and the reader itself, on every stream of the set."""
+    engine = keys.engine_stream("brain", "ab" * 32)
+    jobs = StreamSet(redis_client, [MOVE_STREAM, engine], WORKER_GROUP, "worker-me")
+    for stream in (MOVE_STREAM, engine):
+        ensure_group(redis_client, stream, WORKER_GROUP)
+        for name in ("worker-me", "worker-alive", "worker-gone"):
+            redis_client.xgroup_createconsumer(stream, WORKER_GROUP, name)
+    redis_client.xadd(engine, {"pb": b"a move"})
+    redis_client.xreadgroup(WORKER_GROUP, "worker-dead", {engine: ">"}, count=1)
+
+    def names(stream: str) -> list[str]:
+        found: Any = redis_client.xinfo_consumers(stream, WORKER_GROUP)
+        return sorted(c["name"].decode() for c in found)
+
+    assert sorted(jobs.forget_gone({"worker-alive"})) == ["worker-gone", "worker-gone"]
+    assert names(MOVE_STREAM) == ["worker-alive", "worker-me"]
+    assert names(engine) == ["worker-alive", "worker-dead", "worker-me"]
+    jobs.only({MOVE_STREAM, engine})
+    assert jobs.reclaim_each(0, lambda fields: 0, 10) is not None  # taken over: now ours
+    gone = jobs.forget_gone(set())
+    assert sorted(gone) == ["worker-alive", "worker-alive", "worker-dead"]
+    assert names(MOVE_STREAM) == names(engine) == ["worker-me"]
 
 
 def test_a_stream_set_reads_and_takes_over_only_the_streams_it_is_told(

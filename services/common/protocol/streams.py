@@ -104,6 +104,7 @@ class StreamConsumer:
         self.stream, self.group, self.consumer = stream, group, consumer
         self.sole_group = sole_group
         self._touch = client.register_script(_TOUCH_OWNED)
+        self._forget = client.register_script(_FORGET_IDLE)
 
     def ensure_group(self) -> None:
         ensure_group(self.client, self.stream, self.group)
@@ -193,6 +194,31 @@ class StreamConsumer:
         if self.sole_group:
             pipe.xdel(self.stream, entry_id)
 
+    def forget_gone(self, present: Collection[str]) -> list[str]:
+        """Remove from the group the other consumers that hold no entry and are not
+        ``present``: processes gone, whose entries others took over. Each restart reads
+        under a new name, and without this every name read once stayed in the group (and
+        in ``arena status``) for good. A consumer given an entry meanwhile is kept (the
+        check and the removal are one script); one still alive that is forgotten is made
+        again by its next read. Returns the names removed."""
+        try:
+            consumers: Any = self.client.xinfo_consumers(self.stream, self.group)
+        except redis.ResponseError:  # no stream or no group yet: no one to forget
+            return []
+        names = [text(c["name"]) for c in consumers if int(c["pending"]) == 0]
+        return [name for name in names
+                if name != self.consumer and name not in present
+                and int(self._forget(keys=[self.stream], args=[self.group, name]))]
+
+
+# Remove a consumer from a group if it holds no entry (1 if it was removed).
+# KEYS: the stream. ARGV: group, consumer.
+_FORGET_IDLE = """
+if #redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, ARGV[2]) > 0 then return 0 end
+redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
+
 
 # The first new entry of several streams, trying them in the order given (one round trip).
 # KEYS: the streams. ARGV: group, consumer.
@@ -261,6 +287,10 @@ class StreamSet:
         for stream, entry in taken[1:]:  # several streams woke at once: rare; keep one
             self.consumers[stream].requeue(entry.entry_id, entry.fields)
         return taken[0] if taken else None
+
+    def forget_gone(self, present: Collection[str]) -> list[str]:
+        """:meth:`StreamConsumer.forget_gone` on each of the set's streams."""
+        return [name for consumer in self for name in consumer.forget_gone(present)]
 
     def reclaim_each(self, min_idle_ms: int, timeout_of: Callable[[Fields], int],
                      scan: int) -> tuple[str, Entry] | None:
