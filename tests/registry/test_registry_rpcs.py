@@ -159,6 +159,8 @@ def test_retire_keeps_history_and_stops_updates(registry: Registry) -> None:
     with pytest.raises(grpc.RpcError) as caught:
         _update(registry, othello_spec("old"))
     assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "retired" in str(caught.value.details())
+    assert "register the new one under another name" in str(caught.value.details())
     again = registry.call("RetireBot", registry_pb2.RetireBotRequest(name="old"))
     assert isinstance(again, bots_pb2.BotVersion) and again.retired
 
@@ -169,6 +171,8 @@ def test_retired_name_stays_taken(registry: Registry) -> None:
     with pytest.raises(grpc.RpcError) as caught:
         registry.register(othello_spec("gone"))
     assert caught.value.code() == grpc.StatusCode.ALREADY_EXISTS
+    # its owner, trying the name again, learns why it is still taken
+    assert "owned by alice and retired" in str(caught.value.details()), caught.value.details()
 
 
 def test_a_retried_registration_returns_the_version_it_registered(

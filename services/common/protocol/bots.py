@@ -83,6 +83,10 @@ redis.call('SET', KEYS[2], '1')
 return 1
 """
 
+# What a retired bot keeps and refuses, said wherever its name is refused.
+RETIRED = ("retired (a retired bot keeps its name and its history, and takes no new "
+           "version: register the new one under another name)")
+
 
 def folded_name(name: str) -> str:
     """The form two names share when a reader cannot tell them apart: compatibility
@@ -181,9 +185,10 @@ class BotStore:
         """', owned by OWNER' for a taken name (owners are public, as in every listing):
         names are shared by all users, so the one who asked learns whether it is theirs."""
         try:
-            return f", owned by {self.get(name).owner}"
+            bot = self.get(name)
         except NotFoundError:  # deleted since: nothing to add
             return ""
+        return f", owned by {bot.owner}" + (f" and {RETIRED}" if bot.retired else "")
 
     def stored_bytes(self, owner: str) -> int:
         """What ``owner``'s bot versions take (their ``bot_bytes`` counter)."""
@@ -206,7 +211,7 @@ class BotStore:
         while True:
             latest = self.get(name)
             if latest.retired:
-                raise FailedPreconditionError(f"bot {name!r} is retired")
+                raise FailedPreconditionError(f"bot {name!r} is {RETIRED}")
             new = build(latest)
             new.version = latest.version + 1
             touched = [keys.bot(name, "latest"), version_key(name, new.version),
@@ -220,7 +225,7 @@ class BotStore:
             if outcome == -1:
                 raise NotFoundError(f"no bot named {name!r}")
             if outcome == -2:
-                raise FailedPreconditionError(f"bot {name!r} is retired")
+                raise FailedPreconditionError(f"bot {name!r} is {RETIRED}")
 
     def retire(self, name: str) -> bots_pb2.BotVersion:
         """Mark the bot retired (idempotent); its versions stay readable."""
