@@ -250,8 +250,52 @@ def _choose_root_moves(
                     DEFENCE_FOUND_TIMES * (ctx[CTX_NODES] - before))
         last = max(first, nodes if nodes > 0 else DEFENCE_NODES)
         count = generate(cells, pat, st, work, me, DEFENCE_VCT_MOVES, 0)
-        _narrow(cells, pat, st, table, me, memo, work, ctx, stop, count, plies, first, last,
-                False, ctx[CTX_NODES] + DEFENCE_NODES)
+        done = W_MOVES + MAX_CELLS  # ply 1's move list: free before the search
+        work[done : done + count] = work[W_MOVES : W_MOVES + count]
+        budget = ctx[CTX_NODES] + DEFENCE_NODES
+        kept = _narrow(cells, pat, st, table, me, memo, work, ctx, stop, count, plies,
+                       first, last, False, budget)
+        if kept == 1:  # the rounds stop at one move left: is it safe with ``last`` nodes?
+            work[W_MOVES] = work[W_ROOT + 1]
+            if _refuting(cells, pat, st, table, me, memo, work, ctx, stop, 1, plies, last,
+                         False, budget) == 0:
+                kept = -1
+        if kept <= 0:
+            _widen(cells, pat, st, table, me, params, memo, work, ctx, stop, count, plies,
+                   last, budget)
+
+
+@njit(cache=True)
+def _widen(
+    cells: Cells, pat: Patterns, st: State, table: Table, me: int, params: Params,
+    memo: Memo, work: Work, ctx: Context, stop: StopArray, checked: int, plies: int,
+    nodes: int, budget: int,
+) -> None:
+    """Every candidate ``_narrow`` checked falls to the opponent's VCT (or the checks were
+    stopped): check the root's other candidates (up to ``root_width``, best first; the
+    ``checked`` ones are in ply 1's move list), each with ``nodes``, until ``budget``.
+    Those that hold become the root moves; if none does, the root moves stay as they
+    were. A move the root never checks cannot be kept, however well it defends."""
+    if ctx[CTX_ABORTED] != 0:
+        return
+    done = W_MOVES + MAX_CELLS
+    wide = generate(cells, pat, st, work, me, params[PARAM_ROOT_WIDTH], 0)
+    rest = 0
+    for i in range(wide):
+        move = work[W_MOVES + i]
+        seen = False
+        for j in range(checked):
+            if work[done + j] == move:
+                seen = True
+                break
+        if not seen:
+            work[W_MOVES + rest] = move
+            rest += 1
+    safe = _refuting(cells, pat, st, table, me, memo, work, ctx, stop, rest, plies, nodes,
+                     False, budget)
+    if safe > 0:
+        work[W_ROOT] = safe
+        work[W_ROOT + 1 : W_ROOT + 1 + safe] = work[W_KEYS : W_KEYS + safe]
 
 
 @njit(cache=True)
@@ -267,13 +311,16 @@ def _narrow(
     limit, or the context's node count reaching ``budget``, stops a round. A VCT that
     takes more nodes to find after one move than after another is not missed for having
     cost little the first time. The survivors of the last finished round, if any, become
-    the root moves (``work[W_ROOT]``); their number (0: none, the root moves unchanged)."""
+    the root moves (``work[W_ROOT]``); their number (0: none, the root moves unchanged),
+    negative when the round after them kept none."""
     nodes = first
     kept = 0
     while True:  # a round: the moves in work[W_MOVES:], the survivors into work[W_KEYS:]
         safe = _refuting(cells, pat, st, table, me, memo, work, ctx, stop, count, plies,
                          nodes, fours_only, budget)
-        if safe <= 0:
+        if safe == 0:  # a finished round kept none: every move checked falls
+            return -kept
+        if safe < 0:
             return kept
         kept = safe
         work[W_ROOT] = safe
@@ -384,7 +431,7 @@ def _hold_on(
     held = _narrow(cells, pat, st, table, me, memo, work, ctx, stop, count, HOLD_PLIES,
                    HOLD_FIRST_NODES, HOLD_NODES, False, ctx[CTX_NODES] + HOLD_NODES)
     ctx[CTX_ABORTED] = 0
-    if held > 0:
+    if held != 0:
         _deepen(cells, pat, st, table, me, params, soft_deadline, tt, work, ctx, stop, tree,
                 kept_tree, out)
         if out[OUT_SCORE] <= -WIN_BOUND:

@@ -10,7 +10,10 @@ point), or a counter: a move with which the defender makes a four, or a three th
 become one (so that a counter-VCF it prepares is tried too). Two five points against
 none win: the defender can block only one. The answers are tried in this order: the
 defender's own fours (where it has a VCF of its own, one of them refutes the threat
-before a sub-search is run for every key point), then the key points, then its threes.
+before a sub-search is run for every key point), then the key points, then its threes;
+in each group the cells that weigh most for both sides together (their ordering weights)
+come first. Over the positions of games against Rapfi that ordering halved the nodes of
+the searches within 20,000 nodes and found more wins within them.
 
 What the VCT does not try: a defence that prepares a counter-VCF needing two or more
 further stones on one line (we have not met one). Apart from that gap, a search that
@@ -178,6 +181,19 @@ def _add_once(work: Work, moves: int, keys: int, count: int, cell: int, key: int
     return count + 1
 
 
+# The groups of the defender's answers, tried in this order (see the module doc).
+_OWN_FOURS, _KEY_POINTS, _OWN_THREES = 3, 2, 1
+
+
+@njit(cache=True)
+def _answer_key(st: State, attacker: int, cell: int, group: int) -> int:
+    """The sort key of a defender's answer: its group, then the cell's ordering weights for
+    both sides together (where both have most at stake first), then the cell."""
+    weight = (threat_summary(st, attacker, cell) & WEIGHT_MASK) + (
+        threat_summary(st, 3 - attacker, cell) & WEIGHT_MASK)
+    return (group << 40) | (weight << 10) | (1023 - cell)
+
+
 @njit(cache=True)
 def defences(
     cells: Cells, pat: Patterns, st: State, attacker: int, work: Work, moves: int, keys: int
@@ -194,18 +210,22 @@ def defences(
         for d in range(4):
             if pat[attacker, d, point] != OPEN_FOUR:
                 continue
-            count = _add_once(work, moves, keys, count, point, (1 << 20) - point)
+            count = _add_once(work, moves, keys, count, point,
+                              _answer_key(st, attacker, point, _KEY_POINTS))
             for j in range(2 * HALF):
                 cell = SEEING[board, point, d, j]
                 if cell >= 0 and cells[cell] == EMPTY and pat[attacker, d, cell] >= FOUR:
-                    count = _add_once(work, moves, keys, count, cell, (1 << 20) - cell)
+                    count = _add_once(work, moves, keys, count, cell,
+                                      _answer_key(st, attacker, cell, _KEY_POINTS))
     for i in range(st[ST_CANDIDATES]):
         cell = st[ST_LIST + i]
         summary = threat_summary(st, defender, cell)
         if threat_count(summary, THREAT_FOURS) > 0:  # a four (or open four) of its own
-            count = _add_once(work, moves, keys, count, cell, (1 << 30) - cell)
+            count = _add_once(work, moves, keys, count, cell,
+                              _answer_key(st, attacker, cell, _OWN_FOURS))
         elif summary & THREE_OR_BETTER:
-            count = _add_once(work, moves, keys, count, cell, (1 << 10) - cell)
+            count = _add_once(work, moves, keys, count, cell,
+                              _answer_key(st, attacker, cell, _OWN_THREES))
     sort_by_keys(work, moves, keys, count)
     return count
 

@@ -119,9 +119,13 @@ TRAPS = [
 # at which version 11 (each candidate checked within 2,500 nodes) played a move after
 # which that VCT (9 plies) stands: 99 and 123. Versions 14 and 15 play 70, 70 and 62
 # there, after which the opponent has a VCT of 15 plies that version 15 finds beyond the
-# root's 20,000 nodes (version 14 found none within 500,000); 160 and 176, and 82, 97,
-# 122 and 129, hold (no VCT of 21 plies within 300,000 nodes) but are not among the
-# candidates the root checks.
+# root's 20,000 nodes (version 14 found none within 500,000). In the first position
+# version 16, ordering the defender's answers by weight, finds it within them after each
+# of the 12 candidates the root checks (after 86, the last to fall, in 5,000 to 20,000
+# nodes); it then checks the others and plays 160 (160 and 176, the 13th and 14th
+# candidates, hold: no VCT of 21 plies within 500,000 nodes). In the second, 82, 97, 122
+# and 129 hold but are not among the candidates checked, and 62 (version 16, board
+# evaluation) falls to a VCT of 15 plies beyond the root's budget.
 SLOW_THREATS = [
     ([54, 85, 115, 144, 102, 128, 87, 101, 69, 112, 96], 4),
     ([54, 85, 115, 144, 102, 128, 87, 101, 69, 112, 96], 6),
@@ -143,4 +147,15 @@ DEFENDER_FOURS_VCTS = [
     [189, 220, 222, 172, 209, 207, 175, 145, 188, 161, 158, 129, 177, 173, 190, 187, 174, 206,
      159, 204, 205, 191, 176, 178, 142, 126, 113, 112, 140, 141, 128, 171, 156, 170, 169, 157,
      143, 98, 125, 84, 70, 99, 111, 127, 114, 100, 97, 139, 155, 202, 217, 83, 115],
+]
+
+# Positions of the same games where the side to move has a VCT of 15 plies that the
+# threat search finds within the root's budget (20,000 nodes) only with the defender's
+# answers in each group ordered by the cell's weights for both sides: in 12,675 and
+# 18,192 nodes (version 16; version 15 took 28,551 and 33,646).
+WEIGHED_ANSWERS_VCTS = [
+    [189, 220, 222, 172, 209, 207, 175, 161, 158, 173, 156, 159, 187, 131, 186, 188, 171, 201],
+    [171, 139, 108, 126, 125, 94, 142, 95, 109, 93, 92, 96, 97, 110, 170, 138, 124, 140, 141,
+     173, 154, 112, 128, 114, 111, 65, 80, 64, 63, 68, 98, 82, 54, 78, 62, 51, 83, 69, 76, 60,
+     156, 184, 186, 201, 143, 113, 218],
 ]
