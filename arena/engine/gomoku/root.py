@@ -229,8 +229,10 @@ def _choose_root_moves(
     memo: Memo, work: Work, ctx: Context, stop: StopArray,
 ) -> None:
     """The root moves into ``work[W_ROOT]`` (count, then moves; a count of 0 allows all):
-    those that refute the opponent's VCF, or else its VCT, if it has one. If none does,
-    or the checks stop before one is found, every move stays allowed."""
+    those that refute the opponent's VCF, or else its VCT, if it has one. Against a VCT
+    the best candidates are checked in rounds (``_narrow``), and if every one falls, the
+    others (``_widen``). If none holds, or the checks stop, the survivors of the last
+    round that kept some stay the root moves (every move, if no round did)."""
     work[W_ROOT] = 0
     op = 3 - me
     if _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, op,
