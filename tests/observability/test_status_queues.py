@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -147,6 +148,12 @@ def test_a_gone_referee_shows_the_matches_it_left(redis_server: EmbeddedRedis,
     assert re.search(r"referee-gone GONE \(silent \d+\.\d s, matches held: 1\)", line), line
 
 
+def consumers(client: redis.Redis) -> list[str]:
+    """The match group's consumers, by name."""
+    found: Any = client.xinfo_consumers(MATCH_STREAM, REFEREE_GROUP)
+    return [c["name"].decode() for c in found]
+
+
 def test_gone_referees_leave_the_list_once_they_hold_nothing(redis_server: EmbeddedRedis,
                                                             redis_client: redis.Redis,
                                                             tmp_path: Path) -> None:
@@ -160,7 +167,9 @@ def test_gone_referees_leave_the_list_once_they_hold_nothing(redis_server: Embed
     redis_client.xgroup_createconsumer(MATCH_STREAM, REFEREE_GROUP, "referee-restarted")
     server = serve("referee", Config(redis_url=redis_server.url, match_idle_ms=60_000))
     try:
-        time.sleep(1.0)
+        deadline = time.monotonic() + 10  # its first look comes as it starts
+        while time.monotonic() < deadline and "referee-restarted" in consumers(redis_client):
+            time.sleep(0.1)
         shown = json.loads(status(server, tmp_path, "--json"))["arena"]
     finally:
         server.stop()
