@@ -219,8 +219,7 @@ class WorkerLoop:
 
     def _forget_gone(self) -> None:
         """Workers gone (no presence) that hold no job leave the groups' consumer lists."""
-        present = {info.worker_id for info in workers.alive(self.client)}
-        gone = self.jobs.forget_gone(present)
+        gone = self.jobs.forget_gone(set(workers.present(self.client)))
         if gone:
             log.info("forgot workers gone: %s", ", ".join(sorted(set(gone))))
 

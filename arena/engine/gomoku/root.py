@@ -98,6 +98,9 @@ DEFENCE_GROWTH = 4
 DEFENCE_VCT_MOVES = 12
 DEFENCE_VCT_SHARE = 8
 DEFENCE_FOUND_TIMES = 2
+# Where the candidates checked against an opponent's VCT are kept while ``_widen`` checks
+# the others: ply 1's move list, free before the search.
+_CHECKED = W_MOVES + MAX_CELLS
 # When the search finds every move lost (``_hold_on``): the longest opponent VCT
 # checked, the first round's nodes per check, and the cap of all the rounds together.
 HOLD_PLIES = 21
@@ -252,8 +255,7 @@ def _choose_root_moves(
                     DEFENCE_FOUND_TIMES * (ctx[CTX_NODES] - before))
         last = max(first, nodes if nodes > 0 else DEFENCE_NODES)
         count = generate(cells, pat, st, work, me, DEFENCE_VCT_MOVES, 0)
-        done = W_MOVES + MAX_CELLS  # ply 1's move list: free before the search
-        work[done : done + count] = work[W_MOVES : W_MOVES + count]
+        work[_CHECKED : _CHECKED + count] = work[W_MOVES : W_MOVES + count]
         budget = ctx[CTX_NODES] + DEFENCE_NODES
         kept = _narrow(cells, pat, st, table, me, memo, work, ctx, stop, count, plies,
                        first, last, False, budget)
@@ -278,16 +280,15 @@ def _widen(
     ``checked`` ones are in ply 1's move list), each with ``nodes``, until ``budget``.
     Those that hold become the root moves; if none does, the root moves stay as they
     were. A move the root never checks cannot be kept, however well it defends."""
-    if ctx[CTX_ABORTED] != 0:
+    if ctx[CTX_ABORTED] != 0 or ctx[CTX_NODES] >= budget:
         return
-    done = W_MOVES + MAX_CELLS
     wide = generate(cells, pat, st, work, me, params[PARAM_ROOT_WIDTH], 0)
     rest = 0
     for i in range(wide):
         move = work[W_MOVES + i]
         seen = False
         for j in range(checked):
-            if work[done + j] == move:
+            if work[_CHECKED + j] == move:
                 seen = True
                 break
         if not seen:

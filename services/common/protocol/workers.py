@@ -44,16 +44,22 @@ def retire(client: redis.Redis, worker_id: str) -> None:
         pipe.execute()
 
 
-def alive(client: redis.Redis, now_ms: int | None = None) -> list[status_pb2.WorkerInfo]:
-    """The workers whose heartbeat has not expired, by id."""
+def present(client: redis.Redis, now_ms: int | None = None) -> list[str]:
+    """The ids of the workers whose heartbeat has not expired, in order."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
     with client.pipeline(transaction=False) as pipe:
         pipe.zremrangebyscore(keys.WORKERS, "-inf", now_ms)
         pipe.zrange(keys.WORKERS, 0, -1)
         _, ids = pipe.execute()
+    return [i.decode() for i in ids]
+
+
+def alive(client: redis.Redis, now_ms: int | None = None) -> list[status_pb2.WorkerInfo]:
+    """The workers whose heartbeat has not expired, by id."""
+    ids = present(client, now_ms)
     if not ids:
         return []
-    found: Any = client.mget([keys.worker(i.decode()) for i in ids])
+    found: Any = client.mget([keys.worker(i) for i in ids])
     workers = []
     for payload in found:
         if payload is None:
