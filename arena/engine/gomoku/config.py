@@ -12,7 +12,7 @@ SHARPMOKU = "sharpmoku"
 ARENA_GOMOKU = "arena-gomoku"
 
 # Per evaluator: bump when a change to the kernels changes what its configurations play.
-ENGINE_VERSIONS = {SHARPMOKU: "gomoku-1", ARENA_GOMOKU: "gomoku-16"}
+ENGINE_VERSIONS = {SHARPMOKU: "gomoku-1", ARENA_GOMOKU: "gomoku-17"}
 
 # Per evaluator: key -> (default, minimum, maximum). All parameters are integers.
 PARAMETERS: dict[str, dict[str, tuple[int, int, int]]] = {

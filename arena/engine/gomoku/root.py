@@ -241,8 +241,16 @@ def _choose_root_moves(
     if _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, op,
                                 DEFENCE_VCF_PLIES, VCF_NODES, True) > 0:
         count = generate(cells, pat, st, work, me, cells.shape[0], 0)
-        _narrow(cells, pat, st, table, me, memo, work, ctx, stop, count, DEFENCE_VCF_PLIES,
-                VCF_NODES, VCF_NODES, True, ctx[CTX_NODES] + DEFENCE_NODES)
+        budget = ctx[CTX_NODES] + DEFENCE_NODES
+        blocks = _narrow(cells, pat, st, table, me, memo, work, ctx, stop, count,
+                         DEFENCE_VCF_PLIES, VCF_NODES, VCF_NODES, True, budget)
+        plies = params[PARAM_VCT_PLIES]
+        if blocks > 1 and plies >= 5:  # which blocks leave the opponent no VCT either
+            nodes = params[PARAM_VCT_NODES]
+            last = nodes if nodes > 0 else DEFENCE_NODES
+            work[W_MOVES : W_MOVES + blocks] = work[W_ROOT + 1 : W_ROOT + 1 + blocks]
+            _narrow(cells, pat, st, table, me, memo, work, ctx, stop, blocks, plies,
+                    max(1, last // DEFENCE_VCT_SHARE), last, False, budget)
         return
     plies = params[PARAM_VCT_PLIES]
     if plies < 5 or ctx[CTX_ABORTED] != 0:
