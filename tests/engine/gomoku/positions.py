@@ -159,3 +159,12 @@ WEIGHED_ANSWERS_VCTS = [
      173, 154, 112, 128, 114, 111, 65, 80, 64, 63, 68, 98, 82, 54, 78, 62, 51, 83, 69, 76, 60,
      156, 184, 186, 201, 143, 113, 218],
 ]
+
+# Positions of games against Rapfi (every fourth of ``bench/data/gomoku-games-vs-rapfi.jsonl``)
+# where the opponent has a VCF (an open three) and some of the moves that stop it leave
+# it a VCT of 13 or 15 plies that the root finds within its budget: version 16 checked
+# the blocks against the VCF only, and at depth 4 played 117 and 104, which fall.
+VCF_BLOCKS_THAT_FALL = [
+    ([54, 85, 115, 144, 102, 86, 87, 101, 71, 55, 69, 70, 40, 84, 72], 117),
+    ([117, 88, 58, 100, 131, 114, 145, 159, 129, 130, 146, 86, 142, 72, 128, 56], 104),
+]

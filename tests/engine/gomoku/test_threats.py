@@ -25,6 +25,7 @@ from .positions import (
     TACTICS,
     TRAPS,
     VCF_15,
+    VCF_BLOCKS_THAT_FALL,
     WEIGHED_ANSWERS_VCTS,
     Tactic,
     Trap,
@@ -142,6 +143,27 @@ def test_when_every_candidate_checked_falls_the_root_checks_the_others(preset: s
     assert kept == {160, 176} and result.move in kept, (result.move, kept)
     for move in kept:  # and they hold well beyond the root's own budget
         assert line_of([*moves, move], 21, threes=True, nodes=500_000) == [], move
+
+
+@pytest.mark.parametrize(("moves", "falls"), VCF_BLOCKS_THAT_FALL,
+                         ids=lambda v: f"{len(v)} stones" if isinstance(v, list) else str(v))
+@pytest.mark.parametrize("preset", ["arena-gomoku", "arena-gomoku-board"])
+def test_the_blocks_of_a_vcf_are_checked_against_the_vct_too(
+    moves: list[int], falls: int, preset: str
+) -> None:
+    # Stopping the opponent's open three is not enough when the block leaves it a longer
+    # VCT (after ``falls``, within the root's own budget). The moves kept are the root's
+    # children in the tree of a depth-1 search.
+    config = PRESETS[preset]
+    plies, nodes = config["vct_plies"], config["vct_nodes"]
+    assert isinstance(plies, int) and isinstance(nodes, int)
+    assert line_of([*moves, falls], plies, threes=True, nodes=nodes) != []
+    result = choose_move(15, "freestyle", moves, config, Limits(depth=1), tree_budget=10_000)
+    assert result.tree is not None
+    kept = {node.move for node in result.tree[1:] if node.parent == 0}
+    assert kept and falls not in kept and result.move in kept, (result.move, kept)
+    for move in kept:
+        assert line_of([*moves, move], plies, threes=True, nodes=nodes) == [], (move, kept)
 
 
 @pytest.mark.parametrize("moves", DEFENDER_FOURS_VCTS + WEIGHED_ANSWERS_VCTS,
