@@ -8,11 +8,13 @@ the interpreter lock while it does (see ``control.search_kernel``):
 2. a VCF (victory by continuous fours) of at most ``vcf_plies`` plies, found within
    ``VCF_NODES`` nodes, wins; then a VCT (fours and open threes) of at most
    ``vct_plies`` plies, searched within ``vct_nodes`` nodes;
-3. when the opponent has a VCF, the root moves are those after which it has none; when
-   it has a VCT, the best candidates after which it has none. The candidates are checked
-   in rounds (``_narrow``): the first with a share of ``vct_nodes`` a check, or twice the
-   nodes finding that VCT took if more, each next one on the survivors with four times
-   the nodes, up to ``vct_nodes``, until one is left; the checks stop at
+3. when the opponent has a VCF, the root moves are those after which it has none, and
+   of those, if more than one, the ones after which it has no VCT either (the rounds
+   below, from a share of ``vct_nodes``); when it has a VCT, the best candidates after
+   which it has none. The candidates are checked in rounds (``_narrow``): the first
+   with a share of ``vct_nodes`` a check, or twice the nodes finding that VCT took if
+   more, each next one on the survivors with four times the nodes, up to
+   ``vct_nodes``, until one is left; the checks stop at
    ``DEFENCE_NODES`` nodes in all. If no candidate survives a round, the last round's
    survivors stay, or, when there are none, every move stays allowed;
 4. iterative deepening with ``negamax`` from depth 1 to ``max_depth``: no iteration
@@ -232,7 +234,9 @@ def _choose_root_moves(
     memo: Memo, work: Work, ctx: Context, stop: StopArray,
 ) -> None:
     """The root moves into ``work[W_ROOT]`` (count, then moves; a count of 0 allows all):
-    those that refute the opponent's VCF, or else its VCT, if it has one. Against a VCT
+    those that refute the opponent's VCF, or else its VCT, if it has one. The moves that
+    stop a VCF are checked against the VCT too (an open three's blocks may leave a longer
+    VCT), in the same rounds; if every one falls, they all stay. Against a VCT
     the best candidates are checked in rounds (``_narrow``), and if every one falls, the
     others (``_widen``). If none holds, or the checks stop, the survivors of the last
     round that kept some stay the root moves (every move, if no round did)."""
@@ -246,11 +250,10 @@ def _choose_root_moves(
                          DEFENCE_VCF_PLIES, VCF_NODES, VCF_NODES, True, budget)
         plies = params[PARAM_VCT_PLIES]
         if blocks > 1 and plies >= 5:  # which blocks leave the opponent no VCT either
-            nodes = params[PARAM_VCT_NODES]
-            last = nodes if nodes > 0 else DEFENCE_NODES
+            first, last = _vct_rounds(params[PARAM_VCT_NODES], 0)
             work[W_MOVES : W_MOVES + blocks] = work[W_ROOT + 1 : W_ROOT + 1 + blocks]
-            _narrow(cells, pat, st, table, me, memo, work, ctx, stop, blocks, plies,
-                    max(1, last // DEFENCE_VCT_SHARE), last, False, budget)
+            _narrow(cells, pat, st, table, me, memo, work, ctx, stop, blocks, plies, first,
+                    last, False, budget)
         return
     plies = params[PARAM_VCT_PLIES]
     if plies < 5 or ctx[CTX_ABORTED] != 0:
@@ -259,9 +262,7 @@ def _choose_root_moves(
     before = ctx[CTX_NODES]
     if _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, op, plies,
                                 nodes, False) > 0:
-        first = max(1, nodes // DEFENCE_VCT_SHARE,
-                    DEFENCE_FOUND_TIMES * (ctx[CTX_NODES] - before))
-        last = max(first, nodes if nodes > 0 else DEFENCE_NODES)
+        first, last = _vct_rounds(nodes, ctx[CTX_NODES] - before)
         count = generate(cells, pat, st, work, me, DEFENCE_VCT_MOVES, 0)
         work[_CHECKED : _CHECKED + count] = work[W_MOVES : W_MOVES + count]
         budget = ctx[CTX_NODES] + DEFENCE_NODES
@@ -275,6 +276,16 @@ def _choose_root_moves(
         if kept <= 0:
             _widen(cells, pat, st, table, me, params, memo, work, ctx, stop, count, plies,
                    last, budget)
+
+
+@njit(cache=True)
+def _vct_rounds(nodes: int, found: int) -> tuple[int, int]:
+    """The nodes a check against the opponent's VCT gets in the first round of
+    ``_narrow`` and in the last: a share of ``nodes`` (``vct_nodes``) or twice the nodes
+    finding that VCT took (``found``, 0 if none was searched for), growing to ``nodes``
+    (``DEFENCE_NODES`` when uncapped)."""
+    first = max(1, nodes // DEFENCE_VCT_SHARE, DEFENCE_FOUND_TIMES * found)
+    return first, max(first, nodes if nodes > 0 else DEFENCE_NODES)
 
 
 @njit(cache=True)
