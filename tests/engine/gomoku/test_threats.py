@@ -157,7 +157,9 @@ def test_the_blocks_of_a_vcf_are_checked_against_the_vct_too(
     config = PRESETS[preset]
     plies, nodes = config["vct_plies"], config["vct_nodes"]
     assert isinstance(plies, int) and isinstance(nodes, int)
-    assert line_of([*moves, falls], plies, threes=True, nodes=nodes) != []
+    assert line_of([*moves, 0], 31, threes=False, nodes=200_000) != []  # a VCF, unless blocked
+    assert line_of([*moves, falls], 31, threes=False, nodes=200_000) == []  # falls blocks it
+    assert line_of([*moves, falls], plies, threes=True, nodes=nodes) != []  # but not the VCT
     result = choose_move(15, "freestyle", moves, config, Limits(depth=1), tree_budget=10_000)
     assert result.tree is not None
     kept = {node.move for node in result.tree[1:] if node.parent == 0}
