@@ -15,7 +15,7 @@ from arena.engine.api import Limits
 from arena.engine.gomoku import PRESETS, choose_move
 from arena.engine.gomoku.bots import threat_line
 from arena.engine.gomoku.position import GomokuPositionError, position_from_moves
-from arena.engine.gomoku.root import DEFENCE_VCT_MOVES
+from arena.engine.gomoku.root import DEFENCE_VCF_PLIES, DEFENCE_VCT_MOVES, VCF_NODES
 from arena.engine.gomoku.search import EVAL_BOUND, WIN_BOUND
 from arena.games.gomoku import GomokuBoard
 
@@ -157,8 +157,10 @@ def test_the_blocks_of_a_vcf_are_checked_against_the_vct_too(
     config = PRESETS[preset]
     plies, nodes = config["vct_plies"], config["vct_nodes"]
     assert isinstance(plies, int) and isinstance(nodes, int)
-    assert line_of([*moves, 0], 31, threes=False, nodes=200_000) != []  # a VCF, unless blocked
-    assert line_of([*moves, falls], 31, threes=False, nodes=200_000) == []  # falls blocks it
+    def vcf(move: int) -> list[int]:  # the opponent's, as the root looks for it
+        return line_of([*moves, move], DEFENCE_VCF_PLIES, threes=False, nodes=VCF_NODES)
+
+    assert vcf(0) != [] and vcf(falls) == []  # a VCF unless blocked, and ``falls`` blocks it
     assert line_of([*moves, falls], plies, threes=True, nodes=nodes) != []  # but not the VCT
     result = choose_move(15, "freestyle", moves, config, Limits(depth=1), tree_budget=10_000)
     assert result.tree is not None
