@@ -230,19 +230,23 @@ def list_matches(store: MatchStore,
     page: paging.Page[match_pb2.Match] = paging.Page(paging.page_size(request.page.page_size))
     after = paging.decode_page_token(request.page.page_token)
     full, last = False, ""
-    ids = store.ids(_index_for(request, bot), after)
-    for match_id in ids:
+    headers = store.headers(_index_for(request, bot), after)
+    for match_id, header in headers:
         last = match_id
+        if header is None or not _accepts(request, bot, header):
+            continue  # deleted while we listed, or filtered out
         try:
-            match = store.header(match_id) if request.summary_only else store.get(match_id)
+            match = header if request.summary_only else store.get(match_id)
         except NotFoundError:
-            continue  # deleted while we listed
-        if _accepts(request, bot, match) and page.add(match):
+            continue
+        if page.add(match):
             full = True
             break
-    # A full page whose index holds nothing older is the last: no token leading to an
-    # empty page (a filtered listing may still end on one, when what follows is filtered).
-    more = full and next(ids, None) is not None
+    # A full page is the last unless a match older than its last one passes the filters:
+    # a token never leads to an empty page. Looking for it reads no further than the next
+    # page's call would have to.
+    more = full and any(header is not None and _accepts(request, bot, header)
+                        for _, header in headers)
     token = paging.encode_page_token(last) if more else ""
     return referee_pb2.ListMatchesResponse(matches=page.items, next_page_token=token)
 

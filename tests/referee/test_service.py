@@ -200,6 +200,23 @@ def test_list_pages_newest_first_and_bad_requests(
                 break
         # a page that holds the last match says so: no token leading to an empty page
         assert seen == sorted(ids, reverse=True) and shapes == pages, size
+    # The same when the older matches are all filtered out: the page of the last two
+    # pending ones is the last (a token used to lead to an empty page).
+    oldest = sorted(ids)[:3]
+    for match_id in oldest:
+        alice.CancelMatch(referee_pb2.CancelMatchRequest(match_id=match_id, reason="test"))
+    for size in (1, 2):
+        pending: list[str] = []
+        token, calls = "", 0
+        while calls == 0 or token:
+            page = alice.ListMatches(referee_pb2.ListMatchesRequest(
+                status=match_pb2.MATCH_STATUS_PENDING, summary_only=size == 1,
+                page=common_pb2.PageRequest(page_size=size, page_token=token)))
+            assert page.matches, (size, calls)
+            pending += [m.id for m in page.matches]
+            token, calls = page.next_page_token, calls + 1
+        assert pending == sorted(set(ids) - set(oldest), reverse=True), size
+        assert calls == 2 // size, size
     bad = [
         match_config("x", "nobody"),
         match_config("x", "x", opening=[0]),
