@@ -17,7 +17,6 @@ from typing import Any, Final
 
 from arena.clients.common import add_json_flag, client_from_args, non_negative, print_json, to_dict
 from arena.clients.sdk import ROLES, ArenaClient
-from arena.services.common.protocol.keys import ENGINE_STREAM_PREFIX
 
 from arena.errors import ArenaError
 from arena.text import printable
@@ -179,10 +178,9 @@ def _engine_queue_lines(queues: Iterable[status_pb2.QueueStatus]) -> list[str]:
     for queue in queues:
         if not (queue.lag or queue.pending):
             continue
-        name, _, build = queue.stream.removeprefix(ENGINE_STREAM_PREFIX).rpartition(":")
         oldest = f", oldest waiting {_age(queue.oldest_waiting_ms)}" if queue.lag else ""
-        lines.append(f"  engine {printable(name)} ({build[:12]}): {queue.lag} waiting, "
-                     f"{queue.pending} running{oldest}")
+        lines.append(f"  engine {printable(queue.engine)} ({queue.build[:12]}): "
+                     f"{queue.lag} waiting, {queue.pending} running{oldest}")
     return lines
 
 

@@ -124,6 +124,8 @@ class QueueStatus(_message.Message):
     LAG_FIELD_NUMBER: _builtins.int
     OLDEST_WAITING_MS_FIELD_NUMBER: _builtins.int
     CONSUMERS_FIELD_NUMBER: _builtins.int
+    ENGINE_FIELD_NUMBER: _builtins.int
+    BUILD_FIELD_NUMBER: _builtins.int
     stream: _builtins.str
     group: _builtins.str
     length: _builtins.int
@@ -136,6 +138,11 @@ class QueueStatus(_message.Message):
     """Age of the oldest entry waiting for a consumer (0 when none waits)."""
     consumers: _builtins.int
     """The group's consumers (processes that ever read it)."""
+    engine: _builtins.str
+    """On a protocol engine's stream (`engine_moves`): the engine's catalog name and the
+    start of its pinned build checksum; empty on the other streams.
+    """
+    build: _builtins.str
     def __init__(
         self,
         *,
@@ -146,10 +153,12 @@ class QueueStatus(_message.Message):
         lag: _builtins.int = ...,
         oldest_waiting_ms: _builtins.int = ...,
         consumers: _builtins.int = ...,
+        engine: _builtins.str = ...,
+        build: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["consumers", b"consumers", "group", b"group", "lag", b"lag", "length", b"length", "oldest_waiting_ms", b"oldest_waiting_ms", "pending", b"pending", "stream", b"stream"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["build", b"build", "consumers", b"consumers", "engine", b"engine", "group", b"group", "lag", b"lag", "length", b"length", "oldest_waiting_ms", b"oldest_waiting_ms", "pending", b"pending", "stream", b"stream"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -27,6 +27,7 @@ from arena.services.common.protocol.keys import (
     MOVE_STREAM,
     REFEREE_GROUP,
     WORKER_GROUP,
+    engine_of_stream,
 )
 from arena.services.common.server import check_health
 from google.protobuf import timestamp_pb2
@@ -44,10 +45,11 @@ LEASE_TTL_MS = 30_000  # a silent exporter (not scraped, or dead) is replaced af
 
 
 def _queue(figures: queues.GroupFigures) -> status_pb2.QueueStatus:
+    engine, build = engine_of_stream(figures.stream)
     return status_pb2.QueueStatus(
         stream=figures.stream, group=figures.group, length=figures.length,
         pending=figures.pending, lag=figures.lag, oldest_waiting_ms=figures.oldest_waiting_ms,
-        consumers=figures.consumers)
+        consumers=figures.consumers, engine=engine, build=build)
 
 
 def _all_moves(common: queues.GroupFigures, engines: list[queues.GroupFigures]

@@ -89,6 +89,10 @@ def test_the_move_queue_counts_the_engine_streams(
     assert sorted(engines) == [EDAX, RAPFI]
     assert figures(engines[RAPFI], "lag", "pending", "length") == (2, 1, 3)
     assert figures(engines[EDAX], "lag", "pending", "length") == (0, 1, 1)
+    # each names its engine and build, so that no client parses stream names
+    assert [(q["engine"], q["build"]) for q in (engines[EDAX], engines[RAPFI])] == [
+        ("edax", "cd" * 8), ("rapfi", "ab" * 8)]
+    assert "engine" not in moves and "build" not in moves
     # The screen says what the JSON says.
     screen = status(referee, tmp_path).splitlines()
     at = next(i for i, line in enumerate(screen) if line.startswith("move queue:"))

@@ -102,6 +102,15 @@ def engine_stream(engine: str, checksum: str) -> str:
     return f"{ENGINE_STREAM_PREFIX}{engine}:{checksum[:16]}"
 
 
+def engine_of_stream(stream: str) -> tuple[str, str]:
+    """The engine name and checksum start an ``engine_stream`` was made of (("", "") for
+    any other stream)."""
+    if not stream.startswith(ENGINE_STREAM_PREFIX):
+        return "", ""
+    engine, _, checksum = stream.removeprefix(ENGINE_STREAM_PREFIX).rpartition(":")
+    return engine, checksum
+
+
 # Set of every engine stream a worker has consumed (each worker adds its own at start), so
 # that the queue exporter finds them all, even those no live worker reads any more.
 ENGINE_STREAMS = "arena:streams:engines"
