@@ -10,6 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+# A ladder's bots and games: the ladder service's own limits (its planning module is pure),
+# so that the gateway and the service refuse alike.
+from arena.services.ladder.schedule import MAX_BOTS, MAX_GAMES
+
 from arena.bots.validation import BOT_REF_FORM, split_bot_ref
 from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import GAME_NAMES, Game, GameError, Position
@@ -22,10 +26,6 @@ T = TypeVar("T")
 
 FORMATS = {"round-robin": ladder_pb2.LADDER_FORMAT_ROUND_ROBIN,
            "gauntlet": ladder_pb2.LADDER_FORMAT_GAUNTLET}
-# A ladder's bots and games: the ladder service's limits (services/ladder/schedule.py), so
-# that the gateway and the service refuse alike.
-MAX_BOTS = 32
-MAX_GAMES = 20_000
 MAX_UNKNOWN_REPORTED = 10
 SHARED_FIELDS = ("request_id",)  # read by ``request_id``, beside every action's own
 
