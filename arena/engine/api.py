@@ -118,7 +118,10 @@ class TreeNode:
     ``kind`` is from the root player's point of view: ``max`` where the root player
     moves, ``min`` where the opponent moves, ``leaf`` where the search evaluated
     statically. ``parent`` is -1 for the root; ``move`` is the move leading here
-    (-1 for the root).
+    (-1 for the root). ``depth`` is the plies the search had left to look below the
+    node (the search's depth at the root), as in KReversi's viewer: one fewer than its
+    parent's, as many for a move searched without using up depth (a forced block),
+    fewer for a reduced one.
     """
 
     id: int

@@ -325,6 +325,10 @@ class SearchTreeNode(_message.Message):
     move: _builtins.int
     """The move leading to this node (-1 for the root)."""
     depth: _builtins.int
+    """Plies the search had left to look below this node (the search's depth at the root):
+    one fewer than its parent's, as many for a move searched without using up depth (a
+    forced block), fewer for a reduced one.
+    """
     alpha: _builtins.int
     beta: _builtins.int
     score: _builtins.int

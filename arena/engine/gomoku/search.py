@@ -469,9 +469,9 @@ def negamax(
 ) -> int:
     """Score of the position for ``me`` to move; the allowed root moves are in ``work``."""
     if ply % 2 == 0:
-        node = tree_open(tree, ctx, parent, last, ply, alpha, beta)
+        node = tree_open(tree, ctx, parent, last, ply, depth, alpha, beta)
     else:
-        node = tree_open(tree, ctx, parent, last, ply, -beta, -alpha)
+        node = tree_open(tree, ctx, parent, last, ply, depth, -beta, -alpha)
     pv = W_PV + ply * PV_STRIDE
     work[pv] = 0
     if poll_stop(ctx, stop):

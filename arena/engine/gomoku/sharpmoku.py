@@ -349,7 +349,7 @@ def alpha_beta(
     With ``centre_ties`` the root tries its moves from the centre out and keeps the first
     of equal scores (later ones come back as bounds no better than it).
     """
-    node = tree_open(tree, ctx, parent, last, ply, alpha, beta)
+    node = tree_open(tree, ctx, parent, last, ply, depth, alpha, beta)
     poll_stop(ctx, stop)
     moves = buffer[ply]
     count = 0

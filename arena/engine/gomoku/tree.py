@@ -1,6 +1,8 @@
 """Search-tree capture: kernels write nodes into a fixed int64 buffer, Python reads it.
 
-Each row of the buffer is one node: parent, move, ply, alpha, beta, score, kind,
+Each row of the buffer is one node: parent, move, depth (the plies left to search
+below it, as in KReversi's viewer and the Othello engines' trees: a forced block keeps
+its parent's, a reduced move has fewer than one less), alpha, beta, score, kind,
 cut-off. Scores and bounds are written from the root player's point of view, so the
 viewer shows plain minimax values. Nodes beyond the budget are not recorded (the
 search itself is unaffected), but the last ``CTX_TREE_RESERVE`` rows are kept for the
@@ -41,11 +43,12 @@ def new_tree(budget: int) -> TreeBuffer:
 
 @njit(cache=True)
 def tree_open(
-    tree: TreeBuffer, ctx: Context, parent: int, move: int, ply: int,
+    tree: TreeBuffer, ctx: Context, parent: int, move: int, ply: int, depth: int,
     alpha: int, beta: int,
 ) -> int:
-    """Record a node on entry; returns its id, or -1 once the budget is spent (for a
-    child of the root, once the rows kept for them are spent too)."""
+    """Record a node ``ply`` plies below the root, with ``depth`` plies left to search;
+    returns its id, or -1 once the budget is spent (for a child of the root, once the
+    rows kept for them are spent too)."""
     node = ctx[CTX_TREE_COUNT]
     if node >= ctx[CTX_TREE_BUDGET]:  # at once when no tree is captured (a budget of 0)
         return -1
@@ -54,7 +57,7 @@ def tree_open(
     ctx[CTX_TREE_COUNT] = node + 1
     tree[node, 0] = parent
     tree[node, 1] = move
-    tree[node, 2] = ply
+    tree[node, 2] = depth
     tree[node, 3] = alpha
     tree[node, 4] = beta
     tree[node, 5] = 0

@@ -180,6 +180,9 @@ def test_tree_capture_for_sharpmoku() -> None:
     root = result.tree[0]
     assert root.parent == -1 and root.kind == "max" and root.pv
     assert all(node.kind in ("min", "leaf") for node in result.tree if node.parent == 0)
+    # plain minimax at Normal's depth 2: each level has one ply fewer left to search
+    assert root.depth == 2
+    assert all(node.depth == result.tree[node.parent].depth - 1 for node in result.tree[1:])
 
 
 def root_values(moves: list[int]) -> dict[int, int]:
