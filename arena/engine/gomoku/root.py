@@ -242,20 +242,19 @@ def _choose_root_moves(
     round that kept some stay the root moves (every move, if no round did)."""
     work[W_ROOT] = 0
     op = 3 - me
+    plies = params[PARAM_VCT_PLIES]
     if _threat_search_from_root(cells, pat, st, table, memo, work, ctx, stop, op,
                                 DEFENCE_VCF_PLIES, VCF_NODES, True) > 0:
         count = generate(cells, pat, st, work, me, cells.shape[0], 0)
         budget = ctx[CTX_NODES] + DEFENCE_NODES
         blocks = _narrow(cells, pat, st, table, me, memo, work, ctx, stop, count,
                          DEFENCE_VCF_PLIES, VCF_NODES, VCF_NODES, True, budget)
-        plies = params[PARAM_VCT_PLIES]
         if blocks > 1 and plies >= 5:  # which blocks leave the opponent no VCT either
             first, last = _vct_rounds(params[PARAM_VCT_NODES], 0)
             work[W_MOVES : W_MOVES + blocks] = work[W_ROOT + 1 : W_ROOT + 1 + blocks]
             _narrow(cells, pat, st, table, me, memo, work, ctx, stop, blocks, plies, first,
                     last, False, budget)
         return
-    plies = params[PARAM_VCT_PLIES]
     if plies < 5 or ctx[CTX_ABORTED] != 0:
         return
     nodes = params[PARAM_VCT_NODES]
