@@ -21,6 +21,7 @@ from functools import cached_property
 
 from arena.clients.sdk import ArenaClient
 from arena.services.common import paging
+from arena.services.common.ladder_limits import MAX_BOTS, MAX_GAMES
 from arena.services.common.lru import LruCache
 from arena.services.common.metrics import LADDER_GAMES
 from arena.services.common.peers import BotVersions, other_game
@@ -35,8 +36,6 @@ from arena.services.common.protocol.requests import REFUSED, CreateRequest
 from arena.services.common.quotas import UNLIMITED, Quota
 from arena.services.ladder import sprt
 from arena.services.ladder.schedule import (
-    MAX_BOTS,
-    MAX_GAMES,
     even_games,
     game_at,
     games_total,

@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from arena.openings import Opening
 from arena.v1 import ladder_pb2
 
-MAX_BOTS = 32
-MAX_GAMES = 20_000
 _SEED_BITS = 62
 
 

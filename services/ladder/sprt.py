@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from arena.services.common.ladder_limits import MAX_GAMES
 from arena.services.common.protocol.ladders import ResultRecord
-from arena.services.ladder.schedule import MAX_GAMES, even_games
+from arena.services.ladder.schedule import even_games
 
 from arena.errors import FieldViolation
 from arena.ratings import RatingError, SprtDecision, pentanomial, sprt, sprt_bounds

@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-# A ladder's bots and games: the ladder service's own limits (its planning module is pure),
-# so that the gateway and the service refuse alike.
-from arena.services.ladder.schedule import MAX_BOTS, MAX_GAMES
+from arena.services.common.ladder_limits import MAX_BOTS, MAX_GAMES
 
 from arena.bots.validation import BOT_REF_FORM, split_bot_ref
 from arena.errors import FieldViolation, InvalidArgumentError
