@@ -287,7 +287,9 @@ class ListMatchesResponse(_message.Message):
     MATCHES_FIELD_NUMBER: _builtins.int
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     next_page_token: _builtins.str
-    """Empty on the last page; otherwise at least one more match passes the filters."""
+    """Empty on the last page. Otherwise a later match passes the filters, unless the
+    200 matches after this page did not (the next page may then be empty).
+    """
     @_builtins.property
     def matches(self) -> _containers.RepeatedCompositeFieldContainer[_match_pb2.Match]: ...
     def __init__(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import redis
 from arena.services.common import paging
@@ -41,6 +41,9 @@ from arena.v1 import common_pb2, match_pb2, referee_pb2
 DEFAULT_TREE_NODES = 2000
 MAX_TREE_NODES = 200_000
 MAX_RECORD_CHARS = 1_000_000  # a 19x19 Gomoku replay with full search info is ~100 kB
+# A full page of a listing looks this far past it for one more match that passes the
+# filters (``_more_after``).
+LOOK_AHEAD = 200
 
 
 def start_position(match: match_pb2.Match) -> Position:
@@ -230,7 +233,8 @@ def list_matches(store: MatchStore,
     page: paging.Page[match_pb2.Match] = paging.Page(paging.page_size(request.page.page_size))
     after = paging.decode_page_token(request.page.page_token)
     full, last = False, ""
-    headers = store.headers(_index_for(request, bot), after)
+    # one more than the page: an unfiltered listing knows in one read whether more follow
+    headers = store.headers(_index_for(request, bot), after, first=page.size + 1)
     for match_id, header in headers:
         last = match_id
         if header is None or not _accepts(request, bot, header):
@@ -242,13 +246,24 @@ def list_matches(store: MatchStore,
         if page.add(match):
             full = True
             break
-    # A full page is the last unless a match older than its last one passes the filters:
-    # a token never leads to an empty page. Looking for it reads no further than the next
-    # page's call would have to.
-    more = full and any(header is not None and _accepts(request, bot, header)
-                        for _, header in headers)
-    token = paging.encode_page_token(last) if more else ""
+    cursor = _continue_after(request, bot, headers, last) if full else ""
+    token = paging.encode_page_token(cursor) if cursor else ""
     return referee_pb2.ListMatchesResponse(matches=page.items, next_page_token=token)
+
+
+def _continue_after(request: referee_pb2.ListMatchesRequest, bot: tuple[str, int] | None,
+                    headers: Iterator[tuple[str, match_pb2.Match | None]], last: str) -> str:
+    """Where the next page starts after a full page ending at ``last``: there, if a match
+    after it passes the filters (a token never leads to an empty page); "" if none does.
+    At most ``LOOK_AHEAD`` more are read, so that a small page of a rare filter does not
+    read the whole index on every call: past them the next page starts after the last one
+    read (and may be empty)."""
+    for seen, (match_id, header) in enumerate(headers, 1):
+        if header is not None and _accepts(request, bot, header):
+            return last
+        if seen == LOOK_AHEAD:
+            return match_id
+    return ""
 
 
 def _bot_filter(text: str) -> tuple[str, int] | None:

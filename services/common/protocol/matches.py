@@ -44,6 +44,8 @@ FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCE
 # The finished-matches stream keeps about this many entries. The ladder service counts a
 # result within seconds, and its reconcile counts any whose entry it never read.
 FINISHED_MAXLEN = 100_000
+# The most match headers read in one round trip (``MatchStore.headers``).
+HEADER_BATCH = 200
 
 
 def new_match_id(now_ms: int | None = None) -> str:
@@ -240,25 +242,26 @@ class MatchStore:
         match.moves.extend(records)
         return match
 
-    def ids(self, index: str, after: str = "", batch: int = 200) -> Iterator[str]:
-        """Match ids of an index, newest first, strictly older than ``after``."""
+    def headers(self, index: str, after: str = "", first: int = HEADER_BATCH,
+                ) -> Iterator[tuple[str, match_pb2.Match | None]]:
+        """The match ids of an index, newest first, strictly older than ``after``, each
+        with its header (None: deleted since the id was read). Read in batches, each one
+        range of the index and one MGET of their headers: ``first`` (what the caller
+        expects to need), then twice as many each time, up to ``HEADER_BATCH``."""
         upper = f"({after}" if after else "+"
+        batch = max(1, min(first, HEADER_BATCH))
         while True:
             found: Any = self.client.zrevrangebylex(index, upper, "-", start=0, num=batch)
-            for raw in found:
-                yield raw.decode()
+            if not found:
+                return
+            ids = [raw.decode() for raw in found]
+            payloads: Any = self.client.mget([keys.match(match_id) for match_id in ids])
+            for match_id, payload in zip(ids, payloads, strict=True):
+                yield match_id, None if payload is None else match_pb2.Match.FromString(payload)
             if len(found) < batch:
                 return
-            upper = f"({found[-1].decode()}"
-
-    def headers(self, index: str, after: str = "",
-                ) -> Iterator[tuple[str, match_pb2.Match | None]]:
-        """``ids`` with each match's header (None: deleted since the id was read)."""
-        for match_id in self.ids(index, after):
-            try:
-                yield match_id, self.header(match_id)
-            except NotFoundError:
-                yield match_id, None
+            upper = f"({ids[-1]}"
+            batch = min(2 * batch, HEADER_BATCH)
 
     def delete(self, match: match_pb2.Match, cache: redis.Redis | None) -> None:
         """Forget a finished match: header, moves, events, streams, indexes and trees."""
