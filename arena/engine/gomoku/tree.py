@@ -1,14 +1,14 @@
 """Search-tree capture: kernels write nodes into a fixed int64 buffer, Python reads it.
 
-Each row of the buffer is one node: parent, move, depth (the plies left to search
-below it, as in KReversi's viewer and the Othello engines' trees: a forced block keeps
-its parent's, a reduced move has fewer than one less), alpha, beta, score, kind,
-cut-off. Scores and bounds are written from the root player's point of view, so the
-viewer shows plain minimax values. Nodes beyond the budget are not recorded (the
+Each row of the buffer is one node: parent, move, depth (the plies left to search below
+it, as in KReversi's viewer and the Othello engines' trees: one fewer than its parent's,
+as many for a forced block, two or three fewer for a reduced move), alpha, beta, score,
+kind, cut-off. Scores and bounds are written from the root player's point of view, so
+the viewer shows plain minimax values. Nodes beyond the budget are not recorded (the
 search itself is unaffected), but the last ``CTX_TREE_RESERVE`` rows are kept for the
-root's children, so that the tree holds every root move searched, the move played
-among them. A node a stopped search left open (never scored) is not read, nor is what
-lies under it.
+root's children, so that the tree holds every root move searched, the move played among
+them. A node a stopped search left open (never scored) is not read, nor is what lies
+under it.
 """
 
 from __future__ import annotations
