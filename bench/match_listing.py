@@ -1,0 +1,64 @@
+"""What a page of ``ListMatches`` costs in a large arena, through the referee's gRPC API.
+
+On a real stack (no match played): writes ``--matches`` match headers and the all-matches
+index straight into the durable Redis, the newest ``--running`` of them running and the
+others finished, then times listings the web and the CLI make (medians of ``--rounds``):
+
+- running, 8 a page: the web's "Playing now" when exactly that many run (a full page of a
+  rare filter: it used to read the whole index after it, to say whether more followed);
+- running, 16 a page: a page the filter cannot fill (it reads the whole index);
+- finished, 50 a page, and every match, 50 and 1 a page.
+
+.venv/bin/python bench/match_listing.py [--matches 20000] [--running 8] [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from arena.services.common.protocol import keys
+from arena_common import stack
+
+from arena.v1 import match_pb2
+
+RUNNING, FINISHED = match_pb2.MATCH_STATUS_RUNNING, match_pb2.MATCH_STATUS_FINISHED
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--matches", type=int, default=20_000)
+    parser.add_argument("--running", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    with stack(workers=0) as bench:
+        pipe = bench.client.pipeline(transaction=False)
+        for i in range(args.matches):
+            match_id = f"{1_700_000_000_000 + i:013d}-{i:08x}"
+            status = RUNNING if i >= args.matches - args.running else FINISHED
+            pipe.set(keys.match(match_id), match_pb2.Match(id=match_id, status=status,
+                                                           owner="bench").SerializeToString())
+            pipe.zadd(keys.ALL_MATCHES, {match_id: 0})
+        pipe.execute()
+        listings = [("running, 8 a page", RUNNING, 8), ("running, 16 a page", RUNNING, 16),
+                    ("finished, 50 a page", FINISHED, 50),
+                    ("every match, 50 a page", match_pb2.MATCH_STATUS_UNSPECIFIED, 50),
+                    ("every match, 1 a page", match_pb2.MATCH_STATUS_UNSPECIFIED, 1)]
+        print(f"{args.matches} matches, the newest {args.running} running; "
+              f"medians of {args.rounds} calls")
+        for name, status, size in listings:
+            took, shown = [], 0
+            for _ in range(args.rounds):
+                began = time.perf_counter()
+                page = bench.sdk.list_matches(status=status, summary_only=True, page_size=size)
+                took.append(time.perf_counter() - began)
+                shown = len(page.matches)
+            more = "a token" if page.next_page_token else "no token"
+            print(f"  {name}: {statistics.median(took) * 1000:.1f} ms "
+                  f"({shown} matches, {more})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
