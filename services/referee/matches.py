@@ -240,7 +240,7 @@ def list_matches(store: MatchStore,
         if header is None or not _accepts(request, bot, header):
             continue  # deleted while we listed, or filtered out
         try:
-            match = header if request.summary_only else store.get(match_id)
+            match = header if request.summary_only else store.with_moves(header)
         except NotFoundError:
             continue
         if page.add(match):

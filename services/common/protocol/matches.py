@@ -242,6 +242,24 @@ class MatchStore:
         match.moves.extend(records)
         return match
 
+    def with_moves(self, header: match_pb2.Match) -> match_pb2.Match:
+        """``header``, read already, with its moves: as ``get``, but for a finished match
+        one round trip instead of three. Its moves were all stored before its header said
+        so, and the header is only checked to be still there (NotFoundError if the match
+        was deleted since), in the same transaction."""
+        if header.status not in FINISHED_STATES:
+            return self.get(header.id)
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.exists(keys.match(header.id))
+            pipe.lrange(keys.match(header.id, "moves"), 0, -1)
+            there, raw = pipe.execute()
+        if not there:
+            raise NotFoundError(f"no match {shown(header.id)}")
+        match = match_pb2.Match()
+        match.CopyFrom(header)
+        match.moves.extend(match_pb2.MoveRecord.FromString(item) for item in raw)
+        return match
+
     def headers(self, index: str, after: str = "", first: int = HEADER_BATCH,
                 ) -> Iterator[tuple[str, match_pb2.Match | None]]:
         """The match ids of an index, newest first, strictly older than ``after``, each
