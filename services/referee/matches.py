@@ -42,7 +42,7 @@ DEFAULT_TREE_NODES = 2000
 MAX_TREE_NODES = 200_000
 MAX_RECORD_CHARS = 1_000_000  # a 19x19 Gomoku replay with full search info is ~100 kB
 # A full page of a listing looks this far past it for one more match that passes the
-# filters (``_more_after``).
+# filters (``_continue_after``).
 LOOK_AHEAD = 200
 
 
@@ -240,7 +240,7 @@ def list_matches(store: MatchStore,
         if header is None or not _accepts(request, bot, header):
             continue  # deleted while we listed, or filtered out
         try:
-            match = header if request.summary_only else store.with_moves(header)
+            match = header if request.summary_only else store.get(match_id)
         except NotFoundError:
             continue
         if page.add(match):

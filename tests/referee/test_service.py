@@ -179,6 +179,27 @@ def test_a_listing_by_bot_takes_a_version_too(
         assert [v.field for v in field_violations(error.value)] == ["bot_name"]
 
 
+PENDING = match_pb2.MATCH_STATUS_PENDING
+
+
+def _pages(stub: Any, size: int,
+           status: match_pb2.MatchStatus.ValueType = match_pb2.MATCH_STATUS_UNSPECIFIED,
+           summary_only: bool = True) -> list[list[str]]:
+    """The match ids of each page of a listing, followed by its tokens to the last page;
+    bounded: a token that never ends fails the test instead of hanging it."""
+    pages: list[list[str]] = []
+    token = ""
+    for _ in range(8):
+        page = stub.ListMatches(referee_pb2.ListMatchesRequest(
+            status=status, summary_only=summary_only,
+            page=common_pb2.PageRequest(page_size=size, page_token=token)))
+        pages.append([m.id for m in page.matches])
+        token = page.next_page_token
+        if not token:
+            return pages
+    raise AssertionError(f"no last page: {pages}")
+
+
 def test_list_pages_newest_first_and_bad_requests(
     redis_client: redis.Redis, referee: Callable[[str], Any], peers: ArenaClient
 ) -> None:
@@ -187,18 +208,9 @@ def test_list_pages_newest_first_and_bad_requests(
     ids = [alice.CreateMatch(referee_pb2.CreateMatchRequest(config=match_config("x", "x"))).id
            for _ in range(5)]
     for size, pages in ((2, [2, 2, 1]), (5, [5]), (1, [1] * 5)):
-        seen: list[str] = []
-        shapes: list[int] = []
-        token = ""
-        for _ in range(6):
-            page = alice.ListMatches(referee_pb2.ListMatchesRequest(
-                summary_only=True, page=common_pb2.PageRequest(page_size=size,
-                                                               page_token=token)))
-            seen += [m.id for m in page.matches]
-            shapes.append(len(page.matches))
-            token = page.next_page_token
-            if not token:
-                break
+        listed = _pages(alice, size)
+        seen = [match_id for page in listed for match_id in page]
+        shapes = [len(page) for page in listed]
         # a page that holds the last match says so: no token leading to an empty page
         assert seen == sorted(ids, reverse=True) and shapes == pages, size
     # The same when the older matches are all filtered out: the page of the last two
@@ -207,19 +219,11 @@ def test_list_pages_newest_first_and_bad_requests(
     for match_id in oldest:
         alice.CancelMatch(referee_pb2.CancelMatchRequest(match_id=match_id, reason="test"))
     for size in (1, 2):
-        pending: list[str] = []
-        token, calls = "", 0
-        for _ in range(4):  # bounded: a token that never ends fails below, not hangs
-            page = alice.ListMatches(referee_pb2.ListMatchesRequest(
-                status=match_pb2.MATCH_STATUS_PENDING, summary_only=size == 1,
-                page=common_pb2.PageRequest(page_size=size, page_token=token)))
-            assert page.matches, (size, calls)
-            pending += [m.id for m in page.matches]
-            token, calls = page.next_page_token, calls + 1
-            if not token:
-                break
+        listed = _pages(alice, size, PENDING, summary_only=size == 1)
+        assert all(listed), (size, listed)
+        pending = [match_id for page in listed for match_id in page]
         assert pending == sorted(set(ids) - set(oldest), reverse=True), size
-        assert calls == 2 // size, size
+        assert len(listed) == 2 // size, size
     bad = [
         match_config("x", "nobody"),
         match_config("x", "x", opening=[0]),
@@ -253,25 +257,13 @@ def test_a_full_page_looks_only_so_far_for_one_more_match(
     ids = sorted(alice.CreateMatch(referee_pb2.CreateMatchRequest(
         config=match_config("x", "x"))).id for _ in range(5))
 
-    def pending_pages() -> list[list[str]]:
-        pages, token = [], ""
-        for _ in range(4):
-            page = alice.ListMatches(referee_pb2.ListMatchesRequest(
-                status=match_pb2.MATCH_STATUS_PENDING, summary_only=True,
-                page=common_pb2.PageRequest(page_size=1, page_token=token)))
-            pages.append([m.id for m in page.matches])
-            token = page.next_page_token
-            if not token:
-                return pages
-        raise AssertionError(f"no last page: {pages}")
-
     for match_id in ids[1:4]:  # newest first: pending, three cancelled, pending
         alice.CancelMatch(referee_pb2.CancelMatchRequest(match_id=match_id, reason="test"))
     # two cancelled within the look-ahead: the token continues after them, to the oldest
-    assert pending_pages() == [[ids[4]], [ids[0]]]
+    assert _pages(alice, 1, PENDING) == [[ids[4]], [ids[0]]]
     alice.CancelMatch(referee_pb2.CancelMatchRequest(match_id=ids[0], reason="test"))
     # nothing pending after the newest, but the look-ahead stops before the index's end
-    assert pending_pages() == [[ids[4]], []]
+    assert _pages(alice, 1, PENDING) == [[ids[4]], []]
 
 
 def test_a_move_played_without_a_search_has_no_tree(

@@ -233,30 +233,15 @@ class MatchStore:
         return [match_pb2.MoveRecord.FromString(item) for item in raw]
 
     def get(self, match_id: str) -> match_pb2.Match:
-        """The match with its moves so far."""
-        # Read the moves first: a header that says FINISHED then always has every move.
-        records = self.records(match_id)
-        match = self.header(match_id)
-        if match.status in FINISHED_STATES:
-            records = self.records(match_id)
-        match.moves.extend(records)
-        return match
-
-    def with_moves(self, header: match_pb2.Match) -> match_pb2.Match:
-        """``header``, read already, with its moves: as ``get``, but for a finished match
-        one round trip instead of three. Its moves were all stored before its header said
-        so, and the header is only checked to be still there (NotFoundError if the match
-        was deleted since), in the same transaction."""
-        if header.status not in FINISHED_STATES:
-            return self.get(header.id)
+        """The match with its moves so far: header and moves read in one transaction, so
+        they agree (a header that says FINISHED has every move)."""
         with self.client.pipeline(transaction=True) as pipe:
-            pipe.exists(keys.match(header.id))
-            pipe.lrange(keys.match(header.id, "moves"), 0, -1)
-            there, raw = pipe.execute()
-        if not there:
-            raise NotFoundError(f"no match {shown(header.id)}")
-        match = match_pb2.Match()
-        match.CopyFrom(header)
+            pipe.get(keys.match(match_id))
+            pipe.lrange(keys.match(match_id, "moves"), 0, -1)
+            payload, raw = pipe.execute()
+        if payload is None:
+            raise NotFoundError(f"no match {shown(match_id)}")
+        match = match_pb2.Match.FromString(payload)
         match.moves.extend(match_pb2.MoveRecord.FromString(item) for item in raw)
         return match
 
