@@ -1,12 +1,14 @@
 """What a page of ``ListMatches`` costs in a large arena, through the referee's gRPC API.
 
 On a real stack (no match played): writes ``--matches`` match headers and the all-matches
-index straight into the durable Redis, the newest ``--running`` of them running and the
-others finished, then times listings the web and the CLI make (medians of ``--rounds``):
+index straight into the durable Redis, the newest ``--running`` of them running (in their
+owner's set of unfinished matches, as a create leaves them) and the others finished, then
+times listings the web and the CLI make (medians of ``--rounds``):
 
 - running, 8 a page: the web's "Playing now" when exactly that many run (a full page of a
   rare filter: it used to read the whole index after it, to say whether more followed);
-- running, 16 a page: a page the filter cannot fill (it reads the whole index);
+- running, 16 a page: a page the filter cannot fill (it read the whole index, before the
+  index of the unfinished matches);
 - finished, 50 a page, and every match, 50 and 1 a page;
 - finished, 50 a page with their moves (the SDK's default listing; the newest 1,000
   matches have ``--moves`` moves each).
@@ -45,6 +47,8 @@ def main() -> int:
             pipe.set(keys.match(match_id), match_pb2.Match(id=match_id, status=status,
                                                            owner="bench").SerializeToString())
             pipe.zadd(keys.ALL_MATCHES, {match_id: 0})
+            if status == RUNNING:
+                pipe.sadd(keys.user("bench", "active"), match_id)
             if i >= args.matches - 1_000 and args.moves:
                 pipe.rpush(keys.match(match_id, "moves"), *moves)
         pipe.execute()

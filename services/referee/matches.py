@@ -18,7 +18,12 @@ from arena.services.common.auth import Principal
 from arena.services.common.peers import BotVersions, other_game
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.ledger import Ledger
-from arena.services.common.protocol.matches import FINISHED_STATES, MatchStore, new_match_id
+from arena.services.common.protocol.matches import (
+    FINISHED_STATES,
+    UNFINISHED_STATES,
+    MatchStore,
+    new_match_id,
+)
 from arena.services.common.protocol.requests import CreateRequest
 from arena.services.common.quotas import UNLIMITED, Quota
 from arena.services.referee import judge, telemetry
@@ -234,7 +239,7 @@ def list_matches(store: MatchStore,
     after = paging.decode_page_token(request.page.page_token)
     full, last = False, ""
     # one more than the page: an unfiltered listing knows in one read whether more follow
-    headers = store.headers(_index_for(request, bot), after, first=page.size + 1)
+    headers = store.headers(_index_for(store, request, bot), after, first=page.size + 1)
     for match_id, header in headers:
         last = match_id
         if header is None or not _accepts(request, bot, header):
@@ -281,7 +286,13 @@ def _bot_filter(text: str) -> tuple[str, int] | None:
     return ref
 
 
-def _index_for(request: referee_pb2.ListMatchesRequest, bot: tuple[str, int] | None) -> str:
+def _index_for(store: MatchStore, request: referee_pb2.ListMatchesRequest,
+               bot: tuple[str, int] | None) -> str:
+    """The index a listing reads: the smallest that holds every match it may list. The
+    unfinished matches are few however many finished ones the arena keeps (a page of the
+    running ones read the whole index when fewer ran than the page held)."""
+    if request.status in UNFINISHED_STATES:
+        return store.unfinished_index()
     if request.ladder_id:
         return keys.match_index("ladder", request.ladder_id)
     if bot:

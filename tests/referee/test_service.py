@@ -13,6 +13,7 @@ from arena.clients.sdk import ArenaClient
 from arena.services.common.auth import Principal, TokenStore
 from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.peers import BotVersions
+from arena.services.common.protocol import keys
 from arena.services.common.server import build_server
 from arena.services.referee import matches as referee_matches
 from arena.services.referee.server import RefereeServicer
@@ -179,7 +180,7 @@ def test_a_listing_by_bot_takes_a_version_too(
         assert [v.field for v in field_violations(error.value)] == ["bot_name"]
 
 
-PENDING = match_pb2.MATCH_STATUS_PENDING
+PENDING, CANCELLED = match_pb2.MATCH_STATUS_PENDING, match_pb2.MATCH_STATUS_CANCELLED
 
 
 def _pages(stub: Any, size: int,
@@ -257,13 +258,55 @@ def test_a_full_page_looks_only_so_far_for_one_more_match(
     ids = sorted(alice.CreateMatch(referee_pb2.CreateMatchRequest(
         config=match_config("x", "x"))).id for _ in range(5))
 
-    for match_id in ids[1:4]:  # newest first: pending, three cancelled, pending
+    for match_id in (ids[4], ids[0]):  # newest first: cancelled, three pending, cancelled
         alice.CancelMatch(referee_pb2.CancelMatchRequest(match_id=match_id, reason="test"))
-    # two cancelled within the look-ahead: the token continues after them, to the oldest
-    assert _pages(alice, 1, PENDING) == [[ids[4]], [ids[0]]]
-    alice.CancelMatch(referee_pb2.CancelMatchRequest(match_id=ids[0], reason="test"))
-    # nothing pending after the newest, but the look-ahead stops before the index's end
-    assert _pages(alice, 1, PENDING) == [[ids[4]], []]
+    # two pending within the look-ahead: the token continues after them, to the oldest
+    assert _pages(alice, 1, CANCELLED) == [[ids[4]], [ids[0]]]
+    alice.DeleteMatch(referee_pb2.DeleteMatchRequest(match_id=ids[0]))
+    # nothing cancelled after the newest, but the look-ahead stops before the index's end
+    assert _pages(alice, 1, CANCELLED) == [[ids[4]], []]
+
+
+def test_a_listing_of_unfinished_matches_reads_only_them(
+    redis_client: redis.Redis, referee: Callable[[str], Any], peers: ArenaClient,
+) -> None:
+    """A page of the pending or running matches read every finished match's header
+    after them when it could not be filled (166 ms for 8 running among 20,000 on every
+    call): it reads the index of the unfinished ones, which a finish leaves. The matches
+    an earlier version made are in their owner's set of unfinished matches only: the
+    referee indexes them on its first such listing."""
+    alice = referee("alice-t")
+    external_bot(peers, "x", "127.0.0.1:9")
+    made = [alice.CreateMatch(referee_pb2.CreateMatchRequest(config=match_config("x", "x"))).id
+            for _ in range(3)]
+    # 2,000 finished matches older than them, and one pending that an earlier version
+    # made (not in the new index), written as those versions wrote them
+    pipe = redis_client.pipeline(transaction=False)
+    for i in range(2_000):
+        match_id = f"{1_600_000_000_000 + i:013d}-{i:08x}"
+        pipe.set(keys.match(match_id), match_pb2.Match(
+            id=match_id, owner="alice", status=match_pb2.MATCH_STATUS_FINISHED)
+            .SerializeToString())
+        pipe.zadd(keys.ALL_MATCHES, {match_id: 0})
+    older = "1500000000000-0000beef"
+    pipe.set(keys.match(older), match_pb2.Match(id=older, owner="alice", status=PENDING)
+             .SerializeToString())
+    pipe.zadd(keys.ALL_MATCHES, {older: 0})
+    pipe.sadd(keys.user("alice", "active"), older)
+    pipe.execute()
+    alice.CancelMatch(referee_pb2.CancelMatchRequest(match_id=made[0], reason="test"))
+
+    def mgets() -> int:
+        return int(redis_client.info("commandstats").get("cmdstat_mget", {}).get("calls", 0))
+
+    before = mgets()
+    assert _pages(alice, 16, PENDING) == [sorted([*made[1:], older], reverse=True)]
+    assert mgets() - before == 1  # one batch of headers: none of the 2,001 finished ones
+    assert _pages(alice, 2, CANCELLED) == [[made[0]]]
+    for match_id in (*made[1:], older):
+        alice.CancelMatch(referee_pb2.CancelMatchRequest(match_id=match_id, reason="test"))
+    assert _pages(alice, 16, PENDING) == [[]]
+    assert redis_client.zcard(keys.UNFINISHED_MATCHES) == 0
 
 
 def test_a_move_played_without_a_search_has_no_tree(

@@ -48,6 +48,9 @@ def owner_import_bytes(owner: str) -> str:
 # --- referee: matches (the referee is the only writer of game state) -----------------------
 
 ALL_MATCHES = "arena:matches"  # sorted set of match ids (scores 0: ids sort by time)
+# The same, of the matches not yet finished (pending, parked or running): what a listing
+# of the pending or running matches reads. Kept with the owners' ``active`` sets.
+UNFINISHED_MATCHES = "arena:matches:unfinished"
 MatchPart = Literal["", "moves", "events", "final", "results", "started", "bytes"]
 
 

@@ -91,7 +91,8 @@ end
 """
 
 # KEYS: match, final, moves, events, finished stream, results stream, the owner's active
-# set, running set and parked jobs, the match stream, byte counters.
+# set, running set and parked jobs, the match stream, byte counters, the unfinished
+# matches' index.
 # ARGV: plies judged (-1: any, for a cancellation), finished match bytes, ended event
 # bytes, match id, ladder id, results ttl, the finished stream's length (roughly). A
 # cancellation also wakes the referee that runs the match, which waits on the results
@@ -111,6 +112,7 @@ if ARGV[1] == '-1' then
   redis.call('EXPIRE', KEYS[6], ARGV[6])
 end
 redis.call('SREM', KEYS[7], ARGV[4])
+redis.call('ZREM', KEYS[13], ARGV[4])
 if redis.call('SREM', KEYS[8], ARGV[4]) == 1 then hand_on(KEYS[9], KEYS[10]) end
 return 1
 """
@@ -234,7 +236,7 @@ class Ledger:
             keys=[*match_keys(finished.id, "", "final", "moves", "events"), FINISHED_STREAM,
                   keys.match(finished.id, "results"), keys.user(finished.owner, "active"),
                   keys.user(finished.owner, "running"), keys.user(finished.owner, "parked"),
-                  MATCH_STREAM, *byte_counters(finished)],
+                  MATCH_STREAM, *byte_counters(finished), keys.UNFINISHED_MATCHES],
             args=[-1 if plies is None else plies, header.SerializeToString(),
                   event.SerializeToString(), finished.id, finished.config.ladder_id,
                   RESULTS_TTL_S, FINISHED_MAXLEN],

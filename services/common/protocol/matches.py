@@ -3,13 +3,15 @@
 Key layout: ``keys.match``, ``keys.match_moves``, ``keys.match_events``,
 ``keys.match_final`` and the indexes ``keys.match_index`` (by bot, ladder, game and owner:
 sorted sets of ids, all scores 0, so they sort by id; ids start with the creation time in
-milliseconds, so reverse lexical order is newest first and page tokens are plain ids).
-Game state changes only through ``ledger``.
+milliseconds, so reverse lexical order is newest first and page tokens are plain ids),
+``keys.ALL_MATCHES`` and ``keys.UNFINISHED_MATCHES`` (a match is in it from its creation
+until the ledger finishes it). Game state changes only through ``ledger``.
 """
 
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -40,6 +42,7 @@ from arena.v1 import engine_pb2, match_pb2
 OWNER = "referee"
 
 FINISHED_STATES = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
+UNFINISHED_STATES = (match_pb2.MATCH_STATUS_PENDING, match_pb2.MATCH_STATUS_RUNNING)
 
 # The finished-matches stream keeps about this many entries. The ladder service counts a
 # result within seconds, and its reconcile counts any whose entry it never read.
@@ -62,9 +65,11 @@ def index_keys(match: match_pb2.Match, every: bool = False) -> list[str]:
     """The indexes listing ``match``. An imported record's players name no bot: it is
     never listed under a bot's name (anyone could otherwise put a made-up game in any
     bot's history). ``every``: the bots' too, whatever the match (to forget it from each
-    index an earlier version may have put it in)."""
+    index an earlier version may have put it in, and the unfinished matches')."""
     found = [keys.ALL_MATCHES, keys.match_index("game", match.config.game.kind),
              keys.match_index("owner", match.owner)]
+    if every:
+        found.append(keys.UNFINISHED_MATCHES)
     if every or not match.imported_from:
         found += [keys.match_index("bot", match.black.name),
                   keys.match_index("bot", match.white.name)]
@@ -105,9 +110,9 @@ if not fits(KEYS[5], size, tonumber(ARGV[5])) then return '""" + REFUSED + """' 
 """
 
 # (idempotent) KEYS: match, match stream, the owner's active set, the owner's byte counter,
-# the match's, the owner's old counter, indexes... ARGV: match bytes, match job bytes, the
-# limit. Stores a new match, counts its header, indexes it, counts it among its owner's
-# unfinished matches and queues it for a referee.
+# the match's, the owner's old counter, indexes (the unfinished matches' among them)...
+# ARGV: match bytes, match job bytes, the limit. Stores a new match, counts its header,
+# indexes it, counts it among its owner's unfinished matches and queues it for a referee.
 _CREATE = """
 redis.call('SET', KEYS[2], ARGV[3])
 redis.call('SADD', KEYS[4], ARGV[1])
@@ -151,6 +156,16 @@ redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
 for i = 10, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
 """
 
+# KEYS: an owner's active set, the unfinished matches' index. Indexes the owner's
+# unfinished matches, which a version before the index did not: at once, so that no finish
+# comes between the read and the writes (the ledger's ``_FINISH`` takes them out of both).
+_INDEX_UNFINISHED = """
+if redis.call('TYPE', KEYS[1]).ok ~= 'set' then return 0 end
+local ids = redis.call('SMEMBERS', KEYS[1])
+for _, id in ipairs(ids) do redis.call('ZADD', KEYS[2], 0, id) end
+return #ids
+"""
+
 
 @dataclass
 class MatchStore:
@@ -162,6 +177,9 @@ class MatchStore:
         self._create = idempotent(self.client, _CREATE, guard=_FITS)
         self._store_finished = idempotent(self.client, _STORE_FINISHED, guard=_FITS)
         self._delete = self.client.register_script(_DELETE)
+        self._index_unfinished = self.client.register_script(_INDEX_UNFINISHED)
+        self._unfinished_indexed = False
+        self._indexing = threading.Lock()
 
     def create(self, match: match_pb2.Match, request: CreateRequest | None = None,
                limit: int = 0) -> str:
@@ -174,7 +192,7 @@ class MatchStore:
         made = create_once(self._create, request, match.id,
                            [keys.match(match.id), MATCH_STREAM, keys.user(match.owner, "active"),
                             *byte_counters(match), keys.owner_import_bytes(match.owner),
-                            *index_keys(match)],
+                            *index_keys(match), keys.UNFINISHED_MATCHES],
                            [header, job, limit])
         if made == REFUSED:
             raise self._over(match.owner, limit, len(header))
@@ -265,6 +283,18 @@ class MatchStore:
                 return
             upper = f"({ids[-1]}"
             batch = min(2 * batch, HEADER_BATCH)
+
+    def unfinished_index(self) -> str:
+        """The index of the unfinished matches, once it holds those made before it was kept
+        too: the first call in a process reads every owner's active set into it (one SCAN
+        of the keys and a script per owner; it adds nothing that is not there already)."""
+        with self._indexing:
+            if not self._unfinished_indexed:
+                for active in self.client.scan_iter(match=keys.user("*", "active"),
+                                                    count=1000):
+                    self._index_unfinished(keys=[active, keys.UNFINISHED_MATCHES])
+                self._unfinished_indexed = True
+        return keys.UNFINISHED_MATCHES
 
     def delete(self, match: match_pb2.Match, cache: redis.Redis | None) -> None:
         """Forget a finished match: header, moves, events, streams, indexes and trees."""
