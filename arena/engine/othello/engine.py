@@ -35,6 +35,8 @@ from arena.engine.othello.search import (
     DEEPEN_OUT_OF_TIME,
     DEEPEN_STEP,
     DP_ABORT_MOVE,
+    DP_ABORT_PV,
+    DP_ABORT_PV_LEN,
     DP_DEPTH,
     DP_MOVE,
     DP_NODES,
@@ -199,7 +201,8 @@ def iterative_deepening(
             if result.move not in result.ties:
                 result.ties = []
             if result.pv[:1] != [result.move]:  # the line was the replaced move's
-                result.pv = [result.move]
+                line = out[DP_ABORT_PV : DP_ABORT_PV + int(out[DP_ABORT_PV_LEN])].tolist()
+                result.pv = line or [result.move]
     elif status in (DEEPEN_OUT_OF_NODES, DEEPEN_OUT_OF_TIME):
         result.cut_short = True
     result.nodes = nodes

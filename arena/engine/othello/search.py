@@ -550,9 +550,11 @@ DP_TREE_N = 3  # tree rows
 DP_PV_LEN = 4  # and principal variation (``out[DP_PV : DP_PV + out[DP_PV_LEN]]``)
 DP_NODES = 5  # nodes of every iteration of this call, the unfinished one included
 DP_ABORT_MOVE = 6  # after an abort: a better root move proven by then (-1: none)
+DP_ABORT_PV_LEN = 7  # and its line (``out[DP_ABORT_PV : ...]``), searched in full
 DP_PV = 8
 DP_ROOT_SCORES = DP_PV + MAX_PLY  # out[DP_ROOT_SCORES + sq]: root move sq's value
-DP_SIZE = DP_ROOT_SCORES + 64
+DP_ABORT_PV = DP_ROOT_SCORES + 64
+DP_SIZE = DP_ABORT_PV + MAX_PLY
 
 # Why ``deepen`` returned:
 DEEPEN_MAX_DEPTH = 0  # the last iteration asked for finished
@@ -600,6 +602,7 @@ def deepen(
     zero = 0 * first_depth  # not a literal: see negamax
     out[DP_DEPTH] = zero
     out[DP_ABORT_MOVE] = -1
+    out[DP_ABORT_PV_LEN] = zero
     nodes = zero
     status = DEEPEN_MAX_DEPTH
     first = first_move
@@ -619,6 +622,12 @@ def deepen(
         if st[ST_ABORTED] != 0:
             if st[ST_ROOT_DONE] >= 1 and st[ST_ORDER] != 0:
                 out[DP_ABORT_MOVE] = st[ST_ROOT_BEST]  # proven at least as good
+                # The root's line is written when a move becomes its best (and only at the
+                # root's own level), so it is that move's whole line at this depth.
+                if pv_len[0] > 0 and pv[0, 0] == st[ST_ROOT_BEST]:
+                    out[DP_ABORT_PV_LEN] = pv_len[0]
+                    for k in range(pv_len[0]):
+                        out[DP_ABORT_PV + k] = pv[0, k]
             status = DEEPEN_ABORTED
             break
         first = st[ST_ROOT_BEST]

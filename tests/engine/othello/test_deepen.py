@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from arena.engine.othello import PRESETS
-from arena.engine.othello.bitboard import Position, parse_position
+from arena.engine.othello.bitboard import Position, legal_moves, parse_position
 from arena.engine.othello.budget import TimeBudget
 from arena.engine.othello.config import compile_config
 from arena.engine.othello.engine import search_template
@@ -20,6 +20,8 @@ from arena.engine.othello.search import (
     DEEPEN_OUT_OF_TIME,
     DEEPEN_STEP,
     DP_ABORT_MOVE,
+    DP_ABORT_PV,
+    DP_ABORT_PV_LEN,
     DP_DEPTH,
     DP_MOVE,
     DP_NODES,
@@ -49,7 +51,8 @@ def _deepen(pos: Position, depths: tuple[int, int], first: int = -1, node_limit:
     report = {"depth": int(out[DP_DEPTH]), "score": int(out[DP_SCORE]),
               "move": int(out[DP_MOVE]), "nodes": int(out[DP_NODES]),
               "pv": out[DP_PV : DP_PV + int(out[DP_PV_LEN])].tolist(),
-              "abort_move": int(out[DP_ABORT_MOVE])}
+              "abort_move": int(out[DP_ABORT_MOVE]),
+              "abort_pv": out[DP_ABORT_PV : DP_ABORT_PV + int(out[DP_ABORT_PV_LEN])].tolist()}
     return status, report
 
 
@@ -91,3 +94,24 @@ def test_a_raised_stop_flag_aborts_the_first_iteration() -> None:
     status, report = _deepen(MIDGAME[1], (1, 8), stop=1)
     assert status == DEEPEN_ABORTED
     assert report["depth"] == 0 and report["abort_move"] == -1
+
+
+def test_an_aborted_iteration_reports_the_line_of_the_better_move_it_proved() -> None:
+    """An iteration stopped after a move other than the first became its best reports that
+    move's line at the new depth, as a finished iteration would have (it reported the move
+    alone). The same search stopped one node before its end has done the same work."""
+    checked = 0
+    for pos in MIDGAME:
+        _, best = _deepen(pos, (6, 6))
+        other = next(sq for sq in legal_moves(pos) if sq != best["move"])
+        _, whole = _deepen(pos, (6, 6), first=other)  # the other move searched first
+        if whole["move"] == other:
+            continue
+        status, cut = _deepen(pos, (6, 6), first=other,
+                              node_limit=whole["nodes"] - 1)  # type: ignore[operator]
+        assert status == DEEPEN_ABORTED and cut["depth"] == 0
+        if cut["abort_move"] != whole["move"]:
+            continue  # the best move was the last searched: nothing proved it before the end
+        assert cut["abort_pv"] == whole["pv"] and len(whole["pv"]) > 1  # type: ignore[arg-type]
+        checked += 1
+    assert checked >= 2
