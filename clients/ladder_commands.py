@@ -112,6 +112,7 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     listing = cmds.add_parser("list", help="ladders, newest first")
     listing.add_argument("--limit", type=non_negative, default=20,
                          help="at most this many (0: all)")
+    listing.add_argument("--running", action="store_true", help="only the running ones")
     add_json_flag(listing)
     listing.set_defaults(func=cmd_list)
 
@@ -382,12 +383,12 @@ def cmd_standings(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     with client_from_args(args) as client:
-        ladders = list(client.iter_ladders(limit=args.limit))
+        ladders = list(client.iter_ladders(limit=args.limit, running_only=args.running))
     if args.json:
         print_json([to_dict(ladder) for ladder in ladders])
         return 0
     if not ladders:
-        print("no ladders")
+        print("no running ladders" if args.running else "no ladders")
     for ladder in ladders:
         status = enum_name(ladder.status, "LADDER_STATUS_", ladder_pb2.LadderStatus)
         bots = ", ".join(bot_ref_text(b) for b in ladder.config.bots)

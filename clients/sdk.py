@@ -645,16 +645,20 @@ class ArenaClient:
         return self._stream("ladder", self._ladder().WatchLadder, request, timeout_s)
 
     def list_ladders(
-        self, page_size: int = 0, page_token: str = ""
+        self, page_size: int = 0, page_token: str = "", running_only: bool = False
     ) -> ladder_pb2.ListLaddersResponse:
         request = _request(ladder_pb2.ListLaddersRequest, page=_request(
-            common_pb2.PageRequest, page_size=page_size, page_token=page_token))
+            common_pb2.PageRequest, page_size=page_size, page_token=page_token),
+            running_only=running_only)
         return self._call("ladder", self._ladder().ListLadders, request)
 
-    def iter_ladders(self, limit: int = 0) -> Iterator[ladder_pb2.LadderInfo]:
+    def iter_ladders(self, limit: int = 0,
+                     running_only: bool = False) -> Iterator[ladder_pb2.LadderInfo]:
+        """Ladders newest first (``running_only``: the running ones), at most ``limit``
+        (0: all), read a page at a time."""
         token, seen = "", 0
         while True:
-            page = self.list_ladders(page_token=token)
+            page = self.list_ladders(page_token=token, running_only=running_only)
             for ladder in page.ladders:
                 yield ladder
                 seen += 1

@@ -51,8 +51,11 @@ def ladder_eta(ladder: ladder_pb2.LadderInfo, now_s: float) -> LadderEta:
 
 
 def running_ladders(client: ArenaClient, now_s: float, most: int = 200) -> list[LadderEta]:
-    return [ladder_eta(info, now_s) for info in client.iter_ladders(limit=most)
-            if info.status == ladder_pb2.LADDER_STATUS_RUNNING]
+    """The newest ``most`` running ladders (it read the newest ``most`` ladders and kept the
+    running ones: a ladder that ran long dropped out once that many newer ones ended)."""
+    return [ladder_eta(info, now_s)
+            for info in client.iter_ladders(limit=most, running_only=True)
+            if info.status == ladder_pb2.LADDER_STATUS_RUNNING]  # none ended since
 
 
 def add_status_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -655,16 +655,22 @@ class ListLaddersRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     PAGE_FIELD_NUMBER: _builtins.int
+    RUNNING_ONLY_FIELD_NUMBER: _builtins.int
+    running_only: _builtins.bool
+    """Only the running ladders (newest first, as the whole list), however many ended
+    ladders are newer than them.
+    """
     @_builtins.property
     def page(self) -> _common_pb2.PageRequest: ...
     def __init__(
         self,
         *,
         page: _common_pb2.PageRequest | None = ...,
+        running_only: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page", b"page", "running_only", b"running_only"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -563,10 +563,11 @@ class Ladders:
             self.count(match)
         return True
 
-    def list(self, page: common_pb2.PageRequest, store: LadderStore | None = None
-             ) -> ladder_pb2.ListLaddersResponse:
-        """A page of ladders, read through ``store`` (default this service's: another
-        client of the same Redis, with its own timeouts)."""
+    def list(self, page: common_pb2.PageRequest, store: LadderStore | None = None,
+             running_only: bool = False) -> ladder_pb2.ListLaddersResponse:
+        """A page of ladders (``running_only``: of the running ones), read through
+        ``store`` (default this service's: another client of the same Redis, with its own
+        timeouts)."""
         store = store or self.store
         size = paging.page_size(page.page_size)
         cursor = paging.decode_page_token(page.page_token) or "0"
@@ -574,7 +575,7 @@ class Ladders:
             raise InvalidArgumentError.for_fields(
                 [FieldViolation("page.page_token", "is not a token this server issued")])
         offset = int(cursor)
-        ids, more = store.page(offset, size)
+        ids, more = store.page(offset, size, running_only)
         filled: paging.Page[ladder_pb2.LadderInfo] = paging.Page(size)
         for taken, ladder_id in enumerate(ids, 1):
             try:

@@ -57,7 +57,7 @@ class LadderServicer(ladder_pb2_grpc.LadderServicer):
     def ListLadders(
         self, request: ladder_pb2.ListLaddersRequest, context: grpc.ServicerContext
     ) -> ladder_pb2.ListLaddersResponse:
-        return self.ladders.list(request.page, self.listing)
+        return self.ladders.list(request.page, self.listing, request.running_only)
 
     def GetUsage(self, request: ladder_pb2.GetLadderUsageRequest,
                  context: grpc.ServicerContext) -> ladder_pb2.LadderUsage:

@@ -10,9 +10,11 @@ import time
 import grpc
 import pytest
 import redis
+from arena.clients import status_commands
 from arena.clients.sdk import ArenaClient
 from arena.services.common import paging
 from arena.services.common.embedded_redis import EmbeddedRedis
+from arena.services.common.protocol import keys
 from arena.services.common.protocol.keys import FINISHED_STREAM, LADDER_GROUP
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
@@ -36,6 +38,7 @@ from tests.ladder.conftest import (
     start_ladder_server,
     wait_for,
 )
+from tests.support.servers import client
 
 OTHELLO = common_pb2.GAME_KIND_OTHELLO
 
@@ -307,6 +310,7 @@ def test_watch_streams_progress_until_the_ladder_ends(
     assert sorted(finished) == sorted(info.match_ids)
     assert seen[-1].ladder.status == ladder_pb2.LADDER_STATUS_FINISHED
     assert seen[-1].ladder.games_done == 4
+    assert redis_client.zcard(keys.RUNNING_LADDERS) == 0  # its last count took it out
     # An event carries the ladder's counters, not its match ids: with them, a ladder of
     # 20,000 games sent each watcher 20,000 events of up to 20,000 ids each. Its
     # standings still list every game.
@@ -378,6 +382,43 @@ def test_cancel_list_and_permissions(
     with pytest.raises(grpc.RpcError) as caught:
         stub.ListLadders(ladder_pb2.ListLaddersRequest(), timeout=10)
     assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_the_running_ladders_are_listed_however_many_ended_after_them(
+    peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
+) -> None:
+    """`arena status` read the newest 200 ladders and kept the running ones: a ladder that
+    ran for days dropped out of it once 200 newer ones had ended. A listing of the running
+    ladders reads an index of them. One an earlier version made is in its owner's set
+    only: the service indexes it on its first such listing."""
+    register_bots(peers, OTHELLO, "ann", "ben")
+    config = _config("ann", "ben", games_per_pairing=2)
+    old = create_ladder(ladder_server, config)
+    redis_client.zrem(keys.RUNNING_LADDERS, old.id)  # as an earlier version stored it
+    running = create_ladder(ladder_server, config, "bob-token")
+    ended = [create_ladder(ladder_server, config) for _ in range(3)]
+    for ladder in ended:
+        ladder_server.stub.CancelLadder(ladder_pb2.CancelLadderRequest(ladder_id=ladder.id),
+                                        timeout=10, metadata=metadata())
+    sdk = client(token="alice-token", ladder=ladder_server.server.target)
+    newest = [ladder.id for ladder in sdk.iter_ladders(limit=2)]
+    assert newest == [ended[2].id, ended[1].id]
+    pages = []
+    token = ""
+    for _ in range(4):  # bounded: a token that never ends fails the test
+        page = sdk.list_ladders(page_size=1, page_token=token, running_only=True)
+        pages.append([ladder.id for ladder in page.ladders])
+        token = page.next_page_token
+        if not token:
+            break
+    assert pages == [[running.id], [old.id]]
+    assert [eta.ladder.id for eta in status_commands.running_ladders(sdk, time.time(), 2)] \
+        == [running.id, old.id]
+    for ladder in (running, old):
+        ladder_server.stub.CancelLadder(ladder_pb2.CancelLadderRequest(ladder_id=ladder.id),
+                                        timeout=10, metadata=metadata("admin-token"))
+    assert not list(sdk.iter_ladders(running_only=True))
+    assert redis_client.zcard(keys.RUNNING_LADDERS) == 0
 
 
 def test_void_games_finish_the_ladder_but_stay_out_of_the_standings(

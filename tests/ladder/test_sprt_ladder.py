@@ -8,6 +8,7 @@ import grpc
 import pytest
 import redis
 from arena.clients.sdk import ArenaClient
+from arena.services.common.protocol import keys
 from arena.services.common.protocol.ladders import ResultRecord
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
@@ -103,6 +104,7 @@ def test_a_clearly_stronger_bot_is_accepted_and_the_rest_cancelled(
     wait_for(lambda: standings(ladder_server, info.id).ladder.games_done == 40)
     again = standings(ladder_server, info.id).ladder
     assert again.sprt == final.sprt and again.status == ladder_pb2.LADDER_STATUS_FINISHED
+    assert redis_client.zcard(keys.RUNNING_LADDERS) == 0  # the verdict took it out
 
 
 def test_a_weaker_bot_is_rejected(peers: ArenaClient, ladder_server: LadderServer,

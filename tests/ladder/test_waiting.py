@@ -346,6 +346,7 @@ def test_the_arena_command_shows_why_a_ladder_waits(
     as_json = json.loads(_arena(stack, capsys, "ladder", "standings", ladder_id, "--json"))
     assert as_json["ladder"]["waiting"] == FULL
     assert json.loads(_arena(stack, capsys, "ladder", "list", "--json"))[0]["waiting"] == FULL
+    assert _arena(stack, capsys, "ladder", "list", "--running").splitlines() == listed
 
     # `arena ladder watch`, a process of its own: the reason, then that it is over.
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
@@ -382,6 +383,7 @@ def test_the_arena_command_shows_why_a_ladder_waits(
     assert not any("2/2" in line for line in shown[:over])  # said before the games ended
     assert "finished, 2/2 games over" in "\n".join(shown)
     assert "waiting" not in _arena(stack, capsys, "ladder", "standings", ladder_id)
+    assert _arena(stack, capsys, "ladder", "list", "--running") == "no running ladders\n"
 
 
 def _refused_creates() -> float:

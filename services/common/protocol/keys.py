@@ -125,6 +125,8 @@ FINISHED_STREAM = "arena:stream:finished"
 # --- ladder ---------------------------------------------------------------------------------
 
 ALL_LADDERS = "arena:ladders"  # sorted set of ladder ids scored by creation time (ms)
+# The same, of the running ladders only (kept with the owners' ``ladders`` sets).
+RUNNING_LADDERS = "arena:ladders:running"
 # Counter raised whenever any ladder counts a game or a ladder is deleted: a reader of every
 # ladder's results (the rating list) knows with one GET that nothing changed.
 LADDER_RESULTS_VERSION = "arena:ladders:results-version"

@@ -7,7 +7,8 @@ reached a verdict; ``waiting``, why its next game could not be created at the la
 present only while that holds and the ladder runs), ``ladder_games`` (game index -> match id),
 ``ladder_members`` (match id -> game index), ``ladder_results`` (match id -> ``black,white,
 score``, ``void`` for a game that produced no result), ``ladder_progress`` (stream),
-``ALL_LADDERS`` and ``LADDER_RESULTS_VERSION`` (raised by every count and deletion), and
+``ALL_LADDERS``, ``RUNNING_LADDERS`` (kept by the scripts that keep each owner's set of
+running ladders), ``LADDER_RESULTS_VERSION`` (raised by every count and deletion), and
 ``WAITING_LADDERS`` (the running ladders whose ``waiting`` is set, with their owners).
 
 A ladder plays its games a few at a time: ``claim_games`` hands out the next game indices
@@ -25,6 +26,7 @@ entry on the progress stream) until a game is created again or the ladder ends.
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -62,7 +64,8 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-# (idempotent) KEYS: ladder, all ladders, the owner's running ladders. ARGV: info bytes,
+# (idempotent) KEYS: ladder, all ladders, the owner's running ladders, the running ladders.
+# ARGV: info bytes,
 # games total, created ms, the running status, the most running ladders the owner may have
 # (0: no limit). Refused (nothing written) when the owner has that many running already.
 _CREATE_GUARD = """
@@ -74,6 +77,7 @@ redis.call('HSET', KEYS[2], 'info', ARGV[3], 'status', ARGV[6], 'games_total', A
            'games_planned', ARGV[4], 'games_done', 0, 'games_void', 0, 'next_game', 0)
 redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
 redis.call('SADD', KEYS[4], ARGV[1])
+redis.call('ZADD', KEYS[5], ARGV[5], ARGV[1])
 """
 
 # KEYS: ladder, games. ARGV: running, most games in flight, most to claim now.
@@ -94,7 +98,7 @@ return claimed
 """
 
 # KEYS: ladder, members, results, progress, replays, results version, waiting ladders, the
-# owner's running ladders.
+# owner's running ladders, the running ladders.
 # ARGV: match id, result record, running, finished, progress max length, 1 to replay a void
 # game, the most replays of one game, ladder id.
 # Returns 1 when counted, 0 when already counted, -1 for no such ladder, -2 for a match
@@ -127,13 +131,14 @@ if done >= total and redis.call('HGET', KEYS[1], 'status') == ARGV[3] then
   redis.call('HDEL', KEYS[1], 'waiting')
   redis.call('HDEL', KEYS[7], ARGV[8])
   redis.call('SREM', KEYS[8], ARGV[8])
+  redis.call('ZREM', KEYS[9], ARGV[8])
   redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'status', ARGV[4])
 end
 return 1
 """
 
-# KEYS: ladder, progress, waiting ladders, the owner's running ladders. ARGV: running,
-# finished, progress max length, final SPRT state, ladder id.
+# KEYS: ladder, progress, waiting ladders, the owner's running ladders, the running
+# ladders. ARGV: running, finished, progress max length, final SPRT state, ladder id.
 # Returns 1 when the ladder was running and is now finished with that state, 0 otherwise.
 _CONCLUDE = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
@@ -141,12 +146,14 @@ redis.call('HSET', KEYS[1], 'status', ARGV[2], 'sprt', ARGV[4])
 redis.call('HDEL', KEYS[1], 'waiting')
 redis.call('HDEL', KEYS[3], ARGV[5])
 redis.call('SREM', KEYS[4], ARGV[5])
+redis.call('ZREM', KEYS[5], ARGV[5])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'status', ARGV[2])
 return 1
 """
 
-# KEYS: ladder, progress, waiting ladders, the owner's running ladders. ARGV: running,
-# cancelled, progress max length, ladder id, why the arena ended it ('' if its owner did).
+# KEYS: ladder, progress, waiting ladders, the owner's running ladders, the running
+# ladders. ARGV: running, cancelled, progress max length, ladder id, why the arena ended it
+# ('' if its owner did).
 # Returns 1 when the ladder was running and is now cancelled, 0 otherwise.
 _CANCEL = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
@@ -155,6 +162,7 @@ if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'ended', ARGV[5]) end
 redis.call('HDEL', KEYS[1], 'waiting')
 redis.call('HDEL', KEYS[3], ARGV[4])
 redis.call('SREM', KEYS[4], ARGV[4])
+redis.call('ZREM', KEYS[5], ARGV[4])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'status', ARGV[2])
 return 1
 """
@@ -177,6 +185,20 @@ else
 end
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'waiting', ARGV[2])
 return 1
+"""
+
+# KEYS: an owner's running ladders, all ladders, the running ladders. Indexes the owner's
+# running ladders (by their creation time, as in all ladders), which a version before the
+# index did not: at once, so that no ending comes between (the endings take them out of
+# both).
+_INDEX_RUNNING = """
+if redis.call('TYPE', KEYS[1]).ok ~= 'set' then return 0 end
+local ids = redis.call('SMEMBERS', KEYS[1])
+for _, id in ipairs(ids) do
+  local created = redis.call('ZSCORE', KEYS[2], id)
+  if created then redis.call('ZADD', KEYS[3], created, id) end
+end
+return #ids
 """
 
 
@@ -209,6 +231,9 @@ class LadderStore:
         self._cancel = client.register_script(_CANCEL)
         self._conclude = client.register_script(_CONCLUDE)
         self._set_waiting = client.register_script(_SET_WAITING)
+        self._index_running = client.register_script(_INDEX_RUNNING)
+        self._running_indexed = False
+        self._indexing = threading.Lock()
 
     def made_for(self, request: CreateRequest) -> str:
         """The id of the ladder the same create request made ("" if none);
@@ -223,7 +248,7 @@ class LadderStore:
         ladders (0: no limit)."""
         return create_once(self._create, request, info.id,
                            [keys.ladder(info.id), keys.ALL_LADDERS,
-                            keys.user(info.owner, "ladders")],
+                            keys.user(info.owner, "ladders"), keys.RUNNING_LADDERS],
                            [info.SerializeToString(), info.games_total, created_ms, RUNNING,
                             most_running])
 
@@ -234,6 +259,7 @@ class LadderStore:
             if request and request.key:
                 pipe.delete(request.key)
             pipe.zrem(keys.ALL_LADDERS, ladder_id)
+            pipe.zrem(keys.RUNNING_LADDERS, ladder_id)
             pipe.hdel(keys.WAITING_LADDERS, ladder_id)
             pipe.srem(keys.user(owner, "ladders"), ladder_id)
             pipe.delete(*(keys.ladder(ladder_id, part) for part in
@@ -304,7 +330,7 @@ class LadderStore:
         ladder_keys = [keys.ladder(ladder_id, part)
                        for part in ("", "members", "results", "progress", "replays")]
         ladder_keys += [keys.LADDER_RESULTS_VERSION, keys.WAITING_LADDERS,
-                        keys.user(owner, "ladders")]
+                        keys.user(owner, "ladders"), keys.RUNNING_LADDERS]
         args: list[str | int] = [match_id, record.encode(), RUNNING, FINISHED, PROGRESS_MAXLEN,
                                  int(replay_void), MAX_REPLAYS, ladder_id]
         return int(self._count(keys=ladder_keys, args=args))
@@ -350,7 +376,7 @@ class LadderStore:
     @staticmethod
     def _ending_keys(ladder_id: str, owner: str) -> list[str]:
         return [keys.ladder(ladder_id), keys.ladder(ladder_id, "progress"),
-                keys.WAITING_LADDERS, keys.user(owner, "ladders")]
+                keys.WAITING_LADDERS, keys.user(owner, "ladders"), keys.RUNNING_LADDERS]
 
     def conclude(self, ladder_id: str, owner: str, final: ladder_pb2.SprtState) -> bool:
         """Finish a running SPRT ladder with its verdict (once: False if it was not
@@ -428,10 +454,25 @@ class LadderStore:
             replies: list[Any] = pipe.execute()
         return replies
 
-    def page(self, offset: int, size: int) -> tuple[list[str], bool]:
-        """Ladder ids newest first from ``offset``; the flag says whether more follow."""
-        decoded = _texts(self.client.zrevrange(keys.ALL_LADDERS, offset, offset + size))
+    def page(self, offset: int, size: int, running_only: bool = False
+             ) -> tuple[list[str], bool]:
+        """Ladder ids newest first from ``offset`` (``running_only``: of the running
+        ladders); the flag says whether more follow."""
+        index = self.running_index() if running_only else keys.ALL_LADDERS
+        decoded = _texts(self.client.zrevrange(index, offset, offset + size))
         return decoded[:size], len(decoded) > size
+
+    def running_index(self) -> str:
+        """The index of the running ladders, once it holds those made before it was kept
+        too: the first call in a process reads every owner's set of running ladders into
+        it (one SCAN of the keys and a script per owner; it adds nothing not there)."""
+        with self._indexing:
+            if not self._running_indexed:
+                for owned in self.client.scan_iter(match=keys.user("*", "ladders"),
+                                                   count=1000):
+                    self._index_running(keys=[owned, keys.ALL_LADDERS, keys.RUNNING_LADDERS])
+                self._running_indexed = True
+        return keys.RUNNING_LADDERS
 
 
 def waiting_text(why: str) -> str:
