@@ -65,9 +65,9 @@ def now_ms() -> int:
 
 
 # (idempotent) KEYS: ladder, all ladders, the owner's running ladders, the running ladders.
-# ARGV: info bytes,
-# games total, created ms, the running status, the most running ladders the owner may have
-# (0: no limit). Refused (nothing written) when the owner has that many running already.
+# ARGV: info bytes, games total, created ms, the running status, the most running ladders
+# the owner may have (0: no limit). Refused (nothing written) when the owner has that many
+# running already.
 _CREATE_GUARD = """
 local most = tonumber(ARGV[7])
 if most > 0 and redis.call('SCARD', KEYS[4]) >= most then return '""" + REFUSED + """' end
