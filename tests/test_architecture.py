@@ -113,8 +113,8 @@ def test_each_protocol_module_is_owned_and_used_only_by_its_services(module: str
     loaded = importlib.import_module(module)
     owner = getattr(loaded, "OWNER", None)
     shared = tuple(getattr(loaded, "SHARED_WITH", ()))
-    if owner is None:  # names, the stream consumer, create-once: shared mechanisms
-        assert module.rsplit(".", 1)[1] in ("keys", "streams", "requests", "limits")
+    if owner is None:  # names, the stream consumer, create-once, owners' indexes: shared
+        assert module.rsplit(".", 1)[1] in ("keys", "streams", "requests", "limits", "indexes")
         return
     assert owner in SERVICES and set(shared) <= set(SERVICES)
     users = {_service_of(name) for name, path in _modules("services").items()

@@ -26,13 +26,13 @@ entry on the progress stream) until a game is created again or the ladder ends.
 from __future__ import annotations
 
 import secrets
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 from arena.services.common.protocol import keys
+from arena.services.common.protocol.indexes import OwnersIndex
 from arena.services.common.protocol.requests import (
     REFUSED,
     CreateRequest,
@@ -187,21 +187,6 @@ redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'waiting', ARGV[2])
 return 1
 """
 
-# KEYS: an owner's running ladders, all ladders, the running ladders. Indexes the owner's
-# running ladders (by their creation time, as in all ladders), which a version before the
-# index did not: at once, so that no ending comes between (the endings take them out of
-# both).
-_INDEX_RUNNING = """
-if redis.call('TYPE', KEYS[1]).ok ~= 'set' then return 0 end
-local ids = redis.call('SMEMBERS', KEYS[1])
-for _, id in ipairs(ids) do
-  local created = redis.call('ZSCORE', KEYS[2], id)
-  if created then redis.call('ZADD', KEYS[3], created, id) end
-end
-return #ids
-"""
-
-
 @dataclass(frozen=True)
 class ResultRecord:
     """A counted game: bot indices and black's score (None for a void game)."""
@@ -231,9 +216,7 @@ class LadderStore:
         self._cancel = client.register_script(_CANCEL)
         self._conclude = client.register_script(_CONCLUDE)
         self._set_waiting = client.register_script(_SET_WAITING)
-        self._index_running = client.register_script(_INDEX_RUNNING)
-        self._running_indexed = False
-        self._indexing = threading.Lock()
+        self._running = OwnersIndex(client, keys.RUNNING_LADDERS, "ladders", keys.ALL_LADDERS)
 
     def made_for(self, request: CreateRequest) -> str:
         """The id of the ladder the same create request made ("" if none);
@@ -463,16 +446,9 @@ class LadderStore:
         return decoded[:size], len(decoded) > size
 
     def running_index(self) -> str:
-        """The index of the running ladders, once it holds those made before it was kept
-        too: the first call in a process reads every owner's set of running ladders into
-        it (one SCAN of the keys and a script per owner; it adds nothing not there)."""
-        with self._indexing:
-            if not self._running_indexed:
-                for owned in self.client.scan_iter(match=keys.user("*", "ladders"),
-                                                   count=1000):
-                    self._index_running(keys=[owned, keys.ALL_LADDERS, keys.RUNNING_LADDERS])
-                self._running_indexed = True
-        return keys.RUNNING_LADDERS
+        """The index of the running ladders (``indexes.OwnersIndex``: the first call in a
+        process adds those an earlier version made)."""
+        return self._running.key()
 
 
 def waiting_text(why: str) -> str:

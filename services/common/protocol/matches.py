@@ -11,7 +11,6 @@ until the ledger finishes it). Game state changes only through ``ledger``.
 from __future__ import annotations
 
 import secrets
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any
 
 import redis
 from arena.services.common.protocol import keys
+from arena.services.common.protocol.indexes import OwnersIndex
 from arena.services.common.protocol.keys import FINISHED_STREAM, MATCH_STREAM
 from arena.services.common.protocol.limits import (
     CHARGE_LUA,
@@ -65,11 +65,9 @@ def index_keys(match: match_pb2.Match, every: bool = False) -> list[str]:
     """The indexes listing ``match``. An imported record's players name no bot: it is
     never listed under a bot's name (anyone could otherwise put a made-up game in any
     bot's history). ``every``: the bots' too, whatever the match (to forget it from each
-    index an earlier version may have put it in, and the unfinished matches')."""
+    index an earlier version may have put it in)."""
     found = [keys.ALL_MATCHES, keys.match_index("game", match.config.game.kind),
              keys.match_index("owner", match.owner)]
-    if every:
-        found.append(keys.UNFINISHED_MATCHES)
     if every or not match.imported_from:
         found += [keys.match_index("bot", match.black.name),
                   keys.match_index("bot", match.white.name)]
@@ -156,17 +154,6 @@ redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
 for i = 10, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
 """
 
-# KEYS: an owner's active set, the unfinished matches' index. Indexes the owner's
-# unfinished matches, which a version before the index did not: at once, so that no finish
-# comes between the read and the writes (the ledger's ``_FINISH`` takes them out of both).
-_INDEX_UNFINISHED = """
-if redis.call('TYPE', KEYS[1]).ok ~= 'set' then return 0 end
-local ids = redis.call('SMEMBERS', KEYS[1])
-for _, id in ipairs(ids) do redis.call('ZADD', KEYS[2], 0, id) end
-return #ids
-"""
-
-
 @dataclass
 class MatchStore:
     """Creation, reading and deletion of matches (the ledger writes game state)."""
@@ -177,9 +164,8 @@ class MatchStore:
         self._create = idempotent(self.client, _CREATE, guard=_FITS)
         self._store_finished = idempotent(self.client, _STORE_FINISHED, guard=_FITS)
         self._delete = self.client.register_script(_DELETE)
-        self._index_unfinished = self.client.register_script(_INDEX_UNFINISHED)
-        self._unfinished_indexed = False
-        self._indexing = threading.Lock()
+        self._unfinished = OwnersIndex(self.client, keys.UNFINISHED_MATCHES, "active",
+                                       keys.ALL_MATCHES)
 
     def create(self, match: match_pb2.Match, request: CreateRequest | None = None,
                limit: int = 0) -> str:
@@ -285,16 +271,9 @@ class MatchStore:
             batch = min(2 * batch, HEADER_BATCH)
 
     def unfinished_index(self) -> str:
-        """The index of the unfinished matches, once it holds those made before it was kept
-        too: the first call in a process reads every owner's active set into it (one SCAN
-        of the keys and a script per owner; it adds nothing that is not there already)."""
-        with self._indexing:
-            if not self._unfinished_indexed:
-                for active in self.client.scan_iter(match=keys.user("*", "active"),
-                                                    count=1000):
-                    self._index_unfinished(keys=[active, keys.UNFINISHED_MATCHES])
-                self._unfinished_indexed = True
-        return keys.UNFINISHED_MATCHES
+        """The index of the unfinished matches (``indexes.OwnersIndex``: the first call in
+        a process adds those an earlier version made)."""
+        return self._unfinished.key()
 
     def delete(self, match: match_pb2.Match, cache: redis.Redis | None) -> None:
         """Forget a finished match: header, moves, events, streams, indexes and trees."""
