@@ -26,6 +26,8 @@ from arena.services.common.lru import LruCache
 from arena.services.common.metrics import LADDER_GAMES
 from arena.services.common.peers import BotVersions, other_game
 from arena.services.common.protocol.ladders import (
+    CANCELLED,
+    FINISHED,
     RUNNING,
     LadderStore,
     ResultRecord,
@@ -350,6 +352,11 @@ class Ladders:
         """``schedule``, and the refusal that stopped it (None: every game asked for was
         created)."""
         plan = self.plan(ladder_id)
+        status, ending = self.store.state(ladder_id)
+        if ending:  # an end begun by a service that died, or one under way: done here
+            self.end(ladder_id, plan.owner)
+        if status != RUNNING or ending:
+            return 0, None  # an ended ladder creates no game, not even one it had claimed
         indices = self.store.unrecorded(ladder_id)
         indices += self.store.claim_games(ladder_id, self.in_flight, most or self.in_flight)
         created = 0
@@ -440,24 +447,18 @@ class Ladders:
     # -- SPRT ladders ------------------------------------------------------------------------
 
     def judge_sprt(self, plan: Plan) -> bool:
-        """Run a running SPRT ladder's test on its counted results; when it decides, finish
-        the ladder with the verdict and cancel its games still in flight. True if this call
-        concluded it."""
+        """Run a running SPRT ladder's test on its counted results; when it decides, end
+        the ladder FINISHED with the verdict, its games still in flight cancelled (their
+        results, if they end first, are counted and not used). True if it ended the ladder."""
         ladder_id = plan.ladder_id
-        if self.store.status(ladder_id) != RUNNING:
+        if self.store.state(ladder_id) != (RUNNING, 0):
             return False
         state = sprt.sprt_state(plan.config, self.store.planned_games(ladder_id),
                                 self.store.results(ladder_id))
-        if not sprt.decided(state) or not self.store.conclude(ladder_id, plan.owner, state):
+        if not sprt.decided(state) or not self.end(ladder_id, plan.owner, final=state):
             return False
         log.info("SPRT ladder %s decided after %d pairs: %s", ladder_id, state.pairs,
                  ladder_pb2.SprtVerdict.Name(state.verdict))
-        for match_id in self.store.uncounted(ladder_id):
-            try:
-                match = self.referee.cancel_match(match_id, f"SPRT ladder {ladder_id} decided")
-            except (NotFoundError, FailedPreconditionError):
-                continue  # gone, or just finished: its result is counted (and not used)
-            self.count(match)
         return True
 
     def with_sprt(self, info: ladder_pb2.LadderInfo) -> ladder_pb2.LadderInfo:
@@ -548,19 +549,28 @@ class Ladders:
             raise FailedPreconditionError(f"ladder {ladder_id} is not running")
         return self.info(ladder_id)
 
-    def end(self, ladder_id: str, owner: str, why: str = "") -> bool:
-        """Cancel the running ladder and its games not over (void); ``why``: the arena
-        ended it, not its owner (its ``ended_because``). False if it was not running."""
-        if not self.store.cancel(ladder_id, owner, why):
+    def end(self, ladder_id: str, owner: str, why: str = "",
+            final: ladder_pb2.SprtState | None = None) -> bool:
+        """End the running ladder: CANCELLED, or FINISHED with an SPRT ladder's verdict
+        ``final``; ``why``: the arena cancels it, not its owner (its ``ended_because``). No
+        game starts any more; its games not over are cancelled through the referee and
+        counted (void) before the status changes, so whoever sees the end sees its final
+        counts. An end begun before (by another caller, or a service that died half-way)
+        is carried out as it began. False if the ladder was not running."""
+        ended = self.store.begin_end(ladder_id, FINISHED if final else CANCELLED, why, final)
+        if not ended:
             return False
+        reason = (f"SPRT ladder {ladder_id} decided" if ended == FINISHED
+                  else f"ladder {ladder_id} cancelled")
         if why:
-            log.warning("ladder %s ended: %s", ladder_id, why)
+            log.warning("ladder %s ends: %s", ladder_id, why)
         for match_id in self.store.uncounted(ladder_id):
             try:
-                match = self.referee.cancel_match(match_id, f"ladder {ladder_id} cancelled")
+                match = self.referee.cancel_match(match_id, reason)
             except (NotFoundError, FailedPreconditionError):
                 continue  # deleted, or finished just now: its result still counts
             self.count(match)
+        self.store.end(ladder_id, owner)
         return True
 
     def list(self, page: common_pb2.PageRequest, store: LadderStore | None = None,

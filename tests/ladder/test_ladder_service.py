@@ -354,6 +354,11 @@ def test_cancel_list_and_permissions(
     assert cancelled.status == ladder_pb2.LADDER_STATUS_CANCELLED
     # Both games end cancelled, the running one too: void, out of the standings.
     assert (cancelled.games_done, cancelled.games_void) == (2, 2)
+    # They were counted before the end showed: the progress stream's ``status`` entry,
+    # on which every watch ends, comes after their counts.
+    progress = redis_client.xrange(keys.ladder(newer.id, "progress"))
+    assert [sorted(fields) for _id, fields in progress] == \
+        [[b"match_id"], [b"match_id"], [b"status"]]
     for match_id in newer.match_ids:
         ended = MatchStore(redis_client).header(match_id)
         assert ended.status == match_pb2.MATCH_STATUS_CANCELLED and ended.result.void
@@ -382,6 +387,43 @@ def test_cancel_list_and_permissions(
     with pytest.raises(grpc.RpcError) as caught:
         stub.ListLadders(ladder_pb2.ListLaddersRequest(), timeout=10)
     assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_an_end_begun_by_a_service_that_died_is_carried_out_by_the_next_round(
+    peers: ArenaClient, ladder_server: LadderServer, ladder_peers: Peers,
+    redis_client: redis.Redis
+) -> None:
+    """A ladder ends in two steps: it stops taking games, its games not over are cancelled
+    and counted, then its status shows the end. A service that dies between them leaves
+    it running but ending: it starts no game and replays no void one, and the next
+    scheduling round (here the one the ladder service runs after counting a game) carries
+    the end out as it began."""
+    register_bots(peers, OTHELLO, "ann", "ben")
+    info = create_ladder(ladder_server, _config("ann", "ben", games_per_pairing=4,
+                                                replay_void=True))
+    dead = ladder_peers.ladders(redis_client)
+    assert dead.store.begin_end(info.id, ladders_module.CANCELLED, "the arena stops") == \
+        ladders_module.CANCELLED
+    # A second begin is the same end: a verdict does not replace a cancel.
+    assert dead.store.begin_end(info.id, ladders_module.FINISHED) == ladders_module.CANCELLED
+    ending = standings(ladder_server, info.id).ladder
+    assert ending.status == ladder_pb2.LADDER_STATUS_RUNNING and not ending.ended_because
+    assert dead.store.claim_games(info.id, 64, 64) == []
+    finish_match(redis_client, info.match_ids[0], WHITE, void=True)
+    wait_for(lambda: standings(ladder_server, info.id).ladder.status
+             == ladder_pb2.LADDER_STATUS_CANCELLED)
+    ended = standings(ladder_server, info.id).ladder
+    assert ended.ended_because == "the arena stops"
+    # Its games were counted before it showed the end; the void one was not played again.
+    assert (ended.games_done, ended.games_void, ended.games_total) == (4, 4, 4)
+    assert {MatchStore(redis_client).header(m).status for m in info.match_ids[1:]} == \
+        {match_pb2.MATCH_STATUS_CANCELLED}
+    assert redis_client.zcard(keys.RUNNING_LADDERS) == 0
+    assert not redis_client.hexists(keys.ladder(info.id), "closing")
+    with pytest.raises(grpc.RpcError) as caught:
+        ladder_server.stub.CancelLadder(ladder_pb2.CancelLadderRequest(ladder_id=info.id),
+                                        timeout=10, metadata=metadata())
+    assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
 
 
 def test_the_running_ladders_are_listed_however_many_ended_after_them(

@@ -432,7 +432,7 @@ def test_a_users_many_waiting_ladders_cost_one_refusal_a_round_not_one_each(
         assert all(len(ladders.store.games(i)) == 1 for i in ids[1:] if i != ids[5])
         assert sorted(ladders.store.waiting_of({"alice"})) == sorted(ids[1:])
         for ladder_id in ids:
-            ladders.store.cancel(ladder_id, "alice")
+            ladders.end(ladder_id, "alice")
     finally:
         referee.stop()
 

@@ -3,8 +3,10 @@
 Key layout (see ``keys``): ``ladder`` (hash: ``info``, the ``LadderInfo`` as created, with
 the bots resolved to exact versions; ``status``; counters ``games_done``, ``games_void``,
 ``games_total``, ``next_game``; ``sprt``, the final ``SprtState`` of an SPRT ladder that
-reached a verdict; ``waiting``, why its next game could not be created at the last try,
-present only while that holds and the ladder runs), ``ladder_games`` (game index -> match id),
+reached a verdict; ``ended``, why the arena ended it; ``waiting``, why its next game could
+not be created at the last try, present only while that holds and the ladder runs;
+``closing``, ``closing_why``, ``closing_sprt``, present while its end is under way: see
+``_BEGIN_END``), ``ladder_games`` (game index -> match id),
 ``ladder_members`` (match id -> game index), ``ladder_results`` (match id -> ``black,white,
 score``, ``void`` for a game that produced no result), ``ladder_progress`` (stream),
 ``ALL_LADDERS``, ``RUNNING_LADDERS`` (kept by the scripts that keep each owner's set of
@@ -81,10 +83,11 @@ redis.call('ZADD', KEYS[5], ARGV[5], ARGV[1])
 """
 
 # KEYS: ladder, games. ARGV: running, most games in flight, most to claim now.
-# Hands out the next game indices while the ladder runs and fewer than ARGV[2] of its
-# games are scheduled and not counted.
+# Hands out the next game indices while the ladder runs, is not ending, and fewer than
+# ARGV[2] of its games are scheduled and not counted.
 _CLAIM = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return {} end
+if redis.call('HEXISTS', KEYS[1], 'closing') == 1 then return {} end
 local total = tonumber(redis.call('HGET', KEYS[1], 'games_total'))
 local nxt = tonumber(redis.call('HGET', KEYS[1], 'next_game'))
 local done = tonumber(redis.call('HGET', KEYS[1], 'games_done'))
@@ -97,17 +100,32 @@ redis.call('HSET', KEYS[1], 'next_game', nxt)
 return claimed
 """
 
+# The last writes of a ladder's end, shared by the scripts that end one: the local
+# ``ladder``, ``progress``, ``waiting``, ``owners`` and ``running`` name its keys, ``id``
+# and ``maxlen`` its id and the progress stream's bound, ``ended`` the status it ends with.
+_ENDED = """
+redis.call('HSET', ladder, 'status', ended)
+redis.call('HDEL', ladder, 'waiting', 'closing', 'closing_why', 'closing_sprt')
+redis.call('HDEL', waiting, id)
+redis.call('SREM', owners, id)
+redis.call('ZREM', running, id)
+redis.call('XADD', progress, 'MAXLEN', '~', maxlen, '*', 'status', ended)
+"""
+
 # KEYS: ladder, members, results, progress, replays, results version, waiting ladders, the
 # owner's running ladders, the running ladders.
 # ARGV: match id, result record, running, finished, progress max length, 1 to replay a void
 # game, the most replays of one game, ladder id.
 # Returns 1 when counted, 0 when already counted, -1 for no such ladder, -2 for a match
-# that is not one of the ladder's.
+# that is not one of the ladder's. A ladder that is ending (``closing``: see ``_BEGIN_END``)
+# replays nothing and is not finished by its last count: its end does that.
 _COUNT = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 local index = redis.call('HGET', KEYS[2], ARGV[1])
 if not index then return -2 end
 if redis.call('HSETNX', KEYS[3], ARGV[1], ARGV[2]) == 0 then return 0 end
+local open = redis.call('HGET', KEYS[1], 'status') == ARGV[3]
+  and redis.call('HEXISTS', KEYS[1], 'closing') == 0
 if string.sub(ARGV[2], -4) == 'void' then
   redis.call('HINCRBY', KEYS[1], 'games_void', 1)
   local planned = tonumber(redis.call('HGET', KEYS[1], 'games_planned'))
@@ -116,8 +134,7 @@ if string.sub(ARGV[2], -4) == 'void' then
     original = tonumber(redis.call('LINDEX', KEYS[5], original - planned))
   end
   local replays = redis.call('HINCRBY', KEYS[1], 'replays:' .. original, 1)
-  if ARGV[6] == '1' and replays <= tonumber(ARGV[7])
-      and redis.call('HGET', KEYS[1], 'status') == ARGV[3] then  -- no replays once it ended
+  if ARGV[6] == '1' and replays <= tonumber(ARGV[7]) and open then  -- none once it ends
     redis.call('RPUSH', KEYS[5], original)
     redis.call('HINCRBY', KEYS[1], 'games_total', 1)
   end
@@ -126,54 +143,63 @@ local done = redis.call('HINCRBY', KEYS[1], 'games_done', 1)
 redis.call('INCR', KEYS[6])
 redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'match_id', ARGV[1])
 local total = tonumber(redis.call('HGET', KEYS[1], 'games_total'))
-if done >= total and redis.call('HGET', KEYS[1], 'status') == ARGV[3] then
-  redis.call('HSET', KEYS[1], 'status', ARGV[4])
-  redis.call('HDEL', KEYS[1], 'waiting')
-  redis.call('HDEL', KEYS[7], ARGV[8])
-  redis.call('SREM', KEYS[8], ARGV[8])
-  redis.call('ZREM', KEYS[9], ARGV[8])
-  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'status', ARGV[4])
+if done >= total and open then
+  local ladder, progress, waiting, owners, running = KEYS[1], KEYS[4], KEYS[7], KEYS[8], KEYS[9]
+  local id, maxlen, ended = ARGV[8], ARGV[5], ARGV[4]
+""" + _ENDED + """
 end
 return 1
 """
 
-# KEYS: ladder, progress, waiting ladders, the owner's running ladders, the running
-# ladders. ARGV: running, finished, progress max length, final SPRT state, ladder id.
-# Returns 1 when the ladder was running and is now finished with that state, 0 otherwise.
-_CONCLUDE = """
+# An end in two steps, so that the games it cancels are counted before it shows: the
+# first step (``_BEGIN_END``) marks the running ladder ``closing`` with the status it will
+# end with, why the arena ends it and an SPRT verdict (no game is claimed or replayed
+# after it); its games not over are then cancelled and counted; the second step (``_END``)
+# sets the status, ``ended`` and ``sprt``, and writes the progress stream's ``status``
+# entry, on which watches end. A service that dies between the two leaves the ladder
+# running and closing: the next scheduling round of any service ends it as it began.
+#
+# KEYS: ladder, waiting ladders. ARGV: running, the status it ends with, why the arena
+# ends it ('' if its owner does), the final SPRT state ('' for none), ladder id.
+# Returns the status the ladder ends with (this end's, or that of an end begun before and
+# not done), 0 if it is not running.
+_BEGIN_END = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'status', ARGV[2], 'sprt', ARGV[4])
+local begun = redis.call('HGET', KEYS[1], 'closing')
+if begun then return tonumber(begun) end
+redis.call('HSET', KEYS[1], 'closing', ARGV[2])
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'closing_why', ARGV[3]) end
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'closing_sprt', ARGV[4]) end
 redis.call('HDEL', KEYS[1], 'waiting')
-redis.call('HDEL', KEYS[3], ARGV[5])
-redis.call('SREM', KEYS[4], ARGV[5])
-redis.call('ZREM', KEYS[5], ARGV[5])
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'status', ARGV[2])
-return 1
+redis.call('HDEL', KEYS[2], ARGV[5])
+return tonumber(ARGV[2])
 """
 
 # KEYS: ladder, progress, waiting ladders, the owner's running ladders, the running
-# ladders. ARGV: running, cancelled, progress max length, ladder id, why the arena ended it
-# ('' if its owner did).
-# Returns 1 when the ladder was running and is now cancelled, 0 otherwise.
-_CANCEL = """
+# ladders. ARGV: running, progress max length, ladder id.
+# Returns 1 when the ladder was running and closing and has now ended, 0 otherwise.
+_END = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'status', ARGV[2])
-if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'ended', ARGV[5]) end
-redis.call('HDEL', KEYS[1], 'waiting')
-redis.call('HDEL', KEYS[3], ARGV[4])
-redis.call('SREM', KEYS[4], ARGV[4])
-redis.call('ZREM', KEYS[5], ARGV[4])
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'status', ARGV[2])
+local ended = redis.call('HGET', KEYS[1], 'closing')
+if not ended then return 0 end
+local why = redis.call('HGET', KEYS[1], 'closing_why')
+if why then redis.call('HSET', KEYS[1], 'ended', why) end
+local sprt = redis.call('HGET', KEYS[1], 'closing_sprt')
+if sprt then redis.call('HSET', KEYS[1], 'sprt', sprt) end
+local ladder, progress, waiting, owners, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local id, maxlen = ARGV[3], ARGV[2]
+""" + _ENDED + """
 return 1
 """
 
 # KEYS: ladder, progress, waiting ladders. ARGV: running, why its next game waits ('' for
 # nothing), progress max length, ladder id, owner. Writes only a change, and only while the
-# ladder runs (an ended ladder waits for nothing); a change adds a ``waiting`` entry to the
-# progress stream and enters or leaves the ladder in the waiting ladders. Returns 1 when it
-# changed, 0 otherwise.
+# ladder runs and is not ending (an ending ladder waits for nothing); a change adds a
+# ``waiting`` entry to the progress stream and enters or leaves the ladder in the waiting
+# ladders. Returns 1 when it changed, 0 otherwise.
 _SET_WAITING = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
+if redis.call('HEXISTS', KEYS[1], 'closing') == 1 then return 0 end
 local old = redis.call('HGET', KEYS[1], 'waiting') or ''
 if old == ARGV[2] then return 0 end
 if ARGV[2] == '' then
@@ -213,8 +239,8 @@ class LadderStore:
         self._create = idempotent(client, _CREATE, _CREATE_GUARD)
         self._claim = client.register_script(_CLAIM)
         self._count = client.register_script(_COUNT)
-        self._cancel = client.register_script(_CANCEL)
-        self._conclude = client.register_script(_CONCLUDE)
+        self._begin_end = client.register_script(_BEGIN_END)
+        self._end = client.register_script(_END)
         self._set_waiting = client.register_script(_SET_WAITING)
         self._running = OwnersIndex(client, keys.RUNNING_LADDERS, "ladders", keys.ALL_LADDERS)
 
@@ -331,12 +357,31 @@ class LadderStore:
         """How many of ``owner``'s ladders run (the ``running_ladders`` quota's count)."""
         return int(self.client.scard(keys.user(owner, "ladders")))
 
-    def cancel(self, ladder_id: str, owner: str, why: str = "") -> bool:
-        """Cancel the running ladder of ``owner``; ``why``: the arena ended it (kept as its
-        ``ended_because``, one line like a ``waiting``), not its owner. False if it was not
+    def begin_end(self, ladder_id: str, ended: int, why: str = "",
+                  final: ladder_pb2.SprtState | None = None) -> int:
+        """The first step of a running ladder's end (see ``_BEGIN_END``): it will end with
+        status ``ended``; ``why``: the arena ends it (kept as its ``ended_because``, one line
+        like a ``waiting``), not its owner; ``final``: an SPRT ladder's verdict. Returns the
+        status it ends with: ``ended``, or that of an end begun before; 0 if it is not
         running."""
-        return int(self._cancel(keys=self._ending_keys(ladder_id, owner), args=[
-            RUNNING, CANCELLED, PROGRESS_MAXLEN, ladder_id, waiting_text(why) if why else ""])) == 1
+        return int(self._begin_end(
+            keys=[keys.ladder(ladder_id), keys.WAITING_LADDERS],
+            args=[RUNNING, ended, waiting_text(why) if why else "",
+                  final.SerializeToString() if final else "", ladder_id]))
+
+    def end(self, ladder_id: str, owner: str) -> bool:
+        """The last step of an end begun by ``begin_end``; False if none was begun (or it
+        was done already)."""
+        return int(self._end(keys=self._ending_keys(ladder_id, owner), args=[
+            RUNNING, PROGRESS_MAXLEN, ladder_id])) == 1
+
+    def state(self, ladder_id: str) -> tuple[int, int]:
+        """The ladder's status, and the status it will end with once an end has begun (0
+        if none has), in one read."""
+        status, ending = self.client.hmget(keys.ladder(ladder_id), ["status", "closing"])
+        if status is None:
+            raise NotFoundError(f"no ladder {shown(ladder_id)}")
+        return int(status), int(ending or 0)
 
     def set_waiting(self, ladder_id: str, owner: str, why: str) -> bool:
         """Keep ``why`` the running ladder of ``owner`` waits for its next game ('' clears
@@ -360,12 +405,6 @@ class LadderStore:
     def _ending_keys(ladder_id: str, owner: str) -> list[str]:
         return [keys.ladder(ladder_id), keys.ladder(ladder_id, "progress"),
                 keys.WAITING_LADDERS, keys.user(owner, "ladders"), keys.RUNNING_LADDERS]
-
-    def conclude(self, ladder_id: str, owner: str, final: ladder_pb2.SprtState) -> bool:
-        """Finish a running SPRT ladder with its verdict (once: False if it was not
-        running); its games still in flight are the caller's to cancel."""
-        return int(self._conclude(keys=self._ending_keys(ladder_id, owner), args=[
-            RUNNING, FINISHED, PROGRESS_MAXLEN, final.SerializeToString(), ladder_id])) == 1
 
     def planned_games(self, ladder_id: str) -> dict[str, int]:
         """Match id -> the planned game it plays, for the games scheduled so far (a replay
