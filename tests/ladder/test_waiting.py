@@ -286,18 +286,22 @@ def test_a_ladder_whose_first_game_is_refused_leaves_its_request_id_free(
 
 
 def test_an_ended_ladder_waits_for_nothing(stack: Stack, redis_client: redis.Redis) -> None:
-    _other_match(stack)
+    other = _other_match(stack)
     info = create_ladder(stack.ladder, _config(4))
     assert info.waiting == FULL
     cancelled = stack.ladder.stub.CancelLadder(ladder_pb2.CancelLadderRequest(
         ladder_id=info.id), timeout=10, metadata=metadata())
     assert cancelled.status == ladder_pb2.LADDER_STATUS_CANCELLED and cancelled.waiting == ""
-    # A round that still tries its claimed game (and is refused) does not bring it back.
+    # A round after it, with room for the game it had claimed, neither waits nor creates
+    # that game (a round created it: a match of a cancelled ladder, played for nothing).
+    with stack.alice() as alice:
+        alice.cancel_match(other)
     ladders = stack.peers.ladders(redis_client)
-    ladders.schedule(info.id)
+    assert ladders.schedule(info.id) == 0
     assert redis_client.hget(keys.ladder(info.id), "waiting") is None
     assert standings(stack.ladder, info.id).ladder.waiting == ""
     assert _listed(stack.ladder, info.id).waiting == ""
+    assert standings(stack.ladder, info.id).ladder.match_ids == info.match_ids
 
 
 def test_what_a_ladder_waits_for_is_one_bounded_printable_line(
