@@ -28,6 +28,7 @@ from arena.services.common.peers import BotVersions, other_game
 from arena.services.common.protocol.ladders import (
     CANCELLED,
     FINISHED,
+    LADDER_ID,
     RUNNING,
     LadderStore,
     ResultRecord,
@@ -580,20 +581,20 @@ class Ladders:
         timeouts)."""
         store = store or self.store
         size = paging.page_size(page.page_size)
-        cursor = paging.decode_page_token(page.page_token) or "0"
-        if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 9:
+        after = paging.decode_page_token(page.page_token)
+        if after and not LADDER_ID.fullmatch(after):
             raise InvalidArgumentError.for_fields(
                 [FieldViolation("page.page_token", "is not a token this server issued")])
-        offset = int(cursor)
-        ids, more = store.page(offset, size, running_only)
+        ids, more = store.page(after, size, running_only)
         filled: paging.Page[ladder_pb2.LadderInfo] = paging.Page(size)
         for taken, ladder_id in enumerate(ids, 1):
+            after = ladder_id
             try:
                 full = filled.add(self.info(ladder_id, with_games=False, store=store))
             except NotFoundError:
                 continue
             if full and taken < len(ids):
-                offset, more = offset + taken - size, True  # stopped by bytes: resume here
+                more = True  # stopped by bytes: the next page goes on after this ladder
                 break
-        token = paging.encode_page_token(str(offset + size)) if more else ""
+        token = paging.encode_page_token(after) if more else ""
         return ladder_pb2.ListLaddersResponse(ladders=filled.items, next_page_token=token)

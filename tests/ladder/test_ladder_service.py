@@ -16,6 +16,7 @@ from arena.services.common import paging
 from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.keys import FINISHED_STREAM, LADDER_GROUP
+from arena.services.common.protocol.ladders import LadderStore, created_ms
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
 from arena.services.ladder import ladders as ladders_module
@@ -445,20 +446,22 @@ def test_the_running_ladders_are_listed_however_many_ended_after_them(
     sdk = client(token="alice-token", ladder=ladder_server.server.target)
     newest = [ladder.id for ladder in sdk.iter_ladders(limit=2)]
     assert newest == [ended[2].id, ended[1].id]
+    assert [eta.ladder.id for eta in status_commands.running_ladders(sdk, time.time(), 2)] \
+        == [running.id, old.id]
     pages = []
     token = ""
     for _ in range(4):  # bounded: a token that never ends fails the test
         page = sdk.list_ladders(page_size=1, page_token=token, running_only=True)
         pages.append([ladder.id for ladder in page.ladders])
         token = page.next_page_token
+        for ladder in page.ladders:  # it ends between two pages
+            ladder_server.stub.CancelLadder(ladder_pb2.CancelLadderRequest(
+                ladder_id=ladder.id), timeout=10, metadata=metadata("admin-token"))
         if not token:
             break
+    # The next page goes on after the ladder the last one showed (by offset, it skipped
+    # the old ladder: the first place was now the old ladder's).
     assert pages == [[running.id], [old.id]]
-    assert [eta.ladder.id for eta in status_commands.running_ladders(sdk, time.time(), 2)] \
-        == [running.id, old.id]
-    for ladder in (running, old):
-        ladder_server.stub.CancelLadder(ladder_pb2.CancelLadderRequest(ladder_id=ladder.id),
-                                        timeout=10, metadata=metadata("admin-token"))
     assert not list(sdk.iter_ladders(running_only=True))
     assert redis_client.zcard(keys.RUNNING_LADDERS) == 0
 
@@ -514,3 +517,30 @@ def test_a_gauntlets_head_to_head_holds_only_the_pairs_that_meet(
     pairs = {(h.bot, h.opponent) for h in standings(ladder_server, info.id).head_to_head}
     assert pairs == {("ann@v1", "ben@v1"), ("ben@v1", "ann@v1"),
                      ("ann@v1", "cat@v1"), ("cat@v1", "ann@v1")}
+
+
+def test_pages_of_ladders_made_in_one_millisecond_miss_none_and_repeat_none(
+        redis_client: redis.Redis) -> None:
+    """A page token names the last ladder shown; the next page starts after it in the
+    index's order, which is creation time then id. Twelve ladders of one millisecond (more
+    than a page reads past them) and two around them, a page of 1 at a time, then of 5."""
+    store = LadderStore(redis_client)
+    made = 1_700_000_000_000
+    ids = [f"L{made:013d}-{index:08x}" for index in range(12)]
+    ids += [f"L{made - 1:013d}-ffffffff", f"L{made + 1:013d}-00000000"]
+    redis_client.zadd(keys.ALL_LADDERS, {ladder_id: created_ms(ladder_id) for ladder_id in ids})
+    newest_first = sorted(ids, reverse=True)
+    for size in (1, 5):
+        seen: list[str] = []
+        after = ""
+        for _ in range(len(ids) + 1):  # bounded: a cursor that never ends fails the test
+            page, more = store.page(after, size)
+            seen += page
+            if not more:
+                break
+            after = page[-1]
+        assert seen == newest_first
+    # From a ladder no longer in the index (deleted) too.
+    assert store.page(ids[5], 3) == ([ids[4], ids[3], ids[2]], True)
+    redis_client.zrem(keys.ALL_LADDERS, ids[5])
+    assert store.page(ids[5], 3) == ([ids[4], ids[3], ids[2]], True)

@@ -27,6 +27,7 @@ entry on the progress stream) until a game is created again or the ladder ends.
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -60,6 +61,14 @@ MAX_WAITING_CHARS = 300  # of a ladder's ``waiting``: the referee's refusal, in 
 
 def new_ladder_id(now_ms: int) -> str:
     return f"L{now_ms:013d}-{secrets.token_hex(4)}"
+
+
+LADDER_ID = re.compile(r"L[0-9]{13}-[0-9a-f]{8}")
+
+
+def created_ms(ladder_id: str) -> int:
+    """When the ladder of ``ladder_id`` (of ``LADDER_ID``'s form) was made, its score."""
+    return int(ladder_id[1:14])
 
 
 def now_ms() -> int:
@@ -98,6 +107,20 @@ while nxt < total and nxt - done < tonumber(ARGV[2]) and #claimed < tonumber(ARG
 end
 redis.call('HSET', KEYS[1], 'next_game', nxt)
 return claimed
+"""
+
+# KEYS: an index of ladders (scored by creation time). ARGV: a ladder's creation time, its
+# id, how many. The first ids of the index, newest first, older than that ladder (which
+# need not be in it): those of the same millisecond are ordered by id, as the index does.
+_PAGE_AFTER = """
+local same = redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[1])
+local found = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[1], '-inf', 'LIMIT', 0,
+                         tonumber(ARGV[3]) + same)
+local older = {}
+for _, id in ipairs(found) do
+  if id < ARGV[2] and #older < tonumber(ARGV[3]) then table.insert(older, id) end
+end
+return older
 """
 
 # The last writes of a ladder's end, shared by the scripts that end one: the local
@@ -242,6 +265,7 @@ class LadderStore:
         self._begin_end = client.register_script(_BEGIN_END)
         self._end = client.register_script(_END)
         self._set_waiting = client.register_script(_SET_WAITING)
+        self._page_after = client.register_script(_PAGE_AFTER)
         self._running = OwnersIndex(client, keys.RUNNING_LADDERS, "ladders", keys.ALL_LADDERS)
 
     def made_for(self, request: CreateRequest) -> str:
@@ -437,10 +461,8 @@ class LadderStore:
         return _texts(self.client.zrange(keys.ALL_LADDERS, 0, -1))
 
     def running_ids(self) -> list[str]:
-        ids = self.all_ids()
-        statuses = self._field_of_each(ids, "status")
-        return [i for i, status in zip(ids, statuses, strict=True)
-                if status == str(RUNNING).encode()]
+        """Every running ladder's id (an ending one's too), oldest first."""
+        return _texts(self.client.zrange(self.running_index(), 0, -1))
 
     def results_version(self) -> int | None:
         """A number that changes whenever any ladder counts a game or is deleted (None
@@ -476,12 +498,20 @@ class LadderStore:
             replies: list[Any] = pipe.execute()
         return replies
 
-    def page(self, offset: int, size: int, running_only: bool = False
+    def page(self, after: str, size: int, running_only: bool = False
              ) -> tuple[list[str], bool]:
-        """Ladder ids newest first from ``offset`` (``running_only``: of the running
-        ladders); the flag says whether more follow."""
+        """Ladder ids newest first, older than the ladder ``after`` ("" for the newest;
+        it need not exist any more), ``running_only``: of the running ladders; the flag
+        says whether more follow. A ladder's id begins with its creation time, its score
+        in both indexes, so the ids' order is the indexes' order: a ladder that ends
+        between two pages of the running ones shifts nothing (an offset skipped one)."""
         index = self.running_index() if running_only else keys.ALL_LADDERS
-        decoded = _texts(self.client.zrevrange(index, offset, offset + size))
+        if not after:
+            decoded = _texts(self.client.zrevrange(index, 0, size))
+            return decoded[:size], len(decoded) > size
+        found: Any = self._page_after(keys=[index],
+                                      args=[created_ms(after), after, size + 1])
+        decoded = _texts(found)
         return decoded[:size], len(decoded) > size
 
     def running_index(self) -> str:
