@@ -361,7 +361,7 @@ class Api:
         limit = query_int(request, "limit", 50, 1, 200)
         token = request.query_params.get("page_token", "")
         return JSONResponse(await self.gateway.run(ladder_list, self.reader(request), token,
-                                                   limit))
+                                                   limit, query_flag(request, "running")))
 
     async def ladder(self, request: Request) -> Response:
         client = self.reader(request)
@@ -620,7 +620,7 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
 
     api_routes = [
         get("/api/config", handlers.config),
-        get("/api/ladders", handlers.ladders, "limit", "page_token"),
+        get("/api/ladders", handlers.ladders, "limit", "page_token", "running"),
         post("/api/ladders", handlers.create_ladder),
         get("/api/ladders/{id}", handlers.ladder),
         live_stream("/api/ladders/{id}/events", handlers.ladder_events),

@@ -288,8 +288,10 @@ def bot_record(client: ArenaClient, name: str) -> Json:
             "by_opponent": opponents, "games_counted": len(matches)}
 
 
-def ladder_list(client: ArenaClient, page_token: str, limit: int) -> Json:
-    page = client.list_ladders(page_size=limit, page_token=page_token)
+def ladder_list(client: ArenaClient, page_token: str, limit: int,
+                running_only: bool = False) -> Json:
+    page = client.list_ladders(page_size=limit, page_token=page_token,
+                               running_only=running_only)
     return {"ladders": [ladder_json(ladder, openings=False) for ladder in page.ladders],
             "next_page_token": page.next_page_token or None}
 

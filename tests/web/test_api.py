@@ -208,7 +208,8 @@ def test_a_method_an_address_does_not_take_is_405_with_the_ones_it_does(web: Web
 def test_bad_queries_are_400_with_the_field(web: WebStack) -> None:
     for path, field in (("/api/matches?limit=0", "limit"), ("/api/matches?limit=abc", "limit"),
                         ("/api/ladders?limit=100000", "limit"), ("/api/bots/x?version=-1",
-                                                                 "version")):
+                                                                 "version"),
+                        ("/api/ladders?running=maybe", "running")):
         status, _, body = web.http.request("GET", path)
         assert status == 400, path
         assert error_of(body)["fields"][0]["field"] == field

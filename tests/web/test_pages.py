@@ -896,6 +896,46 @@ def test_the_ladder_list_pages_on_past_its_first_page(web: WebStack, page: Any) 
     assert shown == listed and web.ladder_id in shown
 
 
+def test_the_ladder_list_shows_the_running_ladders_alone_when_asked(web: WebStack,
+                                                                    page: Any) -> None:
+    """The list showed every ladder, newest first: a long ladder sank below every one that
+    ended after it. "Running only" lists the running ones (the API's ``running=1``), and
+    the address keeps it."""
+    def make() -> str:
+        return web.client.create_ladder(ladder_pb2.LadderConfig(
+            game=OTHELLO, bots=[common_pb2.BotRef(name=name) for name in LADDER_BOTS],
+            time_control=common_pb2.TimeControl(move_time_ms=30_000))).id
+
+    running = make()
+    ended = [make() for _ in range(2)]
+    try:
+        for ladder_id in ended:
+            web.client.cancel_ladder(ladder_id)
+        listed = web.http.json("/api/ladders?running=1&limit=200")["ladders"]
+        assert running in [ladder["id"] for ladder in listed]
+        assert {ladder["status"] for ladder in listed} == {"running"}
+        open_page(page, f"{web.url}/ladders?limit=2")
+        page.wait_for_selector(f"tr[data-ladder='{ended[1]}']")
+        page.check("input[name=running]")
+        page.wait_for_selector(f"tr[data-ladder='{ended[1]}']", state="detached")
+        page.wait_for_selector(f"tr[data-ladder='{running}']")
+        assert page.url.endswith("/ladders?limit=2&running=1")
+        page.wait_for_selector("h2:text-is('Running ladders')")
+        page.reload()
+        page.wait_for_selector(f"tr[data-ladder='{running}']")
+        assert page.is_checked("input[name=running]")
+        shown = page.eval_on_selector_all("tr[data-ladder]", "rs => rs.map(r => r.dataset.ladder)")
+        assert not set(shown) & set(ended)
+    finally:
+        web.client.cancel_ladder(running)
+    page.reload()
+    page.wait_for_selector("h2:text-is('Running ladders')")
+    shown = page.eval_on_selector_all("tr[data-ladder]", "rs => rs.map(r => r.dataset.ladder)")
+    assert running not in shown
+    if not shown:  # no other test's ladder runs
+        assert page.is_visible("text=No ladder is running.")
+
+
 def test_a_ladder_of_its_own_openings_says_so_and_lists_them(web: WebStack,
                                                               page: Any) -> None:
     """Made with the form's openings of its own (written as the CLI's files take them),

@@ -49,6 +49,23 @@ function laddersPage() {
   return Number.isInteger(asked) && asked >= 1 && asked <= 200 ? asked : 100;
 }
 
+/** Whether the list shows the running ladders only: the address's ``running=1``. */
+function runningOnly() {
+  return new URLSearchParams(location.search).get("running") === "1";
+}
+
+/** The list's "Running only" box: kept in the address, so that a reload or a link keeps
+ * it; the list is read anew from its first page. */
+function runningToggle(container) {
+  const box = h("input", { type: "checkbox", name: "running", checked: runningOnly(), onchange: () => {
+    const params = new URLSearchParams(location.search);
+    if (box.checked) params.set("running", "1"); else params.delete("running");
+    history.replaceState(null, "", `/ladders${params.toString() ? `?${params}` : ""}`);
+    refreshList(container).catch(() => {});
+  } });
+  return h("label", { class: "check" }, box, "Running only");
+}
+
 /** The list's first ``pages`` pages of ladders, newest first, then "Load more" while more
  * follow; polled lightly while any shown runs (the pages shown are read again). After
  * "Load more" (``focusRow``: the first new row) the keyboard's focus goes to the first new
@@ -58,14 +75,20 @@ async function refreshList(container, pages = 1, focusRow = -1) {
   let token = "", read = 0;
   do {
     const query = new URLSearchParams({ limit: String(laddersPage()) });
+    if (runningOnly()) query.set("running", "1");
     if (token) query.set("page_token", token);
     const data = await getJSON(`/api/ladders?${query}`);
     ladders.push(...data.ladders);
     token = data.next_page_token;
     read += 1;
   } while (token && read < pages);
+  const head = h("div", { class: "row" }, h("h2", {}, runningOnly() ? "Running ladders" : "All ladders"),
+    runningToggle(container));
+  clearTimeout(container.poll);
   if (!ladders.length) {
-    replace(container, h("p", { class: "empty" }, "No ladders yet. Start one with ", h("code", {}, "arena ladder create"), " or the button above."));
+    replace(container, head, runningOnly()
+      ? h("p", { class: "empty" }, "No ladder is running.")
+      : h("p", { class: "empty" }, "No ladders yet. Start one with ", h("code", {}, "arena ladder create"), " or the button above."));
     return;
   }
   const rows = ladders.map((ladder) => h("tr", { "data-ladder": ladder.id },
@@ -77,7 +100,7 @@ async function refreshList(container, pages = 1, focusRow = -1) {
       h("span", { class: "num small" }, `${ladder.games_done}/${ladder.games_total}`))),
     h("td", { class: "hide-narrow nowrap" }, timeCell(ladder.created_at))));
   const listed = h("div");
-  replace(container, h("h2", {}, "All ladders"), listed);
+  replace(container, head, listed);
   pageOfRows(listed, {
     first: true, rows, nextToken: token,
     more: () => refreshList(container, read + 1, ladders.length),
@@ -85,7 +108,6 @@ async function refreshList(container, pages = 1, focusRow = -1) {
       { text: "Bots", attrs: { class: "hide-narrow" } }, "Games", { text: "Created", attrs: { class: "hide-narrow" } }],
   });
   if (focusRow >= 0) listed.querySelectorAll("tr[data-ladder]")[focusRow]?.querySelector("a")?.focus();
-  clearTimeout(container.poll);
   if (ladders.some((l) => l.status === "running")) {  // a light poll while any runs
     container.poll = setTimeout(() => {
       if (container.isConnected) refreshList(container, read).catch(() => {});
