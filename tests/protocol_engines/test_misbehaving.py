@@ -225,7 +225,9 @@ def test_a_gtp_engine_that_resigns(sandbox: Sandbox, fake_spec: FakeSpec) -> Non
 
 def test_a_brain_that_never_answers_about_fails_its_set_up_in_time(
         sandbox: Sandbox, fake_spec: FakeSpec) -> None:
-    failure = fail(sandbox, fake_spec, "gomocup", "mute", startup_ms=500)
+    # Time enough to answer START (a fake brain is a Python process: it took more than
+    # 500 ms to start under the full test load), then none to ABOUT.
+    failure = fail(sandbox, fake_spec, "gomocup", "mute", startup_ms=3000)
     assert failure.reason is FailureReason.START_FAILED
     assert "set-up failed: timeout: no answer to ABOUT" in failure.detail
 
