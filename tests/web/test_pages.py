@@ -914,12 +914,12 @@ def test_the_ladder_list_shows_the_running_ladders_alone_when_asked(web: WebStac
         listed = web.http.json("/api/ladders?running=1&limit=200")["ladders"]
         assert running in [ladder["id"] for ladder in listed]
         assert {ladder["status"] for ladder in listed} == {"running"}
-        open_page(page, f"{web.url}/ladders?limit=2")
+        open_page(page, f"{web.url}/ladders?limit=3")  # an address no other test reads
         page.wait_for_selector(f"tr[data-ladder='{ended[1]}']")
         page.check("input[name=running]")
         page.wait_for_selector(f"tr[data-ladder='{ended[1]}']", state="detached")
         page.wait_for_selector(f"tr[data-ladder='{running}']")
-        assert page.url.endswith("/ladders?limit=2&running=1")
+        assert page.url.endswith("/ladders?limit=3&running=1")
         page.wait_for_selector("h2:text-is('Running ladders')")
         page.reload()
         page.wait_for_selector(f"tr[data-ladder='{running}']")
@@ -928,12 +928,10 @@ def test_the_ladder_list_shows_the_running_ladders_alone_when_asked(web: WebStac
         assert not set(shown) & set(ended)
     finally:
         web.client.cancel_ladder(running)
-    page.reload()
+    # Cancelled over gRPC, not through this gateway: the list's poll (every 5 s while a
+    # running ladder shows) drops it once the gateway's shared answer is stale (1 s).
+    page.wait_for_selector(f"tr[data-ladder='{running}']", state="detached", timeout=20_000)
     page.wait_for_selector("h2:text-is('Running ladders')")
-    shown = page.eval_on_selector_all("tr[data-ladder]", "rs => rs.map(r => r.dataset.ladder)")
-    assert running not in shown
-    if not shown:  # no other test's ladder runs
-        assert page.is_visible("text=No ladder is running.")
 
 
 def test_a_ladder_of_its_own_openings_says_so_and_lists_them(web: WebStack,
