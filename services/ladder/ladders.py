@@ -567,9 +567,12 @@ class Ladders:
             log.warning("ladder %s ends: %s", ladder_id, why)
         for match_id in self.store.uncounted(ladder_id):
             try:
-                match = self.referee.cancel_match(match_id, reason)
-            except (NotFoundError, FailedPreconditionError):
-                continue  # deleted, or finished just now: its result still counts
+                try:
+                    match = self.referee.cancel_match(match_id, reason)
+                except FailedPreconditionError:  # finished just now: its result counts
+                    match = self.referee.get_match(match_id)
+            except NotFoundError:
+                continue  # deleted: it gives no result
             self.count(match)
         self.store.end(ladder_id, owner)
         return True

@@ -427,6 +427,28 @@ def test_an_end_begun_by_a_service_that_died_is_carried_out_by_the_next_round(
     assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
 
 
+def test_a_game_that_finished_just_before_its_ladder_ended_is_counted_before_the_end_shows(
+    peers: ArenaClient, ladder_peers: Peers, redis_client: redis.Redis
+) -> None:
+    """A game can finish while its ladder is being cancelled, its result not counted yet
+    (the finish's stream entry is on its way to the follower): the referee refuses to
+    cancel it. Its result is counted then, before the end shows, as the cancelled games
+    are (it was left to the follower, after the end)."""
+    register_bots(peers, OTHELLO, "ann", "ben")
+    server = start_ladder_server(ladder_peers)
+    try:
+        info = create_ladder(server, _config("ann", "ben", games_per_pairing=4))
+    finally:
+        server.stop()  # no follower counts the finish below
+    finish_match(redis_client, info.match_ids[0], WHITE)
+    ladders = ladder_peers.ladders(redis_client)
+    assert ladders.end(info.id, "alice")
+    ended = ladders.info(info.id)
+    assert ended.status == ladder_pb2.LADDER_STATUS_CANCELLED
+    assert (ended.games_done, ended.games_void) == (4, 3)
+    assert ladders.store.results(info.id)[info.match_ids[0]].score is not None
+
+
 def test_the_running_ladders_are_listed_however_many_ended_after_them(
     peers: ArenaClient, ladder_server: LadderServer, redis_client: redis.Redis
 ) -> None:
