@@ -378,8 +378,10 @@ class Ladders:
                     raise
                 log.info("ladder %s: game %d waits: %s", ladder_id, index, exc)
                 return created, exc  # claimed but unrecorded: the next round creates it
-            self.store.record_game(ladder_id, index, match.id)
+            still_open = self.store.record_game(ladder_id, index, match.id)
             created += 1
+            if not still_open:  # an end began while the referee created it
+                match = self._call_off(match.id, f"ladder {ladder_id} ended") or match
             if match.status in FINISHED_STATES:  # cancelled before we recorded it
                 self.count(match)
         if indices:
@@ -566,16 +568,22 @@ class Ladders:
         if why:
             log.warning("ladder %s ends: %s", ladder_id, why)
         for match_id in self.store.uncounted(ladder_id):
-            try:
-                try:
-                    match = self.referee.cancel_match(match_id, reason)
-                except FailedPreconditionError:  # finished just now: its result counts
-                    match = self.referee.get_match(match_id)
-            except NotFoundError:
-                continue  # deleted: it gives no result
-            self.count(match)
+            match = self._call_off(match_id, reason)
+            if match is not None:
+                self.count(match)
         self.store.end(ladder_id, owner)
         return True
+
+    def _call_off(self, match_id: str, reason: str) -> match_pb2.Match | None:
+        """Cancel a game of an ending ladder through the referee: the match as it ended,
+        cancelled, or finished just now (its result counts); None if it was deleted."""
+        try:
+            try:
+                return self.referee.cancel_match(match_id, reason)
+            except FailedPreconditionError:  # finished just now
+                return self.referee.get_match(match_id)
+        except NotFoundError:
+            return None  # deleted: it gives no result
 
     def list(self, page: common_pb2.PageRequest, store: LadderStore | None = None,
              running_only: bool = False) -> ladder_pb2.ListLaddersResponse:

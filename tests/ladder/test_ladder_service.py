@@ -14,13 +14,14 @@ from arena.clients import status_commands
 from arena.clients.sdk import ArenaClient
 from arena.services.common import paging
 from arena.services.common.embedded_redis import EmbeddedRedis
+from arena.services.common.peers import BotVersions
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.keys import FINISHED_STREAM, LADDER_GROUP
 from arena.services.common.protocol.ladders import LadderStore, created_ms
 from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.matches import MatchStore
 from arena.services.ladder import ladders as ladders_module
-from arena.services.ladder.ladders import Plan
+from arena.services.ladder.ladders import Ladders, Plan
 
 from arena.rpc import field_violations
 from arena.v1 import common_pb2, ladder_pb2, match_pb2
@@ -447,6 +448,48 @@ def test_a_game_that_finished_just_before_its_ladder_ended_is_counted_before_the
     assert ended.status == ladder_pb2.LADDER_STATUS_CANCELLED
     assert (ended.games_done, ended.games_void) == (4, 3)
     assert ladders.store.results(info.id)[info.match_ids[0]].score is not None
+
+
+class _EndedMeanwhile:
+    """The referee, reached by a ladder service while another service ends the ladder:
+    the end is carried out whole while the ladder's next game is being created."""
+
+    def __init__(self, sdk: ArenaClient, other: Ladders) -> None:
+        self.sdk, self.other, self.ladder_id = sdk, other, ""
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.sdk, name)
+
+    def create_match(self, config: match_pb2.MatchConfig, request_id: str = "",
+                     owner: str = "") -> match_pb2.Match:
+        if config.ladder_id == self.ladder_id:
+            assert self.other.end(config.ladder_id, owner)
+        return self.sdk.create_match(config, request_id=request_id, owner=owner)
+
+
+def test_a_game_created_while_its_ladder_ended_is_called_off(
+    peers: ArenaClient, ladder_peers: Peers, redis_client: redis.Redis
+) -> None:
+    """A round that read the ladder as running creates its next game; meanwhile another
+    service ends the ladder, cancelling the games it knows of. The new game was left
+    pending, to be played for nothing and counted after the end showed; the round now
+    reads, as it records the game, that the ladder is no longer open, and calls it off."""
+    register_bots(peers, OTHELLO, "ann", "ben")
+    sdk = ladder_peers.client()
+    referee = _EndedMeanwhile(sdk, ladder_peers.ladders(redis_client))
+    ladders = Ladders(LadderStore(redis_client), referee,  # type: ignore[arg-type]
+                      BotVersions(sdk), in_flight=1)
+    info = ladders.create(_config("ann", "ben", games_per_pairing=4), "alice")
+    first = ladders.store.games(info.id)[0]
+    ladders.count(finish_match(redis_client, first, WHITE))  # room for the next game
+    referee.ladder_id = info.id
+    assert ladders.schedule(info.id) == 1
+    second = ladders.store.games(info.id)[1]
+    assert MatchStore(redis_client).header(second).status == match_pb2.MATCH_STATUS_CANCELLED
+    assert ladders.store.uncounted(info.id) == []
+    ended = ladders.info(info.id)
+    assert ended.status == ladder_pb2.LADDER_STATUS_CANCELLED
+    assert (ended.games_done, ended.games_void) == (2, 1)
 
 
 def test_the_running_ladders_are_listed_however_many_ended_after_them(

@@ -306,11 +306,15 @@ class LadderStore:
                                    args=[RUNNING, in_flight, most])
         return [int(index) for index in claimed]
 
-    def record_game(self, ladder_id: str, index: int, match_id: str) -> None:
+    def record_game(self, ladder_id: str, index: int, match_id: str) -> bool:
+        """Record game ``index``'s match; True if the ladder is still open then (running,
+        no end begun), read in the same transaction."""
         with self.client.pipeline(transaction=True) as pipe:
             pipe.hsetnx(keys.ladder(ladder_id, "games"), str(index), match_id)
             pipe.hset(keys.ladder(ladder_id, "members"), match_id, str(index))
-            pipe.execute()
+            pipe.hmget(keys.ladder(ladder_id), ["status", "closing"])
+            *_, (status, ending) = pipe.execute()
+        return status is not None and int(status) == RUNNING and ending is None
 
     def unrecorded(self, ladder_id: str) -> list[int]:
         """Game indices handed out whose match was never recorded (a service died)."""
