@@ -29,6 +29,7 @@ from arena.services.common.protocol.ladders import (
     CANCELLED,
     FINISHED,
     LADDER_ID,
+    OPEN,
     RUNNING,
     LadderStore,
     ResultRecord,
@@ -354,10 +355,10 @@ class Ladders:
         created)."""
         plan = self.plan(ladder_id)
         status, ending = self.store.state(ladder_id)
-        if ending:  # an end begun by a service that died, or one under way: done here
-            self.end(ladder_id, plan.owner)
-        if status != RUNNING or ending:
-            return 0, None  # an ended ladder creates no game, not even one it had claimed
+        if (status, ending) != OPEN:  # no game, not even one it had claimed
+            if ending:  # an end begun by a service that died, or one under way: done here
+                self.end(ladder_id, plan.owner)
+            return 0, None
         indices = self.store.unrecorded(ladder_id)
         indices += self.store.claim_games(ladder_id, self.in_flight, most or self.in_flight)
         created = 0
@@ -378,9 +379,9 @@ class Ladders:
                     raise
                 log.info("ladder %s: game %d waits: %s", ladder_id, index, exc)
                 return created, exc  # claimed but unrecorded: the next round creates it
-            still_open = self.store.record_game(ladder_id, index, match.id)
+            state = self.store.record_game(ladder_id, index, match.id)
             created += 1
-            if not still_open:  # an end began while the referee created it
+            if state != OPEN:  # an end began while the referee created it
                 match = self._call_off(match.id, f"ladder {ladder_id} ended") or match
             if match.status in FINISHED_STATES:  # cancelled before we recorded it
                 self.count(match)
@@ -454,7 +455,7 @@ class Ladders:
         the ladder FINISHED with the verdict, its games still in flight cancelled (their
         results, if they end first, are counted and not used). True if it ended the ladder."""
         ladder_id = plan.ladder_id
-        if self.store.state(ladder_id) != (RUNNING, 0):
+        if self.store.state(ladder_id) != OPEN:
             return False
         state = sprt.sprt_state(plan.config, self.store.planned_games(ladder_id),
                                 self.store.results(ladder_id))

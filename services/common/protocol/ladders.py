@@ -54,6 +54,7 @@ PROGRESS_MAXLEN = 100_000
 RUNNING = ladder_pb2.LADDER_STATUS_RUNNING
 FINISHED = ladder_pb2.LADDER_STATUS_FINISHED
 CANCELLED = ladder_pb2.LADDER_STATUS_CANCELLED
+OPEN = (RUNNING, 0)  # a ladder's ``state`` while it runs and no end has begun
 VOID = "void"
 MAX_REPLAYS = 2  # a void game is played again at most this many times
 MAX_WAITING_CHARS = 300  # of a ladder's ``waiting``: the referee's refusal, in one line
@@ -306,15 +307,15 @@ class LadderStore:
                                    args=[RUNNING, in_flight, most])
         return [int(index) for index in claimed]
 
-    def record_game(self, ladder_id: str, index: int, match_id: str) -> bool:
-        """Record game ``index``'s match; True if the ladder is still open then (running,
-        no end begun), read in the same transaction."""
+    def record_game(self, ladder_id: str, index: int, match_id: str) -> tuple[int, int]:
+        """Record game ``index``'s match; returns the ladder's ``state`` then, read in the
+        same transaction ((0, 0) if it is gone)."""
         with self.client.pipeline(transaction=True) as pipe:
             pipe.hsetnx(keys.ladder(ladder_id, "games"), str(index), match_id)
             pipe.hset(keys.ladder(ladder_id, "members"), match_id, str(index))
-            pipe.hmget(keys.ladder(ladder_id), ["status", "closing"])
-            *_, (status, ending) = pipe.execute()
-        return status is not None and int(status) == RUNNING and ending is None
+            pipe.hmget(keys.ladder(ladder_id), _STATE_FIELDS)
+            *_, state = pipe.execute()
+        return _state(state)
 
     def unrecorded(self, ladder_id: str) -> list[int]:
         """Game indices handed out whose match was never recorded (a service died)."""
@@ -405,11 +406,11 @@ class LadderStore:
 
     def state(self, ladder_id: str) -> tuple[int, int]:
         """The ladder's status, and the status it will end with once an end has begun (0
-        if none has), in one read."""
-        status, ending = self.client.hmget(keys.ladder(ladder_id), ["status", "closing"])
-        if status is None:
+        if none has), in one read: ``OPEN`` while it runs and no end has begun."""
+        state = self.client.hmget(keys.ladder(ladder_id), _STATE_FIELDS)
+        if state[0] is None:
             raise NotFoundError(f"no ladder {shown(ladder_id)}")
-        return int(status), int(ending or 0)
+        return _state(state)
 
     def set_waiting(self, ladder_id: str, owner: str, why: str) -> bool:
         """Keep ``why`` the running ladder of ``owner`` waits for its next game ('' clears
@@ -546,6 +547,15 @@ def _decode_info(ladder_id: str, fields: Any, games: Any) -> ladder_pb2.LadderIn
     ordered = sorted((int(index), match_id.decode()) for index, match_id in games.items())
     info.match_ids.extend(match_id for _index, match_id in ordered)
     return info
+
+
+_STATE_FIELDS = ["status", "closing"]
+
+
+def _state(fields: Any) -> tuple[int, int]:
+    """A ladder's ``state`` from its ``_STATE_FIELDS`` ((0, 0) for a ladder that is gone)."""
+    status, ending = fields
+    return int(status or 0), int(ending or 0)
 
 
 def _texts(replies: Any) -> list[str]:
