@@ -38,7 +38,8 @@ export async function ladderList(main) {
   replace(main,
     h("div", { class: "page-head" },
       h("div", {}, h("h1", {}, "Ladders"), h("div", { class: "meta" }, "Round robins and gauntlets between bots, with Elo ratings.")),
-      h("button", { class: "primary", onclick: () => toggleForm(form) }, "New ladder")),
+      h("div", { class: "row" }, runningToggle(list),
+        h("button", { class: "primary", onclick: () => toggleForm(form) }, "New ladder"))),
     form, live, list);
   await Promise.all([refreshList(list), showLiveMatches(live)]);
 }
@@ -55,7 +56,8 @@ function runningOnly() {
 }
 
 /** The list's "Running only" box: kept in the address, so that a reload or a link keeps
- * it; the list is read anew from its first page. */
+ * it; the list is read anew from its first page. Made once, outside the list its poll
+ * draws anew, so that it keeps the keyboard's focus. */
 function runningToggle(container) {
   const box = h("input", { type: "checkbox", name: "running", checked: runningOnly(), onchange: () => {
     const params = new URLSearchParams(location.search);
@@ -82,8 +84,7 @@ async function refreshList(container, pages = 1, focusRow = -1) {
     token = data.next_page_token;
     read += 1;
   } while (token && read < pages);
-  const head = h("div", { class: "row" }, h("h2", {}, runningOnly() ? "Running ladders" : "All ladders"),
-    runningToggle(container));
+  const head = h("h2", {}, runningOnly() ? "Running ladders" : "All ladders");
   clearTimeout(container.poll);
   if (!ladders.length) {
     replace(container, head, runningOnly()
