@@ -299,7 +299,7 @@ class Ladders:
     def plan(self, ladder_id: str) -> Plan:
         found = self._plans.get(ladder_id)
         if found is None:
-            info = self.store.get(ladder_id)
+            info = self.store.get(ladder_id, with_games=False)
             found = self._plans.put(ladder_id, Plan(ladder_id, info.owner, info.config))
         return found
 
@@ -545,7 +545,7 @@ class Ladders:
         """Stop a running ladder: no game starts any more, and the games scheduled and not
         over are cancelled through the referee (they count as void). The ladder stays
         CANCELLED and WatchLadder ends."""
-        info = self.store.get(ladder_id)
+        info = self.store.get(ladder_id, with_games=False)  # its owner
         if not is_admin and caller != info.owner:
             raise PermissionDeniedError(
                 f"{caller} may not cancel ladder {ladder_id} owned by {info.owner}")
