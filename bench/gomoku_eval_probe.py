@@ -35,8 +35,8 @@ Models, from the side to move's view:
   gomoku --board``): Black's view, a head per side to move.
 
 Needs PyTorch, which Arena does not install: ``pip install torch==2.13.0`` into a separate
-environment with Arena installed (``pip install -e .``), or into ``.venv``. docs/bots.md
-has the figures (2026-12-01).
+environment with Arena installed (``pip install -e .``), or into ``.venv``.
+arena/engine/gomoku/README.md has the figures (2026-12-01).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ move, the share the judge proves so, and its proofs against a label on the other
 fitted on them alone); its mean depth.
 
 A judge that proves more and judges the rest as well is not always the stronger player:
-docs/bots.md has a variant that did better here and worse in games.
+arena/engine/gomoku/README.md has a variant that did better here and worse in games.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@
 
 Self-play positions (``arena engine train gomoku --games``) are not the positions Arena's
 bots meet: against a strong engine the evaluation reads its games' positions far worse
-(docs/bots.md). These games are made to be trained on, with a teacher's labels: ``arena
-engine train gomoku --records FOLDER --teacher NAME ...``.
+(arena/engine/gomoku/README.md). These games are made to be trained on, with a teacher's
+labels: ``arena engine train gomoku --records FOLDER --teacher NAME ...``.
 
 Game ``g`` starts from one of the balanced openings (``--openings``: the 12 of
 ``gomoku-balanced15``, or the 200 of ``gomoku-wide15``) with ``--random-moves`` random

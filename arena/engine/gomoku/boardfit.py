@@ -12,7 +12,7 @@ cell codes, ``patterns.cell_code``), and the 17 float inputs per cell are built 
 mini-batch: all of a 45,000-position file's at once would take 1.4 GB (in float64).
 
 The schedule is the one the network's form was chosen with (in PyTorch,
-``bench/gomoku_eval_probe.py``; docs/bots.md): Adam over ``PASSES`` passes in mini-batches
+``bench/gomoku_eval_probe.py``; README.md): Adam over ``PASSES`` passes in mini-batches
 of ``BATCH``, the rate rising from a 25th of ``PEAK_RATE`` to it over the first
 ``WARM_SHARE`` of the steps and falling to nearly zero over the rest (cosine-shaped),
 Adam's momentum moving the other way (``one_cycle``); each mini-batch is seen in one of

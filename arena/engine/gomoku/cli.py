@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from arena.engine.gomoku.train import Fitting, TeacherSettings, TrainingResult
 
 DEFAULT_L2 = 1e-4
-# With --board: no penalty. On the t30k positions (docs/bots.md) a board network's fit held
+# With --board: no penalty. On the t30k positions (README.md) a board network's fit held
 # out 0.5504 at 0 against 0.5577 at 1e-4, and fitted its training positions worse at 1e-4.
 BOARD_L2 = 0.0
 MAX_STARTS = 16

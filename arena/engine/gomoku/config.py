@@ -45,7 +45,7 @@ SWITCHES: dict[str, dict[str, bool]] = {
     # The shipped board network (``BOARD_WEIGHTS``) instead of the trained linear
     # evaluation: it predicts results better, and with its leaves screened (``screen``)
     # holds its own against it at equal time, but does no better against Rapfi
-    # (docs/bots.md).
+    # (README.md).
     ARENA_GOMOKU: {"hand_eval": False, "reductions": True, "board_eval": False},
 }
 # The shipped weight sets (``evaluation.WEIGHTS_DIR``): the trained linear evaluation with

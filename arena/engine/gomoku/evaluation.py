@@ -144,7 +144,7 @@ def load_weights(name: str = TRAINED_WEIGHTS) -> tuple[Weights, str]:
 
 
 # The board network (2026-12-01; shipped as ``config.BOARD_WEIGHTS`` since 2026-12-02, the
-# preset arena-gomoku-board; docs/bots.md): a weight set may carry one instead of the linear
+# preset arena-gomoku-board; README.md): a weight set may carry one instead of the linear
 # evaluation and its network (``BoardNet``; the file's "board" section). It reads every
 # cell of the board from Black's view: per cell, 17 inputs (``CELL_INPUTS``: a black stone,
 # a white stone, the constant 1, and per colour how many of the cell's four lines make

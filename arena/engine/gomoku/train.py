@@ -339,7 +339,7 @@ def to_units(w: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
 # from a seeded start, on the features divided by their spread; ``NET_PASSES`` passes over
 # the training positions and at least ``NET_STEPS`` steps. Version 8's fit took 1,500
 # steps, about ten passes over its 36,000 positions (more passes overfit them); over
-# 73,000 positions, ten passes fitted better than those 1,500 steps (docs/bots.md).
+# 73,000 positions, ten passes fitted better than those 1,500 steps (README.md).
 NET_STEPS = 1500
 NET_PASSES = 10
 NET_BATCH = 256
@@ -611,7 +611,7 @@ class Fitter:
     start) beside all-zero weights, measured by the kernels' integer evaluation of it
     (``boardfit.board_net_values``). With ``fitting.starts`` above one a network is fitted
     from that many starts (``start_seed``) and the one that fits its own positions best is
-    kept: a network's start changes its fit (docs/bots.md), and its loss on the positions
+    kept: a network's start changes its fit (README.md), and its loss on the positions
     it was fitted on follows the held-out one, while the held-out games stay unseen. With
     ``fitting.jobs`` above one the starts are fitted that many at once, in other processes (the
     same fits: each is a function of its seed)."""

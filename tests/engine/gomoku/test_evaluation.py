@@ -208,11 +208,11 @@ def test_a_training_run_on_game_results_fits_them_and_measures_every_weight_set(
     # 60 quick games (depth 3): about 500 positions, under a minute. Labelled by the games'
     # results they hold little a static evaluation can read: over 120 games and six seeds
     # the shipped weights predicted the held-out games at 0.54-0.69 against a coin's 0.693,
-    # the run's own weights at 0.57-0.71, and at 60 games 0.66-0.81 (docs/bots.md, version
-    # 15; version 14's longer games gave 0.55-0.61). So this run is asked to
-    # fit what it was given and to measure each set on the same positions; the held-out
-    # gain over the untrained weights is asked of a run labelled by a teacher
-    # (tests/protocol_engines/test_teacher.py), whose labels carry a signal.
+    # the run's own weights at 0.57-0.71, and at 60 games 0.66-0.81
+    # (arena/engine/gomoku/README.md, version 15; version 14's longer games gave 0.55-0.61).
+    # So this run is asked to fit what it was given and to measure each set on the same
+    # positions; the held-out gain over the untrained weights is asked of a run labelled by
+    # a teacher (tests/protocol_engines/test_teacher.py), whose labels carry a signal.
     out = tmp_path / "small.json"
     args = ["train", "gomoku", "--games", "60", "--seed", "4", "--depth", "3",
             "--holdout", "0.25", "--l2", "0.3", "--output", str(out), "--json"]
