@@ -39,6 +39,10 @@ does), then on each move request does what MODE says:
   time, waiting for it without computing itself, then plays;
 - ``slowstart``: computes for ARG ms of its CPU time on ``START`` (as a brain sizing its
   hash does), then plays at once (Gomocup);
+- ``latestart``: answers its handshake (NBoard's first ``ping``) or its set-up (a
+  Gomocup ``ABOUT`` after ``START``) at once, then computes for ARG ms of CPU time in a
+  thread, as Rapfi 0.43 does after its ``ABOUT``; a move waits for that work to end, then
+  is played at once (Gomocup, NBoard);
 - ``wallclock``: computes until ARG % of the time it was told (``timeout_turn``) has
   passed on the wall clock, as engines time themselves, then plays (Gomocup);
 - ``boast``: reports a search no engine has (a depth of 5,000 digits, a score of 1e999, a
@@ -69,6 +73,7 @@ TICKS = [0]
 SHARED_TICKS = mmap.mmap(-1, 8)  # hiddenponder: counted by a child, read by the engine
 MOVES = [0]
 TOLD_MS = [0]  # the last timeout_turn (Gomocup)
+LATE: list[threading.Thread] = []  # latestart: the work it goes on with after answering
 
 
 def say(line: str) -> None:
@@ -78,6 +83,8 @@ def say(line: str) -> None:
 
 def misbehave(mode: str, arg: str) -> None:
     """The modes that do not depend on the protocol; returns if the engine should play."""
+    for late in LATE:
+        late.join()
     if mode == "crash":  # in colour first, as many engines log: escapes nobody may be sent
         print("\x1b[31mfake engine: about to crash\x1b[0m", file=sys.stderr, flush=True)
         print("fake engine: crashing on purpose", file=sys.stderr, flush=True)
@@ -182,6 +189,8 @@ def serve_gomocup(mode: str, arg: str) -> None:
             TOLD_MS[0] = int(command.value)
         elif isinstance(command, gomocup.About) and mode != "mute":
             say('name="fake", version="1"')
+            if mode == "latestart" and MOVES[0] == started_at:
+                compute_later(int(arg))
         elif isinstance(command, gomocup.End):
             return
         elif isinstance(command, gomocup.Begin) and MOVES[0] > started_at:
@@ -230,6 +239,8 @@ def serve_nboard(mode: str, arg: str) -> None:
         command = nboard.parse_command(line)
         if isinstance(command, nboard.Ping) and not (mode == "refuse" and command.number == 0):
             say(nboard.format_reply(nboard.Pong(command.number)))
+            if mode == "latestart" and command.number == 0:
+                compute_later(int(arg))
         elif isinstance(command, nboard.SetGame):
             board = nboard.board_of_game(command.ggf)
         elif isinstance(command, nboard.Quit):
@@ -301,6 +312,18 @@ def serve_gtp(mode: str, arg: str) -> None:
         sys.stdout.flush()
         if isinstance(command, gtp.Quit):
             return
+
+
+def compute_later(ms: int) -> None:
+    """Compute for ``ms`` of CPU time in a thread of its own, which the next move waits
+    for (latestart)."""
+    def work() -> None:
+        until = time.thread_time() + ms / 1000
+        while time.thread_time() < until:
+            pass
+
+    LATE.append(threading.Thread(target=work, daemon=True))
+    LATE[-1].start()
 
 
 def tick() -> None:

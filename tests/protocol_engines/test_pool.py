@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import pytest
 from arena.services.common import pids
+from arena.services.referee.judge import MoveClock, judge_answer
 from arena.services.worker.engines import pool as pool_module
 from arena.services.worker.engines.client import PlayLimits
 from arena.services.worker.engines.failures import EngineFailure, FailureReason
@@ -20,7 +21,13 @@ from arena.services.worker.engines.sandbox import Sandbox
 from arena.engine.api import StopFlag
 from arena.games import GomokuBoard
 from arena.v1 import common_pb2, engine_pb2
-from tests.protocol_engines.conftest import OTHELLO_START, FakeSpec, empty_gomoku, hosted
+from tests.protocol_engines.conftest import (
+    OTHELLO_START,
+    FakeSpec,
+    empty_gomoku,
+    gomoku_job,
+    hosted,
+)
 
 pytestmark = pytest.mark.usefixtures("no_orphans")
 LIMITS = PlayLimits(5000)
@@ -158,6 +165,41 @@ def test_a_gomocup_set_up_is_not_charged_to_the_move(sandbox: Sandbox,
     finally:
         pool.close()
     assert first.cpu_ms < 250, first
+
+
+@pytest.mark.parametrize("protocol, position", [("gomocup", empty_gomoku()),
+                                                ("nboard", OTHELLO_START)])
+def test_what_an_engine_computes_after_its_start_is_not_charged_to_its_first_move(
+        sandbox: Sandbox, fake_spec: FakeSpec, protocol: str, position: str) -> None:
+    """In the sandbox Rapfi 0.43 answers its set-up's ABOUT after some 0.15 s of CPU time
+    and computes for 1.3 to 2.4 s more: its first move was charged that, and at 200 ms a
+    move a new Rapfi lost it on time (583 to 779 ms of CPU). The pool now waits for an
+    engine to settle after its handshake (NBoard here) and its set-up (Gomocup)."""
+    pool = EnginePool(sandbox)
+    try:
+        first = pool.play(fake_spec(protocol, "latestart", "600"), position, [], LIMITS)
+    finally:
+        pool.close()
+    assert first.cpu_ms < 250, first
+
+
+def test_a_new_brain_that_computes_after_its_set_up_keeps_its_first_move_at_200_ms(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    """The worker's path (ready, then a move timed on CPU) judged by the referee's clock:
+    a new brain busy for 600 ms after its ABOUT played its first move, where it lost it on
+    time ("searched 550 ms of CPU time; limit 200 ms + 100 ms grace")."""
+    host, bot = hosted(fake_spec("gomocup", "latestart", "600", grace_ms=100), sandbox)
+    board = GomokuBoard(15, "freestyle")
+    board.push(112)
+    job = gomoku_job(bot, board, 200)
+    try:
+        assert host.ready(job) is None
+        began = time.monotonic()
+        result = host.play(job)
+        wall_ms = round((time.monotonic() - began) * 1000)
+    finally:
+        host.close()
+    assert judge_answer(board, result, wall_ms, MoveClock(200, 100, cpu=True)) is None, result
 
 
 def test_the_worker_sets_a_brain_up_before_the_move_is_timed(sandbox: Sandbox,

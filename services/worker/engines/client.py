@@ -124,12 +124,14 @@ class ProtocolClient(ABC, Generic[Request]):
             raise EngineFailure(FailureReason.START_FAILED,
                                 f"cannot start {spec.command[0]}: {exc}") from None
         client = cls(spec, EngineProcess(sandboxed))
+        deadline = time.monotonic() + spec.limits.startup_ms / 1000
         try:
-            client._handshake(time.monotonic() + spec.limits.startup_ms / 1000)
+            client._handshake(deadline)
         except EngineFailure as failure:
             client.close()
             raise EngineFailure(FailureReason.START_FAILED, f"handshake failed: {failure}",
                                 failure.stderr_tail) from None
+        client.process.settle(deadline)  # what it goes on with after answering is its start
         client.process.suspend()
         return client
 
@@ -211,13 +213,15 @@ class ProtocolClient(ABC, Generic[Request]):
         handshake for a board), so an engine that fails it, or is too slow, has failed to
         start (``START_FAILED``), not lost a move on time. A refusal (a board size it does
         not play) stays one, and so does a move that stopped being wanted meanwhile."""
+        deadline = time.monotonic() + self.spec.limits.startup_ms / 1000
         try:
-            self._set_up(request)
+            self._set_up(request, deadline)
         except EngineFailure as failure:
             if failure.reason in (FailureReason.REFUSED, FailureReason.STOPPED):
                 raise
             raise EngineFailure(FailureReason.START_FAILED, f"set-up failed: {failure}",
                                 failure.stderr_tail) from None
+        self.process.settle(deadline)  # what it goes on with after answering is its set-up
 
     def close(self) -> None:
         self.process.close(self.goodbye)
@@ -271,8 +275,8 @@ class ProtocolClient(ABC, Generic[Request]):
         default."""
         return False
 
-    def _set_up(self, request: Request) -> None:
-        """Tell the engine what ``_needs_set_up`` found it lacks."""
+    def _set_up(self, request: Request, deadline: float) -> None:
+        """Tell the engine what ``_needs_set_up`` found it lacks, by ``deadline``."""
 
     @abstractmethod
     def _play(self, request: Request, limits: PlayLimits) -> EngineAnswer: ...

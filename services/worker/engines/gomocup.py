@@ -118,15 +118,16 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
         self.send(lines, deadline)
         return self._read_move(board, deadline, sent)
 
-    def _set_up(self, request: GomocupRequest) -> None:
+    def _set_up(self, request: GomocupRequest, deadline: float) -> None:
         """``START``, then the settings that may make a brain allocate (its memory cap,
-        its options, the rule), then ``ABOUT``: its answer says that all of them are
-        done, so their cost (Rapfi: ~1 s to size its hash) never counts against a move.
+        its options, the rule), then ``ABOUT``: its answer says that all of them were
+        read, and what the brain computes after it is waited for too
+        (``_set_up_to_start``), so their cost (Rapfi: 1.5 to 2.5 s of CPU time) never
+        counts against a move.
         Within the startup deadline: this is the brain's handshake for the board, so a
         failure here (no answer in time, a crash) is a failure to start
         (``_set_up_to_start``), and only an ``ERROR`` to ``START`` a refusal."""
         size, rule = request.board.size, request.board.rule
-        deadline = time.monotonic() + self.spec.limits.startup_ms / 1000
         self.send([gomocup.format_command(gomocup.Start(size))], deadline)
         reply = self._next_answer(deadline, f"answer to START {size}")
         if isinstance(reply, gomocup.Error | gomocup.Unknown):

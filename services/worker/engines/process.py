@@ -35,6 +35,11 @@ _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # How long a suspension waits for an engine that just answered to go idle (a pondering
 # engine never does: it is stopped after this anyway).
 SETTLE_S = 0.05
+# How long an engine that has started or been set up is watched to be settled, and the
+# share of that time it may compute (``EngineProcess.settle``): a thread may pause between
+# steps of its work, and a thread at work computes nearly all the time.
+SETTLED_S = 0.02
+IDLE_SHARE = 0.25
 # How often a read waiting for a move looks at the job's stop flag.
 STOP_POLL_S = 0.02
 
@@ -219,6 +224,26 @@ class EngineProcess:
         while self._running() and time.monotonic() < deadline:
             time.sleep(0.0002)
         self.hold()
+
+    def settle(self, deadline: float) -> None:
+        """Wait until the engine has stopped computing, at most until ``deadline``
+        (monotonic; past it, the rest is charged to the move). An engine may go on after
+        it answered its handshake or its set-up: in the sandbox Rapfi 0.43 answers its
+        first ``ABOUT`` after some 0.15 s of CPU time, then computes for another 1.3 to
+        2.4 s. That work is the engine's start, not its first move's: the move's CPU time
+        is counted from here.
+        Settled means no thread running or waiting to run, before and after ``SETTLED_S``
+        in which it used less than ``IDLE_SHARE`` of that time (a pondering engine's
+        ticks, a heartbeat thread, are idle)."""
+        while time.monotonic() < deadline:
+            if self._running():
+                time.sleep(0.001)
+                continue
+            used, since = self.cpu_seconds(), time.monotonic()
+            time.sleep(SETTLED_S)
+            spent = self.cpu_seconds() - used
+            if not self._running() and spent < IDLE_SHARE * (time.monotonic() - since):
+                return
 
     def hold(self) -> None:
         """Stop the engine at once, in the middle of its thinking (``resume`` lets it go
