@@ -41,8 +41,10 @@ does), then on each move request does what MODE says:
   hash does), then plays at once (Gomocup);
 - ``latestart``: answers its handshake (NBoard's first ``ping``) or its set-up (a
   Gomocup ``ABOUT`` after ``START``) at once, then computes for ARG ms of CPU time in a
-  thread, as Rapfi 0.43 does after its ``ABOUT``; a move waits for that work to end, then
-  is played at once (Gomocup, NBoard);
+  thread; a move waits for that work to end, then is played at once (Gomocup, NBoard);
+- ``strictinfo``: answers an ``INFO`` key it does not know with ``ERROR``, and computes
+  for ARG ms of CPU time on ``INFO max_memory`` (sizing its hash), as Rapfi 0.43 does;
+  plays at once (Gomocup);
 - ``wallclock``: computes until ARG % of the time it was told (``timeout_turn``) has
   passed on the wall clock, as engines time themselves, then plays (Gomocup);
 - ``boast``: reports a search no engine has (a depth of 5,000 digits, a score of 1e999, a
@@ -74,6 +76,8 @@ SHARED_TICKS = mmap.mmap(-1, 8)  # hiddenponder: counted by a child, read by the
 MOVES = [0]
 TOLD_MS = [0]  # the last timeout_turn (Gomocup)
 LATE: list[threading.Thread] = []  # latestart: the work it goes on with after answering
+KNOWN_INFO = ("timeout_turn", "timeout_match", "time_left", "max_memory", "game_type",
+              "rule", "thread_num")  # strictinfo: the INFO keys it takes
 
 
 def say(line: str) -> None:
@@ -185,6 +189,14 @@ def serve_gomocup(mode: str, arg: str) -> None:
             say("ERROR this fake engine refuses" if mode == "refuse" else "OK")
         elif isinstance(command, gomocup.Info) and command.key == "rule":
             rule = gomocup.rule_name(int(command.value))
+        elif (isinstance(command, gomocup.Info) and mode == "strictinfo"
+              and command.key not in KNOWN_INFO):
+            say(f"ERROR Unknown command: {command.value}")
+        elif (isinstance(command, gomocup.Info) and mode == "strictinfo"
+              and command.key == "max_memory"):
+            until = time.process_time() + int(arg) / 1000
+            while time.process_time() < until:
+                pass
         elif isinstance(command, gomocup.Info) and command.key == "timeout_turn":
             TOLD_MS[0] = int(command.value)
         elif isinstance(command, gomocup.About) and mode != "mute":

@@ -171,10 +171,9 @@ def test_a_gomocup_set_up_is_not_charged_to_the_move(sandbox: Sandbox,
                                                 ("nboard", OTHELLO_START)])
 def test_what_an_engine_computes_after_its_start_is_not_charged_to_its_first_move(
         sandbox: Sandbox, fake_spec: FakeSpec, protocol: str, position: str) -> None:
-    """In the sandbox Rapfi 0.43 answers its set-up's ABOUT after some 0.15 s of CPU time
-    and computes for 1.3 to 2.4 s more: its first move was charged that, and at 200 ms a
-    move a new Rapfi lost it on time (583 to 779 ms of CPU). The pool now waits for an
-    engine to settle after its handshake (NBoard here) and its set-up (Gomocup)."""
+    """An engine that goes on computing after it answered its handshake (NBoard here) or
+    its set-up (Gomocup) was charged that work in its first move. The pool now waits for
+    it to settle first."""
     pool = EnginePool(sandbox)
     try:
         first = pool.play(fake_spec(protocol, "latestart", "600"), position, [], LIMITS)
@@ -183,12 +182,17 @@ def test_what_an_engine_computes_after_its_start_is_not_charged_to_its_first_mov
     assert first.cpu_ms < 250, first
 
 
-def test_a_new_brain_that_computes_after_its_set_up_keeps_its_first_move_at_200_ms(
+def test_a_brain_given_an_option_it_does_not_know_keeps_its_first_move_at_200_ms(
         sandbox: Sandbox, fake_spec: FakeSpec) -> None:
-    """The worker's path (ready, then a move timed on CPU) judged by the referee's clock:
-    a new brain busy for 600 ms after its ABOUT played its first move, where it lost it on
-    time ("searched 550 ms of CPU time; limit 200 ms + 100 ms grace")."""
-    host, bot = hosted(fake_spec("gomocup", "latestart", "600", grace_ms=100), sandbox)
+    """Rapfi 0.43 answers an INFO key it does not know with an ERROR line (a bot's option
+    ``bogus=1``: "ERROR Unknown command: 1"), which the set-up took for a refusal of
+    ABOUT, its end; Rapfi went on to size its hash (``INFO max_memory``), and its first
+    move was charged that: at 200 ms a move, every new Rapfi of such a bot lost it on time
+    (searched 583 to 725 ms). The worker's path (ready, then a move timed on CPU) judged
+    by the referee's clock: it forfeited before ("searched 577 ms"), not now."""
+    spec = fake_spec("gomocup", "strictinfo", "600", grace_ms=100).with_options(
+        {"bogus": "1"})
+    host, bot = hosted(spec, sandbox)
     board = GomokuBoard(15, "freestyle")
     board.push(112)
     job = gomoku_job(bot, board, 200)

@@ -120,10 +120,11 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
 
     def _set_up(self, request: GomocupRequest, deadline: float) -> None:
         """``START``, then the settings that may make a brain allocate (its memory cap,
-        its options, the rule), then ``ABOUT``: its answer says that all of them were
-        read, and what the brain computes after it is waited for too
-        (``_set_up_to_start``), so their cost (Rapfi: 1.5 to 2.5 s of CPU time) never
-        counts against a move.
+        its options, the rule), then ``ABOUT``: its answer says that all of them are
+        done, so their cost (Rapfi: ~0.6 s of CPU time to size its hash) never counts
+        against a move. An ``ERROR`` or ``UNKNOWN`` is taken for a brain's refusal of
+        ``ABOUT``, though it may answer an ``INFO`` (Rapfi's to a key it does not know):
+        what the brain still computes after it is waited for too (``_set_up_to_start``).
         Within the startup deadline: this is the brain's handshake for the board, so a
         failure here (no answer in time, a crash) is a failure to start
         (``_set_up_to_start``), and only an ``ERROR`` to ``START`` a refusal."""

@@ -228,10 +228,11 @@ class EngineProcess:
     def settle(self, deadline: float) -> None:
         """Wait until the engine has stopped computing, at most until ``deadline``
         (monotonic; past it, the rest is charged to the move). An engine may go on after
-        it answered its handshake or its set-up: in the sandbox Rapfi 0.43 answers its
-        first ``ABOUT`` after some 0.15 s of CPU time, then computes for another 1.3 to
-        2.4 s. That work is the engine's start, not its first move's: the move's CPU time
-        is counted from here.
+        what the client took for the end of its handshake or set-up: work in a thread of
+        its own, or commands still queued (Rapfi 0.43 answers an ``INFO`` key it does not
+        know with ``ERROR``, which the Gomocup set-up takes for the answer to its
+        ``ABOUT``, and then sizes its hash: 0.5 to 2.4 s of CPU time). That work is the
+        engine's start, not its first move's: the move's CPU time is counted from here.
         Settled means no thread running or waiting to run, before and after ``SETTLED_S``
         in which it used less than ``IDLE_SHARE`` of that time (a pondering engine's
         ticks, a heartbeat thread, are idle)."""
