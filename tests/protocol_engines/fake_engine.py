@@ -42,7 +42,8 @@ does), then on each move request does what MODE says:
 - ``latestart``: answers its handshake (NBoard's first ``ping``) or its set-up (a
   Gomocup ``ABOUT`` after ``START``) at once, then computes for ARG ms of CPU time in a
   thread; a move waits for that work to end, then is played at once (Gomocup, NBoard);
-- ``strictinfo``: answers an ``INFO`` key it does not know with ``ERROR``, and computes
+- ``strictinfo``: answers an ``INFO`` key it does not know with a MESSAGE and an
+  ``ERROR``, and computes
   for ARG ms of CPU time on ``INFO max_memory`` (sizing its hash), as Rapfi 0.43 does;
   plays at once (Gomocup);
 - ``wallclock``: computes until ARG % of the time it was told (``timeout_turn``) has
@@ -191,6 +192,7 @@ def serve_gomocup(mode: str, arg: str) -> None:
             rule = gomocup.rule_name(int(command.value))
         elif (isinstance(command, gomocup.Info) and mode == "strictinfo"
               and command.key not in KNOWN_INFO):
+            say(f"MESSAGE Unknown Info Parameter: {command.key.upper()}")
             say(f"ERROR Unknown command: {command.value}")
         elif (isinstance(command, gomocup.Info) and mode == "strictinfo"
               and command.key == "max_memory"):

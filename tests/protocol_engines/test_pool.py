@@ -206,6 +206,26 @@ def test_a_brain_given_an_option_it_does_not_know_keeps_its_first_move_at_200_ms
     assert judge_answer(board, result, wall_ms, MoveClock(200, 100, cpu=True)) is None, result
 
 
+def test_what_a_brain_said_in_its_set_up_is_in_its_first_moves_notes(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    """A bot's option the brain does not know is refused in the brain's set-up, where
+    nobody saw it (the bot played as if it had no such option); its owner now reads it in
+    the notes of the brain's first move, and only there."""
+    spec = fake_spec("gomocup", "strictinfo", "0").with_options({"bogus": "1"})
+    pool = EnginePool(sandbox)
+    board = GomokuBoard(15, "freestyle")
+    board.push(112)
+    try:
+        first = pool.play(spec, board.to_text(), [], LIMITS)
+        board.push(first.move)
+        second = pool.play(spec, board.to_text(), [], LIMITS)
+    finally:
+        pool.close()
+    assert first.notes == ("set-up: MESSAGE Unknown Info Parameter: BOGUS",
+                           "set-up: ERROR Unknown command: 1"), first
+    assert second.notes == (), second
+
+
 def test_the_worker_sets_a_brain_up_before_the_move_is_timed(sandbox: Sandbox,
                                                              fake_spec: FakeSpec) -> None:
     """The set-up on START stayed inside the referee's wall interval (the worker reports

@@ -222,6 +222,7 @@ class ProtocolClient(ABC, Generic[Request]):
             raise EngineFailure(FailureReason.START_FAILED, f"set-up failed: {failure}",
                                 failure.stderr_tail) from None
         self.process.settle(deadline)  # what it goes on with after answering is its set-up
+        self._heard_after_set_up(self.process.stale_lines())
 
     def close(self) -> None:
         self.process.close(self.goodbye)
@@ -277,6 +278,10 @@ class ProtocolClient(ABC, Generic[Request]):
 
     def _set_up(self, request: Request, deadline: float) -> None:
         """Tell the engine what ``_needs_set_up`` found it lacks, by ``deadline``."""
+
+    def _heard_after_set_up(self, lines: list[str]) -> None:
+        """What the engine printed after its set-up seemed done, read once it settled
+        (none of it is a move's answer); dropped by default."""
 
     @abstractmethod
     def _play(self, request: Request, limits: PlayLimits) -> EngineAnswer: ...

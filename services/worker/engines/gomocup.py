@@ -65,6 +65,9 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
         self._clock_sent: dict[str, str] = {}
         self._moved = False  # it has played a move since it last answered ABOUT
         self._dirty = False  # it has played a move since its START
+        # What it said in its last set-up (an INFO it refused, say), for its next move's
+        # notes: nobody else would see it.
+        self._said: list[str] = []
 
     def _handshake(self, deadline: float) -> None:
         """A brain says nothing until ``START``, which comes with its first move (under
@@ -129,6 +132,7 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
         failure here (no answer in time, a crash) is a failure to start
         (``_set_up_to_start``), and only an ``ERROR`` to ``START`` a refusal."""
         size, rule = request.board.size, request.board.rule
+        self._said = []
         self.send([gomocup.format_command(gomocup.Start(size))], deadline)
         reply = self._next_answer(deadline, f"answer to START {size}")
         if isinstance(reply, gomocup.Error | gomocup.Unknown):
@@ -147,7 +151,9 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
         reply = self._next_answer(deadline, "answer to ABOUT", about=True)
         if isinstance(reply, gomocup.AboutReply):
             self.about = reply
-        elif not isinstance(reply, gomocup.Unknown | gomocup.Error):  # no ABOUT: still synced
+        elif isinstance(reply, gomocup.Unknown | gomocup.Error):  # no ABOUT: still synced
+            self._said.append(gomocup.format_reply(reply))  # or an INFO's refusal
+        else:
             raise self.failure(FailureReason.GARBAGE,
                                f"answered ABOUT with {gomocup.format_reply(reply)!r}")
         self._game, self._clock_sent, self._dirty = (size, rule), {}, False
@@ -160,9 +166,24 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
         if not about:
             skipped += (gomocup.AboutReply,)
         while True:
-            reply = self._reply(self.read(deadline, waiting_for))
+            line = self.read(deadline, waiting_for)
+            reply = self._reply(line)
             if not isinstance(reply, skipped):
                 return reply
+            if not isinstance(reply, gomocup.AboutReply):
+                self._said.append(line)
+
+    def _heard_after_set_up(self, lines: list[str]) -> None:
+        """Remarks printed after the set-up seemed done (Rapfi 0.43 refuses each INFO key
+        it does not know with a MESSAGE and an ERROR, the first of which ended it) join
+        what it said before; a late ABOUT answer does not."""
+        for line in lines:
+            try:
+                reply = gomocup.parse_reply(line)
+            except ProtocolError:
+                reply = None
+            if line.strip() and not isinstance(reply, gomocup.AboutReply):
+                self._said.append(line)
 
     def _clock_lines(self, limits: PlayLimits) -> list[str]:
         """INFO lines for the move's time limits that changed since they were last sent."""
@@ -181,7 +202,8 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
 
     def _read_move(self, board: GomokuBoard, deadline: float, sent: float) -> EngineAnswer:
         report = SearchReport()
-        notes: list[str] = []
+        notes = [f"set-up: {line.strip()}" for line in self._said]
+        self._said = []
         while True:
             line = self.read(deadline, "move")
             reply = self._reply(line)
