@@ -60,7 +60,6 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
 
     def __init__(self, spec: EngineSpec, process: EngineProcess) -> None:
         super().__init__(spec, process)
-        self.about: gomocup.AboutReply | None = None  # what the brain says it is
         self._game: tuple[int, str] | None = None  # the (size, rule) it was set up for
         self._clock_sent: dict[str, str] = {}
         self._moved = False  # it has played a move since it last answered ABOUT
@@ -149,11 +148,9 @@ class GomocupClient(ProtocolClient[GomocupRequest]):
         lines = [gomocup.format_command(gomocup.Info(k, v)) for k, v in settings.items()]
         self.send([*lines, gomocup.format_command(gomocup.About())], deadline)
         reply = self._next_answer(deadline, "answer to ABOUT", about=True)
-        if isinstance(reply, gomocup.AboutReply):
-            self.about = reply
-        elif isinstance(reply, gomocup.Unknown | gomocup.Error):  # no ABOUT: still synced
+        if isinstance(reply, gomocup.Unknown | gomocup.Error):  # no ABOUT: still synced
             self._said.append(gomocup.format_reply(reply))  # or an INFO's refusal
-        else:
+        elif not isinstance(reply, gomocup.AboutReply):
             raise self.failure(FailureReason.GARBAGE,
                                f"answered ABOUT with {gomocup.format_reply(reply)!r}")
         self._game, self._clock_sent, self._dirty = (size, rule), {}, False
