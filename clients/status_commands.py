@@ -167,10 +167,13 @@ def render(arena: status_pb2.ArenaStatus | None, services: dict[str, bool],
             "probes" if arena.cache_probes else "no probes")
     lines.append(f"shared cache (last minutes): {rate}")
     lines += _ladder_lines(ladders)
+    # The last forfeits among the recent finished matches, however old: each says when.
     lines.append(f"recent forfeits: {len(arena.recent_forfeits) or 'none'}")
     for forfeit in arena.recent_forfeits:
         name = match_pb2.Termination.Name(forfeit.termination).removeprefix("TERMINATION_")
-        lines.append(f"  {forfeit.match_id} {forfeit.bot} {name}: {forfeit.detail}")
+        ago = _age(max(0.0, now_s * 1000 - forfeit.finished_at.ToMilliseconds()))
+        lines.append(f"  {forfeit.match_id} {forfeit.bot} {name} ({ago} ago): "
+                     f"{forfeit.detail}")
     return "\n".join(lines)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -128,6 +129,11 @@ def test_metrics_logs_and_status_of_a_ladder(
                                  "engine": True}
     assert len(shown["arena"]["workers"]) == 3  # two match workers and the analyst
     assert "workers alive: 3 (1 analysis, 2 match)" in text.stdout.splitlines()
+    lines = text.stdout.splitlines()
+    forfeits = lines[lines.index("recent forfeits: 4") + 1:]
+    assert len(forfeits) == 4 and all(  # each says when it ended: seconds ago, here
+        re.fullmatch(r"  \S+ gone@1 BOT_UNREACHABLE \(\d+\.\d s ago\): .+", line)
+        for line in forfeits), forfeits
     follow_one_move(tmp_path / "logs", matches)
     # A referee that hangs: the command said only "did not answer in time" after 13 s.
     shown, printed = hung
