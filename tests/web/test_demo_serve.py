@@ -12,11 +12,12 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
-from tests.web.conftest import REPO
+from tests.web.conftest import REPO, open_page
 
 
-def test_demo_serve_keeps_the_ladder_page_up_until_ctrl_c(tmp_path: Path) -> None:
+def test_demo_serve_keeps_the_ladder_page_up_until_ctrl_c(tmp_path: Path, page: Any) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env |= {"ARENA_HOME": str(tmp_path), "PYTHONPATH": str(REPO),
             "ARENA_WARM_GAMES": "othello"}
@@ -38,13 +39,21 @@ def test_demo_serve_keeps_the_ladder_page_up_until_ctrl_c(tmp_path: Path) -> Non
         assert watch, out
         url, ladder_id = watch.groups()
         assert f"The ladder's page: {url}" in out
-        with urllib.request.urlopen(url, timeout=10) as page:
-            assert page.status == 200 and b"/static/js/app.js" in page.read()
+        with urllib.request.urlopen(url, timeout=10) as shell:
+            assert shell.status == 200 and b"/static/js/app.js" in shell.read()
         base = url.split("/ladders/")[0]
         with urllib.request.urlopen(f"{base}/api/ladders/{ladder_id}", timeout=10) as reply:
             standings = json.loads(reply.read())
         assert standings["ladder"]["status"] == "finished"
         assert standings["ladder"]["games_done"] == standings["ladder"]["games_total"] == 2
+        # The demo's stack has no other ladder: the list's running-only view is empty.
+        open_page(page, f"{base}/ladders?running=1")
+        page.wait_for_selector("h2:text-is('Running ladders')")
+        assert page.is_visible("text=No ladder is running.")
+        assert page.eval_on_selector_all("tr[data-ladder]", "rs => rs.length") == 0
+        page.uncheck("input[name=running]")
+        page.wait_for_selector(f"tr[data-ladder='{ladder_id}']")
+        assert page.is_visible("h2:text-is('All ladders')")
         process.send_signal(signal.SIGINT)
         rest, _ = process.communicate(timeout=60)
     finally:
