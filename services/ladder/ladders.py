@@ -385,6 +385,8 @@ class Ladders:
                 match = self._call_off(match.id, f"ladder {ladder_id} ended") or match
             if match.status in FINISHED_STATES:  # cancelled before we recorded it
                 self.count(match)
+            if state != OPEN:  # the games it claimed besides are not created, to be called off
+                return created, None
         if indices:
             self.store.set_waiting(ladder_id, plan.owner, "")  # every game asked for is created
         return created, None

@@ -464,6 +464,7 @@ class _EndedMeanwhile:
                      owner: str = "") -> match_pb2.Match:
         if config.ladder_id == self.ladder_id:
             assert self.other.end(config.ladder_id, owner)
+            self.ladder_id = ""  # once
         return self.sdk.create_match(config, request_id=request_id, owner=owner)
 
 
@@ -473,23 +474,27 @@ def test_a_game_created_while_its_ladder_ended_is_called_off(
     """A round that read the ladder as running creates its next game; meanwhile another
     service ends the ladder, cancelling the games it knows of. The new game was left
     pending, to be played for nothing and counted after the end showed; the round now
-    reads, as it records the game, that the ladder is no longer open, and calls it off."""
+    reads, as it records the game, that the ladder is no longer open, and calls it off.
+    The other game the round had claimed is then not created (it was, and at once called
+    off)."""
     register_bots(peers, OTHELLO, "ann", "ben")
     sdk = ladder_peers.client()
     referee = _EndedMeanwhile(sdk, ladder_peers.ladders(redis_client))
     ladders = Ladders(LadderStore(redis_client), referee,  # type: ignore[arg-type]
-                      BotVersions(sdk), in_flight=1)
+                      BotVersions(sdk), in_flight=2)
     info = ladders.create(_config("ann", "ben", games_per_pairing=4), "alice")
-    first = ladders.store.games(info.id)[0]
-    ladders.count(finish_match(redis_client, first, WHITE))  # room for the next game
+    for match_id in ladders.store.games(info.id).values():  # room for the next two
+        ladders.count(finish_match(redis_client, match_id, WHITE))
     referee.ladder_id = info.id
     assert ladders.schedule(info.id) == 1
-    second = ladders.store.games(info.id)[1]
-    assert MatchStore(redis_client).header(second).status == match_pb2.MATCH_STATUS_CANCELLED
+    games = ladders.store.games(info.id)
+    assert len(games) == 3
+    assert MatchStore(redis_client).header(games[2]).status == (
+        match_pb2.MATCH_STATUS_CANCELLED)
     assert ladders.store.uncounted(info.id) == []
     ended = ladders.info(info.id)
     assert ended.status == ladder_pb2.LADDER_STATUS_CANCELLED
-    assert (ended.games_done, ended.games_void) == (2, 1)
+    assert (ended.games_done, ended.games_void) == (3, 1)
 
 
 def test_the_running_ladders_are_listed_however_many_ended_after_them(
