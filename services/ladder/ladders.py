@@ -186,11 +186,6 @@ def _check_game(config: ladder_pb2.LadderConfig, out: list[FieldViolation]) -> b
 def _resolve_bots(bots: BotVersions, config: ladder_pb2.LadderConfig,
                   out: list[FieldViolation]) -> None:
     """Replace every bot reference by its exact version; flag unknown and repeated bots."""
-    if not 2 <= len(config.bots) <= MAX_BOTS:
-        out.append(
-            FieldViolation("config.bots", f"need 2..{MAX_BOTS} bots, got {len(config.bots)}")
-        )
-        return
     seen: dict[tuple[str, int], int] = {}
     for index, ref in enumerate(config.bots):
         field = f"config.bots[{index}]"
@@ -225,6 +220,9 @@ def validate_config(bots: BotVersions, config: ladder_pb2.LadderConfig,
         violations.append(FieldViolation("config.format", f"unknown format {config.format}"))
     if config.games_per_pairing < 0:
         violations.append(FieldViolation("config.games_per_pairing", "must not be negative"))
+    if not 2 <= len(config.bots) <= MAX_BOTS:  # before its games are counted
+        violations.append(
+            FieldViolation("config.bots", f"need 2..{MAX_BOTS} bots, got {len(config.bots)}"))
     if config.name:  # optional; shown to everyone who lists ladders
         violations += validate_name(config.name, "config.name")
     sprt.check_config(config, violations)

@@ -58,8 +58,10 @@ def game_seed(seed: int, opening_index: int, black: str, white: str) -> int:
 
 
 def games_total(bots: int, ladder_format: int, games_per_pairing: int) -> int:
-    """How many games a ladder plays, computed before anything is planned."""
-    return len(pairings(bots, ladder_format)) * games_per_pairing
+    """How many games a ladder plays, counted without listing its pairings."""
+    pairs = bots - 1 if ladder_format == ladder_pb2.LADDER_FORMAT_GAUNTLET else (
+        bots * (bots - 1) // 2)
+    return max(0, pairs) * games_per_pairing
 
 
 def game_at(

@@ -112,6 +112,9 @@ def test_a_request_id_serves_its_own_ladder_again_and_refuses_another(
     ("config", "field"),
     [
         (_config("ann"), "config.bots"),
+        # Its games were counted from a list of its pairings first: 2,000 bots took 200 MB
+        # to refuse, 100,000 (1.3 MB of request) got the service killed for its memory.
+        (_config(*["ann"] * 2_000), "config.bots"),
         (_config("ann", "nobody"), "config.bots[1]"),
         (_config("ann", "ann"), "config.bots[1]"),
         (_config("ann", "ben", opening_suite="gomoku-balanced15"), "config.opening_suite"),

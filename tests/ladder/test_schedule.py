@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from arena.services.ladder.schedule import even_games, pairings, plan_games
+from arena.services.ladder.schedule import even_games, games_total, pairings, plan_games
 
 from arena.openings import load_suite, select_openings
 from arena.v1 import ladder_pb2
@@ -19,6 +19,13 @@ def test_pairings_of_both_formats() -> None:
     assert pairings(4, ROUND_ROBIN) == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
     assert pairings(4, GAUNTLET) == [(0, 1), (0, 2), (0, 3)]
     assert pairings(2, GAUNTLET) == pairings(2, ROUND_ROBIN) == [(0, 1)]
+
+
+def test_the_games_are_counted_as_the_pairings_make_them() -> None:
+    # Counted without listing the pairings (test_ladder_service: 2,000 bots are refused).
+    for bots in range(0, 40):
+        for ladder_format in (ROUND_ROBIN, GAUNTLET):
+            assert games_total(bots, ladder_format, 6) == 6 * len(pairings(bots, ladder_format))
 
 
 def test_games_per_pairing_round_up_to_even_and_default_to_the_suite() -> None:
