@@ -86,6 +86,9 @@ JOBS_DROPPED = Counter("arena_move_jobs_dropped_total",
 JOBS_RELEASED = Counter("arena_move_jobs_released_total",
                         "move jobs a worker gave back unanswered (stopping, or "
                         "its build of the job's engine changed)")
+JOBS_HANDED_BACK = Counter("arena_move_jobs_handed_back_total",
+                           "move jobs a worker handed back to the queue: their owner held "
+                           "their share of the workers while another owner waited")
 MOVE_WAIT = Histogram("arena_move_wait_seconds",
                       "time from a job's publication to its start on a worker (Redis clock)",
                       buckets=_SLOW)

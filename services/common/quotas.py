@@ -10,8 +10,10 @@ How the limits are kept:
 
 * ``running_matches``: a referee admits a user's match only while fewer of that user's
   matches run; the others wait, parked, in the order they were made (``Ledger.admit``), so
-  one user's flood cannot hold every worker while another user waits. A running match has
-  at most one move in flight, so this also bounds the user's share of the workers.
+  one user's flood of matches does not all run at once. A running match has at most one
+  move in flight, but that bounds neither how long a move holds a worker nor the user's
+  part of a small pool: the workers share themselves between the owners who want one
+  (``services/worker/fair.py``; ``docs/delivery.md``).
 * ``queued_matches``: unfinished matches (pending, parked or running) per user.
 * ``running_ladders``: ladders (and version tests) running at once per user, kept by the
   ladder store's scripts as ladders start and end; one more is refused until one ends.

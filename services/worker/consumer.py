@@ -50,6 +50,7 @@ from arena.services.common.protocol.streams import (
 from arena.services.common.protocol.trees import store_tree
 from arena.services.worker import telemetry
 from arena.services.worker.bots import BotAnswer, BotRunner
+from arena.services.worker.fair import HANDED_BACK_WAIT_S, FairShare
 from arena.services.worker.trees import tree_to_proto
 
 from arena.engine.api import StopFlag
@@ -116,6 +117,7 @@ class WorkerLoop:
         # each read): a build whose files changed is not read (``EngineHost``).
         self._offered_streams = offered_streams
         self._starter = JobStarter(client, self.worker_id)
+        self.fair = FairShare(client, self.worker_id)
         self._tasks: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self._lock = threading.Lock()
         self._ahead: Delivery | None = None  # a job taken ahead, not started
@@ -175,18 +177,20 @@ class WorkerLoop:
                     self.jobs.only({MOVE_STREAM, *self._offered_streams()})
                 delivery = None
                 if time.monotonic() >= next_reclaim:
-                    delivery = self._reclaim_one()
+                    delivery = reclaimed = self._reclaim_one()
                     next_reclaim = time.monotonic() + _RECLAIM_EVERY_S
                     # a job taken over may have been its worker's last
                     if delivery is not None or time.monotonic() >= next_forget:
                         self._forget_gone()
                         next_forget = time.monotonic() + _FORGET_EVERY_S
                 if delivery is None:
+                    reclaimed = None  # a job taken over is run whoever owns it
                     delivery = self._take_ahead(last)
                 if delivery is None:
                     self.runner.flush()  # queued cache stores go out before we wait
                     delivery = self._read_new()
-                if delivery is None:
+                if delivery is None or (delivery is not reclaimed
+                                        and self._handed_back(delivery)):
                     continue
                 if self.stopping.is_set():
                     if delivery.taken_at:  # back to the slot: given back with the rest
@@ -209,6 +213,25 @@ class WorkerLoop:
 
     def _queue(self, delivery: Delivery) -> StreamConsumer:
         return self.jobs[delivery.stream]
+
+    def _handed_back(self, delivery: Delivery) -> bool:
+        """Hand the job back to the end of its stream if its owner holds their share of
+        the workers while another owner wants one (``fair``); True if it was."""
+        job = _parse_job(delivery.fields)
+        if job is None or self.runner.is_external(job):
+            return False
+        try:
+            if not self.fair.hand_back(job, delivery.stream):
+                return False
+        except redis.RedisError as exc:  # the sharing is a courtesy: the job runs
+            log.warning("could not weigh the workers' shares: %s", exc)
+            return False
+        fields = dict(delivery.fields)
+        fields.setdefault(QUEUED, delivery.entry_id.encode())  # its wait counts from there
+        self._queue(delivery).requeue(delivery.entry_id, fields)
+        telemetry.handed_back(job)
+        self.stopping.wait(HANDED_BACK_WAIT_S)
+        return True
 
     def _read_new(self) -> Delivery | None:
         found = self.jobs.read_one(block_ms=250)
@@ -263,7 +286,11 @@ class WorkerLoop:
             self._running[delivery.entry_id] = running
             self._idle.clear()
         if not self.runner.is_external(job):
-            self._run(running, reserve=True)
+            self._fair_mark(lambda: self.fair.running(job))
+            try:
+                self._run(running, reserve=True)
+            finally:
+                self._fair_mark(self.fair.idle)
             return running
         self._io_slots.acquire()
 
@@ -275,6 +302,13 @@ class WorkerLoop:
 
         threading.Thread(target=call, name=f"call-{job.job_id}", daemon=True).start()
         return running
+
+    @staticmethod
+    def _fair_mark(mark: Callable[[], None]) -> None:
+        try:
+            mark()
+        except redis.RedisError as exc:  # the sharing is a courtesy: the job runs
+            log.warning("could not mark this worker's job for the shares: %s", exc)
 
     def _run(self, running: Running, reserve: bool) -> None:
         """Run the job's bot; the poster posts its start and then its answer."""
@@ -393,7 +427,8 @@ class WorkerLoop:
                 log.warning("could not store the tree of %s: %s", job.job_id, exc)
         with telemetry.posting(running.span):
             post_result(self.client, running.delivery.entry_id, job, running.tag, result,
-                        running.started_id, running.delivery.stream)
+                        running.started_id, running.delivery.stream,
+                        running.delivery.fields.get(QUEUED, b"").decode())
         self.jobs_done += 1
         telemetry.answered(job, answer, running.span)
 
@@ -440,6 +475,9 @@ class WorkerLoop:
             self._queue(running.delivery).ack(running.delivery.entry_id)
         except redis.RedisError as exc:
             log.warning("could not acknowledge %s: %s", running.job.job_id, exc)
+
+
+QUEUED = b"queued"  # a job handed back: the entry it first entered the queue as
 
 
 def _parse_job(fields: dict[bytes, bytes]) -> engine_pb2.MoveJob | None:

@@ -56,6 +56,13 @@ def dropped(reason: str, span: Any = None) -> None:
     tracing.end_span(span, outcome=reason)
 
 
+def handed_back(job: engine_pb2.MoveJob) -> None:
+    """A job went back to the queue for the workers' fair shares (``fair``)."""
+    metrics.JOBS_HANDED_BACK.inc()
+    log.debug("handed back move job %s of %s: their share of the workers is taken",
+              job.job_id, job.owner)
+
+
 def released(span: Any) -> None:
     """A worker gave its job back unanswered (stopping, or its build of the engine changed)."""
     metrics.JOBS_RELEASED.inc()

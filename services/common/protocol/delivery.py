@@ -235,7 +235,7 @@ def _result_fields(job: engine_pb2.MoveJob, delivery: str, result: engine_pb2.Mo
                    started_id: str, queued_id: str) -> Any:
     fields = _job_fields("result", job, delivery, result.worker_id)
     fields["pb"] = result.SerializeToString()
-    fields["queued"] = queued_id  # the job's entry: when it (last) entered the queue
+    fields["queued"] = queued_id  # the job's entry: when it first entered the queue
     if started_id:
         fields["started"] = started_id
     return fields
@@ -244,11 +244,13 @@ def _result_fields(job: engine_pb2.MoveJob, delivery: str, result: engine_pb2.Mo
 def post_result(
     client: redis.Redis, entry_id: str, job: engine_pb2.MoveJob, delivery: str,
     result: engine_pb2.MoveResult, started_id: str = "", stream: str = MOVE_STREAM,
+    queued_id: str = "",
 ) -> None:
     """Answer and acknowledge (on the job's ``stream``) in one transaction: an answered job
-    is never re-run."""
+    is never re-run. ``queued_id``: the entry the job first entered the queue as, if it was
+    handed back to the queue since (default ``entry_id``)."""
     key = keys.match(job.match_id, "results")
-    fields = _result_fields(job, delivery, result, started_id, entry_id)
+    fields = _result_fields(job, delivery, result, started_id, queued_id or entry_id)
     with client.pipeline(transaction=True) as pipe:
         pipe.xadd(key, fields)
         pipe.expire(key, RESULTS_TTL_S)
