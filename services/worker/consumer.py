@@ -221,7 +221,7 @@ class WorkerLoop:
         if job is None or self.runner.is_external(job):
             return False
         try:
-            if not self.fair.hand_back(job, delivery.stream):
+            if not self.fair.hand_back(job, list(self.jobs.consumers)):
                 return False
         except redis.RedisError as exc:  # the sharing is a courtesy: the job runs
             log.warning("could not weigh the workers' shares: %s", exc)
@@ -286,11 +286,7 @@ class WorkerLoop:
             self._running[delivery.entry_id] = running
             self._idle.clear()
         if not self.runner.is_external(job):
-            self._fair_mark(lambda: self.fair.running(job))
-            try:
-                self._run(running, reserve=True)
-            finally:
-                self._fair_mark(self.fair.idle)
+            self._run(running, reserve=True)
             return running
         self._io_slots.acquire()
 
@@ -302,13 +298,6 @@ class WorkerLoop:
 
         threading.Thread(target=call, name=f"call-{job.job_id}", daemon=True).start()
         return running
-
-    @staticmethod
-    def _fair_mark(mark: Callable[[], None]) -> None:
-        try:
-            mark()
-        except redis.RedisError as exc:  # the sharing is a courtesy: the job runs
-            log.warning("could not mark this worker's job for the shares: %s", exc)
 
     def _run(self, running: Running, reserve: bool) -> None:
         """Run the job's bot; the poster posts its start and then its answer."""
@@ -326,6 +315,8 @@ class WorkerLoop:
             # wanted, which stops the search) follows one round trip later.
             reserve = reserve and self.config.reserve_hold_ms > 0 and not self.stopping.is_set()
             self._tasks.put(lambda: self._start(running, reserve))
+            if not self.runner.is_external(running.job):  # posted after its start
+                self._tasks.put(lambda: self.fair.running(running.job))
             began = time.monotonic()
             with telemetry.searching(running.span, running.job):
                 answer = self.runner.run(running.job, running.stop)

@@ -179,9 +179,6 @@ def worker(worker_id: str) -> str:
     return f"arena:worker:{worker_id}"
 
 
-# Hash: worker id -> the owner whose move its engine runs (set as a job starts, removed as
-# it ends; a worker gone is no longer live, and its field is ignored then cleared).
-WORKERS_BUSY = "arena:workers:busy"
 # Sorted set: owner -> when a worker last took a move of theirs (ms): an owner whose next
 # move is a moment away (the referee records the last one) still counts as waiting.
 MOVE_OWNERS = "arena:workers:owners"
