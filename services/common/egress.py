@@ -6,7 +6,8 @@ again at every connection (the worker, which then connects to the checked addres
 so a name that resolves elsewhere a moment later changes nothing). By default only public
 addresses are allowed: loopback, link-local, private, shared, multicast, reserved and
 unspecified addresses are refused, which covers the metadata services of clouds and the
-arena's own services. Operators allow more with ``external_allow``: CIDRs
+arena's own services, and so is an IPv6 address that carries such an IPv4 address (NAT64,
+6to4, Teredo, mapped or IPv4-compatible forms). Operators allow more with ``external_allow``: CIDRs
 (``10.1.0.0/16``, ``127.0.0.1/32``) and host patterns (``bots.example.org``,
 ``*.lab.internal``), comma-separated.
 
@@ -35,8 +36,31 @@ def system_resolver(host: str, port: int) -> list[str]:
     return sorted({str(info[4][0]) for info in infos})
 
 
+# IPv6 prefixes whose last 32 bits are an IPv4 address a gateway may translate to (NAT64,
+# RFC 6052 and RFC 8215), and the deprecated IPv4-compatible form (::a.b.c.d).
+_V4_IN_LAST_32 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"),
+                  ipaddress.ip_network("::/96"))
+
+
 def _public(address: IPAddress) -> bool:
-    return address.is_global and not address.is_multicast
+    """Global unicast, and so is every IPv4 address an IPv6 one carries (mapped, 6to4,
+    Teredo, NAT64, IPv4-compatible): ``is_global`` says only what the IPv6 prefix is, and
+    ``[64:ff9b::7f00:1]`` or ``[2002:7f00:1::]`` reach 127.0.0.1 where such a route
+    exists."""
+    if not (address.is_global and not address.is_multicast):
+        return False
+    return all(_public(inner) for inner in _carried_v4(address))
+
+
+def _carried_v4(address: IPAddress) -> list[ipaddress.IPv4Address]:
+    if isinstance(address, ipaddress.IPv4Address):
+        return []
+    carried = [inner for inner in (address.ipv4_mapped, address.sixtofour) if inner]
+    if address.teredo:
+        carried += list(address.teredo)
+    if any(address in net for net in _V4_IN_LAST_32):
+        carried.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return carried
 
 
 @dataclass(frozen=True)

@@ -423,7 +423,11 @@ def test_the_worker_never_dials_a_private_address_it_was_not_allowed(
         with bot_server(counted) as address:
             with pytest.raises(errors.InvalidArgumentError, match="ARENA_EXTERNAL_ALLOW"):
                 external_bot(client(registry=strict.target), "sneaky", address)
-            for hostile in ("169.254.169.254:80", "10.0.0.1:6379", "[::1]:22"):
+            # An IPv6 address carrying a private IPv4 one (NAT64, 6to4, IPv4-compatible) was
+            # taken for public: Python's is_global judges the IPv6 prefix alone.
+            for hostile in ("169.254.169.254:80", "10.0.0.1:6379", "[::1]:22",
+                            "[64:ff9b::7f00:1]:80", "[64:ff9b::a00:1]:6379",
+                            "[2002:7f00:1::]:80", "[::127.0.0.1]:6379"):
                 with pytest.raises(errors.InvalidArgumentError, match=r"private|loopback"):
                     external_bot(client(registry=strict.target), "sneaky", hostile)
             external_bot(peers, "sneaky", address)  # the tests' registry allows loopback
