@@ -58,6 +58,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena import errors
+from arena.bots.validation import split_bot_ref
 from arena.documents import read_json
 from arena.games import GAMES, Position
 from arena.games import game as rules
@@ -390,8 +391,11 @@ class Api:
 
     async def create_ladder(self, request: Request) -> Response:
         body = await json_body(request)
-        config, key = forms.ladder_config(body), forms.request_id(body)
         client = self.gateway.actor(bearer(request))
+        bots = body.get("bots") if isinstance(body, dict) else None
+        body = await self._bots_game(client, body, bots[0] if isinstance(bots, list) and bots
+                                     else None)
+        config, key = forms.ladder_config(body), forms.request_id(body)
         info = await self.gateway.run(client.create_ladder, config, key)
         return JSONResponse(ladder_json(info), status_code=201)
 
@@ -452,8 +456,10 @@ class Api:
 
     async def create_match(self, request: Request) -> Response:
         body = await json_body(request)
-        config, key = forms.match_config(body), forms.request_id(body)
         client = self.gateway.actor(bearer(request))
+        body = await self._bots_game(client, body, body.get("black")
+                                     if isinstance(body, dict) else None)
+        config, key = forms.match_config(body), forms.request_id(body)
         match = await self.gateway.run(client.create_match, config, key)
         return JSONResponse(match_summary_json(match), status_code=201)
 
@@ -478,11 +484,31 @@ class Api:
     async def position_analysis(self, request: Request) -> Response:
         """A bot's move and search in any position (the board editor's), as the person:
         the analysis pool and their quota, as a match's position."""
-        position, bot, time_ms = forms.position_analysis(await json_body(request))
+        body = await json_body(request)
         client = self.gateway.actor(bearer(request))
+        body = await self._bots_game(client, body, body.get("bot")
+                                     if isinstance(body, dict) else None)
+        position, bot, time_ms = forms.position_analysis(body)
         spec = rules(position.game).spec(position.variant, position.size)
         reply = await self._analyze(client, spec, position, bot, time_ms, [])
         return JSONResponse(analysis_json(reply, position, 0))
+
+    async def _bots_game(self, client: ArenaClient, body: Any, first: object) -> Any:
+        """``body`` with the ``game`` it leaves out filled in: the game ``first`` (its first
+        bot's reference) plays, as the CLI does; as it is when it names its game or the bot
+        cannot be read (the service then says what is wrong with it). The forms read an
+        opening, a start or a position in the game's own terms: Gomoku's ``h8`` was read
+        as Othello's, and a match of two Gomoku bots refused as one of Othello."""
+        if not isinstance(body, dict) or "game" in body or not isinstance(first, str):
+            return body
+        ref = split_bot_ref(first)
+        if ref is None:
+            return body
+        try:
+            bot = await self.gateway.run(client.get_bot, ref[0], ref[1])
+        except errors.ArenaError:
+            return body
+        return {**body, "game": rules(bot.spec.game).name}
 
     async def _analyze(self, client: ArenaClient, spec: common_pb2.GameSpec,
                        position: Position, bot: common_pb2.BotRef, time_ms: int,

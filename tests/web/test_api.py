@@ -717,6 +717,35 @@ def test_a_ladder_left_without_a_suite_plays_the_games_own_as_from_the_cli(
     assert made["game"] == {"kind": "othello", "variant": "international", "size": 8}
 
 
+def test_a_game_left_out_is_the_one_the_bots_play_as_from_the_cli(web: WebStack) -> None:
+    """A match or a ladder of two Gomoku bots, no ``game`` said: the gateway read it as
+    Othello ('Othello is played on 8x8...; bot ... plays gomoku, not othello'), and an
+    opening ``h8`` as an Othello move. The CLI takes the game of the first bot."""
+    register(web.client, {"web-gomoku-c": ("sharpmoku-normal", {}),
+                          "web-gomoku-d": ("sharpmoku-normal", {})})
+    status, _, reply = web.http.request(
+        "POST", "/api/matches", {"black": "web-gomoku-c", "white": "web-gomoku-d",
+                                 "size": 9, "opening": "e5", "move_time_ms": 30_000},
+        token=USER_TOKEN)
+    assert status == 201, reply
+    made = json.loads(reply)
+    web.http.request("POST", f"/api/matches/{made['id']}/cancel", {}, token=USER_TOKEN)
+    assert web.http.json(f"/api/matches/{made['id']}")["game"]["kind"] == "gomoku"
+    status, _, reply = web.http.request(
+        "POST", "/api/ladders", {"bots": ["web-gomoku-c", "web-gomoku-d"],
+                                 "openings": ["h8 i9"], "move_time_ms": 30_000},
+        token=USER_TOKEN)
+    assert status == 201, reply
+    made = json.loads(reply)
+    web.http.request("POST", f"/api/ladders/{made['id']}/cancel", {}, token=USER_TOKEN)
+    assert made["game"] == {"kind": "gomoku", "variant": "freestyle", "size": 15}
+    # A bot nobody has is still named as the trouble, in the game the body says (Othello).
+    status, _, reply = web.http.request(
+        "POST", "/api/matches", {"black": "web-nobody", "white": "web-gomoku-d"},
+        token=USER_TOKEN)
+    assert status in (400, 404) and "web-nobody" in reply.decode(), reply
+
+
 def test_a_refusal_is_as_bounded_on_the_web_as_on_the_grpc_api(web: WebStack) -> None:
     """Ten unknown fields of 60 characters, each answered with the known names, made a
     3,000-character message on the web (the gRPC API bounds it to 1,000)."""
