@@ -112,7 +112,9 @@ def _start_after_opening(
             out.append(FieldViolation(f"config.opening[{index}]", str(exc)))
             return None
     if position.is_game_over():
-        out.append(FieldViolation("config.opening", "leaves no game to play"))
+        out.append(FieldViolation("config.opening", "leaves no game to play") if config.opening
+                   else FieldViolation("config.start_position", "is a finished game: there is "
+                                                                "nothing to play"))
         return None
     return position
 

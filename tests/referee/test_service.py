@@ -226,16 +226,20 @@ def test_list_pages_newest_first_and_bad_requests(
         assert pending == sorted(set(ids) - set(oldest), reverse=True), size
         assert len(listed) == 2 // size, size
     bad = [
-        match_config("x", "nobody"),
-        match_config("x", "x", opening=[0]),
-        match_config("x", "x", move_time_ms=-5),
-        match_config("x", "x", kind=GOMOKU),
-        match_config("x", "x", start_position="not a board"),
+        (match_config("x", "nobody"), "config.white"),
+        (match_config("x", "x", opening=[0]), "config.opening[0]"),
+        (match_config("x", "x", move_time_ms=-5), "config.time_control.move_time_ms"),
+        (match_config("x", "x", kind=GOMOKU), "config.black"),
+        (match_config("x", "x", start_position="not a board"), "config.start_position"),
+        # A finished game as the start: its opening (there is none) was blamed.
+        (match_config("x", "x", start_position="X" * 64 + " O"), "config.start_position"),
     ]
-    for config in bad:
+    for config, field in bad:
         with pytest.raises(grpc.RpcError) as error:
             alice.CreateMatch(referee_pb2.CreateMatchRequest(config=config))
         assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT, config
+        assert field in [v.field for v in field_violations(error.value)], (
+            field, field_violations(error.value))
     assert [m.id for m in alice.ListMatches(referee_pb2.ListMatchesRequest(
         bot_name="x", summary_only=True)).matches] == sorted(ids, reverse=True)
     for name in ("\x00", "a\nb", " x", "x" * 100_000, "\u202e"):  # no bot is so named
