@@ -40,7 +40,8 @@ def http_status(exc: BaseException) -> tuple[int, str]:
 # ``config.bots[1]`` or ``bot_ref``.
 FORM_FIELDS = {
     "config.game.kind": "game", "config.game.variant": "variant",
-    "config.game.board_size": "size", "config.time_control.": "", "config.": "",
+    "config.game.board_size": "size", "config.time_control.": "",
+    "config.start_position": "start", "config.": "",
     "bot_ref": "bot", "limits.time_ms": "time_ms",
 }
 

@@ -1404,6 +1404,7 @@ def test_a_bot_is_asked_about_any_position_and_a_match_starts_from_one(
         web.http.request("POST", f"/api/matches/{made['id']}/cancel", {}, token=USER_TOKEN)
     gomoku = new_position("gomoku", "freestyle", 9).to_text()
     for body, field in (({"start": "XO"}, "start"),
+                        ({"start": "X" * 64 + " O"}, "start"),  # a finished game
                         ({"start": gomoku, "game": "gomoku", "size": 15}, "size"),
                         ({"start": text, "opening": "a1"}, "opening")):
         status, _, reply = web.http.request("POST", "/api/matches", {**game, **body},
