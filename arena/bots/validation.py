@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import struct
+import unicodedata
 import zlib
 
 from arena.bots.presets import preset_problem
@@ -35,8 +36,17 @@ _HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
 _CHECKSUM = re.compile(r"[0-9a-f]{64}")
 
 
+# Printable letters that show as nothing: Hangul fillers and the blank Braille pattern. A
+# name of them alone reads as blank, one that starts or ends with them as another name.
+INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+# Scripts whose letters read alike: a name that mixes them ('\u0430rena-strong', a
+# Cyrillic a) passes for another (Unicode TR39's restriction levels refuse these mixes).
+_LOOKALIKE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")
+
+
 def validate_name(name: str, field: str = "spec.name") -> list[FieldViolation]:
-    """1 to 64 printable characters, not all blank (KReversi refuses a blank name)."""
+    """1 to 64 printable characters, not all blank (KReversi refuses a blank name); an
+    invisible letter counts as blank."""
     if not name:
         return [FieldViolation(field, "must not be empty")]
     if len(name) > NAME_MAX_CHARS:
@@ -45,11 +55,24 @@ def validate_name(name: str, field: str = "spec.name") -> list[FieldViolation]:
     problem = unprintable_problem(name)
     if problem is not None:
         return [FieldViolation(field, problem)]
-    if not name.strip():
+    if not _visible(name).strip():
         return [FieldViolation(field, "must not be blank")]
-    if name != name.strip():
-        return [FieldViolation(field, "must not start or end with a space")]
+    if _visible(name) != _visible(name).strip():
+        return [FieldViolation(field, "must not start or end with a space (or a letter that "
+                                      "shows as one)")]
     return []
+
+
+def _visible(name: str) -> str:
+    return "".join(" " if char in INVISIBLE else char for char in name)
+
+
+def _scripts(name: str) -> list[str]:
+    """The look-alike scripts (``_LOOKALIKE_SCRIPTS``) whose letters ``name`` holds."""
+    found = {next((script for script in _LOOKALIKE_SCRIPTS
+                   if unicodedata.name(char, "").startswith(script + " ")), "")
+             for char in name if char.isalpha()}
+    return [script for script in _LOOKALIKE_SCRIPTS if script in found]
 
 
 BOT_REF_FORM = "expected NAME or NAME@VERSION, versions counting from 1"
@@ -73,6 +96,11 @@ def validate_bot_name(name: str, field: str = "spec.name") -> list[FieldViolatio
     a browser reads ``/bots/.`` (also written ``%2E``) as ``/bots/``, so such a bot's
     page could never be opened."""
     found = validate_name(name, field)
+    mixed = _scripts(name)
+    if not found and len(mixed) > 1:
+        found.append(FieldViolation(field, f"must not mix {' and '.join(m.title() for m in mixed)}"
+                                           " letters (they read alike: such a name passes for "
+                                           "another)"))
     if not found and "@" in name:
         found.append(FieldViolation(field, "must not contain '@' (NAME@VERSION names a "
                                            "bot's version)"))

@@ -204,8 +204,9 @@ def test_a_key_used_again_for_another_bot_is_refused_and_registers_nothing(
         == "bob"  # keys are per owner
 
 
-@pytest.mark.parametrize("lookalike", ["Lucy-X", "LUCY-x", "\uff4c\uff55\uff43\uff59-x"],
-                         ids=["capital", "upper", "full-width"])
+@pytest.mark.parametrize("lookalike", ["Lucy-X", "LUCY-x", "\uff4c\uff55\uff43\uff59-x",
+                                       "lucy\u2010x", "lucy\u2212x"],
+                         ids=["capital", "upper", "full-width", "hyphen", "minus"])
 def test_a_name_that_reads_as_another_bot_s_is_taken(
         registry: Registry, lookalike: str, redis_server: EmbeddedRedis,
         redis_client: redis.Redis) -> None:
@@ -217,7 +218,8 @@ def test_a_name_that_reads_as_another_bot_s_is_taken(
     assert caught.value.code() == grpc.StatusCode.ALREADY_EXISTS
     assert caught.value.details() == (
         f"the bot name {lookalike!r} reads as 'lucy-x', owned by alice: names that differ "
-        "only in case or in the width of their characters are one name; choose another")
+        "only in case, in the width of their characters or in their dashes are one name; "
+        "choose another")
     # A bot registered before names were folded is found all the same.
     redis_client.delete(keys.BOT_NAME_FOLDS)
     restarted = serve("registry", Config(redis_url=redis_server.url))
@@ -231,6 +233,27 @@ def test_a_name_that_reads_as_another_bot_s_is_taken(
     finally:
         channel.close()
         restarted.stop()
+
+
+@pytest.mark.parametrize(("name", "problem"), [
+    ("\u0430rena-x", "must not mix Latin and Cyrillic letters"),  # a Cyrillic a
+    ("lucy-\u03bf", "must not mix Latin and Greek letters"),  # a Greek omicron
+    ("\u3164", "must not be blank"),  # a Hangul filler, a letter that shows as nothing
+    ("\u3164\u3164", "must not be blank"),
+    ("lucy-x\u3164", "must not start or end with a space"),
+], ids=["cyrillic-a", "greek-o", "filler", "fillers", "filler-after"])
+def test_a_name_that_passes_for_another_or_for_none_is_refused(
+        registry: Registry, name: str, problem: str) -> None:
+    """An outsider registered 'arena-strong' with a Cyrillic a (the preset's name, to the
+    eye), 'zq-al-oth' with a Cyrillic o beside alice's bot of that name, and names of Hangul
+    fillers alone, which show as blank."""
+    with pytest.raises(grpc.RpcError) as caught:
+        registry.register(othello_spec(name), token="bob-token")
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert problem in (caught.value.details() or ""), caught.value.details()
+    for fine in ("\u03c9\u03bc\u03b5\u03b3\u03b1", "\u0432\u043e\u0434\u0430",
+                 "\u65e5\u672cbot", "\u00e9t\u00e9-bot"):  # one script, or not look-alikes
+        assert registry.register(othello_spec(fine), token="bob-token").spec.name == fine
 
 
 @pytest.mark.parametrize(("name", "clash"), [

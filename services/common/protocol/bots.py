@@ -90,8 +90,11 @@ RETIRED = ("retired (a retired bot keeps its name and its history, and takes no 
 
 def folded_name(name: str) -> str:
     """The form two names share when a reader cannot tell them apart: compatibility
-    characters made plain (full-width letters, ligatures) and case folded."""
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    characters made plain (full-width letters, ligatures), case folded, and every dash
+    (``‐``, ``–``, ``−``...) a hyphen-minus."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    return "".join("-" if unicodedata.category(char) == "Pd" or char == "\u2212" else char
+                   for char in folded)
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,8 @@ class BotStore:
             other = like.decode() if isinstance(like, bytes) else str(like)
             raise AlreadyExistsError(
                 f"the bot name {name!r} reads as {other!r}{self._whose(other)}: names that "
-                "differ only in case or in the width of their characters are one name; "
+                "differ only in case, in the width of their characters or in their dashes are "
+                "one name; "
                 "choose another")
         if made == _OVER:
             raise self._over(bot.owner, len(payload), limit)
