@@ -260,13 +260,16 @@ def bot_ref_text(ref: common_pb2.BotRef) -> str:
     return f"{ref.name}@{ref.version}" if ref.version else ref.name
 
 
-def add_game_options(parser: argparse.ArgumentParser) -> None:
+def add_game_options(parser: argparse.ArgumentParser, of_bots: bool = True) -> None:
     """``--game``, ``--variant``, ``--size``. ``--game`` left out is the game of the bots
-    or preset the command names (``settle_game``), else the first game."""
+    or preset the command names (``settle_game``), else the first game (``of_bots``
+    False: a command that names no bot, the first game)."""
     variants = "; ".join(f"{g.name}: {'|'.join(g.variants)}" for g in GAMES)
     sizes = "; ".join(f"{g.name}: {', '.join(map(str, g.sizes))}" for g in GAMES)
+    default = (f"the one the bots play, else {GAME_NAMES[0]}" if of_bots
+               else GAME_NAMES[0])
     parser.add_argument("--game", choices=GAME_NAMES, default=None,
-                        help=f"game (default: the one the bots play, else {GAME_NAMES[0]})")
+                        help=f"game (default: {default})")
     parser.add_argument("--variant", default=None,
                         help=f"variant, the game's first by default ({variants})")
     parser.add_argument("--size", type=int32, default=None,

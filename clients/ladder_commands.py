@@ -129,7 +129,7 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                     "bots that no games connect are rated in separate pools. A clock "
                     "option keeps the ladders of that clock only (a list per time "
                     "control); the list says which clocks the game's ladders had.")
-    add_game_options(ratings)
+    add_game_options(ratings, of_bots=False)
     clock = ratings.add_argument_group(
         "clock", "with any of these, only the ladders at this clock count (unset parts: "
                  "0, a move time of 0 is the default 1,000 ms)")

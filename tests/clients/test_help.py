@@ -64,6 +64,18 @@ def test_only_commands_that_reach_services_say_where_they_are() -> None:
     assert where not in _usage(("up",))
 
 
+def test_a_game_left_out_is_told_as_each_command_settles_it() -> None:
+    """`arena ladder ratings` names no bot, yet its help said the game left out was 'the
+    one the bots play'. Each command with --game and bots (or a preset) says so."""
+    for path in PATHS:
+        usage = " ".join(_usage(path).split())
+        if "--game {" not in usage:
+            continue
+        bots = path in {("match", "create"), ("ladder", "create"), ("ladder", "test"),
+                        ("analyze",), ("test",)}
+        assert ("game (default: the one the bots play" in usage) is bots, path
+
+
 def test_no_command_is_a_usage_error(run_arena: RunArena) -> None:
     result = run_arena()
     assert result.returncode == 2
