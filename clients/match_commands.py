@@ -115,7 +115,7 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
                     "record file of any format Arena exports (a native replay as saved by "
                     "`arena play` or `match export`, GGF, a transcript, PSQ). Interactive "
                     "on stdin unless --ply or --all is given.")
-    replay.add_argument("source", help="match id or game record file")
+    replay.add_argument("source", help="match id or game record file ('-': standard input)")
     _add_record_options(replay)
     replay.add_argument("--ply", type=int, help="print the board at this ply and exit")
     replay.add_argument("--all", action="store_true", help="print every ply and exit")
@@ -519,11 +519,14 @@ def _record_file(path: Path) -> str:
 
 
 def load_replay(args: argparse.Namespace, source: str) -> Replay:
-    """A game record if ``source`` names a file, otherwise a match fetched from the
-    referee. A path that exists but is no file (a folder, ``/dev/null``) is read as a file,
-    so the error names it instead of saying there is no match so called."""
+    """A game record if ``source`` names a file (``-``: standard input), otherwise a match
+    fetched from the referee. A path that exists but is no file (a folder, ``/dev/null``)
+    is read as a file, so the error names it instead of saying there is no match so
+    called; so is one no match id could be (with a ``.`` or a ``/``: 'no such game record
+    file', not 'no match')."""
     path = Path(source)
-    if path.exists() or path.suffix in RECORD_SUFFIXES:
+    if path.exists() or path.suffix in RECORD_SUFFIXES or source == "-" or any(
+            char in source for char in "./"):
         return read_record(_record_file(path), args.format or "", args.variant)[1]
     with client_from_args(args) as client:
         return native_replay(client.get_match(source))

@@ -92,6 +92,9 @@ def test_corrupt_stack_file(run_arena: RunArena, tmp_path: Path) -> None:
     ("args", "needle"),
     [
         (("match", "replay", "missing.json"), "no such game record file"),
+        # A name no match id could be was looked up as one: "no match 'nonexist.file'".
+        (("match", "replay", "nonexist.file"), "no such game record file: nonexist.file"),
+        (("match", "replay", "games/missing"), "no such game record file: games/missing"),
         # a folder was looked up as a match id: 'no match '/tmp'' (or, with no stack, 'no
         # referee address')
         (("match", "replay", "/"), "cannot read game record file /: [Errno 21] Is a directory"),
@@ -145,6 +148,11 @@ def test_bad_replay_file(run_arena: RunArena, tmp_path: Path) -> None:
     assert_one_line_error(run_arena("match", "replay", "broken.json"), "line")
     (tmp_path / "wrong.json").write_text('{"format": "something-else"}')
     assert_one_line_error(run_arena("match", "replay", "wrong.json"))
+    # '-' reads the record on standard input, as `arena match import -` does (it was
+    # looked up as a match called '-').
+    shown = run_arena("match", "replay", "-", "--ply", "2", stdin="f5d6c3d3c4\n")
+    assert shown.returncode == 0, shown.stderr
+    assert "ply 2/5: white d6" in shown.stdout, shown.stdout
 
 
 def test_a_file_that_is_missing_empty_or_not_obf_is_named(run_arena: RunArena,
