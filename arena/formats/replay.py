@@ -206,6 +206,8 @@ class _Reader:
         value = self.data.get(key)
         if value is None and optional:
             return None
+        if key not in self.data:
+            raise FormatError(f"{self.where(key)} is missing (it must be {kind.__name__})")
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             raise FormatError(f"{self.where(key)} must be {kind.__name__}, got {value!r}")
         if allowed and value not in allowed:

@@ -221,6 +221,14 @@ def test_replay_errors_name_the_field(path: list[str | int], value: object, frag
         parse_replay(edit(finished_othello_replay(), path, value))
 
 
+def test_a_field_left_out_is_said_to_be_missing() -> None:
+    """It said 'moves[0].time_ms must be int, got None'."""
+    data = json.loads(write_replay(finished_othello_replay()))
+    del data["moves"][0]["time_ms"]
+    with pytest.raises(FormatError, match=r"^moves\[0\]\.time_ms is missing \(it must be int\)"):
+        parse_replay(json.dumps(data))
+
+
 def test_an_outcome_the_moves_do_not_give_is_said_in_words() -> None:
     replay = finished_othello_replay()
     final = replay.outcome
