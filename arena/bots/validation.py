@@ -55,9 +55,10 @@ def validate_name(name: str, field: str = "spec.name") -> list[FieldViolation]:
     problem = unprintable_problem(name)
     if problem is not None:
         return [FieldViolation(field, problem)]
-    if not _visible(name).strip():
+    visible = _visible(name)
+    if not visible.strip():
         return [FieldViolation(field, "must not be blank")]
-    if _visible(name) != _visible(name).strip():
+    if visible != visible.strip():
         return [FieldViolation(field, "must not start or end with a space (or a letter that "
                                       "shows as one)")]
     return []
@@ -96,8 +97,7 @@ def validate_bot_name(name: str, field: str = "spec.name") -> list[FieldViolatio
     a browser reads ``/bots/.`` (also written ``%2E``) as ``/bots/``, so such a bot's
     page could never be opened."""
     found = validate_name(name, field)
-    mixed = _scripts(name)
-    if not found and len(mixed) > 1:
+    if not found and len(mixed := _scripts(name)) > 1:
         found.append(FieldViolation(field, f"must not mix {' and '.join(m.title() for m in mixed)}"
                                            " letters (they read alike: such a name passes for "
                                            "another)"))

@@ -7,9 +7,9 @@ so a name that resolves elsewhere a moment later changes nothing). By default on
 addresses are allowed: loopback, link-local, private, shared, multicast, reserved and
 unspecified addresses are refused, which covers the metadata services of clouds and the
 arena's own services, and so is an IPv6 address that carries such an IPv4 address (NAT64,
-6to4, Teredo, mapped or IPv4-compatible forms). Operators allow more with ``external_allow``: CIDRs
-(``10.1.0.0/16``, ``127.0.0.1/32``) and host patterns (``bots.example.org``,
-``*.lab.internal``), comma-separated.
+6to4, Teredo, mapped or IPv4-compatible forms). Operators allow more with
+``external_allow``: CIDRs (``10.1.0.0/16``, ``127.0.0.1/32``) and host patterns
+(``bots.example.org``, ``*.lab.internal``), comma-separated.
 
 What a bot's owner learns when a move fails is only "unreachable" or "protocol error";
 the precise reason goes to the operator's log.

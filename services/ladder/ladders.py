@@ -377,13 +377,13 @@ class Ladders:
                     raise
                 log.info("ladder %s: game %d waits: %s", ladder_id, index, exc)
                 return created, exc  # claimed but unrecorded: the next round creates it
-            state = self.store.record_game(ladder_id, index, match.id)
+            ended = self.store.record_game(ladder_id, index, match.id) != OPEN
             created += 1
-            if state != OPEN:  # an end began while the referee created it
+            if ended:  # an end began while the referee created it
                 match = self._call_off(match.id, f"ladder {ladder_id} ended") or match
             if match.status in FINISHED_STATES:  # cancelled before we recorded it
                 self.count(match)
-            if state != OPEN:  # the games it claimed besides are not created, to be called off
+            if ended:  # the games it claimed besides are not created, to be called off
                 return created, None
         if indices:
             self.store.set_waiting(ladder_id, plan.owner, "")  # every game asked for is created

@@ -392,9 +392,7 @@ class Api:
     async def create_ladder(self, request: Request) -> Response:
         body = await json_body(request)
         client = self.gateway.actor(bearer(request))
-        bots = body.get("bots") if isinstance(body, dict) else None
-        body = await self._bots_game(client, body, bots[0] if isinstance(bots, list) and bots
-                                     else None)
+        body = await self._bots_game(client, body, "bots")
         config, key = forms.ladder_config(body), forms.request_id(body)
         info = await self.gateway.run(client.create_ladder, config, key)
         return JSONResponse(ladder_json(info), status_code=201)
@@ -457,8 +455,7 @@ class Api:
     async def create_match(self, request: Request) -> Response:
         body = await json_body(request)
         client = self.gateway.actor(bearer(request))
-        body = await self._bots_game(client, body, body.get("black")
-                                     if isinstance(body, dict) else None)
+        body = await self._bots_game(client, body, "black")
         config, key = forms.match_config(body), forms.request_id(body)
         match = await self.gateway.run(client.create_match, config, key)
         return JSONResponse(match_summary_json(match), status_code=201)
@@ -486,20 +483,25 @@ class Api:
         the analysis pool and their quota, as a match's position."""
         body = await json_body(request)
         client = self.gateway.actor(bearer(request))
-        body = await self._bots_game(client, body, body.get("bot")
-                                     if isinstance(body, dict) else None)
+        body = await self._bots_game(client, body, "bot")
         position, bot, time_ms = forms.position_analysis(body)
         spec = rules(position.game).spec(position.variant, position.size)
         reply = await self._analyze(client, spec, position, bot, time_ms, [])
         return JSONResponse(analysis_json(reply, position, 0))
 
-    async def _bots_game(self, client: ArenaClient, body: Any, first: object) -> Any:
-        """``body`` with the ``game`` it leaves out filled in: the game ``first`` (its first
-        bot's reference) plays, as the CLI does; as it is when it names its game or the bot
-        cannot be read (the service then says what is wrong with it). The forms read an
-        opening, a start or a position in the game's own terms: Gomoku's ``h8`` was read
-        as Othello's, and a match of two Gomoku bots refused as one of Othello."""
-        if not isinstance(body, dict) or "game" in body or not isinstance(first, str):
+    async def _bots_game(self, client: ArenaClient, body: Any, field: str) -> Any:
+        """``body`` with the ``game`` it leaves out filled in: the game its bot (``field``,
+        a reference or a list of them: the first) plays, as the CLI does; as it is when it
+        names its game or the bot cannot be read (the service then says what is wrong
+        with it). The forms read an opening, a start or a position in the game's own terms:
+        Gomoku's ``h8`` was read as Othello's, and a match of two Gomoku bots refused as
+        one of Othello."""
+        if not isinstance(body, dict) or "game" in body:
+            return body
+        first = body.get(field)
+        if isinstance(first, list):
+            first = first[0] if first else None
+        if not isinstance(first, str):
             return body
         ref = split_bot_ref(first)
         if ref is None:

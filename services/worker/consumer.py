@@ -71,6 +71,14 @@ class Delivery:
     deliveries: int
     taken_at: float = 0.0  # monotonic time it was taken ahead (0: taken to run)
     stream: str = MOVE_STREAM  # where it came from: the common stream or an engine's
+    _job: engine_pb2.MoveJob | None = field(default=None, init=False, repr=False)
+
+    @property
+    def job(self) -> engine_pb2.MoveJob | None:
+        """The job its fields hold (None: unreadable), decoded once."""
+        if self._job is None:
+            self._job = _parse_job(self.fields)
+        return self._job
 
 
 @dataclass
@@ -217,7 +225,7 @@ class WorkerLoop:
     def _handed_back(self, delivery: Delivery) -> bool:
         """Hand the job back to the end of its stream if its owner holds their share of
         the workers while another owner wants one (``fair``); True if it was."""
-        job = _parse_job(delivery.fields)
+        job = delivery.job
         if job is None or self.runner.is_external(job):
             return False
         try:
@@ -264,7 +272,7 @@ class WorkerLoop:
         """Run one job and hand its answer to the poster; returns it if it ran. A built-in
         engine searches on this thread; an external bot's call waits on a thread of its own
         (at most ``io_slots`` at once), so a slow bot far away never holds the engine."""
-        job = _parse_job(delivery.fields)
+        job = delivery.job
         if job is None:
             dead_letter(self.client, delivery.entry_id, delivery.fields, None,
                         "unreadable move job", delivery.deliveries, delivery.stream)

@@ -167,8 +167,7 @@ class BotStore:
             raise AlreadyExistsError(
                 f"the bot name {name!r} reads as {other!r}{self._whose(other)}: names that "
                 "differ only in case, in the width of their characters or in their dashes are "
-                "one name; "
-                "choose another")
+                "one name; choose another")
         if made == _OVER:
             raise self._over(bot.owner, len(payload), limit)
         return bot if created else self.get(made, 1)
