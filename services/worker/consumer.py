@@ -321,10 +321,9 @@ class WorkerLoop:
                 return
             # The search starts now; ``started`` (or the news that the ply is no longer
             # wanted, which stops the search) follows one round trip later.
-            reserve = reserve and self.config.reserve_hold_ms > 0 and not self.stopping.is_set()
+            reserve = (reserve and self.config.reserve_hold_ms > 0 and not self.stopping.is_set()
+                       and not self.fair.crowded)
             self._tasks.put(lambda: self._start(running, reserve))
-            if not self.runner.is_external(running.job):  # posted after its start
-                self._tasks.put(lambda: self.fair.running(running.job))
             began = time.monotonic()
             with telemetry.searching(running.span, running.job):
                 answer = self.runner.run(running.job, running.stop)
@@ -427,7 +426,8 @@ class WorkerLoop:
         with telemetry.posting(running.span):
             post_result(self.client, running.delivery.entry_id, job, running.tag, result,
                         running.started_id, running.delivery.stream,
-                        running.delivery.fields.get(QUEUED, b"").decode())
+                        running.delivery.fields.get(QUEUED, b"").decode(),
+                        engine_ran=not self.runner.is_external(job) and self.fair.mark_due(job))
         self.jobs_done += 1
         telemetry.answered(job, answer, running.span)
 

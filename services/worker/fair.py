@@ -13,12 +13,13 @@ A worker holds an owner's move while a job of theirs is in its pending list (rea
 answered: Redis adds it there as it delivers it, so two workers reading at once each see
 the other's). An owner wants a worker while a worker holds a move of theirs, while a job of
 theirs waits among the first ``PEEK`` not yet read, or for ``RECENT_MS`` after a worker
-took one (``keys.MOVE_OWNERS``: their next move is a moment away, while the referee records
-the last). The share is the live match workers divided among those owners, at least one:
-an owner alone uses every worker.
+answered one (``keys.MOVE_OWNERS``, marked in the answer's own transaction: their next move
+is a moment away, while the referee records the last). The share is the live match
+workers divided among those owners, at least one: an owner alone uses every worker.
 
 Where the picture, read at most every ``PICTURE_S`` (the live workers every
-``WORKERS_S``), shows the job's owner alone, and this worker took no other owner's job in the
+``WORKERS_S``, or sooner when a worker they do not name holds a job: one that just joined),
+shows the job's owner alone, and this worker took no other owner's job in the
 last ``RECENT_MS`` (it knows that at once, where the others learn it from Redis), the job
 runs at once: a worker of an arena with one user spends no round trip on sharing.
 Otherwise the picture is read anew (two round trips) before the worker decides.
@@ -45,7 +46,7 @@ PEEK = 64  # waiting entries of a stream looked at for their owners
 PENDING_SCAN = 200  # pending entries of a stream looked at for the moves workers hold
 PICTURE_S = 0.1
 WORKERS_S = 1.0
-MARK_EVERY_S = 0.5  # an owner's recent move, told Redis at most this often by a worker
+MARK_EVERY_S = 0.5  # an owner's answers mark them at most this often, per worker
 HANDED_BACK_WAIT_S = 0.02  # after a job handed back, before the next read
 
 
@@ -68,8 +69,13 @@ class FairShare:
         self.client, self.worker_id = client, worker_id
         self._live: tuple[float, frozenset[str]] = (-WORKERS_S, frozenset())
         self._picture = Picture(-PICTURE_S)
+        self._gone: frozenset[str] = frozenset()  # holders not live at the last look
+        # Whether another owner wanted a worker at the last job's look: then the worker
+        # takes no job ahead (a job held ahead is no worker's, yet reads as held, and
+        # waits out the move before it: another owner's, it was counted as served).
+        self.crowded = False
+        self._marked: dict[str, float] = {}  # owner -> when an answer last marked them
         self._ran: dict[str, float] = {}  # owner -> when this worker last took a job of theirs
-        self._marked: dict[str, float] = {}  # owner -> when ``running`` last told Redis (poster)
 
     def hand_back(self, job: engine_pb2.MoveJob, streams: Sequence[str]) -> bool:
         """Whether this worker should hand ``job`` back rather than run it (``streams``:
@@ -83,9 +89,11 @@ class FairShare:
             self._picture = self._read(streams)
         if self._picture.wanting | set(self._ran) <= {job.owner}:
             self._ran[job.owner] = now
+            self.crowded = False
             return False  # its owner alone wants the workers
         picture = self._picture = self._read(streams)
         wanting = picture.wanting | set(self._ran) | {job.owner}
+        self.crowded = len(wanting) > 1
         share = max(1, len(self._live[1]) // len(wanting))
         if picture.held(job.owner) >= share and any(
                 picture.held(other) < share for other in wanting if other != job.owner):
@@ -96,15 +104,19 @@ class FairShare:
     def _read(self, streams: Sequence[str]) -> Picture:
         now, now_ms = time.monotonic(), int(time.time() * 1000)
         if now - self._live[0] > WORKERS_S:
-            self._live = (now, frozenset(w.worker_id for w in workers.alive(self.client, now_ms)
-                                         if w.pool != "analysis"))
-        live = self._live[1]
+            self._read_live(now, now_ms)
         with self.client.pipeline(transaction=False) as pipe:
             pipe.zrangebyscore(keys.MOVE_OWNERS, now_ms - RECENT_MS, "+inf")
             for stream in streams:
                 pipe.xpending_range(stream, WORKER_GROUP, "-", "+", PENDING_SCAN)
                 pipe.xinfo_groups(stream)
             recent, *replies = pipe.execute(raise_on_error=False)
+        holding = {text(p["consumer"]) for pending in replies[::2]
+                   if not isinstance(pending, Exception) for p in pending}
+        if not holding - {self.worker_id} <= self._live[1] | self._gone:
+            self._read_live(now, now_ms)  # a worker that joined since (or one gone)
+            self._gone = frozenset(holding - self._live[1])  # not asked about again
+        live = self._live[1]
         held: list[tuple[str, str, str]] = []  # (stream, entry, worker) held by others
         after: dict[str, str] = {}  # stream -> the last entry a worker read
         for stream, pending, groups in zip(streams, replies[::2], replies[1::2], strict=True):
@@ -130,23 +142,21 @@ class FairShare:
         return Picture(now, dict(holders),
                        {*holders, *waiting, *(text(owner) for owner in recent)})
 
-    def running(self, job: engine_pb2.MoveJob) -> None:
-        """This worker's engine runs ``job`` (told by the poster, after its start): its
-        owner's next move is a moment away. Told Redis at most every ``MARK_EVERY_S`` an
-        owner."""
-        if not job.owner:
-            return
+    def mark_due(self, job: engine_pb2.MoveJob) -> bool:
+        """Whether the answer to ``job``, which this worker's engine played, should mark
+        its owner as having just played (``delivery.post_result``): at most every
+        ``MARK_EVERY_S`` an owner, well within ``RECENT_MS`` (asked by the poster only)."""
         now = time.monotonic()
-        if now - self._marked.get(job.owner, -MARK_EVERY_S) < MARK_EVERY_S:
-            return
+        if not job.owner or now - self._marked.get(job.owner, -MARK_EVERY_S) < MARK_EVERY_S:
+            return False
         self._marked = {owner: at for owner, at in self._marked.items()
                         if now - at < MARK_EVERY_S}
         self._marked[job.owner] = now
-        now_ms = int(time.time() * 1000)
-        with self.client.pipeline(transaction=False) as pipe:
-            pipe.zadd(keys.MOVE_OWNERS, {job.owner: now_ms})
-            pipe.zremrangebyscore(keys.MOVE_OWNERS, "-inf", now_ms - 60_000)
-            pipe.execute()
+        return True
+
+    def _read_live(self, now: float, now_ms: int) -> None:
+        self._live = (now, frozenset(w.worker_id for w in workers.alive(self.client, now_ms)
+                                     if w.pool != "analysis"))
 
 
 def _owners(entries: Any, engines_only: bool = False) -> list[str]:

@@ -179,8 +179,9 @@ def worker(worker_id: str) -> str:
     return f"arena:worker:{worker_id}"
 
 
-# Sorted set: owner -> when a worker last took a move of theirs (ms): an owner whose next
-# move is a moment away (the referee records the last one) still counts as waiting.
+# Sorted set: owner -> when a worker's engine last answered a move of theirs (ms, in the
+# answer's transaction): an owner whose next move is a moment away (the referee records the
+# last one) still counts as wanting a worker.
 MOVE_OWNERS = "arena:workers:owners"
 
 # --- referee presence (durable Redis) --------------------------------------------------------
