@@ -43,6 +43,7 @@ from arena.bots import (
     known_evaluators,
     merge_config,
     preset_configs,
+    preset_problem,
 )
 from arena.bots.botfile import BotFileError, parse_bot_file, spec_to_toml, toml_table
 from arena.bots.validation import AVATAR_MAX_BYTES
@@ -237,6 +238,11 @@ def _apply_engine(spec: bots_pb2.BotSpec, args: argparse.Namespace, updating: bo
         spec.builtin.config.CopyFrom(config_to_struct(merge_config(file or {}, overrides)))
         if not updating:
             return str(args.from_preset)  # the registry merges: one source of truth
+        known = args.from_preset in preset_configs() and not getattr(args, "game", None)
+        if known and (problem := preset_problem(args.from_preset, spec.game)):
+            # (the preset's refusal named --game, which was not typed)
+            raise InvalidArgumentError(f"--from-preset: {problem}: a bot keeps its game "
+                                       "(register a new bot for the other)")
         spec.CopyFrom(apply_preset(spec, args.from_preset))
         return ""
     base = file if file is not None else builtin_config(spec) if updating else {}

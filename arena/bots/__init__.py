@@ -4,7 +4,13 @@ The registry service stores what this package accepts; the referee and the worke
 engine configs back with :func:`builtin_config`.
 """
 
-from arena.bots.presets import apply_preset, list_presets, merge_config, preset_configs
+from arena.bots.presets import (
+    apply_preset,
+    list_presets,
+    merge_config,
+    preset_configs,
+    preset_problem,
+)
 from arena.bots.spec import (
     builtin_config,
     config_from_struct,
@@ -29,5 +35,6 @@ __all__ = [
     "merge_config",
     "new_version",
     "preset_configs",
+    "preset_problem",
     "validate_spec",
 ]

@@ -133,7 +133,8 @@ def apply_preset(spec: bots_pb2.BotSpec, preset: str) -> bots_pb2.BotSpec:
             "spec.external", "a preset gives a built-in engine; drop the external engine")])
     if spec.game != common_pb2.GAME_KIND_UNSPECIFIED and spec.game != kind:
         raise InvalidArgumentError.for_fields([FieldViolation(
-            "spec.game", f"preset {preset!r} is for {game(kind).name}")])
+            "spec.game", f"preset {preset!r} is for {game(kind).name}, not "
+            f"{game(spec.game).name}")])
     merged = bots_pb2.BotSpec()
     merged.CopyFrom(spec)
     merged.game = kind

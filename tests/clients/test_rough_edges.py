@@ -93,6 +93,22 @@ def test_an_update_that_changes_nothing_keeps_the_version(cli_stack: InProcessSt
     assert "version         2" in ok(cli_stack.run("bot", "show", "steady"))
 
 
+def test_an_update_to_a_preset_of_the_other_game_names_the_preset(
+        cli_stack: InProcessStack) -> None:
+    """`arena bot update b --from-preset sharpmoku-normal` of an Othello bot said
+    '--game: preset ... is for gomoku': an option the user had not typed."""
+    _register(cli_stack, "steady")
+    said = one_line_error(cli_stack.run("bot", "update", "steady", "--from-preset",
+                                        "sharpmoku-normal"),
+                          "--from-preset: preset 'sharpmoku-normal' is for gomoku, not othello",
+                          "a bot keeps its game")
+    assert "--game" not in said, said
+    one_line_error(cli_stack.run("bot", "update", "steady", "--from-preset", "nonesuch"),
+                   "--from-preset: unknown preset 'nonesuch'")
+    assert "version         2" in ok(cli_stack.run("bot", "update", "steady",
+                                                   "--from-preset", "terra"))
+
+
 def test_an_unknown_evaluator_is_named(run_arena: RunArena) -> None:
     for command in (("bot", "register", "--name", "x", "--evaluator", "nope"),
                     ("bot", "update", "x", "--evaluator", "nope")):
