@@ -33,6 +33,7 @@ from arena.games.catalog import (
     GameKind,
     game,
     game_of,
+    game_of_text,
 )
 from arena.games.gomoku import GomokuBoard
 from arena.games.othello import PASS, OthelloBoard
@@ -60,6 +61,7 @@ __all__ = [
     "UnknownGameError",
     "game",
     "game_of",
+    "game_of_text",
     "move_fault",
     "new_position",
     "position_from_text",

@@ -181,3 +181,12 @@ def game(key: str | int | Game) -> Game:
 
 def game_of(position: Position) -> Game:
     return game(position.game)
+
+
+def game_of_text(text: str) -> Game:
+    """The game whose one-line text form ``text`` has the shape of, for a text that comes
+    with no game named (a position pasted into the board editor): Gomoku's begins with its
+    board size (``15 freestyle ...``), Othello's with its 64 squares. That game's rules then
+    read the rest, and say what is wrong with it."""
+    first = text.split(maxsplit=1)[:1]
+    return GOMOKU if first and first[0].isdigit() else OTHELLO

@@ -324,15 +324,24 @@ class Api:
         return self.reads.shared(turned) if self.reads is not None else turned
 
     def acting(self, handler: Handler) -> Handler:
-        """An action: in its viewer's turn; after it, no read answered before is shared."""
+        """An action: in its viewer's turn; after one that may have acted, no read answered
+        before is shared. A refused one (a 4xx: no token, another's match, a bad body)
+        changed nothing, and forgets nothing: else anyone, with no token, could keep every
+        viewer's reads from being shared."""
         turned = self.in_turn(handler)
+
+        def acted(status: int) -> None:
+            if self.reads is not None and not 400 <= status < 500:
+                self.reads.forget()
 
         async def act(request: Request) -> Response:
             try:
-                return await turned(request)
-            finally:
-                if self.reads is not None:
-                    self.reads.forget()
+                response = await turned(request)
+            except BaseException as exc:  # a service failing, a client gone: it may have acted
+                acted(http_status(exc)[0])
+                raise
+            acted(response.status_code)
+            return response
         return act
 
     def in_turn(self, handler: Handler) -> Handler:

@@ -14,7 +14,7 @@ from arena.services.common.ladder_limits import MAX_BOTS, MAX_GAMES
 
 from arena.bots.validation import BOT_REF_FORM, split_bot_ref
 from arena.errors import FieldViolation, InvalidArgumentError
-from arena.games import GAME_NAMES, Game, GameError, Position
+from arena.games import GAME_NAMES, Game, GameError, Position, game_of_text
 from arena.games import game as rules
 from arena.openings import MAX_CUSTOM_OPENINGS, OpeningMoveError, play_opening
 from arena.text import bounded
@@ -180,13 +180,15 @@ def edited_position(data: object) -> Position:
     """A position as the board editor sends it: the game (``variant``, ``size``), a stone
     per square (``board``: ``X``, ``O`` or ``-`` each, row 1 first, as the pages' ply views
     give it) and the side to move (``turn``: black or white); or a position's text form
-    pasted (``position``, which says its own variant and size); or neither, for the
+    pasted (``position``, which says its own variant and size, and its game by its shape
+when the body names none); or neither, for the
     game's start (the variant's, on the board of that size). What the rules refuse
     (stone counts no game reaches, say) is a bad ``board`` or ``position``, in their words."""
     body = Body(data)
     spec = game_spec(body)
-    played = rules(spec.kind)
     text = body.get("position", str, "")
+    # A text pasted alone says its game by its shape (the editor's page sends no game).
+    played = game_of_text(text) if text and "game" not in body.data else rules(spec.kind)
     cells = body.get("board", str, "")
     turn = body.get("turn", str, "black",
                     lambda side: "" if side in SIDES else "must be black or white")

@@ -7,10 +7,10 @@ referee's CPU from judging the ladder's moves (it played 2.4 times fewer games).
 of the API is answered by the services at most once per address (path and query) every
 ``FRESH_S``: requests that come while it is being answered wait for that answer, and
 those that come within ``FRESH_S`` after it get it too. An action through this gateway
-forgets every kept answer, so its author reads what it did at once (other replicas may
-show the older state for up to ``FRESH_S``). Only answers of 200 are kept. Where reading
-needs a token, each reads as themselves and nothing is shared. Everything here runs on
-the event loop: no locks.
+(one not refused) forgets every kept answer, so its author reads what it did at once
+(other replicas may show the older state for up to ``FRESH_S``). Only answers of 200 are
+kept. Where reading needs a token, each reads as themselves and nothing is shared.
+Everything here runs on the event loop: no locks.
 """
 
 from __future__ import annotations

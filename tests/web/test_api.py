@@ -950,12 +950,7 @@ def test_viewers_asking_the_same_question_share_one_answer(web: WebStack) -> Non
     each game; thirty of them made the referee play 2.4 times fewer games. Now the
     services answer a read once a second, whoever asks."""
     path = "/api/matches?bot=web-beginner&limit=7"
-    def asked() -> float:  # the referee's ListMatches calls
-        address = web.stack.manifest()["metrics"]["referee"]
-        return total({"referee": scrape(address)}, "grpc_server_handled_total",
-                     grpc_method="ListMatches")
-
-    before = asked()
+    before = _listings(web)
     answers: list[tuple[int, bytes]] = []
 
     def read(viewer: int) -> None:
@@ -972,8 +967,31 @@ def test_viewers_asking_the_same_question_share_one_answer(web: WebStack) -> Non
         viewer.join(60)
     assert len(answers) == 20 and {status for status, _ in answers} == {200}
     assert len({body for _, body in answers}) == 1
-    calls = asked() - before
+    calls = _listings(web) - before
     assert 1 <= calls <= 3, calls  # one a second at most (each viewer alone: 20)
+
+
+def _listings(web: WebStack) -> float:
+    """The referee's ListMatches calls so far."""
+    address = web.stack.manifest()["metrics"]["referee"]
+    return total({"referee": scrape(address)}, "grpc_server_handled_total",
+                 grpc_method="ListMatches")
+
+
+def test_a_refused_action_keeps_the_shared_answers(web: WebStack) -> None:
+    """Any POST, even one refused for want of a token, forgot every shared answer: anyone
+    could keep every viewer's reads from being shared (a loop of refused cancels took a
+    match's reads by the referee from 10 to 93 in 10 s). A refused action changed nothing
+    and forgets nothing; one that goes through still does (the test above)."""
+    path = "/api/matches?bot=web-beginner&limit=6"
+    before, began = _listings(web), time.monotonic()
+    for _ in range(10):
+        assert web.http.request("GET", path)[0] == 200
+        assert web.http.request("POST", "/api/matches/nonesuch/cancel", {})[0] == 401
+        assert web.http.request("POST", "/api/matches/nonesuch/cancel", {},
+                                token=USER_TOKEN)[0] == 404
+    calls, took = _listings(web) - before, time.monotonic() - began
+    assert 1 <= calls <= 1 + took / FRESH_S, (calls, took)  # the old code: 10
 
 
 def test_an_action_is_seen_at_once_by_its_author(web: WebStack) -> None:
@@ -1361,6 +1379,16 @@ def test_the_rules_check_a_position_drawn_in_the_editor(web: WebStack) -> None:
     status, _, reply = web.http.request("POST", "/api/positions", {
         "game": "gomoku", "board": "".join(gomoku), "turn": "white"})
     assert "stone" in _fields(reply)["board"].lower(), reply  # the rules' own words
+    # A text form pasted with no game named is the game its shape says (Gomoku's begins
+    # with its size; it was read as Othello's and refused).
+    played = new_position("gomoku", "exact-five", 9)
+    played.push(40)
+    for text, kind in ((played.to_text(), "gomoku"), (made["position"], "othello")):
+        status, _, reply = web.http.request("POST", "/api/positions", {"position": text})
+        assert status == 200 and json.loads(reply)["game"]["kind"] == kind, reply
+        assert json.loads(reply)["position"] == text
+    status, _, reply = web.http.request("POST", "/api/positions", {"position": "15 x"})
+    assert status == 400 and "Gomoku text form" in _fields(reply)["position"], reply
 
 
 def test_a_bot_is_asked_about_any_position_and_a_match_starts_from_one(

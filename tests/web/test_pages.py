@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, urlencode
 
 import pytest
 import redis
@@ -26,7 +26,7 @@ from arena.bots.spec import config_to_struct
 from arena.clock import game_time_left_ms
 from arena.errors import AlreadyExistsError, FailedPreconditionError
 from arena.formats import parse_replay, write_replay
-from arena.games import Color, OthelloBoard, Position
+from arena.games import Color, GomokuBoard, OthelloBoard, Position
 from arena.records import match_position
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, match_pb2, referee_pb2
 from tests.web.conftest import (
@@ -823,6 +823,22 @@ def test_the_board_editor_opens_a_played_position_asks_a_bot_and_starts_a_match(
     page.wait_for_function("() => document.querySelector('input[name=position]').value"
                            ".endsWith(' X')")
     assert page.evaluate(CELLS_JS) == "-" * 225
+    # A Gomoku position opened by its address (a Gomoku match's plies link so), and one
+    # pasted while the editor shows Othello: each opens (both were read as Othello).
+    stones = GomokuBoard(15)
+    for square in (112, 113, 97):
+        stones.push(square)
+    open_page(page, f"{web.url}/editor?" + urlencode({"game": "gomoku",
+                                                      "position": stones.to_text()}))
+    page.wait_for_function("t => document.querySelector('input[name=position]').value === t",
+                           arg=stones.to_text())
+    assert [i for i, c in enumerate(page.evaluate(CELLS_JS)) if c != "-"] == [97, 112, 113]
+    assert page.text_content("[data-testid='editor-status']").startswith("White to move")
+    open_page(page, f"{web.url}/editor")
+    page.fill("input[name=position]", stones.to_text())
+    page.click("form.ask button[type=submit]")
+    page.wait_for_function("() => document.querySelector('select[name=game]').value === 'gomoku'")
+    assert page.evaluate(CELLS_JS).count("X") == 2
 
 
 def test_the_board_editor_says_why_a_drawn_position_is_no_game(web: WebStack,
