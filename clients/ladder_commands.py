@@ -141,7 +141,8 @@ def add_ladder_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]
                        help="their increment per move")
     add_json_flag(ratings)
     ratings.set_defaults(func=cmd_ratings)
-    name_fields(ratings, {"game": "", "clock": "", **clock_fields("clock")})
+    name_fields(ratings, {"game": "", "game.kind": "--game", "game.variant": "--variant",
+                          "game.board_size": "--size", "clock": "", **clock_fields("clock")})
 
 
 # The request fields of a ladder (`ladder create`, `test`) its shared options fill in.

@@ -148,7 +148,13 @@ class EmptyMoveStackError(GameError, IndexError):
 
 
 class UnknownGameError(GameError):
-    """A game kind, variant, rule or board size this library does not provide."""
+    """A game kind, variant, rule or board size this library does not provide; ``part``
+    names which, as ``GameSpec`` does (``kind``, ``variant``, ``board_size``), so that a
+    refusal names the field that holds it."""
+
+    def __init__(self, message: str, part: str = "") -> None:
+        super().__init__(message)
+        self.part = part
 
 
 @runtime_checkable

@@ -75,11 +75,11 @@ class Game:
         size = size or self.default_size
         if variant not in self.variants:
             raise UnknownGameError(
-                f"unknown {self.title} variant {variant!r}; known: {list(self.variants)}")
+                f"unknown {self.title} variant {variant!r}; known: {list(self.variants)}",
+                "variant")
         if size not in self.sizes:
             raise UnknownGameError(
-                f"{self.title} is played on {self.sizes_text}, "
-                f"not size {size}")
+                f"{self.title} is played on {self.sizes_text}, not size {size}", "board_size")
         return variant, size
 
     def new_position(self, variant: str | None = None, size: int | None = None) -> Position:
@@ -176,7 +176,7 @@ def game(key: str | int | Game) -> Game:
                 return candidate
         elif str(key).strip().lower() == candidate.name:
             return candidate
-    raise UnknownGameError(f"unknown game {key!r}; known: {list(GAME_NAMES)}")
+    raise UnknownGameError(f"unknown game {key!r}; known: {list(GAME_NAMES)}", "kind")
 
 
 def game_of(position: Position) -> Game:

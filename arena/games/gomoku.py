@@ -60,13 +60,14 @@ def _stone(color: Color) -> int:
 def check_size(size: object) -> int:
     if not isinstance(size, int) or isinstance(size, bool) or not MIN_SIZE <= size <= MAX_SIZE:
         raise UnknownGameError(
-            f"Gomoku board size must be {MIN_SIZE}..{MAX_SIZE}, got {shown(size)}")
+            f"Gomoku board size must be {MIN_SIZE}..{MAX_SIZE}, got {shown(size)}", "board_size")
     return size
 
 
 def check_rule(rule: object) -> str:
     if rule not in RULES:
-        raise UnknownGameError(f"unknown Gomoku rule {shown(rule)}; known: {list(RULES)}")
+        raise UnknownGameError(f"unknown Gomoku rule {shown(rule)}; known: {list(RULES)}",
+                               "variant")
     assert isinstance(rule, str)
     return rule
 

@@ -193,7 +193,8 @@ def _complete(spec: common_pb2.GameSpec) -> common_pb2.GameSpec:
         played = game(spec.kind)
         return played.spec(spec.variant or None, spec.board_size or None)
     except UnknownGameError as exc:
-        raise InvalidArgumentError.for_fields([FieldViolation("game", str(exc))]) from exc
+        field = f"game.{exc.part}" if exc.part else "game"
+        raise InvalidArgumentError.for_fields([FieldViolation(field, str(exc))]) from exc
 
 
 def _clock_key(clock: common_pb2.TimeControl) -> ClockKey:

@@ -76,8 +76,9 @@ def _normalized_game(spec: common_pb2.GameSpec, out: list[FieldViolation]) -> Ga
         return None
     try:
         spec.CopyFrom(played.spec(spec.variant, spec.board_size))
-    except GameError as exc:
-        out.append(FieldViolation("config.game", str(exc)))
+    except GameError as exc:  # (the variant or the size, where it says which)
+        part = exc.part if isinstance(exc, UnknownGameError) and exc.part else ""
+        out.append(FieldViolation("config.game" + (f".{part}" if part else ""), str(exc)))
         return None
     return played
 

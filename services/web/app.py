@@ -12,7 +12,7 @@ import asyncio
 import functools
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from importlib import resources
@@ -125,7 +125,7 @@ def bearer(request: Request) -> str | None:
     return token.strip() or None if scheme.lower() == "bearer" else None
 
 
-_INTEGER = re.compile(r"-?[0-9]{1,18}")
+_INTEGER = re.compile(r"-?[0-9]{1,24}")  # an int64 has 19 digits; leading zeros too
 
 
 def query_int(request: Request, name: str, default: int, low: int, high: int) -> int:
@@ -169,32 +169,23 @@ def only_queries(names: Iterable[str], handler: Handler) -> Handler:
     return checked
 
 
-def get_only(handler: Handler) -> Handler:
-    """``handler`` for GET alone, HEAD refused with 405. Starlette answers HEAD wherever
-    a route takes GET, and a live stream's HEAD opened the stream: a gRPC stream and one
-    of the viewer's live slots held as long as the connection stayed open, for an answer
-    with no body."""
-    async def checked(request: Request) -> Response:
-        if request.method != "GET":
-            return method_not_allowed("a live stream is read with GET", ["GET"])
-        return await handler(request)
-    return checked
-
-
 def method_not_allowed(message: str, allowed: list[str]) -> JSONResponse:
     return JSONResponse({"error": {"status": "method-not-allowed", "message": message}},
                         status_code=405, headers={"allow": ", ".join(allowed)})
 
 
-def checked_int(name: str, text: str | None, default: int, low: int, high: int) -> int:
+def checked_int(name: str, text: str | None, default: int, low: int, high: int,
+                what: str = "query") -> int:
     """An integer from an address, within [low, high] (protobuf's int32 fields and our
-    own limits), or INVALID_ARGUMENT naming the part of the address."""
+    own limits), or INVALID_ARGUMENT naming the part of the address (``what``: a bad
+    "query", or "address" for a part of the path)."""
     if text is None or text == "":
         return default
-    # ASCII digits, at most 18 (int() takes '٣' and refuses '²' and 5,000 digits).
+    # ASCII digits, a few (int() takes '٣' and refuses '²', and reads 5,000 digits slowly);
+    # 19 were refused while the message offered every int64.
     if not _INTEGER.fullmatch(text) or not low <= int(text) <= high:
         raise errors.InvalidArgumentError(
-            "bad query", [errors.FieldViolation(name, f"expected an integer {low}..{high}")])
+            f"bad {what}", [errors.FieldViolation(name, f"expected an integer {low}..{high}")])
     return int(text)
 
 
@@ -562,7 +553,7 @@ class Api:
         levels = query_int(request, "levels", 1, 0, 4)
         credential = self.gateway.read_credential(bearer(request))
         client = self.reader(request)
-        ply = checked_int("ply", request.path_params["ply"], 0, 0, INT32_MAX)
+        ply = checked_int("ply", request.path_params["ply"], 0, 0, INT32_MAX, "address")
         index = await self.gateway.run(self.gateway.tree, client, credential,
                                        request.path_params["id"], ply)
         if node < 0:
@@ -653,7 +644,14 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
         return Route(path, api(only_queries((), handlers.acting(handler))), methods=[method])
 
     def live_stream(path: str, handler: Handler) -> Route:
-        return Route(path, api(only_queries((), get_only(handler))), methods=["GET"])
+        """A live stream takes GET alone. Starlette adds HEAD wherever a route takes GET,
+        and a stream's HEAD opened the stream: a gRPC stream and one of the viewer's live
+        slots held as long as the connection stayed open, for an answer with no body. So
+        HEAD is refused (405) as any method the address does not take, and the 405s of
+        its other methods do not offer it."""
+        route = Route(path, api(only_queries((), handler)), methods=["GET"])
+        route.methods = {"GET"}
+        return route
 
     api_routes = [
         get("/api/config", handlers.config),
@@ -704,22 +702,27 @@ async def slash_redirect(routes: list[BaseRoute], not_found: ASGIApp, scope: Sco
     never a whole URL. Starlette's named the host of the Host header, which is the
     client's to write: ``Host: evil.example`` sent a viewer (or a cache that keys on the
     path alone) to ``http://evil.example/api/``."""
-    if scope["type"] == "http":
-        root, path = scope.get("root_path", ""), scope["path"]
-        if (path[len(root):] if root and path.startswith(root) else path) != "/":
-            moved = path.rstrip("/") if path.endswith("/") else path + "/"
-            if any(route.matches({**scope, "path": moved})[0] is not Match.NONE
-                   for route in routes):
-                # One leading slash: '//host/...' would be another site's address.
-                location = "/" + moved.lstrip("/")
-                for char, escaped in (("%", "%25"), ("?", "%3F"), ("#", "%23"),
-                                      ("\\", "%5C")):
-                    location = location.replace(char, escaped)
-                query = scope.get("query_string", b"").decode("latin-1")
-                await RedirectResponse(location + (f"?{query}" if query else ""))(
-                    scope, receive, send)
-                return
+    if scope["type"] == "http" and (redirect := _slash_moved(routes, scope)) is not None:
+        await redirect(scope, receive, send)
+        return
     await not_found(scope, receive, send)
+
+
+def _slash_moved(routes: Sequence[BaseRoute], scope: Scope) -> Response | None:
+    """The 307 to the address one of ``routes`` takes with the trailing slash of
+    ``scope``'s path added or taken away, if there is one (``slash_redirect``)."""
+    root, path = scope.get("root_path", ""), scope["path"]
+    if (path[len(root):] if root and path.startswith(root) else path) == "/":
+        return None
+    moved = path.rstrip("/") if path.endswith("/") else path + "/"
+    if all(route.matches({**scope, "path": moved})[0] is Match.NONE for route in routes):
+        return None
+    # One leading slash: '//host/...' would be another site's address.
+    location = "/" + moved.lstrip("/")
+    for char, escaped in (("%", "%25"), ("?", "%3F"), ("#", "%23"), ("\\", "%5C")):
+        location = location.replace(char, escaped)
+    query = scope.get("query_string", b"").decode("latin-1")
+    return RedirectResponse(location + (f"?{query}" if query else ""))
 
 
 async def api_unrouted(routes: list[Route], scope: Scope, receive: Receive,
@@ -731,9 +734,12 @@ async def api_unrouted(routes: list[Route], scope: Scope, receive: Receive,
     allowed = sorted({method for route in routes
                       if route.methods and route.matches(outer)[0] is Match.PARTIAL
                       for method in route.methods})
+    response: Response
     if allowed:
         response = method_not_allowed(f"{scope['method'][:16]} is not taken here; this "
                                       f"address takes {', '.join(allowed)}", allowed)
+    elif (moved := _slash_moved(routes, outer)) is not None:  # /api/matches/ as the pages'
+        response = moved
     else:
         response = JSONResponse({"error": {"status": "not-found", "message": "no such API"}},
                                 status_code=404)

@@ -42,7 +42,8 @@ FORM_FIELDS = {
     "config.game.kind": "game", "config.game.variant": "variant",
     "config.game.board_size": "size", "config.time_control.": "",
     "config.start_position": "start", "config.": "",
-    "bot_ref": "bot", "limits.time_ms": "time_ms",
+    "bot_ref": "bot", "limits.time_ms": "time_ms", "bot_name": "bot",
+    "game.kind": "game", "game.variant": "variant", "game.board_size": "size",
 }
 
 

@@ -232,12 +232,13 @@ def bot_json(bot: bots_pb2.BotVersion) -> Json:
 
 def result_json(match: match_pb2.Match) -> Json | None:
     """The result of a finished or cancelled match (a cancelled one is void: no result,
-    not counted); None while it is pending or running."""
+    not counted, no score); None while it is pending or running."""
     if match.status not in (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED):
         return None
     result = match.result
     winner = COLORS.get(result.winner)
-    score = {"black": "1-0", "white": "0-1"}.get(winner or "", "1/2-1/2")
+    score = None if result.void else {"black": "1-0", "white": "0-1"}.get(winner or "",
+                                                                          "1/2-1/2")
     termination = word(result.termination, "TERMINATION_", match_pb2.Termination)
     return {
         "winner": winner, "score": score, "termination": termination, "detail": result.detail,

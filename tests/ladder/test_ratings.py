@@ -213,20 +213,21 @@ def test_a_clock_no_ladder_could_have_is_an_invalid_argument(
 
 
 @pytest.mark.parametrize(
-    "spec",
+    ("spec", "field"),
     [
-        common_pb2.GameSpec(),  # no game
-        common_pb2.GameSpec(kind=77),
-        common_pb2.GameSpec(kind=OTHELLO, variant="nope"),
-        common_pb2.GameSpec(kind=OTHELLO, board_size=10),
-        common_pb2.GameSpec(kind=GOMOKU, board_size=-15),
-        common_pb2.GameSpec(kind=GOMOKU, variant="x" * 100_000),
+        (common_pb2.GameSpec(), "game.kind"),  # no game
+        (common_pb2.GameSpec(kind=77), "game.kind"),
+        (common_pb2.GameSpec(kind=OTHELLO, variant="nope"), "game.variant"),
+        (common_pb2.GameSpec(kind=OTHELLO, board_size=10), "game.board_size"),
+        (common_pb2.GameSpec(kind=GOMOKU, board_size=-15), "game.board_size"),
+        (common_pb2.GameSpec(kind=GOMOKU, variant="x" * 100_000), "game.variant"),
     ],
 )
 def test_a_game_arena_does_not_host_is_an_invalid_argument(
-    ladder_server: LadderServer, spec: common_pb2.GameSpec
+    ladder_server: LadderServer, spec: common_pb2.GameSpec, field: str
 ) -> None:
+    """The refusal names the part of the game at fault (it said 'game' for each)."""
     with pytest.raises(grpc.RpcError) as caught:
         _ratings(ladder_server, spec)
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert [v.field for v in field_violations(caught.value)] == ["game"]
+    assert [v.field for v in field_violations(caught.value)] == [field]

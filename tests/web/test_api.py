@@ -106,12 +106,16 @@ def test_a_redirect_is_to_a_path_never_to_the_host_a_request_named(web: WebStack
                            ("/ladders/?limit=5", "/ladders?limit=5"),
                            ("/matches/?bot=a%40b&status=finished",
                             "/matches?bot=a%40b&status=finished"),
-                           ("/ratings/", "/ratings"), ("/static", "/static/")):
+                           ("/ratings/", "/ratings"), ("/static", "/static/"),
+                           # The API's addresses too (they were 404: 'no such API').
+                           ("/api/matches/?limit=3", "/api/matches?limit=3"),
+                           ("/api/ladders/", "/api/ladders")):
         for host in ("evil.example", "evil.example:8080", None):
             assert _redirect(web.http, path, host) == (307, location), (path, host)
     assert web.http.request("GET", "/ladders?limit=5")[0] == 200  # where it leads
     # No redirect where neither address has a route.
     assert _redirect(web.http, "/nothing/", "evil.example") == (404, None)
+    assert _redirect(web.http, "/api/nothing/", None) == (404, None)
     assert _redirect(web.http, "//evil.example/ladders/", "evil.example") == (404, None)
 
 
@@ -190,7 +194,9 @@ def test_a_method_an_address_does_not_take_is_405_with_the_ones_it_does(web: Web
             ("GET", f"/api/matches/{match_id}/cancel", "POST"),
             ("POST", "/api/config", "GET, HEAD"),
             ("DELETE", "/api/bots/web-beginner", "GET, HEAD"),
-            ("POST", f"/api/ladders/{web.ladder_id}/events", "GET, HEAD")):
+            # A live stream takes no HEAD (below): its 405s offered it all the same.
+            ("POST", f"/api/ladders/{web.ladder_id}/events", "GET"),
+            ("PUT", f"/api/matches/{match_id}/events", "GET")):
         status, headers, body = web.http.request(method, path, {}, token=USER_TOKEN)
         assert status == 405, (method, path, status, body)
         assert headers["allow"] == allowed, (method, path, headers)
@@ -218,6 +224,20 @@ def test_bad_queries_are_400_with_the_field(web: WebStack) -> None:
         status, _, body = web.http.request("GET", path)
         assert status == 400, path
         assert error_of(body)["fields"][0]["field"] == "ply"
+        assert error_of(body)["message"].startswith("bad address"), body  # not a query
+    # A service's refusal names what the address or the body named (it named the
+    # services' own fields: 'bot_name'; 'game' for a variant or a size).
+    for method, path, body, field in (
+            ("GET", "/api/matches?bot=web-beginner@x", None, "bot"),
+            ("GET", "/api/ratings?variant=zzz", None, "variant"),
+            ("GET", "/api/ratings?game=othello&size=10", None, "size"),
+            ("POST", "/api/matches", {"black": "web-beginner", "white": "web-beginner",
+                                      "variant": "international", "size": 10}, "size"),
+            ("POST", "/api/matches", {"black": "web-beginner", "white": "web-beginner",
+                                      "variant": "zzz"}, "variant")):
+        status, _, reply = web.http.request(method, path, body, token=USER_TOKEN)
+        assert status == 400 and [f["field"] for f in error_of(reply)["fields"]] == [field], (
+            path, body, reply)
     for path in ("/api/matches?status=exploded", "/api/matches?result=win",
                  "/api/matches?game=chess", "/api/bots?game=chess", "/api/ratings?game=chess",
                  "/api/ratings?game=othello&size=10", "/api/ratings?game=gomoku&variant=renju",
@@ -1141,6 +1161,12 @@ def test_numbers_int_would_misread_are_bad_queries(web: WebStack) -> None:
         status, _, reply = web.http.request("GET", path)
         assert status == 400, (path, reply[:300])
         assert [f["field"] for f in error_of(reply)["fields"]] == [field], reply[:300]
+    # Every number the message offers is taken: 19 digits were refused, 'expected an
+    # integer 0..9223372036854775807'; one past it is refused.
+    for value, status in (("1000000000000000000", 200), ("0009223372036854775807", 200),
+                          ("9223372036854775808", 400)):
+        got = web.http.request("GET", f"/api/ratings?game_time_ms={value}")
+        assert got[0] == status, (value, got[2][:300])
     status, _, reply = web.http.request(
         "POST", "/api/matches", {"black": "web-beginner@\u00b2", "white": "web-beginner"},
         token=USER_TOKEN)
@@ -1279,7 +1305,9 @@ def test_creates_are_idempotent_and_a_running_match_can_be_cancelled(web: WebSta
     assert status == 200, reply
     match = web.http.json(f"/api/matches/{match_id}")
     assert match["status"] == "cancelled" and match["result"]["void"] is True
-    # A void game is no result: it is in no result filter.
+    # A void game is no result: it has no score (it said a draw's, '1/2-1/2') and is in
+    # no result filter.
+    assert match["result"]["score"] is None and match["result"]["winner"] is None
     for result in ("black", "white", "draw", "forfeit"):
         listed = web.http.json(f"/api/matches?bot=web-live-a&result={result}&limit=200")
         assert match_id not in [m["id"] for m in listed["matches"]]
