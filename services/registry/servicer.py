@@ -264,11 +264,15 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
 
     def _cancel_matches(self, name: str, principal: Principal) -> None:
         """Cancel the bot's pending and running matches through the referee, as the user
-        who retires it: in a match someone else created that withdraws the bot (a loss)."""
+        who retires it: in a match someone else created that withdraws the bot (a loss).
+        The pending ones first: a running one cancelled frees a place of its owner's
+        running matches, which a pending one of the bot would take (read as pending
+        after that, it was running, and played on with the retired bot); one that starts
+        while they are cancelled is among the running, read after them."""
         if self._referee is None:
             raise FailedPreconditionError("this registry knows no referee (ARENA_REFEREE) to "
                                           "cancel matches with")
-        for status in (match_pb2.MATCH_STATUS_RUNNING, match_pb2.MATCH_STATUS_PENDING):
+        for status in (match_pb2.MATCH_STATUS_PENDING, match_pb2.MATCH_STATUS_RUNNING):
             for match in list(self._referee.iter_matches(bot_name=name, status=status,
                                                          summary_only=True)):
                 with contextlib.suppress(FailedPreconditionError, NotFoundError):

@@ -172,6 +172,37 @@ def test_retiring_a_bot_can_cancel_its_matches(
     assert result.detail == "white withdrawn by its owner bob: bot bobs retired"
 
 
+def test_retiring_a_bot_cancels_the_matches_its_running_ones_held_back(
+        redis_client: redis.Redis, redis_server: EmbeddedRedis, bots: BotVersions,
+        peers: ArenaClient, loops: Loops, new_match: Callable[..., match_pb2.Match],
+        referee: Callable[..., Server]) -> None:
+    """`arena bot retire --cancel-matches` cancelled the bot's running matches, then listed
+    its pending ones: each cancel freed a place of the owner's running_matches, a parked
+    match of the bot took it and was running, not pending, when the list was read (an
+    outsider's three pending matches all played on with the retired bot)."""
+    loops(referees=0, workers=1)
+    capped = RefereeLoop(redis_server.client(), bots, "capped", FAST,
+                         quota_of=lambda owner: Quota(running_matches=1)).start()
+    ref = referee()
+    registry = serve("registry", Config(redis_url=redis_server.url, referee=ref.target,
+                                        service_token="admin-token"))
+    try:
+        with bot_server(_sleepy) as address:
+            external_bot(peers, "sleepy", address)
+            ids = [new_match(match_config("sleepy", "sleepy", move_time_ms=5000), "alice").id
+                   for _ in range(4)]
+            deadline = time.monotonic() + 20
+            while redis_client.zcard(keys.user("alice", "parked")) < 3:
+                assert time.monotonic() < deadline, "the matches were not parked"
+                time.sleep(0.05)
+            _sdk(ref, registry, "admin-token").retire_bot("sleepy", cancel_matches=True)
+            store = MatchStore(redis_client)
+            assert _statuses(store, ids) == [match_pb2.MATCH_STATUS_CANCELLED] * 4
+    finally:
+        capped.stop(5)
+        registry.stop()
+
+
 def test_a_user_gets_quota_errors_that_name_the_limit(
         peers: ArenaClient, registry_server: Server, referee: Callable[..., Server]) -> None:
     builtin_bot(peers, "lab", {"evaluator": "lab", "look_ahead": 0})
