@@ -50,6 +50,7 @@ class BotAnswer:
     # A completed search the worker stores in the shared cache after answering.
     to_cache: tuple[CacheKey, SearchResult] | None = None
     probed: bool = False  # the shared cache was asked first (hit or miss)
+    capture_ms: float = 0.0  # the search's tree read after it: not the bot's time
 
 
 def _error(code: engine_pb2.MoveError.ValueType, detail: str) -> BotAnswer:
@@ -109,8 +110,9 @@ class BotRunner:
                 return self.run_builtin(job, stop)
             started, queued = time.thread_time_ns(), queued_ns()
             answer = self.run_builtin(job, stop)
-            # All on this thread: the probe, then the search.
-            answer.result.cpu_ms = (time.thread_time_ns() - started) // 1_000_000
+            # All on this thread: the probe, then the search (its tree's reading aside).
+            used_ns = time.thread_time_ns() - started - int(answer.capture_ms * 1e6)
+            answer.result.cpu_ms = max(0, used_ns) // 1_000_000
             now = queued_ns()
             if queued is not None and now is not None:
                 answer.result.queued_ms = (now - queued) // 1_000_000
@@ -177,7 +179,7 @@ class BotRunner:
                                        search=search_info(result))
         return BotAnswer(answer, result.tree,
                          (key, result) if reusable and key is not None else None,
-                         probed=key is not None)
+                         probed=key is not None, capture_ms=result.capture_ms)
 
     def store(self, answer: BotAnswer) -> None:
         """Queue a completed search for the shared cache (called once the move is answered;

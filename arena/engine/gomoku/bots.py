@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from arena.engine.api import Limits, SearchResult, StopFlag, TreeNode
+from arena.engine.api import Limits, SearchResult, StopFlag, TreeNode, captured
 from arena.engine.gomoku import sharpmoku
 from arena.engine.gomoku.board import EXACT_FIVE
 from arena.engine.gomoku.budget import Budget
@@ -63,7 +63,7 @@ SOFT_TIME_SHARE = 0.6
 
 
 def _context(budget: Budget, tree_budget: int, salt: int = 0) -> np.ndarray:
-    return new_context(budget.limits.nodes or 0, budget.deadline(tree_budget), tree_budget,
+    return new_context(budget.limits.nodes or 0, budget.deadline(), tree_budget,
                        budget.clock_id, salt)
 
 
@@ -91,10 +91,12 @@ def run_sharpmoku(
         params["centre_ties"] == 1, pos.rule == EXACT_FIVE, ctx, stop.array, tree,
     )
     nodes = int(ctx[CTX_NODES])
-    nodes_tree = read_tree(tree, int(ctx[CTX_TREE_COUNT]), [int(move)]) if tree_budget else None
+    nodes_tree, capture_ms = captured(
+        lambda: read_tree(tree, int(ctx[CTX_TREE_COUNT]), [int(move)])) if tree_budget else (
+        None, 0.0)
     return SearchResult(
         int(move), int(score), depth, nodes, budget.elapsed_ms(), [int(move)], nodes_tree,
-        cut_short=bool(ctx[CTX_ABORTED]), cpu_ms=budget.cpu_ms(),
+        cut_short=bool(ctx[CTX_ABORTED]), cpu_ms=budget.cpu_ms(), capture_ms=capture_ms,
     )
 
 
@@ -190,12 +192,14 @@ def run_arena(
     pv = [int(m) for m in out[OUT_PV : OUT_PV + out[OUT_PV_LEN]]]
     score = int(out[OUT_SCORE])
     tree: list[TreeNode] | None = None
+    capture_ms = 0.0
     if tree_budget:
-        tree = [] if how != HOW_SEARCH else read_tree(state.kept_tree, int(out[OUT_TREE_COUNT]),
-                                                      pv)
+        tree, capture_ms = ([], 0.0) if how != HOW_SEARCH else captured(
+            lambda: read_tree(state.kept_tree, int(out[OUT_TREE_COUNT]), pv))
     return SearchResult(int(out[OUT_MOVE]), score, int(out[OUT_DEPTH]), int(ctx[CTX_NODES]),
                         budget.elapsed_ms(), pv, tree, exact=abs(score) >= WIN_BOUND,
-                        cut_short=bool(out[OUT_CUT_SHORT]), cpu_ms=budget.cpu_ms())
+                        cut_short=bool(out[OUT_CUT_SHORT]), cpu_ms=budget.cpu_ms(),
+                        capture_ms=capture_ms)
 
 
 def threat_line(

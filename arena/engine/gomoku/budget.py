@@ -11,9 +11,10 @@ deadline is noticed, and packaging the result in Python) ends under the limit:
 
 - ``STOP_MARGIN_MS``: the nodes between two clock polls (``control.POLL_NODES``, about
   0.5 ms) and the result's packaging (under 0.1 ms), with room to spare;
-- ``STOP_MARGIN_SHARE`` of the limit, for slower machines;
-- ``TREE_NODE_NS`` per node of a captured tree: building the Python ``TreeNode`` list
-  costs about 5 us a node.
+- ``STOP_MARGIN_SHARE`` of the limit, for slower machines.
+
+A captured tree is read after the search, and that time is not the bot's
+(``SearchResult.capture_ms``): the search gets its whole time with or without one.
 
 The margin never exceeds half the limit. A CPU-clocked search therefore returns with
 ``cpu_ms`` under its limit; its wall time may be longer on a busy machine (the wall
@@ -31,13 +32,11 @@ from arena.engine.gomoku.clock import CLOCK_IDS
 
 STOP_MARGIN_MS = 2.0
 STOP_MARGIN_SHARE = 0.02
-TREE_NODE_NS = 8_000
 
 
-def stop_margin_ns(time_ms: int, tree_budget: int) -> int:
+def stop_margin_ns(time_ms: int) -> int:
     """How long before a ``time_ms`` limit the kernels stop (see the module docstring)."""
     margin = (STOP_MARGIN_MS + STOP_MARGIN_SHARE * time_ms) * 1_000_000
-    margin += tree_budget * TREE_NODE_NS
     return int(min(margin, time_ms * 500_000))
 
 
@@ -62,12 +61,12 @@ class Budget:
     def clock_start(self) -> int:
         return self.wall_start if self.limits.clock == "wall" else self.cpu_start
 
-    def deadline(self, tree_budget: int) -> int:
+    def deadline(self) -> int:
         """When the kernels must stop, in ns on the limits' clock (0: no time limit)."""
         time_ms = self.limits.time_ms
         if time_ms is None:
             return 0
-        return self.clock_start + time_ms * 1_000_000 - stop_margin_ns(time_ms, tree_budget)
+        return self.clock_start + time_ms * 1_000_000 - stop_margin_ns(time_ms)
 
     def soft_deadline(self, share: float) -> int:
         """When ``share`` of the limit is gone (0: no time limit), on the limits' clock."""

@@ -16,7 +16,7 @@ import time
 import numpy as np
 import numpy.typing as npt
 
-from arena.engine.api import Limits, NodeKind, SearchResult, StopFlag, TreeNode
+from arena.engine.api import Limits, NodeKind, SearchResult, StopFlag, TreeNode, captured
 from arena.engine.othello.bitboard import (
     PASS,
     Position,
@@ -207,8 +207,11 @@ def iterative_deepening(
         result.cut_short = True
     result.nodes = nodes
     result.elapsed_ms = _elapsed_ms(started)
-    if tree_budget > 0:
-        result.tree = convert_tree(tree_rows, result.pv) if tree_rows is not None else []
+    if tree_budget > 0 and tree_rows is not None:
+        rows, pv = tree_rows, result.pv
+        result.tree, result.capture_ms = captured(lambda: convert_tree(rows, pv))
+    elif tree_budget > 0:
+        result.tree = []
     return result
 
 
