@@ -138,7 +138,8 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     tree = cmds.add_parser("tree", help="the search tree behind one move (if it was stored)")
     tree.add_argument("match_id")
     tree.add_argument("--ply", type=int32, required=True,
-                      help="the move's number (1 = the first move), as in `match replay`")
+                      help="the move's number (1 = the first move, an opening's counted), "
+                           "as in `match replay`")
     tree.add_argument("--depth", type=non_negative, default=None,
                       help="show the levels down to this one (0: the root only)")
     tree.add_argument("--color", action="store_true",
@@ -619,10 +620,15 @@ def print_tree(tree: common_pb2.SearchTree, depth: int | None, color: bool,
 
 
 def _no_tree(match: match_pb2.Match, move: int) -> str:
-    """Why move ``move`` (counted from 1, as --ply is) of ``match`` has no tree."""
-    played = len(match.moves)
+    """Why move ``move`` (counted from 1 with the opening's, as --ply is) of ``match`` has
+    no tree."""
+    opening = len(match.config.opening)
+    played = opening + len(match.moves)
     if move > played:
         return f"match {match.id} has {played} moves: --ply takes 1..{played}"
+    if move <= opening:
+        return (f"move {move} of match {match.id} is its opening's, played before the bots' "
+                f"with no search: the bots' moves are {opening + 1}..{played}")
     if match.imported_from:
         return (f"match {match.id} was imported from a {match.imported_from} record, which "
                 "holds no search trees (a match played here stores them when created with "
@@ -639,10 +645,15 @@ def cmd_tree(args: argparse.Namespace) -> int:
     if args.ply < 1:
         raise InvalidArgumentError(f"--ply counts moves from 1, got {args.ply}")
     with client_from_args(args) as client:
+        # --ply counts the opening's moves, as `match replay` does; the API, the bots' own
+        # from 0 (the tree of replay's move 4 after a 3-move opening was move 7's).
+        match = client.get_match(args.match_id)  # NOT_FOUND itself for an unknown match
+        opening = len(match.config.opening)
+        if not opening < args.ply <= opening + len(match.moves):
+            raise NotFoundError(_no_tree(match, args.ply))
         try:
-            tree = client.get_search_tree(args.match_id, args.ply - 1)  # the API counts from 0
+            tree = client.get_search_tree(args.match_id, args.ply - 1 - opening)
         except NotFoundError:
-            match = client.get_match(args.match_id)  # NOT_FOUND itself for an unknown match
             raise NotFoundError(_no_tree(match, args.ply)) from None
     if args.json:
         print_json(tree)

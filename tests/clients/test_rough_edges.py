@@ -7,6 +7,7 @@ import json
 import time
 from pathlib import Path
 
+from arena.games import new_position
 from arena.v1 import bot_service_pb2
 from tests.clients.conftest import InProcessStack, RunArena, ok, one_line_error
 from tests.support.bots import bot_server, external_bot, first_legal
@@ -65,6 +66,23 @@ def test_tree_errors_count_moves_from_one(cli_stack: InProcessStack) -> None:
     one_line_error(cli_stack.run("match", "tree", centre, "--ply", "1"),
                    "has no search tree for move 1", "a move played without a search")
     assert "move 5" in ok(cli_stack.run("match", "tree", centre, "--ply", "5"))
+
+
+def test_tree_counts_the_opening_moves_as_replay_does(cli_stack: InProcessStack) -> None:
+    """After a 3-move opening, `match tree --ply 4` showed the tree of replay's move 7 (the
+    bots' fourth): the API counts the bots' moves, --ply counts as `match replay` does."""
+    _register(cli_stack, "ann", "ben")
+    played = _finished_match(cli_stack, "--trees", "--opening", "f5 d6 c3")
+    after = new_position("othello")
+    for move in ("f5", "d6", "c3"):
+        after.push(after.parse_move(move))
+    tree = json.loads(ok(cli_stack.run("match", "tree", played, "--ply", "4", "--json")))
+    assert tree["root"]["text"] == after.to_text()
+    total = 3 + len(json.loads(ok(cli_stack.run("match", "show", played, "--json")))["moves"])
+    one_line_error(cli_stack.run("match", "tree", played, "--ply", "2"),
+                   "move 2 of match", "is its opening's", f"the bots' moves are 4..{total}")
+    one_line_error(cli_stack.run("match", "tree", played, "--ply", str(total + 1)),
+                   f"has {total} moves: --ply takes 1..{total}")
 
 
 def test_standings_of_bots_without_games(cli_stack: InProcessStack) -> None:
