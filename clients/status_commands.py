@@ -160,7 +160,9 @@ def render(arena: status_pb2.ArenaStatus | None, services: dict[str, bool],
     lines.append(f"move queue: {moves.lag} waiting, {moves.pending} running{oldest}; "
                  f"{arena.dead_letters} dead letters")
     lines += _engine_queue_lines(arena.engine_moves)
-    lines.append(f"matches: {arena.matches_running} running, {arena.matches.lag} queued; "
+    waiting = (f", {arena.matches_waiting} waiting for their owner's running matches"
+               if arena.matches_waiting else "")
+    lines.append(f"matches: {arena.matches_running} running, {arena.matches.lag} queued{waiting}; "
                  f"{arena.matches_finished} finished in the last {arena.window_s // 60} min "
                  f"({arena.forfeits_in_window} by forfeit)")
     rate = (f"{100 * arena.cache_hits / arena.cache_probes:.1f}% of {arena.cache_probes} "

@@ -246,6 +246,7 @@ class ArenaStatus(_message.Message):
     RECENT_FORFEITS_FIELD_NUMBER: _builtins.int
     SERVICES_FIELD_NUMBER: _builtins.int
     ENGINE_MOVES_FIELD_NUMBER: _builtins.int
+    MATCHES_WAITING_FIELD_NUMBER: _builtins.int
     referee: _builtins.str
     """The referee that answered."""
     dead_letters: _builtins.int
@@ -259,6 +260,10 @@ class ArenaStatus(_message.Message):
     cache_probes: _builtins.int
     """Shared-cache probes and hits over the live workers' last minutes."""
     cache_hits: _builtins.int
+    matches_waiting: _builtins.int
+    """Matches waiting for one of their owner's running matches to end (the owner runs
+    their `running_matches` quota's worth): created, read, and no referee runs them yet.
+    """
     @_builtins.property
     def at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -310,10 +315,11 @@ class ArenaStatus(_message.Message):
         recent_forfeits: _abc.Iterable[Global___ForfeitSummary] | None = ...,
         services: _abc.Iterable[Global___ServiceStatus] | None = ...,
         engine_moves: _abc.Iterable[Global___QueueStatus] | None = ...,
+        matches_waiting: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "matches", b"matches", "moves", b"moves"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "cache_hits", b"cache_hits", "cache_probes", b"cache_probes", "dead_letters", b"dead_letters", "engine_moves", b"engine_moves", "forfeits_in_window", b"forfeits_in_window", "matches", b"matches", "matches_finished", b"matches_finished", "matches_running", b"matches_running", "moves", b"moves", "recent_forfeits", b"recent_forfeits", "referee", b"referee", "referees", b"referees", "services", b"services", "window_s", b"window_s", "workers", b"workers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "cache_hits", b"cache_hits", "cache_probes", b"cache_probes", "dead_letters", b"dead_letters", "engine_moves", b"engine_moves", "forfeits_in_window", b"forfeits_in_window", "matches", b"matches", "matches_finished", b"matches_finished", "matches_running", b"matches_running", "matches_waiting", b"matches_waiting", "moves", b"moves", "recent_forfeits", b"recent_forfeits", "referee", b"referee", "referees", b"referees", "services", b"services", "window_s", b"window_s", "workers", b"workers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -29,6 +29,7 @@ from arena.services.common.protocol.keys import (
     WORKER_GROUP,
     engine_of_stream,
 )
+from arena.services.common.protocol.matches import MatchStore
 from arena.services.common.server import check_health
 from google.protobuf import timestamp_pb2
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -83,6 +84,7 @@ class StatusServicer(status_pb2_grpc.StatusServicer):
     def __init__(self, client: redis.Redis, referee_id: str, registry: str = "",
                  credentials: grpc.ChannelCredentials | None = None) -> None:
         self.client, self.referee_id, self.registry = client, referee_id, registry
+        self.matches = MatchStore(client)
         self.credentials = credentials  # TLS to the registry, as the referee calls it
 
     def GetStatus(self, request: status_pb2.GetStatusRequest,
@@ -98,6 +100,9 @@ class StatusServicer(status_pb2_grpc.StatusServicer):
         status.engine_moves.extend(_queue(figures) for figures in engines)
         status.matches.CopyFrom(_queue(matches))
         status.matches_running = matches.pending
+        # The rest of the unfinished matches: neither in the stream nor held by a referee.
+        unfinished = self.client.zcard(self.matches.unfinished_index())
+        status.matches_waiting = max(0, unfinished - matches.pending - matches.lag)
         status.dead_letters = queues.stream_length(self.client, DEAD_STREAM)
         idle, held = matches.idle_ms or {}, matches.held or {}
         present = referees.present(self.client, now_ms)

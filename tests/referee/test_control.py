@@ -359,6 +359,9 @@ def test_cancelled_parked_matches_pass_their_turn_on(
                 assert time.monotonic() < deadline, "the matches were not parked"
                 time.sleep(0.05)
             root = _sdk(referee(), registry_server, "admin-token")
+            # `arena status` counts them (they were in no figure: acknowledged, not held).
+            shown = root.get_status()
+            assert (shown.matches_running, shown.matches.lag, shown.matches_waiting) == (1, 0, 3)
             root.cancel_match(parked[0].id)
             root.cancel_match(first.id)  # its slot passes over the cancelled one
             for match in parked[1:]:
