@@ -382,6 +382,9 @@ def _ggf_outcome(record: GgfGame, final: OthelloBoard) -> Outcome | None:
     suffix = (record.result or "").strip()[-2:].lower()
     termination = _GGF_FORFEITS.get(suffix, Termination.ADJUDICATION)
     winner = Color.BLACK if margin > 0 else Color.WHITE if margin < 0 else None
+    if termination is Termination.ADJUDICATION:  # perfect play's counts, the board full
+        black = (64 + max(-64, min(64, round(margin)))) // 2
+        return Outcome(winner, termination, black, 64 - black, 0)
     black, white = final.count(Color.BLACK), final.count(Color.WHITE)
     return Outcome(winner, termination, black, white, 64 - black - white)
 
@@ -499,7 +502,14 @@ def _imported_result(replay: Replay, final: Position) -> match_pb2.MatchResult:
     decided_by_discs = game(final.game).counts_discs
     if outcome.termination in _RULES_DECIDED:
         result.score = outcome.wof_diff if decided_by_discs else 0
-    elif outcome.winner is not None and outcome.termination is not Termination.ADJUDICATION:
+    elif outcome.termination is Termination.ADJUDICATION and decided_by_discs:
+        # The moves stop before the end: the counts and the margin are the record's (perfect
+        # play's, as the referee stores an adjudication), not those of the last board.
+        result.black_count, result.white_count = outcome.black_score, outcome.white_score
+        result.score = outcome.wof_diff
+        result.detail = result.detail or (
+            f"the record's result: adjudicated, {outcome.black_score}-{outcome.white_score}")
+    elif outcome.winner is not None:
         result.forfeited = _proto_color(outcome.winner.other)
         if decided_by_discs:  # the whole board to the winner, as GGF records a forfeit
             squares = final.size * final.size

@@ -84,6 +84,19 @@ def test_a_match_ends_at_the_threshold_with_perfect_plays_result(
         ggf = parse_ggf(ok(cli_stack.run("match", "export", created["id"], "--format", "ggf")))
         assert len(ggf.moves) == len(moves)  # the record ends where the game was judged
         assert ggf.result_score() == black, ggf.result
+        # Imported back, from either record, it keeps perfect play's result (the counts of
+        # the last board were stored, and exported again as RE[+46.000] for a +10).
+        for fmt in ("native", "ggf"):
+            record = ok(cli_stack.run("match", "export", created["id"], "--format", fmt))
+            imported = json.loads(ok(cli_stack.run("match", "import", "-", "--json",
+                                                   stdin=record)))["id"]
+            again = json.loads(ok(cli_stack.run("match", "show", imported, "--json")))["result"]
+            assert again["termination"] == "TERMINATION_ADJUDICATED", (fmt, again)
+            assert (again["black_count"], again["white_count"], again.get("score", 0)) == (
+                result["black_count"], result["white_count"], black), (fmt, again)
+            exported = parse_ggf(ok(cli_stack.run("match", "export", imported, "--format",
+                                                  "ggf")))
+            assert exported.result_score() == black, (fmt, exported.result)
 
     # A start already at the threshold: adjudicated before anyone moves.
     start = _position_at(7, 3)
