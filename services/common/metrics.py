@@ -67,6 +67,16 @@ LIMIT_REFUSALS = Counter("arena_limit_refusals_total",
                          "calls refused with RESOURCE_EXHAUSTED, by the quota or shared limit "
                          "that refused them", ["limit"])
 
+# -- the web gateway's API ------------------------------------------------------------------
+
+WEB_REQUESTS = Counter("arena_web_requests_total",
+                       "web API requests answered, by route (its path template), method and "
+                       "HTTP status; an address no route takes is the route 'unrouted'",
+                       ["route", "method", "code"])
+WEB_SECONDS = Histogram("arena_web_request_seconds", "time to answer a web API request (a "
+                        "live stream: until its first bytes)", ["route"], buckets=_FAST)
+WEB_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})
+
 # -- the delivery of moves ------------------------------------------------------------------
 
 JOBS_PUBLISHED = Counter("arena_move_jobs_published_total",

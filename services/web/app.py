@@ -12,6 +12,7 @@ import asyncio
 import functools
 import logging
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.clients.sdk import ArenaClient
+from arena.services.common import metrics
 from arena.services.web import forms, live
 from arena.services.web.addresses import ClientAddresses
 from arena.services.web.errors import BodyTooLargeError, form_field, http_status
@@ -206,19 +208,30 @@ def error_response(exc: errors.ArenaError) -> JSONResponse:
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def api(handler: Handler) -> Handler:
+def api(handler: Handler, route: str) -> Handler:
     """Domain errors become JSON with the matching HTTP status; anything else is a bug,
-    logged, and a plain 500 without details."""
+    logged, and a plain 500 without details. Each answer is counted and timed under
+    ``route``, the path template (``arena_web_requests_total``)."""
     async def wrapped(request: Request) -> Response:
+        began = time.perf_counter()
         try:
-            return await handler(request)
+            response = await handler(request)
         except errors.ArenaError as exc:
-            return error_response(exc)
+            response = error_response(exc)
         except Exception:
             log.exception("%s %s failed", request.method, request.url.path)
-            return JSONResponse({"error": {"status": "internal", "message": "internal error"}},
-                                status_code=500)
+            response = JSONResponse(
+                {"error": {"status": "internal", "message": "internal error"}}, status_code=500)
+        answered(route, request.method, response.status_code, began)
+        return response
     return wrapped
+
+
+def answered(route: str, method: str, status: int, began: float) -> None:
+    """Count and time one answer of the API (methods outside HTTP's are 'other')."""
+    metrics.WEB_REQUESTS.labels(route, method if method in metrics.WEB_METHODS else "other",
+                                str(status)).inc()
+    metrics.WEB_SECONDS.labels(route).observe(time.perf_counter() - began)
 
 
 def media_type(request: Request) -> str:
@@ -637,11 +650,12 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
         gateway.close()
 
     def get(path: str, handler: Handler, *queries: str) -> Route:
-        return Route(path, api(only_queries(queries, handlers.reading(handler))),
+        return Route(path, api(only_queries(queries, handlers.reading(handler)), path),
                      methods=["GET", "HEAD"])
 
     def post(path: str, handler: Handler, method: str = "POST") -> Route:
-        return Route(path, api(only_queries((), handlers.acting(handler))), methods=[method])
+        return Route(path, api(only_queries((), handlers.acting(handler)), path),
+                     methods=[method])
 
     def live_stream(path: str, handler: Handler) -> Route:
         """A live stream takes GET alone. Starlette adds HEAD wherever a route takes GET,
@@ -649,7 +663,7 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
         slots held as long as the connection stayed open, for an answer with no body. So
         HEAD is refused (405) as any method the address does not take, and the 405s of
         its other methods do not offer it."""
-        route = Route(path, api(only_queries((), handler)), methods=["GET"])
+        route = Route(path, api(only_queries((), handler), path), methods=["GET"])
         route.methods = {"GET"}
         return route
 
@@ -673,8 +687,9 @@ def create_app(settings: WebSettings, lifecycle: Lifecycle | None = None) -> ASG
         live_stream("/api/matches/{id}/events", handlers.match_events),
         post("/api/matches/{id}/cancel", handlers.cancel_match),
         post("/api/matches/{id}/analysis", handlers.analysis),
-        Route("/api/positions", api(only_queries((), handlers.in_turn(handlers.position))),
-              methods=["POST"]),  # the rules only: no service, no action to share reads past
+        # the rules only: no service, no action to share reads past
+        Route("/api/positions", api(only_queries((), handlers.in_turn(handlers.position)),
+                                    "/api/positions"), methods=["POST"]),
         post("/api/analysis", handlers.position_analysis),
         get("/api/matches/{id}/export/{format}", handlers.export),
         get("/api/matches/{id}/trees/{ply}", handlers.tree, "node", "levels"),
@@ -730,6 +745,7 @@ async def api_unrouted(routes: list[Route], scope: Scope, receive: Receive,
     """An API request no route took: 405 with the methods the address takes when some
     route has its path (a catch-all under /api outranks Starlette's own 405, which it
     gives only where no route matches in full), else 404."""
+    began = time.perf_counter()
     outer = {**scope, "root_path": scope.get("app_root_path", "")}  # the Mount's is /api
     allowed = sorted({method for route in routes
                       if route.methods and route.matches(outer)[0] is Match.PARTIAL
@@ -743,6 +759,7 @@ async def api_unrouted(routes: list[Route], scope: Scope, receive: Receive,
     else:
         response = JSONResponse({"error": {"status": "not-found", "message": "no such API"}},
                                 status_code=404)
+    answered("unrouted", scope["method"], response.status_code, began)
     await response(scope, receive, send)
 
 

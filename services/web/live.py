@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 from arena.clients.sdk import ArenaClient
+from arena.services.common import metrics
 from arena.services.common.shares import Refusal, Shares
 from arena.services.web.errors import http_status
 from arena.services.web.views import GameTrack, Json, match_summary_json, progress_json, result_json
@@ -56,10 +57,12 @@ class StreamSlots:
         """Count one more stream of ``viewer``, or raise: ResourceExhausted when the viewer
         has its share open (its own doing), Unavailable when the gateway is full."""
         refusal = self.streams.take(viewer, self.per_viewer)
+        if refusal is not None:
+            metrics.LIMIT_REFUSALS.labels(f"web_live_pages_{refusal.name.lower()}").inc()
         if refusal is Refusal.SHARE:
             raise ResourceExhaustedError(
                 f"{self.per_viewer} live pages are open from here, the most one viewer may "
-                "have: close one")
+                "have: close one", "web_live_pages_share")
         if refusal is Refusal.TOTAL:
             raise UnavailableError("too many live pages open: try again shortly")
 

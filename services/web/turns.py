@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
 import anyio
+from arena.services.common import metrics
 
 from arena.errors import ResourceExhaustedError, UnavailableError
 
@@ -34,19 +35,21 @@ class ViewerTurns:
         """Run the body as one of ``viewer``'s requests, once its turn comes."""
         line, users = self._lines.get(viewer) or (anyio.CapacityLimiter(self.share), 0)
         if not line.available_tokens and line.statistics().tasks_waiting >= WAITING * self.share:
+            metrics.LIMIT_REFUSALS.labels("web_viewer_requests").inc()
             raise ResourceExhaustedError(
                 f"{self.share} requests from here are being answered and "
                 f"{WAITING * self.share} more wait, the most one viewer may have: wait for "
-                "them")
+                "them", "web_viewer_requests")
         self._lines[viewer] = (line, users + 1)
         borrower = object()
         try:
             with anyio.move_on_after(WAIT_S) as waited:
                 await line.acquire_on_behalf_of(borrower)
             if waited.cancelled_caught:
+                metrics.LIMIT_REFUSALS.labels("web_viewer_requests").inc()
                 raise ResourceExhaustedError(
                     f"this request waited {WAIT_S:.0f} s for the {self.share} before it from "
-                    "here to be answered: try again")
+                    "here to be answered: try again", "web_viewer_requests")
             try:
                 yield
             finally:
@@ -73,6 +76,7 @@ class AnalysisSlots:
     @contextmanager
     def slot(self) -> Iterator[None]:
         if self.running >= self.limit:
+            metrics.LIMIT_REFUSALS.labels("web_analyses").inc()
             many = "analysis" if self.limit == 1 else "analyses"
             raise UnavailableError(
                 f"this web gateway runs at most {self.limit} {many} at once "

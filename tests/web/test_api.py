@@ -1106,6 +1106,34 @@ def test_a_live_stream_is_not_opened_by_head(web: WebStack) -> None:
         assert events[-1][0] == "end", events
 
 
+def _web_counts(web: WebStack, name: str, **labels: str) -> float:
+    return total({"web": scrape(web.stack.manifest()["metrics"]["web"])}, name, **labels)
+
+
+def test_the_gateway_counts_what_it_answers(web: WebStack) -> None:
+    """The gateway's /metrics held nothing about the web: no request, status or latency,
+    and its own refusals (a viewer's requests or live pages past their share) counted
+    nowhere. Now each API answer is counted by route template, method and status, and
+    timed; an address no route takes is 'unrouted'."""
+    def count(route: str, method: str, code: str) -> float:
+        return _web_counts(web, "arena_web_requests_total", route=route, method=method,
+                           code=code)
+
+    asked = (("/api/matches", "GET", "200"), ("/api/matches/{id}", "GET", "404"),
+             ("/api/matches/{id}/cancel", "POST", "401"), ("unrouted", "GET", "404"),
+             ("unrouted", "other", "404"))
+    before = [count(*labels) for labels in asked]
+    timed = _web_counts(web, "arena_web_request_seconds_count", route="/api/matches")
+    assert web.http.request("GET", "/api/matches?limit=1")[0] == 200
+    assert web.http.request("GET", "/api/matches/nonesuch")[0] == 404
+    assert web.http.request("POST", "/api/matches/nonesuch/cancel", {})[0] == 401
+    assert web.http.request("GET", "/api/nothing")[0] == 404
+    assert web.http.request("BREW", "/api/nothing")[0] == 404  # no label of its own
+    assert [count(*labels) - was for labels, was in zip(asked, before, strict=True)] == [1] * 5
+    assert _web_counts(web, "arena_web_request_seconds_count", route="/api/matches") == (
+        timed + 1)
+
+
 def test_one_viewer_cannot_take_every_live_stream(web: WebStack) -> None:
     """One client opening live pages by the hundred used to fill the gateway's 200 streams,
     and every other viewer got 503 until it let go. Now one viewer (while reading is open:
@@ -1125,12 +1153,16 @@ def test_one_viewer_cannot_take_every_live_stream(web: WebStack) -> None:
             connection, status, first = _open_stream(web, path, token=f"made-up-{number}")
             held.append(connection)
             assert status == 200 and b"event: match" in first, (status, first)
+        refused = _web_counts(web, "arena_limit_refusals_total", limit="web_live_pages_share")
         for token in (None, "made-up-20", USER_TOKEN):
             connection, status, reply = _open_stream(web, path, token=token)
             connection.close()
             assert status == 429, reply
             assert error_of(reply)["status"] == "resource-exhausted"
             assert "the most one viewer may have" in error_of(reply)["message"]
+        # each counted where an operator looks (they were counted nowhere)
+        assert _web_counts(web, "arena_limit_refusals_total",
+                           limit="web_live_pages_share") == refused + 3
         # Another viewer (another address) is still served.
         connection, status, first = _open_stream(web, path, source="127.0.0.2")
         held.append(connection)
