@@ -9,6 +9,7 @@ take any ``INFO`` key in lower case except those the manager sets for every move
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 
@@ -27,6 +28,7 @@ _KNOWN_OPTIONS: dict[str, dict[str, tuple[type, float, float]]] = {
 }
 _PROTOCOL_NAMES = {"nboard": "NBoard", "gtp": "GTP"}
 MAX_INFO_CHARS = 1000
+MAX_EXACT_NUMBER = 2**53 - 1  # the largest integer a JSON number (a double) keeps exactly
 _INFO_KEY_RE = re.compile(r"[a-z][a-z0-9_]{0,40}")
 ENGINE_NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # an engine's name in a catalog
 
@@ -47,6 +49,12 @@ def validate_options(protocol: str, options: Mapping[str, object], where: str
             problems.append(FieldViolation(
                 f"{where}.{key}", f"must be a number or one line of at most {MAX_INFO_CHARS} "
                                   "printable characters (it is sent on the engine's input)"))
+        elif not isinstance(value, str) and not (
+                math.isfinite(value) and abs(value) <= MAX_EXACT_NUMBER):
+            # (99999999999999999999 was kept, and sent, as 1e+20)
+            problems.append(FieldViolation(
+                f"{where}.{key}", f"must be a number within ±{MAX_EXACT_NUMBER} (a bot's "
+                                  f"options are kept as JSON numbers), got {value!r}"))
     return problems
 
 

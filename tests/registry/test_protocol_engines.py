@@ -134,8 +134,14 @@ def test_engine_game_checksum_and_options_are_checked(
     for bad in ("a\nSTART 20", "a\x1b[2J", "a\u2028b", "x" * 1001):
         assert refusal(registry, protocol_spec(engine="rapfi", kind=GOMOKU, folder=bad))[0] == [
             "spec.protocol.options.folder"], bad
+    # A number a JSON number cannot keep was kept changed (99999999999999999999 as 1e+20).
+    for huge in (10**20, -(2**53), float("inf"), float("nan")):
+        fields, details = refusal(registry, protocol_spec(engine="rapfi", kind=GOMOKU,
+                                                          hash_size=huge))
+        assert fields == ["spec.protocol.options.hash_size"] and "within" in details, huge
     assert registry.register(protocol_spec("info", engine="rapfi", kind=GOMOKU,
-                                           folder="x" * 1000, hash_mb=64)).version == 1
+                                           folder="x" * 1000, hash_mb=64,
+                                           max_node=2**53 - 1)).version == 1
     assert refusal(registry, protocol_spec(engine="Bad Name"))[0] == ["spec.protocol.engine"]
 
 
