@@ -222,12 +222,10 @@ class OthelloBoard:
                 f"Othello text form must be '<64 squares> <X|O> [international]', got {shown(text)}"
             )
         squares, side = tokens[0], tokens[1]
-        variant = "standard"
-        if len(tokens) == 3:
-            if tokens[2] != "international":
-                raise InvalidPositionError(
-                    f"unknown Othello variant {shown(tokens[2])} in {shown(text)}")
-            variant = "international"
+        variant = tokens[2] if len(tokens) == 3 else "standard"  # the default may be named
+        if variant not in VARIANTS:
+            raise InvalidPositionError(f"unknown Othello variant {shown(variant)} in "
+                                       f"{shown(text)}; known: {', '.join(VARIANTS)}")
         if len(squares) != NUM_SQUARES:
             raise InvalidPositionError(
                 f"Othello board needs {NUM_SQUARES} squares, got {len(squares)} in {shown(text)}"

@@ -270,6 +270,11 @@ def test_international_text_round_trip_and_validation() -> None:
     again = OthelloBoard.from_text(board.to_text())
     assert again == board and again.variant == "international"
     assert again != OthelloBoard.from_text(board.to_text().replace(" international", ""))
+    # The default variant may be named too (' standard' was refused as an unknown variant).
+    start = OthelloBoard().to_text()
+    assert OthelloBoard.from_text(f"{start} standard") == OthelloBoard()
+    with pytest.raises(InvalidPositionError, match="known: standard, international"):
+        OthelloBoard.from_text(f"{start} reversi")
     off_centre = ["-"] * 64
     off_centre[0] = "X"
     with pytest.raises(InvalidPositionError):
