@@ -235,6 +235,7 @@ class MoveResult(_message.Message):
     WORKER_TIME_MS_FIELD_NUMBER: _builtins.int
     CPU_MS_FIELD_NUMBER: _builtins.int
     QUEUED_MS_FIELD_NUMBER: _builtins.int
+    RECORDING_MS_FIELD_NUMBER: _builtins.int
     job_id: _builtins.str
     match_id: _builtins.str
     ply: _builtins.int
@@ -256,6 +257,11 @@ class MoveResult(_message.Message):
     kernel reports it. The referee's wall-clock guard of a move timed on CPU does not
     count it.
     """
+    recording_ms: _builtins.int
+    """Of worker_time_ms, the time a built-in bot's job spent after its search reading the
+    search tree it captured for viewers (MoveJob.tree_node_budget), milliseconds: the
+    arena's record, not the bot's thinking, so no clock charges it.
+    """
     @_builtins.property
     def move(self) -> _common_pb2.Move: ...
     @_builtins.property
@@ -275,10 +281,11 @@ class MoveResult(_message.Message):
         worker_time_ms: _builtins.int = ...,
         cpu_ms: _builtins.int = ...,
         queued_ms: _builtins.int = ...,
+        recording_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["move", b"move", "search", b"search"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cpu_ms", b"cpu_ms", "error", b"error", "error_detail", b"error_detail", "job_id", b"job_id", "match_id", b"match_id", "move", b"move", "ply", b"ply", "queued_ms", b"queued_ms", "search", b"search", "tree_stored", b"tree_stored", "worker_id", b"worker_id", "worker_time_ms", b"worker_time_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cpu_ms", b"cpu_ms", "error", b"error", "error_detail", b"error_detail", "job_id", b"job_id", "match_id", b"match_id", "move", b"move", "ply", b"ply", "queued_ms", b"queued_ms", "recording_ms", b"recording_ms", "search", b"search", "tree_stored", b"tree_stored", "worker_id", b"worker_id", "worker_time_ms", b"worker_time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

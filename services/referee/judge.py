@@ -56,10 +56,11 @@ class MoveClock:
 
     def charged_ms(self, wall_ms: int, result: engine_pb2.MoveResult) -> int:
         """The time the move costs the bot (its game budget is spent by it)."""
-        return result.cpu_ms if self.cpu else wall_ms
+        return result.cpu_ms if self.cpu else _thinking(wall_ms, result)
 
     def late(self, wall_ms: int, result: engine_pb2.MoveResult) -> str | None:
         """Why the move is too late, or None."""
+        wall_ms = _thinking(wall_ms, result)
         allowed = self.limit_ms + self.grace_ms
         if not self.cpu:
             return (f"took {wall_ms} ms; limit {self.limit_ms} ms + {self.grace_ms} ms grace"
@@ -72,12 +73,19 @@ class MoveClock:
         # is no fault of the bot. The worker's own wall time of the search (at least 1 ms
         # when it timed it), which counts a stuck search as much, bounds it. Nor is the
         # time the search waited for a CPU that other processes held.
-        took = min(wall_ms, result.worker_time_ms) if result.worker_time_ms > 0 else wall_ms
+        took = (min(wall_ms, _thinking(result.worker_time_ms, result))
+                if result.worker_time_ms > 0 else wall_ms)
         if took - result.queued_ms > guard:
             queued = f", {result.queued_ms} ms waiting for a CPU" if result.queued_ms else ""
             return (f"took {took} ms on the wall clock ({result.cpu_ms} ms of CPU time"
                     f"{queued}); a move timed on CPU may take {guard} ms")
         return None
+
+
+def _thinking(wall_ms: int, result: engine_pb2.MoveResult) -> int:
+    """The wall time of a move less the worker's reading of the tree it captured for
+    viewers (``MoveResult.recording_ms``): the arena's record is not the bot's time."""
+    return max(0, wall_ms - max(0, result.recording_ms))
 
 
 def judge_answer(

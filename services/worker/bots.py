@@ -106,16 +106,16 @@ class BotRunner:
         if engine == "external":
             return self.run_external(job, stop)
         if engine == "builtin":
-            if not job.cpu_clock:
-                return self.run_builtin(job, stop)
             started, queued = time.thread_time_ns(), queued_ns()
             answer = self.run_builtin(job, stop)
-            # All on this thread: the probe, then the search (its tree's reading aside).
-            used_ns = time.thread_time_ns() - started - int(answer.capture_ms * 1e6)
-            answer.result.cpu_ms = max(0, used_ns) // 1_000_000
-            now = queued_ns()
-            if queued is not None and now is not None:
-                answer.result.queued_ms = (now - queued) // 1_000_000
+            answer.result.recording_ms = round(answer.capture_ms)  # charged on neither clock
+            if job.cpu_clock:
+                # All on this thread: the probe, then the search (its tree's reading aside).
+                used_ns = time.thread_time_ns() - started - int(answer.capture_ms * 1e6)
+                answer.result.cpu_ms = max(0, used_ns) // 1_000_000
+                now = queued_ns()
+                if queued is not None and now is not None:
+                    answer.result.queued_ms = (now - queued) // 1_000_000
             return answer
         if engine == "protocol":
             return self.run_protocol(job, stop)

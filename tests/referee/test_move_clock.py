@@ -4,7 +4,7 @@ guard, and what each charges to a game budget."""
 
 from __future__ import annotations
 
-from arena.services.common.protocol.delivery import WALL_SLACK_MS
+from arena.services.common.protocol.delivery import WALL_SLACK_MS, cpu_wall_guard_ms
 from arena.services.referee.judge import MoveClock, judge_answer
 
 from arena.games import new_position
@@ -23,6 +23,23 @@ def test_the_wall_clock_counts_the_referees_interval() -> None:
     assert clock.late(1200, answer()) is None
     assert clock.late(1201, answer(cpu_ms=5)) == "took 1201 ms; limit 1000 ms + 200 ms grace"
     assert clock.charged_ms(1201, answer(cpu_ms=5)) == 1201
+
+
+def test_the_reading_of_a_captured_tree_is_no_clocks() -> None:
+    """A built-in bot's search tree read for viewers after the search (400 ms for 50,000
+    nodes) made 500 ms moves late: the worker says how long it took, and neither clock
+    counts it."""
+    read = engine_pb2.MoveResult(move=common_pb2.Move(square=D3), recording_ms=400,
+                                 cpu_ms=480, worker_time_ms=890)
+    wall = MoveClock(limit_ms=500, grace_ms=200)
+    assert wall.late(900, read) is None and wall.charged_ms(900, read) == 500
+    assert wall.late(1101, read) == "took 701 ms; limit 500 ms + 200 ms grace"
+    cpu = MoveClock(limit_ms=500, grace_ms=200, cpu=True, wall_factor=1.0)
+    past = cpu_wall_guard_ms(500, 200, 1.0) + 300  # the wall guard does not count it either
+    read.worker_time_ms = past
+    assert cpu.late(past, read) is None
+    read.recording_ms = 0
+    assert "a move timed on CPU may take" in (cpu.late(past, read) or "")
 
 
 def test_a_busy_machine_does_not_cost_a_bot_on_the_cpu_clock_its_move() -> None:

@@ -48,3 +48,5 @@ def test_a_large_tree_is_not_charged_to_the_bots_clock(
     # The referee forfeits past the limit and its grace: the charge stays by the limit.
     assert answer.result.cpu_ms <= LIMIT_MS + 50, (answer.result.cpu_ms, answer.capture_ms)
     assert answer.capture_ms > 0
+    # and the referee is told, for the wall clock (and the CPU clock's wall guard)
+    assert answer.result.recording_ms == round(answer.capture_ms) > 0
