@@ -502,11 +502,12 @@ def _imported_result(replay: Replay, final: Position) -> match_pb2.MatchResult:
     decided_by_discs = game(final.game).counts_discs
     if outcome.termination in _RULES_DECIDED:
         result.score = outcome.wof_diff if decided_by_discs else 0
-    elif outcome.termination is Termination.ADJUDICATION and decided_by_discs:
-        # The moves stop before the end: the counts and the margin are the record's (perfect
-        # play's, as the referee stores an adjudication), not those of the last board.
-        result.black_count, result.white_count = outcome.black_score, outcome.white_score
-        result.score = outcome.wof_diff
+    elif outcome.termination is Termination.ADJUDICATION:  # no one forfeited
+        if decided_by_discs:
+            # The moves stop before the end: the counts and the margin are the record's
+            # (perfect play's, as the referee stores an adjudication), not the last board's.
+            result.black_count, result.white_count = outcome.black_score, outcome.white_score
+            result.score = outcome.wof_diff
         result.detail = result.detail or (
             f"the record's result: adjudicated, {outcome.black_score}-{outcome.white_score}")
     elif outcome.winner is not None:

@@ -34,7 +34,16 @@ from arena.formats import (
     write_replay,
     write_transcript,
 )
-from arena.games import GomokuBoard, OthelloBoard, Position, Termination, game, new_position
+from arena.games import (
+    Color,
+    GomokuBoard,
+    OthelloBoard,
+    Outcome,
+    Position,
+    Termination,
+    game,
+    new_position,
+)
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 from tests.support.servers import Server, client, serve
 
@@ -157,6 +166,14 @@ def test_psq_and_native_gomoku_records(alice: ArenaClient) -> None:
     assert match.result.winner == common_pb2.COLOR_BLACK
     assert [r.search.score for r in match.moves] == list(range(9))
     assert alice.get_replay(match.id, PSQ).content.startswith("Piskvorky 9x9")
+    # A Gomoku game ended by the arena, not by a player (a record of a dead-lettered
+    # match says 'adjudication'): no one forfeited it, and its counts are the board's.
+    native.moves = native.moves[:5]
+    native.outcome = Outcome(Color.BLACK, Termination.ADJUDICATION, 1, 0)
+    judged = alice.import_match(write_replay(native)).result
+    assert judged.termination == match_pb2.TERMINATION_ADJUDICATED
+    assert judged.forfeited == common_pb2.COLOR_UNSPECIFIED and judged.score == 0
+    assert (judged.black_count, judged.white_count) == (3, 2)
 
 
 def test_forfeits_resignations_and_openings_survive(alice: ArenaClient) -> None:
