@@ -144,7 +144,7 @@ def create_service(config: Config) -> ServiceParts:
     # The status is what an operator asks for when something is wrong: it waits less for
     # Redis than the loops do, so that a stalled Redis is named within seconds.
     looks = connect(config.redis_url, LOOK_TIMEOUT_S)
-    status = StatusServicer(looks, loop.referee_id, config.registry,
+    status = StatusServicer(looks, loop.referee_id, servicer.store, config.registry,
                             peers.addresses.credentials())
     MATCHES_RUNNING.set_function(lambda: len(loop.active_matches))
     queue_figures = QueueCollector(client, cache, loop.referee_id)

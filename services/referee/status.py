@@ -81,10 +81,11 @@ def _forfeit(finished: queues.Finished) -> status_pb2.ForfeitSummary:
 class StatusServicer(status_pb2_grpc.StatusServicer):
     """GetStatus: what this referee sees of the whole arena (reads only)."""
 
-    def __init__(self, client: redis.Redis, referee_id: str, registry: str = "",
-                 credentials: grpc.ChannelCredentials | None = None) -> None:
+    def __init__(self, client: redis.Redis, referee_id: str, store: MatchStore,
+                 registry: str = "", credentials: grpc.ChannelCredentials | None = None
+                 ) -> None:
         self.client, self.referee_id, self.registry = client, referee_id, registry
-        self.matches = MatchStore(client)
+        self.store = store  # the referee's: its index of unfinished matches is filled once
         self.credentials = credentials  # TLS to the registry, as the referee calls it
 
     def GetStatus(self, request: status_pb2.GetStatusRequest,
@@ -101,7 +102,7 @@ class StatusServicer(status_pb2_grpc.StatusServicer):
         status.matches.CopyFrom(_queue(matches))
         status.matches_running = matches.pending
         # The rest of the unfinished matches: neither in the stream nor held by a referee.
-        unfinished = self.client.zcard(self.matches.unfinished_index())
+        unfinished = self.client.zcard(self.store.unfinished_index())
         status.matches_waiting = max(0, unfinished - matches.pending - matches.lag)
         status.dead_letters = queues.stream_length(self.client, DEAD_STREAM)
         idle, held = matches.idle_ms or {}, matches.held or {}

@@ -427,7 +427,7 @@ class WorkerLoop:
             post_result(self.client, running.delivery.entry_id, job, running.tag, result,
                         running.started_id, running.delivery.stream,
                         running.delivery.fields.get(QUEUED, b"").decode(),
-                        engine_ran=not self.runner.is_external(job) and self.fair.mark_due(job))
+                        mark_owner=not self.runner.is_external(job) and self.fair.mark_due(job))
         self.jobs_done += 1
         telemetry.answered(job, answer, running.span)
 

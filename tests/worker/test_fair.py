@@ -75,7 +75,7 @@ def test_an_owner_whose_move_was_just_answered_still_wants_a_worker(
     alice = engine_pb2.MoveJob.FromString(fields[b"pb"])
     redis_client.xreadgroup(WORKER_GROUP, "worker-2", {MOVE_STREAM: ">"}, count=1)  # bob's 0
     post_result(redis_client, alice_entry.decode(), alice, "d", engine_pb2.MoveResult(),
-                engine_ran=True)  # alice's answered; her next job is not published yet
+                mark_owner=True)  # alice's answered; her next job is not published yet
     bob = engine_pb2.MoveJob.FromString(redis_client.xreadgroup(
         WORKER_GROUP, "worker-1", {MOVE_STREAM: ">"}, count=1)[0][1][0][1][b"pb"])
     assert FairShare(redis_client, "worker-1").hand_back(bob, [MOVE_STREAM])

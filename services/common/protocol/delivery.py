@@ -244,21 +244,22 @@ def _result_fields(job: engine_pb2.MoveJob, delivery: str, result: engine_pb2.Mo
 def post_result(
     client: redis.Redis, entry_id: str, job: engine_pb2.MoveJob, delivery: str,
     result: engine_pb2.MoveResult, started_id: str = "", stream: str = MOVE_STREAM,
-    queued_id: str = "", engine_ran: bool = False,
+    queued_id: str = "", mark_owner: bool = False,
 ) -> None:
     """Answer and acknowledge (on the job's ``stream``) in one transaction: an answered job
     is never re-run. ``queued_id``: the entry the job first entered the queue as, if it was
-    handed back to the queue since (default ``entry_id``). ``engine_ran``: a worker's engine
-    played it, so its owner is marked as having just played (``keys.MOVE_OWNERS``) in the
-    same transaction: the job leaves the pending list, where the workers' shares saw its
-    owner hold a worker, at the moment the mark says their next move is on its way."""
+    handed back to the queue since (default ``entry_id``). ``mark_owner``: a worker's engine
+    played it (and the worker's throttle allows), so its owner is marked as having just
+    played (``keys.MOVE_OWNERS``) in the same transaction: the job leaves the pending
+    list, where the workers' shares saw its owner hold a worker, at the moment the mark
+    says their next move is on its way."""
     key = keys.match(job.match_id, "results")
     fields = _result_fields(job, delivery, result, started_id, queued_id or entry_id)
     with client.pipeline(transaction=True) as pipe:
         pipe.xadd(key, fields)
         pipe.expire(key, RESULTS_TTL_S)
         pipe.xack(stream, WORKER_GROUP, entry_id)
-        if engine_ran and job.owner:
+        if mark_owner and job.owner:
             now_ms = int(time.time() * 1000)
             pipe.zadd(keys.MOVE_OWNERS, {job.owner: now_ms})
             pipe.zremrangebyscore(keys.MOVE_OWNERS, "-inf", now_ms - 60_000)
