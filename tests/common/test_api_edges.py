@@ -222,9 +222,10 @@ def test_one_user_cannot_hold_the_analysis_pool(
             first = start("alice", "alice-token", 6000)
             # A deadline that leaves no time to wait is told so at once, not run past; so
             # alice's search holds the slot once such a call is refused (on a busy machine
-            # her call may take a moment to arrive: until then the probe runs and is done).
+            # her call may take a moment to arrive: until then the probe is served, and its
+            # depth ends it long before its time or its deadline, however busy the machine).
             short, took = first_refusal(
-                lambda: stub.Analyze(_analysis(900), metadata=metadata("admin-token"),
+                lambda: stub.Analyze(_analysis(900, depth=1), metadata=metadata("admin-token"),
                                      timeout=1.2), "alice's search never started")
             assert short.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, short
             assert "busy" in (short.details() or "") and took < 1.0
