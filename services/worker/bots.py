@@ -50,7 +50,6 @@ class BotAnswer:
     # A completed search the worker stores in the shared cache after answering.
     to_cache: tuple[CacheKey, SearchResult] | None = None
     probed: bool = False  # the shared cache was asked first (hit or miss)
-    capture_ms: float = 0.0  # the search's tree read after it: not the bot's time
 
 
 def _error(code: engine_pb2.MoveError.ValueType, detail: str) -> BotAnswer:
@@ -108,10 +107,11 @@ class BotRunner:
         if engine == "builtin":
             started, queued = time.thread_time_ns(), queued_ns()
             answer = self.run_builtin(job, stop)
-            answer.result.recording_ms = round(answer.capture_ms)  # charged on neither clock
             if job.cpu_clock:
-                # All on this thread: the probe, then the search (its tree's reading aside).
-                used_ns = time.thread_time_ns() - started - int(answer.capture_ms * 1e6)
+                # All on this thread: the probe, then the search (its tree's reading aside,
+                # charged on neither clock).
+                used_ns = (time.thread_time_ns() - started
+                           - answer.result.recording_ms * 1_000_000)
                 answer.result.cpu_ms = max(0, used_ns) // 1_000_000
                 now = queued_ns()
                 if queued is not None and now is not None:
@@ -176,10 +176,11 @@ class BotRunner:
         seeded = bot.seed_sensitive and engine.seed_phase(job.position.text)
         reusable = not result.cut_short and not stop.is_set() and (result.ties or not seeded)
         answer = engine_pb2.MoveResult(move=common_pb2.Move(square=result.move),
-                                       search=search_info(result))
+                                       search=search_info(result),
+                                       recording_ms=round(result.capture_ms))
         return BotAnswer(answer, result.tree,
                          (key, result) if reusable and key is not None else None,
-                         probed=key is not None, capture_ms=result.capture_ms)
+                         probed=key is not None)
 
     def store(self, answer: BotAnswer) -> None:
         """Queue a completed search for the shared cache (called once the move is answered;
