@@ -97,8 +97,10 @@ JOBS_RELEASED = Counter("arena_move_jobs_released_total",
                         "move jobs a worker gave back unanswered (stopping, or "
                         "its build of the job's engine changed)")
 JOBS_HANDED_BACK = Counter("arena_move_jobs_handed_back_total",
-                           "move jobs a worker handed back to the queue: their owner held "
-                           "their share of the workers while another owner waited")
+                           "move jobs a worker handed back to the end of the queue, by why: "
+                           "fair_share (their owner held their share of the workers while "
+                           "another owner waited), io_slots (an external bot's call, with "
+                           "every one of the worker's calls in flight)", ["reason"])
 MOVE_WAIT = Histogram("arena_move_wait_seconds",
                       "time from a job's publication to its start on a worker (Redis clock)",
                       buckets=_SLOW)

@@ -234,12 +234,17 @@ class WorkerLoop:
         except redis.RedisError as exc:  # the sharing is a courtesy: the job runs
             log.warning("could not weigh the workers' shares: %s", exc)
             return False
+        self._hand_back(delivery, job, "fair_share")
+        return True
+
+    def _hand_back(self, delivery: Delivery, job: engine_pb2.MoveJob, reason: str) -> None:
+        """Back to the end of its stream, unstarted, for this worker's next reads or
+        another's (``telemetry.handed_back``'s reasons)."""
         fields = dict(delivery.fields)
         fields.setdefault(QUEUED, delivery.entry_id.encode())  # its wait counts from there
         self._queue(delivery).requeue(delivery.entry_id, fields)
-        telemetry.handed_back(job)
+        telemetry.handed_back(job, reason)
         self.stopping.wait(HANDED_BACK_WAIT_S)
-        return True
 
     def _read_new(self) -> Delivery | None:
         found = self.jobs.read_one(block_ms=250)
@@ -271,7 +276,9 @@ class WorkerLoop:
     def _handle(self, delivery: Delivery) -> Running | None:
         """Run one job and hand its answer to the poster; returns it if it ran. A built-in
         engine searches on this thread; an external bot's call waits on a thread of its own
-        (at most ``io_slots`` at once), so a slow bot far away never holds the engine."""
+        (at most ``io_slots`` at once), so a slow bot far away never holds the engine. With
+        every call in flight, an external bot's job goes back to the end of the queue: this
+        thread waiting for a call to end held the engine from everyone's built-in bots."""
         job = delivery.job
         if job is None:
             dead_letter(self.client, delivery.entry_id, delivery.fields, None,
@@ -288,15 +295,18 @@ class WorkerLoop:
             self._queue(delivery).ack(delivery.entry_id)
             telemetry.dropped("expired")
             return None
+        external = self.runner.is_external(job)
+        if external and not self._io_slots.acquire(blocking=False):
+            self._hand_back(delivery, job, "io_slots")
+            return None
         running = Running(delivery, job, secrets.token_hex(4),
                           span=telemetry.taken(job, delivery.deliveries, bool(delivery.taken_at)))
         with self._lock:
             self._running[delivery.entry_id] = running
             self._idle.clear()
-        if not self.runner.is_external(job):
+        if not external:
             self._run(running, reserve=True)
             return running
-        self._io_slots.acquire()
 
         def call() -> None:
             try:

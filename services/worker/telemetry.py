@@ -56,11 +56,11 @@ def dropped(reason: str, span: Any = None) -> None:
     tracing.end_span(span, outcome=reason)
 
 
-def handed_back(job: engine_pb2.MoveJob) -> None:
-    """A job went back to the queue for the workers' fair shares (``fair``)."""
-    metrics.JOBS_HANDED_BACK.inc()
-    log.debug("handed back move job %s of %s: their share of the workers is taken",
-              job.job_id, job.owner)
+def handed_back(job: engine_pb2.MoveJob, reason: str) -> None:
+    """A job went back to the end of the queue: ``fair_share`` (``fair``), or ``io_slots``
+    (an external bot's call with all the worker's calls in flight)."""
+    metrics.JOBS_HANDED_BACK.labels(reason).inc()
+    log.debug("handed back move job %s of %s (%s)", job.job_id, job.owner, reason)
 
 
 def released(span: Any) -> None:

@@ -25,6 +25,7 @@ from arena.services.common.protocol.ledger import Ledger
 from arena.services.common.protocol.streams import StreamSet, ensure_group
 from arena.services.referee.runner import MatchRunner
 from arena.services.worker.consumer import WorkerLoop
+from prometheus_client import REGISTRY
 
 from arena.engine.othello import PRESETS
 from arena.games import new_position
@@ -255,6 +256,51 @@ def test_slow_external_bots_never_hold_the_engine(
                 time.sleep(0.05)
         finally:
             loop.stop(5)
+
+
+def test_an_external_job_past_the_io_slots_goes_back_and_never_holds_the_engine(
+    redis_client: redis.Redis, redis_server: EmbeddedRedis, peers: ArenaClient,
+    bots: BotVersions, new_match: NewMatch,
+) -> None:
+    """One call in flight at a time (``io_slots`` 1), two external bots' jobs, then a
+    built-in bot's: the second external job goes back to the queue and the built-in move
+    is answered while the first call still waits. The thread that runs the searches
+    used to wait for the slot, holding everyone's built-in moves until the call ended."""
+    released = threading.Event()
+
+    def held(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
+        released.wait(20)
+        return first_legal(request)
+
+    ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
+    builtin_bot(peers, "quick", {"evaluator": "lab", "look_ahead": 0})
+    with bot_server(held) as address:
+        external_bot(peers, "held", address)
+        calls = _publish_first_jobs(redis_client, bots, new_match, "held", 2)
+        ((quick, _),) = _publish_first_jobs(redis_client, bots, new_match, "quick", 1)
+        before = total_handed_back("io_slots")
+        loop = WorkerLoop(redis_server.client(), None, "w", FAST, loopback_runner(FAST),
+                          io_slots=1).start()
+        try:
+            deadline = time.monotonic() + 10
+            while not _results(redis_client, quick.id):
+                assert time.monotonic() < deadline, "the built-in move waited for a call slot"
+                time.sleep(0.02)
+            assert not any(_results(redis_client, match.id) for match, _ in calls)
+            assert total_handed_back("io_slots") > before
+            released.set()
+            deadline = time.monotonic() + 10
+            while not all(_results(redis_client, match.id) for match, _ in calls):
+                assert time.monotonic() < deadline, "the external calls were not answered"
+                time.sleep(0.05)
+        finally:
+            released.set()
+            loop.stop(5)
+
+
+def total_handed_back(reason: str) -> float:
+    return REGISTRY.get_sample_value("arena_move_jobs_handed_back_total",
+                                     {"reason": reason}) or 0.0
 
 
 def test_move_stream_is_trimmed_past_the_jobs_retention(redis_client: redis.Redis) -> None:
