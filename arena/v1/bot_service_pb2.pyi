@@ -73,8 +73,9 @@ Global___GetMoveRequest: _TypeAlias = GetMoveRequest  # noqa: Y015
 class GetMoveResponse(_message.Message):
     """GetMove output: at most 64 KiB (a larger answer is a malformed one: in a match the bot
     forfeits). The arena keeps the move's square (not its text) and of `search` its known
-    fields, the first 128 plies of `pv`, the first 361 `tied_moves` and the notes as
-    SearchInfo describes; anything else is dropped, never stored.
+    fields: of `pv` the moves legal in turn from the position, up to the first that is not
+    and at most 128; the `tied_moves` legal in the position, once each; a `depth` that is
+    not negative; the notes as SearchInfo describes. Anything else is dropped, never stored.
     """
 
     DESCRIPTOR: _descriptor.Descriptor

@@ -244,12 +244,13 @@ class BotRunner:
         if external.move_deadline_ms:
             limit = min(limit, external.move_deadline_ms)
         try:
-            turn = game(job.game).position_from_text(job.position.text).turn
+            position = game(job.game).position_from_text(job.position.text)
         except (GameError, ValueError) as exc:
             return _error(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
+        black = position.turn is Color.BLACK
         request = bot_service_pb2.GetMoveRequest(
             match_id=job.match_id, ply=job.ply, position=job.position,
-            color=common_pb2.COLOR_BLACK if turn is Color.BLACK else common_pb2.COLOR_WHITE,
+            color=common_pb2.COLOR_BLACK if black else common_pb2.COLOR_WHITE,
             history=job.history, move_time_ms=limit, time_left_ms=job.game_time_left_ms)
         timeout_s = (limit + self.grace_ms + EXTERNAL_SLACK_MS) / 1000
         started = time.monotonic()
@@ -263,7 +264,7 @@ class BotRunner:
             return _external_failure(exc, job, limit)
         if not reply.HasField("move"):
             return _error(engine_pb2.MOVE_ERROR_MALFORMED_ANSWER, "the bot answered no move")
-        info = kept_report(reply.search)
+        info = kept_report(reply.search, position)
         info.time_ms = (time.monotonic() - started) * 1000
         return BotAnswer(engine_pb2.MoveResult(move=common_pb2.Move(square=reply.move.square),
                                                search=info))

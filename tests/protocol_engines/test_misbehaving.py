@@ -12,10 +12,10 @@ from arena.services.referee.judge import MoveClock, judge_answer
 from arena.services.worker.engines.client import PlayLimits
 from arena.services.worker.engines.failures import EngineFailure, FailureReason
 from arena.services.worker.engines.pool import EnginePool
-from arena.services.worker.engines.results import MAX_PV, answer_result
+from arena.services.worker.engines.results import answer_result
 from arena.services.worker.engines.sandbox import Sandbox
 
-from arena.games import GomokuBoard
+from arena.games import GomokuBoard, Position, position_from_text
 from arena.games.othello import OthelloBoard
 from arena.v1 import engine_pb2, match_pb2
 from tests.protocol_engines.conftest import (
@@ -107,13 +107,20 @@ def test_a_search_no_engine_has_is_dropped_and_the_move_kept(
         assert (report.depth, report.score, report.nodes) == (7, 12.0, None)
     else:
         assert (report.depth, report.score, report.nodes) == (None, None, None)
-    result = answer_result(answer)  # what the worker posts: every figure fits its field
+    result = answer_result(answer, _position(protocol))
+    # what the worker posts: every figure fits its field
     assert result.move.square == answer.move
     assert result.search.score == (12 if protocol == "gomocup" else 0)
 
 
+def _position(protocol: str) -> Position:
+    return position_from_text("gomoku" if protocol == "gomocup" else "othello",
+                              POSITIONS[protocol])
+
+
 def test_a_long_report_is_kept_bounded(sandbox: Sandbox, fake_spec: FakeSpec) -> None:
-    """A PV of 3,001 plies went into the match's record (and to every viewer) whole."""
+    """A PV of 3,001 plies went into the match's record (and to every viewer) whole. Its
+    first move is legal, then A1 again and again: the legal start is kept."""
     pool = EnginePool(sandbox)
     try:
         answer = pool.play(fake_spec("nboard", "longpv"), POSITIONS["nboard"], [],
@@ -121,8 +128,8 @@ def test_a_long_report_is_kept_bounded(sandbox: Sandbox, fake_spec: FakeSpec) ->
     finally:
         pool.close()
     assert len(answer.search.pv) == 3001
-    result = answer_result(answer)
-    assert result.search.depth == 5 and list(result.search.pv) == list(answer.search.pv[:MAX_PV])
+    result = answer_result(answer, _position("nboard"))
+    assert result.search.depth == 5 and list(result.search.pv) == [answer.search.pv[0]]
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

@@ -10,7 +10,6 @@ import redis
 from arena.clients.sdk import ArenaClient
 from arena.services.common.embedded_redis import free_port
 from arena.services.worker.bots import EXTERNAL_REPLY_BYTES
-from arena.services.worker.engines.results import MAX_PV, MAX_TIED
 
 from arena.formats import parse_replay
 from arena.records import export
@@ -75,11 +74,13 @@ def test_each_bad_bot_forfeits_with_its_reason_and_good_matches_finish(
 
 def _chatty(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
     """A legal move wrapped in all a reply may hold, short of the size limit: a long move
-    text, PV, tied moves and notes, and bytes of a field no message has."""
+    text, PV, tied moves (squares off the board among them) and notes, a negative depth,
+    and bytes of a field no message has."""
     reply = first_legal(request)
     reply.move.text = "x" * 8_000
-    reply.search.pv.extend([reply.move.square] * 5_000)
-    reply.search.tied_moves.extend([reply.move.square] * 3_000)
+    reply.search.pv.extend([reply.move.square] + [-5, 2**31 - 1, 999, -1] * 500)
+    reply.search.tied_moves.extend([-1, 1000, reply.move.square] * 500)
+    reply.search.depth = -7
     reply.search.notes.extend(f"line {i} " + "\x1b[31m" * 10 for i in range(300))
     unknown = b"\xfa\x06" + _varint(10_000) + b"u" * 10_000  # field 111, length-delimited
     reply.search.MergeFromString(unknown)  # kept by a copy of the message, as it was
@@ -123,11 +124,18 @@ def test_an_external_bot_cannot_fill_the_arena_with_its_answers(
     theirs = [r for r in talked_match.moves if r.color == common_pb2.COLOR_WHITE]
     assert theirs
     for record in theirs:
-        assert len(record.search.pv) == MAX_PV and len(record.search.tied_moves) == MAX_TIED
+        # Of the PV, its legal start; of the tied moves, the legal ones once each.
+        assert list(record.search.pv) == list(record.search.tied_moves) == [
+            record.move.square]
+        assert not record.search.HasField("depth")
         assert len(record.search.notes) == 4 and all("\x1b" not in n for n in record.search.notes)
         assert record.move.text == record.move.text.strip() and len(record.move.text) <= 4
         assert record.ByteSize() < 3_000, record.ByteSize()  # 18,447 bytes a move before
     assert talked_match.ByteSize() < 200_000, talked_match.ByteSize()
+    # Its native record reads back (a square off the board in a PV made the arena's own
+    # reader refuse every export of the match).
+    read = parse_replay(export(talked_match, referee_pb2.REPLAY_FORMAT_NATIVE).content)
+    assert [move.move for move in read.moves] == [r.move.square for r in talked_match.moves]
 
     assert flooded_match.result.termination == match_pb2.TERMINATION_MALFORMED_ANSWER
     assert flooded_match.result.forfeited == common_pb2.COLOR_WHITE

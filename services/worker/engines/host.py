@@ -188,7 +188,7 @@ class EngineHost:
             metrics.ENGINE_STARTS.labels(spec.name).inc(self.pool.stats.starts - starts)
             warm = "yes" if self.pool.stats.reused > reused else "no"
             metrics.ENGINE_MOVES.labels(spec.name, warm).inc()
-        result = answer_result(answer)
+        result = answer_result(answer, game(job.game).position_from_text(job.position.text))
         if job.cpu_clock:
             result.cpu_ms = round(answer.cpu_ms)
             result.queued_ms = round(answer.queued_ms)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from arena.services.worker.engines.client import EngineAnswer
 from arena.services.worker.engines.failures import EngineFailure, FailureReason
 
+from arena.games.base import Position
 from arena.text import engine_notes, printable
 from arena.v1 import common_pb2, engine_pb2
 
@@ -31,7 +32,7 @@ MOVE_ERRORS = {
 }
 
 
-def answer_result(answer: EngineAnswer) -> engine_pb2.MoveResult:
+def answer_result(answer: EngineAnswer, position: Position) -> engine_pb2.MoveResult:
     report = answer.search
     nodes = report.nodes or 0
     info = common_pb2.SearchInfo(
@@ -41,20 +42,31 @@ def answer_result(answer: EngineAnswer) -> engine_pb2.MoveResult:
         pv=list(report.pv), time_ms=answer.elapsed_ms, exact=report.exact,
         notes=answer.notes)
     return engine_pb2.MoveResult(move=common_pb2.Move(square=answer.move),
-                                 search=kept_report(info))
+                                 search=kept_report(info, position))
 
 
-def kept_report(search: common_pb2.SearchInfo) -> common_pb2.SearchInfo:
-    """What the arena keeps of a bot's report: its known fields only (no unknown ones
-    carried along), the PV and tied moves cut to ``MAX_PV`` and ``MAX_TIED``, the notes as
-    the referee keeps them (``engine_notes``)."""
+def kept_report(search: common_pb2.SearchInfo, position: Position) -> common_pb2.SearchInfo:
+    """What the arena keeps of a bot's report on ``position``: its known fields only (no
+    unknown ones carried along); of its PV, the moves legal in turn from the position,
+    up to the first that is not and at most ``MAX_PV``; of its tied moves, the distinct
+    legal ones, at most ``MAX_TIED``; a depth only if it is not negative; the notes as the
+    referee keeps them (``engine_notes``). The report reaches records, viewers and the
+    arena's own readers: a square off the board (-1, 999) in it made every export of the
+    match one the arena refused to read back, and a viewer's analysis fail."""
+    line, pv = position.copy(), []
+    for move in search.pv[:MAX_PV]:
+        if line.is_game_over() or not line.is_legal(move):
+            break
+        line.push(move)
+        pv.append(move)
+    legal = set(position.legal_moves())
+    tied = [move for move in dict.fromkeys(search.tied_moves) if move in legal]
     kept = common_pb2.SearchInfo(nodes=search.nodes, nps=search.nps, time_ms=search.time_ms,
-                                 exact=search.exact, pv=search.pv[:MAX_PV],
-                                 tied_moves=search.tied_moves[:MAX_TIED],
+                                 exact=search.exact, pv=pv, tied_moves=tied[:MAX_TIED],
                                  notes=engine_notes(search.notes))
     if search.HasField("score"):
         kept.score = search.score
-    if search.HasField("depth"):
+    if search.HasField("depth") and search.depth >= 0:
         kept.depth = search.depth
     return kept
 
