@@ -28,7 +28,17 @@ Resolver = Callable[[str, int], Sequence[str]]
 
 
 class EgressRefused(ValueError):
-    """The address may not be dialled (the message is for operators)."""
+    """The address may not be dialled. The message, for whoever gave the address, says the
+    same whether the name does not resolve or resolves somewhere refused, and never what
+    it resolves to: told "vm resolves to 127.0.0.1" or "redis resolves to 10.0.3.7", any
+    user learned the arena's own network. ``detail`` is for the operator's log."""
+
+    def __init__(self, host: str, detail: str) -> None:
+        super().__init__(
+            f"{host} is not an address the arena may call: it must resolve, and to public "
+            "addresses only (an operator allows private, loopback or reserved ones with "
+            "ARENA_EXTERNAL_ALLOW)")
+        self.detail = detail
 
 
 def system_resolver(host: str, port: int) -> list[str]:
@@ -101,14 +111,14 @@ class EgressPolicy:
         try:
             found = [bare] if _is_ip(bare) else list(self.resolver(bare, port))
         except OSError as exc:
-            raise EgressRefused(f"{host} does not resolve: {exc}") from None
+            raise EgressRefused(host, f"{host} does not resolve: {exc}") from None
         if not found:
-            raise EgressRefused(f"{host} resolves to nothing")
+            raise EgressRefused(host, f"{host} resolves to nothing")
         refused = [ip for ip in found
                    if not allowed_name and not self.allowed_ip(ipaddress.ip_address(ip))]
         if refused:
-            raise EgressRefused(f"{host} resolves to {', '.join(refused)}, a private, loopback "
-                                "or reserved address not in ARENA_EXTERNAL_ALLOW")
+            raise EgressRefused(host, f"{host} resolves to {', '.join(refused)}, a private, "
+                                "loopback or reserved address not in ARENA_EXTERNAL_ALLOW")
         return found
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -43,6 +44,8 @@ from arena.protocols.options import catalog_overrides, validate_options
 from arena.v1 import bots_pb2, engine_pb2, match_pb2, registry_pb2, registry_pb2_grpc
 
 Offers = Callable[[], list[engine_pb2.EngineOffer]]
+
+log = logging.getLogger(__name__)
 
 
 class _Unchanged(Exception):  # a signal out of BotStore.append, not an error
@@ -212,6 +215,8 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
             try:
                 self._egress.check(*split_address(spec.external.address))
             except (EgressRefused, ValueError) as exc:
+                if isinstance(exc, EgressRefused):
+                    log.info("refused external bot address: %s", exc.detail)
                 raise InvalidArgumentError.for_fields(
                     [FieldViolation("spec.external.address", str(exc))]) from None
         if engine != "protocol":

@@ -282,7 +282,8 @@ def _external_failure(exc: Exception, job: engine_pb2.MoveJob, limit_ms: int) ->
     """Why an external bot's move failed, told to its owner in the fewest words (the arena
     must not tell anyone what listens where); the whole reason goes to the operator's log."""
     code = exc.code() if isinstance(exc, grpc.Call) else grpc.StatusCode.UNAVAILABLE
-    details = (exc.details() if isinstance(exc, grpc.Call) else str(exc)) or ""
+    details = (exc.details() if isinstance(exc, grpc.Call)
+               else exc.detail if isinstance(exc, EgressRefused) else str(exc)) or ""
     log.info("external bot %s of job %s failed: %s %s", job.bot.spec.external.address,
              job.job_id, code.name, details)
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:

@@ -482,6 +482,28 @@ def test_the_worker_never_dials_a_private_address_it_was_not_allowed(
     assert TEST_BOTS.startswith("127.")  # the looser policy the other tests use
 
 
+def test_a_refused_address_never_says_what_a_name_resolves_to(
+        redis_server: EmbeddedRedis) -> None:
+    """A name that resolves to a refused address was answered with the address ("localhost
+    resolves to 127.0.0.1", and in a Compose network "redis resolves to 10.0.3.7"), and a
+    name that does not resolve with the resolver's error: any user mapped the arena's own
+    network by registering bots. Both are refused in the same words now."""
+    strict = serve("registry", Config(redis_url=redis_server.url))
+    try:
+        told = []
+        for address in ("localhost:7000", "no-such-host.invalid:7000"):
+            with pytest.raises(errors.InvalidArgumentError) as refused:
+                external_bot(client(registry=strict.target), "probe", address)
+            (violation,) = refused.value.violations
+            assert violation.field == "spec.external.address"
+            told.append(violation.description.replace(address.split(":")[0], "HOST"))
+        assert told[0] == told[1], told
+        assert "127.0.0.1" not in told[0] and "::1" not in told[0]
+        assert "resolve" in told[0] and "ARENA_EXTERNAL_ALLOW" in told[0]
+    finally:
+        strict.stop()
+
+
 def _finished(termination: str, metric: str = "arena_matches_finished_total") -> float:
     return REGISTRY.get_sample_value(metric, {"termination": termination}) or 0.0
 
