@@ -288,7 +288,9 @@ def _external_failure(exc: Exception, job: engine_pb2.MoveJob, limit_ms: int) ->
              job.job_id, code.name, details)
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:
         return _error(engine_pb2.MOVE_ERROR_TIMEOUT, f"no answer within {limit_ms} ms")
-    if code is grpc.StatusCode.UNAVAILABLE:
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.UNIMPLEMENTED):
+        # Nothing there, or no BotService there: the same to the owner, who would
+        # otherwise learn which ports run gRPC services.
         return _error(engine_pb2.MOVE_ERROR_BOT_UNREACHABLE, "unreachable")
     if code is grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in details.lower():
         return _error(engine_pb2.MOVE_ERROR_MALFORMED_ANSWER,

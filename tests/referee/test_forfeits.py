@@ -35,6 +35,9 @@ EXPECTED = {
     "late": match_pb2.TERMINATION_TIME_FORFEIT,
     "crash": match_pb2.TERMINATION_BOT_CRASHED,
     "gone": match_pb2.TERMINATION_BOT_UNREACHABLE,
+    # A gRPC server without the BotService reads as nothing there: told apart, it let an
+    # owner map which ports of an allowed network run gRPC services.
+    "elsewhere": match_pb2.TERMINATION_BOT_UNREACHABLE,
 }
 
 
@@ -43,7 +46,8 @@ def test_each_bad_bot_forfeits_with_its_reason_and_good_matches_finish(
 ) -> None:
     loops(referees=2, workers=3)
     behaviours: dict[str, Any] = {"illegal": illegal_after(4), "garbage": "garbage",
-                                  "empty": no_move, "late": late, "crash": crash}
+                                  "empty": no_move, "late": late, "crash": crash,
+                                  "elsewhere": "no service"}
     with ExitStack() as stack:
         good = stack.enter_context(bot_server(first_legal))
         external_bot(peers, "good", good)
@@ -66,6 +70,7 @@ def test_each_bad_bot_forfeits_with_its_reason_and_good_matches_finish(
         assert replay.forfeit is not None and "white forfeited" in replay.forfeit
         assert replay.metadata["termination"] == match_pb2.Termination.Name(EXPECTED[name])
     assert "illegal" in results["illegal"].result.detail
+    assert results["elsewhere"].result.detail == results["gone"].result.detail
     assert len(results["illegal"].moves) == 5  # white plays legally at plies 1 and 3, not at 5
     for match in normal:
         assert match.result.termination == match_pb2.TERMINATION_NORMAL

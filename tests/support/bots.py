@@ -128,11 +128,12 @@ def _garbage_handler() -> grpc.GenericRpcHandler:
 @contextmanager
 def bot_server(behaviour: Behaviour | str) -> Iterator[str]:
     """A real BotService on a free port; yields its address. ``"garbage"`` sends bytes
-    that are not a GetMoveResponse."""
+    that are not a GetMoveResponse; ``"no service"`` is a gRPC server without the
+    BotService (every call UNIMPLEMENTED)."""
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
     if behaviour == "garbage":
         server.add_generic_rpc_handlers((_garbage_handler(),))
-    else:
+    elif behaviour != "no service":
         assert callable(behaviour)
         bot_service_pb2_grpc.add_BotServiceServicer_to_server(_Servicer(behaviour), server)
     port = server.add_insecure_port("127.0.0.1:0")
