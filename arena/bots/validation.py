@@ -206,6 +206,17 @@ def address_problem(address: str) -> str | None:
     return None
 
 
+def canonical_address(address: str) -> str:
+    """One spelling of a valid ``address`` (``address_problem`` None): the host in lower
+    case (an IPv6 one compressed), the port without leading zeros. A worker keeps a
+    connection per address: ``127.0.0.1:007000`` and ``HOST.example:7000`` were each one
+    more, so one listening port could hold any number of a worker's connections."""
+    host, _, port = address.rpartition(":")
+    if host.startswith("["):
+        host = f"[{ipaddress.IPv6Address(host[1:-1]).compressed}]"
+    return f"{host.lower()}:{int(port)}"
+
+
 def validate_external(engine: bots_pb2.ExternalEngine) -> list[FieldViolation]:
     found = []
     problem = address_problem(engine.address)

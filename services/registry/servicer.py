@@ -31,7 +31,7 @@ from arena.services.common.quotas import Quotas, usage_user
 
 from arena.bots import apply_preset, check_spec, content_hash, list_presets, new_version
 from arena.bots.spec import config_from_struct
-from arena.bots.validation import validate_bot_name
+from arena.bots.validation import canonical_address, validate_bot_name
 from arena.errors import (
     AlreadyExistsError,
     FailedPreconditionError,
@@ -208,12 +208,19 @@ class BotRegistryServicer(registry_pb2_grpc.BotRegistryServicer):
     def _reachable(self, spec: bots_pb2.BotSpec,
                    offered: list[engine_pb2.EngineOffer] | None = None) -> bots_pb2.BotSpec:
         """The spec as stored, once the arena can run it: an external bot must be somewhere
-        the arena may dial (``egress``); a protocol engine must be offered by live workers,
+        the arena may dial (``egress``), its address kept in one spelling
+        (``canonical_address``); a protocol engine must be offered by live workers,
         and its checksum is pinned (the one asked for, or the only one offered)."""
         engine = spec.WhichOneof("engine")
         if engine == "external":
+            address = canonical_address(spec.external.address)
+            if address != spec.external.address:  # stored in one spelling
+                respelled = bots_pb2.BotSpec()
+                respelled.CopyFrom(spec)
+                respelled.external.address = address
+                spec = respelled
             try:
-                self._egress.check(*split_address(spec.external.address))
+                self._egress.check(*split_address(address))
             except (EgressRefused, ValueError) as exc:
                 if isinstance(exc, EgressRefused):
                     log.info("refused external bot address: %s", exc.detail)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import grpc
@@ -23,6 +25,7 @@ from arena.services.worker.engines.process import queued_ns
 from arena.services.worker.engines.results import error_result, kept_report
 
 from arena.bots.spec import builtin_config
+from arena.bots.validation import canonical_address
 from arena.engine.adapters import PreparedBot
 from arena.engine.api import Limits, SearchResult, StopFlag, TreeNode, clock_share_ms
 from arena.errors import InvalidArgumentError
@@ -41,6 +44,12 @@ log = logging.getLogger(__name__)
 # Prepared bots kept per worker; a ladder uses a handful, so this bound is never reached
 # in practice and only guards against unbounded growth.
 _PREPARED_MAX = 256
+
+
+@dataclass
+class _Channel:
+    channel: grpc.Channel
+    calls: int = 0  # calls on it now: never closed under them
 
 
 @dataclass
@@ -84,7 +93,8 @@ class BotRunner:
     engines: EngineHost | None = None  # the protocol engines this worker offers
     cpu_wall_factor: float = 4.0  # a CPU-timed protocol move is waited for this long
     warm_games: tuple[str, ...] = ()  # games whose engines the searching thread readies
-    _channels: dict[tuple[str, str], grpc.Channel] = field(default_factory=dict)
+    idle_channels: int = 32  # external bots' connections kept open while no call uses them
+    _channels: dict[tuple[str, str], _Channel] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _prepared: dict[bytes, PreparedBot] = field(default_factory=dict)
 
@@ -220,20 +230,41 @@ class BotRunner:
 
     # -- external bots ---------------------------------------------------------------------
 
-    def _stub(self, address: str) -> bot_service_pb2_grpc.BotServiceStub:
+    @contextmanager
+    def _calling(self, address: str) -> Iterator[bot_service_pb2_grpc.BotServiceStub]:
         """A stub dialling the address the egress policy checked, not whatever the name
-        resolves to when gRPC next looks (raises ``EgressRefused``)."""
+        resolves to when gRPC next looks (raises ``EgressRefused``), for the body's call.
+        Connections are kept per address and dialled target, the most recently used
+        first; past ``idle_channels`` the oldest that no call uses are closed (one per
+        bot a user registered was kept open for good: 150 bots, 150 connections)."""
+        address = canonical_address(address)
         host, port = split_address(address)
         target = dial_target(self.egress.resolve(host, port)[0], port)
         with self._lock:
-            channel = self._channels.get((address, target))
-            if channel is None:
-                channel = grpc.insecure_channel(
+            held = self._channels.pop((address, target), None)
+            if held is None:
+                held = _Channel(grpc.insecure_channel(
                     target, options=[("grpc.default_authority", address),
                                      ("grpc.max_receive_message_length",
-                                      EXTERNAL_REPLY_BYTES)])
-                self._channels[(address, target)] = channel
-        return bot_service_pb2_grpc.BotServiceStub(channel)
+                                      EXTERNAL_REPLY_BYTES)]))
+            held.calls += 1
+            self._channels[(address, target)] = held  # the most recent, last
+            idle = [key for key, kept in self._channels.items() if not kept.calls]
+            closing = [self._channels.pop(key).channel
+                       for key in idle[:max(0, len(self._channels) - self.idle_channels)]]
+        for channel in closing:
+            channel.close()
+        try:
+            yield bot_service_pb2_grpc.BotServiceStub(held.channel)
+        finally:
+            with self._lock:
+                held.calls -= 1
+
+    @property
+    def channels_open(self) -> int:
+        """External bots' connections kept (each a socket while connected)."""
+        with self._lock:
+            return len(self._channels)
 
     def run_external(self, job: engine_pb2.MoveJob, stop: StopFlag) -> BotAnswer:
         """The bot's answer to a call made with the job's time; ``stop`` cancels the call
@@ -255,9 +286,10 @@ class BotRunner:
         timeout_s = (limit + self.grace_ms + EXTERNAL_SLACK_MS) / 1000
         started = time.monotonic()
         try:
-            call = self._stub(external.address).GetMove.future(request, timeout=timeout_s)
-            stop.add_callback(call.cancel)
-            reply = call.result()
+            with self._calling(external.address) as stub:
+                call = stub.GetMove.future(request, timeout=timeout_s)
+                stop.add_callback(call.cancel)
+                reply = call.result()
         except grpc.FutureCancelledError:
             return _error(engine_pb2.MOVE_ERROR_TIMEOUT, "stopped: the move is no longer wanted")
         except (grpc.RpcError, EgressRefused, ValueError) as exc:
@@ -272,8 +304,8 @@ class BotRunner:
     def close(self) -> None:
         with self._lock:
             channels, self._channels = list(self._channels.values()), {}
-        for channel in channels:
-            channel.close()
+        for held in channels:
+            held.channel.close()
         if self.engines is not None:
             self.engines.close()
 

@@ -74,6 +74,10 @@ def test_register_gomoku_and_external_bots(registry: Registry) -> None:
     # A public address (a name would need DNS, which the tests do not rely on).
     remote = registry.register(external_spec("remote", "192.0.43.10:7000"))
     assert remote.spec.external.address == "192.0.43.10:7000"
+    # One spelling is stored: a worker keeps a connection per address, and an owner's
+    # 120 spellings of one port held 120 of each worker's connections.
+    zeros = registry.register(external_spec("zeros", "192.0.43.10:0007000"))
+    assert zeros.spec.external.address == "192.0.43.10:7000"
     assert remote.spec.external.move_deadline_ms == 2000
 
 
