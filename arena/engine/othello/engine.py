@@ -127,6 +127,23 @@ def convert_tree(rows: npt.NDArray[np.int64], pv: list[int]) -> list[TreeNode]:
     return [TreeNode(**{**n.__dict__, "pv": True}) if n.id in on_pv else n for n in nodes]
 
 
+def solved_line(result: SearchResult, empties: int, tree_budget: int) -> list[TreeNode]:
+    """The tree of an exact solve, for viewers: the solver keeps none of its search, so
+    its proven line stands for it. The root, then each move of the PV (a pass too), at
+    most ``tree_budget`` nodes, each with the solved score (the root player's point of
+    view, as every tree's) and the empty squares left as its depth; a full board is a
+    leaf."""
+    nodes: list[TreeNode] = []
+    line = [-1, *result.pv][:tree_budget]
+    for i, move in enumerate(line):
+        if move not in (-1, PASS):
+            empties -= 1
+        kind: NodeKind = "leaf" if empties == 0 else "max" if i % 2 == 0 else "min"
+        nodes.append(TreeNode(id=i, parent=i - 1, move=move, depth=empties, alpha=-64,
+                              beta=64, score=result.score, kind=kind, cutoff=False, pv=True))
+    return nodes
+
+
 def _elapsed_ms(started_ns: int) -> float:
     return (time.monotonic_ns() - started_ns) / 1e6
 
@@ -295,11 +312,15 @@ def _choose_move(
     plies = _stricter(spec.plies[kreversi_phase(64 - pos.empties())], limits.depth)
     assert plies is not None
     gave_up = False  # a solve that a limit stopped
-    if 0 <= pos.empties() <= spec.endgame_empties and tree_budget == 0:
+    if 0 <= pos.empties() <= spec.endgame_empties:
         # The solver gets its share of the time; if it cannot finish, the midgame search
-        # gets the rest.
+        # gets the rest. A tree asked for changes nothing here: it is the arena's record
+        # (with one, the solver was skipped, and a match with trees played its endgames
+        # by the midgame search instead: other moves, other results).
         solved = _solve(pos, False, limits.nodes, budget.share(SOLVER_TIME_SHARE), stop_ext)
         if solved is not None:
+            if tree_budget > 0:
+                solved.tree = solved_line(solved, pos.empties(), tree_budget)
             return solved
         gave_up = True
     result = iterative_deepening(

@@ -124,3 +124,28 @@ def test_a_search_stopped_in_an_iteration_reports_the_line_of_its_move() -> None
                 for move in result.pv:
                     line.push(move)  # raises on an illegal move
     assert replaced  # some searches did play a move their last iteration's line did not
+
+
+def test_a_tree_asked_for_changes_no_endgame_move() -> None:
+    """With a tree asked for, the exact solver was skipped: a match with trees played its
+    endgames by the midgame search (arena-fast here: h3 at depth 4 where the solver plays
+    h4, +56), and 26 of a 60-game ladder's games came out otherwise than without trees.
+    The solve's tree is its proven line, each node with the exact score."""
+    text = "XXXXXXXXXXXXXXXOXXXXXXO-XXXXOOO-XXXXXOO-X-XOXO-----OOOX----OXXXX X"
+    limits = Limits(time_ms=5000)
+    choose_move(text, PRESETS["arena-fast"], limits)  # the solver's tables, readied
+    plain = choose_move(text, PRESETS["arena-fast"], limits)
+    treed = choose_move(text, PRESETS["arena-fast"], limits, tree_budget=2000)
+    assert plain.exact and treed.exact
+    assert (treed.move, treed.score, treed.pv) == (plain.move, plain.score, plain.pv)
+    tree = treed.tree
+    assert tree is not None and [node.move for node in tree] == [-1, *treed.pv]
+    assert all(node.score == treed.score and node.pv for node in tree)
+    assert [node.kind for node in tree[:3]] == ["max", "min", "max"]
+    assert tree[0].depth == text.count("-") and tree[1].parent == 0
+    position = game("othello").position_from_text(text)
+    for node in tree[1:]:  # a legal line from the position
+        assert position.is_legal(node.move)
+        position.push(node.move)
+    short = choose_move(text, PRESETS["arena-fast"], limits, tree_budget=3)
+    assert short.tree is not None and len(short.tree) == 3
