@@ -36,9 +36,20 @@ _HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
 _CHECKSUM = re.compile(r"[0-9a-f]{64}")
 
 
-# Printable letters that show as nothing: Hangul fillers and the blank Braille pattern. A
-# name of them alone reads as blank, one that starts or ends with them as another name.
-INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+# Printable characters that show as nothing: Unicode's default ignorable code points that
+# are not already unprintable (format characters are: ``unprintable_problem``), such as
+# Hangul fillers, the combining grapheme joiner and variation selectors, and the blank
+# Braille pattern. A name of them alone reads as blank; one that holds them, as another
+# name ('al-fa\u034fst' shows as 'al-fast').
+_INVISIBLE_RANGES = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
+                     (0x2800, 0x2800), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0),
+                     (0xE0000, 0xE0FFF))
+
+
+def invisible(char: str) -> bool:
+    """``char`` shows as nothing (``_INVISIBLE_RANGES``)."""
+    code = ord(char)
+    return any(low <= code <= high for low, high in _INVISIBLE_RANGES)
 # Scripts whose letters read alike: a name that mixes them ('\u0430rena-strong', a
 # Cyrillic a) passes for another (Unicode TR39's restriction levels refuse these mixes).
 _LOOKALIKE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")
@@ -61,11 +72,15 @@ def validate_name(name: str, field: str = "spec.name") -> list[FieldViolation]:
     if visible != visible.strip():
         return [FieldViolation(field, "must not start or end with a space (or a letter that "
                                       "shows as one)")]
+    hidden = next((char for char in name if invisible(char)), None)
+    if hidden is not None:
+        return [FieldViolation(field, f"must not hold U+{ord(hidden):04X}, a character that "
+                                      "shows as nothing (such a name passes for another)")]
     return []
 
 
 def _visible(name: str) -> str:
-    return "".join(" " if char in INVISIBLE else char for char in name)
+    return "".join(" " if invisible(char) else char for char in name)
 
 
 def _scripts(name: str) -> list[str]:

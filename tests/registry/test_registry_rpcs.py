@@ -245,7 +245,17 @@ def test_a_name_that_reads_as_another_bot_s_is_taken(
     ("\u3164", "must not be blank"),  # a Hangul filler, a letter that shows as nothing
     ("\u3164\u3164", "must not be blank"),
     ("lucy-x\u3164", "must not start or end with a space"),
-], ids=["cyrillic-a", "greek-o", "filler", "fillers", "filler-after"])
+    # Each showed as another's name: 'al-fa\u034fst' beside alice's al-fast.
+    ("al-fa\u034fst", "must not hold U+034F, a character that shows as nothing"),
+    ("al-fa\ufe0fst", "must not hold U+FE0F"),
+    ("al-fa\u180bst", "must not hold U+180B"),
+    ("al-fa\U000e0100st", "must not hold U+E0100"),
+    ("al-fa\u17b4st", "must not hold U+17B4"),
+    ("al\u3164fast", "must not hold U+3164"),
+    ("al\u2800fast", "must not hold U+2800"),
+], ids=["cyrillic-a", "greek-o", "filler", "fillers", "filler-after", "grapheme-joiner",
+        "variation-selector", "mongolian-selector", "selector-supplement", "khmer-vowel",
+        "filler-inside", "braille-blank-inside"])
 def test_a_name_that_passes_for_another_or_for_none_is_refused(
         registry: Registry, name: str, problem: str) -> None:
     """An outsider registered 'arena-strong' with a Cyrillic a (the preset's name, to the
