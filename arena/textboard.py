@@ -191,8 +191,8 @@ class StandingLine:
 
 def render_standings(lines: Sequence[StandingLine]) -> str:
     """A fixed-width table: rank, bot, Elo with its 95% interval, W/D/L, score %. A bot
-    without a counted game has no rating yet: its Elo and interval read ``-`` and
-    ``no games yet`` (its interval is infinite)."""
+    without a counted game has no rating yet: its Elo and score read ``-`` and its
+    interval ``no games yet`` (its interval is infinite)."""
     name_width = max([len("bot"), *(len(line.name) for line in lines)])
     header = (
         f"{'#':>3}  {'bot':<{name_width}}  {'Elo':>6}  {'95% interval':>15}  "
@@ -203,10 +203,10 @@ def render_standings(lines: Sequence[StandingLine]) -> str:
         rated = line.games > 0 and math.isfinite(line.elo_low) and math.isfinite(line.elo_high)
         interval = f"[{line.elo_low:+.0f}, {line.elo_high:+.0f}]" if rated else "no games yet"
         elo = f"{line.elo:>+6.0f}" if rated else f"{'-':>6}"
+        score = f"{line.score_pct:>5.1f}%" if line.games else f"{'-':>6}"
         rows.append(
             f"{line.rank:>3}  {line.name:<{name_width}}  {elo}  {interval:>15}  "
-            f"{line.games:>5}  {line.wins:>4} {line.draws:>4} {line.losses:>4}  "
-            f"{line.score_pct:>5.1f}%"
+            f"{line.games:>5}  {line.wins:>4} {line.draws:>4} {line.losses:>4}  {score}"
         )
     return "\n".join(rows)
 

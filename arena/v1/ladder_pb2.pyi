@@ -300,7 +300,7 @@ class CreateLadderRequest(_message.Message):
     CONFIG_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
-    """Idempotency key: a retried request with the same key (same owner, within a day)
+    """Idempotency key: a retried request with the same key (same owner and call, within a day)
     returns the ladder the first one created; the key sent with a different config is
     refused with ALREADY_EXISTS, naming that ladder.
     """

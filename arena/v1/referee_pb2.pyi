@@ -134,7 +134,7 @@ class ImportMatchRequest(_message.Message):
     PSQ); empty: the game's default. Must agree with a record that says it.
     """
     request_id: _builtins.str
-    """Idempotency key: a retried request with the same key (same owner, within a day)
+    """Idempotency key: a retried request with the same key (same owner and call, within a day)
     returns the match the first one stored; the key sent with a different request
     (content, format or variant) is refused with ALREADY_EXISTS, naming that match.
     """
@@ -164,7 +164,7 @@ class CreateMatchRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     OWNER_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
-    """Idempotency key: a retried request with the same key (same owner, within a day)
+    """Idempotency key: a retried request with the same key (same owner and call, within a day)
     returns the match the first one created instead of creating another; the key sent
     with a different config is refused with ALREADY_EXISTS, naming that match.
     """

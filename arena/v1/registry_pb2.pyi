@@ -33,7 +33,7 @@ class RegisterBotRequest(_message.Message):
     from_preset: _builtins.str
     """Optional: start from a preset; `spec.builtin.config` then holds overrides only."""
     request_id: _builtins.str
-    """Idempotency key: a retried request with the same key (same owner, within a day)
+    """Idempotency key: a retried request with the same key (same owner and call, within a day)
     returns the version the first one registered; the key sent with a different request
     (spec or preset) is refused with ALREADY_EXISTS, naming the bot it registered.
     """

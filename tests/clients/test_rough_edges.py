@@ -99,6 +99,7 @@ def test_standings_of_bots_without_games(cli_stack: InProcessStack) -> None:
     table = ok(cli_stack.run("ladder", "standings", created["id"]))
     rows = [line for line in table.splitlines() if "slow-" in line]
     assert len(rows) == 3 and all("no games yet" in row for row in rows), table
+    assert all(row.split()[-1] == "-" for row in rows), table  # no score: it read 0.0%
     assert "inf" not in table
 
 
