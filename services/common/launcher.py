@@ -33,6 +33,7 @@ import fcntl
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -77,6 +78,10 @@ WORKERS_PER_CORE = 4  # a worker searches on one thread: more per core only wait
 MEMORY_PER_WORKER = 512 << 20  # a worker is about 250 MB, more with its engines' tables
 # Restart pauses grow 0.5 s, 1 s, 2 s ... up to this; a process that died this many times
 # within FAILURE_WINDOW_S makes the supervisor give up and stop the stack.
+# A process's log past this is moved to NAME.log.1 (the one before dropped) and begun
+# again: a referee's line a move filled 14.6 MB in half an hour of ladders.
+LOG_MAX_BYTES = 32 << 20
+LOG_CHECK_S = 5.0
 MAX_BACKOFF_S = 30.0
 MAX_FAILURES = 5
 FAILURE_WINDOW_S = 60.0
@@ -187,6 +192,21 @@ class Process:
         return bounded(lines[-1], 400) if lines else "(an empty log)"
 
 
+def rotate_log(path: Path, max_bytes: int) -> bool:
+    """If the log at ``path`` holds more than ``max_bytes``, copy it to ``path.1`` (over
+    the one before) and empty it; True if it did. Its process keeps writing: the file was
+    opened for appending, so its next line lands at the new end (a line written between
+    the copy and the emptying is lost)."""
+    try:
+        if path.stat().st_size <= max_bytes:
+            return False
+        shutil.copyfile(path, path.with_name(path.name + ".1"))
+        os.truncate(path, 0)
+    except OSError:  # gone, or the disk full: tried again next time
+        return False
+    return True
+
+
 # (NUMBA_CACHE_DIR, ARENA_WARM_GAMES) whose kernels this process had compiled.
 _COMPILED: set[tuple[str, str]] = set()
 
@@ -221,6 +241,8 @@ class Launcher:
     pki: LocalPKI | None = None
     redis_passwords: dict[str, Path] = field(default_factory=dict)  # user -> password file
     home_lock: IO[str] | None = field(default=None, repr=False)  # held while running
+    log_max_bytes: int = LOG_MAX_BYTES  # a process's log, before it is rotated
+    _next_log_check: float = field(default=0.0, repr=False)
 
     def __post_init__(self) -> None:
         check_worker_count(self.workers)
@@ -552,6 +574,10 @@ class Launcher:
         events += self._supervise_redis()
         if any("restarted" in event for event in events):
             self.write_manifest()  # new pids
+        if now >= self._next_log_check:
+            self._next_log_check = now + LOG_CHECK_S
+            for process in self.processes.values():
+                rotate_log(process.log_file, self.log_max_bytes)
         return events
 
     def _supervise_redis(self) -> list[str]:
