@@ -532,12 +532,7 @@ def _analyze_target(client: ArenaClient,
     if args.ply is not None:
         raise InvalidArgumentError("--ply goes with --match")
     spec, position = start_of(args, args.position or "")
-    history: list[int] = []
-    for word in args.moves.replace(",", " ").split():
-        move = position.parse_move(word)
-        position.push(move)
-        history.append(move)
-    return spec, position, history
+    return spec, position, play_opening(position, args.moves)  # read as match create's
 
 
 def _config_file(args: argparse.Namespace) -> dict[str, Any] | None:

@@ -195,6 +195,11 @@ def test_ladder_cancel(arena: RunArena, bots: list[str]) -> None:
 def test_analyze(arena: RunArena, bots: list[str]) -> None:
     out = _ok(arena("analyze", "--bot", "tiny-b", "--moves", "f5 d6", "--tree", "100"))
     assert "best move" in out and "pv " in out and "[root] Max" in out
+    # Moves written together, as match create's --opening takes them (it was refused:
+    # "invalid Othello move 'f5d6'").
+    together = json.loads(_ok(arena("analyze", "--bot", "tiny-b", "--moves", "f5d6", "--json")))
+    spaced = json.loads(_ok(arena("analyze", "--bot", "tiny-b", "--moves", "f5 d6", "--json")))
+    assert together["move"] == spaced["move"]
     data = json.loads(_ok(arena("analyze", "--preset", "lab-beginner", "--json")))
     assert data["move"]["square"] in (19, 26, 37, 44)
     start = "---------------------------OX------XO--------------------------- X"
