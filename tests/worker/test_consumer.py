@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -141,6 +143,32 @@ def _results(client: redis.Redis, match_id: str) -> list[dict[bytes, bytes]]:
     return [f for _, f in client.xrange(keys.match(match_id, "results"))]
 
 
+@contextmanager
+def _calls_then_a_builtin_move(
+        client: redis.Redis, peers: ArenaClient, bots: BotVersions, new_match: NewMatch,
+        behaviour: Callable[[bot_service_pb2.GetMoveRequest], bot_service_pb2.GetMoveResponse],
+        count: int) -> Iterator[tuple[list[match_pb2.Match], match_pb2.Match]]:
+    """``count`` matches whose first move is an external bot's (``behaviour``, served
+    while the body runs), then one whose first move is a built-in bot's: their first jobs
+    published in that order, no worker yet."""
+    ensure_group(client, MOVE_STREAM, WORKER_GROUP)
+    builtin_bot(peers, "quick", {"evaluator": "lab", "look_ahead": 0})
+    with bot_server(behaviour) as address:
+        external_bot(peers, "remote", address)
+        calls = _publish_first_jobs(client, bots, new_match, "remote", count)
+        ((quick, _),) = _publish_first_jobs(client, bots, new_match, "quick", 1)
+        yield [match for match, _ in calls], quick
+
+
+def _answered(client: redis.Redis, matches: list[match_pb2.Match], within_s: float,
+              why: str) -> None:
+    """Wait until each match has a result posted; fail with ``why`` after ``within_s``."""
+    deadline = time.monotonic() + within_s
+    while not all(_results(client, match.id) for match in matches):
+        assert time.monotonic() < deadline, why
+        time.sleep(0.02)
+
+
 def test_start_posts_started_and_takes_the_next_job_ahead_unstarted(
     redis_client: redis.Redis, peers: ArenaClient, bots: BotVersions, new_match: NewMatch,
 ) -> None:
@@ -237,23 +265,13 @@ def test_slow_external_bots_never_hold_the_engine(
         time.sleep(3)
         return first_legal(request)
 
-    ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
-    builtin_bot(peers, "quick", {"evaluator": "lab", "look_ahead": 0})
-    with bot_server(sleepy) as address:
-        external_bot(peers, "sleepy", address)
-        slow = _publish_first_jobs(redis_client, bots, new_match, "sleepy", 3)
-        ((quick, _),) = _publish_first_jobs(redis_client, bots, new_match, "quick", 1)
+    with _calls_then_a_builtin_move(redis_client, peers, bots, new_match, sleepy, 3) as (
+            slow, quick):
         loop = WorkerLoop(redis_server.client(), None, "w", FAST, loopback_runner(FAST)).start()
         try:
-            deadline = time.monotonic() + 2.5
-            while not _results(redis_client, quick.id):
-                assert time.monotonic() < deadline, "the built-in move waited for the calls"
-                time.sleep(0.02)
-            assert all(not _results(redis_client, match.id) for match, _ in slow)
-            deadline = time.monotonic() + 10
-            while not all(_results(redis_client, match.id) for match, _ in slow):
-                assert time.monotonic() < deadline, "the external calls were not answered"
-                time.sleep(0.05)
+            _answered(redis_client, [quick], 2.5, "the built-in move waited for the calls")
+            assert all(not _results(redis_client, match.id) for match in slow)
+            _answered(redis_client, slow, 10, "the external calls were not answered")
         finally:
             loop.stop(5)
 
@@ -272,27 +290,17 @@ def test_an_external_job_past_the_io_slots_goes_back_and_never_holds_the_engine(
         released.wait(20)
         return first_legal(request)
 
-    ensure_group(redis_client, MOVE_STREAM, WORKER_GROUP)
-    builtin_bot(peers, "quick", {"evaluator": "lab", "look_ahead": 0})
-    with bot_server(held) as address:
-        external_bot(peers, "held", address)
-        calls = _publish_first_jobs(redis_client, bots, new_match, "held", 2)
-        ((quick, _),) = _publish_first_jobs(redis_client, bots, new_match, "quick", 1)
+    with _calls_then_a_builtin_move(redis_client, peers, bots, new_match, held, 2) as (
+            calls, quick):
         before = total_handed_back("io_slots")
         loop = WorkerLoop(redis_server.client(), None, "w", FAST, loopback_runner(FAST),
                           io_slots=1).start()
         try:
-            deadline = time.monotonic() + 10
-            while not _results(redis_client, quick.id):
-                assert time.monotonic() < deadline, "the built-in move waited for a call slot"
-                time.sleep(0.02)
-            assert not any(_results(redis_client, match.id) for match, _ in calls)
+            _answered(redis_client, [quick], 10, "the built-in move waited for a call slot")
+            assert not any(_results(redis_client, match.id) for match in calls)
             assert total_handed_back("io_slots") > before
             released.set()
-            deadline = time.monotonic() + 10
-            while not all(_results(redis_client, match.id) for match, _ in calls):
-                assert time.monotonic() < deadline, "the external calls were not answered"
-                time.sleep(0.05)
+            _answered(redis_client, calls, 10, "the external calls were not answered")
         finally:
             released.set()
             loop.stop(5)
