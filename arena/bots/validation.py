@@ -50,6 +50,8 @@ def invisible(char: str) -> bool:
     """``char`` shows as nothing (``_INVISIBLE_RANGES``)."""
     code = ord(char)
     return any(low <= code <= high for low, high in _INVISIBLE_RANGES)
+
+
 # Scripts whose letters read alike: a name that mixes them ('\u0430rena-strong', a
 # Cyrillic a) passes for another (Unicode TR39's restriction levels refuse these mixes).
 _LOOKALIKE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")

@@ -76,12 +76,13 @@ ACCESS_ENV = ("ARENA_TLS_CERT_FILE", "ARENA_TLS_KEY_FILE", "ARENA_TLS_CA_FILE",
               "ARENA_REDIS_CA_FILE")
 WORKERS_PER_CORE = 4  # a worker searches on one thread: more per core only wait their turn
 MEMORY_PER_WORKER = 512 << 20  # a worker is about 250 MB, more with its engines' tables
-# Restart pauses grow 0.5 s, 1 s, 2 s ... up to this; a process that died this many times
-# within FAILURE_WINDOW_S makes the supervisor give up and stop the stack.
 # A process's log past this is moved to NAME.log.1 (the one before dropped) and begun
-# again: a referee's line a move filled 14.6 MB in half an hour of ladders.
+# again, looked at every LOG_CHECK_S: a referee's line a move filled 14.6 MB in half an
+# hour of ladders.
 LOG_MAX_BYTES = 32 << 20
 LOG_CHECK_S = 5.0
+# Restart pauses grow 0.5 s, 1 s, 2 s ... up to this; a process that died this many times
+# within FAILURE_WINDOW_S makes the supervisor give up and stop the stack.
 MAX_BACKOFF_S = 30.0
 MAX_FAILURES = 5
 FAILURE_WINDOW_S = 60.0
