@@ -28,7 +28,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
@@ -43,6 +43,7 @@ from prometheus_client import (
     make_wsgi_app,
 )
 from prometheus_client.exposition import ThreadingWSGIServer
+from prometheus_client.metrics_core import Metric
 
 from arena.errors import ResourceExhaustedError
 
@@ -147,6 +148,58 @@ LADDER_GAMES = Counter("arena_ladder_games_counted_total",
                        "finished ladder games counted in their standings")
 
 
+# Which services count each family. A process's endpoint shows those of its role (and
+# the families no role owns: the process's own CPU, memory and open files, a collector
+# a service registers): every process declared every metric here, so the web gateway
+# showed `arena_matches_started_total 0` and a worker `arena_ladder_games_counted_total
+# 0`, figures it never counts.
+_GRPC_SERVICES = ("registry", "referee", "ladder", "worker")
+COUNTED_BY: dict[str, tuple[str, ...]] = {
+    next(iter(metric.describe())).name: roles for roles, family in (
+        (_GRPC_SERVICES, (RPC_HANDLED, RPC_SECONDS)),
+        ((*_GRPC_SERVICES, "web"), (LIMIT_REFUSALS,)),
+        (("web",), (WEB_REQUESTS, WEB_SECONDS)),
+        (("referee",), (JOBS_PUBLISHED, MOVES_JUDGED, MOVE_LATENCY, MATCHES_STARTED,
+                        MATCHES_FINISHED, FORFEITS, MATCHES_RUNNING)),
+        (("worker",), (JOBS_TAKEN, JOBS_RECLAIMED, JOBS_ANSWERED, JOBS_DEAD, JOBS_DROPPED,
+                       JOBS_RELEASED, JOBS_HANDED_BACK, MOVE_WAIT, ENGINE_SECONDS,
+                       WORKER_BUSY, CACHE_PROBES, CACHE_HITS, CACHE_SAVED, ENGINE_STARTS,
+                       ENGINE_MOVES, ENGINE_STRETCH, ENGINE_HELD, REDIS_SECONDS)),
+        (("ladder",), (LADDER_GAMES,)),
+    ) for metric in family}
+
+
+class RoleView:
+    """The default registry's families that ``role`` counts (``COUNTED_BY``) and those
+    no role owns; None shows every family."""
+
+    def __init__(self, role: str | None) -> None:
+        self.role = role
+
+    def collect(self) -> Iterator[Metric]:
+        for family in REGISTRY.collect():
+            roles = COUNTED_BY.get(family.name)
+            if self.role is None or roles is None or self.role in roles:
+                yield family
+
+    def restricted_registry(self, names: Iterable[str]) -> _Samples:
+        """For ``/metrics?name[]=...``: only samples of those names."""
+        return _Samples(self, frozenset(names))
+
+
+class _Samples:
+    def __init__(self, view: RoleView, names: frozenset[str]) -> None:
+        self.view, self.names = view, names
+
+    def collect(self) -> Iterator[Metric]:
+        for family in self.view.collect():
+            samples = [sample for sample in family.samples if sample.name in self.names]
+            if samples:
+                kept = Metric(family.name, family.documentation, family.type, family.unit)
+                kept.samples = samples
+                yield kept
+
+
 @functools.lru_cache(maxsize=4096)
 def child(metric: Any, *values: str) -> Any:
     """``metric.labels(*values)``, looked up once: ``labels`` takes a lock and checks its
@@ -242,7 +295,7 @@ class _QuietHandler(WSGIRequestHandler):
 class MetricsServer:
     """``/metrics`` over HTTP in daemon threads (one per connection)."""
 
-    def __init__(self, listen: str) -> None:
+    def __init__(self, listen: str, role: str | None = None) -> None:
         host, _, port = listen.rpartition(":")
         host = host.strip("[]") or "0.0.0.0"
 
@@ -250,7 +303,7 @@ class MetricsServer:
             address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
             request_queue_size = 64
 
-        self._httpd = make_server(host, int(port), make_wsgi_app(REGISTRY), Server,
+        self._httpd = make_server(host, int(port), make_wsgi_app(RoleView(role)), Server,
                                   handler_class=_QuietHandler)
         self.port = int(self._httpd.server_port)
         self._thread = threading.Thread(target=self._httpd.serve_forever,
@@ -265,10 +318,11 @@ class MetricsServer:
         self._httpd.server_close()
 
 
-def serve_metrics(listen: str) -> MetricsServer | None:
-    """Start the endpoint if ``listen`` names an address (``host:port``, port 0: any)."""
+def serve_metrics(listen: str, role: str | None = None) -> MetricsServer | None:
+    """Start the endpoint if ``listen`` names an address (``host:port``, port 0: any),
+    showing the families ``role`` counts (``RoleView``; None: all)."""
     if not listen:
         return None
-    server = MetricsServer(listen).start()
+    server = MetricsServer(listen, role).start()
     log.info("metrics on http://%s:%d/metrics", listen.rpartition(":")[0], server.port)
     return server

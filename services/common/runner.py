@@ -49,7 +49,7 @@ def run_service(role: str, factory: ServiceFactory, argv: Sequence[str] | None =
         return 2
     log.info("configuration:\n  %s", "\n  ".join(config.describe()))
     try:
-        metrics = serve_metrics(config.metrics_listen)
+        metrics = serve_metrics(config.metrics_listen, role)
     except (OSError, ValueError) as exc:
         print(f"arena-{role}: cannot serve metrics on {config.metrics_listen}: {exc}",
               file=sys.stderr)

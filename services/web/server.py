@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         log.error("cannot listen on %s: %s", settings.listen, exc)
         return 2
     try:  # the process's own figures (CPU, memory, open files), as every service serves
-        metrics = serve_metrics(config.metrics_listen)
+        metrics = serve_metrics(config.metrics_listen, "web")
     except (OSError, ValueError) as exc:
         log.error("cannot serve metrics on %s: %s", config.metrics_listen, exc)
         return 2

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import grpc
 import pytest
+from arena.services.common import metrics
 from arena.services.common.embedded_redis import free_port
 from arena.services.common.metrics import MetricsServer, serve_metrics
+from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.parser import text_string_to_metric_families
 
 from arena.v1 import common_pb2, registry_pb2, registry_pb2_grpc
@@ -47,6 +49,14 @@ def _raw(port: int, payload: bytes, read: bool = True) -> bytes:
         while read and (chunk := sock.recv(65536)):
             answer += chunk
         return answer
+
+
+def test_every_metric_declared_says_which_services_count_it() -> None:
+    """An endpoint shows the families of its process's role (``COUNTED_BY``); one
+    declared without a role would show, at 0, on every process again."""
+    declared = {next(iter(value.describe())).name for value in vars(metrics).values()
+                if isinstance(value, MetricWrapperBase)}
+    assert declared and declared == set(metrics.COUNTED_BY)
 
 
 def test_no_endpoint_unless_an_address_is_set() -> None:
@@ -145,7 +155,12 @@ def test_the_web_gateway_serves_metrics_and_logs_as_configured(tmp_path: Path) -
          "--ready-file", str(ready)], env=env, stderr=subprocess.PIPE, text=True)
     try:
         wait_for_file(ready, process, 30, lambda: "")
-        assert ("process_cpu_seconds_total", ()) in scrape(metrics_port)
+        shown = scrape(metrics_port)
+        assert ("process_cpu_seconds_total", ()) in shown
+        # Only what the gateway counts: it showed every service's figures, at 0.
+        assert not {name for name, _ in shown} & {
+            "arena_matches_started_total", "arena_move_jobs_taken_total",
+            "arena_cache_probes_total", "arena_ladder_games_counted_total"}
     finally:
         process.terminate()
         _, stderr = process.communicate(timeout=60)

@@ -122,6 +122,7 @@ def test_metrics_logs_and_status_of_a_ladder(
                                             ARENA_TOKEN=ADMIN_TOKEN))
         hung = hung_referee_status(stack, tmp_path)
     check_counters(before, after, matches)
+    check_roles(after)
     check_status(status, matches)
     assert printed.returncode == 0, printed.stderr
     shown = json.loads(printed.stdout)
@@ -146,6 +147,21 @@ def test_metrics_logs_and_status_of_a_ladder(
     assert said.startswith("no picture of workers, queues and matches: the referee does not "
                            "answer its health check: referee at ") and said.endswith(
         " did not answer in time"), said
+
+
+def check_roles(samples: dict[str, Samples]) -> None:
+    """Each process shows the figures its role counts, and its own: every process showed
+    every metric, at 0 where it never counts it (`arena_matches_started_total 0` on a
+    worker)."""
+    shown = {name: {metric for metric, _ in per_process} for name, per_process in samples.items()}
+    assert set(shown) == {"registry", "referee", "ladder", "worker-1", "worker-2", "analyst-1"}
+    for name, metrics in shown.items():
+        assert "process_cpu_seconds_total" in metrics, name
+        assert ("arena_matches_started_total" in metrics) == (name == "referee"), name
+        assert ("arena_cache_probes_total" in metrics) == name.startswith(
+            ("worker-", "analyst-")), name
+        assert ("arena_ladder_games_counted_total" in metrics) == (name == "ladder"), name
+        assert "grpc_server_handled_total" in metrics, name  # every one serves gRPC calls
 
 
 def hung_referee_status(stack: Launcher, home: Path,
