@@ -241,6 +241,32 @@ def test_a_live_match_page_shows_moves_as_they_are_applied(web: WebStack, page: 
     assert page.evaluate("window.__notReloaded === true")
 
 
+def test_a_live_match_page_follows_again_after_its_referee_restarts(
+        web: WebStack, page: Any) -> None:
+    """The gateway tells a page in its stream that the referee went away (503); the page
+    stopped for good ("Live updates stopped: referee ... hung up"), the game playing on
+    unseen until a reload. It follows again once the referee is back. And a following
+    page's address names no ply: copied (or reloaded), it opened frozen at that ply."""
+    match = web.client.create_match(match_pb2.MatchConfig(
+        game=common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO, variant="standard",
+                                 board_size=8),
+        black=common_pb2.BotRef(name="web-live-a"), white=common_pb2.BotRef(name="web-live-b"),
+        time_control=common_pb2.TimeControl(move_time_ms=1000)))
+    open_page(page, f"{web.url}/matches/{match.id}")
+    ply = "Number(document.querySelector('.board-holder').dataset.ply)"
+    page.wait_for_function(f"() => {ply} >= 2", timeout=90_000)
+    assert "#ply" not in page.url, page.url
+    web.stack.kill("referee")
+    web.stack.restart("referee")
+    seen = int(page.evaluate(f"() => {ply}"))
+    page.wait_for_function(f"n => {ply} >= n", arg=seen + 3, timeout=120_000)
+    assert "Live updates stopped" not in page.text_content("main")
+    page.click("[data-action=first]")  # stepped back: the address names the ply
+    assert page.url.endswith("#ply=0"), page.url
+    with contextlib.suppress(FailedPreconditionError):  # over already
+        web.client.cancel_match(match.id, "seen")
+
+
 def _submit_as_user(page: Any, button: str, lands_on: str) -> str:
     """Send a form, give the token the dialog asks for, and return the id of the page it
     lands on."""

@@ -183,7 +183,8 @@ export function stream(path, handlers, { onState = () => {} } = {}) {
     setTimeout(run, retryMs);
   }
 
-  /** One connection: "ended", "error" (not to retry), "dropped" or "stopped" (aborted). */
+  /** One connection: "ended", "error" (not to retry), "dropped" (a lost connection or a
+   *  service gone for a while: retried) or "stopped" (aborted). */
   async function connect(signal) {
     onState("connecting");
     let response;
@@ -211,7 +212,7 @@ export function stream(path, handlers, { onState = () => {} } = {}) {
           buffer = buffer.slice(cut + 2);
           const said = dispatch(block);
           if (said === "end") { onState("ended"); return "ended"; }
-          if (said === "error") return "error";
+          if (said === "error" || said === "dropped") return said;
         }
       }
     } catch { /* dropped, or aborted */ }
@@ -231,7 +232,13 @@ export function stream(path, handlers, { onState = () => {} } = {}) {
     }
     if (!data) return null;
     const payload = JSON.parse(data);
-    if (name === "error") onState("error", new ApiError(502, payload));
+    if (name === "error") {
+      // A service that went away (5xx: a referee restarting) is followed again, as a
+      // dropped connection is; it stopped the page for good, the game playing on unseen.
+      const error = new ApiError(payload.http_status || 502, payload);
+      if (error.status >= 500) return "dropped";
+      onState("error", error);
+    }
     handlers[name]?.(payload);
     return name === "end" || name === "error" ? name : null;
   }

@@ -143,7 +143,9 @@ class MatchView {
       this.main.querySelector(`[data-action="${action}"]`).disabled = disabled;
     }
     this.el.edit.href = `/editor?${new URLSearchParams({ game: this.match.game.kind, position: view.position })}`;
-    history.replaceState(null, "", `#ply=${ply}`);
+    // A ply stepped back to is in the address; following, none is: an address copied
+    // from a live page (or a reload) opened frozen at the ply it showed then.
+    history.replaceState(null, "", this.following ? location.pathname + location.search : `#ply=${ply}`);
   }
 
   /** Keep the current move in sight inside the list (never scrolls the page itself). */
