@@ -882,7 +882,15 @@ def test_the_board_editor_says_why_a_drawn_position_is_no_game(web: WebStack,
     page.fill(".ask input[name=bot]", "web-beginner")
     page.click(".ask button[type=submit]:has-text('Ask')")
     assert "not one the rules accept" in page.text_content(".answer")
-    page.problems.errors.clear()  # the browser logs the refused check (400) itself
+    # A text the address gives is read as the game it names: it was read as Othello's
+    # beside the Gomoku board ("Othello text form must be ..."); and a long one, shown
+    # in the refusal, stays inside the page (it made the page 4,903 px wide).
+    open_page(page, f"{web.url}/editor?game=gomoku&position={'A' * 5000}")
+    page.wait_for_selector("[data-testid='editor-status'] .notice.error")
+    said = page.text_content("[data-testid='editor-status']")
+    assert "Gomoku text form" in said and "Othello" not in said, said
+    assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
+    page.problems.errors.clear()  # the browser logs the refused checks (400) itself
 
 
 def _new_ladder_form(web: WebStack, page: Any, move_time_ms: int) -> None:

@@ -19,7 +19,10 @@ export async function editorPage(main) {
   const kind = games[query.get("game")] ? query.get("game") : Object.keys(games)[0];
   const editor = new Editor(main, kind, games);
   editor.render();
-  await editor.open(query.get("position") ? { position: query.get("position") } : null);
+  // A position is read as the game the address names, if it names one (a Gomoku text
+  // read as Othello's was refused in Othello's words beside the Gomoku board chosen).
+  const game = games[query.get("game")] ? { game: kind } : {};
+  await editor.open(query.get("position") ? { position: query.get("position"), ...game } : null);
 }
 
 class Editor {
