@@ -149,5 +149,14 @@ class UnavailableError(ArenaError):
     """A dependency (Redis, an external bot) cannot be reached right now."""
 
 
+class ServiceUnreachableError(UnavailableError):
+    """A client could not reach the ``role`` service at all (stopped, restarting, or a
+    TLS mistake); the message says where and what to check, for whoever runs the stack."""
+
+    def __init__(self, message: str, role: str) -> None:
+        super().__init__(message)
+        self.role = role
+
+
 class DeadlineExceededError(ArenaError):
     """The operation ran out of time."""

@@ -112,10 +112,10 @@ def to_arena_error(error: grpc.RpcError, role: str, target: str, *, ca_file: str
         reason = details.splitlines()[0] if details else "no answer"
         if set_by_a_service(error):  # it answered: what it needs (its Redis) is down
             return errors.UnavailableError(f"{role} at {target} cannot answer now: {reason}")
-        return errors.UnavailableError(
+        return errors.ServiceUnreachableError(
             tls_mistake(reason, role, target, ca_file, cert_file)
-            or f"{role} unreachable at {target} ({reason}); is the stack running (`arena up`)?"
-        )
+            or f"{role} unreachable at {target} ({reason}); is the stack running (`arena up`)?",
+            role)
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:
         return errors.DeadlineExceededError(f"{role} at {target} did not answer in time")
     if code is grpc.StatusCode.INVALID_ARGUMENT:

@@ -24,7 +24,7 @@ from arena.clients.sdk import ArenaClient
 from arena.services.common import metrics
 from arena.services.web import forms, live
 from arena.services.web.addresses import ClientAddresses
-from arena.services.web.errors import BodyTooLargeError, form_field, http_status
+from arena.services.web.errors import BodyTooLargeError, form_field, http_status, public
 from arena.services.web.gateway import (
     Gateway,
     bot_list,
@@ -192,6 +192,7 @@ def checked_int(name: str, text: str | None, default: int, low: int, high: int,
 
 
 def error_response(exc: errors.ArenaError) -> JSONResponse:
+    exc = public(exc)
     status, code = http_status(exc)
     if isinstance(exc, errors.InvalidArgumentError):  # a service's fields as the form's
         exc = errors.InvalidArgumentError(exc.message, [

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+from typing import TypeVar
+
 from arena import errors
+
+log = logging.getLogger(__name__)
+Raised = TypeVar("Raised", bound=BaseException)
 
 
 class BodyTooLargeError(errors.InvalidArgumentError):
@@ -21,6 +27,18 @@ HTTP_STATUS: list[tuple[type[errors.ArenaError], int, str]] = [
     (errors.UnavailableError, 503, "unavailable"),
     (errors.DeadlineExceededError, 504, "deadline-exceeded"),
 ]
+
+
+def public(exc: Raised) -> Raised | errors.UnavailableError:
+    """What a viewer is told of ``exc``: a service the gateway cannot reach is named, not
+    where it is or what its operator should check (its address and gRPC's words, "likely
+    serves TLS"); the gateway's log keeps those."""
+    if isinstance(exc, errors.ServiceUnreachableError):
+        log.warning("%s", exc)
+        return errors.UnavailableError(
+            f"the {exc.role} is unavailable right now (restarting, or stopped): try again "
+            "shortly")
+    return exc
 
 
 def http_status(exc: BaseException) -> tuple[int, str]:

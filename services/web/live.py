@@ -27,7 +27,7 @@ from typing import Any
 from arena.clients.sdk import ArenaClient
 from arena.services.common import metrics
 from arena.services.common.shares import Refusal, Shares
-from arena.services.web.errors import http_status
+from arena.services.web.errors import http_status, public
 from arena.services.web.views import GameTrack, Json, match_summary_json, progress_json, result_json
 
 from arena.errors import ArenaError, ResourceExhaustedError, UnavailableError
@@ -133,6 +133,7 @@ class Broadcast:
         if item is _END or isinstance(item, BaseException):
             last: list[Any] = [_END]
             if isinstance(item, BaseException):
+                item = public(item)
                 status, code = http_status(item)
                 last = [sse("error", {"status": code, "http_status": status,
                                       "message": str(item) if status != 500

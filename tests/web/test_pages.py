@@ -257,6 +257,13 @@ def test_a_live_match_page_follows_again_after_its_referee_restarts(
     page.wait_for_function(f"() => {ply} >= 2", timeout=90_000)
     assert "#ply" not in page.url, page.url
     web.stack.kill("referee")
+    # Meanwhile a viewer is told the referee is away, not where it listens or what its
+    # operator should check ("referee unreachable at 127.0.0.1:PORT (...); it likely
+    # serves TLS ...").
+    status, _, body = web.http.request("GET", "/api/matches?limit=1")
+    said = json.loads(body)["error"]["message"]
+    assert status == 503 and said.startswith("the referee is unavailable right now"), said
+    assert web.stack.target("referee") not in said and "TLS" not in said, said
     web.stack.restart("referee")
     seen = int(page.evaluate(f"() => {ply}"))
     page.wait_for_function(f"n => {ply} >= n", arg=seen + 3, timeout=120_000)
