@@ -766,6 +766,12 @@ async def api_unrouted(routes: list[Route], scope: Scope, receive: Receive,
 
 async def http_error(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
+    if (status == 404 and request.method in ("GET", "HEAD")
+            and not request.url.path.startswith(("/api/", "/static/"))):
+        # A page address no page takes: the site's own "Not found" page (the shell's
+        # router says it), with its header and links, not a bare line of text.
+        return FileResponse(STATIC / "index.html", status_code=404,
+                            headers={"cache-control": "no-cache"})
     detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
     headers = exc.headers if isinstance(exc, HTTPException) else None  # a 405's allow
     return Response(f"{status} {detail}\n", status_code=status, media_type="text/plain",

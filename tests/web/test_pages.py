@@ -274,6 +274,17 @@ def test_a_live_match_page_follows_again_after_its_referee_restarts(
         web.client.cancel_match(match.id, "seen")
 
 
+def test_an_address_no_page_takes_is_the_sites_not_found_page(web: WebStack,
+                                                               page: Any) -> None:
+    """It was a bare '404 Not Found' line of text, with no way back into the site."""
+    status, headers, _ = web.http.request("GET", "/nosuch")
+    assert status == 404 and headers["content-type"].startswith("text/html")
+    page.goto(f"{web.url}/matches/x/tree/abc")
+    page.wait_for_selector("h1:text-is('Not found')")
+    assert page.locator("a[href='/']").count() >= 1
+    page.problems.errors.clear()  # the browser logs the 404 itself
+
+
 def _submit_as_user(page: Any, button: str, lands_on: str) -> str:
     """Send a form, give the token the dialog asks for, and return the id of the page it
     lands on."""
