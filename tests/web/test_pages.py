@@ -210,13 +210,19 @@ def signed(value: float) -> str:
 # -- live --------------------------------------------------------------------------------------
 
 
-def test_a_live_match_page_shows_moves_as_they_are_applied(web: WebStack, page: Any) -> None:
+def _live_match(web: WebStack, page: Any, move_time_ms: int) -> match_pb2.Match:
+    """A match of the two live bots, its page open."""
     match = web.client.create_match(match_pb2.MatchConfig(
         game=common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO, variant="standard",
                                  board_size=8),
         black=common_pb2.BotRef(name="web-live-a"), white=common_pb2.BotRef(name="web-live-b"),
-        time_control=common_pb2.TimeControl(move_time_ms=2000)))
+        time_control=common_pb2.TimeControl(move_time_ms=move_time_ms)))
     open_page(page, f"{web.url}/matches/{match.id}")
+    return match
+
+
+def test_a_live_match_page_shows_moves_as_they_are_applied(web: WebStack, page: Any) -> None:
+    match = _live_match(web, page, 2000)
     page.evaluate("window.__notReloaded = true")  # gone if the page reloads
     first = int(page.get_attribute(".board-holder", "data-ply"))
     assert page.text_content("h1 .badge") in ("pending", "live")
@@ -247,12 +253,7 @@ def test_a_live_match_page_follows_again_after_its_referee_restarts(
     stopped for good ("Live updates stopped: referee ... hung up"), the game playing on
     unseen until a reload. It follows again once the referee is back. And a following
     page's address names no ply: copied (or reloaded), it opened frozen at that ply."""
-    match = web.client.create_match(match_pb2.MatchConfig(
-        game=common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO, variant="standard",
-                                 board_size=8),
-        black=common_pb2.BotRef(name="web-live-a"), white=common_pb2.BotRef(name="web-live-b"),
-        time_control=common_pb2.TimeControl(move_time_ms=1000)))
-    open_page(page, f"{web.url}/matches/{match.id}")
+    match = _live_match(web, page, 1000)
     ply = "Number(document.querySelector('.board-holder').dataset.ply)"
     page.wait_for_function(f"() => {ply} >= 2", timeout=90_000)
     assert "#ply" not in page.url, page.url
