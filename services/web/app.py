@@ -241,9 +241,14 @@ def media_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
+def bad_body(description: str) -> errors.InvalidArgumentError:
+    """A body refused whole, named as the forms name a body that is no JSON object."""
+    return errors.InvalidArgumentError.for_fields([errors.FieldViolation("body", description)])
+
+
 async def json_body(request: Request) -> object:
     if media_type(request) != "application/json":
-        raise errors.InvalidArgumentError("send the body as application/json")
+        raise bad_body("send the body as application/json")
     too_large = BodyTooLargeError(f"body larger than {MAX_BODY_BYTES} bytes")
     length = request.headers.get("content-length", "")
     if length.isdigit() and int(length) > MAX_BODY_BYTES:
@@ -256,14 +261,13 @@ async def json_body(request: Request) -> object:
     try:
         data = read_json(body, parse_constant=_not_json)
     except ValueError as exc:
-        raise errors.InvalidArgumentError(f"body is not JSON: {exc}") from None
+        raise bad_body(f"body is not JSON: {exc}") from None
     except RecursionError:  # 64 KiB of '[' is deeper than Python's stack
-        raise errors.InvalidArgumentError("body is not JSON we read: nested too deeply") from None
+        raise bad_body("body is not JSON we read: nested too deeply") from None
     half = _lone_surrogate(data)
     if half is not None:
-        raise errors.InvalidArgumentError(
-            f"body is not JSON we read: a string holds {half!r}, half of a UTF-16 surrogate "
-            "pair and no character")
+        raise bad_body(f"body is not JSON we read: a string holds {half!r}, half of a "
+                       "UTF-16 surrogate pair and no character")
     return data
 
 
@@ -332,7 +336,11 @@ class Api:
         """An action: in its viewer's turn; after one that may have acted, no read answered
         before is shared. A refused one (a 4xx: no token, another's match, a bad body)
         changed nothing, and forgets nothing: else anyone, with no token, could keep every
-        viewer's reads from being shared."""
+        viewer's reads from being shared.
+
+        A body refused is first a token refused, if it is one (``judged_token``): the form
+        is read before any service judges the token, so a made-up token, or none, with a
+        bad body got a 400 where a good body gets the 401."""
         turned = self.in_turn(handler)
 
         def acted(status: int) -> None:
@@ -342,12 +350,28 @@ class Api:
         async def act(request: Request) -> Response:
             try:
                 response = await turned(request)
+            except errors.InvalidArgumentError:
+                acted(400)
+                await self.judged_token(self.gateway.actor(bearer(request)),
+                                        lambda client: client.get_usage())
+                raise
             except BaseException as exc:  # a service failing, a client gone: it may have acted
                 acted(http_status(exc)[0])
                 raise
             acted(response.status_code)
             return response
         return act
+
+    async def judged_token(self, client: ArenaClient,
+                           ask: Callable[[ArenaClient], object]) -> None:
+        """UNAUTHENTICATED if the service ``ask`` questions with ``client``'s token does
+        not know it; only its verdict on the token is taken from that question."""
+        try:
+            await self.gateway.run(ask, client)
+        except errors.UnauthenticatedError:
+            raise
+        except errors.ArenaError:
+            pass
 
     def in_turn(self, handler: Handler) -> Handler:
         """``handler`` run as one of its viewer's requests (``turns.ViewerTurns``)."""
@@ -598,12 +622,7 @@ class Api:
         token = bearer(request)
         self.gateway.read_credential(token)  # no token where one is needed: 401 now
         if self.gateway.settings.read_access == "token":
-            try:
-                await self.gateway.run(knows_token, self.reader(request))
-            except errors.UnauthenticatedError:
-                raise
-            except errors.ArenaError:
-                pass
+            await self.judged_token(self.reader(request), knows_token)
         self.slots.take(viewer)
 
         def start(on_over: Callable[[live.Broadcast], None]) -> live.Broadcast:

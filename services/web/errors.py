@@ -62,6 +62,7 @@ FORM_FIELDS = {
     "config.start_position": "start", "config.": "",
     "bot_ref": "bot", "limits.time_ms": "time_ms", "bot_name": "bot",
     "game.kind": "game", "game.variant": "variant", "game.board_size": "size",
+    "page.page_token": "page_token", "bot.name": "name", "bot.version": "version",
 }
 
 

@@ -324,13 +324,16 @@ def analysis(data: object) -> tuple[int, common_pb2.BotRef, int]:
 
 def position_analysis(data: object) -> tuple[Position, common_pb2.BotRef, int]:
     """What the board editor asks a bot: its move in a position (``position``: the text
-    form, of the ``game``), with the bot and its time."""
+    form, of the ``game``; none, as for ``/api/positions``, is the game's start, the
+    variant's on the board of that size), with the bot and its time."""
     body = Body(data)
-    played = rules(game_spec(body).kind)
+    spec = game_spec(body)
+    played = rules(spec.kind)
     text = body.get("position", str, "")
     position: Position | None = None
     try:
-        position = played.position_from_text(text)
+        position = (played.position_from_text(text) if text
+                    else played.new_position(*_variant_and_size(played, spec)))
         if position.is_game_over():
             body.bad("position", "the game is over here: there is no move to ask for")
     except GameError as exc:

@@ -37,7 +37,7 @@ from arena.services.web.views import (
     with_defaults,
 )
 
-from arena.errors import ArenaError, InvalidArgumentError, UnauthenticatedError
+from arena.errors import ArenaError, FieldViolation, InvalidArgumentError, UnauthenticatedError
 from arena.v1 import bots_pb2, common_pb2, match_pb2
 
 T = TypeVar("T")
@@ -191,7 +191,7 @@ def match_query(filters: dict[str, str]) -> dict[str, Any]:
     status = filters.get("status", "")
     if status:
         if status not in STATUSES:
-            raise InvalidArgumentError(f"unknown status {status!r}; known: {', '.join(STATUSES)}")
+            raise bad_query("status", f"unknown status {status!r}; known: {', '.join(STATUSES)}")
         query["status"] = STATUSES[status]
     elif filters.get("result"):
         query["status"] = match_pb2.MATCH_STATUS_FINISHED
@@ -200,10 +200,15 @@ def match_query(filters: dict[str, str]) -> dict[str, Any]:
     return query
 
 
+def bad_query(name: str, description: str) -> InvalidArgumentError:
+    """A refusal of the address's query parameter ``name``, named as the others are."""
+    return InvalidArgumentError("bad query", [FieldViolation(name, description)])
+
+
 def game_kind(name: str) -> common_pb2.GameKind.ValueType:
     """The kind of the game named ``name`` in an address ("othello", "gomoku")."""
     if name not in GAMES:
-        raise InvalidArgumentError(f"unknown game {name!r}; known: {', '.join(GAMES)}")
+        raise bad_query("game", f"unknown game {name!r}; known: {', '.join(GAMES)}")
     return GAMES[name]
 
 
@@ -211,9 +216,9 @@ def result_filter(result: str, bot: str) -> Callable[[match_pb2.Match], bool] | 
     if not result:
         return None
     if result not in RESULTS:
-        raise InvalidArgumentError(f"unknown result {result!r}; known: {', '.join(RESULTS)}")
+        raise bad_query("result", f"unknown result {result!r}; known: {', '.join(RESULTS)}")
     if result in ("win", "loss") and not bot:
-        raise InvalidArgumentError(f"result {result!r} needs a bot: whose {result}?")
+        raise bad_query("result", f"result {result!r} needs a bot: whose {result}?")
 
     def keep(match: match_pb2.Match) -> bool:
         outcome = result_json(match)

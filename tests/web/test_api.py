@@ -244,10 +244,15 @@ def test_bad_queries_are_400_with_the_field(web: WebStack) -> None:
                  "/api/ratings?size=-8", "/api/ratings?size=eight", "/api/ratings?game=",
                  "/api/ratings?move_time_ms=-1", "/api/ratings?game_time_ms=x",
                  "/api/ratings?increment_ms=5", "/api/ratings?move_time_ms=1e3",
-                 "/api/matches?bot=%00", "/api/matches?bot=" + "b" * 5000):
+                 "/api/matches?bot=%00", "/api/matches?bot=" + "b" * 5000,
+                 "/api/matches?page_token=zzz", "/api/bots/%20"):
         status, _, body = web.http.request("GET", path)
         assert status == 400, path
-        assert error_of(body)["message"]
+        # each names what was wrong, as the form fields are (a status, a game, a result,
+        # a page token and a bot's name were told in a message alone, or as the services'
+        # 'page.page_token' and 'bot.name')
+        named = [f["field"] for f in error_of(body).get("fields", [])]
+        assert error_of(body)["message"] and named and "." not in named[0], (path, body)
 
 
 def test_the_rating_list_pools_the_finished_ladders(web: WebStack) -> None:
@@ -415,6 +420,16 @@ def test_actions_need_the_person_s_own_token(web: WebStack) -> None:
     assert error_of(reply)["status"] == "unauthenticated"
     status, _, reply = web.http.request("POST", "/api/matches", body, token="made-up")
     assert status == 401  # the services judged the token: the gateway's own is never used
+    # A bad body does not come first: no token, or a made-up one, is the 401 still (both
+    # were a 400: the form was read before any service judged the token). Each action.
+    bad = {"black": "web-beginner", "move_time_ms": -5, "nonesuch": 1}
+    for path in ("/api/matches", "/api/ladders", "/api/analysis", "/api/matches/x/analysis"):
+        for token in (None, "made-up"):
+            status, _, reply = web.http.request("POST", path, bad, token=token)
+            assert status == 401 and error_of(reply)["status"] == "unauthenticated", (
+                path, token, reply)
+        status, _, reply = web.http.request("POST", path, bad, token=USER_TOKEN)
+        assert status == 400, (path, reply)
     status, _, reply = web.http.request("POST", "/api/matches", body, token=USER_TOKEN)
     assert status == 201, reply
     created = json.loads(reply)
@@ -558,12 +573,13 @@ def test_bad_action_bodies_list_every_bad_field(web: WebStack) -> None:
                                             headers={"content-type": content_type})
         assert status == 400, raw[:100]
         assert error_of(reply)["status"] == "invalid-argument", reply
+        assert "body" in _fields(reply), reply  # named as the field, as a list's body is
     # A number past the digits Python reads: was refused in Python's words, advising
     # sys.set_int_max_str_digits().
     long_number = b'{"black": "a", "white": "b", "seed": ' + b"9" * 5000 + b"}"
     status, _, reply = web.http.request("POST", "/api/matches", long_number, token=USER_TOKEN,
                                         headers={"content-type": "application/json"})
-    assert status == 400 and error_of(reply)["message"] == (
+    assert status == 400 and _fields(reply)["body"] == (
         "body is not JSON: a number of 5,000 digits (at most 4,300 are read)"), reply
     status, _, reply = web.http.request("POST", "/api/matches",
                                         {"black": "web-beginner", "white": "ghost-bot"},
@@ -599,7 +615,7 @@ def test_a_json_media_type_is_read_in_any_case(web: WebStack) -> None:
         status, _, reply = web.http.request("POST", "/api/matches", body, token=USER_TOKEN,
                                             headers={"content-type": content_type})
         assert status == 400, (content_type, reply)
-        assert error_of(reply)["message"] == "send the body as application/json", reply
+        assert _fields(reply) == {"body": "send the body as application/json"}, reply
 
 
 def test_half_a_surrogate_pair_is_a_bad_body_not_a_500(web: WebStack) -> None:
@@ -1467,6 +1483,14 @@ def test_a_bot_is_asked_about_any_position_and_a_match_starts_from_one(
     answer = json.loads(reply)
     assert answer["square"] in position.legal_moves(), answer
     assert answer["move"] == position.move_to_str(answer["square"])
+    # No position is the game's start, as /api/positions reads it (it was refused).
+    start = new_position("othello")
+    status, _, reply = web.http.request("POST", "/api/analysis", {**asked, "position": ""},
+                                        token=USER_TOKEN)
+    assert status == 200 and json.loads(reply)["square"] in start.legal_moves(), reply
+    status, _, reply = web.http.request("POST", "/api/analysis", {
+        **asked, "position": "", "size": 7}, token=USER_TOKEN)
+    assert status == 400 and "size" in _fields(reply), reply
     over = "X" * 64 + " O"
     for body, field in (({**asked, "position": over}, "position"),
                         ({**asked, "position": "XO"}, "position"),
