@@ -161,6 +161,9 @@ class SearchResult:
     # (``captured``): the arena's record for viewers, not the bot's thinking, so not
     # charged to its clock (50,000 nodes took about 400 ms, and forfeited 500 ms moves).
     capture_ms: float = 0.0
+    # True when ``tree`` filled its node budget: the search went on past what it holds, so
+    # a node's score may rest on children it lacks (``tree_budget_spent``).
+    tree_truncated: bool = False
 
     @property
     def nps(self) -> int:
@@ -174,6 +177,14 @@ def captured(read: Callable[[], list[TreeNode]]) -> tuple[list[TreeNode], float]
     started = time.thread_time_ns()
     tree = read()
     return tree, (time.thread_time_ns() - started) / 1e6
+
+
+def tree_budget_spent(rows: int, budget: int, reserve: int) -> bool:
+    """Whether a capture of ``rows`` kernel rows filled its ``budget``. The kernels keep
+    the last ``reserve`` rows for the root's children alone, so once the others are taken
+    every deeper node goes unrecorded: a full tree can hold fewer rows than its budget
+    (49,992 of 50,000 looked complete)."""
+    return budget > 0 and rows >= budget - reserve
 
 
 def now_ns(clock: Clock = "wall") -> int:

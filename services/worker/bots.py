@@ -59,6 +59,7 @@ class BotAnswer:
     # A completed search the worker stores in the shared cache after answering.
     to_cache: tuple[CacheKey, SearchResult] | None = None
     probed: bool = False  # the shared cache was asked first (hit or miss)
+    tree_truncated: bool = False  # the tree filled its node budget (SearchResult's)
 
 
 def _error(code: engine_pb2.MoveError.ValueType, detail: str) -> BotAnswer:
@@ -190,7 +191,7 @@ class BotRunner:
                                        recording_ms=round(result.capture_ms))
         return BotAnswer(answer, result.tree,
                          (key, result) if reusable and key is not None else None,
-                         probed=key is not None)
+                         probed=key is not None, tree_truncated=result.tree_truncated)
 
     def store(self, answer: BotAnswer) -> None:
         """Queue a completed search for the shared cache (called once the move is answered;

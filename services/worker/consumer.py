@@ -426,8 +426,7 @@ class WorkerLoop:
         # A move played without a search (International Othello's centre squares) has an
         # empty tree: none is stored, so the move has none to show.
         if answer.tree and job.tree_node_budget > 0 and self.cache is not None:
-            tree = tree_to_proto(job.position, answer.tree,
-                                 truncated=len(answer.tree) >= job.tree_node_budget)
+            tree = tree_to_proto(job.position, answer.tree, truncated=answer.tree_truncated)
             try:
                 store_tree(self.cache, job.match_id, job.ply, tree)
                 result.tree_stored = True

@@ -123,9 +123,8 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         response = engine_pb2.AnalyzeResponse(
             move=common_pb2.Move(square=result.move), search=search_info(result))
         if result.tree is not None and request.tree_node_budget > 0:
-            response.tree.CopyFrom(tree_to_proto(
-                request.position, result.tree,
-                truncated=len(result.tree) >= request.tree_node_budget))
+            response.tree.CopyFrom(tree_to_proto(request.position, result.tree,
+                                                 truncated=result.tree_truncated))
         return response
 
     def _checked_bot(self, bot: bots_pb2.BotVersion, request: engine_pb2.AnalyzeRequest

@@ -1109,6 +1109,43 @@ def test_the_tree_view_expands_lazily_and_marks_the_pv(web: WebStack, page: Any)
                            arg=len(pv_nodes))
 
 
+def _played_with_trees(web: WebStack, game: common_pb2.GameSpec, bot: str, start: str,
+                       tree_node_budget: int) -> match_pb2.Match:
+    """A match of ``bot`` against itself from ``start``, played to its end, its search
+    trees stored."""
+    match = web.client.create_match(match_pb2.MatchConfig(
+        game=game, black=common_pb2.BotRef(name=bot), white=common_pb2.BotRef(name=bot),
+        start_position=start, capture_trees=True, tree_node_budget=tree_node_budget,
+        time_control=common_pb2.TimeControl(move_time_ms=5000)))
+    deadline = time.monotonic() + 180
+    while (match := web.client.get_match(match.id)).status != match_pb2.MATCH_STATUS_FINISHED:
+        assert time.monotonic() < deadline, f"the match ended {match.status}, or not in time"
+        time.sleep(0.2)
+    return match
+
+
+def test_a_tree_the_node_budget_cut_short_says_so(web: WebStack, page: Any) -> None:
+    """A tree cut at its node budget looked complete: the page said '49,992 nodes' where the
+    search reported 7,001,192, and a node's score could disagree with the children shown.
+    The engines keep rows of the budget for the root's children, so a full tree holds
+    fewer rows than its budget, and the worker (which counted rows) stored it as whole."""
+    match = _played_with_trees(web, OTHELLO, "web-kreversi", "", tree_node_budget=60)
+    record = next(m for m in match.moves if m.has_tree and m.search.nodes > 200)
+    tree = web.client.get_search_tree(match.id, record.ply)
+    assert tree.truncated and len(tree.nodes) <= 60
+    open_page(page, f"{web.url}/matches/{match.id}/tree/{record.ply}")
+    said = page.text_content("[data-testid='tree-truncated']")
+    assert said.startswith("This recording was cut short at its node budget: the search "
+                           f"visited {record.search.nodes:,} nodes, and {len(tree.nodes):,} "
+                           "were recorded."), said
+    # A whole tree says nothing of the kind (one of the fixture's, budget 2,000).
+    small = finished_ladder_match(web, with_tree=True)
+    whole = next(m for m in small.moves if m.has_tree and 0 < m.search.nodes < 1000)
+    assert not web.client.get_search_tree(small.id, whole.ply).truncated
+    open_page(page, f"{web.url}/matches/{small.id}/tree/{whole.ply}")
+    assert page.locator("[data-testid='tree-truncated']").count() == 0
+
+
 FOCUSED_NODE = "() => Number(document.activeElement.closest('li')?.dataset.node ?? -1)"
 
 

@@ -8,7 +8,14 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from arena.engine.api import Limits, SearchResult, StopFlag, TreeNode, captured
+from arena.engine.api import (
+    Limits,
+    SearchResult,
+    StopFlag,
+    TreeNode,
+    captured,
+    tree_budget_spent,
+)
 from arena.engine.gomoku import sharpmoku
 from arena.engine.gomoku.board import EXACT_FIVE
 from arena.engine.gomoku.budget import Budget
@@ -19,7 +26,13 @@ from arena.engine.gomoku.config import (
     screen_margin,
     weight_set,
 )
-from arena.engine.gomoku.control import CTX_ABORTED, CTX_NODES, CTX_TREE_COUNT, new_context
+from arena.engine.gomoku.control import (
+    CTX_ABORTED,
+    CTX_NODES,
+    CTX_TREE_COUNT,
+    CTX_TREE_RESERVE,
+    new_context,
+)
 from arena.engine.gomoku.evaluation import (
     HAND_WEIGHTS,
     BoardNet,
@@ -97,6 +110,8 @@ def run_sharpmoku(
     return SearchResult(
         int(move), int(score), depth, nodes, budget.elapsed_ms(), [int(move)], nodes_tree,
         cut_short=bool(ctx[CTX_ABORTED]), cpu_ms=budget.cpu_ms(), capture_ms=capture_ms,
+        tree_truncated=tree_budget_spent(int(ctx[CTX_TREE_COUNT]), tree_budget,
+                                         int(ctx[CTX_TREE_RESERVE])),
     )
 
 
@@ -199,7 +214,8 @@ def run_arena(
     return SearchResult(int(out[OUT_MOVE]), score, int(out[OUT_DEPTH]), int(ctx[CTX_NODES]),
                         budget.elapsed_ms(), pv, tree, exact=abs(score) >= WIN_BOUND,
                         cut_short=bool(out[OUT_CUT_SHORT]), cpu_ms=budget.cpu_ms(),
-                        capture_ms=capture_ms)
+                        capture_ms=capture_ms, tree_truncated=bool(tree) and tree_budget_spent(
+                            int(out[OUT_TREE_COUNT]), tree_budget, int(ctx[CTX_TREE_RESERVE])))
 
 
 def threat_line(

@@ -16,7 +16,15 @@ import time
 import numpy as np
 import numpy.typing as npt
 
-from arena.engine.api import Limits, NodeKind, SearchResult, StopFlag, TreeNode, captured
+from arena.engine.api import (
+    Limits,
+    NodeKind,
+    SearchResult,
+    StopFlag,
+    TreeNode,
+    captured,
+    tree_budget_spent,
+)
 from arena.engine.othello.bitboard import (
     PASS,
     Position,
@@ -211,6 +219,8 @@ def iterative_deepening(
                 pick_tied(result, seed)
             if tree_budget > 0:
                 tree_rows = buffers.tree[: int(out[DP_TREE_N])].copy()
+                result.tree_truncated = tree_budget_spent(
+                    len(tree_rows), tree_budget, int(template[ST_TREE_RESERVE]))
     if status == DEEPEN_ABORTED:
         result.cut_short = True
         if out[DP_ABORT_MOVE] >= 0:
@@ -321,6 +331,7 @@ def _choose_move(
         if solved is not None:
             if tree_budget > 0:
                 solved.tree = solved_line(solved, pos.empties(), tree_budget)
+                solved.tree_truncated = len(solved.tree) <= len(solved.pv)
             return solved
         gave_up = True
     result = iterative_deepening(

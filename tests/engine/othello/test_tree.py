@@ -50,6 +50,16 @@ def test_plain_minimax_tree_is_complete_and_consistent() -> None:
     assert all(n.score == result.score for n in pv_nodes)
 
 
+def test_a_tree_that_filled_its_budget_says_so() -> None:
+    """Rows are kept for the root's children, so a tree the budget cut holds fewer rows
+    than its budget: counting rows (the worker's test) took it for a whole one."""
+    whole = choose_move(START_TEXT, PRESETS["lab-advanced"], Limits(), tree_budget=10_000)
+    cut = choose_move(START_TEXT, PRESETS["lab-advanced"], Limits(), tree_budget=200)
+    assert whole.tree is not None and cut.tree is not None
+    assert len(whole.tree) == 317 and not whole.tree_truncated
+    assert len(cut.tree) < 200 and cut.tree_truncated
+
+
 def test_alpha_beta_tree_records_cutoffs_within_budget() -> None:
     result = choose_move(START_TEXT, PRESETS["ryo"], Limits(depth=4), tree_budget=5000)
     tree = result.tree

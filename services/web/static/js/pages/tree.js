@@ -81,17 +81,29 @@ class TreeView {
       h("div", { class: "page-head" }, h("div", {},
         h("h1", {}, title),
         h("div", { class: "meta" }, h("span", {}, `${this.match.black} vs ${this.match.white}`), matchLink(this.match.id),
-          h("span", { "data-testid": "node-count" }, `${int(this.summary.nodes)} nodes`),
-          this.summary.truncated ? h("span", {}, "truncated by the node budget") : null, back)),
+          h("span", { "data-testid": "node-count" }, `${int(this.summary.nodes)} nodes`), back)),
       h("div", { class: "row" },
         h("button", { type: "button", onclick: () => this.expandPv() }, "Open the principal variation"),
         h("button", { type: "button", onclick: () => this.collapseAll() }, "Collapse all"))),
+      this.summary.truncated ? this.cutShort() : null,
       this.el.message,
       h("div", { class: "tree-layout" },
         h("div", { class: "card" }, this.el.tree),
         h("div", { class: "card board-side" }, this.el.caption, this.el.board)));
     replace(this.el.tree, this.item(this.summary.node, true));
     this.showBoard(this.selected);
+  }
+
+  /** A tree the node budget cut short looked complete: its count beside the search's,
+   *  and why a node's score can disagree with the children shown. */
+  cutShort() {
+    const recorded = int(this.summary.nodes), searched = this.view?.search?.nodes;
+    const counts = searched > this.summary.nodes
+      ? `the search visited ${int(searched)} nodes, and ${recorded} were recorded`
+      : `${recorded} nodes were recorded, and the search went on past them`;
+    return h("div", { class: "notice warn", "data-testid": "tree-truncated" },
+      `This recording was cut short at its node budget: ${counts}. A node's score may rest `
+      + "on children that are not shown, so it can disagree with the children here.");
   }
 
   item(node, open = false) {
