@@ -1097,7 +1097,8 @@ def test_the_tree_view_expands_lazily_and_marks_the_pv(web: WebStack, page: Any)
     # Selecting a node shows its board with the children's scores on their squares.
     item.locator(":scope > .node > .label").click()
     page.wait_for_selector(f".board-side[data-node='{parent.id}'] .score-text")
-    scores = page.eval_on_selector_all(".board-side .score-text", "t => t.map(x => x.textContent)")
+    scores = page.eval_on_selector_all(".board-side .score-text",
+                                       "t => t.map(x => x.dataset.score)")
     # One score per square (a pass has none): a move searched twice (a re-search after a
     # failed null window) shows its last, final score.
     final = {k.move: k.score for k in kids if 0 <= k.move < 64}
@@ -1144,6 +1145,56 @@ def test_a_tree_the_node_budget_cut_short_says_so(web: WebStack, page: Any) -> N
     assert not web.client.get_search_tree(small.id, whole.ply).truncated
     open_page(page, f"{web.url}/matches/{small.id}/tree/{whole.ply}")
     assert page.locator("[data-testid='tree-truncated']").count() == 0
+
+
+# Each score drawn on the board: its full figure, its label, and whether the label lies
+# inside its square.
+SCORE_LABELS_JS = """() => [...document.querySelectorAll('.board-side svg.board .score-text')]
+  .map((text) => {
+    const square = text.parentNode.querySelector('rect').getBoundingClientRect();
+    const box = text.getBoundingClientRect();
+    return {score: text.dataset.score, label: text.textContent,
+            inside: box.left >= square.left && box.right <= square.right
+                    && box.top >= square.top && box.bottom <= square.bottom};
+  })"""
+# The end of an Othello game three moves away (white to move): won or lost in every line,
+# its scores KReversi's 1,000,000 and -1,000,000.
+OTHELLO_END = "-XOOOOXXXXXXXOXXXXXXXOXXX-XXOXOOXX-OXXOOXXOOXXOXXXXXXOXXOOXXXXXX O"
+
+
+@pytest.mark.parametrize("size", [8, 19])
+def test_scores_on_the_tree_s_board_fit_their_squares(web: WebStack, page: Any,
+                                                     size: int) -> None:
+    """'-1000000' ran over a7 and b7, and 4-digit scores on a 19x19 Gomoku board ran
+    together: a score is drawn short ('loss', '-1.5k') in a size its square takes, its full
+    figure in the square's tooltip."""
+    if size == 8:
+        game, bot, start = OTHELLO, "web-kreversi", OTHELLO_END
+    else:
+        register(web.client, {"web-gomoku-tree": ("arena-gomoku", {"max_depth": 3})})
+        position = GomokuBoard(19)
+        for square in (180, 181, 161, 199, 142):  # black's three, white to move
+            position.push(square)
+        game, bot, start = (common_pb2.GameSpec(kind=common_pb2.GAME_KIND_GOMOKU,
+                                                variant="freestyle", board_size=19),
+                            "web-gomoku-tree", position.to_text())
+    match = _played_with_trees(web, game, bot, start, tree_node_budget=2000)
+    record = match.moves[0]
+    tree = web.client.get_search_tree(match.id, record.ply)
+    root = next(n for n in tree.nodes if n.parent < 0)
+    final = {n.move: n.score for n in tree.nodes if n.parent == root.id}
+    assert min(final.values()) <= -1000, final  # large and negative
+    open_page(page, f"{web.url}/matches/{match.id}/tree/{record.ply}")
+    page.wait_for_selector(".board-side .score-text")
+    labels = page.evaluate(SCORE_LABELS_JS)
+    assert len(labels) == len(final)
+    assert [x["label"] for x in labels if not x["inside"]] == []
+    assert sorted(int(x["score"]) for x in labels) == sorted(final.values())
+    titles = page.eval_on_selector_all(".board-side g[data-square] > title",
+                                       "ts => ts.map(t => t.textContent)")
+    assert sorted(titles) == sorted(x["score"] for x in labels)
+    if size == 8:
+        assert {x["label"] for x in labels} <= {"win", "loss"}
 
 
 FOCUSED_NODE = "() => Number(document.activeElement.closest('li')?.dataset.node ?? -1)"

@@ -112,9 +112,33 @@ function drawSquare(g, square, size, stone, mark) {
     group.dataset.legal = "1";
   }
   if (mark.score !== undefined) {
-    group.append(s("text", { class: "score-text", x, y }, String(mark.score)));
+    // The full figure stays in the square's tooltip (and the tree's list beside it).
+    const text = shortScore(mark.score);
+    group.append(s("title", {}, String(mark.score)),
+      s("text", { class: "score-text", x, y, "data-score": mark.score,
+        "font-size": Math.min(g.cell * 0.3, (g.cell * 0.85) / (GLYPH_EM * text.length)) }, text));
   }
   return group;
+}
+
+// Bold digits are about 0.62 em wide: a label of n characters at that size takes 85% of
+// its square at most.
+const GLYPH_EM = 0.62;
+// Every engine scores a won game (from the root player's side) beyond this: 1,000,000
+// less the plies to it in Gomoku, 1,000,000 (KReversi) or 1,000,000 plus 1,000 a disc
+// (the other Othello evaluators); an evaluation stays far below it.
+const DECIDED = 999_000;
+
+/** A score short enough for a square: "win" or "loss" for a decided game, thousands as
+ *  "12k" and millions as "1.2M"; a mark that is no number ("!") as it is. */
+export function shortScore(score) {
+  const n = Number(score);
+  if (!Number.isFinite(n)) return String(score);
+  if (Math.abs(n) > DECIDED) return n > 0 ? "win" : "loss";
+  const sign = n < 0 ? "\u2212" : "", size = Math.abs(n);
+  if (size < 1000) return sign + size;
+  const [value, unit] = size < 1e6 ? [size / 1e3, "k"] : [size / 1e6, "M"];
+  return sign + (value < 10 ? value.toFixed(1).replace(/\.0$/, "") : Math.round(value)) + unit;
 }
 
 function fiveLine(g, size, squares) {
@@ -130,6 +154,6 @@ function markBest(svg, scores, best) {
   if (!values.length) return;
   const target = best === "min" ? Math.min(...values) : Math.max(...values);
   for (const text of svg.querySelectorAll(".score-text")) {
-    if (Number(text.textContent) === target) text.classList.add("best");
+    if (Number(text.dataset.score) === target) text.classList.add("best");
   }
 }
