@@ -1025,7 +1025,10 @@ def test_a_ladder_of_its_own_openings_says_so_and_lists_them(web: WebStack,
         assert config.games_per_pairing == 4 and ladder.games_total == 4
         shown = page.wait_for_selector("[data-testid='own-openings']")
         assert shown.text_content() == "openings: its own (2 openings)"
-        assert shown.get_attribute("title") == "f5 d6 c3\nc4 c3"
+        # Each by its moves, in sight (they were only a tooltip of that line).
+        listed = page.locator("[data-testid='own-openings-list'] > li")
+        assert listed.all_inner_texts() == ["f5 d6 c3", "c4 c3"]
+        assert all(listed.nth(i).is_visible() for i in range(listed.count()))
     finally:
         web.http.request("POST", f"/api/ladders/{ladder_id}/cancel", {}, token=USER_TOKEN)
     # Cancelled, its games are over without a result, not 'played'.

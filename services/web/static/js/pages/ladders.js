@@ -10,12 +10,19 @@ import {
 } from "../dom.js";
 import { ADJUDICATE_LABEL, adjudicateInput, gameSelects, resultCell } from "./matches.js";
 
-// A suite by its name; a ladder's own openings by their count, each listed on hover.
+// A suite by its name; a ladder's own openings by their count (listed under the head).
 function openingsText(ladder) {
   const count = ladder.openings_count;
   if (!count) return h("span", {}, `openings: ${ladder.opening_suite || "none"}`);
-  return h("span", { title: (ladder.openings || []).join("\n"), "data-testid": "own-openings" },
+  return h("span", { "data-testid": "own-openings" },
     `openings: its own (${count} opening${count === 1 ? "" : "s"})`);
+}
+
+// A ladder's own openings, each by its moves (they showed only in a tooltip).
+function openingsList(ladder) {
+  if (!ladder.openings?.length) return null;
+  return h("ol", { class: "openings-list", "aria-label": "The ladder's own openings",
+    "data-testid": "own-openings-list" }, ladder.openings.map((moves) => h("li", {}, moves)));
 }
 
 // The form's openings of its own: a line each, '#' comments and '|' notes aside (as the
@@ -312,7 +319,8 @@ class LadderView {
           ladder.capture_trees ? h("span", {}, "search trees stored") : null,
           h("span", { class: "mono" }, ladder.id),
           ladder.owner ? h("span", {}, `by ${ladder.owner}`) : null,
-          h("span", {}, ago(ladder.created_at)))),
+          h("span", {}, ago(ladder.created_at))),
+        openingsList(ladder)),
       cancel));
   }
 
