@@ -18,9 +18,12 @@ from pathlib import Path
 from arena.clients.common import int_in, non_negative
 from arena.clients.ladder_commands import add_openings_option, print_standings, watch_ladder
 from arena.clients.sdk import ArenaClient
+from arena.services.common.ladder_limits import MAX_BOTS
 
-from arena.errors import AlreadyExistsError
+from arena.bots.presets import preset_problem
+from arena.errors import AlreadyExistsError, FieldViolation, InvalidArgumentError
 from arena.home import arena_home
+from arena.openings.suites import UnknownSuiteError, load_suite
 from arena.textboard import format_duration
 from arena.v1 import bots_pb2, common_pb2, ladder_pb2, referee_pb2
 
@@ -84,11 +87,39 @@ def save_replays(client: ArenaClient, ladder_id: str, folder: Path) -> list[Path
     return saved
 
 
+def check_demo(args: argparse.Namespace, bots: list[str]) -> str:
+    """The Othello variant the demo's openings play (``international``'s own, else the
+    standard game); what its ladder could not play is refused before the stack starts (a
+    minute or more, with its Redis servers and services, and the presets registered: a
+    preset misspelt, one bot, or a Gomoku suite was refused only then, by the services),
+    every problem at once. ``--workers 0`` starts a stack no move is played on: the demo
+    ended in a traceback there, finding no worker to ask."""
+    bad, variant = [], "standard"
+    if args.workers < 1:
+        bad.append(FieldViolation("--workers", "the demo plays its ladder on workers: 1 or more"))
+    if not 2 <= len(bots) <= MAX_BOTS:
+        bad.append(FieldViolation("--bots", f"a ladder needs 2..{MAX_BOTS} bots, got {len(bots)}"))
+    twice = sorted({name for name in bots if bots.count(name) > 1})
+    if twice:
+        bad.append(FieldViolation("--bots", f"named twice: {', '.join(twice)}"))
+    bad += [FieldViolation("--bots", problem) for problem in
+            (preset_problem(name, common_pb2.GAME_KIND_OTHELLO) for name in dict.fromkeys(bots))
+            if problem]
+    try:
+        variant = load_suite(args.openings).resolve("othello", "", 8)[0] or variant
+    except UnknownSuiteError as exc:
+        bad.append(FieldViolation("--openings", str(exc)))
+    if bad:
+        raise InvalidArgumentError.for_fields(bad)
+    return variant
+
+
 def run_demo(args: argparse.Namespace) -> int:
     from arena.services.common.launcher import Launcher, check_worker_count
 
     check_worker_count(args.workers, "--workers")
     bots = [name.strip() for name in args.bots.split(",") if name.strip()]
+    variant = check_demo(args, bots)
     home = _demo_home(args)
     started = time.monotonic()
     print(f"Starting the embedded stack in {home} "
@@ -110,7 +141,7 @@ def run_demo(args: argparse.Namespace) -> int:
             ladder = client.create_ladder(ladder_pb2.LadderConfig(
                 name="demo round robin",
                 game=common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO,
-                                         variant="standard", board_size=8),
+                                         variant=variant, board_size=8),
                 bots=refs, format=ladder_pb2.LADDER_FORMAT_ROUND_ROBIN,
                 games_per_pairing=args.games_per_pairing, opening_suite=args.openings,
                 time_control=common_pb2.TimeControl(move_time_ms=args.move_time_ms),

@@ -3,9 +3,12 @@ against real services."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from pathlib import Path
+
+from arena.clients.demo import check_demo
 
 from arena.games import new_position
 from arena.v1 import bot_service_pb2
@@ -182,6 +185,28 @@ def test_openings_names_a_suite_everywhere_and_a_number_says_what_it_meant(
     assert "--games-per-pairing" in run_arena("demo", "--help").stdout
 
 
+def test_the_demo_refuses_what_its_ladder_cannot_play_before_starting_a_stack(
+        run_arena: RunArena, tmp_path: Path) -> None:
+    """`arena demo --workers 0` started the stack and ended in a traceback (no worker to
+    ask); a misspelt preset, one bot or a Gomoku suite started the whole stack and
+    registered the presets before the services refused the ladder. Each is refused at
+    once, every problem in one line, and no stack is started (its home stays unmade)."""
+    home = tmp_path / "demo-home"
+    for args, needles in (
+            (("--workers", "0"), ("--workers: the demo plays its ladder on workers",)),
+            (("--bots", "nosuch"), ("--bots: a ladder needs 2..32 bots, got 1",
+                                    "--bots: unknown preset 'nosuch'")),
+            (("--bots", "terra,sharpmoku-hard,terra"),
+             ("--bots: named twice: terra", "'sharpmoku-hard' is for gomoku, not othello")),
+            (("--openings", "gomoku-wide15"), ("--openings: opening suite 'gomoku-wide15' is "
+                                               "for gomoku, not othello",))):
+        result = run_arena("demo", "--demo-home", str(home), *args, timeout=30)
+        assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and all(n in lines[0] for n in needles), (args, result.stderr)
+        assert "Starting" not in result.stdout and not home.exists(), (args, result.stdout)
+
+
 def test_a_bot_that_is_not_there_is_named_before_its_game_is_guessed(
         cli_stack: InProcessStack) -> None:
     """`arena analyze --bot` reads the moves in the bot's game; for a bot nobody registered
@@ -263,3 +288,12 @@ def test_an_engine_key_is_not_taken_for_the_option_of_a_field_of_its_name(
     # Where the option's own field is at fault, it is named as the option still.
     one_line_error(cli_stack.run("analyze", "--preset", "lab-beginner", "--time-ms",
                                  "100000000"), "--time-ms: must be in")
+
+
+def test_the_demo_plays_the_variant_its_openings_imply() -> None:
+    """`arena demo --openings international` asked for the standard game with the
+    international suite, which the ladder service refuses: the suite says the variant."""
+    for suite, variant in (("international", "international"),
+                           ("othello-balanced", "standard"), ("none", "standard")):
+        asked = argparse.Namespace(workers=2, openings=suite)
+        assert check_demo(asked, ["lucy", "terra"]) == variant, suite
