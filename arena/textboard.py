@@ -187,16 +187,21 @@ class StandingLine:
     elo: float
     elo_low: float
     elo_high: float
+    # A rating list's row: the ladders and distinct opponents its games came from.
+    spread: tuple[int, int] | None = None
 
 
 def render_standings(lines: Sequence[StandingLine]) -> str:
-    """A fixed-width table: rank, bot, Elo with its 95% interval, W/D/L, score %. A bot
-    without a counted game has no rating yet: its Elo and score read ``-`` and its
-    interval ``no games yet`` (its interval is infinite)."""
+    """A fixed-width table: rank, bot, Elo with its 95% interval, W/D/L, score %, and a
+    rating list's ladders and opponents. A bot without a counted game has no rating yet:
+    its Elo and score read ``-`` and its interval ``no games yet`` (its interval is
+    infinite)."""
     name_width = max([len("bot"), *(len(line.name) for line in lines)])
+    spread = any(line.spread is not None for line in lines)
     header = (
         f"{'#':>3}  {'bot':<{name_width}}  {'Elo':>6}  {'95% interval':>15}  "
         f"{'games':>5}  {'W':>4} {'D':>4} {'L':>4}  {'score':>6}"
+        + (f"  {'ladders':>7}  {'opponents':>9}" if spread else "")
     )
     rows = [header, "-" * len(header)]
     for line in lines:
@@ -204,9 +209,11 @@ def render_standings(lines: Sequence[StandingLine]) -> str:
         interval = f"[{line.elo_low:+.0f}, {line.elo_high:+.0f}]" if rated else "no games yet"
         elo = f"{line.elo:>+6.0f}" if rated else f"{'-':>6}"
         score = f"{line.score_pct:>5.1f}%" if line.games else f"{'-':>6}"
+        ladders, opponents = line.spread or (0, 0)
         rows.append(
             f"{line.rank:>3}  {line.name:<{name_width}}  {elo}  {interval:>15}  "
             f"{line.games:>5}  {line.wins:>4} {line.draws:>4} {line.losses:>4}  {score}"
+            + (f"  {ladders:>7}  {opponents:>9}" if spread else "")
         )
     return "\n".join(rows)
 

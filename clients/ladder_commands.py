@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -475,7 +476,8 @@ def cmd_ratings(args: argparse.Namespace) -> int:
         if ratings.pools > 1:
             print(f"\npool {pool} ({len(rows)} bots; not comparable with the other pools: "
                   "no games connect them)")
-        print(render_standings([standing_line(row.standing) for row in rows]))
+        print(render_standings([replace(standing_line(row.standing),
+                                        spread=(row.ladders, row.opponents)) for row in rows]))
     return 0
 
 

@@ -28,6 +28,9 @@ def test_the_rating_list_of_a_played_ladder(cli_stack: InProcessStack) -> None:
     rows = [line.split() for line in table.splitlines() if "@1 " in line]
     assert sorted(row[1] for row in rows) == ["ann@1", "ben@1", "cat@1"]
     assert [row[0] for row in rows] == ["1", "2", "3"]
+    # each row's ladders and distinct opponents, as docs/using.md says (--json alone had them)
+    assert table.splitlines()[2].split()[-2:] == ["ladders", "opponents"], table
+    assert all(row[-2:] == ["1", "2"] for row in rows), table
     assert "pool" not in table  # one pool: nothing to tell apart
     assert "played at: 500 ms a move (6 games, 1 ladder)" in table.splitlines()
     at_clock = ok(cli_stack.run("ladder", "ratings", "--move-time-ms", "500"))
