@@ -373,6 +373,31 @@ def test_the_least_recently_used_engine_is_stopped_past_the_cap(
         pool.close()
 
 
+def test_an_owner_cycling_through_engines_makes_room_among_their_own(
+        sandbox: Sandbox, fake_spec: FakeSpec) -> None:
+    """Least recently used alone, carol's moves over bots that differ only in their
+    options stopped bob's warm engine between two of his moves: his next one waited for a
+    fresh start. The owner holding the most processes makes room; bob's stays warm."""
+    pool = EnginePool(sandbox, capacity=3)
+    specs = [replace(fake_spec("gomocup", "play"), name=f"brain-{n}") for n in range(6)]
+    try:
+        pool.play(specs[0], empty_gomoku(), [], LIMITS, owner="bob")
+        bobs = pids.stamp(pool.running()[-1])
+        for round_ in range(2):
+            for spec in specs[1:]:
+                pool.play(spec, empty_gomoku(), [], LIMITS, owner="carol")
+            carols = pids.stamp(pool.running()[-1])  # brain-5, her latest
+            pool.play(specs[0], empty_gomoku(), [], LIMITS, owner="bob")
+            assert pids.running(bobs), round_
+        assert pool.stats.starts == 1 + 10 and len(pool.running()) == 3
+        pool.play(specs[1], empty_gomoku(), [], LIMITS, owner="bob")  # 2 each: oldest goes
+        assert pids.running(bobs) and pids.running(carols)
+        pool.play(specs[2], empty_gomoku(), [], LIMITS, owner="bob")  # bob would hold 3
+        assert pids.running(bobs) is None and pids.running(carols)
+    finally:
+        pool.close()
+
+
 def test_equal_specs_share_a_process(sandbox: Sandbox, fake_spec: FakeSpec) -> None:
     pool = EnginePool(sandbox)
     try:

@@ -142,7 +142,7 @@ class EngineHost:
         position = job.position.text if game_name in spec.games else ""  # else: play says
         starts = self.pool.stats.starts
         try:
-            self.pool.ready(spec, position, list(job.history))
+            self.pool.ready(spec, position, list(job.history), job.owner)
         except EngineFailure as failure:
             log.info("engine %s was not ready for job %s: %s", spec.name, job.job_id,
                      failure.report())
@@ -178,7 +178,8 @@ class EngineHost:
                             cpu_ms=limit if job.cpu_clock else None)
         starts, reused = self.pool.stats.starts, self.pool.stats.reused
         try:
-            answer = self.pool.play(spec, job.position.text, list(job.history), limits)
+            answer = self.pool.play(spec, job.position.text, list(job.history), limits,
+                                    job.owner)
         except EngineFailure as failure:
             log.info("engine %s failed on job %s: %s", spec.name, job.job_id, failure.report())
             return failure_result(failure)
