@@ -912,6 +912,170 @@ def test_the_board_editor_says_why_a_drawn_position_is_no_game(web: WebStack,
     page.problems.errors.clear()  # the browser logs the refused checks (400) itself
 
 
+POSITION_TEXT = "() => document.querySelector('input[name=position]').value"
+
+
+def _tab_to(page: Any, selector: str, key: str = "Tab") -> None:
+    """Press Tab (or Shift+Tab) until the focus is on ``selector``: it is reached so."""
+    for _ in range(40):
+        page.keyboard.press(key)
+        if page.evaluate("s => document.activeElement.matches(s)", selector):
+            return
+    raise AssertionError(f"{key} never reached {selector}")
+
+
+def _focus_the_editor_board(page: Any) -> None:
+    """The keyboard's way in: the skip link to the page's own content, then Tab."""
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    _tab_to(page, ".editor-board")
+
+
+def _wait_for_position(page: Any, text: str) -> None:
+    page.wait_for_function(f"t => ({POSITION_TEXT})() === t", arg=text)
+
+
+def test_the_board_editor_draws_a_position_from_the_keyboard_alone(web: WebStack,
+                                                                   page: Any) -> None:
+    """The editor's squares took clicks only: no one without a mouse could draw a position
+    (and the side to move, by keys or a click, threw an error and checked nothing). The
+    board is one Tab stop whose arrow keys move a cursor and whose Enter or Space does
+    what a click does there; the stone and the side to move are reached by Tab. The keys
+    draw the position the same clicks draw."""
+    cells = list(cells_of(OthelloBoard()))
+    cells[3], cells[5], cells[13] = "O", "X", "O"  # d1 (black, then white), f1, f2
+    expected = OthelloBoard.from_text(f"{''.join(cells)} O").to_text()
+
+    open_page(page, f"{web.url}/editor")
+    _wait_for_position(page, OthelloBoard().to_text())
+    _focus_the_editor_board(page)  # its cursor starts on d4
+    for key in ("ArrowUp", "ArrowUp", "ArrowUp", "Enter", "ArrowRight", "ArrowRight", " "):
+        page.keyboard.press(key)
+    _tab_to(page, "input[name=stone]")
+    page.keyboard.press("ArrowRight")  # white stones
+    _tab_to(page, "input[name=turn]")
+    page.keyboard.press("ArrowRight")  # white to move
+    _tab_to(page, ".editor-board", "Shift+Tab")  # the cursor is where it was: f1
+    for key in ("ArrowDown", "Enter", "ArrowLeft", "ArrowLeft", "ArrowUp", "Enter"):
+        page.keyboard.press(key)
+    _wait_for_position(page, expected)
+    assert page.text_content("[data-testid='editor-status']").startswith("White to move")
+    by_keys = page.evaluate(CELLS_JS), page.url
+
+    open_page(page, f"{web.url}/editor")
+    _wait_for_position(page, OthelloBoard().to_text())
+    page.click(".editor-board g[data-square='3']")
+    page.click(".editor-board g[data-square='5']")
+    page.check("input[name=stone][value=O]")
+    page.check("input[name=turn][value=white]")
+    page.click(".editor-board g[data-square='13']")
+    page.click(".editor-board g[data-square='3']")
+    _wait_for_position(page, expected)
+    assert (page.evaluate(CELLS_JS), page.url) == by_keys
+
+
+# The cursor's ring and the square under it: the colours and boxes a person sees, and
+# what the page gives a screen reader.
+CURSOR_JS = """() => {
+  const board = document.querySelector('.editor-board'), svg = board.querySelector('svg');
+  const ring = svg.querySelector('.cursor');
+  const said = document.querySelector('[data-testid=editor-cursor]');
+  const box = (e) => {
+    const r = e.getBoundingClientRect();
+    return [r.left, r.top, r.right, r.bottom];
+  };
+  return {
+    shown: ring ? getComputedStyle(ring).display !== 'none' : false,
+    ring: ring && getComputedStyle(ring).stroke,
+    width: ring && parseFloat(getComputedStyle(ring).strokeWidth),
+    board: getComputedStyle(svg.querySelector('.frame')).fill,
+    box: ring && box(ring),
+    squares: [...svg.querySelectorAll('g[data-square]')].map((g) => box(g.firstChild)),
+    svg: box(svg), said: said?.textContent, live: said?.getAttribute('aria-live'),
+    describedBy: board.getAttribute('aria-describedby') === said?.id,
+    page: document.documentElement.scrollWidth,
+  };
+}"""
+
+
+def _contrast(one: str, other: str) -> float:
+    """WCAG's ratio of two computed colours ('rgb(r, g, b)')."""
+    def luminance(css: str) -> float:
+        channels = [int(v) / 255 for v in re.findall(r"\d+", css)[:3]]
+        r, g, b = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    high, low = sorted((luminance(one), luminance(other)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def _focused_as_read_out(page: Any) -> dict[str, str]:
+    """The focused element as Chromium gives it to a screen reader: role, name and
+    description (its accessibility tree)."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        focused = cdp.send("Runtime.evaluate", {"expression": "document.activeElement"})
+        (node,) = cdp.send("Accessibility.getPartialAXTree", {
+            "objectId": focused["result"]["objectId"], "fetchRelatives": False})["nodes"]
+    finally:
+        cdp.detach()
+    return {key: node.get(key, {}).get("value", "") for key in ("role", "name", "description")}
+
+
+def _cursor_on(shown: dict[str, Any], square: int) -> bool:
+    return all(abs(a - b) < 1 for a, b in zip(shown["box"], shown["squares"][square], strict=True))
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_editor_s_cursor_is_seen_and_said(web: WebStack, page: Any, theme: str) -> None:
+    """The keyboard's square on the editor's board has a ring that reads at 3:1 at least
+    on the board, Othello's and Gomoku's, in either theme, and the square is read out
+    ('d4, white stone') on a live line that describes the board."""
+    page.emulate_media(color_scheme=theme)
+    for game, start, keys, square, said in (
+            ("othello", OthelloBoard().to_text(), (), 27, "d4, white stone"),
+            ("gomoku", GomokuBoard(19).to_text(), ("End", "PageDown", "Enter"), 360,
+             "s19, black stone")):
+        open_page(page, f"{web.url}/editor?" + urlencode({"game": game, "position": start}))
+        _wait_for_position(page, start)
+        assert not page.evaluate(CURSOR_JS)["shown"]  # not before the keyboard's focus
+        _focus_the_editor_board(page)
+        for key in keys:
+            page.keyboard.press(key)
+        page.wait_for_function("t => document.querySelector('[data-testid=editor-cursor]')"
+                               "?.textContent === t", arg=said)
+        shown = page.evaluate(CURSOR_JS)
+        assert shown["shown"] and _cursor_on(shown, square), (game, shown)
+        assert _contrast(shown["ring"], shown["board"]) >= 3, (game, shown["ring"], shown["board"])
+        assert shown["width"] >= 2
+        assert shown["live"] == "polite" and shown["describedBy"]
+        focused = _focused_as_read_out(page)
+        assert focused["role"] == "application" and focused["description"] == said, focused
+
+
+def test_the_editor_s_board_fits_a_phone(web: WebStack, browser: Any) -> None:
+    """On a 375 px wide screen every board of the editor stays inside the page, Othello's
+    squares are 24 px at least, and the keyboard's cursor reaches the far corner."""
+    context = browser.new_context(viewport={"width": 375, "height": 800})
+    try:
+        page = context.new_page()
+        squares = {}
+        for game, size, start in (("othello", 8, OthelloBoard().to_text()),
+                                  *(("gomoku", n, GomokuBoard(n).to_text()) for n in (9, 15, 19))):
+            open_page(page, f"{web.url}/editor?" + urlencode({"game": game, "position": start}))
+            _wait_for_position(page, start)
+            shown = page.evaluate(CURSOR_JS)
+            squares[f"{game} {size}"] = round(shown["squares"][0][2] - shown["squares"][0][0], 1)
+            assert shown["page"] <= 375 and shown["svg"][2] <= 375, (game, size, shown)
+            _focus_the_editor_board(page)
+            page.keyboard.press("End")
+            page.keyboard.press("PageDown")
+            shown = page.evaluate(CURSOR_JS)
+            assert shown["shown"] and _cursor_on(shown, size * size - 1), (game, size, shown)
+        assert squares["othello 8"] >= 24, squares
+    finally:
+        context.close()
+
+
 def _new_ladder_form(web: WebStack, page: Any, move_time_ms: int) -> None:
     """The New ladder form open, the two Othello bots picked, the move time typed."""
     open_page(page, f"{web.url}/ladders")

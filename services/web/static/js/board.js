@@ -43,6 +43,19 @@ export function renderBoard(view, game, { scores = null, best = "max", label = "
   return svg;
 }
 
+/** A square's name as the rules write it: its column's letter, its row's number ("d4"). */
+export function squareName(square, size) {
+  return `${LETTERS[square % size]}${Math.floor(square / size) + 1}`;
+}
+
+/** A ring around `square` (a keyboard's cursor), over everything drawn; moved there if
+ *  `svg` has one already. */
+export function showCursor(svg, square) {
+  const box = svg.querySelector(`g[data-square="${square}"] > rect`);
+  const ring = svg.querySelector("rect.cursor") || svg.appendChild(s("rect", { class: "cursor", rx: 3 }));
+  for (const name of ["x", "y", "width", "height"]) ring.setAttribute(name, box.getAttribute(name));
+}
+
 function describe(view, othello) {
   const counts = othello ? `black ${view.black}, white ${view.white}` : `${view.black + view.white} stones`;
   const last = view.move ? `, last move ${view.move}` : "";

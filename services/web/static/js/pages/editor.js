@@ -6,11 +6,12 @@
 
 import { act, requestKeys } from "../actions.js";
 import { send, siteConfig } from "../api.js";
-import { renderBoard } from "../board.js";
+import { renderBoard, showCursor, squareName } from "../board.js";
 import { h, notice, replace, setTitle } from "../dom.js";
 import { factList, searchFacts } from "./match.js";
 
 const STONES = [["X", "Black"], ["O", "White"], ["-", "Erase"]];
+const SAID = { X: "black stone", O: "white stone", "-": "empty" };  // a square's stone, read out
 
 export async function editorPage(main) {
   setTitle("Board editor");
@@ -33,6 +34,8 @@ class Editor {
     this.checked = null;  // the rules' answer about the position drawn: {position, game, view}
     this.answer = null;   // the last bot's answer in it
     this.asks = 0;        // answers to a check older than the last are dropped
+    this.size = null;     // the board's, and the keyboard's cursor on it (a square)
+    this.cursor = 0;
     this.keyOf = requestKeys();
     const select = (name, label) => h("label", {}, label, h("select", { name, onchange: () => this.reshape() }));
     this.el = {
@@ -42,8 +45,13 @@ class Editor {
           h("label", { class: "check" }, h("input", { type: "radio", name: "stone", value: stone, checked: index === 0 }), label))),
         h("fieldset", { class: "stones wide" }, h("legend", {}, "To move"), ["black", "white"].map((side, index) =>
           h("label", { class: "check" }, h("input", { type: "radio", name: "turn", value: side, checked: index === 0,
-            onchange: () => this.check() }), side)))),
-      board: h("div", { class: "board-holder editor-board", onclick: (event) => this.place(event) }),
+            onchange: () => this.check(this.drawn()) }), side)))),
+      // One widget for the keyboard (one Tab stop): the arrow keys move a cursor over its
+      // squares, which a live line reads out (an SVG's squares take no focus of their own).
+      board: h("div", { class: "board-holder editor-board", tabindex: 0, role: "application",
+        "aria-label": "Board: the arrow keys move to a square, Enter or Space places the chosen stone there",
+        "aria-describedby": "editor-cursor", onclick: (event) => this.click(event), onkeydown: (event) => this.key(event) }),
+      cursor: h("p", { id: "editor-cursor", class: "sr-only", "aria-live": "polite", "data-testid": "editor-cursor" }),
       status: h("p", { class: "small", "data-testid": "editor-status", "aria-live": "polite" }),
       text: h("input", { name: "position", class: "mono", spellcheck: "false", autocomplete: "off",
         "aria-label": "Position (text form)" }),
@@ -66,10 +74,10 @@ class Editor {
   render() {
     replace(this.main,
       h("div", { class: "page-head" }, h("div", {}, h("h1", {}, "Board editor"),
-        h("p", { class: "muted" }, "Click a square to place the chosen stone (again to take it away). "
-          + "The rules check the position as you draw it."))),
+        h("p", { class: "muted" }, "Click a square to place the chosen stone (again to take it away), or "
+          + "on the board use the arrow keys and Enter. The rules check the position as you draw it."))),
       h("div", { class: "match-layout" },
-        h("div", { class: "card board-card" }, this.el.board, this.el.status,
+        h("div", { class: "card board-card" }, this.el.board, this.el.cursor, this.el.status,
           h("div", { class: "row" },
             h("button", { type: "button", "data-action": "start", onclick: () => this.open({ game: this.kind,
               variant: this.form.variant.value, size: Number(this.form.size.value) }) }, "The game's start"),
@@ -116,15 +124,42 @@ class Editor {
   }
 
   /** The position drawn in the form and on the board (with `cells` instead, if given). */
-  drawn(cells) {
+  drawn(cells = this.cells) {
     return { game: this.kind, variant: this.form.variant.value, size: Number(this.form.size.value),
       board: cells, turn: this.form.turn.value };
   }
 
-  place(event) {
+  click(event) {
     const square = event.target.closest("g[data-square]");
-    if (!square || !this.cells) return;
-    const at = Number(square.dataset.square);
+    if (square) this.place(Number(square.dataset.square));
+  }
+
+  /** The board's keys: the arrows move the cursor a square (Home and End to its row's
+   *  ends, PageUp and PageDown to its column's); Enter or Space does what a click does. */
+  key(event) {
+    if (event.altKey || event.ctrlKey || event.metaKey || !this.cells) return;
+    const size = this.size, row = Math.floor(this.cursor / size), col = this.cursor % size;
+    const to = { ArrowLeft: [row, col - 1], ArrowRight: [row, col + 1], ArrowUp: [row - 1, col],
+      ArrowDown: [row + 1, col], Home: [row, 0], End: [row, size - 1], PageUp: [0, col], PageDown: [size - 1, col] };
+    const within = (i) => Math.min(size - 1, Math.max(0, i));
+    if (event.key === "Enter" || event.key === " ") this.place(this.cursor);
+    else if (to[event.key]) this.point(within(to[event.key][0]) * size + within(to[event.key][1]));
+    else return;
+    event.preventDefault();  // Space and the arrows do not scroll the page
+  }
+
+  /** The cursor to `square`: its ring on the board, and its name and stone read out. */
+  point(square) {
+    this.cursor = square;
+    showCursor(this.el.board.querySelector("svg"), square);
+    const said = `${squareName(square, this.size)}, ${SAID[this.cells[square]]}`;
+    if (this.el.cursor.textContent !== said) this.el.cursor.textContent = said;  // said once
+  }
+
+  /** The chosen stone on square `at` (taken away if it is there), as a click or Enter does. */
+  place(at) {
+    if (!this.cells) return;
+    this.cursor = at;
     const chosen = this.form.stone.value;
     const cells = [...this.cells];
     cells[at] = cells[at] === chosen ? "-" : chosen;
@@ -165,6 +200,12 @@ class Editor {
     const counted = (stone) => [...cells].filter((c) => c === stone).length;
     replace(this.el.board, renderBoard(view || { board: cells, legal: [], black: counted("X"), white: counted("O") },
       game, { scores: marks, label: `Board being edited: ${counted("X")} black, ${counted("O")} white` }));
+    if (size !== this.size) {  // another board: the cursor from its middle
+      const middle = (size - 1) >> 1;
+      this.size = size;
+      this.cursor = middle * size + middle;
+    }
+    this.point(this.cursor);
     if (!view) return;
     const side = view.turn === "black" ? "Black" : "White";
     const moves = this.kind === "othello" ? ` \u00b7 ${view.legal.length} legal moves` : "";
