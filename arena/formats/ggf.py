@@ -9,7 +9,8 @@ the board width, 64 squares row by row (``*`` black, ``O`` white, ``-`` empty, s
 allowed between rows) and the side to move (``*``/``O``). ``B[...]``/``W[...]`` are moves
 with an optional evaluation and time in seconds: ``move/eval/time``, either part may be
 empty; ``PA`` is a pass. ``RE`` is the result from black's point of view, e.g.
-``+4.000`` or ``-64.000:t``; it is kept verbatim. Every other property (PB, PW, DT, PC,
+``+4.000`` or ``-64.000:t``; it is kept verbatim (a margin that is no finite number,
+``+inf`` or ``+1e400``, is refused). Every other property (PB, PW, DT, PC,
 TI, TY, RB, RW, ...) is kept in order as a tag. Inside a value ``\\]`` and ``\\\\``
 escape a bracket and a backslash.
 
@@ -31,6 +32,11 @@ from arena.games.othello import PASS, OthelloBoard, parse_square, square_name
 _NAME_RE = re.compile(r"[A-Za-z]+")
 _STRUCTURAL = frozenset({"GM", "BO", "VA", "B", "W"})
 _FORFEIT_SUFFIX = {Termination.TIMEOUT: ":t", Termination.RESIGNATION: ":r"}
+# RE's margin, as much of it as float() reads (an exponent, inf, nan: each refused unless
+# finite); what follows it (':t') is not the number's.
+_MARGIN_RE = re.compile(
+    r"\s*([+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[+-]?[0-9]+)?"
+    r"|(?:inf(?:inity)?|nan)(?![a-z])))", re.IGNORECASE | re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -67,7 +73,7 @@ class GgfGame:
 
     def result_score(self) -> float | None:
         """Black's final margin from ``RE`` (``+4.000:t`` -> 4.0), if it has one."""
-        match = re.match(r"\s*([+-]?[0-9]+(?:\.[0-9]*)?)", self.result or "")
+        match = _MARGIN_RE.match(self.result or "")
         return float(match.group(1)) if match else None
 
     def final_board(self) -> OthelloBoard:
@@ -152,6 +158,7 @@ def _build_game(text: str, properties: list[tuple[str, str, int]]) -> GgfGame:
             raise FormatError.at(text, variant_at, f"unknown variant VA[{variant}]")
     tags = tuple((name, value) for name, value, _ in properties if name not in _STRUCTURAL)
     _check_board_type(text, values)
+    _check_result(text, values)
     start = _parse_bo(text, *values["BO"], variant) if "BO" in values else OthelloBoard(variant)
     return GgfGame(start, _replay_moves(text, properties, start), tags)
 
@@ -161,6 +168,13 @@ def _check_board_type(text: str, values: dict[str, tuple[str, int]]) -> None:
     digits = "".join(c for c in board_type if c.isdigit())
     if digits not in ("", "8") or any(c in board_type.lower() for c in "as"):
         raise FormatError.at(text, at, f"TY[{board_type}]: only plain 8x8 Othello is supported")
+
+
+def _check_result(text: str, values: dict[str, tuple[str, int]]) -> None:
+    result, at = values.get("RE", ("", 0))
+    match = _MARGIN_RE.match(result)
+    if match and not math.isfinite(float(match.group(1))):
+        raise FormatError.at(text, at, f"RE[{result}]: number {match.group(1)!r} is not finite")
 
 
 def _parse_bo(text: str, value: str, at: int, variant: str) -> OthelloBoard:

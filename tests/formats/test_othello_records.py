@@ -155,6 +155,24 @@ def test_ggf_result_strings() -> None:
     assert ggf_result(Outcome(Color.BLACK, Termination.CRASH, 2, 10, 52)) == "+64.000:r"
 
 
+@pytest.mark.parametrize(("result", "number"), [
+    ("+1e400", "+1e400"), ("+inf", "+inf"), ("nan", "nan"), (" -Infinity:t", "-Infinity"),
+])
+def test_ggf_refuses_a_result_that_is_no_finite_number(result: str, number: str) -> None:
+    """RE[+1e400] was read as black winning by 1 (the exponent left out: adjudicated 32-32,
+    written back as RE[+0.000], a draw); RE[+inf] and RE[nan] as stating no result."""
+    with pytest.raises(FormatError) as error:
+        parse_ggf(f"(;GM[Othello]PB[a]\nRE[{result}]B[f5];)")
+    assert (error.value.line, error.value.column) == (2, 1)
+    assert error.value.reason == f"RE[{result}]: number {number!r} is not finite"
+
+
+def test_ggf_result_score_reads_the_whole_number() -> None:
+    for result, score in [("+1e1", 10.0), ("-.5:r", -0.5), ("+4.000:t", 4.0), ("?", None),
+                          ("+0.000", 0.0), ("informal", None)]:
+        assert parse_ggf(f"(;GM[Othello]RE[{result}];)").result_score() == score, result
+
+
 @pytest.mark.parametrize(
     ("text", "line"),
     [

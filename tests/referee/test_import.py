@@ -206,6 +206,9 @@ def test_forfeits_resignations_and_openings_survive(alice: ArenaClient) -> None:
     ("(;GM[Othello]BO[8 -------- -------- -------- ---O*--- ---*O--- -------- -------- "
      "-------- *]B[F5//1e12];)", GGF,
      ["content: line 1, column", "time '1e12' of 'F5//1e12' must be 0..2,147,483 seconds"]),
+    # RE[+1e400] was stored as black winning by 1 (32-32), and exported as RE[+0.000].
+    ("(;GM[Othello]RE[+1e400]B[F5];)", GGF,
+     ["content: line 1, column 14: RE[+1e400]: number '+1e400' is not finite"]),
     ("Piskvorky 15x15, 0:0, 0\n8,8,1\n8,8,1\n", PSQ, ["content", "line 3", "illegal move"]),
     # Recognised as PSQ; an off-board move is refused, not taken as the end of the moves.
     ("Piskvorky 15x15, 0:0, 0\n8,8,1\n-1,8,1\n9,9,1\n", 0,
