@@ -10,7 +10,8 @@ allowed between rows) and the side to move (``*``/``O``). ``B[...]``/``W[...]`` 
 with an optional evaluation and time in seconds: ``move/eval/time``, either part may be
 empty; ``PA`` is a pass. ``RE`` is the result from black's point of view, e.g.
 ``+4.000`` or ``-64.000:t``; it is kept verbatim (a margin that is no finite number,
-``+inf`` or ``+1e400``, is refused). Every other property (PB, PW, DT, PC,
+``+inf`` or ``+1e400``, is refused, and so is one other than the board's where the moves end
+the game). Every other property (PB, PW, DT, PC,
 TI, TY, RB, RW, ...) is kept in order as a tag. Inside a value ``\\]`` and ``\\\\``
 escape a bracket and a backslash.
 
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arena.formats.errors import FormatError
+from arena.formats.replay import outcome_text
 from arena.games.base import Color, InvalidMoveError, InvalidPositionError, Outcome, Termination
 from arena.games.othello import PASS, OthelloBoard, parse_square, square_name
 
@@ -158,9 +160,10 @@ def _build_game(text: str, properties: list[tuple[str, str, int]]) -> GgfGame:
             raise FormatError.at(text, variant_at, f"unknown variant VA[{variant}]")
     tags = tuple((name, value) for name, value, _ in properties if name not in _STRUCTURAL)
     _check_board_type(text, values)
-    _check_result(text, values)
     start = _parse_bo(text, *values["BO"], variant) if "BO" in values else OthelloBoard(variant)
-    return GgfGame(start, _replay_moves(text, properties, start), tags)
+    record = GgfGame(start, _replay_moves(text, properties, start), tags)
+    _check_result(text, values, record)
+    return record
 
 
 def _check_board_type(text: str, values: dict[str, tuple[str, int]]) -> None:
@@ -170,11 +173,23 @@ def _check_board_type(text: str, values: dict[str, tuple[str, int]]) -> None:
         raise FormatError.at(text, at, f"TY[{board_type}]: only plain 8x8 Othello is supported")
 
 
-def _check_result(text: str, values: dict[str, tuple[str, int]]) -> None:
+def _check_result(text: str, values: dict[str, tuple[str, int]], game: GgfGame) -> None:
+    """RE's margin is a finite number, and the board's own when the moves end the game (with
+    the empty squares to the winner, as GGS writes it, or without); a game they do not end
+    may have any result (a forfeit, an adjudication)."""
     result, at = values.get("RE", ("", 0))
     match = _MARGIN_RE.match(result)
-    if match and not math.isfinite(float(match.group(1))):
+    if match is None:
+        return
+    margin = float(match.group(1))
+    if not math.isfinite(margin):
         raise FormatError.at(text, at, f"RE[{result}]: number {match.group(1)!r} is not finite")
+    outcome = game.final_board().outcome()
+    if outcome is not None and margin not in (outcome.wof_diff, outcome.disc_diff):
+        said = "a draw" if margin == 0 else (f"{'black' if margin > 0 else 'white'} wins by "
+                                             f"{abs(margin):g}")
+        raise FormatError.at(text, at, f"RE[{result}]: the record says {said}; its "
+                                       f"{len(game.moves)} moves give {outcome_text(outcome)}")
 
 
 def _parse_bo(text: str, value: str, at: int, variant: str) -> OthelloBoard:

@@ -287,7 +287,7 @@ def _parse_metadata(reader: _Reader | None) -> dict[str, str]:
     return {key: str(value) for key, value in reader.data.items()}
 
 
-def _outcome_text(outcome: Outcome | None) -> str:
+def outcome_text(outcome: Outcome | None) -> str:
     """``white wins 14-50 (normal end)``, ``a draw 32-32 (...)``, or ``a game not over``."""
     if outcome is None:
         return "a game not over"
@@ -317,8 +317,8 @@ def _check_consistent(replay: Replay) -> None:
     if outcome is not None and outcome.termination in _RULES_TERMINATIONS:
         if outcome != start.outcome():
             raise FormatError(
-                f"outcome: the record says {_outcome_text(outcome)}; its "
-                f"{len(replay.moves)} moves give {_outcome_text(start.outcome())}"
+                f"outcome: the record says {outcome_text(outcome)}; its "
+                f"{len(replay.moves)} moves give {outcome_text(start.outcome())}"
             )
         if replay.forfeit is not None:
             raise FormatError("forfeit given for a game that ended by the rules")

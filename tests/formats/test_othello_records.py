@@ -167,6 +167,47 @@ def test_ggf_refuses_a_result_that_is_no_finite_number(result: str, number: str)
     assert error.value.reason == f"RE[{result}]: number {number!r} is not finite"
 
 
+def _finished_game(seed: int, empties: bool) -> tuple[list[int], Outcome]:
+    """The moves of a random complete game (one that ends with empty squares, or not)."""
+    rng = random.Random(seed)
+    while True:
+        board = OthelloBoard()
+        while not board.is_game_over():
+            board.push(rng.choice(board.legal_moves()))
+        outcome = board.outcome()
+        if outcome is not None and bool(outcome.empties) is empties and outcome.winner:
+            return board.move_stack, outcome
+
+
+def test_ggf_refuses_a_result_its_finished_game_contradicts() -> None:
+    """A game whose moves end it and whose RE says otherwise was read with the RE dropped;
+    a native replay is refused for the same (its outcome against its moves)."""
+    moves, outcome = _finished_game(1, empties=False)
+    text = write_ggf(ggf_from_moves(OthelloBoard(), moves, outcome=outcome))
+    said = f"RE[{ggf_result(outcome)}]"
+    assert parse_ggf(text).result == ggf_result(outcome)
+    wrong = -outcome.wof_diff
+    with pytest.raises(FormatError) as error:
+        parse_ggf(text.replace(said, f"RE[{wrong:+d}.000]"))
+    winner = "black" if wrong > 0 else "white"
+    assert error.value.reason == (
+        f"RE[{wrong:+d}.000]: the record says {winner} wins by {abs(wrong)}; its {len(moves)} "
+        f"moves give {outcome.winner.name.lower()} wins {outcome.black_score}-"
+        f"{outcome.white_score} (normal end)")
+    with pytest.raises(FormatError, match="the record says a draw"):
+        parse_ggf(text.replace(said, "RE[+0.000:r]"))
+    # A margin with the empty squares left out is the board's too; one the moves do not end
+    # may say anything (a forfeit, an adjudication); one with no number states no result.
+    moves, outcome = _finished_game(2, empties=True)
+    text = write_ggf(ggf_from_moves(OthelloBoard(), moves, outcome=outcome))
+    disc_diff = text.replace(f"RE[{ggf_result(outcome)}]", f"RE[{outcome.disc_diff:+d}]")
+    assert parse_ggf(disc_diff).result == f"{outcome.disc_diff:+d}"
+    unfinished = write_ggf(ggf_from_moves(OthelloBoard(), moves[:-1]))
+    for result in ("-64.000:t", "+64.000:r", "+12.000", "?"):
+        assert parse_ggf(unfinished.replace(";)", f"RE[{result}];)")).result == result
+    assert parse_ggf(text.replace(ggf_result(outcome), "?")).result == "?"
+
+
 def test_ggf_result_score_reads_the_whole_number() -> None:
     for result, score in [("+1e1", 10.0), ("-.5:r", -0.5), ("+4.000:t", 4.0), ("?", None),
                           ("+0.000", 0.0), ("informal", None)]:

@@ -28,6 +28,7 @@ from arena.formats import (
     Replay,
     ReplayMove,
     ggf_from_moves,
+    ggf_result,
     psq_from_moves,
     write_ggf,
     write_psq,
@@ -196,6 +197,24 @@ def test_forfeits_resignations_and_openings_survive(alice: ArenaClient) -> None:
     timed_out = alice.import_match(back.replace("+64.000:r", "-64.000:t"))
     assert timed_out.result.termination == match_pb2.TERMINATION_TIME_FORFEIT
     assert timed_out.result.winner == common_pb2.COLOR_WHITE
+
+
+def test_a_ggf_result_its_moves_contradict_is_refused(alice: ArenaClient) -> None:
+    """A finished game whose RE said another winner was stored with the RE dropped; a native
+    replay's contradicting outcome is refused. A forfeit's RE, the game not over, is kept."""
+    final, moves = _othello_game()
+    outcome = final.outcome()
+    assert outcome is not None and outcome.winner is Color.BLACK
+    text = write_ggf(ggf_from_moves(OthelloBoard(), moves, outcome=outcome))
+    wrong = text.replace(f"RE[{ggf_result(outcome)}]", "RE[-10.000]")
+    with pytest.raises(InvalidArgumentError) as refused:
+        alice.import_match(wrong)
+    assert (f"content: line 1, column {wrong.index('RE[') + 1}: RE[-10.000]: the record says "
+            f"white wins by 10; its {len(moves)} moves give black wins {outcome.black_score}-"
+            f"{outcome.white_score} (normal end)") in str(refused.value)
+    resigned = write_ggf(ggf_from_moves(OthelloBoard(), moves[:-1])).replace(";)",
+                                                                            "RE[-64.000:r];)")
+    assert alice.import_match(resigned).result.termination == match_pb2.TERMINATION_RESIGNATION
 
 
 @pytest.mark.parametrize(("content", "fmt", "needles"), [
