@@ -418,11 +418,26 @@ _READERS = {"native": _native_record, "ggf": _ggf_record, "transcript": _transcr
 _SIZE_STATED_AT = {"psq": (1, len("Piskvorky ") + 1)}
 
 
-def check_playable(fmt: str, replay: Replay) -> None:
-    """A record read (``read_record``, which reads any board its format can hold: a
-    replay shows it) must be of a board its game is played on here to be stored as a
-    match; ``FormatError`` naming the record's size, where it states it, and the sizes the
-    game takes."""
+# A player's name in a stored match (it names index keys); a record's longer name is refused,
+# never cut.
+MAX_PLAYER_NAME = 100
+# Where a record of each format names its players, for an error (a transcript names none).
+_NAMED_BY = {"native": ("black", "white"), "ggf": ("PB", "PW"),
+             "psq": ("black's name in the trailer", "white's name in the trailer")}
+
+
+def check_storable(fmt: str, replay: Replay) -> None:
+    """A record read (``read_record``, which reads any board and names its format can hold:
+    a replay shows them) must be of a board its game is played on here, and name its players
+    in at most ``MAX_PLAYER_NAME`` characters, to be stored as a match; ``FormatError``
+    naming the record's size, where it states it, and the sizes the game takes, or the
+    field of the name too long."""
+    for name, field in zip((replay.black, replay.white), _NAMED_BY.get(fmt, ("", "")),
+                           strict=True):
+        length = len(_one_line(name))
+        if length > MAX_PLAYER_NAME:
+            raise FormatError(f"{field} is {length:,} characters; a player's name is at most "
+                              f"{MAX_PLAYER_NAME}")
     played = game(replay.game)
     size = replay.start_position().size
     if size not in played.sizes:
@@ -465,8 +480,12 @@ def _imported(name: str, side: str) -> common_pb2.BotRef:
 
 def _foreign(text: str) -> str:
     """A record's text as stored and shown to every user: one line of printable
-    characters, at most 100 (a player's name names index keys)."""
-    return printable(" ".join(text.split())[:100])
+    characters, at most ``MAX_PLAYER_NAME`` (a worker's name is cut to it)."""
+    return printable(_one_line(text)[:MAX_PLAYER_NAME])
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _imported_record(position: Position, ply: int, move: ReplayMove) -> match_pb2.MoveRecord:

@@ -39,7 +39,7 @@ from arena.errors import (
     PermissionDeniedError,
 )
 from arena.games import Color, Game, GameError, Position, UnknownGameError, game
-from arena.records import FORMAT_NAMES, check_playable, imported_match, read_record
+from arena.records import FORMAT_NAMES, check_storable, imported_match, read_record
 from arena.text import bounded, shown, unprintable_problem
 from arena.v1 import common_pb2, match_pb2, referee_pb2
 
@@ -211,7 +211,7 @@ def import_match(store: MatchStore, request: referee_pb2.ImportMatchRequest,
             "content", f"is {len(request.content)} characters; the limit is {MAX_RECORD_CHARS}")])
     try:
         fmt, replay = read_record(request.content, fmt, request.variant)
-        check_playable(fmt, replay)
+        check_storable(fmt, replay)
     except UnknownGameError as exc:  # a variant the record's game has not
         raise InvalidArgumentError.for_fields([FieldViolation("variant", str(exc))]) from None
     except InvalidArgumentError as exc:  # FormatError: the message names the line or move

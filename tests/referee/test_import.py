@@ -277,6 +277,32 @@ def test_a_native_replay_s_numbers_fit_where_they_are_stored(
     assert str(refused.value).startswith(f"invalid request: content: {said}"), refused.value
 
 
+def _named(fmt: str, black: str, white: str) -> str:
+    """A short record of ``fmt`` whose players are ``black`` and ``white``."""
+    if fmt == "psq":
+        return write_psq(psq_from_moves(15, [112, 113], names=(black, white)))
+    if fmt == "ggf":
+        return write_ggf(ggf_from_moves(OthelloBoard(), [37], black=black, white=white))
+    replay = Replay.new(OthelloBoard(), black, white)
+    replay.moves = [ReplayMove(move=37, time_ms=1)]
+    return write_replay(replay)
+
+
+@pytest.mark.parametrize(("fmt", "field"), [
+    ("native", "white"), ("ggf", "PW"), ("psq", "white's name in the trailer")])
+def test_a_player_name_over_the_limit_is_refused_not_cut(alice: ArenaClient, fmt: str,
+                                                          field: str) -> None:
+    """A name of 5,000 characters was stored cut to 100 without a word."""
+    with pytest.raises(InvalidArgumentError) as refused:
+        alice.import_match(_named(fmt, "alpha", "w" * 5000))
+    assert (f"content: {field} is 5,000 characters; a player's name is at most 100"
+            in str(refused.value))
+    longest = "b" * 99 + "\u00e9"
+    match = alice.import_match(_named(fmt, longest, "beta  gamma"))
+    assert (match.black.name, match.white.name) == (longest, "beta gamma")
+    assert alice.get_match(match.id).black.name == longest
+
+
 def test_a_native_replay_with_an_illegal_move_names_it(alice: ArenaClient) -> None:
     text = write_replay(Replay.new(OthelloBoard(), "a", "b"))
     text = text.replace('"moves": []', '"moves": [{"move": 37, "time_ms": 1}, '
