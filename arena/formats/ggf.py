@@ -11,8 +11,9 @@ with an optional evaluation and time in seconds: ``move/eval/time``, either part
 empty; ``PA`` is a pass. ``RE`` is the result from black's point of view, e.g.
 ``+4.000`` or ``-64.000:t``; it is kept verbatim (a margin that is no finite number,
 ``+inf`` or ``+1e400``, is refused, and so is one other than the board's where the moves end
-the game). Every other property (PB, PW, DT, PC,
-TI, TY, RB, RW, ...) is kept in order as a tag. Inside a value ``\\]`` and ``\\\\``
+the game). ``TY``, the game type, is ``8`` (plain 8x8) or absent: a variant (komi, a
+random start, anti, synchro) is refused. Every other property (PB, PW, DT, PC, TI, RB, RW,
+...) is kept in order as a tag, TY and RE too. Inside a value ``\\]`` and ``\\\\``
 escape a bracket and a backslash.
 
 Arena addition: ``VA[international]`` marks the international Reversi opening, which
@@ -167,10 +168,12 @@ def _build_game(text: str, properties: list[tuple[str, str, int]]) -> GgfGame:
 
 
 def _check_board_type(text: str, values: dict[str, tuple[str, int]]) -> None:
+    """GGS's game type is the board's size, then a letter for each variant played (``8k``
+    komi, ``8r`` a random start, ``8a`` anti, ``s8`` synchro); Arena reads none of those."""
     board_type, at = values.get("TY", ("8", 0))
-    digits = "".join(c for c in board_type if c.isdigit())
-    if digits not in ("", "8") or any(c in board_type.lower() for c in "as"):
-        raise FormatError.at(text, at, f"TY[{board_type}]: only plain 8x8 Othello is supported")
+    if board_type != "8":
+        raise FormatError.at(text, at,
+                             f"TY[{board_type}]: only plain 8x8 Othello (TY[8]) is supported")
 
 
 def _check_result(text: str, values: dict[str, tuple[str, int]], game: GgfGame) -> None:

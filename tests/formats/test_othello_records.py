@@ -208,6 +208,19 @@ def test_ggf_refuses_a_result_its_finished_game_contradicts() -> None:
     assert parse_ggf(text.replace(ggf_result(outcome), "?")).result == "?"
 
 
+@pytest.mark.parametrize("board_type", [
+    "8a", "8s", "8r8", "08", "10", "8k", "x", "8_r", "8 ", " 8", "s8", ""])
+def test_ggf_game_types_other_than_plain_8x8_are_refused_alike(board_type: str) -> None:
+    """TY[8k] (komi), TY[x], TY[8_r] and TY[8 ] were read as plain 8x8 Othello, while TY[8a]
+    and TY[8r8] were refused: the type's letters were looked at one by one."""
+    with pytest.raises(FormatError) as error:
+        parse_ggf(f"(;GM[Othello]TY[{board_type}]B[f5];)")
+    assert error.value.reason == f"TY[{board_type}]: only plain 8x8 Othello (TY[8]) is supported"
+    assert error.value.column == len("(;GM[Othello]") + 1
+    assert len(parse_ggf("(;GM[Othello]TY[8]B[f5];)").moves) == 1
+    assert len(parse_ggf("(;GM[Othello]B[f5];)").moves) == 1  # no type: plain 8x8
+
+
 def test_ggf_result_score_reads_the_whole_number() -> None:
     for result, score in [("+1e1", 10.0), ("-.5:r", -0.5), ("+4.000:t", 4.0), ("?", None),
                           ("+0.000", 0.0), ("informal", None)]:

@@ -225,6 +225,9 @@ def test_a_ggf_result_its_moves_contradict_is_refused(alice: ArenaClient) -> Non
     ("(;GM[Othello]BO[8 -------- -------- -------- ---O*--- ---*O--- -------- -------- "
      "-------- *]B[F5//1e12];)", GGF,
      ["content: line 1, column", "time '1e12' of 'F5//1e12' must be 0..2,147,483 seconds"]),
+    # Komi was read as plain Othello (Arena reads no komi).
+    ("(;GM[Othello]TY[8k]B[F5];)", GGF,
+     ["content: line 1, column 14: TY[8k]: only plain 8x8 Othello (TY[8]) is supported"]),
     # RE[+1e400] was stored as black winning by 1 (32-32), and exported as RE[+0.000].
     ("(;GM[Othello]RE[+1e400]B[F5];)", GGF,
      ["content: line 1, column 14: RE[+1e400]: number '+1e400' is not finite"]),
