@@ -309,7 +309,7 @@ def read_record(text: str, fmt: str = "", variant: str = "") -> tuple[str, Repla
     if problem:
         raise UnknownGameError(problem)
     try:
-        replay = _READERS[fmt](text, variant)
+        replay = _named_by_colour(_READERS[fmt](text, variant))
     except FormatError as exc:
         if guessed and fmt == "transcript" and exc.reason.startswith("expected a square"):
             first = psq_lookalike(text)
@@ -328,6 +328,14 @@ def read_record(text: str, fmt: str = "", variant: str = "") -> tuple[str, Repla
         raise FormatError(f"the record is a {replay.variant} game, not {variant}: leave the "
                           "variant out")
     return fmt, replay
+
+
+def _named_by_colour(replay: Replay) -> Replay:
+    """A player the record does not name (a transcript names none) is called by its colour,
+    as an imported match's is."""
+    replay.black = replay.black if replay.black.split() else "black"
+    replay.white = replay.white if replay.white.split() else "white"
+    return replay
 
 
 _UNNAMED_VARIANT = {"transcript": "othello", "psq": "gomoku"}  # records that cannot say it
@@ -391,7 +399,7 @@ def _ggf_outcome(record: GgfGame, final: OthelloBoard) -> Outcome | None:
 
 def _transcript_record(text: str, variant: str) -> Replay:
     start = OthelloBoard(variant or game("othello").default_variant)
-    replay = Replay.new(start, "black", "white")
+    replay = Replay.new(start, "", "")
     replay.moves = [ReplayMove(move=move, time_ms=0) for move in parse_transcript(text, start)]
     replay.outcome = replay.final_position().outcome()
     return replay
@@ -401,7 +409,7 @@ def _psq_record(text: str, variant: str) -> Replay:
     record = parse_psq(text, variant or game("gomoku").default_variant)
     names = [line.strip() for line in record.trailer
              if line.strip() and not line.strip().lstrip("-").isdigit()]
-    black, white = names[:2] if len(names) >= 2 else ["black", "white"]
+    black, white = names[:2] if len(names) >= 2 else ["", ""]
     replay = Replay.new(GomokuBoard(record.size, record.rule), black, white)
     replay.moves = [ReplayMove(move=m.y * record.size + m.x, time_ms=m.time_ms)
                     for m in record.moves]

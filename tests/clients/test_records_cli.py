@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from arena.formats import psq_from_moves, write_psq
-from arena.games import GomokuBoard
+from arena.formats import Replay, ReplayMove, psq_from_moves, write_psq, write_replay
+from arena.games import GomokuBoard, OthelloBoard
 from tests.clients.conftest import (
     InProcessStack,
     RunArena,
@@ -262,6 +262,23 @@ def test_replay_opens_psq_and_transcripts_without_services(run_arena: RunArena,
     assert "ply 5/5" in run_arena("match", "replay", "t.txt", "--ply", "5").stdout
     (tmp_path / "bad.ggf").write_text("(;GM[Othello]B[Z9];)")
     assert_one_line_error(run_arena("match", "replay", "bad.ggf"), "line 1", "Z9")
+
+
+def test_a_record_that_names_no_player_replays_with_them_called_by_colour(
+        run_arena: RunArena, tmp_path: Path) -> None:
+    """A GGF without PB and PW (or a native replay with empty names) replayed as 'black  vs
+    white ', the names left empty; a transcript's players, and an imported record's unnamed
+    ones, are called by their colour."""
+    (tmp_path / "g.ggf").write_text("(;GM[Othello]TY[8]B[f5]W[d6];)\n")
+    native = Replay.new(OthelloBoard(), "", " ")
+    native.moves = [ReplayMove(move=37, time_ms=1)]
+    (tmp_path / "n.json").write_text(write_replay(native))
+    (tmp_path / "t.txt").write_text("f5d6\n")
+    for name, plies in (("g.ggf", 2), ("n.json", 1), ("t.txt", 2)):
+        shown = run_arena("match", "replay", name, "--ply", "0")
+        assert shown.returncode == 0, shown.stderr
+        assert (f"othello (standard, 8x8): black black vs white white, {plies} moves"
+                in shown.stdout), shown.stdout
 
 
 def test_a_psq_move_line_written_wrong_is_refused_not_read_as_player_names(
