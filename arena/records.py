@@ -170,6 +170,8 @@ def native_replay(match: match_pb2.Match) -> Replay:
         "ladder_id": match.config.ladder_id,
         "match_pb": base64.b64encode(match.SerializeToString()).decode(),
     }
+    origin = (("date", match.origin.date), ("place", match.origin.place))
+    replay.metadata.update((key, value) for key, value in origin if value)
     return replay
 
 
@@ -231,8 +233,8 @@ def _ggf(match: match_pb2.Match) -> str:
     record = ggf_from_moves(
         start, all_moves(match), black=_player(match.black), white=_player(match.white),
         outcome=match_outcome(match, replay_final(match)), times=times,
-        date=datetime.fromtimestamp(match.created_at.seconds, UTC).strftime(
-            "%Y.%m.%d_%H:%M:%S.UTC"))
+        date=match.origin.date or datetime.fromtimestamp(match.created_at.seconds, UTC).strftime(
+            "%Y.%m.%d_%H:%M:%S.UTC"), place=match.origin.place or "Arena")
     return write_ggf(record) + "\n"
 
 
@@ -375,6 +377,8 @@ def _ggf_record(text: str, variant: str) -> Replay:
     replay = Replay.new(record.start, record.black, record.white)
     replay.moves = [ReplayMove(move=m.move, time_ms=round((m.time or 0.0) * 1000))
                     for m in record.moves]
+    replay.metadata = {key: value for key, value in (("date", record.tag("DT")),
+                                                      ("place", record.tag("PC"))) if value}
     final = record.final_board()
     replay.outcome = final.outcome() if final.is_game_over() else _ggf_outcome(record, final)
     if replay.outcome is not None and replay.outcome.termination not in _RULES_DECIDED:
@@ -426,12 +430,15 @@ _READERS = {"native": _native_record, "ggf": _ggf_record, "transcript": _transcr
 _SIZE_STATED_AT = {"psq": (1, len("Piskvorky ") + 1)}
 
 
-# A player's name in a stored match (it names index keys); a record's longer name is refused,
-# never cut.
+# A player's name in a stored match (it names index keys), or the record's date or place; a
+# record's longer one is refused, never cut.
 MAX_PLAYER_NAME = 100
-# Where a record of each format names its players, for an error (a transcript names none).
-_NAMED_BY = {"native": ("black", "white"), "ggf": ("PB", "PW"),
-             "psq": ("black's name in the trailer", "white's name in the trailer")}
+# Where a record of each format gives the players' names, its date and its place, for an
+# error (a transcript gives none, PSQ no date or place).
+_KEPT_AT = {"native": ("black", "white", "metadata.date", "metadata.place"),
+            "ggf": ("PB", "PW", "DT", "PC"),
+            "psq": ("black's name in the trailer", "white's name in the trailer", "", "")}
+_KEPT_AS = ("a player's name", "a player's name", "a date", "a place")
 
 
 def check_storable(fmt: str, replay: Replay) -> None:
@@ -440,11 +447,11 @@ def check_storable(fmt: str, replay: Replay) -> None:
     in at most ``MAX_PLAYER_NAME`` characters, to be stored as a match; ``FormatError``
     naming the record's size, where it states it, and the sizes the game takes, or the
     field of the name too long."""
-    for name, field in zip((replay.black, replay.white), _NAMED_BY.get(fmt, ("", "")),
-                           strict=True):
-        length = len(_one_line(name))
+    texts = (replay.black, replay.white, *(value for _, value in _record_origin(replay)))
+    for text, field, kept_as in zip(texts, _KEPT_AT.get(fmt, ("",) * 4), _KEPT_AS, strict=True):
+        length = len(_one_line(text))
         if length > MAX_PLAYER_NAME:
-            raise FormatError(f"{field} is {length:,} characters; a player's name is at most "
+            raise FormatError(f"{field} is {length:,} characters; {kept_as} is at most "
                               f"{MAX_PLAYER_NAME}")
     played = game(replay.game)
     size = replay.start_position().size
@@ -476,10 +483,18 @@ def imported_match(replay: Replay, fmt: str, match_id: str, owner: str,
         id=match_id, config=config, black=config.black, white=config.white,
         status=match_pb2.MATCH_STATUS_FINISHED, owner=owner, created_at=at, finished_at=at,
         start_position=position.to_text(), imported_from=fmt)
+    origin = {key: _foreign(value) for key, value in _record_origin(replay)}
+    if any(origin.values()):
+        match.origin.CopyFrom(match_pb2.RecordOrigin(**origin))
     for ply, played_move in enumerate(replay.moves[len(opening):]):
         match.moves.append(_imported_record(position, ply, played_move))
     match.result.CopyFrom(_imported_result(replay, position))
     return match
+
+
+def _record_origin(replay: Replay) -> tuple[tuple[str, str], ...]:
+    """The record's date and place (empty when it gives none), as ``RecordOrigin``'s keys."""
+    return tuple((key, replay.metadata.get(key, "")) for key in ("date", "place"))
 
 
 def _imported(name: str, side: str) -> common_pb2.BotRef:

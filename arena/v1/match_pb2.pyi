@@ -294,6 +294,7 @@ class Match(_message.Message):
     FINISHED_AT_FIELD_NUMBER: _builtins.int
     START_POSITION_FIELD_NUMBER: _builtins.int
     IMPORTED_FROM_FIELD_NUMBER: _builtins.int
+    ORIGIN_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     status: Global___MatchStatus.ValueType
     owner: _builtins.str
@@ -320,6 +321,12 @@ class Match(_message.Message):
     def created_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
     def finished_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def origin(self) -> Global___RecordOrigin:
+        """What an imported record says of where and when its game was played; unset for a match
+        played here.
+        """
+
     def __init__(
         self,
         *,
@@ -335,14 +342,41 @@ class Match(_message.Message):
         finished_at: _timestamp_pb2.Timestamp | None = ...,
         start_position: _builtins.str = ...,
         imported_from: _builtins.str = ...,
+        origin: Global___RecordOrigin | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["black", b"black", "config", b"config", "created_at", b"created_at", "finished_at", b"finished_at", "result", b"result", "white", b"white"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["black", b"black", "config", b"config", "created_at", b"created_at", "finished_at", b"finished_at", "origin", b"origin", "result", b"result", "white", b"white"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["black", b"black", "config", b"config", "created_at", b"created_at", "finished_at", b"finished_at", "id", b"id", "imported_from", b"imported_from", "moves", b"moves", "owner", b"owner", "result", b"result", "start_position", b"start_position", "status", b"status", "white", b"white"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["black", b"black", "config", b"config", "created_at", b"created_at", "finished_at", b"finished_at", "id", b"id", "imported_from", b"imported_from", "moves", b"moves", "origin", b"origin", "owner", b"owner", "result", b"result", "start_position", b"start_position", "status", b"status", "white", b"white"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Match: _TypeAlias = Match  # noqa: Y015
+
+@_typing.final
+class RecordOrigin(_message.Message):
+    """Where and when a game was played, as its record wrote them (GGF's DT and PC; a native
+    replay's metadata "date" and "place"), written back when the match is exported.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DATE_FIELD_NUMBER: _builtins.int
+    PLACE_FIELD_NUMBER: _builtins.int
+    date: _builtins.str
+    place: _builtins.str
+    def __init__(
+        self,
+        *,
+        date: _builtins.str = ...,
+        place: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["date", b"date", "place", b"place"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RecordOrigin: _TypeAlias = RecordOrigin  # noqa: Y015
 
 @_typing.final
 class MatchStarted(_message.Message):

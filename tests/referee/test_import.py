@@ -115,6 +115,28 @@ def test_a_ggf_record_becomes_a_finished_match(alice: ArenaClient) -> None:
     assert alice.get_replay(match.id, GGF).content.count("PB[Edax (lvl 3)]") == 1
 
 
+def test_a_record_s_date_and_place_are_kept_and_exported(alice: ArenaClient) -> None:
+    """A GGF's DT and PC were dropped: its export said the import's date and PC[Arena]."""
+    _final, moves = _othello_game()
+    said = "DT[2003.01.02_03:04:05.UTC]PC[NIOS]"
+    text = write_ggf(ggf_from_moves(OthelloBoard(), moves[:20])).replace("PC[Arena]", said)
+    match = alice.import_match(text)
+    assert (match.origin.date, match.origin.place) == ("2003.01.02_03:04:05.UTC", "NIOS")
+    exported = alice.get_replay(match.id, GGF).content
+    assert exported.startswith("(;GM[Othello]PC[NIOS]DT[2003.01.02_03:04:05.UTC]PB[black]")
+    assert exported.count("DT[") == exported.count("PC[") == 1
+    for fmt in (GGF, NATIVE):  # and so through either record
+        again = alice.import_match(alice.get_replay(match.id, fmt).content)
+        assert again.origin == match.origin and len(again.moves) == 20
+    # A record that gives neither is exported as made here, when it was imported.
+    plain = alice.import_match("(;GM[Othello]B[F5];)")
+    assert not plain.HasField("origin")
+    assert "(;GM[Othello]PC[Arena]DT[" in alice.get_replay(plain.id, GGF).content
+    with pytest.raises(InvalidArgumentError, match="content: DT is 101 characters; a date is "
+                                                   "at most 100"):
+        alice.import_match(text.replace("2003.01.02_03:04:05.UTC", "9" * 101))
+
+
 def test_listing_watching_and_deleting_an_imported_match(alice: ArenaClient,
                                                          bob: ArenaClient) -> None:
     _final, moves = _othello_game(seed=5)
