@@ -1346,6 +1346,7 @@ def test_scores_on_the_tree_s_board_fit_their_squares(web: WebStack, page: Any,
                                                 variant="freestyle", board_size=19),
                             "web-gomoku-tree", position.to_text())
     match = _played_with_trees(web, game, bot, start, tree_node_budget=2000)
+    assert match.moves, match.result
     record = match.moves[0]
     tree = web.client.get_search_tree(match.id, record.ply)
     root = next(n for n in tree.nodes if n.parent < 0)
