@@ -34,7 +34,8 @@ def _limit() -> int:
     return sys.get_int_max_str_digits()
 
 
-def _integer(text: str) -> int:
+def read_integer(text: str) -> int:
+    """``int(text)``, a number past the digit limit refused with ``NumberTooLong``."""
     digits = len(text.lstrip("+-"))
     if 0 < _limit() < digits:
         raise NumberTooLong(f"a number of {digits:,} digits (at most {_limit():,} are read)")
@@ -51,7 +52,7 @@ def read_json(text: str | bytes | bytearray, **options: Any) -> Any:
     except json.JSONDecodeError:
         raise
     except ValueError:  # Python's digit limit, or one of the caller's own hooks
-        return json.loads(text, parse_int=_integer, **options)
+        return json.loads(text, parse_int=read_integer, **options)
 
 
 def read_toml(text: str) -> dict[str, Any]:

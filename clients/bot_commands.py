@@ -34,6 +34,7 @@ from arena.clients.common import (
 )
 from arena.clients.sdk import ArenaClient, pool_size
 
+from arena.argtypes import integer
 from arena.bots import (
     apply_preset,
     builtin_config,
@@ -118,7 +119,7 @@ def _add_engine_options(parser: argparse.ArgumentParser, updating: bool) -> None
             params.add_argument(f"--{flag}", dest=dest, default=argparse.SUPPRESS,
                                 action=argparse.BooleanOptionalAction, help=path)
         else:
-            params.add_argument(f"--{flag}", dest=dest, default=argparse.SUPPRESS, type=int,
+            params.add_argument(f"--{flag}", dest=dest, default=argparse.SUPPRESS, type=integer,
                                 metavar="N", help=path)
 
 

@@ -21,6 +21,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 from arena.clients.common import in_users_words, seconds
 
+from arena.argtypes import integer
 from arena.errors import ArenaError, InvalidArgumentError, UnavailableError
 from arena.text import SHOWN_CHARS, bounded, printable
 
@@ -83,7 +84,7 @@ def _add_up(sub: Subparsers) -> None:
     up = sub.add_parser("up", help="start Redis, every service and N workers locally",
                         description="Start the embedded stack, restart any part that dies, "
                                     "and stop everything on Ctrl-C/SIGTERM.")
-    up.add_argument("--workers", type=int, default=2,
+    up.add_argument("--workers", type=integer, default=2,
                     help="engine worker processes (default 2; at most 4 per core)")
     up.add_argument("--web", action=argparse.BooleanOptionalAction, default=True,
                     help="start the web gateway too (its pages: docs/web.md)")
@@ -116,7 +117,7 @@ def _add_worker(sub: Subparsers) -> None:
                              description="Manage the workers `arena up` runs.")
     verbs = workers.add_subparsers(dest="workers_command", metavar="COMMAND", required=True)
     scale = verbs.add_parser("scale", help="run N workers (start or stop some)")
-    scale.add_argument("count", type=int,
+    scale.add_argument("count", type=integer,
                        help="how many workers to run (at most 4 per core; 0 pauses play "
                             "until workers are back)")
     scale.add_argument("--wait", type=seconds, default=120.0, metavar="SECONDS",

@@ -17,6 +17,7 @@ from arena.clients.sdk import ArenaClient
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from arena.argtypes import integer
 from arena.bots.validation import BOT_REF_FORM, evaluator_game, split_bot_ref
 from arena.documents import MAX_DOCUMENT_BYTES, decode_text, read_bounded
 from arena.errors import ArenaError, InvalidArgumentError, NotFoundError, UnavailableError
@@ -53,10 +54,7 @@ def int_in(low: int, high: int) -> Callable[[str], int]:
     instead of failing in the message's encoder."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        value = integer(text)
         if value < low:
             raise argparse.ArgumentTypeError(
                 f"must be 0 or more, got {value}" if low == 0

@@ -42,6 +42,7 @@ from arena.clients.common import (
 )
 from arena.clients.navigator import Navigator
 
+from arena.argtypes import integer
 from arena.clock import clock_label, game_time_left_ms
 from arena.engine.api import TreeNode
 from arena.errors import InvalidArgumentError, NotFoundError
@@ -117,7 +118,7 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
                     "on stdin unless --ply or --all is given.")
     replay.add_argument("source", help="match id or game record file ('-': standard input)")
     _add_record_options(replay)
-    replay.add_argument("--ply", type=int, help="print the board at this ply and exit")
+    replay.add_argument("--ply", type=integer, help="print the board at this ply and exit")
     replay.add_argument("--all", action="store_true", help="print every ply and exit")
     add_json_flag(replay)
     replay.set_defaults(func=cmd_replay)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from arena.argtypes import integer
 from arena.engine.interrupt import stops_at_once
 from arena.engine.teacher import TeacherFactory
 
@@ -72,7 +73,7 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
     """The tool commands; ``teacher`` makes a catalog's engine a training's teacher (the
     ``arena`` command passes the worker's: the core imports no service)."""
     perft_p = sub.add_parser("perft", help="count leaves N plies ahead (passes are moves)")
-    perft_p.add_argument("--depth", type=int, required=True, help="plies")
+    perft_p.add_argument("--depth", type=integer, required=True, help="plies")
     perft_p.add_argument("--max-time", type=float, default=PERFT_MAX_TIME_S, metavar="SECONDS",
                          help="refuse a count foretold to take longer (its shallower counts "
                               "time it; default %(default)g, 0: no limit)")
@@ -85,7 +86,7 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
     solve_p = sub.add_parser("solve", help="exactly solve every position of an OBF file")
     solve_p.add_argument("file", help="OBF file: position, then MOVE:score; pairs")
     solve_p.add_argument("--wld", action="store_true", help="only win/loss/draw")
-    solve_p.add_argument("--time-ms", type=int, default=None, help="limit per position")
+    solve_p.add_argument("--time-ms", type=integer, default=None, help="limit per position")
     solve_p.add_argument("--json", action="store_true", help="print JSON")
     solve_p.set_defaults(func=stops_at_once(_command("solve")))
 
@@ -101,51 +102,51 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
     analyze_p.add_argument("--preset", default="arena-strong",
                            help="bot preset name, of either game (see `arena bot presets`)")
     analyze_p.add_argument("--config", default=None, help="bot config JSON, or @file.json")
-    analyze_p.add_argument("--depth", type=int, default=None, help="plies")
-    analyze_p.add_argument("--time-ms", type=int, default=None,
+    analyze_p.add_argument("--depth", type=integer, default=None, help="plies")
+    analyze_p.add_argument("--time-ms", type=integer, default=None,
                            help="(with no --depth or --nodes: 5000)")
-    analyze_p.add_argument("--nodes", type=int, default=None)
-    analyze_p.add_argument("--seed", type=int, default=0)
+    analyze_p.add_argument("--nodes", type=integer, default=None)
+    analyze_p.add_argument("--seed", type=integer, default=0)
     analyze_p.add_argument("--json", action="store_true", help="print JSON")
     analyze_p.set_defaults(func=stops_at_once(_analyze))
     train_p = sub.add_parser(
         "train", help="train the pattern evaluator on self-play games (bounded, seeded)"
     )
     train_p.add_argument("game", choices=["othello", "gomoku"], help="the engine to train")
-    train_p.add_argument("--games", type=int, default=None, help="self-play games (200)")
-    train_p.add_argument("--seed", type=int, default=None, help="seed of the games (1)")
+    train_p.add_argument("--games", type=integer, default=None, help="self-play games (200)")
+    train_p.add_argument("--seed", type=integer, default=None, help="seed of the games (1)")
     train_p.add_argument(
         "--output", required=True, help="weights file (othello: .npz, .json beside; gomoku: .json)"
     )
-    train_p.add_argument("--depth", type=int, default=None,
+    train_p.add_argument("--depth", type=integer, default=None,
                          help="self-play search depth in plies (4)")
-    train_p.add_argument("--random-moves", type=int, default=None,
+    train_p.add_argument("--random-moves", type=integer, default=None,
                          help="random moves per game (2)")
     train_p.add_argument(
-        "--solve-empties", type=int, default=None,
+        "--solve-empties", type=integer, default=None,
         help="othello: self-play solves exactly from here (14)",
     )
-    train_p.add_argument("--stages", type=int, default=None,
+    train_p.add_argument("--stages", type=integer, default=None,
                          help="othello: weight sets by disc count (6)")
     train_p.add_argument("--ridge", type=float, default=None,
                          help="othello: L2 penalty of pattern weights (5)")
-    train_p.add_argument("--window", type=int, default=None,
+    train_p.add_argument("--window", type=integer, default=None,
                          help="othello: discs a stage borrows each side (3)")
-    train_p.add_argument("--iterations", type=int, default=None,
+    train_p.add_argument("--iterations", type=integer, default=None,
                          help="othello: conjugate-gradient steps (200)")
     train_p.add_argument("--l2", type=float, default=None,
                          help="gomoku: L2 penalty of the fit (1e-4; 0 with --board)")
-    train_p.add_argument("--hidden", type=int, default=None,
+    train_p.add_argument("--hidden", type=integer, default=None,
                          help="gomoku: hidden units of a small network added to the linear "
                               "evaluation (0, none; at most 32)")
     train_p.add_argument("--board", action="store_true", default=None,
                          help="gomoku: fit a board network (16 channels) instead of the "
                               "linear evaluation (not with --hidden)")
-    train_p.add_argument("--starts", type=int, default=None,
+    train_p.add_argument("--starts", type=integer, default=None,
                          help="gomoku, with --board or --hidden: fit each network from this "
                               "many starts and keep the one that fits its training positions "
                               "best (1; each start costs a whole fit)")
-    train_p.add_argument("--folds", type=int, default=None,
+    train_p.add_argument("--folds", type=integer, default=None,
                          help="gomoku: cross-validation folds after the fit, each a whole "
                               "fit of its own (5; 0 for none)")
     train_p.add_argument("--teacher", default=None, metavar="ENGINE",
@@ -157,7 +158,7 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
     train_p.add_argument("--teacher-scale", type=float, default=None,
                          help="gomoku: the teacher's evaluation units per unit of log-odds "
                               "(Rapfi: 200; pbrain-arena: 1000)")
-    train_p.add_argument("--teacher-ms", type=int, default=None,
+    train_p.add_argument("--teacher-ms", type=integer, default=None,
                          help="gomoku: the teacher's time limit per position (10000); "
                               "bound its search in its catalog options to make it "
                               "deterministic (Rapfi: max_node)")
@@ -175,7 +176,7 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
                               "of self-play, labelled by their results or by --teacher; "
                               "may be given again")
     train_p.add_argument("--holdout", type=float, default=0.1, help="share of games held out")
-    train_p.add_argument("--jobs", type=int, default=1,
+    train_p.add_argument("--jobs", type=integer, default=1,
                          help="processes playing the games, labelling them (gomoku's "
                               "teacher) and fitting a network's --starts")
     train_p.add_argument("--json", action="store_true", help="print the metrics as JSON")
@@ -190,7 +191,7 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
                             help="the protocol engine that judges them (a catalog's name)")
     openings_p.add_argument("--catalog", default="arena",
                             help="the judge's engine catalog (default: arena, Arena's own)")
-    openings_p.add_argument("--judge-ms", type=int, default=10_000,
+    openings_p.add_argument("--judge-ms", type=integer, default=10_000,
                             help="the judge's time limit per opening (%(default)s); bound "
                                  "its search in its catalog options to make the suite "
                                  "reproducible (Rapfi: max_node)")
@@ -202,20 +203,20 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
                                  "openings it scores within --screen-window of even")
     openings_p.add_argument("--screen-window", type=float, default=None,
                             help="the screen's window, in its units (twice --window)")
-    openings_p.add_argument("--count", type=int, default=100, help="openings (%(default)s)")
-    openings_p.add_argument("--seed", type=int, default=1, help="seed of the draw (1)")
+    openings_p.add_argument("--count", type=integer, default=100, help="openings (%(default)s)")
+    openings_p.add_argument("--seed", type=integer, default=1, help="seed of the draw (1)")
     openings_p.add_argument("--stones", default="3-9", metavar="FEWEST-MOST",
                             help="stones per opening (%(default)s)")
-    openings_p.add_argument("--jobs", type=int, default=1, help="judge processes at once")
+    openings_p.add_argument("--jobs", type=integer, default=1, help="judge processes at once")
     openings_p.add_argument("--output", required=True, help="the suite file to write")
     openings_p.set_defaults(func=_openings, judge_factory=teacher)
     probcut_p = sub.add_parser(
         "probcut", help="fit ProbCut's table for a pattern weight set (bounded, seeded)"
     )
     probcut_p.add_argument("game", choices=["othello"], help="the engine to fit")
-    probcut_p.add_argument("--positions", type=int, default=200, help="positions searched")
-    probcut_p.add_argument("--seed", type=int, default=1, help="seed of the positions")
-    probcut_p.add_argument("--max-depth", type=int, default=10, help="deepest search (plies)")
+    probcut_p.add_argument("--positions", type=integer, default=200, help="positions searched")
+    probcut_p.add_argument("--seed", type=integer, default=1, help="seed of the positions")
+    probcut_p.add_argument("--max-depth", type=integer, default=10, help="deepest search (plies)")
     probcut_p.add_argument("--weights", default="arena-pattern", help="pattern weight set")
     probcut_p.add_argument(
         "--output", default=None,

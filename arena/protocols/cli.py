@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from arena.argtypes import integer
 from arena.documents import read_json, read_text_document
 from arena.engine.interrupt import stops_at_once
 from arena.errors import ArenaError
@@ -31,9 +32,9 @@ def _add_server_arguments(parser: argparse.ArgumentParser, game: str) -> None:
                         help=f"bot preset (default {_DEFAULT_PRESET[game]})")
     parser.add_argument("--config", default=None,
                         help="bot config JSON, or @file.json (instead of --preset)")
-    parser.add_argument("--depth", type=int, default=None, help="cap every search (plies)")
-    parser.add_argument("--time-ms", type=int, default=None, help="cap every move (ms)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the bot's random choices")
+    parser.add_argument("--depth", type=integer, default=None, help="cap every search (plies)")
+    parser.add_argument("--time-ms", type=integer, default=None, help="cap every move (ms)")
+    parser.add_argument("--seed", type=integer, default=0, help="seed of the bot's random choices")
     parser.add_argument("--no-warm-up", action="store_true",
                         help="skip loading the compiled kernels before the first command")
 

@@ -557,3 +557,27 @@ def test_a_record_or_bot_file_that_is_not_text_says_so(run_arena: RunArena,
     (tmp_path / "bot.toml").write_bytes(b'name = "caf\xe9"\n')
     assert_one_line_error(run_arena("bot", "import", "bot.toml"),
                           "arena: error: bot file bot.toml is not UTF-8 text: byte 12 is 0xe9")
+
+
+@pytest.mark.parametrize(("args", "flag", "given"), [
+    (("ladder", "create", "--games-per-pairing", "٣"), "--games-per-pairing", "٣"),
+    (("match", "create", "--move-time-ms", "３００"), "--move-time-ms", "３００"),
+    (("match", "replay", "-", "--ply", "٣"), "--ply", "٣"),
+    (("engine", "perft", "--depth", "٣"), "--depth", "٣"),
+    (("engine", "solve", "p.obf", "--time-ms", "1_000"), "--time-ms", "1_000"),
+    (("engine", "train", "othello", "--output", "w.npz", "--games", " 3"), "--games", " 3"),
+    (("engine", "nboard", "--depth", "²"), "--depth", "²"),
+    (("bot", "register", "--name", "b", "--depth-end", "٣"), "--depth-end", "٣"),
+    (("workers", "scale", "٣"), "count", "٣"),
+], ids=lambda v: " ".join(v) if isinstance(v, tuple) else None)
+def test_an_integer_option_takes_the_digits_0_to_9_as_files_do(
+        run_arena: RunArena, args: tuple[str, ...], flag: str, given: str) -> None:
+    """argparse's ``type=int`` took any script's digits, '1_000' and spaces; every
+    integer option now says what a file says of them."""
+    result = run_arena(*args, stdin="f5d6c3\n")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    said = f"argument {flag}: not an integer: {given!r}"
+    other = next((char for char in given if char.isdigit() and not char.isascii()), None)
+    if other is not None:
+        said += f" (it has {other!r}, U+{ord(other):04X}: write numbers with the digits 0-9)"
+    assert result.stderr.splitlines()[-1].endswith(said), result.stderr

@@ -32,6 +32,7 @@ from arena.services.worker.engines.trial import (
     run_smoke,
 )
 
+from arena.argtypes import integer
 from arena.documents import read_text_document
 from arena.errors import ArenaError
 from arena.games import game as game_named
@@ -51,19 +52,19 @@ def build_parser() -> argparse.ArgumentParser:
     smoke.add_argument("--engine", required=True, help="engine name in the catalog")
     smoke.add_argument("--positions", required=True, type=Path,
                        help="Gomocup smoke file (Gomoku) or OBF file (Othello)")
-    smoke.add_argument("--depth", type=int, default=None, help="depth limit (NBoard)")
-    smoke.add_argument("--move-time-ms", type=int, default=10_000)
+    smoke.add_argument("--depth", type=integer, default=None, help="depth limit (NBoard)")
+    smoke.add_argument("--move-time-ms", type=integer, default=10_000)
     match = sub.add_parser("match", help="play an engine against an Arena bot")
     match.add_argument("--engine", required=True, help="engine name in the catalog")
     match.add_argument("--against", default=None, help="Arena preset (default per game)")
-    match.add_argument("--games", type=int, default=2)
-    match.add_argument("--move-time-ms", type=int, default=1000)
-    match.add_argument("--size", type=int, default=15, help="Gomoku board size")
+    match.add_argument("--games", type=integer, default=2)
+    match.add_argument("--move-time-ms", type=integer, default=1000)
+    match.add_argument("--size", type=integer, default=15, help="Gomoku board size")
     match.add_argument("--rule", default=None, help="Othello variant or Gomoku rule")
-    match.add_argument("--opening-plies", type=int, default=0,
+    match.add_argument("--opening-plies", type=integer, default=0,
                        help="random moves before the bots play (a different opening per "
                             "pair of games)")
-    match.add_argument("--seed", type=int, default=0)
+    match.add_argument("--seed", type=integer, default=0)
     return parser
 
 
