@@ -118,8 +118,10 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
                     "on stdin unless --ply or --all is given.")
     replay.add_argument("source", help="match id or game record file ('-': standard input)")
     _add_record_options(replay)
-    replay.add_argument("--ply", type=integer, help="print the board at this ply and exit")
-    replay.add_argument("--all", action="store_true", help="print every ply and exit")
+    printed = replay.add_mutually_exclusive_group()
+    printed.add_argument("--ply", type=integer,
+                       help="print the board at this ply and exit (with --json: that ply's)")
+    printed.add_argument("--all", action="store_true", help="print every ply and exit")
     add_json_flag(replay)
     replay.set_defaults(func=cmd_replay)
 
@@ -551,8 +553,14 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     navigator = Navigator.of(load_replay(args, args.source))
+    if args.ply is not None:
+        if not 0 <= args.ply <= navigator.last_ply:
+            raise InvalidArgumentError(
+                f"ply {args.ply} is outside this game (0..{navigator.last_ply})"
+            )
+        navigator.go(args.ply)
     if args.json:
-        print_json(replay_json(navigator))
+        print_json(replay_json(navigator, None if args.ply is None else [args.ply]))
         return 0
     if args.all:
         print(navigator.header())
@@ -560,11 +568,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(frame + "\n")
         return 0
     if args.ply is not None:
-        if not 0 <= args.ply <= navigator.last_ply:
-            raise InvalidArgumentError(
-                f"ply {args.ply} is outside this game (0..{navigator.last_ply})"
-            )
-        navigator.go(args.ply)
         print(navigator.header())
         print(navigator.frame())
         return 0
@@ -572,10 +575,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def replay_json(navigator: Navigator) -> dict[str, Any]:
+def replay_json(navigator: Navigator, only: list[int] | None = None) -> dict[str, Any]:
+    """The game as JSON: its players and result, and each ply's position and move (of the
+    plies ``only`` lists, when given)."""
     replay = navigator.replay
     plies = []
-    for ply, position in enumerate(navigator.positions):
+    for ply in range(navigator.last_ply + 1) if only is None else only:
+        position = navigator.positions[ply]
         entry: dict[str, Any] = {"ply": ply, "position": position.to_text()}
         if ply:
             record = replay.moves[ply - 1]

@@ -155,6 +155,23 @@ def test_bad_replay_file(run_arena: RunArena, tmp_path: Path) -> None:
     assert "ply 2/5: white d6" in shown.stdout, shown.stdout
 
 
+def test_replay_json_prints_the_ply_asked_for_and_ply_with_all_is_refused(
+        run_arena: RunArena) -> None:
+    """--ply with --json printed every ply, as --all --json does, and --ply with --all
+    printed every ply without a word."""
+    game = "f5d6c3d3c4\n"
+    one = run_arena("match", "replay", "-", "--ply", "2", "--json", stdin=game)
+    assert one.returncode == 0, one.stderr
+    plies = json.loads(one.stdout)["plies"]
+    assert [(ply["ply"], ply["move_text"]) for ply in plies] == [(2, "d6")]
+    assert_one_line_error(run_arena("match", "replay", "-", "--ply", "9", "--json",
+                                    stdin=game), "ply 9 is outside this game (0..5)")
+    both = run_arena("match", "replay", "-", "--ply", "3", "--all", stdin=game)
+    assert both.returncode == 2 and "Traceback" not in both.stderr, both.stderr
+    assert both.stderr.splitlines()[-1] == (
+        "arena match replay: error: argument --all: not allowed with argument --ply")
+
+
 def test_a_file_that_is_missing_empty_or_not_obf_is_named(run_arena: RunArena,
                                                          tmp_path: Path) -> None:
     """A file's error names the file and the reason (it once said ``[Errno 2] ...``), and a
