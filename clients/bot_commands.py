@@ -92,10 +92,14 @@ def parameter_options() -> dict[str, tuple[str, type]]:
 
 def _add_engine_options(parser: argparse.ArgumentParser, updating: bool) -> None:
     engine = parser.add_argument_group("engine")
-    engine.add_argument("--from-preset", "--preset", dest="from_preset", metavar="PRESET",
-                        help="start from a preset (see `arena bot presets`); `--preset` "
-                             "is the same option, named as in `arena analyze`")
-    engine.add_argument("--evaluator", help="built-in evaluator: " + ", ".join(known_evaluators()))
+    # A preset names its evaluator, and its parameters are that evaluator's: another one
+    # over it was refused key by key.
+    start = engine.add_mutually_exclusive_group()
+    start.add_argument("--from-preset", "--preset", dest="from_preset", metavar="PRESET",
+                       help="start from a preset (see `arena bot presets`); `--preset` "
+                            "is the same option, named as in `arena analyze`")
+    start.add_argument("--evaluator", help="built-in evaluator, not with a preset (which "
+                                           "names its own): " + ", ".join(known_evaluators()))
     engine.add_argument("--config", type=Path, metavar="FILE",
                         help="engine config from a TOML or JSON file"
                              + (" (replaces the current one)" if updating else ""))
@@ -528,9 +532,10 @@ def _add_spec_fields(parser: argparse.ArgumentParser, updating: bool) -> None:
         parser.add_argument("--game", choices=GAME_NAMES,
                             help="the game (implied by --from-preset or --evaluator)")
     parser.add_argument("--description", help="free text")
-    parser.add_argument("--avatar", type=Path, metavar="PNG", help="picture, PNG <= 256 KiB")
+    avatar = parser.add_mutually_exclusive_group()
+    avatar.add_argument("--avatar", type=Path, metavar="PNG", help="picture, PNG <= 256 KiB")
     if updating:
-        parser.add_argument("--no-avatar", action="store_true", help="remove the picture")
+        avatar.add_argument("--no-avatar", action="store_true", help="remove the picture")
 
 
 # The request fields of a bot the options of `bot register` and `bot update` fill in.

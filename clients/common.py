@@ -198,8 +198,14 @@ def in_users_words(exc: InvalidArgumentError, options: dict[str, str]
     return InvalidArgumentError(message + "; ".join(said))
 
 
-def add_json_flag(parser: argparse.ArgumentParser) -> None:
+Group = TypeVar("Group", argparse.ArgumentParser, argparse._MutuallyExclusiveGroup)
+
+
+def add_json_flag(parser: Group) -> Group:
+    """``--json``; ``parser`` returned, so that a mutually exclusive group can take the
+    options that shape the text output, which JSON has no use for (``--no-board``)."""
     parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+    return parser
 
 
 def to_dict(message: Message, zeros: bool = False) -> dict[str, Any]:

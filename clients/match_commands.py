@@ -79,9 +79,10 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     create.add_argument("--black", required=True, help="bot playing black: NAME[@VERSION]")
     create.add_argument("--white", required=True, help="bot playing white: NAME[@VERSION]")
     add_game_options(create)
-    create.add_argument("--start", type=given_text, default=None,
+    start = create.add_mutually_exclusive_group()
+    start.add_argument("--start", type=given_text, default=None,
                        help="custom start position (text form)")
-    create.add_argument("--start-file", type=Path, help="file holding the start position")
+    start.add_argument("--start-file", type=Path, help="file holding the start position")
     create.add_argument("--opening", default="", help="moves played first, e.g. 'f5 d6 c3'")
     add_time_options(create)
     add_adjudication_option(create)
@@ -101,8 +102,8 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
     watch = cmds.add_parser("watch", help="follow a match move by move until it ends")
     watch.add_argument("match_id")
-    watch.add_argument("--no-board", action="store_true", help="moves only, no boards")
-    add_json_flag(watch)
+    add_json_flag(watch.add_mutually_exclusive_group()).add_argument(
+        "--no-board", action="store_true", help="moves only, no boards")
     watch.set_defaults(func=cmd_watch)
 
     show = cmds.add_parser("show", help="a match's players, result, moves and final board")
@@ -145,9 +146,9 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
                            "as in `match replay`")
     tree.add_argument("--depth", type=non_negative, default=None,
                       help="show the levels down to this one (0: the root only)")
-    tree.add_argument("--color", action="store_true",
-                      help="highlight the PV in bold (the default on a terminal)")
-    add_json_flag(tree)
+    add_json_flag(tree.add_mutually_exclusive_group()).add_argument(
+        "--color", action="store_true", help="highlight the PV in bold (the default on a "
+                                             "terminal)")
     tree.set_defaults(func=cmd_tree)
 
     export = cmds.add_parser("export", help="write a match record (native, ggf, transcript, psq)")

@@ -94,9 +94,10 @@ def add_play_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     play.add_argument("--white", default=None, help="white's bot (overrides --bot)")
     play.add_argument("--bot-time-ms", type=int_in(1, MAX_TIME_MS), default=1000,
                       help="bot time per move")
-    play.add_argument("--save", type=Path, default=None,
+    save = play.add_mutually_exclusive_group()
+    save.add_argument("--save", type=Path, default=None,
                       help="replay file to write (default $ARENA_HOME/games/play-<time>.json)")
-    play.add_argument("--no-save", action="store_true", help="do not save the game")
+    save.add_argument("--no-save", action="store_true", help="do not save the game")
     play.add_argument("--force", action="store_true", help="overwrite the --save file")
     play.add_argument("--seed", type=int64, default=0, help="seed for random choices")
     play.set_defaults(func=cmd_play)

@@ -598,3 +598,30 @@ def test_an_integer_option_takes_the_digits_0_to_9_as_files_do(
     if other is not None:
         said += f" (it has {other!r}, U+{ord(other):04X}: write numbers with the digits 0-9)"
     assert result.stderr.splitlines()[-1].endswith(said), result.stderr
+
+
+@pytest.mark.parametrize(("args", "refused"), [
+    (("match", "create", "--black", "a", "--white", "b", "--start", "start", "--start-file",
+      "st.txt"), "argument --start-file: not allowed with argument --start"),
+    (("bot", "update", "n", "--no-avatar", "--avatar", "a.png"),
+     "argument --avatar: not allowed with argument --no-avatar"),
+    (("play", "--mode", "human-human", "--save", "p1.json", "--no-save"),
+     "argument --no-save: not allowed with argument --save"),
+    (("bot", "register", "--name", "y1", "--from-preset", "terra", "--evaluator", "arena"),
+     "argument --evaluator: not allowed with argument --from-preset/--preset"),
+    (("bot", "update", "y1", "--evaluator", "arena", "--preset", "terra"),
+     "argument --from-preset/--preset: not allowed with argument --evaluator"),
+    (("match", "watch", "m-1", "--json", "--no-board"),
+     "argument --no-board: not allowed with argument --json"),
+    (("match", "tree", "m-1", "--ply", "1", "--color", "--json"),
+     "argument --json: not allowed with argument --color"),
+], ids=lambda v: " ".join(v) if isinstance(v, tuple) else None)
+def test_options_that_contradict_each_other_are_refused_naming_both(
+        run_arena: RunArena, args: tuple[str, ...], refused: str) -> None:
+    """One of each pair won silently (the file over --start, --no-save over --save, the
+    text options under --json), or gave another error (--no-avatar with --avatar: 'nothing
+    changed'; a preset with another evaluator: every key of the preset it lacks)."""
+    result = run_arena(*args, stdin="quit\n")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    command = " ".join(word for word in args[:2] if not word.startswith("-"))
+    assert result.stderr.splitlines()[-1] == f"arena {command}: error: {refused}"
