@@ -66,6 +66,17 @@ def read_toml(text: str) -> dict[str, Any]:
         raise NumberTooLong(f"a number of more than {_limit():,} digits") from None
 
 
+def refuse_overwrite(path: Path, force: bool, option: str, other_way: str = "") -> None:
+    """Where a command would write, checked before it asks or plays anything: a folder is
+    refused (``option``, the command's option that names the file, takes a file), and so
+    is a file that is there unless ``force`` (its ``--force``); ``other_way`` names another
+    way out. A device (``/dev/stdout``) is written to."""
+    if path.is_dir():
+        raise InvalidArgumentError(f"{path} is a folder: {option} takes the file to write")
+    if path.is_file() and not force:
+        raise InvalidArgumentError(f"{path} exists (use --force to overwrite{other_way})")
+
+
 def read_bounded(handle: IO[AnyStr], limit: int, what: str) -> AnyStr:
     """At most ``limit`` bytes (or characters) from ``handle``; more is an error naming
     ``what``."""

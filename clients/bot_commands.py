@@ -28,7 +28,6 @@ from arena.clients.common import (
     print_json,
     print_usage,
     read_text_file,
-    refuse_overwrite,
     to_dict,
     write_output,
 )
@@ -49,7 +48,7 @@ from arena.bots import (
 from arena.bots.botfile import BotFileError, parse_bot_file, spec_to_toml, toml_table
 from arena.bots.validation import AVATAR_MAX_BYTES
 from arena.clock import clock_label
-from arena.documents import NumberTooLong, read_bounded, read_json, read_toml
+from arena.documents import NumberTooLong, read_bounded, read_json, read_toml, refuse_overwrite
 from arena.errors import AlreadyExistsError, ArenaError, InvalidArgumentError
 from arena.games import GAME_NAMES, game
 from arena.textboard import count_text

@@ -373,17 +373,6 @@ def typed_line(keys: IO[str], out: IO[str], prompt: str) -> str | None:
               file=out)
 
 
-def refuse_overwrite(path: Path, force: bool, option: str, other_way: str = "") -> None:
-    """Where a command would write, checked before it asks or plays anything: a folder is
-    refused (``option``, the command's option that names the file, takes a file), and so
-    is a file that is there unless ``force`` (its ``--force``); ``other_way`` names another
-    way out. A device (``/dev/stdout``) is written to."""
-    if path.is_dir():
-        raise InvalidArgumentError(f"{path} is a folder: {option} takes the file to write")
-    if path.is_file() and not force:
-        raise InvalidArgumentError(f"{path} exists (use --force to overwrite{other_way})")
-
-
 def write_output(path: Path, text: str) -> None:
     """``text`` into ``path`` (``refuse_overwrite`` has checked it); what stops the write
     (no such folder, no permission, a folder made meanwhile) said in one line naming it."""

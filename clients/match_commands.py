@@ -34,7 +34,6 @@ from arena.clients.common import (
     print_usage,
     read_position_file,
     read_text_file,
-    refuse_overwrite,
     settle_game,
     time_control,
     to_dict,
@@ -44,6 +43,7 @@ from arena.clients.navigator import Navigator
 
 from arena.argtypes import integer
 from arena.clock import clock_label, game_time_left_ms
+from arena.documents import refuse_overwrite
 from arena.engine.api import TreeNode
 from arena.errors import InvalidArgumentError, NotFoundError
 from arena.formats import Replay

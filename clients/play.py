@@ -31,7 +31,6 @@ from arena.clients.common import (
     parse_bot_ref,
     read_position_file,
     read_text_file,
-    refuse_overwrite,
     typed_line,
     write_output,
 )
@@ -39,7 +38,7 @@ from arena.clients.match_commands import start_of
 
 from arena.bots import apply_preset, builtin_config
 from arena.bots.botfile import BotFileError, parse_bot_file
-from arena.documents import read_json
+from arena.documents import read_json, refuse_overwrite
 from arena.engine.adapters import PreparedBot
 from arena.engine.api import MAX_TIME_MS, Limits, SearchResult
 from arena.errors import InvalidArgumentError, NotFoundError, UnavailableError

@@ -20,14 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from arena.argtypes import integer
+from arena.documents import refuse_overwrite
 from arena.engine.interrupt import stops_at_once
 from arena.engine.teacher import TeacherFactory
 
 PERFT_MAX_TIME_S = 600.0  # the longest count `perft` starts unless told otherwise
 
 
-def check_output(name: str, suffix: str, option: str = "--output") -> None:
-    """``option`` writes to ``name`` with ``suffix``: its folder must exist and take files."""
+def check_output(name: str, suffix: str, force: bool, option: str = "--output") -> None:
+    """``option`` writes to ``name`` with ``suffix``: its folder must exist and take files,
+    and a file there is overwritten only with ``force`` (``--force``)."""
     output = Path(name)
     if output.is_dir() or name.endswith(("/", os.sep)):
         raise ValueError(f"{option} {name!r} is a folder; name a file in it")
@@ -40,6 +42,7 @@ def check_output(name: str, suffix: str, option: str = "--output") -> None:
         raise ValueError(f"{option} {str(output.with_suffix(suffix))!r} is a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ValueError(f"{option}'s folder {str(folder)!r} is not writable")
+    refuse_overwrite(output.with_suffix(suffix), force, option)
 
 
 def checked_positive(option: str, value: float) -> float:
@@ -180,6 +183,7 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
                          help="processes playing the games, labelling them (gomoku's "
                               "teacher) and fitting a network's --starts")
     train_p.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    _add_force(train_p, "--output and --keep-positions files")
     train_p.set_defaults(func=_command("train"), teacher_factory=teacher)
     openings_p = sub.add_parser(
         "openings", help="make balanced openings: seeded random ones an engine judges even",
@@ -209,6 +213,7 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
                             help="stones per opening (%(default)s)")
     openings_p.add_argument("--jobs", type=integer, default=1, help="judge processes at once")
     openings_p.add_argument("--output", required=True, help="the suite file to write")
+    _add_force(openings_p, "--output file")
     openings_p.set_defaults(func=_openings, judge_factory=teacher)
     probcut_p = sub.add_parser(
         "probcut", help="fit ProbCut's table for a pattern weight set (bounded, seeded)"
@@ -223,10 +228,15 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
         help="table file (JSON), or 'ship' for the weight set's own (weights/NAME.probcut.json)",
     )
     probcut_p.add_argument("--json", action="store_true", help="print the table as JSON")
+    _add_force(probcut_p, "--output file")
     probcut_p.set_defaults(func=_command("probcut"))
     from arena.protocols.cli import add_protocol_commands  # engine nboard|gtp|gomocup
 
     add_protocol_commands(sub)
+
+
+def _add_force(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--force", action="store_true", help=f"overwrite the {what}")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -222,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--jobs must be in 1..{cores} (this machine's cores), got {args.jobs}")
     if not 1 <= args.judge_ms <= MAX_JUDGE_MS:
         raise ValueError(f"--judge-ms must be in 1..{MAX_JUDGE_MS}, got {args.judge_ms}")
-    check_output(args.output, ".txt")
+    check_output(args.output, ".txt", args.force)
     if args.judge_factory is None:
         raise ValueError("--judge needs the `arena` command (protocol engines are the "
                          "worker's): arena engine openings gomoku --judge ...")

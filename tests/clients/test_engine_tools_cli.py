@@ -210,3 +210,14 @@ def test_ctrl_c_stops_a_brain_in_a_long_search(tmp_path: Path) -> None:
         tmp_path, ["engine", "gomocup", "--preset", "arena-gomoku"],
         "START 15\nINFO timeout_turn 600000\nTURN 7,7\n")
     assert status == -signal.SIGINT
+
+
+def test_train_refuses_to_overwrite_a_file_without_force(run_arena: RunArena,
+                                                         tmp_path: Path) -> None:
+    """`engine train --output` overwrote a file that was there without a word, where `match
+    export`, `bot export` and `play --save` refuse it without --force."""
+    (tmp_path / "tw.npz").write_bytes(b"kept")
+    assert_one_line_error(run_arena("engine", "train", "othello", "--games", "2", "--depth",
+                                    "1", "--output", "tw.npz"),
+                          "tw.npz exists (use --force to overwrite)")
+    assert (tmp_path / "tw.npz").read_bytes() == b"kept"

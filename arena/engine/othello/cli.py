@@ -220,7 +220,7 @@ def _check_training(args: argparse.Namespace) -> None:
     cores = os.cpu_count() or 1
     if not 1 <= args.jobs <= cores:
         raise ValueError(f"--jobs must be in 1..{cores} (this machine's cores), got {args.jobs}")
-    check_output(args.output, ".npz" if args.game == "othello" else ".json")
+    check_output(args.output, ".npz" if args.game == "othello" else ".json", args.force)
     if args.game == "gomoku" and args.positions is not None:
         made = {*_GAMES, "teacher", "catalog", "teacher_scale", "teacher_ms", "keep_positions",
                 "records"}
@@ -230,7 +230,7 @@ def _check_training(args: argparse.Namespace) -> None:
                              "are made already (the file records how)")
         return
     if args.game == "gomoku" and args.keep_positions is not None:  # of records or games
-        check_output(args.keep_positions, ".npz", "--keep-positions")
+        check_output(args.keep_positions, ".npz", args.force, "--keep-positions")
     if args.game == "gomoku" and args.records is not None:
         given = [_option(name) for name in sorted(_GAMES) if getattr(args, name) is not None]
         if given:
@@ -310,7 +310,7 @@ def _cmd_probcut(args: argparse.Namespace) -> int:
     from arena.engine.othello.probcut import fit, save, table_path
 
     if args.output not in (None, "ship"):
-        check_output(args.output, ".json")
+        check_output(args.output, ".json", args.force)
     table = fit(args.positions, args.seed, args.max_depth, args.weights)
     rows = table["rows"]
     assert isinstance(rows, list)
