@@ -11,15 +11,7 @@ from __future__ import annotations
 import argparse
 
 from arena.documents import NumberTooLong, read_integer
-from arena.text import shown
-
-
-def digits_hint(text: str) -> str:
-    """What to fix when ``text`` holds digits other than ASCII's 0-9, else nothing."""
-    other = next((char for char in text if char.isdigit() and not char.isascii()), None)
-    if other is None:
-        return ""
-    return f" (it has {other!r}, U+{ord(other):04X}: write numbers with the digits 0-9)"
+from arena.text import digits_hint, shown
 
 
 def integer(text: str) -> int:

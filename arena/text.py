@@ -71,3 +71,12 @@ def engine_notes(lines: Iterable[str]) -> list[str]:
     browsers."""
     kept = [line for line in map(str.strip, lines) if line][-NOTES_KEPT:]
     return [printable(bounded(line, NOTE_CHARS)) for line in kept]
+
+
+def digits_hint(text: str) -> str:
+    """What to fix when ``text`` holds digits other than ASCII's 0-9, else nothing (the
+    files Arena reads and its command lines take those alone)."""
+    other = next((char for char in text if char.isdigit() and not char.isascii()), None)
+    if other is None:
+        return ""
+    return f" (it has {other!r}, U+{ord(other):04X}: write numbers with the digits 0-9)"

@@ -20,6 +20,7 @@ from arena.clients.ladder_commands import add_openings_option, print_standings, 
 from arena.clients.sdk import ArenaClient
 from arena.services.common.ladder_limits import MAX_BOTS
 
+from arena.argtypes import integer
 from arena.bots.presets import preset_problem
 from arena.errors import AlreadyExistsError, FieldViolation, InvalidArgumentError
 from arena.home import arena_home
@@ -35,7 +36,7 @@ SECONDS_PER_GAME_PER_WORKER = 5.5
 
 
 def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workers", type=int, default=2,
+    parser.add_argument("--workers", type=integer, default=2,
                         help="engine workers (default 2; at most 4 per core)")
     parser.add_argument("--bots", default=",".join(DEMO_BOTS),
                         help="comma-separated presets to play (default: the six demo bots)")

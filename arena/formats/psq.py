@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from arena.formats.errors import FormatError
 from arena.games.base import GameError
 from arena.games.gomoku import GomokuBoard
-from arena.text import shown
+from arena.text import digits_hint, shown
 
 # Numbers are ASCII digits only: Python's \d also takes other scripts' digits (Arabic-Indic,
 # full-width), which Piskvork never writes.
@@ -86,7 +86,7 @@ def parse_psq(text: str, rule: str = "freestyle") -> PsqGame:
     lines = text.splitlines()
     header = _HEADER_RE.fullmatch(lines[0]) if lines else None
     if header is None:
-        raise FormatError(f"expected '{PSQ_HEADER}'{_digits_hint(lines[0] if lines else '')}",
+        raise FormatError(f"expected '{PSQ_HEADER}'{digits_hint(lines[0] if lines else '')}",
                           1, 1)
     width, height, level_a, level_b, flag = (int(g) for g in header.groups())
     if width != height:
@@ -103,7 +103,7 @@ def parse_psq(text: str, rule: str = "freestyle") -> PsqGame:
             if _MOVE_START_RE.match(line):
                 raise FormatError(f"move {shown(line.strip())} is not 'x,y,time' with x and y in "
                                   f"1..{width} and a time of 0..999999999 ms"
-                                  f"{_digits_hint(line)}", number, 1)
+                                  f"{digits_hint(line)}", number, 1)
             break
         moves.append(_play(board, match, line, number))
     else:
@@ -112,14 +112,6 @@ def parse_psq(text: str, rule: str = "freestyle") -> PsqGame:
     while trailer and not trailer[-1].strip():
         trailer = trailer[:-1]
     return PsqGame(width, tuple(moves), rule, (level_a, level_b), flag, tuple(trailer))
-
-
-def _digits_hint(line: str) -> str:
-    """What to fix when ``line`` holds digits other than ASCII's 0-9, else nothing."""
-    other = next((char for char in line if char.isdigit() and not char.isascii()), None)
-    if other is None:
-        return ""
-    return f" (it has {other!r}, U+{ord(other):04X}: write numbers with the digits 0-9)"
 
 
 def _play(board: GomokuBoard, match: re.Match[str], line: str, number: int) -> PsqMove:
