@@ -255,7 +255,7 @@ def _apply_engine(spec: bots_pb2.BotSpec, args: argparse.Namespace, updating: bo
         raise InvalidArgumentError(NO_ENGINE)
     if base or overrides or not updating:
         spec.builtin.config.CopyFrom(config_to_struct(config))
-    plays = evaluator_game(overrides.get("evaluator"))
+    plays = evaluator_game(config.get("evaluator"))  # from --evaluator, --set or --config
     if not spec.game and plays is not None:
         spec.game = plays.kind
     return ""

@@ -272,7 +272,9 @@ def _prefixed(violation: FieldViolation) -> FieldViolation:
 
 
 def evaluator_game(evaluator: object) -> Game | None:
-    """The game whose engine offers ``evaluator`` (None: no engine does)."""
+    """The game whose engine offers ``evaluator`` (None: no engine does, or it is no name)."""
+    if not isinstance(evaluator, str):
+        return None
     return next((g for g in GAMES if evaluator in g.engine().evaluators), None)
 
 

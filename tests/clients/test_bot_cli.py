@@ -118,6 +118,23 @@ def test_a_config_file_goes_on_top_of_the_preset(
         str(config))
 
 
+def test_a_config_file_says_the_game_as_set_does(
+        arena: Server, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """'evaluator' in --config names the bot's game, as --evaluator and --set evaluator=
+    do: the file's was refused with '--game is required'. An evaluator that is no name
+    says nothing of the game (the registry refuses it)."""
+    config = tmp_path / "c7.json"
+    config.write_text(json.dumps({"evaluator": "arena", "depth": 3}))
+    bot = run_json(capsys, "register", "--name", "c7", "--config", str(config))
+    assert bot["spec"]["game"] == "GAME_KIND_OTHELLO"  # type: ignore[index]
+    config.write_text(json.dumps({"evaluator": "arena-gomoku"}))
+    bot = run_json(capsys, "register", "--name", "c8", "--config", str(config))
+    assert bot["spec"]["game"] == "GAME_KIND_GOMOKU"  # type: ignore[index]
+    config.write_text(json.dumps({"evaluator": ["arena"]}))
+    assert "--game is required" in fails(capsys, "register", "--name", "c9", "--config",
+                                         str(config))
+
+
 def test_invalid_registration_is_one_line_naming_the_field(
         arena: Server, capsys: pytest.CaptureFixture[str]) -> None:
     err = fails(capsys, "register", "--name", "bad", "--from-preset", "terra",
