@@ -555,11 +555,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     navigator = Navigator.of(load_replay(args, args.source))
     if args.ply is not None:
-        if not 0 <= args.ply <= navigator.last_ply:
-            raise InvalidArgumentError(
-                f"ply {args.ply} is outside this game (0..{navigator.last_ply})"
-            )
-        navigator.go(args.ply)
+        try:
+            navigator.go(args.ply)
+        except ValueError as exc:
+            raise InvalidArgumentError(str(exc)) from None
     if args.json:
         print_json(replay_json(navigator, None if args.ply is None else [args.ply]))
         return 0

@@ -44,7 +44,10 @@ class Navigator:
         return len(self.positions) - 1
 
     def go(self, ply: int) -> None:
-        self.ply = max(0, min(ply, self.last_ply))
+        """To ``ply`` as asked for by number (``ValueError`` past the game's ends)."""
+        if not 0 <= ply <= self.last_ply:
+            raise ValueError(f"ply {ply} is outside this game (0..{self.last_ply})")
+        self.ply = ply
 
     def command(self, key: str) -> bool:
         """Apply one key; False means quit. ``ValueError`` (saying what to type) for a
@@ -54,10 +57,12 @@ class Navigator:
                  "l": self.last_ply}
         if key in ("q", "quit", "exit"):
             return False
-        if key in moves:
-            self.go(moves[key])
+        if key in moves:  # a step past either end stays there
+            self.ply = max(0, min(moves[key], self.last_ply))
         elif key.isascii() and key.isdigit():  # '²' is a digit to isdigit, not to int
-            self.go(int(key) if len(key) < 10 else self.last_ply)
+            if len(key) >= 10:  # no game is that long: not read as a number
+                raise ValueError(f"ply {shown(key)} is outside this game (0..{self.last_ply})")
+            self.go(int(key))  # past the end is refused, as `--ply` refuses it (was the end)
         else:
             raise ValueError(f"{shown(key)} is not a key here: {HELP} (plies 0 to "
                              f"{self.last_ply})")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import time
 from pathlib import Path
 
@@ -73,9 +74,12 @@ def test_navigator_keys(run_arena: RunArena, tmp_path: Path) -> None:
     steps = run_arena("match", "replay", "g.json",
                       stdin="n\nn\np\nl\nf\n3\n99\nzz\n-1\nq\n")
     assert steps.returncode == 0, steps.stderr
-    seen = [line.split(":")[0] for line in steps.stdout.splitlines() if line.startswith("ply ")]
+    seen = [line.split(":")[0] for line in steps.stdout.splitlines()
+            if re.match(r"ply \d+/", line)]
     assert seen == ["ply 0/4", "ply 1/4", "ply 2/4", "ply 1/4", "ply 4/4", "ply 0/4",
-                    "ply 3/4", "ply 4/4"]
+                    "ply 3/4"]
+    # A ply past the end is refused as `--ply` refuses it (it went to the end).
+    assert "ply 99 is outside this game (0..4)" in steps.stdout
     # A key it does not know says what to type, and stays where it is.
     for key in ("'zz'", "'-1'"):
         assert (f"{key} is not a key here: keys: n next, p previous, f first, l last, "
@@ -93,9 +97,11 @@ def test_navigator_keys_no_one_means(run_arena: RunArena) -> None:
                      stdin="f5\nf6\nquit\n").returncode == 0
     steps = run_arena("match", "replay", "g.json", stdin="\u00b2\n" + "9" * 999 + "\nq\n")
     assert steps.returncode == 0 and steps.stderr == "", steps.stderr
-    seen = [line.split(":")[0] for line in steps.stdout.splitlines() if line.startswith("ply ")]
-    assert seen == ["ply 0/2", "ply 2/2"]
+    seen = [line.split(":")[0] for line in steps.stdout.splitlines()
+            if re.match(r"ply \d+/", line)]
+    assert seen == ["ply 0/2"]
     assert "'²' is not a key here: keys: n next" in steps.stdout
+    assert "is outside this game (0..2)" in steps.stdout
     pasted = run_arena("match", "replay", "g.json", stdin="n\n" + "9" * 100_000 + "\nn\nq\n")
     assert pasted.returncode == 0 and pasted.stderr == "", pasted.stderr
     assert "a line of 100,000 characters ignored (at most 1,000 here)" in pasted.stdout
