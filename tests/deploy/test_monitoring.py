@@ -258,3 +258,14 @@ def test_dashboard_and_rules_name_only_exported_metrics(
     assert {"arena_move_jobs_dead_lettered_total", "arena_cache_hits_total",
             "arena_worker_busy_seconds_total", "arena_redis_roundtrip_seconds_bucket",
             "arena_move_wait_seconds_bucket", "arena_engine_seconds_bucket"} <= used
+
+
+def test_the_dashboard_counts_the_protocol_engines_move_streams_too() -> None:
+    """Protocol engines' moves wait in streams of their own
+    (arena:stream:moves:engine:NAME:CHECKSUM), as the alerts know: the dashboard's move
+    queue and oldest waiting move read the common stream alone, 0 while those queued."""
+    dashboard = json.loads((MONITORING / "arena-dashboard.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    moves = [e for e in exprs if "arena:stream:moves" in e and "moves:dead" not in e]
+    assert len(moves) == 3, moves
+    assert all('{stream=~"arena:stream:moves(:engine:.+)?"}' in e for e in moves), moves
