@@ -207,6 +207,7 @@ class MatchRunner:
                 if asked is None or asked.ply != state.ply:
                     asked = self._job(state)
                     if asked is None:
+                        telemetry.out_of_game_time(state.match, state.ply)
                         return self._finish(state, judge.forfeit_result(
                             state.position, judge.Forfeit(match_pb2.TERMINATION_TIME_FORFEIT,
                                                           "no game time left")))

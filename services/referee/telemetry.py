@@ -75,8 +75,7 @@ def recording(job: engine_pb2.MoveJob | None) -> Iterator[None]:
 
 
 def _judged(job: engine_pb2.MoveJob, verdict: str) -> None:
-    metrics.child(metrics.MOVES_JUDGED, _GAME_NAMES.get(job.game) or game(job.game).name,
-                  verdict).inc()
+    _counted(job.game, verdict)
     with _lock:
         since = _published.pop(job.job_id, None)
     if since is not None:
@@ -91,13 +90,24 @@ def recorded(job: engine_pb2.MoveJob, record: match_pb2.MoveRecord) -> None:
     tracing.end_move(job.job_id, "recorded")
 
 
-def forfeited(job: engine_pb2.MoveJob | None, termination: int, detail: str) -> None:
-    """The side to move forfeits (its answer, or the lack of one)."""
+def _counted(kind: int, verdict: str) -> None:
+    metrics.child(metrics.MOVES_JUDGED, _GAME_NAMES.get(kind) or game(kind).name,
+                  verdict).inc()
+
+
+def forfeited(job: engine_pb2.MoveJob, termination: int, detail: str) -> None:
+    """The side to move forfeits by its answer, or the lack of one."""
     name = match_pb2.Termination.Name(termination)  # type: ignore[arg-type]
-    if job is not None:
-        _judged(job, "forfeit")
-        log.warning("forfeit %s: %s", name, detail, extra=move_fields(job))
-        tracing.end_move(job.job_id, name)
+    _judged(job, "forfeit")
+    log.warning("forfeit %s: %s", name, detail, extra=move_fields(job))
+    tracing.end_move(job.job_id, name)
+
+
+def out_of_game_time(match: match_pb2.Match, ply: int) -> None:
+    """The side to move forfeits before it is asked: its game clock ran out. Counted and
+    logged as any forfeit (it was an INFO line of the match's end alone)."""
+    _counted(match.config.game.kind, "forfeit")
+    log.warning("forfeit TERMINATION_TIME_FORFEIT: no game time left", extra={"ply": ply})
 
 
 def refused_at_start(match: match_pb2.Match, limit: str) -> None:

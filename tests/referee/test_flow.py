@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -10,6 +11,7 @@ import pytest
 import redis
 from arena.clients.sdk import ArenaClient
 from arena.services.common.protocol.keys import FINISHED_STREAM
+from prometheus_client import REGISTRY
 
 from arena.games import PASS
 from arena.v1 import bot_service_pb2, common_pb2, match_pb2
@@ -84,15 +86,23 @@ def test_external_bots_are_told_their_game_time_left(
 @pytest.mark.parametrize("increment_ms", [0, 150])
 def test_a_fischer_increment_is_added_after_each_move(
     redis_client: redis.Redis, loops: Callable[..., Any], peers: ArenaClient, new_match: NewMatch,
-    increment_ms: int,
+    increment_ms: int, caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A bot taking 40 ms a move runs out of a 300 ms game budget within ten moves; with
     150 ms added after each of its moves it never does, and each GetMove is told the
     budget, plus the increments earned, less the time used."""
-    done, asked = clocked_game(loops, peers, redis_client, new_match, 0.04, 300, increment_ms)
+    forfeits = _forfeits_judged()
+    with caplog.at_level(logging.WARNING, logger="arena.services.referee"):
+        done, asked = clocked_game(loops, peers, redis_client, new_match, 0.04, 300,
+                                   increment_ms)
     if not increment_ms:
         assert done.result.termination == match_pb2.TERMINATION_TIME_FORFEIT
         assert len(done.moves) < 2 * 10
+        # Counted and logged as a forfeit, also where the clock ran out before the bot
+        # was asked ('no game time left': an INFO line of the match's end alone).
+        assert _forfeits_judged() == forfeits + 1
+        assert [r.message for r in caplog.records if r.message.startswith("forfeit")] == [
+            f"forfeit TERMINATION_TIME_FORFEIT: {done.result.detail}"], caplog.text
         return
     assert done.result.termination == match_pb2.TERMINATION_NORMAL, done.result
     assert len(done.moves) > 2 * 10
@@ -101,3 +111,8 @@ def test_a_fischer_increment_is_added_after_each_move(
         made = sum(1 for r in earlier if r.move.square != PASS)
         used = sum(r.time_ms for r in earlier)
         assert request.time_left_ms == 300 + 150 * made - used
+
+
+def _forfeits_judged() -> float:
+    return REGISTRY.get_sample_value("arena_moves_judged_total",
+                                     {"game": "othello", "verdict": "forfeit"}) or 0.0
