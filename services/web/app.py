@@ -767,9 +767,12 @@ async def api_unrouted(routes: list[Route], scope: Scope, receive: Receive,
     gives only where no route matches in full), else 404."""
     began = time.perf_counter()
     outer = {**scope, "root_path": scope.get("app_root_path", "")}  # the Mount's is /api
-    allowed = sorted({method for route in routes
-                      if route.methods and route.matches(outer)[0] is Match.PARTIAL
-                      for method in route.methods})
+    matched = [route for route in routes
+               if route.methods and route.matches(outer)[0] is Match.PARTIAL]
+    allowed = sorted({method for route in matched for method in route.methods or ()})
+    # a method the address does not take is counted under the address's route (it was
+    # 'unrouted', which the docs keep for an address no route takes)
+    counted = matched[0].path if matched else "unrouted"
     response: Response
     if allowed:
         response = method_not_allowed(f"{scope['method'][:16]} is not taken here; this "
@@ -779,7 +782,7 @@ async def api_unrouted(routes: list[Route], scope: Scope, receive: Receive,
     else:
         response = JSONResponse({"error": {"status": "not-found", "message": "no such API"}},
                                 status_code=404)
-    answered("unrouted", scope["method"], response.status_code, began)
+    answered(counted, scope["method"], response.status_code, began)
     await response(scope, receive, send)
 
 

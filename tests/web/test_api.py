@@ -1137,7 +1137,7 @@ def test_the_gateway_counts_what_it_answers(web: WebStack) -> None:
 
     asked = (("/api/matches", "GET", "200"), ("/api/matches/{id}", "GET", "404"),
              ("/api/matches/{id}/cancel", "POST", "401"), ("unrouted", "GET", "404"),
-             ("unrouted", "other", "404"))
+             ("unrouted", "other", "404"), ("/api/matches", "PATCH", "405"))
     before = [count(*labels) for labels in asked]
     timed = _web_counts(web, "arena_web_request_seconds_count", route="/api/matches")
     assert web.http.request("GET", "/api/matches?limit=1")[0] == 200
@@ -1145,9 +1145,11 @@ def test_the_gateway_counts_what_it_answers(web: WebStack) -> None:
     assert web.http.request("POST", "/api/matches/nonesuch/cancel", {})[0] == 401
     assert web.http.request("GET", "/api/nothing")[0] == 404
     assert web.http.request("BREW", "/api/nothing")[0] == 404  # no label of its own
-    assert [count(*labels) - was for labels, was in zip(asked, before, strict=True)] == [1] * 5
+    # a method an address does not take is its route's (it was 'unrouted')
+    assert web.http.request("PATCH", "/api/matches", {})[0] == 405
+    assert [count(*labels) - was for labels, was in zip(asked, before, strict=True)] == [1] * 6
     assert _web_counts(web, "arena_web_request_seconds_count", route="/api/matches") == (
-        timed + 1)
+        timed + 2)  # the GET and the PATCH
 
 
 def test_one_viewer_cannot_take_every_live_stream(web: WebStack) -> None:
