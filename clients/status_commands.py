@@ -15,8 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final
 
-from arena.clients.common import add_json_flag, client_from_args, non_negative, print_json, to_dict
+from arena.clients.common import add_json_flag, client_from_args, int_in, print_json, to_dict
 from arena.clients.sdk import ROLES, ArenaClient
+from arena.services.common.protocol.queues import FORFEIT_SCAN, FORFEITS_SHOWN
 
 from arena.errors import ArenaError
 from arena.text import printable
@@ -65,8 +66,9 @@ def add_status_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
                     "queue and its oldest waiting job, matches running, ladders in progress "
                     "with an ETA (and why one waits, if it does), the shared cache's recent hit "
                     "rate and the latest forfeits.")
-    status.add_argument("--forfeits", type=non_negative, default=10,
-                        help="forfeits to list (default 10)")
+    status.add_argument("--forfeits", type=int_in(1, FORFEIT_SCAN), default=FORFEITS_SHOWN,
+                        help=f"forfeits to list, of the last {FORFEIT_SCAN} matches finished "
+                             f"(1..{FORFEIT_SCAN}, default {FORFEITS_SHOWN})")
     add_json_flag(status)
     status.set_defaults(func=cmd_status)
 
@@ -112,7 +114,7 @@ def picture_or_why(client: ArenaClient, down: dict[str, str], forfeits: int,
     if "referee" in down:
         return None, f"the referee does not answer its health check: {down['referee']}"
     try:
-        return client.get_status(max(0, forfeits)), ""
+        return client.get_status(forfeits), ""
     except ArenaError as exc:
         return None, str(exc)
 

@@ -35,13 +35,12 @@ from google.protobuf import timestamp_pb2
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from arena.errors import FieldViolation, InvalidArgumentError
 from arena.v1 import common_pb2, status_pb2, status_pb2_grpc
 
 log = logging.getLogger(__name__)
 
 WINDOW_S = 300  # throughput and forfeits "in the last minutes"
-FORFEITS_SHOWN = 10
-FORFEIT_SCAN = 500  # recent finished matches searched for forfeits
 LEASE_TTL_MS = 30_000  # a silent exporter (not scraped, or dead) is replaced after this
 
 
@@ -113,7 +112,10 @@ class StatusServicer(status_pb2_grpc.StatusServicer):
         status.workers.extend(workers.alive(self.client, now_ms))
         status.cache_probes = sum(w.cache_probes for w in status.workers)
         status.cache_hits = sum(w.cache_hits for w in status.workers)
-        self._finished(status, now_ms, request.forfeits or FORFEITS_SHOWN)
+        if request.forfeits < 0:  # a slice of them from the end, all but the last few
+            raise InvalidArgumentError.for_fields([FieldViolation(
+                "forfeits", f"must be 0 (the default, {queues.FORFEITS_SHOWN}) or more")])
+        self._finished(status, now_ms, request.forfeits or queues.FORFEITS_SHOWN)
         if self.registry:
             status.services.add(name="registry", address=self.registry,
                                 up=check_health(self.registry, timeout_s=1.0,
@@ -121,7 +123,7 @@ class StatusServicer(status_pb2_grpc.StatusServicer):
         return status
 
     def _finished(self, status: status_pb2.ArenaStatus, now_ms: int, shown: int) -> None:
-        recent = queues.recent_finished(self.client, 0, FORFEIT_SCAN)
+        recent = queues.recent_finished(self.client, 0, queues.FORFEIT_SCAN)
         window = [f for f in recent if f.at_ms >= now_ms - WINDOW_S * 1000]
         status.matches_finished = len(window)
         status.forfeits_in_window = sum(1 for f in window if f.match.result.forfeited)

@@ -214,8 +214,9 @@ HUGE = str(10**14)  # beyond an int32 field, the width of most numbers in the AP
          "--games-per-pairing", 2**31 - 1),
         (("ladder", "create", "lucy", "ryo", "--game-time-ms", str(10**20)),
          "--game-time-ms", 2**63 - 1),
-        (("status", "--forfeits", HUGE), "--forfeits", 2**31 - 1),
-        (("status", "--forfeits", "-2"), "--forfeits", 0),
+        (("status", "--forfeits", HUGE), "--forfeits", 500),  # those it searches
+        # 0 listed the default 10 ('0: 10' in the request): no number lists none
+        (("status", "--forfeits", "0"), "--forfeits", 1),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, tuple) else str(v),
 )
@@ -228,7 +229,8 @@ def test_numbers_outside_their_field_name_the_option(
     assert result.returncode == 2, result.stdout
     assert "Traceback" not in result.stderr, result.stderr
     last = result.stderr.strip().splitlines()[-1]
-    expected = "must be 0 or more, got -" if bound == 0 else f"must be at most {bound}, got "
+    expected = ("must be 0 or more, got -" if bound == 0 else "must be at least 1, got 0"
+                if bound == 1 else f"must be at most {bound}, got ")
     assert f"error: argument {option}: {expected}" in last, last
 
 

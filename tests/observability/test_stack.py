@@ -16,12 +16,14 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 
+import pytest
 import redis
 from arena.clients.sdk import ArenaClient
 from arena.services.common.embedded_redis import EmbeddedRedis
 from arena.services.common.launcher import Launcher
 from prometheus_client.parser import text_string_to_metric_families
 
+from arena.errors import InvalidArgumentError
 from arena.v1 import common_pb2, ladder_pb2, match_pb2, referee_pb2, referee_pb2_grpc
 from tests.support.bots import builtin_bot, external_bot
 from tests.support.servers import ADMIN_TOKEN, client, metadata
@@ -112,6 +114,10 @@ def test_metrics_logs_and_status_of_a_ladder(
         time.sleep(1.5)  # the workers' presence carries their latest figures
         after = scrape_all(stack)
         status = sdk.get_status(forfeits=20)
+        # a negative count listed all but the last few (a slice from the end)
+        with pytest.raises(InvalidArgumentError) as refused:
+            sdk.get_status(forfeits=-3)
+        assert [v.field for v in refused.value.violations] == ["forfeits"]
         printed = subprocess.run(
             [sys.executable, "-m", "arena.clients", "status", "--json"], capture_output=True,
             text=True, timeout=60, env=dict(os.environ, ARENA_HOME=str(tmp_path),

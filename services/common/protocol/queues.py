@@ -24,6 +24,8 @@ from arena.v1 import match_pb2
 OWNER = "referee"  # the streams' owner; its referees export and report these figures
 
 LAG_SCAN = 10_000  # most undelivered entries counted one by one (Redis < 7)
+FORFEITS_SHOWN = 10  # forfeits a status lists unless asked for another number
+FORFEIT_SCAN = 500  # recent finished matches a status searches for forfeits
 
 # KEYS: lease. ARGV: holder, ttl ms. 1 if ``holder`` holds the lease now (taken or kept).
 _HOLD = """
