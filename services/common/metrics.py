@@ -169,6 +169,15 @@ COUNTED_BY: dict[str, tuple[str, ...]] = {
     ) for metric in family}
 
 
+# The series the alert rules read (deploy/monitoring/prometheus-rules.yaml), shown at 0
+# from the start: a labelled counter has no sample before its first increment, and
+# ``increase()`` counts nothing for a series whose first sample is already 1, so each
+# process's (and each restarted process's) first dead letter went unseen by the alerts.
+for _metric, _labels in ((FORFEITS, ("dead_lettered",)), (JOBS_DEAD, ("unreadable",)),
+                         (JOBS_DEAD, ("too_many_deliveries",))):
+    _metric.labels(*_labels)
+
+
 class RoleView:
     """The default registry's families that ``role`` counts (``COUNTED_BY``) and those
     no role owns; None shows every family."""

@@ -109,6 +109,15 @@ def test_metrics_logs_and_status_of_a_ladder(
             ("analyst-1", "analysis"), ("worker-1", "match"), ("worker-2", "match")]
         assert all("othello" in w.games and "builtin" in w.engines for w in status.workers)
         before = scrape_all(stack)
+        # the series the alerts read are there at 0 before anything happened: the first
+        # dead letter of a process went unseen by increase() (it appeared at 1)
+        for name, labels, role in (
+                ("arena_forfeits_total", (("termination", "dead_lettered"),), "referee"),
+                ("arena_move_jobs_dead_lettered_total", (("reason", "too_many_deliveries"),),
+                 "worker-1"),
+                ("arena_move_jobs_dead_lettered_total", (("reason", "unreadable"),),
+                 "worker-2")):
+            assert before[role].get((name, labels)) == 0.0, (name, labels, role)
         ladder = run_ladder(sdk)
         matches = [sdk.get_match(match_id) for match_id in ladder.match_ids]
         time.sleep(1.5)  # the workers' presence carries their latest figures
