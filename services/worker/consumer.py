@@ -42,6 +42,7 @@ from arena.services.common.protocol.delivery import (
 )
 from arena.services.common.protocol.keys import ENGINE_STREAMS, MOVE_STREAM, WORKER_GROUP
 from arena.services.common.protocol.streams import (
+    QUEUED,
     StreamConsumer,
     StreamSet,
     consumer_name,
@@ -483,9 +484,6 @@ class WorkerLoop:
             self._queue(running.delivery).ack(running.delivery.entry_id)
         except redis.RedisError as exc:
             log.warning("could not acknowledge %s: %s", running.job.job_id, exc)
-
-
-QUEUED = b"queued"  # a job handed back: the entry it first entered the queue as
 
 
 def _parse_job(fields: dict[bytes, bytes]) -> engine_pb2.MoveJob | None:

@@ -106,6 +106,22 @@ def test_the_move_queue_counts_the_engine_streams(
     assert not screen[at + 3].startswith("  engine")
 
 
+def test_a_job_handed_back_waits_from_when_it_first_queued(
+        referee: Server, redis_client: redis.Redis, tmp_path: Path) -> None:
+    """A job a worker hands back (its owner's fair share, its call slots) goes to the end
+    of its stream as a new entry, which names the entry it first was (``queued``): the
+    oldest wait counted from the new entry, so a job handed back again and again looked
+    young however long it waited. Here it waited a minute, behind a job of a second."""
+    now_ms = int(time.time() * 1000)
+    redis_client.xgroup_create(MOVE_STREAM, WORKER_GROUP, id="0", mkstream=True)
+    redis_client.xadd(MOVE_STREAM, {"pb": b"waiting"}, id=f"{now_ms - 1000}-0")
+    redis_client.xadd(MOVE_STREAM, {"pb": b"handed back",
+                                    "queued": f"{now_ms - WAITING_S * 1000}-0"})
+    moves = json.loads(status(referee, tmp_path, "--json"))["arena"]["moves"]
+    assert figures(moves, "lag") == (2,)
+    [oldest_ms] = figures(moves, "oldest_waiting_ms")
+    assert WAITING_S * 1000 <= oldest_ms < (WAITING_S + 30) * 1000, oldest_ms
+
 
 def test_a_referee_waiting_for_matches_stays_up(redis_server: EmbeddedRedis,
                                                redis_client: redis.Redis,

@@ -16,7 +16,7 @@ from typing import Any
 import redis
 from arena.services.common.protocol import keys
 from arena.services.common.protocol.keys import FINISHED_STREAM
-from arena.services.common.protocol.streams import entry_ms, text
+from arena.services.common.protocol.streams import entry_ms, queued_ms, text
 from google.protobuf.message import DecodeError
 
 from arena.v1 import match_pb2
@@ -24,6 +24,7 @@ from arena.v1 import match_pb2
 OWNER = "referee"  # the streams' owner; its referees export and report these figures
 
 LAG_SCAN = 10_000  # most undelivered entries counted one by one (Redis < 7)
+WAITING_SCAN = 256  # most undelivered entries read for the one that waited longest
 FORFEITS_SHOWN = 10  # forfeits a status lists unless asked for another number
 FORFEIT_SCAN = 500  # recent finished matches a status searches for forfeits
 
@@ -70,10 +71,15 @@ def group_figures(client: redis.Redis, stream: str, group: str,
     if info is None:
         return GroupFigures(stream, group, length)
     last = text(info["last-delivered-id"])
-    waiting: Any = client.xrange(stream, f"({last}", "+", count=1 if "lag" in info and
-                                 info["lag"] is not None else LAG_SCAN)
-    lag = int(info["lag"]) if info.get("lag") is not None else len(waiting)
-    oldest = now_ms - entry_ms(waiting[0][0]) if waiting else 0
+    known = info.get("lag") is not None
+    waiting: Any = client.xrange(stream, f"({last}", "+",
+                                 count=min(int(info["lag"]), WAITING_SCAN) or 1 if known
+                                 else LAG_SCAN)
+    lag = int(info["lag"]) if known else len(waiting)
+    # A job handed back goes to the end of its stream as a new entry: its wait counts from
+    # the entry it first was (``QUEUED``), or the oldest wait restarted at every hand-back.
+    oldest = now_ms - min((queued_ms(entry_id, fields) for entry_id, fields
+                           in waiting[:WAITING_SCAN]), default=now_ms)
     consumers: Any = client.xinfo_consumers(stream, group) if info["consumers"] else []
     idle = {text(c["name"]): int(c["idle"]) for c in consumers}
     held = {text(c["name"]): int(c["pending"]) for c in consumers}

@@ -38,6 +38,17 @@ def entry_ms(entry_id: str | bytes) -> int:
     return int(text(entry_id).split("-", 1)[0])
 
 
+# A field of a job handed back to the end of its stream (a worker's fair share, its call
+# slots): the entry it first entered the queue as, which its wait counts from.
+QUEUED = b"queued"
+
+
+def queued_ms(entry_id: str | bytes, fields: dict[bytes, bytes]) -> int:
+    """When the entry's job first entered the queue: ``QUEUED``'s entry if it was handed
+    back, else its own."""
+    return entry_ms(fields.get(QUEUED) or entry_id)
+
+
 def entry_age_ms(entry_id: str | bytes, now_ms: int | None = None) -> int:
     """Milliseconds since the entry was added."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
