@@ -49,6 +49,7 @@ class WorkerInfo(_message.Message):
     PROTOCOL_ENGINES_FIELD_NUMBER: _builtins.int
     worker_id: _builtins.str
     host: _builtins.str
+    """Its machine and process: shown to admins only (empty, 0 for a user's token)."""
     pid: _builtins.int
     job_id: _builtins.str
     """The job it runs now ("" when idle), with its match, ply and bot (name@version)."""
@@ -338,6 +339,7 @@ class ServiceStatus(_message.Message):
     RUNNING_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     address: _builtins.str
+    """Where it serves: shown to admins only (empty for a user's token)."""
     up: _builtins.bool
     idle_ms: _builtins.int
     """Time since it was last heard from (referees: since it last took or kept a match in

@@ -18,6 +18,7 @@ from typing import Any
 
 import grpc
 import redis
+from arena.services.common.auth import current_principal
 from arena.services.common.logs import bot_name
 from arena.services.common.protocol import queues, referees, workers
 from arena.services.common.protocol.keys import (
@@ -77,6 +78,16 @@ def _forfeit(finished: queues.Finished) -> status_pb2.ForfeitSummary:
         detail=result.detail, bot=bot_name(loser), finished_at=stamp)
 
 
+def _for_users(status: status_pb2.ArenaStatus) -> None:
+    """What a user is shown of the machines: not the workers' hosts and process ids nor the
+    services' addresses, which are the operator's (any token was shown them)."""
+    for worker in status.workers:
+        worker.ClearField("host")
+        worker.ClearField("pid")
+    for service in status.services:
+        service.ClearField("address")
+
+
 class StatusServicer(status_pb2_grpc.StatusServicer):
     """GetStatus: what this referee sees of the whole arena (reads only)."""
 
@@ -120,6 +131,8 @@ class StatusServicer(status_pb2_grpc.StatusServicer):
             status.services.add(name="registry", address=self.registry,
                                 up=check_health(self.registry, timeout_s=1.0,
                                                 credentials=self.credentials))
+        if not current_principal().is_admin:
+            _for_users(status)
         return status
 
     def _finished(self, status: status_pb2.ArenaStatus, now_ms: int, shown: int) -> None:

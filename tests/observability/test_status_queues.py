@@ -17,7 +17,7 @@ import pytest
 import redis
 from arena.services.common.config import Config
 from arena.services.common.embedded_redis import EmbeddedRedis
-from arena.services.common.protocol import keys, referees
+from arena.services.common.protocol import keys, referees, workers
 from arena.services.common.protocol.keys import (
     ENGINE_STREAMS,
     MATCH_STREAM,
@@ -26,7 +26,8 @@ from arena.services.common.protocol.keys import (
     WORKER_GROUP,
 )
 
-from tests.support.servers import ADMIN_TOKEN, Server, serve
+from arena.v1 import status_pb2
+from tests.support.servers import ADMIN_TOKEN, Server, client, serve
 
 RAPFI = keys.engine_stream("rapfi", "ab" * 32)
 EDAX = keys.engine_stream("edax", "cd" * 32)
@@ -121,6 +122,29 @@ def test_a_job_handed_back_waits_from_when_it_first_queued(
     assert figures(moves, "lag") == (2,)
     [oldest_ms] = figures(moves, "oldest_waiting_ms")
     assert WAITING_S * 1000 <= oldest_ms < (WAITING_S + 30) * 1000, oldest_ms
+
+
+def test_a_user_is_not_shown_the_machines(
+        redis_server: EmbeddedRedis, redis_client: redis.Redis, tmp_path: Path) -> None:
+    """Any token was shown every worker's host and process id and the registry's address
+    (an outsider's `arena status --json` as alice); the admin still sees them, and a user
+    sees the rest as before."""
+    server = serve("referee", Config(redis_url=redis_server.url, registry="127.0.0.1:9"))
+    try:
+        with redis_client.pipeline() as pipe:
+            workers.advertise(pipe, status_pb2.WorkerInfo(
+                worker_id="worker-1", host="db-7.internal", pid=4242, pool="match"))
+            pipe.execute()
+        for token, shown in ((ADMIN_TOKEN, True), ("alice-token", False)):
+            with client(token, referee=server.target) as sdk:
+                seen = sdk.get_status()
+            [worker] = seen.workers
+            assert worker.worker_id == "worker-1" and worker.pool == "match"
+            assert (worker.host, worker.pid) == (("db-7.internal", 4242) if shown else ("", 0))
+            [registry] = seen.services
+            assert registry.address == ("127.0.0.1:9" if shown else ""), token
+    finally:
+        server.stop()
 
 
 def test_a_referee_waiting_for_matches_stays_up(redis_server: EmbeddedRedis,
