@@ -306,7 +306,7 @@ def read_record(text: str, fmt: str = "", variant: str = "") -> tuple[str, Repla
     guessed = not fmt
     fmt = fmt or record_format(text)
     if fmt not in RECORD_FORMATS:
-        raise FormatError(f"unknown record format {fmt!r}; known: {list(RECORD_FORMATS)}")
+        raise FormatError(f"unknown record format {fmt!r}; known: {', '.join(RECORD_FORMATS)}")
     problem = _variant_problem(fmt, variant)
     if problem:
         raise UnknownGameError(problem)

@@ -75,7 +75,7 @@ class Game:
         size = size or self.default_size
         if variant not in self.variants:
             raise UnknownGameError(
-                f"unknown {self.title} variant {variant!r}; known: {list(self.variants)}",
+                f"unknown {self.title} variant {variant!r}; known: {', '.join(self.variants)}",
                 "variant")
         if size not in self.sizes:
             raise UnknownGameError(
@@ -176,7 +176,7 @@ def game(key: str | int | Game) -> Game:
                 return candidate
         elif str(key).strip().lower() == candidate.name:
             return candidate
-    raise UnknownGameError(f"unknown game {key!r}; known: {list(GAME_NAMES)}", "kind")
+    raise UnknownGameError(f"unknown game {key!r}; known: {', '.join(GAME_NAMES)}", "kind")
 
 
 def game_of(position: Position) -> Game:

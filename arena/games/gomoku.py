@@ -66,7 +66,7 @@ def check_size(size: object) -> int:
 
 def check_rule(rule: object) -> str:
     if rule not in RULES:
-        raise UnknownGameError(f"unknown Gomoku rule {shown(rule)}; known: {list(RULES)}",
+        raise UnknownGameError(f"unknown Gomoku rule {shown(rule)}; known: {', '.join(RULES)}",
                                "variant")
     assert isinstance(rule, str)
     return rule

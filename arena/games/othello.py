@@ -526,5 +526,5 @@ def _is_move_int(move: object) -> bool:
 
 def _check_variant(variant: str) -> None:
     if variant not in VARIANTS:
-        raise UnknownGameError(f"unknown Othello variant {variant!r}; known: {list(VARIANTS)}",
+        raise UnknownGameError(f"unknown Othello variant {variant!r}; known: {', '.join(VARIANTS)}",
                                "variant")

@@ -118,7 +118,7 @@ def load_suite(name: str) -> OpeningSuite:
             )
         return _othello_balanced(int(digits))
     raise UnknownSuiteError(
-        f"unknown opening suite {shown(name)}; known: {list(SUITE_NAMES)} "
+        f"unknown opening suite {shown(name)}; known: {', '.join(SUITE_NAMES)} "
         f"(and othello-balanced-<1..{MAX_PLIES}>)"
     )
 

@@ -181,7 +181,7 @@ def _quota(base: Quota, values: Any) -> Quota:
         raise ValueError("quota 'import_bytes' is now 'match_bytes': it counts played "
                          "matches too")
     if unknown:
-        raise ValueError(f"unknown quota {sorted(unknown)[0]!r}; known: {sorted(known)}")
+        raise ValueError(f"unknown quota {sorted(unknown)[0]!r}; known: {', '.join(sorted(known))}")
     for key, value in values.items():
         # 0 is no limit to the store scripts (``Quota.cap``): a quota of 0, meant to allow
         # nothing, allowed everything; and a number past the scripts' 32 bits was none.

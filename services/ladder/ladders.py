@@ -202,8 +202,9 @@ def _resolve_bots(bots: BotVersions, config: ladder_pb2.LadderConfig,
             out.append(FieldViolation(field, wrong))
         key = (ref.name, bot.version)
         if key in seen:
-            label = bot_label(common_pb2.BotRef(name=key[0], version=key[1]))
-            out.append(FieldViolation(field, f"{label} is already bots[{seen[key]}]"))
+            # as every message names a version, NAME@VERSION (bot_label is the head to
+            # head's older 'ann@v1', kept in the API)
+            out.append(FieldViolation(field, f"{key[0]}@{key[1]} is already bots[{seen[key]}]"))
         seen[key] = index
         ref.version = bot.version
 

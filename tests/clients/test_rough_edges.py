@@ -250,7 +250,7 @@ REFUSED_AS_TYPED = [  # a value only the service refuses, and the option it came
     (("match", "create", "--black", "ann", "--white", "ben", "--increment-ms", "250"),
      "--increment-ms: is added to the game budget: give --game-time-ms too"),
     (("match", "create", "--black", "ann", "--white", "nobody"), "--white: no bot named"),
-    (("ladder", "create", "ann", "ann"), "bot 2: ann@v1 is already bot 1"),
+    (("ladder", "create", "ann", "ann"), "bot 2: ann@1 is already bot 1"),
     (("ladder", "create", "ann", "ben", "--adjudicate-empties", "30"),
      "--adjudicate-empties: must be in 0..18, got 30"),
     (("test", "ann", "ben", "--max-games", "100000000"), "--max-games: must be in 2.."),

@@ -56,7 +56,7 @@ def test_a_test_that_cannot_run_says_why(cli_stack: InProcessStack) -> None:
         one_line_error(cli_stack.run("test", "weak", "weaker", "--elo0", elo0, "--elo1", elo1),
                        f"--elo1 must be greater than --elo0 ({elo0}), got {elo1}")
     assert json.loads(ok(cli_stack.run("ladder", "list", "--json"))) == []
-    one_line_error(cli_stack.run("test", "weak", "weak"), "bot 2: weak@v1 is already bot 1")
+    one_line_error(cli_stack.run("test", "weak", "weak"), "bot 2: weak@1 is already bot 1")
     one_line_error(cli_stack.run("test", "weak", "nobody"), "nobody")
     one_line_error(cli_stack.run("test", "weak", "weak@1", "--elo0", "5", "--elo1", "0"),
                    "elo1")
