@@ -9,6 +9,7 @@ digits 0-9 alone; ``integer`` takes what the files take and says the same of the
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from arena.documents import NumberTooLong, read_integer
 from arena.text import digits_hint, shown
@@ -23,3 +24,21 @@ def integer(text: str) -> int:
         return read_integer(text)
     except NumberTooLong as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def integer_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an ``integer`` in ``low..high``, refused naming the option (the
+    bounds of what the value goes to: a proto field, an engine's limits) rather than
+    failing later in the words of a field the person never typed."""
+
+    def parse(text: str) -> int:
+        value = integer(text)
+        if value < low:
+            raise argparse.ArgumentTypeError(
+                f"must be 0 or more, got {value}" if low == 0
+                else f"must be at least {low}, got {value}")
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high}, got {value}")
+        return value
+
+    return parse

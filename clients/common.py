@@ -17,7 +17,7 @@ from arena.clients.sdk import ArenaClient
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from arena.argtypes import integer
+from arena.argtypes import integer_in
 from arena.bots.validation import BOT_REF_FORM, evaluator_game, split_bot_ref
 from arena.documents import MAX_DOCUMENT_BYTES, decode_text, read_bounded
 from arena.errors import ArenaError, InvalidArgumentError, NotFoundError, UnavailableError
@@ -48,22 +48,10 @@ def client_from_args(args: argparse.Namespace) -> ArenaClient:
     )
 
 
-def int_in(low: int, high: int) -> Callable[[str], int]:
-    """An argparse type: an integer in ``low..high``. The bounds are the range of the
-    proto field the option goes to, so an absurd value is refused naming its option
-    instead of failing in the message's encoder."""
-
-    def parse(text: str) -> int:
-        value = integer(text)
-        if value < low:
-            raise argparse.ArgumentTypeError(
-                f"must be 0 or more, got {value}" if low == 0
-                else f"must be at least {low}, got {value}")
-        if value > high:
-            raise argparse.ArgumentTypeError(f"must be at most {high}, got {value}")
-        return value
-
-    return parse
+# An integer in low..high: the bounds are the range of the proto field the option goes
+# to, so an absurd value is refused naming its option instead of failing in the
+# message's encoder.
+int_in = integer_in
 
 
 def given_text(text: str) -> str:

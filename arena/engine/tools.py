@@ -19,8 +19,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from arena.argtypes import integer
+from arena.argtypes import integer, integer_in
 from arena.documents import refuse_overwrite
+from arena.engine.api import MAX_DEPTH, MAX_NODES, MAX_TIME_MS
 from arena.engine.interrupt import stops_at_once
 from arena.engine.teacher import TeacherFactory
 
@@ -89,7 +90,8 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
     solve_p = sub.add_parser("solve", help="exactly solve every position of an OBF file")
     solve_p.add_argument("file", help="OBF file: position, then MOVE:score; pairs")
     solve_p.add_argument("--wld", action="store_true", help="only win/loss/draw")
-    solve_p.add_argument("--time-ms", type=integer, default=None, help="limit per position")
+    solve_p.add_argument("--time-ms", type=integer_in(1, MAX_TIME_MS), default=None,
+                         help="limit per position")
     solve_p.add_argument("--json", action="store_true", help="print JSON")
     solve_p.set_defaults(func=stops_at_once(_command("solve")))
 
@@ -105,10 +107,11 @@ def add_tool_commands(sub: Any, teacher: TeacherFactory | None = None) -> None:
     analyze_p.add_argument("--preset", default="arena-strong",
                            help="bot preset name, of either game (see `arena bot presets`)")
     analyze_p.add_argument("--config", default=None, help="bot config JSON, or @file.json")
-    analyze_p.add_argument("--depth", type=integer, default=None, help="plies")
-    analyze_p.add_argument("--time-ms", type=integer, default=None,
+    analyze_p.add_argument("--depth", type=integer_in(1, MAX_DEPTH), default=None,
+                           help="plies")
+    analyze_p.add_argument("--time-ms", type=integer_in(1, MAX_TIME_MS), default=None,
                            help="(with no --depth or --nodes: 5000)")
-    analyze_p.add_argument("--nodes", type=integer, default=None)
+    analyze_p.add_argument("--nodes", type=integer_in(1, MAX_NODES), default=None)
     analyze_p.add_argument("--seed", type=integer, default=0)
     analyze_p.add_argument("--json", action="store_true", help="print JSON")
     analyze_p.set_defaults(func=stops_at_once(_analyze))

@@ -51,17 +51,22 @@ def test_training_refuses_bad_options_before_playing(
     assert not list(tmp_path.glob("w.*")) and not list(tmp_path.glob("weights.*"))
 
 
-@pytest.mark.parametrize(("extra", "needle"), [
+@pytest.mark.parametrize(("command", "extra", "needle"), [
     # Found as an outsider: a traceback from the compiled kernel's argument.
-    (["--nodes", "9" * 20], "nodes must be in 1..4611686018427387904"),
+    ("analyze", ["--nodes", "9" * 20], "--nodes: must be at most 4611686018427387904"),
     # Ran 24 s and answered a "depth 0" move.
-    (["--time-ms", "9" * 20], "time_ms must be in 1..2592000000"),
-    (["--time-ms", "-5"], "time_ms must be in 1.."),
-    (["--depth", "0"], "depth must be in 1..127, got 0"),
+    ("analyze", ["--time-ms", "9" * 20], "--time-ms: must be at most 2592000000"),
+    ("analyze", ["--time-ms", "-5"], "--time-ms: must be at least 1, got -5"),
+    ("analyze", ["--depth", "0"], "--depth: must be at least 1, got 0"),
+    # named the engine's 'time_ms', where the person typed --time-ms
+    ("solve", ["--time-ms", "-1"], "--time-ms: must be at least 1, got -1"),
 ])
-def test_analyze_refuses_absurd_limits(run_arena: RunArena, extra: list[str], needle: str) -> None:
-    result = run_arena("engine", "analyze", "start", *extra)
-    assert_one_line_error(result, needle)
+def test_engine_tools_refuse_absurd_limits_naming_the_option(
+        run_arena: RunArena, command: str, extra: list[str], needle: str) -> None:
+    result = run_arena("engine", command, "start.obf" if command == "solve" else "start",
+                       *extra)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert f"error: argument {needle}" in result.stderr.splitlines()[-1], result.stderr
     assert result.stdout == ""
 
 
