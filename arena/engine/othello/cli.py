@@ -143,6 +143,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     warm_up()  # the kernels loaded before the first position's clock starts
     for index, (text, expected) in enumerate(_read_obf(Path(args.file)), start=1):
         result = solve(text, wld=args.wld, limits=limits)
+        position = parse_position(text)
         if expected is None:
             matches = None
         elif args.wld:
@@ -152,9 +153,10 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         rows.append(
             {
                 "index": index,
-                "empties": parse_position(text).empties(),
+                "empties": position.empties(),
                 "score": result.score,
-                "move": square_name(result.move),
+                # a game over has no move to play ('PA', a pass, was shown)
+                "move": square_name(result.move) if legal_moves(position) else "-",
                 "expected": expected,
                 "matches": matches,
                 "nodes": result.nodes,

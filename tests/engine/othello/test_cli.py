@@ -57,6 +57,12 @@ def test_solve_obf_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
     wrong.write_text(lines[0].replace("G8:+18", "G8:+20") + "\n")
     assert main(["solve", str(wrong)]) == 1
     assert "SOME SCORES DIFFER" in capsys.readouterr().out
+    # A game over has no move ('PA', a pass, was shown); a forced pass is one.
+    ended = tmp_path / "ended.obf"
+    ended.write_text("X" * 62 + "OO X\n" + "OX" + "-" * 62 + " X\n")
+    assert main(["solve", str(ended), "--json"]) == 0
+    moves = [p["move"] for p in _json(capsys)["positions"]]  # type: ignore[union-attr]
+    assert moves == ["-", "PA"]
 
 
 def test_analyze(capsys: pytest.CaptureFixture[str]) -> None:
