@@ -177,7 +177,8 @@ SETTINGS: tuple[Setting, ...] = (
             "own engines; empty: none)", ("worker",),
             flag="--engines"),
     Setting("engine_processes", "ARENA_ENGINE_PROCESSES", 4,
-            "warm protocol-engine processes one worker keeps (least recently used stopped)",
+            "warm protocol-engine processes one worker keeps (when full, the least recently "
+            "used of the owner holding the most is stopped)",
             ("worker",), low=1),
     Setting("warm_games", "ARENA_WARM_GAMES", "othello,gomoku",
             "engines compiled, and their search tables readied, before a worker takes jobs "
