@@ -100,6 +100,9 @@ class StatusServicer(status_pb2_grpc.StatusServicer):
 
     def GetStatus(self, request: status_pb2.GetStatusRequest,
                   context: Any) -> status_pb2.ArenaStatus:
+        if request.forfeits < 0:  # a slice of them from the end, all but the last few
+            raise InvalidArgumentError.for_fields([FieldViolation(
+                "forfeits", f"must be 0 (the default, {queues.FORFEITS_SHOWN}) or more")])
         now_ms = int(time.time() * 1000)
         status = status_pb2.ArenaStatus(referee=self.referee_id, window_s=WINDOW_S)
         status.at.FromMilliseconds(now_ms)
@@ -123,9 +126,6 @@ class StatusServicer(status_pb2_grpc.StatusServicer):
         status.workers.extend(workers.alive(self.client, now_ms))
         status.cache_probes = sum(w.cache_probes for w in status.workers)
         status.cache_hits = sum(w.cache_hits for w in status.workers)
-        if request.forfeits < 0:  # a slice of them from the end, all but the last few
-            raise InvalidArgumentError.for_fields([FieldViolation(
-                "forfeits", f"must be 0 (the default, {queues.FORFEITS_SHOWN}) or more")])
         self._finished(status, now_ms, request.forfeits or queues.FORFEITS_SHOWN)
         if self.registry:
             status.services.add(name="registry", address=self.registry,
