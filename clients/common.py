@@ -48,12 +48,6 @@ def client_from_args(args: argparse.Namespace) -> ArenaClient:
     )
 
 
-# An integer in low..high: the bounds are the range of the proto field the option goes
-# to, so an absurd value is refused naming its option instead of failing in the
-# message's encoder.
-int_in = integer_in
-
-
 def given_text(text: str) -> str:
     """An argparse type for an option whose absence means something (the usual start, all
     matches, your own usage): a value that is empty or blank is refused rather than read as
@@ -79,10 +73,10 @@ def seconds(text: str) -> float:
     return value
 
 
-non_negative = int_in(0, INT32_MAX)  # an int32 field that is 0 or more
-non_negative64 = int_in(0, INT64_MAX)  # the same for an int64 field
-int32 = int_in(-INT32_MAX - 1, INT32_MAX)  # checked further by the command or server
-int64 = int_in(-INT64_MAX - 1, INT64_MAX)
+non_negative = integer_in(0, INT32_MAX)  # an int32 field that is 0 or more
+non_negative64 = integer_in(0, INT64_MAX)  # the same for an int64 field
+int32 = integer_in(-INT32_MAX - 1, INT32_MAX)  # checked further by the command or server
+int64 = integer_in(-INT64_MAX - 1, INT64_MAX)
 
 
 def name_fields(parser: argparse.ArgumentParser, options: dict[str, str]) -> None:

@@ -15,12 +15,12 @@ import argparse
 import time
 from pathlib import Path
 
-from arena.clients.common import int_in, non_negative
+from arena.clients.common import non_negative
 from arena.clients.ladder_commands import add_openings_option, print_standings, watch_ladder
 from arena.clients.sdk import ArenaClient
 from arena.services.common.ladder_limits import MAX_BOTS
 
-from arena.argtypes import integer
+from arena.argtypes import integer, integer_in
 from arena.bots.presets import preset_problem
 from arena.errors import AlreadyExistsError, FieldViolation, InvalidArgumentError
 from arena.home import arena_home
@@ -40,7 +40,7 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
                         help="engine workers (default 2; at most 4 per core)")
     parser.add_argument("--bots", default=",".join(DEMO_BOTS),
                         help="comma-separated presets to play (default: the six demo bots)")
-    parser.add_argument("--games-per-pairing", type=int_in(1, 1000), default=4,
+    parser.add_argument("--games-per-pairing", type=integer_in(1, 1000), default=4,
                         help="games per pair of bots, in colour-swapped pairs (default 4)")
     add_openings_option(parser, "othello-balanced", "othello-balanced")
     parser.add_argument("--move-time-ms", type=non_negative, default=1000,

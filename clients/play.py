@@ -27,7 +27,6 @@ from arena.clients.common import (
     given_text,
     int32,
     int64,
-    int_in,
     parse_bot_ref,
     read_position_file,
     read_text_file,
@@ -36,6 +35,7 @@ from arena.clients.common import (
 )
 from arena.clients.match_commands import start_of
 
+from arena.argtypes import integer_in
 from arena.bots import apply_preset, builtin_config
 from arena.bots.botfile import BotFileError, parse_bot_file
 from arena.documents import read_json, refuse_overwrite
@@ -91,7 +91,7 @@ def add_play_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
                            + ", ".join(f"{g.name} {g.default_bot}" for g in _games()) + ")")
     play.add_argument("--black", default=None, help="black's bot (overrides --bot)")
     play.add_argument("--white", default=None, help="white's bot (overrides --bot)")
-    play.add_argument("--bot-time-ms", type=int_in(1, MAX_TIME_MS), default=1000,
+    play.add_argument("--bot-time-ms", type=integer_in(1, MAX_TIME_MS), default=1000,
                       help="bot time per move")
     save = play.add_mutually_exclusive_group()
     save.add_argument("--save", type=Path, default=None,

@@ -15,10 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final
 
-from arena.clients.common import add_json_flag, client_from_args, int_in, print_json, to_dict
+from arena.clients.common import add_json_flag, client_from_args, print_json, to_dict
 from arena.clients.sdk import ROLES, ArenaClient
 from arena.services.common.protocol.queues import FORFEIT_SCAN, FORFEITS_SHOWN
 
+from arena.argtypes import integer_in
 from arena.errors import ArenaError
 from arena.text import printable
 from arena.v1 import ladder_pb2, match_pb2, status_pb2
@@ -66,7 +67,7 @@ def add_status_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
                     "queue and its oldest waiting job, matches running, ladders in progress "
                     "with an ETA (and why one waits, if it does), the shared cache's recent hit "
                     "rate and the latest forfeits.")
-    status.add_argument("--forfeits", type=int_in(1, FORFEIT_SCAN), default=FORFEITS_SHOWN,
+    status.add_argument("--forfeits", type=integer_in(1, FORFEIT_SCAN), default=FORFEITS_SHOWN,
                         help=f"forfeits to list, of the last {FORFEIT_SCAN} matches finished "
                              f"(1..{FORFEIT_SCAN}, default {FORFEITS_SHOWN})")
     add_json_flag(status)
