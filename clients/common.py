@@ -258,7 +258,7 @@ def add_game_options(parser: argparse.ArgumentParser, of_bots: bool = True) -> N
                         help=f"game (default: {default})")
     parser.add_argument("--variant", default=None,
                         help=f"variant, the game's first by default ({variants})")
-    parser.add_argument("--size", type=int32, default=None,
+    parser.add_argument("--size", type=integer_in(1, INT32_MAX), default=None,
                         help=f"board size, the game's usual by default ({sizes})")
 
 

@@ -217,6 +217,8 @@ HUGE = str(10**14)  # beyond an int32 field, the width of most numbers in the AP
         (("status", "--forfeits", HUGE), "--forfeits", 500),  # those it searches
         # 0 listed the default 10 ('0: 10' in the request): no number lists none
         (("status", "--forfeits", "0"), "--forfeits", 1),
+        # 0 was the game's usual size (8 for Othello), where 10 was refused
+        (("match", "create", "--black", "a", "--white", "b", "--size", "0"), "--size", 1),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, tuple) else str(v),
 )
