@@ -460,8 +460,7 @@ def test_the_compile_step_compiles_each_game_in_a_process_of_its_own() -> None:
     wrong = _warm("othello,chess")
     assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
     assert wrong.stderr.strip() == (
-        "arena-worker: configuration error: unknown game 'chess'; known: "
-        "['othello', 'gomoku']")
+        "arena-worker: configuration error: unknown game 'chess'; known: othello, gomoku")
     assert "engines ready" not in wrong.stdout
 
 
