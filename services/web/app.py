@@ -27,6 +27,7 @@ from arena.services.web.addresses import ClientAddresses
 from arena.services.web.errors import BodyTooLargeError, form_field, http_status, public
 from arena.services.web.gateway import (
     Gateway,
+    bad_query,
     bot_list,
     bot_page,
     ladder_list,
@@ -140,8 +141,7 @@ _FLAGS = {"": False, "0": False, "false": False, "1": True, "true": True}
 def query_flag(request: Request, name: str) -> bool:
     value = request.query_params.get(name, "")
     if value not in _FLAGS:
-        raise errors.InvalidArgumentError(
-            "bad query", [errors.FieldViolation(name, "expected 1, true, 0 or false")])
+        raise bad_query(name, "expected 1, true, 0 or false")
     return _FLAGS[value]
 
 
@@ -186,8 +186,7 @@ def checked_int(name: str, text: str | None, default: int, low: int, high: int,
     # ASCII digits, a few (int() takes '٣' and refuses '²', and reads 5,000 digits slowly);
     # 19 were refused while the message offered every int64.
     if not _INTEGER.fullmatch(text) or not low <= int(text) <= high:
-        raise errors.InvalidArgumentError(
-            f"bad {what}", [errors.FieldViolation(name, f"expected an integer {low}..{high}")])
+        raise bad_query(name, f"expected an integer {low}..{high}", what)
     return int(text)
 
 

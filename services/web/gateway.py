@@ -200,9 +200,10 @@ def match_query(filters: dict[str, str]) -> dict[str, Any]:
     return query
 
 
-def bad_query(name: str, description: str) -> InvalidArgumentError:
-    """A refusal of the address's query parameter ``name``, named as the others are."""
-    return InvalidArgumentError("bad query", [FieldViolation(name, description)])
+def bad_query(name: str, description: str, what: str = "query") -> InvalidArgumentError:
+    """A refusal of the address's query parameter ``name`` (``what``: "address" for a part
+    of the path), named as the form fields are."""
+    return InvalidArgumentError(f"bad {what}", [FieldViolation(name, description)])
 
 
 def game_kind(name: str) -> common_pb2.GameKind.ValueType:
