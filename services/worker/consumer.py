@@ -63,6 +63,10 @@ _RECLAIM_EVERY_S = 0.5
 _FORGET_EVERY_S = 10.0  # how often the groups' consumers of workers gone are removed
 _PENDING_SCAN = 50
 _SETTLE_WAIT_S = 1.0  # how long the engine thread waits for the poster to start a job
+# With every call slot in flight, an external bot's job goes back to its stream; while
+# they stay full, the engine thread waits twice as long after each such hand-back, up to
+# this, or until a call ends (a job that goes straight back was read ~50 times a second).
+_IO_SLOTS_WAIT_MAX_S = 0.1
 
 
 @dataclass
@@ -132,6 +136,8 @@ class WorkerLoop:
         self._ahead: Delivery | None = None  # a job taken ahead, not started
         self._running: dict[str, Running] = {}  # by entry id: the engine's job, external calls
         self._io_slots = threading.BoundedSemaphore(max(1, io_slots))
+        self._slot_freed = threading.Event()  # a call ended (or the loop stops)
+        self._slots_full = 0  # external jobs handed back in a row for want of a call slot
         self._abandon = threading.Event()
         self._idle = threading.Event()
         self._idle.set()
@@ -151,6 +157,7 @@ class WorkerLoop:
     def stop(self, finish_timeout_s: float = 10.0) -> None:
         """Take no new job; let the running ones finish, or stop and release them."""
         self.stopping.set()
+        self._slot_freed.set()
         if not self._idle.wait(finish_timeout_s):
             running = self._running_now()
             log.warning("stopping mid-job: releasing %s for other workers",
@@ -236,6 +243,7 @@ class WorkerLoop:
             log.warning("could not weigh the workers' shares: %s", exc)
             return False
         self._hand_back(delivery, job, "fair_share")
+        self.stopping.wait(HANDED_BACK_WAIT_S)
         return True
 
     def _hand_back(self, delivery: Delivery, job: engine_pb2.MoveJob, reason: str) -> None:
@@ -245,7 +253,19 @@ class WorkerLoop:
         fields.setdefault(QUEUED, delivery.entry_id.encode())  # its wait counts from there
         self._queue(delivery).requeue(delivery.entry_id, fields)
         telemetry.handed_back(job, reason)
-        self.stopping.wait(HANDED_BACK_WAIT_S)
+
+    def _call_slot(self, delivery: Delivery, job: engine_pb2.MoveJob) -> bool:
+        """Take a call slot for an external bot's job, or hand the job back and wait a
+        while (``_IO_SLOTS_WAIT_MAX_S``); True if the slot is taken."""
+        self._slot_freed.clear()  # before the try: a call ending after it wakes the wait
+        if self._io_slots.acquire(blocking=False):
+            self._slots_full = 0
+            return True
+        self._hand_back(delivery, job, "io_slots")
+        self._slot_freed.wait(min(_IO_SLOTS_WAIT_MAX_S,
+                                  HANDED_BACK_WAIT_S * 2 ** min(self._slots_full, 8)))
+        self._slots_full += 1
+        return False
 
     def _read_new(self) -> Delivery | None:
         found = self.jobs.read_one(block_ms=250)
@@ -297,8 +317,7 @@ class WorkerLoop:
             telemetry.dropped("expired")
             return None
         external = self.runner.is_external(job)
-        if external and not self._io_slots.acquire(blocking=False):
-            self._hand_back(delivery, job, "io_slots")
+        if external and not self._call_slot(delivery, job):
             return None
         running = Running(delivery, job, secrets.token_hex(4),
                           span=telemetry.taken(job, delivery.deliveries, bool(delivery.taken_at)))
@@ -314,6 +333,7 @@ class WorkerLoop:
                 self._run(running, reserve=False)
             finally:
                 self._io_slots.release()
+                self._slot_freed.set()
 
         threading.Thread(target=call, name=f"call-{job.job_id}", daemon=True).start()
         return running

@@ -283,7 +283,9 @@ def test_an_external_job_past_the_io_slots_goes_back_and_never_holds_the_engine(
     """One call in flight at a time (``io_slots`` 1), two external bots' jobs, then a
     built-in bot's: the second external job goes back to the queue and the built-in move
     is answered while the first call still waits. The thread that runs the searches
-    used to wait for the slot, holding everyone's built-in moves until the call ended."""
+    used to wait for the slot, holding everyone's built-in moves until the call ended.
+    While the slot stays full, the job waiting for it is handed back at most about ten
+    times a second, not read again after each 20 ms (some 50 times a second)."""
     released = threading.Event()
 
     def held(request: bot_service_pb2.GetMoveRequest) -> bot_service_pb2.GetMoveResponse:
@@ -299,6 +301,11 @@ def test_an_external_job_past_the_io_slots_goes_back_and_never_holds_the_engine(
             _answered(redis_client, [quick], 10, "the built-in move waited for a call slot")
             assert not any(_results(redis_client, match.id) for match in calls)
             assert total_handed_back("io_slots") > before
+            before, began = total_handed_back("io_slots"), time.monotonic()
+            time.sleep(2)
+            window = time.monotonic() - began
+            assert not any(_results(redis_client, match.id) for match in calls)
+            assert total_handed_back("io_slots") - before <= window / 0.1 + 6
             released.set()
             _answered(redis_client, calls, 10, "the external calls were not answered")
         finally:
