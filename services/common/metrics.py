@@ -91,6 +91,7 @@ JOBS_ANSWERED = Counter("arena_move_jobs_answered_total",
                         ["game", "error"])
 JOBS_DEAD = Counter("arena_move_jobs_dead_lettered_total",
                     "move jobs moved to the dead-letter stream", ["reason"])
+DEAD_UNREADABLE, DEAD_TOO_OFTEN = "unreadable", "too_many_deliveries"  # its reasons
 JOBS_DROPPED = Counter("arena_move_jobs_dropped_total",
                        "move jobs acknowledged without an answer: past their deadline, or "
                        "their ply no longer wanted", ["reason"])
@@ -173,8 +174,8 @@ COUNTED_BY: dict[str, tuple[str, ...]] = {
 # from the start: a labelled counter has no sample before its first increment, and
 # ``increase()`` counts nothing for a series whose first sample is already 1, so each
 # process's (and each restarted process's) first dead letter went unseen by the alerts.
-for _metric, _labels in ((FORFEITS, ("dead_lettered",)), (JOBS_DEAD, ("unreadable",)),
-                         (JOBS_DEAD, ("too_many_deliveries",))):
+for _metric, _labels in ((FORFEITS, ("dead_lettered",)), (JOBS_DEAD, (DEAD_UNREADABLE,)),
+                         (JOBS_DEAD, (DEAD_TOO_OFTEN,))):
     _metric.labels(*_labels)
 
 

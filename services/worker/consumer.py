@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis
+from arena.services.common import metrics
 from arena.services.common.protocol import workers
 from arena.services.common.protocol.delivery import (
     DeliveryConfig,
@@ -304,13 +305,13 @@ class WorkerLoop:
         if job is None:
             dead_letter(self.client, delivery.entry_id, delivery.fields, None,
                         "unreadable move job", delivery.deliveries, delivery.stream)
-            telemetry.dead_lettered("unreadable")
+            telemetry.dead_lettered(metrics.DEAD_UNREADABLE)
             return None
         if delivery.deliveries > self.config.max_deliveries:
             dead_letter(self.client, delivery.entry_id, delivery.fields, job,
                         f"job delivered {delivery.deliveries} times without an answer",
                         delivery.deliveries, delivery.stream)
-            telemetry.dead_lettered("too_many_deliveries")
+            telemetry.dead_lettered(metrics.DEAD_TOO_OFTEN)
             return None
         if job.deadline_unix_ms and time.time() * 1000 > job.deadline_unix_ms:
             self._queue(delivery).ack(delivery.entry_id)

@@ -36,7 +36,7 @@ from arena.services.common.protocol.keys import (
     MOVE_STREAM,
     WORKER_GROUP,
 )
-from arena.services.common.protocol.streams import entry_ms, flat, text
+from arena.services.common.protocol.streams import QUEUED, entry_ms, flat, text
 from redis.client import Pipeline
 
 from arena.v1 import engine_pb2
@@ -235,7 +235,7 @@ def _result_fields(job: engine_pb2.MoveJob, delivery: str, result: engine_pb2.Mo
                    started_id: str, queued_id: str) -> Any:
     fields = _job_fields("result", job, delivery, result.worker_id)
     fields["pb"] = result.SerializeToString()
-    fields["queued"] = queued_id  # the job's entry: when it first entered the queue
+    fields[QUEUED] = queued_id  # the job's entry: when it first entered the queue
     if started_id:
         fields["started"] = started_id
     return fields
@@ -303,7 +303,7 @@ def parse_result_entry(entry_id: Any, fields: Mapping[bytes, bytes]) -> ResultEv
             worker_id=fields.get(b"worker", b"").decode(), result=result,
             detail=fields.get(b"detail", b"").decode(errors="replace"),
             started_id=fields.get(b"started", b"").decode(),
-            queued_id=fields.get(b"queued", b"").decode(),
+            queued_id=fields.get(QUEUED, b"").decode(),
         )
     except (KeyError, ValueError, UnicodeDecodeError) as exc:
         log.warning("skipping malformed result entry %s: %s", text(entry_id), exc)
