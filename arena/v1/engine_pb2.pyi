@@ -148,6 +148,7 @@ class MoveJob(_message.Message):
     TRACEPARENT_FIELD_NUMBER: _builtins.int
     CPU_CLOCK_FIELD_NUMBER: _builtins.int
     OWNER_FIELD_NUMBER: _builtins.int
+    LADDER_ID_FIELD_NUMBER: _builtins.int
     GAME_TIME_LEFT_MS_FIELD_NUMBER: _builtins.int
     job_id: _builtins.str
     match_id: _builtins.str
@@ -174,6 +175,10 @@ class MoveJob(_message.Message):
     owner: _builtins.str
     """The match's owner: workers share themselves between owners by it (a worker hands back
     a job of an owner who holds their share of the workers while another owner waits).
+    """
+    ladder_id: _builtins.str
+    """The ladder the match belongs to ("" for a match of no ladder, and in a job published
+    before this field): the worker's log line for the move carries it, as the referee's does.
     """
     game_time_left_ms: _builtins.int
     """What is left of the side to move's game budget before this move, milliseconds (0: the
@@ -207,11 +212,12 @@ class MoveJob(_message.Message):
         traceparent: _builtins.str = ...,
         cpu_clock: _builtins.bool = ...,
         owner: _builtins.str = ...,
+        ladder_id: _builtins.str = ...,
         game_time_left_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "position", b"position"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "cpu_clock", b"cpu_clock", "deadline_unix_ms", b"deadline_unix_ms", "game", b"game", "game_time_left_ms", b"game_time_left_ms", "history", b"history", "job_id", b"job_id", "match_id", b"match_id", "owner", b"owner", "ply", b"ply", "position", b"position", "seed", b"seed", "time_budget_ms", b"time_budget_ms", "traceparent", b"traceparent", "tree_node_budget", b"tree_node_budget"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "cpu_clock", b"cpu_clock", "deadline_unix_ms", b"deadline_unix_ms", "game", b"game", "game_time_left_ms", b"game_time_left_ms", "history", b"history", "job_id", b"job_id", "ladder_id", b"ladder_id", "match_id", b"match_id", "owner", b"owner", "ply", b"ply", "position", b"position", "seed", b"seed", "time_budget_ms", b"time_budget_ms", "traceparent", b"traceparent", "tree_node_budget", b"tree_node_budget"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -60,9 +60,12 @@ def bot_name(bot: bots_pb2.BotVersion | common_pb2.BotRef) -> str:
 
 
 def move_fields(job: engine_pb2.MoveJob, **more: Any) -> dict[str, Any]:
-    """The ids of a move job, for ``extra=``."""
+    """The ids of a move job, for ``extra=``: its ladder's too when it has one (a worker
+    has no match thread that binds it)."""
     fields = {"match_id": job.match_id, "ply": job.ply, "job_id": job.job_id,
               "bot": bot_name(job.bot)}
+    if job.ladder_id:
+        fields["ladder_id"] = job.ladder_id
     fields.update(more)
     return fields
 

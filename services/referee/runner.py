@@ -276,7 +276,7 @@ class MatchRunner:
             seed=seed_for_ply(match.config.seed, state.ply),
             game_time_left_ms=self._game_time_left_ms(state),
             cpu_clock=self.config.cpu_clock and runs_on_worker(self.bots.get(side)),
-            owner=match.owner,
+            owner=match.owner, ladder_id=match.config.ladder_id,
         ))
 
     def _adjudicated(self, state: GameState) -> match_pb2.MatchResult | None:

@@ -2,7 +2,8 @@
 and its presence (``protocol/workers``: a heartbeat key that ``arena status`` reads).
 
 The job loop (``consumer.py``) calls one function here at each step of a job; each costs a
-few microseconds, and nothing here makes a Redis round trip on the move path.
+few microseconds (the answer's log line up to 30, once it is posted), and nothing here
+makes a Redis round trip on the move path.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from arena.services.common.logs import move_fields
 from arena.services.common.protocol import workers
 from arena.services.common.protocol.streams import entry_ms
 
-from arena.games import GAME_NAMES, GAMES, game
+from arena.games import GAME_NAMES, GAMES, GameError, game
 from arena.v1 import engine_pb2, status_pb2
 
 log = logging.getLogger(__name__)
@@ -112,9 +113,21 @@ def answered(job: engine_pb2.MoveJob, answer: Answer, span: Any) -> None:
         metrics.CACHE_SAVED.inc(result.search.time_ms / 1000)
     elif not result.error:
         metrics.child(metrics.ENGINE_SECONDS, name).observe(result.search.time_ms / 1000)
-    log.info("answered move %s", result.move.square if not result.error else error,
-             extra=move_fields(job, worker=result.worker_id))
+    if log.isEnabledFor(logging.INFO):
+        log.info("answered move %s", move_text(job, result.move.square) if not result.error
+                 else error, extra=move_fields(job, worker=result.worker_id))
     tracing.end_span(span, outcome=error, cache_hit=hit)
+
+
+def move_text(job: engine_pb2.MoveJob, square: int) -> str:
+    """The move as the referee's line names it (``c3``: ``judge.move_record``), so that one
+    grep for it finds both; ``square 99`` for a number that is no square of the job's
+    board (the referee forfeits that answer). Reading the position costs 8 µs (Othello)
+    to 30 µs (Gomoku), after the answer is posted."""
+    try:
+        return game(job.game).position_from_text(job.position.text).move_to_str(square)
+    except GameError:
+        return f"square {square}"
 
 
 # -- presence -------------------------------------------------------------------------------

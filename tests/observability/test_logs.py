@@ -11,14 +11,18 @@ import sys
 from collections.abc import Iterator
 
 import pytest
+import redis
+from arena.clients.sdk import ArenaClient
 from arena.services.common.egress import EgressPolicy
 from arena.services.common.logs import bind, log_context, move_fields, setup_logging
+from arena.services.worker import telemetry
 from arena.services.worker.bots import BotRunner
 
 from arena.engine.api import StopFlag
 from arena.games import new_position
 from arena.v1 import bot_service_pb2, bots_pb2, common_pb2, engine_pb2
-from tests.support.bots import bot_server
+from tests.conftest import Loops, NewMatch
+from tests.support.bots import bot_server, builtin_bot, match_config, wait_finished
 
 JOB = engine_pb2.MoveJob(job_id="m1/7/abcd", match_id="m1", ply=7,
                          bot=bots_pb2.BotVersion(spec=bots_pb2.BotSpec(name="lucy"), version=3))
@@ -61,6 +65,7 @@ def test_json_lines_carry_service_instance_and_the_move_ids(root: None) -> None:
         "m1", 7, "m1/7/abcd", "lucy@3")
     assert first["ts"].endswith("Z")
     assert inside["ladder_id"] == "L1" and "ladder_id" not in failed
+    assert "ladder_id" not in first  # a job of no ladder (or from before jobs carried it)
     assert "ValueError: boom" in failed["exc"]
 
 
@@ -176,3 +181,46 @@ def test_json_lines_carry_no_character_a_terminal_acts_on(root: None) -> None:
     plain = "ünïcödé ok"
     (line,) = _lines("json", lambda: log.info(plain))
     assert json.loads(line)["msg"] == plain and plain in line  # printable text stays as it is
+
+
+def test_the_worker_names_a_move_and_its_ladder_as_the_referee_does(
+        root: None, loops: Loops, new_match: NewMatch, peers: ArenaClient,
+        redis_client: redis.Redis) -> None:
+    """One grep finds a move in both logs: the worker's line said ``answered move 18``
+    where the referee's said ``recorded move c3``, and carried no ladder id (its job had
+    none). A ladder's Othello game and a Gomoku game of no ladder, through a referee loop
+    and a worker loop that share only Redis; the lines are the JSON formatter's."""
+    stream = io.StringIO()
+    setup_logging("arena", "test-1", "INFO", "json", stream)
+    builtin_bot(peers, "lab0", {"evaluator": "lab", "look_ahead": 0})
+    builtin_bot(peers, "sharp", {"evaluator": "sharpmoku", "depth": 1},
+                common_pb2.GAME_KIND_GOMOKU)
+    loops(referees=1, workers=1)
+    laddered = new_match(match_config("lab0", "lab0", ladder_id="L1796115699688-47d37fbf"))
+    gomoku = match_config("sharp", "sharp", kind=common_pb2.GAME_KIND_GOMOKU)
+    gomoku.game.board_size = 9
+    alone = new_match(gomoku)
+    finished = [wait_finished(redis_client, m.id, timeout_s=120) for m in (laddered, alone)]
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    for match in finished:
+        recorded = {line["job_id"]: line for line in lines if line.get("match_id") == match.id
+                    and line["msg"].startswith("recorded move ")}
+        answered = {line["job_id"]: line for line in lines if line.get("match_id") == match.id
+                    and line["msg"].startswith("answered move ")}
+        asked = [r for r in match.moves if r.move.text != "pass"]
+        assert len(recorded) == len(answered) == len(asked) > 0
+        for job_id, referee in recorded.items():
+            worker = answered[job_id]
+            assert referee["msg"].split()[2] == worker["msg"].split()[2], (referee, worker)
+            assert worker.get("ladder_id") == referee.get("ladder_id")
+        texts = [line["msg"].split()[2] for line in answered.values()]
+        assert sorted(texts) == sorted(r.move.text for r in asked)
+        assert all(line.get("ladder_id") == (match.config.ladder_id or None)
+                   for line in answered.values())
+
+
+def test_an_answer_that_is_no_square_of_the_board_is_named_by_its_number() -> None:
+    job = engine_pb2.MoveJob(game=common_pb2.GAME_KIND_GOMOKU, position=common_pb2.Position(
+        text=new_position("gomoku", size=9).to_text()))
+    assert [telemetry.move_text(job, square) for square in (40, 81, -2)] == [
+        "e5", "square 81", "square -2"]

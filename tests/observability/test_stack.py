@@ -270,7 +270,9 @@ def follow_one_move(logs: Path, matches: list[match_pb2.Match]) -> None:
     services = {line["service"]: line for line in found}
     assert set(services) == {"referee", "worker"}
     worker = services["worker"]
-    assert worker["msg"].startswith("answered move")
+    # the move as the referee names it (the worker said its square number) and its ladder
+    assert worker["msg"] == f"answered move {record.move.text}"
+    assert worker["ladder_id"] == recorded[0]["ladder_id"] == match.config.ladder_id
     assert worker["instance"] == record.worker_id
     assert (worker["match_id"], worker["ply"]) == (match.id, record.ply)
     assert worker["bot"] == recorded[0]["bot"] and "@" in worker["bot"]
