@@ -14,6 +14,8 @@ the usual dashboards and alerts apply; ``deploy/monitoring/`` has Arena's own.
   round trips on the move path.
 * Matches and ladders: started, finished by termination, forfeits by termination, games
   counted.
+* Analysts (workers of the analysis pool) count their own: the families of the move loop
+  are the match workers' alone, and those both pools count carry ``pool``.
 * Queue depths, consumer-group lag, live workers and Redis memory come from one component
   only (a referee holding a lease, see ``queue_collector``): every referee could read them,
   but one answer per figure keeps sums and alerts simple.
@@ -114,22 +116,32 @@ CACHE_PROBES = Counter("arena_cache_probes_total", "shared transposition cache p
 CACHE_HITS = Counter("arena_cache_hits_total", "shared transposition cache hits")
 CACHE_SAVED = Counter("arena_cache_saved_seconds_total",
                       "engine time the cache's answers had cost when first searched")
+# Match workers and analysts both run protocol engines: ``pool`` (match, analysis) tells
+# their figures apart.
 ENGINE_STARTS = Counter("arena_protocol_engine_starts_total",
                         "protocol engine processes a worker started: first use, after a "
-                        "failure, or replaced near their CPU-seconds limit", ["engine"])
+                        "failure, or replaced near their CPU-seconds limit", ["engine", "pool"])
 ENGINE_MOVES = Counter("arena_protocol_engine_moves_total",
                        "protocol engine moves, by whether a process already running and "
-                       "warm answered (warm=yes) or one started for this move", ["engine", "warm"])
+                       "warm answered (warm=yes) or one started for this move",
+                       ["engine", "warm", "pool"])
 ENGINE_STRETCH = Histogram("arena_protocol_engine_time_stretch",
                            "time a protocol engine timed on CPU was told, over its move's "
                            "limit: 1 on an idle machine, up to 2 on a busy one",
-                           ["engine"], buckets=(1.0, 1.1, 1.25, 1.5, 1.75, 2.0))
+                           ["engine", "pool"], buckets=(1.0, 1.1, 1.25, 1.5, 1.75, 2.0))
 ENGINE_HELD = Counter("arena_protocol_engine_held_total",
                       "protocol engine moves stopped at their CPU limit until the time they "
-                      "were told ran out (the machine quietened during the move)", ["engine"])
+                      "were told ran out (the machine quietened during the move)",
+                      ["engine", "pool"])
 REDIS_SECONDS = Histogram("arena_redis_roundtrip_seconds",
                           "Redis round trips on the move path, by operation", ["op"],
                           buckets=_FAST)
+
+# -- the analysis pool ----------------------------------------------------------------------
+
+ANALYSIS_BUSY = Counter("arena_analysis_busy_seconds_total",
+                        "time an analyst's slots spent on searches (Engine.Analyze; busy "
+                        "slots: its rate)")
 
 # -- matches and ladders --------------------------------------------------------------------
 
@@ -153,8 +165,10 @@ LADDER_GAMES = Counter("arena_ladder_games_counted_total",
 # the families no role owns: the process's own CPU, memory and open files, a collector
 # a service registers): every process declared every metric here, so the web gateway
 # showed `arena_matches_started_total 0` and a worker `arena_ladder_games_counted_total
-# 0`, figures it never counts.
-_GRPC_SERVICES = ("registry", "referee", "ladder", "worker")
+# 0`, figures it never counts. An analyst (a worker of the analysis pool) is a role of its
+# own: it showed the match workers' families under their names, so that a dashboard's busy
+# workers or jobs answered counted analysts too.
+_GRPC_SERVICES = ("registry", "referee", "ladder", "worker", "analyst")
 COUNTED_BY: dict[str, tuple[str, ...]] = {
     next(iter(metric.describe())).name: roles for roles, family in (
         (_GRPC_SERVICES, (RPC_HANDLED, RPC_SECONDS)),
@@ -164,8 +178,9 @@ COUNTED_BY: dict[str, tuple[str, ...]] = {
                         MATCHES_FINISHED, FORFEITS, MATCHES_RUNNING)),
         (("worker",), (JOBS_TAKEN, JOBS_RECLAIMED, JOBS_ANSWERED, JOBS_DEAD, JOBS_DROPPED,
                        JOBS_RELEASED, JOBS_HANDED_BACK, MOVE_WAIT, ENGINE_SECONDS,
-                       WORKER_BUSY, CACHE_PROBES, CACHE_HITS, CACHE_SAVED, ENGINE_STARTS,
-                       ENGINE_MOVES, ENGINE_STRETCH, ENGINE_HELD, REDIS_SECONDS)),
+                       WORKER_BUSY, CACHE_PROBES, CACHE_HITS, CACHE_SAVED, REDIS_SECONDS)),
+        (("worker", "analyst"), (ENGINE_STARTS, ENGINE_MOVES, ENGINE_STRETCH, ENGINE_HELD)),
+        (("analyst",), (ANALYSIS_BUSY,)),
         (("ladder",), (LADDER_GAMES,)),
     ) for metric in family}
 
@@ -326,6 +341,12 @@ class MetricsServer:
     def stop(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+def counting_role(role: str, pool: str) -> str:
+    """The role whose families a process shows (``COUNTED_BY``): a worker of the analysis
+    pool shows an analyst's."""
+    return "analyst" if role == "worker" and pool == "analysis" else role
 
 
 def serve_metrics(listen: str, role: str | None = None) -> MetricsServer | None:

@@ -10,7 +10,7 @@ from arena.services.common.auth import TokenStore
 from arena.services.common.config import Config
 from arena.services.common.launcher import die_with_parent
 from arena.services.common.logs import setup_logging
-from arena.services.common.metrics import serve_metrics
+from arena.services.common.metrics import counting_role, serve_metrics
 from arena.services.common.protocol.streams import consumer_name
 from arena.services.common.quotas import Quotas
 from arena.services.common.server import (
@@ -49,7 +49,7 @@ def run_service(role: str, factory: ServiceFactory, argv: Sequence[str] | None =
         return 2
     log.info("configuration:\n  %s", "\n  ".join(config.describe()))
     try:
-        metrics = serve_metrics(config.metrics_listen, role)
+        metrics = serve_metrics(config.metrics_listen, counting_role(role, config.worker_pool))
     except (OSError, ValueError) as exc:
         print(f"arena-{role}: cannot serve metrics on {config.metrics_listen}: {exc}",
               file=sys.stderr)

@@ -20,9 +20,11 @@ from __future__ import annotations
 import dataclasses
 import gc
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
+from arena.services.common import metrics
 from arena.services.common.auth import current_principal
 from arena.services.common.config import Config
 from arena.services.common.egress import EgressPolicy
@@ -108,11 +110,13 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
                 f"the analysis pool is busy ({self.slots.capacity} searches at once per "
                 f"worker, every one taken for the {max(0.0, wait_s):.1f} s this call could "
                 "wait); retry, or allow a longer wait with a longer timeout", "analysis_slots")
+        began = time.perf_counter()
         try:
             stop = StopFlag()
             context.add_callback(stop.set)  # a cancelled call stops the search
             return run(stop)
         finally:
+            metrics.ANALYSIS_BUSY.inc(time.perf_counter() - began)
             self.slots.release()
 
     def _search(self, engine: GameEngine, bot: PreparedBot, request: engine_pb2.AnalyzeRequest,
@@ -280,8 +284,8 @@ def create_service(config: Config) -> ServiceParts:
     freeze_heap()  # before any job: the engines and modules loaded, nothing to collect
     peers = peer_client(config)
     quotas = Quotas.from_config(config, connect(config.redis_url))
-    engines = (EngineHost.load(config.engines_catalog, config.engine_processes)
-               if config.engines_catalog else None)
+    engines = (EngineHost.load(config.engines_catalog, config.engine_processes,
+                               config.worker_pool) if config.engines_catalog else None)
     match_pool = config.worker_pool == "match"
     probes = cache_client(config.cache_url) if match_pool and config.shared_cache else None
     runner = BotRunner(cache=SharedSearchCache(probes),  # analyses never touch the cache

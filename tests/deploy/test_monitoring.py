@@ -33,6 +33,8 @@ from arena.services.worker.consumer import WorkerLoop
 from cloudcoil.models.keda.v1alpha1 import ScaledObject, TriggerAuthentication
 from cloudcoil.models.prometheus_operator.v1 import PodMonitor, PrometheusRule
 from prometheus_client import REGISTRY
+from prometheus_client.metrics import MetricWrapperBase
+from prometheus_client.metrics_core import Metric
 from pydantic import BaseModel, ValidationError
 
 from tests.deploy.conftest import DEPLOY
@@ -227,16 +229,44 @@ def test_a_redis_that_cannot_be_read_costs_its_own_figures_and_no_others(
     assert used == ["durable"]
 
 
-def exported_names(redis_client: redis.Redis, cache_client: redis.Redis) -> set[str]:
-    """Every series name Arena's processes can export."""
-    families = list(REGISTRY.collect())
-    families += list(QueueCollector(redis_client, cache_client, "names").collect())
+def _series_names(families: list[Metric]) -> set[str]:
     names = set()
     for family in families:
         suffixes = {"counter": ["_total"], "histogram": ["_bucket", "_count", "_sum"],
                     "gauge": [""]}.get(family.type, [""])
         names.update(family.name + suffix for suffix in suffixes)
     return names
+
+
+def exported_names(redis_client: redis.Redis, cache_client: redis.Redis) -> set[str]:
+    """Every series name Arena's processes can export."""
+    families = list(REGISTRY.collect())
+    families += list(QueueCollector(redis_client, cache_client, "names").collect())
+    return _series_names(families)
+
+
+# The processes whose endpoints a dashboard reads: an analyst is a worker of the analysis
+# pool, and shows the families of the role ``counting_role`` gives it.
+PROCESSES = {"registry": "registry", "referee": "referee", "ladder": "ladder",
+             "worker": "worker", "analyst": metrics.counting_role("worker", "analysis"),
+             "web": "web"}
+
+
+def exported_by(redis_client: redis.Redis, cache_client: redis.Redis) -> dict[str, set[str]]:
+    """The series names each kind of process exports (``metrics.RoleView``); a referee's
+    include the queue figures, which it exports while it holds the exporter's lease."""
+    queue = list(QueueCollector(redis_client, cache_client, "names").collect())
+    return {process: _series_names(list(metrics.RoleView(role).collect())
+                                   + (queue if process == "referee" else []))
+            for process, role in PROCESSES.items()}
+
+
+def _exprs() -> list[str]:
+    """Every expression of the dashboard's panels and of the alert rules."""
+    dashboard = json.loads((MONITORING / "arena-dashboard.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    (rules,) = [r for r in kustomized(MONITORING) if r["kind"] == "PrometheusRule"]
+    return exprs + [r["expr"] for g in rules["spec"]["groups"] for r in g["rules"]]
 
 
 def _metric_names(expr: str) -> set[str]:
@@ -248,16 +278,37 @@ def test_dashboard_and_rules_name_only_exported_metrics(
         redis_client: redis.Redis, cache_client: redis.Redis) -> None:
     assert metrics.JOBS_ANSWERED  # the module that declares them is loaded
     known = exported_names(redis_client, cache_client)
-    dashboard = json.loads((MONITORING / "arena-dashboard.json").read_text())
-    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
-    (rules,) = [r for r in kustomized(MONITORING) if r["kind"] == "PrometheusRule"]
-    exprs += [r["expr"] for g in rules["spec"]["groups"] for r in g["rules"]]
-    used = set().union(*(_metric_names(e) for e in exprs))
+    used = set().union(*(_metric_names(e) for e in _exprs()))
     assert used - known == set()
+    assert used - set().union(*exported_by(redis_client, cache_client).values()) == set()
     assert len(used) >= 20  # the dashboard covers the delivery, not a token panel
     assert {"arena_move_jobs_dead_lettered_total", "arena_cache_hits_total",
             "arena_worker_busy_seconds_total", "arena_redis_roundtrip_seconds_bucket",
             "arena_move_wait_seconds_bucket", "arena_engine_seconds_bucket"} <= used
+
+
+def test_the_dashboard_and_rules_tell_match_workers_from_analysts(
+        redis_client: redis.Redis, cache_client: redis.Redis) -> None:
+    """Analysts showed the match workers' families under the same names with nothing to
+    tell them apart, so the dashboard's busy workers, jobs and cache panels counted them
+    too. Now a family both show (a protocol engine's) carries ``pool``, and an expression
+    that reads one says which pool; the match workers' own are not an analyst's."""
+    shown = exported_by(redis_client, cache_client)
+    every_service = shown["registry"] & shown["ladder"]  # gRPC and process figures
+    both = (shown["worker"] & shown["analyst"]) - every_service
+    assert "arena_protocol_engine_moves_total" in both
+    for name in ("arena_worker_busy_seconds_total", "arena_move_jobs_answered_total",
+                 "arena_cache_probes_total", "arena_engine_seconds_bucket"):
+        assert name in shown["worker"] and name not in shown["analyst"], name
+    assert "arena_analysis_busy_seconds_total" in shown["analyst"]
+    for family, roles in metrics.COUNTED_BY.items():
+        if {"worker", "analyst"} <= set(roles) and "registry" not in roles:
+            metric = next(m for m in vars(metrics).values() if isinstance(m, MetricWrapperBase)
+                          and next(iter(m.describe())).name == family)
+            assert "pool" in metric._labelnames, family
+    for expr in _exprs():
+        for name in _metric_names(expr) & both:
+            assert re.search(r'pool\s*=~?\s*"', expr), (name, expr)
 
 
 def test_the_dashboard_counts_the_protocol_engines_move_streams_too() -> None:

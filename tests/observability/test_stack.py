@@ -24,6 +24,7 @@ from arena.services.common.launcher import Launcher
 from prometheus_client.parser import text_string_to_metric_families
 
 from arena.errors import InvalidArgumentError
+from arena.games import new_position
 from arena.v1 import common_pb2, ladder_pb2, match_pb2, referee_pb2, referee_pb2_grpc
 from tests.support.bots import builtin_bot, external_bot
 from tests.support.servers import ADMIN_TOKEN, client, metadata
@@ -100,7 +101,7 @@ def test_metrics_logs_and_status_of_a_ladder(
     with Launcher(home=tmp_path, workers=2, env=env, metrics=True, admin_token=ADMIN_TOKEN,
                   redis_urls=(redis_server.url, cache_server.url)) as stack, \
             client(registry=stack.target("registry"), referee=stack.target("referee"),
-                   ladder=stack.target("ladder")) as sdk:
+                   ladder=stack.target("ladder"), engine=stack.target("analyst")) as sdk:
         builtin_bot(sdk, "lab-a", LAB)
         builtin_bot(sdk, "lab-b", {"evaluator": "lab", "look_ahead": 1})
         external_bot(sdk, "gone", f"127.0.0.1:{unused_port()}")
@@ -119,6 +120,10 @@ def test_metrics_logs_and_status_of_a_ladder(
                  "worker-2")):
             assert before[role].get((name, labels)) == 0.0, (name, labels, role)
         ladder = run_ladder(sdk)
+        hint = sdk.analyze(common_pb2.Position(
+            game=common_pb2.GameSpec(kind=common_pb2.GAME_KIND_OTHELLO),
+            text=new_position("othello").to_text()), common_pb2.BotRef(name="lab-b"))
+        assert hint.HasField("move")
         matches = [sdk.get_match(match_id) for match_id in ladder.match_ids]
         time.sleep(1.5)  # the workers' presence carries their latest figures
         after = scrape_all(stack)
@@ -167,16 +172,20 @@ def test_metrics_logs_and_status_of_a_ladder(
 def check_roles(samples: dict[str, Samples]) -> None:
     """Each process shows the figures its role counts, and its own: every process showed
     every metric, at 0 where it never counts it (`arena_matches_started_total 0` on a
-    worker)."""
+    worker). An analyst showed a match worker's figures under their names (busy time,
+    jobs, cache), which the dashboard's busy workers summed with the match workers'."""
     shown = {name: {metric for metric, _ in per_process} for name, per_process in samples.items()}
     assert set(shown) == {"registry", "referee", "ladder", "worker-1", "worker-2", "analyst-1"}
     for name, metrics in shown.items():
         assert "process_cpu_seconds_total" in metrics, name
         assert ("arena_matches_started_total" in metrics) == (name == "referee"), name
-        assert ("arena_cache_probes_total" in metrics) == name.startswith(
-            ("worker-", "analyst-")), name
+        for matches_only in ("arena_cache_probes_total", "arena_worker_busy_seconds_total",
+                             "arena_move_jobs_taken_total", "arena_move_wait_seconds_count"):
+            assert (matches_only in metrics) == name.startswith("worker-"), (name, matches_only)
+        assert ("arena_analysis_busy_seconds_total" in metrics) == (name == "analyst-1"), name
         assert ("arena_ladder_games_counted_total" in metrics) == (name == "ladder"), name
         assert "grpc_server_handled_total" in metrics, name  # every one serves gRPC calls
+    assert samples["analyst-1"][("arena_analysis_busy_seconds_total", ())] > 0  # the hint
 
 
 def hung_referee_status(stack: Launcher, home: Path,

@@ -86,7 +86,7 @@ def test_a_wall_clock_engine_gets_its_cpu_time_when_it_runs_half_the_time(
     board = GomokuBoard(15, "freestyle")
 
     def sample(name: str) -> float:
-        return REGISTRY.get_sample_value(name, {"engine": spec.name}) or 0.0
+        return REGISTRY.get_sample_value(name, {"engine": spec.name, "pool": "match"}) or 0.0
 
     def move() -> Move:
         job = gomoku_job(bot, board, LIMIT_MS)
@@ -155,7 +155,7 @@ def test_a_new_engine_on_a_busy_machine_is_told_more_from_its_first_move(
     host, bot = hosted(spec, sandbox)
     board = GomokuBoard(15, "freestyle")
     job = gomoku_job(bot, board, LIMIT_MS)
-    stretch = ("arena_protocol_engine_time_stretch_sum", {"engine": spec.name})
+    stretch = ("arena_protocol_engine_time_stretch_sum", {"engine": spec.name, "pool": "match"})
     told = REGISTRY.get_sample_value(*stretch) or 0.0
     core = {min(os.sched_getaffinity(0))}
     cores = os.sched_getaffinity(0)

@@ -58,25 +58,27 @@ _SPECS_MAX = 256  # engine specs with a bot's options, kept per worker
 class EngineHost:
     """A worker's catalog and pool; ``play`` answers a protocol bot's move job."""
 
-    def __init__(self, catalog: Catalog, pool: EnginePool) -> None:
+    def __init__(self, catalog: Catalog, pool: EnginePool, worker_pool: str = "match") -> None:
         self.catalog = catalog
         self.pool = pool
+        self.worker_pool = worker_pool  # match or analysis: the ``pool`` of its metrics
         self._specs: dict[bytes, EngineSpec] = {}
         self._lock = threading.Lock()
         self.builds = BuildCheck(catalog.engines.values())
         self._changed: set[str] = set()  # engines whose files no longer have their checksum
 
     @classmethod
-    def load(cls, path: Path | str, processes: int) -> EngineHost:
-        """The catalog at ``path`` with a pool of ``processes`` warm processes (raises
-        ``CatalogError`` naming every problem of the file)."""
+    def load(cls, path: Path | str, processes: int, worker_pool: str = "match") -> EngineHost:
+        """The catalog at ``path`` with a pool of ``processes`` warm processes, for a
+        worker of ``worker_pool`` (raises ``CatalogError`` naming every problem of the
+        file)."""
         catalog = load_catalog(path)
         sandbox = Sandbox()
         for line in sandbox.protections.describe():
             log.info("engine sandbox: %s", line)
         names = ", ".join(f"{s.name} ({s.checksum[:12]})" for s in catalog.engines.values())
         log.info("engine catalog %s offers %s", path, names or "no engine")
-        return cls(catalog, EnginePool(sandbox, capacity=processes))
+        return cls(catalog, EnginePool(sandbox, capacity=processes), worker_pool)
 
     def offers(self) -> list[engine_pb2.EngineOffer]:
         """The builds this worker plays: its catalog's engines whose files still have the
@@ -150,7 +152,8 @@ class EngineHost:
         except ValueError as exc:  # a position the engine cannot be asked about
             return error_result(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
         finally:
-            metrics.ENGINE_STARTS.labels(spec.name).inc(self.pool.stats.starts - starts)
+            metrics.ENGINE_STARTS.labels(spec.name, self.worker_pool).inc(
+                self.pool.stats.starts - starts)
         return None
 
     def play(self, job: engine_pb2.MoveJob, stop: StopFlag | None = None,
@@ -186,17 +189,19 @@ class EngineHost:
         except ValueError as exc:  # a position the engine cannot be asked about
             return error_result(engine_pb2.MOVE_ERROR_INVALID_JOB, str(exc))
         finally:  # one engine thread per worker: the pool's counts moved for this move only
-            metrics.ENGINE_STARTS.labels(spec.name).inc(self.pool.stats.starts - starts)
+            metrics.ENGINE_STARTS.labels(spec.name, self.worker_pool).inc(
+                self.pool.stats.starts - starts)
             warm = "yes" if self.pool.stats.reused > reused else "no"
-            metrics.ENGINE_MOVES.labels(spec.name, warm).inc()
+            metrics.ENGINE_MOVES.labels(spec.name, warm, self.worker_pool).inc()
         result = answer_result(answer, game(job.game).position_from_text(job.position.text))
         if job.cpu_clock:
             result.cpu_ms = round(answer.cpu_ms)
             result.queued_ms = round(answer.queued_ms)
         if answer.told_ms:
-            metrics.ENGINE_STRETCH.labels(spec.name).observe(answer.told_ms / limit)
+            metrics.ENGINE_STRETCH.labels(spec.name, self.worker_pool).observe(
+                answer.told_ms / limit)
         if answer.held_ms:
-            metrics.ENGINE_HELD.labels(spec.name).inc()
+            metrics.ENGINE_HELD.labels(spec.name, self.worker_pool).inc()
         return result
 
     def spec_for(self, wanted: bots_pb2.ProtocolEngine) -> EngineSpec:
