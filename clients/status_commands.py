@@ -138,6 +138,15 @@ def _age(ms: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
+def _referee(referee: status_pb2.ServiceStatus) -> str:
+    if not referee.up:
+        return (f"{referee.name} GONE (silent {_age(referee.idle_ms)}, "
+                f"matches held: {referee.running})")
+    left = (f", {referee.awaiting_takeover} left by its run before a restart, awaiting "
+            "takeover" if referee.awaiting_takeover else "")
+    return f"{referee.name} up ({referee.running} running{left})"
+
+
 def render(arena: status_pb2.ArenaStatus | None, services: dict[str, bool],
            ladders: list[LadderEta] | str, now_s: float, missing: str = "",
            down: dict[str, str] | None = None) -> str:
@@ -153,9 +162,7 @@ def render(arena: status_pb2.ArenaStatus | None, services: dict[str, bool],
         lines.append(f"no picture of workers, queues and matches: {missing}")
         lines += _ladder_lines(ladders)
         return "\n".join(lines)
-    referees = "  ".join(f"{r.name} up ({r.running} running)" if r.up else
-                         f"{r.name} GONE (silent {_age(r.idle_ms)}, matches held: {r.running})"
-                         for r in arena.referees)
+    referees = "  ".join(_referee(r) for r in arena.referees)
     lines.append(f"referees: {referees or 'none'}")
     lines += _workers(arena, now_s)
     moves = arena.moves

@@ -337,6 +337,7 @@ class ServiceStatus(_message.Message):
     UP_FIELD_NUMBER: _builtins.int
     IDLE_MS_FIELD_NUMBER: _builtins.int
     RUNNING_FIELD_NUMBER: _builtins.int
+    AWAITING_TAKEOVER_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     address: _builtins.str
     """Where it serves: shown to admins only (empty for a user's token)."""
@@ -347,6 +348,11 @@ class ServiceStatus(_message.Message):
     """
     running: _builtins.int
     """Referees: the matches it holds (running, or left by it if it is gone)."""
+    awaiting_takeover: _builtins.int
+    """Referees up: the matches held under its name by its run before a restart, which it does
+    not run; another referee (or this one) takes them over after ARENA_MATCH_IDLE_MS. Not
+    counted in `running`.
+    """
     def __init__(
         self,
         *,
@@ -355,10 +361,11 @@ class ServiceStatus(_message.Message):
         up: _builtins.bool = ...,
         idle_ms: _builtins.int = ...,
         running: _builtins.int = ...,
+        awaiting_takeover: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "idle_ms", b"idle_ms", "name", b"name", "running", b"running", "up", b"up"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "awaiting_takeover", b"awaiting_takeover", "idle_ms", b"idle_ms", "name", b"name", "running", b"running", "up", b"up"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -52,10 +52,15 @@ class RefereeLoop:
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._match_threads: set[threading.Thread] = set()
+        self.started_ms = 0  # this run's start, on Redis's clock (``referees``)
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> RefereeLoop:
+        try:  # before the first read: every job this run takes is delivered after it
+            self.started_ms = referees.clock_ms(self.client)
+        except redis.RedisError:  # nothing is delivered before Redis answers
+            self.started_ms = int(time.time() * 1000)
         self._threads = start_threads((self._consume, "match-consumer"),
                                       (self._beat, "match-heartbeat"))
         return self
@@ -184,7 +189,8 @@ class RefereeLoop:
             try:
                 with self.client.pipeline(transaction=False) as pipe:
                     self.jobs.touch(entries, pipe)
-                    referees.advertise(pipe, self.referee_id, int(3000 * interval))
+                    referees.advertise(pipe, self.referee_id, int(3000 * interval),
+                                       self.started_ms)
                     pipe.execute()
             except redis.RedisError as exc:
                 log.warning("match heartbeat failed: %s", exc)

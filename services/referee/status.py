@@ -120,9 +120,12 @@ class StatusServicer(status_pb2_grpc.StatusServicer):
         status.dead_letters = queues.stream_length(self.client, DEAD_STREAM)
         idle, held = matches.idle_ms or {}, matches.held or {}
         present = referees.present(self.client, now_ms)
+        earlier = referees.held_before_restart(
+            self.client, {name: count for name, count in held.items() if name in present})
         for name in sorted(present | set(idle)):
+            left = earlier.get(name, 0)  # by its run before a restart: not running
             status.referees.add(name=name, up=name in present, idle_ms=idle.get(name, 0),
-                                running=held.get(name, 0))
+                                running=held.get(name, 0) - left, awaiting_takeover=left)
         status.workers.extend(workers.alive(self.client, now_ms))
         status.cache_probes = sum(w.cache_probes for w in status.workers)
         status.cache_hits = sum(w.cache_hits for w in status.workers)

@@ -192,6 +192,35 @@ def test_a_gone_referee_shows_the_matches_it_left(redis_server: EmbeddedRedis,
     assert re.search(r"referee-gone GONE \(silent \d+\.\d s, matches held: 1\)", line), line
 
 
+def test_a_restarted_referee_shows_its_earlier_runs_matches_awaiting_takeover(
+        redis_server: EmbeddedRedis, redis_client: redis.Redis, tmp_path: Path) -> None:
+    """`arena up` restarts a referee under its name: until a referee took over the match its
+    earlier run held (`match_idle_ms` later), status showed it up and running that match,
+    which nothing ran. Now each run says when it started, and a match held under its name
+    since before then is awaiting takeover, not running; one it took since is running."""
+    redis_client.xgroup_create(MATCH_STREAM, REFEREE_GROUP, id="0", mkstream=True)
+    redis_client.xadd(MATCH_STREAM, {"pb": b"a match"})
+    # the earlier run of "referee" took a match, then died
+    redis_client.xreadgroup(REFEREE_GROUP, "referee", {MATCH_STREAM: ">"}, count=1)
+    server = serve("referee", Config(redis_url=redis_server.url, instance="referee",
+                                     match_idle_ms=60_000))
+    try:
+        with redis_client.pipeline(transaction=True) as pipe:  # one the new run took:
+            pipe.xadd(MATCH_STREAM, {"pb": b"another"})      # atomic, so its own blocked
+            pipe.xreadgroup(REFEREE_GROUP, "referee", {MATCH_STREAM: ">"}, count=1)  # read
+            pipe.execute()                                     # does not drop it first
+        shown = json.loads(status(server, tmp_path, "--json"))["arena"]
+        screen = status(server, tmp_path).splitlines()
+    finally:
+        server.stop()
+    (restarted,) = shown["referees"]
+    assert restarted["name"] == "referee" and restarted.get("up")
+    assert int(restarted["running"]) == 1  # not 2: the earlier run's match is not running
+    assert int(restarted.get("awaiting_takeover", 0)) == 1
+    assert ("referees: referee up (1 running, 1 left by its run before a restart, awaiting "
+            "takeover)") in screen
+
+
 def consumers(client: redis.Redis) -> list[str]:
     """The match group's consumers, by name."""
     found: Any = client.xinfo_consumers(MATCH_STREAM, REFEREE_GROUP)

@@ -188,6 +188,13 @@ MOVE_OWNERS = "arena:workers:owners"
 
 REFEREES = "arena:referees"  # sorted set: referee name scored by when its presence ends (ms)
 
+
+def referee(name: str) -> str:
+    """String: when the running incarnation of the referee ``name`` started (the Redis
+    clock, ms), expiring with its presence. ``arena up`` restarts a referee under its name,
+    and what the run before held is not the new run's."""
+    return f"arena:referee:{name}"
+
 # --- operations (durable Redis) ----------------------------------------------------------------
 
 # The referee that exports the queue figures to Prometheus holds this lease (its instance name).
