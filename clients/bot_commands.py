@@ -606,6 +606,7 @@ def add_bot_commands(subparsers: Subparsers) -> None:
     imported.add_argument("--update", action="store_true",
                           help="if the name exists, add a version instead of failing")
     imported.set_defaults(func=cmd_import)
+    name_fields(imported, {"spec.name": "--name"})
 
     for parser in (register, update, show, listing, retire, presets, export,
                    imported):

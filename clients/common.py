@@ -18,7 +18,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from arena.argtypes import integer_in
-from arena.bots.validation import BOT_REF_FORM, evaluator_game, split_bot_ref
+from arena.bots.validation import BOT_REF_FORM, evaluator_game, split_bot_ref, validate_name
 from arena.documents import MAX_DOCUMENT_BYTES, decode_text, read_bounded
 from arena.errors import ArenaError, InvalidArgumentError, NotFoundError, UnavailableError
 from arena.games import GAME_NAMES, GAMES, Position, game
@@ -235,10 +235,16 @@ def print_usage(usage: referee_pb2.Usage | registry_pb2.BotUsage | ladder_pb2.La
 
 
 def parse_bot_ref(text: str) -> common_pb2.BotRef:
-    """``name`` (latest version) or ``name@3``."""
+    """``name`` (latest version) or ``name@3``; a name no bot could have is refused here,
+    in the reference's words, where the services named their request's field
+    (``bot.name``, ``bot_name``)."""
     ref = split_bot_ref(text)
     if ref is None:
-        raise InvalidArgumentError(f"bad bot reference {text!r}: {BOT_REF_FORM}")
+        raise InvalidArgumentError(f"bad bot reference {shown(text)}: {BOT_REF_FORM}")
+    problems = validate_name(ref[0], "name")
+    if problems:
+        raise InvalidArgumentError(f"bad bot reference {shown(text)}: the name "
+                                   f"{problems[0].description}")
     return common_pb2.BotRef(name=ref[0], version=ref[1])
 
 

@@ -404,6 +404,8 @@ def game_label(spec: common_pb2.GameSpec) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    if args.bot:
+        parse_bot_ref(args.bot)  # a reference no bot could have, said as the others are
     filters: dict[str, Any] = {"bot_name": args.bot or "", "ladder_id": args.ladder_id or "",
                                "summary_only": True}
     if args.status:

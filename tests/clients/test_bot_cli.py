@@ -313,6 +313,9 @@ def test_export_then_import_reproduces_the_bot(
                                      "terra", "--token", "bob-token")
     assert run_json(capsys, "import", str(path), "--name", "terra-b",
                     "--token", "bob-token")["owner"] == "bob"
+    # The name given is the option's, not the request's field ('spec.name: must be ...').
+    assert fails(capsys, "import", str(path), "--name", "t" * 65).endswith(
+        "arena: error: --name: must be at most 64 characters, got 65\n")
     # The file holds the bot as it is: updating from it changes nothing, so no new version.
     again = run_json(capsys, "import", str(path), "--update")
     assert again["version"] == 1 and again["content_hash"] == original["content_hash"]

@@ -106,6 +106,14 @@ def test_corrupt_stack_file(run_arena: RunArena, tmp_path: Path) -> None:
          "bad bot reference"),
         (("bot", "show", "x@0"), "bad bot reference 'x@0': expected NAME or NAME@VERSION, "
                                  "versions counting from 1"),
+        # a name no bot could have was sent, and refused in the request's words:
+        # "invalid request: bot.name: must be at most 64 characters" (bot_name in a list)
+        (("match", "create", "--black", "b" * 65, "--white", "ryo"),
+         f"bad bot reference '{'b' * 65}': the name must be at most 64 characters, got 65"),
+        (("analyze", "--bot", " ryo"), "bad bot reference ' ryo': the name must not start or "
+                                       "end with a space"),
+        (("match", "list", "--bot", "r\u202eyo"), "bad bot reference 'r\\u202eyo': the name "
+                                                 "must contain printable characters only"),
         (("match", "create", "--black", "a", "--white", "b", "--opening", "zz"),
          "invalid Othello move"),
         (("match", "create", "--black", "a", "--white", "b", "--opening", "a1"), "illegal"),
