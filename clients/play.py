@@ -154,8 +154,8 @@ def _file_bot(played: Game, path: Path) -> tuple[str, dict[str, object]]:
 def _registered_bot(args: argparse.Namespace, played: Game, which: str,
                     presets: list[str]) -> tuple[str, dict[str, object]]:
     ref = parse_bot_ref(which)
-    not_local = (f"not a {played.name} preset ({', '.join(presets)}), a bot file "
-                 f"(.toml) or a JSON config")
+    not_local = (f"not one of the {played.title} presets ({', '.join(presets)}), a bot "
+                 f"file (.toml) or a JSON config")
     try:
         with client_from_args(args) as client:
             bot = client.get_bot(ref.name, ref.version)

@@ -136,7 +136,9 @@ def test_corrupt_stack_file(run_arena: RunArena, tmp_path: Path) -> None:
         (("analyze", "--preset", "sharpmoku-hard", "--game", "gomoku", "--position",
           "-" * 27 + "OX------XO" + "-" * 27 + " X"), "; that is an Othello position, and the "
          "game here is Gomoku"),
-        (("play", "--mode", "bot-bot", "--bot", "nosuchbot"), "unknown bot 'nosuchbot'"),
+        # It said "not a othello preset".
+        (("play", "--mode", "bot-bot", "--bot", "nosuchbot"),
+         "unknown bot 'nosuchbot': not one of the Othello presets (arena-fast, "),
         (("play", "--game", "gomoku", "--size", "4"), "size"),
         (("play", "--variant", "chess"), "unknown Othello variant"),
         (("play", "--mode", "human-human", "--black", "lucy"), "human on that side"),
