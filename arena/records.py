@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import itertools
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from google.protobuf import timestamp_pb2
@@ -430,8 +431,8 @@ _READERS = {"native": _native_record, "ggf": _ggf_record, "transcript": _transcr
 _SIZE_STATED_AT = {"psq": (1, len("Piskvorky ") + 1)}
 
 
-# A player's name in a stored match (it names index keys), or the record's date or place; a
-# record's longer one is refused, never cut.
+# A player's name in a stored match (it names index keys), a move's worker, or the record's
+# date or place; a record's longer one is refused, never cut.
 MAX_PLAYER_NAME = 100
 # Where a record of each format gives the players' names, its date and its place, for an
 # error (a transcript gives none, PSQ no date or place).
@@ -444,11 +445,10 @@ _KEPT_AS = ("a player's name", "a player's name", "a date", "a place")
 def check_storable(fmt: str, replay: Replay) -> None:
     """A record read (``read_record``, which reads any board and names its format can hold:
     a replay shows them) must be of a board its game is played on here, and name its players
-    in at most ``MAX_PLAYER_NAME`` characters, to be stored as a match; ``FormatError``
-    naming the record's size, where it states it, and the sizes the game takes, or the
-    field of the name too long."""
-    texts = (replay.black, replay.white, *(value for _, value in _record_origin(replay)))
-    for text, field, kept_as in zip(texts, _KEPT_AT.get(fmt, ("",) * 4), _KEPT_AS, strict=True):
+    and its moves' workers in at most ``MAX_PLAYER_NAME`` characters, to be stored as a
+    match; ``FormatError`` naming the record's size, where it states it, and the sizes the
+    game takes, or the field of the name too long."""
+    for text, field, kept_as in _kept_texts(fmt, replay):
         length = len(_one_line(text))
         if length > MAX_PLAYER_NAME:
             raise FormatError(f"{field} is {length:,} characters; {kept_as} is at most "
@@ -461,12 +461,23 @@ def check_storable(fmt: str, replay: Replay) -> None:
                           f"{played.sizes_text} only", line, column)
 
 
+def _kept_texts(fmt: str, replay: Replay) -> Iterator[tuple[str, str, str]]:
+    """The texts of a record its match keeps (``_foreign``), each with where the record
+    gives it and what it is: the players' names, the date and the place, and each move's
+    worker (a native replay's alone names them)."""
+    texts = (replay.black, replay.white, *(value for _, value in _record_origin(replay)))
+    yield from zip(texts, _KEPT_AT.get(fmt, ("",) * 4), _KEPT_AS, strict=True)
+    for index, move in enumerate(replay.moves):
+        if move.worker:
+            yield move.worker, f"moves[{index}].worker", "a worker's name"
+
+
 def imported_match(replay: Replay, fmt: str, match_id: str, owner: str,
                    at: timestamp_pb2.Timestamp) -> match_pb2.Match:
-    """A replay as a finished match of ``owner``: every move a record (a native replay's
-    opening moves stay the match's opening), the players named as in the record with
-    version 0 (they name no registered bot), the result from the record's outcome (none:
-    void, ``TERMINATION_UNFINISHED``)."""
+    """A replay (one ``check_storable`` passed) as a finished match of ``owner``: every
+    move a record (a native replay's opening moves stay the match's opening), the players
+    named as in the record with version 0 (they name no registered bot), the result from
+    the record's outcome (none: void, ``TERMINATION_UNFINISHED``)."""
     played = game(replay.game)
     opening = [m.move for m in itertools.takewhile(lambda m: m.worker == "opening",
                                                    replay.moves)]
@@ -503,8 +514,8 @@ def _imported(name: str, side: str) -> common_pb2.BotRef:
 
 def _foreign(text: str) -> str:
     """A record's text as stored and shown to every user: one line of printable
-    characters, at most ``MAX_PLAYER_NAME`` (a worker's name is cut to it)."""
-    return printable(_one_line(text)[:MAX_PLAYER_NAME])
+    characters (``check_storable`` refused it over ``MAX_PLAYER_NAME``)."""
+    return printable(_one_line(text))
 
 
 def _one_line(text: str) -> str:

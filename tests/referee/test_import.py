@@ -328,6 +328,24 @@ def test_a_player_name_over_the_limit_is_refused_not_cut(alice: ArenaClient, fmt
     assert alice.get_match(match.id).black.name == longest
 
 
+def test_a_worker_name_over_the_limit_is_refused_not_cut(alice: ArenaClient) -> None:
+    """A native replay's worker of 5,000 characters was stored cut to 100 without a word,
+    as a player's name was; it is refused as a name is, by its place in the record (the
+    opening's moves counted, as the record lists them)."""
+    replay = Replay.new(OthelloBoard(), "a", "b")
+    replay.moves = [ReplayMove(move=37, time_ms=0, worker="opening"),
+                    ReplayMove(move=43, time_ms=5, worker="w1"),
+                    ReplayMove(move=18, time_ms=5, worker="w" * 5000)]
+    with pytest.raises(InvalidArgumentError) as refused:
+        alice.import_match(write_replay(replay))
+    assert ("content: moves[2].worker is 5,000 characters; a worker's name is at most 100"
+            in str(refused.value))
+    longest = "w" * 99 + "\u00e9"
+    replay.moves[2] = ReplayMove(move=18, time_ms=5, worker=longest)
+    match = alice.import_match(write_replay(replay))
+    assert [r.worker_id for r in alice.get_match(match.id).moves] == ["w1", longest]
+
+
 def test_a_native_replay_with_an_illegal_move_names_it(alice: ArenaClient) -> None:
     text = write_replay(Replay.new(OthelloBoard(), "a", "b"))
     text = text.replace('"moves": []', '"moves": [{"move": 37, "time_ms": 1}, '
