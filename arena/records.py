@@ -6,8 +6,9 @@ other way, ``read_record`` reads a record of any of these formats into a replay 
 match replay FILE``) and ``imported_match`` makes it a finished match (ImportMatch).
 
 * native: Arena's JSON replay (``arena.formats.replay``), with the opening moves, every move's
-  search info and worker, the outcome and the forfeit reason, and the full ``Match``
-  protobuf (base64) in the metadata, so nothing recorded is lost.
+  search info and worker, the outcome and the forfeit reason, the match's times
+  (``created_at``, ``finished_at``: RFC 3339) and the full ``Match`` protobuf (base64) in
+  the metadata, so nothing recorded is lost.
 * GGF and transcript (Othello), PSQ (Gomoku).
 """
 
@@ -173,6 +174,9 @@ def native_replay(match: match_pb2.Match) -> Replay:
     }
     origin = (("date", match.origin.date), ("place", match.origin.place))
     replay.metadata.update((key, value) for key, value in origin if value)
+    times = (("created_at", match.created_at), ("finished_at", match.finished_at))
+    replay.metadata.update((key, stamp.ToJsonString()) for key, stamp in times
+                           if stamp.ToNanoseconds())
     return replay
 
 
@@ -440,19 +444,26 @@ _KEPT_AT = {"native": ("black", "white", "metadata.date", "metadata.place"),
             "ggf": ("PB", "PW", "DT", "PC"),
             "psq": ("black's name in the trailer", "white's name in the trailer", "", "")}
 _KEPT_AS = ("a player's name", "a player's name", "a date", "a place")
+# A native replay's times (its metadata, as ``native_replay`` writes them), kept as the
+# match's; how far past the import one may be, since the arena that wrote it may keep
+# another clock (or another time zone, written as UTC).
+_KEPT_TIMES = ("created_at", "finished_at")
+CLOCK_SLACK_S = 24 * 3600
 
 
-def check_storable(fmt: str, replay: Replay) -> None:
+def check_storable(fmt: str, replay: Replay, at: timestamp_pb2.Timestamp) -> None:
     """A record read (``read_record``, which reads any board and names its format can hold:
-    a replay shows them) must be of a board its game is played on here, and name its players
-    and its moves' workers in at most ``MAX_PLAYER_NAME`` characters, to be stored as a
-    match; ``FormatError`` naming the record's size, where it states it, and the sizes the
-    game takes, or the field of the name too long."""
+    a replay shows them) must be of a board its game is played on here, name its players
+    and its moves' workers in at most ``MAX_PLAYER_NAME`` characters, and give times a
+    match imported at ``at`` can keep (``_kept_times``), to be stored as a match;
+    ``FormatError`` naming the record's size, where it states it, and the sizes the game
+    takes, or the field of the name too long or the time refused."""
     for text, field, kept_as in _kept_texts(fmt, replay):
         length = len(_one_line(text))
         if length > MAX_PLAYER_NAME:
             raise FormatError(f"{field} is {length:,} characters; {kept_as} is at most "
                               f"{MAX_PLAYER_NAME}")
+    _kept_times(replay, at)
     played = game(replay.game)
     size = replay.start_position().size
     if size not in played.sizes:
@@ -472,12 +483,51 @@ def _kept_texts(fmt: str, replay: Replay) -> Iterator[tuple[str, str, str]]:
             yield move.worker, f"moves[{index}].worker", "a worker's name"
 
 
+def _kept_times(replay: Replay, at: timestamp_pb2.Timestamp
+                 ) -> tuple[timestamp_pb2.Timestamp, timestamp_pb2.Timestamp]:
+    """When the match of ``replay``, imported at ``at``, was created and finished: as a
+    native replay's metadata says (``created_at``, ``finished_at``, RFC 3339 as
+    ``native_replay`` writes them), else at the import (a record that gives its finish
+    alone was created then; one that gives its creation alone finished at the import, or
+    then if that is later). ``FormatError`` naming the key for a time not so written,
+    not after 1970, more than ``CLOCK_SLACK_S`` after the import, or a finish before the
+    creation."""
+    created, finished = (_record_time(replay, key, at) for key in _KEPT_TIMES)
+    if created is not None and finished is not None and \
+            finished.ToNanoseconds() < created.ToNanoseconds():
+        raise FormatError(f"metadata.finished_at is {finished.ToJsonString()}, before "
+                          f"metadata.created_at ({created.ToJsonString()})")
+    if created is None:
+        created = at if finished is None else finished
+    if finished is None:
+        finished = max(created, at, key=lambda stamp: stamp.ToNanoseconds())
+    return created, finished
+
+
+def _record_time(replay: Replay, key: str, at: timestamp_pb2.Timestamp
+                 ) -> timestamp_pb2.Timestamp | None:
+    text = replay.metadata.get(key, "")
+    if not text:
+        return None
+    stamp = timestamp_pb2.Timestamp()
+    try:
+        stamp.FromJsonString(text)
+    except ValueError:
+        raise FormatError(f"metadata.{key} must be a time such as 2003-01-02T03:04:05.678Z "
+                          f"(RFC 3339), got {shown(text)}") from None
+    if not 0 < stamp.ToNanoseconds() <= at.ToNanoseconds() + CLOCK_SLACK_S * 10**9:
+        raise FormatError(f"metadata.{key} is {text}: a match's time is after 1970 and at most "
+                          f"a day after its import ({at.ToJsonString()})")
+    return stamp
+
+
 def imported_match(replay: Replay, fmt: str, match_id: str, owner: str,
                    at: timestamp_pb2.Timestamp) -> match_pb2.Match:
-    """A replay (one ``check_storable`` passed) as a finished match of ``owner``: every
-    move a record (a native replay's opening moves stay the match's opening), the players
-    named as in the record with version 0 (they name no registered bot), the result from
-    the record's outcome (none: void, ``TERMINATION_UNFINISHED``)."""
+    """A replay (one ``check_storable`` passed) as a finished match of ``owner``, imported
+    at ``at``: every move a record (a native replay's opening moves stay the match's
+    opening), the players named as in the record with version 0 (they name no registered
+    bot), the result from the record's outcome (none: void, ``TERMINATION_UNFINISHED``),
+    created and finished when the record says (``_kept_times``)."""
     played = game(replay.game)
     opening = [m.move for m in itertools.takewhile(lambda m: m.worker == "opening",
                                                    replay.moves)]
@@ -490,10 +540,11 @@ def imported_match(replay: Replay, fmt: str, match_id: str, owner: str,
     position = start
     for square in opening:
         position.push(square)
+    created, finished = _kept_times(replay, at)
     match = match_pb2.Match(
         id=match_id, config=config, black=config.black, white=config.white,
-        status=match_pb2.MATCH_STATUS_FINISHED, owner=owner, created_at=at, finished_at=at,
-        start_position=position.to_text(), imported_from=fmt)
+        status=match_pb2.MATCH_STATUS_FINISHED, owner=owner, created_at=created,
+        finished_at=finished, start_position=position.to_text(), imported_from=fmt)
     origin = {key: _foreign(value) for key, value in _record_origin(replay)}
     if any(origin.values()):
         match.origin.CopyFrom(match_pb2.RecordOrigin(**origin))

@@ -209,16 +209,16 @@ def import_match(store: MatchStore, request: referee_pb2.ImportMatchRequest,
     if len(request.content) > MAX_RECORD_CHARS:
         raise InvalidArgumentError.for_fields([FieldViolation(
             "content", f"is {len(request.content)} characters; the limit is {MAX_RECORD_CHARS}")])
+    now_ms = int(time.time() * 1000)
+    stamp = timestamp_pb2.Timestamp()
+    stamp.FromMilliseconds(now_ms)
     try:
         fmt, replay = read_record(request.content, fmt, request.variant)
-        check_storable(fmt, replay)
+        check_storable(fmt, replay, stamp)
     except UnknownGameError as exc:  # a variant the record's game has not
         raise InvalidArgumentError.for_fields([FieldViolation("variant", str(exc))]) from None
     except InvalidArgumentError as exc:  # FormatError: the message names the line or move
         raise InvalidArgumentError.for_fields([FieldViolation("content", str(exc))]) from None
-    now_ms = int(time.time() * 1000)
-    stamp = timestamp_pb2.Timestamp()
-    stamp.FromMilliseconds(now_ms)
     match = imported_match(replay, fmt, new_match_id(now_ms), owner, stamp)
     made = store.store_finished(match, served, limit)
     return match if made == match.id else store.get(made)

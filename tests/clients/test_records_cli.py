@@ -56,6 +56,10 @@ def test_every_export_replays_and_imports_back(cli_stack: InProcessStack,
         assert _board(ok(run("match", "replay", new_id, "--ply", str(plies)))) == played
         assert ok(run("match", "export", new_id, "--format", "transcript")) == transcript
         assert f"imported from a {fmt} record" in ok(run("match", "show", new_id))
+        if fmt == "native":  # its times are the played match's (they were the import's)
+            again = json.loads(ok(run("match", "show", new_id, "--json")))
+            assert (again["created_at"], again["finished_at"]) == (shown["created_at"],
+                                                                   shown["finished_at"])
         assert new_id in ok(run("match", "list", "--limit", "0"))
     ok(run("match", "delete", new_id))
     # A record may name its players anything, and anyone may import one: one that names

@@ -29,6 +29,7 @@ from arena.formats import (
     ReplayMove,
     ggf_from_moves,
     ggf_result,
+    parse_replay,
     psq_from_moves,
     write_ggf,
     write_psq,
@@ -344,6 +345,65 @@ def test_a_worker_name_over_the_limit_is_refused_not_cut(alice: ArenaClient) -> 
     replay.moves[2] = ReplayMove(move=18, time_ms=5, worker=longest)
     match = alice.import_match(write_replay(replay))
     assert [r.worker_id for r in alice.get_match(match.id).moves] == ["w1", longest]
+
+
+def _timed(**times: str) -> str:
+    """A short native replay whose metadata gives ``times`` (created_at, finished_at)."""
+    replay = Replay.new(OthelloBoard(), "a", "b")
+    replay.moves = [ReplayMove(move=37, time_ms=1), ReplayMove(move=43, time_ms=1)]
+    replay.metadata = dict(times)
+    return write_replay(replay)
+
+
+def test_a_native_replay_keeps_its_match_s_times(alice: ArenaClient) -> None:
+    """A native import was created and finished at the import, whatever the record said:
+    the times its export writes (metadata created_at, finished_at) are the match's, so
+    export, import and export again write the same times."""
+    said = {"created_at": "2003-01-02T03:04:05.678Z", "finished_at": "2003-01-02T03:14:05Z"}
+    match = alice.import_match(_timed(**said))
+    kept = (match.created_at.ToJsonString(), match.finished_at.ToJsonString())
+    assert kept == (said["created_at"], said["finished_at"])
+    assert alice.get_match(match.id) == match
+    exported = alice.get_replay(match.id, NATIVE).content
+    assert {key: parse_replay(exported).metadata[key] for key in said} == said
+    again = alice.import_match(exported)
+    assert (again.created_at, again.finished_at) == (match.created_at, match.finished_at)
+    assert {key: parse_replay(alice.get_replay(again.id, NATIVE).content).metadata[key]
+            for key in said} == said
+    # A record of a match not over (created, not finished) finished when it was imported.
+    started = alice.import_match(_timed(created_at=said["created_at"]))
+    assert started.created_at == match.created_at
+    assert started.finished_at.ToNanoseconds() > started.created_at.ToNanoseconds()
+    # One that gives neither time, or another format, was created and finished then.
+    for plain in (alice.import_match(_timed()), alice.import_match("f5d6")):
+        assert plain.created_at == plain.finished_at
+        assert plain.created_at.ToNanoseconds() > match.created_at.ToNanoseconds()
+
+
+@pytest.mark.parametrize(("times", "said"), [
+    ({"created_at": "yesterday"},
+     "metadata.created_at must be a time such as 2003-01-02T03:04:05.678Z (RFC 3339), got "
+     "'yesterday'"),
+    ({"finished_at": "2003-02-30T00:00:00Z"},
+     "metadata.finished_at must be a time such as 2003-01-02T03:04:05.678Z (RFC 3339), got "
+     "'2003-02-30T00:00:00Z'"),
+    ({"created_at": "2003-01-02 03:04:05"},
+     "metadata.created_at must be a time such as"),
+    ({"created_at": "1969-12-31T23:59:59Z"},
+     "metadata.created_at is 1969-12-31T23:59:59Z: a match's time is after 1970 and at most "
+     "a day after its import ("),
+    ({"finished_at": "9999-12-31T23:59:59Z"},
+     "metadata.finished_at is 9999-12-31T23:59:59Z: a match's time is after 1970 and at most "
+     "a day after its import ("),
+    ({"created_at": "2003-01-02T04:00:00Z", "finished_at": "2003-01-02T03:04:05Z"},
+     "metadata.finished_at is 2003-01-02T03:04:05Z, before metadata.created_at "
+     "(2003-01-02T04:00:00Z)"),
+])
+def test_a_native_replay_s_times_are_checked(alice: ArenaClient, times: dict[str, str],
+                                             said: str) -> None:
+    with pytest.raises(InvalidArgumentError) as refused:
+        alice.import_match(_timed(**times))
+    assert f"invalid request: content: {said}" in str(refused.value), refused.value
 
 
 def test_a_native_replay_with_an_illegal_move_names_it(alice: ArenaClient) -> None:
