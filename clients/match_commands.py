@@ -373,6 +373,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"status   {match_result_text(match)}")
     if match.imported_from:
         print(f"imported from a {match.imported_from} record (its players name no bot)")
+    if match.HasField("origin"):
+        print(f"played   {origin_text(match.origin)}")
     if match.config.ladder_id:
         print(f"ladder   {match.config.ladder_id}")
     # a record states no clock: the default 1,000 ms would be a clock it never had
@@ -385,6 +387,13 @@ def cmd_show(args: argparse.Namespace) -> int:
         final = position_of(spec, match.moves[-1].position_after)
         print(render_board(final, last_move=match.moves[-1].move.square))
     return 0
+
+
+def origin_text(origin: match_pb2.RecordOrigin) -> str:
+    """``on 2003.01.02_03:04:05.UTC at NIOS``: where and when an imported record says its
+    game was played, as it wrote them."""
+    said = (("on", origin.date), ("at", origin.place))
+    return " ".join(f"{word} {value}" for word, value in said if value)
 
 
 def clock_text(match: match_pb2.Match) -> str:

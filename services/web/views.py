@@ -260,6 +260,9 @@ def match_summary_json(match: match_pb2.Match) -> Json:
         "owner": match.owner,
         # An imported record's players are names only, no bots (anyone may import one).
         "imported_from": match.imported_from or None,
+        # Where and when such a record says its game was played, as it wrote them.
+        "origin": {"date": match.origin.date or None, "place": match.origin.place or None}
+        if match.HasField("origin") else None,
     }
 
 

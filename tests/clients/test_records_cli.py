@@ -114,6 +114,27 @@ def test_a_record_saved_with_a_byte_order_mark_and_windows_newlines_reads_as_it_
     assert "lab-c" in ok(run("bot", "import", "lab-c.toml"))
 
 
+def test_show_says_where_and_when_an_imported_record_was_played(
+        cli_stack: InProcessStack) -> None:
+    """A GGF's DT and PC are kept (Match.origin) and exported again, but `arena match show`
+    said nothing of them."""
+    run = cli_stack.run
+    records = {"(;GM[Othello]PC[NIOS]DT[2003.01.02_03:04:05.UTC]B[F5];)":
+               "on 2003.01.02_03:04:05.UTC at NIOS",
+               "(;GM[Othello]PC[NIOS]B[F5];)": "at NIOS"}
+    for record, said in records.items():
+        Path("nios.ggf").write_text(record)
+        match_id = ok(run("match", "import", "nios.ggf")).split()[2]
+        assert f"(its players name no bot)\nplayed   {said}\n" in ok(run("match", "show",
+                                                                        match_id))
+    shown = json.loads(ok(run("match", "show", match_id, "--json")))
+    assert shown["origin"] == {"place": "NIOS"}
+    Path("plain.ggf").write_text("(;GM[Othello]B[F5];)")  # nothing said: no line
+    match_id = ok(run("match", "import", "plain.ggf")).split()[2]
+    assert "played " not in ok(run("match", "show", match_id))
+    assert "origin" not in json.loads(ok(run("match", "show", match_id, "--json")))
+
+
 def test_a_game_from_another_start_is_no_transcript(cli_stack: InProcessStack) -> None:
     """A transcript is moves alone, read from the standard start: a game from a custom
     start was exported as one all the same, and imported back it failed ('illegal move

@@ -1547,6 +1547,33 @@ def test_an_imported_record_s_players_are_names_not_bots(web: WebStack, page: An
     web.client.delete_match(match.id)
 
 
+def test_an_imported_record_s_date_and_place_are_shown(web: WebStack, page: Any) -> None:
+    """A GGF's DT and PC are kept (Match.origin) and exported again, but neither the
+    match's JSON nor its page said them."""
+    record = "(;GM[Othello]PC[NIOS]DT[2003.01.02_03:04:05.UTC]B[F5];)"
+    match = web.client.import_match(record, referee_pb2.REPLAY_FORMAT_GGF)
+    plain = web.client.import_match("(;GM[Othello]PC[NIOS]B[F5];)")
+    try:
+        said = web.http.json(f"/api/matches/{match.id}")["origin"]
+        assert said == {"date": "2003.01.02_03:04:05.UTC", "place": "NIOS"}
+        assert web.http.json(f"/api/matches/{plain.id}")["origin"] == {"date": None,
+                                                                       "place": "NIOS"}
+        newest = web.http.json("/api/matches?status=finished&limit=5")["matches"]
+        assert {m["id"]: m["origin"] for m in newest}[match.id] == said  # a listing's too
+        played = finished_ladder_match(web)
+        assert web.http.json(f"/api/matches/{played.id}")["origin"] is None
+        open_page(page, f"{web.url}/matches/{match.id}")
+        assert page.text_content(".page-head [data-testid='origin']") == (
+            "played on 2003.01.02_03:04:05.UTC at NIOS")
+        open_page(page, f"{web.url}/matches/{plain.id}")
+        assert page.text_content(".page-head [data-testid='origin']") == "played at NIOS"
+        open_page(page, f"{web.url}/matches/{played.id}")
+        assert page.query_selector("[data-testid='origin']") is None
+    finally:
+        web.client.delete_match(match.id)
+        web.client.delete_match(plain.id)
+
+
 def test_a_bot_named_like_markup_is_shown_as_text(web: WebStack, page: Any) -> None:
     pages = [f"{web.url}/bots", f"{web.url}/bots/{quote(HOSTILE_NAME, safe='')}",
              f"{web.url}/ladders/{web.ladder_id}"]

@@ -97,6 +97,7 @@ class MatchView {
         h("div", { class: "meta" }, h("span", {}, gameText(m.game)),
           m.imported_from ? h("span", { "data-testid": "imported" }, `imported from a ${m.imported_from} record by `
             + `${m.owner}: its players are names, no bots`) : h("span", {}, clockText(m)),
+          m.origin ? h("span", { "data-testid": "origin" }, originText(m.origin)) : null,
           m.ladder_id ? h("span", {}, "in ", ladderLink(m.ladder_id, m.ladder_name)) : null,
           m.capture_trees ? h("span", {}, "search trees stored") : null,
           m.adjudicate_empties ? h("span", {}, `adjudicated at ${m.adjudicate_empties} empty squares`) : null,
@@ -366,4 +367,11 @@ function timeLeft(ms) {
   if (tenths < 600) return `${(tenths / 10).toFixed(1)} s`;
   const minutes = Math.floor(tenths / 600), rest = tenths % 600;
   return `${minutes}:${String(Math.floor(rest / 10)).padStart(2, "0")}.${rest % 10}`;
+}
+
+/** "played on 2003.01.02_03:04:05.UTC at NIOS": where and when an imported record says its
+ *  game was played, as it wrote them (`arena match show` says the same). */
+function originText(origin) {
+  return ["played", origin.date && `on ${origin.date}`, origin.place && `at ${origin.place}`]
+    .filter(Boolean).join(" ");
 }
