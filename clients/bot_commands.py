@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.clients.common import (
+    NotAllowedWith,
     add_json_flag,
     add_usage_command,
     bot_ref_text,
@@ -355,7 +356,15 @@ def _client(args: argparse.Namespace) -> ArenaClient:
 
 
 def _check_evaluator(args: argparse.Namespace) -> None:
-    """An unknown ``--evaluator`` is named as such (not as a missing ``--game``)."""
+    """An unknown ``--evaluator`` is named as such (not as a missing ``--game``); an
+    evaluator set with ``--set`` besides a preset or ``--evaluator`` is refused as
+    ``--evaluator`` with a preset is (argparse's group cannot see into ``--set``): the
+    preset's evaluator, or --evaluator's, won silently."""
+    if "evaluator" in settings(args.set):
+        for given, option in ((args.from_preset, "--from-preset/--preset"),
+                              (args.evaluator, "--evaluator")):
+            if given:
+                raise NotAllowedWith("--set evaluator", option)
     if args.evaluator and evaluator_game(args.evaluator) is None:
         raise InvalidArgumentError(f"unknown evaluator {args.evaluator!r}; known: "
                                    f"{', '.join(known_evaluators())}")

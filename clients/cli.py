@@ -2,6 +2,9 @@
 
 Errors never reach the user as tracebacks: an ``arena.errors`` exception, a bad value
 (``ValueError``) or an OS error prints one line, ``arena: error: ...``, and exits 1.
+Options that contradict each other are refused as argparse refuses a mutually exclusive
+group's (``NotAllowedWith``, where no group can say it): the usage, one line naming both,
+exit 2.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 # setting it later, in main, no longer did), so before anything imports it.
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
-from arena.clients.common import in_users_words, seconds
+from arena.clients.common import NotAllowedWith, in_users_words, seconds
 
 from arena.argtypes import integer
 from arena.errors import ArenaError, InvalidArgumentError, UnavailableError
@@ -317,6 +320,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return EXIT_INTERRUPTED
+    except NotAllowedWith as exc:  # as argparse says a mutually exclusive group's: exit 2
+        command.error(str(exc))
     except BrokenPipeError:
         sys.stderr.close()  # the reader went away (`arena match list | head`)
         return EXIT_ERROR

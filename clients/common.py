@@ -183,6 +183,17 @@ def in_users_words(exc: InvalidArgumentError, options: dict[str, str]
 Group = TypeVar("Group", argparse.ArgumentParser, argparse._MutuallyExclusiveGroup)
 
 
+class NotAllowedWith(Exception):
+    """Two options that contradict each other where no mutually exclusive group can say so
+    (one of them contradicts the other only with a certain value, or is fine alone with a
+    third): ``arena`` refuses them as it refuses a group's two, in argparse's words, with
+    the command's usage and exit status 2. ``option`` is the one the other leaves nothing
+    to do, named first as argparse names the one it read second."""
+
+    def __init__(self, option: str, other: str) -> None:
+        super().__init__(f"argument {option}: not allowed with argument {other}")
+
+
 def add_json_flag(parser: Group) -> Group:
     """``--json``; ``parser`` returned, so that a mutually exclusive group can take the
     options that shape the text output, which JSON has no use for (``--no-board``)."""

@@ -168,8 +168,8 @@ def _opening_suite(counted: bool) -> Callable[[str], str]:
     return parse
 
 
-def add_openings_option(parser: argparse.ArgumentParser, default: str, said: str,
-                        counted: bool = True) -> None:
+def add_openings_option(parser: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup,
+                        default: str, said: str, counted: bool = True) -> None:
     """``--openings SUITE``; ``counted``: the command also takes ``--games-per-pairing``."""
     parser.add_argument("--openings", type=_opening_suite(counted), default=default,
                         metavar="SUITE",
@@ -182,15 +182,16 @@ def add_ladder_game_options(parser: argparse.ArgumentParser, counted: bool = Tru
     from the game (the ladder service fills it in from the game's description).
     ``counted``: the command takes ``--games-per-pairing``."""
     add_game_options(parser)
-    add_openings_option(parser, "",
+    openings = parser.add_mutually_exclusive_group()  # a suite, or the ladder's own
+    add_openings_option(openings, "",
                         "the game's, e.g. othello-balanced, gomoku-balanced15 on 15x15",
                         counted)
-    parser.add_argument("--openings-file", type=Path, default=None, metavar="FILE",
-                        help=f"the ladder's own openings instead of a suite: one a line, "
-                             f"moves from the start such as 'f5 d6 c3' or 'f5d6c3' ('#' "
-                             f"starts a comment, '|' a note: `arena engine openings` "
-                             f"writes such files; at most {MAX_CUSTOM_OPENINGS} openings of "
-                             f"{MAX_CUSTOM_MOVES} moves; - reads standard input)")
+    openings.add_argument("--openings-file", type=Path, default=None, metavar="FILE",
+                          help=f"the ladder's own openings instead of a suite: one a line, "
+                               f"moves from the start such as 'f5 d6 c3' or 'f5d6c3' ('#' "
+                               f"starts a comment, '|' a note: `arena engine openings` "
+                               f"writes such files; at most {MAX_CUSTOM_OPENINGS} openings of "
+                               f"{MAX_CUSTOM_MOVES} moves; - reads standard input)")
     add_time_options(parser)
     add_adjudication_option(parser)
     parser.add_argument("--seed", type=int64, default=0,
@@ -233,9 +234,6 @@ def own_openings(args: argparse.Namespace) -> list[ladder_pb2.LadderOpening]:
         return []
     path = args.openings_file
     source = "the openings on standard input" if str(path) == "-" else f"openings file {path}"
-    if args.openings:
-        raise InvalidArgumentError("--openings names a suite and --openings-file gives the "
-                                   "ladder's own openings: give one of them")
     spec = game_spec(args)
     openings: list[ladder_pb2.LadderOpening] = []
     for number, line in enumerate(read_text_file(path, "openings").splitlines(), 1):

@@ -23,6 +23,7 @@ from typing import TextIO
 
 from arena.clients.common import (
     TOO_LONG_LINE,
+    NotAllowedWith,
     client_from_args,
     given_text,
     int32,
@@ -421,6 +422,8 @@ def _save_path(args: argparse.Namespace) -> Path:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    if args.no_save and args.force:  # nothing to overwrite: one of them is a mistake
+        raise NotAllowedWith("--force", "--no-save")
     position = start_position(args)
     black, white = _players(args)
     path = None if args.no_save else _save_path(args)

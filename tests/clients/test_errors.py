@@ -629,12 +629,28 @@ def test_an_integer_option_takes_the_digits_0_to_9_as_files_do(
      "argument --no-board: not allowed with argument --json"),
     (("match", "tree", "m-1", "--ply", "1", "--color", "--json"),
      "argument --json: not allowed with argument --color"),
+    # No group can say these: --force goes with --save, and --set with a preset, but not
+    # --force with --no-save, nor --set evaluator=... with a preset or with --evaluator.
+    (("play", "--mode", "human-human", "--no-save", "--force"),
+     "argument --force: not allowed with argument --no-save"),
+    (("bot", "register", "--name", "y2", "--from-preset", "terra", "--set", "evaluator=arena"),
+     "argument --set evaluator: not allowed with argument --from-preset/--preset"),
+    (("bot", "update", "y2", "--set", " evaluator = arena", "--preset", "terra"),
+     "argument --set evaluator: not allowed with argument --from-preset/--preset"),
+    (("bot", "register", "--name", "y3", "--evaluator", "arena", "--set", "evaluator=lab"),
+     "argument --set evaluator: not allowed with argument --evaluator"),
+    (("ladder", "create", "a", "b", "--openings-file", "o.txt", "--openings",
+      "othello-balanced"), "argument --openings: not allowed with argument --openings-file"),
+    (("test", "--openings", "othello-balanced", "--openings-file", "o.txt", "a@2", "a@1"),
+     "argument --openings-file: not allowed with argument --openings"),
 ], ids=lambda v: " ".join(v) if isinstance(v, tuple) else None)
 def test_options_that_contradict_each_other_are_refused_naming_both(
         run_arena: RunArena, args: tuple[str, ...], refused: str) -> None:
     """One of each pair won silently (the file over --start, --no-save over --save, the
-    text options under --json), or gave another error (--no-avatar with --avatar: 'nothing
-    changed'; a preset with another evaluator: every key of the preset it lacks)."""
+    text options under --json, --no-save over --force, the preset's evaluator or
+    --evaluator over --set's), or gave another error (--no-avatar with --avatar: 'nothing
+    changed'; a preset with another evaluator: every key of the preset it lacks; a suite
+    with --openings-file: a one-line error of exit status 1, in words of its own)."""
     result = run_arena(*args, stdin="quit\n")
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     command = " ".join(word for word in args[:2] if not word.startswith("-"))
