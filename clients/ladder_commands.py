@@ -43,7 +43,7 @@ from arena.clients.common import (
     time_control,
     to_dict,
 )
-from arena.clients.match_commands import game_label, print_tree, start_of
+from arena.clients.match_commands import game_label, print_tree, start_of, tree_within
 from arena.clients.sdk import ArenaClient
 
 from arena.clock import clock_label
@@ -514,7 +514,8 @@ def add_analyze_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     analyze.add_argument("--tree", type=non_negative, default=0, metavar="NODES",
                          help="also capture and print the search tree within NODES nodes")
     analyze.add_argument("--tree-depth", type=non_negative, default=None,
-                         help="print the tree's levels down to this one (0: the root only)")
+                         help="print the tree's levels down to this one (0: the root only; "
+                              "with --json, its nodes down to it)")
     analyze.add_argument("--seed", type=int64, default=0,
                          help="seed of the bot's random choices (a draw among tied moves)")
     add_json_flag(analyze)
@@ -585,6 +586,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
             limits=limits, history=history, tree_node_budget=args.tree, seed=args.seed,
         )
     if args.json:
+        if args.tree_depth is not None:  # the levels the text shows, as match tree's
+            reply.tree.CopyFrom(tree_within(reply.tree, args.tree_depth))
         print_json(reply)
         return 0
     search = reply.search

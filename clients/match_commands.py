@@ -145,7 +145,8 @@ def add_match_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser])
                       help="the move's number (1 = the first move, an opening's counted), "
                            "as in `match replay`")
     tree.add_argument("--depth", type=non_negative, default=None,
-                      help="show the levels down to this one (0: the root only)")
+                      help="show the levels down to this one (0: the root only; with "
+                           "--json, the nodes down to it)")
     add_json_flag(tree.add_mutually_exclusive_group()).add_argument(
         "--color", action="store_true", help="highlight the PV in bold (the default on a "
                                              "terminal)")
@@ -628,6 +629,26 @@ def tree_nodes(tree: common_pb2.SearchTree) -> list[TreeNode]:
     ]
 
 
+def tree_within(tree: common_pb2.SearchTree, depth: int | None) -> common_pb2.SearchTree:
+    """``tree`` with the nodes down to level ``depth`` below its root (all if None): what
+    --depth shows as text, for --json (which printed every node, --depth unread)."""
+    if depth is None:
+        return tree
+    parents, deepest = {node.id: node.parent for node in tree.nodes}, depth
+
+    def level(node_id: int) -> int:
+        below = 0
+        while parents.get(node_id, -1) >= 0 and below <= deepest:
+            node_id, below = parents[node_id], below + 1
+        return below
+
+    kept = common_pb2.SearchTree()
+    kept.CopyFrom(tree)
+    del kept.nodes[:]
+    kept.nodes.extend(node for node in tree.nodes if level(node.id) <= deepest)
+    return kept
+
+
 def print_tree(tree: common_pb2.SearchTree, depth: int | None, color: bool,
                board: bool = True) -> None:
     root = position_of(tree.root.game, tree.root.text)
@@ -674,7 +695,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
         except NotFoundError:
             raise NotFoundError(_no_tree(match, args.ply)) from None
     if args.json:
-        print_json(tree)
+        print_json(tree_within(tree, args.depth))
         return 0
     print(f"search tree of match {args.match_id}, move {args.ply}")
     print_tree(tree, args.depth, args.color or sys.stdout.isatty())

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from arena.services.common.launcher import Launcher
@@ -127,7 +128,19 @@ def test_match_tree(arena: RunArena, finished_match: str) -> None:
     assert "more below" in shallow and "Leaf" not in shallow
     tree = json.loads(_ok(arena("match", "tree", finished_match, "--ply", "2", "--json")))
     assert tree["nodes"][0]["parent"] == -1
+    # --depth with --json: the nodes the text shows (it printed every node, --depth unread).
+    _assert_two_levels(tree, json.loads(_ok(arena("match", "tree", finished_match, "--ply",
+                                                  "2", "--json", "--depth", "1"))))
     assert_one_line_error(arena("match", "tree", finished_match, "--ply", "0"), "from 1")
+
+
+def _assert_two_levels(whole: dict[str, Any], within: dict[str, Any]) -> None:
+    """``within`` is ``whole`` with its root and the root's children alone (JSON leaves out
+    a field at 0: the root's id, its children's parent)."""
+    root = whole["nodes"][0].get("id", 0)
+    kept = [node for node in whole["nodes"] if node.get("parent", 0) in (-1, root)]
+    assert 1 < len(kept) < len(whole["nodes"])  # the test shows something
+    assert within == {**whole, "nodes": kept}
 
 
 def test_match_delete(arena: RunArena, bots: list[str]) -> None:
@@ -195,6 +208,13 @@ def test_ladder_cancel(arena: RunArena, bots: list[str]) -> None:
 def test_analyze(arena: RunArena, bots: list[str]) -> None:
     out = _ok(arena("analyze", "--bot", "tiny-b", "--moves", "f5 d6", "--tree", "100"))
     assert "best move" in out and "pv " in out and "[root] Max" in out
+    # --tree-depth with --json, as match tree's --depth: the nodes the text shows.
+    # (Two searches may differ: the second's tree is checked on its own.)
+    tree = json.loads(_ok(arena("analyze", "--bot", "tiny-b", "--moves", "f5 d6", "--tree",
+                                "100", "--json", "--tree-depth", "1")))["tree"]
+    root = tree["nodes"][0].get("id", 0)
+    assert all(node.get("parent", 0) in (-1, root) for node in tree["nodes"]), tree
+    assert len(tree["nodes"]) > 1
     # Moves written together, as match create's --opening takes them (it was refused:
     # "invalid Othello move 'f5d6'").
     together = json.loads(_ok(arena("analyze", "--bot", "tiny-b", "--moves", "f5d6", "--json")))
