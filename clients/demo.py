@@ -18,7 +18,7 @@ from pathlib import Path
 from arena.clients.common import non_negative
 from arena.clients.ladder_commands import add_openings_option, print_standings, watch_ladder
 from arena.clients.sdk import ArenaClient
-from arena.services.common.ladder_limits import MAX_BOTS
+from arena.services.common.ladder_limits import bot_count_problem, repeated_bots
 
 from arena.argtypes import integer, integer_in
 from arena.bots.presets import preset_problem
@@ -98,9 +98,9 @@ def check_demo(args: argparse.Namespace, bots: list[str]) -> str:
     bad, variant = [], "standard"
     if args.workers < 1:
         bad.append(FieldViolation("--workers", "the demo plays its ladder on workers: 1 or more"))
-    if not 2 <= len(bots) <= MAX_BOTS:
-        bad.append(FieldViolation("--bots", f"a ladder needs 2..{MAX_BOTS} bots, got {len(bots)}"))
-    twice = sorted({name for name in bots if bots.count(name) > 1})
+    if problem := bot_count_problem(len(bots)):  # the ladder service's checks
+        bad.append(FieldViolation("--bots", problem))
+    twice = sorted({bots[index] for index in repeated_bots(bots)})
     if twice:
         bad.append(FieldViolation("--bots", f"named twice: {', '.join(twice)}"))
     bad += [FieldViolation("--bots", problem) for problem in

@@ -21,7 +21,7 @@ from functools import cached_property
 
 from arena.clients.sdk import ArenaClient
 from arena.services.common import paging
-from arena.services.common.ladder_limits import MAX_BOTS, MAX_GAMES
+from arena.services.common.ladder_limits import MAX_GAMES, bot_count_problem, repeated_bots
 from arena.services.common.lru import LruCache
 from arena.services.common.metrics import LADDER_GAMES
 from arena.services.common.peers import BotVersions, other_game
@@ -186,7 +186,7 @@ def _check_game(config: ladder_pb2.LadderConfig, out: list[FieldViolation]) -> b
 def _resolve_bots(bots: BotVersions, config: ladder_pb2.LadderConfig,
                   out: list[FieldViolation]) -> None:
     """Replace every bot reference by its exact version; flag unknown and repeated bots."""
-    seen: dict[tuple[str, int], int] = {}
+    resolved: dict[int, str] = {}  # index -> name@version
     for index, ref in enumerate(config.bots):
         field = f"config.bots[{index}]"
         if not ref.name:
@@ -200,13 +200,14 @@ def _resolve_bots(bots: BotVersions, config: ladder_pb2.LadderConfig,
         wrong = other_game(bot, config.game.kind) or bots.unplayable(bot)
         if wrong:
             out.append(FieldViolation(field, wrong))
-        key = (ref.name, bot.version)
-        if key in seen:
-            # as every message names a version, NAME@VERSION (bot_label is the head to
-            # head's older 'ann@v1', kept in the API)
-            out.append(FieldViolation(field, f"{key[0]}@{key[1]} is already bots[{seen[key]}]"))
-        seen[key] = index
+        # as every message names a version, NAME@VERSION (bot_label is the head to head's
+        # older 'ann@v1', kept in the API)
+        resolved[index] = f"{ref.name}@{bot.version}"
         ref.version = bot.version
+    indexes, labels = list(resolved), list(resolved.values())
+    for repeat, first in repeated_bots(labels).items():
+        out.append(FieldViolation(f"config.bots[{indexes[repeat]}]",
+                                  f"{labels[repeat]} is already bots[{indexes[first]}]"))
 
 
 def validate_config(bots: BotVersions, config: ladder_pb2.LadderConfig,
@@ -221,9 +222,8 @@ def validate_config(bots: BotVersions, config: ladder_pb2.LadderConfig,
         violations.append(FieldViolation("config.format", f"unknown format {config.format}"))
     if config.games_per_pairing < 0:
         violations.append(FieldViolation("config.games_per_pairing", "must not be negative"))
-    if not 2 <= len(config.bots) <= MAX_BOTS:  # before its games are counted
-        violations.append(
-            FieldViolation("config.bots", f"need 2..{MAX_BOTS} bots, got {len(config.bots)}"))
+    if count_problem := bot_count_problem(len(config.bots)):  # before its games are counted
+        violations.append(FieldViolation("config.bots", count_problem))
     if config.name:  # optional; shown to everyone who lists ladders
         violations += validate_name(config.name, "config.name")
     sprt.check_config(config, violations)

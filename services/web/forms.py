@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from arena.services.common.ladder_limits import MAX_BOTS, MAX_GAMES
+from arena.services.common.ladder_limits import MAX_GAMES, bot_count_problem
 
 from arena.bots.validation import BOT_REF_FORM, split_bot_ref
 from arena.errors import FieldViolation, InvalidArgumentError
@@ -283,8 +283,8 @@ def ladder_config(data: object) -> ladder_pb2.LadderConfig:
     body = Body(data)
     game = game_spec(body)
     names = body.get("bots", list, [])
-    if not 2 <= len(names) <= MAX_BOTS:
-        body.bad("bots", f"a ladder needs 2..{MAX_BOTS} bots, got {len(names)}")
+    if problem := bot_count_problem(len(names)):
+        body.bad("bots", problem)
     if not all(isinstance(name, str) and name.strip() for name in names):
         body.bad("bots", "every bot is a name (NAME or NAME@VERSION)")
         names = []

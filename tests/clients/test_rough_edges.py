@@ -8,8 +8,10 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 from arena.clients.demo import check_demo
 
+from arena.errors import InvalidArgumentError
 from arena.games import new_position
 from arena.v1 import bot_service_pb2
 from tests.clients.conftest import InProcessStack, RunArena, ok, one_line_error
@@ -205,6 +207,23 @@ def test_the_demo_refuses_what_its_ladder_cannot_play_before_starting_a_stack(
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and all(n in lines[0] for n in needles), (args, result.stderr)
         assert "Starting" not in result.stdout and not home.exists(), (args, result.stdout)
+
+
+def test_the_demo_refuses_a_ladder_as_the_ladder_service_does(
+        cli_stack: InProcessStack) -> None:
+    """The demo checks its bots with the ladder service's own functions
+    (services/common/ladder_limits.py), which the web gateway uses too: its count and its
+    repeats were code of its own, and the service said 'need 2..32 bots' where the demo
+    and the web said 'a ladder needs 2..32 bots'."""
+    _register(cli_stack, "ann")
+    demo = argparse.Namespace(workers=2, openings="othello-balanced")
+    for bots in (["ann"], ["ann"] * 33):
+        said = f"a ladder needs 2..32 bots, got {len(bots)}"
+        one_line_error(cli_stack.run("ladder", "create", *bots), f"the bots: {said}")
+        with pytest.raises(InvalidArgumentError, match=f"--bots: {said}"):
+            check_demo(demo, [name.replace("ann", "lucy") for name in bots])
+    one_line_error(cli_stack.run("ladder", "create", "ann", "ann@1", "ann"),
+                   "bot 2: ann@1 is already bot 1; bot 3: ann@1 is already bot 1")
 
 
 def test_a_bot_that_is_not_there_is_named_before_its_game_is_guessed(
