@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from arena.bots.spec import builtin_config, config_to_struct
 from arena.errors import FieldViolation, InvalidArgumentError
 from arena.games import GAMES, GameKind, game
+from arena.text import shown
 from arena.v1 import bots_pb2, common_pb2
 
 _FAITHFUL_TIES = ("; like the original, it keeps the first of equal moves in board order, "
@@ -135,9 +136,17 @@ def apply_preset(spec: bots_pb2.BotSpec, preset: str) -> bots_pb2.BotSpec:
         raise InvalidArgumentError.for_fields([FieldViolation(
             "spec.game", f"preset {preset!r} is for {game(kind).name}, not "
             f"{game(spec.game).name}")])
+    overrides = builtin_config(spec)
+    if overrides.get("evaluator", config["evaluator"]) != config["evaluator"]:
+        # the overrides' evaluator replaced the preset's, and its parameters were refused
+        # as unknown to that evaluator, one by one
+        raise InvalidArgumentError.for_fields([FieldViolation(
+            "from_preset", f"preset {preset!r} plays the {config['evaluator']!r} evaluator, "
+            f"and the engine parameters name {shown(overrides['evaluator'])}: leave the "
+            "evaluator out of them, or give it without the preset")])
     merged = bots_pb2.BotSpec()
     merged.CopyFrom(spec)
     merged.game = kind
     merged.preset = preset
-    merged.builtin.config.CopyFrom(config_to_struct(merge_config(config, builtin_config(spec))))
+    merged.builtin.config.CopyFrom(config_to_struct(merge_config(config, overrides)))
     return merged

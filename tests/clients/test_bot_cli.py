@@ -116,6 +116,18 @@ def test_a_config_file_goes_on_top_of_the_preset(
     assert "engine parameter width: must be in 2..64, got 100000" in fails(
         capsys, "register", "--name", "w3", "--from-preset", "arena-gomoku", "--config",
         str(config))
+    # A file naming another evaluator than the preset's replaced it, and each of the
+    # preset's parameters was refused as unknown to that evaluator, in one long line.
+    config.write_text(json.dumps({"evaluator": "sharpmoku"}))
+    for command in (["register", "--name", "w4", "--from-preset", "arena-gomoku"],
+                    ["update", "wide", "--preset", "arena-gomoku"]):
+        assert fails(capsys, *command, "--config", str(config)).endswith(
+            "arena: error: --from-preset: preset 'arena-gomoku' plays the 'arena-gomoku' "
+            "evaluator, and the engine parameters name 'sharpmoku': leave the evaluator out "
+            "of them, or give it without the preset\n")
+    config.write_text(json.dumps({"evaluator": "arena-gomoku", "width": 12}))  # its own: fine
+    assert run_json(capsys, "register", "--name", "w5", "--from-preset", "arena-gomoku",
+                    "--config", str(config))["version"] == 1
 
 
 def test_a_config_file_says_the_game_as_set_does(
