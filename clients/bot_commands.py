@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import tomllib
-from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +28,7 @@ from arena.clients.common import (
     print_json,
     print_usage,
     read_text_file,
+    time_text,
     to_dict,
     write_output,
 )
@@ -316,7 +316,7 @@ def _engine_text(bot: bots_pb2.BotVersion) -> str:
 
 def bot_summary(bot: bots_pb2.BotVersion) -> str:
     spec = bot.spec
-    created = bot.created_at.ToDatetime(tzinfo=UTC).isoformat(timespec="seconds")
+    created = time_text(bot.created_at)
     rows = [
         ("name", spec.name), ("version", str(bot.version)),
         ("game", game(spec.game).name if spec.game else "?"), ("owner", bot.owner),
@@ -488,7 +488,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         refuse_overwrite(args.output, args.force, "-o/--output")
     with _client(args) as client:
         bot = client.get_bot(ref.name, ref.version)
-    created = bot.created_at.ToDatetime(tzinfo=UTC).isoformat(timespec="seconds")
+    created = time_text(bot.created_at)
     text = spec_to_toml(bot.spec, comment=(
         f"Arena bot file: {bot.spec.name} version {bot.version} by {bot.owner}, {created}\n"
         f"content hash {bot.content_hash}\n"

@@ -10,12 +10,14 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from arena.clients.sdk import ArenaClient
 from google.protobuf import json_format
 from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from arena.argtypes import integer_in
 from arena.bots.validation import BOT_REF_FORM, evaluator_game, split_bot_ref, validate_name
@@ -257,6 +259,11 @@ def parse_bot_ref(text: str) -> common_pb2.BotRef:
         raise InvalidArgumentError(f"bad bot reference {shown(text)}: the name "
                                    f"{problems[0].description}")
     return common_pb2.BotRef(name=ref[0], version=ref[1])
+
+
+def time_text(stamp: Timestamp) -> str:
+    """``2026-12-07T22:24:39+00:00``: a stored time as the CLI shows it (UTC, seconds)."""
+    return stamp.ToDatetime(tzinfo=UTC).isoformat(timespec="seconds")
 
 
 def bot_ref_text(ref: common_pb2.BotRef) -> str:

@@ -36,6 +36,7 @@ from arena.clients.common import (
     read_text_file,
     settle_game,
     time_control,
+    time_text,
     to_dict,
     write_output,
 )
@@ -372,6 +373,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"black    {bot_ref_text(match.black)}")
     print(f"white    {bot_ref_text(match.white)}")
     print(f"status   {match_result_text(match)}")
+    print(f"created  {time_text(match.created_at)}")
+    if match.finished_at.ToNanoseconds():
+        print(f"finished {time_text(match.finished_at)}")
     if match.imported_from:
         print(f"imported from a {match.imported_from} record (its players name no bot)")
     if match.HasField("origin"):

@@ -4,6 +4,7 @@ a record as a finished match that shows, replays and exports like a played one."
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 from arena.formats import Replay, ReplayMove, psq_from_moves, write_psq, write_replay
@@ -129,6 +130,11 @@ def test_show_says_where_and_when_an_imported_record_was_played(
                                                                         match_id))
     shown = json.loads(ok(run("match", "show", match_id, "--json")))
     assert shown["origin"] == {"place": "NIOS"}
+    # and when it was recorded here: only --json said (the import's time, for a GGF)
+    created = datetime.fromisoformat(shown["created_at"]).astimezone(UTC)
+    finished = datetime.fromisoformat(shown["finished_at"]).astimezone(UTC)
+    assert (f"\ncreated  {created.isoformat(timespec='seconds')}\nfinished "
+            f"{finished.isoformat(timespec='seconds')}\n") in ok(run("match", "show", match_id))
     Path("plain.ggf").write_text("(;GM[Othello]B[F5];)")  # nothing said: no line
     match_id = ok(run("match", "import", "plain.ggf")).split()[2]
     assert "played " not in ok(run("match", "show", match_id))
