@@ -45,8 +45,11 @@ COMMANDS = ("-@all", "+@read", "+@write", "+@scripting", "+@transaction", "+@con
 # Beyond those, by user: the referee holding the exporter lease reads ``INFO memory`` of
 # both servers (``arena_redis_memory_*``). INFO is in @dangerous for what else it tells
 # (clients, persistence, replication): no key, no password. Without it the exporter failed
-# at each scrape and exported none of the queue figures.
-EXTRA_COMMANDS: Mapping[str, tuple[str, ...]] = {"referee": ("+info",)}
+# at each scrape and exported none of the queue figures. And ``TIME`` (in no category
+# but @fast): a referee notes when its run started by Redis's clock, the one the match
+# group's idle times count by, and GetStatus compares them (``referees``); without it
+# GetStatus failed with INTERNAL on a stack with users.
+EXTRA_COMMANDS: Mapping[str, tuple[str, ...]] = {"referee": ("+info", "+time")}
 PROBE = "user default on nopass resetkeys resetchannels -@all +ping"
 MIN_PASSWORD = 16
 
