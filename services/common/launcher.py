@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import fcntl
 import json
 import os
@@ -86,6 +87,21 @@ LOG_CHECK_S = 5.0
 MAX_BACKOFF_S = 30.0
 MAX_FAILURES = 5
 FAILURE_WINDOW_S = 60.0
+# A service whose port (or metrics port) another program took between the launcher's
+# choice and its bind exits with this (sysexits' EX_TEMPFAIL: try again); the launcher
+# then starts the stack's services again on other ports, at most this many times in all.
+EXIT_PORT_TAKEN = 75
+PORT_ATTEMPTS = 3
+
+
+def exit_code(exc: OSError) -> int:
+    """How a service that cannot serve ends: ``EXIT_PORT_TAKEN`` when its address is in
+    use, else 2 (a bad address, say)."""
+    return EXIT_PORT_TAKEN if exc.errno == errno.EADDRINUSE else 2
+
+
+class PortTaken(RuntimeError):
+    """A process of the stack found its port taken as it started (``EXIT_PORT_TAKEN``)."""
 
 
 def die_with_parent() -> None:
@@ -298,23 +314,36 @@ class Launcher:
         self.lock_home()  # before the clean-up below: a refused start stops nothing
         try:
             self.prepare()
-            planned = [self.add("registry"), self.add("ladder")]
-            planned += [self.add("referee", self._numbered("referee", i))
-                        for i in range(self.referees)]
-            planned += [self.add("worker", f"worker-{i + 1}") for i in range(self.workers)]
-            planned += [self.add("analyst", f"analyst-{i + 1}") for i in range(self.analysts)]
-            if self.web:
-                planned.append(self.add("web"))
-            if any(p.role in ("worker", "analyst") for p in planned):
-                self.compile_engines()
-            for process in planned:
-                self._launch(process)
-            self.wait_ready([p.name for p in planned], timeout_s)
+            for attempt in range(1, PORT_ATTEMPTS + 1):
+                planned = self._plan()
+                if any(p.role in ("worker", "analyst") for p in planned):
+                    self.compile_engines()
+                for process in planned:
+                    self._launch(process)
+                try:
+                    self.wait_ready([p.name for p in planned], timeout_s)
+                    break
+                except PortTaken:
+                    if attempt == PORT_ATTEMPTS:
+                        raise
+                    # every process was told where the others listen: all move together
+                    self._stop_processes(planned)
             self.write_manifest()
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _plan(self) -> list[Process]:
+        """Every service process of the stack, each on a port of its own."""
+        planned = [self.add("registry"), self.add("ladder")]
+        planned += [self.add("referee", self._numbered("referee", i))
+                    for i in range(self.referees)]
+        planned += [self.add("worker", f"worker-{i + 1}") for i in range(self.workers)]
+        planned += [self.add("analyst", f"analyst-{i + 1}") for i in range(self.analysts)]
+        if self.web:
+            planned.append(self.add("web"))
+        return planned
 
     def compile_engines(self) -> None:
         """Compile the engines' kernels in one step before any worker starts (the
@@ -374,14 +403,7 @@ class Launcher:
         """SIGTERM every process (and hand-started workers), wait, SIGKILL what is left,
         stop Redis, remove the stack file."""
         self._stop_extra_workers()
-        running = [p for p in self.processes.values() if p.alive()]
-        for process in running:
-            assert process.popen is not None
-            process.popen.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
-        for process in running:
-            self._reap(process, max(0.1, deadline - time.monotonic()))
-        self.processes.clear()
+        self._stop_processes(list(self.processes.values()), grace_s)
         for server in (self.cache, self.durable):
             if server is not None:
                 server.stop()
@@ -389,6 +411,18 @@ class Launcher:
         if self.home_lock is not None:
             self.home_lock.close()  # releases the lock
             self.home_lock = None
+
+    def _stop_processes(self, processes: list[Process], grace_s: float = 15.0) -> None:
+        """SIGTERM ``processes``, wait, SIGKILL what is left; they leave the stack."""
+        running = [p for p in processes if p.alive()]
+        for process in running:
+            assert process.popen is not None
+            process.popen.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        for process in running:
+            self._reap(process, max(0.1, deadline - time.monotonic()))
+        for process in processes:
+            self.processes.pop(process.name, None)
 
     def __enter__(self) -> Launcher:
         return self.start()
@@ -491,9 +525,11 @@ class Launcher:
             process = self.processes[name]
             while not (process.ready_file.exists() and process.ready_file.read_text().strip()):
                 if not process.alive():
-                    raise RuntimeError(f"{name} exited with {self._code(process)}: "
-                                       f"{process.last_words()} (see {process.log_file})\n"
-                                       f"{process.log_tail()}")
+                    failed = PortTaken if self._code(process) == EXIT_PORT_TAKEN else \
+                        RuntimeError
+                    raise failed(f"{name} exited with {self._code(process)}: "
+                                 f"{process.last_words()} (see {process.log_file})\n"
+                                 f"{process.log_tail()}")
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"{name} did not become ready in {timeout_s:.0f} s; "
                                        f"see {process.log_file}")

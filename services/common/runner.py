@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from arena.services.common.auth import TokenStore
 from arena.services.common.config import Config
-from arena.services.common.launcher import die_with_parent
+from arena.services.common.launcher import die_with_parent, exit_code
 from arena.services.common.logs import setup_logging
 from arena.services.common.metrics import counting_role, serve_metrics
 from arena.services.common.protocol.streams import consumer_name
@@ -53,7 +53,7 @@ def run_service(role: str, factory: ServiceFactory, argv: Sequence[str] | None =
     except (OSError, ValueError) as exc:
         print(f"arena-{role}: cannot serve metrics on {config.metrics_listen}: {exc}",
               file=sys.stderr)
-        return 2
+        return exit_code(exc) if isinstance(exc, OSError) else 2
     setup_tracing(role, instance, config.otlp_endpoint, config.trace_sample_ratio)
     try:
         registrations, names, on_stop = factory(config)
@@ -69,7 +69,7 @@ def run_service(role: str, factory: ServiceFactory, argv: Sequence[str] | None =
         for stop in on_stop:
             stop()
         print(f"arena-{role}: cannot serve on {config.listen}: {exc}", file=sys.stderr)
-        return 2
+        return exit_code(exc)
     handle.on_stop.extend(on_stop)
     handle.on_stop.append(shutdown_tracing)  # after the loops: their last spans go out
     if metrics is not None:

@@ -8,11 +8,13 @@ first so load balancers stop sending, then in-flight RPCs get a grace period.
 
 from __future__ import annotations
 
+import errno
 import faulthandler
 import functools
 import logging
 import os
 import signal
+import socket
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent import futures
@@ -247,10 +249,27 @@ def build_server(
         else:
             port = server.add_secure_port(address, credentials)
     except RuntimeError as exc:  # gRPC's "Failed to bind to address ..."
-        raise OSError(f"could not bind {address}: {exc}") from None
+        raise _bind_error(address, f": {exc}") from None
     if port == 0:
-        raise OSError(f"could not bind {address}")
+        raise _bind_error(address, "")
     return ServerHandle(server, port, health_servicer, names)
+
+
+def _bind_error(address: str, detail: str) -> OSError:
+    """The error of a server that could not bind ``address``, with ``errno.EADDRINUSE``
+    when something listens there (gRPC's error does not say why): the launcher then
+    starts its stack again on other ports (``launcher.exit_code``)."""
+    error = OSError(f"could not bind {address}{detail}")
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.bind((host.strip("[]"), int(port)))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            error.errno = errno.EADDRINUSE
+    except ValueError:  # no port number: nothing there to be in use
+        pass
+    return error
 
 
 def host_of(address: str) -> str:

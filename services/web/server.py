@@ -21,7 +21,7 @@ from pathlib import Path
 from types import FrameType
 
 import uvicorn
-from arena.services.common.launcher import die_with_parent
+from arena.services.common.launcher import die_with_parent, exit_code
 from arena.services.common.logs import setup_logging
 from arena.services.common.metrics import serve_metrics
 from arena.services.common.protocol.streams import consumer_name
@@ -105,12 +105,12 @@ def main(argv: list[str] | None = None) -> int:
         sock = bind(settings.listen)
     except (OSError, ValueError) as exc:
         log.error("cannot listen on %s: %s", settings.listen, exc)
-        return 2
+        return exit_code(exc) if isinstance(exc, OSError) else 2
     try:  # the process's own figures (CPU, memory, open files), as every service serves
         metrics = serve_metrics(config.metrics_listen, "web")
     except (OSError, ValueError) as exc:
         log.error("cannot serve metrics on %s: %s", config.metrics_listen, exc)
-        return 2
+        return exit_code(exc) if isinstance(exc, OSError) else 2
     port = sock.getsockname()[1]
     lifecycle = Lifecycle()
     serving = uvicorn.Config(

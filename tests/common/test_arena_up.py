@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -478,3 +479,27 @@ def test_a_small_machine_runs_as_many_workers_as_its_memory_holds(
         assert launcher.max_workers() == expected, memory
     with pytest.raises(launcher.InvalidArgumentError, match="one per 512 MB of memory"):
         launcher.check_worker_count(2)
+
+
+def test_a_port_taken_before_its_service_binds_it_moves_the_stack_to_other_ports(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another program may take a port between the launcher's choice and the service's
+    bind (seen: two stacks starting at once, one's worker ending 'could not bind
+    127.0.0.1:25021'), and the start failed. The service now exits with EXIT_PORT_TAKEN,
+    and the launcher starts the stack's services again on other ports. Here the
+    registry's first port is one a socket of this test listens on."""
+    from arena.services.common import launcher
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        first = iter([port])
+        chosen = launcher.free_port
+        monkeypatch.setattr(launcher, "free_port", lambda: next(first, 0) or chosen())
+        with launcher.Launcher(home=tmp_path / "arena", workers=0) as stack:
+            assert port not in {p.port for p in stack.processes.values()}
+            assert check_health(stack.target("registry"))
+            assert check_health(stack.target("referee"))
+    said = (tmp_path / "arena" / "logs" / "registry.log").read_text()
+    assert f"cannot serve on 127.0.0.1:{port}: could not bind" in said, said
