@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -133,3 +135,32 @@ def test_stop_flag_and_node_limit_end_a_solve() -> None:
     with pytest.raises(TimeoutError):
         solve(text, limits=Limits(nodes=1000))
     assert parse_square("g8") == solve(text).move
+
+
+def test_a_solve_counts_the_same_nodes_whatever_the_thread_solved_before(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shared cache wants a solve's move, score and nodes the same every time; the
+    solver's table keeps earlier solves' entries, which must count as empty. A solve whose
+    random generation was an earlier one's found that one's entries competing as its own
+    (a CI run: 27 nodes more under load, the earlier solves differing). Here every solve
+    draws the same salt, the collision made certain; and the generations wrap."""
+    from arena.engine.othello import search
+    from arena.engine.othello.endgame import EndgameSolver
+    from arena.engine.othello.search import ST_NODES
+
+    monkeypatch.setattr(search, "_SALTS", itertools.repeat(12345))
+    positions = [parse_position(text) for text, _ in FFO_20_29[1:3]]  # 15, 17 empties
+
+    def nodes(solver: EndgameSolver) -> list[int]:
+        found = []
+        for pos in positions:
+            score, st = solver.solve(pos.player, pos.opponent, -64, 64, 0, np.zeros(1, np.int64))
+            found.append((score, int(st[ST_NODES])))
+        return found
+
+    fresh = nodes(EndgameSolver(tt_bits=16))
+    used = EndgameSolver(tt_bits=16)
+    assert nodes(used) == fresh and nodes(used) == fresh  # the table full of the first
+    used.generation = 65534  # solves 65535, then 1 (the table cleared), then 2
+    assert nodes(used) == fresh
+    assert nodes(EndgameSolver(tt_bits=16)) == fresh
