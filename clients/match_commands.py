@@ -635,21 +635,24 @@ def tree_nodes(tree: common_pb2.SearchTree) -> list[TreeNode]:
 
 def tree_within(tree: common_pb2.SearchTree, depth: int | None) -> common_pb2.SearchTree:
     """``tree`` with the nodes down to level ``depth`` below its root (all if None): what
-    --depth shows as text, for --json (which printed every node, --depth unread)."""
+    --depth shows as text (``render_tree``), for --json (which printed every node, --depth
+    unread). Level by level from the root, each node's children looked up once."""
     if depth is None:
         return tree
-    parents, deepest = {node.id: node.parent for node in tree.nodes}, depth
-
-    def level(node_id: int) -> int:
-        below = 0
-        while parents.get(node_id, -1) >= 0 and below <= deepest:
-            node_id, below = parents[node_id], below + 1
-        return below
-
+    children: dict[int, list[int]] = {}
+    for node in tree.nodes:
+        children.setdefault(node.parent, []).append(node.id)
+    kept_ids: set[int] = set()
+    level = [node.id for node in tree.nodes if node.parent < 0]
+    for _ in range(depth + 1):  # --depth may be 2**31 - 1: it ends with the tree
+        if not level:
+            break
+        kept_ids.update(level)
+        level = [kid for node_id in level for kid in children.get(node_id, ())]
     kept = common_pb2.SearchTree()
     kept.CopyFrom(tree)
     del kept.nodes[:]
-    kept.nodes.extend(node for node in tree.nodes if level(node.id) <= deepest)
+    kept.nodes.extend(node for node in tree.nodes if node.id in kept_ids)
     return kept
 
 
